@@ -1,0 +1,199 @@
+//! The `kueuesim` command: runs scenarios and validates them. Exit codes: 0 success, 1 a
+//! simulation or I/O failure, 2 invalid input or usage.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use kueuesim_engine::Simulation;
+use kueuesim_model::{SimDuration, SimTime};
+use kueuesim_scenario::embedded::{default_scenario, read_paths};
+use kueuesim_scenario::output::{result, summary_text, to_json, to_yaml};
+use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
+
+#[derive(Parser)]
+#[command(
+    name = "kueuesim",
+    version,
+    about = "Deterministic simulator of Kueue, KAI Scheduler and Volcano on a GPU cluster"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Summary,
+    Json,
+    Yaml,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simulate a scenario (files or directories of Kubernetes YAML); the embedded platform
+    /// scenario when no path is given.
+    Run {
+        /// YAML files or directories (their *.yaml / *.yml files, in lexical order).
+        paths: Vec<PathBuf>,
+        /// Seed of the random streams (overrides Simulation spec.seed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h), then
+        /// report the state at that time.
+        #[arg(long)]
+        until: Option<String>,
+        /// Output format.
+        #[arg(short = 'o', long = "output", value_enum, default_value = "summary")]
+        output: Format,
+        /// Objects of kinds the simulator does not read are an error instead of a warning.
+        #[arg(long)]
+        strict: bool,
+        /// Do not show progress on a terminal.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
+    /// Check that scenario files load, without simulating.
+    Validate {
+        /// YAML files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Objects of kinds the simulator does not read are an error instead of a warning.
+        #[arg(long)]
+        strict: bool,
+    },
+}
+
+/// An error and the exit code it maps to.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl From<ScenarioError> for Failure {
+    fn from(e: ScenarioError) -> Self {
+        let code = match e {
+            ScenarioError::Io { .. } => 1,
+            _ => 2,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+fn load_sources(paths: &[PathBuf], strict: bool) -> Result<Loaded, Failure> {
+    let files: Vec<SourceFile> = if paths.is_empty() {
+        default_scenario()
+    } else {
+        read_paths(paths)?
+    };
+    let loaded = load(&files, LoadOptions { strict })?;
+    for w in &loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(loaded)
+}
+
+fn run(
+    paths: &[PathBuf],
+    seed: Option<u64>,
+    until: Option<&str>,
+    output: Format,
+    strict: bool,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let mut loaded = load_sources(paths, strict)?;
+    if let Some(seed) = seed {
+        loaded.world.config.seed = seed;
+    }
+    if let Some(u) = until {
+        let d = SimDuration::parse(u).map_err(|e| Failure {
+            code: 2,
+            message: format!("--until: {e}"),
+        })?;
+        loaded.world.config.until = Some(SimTime::ZERO + d);
+    }
+    let world = &loaded.world;
+    let show_progress = !quiet && std::io::stderr().is_terminal();
+    let outcome = Simulation::new(world).run_with_progress(|now, events| {
+        if show_progress {
+            eprint!(
+                "\rsimulated {} ({events} events)\x1b[K",
+                SimDuration::from_millis(now.millis())
+            );
+        }
+    });
+    if show_progress {
+        eprint!("\r\x1b[K");
+    }
+    let doc = result(world, &outcome);
+    let text = match output {
+        Format::Summary => summary_text(world, &doc),
+        Format::Json => to_json(&doc),
+        Format::Yaml => to_yaml(&doc),
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        // A closed pipe (`| head`) is not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("writing output: {e}"),
+        }),
+    }
+}
+
+fn validate(paths: &[PathBuf], strict: bool) -> Result<(), Failure> {
+    let loaded = load_sources(paths, strict)?;
+    let w = &loaded.world;
+    println!(
+        "ok: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors, {} nodes, {} workloads",
+        w.cluster_queues.len(),
+        w.local_queues.len(),
+        w.flavors.len(),
+        w.nodes.len(),
+        w.workloads.len()
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            // clap's own help/version output is success; anything else is a usage error.
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let r = match &cli.command {
+        Command::Run {
+            paths,
+            seed,
+            until,
+            output,
+            strict,
+            quiet,
+        } => run(paths, *seed, until.as_deref(), *output, *strict, *quiet),
+        Command::Validate { paths, strict } => validate(paths, *strict),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

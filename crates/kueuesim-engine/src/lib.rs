@@ -1,0 +1,16 @@
+//! kueuesim-engine: the discrete-event simulation of Kueue admission and pod placement.
+//!
+//! `Simulation::new(&world).run()` replays a `World` and returns an `Outcome`. Decisions are
+//! computed by pure policy functions (`admission::run_cycle`, `placement::first_fit`) and
+//! applied by the loop in `sim`.
+#![warn(missing_docs)]
+
+pub mod admission;
+pub mod event_queue;
+pub mod outcome;
+pub mod placement;
+pub mod queues;
+pub mod sim;
+
+pub use outcome::{Outcome, WorkloadRecord, WorkloadState};
+pub use sim::Simulation;

@@ -1,0 +1,215 @@
+//! What a simulation reports: per-workload records (state, times, admission, placement,
+//! conditions, events) and run-wide counters, as plain data for the writers.
+
+use kueuesim_model::{ClusterQueueId, FlavorId, NodeId, ResourceId, SimTime};
+
+/// The state of a workload, as the `-o json` contract names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WorkloadState {
+    /// Waiting for quota (also after a requeue), or, when not managed by Kueue, for its pods to
+    /// be placed.
+    Pending,
+    /// Quota reserved, admission checks pending (not reached without admission checks).
+    QuotaReserved,
+    /// Quota held; pods being placed, unplaceable, or starting.
+    Admitted,
+    /// All pods running.
+    Running,
+    /// Evicted, pods still terminating.
+    Evicted,
+    /// Deactivated (`spec.active: false`).
+    Inactive,
+    /// Done.
+    Finished,
+}
+
+impl WorkloadState {
+    /// Every state, in report order.
+    pub const ALL: [WorkloadState; 7] = [
+        WorkloadState::Pending,
+        WorkloadState::QuotaReserved,
+        WorkloadState::Admitted,
+        WorkloadState::Running,
+        WorkloadState::Evicted,
+        WorkloadState::Inactive,
+        WorkloadState::Finished,
+    ];
+
+    /// The contract's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadState::Pending => "Pending",
+            WorkloadState::QuotaReserved => "QuotaReserved",
+            WorkloadState::Admitted => "Admitted",
+            WorkloadState::Running => "Running",
+            WorkloadState::Evicted => "Evicted",
+            WorkloadState::Inactive => "Inactive",
+            WorkloadState::Finished => "Finished",
+        }
+    }
+}
+
+/// A Workload condition type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ConditionType {
+    /// `QuotaReserved`.
+    QuotaReserved,
+    /// `Admitted`.
+    Admitted,
+    /// `PodsReady`.
+    PodsReady,
+    /// `Evicted`.
+    Evicted,
+    /// `Preempted`.
+    Preempted,
+    /// `Requeued`.
+    Requeued,
+    /// `Finished`.
+    Finished,
+}
+
+impl ConditionType {
+    /// Kueue's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConditionType::QuotaReserved => "QuotaReserved",
+            ConditionType::Admitted => "Admitted",
+            ConditionType::PodsReady => "PodsReady",
+            ConditionType::Evicted => "Evicted",
+            ConditionType::Preempted => "Preempted",
+            ConditionType::Requeued => "Requeued",
+            ConditionType::Finished => "Finished",
+        }
+    }
+}
+
+/// A Workload condition as Kueue writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Condition {
+    /// The type.
+    pub kind: ConditionType,
+    /// `True` or `False`.
+    pub status: bool,
+    /// Reason.
+    pub reason: &'static str,
+    /// Message.
+    pub message: String,
+    /// lastTransitionTime.
+    pub at: SimTime,
+}
+
+/// An event type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// `Normal`.
+    Normal,
+    /// `Warning`.
+    Warning,
+}
+
+impl EventType {
+    /// Kubernetes' spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// A Kubernetes event about a workload, worded as its real source words it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// When.
+    pub at: SimTime,
+    /// Normal or Warning.
+    pub kind: EventType,
+    /// The component (`kueue-admission`, `default-scheduler`, ...).
+    pub source: &'static str,
+    /// Reason.
+    pub reason: &'static str,
+    /// Message.
+    pub message: String,
+    /// The Kueue scheduling cycle, for admission events.
+    pub cycle: Option<u64>,
+}
+
+/// An eviction of a workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Eviction {
+    /// When.
+    pub at: SimTime,
+    /// The Evicted condition's reason (`Preempted`, `PodsReadyTimeout`, ...).
+    pub reason: &'static str,
+    /// The Preempted condition's reason, for preemptions.
+    pub preemption_reason: Option<&'static str>,
+    /// The preempting workload, for preemptions.
+    pub preemptor: Option<String>,
+}
+
+/// The latest admission of a workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Admission {
+    /// The ClusterQueue holding its quota.
+    pub cluster_queue: ClusterQueueId,
+    /// Per pod set: flavor of each resource (sorted by resource) and admitted count.
+    pub pod_sets: Vec<PodSetAssignment>,
+}
+
+/// The flavors and count admitted for one pod set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodSetAssignment {
+    /// Flavor of each requested resource, sorted by resource id.
+    pub flavors: Vec<(ResourceId, FlavorId)>,
+    /// Admitted pod count.
+    pub count: u32,
+}
+
+/// Everything reported about one workload.
+#[derive(Clone, Debug)]
+pub struct WorkloadRecord {
+    /// State at the report time.
+    pub state: WorkloadState,
+    /// Latest admission time.
+    pub admitted_at: Option<SimTime>,
+    /// When all pods last started running.
+    pub running_at: Option<SimTime>,
+    /// When it finished.
+    pub finished_at: Option<SimTime>,
+    /// The latest admission, while or after it held quota.
+    pub admission: Option<Admission>,
+    /// Per pod set, the node of each placed pod (pod index order; `None` while unplaced).
+    pub placement: Vec<Vec<Option<NodeId>>>,
+    /// Evictions, oldest first.
+    pub evictions: Vec<Eviction>,
+    /// Conditions, one per type, in the order they were first set.
+    pub conditions: Vec<Condition>,
+    /// Events, oldest first; consecutive repeats of the same event are recorded once.
+    pub events: Vec<Event>,
+}
+
+/// Run-wide results.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    /// The time the report describes (the horizon, or the last event).
+    pub end: SimTime,
+    /// Kueue scheduling cycles run.
+    pub cycles: u64,
+    /// Admissions made (a requeued workload admitted again counts again).
+    pub admissions: u64,
+    /// Integral of GPUs in use over time, in GPU-milliseconds.
+    pub gpu_busy_ms: i128,
+    /// GPU capacity: allocatable GPUs of all nodes, or nominal GPU quota when quota-only.
+    pub gpu_capacity: i64,
+    /// Events processed.
+    pub events_processed: u64,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// One record per workload, by `WorkloadId`; `None` for those not yet arrived at `end`.
+    pub workloads: Vec<Option<WorkloadRecord>>,
+    /// Run-wide results.
+    pub stats: RunStats,
+}

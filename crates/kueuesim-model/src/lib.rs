@@ -1,0 +1,25 @@
+//! kueuesim-model: the pure data of a simulated Kubernetes GPU platform and pure functions over it.
+//!
+//! This crate knows nothing of YAML, files, randomness or logging. The scenario crate converts
+//! manifests into these types (names resolved into dense ids once, at load), and the engine
+//! simulates them. Everything here is deterministic: no hash-map iteration reaches a decision.
+#![warn(missing_docs)]
+
+pub mod ids;
+pub mod labels;
+pub mod objects;
+pub mod quantity;
+pub mod resources;
+pub mod time;
+pub mod world;
+
+pub use ids::*;
+pub use labels::{
+    LabelSelector, Labels, SelectorOp, SelectorRequirement, Taint, TaintEffect, Toleration,
+    TolerationOp,
+};
+pub use objects::*;
+pub use quantity::{Quantity, QuantityError, format_amount, resource_amount};
+pub use resources::{ResourceList, ResourceTable};
+pub use time::{SimDuration, SimTime};
+pub use world::{SchedulerKind, SimConfig, World};

@@ -1,0 +1,268 @@
+//! The objects of the simulated platform: Kueue's ResourceFlavor, ClusterQueue, LocalQueue,
+//! WorkloadPriorityClass and Workload, and core Namespace and Node, with names resolved to ids.
+
+use crate::ids::{ClusterQueueId, FlavorId, LocalQueueId, ResourceId};
+use crate::labels::{LabelSelector, Labels, Taint, Toleration};
+use crate::resources::ResourceList;
+use crate::time::{SimDuration, SimTime};
+
+/// A Kueue ResourceFlavor: a kind of capacity, and the node labels/taints that stand for it.
+#[derive(Clone, Debug, Default)]
+pub struct ResourceFlavor {
+    /// Object name.
+    pub name: String,
+    /// `spec.nodeLabels`: injected as a nodeSelector into admitted pods.
+    pub node_labels: Labels,
+    /// `spec.nodeTaints`: the flavor is skipped for pods that do not tolerate them.
+    pub node_taints: Vec<Taint>,
+    /// `spec.tolerations`: added to pods admitted with this flavor.
+    pub tolerations: Vec<Toleration>,
+    /// `spec.topologyName`: makes it a TAS flavor.
+    pub topology_name: Option<String>,
+}
+
+/// `spec.queueingStrategy` of a ClusterQueue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QueueingStrategy {
+    /// The head blocks the queue until it is admitted.
+    StrictFIFO,
+    /// An inadmissible head steps aside so later workloads may be admitted (the default).
+    #[default]
+    BestEffortFIFO,
+}
+
+impl QueueingStrategy {
+    /// The Kueue spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueingStrategy::StrictFIFO => "StrictFIFO",
+            QueueingStrategy::BestEffortFIFO => "BestEffortFIFO",
+        }
+    }
+}
+
+/// `spec.stopPolicy` of a ClusterQueue or LocalQueue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StopPolicy {
+    /// Active.
+    #[default]
+    None,
+    /// No new admissions; admitted workloads keep running.
+    Hold,
+    /// No new admissions, and admitted workloads are evicted.
+    HoldAndDrain,
+}
+
+/// The quota of one resource of one flavor in a ClusterQueue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceQuota {
+    /// The resource.
+    pub resource: ResourceId,
+    /// `nominalQuota`, in Kueue units.
+    pub nominal: i64,
+    /// `borrowingLimit` (None: unlimited).
+    pub borrowing_limit: Option<i64>,
+    /// `lendingLimit` (None: all of nominal may be lent).
+    pub lending_limit: Option<i64>,
+}
+
+/// One flavor of a resource group with its per-resource quotas.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlavorQuotas {
+    /// The flavor.
+    pub flavor: FlavorId,
+    /// One entry per covered resource, in `coveredResources` order.
+    pub resources: Vec<ResourceQuota>,
+}
+
+/// A resource group: the unit of flavor choice (all its resources get the same flavor).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceGroup {
+    /// `coveredResources`.
+    pub covered: Vec<ResourceId>,
+    /// `flavors`, in preference order.
+    pub flavors: Vec<FlavorQuotas>,
+}
+
+/// A Kueue ClusterQueue.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterQueue {
+    /// Object name.
+    pub name: String,
+    /// `spec.cohortName` (v1beta1 `spec.cohort`).
+    pub cohort: Option<String>,
+    /// `spec.queueingStrategy`.
+    pub queueing_strategy: QueueingStrategy,
+    /// `spec.namespaceSelector`: `None` admits no namespace, `Some({})` every namespace.
+    pub namespace_selector: Option<LabelSelector>,
+    /// `spec.resourceGroups`.
+    pub resource_groups: Vec<ResourceGroup>,
+    /// `spec.stopPolicy`.
+    pub stop_policy: StopPolicy,
+}
+
+impl ClusterQueue {
+    /// The resource group covering `r`, if any.
+    pub fn group_of(&self, r: ResourceId) -> Option<&ResourceGroup> {
+        self.resource_groups.iter().find(|g| g.covered.contains(&r))
+    }
+
+    /// The quota of `(flavor, resource)`, if the queue defines it.
+    pub fn quota(&self, flavor: FlavorId, r: ResourceId) -> Option<&ResourceQuota> {
+        self.resource_groups
+            .iter()
+            .flat_map(|g| &g.flavors)
+            .filter(|f| f.flavor == flavor)
+            .flat_map(|f| &f.resources)
+            .find(|q| q.resource == r)
+    }
+}
+
+/// A Kueue LocalQueue.
+#[derive(Clone, Debug)]
+pub struct LocalQueue {
+    /// Namespace.
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+    /// `spec.clusterQueue`.
+    pub cluster_queue: ClusterQueueId,
+    /// `spec.fairSharing.weight` in milli-units (Admission Fair Sharing); 1000 when unset.
+    pub fair_sharing_weight_milli: i64,
+    /// `spec.stopPolicy`.
+    pub stop_policy: StopPolicy,
+}
+
+/// A Kueue WorkloadPriorityClass (or a scheduling.k8s.io PriorityClass).
+#[derive(Clone, Debug)]
+pub struct PriorityClass {
+    /// Object name.
+    pub name: String,
+    /// `value`.
+    pub value: i32,
+    /// Whether this is a scheduling.k8s.io PriorityClass rather than a WorkloadPriorityClass.
+    pub is_pod_priority_class: bool,
+    /// `globalDefault` (pod PriorityClass only).
+    pub global_default: bool,
+}
+
+/// A namespace and its labels (for ClusterQueue namespaceSelectors).
+#[derive(Clone, Debug)]
+pub struct Namespace {
+    /// Object name.
+    pub name: String,
+    /// `metadata.labels`.
+    pub labels: Labels,
+}
+
+/// A node of the cluster.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// Object name.
+    pub name: String,
+    /// `metadata.labels`.
+    pub labels: Labels,
+    /// `status.allocatable`, dense by resource id (absent resources are 0).
+    pub allocatable: Vec<i64>,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+}
+
+/// One pod set of a workload: `count` identical pods.
+#[derive(Clone, Debug)]
+pub struct PodSet {
+    /// Pod set name (`main` for single-template kinds).
+    pub name: String,
+    /// Number of pods.
+    pub count: u32,
+    /// `minCount` for partial admission.
+    pub min_count: Option<u32>,
+    /// Requests of one pod, in Kueue units.
+    pub requests: ResourceList,
+    /// The pod template's `nodeSelector`.
+    pub node_selector: Labels,
+    /// The pod template's tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// The pod template's `priorityClassName`, used for priority when no WorkloadPriorityClass.
+    pub priority_class_name: Option<String>,
+}
+
+/// How the input named a workload's queue, kept so outputs and messages can quote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueueRef {
+    /// Not managed by Kueue: no queue name and no `default` LocalQueue in the namespace.
+    Unmanaged,
+    /// Names a LocalQueue that exists.
+    Local(LocalQueueId),
+    /// Names a LocalQueue that does not exist: pending with Kueue's message, never admitted.
+    Missing(String),
+}
+
+/// A workload already holding quota at the start (from `status.admission` of the input).
+#[derive(Clone, Debug)]
+pub struct InitialAdmission {
+    /// `status.admission.clusterQueue`.
+    pub cluster_queue: ClusterQueueId,
+    /// Per pod set, in pod-set order: the flavor of each resource and the admitted count.
+    pub pod_sets: Vec<PodSetAdmission>,
+    /// When quota was reserved (the QuotaReserved condition's lastTransitionTime), if known.
+    pub reserved_at: Option<SimTime>,
+}
+
+/// The admission of one pod set: a flavor per resource and the admitted pod count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodSetAdmission {
+    /// Flavor chosen for each requested resource, sorted by resource id.
+    pub flavors: Vec<(ResourceId, FlavorId)>,
+    /// Admitted pod count (lower than the requested count under partial admission).
+    pub count: u32,
+}
+
+/// A workload: one unit of admission and gang scheduling.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Namespace.
+    pub namespace: String,
+    /// Name as reported: the Kueue Workload name, or the top-level object's own name.
+    pub name: String,
+    /// Kind of the input object it came from (`Workload`, `Job`, ...).
+    pub kind: String,
+    /// `metadata.uid`, or `namespace/name` when absent: the last tie-break of queue order.
+    pub uid: String,
+    /// The queue it was submitted to.
+    pub queue: QueueRef,
+    /// The queue name as written in the input (for messages), if any.
+    pub queue_name: Option<String>,
+    /// Name of the priority class that gave the priority, if any.
+    pub priority_class: Option<String>,
+    /// Effective priority.
+    pub priority: i32,
+    /// `spec.schedulerName` of its pods.
+    pub scheduler_name: String,
+    /// Creation time (queue-order timestamp); before the start for objects that pre-exist it.
+    pub created_at: SimTime,
+    /// When the workload enters the simulation (≥ 0).
+    pub arrival: SimTime,
+    /// How long it runs once all its pods run; `None` runs until the horizon.
+    pub duration: Option<SimDuration>,
+    /// Pod sets.
+    pub pod_sets: Vec<PodSet>,
+    /// `spec.active` (false: never admitted).
+    pub active: bool,
+    /// Quota already held at the start, from the input's `status.admission`.
+    pub initial_admission: Option<InitialAdmission>,
+    /// Why Kueue's job controller could not create the Workload (e.g. its
+    /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
+    pub creation_blocked: Option<CreationBlocked>,
+}
+
+/// A job whose Workload Kueue cannot create: the job controller's Warning event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreationBlocked {
+    /// The event reason, e.g. `WorkloadPriorityClassNotFound`.
+    pub reason: &'static str,
+    /// The event message.
+    pub message: String,
+}

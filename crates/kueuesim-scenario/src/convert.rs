@@ -1,0 +1,1451 @@
+//! From parsed manifests to a `World`: names resolved to ids, quantities and durations parsed,
+//! references checked, jobs turned into workloads as Kueue derives them, times laid out.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_saphyr::Spanned;
+
+use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
+use kueuesim_model::{
+    ClusterQueue, ClusterQueueId, CreationBlocked, FlavorId, FlavorQuotas, InitialAdmission,
+    LabelSelector, Labels, LocalQueue, LocalQueueId, Namespace, Node, PodSet, PodSetAdmission,
+    PriorityClass, QueueRef, QueueingStrategy, ResourceFlavor, ResourceGroup, ResourceList,
+    ResourceQuota, SchedulerKind, SelectorOp, SelectorRequirement, SimConfig, StopPolicy, Taint,
+    TaintEffect, Toleration, TolerationOp, Workload, World, resource_amount,
+};
+
+use crate::error::{Pos, ScenarioError};
+use crate::source::{ObjectText, SourceFile, split_objects, yaml_error};
+use crate::wire;
+
+/// The label that names a job's LocalQueue.
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// The label that names a job's WorkloadPriorityClass.
+pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
+/// How long a workload runs once its pods run.
+pub const DURATION_ANNOTATION: &str = "kueuesim.io/duration";
+/// How much of it remains, for a workload already admitted in the input.
+pub const REMAINING_ANNOTATION: &str = "kueuesim.io/remaining";
+/// An arrival offset from the start; sets both arrival and creation time.
+pub const ARRIVAL_ANNOTATION: &str = "kueuesim.io/arrival";
+/// The name of the LocalQueue used for jobs that name none.
+pub const DEFAULT_LOCAL_QUEUE: &str = "default";
+
+/// Options of a load.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// Unknown kinds are an error instead of a warning.
+    pub strict: bool,
+}
+
+/// A loaded scenario.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The world to simulate.
+    pub world: World,
+    /// Warnings for the user (skipped kinds, …), one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Loads every object of `files` into a world.
+pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioError> {
+    let mut objects = Vec::new();
+    for f in files {
+        objects.extend(split_objects(f)?);
+    }
+    Builder::default().build(&objects, opts)
+}
+
+/// A parsed object and where it came from.
+struct Parsed<'a, T> {
+    src: &'a ObjectText<'a>,
+    obj: T,
+}
+
+#[derive(Default)]
+struct Builder<'a> {
+    world: World,
+    warnings: Vec<String>,
+    simulation: Option<Parsed<'a, wire::Simulation>>,
+    namespaces: Vec<Parsed<'a, wire::Namespace>>,
+    flavors: Vec<Parsed<'a, wire::ResourceFlavor>>,
+    cluster_queues: Vec<Parsed<'a, wire::ClusterQueue>>,
+    local_queues: Vec<Parsed<'a, wire::LocalQueue>>,
+    wpcs: Vec<Parsed<'a, wire::WorkloadPriorityClass>>,
+    pcs: Vec<Parsed<'a, wire::PriorityClass>>,
+    nodes: Vec<Parsed<'a, wire::Node>>,
+    node_pools: Vec<Parsed<'a, wire::NodePool>>,
+    jobs: Vec<Parsed<'a, wire::Job>>,
+    workloads: Vec<Parsed<'a, wire::Workload>>,
+    /// (kind, namespace, name) → first position, for duplicate detection.
+    seen: BTreeMap<(String, String, String), Pos>,
+}
+
+fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
+    if s.referenced.line() == 0 {
+        return src.kind_pos.clone();
+    }
+    Pos {
+        file: src.file.name.clone(),
+        line: s.referenced.line() + src.line_offset,
+        column: s.referenced.column(),
+    }
+}
+
+fn err_at<T>(src: &ObjectText<'_>, s: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::at(pos_of(src, s), message, &src.file.text)
+}
+
+fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::at(src.kind_pos.clone(), message, &src.file.text)
+}
+
+fn parse<'a, T: DeserializeOwned>(src: &'a ObjectText<'a>) -> Result<Parsed<'a, T>, ScenarioError> {
+    let obj =
+        serde_saphyr::from_str(&src.text).map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
+    Ok(Parsed { src, obj })
+}
+
+fn name_of<'s>(src: &ObjectText<'_>, meta: &'s wire::ObjectMeta) -> Result<&'s str, ScenarioError> {
+    match &meta.name {
+        Some(n) if !n.value.is_empty() => Ok(&n.value),
+        _ => Err(err_obj(
+            src,
+            format!("{} has no metadata.name: expected a name", src.kind),
+        )),
+    }
+}
+
+fn namespace_of(meta: &wire::ObjectMeta) -> String {
+    meta.namespace
+        .as_ref()
+        .map_or_else(|| "default".to_string(), |n| n.value.clone())
+}
+
+fn quantity(
+    src: &ObjectText<'_>,
+    resource: &str,
+    q: &Spanned<String>,
+) -> Result<i64, ScenarioError> {
+    let parsed = kueuesim_model::Quantity::parse(q.value.trim())
+        .map_err(|e| err_at(src, q, e.to_string()))?;
+    resource_amount(resource, &parsed).map_err(|e| err_at(src, q, format!("{resource}: {e}")))
+}
+
+fn duration(src: &ObjectText<'_>, d: &Spanned<String>) -> Result<SimDuration, ScenarioError> {
+    SimDuration::parse(d.value.trim()).map_err(|e| err_at(src, d, e.to_string()))
+}
+
+fn one_of<T: Copy>(
+    src: &ObjectText<'_>,
+    s: &Spanned<String>,
+    what: &str,
+    options: &[(&str, T)],
+) -> Result<T, ScenarioError> {
+    options
+        .iter()
+        .find(|(n, _)| *n == s.value)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            err_at(
+                src,
+                s,
+                format!(
+                    "invalid {what} {:?}: expected one of {}",
+                    s.value,
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
+fn labels(map: &BTreeMap<String, String>) -> Labels {
+    Labels::new(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+fn taint_effect(src: &ObjectText<'_>, s: &Spanned<String>) -> Result<TaintEffect, ScenarioError> {
+    one_of(
+        src,
+        s,
+        "taint effect",
+        &[
+            ("NoSchedule", TaintEffect::NoSchedule),
+            ("PreferNoSchedule", TaintEffect::PreferNoSchedule),
+            ("NoExecute", TaintEffect::NoExecute),
+        ],
+    )
+}
+
+fn taints(src: &ObjectText<'_>, ts: &[wire::Taint]) -> Result<Vec<Taint>, ScenarioError> {
+    ts.iter()
+        .map(|t| {
+            Ok(Taint {
+                key: t.key.clone(),
+                value: t.value.clone().unwrap_or_default(),
+                effect: taint_effect(src, &t.effect)?,
+            })
+        })
+        .collect()
+}
+
+fn tolerations(
+    src: &ObjectText<'_>,
+    ts: &[wire::Toleration],
+) -> Result<Vec<Toleration>, ScenarioError> {
+    ts.iter()
+        .map(|t| {
+            let op = match &t.operator {
+                None => TolerationOp::Equal,
+                Some(o) => one_of(
+                    src,
+                    o,
+                    "toleration operator",
+                    &[
+                        ("Equal", TolerationOp::Equal),
+                        ("Exists", TolerationOp::Exists),
+                    ],
+                )?,
+            };
+            let effect = match &t.effect {
+                Some(e) if !e.value.is_empty() => Some(taint_effect(src, e)?),
+                _ => None,
+            };
+            Ok(Toleration {
+                key: t.key.clone().unwrap_or_default(),
+                op,
+                value: t.value.clone().unwrap_or_default(),
+                effect,
+            })
+        })
+        .collect()
+}
+
+fn selector(src: &ObjectText<'_>, s: &wire::LabelSelector) -> Result<LabelSelector, ScenarioError> {
+    let match_expressions = s
+        .match_expressions
+        .iter()
+        .map(|r| {
+            let op = one_of(
+                src,
+                &r.operator,
+                "selector operator",
+                &[
+                    ("In", SelectorOp::In),
+                    ("NotIn", SelectorOp::NotIn),
+                    ("Exists", SelectorOp::Exists),
+                    ("DoesNotExist", SelectorOp::DoesNotExist),
+                ],
+            )?;
+            Ok(SelectorRequirement {
+                key: r.key.clone(),
+                op,
+                values: r.values.clone(),
+            })
+        })
+        .collect::<Result<_, ScenarioError>>()?;
+    Ok(LabelSelector {
+        match_labels: labels(&s.match_labels),
+        match_expressions,
+    })
+}
+
+fn stop_policy(
+    src: &ObjectText<'_>,
+    s: &Option<Spanned<String>>,
+) -> Result<StopPolicy, ScenarioError> {
+    match s {
+        None => Ok(StopPolicy::None),
+        Some(s) => one_of(
+            src,
+            s,
+            "stopPolicy",
+            &[
+                ("None", StopPolicy::None),
+                ("Hold", StopPolicy::Hold),
+                ("HoldAndDrain", StopPolicy::HoldAndDrain),
+            ],
+        ),
+    }
+}
+
+/// The group part of an apiVersion (`""` for the core group).
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+impl<'a> Builder<'a> {
+    fn remember(
+        &mut self,
+        src: &ObjectText<'_>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ScenarioError> {
+        let key = (src.kind.clone(), namespace.to_string(), name.to_string());
+        if let Some(first) = self.seen.get(&key) {
+            let what = if namespace.is_empty() {
+                name.to_string()
+            } else {
+                format!("{namespace}/{name}")
+            };
+            return Err(err_obj(
+                src,
+                format!("duplicate {} {what:?}: first defined at {first}", src.kind),
+            ));
+        }
+        self.seen.insert(key, src.kind_pos.clone());
+        Ok(())
+    }
+
+    fn build(
+        mut self,
+        objects: &'a [ObjectText<'a>],
+        opts: LoadOptions,
+    ) -> Result<Loaded, ScenarioError> {
+        let mut skipped: BTreeMap<String, (usize, Pos)> = BTreeMap::new();
+        for src in objects {
+            let group = group_of(&src.api_version);
+            let kueue_version_ok = matches!(
+                src.api_version.as_str(),
+                "kueue.x-k8s.io/v1beta1" | "kueue.x-k8s.io/v1beta2"
+            );
+            match (group, src.kind.as_str()) {
+                (
+                    "kueue.x-k8s.io",
+                    "ResourceFlavor"
+                    | "ClusterQueue"
+                    | "LocalQueue"
+                    | "WorkloadPriorityClass"
+                    | "Workload",
+                ) if !kueue_version_ok => {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "unsupported apiVersion {:?} for {}: expected kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2",
+                            src.api_version, src.kind
+                        ),
+                    ));
+                }
+                ("kueue.x-k8s.io", "ResourceFlavor") => self.flavors.push(parse(src)?),
+                ("kueue.x-k8s.io", "ClusterQueue") => self.cluster_queues.push(parse(src)?),
+                ("kueue.x-k8s.io", "LocalQueue") => self.local_queues.push(parse(src)?),
+                ("kueue.x-k8s.io", "WorkloadPriorityClass") => self.wpcs.push(parse(src)?),
+                ("kueue.x-k8s.io", "Workload") => self.workloads.push(parse(src)?),
+                ("", "Node") => self.nodes.push(parse(src)?),
+                ("", "Namespace") => self.namespaces.push(parse(src)?),
+                ("scheduling.k8s.io", "PriorityClass") => self.pcs.push(parse(src)?),
+                ("batch", "Job") => self.jobs.push(parse(src)?),
+                ("kueuesim.io", "Simulation") => {
+                    let p: Parsed<'a, wire::Simulation> = parse(src)?;
+                    if let Some(first) = &self.simulation {
+                        return Err(err_obj(
+                            src,
+                            format!(
+                                "duplicate Simulation: first defined at {}; expected at most one",
+                                first.src.kind_pos
+                            ),
+                        ));
+                    }
+                    self.simulation = Some(p);
+                }
+                ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                _ => {
+                    let label = if src.api_version.is_empty() {
+                        src.kind.clone()
+                    } else {
+                        format!("{} ({})", src.kind, src.api_version)
+                    };
+                    let e = skipped.entry(label).or_insert((0, src.kind_pos.clone()));
+                    e.0 += 1;
+                }
+            }
+        }
+        if !skipped.is_empty() {
+            if opts.strict {
+                let (label, (_, pos)) = skipped.iter().next().expect("non-empty");
+                let src_text = objects
+                    .iter()
+                    .find(|o| o.kind_pos == *pos)
+                    .map_or("", |o| o.file.text.as_str());
+                return Err(ScenarioError::at(
+                    pos.clone(),
+                    format!(
+                        "unsupported kind {label} (--strict): expected one of the kinds in docs/scenario-format.md"
+                    ),
+                    src_text,
+                ));
+            }
+            let list: Vec<String> = skipped
+                .iter()
+                .map(|(k, (n, _))| format!("{n} {k}"))
+                .collect();
+            self.warnings.push(format!(
+                "skipped objects of kinds the simulator does not read: {}",
+                list.join(", ")
+            ));
+        }
+        self.build_config()?;
+        self.build_namespaces()?;
+        self.build_flavors()?;
+        self.build_cluster_queues()?;
+        self.build_local_queues()?;
+        self.build_priority_classes()?;
+        self.build_nodes()?;
+        self.build_workloads()?;
+        Ok(Loaded {
+            world: self.world,
+            warnings: self.warnings,
+        })
+    }
+
+    fn build_config(&mut self) -> Result<(), ScenarioError> {
+        let mut cfg = SimConfig::default();
+        // startTime default: the earliest creationTimestamp in the input (epoch if none).
+        let mut earliest: Option<i64> = None;
+        let mut consider =
+            |src: &ObjectText<'_>, meta: &wire::ObjectMeta| -> Result<(), ScenarioError> {
+                if let Some(ts) = &meta.creation_timestamp {
+                    let ms = parse_rfc3339(ts.value.trim())
+                        .map_err(|e| err_at(src, ts, e.to_string()))?;
+                    earliest = Some(earliest.map_or(ms, |e: i64| e.min(ms)));
+                }
+                Ok(())
+            };
+        for p in &self.jobs {
+            consider(p.src, &p.obj.metadata)?;
+        }
+        for p in &self.workloads {
+            consider(p.src, &p.obj.metadata)?;
+        }
+        cfg.start_unix_ms = earliest.unwrap_or(0);
+        if let Some(sim) = &self.simulation {
+            let src = sim.src;
+            let spec = &sim.obj.spec;
+            if let Some(seed) = spec.seed {
+                cfg.seed = seed;
+            }
+            if let Some(st) = &spec.start_time {
+                cfg.start_unix_ms =
+                    parse_rfc3339(st.value.trim()).map_err(|e| err_at(src, st, e.to_string()))?;
+            }
+            if let Some(u) = &spec.until {
+                cfg.until = Some(SimTime::ZERO + duration(src, u)?);
+            }
+            if let Some(d) = &spec.pod_startup {
+                cfg.pod_startup = duration(src, d)?;
+            }
+            if let Some(d) = &spec.pod_termination {
+                cfg.pod_termination = duration(src, d)?;
+            }
+            for (name, kind) in &spec.schedulers {
+                let k = one_of(
+                    src,
+                    kind,
+                    "scheduler",
+                    &[
+                        ("kube", SchedulerKind::Kube),
+                        ("kai", SchedulerKind::Kai),
+                        ("volcano", SchedulerKind::Volcano),
+                    ],
+                )?;
+                match cfg
+                    .schedulers
+                    .binary_search_by(|(n, _)| n.as_str().cmp(name))
+                {
+                    Ok(i) => cfg.schedulers[i].1 = k,
+                    Err(i) => cfg.schedulers.insert(i, (name.clone(), k)),
+                }
+            }
+        }
+        self.world.config = cfg;
+        Ok(())
+    }
+
+    fn build_namespaces(&mut self) -> Result<(), ScenarioError> {
+        let namespaces = std::mem::take(&mut self.namespaces);
+        for p in &namespaces {
+            let (src, name) = (p.src, name_of(p.src, &p.obj.metadata)?.to_string());
+            let mut l: Vec<(String, String)> = p
+                .obj
+                .metadata
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            // The API server sets this label on every namespace.
+            l.push(("kubernetes.io/metadata.name".into(), name.clone()));
+            self.remember(src, "", &name)?;
+            self.world.namespaces.push(Namespace {
+                name,
+                labels: Labels::new(l),
+            });
+        }
+        Ok(())
+    }
+
+    /// Makes sure namespace `name` exists; namespaces are implicit when not declared.
+    fn ensure_namespace(&mut self, name: &str) {
+        if self.world.namespace(name).is_none() {
+            self.world.namespaces.push(Namespace {
+                name: name.to_string(),
+                labels: Labels::new(vec![(
+                    "kubernetes.io/metadata.name".into(),
+                    name.to_string(),
+                )]),
+            });
+        }
+    }
+
+    fn build_flavors(&mut self) -> Result<(), ScenarioError> {
+        let flavors = std::mem::take(&mut self.flavors);
+        for p in &flavors {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let spec = &p.obj.spec;
+            let flavor = ResourceFlavor {
+                name: name.clone(),
+                node_labels: labels(&spec.node_labels),
+                node_taints: taints(src, &spec.node_taints)?,
+                tolerations: tolerations(src, &spec.tolerations)?,
+                topology_name: spec.topology_name.clone(),
+            };
+            self.remember(src, "", &name)?;
+            self.world.flavors.push(flavor);
+        }
+        Ok(())
+    }
+
+    fn flavor_id(&self, name: &str) -> Option<FlavorId> {
+        self.world
+            .flavors
+            .iter()
+            .position(|f| f.name == name)
+            .map(FlavorId::from_index)
+    }
+
+    fn build_cluster_queues(&mut self) -> Result<(), ScenarioError> {
+        let cluster_queues = std::mem::take(&mut self.cluster_queues);
+        for p in &cluster_queues {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let spec = &p.obj.spec;
+            let mut groups = Vec::new();
+            let mut seen_resources: Vec<String> = Vec::new();
+            let mut seen_flavors: Vec<String> = Vec::new();
+            for g in &spec.resource_groups {
+                let mut covered = Vec::new();
+                for r in &g.covered_resources {
+                    if seen_resources.contains(&r.value) {
+                        return Err(err_at(
+                            src,
+                            r,
+                            format!(
+                                "resource {:?} is covered by two resource groups: expected each resource in exactly one group",
+                                r.value
+                            ),
+                        ));
+                    }
+                    seen_resources.push(r.value.clone());
+                    covered.push(self.world.resources.intern(&r.value));
+                }
+                let mut flavors = Vec::new();
+                for f in &g.flavors {
+                    let Some(fid) = self.flavor_id(&f.name.value) else {
+                        return Err(err_at(
+                            src,
+                            &f.name,
+                            format!(
+                                "ClusterQueue {name:?} names ResourceFlavor {:?}, which does not exist: expected a ResourceFlavor defined in the input",
+                                f.name.value
+                            ),
+                        ));
+                    };
+                    if seen_flavors.contains(&f.name.value) {
+                        return Err(err_at(
+                            src,
+                            &f.name,
+                            format!(
+                                "flavor {:?} appears twice: expected each flavor in exactly one resource group",
+                                f.name.value
+                            ),
+                        ));
+                    }
+                    seen_flavors.push(f.name.value.clone());
+                    let mut resources = Vec::new();
+                    for (k, r) in g.covered_resources.iter().enumerate() {
+                        let Some(q) = f.resources.iter().find(|q| q.name.value == r.value) else {
+                            return Err(err_at(
+                                src,
+                                &f.name,
+                                format!(
+                                    "flavor {:?} has no quota for covered resource {:?}: expected one entry per coveredResources item",
+                                    f.name.value, r.value
+                                ),
+                            ));
+                        };
+                        let res_name = r.value.clone();
+                        resources.push(ResourceQuota {
+                            resource: covered[k],
+                            nominal: quantity(src, &res_name, &q.nominal_quota)?,
+                            borrowing_limit: q
+                                .borrowing_limit
+                                .as_ref()
+                                .map(|b| quantity(src, &res_name, b))
+                                .transpose()?,
+                            lending_limit: q
+                                .lending_limit
+                                .as_ref()
+                                .map(|b| quantity(src, &res_name, b))
+                                .transpose()?,
+                        });
+                    }
+                    if let Some(extra) = f
+                        .resources
+                        .iter()
+                        .find(|q| !g.covered_resources.iter().any(|r| r.value == q.name.value))
+                    {
+                        return Err(err_at(
+                            src,
+                            &extra.name,
+                            format!(
+                                "resource {:?} is not in the group's coveredResources: expected one of {:?}",
+                                extra.name.value,
+                                g.covered_resources
+                                    .iter()
+                                    .map(|r| r.value.as_str())
+                                    .collect::<Vec<_>>()
+                            ),
+                        ));
+                    }
+                    flavors.push(FlavorQuotas {
+                        flavor: fid,
+                        resources,
+                    });
+                }
+                groups.push(ResourceGroup { covered, flavors });
+            }
+            let queueing_strategy = match &spec.queueing_strategy {
+                None => QueueingStrategy::BestEffortFIFO,
+                Some(s) => one_of(
+                    src,
+                    s,
+                    "queueingStrategy",
+                    &[
+                        ("BestEffortFIFO", QueueingStrategy::BestEffortFIFO),
+                        ("StrictFIFO", QueueingStrategy::StrictFIFO),
+                    ],
+                )?,
+            };
+            let cq = ClusterQueue {
+                name: name.clone(),
+                cohort: spec
+                    .cohort_name
+                    .clone()
+                    .or_else(|| spec.cohort.clone())
+                    .filter(|c| !c.is_empty()),
+                queueing_strategy,
+                namespace_selector: spec
+                    .namespace_selector
+                    .as_ref()
+                    .map(|s| selector(src, s))
+                    .transpose()?,
+                resource_groups: groups,
+                stop_policy: stop_policy(src, &spec.stop_policy)?,
+            };
+            self.remember(src, "", &name)?;
+            self.world.cluster_queues.push(cq);
+        }
+        Ok(())
+    }
+
+    fn build_local_queues(&mut self) -> Result<(), ScenarioError> {
+        let local_queues = std::mem::take(&mut self.local_queues);
+        for p in &local_queues {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let namespace = namespace_of(&p.obj.metadata);
+            let spec = &p.obj.spec;
+            let Some(cq_name) = &spec.cluster_queue else {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "LocalQueue {namespace}/{name} has no spec.clusterQueue: expected the name of a ClusterQueue"
+                    ),
+                ));
+            };
+            let Some(cq) = self
+                .world
+                .cluster_queues
+                .iter()
+                .position(|c| c.name == cq_name.value)
+            else {
+                return Err(err_at(
+                    src,
+                    cq_name,
+                    format!(
+                        "LocalQueue {namespace}/{name} names ClusterQueue {:?}, which does not exist: expected a ClusterQueue defined in the input",
+                        cq_name.value
+                    ),
+                ));
+            };
+            let weight = match &spec.fair_sharing.weight {
+                None => 1000,
+                Some(w) => {
+                    let q = kueuesim_model::Quantity::parse(w.value.trim())
+                        .map_err(|e| err_at(src, w, e.to_string()))?;
+                    q.milli_value().map_err(|e| err_at(src, w, e.to_string()))?
+                }
+            };
+            let lq = LocalQueue {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                cluster_queue: ClusterQueueId::from_index(cq),
+                fair_sharing_weight_milli: weight,
+                stop_policy: stop_policy(src, &spec.stop_policy)?,
+            };
+            self.remember(src, &namespace, &name)?;
+            self.ensure_namespace(&namespace);
+            self.world.local_queues.push(lq);
+        }
+        Ok(())
+    }
+
+    fn build_priority_classes(&mut self) -> Result<(), ScenarioError> {
+        let wpcs = std::mem::take(&mut self.wpcs);
+        for p in &wpcs {
+            let name = name_of(p.src, &p.obj.metadata)?.to_string();
+            self.remember(p.src, "", &name)?;
+            self.world.priority_classes.push(PriorityClass {
+                name,
+                value: p.obj.value,
+                is_pod_priority_class: false,
+                global_default: false,
+            });
+        }
+        let pcs = std::mem::take(&mut self.pcs);
+        for p in &pcs {
+            let name = name_of(p.src, &p.obj.metadata)?.to_string();
+            self.remember(p.src, "", &name)?;
+            self.world.priority_classes.push(PriorityClass {
+                name,
+                value: p.obj.value,
+                is_pod_priority_class: true,
+                global_default: p.obj.global_default,
+            });
+        }
+        Ok(())
+    }
+
+    fn allocatable(
+        &mut self,
+        src: &ObjectText<'_>,
+        map: &wire::ResourceMap,
+    ) -> Result<Vec<(usize, i64)>, ScenarioError> {
+        let mut out = Vec::new();
+        for (r, q) in map {
+            let amount = quantity(src, r, q)?;
+            out.push((self.world.resources.intern(r).index(), amount));
+        }
+        Ok(out)
+    }
+
+    fn build_nodes(&mut self) -> Result<(), ScenarioError> {
+        // Resources are interned as nodes are read; allocatable vectors are widened at the end.
+        let mut built: Vec<(Node, Vec<(usize, i64)>)> = Vec::new();
+        let nodes = std::mem::take(&mut self.nodes);
+        for p in &nodes {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let st = &p.obj.status;
+            let map = if st.allocatable.is_empty() {
+                &st.capacity
+            } else {
+                &st.allocatable
+            };
+            let alloc = self.allocatable(src, map)?;
+            let mut l: Vec<(String, String)> = p
+                .obj
+                .metadata
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !p.obj.metadata.labels.contains_key("kubernetes.io/hostname") {
+                l.push(("kubernetes.io/hostname".into(), name.clone()));
+            }
+            let node = Node {
+                name: name.clone(),
+                labels: Labels::new(l),
+                allocatable: Vec::new(),
+                taints: taints(src, &p.obj.spec.taints)?,
+                unschedulable: p.obj.spec.unschedulable,
+            };
+            self.remember(src, "", &name)?;
+            built.push((node, alloc));
+        }
+        let node_pools = std::mem::take(&mut self.node_pools);
+        for p in &node_pools {
+            let src = p.src;
+            let pool = name_of(src, &p.obj.metadata)?.to_string();
+            let spec = &p.obj.spec;
+            let prefix = spec.name_prefix.clone().unwrap_or_else(|| pool.clone());
+            let alloc = self.allocatable(src, &spec.template.allocatable)?;
+            let node_taints = taints(src, &spec.template.taints)?;
+            let per_domain = match &spec.nodes_per_domain {
+                None => 1,
+                Some(n) if n.value >= 1 => n.value,
+                Some(n) => {
+                    return Err(err_at(
+                        src,
+                        n,
+                        format!(
+                            "nodesPerDomain {} is not positive: expected an integer ≥ 1",
+                            n.value
+                        ),
+                    ));
+                }
+            };
+            let mut total: i64 = per_domain;
+            for l in &spec.levels {
+                if l.count.value < 1 {
+                    return Err(err_at(
+                        src,
+                        &l.count,
+                        format!(
+                            "count {} is not positive: expected an integer ≥ 1",
+                            l.count.value
+                        ),
+                    ));
+                }
+                total = total.saturating_mul(l.count.value);
+            }
+            if total > 1_000_000 {
+                return Err(err_obj(
+                    src,
+                    format!("NodePool {pool:?} would make {total} nodes: expected at most 1000000"),
+                ));
+            }
+            let width = (total - 1).max(0).to_string().len();
+            for n in 0..total {
+                let name = format!("{prefix}-{n:0width$}");
+                let mut l: Vec<(String, String)> = spec
+                    .template
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                // Domain index at each level: nodes are laid out depth-first, broadest first.
+                let mut span = total;
+                for level in &spec.levels {
+                    let domains_above = total / span;
+                    span /= level.count.value;
+                    let index = n / span;
+                    let _ = domains_above;
+                    let value_prefix = level.value_prefix.clone().unwrap_or_else(|| {
+                        level
+                            .node_label
+                            .value
+                            .rsplit(['/', '.'])
+                            .next()
+                            .unwrap_or("domain")
+                            .to_string()
+                    });
+                    l.push((
+                        level.node_label.value.clone(),
+                        format!("{value_prefix}-{index}"),
+                    ));
+                }
+                l.push(("kubernetes.io/hostname".into(), name.clone()));
+                let dup_key = ("Node".to_string(), String::new(), name.clone());
+                if let Some(first) = self.seen.get(&dup_key) {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "NodePool {pool:?} makes node {name:?}, which is already defined at {first}: expected unique node names (set spec.namePrefix)"
+                        ),
+                    ));
+                }
+                self.seen.insert(dup_key, src.kind_pos.clone());
+                built.push((
+                    Node {
+                        name,
+                        labels: Labels::new(l),
+                        allocatable: Vec::new(),
+                        taints: node_taints.clone(),
+                        unschedulable: false,
+                    },
+                    alloc.clone(),
+                ));
+            }
+        }
+        let n_res = self.world.resources.len();
+        for (mut node, alloc) in built {
+            node.allocatable = vec![0; n_res];
+            for (r, a) in alloc {
+                node.allocatable[r] = a;
+            }
+            self.world.nodes.push(node);
+        }
+        Ok(())
+    }
+
+    /// Per-pod requests as Kubernetes' `PodRequests` computes them: the sum of containers
+    /// (limits standing in for missing requests) and restartable sidecars, the max against
+    /// each init container, plus overhead.
+    fn pod_requests(
+        &mut self,
+        src: &ObjectText<'_>,
+        spec: &wire::PodSpec,
+    ) -> Result<ResourceList, ScenarioError> {
+        let mut container_requests =
+            |c: &wire::Container| -> Result<Vec<(usize, i64)>, ScenarioError> {
+                let mut out = Vec::new();
+                for (r, q) in &c.resources.requests {
+                    out.push((self.world.resources.intern(r).index(), quantity(src, r, q)?));
+                }
+                for (r, q) in &c.resources.limits {
+                    if !c.resources.requests.contains_key(r) {
+                        out.push((self.world.resources.intern(r).index(), quantity(src, r, q)?));
+                    }
+                }
+                Ok(out)
+            };
+        let mut sum: BTreeMap<usize, i64> = BTreeMap::new();
+        for c in &spec.containers {
+            for (r, a) in container_requests(c)? {
+                *sum.entry(r).or_default() += a;
+            }
+        }
+        let mut sidecars: BTreeMap<usize, i64> = BTreeMap::new();
+        let mut init_max: BTreeMap<usize, i64> = BTreeMap::new();
+        for c in &spec.init_containers {
+            let reqs = container_requests(c)?;
+            if c.restart_policy.as_deref() == Some("Always") {
+                for (r, a) in reqs {
+                    *sidecars.entry(r).or_default() += a;
+                    *sum.entry(r).or_default() += a;
+                }
+            } else {
+                for (r, a) in reqs {
+                    let need = a + sidecars.get(&r).copied().unwrap_or(0);
+                    let e = init_max.entry(r).or_default();
+                    *e = (*e).max(need);
+                }
+            }
+        }
+        for (r, a) in init_max {
+            let e = sum.entry(r).or_default();
+            *e = (*e).max(a);
+        }
+        for (r, q) in &spec.overhead {
+            let a = quantity(src, r, q)?;
+            *sum.entry(self.world.resources.intern(r).index())
+                .or_default() += a;
+        }
+        Ok(ResourceList::from_pairs(
+            sum.into_iter()
+                .map(|(r, a)| (kueuesim_model::ResourceId::from_index(r), a))
+                .collect(),
+        ))
+    }
+
+    fn pod_set(
+        &mut self,
+        src: &ObjectText<'_>,
+        name: String,
+        count: u32,
+        min_count: Option<u32>,
+        t: &wire::PodTemplateSpec,
+    ) -> Result<PodSet, ScenarioError> {
+        Ok(PodSet {
+            name,
+            count,
+            min_count,
+            requests: self.pod_requests(src, &t.spec)?,
+            node_selector: labels(&t.spec.node_selector),
+            tolerations: tolerations(src, &t.spec.tolerations)?,
+            priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
+        })
+    }
+
+    /// Resolves the LocalQueue of a job: the queue-name label, else the namespace's `default`
+    /// LocalQueue, else not managed by Kueue.
+    fn job_queue(&self, namespace: &str, label: Option<&str>) -> (QueueRef, Option<String>) {
+        let name = match label {
+            Some(n) => n.to_string(),
+            None => match self.lq_id(namespace, DEFAULT_LOCAL_QUEUE) {
+                Some(_) => DEFAULT_LOCAL_QUEUE.to_string(),
+                None => return (QueueRef::Unmanaged, None),
+            },
+        };
+        match self.lq_id(namespace, &name) {
+            Some(id) => (QueueRef::Local(id), Some(name)),
+            None => (QueueRef::Missing(name.clone()), Some(name)),
+        }
+    }
+
+    fn lq_id(&self, namespace: &str, name: &str) -> Option<LocalQueueId> {
+        self.world
+            .local_queues
+            .iter()
+            .position(|l| l.namespace == namespace && l.name == name)
+            .map(LocalQueueId::from_index)
+    }
+
+    fn wpc(&self, name: &str) -> Option<&PriorityClass> {
+        self.world
+            .priority_classes
+            .iter()
+            .find(|p| !p.is_pod_priority_class && p.name == name)
+    }
+
+    fn pod_pc(&self, name: &str) -> Option<&PriorityClass> {
+        self.world
+            .priority_classes
+            .iter()
+            .find(|p| p.is_pod_priority_class && p.name == name)
+    }
+
+    /// Kueue's `ExtractPriority` for a job: the WorkloadPriorityClass label (the `default`
+    /// WorkloadPriorityClass when no label and it exists: WorkloadPriorityClassDefaulting),
+    /// else the pod template's PriorityClass, else the lowest globalDefault PriorityClass,
+    /// else 0. A missing WorkloadPriorityClass blocks the Workload's creation.
+    fn job_priority(
+        &self,
+        label: Option<&str>,
+        pod_pc: Option<&Spanned<String>>,
+        src: &ObjectText<'_>,
+    ) -> Result<(Option<String>, i32, Option<CreationBlocked>), ScenarioError> {
+        let wpc_name = label
+            .map(str::to_string)
+            .or_else(|| self.wpc("default").map(|_| "default".to_string()));
+        if let Some(n) = wpc_name {
+            return Ok(match self.wpc(&n) {
+                Some(p) => (Some(n), p.value, None),
+                None => (
+                    Some(n.clone()),
+                    0,
+                    Some(CreationBlocked {
+                        reason: "WorkloadPriorityClassNotFound",
+                        message: format!("WorkloadPriorityClass {n:?} not found"),
+                    }),
+                ),
+            });
+        }
+        if let Some(pc) = pod_pc {
+            return match self.pod_pc(&pc.value) {
+                Some(p) => Ok((Some(p.name.clone()), p.value, None)),
+                None => Err(err_at(
+                    src,
+                    pc,
+                    format!(
+                        "priorityClassName {:?} names no PriorityClass: expected a scheduling.k8s.io PriorityClass defined in the input (the API server rejects such pods)",
+                        pc.value
+                    ),
+                )),
+            };
+        }
+        let global = self
+            .world
+            .priority_classes
+            .iter()
+            .filter(|p| p.is_pod_priority_class && p.global_default)
+            .min_by_key(|p| p.value);
+        Ok(match global {
+            Some(p) => (Some(p.name.clone()), p.value, None),
+            None => (None, 0, None),
+        })
+    }
+
+    fn scheduler_name(
+        &self,
+        src: &ObjectText<'_>,
+        s: Option<&Spanned<String>>,
+    ) -> Result<String, ScenarioError> {
+        match s {
+            None => Ok("default-scheduler".to_string()),
+            Some(s) if self.world.config.scheduler(&s.value).is_some() => Ok(s.value.clone()),
+            Some(s) => {
+                let known: Vec<&str> = self
+                    .world
+                    .config
+                    .schedulers
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                Err(err_at(
+                    src,
+                    s,
+                    format!(
+                        "schedulerName {:?} is run by no scheduler: expected one of {} (map more names in Simulation spec.schedulers)",
+                        s.value,
+                        known.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Creation and arrival times from `creationTimestamp` and the arrival annotation.
+    fn times(
+        &self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+    ) -> Result<(SimTime, SimTime), ScenarioError> {
+        if let Some(a) = meta.annotations.get(ARRIVAL_ANNOTATION) {
+            let t = SimTime::ZERO + duration(src, a)?;
+            return Ok((t, t));
+        }
+        if let Some(ts) = &meta.creation_timestamp {
+            let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+            let created = SimTime::from_millis(ms - self.world.config.start_unix_ms);
+            return Ok((created, created.max(SimTime::ZERO)));
+        }
+        Ok((SimTime::ZERO, SimTime::ZERO))
+    }
+
+    fn workload_duration(
+        &self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+        admitted: bool,
+    ) -> Result<Option<SimDuration>, ScenarioError> {
+        if admitted && let Some(r) = meta.annotations.get(REMAINING_ANNOTATION) {
+            return Ok(Some(duration(src, r)?));
+        }
+        meta.annotations
+            .get(DURATION_ANNOTATION)
+            .map(|d| duration(src, d))
+            .transpose()
+    }
+
+    fn build_workloads(&mut self) -> Result<(), ScenarioError> {
+        let mut out: Vec<Workload> = Vec::new();
+        let jobs = std::mem::take(&mut self.jobs);
+        for p in &jobs {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let namespace = namespace_of(&p.obj.metadata);
+            let meta = &p.obj.metadata;
+            let spec = &p.obj.spec;
+            self.remember(src, &namespace, &name)?;
+            // batch/v1 Job: one pod set `main`, count = min(parallelism, completions).
+            let parallelism = spec.parallelism.as_ref().map_or(1, |p| p.value);
+            let completions = spec.completions.as_ref().map_or(parallelism, |c| c.value);
+            let count = parallelism.min(completions);
+            if count < 1 || count > i64::from(u32::MAX) {
+                let at = spec.parallelism.as_ref().or(spec.completions.as_ref());
+                let msg = format!(
+                    "Job {namespace}/{name} runs {count} pods: expected parallelism and completions ≥ 1"
+                );
+                return Err(match at {
+                    Some(s) => err_at(src, s, msg),
+                    None => err_obj(src, msg),
+                });
+            }
+            let min_count = match meta.annotations.get("kueue.x-k8s.io/job-min-parallelism") {
+                None => None,
+                Some(s) => Some(s.value.trim().parse::<u32>().ok().filter(|&m| m >= 1 && i64::from(m) <= count).ok_or_else(|| err_at(src, s, format!("invalid job-min-parallelism {:?}: expected an integer between 1 and the Job's parallelism", s.value)))?),
+            };
+            let template = &spec.template;
+            let pod_set = self.pod_set(src, "main".into(), count as u32, min_count, template)?;
+            let (queue, queue_name) =
+                self.job_queue(&namespace, meta.labels.get(QUEUE_LABEL).map(String::as_str));
+            let managed = queue != QueueRef::Unmanaged;
+            let (priority_class, priority, creation_blocked) = if managed {
+                self.job_priority(
+                    meta.labels.get(PRIORITY_CLASS_LABEL).map(String::as_str),
+                    template.spec.priority_class_name.as_ref(),
+                    src,
+                )?
+            } else {
+                // Not Kueue's: the pod's own priority class matters only to its scheduler.
+                match &template.spec.priority_class_name {
+                    Some(pc) => match self.pod_pc(&pc.value) {
+                        Some(p) => (Some(p.name.clone()), p.value, None),
+                        None => {
+                            return Err(err_at(
+                                src,
+                                pc,
+                                format!(
+                                    "priorityClassName {:?} names no PriorityClass: expected a scheduling.k8s.io PriorityClass defined in the input",
+                                    pc.value
+                                ),
+                            ));
+                        }
+                    },
+                    None => (None, 0, None),
+                }
+            };
+            let uid = meta
+                .uid
+                .clone()
+                .unwrap_or_else(|| format!("{namespace}/{name}"));
+            let (created_at, arrival) = self.times(src, meta)?;
+            let report_name = if managed {
+                kueue_workload_name("Job", "batch", &name, &uid)
+            } else {
+                name.clone()
+            };
+            let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
+            self.ensure_namespace(&namespace);
+            out.push(Workload {
+                namespace,
+                name: report_name,
+                kind: if managed {
+                    "Workload".into()
+                } else {
+                    "Job".into()
+                },
+                uid,
+                queue,
+                queue_name,
+                priority_class,
+                priority,
+                scheduler_name,
+                created_at,
+                arrival,
+                duration: self.workload_duration(src, meta, false)?,
+                pod_sets: vec![pod_set],
+                active: true,
+                initial_admission: None,
+                creation_blocked,
+            });
+        }
+        let workloads = std::mem::take(&mut self.workloads);
+        for p in &workloads {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let namespace = namespace_of(&p.obj.metadata);
+            let meta = &p.obj.metadata;
+            let spec = &p.obj.spec;
+            self.remember(src, &namespace, &name)?;
+            if spec.pod_sets.is_empty() {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "Workload {namespace}/{name} has no spec.podSets: expected 1 to 18 pod sets"
+                    ),
+                ));
+            }
+            let mut pod_sets = Vec::new();
+            for ps in &spec.pod_sets {
+                if ps.count.value < 0 || ps.count.value > i64::from(u32::MAX) {
+                    return Err(err_at(
+                        src,
+                        &ps.count,
+                        format!(
+                            "count {} is out of range: expected a non-negative integer",
+                            ps.count.value
+                        ),
+                    ));
+                }
+                let min_count = match &ps.min_count {
+                    None => None,
+                    Some(m) if m.value >= 0 && m.value <= ps.count.value => Some(m.value as u32),
+                    Some(m) => {
+                        return Err(err_at(
+                            src,
+                            m,
+                            format!(
+                                "minCount {} is out of range: expected 0 ≤ minCount ≤ count",
+                                m.value
+                            ),
+                        ));
+                    }
+                };
+                pod_sets.push(self.pod_set(
+                    src,
+                    ps.name.value.clone(),
+                    ps.count.value as u32,
+                    min_count,
+                    &ps.template,
+                )?);
+            }
+            // spec.queueName, or the queue-name label; a Workload is never defaulted.
+            let qn = spec
+                .queue_name
+                .as_ref()
+                .map(|q| q.value.clone())
+                .or_else(|| meta.labels.get(QUEUE_LABEL).cloned())
+                .unwrap_or_default();
+            let queue = match self.lq_id(&namespace, &qn) {
+                Some(id) => QueueRef::Local(id),
+                None => QueueRef::Missing(qn.clone()),
+            };
+            // spec.priority wins (a pre-built Workload carries it); else its class reference.
+            let class = spec
+                .priority_class_ref
+                .as_ref()
+                .and_then(|r| {
+                    r.name
+                        .as_ref()
+                        .map(|n| (n.value.clone(), r.kind.as_deref() == Some("PriorityClass")))
+                })
+                .or_else(|| {
+                    spec.priority_class_name.as_ref().map(|n| {
+                        (
+                            n.value.clone(),
+                            spec.priority_class_source.as_deref()
+                                == Some("scheduling.k8s.io/priorityclass"),
+                        )
+                    })
+                })
+                .or_else(|| {
+                    meta.labels
+                        .get(PRIORITY_CLASS_LABEL)
+                        .map(|n| (n.clone(), false))
+                });
+            let class_value = class
+                .as_ref()
+                .and_then(|(n, pod)| if *pod { self.pod_pc(n) } else { self.wpc(n) })
+                .map(|p| p.value);
+            let priority = spec.priority.or(class_value).unwrap_or(0);
+            let uid = meta
+                .uid
+                .clone()
+                .unwrap_or_else(|| format!("{namespace}/{name}"));
+            let (created_at, arrival) = self.times(src, meta)?;
+            let initial_admission = match &p.obj.status.admission {
+                None => None,
+                Some(a) => Some(self.initial_admission(
+                    src,
+                    a,
+                    &p.obj.status.conditions,
+                    &spec.pod_sets,
+                )?),
+            };
+            let scheduler_name =
+                self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
+            self.ensure_namespace(&namespace);
+            out.push(Workload {
+                namespace,
+                name,
+                kind: "Workload".into(),
+                uid,
+                queue,
+                queue_name: Some(qn),
+                priority_class: class.map(|(n, _)| n),
+                priority,
+                scheduler_name,
+                created_at,
+                arrival,
+                duration: self.workload_duration(src, meta, initial_admission.is_some())?,
+                pod_sets,
+                active: spec.active.unwrap_or(true),
+                initial_admission,
+                creation_blocked: None,
+            });
+        }
+        // Arrival order; equal arrivals keep document order (stable sort).
+        out.sort_by_key(|w| w.arrival);
+        self.world.workloads = out;
+        Ok(())
+    }
+
+    fn initial_admission(
+        &mut self,
+        src: &ObjectText<'_>,
+        a: &wire::Admission,
+        conditions: &[wire::StatusCondition],
+        pod_sets: &[wire::WorkloadPodSet],
+    ) -> Result<InitialAdmission, ScenarioError> {
+        let Some(cq_name) = &a.cluster_queue else {
+            return Err(err_obj(
+                src,
+                "status.admission has no clusterQueue: expected the ClusterQueue holding the quota",
+            ));
+        };
+        let Some(cq) = self
+            .world
+            .cluster_queues
+            .iter()
+            .position(|c| c.name == cq_name.value)
+        else {
+            return Err(err_at(
+                src,
+                cq_name,
+                format!(
+                    "status.admission names ClusterQueue {:?}, which does not exist: expected a ClusterQueue defined in the input",
+                    cq_name.value
+                ),
+            ));
+        };
+        let mut out = Vec::new();
+        for (i, ps) in pod_sets.iter().enumerate() {
+            // Assignments are matched by name, falling back to position.
+            let psa = a
+                .pod_set_assignments
+                .iter()
+                .find(|x| x.name.as_ref().is_some_and(|n| n.value == ps.name.value))
+                .or_else(|| a.pod_set_assignments.get(i));
+            let Some(psa) = psa else {
+                return Err(err_at(
+                    src,
+                    &ps.name,
+                    format!(
+                        "status.admission has no podSetAssignment for pod set {:?}: expected one per pod set",
+                        ps.name.value
+                    ),
+                ));
+            };
+            let mut flavors = Vec::new();
+            for (r, f) in &psa.flavors {
+                let Some(fid) = self.flavor_id(&f.value) else {
+                    return Err(err_at(
+                        src,
+                        f,
+                        format!(
+                            "status.admission names ResourceFlavor {:?}, which does not exist: expected a ResourceFlavor defined in the input",
+                            f.value
+                        ),
+                    ));
+                };
+                flavors.push((self.world.resources.intern(r), fid));
+            }
+            flavors.sort();
+            let count = match &psa.count {
+                None => ps.count.value as u32,
+                Some(c) if c.value >= 0 && c.value <= ps.count.value => c.value as u32,
+                Some(c) => {
+                    return Err(err_at(
+                        src,
+                        c,
+                        format!(
+                            "admitted count {} is out of range: expected 0 ≤ count ≤ the pod set's count",
+                            c.value
+                        ),
+                    ));
+                }
+            };
+            out.push(PodSetAdmission { flavors, count });
+        }
+        let mut reserved_at = None;
+        if let Some(c) = conditions
+            .iter()
+            .find(|c| c.kind == "QuotaReserved" && c.status == "True")
+            && let Some(ts) = &c.last_transition_time
+        {
+            let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+            reserved_at = Some(SimTime::from_millis(ms - self.world.config.start_unix_ms));
+        }
+        Ok(InitialAdmission {
+            cluster_queue: ClusterQueueId::from_index(cq),
+            pod_sets: out,
+            reserved_at,
+        })
+    }
+}
+
+/// Kueue's Workload name for a job (`GetWorkloadNameForOwnerWithGVK`):
+/// `<lower(kind)>-<owner name>-<first 5 hex of sha1(kind \n group \n name \n uid)>`, the prefix
+/// truncated to 253 − 6 characters.
+pub fn kueue_workload_name(kind: &str, group: &str, owner: &str, uid: &str) -> String {
+    let mut h = sha1_smol::Sha1::new();
+    h.update(format!("{kind}\n{group}\n{owner}\n{uid}").as_bytes());
+    let hex = h.digest().to_string();
+    let mut prefix = format!("{}-{owner}", kind.to_lowercase());
+    prefix.truncate(253 - 1 - 5);
+    format!("{prefix}-{}", &hex[..5])
+}

@@ -1,0 +1,13 @@
+//! kueuesim-scenario: the outside world of the simulator. Kubernetes manifests (YAML) come in
+//! and become a `World`; simulation outcomes go out as JSON and human summaries.
+
+pub mod convert;
+pub mod embedded;
+pub mod error;
+pub mod output;
+pub mod source;
+mod wire;
+
+pub use convert::{LoadOptions, Loaded, load};
+pub use error::{Pos, ScenarioError};
+pub use source::SourceFile;

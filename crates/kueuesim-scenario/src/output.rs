@@ -1,0 +1,481 @@
+//! Results out: the `SimulationResult` document of the output contract (JSON or YAML) and the
+#![allow(missing_docs)]
+//! human summary printed by default.
+
+use serde::Serialize;
+
+use kueuesim_engine::outcome::{Outcome, WorkloadRecord, WorkloadState};
+use kueuesim_engine::sim::pod_name;
+use kueuesim_model::time::format_rfc3339;
+use kueuesim_model::{QueueRef, SimDuration, SimTime, WorkloadId, World, format_amount};
+
+/// The whole `-o json` document.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SimulationResult {
+    pub api_version: &'static str,
+    pub kind: &'static str,
+    pub summary: Summary,
+    pub workloads: Vec<WorkloadOut>,
+}
+
+/// Run-wide figures.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// RFC 3339 instant of simulated time 0.
+    pub start_time: String,
+    /// Seconds from start the report describes.
+    pub end_time: f64,
+    pub seed: u64,
+    /// Kueue scheduling cycles run.
+    pub cycles: u64,
+    pub events_processed: u64,
+    pub workloads: StateCounts,
+    /// Admissions made (re-admissions count again).
+    pub admissions: u64,
+    /// Seconds from creation to the latest admission, over workloads admitted at least once.
+    pub wait_seconds: Percentiles,
+    pub gpu: GpuSummary,
+}
+
+/// How many workloads are in each state at the end.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateCounts {
+    pub total: u64,
+    pub pending: u64,
+    pub quota_reserved: u64,
+    pub admitted: u64,
+    pub running: u64,
+    pub evicted: u64,
+    pub inactive: u64,
+    pub finished: u64,
+    /// Workloads of the input whose arrival is after the end.
+    pub not_arrived: u64,
+    /// Workloads not managed by Kueue (no queue).
+    pub unmanaged: u64,
+}
+
+/// Nearest-rank percentiles.
+#[derive(Debug, Default, Serialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub mean: Option<f64>,
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// GPU capacity and use.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuSummary {
+    /// Allocatable GPUs of all nodes, or the nominal GPU quota of all ClusterQueues when the
+    /// simulation is quota-only.
+    pub capacity: i64,
+    /// GPU-seconds allocated to pods.
+    pub busy_gpu_seconds: f64,
+    /// busy / (capacity × end time); null when either is 0.
+    pub utilization: Option<f64>,
+}
+
+/// One workload of the report.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadOut {
+    pub namespace: String,
+    pub name: String,
+    pub kind: String,
+    pub local_queue: Option<String>,
+    pub cluster_queue: Option<String>,
+    pub priority_class: Option<String>,
+    pub priority: i32,
+    pub scheduler_name: String,
+    pub state: &'static str,
+    pub created_at: f64,
+    pub admitted_at: Option<f64>,
+    pub running_at: Option<f64>,
+    pub finished_at: Option<f64>,
+    pub pod_sets: Vec<PodSetOut>,
+    pub evictions: Vec<EvictionOut>,
+    pub conditions: Vec<ConditionOut>,
+    pub events: Vec<EventOut>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSetOut {
+    pub name: String,
+    pub count: u32,
+    pub admitted_count: Option<u32>,
+    pub min_count: Option<u32>,
+    pub requests: std::collections::BTreeMap<String, String>,
+    pub flavors: std::collections::BTreeMap<String, String>,
+    pub nodes: Vec<String>,
+    pub pods: Vec<PodOut>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PodOut {
+    pub name: String,
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvictionOut {
+    pub at: f64,
+    pub reason: &'static str,
+    pub preemption_reason: Option<&'static str>,
+    pub preemptor: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ConditionOut {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub status: &'static str,
+    pub reason: &'static str,
+    pub message: String,
+    pub at: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EventOut {
+    pub at: f64,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub source: &'static str,
+    pub reason: &'static str,
+    pub message: String,
+    pub cycle: Option<u64>,
+}
+
+fn secs(t: SimTime) -> f64 {
+    t.as_secs_f64()
+}
+
+fn percentiles(mut v: Vec<f64>) -> Percentiles {
+    if v.is_empty() {
+        return Percentiles::default();
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = |p: f64| {
+        let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
+        v[i]
+    };
+    Percentiles {
+        count: v.len() as u64,
+        mean: Some(v.iter().sum::<f64>() / v.len() as f64),
+        p50: Some(rank(0.50)),
+        p90: Some(rank(0.90)),
+        p99: Some(rank(0.99)),
+        max: v.last().copied(),
+    }
+}
+
+/// Builds the result document.
+pub fn result(world: &World, outcome: &Outcome) -> SimulationResult {
+    let mut counts = StateCounts::default();
+    let mut waits = Vec::new();
+    let mut workloads = Vec::new();
+    for (i, rec) in outcome.workloads.iter().enumerate() {
+        let wl = world.workload(WorkloadId::from_index(i));
+        counts.total += 1;
+        let Some(rec) = rec else {
+            counts.not_arrived += 1;
+            continue;
+        };
+        if wl.queue == QueueRef::Unmanaged {
+            counts.unmanaged += 1;
+        }
+        *match rec.state {
+            WorkloadState::Pending => &mut counts.pending,
+            WorkloadState::QuotaReserved => &mut counts.quota_reserved,
+            WorkloadState::Admitted => &mut counts.admitted,
+            WorkloadState::Running => &mut counts.running,
+            WorkloadState::Evicted => &mut counts.evicted,
+            WorkloadState::Inactive => &mut counts.inactive,
+            WorkloadState::Finished => &mut counts.finished,
+        } += 1;
+        if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
+            waits.push((at - wl.created_at.max(SimTime::ZERO.min(wl.created_at))).as_secs_f64());
+        }
+        workloads.push(workload_out(world, WorkloadId::from_index(i), rec));
+    }
+    let end = outcome.stats.end;
+    let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;
+    let cap = outcome.stats.gpu_capacity;
+    let utilization = (cap > 0 && end.millis() > 0).then(|| busy / (cap as f64 * secs(end)));
+    SimulationResult {
+        api_version: "kueuesim.io/v1alpha1",
+        kind: "SimulationResult",
+        summary: Summary {
+            start_time: format_rfc3339(world.config.start_unix_ms),
+            end_time: secs(end),
+            seed: world.config.seed,
+            cycles: outcome.stats.cycles,
+            events_processed: outcome.stats.events_processed,
+            workloads: counts,
+            admissions: outcome.stats.admissions,
+            wait_seconds: percentiles(waits),
+            gpu: GpuSummary {
+                capacity: cap,
+                busy_gpu_seconds: busy,
+                utilization,
+            },
+        },
+        workloads,
+    }
+}
+
+fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadOut {
+    let wl = world.workload(w);
+    let (local_queue, cluster_queue) = match &wl.queue {
+        QueueRef::Unmanaged => (None, None),
+        QueueRef::Missing(n) => (Some(n.clone()), None),
+        QueueRef::Local(lq) => {
+            let lq = world.local_queue(*lq);
+            (
+                Some(lq.name.clone()),
+                Some(world.cluster_queue(lq.cluster_queue).name.clone()),
+            )
+        }
+    };
+    let cluster_queue = rec
+        .admission
+        .as_ref()
+        .map(|a| world.cluster_queue(a.cluster_queue).name.clone())
+        .or(cluster_queue);
+    let pod_sets = wl
+        .pod_sets
+        .iter()
+        .enumerate()
+        .map(|(ps, p)| {
+            let assignment = rec.admission.as_ref().map(|a| &a.pod_sets[ps]);
+            let slots = &rec.placement[ps];
+            PodSetOut {
+                name: p.name.clone(),
+                count: p.count,
+                admitted_count: assignment.map(|a| a.count),
+                min_count: p.min_count,
+                requests: p
+                    .requests
+                    .iter()
+                    .map(|(r, a)| {
+                        let name = world.resources.name(r);
+                        (name.to_string(), format_amount(name, a))
+                    })
+                    .collect(),
+                flavors: assignment
+                    .map(|a| {
+                        a.flavors
+                            .iter()
+                            .map(|&(r, f)| {
+                                (
+                                    world.resources.name(r).to_string(),
+                                    world.flavor(f).name.clone(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                nodes: slots
+                    .iter()
+                    .flatten()
+                    .map(|n| world.node(*n).name.clone())
+                    .collect(),
+                pods: slots
+                    .iter()
+                    .enumerate()
+                    .map(|(idx, n)| PodOut {
+                        name: pod_name(world, w, ps, idx),
+                        node: n.map(|n| world.node(n).name.clone()),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    WorkloadOut {
+        namespace: wl.namespace.clone(),
+        name: wl.name.clone(),
+        kind: wl.kind.clone(),
+        local_queue,
+        cluster_queue,
+        priority_class: wl.priority_class.clone(),
+        priority: wl.priority,
+        scheduler_name: wl.scheduler_name.clone(),
+        state: rec.state.as_str(),
+        created_at: secs(wl.created_at),
+        admitted_at: rec.admitted_at.map(secs),
+        running_at: rec.running_at.map(secs),
+        finished_at: rec.finished_at.map(secs),
+        pod_sets,
+        evictions: rec
+            .evictions
+            .iter()
+            .map(|e| EvictionOut {
+                at: secs(e.at),
+                reason: e.reason,
+                preemption_reason: e.preemption_reason,
+                preemptor: e.preemptor.clone(),
+            })
+            .collect(),
+        conditions: rec
+            .conditions
+            .iter()
+            .map(|c| ConditionOut {
+                kind: c.kind.as_str(),
+                status: if c.status { "True" } else { "False" },
+                reason: c.reason,
+                message: c.message.clone(),
+                at: secs(c.at),
+            })
+            .collect(),
+        events: rec
+            .events
+            .iter()
+            .map(|e| EventOut {
+                at: secs(e.at),
+                kind: e.kind.as_str(),
+                source: e.source,
+                reason: e.reason,
+                message: e.message.clone(),
+                cycle: e.cycle,
+            })
+            .collect(),
+    }
+}
+
+/// The result as pretty JSON, newline-terminated.
+pub fn to_json(result: &SimulationResult) -> String {
+    let mut s = serde_json::to_string_pretty(result).expect("result is always serializable");
+    s.push('\n');
+    s
+}
+
+/// The result as YAML.
+pub fn to_yaml(result: &SimulationResult) -> String {
+    serde_saphyr::to_string(result).expect("result is always serializable")
+}
+
+fn fmt_secs(s: Option<f64>) -> String {
+    match s {
+        None => "-".into(),
+        Some(s) => SimDuration::from_millis((s * 1000.0).round() as i64).to_string(),
+    }
+}
+
+/// The human summary: totals, wait times, GPU use, and why workloads are still waiting.
+pub fn summary_text(world: &World, result: &SimulationResult) -> String {
+    use std::fmt::Write;
+    let s = &result.summary;
+    let c = &s.workloads;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Simulated {} from {} (seed {}): {} Kueue scheduling cycles, {} events",
+        fmt_secs(Some(s.end_time)),
+        s.start_time,
+        s.seed,
+        s.cycles,
+        s.events_processed
+    );
+    let _ = writeln!(
+        out,
+        "Workloads:    {} total, {} finished, {} running, {} admitted (not yet running), {} pending, {} inactive, {} evicted, {} not yet arrived",
+        c.total, c.finished, c.running, c.admitted, c.pending, c.inactive, c.evicted, c.not_arrived
+    );
+    let w = &s.wait_seconds;
+    let _ = writeln!(
+        out,
+        "Queue wait:   p50 {}, p90 {}, p99 {}, max {} (over {} admitted workloads)",
+        fmt_secs(w.p50),
+        fmt_secs(w.p90),
+        fmt_secs(w.p99),
+        fmt_secs(w.max),
+        w.count
+    );
+    let mode = if world.has_nodes() {
+        "allocatable on nodes"
+    } else {
+        "nominal quota, quota-only run"
+    };
+    match s.gpu.utilization {
+        Some(u) => {
+            let _ = writeln!(
+                out,
+                "GPU:          {} GPUs ({mode}), utilisation {:.1}%",
+                s.gpu.capacity,
+                u * 100.0
+            );
+        }
+        None => {
+            let _ = writeln!(out, "GPU:          {} GPUs ({mode})", s.gpu.capacity);
+        }
+    }
+    let waiting: Vec<&WorkloadOut> = result
+        .workloads
+        .iter()
+        .filter(|w| matches!(w.state, "Pending" | "Admitted" | "QuotaReserved"))
+        .collect();
+    if !waiting.is_empty() {
+        let _ = writeln!(out, "\nWaiting at the end ({}):", waiting.len());
+        let rows: Vec<[String; 5]> = waiting
+            .iter()
+            .take(20)
+            .map(|w| {
+                let why = w
+                    .events
+                    .last()
+                    .map(|e| format!("{}: {}", e.reason, e.message))
+                    .or_else(|| {
+                        w.conditions
+                            .iter()
+                            .find(|c| c.status == "False")
+                            .map(|c| format!("{}: {}", c.reason, c.message))
+                    })
+                    .unwrap_or_default();
+                [
+                    w.namespace.clone(),
+                    w.name.clone(),
+                    w.local_queue.clone().unwrap_or_else(|| "<none>".into()),
+                    w.state.to_string(),
+                    why,
+                ]
+            })
+            .collect();
+        let headers = ["NAMESPACE", "NAME", "QUEUE", "STATE", "WHY"];
+        let widths: Vec<usize> = (0..4)
+            .map(|i| {
+                rows.iter()
+                    .map(|r| r[i].len())
+                    .max()
+                    .unwrap_or(0)
+                    .max(headers[i].len())
+            })
+            .collect();
+        let line = |cells: [&str; 5]| {
+            let mut l = String::new();
+            for i in 0..4 {
+                let _ = write!(l, "{:<w$}   ", cells[i], w = widths[i]);
+            }
+            l.push_str(cells[4]);
+            l
+        };
+        let _ = writeln!(out, "  {}", line(headers));
+        for r in &rows {
+            let _ = writeln!(out, "  {}", line([&r[0], &r[1], &r[2], &r[3], &r[4]]));
+        }
+        if waiting.len() > rows.len() {
+            let _ = writeln!(
+                out,
+                "  … and {} more (see -o json)",
+                waiting.len() - rows.len()
+            );
+        }
+    }
+    out
+}

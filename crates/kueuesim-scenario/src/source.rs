@@ -1,0 +1,233 @@
+//! Splitting input files into Kubernetes objects: `---`-separated documents, and the items of
+//! `kind: List` (so `kubectl get … -o yaml` output works as is), each with its place in the file.
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::error::{Pos, ScenarioError};
+
+/// One input file.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// The name used in messages (the path as given).
+    pub name: String,
+    /// Its whole text.
+    pub text: String,
+}
+
+/// One object's YAML, cut out of its file, with the number of file lines before it so that
+/// parse positions can be mapped back to the file.
+#[derive(Clone, Debug)]
+pub struct ObjectText<'f> {
+    /// The file it came from.
+    pub file: &'f SourceFile,
+    /// The object's YAML; a List item has its `- ` replaced by spaces so columns still match.
+    pub text: String,
+    /// File lines before `text`'s first line.
+    pub line_offset: u64,
+    /// `apiVersion` (empty if missing).
+    pub api_version: String,
+    /// `kind`.
+    pub kind: String,
+    /// Where `kind` is written (for messages about the whole object).
+    pub kind_pos: Pos,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Head {
+    api_version: Option<String>,
+    kind: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+struct ListItems {
+    #[serde(default)]
+    items: Vec<Spanned<serde::de::IgnoredAny>>,
+}
+
+/// Turns a serde-saphyr error in a text that starts after `line_offset` file lines into ours.
+pub fn yaml_error(file: &SourceFile, line_offset: u64, e: &serde_saphyr::Error) -> ScenarioError {
+    let bare = e.without_snippet().to_string();
+    let (line, column) = match e.location() {
+        Some(l) if l.line() > 0 => (l.line() + line_offset, l.column()),
+        _ => (line_offset + 1, 1),
+    };
+    // serde-saphyr appends its own (document-relative) position; ours replaces it.
+    let message = match bare.rfind(" at line ") {
+        Some(i) => bare[..i].to_string(),
+        None => bare,
+    };
+    let message = explain(&message);
+    ScenarioError::at(
+        Pos {
+            file: file.name.clone(),
+            line,
+            column,
+        },
+        message,
+        &file.text,
+    )
+}
+
+/// Adds what was expected to serde's terse type errors.
+fn explain(message: &str) -> String {
+    let expected = match message {
+        m if m.starts_with("invalid u32") || m.starts_with("invalid u64") => {
+            Some("expected a non-negative integer")
+        }
+        m if m.starts_with("invalid i32") || m.starts_with("invalid i64") => {
+            Some("expected an integer")
+        }
+        m if m.starts_with("invalid bool") => Some("expected true or false"),
+        _ => None,
+    };
+    match expected {
+        Some(x) => format!("{message}: {x}"),
+        None => message.to_string(),
+    }
+}
+
+fn is_blank(line: &str) -> bool {
+    let t = line.trim_start();
+    t.is_empty() || t.starts_with('#')
+}
+
+fn is_document_marker(line: &str) -> bool {
+    line.strip_prefix("---")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']))
+}
+
+/// Every object in `file`, in document order, with List items flattened.
+pub fn split_objects(file: &SourceFile) -> Result<Vec<ObjectText<'_>>, ScenarioError> {
+    let lines: Vec<&str> = file.text.lines().collect();
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    let mut i = 0usize;
+    while i <= lines.len() {
+        let boundary = i == lines.len() || is_document_marker(lines[i]) || lines[i] == "...";
+        if boundary {
+            if lines[start..i].iter().any(|l| !is_blank(l)) {
+                let text = lines[start..i].join("\n");
+                push_document(file, text, start as u64, &lines, &mut out)?;
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn push_document<'f>(
+    file: &'f SourceFile,
+    text: String,
+    line_offset: u64,
+    lines: &[&str],
+    out: &mut Vec<ObjectText<'f>>,
+) -> Result<(), ScenarioError> {
+    let head: Head =
+        serde_saphyr::from_str(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
+    let Some(kind) = head.kind else {
+        return Err(ScenarioError::at(
+            Pos {
+                file: file.name.clone(),
+                line: line_offset + 1,
+                column: 1,
+            },
+            "object has no `kind`: expected a Kubernetes object with apiVersion and kind",
+            &file.text,
+        ));
+    };
+    let kind_pos = Pos {
+        file: file.name.clone(),
+        line: kind.referenced.line() + line_offset,
+        column: kind.referenced.column(),
+    };
+    let api_version = head.api_version.unwrap_or_default();
+    if kind.value == "List" || kind.value.ends_with("List") && api_version == "v1" {
+        let list: ListItems =
+            serde_saphyr::from_str(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
+        for item in &list.items {
+            let first = item.referenced.line() + line_offset; // 1-based file line
+            let col = item.referenced.column() as usize; // 1-based column of the item's content
+            let indent = col.saturating_sub(1);
+            let first_idx = (first - 1) as usize;
+            let mut end = first_idx + 1;
+            while end < lines.len() {
+                let l = lines[end];
+                if is_document_marker(l) || l == "..." {
+                    break;
+                }
+                let l_indent = l.len() - l.trim_start_matches(' ').len();
+                if !is_blank(l) && l_indent < indent {
+                    break;
+                }
+                end += 1;
+            }
+            let mut item_lines: Vec<String> = lines[first_idx..end]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            // Blank the `- ` (and anything before the item's column) so columns stay exact.
+            let head_line: String = item_lines[0]
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if i < indent { ' ' } else { c })
+                .collect();
+            item_lines[0] = head_line;
+            push_document(file, item_lines.join("\n"), first - 1, lines, out)?;
+        }
+        return Ok(());
+    }
+    out.push(ObjectText {
+        file,
+        text,
+        line_offset,
+        api_version,
+        kind: kind.value,
+        kind_pos,
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> SourceFile {
+        SourceFile {
+            name: "t.yaml".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn splits_documents_and_flattens_lists_keeping_positions() {
+        let f = file(
+            "# comment\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n---\napiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n2}\nkind: List\n",
+        );
+        let objs = split_objects(&f).unwrap();
+        let kinds: Vec<_> = objs
+            .iter()
+            .map(|o| (o.kind.as_str(), o.kind_pos.line, o.kind_pos.column))
+            .collect();
+        assert_eq!(
+            kinds,
+            [("Namespace", 4, 7), ("Node", 11, 9), ("Node", 15, 9)]
+        );
+    }
+
+    #[test]
+    fn missing_kind_is_an_error_with_position() {
+        let f = file("apiVersion: v1\n---\nmetadata: {}\n");
+        let e = split_objects(&f).unwrap_err().to_string();
+        assert!(e.starts_with("t.yaml:1:1: object has no `kind`"), "{e}");
+    }
+
+    #[test]
+    fn syntax_error_in_second_document_names_the_file_line() {
+        let f = file("kind: A\n---\nkind: B\nspec: [1\n");
+        let e = split_objects(&f).unwrap_err().to_string();
+        assert!(e.starts_with("t.yaml:4:"), "{e}");
+    }
+}

@@ -1,0 +1,381 @@
+//! The YAML shapes read from manifests: the subset of each Kubernetes kind the simulator uses.
+#![allow(unreachable_pub, missing_docs)]
+//!
+//! Unknown fields are ignored on Kubernetes kinds (real manifests carry many), and rejected on
+//! kueuesim's own kinds so a typo in a simulator setting is caught. Values that need checking
+//! after parsing (quantities, durations, references) are `Spanned` so errors can point at them.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+/// A string with its position.
+pub type S = Spanned<String>;
+
+/// `metadata`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObjectMeta {
+    pub name: Option<S>,
+    pub namespace: Option<S>,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, S>,
+    pub creation_timestamp: Option<S>,
+    pub uid: Option<String>,
+}
+
+/// A resource list (`requests`, `limits`, `allocatable`): name → quantity.
+pub type ResourceMap = BTreeMap<String, S>;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Toleration {
+    pub key: Option<String>,
+    pub operator: Option<S>,
+    pub value: Option<String>,
+    pub effect: Option<S>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Taint {
+    pub key: String,
+    #[serde(default)]
+    pub value: Option<String>,
+    pub effect: S,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LabelSelector {
+    pub match_labels: BTreeMap<String, String>,
+    pub match_expressions: Vec<SelectorRequirement>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SelectorRequirement {
+    pub key: String,
+    pub operator: S,
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+// ---- core/v1 -----------------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceRequirements {
+    pub requests: ResourceMap,
+    pub limits: ResourceMap,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Container {
+    pub name: Option<String>,
+    pub resources: ResourceRequirements,
+    /// `Always` on an init container makes it a sidecar.
+    pub restart_policy: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodSpec {
+    pub containers: Vec<Container>,
+    pub init_containers: Vec<Container>,
+    pub overhead: ResourceMap,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+    pub priority_class_name: Option<S>,
+    pub scheduler_name: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodTemplateSpec {
+    pub metadata: ObjectMeta,
+    pub spec: PodSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSpec {
+    pub taints: Vec<Taint>,
+    pub unschedulable: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeStatus {
+    pub allocatable: ResourceMap,
+    pub capacity: ResourceMap,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Node {
+    pub metadata: ObjectMeta,
+    pub spec: NodeSpec,
+    pub status: NodeStatus,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Namespace {
+    pub metadata: ObjectMeta,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PriorityClass {
+    pub metadata: ObjectMeta,
+    pub value: i32,
+    pub global_default: bool,
+}
+
+// ---- batch/v1 ----------------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSpec {
+    pub parallelism: Option<Spanned<i64>>,
+    pub completions: Option<Spanned<i64>>,
+    pub suspend: Option<bool>,
+    pub template: PodTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Job {
+    pub metadata: ObjectMeta,
+    pub spec: JobSpec,
+}
+
+// ---- kueue.x-k8s.io ----------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceFlavorSpec {
+    pub node_labels: BTreeMap<String, String>,
+    pub node_taints: Vec<Taint>,
+    pub tolerations: Vec<Toleration>,
+    pub topology_name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceFlavor {
+    pub metadata: ObjectMeta,
+    pub spec: ResourceFlavorSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceQuota {
+    pub name: S,
+    pub nominal_quota: S,
+    #[serde(default)]
+    pub borrowing_limit: Option<S>,
+    #[serde(default)]
+    pub lending_limit: Option<S>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlavorQuotas {
+    pub name: S,
+    #[serde(default)]
+    pub resources: Vec<ResourceQuota>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceGroup {
+    #[serde(default)]
+    pub covered_resources: Vec<S>,
+    #[serde(default)]
+    pub flavors: Vec<FlavorQuotas>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClusterQueueSpec {
+    /// v1beta2.
+    pub cohort_name: Option<String>,
+    /// v1beta1.
+    pub cohort: Option<String>,
+    pub queueing_strategy: Option<S>,
+    pub namespace_selector: Option<LabelSelector>,
+    pub resource_groups: Vec<ResourceGroup>,
+    pub stop_policy: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClusterQueue {
+    pub metadata: ObjectMeta,
+    pub spec: ClusterQueueSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FairSharing {
+    pub weight: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LocalQueueSpec {
+    pub cluster_queue: Option<S>,
+    pub fair_sharing: FairSharing,
+    pub stop_policy: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LocalQueue {
+    pub metadata: ObjectMeta,
+    pub spec: LocalQueueSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkloadPriorityClass {
+    pub metadata: ObjectMeta,
+    pub value: i32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadPodSet {
+    pub name: S,
+    pub count: Spanned<i64>,
+    #[serde(default)]
+    pub min_count: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub template: PodTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PriorityClassRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkloadSpec {
+    pub queue_name: Option<S>,
+    pub pod_sets: Vec<WorkloadPodSet>,
+    pub priority: Option<i32>,
+    /// v1beta1.
+    pub priority_class_name: Option<S>,
+    /// v1beta1: `kueue.x-k8s.io/workloadpriorityclass` or `scheduling.k8s.io/priorityclass`.
+    pub priority_class_source: Option<String>,
+    /// v1beta2.
+    pub priority_class_ref: Option<PriorityClassRef>,
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodSetAssignment {
+    pub name: Option<S>,
+    pub flavors: BTreeMap<String, S>,
+    pub count: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Admission {
+    pub cluster_queue: Option<S>,
+    pub pod_set_assignments: Vec<PodSetAssignment>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StatusCondition {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: String,
+    pub last_transition_time: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkloadStatus {
+    pub admission: Option<Admission>,
+    pub conditions: Vec<StatusCondition>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Workload {
+    pub metadata: ObjectMeta,
+    pub spec: WorkloadSpec,
+    pub status: WorkloadStatus,
+}
+
+// ---- kueuesim.io/v1alpha1 ----------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SimulationSpec {
+    pub seed: Option<u64>,
+    pub start_time: Option<S>,
+    pub until: Option<S>,
+    pub pod_startup: Option<S>,
+    pub pod_termination: Option<S>,
+    pub schedulers: BTreeMap<String, S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Simulation {
+    pub metadata: ObjectMeta,
+    pub spec: SimulationSpec,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodePoolLevel {
+    /// The node label that names this level's domain (e.g. a spine label).
+    pub node_label: S,
+    /// How many domains of this level under each domain of the level above.
+    pub count: Spanned<i64>,
+    /// Prefix of the generated label values (`<prefix>-<index>`); default: the label's last
+    /// path segment.
+    #[serde(default)]
+    pub value_prefix: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct NodeTemplate {
+    pub labels: BTreeMap<String, String>,
+    pub allocatable: ResourceMap,
+    pub taints: Vec<Taint>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct NodePoolSpec {
+    /// Node names are `<namePrefix>-<index>`; default: the pool's name.
+    pub name_prefix: Option<String>,
+    /// Topology levels, broadest first.
+    pub levels: Vec<NodePoolLevel>,
+    /// Nodes under each domain of the narrowest level (or in all, without levels).
+    pub nodes_per_domain: Option<Spanned<i64>>,
+    pub template: NodeTemplate,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodePool {
+    pub metadata: ObjectMeta,
+    pub spec: NodePoolSpec,
+}

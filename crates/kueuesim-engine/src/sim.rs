@@ -211,6 +211,111 @@ impl<'w> Simulation<'w> {
         self.run_with_progress(|_, _| {})
     }
 
+    /// The state of workload `w` now, or `None` before it arrives.
+    pub fn state_of(&self, w: WorkloadId) -> Option<WorkloadState> {
+        let rt = &self.runtimes[w.index()];
+        rt.arrived.then_some(rt.record.state)
+    }
+
+    /// Checks the engine's invariants against the current state; the message names the first
+    /// broken one. Meant for tests, after every step:
+    /// - no ClusterQueue uses more of a (flavor, resource) than its nominal quota (no cohorts
+    ///   yet, so nominal is also the limit), and its usage equals the sum of its admitted
+    ///   workloads' usage;
+    /// - no node has negative free capacity, and free capacity equals allocatable minus the
+    ///   requests of the pods bound to it;
+    /// - a gang-scheduled workload has all of its pods placed or none.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let world = self.world;
+        let mut expected = QuotaUsage::new(world);
+        for (i, rt) in self.runtimes.iter().enumerate() {
+            if let Some(a) = &rt.record.admission
+                && !rt.usage.is_empty()
+            {
+                expected.add(a.cluster_queue, &rt.usage, 1);
+            }
+            let placed: usize = rt
+                .record
+                .placement
+                .iter()
+                .flatten()
+                .filter(|n| n.is_some())
+                .count();
+            let total: usize = rt.record.placement.iter().map(Vec::len).sum();
+            let w = WorkloadId::from_index(i);
+            if self.scheduler_of(w).is_gang() && placed != 0 && placed != total {
+                return Err(format!(
+                    "gang {} has {placed} of {total} pods placed",
+                    world.workload(w).name
+                ));
+            }
+        }
+        for (c, cq) in world.cluster_queues.iter().enumerate() {
+            let cq_id = ClusterQueueId::from_index(c);
+            for f in 0..world.flavors.len() {
+                for r in 0..world.resources.len() {
+                    let (f, r) = (
+                        kueuesim_model::FlavorId::from_index(f),
+                        ResourceId::from_index(r),
+                    );
+                    let used = self.usage.get(cq_id, f, r);
+                    if used != expected.get(cq_id, f, r) {
+                        return Err(format!(
+                            "ClusterQueue {} usage of {}/{} is {used}, its workloads hold {}",
+                            cq.name,
+                            world.flavor(f).name,
+                            world.resources.name(r),
+                            expected.get(cq_id, f, r)
+                        ));
+                    }
+                    let nominal = cq.quota(f, r).map_or(0, |q| q.nominal);
+                    if used > nominal {
+                        return Err(format!(
+                            "ClusterQueue {} uses {used} of {}/{}, nominal {nominal}",
+                            cq.name,
+                            world.flavor(f).name,
+                            world.resources.name(r)
+                        ));
+                    }
+                }
+            }
+        }
+        let mut cap = NodeCapacity::new(world);
+        for rt in self
+            .runtimes
+            .iter()
+            .filter(|rt| rt.record.state != WorkloadState::Finished)
+        {
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                for n in slots.iter().flatten() {
+                    cap.apply(*n, &rt.needs[ps].requests, 1);
+                }
+            }
+        }
+        for (n, node) in world.nodes.iter().enumerate() {
+            let id = NodeId::from_index(n);
+            for r in 0..world.resources.len() {
+                let free = self.nodes.free(id, r);
+                if free < 0 {
+                    return Err(format!(
+                        "node {} is over its allocatable {}: free {free}",
+                        node.name,
+                        world.resources.name(ResourceId::from_index(r))
+                    ));
+                }
+                if free != cap.free(id, r) {
+                    return Err(format!(
+                        "node {} free {} is {free}, its pods leave {}",
+                        node.name,
+                        world.resources.name(ResourceId::from_index(r)),
+                        cap.free(id, r)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn advance_to(&mut self, at: SimTime) {
         debug_assert!(at >= self.now, "time never goes backwards");
         let dt = (at - self.last_accounted).millis();
@@ -467,7 +572,8 @@ impl<'w> Simulation<'w> {
         }
         if !world.has_nodes() {
             // Quota-only: an admitted workload runs at once (after the pod start-up delay).
-            let gpus = self.workload_gpus(w);
+            // GPU use is measured against quota, so only Kueue-admitted GPUs count.
+            let gpus = self.quota_only_gpus(w);
             self.gpus_in_use += gpus;
             self.schedule_running(w);
             return;
@@ -475,6 +581,13 @@ impl<'w> Simulation<'w> {
         self.awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));
         self.try_place(w);
+    }
+
+    fn quota_only_gpus(&self, w: WorkloadId) -> i64 {
+        if self.runtimes[w.index()].record.admission.is_none() {
+            return 0;
+        }
+        self.workload_gpus(w)
     }
 
     fn workload_gpus(&self, w: WorkloadId) -> i64 {
@@ -741,13 +854,7 @@ impl<'w> Simulation<'w> {
     }
 }
 
-/// A pod's name as its controller would name it: `<workload>-<podset>-<index>` for Kueue
-/// Workloads and multi-pod-set objects, `<object>-<index>` for single-template objects.
+/// A pod's name as its controller would name it (see `Workload::pod_name`).
 pub fn pod_name(world: &World, w: WorkloadId, ps: usize, idx: usize) -> String {
-    let wl = world.workload(w);
-    if wl.pod_sets.len() == 1 && wl.kind != "Workload" {
-        format!("{}-{idx}", wl.name)
-    } else {
-        format!("{}-{}-{idx}", wl.name, wl.pod_sets[ps].name)
-    }
+    world.workload(w).pod_name(ps, idx)
 }

@@ -227,8 +227,10 @@ pub struct Workload {
     pub namespace: String,
     /// Name as reported: the Kueue Workload name, or the top-level object's own name.
     pub name: String,
-    /// Kind of the input object it came from (`Workload`, `Job`, ...).
+    /// Kind reported: `Workload` for a Kueue Workload, else the top-level object's kind.
     pub kind: String,
+    /// The top-level object a Kueue Workload was derived from (`Job`, `job-name`), if any.
+    pub owner: Option<(String, String)>,
     /// `metadata.uid`, or `namespace/name` when absent: the last tie-break of queue order.
     pub uid: String,
     /// The queue it was submitted to.
@@ -265,4 +267,38 @@ pub struct CreationBlocked {
     pub reason: &'static str,
     /// The event message.
     pub message: String,
+}
+
+/// The characters of Kubernetes' random name suffixes (`utilrand.String`): no vowels, no
+/// look-alike digits.
+const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+impl Workload {
+    /// The name of pod `idx` of pod set `ps` as its controller would name it: a Job's pods are
+    /// `<job>-<5 random chars>` (here derived from the UID and index, so runs are stable); a
+    /// bare Workload's are `<workload>-<podset>-<index>`.
+    pub fn pod_name(&self, ps: usize, idx: usize) -> String {
+        match &self.owner {
+            Some((kind, name)) if kind == "Job" => {
+                // FNV-1a over (uid, pod set, index): a stable stand-in for the random suffix.
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for b in self
+                    .uid
+                    .bytes()
+                    .chain((ps as u64).to_le_bytes())
+                    .chain((idx as u64).to_le_bytes())
+                {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                let suffix: String = (0..5)
+                    .map(|i| {
+                        let k = (h >> (i * 12)) as usize % SUFFIX_ALPHABET.len();
+                        SUFFIX_ALPHABET[k] as char
+                    })
+                    .collect();
+                format!("{name}-{suffix}")
+            }
+            _ => format!("{}-{}-{idx}", self.name, self.pod_sets[ps].name),
+        }
+    }
 }

@@ -1198,6 +1198,7 @@ impl<'a> Builder<'a> {
                 } else {
                     "Job".into()
                 },
+                owner: Some(("Job".into(), name.clone())),
                 uid,
                 queue,
                 queue_name,
@@ -1323,6 +1324,7 @@ impl<'a> Builder<'a> {
                 namespace,
                 name,
                 kind: "Workload".into(),
+                owner: None,
                 uid,
                 queue,
                 queue_name: Some(qn),

@@ -1,0 +1,6 @@
+//! Integration tests of the engine, on worlds built in code (the engine knows no YAML).
+
+/// Builders of small worlds shared by the tests.
+mod fixtures;
+/// Invariants under random worlds (proptest): quota, node capacity, gangs, accounting.
+mod invariants;

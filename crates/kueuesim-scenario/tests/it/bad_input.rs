@@ -1,0 +1,216 @@
+//! Every malformed input is an error naming t.yaml:line:column and what was expected.
+
+use crate::util::{load_error, load_text};
+
+const FLAVOR: &str =
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n";
+
+fn cq(quota: &str) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: {quota}
+"
+    )
+}
+
+#[test]
+fn yaml_syntax_error() {
+    let e = load_error("apiVersion: v1\nkind: Node\nmetadata: {name: [a\n");
+    assert!(e.starts_with("t.yaml:3:"), "{e}");
+}
+
+#[test]
+fn yaml_syntax_error_in_a_later_document_counts_file_lines() {
+    let text = format!(
+        "{FLAVOR}---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels: [unclosed\n"
+    );
+    let e = load_error(&text);
+    assert!(e.starts_with("t.yaml:10:"), "{e}");
+}
+
+#[test]
+fn wrong_type_quantity_names_the_value() {
+    let e = load_error(&format!("{FLAVOR}---\n{}", cq("lots")));
+    assert!(
+        e.starts_with("t.yaml:18:23: invalid quantity \"lots\""),
+        "{e}"
+    );
+    assert!(e.contains("expected"), "{e}");
+    assert!(e.contains("nominalQuota: lots"), "code frame: {e}");
+}
+
+#[test]
+fn bad_quantity_suffix() {
+    let e = load_error(&format!("{FLAVOR}---\n{}", cq("8Xi")));
+    assert!(
+        e.starts_with("t.yaml:18:23: invalid quantity \"8Xi\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn wrong_type_integer_field() {
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: p\nvalue: high\n";
+    let e = load_error(text);
+    assert!(
+        e.starts_with("t.yaml:5:8: invalid i32: expected an integer"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_duration_annotation() {
+    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    kueuesim.io/duration: 2 hours\nspec:\n  template:\n    spec:\n      containers: []\n";
+    let e = load_error(text);
+    assert!(e.starts_with("t.yaml:6:27: "), "{e}");
+    assert!(e.contains("2 hours"), "{e}");
+}
+
+#[test]
+fn bad_until_in_simulation() {
+    let text = "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec:\n  until: forever\n";
+    let e = load_error(text);
+    assert!(e.starts_with("t.yaml:5:10: "), "{e}");
+}
+
+#[test]
+fn unknown_simulation_field_is_rejected() {
+    let text = "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec:\n  sead: 4\n";
+    let e = load_error(text);
+    assert!(e.starts_with("t.yaml:5:3: unknown field `sead`"), "{e}");
+}
+
+#[test]
+fn local_queue_naming_a_missing_cluster_queue() {
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: q\n  namespace: ns\nspec:\n  clusterQueue: nowhere\n";
+    let e = load_error(text);
+    assert!(
+        e.starts_with(
+            "t.yaml:7:17: LocalQueue ns/q names ClusterQueue \"nowhere\", which does not exist"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn cluster_queue_naming_a_missing_flavor() {
+    let e = load_error(&cq("8"));
+    assert!(e.starts_with("t.yaml:10:13: ClusterQueue \"cq\" names ResourceFlavor \"default\", which does not exist"), "{e}");
+}
+
+#[test]
+fn duplicate_objects() {
+    let e = load_error(&format!("{FLAVOR}---\n{FLAVOR}"));
+    assert!(
+        e.starts_with(
+            "t.yaml:7:7: duplicate ResourceFlavor \"default\": first defined at t.yaml:2:7"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn duplicate_namespaced_objects_in_a_list() {
+    let lq = "- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: LocalQueue\n  metadata: {name: q, namespace: a}\n  spec: {clusterQueue: cq}\n";
+    let text = format!(
+        "{FLAVOR}---\n{}---\napiVersion: v1\nkind: List\nitems:\n{lq}{lq}",
+        cq("8")
+    );
+    let e = load_error(&text);
+    assert!(
+        e.contains("duplicate LocalQueue \"a/q\": first defined at t.yaml:24:9"),
+        "{e}"
+    );
+    assert!(e.starts_with("t.yaml:28:9: "), "{e}");
+}
+
+#[test]
+fn duplicate_yaml_key() {
+    let e = load_error("apiVersion: v1\nkind: Node\nkind: Node\nmetadata: {name: n}\n");
+    assert!(e.starts_with("t.yaml:3:1: duplicate mapping key"), "{e}");
+}
+
+#[test]
+fn bad_enum_value_lists_the_options() {
+    let text = format!("{FLAVOR}---\n{}  queueingStrategy: Fifo\n", cq("8"));
+    let e = load_error(&text);
+    assert!(
+        e.contains("invalid queueingStrategy \"Fifo\": expected one of BestEffortFIFO, StrictFIFO"),
+        "{e}"
+    );
+    assert!(e.starts_with("t.yaml:19:21:"), "{e}");
+}
+
+#[test]
+fn unknown_scheduler_name() {
+    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      schedulerName: my-sched\n      containers: []\n";
+    let e = load_error(text);
+    assert!(
+        e.starts_with("t.yaml:8:22: schedulerName \"my-sched\" is run by no scheduler"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_kinds_warn_once_with_counts_and_strict_rejects_them() {
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: c}\n";
+    let loaded = load_text("t.yaml", text).expect("unknown kinds are skipped");
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains("2 ConfigMap (v1)"),
+        "{:?}",
+        loaded.warnings
+    );
+    assert!(
+        loaded.warnings[0].contains("1 DaemonSet (apps/v1)"),
+        "{:?}",
+        loaded.warnings
+    );
+    let strict = kueuesim_scenario::load(
+        &[kueuesim_scenario::SourceFile {
+            name: "t.yaml".into(),
+            text: text.into(),
+        }],
+        kueuesim_scenario::LoadOptions { strict: true },
+    );
+    let e = strict.expect_err("strict").to_string();
+    assert!(
+        e.starts_with("t.yaml:2:7: unsupported kind ConfigMap (v1) (--strict)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unsupported_kueue_api_version() {
+    let e = load_error(
+        "apiVersion: kueue.x-k8s.io/v1alpha1\nkind: ClusterQueue\nmetadata: {name: x}\n",
+    );
+    assert!(e.starts_with("t.yaml:2:7: unsupported apiVersion"), "{e}");
+}
+
+#[test]
+fn object_without_a_name() {
+    let e = load_error("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {}\n");
+    assert!(
+        e.starts_with("t.yaml:2:7: ResourceFlavor has no metadata.name"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_creation_timestamp() {
+    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  creationTimestamp: yesterday\nspec:\n  template:\n    spec:\n      containers: []\n";
+    let e = load_error(text);
+    assert!(e.starts_with("t.yaml:5:22: "), "{e}");
+}

@@ -1,0 +1,189 @@
+//! Golden scenarios: the outcomes computed by hand (in each scenario's header comment) are
+//! asserted field by field, then the whole result is snapshotted.
+
+use kueuesim_scenario::output::{SimulationResult, WorkloadOut, to_json};
+
+use crate::util::run_dir;
+
+fn wl<'a>(r: &'a SimulationResult, namespace: &str, job: &str) -> &'a WorkloadOut {
+    let prefix = format!("job-{job}-");
+    r.workloads
+        .iter()
+        .find(|w| w.namespace == namespace && (w.name == job || w.name.starts_with(&prefix)))
+        .unwrap_or_else(|| panic!("no workload {namespace}/{job}"))
+}
+
+/// (admittedAt, runningAt, finishedAt) in seconds.
+fn times(w: &WorkloadOut) -> (Option<f64>, Option<f64>, Option<f64>) {
+    (w.admitted_at, w.running_at, w.finished_at)
+}
+
+fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a kueuesim_scenario::output::ConditionOut {
+    w.conditions
+        .iter()
+        .find(|c| c.kind == kind)
+        .unwrap_or_else(|| panic!("{} has no {kind} condition", w.name))
+}
+
+#[test]
+fn fifo_strategies() {
+    let r = run_dir("golden/fifo-strategies");
+    let h = Some(3600.0);
+    // BestEffortFIFO: b steps aside, c is admitted behind it.
+    assert_eq!(times(wl(&r, "best", "a")), (Some(0.0), Some(0.0), h));
+    assert_eq!(times(wl(&r, "best", "c")), (Some(0.0), Some(0.0), h));
+    assert_eq!(times(wl(&r, "best", "b")), (h, h, Some(7200.0)));
+    // StrictFIFO: b blocks c.
+    assert_eq!(times(wl(&r, "strict", "a")), (Some(0.0), Some(0.0), h));
+    assert_eq!(times(wl(&r, "strict", "b")), (h, h, Some(7200.0)));
+    assert_eq!(
+        times(wl(&r, "strict", "c")),
+        (Some(7200.0), Some(7200.0), Some(10800.0))
+    );
+    // b's first attempt: the message Kueue writes, with the amount still missing.
+    let b = wl(&r, "best", "b");
+    let pending = &b.events[0];
+    assert_eq!(
+        (pending.kind, pending.reason),
+        ("Warning", "WaitingForQuota")
+    );
+    assert_eq!(
+        pending.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor default, 4 more needed"
+    );
+    assert_eq!(
+        condition(b, "QuotaReserved").message,
+        "Quota reserved in ClusterQueue best-effort"
+    );
+    assert_eq!(condition(b, "Finished").reason, "Succeeded");
+    // 28 GPU-hours used of 16 GPUs × 3 h.
+    assert_eq!(r.summary.gpu.busy_gpu_seconds, 28.0 * 3600.0);
+    assert_eq!(r.summary.end_time, 10800.0);
+    insta::assert_snapshot!(to_json(&r));
+}
+
+#[test]
+fn queue_resolution() {
+    let r = run_dir("golden/queue-resolution");
+    let defaulted = wl(&r, "team", "defaulted");
+    assert_eq!(defaulted.local_queue.as_deref(), Some("default"));
+    assert_eq!(
+        (defaulted.priority_class.as_deref(), defaulted.priority),
+        (Some("default"), 50)
+    );
+    assert_eq!(defaulted.state, "Finished");
+    let urgent = wl(&r, "team", "urgent");
+    assert_eq!(
+        (urgent.priority_class.as_deref(), urgent.priority),
+        (Some("high"), 1000)
+    );
+
+    let typo = wl(&r, "team", "typo");
+    assert_eq!(typo.state, "Pending");
+    let c = condition(typo, "QuotaReserved");
+    assert_eq!(
+        (c.status, c.reason, c.message.as_str()),
+        ("False", "Misconfigured", "LocalQueue mian doesn't exist")
+    );
+
+    let ghost = wl(&r, "team", "ghost-priority");
+    assert_eq!(ghost.state, "Pending");
+    assert_eq!(ghost.events[0].reason, "WorkloadPriorityClassNotFound");
+    assert_eq!(
+        ghost.events[0].message,
+        "WorkloadPriorityClass \"ghost\" not found"
+    );
+
+    let big = wl(&r, "team", "too-big");
+    let c = condition(big, "QuotaReserved");
+    assert_eq!(c.reason, "ExceedsMaxQuota");
+    assert_eq!(
+        c.message,
+        "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor default, previously considered podsets requests (0) + current podset request (8) > maximum capacity (4)"
+    );
+
+    let wrong = wl(&r, "other", "wrong-namespace");
+    let c = condition(wrong, "QuotaReserved");
+    assert_eq!(
+        (c.reason, c.message.as_str()),
+        (
+            "Misconfigured",
+            "workload namespace doesn't match ClusterQueue selector"
+        )
+    );
+
+    let unmanaged = wl(&r, "loner", "unmanaged");
+    assert_eq!(
+        (
+            unmanaged.kind.as_str(),
+            unmanaged.local_queue.as_deref(),
+            unmanaged.cluster_queue.as_deref()
+        ),
+        ("Job", None, None)
+    );
+    assert_eq!(times(unmanaged), (None, Some(0.0), Some(3600.0)));
+    assert!(
+        unmanaged.conditions.is_empty(),
+        "Kueue writes nothing on a job it does not manage"
+    );
+    // Only the two Kueue-admitted 1-GPU jobs count against the 8 GPUs of quota.
+    assert_eq!(r.summary.gpu.busy_gpu_seconds, 2.0 * 3600.0);
+    insta::assert_snapshot!(to_json(&r));
+}
+
+#[test]
+fn first_fit_nodes() {
+    let r = run_dir("golden/first-fit-nodes");
+    let spread = wl(&r, "team", "spread");
+    assert_eq!(spread.pod_sets[0].nodes, ["node-a", "node-a", "node-b"]);
+    assert_eq!(times(spread), (Some(0.0), Some(10.0), Some(3610.0)));
+    let gang = wl(&r, "team", "gang");
+    assert_eq!(times(gang), (Some(60.0), Some(3620.0), Some(5420.0)));
+    assert_eq!(gang.pod_sets[0].nodes, ["node-a", "node-b"]);
+    let unschedulable = gang
+        .events
+        .iter()
+        .find(|e| e.source == "volcano")
+        .expect("volcano event");
+    assert_eq!(unschedulable.reason, "Unschedulable");
+    assert_eq!(unschedulable.at, 60.0);
+    assert!(
+        unschedulable
+            .message
+            .ends_with("0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu."),
+        "{}",
+        unschedulable.message
+    );
+    assert_eq!(condition(gang, "PodsReady").reason, "Started");
+    insta::assert_snapshot!(to_json(&r));
+}
+
+#[test]
+fn embedded_platform_day_runs_and_matches_its_directory() {
+    use kueuesim_engine::Simulation;
+    use kueuesim_scenario::{LoadOptions, load, output::result};
+    let files = kueuesim_scenario::embedded::default_scenario();
+    let loaded = load(&files, LoadOptions::default()).expect("embedded scenario loads");
+    let embedded = to_json(&result(
+        &loaded.world,
+        &Simulation::new(&loaded.world).run(),
+    ));
+    let from_dir = to_json(&run_dir("platform"));
+    assert_eq!(
+        embedded, from_dir,
+        "the embedded copy must be scenarios/platform/"
+    );
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    insta::assert_snapshot!(embedded);
+}
+
+#[test]
+fn json_is_byte_identical_across_runs() {
+    for dir in [
+        "golden/fifo-strategies",
+        "golden/first-fit-nodes",
+        "platform",
+    ] {
+        assert_eq!(to_json(&run_dir(dir)), to_json(&run_dir(dir)), "{dir}");
+    }
+}

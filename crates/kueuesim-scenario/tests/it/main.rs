@@ -1,0 +1,8 @@
+//! Integration tests of loading manifests and writing results.
+
+/// Malformed or inconsistent input: each case names file:line:column and what was expected.
+mod bad_input;
+/// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
+mod golden;
+/// Helpers to load text and run it.
+mod util;

@@ -1,1 +1,27 @@
-fn main() {}
+//! Whole-run benchmarks: the same synthetic load, quota-only and on nodes, at two sizes, so a
+//! run reports how cost grows with the number of workloads and with placement.
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use kueuesim_benches::synthetic_world;
+use kueuesim_engine::Simulation;
+
+fn end_to_end(c: &mut Criterion) {
+    let mut g = c.benchmark_group("run");
+    g.sample_size(10);
+    for &n in &[1_000usize, 10_000] {
+        let quota_only = synthetic_world(10, 0, n);
+        g.bench_with_input(BenchmarkId::new("quota-only", n), &quota_only, |b, w| {
+            b.iter(|| Simulation::new(w).run())
+        });
+        let on_nodes = synthetic_world(10, 64, n);
+        g.bench_with_input(
+            BenchmarkId::new("first-fit-64-nodes", n),
+            &on_nodes,
+            |b, w| b.iter(|| Simulation::new(w).run()),
+        );
+    }
+    g.finish();
+}
+
+criterion_group!(benches, end_to_end);
+criterion_main!(benches);

@@ -71,7 +71,7 @@ fn seed_flag_is_reported() {
 fn validate_reports_what_it_loaded() {
     let o = kueuesim(&["validate", &scenario("platform")]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).starts_with("ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 42 workloads"), "{}", stdout(&o));
+    assert!(stdout(&o).starts_with("ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 98 workloads"), "{}", stdout(&o));
 }
 
 #[test]

@@ -4,11 +4,16 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn kueuesim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kueuesim")).args(args).output().expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_kueuesim"))
+        .args(args)
+        .output()
+        .expect("binary runs")
 }
 
 fn scenario(rel: &str) -> String {
-    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "scenarios", rel].iter().collect();
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "..", "scenarios", rel]
+        .iter()
+        .collect();
     p.display().to_string()
 }
 
@@ -25,9 +30,15 @@ fn default_run_prints_a_summary_of_the_platform_day() {
     let o = kueuesim(&["run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.starts_with("Simulated 24h0m0s from 2026-03-02T00:00:00Z (seed 42)"), "{out}");
+    assert!(
+        out.starts_with("Simulated 24h0m0s from 2026-03-02T00:00:00Z (seed 42)"),
+        "{out}"
+    );
     assert!(out.contains("Queue wait:   p50"), "{out}");
-    assert!(out.contains("GPU:          256 GPUs (allocatable on nodes), utilisation"), "{out}");
+    assert!(
+        out.contains("GPU:          256 GPUs (allocatable on nodes), utilisation"),
+        "{out}"
+    );
     assert!(out.contains("LocalQueue experiment doesn't exist"), "{out}");
 }
 
@@ -54,16 +65,33 @@ fn yaml_output_carries_the_same_document() {
 
 #[test]
 fn until_reports_the_state_at_that_time() {
-    let o = kueuesim(&["run", &scenario("golden/fifo-strategies"), "--until", "30m", "-o", "json"]);
+    let o = kueuesim(&[
+        "run",
+        &scenario("golden/fifo-strategies"),
+        "--until",
+        "30m",
+        "-o",
+        "json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(out.contains("\"endTime\": 1800.0"), "{out}");
-    assert!(out.contains("\"running\": 3"), "a, c (best) and a (strict) run at 30m: {out}");
+    assert!(
+        out.contains("\"running\": 3"),
+        "a, c (best) and a (strict) run at 30m: {out}"
+    );
 }
 
 #[test]
 fn seed_flag_is_reported() {
-    let o = kueuesim(&["run", &scenario("golden/fifo-strategies"), "--seed", "7", "-o", "json"]);
+    let o = kueuesim(&[
+        "run",
+        &scenario("golden/fifo-strategies"),
+        "--seed",
+        "7",
+        "-o",
+        "json",
+    ]);
     assert!(stdout(&o).contains("\"seed\": 7"));
 }
 
@@ -71,7 +99,13 @@ fn seed_flag_is_reported() {
 fn validate_reports_what_it_loaded() {
     let o = kueuesim(&["validate", &scenario("platform")]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).starts_with("ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 98 workloads"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).starts_with(
+            "ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 98 workloads"
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -83,7 +117,10 @@ fn invalid_input_exits_2_with_file_line_column() {
     let o = kueuesim(&["run", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains(&format!("{}:5:8: invalid i32", f.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:5:8: invalid i32", f.display())),
+        "{err}"
+    );
     assert!(o.stdout.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -371,7 +371,8 @@ impl<'w> Simulation<'w> {
                     .collect(),
                 usage: admission::usage_of(world, init.cluster_queue, wl, &init.pod_sets),
             };
-            let at = init.reserved_at.unwrap_or(self.now);
+            // Reserved before (or, in a snapshot taken later than the start, at) time 0.
+            let at = init.reserved_at.unwrap_or(self.now).min(self.now);
             self.admit(w, init.cluster_queue, assignment, None, at);
             return;
         }

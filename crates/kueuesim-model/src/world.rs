@@ -78,7 +78,8 @@ pub fn default_schedulers() -> Vec<(String, SchedulerKind)> {
 }
 
 impl SimConfig {
-    /// The scheduler for `scheduler_name`; unknown names fall back to kube-scheduler semantics.
+    /// The scheduler running pods named `scheduler_name`, if any (the loader rejects names
+    /// no scheduler runs).
     pub fn scheduler(&self, scheduler_name: &str) -> Option<SchedulerKind> {
         self.schedulers
             .binary_search_by(|(n, _)| n.as_str().cmp(scheduler_name))

@@ -54,6 +54,9 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
     for f in files {
         objects.extend(split_objects(f)?);
     }
+    for (i, o) in objects.iter_mut().enumerate() {
+        o.order = i;
+    }
     Builder::default().build(&objects, opts)
 }
 
@@ -363,7 +366,10 @@ impl<'a> Builder<'a> {
         }
         if !skipped.is_empty() {
             if opts.strict {
-                let (label, (_, pos)) = skipped.iter().next().expect("non-empty");
+                let (label, (_, pos)) = skipped
+                    .iter()
+                    .min_by_key(|(_, (_, pos))| objects.iter().position(|o| o.kind_pos == *pos))
+                    .expect("non-empty");
                 let src_text = objects
                     .iter()
                     .find(|o| o.kind_pos == *pos)
@@ -405,7 +411,12 @@ impl<'a> Builder<'a> {
         let mut earliest: Option<i64> = None;
         let mut consider =
             |src: &ObjectText<'_>, meta: &wire::ObjectMeta| -> Result<(), ScenarioError> {
-                if let Some(ts) = &meta.creation_timestamp {
+                // An arrival annotation overrides the object's times, so its timestamp does not count.
+                if let Some(ts) = meta
+                    .creation_timestamp
+                    .as_ref()
+                    .filter(|_| !meta.annotations.contains_key(ARRIVAL_ANNOTATION))
+                {
                     let ms = parse_rfc3339(ts.value.trim())
                         .map_err(|e| err_at(src, ts, e.to_string()))?;
                     earliest = Some(earliest.map_or(ms, |e: i64| e.min(ms)));
@@ -574,6 +585,21 @@ impl<'a> Builder<'a> {
                     seen_flavors.push(f.name.value.clone());
                     let mut resources = Vec::new();
                     for (k, r) in g.covered_resources.iter().enumerate() {
+                        if let Some(dup) = f
+                            .resources
+                            .iter()
+                            .filter(|q| q.name.value == r.value)
+                            .nth(1)
+                        {
+                            return Err(err_at(
+                                src,
+                                &dup.name,
+                                format!(
+                                    "resource {:?} is listed twice in flavor {:?}: expected one quota per resource",
+                                    r.value, f.name.value
+                                ),
+                            ));
+                        }
                         let Some(q) = f.resources.iter().find(|q| q.name.value == r.value) else {
                             return Err(err_at(
                                 src,
@@ -694,7 +720,18 @@ impl<'a> Builder<'a> {
                 Some(w) => {
                     let q = kueuesim_model::Quantity::parse(w.value.trim())
                         .map_err(|e| err_at(src, w, e.to_string()))?;
-                    q.milli_value().map_err(|e| err_at(src, w, e.to_string()))?
+                    let milli = q.milli_value().map_err(|e| err_at(src, w, e.to_string()))?;
+                    if milli < 0 {
+                        return Err(err_at(
+                            src,
+                            w,
+                            format!(
+                                "fairSharing.weight {:?} is negative: expected a quantity ≥ 0",
+                                w.value
+                            ),
+                        ));
+                    }
+                    milli
                 }
             };
             let lq = LocalQueue {
@@ -789,6 +826,7 @@ impl<'a> Builder<'a> {
             let src = p.src;
             let pool = name_of(src, &p.obj.metadata)?.to_string();
             let spec = &p.obj.spec;
+            self.remember(src, "", &pool)?;
             let prefix = spec.name_prefix.clone().unwrap_or_else(|| pool.clone());
             let alloc = self.allocatable(src, &spec.template.allocatable)?;
             let node_taints = taints(src, &spec.template.taints)?;
@@ -1033,6 +1071,16 @@ impl<'a> Builder<'a> {
                 ),
             });
         }
+        self.pod_priority(pod_pc, src)
+    }
+
+    /// The pod-level priority: the pod template's PriorityClass, else the lowest-valued
+    /// `globalDefault` PriorityClass, else 0.
+    fn pod_priority(
+        &self,
+        pod_pc: Option<&Spanned<String>>,
+        src: &ObjectText<'_>,
+    ) -> Result<(Option<String>, i32, Option<CreationBlocked>), ScenarioError> {
         if let Some(pc) = pod_pc {
             return match self.pod_pc(&pc.value) {
                 Some(p) => Ok((Some(p.name.clone()), p.value, None)),
@@ -1121,7 +1169,7 @@ impl<'a> Builder<'a> {
     }
 
     fn build_workloads(&mut self) -> Result<(), ScenarioError> {
-        let mut out: Vec<Workload> = Vec::new();
+        let mut out: Vec<(usize, Workload)> = Vec::new();
         let jobs = std::mem::take(&mut self.jobs);
         for p in &jobs {
             let src = p.src;
@@ -1150,8 +1198,13 @@ impl<'a> Builder<'a> {
             };
             let template = &spec.template;
             let pod_set = self.pod_set(src, "main".into(), count as u32, min_count, template)?;
-            let (queue, queue_name) =
-                self.job_queue(&namespace, meta.labels.get(QUEUE_LABEL).map(String::as_str));
+            let (queue, queue_name) = self.job_queue(
+                &namespace,
+                meta.labels
+                    .get(QUEUE_LABEL)
+                    .map(String::as_str)
+                    .filter(|q| !q.is_empty()),
+            );
             let managed = queue != QueueRef::Unmanaged;
             let (priority_class, priority, creation_blocked) = if managed {
                 self.job_priority(
@@ -1160,23 +1213,9 @@ impl<'a> Builder<'a> {
                     src,
                 )?
             } else {
-                // Not Kueue's: the pod's own priority class matters only to its scheduler.
-                match &template.spec.priority_class_name {
-                    Some(pc) => match self.pod_pc(&pc.value) {
-                        Some(p) => (Some(p.name.clone()), p.value, None),
-                        None => {
-                            return Err(err_at(
-                                src,
-                                pc,
-                                format!(
-                                    "priorityClassName {:?} names no PriorityClass: expected a scheduling.k8s.io PriorityClass defined in the input",
-                                    pc.value
-                                ),
-                            ));
-                        }
-                    },
-                    None => (None, 0, None),
-                }
+                // Not Kueue's: the pod's own priority class (or the global default) matters
+                // only to its scheduler.
+                self.pod_priority(template.spec.priority_class_name.as_ref(), src)?
             };
             let uid = meta
                 .uid
@@ -1190,29 +1229,32 @@ impl<'a> Builder<'a> {
             };
             let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
             self.ensure_namespace(&namespace);
-            out.push(Workload {
-                namespace,
-                name: report_name,
-                kind: if managed {
-                    "Workload".into()
-                } else {
-                    "Job".into()
+            out.push((
+                src.order,
+                Workload {
+                    namespace,
+                    name: report_name,
+                    kind: if managed {
+                        "Workload".into()
+                    } else {
+                        "Job".into()
+                    },
+                    owner: Some(("Job".into(), name.clone())),
+                    uid,
+                    queue,
+                    queue_name,
+                    priority_class,
+                    priority,
+                    scheduler_name,
+                    created_at,
+                    arrival,
+                    duration: self.workload_duration(src, meta, false)?,
+                    pod_sets: vec![pod_set],
+                    active: true,
+                    initial_admission: None,
+                    creation_blocked,
                 },
-                owner: Some(("Job".into(), name.clone())),
-                uid,
-                queue,
-                queue_name,
-                priority_class,
-                priority,
-                scheduler_name,
-                created_at,
-                arrival,
-                duration: self.workload_duration(src, meta, false)?,
-                pod_sets: vec![pod_set],
-                active: true,
-                initial_admission: None,
-                creation_blocked,
-            });
+            ));
         }
         let workloads = std::mem::take(&mut self.workloads);
         for p in &workloads {
@@ -1230,8 +1272,27 @@ impl<'a> Builder<'a> {
                     ),
                 ));
             }
-            let mut pod_sets = Vec::new();
+            if spec.pod_sets.len() > 18 {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "Workload {namespace}/{name} has {} pod sets: expected 1 to 18",
+                        spec.pod_sets.len()
+                    ),
+                ));
+            }
+            let mut pod_sets: Vec<PodSet> = Vec::new();
             for ps in &spec.pod_sets {
+                if pod_sets.iter().any(|p| p.name == ps.name.value) {
+                    return Err(err_at(
+                        src,
+                        &ps.name,
+                        format!(
+                            "pod set name {:?} is used twice: expected unique pod set names",
+                            ps.name.value
+                        ),
+                    ));
+                }
                 if ps.count.value < 0 || ps.count.value > i64::from(u32::MAX) {
                     return Err(err_at(
                         src,
@@ -1317,32 +1378,42 @@ impl<'a> Builder<'a> {
                     &spec.pod_sets,
                 )?),
             };
+            // A workload holding quota in the input is running at time 0, whatever its
+            // creation time (a `kubectl get` snapshot continued from its start time).
+            let arrival = if initial_admission.is_some() {
+                SimTime::ZERO
+            } else {
+                arrival
+            };
             let scheduler_name =
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
             self.ensure_namespace(&namespace);
-            out.push(Workload {
-                namespace,
-                name,
-                kind: "Workload".into(),
-                owner: None,
-                uid,
-                queue,
-                queue_name: Some(qn),
-                priority_class: class.map(|(n, _)| n),
-                priority,
-                scheduler_name,
-                created_at,
-                arrival,
-                duration: self.workload_duration(src, meta, initial_admission.is_some())?,
-                pod_sets,
-                active: spec.active.unwrap_or(true),
-                initial_admission,
-                creation_blocked: None,
-            });
+            out.push((
+                src.order,
+                Workload {
+                    namespace,
+                    name,
+                    kind: "Workload".into(),
+                    owner: None,
+                    uid,
+                    queue,
+                    queue_name: Some(qn),
+                    priority_class: class.map(|(n, _)| n),
+                    priority,
+                    scheduler_name,
+                    created_at,
+                    arrival,
+                    duration: self.workload_duration(src, meta, initial_admission.is_some())?,
+                    pod_sets,
+                    active: spec.active.unwrap_or(true),
+                    initial_admission,
+                    creation_blocked: None,
+                },
+            ));
         }
-        // Arrival order; equal arrivals keep document order (stable sort).
-        out.sort_by_key(|w| w.arrival);
-        self.world.workloads = out;
+        // Arrival order; equal arrivals keep document order across all files and kinds.
+        out.sort_by_key(|(order, w)| (w.arrival, *order));
+        self.world.workloads = out.into_iter().map(|(_, w)| w).collect();
         Ok(())
     }
 

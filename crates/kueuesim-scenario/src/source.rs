@@ -31,6 +31,8 @@ pub struct ObjectText<'f> {
     pub kind: String,
     /// Where `kind` is written (for messages about the whole object).
     pub kind_pos: Pos,
+    /// Position among all objects of the input, in document order (set by the loader).
+    pub order: usize,
 }
 
 #[derive(Deserialize)]
@@ -186,6 +188,7 @@ fn push_document<'f>(
         api_version,
         kind: kind.value,
         kind_pos,
+        order: 0,
     });
     Ok(())
 }

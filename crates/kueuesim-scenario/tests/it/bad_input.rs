@@ -214,3 +214,48 @@ fn bad_creation_timestamp() {
     let e = load_error(text);
     assert!(e.starts_with("t.yaml:5:22: "), "{e}");
 }
+
+#[test]
+fn duplicate_pod_set_names() {
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w}\nspec:\n  podSets:\n  - name: a\n    count: 1\n  - name: a\n    count: 2\n";
+    let e = load_error(text);
+    assert!(
+        e.starts_with("t.yaml:8:11: pod set name \"a\" is used twice"),
+        "{e}"
+    );
+}
+
+#[test]
+fn duplicate_node_pools() {
+    let pool = "apiVersion: kueuesim.io/v1alpha1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  namePrefix: NAME\n";
+    let text = format!(
+        "{}---\n{}",
+        pool.replace("NAME", "a"),
+        pool.replace("NAME", "b")
+    );
+    let e = load_error(&text);
+    assert!(e.starts_with("t.yaml:8:7: duplicate NodePool \"p\""), "{e}");
+}
+
+#[test]
+fn negative_local_queue_weight() {
+    let text = format!(
+        "{FLAVOR}---\n{}---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: q, namespace: n}}\nspec:\n  clusterQueue: cq\n  fairSharing:\n    weight: \"-1\"\n",
+        cq("8")
+    );
+    let e = load_error(&text);
+    assert!(e.contains("fairSharing.weight \"-1\" is negative"), "{e}");
+}
+
+#[test]
+fn resource_listed_twice_in_a_flavor() {
+    let text = format!(
+        "{FLAVOR}---\n{}      - name: nvidia.com/gpu\n        nominalQuota: 4\n",
+        cq("8")
+    );
+    let e = load_error(&text);
+    assert!(
+        e.starts_with("t.yaml:19:15: resource \"nvidia.com/gpu\" is listed twice"),
+        "{e}"
+    );
+}

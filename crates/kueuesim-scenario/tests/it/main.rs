@@ -4,5 +4,7 @@
 mod bad_input;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
+/// How objects become workloads: document order, times, snapshot state.
+mod loading;
 /// Helpers to load text and run it.
 mod util;

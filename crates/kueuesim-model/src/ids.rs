@@ -52,3 +52,7 @@ dense_id!(
     /// A namespace.
     NamespaceId(u32)
 );
+dense_id!(
+    /// A Kueue Cohort (declared or implicit).
+    CohortId(u32)
+);

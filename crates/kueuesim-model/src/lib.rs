@@ -9,6 +9,7 @@ pub mod ids;
 pub mod labels;
 pub mod objects;
 pub mod quantity;
+pub mod quota;
 pub mod resources;
 pub mod time;
 pub mod world;

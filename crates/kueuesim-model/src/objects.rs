@@ -1,7 +1,7 @@
 //! The objects of the simulated platform: Kueue's ResourceFlavor, ClusterQueue, LocalQueue,
 //! WorkloadPriorityClass and Workload, and core Namespace and Node, with names resolved to ids.
 
-use crate::ids::{ClusterQueueId, FlavorId, LocalQueueId, ResourceId};
+use crate::ids::{ClusterQueueId, CohortId, FlavorId, LocalQueueId, ResourceId};
 use crate::labels::{LabelSelector, Labels, Taint, Toleration};
 use crate::resources::ResourceList;
 use crate::time::{SimDuration, SimTime};
@@ -84,13 +84,102 @@ pub struct ResourceGroup {
     pub flavors: Vec<FlavorQuotas>,
 }
 
+/// A preemption policy (`Never`, `LowerPriority`, `LowerOrNewerEqualPriority`, `Any`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PreemptionPolicy {
+    /// Nobody is preempted.
+    #[default]
+    Never,
+    /// Workloads of lower priority.
+    LowerPriority,
+    /// Lower priority, or equal priority and newer (`withinClusterQueue` only).
+    LowerOrNewerEqualPriority,
+    /// Anybody (`reclaimWithinCohort` only).
+    Any,
+}
+
+/// `spec.preemption` of a ClusterQueue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Preemption {
+    /// `withinClusterQueue`.
+    pub within_cluster_queue: PreemptionPolicy,
+    /// `reclaimWithinCohort`.
+    pub reclaim_within_cohort: PreemptionPolicy,
+    /// `borrowWithinCohort.policy` (`Never` or `LowerPriority`).
+    pub borrow_within_cohort: PreemptionPolicy,
+    /// `borrowWithinCohort.maxPriorityThreshold`.
+    pub borrow_max_priority_threshold: Option<i32>,
+}
+
+/// `flavorFungibility.whenCanBorrow` / `whenCanPreempt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FungibilityPolicy {
+    /// Stop at this flavor (v1beta1 `Borrow` / `Preempt`).
+    MayStopSearch,
+    /// Look at the next flavors for a better one.
+    TryNextFlavor,
+}
+
+/// `flavorFungibility.preference`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FungibilityPreference {
+    /// Prefer a flavor that needs no preemption, even if it borrows.
+    #[default]
+    BorrowingOverPreemption,
+    /// Prefer a flavor that needs no borrowing, even if it preempts.
+    PreemptionOverBorrowing,
+}
+
+/// `spec.flavorFungibility` of a ClusterQueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlavorFungibility {
+    /// `whenCanBorrow` (default `MayStopSearch`).
+    pub when_can_borrow: FungibilityPolicy,
+    /// `whenCanPreempt` (default `TryNextFlavor`).
+    pub when_can_preempt: FungibilityPolicy,
+    /// `preference`.
+    pub preference: FungibilityPreference,
+}
+
+impl Default for FlavorFungibility {
+    fn default() -> Self {
+        FlavorFungibility {
+            when_can_borrow: FungibilityPolicy::MayStopSearch,
+            when_can_preempt: FungibilityPolicy::TryNextFlavor,
+            preference: FungibilityPreference::BorrowingOverPreemption,
+        }
+    }
+}
+
+/// A Kueue Cohort: a node of the cohort tree, declared by a Cohort object or implied by a
+/// ClusterQueue's `cohortName` (then without quota of its own).
+#[derive(Clone, Debug, Default)]
+pub struct Cohort {
+    /// Object name.
+    pub name: String,
+    /// `spec.parentName`.
+    pub parent: Option<CohortId>,
+    /// `spec.resourceGroups`: quota owned by the cohort itself, shared by its subtree.
+    pub resource_groups: Vec<ResourceGroup>,
+    /// `spec.fairSharing.weight` in milli-units (1000 when unset).
+    pub fair_sharing_weight_milli: i64,
+    /// Whether a Cohort object declared it.
+    pub declared: bool,
+}
+
 /// A Kueue ClusterQueue.
 #[derive(Clone, Debug, Default)]
 pub struct ClusterQueue {
     /// Object name.
     pub name: String,
     /// `spec.cohortName` (v1beta1 `spec.cohort`).
-    pub cohort: Option<String>,
+    pub cohort: Option<CohortId>,
+    /// `spec.preemption`.
+    pub preemption: Preemption,
+    /// `spec.flavorFungibility`.
+    pub flavor_fungibility: FlavorFungibility,
+    /// `spec.fairSharing.weight` in milli-units (1000 when unset).
+    pub fair_sharing_weight_milli: i64,
     /// `spec.queueingStrategy`.
     pub queueing_strategy: QueueingStrategy,
     /// `spec.namespaceSelector`: `None` admits no namespace, `Some({})` every namespace.

@@ -2,7 +2,7 @@
 
 use crate::ids::{ClusterQueueId, FlavorId, LocalQueueId, NodeId, WorkloadId};
 use crate::objects::{
-    ClusterQueue, LocalQueue, Namespace, Node, PriorityClass, ResourceFlavor, Workload,
+    ClusterQueue, Cohort, LocalQueue, Namespace, Node, PriorityClass, ResourceFlavor, Workload,
 };
 use crate::resources::ResourceTable;
 use crate::time::{SimDuration, SimTime};
@@ -97,6 +97,8 @@ pub struct World {
     pub flavors: Vec<ResourceFlavor>,
     /// ClusterQueues by `ClusterQueueId`.
     pub cluster_queues: Vec<ClusterQueue>,
+    /// Cohorts by `CohortId` (declared and implicit).
+    pub cohorts: Vec<Cohort>,
     /// LocalQueues by `LocalQueueId`.
     pub local_queues: Vec<LocalQueue>,
     /// Priority classes (Workload and pod), in input order.

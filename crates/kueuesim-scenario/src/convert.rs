@@ -8,11 +8,12 @@ use serde_saphyr::Spanned;
 
 use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
 use kueuesim_model::{
-    ClusterQueue, ClusterQueueId, CreationBlocked, FlavorId, FlavorQuotas, InitialAdmission,
-    LabelSelector, Labels, LocalQueue, LocalQueueId, Namespace, Node, PodSet, PodSetAdmission,
-    PriorityClass, QueueRef, QueueingStrategy, ResourceFlavor, ResourceGroup, ResourceList,
-    ResourceQuota, SchedulerKind, SelectorOp, SelectorRequirement, SimConfig, StopPolicy, Taint,
-    TaintEffect, Toleration, TolerationOp, Workload, World, resource_amount,
+    ClusterQueue, ClusterQueueId, Cohort, CohortId, CreationBlocked, FlavorFungibility, FlavorId,
+    FlavorQuotas, FungibilityPolicy, FungibilityPreference, InitialAdmission, LabelSelector,
+    Labels, LocalQueue, LocalQueueId, Namespace, Node, PodSet, PodSetAdmission, Preemption,
+    PreemptionPolicy, PriorityClass, QueueRef, QueueingStrategy, ResourceFlavor, ResourceGroup,
+    ResourceList, ResourceQuota, SchedulerKind, SelectorOp, SelectorRequirement, SimConfig,
+    StopPolicy, Taint, TaintEffect, Toleration, TolerationOp, Workload, World, resource_amount,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -73,6 +74,7 @@ struct Builder<'a> {
     simulation: Option<Parsed<'a, wire::Simulation>>,
     namespaces: Vec<Parsed<'a, wire::Namespace>>,
     flavors: Vec<Parsed<'a, wire::ResourceFlavor>>,
+    cohorts: Vec<Parsed<'a, wire::Cohort>>,
     cluster_queues: Vec<Parsed<'a, wire::ClusterQueue>>,
     local_queues: Vec<Parsed<'a, wire::LocalQueue>>,
     wpcs: Vec<Parsed<'a, wire::WorkloadPriorityClass>>,
@@ -273,6 +275,127 @@ fn stop_policy(
     }
 }
 
+/// `fairSharing.weight` in milli-units; 1000 when unset; negative is an error.
+fn weight_milli(src: &ObjectText<'_>, fs: &wire::FairSharing) -> Result<i64, ScenarioError> {
+    let Some(w) = &fs.weight else { return Ok(1000) };
+    let q = kueuesim_model::Quantity::parse(w.value.trim())
+        .map_err(|e| err_at(src, w, e.to_string()))?;
+    let milli = q.milli_value().map_err(|e| err_at(src, w, e.to_string()))?;
+    if milli < 0 {
+        return Err(err_at(
+            src,
+            w,
+            format!(
+                "fairSharing.weight {:?} is negative: expected a quantity ≥ 0",
+                w.value
+            ),
+        ));
+    }
+    Ok(milli)
+}
+
+fn preemption(
+    src: &ObjectText<'_>,
+    p: Option<&wire::Preemption>,
+) -> Result<Preemption, ScenarioError> {
+    let Some(p) = p else {
+        return Ok(Preemption::default());
+    };
+    let policy =
+        |s: &Option<Spanned<String>>, what: &str, options: &[(&str, PreemptionPolicy)]| match s {
+            None => Ok(PreemptionPolicy::Never),
+            Some(s) => one_of(src, s, what, options),
+        };
+    use PreemptionPolicy as P;
+    let within_cluster_queue = policy(
+        &p.within_cluster_queue,
+        "withinClusterQueue",
+        &[
+            ("Never", P::Never),
+            ("LowerPriority", P::LowerPriority),
+            ("LowerOrNewerEqualPriority", P::LowerOrNewerEqualPriority),
+        ],
+    )?;
+    let reclaim_within_cohort = policy(
+        &p.reclaim_within_cohort,
+        "reclaimWithinCohort",
+        &[
+            ("Never", P::Never),
+            ("LowerPriority", P::LowerPriority),
+            ("Any", P::Any),
+        ],
+    )?;
+    let (borrow_within_cohort, borrow_max_priority_threshold) = match &p.borrow_within_cohort {
+        None => (P::Never, None),
+        Some(b) => (
+            policy(
+                &b.policy,
+                "borrowWithinCohort.policy",
+                &[("Never", P::Never), ("LowerPriority", P::LowerPriority)],
+            )?,
+            b.max_priority_threshold,
+        ),
+    };
+    Ok(Preemption {
+        within_cluster_queue,
+        reclaim_within_cohort,
+        borrow_within_cohort,
+        borrow_max_priority_threshold,
+    })
+}
+
+fn fungibility(
+    src: &ObjectText<'_>,
+    f: Option<&wire::FlavorFungibility>,
+) -> Result<FlavorFungibility, ScenarioError> {
+    let mut out = FlavorFungibility::default();
+    let Some(f) = f else { return Ok(out) };
+    use FungibilityPolicy as F;
+    // v1beta1 spelled MayStopSearch as `Borrow` / `Preempt`.
+    if let Some(s) = &f.when_can_borrow {
+        out.when_can_borrow = one_of(
+            src,
+            s,
+            "whenCanBorrow",
+            &[
+                ("MayStopSearch", F::MayStopSearch),
+                ("Borrow", F::MayStopSearch),
+                ("TryNextFlavor", F::TryNextFlavor),
+            ],
+        )?;
+    }
+    if let Some(s) = &f.when_can_preempt {
+        out.when_can_preempt = one_of(
+            src,
+            s,
+            "whenCanPreempt",
+            &[
+                ("MayStopSearch", F::MayStopSearch),
+                ("Preempt", F::MayStopSearch),
+                ("TryNextFlavor", F::TryNextFlavor),
+            ],
+        )?;
+    }
+    if let Some(s) = &f.preference {
+        out.preference = one_of(
+            src,
+            s,
+            "preference",
+            &[
+                (
+                    "BorrowingOverPreemption",
+                    FungibilityPreference::BorrowingOverPreemption,
+                ),
+                (
+                    "PreemptionOverBorrowing",
+                    FungibilityPreference::PreemptionOverBorrowing,
+                ),
+            ],
+        )?;
+    }
+    Ok(out)
+}
+
 /// The group part of an apiVersion (`""` for the core group).
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
@@ -332,6 +455,7 @@ impl<'a> Builder<'a> {
                 }
                 ("kueue.x-k8s.io", "ResourceFlavor") => self.flavors.push(parse(src)?),
                 ("kueue.x-k8s.io", "ClusterQueue") => self.cluster_queues.push(parse(src)?),
+                ("kueue.x-k8s.io", "Cohort") => self.cohorts.push(parse(src)?),
                 ("kueue.x-k8s.io", "LocalQueue") => self.local_queues.push(parse(src)?),
                 ("kueue.x-k8s.io", "WorkloadPriorityClass") => self.wpcs.push(parse(src)?),
                 ("kueue.x-k8s.io", "Workload") => self.workloads.push(parse(src)?),
@@ -394,6 +518,7 @@ impl<'a> Builder<'a> {
         self.build_config()?;
         self.build_namespaces()?;
         self.build_flavors()?;
+        self.build_cohorts()?;
         self.build_cluster_queues()?;
         self.build_local_queues()?;
         self.build_priority_classes()?;
@@ -535,122 +660,187 @@ impl<'a> Builder<'a> {
             .map(FlavorId::from_index)
     }
 
+    /// Reads `resourceGroups` of a ClusterQueue or Cohort named `name`: each resource in one
+    /// group, each flavor in one group and existing, one quota per covered resource.
+    fn resource_groups(
+        &mut self,
+        src: &ObjectText<'_>,
+        name: &str,
+        kind: &str,
+        spec_groups: &[wire::ResourceGroup],
+    ) -> Result<Vec<ResourceGroup>, ScenarioError> {
+        let mut groups = Vec::new();
+        let mut seen_resources: Vec<String> = Vec::new();
+        let mut seen_flavors: Vec<String> = Vec::new();
+        for g in spec_groups {
+            let mut covered = Vec::new();
+            for r in &g.covered_resources {
+                if seen_resources.contains(&r.value) {
+                    return Err(err_at(
+                        src,
+                        r,
+                        format!(
+                            "resource {:?} is covered by two resource groups: expected each resource in exactly one group",
+                            r.value
+                        ),
+                    ));
+                }
+                seen_resources.push(r.value.clone());
+                covered.push(self.world.resources.intern(&r.value));
+            }
+            let mut flavors = Vec::new();
+            for f in &g.flavors {
+                let Some(fid) = self.flavor_id(&f.name.value) else {
+                    return Err(err_at(
+                        src,
+                        &f.name,
+                        format!(
+                            "{kind} {name:?} names ResourceFlavor {:?}, which does not exist: expected a ResourceFlavor defined in the input",
+                            f.name.value
+                        ),
+                    ));
+                };
+                if seen_flavors.contains(&f.name.value) {
+                    return Err(err_at(
+                        src,
+                        &f.name,
+                        format!(
+                            "flavor {:?} appears twice: expected each flavor in exactly one resource group",
+                            f.name.value
+                        ),
+                    ));
+                }
+                seen_flavors.push(f.name.value.clone());
+                let mut resources = Vec::new();
+                for (k, r) in g.covered_resources.iter().enumerate() {
+                    if let Some(dup) = f
+                        .resources
+                        .iter()
+                        .filter(|q| q.name.value == r.value)
+                        .nth(1)
+                    {
+                        return Err(err_at(
+                            src,
+                            &dup.name,
+                            format!(
+                                "resource {:?} is listed twice in flavor {:?}: expected one quota per resource",
+                                r.value, f.name.value
+                            ),
+                        ));
+                    }
+                    let Some(q) = f.resources.iter().find(|q| q.name.value == r.value) else {
+                        return Err(err_at(
+                            src,
+                            &f.name,
+                            format!(
+                                "flavor {:?} has no quota for covered resource {:?}: expected one entry per coveredResources item",
+                                f.name.value, r.value
+                            ),
+                        ));
+                    };
+                    let res_name = r.value.clone();
+                    resources.push(ResourceQuota {
+                        resource: covered[k],
+                        nominal: quantity(src, &res_name, &q.nominal_quota)?,
+                        borrowing_limit: q
+                            .borrowing_limit
+                            .as_ref()
+                            .map(|b| quantity(src, &res_name, b))
+                            .transpose()?,
+                        lending_limit: q
+                            .lending_limit
+                            .as_ref()
+                            .map(|b| quantity(src, &res_name, b))
+                            .transpose()?,
+                    });
+                }
+                if let Some(extra) = f
+                    .resources
+                    .iter()
+                    .find(|q| !g.covered_resources.iter().any(|r| r.value == q.name.value))
+                {
+                    return Err(err_at(
+                        src,
+                        &extra.name,
+                        format!(
+                            "resource {:?} is not in the group's coveredResources: expected one of {:?}",
+                            extra.name.value,
+                            g.covered_resources
+                                .iter()
+                                .map(|r| r.value.as_str())
+                                .collect::<Vec<_>>()
+                        ),
+                    ));
+                }
+                flavors.push(FlavorQuotas {
+                    flavor: fid,
+                    resources,
+                });
+            }
+            groups.push(ResourceGroup { covered, flavors });
+        }
+        Ok(groups)
+    }
+
+    /// Reads Cohort objects, then adds the cohorts ClusterQueues and Cohorts name without an
+    /// object (implicit cohorts, no quota of their own).
+    fn build_cohorts(&mut self) -> Result<(), ScenarioError> {
+        let cohorts = std::mem::take(&mut self.cohorts);
+        for p in &cohorts {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            self.remember(src, "", &name)?;
+            let resource_groups =
+                self.resource_groups(src, &name, "Cohort", &p.obj.spec.resource_groups)?;
+            let weight = weight_milli(src, &p.obj.spec.fair_sharing)?;
+            self.world.cohorts.push(Cohort {
+                name,
+                parent: None,
+                resource_groups,
+                fair_sharing_weight_milli: weight,
+                declared: true,
+            });
+        }
+        for (i, p) in cohorts.iter().enumerate() {
+            let parent = p
+                .obj
+                .spec
+                .parent_name
+                .as_ref()
+                .or(p.obj.spec.parent.as_ref())
+                .filter(|n| !n.value.is_empty());
+            if let Some(parent) = parent {
+                let id = self.cohort_id(&parent.value);
+                self.world.cohorts[i].parent = Some(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// The cohort named `name`, created implicitly if no Cohort object declares it.
+    fn cohort_id(&mut self, name: &str) -> CohortId {
+        match self.world.cohorts.iter().position(|c| c.name == name) {
+            Some(i) => CohortId::from_index(i),
+            None => {
+                self.world.cohorts.push(Cohort {
+                    name: name.to_string(),
+                    parent: None,
+                    resource_groups: Vec::new(),
+                    fair_sharing_weight_milli: 1000,
+                    declared: false,
+                });
+                CohortId::from_index(self.world.cohorts.len() - 1)
+            }
+        }
+    }
+
     fn build_cluster_queues(&mut self) -> Result<(), ScenarioError> {
         let cluster_queues = std::mem::take(&mut self.cluster_queues);
         for p in &cluster_queues {
             let src = p.src;
             let name = name_of(src, &p.obj.metadata)?.to_string();
             let spec = &p.obj.spec;
-            let mut groups = Vec::new();
-            let mut seen_resources: Vec<String> = Vec::new();
-            let mut seen_flavors: Vec<String> = Vec::new();
-            for g in &spec.resource_groups {
-                let mut covered = Vec::new();
-                for r in &g.covered_resources {
-                    if seen_resources.contains(&r.value) {
-                        return Err(err_at(
-                            src,
-                            r,
-                            format!(
-                                "resource {:?} is covered by two resource groups: expected each resource in exactly one group",
-                                r.value
-                            ),
-                        ));
-                    }
-                    seen_resources.push(r.value.clone());
-                    covered.push(self.world.resources.intern(&r.value));
-                }
-                let mut flavors = Vec::new();
-                for f in &g.flavors {
-                    let Some(fid) = self.flavor_id(&f.name.value) else {
-                        return Err(err_at(
-                            src,
-                            &f.name,
-                            format!(
-                                "ClusterQueue {name:?} names ResourceFlavor {:?}, which does not exist: expected a ResourceFlavor defined in the input",
-                                f.name.value
-                            ),
-                        ));
-                    };
-                    if seen_flavors.contains(&f.name.value) {
-                        return Err(err_at(
-                            src,
-                            &f.name,
-                            format!(
-                                "flavor {:?} appears twice: expected each flavor in exactly one resource group",
-                                f.name.value
-                            ),
-                        ));
-                    }
-                    seen_flavors.push(f.name.value.clone());
-                    let mut resources = Vec::new();
-                    for (k, r) in g.covered_resources.iter().enumerate() {
-                        if let Some(dup) = f
-                            .resources
-                            .iter()
-                            .filter(|q| q.name.value == r.value)
-                            .nth(1)
-                        {
-                            return Err(err_at(
-                                src,
-                                &dup.name,
-                                format!(
-                                    "resource {:?} is listed twice in flavor {:?}: expected one quota per resource",
-                                    r.value, f.name.value
-                                ),
-                            ));
-                        }
-                        let Some(q) = f.resources.iter().find(|q| q.name.value == r.value) else {
-                            return Err(err_at(
-                                src,
-                                &f.name,
-                                format!(
-                                    "flavor {:?} has no quota for covered resource {:?}: expected one entry per coveredResources item",
-                                    f.name.value, r.value
-                                ),
-                            ));
-                        };
-                        let res_name = r.value.clone();
-                        resources.push(ResourceQuota {
-                            resource: covered[k],
-                            nominal: quantity(src, &res_name, &q.nominal_quota)?,
-                            borrowing_limit: q
-                                .borrowing_limit
-                                .as_ref()
-                                .map(|b| quantity(src, &res_name, b))
-                                .transpose()?,
-                            lending_limit: q
-                                .lending_limit
-                                .as_ref()
-                                .map(|b| quantity(src, &res_name, b))
-                                .transpose()?,
-                        });
-                    }
-                    if let Some(extra) = f
-                        .resources
-                        .iter()
-                        .find(|q| !g.covered_resources.iter().any(|r| r.value == q.name.value))
-                    {
-                        return Err(err_at(
-                            src,
-                            &extra.name,
-                            format!(
-                                "resource {:?} is not in the group's coveredResources: expected one of {:?}",
-                                extra.name.value,
-                                g.covered_resources
-                                    .iter()
-                                    .map(|r| r.value.as_str())
-                                    .collect::<Vec<_>>()
-                            ),
-                        ));
-                    }
-                    flavors.push(FlavorQuotas {
-                        flavor: fid,
-                        resources,
-                    });
-                }
-                groups.push(ResourceGroup { covered, flavors });
-            }
+            let groups = self.resource_groups(src, &name, "ClusterQueue", &spec.resource_groups)?;
             let queueing_strategy = match &spec.queueing_strategy {
                 None => QueueingStrategy::BestEffortFIFO,
                 Some(s) => one_of(
@@ -669,7 +859,11 @@ impl<'a> Builder<'a> {
                     .cohort_name
                     .clone()
                     .or_else(|| spec.cohort.clone())
-                    .filter(|c| !c.is_empty()),
+                    .filter(|c| !c.is_empty())
+                    .map(|c| self.cohort_id(&c)),
+                preemption: preemption(src, spec.preemption.as_ref())?,
+                flavor_fungibility: fungibility(src, spec.flavor_fungibility.as_ref())?,
+                fair_sharing_weight_milli: weight_milli(src, &spec.fair_sharing)?,
                 queueing_strategy,
                 namespace_selector: spec
                     .namespace_selector
@@ -715,25 +909,7 @@ impl<'a> Builder<'a> {
                     ),
                 ));
             };
-            let weight = match &spec.fair_sharing.weight {
-                None => 1000,
-                Some(w) => {
-                    let q = kueuesim_model::Quantity::parse(w.value.trim())
-                        .map_err(|e| err_at(src, w, e.to_string()))?;
-                    let milli = q.milli_value().map_err(|e| err_at(src, w, e.to_string()))?;
-                    if milli < 0 {
-                        return Err(err_at(
-                            src,
-                            w,
-                            format!(
-                                "fairSharing.weight {:?} is negative: expected a quantity ≥ 0",
-                                w.value
-                            ),
-                        ));
-                    }
-                    milli
-                }
-            };
+            let weight = weight_milli(src, &spec.fair_sharing)?;
             let lq = LocalQueue {
                 namespace: namespace.clone(),
                 name: name.clone(),

@@ -210,6 +210,50 @@ pub struct ClusterQueueSpec {
     pub namespace_selector: Option<LabelSelector>,
     pub resource_groups: Vec<ResourceGroup>,
     pub stop_policy: Option<S>,
+    pub preemption: Option<Preemption>,
+    pub flavor_fungibility: Option<FlavorFungibility>,
+    pub fair_sharing: FairSharing,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BorrowWithinCohort {
+    pub policy: Option<S>,
+    pub max_priority_threshold: Option<i32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Preemption {
+    pub within_cluster_queue: Option<S>,
+    pub reclaim_within_cohort: Option<S>,
+    pub borrow_within_cohort: Option<BorrowWithinCohort>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FlavorFungibility {
+    pub when_can_borrow: Option<S>,
+    pub when_can_preempt: Option<S>,
+    pub preference: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CohortSpec {
+    /// v1beta1/v1beta2.
+    pub parent_name: Option<S>,
+    /// v1alpha1.
+    pub parent: Option<S>,
+    pub resource_groups: Vec<ResourceGroup>,
+    pub fair_sharing: FairSharing,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Cohort {
+    pub metadata: ObjectMeta,
+    pub spec: CohortSpec,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -93,6 +93,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             }],
             active: true,
             initial_admission: None,
+            last_eviction: None,
             creation_blocked: None,
         });
     }

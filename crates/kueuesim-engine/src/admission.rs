@@ -1,79 +1,37 @@
-//! One Kueue scheduling cycle: nominate heads, order them, process them against a snapshot.
+//! One Kueue scheduling cycle: nominate heads (flavor assignment with the preemption oracle),
+//! order them, and process them against a snapshot whose usage accumulates.
 //!
-//! Follows `pkg/scheduler/scheduler.go` (`schedule`, `nominate`, `processEntry`) and
-//! `pkg/scheduler/flavorassigner/flavorassigner.go`. The cycle is a pure function of the world,
-//! the quota usage and the heads: it returns decisions as data and the engine applies them.
-//!
-//! Modelled so far: nominal quota of each ClusterQueue (no cohorts, borrowing or preemption
-//! yet), flavor order, flavor taints and nodeSelector matching on the flavor's own label keys,
-//! the granular `QuotaReserved=False` reasons and Kueue's messages.
+//! Follows `pkg/scheduler/scheduler.go` (`schedule`, `nominate`, `getInitialAssignments`,
+//! `processEntry`, `makeClassicalIterator`) and `pkg/scheduler/flavorassigner/flavorassigner.go`
+//! (`assignFlavors`, `findFlavorForPodSets`, `fitsResourceQuota`, `isPreferred`,
+//! `shouldTryNextFlavor`, `resolveNoFitReason`). The cycle is a function of the world, the
+//! quota tree and the admitted workloads: it changes the tree only inside an undo mark, and
+//! returns its decisions as data for the engine to apply.
 
 use kueuesim_model::labels::tolerated;
+use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{
-    ClusterQueueId, FlavorId, QueueingStrategy, ResourceId, ResourceList, Workload, WorkloadId,
-    World, format_amount,
+    ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
+    PreemptionPolicy, ResourceGroup, ResourceId, ResourceList, Workload, WorkloadId, World,
+    format_amount,
 };
 
 use crate::outcome::PodSetAssignment;
-use crate::queues::QueueKey;
+use crate::preemption::{AdmittedWorkloads, Preemptor, Target, classical_targets};
+use crate::queues::{QueueKey, RequeueReason};
 
-/// Quota usage of every ClusterQueue per (flavor, resource), dense.
-#[derive(Clone, Debug)]
-pub struct QuotaUsage {
-    n_flavors: usize,
-    n_resources: usize,
-    amounts: Vec<i64>,
-}
-
-impl QuotaUsage {
-    /// Zero usage for the world's ClusterQueues.
-    pub fn new(world: &World) -> Self {
-        let n_flavors = world.flavors.len();
-        let n_resources = world.resources.len();
-        QuotaUsage {
-            n_flavors,
-            n_resources,
-            amounts: vec![0; world.cluster_queues.len() * n_flavors * n_resources],
-        }
-    }
-
-    fn slot(&self, cq: ClusterQueueId, f: FlavorId, r: ResourceId) -> usize {
-        (cq.index() * self.n_flavors + f.index()) * self.n_resources + r.index()
-    }
-
-    /// Usage of `(f, r)` in `cq`.
-    pub fn get(&self, cq: ClusterQueueId, f: FlavorId, r: ResourceId) -> i64 {
-        self.amounts[self.slot(cq, f, r)]
-    }
-
-    /// Adds (or with a negative sign removes) a workload's usage.
-    pub fn add(&mut self, cq: ClusterQueueId, usage: &[FlavorResourceAmount], sign: i64) {
-        for u in usage {
-            let s = self.slot(cq, u.flavor, u.resource);
-            self.amounts[s] += sign * u.amount;
-        }
-    }
-}
-
-/// An amount of one resource of one flavor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlavorResourceAmount {
-    /// The flavor.
-    pub flavor: FlavorId,
-    /// The resource.
-    pub resource: ResourceId,
-    /// The amount, in Kueue units.
-    pub amount: i64,
-}
-
-/// A successful flavor assignment of a whole workload.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Assignment {
-    /// Per pod set, the flavors and counts.
-    pub pod_sets: Vec<PodSetAssignment>,
-    /// The total quota it uses, merged per (flavor, resource).
-    pub usage: Vec<FlavorResourceAmount>,
-}
+/// `WaitingForQuota`.
+pub const REASON_WAITING_FOR_QUOTA: &str = "WaitingForQuota";
+/// `ExceedsMaxQuota`.
+pub const REASON_EXCEEDS_MAX_QUOTA: &str = "ExceedsMaxQuota";
+/// `NoMatchingFlavor`.
+pub const REASON_NO_MATCHING_FLAVOR: &str = "NoMatchingFlavor";
+/// `Misconfigured`.
+pub const REASON_MISCONFIGURED: &str = "Misconfigured";
+/// `Suspended`.
+pub const REASON_SUSPENDED: &str = "Suspended";
+/// `WaitingForPreemptedWorkloads`.
+pub const REASON_WAITING_FOR_PREEMPTED: &str = "WaitingForPreemptedWorkloads";
 
 /// Why a workload did not get quota, as the `QuotaReserved=False` condition says it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,25 +42,76 @@ pub struct NotAdmitted {
     pub message: String,
 }
 
-/// What happens to a head that was not admitted.
+/// `preemptionMode` of the flavor assigner, worst first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum PMode {
+    NoFit,
+    /// Preemption would be needed but the simulation found no candidates.
+    NoCandidates,
+    /// Preemption with at least one target in the workload's own ClusterQueue.
+    Preempt,
+    /// Preemption with every target in other ClusterQueues.
+    Reclaim,
+    Fit,
+}
+
+/// `granularMode`: preemption mode and borrowing level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Requeue {
-    /// Back to the active heap (StrictFIFO, or a transient reason).
-    Active,
-    /// To the inadmissible set until capacity may have been freed (BestEffortFIFO).
-    Inadmissible,
+struct Granular {
+    mode: PMode,
+    borrow: u32,
 }
 
-/// The decisions of one cycle.
-#[derive(Clone, Debug, Default)]
-pub struct CycleDecisions {
-    /// Workloads that get quota now, in processing order.
-    pub admit: Vec<(WorkloadId, ClusterQueueId, Assignment)>,
-    /// Heads that did not, with where they go and why.
-    pub requeue: Vec<(ClusterQueueId, QueueKey, Requeue, NotAdmitted)>,
+const WORST: Granular = Granular {
+    mode: PMode::NoFit,
+    borrow: u32::MAX,
+};
+const BEST: Granular = Granular {
+    mode: PMode::Fit,
+    borrow: 0,
+};
+
+/// `isPreferred`: whether `a` is better than `b` under the ClusterQueue's fungibility.
+fn is_preferred(a: Granular, b: Granular, f: &FlavorFungibility) -> bool {
+    if a.mode == PMode::NoFit {
+        return false;
+    }
+    if b.mode == PMode::NoFit {
+        return true;
+    }
+    // A flavor without preemption candidates cannot admit in this attempt: it ranks below
+    // every viable mode whatever the preference.
+    let (a_none, b_none) = (a.mode == PMode::NoCandidates, b.mode == PMode::NoCandidates);
+    if a_none != b_none {
+        return !a_none;
+    }
+    match f.preference {
+        FungibilityPreference::BorrowingOverPreemption => {
+            if a.mode != b.mode {
+                a.mode > b.mode
+            } else {
+                a.borrow < b.borrow
+            }
+        }
+        FungibilityPreference::PreemptionOverBorrowing => {
+            if a.borrow != b.borrow {
+                a.borrow < b.borrow
+            } else {
+                a.mode > b.mode
+            }
+        }
+    }
 }
 
-/// Reason severities for `resolveNoFitReason`: the most severe one names a pod set's failure.
+/// `shouldTryNextFlavor`.
+fn should_try_next(m: Granular, f: &FlavorFungibility) -> bool {
+    matches!(m.mode, PMode::NoFit | PMode::NoCandidates)
+        || (matches!(m.mode, PMode::Preempt | PMode::Reclaim)
+            && f.when_can_preempt == FungibilityPolicy::TryNextFlavor)
+        || (m.borrow > 0 && f.when_can_borrow == FungibilityPolicy::TryNextFlavor)
+}
+
+/// Reason severities of `resolveNoFitReason`.
 fn severity(reason: &str) -> u8 {
     match reason {
         REASON_NO_MATCHING_FLAVOR => 4,
@@ -112,23 +121,72 @@ fn severity(reason: &str) -> u8 {
     }
 }
 
-/// `WaitingForQuota`.
-pub const REASON_WAITING_FOR_QUOTA: &str = "WaitingForQuota";
-/// `ExceedsMaxQuota`.
-pub const REASON_EXCEEDS_MAX_QUOTA: &str = "ExceedsMaxQuota";
-/// `NoMatchingFlavor`.
-pub const REASON_NO_MATCHING_FLAVOR: &str = "NoMatchingFlavor";
-/// `Misconfigured`.
-pub const REASON_MISCONFIGURED: &str = "Misconfigured";
-
-/// One pod set's failure: sorted reasons and the most severe reason code.
-struct PodSetFailure {
-    reasons: Vec<String>,
-    reason: &'static str,
+fn most_severe(a: &'static str, b: &'static str) -> &'static str {
+    if severity(a) >= severity(b) { a } else { b }
 }
 
-/// Per-pod requests as Kueue counts them against a ClusterQueue: the pod template's requests,
-/// plus `pods: 1` when the ClusterQueue covers the `pods` resource.
+/// The representative mode of an assignment (`FlavorAssignmentMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    /// Cannot be admitted now.
+    NoFit,
+    /// Can be admitted after preempting (or, with no targets, not at all this cycle).
+    Preempt,
+    /// Fits.
+    Fit,
+}
+
+/// A flavor assignment of a whole workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    /// Per pod set (up to the first that failed), the flavors and counts.
+    pub pod_sets: Vec<PodSetAssignment>,
+    /// The quota it uses, per `Fr` (sorted, merged).
+    pub usage: Vec<(Fr, i64)>,
+    /// The representative mode.
+    pub mode: Mode,
+    /// The borrowing level: 0 within nominal, else the height of the subtree it borrows from.
+    pub borrowing: u32,
+    /// The `Fr`s assigned in preempt mode (`frsNeedPreemption`).
+    pub contested: Vec<Fr>,
+    /// For a mode other than `Fit`: the condition reason and Kueue's message.
+    pub not_admitted: Option<NotAdmitted>,
+}
+
+/// What the scheduler knows of the workload being assigned.
+struct Subject<'a> {
+    workload: WorkloadId,
+    wl: &'a Workload,
+    cq: ClusterQueueId,
+    priority: i32,
+    key: QueueKey,
+}
+
+/// One flavor tried for a resource group: its mode and, for NoFit, its reason.
+struct Attempt {
+    mode: PMode,
+    no_fit_reason: &'static str,
+}
+
+/// The outcome of `find_flavor` for one resource group.
+struct GroupChoice {
+    /// (resource, flavor, mode) per requested resource of the group, if a flavor was chosen.
+    chosen: Option<Vec<(ResourceId, FlavorId, PMode, u32)>>,
+    /// Reasons to report when the choice is not a plain fit.
+    reasons: Vec<String>,
+    attempts: Vec<Attempt>,
+}
+
+/// The flavor assigner for one workload in one ClusterQueue (`FlavorAssigner`).
+struct FlavorAssigner<'a, A: AdmittedWorkloads> {
+    world: &'a World,
+    tree: &'a mut QuotaTree,
+    admitted: &'a A,
+    subject: Subject<'a>,
+}
+
+/// Per-pod requests as Kueue counts them against a ClusterQueue: the pod template's
+/// requests, plus `pods: 1` when the ClusterQueue covers the `pods` resource.
 fn quota_requests(world: &World, cq: ClusterQueueId, per_pod: &ResourceList) -> ResourceList {
     let mut req = per_pod.clone();
     if let Some(pods) = world.resources.lookup("pods")
@@ -139,9 +197,9 @@ fn quota_requests(world: &World, cq: ClusterQueueId, per_pod: &ResourceList) -> 
     req
 }
 
-/// Whether flavor `f` may hold this pod set at all (`checkFlavorForPodSets`): flavor taints
-/// tolerated by the pod's and the flavor's tolerations, and the pod's nodeSelector matching
-/// the flavor's nodeLabels on the keys the flavor defines. Returns the reason if not.
+/// Whether flavor `f` may hold pod set `ps` at all (`checkFlavorForPodSets`): flavor taints
+/// tolerated by the pod's and the flavor's tolerations, and the pod's nodeSelector agreeing
+/// with the flavor's nodeLabels on the keys the flavor defines. Returns the reason if not.
 fn flavor_mismatch(world: &World, f: FlavorId, wl: &Workload, ps: usize) -> Option<String> {
     let flavor = world.flavor(f);
     let pod = &wl.pod_sets[ps];
@@ -174,202 +232,332 @@ fn flavor_mismatch(world: &World, f: FlavorId, wl: &Workload, ps: usize) -> Opti
     None
 }
 
-/// Assigns flavors to every pod set of `wl` in `cq` given the current `usage`
-/// (`FlavorAssigner.Assign` restricted to nominal quota, no preemption).
-pub fn assign_flavors(
-    world: &World,
-    cq: ClusterQueueId,
-    wl: &Workload,
-    usage: &QuotaUsage,
-) -> Result<Assignment, NotAdmitted> {
-    let queue = world.cluster_queue(cq);
-    let mut assigned: Vec<FlavorResourceAmount> = Vec::new();
-    let mut pod_sets = Vec::with_capacity(wl.pod_sets.len());
-    let mut failures: Vec<(String, PodSetFailure)> = Vec::new();
-
-    for (ps_index, ps) in wl.pod_sets.iter().enumerate() {
-        let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(ps.count));
-        let mut flavors: Vec<(ResourceId, FlavorId)> = Vec::new();
-        let mut reasons: Vec<String> = Vec::new();
-        let mut ps_reason: &'static str = "";
-        let mut failed = false;
-
-        // Resources the ClusterQueue does not cover fail the pod set, unless requested at 0.
-        for (r, amount) in totals.iter() {
-            if amount != 0 && queue.group_of(r).is_none() {
-                reasons.push(format!(
-                    "resource {} unavailable in ClusterQueue",
-                    world.resources.name(r)
-                ));
-                ps_reason = REASON_NO_MATCHING_FLAVOR;
-                failed = true;
-            }
-        }
-
-        // One flavor per resource group: the group is the unit of flavor choice.
-        for group in &queue.resource_groups {
-            let requested: Vec<(ResourceId, i64)> = totals
-                .iter()
-                .filter(|(r, _)| group.covered.contains(r))
-                .collect();
-            if requested.is_empty() {
-                continue;
-            }
-            let mut group_reason: Option<&'static str> = None;
-            let mut chosen: Option<FlavorId> = None;
-            for fq in &group.flavors {
-                if let Some(why) = flavor_mismatch(world, fq.flavor, wl, ps_index) {
-                    reasons.push(why);
-                    group_reason = Some(least_severe(group_reason, REASON_NO_MATCHING_FLAVOR));
-                    continue;
-                }
-                let mut flavor_reason: Option<&'static str> = None;
-                for &(r, request) in &requested {
-                    let nominal = fq
-                        .resources
-                        .iter()
-                        .find(|q| q.resource == r)
-                        .map_or(0, |q| q.nominal);
-                    let earlier = assigned
-                        .iter()
-                        .filter(|u| u.flavor == fq.flavor && u.resource == r)
-                        .map(|u| u.amount)
-                        .sum::<i64>();
-                    let val = earlier + request;
-                    let available = (nominal - usage.get(cq, fq.flavor, r)).max(0);
-                    let name = world.resources.name(r);
-                    let fname = &world.flavor(fq.flavor).name;
-                    // Without a cohort the largest request that could ever fit
-                    // (PotentialAvailable) is the nominal quota.
-                    if val > nominal {
-                        reasons.push(format!(
-                            "insufficient quota for {name} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
-                            format_amount(name, earlier),
-                            format_amount(name, request),
-                            format_amount(name, nominal)
-                        ));
-                        flavor_reason = Some(most_severe(flavor_reason, REASON_EXCEEDS_MAX_QUOTA));
-                    } else if val > available {
-                        reasons.push(format!(
-                            "insufficient unused quota for {name} in flavor {fname}, {} more needed",
-                            format_amount(name, val - available)
-                        ));
-                        flavor_reason = Some(most_severe(flavor_reason, REASON_WAITING_FOR_QUOTA));
-                    }
-                }
-                match flavor_reason {
-                    None => {
-                        chosen = Some(fq.flavor);
-                        break;
-                    }
-                    Some(r) => group_reason = Some(least_severe(group_reason, r)),
-                }
-            }
-            match chosen {
-                Some(f) => {
-                    for &(r, amount) in &requested {
-                        flavors.push((r, f));
-                        assigned.push(FlavorResourceAmount {
-                            flavor: f,
-                            resource: r,
-                            amount,
-                        });
-                    }
-                }
-                None => {
-                    failed = true;
-                    // Across groups the most severe reason wins (co-requisites); within a group
-                    // the least severe flavor attempt (the best alternative) stands for it.
-                    ps_reason = most_severe(
-                        Some(ps_reason),
-                        group_reason.unwrap_or(REASON_NO_MATCHING_FLAVOR),
-                    );
-                }
-            }
-        }
-
-        if failed {
-            reasons.sort();
-            failures.push((
-                ps.name.clone(),
-                PodSetFailure {
-                    reasons,
-                    reason: ps_reason,
-                },
-            ));
-        } else {
-            flavors.sort();
-            pod_sets.push(PodSetAssignment {
-                flavors,
-                count: ps.count,
-            });
-        }
-    }
-
-    if failures.is_empty() {
-        Ok(Assignment {
-            pod_sets,
-            usage: merge_usage(assigned),
-        })
-    } else {
-        let reason = failures
-            .iter()
-            .fold(None, |acc, (_, f)| Some(most_severe(acc, f.reason)))
-            .unwrap_or(REASON_NO_MATCHING_FLAVOR);
-        let message = failures
-            .iter()
-            .map(|(name, f)| {
-                format!(
-                    "couldn't assign flavors to pod set {name}: {}",
-                    f.reasons.join(", ")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
-        Err(NotAdmitted { reason, message })
-    }
-}
-
-fn most_severe(a: Option<&'static str>, b: &'static str) -> &'static str {
-    match a {
-        Some(a) if severity(a) >= severity(b) => a,
-        _ => b,
-    }
-}
-
-fn least_severe(a: Option<&'static str>, b: &'static str) -> &'static str {
-    match a {
-        Some(a) if severity(a) <= severity(b) => a,
-        _ => b,
-    }
-}
-
-fn merge_usage(mut v: Vec<FlavorResourceAmount>) -> Vec<FlavorResourceAmount> {
-    v.sort_by_key(|u| (u.flavor, u.resource));
-    let mut out: Vec<FlavorResourceAmount> = Vec::with_capacity(v.len());
-    for u in v {
+fn merge_usage(mut v: Vec<(Fr, i64)>) -> Vec<(Fr, i64)> {
+    v.sort_by_key(|u| u.0);
+    let mut out: Vec<(Fr, i64)> = Vec::with_capacity(v.len());
+    for (fr, a) in v {
         match out.last_mut() {
-            Some(last) if last.flavor == u.flavor && last.resource == u.resource => {
-                last.amount += u.amount
-            }
-            _ => out.push(u),
+            Some(last) if last.0 == fr => last.1 += a,
+            _ => out.push((fr, a)),
         }
     }
     out
 }
 
-/// Whether `usage` fits in `cq` on top of `current` (the snapshot's `Fits`).
-fn fits(
-    world: &World,
-    cq: ClusterQueueId,
-    usage: &[FlavorResourceAmount],
-    current: &QuotaUsage,
-) -> bool {
-    let queue = world.cluster_queue(cq);
-    usage.iter().all(|u| {
-        let nominal = queue.quota(u.flavor, u.resource).map_or(0, |q| q.nominal);
-        current.get(cq, u.flavor, u.resource) + u.amount <= nominal
-    })
+impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
+    fn preemptor<'u>(&self, usage: &'u [(Fr, i64)], contested: &'u [Fr]) -> Preemptor<'u> {
+        Preemptor {
+            workload: self.subject.workload,
+            cq: self.subject.cq,
+            priority: self.subject.priority,
+            timestamp: self.subject.key.timestamp,
+            usage,
+            contested,
+        }
+    }
+
+    /// `canPreemptWhileBorrowing` (classical: `borrowWithinCohort` allows it).
+    fn can_preempt_while_borrowing(&self) -> bool {
+        self.world
+            .cluster_queue(self.subject.cq)
+            .preemption
+            .borrow_within_cohort
+            != PreemptionPolicy::Never
+    }
+
+    /// `fitsResourceQuota`: the mode of `request` more of `fr` on top of `assumed` already
+    /// assigned to earlier pod sets, its borrowing level, and the reasons when it does not fit.
+    fn fits_resource_quota(
+        &mut self,
+        fr: Fr,
+        assumed: i64,
+        request: i64,
+    ) -> (PMode, u32, Vec<String>, &'static str) {
+        let cq = self.subject.cq;
+        let (flavor, resource) = self.tree.split(fr);
+        let rname = self.world.resources.name(resource);
+        let fname = &self.world.flavor(flavor).name;
+        let available = self.tree.available(cq, fr);
+        let max_capacity = self.tree.potential_available(self.tree.cq_node(cq), fr);
+        let val = assumed + request;
+        if val > max_capacity {
+            let msg = format!(
+                "insufficient quota for {rname} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                format_amount(rname, assumed),
+                format_amount(rname, request),
+                format_amount(rname, max_capacity)
+            );
+            return (PMode::NoFit, 0, vec![msg], REASON_EXCEEDS_MAX_QUOTA);
+        }
+        let (borrow, may_reclaim) = self.tree.height_of_lowest_subtree_that_fits(cq, fr, val);
+        if val <= available {
+            return (PMode::Fit, borrow, Vec::new(), "");
+        }
+        let msg = format!(
+            "insufficient unused quota for {rname} in flavor {fname}, {} more needed",
+            format_amount(rname, val - available)
+        );
+        let nominal = self.tree.nominal(self.tree.cq_node(cq), fr);
+        if nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
+            // The preemption oracle (`SimulatePreemption`): the real algorithm, for this Fr.
+            let usage = [(fr, val)];
+            let contested = [fr];
+            let p = self.preemptor(&usage, &contested);
+            let targets = classical_targets(self.world, self.tree, self.admitted, &p);
+            if targets.is_empty() {
+                return (PMode::NoCandidates, borrow, vec![msg], "");
+            }
+            let mark = self.tree.mark();
+            self.remove_targets(&targets);
+            let (borrow_after, _) = self.tree.height_of_lowest_subtree_that_fits(cq, fr, val);
+            self.tree.rollback_to(mark);
+            let own = targets.iter().any(|t| {
+                self.admitted
+                    .candidate(t.workload)
+                    .is_some_and(|c| c.cq == cq)
+            });
+            let mode = if own { PMode::Preempt } else { PMode::Reclaim };
+            return (mode, borrow_after, vec![msg], "");
+        }
+        (PMode::NoFit, borrow, vec![msg], REASON_WAITING_FOR_QUOTA)
+    }
+
+    /// Removes the usage of `targets` from the tree (inside a caller's mark).
+    fn remove_targets(&mut self, targets: &[Target]) {
+        remove_workloads(
+            self.tree,
+            self.admitted,
+            self.world,
+            targets.iter().map(|t| t.workload),
+        );
+    }
+
+    /// `findFlavorForPodSets` for one resource group of pod set `ps`.
+    fn find_flavor(
+        &mut self,
+        ps: usize,
+        group: &ResourceGroup,
+        requested: &[(ResourceId, i64)],
+        assigned: &[(Fr, i64)],
+    ) -> GroupChoice {
+        let fung = self.world.cluster_queue(self.subject.cq).flavor_fungibility;
+        let mut best: Option<Vec<(ResourceId, FlavorId, PMode, u32)>> = None;
+        let mut best_mode = WORST;
+        let mut reasons = Vec::new();
+        let mut attempts = Vec::new();
+        for fq in &group.flavors {
+            if let Some(why) = flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps) {
+                reasons.push(why);
+                attempts.push(Attempt {
+                    mode: PMode::NoFit,
+                    no_fit_reason: REASON_NO_MATCHING_FLAVOR,
+                });
+                continue;
+            }
+            let mut rep = BEST;
+            let mut flavor_reason: &'static str = "";
+            let mut chosen = Vec::with_capacity(requested.len());
+            for &(r, request) in requested {
+                let fr = self.tree.fr(fq.flavor, r);
+                let assumed = assigned.iter().filter(|u| u.0 == fr).map(|u| u.1).sum();
+                let (mode, borrow, why, no_fit) = self.fits_resource_quota(fr, assumed, request);
+                reasons.extend(why);
+                if !no_fit.is_empty() {
+                    flavor_reason = most_severe(flavor_reason, no_fit);
+                }
+                let g = Granular { mode, borrow };
+                // The flavor is as good as its worst resource.
+                if is_preferred(rep, g, &fung) {
+                    rep = g;
+                }
+                if rep.mode == PMode::NoFit {
+                    break;
+                }
+                chosen.push((r, fq.flavor, mode, borrow));
+            }
+            attempts.push(Attempt {
+                mode: rep.mode,
+                no_fit_reason: flavor_reason,
+            });
+            if !should_try_next(rep, &fung) {
+                best = Some(chosen);
+                best_mode = rep;
+                break;
+            }
+            if is_preferred(rep, best_mode, &fung) {
+                best = Some(chosen);
+                best_mode = rep;
+            }
+        }
+        if best_mode.mode == PMode::Fit {
+            reasons.clear();
+        }
+        GroupChoice {
+            chosen: best,
+            reasons,
+            attempts,
+        }
+    }
+
+    /// `assignFlavors`: flavors for every pod set at `counts` pods.
+    fn assign(&mut self, counts: &[u32]) -> Assignment {
+        let world = self.world;
+        let cq = self.subject.cq;
+        let queue = world.cluster_queue(cq);
+        let mut usage: Vec<(Fr, i64)> = Vec::new();
+        let mut pod_sets = Vec::new();
+        let mut contested = Vec::new();
+        let mut borrowing = 0u32;
+        let mut mode = Mode::Fit;
+        let mut failures: Vec<(String, Vec<String>, &'static str)> = Vec::new();
+        let mut preempt_reasons: Vec<(String, Vec<String>)> = Vec::new();
+
+        for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
+            let count = counts[ps_index];
+            let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(count));
+            // Resources in name order, as Kueue iterates its requests.
+            let mut resources: Vec<(ResourceId, i64)> = totals.iter().collect();
+            resources.sort_by(|a, b| world.resources.name(a.0).cmp(world.resources.name(b.0)));
+            let mut flavors: Vec<(ResourceId, FlavorId, PMode, u32)> = Vec::new();
+            let mut reasons: Vec<String> = Vec::new();
+            let mut failed: Option<(Vec<String>, &'static str)> = None;
+            for &(r, amount) in &resources {
+                if flavors.iter().any(|f| f.0 == r) {
+                    continue;
+                }
+                let Some(group) = queue.group_of(r) else {
+                    if amount == 0 {
+                        continue;
+                    }
+                    let name = world.resources.name(r);
+                    failed = Some((
+                        vec![format!("resource {name} unavailable in ClusterQueue")],
+                        REASON_NO_MATCHING_FLAVOR,
+                    ));
+                    break;
+                };
+                let requested: Vec<(ResourceId, i64)> = resources
+                    .iter()
+                    .copied()
+                    .filter(|(x, _)| group.covered.contains(x))
+                    .collect();
+                let choice = self.find_flavor(ps_index, group, &requested, &usage);
+                match choice.chosen {
+                    Some(chosen) => {
+                        flavors.extend(chosen);
+                        reasons.extend(choice.reasons);
+                    }
+                    None => {
+                        // resolveNoFitReason: within a group, the least severe alternative
+                        // stands for it.
+                        let reason = choice
+                            .attempts
+                            .iter()
+                            .filter(|a| a.mode == PMode::NoFit)
+                            .map(|a| a.no_fit_reason)
+                            .min_by_key(|r| severity(r))
+                            .unwrap_or(REASON_NO_MATCHING_FLAVOR);
+                        failed = Some((choice.reasons, reason));
+                        break;
+                    }
+                }
+            }
+            if let Some((mut reasons, reason)) = failed {
+                reasons.sort();
+                failures.push((ps.name.clone(), reasons, reason));
+                mode = Mode::NoFit;
+                break;
+            }
+            for &(r, f, m, b) in &flavors {
+                let fr = self.tree.fr(f, r);
+                let amount = totals.get(r);
+                usage.push((fr, amount));
+                borrowing = borrowing.max(b);
+                if m != PMode::Fit {
+                    contested.push(fr);
+                    mode = mode.min(Mode::Preempt);
+                }
+            }
+            usage = merge_usage(usage);
+            if !reasons.is_empty() {
+                reasons.sort();
+                preempt_reasons.push((ps.name.clone(), reasons));
+            }
+            let mut assigned: Vec<(ResourceId, FlavorId)> =
+                flavors.iter().map(|f| (f.0, f.1)).collect();
+            assigned.sort();
+            pod_sets.push(PodSetAssignment {
+                flavors: assigned,
+                count,
+            });
+        }
+        contested.sort();
+        contested.dedup();
+        let not_admitted = match mode {
+            Mode::Fit => None,
+            Mode::NoFit => {
+                let reason = failures.iter().fold("", |acc, f| most_severe(acc, f.2));
+                Some(NotAdmitted {
+                    reason,
+                    message: pod_set_message(&failures_as_pairs(&failures)),
+                })
+            }
+            Mode::Preempt => Some(NotAdmitted {
+                reason: REASON_WAITING_FOR_QUOTA,
+                message: pod_set_message(&preempt_reasons),
+            }),
+        };
+        Assignment {
+            pod_sets,
+            usage,
+            mode,
+            borrowing,
+            contested,
+            not_admitted,
+        }
+    }
+}
+
+fn failures_as_pairs(f: &[(String, Vec<String>, &'static str)]) -> Vec<(String, Vec<String>)> {
+    f.iter().map(|(n, r, _)| (n.clone(), r.clone())).collect()
+}
+
+/// `Assignment.Message`: `couldn't assign flavors to pod set <ps>: <reasons>` joined by `; `.
+fn pod_set_message(pod_sets: &[(String, Vec<String>)]) -> String {
+    pod_sets
+        .iter()
+        .map(|(name, reasons)| {
+            format!(
+                "couldn't assign flavors to pod set {name}: {}",
+                reasons.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Removes the quota usage of `workloads` from `tree` (the caller holds a mark).
+fn remove_workloads(
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    _world: &World,
+    workloads: impl Iterator<Item = WorkloadId>,
+) {
+    for w in workloads {
+        if let Some(c) = admitted.candidate(w) {
+            let node = tree.cq_node(c.cq);
+            for &(fr, amount) in &c.usage {
+                tree.remove_usage(node, fr, amount);
+            }
+        }
+    }
+}
+
+/// Whether `usage` fits in `cq` now (`ClusterQueueSnapshot.Fits`).
+fn fits(tree: &QuotaTree, cq: ClusterQueueId, usage: &[(Fr, i64)]) -> bool {
+    usage
+        .iter()
+        .all(|&(fr, amount)| amount <= tree.available(cq, fr))
 }
 
 /// A head popped for this cycle.
@@ -381,11 +569,142 @@ pub struct Head {
     pub key: QueueKey,
 }
 
-/// Runs one scheduling cycle over `heads` (`Scheduler.schedule`).
-pub fn run_cycle(world: &World, usage: &QuotaUsage, heads: &[Head]) -> CycleDecisions {
-    let mut decisions = CycleDecisions::default();
+/// What the cycle decided for one head.
+#[derive(Clone, Debug)]
+pub enum Decision {
+    /// Reserve quota now.
+    Admit {
+        /// The head.
+        head: Head,
+        /// Its flavors.
+        assignment: Assignment,
+    },
+    /// Evict `targets` for it; it stays at the head of its queue until they are gone.
+    Preempt {
+        /// The head.
+        head: Head,
+        /// The victims.
+        targets: Vec<Target>,
+        /// Why it is not admitted yet (`WaitingForPreemptedWorkloads`).
+        not_admitted: NotAdmitted,
+    },
+    /// Not admitted this cycle.
+    Requeue {
+        /// The head.
+        head: Head,
+        /// Where the queue puts it.
+        reason: RequeueReason,
+        /// Why.
+        not_admitted: NotAdmitted,
+    },
+}
+
+/// An entry of the cycle: a nominated head with its assignment and preemption targets.
+struct Entry {
+    head: Head,
+    priority: i32,
+    assignment: Assignment,
+    targets: Vec<Target>,
+}
+
+/// `getInitialAssignments`: the full assignment; with preemption, its targets; failing that,
+/// partial admission (`PodSetReducer`) when a pod set has `minCount`.
+fn initial_assignment<A: AdmittedWorkloads>(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &A,
+    head: Head,
+) -> (Assignment, Vec<Target>) {
+    let wl = world.workload(head.key.workload);
+    let subject = Subject {
+        workload: head.key.workload,
+        wl,
+        cq: head.cq,
+        priority: wl.priority,
+        key: head.key,
+    };
+    let mut fa = FlavorAssigner {
+        world,
+        tree,
+        admitted,
+        subject,
+    };
+    let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
+    let full = fa.assign(&full_counts);
+    match full.mode {
+        Mode::Fit => return (full, Vec::new()),
+        Mode::Preempt => {
+            let targets = targets_for(&mut fa, &full);
+            if !targets.is_empty() {
+                return (full, targets);
+            }
+        }
+        Mode::NoFit => {}
+    }
+    // Partial admission: the smallest reduction of the pod counts that fits.
+    let deltas: Vec<u32> = wl
+        .pod_sets
+        .iter()
+        .map(|p| p.count - p.min_count.unwrap_or(p.count))
+        .collect();
+    let total: u32 = deltas.iter().sum();
+    if total > 0 {
+        let counts_at = |i: u32| -> Vec<u32> {
+            full_counts
+                .iter()
+                .zip(&deltas)
+                .map(|(&c, &d)| c - (u64::from(d) * u64::from(i) / u64::from(total)) as u32)
+                .collect()
+        };
+        // sort.Search over [0, total]: the smallest reduction index that fits.
+        let (mut lo, mut hi) = (0u32, total + 1);
+        let mut found: Option<(Assignment, Vec<Target>)> = None;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let a = fa.assign(&counts_at(mid));
+            let ok = match a.mode {
+                Mode::Fit => Some((a, Vec::new())),
+                Mode::Preempt => {
+                    let t = targets_for(&mut fa, &a);
+                    (!t.is_empty()).then_some((a, t))
+                }
+                Mode::NoFit => None,
+            };
+            match ok {
+                Some(r) => {
+                    found = Some(r);
+                    hi = mid;
+                }
+                None => lo = mid + 1,
+            }
+        }
+        if let Some(r) = found {
+            return r;
+        }
+    }
+    (full, Vec::new())
+}
+
+/// `Preemptor.GetTargets` for an assignment in preempt mode.
+fn targets_for<A: AdmittedWorkloads>(
+    fa: &mut FlavorAssigner<'_, A>,
+    a: &Assignment,
+) -> Vec<Target> {
+    let p = fa.preemptor(&a.usage, &a.contested);
+    classical_targets(fa.world, fa.tree, fa.admitted, &p)
+}
+
+/// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of
+/// every workload holding quota and is returned unchanged; `admitted` lists them.
+pub fn run_cycle<A: AdmittedWorkloads>(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &A,
+    heads: &[Head],
+) -> Vec<Decision> {
+    let mut decisions = Vec::with_capacity(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
-    let mut entries: Vec<(Head, Assignment)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     for &h in heads {
         let wl = world.workload(h.key.workload);
         let queue = world.cluster_queue(h.cq);
@@ -396,76 +715,174 @@ pub fn run_cycle(world: &World, usage: &QuotaUsage, heads: &[Head]) -> CycleDeci
             (Some(sel), None) => sel.matches(&Default::default()),
         };
         if !ns_ok {
-            // A namespace mismatch goes to the inadmissible list even under StrictFIFO
-            // (RequeueReasonNamespaceMismatch).
-            decisions.requeue.push((
-                h.cq,
-                h.key,
-                Requeue::Inadmissible,
-                NotAdmitted {
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::NamespaceMismatch,
+                not_admitted: NotAdmitted {
                     reason: REASON_MISCONFIGURED,
                     message: "workload namespace doesn't match ClusterQueue selector".into(),
                 },
-            ));
+            });
             continue;
         }
-        match assign_flavors(world, h.cq, wl, usage) {
-            Ok(a) => entries.push((h, a)),
-            Err(why) => {
-                let to = match queue.queueing_strategy {
-                    QueueingStrategy::StrictFIFO => Requeue::Active,
-                    QueueingStrategy::BestEffortFIFO => Requeue::Inadmissible,
-                };
-                decisions.requeue.push((h.cq, h.key, to, why));
-            }
-        }
+        let (assignment, targets) = initial_assignment(world, tree, admitted, h);
+        entries.push(Entry {
+            head: h,
+            priority: wl.priority,
+            assignment,
+            targets,
+        });
     }
 
-    // Order (classical iterator): borrowing level (all 0 without cohorts), then higher
-    // priority (PrioritySortingWithinCohort), then earlier queue-order timestamp. The sort is
-    // stable, so equal entries keep ClusterQueue order.
-    entries.sort_by_key(|(h, _)| (h.key.priority, h.key.timestamp));
+    // Order (classical iterator): lower borrowing level first, then higher priority
+    // (PrioritySortingWithinCohort), then earlier queue-order timestamp; stable.
+    entries.sort_by_key(|e| {
+        (
+            e.assignment.borrowing,
+            std::cmp::Reverse(e.priority),
+            e.head.key.timestamp,
+        )
+    });
 
-    // Process: usage accumulates in the snapshot, so later entries see earlier admissions.
-    let mut snapshot = usage.clone();
-    for (h, a) in entries {
-        if fits(world, h.cq, &a.usage, &snapshot) {
-            snapshot.add(h.cq, &a.usage, 1);
-            decisions.admit.push((h.key.workload, h.cq, a));
-        } else {
-            // Skipped entries are requeued as transient (back to the heap) in both strategies.
-            decisions.requeue.push((
-                h.cq,
-                h.key,
-                Requeue::Active,
-                NotAdmitted {
+    // Process, with usage accumulating in the snapshot; undone at the end.
+    let mark = tree.mark();
+    let mut preempted: Vec<WorkloadId> = Vec::new();
+    for e in entries {
+        let h = e.head;
+        let a = e.assignment;
+        match a.mode {
+            Mode::NoFit => {
+                let not_admitted = a.not_admitted.clone().expect("NoFit has a reason");
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::NoFit,
+                    not_admitted,
+                });
+                continue;
+            }
+            Mode::Preempt if e.targets.is_empty() => {
+                // No candidates: unless the ClusterQueue can always reclaim its nominal quota
+                // (reclaimWithinCohort: Any, `CanAlwaysReclaim`), hold what it would take so
+                // others cannot borrow it in this cycle (`reserveCapacityForUnreclaimablePreempt`).
+                let cq = world.cluster_queue(h.cq);
+                if cq.preemption.reclaim_within_cohort != PreemptionPolicy::Any {
+                    for (fr, amount) in quota_to_reserve(tree, h.cq, &a) {
+                        tree.add_usage(tree.cq_node(h.cq), fr, amount);
+                    }
+                }
+                let not_admitted = a.not_admitted.clone().expect("Preempt has a message");
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::PreemptionNoCandidates,
+                    not_admitted,
+                });
+                continue;
+            }
+            _ => {}
+        }
+        if e.targets.iter().any(|t| preempted.contains(&t.workload)) {
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::FailedAfterNomination,
+                not_admitted: NotAdmitted {
+                    reason: REASON_WAITING_FOR_QUOTA,
+                    message: "Workload has overlapping preemption targets with another workload"
+                        .into(),
+                },
+            });
+            continue;
+        }
+        // Fits once every victim chosen so far (this entry's and earlier ones') is gone?
+        let check = tree.mark();
+        remove_workloads(
+            tree,
+            admitted,
+            world,
+            preempted
+                .iter()
+                .copied()
+                .chain(e.targets.iter().map(|t| t.workload)),
+        );
+        let ok = fits(tree, h.cq, &a.usage);
+        tree.rollback_to(check);
+        if !ok {
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::FailedAfterNomination,
+                not_admitted: NotAdmitted {
                     reason: REASON_WAITING_FOR_QUOTA,
                     message: "Workload no longer fits after processing another workload".into(),
                 },
-            ));
+            });
+            continue;
+        }
+        preempted.extend(e.targets.iter().map(|t| t.workload));
+        for &(fr, amount) in &a.usage {
+            tree.add_usage(tree.cq_node(h.cq), fr, amount);
+        }
+        if a.mode == Mode::Preempt {
+            let base = a.not_admitted.clone().expect("Preempt has a message");
+            let message = format!(
+                "{}. Pending the preemption of {} workload(s)",
+                base.message,
+                e.targets.len()
+            );
+            decisions.push(Decision::Preempt {
+                head: h,
+                targets: e.targets,
+                not_admitted: NotAdmitted {
+                    reason: REASON_WAITING_FOR_PREEMPTED,
+                    message,
+                },
+            });
+        } else {
+            decisions.push(Decision::Admit {
+                head: h,
+                assignment: a,
+            });
         }
     }
+    tree.rollback_to(mark);
     decisions
+}
+
+/// `quotaResourcesToReserve` for a preempting entry with no candidates: within nominal,
+/// what is left of nominal; when borrowing, up to nominal + borrowingLimit.
+fn quota_to_reserve(tree: &QuotaTree, cq: ClusterQueueId, a: &Assignment) -> Vec<(Fr, i64)> {
+    let n = tree.cq_node(cq);
+    a.usage
+        .iter()
+        .map(|&(fr, amount)| {
+            let nominal = tree.nominal(n, fr);
+            let used = tree.usage(n, fr);
+            let r = if a.borrowing > 0 {
+                match tree.borrowing_limit(n, fr) {
+                    None => amount,
+                    Some(bl) => amount.min(nominal + bl - used),
+                }
+            } else {
+                amount.min(nominal - used).max(0)
+            };
+            (fr, r)
+        })
+        .collect()
 }
 
 /// The quota usage of an admission given as data (`status.admission` of the input): each pod
 /// set's requests times its admitted count, charged to the flavor named per resource.
 pub fn usage_of(
     world: &World,
+    tree: &QuotaTree,
     cq: ClusterQueueId,
     wl: &Workload,
     pod_sets: &[kueuesim_model::PodSetAdmission],
-) -> Vec<FlavorResourceAmount> {
+) -> Vec<(Fr, i64)> {
     let mut out = Vec::new();
     for (ps, adm) in wl.pod_sets.iter().zip(pod_sets) {
         let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(adm.count));
         for (r, amount) in totals.iter() {
             if let Some(&(_, f)) = adm.flavors.iter().find(|(fr, _)| *fr == r) {
-                out.push(FlavorResourceAmount {
-                    flavor: f,
-                    resource: r,
-                    amount,
-                });
+                out.push((tree.fr(f, r), amount));
             }
         }
     }

@@ -6,9 +6,11 @@
 #![warn(missing_docs)]
 
 pub mod admission;
+pub mod admitted;
 pub mod event_queue;
 pub mod outcome;
 pub mod placement;
+pub mod preemption;
 pub mod queues;
 pub mod sim;
 

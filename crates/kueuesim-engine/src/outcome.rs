@@ -186,6 +186,9 @@ pub struct WorkloadRecord {
     pub conditions: Vec<Condition>,
     /// Events, oldest first; consecutive repeats of the same event are recorded once.
     pub events: Vec<Event>,
+    /// For a pending workload at the end: whether it is in its ClusterQueue's heap or parked
+    /// as inadmissible.
+    pub queue_status: Option<crate::queues::QueueStatus>,
 }
 
 /// Run-wide results.

@@ -1,14 +1,14 @@
 //! Kueue's queue manager: per ClusterQueue, an active heap and an inadmissible set.
 //!
-//! Mirrors `pkg/cache/queue/cluster_queue.go`: workloads are ordered by higher priority, then
-//! earlier queue-order timestamp, then UID (`baseCompareFunc`). A cycle pops at most one head
-//! per ClusterQueue. Under BestEffortFIFO an inadmissible head moves to the inadmissible set
-//! and comes back only when capacity may have been freed; under StrictFIFO it stays the head.
+//! Mirrors `pkg/cache/queue/cluster_queue.go`: workloads are ordered by the sticky preemptor
+//! first (BestEffortFIFO), then higher priority, then earlier queue-order timestamp, then UID
+//! (`baseCompareFunc`). A cycle pops at most one head per ClusterQueue. Where a head that was
+//! not admitted goes depends on the queueing strategy and the reason (`RequeueIfNotPresent`).
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
-use kueuesim_model::{ClusterQueueId, SimTime, WorkloadId};
+use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
 /// The position of a workload in a ClusterQueue: the ordering key of `baseCompareFunc`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -24,13 +24,51 @@ pub struct QueueKey {
     pub workload: WorkloadId,
 }
 
+/// Why a head goes back to its queue (`RequeueReason`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequeueReason {
+    /// Nothing specific.
+    Generic,
+    /// Nominated, then not admitted (skipped: no longer fits, overlapping targets).
+    FailedAfterNomination,
+    /// No flavor fits.
+    NoFit,
+    /// Preemption would be needed but there are no candidates.
+    PreemptionNoCandidates,
+    /// The namespace does not match the ClusterQueue's selector.
+    NamespaceMismatch,
+    /// Preemptions were issued for it.
+    PendingPreemption,
+}
+
+/// Where a workload is in its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueStatus {
+    /// In the heap: a head candidate.
+    Active,
+    /// Parked until capacity may have been freed.
+    Inadmissible,
+}
+
+impl QueueStatus {
+    /// Kueue's label value (`pending_workloads{status=…}`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueStatus::Active => "active",
+            QueueStatus::Inadmissible => "inadmissible",
+        }
+    }
+}
+
 /// The pending workloads of one ClusterQueue.
 #[derive(Debug, Default)]
 pub struct ClusterQueueQueue {
     /// Workloads that may be popped as heads.
     pub active: BTreeSet<QueueKey>,
-    /// Workloads that were found inadmissible and wait for a capacity change (BestEffortFIFO).
+    /// Workloads found inadmissible, waiting for a capacity change.
     pub inadmissible: BTreeSet<QueueKey>,
+    /// The preemptor pinned to the head while its victims terminate (BestEffortFIFO).
+    sticky: Option<QueueKey>,
 }
 
 /// All ClusterQueues' pending workloads.
@@ -49,37 +87,145 @@ impl QueueManager {
 
     /// Adds a newly arrived or requeued workload to the active heap (`AddFromLocalQueue`).
     pub fn push_active(&mut self, cq: ClusterQueueId, key: QueueKey) {
-        self.queues[cq.index()].active.insert(key);
+        let q = &mut self.queues[cq.index()];
+        q.inadmissible.remove(&key);
+        q.active.insert(key);
     }
 
-    /// Parks a workload in the inadmissible set.
-    pub fn push_inadmissible(&mut self, cq: ClusterQueueId, key: QueueKey) {
-        self.queues[cq.index()].inadmissible.insert(key);
-    }
-
-    /// Pops at most one head per ClusterQueue, in ClusterQueue id order (`heads`).
-    pub fn pop_heads(&mut self) -> Vec<(ClusterQueueId, QueueKey)> {
+    /// Pops at most one head per ClusterQueue among `eligible` ones, in ClusterQueue id
+    /// order (`heads`); the sticky preemptor first.
+    pub fn pop_heads(
+        &mut self,
+        eligible: impl Fn(ClusterQueueId) -> bool,
+    ) -> Vec<(ClusterQueueId, QueueKey)> {
         let mut heads = Vec::new();
         for (i, q) in self.queues.iter_mut().enumerate() {
-            if let Some(k) = q.active.pop_first() {
-                heads.push((ClusterQueueId::from_index(i), k));
+            let cq = ClusterQueueId::from_index(i);
+            if q.active.is_empty() || !eligible(cq) {
+                continue;
             }
+            let sticky = q.sticky.filter(|k| q.active.contains(k));
+            let key = match sticky {
+                Some(k) => {
+                    q.active.remove(&k);
+                    k
+                }
+                None => q.active.pop_first().expect("non-empty"),
+            };
+            heads.push((cq, key));
         }
         heads
     }
 
-    /// Moves every inadmissible workload of `cq` back to its active heap (a capacity change:
-    /// `QueueInadmissibleWorkloads`). Returns how many moved.
-    pub fn requeue_inadmissible(&mut self, cq: ClusterQueueId) -> usize {
+    /// Puts back a head that was not admitted (`RequeueIfNotPresent`). StrictFIFO returns
+    /// every head to the heap except on a namespace mismatch; BestEffortFIFO only for
+    /// transient reasons, else parks it as inadmissible and, for NoFit and
+    /// PreemptionNoCandidates, parks every active workload of the same scheduling shape with
+    /// it (`SchedulingEquivalenceHashing`). Returns the workloads parked along with it.
+    pub fn requeue(
+        &mut self,
+        cq: ClusterQueueId,
+        strategy: QueueingStrategy,
+        key: QueueKey,
+        reason: RequeueReason,
+        shape_of: impl Fn(WorkloadId) -> u32,
+    ) -> Vec<QueueKey> {
         let q = &mut self.queues[cq.index()];
-        let moved = q.inadmissible.len();
-        q.active.append(&mut q.inadmissible);
+        if reason == RequeueReason::PendingPreemption {
+            if strategy == QueueingStrategy::BestEffortFIFO {
+                q.sticky = Some(key);
+            }
+        } else if q.sticky.is_some_and(|k| k.workload == key.workload) {
+            q.sticky = None;
+        }
+        let immediate = match strategy {
+            QueueingStrategy::StrictFIFO => reason != RequeueReason::NamespaceMismatch,
+            QueueingStrategy::BestEffortFIFO => matches!(
+                reason,
+                RequeueReason::FailedAfterNomination | RequeueReason::PendingPreemption
+            ),
+        };
+        if immediate {
+            q.active.insert(key);
+            return Vec::new();
+        }
+        q.inadmissible.insert(key);
+        let mut moved = Vec::new();
+        if strategy == QueueingStrategy::BestEffortFIFO
+            && matches!(
+                reason,
+                RequeueReason::NoFit | RequeueReason::PreemptionNoCandidates
+            )
+        {
+            let shape = shape_of(key.workload);
+            moved = q
+                .active
+                .iter()
+                .copied()
+                .filter(|k| shape_of(k.workload) == shape)
+                .collect();
+            for k in &moved {
+                q.active.remove(k);
+                q.inadmissible.insert(*k);
+            }
+        }
         moved
     }
 
-    /// Whether any ClusterQueue has an active workload.
+    /// Forgets the sticky preemptor of `cq` if it is `w` (it was admitted).
+    pub fn clear_sticky(&mut self, cq: ClusterQueueId, w: WorkloadId) {
+        let q = &mut self.queues[cq.index()];
+        if q.sticky.is_some_and(|k| k.workload == w) {
+            q.sticky = None;
+        }
+    }
+
+    /// Moves the inadmissible workloads of `cq` for which `may_return` holds back to its heap
+    /// (`queueInadmissibleWorkloads`). Returns how many moved.
+    pub fn requeue_inadmissible(
+        &mut self,
+        cq: ClusterQueueId,
+        may_return: impl Fn(WorkloadId) -> bool,
+    ) -> usize {
+        let q = &mut self.queues[cq.index()];
+        let back: Vec<QueueKey> = q
+            .inadmissible
+            .iter()
+            .copied()
+            .filter(|k| may_return(k.workload))
+            .collect();
+        for k in &back {
+            q.inadmissible.remove(k);
+            q.active.insert(*k);
+        }
+        back.len()
+    }
+
+    /// Whether any of `cqs` has an active workload.
     pub fn any_active(&self) -> bool {
         self.queues.iter().any(|q| !q.active.is_empty())
+    }
+
+    /// Removes a workload wherever it is queued in `cq`.
+    pub fn remove(&mut self, cq: ClusterQueueId, key: &QueueKey) {
+        let q = &mut self.queues[cq.index()];
+        q.active.remove(key);
+        q.inadmissible.remove(key);
+        if q.sticky.as_ref() == Some(key) {
+            q.sticky = None;
+        }
+    }
+
+    /// Where `key` is queued in `cq`, if anywhere.
+    pub fn status(&self, cq: ClusterQueueId, key: &QueueKey) -> Option<QueueStatus> {
+        let q = &self.queues[cq.index()];
+        if q.active.contains(key) {
+            Some(QueueStatus::Active)
+        } else if q.inadmissible.contains(key) {
+            Some(QueueStatus::Inadmissible)
+        } else {
+            None
+        }
     }
 
     /// The queue of `cq`.
@@ -101,6 +247,10 @@ mod tests {
         }
     }
 
+    fn all(_: ClusterQueueId) -> bool {
+        true
+    }
+
     #[test]
     fn heads_are_priority_then_timestamp_then_uid() {
         let mut m = QueueManager::new(1);
@@ -109,24 +259,97 @@ mod tests {
         m.push_active(cq, key(500, 10, 2));
         m.push_active(cq, key(500, 10, 0));
         m.push_active(cq, key(500, 5, 3));
-        let order: Vec<u32> = std::iter::from_fn(|| m.pop_heads().pop())
+        let order: Vec<u32> = std::iter::from_fn(|| m.pop_heads(all).pop())
             .map(|(_, k)| k.workload.0)
             .collect();
         assert_eq!(order, [3, 0, 2, 1]);
     }
 
+    /// kueue-cases.md O-03 (`TestBestEffortFIFORequeueIfNotPresent`,
+    /// `TestStrictFIFORequeueIfNotPresent`): where each requeue reason sends a head.
     #[test]
-    fn one_head_per_cluster_queue_and_inadmissible_returns_on_requeue() {
-        let mut m = QueueManager::new(2);
-        m.push_active(ClusterQueueId(0), key(1, 0, 0));
-        m.push_active(ClusterQueueId(0), key(1, 1, 1));
-        m.push_active(ClusterQueueId(1), key(1, 2, 2));
-        let heads = m.pop_heads();
-        assert_eq!(heads.len(), 2);
-        m.push_inadmissible(ClusterQueueId(0), heads[0].1);
-        assert_eq!(m.pop_heads().len(), 1);
-        assert!(!m.any_active());
-        assert_eq!(m.requeue_inadmissible(ClusterQueueId(0)), 1);
-        assert!(m.any_active());
+    fn requeue_destinations_by_strategy_and_reason() {
+        use RequeueReason::*;
+        let cases = [
+            (
+                FailedAfterNomination,
+                QueueStatus::Active,
+                QueueStatus::Active,
+            ),
+            (PendingPreemption, QueueStatus::Active, QueueStatus::Active),
+            (
+                NamespaceMismatch,
+                QueueStatus::Inadmissible,
+                QueueStatus::Inadmissible,
+            ),
+            (Generic, QueueStatus::Inadmissible, QueueStatus::Active),
+            (NoFit, QueueStatus::Inadmissible, QueueStatus::Active),
+            (
+                PreemptionNoCandidates,
+                QueueStatus::Inadmissible,
+                QueueStatus::Active,
+            ),
+        ];
+        for (reason, best_effort, strict) in cases {
+            for (strategy, want) in [
+                (QueueingStrategy::BestEffortFIFO, best_effort),
+                (QueueingStrategy::StrictFIFO, strict),
+            ] {
+                let mut m = QueueManager::new(1);
+                let k = key(0, 0, 0);
+                m.requeue(ClusterQueueId(0), strategy, k, reason, |_| 0);
+                assert_eq!(
+                    m.status(ClusterQueueId(0), &k),
+                    Some(want),
+                    "{reason:?} {strategy:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sticky_preemptor_stays_the_head_under_best_effort() {
+        let mut m = QueueManager::new(1);
+        let cq = ClusterQueueId(0);
+        let low = key(1, 5, 1);
+        m.push_active(cq, key(9, 0, 0));
+        m.requeue(
+            cq,
+            QueueingStrategy::BestEffortFIFO,
+            low,
+            RequeueReason::PendingPreemption,
+            |_| 0,
+        );
+        assert_eq!(m.pop_heads(all)[0].1, low);
+        m.requeue(
+            cq,
+            QueueingStrategy::BestEffortFIFO,
+            low,
+            RequeueReason::PendingPreemption,
+            |_| 0,
+        );
+        m.clear_sticky(cq, low.workload);
+        assert_eq!(m.pop_heads(all)[0].1.workload, WorkloadId(0));
+    }
+
+    #[test]
+    fn equivalent_workloads_are_parked_together() {
+        let mut m = QueueManager::new(1);
+        let cq = ClusterQueueId(0);
+        for uid in 1..5 {
+            m.push_active(cq, key(0, uid as i64, uid));
+        }
+        let head = m.pop_heads(all)[0].1;
+        // Shapes: workloads 1 and 3 are alike, 2 and 4 differ.
+        let moved = m.requeue(
+            cq,
+            QueueingStrategy::BestEffortFIFO,
+            head,
+            RequeueReason::NoFit,
+            |w| w.0 % 2,
+        );
+        assert_eq!(moved.iter().map(|k| k.workload.0).collect::<Vec<_>>(), [3]);
+        assert_eq!(m.queue(cq).active.len(), 2);
+        assert_eq!(m.requeue_inadmissible(cq, |w| w.0 != 3), 1);
     }
 }

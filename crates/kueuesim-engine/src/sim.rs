@@ -1,29 +1,36 @@
-//! The discrete-event loop: arrivals, Kueue scheduling cycles, pod placement, start-up and
-//! completion, applied to the runtime state of every workload.
+//! The discrete-event loop: arrivals, Kueue scheduling cycles, preemption and eviction, pod
+//! placement, start-up and completion, applied to the runtime state of every workload.
 //!
-//! Policies (the admission cycle, placement) return decisions as data; this module applies
-//! them, keeps quota and node capacity in step, and records conditions and events.
+//! Policies (the admission cycle, preemption, placement) return decisions as data; this
+//! module applies them, keeps quota and node capacity in step, and records conditions and
+//! events as Kueue and the schedulers write them.
 
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{
     ClusterQueueId, Labels, NodeId, QueueRef, ResourceId, SchedulerKind, SimDuration, SimTime,
-    WorkloadId, World,
+    StopPolicy, WorkloadId, World,
 };
 
-use crate::admission::{self, Assignment, Head, NotAdmitted, QuotaUsage, Requeue};
+use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
+use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
 use crate::outcome::{
-    Admission, Condition, ConditionType, Event, EventType, Outcome, RunStats, WorkloadRecord,
-    WorkloadState,
+    Admission, Condition, ConditionType, Event, EventType, Eviction, Outcome, PodSetAssignment,
+    RunStats, WorkloadRecord, WorkloadState,
 };
 use crate::placement::{self, NodeCapacity, PodNeeds};
-use crate::queues::{QueueKey, QueueManager};
+use crate::preemption::{AdmittedWorkloads, Candidate, PreemptionReason, Target};
+use crate::queues::{QueueKey, QueueManager, QueueStatus, RequeueReason};
 
 /// The event source of Kueue's scheduler.
 const KUEUE_ADMISSION: &str = "kueue-admission";
+/// `requeueBatchPeriod`: inadmissible workloads return to their heaps this long after the
+/// capacity change that may let them in.
+const REQUEUE_BATCH_PERIOD: SimDuration = SimDuration::from_secs(1);
 
 /// What happens at a point in simulated time.
 #[derive(Clone, Copy, Debug)]
@@ -36,18 +43,25 @@ enum Ev {
     PodsRunning(WorkloadId, u32),
     /// A workload completes; stale if the generation moved on.
     Finish(WorkloadId, u32),
+    /// The pods of an evicted workload are gone: its quota and nodes are released.
+    PodsGone(WorkloadId, u32),
+    /// Inadmissible workloads of a ClusterQueue or a whole cohort tree (by its root node)
+    /// return to their heaps (`QueueInadmissibleWorkloads`, batched).
+    RequeueInadmissible(NodeIdx),
 }
 
 /// The runtime state of one workload.
 #[derive(Debug)]
 struct Runtime {
     arrived: bool,
-    /// Bumped whenever scheduled PodsRunning/Finish events become stale.
+    /// Bumped whenever scheduled PodsRunning/Finish/PodsGone events become stale.
     generation: u32,
     /// Per pod set, what one pod needs from a node (set when released to its scheduler).
     needs: Vec<PodNeeds>,
-    /// Quota usage held, to give back on completion.
-    usage: Vec<admission::FlavorResourceAmount>,
+    /// Quota usage held, to give back.
+    usage: Vec<(Fr, i64)>,
+    /// Its position in its ClusterQueue's queue.
+    key: Option<QueueKey>,
     record: WorkloadRecord,
 }
 
@@ -58,8 +72,15 @@ pub struct Simulation<'w> {
     events: EventQueue<Ev>,
     runtimes: Vec<Runtime>,
     queues: QueueManager,
-    usage: QuotaUsage,
+    tree: QuotaTree,
+    admitted: AdmittedIndex,
     nodes: NodeCapacity,
+    /// Whether each ClusterQueue can admit (not stopped, not in a cohort cycle).
+    cq_active: Vec<bool>,
+    /// Scheduling-shape class of each workload (`SchedulingEquivalenceHashing`).
+    shape: Vec<u32>,
+    /// Whether a batched inadmissible requeue is pending, per tree node.
+    requeue_pending: Vec<bool>,
     /// Workloads released to a scheduler with pods still unplaced, in kube-scheduler's
     /// activeQ order: higher priority first, then earlier release.
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
@@ -69,6 +90,35 @@ pub struct Simulation<'w> {
     gpus_in_use: i64,
     last_accounted: SimTime,
     stats: RunStats,
+}
+
+/// The scheduling-shape class of every workload: equal priority and pod sets (name, count,
+/// minCount, requests, nodeSelector, tolerations) share a class.
+fn shape_classes(world: &World) -> Vec<u32> {
+    let mut classes: BTreeMap<String, u32> = BTreeMap::new();
+    world
+        .workloads
+        .iter()
+        .map(|w| {
+            let key = format!(
+                "{}|{:?}",
+                w.priority,
+                w.pod_sets
+                    .iter()
+                    .map(|p| (
+                        &p.name,
+                        p.count,
+                        p.min_count,
+                        &p.requests,
+                        &p.node_selector,
+                        &p.tolerations
+                    ))
+                    .collect::<Vec<_>>()
+            );
+            let next = classes.len() as u32;
+            *classes.entry(key).or_insert(next)
+        })
+        .collect()
 }
 
 impl<'w> Simulation<'w> {
@@ -97,6 +147,7 @@ impl<'w> Simulation<'w> {
                     generation: 0,
                     needs: Vec::new(),
                     usage: Vec::new(),
+                    key: None,
                     record: WorkloadRecord {
                         state: WorkloadState::Pending,
                         admitted_at: None,
@@ -111,8 +162,18 @@ impl<'w> Simulation<'w> {
                         evictions: Vec::new(),
                         conditions: Vec::new(),
                         events: Vec::new(),
+                        queue_status: None,
                     },
                 }
+            })
+            .collect();
+        let tree = QuotaTree::new(world);
+        let cq_active = world
+            .cluster_queues
+            .iter()
+            .enumerate()
+            .map(|(i, cq)| {
+                cq.stop_policy == StopPolicy::None && !tree.in_cycle(ClusterQueueId::from_index(i))
             })
             .collect();
         let gpu = world.resources.lookup(GPU);
@@ -127,20 +188,26 @@ impl<'w> Simulation<'w> {
                 .cluster_queues
                 .iter()
                 .flat_map(|cq| &cq.resource_groups)
+                .chain(world.cohorts.iter().flat_map(|c| &c.resource_groups))
                 .flat_map(|rg| &rg.flavors)
                 .flat_map(|f| &f.resources)
                 .filter(|q| q.resource == g)
                 .map(|q| q.nominal)
                 .sum(),
         };
+        let n_nodes = world.cluster_queues.len() + world.cohorts.len();
         Simulation {
             world,
             now: SimTime::ZERO,
             events,
             runtimes,
             queues: QueueManager::new(world.cluster_queues.len()),
-            usage: QuotaUsage::new(world),
+            admitted: AdmittedIndex::new(world.cluster_queues.len(), world.workloads.len()),
+            tree,
             nodes: NodeCapacity::new(world),
+            cq_active,
+            shape: shape_classes(world),
+            requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
             uid_rank,
@@ -172,14 +239,15 @@ impl<'w> Simulation<'w> {
         };
         self.advance_to(at);
         self.stats.events_processed += 1;
+        let current = |s: &Self, w: WorkloadId, g: u32| s.runtimes[w.index()].generation == g;
         match ev {
             Ev::Arrive(w) => self.arrive(w),
             Ev::Cycle => self.cycle(),
-            Ev::PodsRunning(w, g) if self.runtimes[w.index()].generation == g => {
-                self.pods_running(w)
-            }
-            Ev::Finish(w, g) if self.runtimes[w.index()].generation == g => self.finish(w),
-            Ev::PodsRunning(..) | Ev::Finish(..) => {}
+            Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
+            Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
+            Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
+            Ev::RequeueInadmissible(n) => self.requeue_inadmissible(n),
+            Ev::PodsRunning(..) | Ev::Finish(..) | Ev::PodsGone(..) => {}
         }
         true
     }
@@ -196,6 +264,15 @@ impl<'w> Simulation<'w> {
         let end = until.unwrap_or(self.now).max(self.now);
         self.advance_to(end);
         self.stats.end = end;
+        for rt in &mut self.runtimes {
+            if let (Some(key), WorkloadState::Pending) = (rt.key, rt.record.state) {
+                let w = key.workload;
+                if let QueueRef::Local(lq) = &self.world.workload(w).queue {
+                    let cq = self.world.local_queue(*lq).cluster_queue;
+                    rt.record.queue_status = self.queues.status(cq, &key);
+                }
+            }
+        }
         Outcome {
             workloads: self
                 .runtimes
@@ -219,20 +296,26 @@ impl<'w> Simulation<'w> {
 
     /// Checks the engine's invariants against the current state; the message names the first
     /// broken one. Meant for tests, after every step:
-    /// - no ClusterQueue uses more of a (flavor, resource) than its nominal quota (no cohorts
-    ///   yet, so nominal is also the limit), and its usage equals the sum of its admitted
-    ///   workloads' usage;
+    /// - a ClusterQueue's usage equals the sum of the usage its workloads hold, and it never
+    ///   exceeds what its quota and the cohort tree allow: within its nominal quota plus
+    ///   borrowingLimit, and no cohort above its subtree quota (lending limits respected);
     /// - no node has negative free capacity, and free capacity equals allocatable minus the
     ///   requests of the pods bound to it;
     /// - a gang-scheduled workload has all of its pods placed or none.
     pub fn check_invariants(&self) -> Result<(), String> {
         let world = self.world;
-        let mut expected = QuotaUsage::new(world);
+        let mut expected = QuotaTree::new(world);
         for (i, rt) in self.runtimes.iter().enumerate() {
-            if let Some(a) = &rt.record.admission
-                && !rt.usage.is_empty()
-            {
-                expected.add(a.cluster_queue, &rt.usage, 1);
+            let w = WorkloadId::from_index(i);
+            if let Some(c) = self.admitted.candidate(w) {
+                for &(fr, amount) in &rt.usage {
+                    expected.add_usage(expected.cq_node(c.cq), fr, amount);
+                }
+            } else if !rt.usage.is_empty() {
+                return Err(format!(
+                    "{} holds usage but is not admitted",
+                    world.workload(w).name
+                ));
             }
             let placed: usize = rt
                 .record
@@ -242,7 +325,6 @@ impl<'w> Simulation<'w> {
                 .filter(|n| n.is_some())
                 .count();
             let total: usize = rt.record.placement.iter().map(Vec::len).sum();
-            let w = WorkloadId::from_index(i);
             if self.scheduler_of(w).is_gang() && placed != 0 && placed != total {
                 return Err(format!(
                     "gang {} has {placed} of {total} pods placed",
@@ -250,33 +332,44 @@ impl<'w> Simulation<'w> {
                 ));
             }
         }
-        for (c, cq) in world.cluster_queues.iter().enumerate() {
-            let cq_id = ClusterQueueId::from_index(c);
-            for f in 0..world.flavors.len() {
-                for r in 0..world.resources.len() {
-                    let (f, r) = (
-                        kueuesim_model::FlavorId::from_index(f),
-                        ResourceId::from_index(r),
-                    );
-                    let used = self.usage.get(cq_id, f, r);
-                    if used != expected.get(cq_id, f, r) {
-                        return Err(format!(
-                            "ClusterQueue {} usage of {}/{} is {used}, its workloads hold {}",
-                            cq.name,
-                            world.flavor(f).name,
-                            world.resources.name(r),
-                            expected.get(cq_id, f, r)
-                        ));
-                    }
-                    let nominal = cq.quota(f, r).map_or(0, |q| q.nominal);
-                    if used > nominal {
-                        return Err(format!(
-                            "ClusterQueue {} uses {used} of {}/{}, nominal {nominal}",
-                            cq.name,
-                            world.flavor(f).name,
-                            world.resources.name(r)
-                        ));
-                    }
+        for fr in (0..self.tree.fr_count()).map(|f| Fr(f as u32)) {
+            let (f, r) = self.tree.split(fr);
+            let what = format!("{}/{}", world.flavor(f).name, world.resources.name(r));
+            for (c, cq) in world.cluster_queues.iter().enumerate() {
+                let n = self.tree.cq_node(ClusterQueueId::from_index(c));
+                let used = self.tree.usage(n, fr);
+                if used != expected.usage(n, fr) {
+                    return Err(format!(
+                        "ClusterQueue {} usage of {what} is {used}, its workloads hold {}",
+                        cq.name,
+                        expected.usage(n, fr)
+                    ));
+                }
+                let limit = match (cq.cohort, self.tree.borrowing_limit(n, fr)) {
+                    (None, _) => self.tree.nominal(n, fr),
+                    (Some(_), Some(bl)) => self.tree.nominal(n, fr) + bl,
+                    (Some(_), None) => i64::MAX,
+                };
+                if used > limit {
+                    return Err(format!(
+                        "ClusterQueue {} uses {used} of {what}, above nominal + borrowingLimit {limit}",
+                        cq.name
+                    ));
+                }
+            }
+            for (j, co) in world.cohorts.iter().enumerate() {
+                let n = self
+                    .tree
+                    .cohort_node(kueuesim_model::CohortId::from_index(j));
+                if self.tree.parent(n).is_none()
+                    && self.tree.usage(n, fr) > self.tree.subtree_quota(n, fr)
+                {
+                    return Err(format!(
+                        "cohort {} uses {} of {what}, more than its subtree quota {}",
+                        co.name,
+                        self.tree.usage(n, fr),
+                        self.tree.subtree_quota(n, fr)
+                    ));
                 }
             }
         }
@@ -296,18 +389,17 @@ impl<'w> Simulation<'w> {
             let id = NodeId::from_index(n);
             for r in 0..world.resources.len() {
                 let free = self.nodes.free(id, r);
+                let name = world.resources.name(ResourceId::from_index(r));
                 if free < 0 {
                     return Err(format!(
-                        "node {} is over its allocatable {}: free {free}",
-                        node.name,
-                        world.resources.name(ResourceId::from_index(r))
+                        "node {} is over its allocatable {name}: free {free}",
+                        node.name
                     ));
                 }
                 if free != cap.free(id, r) {
                     return Err(format!(
-                        "node {} free {} is {free}, its pods leave {}",
+                        "node {} free {name} is {free}, its pods leave {}",
                         node.name,
-                        world.resources.name(ResourceId::from_index(r)),
                         cap.free(id, r)
                     ));
                 }
@@ -331,11 +423,33 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// The ClusterQueue of a workload's LocalQueue.
+    fn cq_of(&self, w: WorkloadId) -> Option<ClusterQueueId> {
+        match &self.world.workload(w).queue {
+            QueueRef::Local(lq) => Some(self.world.local_queue(*lq).cluster_queue),
+            _ => None,
+        }
+    }
+
+    /// The queue position of `w` (`GetQueueOrderTimestamp`): its creation time, except after
+    /// an eviction by `PodsReadyTimeout` or `AdmissionCheck`, which orders it by the eviction
+    /// time (`requeuingStrategy.timestamp: Eviction`, the default). A preempted workload keeps
+    /// its place (`PrioritySortingWithinCohort` is on).
     fn queue_key(&self, w: WorkloadId) -> QueueKey {
         let wl = self.world.workload(w);
+        let eviction = self.runtimes[w.index()]
+            .record
+            .evictions
+            .last()
+            .map(|e| (e.reason, e.at))
+            .or_else(|| wl.last_eviction.as_ref().map(|(r, at)| (r.as_str(), *at)));
+        let timestamp = match eviction {
+            Some(("PodsReadyTimeout" | "AdmissionCheck", at)) => at,
+            _ => wl.created_at,
+        };
         QueueKey {
             priority: Reverse(wl.priority),
-            timestamp: wl.created_at,
+            timestamp,
             uid_rank: self.uid_rank[w.index()],
             workload: w,
         }
@@ -360,20 +474,26 @@ impl<'w> Simulation<'w> {
             return;
         }
         if let Some(init) = &wl.initial_admission {
+            let cq = init.cluster_queue;
             let assignment = Assignment {
                 pod_sets: init
                     .pod_sets
                     .iter()
-                    .map(|p| crate::outcome::PodSetAssignment {
+                    .map(|p| PodSetAssignment {
                         flavors: p.flavors.clone(),
                         count: p.count,
                     })
                     .collect(),
-                usage: admission::usage_of(world, init.cluster_queue, wl, &init.pod_sets),
+                usage: admission::usage_of(world, &self.tree, cq, wl, &init.pod_sets),
+                mode: admission::Mode::Fit,
+                borrowing: 0,
+                contested: Vec::new(),
+                not_admitted: None,
             };
             // Reserved before (or, in a snapshot taken later than the start, at) time 0.
             let at = init.reserved_at.unwrap_or(self.now).min(self.now);
-            self.admit(w, init.cluster_queue, assignment, None, at);
+            self.runtimes[w.index()].key = Some(self.queue_key(w));
+            self.admit(w, cq, assignment, None, at);
             return;
         }
         match &wl.queue {
@@ -381,54 +501,78 @@ impl<'w> Simulation<'w> {
             QueueRef::Missing(name) => {
                 // Kueue's workload controller (getQueueBlocker): never queued, never admitted.
                 let msg = format!("LocalQueue {name} doesn't exist");
-                self.set_condition(
-                    w,
-                    ConditionType::QuotaReserved,
-                    false,
-                    admission::REASON_MISCONFIGURED,
-                    msg,
-                );
+                self.set_pending_condition(w, admission::REASON_MISCONFIGURED, msg);
             }
             QueueRef::Local(lq) => {
                 if !wl.active {
                     self.runtimes[w.index()].record.state = WorkloadState::Inactive;
                     return;
                 }
-                let cq = world.local_queue(*lq).cluster_queue;
+                let lq = world.local_queue(*lq);
+                if lq.stop_policy != StopPolicy::None {
+                    let msg = format!("LocalQueue {} is inactive", lq.name);
+                    self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                    return;
+                }
+                let cq = lq.cluster_queue;
                 let key = self.queue_key(w);
+                self.runtimes[w.index()].key = Some(key);
                 self.queues.push_active(cq, key);
-                self.request_cycle();
+                if self.cq_active[cq.index()] {
+                    self.request_cycle();
+                } else {
+                    let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
+                    self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                }
             }
         }
     }
 
     fn cycle(&mut self) {
         self.cycle_scheduled = false;
-        self.stats.cycles += 1;
-        let cycle = self.stats.cycles;
+        let cq_active = &self.cq_active;
         let heads: Vec<Head> = self
             .queues
-            .pop_heads()
+            .pop_heads(|cq| cq_active[cq.index()])
             .into_iter()
             .map(|(cq, key)| Head { cq, key })
             .collect();
         if heads.is_empty() {
             return;
         }
-        let decisions = admission::run_cycle(self.world, &self.usage, &heads);
-        let mut progress = !decisions.admit.is_empty();
-        for (w, cq, assignment) in decisions.admit {
-            self.admit(w, cq, assignment, Some(cycle), self.now);
-        }
-        for (cq, key, to, why) in decisions.requeue {
-            match to {
-                Requeue::Active => self.queues.push_active(cq, key),
-                Requeue::Inadmissible => {
+        self.stats.cycles += 1;
+        let cycle = self.stats.cycles;
+        let decisions = admission::run_cycle(self.world, &mut self.tree, &self.admitted, &heads);
+        let mut progress = false;
+        for d in decisions {
+            match d {
+                Decision::Admit { head, assignment } => {
                     progress = true;
-                    self.queues.push_inadmissible(cq, key)
+                    self.queues.clear_sticky(head.cq, head.key.workload);
+                    self.admit(
+                        head.key.workload,
+                        head.cq,
+                        assignment,
+                        Some(cycle),
+                        self.now,
+                    );
+                }
+                Decision::Preempt {
+                    head,
+                    targets,
+                    not_admitted,
+                } => {
+                    progress |= self.issue_preemptions(head, &targets, cycle);
+                    self.requeue(head, RequeueReason::PendingPreemption, not_admitted, cycle);
+                }
+                Decision::Requeue {
+                    head,
+                    reason,
+                    not_admitted,
+                } => {
+                    progress |= self.requeue(head, reason, not_admitted, cycle);
                 }
             }
-            self.not_admitted(key.workload, why, cycle);
         }
         // Upstream loops without delay after a cycle that admitted something and backs off
         // after one that did not. A cycle that changed nothing would repeat the same decisions
@@ -438,21 +582,43 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    fn not_admitted(&mut self, w: WorkloadId, why: NotAdmitted, cycle: u64) {
+    /// Puts a head back; returns whether it (or workloads parked with it) left the heap.
+    fn requeue(&mut self, head: Head, reason: RequeueReason, why: NotAdmitted, cycle: u64) -> bool {
+        let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
+        let shape = &self.shape;
+        let moved = self
+            .queues
+            .requeue(head.cq, strategy, head.key, reason, |w| shape[w.index()]);
+        let parked = self.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
+        for k in &moved {
+            // The workload controller reports the equivalent workload's failure.
+            let message =
+                "Bypassed scheduling evaluation because an equivalent workload recently failed"
+                    .to_string();
+            self.set_pending_condition(k.workload, why.reason, message);
+        }
         self.record_event(
-            w,
+            head.key.workload,
             EventType::Warning,
             KUEUE_ADMISSION,
             why.reason,
             why.message.clone(),
             Some(cycle),
         );
+        self.set_pending_condition(head.key.workload, why.reason, why.message);
+        parked || !moved.is_empty()
+    }
+
+    /// `QuotaReserved=False` with `reason`, and `Admitted=False` (`NoReservation`), as
+    /// `UnsetQuotaReservationWithCondition` writes them.
+    fn set_pending_condition(&mut self, w: WorkloadId, reason: &'static str, message: String) {
+        self.set_condition(w, ConditionType::QuotaReserved, false, reason, message);
         self.set_condition(
             w,
-            ConditionType::QuotaReserved,
+            ConditionType::Admitted,
             false,
-            why.reason,
-            why.message,
+            "NoReservation",
+            "The workload has no reservation".into(),
         );
     }
 
@@ -466,9 +632,25 @@ impl<'w> Simulation<'w> {
     ) {
         let world = self.world;
         let cq_name = &world.cluster_queue(cq).name;
-        self.usage.add(cq, &a.usage, 1);
+        let node = self.tree.cq_node(cq);
+        for &(fr, amount) in &a.usage {
+            self.tree.add_usage(node, fr, amount);
+        }
         self.stats.admissions += 1;
         let wl = world.workload(w);
+        let key = self.runtimes[w.index()]
+            .key
+            .unwrap_or_else(|| self.queue_key(w));
+        self.admitted.insert(Candidate {
+            workload: w,
+            cq,
+            priority: wl.priority,
+            timestamp: key.timestamp,
+            reserved_at: at,
+            evicted: false,
+            uid_rank: self.uid_rank[w.index()],
+            usage: a.usage.clone(),
+        });
         let waited = (at - wl.created_at).as_secs_f64();
         {
             let rt = &mut self.runtimes[w.index()];
@@ -506,6 +688,25 @@ impl<'w> Simulation<'w> {
             format!("Quota reserved in ClusterQueue {cq_name}"),
             at,
         );
+        // SetQuotaReservation resets an earlier eviction's conditions.
+        for kind in [ConditionType::Evicted, ConditionType::Preempted] {
+            let prev = self.runtimes[w.index()]
+                .record
+                .conditions
+                .iter()
+                .find(|c| c.kind == kind && c.status)
+                .map(|c| c.message.clone());
+            if let Some(prev) = prev {
+                self.set_condition_at(
+                    w,
+                    kind,
+                    false,
+                    "QuotaReserved",
+                    format!("Previously: {prev}"),
+                    at,
+                );
+            }
+        }
         self.set_condition_at(
             w,
             ConditionType::Admitted,
@@ -523,6 +724,272 @@ impl<'w> Simulation<'w> {
             at,
         );
         self.release_to_scheduler(w);
+    }
+
+    /// Evicts the targets of a preemption (`IssuePreemptions`); already evicted ones are left
+    /// alone. Returns whether any eviction was new.
+    fn issue_preemptions(&mut self, head: Head, targets: &[Target], cycle: u64) -> bool {
+        let world = self.world;
+        let preemptor = head.key.workload;
+        let mut new = false;
+        for t in targets {
+            if self
+                .admitted
+                .candidate(t.workload)
+                .is_none_or(|c| c.evicted)
+            {
+                continue;
+            }
+            new = true;
+            let victim_cq = self
+                .admitted
+                .candidate(t.workload)
+                .map(|c| c.cq)
+                .expect("admitted");
+            let message = format!(
+                "Preempted to accommodate a workload (UID: {}, JobUID: UNKNOWN) due to {}; preemptor path: {}; preemptee path: {}",
+                world.workload(preemptor).uid,
+                human_reason(t.reason),
+                self.cq_path(head.cq),
+                self.cq_path(victim_cq)
+            );
+            let (pp, vp) = (
+                world.workload(preemptor).priority,
+                world.workload(t.workload).priority,
+            );
+            let priorities = format!(
+                "; preemptor effective priority: {pp} (base: {pp}, boost: 0); preemptee effective priority: {vp} (base: {vp}, boost: 0)"
+            );
+            self.record_event(
+                t.workload,
+                EventType::Normal,
+                KUEUE_ADMISSION,
+                "Preempted",
+                format!("{message}{priorities}"),
+                Some(cycle),
+            );
+            let victim = world.workload(t.workload);
+            self.record_event(
+                preemptor,
+                EventType::Normal,
+                KUEUE_ADMISSION,
+                "PreemptedWorkload",
+                format!(
+                    "Preempted workload {}/{} (UID: {}) in ClusterQueue {}{priorities}",
+                    victim.namespace,
+                    victim.name,
+                    victim.uid,
+                    world.cluster_queue(victim_cq).name
+                ),
+                Some(cycle),
+            );
+            self.set_condition(
+                t.workload,
+                ConditionType::Preempted,
+                true,
+                t.reason.as_str(),
+                message.clone(),
+            );
+            let preemptor_name = format!(
+                "{}/{}",
+                world.workload(preemptor).namespace,
+                world.workload(preemptor).name
+            );
+            self.evict(
+                t.workload,
+                "Preempted",
+                Some(t.reason.as_str()),
+                Some(preemptor_name),
+                message,
+                Some(cycle),
+            );
+        }
+        new
+    }
+
+    /// `/root/.../cq` (`buildCQPath`).
+    fn cq_path(&self, cq: ClusterQueueId) -> String {
+        let mut parts = vec![self.world.cluster_queue(cq).name.clone()];
+        let mut n = self.tree.cq_node(cq);
+        while let Some(p) = self.tree.parent(n) {
+            let cohort = kueuesim_model::CohortId::from_index(
+                p.0 as usize - self.world.cluster_queues.len(),
+            );
+            parts.push(self.world.cohorts[cohort.index()].name.clone());
+            n = p;
+        }
+        parts.reverse();
+        format!("/{}", parts.join("/"))
+    }
+
+    /// Evicts a workload holding quota: `Evicted=True`, its job is stopped, and its pods
+    /// terminate; quota and nodes are released when they are gone (`PodsGone`).
+    fn evict(
+        &mut self,
+        w: WorkloadId,
+        reason: &'static str,
+        preemption_reason: Option<&'static str>,
+        preemptor: Option<String>,
+        message: String,
+        cycle: Option<u64>,
+    ) {
+        if let Some(c) = self.admitted.get_mut(w) {
+            c.evicted = true;
+        }
+        self.awaiting_placement.retain(|&(_, _, x)| x != w);
+        let generation = {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.state = WorkloadState::Evicted;
+            rt.record.evictions.push(Eviction {
+                at: self.now,
+                reason,
+                preemption_reason,
+                preemptor,
+            });
+            rt.generation += 1;
+            rt.generation
+        };
+        self.set_condition(w, ConditionType::Evicted, true, reason, message.clone());
+        self.record_event(
+            w,
+            EventType::Normal,
+            KUEUE_ADMISSION,
+            evicted_event_reason(reason),
+            message,
+            cycle,
+        );
+        self.events.push(
+            self.now + self.world.config.pod_termination,
+            Ev::PodsGone(w, generation),
+        );
+    }
+
+    /// The pods of an evicted workload are gone: release its nodes and quota, and requeue it
+    /// (`Requeued=True`) at its queue-order timestamp.
+    fn pods_gone(&mut self, w: WorkloadId) {
+        self.release(w, false);
+        let (reason, message) = self.runtimes[w.index()]
+            .record
+            .conditions
+            .iter()
+            .find(|c| c.kind == ConditionType::Evicted && c.status)
+            .map(|c| (c.reason, c.message.clone()))
+            .unwrap_or(("Evicted", String::new()));
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.state = WorkloadState::Pending;
+            rt.record.admission = None;
+            rt.record.running_at = None;
+        }
+        self.set_condition(w, ConditionType::Requeued, true, reason, message.clone());
+        self.set_pending_condition(w, "PendingEvaluation", message);
+        self.set_condition(
+            w,
+            ConditionType::PodsReady,
+            false,
+            "WaitForStart",
+            "Not all pods are ready or succeeded".into(),
+        );
+        if let Some(cq) = self.cq_of(w) {
+            let key = self.queue_key(w);
+            self.runtimes[w.index()].key = Some(key);
+            self.queues.push_active(cq, key);
+            self.request_cycle();
+        }
+    }
+
+    /// Gives back a workload's nodes and quota, and notifies the queues of the freed capacity.
+    /// A finished workload keeps its placement in its record (for the report); an evicted one
+    /// starts over.
+    fn release(&mut self, w: WorkloadId, keep_placement: bool) {
+        let managed_quota_only =
+            !self.world.has_nodes() && self.runtimes[w.index()].record.admission.is_some();
+        if managed_quota_only && self.runtimes[w.index()].record.running_at.is_some() {
+            let gpus = self.workload_gpus(w);
+            self.gpus_in_use -= gpus;
+        }
+        let released: Vec<(usize, NodeId)> = self.runtimes[w.index()]
+            .record
+            .placement
+            .iter()
+            .enumerate()
+            .flat_map(|(ps, slots)| slots.iter().flatten().map(move |&n| (ps, n)))
+            .collect();
+        for (ps, node) in &released {
+            let req = self.runtimes[w.index()].needs[*ps].requests.clone();
+            self.nodes.apply(*node, &req, -1);
+            if let Some(g) = self.gpu {
+                self.gpus_in_use -= req.get(g);
+            }
+        }
+        if !keep_placement {
+            for slots in &mut self.runtimes[w.index()].record.placement {
+                slots.iter_mut().for_each(|s| *s = None);
+            }
+        }
+        self.awaiting_placement.retain(|&(_, _, x)| x != w);
+        if let Some(c) = self.admitted.remove(w) {
+            let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
+            let node = self.tree.cq_node(c.cq);
+            for (fr, amount) in usage {
+                self.tree.remove_usage(node, fr, amount);
+            }
+            self.notify_capacity_freed(c.cq);
+            // Upstream's scheduler loop keeps cycling while heads are waiting, so heads still
+            // in a heap (StrictFIFO, or not yet tried) see the freed quota at once.
+            if self.queues.any_active() {
+                self.request_cycle();
+            }
+        }
+        if !released.is_empty() {
+            self.retry_placements();
+        }
+    }
+
+    /// Quota was freed in `cq`: its inadmissible workloads, or those of its whole cohort tree,
+    /// return to their heaps after the batch period (`NotifyRetryInadmissible`).
+    fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
+        if self.tree.in_cycle(cq) {
+            return;
+        }
+        let target = self.tree.root(self.tree.cq_node(cq));
+        if !self.requeue_pending[target.0 as usize] && self.any_inadmissible_under(target) {
+            self.requeue_pending[target.0 as usize] = true;
+            self.events.push(
+                self.now + REQUEUE_BATCH_PERIOD,
+                Ev::RequeueInadmissible(target),
+            );
+        }
+    }
+
+    /// The ClusterQueues of the subtree rooted at `n`.
+    fn cqs_under(&self, n: NodeIdx) -> Vec<ClusterQueueId> {
+        let mut out = Vec::new();
+        let mut stack = vec![n];
+        while let Some(n) = stack.pop() {
+            match self.tree.as_cq(n) {
+                Some(cq) => out.push(cq),
+                None => stack.extend(self.tree.children(n).iter().copied()),
+            }
+        }
+        out
+    }
+
+    fn any_inadmissible_under(&self, n: NodeIdx) -> bool {
+        self.cqs_under(n)
+            .into_iter()
+            .any(|cq| !self.queues.queue(cq).inadmissible.is_empty())
+    }
+
+    fn requeue_inadmissible(&mut self, target: NodeIdx) {
+        self.requeue_pending[target.0 as usize] = false;
+        let mut moved = 0;
+        for cq in self.cqs_under(target) {
+            moved += self.queues.requeue_inadmissible(cq, |_| true);
+        }
+        if moved > 0 {
+            self.request_cycle();
+        }
     }
 
     /// Hands the workload's pods to its scheduler: Kueue ungates/unsuspends them with the
@@ -543,8 +1010,11 @@ impl<'w> Simulation<'w> {
                     .collect();
                 let mut tolerations = ps.tolerations.clone();
                 if let Some(adm) = &rt.record.admission {
-                    let mut flavors: Vec<_> =
-                        adm.pod_sets[i].flavors.iter().map(|&(_, f)| f).collect();
+                    let mut flavors: Vec<_> = adm
+                        .pod_sets
+                        .get(i)
+                        .map(|p| p.flavors.iter().map(|&(_, f)| f).collect())
+                        .unwrap_or_default();
                     flavors.sort();
                     flavors.dedup();
                     for f in flavors {
@@ -566,29 +1036,28 @@ impl<'w> Simulation<'w> {
             })
             .collect();
         // Partial admission lowers the pod count the scheduler sees.
-        if let Some(adm) = &rt.record.admission {
-            for (slots, ps) in rt.record.placement.iter_mut().zip(&adm.pod_sets) {
-                slots.truncate(ps.count as usize);
-            }
-        }
+        rt.record.placement = wl
+            .pod_sets
+            .iter()
+            .enumerate()
+            .map(|(i, ps)| {
+                let n = rt
+                    .record
+                    .admission
+                    .as_ref()
+                    .and_then(|a| a.pod_sets.get(i))
+                    .map_or(ps.count, |a| a.count);
+                vec![None; n as usize]
+            })
+            .collect();
         if !world.has_nodes() {
             // Quota-only: an admitted workload runs at once (after the pod start-up delay).
-            // GPU use is measured against quota, so only Kueue-admitted GPUs count.
-            let gpus = self.quota_only_gpus(w);
-            self.gpus_in_use += gpus;
             self.schedule_running(w);
             return;
         }
         self.awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));
         self.try_place(w);
-    }
-
-    fn quota_only_gpus(&self, w: WorkloadId) -> i64 {
-        if self.runtimes[w.index()].record.admission.is_none() {
-            return 0;
-        }
-        self.workload_gpus(w)
     }
 
     fn workload_gpus(&self, w: WorkloadId) -> i64 {
@@ -632,39 +1101,27 @@ impl<'w> Simulation<'w> {
         }
         match result.unplaced {
             None => {
-                let wl = world.workload(w);
                 self.awaiting_placement.retain(|&(_, _, x)| x != w);
-                let _ = wl;
                 self.schedule_running(w);
                 true
             }
             Some((ps, idx, why)) => {
                 let pod = self.pod_name(w, ps, idx);
+                let total: usize = self.runtimes[w.index()]
+                    .record
+                    .placement
+                    .iter()
+                    .map(Vec::len)
+                    .sum();
                 let message = match kind {
                     SchedulerKind::Kube => why,
-                    SchedulerKind::Volcano => {
-                        let total: u32 = self.runtimes[w.index()]
-                            .record
-                            .placement
-                            .iter()
-                            .map(|s| s.len() as u32)
-                            .sum();
-                        format!(
-                            "{total}/{total} tasks in gang unschedulable: pod group is not ready, {total} Pending, {total} minAvailable; Pending: {total} Unschedulable. Origin reason is {pod}: {}",
-                            why.replace("nodes are available", "nodes are unavailable")
-                        )
-                    }
-                    SchedulerKind::Kai => {
-                        let total: usize = self.runtimes[w.index()]
-                            .record
-                            .placement
-                            .iter()
-                            .map(Vec::len)
-                            .sum();
-                        format!(
-                            "Resources were found for 0 pods while {total} are required for gang scheduling. Additional pods cannot be scheduled due to: {why}"
-                        )
-                    }
+                    SchedulerKind::Volcano => format!(
+                        "{total}/{total} tasks in gang unschedulable: pod group is not ready, {total} Pending, {total} minAvailable; Pending: {total} Unschedulable. Origin reason is {pod}: {}",
+                        why.replace("nodes are available", "nodes are unavailable")
+                    ),
+                    SchedulerKind::Kai => format!(
+                        "Resources were found for 0 pods while {total} are required for gang scheduling. Additional pods cannot be scheduled due to: {why}"
+                    ),
                 };
                 let reason = match kind {
                     SchedulerKind::Kube => "FailedScheduling",
@@ -691,8 +1148,7 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// A pod's name as its controller would name it: `<workload>-<podset>-<index>` for Kueue
-    /// Workloads, `<object>-<index>` otherwise.
+    /// A pod's name as its controller would name it (see `Workload::pod_name`).
     pub fn pod_name(&self, w: WorkloadId, ps: usize, idx: usize) -> String {
         pod_name(self.world, w, ps, idx)
     }
@@ -705,6 +1161,11 @@ impl<'w> Simulation<'w> {
 
     fn pods_running(&mut self, w: WorkloadId) {
         let managed = self.runtimes[w.index()].record.admission.is_some();
+        if managed && !self.world.has_nodes() {
+            // Quota-only: GPU use is measured against quota, so only admitted GPUs count.
+            let gpus = self.workload_gpus(w);
+            self.gpus_in_use += gpus;
+        }
         {
             let rt = &mut self.runtimes[w.index()];
             rt.record.state = WorkloadState::Running;
@@ -727,39 +1188,15 @@ impl<'w> Simulation<'w> {
     }
 
     fn finish(&mut self, w: WorkloadId) {
-        let gpus = if self.world.has_nodes() {
-            0
-        } else {
-            self.workload_gpus(w)
-        };
-        self.gpus_in_use -= gpus;
-        let cq = self.runtimes[w.index()]
-            .record
-            .admission
-            .as_ref()
-            .map(|a| a.cluster_queue);
+        let managed = self.runtimes[w.index()].record.admission.is_some();
+        self.release(w, true);
         {
             let rt = &mut self.runtimes[w.index()];
             rt.record.state = WorkloadState::Finished;
             rt.record.finished_at = Some(self.now);
             rt.generation += 1;
         }
-        // Release nodes.
-        let released: Vec<(usize, NodeId)> = self.runtimes[w.index()]
-            .record
-            .placement
-            .iter()
-            .enumerate()
-            .flat_map(|(ps, slots)| slots.iter().flatten().map(move |&n| (ps, n)))
-            .collect();
-        for (ps, node) in &released {
-            let req = self.runtimes[w.index()].needs[*ps].requests.clone();
-            self.nodes.apply(*node, &req, -1);
-            if let Some(g) = self.gpu {
-                self.gpus_in_use -= req.get(g);
-            }
-        }
-        if cq.is_some() {
+        if managed {
             self.set_condition(
                 w,
                 ConditionType::Finished,
@@ -767,19 +1204,6 @@ impl<'w> Simulation<'w> {
                 "Succeeded",
                 "Reached expected number of succeeded pods".into(),
             );
-        }
-        // Release quota: a capacity change, so the ClusterQueue's inadmissible workloads
-        // return to its heap (QueueInadmissibleWorkloads).
-        if let Some(cq) = cq {
-            let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
-            self.usage.add(cq, &usage, -1);
-            self.queues.requeue_inadmissible(cq);
-            if self.queues.any_active() {
-                self.request_cycle();
-            }
-        }
-        if !released.is_empty() {
-            self.retry_placements();
         }
     }
 
@@ -825,8 +1249,8 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Records an event, folding an exact repeat of the workload's previous event into it (as
-    /// the event recorder aggregates repeats into a count).
+    /// Records an event, folding an exact repeat of the workload's previous event of the same
+    /// source into it (as the event recorder aggregates repeats into a count).
     fn record_event(
         &mut self,
         w: WorkloadId,
@@ -852,6 +1276,30 @@ impl<'w> Simulation<'w> {
             message,
             cycle,
         });
+    }
+}
+
+/// `HumanReadablePreemptionReasons`.
+fn human_reason(r: PreemptionReason) -> &'static str {
+    match r {
+        PreemptionReason::InClusterQueue => "prioritization in the ClusterQueue",
+        PreemptionReason::InCohortReclamation => "reclamation within the cohort",
+        PreemptionReason::InCohortFairSharing => "Fair Sharing within the cohort",
+        PreemptionReason::InCohortReclaimWhileBorrowing => {
+            "reclamation within the cohort while borrowing"
+        }
+    }
+}
+
+/// The event reason of an eviction: `Evicted` + `DueTo` + the Evicted condition's reason.
+fn evicted_event_reason(reason: &str) -> &'static str {
+    match reason {
+        "Preempted" => "EvictedDueToPreempted",
+        "PodsReadyTimeout" => "EvictedDueToPodsReadyTimeout",
+        "ClusterQueueStopped" => "EvictedDueToClusterQueueStopped",
+        "LocalQueueStopped" => "EvictedDueToLocalQueueStopped",
+        "Deactivated" => "EvictedDueToDeactivated",
+        _ => "Evicted",
     }
 }
 

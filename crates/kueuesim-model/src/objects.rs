@@ -344,6 +344,9 @@ pub struct Workload {
     pub active: bool,
     /// Quota already held at the start, from the input's `status.admission`.
     pub initial_admission: Option<InitialAdmission>,
+    /// The input's `Evicted=True` condition (reason, lastTransitionTime) of a workload that
+    /// was evicted and requeued before the start: some reasons set its queue-order timestamp.
+    pub last_eviction: Option<(String, SimTime)>,
     /// Why Kueue's job controller could not create the Workload (e.g. its
     /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
     pub creation_blocked: Option<CreationBlocked>,

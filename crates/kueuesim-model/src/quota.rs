@@ -182,7 +182,7 @@ impl QuotaTree {
 
     /// The ClusterQueue a node stands for, if it is one.
     pub fn as_cq(&self, n: NodeIdx) -> Option<ClusterQueueId> {
-        (n.index() < self.n_cqs).then(|| ClusterQueueId(n.0))
+        (n.index() < self.n_cqs).then_some(ClusterQueueId(n.0))
     }
 
     /// The parent cohort node.
@@ -310,7 +310,10 @@ impl QuotaTree {
 
     /// Keeps the changes since `mark`.
     pub fn release(&mut self, mark: UsageMark) {
-        debug_assert!(self.open_marks > 0 && mark.0 <= self.undo.len(), "unbalanced usage marks");
+        debug_assert!(
+            self.open_marks > 0 && mark.0 <= self.undo.len(),
+            "unbalanced usage marks"
+        );
         self.open_marks -= 1;
         if self.open_marks == 0 {
             self.undo.clear();
@@ -396,11 +399,11 @@ mod tests {
     use super::*;
     use crate::objects::{ClusterQueue, Cohort, FlavorQuotas, ResourceFlavor, ResourceQuota};
 
-    /// One flavor, one resource; CQs given as (cohort, nominal, borrowing, lending).
-    fn tree(
-        cohorts: &[(Option<u32>, i64)],
-        cqs: &[(Option<u32>, i64, Option<i64>, Option<i64>)],
-    ) -> QuotaTree {
+    /// A ClusterQueue of the test trees: (cohort, nominal, borrowingLimit, lendingLimit).
+    type TestCq = (Option<u32>, i64, Option<i64>, Option<i64>);
+
+    /// One flavor, one resource.
+    fn tree(cohorts: &[(Option<u32>, i64)], cqs: &[TestCq]) -> QuotaTree {
         let mut w = World::default();
         let r = w.resources.intern("cpu");
         w.flavors.push(ResourceFlavor {
@@ -523,7 +526,10 @@ mod tests {
 
     #[test]
     fn marks_roll_usage_back() {
-        let mut t = tree(&[(None, 0)], &[(Some(0), 6, None, Some(2)), (Some(0), 6, None, None)]);
+        let mut t = tree(
+            &[(None, 0)],
+            &[(Some(0), 6, None, Some(2)), (Some(0), 6, None, None)],
+        );
         let (n, co) = (t.cq_node(ClusterQueueId(0)), t.cohort_node(CohortId(0)));
         t.add_usage(n, FR, 5);
         let outer = t.mark();

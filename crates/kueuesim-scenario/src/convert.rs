@@ -1428,6 +1428,7 @@ impl<'a> Builder<'a> {
                     pod_sets: vec![pod_set],
                     active: true,
                     initial_admission: None,
+                    last_eviction: None,
                     creation_blocked,
                 },
             ));
@@ -1561,6 +1562,27 @@ impl<'a> Builder<'a> {
             } else {
                 arrival
             };
+            // An Evicted=True condition without an admission: requeued before the start.
+            let last_eviction = match p
+                .obj
+                .status
+                .conditions
+                .iter()
+                .find(|c| c.kind == "Evicted" && c.status == "True")
+            {
+                Some(c) if initial_admission.is_none() => match &c.last_transition_time {
+                    Some(ts) => {
+                        let ms = parse_rfc3339(ts.value.trim())
+                            .map_err(|e| err_at(src, ts, e.to_string()))?;
+                        Some((
+                            c.reason.clone(),
+                            SimTime::from_millis(ms - self.world.config.start_unix_ms),
+                        ))
+                    }
+                    None => None,
+                },
+                _ => None,
+            };
             let scheduler_name =
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
             self.ensure_namespace(&namespace);
@@ -1583,6 +1605,7 @@ impl<'a> Builder<'a> {
                     pod_sets,
                     active: spec.active.unwrap_or(true),
                     initial_admission,
+                    last_eviction,
                     creation_blocked: None,
                 },
             ));

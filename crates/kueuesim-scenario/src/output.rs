@@ -94,6 +94,9 @@ pub struct WorkloadOut {
     pub priority: i32,
     pub scheduler_name: String,
     pub state: &'static str,
+    /// For a pending workload managed by Kueue: `active` (in its ClusterQueue's heap) or
+    /// `inadmissible` (parked until capacity may have been freed).
+    pub queue_status: Option<String>,
     pub created_at: f64,
     pub admitted_at: Option<f64>,
     pub running_at: Option<f64>,
@@ -308,6 +311,7 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
         priority: wl.priority,
         scheduler_name: wl.scheduler_name.clone(),
         state: rec.state.as_str(),
+        queue_status: rec.queue_status.map(|q| q.as_str().to_string()),
         created_at: secs(wl.created_at),
         admitted_at: rec.admitted_at.map(secs),
         running_at: rec.running_at.map(secs),

@@ -346,6 +346,7 @@ pub struct StatusCondition {
     #[serde(rename = "type")]
     pub kind: String,
     pub status: String,
+    pub reason: String,
     pub last_transition_time: Option<S>,
 }
 

@@ -118,6 +118,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         }],
         active: true,
         initial_admission: None,
+        last_eviction: None,
         creation_blocked: None,
     });
     // The engine expects workloads in arrival order.

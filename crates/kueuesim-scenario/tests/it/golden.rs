@@ -29,11 +29,15 @@ fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a kueuesim_scenario::outpu
 fn fifo_strategies() {
     let r = run_dir("golden/fifo-strategies");
     let h = Some(3600.0);
-    // BestEffortFIFO: b steps aside, c is admitted behind it.
+    // BestEffortFIFO: b steps aside (inadmissible), c is admitted behind it. When a and c
+    // finish, inadmissible workloads return to the heap after the 1 s requeueBatchPeriod.
     assert_eq!(times(wl(&r, "best", "a")), (Some(0.0), Some(0.0), h));
     assert_eq!(times(wl(&r, "best", "c")), (Some(0.0), Some(0.0), h));
-    assert_eq!(times(wl(&r, "best", "b")), (h, h, Some(7200.0)));
-    // StrictFIFO: b blocks c.
+    assert_eq!(
+        times(wl(&r, "best", "b")),
+        (Some(3601.0), Some(3601.0), Some(7201.0))
+    );
+    // StrictFIFO: b blocks c, and stays in the heap, so it takes the freed quota at once.
     assert_eq!(times(wl(&r, "strict", "a")), (Some(0.0), Some(0.0), h));
     assert_eq!(times(wl(&r, "strict", "b")), (h, h, Some(7200.0)));
     assert_eq!(

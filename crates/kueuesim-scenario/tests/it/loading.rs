@@ -138,8 +138,10 @@ fn admitted_workload_of_a_snapshot_runs_at_time_zero_and_holds_quota() {
         .find(|w| w.name.starts_with("job-waiting-"))
         .unwrap();
     assert_eq!(waiting.created_at, 600.0);
+    // Parked as inadmissible (BestEffortFIFO), it returns 1 s after the quota is freed
+    // (requeueBatchPeriod).
     assert_eq!(
         (waiting.admitted_at, waiting.finished_at),
-        (Some(1800.0), Some(5400.0))
+        (Some(1801.0), Some(5401.0))
     );
 }

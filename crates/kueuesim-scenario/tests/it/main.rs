@@ -4,6 +4,8 @@
 mod bad_input;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
+/// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
+mod kueue_cases;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
 /// Helpers to load text and run it.

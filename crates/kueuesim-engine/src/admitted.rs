@@ -1,0 +1,60 @@
+//! The workloads holding quota, per ClusterQueue, as preemption candidates.
+
+use kueuesim_model::{ClusterQueueId, WorkloadId};
+
+use crate::preemption::{AdmittedWorkloads, Candidate};
+
+/// Workloads holding quota, per ClusterQueue, with O(1) insertion and removal.
+#[derive(Debug)]
+pub struct AdmittedIndex {
+    per_cq: Vec<Vec<Candidate>>,
+    /// Where each workload is: (ClusterQueue, position).
+    pos: Vec<Option<(u32, u32)>>,
+}
+
+impl AdmittedIndex {
+    /// Empty, for `cqs` ClusterQueues and `workloads` workloads.
+    pub fn new(cqs: usize, workloads: usize) -> Self {
+        AdmittedIndex {
+            per_cq: vec![Vec::new(); cqs],
+            pos: vec![None; workloads],
+        }
+    }
+
+    /// Adds a workload that now holds quota.
+    pub fn insert(&mut self, c: Candidate) {
+        let w = c.workload.index();
+        debug_assert!(self.pos[w].is_none(), "workload admitted twice");
+        let list = &mut self.per_cq[c.cq.index()];
+        self.pos[w] = Some((c.cq.0, list.len() as u32));
+        list.push(c);
+    }
+
+    /// Removes a workload that released its quota.
+    pub fn remove(&mut self, w: WorkloadId) -> Option<Candidate> {
+        let (cq, i) = self.pos[w.index()].take()?;
+        let list = &mut self.per_cq[cq as usize];
+        let c = list.swap_remove(i as usize);
+        if let Some(moved) = list.get(i as usize) {
+            self.pos[moved.workload.index()] = Some((cq, i));
+        }
+        Some(c)
+    }
+
+    /// The candidate record of `w`, mutable.
+    pub fn get_mut(&mut self, w: WorkloadId) -> Option<&mut Candidate> {
+        let (cq, i) = self.pos[w.index()]?;
+        self.per_cq[cq as usize].get_mut(i as usize)
+    }
+}
+
+impl AdmittedWorkloads for AdmittedIndex {
+    fn admitted_in(&self, cq: ClusterQueueId) -> &[Candidate] {
+        &self.per_cq[cq.index()]
+    }
+
+    fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {
+        let (cq, i) = self.pos[w.index()]?;
+        self.per_cq[cq as usize].get(i as usize)
+    }
+}

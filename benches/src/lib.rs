@@ -94,6 +94,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             active: true,
             initial_admission: None,
             last_eviction: None,
+            max_execution_time: None,
             creation_blocked: None,
         });
     }

@@ -28,6 +28,8 @@ use crate::queues::{QueueKey, QueueManager, QueueStatus, RequeueReason};
 
 /// The event source of Kueue's scheduler.
 const KUEUE_ADMISSION: &str = "kueue-admission";
+/// The event source of Kueue's workload controller.
+const KUEUE_WORKLOAD_CONTROLLER: &str = "kueue-workload-controller";
 /// `requeueBatchPeriod`: inadmissible workloads return to their heaps this long after the
 /// capacity change that may let them in.
 const REQUEUE_BATCH_PERIOD: SimDuration = SimDuration::from_secs(1);
@@ -48,6 +50,9 @@ enum Ev {
     /// Inadmissible workloads of a ClusterQueue or a whole cohort tree (by its root node)
     /// return to their heaps (`QueueInadmissibleWorkloads`, batched).
     RequeueInadmissible(NodeIdx),
+    /// An admitted workload reaches its maximum execution time; stale if the generation
+    /// moved on (`reconcileMaxExecutionTime`).
+    MaxExecutionTime(WorkloadId, u32),
 }
 
 /// The runtime state of one workload.
@@ -62,6 +67,10 @@ struct Runtime {
     usage: Vec<(Fr, i64)>,
     /// Its position in its ClusterQueue's queue.
     key: Option<QueueKey>,
+    /// Time spent admitted before the latest admission (`accumulatedPastExecutionTimeSeconds`).
+    past_execution: SimDuration,
+    /// Deactivated (`spec.active: false`): never requeued.
+    deactivated: bool,
     record: WorkloadRecord,
 }
 
@@ -85,6 +94,8 @@ pub struct Simulation<'w> {
     /// activeQ order: higher priority first, then earlier release.
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     cycle_scheduled: bool,
+    /// Record violations of invariants only observable at the moment of a decision.
+    audit: Option<Vec<String>>,
     uid_rank: Vec<u32>,
     gpu: Option<ResourceId>,
     gpus_in_use: i64,
@@ -148,6 +159,8 @@ impl<'w> Simulation<'w> {
                     needs: Vec::new(),
                     usage: Vec::new(),
                     key: None,
+                    past_execution: SimDuration::ZERO,
+                    deactivated: false,
                     record: WorkloadRecord {
                         state: WorkloadState::Pending,
                         admitted_at: None,
@@ -210,6 +223,7 @@ impl<'w> Simulation<'w> {
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
+            audit: None,
             uid_rank,
             gpu,
             gpus_in_use: 0,
@@ -247,7 +261,10 @@ impl<'w> Simulation<'w> {
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::RequeueInadmissible(n) => self.requeue_inadmissible(n),
-            Ev::PodsRunning(..) | Ev::Finish(..) | Ev::PodsGone(..) => {}
+            Ev::MaxExecutionTime(w, g) if current(self, w, g) => {
+                self.max_execution_time_exceeded(w)
+            }
+            Ev::PodsRunning(..) | Ev::Finish(..) | Ev::PodsGone(..) | Ev::MaxExecutionTime(..) => {}
         }
         true
     }
@@ -283,6 +300,13 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// Turns on auditing of decisions (for tests): `check_invariants` then also reports a
+    /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
+    pub fn with_audit(mut self) -> Self {
+        self.audit = Some(Vec::new());
+        self
+    }
+
     /// Runs to the end (see `run_with_progress`).
     pub fn run(self) -> Outcome {
         self.run_with_progress(|_, _| {})
@@ -304,6 +328,9 @@ impl<'w> Simulation<'w> {
     /// - a gang-scheduled workload has all of its pods placed or none.
     pub fn check_invariants(&self) -> Result<(), String> {
         let world = self.world;
+        if let Some(v) = self.audit.as_ref().and_then(|a| a.first()) {
+            return Err(v.clone());
+        }
         let mut expected = QuotaTree::new(world);
         for (i, rt) in self.runtimes.iter().enumerate() {
             let w = WorkloadId::from_index(i);
@@ -357,18 +384,25 @@ impl<'w> Simulation<'w> {
                     ));
                 }
             }
+            // A cohort uses at most what its subtree lends it plus what it may borrow: the
+            // root nothing beyond its subtree quota (which counts only lendable quota), inner
+            // cohorts up to their borrowingLimit.
             for (j, co) in world.cohorts.iter().enumerate() {
                 let n = self
                     .tree
                     .cohort_node(kueuesim_model::CohortId::from_index(j));
-                if self.tree.parent(n).is_none()
-                    && self.tree.usage(n, fr) > self.tree.subtree_quota(n, fr)
+                let limit = match (self.tree.parent(n), self.tree.borrowing_limit(n, fr)) {
+                    (None, _) => Some(self.tree.subtree_quota(n, fr)),
+                    (Some(_), Some(bl)) => Some(self.tree.subtree_quota(n, fr) + bl),
+                    (Some(_), None) => None,
+                };
+                if let Some(limit) = limit
+                    && self.tree.usage(n, fr) > limit
                 {
                     return Err(format!(
-                        "cohort {} uses {} of {what}, more than its subtree quota {}",
+                        "cohort {} uses {} of {what}, more than it may ({limit})",
                         co.name,
-                        self.tree.usage(n, fr),
-                        self.tree.subtree_quota(n, fr)
+                        self.tree.usage(n, fr)
                     ));
                 }
             }
@@ -494,6 +528,27 @@ impl<'w> Simulation<'w> {
             let at = init.reserved_at.unwrap_or(self.now).min(self.now);
             self.runtimes[w.index()].key = Some(self.queue_key(w));
             self.admit(w, cq, assignment, None, at);
+            // stopPolicy HoldAndDrain evicts what the queue had admitted.
+            let lq_drains = matches!(&wl.queue, QueueRef::Local(lq) if world.local_queue(*lq).stop_policy == StopPolicy::HoldAndDrain);
+            if world.cluster_queue(cq).stop_policy == StopPolicy::HoldAndDrain {
+                self.evict(
+                    w,
+                    "ClusterQueueStopped",
+                    None,
+                    None,
+                    "The ClusterQueue is stopped".into(),
+                    None,
+                );
+            } else if lq_drains {
+                self.evict(
+                    w,
+                    "LocalQueueStopped",
+                    None,
+                    None,
+                    "The LocalQueue is stopped".into(),
+                    None,
+                );
+            }
             return;
         }
         match &wl.queue {
@@ -548,6 +603,19 @@ impl<'w> Simulation<'w> {
             match d {
                 Decision::Admit { head, assignment } => {
                     progress = true;
+                    if self.world.cluster_queue(head.cq).queueing_strategy
+                        == kueuesim_model::QueueingStrategy::StrictFIFO
+                        && let Some(audit) = &mut self.audit
+                        && let Some(first) = self.queues.queue(head.cq).active.first()
+                        && *first < head.key
+                    {
+                        audit.push(format!(
+                            "StrictFIFO ClusterQueue {} admitted {:?} past {:?}",
+                            self.world.cluster_queue(head.cq).name,
+                            head.key,
+                            first
+                        ));
+                    }
                     self.queues.clear_sticky(head.cq, head.key.workload);
                     self.admit(
                         head.key.workload,
@@ -723,7 +791,48 @@ impl<'w> Simulation<'w> {
             "Not all pods are ready or succeeded".into(),
             at,
         );
+        if let Some(max) = wl.max_execution_time {
+            let rt = &self.runtimes[w.index()];
+            let due = (at + max - rt.past_execution).max(self.now);
+            self.events
+                .push(due, Ev::MaxExecutionTime(w, rt.generation));
+        }
         self.release_to_scheduler(w);
+    }
+
+    /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.
+    fn max_execution_time_exceeded(&mut self, w: WorkloadId) {
+        if !matches!(
+            self.runtimes[w.index()].record.state,
+            WorkloadState::Admitted | WorkloadState::Running
+        ) {
+            return;
+        }
+        let max = self
+            .world
+            .workload(w)
+            .max_execution_time
+            .expect("scheduled only with a maximum");
+        self.record_event(
+            w,
+            EventType::Warning,
+            KUEUE_WORKLOAD_CONTROLLER,
+            "MaximumExecutionTimeExceeded",
+            format!(
+                "The maximum execution time ({}s) exceeded",
+                max.millis() / 1000
+            ),
+            None,
+        );
+        self.runtimes[w.index()].deactivated = true;
+        self.evict(
+            w,
+            "DeactivatedDueToMaximumExecutionTimeExceeded",
+            None,
+            None,
+            "The workload is deactivated due to exceeding the maximum execution time".into(),
+            None,
+        );
     }
 
     /// Evicts the targets of a preemption (`IssuePreemptions`); already evicted ones are left
@@ -837,8 +946,12 @@ impl<'w> Simulation<'w> {
             c.evicted = true;
         }
         self.awaiting_placement.retain(|&(_, _, x)| x != w);
+        let now = self.now;
         let generation = {
             let rt = &mut self.runtimes[w.index()];
+            if let Some(at) = rt.record.admitted_at {
+                rt.past_execution += now - at;
+            }
             rt.record.state = WorkloadState::Evicted;
             rt.record.evictions.push(Eviction {
                 at: self.now,
@@ -875,13 +988,26 @@ impl<'w> Simulation<'w> {
             .find(|c| c.kind == ConditionType::Evicted && c.status)
             .map(|c| (c.reason, c.message.clone()))
             .unwrap_or(("Evicted", String::new()));
+        let deactivated = self.runtimes[w.index()].deactivated;
         {
             let rt = &mut self.runtimes[w.index()];
-            rt.record.state = WorkloadState::Pending;
+            rt.record.state = if deactivated {
+                WorkloadState::Inactive
+            } else {
+                WorkloadState::Pending
+            };
             rt.record.admission = None;
             rt.record.running_at = None;
         }
-        self.set_condition(w, ConditionType::Requeued, true, reason, message.clone());
+        // Only a preemption requeues at once (`setRequeued`); other evictions wait (back-off,
+        // a stopped queue) or end (deactivation).
+        self.set_condition(
+            w,
+            ConditionType::Requeued,
+            reason == "Preempted",
+            reason,
+            message.clone(),
+        );
         self.set_pending_condition(w, "PendingEvaluation", message);
         self.set_condition(
             w,
@@ -890,6 +1016,9 @@ impl<'w> Simulation<'w> {
             "WaitForStart",
             "Not all pods are ready or succeeded".into(),
         );
+        if deactivated {
+            return;
+        }
         if let Some(cq) = self.cq_of(w) {
             let key = self.queue_key(w);
             self.runtimes[w.index()].key = Some(key);
@@ -1299,6 +1428,9 @@ fn evicted_event_reason(reason: &str) -> &'static str {
         "ClusterQueueStopped" => "EvictedDueToClusterQueueStopped",
         "LocalQueueStopped" => "EvictedDueToLocalQueueStopped",
         "Deactivated" => "EvictedDueToDeactivated",
+        "DeactivatedDueToMaximumExecutionTimeExceeded" => {
+            "EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded"
+        }
         _ => "Evicted",
     }
 }

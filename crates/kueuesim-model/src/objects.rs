@@ -342,6 +342,9 @@ pub struct Workload {
     pub pod_sets: Vec<PodSet>,
     /// `spec.active` (false: never admitted).
     pub active: bool,
+    /// `spec.maximumExecutionTimeSeconds` (jobs: label `kueue.x-k8s.io/max-exec-time-seconds`):
+    /// once admitted for this long in total, the workload is deactivated.
+    pub max_execution_time: Option<SimDuration>,
     /// Quota already held at the start, from the input's `status.admission`.
     pub initial_admission: Option<InitialAdmission>,
     /// The input's `Evicted=True` condition (reason, lastTransitionTime) of a workload that

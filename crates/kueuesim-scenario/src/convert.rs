@@ -1398,6 +1398,20 @@ impl<'a> Builder<'a> {
                 .clone()
                 .unwrap_or_else(|| format!("{namespace}/{name}"));
             let (created_at, arrival) = self.times(src, meta)?;
+            let job_max_exec = match meta.labels.get("kueue.x-k8s.io/max-exec-time-seconds") {
+                None => None,
+                Some(v) => match v.trim().parse::<i64>() {
+                    Ok(n) if n > 0 => Some(SimDuration::from_secs(n)),
+                    _ => {
+                        return Err(err_obj(
+                            src,
+                            format!(
+                                "label kueue.x-k8s.io/max-exec-time-seconds {v:?}: expected a positive integer number of seconds"
+                            ),
+                        ));
+                    }
+                },
+            };
             let report_name = if managed {
                 kueue_workload_name("Job", "batch", &name, &uid)
             } else {
@@ -1429,6 +1443,7 @@ impl<'a> Builder<'a> {
                     active: true,
                     initial_admission: None,
                     last_eviction: None,
+                    max_execution_time: job_max_exec,
                     creation_blocked,
                 },
             ));
@@ -1606,6 +1621,11 @@ impl<'a> Builder<'a> {
                     active: spec.active.unwrap_or(true),
                     initial_admission,
                     last_eviction,
+                max_execution_time: match &spec.maximum_execution_time_seconds {
+                    None => None,
+                    Some(m) if m.value > 0 => Some(SimDuration::from_secs(m.value)),
+                    Some(m) => return Err(err_at(src, m, format!("maximumExecutionTimeSeconds {} is not positive: expected an integer ≥ 1", m.value))),
+                },
                     creation_blocked: None,
                 },
             ));

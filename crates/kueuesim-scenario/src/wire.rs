@@ -323,6 +323,7 @@ pub struct WorkloadSpec {
     /// v1beta2.
     pub priority_class_ref: Option<PriorityClassRef>,
     pub active: Option<bool>,
+    pub maximum_execution_time_seconds: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -119,6 +119,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         active: true,
         initial_admission: None,
         last_eviction: None,
+        max_execution_time: None,
         creation_blocked: None,
     });
     // The engine expects workloads in arrival order.

@@ -95,6 +95,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             initial_admission: None,
             last_eviction: None,
             max_execution_time: None,
+            job_uid: None,
             creation_blocked: None,
         });
     }

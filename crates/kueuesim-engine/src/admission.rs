@@ -151,6 +151,9 @@ pub struct Assignment {
     pub contested: Vec<Fr>,
     /// For a mode other than `Fit`: the condition reason and Kueue's message.
     pub not_admitted: Option<NotAdmitted>,
+    /// The flavors considered that did not simply fit, for the QuotaReserved event
+    /// (`FormatFlavorAssignmentAttemptsForEvents`); empty when there is nothing to say.
+    pub considered: String,
 }
 
 /// What the scheduler knows of the workload being assigned.
@@ -164,8 +167,52 @@ struct Subject<'a> {
 
 /// One flavor tried for a resource group: its mode and, for NoFit, its reason.
 struct Attempt {
+    flavor: FlavorId,
     mode: PMode,
+    borrow: u32,
+    /// Sorted.
+    reasons: Vec<String>,
     no_fit_reason: &'static str,
+}
+
+/// `FormatFlavorAssignmentAttemptsForEvents` for one pod set: every flavor considered that did
+/// not simply fit without borrowing, sorted by flavor name:
+/// `flavor(Mode[;borrow=N][;reasons])`, or `flavor(preemptionMode=P;...)` when preemption
+/// was considered.
+fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
+    let mut sorted: Vec<&Attempt> = attempts
+        .iter()
+        .filter(|a| !(a.mode == PMode::Fit && a.borrow == 0))
+        .collect();
+    sorted.sort_by(|a, b| {
+        world
+            .flavor(a.flavor)
+            .name
+            .cmp(&world.flavor(b.flavor).name)
+    });
+    sorted
+        .iter()
+        .map(|a| {
+            let mode = match a.mode {
+                PMode::NoFit => "NoFit".to_string(),
+                PMode::Fit => "Fit".to_string(),
+                PMode::NoCandidates => "preemptionMode=NoCandidates".to_string(),
+                PMode::Preempt => "preemptionMode=Preempt".to_string(),
+                PMode::Reclaim => "preemptionMode=Reclaim".to_string(),
+            };
+            let mut out = format!("{}({mode}", world.flavor(a.flavor).name);
+            if a.borrow > 0 {
+                out.push_str(&format!(";borrow={}", a.borrow));
+            }
+            if !a.reasons.is_empty() {
+                out.push(';');
+                out.push_str(&a.reasons.join(";"));
+            }
+            out.push(')');
+            out
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The outcome of `find_flavor` for one resource group.
@@ -347,21 +394,28 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut attempts = Vec::new();
         for fq in &group.flavors {
             if let Some(why) = flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps) {
-                reasons.push(why);
+                reasons.push(why.clone());
                 attempts.push(Attempt {
+                    flavor: fq.flavor,
                     mode: PMode::NoFit,
+                    borrow: 0,
+                    reasons: vec![why],
                     no_fit_reason: REASON_NO_MATCHING_FLAVOR,
                 });
                 continue;
             }
             let mut rep = BEST;
             let mut flavor_reason: &'static str = "";
+            let mut flavor_reasons: Vec<String> = Vec::new();
+            let mut max_borrow = 0;
             let mut chosen = Vec::with_capacity(requested.len());
             for &(r, request) in requested {
                 let fr = self.tree.fr(fq.flavor, r);
                 let assumed = assigned.iter().filter(|u| u.0 == fr).map(|u| u.1).sum();
                 let (mode, borrow, why, no_fit) = self.fits_resource_quota(fr, assumed, request);
+                flavor_reasons.extend(why.iter().cloned());
                 reasons.extend(why);
+                max_borrow = max_borrow.max(borrow);
                 if !no_fit.is_empty() {
                     flavor_reason = most_severe(flavor_reason, no_fit);
                 }
@@ -375,8 +429,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 }
                 chosen.push((r, fq.flavor, mode, borrow));
             }
+            flavor_reasons.sort();
             attempts.push(Attempt {
+                flavor: fq.flavor,
                 mode: rep.mode,
+                borrow: max_borrow,
+                reasons: flavor_reasons,
                 no_fit_reason: flavor_reason,
             });
             if !should_try_next(rep, &fung) {
@@ -411,6 +469,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut mode = Mode::Fit;
         let mut failures: Vec<(String, Vec<String>, &'static str)> = Vec::new();
         let mut preempt_reasons: Vec<(String, Vec<String>)> = Vec::new();
+        let mut considered: Vec<String> = Vec::new();
 
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
@@ -419,6 +478,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let mut resources: Vec<(ResourceId, i64)> = totals.iter().collect();
             resources.sort_by(|a, b| world.resources.name(a.0).cmp(world.resources.name(b.0)));
             let mut flavors: Vec<(ResourceId, FlavorId, PMode, u32)> = Vec::new();
+            let mut ps_attempts: Vec<Attempt> = Vec::new();
             let mut reasons: Vec<String> = Vec::new();
             let mut failed: Option<(Vec<String>, &'static str)> = None;
             for &(r, amount) in &resources {
@@ -446,6 +506,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     Some(chosen) => {
                         flavors.extend(chosen);
                         reasons.extend(choice.reasons);
+                        ps_attempts.extend(choice.attempts);
                     }
                     None => {
                         // resolveNoFitReason: within a group, the least severe alternative
@@ -479,6 +540,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 }
             }
             usage = merge_usage(usage);
+            let text = format_attempts(world, &ps_attempts);
+            if !text.is_empty() {
+                considered.push(format!("{}: {text}", ps.name));
+            }
             if !reasons.is_empty() {
                 reasons.sort();
                 preempt_reasons.push((ps.name.clone(), reasons));
@@ -514,6 +579,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             borrowing,
             contested,
             not_admitted,
+            considered: considered.join(" | "),
         }
     }
 }
@@ -721,6 +787,19 @@ pub fn run_cycle<A: AdmittedWorkloads>(
                 not_admitted: NotAdmitted {
                     reason: REASON_MISCONFIGURED,
                     message: "workload namespace doesn't match ClusterQueue selector".into(),
+                },
+            });
+            continue;
+        }
+        if tree.in_cycle(h.cq) {
+            // A ClusterQueue in a cohort cycle is inactive in the cache: its heads are
+            // nominated as inadmissible (`nominate`).
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::Generic,
+                not_admitted: NotAdmitted {
+                    reason: REASON_SUSPENDED,
+                    message: format!("ClusterQueue {} is inactive", queue.name),
                 },
             });
             continue;

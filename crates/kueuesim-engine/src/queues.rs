@@ -69,6 +69,9 @@ pub struct ClusterQueueQueue {
     pub inadmissible: BTreeSet<QueueKey>,
     /// The preemptor pinned to the head while its victims terminate (BestEffortFIFO).
     sticky: Option<QueueKey>,
+    /// Scheduling shapes found inadmissible since the last requeue of inadmissible workloads
+    /// (`hashToBulkMoveReason`): new workloads of these shapes go straight to inadmissible.
+    parked_shapes: BTreeSet<u32>,
 }
 
 /// All ClusterQueues' pending workloads.
@@ -85,7 +88,28 @@ impl QueueManager {
         }
     }
 
-    /// Adds a newly arrived or requeued workload to the active heap (`AddFromLocalQueue`).
+    /// Adds a newly arrived or requeued workload to the active heap (`AddFromLocalQueue`), or,
+    /// under BestEffortFIFO, to the inadmissible set when an equivalent workload was just
+    /// found inadmissible. Returns where it went.
+    pub fn add(
+        &mut self,
+        cq: ClusterQueueId,
+        strategy: QueueingStrategy,
+        key: QueueKey,
+        shape: u32,
+    ) -> QueueStatus {
+        let q = &mut self.queues[cq.index()];
+        if strategy == QueueingStrategy::BestEffortFIFO && q.parked_shapes.contains(&shape) {
+            q.active.remove(&key);
+            q.inadmissible.insert(key);
+            return QueueStatus::Inadmissible;
+        }
+        q.inadmissible.remove(&key);
+        q.active.insert(key);
+        QueueStatus::Active
+    }
+
+    /// Adds a workload to the active heap unconditionally.
     pub fn push_active(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let q = &mut self.queues[cq.index()];
         q.inadmissible.remove(&key);
@@ -158,6 +182,7 @@ impl QueueManager {
             )
         {
             let shape = shape_of(key.workload);
+            q.parked_shapes.insert(shape);
             moved = q
                 .active
                 .iter()
@@ -188,6 +213,7 @@ impl QueueManager {
         may_return: impl Fn(WorkloadId) -> bool,
     ) -> usize {
         let q = &mut self.queues[cq.index()];
+        q.parked_shapes.clear();
         let back: Vec<QueueKey> = q
             .inadmissible
             .iter()

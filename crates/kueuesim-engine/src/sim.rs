@@ -85,7 +85,7 @@ pub struct Simulation<'w> {
     admitted: AdmittedIndex,
     nodes: NodeCapacity,
     /// Whether each ClusterQueue can admit (not stopped, not in a cohort cycle).
-    cq_active: Vec<bool>,
+    cq_stopped: Vec<bool>,
     /// Scheduling-shape class of each workload (`SchedulingEquivalenceHashing`).
     shape: Vec<u32>,
     /// Whether a batched inadmissible requeue is pending, per tree node.
@@ -94,6 +94,11 @@ pub struct Simulation<'w> {
     /// activeQ order: higher priority first, then earlier release.
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     cycle_scheduled: bool,
+    /// The time of the last event that changed anything (stale and idle ones do not count),
+    /// which is where a run without a horizon ends.
+    last_effective: SimTime,
+    /// Set by a handler that found nothing to do.
+    idle: bool,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
     uid_rank: Vec<u32>,
@@ -181,13 +186,13 @@ impl<'w> Simulation<'w> {
             })
             .collect();
         let tree = QuotaTree::new(world);
-        let cq_active = world
+        // A stopped ClusterQueue is inactive in the queue manager: its heads are never popped.
+        // One in a cohort cycle is inactive only in the cache: its heads are popped and
+        // nominated as inadmissible.
+        let cq_stopped = world
             .cluster_queues
             .iter()
-            .enumerate()
-            .map(|(i, cq)| {
-                cq.stop_policy == StopPolicy::None && !tree.in_cycle(ClusterQueueId::from_index(i))
-            })
+            .map(|cq| cq.stop_policy != StopPolicy::None)
             .collect();
         let gpu = world.resources.lookup(GPU);
         let gpu_capacity = match gpu {
@@ -218,11 +223,13 @@ impl<'w> Simulation<'w> {
             admitted: AdmittedIndex::new(world.cluster_queues.len(), world.workloads.len()),
             tree,
             nodes: NodeCapacity::new(world),
-            cq_active,
+            cq_stopped,
             shape: shape_classes(world),
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
+            last_effective: SimTime::ZERO,
+            idle: false,
             audit: None,
             uid_rank,
             gpu,
@@ -253,6 +260,7 @@ impl<'w> Simulation<'w> {
         };
         self.advance_to(at);
         self.stats.events_processed += 1;
+        self.idle = false;
         let current = |s: &Self, w: WorkloadId, g: u32| s.runtimes[w.index()].generation == g;
         match ev {
             Ev::Arrive(w) => self.arrive(w),
@@ -264,7 +272,12 @@ impl<'w> Simulation<'w> {
             Ev::MaxExecutionTime(w, g) if current(self, w, g) => {
                 self.max_execution_time_exceeded(w)
             }
-            Ev::PodsRunning(..) | Ev::Finish(..) | Ev::PodsGone(..) | Ev::MaxExecutionTime(..) => {}
+            Ev::PodsRunning(..) | Ev::Finish(..) | Ev::PodsGone(..) | Ev::MaxExecutionTime(..) => {
+                self.idle = true
+            }
+        }
+        if !self.idle {
+            self.last_effective = at;
         }
         true
     }
@@ -278,15 +291,30 @@ impl<'w> Simulation<'w> {
                 progress(self.now, self.stats.events_processed);
             }
         }
-        let end = until.unwrap_or(self.now).max(self.now);
-        self.advance_to(end);
+        let end = match until {
+            Some(u) => u.max(self.now),
+            None => self.last_effective,
+        };
+        if end >= self.now {
+            self.advance_to(end);
+        } else {
+            // Only idle events happened after `end`: nothing changed, so GPU use was constant.
+            let extra = (self.now - end).millis();
+            self.stats.gpu_busy_ms -= i128::from(self.gpus_in_use) * i128::from(extra);
+        }
         self.stats.end = end;
         for rt in &mut self.runtimes {
             if let (Some(key), WorkloadState::Pending) = (rt.key, rt.record.state) {
                 let w = key.workload;
                 if let QueueRef::Local(lq) = &self.world.workload(w).queue {
                     let cq = self.world.local_queue(*lq).cluster_queue;
-                    rt.record.queue_status = self.queues.status(cq, &key);
+                    rt.record.queue_status = if self.cq_stopped[cq.index()] {
+                        // An inactive ClusterQueue reports all its pending workloads as
+                        // inadmissible (`pending_workloads` metrics).
+                        Some(QueueStatus::Inadmissible)
+                    } else {
+                        self.queues.status(cq, &key)
+                    };
                 }
             }
         }
@@ -523,6 +551,7 @@ impl<'w> Simulation<'w> {
                 borrowing: 0,
                 contested: Vec::new(),
                 not_admitted: None,
+                considered: String::new(),
             };
             // Reserved before (or, in a snapshot taken later than the start, at) time 0.
             let at = init.reserved_at.unwrap_or(self.now).min(self.now);
@@ -572,12 +601,15 @@ impl<'w> Simulation<'w> {
                 let cq = lq.cluster_queue;
                 let key = self.queue_key(w);
                 self.runtimes[w.index()].key = Some(key);
-                self.queues.push_active(cq, key);
-                if self.cq_active[cq.index()] {
-                    self.request_cycle();
-                } else {
+                let strategy = world.cluster_queue(cq).queueing_strategy;
+                self.queues.add(cq, strategy, key, self.shape[w.index()]);
+                if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
+                    // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
                     self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                }
+                if !self.cq_stopped[cq.index()] {
+                    self.request_cycle();
                 }
             }
         }
@@ -585,14 +617,15 @@ impl<'w> Simulation<'w> {
 
     fn cycle(&mut self) {
         self.cycle_scheduled = false;
-        let cq_active = &self.cq_active;
+        let cq_stopped = &self.cq_stopped;
         let heads: Vec<Head> = self
             .queues
-            .pop_heads(|cq| cq_active[cq.index()])
+            .pop_heads(|cq| !cq_stopped[cq.index()])
             .into_iter()
             .map(|(cq, key)| Head { cq, key })
             .collect();
         if heads.is_empty() {
+            self.idle = true;
             return;
         }
         self.stats.cycles += 1;
@@ -658,13 +691,8 @@ impl<'w> Simulation<'w> {
             .queues
             .requeue(head.cq, strategy, head.key, reason, |w| shape[w.index()]);
         let parked = self.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
-        for k in &moved {
-            // The workload controller reports the equivalent workload's failure.
-            let message =
-                "Bypassed scheduling evaluation because an equivalent workload recently failed"
-                    .to_string();
-            self.set_pending_condition(k.workload, why.reason, message);
-        }
+        // Workloads parked with it get no condition: the workload controller writes one
+        // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
         self.record_event(
             head.key.workload,
             EventType::Warning,
@@ -719,7 +747,19 @@ impl<'w> Simulation<'w> {
             uid_rank: self.uid_rank[w.index()],
             usage: a.usage.clone(),
         });
-        let waited = (at - wl.created_at).as_secs_f64();
+        // `QueuedWaitTime`: since the last requeue, else since creation.
+        let queued_since = self.runtimes[w.index()]
+            .record
+            .conditions
+            .iter()
+            .find(|c| c.kind == ConditionType::Requeued && c.status)
+            .map_or(wl.created_at, |c| c.at);
+        let waited = (at - queued_since).as_secs_f64();
+        let considered = if a.considered.is_empty() {
+            String::new()
+        } else {
+            format!("; Flavors considered: {}", a.considered)
+        };
         {
             let rt = &mut self.runtimes[w.index()];
             rt.usage = a.usage;
@@ -736,7 +776,7 @@ impl<'w> Simulation<'w> {
                 EventType::Normal,
                 KUEUE_ADMISSION,
                 "QuotaReserved",
-                format!("Quota reserved in ClusterQueue {cq_name}, wait time since queued was {waited:.0}s"),
+                format!("Quota reserved in ClusterQueue {cq_name}, wait time since queued was {waited:.0}s{considered}"),
                 cycle,
             );
             self.record_event(
@@ -856,8 +896,13 @@ impl<'w> Simulation<'w> {
                 .map(|c| c.cq)
                 .expect("admitted");
             let message = format!(
-                "Preempted to accommodate a workload (UID: {}, JobUID: UNKNOWN) due to {}; preemptor path: {}; preemptee path: {}",
+                "Preempted to accommodate a workload (UID: {}, JobUID: {}) due to {}; preemptor path: {}; preemptee path: {}",
                 world.workload(preemptor).uid,
+                world
+                    .workload(preemptor)
+                    .job_uid
+                    .as_deref()
+                    .unwrap_or("UNKNOWN"),
                 human_reason(t.reason),
                 self.cq_path(head.cq),
                 self.cq_path(victim_cq)
@@ -1022,7 +1067,8 @@ impl<'w> Simulation<'w> {
         if let Some(cq) = self.cq_of(w) {
             let key = self.queue_key(w);
             self.runtimes[w.index()].key = Some(key);
-            self.queues.push_active(cq, key);
+            let strategy = self.world.cluster_queue(cq).queueing_strategy;
+            self.queues.add(cq, strategy, key, self.shape[w.index()]);
             self.request_cycle();
         }
     }
@@ -1082,7 +1128,7 @@ impl<'w> Simulation<'w> {
             return;
         }
         let target = self.tree.root(self.tree.cq_node(cq));
-        if !self.requeue_pending[target.0 as usize] && self.any_inadmissible_under(target) {
+        if !self.requeue_pending[target.0 as usize] {
             self.requeue_pending[target.0 as usize] = true;
             self.events.push(
                 self.now + REQUEUE_BATCH_PERIOD,
@@ -1104,20 +1150,28 @@ impl<'w> Simulation<'w> {
         out
     }
 
-    fn any_inadmissible_under(&self, n: NodeIdx) -> bool {
-        self.cqs_under(n)
-            .into_iter()
-            .any(|cq| !self.queues.queue(cq).inadmissible.is_empty())
-    }
-
     fn requeue_inadmissible(&mut self, target: NodeIdx) {
         self.requeue_pending[target.0 as usize] = false;
         let mut moved = 0;
+        let world = self.world;
         for cq in self.cqs_under(target) {
-            moved += self.queues.requeue_inadmissible(cq, |_| true);
+            // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
+            let selector = &world.cluster_queue(cq).namespace_selector;
+            moved += self.queues.requeue_inadmissible(cq, |w| {
+                let labels = world
+                    .namespace(&world.workload(w).namespace)
+                    .map(|n| &n.labels);
+                match (selector, labels) {
+                    (None, _) => false,
+                    (Some(sel), Some(l)) => sel.matches(l),
+                    (Some(sel), None) => sel.matches(&Default::default()),
+                }
+            });
         }
         if moved > 0 {
             self.request_cycle();
+        } else {
+            self.idle = true;
         }
     }
 

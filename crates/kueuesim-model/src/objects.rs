@@ -322,6 +322,9 @@ pub struct Workload {
     pub owner: Option<(String, String)>,
     /// `metadata.uid`, or `namespace/name` when absent: the last tie-break of queue order.
     pub uid: String,
+    /// The UID of the job it stands for (a Job's `metadata.uid`; a Workload's
+    /// `kueue.x-k8s.io/job-uid` label), quoted in preemption messages.
+    pub job_uid: Option<String>,
     /// The queue it was submitted to.
     pub queue: QueueRef,
     /// The queue name as written in the input (for messages), if any.

@@ -1444,6 +1444,7 @@ impl<'a> Builder<'a> {
                     initial_admission: None,
                     last_eviction: None,
                     max_execution_time: job_max_exec,
+                    job_uid: meta.uid.clone(),
                     creation_blocked,
                 },
             ));
@@ -1621,6 +1622,7 @@ impl<'a> Builder<'a> {
                     active: spec.active.unwrap_or(true),
                     initial_admission,
                     last_eviction,
+                job_uid: meta.labels.get("kueue.x-k8s.io/job-uid").cloned(),
                 max_execution_time: match &spec.maximum_execution_time_seconds {
                     None => None,
                     Some(m) if m.value > 0 => Some(SimDuration::from_secs(m.value)),

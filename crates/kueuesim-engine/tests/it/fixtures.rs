@@ -120,8 +120,59 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         initial_admission: None,
         last_eviction: None,
         max_execution_time: None,
+        job_uid: None,
         creation_blocked: None,
     });
     // The engine expects workloads in arrival order.
     w.workloads.sort_by_key(|x| x.arrival);
+}
+
+/// A ClusterQueue of `cohort_world`.
+pub(crate) struct CqSpec {
+    pub(crate) cohort: Option<usize>,
+    pub(crate) nominal: i64,
+    pub(crate) borrowing_limit: Option<i64>,
+    pub(crate) lending_limit: Option<i64>,
+    pub(crate) strict: bool,
+    pub(crate) preemption: kueuesim_model::Preemption,
+}
+
+/// A world like `world`, with cohorts (`cohorts[i]` = (parent, own GPU quota); parents must
+/// come earlier so there is no cycle) and ClusterQueues in them.
+pub(crate) fn cohort_world(cohorts: &[(Option<usize>, i64)], cqs: &[CqSpec]) -> World {
+    let mut w = world(&cqs.iter().map(|c| c.nominal).collect::<Vec<_>>());
+    let gpu = kueuesim_model::ResourceId(1);
+    for (i, &(parent, quota)) in cohorts.iter().enumerate() {
+        w.cohorts.push(kueuesim_model::Cohort {
+            name: format!("co{i}"),
+            parent: parent.map(kueuesim_model::CohortId::from_index),
+            resource_groups: vec![ResourceGroup {
+                covered: vec![gpu],
+                flavors: vec![FlavorQuotas {
+                    flavor: FlavorId(0),
+                    resources: vec![ResourceQuota {
+                        resource: gpu,
+                        nominal: quota,
+                        borrowing_limit: None,
+                        lending_limit: None,
+                    }],
+                }],
+            }],
+            fair_sharing_weight_milli: 1000,
+            declared: true,
+        });
+    }
+    for (cq, spec) in w.cluster_queues.iter_mut().zip(cqs) {
+        cq.cohort = spec.cohort.map(kueuesim_model::CohortId::from_index);
+        if spec.strict {
+            cq.queueing_strategy = kueuesim_model::QueueingStrategy::StrictFIFO;
+        }
+        cq.preemption = spec.preemption;
+        let q = &mut cq.resource_groups[0].flavors[0].resources[1];
+        if spec.cohort.is_some() {
+            q.borrowing_limit = spec.borrowing_limit;
+            q.lending_limit = spec.lending_limit.map(|l| l.min(spec.nominal));
+        }
+    }
+    w
 }

@@ -97,3 +97,120 @@ proptest! {
         prop_assert_eq!(format!("{:?}", a.workloads), format!("{:?}", b.workloads));
     }
 }
+
+fn arb_policy() -> impl Strategy<Value = kueuesim_model::Preemption> {
+    use kueuesim_model::PreemptionPolicy::*;
+    (0usize..3, 0usize..3, any::<bool>(), -1i32..3).prop_map(|(w, r, b, t)| {
+        kueuesim_model::Preemption {
+            within_cluster_queue: [Never, LowerPriority, LowerOrNewerEqualPriority][w],
+            reclaim_within_cohort: [Never, LowerPriority, Any][r],
+            borrow_within_cohort: if b && r != 0 { LowerPriority } else { Never },
+            borrow_max_priority_threshold: (t >= 0).then_some(t * 100),
+        }
+    })
+}
+
+/// Random cohort trees (parents before children, so no cycles), ClusterQueues with
+/// borrowing and lending limits, preemption policies and strategies, on nodes or quota-only.
+fn arb_cohort_world() -> impl Strategy<Value = (kueuesim_model::World, Vec<bool>)> {
+    let cohorts =
+        prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), 0i64..8), 0..4);
+    let cqs = prop::collection::vec(
+        (
+            any::<prop::sample::Index>(),
+            any::<bool>(),
+            0i64..16,
+            prop::option::of(0i64..8),
+            prop::option::of(0i64..16),
+            any::<bool>(),
+            arb_policy(),
+        ),
+        1..5,
+    );
+    let nodes = prop::collection::vec(0i64..9, 0..4);
+    let wls = prop::collection::vec(
+        (
+            0usize..6,
+            1u32..4,
+            0i64..5,
+            0i32..3,
+            0i64..300,
+            1i64..400,
+            0usize..3,
+        ),
+        1..30,
+    );
+    (cohorts, cqs, nodes, wls).prop_map(|(cohorts, cqs, nodes, wls)| {
+        let cohorts: Vec<(Option<usize>, i64)> = cohorts
+            .iter()
+            .enumerate()
+            .map(|(i, (p, has_parent, q))| ((i > 0 && *has_parent).then(|| p.index(i)), *q))
+            .collect();
+        let specs: Vec<crate::fixtures::CqSpec> = cqs
+            .iter()
+            .map(
+                |(c, in_cohort, nominal, bl, ll, strict, preemption)| crate::fixtures::CqSpec {
+                    cohort: (*in_cohort && !cohorts.is_empty()).then(|| c.index(cohorts.len())),
+                    nominal: *nominal,
+                    borrowing_limit: *bl,
+                    lending_limit: *ll,
+                    strict: *strict,
+                    preemption: *preemption,
+                },
+            )
+            .collect();
+        let strict: Vec<bool> = specs.iter().map(|s| s.strict).collect();
+        let mut w = crate::fixtures::cohort_world(&cohorts, &specs);
+        w.config.pod_termination = kueuesim_model::SimDuration::from_secs(20);
+        for g in nodes {
+            add_node(&mut w, g);
+        }
+        let n_lq = w.local_queues.len();
+        for (q, pods, gpus, prio, arrival, dur, sched) in wls {
+            add_workload(
+                &mut w,
+                Wl {
+                    queue: if q >= n_lq { None } else { Some(q) },
+                    pods,
+                    gpus_per_pod: gpus,
+                    priority: prio * 100,
+                    arrival_s: arrival,
+                    duration_s: dur,
+                    scheduler: ["default-scheduler", "kai-scheduler", "volcano"][sched],
+                },
+            );
+        }
+        (w, strict)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(384))]
+
+    /// Over random cohort trees: no ClusterQueue above nominal + borrowingLimit, no cohort
+    /// taking more than its subtree lends (lending limits) or beyond its borrowingLimit, usage
+    /// consistent with the admitted workloads, StrictFIFO never admitting past a waiting head,
+    /// nodes never over-committed, gangs all-or-nothing: after every event.
+    #[test]
+    fn cohort_invariants_hold_after_every_event((world, _strict) in arb_cohort_world()) {
+        let mut sim = Simulation::new(&world).with_audit();
+        let mut steps = 0;
+        while sim.step(None) {
+            steps += 1;
+            prop_assert!(steps < 200_000, "run does not terminate");
+            if let Err(e) = sim.check_invariants() {
+                prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());
+            }
+        }
+    }
+
+    /// Preemption and requeueing never lose a workload: with finite durations, a run without
+    /// a horizon ends with nothing running or terminating.
+    #[test]
+    fn cohort_runs_settle((world, _strict) in arb_cohort_world()) {
+        let outcome = Simulation::new(&world).run();
+        for rec in outcome.workloads.iter().flatten() {
+            prop_assert!(!matches!(rec.state, WorkloadState::Running | WorkloadState::Evicted), "{:?}", rec.state);
+        }
+    }
+}

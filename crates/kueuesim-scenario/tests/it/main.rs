@@ -6,6 +6,9 @@ mod bad_input;
 mod golden;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
 mod kueue_cases;
+/// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial
+/// admission, queue policies, preemption; hand-computed outcomes asserted field by field.
+mod kueue_features;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
 /// Helpers to load text and run it.

@@ -1,0 +1,912 @@
+//! Kueue features as golden scenarios under `scenarios/kueue/`: each scenario's header holds
+//! the hand computation, and the test asserts it field by field (times in seconds, flavors,
+//! states, queue statuses, and the conditions and events Kueue writes).
+//!
+//! Some scenarios are also cut short (`run_until`) to look at the state between two events,
+//! for instance while a preempted workload is still terminating.
+//!
+//! Some tests pin behaviours where a first version of the simulator differed from upstream
+//! Kueue (main `ff69552e`); their comments cite the upstream source.
+
+use kueuesim_engine::Simulation;
+use kueuesim_model::SimTime;
+use kueuesim_scenario::output::{ConditionOut, SimulationResult, WorkloadOut, result};
+use kueuesim_scenario::{LoadOptions, load};
+
+use crate::util::{run_dir, scenarios_dir};
+
+/// Runs `scenarios/kueue/<name>` to its own horizon.
+fn run(name: &str) -> SimulationResult {
+    run_dir(&format!("kueue/{name}"))
+}
+
+/// Runs `scenarios/kueue/<name>` up to `secs` seconds (as `--until` does) and reports the
+/// state at that time.
+fn run_until(name: &str, secs: f64) -> SimulationResult {
+    let files =
+        kueuesim_scenario::embedded::read_paths(&[scenarios_dir().join("kueue").join(name)])
+            .expect("readable");
+    let mut loaded =
+        load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("kueue/{name}: {e}"));
+    loaded.world.config.until = Some(SimTime::from_millis((secs * 1000.0).round() as i64));
+    let outcome = Simulation::new(&loaded.world).run();
+    result(&loaded.world, &outcome)
+}
+
+/// The workload `namespace/name`, or the Workload Kueue made for Job `name`
+/// (`job-<name>-<hash>`).
+fn wl<'a>(r: &'a SimulationResult, namespace: &str, name: &str) -> &'a WorkloadOut {
+    let prefix = format!("job-{name}-");
+    r.workloads
+        .iter()
+        .find(|w| w.namespace == namespace && (w.name == name || w.name.starts_with(&prefix)))
+        .unwrap_or_else(|| panic!("no workload {namespace}/{name}"))
+}
+
+fn id(w: &WorkloadOut) -> String {
+    format!("{}/{}", w.namespace, w.name)
+}
+
+fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a ConditionOut {
+    w.conditions
+        .iter()
+        .find(|c| c.kind == kind)
+        .unwrap_or_else(|| panic!("{} has no {kind} condition: {:?}", id(w), w.conditions))
+}
+
+/// The condition `kind` has this status, reason and message.
+fn assert_condition(w: &WorkloadOut, kind: &str, status: &str, reason: &str, message: &str) {
+    let c = condition(w, kind);
+    assert_eq!(
+        (c.status, c.reason, c.message.as_str()),
+        (status, reason, message),
+        "{}: {kind} condition",
+        id(w)
+    );
+}
+
+/// (admittedAt, runningAt, finishedAt) in seconds.
+fn times(w: &WorkloadOut) -> (Option<f64>, Option<f64>, Option<f64>) {
+    (w.admitted_at, w.running_at, w.finished_at)
+}
+
+/// Admitted at `admitted`, running at once (quota-only, no start-up delay), finished at
+/// `finished`.
+fn assert_ran(w: &WorkloadOut, admitted: f64, finished: f64) {
+    assert_eq!(w.state, "Finished", "{}: state", id(w));
+    assert_eq!(
+        times(w),
+        (Some(admitted), Some(admitted), Some(finished)),
+        "{}: (admittedAt, runningAt, finishedAt)",
+        id(w)
+    );
+}
+
+fn assert_flavors(w: &WorkloadOut, expected: &[(&str, &str)]) {
+    let got: Vec<(&str, &str)> = w.pod_sets[0]
+        .flavors
+        .iter()
+        .map(|(r, f)| (r.as_str(), f.as_str()))
+        .collect();
+    assert_eq!(got, expected, "{}: flavors", id(w));
+}
+
+/// Pending, never admitted (so far), in the given queue status.
+fn assert_pending(w: &WorkloadOut, queue_status: Option<&str>) {
+    assert_eq!(w.state, "Pending", "{}: state", id(w));
+    assert_eq!(
+        w.queue_status.as_deref(),
+        queue_status,
+        "{}: queueStatus",
+        id(w)
+    );
+}
+
+/// The events of Kueue's scheduler on `w` with `reason`, as (at, type, message).
+fn events<'a>(w: &'a WorkloadOut, reason: &str) -> Vec<(f64, &'a str, &'a str)> {
+    w.events
+        .iter()
+        .filter(|e| e.source == "kueue-admission" && e.reason == reason)
+        .map(|e| (e.at, e.kind, e.message.as_str()))
+        .collect()
+}
+
+/// The Warning events of Kueue's scheduler on `w`, as (at, reason, message).
+fn warnings(w: &WorkloadOut) -> Vec<(f64, &str, &str)> {
+    w.events
+        .iter()
+        .filter(|e| e.kind == "Warning" && e.source == "kueue-admission")
+        .map(|e| (e.at, e.reason, e.message.as_str()))
+        .collect()
+}
+
+fn assert_no_events(w: &WorkloadOut) {
+    assert!(w.events.is_empty(), "{}: {:?}", id(w), w.events);
+}
+
+/// One eviction, by preemption, at `at`, for `preemption_reason`, by `preemptor`.
+fn assert_preempted_once(w: &WorkloadOut, at: f64, preemption_reason: &str, preemptor: &str) {
+    assert_eq!(w.evictions.len(), 1, "{}: evictions", id(w));
+    let e = &w.evictions[0];
+    assert_eq!(
+        (e.at, e.reason, e.preemption_reason, e.preemptor.as_deref()),
+        (at, "Preempted", Some(preemption_reason), Some(preemptor)),
+        "{}: eviction",
+        id(w)
+    );
+}
+
+fn no_longer_fits() -> &'static str {
+    "Workload no longer fits after processing another workload"
+}
+
+fn more_needed(flavor: &str, n: u32) -> String {
+    format!(
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor {flavor}, {n} more needed"
+    )
+}
+
+fn pending_preemption(flavor: &str, n: u32) -> String {
+    format!(
+        "{}. Pending the preemption of 1 workload(s)",
+        more_needed(flavor, n)
+    )
+}
+
+// ---- 1. cohort-cycle ----
+
+const LOOPS_INACTIVE: &str = "ClusterQueue loops is inactive";
+
+#[test]
+fn cohort_cycle() {
+    let r = run("cohort-cycle");
+    for job in ["stuck-1", "stuck-2"] {
+        let w = wl(&r, "team", job);
+        assert_eq!(w.state, "Pending", "{job}");
+        assert_eq!(times(w), (None, None, None), "{job}");
+        assert!(w.evictions.is_empty());
+        assert_condition(w, "QuotaReserved", "False", "Suspended", LOOPS_INACTIVE);
+        assert_eq!(condition(w, "QuotaReserved").at, 0.0);
+        assert_condition(
+            w,
+            "Admitted",
+            "False",
+            "NoReservation",
+            "The workload has no reservation",
+        );
+        assert_eq!(w.pod_sets[0].admitted_count, None);
+    }
+    let borrow = wl(&r, "team", "borrow");
+    assert_ran(borrow, 0.0, 3600.0);
+    assert_eq!(borrow.cluster_queue.as_deref(), Some("ok-borrower"));
+    assert_flavors(borrow, &[("cpu", "default")]);
+    assert_condition(
+        borrow,
+        "QuotaReserved",
+        "True",
+        "QuotaReserved",
+        "Quota reserved in ClusterQueue ok-borrower",
+    );
+    assert_eq!(r.summary.admissions, 1);
+}
+
+/// Upstream keeps popping heads of a ClusterQueue in a cohort cycle: the cycle does not make
+/// it inactive in the cache (`pkg/cache/scheduler/clusterqueue.go` `updateQueueStatus`
+/// looks at stopPolicy, flavors, admission checks, TAS only), so `Manager.heads`
+/// (`pkg/cache/queue/manager.go`) pops them; the snapshot puts the queue in
+/// `InactiveClusterQueueSets` (`pkg/cache/scheduler/snapshot.go` `skipInactiveCQReason`,
+/// `HasCycle`), `nominate` (`pkg/scheduler/scheduler.go`) makes an inadmissible entry
+/// (Suspended, "ClusterQueue loops is inactive"), and `requeueAndUpdate` records a Warning
+/// event with that reason and requeues it with `RequeueReasonGeneric`, which BestEffortFIFO
+/// sends to the inadmissible list (`cluster_queue.go` `RequeueIfNotPresent`); cohort requeues
+/// skip trees with cycles (`inadmissible_workloads.go` `requeueWorkloadsCohort`).
+#[test]
+fn cohort_cycle_heads_are_requeued_inadmissible() {
+    let r = run("cohort-cycle");
+    for job in ["stuck-1", "stuck-2"] {
+        let w = wl(&r, "team", job);
+        assert_pending(w, Some("inadmissible"));
+        assert_eq!(warnings(w), [(0.0, "Suspended", LOOPS_INACTIVE)], "{job}");
+    }
+}
+
+// ---- 2. resource-group-unit ----
+
+#[test]
+fn resource_group_unit() {
+    let r = run("resource-group-unit");
+    let mem = wl(&r, "team", "mem-heavy");
+    assert_ran(mem, 0.0, 3600.0);
+    // cpu alone fit `small`, but memory did not: the group moves to `big` as a whole.
+    assert_flavors(
+        mem,
+        &[
+            ("cpu", "big"),
+            ("memory", "big"),
+            ("nvidia.com/gpu", "a100"),
+        ],
+    );
+    let gpu = wl(&r, "team", "gpu-heavy");
+    assert_ran(gpu, 60.0, 3660.0);
+    // The GPU group is chosen on its own: a100 has too little, h100 is used.
+    assert_flavors(
+        gpu,
+        &[
+            ("cpu", "small"),
+            ("memory", "small"),
+            ("nvidia.com/gpu", "h100"),
+        ],
+    );
+    let cpu = wl(&r, "team", "cpu-heavy");
+    assert_ran(cpu, 120.0, 3720.0);
+    // cpu does not fit what is left of `small`; memory follows it to `big`.
+    assert_flavors(cpu, &[("cpu", "big"), ("memory", "big")]);
+    for w in [mem, gpu, cpu] {
+        assert!(warnings(w).is_empty(), "{}: {:?}", id(w), warnings(w));
+        assert_eq!(w.pod_sets[0].admitted_count, Some(1));
+    }
+}
+
+// ---- 3. flavor-node-labels-and-taints ----
+
+const NOWHERE_MESSAGE: &str = "couldn't assign flavors to pod set main: flavor zone-a doesn't match node affinity, flavor zone-b doesn't match node affinity, untolerated taint {spot true NoSchedule <nil>} in flavor spot";
+
+#[test]
+fn flavor_node_labels_and_taints() {
+    let r = run("flavor-node-labels-and-taints");
+    for (job, flavor, node) in [
+        ("plain", "zone-a", "node-a"),
+        // nodeSelector zone=b contradicts zone-a; spot defines no zone label.
+        ("tolerant", "spot", "node-spot"),
+        // zone-a contradicts the selector, spot's taint is not tolerated.
+        ("picky", "zone-b", "node-b"),
+    ] {
+        let w = wl(&r, "team", job);
+        assert_ran(w, 0.0, 3600.0);
+        assert_flavors(w, &[("cpu", flavor)]);
+        assert_eq!(w.pod_sets[0].nodes, [node], "{job}: nodes");
+        assert!(warnings(w).is_empty(), "{job}: {:?}", warnings(w));
+    }
+    let nowhere = wl(&r, "team", "nowhere");
+    assert_pending(nowhere, Some("inadmissible"));
+    assert_eq!(times(nowhere), (None, None, None));
+    assert_condition(
+        nowhere,
+        "QuotaReserved",
+        "False",
+        "NoMatchingFlavor",
+        NOWHERE_MESSAGE,
+    );
+    assert_eq!(
+        warnings(nowhere),
+        [(0.0, "NoMatchingFlavor", NOWHERE_MESSAGE)]
+    );
+    assert!(nowhere.pod_sets[0].nodes.is_empty());
+}
+
+/// Upstream's `admit` (`pkg/scheduler/scheduler.go`) passes
+/// `flavorassigner.FormatFlavorAssignmentAttemptsForEvents(e.assignment)`
+/// (`pkg/scheduler/flavorassigner/flavor_assigner_attempts.go`) to
+/// `recordQuotaReservationMetrics`, which appends `; Flavors considered: <podset>:
+/// <flavor>(<mode>[;borrow=N][;reasons]), …` to the QuotaReserved event whenever an attempt
+/// other than a plain fit (Fit, borrow 0) was made; attempts are sorted by flavor name.
+/// The same applies to every admission that borrows (`default(Fit;borrow=1)`).
+#[test]
+fn flavor_node_labels_and_taints_quota_reserved_event_lists_considered_flavors() {
+    let r = run("flavor-node-labels-and-taints");
+    let quota_reserved = |job: &str| -> String {
+        let w = wl(&r, "team", job);
+        let e = events(w, "QuotaReserved");
+        assert_eq!(e.len(), 1, "{job}");
+        e[0].2.to_string()
+    };
+    let base = "Quota reserved in ClusterQueue team, wait time since queued was 0s";
+    assert_eq!(quota_reserved("plain"), base);
+    assert_eq!(
+        quota_reserved("tolerant"),
+        format!(
+            "{base}; Flavors considered: main: zone-a(NoFit;flavor zone-a doesn't match node affinity)"
+        )
+    );
+    assert_eq!(
+        quota_reserved("picky"),
+        format!(
+            "{base}; Flavors considered: main: spot(NoFit;untolerated taint {{spot true NoSchedule <nil>}} in flavor spot), zone-a(NoFit;flavor zone-a doesn't match node affinity)"
+        )
+    );
+}
+
+// ---- 4. partial-admission ----
+
+#[test]
+fn partial_admission() {
+    let r = run("partial-admission");
+    let base = wl(&r, "team", "base");
+    assert_ran(base, 0.0, 1800.0);
+    assert_eq!(base.pod_sets[0].admitted_count, Some(3));
+
+    let partial = wl(&r, "team", "partial");
+    assert_ran(partial, 60.0, 3660.0);
+    let ps = &partial.pod_sets[0];
+    assert_eq!(
+        (ps.count, ps.min_count, ps.admitted_count),
+        (8, Some(2), Some(5)),
+        "8 − 6·3/6 = 5 pods: the smallest reduction index that fits"
+    );
+    // Kueue lowers the Job's parallelism to the admitted count: 5 pods are created.
+    assert_eq!(ps.pods.len(), 5);
+    assert!(warnings(partial).is_empty(), "{:?}", warnings(partial));
+    assert_condition(
+        partial,
+        "QuotaReserved",
+        "True",
+        "QuotaReserved",
+        "Quota reserved in ClusterQueue team",
+    );
+
+    let whole = wl(&r, "team", "whole");
+    assert_ran(whole, 3661.0, 4261.0);
+    assert_eq!(
+        (
+            whole.pod_sets[0].min_count,
+            whole.pod_sets[0].admitted_count
+        ),
+        (None, Some(8))
+    );
+    assert_eq!(
+        warnings(whole),
+        [
+            (120.0, "WaitingForQuota", more_needed("default", 8).as_str()),
+            (
+                1801.0,
+                "WaitingForQuota",
+                more_needed("default", 5).as_str()
+            ),
+        ]
+    );
+}
+
+// ---- 5. namespace-selector-nil ----
+
+#[test]
+fn namespace_selector_nil() {
+    let r = run("namespace-selector-nil");
+    let message = "workload namespace doesn't match ClusterQueue selector";
+    let shut = wl(&r, "team", "shut-out");
+    assert_pending(shut, Some("inadmissible"));
+    assert_eq!(times(shut), (None, None, None));
+    assert_eq!(shut.cluster_queue.as_deref(), Some("closed"));
+    assert_condition(shut, "QuotaReserved", "False", "Misconfigured", message);
+    assert_condition(
+        shut,
+        "Admitted",
+        "False",
+        "NoReservation",
+        "The workload has no reservation",
+    );
+    assert_eq!(warnings(shut), [(0.0, "Misconfigured", message)]);
+
+    let let_in = wl(&r, "team", "let-in");
+    assert_ran(let_in, 0.0, 3600.0);
+    assert_eq!(let_in.cluster_queue.as_deref(), Some("open"));
+    assert_eq!(r.summary.admissions, 1);
+}
+
+// ---- 6. stop-policy ----
+
+#[test]
+fn stop_policy() {
+    let r = run("stop-policy");
+    let veteran = wl(&r, "team", "veteran");
+    assert_ran(veteran, 0.0, 3600.0);
+    assert!(veteran.evictions.is_empty(), "Hold does not drain");
+
+    let frozen = wl(&r, "team", "frozen");
+    assert_eq!(frozen.state, "Pending");
+    assert_eq!(times(frozen), (None, None, None));
+    assert_condition(
+        frozen,
+        "QuotaReserved",
+        "False",
+        "Suspended",
+        "ClusterQueue held is inactive",
+    );
+    assert_condition(
+        frozen,
+        "Admitted",
+        "False",
+        "NoReservation",
+        "The workload has no reservation",
+    );
+    assert_no_events(frozen);
+
+    let on_pause = wl(&r, "team", "on-pause");
+    // A stopped LocalQueue is not in the queue manager: the workload is queued nowhere.
+    assert_pending(on_pause, None);
+    assert_eq!(times(on_pause), (None, None, None));
+    assert_condition(
+        on_pause,
+        "QuotaReserved",
+        "False",
+        "Suspended",
+        "LocalQueue paused is inactive",
+    );
+    assert_no_events(on_pause);
+
+    let control = wl(&r, "team", "control");
+    assert_ran(control, 0.0, 3600.0);
+    // veteran's admission from the input, and control's; nothing else is admitted.
+    assert_eq!(r.summary.admissions, 2);
+}
+
+/// `reportCQPendingWorkloads` (`pkg/cache/queue/metrics.go`) reports every pending workload
+/// of a ClusterQueue that is not active (`!statusChecker.ClusterQueueActive`) as
+/// `inadmissible` (`inadmissible = MergedTracker(inadmissible, active)`), and a stopped
+/// ClusterQueue is not active (`pkg/cache/scheduler/clusterqueue.go` `updateQueueStatus`).
+#[test]
+fn stop_policy_held_cluster_queue_reports_pending_as_inadmissible() {
+    let r = run("stop-policy");
+    assert_pending(wl(&r, "team", "frozen"), Some("inadmissible"));
+}
+
+// ---- 7. borrowing-and-lending ----
+
+const A2_PREEMPTED: &str = "Preempted to accommodate a workload (UID: uid-b2, JobUID: uid-b2) due to reclamation within the cohort; preemptor path: /pool/cq-b; preemptee path: /pool/cq-a";
+
+#[test]
+fn borrowing_and_lending() {
+    // At 250s: a2 was preempted at 240 and its pods are still terminating (30s).
+    let mid = run_until("borrowing-and-lending", 250.0);
+    let a2 = wl(&mid, "team-a", "a2");
+    assert_eq!(a2.state, "Evicted");
+    assert_eq!(a2.admitted_at, Some(60.0));
+    let b2_name = id(wl(&mid, "team-b", "b2"));
+    assert_preempted_once(a2, 240.0, "InCohortReclamation", &b2_name);
+    assert_condition(a2, "Evicted", "True", "Preempted", A2_PREEMPTED);
+    assert_condition(a2, "Preempted", "True", "InCohortReclamation", A2_PREEMPTED);
+    let b2 = wl(&mid, "team-b", "b2");
+    assert_pending(b2, Some("active"));
+    assert_condition(
+        b2,
+        "QuotaReserved",
+        "False",
+        "WaitingForPreemptedWorkloads",
+        &pending_preemption("default", 2),
+    );
+    // a3 hit cq-a's borrowingLimit while the cohort still had 2 cpu free.
+    let a3 = wl(&mid, "team-a", "a3");
+    assert_pending(a3, Some("inadmissible"));
+    assert_condition(
+        a3,
+        "QuotaReserved",
+        "False",
+        "WaitingForQuota",
+        &more_needed("default", 1),
+    );
+
+    // At 300s: a2's quota went at 270; b2 got it; a3 came back at 271 and fits; a2 waits.
+    let later = run_until("borrowing-and-lending", 300.0);
+    let a2 = wl(&later, "team-a", "a2");
+    assert_pending(a2, Some("inadmissible"));
+    assert_condition(a2, "Requeued", "True", "Preempted", A2_PREEMPTED);
+    assert_eq!(condition(a2, "Requeued").at, 270.0);
+    assert_condition(
+        a2,
+        "QuotaReserved",
+        "False",
+        "WaitingForQuota",
+        &more_needed("default", 2),
+    );
+    assert_eq!(
+        warnings(a2),
+        [
+            (270.0, "WaitingForQuota", no_longer_fits()),
+            (270.0, "WaitingForQuota", more_needed("default", 2).as_str()),
+        ]
+    );
+    assert_eq!(wl(&later, "team-b", "b2").admitted_at, Some(270.0));
+    assert_eq!(wl(&later, "team-a", "a3").admitted_at, Some(271.0));
+
+    let r = run("borrowing-and-lending");
+    assert_ran(wl(&r, "team-a", "a1"), 0.0, 600.0);
+    assert_ran(wl(&r, "team-c", "c1"), 0.0, 3600.0);
+    // The lender's private quota: b1 fits although cq-a borrowed 6 from the cohort.
+    let b1 = wl(&r, "team-b", "b1");
+    assert_ran(b1, 180.0, 3780.0);
+    assert!(warnings(b1).is_empty());
+    let b2 = wl(&r, "team-b", "b2");
+    assert_ran(b2, 240.0 + 30.0, 570.0);
+    assert_eq!(
+        warnings(b2),
+        [(
+            240.0,
+            "WaitingForPreemptedWorkloads",
+            pending_preemption("default", 2).as_str()
+        )]
+    );
+    let a2 = wl(&r, "team-a", "a2");
+    assert_ran(a2, 601.0, 1201.0);
+    assert_preempted_once(a2, 240.0, "InCohortReclamation", &b2_name);
+    assert_eq!(
+        warnings(a2),
+        [
+            (270.0, "WaitingForQuota", no_longer_fits()),
+            (270.0, "WaitingForQuota", more_needed("default", 2).as_str()),
+            (571.0, "WaitingForQuota", more_needed("default", 1).as_str()),
+        ]
+    );
+    let previously = format!("Previously: {A2_PREEMPTED}");
+    assert_condition(a2, "Evicted", "False", "QuotaReserved", &previously);
+    assert_condition(a2, "Preempted", "False", "QuotaReserved", &previously);
+    let a3 = wl(&r, "team-a", "a3");
+    assert_ran(a3, 271.0, 871.0);
+    assert_eq!(
+        warnings(a3),
+        [(120.0, "WaitingForQuota", more_needed("default", 1).as_str())]
+    );
+    for w in &r.workloads {
+        assert_flavors(w, &[("cpu", "default")]);
+    }
+}
+
+/// `preemptionMessage` (`pkg/scheduler/preemption/preemption.go`) writes
+/// `preemptor.Labels["kueue.x-k8s.io/job-uid"]` as JobUID, and `ConstructWorkload`
+/// (`pkg/controller/jobframework/reconciler.go`) sets that label to the Job's UID when it is
+/// a valid label value (`uid-b2` is).
+#[test]
+fn borrowing_and_lending_preemption_message_names_the_job_uid() {
+    let r = run_until("borrowing-and-lending", 250.0);
+    let message = &condition(wl(&r, "team-a", "a2"), "Preempted").message;
+    assert!(
+        message.contains(", JobUID: uid-b2) due to reclamation within the cohort;"),
+        "{message}"
+    );
+}
+
+// ---- 8. within-cq-preemption ----
+
+const L_NEW_PREEMPTED: &str = "Preempted to accommodate a workload (UID: uid-l-urgent, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /lower; preemptee path: /lower";
+const N_SMALL_PREEMPTED: &str = "Preempted to accommodate a workload (UID: uid-n-big, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /newer; preemptee path: /newer";
+
+#[test]
+fn within_cq_preemption() {
+    // At 310s: l-new was preempted at 300 (LowerPriority), its pods are still terminating.
+    let mid = run_until("within-cq-preemption", 310.0);
+    let l_new = wl(&mid, "team-lower", "l-new");
+    assert_eq!(l_new.state, "Evicted");
+    assert_preempted_once(l_new, 300.0, "InClusterQueue", "team-lower/l-urgent");
+    assert_condition(l_new, "Evicted", "True", "Preempted", L_NEW_PREEMPTED);
+    assert_condition(
+        l_new,
+        "Preempted",
+        "True",
+        "InClusterQueue",
+        L_NEW_PREEMPTED,
+    );
+    assert_eq!(condition(l_new, "Evicted").at, 300.0);
+    assert_eq!(
+        events(l_new, "Preempted"),
+        [(
+            300.0,
+            "Normal",
+            format!("{L_NEW_PREEMPTED}; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 100 (base: 100, boost: 0)").as_str()
+        )]
+    );
+    assert_eq!(
+        events(l_new, "EvictedDueToPreempted"),
+        [(300.0, "Normal", L_NEW_PREEMPTED)]
+    );
+    let urgent = wl(&mid, "team-lower", "l-urgent");
+    assert_pending(urgent, Some("active"));
+    assert_condition(
+        urgent,
+        "QuotaReserved",
+        "False",
+        "WaitingForPreemptedWorkloads",
+        &pending_preemption("default", 2),
+    );
+    assert_eq!(
+        events(urgent, "PreemptedWorkload"),
+        [(
+            300.0,
+            "Normal",
+            "Preempted workload team-lower/l-new (UID: uid-l-new) in ClusterQueue lower; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 100 (base: 100, boost: 0)"
+        )]
+    );
+    assert_eq!(
+        warnings(urgent),
+        [(
+            300.0,
+            "WaitingForPreemptedWorkloads",
+            pending_preemption("default", 2).as_str()
+        )]
+    );
+    // The older of the two priority-100 workloads and the priority-500 one are left alone.
+    for name in ["l-old", "l-mid"] {
+        let w = wl(&mid, "team-lower", name);
+        assert_eq!(w.state, "Running", "{name}");
+        assert!(w.evictions.is_empty(), "{name}");
+    }
+
+    let r = run("within-cq-preemption");
+    assert_ran(wl(&r, "team-lower", "l-old"), 0.0, 600.0);
+    assert_ran(wl(&r, "team-lower", "l-mid"), 120.0, 3720.0);
+    assert_ran(wl(&r, "team-lower", "l-urgent"), 330.0, 930.0);
+    let l_new = wl(&r, "team-lower", "l-new");
+    assert_ran(l_new, 601.0, 1201.0);
+    assert_preempted_once(l_new, 300.0, "InClusterQueue", "team-lower/l-urgent");
+    assert_condition(l_new, "Requeued", "True", "Preempted", L_NEW_PREEMPTED);
+    assert_eq!(condition(l_new, "Requeued").at, 330.0);
+    let previously = format!("Previously: {L_NEW_PREEMPTED}");
+    assert_condition(l_new, "Evicted", "False", "QuotaReserved", &previously);
+    assert_condition(l_new, "Preempted", "False", "QuotaReserved", &previously);
+    assert_eq!(
+        warnings(l_new),
+        [(330.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+    assert_eq!(
+        events(l_new, "QuotaReserved")
+            .iter()
+            .map(|e| e.0)
+            .collect::<Vec<_>>(),
+        [60.0, 601.0]
+    );
+
+    // LowerOrNewerEqualPriority: n-big (created 60) preempts the equal-priority n-small
+    // (created 120) that overtook it; n-a (created 0) was not a candidate at 60.
+    assert_ran(wl(&r, "team-newer", "n-a"), 0.0, 180.0);
+    let big = wl(&r, "team-newer", "n-big");
+    assert_ran(big, 211.0, 511.0);
+    assert_eq!(
+        warnings(big),
+        [
+            (60.0, "WaitingForQuota", more_needed("default", 2).as_str()),
+            (
+                181.0,
+                "WaitingForPreemptedWorkloads",
+                pending_preemption("default", 2).as_str()
+            ),
+        ]
+    );
+    assert_eq!(
+        events(big, "PreemptedWorkload"),
+        [(
+            181.0,
+            "Normal",
+            "Preempted workload team-newer/n-small (UID: uid-n-small) in ClusterQueue newer; preemptor effective priority: 100 (base: 100, boost: 0); preemptee effective priority: 100 (base: 100, boost: 0)"
+        )]
+    );
+    let small = wl(&r, "team-newer", "n-small");
+    assert_ran(small, 512.0, 1112.0);
+    assert_preempted_once(small, 181.0, "InClusterQueue", "team-newer/n-big");
+    assert_eq!(
+        events(small, "EvictedDueToPreempted"),
+        [(181.0, "Normal", N_SMALL_PREEMPTED)]
+    );
+    // n-small cannot preempt n-big back: same priority, and n-big is older.
+    assert_eq!(
+        warnings(small),
+        [(211.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+}
+
+/// `QueuedWaitTime` (`pkg/workload/workload.go`) measures from the `Requeued` condition's
+/// lastTransitionTime when there is one (set when the evicted workload's pods are gone,
+/// `pkg/controller/jobframework/reconciler.go`), not from creation.
+#[test]
+fn within_cq_preemption_readmission_wait_time_counts_from_requeue() {
+    let r = run("within-cq-preemption");
+    let readmitted = |ns: &str, name: &str| -> String {
+        let e = events(wl(&r, ns, name), "QuotaReserved");
+        e.last().expect("readmitted").2.to_string()
+    };
+    assert_eq!(
+        readmitted("team-lower", "l-new"),
+        "Quota reserved in ClusterQueue lower, wait time since queued was 271s"
+    );
+    assert_eq!(
+        readmitted("team-newer", "n-small"),
+        "Quota reserved in ClusterQueue newer, wait time since queued was 301s"
+    );
+}
+
+// ---- 9. equivalence-hashing-and-batching ----
+
+const BYPASSED: &str =
+    "Bypassed scheduling evaluation because an equivalent workload recently failed";
+
+#[test]
+fn equivalence_hashing_and_batching() {
+    // Half a second after the blocker finished (600): everything is still parked.
+    let parked = run_until("equivalence-hashing-and-batching", 600.5);
+    assert_eq!(wl(&parked, "team", "blocker").finished_at, Some(600.0));
+    let eq1 = wl(&parked, "team", "eq-1");
+    assert_pending(eq1, Some("inadmissible"));
+    assert_condition(
+        eq1,
+        "QuotaReserved",
+        "False",
+        "WaitingForQuota",
+        &more_needed("default", 2),
+    );
+    assert_eq!(
+        warnings(eq1),
+        [(60.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+    for name in ["eq-2", "eq-3", "eq-4"] {
+        let w = wl(&parked, "team", name);
+        // Parked together with eq-1 at 60, never evaluated themselves. (Their QuotaReserved
+        // condition is checked in `equivalence_hashing_parked_workloads_get_no_condition`.)
+        assert_pending(w, Some("inadmissible"));
+        assert_no_events(w);
+    }
+    // eq-5 arrived at 120, after its shape was parked: it is parked too.
+    assert_pending(wl(&parked, "team", "eq-5"), Some("inadmissible"));
+    let other = wl(&parked, "team", "other");
+    assert_pending(other, Some("inadmissible"));
+    assert_eq!(
+        warnings(other),
+        [(60.0, "WaitingForQuota", more_needed("default", 1).as_str())]
+    );
+
+    // They return to the heap 1s after the blocker's quota was freed.
+    let r = run("equivalence-hashing-and-batching");
+    assert_ran(wl(&r, "team", "blocker"), 0.0, 600.0);
+    assert_ran(wl(&r, "team", "eq-1"), 601.0, 901.0);
+    assert_ran(wl(&r, "team", "eq-2"), 601.0, 901.0);
+    assert_ran(wl(&r, "team", "eq-3"), 902.0, 1202.0);
+    assert_ran(wl(&r, "team", "eq-4"), 902.0, 1202.0);
+    let other = wl(&r, "team", "other");
+    let eq5 = wl(&r, "team", "eq-5");
+    assert_ran(other, 1203.0, 1503.0);
+    assert_ran(eq5, 1203.0, 1503.0);
+    // Same instant, but other (created 60) is the head before eq-5 (created 120).
+    let cycle = |w: &WorkloadOut| {
+        w.events
+            .iter()
+            .find(|e| e.reason == "QuotaReserved")
+            .and_then(|e| e.cycle)
+            .expect("admitted in a cycle")
+    };
+    assert!(cycle(other) < cycle(eq5));
+    assert!(warnings(wl(&r, "team", "eq-2")).is_empty());
+    // eq-3 failed on its own at 601 and parked eq-4 again.
+    assert_eq!(
+        warnings(wl(&r, "team", "eq-3")),
+        [(601.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+    assert!(warnings(wl(&r, "team", "eq-4")).is_empty());
+    assert_eq!(
+        warnings(wl(&r, "team", "other")),
+        [(60.0, "WaitingForQuota", more_needed("default", 1).as_str())],
+        "its later identical failures fold into the first event"
+    );
+}
+
+/// `resolveGranularUnadmittedQuotaReservedCondition` (`pkg/controller/core/
+/// workload_controller.go`) writes the bypass message only when `shouldCheckEquivalenceHash`
+/// holds: no condition yet and gate `UnadmittedWorkloadsExplicitStatus` (default off,
+/// `pkg/features/kube_features.go`), or reason "", PendingEvaluation, Suspended, Deactivated or
+/// Pending. A fresh workload has no condition (with the gate off nothing is stamped on
+/// creation), and the bulk move (`cluster_queue.go` `handleInadmissibleHash`) triggers no
+/// reconcile; upstream's own test "reconcile bypassed workload when
+/// SchedulingEquivalenceHashing is enabled and UnadmittedWorkloadsExplicitStatus is disabled
+/// (no status stamped on creation)" expects no condition.
+///
+/// The simulator writes QuotaReserved=False, reason WaitingForQuota (the head's), message
+/// "Bypassed scheduling evaluation because an equivalent workload recently failed" on them.
+///
+/// A workload created while its shape is parked (eq-5) goes straight to the inadmissible list
+/// upstream (`cluster_queue.go` `AddOrUpdate`: "Skip to inadmissible if the workload's
+/// equivalence class was already bulk-moved"), so it is not evaluated until the next requeue;
+/// the simulator pushes it to the heap and evaluates it on arrival (Warning event at 120).
+#[test]
+fn equivalence_hashing_parked_workloads_get_no_condition() {
+    let parked = run_until("equivalence-hashing-and-batching", 600.5);
+    for name in ["eq-2", "eq-3", "eq-4", "eq-5"] {
+        let w = wl(&parked, "team", name);
+        assert_pending(w, Some("inadmissible"));
+        assert!(
+            w.conditions
+                .iter()
+                .all(|c| c.kind != "QuotaReserved" && c.message != BYPASSED),
+            "{name}: {:?}",
+            w.conditions
+        );
+        assert!(w.events.is_empty(), "{name}: {:?}", w.events);
+    }
+    // eq-5 is first evaluated at 902, once eq-3 and eq-4 took the freed quota.
+    let r = run("equivalence-hashing-and-batching");
+    assert_eq!(
+        warnings(wl(&r, "team", "eq-5")),
+        [(902.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+}
+
+// ---- 10. borrow-within-cohort ----
+
+const Y_LOW_PREEMPTED: &str = "Preempted to accommodate a workload (UID: uid-x-hi, JobUID: UNKNOWN) due to reclamation within the cohort while borrowing; preemptor path: /co/cq-x; preemptee path: /co/cq-y";
+
+#[test]
+fn borrow_within_cohort() {
+    // At 70s: x-hi, which must borrow, preempted y-low (priority 50 ≤ threshold 100).
+    let mid = run_until("borrow-within-cohort", 70.0);
+    let y_low = wl(&mid, "co-y", "y-low");
+    assert_eq!(y_low.state, "Evicted");
+    assert_preempted_once(y_low, 60.0, "InCohortReclaimWhileBorrowing", "co-x/x-hi");
+    assert_condition(y_low, "Evicted", "True", "Preempted", Y_LOW_PREEMPTED);
+    assert_condition(
+        y_low,
+        "Preempted",
+        "True",
+        "InCohortReclaimWhileBorrowing",
+        Y_LOW_PREEMPTED,
+    );
+    let x_hi = wl(&mid, "co-x", "x-hi");
+    assert_pending(x_hi, Some("active"));
+    assert_condition(
+        x_hi,
+        "QuotaReserved",
+        "False",
+        "WaitingForPreemptedWorkloads",
+        &pending_preemption("default", 2),
+    );
+
+    // At 400s: x-hi2 could only free room by preempting y-mid (150 > threshold): it waits.
+    let later = run_until("borrow-within-cohort", 400.0);
+    let x_hi2 = wl(&later, "co-x", "x-hi2");
+    assert_pending(x_hi2, Some("inadmissible"));
+    assert_condition(
+        x_hi2,
+        "QuotaReserved",
+        "False",
+        "WaitingForQuota",
+        &more_needed("default", 2),
+    );
+    let y_mid = wl(&later, "co-y", "y-mid");
+    assert_eq!(y_mid.state, "Running");
+    assert!(y_mid.evictions.is_empty());
+    assert_pending(wl(&later, "co-y", "y-low"), Some("inadmissible"));
+
+    let r = run("borrow-within-cohort");
+    let y_mid = wl(&r, "co-y", "y-mid");
+    assert_ran(y_mid, 0.0, 3600.0);
+    assert!(y_mid.evictions.is_empty());
+    let x_hi = wl(&r, "co-x", "x-hi");
+    assert_ran(x_hi, 90.0, 690.0);
+    assert_eq!(
+        events(x_hi, "PreemptedWorkload"),
+        [(
+            60.0,
+            "Normal",
+            "Preempted workload co-y/y-low (UID: uid-y-low) in ClusterQueue cq-y; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 50 (base: 50, boost: 0)"
+        )]
+    );
+    let x_hi2 = wl(&r, "co-x", "x-hi2");
+    assert_ran(x_hi2, 691.0, 1291.0);
+    assert_eq!(
+        warnings(x_hi2),
+        [(300.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+    assert!(events(x_hi2, "PreemptedWorkload").is_empty());
+    let y_low = wl(&r, "co-y", "y-low");
+    assert_ran(y_low, 1292.0, 1892.0);
+    assert_preempted_once(y_low, 60.0, "InCohortReclaimWhileBorrowing", "co-x/x-hi");
+    assert_eq!(
+        events(y_low, "Preempted"),
+        [(
+            60.0,
+            "Normal",
+            format!("{Y_LOW_PREEMPTED}; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 50 (base: 50, boost: 0)").as_str()
+        )]
+    );
+    assert_eq!(
+        warnings(y_low),
+        [
+            (90.0, "WaitingForQuota", no_longer_fits()),
+            (90.0, "WaitingForQuota", more_needed("default", 2).as_str()),
+            (691.0, "WaitingForQuota", no_longer_fits()),
+            (691.0, "WaitingForQuota", more_needed("default", 2).as_str()),
+        ]
+    );
+}

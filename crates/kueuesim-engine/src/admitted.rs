@@ -5,7 +5,7 @@ use kueuesim_model::{ClusterQueueId, WorkloadId};
 use crate::preemption::{AdmittedWorkloads, Candidate};
 
 /// Workloads holding quota, per ClusterQueue, with O(1) insertion and removal.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct AdmittedIndex {
     per_cq: Vec<Vec<Candidate>>,
     /// Where each workload is: (ClusterQueue, position).

@@ -9,13 +9,13 @@ use std::collections::BinaryHeap;
 use kueuesim_model::SimTime;
 
 /// A min-queue of `T` keyed by simulated time; ties keep insertion order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct EventQueue<T> {
     heap: BinaryHeap<Reverse<Entry<T>>>,
     next_seq: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Entry<T> {
     at: SimTime,
     seq: u64,
@@ -60,6 +60,11 @@ impl<T> EventQueue<T> {
     /// The earliest event, removed.
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
         self.heap.pop().map(|Reverse(e)| (e.at, e.item))
+    }
+
+    /// The earliest event, if any.
+    pub fn peek(&self) -> Option<(SimTime, &T)> {
+        self.heap.peek().map(|Reverse(e)| (e.at, &e.item))
     }
 
     /// The time of the earliest event.

@@ -61,7 +61,7 @@ impl QueueStatus {
 }
 
 /// The pending workloads of one ClusterQueue.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ClusterQueueQueue {
     /// Workloads that may be popped as heads.
     pub active: BTreeSet<QueueKey>,
@@ -75,7 +75,7 @@ pub struct ClusterQueueQueue {
 }
 
 /// All ClusterQueues' pending workloads.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct QueueManager {
     queues: Vec<ClusterQueueQueue>,
 }

@@ -56,7 +56,7 @@ enum Ev {
 }
 
 /// The runtime state of one workload.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Runtime {
     arrived: bool,
     /// Bumped whenever scheduled PodsRunning/Finish/PodsGone events become stale.
@@ -74,7 +74,9 @@ struct Runtime {
     record: WorkloadRecord,
 }
 
-/// A simulation of one world.
+/// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
+/// a prepared state this way).
+#[derive(Clone)]
 pub struct Simulation<'w> {
     world: &'w World,
     now: SimTime,
@@ -328,6 +330,20 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// Processes events until the next one is a Kueue scheduling cycle (for benchmarks);
+    /// returns false if the run ends first.
+    pub fn run_until_next_cycle(&mut self) -> bool {
+        loop {
+            match self.events.peek() {
+                None => return false,
+                Some((_, Ev::Cycle)) => return true,
+                Some(_) => {
+                    self.step(None);
+                }
+            }
+        }
+    }
+
     /// Turns on auditing of decisions (for tests): `check_invariants` then also reports a
     /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
     pub fn with_audit(mut self) -> Self {
@@ -482,14 +498,6 @@ impl<'w> Simulation<'w> {
         if !self.cycle_scheduled {
             self.cycle_scheduled = true;
             self.events.push(self.now, Ev::Cycle);
-        }
-    }
-
-    /// The ClusterQueue of a workload's LocalQueue.
-    fn cq_of(&self, w: WorkloadId) -> Option<ClusterQueueId> {
-        match &self.world.workload(w).queue {
-            QueueRef::Local(lq) => Some(self.world.local_queue(*lq).cluster_queue),
-            _ => None,
         }
     }
 
@@ -1064,11 +1072,25 @@ impl<'w> Simulation<'w> {
         if deactivated {
             return;
         }
-        if let Some(cq) = self.cq_of(w) {
+        let world = self.world;
+        if let QueueRef::Local(lq) = &world.workload(w).queue {
+            let lq = world.local_queue(*lq);
+            let cq = lq.cluster_queue;
+            // The workload controller's getQueueBlocker: a stopped LocalQueue takes nothing
+            // back; a stopped ClusterQueue keeps it without popping it.
+            if lq.stop_policy != StopPolicy::None {
+                let msg = format!("LocalQueue {} is inactive", lq.name);
+                self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                return;
+            }
             let key = self.queue_key(w);
             self.runtimes[w.index()].key = Some(key);
-            let strategy = self.world.cluster_queue(cq).queueing_strategy;
+            let strategy = world.cluster_queue(cq).queueing_strategy;
             self.queues.add(cq, strategy, key, self.shape[w.index()]);
+            if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
+                let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
+                self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+            }
             self.request_cycle();
         }
     }

@@ -910,3 +910,106 @@ fn borrow_within_cohort() {
         ]
     );
 }
+
+// ---- maximumExecutionTimeSeconds ----
+
+#[test]
+fn max_execution_time_deactivates() {
+    let r = run("max-execution-time");
+    let capped = wl(&r, "team", "capped");
+    assert_eq!(capped.state, "Inactive");
+    assert_eq!(capped.admitted_at, Some(0.0));
+    let exceeded = capped
+        .events
+        .iter()
+        .find(|e| e.reason == "MaximumExecutionTimeExceeded")
+        .expect("event");
+    assert_eq!((exceeded.kind, exceeded.at), ("Warning", 600.0));
+    assert_eq!(
+        exceeded.message,
+        "The maximum execution time (600s) exceeded"
+    );
+    assert_condition(
+        capped,
+        "Evicted",
+        "True",
+        "DeactivatedDueToMaximumExecutionTimeExceeded",
+        "The workload is deactivated due to exceeding the maximum execution time",
+    );
+    assert_eq!(condition(capped, "Requeued").status, "False");
+    assert_eq!(capped.evictions[0].at, 600.0);
+    // Never requeued: admitted once.
+    assert!(
+        !capped
+            .events
+            .iter()
+            .any(|e| e.reason == "QuotaReserved" && e.at > 0.0)
+    );
+    let waiting = wl(&r, "team", "waiting");
+    assert_eq!(
+        (waiting.admitted_at, waiting.finished_at),
+        (Some(1801.0), Some(2401.0))
+    );
+    let retries: Vec<f64> = waiting
+        .events
+        .iter()
+        .filter(|e| e.reason == "WaitingForQuota")
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(retries, [60.0, 631.0]);
+    let short = wl(&r, "team", "short");
+    assert_eq!((short.state, short.finished_at), ("Finished", Some(1800.0)));
+}
+
+// ---- stopPolicy HoldAndDrain ----
+
+#[test]
+fn hold_and_drain_evicts_admitted_workloads() {
+    let r = run("hold-and-drain");
+    let cq = wl(&r, "team", "drained-cq");
+    assert_eq!(
+        (cq.state, cq.queue_status.as_deref()),
+        ("Pending", Some("inadmissible"))
+    );
+    assert_condition(
+        cq,
+        "Evicted",
+        "True",
+        "ClusterQueueStopped",
+        "The ClusterQueue is stopped",
+    );
+    assert_condition(
+        cq,
+        "QuotaReserved",
+        "False",
+        "Suspended",
+        "ClusterQueue drained is inactive",
+    );
+    assert_eq!(condition(cq, "Requeued").status, "False");
+    assert_eq!(cq.events[0].reason, "EvictedDueToClusterQueueStopped");
+    let lq = wl(&r, "team", "drained-lq");
+    assert_eq!((lq.state, lq.queue_status.as_deref()), ("Pending", None));
+    assert_condition(
+        lq,
+        "Evicted",
+        "True",
+        "LocalQueueStopped",
+        "The LocalQueue is stopped",
+    );
+    assert_condition(
+        lq,
+        "QuotaReserved",
+        "False",
+        "Suspended",
+        "LocalQueue paused is inactive",
+    );
+    let newcomer = wl(&r, "team", "newcomer");
+    assert_condition(
+        newcomer,
+        "QuotaReserved",
+        "False",
+        "Suspended",
+        "ClusterQueue drained is inactive",
+    );
+    assert_eq!(newcomer.admitted_at, None);
+}

@@ -165,47 +165,46 @@ pub fn cycle_world(
             stop_policy: Default::default(),
         });
     }
-    let mut add =
-        |w: &mut World, q: usize, cpus: i64, priority: i32, created: i64, admitted: bool| {
-            let n = w.workloads.len();
-            w.workloads.push(Workload {
-                namespace: format!("ns-{q}"),
-                name: format!("wl-{n}"),
-                kind: "Workload".into(),
-                owner: None,
-                uid: format!("{n:08}"),
-                job_uid: None,
-                queue: QueueRef::Local(LocalQueueId::from_index(q)),
-                queue_name: Some("q".into()),
-                priority_class: None,
-                priority,
-                scheduler_name: "default-scheduler".into(),
-                created_at: SimTime::from_millis(-created),
-                arrival: SimTime::ZERO,
-                duration: Some(SimDuration::from_secs(600)),
-                pod_sets: vec![PodSet {
-                    name: "main".into(),
+    let add = |w: &mut World, q: usize, cpus: i64, priority: i32, created: i64, admitted: bool| {
+        let n = w.workloads.len();
+        w.workloads.push(Workload {
+            namespace: format!("ns-{q}"),
+            name: format!("wl-{n}"),
+            kind: "Workload".into(),
+            owner: None,
+            uid: format!("{n:08}"),
+            job_uid: None,
+            queue: QueueRef::Local(LocalQueueId::from_index(q)),
+            queue_name: Some("q".into()),
+            priority_class: None,
+            priority,
+            scheduler_name: "default-scheduler".into(),
+            created_at: SimTime::from_millis(-created),
+            arrival: SimTime::ZERO,
+            duration: Some(SimDuration::from_secs(600)),
+            pod_sets: vec![PodSet {
+                name: "main".into(),
+                count: 1,
+                min_count: None,
+                requests: ResourceList::from_pairs(vec![(cpu, cpus * 1000)]),
+                node_selector: Labels::default(),
+                tolerations: vec![],
+                priority_class_name: None,
+            }],
+            active: true,
+            initial_admission: admitted.then(|| InitialAdmission {
+                cluster_queue: ClusterQueueId::from_index(q),
+                pod_sets: vec![PodSetAdmission {
+                    flavors: vec![(cpu, FlavorId(0))],
                     count: 1,
-                    min_count: None,
-                    requests: ResourceList::from_pairs(vec![(cpu, cpus * 1000)]),
-                    node_selector: Labels::default(),
-                    tolerations: vec![],
-                    priority_class_name: None,
                 }],
-                active: true,
-                initial_admission: admitted.then(|| InitialAdmission {
-                    cluster_queue: ClusterQueueId::from_index(q),
-                    pod_sets: vec![PodSetAdmission {
-                        flavors: vec![(cpu, FlavorId(0))],
-                        count: 1,
-                    }],
-                    reserved_at: Some(SimTime::from_millis(-created)),
-                }),
-                last_eviction: None,
-                max_execution_time: None,
-                creation_blocked: None,
-            });
-        };
+                reserved_at: Some(SimTime::from_millis(-created)),
+            }),
+            last_eviction: None,
+            max_execution_time: None,
+            creation_blocked: None,
+        });
+    };
     for q in 0..n_cqs {
         if contended {
             for k in 0..4 {

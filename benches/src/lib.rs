@@ -90,6 +90,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
                 node_selector: Labels::default(),
                 tolerations: vec![],
                 priority_class_name: None,
+                spec_shape: 0,
             }],
             active: true,
             initial_admission: None,
@@ -190,6 +191,7 @@ pub fn cycle_world(
                 node_selector: Labels::default(),
                 tolerations: vec![],
                 priority_class_name: None,
+                spec_shape: 0,
             }],
             active: true,
             initial_admission: admitted.then(|| InitialAdmission {

@@ -424,10 +424,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 if is_preferred(rep, g, &fung) {
                     rep = g;
                 }
-                if rep.mode == PMode::NoFit {
-                    break;
+                // Upstream's per-resource closure returns early on NoFit but the loop goes on, so
+                // every resource of the group is evaluated and reported.
+                if rep.mode != PMode::NoFit {
+                    chosen.push((r, fq.flavor, mode, borrow));
                 }
-                chosen.push((r, fq.flavor, mode, borrow));
             }
             flavor_reasons.sort();
             attempts.push(Attempt {
@@ -492,7 +493,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     let name = world.resources.name(r);
                     failed = Some((
                         vec![format!("resource {name} unavailable in ClusterQueue")],
-                        REASON_NO_MATCHING_FLAVOR,
+                        resolve_no_fit_reason(queue, &ps_attempts),
                     ));
                     break;
                 };
@@ -509,15 +510,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                         ps_attempts.extend(choice.attempts);
                     }
                     None => {
-                        // resolveNoFitReason: within a group, the least severe alternative
-                        // stands for it.
-                        let reason = choice
-                            .attempts
-                            .iter()
-                            .filter(|a| a.mode == PMode::NoFit)
-                            .map(|a| a.no_fit_reason)
-                            .min_by_key(|r| severity(r))
-                            .unwrap_or(REASON_NO_MATCHING_FLAVOR);
+                        ps_attempts.extend(choice.attempts);
+                        let reason = resolve_no_fit_reason(queue, &ps_attempts);
                         failed = Some((choice.reasons, reason));
                         break;
                     }
@@ -582,6 +576,37 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             considered: considered.join(" | "),
         }
     }
+}
+
+/// `resolveNoFitReason` for a pod set that failed, over the flavor attempts of every resource
+/// group processed for it: within a group the least severe NoFit attempt stands for the group
+/// (an alternative was closer), across groups the most severe wins (co-requisites). With no
+/// attempt at all it is `NoMatchingFlavor`; with no NoFit attempt upstream computes an empty
+/// reason, which the API would reject: kueuesim writes `Pending`, the reason Kueue used before
+/// `UnadmittedWorkloadsObservability`.
+fn resolve_no_fit_reason(
+    queue: &kueuesim_model::ClusterQueue,
+    attempts: &[Attempt],
+) -> &'static str {
+    if attempts.is_empty() {
+        return REASON_NO_MATCHING_FLAVOR;
+    }
+    let mut per_group: Vec<Option<&'static str>> = vec![None; queue.resource_groups.len()];
+    for a in attempts.iter().filter(|a| a.mode == PMode::NoFit) {
+        let Some(g) = queue
+            .resource_groups
+            .iter()
+            .position(|g| g.flavors.iter().any(|f| f.flavor == a.flavor))
+        else {
+            continue;
+        };
+        per_group[g] = Some(match per_group[g] {
+            Some(r) if severity(r) <= severity(a.no_fit_reason) => r,
+            _ => a.no_fit_reason,
+        });
+    }
+    let reason = per_group.into_iter().flatten().fold("", most_severe);
+    if reason.is_empty() { "Pending" } else { reason }
 }
 
 fn failures_as_pairs(f: &[(String, Vec<String>, &'static str)]) -> Vec<(String, Vec<String>)> {
@@ -774,6 +799,19 @@ pub fn run_cycle<A: AdmittedWorkloads>(
     for &h in heads {
         let wl = world.workload(h.key.workload);
         let queue = world.cluster_queue(h.cq);
+        if tree.in_cycle(h.cq) {
+            // A ClusterQueue in a cohort cycle is inactive in the cache: its heads are
+            // nominated as inadmissible (`nominate`).
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::Generic,
+                not_admitted: NotAdmitted {
+                    reason: REASON_SUSPENDED,
+                    message: format!("ClusterQueue {} is inactive", queue.name),
+                },
+            });
+            continue;
+        }
         let ns_labels = world.namespace(&wl.namespace).map(|n| &n.labels);
         let ns_ok = match (&queue.namespace_selector, ns_labels) {
             (None, _) => false,
@@ -787,19 +825,6 @@ pub fn run_cycle<A: AdmittedWorkloads>(
                 not_admitted: NotAdmitted {
                     reason: REASON_MISCONFIGURED,
                     message: "workload namespace doesn't match ClusterQueue selector".into(),
-                },
-            });
-            continue;
-        }
-        if tree.in_cycle(h.cq) {
-            // A ClusterQueue in a cohort cycle is inactive in the cache: its heads are
-            // nominated as inadmissible (`nominate`).
-            decisions.push(Decision::Requeue {
-                head: h,
-                reason: RequeueReason::Generic,
-                not_admitted: NotAdmitted {
-                    reason: REASON_SUSPENDED,
-                    message: format!("ClusterQueue {} is inactive", queue.name),
                 },
             });
             continue;

@@ -155,12 +155,12 @@ impl QueueManager {
         shape_of: impl Fn(WorkloadId) -> u32,
     ) -> Vec<QueueKey> {
         let q = &mut self.queues[cq.index()];
-        if reason == RequeueReason::PendingPreemption {
-            if strategy == QueueingStrategy::BestEffortFIFO {
-                q.sticky = Some(key);
-            }
-        } else if q.sticky.is_some_and(|k| k.workload == key.workload) {
-            q.sticky = None;
+        // The preemptor is only ever set here; it stays first until it leaves the queue
+        // (admitted or deleted) or another preemptor replaces it.
+        if reason == RequeueReason::PendingPreemption
+            && strategy == QueueingStrategy::BestEffortFIFO
+        {
+            q.sticky = Some(key);
         }
         let immediate = match strategy {
             QueueingStrategy::StrictFIFO => reason != RequeueReason::NamespaceMismatch,

@@ -123,14 +123,7 @@ fn shape_classes(world: &World) -> Vec<u32> {
                 w.priority,
                 w.pod_sets
                     .iter()
-                    .map(|p| (
-                        &p.name,
-                        p.count,
-                        p.min_count,
-                        &p.requests,
-                        &p.node_selector,
-                        &p.tolerations
-                    ))
+                    .map(|p| (&p.name, p.count, p.min_count, &p.requests, p.spec_shape))
                     .collect::<Vec<_>>()
             );
             let next = classes.len() as u32;
@@ -742,14 +735,14 @@ impl<'w> Simulation<'w> {
         }
         self.stats.admissions += 1;
         let wl = world.workload(w);
-        let key = self.runtimes[w.index()]
-            .key
-            .unwrap_or_else(|| self.queue_key(w));
+
         self.admitted.insert(Candidate {
             workload: w,
             cq,
             priority: wl.priority,
-            timestamp: key.timestamp,
+            // Quota reservation resets the Evicted condition, so the queue-order timestamp
+            // of an admitted workload is its creation time (`GetQueueOrderTimestamp`).
+            timestamp: wl.created_at,
             reserved_at: at,
             evicted: false,
             uid_rank: self.uid_rank[w.index()],
@@ -873,6 +866,9 @@ impl<'w> Simulation<'w> {
             None,
         );
         self.runtimes[w.index()].deactivated = true;
+        // Deactivation (`spec.active: false`) removes the workload from the scheduler's cache
+        // at once: its quota is free before its pods are gone.
+        self.release_quota(w);
         self.evict(
             w,
             "DeactivatedDueToMaximumExecutionTimeExceeded",
@@ -1125,6 +1121,14 @@ impl<'w> Simulation<'w> {
             }
         }
         self.awaiting_placement.retain(|&(_, _, x)| x != w);
+        self.release_quota(w);
+        if !released.is_empty() {
+            self.retry_placements();
+        }
+    }
+
+    /// Gives back the quota a workload holds (if it still does) and notifies the queues.
+    fn release_quota(&mut self, w: WorkloadId) {
         if let Some(c) = self.admitted.remove(w) {
             let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
             let node = self.tree.cq_node(c.cq);
@@ -1137,9 +1141,6 @@ impl<'w> Simulation<'w> {
             if self.queues.any_active() {
                 self.request_cycle();
             }
-        }
-        if !released.is_empty() {
-            self.retry_placements();
         }
     }
 

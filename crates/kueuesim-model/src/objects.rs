@@ -276,6 +276,10 @@ pub struct PodSet {
     pub tolerations: Vec<Toleration>,
     /// The pod template's `priorityClassName`, used for priority when no WorkloadPriorityClass.
     pub priority_class_name: Option<String>,
+    /// A digest of the pod template's scheduling-relevant spec (per-container requests and
+    /// limits, init containers, overhead, nodeSelector, tolerations, classes): part of Kueue's
+    /// scheduling equivalence hash (`SpecShape`).
+    pub spec_shape: u64,
 }
 
 /// How the input named a workload's queue, kept so outputs and messages can quote it.

@@ -396,6 +396,59 @@ fn fungibility(
     Ok(out)
 }
 
+/// A digest of a pod spec's scheduling-relevant fields, free of source positions, so equal
+/// templates get equal digests (FNV-1a over a canonical text).
+fn spec_shape(spec: &wire::PodSpec) -> u64 {
+    use std::fmt::Write;
+    let mut text = String::new();
+    let resources = |text: &mut String, m: &wire::ResourceMap| {
+        for (k, v) in m {
+            let _ = write!(text, "{k}={};", v.value.trim());
+        }
+    };
+    for (kind, list) in [("c", &spec.containers), ("i", &spec.init_containers)] {
+        for c in list {
+            let _ = write!(
+                text,
+                "{kind}[{}|",
+                c.restart_policy.as_deref().unwrap_or("")
+            );
+            resources(&mut text, &c.resources.requests);
+            text.push('|');
+            resources(&mut text, &c.resources.limits);
+            text.push(']');
+        }
+    }
+    text.push_str("o:");
+    resources(&mut text, &spec.overhead);
+    for (k, v) in &spec.node_selector {
+        let _ = write!(text, "ns:{k}={v};");
+    }
+    for t in &spec.tolerations {
+        let _ = write!(
+            text,
+            "t:{}/{}/{}/{};",
+            t.key.as_deref().unwrap_or(""),
+            t.operator.as_ref().map_or("", |o| o.value.as_str()),
+            t.value.as_deref().unwrap_or(""),
+            t.effect.as_ref().map_or("", |e| e.value.as_str())
+        );
+    }
+    let _ = write!(
+        text,
+        "pc:{};sn:{}",
+        spec.priority_class_name
+            .as_ref()
+            .map_or("", |s| s.value.as_str()),
+        spec.scheduler_name
+            .as_ref()
+            .map_or("", |s| s.value.as_str())
+    );
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// The group part of an apiVersion (`""` for the core group).
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
@@ -1180,6 +1233,7 @@ impl<'a> Builder<'a> {
             node_selector: labels(&t.spec.node_selector),
             tolerations: tolerations(src, &t.spec.tolerations)?,
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
+            spec_shape: spec_shape(&t.spec),
         })
     }
 

@@ -115,6 +115,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             node_selector: Labels::default(),
             tolerations: vec![],
             priority_class_name: None,
+            spec_shape: 0,
         }],
         active: true,
         initial_admission: None,

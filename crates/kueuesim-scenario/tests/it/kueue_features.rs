@@ -956,7 +956,7 @@ fn max_execution_time_deactivates() {
         .filter(|e| e.reason == "WaitingForQuota")
         .map(|e| e.at)
         .collect();
-    assert_eq!(retries, [60.0, 631.0]);
+    assert_eq!(retries, [60.0, 601.0]);
     let short = wl(&r, "team", "short");
     assert_eq!((short.state, short.finished_at), ("Finished", Some(1800.0)));
 }

@@ -1013,3 +1013,24 @@ fn hold_and_drain_evicts_admitted_workloads() {
     );
     assert_eq!(newcomer.admitted_at, None);
 }
+
+// ---- sticky preemptor ----
+
+#[test]
+fn sticky_preemptor_keeps_its_head_until_admitted() {
+    let r = run("sticky-preemptor");
+    let p = wl(&r, "default", "p");
+    assert_eq!(p.admitted_at, Some(10.5));
+    assert!(
+        p.events
+            .iter()
+            .any(|e| e.reason == "PreemptedWorkload" && e.at == 0.5)
+    );
+    let h = wl(&r, "default", "h");
+    assert_eq!((h.state, h.admitted_at), ("Pending", None));
+    let x = wl(&r, "default", "x");
+    assert_eq!(
+        x.evictions[0].preemption_reason,
+        Some("InCohortReclaimWhileBorrowing")
+    );
+}

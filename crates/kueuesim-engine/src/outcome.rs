@@ -189,6 +189,12 @@ pub struct WorkloadRecord {
     /// For a pending workload at the end: whether it is in its ClusterQueue's heap or parked
     /// as inadmissible.
     pub queue_status: Option<crate::queues::QueueStatus>,
+    /// GPU-milliseconds its pods held (quota-only: while running with admitted GPUs).
+    pub gpu_ms: i128,
+    /// GPU-milliseconds of work lost to evictions (not checkpointed).
+    pub lost_gpu_ms: i128,
+    /// Requeues after a PodsReady timeout (`requeueState.count`).
+    pub requeue_count: u32,
 }
 
 /// Run-wide results.
@@ -206,6 +212,12 @@ pub struct RunStats {
     pub gpu_capacity: i64,
     /// Events processed.
     pub events_processed: u64,
+    /// GPU-milliseconds of work lost to evictions, all workloads.
+    pub lost_gpu_ms: i128,
+    /// Evictions by the Evicted condition's reason.
+    pub evictions: std::collections::BTreeMap<&'static str, u64>,
+    /// Preemptions by the Preempted condition's reason.
+    pub preemptions: std::collections::BTreeMap<&'static str, u64>,
 }
 
 /// The result of a run.

@@ -109,6 +109,13 @@ impl QueueManager {
         QueueStatus::Active
     }
 
+    /// Parks a workload as inadmissible (a requeued workload still in its back-off).
+    pub fn park(&mut self, cq: ClusterQueueId, key: QueueKey) {
+        let q = &mut self.queues[cq.index()];
+        q.active.remove(&key);
+        q.inadmissible.insert(key);
+    }
+
     /// Adds a workload to the active heap unconditionally.
     pub fn push_active(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let q = &mut self.queues[cq.index()];

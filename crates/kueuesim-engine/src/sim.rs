@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{
-    ClusterQueueId, Labels, NodeId, QueueRef, ResourceId, SchedulerKind, SimDuration, SimTime,
-    StopPolicy, WorkloadId, World,
+    ClusterQueueId, Labels, NodeId, ProgressPolicy, QueueRef, ResourceId, SchedulerKind,
+    SimDuration, SimTime, StopPolicy, WorkloadId, World,
 };
 
 use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
@@ -53,6 +53,11 @@ enum Ev {
     /// An admitted workload reaches its maximum execution time; stale if the generation
     /// moved on (`reconcileMaxExecutionTime`).
     MaxExecutionTime(WorkloadId, u32),
+    /// An admitted workload's PodsReady timeout (`waitForPodsReady.timeout`); stale if the
+    /// generation moved on.
+    PodsReadyTimeout(WorkloadId, u32),
+    /// A requeued workload's back-off ends (`requeueState.requeueAt`).
+    BackoffExpired(WorkloadId, u32),
 }
 
 /// The runtime state of one workload.
@@ -71,6 +76,13 @@ struct Runtime {
     past_execution: SimDuration,
     /// Deactivated (`spec.active: false`): never requeued.
     deactivated: bool,
+    /// Running time saved by checkpoints (`ProgressPolicy::Checkpoint`).
+    progress_saved: SimDuration,
+    /// GPUs currently held and since when (for per-workload GPU time).
+    gpus_held: i64,
+    gpus_since: SimTime,
+    /// End of the PodsReady back-off (`requeueState.requeueAt`).
+    requeue_at: Option<SimTime>,
     record: WorkloadRecord,
 }
 
@@ -101,6 +113,16 @@ pub struct Simulation<'w> {
     last_effective: SimTime,
     /// Set by a handler that found nothing to do.
     idle: bool,
+    /// Arrivals not yet processed.
+    arrivals_left: usize,
+    /// Workloads whose pods all run.
+    running: usize,
+    /// Workloads evicted whose pods are still terminating.
+    terminating: usize,
+    /// The last arrival, start or completion: with none for long, and nothing running or
+    /// still to arrive, only PodsReady timeouts and back-offs of workloads that can never be
+    /// placed are left, a loop that would go on forever.
+    last_progress: SimTime,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
     uid_rank: Vec<u32>,
@@ -161,6 +183,10 @@ impl<'w> Simulation<'w> {
                     key: None,
                     past_execution: SimDuration::ZERO,
                     deactivated: false,
+                    progress_saved: SimDuration::ZERO,
+                    gpus_held: 0,
+                    gpus_since: SimTime::ZERO,
+                    requeue_at: None,
                     record: WorkloadRecord {
                         state: WorkloadState::Pending,
                         admitted_at: None,
@@ -176,6 +202,9 @@ impl<'w> Simulation<'w> {
                         conditions: Vec::new(),
                         events: Vec::new(),
                         queue_status: None,
+                        gpu_ms: 0,
+                        lost_gpu_ms: 0,
+                        requeue_count: 0,
                     },
                 }
             })
@@ -225,6 +254,10 @@ impl<'w> Simulation<'w> {
             cycle_scheduled: false,
             last_effective: SimTime::ZERO,
             idle: false,
+            arrivals_left: world.workloads.len(),
+            running: 0,
+            terminating: 0,
+            last_progress: SimTime::ZERO,
             audit: None,
             uid_rank,
             gpu,
@@ -258,7 +291,11 @@ impl<'w> Simulation<'w> {
         self.idle = false;
         let current = |s: &Self, w: WorkloadId, g: u32| s.runtimes[w.index()].generation == g;
         match ev {
-            Ev::Arrive(w) => self.arrive(w),
+            Ev::Arrive(w) => {
+                self.arrivals_left -= 1;
+                self.last_progress = at;
+                self.arrive(w)
+            }
             Ev::Cycle => self.cycle(),
             Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
@@ -267,9 +304,14 @@ impl<'w> Simulation<'w> {
             Ev::MaxExecutionTime(w, g) if current(self, w, g) => {
                 self.max_execution_time_exceeded(w)
             }
-            Ev::PodsRunning(..) | Ev::Finish(..) | Ev::PodsGone(..) | Ev::MaxExecutionTime(..) => {
-                self.idle = true
-            }
+            Ev::PodsReadyTimeout(w, g) if current(self, w, g) => self.pods_ready_timeout(w),
+            Ev::BackoffExpired(w, g) if current(self, w, g) => self.backoff_expired(w),
+            Ev::PodsRunning(..)
+            | Ev::Finish(..)
+            | Ev::PodsGone(..)
+            | Ev::MaxExecutionTime(..)
+            | Ev::PodsReadyTimeout(..)
+            | Ev::BackoffExpired(..) => self.idle = true,
         }
         if !self.idle {
             self.last_effective = at;
@@ -285,6 +327,9 @@ impl<'w> Simulation<'w> {
             if self.stats.events_processed.is_multiple_of(65_536) {
                 progress(self.now, self.stats.events_processed);
             }
+            if until.is_none() && self.only_futile_loops_left() {
+                break;
+            }
         }
         let end = match until {
             Some(u) => u.max(self.now),
@@ -298,6 +343,12 @@ impl<'w> Simulation<'w> {
             self.stats.gpu_busy_ms -= i128::from(self.gpus_in_use) * i128::from(extra);
         }
         self.stats.end = end;
+        for rt in &mut self.runtimes {
+            if rt.gpus_held != 0 {
+                rt.record.gpu_ms +=
+                    i128::from(rt.gpus_held) * i128::from((end - rt.gpus_since).millis());
+            }
+        }
         for rt in &mut self.runtimes {
             if let (Some(key), WorkloadState::Pending) = (rt.key, rt.record.state) {
                 let w = key.workload;
@@ -337,6 +388,20 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// Whether the run can only go round in circles: nothing runs or is still to arrive, and for
+    /// two full PodsReady timeout + back-off rounds nothing has started or finished. Without a
+    /// horizon the run ends there (Kueue would go on evicting and readmitting forever).
+    pub fn only_futile_loops_left(&self) -> bool {
+        let Some(cfg) = &self.world.config.kueue.wait_for_pods_ready else {
+            return false;
+        };
+        if self.arrivals_left > 0 || self.running > 0 || self.terminating > 0 {
+            return false;
+        }
+        let round = cfg.timeout + cfg.backoff_max + self.world.config.pod_termination;
+        self.now - self.last_progress > round + round
+    }
+
     /// Turns on auditing of decisions (for tests): `check_invariants` then also reports a
     /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
     pub fn with_audit(mut self) -> Self {
@@ -369,11 +434,18 @@ impl<'w> Simulation<'w> {
             return Err(v.clone());
         }
         let mut expected = QuotaTree::new(world);
+        // Limits hold for the workloads that are not on their way out: like Kueue, the
+        // scheduler counts a preempted workload as gone while its pods terminate, so a
+        // ClusterQueue may briefly hold more than its quota.
+        let mut live = QuotaTree::new(world);
         for (i, rt) in self.runtimes.iter().enumerate() {
             let w = WorkloadId::from_index(i);
             if let Some(c) = self.admitted.candidate(w) {
                 for &(fr, amount) in &rt.usage {
                     expected.add_usage(expected.cq_node(c.cq), fr, amount);
+                    if !c.evicted {
+                        live.add_usage(live.cq_node(c.cq), fr, amount);
+                    }
                 }
             } else if !rt.usage.is_empty() {
                 return Err(format!(
@@ -414,6 +486,7 @@ impl<'w> Simulation<'w> {
                     (Some(_), Some(bl)) => self.tree.nominal(n, fr) + bl,
                     (Some(_), None) => i64::MAX,
                 };
+                let used = live.usage(n, fr);
                 if used > limit {
                     return Err(format!(
                         "ClusterQueue {} uses {used} of {what}, above nominal + borrowingLimit {limit}",
@@ -434,12 +507,12 @@ impl<'w> Simulation<'w> {
                     (Some(_), None) => None,
                 };
                 if let Some(limit) = limit
-                    && self.tree.usage(n, fr) > limit
+                    && live.usage(n, fr) > limit
                 {
                     return Err(format!(
                         "cohort {} uses {} of {what}, more than it may ({limit})",
                         co.name,
-                        self.tree.usage(n, fr)
+                        live.usage(n, fr)
                     ));
                 }
             }
@@ -506,8 +579,15 @@ impl<'w> Simulation<'w> {
             .last()
             .map(|e| (e.reason, e.at))
             .or_else(|| wl.last_eviction.as_ref().map(|(r, at)| (r.as_str(), *at)));
+        let by_eviction = self
+            .world
+            .config
+            .kueue
+            .wait_for_pods_ready
+            .as_ref()
+            .is_none_or(|c| c.order_by_eviction);
         let timestamp = match eviction {
-            Some(("PodsReadyTimeout" | "AdmissionCheck", at)) => at,
+            Some(("PodsReadyTimeout" | "AdmissionCheck", at)) if by_eviction => at,
             _ => wl.created_at,
         };
         QueueKey {
@@ -832,6 +912,13 @@ impl<'w> Simulation<'w> {
             "Not all pods are ready or succeeded".into(),
             at,
         );
+        if let Some(wfpr) = &world.config.kueue.wait_for_pods_ready {
+            let g = self.runtimes[w.index()].generation;
+            self.events.push(
+                (at + wfpr.timeout).max(self.now),
+                Ev::PodsReadyTimeout(w, g),
+            );
+        }
         if let Some(max) = wl.max_execution_time {
             let rt = &self.runtimes[w.index()];
             let due = (at + max - rt.past_execution).max(self.now);
@@ -839,6 +926,72 @@ impl<'w> Simulation<'w> {
                 .push(due, Ev::MaxExecutionTime(w, rt.generation));
         }
         self.release_to_scheduler(w);
+    }
+
+    /// `waitForPodsReady`: an admitted workload whose pods are not all running by the timeout
+    /// is evicted (`PodsReadyTimeout`) and requeued after a back-off of
+    /// `backoffBase·2^(n−1)` capped at `backoffMax` (no jitter), or deactivated once it was
+    /// requeued `backoffLimitCount` times.
+    fn pods_ready_timeout(&mut self, w: WorkloadId) {
+        if self.runtimes[w.index()].record.state != WorkloadState::Admitted {
+            return;
+        }
+        let Some(cfg) = self.world.config.kueue.wait_for_pods_ready.clone() else {
+            return;
+        };
+        let count = self.runtimes[w.index()].record.requeue_count;
+        if cfg.backoff_limit.is_some_and(|limit| count + 1 > limit) {
+            self.runtimes[w.index()].deactivated = true;
+            self.release_quota(w);
+            self.evict(
+                w,
+                "DeactivatedDueToRequeuingLimitExceeded",
+                None,
+                None,
+                "The workload is deactivated due to exceeding the maximum number of re-queuing retries".into(),
+                None,
+            );
+            return;
+        }
+        let n = count + 1;
+        let backoff_ms = cfg
+            .backoff_base
+            .millis()
+            .saturating_mul(1i64.checked_shl(n - 1).unwrap_or(i64::MAX))
+            .min(cfg.backoff_max.millis());
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.requeue_count = n;
+            rt.requeue_at = Some(self.now + SimDuration::from_millis(backoff_ms));
+        }
+        let wl = self.world.workload(w);
+        let message = format!(
+            "Exceeded the PodsReady timeout {}/{}",
+            wl.namespace, wl.name
+        );
+        self.evict(w, "PodsReadyTimeout", None, None, message, None);
+    }
+
+    /// The PodsReady back-off ended: `Requeued=True` (`BackoffFinished`) and back to the heap.
+    fn backoff_expired(&mut self, w: WorkloadId) {
+        if self.runtimes[w.index()].record.state != WorkloadState::Pending {
+            return;
+        }
+        self.runtimes[w.index()].requeue_at = None;
+        self.set_condition(
+            w,
+            ConditionType::Requeued,
+            true,
+            "BackoffFinished",
+            "The workload backoff was finished".into(),
+        );
+        if let (Some(key), QueueRef::Local(lq)) =
+            (self.runtimes[w.index()].key, &self.world.workload(w).queue)
+        {
+            let cq = self.world.local_queue(*lq).cluster_queue;
+            self.queues.push_active(cq, key);
+            self.request_cycle();
+        }
     }
 
     /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.
@@ -996,6 +1149,29 @@ impl<'w> Simulation<'w> {
         }
         self.awaiting_placement.retain(|&(_, _, x)| x != w);
         let now = self.now;
+        *self.stats.evictions.entry(reason).or_default() += 1;
+        if let Some(p) = preemption_reason {
+            *self.stats.preemptions.entry(p).or_default() += 1;
+        }
+        // The work done since the pods started running: kept up to the last checkpoint,
+        // lost beyond it (`Simulation` `spec.preemption.progress`).
+        if self.runtimes[w.index()].record.state == WorkloadState::Running {
+            self.running -= 1;
+            let gpus = self.workload_gpus(w);
+            let policy = self.world.config.progress;
+            let rt = &mut self.runtimes[w.index()];
+            let ran = now - rt.record.running_at.unwrap_or(now);
+            let kept = match policy {
+                ProgressPolicy::Restart => SimDuration::ZERO,
+                ProgressPolicy::Checkpoint { interval } => {
+                    SimDuration::from_millis(ran.millis() / interval.millis() * interval.millis())
+                }
+            };
+            rt.progress_saved += kept;
+            let lost = i128::from(gpus) * i128::from((ran - kept).millis());
+            rt.record.lost_gpu_ms += lost;
+            self.stats.lost_gpu_ms += lost;
+        }
         let generation = {
             let rt = &mut self.runtimes[w.index()];
             if let Some(at) = rt.record.admitted_at {
@@ -1020,6 +1196,7 @@ impl<'w> Simulation<'w> {
             message,
             cycle,
         );
+        self.terminating += 1;
         self.events.push(
             self.now + self.world.config.pod_termination,
             Ev::PodsGone(w, generation),
@@ -1029,6 +1206,7 @@ impl<'w> Simulation<'w> {
     /// The pods of an evicted workload are gone: release its nodes and quota, and requeue it
     /// (`Requeued=True`) at its queue-order timestamp.
     fn pods_gone(&mut self, w: WorkloadId) {
+        self.terminating -= 1;
         self.release(w, false);
         let (reason, message) = self.runtimes[w.index()]
             .record
@@ -1082,7 +1260,17 @@ impl<'w> Simulation<'w> {
             let key = self.queue_key(w);
             self.runtimes[w.index()].key = Some(key);
             let strategy = world.cluster_queue(cq).queueing_strategy;
-            self.queues.add(cq, strategy, key, self.shape[w.index()]);
+            match self.runtimes[w.index()].requeue_at {
+                // In its back-off window a workload waits as inadmissible.
+                Some(at) if at > self.now => {
+                    self.queues.park(cq, key);
+                    let g = self.runtimes[w.index()].generation;
+                    self.events.push(at, Ev::BackoffExpired(w, g));
+                }
+                _ => {
+                    self.queues.add(cq, strategy, key, self.shape[w.index()]);
+                }
+            }
             if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
                 let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
                 self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
@@ -1099,7 +1287,7 @@ impl<'w> Simulation<'w> {
             !self.world.has_nodes() && self.runtimes[w.index()].record.admission.is_some();
         if managed_quota_only && self.runtimes[w.index()].record.running_at.is_some() {
             let gpus = self.workload_gpus(w);
-            self.gpus_in_use -= gpus;
+            self.gpu_change(w, -gpus);
         }
         let released: Vec<(usize, NodeId)> = self.runtimes[w.index()]
             .record
@@ -1112,7 +1300,7 @@ impl<'w> Simulation<'w> {
             let req = self.runtimes[w.index()].needs[*ps].requests.clone();
             self.nodes.apply(*node, &req, -1);
             if let Some(g) = self.gpu {
-                self.gpus_in_use -= req.get(g);
+                self.gpu_change(w, -req.get(g));
             }
         }
         if !keep_placement {
@@ -1180,7 +1368,13 @@ impl<'w> Simulation<'w> {
         for cq in self.cqs_under(target) {
             // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
             let selector = &world.cluster_queue(cq).namespace_selector;
+            let runtimes = &self.runtimes;
+            let now = self.now;
             moved += self.queues.requeue_inadmissible(cq, |w| {
+                // Still in its PodsReady back-off (`backoffWaitingTimeExpired`).
+                if runtimes[w.index()].requeue_at.is_some_and(|at| at > now) {
+                    return false;
+                }
                 let labels = world
                     .namespace(&world.workload(w).namespace)
                     .map(|n| &n.labels);
@@ -1266,6 +1460,17 @@ impl<'w> Simulation<'w> {
         self.try_place(w);
     }
 
+    /// GPUs taken (`delta` > 0) or given back by a workload: the run-wide and the workload's own
+    /// GPU time.
+    fn gpu_change(&mut self, w: WorkloadId, delta: i64) {
+        let now = self.now;
+        let rt = &mut self.runtimes[w.index()];
+        rt.record.gpu_ms += i128::from(rt.gpus_held) * i128::from((now - rt.gpus_since).millis());
+        rt.gpus_held += delta;
+        rt.gpus_since = now;
+        self.gpus_in_use += delta;
+    }
+
     fn workload_gpus(&self, w: WorkloadId) -> i64 {
         let Some(g) = self.gpu else { return 0 };
         let rt = &self.runtimes[w.index()];
@@ -1302,7 +1507,8 @@ impl<'w> Simulation<'w> {
             rt.record.placement[ps][idx] = Some(node);
             self.nodes.apply(node, &rt.needs[ps].requests, 1);
             if let Some(g) = gpu {
-                self.gpus_in_use += rt.needs[ps].requests.get(g);
+                let gpus = rt.needs[ps].requests.get(g);
+                self.gpu_change(w, gpus);
             }
         }
         match result.unplaced {
@@ -1370,13 +1576,15 @@ impl<'w> Simulation<'w> {
         if managed && !self.world.has_nodes() {
             // Quota-only: GPU use is measured against quota, so only admitted GPUs count.
             let gpus = self.workload_gpus(w);
-            self.gpus_in_use += gpus;
+            self.gpu_change(w, gpus);
         }
         {
             let rt = &mut self.runtimes[w.index()];
             rt.record.state = WorkloadState::Running;
             rt.record.running_at = Some(self.now);
         }
+        self.running += 1;
+        self.last_progress = self.now;
         if managed {
             self.set_condition(
                 w,
@@ -1387,13 +1595,16 @@ impl<'w> Simulation<'w> {
             );
         }
         if let Some(d) = self.world.workload(w).duration {
-            let g = self.runtimes[w.index()].generation;
-            self.events
-                .push(self.now + d.max(SimDuration::ZERO), Ev::Finish(w, g));
+            let rt = &self.runtimes[w.index()];
+            let remaining = (d - rt.progress_saved).max(SimDuration::ZERO);
+            let g = rt.generation;
+            self.events.push(self.now + remaining, Ev::Finish(w, g));
         }
     }
 
     fn finish(&mut self, w: WorkloadId) {
+        self.running -= 1;
+        self.last_progress = self.now;
         let managed = self.runtimes[w.index()].record.admission.is_some();
         self.release(w, true);
         {
@@ -1507,6 +1718,9 @@ fn evicted_event_reason(reason: &str) -> &'static str {
         "Deactivated" => "EvictedDueToDeactivated",
         "DeactivatedDueToMaximumExecutionTimeExceeded" => {
             "EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded"
+        }
+        "DeactivatedDueToRequeuingLimitExceeded" => {
+            "EvictedDueToDeactivatedDueToRequeuingLimitExceeded"
         }
         _ => "Evicted",
     }

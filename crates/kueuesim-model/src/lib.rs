@@ -5,6 +5,7 @@
 //! simulates them. Everything here is deterministic: no hash-map iteration reaches a decision.
 #![warn(missing_docs)]
 
+pub mod fair_sharing;
 pub mod ids;
 pub mod labels;
 pub mod objects;
@@ -23,4 +24,7 @@ pub use objects::*;
 pub use quantity::{Quantity, QuantityError, format_amount, resource_amount};
 pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
-pub use world::{SchedulerKind, SimConfig, World};
+pub use world::{
+    AdmissionFairSharing, FairSharingStrategy, KueueConfig, ProgressPolicy, SchedulerKind,
+    SimConfig, WaitForPodsReady, World,
+};

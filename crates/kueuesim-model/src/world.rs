@@ -49,6 +49,98 @@ pub struct SimConfig {
     pub pod_termination: SimDuration,
     /// `schedulerName` → scheduler, sorted by name.
     pub schedulers: Vec<(String, SchedulerKind)>,
+    /// Kueue's own configuration (the `Configuration` object, defaulted as v1beta2 does).
+    pub kueue: KueueConfig,
+    /// What a preempted or evicted workload keeps of the work it did.
+    pub progress: ProgressPolicy,
+}
+
+/// What an evicted workload keeps of its work (`Simulation` `spec.preemption.progress`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProgressPolicy {
+    /// Everything since it started running is lost; it runs its whole duration again.
+    #[default]
+    Restart,
+    /// Work is saved every `interval` of running time; only the time since the last
+    /// checkpoint is lost.
+    Checkpoint {
+        /// The checkpoint interval.
+        interval: SimDuration,
+    },
+}
+
+/// A fair-sharing preemption strategy (`fairSharing.preemptionStrategies`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FairSharingStrategy {
+    /// Preempt while the preemptor's share stays at or below the target's share after
+    /// the preemption.
+    LessThanOrEqualToFinalShare,
+    /// Preempt while the preemptor's share is below the target's share before it.
+    LessThanInitialShare,
+}
+
+/// `waitForPodsReady` of Kueue's configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitForPodsReady {
+    /// `timeout`: an admitted workload whose pods are not all ready by then is evicted.
+    pub timeout: SimDuration,
+    /// `blockAdmission`: nothing else is admitted while an admitted workload is not ready.
+    pub block_admission: bool,
+    /// `requeuingStrategy.timestamp: Eviction` (true, the default) or `Creation`.
+    pub order_by_eviction: bool,
+    /// `requeuingStrategy.backoffBaseSeconds`.
+    pub backoff_base: SimDuration,
+    /// `requeuingStrategy.backoffMaxSeconds`.
+    pub backoff_max: SimDuration,
+    /// `requeuingStrategy.backoffLimitCount`: requeues before the workload is deactivated.
+    pub backoff_limit: Option<u32>,
+}
+
+impl Default for WaitForPodsReady {
+    /// The v1beta2 defaults (`apis/config/v1beta2/defaults.go`).
+    fn default() -> Self {
+        WaitForPodsReady {
+            timeout: SimDuration::from_secs(30 * 60),
+            block_admission: false,
+            order_by_eviction: true,
+            backoff_base: SimDuration::from_secs(60),
+            backoff_max: SimDuration::from_secs(3600),
+            backoff_limit: None,
+        }
+    }
+}
+
+/// `admissionFairSharing` of Kueue's configuration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmissionFairSharing {
+    /// `usageHalfLifeTime` (0: usage is forgotten at every sample).
+    pub half_life: SimDuration,
+    /// `usageSamplingInterval` (default 5m).
+    pub sampling_interval: SimDuration,
+    /// `resourceWeights` in milli-units per resource (1000 when not listed).
+    pub resource_weights_milli: Vec<(crate::ids::ResourceId, i64)>,
+}
+
+/// Kueue's configuration as far as it changes decisions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KueueConfig {
+    /// `fairSharing`: enabled with these preemption strategies, in order.
+    pub fair_sharing: Option<Vec<FairSharingStrategy>>,
+    /// `admissionFairSharing`, if configured.
+    pub admission_fair_sharing: Option<AdmissionFairSharing>,
+    /// `waitForPodsReady`, if enabled (on by default with v1beta2).
+    pub wait_for_pods_ready: Option<WaitForPodsReady>,
+}
+
+impl Default for KueueConfig {
+    /// No Configuration object: v1beta2 defaults (waitForPodsReady on, no fair sharing).
+    fn default() -> Self {
+        KueueConfig {
+            fair_sharing: None,
+            admission_fair_sharing: None,
+            wait_for_pods_ready: Some(WaitForPodsReady::default()),
+        }
+    }
 }
 
 impl Default for SimConfig {
@@ -60,6 +152,8 @@ impl Default for SimConfig {
             pod_startup: SimDuration::ZERO,
             pod_termination: SimDuration::ZERO,
             schedulers: default_schedulers(),
+            kueue: KueueConfig::default(),
+            progress: ProgressPolicy::default(),
         }
     }
 }

@@ -16,6 +16,10 @@ use kueuesim_model::{
     StopPolicy, Taint, TaintEffect, Toleration, TolerationOp, Workload, World, resource_amount,
 };
 
+use kueuesim_model::{
+    AdmissionFairSharing, FairSharingStrategy, KueueConfig, ProgressPolicy, WaitForPodsReady,
+};
+
 use crate::error::{Pos, ScenarioError};
 use crate::source::{ObjectText, SourceFile, split_objects, yaml_error};
 use crate::wire;
@@ -72,6 +76,7 @@ struct Builder<'a> {
     world: World,
     warnings: Vec<String>,
     simulation: Option<Parsed<'a, wire::Simulation>>,
+    configuration: Option<Parsed<'a, wire::Configuration>>,
     namespaces: Vec<Parsed<'a, wire::Namespace>>,
     flavors: Vec<Parsed<'a, wire::ResourceFlavor>>,
     cohorts: Vec<Parsed<'a, wire::Cohort>>,
@@ -530,6 +535,19 @@ impl<'a> Builder<'a> {
                     self.simulation = Some(p);
                 }
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                ("config.kueue.x-k8s.io", "Configuration") => {
+                    let p: Parsed<'a, wire::Configuration> = parse(src)?;
+                    if let Some(first) = &self.configuration {
+                        return Err(err_obj(
+                            src,
+                            format!(
+                                "duplicate Kueue Configuration: first defined at {}; expected at most one",
+                                first.src.kind_pos
+                            ),
+                        ));
+                    }
+                    self.configuration = Some(p);
+                }
                 _ => {
                     let label = if src.api_version.is_empty() {
                         src.kind.clone()
@@ -627,6 +645,37 @@ impl<'a> Builder<'a> {
             if let Some(d) = &spec.pod_termination {
                 cfg.pod_termination = duration(src, d)?;
             }
+            if let Some(pp) = &spec.preemption {
+                let progress = match &pp.progress {
+                    None => "restart",
+                    Some(s) => one_of(
+                        src,
+                        s,
+                        "preemption.progress",
+                        &[("restart", "restart"), ("checkpoint", "checkpoint")],
+                    )?,
+                };
+                cfg.progress = match (progress, &pp.checkpoint_interval) {
+                    ("checkpoint", Some(i)) => {
+                        let interval = duration(src, i)?;
+                        if interval <= SimDuration::ZERO {
+                            return Err(err_at(
+                                src,
+                                i,
+                                "checkpointInterval must be positive: expected a duration such as 30m",
+                            ));
+                        }
+                        ProgressPolicy::Checkpoint { interval }
+                    }
+                    ("checkpoint", None) => {
+                        return Err(err_obj(
+                            src,
+                            "preemption.progress checkpoint needs preemption.checkpointInterval: expected a duration such as 30m",
+                        ));
+                    }
+                    _ => ProgressPolicy::Restart,
+                };
+            }
             for (name, kind) in &spec.schedulers {
                 let k = one_of(
                     src,
@@ -647,8 +696,153 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+        if let Some(conf) = self.configuration.take() {
+            cfg.kueue = self.kueue_config(&conf)?;
+        }
         self.world.config = cfg;
         Ok(())
+    }
+
+    /// Kueue's `Configuration`, defaulted as the API version defaults it: with v1beta2
+    /// waitForPodsReady is on unless configured otherwise, with v1beta1 only when `enable`.
+    fn kueue_config(
+        &mut self,
+        p: &Parsed<'_, wire::Configuration>,
+    ) -> Result<KueueConfig, ScenarioError> {
+        let src = p.src;
+        let v1beta1 = src.api_version == "config.kueue.x-k8s.io/v1beta1";
+        if !v1beta1 && src.api_version != "config.kueue.x-k8s.io/v1beta2" {
+            return Err(err_obj(
+                src,
+                format!(
+                    "unsupported apiVersion {:?} for Configuration: expected config.kueue.x-k8s.io/v1beta1 or config.kueue.x-k8s.io/v1beta2",
+                    src.api_version
+                ),
+            ));
+        }
+        let c = &p.obj;
+        let fair_sharing = match &c.fair_sharing {
+            None => None,
+            Some(fs) if v1beta1 && fs.enable != Some(true) => None,
+            Some(fs) => {
+                let options = [
+                    (
+                        "LessThanOrEqualToFinalShare",
+                        FairSharingStrategy::LessThanOrEqualToFinalShare,
+                    ),
+                    (
+                        "LessThanInitialShare",
+                        FairSharingStrategy::LessThanInitialShare,
+                    ),
+                ];
+                match &fs.preemption_strategies {
+                    None => Some(vec![
+                        FairSharingStrategy::LessThanOrEqualToFinalShare,
+                        FairSharingStrategy::LessThanInitialShare,
+                    ]),
+                    Some(list) => Some(
+                        list.iter()
+                            .map(|s| one_of(src, s, "preemptionStrategy", &options))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                }
+            }
+        };
+        let admission_fair_sharing = match &c.admission_fair_sharing {
+            None => None,
+            Some(a) => {
+                let half_life = a
+                    .usage_half_life_time
+                    .as_ref()
+                    .map(|d| duration(src, d))
+                    .transpose()?
+                    .unwrap_or(SimDuration::ZERO);
+                let sampling_interval = a
+                    .usage_sampling_interval
+                    .as_ref()
+                    .map(|d| duration(src, d))
+                    .transpose()?
+                    .unwrap_or(SimDuration::from_secs(300));
+                let mut resource_weights_milli = Vec::new();
+                for (r, w) in &a.resource_weights {
+                    if !w.value.is_finite() || w.value < 0.0 {
+                        return Err(err_at(
+                            src,
+                            w,
+                            format!("resource weight {} for {r}: expected a number ≥ 0", w.value),
+                        ));
+                    }
+                    resource_weights_milli.push((
+                        self.world.resources.intern(r),
+                        (w.value * 1000.0).round() as i64,
+                    ));
+                }
+                Some(AdmissionFairSharing {
+                    half_life,
+                    sampling_interval,
+                    resource_weights_milli,
+                })
+            }
+        };
+        let wait_for_pods_ready = match &c.wait_for_pods_ready {
+            None if v1beta1 => None,
+            None => Some(WaitForPodsReady::default()),
+            Some(w) if v1beta1 && w.enable != Some(true) => None,
+            Some(w) => {
+                let mut r = WaitForPodsReady::default();
+                if let Some(t) = &w.timeout {
+                    r.timeout = duration(src, t)?;
+                }
+                // v1beta1 defaulted blockAdmission to true when enabled.
+                r.block_admission = w.block_admission.unwrap_or(v1beta1);
+                if let Some(rs) = &w.requeuing_strategy {
+                    if let Some(t) = &rs.timestamp {
+                        r.order_by_eviction = one_of(
+                            src,
+                            t,
+                            "requeuingStrategy.timestamp",
+                            &[("Eviction", true), ("Creation", false)],
+                        )?;
+                    }
+                    let secs =
+                        |v: &Spanned<i64>, what: &str| -> Result<SimDuration, ScenarioError> {
+                            if v.value < 0 {
+                                return Err(err_at(
+                                    src,
+                                    v,
+                                    format!("{what} {} is negative: expected seconds ≥ 0", v.value),
+                                ));
+                            }
+                            Ok(SimDuration::from_secs(v.value))
+                        };
+                    if let Some(b) = &rs.backoff_base_seconds {
+                        r.backoff_base = secs(b, "backoffBaseSeconds")?;
+                    }
+                    if let Some(b) = &rs.backoff_max_seconds {
+                        r.backoff_max = secs(b, "backoffMaxSeconds")?;
+                    }
+                    if let Some(l) = &rs.backoff_limit_count {
+                        if l.value < 0 {
+                            return Err(err_at(
+                                src,
+                                l,
+                                format!(
+                                    "backoffLimitCount {} is negative: expected a count ≥ 0",
+                                    l.value
+                                ),
+                            ));
+                        }
+                        r.backoff_limit = Some(l.value as u32);
+                    }
+                }
+                Some(r)
+            }
+        };
+        Ok(KueueConfig {
+            fair_sharing,
+            admission_fair_sharing,
+            wait_for_pods_ready,
+        })
     }
 
     fn build_namespaces(&mut self) -> Result<(), ScenarioError> {

@@ -37,6 +37,27 @@ pub struct Summary {
     /// Seconds from creation to the latest admission, over workloads admitted at least once.
     pub wait_seconds: Percentiles,
     pub gpu: GpuSummary,
+    /// Evictions by the Evicted condition's reason.
+    pub evictions: std::collections::BTreeMap<String, u64>,
+    /// Preemptions by the Preempted condition's reason.
+    pub preemptions: std::collections::BTreeMap<String, u64>,
+    /// Per ClusterQueue: admissions, evictions and GPU time of its workloads.
+    pub cluster_queues: Vec<ClusterQueueSummary>,
+}
+
+/// What one ClusterQueue's workloads did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterQueueSummary {
+    pub name: String,
+    pub cohort: Option<String>,
+    /// Workloads that held its quota at least once.
+    pub admitted_workloads: u64,
+    pub evictions: u64,
+    /// GPU-seconds its workloads' pods held.
+    pub gpu_seconds: f64,
+    /// Share of all GPU-seconds held.
+    pub gpu_share: Option<f64>,
 }
 
 /// How many workloads are in each state at the end.
@@ -79,6 +100,8 @@ pub struct GpuSummary {
     pub busy_gpu_seconds: f64,
     /// busy / (capacity × end time); null when either is 0.
     pub utilization: Option<f64>,
+    /// GPU-hours of work lost to evictions (not checkpointed).
+    pub lost_gpu_hours: f64,
 }
 
 /// One workload of the report.
@@ -101,6 +124,12 @@ pub struct WorkloadOut {
     pub admitted_at: Option<f64>,
     pub running_at: Option<f64>,
     pub finished_at: Option<f64>,
+    /// GPU-seconds its pods held.
+    pub gpu_seconds: f64,
+    /// GPU-seconds of work lost to its evictions.
+    pub lost_gpu_seconds: f64,
+    /// Requeues after PodsReady timeouts (`requeueState.count`).
+    pub requeue_count: u32,
     pub pod_sets: Vec<PodSetOut>,
     pub evictions: Vec<EvictionOut>,
     pub conditions: Vec<ConditionOut>,
@@ -228,7 +257,21 @@ pub fn result(world: &World, outcome: &Outcome) -> SimulationResult {
                 capacity: cap,
                 busy_gpu_seconds: busy,
                 utilization,
+                lost_gpu_hours: outcome.stats.lost_gpu_ms as f64 / 3_600_000.0,
             },
+            evictions: outcome
+                .stats
+                .evictions
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            preemptions: outcome
+                .stats
+                .preemptions
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            cluster_queues: cq_summaries(world, outcome),
         },
         workloads,
     }
@@ -316,6 +359,9 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
         admitted_at: rec.admitted_at.map(secs),
         running_at: rec.running_at.map(secs),
         finished_at: rec.finished_at.map(secs),
+        gpu_seconds: rec.gpu_ms as f64 / 1000.0,
+        lost_gpu_seconds: rec.lost_gpu_ms as f64 / 1000.0,
+        requeue_count: rec.requeue_count,
         pod_sets,
         evictions: rec
             .evictions
@@ -351,6 +397,48 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
             })
             .collect(),
     }
+}
+
+/// Per-ClusterQueue totals: workloads that held its quota (the latest admission of each,
+/// or, for a requeued one, the queue it waits in) and their GPU time.
+fn cq_summaries(world: &World, outcome: &Outcome) -> Vec<ClusterQueueSummary> {
+    let mut out: Vec<ClusterQueueSummary> = world
+        .cluster_queues
+        .iter()
+        .map(|cq| ClusterQueueSummary {
+            name: cq.name.clone(),
+            cohort: cq.cohort.map(|c| world.cohorts[c.index()].name.clone()),
+            admitted_workloads: 0,
+            evictions: 0,
+            gpu_seconds: 0.0,
+            gpu_share: None,
+        })
+        .collect();
+    let mut total = 0.0;
+    for (i, rec) in outcome.workloads.iter().enumerate() {
+        let Some(rec) = rec else { continue };
+        let wl = world.workload(WorkloadId::from_index(i));
+        let cq = match (&rec.admission, &wl.queue) {
+            (Some(a), _) => Some(a.cluster_queue),
+            (None, QueueRef::Local(lq)) => Some(world.local_queue(*lq).cluster_queue),
+            _ => None,
+        };
+        let Some(cq) = cq else { continue };
+        let s = &mut out[cq.index()];
+        if rec.admitted_at.is_some() {
+            s.admitted_workloads += 1;
+        }
+        s.evictions += rec.evictions.len() as u64;
+        let g = rec.gpu_ms as f64 / 1000.0;
+        s.gpu_seconds += g;
+        total += g;
+    }
+    if total > 0.0 {
+        for s in &mut out {
+            s.gpu_share = Some(s.gpu_seconds / total);
+        }
+    }
+    out
 }
 
 /// The result as pretty JSON, newline-terminated.
@@ -419,6 +507,29 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
         None => {
             let _ = writeln!(out, "GPU:          {} GPUs ({mode})", s.gpu.capacity);
         }
+    }
+    if !s.evictions.is_empty() {
+        let by: Vec<String> = s
+            .evictions
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        let pre: Vec<String> = s
+            .preemptions
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "Evictions:    {}{}; {:.1} GPU-hours of work lost",
+            by.join(", "),
+            if pre.is_empty() {
+                String::new()
+            } else {
+                format!(" (preempted: {})", pre.join(", "))
+            },
+            s.gpu.lost_gpu_hours
+        );
     }
     let waiting: Vec<&WorkloadOut> = result
         .workloads

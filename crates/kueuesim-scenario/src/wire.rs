@@ -370,7 +370,17 @@ pub struct Workload {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PreemptionProgress {
+    /// `restart` (default) or `checkpoint`.
+    pub progress: Option<S>,
+    /// For `checkpoint`: how often work is saved.
+    pub checkpoint_interval: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SimulationSpec {
+    pub preemption: Option<PreemptionProgress>,
     pub seed: Option<u64>,
     pub start_time: Option<S>,
     pub until: Option<S>,
@@ -424,4 +434,50 @@ pub struct NodePoolSpec {
 pub struct NodePool {
     pub metadata: ObjectMeta,
     pub spec: NodePoolSpec,
+}
+
+// ---- config.kueue.x-k8s.io ---------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FairSharingConfig {
+    /// v1beta1 only.
+    pub enable: Option<bool>,
+    pub preemption_strategies: Option<Vec<S>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AdmissionFairSharingConfig {
+    pub usage_half_life_time: Option<S>,
+    pub usage_sampling_interval: Option<S>,
+    pub resource_weights: BTreeMap<String, Spanned<f64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RequeuingStrategy {
+    pub timestamp: Option<S>,
+    pub backoff_limit_count: Option<Spanned<i64>>,
+    pub backoff_base_seconds: Option<Spanned<i64>>,
+    pub backoff_max_seconds: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WaitForPodsReadyConfig {
+    /// v1beta1 only (v1beta2 is always on unless the DisableWaitForPodsReady gate is set).
+    pub enable: Option<bool>,
+    pub timeout: Option<S>,
+    pub block_admission: Option<bool>,
+    pub recovery_timeout: Option<S>,
+    pub requeuing_strategy: Option<RequeuingStrategy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Configuration {
+    pub fair_sharing: Option<FairSharingConfig>,
+    pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,
+    pub wait_for_pods_ready: Option<WaitForPodsReadyConfig>,
 }

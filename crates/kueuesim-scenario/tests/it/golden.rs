@@ -142,7 +142,12 @@ fn first_fit_nodes() {
     assert_eq!(spread.pod_sets[0].nodes, ["node-a", "node-a", "node-b"]);
     assert_eq!(times(spread), (Some(0.0), Some(10.0), Some(3610.0)));
     let gang = wl(&r, "team", "gang");
-    assert_eq!(times(gang), (Some(60.0), Some(3620.0), Some(5420.0)));
+    // waitForPodsReady (on by default, 30m): unplaced at 1860 s it is evicted, backs off 60 s,
+    // is readmitted at 1920 s and placed when spread finishes.
+    assert_eq!(times(gang), (Some(1920.0), Some(3620.0), Some(5420.0)));
+    assert_eq!(gang.evictions[0].reason, "PodsReadyTimeout");
+    assert_eq!(gang.evictions[0].at, 1860.0);
+    assert_eq!(condition(gang, "Requeued").reason, "BackoffFinished");
     assert_eq!(gang.pod_sets[0].nodes, ["node-a", "node-b"]);
     let unschedulable = gang
         .events

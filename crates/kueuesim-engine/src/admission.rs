@@ -17,7 +17,9 @@ use kueuesim_model::{
 };
 
 use crate::outcome::PodSetAssignment;
-use crate::preemption::{AdmittedWorkloads, Preemptor, Target, classical_targets};
+use crate::preemption::{
+    AdmittedWorkloads, FairStrategy, Preemptor, Target, classical_targets, fair_targets,
+};
 use crate::queues::{QueueKey, RequeueReason};
 
 /// `WaitingForQuota`.
@@ -305,11 +307,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
 
     /// `canPreemptWhileBorrowing` (classical: `borrowWithinCohort` allows it).
     fn can_preempt_while_borrowing(&self) -> bool {
-        self.world
-            .cluster_queue(self.subject.cq)
-            .preemption
-            .borrow_within_cohort
-            != PreemptionPolicy::Never
+        let preemption = self.world.cluster_queue(self.subject.cq).preemption;
+        preemption.borrow_within_cohort != PreemptionPolicy::Never
+            || (self.world.config.kueue.fair_sharing.is_some()
+                && preemption.reclaim_within_cohort != PreemptionPolicy::Never)
     }
 
     /// `fitsResourceQuota`: the mode of `request` more of `fr` on top of `assumed` already
@@ -350,7 +351,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let usage = [(fr, val)];
             let contested = [fr];
             let p = self.preemptor(&usage, &contested);
-            let targets = classical_targets(self.world, self.tree, self.admitted, &p);
+            let targets = preemption_targets(self.world, self.tree, self.admitted, &p);
             if targets.is_empty() {
                 return (PMode::NoCandidates, borrow, vec![msg], "");
             }
@@ -776,13 +777,101 @@ fn initial_assignment<A: AdmittedWorkloads>(
     (full, Vec::new())
 }
 
+/// `Preemptor.getTargets`: fair-sharing preemption when fair sharing is configured, else
+/// classical preemption.
+fn preemption_targets(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    p: &Preemptor<'_>,
+) -> Vec<Target> {
+    match &world.config.kueue.fair_sharing {
+        None => classical_targets(world, tree, admitted, p),
+        Some(strategies) => {
+            let strategies: Vec<FairStrategy> = strategies
+                .iter()
+                .map(|s| match s {
+                    kueuesim_model::FairSharingStrategy::LessThanOrEqualToFinalShare => {
+                        FairStrategy::LessThanOrEqualToFinalShare
+                    }
+                    kueuesim_model::FairSharingStrategy::LessThanInitialShare => {
+                        FairStrategy::LessThanInitialShare
+                    }
+                })
+                .collect();
+            fair_targets(world, tree, admitted, p, &strategies)
+        }
+    }
+}
+
+/// The fair-sharing tournament (`fair_sharing_iterator.go`): the next entry to process.
+/// Take the first remaining entry's cohort tree (an entry without a cohort goes at once);
+/// then from the root down, at every cohort pick among its children's candidates the one
+/// whose child would not borrow on what it requests (`FairSharingPrioritizeNonBorrowing`),
+/// then the lower dominant resource share of that child with the candidate's usage added,
+/// then higher priority, then earlier timestamp. Shares are computed against the snapshot as
+/// it stands, so they change as entries are admitted.
+fn fair_pick(world: &World, tree: &QuotaTree, entries: &[Entry]) -> usize {
+    use kueuesim_model::fair_sharing::{compare, drs};
+    use kueuesim_model::quota::NodeIdx;
+    let first = tree.cq_node(entries[0].head.cq);
+    if tree.parent(first).is_none() {
+        return 0;
+    }
+    let root = tree.root(first);
+    // The candidate of a ClusterQueue node, if it has an entry in this cycle.
+    let entry_of = |n: NodeIdx| entries.iter().position(|e| tree.cq_node(e.head.cq) == n);
+    fn best(
+        world: &World,
+        tree: &QuotaTree,
+        entries: &[Entry],
+        n: NodeIdx,
+        entry_of: &dyn Fn(NodeIdx) -> Option<usize>,
+    ) -> Option<usize> {
+        if tree.as_cq(n).is_some() {
+            return entry_of(n);
+        }
+        let mut winner: Option<(usize, bool, kueuesim_model::fair_sharing::Drs)> = None;
+        for &c in tree.children(n) {
+            let Some(i) = best(world, tree, entries, c, entry_of) else {
+                continue;
+            };
+            let usage = &entries[i].assignment.usage;
+            let share = drs(world, tree, c, usage);
+            let borrows = share.is_borrowing_on(usage);
+            let better = match &winner {
+                None => true,
+                Some((j, wb, wshare)) => {
+                    let (a, b) = (&entries[i], &entries[*j]);
+                    (
+                        borrows,
+                        compare(&share, wshare),
+                        std::cmp::Reverse(a.priority),
+                        a.head.key.timestamp,
+                    ) < (
+                        *wb,
+                        std::cmp::Ordering::Equal,
+                        std::cmp::Reverse(b.priority),
+                        b.head.key.timestamp,
+                    )
+                }
+            };
+            if better {
+                winner = Some((i, borrows, share));
+            }
+        }
+        winner.map(|w| w.0)
+    }
+    best(world, tree, entries, root, &entry_of).unwrap_or(0)
+}
+
 /// `Preemptor.GetTargets` for an assignment in preempt mode.
 fn targets_for<A: AdmittedWorkloads>(
     fa: &mut FlavorAssigner<'_, A>,
     a: &Assignment,
 ) -> Vec<Target> {
     let p = fa.preemptor(&a.usage, &a.contested);
-    classical_targets(fa.world, fa.tree, fa.admitted, &p)
+    preemption_targets(fa.world, fa.tree, fa.admitted, &p)
 }
 
 /// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of
@@ -839,19 +928,30 @@ pub fn run_cycle<A: AdmittedWorkloads>(
     }
 
     // Order (classical iterator): lower borrowing level first, then higher priority
-    // (PrioritySortingWithinCohort), then earlier queue-order timestamp; stable.
-    entries.sort_by_key(|e| {
-        (
-            e.assignment.borrowing,
-            std::cmp::Reverse(e.priority),
-            e.head.key.timestamp,
-        )
-    });
+    // (PrioritySortingWithinCohort), then earlier queue-order timestamp; stable. With fair
+    // sharing the tournament picks each next entry instead.
+    let fair = world.config.kueue.fair_sharing.is_some();
+    if !fair {
+        entries.sort_by_key(|e| {
+            (
+                e.assignment.borrowing,
+                std::cmp::Reverse(e.priority),
+                e.head.key.timestamp,
+            )
+        });
+    }
 
     // Process, with usage accumulating in the snapshot; undone at the end.
     let mark = tree.mark();
     let mut preempted: Vec<WorkloadId> = Vec::new();
-    for e in entries {
+    let mut entries: std::collections::VecDeque<Entry> = entries.into();
+    while !entries.is_empty() {
+        let e = if fair {
+            let next = fair_pick(world, tree, entries.make_contiguous());
+            entries.remove(next).expect("in range")
+        } else {
+            entries.pop_front().expect("non-empty")
+        };
         let h = e.head;
         let a = e.assignment;
         match a.mode {

@@ -1034,3 +1034,73 @@ fn sticky_preemptor_keeps_its_head_until_admitted() {
         Some("InCohortReclaimWhileBorrowing")
     );
 }
+
+// ---- lost work: checkpoint vs restart ----
+
+#[test]
+fn checkpoint_keeps_whole_intervals_and_restart_loses_all() {
+    let r = run("checkpoint-vs-restart");
+    let long = wl(&r, "team", "long");
+    assert_eq!(long.evictions[0].preemption_reason, Some("InClusterQueue"));
+    assert_eq!(long.evictions[0].at, 3000.0);
+    // 50 min ran, 40 min checkpointed: 10 min × 8 GPUs lost.
+    assert_eq!(long.lost_gpu_seconds, 600.0 * 8.0);
+    assert_eq!(
+        (long.admitted_at, long.finished_at),
+        (Some(4861.0), Some(9661.0))
+    );
+    assert_eq!(r.summary.preemptions.get("InClusterQueue"), Some(&1));
+
+    // The same run with progress: restart.
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        scenarios_dir().join("kueue/checkpoint-vs-restart")
+    ])
+    .expect("readable");
+    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    loaded.world.config.progress = kueuesim_model::ProgressPolicy::Restart;
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let long = wl(&r, "team", "long");
+    assert_eq!(long.lost_gpu_seconds, 3000.0 * 8.0);
+    assert_eq!(long.finished_at, Some(4861.0 + 7200.0));
+    assert!((r.summary.gpu.lost_gpu_hours - 3000.0 * 8.0 / 3600.0).abs() < 1e-9);
+}
+
+// ---- waitForPodsReady back-off ----
+
+#[test]
+fn pods_ready_timeouts_back_off_then_deactivate() {
+    let r = run("pods-ready-backoff");
+    let gang = wl(&r, "team", "gang");
+    let timeouts: Vec<(&str, f64)> = gang.evictions.iter().map(|e| (e.reason, e.at)).collect();
+    assert_eq!(
+        timeouts,
+        [
+            ("PodsReadyTimeout", 601.0),
+            ("PodsReadyTimeout", 1261.0),
+            ("PodsReadyTimeout", 1981.0),
+            ("DeactivatedDueToRequeuingLimitExceeded", 2821.0)
+        ]
+    );
+    // Readmitted at the end of each back-off: 60 s, 120 s, 240 s.
+    let admissions: Vec<f64> = gang
+        .events
+        .iter()
+        .filter(|e| e.reason == "QuotaReserved")
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(admissions, [1.0, 661.0, 1381.0, 2221.0]);
+    assert_eq!((gang.state, gang.requeue_count), ("Inactive", 3));
+    assert_eq!(
+        condition(gang, "Evicted").message,
+        "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+    );
+    let first = gang
+        .events
+        .iter()
+        .find(|e| e.reason == "EvictedDueToPodsReadyTimeout")
+        .expect("event");
+    assert_eq!(
+        first.message,
+        format!("Exceeded the PodsReady timeout team/{}", gang.name)
+    );
+}

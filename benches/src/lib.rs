@@ -49,6 +49,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             cluster_queue: ClusterQueueId::from_index(i),
             fair_sharing_weight_milli: 1000,
             stop_policy: Default::default(),
+            afs_consumed: Vec::new(),
         });
     }
     for i in 0..nodes {
@@ -164,6 +165,7 @@ pub fn cycle_world(
             cluster_queue: ClusterQueueId::from_index(i),
             fair_sharing_weight_milli: 1000,
             stop_policy: Default::default(),
+            afs_consumed: Vec::new(),
         });
     }
     let add = |w: &mut World, q: usize, cpus: i64, priority: i32, created: i64, admitted: bool| {

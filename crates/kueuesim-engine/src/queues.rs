@@ -129,6 +129,17 @@ impl QueueManager {
         &mut self,
         eligible: impl Fn(ClusterQueueId) -> bool,
     ) -> Vec<(ClusterQueueId, QueueKey)> {
+        self.pop_heads_afs(eligible, |_| None)
+    }
+
+    /// `pop_heads` where, in ClusterQueues with Admission Fair Sharing (`afs_usage` of one of
+    /// their workloads is `Some`), the workload of the LocalQueue with the lowest usage goes
+    /// first, then the usual order (`queueOrderingFunc`).
+    pub fn pop_heads_afs(
+        &mut self,
+        eligible: impl Fn(ClusterQueueId) -> bool,
+        afs_usage: impl Fn(WorkloadId) -> Option<f64>,
+    ) -> Vec<(ClusterQueueId, QueueKey)> {
         let mut heads = Vec::new();
         for (i, q) in self.queues.iter_mut().enumerate() {
             let cq = ClusterQueueId::from_index(i);
@@ -136,13 +147,25 @@ impl QueueManager {
                 continue;
             }
             let sticky = q.sticky.filter(|k| q.active.contains(k));
+            let first = *q.active.first().expect("non-empty");
             let key = match sticky {
-                Some(k) => {
-                    q.active.remove(&k);
-                    k
+                Some(k) => k,
+                None if afs_usage(first.workload).is_some() => {
+                    // Lowest LocalQueue usage first; within it, the heap order.
+                    *q.active
+                        .iter()
+                        .min_by(|a, b| {
+                            let (ua, ub) = (
+                                afs_usage(a.workload).unwrap_or(0.0),
+                                afs_usage(b.workload).unwrap_or(0.0),
+                            );
+                            ua.total_cmp(&ub).then(a.cmp(b))
+                        })
+                        .expect("non-empty")
                 }
-                None => q.active.pop_first().expect("non-empty"),
+                None => first,
             };
+            q.active.remove(&key);
             heads.push((cq, key));
         }
         heads

@@ -58,6 +58,59 @@ enum Ev {
     PodsReadyTimeout(WorkloadId, u32),
     /// A requeued workload's back-off ends (`requeueState.requeueAt`).
     BackoffExpired(WorkloadId, u32),
+    /// Admission Fair Sharing: the LocalQueue controller samples usage
+    /// (`usageSamplingInterval`).
+    AfsSample,
+}
+
+/// Admission Fair Sharing state (`pkg/cache/queue/afs`): per LocalQueue a decayed consumed
+/// usage, in base units (cores, bytes, GPUs), and the usage its admitted workloads hold now.
+#[derive(Clone, Debug)]
+struct AfsState {
+    half_life_s: f64,
+    sampling_s: f64,
+    /// `resourceWeights` per resource (1 when not configured).
+    weights: Vec<f64>,
+    /// Whether each ClusterQueue uses it (`admissionScope`).
+    enabled_cq: Vec<bool>,
+    consumed: Vec<Vec<f64>>,
+    last_update: Vec<SimTime>,
+    admitted: Vec<Vec<f64>>,
+}
+
+impl AfsState {
+    /// `α(Δt) = 1 − 0.5^(Δt / halfLife)`; with no half-life usage is replaced at once.
+    fn alpha(&self, dt_s: f64) -> f64 {
+        if self.half_life_s <= 0.0 {
+            1.0
+        } else {
+            1.0 - 0.5f64.powf(dt_s / self.half_life_s)
+        }
+    }
+
+    /// `CalculateDecayedConsumed` up to `now`.
+    fn decay(&mut self, lq: usize, now: SimTime) {
+        let dt = (now - self.last_update[lq]).as_secs_f64().max(0.0);
+        let a = self.alpha(dt);
+        for (c, u) in self.consumed[lq].iter_mut().zip(&self.admitted[lq]) {
+            *c = (1.0 - a) * *c + a * u;
+        }
+        self.last_update[lq] = now;
+    }
+
+    /// `CalculateUsage`: weighted consumed usage over the LocalQueue's weight; weight 0 is
+    /// always last.
+    fn usage(&self, lq: usize, weight_milli: i64) -> f64 {
+        if weight_milli <= 0 {
+            return f64::INFINITY;
+        }
+        let total: f64 = self.consumed[lq]
+            .iter()
+            .zip(&self.weights)
+            .map(|(c, w)| c * w)
+            .sum();
+        total / (weight_milli as f64 / 1000.0)
+    }
 }
 
 /// The runtime state of one workload.
@@ -108,6 +161,7 @@ pub struct Simulation<'w> {
     /// activeQ order: higher priority first, then earlier release.
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     cycle_scheduled: bool,
+    afs: Option<AfsState>,
     /// The time of the last event that changed anything (stale and idle ones do not count),
     /// which is where a run without a horizon ends.
     last_effective: SimTime,
@@ -238,6 +292,47 @@ impl<'w> Simulation<'w> {
                 .sum(),
         };
         let n_nodes = world.cluster_queues.len() + world.cohorts.len();
+        let afs = world
+            .config
+            .kueue
+            .admission_fair_sharing
+            .as_ref()
+            .and_then(|cfg| {
+                let enabled_cq: Vec<bool> = world
+                    .cluster_queues
+                    .iter()
+                    .map(|cq| cq.admission_fair_sharing)
+                    .collect();
+                if !enabled_cq.iter().any(|e| *e) {
+                    return None;
+                }
+                let n_res = world.resources.len();
+                let mut weights = vec![1.0; n_res];
+                for &(r, w) in &cfg.resource_weights_milli {
+                    weights[r.index()] = w as f64 / 1000.0;
+                }
+                let consumed = world
+                    .local_queues
+                    .iter()
+                    .map(|lq| {
+                        let mut c = vec![0.0; n_res];
+                        for &(r, a) in &lq.afs_consumed {
+                            c[r.index()] = base_units(world, r, a);
+                        }
+                        c
+                    })
+                    .collect();
+                events.push(SimTime::ZERO + cfg.sampling_interval, Ev::AfsSample);
+                Some(AfsState {
+                    half_life_s: cfg.half_life.as_secs_f64(),
+                    sampling_s: cfg.sampling_interval.as_secs_f64(),
+                    weights,
+                    enabled_cq,
+                    consumed,
+                    last_update: vec![SimTime::ZERO; world.local_queues.len()],
+                    admitted: vec![vec![0.0; n_res]; world.local_queues.len()],
+                })
+            });
         Simulation {
             world,
             now: SimTime::ZERO,
@@ -252,6 +347,7 @@ impl<'w> Simulation<'w> {
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
+            afs,
             last_effective: SimTime::ZERO,
             idle: false,
             arrivals_left: world.workloads.len(),
@@ -306,6 +402,7 @@ impl<'w> Simulation<'w> {
             }
             Ev::PodsReadyTimeout(w, g) if current(self, w, g) => self.pods_ready_timeout(w),
             Ev::BackoffExpired(w, g) if current(self, w, g) => self.backoff_expired(w),
+            Ev::AfsSample => self.afs_sample(),
             Ev::PodsRunning(..)
             | Ev::Finish(..)
             | Ev::PodsGone(..)
@@ -699,9 +796,18 @@ impl<'w> Simulation<'w> {
     fn cycle(&mut self) {
         self.cycle_scheduled = false;
         let cq_stopped = &self.cq_stopped;
+        let afs_usage: Vec<Option<f64>> = match &self.afs {
+            None => Vec::new(),
+            Some(_) => (0..self.world.workloads.len())
+                .map(|i| self.afs_usage(WorkloadId::from_index(i)))
+                .collect(),
+        };
         let heads: Vec<Head> = self
             .queues
-            .pop_heads(|cq| !cq_stopped[cq.index()])
+            .pop_heads_afs(
+                |cq| !cq_stopped[cq.index()],
+                |w| afs_usage.get(w.index()).copied().flatten(),
+            )
             .into_iter()
             .map(|(cq, key)| Head { cq, key })
             .collect();
@@ -814,6 +920,7 @@ impl<'w> Simulation<'w> {
             self.tree.add_usage(node, fr, amount);
         }
         self.stats.admissions += 1;
+        self.afs_admit(w, &a.usage);
         let wl = world.workload(w);
 
         self.admitted.insert(Candidate {
@@ -992,6 +1099,82 @@ impl<'w> Simulation<'w> {
             self.queues.push_active(cq, key);
             self.request_cycle();
         }
+    }
+
+    /// The LocalQueue controller's periodic `reconcileConsumedUsage`: every LocalQueue of an
+    /// Admission Fair Sharing ClusterQueue decays its consumed usage towards what it holds.
+    /// Sampling goes on only while something else is still to happen.
+    fn afs_sample(&mut self) {
+        self.idle = true;
+        let world = self.world;
+        let now = self.now;
+        let Some(afs) = &mut self.afs else { return };
+        for (i, lq) in world.local_queues.iter().enumerate() {
+            if afs.enabled_cq[lq.cluster_queue.index()] {
+                afs.decay(i, now);
+            }
+        }
+        if !self.events.is_empty() {
+            let next = now + SimDuration::from_millis((afs.sampling_s * 1000.0) as i64);
+            self.events.push(next, Ev::AfsSample);
+        }
+    }
+
+    /// The Admission Fair Sharing LocalQueue of `w` and its usage, if its ClusterQueue uses it.
+    fn afs_usage(&self, w: WorkloadId) -> Option<f64> {
+        let afs = self.afs.as_ref()?;
+        let QueueRef::Local(lq) = &self.world.workload(w).queue else {
+            return None;
+        };
+        let l = self.world.local_queue(*lq);
+        afs.enabled_cq[l.cluster_queue.index()]
+            .then(|| afs.usage(lq.index(), l.fair_sharing_weight_milli))
+    }
+
+    /// A workload's quota usage per resource in base units, flavors flattened.
+    fn usage_by_resource(&self, usage: &[(Fr, i64)]) -> Vec<f64> {
+        let mut out = vec![0.0; self.world.resources.len()];
+        for &(fr, a) in usage {
+            let (_, r) = self.tree.split(fr);
+            out[r.index()] += base_units(self.world, r, a);
+        }
+        out
+    }
+
+    /// Admission Fair Sharing at admission: the entry penalty (`requests × α(sampling
+    /// interval)`, `CalculateEntryPenalty`) is pushed, and on `Admitted` folded into the
+    /// decayed usage (`updateAfsConsumedUsage`).
+    fn afs_admit(&mut self, w: WorkloadId, usage: &[(Fr, i64)]) {
+        let Some(lq) = self.afs_lq(w) else { return };
+        let add = self.usage_by_resource(usage);
+        let now = self.now;
+        let afs = self.afs.as_mut().expect("afs_lq implies afs");
+        for (a, x) in afs.admitted[lq].iter_mut().zip(&add) {
+            *a += x;
+        }
+        let alpha = afs.alpha(afs.sampling_s);
+        afs.decay(lq, now);
+        for (c, x) in afs.consumed[lq].iter_mut().zip(&add) {
+            *c += x * alpha;
+        }
+    }
+
+    /// The quota of `w` is released: its LocalQueue holds less.
+    fn afs_release(&mut self, w: WorkloadId, usage: &[(Fr, i64)]) {
+        let Some(lq) = self.afs_lq(w) else { return };
+        let sub = self.usage_by_resource(usage);
+        let afs = self.afs.as_mut().expect("afs_lq implies afs");
+        for (a, x) in afs.admitted[lq].iter_mut().zip(&sub) {
+            *a = (*a - x).max(0.0);
+        }
+    }
+
+    fn afs_lq(&self, w: WorkloadId) -> Option<usize> {
+        let afs = self.afs.as_ref()?;
+        let QueueRef::Local(lq) = &self.world.workload(w).queue else {
+            return None;
+        };
+        afs.enabled_cq[self.world.local_queue(*lq).cluster_queue.index()].then(|| lq.index())
     }
 
     /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.
@@ -1319,6 +1502,7 @@ impl<'w> Simulation<'w> {
     fn release_quota(&mut self, w: WorkloadId) {
         if let Some(c) = self.admitted.remove(w) {
             let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
+            self.afs_release(w, &usage);
             let node = self.tree.cq_node(c.cq);
             for (fr, amount) in usage {
                 self.tree.remove_usage(node, fr, amount);
@@ -1693,6 +1877,16 @@ impl<'w> Simulation<'w> {
             message,
             cycle,
         });
+    }
+}
+
+/// An amount in Kueue units as Admission Fair Sharing counts it: base units, so cores for
+/// cpu (Kueue keeps millicores) and the amount itself for everything else.
+fn base_units(world: &World, r: ResourceId, amount: i64) -> f64 {
+    if world.resources.name(r) == "cpu" {
+        amount as f64 / 1000.0
+    } else {
+        amount as f64
     }
 }
 

@@ -180,6 +180,8 @@ pub struct ClusterQueue {
     pub flavor_fungibility: FlavorFungibility,
     /// `spec.fairSharing.weight` in milli-units (1000 when unset).
     pub fair_sharing_weight_milli: i64,
+    /// `spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing`.
+    pub admission_fair_sharing: bool,
     /// `spec.queueingStrategy`.
     pub queueing_strategy: QueueingStrategy,
     /// `spec.namespaceSelector`: `None` admits no namespace, `Some({})` every namespace.
@@ -220,6 +222,9 @@ pub struct LocalQueue {
     pub fair_sharing_weight_milli: i64,
     /// `spec.stopPolicy`.
     pub stop_policy: StopPolicy,
+    /// `status.fairSharing.admissionFairSharingStatus.consumedResources` of the input: the
+    /// Admission Fair Sharing usage at the start, in Kueue units.
+    pub afs_consumed: Vec<(ResourceId, i64)>,
 }
 
 /// A Kueue WorkloadPriorityClass (or a scheduling.k8s.io PriorityClass).

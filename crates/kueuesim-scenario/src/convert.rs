@@ -1111,6 +1111,22 @@ impl<'a> Builder<'a> {
                 preemption: preemption(src, spec.preemption.as_ref())?,
                 flavor_fungibility: fungibility(src, spec.flavor_fungibility.as_ref())?,
                 fair_sharing_weight_milli: weight_milli(src, &spec.fair_sharing)?,
+                admission_fair_sharing: match spec
+                    .admission_scope
+                    .as_ref()
+                    .and_then(|a| a.admission_mode.as_ref())
+                {
+                    None => false,
+                    Some(m) => one_of(
+                        src,
+                        m,
+                        "admissionScope.admissionMode",
+                        &[
+                            ("UsageBasedAdmissionFairSharing", true),
+                            ("NoAdmissionFairSharing", false),
+                        ],
+                    )?,
+                },
                 queueing_strategy,
                 namespace_selector: spec
                     .namespace_selector
@@ -1157,12 +1173,26 @@ impl<'a> Builder<'a> {
                 ));
             };
             let weight = weight_milli(src, &spec.fair_sharing)?;
+            let mut afs_consumed = Vec::new();
+            if let Some(st) = p
+                .obj
+                .status
+                .fair_sharing
+                .as_ref()
+                .and_then(|f| f.admission_fair_sharing_status.as_ref())
+            {
+                for (r, q) in &st.consumed_resources {
+                    let amount = quantity(src, r, q)?;
+                    afs_consumed.push((self.world.resources.intern(r), amount));
+                }
+            }
             let lq = LocalQueue {
                 namespace: namespace.clone(),
                 name: name.clone(),
                 cluster_queue: ClusterQueueId::from_index(cq),
                 fair_sharing_weight_milli: weight,
                 stop_policy: stop_policy(src, &spec.stop_policy)?,
+                afs_consumed,
             };
             self.remember(src, &namespace, &name)?;
             self.ensure_namespace(&namespace);

@@ -213,6 +213,31 @@ pub struct ClusterQueueSpec {
     pub preemption: Option<Preemption>,
     pub flavor_fungibility: Option<FlavorFungibility>,
     pub fair_sharing: FairSharing,
+    pub admission_scope: Option<AdmissionScope>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AdmissionScope {
+    pub admission_mode: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AfsStatus {
+    pub consumed_resources: ResourceMap,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LocalQueueFairSharingStatus {
+    pub admission_fair_sharing_status: Option<AfsStatus>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LocalQueueStatus {
+    pub fair_sharing: Option<LocalQueueFairSharingStatus>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -282,6 +307,7 @@ pub struct LocalQueueSpec {
 pub struct LocalQueue {
     pub metadata: ObjectMeta,
     pub spec: LocalQueueSpec,
+    pub status: LocalQueueStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]

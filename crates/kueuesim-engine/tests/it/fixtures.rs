@@ -49,6 +49,7 @@ pub(crate) fn world(gpu_quotas: &[i64]) -> World {
             cluster_queue: ClusterQueueId::from_index(i),
             fair_sharing_weight_milli: 1000,
             stop_policy: Default::default(),
+            afs_consumed: Vec::new(),
         });
     }
     w

@@ -1,5 +1,7 @@
-//! Kueue's own scheduler unit-test cases (`kueue-cases.md`, S-* and O-*) as scenarios under
-//! `scenarios/cases/`. Each scenario's header restates its case and the upstream test.
+//! Kueue's own scheduler unit-test cases (`kueue-cases.md`: S-* and O-* from `TestSchedule`,
+//! P-* from `TestPreemption` / `TestHierarchicalPreemptions`, F-* from `TestFairPreemptions`)
+//! as scenarios under `scenarios/cases/`. Each scenario's header restates its case and the
+//! upstream test. The P-* and F-* scenarios are described before their tests, below.
 //!
 //! Upstream tests run one scheduling cycle; the simulator, like a live Kueue, keeps cycling
 //! at time 0 until nothing changes, so a later cycle may overwrite the first cycle's
@@ -422,4 +424,333 @@ fn o01_cycle_entry_ordering() {
     // With them: an entry evicted by PodsReadyTimeout is ordered by its eviction time.
     assert_eq!(order, EXPECTED);
     assert_untouched(wl(&r, "ordering", "filler"), "cpu", "default");
+}
+
+// ---- Preemption cases (P-*, `TestPreemption`) and fair-sharing preemption cases (F-*,
+// `TestFairPreemptions`): each upstream case is the first cycle at time 0. These scenarios
+// run for 2m with a 30s pod termination, so the victims' pods are gone at 30s: the preemptor
+// is admitted then, and the victims are requeued and stay pending.
+
+/// When the pods of a workload preempted at time 0 are gone.
+const POD_GONE: f64 = 30.0;
+
+/// The Preempted condition's message of `w`.
+fn preempted_message(w: &WorkloadOut) -> &str {
+    &condition(w, "Preempted").message
+}
+
+/// Preempted once, at `at`, by `preemptor` (`namespace/name`) for `preemption_reason`; back in
+/// its queue and pending at the end (its pods gone, nothing it could preempt).
+fn assert_preempted_then_requeued(
+    w: &WorkloadOut,
+    at: f64,
+    preemptor: &str,
+    preemption_reason: &str,
+) {
+    assert_eq!(w.evictions.len(), 1, "{}: evictions", id(w));
+    let e = &w.evictions[0];
+    assert_eq!(
+        (e.at, e.reason, e.preemption_reason, e.preemptor.as_deref()),
+        (at, "Preempted", Some(preemption_reason), Some(preemptor)),
+        "{}: eviction",
+        id(w)
+    );
+    let preempted = condition(w, "Preempted");
+    assert_eq!(
+        (preempted.status, preempted.reason, preempted.at),
+        ("True", preemption_reason, at),
+        "{}: Preempted condition",
+        id(w)
+    );
+    assert_eq!(w.state, "Pending", "{}: state", id(w));
+    assert!(
+        w.pod_sets[0].flavors.is_empty(),
+        "{}: holds a flavor",
+        id(w)
+    );
+    assert_eq!(
+        condition(w, "QuotaReserved").status,
+        "False",
+        "{}: QuotaReserved",
+        id(w)
+    );
+}
+
+/// The incoming workload of a case: its first cycle issued the preemption of `victims`
+/// workloads (`more_needed` cpu short), and it was admitted on `default` once their pods were
+/// gone.
+fn assert_preemptor_admitted_after(w: &WorkloadOut, more_needed: u32, victims: u32, at: f64) {
+    assert_first_warning(
+        w,
+        "WaitingForPreemptedWorkloads",
+        &format!(
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, {more_needed} more needed. Pending the preemption of {victims} workload(s)"
+        ),
+    );
+    assert_eq!(first_warning_cycle(w), 1, "{}: first cycle", id(w));
+    assert_holds_quota(w);
+    assert_eq!(w.admitted_at, Some(at), "{}: admittedAt", id(w));
+    assert!(w.evictions.is_empty(), "{} was evicted", id(w));
+    assert_flavor(w, "cpu", "default");
+}
+
+/// Upstream's message for a victim of its incoming workload (UID wl-in, JobUID job-in).
+fn preempted_by_in(reason: &str, preemptor_path: &str, preemptee_path: &str) -> String {
+    format!(
+        "Preempted to accommodate a workload (UID: wl-in, JobUID: job-in) due to {reason}; preemptor path: {preemptor_path}; preemptee path: {preemptee_path}"
+    )
+}
+
+#[test]
+fn p01_preempt_lowest_priority() {
+    let r = run_dir("cases/P-01-preempt-lowest-priority");
+    assert_preemptor_admitted_after(wl(&r, "default", "in"), 2, 1, POD_GONE);
+    let low = wl(&r, "default", "low");
+    assert_preempted_then_requeued(low, 0.0, "default/in", "InClusterQueue");
+    assert_eq!(
+        preempted_message(low),
+        preempted_by_in(
+            "prioritization in the ClusterQueue",
+            "/standalone",
+            "/standalone"
+        )
+    );
+    for name in ["mid", "high"] {
+        assert_untouched(wl(&r, "default", name), "cpu", "default");
+    }
+}
+
+#[test]
+fn p03_reclaim_from_borrower() {
+    let r = run_dir("cases/P-03-reclaim-from-borrower");
+    assert_preemptor_admitted_after(wl(&r, "default", "in"), 3, 1, POD_GONE);
+    let mid = wl(&r, "default", "c2-mid");
+    assert_preempted_then_requeued(mid, 0.0, "default/in", "InCohortReclamation");
+    assert_eq!(
+        preempted_message(mid),
+        preempted_by_in("reclamation within the cohort", "/cohort/c1", "/cohort/c2")
+    );
+    // Other-ClusterQueue candidates come first: the lower-priority c1-low survives.
+    for name in ["c1-low", "c2-high"] {
+        assert_untouched(wl(&r, "default", name), "cpu", "default");
+    }
+}
+
+#[test]
+fn p05_reclaim_any_takes_lowest_priority_first() {
+    let r = run_dir("cases/P-05-reclaim-Any-takes-lowest-priority-first");
+    assert_preemptor_admitted_after(wl(&r, "default", "in"), 2, 1, POD_GONE);
+    let c1_1 = wl(&r, "default", "c1-1");
+    assert_preempted_then_requeued(c1_1, 0.0, "default/in", "InCohortReclamation");
+    assert_eq!(
+        preempted_message(c1_1),
+        preempted_by_in("reclamation within the cohort", "/cohort/c2", "/cohort/c1")
+    );
+    for name in ["c1-2", "c2"] {
+        assert_untouched(wl(&r, "default", name), "cpu", "default");
+    }
+}
+
+#[test]
+fn p07_borrow_within_cohort_below_threshold() {
+    let r = run_dir("cases/P-07-borrowWithinCohort-below-threshold");
+    assert_preemptor_admitted_after(wl(&r, "default", "in"), 8, 1, POD_GONE);
+    let low = wl(&r, "default", "a-best-effort-low");
+    assert_preempted_then_requeued(low, 0.0, "default/in", "InCohortReclaimWhileBorrowing");
+    assert_eq!(
+        preempted_message(low),
+        preempted_by_in(
+            "reclamation within the cohort while borrowing",
+            "/with-shared-cq/a-standard",
+            "/with-shared-cq/a-best-effort"
+        )
+    );
+    assert_untouched(wl(&r, "default", "b-best-effort-low"), "cpu", "default");
+}
+
+#[test]
+fn p09_borrow_within_cohort_above_threshold_but_no_borrow_after() {
+    let r = run_dir("cases/P-09-borrowWithinCohort-above-threshold-but-no-borrow-after");
+    assert_preemptor_admitted_after(wl(&r, "default", "in"), 1, 1, POD_GONE);
+    let b = wl(&r, "default", "b-standard");
+    assert_preempted_then_requeued(b, 0.0, "default/in", "InCohortReclamation");
+    assert_eq!(
+        preempted_message(b),
+        preempted_by_in(
+            "reclamation within the cohort",
+            "/with-shared-cq/a-standard",
+            "/with-shared-cq/b-standard"
+        )
+    );
+}
+
+#[test]
+fn p11_lending_limit_makes_request_impossible() {
+    let r = run_dir("cases/P-11-lending-limit-makes-request-impossible");
+    let incoming = wl(&r, "default", "in");
+    let message = "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, previously considered podsets requests (0) + current podset request (9) > maximum capacity (8)";
+    assert_first_warning(incoming, "ExceedsMaxQuota", message);
+    assert_eq!(first_warning_cycle(incoming), 1);
+    // Never admitted, nothing preempted.
+    assert_pending(incoming, "inadmissible");
+    assert_untouched(wl(&r, "default", "lend2-low"), "cpu", "default");
+    assert!(r.workloads.iter().all(|w| w.evictions.is_empty()));
+}
+
+#[test]
+fn p13_hierarchical_candidate_preferred_over_lower_priority_local() {
+    let r = run_dir("cases/P-13-hierarchical-candidate-preferred-over-lower-priority-local");
+    assert_preemptor_admitted_after(wl(&r, "default", "in"), 1, 1, POD_GONE);
+    let borrowing = wl(&r, "default", "admitted-borrowing");
+    assert_preempted_then_requeued(borrowing, 0.0, "default/in", "InCohortReclamation");
+    assert_eq!(
+        preempted_message(borrowing),
+        preempted_by_in("reclamation within the cohort", "/r/c/q", "/r/q-borrowing")
+    );
+    // The lower-priority workload of q itself survives.
+    assert_untouched(wl(&r, "default", "admitted-same-queue"), "cpu", "default");
+}
+
+/// Units (1 cpu each) that the case leaves alone.
+fn assert_units_untouched(r: &SimulationResult, names: &[&str]) {
+    for name in names {
+        assert_untouched(wl(r, "default", name), "cpu", "default");
+    }
+}
+
+#[test]
+fn f01_within_nominal_reclaim_ignores_shares() {
+    let r = run_dir("cases/F-01-within-nominal-reclaim-ignores-shares");
+    assert_preemptor_admitted_after(wl(&r, "default", "c-incoming"), 1, 1, POD_GONE);
+    let b1 = wl(&r, "default", "b1");
+    assert_preempted_then_requeued(b1, 0.0, "default/c-incoming", "InCohortReclamation");
+    assert!(
+        preempted_message(b1).ends_with(
+            "due to reclamation within the cohort; preemptor path: /all/c; preemptee path: /all/b"
+        ),
+        "{}",
+        preempted_message(b1)
+    );
+    assert_units_untouched(&r, &["a1", "a2", "a3", "b2", "b3", "b4", "b5", "c1"]);
+}
+
+#[test]
+fn f03_no_preemption_that_flips_imbalance() {
+    let r = run_dir("cases/F-03-no-preemption-that-flips-imbalance");
+    let incoming = wl(&r, "default", "a-incoming");
+    assert_first_warning(
+        incoming,
+        "WaitingForQuota",
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 1 more needed",
+    );
+    assert_eq!(first_warning_cycle(incoming), 1);
+    assert_pending(incoming, "inadmissible");
+    assert!(r.workloads.iter().all(|w| w.evictions.is_empty()));
+    assert_units_untouched(&r, &["a1", "a2", "a3", "b1", "b2", "b3", "b4", "b5"]);
+}
+
+const FAIR_SHARING_A_B: &str =
+    "due to Fair Sharing within the cohort; preemptor path: /all/a; preemptee path: /all/b";
+
+#[test]
+fn f05_weight_2_preempts_more() {
+    let r = run_dir("cases/F-05-weight-2-preempts-more");
+    assert_preemptor_admitted_after(wl(&r, "default", "a-incoming"), 2, 2, POD_GONE);
+    for name in ["b1", "b2"] {
+        let b = wl(&r, "default", name);
+        assert_preempted_then_requeued(b, 0.0, "default/a-incoming", "InCohortFairSharing");
+        assert!(
+            preempted_message(b).ends_with(FAIR_SHARING_A_B),
+            "{}",
+            preempted_message(b)
+        );
+    }
+    assert_units_untouched(&r, &["a1", "a2", "a3", "b3", "b4", "b5", "b6"]);
+}
+
+#[test]
+fn f06_less_than_initial_share_takes_lower_priority_first() {
+    let r = run_dir("cases/F-06-less-than-initial-share-takes-lower-priority-first");
+    assert_preemptor_admitted_after(wl(&r, "default", "a-incoming"), 1, 1, POD_GONE);
+    let low = wl(&r, "default", "b-low");
+    assert_preempted_then_requeued(low, 0.0, "default/a-incoming", "InCohortFairSharing");
+    assert!(
+        preempted_message(low).ends_with(FAIR_SHARING_A_B),
+        "{}",
+        preempted_message(low)
+    );
+    assert_units_untouched(&r, &["a1", "b-high"]);
+}
+
+#[test]
+fn f07_less_than_or_equal_to_final_share_picks_balance_preserving_victim() {
+    let r = run_dir("cases/F-07-LessThanOrEqualToFinalShare-picks-balance-preserving-victim");
+    assert_preemptor_admitted_after(wl(&r, "default", "a-incoming"), 1, 1, POD_GONE);
+    // The case: b-high, not the lower-priority b-low, is the victim at time 0.
+    let high = wl(&r, "default", "b-high");
+    assert_eq!(high.evictions.len(), 1, "b-high: evictions");
+    let e = &high.evictions[0];
+    assert_eq!(
+        (e.at, e.reason, e.preemption_reason, e.preemptor.as_deref()),
+        (
+            0.0,
+            "Preempted",
+            Some("InCohortFairSharing"),
+            Some("default/a-incoming")
+        )
+    );
+    let history = &condition(high, "Preempted").message;
+    assert!(
+        history.ends_with(FAIR_SHARING_A_B),
+        "b-high Preempted condition: {history}"
+    );
+    // Requeued at 30s, b-high (priority 1) takes b's quota back from b-low (priority 0)
+    // within b, and is admitted again once b-low's pods are gone.
+    let low = wl(&r, "default", "b-low");
+    assert_preempted_then_requeued(low, POD_GONE, "default/b-high", "InClusterQueue");
+    assert!(
+        preempted_message(low).ends_with(
+            "due to prioritization in the ClusterQueue; preemptor path: /all/b; preemptee path: /all/b"
+        ),
+        "{}",
+        preempted_message(low)
+    );
+    assert_holds_quota(high);
+    assert_eq!(high.admitted_at, Some(2.0 * POD_GONE), "b-high: admittedAt");
+    assert_flavor(high, "cpu", "default");
+    assert_untouched(wl(&r, "default", "a1"), "cpu", "default");
+}
+
+// ---- Admission Fair Sharing (scheduler_afs_test.go TestScheduleForAFS) ----
+
+/// the LocalQueue with less consumed usage goes first.
+#[test]
+fn a01_less_used_local_queue_first() {
+    let r = crate::util::run_dir("cases/A-01-less-used-localqueue-first");
+    let find = |n: &str| r.workloads.iter().find(|w| w.name == n).expect("workload");
+    let (a1, b1) = (find("wl-a1"), find("wl-b1"));
+    assert_eq!(b1.admitted_at, Some(0.0));
+    assert_eq!(
+        b1.pod_sets[0].flavors.get("cpu").map(String::as_str),
+        Some("default")
+    );
+    assert_eq!(a1.state, "Pending");
+    let c = a1
+        .conditions
+        .iter()
+        .find(|c| c.kind == "QuotaReserved")
+        .expect("condition");
+    assert_eq!(
+        c.message,
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 8 more needed"
+    );
+}
+
+/// a LocalQueue of weight 0 has infinite usage and goes last.
+#[test]
+fn a03_zero_weight_local_queue_last() {
+    let r = crate::util::run_dir("cases/A-03-zero-weight-localqueue-last");
+    let find = |n: &str| r.workloads.iter().find(|w| w.name == n).expect("workload");
+    assert_eq!(find("wl-a1").admitted_at, Some(0.0));
+    assert_eq!(find("wl-z1").state, "Pending");
 }

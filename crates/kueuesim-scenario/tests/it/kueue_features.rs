@@ -1104,3 +1104,29 @@ fn pods_ready_timeouts_back_off_then_deactivate() {
         format!("Exceeded the PodsReady timeout team/{}", gang.name)
     );
 }
+
+// ---- Admission Fair Sharing over a day ----
+
+#[test]
+fn afs_splits_gpu_time_by_local_queue_weight() {
+    let r = run("afs-two-tenants");
+    let by_lq = |lq: &str| -> f64 {
+        r.workloads
+            .iter()
+            .filter(|w| w.local_queue.as_deref() == Some(lq))
+            .map(|w| w.gpu_seconds)
+            .sum()
+    };
+    let (gold, bronze) = (by_lq("gold"), by_lq("bronze"));
+    // The 6 GPUs are busy all day but for the 1 s requeue batch after completions.
+    let total = 6.0 * 24.0 * 3600.0;
+    assert!(
+        gold + bronze > 0.99 * total && gold + bronze <= total,
+        "{gold} + {bronze}"
+    );
+    let ratio = gold / bronze;
+    assert!(
+        (1.8..=2.2).contains(&ratio),
+        "gold:bronze GPU time {ratio:.3}, expected about 2 (weights 2:1)"
+    );
+}

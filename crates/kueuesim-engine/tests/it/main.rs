@@ -4,3 +4,5 @@
 mod fixtures;
 /// Invariants under random worlds (proptest): quota, node capacity, gangs, accounting.
 mod invariants;
+/// Classical preemption never evicts a workload its policies protect, nor one not needed.
+mod preemption_props;

@@ -218,6 +218,8 @@ pub struct RunStats {
     pub evictions: std::collections::BTreeMap<&'static str, u64>,
     /// Preemptions by the Preempted condition's reason.
     pub preemptions: std::collections::BTreeMap<&'static str, u64>,
+    /// Per ClusterQueue, GPU-seconds its admitted workloads held in each hour of the run.
+    pub cq_gpu_seconds_by_hour: Vec<Vec<f64>>,
 }
 
 /// The result of a run.

@@ -361,6 +361,7 @@ impl<'w> Simulation<'w> {
             last_accounted: SimTime::ZERO,
             stats: RunStats {
                 gpu_capacity,
+                cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
                 ..RunStats::default()
             },
         }
@@ -440,6 +441,9 @@ impl<'w> Simulation<'w> {
             self.stats.gpu_busy_ms -= i128::from(self.gpus_in_use) * i128::from(extra);
         }
         self.stats.end = end;
+        for i in 0..self.runtimes.len() {
+            self.account_cq_gpus(WorkloadId::from_index(i), end);
+        }
         for rt in &mut self.runtimes {
             if rt.gpus_held != 0 {
                 rt.record.gpu_ms +=
@@ -1648,11 +1652,35 @@ impl<'w> Simulation<'w> {
     /// GPU time.
     fn gpu_change(&mut self, w: WorkloadId, delta: i64) {
         let now = self.now;
+        self.account_cq_gpus(w, now);
         let rt = &mut self.runtimes[w.index()];
         rt.record.gpu_ms += i128::from(rt.gpus_held) * i128::from((now - rt.gpus_since).millis());
         rt.gpus_held += delta;
         rt.gpus_since = now;
         self.gpus_in_use += delta;
+    }
+
+    /// Adds the GPU time `w` held since its last change, up to `until`, to its ClusterQueue's
+    /// hourly series.
+    fn account_cq_gpus(&mut self, w: WorkloadId, until: SimTime) {
+        let rt = &self.runtimes[w.index()];
+        let (Some(adm), gpus) = (&rt.record.admission, rt.gpus_held) else {
+            return;
+        };
+        if gpus == 0 || until <= rt.gpus_since {
+            return;
+        }
+        let series = &mut self.stats.cq_gpu_seconds_by_hour[adm.cluster_queue.index()];
+        let (mut t, end) = (rt.gpus_since.millis().max(0), until.millis());
+        while t < end {
+            let hour = (t / 3_600_000) as usize;
+            let next = ((hour as i64 + 1) * 3_600_000).min(end);
+            if series.len() <= hour {
+                series.resize(hour + 1, 0.0);
+            }
+            series[hour] += gpus as f64 * (next - t) as f64 / 1000.0;
+            t = next;
+        }
     }
 
     fn workload_gpus(&self, w: WorkloadId) -> i64 {

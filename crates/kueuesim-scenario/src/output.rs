@@ -58,6 +58,10 @@ pub struct ClusterQueueSummary {
     pub gpu_seconds: f64,
     /// Share of all GPU-seconds held.
     pub gpu_share: Option<f64>,
+    /// GPU-seconds held in each hour of the run.
+    pub gpu_seconds_by_hour: Vec<f64>,
+    /// Its share of the GPU-seconds all ClusterQueues held in each hour (null: none held).
+    pub gpu_share_by_hour: Vec<Option<f64>>,
 }
 
 /// How many workloads are in each state at the end.
@@ -412,8 +416,23 @@ fn cq_summaries(world: &World, outcome: &Outcome) -> Vec<ClusterQueueSummary> {
             evictions: 0,
             gpu_seconds: 0.0,
             gpu_share: None,
+            gpu_seconds_by_hour: Vec::new(),
+            gpu_share_by_hour: Vec::new(),
         })
         .collect();
+    let hours = ((outcome.stats.end.millis().max(0) + 3_599_999) / 3_600_000) as usize;
+    for (s, series) in out.iter_mut().zip(&outcome.stats.cq_gpu_seconds_by_hour) {
+        s.gpu_seconds_by_hour = (0..hours)
+            .map(|h| series.get(h).copied().unwrap_or(0.0))
+            .collect();
+    }
+    for h in 0..hours {
+        let all: f64 = out.iter().map(|s| s.gpu_seconds_by_hour[h]).sum();
+        for s in &mut out {
+            s.gpu_share_by_hour
+                .push((all > 0.0).then(|| s.gpu_seconds_by_hour[h] / all));
+        }
+    }
     let mut total = 0.0;
     for (i, rec) in outcome.workloads.iter().enumerate() {
         let Some(rec) = rec else { continue };

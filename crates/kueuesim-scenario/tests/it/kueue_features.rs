@@ -1124,9 +1124,47 @@ fn afs_splits_gpu_time_by_local_queue_weight() {
         gold + bronze > 0.99 * total && gold + bronze <= total,
         "{gold} + {bronze}"
     );
+    // The per-hour series of the ClusterQueue adds up to the same GPU time, hour by hour
+    // within capacity, and it holds all the GPU time of the run.
+    let cq = &r.summary.cluster_queues[0];
+    assert_eq!(cq.gpu_seconds_by_hour.len(), 24);
+    let by_hour: f64 = cq.gpu_seconds_by_hour.iter().sum();
+    assert!(
+        (by_hour - (gold + bronze)).abs() < 1e-6,
+        "{by_hour} vs {}",
+        gold + bronze
+    );
+    assert!(
+        cq.gpu_seconds_by_hour
+            .iter()
+            .all(|&s| s <= 6.0 * 3600.0 + 1e-6)
+    );
+    assert!(cq.gpu_share_by_hour.iter().all(|s| *s == Some(1.0)));
     let ratio = gold / bronze;
     assert!(
         (1.8..=2.2).contains(&ratio),
         "gold:bronze GPU time {ratio:.3}, expected about 2 (weights 2:1)"
     );
+}
+
+// ---- fair sharing tournament ----
+
+#[test]
+fn fair_sharing_orders_entries_by_share_not_priority() {
+    let r = run("fair-sharing-tournament");
+    let (hi, lo) = (wl(&r, "team-a", "a-high"), wl(&r, "team-b", "b-low"));
+    assert_eq!(lo.admitted_at, Some(10.0));
+    assert_eq!(hi.admitted_at, Some(1811.0));
+
+    // Classical ordering: priority decides among entries at the same borrowing level.
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        scenarios_dir().join("kueue/fair-sharing-tournament")
+    ])
+    .expect("readable");
+    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    loaded.world.config.kueue.fair_sharing = None;
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let (hi, lo) = (wl(&r, "team-a", "a-high"), wl(&r, "team-b", "b-low"));
+    assert_eq!(hi.admitted_at, Some(10.0));
+    assert_eq!(lo.admitted_at, Some(1811.0));
 }

@@ -811,45 +811,73 @@ fn preemption_targets(
 /// then the lower dominant resource share of that child with the candidate's usage added,
 /// then higher priority, then earlier timestamp. Shares are computed against the snapshot as
 /// it stands, so they change as entries are admitted.
-fn fair_pick(world: &World, tree: &QuotaTree, entries: &[Entry]) -> usize {
-    use kueuesim_model::fair_sharing::{compare, drs};
+fn fair_pick(world: &World, tree: &mut QuotaTree, entries: &[Entry]) -> usize {
+    use kueuesim_model::fair_sharing::{Drs, compare, drs};
     use kueuesim_model::quota::NodeIdx;
     let first = tree.cq_node(entries[0].head.cq);
     if tree.parent(first).is_none() {
         return 0;
     }
     let root = tree.root(first);
-    // The candidate of a ClusterQueue node, if it has an entry in this cycle.
-    let entry_of = |n: NodeIdx| entries.iter().position(|e| tree.cq_node(e.head.cq) == n);
-    fn best(
-        world: &World,
-        tree: &QuotaTree,
-        entries: &[Entry],
-        n: NodeIdx,
-        entry_of: &dyn Fn(NodeIdx) -> Option<usize>,
-    ) -> Option<usize> {
-        if tree.as_cq(n).is_some() {
-            return entry_of(n);
+    // `computeDRS`: add the entry's usage at its ClusterQueue (it bubbles up past private
+    // quota), then read the share of every node on its path below the root.
+    let mut keys: Vec<Option<Vec<(NodeIdx, bool, Drs)>>> = vec![None; entries.len()];
+    for (i, e) in entries.iter().enumerate() {
+        let n = tree.cq_node(e.head.cq);
+        if tree.root(n) != root {
+            continue;
         }
-        let mut winner: Option<(usize, bool, kueuesim_model::fair_sharing::Drs)> = None;
+        let usage = &e.assignment.usage;
+        let mark = tree.mark();
+        for &(fr, a) in usage {
+            tree.add_usage(n, fr, a);
+        }
+        let mut path = Vec::new();
+        let mut cur = n;
+        while cur != root {
+            let share = drs(world, tree, cur, &[]);
+            let borrows = share.is_borrowing_on(usage);
+            path.push((cur, borrows, share));
+            cur = tree.parent(cur).expect("below the root");
+        }
+        tree.rollback_to(mark);
+        keys[i] = Some(path);
+    }
+    type Keys = [Option<Vec<(NodeIdx, bool, Drs)>>];
+    fn key_at(keys: &Keys, i: usize, n: NodeIdx) -> (bool, &Drs) {
+        let path = keys[i].as_ref().expect("candidate of this tree");
+        let (_, b, d) = path
+            .iter()
+            .find(|(x, _, _)| *x == n)
+            .expect("node on the candidate's path");
+        (*b, d)
+    }
+    fn best(tree: &QuotaTree, entries: &[Entry], n: NodeIdx, keys: &Keys) -> Option<usize> {
+        if tree.as_cq(n).is_some() {
+            return entries
+                .iter()
+                .enumerate()
+                .position(|(i, e)| keys[i].is_some() && tree.cq_node(e.head.cq) == n);
+        }
+        let mut winner: Option<(usize, NodeIdx)> = None;
         for &c in tree.children(n) {
-            let Some(i) = best(world, tree, entries, c, entry_of) else {
+            let Some(i) = best(tree, entries, c, keys) else {
                 continue;
             };
-            let usage = &entries[i].assignment.usage;
-            let share = drs(world, tree, c, usage);
-            let borrows = share.is_borrowing_on(usage);
-            let better = match &winner {
+            let better = match winner {
                 None => true,
-                Some((j, wb, wshare)) => {
-                    let (a, b) = (&entries[i], &entries[*j]);
+                Some((j, wc)) => {
+                    let ((ib, ishare), (jb, jshare)) = (key_at(keys, i, c), key_at(keys, j, wc));
+                    let (a, b) = (&entries[i], &entries[j]);
+                    // Non-borrowing first (FairSharingPrioritizeNonBorrowing), then the lower
+                    // share, then higher priority, then earlier timestamp.
                     (
-                        borrows,
-                        compare(&share, wshare),
+                        ib,
+                        compare(ishare, jshare),
                         std::cmp::Reverse(a.priority),
                         a.head.key.timestamp,
                     ) < (
-                        *wb,
+                        jb,
                         std::cmp::Ordering::Equal,
                         std::cmp::Reverse(b.priority),
                         b.head.key.timestamp,
@@ -857,12 +885,12 @@ fn fair_pick(world: &World, tree: &QuotaTree, entries: &[Entry]) -> usize {
                 }
             };
             if better {
-                winner = Some((i, borrows, share));
+                winner = Some((i, c));
             }
         }
         winner.map(|w| w.0)
     }
-    best(world, tree, entries, root, &entry_of).unwrap_or(0)
+    best(tree, entries, root, &keys).unwrap_or(0)
 }
 
 /// `Preemptor.GetTargets` for an assignment in preempt mode.

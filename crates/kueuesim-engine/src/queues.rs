@@ -148,22 +148,22 @@ impl QueueManager {
             }
             let sticky = q.sticky.filter(|k| q.active.contains(k));
             let first = *q.active.first().expect("non-empty");
-            let key = match sticky {
-                Some(k) => k,
-                None if afs_usage(first.workload).is_some() => {
-                    // Lowest LocalQueue usage first; within it, the heap order.
-                    *q.active
-                        .iter()
-                        .min_by(|a, b| {
-                            let (ua, ub) = (
-                                afs_usage(a.workload).unwrap_or(0.0),
-                                afs_usage(b.workload).unwrap_or(0.0),
-                            );
-                            ua.total_cmp(&ub).then(a.cmp(b))
-                        })
-                        .expect("non-empty")
-                }
-                None => first,
+            let key = if afs_usage(first.workload).is_some() {
+                // `queueOrderingFunc`: lowest LocalQueue usage first; within it the heap order,
+                // sticky preemptor included.
+                *q.active
+                    .iter()
+                    .min_by(|a, b| {
+                        let (ua, ub) = (
+                            afs_usage(a.workload).unwrap_or(0.0),
+                            afs_usage(b.workload).unwrap_or(0.0),
+                        );
+                        let (sa, sb) = (Some(**a) != sticky, Some(**b) != sticky);
+                        ua.total_cmp(&ub).then(sa.cmp(&sb)).then(a.cmp(b))
+                    })
+                    .expect("non-empty")
+            } else {
+                sticky.unwrap_or(first)
             };
             q.active.remove(&key);
             heads.push((cq, key));

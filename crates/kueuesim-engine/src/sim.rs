@@ -81,8 +81,9 @@ struct AfsState {
 impl AfsState {
     /// `α(Δt) = 1 − 0.5^(Δt / halfLife)`; with no half-life usage is replaced at once.
     fn alpha(&self, dt_s: f64) -> f64 {
+        // `calculateAlphaRate`: no half-life, no memory (and no entry penalty).
         if self.half_life_s <= 0.0 {
-            1.0
+            0.0
         } else {
             1.0 - 0.5f64.powf(dt_s / self.half_life_s)
         }
@@ -90,6 +91,12 @@ impl AfsState {
 
     /// `CalculateDecayedConsumed` up to `now`.
     fn decay(&mut self, lq: usize, now: SimTime) {
+        if self.half_life_s <= 0.0 {
+            // `reconcileConsumedUsage` resets the stored usage when there is no half-life.
+            self.consumed[lq].iter_mut().for_each(|c| *c = 0.0);
+            self.last_update[lq] = now;
+            return;
+        }
         let dt = (now - self.last_update[lq]).as_secs_f64().max(0.0);
         let a = self.alpha(dt);
         for (c, u) in self.consumed[lq].iter_mut().zip(&self.admitted[lq]) {
@@ -688,7 +695,8 @@ impl<'w> Simulation<'w> {
             .as_ref()
             .is_none_or(|c| c.order_by_eviction);
         let timestamp = match eviction {
-            Some(("PodsReadyTimeout" | "AdmissionCheck", at)) if by_eviction => at,
+            Some(("PodsReadyTimeout", at)) if by_eviction => at,
+            Some(("AdmissionCheck", at)) => at,
             _ => wl.created_at,
         };
         QueueKey {

@@ -143,7 +143,20 @@ struct Runtime {
     gpus_since: SimTime,
     /// End of the PodsReady back-off (`requeueState.requeueAt`).
     requeue_at: Option<SimTime>,
+    /// Holds quota without `PodsReady=True` (in the cache's `WorkloadsNotReady`).
+    not_ready: bool,
     record: WorkloadRecord,
+}
+
+/// A scheduling cycle blocked by `waitForPodsReady.blockAdmission`: the decisions still to
+/// apply, the blocked admission last (popped first).
+#[derive(Clone)]
+struct SuspendedCycle {
+    cycle: u64,
+    rest: Vec<Decision>,
+    progress: bool,
+    /// Waited: the queues may have changed since the cycle popped its heads.
+    resumed: bool,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -168,6 +181,10 @@ pub struct Simulation<'w> {
     /// activeQ order: higher priority first, then earlier release.
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     cycle_scheduled: bool,
+    /// Workloads holding quota without `PodsReady=True`.
+    not_ready: usize,
+    /// The cycle waiting in `waitForPodsReadyIfNeeded`, if any.
+    suspended: Option<SuspendedCycle>,
     afs: Option<AfsState>,
     /// The time of the last event that changed anything (stale and idle ones do not count),
     /// which is where a run without a horizon ends.
@@ -248,6 +265,7 @@ impl<'w> Simulation<'w> {
                     gpus_held: 0,
                     gpus_since: SimTime::ZERO,
                     requeue_at: None,
+                    not_ready: false,
                     record: WorkloadRecord {
                         state: WorkloadState::Pending,
                         admitted_at: None,
@@ -354,6 +372,8 @@ impl<'w> Simulation<'w> {
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
+            not_ready: 0,
+            suspended: None,
             afs,
             last_effective: SimTime::ZERO,
             idle: false,
@@ -417,6 +437,9 @@ impl<'w> Simulation<'w> {
             | Ev::MaxExecutionTime(..)
             | Ev::PodsReadyTimeout(..)
             | Ev::BackoffExpired(..) => self.idle = true,
+        }
+        if self.not_ready == 0 && self.suspended.is_some() {
+            self.resume_cycle();
         }
         if !self.idle {
             self.last_effective = at;
@@ -576,6 +599,7 @@ impl<'w> Simulation<'w> {
                 ));
             }
         }
+        self.check_pods_ready_tracking()?;
         for fr in (0..self.tree.fr_count()).map(|f| Fr(f as u32)) {
             let (f, r) = self.tree.split(fr);
             let what = format!("{}/{}", world.flavor(f).name, world.resources.name(r));
@@ -807,6 +831,11 @@ impl<'w> Simulation<'w> {
 
     fn cycle(&mut self) {
         self.cycle_scheduled = false;
+        if self.suspended.is_some() {
+            // The scheduler is blocked in the cycle before; `resume_cycle` asks for the next.
+            self.idle = true;
+            return;
+        }
         let cq_stopped = &self.cq_stopped;
         let afs_usage: Vec<Option<f64>> = match &self.afs {
             None => Vec::new(),
@@ -829,14 +858,44 @@ impl<'w> Simulation<'w> {
         }
         self.stats.cycles += 1;
         let cycle = self.stats.cycles;
-        let decisions = admission::run_cycle(self.world, &mut self.tree, &self.admitted, &heads);
-        let mut progress = false;
-        for d in decisions {
+        let mut rest = admission::run_cycle(self.world, &mut self.tree, &self.admitted, &heads);
+        rest.reverse();
+        self.apply_decisions(SuspendedCycle {
+            cycle,
+            rest,
+            progress: false,
+            resumed: false,
+        });
+    }
+
+    /// Applies a cycle's decisions in order (`processEntry`), until one admission finds
+    /// `waitForPodsReady.blockAdmission` holding it (`waitForPodsReadyIfNeeded`): then the
+    /// cycle waits, the rest of its decisions with it, until every workload holding quota
+    /// has its pods ready (or loses its quota). Upstream's scheduler goroutine blocks on
+    /// the cache's condition variable and admits with the snapshot it already took; that is
+    /// safe because only the scheduler adds usage, so waiting can only free quota.
+    fn apply_decisions(&mut self, mut state: SuspendedCycle) {
+        let cycle = state.cycle;
+        while let Some(d) = state.rest.pop() {
             match d {
                 Decision::Admit { head, assignment } => {
-                    progress = true;
-                    if self.world.cluster_queue(head.cq).queueing_strategy
-                        == kueuesim_model::QueueingStrategy::StrictFIFO
+                    if self.admission_blocked() {
+                        self.set_pending_condition(
+                            head.key.workload,
+                            "WaitingForPodsReady",
+                            "waiting for all admitted workloads to be in PodsReady condition"
+                                .into(),
+                        );
+                        state.rest.push(Decision::Admit { head, assignment });
+                        self.suspended = Some(state);
+                        return;
+                    }
+                    state.progress = true;
+                    // A cycle that waited admits the head it popped even if a workload that
+                    // arrived meanwhile now sorts before it, as upstream's blocked goroutine does.
+                    if !state.resumed
+                        && self.world.cluster_queue(head.cq).queueing_strategy
+                            == kueuesim_model::QueueingStrategy::StrictFIFO
                         && let Some(audit) = &mut self.audit
                         && let Some(first) = self.queues.queue(head.cq).active.first()
                         && *first < head.key
@@ -862,7 +921,7 @@ impl<'w> Simulation<'w> {
                     targets,
                     not_admitted,
                 } => {
-                    progress |= self.issue_preemptions(head, &targets, cycle);
+                    state.progress |= self.issue_preemptions(head, &targets, cycle);
                     self.requeue(head, RequeueReason::PendingPreemption, not_admitted, cycle);
                 }
                 Decision::Requeue {
@@ -870,15 +929,106 @@ impl<'w> Simulation<'w> {
                     reason,
                     not_admitted,
                 } => {
-                    progress |= self.requeue(head, reason, not_admitted, cycle);
+                    state.progress |= self.requeue(head, reason, not_admitted, cycle);
                 }
             }
         }
         // Upstream loops without delay after a cycle that admitted something and backs off
         // after one that did not. A cycle that changed nothing would repeat the same decisions
         // until something else happens, so the next one waits for that event instead.
-        if progress && self.queues.any_active() {
+        if state.progress && self.queues.any_active() {
             self.request_cycle();
+        }
+    }
+
+    /// `not_ready` counts the workloads holding quota without `PodsReady=True`; a cycle is
+    /// suspended only while one exists; and with `blockAdmission`, at most one workload that
+    /// is not on its way out (and not admitted in the input) lacks ready pods: admissions
+    /// are one at a time.
+    fn check_pods_ready_tracking(&self) -> Result<(), String> {
+        let world = self.world;
+        let not_ready: Vec<WorkloadId> = (0..self.runtimes.len())
+            .map(WorkloadId::from_index)
+            .filter(|&w| {
+                self.admitted.candidate(w).is_some()
+                    && !self.runtimes[w.index()]
+                        .record
+                        .conditions
+                        .iter()
+                        .any(|c| c.kind == ConditionType::PodsReady && c.status)
+            })
+            .collect();
+        if not_ready.len() != self.not_ready {
+            return Err(format!(
+                "{} workloads hold quota without PodsReady, not_ready says {}",
+                not_ready.len(),
+                self.not_ready
+            ));
+        }
+        if self.suspended.is_some() && !self.admission_blocked() {
+            return Err("a cycle is suspended but nothing blocks admission".into());
+        }
+        let block = world
+            .config
+            .kueue
+            .wait_for_pods_ready
+            .as_ref()
+            .is_some_and(|c| c.block_admission);
+        let fresh: Vec<&str> = not_ready
+            .iter()
+            .filter(|&&w| {
+                self.admitted.candidate(w).is_some_and(|c| !c.evicted)
+                    && world.workload(w).initial_admission.is_none()
+            })
+            .map(|&w| world.workload(w).name.as_str())
+            .collect();
+        if block && fresh.len() > 1 {
+            return Err(format!(
+                "blockAdmission, yet several admitted workloads wait for their pods: {fresh:?}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `waitForPodsReady.blockAdmission` and some workload holding quota is not ready
+    /// (`PodsReadyForAllAdmittedWorkloads` is false).
+    fn admission_blocked(&self) -> bool {
+        self.not_ready > 0
+            && self
+                .world
+                .config
+                .kueue
+                .wait_for_pods_ready
+                .as_ref()
+                .is_some_and(|c| c.block_admission)
+    }
+
+    /// Continues the blocked cycle once every workload holding quota is ready.
+    fn resume_cycle(&mut self) {
+        if let Some(mut state) = self.suspended.take() {
+            self.idle = false;
+            state.resumed = true;
+            self.apply_decisions(state);
+        }
+    }
+
+    /// Keeps `not_ready` in step with the cache's `WorkloadsNotReady`: a workload is in it
+    /// while it holds quota without `PodsReady=True`.
+    fn track_ready(&mut self, w: WorkloadId) {
+        let rt = &self.runtimes[w.index()];
+        let want = self.admitted.candidate(w).is_some()
+            && !rt
+                .record
+                .conditions
+                .iter()
+                .any(|c| c.kind == ConditionType::PodsReady && c.status);
+        if want != rt.not_ready {
+            self.runtimes[w.index()].not_ready = want;
+            if want {
+                self.not_ready += 1;
+            } else {
+                self.not_ready -= 1;
+            }
         }
     }
 
@@ -1513,6 +1663,7 @@ impl<'w> Simulation<'w> {
     /// Gives back the quota a workload holds (if it still does) and notifies the queues.
     fn release_quota(&mut self, w: WorkloadId) {
         if let Some(c) = self.admitted.remove(w) {
+            self.track_ready(w);
             let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
             self.afs_release(w, &usage);
             let node = self.tree.cq_node(c.cq);
@@ -1883,6 +2034,9 @@ impl<'w> Simulation<'w> {
                 message,
                 at,
             }),
+        }
+        if kind == ConditionType::PodsReady {
+            self.track_ready(w);
         }
     }
 

@@ -140,7 +140,10 @@ fn arb_cohort_world() -> impl Strategy<Value = (kueuesim_model::World, Vec<bool>
         ),
         1..30,
     );
-    (cohorts, cqs, nodes, wls).prop_map(|(cohorts, cqs, nodes, wls)| {
+    // waitForPodsReady: the v1beta2 default (the fixture's), off, or blockAdmission with a
+    // short timeout and a pod start-up delay so that admissions queue behind unready pods.
+    let pods_ready = 0u8..3;
+    (cohorts, cqs, nodes, wls, pods_ready).prop_map(|(cohorts, cqs, nodes, wls, pods_ready)| {
         let cohorts: Vec<(Option<usize>, i64)> = cohorts
             .iter()
             .enumerate()
@@ -162,6 +165,18 @@ fn arb_cohort_world() -> impl Strategy<Value = (kueuesim_model::World, Vec<bool>
         let strict: Vec<bool> = specs.iter().map(|s| s.strict).collect();
         let mut w = crate::fixtures::cohort_world(&cohorts, &specs);
         w.config.pod_termination = kueuesim_model::SimDuration::from_secs(20);
+        match pods_ready {
+            1 => w.config.kueue.wait_for_pods_ready = None,
+            2 => {
+                w.config.kueue.wait_for_pods_ready = Some(kueuesim_model::WaitForPodsReady {
+                    timeout: kueuesim_model::SimDuration::from_secs(120),
+                    block_admission: true,
+                    ..Default::default()
+                });
+                w.config.pod_startup = kueuesim_model::SimDuration::from_secs(15);
+            }
+            _ => {}
+        }
         for g in nodes {
             add_node(&mut w, g);
         }

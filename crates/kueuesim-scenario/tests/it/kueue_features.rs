@@ -1105,6 +1105,67 @@ fn pods_ready_timeouts_back_off_then_deactivate() {
     );
 }
 
+#[test]
+fn block_admission_serialises_admissions_behind_unready_workloads() {
+    let r = run("block-admission");
+    let (stuck, a, b) = (
+        wl(&r, "team", "stuck"),
+        wl(&r, "team", "a"),
+        wl(&r, "team", "b"),
+    );
+    // a waits for stuck's timeout, b for a's pods, stuck (requeued) for b's pods.
+    assert_eq!(times(a), (Some(300.0), Some(420.0), Some(4020.0)));
+    assert_eq!(times(b), (Some(420.0), Some(540.0), Some(4140.0)));
+    let reservations: Vec<f64> = stuck
+        .events
+        .iter()
+        .filter(|e| e.reason == "QuotaReserved")
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(reservations, [0.0, 540.0]);
+    let evictions: Vec<(&str, f64)> = stuck.evictions.iter().map(|e| (e.reason, e.at)).collect();
+    assert_eq!(
+        evictions,
+        [
+            ("PodsReadyTimeout", 300.0),
+            ("DeactivatedDueToRequeuingLimitExceeded", 840.0)
+        ]
+    );
+    assert_eq!(stuck.state, "Inactive");
+
+    // While blocked, the cycle's head says why (`waitForPodsReadyIfNeeded`).
+    let mid = run_until("block-admission", 100.0);
+    assert_condition(
+        wl(&mid, "team", "a"),
+        "QuotaReserved",
+        "False",
+        "WaitingForPodsReady",
+        "waiting for all admitted workloads to be in PodsReady condition",
+    );
+
+    // The same world without blockAdmission admits a and b at once.
+    let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir()
+        .join("kueue")
+        .join("block-admission")])
+    .expect("readable");
+    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    let wfpr = loaded
+        .world
+        .config
+        .kueue
+        .wait_for_pods_ready
+        .as_mut()
+        .expect("v1beta1 enable: true");
+    assert!(
+        wfpr.block_admission,
+        "v1beta1 defaults blockAdmission to true"
+    );
+    wfpr.block_admission = false;
+    let free = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(wl(&free, "team", "a").admitted_at, Some(1.0));
+    assert_eq!(wl(&free, "team", "b").admitted_at, Some(1.0));
+}
+
 // ---- Admission Fair Sharing over a day ----
 
 #[test]

@@ -30,6 +30,13 @@ impl AdmittedIndex {
         list.push(c);
     }
 
+    /// Sets every candidate's `lq_fs_usage` (Admission Fair Sharing, once per cycle).
+    pub fn set_lq_fs_usage(&mut self, usage: impl Fn(WorkloadId) -> Option<(u32, f64)>) {
+        for c in self.per_cq.iter_mut().flatten() {
+            c.lq_fs_usage = usage(c.workload);
+        }
+    }
+
     /// Removes a workload that released its quota.
     pub fn remove(&mut self, w: WorkloadId) -> Option<Candidate> {
         let (cq, i) = self.pos[w.index()].take()?;

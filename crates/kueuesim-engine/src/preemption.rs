@@ -33,6 +33,9 @@ pub struct Candidate {
     pub evicted: bool,
     /// Rank of its UID: the last tie-break.
     pub uid_rank: u32,
+    /// Admission Fair Sharing (its ClusterQueue's admissionScope on): an id of its
+    /// LocalQueue's name and that LocalQueue's usage this cycle (`LocalQueueFSUsage`).
+    pub lq_fs_usage: Option<(u32, f64)>,
     /// The quota it holds, per `Fr`.
     pub usage: Vec<(Fr, i64)>,
 }
@@ -209,13 +212,21 @@ fn satisfies_policy(p: &Preemptor<'_>, c: &Candidate, policy: PreemptionPolicy) 
     }
 }
 
-/// `CandidatesOrdering` (without the Admission Fair Sharing criterion): evicted first, other
-/// ClusterQueues before the preemptor's own, lower priority first, most recently reserved
-/// first, then UID.
+/// `CandidatesOrdering`: evicted first, other ClusterQueues before the preemptor's own, then
+/// (Admission Fair Sharing, both in one ClusterQueue under different LocalQueue names) the
+/// higher LocalQueue usage first, lower priority first, most recently reserved first, then UID.
 fn candidates_ordering(a: &Candidate, b: &Candidate, own: ClusterQueueId) -> Ordering {
     b.evicted
         .cmp(&a.evicted)
         .then_with(|| (a.cq == own).cmp(&(b.cq == own)))
+        .then_with(|| match (a.lq_fs_usage, b.lq_fs_usage) {
+            // `resourceUsagePreemptionEnabled`: upstream compares `spec.queueName` only, so
+            // same-named LocalQueues of different namespaces do not count as different.
+            (Some((qa, ua)), Some((qb, ub))) if a.cq == b.cq && qa != qb && ua != ub => {
+                ub.total_cmp(&ua)
+            }
+            _ => Ordering::Equal,
+        })
         .then_with(|| a.priority.cmp(&b.priority))
         .then_with(|| b.reserved_at.cmp(&a.reserved_at))
         .then_with(|| a.uid_rank.cmp(&b.uid_rank))
@@ -1217,6 +1228,7 @@ mod tests {
                 reserved_at: SimTime::ZERO,
                 evicted: false,
                 uid_rank: id as u32,
+                lq_fs_usage: None,
                 usage: vec![(fr, cpu)],
             });
             list.last_mut().expect("just pushed")
@@ -1265,6 +1277,42 @@ mod tests {
     }
 
     const T0: SimTime = SimTime::ZERO;
+
+    /// `TestCandidatesOrdering` (preemption_test.go), the Admission Fair Sharing cases.
+    #[test]
+    fn candidates_ordering_prefers_higher_local_queue_usage() {
+        let own = ClusterQueueId::from_index(0);
+        let cand = |id: u32, cq: u32, priority: i32, lq: Option<(u32, f64)>| Candidate {
+            workload: WorkloadId(id),
+            cq: ClusterQueueId(cq),
+            priority,
+            timestamp: T0,
+            reserved_at: T0,
+            evicted: false,
+            uid_rank: id,
+            lq_fs_usage: lq,
+            usage: Vec::new(),
+        };
+        let order = |mut v: Vec<Candidate>| -> Vec<u32> {
+            v.sort_by(|a, b| candidates_ordering(a, b, own));
+            v.iter().map(|c| c.workload.0).collect()
+        };
+        let low_usage = cand(0, 0, 1, Some((0, 0.1)));
+        let mid_usage = cand(1, 0, 10, Some((1, 0.5)));
+        let high_usage_other_cq = cand(2, 1, 1, Some((2, 1.0)));
+        // "workloads with higher LQ usage first": usage before priority.
+        assert_eq!(order(vec![low_usage.clone(), mid_usage.clone()]), [1, 0]);
+        // "workloads from different CQ are sorted based on priority and timestamp".
+        assert_eq!(order(vec![mid_usage.clone(), high_usage_other_cq]), [2, 1]);
+        // Without AFS (no usage), priority decides.
+        let (mut a, mut b) = (low_usage.clone(), mid_usage.clone());
+        (a.lq_fs_usage, b.lq_fs_usage) = (None, None);
+        assert_eq!(order(vec![b, a]), [0, 1]);
+        // LocalQueues with the same name (other namespaces) are not compared by usage.
+        let mut same_name = mid_usage;
+        same_name.lq_fs_usage = Some((0, 0.5));
+        assert_eq!(order(vec![same_name, low_usage]), [0, 1]);
+    }
 
     /// P-01 "preempt lowest priority".
     #[test]
@@ -1527,6 +1575,7 @@ mod tests {
                 reserved_at: SimTime::ZERO,
                 evicted: false,
                 uid_rank: id as u32,
+                lq_fs_usage: None,
                 usage: vec![(fr, cpu)],
             });
         }

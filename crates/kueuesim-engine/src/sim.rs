@@ -76,6 +76,9 @@ struct AfsState {
     consumed: Vec<Vec<f64>>,
     last_update: Vec<SimTime>,
     admitted: Vec<Vec<f64>>,
+    /// Per LocalQueue, an id of its name: preemption compares LocalQueues by
+    /// `spec.queueName` alone.
+    lq_name_id: Vec<u32>,
 }
 
 impl AfsState {
@@ -348,6 +351,15 @@ impl<'w> Simulation<'w> {
                     })
                     .collect();
                 events.push(SimTime::ZERO + cfg.sampling_interval, Ev::AfsSample);
+                let mut names: BTreeMap<&str, u32> = BTreeMap::new();
+                let lq_name_id = world
+                    .local_queues
+                    .iter()
+                    .map(|lq| {
+                        let next = names.len() as u32;
+                        *names.entry(lq.name.as_str()).or_insert(next)
+                    })
+                    .collect();
                 Some(AfsState {
                     half_life_s: cfg.half_life.as_secs_f64(),
                     sampling_s: cfg.sampling_interval.as_secs_f64(),
@@ -356,6 +368,7 @@ impl<'w> Simulation<'w> {
                     consumed,
                     last_update: vec![SimTime::ZERO; world.local_queues.len()],
                     admitted: vec![vec![0.0; n_res]; world.local_queues.len()],
+                    lq_name_id,
                 })
             });
         Simulation {
@@ -858,6 +871,17 @@ impl<'w> Simulation<'w> {
         }
         self.stats.cycles += 1;
         let cycle = self.stats.cycles;
+        if let Some(afs) = &self.afs {
+            // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
+            let world = self.world;
+            self.admitted.set_lq_fs_usage(|w| {
+                let usage = afs_usage[w.index()]?;
+                let QueueRef::Local(lq) = &world.workload(w).queue else {
+                    return None;
+                };
+                Some((afs.lq_name_id[lq.index()], usage))
+            });
+        }
         let mut rest = admission::run_cycle(self.world, &mut self.tree, &self.admitted, &heads);
         rest.reverse();
         self.apply_decisions(SuspendedCycle {
@@ -1095,6 +1119,7 @@ impl<'w> Simulation<'w> {
             reserved_at: at,
             evicted: false,
             uid_rank: self.uid_rank[w.index()],
+            lq_fs_usage: None,
             usage: a.usage.clone(),
         });
         // `QueuedWaitTime`: since the last requeue, else since creation.

@@ -74,6 +74,7 @@ proptest! {
                     reserved_at: SimTime::from_secs(ts),
                     evicted: false,
                     uid_rank: i as u32,
+                    lq_fs_usage: None,
                     usage: vec![(fr, amount)],
                 });
             }

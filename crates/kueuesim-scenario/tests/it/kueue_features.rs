@@ -1166,6 +1166,40 @@ fn block_admission_serialises_admissions_behind_unready_workloads() {
     assert_eq!(wl(&free, "team", "b").admitted_at, Some(1.0));
 }
 
+#[test]
+fn afs_preempts_from_the_busier_local_queue_first() {
+    let r = run("afs-preemption-victims");
+    let (heavy, light, urgent) = (
+        wl(&r, "lab", "heavy-job"),
+        wl(&r, "lab", "light-job"),
+        wl(&r, "lab", "urgent"),
+    );
+    let evictions: Vec<(&str, f64)> = heavy.evictions.iter().map(|e| (e.reason, e.at)).collect();
+    assert_eq!(evictions, [("Preempted", 60.0)]);
+    assert_condition(
+        heavy,
+        "Preempted",
+        "False",
+        "QuotaReserved",
+        "Previously: Preempted to accommodate a workload (UID: uid-urgent, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /shared; preemptee path: /shared",
+    );
+    assert!(light.evictions.is_empty());
+    assert_ran(urgent, 60.0, 1860.0);
+    assert_ran(light, 1.0, 3601.0);
+    assert_ran(heavy, 1861.0, 5461.0);
+
+    // Without Admission Fair Sharing the more recently reserved workload goes instead.
+    let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir()
+        .join("kueue")
+        .join("afs-preemption-victims")])
+    .expect("readable");
+    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    loaded.world.config.kueue.admission_fair_sharing = None;
+    let plain = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert!(wl(&plain, "lab", "heavy-job").evictions.is_empty());
+    assert_eq!(wl(&plain, "lab", "light-job").evictions.len(), 1);
+}
+
 // ---- Admission Fair Sharing over a day ----
 
 #[test]

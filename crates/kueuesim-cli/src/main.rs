@@ -2,7 +2,7 @@
 //! simulation or I/O failure, 2 invalid input or usage.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -10,7 +10,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use kueuesim_engine::Simulation;
 use kueuesim_model::{SimDuration, SimTime};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
-use kueuesim_scenario::output::{result, summary_text, to_json, to_yaml};
+use kueuesim_scenario::export::{events_jsonl, workloads_csv};
+use kueuesim_scenario::output::{SimulationResult, result, summary_text, to_json, to_yaml};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 #[derive(Parser)]
@@ -54,6 +55,10 @@ enum Command {
         /// Do not show progress on a terminal.
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Also write result.json, workloads.csv and events.jsonl into this directory
+        /// (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Check that scenario files load, without simulating.
     Validate {
@@ -98,14 +103,46 @@ fn load_sources(paths: &[PathBuf], strict: bool) -> Result<Loaded, Failure> {
     Ok(loaded)
 }
 
-fn run(
-    paths: &[PathBuf],
+/// What `run` was asked for.
+struct RunArgs<'a> {
+    paths: &'a [PathBuf],
     seed: Option<u64>,
-    until: Option<&str>,
+    until: Option<&'a str>,
     output: Format,
     strict: bool,
     quiet: bool,
-) -> Result<(), Failure> {
+    out: Option<&'a Path>,
+}
+
+/// Writes the `--out` files; an I/O failure names the file.
+fn write_out_dir(dir: &Path, doc: &SimulationResult) -> Result<(), Failure> {
+    let io = |path: &Path, e: std::io::Error| Failure {
+        code: 1,
+        message: format!("{}: {e}", path.display()),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let files = [
+        ("result.json", to_json(doc)),
+        ("workloads.csv", workloads_csv(doc)),
+        ("events.jsonl", events_jsonl(doc)),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+    }
+    Ok(())
+}
+
+fn run(args: RunArgs<'_>) -> Result<(), Failure> {
+    let RunArgs {
+        paths,
+        seed,
+        until,
+        output,
+        strict,
+        quiet,
+        out,
+    } = args;
     let mut loaded = load_sources(paths, strict)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
@@ -131,6 +168,9 @@ fn run(
         eprint!("\r\x1b[K");
     }
     let doc = result(world, &outcome);
+    if let Some(dir) = out {
+        write_out_dir(dir, &doc)?;
+    }
     let text = match output {
         Format::Summary => summary_text(world, &doc),
         Format::Json => to_json(&doc),
@@ -186,7 +226,16 @@ fn main() -> ExitCode {
             output,
             strict,
             quiet,
-        } => run(paths, *seed, until.as_deref(), *output, *strict, *quiet),
+            out,
+        } => run(RunArgs {
+            paths,
+            seed: *seed,
+            until: until.as_deref(),
+            output: *output,
+            strict: *strict,
+            quiet: *quiet,
+            out: out.as_deref(),
+        }),
         Command::Validate { paths, strict } => validate(paths, *strict),
     };
     match r {

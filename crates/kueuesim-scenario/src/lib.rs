@@ -4,6 +4,7 @@
 pub mod convert;
 pub mod embedded;
 pub mod error;
+pub mod export;
 pub mod output;
 pub mod source;
 mod wire;

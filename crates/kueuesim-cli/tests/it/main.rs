@@ -137,3 +137,131 @@ fn usage_errors_exit_2() {
     assert_eq!(kueuesim(&["frobnicate"]).status.code(), Some(2));
     assert_eq!(kueuesim(&["run", "-o", "xml"]).status.code(), Some(2));
 }
+
+/// A fresh directory under the system temp dir for one test.
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kueuesim-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Splits one RFC 4180 CSV line into cells.
+fn csv_cells(line: &str) -> Vec<String> {
+    let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => cells.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    cells.push(cur);
+    cells
+}
+
+#[test]
+fn out_dir_files_agree_with_the_json_document() {
+    let dir = temp_dir("out");
+    let scenario_dir = scenario("kueue/within-cq-preemption");
+    let o = kueuesim(&[
+        "run",
+        &scenario_dir,
+        "-q",
+        "--out",
+        dir.to_str().expect("utf-8 temp path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = kueuesim(&["run", &scenario_dir, "-o", "json"]);
+    let result = std::fs::read_to_string(dir.join("result.json")).expect("result.json");
+    assert_eq!(result, stdout(&json), "result.json is the -o json document");
+    let doc: serde_json::Value = serde_json::from_str(&result).expect("valid JSON");
+    let workloads = doc["workloads"].as_array().expect("workloads");
+
+    // workloads.csv: a header and one row per workload, the same values as the document.
+    let csv = std::fs::read_to_string(dir.join("workloads.csv")).expect("workloads.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let rows: Vec<Vec<String>> = lines.map(csv_cells).collect();
+    assert_eq!(rows.len(), workloads.len());
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let mut preempted = 0;
+    for (row, w) in rows.iter().zip(workloads) {
+        assert_eq!(row.len(), header.len(), "{row:?}");
+        assert_eq!(row[col("name")], w["name"].as_str().expect("name"));
+        assert_eq!(row[col("state")], w["state"].as_str().expect("state"));
+        let admitted = w["admittedAt"].as_f64().map(|a| a.to_string());
+        let cell = &row[col("admittedAt")];
+        assert_eq!(
+            (!cell.is_empty()).then(|| cell.parse::<f64>().expect("number").to_string()),
+            admitted
+        );
+        let evictions = w["evictions"].as_array().expect("evictions").len();
+        assert_eq!(row[col("evictions")], evictions.to_string());
+        preempted += row[col("preemptions")].parse::<usize>().expect("count");
+    }
+    assert!(preempted > 0, "the scenario preempts");
+
+    // events.jsonl: every event of every workload, in time order.
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).expect("events.jsonl");
+    let total: usize = workloads
+        .iter()
+        .map(|w| w["events"].as_array().expect("events").len())
+        .sum();
+    let lines: Vec<serde_json::Value> = events
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), total);
+    let times: Vec<f64> = lines
+        .iter()
+        .map(|l| l["at"].as_f64().expect("at"))
+        .collect();
+    assert!(times.windows(2).all(|p| p[0] <= p[1]), "{times:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["reason"] == "Preempted" && l["name"].is_string())
+    );
+
+    // Same inputs, same files.
+    let again = temp_dir("out-again");
+    let o = kueuesim(&[
+        "run",
+        &scenario_dir,
+        "-q",
+        "--out",
+        again.to_str().expect("utf-8 temp path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["result.json", "workloads.csv", "events.jsonl"] {
+        assert_eq!(
+            std::fs::read(dir.join(f)).expect("first"),
+            std::fs::read(again.join(f)).expect("second"),
+            "{f} differs between runs"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&again);
+}
+
+#[test]
+fn out_dir_that_cannot_be_created_is_an_io_failure() {
+    let dir = temp_dir("out-blocked");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    let o = kueuesim(&[
+        "run",
+        &scenario("golden/first-fit-nodes"),
+        "--out",
+        file.to_str().expect("utf-8 temp path"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("a-file"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

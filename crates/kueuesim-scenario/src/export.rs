@@ -1,0 +1,206 @@
+//! Flat files of `kueuesim run --out DIR` for analysis tools: one CSV row per workload
+//! (`workloads.csv`) and one JSON line per recorded event (`events.jsonl`), both derived from
+//! the `SimulationResult` document so they always agree with `result.json`.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use kueuesim_model::Quantity;
+
+use crate::output::{SimulationResult, WorkloadOut};
+
+/// The columns of `workloads.csv`, in order. Times are seconds from the start; an empty cell
+/// is a null (pandas reads it as NaN).
+pub const WORKLOAD_COLUMNS: &[&str] = &[
+    "namespace",
+    "name",
+    "kind",
+    "localQueue",
+    "clusterQueue",
+    "priorityClass",
+    "priority",
+    "schedulerName",
+    "state",
+    "createdAt",
+    "admittedAt",
+    "runningAt",
+    "finishedAt",
+    "waitSeconds",
+    "pods",
+    "gpus",
+    "flavors",
+    "gpuSeconds",
+    "lostGpuSeconds",
+    "evictions",
+    "preemptions",
+    "lastEvictionReason",
+    "requeueCount",
+];
+
+/// `workloads.csv`: a header, then one row per workload in the order of `result.json`.
+pub fn workloads_csv(doc: &SimulationResult) -> String {
+    let mut out = String::new();
+    out.push_str(&WORKLOAD_COLUMNS.join(","));
+    out.push('\n');
+    for w in &doc.workloads {
+        let cells = workload_row(w);
+        debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
+        let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn workload_row(w: &WorkloadOut) -> Vec<String> {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
+    let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
+    let wait = w.admitted_at.map(|a| a - w.created_at);
+    // Pods and GPUs as requested (count × per-pod request, whole GPUs as the quantity says).
+    let pods: u64 = w.pod_sets.iter().map(|p| u64::from(p.count)).sum();
+    let gpus: f64 = w
+        .pod_sets
+        .iter()
+        .map(|p| {
+            let per_pod = p
+                .requests
+                .iter()
+                .filter(|(r, _)| r.ends_with("/gpu"))
+                .filter_map(|(_, q)| Quantity::parse(q).ok()?.milli_value().ok())
+                .map(|m| m as f64 / 1000.0)
+                .sum::<f64>();
+            per_pod * f64::from(p.count)
+        })
+        .sum();
+    // Distinct flavors of the latest admission, in pod-set then resource order.
+    let mut flavors: Vec<&str> = Vec::new();
+    for p in &w.pod_sets {
+        for f in p.flavors.values() {
+            if !flavors.contains(&f.as_str()) {
+                flavors.push(f);
+            }
+        }
+    }
+    let preemptions = w
+        .evictions
+        .iter()
+        .filter(|e| e.preemption_reason.is_some())
+        .count();
+    vec![
+        w.namespace.clone(),
+        w.name.clone(),
+        w.kind.clone(),
+        opt(&w.local_queue),
+        opt(&w.cluster_queue),
+        opt(&w.priority_class),
+        w.priority.to_string(),
+        w.scheduler_name.clone(),
+        w.state.to_string(),
+        fmt_num(w.created_at),
+        num(w.admitted_at),
+        num(w.running_at),
+        num(w.finished_at),
+        num(wait),
+        pods.to_string(),
+        fmt_num(gpus),
+        flavors.join(";"),
+        fmt_num(w.gpu_seconds),
+        fmt_num(w.lost_gpu_seconds),
+        w.evictions.len().to_string(),
+        preemptions.to_string(),
+        w.evictions
+            .last()
+            .map(|e| e.reason.to_string())
+            .unwrap_or_default(),
+        w.requeue_count.to_string(),
+    ]
+}
+
+/// A number as JSON would print it: integers without a fraction, others in full precision.
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// RFC 4180 quoting: a cell with a comma, quote or line break is quoted, quotes doubled.
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One line of `events.jsonl`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EventLine<'a> {
+    at: f64,
+    namespace: &'a str,
+    /// The workload the event is about (`involvedObject`).
+    name: &'a str,
+    kind: &'a str,
+    #[serde(rename = "type")]
+    event_type: &'a str,
+    source: &'a str,
+    reason: &'a str,
+    message: &'a str,
+    cycle: Option<u64>,
+}
+
+/// `events.jsonl`: every event recorded for any workload, ordered by time; events at the same
+/// time keep the workload order of `result.json`, then their own order.
+pub fn events_jsonl(doc: &SimulationResult) -> String {
+    let mut lines: Vec<(f64, usize, usize, EventLine<'_>)> = Vec::new();
+    for (wi, w) in doc.workloads.iter().enumerate() {
+        for (ei, e) in w.events.iter().enumerate() {
+            lines.push((
+                e.at,
+                wi,
+                ei,
+                EventLine {
+                    at: e.at,
+                    namespace: &w.namespace,
+                    name: &w.name,
+                    kind: &w.kind,
+                    event_type: e.kind,
+                    source: e.source,
+                    reason: e.reason,
+                    message: &e.message,
+                    cycle: e.cycle,
+                },
+            ));
+        }
+    }
+    lines.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut out = String::new();
+    for (_, _, _, line) in &lines {
+        let json = serde_json::to_string(line).expect("event lines always serialize");
+        let _ = writeln!(out, "{json}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_quoted_only_when_needed() {
+        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_cell("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn numbers_print_like_json() {
+        assert_eq!(fmt_num(1860.0), "1860");
+        assert_eq!(fmt_num(0.5), "0.5");
+        assert_eq!(fmt_num(-3.0), "-3");
+    }
+}

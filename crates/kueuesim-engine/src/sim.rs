@@ -850,18 +850,29 @@ impl<'w> Simulation<'w> {
             return;
         }
         let cq_stopped = &self.cq_stopped;
-        let afs_usage: Vec<Option<f64>> = match &self.afs {
+        // Each LocalQueue's usage once per cycle (the snapshot's view), looked up per workload.
+        let world = self.world;
+        let lq_usage: Vec<Option<f64>> = match &self.afs {
             None => Vec::new(),
-            Some(_) => (0..self.world.workloads.len())
-                .map(|i| self.afs_usage(WorkloadId::from_index(i)))
+            Some(afs) => world
+                .local_queues
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    afs.enabled_cq[l.cluster_queue.index()]
+                        .then(|| afs.usage(i, l.fair_sharing_weight_milli))
+                })
                 .collect(),
+        };
+        let afs_usage = |w: WorkloadId| -> Option<f64> {
+            match &world.workload(w).queue {
+                QueueRef::Local(lq) => lq_usage.get(lq.index()).copied().flatten(),
+                _ => None,
+            }
         };
         let heads: Vec<Head> = self
             .queues
-            .pop_heads_afs(
-                |cq| !cq_stopped[cq.index()],
-                |w| afs_usage.get(w.index()).copied().flatten(),
-            )
+            .pop_heads_afs(|cq| !cq_stopped[cq.index()], afs_usage)
             .into_iter()
             .map(|(cq, key)| Head { cq, key })
             .collect();
@@ -873,9 +884,8 @@ impl<'w> Simulation<'w> {
         let cycle = self.stats.cycles;
         if let Some(afs) = &self.afs {
             // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
-            let world = self.world;
             self.admitted.set_lq_fs_usage(|w| {
-                let usage = afs_usage[w.index()]?;
+                let usage = afs_usage(w)?;
                 let QueueRef::Local(lq) = &world.workload(w).queue else {
                     return None;
                 };
@@ -1305,17 +1315,6 @@ impl<'w> Simulation<'w> {
             let next = now + SimDuration::from_millis((afs.sampling_s * 1000.0) as i64);
             self.events.push(next, Ev::AfsSample);
         }
-    }
-
-    /// The Admission Fair Sharing LocalQueue of `w` and its usage, if its ClusterQueue uses it.
-    fn afs_usage(&self, w: WorkloadId) -> Option<f64> {
-        let afs = self.afs.as_ref()?;
-        let QueueRef::Local(lq) = &self.world.workload(w).queue else {
-            return None;
-        };
-        let l = self.world.local_queue(*lq);
-        afs.enabled_cq[l.cluster_queue.index()]
-            .then(|| afs.usage(lq.index(), l.fair_sharing_weight_milli))
     }
 
     /// A workload's quota usage per resource in base units, flavors flattened.

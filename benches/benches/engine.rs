@@ -13,6 +13,20 @@ fn end_to_end(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("quota-only", n), &quota_only, |b, w| {
             b.iter(|| Simulation::new(w).run())
         });
+        // The same load with Admission Fair Sharing on every ClusterQueue.
+        let mut afs = quota_only.clone();
+        afs.config.kueue.admission_fair_sharing =
+            Some(kueuesim_model::world::AdmissionFairSharing {
+                half_life: kueuesim_model::SimDuration::from_secs(3600),
+                sampling_interval: kueuesim_model::SimDuration::from_secs(300),
+                resource_weights_milli: Vec::new(),
+            });
+        for cq in &mut afs.cluster_queues {
+            cq.admission_fair_sharing = true;
+        }
+        g.bench_with_input(BenchmarkId::new("quota-only-afs", n), &afs, |b, w| {
+            b.iter(|| Simulation::new(w).run())
+        });
         let on_nodes = synthetic_world(10, 64, n);
         g.bench_with_input(
             BenchmarkId::new("first-fit-64-nodes", n),

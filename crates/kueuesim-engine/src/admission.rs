@@ -691,6 +691,17 @@ pub enum Decision {
     },
 }
 
+impl Decision {
+    /// The head the decision is about.
+    pub fn head(&self) -> &Head {
+        match self {
+            Decision::Admit { head, .. }
+            | Decision::Preempt { head, .. }
+            | Decision::Requeue { head, .. } => head,
+        }
+    }
+}
+
 /// An entry of the cycle: a nominated head with its assignment and preemption targets.
 struct Entry {
     head: Head,

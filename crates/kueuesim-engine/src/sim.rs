@@ -188,6 +188,9 @@ pub struct Simulation<'w> {
     not_ready: usize,
     /// The cycle waiting in `waitForPodsReadyIfNeeded`, if any.
     suspended: Option<SuspendedCycle>,
+    /// Inadmissible requeues broadcast while a cycle waited: its entries requeued afterwards
+    /// must see them too (`queueInadmissibleCycle >= popCycle` puts them back in the heap).
+    requeued_while_suspended: Vec<NodeIdx>,
     afs: Option<AfsState>,
     /// The time of the last event that changed anything (stale and idle ones do not count),
     /// which is where a run without a horizon ends.
@@ -387,6 +390,7 @@ impl<'w> Simulation<'w> {
             cycle_scheduled: false,
             not_ready: 0,
             suspended: None,
+            requeued_while_suspended: Vec::new(),
             afs,
             last_effective: SimTime::ZERO,
             idle: false,
@@ -437,7 +441,12 @@ impl<'w> Simulation<'w> {
             Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
-            Ev::RequeueInadmissible(n) => self.requeue_inadmissible(n),
+            Ev::RequeueInadmissible(n) => {
+                if self.suspended.is_some() {
+                    self.requeued_while_suspended.push(n);
+                }
+                self.requeue_inadmissible(n)
+            }
             Ev::MaxExecutionTime(w, g) if current(self, w, g) => {
                 self.max_execution_time_exceeded(w)
             }
@@ -493,6 +502,11 @@ impl<'w> Simulation<'w> {
                     i128::from(rt.gpus_held) * i128::from((end - rt.gpus_since).millis());
             }
         }
+        let waiting: BTreeSet<WorkloadId> = self
+            .suspended
+            .as_ref()
+            .map(|s| s.rest.iter().map(|d| d.head().key.workload).collect())
+            .unwrap_or_default();
         for rt in &mut self.runtimes {
             if let (Some(key), WorkloadState::Pending) = (rt.key, rt.record.state) {
                 let w = key.workload;
@@ -502,6 +516,10 @@ impl<'w> Simulation<'w> {
                         // An inactive ClusterQueue reports all its pending workloads as
                         // inadmissible (`pending_workloads` metrics).
                         Some(QueueStatus::Inadmissible)
+                    } else if waiting.contains(&w) {
+                        // Popped by a cycle still waiting under blockAdmission: upstream
+                        // counts a popped head as active.
+                        Some(QueueStatus::Active)
                     } else {
                         self.queues.status(cq, &key)
                     };
@@ -965,6 +983,16 @@ impl<'w> Simulation<'w> {
                 } => {
                     state.progress |= self.requeue(head, reason, not_admitted, cycle);
                 }
+            }
+        }
+        // Entries of a cycle that waited are requeued after broadcasts that happened during
+        // the wait; upstream marks them active again, so broadcast once more.
+        if state.resumed {
+            let mut nodes = std::mem::take(&mut self.requeued_while_suspended);
+            nodes.sort_unstable();
+            nodes.dedup();
+            for n in nodes {
+                self.requeue_inadmissible(n);
             }
         }
         // Upstream loops without delay after a cycle that admitted something and backs off

@@ -1200,6 +1200,37 @@ fn afs_preempts_from_the_busier_local_queue_first() {
     assert_eq!(wl(&plain, "lab", "light-job").evictions.len(), 1);
 }
 
+#[test]
+fn block_admission_keeps_requeue_broadcasts_made_during_the_wait() {
+    let r = run("block-admission-requeue");
+    let admitted = |name: &str| wl(&r, "team", name).admitted_at;
+    assert_eq!(admitted("a-first"), Some(0.0));
+    assert_eq!(admitted("b-1"), Some(720.0));
+    // Freed at 300s while the cycle holding it waited; not missed.
+    assert_eq!(admitted("a-second"), Some(840.0));
+    assert_eq!(wl(&r, "team", "a-second").state, "Finished");
+    assert_eq!(wl(&r, "team", "blocker").state, "Inactive");
+
+    // While the cycle waits, the heads it popped count as active (as upstream's pending
+    // workloads do) and say why they wait.
+    let mid = run_until("block-admission-requeue", 200.0);
+    for name in ["b-1", "a-second"] {
+        let w = wl(&mid, "team", name);
+        assert_eq!(
+            (w.state, w.queue_status.as_deref()),
+            ("Pending", Some("active")),
+            "{name}"
+        );
+    }
+    assert_condition(
+        wl(&mid, "team", "b-1"),
+        "QuotaReserved",
+        "False",
+        "WaitingForPodsReady",
+        "waiting for all admitted workloads to be in PodsReady condition",
+    );
+}
+
 // ---- Admission Fair Sharing over a day ----
 
 #[test]

@@ -151,12 +151,17 @@ struct Runtime {
     record: WorkloadRecord,
 }
 
-/// A scheduling cycle blocked by `waitForPodsReady.blockAdmission`: the decisions still to
-/// apply, the blocked admission last (popped first).
+/// A scheduling cycle being applied, or blocked by `waitForPodsReady.blockAdmission`: the
+/// decisions still to apply (the next, e.g. the blocked admission, last), and the heads to
+/// requeue once every entry is processed.
 #[derive(Clone)]
 struct SuspendedCycle {
     cycle: u64,
     rest: Vec<Decision>,
+    /// Requeues wait for the end of the cycle, as upstream's step 6 ("Requeue the heads that
+    /// were not scheduled"); the flag says whether a requeue that moved workloads counts as
+    /// progress (not for a preemptor, which waits for its victims).
+    deferred: Vec<(Head, RequeueReason, NotAdmitted, bool)>,
     progress: bool,
     /// Waited: the queues may have changed since the cycle popped its heads.
     resumed: bool,
@@ -505,7 +510,11 @@ impl<'w> Simulation<'w> {
         let waiting: BTreeSet<WorkloadId> = self
             .suspended
             .as_ref()
-            .map(|s| s.rest.iter().map(|d| d.head().key.workload).collect())
+            .map(|s| {
+                let rest = s.rest.iter().map(|d| d.head().key.workload);
+                let deferred = s.deferred.iter().map(|d| d.0.key.workload);
+                rest.chain(deferred).collect()
+            })
             .unwrap_or_default();
         for rt in &mut self.runtimes {
             if let (Some(key), WorkloadState::Pending) = (rt.key, rt.record.state) {
@@ -915,6 +924,7 @@ impl<'w> Simulation<'w> {
         self.apply_decisions(SuspendedCycle {
             cycle,
             rest,
+            deferred: Vec::new(),
             progress: false,
             resumed: false,
         });
@@ -974,16 +984,25 @@ impl<'w> Simulation<'w> {
                     not_admitted,
                 } => {
                     state.progress |= self.issue_preemptions(head, &targets, cycle);
-                    self.requeue(head, RequeueReason::PendingPreemption, not_admitted, cycle);
+                    state.deferred.push((
+                        head,
+                        RequeueReason::PendingPreemption,
+                        not_admitted,
+                        false,
+                    ));
                 }
                 Decision::Requeue {
                     head,
                     reason,
                     not_admitted,
                 } => {
-                    state.progress |= self.requeue(head, reason, not_admitted, cycle);
+                    state.deferred.push((head, reason, not_admitted, true));
                 }
             }
+        }
+        for (head, reason, not_admitted, counts) in std::mem::take(&mut state.deferred) {
+            let moved = self.requeue(head, reason, not_admitted, cycle);
+            state.progress |= counts && moved;
         }
         // Entries of a cycle that waited are requeued after broadcasts that happened during
         // the wait; upstream marks them active again, so broadcast once more.

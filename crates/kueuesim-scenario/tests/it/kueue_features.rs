@@ -1210,11 +1210,16 @@ fn block_admission_keeps_requeue_broadcasts_made_during_the_wait() {
     assert_eq!(admitted("a-second"), Some(840.0));
     assert_eq!(wl(&r, "team", "a-second").state, "Finished");
     assert_eq!(wl(&r, "team", "blocker").state, "Inactive");
+    // Processed before the blocked admission, requeued only when the cycle ends (step 6).
+    let c1 = wl(&r, "team", "c-1");
+    let pending: Vec<(f64, &str)> = c1.events.iter().map(|e| (e.at, e.reason)).collect();
+    assert_eq!(pending, [(720.0, "ExceedsMaxQuota")]);
+    assert_eq!(condition(c1, "QuotaReserved").at, 720.0);
 
     // While the cycle waits, the heads it popped count as active (as upstream's pending
     // workloads do) and say why they wait.
     let mid = run_until("block-admission-requeue", 200.0);
-    for name in ["b-1", "a-second"] {
+    for name in ["b-1", "a-second", "c-1"] {
         let w = wl(&mid, "team", name);
         assert_eq!(
             (w.state, w.queue_status.as_deref()),

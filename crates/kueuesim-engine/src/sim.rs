@@ -1604,6 +1604,23 @@ impl<'w> Simulation<'w> {
             rt.generation
         };
         self.set_condition(w, ConditionType::Evicted, true, reason, message.clone());
+        // The job is stopped and its pods stop being ready while they terminate: the job
+        // reconciler's generatePodsReadyCondition turns a True PodsReady into WaitForRecovery
+        // (which keeps blockAdmission waiting) until the quota is released.
+        let ready = self.runtimes[w.index()]
+            .record
+            .conditions
+            .iter()
+            .any(|c| c.kind == ConditionType::PodsReady && c.status);
+        if ready {
+            self.set_condition(
+                w,
+                ConditionType::PodsReady,
+                false,
+                "WaitForRecovery",
+                "At least one pod has failed, waiting for recovery".into(),
+            );
+        }
         self.record_event(
             w,
             EventType::Normal,

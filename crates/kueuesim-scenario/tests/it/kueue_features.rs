@@ -584,6 +584,15 @@ fn within_cq_preemption() {
         L_NEW_PREEMPTED,
     );
     assert_eq!(condition(l_new, "Evicted").at, 300.0);
+    // Its pods stop being ready as they terminate (generatePodsReadyCondition).
+    assert_condition(
+        l_new,
+        "PodsReady",
+        "False",
+        "WaitForRecovery",
+        "At least one pod has failed, waiting for recovery",
+    );
+    assert_eq!(condition(l_new, "PodsReady").at, 300.0);
     assert_eq!(
         events(l_new, "Preempted"),
         [(

@@ -8,9 +8,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use kueuesim_engine::Simulation;
+use kueuesim_engine::outcome::TimeSeries;
+use kueuesim_model::World;
 use kueuesim_model::{SimDuration, SimTime};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
-use kueuesim_scenario::export::{events_jsonl, workloads_csv};
+use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
 use kueuesim_scenario::output::{SimulationResult, result, summary_text, to_json, to_yaml};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
@@ -55,8 +57,8 @@ enum Command {
         /// Do not show progress on a terminal.
         #[arg(long, short = 'q')]
         quiet: bool,
-        /// Also write result.json, workloads.csv and events.jsonl into this directory
-        /// (created if missing).
+        /// Also write result.json, workloads.csv, events.jsonl and timeseries.csv (per minute)
+        /// into this directory (created if missing).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
@@ -115,16 +117,23 @@ struct RunArgs<'a> {
 }
 
 /// Writes the `--out` files; an I/O failure names the file.
-fn write_out_dir(dir: &Path, doc: &SimulationResult) -> Result<(), Failure> {
+fn write_out_dir(
+    dir: &Path,
+    doc: &SimulationResult,
+    world: &World,
+    series: Option<&TimeSeries>,
+) -> Result<(), Failure> {
     let io = |path: &Path, e: std::io::Error| Failure {
         code: 1,
         message: format!("{}: {e}", path.display()),
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let series = series.map_or(String::new(), |s| timeseries_csv(world, s));
     let files = [
         ("result.json", to_json(doc)),
         ("workloads.csv", workloads_csv(doc)),
         ("events.jsonl", events_jsonl(doc)),
+        ("timeseries.csv", series),
     ];
     for (name, text) in files {
         let path = dir.join(name);
@@ -156,7 +165,12 @@ fn run(args: RunArgs<'_>) -> Result<(), Failure> {
     }
     let world = &loaded.world;
     let show_progress = !quiet && std::io::stderr().is_terminal();
-    let outcome = Simulation::new(world).run_with_progress(|now, events| {
+    let mut sim = Simulation::new(world);
+    if out.is_some() {
+        // timeseries.csv: one sample per minute of simulated time.
+        sim = sim.with_time_series(SimDuration::from_secs(60));
+    }
+    let outcome = sim.run_with_progress(|now, events| {
         if show_progress {
             eprint!(
                 "\rsimulated {} ({events} events)\x1b[K",
@@ -169,7 +183,7 @@ fn run(args: RunArgs<'_>) -> Result<(), Failure> {
     }
     let doc = result(world, &outcome);
     if let Some(dir) = out {
-        write_out_dir(dir, &doc)?;
+        write_out_dir(dir, &doc, world, outcome.time_series.as_ref())?;
     }
     let text = match output {
         Format::Summary => summary_text(world, &doc),

@@ -1,7 +1,7 @@
 //! What a simulation reports: per-workload records (state, times, admission, placement,
 //! conditions, events) and run-wide counters, as plain data for the writers.
 
-use kueuesim_model::{ClusterQueueId, FlavorId, NodeId, ResourceId, SimTime};
+use kueuesim_model::{ClusterQueueId, FlavorId, NodeId, ResourceId, SimDuration, SimTime};
 
 /// The state of a workload, as the `-o json` contract names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -222,6 +222,32 @@ pub struct RunStats {
     pub cq_gpu_seconds_by_hour: Vec<Vec<f64>>,
 }
 
+/// The state sampled at one instant of a time series: after every event at or before `at`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// The instant sampled.
+    pub at: SimTime,
+    /// GPUs bound to pods.
+    pub gpus_in_use: i64,
+    /// Per ClusterQueue, GPU quota held by its workloads (all flavors).
+    pub gpu_quota_by_cq: Vec<i64>,
+    /// Per ResourceFlavor, GPU quota held in it (all ClusterQueues).
+    pub gpu_quota_by_flavor: Vec<i64>,
+    /// Per ClusterQueue, pending workloads in its heap (`kueue_pending_workloads`, `active`).
+    pub pending_active: Vec<u32>,
+    /// Per ClusterQueue, pending workloads parked as inadmissible.
+    pub pending_inadmissible: Vec<u32>,
+}
+
+/// Samples at a fixed step from time 0 to the end of the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimeSeries {
+    /// Time between samples.
+    pub step: SimDuration,
+    /// At 0, step, 2·step, … up to the end.
+    pub samples: Vec<Sample>,
+}
+
 /// The result of a run.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -229,4 +255,6 @@ pub struct Outcome {
     pub workloads: Vec<Option<WorkloadRecord>>,
     /// Run-wide results.
     pub stats: RunStats,
+    /// The time series, when asked for (`Simulation::with_time_series`).
+    pub time_series: Option<TimeSeries>,
 }

@@ -20,7 +20,7 @@ use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
 use crate::outcome::{
     Admission, Condition, ConditionType, Event, EventType, Eviction, Outcome, PodSetAssignment,
-    RunStats, WorkloadRecord, WorkloadState,
+    RunStats, Sample, TimeSeries, WorkloadRecord, WorkloadState,
 };
 use crate::placement::{self, NodeCapacity, PodNeeds};
 use crate::preemption::{AdmittedWorkloads, Candidate, PreemptionReason, Target};
@@ -193,6 +193,8 @@ pub struct Simulation<'w> {
     not_ready: usize,
     /// The cycle waiting in `waitForPodsReadyIfNeeded`, if any.
     suspended: Option<SuspendedCycle>,
+    /// The time series being sampled, if asked for.
+    series: Option<TimeSeries>,
     /// Inadmissible requeues broadcast while a cycle waited: its entries requeued afterwards
     /// must see them too (`queueInadmissibleCycle >= popCycle` puts them back in the heap).
     requeued_while_suspended: Vec<NodeIdx>,
@@ -396,6 +398,7 @@ impl<'w> Simulation<'w> {
             not_ready: 0,
             suspended: None,
             requeued_while_suspended: Vec::new(),
+            series: None,
             afs,
             last_effective: SimTime::ZERO,
             idle: false,
@@ -432,6 +435,7 @@ impl<'w> Simulation<'w> {
         let Some((at, ev)) = self.events.pop() else {
             return false;
         };
+        self.sample_before(at);
         self.advance_to(at);
         self.stats.events_processed += 1;
         self.idle = false;
@@ -498,6 +502,11 @@ impl<'w> Simulation<'w> {
             self.stats.gpu_busy_ms -= i128::from(self.gpus_in_use) * i128::from(extra);
         }
         self.stats.end = end;
+        // Samples after the end (taken before idle events past it) go; the rest up to it come.
+        if let Some(series) = &mut self.series {
+            series.samples.retain(|s| s.at <= end);
+        }
+        self.sample_before(end + SimDuration::from_millis(1));
         for i in 0..self.runtimes.len() {
             self.account_cq_gpus(WorkloadId::from_index(i), end);
         }
@@ -542,6 +551,7 @@ impl<'w> Simulation<'w> {
                 .map(|r| r.arrived.then_some(r.record))
                 .collect(),
             stats: self.stats,
+            time_series: self.series,
         }
     }
 
@@ -578,6 +588,73 @@ impl<'w> Simulation<'w> {
     pub fn with_audit(mut self) -> Self {
         self.audit = Some(Vec::new());
         self
+    }
+
+    /// Samples the state every `step` from time 0 to the end of the run
+    /// (`Outcome::time_series`).
+    pub fn with_time_series(mut self, step: SimDuration) -> Self {
+        assert!(step > SimDuration::ZERO, "a time-series step is positive");
+        self.series = Some(TimeSeries {
+            step,
+            samples: Vec::new(),
+        });
+        self
+    }
+
+    /// Takes the samples due strictly before `at`: the state now is the state after every
+    /// event at or before them.
+    fn sample_before(&mut self, at: SimTime) {
+        let Some(series) = &self.series else { return };
+        let step = series.step.millis();
+        let mut next = series.samples.last().map_or(0, |s| s.at.millis() + step);
+        while next < at.millis() {
+            let sample = self.sample(SimTime::from_millis(next));
+            self.series.as_mut().expect("checked").samples.push(sample);
+            next += step;
+        }
+    }
+
+    fn sample(&self, at: SimTime) -> Sample {
+        let world = self.world;
+        let mut by_cq = vec![0; world.cluster_queues.len()];
+        let mut by_flavor = vec![0; world.flavors.len()];
+        if let Some(gpu) = self.gpu {
+            for fr in (0..self.tree.fr_count()).map(|f| Fr(f as u32)) {
+                let (f, r) = self.tree.split(fr);
+                if r != gpu {
+                    continue;
+                }
+                for (c, held) in by_cq.iter_mut().enumerate() {
+                    let used = self
+                        .tree
+                        .usage(self.tree.cq_node(ClusterQueueId::from_index(c)), fr);
+                    *held += used;
+                    by_flavor[f.index()] += used;
+                }
+            }
+        }
+        let (mut active, inadmissible): (Vec<u32>, Vec<u32>) = (0..world.cluster_queues.len())
+            .map(|c| {
+                let q = self.queues.queue(ClusterQueueId::from_index(c));
+                (q.active.len() as u32, q.inadmissible.len() as u32)
+            })
+            .unzip();
+        // Heads held by a cycle waiting under blockAdmission count as active, as upstream's
+        // popped heads do.
+        if let Some(waiting) = &self.suspended {
+            let heads = waiting.rest.iter().map(|d| d.head().cq);
+            for cq in heads.chain(waiting.deferred.iter().map(|d| d.0.cq)) {
+                active[cq.index()] += 1;
+            }
+        }
+        Sample {
+            at,
+            gpus_in_use: self.gpus_in_use,
+            gpu_quota_by_cq: by_cq,
+            gpu_quota_by_flavor: by_flavor,
+            pending_active: active,
+            pending_inadmissible: inadmissible,
+        }
     }
 
     /// Runs to the end (see `run_with_progress`).

@@ -1,12 +1,14 @@
 //! Flat files of `kueuesim run --out DIR` for analysis tools: one CSV row per workload
 //! (`workloads.csv`) and one JSON line per recorded event (`events.jsonl`), both derived from
-//! the `SimulationResult` document so they always agree with `result.json`.
+//! the `SimulationResult` document so they always agree with `result.json`, and the sampled
+//! state over time (`timeseries.csv`).
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use kueuesim_model::Quantity;
+use kueuesim_engine::outcome::TimeSeries;
+use kueuesim_model::{Quantity, World};
 
 use crate::output::{SimulationResult, WorkloadOut};
 
@@ -181,6 +183,41 @@ pub fn events_jsonl(doc: &SimulationResult) -> String {
     for (_, _, _, line) in &lines {
         let json = serde_json::to_string(line).expect("event lines always serialize");
         let _ = writeln!(out, "{json}");
+    }
+    out
+}
+
+/// `timeseries.csv`: one row per sample (`time` in seconds), then GPUs bound to pods, GPU quota
+/// held per ClusterQueue and per ResourceFlavor (Kueue's `cluster_queue_resource_usage`), and
+/// pending workloads per ClusterQueue, active and inadmissible (`pending_workloads`).
+pub fn timeseries_csv(world: &World, series: &TimeSeries) -> String {
+    let mut header = vec!["time".to_string(), "gpusInUse".to_string()];
+    let cqs: Vec<&str> = world
+        .cluster_queues
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    header.extend(cqs.iter().map(|c| format!("gpuQuota:cq={c}")));
+    header.extend(
+        world
+            .flavors
+            .iter()
+            .map(|f| format!("gpuQuota:flavor={}", f.name)),
+    );
+    header.extend(cqs.iter().map(|c| format!("pendingActive:cq={c}")));
+    header.extend(cqs.iter().map(|c| format!("pendingInadmissible:cq={c}")));
+    let mut out = String::new();
+    let cells: Vec<String> = header.iter().map(|h| csv_cell(h)).collect();
+    out.push_str(&cells.join(","));
+    out.push('\n');
+    for s in &series.samples {
+        let mut row = vec![fmt_num(s.at.as_secs_f64()), s.gpus_in_use.to_string()];
+        row.extend(s.gpu_quota_by_cq.iter().map(i64::to_string));
+        row.extend(s.gpu_quota_by_flavor.iter().map(i64::to_string));
+        row.extend(s.pending_active.iter().map(u32::to_string));
+        row.extend(s.pending_inadmissible.iter().map(u32::to_string));
+        out.push_str(&row.join(","));
+        out.push('\n');
     }
     out
 }

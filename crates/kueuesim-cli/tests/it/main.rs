@@ -238,7 +238,12 @@ fn out_dir_files_agree_with_the_json_document() {
         again.to_str().expect("utf-8 temp path"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["result.json", "workloads.csv", "events.jsonl"] {
+    for f in [
+        "result.json",
+        "workloads.csv",
+        "events.jsonl",
+        "timeseries.csv",
+    ] {
         assert_eq!(
             std::fs::read(dir.join(f)).expect("first"),
             std::fs::read(again.join(f)).expect("second"),
@@ -263,5 +268,56 @@ fn out_dir_that_cannot_be_created_is_an_io_failure() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("a-file"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn timeseries_samples_every_minute_to_the_end() {
+    let dir = temp_dir("timeseries");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/block-admission"),
+        "-q",
+        "--out",
+        dir.to_str().expect("utf-8 temp path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    assert_eq!(
+        header,
+        [
+            "time",
+            "gpusInUse",
+            "gpuQuota:cq=cq",
+            "gpuQuota:flavor=default",
+            "pendingActive:cq=cq",
+            "pendingInadmissible:cq=cq"
+        ]
+    );
+    let rows: Vec<Vec<i64>> = lines
+        .map(|l| {
+            csv_cells(l)
+                .iter()
+                .map(|c| c.parse().expect("integer cell"))
+                .collect()
+        })
+        .collect();
+    // The run ends at 4140 s (b finishes): samples at 0, 60, …, 4140.
+    assert_eq!(rows.len(), 4140 / 60 + 1);
+    assert!(rows.iter().enumerate().all(|(i, r)| r[0] == 60 * i as i64));
+    let at = |t: i64| rows[(t / 60) as usize][1..].to_vec();
+    // (in use, quota of cq, quota of flavor, pending active, pending inadmissible), from the
+    // scenario's hand computation: stuck holds 16 GPUs of quota (never placed) while a and b
+    // wait; at 300 s stuck is out (back-off) and a admitted; b admitted at 420 s, stuck again
+    // at 540 s; a finishes at 4020 s, b at 4140 s.
+    assert_eq!(at(60), [0, 16, 16, 2, 0]);
+    assert_eq!(at(300), [2, 2, 2, 1, 1]);
+    assert_eq!(at(360), [2, 2, 2, 2, 0]);
+    assert_eq!(at(420), [4, 4, 4, 1, 0]);
+    assert_eq!(at(540), [4, 20, 20, 0, 0]);
+    assert_eq!(at(4080), [2, 2, 2, 0, 0]);
+    assert_eq!(at(4140), [0, 0, 0, 0, 0]);
     let _ = std::fs::remove_dir_all(&dir);
 }

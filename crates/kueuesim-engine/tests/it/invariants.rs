@@ -223,9 +223,23 @@ proptest! {
     /// a horizon ends with nothing running or terminating.
     #[test]
     fn cohort_runs_settle((world, _strict) in arb_cohort_world()) {
-        let outcome = Simulation::new(&world).run();
+        let step = kueuesim_model::SimDuration::from_secs(10);
+        let outcome = Simulation::new(&world).with_time_series(step).run();
         for rec in outcome.workloads.iter().flatten() {
             prop_assert!(!matches!(rec.state, WorkloadState::Running | WorkloadState::Evicted), "{:?}", rec.state);
         }
+        // The time series covers 0..=end at the step; quota held adds up the same by
+        // ClusterQueue and by flavor.
+        let series = outcome.time_series.expect("asked for");
+        let end = outcome.stats.end.millis();
+        prop_assert_eq!(series.samples.len() as i64, end / step.millis() + 1);
+        for (i, s) in series.samples.iter().enumerate() {
+            prop_assert_eq!(s.at.millis(), i as i64 * step.millis());
+            prop_assert_eq!(
+                s.gpu_quota_by_cq.iter().sum::<i64>(),
+                s.gpu_quota_by_flavor.iter().sum::<i64>()
+            );
+        }
+
     }
 }

@@ -13,6 +13,7 @@ use kueuesim_model::World;
 use kueuesim_model::{SimDuration, SimTime};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
+use kueuesim_scenario::metrics::metrics_prom;
 use kueuesim_scenario::output::{SimulationResult, result, summary_text, to_json, to_yaml};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
@@ -57,8 +58,8 @@ enum Command {
         /// Do not show progress on a terminal.
         #[arg(long, short = 'q')]
         quiet: bool,
-        /// Also write result.json, workloads.csv, events.jsonl and timeseries.csv (per minute)
-        /// into this directory (created if missing).
+        /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute)
+        /// and metrics.prom into this directory (created if missing).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
@@ -134,6 +135,7 @@ fn write_out_dir(
         ("workloads.csv", workloads_csv(doc)),
         ("events.jsonl", events_jsonl(doc)),
         ("timeseries.csv", series),
+        ("metrics.prom", metrics_prom(world, doc)),
     ];
     for (name, text) in files {
         let path = dir.join(name);

@@ -1,5 +1,6 @@
 //! The `kueuesim` binary as a user runs it: output, determinism and exit codes.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -243,6 +244,7 @@ fn out_dir_files_agree_with_the_json_document() {
         "workloads.csv",
         "events.jsonl",
         "timeseries.csv",
+        "metrics.prom",
     ] {
         assert_eq!(
             std::fs::read(dir.join(f)).expect("first"),
@@ -319,5 +321,120 @@ fn timeseries_samples_every_minute_to_the_end() {
     assert_eq!(at(540), [4, 20, 20, 0, 0]);
     assert_eq!(at(4080), [2, 2, 2, 0, 0]);
     assert_eq!(at(4140), [0, 0, 0, 0, 0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One sample of the Prometheus text format: name, labels, value. Panics on a malformed line,
+/// and checks every family is declared (`# TYPE`) before its samples.
+fn parse_prom(text: &str) -> Vec<(String, BTreeMap<String, String>, f64)> {
+    let mut declared: BTreeMap<String, String> = BTreeMap::new();
+    let mut samples = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+            assert!(["gauge", "counter", "histogram"].contains(&kind), "{line}");
+            declared.insert(name.into(), kind.into());
+            continue;
+        }
+        if line.starts_with("# HELP ") {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').expect("sample value");
+        let (name, labels) = series.split_once('{').expect("labels");
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+        assert!(declared.contains_key(name), "{name} has no # TYPE line");
+        let body = labels.strip_suffix('}').expect("closing brace");
+        let mut map = BTreeMap::new();
+        for pair in body.split("\",").filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once("=\"").expect("label=\"value\"");
+            map.insert(k.to_string(), v.trim_end_matches('"').to_string());
+        }
+        let names: Vec<&String> = map.keys().collect();
+        assert!(names.iter().any(|k| *k == "replica_role"), "{line}");
+        samples.push((name.to_string(), map, value.parse().expect("numeric value")));
+    }
+    samples
+}
+
+#[test]
+fn metrics_prom_parses_and_agrees_with_the_result() {
+    let dir = temp_dir("metrics");
+    let scenario_dir = scenario("kueue/within-cq-preemption");
+    let args = [
+        "run",
+        &scenario_dir,
+        "-q",
+        "--until",
+        "310s",
+        "--out",
+        dir.to_str().expect("utf-8 temp path"),
+    ];
+    let o = kueuesim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let prom = std::fs::read_to_string(dir.join("metrics.prom")).expect("metrics.prom");
+    let samples = parse_prom(&prom);
+    let sum = |name: &str, filter: &dyn Fn(&BTreeMap<String, String>) -> bool| -> f64 {
+        samples
+            .iter()
+            .filter(|(n, l, _)| n == name && filter(l))
+            .map(|s| s.2)
+            .sum()
+    };
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("result.json")).expect("result.json"),
+    )
+    .expect("JSON");
+    let wls = doc["workloads"].as_array().expect("workloads");
+    let count = |f: &dyn Fn(&serde_json::Value) -> bool| wls.iter().filter(|w| f(w)).count() as f64;
+    let active = count(&|w| w["state"] == "Pending" && w["queueStatus"] == "active");
+    assert!(active > 0.0, "the cut-off leaves a workload waiting");
+    assert_eq!(
+        sum("kueue_pending_workloads", &|l| l["status"] == "active"),
+        active
+    );
+    let holding =
+        count(&|w| ["Admitted", "Running", "Evicted"].contains(&w["state"].as_str().unwrap_or("")));
+    assert_eq!(sum("kueue_admitted_active_workloads", &|_| true), holding);
+    let admitted_events: usize = wls
+        .iter()
+        .map(|w| {
+            w["events"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .filter(|e| e["reason"] == "Admitted")
+                .count()
+        })
+        .sum();
+    assert_eq!(
+        sum("kueue_admitted_workloads_total", &|_| true),
+        admitted_events as f64
+    );
+    let preemptions: usize = wls
+        .iter()
+        .map(|w| {
+            w["evictions"]
+                .as_array()
+                .expect("evictions")
+                .iter()
+                .filter(|e| e["preemptionReason"].is_string())
+                .count()
+        })
+        .sum();
+    assert!(preemptions > 0);
+    assert_eq!(
+        sum("kueue_preempted_workloads_total", &|_| true),
+        preemptions as f64
+    );
+    // l-urgent (ClusterQueue lower) preempted l-new at 300 s.
+    assert_eq!(
+        sum("kueue_preempted_workloads_total", &|l| {
+            l["reason"] == "InClusterQueue" && l["preempting_cluster_queue"] == "lower"
+        }),
+        1.0
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

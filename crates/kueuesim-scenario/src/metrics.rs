@@ -1,0 +1,201 @@
+//! `metrics.prom` of `run --out DIR`: Kueue's ClusterQueue metrics at the end of the run in the
+//! Prometheus text exposition format (0.0.4), with Kueue's metric and label names
+//! (`pkg/metrics/metrics.go`), so PromQL written for a real cluster reads them unchanged.
+//! A single simulated replica reports `replica_role="standalone"`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use kueuesim_model::World;
+
+use crate::output::SimulationResult;
+
+const ROLE: &str = "standalone";
+
+/// One metric family: its samples by label values, in a stable order.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    help: &'static str,
+    labels: &'static [&'static str],
+    samples: BTreeMap<Vec<String>, u64>,
+}
+
+impl Family {
+    fn new(
+        name: &'static str,
+        kind: &'static str,
+        help: &'static str,
+        labels: &'static [&'static str],
+    ) -> Self {
+        Family {
+            name,
+            kind,
+            help,
+            labels,
+            samples: BTreeMap::new(),
+        }
+    }
+
+    /// Makes the sample exist (Kueue reports zeros for every ClusterQueue it knows).
+    fn touch(&mut self, values: &[&str]) {
+        self.samples.entry(owned(values)).or_insert(0);
+    }
+
+    fn add(&mut self, values: &[&str], n: u64) {
+        *self.samples.entry(owned(values)).or_insert(0) += n;
+    }
+
+    fn write(&self, out: &mut String) {
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} {}", self.name, self.kind);
+        for (values, n) in &self.samples {
+            // Label pairs sorted by name, as client_golang writes them.
+            let mut pairs: Vec<(&str, &str)> = self
+                .labels
+                .iter()
+                .copied()
+                .zip(values.iter().map(String::as_str))
+                .chain(std::iter::once(("replica_role", ROLE)))
+                .collect();
+            pairs.sort_unstable();
+            let labels: Vec<String> = pairs
+                .iter()
+                .map(|(l, v)| format!("{l}=\"{}\"", escape(v)))
+                .collect();
+            let _ = writeln!(out, "{}{{{}}} {n}", self.name, labels.join(","));
+        }
+    }
+}
+
+fn owned(values: &[&str]) -> Vec<String> {
+    values.iter().map(|v| v.to_string()).collect()
+}
+
+/// Label value escaping of the text format: backslash, double quote and line feed.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The metrics at the end of the run described by `doc`.
+pub fn metrics_prom(world: &World, doc: &SimulationResult) -> String {
+    let mut pending = Family::new(
+        "kueue_pending_workloads",
+        "gauge",
+        "The number of pending workloads, per 'cluster_queue' and 'status'.",
+        &["cluster_queue", "status"],
+    );
+    let mut reserving = Family::new(
+        "kueue_reserving_active_workloads",
+        "gauge",
+        "The number of Workloads that are reserving quota, per 'cluster_queue'",
+        &["cluster_queue"],
+    );
+    let mut admitted_active = Family::new(
+        "kueue_admitted_active_workloads",
+        "gauge",
+        "The number of admitted Workloads that are active, per 'cluster_queue'",
+        &["cluster_queue"],
+    );
+    let mut quota_reserved_total = Family::new(
+        "kueue_quota_reserved_workloads_total",
+        "counter",
+        "The total number of quota reserved workloads per 'cluster_queue'",
+        &["cluster_queue", "priority_class"],
+    );
+    let mut admitted_total = Family::new(
+        "kueue_admitted_workloads_total",
+        "counter",
+        "The total number of admitted workloads per 'cluster_queue'",
+        &["cluster_queue", "priority_class"],
+    );
+    let mut finished_total = Family::new(
+        "kueue_finished_workloads_total",
+        "counter",
+        "The total number of finished workloads per 'cluster_queue'",
+        &["cluster_queue", "priority_class"],
+    );
+    let mut finished = Family::new(
+        "kueue_finished_workloads",
+        "gauge",
+        "The number of finished workloads per 'cluster_queue'.",
+        &["cluster_queue"],
+    );
+    let mut preempted = Family::new(
+        "kueue_preempted_workloads_total",
+        "counter",
+        "The number of preempted workloads per 'preempting_cluster_queue'",
+        &["preempting_cluster_queue", "reason"],
+    );
+    for cq in &world.cluster_queues {
+        let cq = cq.name.as_str();
+        pending.touch(&[cq, "active"]);
+        pending.touch(&[cq, "inadmissible"]);
+        reserving.touch(&[cq]);
+        admitted_active.touch(&[cq]);
+        finished.touch(&[cq]);
+    }
+    // The ClusterQueue of every workload by `namespace/name`, to name a preemptor's.
+    let cq_of: BTreeMap<String, &str> = doc
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let cq = w.cluster_queue.as_deref()?;
+            Some((format!("{}/{}", w.namespace, w.name), cq))
+        })
+        .collect();
+    for w in &doc.workloads {
+        let Some(cq) = w.cluster_queue.as_deref() else {
+            continue;
+        };
+        let pc = w.priority_class.as_deref().unwrap_or("");
+        match w.state {
+            "Pending" => {
+                let status = w.queue_status.as_deref().unwrap_or("inadmissible");
+                pending.add(&[cq, status], 1);
+            }
+            // Quota held (evicted workloads keep it until their pods are gone).
+            "QuotaReserved" | "Admitted" | "Running" | "Evicted" => {
+                reserving.add(&[cq], 1);
+                if w.state != "QuotaReserved" {
+                    admitted_active.add(&[cq], 1);
+                }
+            }
+            "Finished" => {
+                finished_total.add(&[cq, pc], 1);
+                finished.add(&[cq], 1);
+            }
+            _ => {}
+        }
+        for e in &w.events {
+            match e.reason {
+                "QuotaReserved" => quota_reserved_total.add(&[cq, pc], 1),
+                "Admitted" => admitted_total.add(&[cq, pc], 1),
+                _ => {}
+            }
+        }
+        for ev in &w.evictions {
+            if let (Some(reason), Some(by)) = (ev.preemption_reason, &ev.preemptor)
+                && let Some(by_cq) = cq_of.get(by)
+            {
+                preempted.add(&[by_cq, reason], 1);
+            }
+        }
+    }
+    let mut out = String::new();
+    for f in [
+        &pending,
+        &reserving,
+        &admitted_active,
+        &quota_reserved_total,
+        &admitted_total,
+        &finished_total,
+        &finished,
+        &preempted,
+    ] {
+        f.write(&mut out);
+    }
+    out
+}

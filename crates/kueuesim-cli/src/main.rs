@@ -9,8 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use kueuesim_engine::Simulation;
 use kueuesim_engine::outcome::TimeSeries;
-use kueuesim_model::World;
-use kueuesim_model::{SimDuration, SimTime};
+use kueuesim_model::{SimDuration, SimTime, WorkloadId, World};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
 use kueuesim_scenario::metrics::metrics_prom;
@@ -123,6 +122,7 @@ fn write_out_dir(
     doc: &SimulationResult,
     world: &World,
     series: Option<&TimeSeries>,
+    waits: &[(WorkloadId, SimDuration)],
 ) -> Result<(), Failure> {
     let io = |path: &Path, e: std::io::Error| Failure {
         code: 1,
@@ -135,7 +135,7 @@ fn write_out_dir(
         ("workloads.csv", workloads_csv(doc)),
         ("events.jsonl", events_jsonl(doc)),
         ("timeseries.csv", series),
-        ("metrics.prom", metrics_prom(world, doc)),
+        ("metrics.prom", metrics_prom(world, doc, waits)),
     ];
     for (name, text) in files {
         let path = dir.join(name);
@@ -185,7 +185,13 @@ fn run(args: RunArgs<'_>) -> Result<(), Failure> {
     }
     let doc = result(world, &outcome);
     if let Some(dir) = out {
-        write_out_dir(dir, &doc, world, outcome.time_series.as_ref())?;
+        write_out_dir(
+            dir,
+            &doc,
+            world,
+            outcome.time_series.as_ref(),
+            &outcome.stats.quota_reserved_waits,
+        )?;
     }
     let text = match output {
         Format::Summary => summary_text(world, &doc),

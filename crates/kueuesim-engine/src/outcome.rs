@@ -1,7 +1,9 @@
 //! What a simulation reports: per-workload records (state, times, admission, placement,
 //! conditions, events) and run-wide counters, as plain data for the writers.
 
-use kueuesim_model::{ClusterQueueId, FlavorId, NodeId, ResourceId, SimDuration, SimTime};
+use kueuesim_model::{
+    ClusterQueueId, FlavorId, NodeId, ResourceId, SimDuration, SimTime, WorkloadId,
+};
 
 /// The state of a workload, as the `-o json` contract names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -220,6 +222,9 @@ pub struct RunStats {
     pub preemptions: std::collections::BTreeMap<&'static str, u64>,
     /// Per ClusterQueue, GPU-seconds its admitted workloads held in each hour of the run.
     pub cq_gpu_seconds_by_hour: Vec<Vec<f64>>,
+    /// Every quota reservation made by a scheduling cycle: the workload and how long it had
+    /// waited since it was created or last requeued (Kueue's `quota_reserved_wait_time`).
+    pub quota_reserved_waits: Vec<(WorkloadId, SimDuration)>,
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.

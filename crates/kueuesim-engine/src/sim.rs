@@ -414,6 +414,7 @@ impl<'w> Simulation<'w> {
             stats: RunStats {
                 gpu_capacity,
                 cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
+                quota_reserved_waits: Vec::new(),
                 ..RunStats::default()
             },
         }
@@ -1263,6 +1264,9 @@ impl<'w> Simulation<'w> {
             .iter()
             .find(|c| c.kind == ConditionType::Requeued && c.status)
             .map_or(wl.created_at, |c| c.at);
+        if cycle.is_some() {
+            self.stats.quota_reserved_waits.push((w, at - queued_since));
+        }
         let waited = (at - queued_since).as_secs_f64();
         let considered = if a.considered.is_empty() {
             String::new()

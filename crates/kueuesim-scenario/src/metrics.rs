@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kueuesim_model::World;
+use kueuesim_model::{QueueRef, SimDuration, WorkloadId, World};
 
 use crate::output::SimulationResult;
 
@@ -68,6 +68,62 @@ impl Family {
     }
 }
 
+/// A histogram family with fixed bucket bounds (`le`), by label values.
+struct Histogram {
+    name: &'static str,
+    help: &'static str,
+    bounds: Vec<f64>,
+    /// Per label values (cluster_queue, priority_class): count per bucket, sum, count.
+    series: BTreeMap<Vec<String>, (Vec<u64>, f64, u64)>,
+}
+
+impl Histogram {
+    /// Kueue's `generateExponentialBuckets(count)`: 1, then 2.5·2^k for k < count − 1.
+    fn kueue(name: &'static str, help: &'static str, count: usize) -> Self {
+        let mut bounds = vec![1.0];
+        bounds.extend((0..count - 1).map(|k| 2.5 * f64::from(1u32 << k)));
+        Histogram {
+            name,
+            help,
+            bounds,
+            series: BTreeMap::new(),
+        }
+    }
+
+    fn observe(&mut self, values: &[&str], v: f64) {
+        let n = self.bounds.len();
+        let (buckets, sum, count) = self
+            .series
+            .entry(owned(values))
+            .or_insert_with(|| (vec![0; n], 0.0, 0));
+        for (b, le) in buckets.iter_mut().zip(&self.bounds) {
+            if v <= *le {
+                *b += 1;
+            }
+        }
+        *sum += v;
+        *count += 1;
+    }
+
+    fn write(&self, out: &mut String) {
+        let _ = writeln!(out, "# HELP {} {}", self.name, self.help);
+        let _ = writeln!(out, "# TYPE {} histogram", self.name);
+        for (values, (buckets, sum, count)) in &self.series {
+            let labels = format!(
+                "cluster_queue=\"{}\",priority_class=\"{}\",replica_role=\"{ROLE}\"",
+                escape(&values[0]),
+                escape(&values[1])
+            );
+            for (le, n) in self.bounds.iter().zip(buckets) {
+                let _ = writeln!(out, "{}_bucket{{{labels},le=\"{le}\"}} {n}", self.name);
+            }
+            let _ = writeln!(out, "{}_bucket{{{labels},le=\"+Inf\"}} {count}", self.name);
+            let _ = writeln!(out, "{}_sum{{{labels}}} {sum}", self.name);
+            let _ = writeln!(out, "{}_count{{{labels}}} {count}", self.name);
+        }
+    }
+}
+
 fn owned(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
 }
@@ -79,8 +135,13 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// The metrics at the end of the run described by `doc`.
-pub fn metrics_prom(world: &World, doc: &SimulationResult) -> String {
+/// The metrics at the end of the run described by `doc`; `waits` are the run's quota
+/// reservations (`RunStats::quota_reserved_waits`).
+pub fn metrics_prom(
+    world: &World,
+    doc: &SimulationResult,
+    waits: &[(WorkloadId, SimDuration)],
+) -> String {
     let mut pending = Family::new(
         "kueue_pending_workloads",
         "gauge",
@@ -184,6 +245,31 @@ pub fn metrics_prom(world: &World, doc: &SimulationResult) -> String {
             }
         }
     }
+    // Without admission checks a workload is admitted as its quota is reserved, so both
+    // histograms observe the same waits (Kueue: 14 and 16 buckets).
+    let mut quota_wait = Histogram::kueue(
+        "kueue_quota_reserved_wait_time_seconds",
+        "The time between a workload was created or requeued until it got quota reservation, per 'cluster_queue'",
+        14,
+    );
+    let mut admission_wait = Histogram::kueue(
+        "kueue_admission_wait_time_seconds",
+        "The time between a workload was created or requeued until admission, per 'cluster_queue'",
+        16,
+    );
+    for &(w, waited) in waits {
+        let wl = world.workload(w);
+        let QueueRef::Local(lq) = &wl.queue else {
+            continue;
+        };
+        let cq = world
+            .cluster_queue(world.local_queue(*lq).cluster_queue)
+            .name
+            .as_str();
+        let pc = wl.priority_class.as_deref().unwrap_or("");
+        quota_wait.observe(&[cq, pc], waited.as_secs_f64());
+        admission_wait.observe(&[cq, pc], waited.as_secs_f64());
+    }
     let mut out = String::new();
     for f in [
         &pending,
@@ -197,5 +283,7 @@ pub fn metrics_prom(world: &World, doc: &SimulationResult) -> String {
     ] {
         f.write(&mut out);
     }
+    quota_wait.write(&mut out);
+    admission_wait.write(&mut out);
     out
 }

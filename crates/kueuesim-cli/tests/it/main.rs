@@ -345,7 +345,14 @@ fn parse_prom(text: &str) -> Vec<(String, BTreeMap<String, String>, f64)> {
             name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
             "{line}"
         );
-        assert!(declared.contains_key(name), "{name} has no # TYPE line");
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suffix| {
+                let base = name.strip_suffix(suffix)?;
+                (declared.get(base).map(String::as_str) == Some("histogram")).then_some(base)
+            })
+            .unwrap_or(name);
+        assert!(declared.contains_key(family), "{name} has no # TYPE line");
         let body = labels.strip_suffix('}').expect("closing brace");
         let mut map = BTreeMap::new();
         for pair in body.split("\",").filter(|p| !p.is_empty()) {
@@ -429,6 +436,41 @@ fn metrics_prom_parses_and_agrees_with_the_result() {
         sum("kueue_preempted_workloads_total", &|_| true),
         preemptions as f64
     );
+    // Wait-time histograms: one observation per quota reservation, cumulative buckets
+    // ending in +Inf = count.
+    let reservations: usize = wls
+        .iter()
+        .map(|w| {
+            w["events"]
+                .as_array()
+                .expect("events")
+                .iter()
+                .filter(|e| e["reason"] == "QuotaReserved")
+                .count()
+        })
+        .sum();
+    for h in [
+        "kueue_quota_reserved_wait_time_seconds",
+        "kueue_admission_wait_time_seconds",
+    ] {
+        assert_eq!(
+            sum(&format!("{h}_count"), &|_| true),
+            reservations as f64,
+            "{h}"
+        );
+        for cq in ["lower", "newer"] {
+            let buckets: Vec<f64> = samples
+                .iter()
+                .filter(|(n, l, _)| *n == format!("{h}_bucket") && l["cluster_queue"] == cq)
+                .map(|s| s.2)
+                .collect();
+            assert!(buckets.windows(2).all(|p| p[0] <= p[1]), "{h} {cq}");
+            assert_eq!(
+                buckets.last().copied(),
+                Some(sum(&format!("{h}_count"), &|l| l["cluster_queue"] == cq))
+            );
+        }
+    }
     // l-urgent (ClusterQueue lower) preempted l-new at 300 s.
     assert_eq!(
         sum("kueue_preempted_workloads_total", &|l| {

@@ -135,6 +135,15 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// The `reason` and `underlying_cause` labels of an eviction: a deactivation's condition reason
+/// `DeactivatedDueTo<Cause>` is reported as `Deactivated` with the cause (`evict.go`).
+fn metric_reason(condition_reason: &str) -> (&str, &str) {
+    match condition_reason.strip_prefix("DeactivatedDueTo") {
+        Some(cause) => ("Deactivated", cause),
+        None => (condition_reason, ""),
+    }
+}
+
 /// The metrics at the end of the run described by `doc`; `waits` are the run's quota
 /// reservations (`RunStats::quota_reserved_waits`).
 pub fn metrics_prom(
@@ -183,6 +192,17 @@ pub fn metrics_prom(
         "gauge",
         "The number of finished workloads per 'cluster_queue'.",
         &["cluster_queue"],
+    );
+    let mut evicted = Family::new(
+        "kueue_evicted_workloads_total",
+        "counter",
+        "The number of evicted workloads per 'cluster_queue'",
+        &[
+            "cluster_queue",
+            "reason",
+            "underlying_cause",
+            "priority_class",
+        ],
     );
     let mut preempted = Family::new(
         "kueue_preempted_workloads_total",
@@ -238,6 +258,8 @@ pub fn metrics_prom(
             }
         }
         for ev in &w.evictions {
+            let (reason, cause) = metric_reason(ev.reason);
+            evicted.add(&[cq, reason, cause, pc], 1);
             if let (Some(reason), Some(by)) = (ev.preemption_reason, &ev.preemptor)
                 && let Some(by_cq) = cq_of.get(by)
             {
@@ -279,6 +301,7 @@ pub fn metrics_prom(
         &admitted_total,
         &finished_total,
         &finished,
+        &evicted,
         &preempted,
     ] {
         f.write(&mut out);

@@ -480,3 +480,32 @@ fn metrics_prom_parses_and_agrees_with_the_result() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn metrics_prom_splits_deactivation_into_reason_and_underlying_cause() {
+    let dir = temp_dir("metrics-evicted");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/pods-ready-backoff"),
+        "-q",
+        "--out",
+        dir.to_str().expect("utf-8 temp path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let prom = std::fs::read_to_string(dir.join("metrics.prom")).expect("metrics.prom");
+    let evicted: Vec<(String, String, f64)> = parse_prom(&prom)
+        .into_iter()
+        .filter(|(n, l, _)| n == "kueue_evicted_workloads_total" && l["cluster_queue"] == "cq")
+        .map(|(_, l, v)| (l["reason"].clone(), l["underlying_cause"].clone(), v))
+        .collect();
+    // Three PodsReady timeouts, then the requeuing limit deactivates it (evict.go reports
+    // reason Deactivated with the cause).
+    assert_eq!(
+        evicted,
+        [
+            ("Deactivated".into(), "RequeuingLimitExceeded".into(), 1.0),
+            ("PodsReadyTimeout".into(), String::new(), 3.0)
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

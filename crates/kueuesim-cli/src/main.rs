@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use kueuesim_engine::Simulation;
 use kueuesim_engine::outcome::TimeSeries;
-use kueuesim_model::{SimDuration, SimTime, WorkloadId, World};
+use kueuesim_model::{FlavorId, ResourceId, SimDuration, SimTime, WorkloadId, World};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
 use kueuesim_scenario::metrics::metrics_prom;
@@ -123,6 +123,7 @@ fn write_out_dir(
     world: &World,
     series: Option<&TimeSeries>,
     waits: &[(WorkloadId, SimDuration)],
+    final_usage: &[Vec<(FlavorId, ResourceId, i64)>],
 ) -> Result<(), Failure> {
     let io = |path: &Path, e: std::io::Error| Failure {
         code: 1,
@@ -135,7 +136,7 @@ fn write_out_dir(
         ("workloads.csv", workloads_csv(doc)),
         ("events.jsonl", events_jsonl(doc)),
         ("timeseries.csv", series),
-        ("metrics.prom", metrics_prom(world, doc, waits)),
+        ("metrics.prom", metrics_prom(world, doc, waits, final_usage)),
     ];
     for (name, text) in files {
         let path = dir.join(name);
@@ -191,6 +192,7 @@ fn run(args: RunArgs<'_>) -> Result<(), Failure> {
             world,
             outcome.time_series.as_ref(),
             &outcome.stats.quota_reserved_waits,
+            &outcome.stats.final_quota_usage,
         )?;
     }
     let text = match output {

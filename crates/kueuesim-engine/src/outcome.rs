@@ -225,6 +225,9 @@ pub struct RunStats {
     /// Every quota reservation made by a scheduling cycle: the workload and how long it had
     /// waited since it was created or last requeued (Kueue's `quota_reserved_wait_time`).
     pub quota_reserved_waits: Vec<(WorkloadId, SimDuration)>,
+    /// Per ClusterQueue at the end, the quota its workloads hold for every flavor and resource
+    /// of its resource groups, in their order (Kueue's `resourceNode.Usage`).
+    pub final_quota_usage: Vec<Vec<(FlavorId, ResourceId, i64)>>,
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.

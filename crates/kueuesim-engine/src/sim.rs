@@ -503,6 +503,21 @@ impl<'w> Simulation<'w> {
             self.stats.gpu_busy_ms -= i128::from(self.gpus_in_use) * i128::from(extra);
         }
         self.stats.end = end;
+        self.stats.final_quota_usage = self
+            .world
+            .cluster_queues
+            .iter()
+            .enumerate()
+            .map(|(c, cq)| {
+                let node = self.tree.cq_node(ClusterQueueId::from_index(c));
+                cq.resource_groups
+                    .iter()
+                    .flat_map(|rg| &rg.flavors)
+                    .flat_map(|fq| fq.resources.iter().map(move |rq| (fq.flavor, rq.resource)))
+                    .map(|(f, r)| (f, r, self.tree.usage(node, self.tree.fr(f, r))))
+                    .collect()
+            })
+            .collect();
         // Samples after the end (taken before idle events past it) go; the rest up to it come.
         if let Some(series) = &mut self.series {
             series.samples.retain(|s| s.at <= end);

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kueuesim_model::{QueueRef, SimDuration, WorkloadId, World};
+use kueuesim_model::{FlavorId, QueueRef, ResourceId, SimDuration, WorkloadId, World};
 
 use crate::output::SimulationResult;
 
@@ -18,7 +18,7 @@ struct Family {
     kind: &'static str,
     help: &'static str,
     labels: &'static [&'static str],
-    samples: BTreeMap<Vec<String>, u64>,
+    samples: BTreeMap<Vec<String>, f64>,
 }
 
 impl Family {
@@ -39,11 +39,11 @@ impl Family {
 
     /// Makes the sample exist (Kueue reports zeros for every ClusterQueue it knows).
     fn touch(&mut self, values: &[&str]) {
-        self.samples.entry(owned(values)).or_insert(0);
+        self.samples.entry(owned(values)).or_insert(0.0);
     }
 
-    fn add(&mut self, values: &[&str], n: u64) {
-        *self.samples.entry(owned(values)).or_insert(0) += n;
+    fn add(&mut self, values: &[&str], n: f64) {
+        *self.samples.entry(owned(values)).or_insert(0.0) += n;
     }
 
     fn write(&self, out: &mut String) {
@@ -63,7 +63,7 @@ impl Family {
                 .iter()
                 .map(|(l, v)| format!("{l}=\"{}\"", escape(v)))
                 .collect();
-            let _ = writeln!(out, "{}{{{}}} {n}", self.name, labels.join(","));
+            let _ = writeln!(out, "{}{{{}}} {}", self.name, labels.join(","), value(*n));
         }
     }
 }
@@ -124,6 +124,15 @@ impl Histogram {
     }
 }
 
+/// A sample value as the text format writes it (`+Inf` for an unlimited quota).
+fn value(v: f64) -> String {
+    if v == f64::INFINITY {
+        "+Inf".into()
+    } else {
+        format!("{v}")
+    }
+}
+
 fn owned(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| v.to_string()).collect()
 }
@@ -150,6 +159,7 @@ pub fn metrics_prom(
     world: &World,
     doc: &SimulationResult,
     waits: &[(WorkloadId, SimDuration)],
+    final_usage: &[Vec<(FlavorId, ResourceId, i64)>],
 ) -> String {
     let mut pending = Family::new(
         "kueue_pending_workloads",
@@ -235,35 +245,105 @@ pub fn metrics_prom(
         match w.state {
             "Pending" => {
                 let status = w.queue_status.as_deref().unwrap_or("inadmissible");
-                pending.add(&[cq, status], 1);
+                pending.add(&[cq, status], 1.0);
             }
             // Quota held (evicted workloads keep it until their pods are gone).
             "QuotaReserved" | "Admitted" | "Running" | "Evicted" => {
-                reserving.add(&[cq], 1);
+                reserving.add(&[cq], 1.0);
                 if w.state != "QuotaReserved" {
-                    admitted_active.add(&[cq], 1);
+                    admitted_active.add(&[cq], 1.0);
                 }
             }
             "Finished" => {
-                finished_total.add(&[cq, pc], 1);
-                finished.add(&[cq], 1);
+                finished_total.add(&[cq, pc], 1.0);
+                finished.add(&[cq], 1.0);
             }
             _ => {}
         }
         for e in &w.events {
             match e.reason {
-                "QuotaReserved" => quota_reserved_total.add(&[cq, pc], 1),
-                "Admitted" => admitted_total.add(&[cq, pc], 1),
+                "QuotaReserved" => quota_reserved_total.add(&[cq, pc], 1.0),
+                "Admitted" => admitted_total.add(&[cq, pc], 1.0),
                 _ => {}
             }
         }
         for ev in &w.evictions {
             let (reason, cause) = metric_reason(ev.reason);
-            evicted.add(&[cq, reason, cause, pc], 1);
+            evicted.add(&[cq, reason, cause, pc], 1.0);
             if let (Some(reason), Some(by)) = (ev.preemption_reason, &ev.preemptor)
                 && let Some(by_cq) = cq_of.get(by)
             {
-                preempted.add(&[by_cq, reason], 1);
+                preempted.add(&[by_cq, reason], 1.0);
+            }
+        }
+    }
+    // The ClusterQueue resource metrics (`metrics.enableClusterQueueResources`): quotas from
+    // the spec, usage at the end; without admission checks reserved and admitted usage agree.
+    let quota_labels: &'static [&'static str] = &["cohort", "cluster_queue", "flavor", "resource"];
+    let mut nominal = Family::new(
+        "kueue_cluster_queue_nominal_quota",
+        "gauge",
+        "Reports the cluster_queue's resource nominal quota within all the flavors",
+        quota_labels,
+    );
+    let mut borrowing = Family::new(
+        "kueue_cluster_queue_borrowing_limit",
+        "gauge",
+        "Reports the cluster_queue's resource borrowing limit within all the flavors",
+        quota_labels,
+    );
+    let mut lending = Family::new(
+        "kueue_cluster_queue_lending_limit",
+        "gauge",
+        "Reports the cluster_queue's resource lending limit within all the flavors",
+        quota_labels,
+    );
+    let mut reservation = Family::new(
+        "kueue_cluster_queue_resource_reservation",
+        "gauge",
+        "Reports the cluster_queue's total resource reservation within all the flavors",
+        quota_labels,
+    );
+    let mut usage = Family::new(
+        "kueue_cluster_queue_resource_usage",
+        "gauge",
+        "Reports the cluster_queue's total admitted resource usage within all the flavors",
+        quota_labels,
+    );
+    // `AsApproximateFloat64`: cpu in cores, everything else in its base unit.
+    let amount = |r: ResourceId, a: i64| -> f64 {
+        if world.resources.name(r) == "cpu" {
+            a as f64 / 1000.0
+        } else {
+            a as f64
+        }
+    };
+    for (c, cq) in world.cluster_queues.iter().enumerate() {
+        let cohort = cq
+            .cohort
+            .map_or("", |co| world.cohorts[co.index()].name.as_str());
+        for fq in cq.resource_groups.iter().flat_map(|rg| &rg.flavors) {
+            let flavor = world.flavors[fq.flavor.index()].name.as_str();
+            for rq in &fq.resources {
+                let labels = [
+                    cohort,
+                    cq.name.as_str(),
+                    flavor,
+                    world.resources.name(rq.resource),
+                ];
+                let limit = |l: Option<i64>| l.map_or(f64::INFINITY, |l| amount(rq.resource, l));
+                nominal.add(&labels, amount(rq.resource, rq.nominal));
+                borrowing.add(&labels, limit(rq.borrowing_limit));
+                lending.add(&labels, limit(rq.lending_limit));
+                let held = final_usage
+                    .get(c)
+                    .and_then(|u| {
+                        u.iter()
+                            .find(|(f, r, _)| *f == fq.flavor && *r == rq.resource)
+                    })
+                    .map_or(0, |u| u.2);
+                reservation.add(&labels, amount(rq.resource, held));
+                usage.add(&labels, amount(rq.resource, held));
             }
         }
     }
@@ -303,6 +383,11 @@ pub fn metrics_prom(
         &finished,
         &evicted,
         &preempted,
+        &nominal,
+        &borrowing,
+        &lending,
+        &reservation,
+        &usage,
     ] {
         f.write(&mut out);
     }

@@ -471,6 +471,40 @@ fn metrics_prom_parses_and_agrees_with_the_result() {
             );
         }
     }
+    // Quota: nominal from the spec; usage at 310 s is what the holding workloads (l-new
+    // still terminating) requested, as result.json lists them.
+    for (cq, nominal) in [("lower", 6.0), ("newer", 4.0)] {
+        let on = |l: &BTreeMap<String, String>| l["cluster_queue"] == cq && l["resource"] == "cpu";
+        assert_eq!(sum("kueue_cluster_queue_nominal_quota", &on), nominal);
+        assert_eq!(
+            sum("kueue_cluster_queue_borrowing_limit", &on),
+            f64::INFINITY
+        );
+        let held: f64 = wls
+            .iter()
+            .filter(|w| {
+                w["clusterQueue"] == cq
+                    && ["Admitted", "Running", "Evicted"]
+                        .contains(&w["state"].as_str().unwrap_or(""))
+            })
+            .flat_map(|w| w["podSets"].as_array().expect("podSets").clone())
+            .map(|p| {
+                p["requests"]["cpu"]
+                    .as_str()
+                    .expect("cpu request")
+                    .parse::<f64>()
+                    .expect("whole cores")
+                    * p["admittedCount"].as_f64().expect("admitted")
+            })
+            .sum();
+        assert!(held > 0.0);
+        assert_eq!(sum("kueue_cluster_queue_resource_usage", &on), held, "{cq}");
+        assert_eq!(
+            sum("kueue_cluster_queue_resource_reservation", &on),
+            held,
+            "{cq}"
+        );
+    }
     // l-urgent (ClusterQueue lower) preempted l-new at 300 s.
     assert_eq!(
         sum("kueue_preempted_workloads_total", &|l| {

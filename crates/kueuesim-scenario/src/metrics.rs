@@ -6,7 +6,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use kueuesim_model::{FlavorId, QueueRef, ResourceId, SimDuration, WorkloadId, World};
+use kueuesim_model::quota::QuotaTree;
+use kueuesim_model::{
+    ClusterQueueId, FlavorId, QueueRef, ResourceId, SimDuration, StopPolicy, WorkloadId, World,
+};
 
 use crate::output::SimulationResult;
 
@@ -220,6 +223,44 @@ pub fn metrics_prom(
         "The number of preempted workloads per 'preempting_cluster_queue'",
         &["preempting_cluster_queue", "reason"],
     );
+    let mut status = Family::new(
+        "kueue_cluster_queue_status",
+        "gauge",
+        "Reports 'cluster_queue' with its 'status' (with possible values 'pending', 'active' or 'terminated').",
+        &["cluster_queue", "status"],
+    );
+    let mut info = Family::new(
+        "kueue_cluster_queue_info",
+        "gauge",
+        "Reports ClusterQueue hierarchy information. The metric has value 1 and can be joined using labels.",
+        &["cluster_queue", "parent_cohort", "root_cohort"],
+    );
+    let tree = QuotaTree::new(world);
+    for (c, cq) in world.cluster_queues.iter().enumerate() {
+        // Inactive (stopped, or in a cohort cycle) ClusterQueues are `pending`.
+        let inactive =
+            cq.stop_policy != StopPolicy::None || tree.in_cycle(ClusterQueueId::from_index(c));
+        let current = if inactive { "pending" } else { "active" };
+        for s in ["pending", "active", "terminating"] {
+            status.add(&[&cq.name, s], if s == current { 1.0 } else { 0.0 });
+        }
+        let parent = cq
+            .cohort
+            .map_or("", |co| world.cohorts[co.index()].name.as_str());
+        // The root of the cohort chain; none inside a cycle.
+        let mut root = cq.cohort;
+        let mut steps = 0;
+        while let Some(r) = root.and_then(|r| world.cohorts[r.index()].parent) {
+            root = Some(r);
+            steps += 1;
+            if steps > world.cohorts.len() {
+                root = None;
+                break;
+            }
+        }
+        let root = root.map_or("", |r| world.cohorts[r.index()].name.as_str());
+        info.add(&[&cq.name, parent, root], 1.0);
+    }
     for cq in &world.cluster_queues {
         let cq = cq.name.as_str();
         pending.touch(&[cq, "active"]);
@@ -383,6 +424,8 @@ pub fn metrics_prom(
         &finished,
         &evicted,
         &preempted,
+        &status,
+        &info,
         &nominal,
         &borrowing,
         &lending,

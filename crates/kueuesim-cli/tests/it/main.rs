@@ -543,3 +543,37 @@ fn metrics_prom_splits_deactivation_into_reason_and_underlying_cause() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn metrics_prom_reports_cluster_queue_status_and_hierarchy() {
+    let dir = temp_dir("metrics-status");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/cohort-cycle"),
+        "-q",
+        "--out",
+        dir.to_str().expect("utf-8 temp path"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let prom = std::fs::read_to_string(dir.join("metrics.prom")).expect("metrics.prom");
+    let samples = parse_prom(&prom);
+    let status = |cq: &str| -> Vec<String> {
+        samples
+            .iter()
+            .filter(|(n, l, v)| {
+                n == "kueue_cluster_queue_status" && l["cluster_queue"] == cq && *v == 1.0
+            })
+            .map(|(_, l, _)| l["status"].clone())
+            .collect()
+    };
+    // A ClusterQueue in a cohort cycle is inactive: pending; the others are active.
+    assert_eq!(status("loops"), ["pending"]);
+    assert_eq!(status("ok-borrower"), ["active"]);
+    let info: Vec<(String, String)> = samples
+        .iter()
+        .filter(|(n, l, _)| n == "kueue_cluster_queue_info" && l["cluster_queue"] == "loops")
+        .map(|(_, l, _)| (l["parent_cohort"].clone(), l["root_cohort"].clone()))
+        .collect();
+    assert_eq!(info, [("loop-a".to_string(), String::new())]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

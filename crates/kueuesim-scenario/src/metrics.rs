@@ -235,6 +235,39 @@ pub fn metrics_prom(
         "Reports ClusterQueue hierarchy information. The metric has value 1 and can be joined using labels.",
         &["cluster_queue", "parent_cohort", "root_cohort"],
     );
+    // LocalQueue mirrors (`LocalQueueMetrics`, on by default since Kueue 0.17).
+    let mut lq_pending = Family::new(
+        "kueue_local_queue_pending_workloads",
+        "gauge",
+        "The number of pending workloads, per 'local_queue' and 'status'.",
+        &["name", "namespace", "status"],
+    );
+    let mut lq_reserving = Family::new(
+        "kueue_local_queue_reserving_active_workloads",
+        "gauge",
+        "The number of Workloads that are reserving quota, per 'localQueue'",
+        &["name", "namespace"],
+    );
+    let mut lq_admitted = Family::new(
+        "kueue_local_queue_admitted_active_workloads",
+        "gauge",
+        "The number of admitted Workloads that are active, per 'localQueue'",
+        &["name", "namespace"],
+    );
+    let mut lq_finished = Family::new(
+        "kueue_local_queue_finished_workloads",
+        "gauge",
+        "The number of finished workloads, per 'local_queue'.",
+        &["name", "namespace"],
+    );
+    for lq in &world.local_queues {
+        let (name, ns) = (lq.name.as_str(), lq.namespace.as_str());
+        lq_pending.touch(&[name, ns, "active"]);
+        lq_pending.touch(&[name, ns, "inadmissible"]);
+        lq_reserving.touch(&[name, ns]);
+        lq_admitted.touch(&[name, ns]);
+        lq_finished.touch(&[name, ns]);
+    }
     let tree = QuotaTree::new(world);
     for (c, cq) in world.cluster_queues.iter().enumerate() {
         // Inactive (stopped, or in a cohort cycle) ClusterQueues are `pending`.
@@ -283,6 +316,22 @@ pub fn metrics_prom(
             continue;
         };
         let pc = w.priority_class.as_deref().unwrap_or("");
+        if let Some(lq) = w.local_queue.as_deref() {
+            let key = [lq, w.namespace.as_str()];
+            match w.state {
+                "Pending" => {
+                    let status = w.queue_status.as_deref().unwrap_or("inadmissible");
+                    lq_pending.add(&[lq, &w.namespace, status], 1.0);
+                }
+                "QuotaReserved" => lq_reserving.add(&key, 1.0),
+                "Admitted" | "Running" | "Evicted" => {
+                    lq_reserving.add(&key, 1.0);
+                    lq_admitted.add(&key, 1.0);
+                }
+                "Finished" => lq_finished.add(&key, 1.0),
+                _ => {}
+            }
+        }
         match w.state {
             "Pending" => {
                 let status = w.queue_status.as_deref().unwrap_or("inadmissible");
@@ -426,6 +475,10 @@ pub fn metrics_prom(
         &preempted,
         &status,
         &info,
+        &lq_pending,
+        &lq_reserving,
+        &lq_admitted,
+        &lq_finished,
         &nominal,
         &borrowing,
         &lending,

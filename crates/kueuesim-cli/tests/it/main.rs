@@ -405,6 +405,25 @@ fn metrics_prom_parses_and_agrees_with_the_result() {
     let holding =
         count(&|w| ["Admitted", "Running", "Evicted"].contains(&w["state"].as_str().unwrap_or("")));
     assert_eq!(sum("kueue_admitted_active_workloads", &|_| true), holding);
+    // The LocalQueue mirrors add up to the ClusterQueue figures.
+    assert_eq!(
+        sum("kueue_local_queue_pending_workloads", &|l| l["status"]
+            == "active"),
+        active
+    );
+    assert_eq!(
+        sum("kueue_local_queue_admitted_active_workloads", &|_| true),
+        holding
+    );
+    assert_eq!(
+        sum("kueue_local_queue_admitted_active_workloads", &|l| {
+            l["namespace"] == "team-lower" && l["name"] == "q"
+        }),
+        count(&|w| {
+            w["namespace"] == "team-lower"
+                && ["Admitted", "Running", "Evicted"].contains(&w["state"].as_str().unwrap_or(""))
+        })
+    );
     let admitted_events: usize = wls
         .iter()
         .map(|w| {

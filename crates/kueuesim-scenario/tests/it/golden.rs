@@ -1,29 +1,9 @@
 //! Golden scenarios: the outcomes computed by hand (in each scenario's header comment) are
 //! asserted field by field, then the whole result is snapshotted.
 
-use kueuesim_scenario::output::{SimulationResult, WorkloadOut, to_json};
+use kueuesim_scenario::output::to_json;
 
-use crate::util::run_dir;
-
-fn wl<'a>(r: &'a SimulationResult, namespace: &str, job: &str) -> &'a WorkloadOut {
-    let prefix = format!("job-{job}-");
-    r.workloads
-        .iter()
-        .find(|w| w.namespace == namespace && (w.name == job || w.name.starts_with(&prefix)))
-        .unwrap_or_else(|| panic!("no workload {namespace}/{job}"))
-}
-
-/// (admittedAt, runningAt, finishedAt) in seconds.
-fn times(w: &WorkloadOut) -> (Option<f64>, Option<f64>, Option<f64>) {
-    (w.admitted_at, w.running_at, w.finished_at)
-}
-
-fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a kueuesim_scenario::output::ConditionOut {
-    w.conditions
-        .iter()
-        .find(|c| c.kind == kind)
-        .unwrap_or_else(|| panic!("{} has no {kind} condition", w.name))
-}
+use crate::util::{condition, run_dir, times, wl};
 
 #[test]
 fn fifo_strategies() {

@@ -17,27 +17,9 @@
 //! consequences (pending-active vs pending-inadmissible), by the `queue_status` assertions
 //! here.
 
-use kueuesim_scenario::output::{ConditionOut, EventOut, SimulationResult, WorkloadOut};
+use kueuesim_scenario::output::{EventOut, SimulationResult, WorkloadOut};
 
-use crate::util::run_dir;
-
-fn wl<'a>(r: &'a SimulationResult, namespace: &str, name: &str) -> &'a WorkloadOut {
-    r.workloads
-        .iter()
-        .find(|w| w.namespace == namespace && w.name == name)
-        .unwrap_or_else(|| panic!("no workload {namespace}/{name}"))
-}
-
-fn id(w: &WorkloadOut) -> String {
-    format!("{}/{}", w.namespace, w.name)
-}
-
-fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a ConditionOut {
-    w.conditions
-        .iter()
-        .find(|c| c.kind == kind)
-        .unwrap_or_else(|| panic!("{} has no {kind} condition", id(w)))
-}
+use crate::util::{condition, id, run_dir, wl};
 
 fn assert_flavor(w: &WorkloadOut, resource: &str, flavor: &str) {
     assert_eq!(

@@ -10,10 +10,9 @@
 
 use kueuesim_engine::Simulation;
 use kueuesim_model::SimTime;
-use kueuesim_scenario::output::{ConditionOut, SimulationResult, WorkloadOut, result};
-use kueuesim_scenario::{LoadOptions, load};
+use kueuesim_scenario::output::{SimulationResult, WorkloadOut, result};
 
-use crate::util::{run_dir, scenarios_dir};
+use crate::util::{condition, id, load_dir, run_dir, times, wl};
 
 /// Runs `scenarios/kueue/<name>` to its own horizon.
 fn run(name: &str) -> SimulationResult {
@@ -23,35 +22,10 @@ fn run(name: &str) -> SimulationResult {
 /// Runs `scenarios/kueue/<name>` up to `secs` seconds (as `--until` does) and reports the
 /// state at that time.
 fn run_until(name: &str, secs: f64) -> SimulationResult {
-    let files =
-        kueuesim_scenario::embedded::read_paths(&[scenarios_dir().join("kueue").join(name)])
-            .expect("readable");
-    let mut loaded =
-        load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("kueue/{name}: {e}"));
+    let mut loaded = load_dir(&format!("kueue/{name}"));
     loaded.world.config.until = Some(SimTime::from_millis((secs * 1000.0).round() as i64));
     let outcome = Simulation::new(&loaded.world).run();
     result(&loaded.world, &outcome)
-}
-
-/// The workload `namespace/name`, or the Workload Kueue made for Job `name`
-/// (`job-<name>-<hash>`).
-fn wl<'a>(r: &'a SimulationResult, namespace: &str, name: &str) -> &'a WorkloadOut {
-    let prefix = format!("job-{name}-");
-    r.workloads
-        .iter()
-        .find(|w| w.namespace == namespace && (w.name == name || w.name.starts_with(&prefix)))
-        .unwrap_or_else(|| panic!("no workload {namespace}/{name}"))
-}
-
-fn id(w: &WorkloadOut) -> String {
-    format!("{}/{}", w.namespace, w.name)
-}
-
-fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a ConditionOut {
-    w.conditions
-        .iter()
-        .find(|c| c.kind == kind)
-        .unwrap_or_else(|| panic!("{} has no {kind} condition: {:?}", id(w), w.conditions))
 }
 
 /// The condition `kind` has this status, reason and message.
@@ -63,11 +37,6 @@ fn assert_condition(w: &WorkloadOut, kind: &str, status: &str, reason: &str, mes
         "{}: {kind} condition",
         id(w)
     );
-}
-
-/// (admittedAt, runningAt, finishedAt) in seconds.
-fn times(w: &WorkloadOut) -> (Option<f64>, Option<f64>, Option<f64>) {
-    (w.admitted_at, w.running_at, w.finished_at)
 }
 
 /// Admitted at `admitted`, running at once (quota-only, no start-up delay), finished at
@@ -1061,11 +1030,7 @@ fn checkpoint_keeps_whole_intervals_and_restart_loses_all() {
     assert_eq!(r.summary.preemptions.get("InClusterQueue"), Some(&1));
 
     // The same run with progress: restart.
-    let files = kueuesim_scenario::embedded::read_paths(&[
-        scenarios_dir().join("kueue/checkpoint-vs-restart")
-    ])
-    .expect("readable");
-    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    let mut loaded = load_dir("kueue/checkpoint-vs-restart");
     loaded.world.config.progress = kueuesim_model::ProgressPolicy::Restart;
     let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let long = wl(&r, "team", "long");
@@ -1153,11 +1118,7 @@ fn block_admission_serialises_admissions_behind_unready_workloads() {
     );
 
     // The same world without blockAdmission admits a and b at once.
-    let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir()
-        .join("kueue")
-        .join("block-admission")])
-    .expect("readable");
-    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    let mut loaded = load_dir("kueue/block-admission");
     let wfpr = loaded
         .world
         .config
@@ -1198,11 +1159,7 @@ fn afs_preempts_from_the_busier_local_queue_first() {
     assert_ran(heavy, 1861.0, 5461.0);
 
     // Without Admission Fair Sharing the more recently reserved workload goes instead.
-    let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir()
-        .join("kueue")
-        .join("afs-preemption-victims")])
-    .expect("readable");
-    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    let mut loaded = load_dir("kueue/afs-preemption-victims");
     loaded.world.config.kueue.admission_fair_sharing = None;
     let plain = result(&loaded.world, &Simulation::new(&loaded.world).run());
     assert!(wl(&plain, "lab", "heavy-job").evictions.is_empty());
@@ -1297,11 +1254,7 @@ fn fair_sharing_orders_entries_by_share_not_priority() {
     assert_eq!(hi.admitted_at, Some(1811.0));
 
     // Classical ordering: priority decides among entries at the same borrowing level.
-    let files = kueuesim_scenario::embedded::read_paths(&[
-        scenarios_dir().join("kueue/fair-sharing-tournament")
-    ])
-    .expect("readable");
-    let mut loaded = load(&files, LoadOptions::default()).expect("loads");
+    let mut loaded = load_dir("kueue/fair-sharing-tournament");
     loaded.world.config.kueue.fair_sharing = None;
     let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let (hi, lo) = (wl(&r, "team-a", "a-high"), wl(&r, "team-b", "b-low"));

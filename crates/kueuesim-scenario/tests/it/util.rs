@@ -1,7 +1,7 @@
 //! Loading YAML text and running it, for tests.
 
 use kueuesim_engine::Simulation;
-use kueuesim_scenario::output::{SimulationResult, result};
+use kueuesim_scenario::output::{ConditionOut, SimulationResult, WorkloadOut, result};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 /// Loads one file's text, named `name`.
@@ -28,11 +28,44 @@ pub(crate) fn scenarios_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
 }
 
-/// Loads and runs a scenario directory under `scenarios/`.
-pub(crate) fn run_dir(rel: &str) -> SimulationResult {
+/// Loads a scenario directory under `scenarios/`.
+pub(crate) fn load_dir(rel: &str) -> Loaded {
     let files =
         kueuesim_scenario::embedded::read_paths(&[scenarios_dir().join(rel)]).expect("readable");
-    let loaded = load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Loads and runs a scenario directory under `scenarios/`.
+pub(crate) fn run_dir(rel: &str) -> SimulationResult {
+    let loaded = load_dir(rel);
     let outcome = Simulation::new(&loaded.world).run();
     result(&loaded.world, &outcome)
+}
+
+/// The workload `namespace/name`, or the Workload Kueue made for Job `name`
+/// (`job-<name>-<hash>`).
+pub(crate) fn wl<'a>(r: &'a SimulationResult, namespace: &str, name: &str) -> &'a WorkloadOut {
+    let prefix = format!("job-{name}-");
+    r.workloads
+        .iter()
+        .find(|w| w.namespace == namespace && (w.name == name || w.name.starts_with(&prefix)))
+        .unwrap_or_else(|| panic!("no workload {namespace}/{name}"))
+}
+
+/// `namespace/name`, for messages.
+pub(crate) fn id(w: &WorkloadOut) -> String {
+    format!("{}/{}", w.namespace, w.name)
+}
+
+/// The condition `kind` of `w`; panics naming the workload if it has none.
+pub(crate) fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a ConditionOut {
+    w.conditions
+        .iter()
+        .find(|c| c.kind == kind)
+        .unwrap_or_else(|| panic!("{} has no {kind} condition: {:?}", id(w), w.conditions))
+}
+
+/// (admittedAt, runningAt, finishedAt) in seconds.
+pub(crate) fn times(w: &WorkloadOut) -> (Option<f64>, Option<f64>, Option<f64>) {
+    (w.admitted_at, w.running_at, w.finished_at)
 }

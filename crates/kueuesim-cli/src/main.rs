@@ -34,34 +34,38 @@ enum Format {
     Yaml,
 }
 
+/// The options of `kueuesim run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// YAML files or directories (their *.yaml / *.yml files, in lexical order).
+    paths: Vec<PathBuf>,
+    /// Seed of the random streams (overrides Simulation spec.seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h), then
+    /// report the state at that time.
+    #[arg(long)]
+    until: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "summary")]
+    output: Format,
+    /// Objects of kinds the simulator does not read are an error instead of a warning.
+    #[arg(long)]
+    strict: bool,
+    /// Do not show progress on a terminal.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute)
+    /// and metrics.prom into this directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scenario (files or directories of Kubernetes YAML); the embedded platform
     /// scenario when no path is given.
-    Run {
-        /// YAML files or directories (their *.yaml / *.yml files, in lexical order).
-        paths: Vec<PathBuf>,
-        /// Seed of the random streams (overrides Simulation spec.seed).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h), then
-        /// report the state at that time.
-        #[arg(long)]
-        until: Option<String>,
-        /// Output format.
-        #[arg(short = 'o', long = "output", value_enum, default_value = "summary")]
-        output: Format,
-        /// Objects of kinds the simulator does not read are an error instead of a warning.
-        #[arg(long)]
-        strict: bool,
-        /// Do not show progress on a terminal.
-        #[arg(long, short = 'q')]
-        quiet: bool,
-        /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute)
-        /// and metrics.prom into this directory (created if missing).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-    },
+    Run(RunArgs),
     /// Check that scenario files load, without simulating.
     Validate {
         /// YAML files or directories.
@@ -105,17 +109,6 @@ fn load_sources(paths: &[PathBuf], strict: bool) -> Result<Loaded, Failure> {
     Ok(loaded)
 }
 
-/// What `run` was asked for.
-struct RunArgs<'a> {
-    paths: &'a [PathBuf],
-    seed: Option<u64>,
-    until: Option<&'a str>,
-    output: Format,
-    strict: bool,
-    quiet: bool,
-    out: Option<&'a Path>,
-}
-
 /// Writes the `--out` files; an I/O failure names the file.
 fn write_out_dir(
     dir: &Path,
@@ -145,7 +138,7 @@ fn write_out_dir(
     Ok(())
 }
 
-fn run(args: RunArgs<'_>) -> Result<(), Failure> {
+fn run(args: &RunArgs) -> Result<(), Failure> {
     let RunArgs {
         paths,
         seed,
@@ -155,6 +148,7 @@ fn run(args: RunArgs<'_>) -> Result<(), Failure> {
         quiet,
         out,
     } = args;
+    let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
     let mut loaded = load_sources(paths, strict)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
@@ -243,23 +237,7 @@ fn main() -> ExitCode {
         }
     };
     let r = match &cli.command {
-        Command::Run {
-            paths,
-            seed,
-            until,
-            output,
-            strict,
-            quiet,
-            out,
-        } => run(RunArgs {
-            paths,
-            seed: *seed,
-            until: until.as_deref(),
-            output: *output,
-            strict: *strict,
-            quiet: *quiet,
-            out: out.as_deref(),
-        }),
+        Command::Run(args) => run(args),
         Command::Validate { paths, strict } => validate(paths, *strict),
     };
     match r {

@@ -146,6 +146,19 @@ fn temp_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// Runs `scenarios/<rel>` quietly with `extra` options and `--out` a fresh directory named
+/// after `test`; asserts success and returns the directory.
+fn run_out(test: &str, rel: &str, extra: &[&str]) -> PathBuf {
+    let dir = temp_dir(test);
+    let scenario_dir = scenario(rel);
+    let mut args = vec!["run", scenario_dir.as_str(), "-q"];
+    args.extend_from_slice(extra);
+    args.extend(["--out", dir.to_str().expect("utf-8 temp path")]);
+    let o = kueuesim(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    dir
+}
+
 /// Splits one RFC 4180 CSV line into cells.
 fn csv_cells(line: &str) -> Vec<String> {
     let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
@@ -167,16 +180,8 @@ fn csv_cells(line: &str) -> Vec<String> {
 
 #[test]
 fn out_dir_files_agree_with_the_json_document() {
-    let dir = temp_dir("out");
+    let dir = run_out("out", "kueue/within-cq-preemption", &[]);
     let scenario_dir = scenario("kueue/within-cq-preemption");
-    let o = kueuesim(&[
-        "run",
-        &scenario_dir,
-        "-q",
-        "--out",
-        dir.to_str().expect("utf-8 temp path"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let json = kueuesim(&["run", &scenario_dir, "-o", "json"]);
     let result = std::fs::read_to_string(dir.join("result.json")).expect("result.json");
     assert_eq!(result, stdout(&json), "result.json is the -o json document");
@@ -230,15 +235,7 @@ fn out_dir_files_agree_with_the_json_document() {
     );
 
     // Same inputs, same files.
-    let again = temp_dir("out-again");
-    let o = kueuesim(&[
-        "run",
-        &scenario_dir,
-        "-q",
-        "--out",
-        again.to_str().expect("utf-8 temp path"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let again = run_out("out-again", "kueue/within-cq-preemption", &[]);
     for f in [
         "result.json",
         "workloads.csv",
@@ -275,15 +272,7 @@ fn out_dir_that_cannot_be_created_is_an_io_failure() {
 
 #[test]
 fn timeseries_samples_every_minute_to_the_end() {
-    let dir = temp_dir("timeseries");
-    let o = kueuesim(&[
-        "run",
-        &scenario("kueue/block-admission"),
-        "-q",
-        "--out",
-        dir.to_str().expect("utf-8 temp path"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = run_out("timeseries", "kueue/block-admission", &[]);
     let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
     let mut lines = csv.lines();
     let header = csv_cells(lines.next().expect("header"));
@@ -368,19 +357,11 @@ fn parse_prom(text: &str) -> Vec<(String, BTreeMap<String, String>, f64)> {
 
 #[test]
 fn metrics_prom_parses_and_agrees_with_the_result() {
-    let dir = temp_dir("metrics");
-    let scenario_dir = scenario("kueue/within-cq-preemption");
-    let args = [
-        "run",
-        &scenario_dir,
-        "-q",
-        "--until",
-        "310s",
-        "--out",
-        dir.to_str().expect("utf-8 temp path"),
-    ];
-    let o = kueuesim(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = run_out(
+        "metrics",
+        "kueue/within-cq-preemption",
+        &["--until", "310s"],
+    );
     let prom = std::fs::read_to_string(dir.join("metrics.prom")).expect("metrics.prom");
     let samples = parse_prom(&prom);
     let sum = |name: &str, filter: &dyn Fn(&BTreeMap<String, String>) -> bool| -> f64 {
@@ -536,15 +517,7 @@ fn metrics_prom_parses_and_agrees_with_the_result() {
 
 #[test]
 fn metrics_prom_splits_deactivation_into_reason_and_underlying_cause() {
-    let dir = temp_dir("metrics-evicted");
-    let o = kueuesim(&[
-        "run",
-        &scenario("kueue/pods-ready-backoff"),
-        "-q",
-        "--out",
-        dir.to_str().expect("utf-8 temp path"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = run_out("metrics-evicted", "kueue/pods-ready-backoff", &[]);
     let prom = std::fs::read_to_string(dir.join("metrics.prom")).expect("metrics.prom");
     let evicted: Vec<(String, String, f64)> = parse_prom(&prom)
         .into_iter()
@@ -565,15 +538,7 @@ fn metrics_prom_splits_deactivation_into_reason_and_underlying_cause() {
 
 #[test]
 fn metrics_prom_reports_cluster_queue_status_and_hierarchy() {
-    let dir = temp_dir("metrics-status");
-    let o = kueuesim(&[
-        "run",
-        &scenario("kueue/cohort-cycle"),
-        "-q",
-        "--out",
-        dir.to_str().expect("utf-8 temp path"),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = run_out("metrics-status", "kueue/cohort-cycle", &[]);
     let prom = std::fs::read_to_string(dir.join("metrics.prom")).expect("metrics.prom");
     let samples = parse_prom(&prom);
     let status = |cq: &str| -> Vec<String> {

@@ -1,7 +1,7 @@
 //! Invariants that hold after every event of any run (DESIGN.md §6).
 
 use kueuesim_engine::{Simulation, WorkloadState};
-use kueuesim_model::{QueueingStrategy, WorkloadId};
+use kueuesim_model::{QueueingStrategy, WorkloadId, World};
 use proptest::prelude::*;
 
 use crate::fixtures::{Wl, add_node, add_workload, world};
@@ -51,6 +51,21 @@ fn arb_world() -> impl Strategy<Value = kueuesim_model::World> {
     })
 }
 
+/// Runs `world` (with the decision audit on), checking `Simulation::check_invariants` after
+/// every event; fails if the run takes `max_steps` events or more.
+fn check_after_every_event(world: &World, max_steps: u32) -> Result<(), TestCaseError> {
+    let mut sim = Simulation::new(world).with_audit();
+    let mut steps = 0;
+    while sim.step(None) && !sim.only_futile_loops_left() {
+        steps += 1;
+        prop_assert!(steps < max_steps, "run does not terminate");
+        if let Err(e) = sim.check_invariants() {
+            prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -58,15 +73,7 @@ proptest! {
     /// all-or-nothing, usage consistent with the admitted workloads: after every event.
     #[test]
     fn invariants_hold_after_every_event(world in arb_world()) {
-        let mut sim = Simulation::new(&world);
-        let mut steps = 0;
-        while sim.step(None) && !sim.only_futile_loops_left() {
-            steps += 1;
-            prop_assert!(steps < 100_000, "run does not terminate");
-            if let Err(e) = sim.check_invariants() {
-                prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());
-            }
-        }
+        check_after_every_event(&world, 100_000)?;
     }
 
     /// Every workload is in exactly one state at the end, and a run without a horizon leaves
@@ -112,7 +119,7 @@ fn arb_policy() -> impl Strategy<Value = kueuesim_model::Preemption> {
 
 /// Random cohort trees (parents before children, so no cycles), ClusterQueues with
 /// borrowing and lending limits, preemption policies and strategies, on nodes or quota-only.
-fn arb_cohort_world() -> impl Strategy<Value = (kueuesim_model::World, Vec<bool>)> {
+fn arb_cohort_world() -> impl Strategy<Value = World> {
     let cohorts =
         prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), 0i64..8), 0..4);
     let cqs = prop::collection::vec(
@@ -162,7 +169,6 @@ fn arb_cohort_world() -> impl Strategy<Value = (kueuesim_model::World, Vec<bool>
                 },
             )
             .collect();
-        let strict: Vec<bool> = specs.iter().map(|s| s.strict).collect();
         let mut w = crate::fixtures::cohort_world(&cohorts, &specs);
         w.config.pod_termination = kueuesim_model::SimDuration::from_secs(20);
         match pods_ready {
@@ -195,7 +201,7 @@ fn arb_cohort_world() -> impl Strategy<Value = (kueuesim_model::World, Vec<bool>
                 },
             );
         }
-        (w, strict)
+        w
     })
 }
 
@@ -207,22 +213,14 @@ proptest! {
     /// consistent with the admitted workloads, StrictFIFO never admitting past a waiting head,
     /// nodes never over-committed, gangs all-or-nothing: after every event.
     #[test]
-    fn cohort_invariants_hold_after_every_event((world, _strict) in arb_cohort_world()) {
-        let mut sim = Simulation::new(&world).with_audit();
-        let mut steps = 0;
-        while sim.step(None) && !sim.only_futile_loops_left() {
-            steps += 1;
-            prop_assert!(steps < 200_000, "run does not terminate");
-            if let Err(e) = sim.check_invariants() {
-                prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());
-            }
-        }
+    fn cohort_invariants_hold_after_every_event(world in arb_cohort_world()) {
+        check_after_every_event(&world, 200_000)?;
     }
 
     /// Preemption and requeueing never lose a workload: with finite durations, a run without
     /// a horizon ends with nothing running or terminating.
     #[test]
-    fn cohort_runs_settle((world, _strict) in arb_cohort_world()) {
+    fn cohort_runs_settle(world in arb_cohort_world()) {
         let step = kueuesim_model::SimDuration::from_secs(10);
         let outcome = Simulation::new(&world).with_time_series(step).run();
         for rec in outcome.workloads.iter().flatten() {

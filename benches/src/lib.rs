@@ -99,6 +99,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             max_execution_time: None,
             job_uid: None,
             creation_blocked: None,
+            gang: Default::default(),
         });
     }
     w
@@ -207,6 +208,7 @@ pub fn cycle_world(
             last_eviction: None,
             max_execution_time: None,
             creation_blocked: None,
+            gang: Default::default(),
         });
     };
     for q in 0..n_cqs {

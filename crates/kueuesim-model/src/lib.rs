@@ -13,6 +13,7 @@ pub mod quantity;
 pub mod quota;
 pub mod resources;
 pub mod time;
+pub mod topology;
 pub mod world;
 
 pub use ids::*;
@@ -24,7 +25,8 @@ pub use objects::*;
 pub use quantity::{Quantity, QuantityError, format_amount, resource_amount};
 pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
+pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
-    AdmissionFairSharing, FairSharingStrategy, KueueConfig, ProgressPolicy, SchedulerKind,
-    SimConfig, WaitForPodsReady, World,
+    AdmissionFairSharing, FairSharingStrategy, KaiConfig, KueueConfig, PlacementStrategy,
+    ProgressPolicy, SchedulerKind, SimConfig, WaitForPodsReady, World,
 };

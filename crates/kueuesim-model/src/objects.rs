@@ -365,6 +365,53 @@ pub struct Workload {
     /// Why Kueue's job controller could not create the Workload (e.g. its
     /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
     pub creation_blocked: Option<CreationBlocked>,
+    /// What its gang scheduler is asked for: gang size and topology constraint.
+    pub gang: GangSpec,
+}
+
+/// The gang scheduler's view of a workload (the Volcano or KAI PodGroup its controller
+/// would create).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GangSpec {
+    /// PodGroup `minMember`: pods that must be placed in the same scheduling pass. `None`:
+    /// every pod (the whole workload is one gang).
+    pub min_member: Option<u32>,
+    /// Volcano `spec.networkTopology`.
+    pub network_topology: Option<NetworkTopology>,
+    /// KAI `topologyConstraint` (annotations `kai.scheduler/topology*`).
+    pub kai_topology: Option<KaiTopologyConstraint>,
+    /// Nodes of pods already running at the start, in pod order (annotation
+    /// `kueuesim.io/bound-nodes`): a gang that is partly placed, e.g. after a pod failed.
+    pub bound_nodes: Vec<crate::ids::NodeId>,
+}
+
+/// Volcano's `networkTopology` of a PodGroup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkTopology {
+    /// `mode: hard` (true) or `soft`.
+    pub hard: bool,
+    /// `highestTierAllowed` or `highestTierName`.
+    pub highest_tier: Option<TierRef>,
+}
+
+/// How a Volcano constraint names its highest tier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TierRef {
+    /// `highestTierAllowed`.
+    Number(i32),
+    /// `highestTierName` (a HyperNode `spec.tierName`).
+    Name(String),
+}
+
+/// KAI's `topologyConstraint`: levels are node-label keys of the named Topology.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KaiTopologyConstraint {
+    /// `topology`: the Topology object's name.
+    pub topology: String,
+    /// `requiredTopologyLevel`.
+    pub required: Option<String>,
+    /// `preferredTopologyLevel`.
+    pub preferred: Option<String>,
 }
 
 /// A job whose Workload Kueue cannot create: the job controller's Warning event.

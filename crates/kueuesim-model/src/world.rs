@@ -6,6 +6,7 @@ use crate::objects::{
 };
 use crate::resources::ResourceTable;
 use crate::time::{SimDuration, SimTime};
+use crate::topology::Topology;
 
 /// Which gang/topology scheduler places a workload's pods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -53,6 +54,31 @@ pub struct SimConfig {
     pub kueue: KueueConfig,
     /// What a preempted or evicted workload keeps of the work it did.
     pub progress: ProgressPolicy,
+    /// KAI Scheduler settings (`spec.kai`).
+    pub kai: KaiConfig,
+}
+
+/// KAI's node placement strategy (SchedulingShard `placementStrategy`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlacementStrategy {
+    /// Fill the fullest nodes first (KAI's default).
+    #[default]
+    Binpack,
+    /// Spread over the emptiest nodes.
+    Spread,
+}
+
+/// KAI Scheduler settings of the `Simulation` (`spec.kai`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KaiConfig {
+    /// `defaultPreferredTopologyLevel`: a node label that a KAI workload without a topology
+    /// constraint prefers (the platform's "same spine"; unset upstream).
+    pub default_preferred_level: Option<String>,
+    /// `defaultTopology`: the Topology the default preferred level belongs to; unset, a
+    /// one-level topology over that label.
+    pub default_topology: Option<String>,
+    /// `placementStrategy` for GPU pods.
+    pub placement_strategy: PlacementStrategy,
 }
 
 /// What an evicted workload keeps of its work (`Simulation` `spec.preemption.progress`).
@@ -154,6 +180,7 @@ impl Default for SimConfig {
             schedulers: default_schedulers(),
             kueue: KueueConfig::default(),
             progress: ProgressPolicy::default(),
+            kai: KaiConfig::default(),
         }
     }
 }
@@ -183,7 +210,7 @@ impl SimConfig {
 }
 
 /// Every object of one scenario, names resolved into dense ids.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct World {
     /// Interned resource names.
     pub resources: ResourceTable,
@@ -201,6 +228,11 @@ pub struct World {
     pub namespaces: Vec<Namespace>,
     /// Nodes by `NodeId`; empty means a quota-only simulation.
     pub nodes: Vec<Node>,
+    /// Kueue and KAI `Topology` objects as trees over the nodes, sorted by name.
+    pub topologies: Vec<Topology>,
+    /// The Volcano HyperNode tree (only the virtual root over every node when there are no
+    /// HyperNodes).
+    pub hypernodes: Topology,
     /// Workloads by `WorkloadId`, in arrival-then-document order.
     pub workloads: Vec<Workload>,
     /// Settings.
@@ -232,8 +264,34 @@ impl World {
     pub fn has_nodes(&self) -> bool {
         !self.nodes.is_empty()
     }
+    /// The Kueue/KAI Topology named `name`.
+    pub fn topology(&self, name: &str) -> Option<&Topology> {
+        self.topologies
+            .binary_search_by(|t| t.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.topologies[i])
+    }
     /// The namespace named `name`, if declared.
     pub fn namespace(&self, name: &str) -> Option<&Namespace> {
         self.namespaces.iter().find(|n| n.name == name)
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World {
+            resources: ResourceTable::default(),
+            flavors: Vec::new(),
+            cluster_queues: Vec::new(),
+            cohorts: Vec::new(),
+            local_queues: Vec::new(),
+            priority_classes: Vec::new(),
+            namespaces: Vec::new(),
+            nodes: Vec::new(),
+            topologies: Vec::new(),
+            hypernodes: Topology::from_hypernodes(&[], 0).expect("no HyperNodes is a tree"),
+            workloads: Vec::new(),
+            config: SimConfig::default(),
+        }
     }
 }

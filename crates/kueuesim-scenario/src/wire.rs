@@ -413,6 +413,15 @@ pub struct SimulationSpec {
     pub pod_startup: Option<S>,
     pub pod_termination: Option<S>,
     pub schedulers: BTreeMap<String, S>,
+    pub kai: Option<KaiSettings>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct KaiSettings {
+    pub default_preferred_topology_level: Option<S>,
+    pub default_topology: Option<S>,
+    pub placement_strategy: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -433,6 +442,9 @@ pub struct NodePoolLevel {
     /// path segment.
     #[serde(default)]
     pub value_prefix: Option<String>,
+    /// Also generate a Volcano HyperNode of this tier for every domain of this level.
+    #[serde(default)]
+    pub hyper_node_tier: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -460,6 +472,72 @@ pub struct NodePoolSpec {
 pub struct NodePool {
     pub metadata: ObjectMeta,
     pub spec: NodePoolSpec,
+}
+
+// ---- topology: Kueue/KAI Topology, Volcano HyperNode -------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyLevel {
+    pub node_label: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologySpec {
+    pub levels: Vec<TopologyLevel>,
+}
+
+/// `kueue.x-k8s.io` or `kai.scheduler` Topology (same schema).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Topology {
+    pub metadata: ObjectMeta,
+    pub spec: TopologySpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ExactMatch {
+    pub name: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RegexMatch {
+    pub pattern: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MemberSelector {
+    pub exact_match: Option<ExactMatch>,
+    pub regex_match: Option<RegexMatch>,
+    pub label_match: Option<LabelSelector>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HyperNodeMember {
+    #[serde(rename = "type")]
+    pub kind: Option<S>,
+    pub selector: MemberSelector,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HyperNodeSpec {
+    pub tier: Option<Spanned<i64>>,
+    pub tier_name: Option<String>,
+    pub members: Vec<HyperNodeMember>,
+}
+
+/// `topology.volcano.sh/v1alpha1` HyperNode.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HyperNode {
+    pub metadata: ObjectMeta,
+    pub spec: HyperNodeSpec,
 }
 
 // ---- config.kueue.x-k8s.io ---------------------------------------------------------------

@@ -124,6 +124,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         max_execution_time: None,
         job_uid: None,
         creation_blocked: None,
+        gang: Default::default(),
     });
     // The engine expects workloads in arrival order.
     w.workloads.sort_by_key(|x| x.arrival);

@@ -182,6 +182,9 @@ pub struct WorkloadRecord {
     pub admission: Option<Admission>,
     /// Per pod set, the node of each placed pod (pod index order; `None` while unplaced).
     pub placement: Vec<Vec<Option<NodeId>>>,
+    /// The topology domain its gang scheduler placed it in (Volcano's
+    /// `volcano.sh/job-allocated-hypernode`, KAI's domain), if a topology constraint applied.
+    pub topology_domain: Option<String>,
     /// Evictions, oldest first.
     pub evictions: Vec<Eviction>,
     /// Conditions, one per type, in the order they were first set.

@@ -12,7 +12,7 @@ use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{
     ClusterQueueId, Labels, NodeId, ProgressPolicy, QueueRef, ResourceId, SchedulerKind,
-    SimDuration, SimTime, StopPolicy, WorkloadId, World,
+    SimDuration, SimTime, StopPolicy, TierRef, WorkloadId, World,
 };
 
 use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
@@ -22,7 +22,7 @@ use crate::outcome::{
     Admission, Condition, ConditionType, Event, EventType, Eviction, Outcome, PodSetAssignment,
     RunStats, Sample, TimeSeries, WorkloadRecord, WorkloadState,
 };
-use crate::placement::{self, NodeCapacity, PodNeeds};
+use crate::placement::{self, Cluster, NodeCapacity, PodNeeds};
 use crate::preemption::{AdmittedWorkloads, Candidate, PreemptionReason, Target};
 use crate::queues::{QueueKey, QueueManager, QueueStatus, RequeueReason};
 
@@ -172,13 +172,15 @@ struct SuspendedCycle {
 #[derive(Clone)]
 pub struct Simulation<'w> {
     world: &'w World,
+    /// Placement attempts so far: seeds each attempt's random tie-breaks.
+    placement_attempts: u64,
     now: SimTime,
     events: EventQueue<Ev>,
     runtimes: Vec<Runtime>,
     queues: QueueManager,
     tree: QuotaTree,
     admitted: AdmittedIndex,
-    nodes: NodeCapacity,
+    cluster: Cluster,
     /// Whether each ClusterQueue can admit (not stopped, not in a cohort cycle).
     cq_stopped: Vec<bool>,
     /// Scheduling-shape class of each workload (`SchedulingEquivalenceHashing`).
@@ -290,6 +292,7 @@ impl<'w> Simulation<'w> {
                             .iter()
                             .map(|p| vec![None; p.count as usize])
                             .collect(),
+                        topology_domain: None,
                         evictions: Vec::new(),
                         conditions: Vec::new(),
                         events: Vec::new(),
@@ -389,7 +392,8 @@ impl<'w> Simulation<'w> {
             queues: QueueManager::new(world.cluster_queues.len()),
             admitted: AdmittedIndex::new(world.cluster_queues.len(), world.workloads.len()),
             tree,
-            nodes: NodeCapacity::new(world),
+            cluster: Cluster::new(world),
+            placement_attempts: 0,
             cq_stopped,
             shape: shape_classes(world),
             requeue_pending: vec![false; n_nodes],
@@ -797,7 +801,7 @@ impl<'w> Simulation<'w> {
         for (n, node) in world.nodes.iter().enumerate() {
             let id = NodeId::from_index(n);
             for r in 0..world.resources.len() {
-                let free = self.nodes.free(id, r);
+                let free = self.cluster.nodes.free(id, r);
                 let name = world.resources.name(ResourceId::from_index(r));
                 if free < 0 {
                     return Err(format!(
@@ -1827,7 +1831,7 @@ impl<'w> Simulation<'w> {
             .collect();
         for (ps, node) in &released {
             let req = self.runtimes[w.index()].needs[*ps].requests.clone();
-            self.nodes.apply(*node, &req, -1);
+            self.cluster.apply(self.world, *node, &req, -1);
             if let Some(g) = self.gpu {
                 self.gpu_change(w, -req.get(g));
             }
@@ -1986,6 +1990,22 @@ impl<'w> Simulation<'w> {
             self.schedule_running(w);
             return;
         }
+        // Pods of the input already running on their nodes (a partly placed gang): bound
+        // before the scheduler looks, on the first release only.
+        if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
+            let mut it = wl.gang.bound_nodes.iter();
+            'sets: for ps in 0..self.runtimes[w.index()].record.placement.len() {
+                for idx in 0..self.runtimes[w.index()].record.placement[ps].len() {
+                    let Some(&node) = it.next() else { break 'sets };
+                    self.runtimes[w.index()].record.placement[ps][idx] = Some(node);
+                    let req = self.runtimes[w.index()].needs[ps].requests.clone();
+                    self.cluster.apply(world, node, &req, 1);
+                    if let Some(g) = self.gpu {
+                        self.gpu_change(w, req.get(g));
+                    }
+                }
+            }
+        }
         self.awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));
         self.try_place(w);
@@ -2048,6 +2068,7 @@ impl<'w> Simulation<'w> {
     fn try_place(&mut self, w: WorkloadId) -> bool {
         let world = self.world;
         let kind = self.scheduler_of(w);
+        let wl = world.workload(w);
         let rt = &self.runtimes[w.index()];
         let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = rt
             .needs
@@ -2055,16 +2076,52 @@ impl<'w> Simulation<'w> {
             .cloned()
             .zip(rt.record.placement.iter().cloned())
             .collect();
-        let result = placement::first_fit(world, &self.nodes, &pods, kind.is_gang());
+        let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        // Ties are broken by a stream seeded per (seed, workload, attempt).
+        self.placement_attempts += 1;
+        let seed = world.config.seed
+            ^ (u64::from(w.0) << 32)
+            ^ self.placement_attempts.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let pod_name = |ps: usize, idx: usize| pod_name(world, w, ps, idx);
+        let result = match kind {
+            SchedulerKind::Kube => placement::kube::place(world, &mut self.cluster, &pods, seed),
+            SchedulerKind::Volcano => {
+                let min_member = wl
+                    .gang
+                    .min_member
+                    .map_or(total, |m| (m as usize).min(total));
+                let highest_tier = wl.gang.network_topology.as_ref().and_then(|nt| {
+                    if !nt.hard {
+                        // Session open turns soft into hard at the virtual-root tier.
+                        return Some(world.hypernodes.root_tier());
+                    }
+                    match nt.highest_tier.as_ref()? {
+                        TierRef::Number(t) => Some(*t),
+                        TierRef::Name(n) => world.hypernodes.tier_of_name(n),
+                    }
+                });
+                let job = placement::volcano::VolcanoJob {
+                    pods: &pods,
+                    min_member,
+                    highest_tier,
+                    pod_name: &pod_name,
+                    seed,
+                };
+                placement::volcano::place(world, &mut self.cluster, &job)
+            }
+            SchedulerKind::Kai => self.place_kai(w, &pods, total),
+        };
         let gpu = self.gpu;
         for &(ps, idx, node) in &result.bound {
             let rt = &mut self.runtimes[w.index()];
             rt.record.placement[ps][idx] = Some(node);
-            self.nodes.apply(node, &rt.needs[ps].requests, 1);
             if let Some(g) = gpu {
                 let gpus = rt.needs[ps].requests.get(g);
                 self.gpu_change(w, gpus);
             }
+        }
+        if result.domain.is_some() {
+            self.runtimes[w.index()].record.topology_domain = result.domain.clone();
         }
         match result.unplaced {
             None => {
@@ -2072,24 +2129,7 @@ impl<'w> Simulation<'w> {
                 self.schedule_running(w);
                 true
             }
-            Some((ps, idx, why)) => {
-                let pod = self.pod_name(w, ps, idx);
-                let total: usize = self.runtimes[w.index()]
-                    .record
-                    .placement
-                    .iter()
-                    .map(Vec::len)
-                    .sum();
-                let message = match kind {
-                    SchedulerKind::Kube => why,
-                    SchedulerKind::Volcano => format!(
-                        "{total}/{total} tasks in gang unschedulable: pod group is not ready, {total} Pending, {total} minAvailable; Pending: {total} Unschedulable. Origin reason is {pod}: {}",
-                        why.replace("nodes are available", "nodes are unavailable")
-                    ),
-                    SchedulerKind::Kai => format!(
-                        "Resources were found for 0 pods while {total} are required for gang scheduling. Additional pods cannot be scheduled due to: {why}"
-                    ),
-                };
+            Some((_, _, message)) => {
                 let reason = match kind {
                     SchedulerKind::Kube => "FailedScheduling",
                     SchedulerKind::Volcano | SchedulerKind::Kai => "Unschedulable",
@@ -2105,6 +2145,78 @@ impl<'w> Simulation<'w> {
                 false
             }
         }
+    }
+
+    /// KAI: one PodGroup for the workload, or (a batch Job: KAI's job grouper) one PodGroup
+    /// per pod, each placed on its own.
+    fn place_kai(
+        &mut self,
+        w: WorkloadId,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+        total: usize,
+    ) -> placement::Placement {
+        let world = self.world;
+        let wl = world.workload(w);
+        let pod_name =
+            |ps: usize, idx: usize| format!("{}/{}", wl.namespace, pod_name(world, w, ps, idx));
+        let constraint = match kai_constraint(world, wl) {
+            Ok(c) => c,
+            Err(message) => {
+                let (ps, idx) = placement::first_pending(pods).unwrap_or((0, 0));
+                return placement::Placement {
+                    unplaced: Some((ps, idx, message)),
+                    ..Default::default()
+                };
+            }
+        };
+        if !wl.gang.pod_group_per_pod {
+            let job_name = format!("{}/pg-{}", wl.namespace, wl.name);
+            let min_member = wl
+                .gang
+                .min_member
+                .map_or(total, |m| (m as usize).min(total));
+            let job = placement::kai::KaiJob {
+                pods,
+                min_member,
+                constraint,
+                job_name: &job_name,
+                pod_name: &pod_name,
+            };
+            return placement::kai::place(world, &mut self.cluster, &job);
+        }
+        let mut out = placement::Placement::default();
+        for (ps, (_, slots)) in pods.iter().enumerate() {
+            for (idx, slot) in slots.iter().enumerate() {
+                if slot.is_some() {
+                    continue;
+                }
+                // This pod alone, as its own PodGroup of minMember 1.
+                let single = [(pods[ps].0.clone(), vec![None])];
+                let job_name = format!(
+                    "{}/pg-{}",
+                    wl.namespace,
+                    pod_name(ps, idx).rsplit('/').next().unwrap_or_default()
+                );
+                let this_pod = |_: usize, _: usize| pod_name(ps, idx);
+                let job = placement::kai::KaiJob {
+                    pods: &single,
+                    min_member: 1,
+                    constraint,
+                    job_name: &job_name,
+                    pod_name: &this_pod,
+                };
+                let r = placement::kai::place(world, &mut self.cluster, &job);
+                out.bound
+                    .extend(r.bound.iter().map(|&(_, _, n)| (ps, idx, n)));
+                if r.domain.is_some() {
+                    out.domain = r.domain;
+                }
+                if out.unplaced.is_none() {
+                    out.unplaced = r.unplaced.map(|(_, _, m)| (ps, idx, m));
+                }
+            }
+        }
+        out
     }
 
     /// Retries every workload waiting for nodes, in scheduler queue order.
@@ -2297,4 +2409,59 @@ fn evicted_event_reason(reason: &str) -> &'static str {
 /// A pod's name as its controller would name it (see `Workload::pod_name`).
 pub fn pod_name(world: &World, w: WorkloadId, ps: usize, idx: usize) -> String {
     world.workload(w).pod_name(ps, idx)
+}
+
+/// The workload's KAI topology constraint resolved against its Topology: its own
+/// (`kai.scheduler/topology*` annotations) or the platform default (`spec.kai`). Errors are
+/// the scheduler's messages for a constraint it cannot use.
+fn kai_constraint(
+    world: &World,
+    wl: &kueuesim_model::Workload,
+) -> Result<Option<placement::kai::KaiConstraint>, String> {
+    let (topology, required, preferred) = match (&wl.gang.kai_topology, &world.config.kai) {
+        (Some(c), _) => (c.topology.clone(), c.required.clone(), c.preferred.clone()),
+        (None, kai) => match (&kai.default_topology, &kai.default_preferred_level) {
+            (Some(t), Some(level)) => (t.clone(), None, Some(level.clone())),
+            _ => return Ok(None),
+        },
+    };
+    if required.is_none() && preferred.is_none() {
+        return Ok(None);
+    }
+    let Ok(index) = world
+        .topologies
+        .binary_search_by(|t| t.name.as_str().cmp(&topology))
+    else {
+        return Err(format!("Requested topology {topology} does not exist"));
+    };
+    let t = &world.topologies[index];
+    let depth = |which: &str, label: &Option<String>| -> Result<Option<u32>, String> {
+        let Some(label) = label else { return Ok(None) };
+        match t.tier_of_level(label) {
+            Some(tier) => Ok(Some((t.root_tier() - tier) as u32)),
+            None => Err(format!(
+                "Unable to schedule podgroup: topology constraint error: workload specified '{label}' as the {which} topology constraint level, but the topology tree '{topology}' does not contain a level with this name."
+            )),
+        }
+    };
+    let required = depth("required", &required)?;
+    let preferred = depth("preferred", &preferred)?;
+    if let (Some(r), Some(p)) = (required, preferred)
+        && p < r
+    {
+        let label = wl
+            .gang
+            .kai_topology
+            .as_ref()
+            .and_then(|c| c.preferred.clone())
+            .unwrap_or_default();
+        return Err(format!(
+            "Unable to schedule podgroup: topology constraint error: workload specified '{label}' as the preferred topology constraint level, but the topology tree '{topology}' does not contain a level with this name."
+        ));
+    }
+    Ok(Some(placement::kai::KaiConstraint {
+        topology: index,
+        required,
+        preferred,
+    }))
 }

@@ -380,6 +380,9 @@ pub struct GangSpec {
     pub network_topology: Option<NetworkTopology>,
     /// KAI `topologyConstraint` (annotations `kai.scheduler/topology*`).
     pub kai_topology: Option<KaiTopologyConstraint>,
+    /// KAI only: one PodGroup per pod (KAI's grouper for a batch Job), each pod placed on
+    /// its own; otherwise one PodGroup for the workload.
+    pub pod_group_per_pod: bool,
     /// Nodes of pods already running at the start, in pod order (annotation
     /// `kueuesim.io/bound-nodes`): a gang that is partly placed, e.g. after a pod failed.
     pub bound_nodes: Vec<crate::ids::NodeId>,

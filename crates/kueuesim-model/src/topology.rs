@@ -140,6 +140,14 @@ impl Topology {
         self.domains[0].tier
     }
 
+    /// The lowest domain holding `node`, if the node is in the tree. (A tree built for fewer
+    /// nodes than the world has, e.g. a hand-made `World` with the default empty HyperNode
+    /// tree, simply does not hold the rest.)
+    #[inline]
+    pub fn domain_of(&self, node: NodeId) -> Option<DomainId> {
+        self.node_domain.get(node.index()).copied().flatten()
+    }
+
     /// The lowest common ancestor of two domains.
     pub fn lca(&self, mut a: DomainId, mut b: DomainId) -> DomainId {
         while self.domain(a).depth > self.domain(b).depth {

@@ -18,8 +18,9 @@ use kueuesim_model::{
 
 use kueuesim_model::topology::{HyperNodeError, TopologySource};
 use kueuesim_model::{
-    AdmissionFairSharing, FairSharingStrategy, HyperNodeMember, HyperNodeSpec, KueueConfig, NodeId,
-    PlacementStrategy, ProgressPolicy, Topology, WaitForPodsReady,
+    AdmissionFairSharing, FairSharingStrategy, GangSpec, HyperNodeMember, HyperNodeSpec,
+    KaiTopologyConstraint, KueueConfig, NetworkTopology, NodeId, PlacementStrategy, ProgressPolicy,
+    TierRef, Topology, WaitForPodsReady,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -1969,6 +1970,99 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// What the workload's gang scheduler makes of it (research/volcano-kai.md §1.1, §2.4):
+    /// - Volcano: one PodGroup per owner, `minMember` from the owner's
+    ///   `scheduling.volcano.sh/group-min-member` (default 1 for a Job, whose pods Volcano's
+    ///   PodGroup controller groups; a bare Workload is one gang of all its pods), the
+    ///   network topology from the pod template's `volcano.sh/network-topology-mode` and
+    ///   `volcano.sh/network-topology-highest-tier`;
+    /// - KAI: a batch Job's pods get one PodGroup each (KAI's job grouper); a bare Workload is
+    ///   one gang; the topology constraint from the top owner's `kai.scheduler/topology`,
+    ///   `…-required-placement`, `…-preferred-placement`;
+    /// - `kueuesim.io/bound-nodes`: pods already running, in pod order.
+    fn gang_spec(
+        &self,
+        src: &ObjectText<'_>,
+        scheduler_name: &str,
+        meta: &wire::ObjectMeta,
+        template: &wire::ObjectMeta,
+        is_job: bool,
+    ) -> Result<GangSpec, ScenarioError> {
+        let mut gang = GangSpec::default();
+        match self.world.config.scheduler(scheduler_name) {
+            Some(SchedulerKind::Volcano) => {
+                // Upstream falls back to 1 on a value it cannot parse; here that is an error,
+                // so a typo does not silently break a gang.
+                gang.min_member = match meta.annotations.get("scheduling.volcano.sh/group-min-member") {
+                    Some(v) => Some(v.value.trim().parse::<u32>().map_err(|_| {
+                        err_at(src, v, format!("scheduling.volcano.sh/group-min-member {:?}: expected a non-negative integer", v.value))
+                    })?),
+                    None if is_job => Some(1),
+                    None => None,
+                };
+                let annotations = if is_job {
+                    &template.annotations
+                } else {
+                    &meta.annotations
+                };
+                let mode = annotations.get("volcano.sh/network-topology-mode");
+                let tier = annotations.get("volcano.sh/network-topology-highest-tier");
+                if mode.is_some() || tier.is_some() {
+                    // Invalid modes fall back to hard, as the PodGroup controller does.
+                    let hard = mode.is_none_or(|m| m.value.trim() != "soft");
+                    let highest_tier = match tier {
+                        None => None,
+                        Some(t) => Some(TierRef::Number(t.value.trim().parse::<i32>().map_err(|_| {
+                            err_at(src, t, format!("volcano.sh/network-topology-highest-tier {:?}: expected an integer tier", t.value))
+                        })?)),
+                    };
+                    gang.network_topology = Some(NetworkTopology { hard, highest_tier });
+                }
+            }
+            Some(SchedulerKind::Kai) => {
+                gang.pod_group_per_pod = is_job;
+                let get = |k: &str| meta.annotations.get(k).map(|v| v.value.trim().to_string());
+                let required = get("kai.scheduler/topology-required-placement");
+                let preferred = get("kai.scheduler/topology-preferred-placement");
+                match (
+                    get("kai.scheduler/topology"),
+                    required.is_some() || preferred.is_some(),
+                ) {
+                    (Some(topology), _) => {
+                        gang.kai_topology = Some(KaiTopologyConstraint {
+                            topology,
+                            required,
+                            preferred,
+                        });
+                    }
+                    (None, true) => {
+                        return Err(err_obj(
+                            src,
+                            "kai.scheduler/topology-required-placement or -preferred-placement without kai.scheduler/topology: expected the Topology's name in kai.scheduler/topology",
+                        ));
+                    }
+                    (None, false) => {}
+                }
+            }
+            _ => {}
+        }
+        if let Some(b) = meta.annotations.get("kueuesim.io/bound-nodes") {
+            for name in b.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let Some(i) = self.world.nodes.iter().position(|n| n.name == name) else {
+                    return Err(err_at(
+                        src,
+                        b,
+                        format!(
+                            "kueuesim.io/bound-nodes names node {name:?}, which does not exist: expected node names"
+                        ),
+                    ));
+                };
+                gang.bound_nodes.push(NodeId::from_index(i));
+            }
+        }
+        Ok(gang)
+    }
+
     /// Creation and arrival times from `creationTimestamp` and the arrival annotation.
     fn times(
         &self,
@@ -2076,6 +2170,7 @@ impl<'a> Builder<'a> {
                 name.clone()
             };
             let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
+            let gang = self.gang_spec(src, &scheduler_name, meta, &template.metadata, true)?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,
@@ -2104,7 +2199,7 @@ impl<'a> Builder<'a> {
                     max_execution_time: job_max_exec,
                     job_uid: meta.uid.clone(),
                     creation_blocked,
-                    gang: Default::default(),
+                    gang,
                 },
             ));
         }
@@ -2260,6 +2355,13 @@ impl<'a> Builder<'a> {
             };
             let scheduler_name =
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
+            let gang = self.gang_spec(
+                src,
+                &scheduler_name,
+                meta,
+                &spec.pod_sets[0].template.metadata,
+                false,
+            )?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,
@@ -2288,7 +2390,7 @@ impl<'a> Builder<'a> {
                     Some(m) => return Err(err_at(src, m, format!("maximumExecutionTimeSeconds {} is not positive: expected an integer ≥ 1", m.value))),
                 },
                     creation_blocked: None,
-                    gang: Default::default(),
+                    gang,
                 },
             ));
         }

@@ -1,0 +1,470 @@
+//! Where pods go: node and topology-domain capacity bookkeeping, and the placement policies
+//! of the three schedulers (kube-scheduler, Volcano, KAI), which return bindings as data.
+//!
+//! The filters mirror kube-scheduler's default plugins in their order (NodeUnschedulable,
+//! TaintToleration, NodeAffinity, NodeResourcesFit) so a failure is explained with
+//! kube-scheduler's own `FitError` wording; Volcano's `predicates` plugin and KAI reuse the
+//! same filters. Each scheduler then scores the feasible nodes its own way (`kube`, `volcano`,
+//! `kai` submodules) and the shared `fill` loop binds pod after pod to the best node.
+//!
+//! Speed: every topology keeps per-domain free capacity, updated on each bind and release by
+//! walking the node's ancestor chain, so a domain that cannot hold a gang is rejected in
+//! O(resources) without looking at its nodes; `fill` scores each candidate node once and keeps
+//! one max-heap per scoring group (leaf or preferred subdomain), so a gang of p pods in a domain
+//! of n nodes costs O(n + p·(groups + log n)).
+
+pub mod kai;
+pub mod kube;
+pub mod volcano;
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use kueuesim_model::labels::tolerated;
+use kueuesim_model::{DomainId, Labels, NodeId, ResourceList, Toleration, Topology, World};
+
+/// The default `pods` capacity of a node that does not declare one (kubelet's maxPods).
+pub const DEFAULT_MAX_PODS: i64 = 110;
+
+/// Free capacity of every node, dense by (node, resource), plus free pod slots.
+#[derive(Clone, Debug)]
+pub struct NodeCapacity {
+    n_resources: usize,
+    free: Vec<i64>,
+    free_pods: Vec<i64>,
+}
+
+impl NodeCapacity {
+    /// All nodes empty.
+    pub fn new(world: &World) -> Self {
+        let n_resources = world.resources.len();
+        let pods = world.resources.lookup("pods");
+        let mut free = Vec::with_capacity(world.nodes.len() * n_resources);
+        let mut free_pods = Vec::with_capacity(world.nodes.len());
+        for node in &world.nodes {
+            free.extend((0..n_resources).map(|r| node.allocatable.get(r).copied().unwrap_or(0)));
+            let max_pods = pods
+                .and_then(|p| node.allocatable.get(p.index()).copied())
+                .filter(|&p| p > 0)
+                .unwrap_or(DEFAULT_MAX_PODS);
+            free_pods.push(max_pods);
+        }
+        NodeCapacity {
+            n_resources,
+            free,
+            free_pods,
+        }
+    }
+
+    /// Free amount of resource index `r` on `node`.
+    #[inline]
+    pub fn free(&self, node: NodeId, r: usize) -> i64 {
+        self.free[node.index() * self.n_resources + r]
+    }
+
+    /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
+    pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
+        let base = node.index() * self.n_resources;
+        for (r, a) in requests.iter() {
+            self.free[base + r.index()] -= sign * a;
+        }
+        self.free_pods[node.index()] -= sign;
+    }
+
+    /// Whether one more pod with `requests` fits on `node` (NodeResourcesFit).
+    #[inline]
+    pub fn fits(&self, node: NodeId, requests: &ResourceList) -> bool {
+        self.free_pods[node.index()] >= 1
+            && requests
+                .iter()
+                .all(|(r, a)| a <= self.free(node, r.index()))
+    }
+}
+
+/// Node capacity plus, for every topology, the free capacity of each domain (the sum over its
+/// nodes), kept in step on every bind and release.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// Per node.
+    pub nodes: NodeCapacity,
+    /// Per topology (0: the Volcano HyperNode tree, 1 + i: `world.topologies[i]`), per
+    /// (domain, resource): free capacity.
+    domain_free: Vec<Vec<i64>>,
+    /// The same layout: allocatable capacity (fixed).
+    domain_alloc: Vec<Vec<i64>>,
+    /// Each node's rank in node-name order (KAI breaks score ties by name).
+    pub name_rank: Vec<u32>,
+    /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
+    pub res: KeyResources,
+    /// Where kube-scheduler's and Volcano's feasible-node search starts next
+    /// (`nextStartNodeIndex` / `lastProcessedNodeIndex`), per scheduler.
+    pub next_start: [usize; 2],
+}
+
+/// The resources the scorers look at.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeyResources {
+    /// `cpu`.
+    pub cpu: Option<usize>,
+    /// `memory`.
+    pub memory: Option<usize>,
+    /// `nvidia.com/gpu`.
+    pub gpu: Option<usize>,
+}
+
+impl Cluster {
+    /// All nodes empty.
+    pub fn new(world: &World) -> Self {
+        let nodes = NodeCapacity::new(world);
+        let n_res = world.resources.len();
+        let domain_free: Vec<Vec<i64>> = topologies(world)
+            .map(|t| {
+                let mut v = vec![0; t.domains.len() * n_res];
+                for d in 0..t.domains.len() {
+                    for &n in t.nodes_of(DomainId::from_index(d)) {
+                        for r in 0..n_res {
+                            v[d * n_res + r] += nodes.free(n, r);
+                        }
+                    }
+                }
+                v
+            })
+            .collect();
+        let mut by_name: Vec<usize> = (0..world.nodes.len()).collect();
+        by_name.sort_by(|&a, &b| world.nodes[a].name.cmp(&world.nodes[b].name));
+        let mut name_rank = vec![0; world.nodes.len()];
+        for (rank, &n) in by_name.iter().enumerate() {
+            name_rank[n] = rank as u32;
+        }
+        let id = |name: &str| world.resources.lookup(name).map(|r| r.index());
+        Cluster {
+            nodes,
+            domain_alloc: domain_free.clone(),
+            domain_free,
+            name_rank,
+            res: KeyResources {
+                cpu: id("cpu"),
+                memory: id("memory"),
+                gpu: id(kueuesim_model::resources::GPU),
+            },
+            next_start: [0; 2],
+        }
+    }
+
+    /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every
+    /// domain above it.
+    pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
+        self.nodes.apply(node, requests, sign);
+        let n_res = self.nodes.n_resources;
+        for (t, free) in topologies(world).zip(&mut self.domain_free) {
+            let Some(d) = t.domain_of(node) else {
+                continue;
+            };
+            for a in t.ancestors(d) {
+                let base = a.index() * n_res;
+                for (r, q) in requests.iter() {
+                    free[base + r.index()] -= sign * q;
+                }
+            }
+        }
+    }
+
+    /// Free amount of resource `r` in domain `d` of topology `t` (0: HyperNodes).
+    #[inline]
+    pub fn domain_free(&self, t: usize, d: DomainId, r: usize) -> i64 {
+        self.domain_free[t][d.index() * self.nodes.n_resources + r]
+    }
+
+    /// Allocatable amount of resource `r` in domain `d` of topology `t`.
+    #[inline]
+    pub fn domain_alloc(&self, t: usize, d: DomainId, r: usize) -> i64 {
+        self.domain_alloc[t][d.index() * self.nodes.n_resources + r]
+    }
+
+    /// Whether domain `d` has at least `total` free of every resource: a necessary condition
+    /// for a gang needing `total` to fit there.
+    pub fn domain_may_hold(&self, t: usize, d: DomainId, total: &[(usize, i64)]) -> bool {
+        total.iter().all(|&(r, q)| self.domain_free(t, d, r) >= q)
+    }
+}
+
+/// The topologies in `Cluster` index order: the HyperNode tree, then `world.topologies`.
+pub fn topologies(world: &World) -> impl Iterator<Item = &Topology> {
+    std::iter::once(&world.hypernodes).chain(world.topologies.iter())
+}
+
+/// What a pod of one pod set needs from a node: its requests, the nodeSelector (its own plus
+/// its flavors' nodeLabels, which Kueue injects), and its tolerations (plus the flavors').
+#[derive(Clone, Debug)]
+pub struct PodNeeds {
+    /// Requests of one pod.
+    pub requests: ResourceList,
+    /// Required node labels.
+    pub node_selector: Labels,
+    /// Tolerations.
+    pub tolerations: Vec<Toleration>,
+}
+
+/// Why a node cannot take a pod: kube-scheduler's filter reasons.
+fn node_rejections(world: &World, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> Vec<String> {
+    let n = world.node(node);
+    if n.unschedulable {
+        return vec!["node(s) were unschedulable".into()];
+    }
+    if let Some(t) = n
+        .taints
+        .iter()
+        .find(|t| t.effect.blocks_scheduling() && !tolerated(t, &pod.tolerations, &[]))
+    {
+        return vec![format!("node(s) had untolerated taint {t}")];
+    }
+    if !n.labels.contains_all(&pod.node_selector) {
+        return vec!["node(s) didn't match Pod's node affinity/selector".into()];
+    }
+    let mut out = Vec::new();
+    if cap.free_pods[node.index()] < 1 {
+        out.push("Too many pods".to_string());
+    }
+    for (r, a) in pod.requests.iter() {
+        if a > cap.free(node, r.index()) {
+            out.push(format!("Insufficient {}", world.resources.name(r)));
+        }
+    }
+    out
+}
+
+/// The filters that do not depend on free capacity: unschedulable, taints, node selector.
+#[inline]
+pub fn statically_feasible(world: &World, node: NodeId, pod: &PodNeeds) -> bool {
+    let n = world.node(node);
+    !n.unschedulable
+        && n.taints
+            .iter()
+            .all(|t| !t.effect.blocks_scheduling() || tolerated(t, &pod.tolerations, &[]))
+        && n.labels.contains_all(&pod.node_selector)
+}
+
+/// Every filter.
+#[inline]
+pub fn feasible(world: &World, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> bool {
+    cap.fits(node, &pod.requests) && statically_feasible(world, node, pod)
+}
+
+/// kube-scheduler's `FitError` message for a pod none of `nodes` can take:
+/// `0/N nodes are available: <count> <reason>, ... .` with the entries sorted as strings.
+pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
+    let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
+    for &n in nodes {
+        for reason in node_rejections(world, cap, n, pod) {
+            *histogram.entry(reason).or_default() += 1;
+        }
+    }
+    let mut parts: Vec<String> = histogram.iter().map(|(r, c)| format!("{c} {r}")).collect();
+    parts.sort();
+    format!(
+        "0/{} nodes are available: {}.",
+        nodes.len(),
+        parts.join(", ")
+    )
+}
+
+/// Every node of the cluster, in id order.
+pub fn all_nodes(world: &World) -> Vec<NodeId> {
+    (0..world.nodes.len()).map(NodeId::from_index).collect()
+}
+
+/// The pods of one workload as its scheduler sees them: per pod set, what a pod needs and
+/// where each pod is bound (None: pending).
+pub type GangPods = [(PodNeeds, Vec<Option<NodeId>>)];
+
+/// The result of one placement attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Placement {
+    /// New bindings: (pod set, pod index, node).
+    pub bound: Vec<(usize, usize, NodeId)>,
+    /// Why not every pending pod was bound (the first pod left pending and the scheduler's
+    /// explanation, worded as that scheduler words it).
+    pub unplaced: Option<(usize, usize, String)>,
+    /// The topology domain the gang was placed in (Volcano's `job-allocated-hypernode`, KAI's
+    /// chosen domain), if a topology constraint applied.
+    pub domain: Option<String>,
+}
+
+/// A score as the schedulers compute it (a float sum of plugin scores), totally ordered.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Score(pub f64);
+
+impl Eq for Score {}
+
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Score {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A per-attempt pseudo-random key of a node, for "pick at random among the best" where
+/// upstream does (kube-scheduler's `selectHost`, Volcano's `SelectBestNode`): deterministic
+/// in (seed, node), so runs repeat exactly.
+#[inline]
+pub fn tie_key(seed: u64, node: NodeId) -> u64 {
+    // splitmix64 over the pair.
+    let mut z = seed ^ (u64::from(node.0).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// How `fill` ranks nodes: a node's score is its group's score plus its own. Groups let a
+/// policy express "stay in the same leaf" (Volcano) or "roomiest preferred subdomain first"
+/// (KAI) without rescoring every node after every bind.
+pub trait Scorer {
+    /// The scoring group of `node` (a small dense index).
+    fn group(&self, node: NodeId) -> usize;
+    /// Number of groups.
+    fn n_groups(&self) -> usize;
+    /// The group's score for the next pod.
+    fn group_score(&self, group: usize) -> f64;
+    /// The node's own score for one more pod of `pod` given its free capacity.
+    fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64;
+    /// Tie-break among equal totals: higher wins.
+    fn tie(&self, node: NodeId) -> u64;
+    /// A pod was bound to `node`.
+    fn bound(&mut self, node: NodeId);
+}
+
+/// A pod binding: (pod set, pod index, node).
+pub type Binding = (usize, usize, NodeId);
+
+/// Binds up to `limit` pending pods of `pods`, pod set by pod set, each to the best-scoring
+/// feasible node among `candidates`, updating `cap`. Stops at the first pod no candidate can
+/// take and returns it as `Err((bound so far, (pod set, index)))`; the caller undoes or keeps
+/// the partial bindings.
+#[allow(clippy::type_complexity)]
+pub fn fill<S: Scorer>(
+    world: &World,
+    cap: &mut NodeCapacity,
+    candidates: &[NodeId],
+    pods: &GangPods,
+    limit: usize,
+    scorer: &mut S,
+) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
+    let mut bound = Vec::new();
+    // Group → slot in `heaps`, created on first use, so only groups with candidates are
+    // looked at per pod.
+    let mut slot_of: Vec<u32> = vec![u32::MAX; scorer.n_groups()];
+    type Entry = (Score, u64, NodeId);
+    let mut heaps: Vec<(usize, BinaryHeap<Entry>)> = Vec::new();
+    for (ps, (needs, slots)) in pods.iter().enumerate() {
+        if bound.len() >= limit {
+            break;
+        }
+        let mut pending = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| i)
+            .take(limit - bound.len())
+            .peekable();
+        if pending.peek().is_none() {
+            continue;
+        }
+        for (g, h) in &mut heaps {
+            h.clear();
+            slot_of[*g] = u32::MAX;
+        }
+        heaps.clear();
+        for &n in candidates {
+            if feasible(world, cap, n, needs) {
+                let g = scorer.group(n);
+                if slot_of[g] == u32::MAX {
+                    slot_of[g] = heaps.len() as u32;
+                    heaps.push((g, BinaryHeap::new()));
+                }
+                heaps[slot_of[g] as usize].1.push((
+                    Score(scorer.node_score(cap, n, needs)),
+                    scorer.tie(n),
+                    n,
+                ));
+            }
+        }
+        for idx in pending {
+            let best = heaps
+                .iter()
+                .enumerate()
+                .filter_map(|(k, (g, h))| h.peek().map(|&(s, t, n)| (k, *g, s, t, n)))
+                .max_by(|a, b| {
+                    let ta = Score(scorer.group_score(a.1) + a.2.0);
+                    let tb = Score(scorer.group_score(b.1) + b.2.0);
+                    ta.cmp(&tb).then(a.3.cmp(&b.3))
+                });
+            let Some((k, _, _, _, node)) = best else {
+                return Err((bound, (ps, idx)));
+            };
+            let g = k;
+            heaps[g].1.pop();
+            cap.apply(node, &needs.requests, 1);
+            bound.push((ps, idx, node));
+            scorer.bound(node);
+            if cap.fits(node, &needs.requests) {
+                heaps[g].1.push((
+                    Score(scorer.node_score(cap, node, needs)),
+                    scorer.tie(node),
+                    node,
+                ));
+            }
+        }
+    }
+    Ok(bound)
+}
+
+/// Gives back bindings made on `cap` (a discarded dry run).
+pub fn undo(cap: &mut NodeCapacity, pods: &GangPods, bound: &[Binding]) {
+    for &(ps, _, n) in bound {
+        cap.apply(n, &pods[ps].0.requests, -1);
+    }
+}
+
+/// `pods` with `bound` recorded as bound.
+pub fn with_bindings(pods: &GangPods, bound: &[Binding]) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+    let mut v = pods.to_vec();
+    for &(ps, idx, n) in bound {
+        v[ps].1[idx] = Some(n);
+    }
+    v
+}
+
+/// Σ over pending pods of their requests, by resource index: what a gang still needs.
+pub fn pending_total(pods: &GangPods) -> Vec<(usize, i64)> {
+    let mut total: BTreeMap<usize, i64> = BTreeMap::new();
+    for (needs, slots) in pods {
+        let pending = slots.iter().filter(|s| s.is_none()).count() as i64;
+        for (r, a) in needs.requests.iter() {
+            *total.entry(r.index()).or_default() += a * pending;
+        }
+    }
+    total.into_iter().collect()
+}
+
+/// The number of pods already bound and the number pending.
+pub fn counts(pods: &GangPods) -> (usize, usize) {
+    let bound = pods
+        .iter()
+        .flat_map(|(_, s)| s)
+        .filter(|s| s.is_some())
+        .count();
+    let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+    (bound, total - bound)
+}
+
+/// The first pending pod of the gang.
+pub fn first_pending(pods: &GangPods) -> Option<(usize, usize)> {
+    pods.iter()
+        .enumerate()
+        .find_map(|(ps, (_, s))| s.iter().position(Option::is_none).map(|i| (ps, i)))
+}

@@ -1,0 +1,521 @@
+//! Volcano's allocate action for one job (a PodGroup): the gang (minMember) in one statement,
+//! then the extra replicas one per pass; with a hard `networkTopology` (soft becomes hard at
+//! the virtual-root tier) the ascending tier-by-tier HyperNode search of the
+//! network-topology-aware plugin, without one the flat node search with the plugin's
+//! normal-pod HyperNode bin-packing. research/volcano-kai.md §1.4–§1.6.
+
+use kueuesim_model::{DomainId, NodeId, Topology, World};
+
+use super::kube::{balanced_allocation, feasible_nodes_to_find, least_allocated, sample_feasible};
+use super::{
+    Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Scorer, counts, fill, fit_error,
+    pending_total, tie_key, undo, with_bindings,
+};
+
+/// A Volcano job as the allocate action sees it.
+pub struct VolcanoJob<'a> {
+    /// Its pods.
+    pub pods: &'a GangPods,
+    /// PodGroup `minMember`.
+    pub min_member: usize,
+    /// The hard tier limit after session-open normalisation (soft: the virtual-root tier;
+    /// an untranslatable `highestTierName`: None, the flat path).
+    pub highest_tier: Option<i32>,
+    /// The name of the first pod, for "Origin reason is <task>".
+    pub pod_name: &'a dyn Fn(usize, usize) -> String,
+    /// Seed of this attempt's random tie-breaks.
+    pub seed: u64,
+}
+
+/// The node's own HyperNode as the plugin sees it (`FindHyperNodeForNode` looks only at the
+/// globally lowest tier): its lowest domain if that has the lowest tier.
+fn own_hypernode(t: &Topology, min_tier: i32, node: NodeId) -> Option<DomainId> {
+    t.domain_of(node)
+        .filter(|&d| d != DomainId::ROOT && t.domain(d).tier == min_tier)
+}
+
+fn min_real_tier(t: &Topology) -> i32 {
+    t.domains
+        .iter()
+        .skip(1)
+        .map(|d| d.tier)
+        .min()
+        .unwrap_or_else(|| t.root_tier())
+}
+
+/// The HyperNode tree the job's pods are bound under: the LCA of their own HyperNodes
+/// (`volcano.sh/job-allocated-hypernode`).
+pub fn allocated_hypernode(world: &World, pods: &GangPods) -> Option<DomainId> {
+    let t = &world.hypernodes;
+    pods.iter()
+        .flat_map(|(_, s)| s.iter().flatten())
+        .filter_map(|&n| t.domain_of(n))
+        .reduce(|a, b| t.lca(a, b))
+}
+
+/// Node scoring inside a HyperNode: the plugin's LCA score ×100 (by leaf group) plus
+/// nodeorder's LeastAllocated and BalancedAllocation.
+#[derive(Clone)]
+struct TopologyScorer<'a> {
+    world: &'a World,
+    res: super::KeyResources,
+    min_tier: i32,
+    max_tier: i32,
+    allocated: Option<DomainId>,
+    seed: u64,
+}
+
+impl Scorer for TopologyScorer<'_> {
+    fn group(&self, node: NodeId) -> usize {
+        let t = &self.world.hypernodes;
+        own_hypernode(t, self.min_tier, node).map_or(0, DomainId::index)
+    }
+    fn n_groups(&self) -> usize {
+        self.world.hypernodes.domains.len()
+    }
+    fn group_score(&self, group: usize) -> f64 {
+        let t = &self.world.hypernodes;
+        // Group 0 is "no lowest-tier HyperNode": the plugin scores it 0.
+        let (Some(alloc), true) = (self.allocated, group != 0) else {
+            return 0.0;
+        };
+        let h = DomainId::from_index(group);
+        if h == alloc {
+            return 100.0;
+        }
+        if self.max_tier == self.min_tier {
+            return 100.0;
+        }
+        let lca = t.lca(h, alloc);
+        f64::from(self.max_tier - t.domain(lca).tier) / f64::from(self.max_tier - self.min_tier)
+            * 100.0
+    }
+    fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
+        (least_allocated(self.world, cap, self.res, node, pod)
+            + balanced_allocation(self.world, cap, self.res, node, pod, true)) as f64
+    }
+    fn tie(&self, node: NodeId) -> u64 {
+        tie_key(self.seed, node)
+    }
+    fn bound(&mut self, node: NodeId) {
+        let t = &self.world.hypernodes;
+        if let Some(d) = t.domain_of(node) {
+            self.allocated = Some(match self.allocated {
+                None => d,
+                Some(a) => t.lca(a, d),
+            });
+        }
+    }
+}
+
+/// The hypernode bin-packing score (HyperNodeOrderFn): how full the HyperNode would be with
+/// the whole job in it, averaged over cpu and memory; 0 if the job would overflow it.
+fn hypernode_binpack(cluster: &Cluster, d: DomainId, job_total: &[(usize, i64)]) -> f64 {
+    let mut sum = 0.0;
+    let mut weights = 0.0;
+    for r in [cluster.res.cpu, cluster.res.memory].into_iter().flatten() {
+        let alloc = cluster.domain_alloc(0, d, r);
+        if alloc == 0 {
+            continue;
+        }
+        let used = alloc - cluster.domain_free(0, d, r);
+        let req = job_total.iter().find(|x| x.0 == r).map_or(0, |x| x.1);
+        if used + req > alloc {
+            return 0.0;
+        }
+        sum += (used + req) as f64 / alloc as f64;
+        weights += 1.0;
+    }
+    if weights == 0.0 { 0.0 } else { sum / weights }
+}
+
+/// Σ requests over every pod of the job, bound or not (the plugin's subjob request).
+fn job_total(pods: &GangPods) -> Vec<(usize, i64)> {
+    let mut v: Vec<(usize, i64)> = Vec::new();
+    for (needs, slots) in pods {
+        for (r, a) in needs.requests.iter() {
+            let add = a * slots.len() as i64;
+            match v.iter_mut().find(|x| x.0 == r.index()) {
+                Some(x) => x.1 += add,
+                None => v.push((r.index(), add)),
+            }
+        }
+    }
+    v
+}
+
+/// A failed statement: the pod that could not be placed and why.
+struct Failure {
+    pod: (usize, usize),
+    fit: String,
+    schedulable: usize,
+}
+
+/// One statement with a hard topology: the ascending gradient search for `need` pods.
+fn topology_attempt(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    need: usize,
+    tier_limit: i32,
+    seed: u64,
+) -> Result<(Vec<Binding>, DomainId), Failure> {
+    let t = &world.hypernodes;
+    let allocated = allocated_hypernode(world, pods);
+    // Search root: the virtual root, or the highest ancestor of the job's HyperNode within
+    // the limit (allocated-hypernode pinning).
+    let root = match allocated {
+        None => DomainId::ROOT,
+        Some(a) => t
+            .ancestors(a)
+            .take_while(|&d| t.domain(d).tier <= tier_limit)
+            .last()
+            .unwrap_or(a),
+    };
+    let pending = pending_total(pods);
+    let whole = job_total(pods);
+    let min_tier = min_real_tier(t);
+    let scorer_base = TopologyScorer {
+        world,
+        res: cluster.res,
+        min_tier,
+        max_tier: t.root_tier(),
+        allocated,
+        seed,
+    };
+    // Candidates under the search root within the limit, with the resource pre-filter
+    // (minResources / the subjob's pending requests on idle capacity).
+    let mut by_tier: Vec<(i32, DomainId)> = t
+        .dfs()
+        .filter(|&d| {
+            let dom = t.domain(d);
+            dom.tier <= tier_limit && !dom.nodes.is_empty() && t.ancestors(d).any(|a| a == root)
+        })
+        .map(|d| (t.domain(d).tier, d))
+        .collect();
+    by_tier.sort_by_key(|&(tier, _)| tier);
+    let mut last_failure: Option<(DomainId, Failure)> = None;
+    let mut i = 0;
+    while i < by_tier.len() {
+        let tier = by_tier[i].0;
+        let j = by_tier[i..]
+            .iter()
+            .position(|x| x.0 != tier)
+            .map_or(by_tier.len(), |k| i + k);
+        let mut gradient: Vec<(f64, u64, DomainId)> = by_tier[i..j]
+            .iter()
+            .filter(|&&(_, d)| cluster.domain_may_hold(0, d, &pending))
+            .map(|&(_, d)| {
+                (
+                    hypernode_binpack(cluster, d, &whole),
+                    tie_key(seed ^ 0x5eed, NodeId(d.0)),
+                    d,
+                )
+            })
+            .collect();
+        gradient.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut chosen: Option<(f64, u64, DomainId, Vec<Binding>)> = None;
+        for &(score, tie, d) in &gradient {
+            if chosen.as_ref().is_some_and(|c| score < c.0) {
+                break;
+            }
+            let mut scorer = scorer_base.clone();
+            match fill(
+                world,
+                &mut cluster.nodes,
+                t.nodes_of(d),
+                pods,
+                need,
+                &mut scorer,
+            ) {
+                Ok(b) => {
+                    undo(&mut cluster.nodes, pods, &b);
+                    if chosen.as_ref().is_none_or(|c| tie > c.1) {
+                        chosen = Some((score, tie, d, b));
+                    }
+                }
+                Err((b, pod)) => {
+                    let failed = with_bindings(pods, &b);
+                    let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, t.nodes_of(d));
+                    undo(&mut cluster.nodes, pods, &b);
+                    last_failure = Some((
+                        d,
+                        Failure {
+                            pod,
+                            fit,
+                            schedulable: b.len(),
+                        },
+                    ));
+                }
+            }
+        }
+        if let Some((_, _, d, b)) = chosen {
+            return Ok((b, d));
+        }
+        i = j;
+    }
+    // Nothing fits: explain with the last HyperNode tried, or, when none passed the
+    // resource pre-filter, with the roomiest allowed one.
+    let (d, mut f) = match last_failure {
+        Some(x) => x,
+        None => {
+            let d = by_tier
+                .iter()
+                .rev()
+                .map(|&(_, d)| d)
+                .max_by_key(|&d| {
+                    pending
+                        .iter()
+                        .map(|&(r, _)| cluster.domain_free(0, d, r))
+                        .min()
+                        .unwrap_or(0)
+                })
+                .unwrap_or(root);
+            let mut scorer = scorer_base.clone();
+            let (b, pod) = match fill(
+                world,
+                &mut cluster.nodes,
+                t.nodes_of(d),
+                pods,
+                need,
+                &mut scorer,
+            ) {
+                Ok(b) => (b, super::first_pending(pods).unwrap_or((0, 0))),
+                Err(x) => x,
+            };
+            let failed = with_bindings(pods, &b);
+            let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, t.nodes_of(d));
+            undo(&mut cluster.nodes, pods, &b);
+            (
+                d,
+                Failure {
+                    pod,
+                    fit,
+                    schedulable: b.len(),
+                },
+            )
+        }
+    };
+    f.fit = volcano_fit(
+        &f.fit,
+        (d != DomainId::ROOT).then(|| t.domain(d).name.as_str()),
+    );
+    Err(f)
+}
+
+/// kube's FitError text as Volcano's `FitErrors.Error()` words it, with the HyperNode prefix
+/// of hypernode searches.
+fn volcano_fit(kube: &str, hypernode: Option<&str>) -> String {
+    let body = kube.replacen("nodes are available", "nodes are unavailable", 1);
+    match hypernode {
+        Some(h) => format!("In hyperNode {h}: {body}"),
+        None => body,
+    }
+}
+
+/// The network-topology-aware plugin's node score for a pod without topology
+/// (`hypernode.binpack.normal-pod`, fading 0.8): the tier-weighted fullness of the node's
+/// HyperNodes, ×100.
+fn normal_pod_hypernode_score(
+    world: &World,
+    cluster: &Cluster,
+    node: NodeId,
+    pod: &PodNeeds,
+) -> f64 {
+    let t = &world.hypernodes;
+    if t.domains.len() <= 1 {
+        return 0.0;
+    }
+    let (lo, hi) = (min_real_tier(t), t.root_tier());
+    let mut num = 0.0;
+    let mut den = 0.0;
+    for tier in lo..=hi {
+        let w = 0.8f64.powi(tier - 1);
+        let dom = t
+            .domain_of(node)
+            .and_then(|d| t.ancestors(d).find(|&a| t.domain(a).tier == tier));
+        let s = match dom {
+            None => 1.0,
+            Some(d) => {
+                let mut sum = 0.0;
+                let mut k = 0.0;
+                for r in [cluster.res.cpu, cluster.res.memory].into_iter().flatten() {
+                    let alloc = cluster.domain_alloc(0, d, r);
+                    if alloc == 0 {
+                        continue;
+                    }
+                    let req = pod.requests.get(kueuesim_model::ResourceId::from_index(r));
+                    let used = alloc - cluster.domain_free(0, d, r);
+                    if used + req > alloc {
+                        sum = 0.0;
+                        k = 1.0;
+                        break;
+                    }
+                    sum += (used + req) as f64 / alloc as f64;
+                    k += 1.0;
+                }
+                if k == 0.0 { 0.0 } else { sum / k }
+            }
+        };
+        num += w * s;
+        den += w;
+    }
+    num / den * 100.0
+}
+
+/// One statement without topology: each of `need` pods to the best of the sampled feasible
+/// nodes.
+fn flat_attempt(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    need: usize,
+    seed: u64,
+) -> Result<Vec<Binding>, Failure> {
+    let all = super::all_nodes(world);
+    let mut bound: Vec<Binding> = Vec::new();
+    for (ps, (needs, slots)) in pods.iter().enumerate() {
+        for (idx, slot) in slots.iter().enumerate() {
+            if bound.len() >= need {
+                return Ok(bound);
+            }
+            if slot.is_some() {
+                continue;
+            }
+            let start = cluster.next_start[1];
+            let (found, processed) = sample_feasible(
+                world,
+                &cluster.nodes,
+                &all,
+                needs,
+                start,
+                feasible_nodes_to_find(all.len()),
+            );
+            if !all.is_empty() {
+                cluster.next_start[1] = (start + processed) % all.len();
+            }
+            let res = cluster.res;
+            let best = found
+                .iter()
+                .map(|&n| {
+                    let s = (least_allocated(world, &cluster.nodes, res, n, needs)
+                        + balanced_allocation(world, &cluster.nodes, res, n, needs, true))
+                        as f64
+                        + normal_pod_hypernode_score(world, cluster, n, needs);
+                    (s, tie_key(seed ^ ((ps as u64) << 40) ^ idx as u64, n), n)
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            match best {
+                Some((_, _, node)) => {
+                    cluster.apply(world, node, &needs.requests, 1);
+                    bound.push((ps, idx, node));
+                }
+                None => {
+                    let fit = fit_error(world, &cluster.nodes, needs, &all);
+                    let schedulable = bound.len();
+                    for &(ps, _, n) in &bound {
+                        cluster.apply(world, n, &pods[ps].0.requests, -1);
+                    }
+                    return Err(Failure {
+                        pod: (ps, idx),
+                        fit: volcano_fit(&fit, None),
+                        schedulable,
+                    });
+                }
+            }
+        }
+    }
+    Ok(bound)
+}
+
+/// Allocates the job: the gang first (commit only when minMember pods are placed), then the
+/// extra replicas one statement each, as Volcano pushes a ready job back into its queue.
+pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Placement {
+    let mut pods = job.pods.to_vec();
+    let mut out = Placement::default();
+    let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+    loop {
+        let (bound, pending) = counts(&pods);
+        if pending == 0 {
+            break;
+        }
+        let need = if bound < job.min_member {
+            (job.min_member - bound).min(pending)
+        } else {
+            1
+        };
+        let attempt = match job.highest_tier {
+            Some(limit) => {
+                topology_attempt(world, cluster, &pods, need, limit, job.seed).map(|(b, d)| {
+                    for &(ps, _, n) in &b {
+                        cluster.apply(world, n, &pods[ps].0.requests, 1);
+                    }
+                    (b, Some(d))
+                })
+            }
+            None => flat_attempt(world, cluster, &pods, need, job.seed).map(|b| (b, None)),
+        };
+        match attempt {
+            Ok((b, d)) => {
+                if let Some(d) = d {
+                    let t = &world.hypernodes;
+                    let pinned = allocated_hypernode(world, &with_bindings(&pods, &b)).unwrap_or(d);
+                    out.domain = Some(t.domain(pinned).name.clone());
+                }
+                pods = with_bindings(&pods, &b);
+                out.bound.extend(b);
+            }
+            Err(f) => {
+                let (ps, idx) = f.pod;
+                let task = (job.pod_name)(ps, idx);
+                let message = if bound < job.min_member {
+                    gang_message(
+                        bound,
+                        pending,
+                        job.min_member,
+                        total,
+                        f.schedulable,
+                        &task,
+                        &f.fit,
+                    )
+                } else {
+                    f.fit
+                };
+                out.unplaced = Some((ps, idx, message));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The PodGroup `Unschedulable` event Volcano's gang plugin writes:
+/// `<pending>/<tasks> tasks in gang unschedulable: pod group is not ready, <histogram>;
+/// Pending: <n> Unschedulable[, <m> Schedulable]. Origin reason is <task>: <fit errors>`.
+fn gang_message(
+    running: usize,
+    pending: usize,
+    min_member: usize,
+    total: usize,
+    schedulable: usize,
+    task: &str,
+    fit: &str,
+) -> String {
+    let mut hist = vec![
+        format!("{pending} Pending"),
+        format!("{min_member} minAvailable"),
+    ];
+    if running > 0 {
+        hist.push(format!("{running} Running"));
+    }
+    hist.sort();
+    let unschedulable = pending - schedulable.min(pending);
+    let mut pending_part = format!("{unschedulable} Unschedulable");
+    if schedulable > 0 {
+        pending_part.push_str(&format!(", {schedulable} Schedulable"));
+    }
+    format!(
+        "{pending}/{total} tasks in gang unschedulable: pod group is not ready, {}; Pending: {pending_part}. Origin reason is {task}: {fit}",
+        hist.join(", ")
+    )
+}

@@ -2007,11 +2007,14 @@ impl<'a> Builder<'a> {
                 };
                 let mode = annotations.get("volcano.sh/network-topology-mode");
                 let tier = annotations.get("volcano.sh/network-topology-highest-tier");
-                if mode.is_some() || tier.is_some() {
+                // PodGroup spec.networkTopology.highestTierName has no pod annotation upstream;
+                // this one stands in for it until Volcano PodGroups load.
+                let tier_name = annotations.get("kueuesim.io/network-topology-highest-tier-name");
+                if mode.is_some() || tier.is_some() || tier_name.is_some() {
                     // Invalid modes fall back to hard, as the PodGroup controller does.
                     let hard = mode.is_none_or(|m| m.value.trim() != "soft");
                     let highest_tier = match tier {
-                        None => None,
+                        None => tier_name.map(|n| TierRef::Name(n.value.trim().to_string())),
                         Some(t) => Some(TierRef::Number(t.value.trim().parse::<i32>().map_err(|_| {
                             err_at(src, t, format!("volcano.sh/network-topology-highest-tier {:?}: expected an integer tier", t.value))
                         })?)),

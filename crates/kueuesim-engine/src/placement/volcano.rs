@@ -4,11 +4,11 @@
 //! network-topology-aware plugin, without one the flat node search with the plugin's
 //! normal-pod HyperNode bin-packing. research/volcano-kai.md §1.4–§1.6.
 
-use kueuesim_model::{DomainId, NodeId, Topology, World};
+use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 
 use super::kube::{balanced_allocation, feasible_nodes_to_find, least_allocated, sample_feasible};
 use super::{
-    Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Scorer, counts, fill, fit_error,
+    Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
 
@@ -303,13 +303,58 @@ fn topology_attempt(
     Err(f)
 }
 
-/// kube's FitError text as Volcano's `FitErrors.Error()` words it, with the HyperNode prefix
-/// of hypernode searches.
-fn volcano_fit(kube: &str, hypernode: Option<&str>) -> String {
-    let body = kube.replacen("nodes are available", "nodes are unavailable", 1);
+/// Volcano's `FitErrors.Error()` for a task none of `nodes` takes: the predicates' reasons,
+/// but a node short of resources reports only the first one short (cpu, memory, then the
+/// others by name) as `Insufficient <resource>`; `0/N nodes are unavailable: … .`
+fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
+    let mut hist: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut short: Vec<(u8, &str, ResourceId, i64)> = pod
+        .requests
+        .iter()
+        .map(|(r, a)| {
+            let name = world.resources.name(r);
+            let rank = match name {
+                "cpu" => 0,
+                "memory" => 1,
+                _ => 2,
+            };
+            (rank, name, r, a)
+        })
+        .collect();
+    short.sort();
+    for &n in nodes {
+        if super::feasible(world, cap, n, pod) {
+            continue;
+        }
+        let reason = if !super::statically_feasible(world, n, pod) {
+            super::node_rejections(world, cap, n, pod)
+                .into_iter()
+                .next()
+                .unwrap_or_default()
+        } else if let Some(&(_, name, _, _)) = short
+            .iter()
+            .find(|&&(_, _, r, a)| a > cap.free(n, r.index()))
+        {
+            format!("Insufficient {name}")
+        } else {
+            "Too many pods".to_string()
+        };
+        *hist.entry(reason).or_default() += 1;
+    }
+    let mut parts: Vec<String> = hist.iter().map(|(r, c)| format!("{c} {r}")).collect();
+    parts.sort();
+    format!(
+        "0/{} nodes are unavailable: {}.",
+        nodes.len(),
+        parts.join(", ")
+    )
+}
+
+/// The HyperNode prefix of fit errors from hypernode searches.
+fn volcano_fit(fit: &str, hypernode: Option<&str>) -> String {
     match hypernode {
-        Some(h) => format!("In hyperNode {h}: {body}"),
-        None => body,
+        Some(h) => format!("In hyperNode {h}: {fit}"),
+        None => fit.to_string(),
     }
 }
 

@@ -11,5 +11,7 @@ mod kueue_cases;
 mod kueue_features;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
+/// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
+mod placement_cases;
 /// Helpers to load text and run it.
 mod util;

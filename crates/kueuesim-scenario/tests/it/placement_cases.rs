@@ -1,0 +1,198 @@
+//! Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios of
+//! `scenarios/placement/`: the nodes each pod lands on, or the scheduler's reason.
+
+use kueuesim_scenario::output::{SimulationResult, WorkloadOut};
+
+use crate::util::{run_dir, wl};
+
+fn run(case: &str) -> SimulationResult {
+    run_dir(&format!("placement/{case}"))
+}
+
+/// The nodes of every pod set, flattened, in pod order.
+fn nodes(w: &WorkloadOut) -> Vec<&str> {
+    w.pod_sets
+        .iter()
+        .flat_map(|p| p.nodes.iter().map(String::as_str))
+        .collect()
+}
+
+/// The leaf (`s0`, `s1`, …) of a Volcano case node named `<leaf>-n<i>`.
+fn leaf(node: &str) -> &str {
+    node.split('-').next().unwrap_or(node)
+}
+
+/// The first Warning event from `source`.
+fn warning<'a>(w: &'a WorkloadOut, source: &str) -> &'a str {
+    &w.events
+        .iter()
+        .find(|e| e.kind == "Warning" && e.source == source)
+        .unwrap_or_else(|| panic!("{} has no {source} warning: {:?}", w.name, w.events))
+        .message
+}
+
+#[test]
+fn v01_soft_gang_spans_leaves_when_no_leaf_holds_it() {
+    let r = run("V01-soft-spans-leaves");
+    let n = nodes(wl(&r, "team", "job"));
+    assert_eq!(n.len(), 3);
+    let mut leaves: Vec<&str> = n.iter().map(|x| leaf(x)).collect();
+    leaves.sort();
+    leaves.dedup();
+    assert_eq!(leaves, ["s0", "s1"]);
+}
+
+#[test]
+fn v03_soft_search_applies_predicates() {
+    let r = run("V03-soft-respects-node-selector");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["s1-n2"]);
+}
+
+#[test]
+fn v05_hard_tier_one_gang_of_three_binds_nothing() {
+    let r = run("V05-hard-tier1-gang-too-big");
+    let w = wl(&r, "team", "job");
+    assert!(nodes(w).is_empty(), "nothing partial: {:?}", nodes(w));
+    let m = warning(w, "volcano");
+    assert!(
+        m.starts_with("3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 1 Unschedulable, 2 Schedulable. Origin reason is job-"),
+        "{m}"
+    );
+    assert!(
+        m.ends_with(": In hyperNode s1: 0/2 nodes are unavailable: 2 Insufficient cpu.")
+            || m.ends_with(": In hyperNode s0: 0/2 nodes are unavailable: 2 Insufficient cpu."),
+        "{m}"
+    );
+}
+
+#[test]
+fn v07_hard_tier_one_gang_stays_in_one_leaf() {
+    let r = run("V07-hard-tier1-one-leaf");
+    let n = nodes(wl(&r, "team", "job"));
+    assert_eq!(n.len(), 2);
+    assert_eq!(leaf(n[0]), leaf(n[1]), "{n:?}");
+}
+
+#[test]
+fn v09_rescheduled_pod_is_pinned_to_its_full_leaf() {
+    let r = run("V09-rescheduled-pinned-to-full-leaf");
+    let w = wl(&r, "team", "job");
+    assert_eq!(nodes(w), ["s0-n1", "s0-n2"], "p3 must not move to s1");
+    assert_eq!(
+        warning(w, "volcano"),
+        "In hyperNode s0: 0/2 nodes are unavailable: 2 Insufficient cpu."
+    );
+}
+
+#[test]
+fn v10_rescheduled_pod_goes_to_the_sibling_leaf_within_the_limit() {
+    let r = run("V10-rescheduled-three-tier-within-limit");
+    let n = nodes(wl(&r, "team", "job"));
+    assert_eq!(n[..2], ["s3-n1", "s3-n2"]);
+    assert_eq!(leaf(n[2]), "s4", "{n:?}");
+}
+
+#[test]
+fn v11_rescheduled_pod_cannot_cross_the_limit() {
+    let r = run("V11-rescheduled-three-tier-cross-limit");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["s3-n1", "s3-n2"]);
+}
+
+#[test]
+fn v13_highest_tier_name() {
+    let r = run("V13a-tier-name-below-gang");
+    assert!(nodes(wl(&r, "team", "job")).is_empty());
+    let r = run("V13b-tier-name-above-gang");
+    assert_eq!(nodes(wl(&r, "team", "job")).len(), 3);
+    // An unknown tier name: no hard limit, so p3 binds outside the allocated leaf.
+    let r = run("V13c-unknown-tier-name-is-unconstrained");
+    let n = nodes(wl(&r, "team", "job"));
+    assert_eq!(n.len(), 3);
+    assert_eq!(leaf(n[2]), "s1");
+}
+
+#[test]
+fn k01_required_rack() {
+    let r = run("K01-required-rack");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node2", "node3"]);
+}
+
+#[test]
+fn k02_required_rack_rolls_back_a_domain_that_fails_a_predicate() {
+    let r = run("K02-required-rack-rolls-back-on-predicate");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node2", "node3"]);
+}
+
+#[test]
+fn k03_required_spine_nested_in_rack() {
+    let r = run("K03-required-spine-nested");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node1", "node1"]);
+}
+
+#[test]
+fn k04_required_rack_skips_the_rack_that_holds_three_of_four() {
+    let r = run("K04-required-rack-fullest-fitting");
+    assert_eq!(
+        nodes(wl(&r, "team", "job")),
+        ["node2", "node2", "node3", "node3"]
+    );
+}
+
+#[test]
+fn k05_without_preferred_level_nodes_bin_pack_across_subdomains() {
+    let r = run("K05-required-rack-binpacks-across-spines");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node0", "node1"]);
+}
+
+#[test]
+fn k06_no_rack_holds_the_gang() {
+    let r = run("K06-required-rack-nowhere");
+    let w = wl(&r, "team", "job");
+    assert!(nodes(w).is_empty());
+    assert_eq!(
+        w.state, "Admitted",
+        "admitted by Kueue, unplaceable for KAI"
+    );
+    assert_eq!(
+        warning(w, "kai-scheduler"),
+        "Unable to schedule podgroup: node-group rack1 can allocate only 3 of 4 required pods. \nnode-group rack2 can allocate only 3 of 4 required pods. \ntopology cluster-topology, requirement k8s.io/rack couldn't be satisfied for job <team/pg-job>."
+    );
+}
+
+#[test]
+fn k07_preferred_rack() {
+    let r = run("K07-preferred-rack");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node1", "node1"]);
+}
+
+#[test]
+fn k08_preferred_rack_falls_back_to_the_root_roomiest_rack_first() {
+    let r = run("K08-preferred-rack-falls-back-to-root");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node1", "node0"]);
+}
+
+#[test]
+fn k09_required_rack_when_the_preferred_spine_cannot_hold_it() {
+    let r = run("K09-required-rack-preferred-spine-unsatisfiable");
+    let mut n = nodes(wl(&r, "team", "job"));
+    n.sort();
+    assert_eq!(n, ["node2", "node3"]);
+}
+
+#[test]
+fn k16_preferred_spines_fill_roomiest_first() {
+    let r = run("K16-preferred-spine-roomiest-last");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node6", "node7", "node4"]);
+}
+
+#[test]
+fn k20_fullest_fitting_spine_wins() {
+    let r = run("K20-preferred-spine-fullest-fitting");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node3"]);
+}
+
+#[test]
+fn k21_parent_packing_rank_outranks_the_child_ratio() {
+    let r = run("K21-binpack-top-most-domain-first");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node3"]);
+}

@@ -27,6 +27,7 @@ pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
-    AdmissionFairSharing, FairSharingStrategy, KaiConfig, KueueConfig, PlacementStrategy,
-    ProgressPolicy, SchedulerKind, SimConfig, WaitForPodsReady, World,
+    AdmissionFairSharing, BinpackArgs, FairSharingStrategy, KaiConfig, KueueConfig,
+    NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind,
+    SimConfig, VolcanoConfig, WaitForPodsReady, World,
 };

@@ -56,6 +56,75 @@ pub struct SimConfig {
     pub progress: ProgressPolicy,
     /// KAI Scheduler settings (`spec.kai`).
     pub kai: KaiConfig,
+    /// Volcano's scheduler configuration (`spec.volcano.configuration`).
+    pub volcano: VolcanoConfig,
+}
+
+/// The node-order plugins of a volcano-scheduler.conf and their arguments, as far as they
+/// score resource-only pods. The default is the Helm chart's volcano-scheduler.conf
+/// (nodeorder and binpack) plus network-topology-aware (DESIGN.md §4).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolcanoConfig {
+    /// `nodeorder` with `leastrequested.weight`, `mostrequested.weight`,
+    /// `balancedresource.weight` (defaults 1, 0, 1); None when the plugin is not listed.
+    pub nodeorder: Option<NodeOrderWeights>,
+    /// `binpack` with its arguments; None when not listed.
+    pub binpack: Option<BinpackArgs>,
+    /// `network-topology-aware` with its arguments; None when not listed.
+    pub network_topology_aware: Option<NetworkTopologyAwareArgs>,
+}
+
+/// `nodeorder` weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeOrderWeights {
+    /// `leastrequested.weight`.
+    pub least_requested: i64,
+    /// `mostrequested.weight`.
+    pub most_requested: i64,
+    /// `balancedresource.weight`.
+    pub balanced_resource: i64,
+}
+
+/// `binpack` arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinpackArgs {
+    /// `binpack.weight`.
+    pub weight: i64,
+    /// Per-resource weights (`binpack.cpu`, `binpack.memory`, `binpack.resources.<name>`),
+    /// by resource name.
+    pub resources: Vec<(String, i64)>,
+}
+
+/// `network-topology-aware` arguments.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkTopologyAwareArgs {
+    /// `weight`.
+    pub weight: f64,
+    /// `hypernode.binpack.normal-pod.enable`.
+    pub normal_pod_binpack: bool,
+    /// `hypernode.binpack.normal-pod.fading`.
+    pub fading: f64,
+}
+
+impl Default for VolcanoConfig {
+    fn default() -> Self {
+        VolcanoConfig {
+            nodeorder: Some(NodeOrderWeights {
+                least_requested: 1,
+                most_requested: 0,
+                balanced_resource: 1,
+            }),
+            binpack: Some(BinpackArgs {
+                weight: 1,
+                resources: vec![("cpu".into(), 1), ("memory".into(), 1)],
+            }),
+            network_topology_aware: Some(NetworkTopologyAwareArgs {
+                weight: 1.0,
+                normal_pod_binpack: true,
+                fading: 0.8,
+            }),
+        }
+    }
 }
 
 /// KAI's node placement strategy (SchedulingShard `placementStrategy`).
@@ -181,6 +250,7 @@ impl Default for SimConfig {
             kueue: KueueConfig::default(),
             progress: ProgressPolicy::default(),
             kai: KaiConfig::default(),
+            volcano: VolcanoConfig::default(),
         }
     }
 }

@@ -18,9 +18,10 @@ use kueuesim_model::{
 
 use kueuesim_model::topology::{HyperNodeError, TopologySource};
 use kueuesim_model::{
-    AdmissionFairSharing, FairSharingStrategy, GangSpec, HyperNodeMember, HyperNodeSpec,
-    KaiTopologyConstraint, KueueConfig, NetworkTopology, NodeId, PlacementStrategy, ProgressPolicy,
-    TierRef, Topology, WaitForPodsReady,
+    AdmissionFairSharing, BinpackArgs, FairSharingStrategy, GangSpec, HyperNodeMember,
+    HyperNodeSpec, KaiTopologyConstraint, KueueConfig, NetworkTopology, NetworkTopologyAwareArgs,
+    NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef, Topology, VolcanoConfig,
+    WaitForPodsReady,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -66,6 +67,110 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
         o.order = i;
     }
     Builder::default().build(&objects, opts)
+}
+
+/// `spec.volcano.configuration`: the node-order plugins of a volcano-scheduler.conf and
+/// their arguments (other plugins do not change where resource-only pods go and are not
+/// modelled; see docs/semantics.md).
+fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig, ScenarioError> {
+    let conf: wire::VolcanoConf = serde_saphyr::from_str(&text.value).map_err(|e| {
+        err_at(
+            src,
+            text,
+            format!("spec.volcano.configuration is not a volcano-scheduler.conf: {e}"),
+        )
+    })?;
+    let int = |p: &wire::VolcanoPlugin, key: &str, default: i64| -> Result<i64, ScenarioError> {
+        match p.arguments.get(key) {
+            None => Ok(default),
+            Some(serde_json::Value::Number(n)) if n.as_i64().is_some() => {
+                Ok(n.as_i64().unwrap_or(default))
+            }
+            Some(serde_json::Value::String(s)) if s.trim().parse::<i64>().is_ok() => {
+                Ok(s.trim().parse().unwrap_or(default))
+            }
+            Some(v) => Err(err_at(
+                src,
+                text,
+                format!(
+                    "plugin {} argument {key} is {v}: expected an integer",
+                    p.name
+                ),
+            )),
+        }
+    };
+    let float = |p: &wire::VolcanoPlugin, key: &str, default: f64| -> Result<f64, ScenarioError> {
+        match p.arguments.get(key) {
+            None => Ok(default),
+            Some(serde_json::Value::Number(n)) => Ok(n.as_f64().unwrap_or(default)),
+            Some(serde_json::Value::String(s)) if s.trim().parse::<f64>().is_ok() => {
+                Ok(s.trim().parse().unwrap_or(default))
+            }
+            Some(v) => Err(err_at(
+                src,
+                text,
+                format!("plugin {} argument {key} is {v}: expected a number", p.name),
+            )),
+        }
+    };
+    let mut cfg = VolcanoConfig {
+        nodeorder: None,
+        binpack: None,
+        network_topology_aware: None,
+    };
+    for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
+        match p.name.as_str() {
+            "nodeorder" => {
+                cfg.nodeorder = Some(NodeOrderWeights {
+                    least_requested: int(p, "leastrequested.weight", 1)?,
+                    most_requested: int(p, "mostrequested.weight", 0)?,
+                    balanced_resource: int(p, "balancedresource.weight", 1)?,
+                });
+            }
+            "binpack" => {
+                let mut resources = vec![
+                    ("cpu".to_string(), int(p, "binpack.cpu", 1)?),
+                    ("memory".to_string(), int(p, "binpack.memory", 1)?),
+                ];
+                if let Some(serde_json::Value::String(list)) = p.arguments.get("binpack.resources")
+                {
+                    for r in list.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                        let w = int(p, &format!("binpack.resources.{r}"), 1)?;
+                        resources.push((r.to_string(), w));
+                    }
+                }
+                cfg.binpack = Some(BinpackArgs {
+                    weight: int(p, "binpack.weight", 1)?,
+                    resources,
+                });
+            }
+            "network-topology-aware" => {
+                let enable = match p.arguments.get("hypernode.binpack.normal-pod.enable") {
+                    None => true,
+                    Some(serde_json::Value::Bool(b)) => *b,
+                    Some(serde_json::Value::String(s)) => s.trim() != "false",
+                    Some(v) => {
+                        return Err(err_at(
+                            src,
+                            text,
+                            format!(
+                                "hypernode.binpack.normal-pod.enable is {v}: expected true or false"
+                            ),
+                        ));
+                    }
+                };
+                let weight = float(p, "weight", 1.0)?;
+                let fading = float(p, "hypernode.binpack.normal-pod.fading", 0.8)?;
+                cfg.network_topology_aware = Some(NetworkTopologyAwareArgs {
+                    weight: if weight < 0.0 { 1.0 } else { weight },
+                    normal_pod_binpack: enable,
+                    fading: if fading < 0.0 { 0.8 } else { fading },
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(cfg)
 }
 
 /// A parsed object and where it came from.
@@ -728,6 +833,16 @@ impl<'a> Builder<'a> {
                     ],
                 )?;
             }
+        }
+        if let Some(sim) = &self.simulation
+            && let Some(text) = sim
+                .obj
+                .spec
+                .volcano
+                .as_ref()
+                .and_then(|v| v.configuration.as_ref())
+        {
+            cfg.volcano = volcano_config(sim.src, text)?;
         }
         if let Some(conf) = self.configuration.take() {
             cfg.kueue = self.kueue_config(&conf)?;

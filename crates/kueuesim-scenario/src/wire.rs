@@ -414,6 +414,35 @@ pub struct SimulationSpec {
     pub pod_termination: Option<S>,
     pub schedulers: BTreeMap<String, S>,
     pub kai: Option<KaiSettings>,
+    pub volcano: Option<VolcanoSettings>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct VolcanoSettings {
+    /// The volcano-scheduler.conf text.
+    pub configuration: Option<S>,
+}
+
+/// volcano-scheduler.conf.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoConf {
+    pub actions: Option<String>,
+    pub tiers: Vec<VolcanoTier>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoTier {
+    pub plugins: Vec<VolcanoPlugin>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoPlugin {
+    pub name: String,
+    pub arguments: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

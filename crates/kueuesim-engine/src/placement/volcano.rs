@@ -6,7 +6,9 @@
 
 use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 
-use super::kube::{balanced_allocation, feasible_nodes_to_find, least_allocated, sample_feasible};
+use super::kube::{
+    balanced_allocation, feasible_nodes_to_find, least_allocated, most_allocated, sample_feasible,
+};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
@@ -25,6 +27,89 @@ pub struct VolcanoJob<'a> {
     pub pod_name: &'a dyn Fn(usize, usize) -> String,
     /// Seed of this attempt's random tie-breaks.
     pub seed: u64,
+}
+
+/// The node-order plugins of the scheduler configuration, resolved to resource ids.
+#[derive(Clone, Debug)]
+struct Scoring {
+    res: super::KeyResources,
+    least: i64,
+    most: i64,
+    balanced: i64,
+    /// `binpack`: (resource, weight) and the plugin weight.
+    binpack: Option<(Vec<(usize, i64)>, i64)>,
+    /// `network-topology-aware`: (weight, normal-pod bin-pack fading if enabled).
+    nta: Option<(f64, Option<f64>)>,
+}
+
+impl Scoring {
+    fn new(world: &World, res: super::KeyResources) -> Scoring {
+        let cfg = &world.config.volcano;
+        let (least, most, balanced) = cfg.nodeorder.map_or((0, 0, 0), |w| {
+            (w.least_requested, w.most_requested, w.balanced_resource)
+        });
+        Scoring {
+            res,
+            least,
+            most,
+            balanced,
+            binpack: cfg.binpack.as_ref().map(|b| {
+                let rs = b
+                    .resources
+                    .iter()
+                    .filter_map(|(name, w)| world.resources.lookup(name).map(|r| (r.index(), *w)))
+                    .collect();
+                (rs, b.weight)
+            }),
+            nta: cfg
+                .network_topology_aware
+                .as_ref()
+                .map(|n| (n.weight, n.normal_pod_binpack.then_some(n.fading))),
+        }
+    }
+
+    /// The summed node-order score of one more `pod` on `node`: nodeorder's scorers and the
+    /// binpack plugin (`BinPackingScore`).
+    fn node_order(&self, world: &World, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
+        let mut s = 0;
+        if self.least != 0 {
+            s += self.least * least_allocated(world, cap, self.res, node, pod);
+        }
+        if self.most != 0 {
+            s += self.most * most_allocated(world, cap, self.res, node, pod);
+        }
+        if self.balanced != 0 {
+            s += self.balanced * balanced_allocation(world, cap, self.res, node, pod, true);
+        }
+        let mut total = s as f64;
+        if let Some((resources, weight)) = &self.binpack {
+            let alloc = &world.node(node).allocatable;
+            let mut score = 0.0;
+            let mut weights = 0;
+            for (r, q) in pod.requests.iter() {
+                if q == 0 {
+                    continue;
+                }
+                let Some(&(_, w)) = resources.iter().find(|x| x.0 == r.index()) else {
+                    continue;
+                };
+                let a = alloc.get(r.index()).copied().unwrap_or(0);
+                if a != 0 && w != 0 {
+                    let used = a - cap.free(node, r.index());
+                    if used + q > a {
+                        return total;
+                    }
+                    score += (used + q) as f64 * w as f64 / a as f64;
+                }
+                weights += w;
+            }
+            if weights > 0 {
+                score /= weights as f64;
+            }
+            total += score * 100.0 * *weight as f64;
+        }
+        total
+    }
 }
 
 /// The node's own HyperNode as the plugin sees it (`FindHyperNodeForNode` looks only at the
@@ -58,7 +143,7 @@ pub fn allocated_hypernode(world: &World, pods: &GangPods) -> Option<DomainId> {
 #[derive(Clone)]
 struct TopologyScorer<'a> {
     world: &'a World,
-    res: super::KeyResources,
+    scoring: &'a Scoring,
     min_tier: i32,
     max_tier: i32,
     allocated: Option<DomainId>,
@@ -75,24 +160,24 @@ impl Scorer for TopologyScorer<'_> {
     }
     fn group_score(&self, group: usize) -> f64 {
         let t = &self.world.hypernodes;
+        let Some((weight, _)) = self.scoring.nta else {
+            return 0.0;
+        };
         // Group 0 is "no lowest-tier HyperNode": the plugin scores it 0.
         let (Some(alloc), true) = (self.allocated, group != 0) else {
             return 0.0;
         };
         let h = DomainId::from_index(group);
-        if h == alloc {
-            return 100.0;
-        }
-        if self.max_tier == self.min_tier {
-            return 100.0;
-        }
-        let lca = t.lca(h, alloc);
-        f64::from(self.max_tier - t.domain(lca).tier) / f64::from(self.max_tier - self.min_tier)
-            * 100.0
+        let score = if h == alloc || self.max_tier == self.min_tier {
+            1.0
+        } else {
+            let lca = t.lca(h, alloc);
+            f64::from(self.max_tier - t.domain(lca).tier) / f64::from(self.max_tier - self.min_tier)
+        };
+        score * 100.0 * weight
     }
     fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
-        (least_allocated(self.world, cap, self.res, node, pod)
-            + balanced_allocation(self.world, cap, self.res, node, pod, true)) as f64
+        self.scoring.node_order(self.world, cap, node, pod)
     }
     fn tie(&self, node: NodeId) -> u64 {
         tie_key(self.seed, node)
@@ -175,9 +260,10 @@ fn topology_attempt(
     let pending = pending_total(pods);
     let whole = job_total(pods);
     let min_tier = min_real_tier(t);
+    let scoring = Scoring::new(world, cluster.res);
     let scorer_base = TopologyScorer {
         world,
-        res: cluster.res,
+        scoring: &scoring,
         min_tier,
         max_tier: t.root_tier(),
         allocated,
@@ -359,15 +445,19 @@ fn volcano_fit(fit: &str, hypernode: Option<&str>) -> String {
 }
 
 /// The network-topology-aware plugin's node score for a pod without topology
-/// (`hypernode.binpack.normal-pod`, fading 0.8): the tier-weighted fullness of the node's
+/// (`hypernode.binpack.normal-pod`, default fading 0.8): the tier-weighted fullness of the node's
 /// HyperNodes, ×100.
 fn normal_pod_hypernode_score(
     world: &World,
     cluster: &Cluster,
+    scoring: &Scoring,
     node: NodeId,
     pod: &PodNeeds,
 ) -> f64 {
     let t = &world.hypernodes;
+    let Some((weight, Some(fading))) = scoring.nta else {
+        return 0.0;
+    };
     if t.domains.len() <= 1 {
         return 0.0;
     }
@@ -375,7 +465,7 @@ fn normal_pod_hypernode_score(
     let mut num = 0.0;
     let mut den = 0.0;
     for tier in lo..=hi {
-        let w = 0.8f64.powi(tier - 1);
+        let w = fading.powi(tier - 1);
         let dom = t
             .domain_of(node)
             .and_then(|d| t.ancestors(d).find(|&a| t.domain(a).tier == tier));
@@ -405,7 +495,7 @@ fn normal_pod_hypernode_score(
         num += w * s;
         den += w;
     }
-    num / den * 100.0
+    num / den * 100.0 * weight
 }
 
 /// One statement without topology: each of `need` pods to the best of the sampled feasible
@@ -418,6 +508,7 @@ fn flat_attempt(
     seed: u64,
 ) -> Result<Vec<Binding>, Failure> {
     let all = super::all_nodes(world);
+    let scoring = Scoring::new(world, cluster.res);
     let mut bound: Vec<Binding> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {
         for (idx, slot) in slots.iter().enumerate() {
@@ -439,14 +530,11 @@ fn flat_attempt(
             if !all.is_empty() {
                 cluster.next_start[1] = (start + processed) % all.len();
             }
-            let res = cluster.res;
             let best = found
                 .iter()
                 .map(|&n| {
-                    let s = (least_allocated(world, &cluster.nodes, res, n, needs)
-                        + balanced_allocation(world, &cluster.nodes, res, n, needs, true))
-                        as f64
-                        + normal_pod_hypernode_score(world, cluster, n, needs);
+                    let s = scoring.node_order(world, &cluster.nodes, n, needs)
+                        + normal_pod_hypernode_score(world, cluster, &scoring, n, needs);
                     (s, tie_key(seed ^ ((ps as u64) << 40) ^ idx as u64, n), n)
                 })
                 .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -563,4 +651,84 @@ fn gang_message(
         "{pending}/{total} tasks in gang unschedulable: pod group is not ready, {}; Pending: {pending_part}. Origin reason is {task}: {fit}",
         hist.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::{HyperNodeMember, HyperNodeSpec, Labels, Node, ResourceTable};
+
+    /// V16 (network_topology_aware_test.go TestHyperNodeOrderFn, "score hypernodes for a
+    /// subjob with default plugin arguments"): the fullest HyperNode that fits scores highest;
+    /// one that would overflow scores 0.
+    #[test]
+    fn v16_hypernode_binpack_scores() {
+        let mut resources = ResourceTable::default();
+        let cpu = resources.intern("cpu").index();
+        let mem = resources.intern("memory").index();
+        const G: i64 = 1_000_000_000;
+        let shapes = [("s3", 2, 4), ("s4", 4, 4), ("s5", 2, 8), ("s6", 4, 8)];
+        let mut nodes = Vec::new();
+        let mut hns = Vec::new();
+        for (leaf, c, m) in shapes {
+            let mut members = Vec::new();
+            for i in 1..=2 {
+                let mut alloc = vec![0; 2];
+                alloc[cpu] = c * 1000;
+                alloc[mem] = m * G;
+                members.push(HyperNodeMember::Node(NodeId::from_index(nodes.len())));
+                nodes.push(Node {
+                    name: format!("{leaf}-n{i}"),
+                    labels: Labels::default(),
+                    allocatable: alloc,
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            hns.push(HyperNodeSpec {
+                name: leaf.into(),
+                tier: 1,
+                tier_name: None,
+                members,
+            });
+        }
+        let parent = |name: &str, tier, kids: [&str; 2]| HyperNodeSpec {
+            name: name.into(),
+            tier,
+            tier_name: None,
+            members: kids
+                .iter()
+                .map(|k| HyperNodeMember::HyperNode((*k).into()))
+                .collect(),
+        };
+        hns.push(parent("s1", 2, ["s3", "s4"]));
+        hns.push(parent("s2", 2, ["s5", "s6"]));
+        hns.push(parent("s0", 3, ["s1", "s2"]));
+        let world = World {
+            resources,
+            hypernodes: Topology::from_hypernodes(&hns, nodes.len()).unwrap(),
+            nodes,
+            ..World::default()
+        };
+        let cluster = Cluster::new(&world);
+        // The subjob: 2 pods × (4 cpu, 4G).
+        let job = [(cpu, 8000), (mem, 8 * G)];
+        let score = |name: &str| {
+            let d = world
+                .hypernodes
+                .domains
+                .iter()
+                .position(|d| d.name == name)
+                .unwrap();
+            (hypernode_binpack(&cluster, DomainId::from_index(d), &job) * 1000.0).round() / 10.0
+        };
+        assert_eq!(score("s4"), 100.0);
+        assert_eq!(score("s6"), 75.0);
+        assert_eq!(score("s3"), 0.0);
+        assert_eq!(score("s5"), 0.0);
+        assert_eq!(score("s1"), 58.3);
+        assert_eq!(score("s2"), 45.8);
+        assert_eq!(score("s0"), 25.0);
+        assert_eq!(score(kueuesim_model::topology::VIRTUAL_ROOT), 25.0);
+    }
 }

@@ -196,3 +196,11 @@ fn k21_parent_packing_rank_outranks_the_child_ratio() {
     let r = run("K21-binpack-top-most-domain-first");
     assert_eq!(nodes(wl(&r, "team", "job")), ["node3"]);
 }
+
+#[test]
+fn v14_fuller_leaf_then_node_bin_packing() {
+    let r = run("V14-hard-tier1-node-level-binpack");
+    let w = wl(&r, "team", "pg1");
+    assert_eq!(w.pod_sets[0].nodes, ["s0-n1"]);
+    assert_eq!(w.pod_sets[1].nodes, ["s0-n2"]);
+}

@@ -231,3 +231,169 @@ pub fn cycle_world(
     }
     w
 }
+
+/// A 3-tier GPU cluster with Volcano HyperNodes: `zones` × 8 spines × 8 leaves × 16 nodes of
+/// 8 GPUs (leaf tier 1, spine tier 2, zone tier 3), and a KAI/Kueue `Topology` over the same
+/// labels (`zone`, `spine`, `leaf`).
+pub fn topology_world(zones: usize) -> World {
+    use kueuesim_model::{HyperNodeMember, HyperNodeSpec, Topology};
+    let mut w = World::default();
+    let cpu = w.resources.intern("cpu").index();
+    let mem = w.resources.intern("memory").index();
+    let gpu = w.resources.intern("nvidia.com/gpu").index();
+    let mut hns = Vec::new();
+    for z in 0..zones {
+        let mut spines = Vec::new();
+        for s in 0..8 {
+            let spine = format!("z{z}-s{s}");
+            let mut leaves = Vec::new();
+            for l in 0..8 {
+                let leaf = format!("{spine}-l{l}");
+                let mut members = Vec::new();
+                for n in 0..16 {
+                    let mut alloc = vec![0; 3];
+                    alloc[cpu] = 112_000;
+                    alloc[mem] = 2_000 << 30;
+                    alloc[gpu] = 8;
+                    members.push(HyperNodeMember::Node(kueuesim_model::NodeId::from_index(
+                        w.nodes.len(),
+                    )));
+                    w.nodes.push(Node {
+                        name: format!("{leaf}-n{n:02}"),
+                        labels: Labels::new(vec![
+                            ("zone".into(), format!("z{z}")),
+                            ("spine".into(), spine.clone()),
+                            ("leaf".into(), leaf.clone()),
+                        ]),
+                        allocatable: alloc,
+                        taints: vec![],
+                        unschedulable: false,
+                    });
+                }
+                hns.push(HyperNodeSpec {
+                    name: leaf.clone(),
+                    tier: 1,
+                    tier_name: None,
+                    members,
+                });
+                leaves.push(HyperNodeMember::HyperNode(leaf));
+            }
+            hns.push(HyperNodeSpec {
+                name: spine.clone(),
+                tier: 2,
+                tier_name: None,
+                members: leaves,
+            });
+            spines.push(HyperNodeMember::HyperNode(spine));
+        }
+        hns.push(HyperNodeSpec {
+            name: format!("z{z}"),
+            tier: 3,
+            tier_name: None,
+            members: spines,
+        });
+    }
+    w.hypernodes = Topology::from_hypernodes(&hns, w.nodes.len()).expect("a tree");
+    w.topologies = vec![Topology::from_levels(
+        "cluster-topology",
+        &["zone".into(), "spine".into(), "leaf".into()],
+        &w.nodes,
+    )];
+    w
+}
+
+/// Half the GPUs busy in a random pattern that leaves some spines able to hold a 32-node
+/// gang: in every other spine 80% of the nodes are full, in the rest 20% (seeded, fixed).
+pub fn busy_cluster(world: &World) -> kueuesim_engine::placement::Cluster {
+    let mut c = kueuesim_engine::placement::Cluster::new(world);
+    let full = gang_pods(world, 1)[0].0.requests.clone();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for (i, node) in world.nodes.iter().enumerate() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let spine = i / 128;
+        let busy_pct = if spine % 2 == 0 { 80 } else { 20 };
+        let _ = node;
+        if x % 100 < busy_pct {
+            c.apply(world, kueuesim_model::NodeId::from_index(i), &full, 1);
+        }
+    }
+    c
+}
+
+/// A gang of `pods` pods of 8 GPUs (and most of a node's cpu and memory).
+pub fn gang_pods(
+    world: &World,
+    pods: usize,
+) -> Vec<(
+    kueuesim_engine::placement::PodNeeds,
+    Vec<Option<kueuesim_model::NodeId>>,
+)> {
+    let r = |n: &str| world.resources.lookup(n).expect("resource");
+    let needs = kueuesim_engine::placement::PodNeeds {
+        requests: ResourceList::from_pairs(vec![
+            (r("cpu"), 96_000),
+            (r("memory"), 1_600 << 30),
+            (r("nvidia.com/gpu"), 8),
+        ]),
+        node_selector: Labels::default(),
+        tolerations: vec![],
+    };
+    vec![(needs, vec![None; pods])]
+}
+
+/// The naive baseline: the same ascending tier search, but every candidate HyperNode is
+/// dry-run by scanning every node of the cluster for each pod (membership by walking the
+/// node's ancestors, then the filters, then kube's least-allocated score), with no domain
+/// capacity sums to skip hopeless domains.
+pub fn naive_hard_topology(
+    world: &World,
+    cluster: &kueuesim_engine::placement::Cluster,
+    pods: &[(
+        kueuesim_engine::placement::PodNeeds,
+        Vec<Option<kueuesim_model::NodeId>>,
+    )],
+    tier_limit: i32,
+) -> Option<Vec<kueuesim_model::NodeId>> {
+    use kueuesim_engine::placement::{feasible, kube};
+    let t = &world.hypernodes;
+    for (tier, domains) in &t.by_tier {
+        if *tier > tier_limit {
+            break;
+        }
+        for &d in domains {
+            let mut cap = cluster.nodes.clone();
+            let mut placed = Vec::new();
+            'pods: for (needs, slots) in pods {
+                for _ in slots {
+                    let mut best: Option<(i64, kueuesim_model::NodeId)> = None;
+                    for i in 0..world.nodes.len() {
+                        let n = kueuesim_model::NodeId::from_index(i);
+                        let inside = t
+                            .domain_of(n)
+                            .is_some_and(|x| t.ancestors(x).any(|a| a == d));
+                        if !inside || !feasible(world, &cap, n, needs) {
+                            continue;
+                        }
+                        let s = kube::least_allocated(world, &cap, cluster.res, n, needs);
+                        if best.is_none_or(|b| s > b.0) {
+                            best = Some((s, n));
+                        }
+                    }
+                    match best {
+                        Some((_, n)) => {
+                            cap.apply(n, &needs.requests, 1);
+                            placed.push(n);
+                        }
+                        None => break 'pods,
+                    }
+                }
+            }
+            if placed.len() == pods.iter().map(|p| p.1.len()).sum::<usize>() {
+                return Some(placed);
+            }
+        }
+    }
+    None
+}

@@ -83,6 +83,8 @@ pub struct Topology {
     /// Per node (by `NodeId`): the lowest domain holding it, or None when the node is not in
     /// the tree (a level topology excludes nodes missing a level label).
     pub node_domain: Vec<Option<DomainId>>,
+    /// The domains of each tier in depth-first order, tiers ascending (the virtual root last).
+    pub by_tier: Vec<(i32, Vec<DomainId>)>,
 }
 
 /// A HyperNode member, resolved by the loader (regex and label selectors expanded).
@@ -191,9 +193,30 @@ impl Topology {
         }
     }
 
-    /// The domains of tier `tier`, in tree (depth-first) order.
-    pub fn domains_at_tier(&self, tier: i32) -> impl Iterator<Item = DomainId> + '_ {
-        self.dfs().filter(move |&d| self.domain(d).tier == tier)
+    /// Whether domain `d` lies in the subtree of `root` (its node range is inside root's).
+    #[inline]
+    pub fn within(&self, d: DomainId, root: DomainId) -> bool {
+        let (a, b) = (&self.domain(d).nodes, &self.domain(root).nodes);
+        d == root
+            || (self.domain(d).depth > self.domain(root).depth
+                && a.start >= b.start
+                && a.end <= b.end
+                && !a.is_empty())
+    }
+
+    /// Fills `by_tier` from the domains.
+    fn index_tiers(&mut self) {
+        let mut by_tier: Vec<(i32, Vec<DomainId>)> = Vec::new();
+        let order: Vec<DomainId> = self.dfs().collect();
+        for d in order {
+            let tier = self.domain(d).tier;
+            match by_tier.iter_mut().find(|(t, _)| *t == tier) {
+                Some((_, v)) => v.push(d),
+                None => by_tier.push((tier, vec![d])),
+            }
+        }
+        by_tier.sort_by_key(|(t, _)| *t);
+        self.by_tier = by_tier;
     }
 
     /// Every domain in depth-first order, root first, children in name order.
@@ -273,7 +296,7 @@ impl Topology {
             domains[d.index()].nodes.end = end;
         }
         domains[0].nodes = 0..end;
-        Topology {
+        let mut t = Topology {
             name: name.to_string(),
             source: TopologySource::Levels {
                 labels: labels.to_vec(),
@@ -281,7 +304,10 @@ impl Topology {
             domains,
             node_order,
             node_domain,
-        }
+            by_tier: Vec::new(),
+        };
+        t.index_tiers();
+        t
     }
 
     /// The Volcano HyperNode tree, with the virtual root Volcano adds every session: tier =
@@ -367,6 +393,7 @@ impl Topology {
             domains: Vec::with_capacity(hns.len() + 1),
             node_order: Vec::with_capacity(n_nodes),
             node_domain: vec![None; n_nodes],
+            by_tier: Vec::new(),
         };
         topo.domains.push(Domain {
             name: VIRTUAL_ROOT.to_string(),
@@ -433,6 +460,7 @@ impl Topology {
             build(&mut topo, hns, &children, &direct_nodes, r, DomainId::ROOT);
         }
         topo.domains[0].nodes = 0..topo.node_order.len() as u32;
+        topo.index_tiers();
         Ok(topo)
     }
 }

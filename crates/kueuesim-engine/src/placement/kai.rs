@@ -101,10 +101,7 @@ impl Scorer for KaiScorer<'_> {
     fn group(&self, node: NodeId) -> usize {
         self.group_of.get(node.index()).map_or(0, |&g| g as usize)
     }
-    fn n_groups(&self) -> usize {
-        self.group_scores.len()
-    }
-    fn group_score(&self, group: usize) -> f64 {
+    fn group_score(&mut self, group: usize) -> f64 {
         self.group_scores[group]
     }
     fn node_score(&self, cap: &NodeCapacity, node: NodeId, _pod: &PodNeeds) -> f64 {

@@ -92,6 +92,9 @@ pub struct Cluster {
     domain_free: Vec<Vec<i64>>,
     /// The same layout: allocatable capacity (fixed).
     domain_alloc: Vec<Vec<i64>>,
+    /// Per topology, per entry of its `by_tier`: the largest allocatable of any domain of
+    /// that tier, per resource (fixed), to skip whole tiers a gang cannot fit in.
+    tier_max_alloc: Vec<Vec<Vec<i64>>>,
     /// Each node's rank in node-name order (KAI breaks score ties by name).
     pub name_rank: Vec<u32>,
     /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
@@ -137,8 +140,27 @@ impl Cluster {
             name_rank[n] = rank as u32;
         }
         let id = |name: &str| world.resources.lookup(name).map(|r| r.index());
+        let tier_max_alloc = topologies(world)
+            .zip(&domain_free)
+            .map(|(t, alloc)| {
+                t.by_tier
+                    .iter()
+                    .map(|(_, ds)| {
+                        (0..n_res)
+                            .map(|r| {
+                                ds.iter()
+                                    .map(|d| alloc[d.index() * n_res + r])
+                                    .max()
+                                    .unwrap_or(0)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
         Cluster {
             nodes,
+            tier_max_alloc,
             domain_alloc: domain_free.clone(),
             domain_free,
             name_rank,
@@ -179,6 +201,13 @@ impl Cluster {
     #[inline]
     pub fn domain_alloc(&self, t: usize, d: DomainId, r: usize) -> i64 {
         self.domain_alloc[t][d.index() * self.nodes.n_resources + r]
+    }
+
+    /// Whether some domain of the `tier_index`-th tier of topology `t` is big enough for
+    /// `total` (allocatable, not free: a necessary condition).
+    pub fn tier_may_hold(&self, t: usize, tier_index: usize, total: &[(usize, i64)]) -> bool {
+        let max = &self.tier_max_alloc[t][tier_index];
+        total.iter().all(|&(r, q)| max[r] >= q)
     }
 
     /// Whether domain `d` has at least `total` free of every resource: a necessary condition
@@ -326,10 +355,8 @@ pub fn tie_key(seed: u64, node: NodeId) -> u64 {
 pub trait Scorer {
     /// The scoring group of `node` (a small dense index).
     fn group(&self, node: NodeId) -> usize;
-    /// Number of groups.
-    fn n_groups(&self) -> usize;
     /// The group's score for the next pod.
-    fn group_score(&self, group: usize) -> f64;
+    fn group_score(&mut self, group: usize) -> f64;
     /// The node's own score for one more pod of `pod` given its free capacity.
     fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64;
     /// Tie-break among equal totals: higher wins.
@@ -356,8 +383,13 @@ pub fn fill<S: Scorer>(
 ) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
     let mut bound = Vec::new();
     // Group → slot in `heaps`, created on first use, so only groups with candidates are
-    // looked at per pod.
-    let mut slot_of: Vec<u32> = vec![u32::MAX; scorer.n_groups()];
+    // looked at per pod. Candidates of one domain have groups in a narrow id range.
+    let (lo, hi) = candidates
+        .iter()
+        .map(|&n| scorer.group(n))
+        .fold((usize::MAX, 0), |(lo, hi), g| (lo.min(g), hi.max(g)));
+    let lo = lo.min(hi);
+    let mut slot_of: Vec<u32> = vec![u32::MAX; hi - lo + 1];
     type Entry = (Score, u64, NodeId);
     let mut heaps: Vec<(usize, BinaryHeap<Entry>)> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {
@@ -376,17 +408,17 @@ pub fn fill<S: Scorer>(
         }
         for (g, h) in &mut heaps {
             h.clear();
-            slot_of[*g] = u32::MAX;
+            slot_of[*g - lo] = u32::MAX;
         }
         heaps.clear();
         for &n in candidates {
             if feasible(world, cap, n, needs) {
                 let g = scorer.group(n);
-                if slot_of[g] == u32::MAX {
-                    slot_of[g] = heaps.len() as u32;
+                if slot_of[g - lo] == u32::MAX {
+                    slot_of[g - lo] = heaps.len() as u32;
                     heaps.push((g, BinaryHeap::new()));
                 }
-                heaps[slot_of[g] as usize].1.push((
+                heaps[slot_of[g - lo] as usize].1.push((
                     Score(scorer.node_score(cap, n, needs)),
                     scorer.tie(n),
                     n,
@@ -394,19 +426,18 @@ pub fn fill<S: Scorer>(
             }
         }
         for idx in pending {
-            let best = heaps
-                .iter()
-                .enumerate()
-                .filter_map(|(k, (g, h))| h.peek().map(|&(s, t, n)| (k, *g, s, t, n)))
-                .max_by(|a, b| {
-                    let ta = Score(scorer.group_score(a.1) + a.2.0);
-                    let tb = Score(scorer.group_score(b.1) + b.2.0);
-                    ta.cmp(&tb).then(a.3.cmp(&b.3))
-                });
-            let Some((k, _, _, _, node)) = best else {
+            // The best node of each group, then the best group total.
+            let mut best: Option<(Score, u64, usize, NodeId)> = None;
+            for (k, (g, h)) in heaps.iter().enumerate() {
+                let Some(&(s, t, n)) = h.peek() else { continue };
+                let total = Score(scorer.group_score(*g) + s.0);
+                if best.is_none_or(|b| (total, t) > (b.0, b.1)) {
+                    best = Some((total, t, k, n));
+                }
+            }
+            let Some((_, _, g, node)) = best else {
                 return Err((bound, (ps, idx)));
             };
-            let g = k;
             heaps[g].1.pop();
             cap.apply(node, &needs.requests, 1);
             bound.push((ps, idx, node));

@@ -148,6 +148,8 @@ struct TopologyScorer<'a> {
     max_tier: i32,
     allocated: Option<DomainId>,
     seed: u64,
+    /// Group scores for the current `allocated`, filled on demand.
+    cache: Vec<(usize, f64)>,
 }
 
 impl Scorer for TopologyScorer<'_> {
@@ -155,10 +157,38 @@ impl Scorer for TopologyScorer<'_> {
         let t = &self.world.hypernodes;
         own_hypernode(t, self.min_tier, node).map_or(0, DomainId::index)
     }
-    fn n_groups(&self) -> usize {
-        self.world.hypernodes.domains.len()
+    fn group_score(&mut self, group: usize) -> f64 {
+        if let Some(&(_, s)) = self.cache.iter().find(|c| c.0 == group) {
+            return s;
+        }
+        let score = self.lca_score(group);
+        self.cache.push((group, score));
+        score
     }
-    fn group_score(&self, group: usize) -> f64 {
+    fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
+        self.scoring.node_order(self.world, cap, node, pod)
+    }
+    fn tie(&self, node: NodeId) -> u64 {
+        tie_key(self.seed, node)
+    }
+    fn bound(&mut self, node: NodeId) {
+        let t = &self.world.hypernodes;
+        if let Some(d) = t.domain_of(node) {
+            let next = match self.allocated {
+                None => d,
+                Some(a) => t.lca(a, d),
+            };
+            if self.allocated != Some(next) {
+                self.allocated = Some(next);
+                self.cache.clear();
+            }
+        }
+    }
+}
+
+impl TopologyScorer<'_> {
+    /// The plugin's `batchNodeOrderFn` score of a leaf group ×100×weight.
+    fn lca_score(&self, group: usize) -> f64 {
         let t = &self.world.hypernodes;
         let Some((weight, _)) = self.scoring.nta else {
             return 0.0;
@@ -175,21 +205,6 @@ impl Scorer for TopologyScorer<'_> {
             f64::from(self.max_tier - t.domain(lca).tier) / f64::from(self.max_tier - self.min_tier)
         };
         score * 100.0 * weight
-    }
-    fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
-        self.scoring.node_order(self.world, cap, node, pod)
-    }
-    fn tie(&self, node: NodeId) -> u64 {
-        tie_key(self.seed, node)
-    }
-    fn bound(&mut self, node: NodeId) {
-        let t = &self.world.hypernodes;
-        if let Some(d) = t.domain_of(node) {
-            self.allocated = Some(match self.allocated {
-                None => d,
-                Some(a) => t.lca(a, d),
-            });
-        }
     }
 }
 
@@ -268,30 +283,23 @@ fn topology_attempt(
         max_tier: t.root_tier(),
         allocated,
         seed,
+        cache: Vec::new(),
     };
     // Candidates under the search root within the limit, with the resource pre-filter
     // (minResources / the subjob's pending requests on idle capacity).
-    let mut by_tier: Vec<(i32, DomainId)> = t
-        .dfs()
-        .filter(|&d| {
-            let dom = t.domain(d);
-            dom.tier <= tier_limit && !dom.nodes.is_empty() && t.ancestors(d).any(|a| a == root)
-        })
-        .map(|d| (t.domain(d).tier, d))
-        .collect();
-    by_tier.sort_by_key(|&(tier, _)| tier);
     let mut last_failure: Option<(DomainId, Failure)> = None;
-    let mut i = 0;
-    while i < by_tier.len() {
-        let tier = by_tier[i].0;
-        let j = by_tier[i..]
+    for (ti, (tier, domains)) in t.by_tier.iter().enumerate() {
+        if *tier > tier_limit {
+            break;
+        }
+        // No domain of this tier is big enough: skip the tier without looking at its domains.
+        if !cluster.tier_may_hold(0, ti, &pending) {
+            continue;
+        }
+        let mut gradient: Vec<(f64, u64, DomainId)> = domains
             .iter()
-            .position(|x| x.0 != tier)
-            .map_or(by_tier.len(), |k| i + k);
-        let mut gradient: Vec<(f64, u64, DomainId)> = by_tier[i..j]
-            .iter()
-            .filter(|&&(_, d)| cluster.domain_may_hold(0, d, &pending))
-            .map(|&(_, d)| {
+            .filter(|&&d| t.within(d, root) && cluster.domain_may_hold(0, d, &pending))
+            .map(|&d| {
                 (
                     hypernode_binpack(cluster, d, &whole),
                     tie_key(seed ^ 0x5eed, NodeId(d.0)),
@@ -299,12 +307,14 @@ fn topology_attempt(
                 )
             })
             .collect();
-        gradient.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        let mut chosen: Option<(f64, u64, DomainId, Vec<Binding>)> = None;
-        for &(score, tie, d) in &gradient {
-            if chosen.as_ref().is_some_and(|c| score < c.0) {
-                break;
-            }
+        // Upstream dry-runs every HyperNode of the gradient and takes the best score, ties at
+        // random. Trying them best-first, equal scores in a seeded random order, and keeping
+        // the first that holds the gang picks the same way without the other dry runs.
+        while let Some(k) = (0..gradient.len()).max_by(|&a, &b| {
+            let (x, y) = (&gradient[a], &gradient[b]);
+            x.0.total_cmp(&y.0).then(x.1.cmp(&y.1))
+        }) {
+            let (_, _, d) = gradient.swap_remove(k);
             let mut scorer = scorer_base.clone();
             match fill(
                 world,
@@ -316,9 +326,7 @@ fn topology_attempt(
             ) {
                 Ok(b) => {
                     undo(&mut cluster.nodes, pods, &b);
-                    if chosen.as_ref().is_none_or(|c| tie > c.1) {
-                        chosen = Some((score, tie, d, b));
-                    }
+                    return Ok((b, d));
                 }
                 Err((b, pod)) => {
                     let failed = with_bindings(pods, &b);
@@ -335,20 +343,18 @@ fn topology_attempt(
                 }
             }
         }
-        if let Some((_, _, d, b)) = chosen {
-            return Ok((b, d));
-        }
-        i = j;
     }
     // Nothing fits: explain with the last HyperNode tried, or, when none passed the
     // resource pre-filter, with the roomiest allowed one.
     let (d, mut f) = match last_failure {
         Some(x) => x,
         None => {
-            let d = by_tier
+            let d = t
+                .by_tier
                 .iter()
-                .rev()
-                .map(|&(_, d)| d)
+                .filter(|(tier, _)| *tier <= tier_limit)
+                .flat_map(|(_, ds)| ds.iter().copied())
+                .filter(|&d| t.within(d, root))
                 .max_by_key(|&d| {
                     pending
                         .iter()

@@ -1,0 +1,91 @@
+//! Gang placement on a spine/leaf topology: a 32-pod × 8-GPU gang under a hard spine
+//! constraint (Volcano `highestTierAllowed: 2`, KAI `requiredTopologyLevel: spine`) on 3-tier
+//! clusters of 4,096 and 16,384 nodes with half the GPUs busy (some spines can hold it, some
+//! cannot), against a naive placer that scans every node for every pod.
+
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use kueuesim_benches::{busy_cluster, gang_pods, naive_hard_topology, topology_world};
+use kueuesim_engine::placement::{kai, volcano};
+
+fn gang_under_a_spine(c: &mut Criterion) {
+    let mut g = c.benchmark_group("placement");
+    for zones in [4usize, 16] {
+        let world = topology_world(zones);
+        let nodes = world.nodes.len();
+        let cluster = busy_cluster(&world);
+        let pods = gang_pods(&world, 32);
+        let name = |_: usize, i: usize| format!("p-{i}");
+        // Sanity: both placers find a spine.
+        {
+            let mut c2 = cluster.clone();
+            let job = volcano::VolcanoJob {
+                pods: &pods,
+                min_member: 32,
+                highest_tier: Some(2),
+                pod_name: &name,
+                seed: 1,
+            };
+            let p = volcano::place(&world, &mut c2, &job);
+            assert_eq!(p.bound.len(), 32, "{:?}", p.unplaced);
+            assert!(naive_hard_topology(&world, &cluster, &pods, 2).is_some());
+        }
+        g.bench_with_input(
+            BenchmarkId::new("volcano-hard-spine", nodes),
+            &cluster,
+            |b, cluster| {
+                b.iter_batched(
+                    || cluster.clone(),
+                    |mut c| {
+                        let job = volcano::VolcanoJob {
+                            pods: &pods,
+                            min_member: 32,
+                            highest_tier: Some(2),
+                            pod_name: &name,
+                            seed: 1,
+                        };
+                        let p = volcano::place(&world, &mut c, &job);
+                        // Returned, so the cluster is dropped outside the timing.
+                        (c, p)
+                    },
+                    BatchSize::LargeInput,
+                )
+            },
+        );
+        g.bench_with_input(
+            BenchmarkId::new("kai-required-spine", nodes),
+            &cluster,
+            |b, cluster| {
+                b.iter_batched(
+                    || cluster.clone(),
+                    |mut c| {
+                        let job = kai::KaiJob {
+                            pods: &pods,
+                            min_member: 32,
+                            constraint: Some(kai::KaiConstraint {
+                                topology: 0,
+                                required: Some(2),
+                                preferred: None,
+                            }),
+                            job_name: "bench/pg",
+                            pod_name: &name,
+                        };
+                        let p = kai::place(&world, &mut c, &job);
+                        (c, p)
+                    },
+                    BatchSize::LargeInput,
+                )
+            },
+        );
+        g.sample_size(10);
+        g.bench_with_input(
+            BenchmarkId::new("naive-scan-every-node", nodes),
+            &cluster,
+            |b, cluster| b.iter(|| naive_hard_topology(&world, cluster, &pods, 2)),
+        );
+        g.sample_size(100);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, gang_under_a_spine);
+criterion_main!(benches);

@@ -4,5 +4,7 @@
 mod fixtures;
 /// Invariants under random worlds (proptest): quota, node capacity, gangs, accounting.
 mod invariants;
+/// Placement invariants over random topologies and gangs: hard limits, whole gangs, books.
+mod placement_props;
 /// Classical preemption never evicts a workload its policies protect, nor one not needed.
 mod preemption_props;

@@ -1,0 +1,217 @@
+//! Placement invariants over random topologies, occupancies and gangs (proptest): a hard
+//! constraint is never violated, a gang is bound whole or not at all, soft/preferred always
+//! places a gang the cluster can hold, no node goes over its allocatable, and the per-domain
+//! free capacity always equals the sum over the domain's nodes.
+
+use kueuesim_engine::placement::{Cluster, PodNeeds, kai, topologies, volcano};
+use kueuesim_model::{
+    DomainId, HyperNodeMember, HyperNodeSpec, Labels, Node, NodeId, ResourceList, Topology, World,
+};
+use proptest::prelude::*;
+
+/// A random three-level cluster: spines of leaves of nodes with 1–8 GPUs, as Volcano
+/// HyperNodes (leaf tier 1, spine tier 2) and as a KAI Topology over `spine`/`leaf` labels;
+/// then some GPUs taken.
+#[derive(Debug, Clone)]
+struct Case {
+    /// Per spine, per leaf: each node's GPUs.
+    shape: Vec<Vec<Vec<i64>>>,
+    /// GPUs taken on each node (clamped to its allocatable), in node order.
+    busy: Vec<i64>,
+    pods: usize,
+    gpus_per_pod: i64,
+    hard: bool,
+    tier_limit: i32,
+    /// KAI: 0 = required spine, 1 = required leaf, 2 = preferred leaf, 3 = preferred spine.
+    kai_mode: u8,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec(
+            prop::collection::vec(prop::collection::vec(1i64..=8, 1..4), 1..4),
+            1..4,
+        ),
+        prop::collection::vec(0i64..=8, 36),
+        1usize..7,
+        1i64..=4,
+        any::<bool>(),
+        1i32..=3,
+        0u8..4,
+    )
+        .prop_map(
+            |(shape, busy, pods, gpus_per_pod, hard, tier_limit, kai_mode)| Case {
+                shape,
+                busy,
+                pods,
+                gpus_per_pod,
+                hard,
+                tier_limit,
+                kai_mode,
+            },
+        )
+}
+
+fn build(c: &Case) -> (World, Cluster) {
+    let mut w = World::default();
+    let gpu = w.resources.intern("nvidia.com/gpu");
+    let mut hns = Vec::new();
+    for (s, leaves) in c.shape.iter().enumerate() {
+        let mut spine_members = Vec::new();
+        for (l, nodes) in leaves.iter().enumerate() {
+            let leaf = format!("s{s}-l{l}");
+            let mut members = Vec::new();
+            for &g in nodes {
+                members.push(HyperNodeMember::Node(NodeId::from_index(w.nodes.len())));
+                w.nodes.push(Node {
+                    name: format!("{leaf}-n{}", members.len()),
+                    labels: Labels::new(vec![
+                        ("spine".into(), format!("s{s}")),
+                        ("leaf".into(), leaf.clone()),
+                    ]),
+                    allocatable: vec![g],
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            hns.push(HyperNodeSpec {
+                name: leaf.clone(),
+                tier: 1,
+                tier_name: None,
+                members,
+            });
+            spine_members.push(HyperNodeMember::HyperNode(leaf));
+        }
+        hns.push(HyperNodeSpec {
+            name: format!("s{s}"),
+            tier: 2,
+            tier_name: None,
+            members: spine_members,
+        });
+    }
+    w.hypernodes = Topology::from_hypernodes(&hns, w.nodes.len()).expect("tree");
+    w.topologies = vec![Topology::from_levels(
+        "t",
+        &["spine".into(), "leaf".into()],
+        &w.nodes,
+    )];
+    let mut cluster = Cluster::new(&w);
+    for (i, node) in w.nodes.iter().enumerate() {
+        let take = c.busy[i % c.busy.len()].min(node.allocatable[0]);
+        if take > 0 {
+            let req = ResourceList::from_pairs(vec![(gpu, take)]);
+            cluster.apply(&w, NodeId::from_index(i), &req, 1);
+        }
+    }
+    (w, cluster)
+}
+
+fn gang(w: &World, c: &Case) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+    let gpu = w.resources.lookup("nvidia.com/gpu").expect("gpu");
+    vec![(
+        PodNeeds {
+            requests: ResourceList::from_pairs(vec![(gpu, c.gpus_per_pod)]),
+            node_selector: Labels::default(),
+            tolerations: vec![],
+        },
+        vec![None; c.pods],
+    )]
+}
+
+/// How many pods of `per_pod` GPUs fit on `nodes` (exact for identical GPU-only pods).
+fn capacity(cluster: &Cluster, nodes: &[NodeId], per_pod: i64) -> usize {
+    nodes
+        .iter()
+        .map(|&n| (cluster.nodes.free(n, 0).max(0) / per_pod) as usize)
+        .sum()
+}
+
+/// No node over its allocatable, and every domain's free capacity is the sum over its nodes.
+fn check_books(w: &World, cluster: &Cluster) -> Result<(), TestCaseError> {
+    for i in 0..w.nodes.len() {
+        prop_assert!(cluster.nodes.free(NodeId::from_index(i), 0) >= 0);
+    }
+    for (ti, t) in topologies(w).enumerate() {
+        for d in 0..t.domains.len() {
+            let d = DomainId::from_index(d);
+            let sum: i64 = t
+                .nodes_of(d)
+                .iter()
+                .map(|&n| cluster.nodes.free(n, 0))
+                .sum();
+            prop_assert_eq!(
+                cluster.domain_free(ti, d, 0),
+                sum,
+                "domain {}",
+                t.domain(d).name
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Volcano: hard constraints hold, gangs are whole, soft places whatever fits.
+    #[test]
+    fn volcano_gangs_are_whole_and_within_the_limit(c in case()) {
+        let (w, mut cluster) = build(&c);
+        let before = capacity(&cluster, &w.hypernodes.node_order, c.gpus_per_pod);
+        let pods = gang(&w, &c);
+        let name = |_: usize, i: usize| format!("p-{i}");
+        let root_tier = w.hypernodes.root_tier();
+        let job = volcano::VolcanoJob {
+            pods: &pods,
+            min_member: c.pods,
+            highest_tier: Some(if c.hard { c.tier_limit } else { root_tier }),
+            pod_name: &name,
+            seed: 7,
+        };
+        let p = volcano::place(&w, &mut cluster, &job);
+        prop_assert!(p.bound.is_empty() || p.bound.len() == c.pods, "partial gang: {:?}", p.bound);
+        if !p.bound.is_empty() {
+            let t = &w.hypernodes;
+            let lca = p.bound.iter().filter_map(|b| t.domain_of(b.2)).reduce(|a, b| t.lca(a, b)).expect("bound");
+            if c.hard {
+                prop_assert!(t.domain(lca).tier <= c.tier_limit, "LCA {} tier {} > {}", t.domain(lca).name, t.domain(lca).tier, c.tier_limit);
+            }
+        } else if !c.hard {
+            prop_assert!(before < c.pods, "soft gang unplaced although the cluster holds {before} of {}", c.pods);
+        }
+        check_books(&w, &cluster)?;
+    }
+
+    /// KAI: required levels hold, gangs are whole, preferred places whatever fits.
+    #[test]
+    fn kai_gangs_are_whole_and_within_the_required_domain(c in case()) {
+        let (w, mut cluster) = build(&c);
+        let before = capacity(&cluster, &w.topologies[0].node_order, c.gpus_per_pod);
+        let pods = gang(&w, &c);
+        let name = |_: usize, i: usize| format!("p-{i}");
+        let (required, preferred) = match c.kai_mode {
+            0 => (Some(1), None),
+            1 => (Some(2), None),
+            2 => (None, Some(2)),
+            _ => (None, Some(1)),
+        };
+        let job = kai::KaiJob {
+            pods: &pods,
+            min_member: c.pods,
+            constraint: Some(kai::KaiConstraint { topology: 0, required, preferred }),
+            job_name: "ns/pg",
+            pod_name: &name,
+        };
+        let p = kai::place(&w, &mut cluster, &job);
+        prop_assert!(p.bound.is_empty() || p.bound.len() == c.pods, "partial gang: {:?}", p.bound);
+        let t = &w.topologies[0];
+        if let (Some(depth), false) = (required, p.bound.is_empty()) {
+            let lca = p.bound.iter().filter_map(|b| t.domain_of(b.2)).reduce(|a, b| t.lca(a, b)).expect("bound");
+            prop_assert!(t.domain(lca).depth >= depth, "gang spans {} above the required level", t.domain(lca).name);
+        }
+        if required.is_none() && p.bound.is_empty() {
+            prop_assert!(before < c.pods, "preferred gang unplaced although the cluster holds {before} of {}", c.pods);
+        }
+        check_books(&w, &cluster)?;
+    }
+}

@@ -1,7 +1,7 @@
 //! kueuesim-engine: the discrete-event simulation of Kueue admission and pod placement.
 //!
 //! `Simulation::new(&world).run()` replays a `World` and returns an `Outcome`. Decisions are
-//! computed by pure policy functions (`admission::run_cycle`, `placement::first_fit`) and
+//! computed by pure policy functions (`admission::run_cycle`, `placement::{kube, volcano, kai}::place`) and
 //! applied by the loop in `sim`.
 #![warn(missing_docs)]
 

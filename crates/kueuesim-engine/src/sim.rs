@@ -729,10 +729,19 @@ impl<'w> Simulation<'w> {
                 .filter(|n| n.is_some())
                 .count();
             let total: usize = rt.record.placement.iter().map(Vec::len).sum();
-            if self.scheduler_of(w).is_gang() && placed != 0 && placed != total {
+            // A gang is bound up to its minMember in one statement or not at all (a KAI Job's
+            // pods are PodGroups of one; pods already running at the start count).
+            let wl = world.workload(w);
+            let min_member = match self.scheduler_of(w) {
+                SchedulerKind::Kube => 1,
+                SchedulerKind::Kai if wl.gang.pod_group_per_pod => 1,
+                _ => wl.gang.min_member.map_or(total, |m| m as usize).min(total),
+            };
+            let pre_bound = wl.gang.bound_nodes.len().min(total);
+            if placed != 0 && placed < min_member && placed != pre_bound {
                 return Err(format!(
-                    "gang {} has {placed} of {total} pods placed",
-                    world.workload(w).name
+                    "gang {} has {placed} of {total} pods placed, below its minMember {min_member}",
+                    wl.name
                 ));
             }
         }

@@ -135,6 +135,9 @@ pub struct WorkloadOut {
     /// Requeues after PodsReady timeouts (`requeueState.count`).
     pub requeue_count: u32,
     pub pod_sets: Vec<PodSetOut>,
+    /// The topology domain its gang scheduler placed it in (Volcano's allocated HyperNode,
+    /// KAI's domain), when a topology constraint applied.
+    pub topology_domain: Option<String>,
     pub evictions: Vec<EvictionOut>,
     pub conditions: Vec<ConditionOut>,
     pub events: Vec<EventOut>,
@@ -367,6 +370,7 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
         lost_gpu_seconds: rec.lost_gpu_ms as f64 / 1000.0,
         requeue_count: rec.requeue_count,
         pod_sets,
+        topology_domain: rec.topology_domain.clone(),
         evictions: rec
             .evictions
             .iter()

@@ -68,9 +68,12 @@ fn v05_hard_tier_one_gang_of_three_binds_nothing() {
 #[test]
 fn v07_hard_tier_one_gang_stays_in_one_leaf() {
     let r = run("V07-hard-tier1-one-leaf");
-    let n = nodes(wl(&r, "team", "job"));
+    let w = wl(&r, "team", "job");
+    let n = nodes(w);
     assert_eq!(n.len(), 2);
     assert_eq!(leaf(n[0]), leaf(n[1]), "{n:?}");
+    // The PodGroup's allocated HyperNode is the leaf.
+    assert_eq!(w.topology_domain.as_deref(), Some(leaf(n[0])));
 }
 
 #[test]
@@ -114,7 +117,9 @@ fn v13_highest_tier_name() {
 #[test]
 fn k01_required_rack() {
     let r = run("K01-required-rack");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node2", "node3"]);
+    let w = wl(&r, "team", "job");
+    assert_eq!(nodes(w), ["node2", "node3"]);
+    assert_eq!(w.topology_domain.as_deref(), Some("rack2"));
 }
 
 #[test]

@@ -92,6 +92,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
                 tolerations: vec![],
                 priority_class_name: None,
                 spec_shape: 0,
+                topology_request: None,
             }],
             active: true,
             initial_admission: None,
@@ -195,6 +196,7 @@ pub fn cycle_world(
                 tolerations: vec![],
                 priority_class_name: None,
                 spec_shape: 0,
+                topology_request: None,
             }],
             active: true,
             initial_admission: admitted.then(|| InitialAdmission {

@@ -12,8 +12,8 @@ use kueuesim_model::labels::tolerated;
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{
     ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
-    PreemptionPolicy, ResourceGroup, ResourceId, ResourceList, Workload, WorkloadId, World,
-    format_amount,
+    PreemptionPolicy, ResourceGroup, ResourceId, ResourceList, TopologyRequest, Workload,
+    WorkloadId, World, format_amount,
 };
 
 use crate::outcome::PodSetAssignment;
@@ -21,6 +21,7 @@ use crate::preemption::{
     AdmittedWorkloads, FairStrategy, Preemptor, Target, classical_targets, fair_targets,
 };
 use crate::queues::{QueueKey, RequeueReason};
+use crate::tas::{TasCapacity, TasMode, TopologyAssignment};
 
 /// `WaitingForQuota`.
 pub const REASON_WAITING_FOR_QUOTA: &str = "WaitingForQuota";
@@ -28,6 +29,9 @@ pub const REASON_WAITING_FOR_QUOTA: &str = "WaitingForQuota";
 pub const REASON_EXCEEDS_MAX_QUOTA: &str = "ExceedsMaxQuota";
 /// `NoMatchingFlavor`.
 pub const REASON_NO_MATCHING_FLAVOR: &str = "NoMatchingFlavor";
+/// `TopologyPlacementFailed`: the pod set does not fit its TAS flavor's topology even on an
+/// empty cluster (`WithSimulateEmpty`).
+pub const REASON_TOPOLOGY_PLACEMENT_FAILED: &str = "TopologyPlacementFailed";
 /// `Misconfigured`.
 pub const REASON_MISCONFIGURED: &str = "Misconfigured";
 /// `Suspended`.
@@ -119,6 +123,7 @@ fn severity(reason: &str) -> u8 {
         REASON_NO_MATCHING_FLAVOR => 4,
         REASON_EXCEEDS_MAX_QUOTA => 3,
         REASON_WAITING_FOR_QUOTA => 2,
+        REASON_TOPOLOGY_PLACEMENT_FAILED => 1,
         _ => 0,
     }
 }
@@ -232,6 +237,71 @@ struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     tree: &'a mut QuotaTree,
     admitted: &'a A,
     subject: Subject<'a>,
+    /// What Kueue's TAS cache sees of the nodes.
+    tas: &'a TasCapacity,
+}
+
+/// The topology request a pod set has on a ClusterQueue: its annotation, or, when every
+/// flavor of the ClusterQueue is a TAS flavor, an implied unconstrained one.
+fn tas_request(
+    world: &World,
+    cq: ClusterQueueId,
+    ps: &kueuesim_model::PodSet,
+) -> Option<TopologyRequest> {
+    if let Some(r) = &ps.topology_request {
+        return Some(r.clone());
+    }
+    let queue = world.cluster_queue(cq);
+    let mut flavors = queue
+        .resource_groups
+        .iter()
+        .flat_map(|g| &g.flavors)
+        .peekable();
+    let all_tas =
+        flavors.peek().is_some() && flavors.all(|f| world.flavor(f.flavor).topology_name.is_some());
+    all_tas.then_some(TopologyRequest::Unconstrained)
+}
+
+/// Why a flavor cannot serve a pod set's (lack of) topology request (`checkPodSetAndFlavorMatchForTAS`).
+fn tas_mismatch(
+    world: &World,
+    cq: ClusterQueueId,
+    f: FlavorId,
+    wl: &Workload,
+    ps: usize,
+) -> Option<String> {
+    let flavor = world.flavor(f);
+    let pod = &wl.pod_sets[ps];
+    match (tas_request(world, cq, pod), &flavor.topology_name) {
+        (None, None) => None,
+        (None, Some(_)) => Some(format!(
+            "Flavor \"{}\" supports only TopologyAwareScheduling",
+            flavor.name
+        )),
+        (Some(_), None) => Some(format!(
+            "Flavor \"{}\" does not support TopologyAwareScheduling",
+            flavor.name
+        )),
+        (Some(req), Some(topology)) => {
+            let Some(t) = world.topology(topology) else {
+                return Some(format!(
+                    "Flavor \"{}\" information missing in TAS cache",
+                    flavor.name
+                ));
+            };
+            let level = match &req {
+                TopologyRequest::Required(l) | TopologyRequest::Preferred(l) => Some(l),
+                TopologyRequest::Unconstrained => None,
+            };
+            match level {
+                Some(l) if t.tier_of_level(l).is_none() => Some(format!(
+                    "Flavor \"{}\" does not contain the requested level",
+                    flavor.name
+                )),
+                _ => None,
+            }
+        }
+    }
 }
 
 /// Per-pod requests as Kueue counts them against a ClusterQueue: the pod template's
@@ -394,7 +464,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut reasons = Vec::new();
         let mut attempts = Vec::new();
         for fq in &group.flavors {
-            if let Some(why) = flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps) {
+            let mismatch =
+                flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
+                    tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
+                });
+            if let Some(why) = mismatch {
                 reasons.push(why.clone());
                 attempts.push(Attempt {
                     flavor: fq.flavor,
@@ -459,6 +533,17 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         }
     }
 
+    /// `findTopologyAssignment` for `count` pods of pod set `ps` on TAS flavor `f`.
+    fn topology_assignment(
+        &self,
+        f: FlavorId,
+        ps: &kueuesim_model::PodSet,
+        count: u32,
+        req: &TopologyRequest,
+    ) -> Result<TopologyAssignment, String> {
+        topology_assignment(self.world, self.tas, f, ps, count, req)
+    }
+
     /// `assignFlavors`: flavors for every pod set at `counts` pods.
     fn assign(&mut self, counts: &[u32]) -> Assignment {
         let world = self.world;
@@ -518,6 +603,35 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     }
                 }
             }
+            // Kueue TAS: with quota fitting, where in the flavor's topology the pods go.
+            let mut topology = None;
+            if failed.is_none()
+                && flavors.iter().all(|f| f.2 == PMode::Fit)
+                && let Some(req) = tas_request(world, cq, ps)
+                && let Some(&(_, f, _, _)) = flavors
+                    .iter()
+                    .find(|f| world.flavor(f.1).topology_name.is_some())
+            {
+                match self.topology_assignment(f, ps, count, &req) {
+                    Ok(a) => topology = Some(a),
+                    Err(msg) => {
+                        // Upstream then tries the placement ignoring TAS usage
+                        // (WithSimulateEmpty): if even that fails the pod set can never fit
+                        // (TopologyPlacementFailed); otherwise preemption might free the
+                        // nodes, which kueuesim does not search for TAS (docs/semantics.md).
+                        let empty = TasCapacity {
+                            nodes: crate::placement::NodeCapacity::new(world),
+                        };
+                        let reason =
+                            if topology_assignment(world, &empty, f, ps, count, &req).is_err() {
+                                REASON_TOPOLOGY_PLACEMENT_FAILED
+                            } else {
+                                REASON_WAITING_FOR_QUOTA
+                            };
+                        failed = Some((vec![msg], reason));
+                    }
+                }
+            }
             if let Some((mut reasons, reason)) = failed {
                 reasons.sort();
                 failures.push((ps.name.clone(), reasons, reason));
@@ -549,6 +663,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             pod_sets.push(PodSetAssignment {
                 flavors: assigned,
                 count,
+                topology,
             });
         }
         contested.sort();
@@ -577,6 +692,55 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             considered: considered.join(" | "),
         }
     }
+}
+
+/// `findTopologyAssignment` for `count` pods of `ps` on TAS flavor `f` against `tas`.
+pub(crate) fn topology_assignment(
+    world: &World,
+    tas: &TasCapacity,
+    f: FlavorId,
+    ps: &kueuesim_model::PodSet,
+    count: u32,
+    req: &TopologyRequest,
+) -> Result<TopologyAssignment, String> {
+    let name = world.flavor(f).topology_name.as_deref().unwrap_or_default();
+    let index = world
+        .topologies
+        .binary_search_by(|t| t.name.as_str().cmp(name))
+        .map_err(|_| {
+            format!(
+                "Flavor \"{}\" information missing in TAS cache",
+                world.flavor(f).name
+            )
+        })?;
+    let t = &world.topologies[index];
+    let depth = |l: &str| {
+        t.tier_of_level(l)
+            .map_or(1, |tier| (t.root_tier() - tier) as u32)
+    };
+    let mode = match req {
+        TopologyRequest::Required(l) => TasMode::Required(depth(l)),
+        TopologyRequest::Preferred(l) => TasMode::Preferred(depth(l)),
+        TopologyRequest::Unconstrained => TasMode::Unconstrained,
+    };
+    let (leaves, total, excluded) = tas.pods_per_leaf(world, t, f, ps);
+    crate::tas::find_assignment(t, name, &leaves, count, mode)
+        .map(|domains| TopologyAssignment {
+            topology: index,
+            domains,
+        })
+        .map_err(|msg| {
+            if excluded.is_empty() {
+                msg
+            } else {
+                let parts: Vec<String> =
+                    excluded.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                format!(
+                    "{msg}. Total nodes: {total}; excluded: {}",
+                    parts.join(", ")
+                )
+            }
+        })
 }
 
 /// `resolveNoFitReason` for a pod set that failed, over the flavor attempts of every resource
@@ -716,6 +880,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
     world: &World,
     tree: &mut QuotaTree,
     admitted: &A,
+    tas: &TasCapacity,
     head: Head,
 ) -> (Assignment, Vec<Target>) {
     let wl = world.workload(head.key.workload);
@@ -731,6 +896,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
         tree,
         admitted,
         subject,
+        tas,
     };
     let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
     let full = fa.assign(&full_counts);
@@ -919,6 +1085,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
     world: &World,
     tree: &mut QuotaTree,
     admitted: &A,
+    tas: &mut TasCapacity,
     heads: &[Head],
 ) -> Vec<Decision> {
     let mut decisions = Vec::with_capacity(heads.len());
@@ -957,7 +1124,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
             });
             continue;
         }
-        let (assignment, targets) = initial_assignment(world, tree, admitted, h);
+        let (assignment, targets) = initial_assignment(world, tree, admitted, tas, h);
         entries.push(Entry {
             head: h,
             priority: wl.priority,
@@ -1079,6 +1246,59 @@ pub fn run_cycle<A: AdmittedWorkloads>(
                 },
             });
         } else {
+            // TAS: an earlier entry of this cycle may have taken the nodes; recompute the
+            // placement then (TASRecomputeAssignmentWithinSchedulingCycle, on by default).
+            let mut a = a;
+            let wl = world.workload(h.key.workload);
+            let mut tas_failure = None;
+            for (i, psa) in a.pod_sets.iter_mut().enumerate() {
+                let Some(topo) = &psa.topology else { continue };
+                let ps = &wl.pod_sets[i];
+                let t = &world.topologies[topo.topology];
+                let (leaves, _, _) = tas.pods_per_leaf(world, t, tas_flavor(world, psa), ps);
+                let still = topo
+                    .domains
+                    .iter()
+                    .all(|&(d, k)| leaves.iter().find(|l| l.0 == d).is_some_and(|l| l.1 >= k));
+                if !still {
+                    let req =
+                        tas_request(world, h.cq, ps).unwrap_or(TopologyRequest::Unconstrained);
+                    match topology_assignment(
+                        world,
+                        tas,
+                        tas_flavor(world, psa),
+                        ps,
+                        psa.count,
+                        &req,
+                    ) {
+                        Ok(t) => psa.topology = Some(t),
+                        Err(msg) => {
+                            tas_failure = Some(format!(
+                                "couldn't assign flavors to pod set {}: {msg}",
+                                ps.name
+                            ));
+                            break;
+                        }
+                    }
+                }
+                if let Some(topo) = &psa.topology {
+                    tas.apply(world, topo, &ps.requests, 1);
+                }
+            }
+            if let Some(message) = tas_failure {
+                for &(fr, amount) in &a.usage {
+                    tree.add_usage(tree.cq_node(h.cq), fr, -amount);
+                }
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::FailedAfterNomination,
+                    not_admitted: NotAdmitted {
+                        reason: REASON_WAITING_FOR_QUOTA,
+                        message,
+                    },
+                });
+                continue;
+            }
             decisions.push(Decision::Admit {
                 head: h,
                 assignment: a,
@@ -1087,6 +1307,15 @@ pub fn run_cycle<A: AdmittedWorkloads>(
     }
     tree.rollback_to(mark);
     decisions
+}
+
+/// The TAS flavor of a pod set's assignment.
+fn tas_flavor(world: &World, psa: &PodSetAssignment) -> FlavorId {
+    psa.flavors
+        .iter()
+        .map(|&(_, f)| f)
+        .find(|&f| world.flavor(f).topology_name.is_some())
+        .unwrap_or(FlavorId(0))
 }
 
 /// `quotaResourcesToReserve` for a preempting entry with no candidates: within nominal,

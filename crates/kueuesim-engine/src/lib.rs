@@ -13,6 +13,7 @@ pub mod placement;
 pub mod preemption;
 pub mod queues;
 pub mod sim;
+pub mod tas;
 
 pub use outcome::{Outcome, WorkloadRecord, WorkloadState};
 pub use sim::Simulation;

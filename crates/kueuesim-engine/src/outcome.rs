@@ -165,6 +165,9 @@ pub struct PodSetAssignment {
     pub flavors: Vec<(ResourceId, FlavorId)>,
     /// Admitted pod count.
     pub count: u32,
+    /// Kueue TAS: the pod set's topology assignment (`status.admission.podSetAssignments[].
+    /// topologyAssignment`), for a TAS flavor.
+    pub topology: Option<crate::tas::TopologyAssignment>,
 }
 
 /// Everything reported about one workload.

@@ -904,6 +904,7 @@ impl<'w> Simulation<'w> {
                     .map(|p| PodSetAssignment {
                         flavors: p.flavors.clone(),
                         count: p.count,
+                        topology: None,
                     })
                     .collect(),
                 usage: admission::usage_of(world, &self.tree, cq, wl, &init.pod_sets),
@@ -1025,7 +1026,9 @@ impl<'w> Simulation<'w> {
                 Some((afs.lq_name_id[lq.index()], usage))
             });
         }
-        let mut rest = admission::run_cycle(self.world, &mut self.tree, &self.admitted, &heads);
+        let mut tas = self.tas_capacity();
+        let mut rest =
+            admission::run_cycle(self.world, &mut self.tree, &self.admitted, &mut tas, &heads);
         rest.reverse();
         self.apply_decisions(SuspendedCycle {
             cycle,
@@ -2091,8 +2094,19 @@ impl<'w> Simulation<'w> {
         let seed = world.config.seed
             ^ (u64::from(w.0) << 32)
             ^ self.placement_attempts.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let pod_name = |ps: usize, idx: usize| pod_name(world, w, ps, idx);
-        let result = match kind {
+        // Kueue TAS: pods go to their assigned domains (the ungater's nodeSelectors).
+        let (pods, tas_index) = match self.tas_groups(w, &pods) {
+            Some((groups, index)) => (groups, Some(index)),
+            None => (pods, None),
+        };
+        let pod_name = |ps: usize, idx: usize| match &tas_index {
+            Some(ix) => {
+                let (p, i) = ix[ps][idx];
+                pod_name(world, w, p, i)
+            }
+            None => pod_name(world, w, ps, idx),
+        };
+        let mut result = match kind {
             SchedulerKind::Kube => placement::kube::place(world, &mut self.cluster, &pods, seed),
             SchedulerKind::Volcano => {
                 let min_member = wl
@@ -2120,6 +2134,16 @@ impl<'w> Simulation<'w> {
             }
             SchedulerKind::Kai => self.place_kai(w, &pods, total),
         };
+        if let Some(ix) = &tas_index {
+            for b in &mut result.bound {
+                let (p, i) = ix[b.0][b.1];
+                (b.0, b.1) = (p, i);
+            }
+            if let Some(u) = &mut result.unplaced {
+                let (p, i) = ix[u.0][u.1];
+                (u.0, u.1) = (p, i);
+            }
+        }
         let gpu = self.gpu;
         for &(ps, idx, node) in &result.bound {
             let rt = &mut self.runtimes[w.index()];
@@ -2154,6 +2178,118 @@ impl<'w> Simulation<'w> {
                 false
             }
         }
+    }
+
+    /// What Kueue's TAS cache sees: the nodes' free capacity minus the pods of admitted TAS
+    /// workloads assigned to them but not bound yet. Empty when no flavor is a TAS flavor.
+    fn tas_capacity(&self) -> crate::tas::TasCapacity {
+        let world = self.world;
+        if !world.flavors.iter().any(|f| f.topology_name.is_some()) || !world.has_nodes() {
+            return crate::tas::TasCapacity {
+                nodes: NodeCapacity::empty(),
+            };
+        }
+        let mut tas = crate::tas::TasCapacity {
+            nodes: self.cluster.nodes.clone(),
+        };
+        for (i, rt) in self.runtimes.iter().enumerate() {
+            let w = WorkloadId::from_index(i);
+            let Some(adm) = &rt.record.admission else {
+                continue;
+            };
+            if crate::preemption::AdmittedWorkloads::candidate(&self.admitted, w).is_none() {
+                continue;
+            }
+            for (ps, psa) in adm.pod_sets.iter().enumerate() {
+                let Some(topo) = &psa.topology else { continue };
+                let t = &world.topologies[topo.topology];
+                let placed = rt.record.placement.get(ps).map_or(&[][..], Vec::as_slice);
+                let domains: Vec<(kueuesim_model::DomainId, u32)> = topo
+                    .domains
+                    .iter()
+                    .map(|&(d, k)| {
+                        let bound = placed
+                            .iter()
+                            .flatten()
+                            .filter(|&&n| {
+                                t.domain_of(n)
+                                    .is_some_and(|x| t.ancestors(x).any(|a| a == d))
+                            })
+                            .count() as u32;
+                        (d, k.saturating_sub(bound))
+                    })
+                    .collect();
+                let requests = &world.workload(w).pod_sets[ps].requests;
+                tas.apply(
+                    world,
+                    &crate::tas::TopologyAssignment {
+                        topology: topo.topology,
+                        domains,
+                    },
+                    requests,
+                    1,
+                );
+            }
+        }
+        tas
+    }
+
+    /// A TAS workload's pods as Kueue's TopologyUngater releases them: per assigned domain, a
+    /// group of pods whose nodeSelector pins the domain's level values. Returns the groups and,
+    /// per group, the (pod set, pod index) of each of its pods.
+    #[allow(clippy::type_complexity)]
+    fn tas_groups(
+        &self,
+        w: WorkloadId,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+    ) -> Option<(
+        Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+        Vec<Vec<(usize, usize)>>,
+    )> {
+        let world = self.world;
+        let adm = self.runtimes[w.index()].record.admission.as_ref()?;
+        if adm.pod_sets.iter().all(|p| p.topology.is_none()) {
+            return None;
+        }
+        let mut groups = Vec::new();
+        let mut index = Vec::new();
+        for (ps, (needs, slots)) in pods.iter().enumerate() {
+            match adm.pod_sets.get(ps).and_then(|p| p.topology.as_ref()) {
+                None => {
+                    groups.push((needs.clone(), slots.clone()));
+                    index.push((0..slots.len()).map(|i| (ps, i)).collect());
+                }
+                Some(topo) => {
+                    let t = &world.topologies[topo.topology];
+                    let kueuesim_model::topology::TopologySource::Levels { labels } = &t.source
+                    else {
+                        return None;
+                    };
+                    let mut next = 0;
+                    for &(d, k) in &topo.domains {
+                        let mut needs = needs.clone();
+                        let mut sel: Vec<(String, String)> = needs
+                            .node_selector
+                            .iter()
+                            .map(|(a, b)| (a.to_string(), b.to_string()))
+                            .collect();
+                        for a in t
+                            .ancestors(d)
+                            .filter(|&a| a != kueuesim_model::DomainId::ROOT)
+                        {
+                            let dom = t.domain(a);
+                            sel.push((labels[dom.depth as usize - 1].clone(), dom.value.clone()));
+                        }
+                        needs.node_selector = Labels::new(sel);
+                        let take = (k as usize).min(slots.len().saturating_sub(next));
+                        groups.push((needs, slots[next..next + take].to_vec()));
+                        index.push((next..next + take).map(|i| (ps, i)).collect());
+                        next += take;
+                    }
+                }
+            }
+        }
+        Some((groups, index))
     }
 
     /// KAI: one PodGroup for the workload, or (a batch Job: KAI's job grouper) one PodGroup

@@ -285,6 +285,19 @@ pub struct PodSet {
     /// limits, init containers, overhead, nodeSelector, tolerations, classes): part of Kueue's
     /// scheduling equivalence hash (`SpecShape`).
     pub spec_shape: u64,
+    /// Kueue TAS: the pod template's `kueue.x-k8s.io/podset-*-topology` annotation.
+    pub topology_request: Option<TopologyRequest>,
+}
+
+/// A pod set's Kueue topology request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TopologyRequest {
+    /// `kueue.x-k8s.io/podset-required-topology: <level label>`.
+    Required(String),
+    /// `kueue.x-k8s.io/podset-preferred-topology: <level label>`.
+    Preferred(String),
+    /// `kueue.x-k8s.io/podset-unconstrained-topology: "true"`.
+    Unconstrained,
 }
 
 /// How the input named a workload's queue, kept so outputs and messages can quote it.

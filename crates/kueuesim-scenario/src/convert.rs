@@ -20,8 +20,8 @@ use kueuesim_model::topology::{HyperNodeError, TopologySource};
 use kueuesim_model::{
     AdmissionFairSharing, BinpackArgs, FairSharingStrategy, GangSpec, HyperNodeMember,
     HyperNodeSpec, KaiTopologyConstraint, KueueConfig, NetworkTopology, NetworkTopologyAwareArgs,
-    NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef, Topology, VolcanoConfig,
-    WaitForPodsReady,
+    NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef, Topology,
+    TopologyRequest, VolcanoConfig, WaitForPodsReady,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -1945,6 +1945,19 @@ impl<'a> Builder<'a> {
         min_count: Option<u32>,
         t: &wire::PodTemplateSpec,
     ) -> Result<PodSet, ScenarioError> {
+        let ann = &t.metadata.annotations;
+        let topology_request = match (
+            ann.get("kueue.x-k8s.io/podset-required-topology"),
+            ann.get("kueue.x-k8s.io/podset-preferred-topology"),
+            ann.get("kueue.x-k8s.io/podset-unconstrained-topology"),
+        ) {
+            (Some(r), _, _) => Some(TopologyRequest::Required(r.value.trim().to_string())),
+            (None, Some(p), _) => Some(TopologyRequest::Preferred(p.value.trim().to_string())),
+            (None, None, Some(u)) if u.value.trim() == "true" => {
+                Some(TopologyRequest::Unconstrained)
+            }
+            _ => None,
+        };
         Ok(PodSet {
             name,
             count,
@@ -1954,6 +1967,7 @@ impl<'a> Builder<'a> {
             tolerations: tolerations(src, &t.spec.tolerations)?,
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
             spec_shape: spec_shape(&t.spec),
+            topology_request,
         })
     }
 

@@ -154,6 +154,24 @@ pub struct PodSetOut {
     pub flavors: std::collections::BTreeMap<String, String>,
     pub nodes: Vec<String>,
     pub pods: Vec<PodOut>,
+    /// Kueue TAS: `status.admission.podSetAssignments[].topologyAssignment` (only for a pod
+    /// set admitted on a TAS flavor).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topology_assignment: Option<TopologyAssignmentOut>,
+}
+
+/// Kueue's `TopologyAssignment`: the levels and, per domain, its values and pod count; only
+/// the hostname level when the hostname is the lowest level.
+#[derive(Debug, Serialize)]
+pub struct TopologyAssignmentOut {
+    pub levels: Vec<String>,
+    pub domains: Vec<TopologyDomainOut>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TopologyDomainOut {
+    pub values: Vec<String>,
+    pub count: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -348,6 +366,9 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
                         node: n.map(|n| world.node(n).name.clone()),
                     })
                     .collect(),
+                topology_assignment: assignment
+                    .and_then(|a| a.topology.as_ref())
+                    .map(|topo| topology_assignment_out(world, topo)),
             }
         })
         .collect();
@@ -616,4 +637,41 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
         }
     }
     out
+}
+
+/// Kueue's `TopologyAssignment` of a pod set.
+fn topology_assignment_out(
+    world: &World,
+    topo: &kueuesim_engine::tas::TopologyAssignment,
+) -> TopologyAssignmentOut {
+    let t = &world.topologies[topo.topology];
+    let labels = match &t.source {
+        kueuesim_model::topology::TopologySource::Levels { labels } => labels.clone(),
+        kueuesim_model::topology::TopologySource::HyperNodes { .. } => Vec::new(),
+    };
+    let hostname_only = labels.last().is_some_and(|l| l == "kubernetes.io/hostname");
+    let domains = topo
+        .domains
+        .iter()
+        .map(|&(d, count)| {
+            let mut values: Vec<String> = t
+                .ancestors(d)
+                .filter(|&a| a != kueuesim_model::DomainId::ROOT)
+                .map(|a| t.domain(a).value.clone())
+                .collect();
+            values.reverse();
+            if hostname_only {
+                values = values.split_off(values.len() - 1);
+            }
+            TopologyDomainOut { values, count }
+        })
+        .collect();
+    TopologyAssignmentOut {
+        levels: if hostname_only {
+            vec!["kubernetes.io/hostname".into()]
+        } else {
+            labels
+        },
+        domains,
+    }
 }

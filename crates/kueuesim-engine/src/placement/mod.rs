@@ -56,10 +56,25 @@ impl NodeCapacity {
         }
     }
 
+    /// No nodes at all (the TAS view of a world without TAS flavors).
+    pub fn empty() -> Self {
+        NodeCapacity {
+            n_resources: 0,
+            free: Vec::new(),
+            free_pods: Vec::new(),
+        }
+    }
+
     /// Free amount of resource index `r` on `node`.
     #[inline]
     pub fn free(&self, node: NodeId, r: usize) -> i64 {
         self.free[node.index() * self.n_resources + r]
+    }
+
+    /// Free pod slots on `node`.
+    #[inline]
+    pub fn free_pods(&self, node: NodeId) -> i64 {
+        self.free_pods[node.index()]
     }
 
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.

@@ -117,6 +117,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             tolerations: vec![],
             priority_class_name: None,
             spec_shape: 0,
+            topology_request: None,
         }],
         active: true,
         initial_admission: None,

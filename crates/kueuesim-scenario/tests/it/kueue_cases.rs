@@ -736,3 +736,77 @@ fn a03_zero_weight_local_queue_last() {
     assert_eq!(find("wl-a1").admitted_at, Some(0.0));
     assert_eq!(find("wl-z1").state, "Pending");
 }
+
+/// The topology assignment of a workload's first pod set: (levels, [(values, count)]).
+fn topology_of(w: &WorkloadOut) -> (Vec<String>, Vec<(Vec<String>, u32)>) {
+    let t = w.pod_sets[0]
+        .topology_assignment
+        .as_ref()
+        .unwrap_or_else(|| panic!("{} has no topology assignment", w.name));
+    (
+        t.levels.clone(),
+        t.domains
+            .iter()
+            .map(|d| (d.values.clone(), d.count))
+            .collect(),
+    )
+}
+
+#[test]
+fn t01_required_host_fits() {
+    let r = run_dir("cases/T-01-required-host-fits");
+    let foo = wl(&r, "default", "foo");
+    assert_eq!(foo.pod_sets[0].flavors["cpu"], "tas-default");
+    assert_eq!(
+        topology_of(foo),
+        (
+            vec!["kubernetes.io/hostname".to_string()],
+            vec![(vec!["x1".to_string()], 1)]
+        )
+    );
+    assert_eq!(foo.pod_sets[0].nodes, ["x1"]);
+}
+
+#[test]
+fn t03_level_missing_in_flavor() {
+    let r = run_dir("cases/T-03a-level-missing-in-flavor");
+    let foo = wl(&r, "default", "foo");
+    assert_eq!(foo.state, "Pending");
+    let c = condition(foo, "QuotaReserved");
+    assert_eq!(c.reason, "NoMatchingFlavor");
+    assert_eq!(
+        c.message,
+        "couldn't assign flavors to pod set one: Flavor \"tas-default\" does not contain the requested level"
+    );
+    let r = run_dir("cases/T-03b-level-only-in-second-flavor");
+    let foo = wl(&r, "default", "foo");
+    assert_eq!(foo.pod_sets[0].flavors["cpu"], "tas-custom-flavor");
+    assert_eq!(
+        topology_of(foo),
+        (
+            vec!["cloud.com/custom-level".to_string()],
+            vec![(vec!["x1".to_string()], 1)]
+        )
+    );
+}
+
+#[test]
+fn t09_node_taints_and_flavor_tolerations() {
+    let r = run_dir("cases/T-09a-flavor-toleration");
+    let foo = wl(&r, "default", "foo");
+    assert_eq!(topology_of(foo).1, [(vec!["x1".to_string()], 1)]);
+    assert_eq!(
+        foo.pod_sets[0].nodes,
+        ["x1"],
+        "the flavor's toleration reaches the pod"
+    );
+    let r = run_dir("cases/T-09b-untolerated-taint");
+    let foo = wl(&r, "default", "foo");
+    assert_eq!(foo.state, "Pending");
+    let c = condition(foo, "QuotaReserved");
+    assert_eq!(c.reason, "TopologyPlacementFailed");
+    assert_eq!(
+        c.message,
+        "couldn't assign flavors to pod set one: topology \"default\" doesn't allow to fit any of 1 pod(s). Total nodes: 1; excluded: taint \"example.com/gpu=present:NoSchedule\": 1"
+    );
+}

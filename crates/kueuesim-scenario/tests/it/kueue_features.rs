@@ -1261,3 +1261,31 @@ fn fair_sharing_orders_entries_by_share_not_priority() {
     assert_eq!(hi.admitted_at, Some(10.0));
     assert_eq!(lo.admitted_at, Some(1811.0));
 }
+
+/// scenarios/kueue/tas-racks: TAS placements of two ClusterQueues in one cycle (the second
+/// recomputed onto the other rack), a third waiting with Kueue's TAS message until a rack
+/// frees up, and the pods bound exactly where the topology assignment put them.
+#[test]
+fn tas_racks() {
+    let r = run_dir("kueue/tas-racks");
+    let a = wl(&r, "team", "a");
+    let b = wl(&r, "team", "b");
+    let c = wl(&r, "team", "c");
+    assert_eq!(a.pod_sets[0].nodes, ["n1", "n1", "n2", "n2"]);
+    assert_eq!(b.pod_sets[0].nodes, ["n3", "n3", "n4", "n4"]);
+    assert_eq!((a.admitted_at, b.admitted_at), (Some(0.0), Some(0.0)));
+    let ta = a.pod_sets[0].topology_assignment.as_ref().expect("TAS");
+    assert_eq!(ta.levels, ["kubernetes.io/hostname"]);
+    let first = c
+        .events
+        .iter()
+        .find(|e| e.kind == "Warning" && e.source == "kueue-admission")
+        .expect("c waits");
+    assert_eq!(
+        first.message,
+        "couldn't assign flavors to pod set main: topology \"default\" doesn't allow to fit any of 2 pod(s). Total nodes: 4; excluded: resource \"cpu\": 4"
+    );
+    // a finishes at 1h; the inadmissible requeue batch (1s) brings c back into r1.
+    assert_eq!(c.admitted_at, Some(3601.0));
+    assert_eq!(c.pod_sets[0].nodes, ["n1", "n1"]);
+}

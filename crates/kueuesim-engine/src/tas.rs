@@ -1,0 +1,506 @@
+//! Kueue Topology-Aware Scheduling: where in a TAS flavor's topology a pod set's pods go,
+//! decided at admission (`findTopologyAssignment`, pkg/cache/scheduler/tas_flavor_snapshot.go).
+//!
+//! Input: the flavor's topology tree and, per node, how many pods of the pod set still fit
+//! (its free capacity after the pods bound there and the TAS pods already assigned to it).
+//! Output: per lowest-level domain, a pod count, or Kueue's reason why not.
+
+use kueuesim_model::labels::tolerated;
+use kueuesim_model::{DomainId, FlavorId, NodeId, PodSet, ResourceList, Topology, World};
+
+use crate::placement::NodeCapacity;
+
+/// A pod set's place in its flavor's topology, decided at admission.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopologyAssignment {
+    /// Index into `world.topologies`.
+    pub topology: usize,
+    /// Per lowest-level domain, in tree order: the pods it gets.
+    pub domains: Vec<(DomainId, u32)>,
+}
+
+/// Per leaf domain, the pods that fit; the number of leaves in the snapshot; and, per reason,
+/// how many leaves were excluded (Kueue's "excluded" histogram).
+pub type LeafCapacity = (Vec<(DomainId, u32)>, usize, Vec<(String, usize)>);
+
+/// What Kueue's TAS cache sees of the nodes: free capacity after the pods bound there and
+/// the TAS pods assigned there but not bound yet.
+#[derive(Clone, Debug)]
+pub struct TasCapacity {
+    /// Per node.
+    pub nodes: NodeCapacity,
+}
+
+/// The first per-pod filter a node fails (only checked when the lowest level is the
+/// hostname): taints not tolerated by the pod or the flavor, then the pod's nodeSelector.
+fn exclusion(world: &World, flavor: FlavorId, ps: &PodSet, node: NodeId) -> Option<String> {
+    let n = world.node(node);
+    let f = world.flavor(flavor);
+    if let Some(t) = n
+        .taints
+        .iter()
+        .find(|t| t.effect.blocks_scheduling() && !tolerated(t, &ps.tolerations, &f.tolerations))
+    {
+        let value = if t.value.is_empty() {
+            String::new()
+        } else {
+            format!("={}", t.value)
+        };
+        return Some(format!("taint \"{}{value}:{}\"", t.key, t.effect.as_str()));
+    }
+    if !n.labels.contains_all(&ps.node_selector) {
+        return Some("nodeSelector".into());
+    }
+    None
+}
+
+/// Pods per leaf: the capacity of a leaf for pods of `requests` (+ one `pods` slot each),
+/// and, if none fit, the most limiting resource (ties: the first name).
+fn leaf_pods(
+    world: &World,
+    free: impl Fn(usize) -> i64,
+    free_pods: i64,
+    requests: &ResourceList,
+) -> (u32, Option<String>) {
+    let mut fit = free_pods.max(0);
+    let mut limiting: Option<(i64, &str)> = Some((fit, "pods"));
+    for (r, a) in requests.iter() {
+        if a <= 0 || world.resources.name(r) == "pods" {
+            continue;
+        }
+        let k = free(r.index()).max(0) / a;
+        let name = world.resources.name(r);
+        if limiting.is_none_or(|(lk, ln)| k < lk || (k == lk && name < ln)) {
+            limiting = Some((k, name));
+        }
+        fit = fit.min(k);
+    }
+    let why = (fit == 0).then(|| format!("resource \"{}\"", limiting.map_or("pods", |l| l.1)));
+    (u32::try_from(fit).unwrap_or(u32::MAX), why)
+}
+
+impl TasCapacity {
+    /// Per leaf domain of topology `t` (the lowest level): how many pods of pod set `ps` fit
+    /// on `flavor`, as Kueue's TAS snapshot sees it. Only schedulable nodes with the flavor's
+    /// node labels are in the snapshot; with the hostname as the lowest level each node is a
+    /// leaf and the pod's taints and nodeSelector filter it, otherwise a leaf sums its nodes'
+    /// free capacity. Also returns the number of leaves and the "excluded" histogram.
+    pub fn pods_per_leaf(
+        &self,
+        world: &World,
+        t: &Topology,
+        flavor: FlavorId,
+        ps: &PodSet,
+    ) -> LeafCapacity {
+        let f = world.flavor(flavor);
+        let hostname_leaves = matches!(&t.source, kueuesim_model::topology::TopologySource::Levels { labels } if labels.last().is_some_and(|l| l == "kubernetes.io/hostname"));
+        let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
+        let in_snapshot = |n: NodeId| {
+            let node = world.node(n);
+            !node.unschedulable && node.labels.contains_all(&f.node_labels)
+        };
+        let mut out = Vec::new();
+        let mut excluded: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut leaves = 0;
+        for d in t
+            .dfs()
+            .filter(|&d| t.domain(d).depth == lowest && d != DomainId::ROOT)
+        {
+            let nodes: Vec<NodeId> = t
+                .nodes_of(d)
+                .iter()
+                .copied()
+                .filter(|&n| in_snapshot(n))
+                .collect();
+            if nodes.is_empty() {
+                continue;
+            }
+            leaves += 1;
+            if hostname_leaves {
+                let n = nodes[0];
+                if let Some(why) = exclusion(world, flavor, ps, n) {
+                    *excluded.entry(why).or_default() += 1;
+                    out.push((d, 0));
+                    continue;
+                }
+                let (k, why) = leaf_pods(
+                    world,
+                    |r| self.nodes.free(n, r),
+                    self.nodes.free_pods(n),
+                    &ps.requests,
+                );
+                if let Some(w) = why {
+                    *excluded.entry(w).or_default() += 1;
+                }
+                out.push((d, k));
+            } else {
+                let (k, _) = leaf_pods(
+                    world,
+                    |r| nodes.iter().map(|&n| self.nodes.free(n, r)).sum(),
+                    nodes.iter().map(|&n| self.nodes.free_pods(n)).sum(),
+                    &ps.requests,
+                );
+                out.push((d, k));
+            }
+        }
+        (out, leaves, excluded.into_iter().collect())
+    }
+
+    /// Takes (sign 1) or gives back (sign -1) the capacity of an assignment: a hostname leaf
+    /// is one node; a higher leaf spreads its pods over its nodes in order.
+    pub fn apply(
+        &mut self,
+        world: &World,
+        a: &TopologyAssignment,
+        requests: &ResourceList,
+        sign: i64,
+    ) {
+        let t = &world.topologies[a.topology];
+        for &(d, k) in &a.domains {
+            let mut left = i64::from(k);
+            for &n in t.nodes_of(d) {
+                if left == 0 {
+                    break;
+                }
+                let fit = if sign > 0 {
+                    requests
+                        .iter()
+                        .filter(|&(_, q)| q > 0)
+                        .map(|(r, q)| self.nodes.free(n, r.index()).max(0) / q)
+                        .min()
+                        .unwrap_or(left)
+                        .min(left)
+                } else {
+                    left
+                };
+                for _ in 0..fit {
+                    self.nodes.apply(n, requests, sign);
+                }
+                left -= fit;
+            }
+        }
+    }
+}
+
+/// The topology request of a pod set (`kueue.x-k8s.io/podset-*-topology` annotations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TasMode {
+    /// All pods in one domain of the level at this depth (1 = broadest), else fail.
+    Required(u32),
+    /// Try the level at this depth, then each level above, then several top-level domains.
+    Preferred(u32),
+    /// Anywhere: the lowest level, fewest-free domains first (`LeastFreeCapacity`).
+    Unconstrained,
+}
+
+/// Per domain of the topology: how many pods fit (the sum over its leaves).
+fn domain_counts(t: &Topology, leaf_pods: &[(DomainId, u32)]) -> Vec<u32> {
+    let mut counts = vec![0u32; t.domains.len()];
+    for &(d, k) in leaf_pods {
+        for a in t.ancestors(d) {
+            counts[a.index()] = counts[a.index()].saturating_add(k);
+        }
+    }
+    counts
+}
+
+/// The domains at `depth`, in tree order.
+fn at_depth(t: &Topology, depth: u32) -> Vec<DomainId> {
+    t.dfs().filter(|&d| t.domain(d).depth == depth).collect()
+}
+
+/// Kueue's `sortedDomains`: BestFit puts the domains with the most free pods first,
+/// LeastFreeCapacity the fewest; ties by the level values (the domain id).
+fn sort_domains(t: &Topology, counts: &[u32], domains: &mut [DomainId], best_fit: bool) {
+    domains.sort_by(|&a, &b| {
+        let (ca, cb) = (counts[a.index()], counts[b.index()]);
+        let by_count = if best_fit { cb.cmp(&ca) } else { ca.cmp(&cb) };
+        by_count.then_with(|| t.domain(a).name.cmp(&t.domain(b).name))
+    });
+}
+
+/// Takes domains in order until `need` pods are placed; with `best_fit` the last one is the
+/// smallest domain that holds the remainder. Returns (domain, pods) pairs, or how many pods
+/// fit in all of them.
+fn take_greedily(
+    counts: &[u32],
+    sorted: &[DomainId],
+    mut need: u32,
+    best_fit: bool,
+) -> Result<Vec<(DomainId, u32)>, u32> {
+    let total: u32 = sorted.iter().map(|d| counts[d.index()]).sum();
+    if total < need {
+        return Err(total);
+    }
+    let mut out = Vec::new();
+    let mut used = vec![false; sorted.len()];
+    while need > 0 {
+        // The smallest domain that holds all that is left, if any; else the next in order.
+        let last = sorted
+            .iter()
+            .enumerate()
+            .filter(|&(i, d)| best_fit && !used[i] && counts[d.index()] >= need)
+            .min_by_key(|&(i, d)| (counts[d.index()], i));
+        let (i, d) = match last {
+            Some(x) => x,
+            None => sorted
+                .iter()
+                .enumerate()
+                .find(|&(i, d)| !used[i] && counts[d.index()] > 0)
+                .expect("enough capacity left"),
+        };
+        used[i] = true;
+        let take = counts[d.index()].min(need);
+        out.push((*d, take));
+        need -= take;
+    }
+    Ok(out)
+}
+
+/// Finds the topology assignment of `count` pods given each leaf's capacity. `Ok`: per
+/// lowest-level domain the pods it gets, in tree (level-path) order.
+pub fn find_assignment(
+    t: &Topology,
+    topology_name: &str,
+    leaf_pods: &[(DomainId, u32)],
+    count: u32,
+    mode: TasMode,
+) -> Result<Vec<(DomainId, u32)>, String> {
+    let counts = domain_counts(t, leaf_pods);
+    let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
+    let best_fit = !matches!(mode, TasMode::Unconstrained);
+    let start = match mode {
+        TasMode::Required(d) | TasMode::Preferred(d) => d,
+        TasMode::Unconstrained => lowest,
+    };
+    let fail = |fit: u32| {
+        if fit == 0 {
+            format!("topology \"{topology_name}\" doesn't allow to fit any of {count} pod(s)")
+        } else {
+            format!("topology \"{topology_name}\" allows to fit only {fit} out of {count} pod(s)")
+        }
+    };
+    // Phase 1: the level whose domains hold the pods, and the chosen domains there.
+    let mut depth = start;
+    let mut chosen: Vec<(DomainId, u32)>;
+    loop {
+        let mut domains = at_depth(t, depth);
+        if domains.is_empty() {
+            let label = match &t.source {
+                kueuesim_model::topology::TopologySource::Levels { labels } => {
+                    labels.get(depth as usize - 1).cloned().unwrap_or_default()
+                }
+                kueuesim_model::topology::TopologySource::HyperNodes { .. } => String::new(),
+            };
+            return Err(format!("no topology domains at level: {label}"));
+        }
+        sort_domains(t, &counts, &mut domains, best_fit);
+        let largest = domains.first().map_or(0, |d| counts[d.index()]);
+        let fits_one = if best_fit {
+            domains.iter().any(|d| counts[d.index()] >= count)
+        } else {
+            domains.iter().any(|d| counts[d.index()] >= count)
+        };
+        if fits_one {
+            // BestFit: the smallest domain that holds everything; LeastFreeCapacity: the
+            // first (smallest) that does.
+            let d = domains
+                .iter()
+                .filter(|d| counts[d.index()] >= count)
+                .min_by(|a, b| {
+                    counts[a.index()]
+                        .cmp(&counts[b.index()])
+                        .then_with(|| t.domain(**a).name.cmp(&t.domain(**b).name))
+                })
+                .copied()
+                .expect("some domain fits");
+            chosen = vec![(d, count)];
+            break;
+        }
+        match mode {
+            TasMode::Required(_) => {
+                let best = if best_fit {
+                    largest
+                } else {
+                    domains.iter().map(|d| counts[d.index()]).max().unwrap_or(0)
+                };
+                return Err(fail(best));
+            }
+            TasMode::Preferred(_) if depth > 1 => {
+                depth -= 1;
+                continue;
+            }
+            _ => {
+                // The top level (or unconstrained): several domains, greedily.
+                match take_greedily(&counts, &domains, count, best_fit) {
+                    Ok(c) => {
+                        chosen = c;
+                        break;
+                    }
+                    Err(fit) => return Err(fail(fit)),
+                }
+            }
+        }
+    }
+    // Phase 2: descend level by level: the children of all chosen domains pooled, sorted and
+    // taken greedily (best fit for the last one), so few domains are used at every level.
+    while depth < lowest {
+        let mut kids: Vec<DomainId> = chosen
+            .iter()
+            .flat_map(|&(d, _)| t.domain(d).children.iter().copied())
+            .collect();
+        sort_domains(t, &counts, &mut kids, best_fit);
+        match take_greedily(&counts, &kids, count, best_fit) {
+            Ok(c) => chosen = c,
+            Err(fit) => return Err(fail(fit)),
+        }
+        depth += 1;
+    }
+    chosen.sort_by_key(|&(d, _)| t.domain(d).nodes.start);
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::{Labels, Node};
+
+    fn node(name: &str, labels: &[(&str, &str)]) -> Node {
+        Node {
+            name: name.into(),
+            labels: Labels::new(
+                labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            allocatable: vec![],
+            taints: vec![],
+            unschedulable: false,
+        }
+    }
+
+    /// Leaf capacities from per-node pod counts (each node's lowest domain).
+    fn leaves_of(t: &Topology, node_pods: &[u32]) -> Vec<(DomainId, u32)> {
+        let mut v: Vec<(DomainId, u32)> = Vec::new();
+        for (i, &k) in node_pods.iter().enumerate() {
+            let d = t.domain_of(NodeId::from_index(i)).unwrap();
+            match v.iter_mut().find(|x| x.0 == d) {
+                Some(x) => x.1 += k,
+                None => v.push((d, k)),
+            }
+        }
+        v
+    }
+
+    fn names(t: &Topology, a: &[(DomainId, u32)]) -> Vec<(String, u32)> {
+        a.iter()
+            .map(|&(d, k)| (t.domain(d).name.clone(), k))
+            .collect()
+    }
+
+    /// T-05 (tas_cache_test.go "rack preferred; but only block can accommodate the workload;
+    /// BestFit"): no rack holds 4, block b1 does; inside it the fullest rack first, then the
+    /// smallest that holds the rest.
+    #[test]
+    fn t05_preferred_climbs_one_level() {
+        let br = |b: &'static str, r: &'static str| [("block", b), ("rack", r)];
+        let nodes = vec![
+            node("x3", &br("b1", "r1")),
+            node("x5", &br("b1", "r2")),
+            node("x1", &br("b1", "r2")),
+            node("x6", &br("b1", "r2")),
+            node("x2", &br("b2", "r1")),
+            node("x4", &br("b2", "r2")),
+        ];
+        let t = Topology::from_levels("default", &["block".into(), "rack".into()], &nodes);
+        let pods = [1, 1, 1, 1, 1, 2];
+        let leaves = leaves_of(&t, &pods);
+        let a = find_assignment(&t, "default", &leaves, 4, TasMode::Preferred(2)).unwrap();
+        assert_eq!(names(&t, &a), [("b1.r1".into(), 1), ("b1.r2".into(), 3)]);
+    }
+
+    /// T-07 ("block preferred; Pods fit in 2 blocks; BestFit"): the largest block, then the
+    /// smallest that holds the remainder.
+    #[test]
+    fn t07_best_fit_for_the_last_domain() {
+        let nodes = vec![
+            node("a", &[("block", "b1")]),
+            node("b", &[("block", "b2")]),
+            node("c", &[("block", "b3")]),
+        ];
+        let t = Topology::from_levels("default", &["block".into()], &nodes);
+        let leaves = leaves_of(&t, &[2, 1, 4]);
+        let a = find_assignment(&t, "default", &leaves, 5, TasMode::Preferred(1)).unwrap();
+        assert_eq!(names(&t, &a), [("b2".into(), 1), ("b3".into(), 4)]);
+    }
+
+    #[test]
+    fn required_level_fails_with_the_largest_domain() {
+        let nodes = vec![node("a", &[("rack", "r1")]), node("b", &[("rack", "r2")])];
+        let t = Topology::from_levels("default", &["rack".into()], &nodes);
+        assert_eq!(
+            find_assignment(
+                &t,
+                "default",
+                &leaves_of(&t, &[3, 2]),
+                4,
+                TasMode::Required(1)
+            )
+            .unwrap_err(),
+            "topology \"default\" allows to fit only 3 out of 4 pod(s)"
+        );
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+    use kueuesim_model::{Labels, Node};
+
+    /// tas_cache_test.go "unconstrained; 6 pods fit into hosts scattered across the whole
+    /// datacenter" (LeastFreeCapacity, the default for unconstrained): the fullest hosts
+    /// first, no best-fit swap.
+    #[test]
+    fn unconstrained_least_free_capacity() {
+        let mk = |name: &str, b: &str, r: &str| Node {
+            name: name.into(),
+            labels: Labels::new(vec![
+                ("block".into(), b.into()),
+                ("rack".into(), r.into()),
+                ("kubernetes.io/hostname".into(), name.into()),
+            ]),
+            allocatable: vec![],
+            taints: vec![],
+            unschedulable: false,
+        };
+        let nodes = vec![
+            mk("x3", "b1", "r1"),
+            mk("x5", "b1", "r1"),
+            mk("x1", "b1", "r1"),
+            mk("x6", "b2", "r1"),
+            mk("x2", "b2", "r1"),
+        ];
+        let t = Topology::from_levels(
+            "default",
+            &[
+                "block".into(),
+                "rack".into(),
+                "kubernetes.io/hostname".into(),
+            ],
+            &nodes,
+        );
+        let caps = [4u32, 1, 1, 2, 1];
+        let leaves: Vec<(DomainId, u32)> = caps
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (t.domain_of(NodeId::from_index(i)).unwrap(), k))
+            .collect();
+        let a = find_assignment(&t, "default", &leaves, 6, TasMode::Unconstrained).unwrap();
+        let got: Vec<(&str, u32)> = a
+            .iter()
+            .map(|&(d, k)| (t.domain(d).value.as_str(), k))
+            .collect();
+        assert_eq!(got, [("x1", 1), ("x3", 1), ("x5", 1), ("x2", 1), ("x6", 2)]);
+    }
+}

@@ -734,7 +734,11 @@ impl<'w> Simulation<'w> {
             let wl = world.workload(w);
             let min_member = match self.scheduler_of(w) {
                 SchedulerKind::Kube => 1,
-                SchedulerKind::Kai if wl.gang.pod_group_per_pod => 1,
+                SchedulerKind::Kai
+                    if wl.gang.pod_group_per_pod || !wl.gang.kai_subgroups.is_empty() =>
+                {
+                    1
+                }
                 _ => wl.gang.min_member.map_or(total, |m| m as usize).min(total),
             };
             let pre_bound = wl.gang.bound_nodes.len().min(total);
@@ -2314,6 +2318,43 @@ impl<'w> Simulation<'w> {
                 };
             }
         };
+        if !wl.gang.kai_subgroups.is_empty() {
+            let mut constraints = Vec::new();
+            for g in &wl.gang.kai_subgroups {
+                match g
+                    .constraint
+                    .as_ref()
+                    .map(|c| resolve_kai(world, c, &format!("sub-group {}", g.name)))
+                {
+                    None => constraints.push(None),
+                    Some(Ok(c)) => constraints.push(c),
+                    Some(Err(message)) => {
+                        let (ps, idx) = placement::first_pending(pods).unwrap_or((0, 0));
+                        return placement::Placement {
+                            unplaced: Some((ps, idx, message)),
+                            ..Default::default()
+                        };
+                    }
+                }
+            }
+            let tree = placement::kai::KaiTree {
+                subgroups: &wl.gang.kai_subgroups,
+                constraints,
+                pod_set_subgroup: &wl.gang.pod_set_subgroup,
+            };
+            let job_name = format!("{}/pg-{}", wl.namespace, wl.name);
+            let job = placement::kai::KaiJob {
+                pods,
+                min_member: wl
+                    .gang
+                    .min_member
+                    .map_or(total, |m| (m as usize).min(total)),
+                constraint,
+                job_name: &job_name,
+                pod_name: &pod_name,
+            };
+            return placement::kai::place_tree(world, &mut self.cluster, &job, &tree);
+        }
         if !wl.gang.pod_group_per_pod {
             let job_name = format!("{}/pg-{}", wl.namespace, wl.name);
             let min_member = wl
@@ -2557,51 +2598,67 @@ pub fn pod_name(world: &World, w: WorkloadId, ps: usize, idx: usize) -> String {
 }
 
 /// The workload's KAI topology constraint resolved against its Topology: its own
-/// (`kai.scheduler/topology*` annotations) or the platform default (`spec.kai`). Errors are
-/// the scheduler's messages for a constraint it cannot use.
+/// (`kai.scheduler/topology*` annotations or its PodGroup) or the platform default
+/// (`spec.kai`). Errors are the scheduler's messages for a constraint it cannot use.
 fn kai_constraint(
     world: &World,
     wl: &kueuesim_model::Workload,
 ) -> Result<Option<placement::kai::KaiConstraint>, String> {
-    let (topology, required, preferred) = match (&wl.gang.kai_topology, &world.config.kai) {
-        (Some(c), _) => (c.topology.clone(), c.required.clone(), c.preferred.clone()),
+    match (&wl.gang.kai_topology, &world.config.kai) {
+        (Some(c), _) => resolve_kai(world, c, "workload"),
         (None, kai) => match (&kai.default_topology, &kai.default_preferred_level) {
-            (Some(t), Some(level)) => (t.clone(), None, Some(level.clone())),
-            _ => return Ok(None),
+            (Some(t), Some(level)) => resolve_kai(
+                world,
+                &kueuesim_model::KaiTopologyConstraint {
+                    topology: t.clone(),
+                    required: None,
+                    preferred: Some(level.clone()),
+                },
+                "workload",
+            ),
+            _ => Ok(None),
         },
-    };
-    if required.is_none() && preferred.is_none() {
+    }
+}
+
+/// One KAI `topologyConstraint` resolved to level depths of its Topology; `who` is
+/// `workload` or `sub-group <name>` in KAI's messages.
+fn resolve_kai(
+    world: &World,
+    c: &kueuesim_model::KaiTopologyConstraint,
+    who: &str,
+) -> Result<Option<placement::kai::KaiConstraint>, String> {
+    let topology = &c.topology;
+    if c.required.is_none() && c.preferred.is_none() {
         return Ok(None);
     }
     let Ok(index) = world
         .topologies
-        .binary_search_by(|t| t.name.as_str().cmp(&topology))
+        .binary_search_by(|t| t.name.as_str().cmp(topology))
     else {
         return Err(format!("Requested topology {topology} does not exist"));
     };
     let t = &world.topologies[index];
+    let not_found = |which: &str, label: &str| {
+        format!(
+            "Unable to schedule podgroup: topology constraint error: {who} specified '{label}' as the {which} topology constraint level, but the topology tree '{topology}' does not contain a level with this name."
+        )
+    };
     let depth = |which: &str, label: &Option<String>| -> Result<Option<u32>, String> {
         let Some(label) = label else { return Ok(None) };
         match t.tier_of_level(label) {
             Some(tier) => Ok(Some((t.root_tier() - tier) as u32)),
-            None => Err(format!(
-                "Unable to schedule podgroup: topology constraint error: workload specified '{label}' as the {which} topology constraint level, but the topology tree '{topology}' does not contain a level with this name."
-            )),
+            None => Err(not_found(which, label)),
         }
     };
-    let required = depth("required", &required)?;
-    let preferred = depth("preferred", &preferred)?;
+    let required = depth("required", &c.required)?;
+    let preferred = depth("preferred", &c.preferred)?;
     if let (Some(r), Some(p)) = (required, preferred)
         && p < r
     {
-        let label = wl
-            .gang
-            .kai_topology
-            .as_ref()
-            .and_then(|c| c.preferred.clone())
-            .unwrap_or_default();
-        return Err(format!(
-            "Unable to schedule podgroup: topology constraint error: workload specified '{label}' as the preferred topology constraint level, but the topology tree '{topology}' does not contain a level with this name."
+        return Err(not_found(
+            "preferred",
+            c.preferred.as_deref().unwrap_or_default(),
         ));
     }
     Ok(Some(placement::kai::KaiConstraint {

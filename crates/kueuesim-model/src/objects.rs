@@ -396,6 +396,12 @@ pub struct GangSpec {
     /// KAI only: one PodGroup per pod (KAI's grouper for a batch Job), each pod placed on
     /// its own; otherwise one PodGroup for the workload.
     pub pod_group_per_pod: bool,
+    /// KAI PodGroup `spec.subGroups` (from a PodGroup object the workload names with the
+    /// `pod-group-name` annotation), parents before children; empty without subgroups.
+    pub kai_subgroups: Vec<KaiSubGroup>,
+    /// Per pod set: its subgroup (index into `kai_subgroups`), from the pod template's
+    /// `kai.scheduler/subgroup-name` label.
+    pub pod_set_subgroup: Vec<Option<usize>>,
     /// Nodes of pods already running at the start, in pod order (annotation
     /// `kueuesim.io/bound-nodes`): a gang that is partly placed, e.g. after a pod failed.
     pub bound_nodes: Vec<crate::ids::NodeId>,
@@ -417,6 +423,20 @@ pub enum TierRef {
     Number(i32),
     /// `highestTierName` (a HyperNode `spec.tierName`).
     Name(String),
+}
+
+/// A KAI PodGroup subgroup: a gang of its own inside the PodGroup, with its own topology
+/// constraint, nested under `parent`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KaiSubGroup {
+    /// `name`.
+    pub name: String,
+    /// `parent` (index into the subgroup list), None under the PodGroup itself.
+    pub parent: Option<usize>,
+    /// `minMember` (at least 1).
+    pub min_member: u32,
+    /// `topologyConstraint` (its `topology` defaults to the PodGroup's).
+    pub constraint: Option<KaiTopologyConstraint>,
 }
 
 /// KAI's `topologyConstraint`: levels are node-label keys of the named Topology.

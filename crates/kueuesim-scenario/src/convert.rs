@@ -19,9 +19,9 @@ use kueuesim_model::{
 use kueuesim_model::topology::{HyperNodeError, TopologySource};
 use kueuesim_model::{
     AdmissionFairSharing, BinpackArgs, FairSharingStrategy, GangSpec, HyperNodeMember,
-    HyperNodeSpec, KaiTopologyConstraint, KueueConfig, NetworkTopology, NetworkTopologyAwareArgs,
-    NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef, Topology,
-    TopologyRequest, VolcanoConfig, WaitForPodsReady,
+    HyperNodeSpec, KaiSubGroup, KaiTopologyConstraint, KueueConfig, NetworkTopology,
+    NetworkTopologyAwareArgs, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef,
+    Topology, TopologyRequest, VolcanoConfig, WaitForPodsReady,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -197,6 +197,8 @@ struct Builder<'a> {
     /// Kueue (false) and KAI (true) Topology objects.
     topologies: Vec<(bool, Parsed<'a, wire::Topology>)>,
     hypernodes: Vec<Parsed<'a, wire::HyperNode>>,
+    /// KAI PodGroups, by (namespace, name).
+    kai_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::KaiPodGroup>>,
     /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
     generated_hypernodes: Vec<(HyperNodeSpec, &'a ObjectText<'a>)>,
     jobs: Vec<Parsed<'a, wire::Job>>,
@@ -651,6 +653,13 @@ impl<'a> Builder<'a> {
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
+                ("scheduling.run.ai", "PodGroup") => {
+                    let p: Parsed<'a, wire::KaiPodGroup> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    let ns = namespace_of(&p.obj.metadata);
+                    self.remember(src, &ns, &name)?;
+                    self.kai_pod_groups.insert((ns, name), p);
+                }
                 ("config.kueue.x-k8s.io", "Configuration") => {
                     let p: Parsed<'a, wire::Configuration> = parse(src)?;
                     if let Some(first) = &self.configuration {
@@ -2114,9 +2123,10 @@ impl<'a> Builder<'a> {
         src: &ObjectText<'_>,
         scheduler_name: &str,
         meta: &wire::ObjectMeta,
-        template: &wire::ObjectMeta,
+        templates: &[&wire::ObjectMeta],
         is_job: bool,
     ) -> Result<GangSpec, ScenarioError> {
+        let template = templates[0];
         let mut gang = GangSpec::default();
         match self.world.config.scheduler(scheduler_name) {
             Some(SchedulerKind::Volcano) => {
@@ -2153,6 +2163,9 @@ impl<'a> Builder<'a> {
             }
             Some(SchedulerKind::Kai) => {
                 gang.pod_group_per_pod = is_job;
+                if let Some(pg) = meta.annotations.get("pod-group-name") {
+                    self.kai_pod_group(src, pg, meta, templates, &mut gang)?;
+                }
                 let get = |k: &str| meta.annotations.get(k).map(|v| v.value.trim().to_string());
                 let required = get("kai.scheduler/topology-required-placement");
                 let preferred = get("kai.scheduler/topology-preferred-placement");
@@ -2193,6 +2206,162 @@ impl<'a> Builder<'a> {
             }
         }
         Ok(gang)
+    }
+
+    /// The KAI PodGroup a workload names (`pod-group-name`): its minMember, topology
+    /// constraint and subgroups, with each pod set in the subgroup its template's
+    /// `kai.scheduler/subgroup-name` label names.
+    fn kai_pod_group(
+        &self,
+        src: &ObjectText<'_>,
+        pg_name: &wire::S,
+        meta: &wire::ObjectMeta,
+        templates: &[&wire::ObjectMeta],
+        gang: &mut GangSpec,
+    ) -> Result<(), ScenarioError> {
+        let ns = namespace_of(meta);
+        let Some(pg) = self
+            .kai_pod_groups
+            .get(&(ns.clone(), pg_name.value.clone()))
+        else {
+            return Err(err_at(
+                src,
+                pg_name,
+                format!(
+                    "pod-group-name {:?}: no KAI PodGroup {ns}/{} in the input: expected a scheduling.run.ai PodGroup of that name",
+                    pg_name.value, pg_name.value
+                ),
+            ));
+        };
+        let psrc = pg.src;
+        let spec = &pg.obj.spec;
+        gang.pod_group_per_pod = false;
+        if let Some(m) = &spec.min_member {
+            if m.value < 0 || m.value > i64::from(u32::MAX) {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+                ));
+            }
+            gang.min_member = Some(m.value as u32);
+        }
+        let pg_topology = spec
+            .topology_constraint
+            .as_ref()
+            .and_then(|t| t.topology.clone());
+        let constraint =
+            |t: &Option<wire::KaiTopologyConstraint>| -> Option<KaiTopologyConstraint> {
+                let t = t.as_ref()?;
+                let topology = t.topology.clone().or_else(|| pg_topology.clone())?;
+                (t.required_topology_level.is_some() || t.preferred_topology_level.is_some()).then(
+                    || KaiTopologyConstraint {
+                        topology,
+                        required: t.required_topology_level.clone(),
+                        preferred: t.preferred_topology_level.clone(),
+                    },
+                )
+            };
+        if gang.kai_topology.is_none() {
+            gang.kai_topology = constraint(&spec.topology_constraint);
+        }
+        // Subgroups, parents resolved by name; listed parents-first for the engine.
+        let names: Vec<&str> = spec
+            .sub_groups
+            .iter()
+            .map(|g| g.name.as_ref().map_or("", |n| n.value.as_str()))
+            .collect();
+        let mut order: Vec<usize> = Vec::new();
+        let mut placed = vec![false; names.len()];
+        while order.len() < names.len() {
+            let before = order.len();
+            for (i, g) in spec.sub_groups.iter().enumerate() {
+                if placed[i] {
+                    continue;
+                }
+                let ready = match &g.parent {
+                    None => true,
+                    Some(p) => match names.iter().position(|n| *n == p.value) {
+                        Some(pi) => placed[pi],
+                        None => {
+                            return Err(err_at(
+                                psrc,
+                                p,
+                                format!(
+                                    "subgroup parent {:?} is not a subgroup of this PodGroup: expected one of {names:?}",
+                                    p.value
+                                ),
+                            ));
+                        }
+                    },
+                };
+                if ready {
+                    placed[i] = true;
+                    order.push(i);
+                }
+            }
+            if order.len() == before {
+                return Err(err_obj(
+                    psrc,
+                    "subGroups form a cycle through their parents: expected a tree",
+                ));
+            }
+        }
+        for &i in &order {
+            let g = &spec.sub_groups[i];
+            let Some(name) = g.name.as_ref().filter(|n| !n.value.is_empty()) else {
+                return Err(err_obj(
+                    psrc,
+                    "a subgroup has no name: expected spec.subGroups[].name",
+                ));
+            };
+            let parent = g.parent.as_ref().map(|p| {
+                let pi = names
+                    .iter()
+                    .position(|n| *n == p.value)
+                    .expect("resolved above");
+                order.iter().position(|&o| o == pi).expect("parents first")
+            });
+            let min_member = match &g.min_member {
+                Some(m) if m.value >= 0 && m.value <= i64::from(u32::MAX) => {
+                    (m.value as u32).max(1)
+                }
+                Some(m) => {
+                    return Err(err_at(
+                        psrc,
+                        m,
+                        format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+                    ));
+                }
+                None => 1,
+            };
+            gang.kai_subgroups.push(KaiSubGroup {
+                name: name.value.clone(),
+                parent,
+                min_member,
+                constraint: constraint(&g.topology_constraint),
+            });
+        }
+        for t in templates {
+            let sg = match t.labels.get("kai.scheduler/subgroup-name") {
+                None => None,
+                Some(n) => match gang.kai_subgroups.iter().position(|g| g.name == *n) {
+                    Some(i) => Some(i),
+                    None => {
+                        return Err(err_at(
+                            src,
+                            pg_name,
+                            format!(
+                                "a pod set's kai.scheduler/subgroup-name {n:?} is not a subgroup of PodGroup {}: expected one of {names:?}",
+                                pg_name.value
+                            ),
+                        ));
+                    }
+                },
+            };
+            gang.pod_set_subgroup.push(sg);
+        }
+        Ok(())
     }
 
     /// Creation and arrival times from `creationTimestamp` and the arrival annotation.
@@ -2302,7 +2471,7 @@ impl<'a> Builder<'a> {
                 name.clone()
             };
             let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
-            let gang = self.gang_spec(src, &scheduler_name, meta, &template.metadata, true)?;
+            let gang = self.gang_spec(src, &scheduler_name, meta, &[&template.metadata], true)?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,
@@ -2487,13 +2656,9 @@ impl<'a> Builder<'a> {
             };
             let scheduler_name =
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
-            let gang = self.gang_spec(
-                src,
-                &scheduler_name,
-                meta,
-                &spec.pod_sets[0].template.metadata,
-                false,
-            )?;
+            let templates: Vec<&wire::ObjectMeta> =
+                spec.pod_sets.iter().map(|p| &p.template.metadata).collect();
+            let gang = self.gang_spec(src, &scheduler_name, meta, &templates, false)?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,

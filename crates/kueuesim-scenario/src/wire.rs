@@ -569,6 +569,41 @@ pub struct HyperNode {
     pub spec: HyperNodeSpec,
 }
 
+// ---- KAI PodGroup (scheduling.run.ai/v2alpha2) -------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiTopologyConstraint {
+    pub topology: Option<String>,
+    pub required_topology_level: Option<String>,
+    pub preferred_topology_level: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiSubGroup {
+    pub name: Option<S>,
+    pub min_member: Option<Spanned<i64>>,
+    pub parent: Option<S>,
+    pub topology_constraint: Option<KaiTopologyConstraint>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiPodGroupSpec {
+    pub min_member: Option<Spanned<i64>>,
+    pub queue: Option<String>,
+    pub topology_constraint: Option<KaiTopologyConstraint>,
+    pub sub_groups: Vec<KaiSubGroup>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiPodGroup {
+    pub metadata: ObjectMeta,
+    pub spec: KaiPodGroupSpec,
+}
+
 // ---- config.kueue.x-k8s.io ---------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]

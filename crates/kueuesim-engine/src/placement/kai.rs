@@ -312,22 +312,36 @@ fn sorted_level(
     out
 }
 
-/// One allocation attempt of `need` tasks within the topology constraint.
-fn topology_attempt(
+/// The topology plugin's answer for one subgroup set (`subSetNodesFn`): the candidate domains
+/// in the order allocation tries them, the node scores of the preferred level (per node, a
+/// group; per group, a score), and the fit errors of the domains left out.
+struct Candidates {
+    domains: Vec<DomainId>,
+    group_of: Vec<u32>,
+    group_scores: Vec<f64>,
+    errors: Vec<String>,
+}
+
+/// Candidate domains for the pending pods of `pods` (`need` of them) under constraint `c`,
+/// inside domain `within` (the parent subgroup's domain, or the root).
+#[allow(clippy::too_many_arguments)]
+fn candidates(
     world: &World,
-    cluster: &mut Cluster,
+    cluster: &Cluster,
     pods: &GangPods,
     need: usize,
     c: KaiConstraint,
+    within: DomainId,
     job_name: &str,
-) -> Result<Vec<Binding>, String> {
+    subgroup: Option<&str>,
+) -> Result<Candidates, String> {
     let t = &world.topologies[c.topology];
     let ti = 1 + c.topology;
     let pods_res = world.resources.lookup("pods").map(|r| r.index());
     let request = request_of(pods, need);
     let stop_depth = c.preferred.or(c.required).unwrap_or(0);
-    // The lowest common domain of the input node set (all nodes), not below the stop level.
-    let mut lcd = DomainId::ROOT;
+    // The lowest common domain of the input node set, not below the stop level.
+    let mut lcd = within;
     while t.domain(lcd).children.len() == 1 {
         let child = t.domain(lcd).children[0];
         if t.domain(child).depth > stop_depth {
@@ -336,8 +350,9 @@ fn topology_attempt(
         lcd = child;
     }
     let requirement = c.required.map(|d| level_label(t, d)).unwrap_or_default();
+    let who = subgroup.map_or(String::new(), |s| format!(", subgroup {s}"));
     let unsatisfied = format!(
-        "topology {}, requirement {requirement} couldn't be satisfied for job <{job_name}>",
+        "topology {}, requirement {requirement} couldn't be satisfied for job <{job_name}>{who}",
         t.name
     );
     if let Err(e) = domain_fit(world, cluster, ti, lcd, pods, need, &request, pods_res) {
@@ -370,9 +385,10 @@ fn topology_attempt(
             .next()
     });
     let top = c.required.unwrap_or(0);
+    let mut domains = Vec::new();
     let mut errors = Vec::new();
     for depth in (top..=stop_depth.max(top)).rev() {
-        let domains: Vec<DomainId> = if depth == t.domain(lcd).depth {
+        let level: Vec<DomainId> = if depth == t.domain(lcd).depth {
             vec![lcd]
         } else if depth < t.domain(lcd).depth {
             continue;
@@ -380,45 +396,78 @@ fn topology_attempt(
             sorted_level(cluster, ti, t, lcd, depth, &request, pods_res)
         };
         errors.clear();
-        for d in domains {
+        for d in level {
             if let Some(a) = anchor
                 && !t.ancestors(d).any(|x| x == a)
                 && !t.ancestors(a).any(|x| x == d)
             {
                 continue;
             }
-            if let Err(e) = domain_fit(world, cluster, ti, d, pods, need, &request, pods_res) {
-                errors.push(e);
-                continue;
-            }
-            let candidates = t.nodes_of(d);
-            let resource = scored_resource(cluster, pods);
-            let mut s = scorer(
-                world,
-                &cluster.nodes,
-                resource,
-                &cluster.name_rank,
-                candidates,
-                &group_of,
-                &group_scores,
-            );
-            match fill(world, &mut cluster.nodes, candidates, pods, need, &mut s) {
-                Ok(b) => {
-                    undo(&mut cluster.nodes, pods, &b);
-                    return Ok(b);
-                }
-                Err((b, _)) => {
-                    undo(&mut cluster.nodes, pods, &b);
-                    errors.push(format!(
-                        "node-group {} can allocate only {} of {need} required pods",
-                        display_name(t, d),
-                        b.len()
-                    ));
-                }
+            match domain_fit(world, cluster, ti, d, pods, need, &request, pods_res) {
+                Ok(()) => domains.push(d),
+                Err(e) => errors.push(e),
             }
         }
     }
     errors.push(unsatisfied);
+    Ok(Candidates {
+        domains,
+        group_of,
+        group_scores,
+        errors,
+    })
+}
+
+/// One allocation attempt of `need` tasks within the topology constraint: the first
+/// candidate domain where every task places wins.
+fn topology_attempt(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    need: usize,
+    c: KaiConstraint,
+    job_name: &str,
+) -> Result<Vec<Binding>, String> {
+    let t = &world.topologies[c.topology];
+    let cands = candidates(
+        world,
+        cluster,
+        pods,
+        need,
+        c,
+        DomainId::ROOT,
+        job_name,
+        None,
+    )?;
+    let mut errors = Vec::new();
+    for &d in &cands.domains {
+        let nodes = t.nodes_of(d);
+        let resource = scored_resource(cluster, pods);
+        let mut s = scorer(
+            world,
+            &cluster.nodes,
+            resource,
+            &cluster.name_rank,
+            nodes,
+            &cands.group_of,
+            &cands.group_scores,
+        );
+        match fill(world, &mut cluster.nodes, nodes, pods, need, &mut s) {
+            Ok(b) => {
+                undo(&mut cluster.nodes, pods, &b);
+                return Ok(b);
+            }
+            Err((b, _)) => {
+                undo(&mut cluster.nodes, pods, &b);
+                errors.push(format!(
+                    "node-group {} can allocate only {} of {need} required pods",
+                    display_name(t, d),
+                    b.len()
+                ));
+            }
+        }
+    }
+    errors.extend(cands.errors);
     Err(job_message(errors))
 }
 
@@ -566,6 +615,302 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
             }
             Err(message) => {
                 let (ps, idx) = super::first_pending(&pods).unwrap_or((0, 0));
+                out.unplaced = Some((ps, idx, message));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Preferred-level node scores: per node a group, per group a score.
+type NodeScores = (Vec<u32>, Vec<f64>);
+
+/// A leaf group's state in one pass: (subgroup, pods bound, pending pods).
+type GroupState = (Option<usize>, usize, Vec<(usize, usize)>);
+
+/// A pod outside the current attempt's view (neither bound nor to be placed now).
+const OUTSIDE: NodeId = NodeId(u32::MAX);
+
+/// The job with only `tasks` pending; every other pod is bound (its node) or outside.
+fn view(pods: &GangPods, tasks: &[(usize, usize)]) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+    pods.iter()
+        .enumerate()
+        .map(|(ps, (n, slots))| {
+            let v = slots
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if tasks.contains(&(ps, i)) {
+                        None
+                    } else {
+                        Some(b.unwrap_or(OUTSIDE))
+                    }
+                })
+                .collect();
+            (n.clone(), v)
+        })
+        .collect()
+}
+
+/// A KAI job with subgroups (PodGroup `spec.subGroups`).
+pub struct KaiTree<'a> {
+    /// The subgroups, parents first.
+    pub subgroups: &'a [kueuesim_model::KaiSubGroup],
+    /// Per subgroup, its resolved constraint.
+    pub constraints: Vec<Option<KaiConstraint>>,
+    /// Per pod set, its subgroup (None: directly under the PodGroup).
+    pub pod_set_subgroup: &'a [Option<usize>],
+}
+
+impl KaiTree<'_> {
+    /// Whether pod set `ps` lies in the subtree of `node` (None: the PodGroup).
+    fn in_subtree(&self, ps: usize, node: Option<usize>) -> bool {
+        let Some(n) = node else { return true };
+        let mut x = self.pod_set_subgroup.get(ps).copied().flatten();
+        while let Some(g) = x {
+            if g == n {
+                return true;
+            }
+            x = self.subgroups[g].parent;
+        }
+        false
+    }
+}
+
+/// Places `tasks` of subgroup `node` and its subtree inside domain `within`: the subgroup's
+/// own constraint picks candidate domains in order, and in each every child subgroup is
+/// solved in turn inside it (checkpoint and rollback), then the subgroup's own pods fill it
+/// (with its preferred-level node scores, or the nearest ancestor's). Bindings are applied
+/// to `cluster` as they are made; a failure leaves `cluster` as it was.
+#[allow(clippy::too_many_arguments)]
+fn solve(
+    world: &World,
+    cluster: &mut Cluster,
+    job: &KaiJob<'_>,
+    tree: &KaiTree<'_>,
+    node: Option<usize>,
+    within: (usize, DomainId),
+    tasks: &[(usize, usize)],
+    scores: &NodeScores,
+) -> Result<Vec<Binding>, String> {
+    let mine: Vec<(usize, usize)> = tasks
+        .iter()
+        .copied()
+        .filter(|&(ps, _)| tree.in_subtree(ps, node))
+        .collect();
+    if mine.is_empty() {
+        return Ok(Vec::new());
+    }
+    let constraint = match node {
+        None => job.constraint,
+        Some(g) => tree.constraints[g],
+    };
+    let pods = view(job.pods, &mine);
+    let name = node.map(|g| tree.subgroups[g].name.as_str());
+    // Candidate (topology, domain) pairs in order, and the node scores to use.
+    let (domains, own_scores): (Vec<(usize, DomainId)>, Option<NodeScores>) = match constraint {
+        Some(c) => {
+            let start = if within.0 == c.topology {
+                within.1
+            } else {
+                DomainId::ROOT
+            };
+            let cands = candidates(
+                world,
+                cluster,
+                &pods,
+                mine.len(),
+                c,
+                start,
+                job.job_name,
+                name,
+            )?;
+            if cands.domains.is_empty() {
+                return Err(job_message(cands.errors));
+            }
+            let scores = c
+                .preferred
+                .map(|_| (cands.group_of.clone(), cands.group_scores.clone()));
+            (
+                cands.domains.iter().map(|&d| (c.topology, d)).collect(),
+                scores,
+            )
+        }
+        None => (vec![within], None),
+    };
+    let scores = own_scores.as_ref().unwrap_or(scores);
+    let children: Vec<usize> = (0..tree.subgroups.len())
+        .filter(|&g| tree.subgroups[g].parent == node)
+        .collect();
+    let mut last_error = String::new();
+    'domains: for &(ti, d) in &domains {
+        let t = &world.topologies[ti];
+        let mut made: Vec<Binding> = Vec::new();
+        for &child in &children {
+            match solve(
+                world,
+                cluster,
+                job,
+                tree,
+                Some(child),
+                (ti, d),
+                &mine,
+                scores,
+            ) {
+                Ok(b) => made.extend(b),
+                Err(e) => {
+                    for &(ps, _, n) in &made {
+                        cluster.apply(world, n, &job.pods[ps].0.requests, -1);
+                    }
+                    last_error = e;
+                    continue 'domains;
+                }
+            }
+        }
+        // The subgroup's own pods (pod sets directly in it).
+        let own: Vec<(usize, usize)> = mine
+            .iter()
+            .copied()
+            .filter(|&(ps, _)| tree.pod_set_subgroup.get(ps).copied().flatten() == node)
+            .collect();
+        if !own.is_empty() {
+            let own_view = view(job.pods, &own);
+            let nodes = t.nodes_of(d);
+            let resource = scored_resource(cluster, &own_view);
+            let mut s = scorer(
+                world,
+                &cluster.nodes,
+                resource,
+                &cluster.name_rank,
+                nodes,
+                &scores.0,
+                &scores.1,
+            );
+            match fill(
+                world,
+                &mut cluster.nodes,
+                nodes,
+                &own_view,
+                own.len(),
+                &mut s,
+            ) {
+                Ok(b) => {
+                    undo(&mut cluster.nodes, &own_view, &b);
+                    for &(ps, _, n) in &b {
+                        cluster.apply(world, n, &job.pods[ps].0.requests, 1);
+                    }
+                    made.extend(b);
+                }
+                Err((b, (ps, _))) => {
+                    let failed = with_bindings(&own_view, &b);
+                    last_error = fit_errors(world, &cluster.nodes, &failed[ps].0, nodes);
+                    undo(&mut cluster.nodes, &own_view, &b);
+                    for &(ps, _, n) in &made {
+                        cluster.apply(world, n, &job.pods[ps].0.requests, -1);
+                    }
+                    continue 'domains;
+                }
+            }
+        }
+        return Ok(made);
+    }
+    Err(last_error)
+}
+
+/// Allocates a job with subgroups: per attempt, `minMember − allocated` tasks of every
+/// subgroup below its minimum, or else one task of the subgroup with the lowest
+/// allocated/min ratio (ties by name); KAI pushes the job back and goes on in the same cycle.
+pub fn place_tree(
+    world: &World,
+    cluster: &mut Cluster,
+    job: &KaiJob<'_>,
+    tree: &KaiTree<'_>,
+) -> Placement {
+    let mut pods = job.pods.to_vec();
+    let mut out = Placement::default();
+    // Leaf groups: per subgroup (or the PodGroup itself), its pods.
+    let group_of = |ps: usize| tree.pod_set_subgroup.get(ps).copied().flatten();
+    let groups: Vec<Option<usize>> = {
+        let mut g: Vec<Option<usize>> = (0..pods.len()).map(group_of).collect();
+        g.sort();
+        g.dedup();
+        g
+    };
+    let min_of = |g: Option<usize>| -> usize {
+        match g {
+            Some(i) => tree.subgroups[i].min_member as usize,
+            None => job.min_member.max(1),
+        }
+    };
+    let name_of = |g: Option<usize>| g.map_or("", |i| tree.subgroups[i].name.as_str());
+    loop {
+        let mut tasks: Vec<(usize, usize)> = Vec::new();
+        let mut stats: Vec<GroupState> = Vec::new();
+        for &g in &groups {
+            let mut bound = 0;
+            let mut pending = Vec::new();
+            for (ps, (_, slots)) in pods.iter().enumerate() {
+                if group_of(ps) != g {
+                    continue;
+                }
+                for (i, s) in slots.iter().enumerate() {
+                    match s {
+                        Some(_) => bound += 1,
+                        None => pending.push((ps, i)),
+                    }
+                }
+            }
+            stats.push((g, bound, pending));
+        }
+        let below: Vec<&GroupState> = stats
+            .iter()
+            .filter(|(g, b, p)| *b < min_of(*g) && !p.is_empty())
+            .collect();
+        if !below.is_empty() {
+            for (g, b, p) in below {
+                tasks.extend(p.iter().take(min_of(*g) - b));
+            }
+        } else {
+            let next = stats
+                .iter()
+                .filter(|(_, _, p)| !p.is_empty())
+                .min_by(|a, b| {
+                    let ra = a.1 as f64 / min_of(a.0) as f64;
+                    let rb = b.1 as f64 / min_of(b.0) as f64;
+                    ra.total_cmp(&rb)
+                        .then_with(|| name_of(a.0).cmp(name_of(b.0)))
+                });
+            match next {
+                Some((_, _, p)) => tasks.push(p[0]),
+                None => break,
+            }
+        }
+        let scores = (Vec::new(), vec![0.0]);
+        let now = KaiJob {
+            pods: &pods,
+            min_member: job.min_member,
+            constraint: job.constraint,
+            job_name: job.job_name,
+            pod_name: job.pod_name,
+        };
+        let result = solve(
+            world,
+            cluster,
+            &now,
+            tree,
+            None,
+            (job.constraint.map_or(0, |c| c.topology), DomainId::ROOT),
+            &tasks,
+            &scores,
+        );
+        match result {
+            Ok(b) => {
+                pods = with_bindings(&pods, &b);
+                out.bound.extend(b);
+            }
+            Err(message) => {
+                let (ps, idx) = tasks[0];
                 out.unplaced = Some((ps, idx, message));
                 break;
             }

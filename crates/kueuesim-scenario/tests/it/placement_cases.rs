@@ -209,3 +209,91 @@ fn v14_fuller_leaf_then_node_bin_packing() {
     assert_eq!(w.pod_sets[0].nodes, ["s0-n1"]);
     assert_eq!(w.pod_sets[1].nodes, ["s0-n2"]);
 }
+
+/// The nodes of each named pod set of `job`.
+fn by_pod_set(w: &WorkloadOut) -> Vec<(&str, Vec<&str>)> {
+    w.pod_sets
+        .iter()
+        .map(|p| {
+            (
+                p.name.as_str(),
+                p.nodes.iter().map(String::as_str).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn k10_subgroups_take_their_own_racks_in_the_required_zone() {
+    let r = run("K10-subgroups-required-rack-in-required-zone");
+    assert_eq!(
+        by_pod_set(wl(&r, "team", "job")),
+        [("a", vec!["node2"]), ("b", vec!["node3"])]
+    );
+}
+
+#[test]
+fn k11_three_levels_of_required_subgroups() {
+    let r = run("K11-subgroups-three-levels");
+    assert_eq!(
+        nodes(wl(&r, "team", "job")),
+        ["node4", "node5", "node6", "node7"]
+    );
+}
+
+#[test]
+fn k12_subgroup_required_rack_fullest_first() {
+    let r = run("K12-subgroup-required-rack-fullest");
+    assert_eq!(nodes(wl(&r, "team", "job")), ["node1"]);
+}
+
+#[test]
+fn k13_k14_replicas_each_in_one_rack_of_the_zone() {
+    for case in [
+        "K13-subgroups-preferred-rack-in-preferred-zone",
+        "K14-subgroups-required-rack-in-preferred-zone",
+    ] {
+        let r = run(case);
+        assert_eq!(
+            nodes(wl(&r, "team", "job")),
+            ["node2", "node2", "node3", "node3"],
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn k15_required_spines_with_unconstrained_leaves() {
+    let r = run("K15-subgroups-required-spine-unconstrained-leaves");
+    assert_eq!(
+        nodes(wl(&r, "team", "job")),
+        ["node4", "node5", "node6", "node7"]
+    );
+}
+
+#[test]
+fn k17_elastic_subgroups_do_not_keep_locality() {
+    let r = run("K17-elastic-subgroups");
+    assert_eq!(
+        by_pod_set(wl(&r, "team", "job")),
+        [("a", vec!["node0", "node1"]), ("b", vec!["node0", "node1"])]
+    );
+}
+
+#[test]
+fn k18_subgroups_without_preference_use_the_podgroup_scores() {
+    let r = run("K18-spine-preferred-subgroups-unconstrained");
+    assert_eq!(
+        nodes(wl(&r, "team", "job")),
+        ["node4", "node5", "node6", "node7", "node0", "node1"]
+    );
+}
+
+#[test]
+fn k19_subgroups_prefer_racks_inside_the_spines() {
+    let r = run("K19-spine-preferred-subgroups-prefer-rack");
+    assert_eq!(
+        nodes(wl(&r, "team", "job")),
+        ["node2", "node3", "node0", "node6", "node7", "node4"]
+    );
+}

@@ -24,6 +24,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                 highest_tier: Some(2),
                 pod_name: &name,
                 seed: 1,
+                subgroups: &[],
             };
             let p = volcano::place(&world, &mut c2, &job);
             assert_eq!(p.bound.len(), 32, "{:?}", p.unplaced);
@@ -42,6 +43,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                             highest_tier: Some(2),
                             pod_name: &name,
                             seed: 1,
+                            subgroups: &[],
                         };
                         let p = volcano::place(&world, &mut c, &job);
                         // Returned, so the cluster is dropped outside the timing.

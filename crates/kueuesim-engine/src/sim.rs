@@ -2127,12 +2127,37 @@ impl<'w> Simulation<'w> {
                         TierRef::Name(n) => world.hypernodes.tier_of_name(n),
                     }
                 });
+                // Subgroups: a hard tier of their own, else the job's (a soft subgroup under
+                // a hard job is bounded by the job's tier).
+                let subgroups: Vec<(Vec<usize>, i32)> = match highest_tier {
+                    None => Vec::new(),
+                    Some(job_limit) => {
+                        wl.gang
+                            .volcano_subgroups
+                            .iter()
+                            .map(|g| {
+                                let own =
+                                    g.network_topology.as_ref().filter(|nt| nt.hard).and_then(
+                                        |nt| match nt.highest_tier.as_ref()? {
+                                            TierRef::Number(t) => Some(*t),
+                                            TierRef::Name(n) => world.hypernodes.tier_of_name(n),
+                                        },
+                                    );
+                                (
+                                    g.pod_sets.clone(),
+                                    own.map_or(job_limit, |t| t.min(job_limit)),
+                                )
+                            })
+                            .collect()
+                    }
+                };
                 let job = placement::volcano::VolcanoJob {
                     pods: &pods,
                     min_member,
                     highest_tier,
                     pod_name: &pod_name,
                     seed,
+                    subgroups: &subgroups,
                 };
                 placement::volcano::place(world, &mut self.cluster, &job)
             }

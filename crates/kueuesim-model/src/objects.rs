@@ -402,6 +402,10 @@ pub struct GangSpec {
     /// Per pod set: its subgroup (index into `kai_subgroups`), from the pod template's
     /// `kai.scheduler/subgroup-name` label.
     pub pod_set_subgroup: Vec<Option<usize>>,
+    /// Volcano PodGroup `subGroupPolicy` instances (from the PodGroup the workload names with
+    /// `scheduling.k8s.io/group-name`): the pods matching a policy, grouped by equal values of
+    /// its `matchLabelKeys`.
+    pub volcano_subgroups: Vec<VolcanoSubGroup>,
     /// Nodes of pods already running at the start, in pod order (annotation
     /// `kueuesim.io/bound-nodes`): a gang that is partly placed, e.g. after a pod failed.
     pub bound_nodes: Vec<crate::ids::NodeId>,
@@ -423,6 +427,18 @@ pub enum TierRef {
     Number(i32),
     /// `highestTierName` (a HyperNode `spec.tierName`).
     Name(String),
+}
+
+/// One subgroup of a Volcano `subGroupPolicy`: pod sets placed together under their own
+/// network topology.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolcanoSubGroup {
+    /// The policy's name and the matched label values, e.g. `task2/worker`.
+    pub name: String,
+    /// Its pod sets.
+    pub pod_sets: Vec<usize>,
+    /// The policy's `networkTopology`.
+    pub network_topology: Option<NetworkTopology>,
 }
 
 /// A KAI PodGroup subgroup: a gang of its own inside the PodGroup, with its own topology

@@ -21,7 +21,7 @@ use kueuesim_model::{
     AdmissionFairSharing, BinpackArgs, FairSharingStrategy, GangSpec, HyperNodeMember,
     HyperNodeSpec, KaiSubGroup, KaiTopologyConstraint, KueueConfig, NetworkTopology,
     NetworkTopologyAwareArgs, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef,
-    Topology, TopologyRequest, VolcanoConfig, WaitForPodsReady,
+    Topology, TopologyRequest, VolcanoConfig, VolcanoSubGroup, WaitForPodsReady,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -199,6 +199,8 @@ struct Builder<'a> {
     hypernodes: Vec<Parsed<'a, wire::HyperNode>>,
     /// KAI PodGroups, by (namespace, name).
     kai_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::KaiPodGroup>>,
+    /// Volcano PodGroups, by (namespace, name).
+    volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
     /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
     generated_hypernodes: Vec<(HyperNodeSpec, &'a ObjectText<'a>)>,
     jobs: Vec<Parsed<'a, wire::Job>>,
@@ -653,6 +655,13 @@ impl<'a> Builder<'a> {
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
+                ("scheduling.volcano.sh", "PodGroup") => {
+                    let p: Parsed<'a, wire::VolcanoPodGroup> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    let ns = namespace_of(&p.obj.metadata);
+                    self.remember(src, &ns, &name)?;
+                    self.volcano_pod_groups.insert((ns, name), p);
+                }
                 ("scheduling.run.ai", "PodGroup") => {
                     let p: Parsed<'a, wire::KaiPodGroup> = parse(src)?;
                     let name = name_of(src, &p.obj.metadata)?.to_string();
@@ -2160,6 +2169,9 @@ impl<'a> Builder<'a> {
                     };
                     gang.network_topology = Some(NetworkTopology { hard, highest_tier });
                 }
+                if let Some(pg) = meta.annotations.get("scheduling.k8s.io/group-name") {
+                    self.volcano_pod_group(src, pg, meta, templates, &mut gang)?;
+                }
             }
             Some(SchedulerKind::Kai) => {
                 gang.pod_group_per_pod = is_job;
@@ -2206,6 +2218,118 @@ impl<'a> Builder<'a> {
             }
         }
         Ok(gang)
+    }
+
+    /// The Volcano PodGroup a workload names (`scheduling.k8s.io/group-name`): its minMember,
+    /// networkTopology and `subGroupPolicy` (pod sets matching a policy's labelSelector,
+    /// grouped by equal values of its matchLabelKeys).
+    fn volcano_pod_group(
+        &self,
+        src: &ObjectText<'_>,
+        pg_name: &wire::S,
+        meta: &wire::ObjectMeta,
+        templates: &[&wire::ObjectMeta],
+        gang: &mut GangSpec,
+    ) -> Result<(), ScenarioError> {
+        let ns = namespace_of(meta);
+        let Some(pg) = self
+            .volcano_pod_groups
+            .get(&(ns.clone(), pg_name.value.clone()))
+        else {
+            return Err(err_at(
+                src,
+                pg_name,
+                format!(
+                    "scheduling.k8s.io/group-name {:?}: no Volcano PodGroup {ns}/{} in the input: expected a scheduling.volcano.sh PodGroup of that name",
+                    pg_name.value, pg_name.value
+                ),
+            ));
+        };
+        let psrc = pg.src;
+        let spec = &pg.obj.spec;
+        if let Some(m) = &spec.min_member {
+            if m.value < 0 || m.value > i64::from(u32::MAX) {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+                ));
+            }
+            gang.min_member = Some(m.value as u32);
+        }
+        let topology =
+            |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
+                let hard = match &nt.mode {
+                    None => true,
+                    Some(m) => one_of(
+                        psrc,
+                        m,
+                        "networkTopology mode",
+                        &[("hard", true), ("soft", false)],
+                    )?,
+                };
+                let highest_tier = match (&nt.highest_tier_allowed, &nt.highest_tier_name) {
+                    (Some(_), Some(_)) => {
+                        return Err(err_obj(
+                            psrc,
+                            "networkTopology has both highestTierAllowed and highestTierName: expected one of them",
+                        ));
+                    }
+                    (Some(t), None) => {
+                        Some(TierRef::Number(i32::try_from(t.value).map_err(|_| {
+                            err_at(psrc, t, "highestTierAllowed: expected a tier number")
+                        })?))
+                    }
+                    (None, Some(n)) => Some(TierRef::Name(n.clone())),
+                    (None, None) => None,
+                };
+                Ok(NetworkTopology { hard, highest_tier })
+            };
+        if let Some(nt) = &spec.network_topology {
+            gang.network_topology = Some(topology(nt)?);
+        }
+        for policy in &spec.sub_group_policy {
+            let pname = policy
+                .name
+                .as_ref()
+                .map_or(String::new(), |n| n.value.clone());
+            let sel = match &policy.label_selector {
+                Some(l) => Some(selector(psrc, l)?),
+                None => None,
+            };
+            let nt = match &policy.network_topology {
+                Some(nt) => Some(topology(nt)?),
+                None => None,
+            };
+            // One subgroup per distinct tuple of matchLabelKeys values.
+            let mut groups: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
+            for (ps, t) in templates.iter().enumerate() {
+                let l = labels(&t.labels);
+                if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
+                    continue;
+                }
+                let key: Vec<String> = policy
+                    .match_label_keys
+                    .iter()
+                    .map(|k| l.get(k).unwrap_or_default().to_string())
+                    .collect();
+                match groups.iter_mut().find(|g| g.0 == key) {
+                    Some(g) => g.1.push(ps),
+                    None => groups.push((key, vec![ps])),
+                }
+            }
+            for (key, pod_sets) in groups {
+                gang.volcano_subgroups.push(VolcanoSubGroup {
+                    name: std::iter::once(pname.clone())
+                        .chain(key)
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    pod_sets,
+                    network_topology: nt.clone(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The KAI PodGroup a workload names (`pod-group-name`): its minMember, topology

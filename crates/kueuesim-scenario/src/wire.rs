@@ -569,6 +569,43 @@ pub struct HyperNode {
     pub spec: HyperNodeSpec,
 }
 
+// ---- Volcano PodGroup (scheduling.volcano.sh/v1beta1) ------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoNetworkTopology {
+    pub mode: Option<S>,
+    pub highest_tier_allowed: Option<Spanned<i64>>,
+    pub highest_tier_name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SubGroupPolicy {
+    pub name: Option<S>,
+    pub label_selector: Option<LabelSelector>,
+    pub match_label_keys: Vec<String>,
+    pub sub_group_size: Option<Spanned<i64>>,
+    pub min_sub_groups: Option<Spanned<i64>>,
+    pub network_topology: Option<VolcanoNetworkTopology>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoPodGroupSpec {
+    pub min_member: Option<Spanned<i64>>,
+    pub queue: Option<String>,
+    pub network_topology: Option<VolcanoNetworkTopology>,
+    pub sub_group_policy: Vec<SubGroupPolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoPodGroup {
+    pub metadata: ObjectMeta,
+    pub spec: VolcanoPodGroupSpec,
+}
+
 // ---- KAI PodGroup (scheduling.run.ai/v2alpha2) -------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]

@@ -27,6 +27,8 @@ pub struct VolcanoJob<'a> {
     pub pod_name: &'a dyn Fn(usize, usize) -> String,
     /// Seed of this attempt's random tie-breaks.
     pub seed: u64,
+    /// `subGroupPolicy` instances: the pod sets of each subgroup and its hard tier limit.
+    pub subgroups: &'a [(Vec<usize>, i32)],
 }
 
 /// The node-order plugins of the scheduler configuration, resolved to resource ids.
@@ -252,12 +254,14 @@ struct Failure {
 }
 
 /// One statement with a hard topology: the ascending gradient search for `need` pods.
+#[allow(clippy::too_many_arguments)]
 fn topology_attempt(
     world: &World,
     cluster: &mut Cluster,
     pods: &GangPods,
     need: usize,
     tier_limit: i32,
+    subgroups: &[(Vec<usize>, i32)],
     seed: u64,
 ) -> Result<(Vec<Binding>, DomainId), Failure> {
     let t = &world.hypernodes;
@@ -316,14 +320,19 @@ fn topology_attempt(
         }) {
             let (_, _, d) = gradient.swap_remove(k);
             let mut scorer = scorer_base.clone();
-            match fill(
-                world,
-                &mut cluster.nodes,
-                t.nodes_of(d),
-                pods,
-                need,
-                &mut scorer,
-            ) {
+            let attempt = if subgroups.is_empty() {
+                fill(
+                    world,
+                    &mut cluster.nodes,
+                    t.nodes_of(d),
+                    pods,
+                    need,
+                    &mut scorer,
+                )
+            } else {
+                fill_subgroups(world, cluster, pods, subgroups, d, &scorer_base, seed)
+            };
+            match attempt {
                 Ok(b) => {
                     undo(&mut cluster.nodes, pods, &b);
                     return Ok((b, d));
@@ -440,6 +449,134 @@ fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]
         nodes.len(),
         parts.join(", ")
     )
+}
+
+/// A pod outside a subgroup's view.
+const OUTSIDE: NodeId = NodeId(u32::MAX);
+
+/// `pods` with only the pending pods of `pod_sets` pending.
+fn only(pods: &GangPods, pod_sets: &[usize]) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+    pods.iter()
+        .enumerate()
+        .map(|(ps, (n, slots))| {
+            let keep = pod_sets.contains(&ps);
+            let v = slots
+                .iter()
+                .map(|b| if keep { *b } else { Some(b.unwrap_or(OUTSIDE)) })
+                .collect();
+            (n.clone(), v)
+        })
+        .collect()
+}
+
+/// The dry run of a job with `subGroupPolicy` inside HyperNode `within`: every subgroup gets
+/// its own gradient search inside it under its own tier limit (lowest tier first, the
+/// fullest HyperNode that holds the subgroup), then the pods in no subgroup fill `within`.
+/// The bindings stay applied to the node capacity on success (as `fill` leaves them).
+#[allow(clippy::type_complexity)]
+fn fill_subgroups(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    subgroups: &[(Vec<usize>, i32)],
+    within: DomainId,
+    scorer_base: &TopologyScorer<'_>,
+    seed: u64,
+) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
+    let t = &world.hypernodes;
+    let mut made: Vec<Binding> = Vec::new();
+    let mut current = pods.to_vec();
+    for (members, limit) in subgroups {
+        let view = only(&current, members);
+        let (_, pending_count) = counts(&view);
+        if pending_count == 0 {
+            continue;
+        }
+        let need = pending_total(&view);
+        let whole = job_total(&only(pods, members));
+        let first = super::first_pending(&view).unwrap_or((0, 0));
+        let mut placed: Option<Vec<Binding>> = None;
+        'tiers: for (tier, domains) in &t.by_tier {
+            if tier > limit {
+                break;
+            }
+            let mut gradient: Vec<(f64, u64, DomainId)> = domains
+                .iter()
+                .filter(|&&d| t.within(d, within))
+                .filter(|&&d| {
+                    // Free capacity as the dry run so far left it.
+                    need.iter().all(|&(r, q)| {
+                        t.nodes_of(d)
+                            .iter()
+                            .map(|&n| cluster.nodes.free(n, r))
+                            .sum::<i64>()
+                            >= q
+                    })
+                })
+                .map(|&d| {
+                    (
+                        hypernode_binpack(cluster, d, &whole),
+                        tie_key(seed ^ 0x5b9, NodeId(d.0)),
+                        d,
+                    )
+                })
+                .collect();
+            gradient.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            for &(_, _, d) in &gradient {
+                let mut scorer = scorer_base.clone();
+                let nodes = t.nodes_of(d);
+                match fill(
+                    world,
+                    &mut cluster.nodes,
+                    nodes,
+                    &view,
+                    pending_count,
+                    &mut scorer,
+                ) {
+                    Ok(b) => {
+                        placed = Some(b);
+                        break 'tiers;
+                    }
+                    Err((b, _)) => undo(&mut cluster.nodes, &view, &b),
+                }
+            }
+        }
+        match placed {
+            Some(b) => {
+                current = with_bindings(&current, &b);
+                made.extend(b);
+            }
+            None => {
+                undo(&mut cluster.nodes, pods, &made);
+                return Err((Vec::new(), first));
+            }
+        }
+    }
+    // Pods in no subgroup.
+    let rest: Vec<usize> = (0..pods.len())
+        .filter(|ps| !subgroups.iter().any(|(m, _)| m.contains(ps)))
+        .collect();
+    let view = only(&current, &rest);
+    let (_, left) = counts(&view);
+    if left > 0 {
+        let mut scorer = scorer_base.clone();
+        match fill(
+            world,
+            &mut cluster.nodes,
+            t.nodes_of(within),
+            &view,
+            left,
+            &mut scorer,
+        ) {
+            Ok(b) => made.extend(b),
+            Err((b, pod)) => {
+                undo(&mut cluster.nodes, &view, &b);
+                undo(&mut cluster.nodes, pods, &made);
+                return Err((Vec::new(), pod));
+            }
+        }
+    }
+    Ok(made)
 }
 
 /// The HyperNode prefix of fit errors from hypernode searches.
@@ -585,12 +722,14 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
         };
         let attempt = match job.highest_tier {
             Some(limit) => {
-                topology_attempt(world, cluster, &pods, need, limit, job.seed).map(|(b, d)| {
-                    for &(ps, _, n) in &b {
-                        cluster.apply(world, n, &pods[ps].0.requests, 1);
-                    }
-                    (b, Some(d))
-                })
+                topology_attempt(world, cluster, &pods, need, limit, job.subgroups, job.seed).map(
+                    |(b, d)| {
+                        for &(ps, _, n) in &b {
+                            cluster.apply(world, n, &pods[ps].0.requests, 1);
+                        }
+                        (b, Some(d))
+                    },
+                )
             }
             None => flat_attempt(world, cluster, &pods, need, job.seed).map(|b| (b, None)),
         };

@@ -167,6 +167,7 @@ proptest! {
             highest_tier: Some(if c.hard { c.tier_limit } else { root_tier }),
             pod_name: &name,
             seed: 7,
+            subgroups: &[],
         };
         let p = volcano::place(&w, &mut cluster, &job);
         prop_assert!(p.bound.is_empty() || p.bound.len() == c.pods, "partial gang: {:?}", p.bound);

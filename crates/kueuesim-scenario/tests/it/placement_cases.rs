@@ -297,3 +297,14 @@ fn k19_subgroups_prefer_racks_inside_the_spines() {
         ["node2", "node3", "node0", "node6", "node7", "node4"]
     );
 }
+
+#[test]
+fn v18_subgroup_policies_each_in_their_own_leaf() {
+    let r = run("V18-subgroup-policy-network-topology");
+    let w = wl(&r, "team", "job");
+    let mut workers = w.pod_sets[1].nodes.clone();
+    workers.sort();
+    assert_eq!(w.pod_sets[0].nodes, ["s1-n3"]);
+    assert_eq!(workers, ["s0-n1", "s0-n2"]);
+    assert_eq!(w.topology_domain.as_deref(), Some("s2"));
+}

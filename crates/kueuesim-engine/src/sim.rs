@@ -47,6 +47,9 @@ enum Ev {
     Finish(WorkloadId, u32),
     /// The pods of an evicted workload are gone: its quota and nodes are released.
     PodsGone(WorkloadId, u32),
+    /// The pods KAI's reclaim evicted from a workload Kueue does not manage are gone: its
+    /// nodes are released and its controller's new pods wait for KAI.
+    KaiPodsGone(WorkloadId, u32),
     /// Inadmissible workloads of a ClusterQueue or a whole cohort tree (by its root node)
     /// return to their heaps (`QueueInadmissibleWorkloads`, batched).
     RequeueInadmissible(NodeIdx),
@@ -131,6 +134,9 @@ struct Runtime {
     generation: u32,
     /// Per pod set, what one pod needs from a node (set when released to its scheduler).
     needs: Vec<PodNeeds>,
+    /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
+    /// they count as its queue's allocation until it is placed.
+    kai_pipelined: i64,
     /// Quota usage held, to give back.
     usage: Vec<(Fr, i64)>,
     /// Its position in its ClusterQueue's queue.
@@ -272,6 +278,7 @@ impl<'w> Simulation<'w> {
                     arrived: false,
                     generation: 0,
                     needs: Vec::new(),
+                    kai_pipelined: 0,
                     usage: Vec::new(),
                     key: None,
                     past_execution: SimDuration::ZERO,
@@ -455,6 +462,7 @@ impl<'w> Simulation<'w> {
             Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
+            Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
             Ev::RequeueInadmissible(n) => {
                 if self.suspended.is_some() {
                     self.requeued_while_suspended.push(n);
@@ -470,6 +478,7 @@ impl<'w> Simulation<'w> {
             Ev::PodsRunning(..)
             | Ev::Finish(..)
             | Ev::PodsGone(..)
+            | Ev::KaiPodsGone(..)
             | Ev::MaxExecutionTime(..)
             | Ev::PodsReadyTimeout(..)
             | Ev::BackoffExpired(..) => self.idle = true,
@@ -2185,6 +2194,9 @@ impl<'w> Simulation<'w> {
         if result.domain.is_some() {
             self.runtimes[w.index()].record.topology_domain = result.domain.clone();
         }
+        if !result.bound.is_empty() {
+            self.runtimes[w.index()].kai_pipelined = 0;
+        }
         match result.unplaced {
             None => {
                 self.awaiting_placement.retain(|&(_, _, x)| x != w);
@@ -2204,9 +2216,182 @@ impl<'w> Simulation<'w> {
                     message,
                     None,
                 );
+                if kind == SchedulerKind::Kai {
+                    self.kai_reclaim(w);
+                }
                 false
             }
         }
+    }
+
+    /// KAI's reclaim action for a pending job of a KAI Queue (jobs Kueue does not manage;
+    /// Kueue-managed ones are Kueue's to preempt): evict running jobs of queues above their
+    /// fair share so the job fits, as `kai::reclaim_victims` picks them.
+    fn kai_reclaim(&mut self, w: WorkloadId) {
+        let world = self.world;
+        let wl = world.workload(w);
+        let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
+        else {
+            return;
+        };
+        if self.runtimes[w.index()].kai_pipelined > 0 {
+            return;
+        }
+        let nq = world.kai_queues.len();
+        let mut allocated = vec![0i64; nq];
+        let mut pending = vec![0i64; nq];
+        let mut running = Vec::new();
+        let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, x)| x).collect();
+        for (i, rt) in self.runtimes.iter().enumerate() {
+            let x = world.workload(WorkloadId::from_index(i));
+            let Some(xq) = x.gang.kai_queue else { continue };
+            if rt.needs.is_empty()
+                || self.scheduler_of(WorkloadId::from_index(i)) != SchedulerKind::Kai
+            {
+                continue;
+            }
+            let (mut placed, mut unplaced) = (0, 0);
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
+                for s in slots {
+                    match s {
+                        Some(_) => placed += per,
+                        None => unplaced += per,
+                    }
+                }
+            }
+            // Pods of an evicted job are releasing: no longer its queue's. A pipelined job's
+            // GPUs are already its queue's.
+            if rt.record.state != WorkloadState::Evicted {
+                allocated[xq] += placed;
+            }
+            allocated[xq] += rt.kai_pipelined;
+            if waiting.contains(&WorkloadId::from_index(i)) {
+                pending[xq] += (unplaced - rt.kai_pipelined).max(0);
+            }
+            if placed > 0
+                && rt.record.state != WorkloadState::Evicted
+                && x.queue == QueueRef::Unmanaged
+            {
+                running.push(placement::kai::RunningJob {
+                    key: i,
+                    queue: xq,
+                    gpus: placed,
+                    priority: x.priority,
+                    created: x.created_at.millis(),
+                });
+            }
+        }
+        let total: i64 = world
+            .nodes
+            .iter()
+            .map(|n| n.allocatable.get(g.index()).copied().unwrap_or(0))
+            .sum();
+        let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
+        let fair = placement::kai::fair_shares(&world.kai_queues, total, &requests);
+        let rt = &self.runtimes[w.index()];
+        let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = rt
+            .needs
+            .iter()
+            .cloned()
+            .zip(rt.record.placement.iter().cloned())
+            .collect();
+        let want: i64 = if wl.gang.pod_group_per_pod {
+            placement::first_pending(&pods).map_or(0, |(ps, _)| pods[ps].0.requests.get(g))
+        } else {
+            pods.iter()
+                .map(|(n, s)| n.requests.get(g) * s.iter().filter(|x| x.is_none()).count() as i64)
+                .sum()
+        };
+        let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        let victims = placement::kai::reclaim_victims(
+            &world.kai_queues,
+            &fair,
+            &allocated,
+            queue,
+            want,
+            &running,
+            |victims| {
+                let mut scratch = self.cluster.clone();
+                for &v in victims {
+                    let vr = &self.runtimes[v];
+                    for (ps, slots) in vr.record.placement.iter().enumerate() {
+                        for n in slots.iter().flatten() {
+                            scratch.apply(world, *n, &vr.needs[ps].requests, -1);
+                        }
+                    }
+                }
+                let saved = std::mem::replace(&mut self.cluster, scratch);
+                let r = self.place_kai(w, &pods, total_pods);
+                self.cluster = saved;
+                !r.bound.is_empty()
+            },
+        );
+        let Some(victims) = victims else { return };
+        self.runtimes[w.index()].kai_pipelined = want;
+        let by = format!("{}/{}", wl.namespace, wl.name);
+        for v in victims {
+            self.kai_evict(
+                WorkloadId::from_index(v),
+                &by,
+                &world.kai_queues[queue].name,
+            );
+        }
+    }
+
+    /// KAI evicts a job for reclaim: its pods terminate (`podTermination`), then its
+    /// controller's new pods wait for KAI again.
+    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str) {
+        let now = self.now;
+        if self.runtimes[v.index()].record.state == WorkloadState::Running {
+            self.running -= 1;
+            let gpus = self.workload_gpus(v);
+            let rt = &mut self.runtimes[v.index()];
+            let lost =
+                i128::from(gpus) * i128::from((now - rt.record.running_at.unwrap_or(now)).millis());
+            rt.record.lost_gpu_ms += lost;
+            self.stats.lost_gpu_ms += lost;
+        }
+        self.awaiting_placement.retain(|&(_, _, x)| x != v);
+        let generation = {
+            let rt = &mut self.runtimes[v.index()];
+            rt.record.state = WorkloadState::Evicted;
+            rt.record.evictions.push(Eviction {
+                at: now,
+                reason: "Reclaim",
+                preemption_reason: None,
+                preemptor: Some(by.to_string()),
+            });
+            rt.generation += 1;
+            rt.generation
+        };
+        *self.stats.evictions.entry("Reclaim").or_default() += 1;
+        self.record_event(
+            v,
+            EventType::Normal,
+            SchedulerKind::Kai.event_source(),
+            "Evict",
+            format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
+            None,
+        );
+        self.events.push(
+            now + self.world.config.pod_termination,
+            Ev::KaiPodsGone(v, generation),
+        );
+    }
+
+    /// The reclaimed pods are gone: nodes released (the reclaimer, waiting, is placed), and
+    /// the job's new pods wait for KAI.
+    fn kai_pods_gone(&mut self, v: WorkloadId) {
+        self.release(v, false);
+        {
+            let rt = &mut self.runtimes[v.index()];
+            rt.record.state = WorkloadState::Pending;
+            rt.record.running_at = None;
+        }
+        let prio = self.world.workload(v).priority;
+        self.awaiting_placement.insert((Reverse(prio), self.now, v));
+        self.try_place(v);
     }
 
     /// What Kueue's TAS cache sees: the nodes' free capacity minus the pods of admitted TAS

@@ -402,6 +402,9 @@ pub struct GangSpec {
     /// Per pod set: its subgroup (index into `kai_subgroups`), from the pod template's
     /// `kai.scheduler/subgroup-name` label.
     pub pod_set_subgroup: Vec<Option<usize>>,
+    /// KAI: the Queue (index into `World::kai_queues`) from the `kai.scheduler/queue` label;
+    /// None: KAI's implicit `default-queue`, which has no quota and takes no part in reclaim.
+    pub kai_queue: Option<usize>,
     /// Volcano PodGroup `subGroupPolicy` instances (from the PodGroup the workload names with
     /// `scheduling.k8s.io/group-name`): the pods matching a policy, grouped by equal values of
     /// its `matchLabelKeys`.
@@ -427,6 +430,23 @@ pub enum TierRef {
     Number(i32),
     /// `highestTierName` (a HyperNode `spec.tierName`).
     Name(String),
+}
+
+/// A KAI Queue (`scheduling.run.ai/v2`), as far as GPU fair share and reclaim go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KaiQueue {
+    /// Object name.
+    pub name: String,
+    /// `spec.parentQueue`, resolved (parents are departments: they hold no jobs).
+    pub parent: Option<usize>,
+    /// `spec.resources.gpu.quota` (deserved); None: unlimited (-1).
+    pub gpu_quota: Option<i64>,
+    /// `spec.resources.gpu.overQuotaWeight`.
+    pub gpu_over_quota_weight: i64,
+    /// `spec.resources.gpu.limit`; None: no limit (-1).
+    pub gpu_limit: Option<i64>,
+    /// `spec.priority` (default 100): over-quota goes to higher priorities first.
+    pub priority: i32,
 }
 
 /// One subgroup of a Volcano `subGroupPolicy`: pod sets placed together under their own

@@ -303,6 +303,8 @@ pub struct World {
     /// The Volcano HyperNode tree (only the virtual root over every node when there are no
     /// HyperNodes).
     pub hypernodes: Topology,
+    /// KAI Queues, in input order (parents before their children is not required).
+    pub kai_queues: Vec<crate::objects::KaiQueue>,
     /// Workloads by `WorkloadId`, in arrival-then-document order.
     pub workloads: Vec<Workload>,
     /// Settings.
@@ -360,6 +362,7 @@ impl Default for World {
             nodes: Vec::new(),
             topologies: Vec::new(),
             hypernodes: Topology::from_hypernodes(&[], 0).expect("no HyperNodes is a tree"),
+            kai_queues: Vec::new(),
             workloads: Vec::new(),
             config: SimConfig::default(),
         }

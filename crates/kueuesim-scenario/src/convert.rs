@@ -19,7 +19,7 @@ use kueuesim_model::{
 use kueuesim_model::topology::{HyperNodeError, TopologySource};
 use kueuesim_model::{
     AdmissionFairSharing, BinpackArgs, FairSharingStrategy, GangSpec, HyperNodeMember,
-    HyperNodeSpec, KaiSubGroup, KaiTopologyConstraint, KueueConfig, NetworkTopology,
+    HyperNodeSpec, KaiQueue, KaiSubGroup, KaiTopologyConstraint, KueueConfig, NetworkTopology,
     NetworkTopologyAwareArgs, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, TierRef,
     Topology, TopologyRequest, VolcanoConfig, VolcanoSubGroup, WaitForPodsReady,
 };
@@ -199,6 +199,8 @@ struct Builder<'a> {
     hypernodes: Vec<Parsed<'a, wire::HyperNode>>,
     /// KAI PodGroups, by (namespace, name).
     kai_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::KaiPodGroup>>,
+    /// KAI Queues.
+    kai_queues: Vec<Parsed<'a, wire::KaiQueue>>,
     /// Volcano PodGroups, by (namespace, name).
     volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
     /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
@@ -662,6 +664,7 @@ impl<'a> Builder<'a> {
                     self.remember(src, &ns, &name)?;
                     self.volcano_pod_groups.insert((ns, name), p);
                 }
+                ("scheduling.run.ai", "Queue") => self.kai_queues.push(parse(src)?),
                 ("scheduling.run.ai", "PodGroup") => {
                     let p: Parsed<'a, wire::KaiPodGroup> = parse(src)?;
                     let name = name_of(src, &p.obj.metadata)?.to_string();
@@ -729,6 +732,7 @@ impl<'a> Builder<'a> {
         self.build_priority_classes()?;
         self.build_nodes()?;
         self.build_topologies()?;
+        self.build_kai_queues()?;
         self.build_workloads()?;
         Ok(Loaded {
             world: self.world,
@@ -1404,6 +1408,63 @@ impl<'a> Builder<'a> {
             out.push((self.world.resources.intern(r).index(), amount));
         }
         Ok(out)
+    }
+
+    /// KAI Queues: GPU quota (deserved), over-quota weight and limit (-1: unlimited),
+    /// priority and parent.
+    fn build_kai_queues(&mut self) -> Result<(), ScenarioError> {
+        let queues = std::mem::take(&mut self.kai_queues);
+        let names: Vec<String> = queues
+            .iter()
+            .map(|q| name_of(q.src, &q.obj.metadata).map(str::to_string))
+            .collect::<Result<_, _>>()?;
+        for (q, name) in queues.iter().zip(&names) {
+            let src = q.src;
+            self.remember(src, "", name)?;
+            let gpu = q.obj.spec.resources.gpu.as_ref();
+            let num = |v: Option<&Spanned<f64>>, default: f64| -> Result<f64, ScenarioError> {
+                match v {
+                    None => Ok(default),
+                    Some(x) if x.value >= -1.0 => Ok(x.value),
+                    Some(x) => Err(err_at(
+                        src,
+                        x,
+                        format!(
+                            "{} is below -1: expected a non-negative amount or -1 (unlimited)",
+                            x.value
+                        ),
+                    )),
+                }
+            };
+            let quota = num(gpu.and_then(|g| g.quota.as_ref()), 0.0)?;
+            let weight = num(gpu.and_then(|g| g.over_quota_weight.as_ref()), 1.0)?;
+            let limit = num(gpu.and_then(|g| g.limit.as_ref()), -1.0)?;
+            let parent = match &q.obj.spec.parent_queue {
+                None => None,
+                Some(p) => match names.iter().position(|n| *n == p.value) {
+                    Some(i) => Some(i),
+                    None => {
+                        return Err(err_at(
+                            src,
+                            p,
+                            format!(
+                                "parentQueue {:?} is not a Queue in the input: expected a KAI Queue name",
+                                p.value
+                            ),
+                        ));
+                    }
+                },
+            };
+            self.world.kai_queues.push(KaiQueue {
+                name: name.clone(),
+                parent,
+                gpu_quota: (quota >= 0.0).then_some(quota.floor() as i64),
+                gpu_over_quota_weight: weight.max(0.0).floor() as i64,
+                gpu_limit: (limit >= 0.0).then_some(limit.floor() as i64),
+                priority: q.obj.spec.priority.unwrap_or(100),
+            });
+        }
+        Ok(())
     }
 
     /// Kueue/KAI Topologies as level trees, and the Volcano HyperNode tree (HyperNode objects
@@ -2175,6 +2236,21 @@ impl<'a> Builder<'a> {
             }
             Some(SchedulerKind::Kai) => {
                 gang.pod_group_per_pod = is_job;
+                // kai.scheduler/queue; KAI's implicit default-queue otherwise.
+                gang.kai_queue = match meta.labels.get("kai.scheduler/queue").map(String::as_str) {
+                    None | Some("default-queue") => None,
+                    Some(q) => match self.world.kai_queues.iter().position(|k| k.name == q) {
+                        Some(i) => Some(i),
+                        None => {
+                            return Err(err_obj(
+                                src,
+                                format!(
+                                    "label kai.scheduler/queue {q:?} names no KAI Queue in the input: expected a scheduling.run.ai Queue of that name, or default-queue"
+                                ),
+                            ));
+                        }
+                    },
+                };
                 if let Some(pg) = meta.annotations.get("pod-group-name") {
                     self.kai_pod_group(src, pg, meta, templates, &mut gang)?;
                 }

@@ -636,6 +636,36 @@ pub struct KaiPodGroupSpec {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+pub struct KaiQueueResource {
+    pub quota: Option<Spanned<f64>>,
+    pub over_quota_weight: Option<Spanned<f64>>,
+    pub limit: Option<Spanned<f64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiQueueResources {
+    pub gpu: Option<KaiQueueResource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiQueueSpec {
+    pub parent_queue: Option<S>,
+    pub priority: Option<i32>,
+    pub resources: KaiQueueResources,
+}
+
+/// `scheduling.run.ai/v2` Queue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KaiQueue {
+    pub metadata: ObjectMeta,
+    pub spec: KaiQueueSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct KaiPodGroup {
     pub metadata: ObjectMeta,
     pub spec: KaiPodGroupSpec,

@@ -308,3 +308,27 @@ fn v18_subgroup_policies_each_in_their_own_leaf() {
     assert_eq!(workers, ["s0-n1", "s0-n2"]);
     assert_eq!(w.topology_domain.as_deref(), Some("s2"));
 }
+
+#[test]
+fn k22_reclaim_evicts_the_younger_job_of_the_queue_above_its_share() {
+    let r = run("K22-reclaim-to-fair-share");
+    let state = |name: &str| wl(&r, "team", name).state;
+    assert_eq!(state("running-job0"), "Running");
+    let victim = wl(&r, "team", "running-job1");
+    assert_eq!(victim.evictions.len(), 1, "evicted once, no ping-pong");
+    assert_eq!(victim.evictions[0].reason, "Reclaim");
+    assert_eq!(
+        victim.evictions[0].preemptor.as_deref(),
+        Some("team/pending-job0")
+    );
+    assert_eq!(victim.state, "Pending", "its new pod may not reclaim back");
+    let reclaimer = wl(&r, "team", "pending-job0");
+    assert_eq!(nodes(reclaimer), ["node0"]);
+    // Pipelined: placed once the victim's pod is gone (podTermination 30s after 2m).
+    assert_eq!(reclaimer.running_at, Some(150.0));
+    assert_eq!(
+        state("pending-job1"),
+        "Pending",
+        "queue1 would exceed its fair share"
+    );
+}

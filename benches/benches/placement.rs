@@ -25,6 +25,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                 pod_name: &name,
                 seed: 1,
                 subgroups: &[],
+                min_task_member: &[],
             };
             let p = volcano::place(&world, &mut c2, &job);
             assert_eq!(p.bound.len(), 32, "{:?}", p.unplaced);
@@ -44,6 +45,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                             pod_name: &name,
                             seed: 1,
                             subgroups: &[],
+                            min_task_member: &[],
                         };
                         let p = volcano::place(&world, &mut c, &job);
                         // Returned, so the cluster is dropped outside the timing.

@@ -2167,6 +2167,7 @@ impl<'w> Simulation<'w> {
                     pod_name: &pod_name,
                     seed,
                     subgroups: &subgroups,
+                    min_task_member: &wl.gang.min_task_member,
                 };
                 placement::volcano::place(world, &mut self.cluster, &job)
             }

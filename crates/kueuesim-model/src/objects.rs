@@ -405,6 +405,8 @@ pub struct GangSpec {
     /// KAI: the Queue (index into `World::kai_queues`) from the `kai.scheduler/queue` label;
     /// None: KAI's implicit `default-queue`, which has no quota and takes no part in reclaim.
     pub kai_queue: Option<usize>,
+    /// Volcano PodGroup `minTaskMember`: (pod set, minimum pods) pairs.
+    pub min_task_member: Vec<(usize, u32)>,
     /// Volcano PodGroup `subGroupPolicy` instances (from the PodGroup the workload names with
     /// `scheduling.k8s.io/group-name`): the pods matching a policy, grouped by equal values of
     /// its `matchLabelKeys`.

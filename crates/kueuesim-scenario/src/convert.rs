@@ -2194,6 +2194,7 @@ impl<'a> Builder<'a> {
         scheduler_name: &str,
         meta: &wire::ObjectMeta,
         templates: &[&wire::ObjectMeta],
+        pod_set_names: &[String],
         is_job: bool,
     ) -> Result<GangSpec, ScenarioError> {
         let template = templates[0];
@@ -2231,7 +2232,7 @@ impl<'a> Builder<'a> {
                     gang.network_topology = Some(NetworkTopology { hard, highest_tier });
                 }
                 if let Some(pg) = meta.annotations.get("scheduling.k8s.io/group-name") {
-                    self.volcano_pod_group(src, pg, meta, templates, &mut gang)?;
+                    self.volcano_pod_group(src, pg, meta, templates, pod_set_names, &mut gang)?;
                 }
             }
             Some(SchedulerKind::Kai) => {
@@ -2305,6 +2306,7 @@ impl<'a> Builder<'a> {
         pg_name: &wire::S,
         meta: &wire::ObjectMeta,
         templates: &[&wire::ObjectMeta],
+        pod_set_names: &[String],
         gang: &mut GangSpec,
     ) -> Result<(), ScenarioError> {
         let ns = namespace_of(meta);
@@ -2363,6 +2365,29 @@ impl<'a> Builder<'a> {
             };
         if let Some(nt) = &spec.network_topology {
             gang.network_topology = Some(topology(nt)?);
+        }
+        // minTaskMember: task names are the pod set names.
+        for (task, m) in &spec.min_task_member {
+            let Some(ps) = pod_set_names.iter().position(|n| n == task) else {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!(
+                        "minTaskMember names task {task:?}, which the workload does not have: expected one of {pod_set_names:?}"
+                    ),
+                ));
+            };
+            if m.value < 0 || m.value > i64::from(u32::MAX) {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!(
+                        "minTaskMember {} is negative: expected an integer ≥ 0",
+                        m.value
+                    ),
+                ));
+            }
+            gang.min_task_member.push((ps, m.value as u32));
         }
         for policy in &spec.sub_group_policy {
             let pname = policy
@@ -2671,7 +2696,14 @@ impl<'a> Builder<'a> {
                 name.clone()
             };
             let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
-            let gang = self.gang_spec(src, &scheduler_name, meta, &[&template.metadata], true)?;
+            let gang = self.gang_spec(
+                src,
+                &scheduler_name,
+                meta,
+                &[&template.metadata],
+                &["main".to_string()],
+                true,
+            )?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,
@@ -2858,7 +2890,8 @@ impl<'a> Builder<'a> {
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
             let templates: Vec<&wire::ObjectMeta> =
                 spec.pod_sets.iter().map(|p| &p.template.metadata).collect();
-            let gang = self.gang_spec(src, &scheduler_name, meta, &templates, false)?;
+            let names: Vec<String> = spec.pod_sets.iter().map(|p| p.name.value.clone()).collect();
+            let gang = self.gang_spec(src, &scheduler_name, meta, &templates, &names, false)?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,

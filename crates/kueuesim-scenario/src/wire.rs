@@ -594,6 +594,7 @@ pub struct SubGroupPolicy {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolcanoPodGroupSpec {
     pub min_member: Option<Spanned<i64>>,
+    pub min_task_member: BTreeMap<String, Spanned<i64>>,
     pub queue: Option<String>,
     pub network_topology: Option<VolcanoNetworkTopology>,
     pub sub_group_policy: Vec<SubGroupPolicy>,

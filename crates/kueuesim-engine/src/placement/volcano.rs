@@ -29,6 +29,9 @@ pub struct VolcanoJob<'a> {
     pub seed: u64,
     /// `subGroupPolicy` instances: the pod sets of each subgroup and its hard tier limit.
     pub subgroups: &'a [(Vec<usize>, i32)],
+    /// PodGroup `minTaskMember`: (pod set, minimum) pairs; the gang is ready only when
+    /// every task has its minimum too.
+    pub min_task_member: &'a [(usize, u32)],
 }
 
 /// The node-order plugins of the scheduler configuration, resolved to resource ids.
@@ -715,23 +718,82 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
         if pending == 0 {
             break;
         }
-        let need = if bound < job.min_member {
-            (job.min_member - bound).min(pending)
+        let below_task_min = job.min_task_member.iter().any(|&(ps, m)| {
+            pods[ps].1.iter().filter(|s| s.is_some()).count() < m as usize
+                && pods[ps].1.iter().any(Option::is_none)
+        });
+        let need = if bound < job.min_member || below_task_min {
+            (job.min_member.saturating_sub(bound)).min(pending).max(1)
         } else {
             1
         };
-        let attempt = match job.highest_tier {
-            Some(limit) => {
-                topology_attempt(world, cluster, &pods, need, limit, job.subgroups, job.seed).map(
-                    |(b, d)| {
-                        for &(ps, _, n) in &b {
-                            cluster.apply(world, n, &pods[ps].0.requests, 1);
-                        }
-                        (b, Some(d))
-                    },
-                )
+        // With minTaskMember the statement holds each task's missing minimum first, then
+        // pods in task order up to minMember (gang's JobReady checks both).
+        let (view, need) = if job.min_task_member.is_empty() {
+            (None, need)
+        } else {
+            let mut chosen: Vec<(usize, usize)> = Vec::new();
+            for &(ps, m) in job.min_task_member {
+                let have = pods[ps].1.iter().filter(|s| s.is_some()).count();
+                chosen.extend(
+                    pods[ps]
+                        .1
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, s)| s.is_none())
+                        .map(|(i, _)| (ps, i))
+                        .take((m as usize).saturating_sub(have)),
+                );
             }
-            None => flat_attempt(world, cluster, &pods, need, job.seed).map(|b| (b, None)),
+            for (ps, (_, slots)) in pods.iter().enumerate() {
+                for (i, s) in slots.iter().enumerate() {
+                    if chosen.len() >= need {
+                        break;
+                    }
+                    if s.is_none() && !chosen.contains(&(ps, i)) {
+                        chosen.push((ps, i));
+                    }
+                }
+            }
+            let v: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
+                .iter()
+                .enumerate()
+                .map(|(ps, (n, slots))| {
+                    let slots = slots
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| {
+                            if chosen.contains(&(ps, i)) {
+                                None
+                            } else {
+                                Some(b.unwrap_or(OUTSIDE))
+                            }
+                        })
+                        .collect();
+                    (n.clone(), slots)
+                })
+                .collect();
+            let k = chosen.len();
+            (Some(v), k)
+        };
+        let statement = view.as_deref().unwrap_or(&pods);
+        let attempt = match job.highest_tier {
+            Some(limit) => topology_attempt(
+                world,
+                cluster,
+                statement,
+                need,
+                limit,
+                job.subgroups,
+                job.seed,
+            )
+            .map(|(b, d)| {
+                for &(ps, _, n) in &b {
+                    cluster.apply(world, n, &pods[ps].0.requests, 1);
+                }
+                (b, Some(d))
+            }),
+            None => flat_attempt(world, cluster, statement, need, job.seed).map(|b| (b, None)),
         };
         match attempt {
             Ok((b, d)) => {

@@ -168,6 +168,7 @@ proptest! {
             pod_name: &name,
             seed: 7,
             subgroups: &[],
+                min_task_member: &[],
         };
         let p = volcano::place(&w, &mut cluster, &job);
         prop_assert!(p.bound.is_empty() || p.bound.len() == c.pods, "partial gang: {:?}", p.bound);

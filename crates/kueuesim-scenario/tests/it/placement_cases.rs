@@ -332,3 +332,20 @@ fn k22_reclaim_evicts_the_younger_job_of_the_queue_above_its_share() {
         "queue1 would exceed its fair share"
     );
 }
+
+#[test]
+fn volcano_min_task_member_holds_the_gang_back() {
+    let r = run("volcano-min-task-member");
+    let with = wl(&r, "team", "with-task-min");
+    assert!(nodes(with).is_empty(), "{:?}", nodes(with));
+    assert!(
+        warning(with, "volcano").starts_with(
+            "4/4 tasks in gang unschedulable: pod group is not ready, 2 minAvailable, 4 Pending; Pending: 3 Unschedulable, 1 Schedulable."
+        ),
+        "{}",
+        warning(with, "volcano")
+    );
+    let without = wl(&r, "team", "without-task-min");
+    assert_eq!(without.pod_sets[0].nodes, ["node0", "node0"]);
+    assert!(without.pod_sets[1].nodes.is_empty());
+}

@@ -259,3 +259,119 @@ fn resource_listed_twice_in_a_flavor() {
         "{e}"
     );
 }
+
+const NODE: &str =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"1\"}}\n";
+
+fn hn(name: &str, tier: i64, members: &str) -> String {
+    format!(
+        "apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {{name: {name}}}\nspec:\n  tier: {tier}\n  members:\n{members}"
+    )
+}
+
+#[test]
+fn hypernode_with_two_parents() {
+    let leaf = hn(
+        "leaf",
+        1,
+        "  - {type: Node, selector: {exactMatch: {name: n1}}}\n",
+    );
+    let child = "  - {type: HyperNode, selector: {exactMatch: {name: leaf}}}\n";
+    let text = format!(
+        "{NODE}---\n{leaf}---\n{}---\n{}",
+        hn("spine-a", 2, child),
+        hn("spine-b", 2, child)
+    );
+    let e = load_error(&text);
+    // The second parent's document (line 23: its `kind`).
+    assert!(e.starts_with("t.yaml:23:"), "{e}");
+    assert!(
+        e.contains(
+            "HyperNode \"leaf\" has two parents, \"spine-a\" and \"spine-b\": expected a tree"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn hypernode_member_with_two_selectors_or_a_bad_regex() {
+    let two = hn(
+        "leaf",
+        1,
+        "  - type: Node\n    selector: {exactMatch: {name: n1}, regexMatch: {pattern: \"n.*\"}}\n",
+    );
+    let e = load_error(&format!("{NODE}---\n{two}"));
+    assert!(
+        e.contains(
+            "member has 2 selectors: expected exactly one of exactMatch, regexMatch, labelMatch"
+        ),
+        "{e}"
+    );
+    let bad = hn(
+        "leaf",
+        1,
+        "  - type: Node\n    selector: {regexMatch: {pattern: \"n[\"}}\n",
+    );
+    let e = load_error(&format!("{NODE}---\n{bad}"));
+    assert!(e.starts_with("t.yaml:13:"), "{e}");
+    assert!(e.contains("invalid regexMatch pattern \"n[\""), "{e}");
+}
+
+#[test]
+fn topology_with_hostname_above_another_level() {
+    let e = load_error(
+        "apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: t}\nspec:\n  levels:\n  - nodeLabel: kubernetes.io/hostname\n  - nodeLabel: rack\n",
+    );
+    assert!(e.starts_with("t.yaml:6:"), "{e}");
+    assert!(
+        e.contains("kubernetes.io/hostname is not the last level"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gang_references_that_do_not_resolve() {
+    let job = |ann: &str, labels: &str, sched: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: team\n  labels: {{{labels}}}\n  annotations: {{{ann}}}\nspec:\n  template:\n    spec:\n      schedulerName: {sched}\n      containers:\n      - resources: {{requests: {{cpu: \"1\"}}}}\n"
+        )
+    };
+    let e = load_error(&job("pod-group-name: nope", "", "kai-scheduler"));
+    assert!(e.starts_with("t.yaml:7:"), "{e}");
+    assert!(e.contains("no KAI PodGroup team/nope"), "{e}");
+    let e = load_error(&job("scheduling.k8s.io/group-name: nope", "", "volcano"));
+    assert!(e.contains("no Volcano PodGroup team/nope"), "{e}");
+    let e = load_error(&job("", "kai.scheduler/queue: nope", "kai-scheduler"));
+    assert!(e.starts_with("t.yaml:2:"), "{e}");
+    assert!(
+        e.contains("label kai.scheduler/queue \"nope\" names no KAI Queue"),
+        "{e}"
+    );
+    let e = load_error(&job("kueuesim.io/bound-nodes: ghost", "", "volcano"));
+    assert!(
+        e.contains("kueuesim.io/bound-nodes names node \"ghost\", which does not exist"),
+        "{e}"
+    );
+    let e = load_error(&job(
+        "scheduling.volcano.sh/group-min-member: two",
+        "",
+        "volcano",
+    ));
+    assert!(
+        e.contains("group-min-member \"two\": expected a non-negative integer"),
+        "{e}"
+    );
+}
+
+#[test]
+fn volcano_configuration_that_is_not_one() {
+    let e = load_error(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  volcano:\n    configuration: |\n      tiers: 3\n",
+    );
+    // The configuration's text starts on line 6.
+    assert!(e.starts_with("t.yaml:6:"), "{e}");
+    assert!(
+        e.contains("spec.volcano.configuration is not a volcano-scheduler.conf"),
+        "{e}"
+    );
+}

@@ -313,13 +313,14 @@ fn sorted_level(
 }
 
 /// The topology plugin's answer for one subgroup set (`subSetNodesFn`): the candidate domains
-/// in the order allocation tries them, the node scores of the preferred level (per node, a
-/// group; per group, a score), and the fit errors of the domains left out.
+/// in the order allocation tries them (each still to pass `checkJobDomainFit`, checked lazily
+/// by the caller so a hit early in the list costs nothing more), the node scores of the
+/// preferred level (per node, a group; per group, a score), and the closing message.
 struct Candidates {
     domains: Vec<DomainId>,
     group_of: Vec<u32>,
     group_scores: Vec<f64>,
-    errors: Vec<String>,
+    unsatisfied: String,
 }
 
 /// Candidate domains for the pending pods of `pods` (`need` of them) under constraint `c`,
@@ -386,7 +387,6 @@ fn candidates(
     });
     let top = c.required.unwrap_or(0);
     let mut domains = Vec::new();
-    let mut errors = Vec::new();
     for depth in (top..=stop_depth.max(top)).rev() {
         let level: Vec<DomainId> = if depth == t.domain(lcd).depth {
             vec![lcd]
@@ -395,27 +395,39 @@ fn candidates(
         } else {
             sorted_level(cluster, ti, t, lcd, depth, &request, pods_res)
         };
-        errors.clear();
-        for d in level {
-            if let Some(a) = anchor
-                && !t.ancestors(d).any(|x| x == a)
-                && !t.ancestors(a).any(|x| x == d)
-            {
-                continue;
-            }
-            match domain_fit(world, cluster, ti, d, pods, need, &request, pods_res) {
-                Ok(()) => domains.push(d),
-                Err(e) => errors.push(e),
-            }
-        }
+        domains.extend(level.into_iter().filter(|&d| {
+            anchor.is_none_or(|a| t.ancestors(d).any(|x| x == a) || t.ancestors(a).any(|x| x == d))
+        }));
     }
-    errors.push(unsatisfied);
     Ok(Candidates {
         domains,
         group_of,
         group_scores,
-        errors,
+        unsatisfied,
     })
+}
+
+/// `checkJobDomainFit` for candidate `d` of constraint `c` and the pending pods of `pods`.
+fn candidate_fits(
+    world: &World,
+    cluster: &Cluster,
+    c: KaiConstraint,
+    d: DomainId,
+    pods: &GangPods,
+    need: usize,
+) -> Result<(), String> {
+    let pods_res = world.resources.lookup("pods").map(|r| r.index());
+    let request = request_of(pods, need);
+    domain_fit(
+        world,
+        cluster,
+        1 + c.topology,
+        d,
+        pods,
+        need,
+        &request,
+        pods_res,
+    )
 }
 
 /// One allocation attempt of `need` tasks within the topology constraint: the first
@@ -467,7 +479,7 @@ fn topology_attempt(
             }
         }
     }
-    errors.extend(cands.errors);
+    errors.push(cands.unsatisfied);
     Err(job_message(errors))
 }
 
@@ -726,16 +738,23 @@ fn solve(
                 job.job_name,
                 name,
             )?;
-            if cands.domains.is_empty() {
-                return Err(job_message(cands.errors));
+            // checkJobDomainFit, for the candidates in order.
+            let mut errors = Vec::new();
+            let mut fitting: Vec<(usize, DomainId)> = Vec::new();
+            for &d in &cands.domains {
+                match candidate_fits(world, cluster, c, d, &pods, mine.len()) {
+                    Ok(()) => fitting.push((c.topology, d)),
+                    Err(e) => errors.push(e),
+                }
+            }
+            if fitting.is_empty() {
+                errors.push(cands.unsatisfied);
+                return Err(job_message(errors));
             }
             let scores = c
                 .preferred
                 .map(|_| (cands.group_of.clone(), cands.group_scores.clone()));
-            (
-                cands.domains.iter().map(|&d| (c.topology, d)).collect(),
-                scores,
-            )
+            (fitting, scores)
         }
         None => (vec![within], None),
     };

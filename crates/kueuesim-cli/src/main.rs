@@ -12,6 +12,7 @@ use kueuesim_engine::outcome::TimeSeries;
 use kueuesim_model::{FlavorId, ResourceId, SimDuration, SimTime, WorkloadId, World};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
+use kueuesim_scenario::kubectl::{self, Namespaces};
 use kueuesim_scenario::metrics::metrics_prom;
 use kueuesim_scenario::output::{SimulationResult, result, summary_text, to_json, to_yaml};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
@@ -61,11 +62,59 @@ struct RunArgs {
     out: Option<PathBuf>,
 }
 
+/// Where and when `get` and `describe` look.
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// Scenario files or directories (the embedded platform scenario when none).
+    #[arg(short = 'f', long = "filename")]
+    files: Vec<PathBuf>,
+    /// Namespace (namespaced kinds).
+    #[arg(short = 'n', long = "namespace", default_value = "default")]
+    namespace: String,
+    /// All namespaces.
+    #[arg(short = 'A', long = "all-namespaces")]
+    all_namespaces: bool,
+    /// The state at this offset from the start (Go duration); default: the end of the run.
+    #[arg(long)]
+    at: Option<String>,
+    /// Seed of the random streams (overrides Simulation spec.seed).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GetFormat {
+    Wide,
+    Json,
+    Yaml,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scenario (files or directories of Kubernetes YAML); the embedded platform
     /// scenario when no path is given.
     Run(RunArgs),
+    /// Show objects at a time of the simulation as `kubectl get` shows them: localqueue,
+    /// clusterqueue, cohort, workload, podgroup or node.
+    Get {
+        /// The kind (kubectl's names and short names).
+        kind: String,
+        #[command(flatten)]
+        view: ViewArgs,
+        /// `wide` adds kubectl's priority-1 columns; `json`/`yaml` print the workloads of the
+        /// result document.
+        #[arg(short = 'o', long = "output", value_enum)]
+        output: Option<GetFormat>,
+    },
+    /// Show one workload at a time of the simulation as `kubectl describe workload` does.
+    Describe {
+        /// The kind: workload.
+        kind: String,
+        /// The workload's name.
+        name: String,
+        #[command(flatten)]
+        view: ViewArgs,
+    },
     /// Check that scenario files load, without simulating.
     Validate {
         /// YAML files or directories.
@@ -209,6 +258,96 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
+/// Runs the scenario of `view` up to its `--at` time; returns the world, the result document
+/// and the time (seconds) it describes.
+fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failure> {
+    let mut loaded = load_sources(&view.files, false)?;
+    if let Some(seed) = view.seed {
+        loaded.world.config.seed = seed;
+    }
+    if let Some(a) = &view.at {
+        let d = SimDuration::parse(a).map_err(|e| Failure {
+            code: 2,
+            message: format!("--at: {e}"),
+        })?;
+        loaded.world.config.until = Some(SimTime::ZERO + d);
+    }
+    let outcome = Simulation::new(&loaded.world).run();
+    let doc = result(&loaded.world, &outcome);
+    let at = doc.summary.end_time;
+    Ok((loaded, doc, at))
+}
+
+fn namespaces(view: &ViewArgs) -> Namespaces {
+    if view.all_namespaces {
+        Namespaces::All
+    } else {
+        Namespaces::One(view.namespace.clone())
+    }
+}
+
+fn print(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("writing output: {e}"),
+        }),
+    }
+}
+
+fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Failure> {
+    let (loaded, mut doc, at) = view_state(view)?;
+    let ns = namespaces(view);
+    let text = match output {
+        Some(GetFormat::Json | GetFormat::Yaml) => {
+            if !matches!(kind, "workload" | "workloads" | "kwl" | "wl") {
+                return Err(Failure {
+                    code: 2,
+                    message: format!("-o json/yaml is available for workloads, not {kind:?}"),
+                });
+            }
+            doc.workloads.retain(|w| {
+                w.created_at <= at && matches!(&ns, Namespaces::All)
+                    || matches!(&ns, Namespaces::One(n) if *n == w.namespace && w.created_at <= at)
+            });
+            if matches!(output, Some(GetFormat::Json)) {
+                to_json(&doc)
+            } else {
+                to_yaml(&doc)
+            }
+        }
+        _ => kubectl::get(
+            &loaded.world,
+            &doc,
+            kind,
+            &ns,
+            at,
+            matches!(output, Some(GetFormat::Wide)),
+        )
+        .map_err(|message| Failure { code: 2, message })?,
+    };
+    print(&text)
+}
+
+fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
+    if !matches!(kind, "workload" | "workloads" | "kwl" | "wl") {
+        return Err(Failure {
+            code: 2,
+            message: format!("describe {kind:?}: expected workload"),
+        });
+    }
+    let (loaded, doc, at) = view_state(view)?;
+    let text = kubectl::describe_workload(&loaded.world, &doc, &view.namespace, name, at)
+        .map_err(|message| Failure { code: 1, message })?;
+    print(&text)
+}
+
 fn validate(paths: &[PathBuf], strict: bool) -> Result<(), Failure> {
     let loaded = load_sources(paths, strict)?;
     let w = &loaded.world;
@@ -239,6 +378,8 @@ fn main() -> ExitCode {
     let r = match &cli.command {
         Command::Run(args) => run(args),
         Command::Validate { paths, strict } => validate(paths, *strict),
+        Command::Get { kind, view, output } => get(kind, view, *output),
+        Command::Describe { kind, name, view } => describe(kind, name, view),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -561,3 +561,89 @@ fn metrics_prom_reports_cluster_queue_status_and_hierarchy() {
     assert_eq!(info, [("loop-a".to_string(), String::new())]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn get_prints_kubectl_columns_at_a_time() {
+    let dir = scenario("golden/first-fit-nodes");
+    let o = kueuesim(&["get", "workload", "-n", "team", "-f", &dir, "--at", "5m"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "NAME               QUEUE     RESERVED IN   ADMITTED   FINISHED   AGE
+job-spread-4f17d   q         team          True                  5m
+job-gang-a59a5     q         team          True                  4m
+"
+    );
+    // Before the gang arrives it does not exist yet.
+    let o = kueuesim(&["get", "wl", "-n", "team", "-f", &dir, "--at", "30s"]);
+    assert_eq!(stdout(&o).lines().count(), 2, "{}", stdout(&o));
+    // Admitted by Kueue, unplaceable for Volcano: its PodGroup is Inqueue.
+    let o = kueuesim(&["get", "podgroup", "-n", "team", "-f", &dir, "--at", "5m"]);
+    assert_eq!(
+        stdout(&o),
+        "NAME            STATUS    MINMEMBER   RUNNINGS   AGE
+podgroup-gang   Inqueue   2           0          4m
+"
+    );
+    let o = kueuesim(&["get", "localqueue", "-A", "-f", &dir, "--at", "5m"]);
+    assert_eq!(
+        stdout(&o),
+        "NAMESPACE   NAME      CLUSTERQUEUE   PENDING WORKLOADS   ADMITTED WORKLOADS
+team        q         team           0                   2
+"
+    );
+    let o = kueuesim(&["get", "cq", "-o", "wide", "-f", &dir]);
+    assert!(
+        stdout(&o).starts_with(
+            "NAME      COHORT    STRATEGY         PENDING WORKLOADS   ADMITTED WORKLOADS\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = kueuesim(&["get", "widgets", "-f", &dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("doesn't have a resource type \"widgets\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn describe_workload_shows_conditions_and_the_schedulers_reason() {
+    let dir = scenario("golden/first-fit-nodes");
+    let o = kueuesim(&[
+        "describe",
+        "workload",
+        "job-gang-a59a5",
+        "-n",
+        "team",
+        "-f",
+        &dir,
+        "--at",
+        "5m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("Name:         job-gang-a59a5\nNamespace:    team\n"),
+        "{out}"
+    );
+    assert!(out.contains("\n    Cluster Queue:  team\n"), "{out}");
+    assert!(
+        out.contains("    Reason:                QuotaReserved\n"),
+        "{out}"
+    );
+    assert!(out.contains("\nEvents:\n  Type     Reason         Age   From             Message\n  ----     ------         ----  ----             -------\n"), "{out}");
+    assert!(
+        out.contains("  Warning  Unschedulable  4m    volcano          2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable. Origin reason is gang-jbwps: 0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.\n"),
+        "{out}"
+    );
+    let o = kueuesim(&["describe", "workload", "nope", "-n", "team", "-f", &dir]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("workloads.kueue.x-k8s.io \"nope\" not found"),
+        "{}",
+        stderr(&o)
+    );
+}

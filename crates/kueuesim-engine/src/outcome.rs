@@ -251,6 +251,33 @@ pub struct Sample {
     pub pending_active: Vec<u32>,
     /// Per ClusterQueue, pending workloads parked as inadmissible.
     pub pending_inadmissible: Vec<u32>,
+    /// Per LocalQueue, pending workloads (active and inadmissible;
+    /// `kueue_local_queue_pending_workloads`).
+    pub pending_by_lq: Vec<u32>,
+    /// Per spine (`spine_domains`), workloads with pods bound all under it; the last entry
+    /// counts those spread over several spines.
+    pub gangs_by_spine: Vec<u32>,
+}
+
+/// The domains the time series counts running gangs in: the highest real tier of the
+/// Volcano HyperNodes (the spines on the platform), else the top level of the first
+/// Kueue/KAI Topology. (topology index as in `placement::topologies`, domains).
+pub fn spine_domains(world: &kueuesim_model::World) -> (usize, Vec<kueuesim_model::DomainId>) {
+    let hn = &world.hypernodes;
+    if hn.domains.len() > 1 {
+        let top = hn.domains.iter().skip(1).map(|d| d.tier).max().unwrap_or(0);
+        let doms = hn
+            .by_tier
+            .iter()
+            .find(|(t, _)| *t == top)
+            .map(|(_, d)| d.clone())
+            .unwrap_or_default();
+        return (0, doms);
+    }
+    match world.topologies.first() {
+        Some(t) => (1, t.domain(kueuesim_model::DomainId::ROOT).children.clone()),
+        None => (0, Vec::new()),
+    }
 }
 
 /// Samples at a fixed step from time 0 to the end of the run.

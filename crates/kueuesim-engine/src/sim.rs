@@ -676,6 +676,52 @@ impl<'w> Simulation<'w> {
                 active[cq.index()] += 1;
             }
         }
+        let mut by_lq = vec![0u32; world.local_queues.len()];
+        for c in 0..world.cluster_queues.len() {
+            let q = self.queues.queue(ClusterQueueId::from_index(c));
+            for k in q.active.iter().chain(q.inadmissible.iter()) {
+                if let QueueRef::Local(lq) = &world.workload(k.workload).queue {
+                    by_lq[lq.index()] += 1;
+                }
+            }
+        }
+        if let Some(waiting) = &self.suspended {
+            let heads = waiting.rest.iter().map(|d| d.head().key.workload);
+            for w in heads.chain(waiting.deferred.iter().map(|d| d.0.key.workload)) {
+                if let QueueRef::Local(lq) = &world.workload(w).queue {
+                    by_lq[lq.index()] += 1;
+                }
+            }
+        }
+        let (ti, spines) = crate::outcome::spine_domains(world);
+        let mut by_spine = vec![0u32; spines.len() + 1];
+        if !spines.is_empty() {
+            let t = crate::placement::topologies(world)
+                .nth(ti)
+                .expect("topology");
+            for rt in &self.runtimes {
+                let mut spine: Option<Option<usize>> = None;
+                for n in rt.record.placement.iter().flatten().flatten() {
+                    let s = t.domain_of(*n).and_then(|d| {
+                        t.ancestors(d)
+                            .find_map(|a| spines.iter().position(|&x| x == a))
+                    });
+                    spine = Some(match spine {
+                        None => s,
+                        Some(prev) if prev == s => s,
+                        Some(_) => None,
+                    });
+                }
+                if rt.record.state == crate::outcome::WorkloadState::Finished {
+                    continue;
+                }
+                match spine {
+                    Some(Some(i)) => by_spine[i] += 1,
+                    Some(None) => by_spine[spines.len()] += 1,
+                    None => {}
+                }
+            }
+        }
         Sample {
             at,
             gpus_in_use: self.gpus_in_use,
@@ -683,6 +729,8 @@ impl<'w> Simulation<'w> {
             gpu_quota_by_flavor: by_flavor,
             pending_active: active,
             pending_inadmissible: inadmissible,
+            pending_by_lq: by_lq,
+            gangs_by_spine: by_spine,
         }
     }
 

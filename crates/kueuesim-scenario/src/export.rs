@@ -206,6 +206,22 @@ pub fn timeseries_csv(world: &World, series: &TimeSeries) -> String {
     );
     header.extend(cqs.iter().map(|c| format!("pendingActive:cq={c}")));
     header.extend(cqs.iter().map(|c| format!("pendingInadmissible:cq={c}")));
+    header.extend(
+        world
+            .local_queues
+            .iter()
+            .map(|l| format!("pending:lq={}/{}", l.namespace, l.name)),
+    );
+    let (ti, spines) = kueuesim_engine::outcome::spine_domains(world);
+    let t = kueuesim_engine::placement::topologies(world).nth(ti);
+    if let Some(t) = t.filter(|_| !spines.is_empty()) {
+        header.extend(
+            spines
+                .iter()
+                .map(|&d| format!("runningGangs:spine={}", t.domain(d).name)),
+        );
+        header.push("runningGangs:spine=(several)".into());
+    }
     let mut out = String::new();
     let cells: Vec<String> = header.iter().map(|h| csv_cell(h)).collect();
     out.push_str(&cells.join(","));
@@ -216,6 +232,10 @@ pub fn timeseries_csv(world: &World, series: &TimeSeries) -> String {
         row.extend(s.gpu_quota_by_flavor.iter().map(i64::to_string));
         row.extend(s.pending_active.iter().map(u32::to_string));
         row.extend(s.pending_inadmissible.iter().map(u32::to_string));
+        row.extend(s.pending_by_lq.iter().map(u32::to_string));
+        if !spines.is_empty() {
+            row.extend(s.gangs_by_spine.iter().map(u32::to_string));
+        }
         out.push_str(&row.join(","));
         out.push('\n');
     }

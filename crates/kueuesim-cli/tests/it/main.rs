@@ -284,7 +284,8 @@ fn timeseries_samples_every_minute_to_the_end() {
             "gpuQuota:cq=cq",
             "gpuQuota:flavor=default",
             "pendingActive:cq=cq",
-            "pendingInadmissible:cq=cq"
+            "pendingInadmissible:cq=cq",
+            "pending:lq=team/q"
         ]
     );
     let rows: Vec<Vec<i64>> = lines
@@ -298,7 +299,12 @@ fn timeseries_samples_every_minute_to_the_end() {
     // The run ends at 4140 s (b finishes): samples at 0, 60, …, 4140.
     assert_eq!(rows.len(), 4140 / 60 + 1);
     assert!(rows.iter().enumerate().all(|(i, r)| r[0] == 60 * i as i64));
-    let at = |t: i64| rows[(t / 60) as usize][1..].to_vec();
+    let at = |t: i64| rows[(t / 60) as usize][1..6].to_vec();
+    // The LocalQueue's pending count is the ClusterQueue's (its only LocalQueue).
+    assert!(
+        rows.iter().all(|r| r[6] == r[4] + r[5]),
+        "pending:lq = active + inadmissible"
+    );
     // (in use, quota of cq, quota of flavor, pending active, pending inadmissible), from the
     // scenario's hand computation: stuck holds 16 GPUs of quota (never placed) while a and b
     // wait; at 300 s stuck is out (back-off) and a admitted; b admitted at 420 s, stuck again
@@ -646,4 +652,26 @@ fn describe_workload_shows_conditions_and_the_schedulers_reason() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn timeseries_counts_running_gangs_per_spine() {
+    // V07: a hard tier-1 gang of two under s2 (the highest HyperNode tier, the "spine").
+    let dir = run_out("gangs", "placement/V07-hard-tier1-one-leaf", &[]);
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {header:?}"))
+    };
+    let (s2, several) = (
+        col("runningGangs:spine=s2"),
+        col("runningGangs:spine=(several)"),
+    );
+    let first = csv_cells(lines.next().expect("t=0"));
+    assert_eq!((first[s2].as_str(), first[several].as_str()), ("1", "0"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

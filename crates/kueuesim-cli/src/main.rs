@@ -15,6 +15,7 @@ use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
 use kueuesim_scenario::kubectl::{self, Namespaces};
 use kueuesim_scenario::metrics::metrics_prom;
 use kueuesim_scenario::output::{SimulationResult, result, summary_text, to_json, to_yaml};
+use kueuesim_scenario::report::report_html;
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 #[derive(Parser)]
@@ -56,8 +57,8 @@ struct RunArgs {
     /// Do not show progress on a terminal.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute)
-    /// and metrics.prom into this directory (created if missing).
+    /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute),
+    /// metrics.prom and report.html into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -172,6 +173,7 @@ fn write_out_dir(
         message: format!("{}: {e}", path.display()),
     };
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let report = report_html(world, doc, series);
     let series = series.map_or(String::new(), |s| timeseries_csv(world, s));
     let files = [
         ("result.json", to_json(doc)),
@@ -179,6 +181,7 @@ fn write_out_dir(
         ("events.jsonl", events_jsonl(doc)),
         ("timeseries.csv", series),
         ("metrics.prom", metrics_prom(world, doc, waits, final_usage)),
+        ("report.html", report),
     ];
     for (name, text) in files {
         let path = dir.join(name);

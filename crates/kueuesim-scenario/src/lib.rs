@@ -8,6 +8,7 @@ pub mod export;
 pub mod kubectl;
 pub mod metrics;
 pub mod output;
+pub mod report;
 pub mod source;
 mod wire;
 

@@ -675,3 +675,88 @@ fn timeseries_counts_running_gangs_per_spine() {
     assert_eq!((first[s2].as_str(), first[several].as_str()), ("1", "0"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Debian's Chromium, if installed (`.ci/run` installs it and sets
+/// KUEUESIM_REQUIRE_CHROMIUM=1, so there the test cannot be skipped).
+fn chromium() -> Option<String> {
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if std::path::Path::new(&path).exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("KUEUESIM_REQUIRE_CHROMIUM").is_err(),
+        "KUEUESIM_REQUIRE_CHROMIUM is set but {path} does not exist"
+    );
+    eprintln!("skipping: no Chromium at {path} (set CHROMIUM or install Debian's chromium)");
+    None
+}
+
+fn headless(chromium: &str, profile: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn report_html_renders_every_plot_offline_in_headless_chromium() {
+    let dir = run_out("report", "platform", &[]);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    // Self-contained: nothing to fetch.
+    for needle in ["http://", "https://", " src=", "<link", "@import", "url("] {
+        assert!(!html.contains(needle), "report.html references {needle:?}");
+    }
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let page = format!("file://{}", dir.join("report.html").display());
+    let dom = headless(&chromium, &dir.join("profile-dom"), &["--dump-dom", &page]);
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    let plots = dom.matches("class=\"plot\"").count();
+    assert!(plots >= 6, "{plots} plots");
+    assert_eq!(
+        dom.matches("data-rendered=\"yes\"").count(),
+        plots,
+        "every plot drew its marks"
+    );
+    assert!(
+        dom.contains(&format!("data-plots=\"{plots}/{plots}\"")),
+        "self-check ran"
+    );
+    assert!(
+        dom.contains("data-requests=\"0\""),
+        "the page made no network request"
+    );
+    let shot = dir.join("report.png");
+    let o = headless(
+        &chromium,
+        &dir.join("profile-shot"),
+        &[
+            "--window-size=820,2400",
+            &format!("--screenshot={}", shot.display()),
+            &page,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 20_000,
+        "a screenshot with content: {} bytes",
+        png.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

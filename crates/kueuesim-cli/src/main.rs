@@ -305,7 +305,7 @@ fn print(text: &str) -> Result<(), Failure> {
 }
 
 fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Failure> {
-    let (loaded, mut doc, at) = view_state(view)?;
+    let (loaded, doc, at) = view_state(view)?;
     let ns = namespaces(view);
     let text = match output {
         Some(GetFormat::Json | GetFormat::Yaml) => {
@@ -315,14 +315,11 @@ fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Fai
                     message: format!("-o json/yaml is available for workloads, not {kind:?}"),
                 });
             }
-            doc.workloads.retain(|w| {
-                w.created_at <= at && matches!(&ns, Namespaces::All)
-                    || matches!(&ns, Namespaces::One(n) if *n == w.namespace && w.created_at <= at)
-            });
+            let list = kubectl::workload_objects(&loaded.world, &doc, &ns, at);
             if matches!(output, Some(GetFormat::Json)) {
-                to_json(&doc)
+                kubectl::json_text(&list)
             } else {
-                to_yaml(&doc)
+                kubectl::yaml_text(&list)
             }
         }
         _ => kubectl::get(

@@ -760,3 +760,88 @@ fn report_html_renders_every_plot_offline_in_headless_chromium() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn get_workload_yaml_is_a_list_of_kueue_workloads_that_loads_back() {
+    let src = scenario("golden/first-fit-nodes");
+    let o = kueuesim(&[
+        "get", "workload", "-n", "team", "-f", &src, "--at", "5m", "-o", "yaml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dump = stdout(&o);
+    assert!(
+        dump.starts_with(
+            "apiVersion: v1\nitems:\n- apiVersion: kueue.x-k8s.io/v1beta1\n  kind: Workload\n"
+        ),
+        "{dump}"
+    );
+    // The dump plus the cluster it came from is a scenario again: the admitted workloads
+    // continue from their status.admission.
+    let dir = temp_dir("dump");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("workloads.yaml"), &dump).expect("write dump");
+    std::fs::write(
+        dir.join("cluster.yaml"),
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 100}, {name: nvidia.com/gpu, nominalQuota: 32}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: team}
+spec: {clusterQueue: team}
+",
+    )
+    .expect("write cluster");
+    let o = kueuesim(&[
+        "run",
+        dir.to_str().expect("utf-8"),
+        "-o",
+        "json",
+        "--until",
+        "1s",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let names: Vec<(&str, &str)> = doc["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap_or(""),
+                w["clusterQueue"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [("job-spread-4f17d", "team"), ("job-gang-a59a5", "team")]
+    );
+    // Reloaded with its admission: it holds quota from the start.
+    let admitted = doc["workloads"][0]["admittedAt"]
+        .as_f64()
+        .expect("admitted");
+    assert!(admitted <= 0.0, "{admitted}");
+    let o = kueuesim(&[
+        "get", "workload", "-n", "team", "-f", &src, "--at", "5m", "-o", "json",
+    ]);
+    let list: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(list["kind"], "List");
+    assert_eq!(
+        list["items"][1]["status"]["admission"]["clusterQueue"],
+        "team"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

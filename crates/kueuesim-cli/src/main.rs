@@ -219,15 +219,46 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         // timeseries.csv: one sample per minute of simulated time.
         sim = sim.with_time_series(SimDuration::from_secs(60));
     }
+    // A progress line on a terminal once the run has taken a second: simulated time, events
+    // per second of wall time and, with a horizon, the share done and an estimate left.
+    #[allow(clippy::disallowed_methods)]
+    let started = std::time::Instant::now();
+    let horizon = world.config.until;
+    let mut shown = false;
     let outcome = sim.run_with_progress(|now, events| {
-        if show_progress {
-            eprint!(
-                "\rsimulated {} ({events} events)\x1b[K",
-                SimDuration::from_millis(now.millis())
-            );
+        if !show_progress {
+            return;
         }
+        let wall = started.elapsed().as_secs_f64();
+        if wall < 1.0 {
+            return;
+        }
+        shown = true;
+        let rate = events as f64 / wall;
+        let mut line = format!(
+            "\rsimulated {} · {events} events · {rate:.0} events/s",
+            SimDuration::from_millis(now.millis())
+        );
+        if let Some(h) = horizon.filter(|h| h.millis() > 0) {
+            let done = (now.millis() as f64 / h.millis() as f64).clamp(0.0, 1.0);
+            let width = 24;
+            let filled = (done * f64::from(width)).round() as usize;
+            let eta = if done > 0.0 {
+                wall * (1.0 - done) / done
+            } else {
+                0.0
+            };
+            line.push_str(&format!(
+                " [{}{}] {:.0}% · ETA {:.0}s",
+                "#".repeat(filled),
+                "-".repeat(width as usize - filled),
+                done * 100.0,
+                eta
+            ));
+        }
+        eprint!("{line}\x1b[K");
     });
-    if show_progress {
+    if shown {
         eprint!("\r\x1b[K");
     }
     let doc = result(world, &outcome);

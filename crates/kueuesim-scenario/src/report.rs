@@ -115,7 +115,7 @@ fn gpu_stack(world: &World, series: &TimeSeries) -> String {
     let y_max = series
         .samples
         .iter()
-        .map(|s| s.gpu_quota_by_cq.iter().sum::<i64>())
+        .map(|s| s.gpu_quota_by_cq.iter().sum::<i64>().max(s.gpus_in_use))
         .max()
         .unwrap_or(0)
         .max(1) as f64;

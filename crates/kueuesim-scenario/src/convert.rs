@@ -173,6 +173,18 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
     Ok(cfg)
 }
 
+/// Which kind of top-level job a Workload stands for (for its name and gang rules).
+#[derive(Clone, Copy)]
+struct JobKind {
+    /// The kind, as in the Workload name (`lower(kind)-…`).
+    kind: &'static str,
+    /// Its API group.
+    group: &'static str,
+    /// batch/v1 Job: KAI gives its pods one PodGroup each, Volcano's PodGroup controller
+    /// minMember 1.
+    is_batch_job: bool,
+}
+
 /// A parsed object and where it came from.
 struct Parsed<'a, T> {
     src: &'a ObjectText<'a>,
@@ -2589,6 +2601,102 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// The Workload of a top-level job object (any kind with pod templates): queue and
+    /// priority resolution, Kueue's Workload name, times, max execution time, scheduler and
+    /// gang. `templates` are the pod sets' templates in pod-set order; `priority_class` the
+    /// kind's own priority class (Kubeflow `runPolicy.schedulingPolicy.priorityClass`), else
+    /// the first template's.
+    #[allow(clippy::too_many_arguments)]
+    fn job_workload(
+        &mut self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+        kind: JobKind,
+        name: &str,
+        namespace: &str,
+        pod_sets: Vec<PodSet>,
+        templates: &[&wire::PodTemplateSpec],
+        priority_class: Option<&wire::S>,
+    ) -> Result<Workload, ScenarioError> {
+        let template = templates[0];
+        let (queue, queue_name) = self.job_queue(
+            namespace,
+            meta.labels
+                .get(QUEUE_LABEL)
+                .map(String::as_str)
+                .filter(|q| !q.is_empty()),
+        );
+        let managed = queue != QueueRef::Unmanaged;
+        let pod_pc = priority_class.or(template.spec.priority_class_name.as_ref());
+        let (priority_class, priority, creation_blocked) = if managed {
+            self.job_priority(
+                meta.labels.get(PRIORITY_CLASS_LABEL).map(String::as_str),
+                pod_pc,
+                src,
+            )?
+        } else {
+            // Not Kueue's: the pod's own priority class (or the global default) matters
+            // only to its scheduler.
+            self.pod_priority(pod_pc, src)?
+        };
+        let uid = meta
+            .uid
+            .clone()
+            .unwrap_or_else(|| format!("{namespace}/{name}"));
+        let (created_at, arrival) = self.times(src, meta)?;
+        let job_max_exec = match meta.labels.get("kueue.x-k8s.io/max-exec-time-seconds") {
+            None => None,
+            Some(v) => match v.trim().parse::<i64>() {
+                Ok(n) if n > 0 => Some(SimDuration::from_secs(n)),
+                _ => {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "label kueue.x-k8s.io/max-exec-time-seconds {v:?}: expected a positive integer number of seconds"
+                        ),
+                    ));
+                }
+            },
+        };
+        let report_name = if managed {
+            kueue_workload_name(kind.kind, kind.group, name, &uid)
+        } else {
+            name.to_string()
+        };
+        let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
+        let metas: Vec<&wire::ObjectMeta> = templates.iter().map(|t| &t.metadata).collect();
+        let names: Vec<String> = pod_sets.iter().map(|p| p.name.clone()).collect();
+        let gang = self.gang_spec(src, &scheduler_name, meta, &metas, &names, kind.is_batch_job)?;
+        self.ensure_namespace(namespace);
+        Ok(Workload {
+            namespace: namespace.to_string(),
+            name: report_name,
+            kind: if managed {
+                "Workload".into()
+            } else {
+                kind.kind.into()
+            },
+            owner: Some((kind.kind.into(), name.to_string())),
+            uid,
+            queue,
+            queue_name,
+            priority_class,
+            priority,
+            scheduler_name,
+            created_at,
+            arrival,
+            duration: self.workload_duration(src, meta, false)?,
+            pod_sets,
+            active: true,
+            initial_admission: None,
+            last_eviction: None,
+            max_execution_time: job_max_exec,
+            job_uid: meta.uid.clone(),
+            creation_blocked,
+            gang,
+        })
+    }
+
     /// Creation and arrival times from `creationTimestamp` and the arrival annotation.
     fn times(
         &self,
@@ -2652,89 +2760,21 @@ impl<'a> Builder<'a> {
             };
             let template = &spec.template;
             let pod_set = self.pod_set(src, "main".into(), count as u32, min_count, template)?;
-            let (queue, queue_name) = self.job_queue(
-                &namespace,
-                meta.labels
-                    .get(QUEUE_LABEL)
-                    .map(String::as_str)
-                    .filter(|q| !q.is_empty()),
-            );
-            let managed = queue != QueueRef::Unmanaged;
-            let (priority_class, priority, creation_blocked) = if managed {
-                self.job_priority(
-                    meta.labels.get(PRIORITY_CLASS_LABEL).map(String::as_str),
-                    template.spec.priority_class_name.as_ref(),
-                    src,
-                )?
-            } else {
-                // Not Kueue's: the pod's own priority class (or the global default) matters
-                // only to its scheduler.
-                self.pod_priority(template.spec.priority_class_name.as_ref(), src)?
-            };
-            let uid = meta
-                .uid
-                .clone()
-                .unwrap_or_else(|| format!("{namespace}/{name}"));
-            let (created_at, arrival) = self.times(src, meta)?;
-            let job_max_exec = match meta.labels.get("kueue.x-k8s.io/max-exec-time-seconds") {
-                None => None,
-                Some(v) => match v.trim().parse::<i64>() {
-                    Ok(n) if n > 0 => Some(SimDuration::from_secs(n)),
-                    _ => {
-                        return Err(err_obj(
-                            src,
-                            format!(
-                                "label kueue.x-k8s.io/max-exec-time-seconds {v:?}: expected a positive integer number of seconds"
-                            ),
-                        ));
-                    }
-                },
-            };
-            let report_name = if managed {
-                kueue_workload_name("Job", "batch", &name, &uid)
-            } else {
-                name.clone()
-            };
-            let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
-            let gang = self.gang_spec(
+            let w = self.job_workload(
                 src,
-                &scheduler_name,
                 meta,
-                &[&template.metadata],
-                &["main".to_string()],
-                true,
-            )?;
-            self.ensure_namespace(&namespace);
-            out.push((
-                src.order,
-                Workload {
-                    namespace,
-                    name: report_name,
-                    kind: if managed {
-                        "Workload".into()
-                    } else {
-                        "Job".into()
-                    },
-                    owner: Some(("Job".into(), name.clone())),
-                    uid,
-                    queue,
-                    queue_name,
-                    priority_class,
-                    priority,
-                    scheduler_name,
-                    created_at,
-                    arrival,
-                    duration: self.workload_duration(src, meta, false)?,
-                    pod_sets: vec![pod_set],
-                    active: true,
-                    initial_admission: None,
-                    last_eviction: None,
-                    max_execution_time: job_max_exec,
-                    job_uid: meta.uid.clone(),
-                    creation_blocked,
-                    gang,
+                JobKind {
+                    kind: "Job",
+                    group: "batch",
+                    is_batch_job: true,
                 },
-            ));
+                &name,
+                &namespace,
+                vec![pod_set],
+                &[template],
+                None,
+            )?;
+            out.push((src.order, w));
         }
         let workloads = std::mem::take(&mut self.workloads);
         for p in &workloads {

@@ -218,6 +218,16 @@ struct Builder<'a> {
     /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
     generated_hypernodes: Vec<(HyperNodeSpec, &'a ObjectText<'a>)>,
     jobs: Vec<Parsed<'a, wire::Job>>,
+    jobsets: Vec<Parsed<'a, wire::JobSet>>,
+    /// Kubeflow jobs with their kind.
+    kubeflow_jobs: Vec<(&'static str, Parsed<'a, wire::KubeflowJob>)>,
+    ray_jobs: Vec<Parsed<'a, wire::RayJob>>,
+    ray_clusters: Vec<Parsed<'a, wire::RayCluster>>,
+    deployments: Vec<Parsed<'a, wire::ReplicatedPods>>,
+    statefulsets: Vec<Parsed<'a, wire::ReplicatedPods>>,
+    leader_worker_sets: Vec<Parsed<'a, wire::LeaderWorkerSet>>,
+    /// Pods: a Pod has a pod template's shape (metadata and spec).
+    pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
     workloads: Vec<Parsed<'a, wire::Workload>>,
     /// (kind, namespace, name) → first position, for duplicate detection.
     seen: BTreeMap<(String, String, String), Pos>,
@@ -652,6 +662,30 @@ impl<'a> Builder<'a> {
                 ("", "Namespace") => self.namespaces.push(parse(src)?),
                 ("scheduling.k8s.io", "PriorityClass") => self.pcs.push(parse(src)?),
                 ("batch", "Job") => self.jobs.push(parse(src)?),
+                ("jobset.x-k8s.io", "JobSet") => self.jobsets.push(parse(src)?),
+                (
+                    "kubeflow.org",
+                    kind @ ("PyTorchJob" | "TFJob" | "XGBoostJob" | "PaddleJob" | "JAXJob"
+                    | "MPIJob"),
+                ) => {
+                    let kind: &'static str = match kind {
+                        "PyTorchJob" => "PyTorchJob",
+                        "TFJob" => "TFJob",
+                        "XGBoostJob" => "XGBoostJob",
+                        "PaddleJob" => "PaddleJob",
+                        "JAXJob" => "JAXJob",
+                        _ => "MPIJob",
+                    };
+                    self.kubeflow_jobs.push((kind, parse(src)?));
+                }
+                ("ray.io", "RayJob") => self.ray_jobs.push(parse(src)?),
+                ("ray.io", "RayCluster") => self.ray_clusters.push(parse(src)?),
+                ("apps", "Deployment") => self.deployments.push(parse(src)?),
+                ("apps", "StatefulSet") => self.statefulsets.push(parse(src)?),
+                ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+                    self.leader_worker_sets.push(parse(src)?)
+                }
+                ("", "Pod") => self.pods.push(parse(src)?),
                 ("kueuesim.io", "Simulation") => {
                     let p: Parsed<'a, wire::Simulation> = parse(src)?;
                     if let Some(first) = &self.simulation {
@@ -2666,7 +2700,14 @@ impl<'a> Builder<'a> {
         let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
         let metas: Vec<&wire::ObjectMeta> = templates.iter().map(|t| &t.metadata).collect();
         let names: Vec<String> = pod_sets.iter().map(|p| p.name.clone()).collect();
-        let gang = self.gang_spec(src, &scheduler_name, meta, &metas, &names, kind.is_batch_job)?;
+        let gang = self.gang_spec(
+            src,
+            &scheduler_name,
+            meta,
+            &metas,
+            &names,
+            kind.is_batch_job,
+        )?;
         self.ensure_namespace(namespace);
         Ok(Workload {
             namespace: namespace.to_string(),
@@ -2695,6 +2736,393 @@ impl<'a> Builder<'a> {
             creation_blocked,
             gang,
         })
+    }
+
+    /// A positive replica count (default 1) as a pod count.
+    fn replicas(
+        src: &ObjectText<'_>,
+        what: &str,
+        v: Option<&Spanned<i64>>,
+    ) -> Result<u32, ScenarioError> {
+        match v {
+            None => Ok(1),
+            Some(r) if r.value >= 1 && r.value <= i64::from(u32::MAX) => Ok(r.value as u32),
+            Some(r) => Err(err_at(
+                src,
+                r,
+                format!(
+                    "{what} {} is not positive: expected an integer ≥ 1 (a pod set of 0 pods is not admitted)",
+                    r.value
+                ),
+            )),
+        }
+    }
+
+    /// The job kinds beyond batch/v1 Job, with Kueue's pod-set derivation
+    /// (research/manifests.md §1): JobSet, Kubeflow jobs, MPIJob, RayJob, RayCluster,
+    /// Deployment (a Workload per pod), StatefulSet (one pod group), LeaderWorkerSet (a
+    /// Workload per group) and Pods.
+    fn build_other_jobs(&mut self, out: &mut Vec<(usize, Workload)>) -> Result<(), ScenarioError> {
+        let jobsets = std::mem::take(&mut self.jobsets);
+        for p in &jobsets {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            if p.obj.spec.replicated_jobs.is_empty() {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "JobSet {namespace}/{name} has no spec.replicatedJobs: expected at least one"
+                    ),
+                ));
+            }
+            let mut pod_sets = Vec::new();
+            let mut templates = Vec::new();
+            for rj in &p.obj.spec.replicated_jobs {
+                let Some(rj_name) = rj.name.as_ref().filter(|n| !n.value.is_empty()) else {
+                    return Err(err_obj(
+                        src,
+                        "a replicatedJob has no name: expected spec.replicatedJobs[].name",
+                    ));
+                };
+                let replicas = Self::replicas(src, "replicas", rj.replicas.as_ref())?;
+                let job = &rj.template.spec;
+                let parallelism = Self::replicas(src, "parallelism", job.parallelism.as_ref())?;
+                let completions = match &job.completions {
+                    None => parallelism,
+                    Some(_) => Self::replicas(src, "completions", job.completions.as_ref())?,
+                };
+                let count = replicas.saturating_mul(parallelism.min(completions));
+                pod_sets.push(self.pod_set(
+                    src,
+                    rj_name.value.to_lowercase(),
+                    count,
+                    None,
+                    &job.template,
+                )?);
+                templates.push(&job.template);
+            }
+            let kind = JobKind {
+                kind: "JobSet",
+                group: "jobset.x-k8s.io",
+                is_batch_job: false,
+            };
+            let w = self.job_workload(
+                src, meta, kind, &name, &namespace, pod_sets, &templates, None,
+            )?;
+            out.push((src.order, w));
+        }
+        let kubeflow = std::mem::take(&mut self.kubeflow_jobs);
+        for (kind, p) in &kubeflow {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            let spec = &p.obj.spec;
+            // Kueue's replica-type order per kind.
+            let (specs, order): (Option<&BTreeMap<String, wire::ReplicaSpec>>, &[&str]) =
+                match *kind {
+                    "PyTorchJob" => (spec.pytorch_replica_specs.as_ref(), &["Master", "Worker"]),
+                    "TFJob" => (
+                        spec.tf_replica_specs.as_ref(),
+                        &["Chief", "Master", "PS", "Worker", "Evaluator"],
+                    ),
+                    "XGBoostJob" => (spec.xgb_replica_specs.as_ref(), &["Master", "Worker"]),
+                    "PaddleJob" => (spec.paddle_replica_specs.as_ref(), &["Master", "Worker"]),
+                    "JAXJob" => (spec.jax_replica_specs.as_ref(), &["Worker"]),
+                    _ => (spec.mpi_replica_specs.as_ref(), &["Launcher", "Worker"]),
+                };
+            let Some(specs) = specs.filter(|m| !m.is_empty()) else {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "{kind} {namespace}/{name} has no replica specs: expected spec.{} with {}",
+                        match *kind {
+                            "PyTorchJob" => "pytorchReplicaSpecs",
+                            "TFJob" => "tfReplicaSpecs",
+                            "XGBoostJob" => "xgbReplicaSpecs",
+                            "PaddleJob" => "paddleReplicaSpecs",
+                            "JAXJob" => "jaxReplicaSpecs",
+                            _ => "mpiReplicaSpecs",
+                        },
+                        order.join(" / ")
+                    ),
+                ));
+            };
+            if let Some(unknown) = specs.keys().find(|k| !order.contains(&k.as_str())) {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "{kind} {namespace}/{name} has replica type {unknown:?}: expected one of {}",
+                        order.join(", ")
+                    ),
+                ));
+            }
+            let mut pod_sets = Vec::new();
+            let mut templates = Vec::new();
+            for rt in order.iter().filter_map(|t| specs.get(*t).map(|s| (t, s))) {
+                let (t, rs) = rt;
+                let count = Self::replicas(src, "replicas", rs.replicas.as_ref())?;
+                pod_sets.push(self.pod_set(src, t.to_lowercase(), count, None, &rs.template)?);
+                templates.push(&rs.template);
+            }
+            let policy = spec
+                .run_policy
+                .as_ref()
+                .and_then(|r| r.scheduling_policy.as_ref());
+            let group = "kubeflow.org";
+            let jk = JobKind {
+                kind,
+                group,
+                is_batch_job: false,
+            };
+            let mut w = self.job_workload(
+                src,
+                meta,
+                jk,
+                &name,
+                &namespace,
+                pod_sets,
+                &templates,
+                policy.and_then(|p| p.priority_class.as_ref()),
+            )?;
+            // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
+            if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {
+                w.gang.min_member = Some(u32::try_from(m.value.max(0)).unwrap_or(u32::MAX));
+            }
+            out.push((src.order, w));
+        }
+        let ray_jobs = std::mem::take(&mut self.ray_jobs);
+        for p in &ray_jobs {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            let Some(cluster) = &p.obj.spec.ray_cluster_spec else {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "RayJob {namespace}/{name} has no spec.rayClusterSpec: expected the cluster it runs on"
+                    ),
+                ));
+            };
+            let (mut pod_sets, mut templates) = self.ray_pod_sets(src, cluster)?;
+            // K8sJobMode (the default) runs a submitter pod: its template, or Kueue's default
+            // of 500m cpu and 200Mi memory.
+            let mode = p
+                .obj
+                .spec
+                .submission_mode
+                .as_deref()
+                .unwrap_or("K8sJobMode");
+            if mode == "K8sJobMode" {
+                match &p.obj.spec.submitter_pod_template {
+                    Some(t) => {
+                        pod_sets.push(self.pod_set(src, "submitter".into(), 1, None, t)?);
+                        templates.push(t);
+                    }
+                    None => {
+                        let mut ps = self.pod_set(
+                            src,
+                            "submitter".into(),
+                            1,
+                            None,
+                            &cluster.head_group_spec.template,
+                        )?;
+                        let cpu = self.world.resources.intern("cpu");
+                        let mem = self.world.resources.intern("memory");
+                        ps.requests =
+                            ResourceList::from_pairs(vec![(cpu, 500), (mem, 200 * 1024 * 1024)]);
+                        pod_sets.push(ps);
+                        templates.push(&cluster.head_group_spec.template);
+                    }
+                }
+            }
+            let kind = JobKind {
+                kind: "RayJob",
+                group: "ray.io",
+                is_batch_job: false,
+            };
+            let w = self.job_workload(
+                src, meta, kind, &name, &namespace, pod_sets, &templates, None,
+            )?;
+            out.push((src.order, w));
+        }
+        let ray_clusters = std::mem::take(&mut self.ray_clusters);
+        for p in &ray_clusters {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            let (pod_sets, templates) = self.ray_pod_sets(src, &p.obj.spec)?;
+            let kind = JobKind {
+                kind: "RayCluster",
+                group: "ray.io",
+                is_batch_job: false,
+            };
+            let w = self.job_workload(
+                src, meta, kind, &name, &namespace, pod_sets, &templates, None,
+            )?;
+            out.push((src.order, w));
+        }
+        let statefulsets = std::mem::take(&mut self.statefulsets);
+        for p in &statefulsets {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            // One pod group of `replicas` pods (Kueue's StatefulSet integration).
+            let count = Self::replicas(src, "replicas", p.obj.spec.replicas.as_ref())?;
+            let t = &p.obj.spec.template;
+            let ps = self.pod_set(src, "main".into(), count, None, t)?;
+            let kind = JobKind {
+                kind: "StatefulSet",
+                group: "apps",
+                is_batch_job: false,
+            };
+            let w = self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[t], None)?;
+            out.push((src.order, w));
+        }
+        let deployments = std::mem::take(&mut self.deployments);
+        for p in &deployments {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            // Every pod is its own single-pod Workload (the pod integration).
+            let count = Self::replicas(src, "replicas", p.obj.spec.replicas.as_ref())?;
+            let t = &p.obj.spec.template;
+            for i in 0..count {
+                let ps = self.pod_set(src, "main".into(), 1, None, t)?;
+                let kind = JobKind {
+                    kind: "Pod",
+                    group: "",
+                    is_batch_job: false,
+                };
+                let pod = format!("{name}-{i}");
+                let w =
+                    self.job_workload(src, meta, kind, &pod, &namespace, vec![ps], &[t], None)?;
+                out.push((src.order, w));
+            }
+        }
+        let lws = std::mem::take(&mut self.leader_worker_sets);
+        for p in &lws {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            let groups = Self::replicas(src, "replicas", p.obj.spec.replicas.as_ref())?;
+            let lwt = &p.obj.spec.leader_worker_template;
+            let size = Self::replicas(src, "size", lwt.size.as_ref())?;
+            for g in 0..groups {
+                let mut pod_sets = Vec::new();
+                let mut templates = Vec::new();
+                match &lwt.leader_template {
+                    Some(leader) => {
+                        pod_sets.push(self.pod_set(src, "leader".into(), 1, None, leader)?);
+                        templates.push(leader);
+                        if size > 1 {
+                            pod_sets.push(self.pod_set(
+                                src,
+                                "worker".into(),
+                                size - 1,
+                                None,
+                                &lwt.worker_template,
+                            )?);
+                            templates.push(&lwt.worker_template);
+                        }
+                    }
+                    None => {
+                        pod_sets.push(self.pod_set(
+                            src,
+                            "main".into(),
+                            size,
+                            None,
+                            &lwt.worker_template,
+                        )?);
+                        templates.push(&lwt.worker_template);
+                    }
+                }
+                let kind = JobKind {
+                    kind: "LeaderWorkerSet",
+                    group: "leaderworkerset.x-k8s.io",
+                    is_batch_job: false,
+                };
+                let group_name = format!("{name}-{g}");
+                let w = self.job_workload(
+                    src,
+                    meta,
+                    kind,
+                    &group_name,
+                    &namespace,
+                    pod_sets,
+                    &templates,
+                    None,
+                )?;
+                out.push((src.order, w));
+            }
+        }
+        let pods = std::mem::take(&mut self.pods);
+        for p in &pods {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            let pod = &p.obj;
+            let ps = self.pod_set(src, "main".into(), 1, None, pod)?;
+            let kind = JobKind {
+                kind: "Pod",
+                group: "",
+                is_batch_job: false,
+            };
+            let w =
+                self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            out.push((src.order, w));
+        }
+        Ok(())
+    }
+
+    /// RayCluster pod sets: `head` (1) and one per worker group, `replicas × numOfHosts`.
+    #[allow(clippy::type_complexity)]
+    fn ray_pod_sets<'t>(
+        &mut self,
+        src: &ObjectText<'_>,
+        c: &'t wire::RayClusterSpec,
+    ) -> Result<(Vec<PodSet>, Vec<&'t wire::PodTemplateSpec>), ScenarioError> {
+        let mut pod_sets =
+            vec![self.pod_set(src, "head".into(), 1, None, &c.head_group_spec.template)?];
+        let mut templates = vec![&c.head_group_spec.template];
+        for g in &c.worker_group_specs {
+            let Some(gname) = g.group_name.as_ref().filter(|n| !n.value.is_empty()) else {
+                return Err(err_obj(
+                    src,
+                    "a workerGroupSpec has no groupName: expected one",
+                ));
+            };
+            let replicas = Self::replicas(src, "replicas", g.replicas.as_ref())?;
+            let hosts = match &g.num_of_hosts {
+                Some(h) if h.value > 1 => h.value as u32,
+                _ => 1,
+            };
+            pod_sets.push(self.pod_set(
+                src,
+                gname.value.to_lowercase(),
+                replicas.saturating_mul(hosts),
+                None,
+                &g.template,
+            )?);
+            templates.push(&g.template);
+        }
+        Ok((pod_sets, templates))
     }
 
     /// Creation and arrival times from `creationTimestamp` and the arrival annotation.
@@ -2776,6 +3204,7 @@ impl<'a> Builder<'a> {
             )?;
             out.push((src.order, w));
         }
+        self.build_other_jobs(&mut out)?;
         let workloads = std::mem::take(&mut self.workloads);
         for p in &workloads {
             let src = p.src;

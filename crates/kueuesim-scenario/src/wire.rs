@@ -153,6 +153,163 @@ pub struct Job {
     pub spec: JobSpec,
 }
 
+// ---- other job kinds ---------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobTemplateSpec {
+    pub metadata: ObjectMeta,
+    pub spec: JobSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplicatedJob {
+    pub name: Option<S>,
+    pub replicas: Option<Spanned<i64>>,
+    pub template: JobTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSetSpec {
+    pub replicated_jobs: Vec<ReplicatedJob>,
+}
+
+/// `jobset.x-k8s.io/v1alpha2` JobSet.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSet {
+    pub metadata: ObjectMeta,
+    pub spec: JobSetSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplicaSpec {
+    pub replicas: Option<Spanned<i64>>,
+    pub template: PodTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SchedulingPolicy {
+    pub priority_class: Option<S>,
+    pub min_available: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RunPolicy {
+    pub scheduling_policy: Option<SchedulingPolicy>,
+    pub suspend: Option<bool>,
+}
+
+/// Kubeflow `kubeflow.org/v1` PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob and
+/// `kubeflow.org/v2beta1` MPIJob: replica specs under one of these keys.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KubeflowSpec {
+    pub pytorch_replica_specs: Option<BTreeMap<String, ReplicaSpec>>,
+    pub tf_replica_specs: Option<BTreeMap<String, ReplicaSpec>>,
+    pub xgb_replica_specs: Option<BTreeMap<String, ReplicaSpec>>,
+    pub paddle_replica_specs: Option<BTreeMap<String, ReplicaSpec>>,
+    pub jax_replica_specs: Option<BTreeMap<String, ReplicaSpec>>,
+    pub mpi_replica_specs: Option<BTreeMap<String, ReplicaSpec>>,
+    pub run_policy: Option<RunPolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct KubeflowJob {
+    pub metadata: ObjectMeta,
+    pub spec: KubeflowSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayHeadGroup {
+    pub template: PodTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayWorkerGroup {
+    pub group_name: Option<S>,
+    pub replicas: Option<Spanned<i64>>,
+    pub num_of_hosts: Option<Spanned<i64>>,
+    pub template: PodTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayClusterSpec {
+    pub head_group_spec: RayHeadGroup,
+    pub worker_group_specs: Vec<RayWorkerGroup>,
+    pub enable_in_tree_autoscaling: Option<bool>,
+}
+
+/// `ray.io/v1` RayJob (`spec.rayClusterSpec`) or RayCluster (`spec` itself).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayJobSpec {
+    pub ray_cluster_spec: Option<RayClusterSpec>,
+    pub submission_mode: Option<String>,
+    pub submitter_pod_template: Option<PodTemplateSpec>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayJob {
+    pub metadata: ObjectMeta,
+    pub spec: RayJobSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RayCluster {
+    pub metadata: ObjectMeta,
+    pub spec: RayClusterSpec,
+}
+
+/// `apps/v1` Deployment or StatefulSet.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplicatedPodsSpec {
+    pub replicas: Option<Spanned<i64>>,
+    pub template: PodTemplateSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplicatedPods {
+    pub metadata: ObjectMeta,
+    pub spec: ReplicatedPodsSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LeaderWorkerTemplate {
+    pub leader_template: Option<PodTemplateSpec>,
+    pub worker_template: PodTemplateSpec,
+    pub size: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LeaderWorkerSetSpec {
+    pub replicas: Option<Spanned<i64>>,
+    pub leader_worker_template: LeaderWorkerTemplate,
+}
+
+/// `leaderworkerset.x-k8s.io/v1` LeaderWorkerSet.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LeaderWorkerSet {
+    pub metadata: ObjectMeta,
+    pub spec: LeaderWorkerSetSpec,
+}
+
 // ---- kueue.x-k8s.io ----------------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]

@@ -4,6 +4,8 @@
 mod bad_input;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
+/// Every job kind Kueue admits, with the pod sets Kueue derives.
+mod job_kinds;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
 mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial

@@ -1,0 +1,125 @@
+//! Every job kind Kueue admits becomes the pod sets Kueue derives (research/manifests.md §1),
+//! on scenarios/examples/job-kinds/.
+
+use kueuesim_scenario::output::WorkloadOut;
+
+use crate::util::{load_error, run_dir};
+
+/// (pod set, count, requests as "resource=quantity" sorted).
+fn shape(w: &WorkloadOut) -> Vec<(String, u32, String)> {
+    w.pod_sets
+        .iter()
+        .map(|p| {
+            let r: Vec<String> = p.requests.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            (p.name.clone(), p.count, r.join(" "))
+        })
+        .collect()
+}
+
+fn find<'a>(ws: &'a [WorkloadOut], prefix: &str) -> &'a WorkloadOut {
+    ws.iter()
+        .find(|w| w.name.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no workload {prefix}*"))
+}
+
+fn ps(name: &str, count: u32, req: &str) -> (String, u32, String) {
+    (name.to_string(), count, req.to_string())
+}
+
+#[test]
+fn each_kind_derives_kueues_pod_sets() {
+    let r = run_dir("examples/job-kinds");
+    let ws = &r.workloads;
+    // JobSet: replicatedJob names lower-cased; count = replicas × min(parallelism, completions).
+    let js = find(ws, "jobset-llm-pretrain-");
+    assert_eq!(
+        shape(js),
+        [
+            ps("driver", 1, "cpu=2 memory=8Gi"),
+            ps("workers", 4, "cpu=16 memory=200Gi nvidia.com/gpu=4"),
+        ]
+    );
+    // PyTorchJob: Master before Worker whatever the YAML order; runPolicy priority class.
+    let pt = find(ws, "pytorchjob-resnet-ddp-");
+    assert_eq!(
+        shape(pt),
+        [
+            ps("master", 1, "cpu=8 memory=64Gi nvidia.com/gpu=2"),
+            ps("worker", 3, "cpu=8 memory=64Gi nvidia.com/gpu=2"),
+        ]
+    );
+    assert_eq!(pt.priority, 1000);
+    let mpi = find(ws, "mpijob-hpl-");
+    assert_eq!(
+        shape(mpi),
+        [
+            ps("launcher", 1, "cpu=1 memory=2Gi"),
+            ps("worker", 2, "cpu=32 memory=256Gi nvidia.com/gpu=8"),
+        ]
+    );
+    // RayJob: head, workers = replicas × numOfHosts (lower-cased group name), default submitter.
+    let ray = find(ws, "rayjob-tune-sweep-");
+    assert_eq!(
+        shape(ray),
+        [
+            ps("head", 1, "cpu=4 memory=16Gi"),
+            ps("gpu-workers", 4, "cpu=4 memory=32Gi nvidia.com/gpu=1"),
+            ps("submitter", 1, "cpu=500m memory=200Mi"),
+        ]
+    );
+    // StatefulSet: one pod group; Deployment: a Workload per pod; LWS: one per group.
+    assert_eq!(
+        shape(find(ws, "statefulset-vector-db-")),
+        [ps("main", 3, "cpu=4 memory=32Gi")]
+    );
+    assert_eq!(
+        ws.iter()
+            .filter(|w| w.name.starts_with("pod-embedder-"))
+            .count(),
+        2
+    );
+    let lws: Vec<&WorkloadOut> = ws
+        .iter()
+        .filter(|w| w.name.starts_with("leaderworkerset-llm-serve-"))
+        .collect();
+    assert_eq!(lws.len(), 2);
+    assert_eq!(
+        shape(lws[0]),
+        [
+            ps("leader", 1, "cpu=8 memory=64Gi nvidia.com/gpu=2"),
+            ps("worker", 2, "cpu=8 memory=64Gi nvidia.com/gpu=2"),
+        ]
+    );
+    assert_eq!(
+        shape(find(ws, "pod-notebook-")),
+        [ps("main", 1, "cpu=2 memory=8Gi nvidia.com/gpu=1")]
+    );
+    // Every one of them is Kueue's: admitted through the team queue.
+    assert!(
+        ws.iter()
+            .all(|w| w.cluster_queue.as_deref() == Some("research"))
+    );
+}
+
+#[test]
+fn malformed_job_kinds_are_errors_with_positions() {
+    let e = load_error(
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: j}\nspec: {}\n",
+    );
+    assert!(e.starts_with("t.yaml:2:"), "{e}");
+    assert!(e.contains("has no spec.replicatedJobs"), "{e}");
+    let e = load_error(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n  pytorchReplicaSpecs:\n    Chief: {replicas: 1}\n",
+    );
+    assert!(
+        e.contains("has replica type \"Chief\": expected one of Master, Worker"),
+        "{e}"
+    );
+    let e = load_error(
+        "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n  pytorchReplicaSpecs:\n    Worker: {replicas: 0}\n",
+    );
+    assert!(e.starts_with("t.yaml:6:"), "{e}");
+    assert!(e.contains("replicas 0 is not positive"), "{e}");
+    let e = load_error("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec: {}\n");
+    assert!(e.contains("has no spec.rayClusterSpec"), "{e}");
+}

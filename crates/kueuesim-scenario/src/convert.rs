@@ -222,6 +222,9 @@ struct Builder<'a> {
     /// Kubeflow jobs with their kind.
     kubeflow_jobs: Vec<(&'static str, Parsed<'a, wire::KubeflowJob>)>,
     ray_jobs: Vec<Parsed<'a, wire::RayJob>>,
+    train_jobs: Vec<Parsed<'a, wire::TrainJob>>,
+    /// (cluster-scoped?, runtime): ClusterTrainingRuntime and TrainingRuntime objects.
+    training_runtimes: Vec<(bool, Parsed<'a, wire::TrainingRuntime>)>,
     ray_clusters: Vec<Parsed<'a, wire::RayCluster>>,
     deployments: Vec<Parsed<'a, wire::ReplicatedPods>>,
     statefulsets: Vec<Parsed<'a, wire::ReplicatedPods>>,
@@ -679,6 +682,13 @@ impl<'a> Builder<'a> {
                     self.kubeflow_jobs.push((kind, parse(src)?));
                 }
                 ("ray.io", "RayJob") => self.ray_jobs.push(parse(src)?),
+                ("trainer.kubeflow.org", "TrainJob") => self.train_jobs.push(parse(src)?),
+                ("trainer.kubeflow.org", "ClusterTrainingRuntime") => {
+                    self.training_runtimes.push((true, parse(src)?))
+                }
+                ("trainer.kubeflow.org", "TrainingRuntime") => {
+                    self.training_runtimes.push((false, parse(src)?))
+                }
                 ("ray.io", "RayCluster") => self.ray_clusters.push(parse(src)?),
                 ("apps", "Deployment") => self.deployments.push(parse(src)?),
                 ("apps", "StatefulSet") => self.statefulsets.push(parse(src)?),
@@ -2950,6 +2960,156 @@ impl<'a> Builder<'a> {
             let w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            out.push((src.order, w));
+        }
+        let train_jobs = std::mem::take(&mut self.train_jobs);
+        let runtimes = std::mem::take(&mut self.training_runtimes);
+        for p in &train_jobs {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            self.remember(src, &namespace, &name)?;
+            let rr = &p.obj.spec.runtime_ref;
+            let Some(rname) = rr.name.as_ref().filter(|n| !n.value.is_empty()) else {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "TrainJob {namespace}/{name} has no spec.runtimeRef.name: expected the runtime it runs"
+                    ),
+                ));
+            };
+            let cluster = rr
+                .kind
+                .as_ref()
+                .is_none_or(|k| k.value == "ClusterTrainingRuntime");
+            let Some((_, rt)) = runtimes.iter().find(|(c, r)| {
+                *c == cluster
+                    && r.obj
+                        .metadata
+                        .name
+                        .as_ref()
+                        .is_some_and(|n| n.value == rname.value)
+                    && (cluster || namespace_of(&r.obj.metadata) == namespace)
+            }) else {
+                let what = if cluster {
+                    "ClusterTrainingRuntime"
+                } else {
+                    "TrainingRuntime"
+                };
+                return Err(err_at(
+                    src,
+                    rname,
+                    format!(
+                        "TrainJob {namespace}/{name} names {what} {:?}, which is not in the input: expected a trainer.kubeflow.org {what}",
+                        rname.value
+                    ),
+                ));
+            };
+            let rspec = &rt.obj.spec;
+            let trainer = p.obj.spec.trainer.as_ref();
+            let num_nodes = match trainer
+                .and_then(|t| t.num_nodes.as_ref())
+                .or(rspec.ml_policy.as_ref().and_then(|m| m.num_nodes.as_ref()))
+            {
+                None => 1,
+                Some(n) => Self::replicas(src, "numNodes", Some(n))?,
+            };
+            if rspec.template.spec.replicated_jobs.is_empty() {
+                return Err(err_obj(
+                    rt.src,
+                    "the runtime has no spec.template.spec.replicatedJobs: expected the JobSet it builds",
+                ));
+            }
+            // The child JobSet the trainer builds: the trainer step (ancestor label `trainer`,
+            // or the replicatedJob `node`) runs numNodes pods with resourcesPerNode.
+            let mut pod_sets = Vec::new();
+            let mut templates = Vec::new();
+            for rj in &rspec.template.spec.replicated_jobs {
+                let Some(rj_name) = rj.name.as_ref().filter(|n| !n.value.is_empty()) else {
+                    return Err(err_obj(
+                        rt.src,
+                        "a replicatedJob has no name: expected spec.template.spec.replicatedJobs[].name",
+                    ));
+                };
+                let is_trainer = rj
+                    .template
+                    .metadata
+                    .labels
+                    .get("trainer.kubeflow.org/trainjob-ancestor-step")
+                    .is_some_and(|v| v == "trainer")
+                    || rj_name.value == "node";
+                let replicas = Self::replicas(rt.src, "replicas", rj.replicas.as_ref())?;
+                let job = &rj.template.spec;
+                let count = if is_trainer {
+                    num_nodes
+                } else {
+                    let parallelism =
+                        Self::replicas(rt.src, "parallelism", job.parallelism.as_ref())?;
+                    replicas.saturating_mul(parallelism)
+                };
+                let mut ps = self.pod_set(
+                    rt.src,
+                    rj_name.value.to_lowercase(),
+                    count,
+                    None,
+                    &job.template,
+                )?;
+                if is_trainer && let Some(res) = trainer.and_then(|t| t.resources_per_node.as_ref())
+                {
+                    let container = wire::Container {
+                        name: None,
+                        resources: wire::ResourceRequirements {
+                            requests: res.requests.clone(),
+                            limits: res.limits.clone(),
+                        },
+                        restart_policy: None,
+                    };
+                    let spec = wire::PodSpec {
+                        containers: vec![container],
+                        ..Default::default()
+                    };
+                    ps.requests = self.pod_requests(src, &spec)?;
+                }
+                pod_sets.push(ps);
+                templates.push(&job.template);
+            }
+            let kind = JobKind {
+                kind: "TrainJob",
+                group: "trainer.kubeflow.org",
+                is_batch_job: false,
+            };
+            let mut w = self.job_workload(
+                src, meta, kind, &name, &namespace, pod_sets, &templates, None,
+            )?;
+            // podGroupPolicy: Volcano's PodGroup gets every pod as minMember and the runtime's
+            // networkTopology; coscheduling gangs every pod too.
+            if let Some(pgp) = &rspec.pod_group_policy {
+                w.gang.min_member = None;
+                if let Some(nt) = pgp
+                    .volcano
+                    .as_ref()
+                    .and_then(|v| v.network_topology.as_ref())
+                {
+                    let hard = match &nt.mode {
+                        None => true,
+                        Some(m) => one_of(
+                            rt.src,
+                            m,
+                            "networkTopology mode",
+                            &[("hard", true), ("soft", false)],
+                        )?,
+                    };
+                    let highest_tier = match (&nt.highest_tier_allowed, &nt.highest_tier_name) {
+                        (Some(t), _) => {
+                            Some(TierRef::Number(i32::try_from(t.value).unwrap_or(i32::MAX)))
+                        }
+                        (None, Some(n)) => Some(TierRef::Name(n.clone())),
+                        (None, None) => None,
+                    };
+                    w.gang.network_topology = Some(NetworkTopology { hard, highest_tier });
+                }
+            }
             out.push((src.order, w));
         }
         let ray_clusters = std::mem::take(&mut self.ray_clusters);

@@ -310,6 +310,79 @@ pub struct LeaderWorkerSet {
     pub spec: LeaderWorkerSetSpec,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeRef {
+    pub name: Option<S>,
+    pub api_group: Option<String>,
+    pub kind: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainerSpec {
+    pub num_nodes: Option<Spanned<i64>>,
+    pub resources_per_node: Option<ResourceRequirements>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainJobSpec {
+    pub runtime_ref: RuntimeRef,
+    pub trainer: Option<TrainerSpec>,
+    pub suspend: Option<bool>,
+}
+
+/// `trainer.kubeflow.org/v1alpha1` TrainJob.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainJob {
+    pub metadata: ObjectMeta,
+    pub spec: TrainJobSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MlPolicy {
+    pub num_nodes: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoPodGroupPolicy {
+    pub network_topology: Option<VolcanoNetworkTopology>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodGroupPolicy {
+    pub coscheduling: Option<BTreeMap<String, serde_json::Value>>,
+    pub volcano: Option<VolcanoPodGroupPolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RuntimeTemplate {
+    pub metadata: ObjectMeta,
+    pub spec: JobSetSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainingRuntimeSpec {
+    pub ml_policy: Option<MlPolicy>,
+    pub pod_group_policy: Option<PodGroupPolicy>,
+    pub template: RuntimeTemplate,
+}
+
+/// `trainer.kubeflow.org/v1alpha1` ClusterTrainingRuntime or TrainingRuntime.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TrainingRuntime {
+    pub metadata: ObjectMeta,
+    pub spec: TrainingRuntimeSpec,
+}
+
 // ---- kueue.x-k8s.io ----------------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]

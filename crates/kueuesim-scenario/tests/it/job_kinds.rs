@@ -94,6 +94,15 @@ fn each_kind_derives_kueues_pod_sets() {
         shape(find(ws, "pod-notebook-")),
         [ps("main", 1, "cpu=2 memory=8Gi nvidia.com/gpu=1")]
     );
+    // TrainJob: the runtime's JobSet with the trainer step at numNodes × resourcesPerNode; the
+    // runtime's podGroupPolicy makes it a Volcano gang of every pod with its network topology.
+    let tj = find(ws, "trainjob-llama-ft-");
+    assert_eq!(
+        shape(tj),
+        [ps("node", 2, "cpu=16 memory=128Gi nvidia.com/gpu=4")]
+    );
+    assert_eq!(tj.scheduler_name, "volcano");
+    assert_eq!(tj.pod_sets[0].nodes.len(), 2, "placed as one gang");
     // Every one of them is Kueue's: admitted through the team queue.
     assert!(
         ws.iter()
@@ -120,6 +129,14 @@ fn malformed_job_kinds_are_errors_with_positions() {
     );
     assert!(e.starts_with("t.yaml:6:"), "{e}");
     assert!(e.contains("replicas 0 is not positive"), "{e}");
+    let e = load_error(
+        "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n  runtimeRef: {name: torch}\n",
+    );
+    assert!(e.starts_with("t.yaml:5:"), "{e}");
+    assert!(
+        e.contains("names ClusterTrainingRuntime \"torch\", which is not in the input"),
+        "{e}"
+    );
     let e = load_error("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec: {}\n");
     assert!(e.contains("has no spec.rayClusterSpec"), "{e}");
 }

@@ -383,6 +383,43 @@ pub struct TrainingRuntime {
     pub spec: TrainingRuntimeSpec,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PartitionPolicy {
+    pub total_partitions: Option<Spanned<i64>>,
+    pub partition_size: Option<Spanned<i64>>,
+    pub min_partitions: Option<Spanned<i64>>,
+    pub network_topology: Option<VolcanoNetworkTopology>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoTask {
+    pub name: Option<S>,
+    pub replicas: Option<Spanned<i64>>,
+    pub min_available: Option<Spanned<i64>>,
+    pub template: PodTemplateSpec,
+    pub partition_policy: Option<PartitionPolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoJobSpec {
+    pub scheduler_name: Option<S>,
+    pub min_available: Option<Spanned<i64>>,
+    pub queue: Option<String>,
+    pub network_topology: Option<VolcanoNetworkTopology>,
+    pub tasks: Vec<VolcanoTask>,
+}
+
+/// `batch.volcano.sh/v1alpha1` Job.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoJob {
+    pub metadata: ObjectMeta,
+    pub spec: VolcanoJobSpec,
+}
+
 // ---- kueue.x-k8s.io ----------------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]

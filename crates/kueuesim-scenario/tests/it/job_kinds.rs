@@ -140,3 +140,28 @@ fn malformed_job_kinds_are_errors_with_positions() {
     let e = load_error("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec: {}\n");
     assert!(e.contains("has no spec.rayClusterSpec"), "{e}");
 }
+
+#[test]
+fn volcano_job_partitions_stay_in_leaves_of_one_spine() {
+    let r = run_dir("examples/volcano-job");
+    let j = r
+        .workloads
+        .iter()
+        .find(|w| w.name == "allreduce")
+        .expect("the Volcano Job");
+    assert_eq!(j.kind, "VolcanoJob");
+    assert_eq!(j.local_queue, None, "Kueue does not manage Volcano Jobs");
+    let mut p0 = j.pod_sets[0].nodes.clone();
+    let mut p1 = j.pod_sets[1].nodes.clone();
+    p0.sort();
+    p1.sort();
+    // gpu-4/5 form leaf 2, gpu-6/7 leaf 3, both under spine 1.
+    assert_eq!(
+        (p0, p1),
+        (
+            vec!["gpu-4".to_string(), "gpu-5".into()],
+            vec!["gpu-6".to_string(), "gpu-7".into()]
+        )
+    );
+    assert_eq!(j.topology_domain.as_deref(), Some("gpu-spine-1"));
+}

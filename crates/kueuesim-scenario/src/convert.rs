@@ -3389,12 +3389,19 @@ impl<'a> Builder<'a> {
             }
         }
         let pods = std::mem::take(&mut self.pods);
-        for p in &pods {
+        // Pod groups: pods sharing `kueue.x-k8s.io/pod-group-name` in a namespace are one
+        // Workload named after the group, with one pod set per role (pods of one spec shape).
+        let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+        for (i, p) in pods.iter().enumerate() {
             let src = p.src;
             let meta = &p.obj.metadata;
             let name = name_of(src, meta)?.to_string();
             let namespace = namespace_of(meta);
             self.remember(src, &namespace, &name)?;
+            if let Some(g) = meta.labels.get("kueue.x-k8s.io/pod-group-name") {
+                groups.entry((namespace, g.clone())).or_default().push(i);
+                continue;
+            }
             let pod = &p.obj;
             let ps = self.pod_set(src, "main".into(), 1, None, pod)?;
             let kind = JobKind {
@@ -3404,6 +3411,75 @@ impl<'a> Builder<'a> {
             };
             let w =
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            out.push((src.order, w));
+        }
+        for ((namespace, group), members) in groups {
+            let first = &pods[members[0]];
+            let src = first.src;
+            let meta = &first.obj.metadata;
+            let total = match meta.annotations.get("kueue.x-k8s.io/pod-group-total-count") {
+                Some(t) => match t.value.trim().parse::<usize>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => {
+                        return Err(err_at(
+                            src,
+                            t,
+                            format!(
+                                "pod-group-total-count {:?}: expected a positive integer",
+                                t.value
+                            ),
+                        ));
+                    }
+                },
+                None => {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "pod group {namespace}/{group} has no kueue.x-k8s.io/pod-group-total-count annotation: expected the number of pods in the group"
+                        ),
+                    ));
+                }
+            };
+            if members.len() != total {
+                // Kueue waits for every pod of the group before it creates the Workload.
+                self.warnings.push(format!(
+                    "{}: pod group {namespace}/{group} has {} of its {total} pods in the input; Kueue waits for all of them, so it is not simulated",
+                    src.kind_pos,
+                    members.len()
+                ));
+                continue;
+            }
+            // Roles: pods of one spec shape, named by the shape's digest, sorted by name.
+            let mut roles: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+            for &m in &members {
+                let role = match pods[m]
+                    .obj
+                    .metadata
+                    .annotations
+                    .get("kueue.x-k8s.io/role-hash")
+                {
+                    Some(h) => h.value.clone(),
+                    None => format!("{:08x}", spec_shape(&pods[m].obj.spec) as u32),
+                };
+                roles.entry(role).or_default().push(m);
+            }
+            let mut pod_sets = Vec::new();
+            let mut templates = Vec::new();
+            for (role, ms) in &roles {
+                let t = &pods[ms[0]].obj;
+                pod_sets.push(self.pod_set(src, role.clone(), ms.len() as u32, None, t)?);
+                templates.push(t);
+            }
+            let kind = JobKind {
+                kind: "Pod",
+                group: "",
+                is_batch_job: false,
+            };
+            let mut w = self.job_workload(
+                src, meta, kind, &group, &namespace, pod_sets, &templates, None,
+            )?;
+            // A pod group's Workload is named after the group.
+            w.name = group.clone();
             out.push((src.order, w));
         }
         Ok(())

@@ -103,6 +103,11 @@ fn each_kind_derives_kueues_pod_sets() {
     );
     assert_eq!(tj.scheduler_name, "volcano");
     assert_eq!(tj.pod_sets[0].nodes.len(), 2, "placed as one gang");
+    // A pod group: one Workload named after the group, a pod set per role.
+    let group = ws.iter().find(|w| w.name == "ranker").expect("pod group");
+    let mut counts: Vec<u32> = group.pod_sets.iter().map(|p| p.count).collect();
+    counts.sort();
+    assert_eq!(counts, [1, 2]);
     // Every one of them is Kueue's: admitted through the team queue.
     assert!(
         ws.iter()

@@ -2082,6 +2082,14 @@ impl<'a> Builder<'a> {
         min_count: Option<u32>,
         t: &wire::PodTemplateSpec,
     ) -> Result<PodSet, ScenarioError> {
+        if t.spec.containers.is_empty() {
+            return Err(err_obj(
+                src,
+                format!(
+                    "pod set {name:?} has a pod template without containers: expected spec.containers with at least one container"
+                ),
+            ));
+        }
         let ann = &t.metadata.annotations;
         let topology_request = match (
             ann.get("kueue.x-k8s.io/podset-required-topology"),

@@ -71,7 +71,7 @@ fn wrong_type_integer_field() {
 
 #[test]
 fn bad_duration_annotation() {
-    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    kueuesim.io/duration: 2 hours\nspec:\n  template:\n    spec:\n      containers: []\n";
+    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    kueuesim.io/duration: 2 hours\nspec:\n  template:\n    spec:\n      containers: [{name: c}]\n";
     let e = load_error(text);
     assert!(e.starts_with("t.yaml:6:27: "), "{e}");
     assert!(e.contains("2 hours"), "{e}");
@@ -154,7 +154,7 @@ fn bad_enum_value_lists_the_options() {
 
 #[test]
 fn unknown_scheduler_name() {
-    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      schedulerName: my-sched\n      containers: []\n";
+    let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    spec:\n      schedulerName: my-sched\n      containers: [{name: c}]\n";
     let e = load_error(text);
     assert!(
         e.starts_with("t.yaml:8:22: schedulerName \"my-sched\" is run by no scheduler"),
@@ -217,7 +217,7 @@ fn bad_creation_timestamp() {
 
 #[test]
 fn duplicate_pod_set_names() {
-    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w}\nspec:\n  podSets:\n  - name: a\n    count: 1\n  - name: a\n    count: 2\n";
+    let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w}\nspec:\n  podSets:\n  - name: a\n    count: 1\n    template: {spec: {containers: [{name: c}]}}\n  - name: a\n    count: 2\n    template: {spec: {containers: [{name: c}]}}\n";
     let e = load_error(text);
     assert!(
         e.starts_with("t.yaml:8:11: pod set name \"a\" is used twice"),
@@ -372,6 +372,20 @@ fn volcano_configuration_that_is_not_one() {
     assert!(e.starts_with("t.yaml:6:"), "{e}");
     assert!(
         e.contains("spec.volcano.configuration is not a volcano-scheduler.conf"),
+        "{e}"
+    );
+}
+
+#[test]
+fn job_without_containers() {
+    let e = load_error(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers: []\n",
+    );
+    assert!(e.starts_with("t.yaml:2:"), "{e}");
+    assert!(
+        e.contains(
+            "pod template without containers: expected spec.containers with at least one container"
+        ),
         "{e}"
     );
 }

@@ -220,7 +220,7 @@ fn duplicate_pod_set_names() {
     let text = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w}\nspec:\n  podSets:\n  - name: a\n    count: 1\n    template: {spec: {containers: [{name: c}]}}\n  - name: a\n    count: 2\n    template: {spec: {containers: [{name: c}]}}\n";
     let e = load_error(text);
     assert!(
-        e.starts_with("t.yaml:8:11: pod set name \"a\" is used twice"),
+        e.starts_with("t.yaml:9:11: pod set name \"a\" is used twice"),
         "{e}"
     );
 }

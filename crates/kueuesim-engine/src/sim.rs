@@ -2665,10 +2665,44 @@ impl<'w> Simulation<'w> {
     }
 
     /// Retries every workload waiting for nodes, in scheduler queue order.
+    ///
+    /// Within one pass, a workload whose pods, bindings, gang and topology request are those
+    /// of one that just failed is not tried again: nothing it could use changed in between
+    /// (placements in the pass only take capacity), so it would fail the same way and its
+    /// scheduler's event would repeat word for word (Kubernetes aggregates such events).
+    /// This keeps a long queue of identical pods from costing a full node scan each per
+    /// release.
     fn retry_placements(&mut self) {
         let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, w)| w).collect();
+        type Key<'k> = (
+            SchedulerKind,
+            Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+            &'k kueuesim_model::GangSpec,
+            Option<Vec<Option<crate::tas::TopologyAssignment>>>,
+        );
+        let mut failed: Vec<Key<'_>> = Vec::new();
+        let world = self.world;
         for w in waiting {
-            self.try_place(w);
+            let rt = &self.runtimes[w.index()];
+            let key: Key<'_> = (
+                self.scheduler_of(w),
+                rt.needs
+                    .iter()
+                    .cloned()
+                    .zip(rt.record.placement.iter().cloned())
+                    .collect(),
+                &world.workload(w).gang,
+                rt.record
+                    .admission
+                    .as_ref()
+                    .map(|a| a.pod_sets.iter().map(|p| p.topology.clone()).collect()),
+            );
+            if failed.contains(&key) {
+                continue;
+            }
+            if !self.try_place(w) {
+                failed.push(key);
+            }
         }
     }
 

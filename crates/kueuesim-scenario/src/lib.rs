@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod output;
 pub mod report;
 pub mod source;
+pub mod synthetic;
 mod wire;
 
 pub use convert::{LoadOptions, Loaded, load};

@@ -239,7 +239,7 @@ pub fn topologies(world: &World) -> impl Iterator<Item = &Topology> {
 
 /// What a pod of one pod set needs from a node: its requests, the nodeSelector (its own plus
 /// its flavors' nodeLabels, which Kueue injects), and its tolerations (plus the flavors').
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PodNeeds {
     /// Requests of one pod.
     pub requests: ResourceList,
@@ -297,12 +297,75 @@ pub fn feasible(world: &World, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds)
 /// kube-scheduler's `FitError` message for a pod none of `nodes` can take:
 /// `0/N nodes are available: <count> <reason>, ... .` with the entries sorted as strings.
 pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
-    let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
+    // Counted by cause without building strings per node (this runs on every failed attempt):
+    // the words are made once per distinct cause at the end.
+    #[derive(PartialEq, Eq, PartialOrd, Ord)]
+    enum Cause {
+        Unschedulable,
+        Taint(NodeId, usize),
+        Selector,
+        TooManyPods,
+        Insufficient(usize),
+    }
+    let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+    // Taints are told apart by their text; remember one node carrying each.
+    let mut taint_of: Vec<(String, NodeId, usize)> = Vec::new();
     for &n in nodes {
-        for reason in node_rejections(world, cap, n, pod) {
-            *histogram.entry(reason).or_default() += 1;
+        let node = world.node(n);
+        if node.unschedulable {
+            *counts.entry(Cause::Unschedulable).or_default() += 1;
+            continue;
+        }
+        if let Some((ti, t)) = node
+            .taints
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.effect.blocks_scheduling() && !tolerated(t, &pod.tolerations, &[]))
+        {
+            let text = t.to_string();
+            let key = match taint_of.iter().find(|x| x.0 == text) {
+                Some(&(_, kn, kt)) => Cause::Taint(kn, kt),
+                None => {
+                    taint_of.push((text, n, ti));
+                    Cause::Taint(n, ti)
+                }
+            };
+            *counts.entry(key).or_default() += 1;
+            continue;
+        }
+        if !node.labels.contains_all(&pod.node_selector) {
+            *counts.entry(Cause::Selector).or_default() += 1;
+            continue;
+        }
+        if cap.free_pods[n.index()] < 1 {
+            *counts.entry(Cause::TooManyPods).or_default() += 1;
+        }
+        for (r, a) in pod.requests.iter() {
+            if a > cap.free(n, r.index()) {
+                *counts.entry(Cause::Insufficient(r.index())).or_default() += 1;
+            }
         }
     }
+    let histogram: BTreeMap<String, usize> = counts
+        .into_iter()
+        .map(|(cause, c)| {
+            let text = match cause {
+                Cause::Unschedulable => "node(s) were unschedulable".to_string(),
+                Cause::Taint(n, t) => {
+                    format!("node(s) had untolerated taint {}", world.node(n).taints[t])
+                }
+                Cause::Selector => "node(s) didn't match Pod's node affinity/selector".to_string(),
+                Cause::TooManyPods => "Too many pods".to_string(),
+                Cause::Insufficient(r) => format!(
+                    "Insufficient {}",
+                    world
+                        .resources
+                        .name(kueuesim_model::ResourceId::from_index(r))
+                ),
+            };
+            (text, c)
+        })
+        .collect();
     let mut parts: Vec<String> = histogram.iter().map(|(r, c)| format!("{c} {r}")).collect();
     parts.sort();
     format!(

@@ -145,3 +145,46 @@ fn admitted_workload_of_a_snapshot_runs_at_time_zero_and_holds_quota() {
         (Some(1801.0), Some(5401.0))
     );
 }
+
+/// A 2,000-object `kubectl get … -A -o yaml` dump (status, managedFields, uids and all) loads
+/// as is and continues: admitted Workloads hold their quota from time 0 and finish after
+/// their remaining time; pending ones are admitted as quota frees up.
+#[test]
+fn kubectl_dump_of_two_thousand_objects_loads_and_continues() {
+    // The snapshot was taken at midnight: the run starts there.
+    let text = format!(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: snapshot}}\nspec: {{startTime: \"2026-03-02T00:00:00Z\"}}\n---\n{}",
+        kueuesim_scenario::synthetic::kubectl_dump(750, 20, 1208)
+    );
+    let loaded = crate::util::load_text("dump.yaml", &text).expect("the dump loads");
+    let w = &loaded.world;
+    let objects = w.nodes.len()
+        + w.flavors.len()
+        + w.cluster_queues.len()
+        + w.local_queues.len()
+        + w.workloads.len()
+        + w.priority_classes.len();
+    assert_eq!(objects, 750 + 1 + 20 + 20 + 1208 + 1);
+    assert_eq!(
+        w.workloads
+            .iter()
+            .filter(|x| x.initial_admission.is_some())
+            .count(),
+        604
+    );
+    let mut world = loaded.world.clone();
+    world.config.until =
+        Some(kueuesim_model::SimTime::ZERO + kueuesim_model::SimDuration::from_secs(3600));
+    let out = kueuesim_engine::Simulation::new(&world).run();
+    let r = kueuesim_scenario::output::result(&world, &out);
+    let admitted_at_start = r
+        .workloads
+        .iter()
+        .filter(|x| x.admitted_at.is_some_and(|a| a <= 0.0))
+        .count();
+    assert_eq!(admitted_at_start, 604);
+    assert_eq!(
+        r.summary.workloads.finished, 1208,
+        "everything ran within the hour"
+    );
+}

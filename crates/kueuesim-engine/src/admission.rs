@@ -306,8 +306,45 @@ fn tas_mismatch(
 
 /// Per-pod requests as Kueue counts them against a ClusterQueue: the pod template's
 /// requests, plus `pods: 1` when the ClusterQueue covers the `pods` resource.
+///
+/// Kueue's `resources` configuration applies first: resources with an excluded prefix are
+/// dropped, and each transformation adds its outputs per unit of its input (keeping the input
+/// with `Retain`, dropping it with `Replace`).
 fn quota_requests(world: &World, cq: ClusterQueueId, per_pod: &ResourceList) -> ResourceList {
-    let mut req = per_pod.clone();
+    let rc = &world.config.kueue.resources;
+    let mut req = if rc.exclude_prefixes.is_empty() && rc.transformations.is_empty() {
+        per_pod.clone()
+    } else {
+        let mut pairs: Vec<(ResourceId, i64)> = Vec::new();
+        for (r, a) in per_pod.iter() {
+            let name = world.resources.name(r);
+            if rc
+                .exclude_prefixes
+                .iter()
+                .any(|p| name.starts_with(p.as_str()))
+            {
+                continue;
+            }
+            match rc.transformations.iter().find(|t| t.input == r) {
+                Some(t) => {
+                    // cpu is counted in millis: a per-unit output scales by cores.
+                    let units = if name == "cpu" {
+                        a as f64 / 1000.0
+                    } else {
+                        a as f64
+                    };
+                    for &(out, per) in &t.outputs {
+                        pairs.push((out, (units * per as f64).ceil() as i64));
+                    }
+                    if t.retain {
+                        pairs.push((r, a));
+                    }
+                }
+                None => pairs.push((r, a)),
+            }
+        }
+        ResourceList::from_pairs(pairs)
+    };
     if let Some(pods) = world.resources.lookup("pods")
         && world.cluster_queue(cq).group_of(pods).is_some()
     {

@@ -28,6 +28,6 @@ pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
     AdmissionFairSharing, BinpackArgs, FairSharingStrategy, KaiConfig, KueueConfig,
-    NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind,
-    SimConfig, VolcanoConfig, WaitForPodsReady, World,
+    NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy, ProgressPolicy, ResourceConfig,
+    ResourceTransformation, SchedulerKind, SimConfig, VolcanoConfig, WaitForPodsReady, World,
 };

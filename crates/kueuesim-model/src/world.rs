@@ -225,6 +225,29 @@ pub struct KueueConfig {
     pub admission_fair_sharing: Option<AdmissionFairSharing>,
     /// `waitForPodsReady`, if enabled (on by default with v1beta2).
     pub wait_for_pods_ready: Option<WaitForPodsReady>,
+    /// `resources`: how pod requests become quota requests.
+    pub resources: ResourceConfig,
+}
+
+/// `resources` of Kueue's configuration: requests Kueue leaves out of quota, and requests it
+/// counts as other resources (`excludeResourcePrefixes`, `transformations`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceConfig {
+    /// `excludeResourcePrefixes`: resources whose names start with one of these are ignored.
+    pub exclude_prefixes: Vec<String>,
+    /// `transformations`, by input resource.
+    pub transformations: Vec<ResourceTransformation>,
+}
+
+/// One `resources.transformations` entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceTransformation {
+    /// `input`.
+    pub input: crate::ids::ResourceId,
+    /// `strategy: Retain` (true, the default) keeps the input; `Replace` drops it.
+    pub retain: bool,
+    /// `outputs`: per unit of the input, this much of each output (Kueue units).
+    pub outputs: Vec<(crate::ids::ResourceId, i64)>,
 }
 
 impl Default for KueueConfig {
@@ -234,6 +257,7 @@ impl Default for KueueConfig {
             fair_sharing: None,
             admission_fair_sharing: None,
             wait_for_pods_ready: Some(WaitForPodsReady::default()),
+            resources: ResourceConfig::default(),
         }
     }
 }

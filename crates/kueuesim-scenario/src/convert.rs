@@ -1066,10 +1066,39 @@ impl<'a> Builder<'a> {
                 Some(r)
             }
         };
+        let mut resources = kueuesim_model::ResourceConfig::default();
+        if let Some(rc) = &p.obj.resources {
+            resources.exclude_prefixes = rc.exclude_resource_prefixes.clone();
+            for t in &rc.transformations {
+                let Some(input) = t.input.as_ref().filter(|i| !i.value.is_empty()) else {
+                    return Err(err_obj(
+                        src,
+                        "a resources.transformations entry has no input: expected a resource name",
+                    ));
+                };
+                let retain = match &t.strategy {
+                    None => true,
+                    Some(s) => one_of(src, s, "strategy", &[("Retain", true), ("Replace", false)])?,
+                };
+                let mut outputs = Vec::new();
+                for (name, q) in &t.outputs {
+                    let amount = quantity(src, name, q)?;
+                    outputs.push((self.world.resources.intern(name), amount));
+                }
+                resources
+                    .transformations
+                    .push(kueuesim_model::ResourceTransformation {
+                        input: self.world.resources.intern(&input.value),
+                        retain,
+                        outputs,
+                    });
+            }
+        }
         Ok(KueueConfig {
             fair_sharing,
             admission_fair_sharing,
             wait_for_pods_ready,
+            resources,
         })
     }
 

@@ -939,6 +939,21 @@ pub struct KaiPodGroup {
     pub spec: KaiPodGroupSpec,
 }
 
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourceTransformationConfig {
+    pub input: Option<S>,
+    pub strategy: Option<S>,
+    pub outputs: ResourceMap,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ResourcesConfig {
+    pub exclude_resource_prefixes: Vec<String>,
+    pub transformations: Vec<ResourceTransformationConfig>,
+}
+
 // ---- config.kueue.x-k8s.io ---------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]
@@ -980,6 +995,7 @@ pub struct WaitForPodsReadyConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Configuration {
+    pub resources: Option<ResourcesConfig>,
     pub fair_sharing: Option<FairSharingConfig>,
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,
     pub wait_for_pods_ready: Option<WaitForPodsReadyConfig>,

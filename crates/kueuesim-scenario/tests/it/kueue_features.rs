@@ -1289,3 +1289,35 @@ fn tas_racks() {
     assert_eq!(c.admitted_at, Some(3601.0));
     assert_eq!(c.pod_sets[0].nodes, ["n1", "n1"]);
 }
+
+/// scenarios/kueue/resource-transformations: excluded prefixes leave quota alone, a
+/// transformation turns MIG slices into memory quota.
+#[test]
+fn resource_exclusions_and_transformations() {
+    let r = run_dir("kueue/resource-transformations");
+    let a = wl(&r, "team", "a");
+    let b = wl(&r, "team", "b");
+    assert_eq!(a.admitted_at, Some(0.0));
+    assert_eq!(
+        a.pod_sets[0]
+            .flavors
+            .get("example-memory")
+            .map(String::as_str),
+        Some("default")
+    );
+    assert!(!a.pod_sets[0].flavors.contains_key("example.com/scratch"));
+    let waited = b
+        .events
+        .iter()
+        .find(|e| e.kind == "Warning")
+        .expect("b waits");
+    assert!(
+        waited.message.contains(
+            "insufficient unused quota for example-memory in flavor default, 10Gi more needed"
+        ),
+        "{}",
+        waited.message
+    );
+    // a finishes at 1h; the inadmissible requeue batch (1s) brings b back.
+    assert_eq!(b.admitted_at, Some(3601.0));
+}

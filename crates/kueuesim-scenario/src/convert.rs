@@ -3446,8 +3446,29 @@ impl<'a> Builder<'a> {
                 group: "",
                 is_batch_job: false,
             };
-            let w =
+            let mut w =
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            // A Pod already bound (`spec.nodeName`) occupies its node from time 0.
+            if let Some(node) = &pod.spec.node_name {
+                let Some(i) = self.world.nodes.iter().position(|n| n.name == node.value) else {
+                    return Err(err_at(
+                        src,
+                        node,
+                        format!(
+                            "spec.nodeName {:?} is not a node of the input: expected a Node or NodePool node",
+                            node.value
+                        ),
+                    ));
+                };
+                if w.queue != QueueRef::Unmanaged {
+                    return Err(err_at(
+                        src,
+                        node,
+                        "a bound Pod managed by Kueue: expected its admitted Workload in the input instead (kueuesim continues Kueue's pods from their Workloads)",
+                    ));
+                }
+                w.gang.bound_nodes = vec![NodeId::from_index(i)];
+            }
             out.push((src.order, w));
         }
         for ((namespace, group), members) in groups {

@@ -90,6 +90,8 @@ pub struct PodSpec {
     pub tolerations: Vec<Toleration>,
     pub priority_class_name: Option<S>,
     pub scheduler_name: Option<S>,
+    /// A bound Pod's node.
+    pub node_name: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -108,9 +108,20 @@ fn each_kind_derives_kueues_pod_sets() {
     let mut counts: Vec<u32> = group.pod_sets.iter().map(|p| p.count).collect();
     counts.sort();
     assert_eq!(counts, [1, 2]);
-    // Every one of them is Kueue's: admitted through the team queue.
+    // A Pod bound in the dump runs on its node from the start, outside Kueue.
+    let exporter = ws
+        .iter()
+        .find(|w| w.name == "node-exporter")
+        .expect("bound pod");
+    assert_eq!(
+        (exporter.kind.as_str(), exporter.running_at),
+        ("Pod", Some(0.0))
+    );
+    assert_eq!(exporter.pod_sets[0].nodes, ["a100-0"]);
+    // Every other one is Kueue's: admitted through the team queue.
     assert!(
         ws.iter()
+            .filter(|w| w.namespace == "research")
             .all(|w| w.cluster_queue.as_deref() == Some("research"))
     );
 }

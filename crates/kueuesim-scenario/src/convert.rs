@@ -715,6 +715,13 @@ impl<'a> Builder<'a> {
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
+                // Volcano Queues: read for their names; they do not hold quota here (Kueue
+                // decides quota; docs/semantics.md).
+                ("scheduling.volcano.sh", "Queue") => {
+                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                }
                 ("scheduling.volcano.sh", "PodGroup") => {
                     let p: Parsed<'a, wire::VolcanoPodGroup> = parse(src)?;
                     let name = name_of(src, &p.obj.metadata)?.to_string();

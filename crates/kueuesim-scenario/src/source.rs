@@ -35,17 +35,54 @@ pub struct ObjectText<'f> {
     pub order: usize,
 }
 
+/// A document's head and, for a List, where its items start: one parse of the document.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Head {
+struct HeadAndItems {
+    #[serde(rename = "apiVersion")]
     api_version: Option<String>,
     kind: Option<Spanned<String>>,
-}
-
-#[derive(Deserialize)]
-struct ListItems {
     #[serde(default)]
     items: Vec<Spanned<serde::de::IgnoredAny>>,
+}
+
+/// `apiVersion` and `kind` of a block-style object read from its top-level lines (the shape
+/// kubectl prints), with the kind's (line, column) in `text`; None when the text is in
+/// another style, and the YAML parser reads the head instead.
+fn quick_head(text: &str) -> Option<(String, String, u64, u64)> {
+    let mut indent: Option<usize> = None;
+    let (mut api, mut kind) = (None, None);
+    for (i, line) in text.lines().enumerate() {
+        if is_blank(line) {
+            continue;
+        }
+        let ind = line.len() - line.trim_start_matches(' ').len();
+        let base = *indent.get_or_insert(ind);
+        if ind != base {
+            continue;
+        }
+        let t = &line[ind..];
+        let value = |rest: &str| -> Option<String> {
+            let v = rest.trim();
+            let v = v.split(" #").next().unwrap_or(v).trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(v);
+            (!v.is_empty() && !v.starts_with(['{', '[', '&', '*', '!', '|', '>', '\'']))
+                .then(|| v.to_string())
+        };
+        if let Some(rest) = t.strip_prefix("apiVersion:") {
+            api = Some(value(rest)?);
+        } else if let Some(rest) = t.strip_prefix("kind:") {
+            let v = value(rest)?;
+            let col = ind + "kind:".len() + (rest.len() - rest.trim_start().len()) + 1;
+            kind = Some((v, i as u64 + 1, col as u64));
+        } else if t.starts_with(['{', '[', '"', '\'', '?', '-']) {
+            return None;
+        }
+    }
+    let (k, line, col) = kind?;
+    Some((api.unwrap_or_default(), k, line, col))
 }
 
 /// Turns a serde-saphyr error in a text that starts after `line_offset` file lines into ours.
@@ -111,7 +148,7 @@ pub fn split_objects(file: &SourceFile) -> Result<Vec<ObjectText<'_>>, ScenarioE
         if boundary {
             if lines[start..i].iter().any(|l| !is_blank(l)) {
                 let text = lines[start..i].join("\n");
-                push_document(file, text, start as u64, &lines, &mut out)?;
+                push_document(file, text, start as u64, &lines, false, &mut out)?;
             }
             start = i + 1;
         }
@@ -125,31 +162,57 @@ fn push_document<'f>(
     text: String,
     line_offset: u64,
     lines: &[&str],
+    parsed: bool,
     out: &mut Vec<ObjectText<'f>>,
 ) -> Result<(), ScenarioError> {
-    let head: Head =
-        serde_saphyr::from_str(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
-    let Some(kind) = head.kind else {
-        return Err(ScenarioError::at(
+    // A List item's YAML was checked when its List was parsed: its head is read from its
+    // lines when it has kubectl's block style. Anything else goes through the YAML parser,
+    // once (which also reports syntax errors, whatever the kind).
+    let quick = if parsed {
+        quick_head(&text).filter(|(_, k, _, _)| !k.ends_with("List"))
+    } else {
+        None
+    };
+    let (api_version, kind_value, kind_pos, items) = match quick {
+        Some((api, k, line, col)) => (
+            api,
+            k,
             Pos {
                 file: file.name.clone(),
-                line: line_offset + 1,
-                column: 1,
+                line: line + line_offset,
+                column: col,
             },
-            "object has no `kind`: expected a Kubernetes object with apiVersion and kind",
-            &file.text,
-        ));
+            Vec::new(),
+        ),
+        None => {
+            let head: HeadAndItems =
+                serde_saphyr::from_str(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
+            let Some(kind) = head.kind else {
+                return Err(ScenarioError::at(
+                    Pos {
+                        file: file.name.clone(),
+                        line: line_offset + 1,
+                        column: 1,
+                    },
+                    "object has no `kind`: expected a Kubernetes object with apiVersion and kind",
+                    &file.text,
+                ));
+            };
+            let pos = Pos {
+                file: file.name.clone(),
+                line: kind.referenced.line() + line_offset,
+                column: kind.referenced.column(),
+            };
+            (
+                head.api_version.unwrap_or_default(),
+                kind.value,
+                pos,
+                head.items,
+            )
+        }
     };
-    let kind_pos = Pos {
-        file: file.name.clone(),
-        line: kind.referenced.line() + line_offset,
-        column: kind.referenced.column(),
-    };
-    let api_version = head.api_version.unwrap_or_default();
-    if kind.value == "List" || kind.value.ends_with("List") && api_version == "v1" {
-        let list: ListItems =
-            serde_saphyr::from_str(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
-        for item in &list.items {
+    if kind_value == "List" || kind_value.ends_with("List") && api_version == "v1" {
+        for item in &items {
             let first = item.referenced.line() + line_offset; // 1-based file line
             let col = item.referenced.column() as usize; // 1-based column of the item's content
             let indent = col.saturating_sub(1);
@@ -177,7 +240,7 @@ fn push_document<'f>(
                 .map(|(i, c)| if i < indent { ' ' } else { c })
                 .collect();
             item_lines[0] = head_line;
-            push_document(file, item_lines.join("\n"), first - 1, lines, out)?;
+            push_document(file, item_lines.join("\n"), first - 1, lines, true, out)?;
         }
         return Ok(());
     }
@@ -186,7 +249,7 @@ fn push_document<'f>(
         text,
         line_offset,
         api_version,
-        kind: kind.value,
+        kind: kind_value,
         kind_pos,
         order: 0,
     });

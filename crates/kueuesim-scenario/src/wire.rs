@@ -155,6 +155,13 @@ pub struct Job {
     pub spec: JobSpec,
 }
 
+/// An object read only for its metadata.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObjectOnly {
+    pub metadata: ObjectMeta,
+}
+
 // ---- other job kinds ---------------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize)]

@@ -213,6 +213,8 @@ struct Builder<'a> {
     kai_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::KaiPodGroup>>,
     /// KAI Queues.
     kai_queues: Vec<Parsed<'a, wire::KaiQueue>>,
+    /// Simulation `spec.defaultRemaining`.
+    default_remaining: Option<SimDuration>,
     /// Volcano PodGroups, by (namespace, name).
     volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
     /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
@@ -845,6 +847,9 @@ impl<'a> Builder<'a> {
             }
             if let Some(d) = &spec.pod_startup {
                 cfg.pod_startup = duration(src, d)?;
+            }
+            if let Some(d) = &spec.default_remaining {
+                self.default_remaining = Some(duration(src, d)?);
             }
             if let Some(d) = &spec.pod_termination {
                 cfg.pod_termination = duration(src, d)?;
@@ -3611,10 +3616,17 @@ impl<'a> Builder<'a> {
         if admitted && let Some(r) = meta.annotations.get(REMAINING_ANNOTATION) {
             return Ok(Some(duration(src, r)?));
         }
-        meta.annotations
+        let own = meta
+            .annotations
             .get(DURATION_ANNOTATION)
             .map(|d| duration(src, d))
-            .transpose()
+            .transpose()?;
+        // A workload admitted in a snapshot without its own times: the Simulation's
+        // `spec.defaultRemaining`.
+        Ok(match own {
+            None if admitted => self.default_remaining,
+            d => d,
+        })
     }
 
     fn build_workloads(&mut self) -> Result<(), ScenarioError> {

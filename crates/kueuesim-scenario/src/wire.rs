@@ -688,6 +688,9 @@ pub struct SimulationSpec {
     pub until: Option<S>,
     pub pod_startup: Option<S>,
     pub pod_termination: Option<S>,
+    /// How long a Workload admitted in the input (`status.admission`) still runs when it
+    /// has neither `kueuesim.io/remaining` nor `kueuesim.io/duration`.
+    pub default_remaining: Option<S>,
     pub schedulers: BTreeMap<String, S>,
     pub kai: Option<KaiSettings>,
     pub volcano: Option<VolcanoSettings>,

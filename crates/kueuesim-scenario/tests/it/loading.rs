@@ -188,3 +188,73 @@ fn kubectl_dump_of_two_thousand_objects_loads_and_continues() {
         "everything ran within the hour"
     );
 }
+
+/// A Workload admitted in a snapshot with no time of its own runs for the Simulation's
+/// `spec.defaultRemaining`; its own `kueuesim.io/remaining` wins.
+#[test]
+fn default_remaining_for_admitted_workloads_of_a_snapshot() {
+    let wl = |name: &str, ann: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: {name}
+  namespace: ns
+  annotations: {{{ann}}}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 1
+    template: {{spec: {{containers: [{{name: c, resources: {{requests: {{cpu: \"1\"}}}}}}]}}}}
+status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - name: main
+      count: 1
+      flavors: {{cpu: default}}
+"
+        )
+    };
+    let text = format!(
+        "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {{name: s}}
+spec: {{defaultRemaining: 10m}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: 10}}]}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: ns}}
+spec: {{clusterQueue: cq}}
+---
+{}---
+{}",
+        wl("plain", ""),
+        wl("own", "kueuesim.io/remaining: 2m")
+    );
+    let loaded = crate::util::load_text("t.yaml", &text).expect("loads");
+    let out = kueuesim_engine::Simulation::new(&loaded.world).run();
+    let r = kueuesim_scenario::output::result(&loaded.world, &out);
+    let finished = |n: &str| {
+        r.workloads
+            .iter()
+            .find(|w| w.name == n)
+            .and_then(|w| w.finished_at)
+    };
+    assert_eq!(finished("plain"), Some(600.0));
+    assert_eq!(finished("own"), Some(120.0));
+}

@@ -185,6 +185,115 @@ struct JobKind {
     is_batch_job: bool,
 }
 
+/// The fields of Kueue's kinds in v1beta1 or v1beta2, top level and under `spec`.
+fn kueue_fields(kind: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+    const TOP: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
+    Some(match kind {
+        "ResourceFlavor" => (
+            TOP,
+            &["nodeLabels", "nodeTaints", "tolerations", "topologyName"],
+        ),
+        "ClusterQueue" => (
+            TOP,
+            &[
+                "cohort",
+                "cohortName",
+                "resourceGroups",
+                "queueingStrategy",
+                "namespaceSelector",
+                "flavorFungibility",
+                "preemption",
+                "admissionChecks",
+                "admissionChecksStrategy",
+                "stopPolicy",
+                "fairSharing",
+                "admissionScope",
+            ],
+        ),
+        "Cohort" => (
+            TOP,
+            &["parent", "parentName", "resourceGroups", "fairSharing"],
+        ),
+        "LocalQueue" => (TOP, &["clusterQueue", "stopPolicy", "fairSharing"]),
+        "Workload" => (
+            TOP,
+            &[
+                "podSets",
+                "queueName",
+                "priorityClassName",
+                "priority",
+                "priorityClassSource",
+                "priorityClassRef",
+                "active",
+                "maximumExecutionTimeSeconds",
+            ],
+        ),
+        "WorkloadPriorityClass" => (
+            &["apiVersion", "kind", "metadata", "value", "description"],
+            &[],
+        ),
+        "Topology" => (TOP, &["levels"]),
+        _ => return None,
+    })
+}
+
+/// The first field of a Kueue object (block style) that neither v1beta1 nor v1beta2 has, at
+/// the top level or directly under `spec`, with its position.
+fn unknown_kueue_field(src: &ObjectText<'_>) -> Option<(Pos, String)> {
+    let (top, spec) = kueue_fields(&src.kind)?;
+    let mut base: Option<usize> = None;
+    let mut in_spec: Option<usize> = None;
+    for (i, line) in src.text.lines().enumerate() {
+        let t = line.trim_start_matches(' ');
+        if t.is_empty() || t.starts_with('#') || t.starts_with("- ") || t == "-" {
+            continue;
+        }
+        let ind = line.len() - t.len();
+        let b = *base.get_or_insert(ind);
+        let key = t.split(':').next().unwrap_or("").trim();
+        if key.starts_with(['{', '[', '"', '\'']) || !t.contains(':') {
+            continue;
+        }
+        let at = |col: usize| Pos {
+            file: src.file.name.clone(),
+            line: src.line_offset + i as u64 + 1,
+            column: col as u64 + 1,
+        };
+        if ind == b {
+            in_spec = None;
+            if key == "spec" && t.trim_end() == "spec:" {
+                in_spec = Some(usize::MAX);
+            }
+            if !top.contains(&key) {
+                return Some((
+                    at(ind),
+                    format!(
+                        "{} field {key:?} is not a field of kueue.x-k8s.io v1beta1 or v1beta2",
+                        src.kind
+                    ),
+                ));
+            }
+        } else if let Some(si) = in_spec {
+            let si = if si == usize::MAX {
+                in_spec = Some(ind);
+                ind
+            } else {
+                si
+            };
+            if ind == si && !spec.contains(&key) {
+                return Some((
+                    at(ind),
+                    format!(
+                        "{} spec field {key:?} is not a field of kueue.x-k8s.io v1beta1 or v1beta2",
+                        src.kind
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// A parsed object and where it came from.
 struct Parsed<'a, T> {
     src: &'a ObjectText<'a>,
@@ -637,6 +746,18 @@ impl<'a> Builder<'a> {
         let mut skipped: BTreeMap<String, (usize, Pos)> = BTreeMap::new();
         for src in objects {
             let group = group_of(&src.api_version);
+            if group == "kueue.x-k8s.io"
+                && let Some((pos, msg)) = unknown_kueue_field(src)
+            {
+                if opts.strict {
+                    return Err(ScenarioError::at(
+                        pos,
+                        format!("{msg} (--strict)"),
+                        &src.file.text,
+                    ));
+                }
+                self.warnings.push(format!("{pos}: {msg}; ignored"));
+            }
             let kueue_version_ok = matches!(
                 src.api_version.as_str(),
                 "kueue.x-k8s.io/v1beta1" | "kueue.x-k8s.io/v1beta2"

@@ -389,3 +389,45 @@ fn job_without_containers() {
         "{e}"
     );
 }
+
+#[test]
+fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
+    let text = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\nspec:\n  cohrtName: x\n  resourceGroups: []\n";
+    let loaded = load_text("t.yaml", text).expect("an unknown field is a warning");
+    assert_eq!(
+        loaded.warnings,
+        [
+            "t.yaml:6:3: ClusterQueue spec field \"cohrtName\" is not a field of kueue.x-k8s.io v1beta1 or v1beta2; ignored"
+        ]
+    );
+    // Both versions' names are known: no warning for v1beta2's cohortName or v1beta1's cohort.
+    for field in ["cohort", "cohortName"] {
+        let ok = text.replace("cohrtName", field);
+        assert!(
+            load_text("t.yaml", &ok).expect("loads").warnings.is_empty(),
+            "{field}"
+        );
+    }
+    let strict = kueuesim_scenario::load(
+        &[kueuesim_scenario::SourceFile {
+            name: "t.yaml".into(),
+            text: text.into(),
+        }],
+        kueuesim_scenario::LoadOptions { strict: true },
+    );
+    let e = strict.expect_err("strict").to_string();
+    assert!(
+        e.starts_with("t.yaml:6:3: ClusterQueue spec field \"cohrtName\""),
+        "{e}"
+    );
+    let top = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nlabels: {a: b}\n";
+    let loaded = load_text("t.yaml", top).expect("warning only");
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("t.yaml:4:1: ResourceFlavor field \"labels\"")),
+        "{:?}",
+        loaded.warnings
+    );
+}

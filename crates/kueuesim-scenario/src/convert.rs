@@ -3844,20 +3844,36 @@ impl<'a> Builder<'a> {
                         ),
                     ));
                 }
+                // The CRD's `+kubebuilder:validation:Minimum=1` on minCount, and the
+                // webhook's "at most one podSet can use minCount".
                 let min_count = match &ps.min_count {
                     None => None,
-                    Some(m) if m.value >= 0 && m.value <= ps.count.value => Some(m.value as u32),
+                    Some(m) if m.value >= 1 && m.value <= ps.count.value => Some(m.value as u32),
                     Some(m) => {
                         return Err(err_at(
                             src,
                             m,
                             format!(
-                                "minCount {} is out of range: expected 0 ≤ minCount ≤ count",
+                                "minCount {} is out of range: expected 1 ≤ minCount ≤ count",
                                 m.value
                             ),
                         ));
                     }
                 };
+                if let Some(m) = &ps.min_count
+                    && spec
+                        .pod_sets
+                        .iter()
+                        .filter(|p| p.min_count.is_some())
+                        .nth(1)
+                        .is_some_and(|p| std::ptr::eq(p, ps))
+                {
+                    return Err(err_at(
+                        src,
+                        m,
+                        "a second pod set with minCount: expected at most one podSet to use minCount (partial admission)".to_string(),
+                    ));
+                }
                 pod_sets.push(self.pod_set(
                     src,
                     ps.name.value.clone(),
@@ -3865,6 +3881,18 @@ impl<'a> Builder<'a> {
                     min_count,
                     &ps.template,
                 )?);
+            }
+            // Kueue's CRD allows count 0 per pod set, but a Workload whose pod sets all
+            // count 0 runs nothing: almost surely a mistake in the input (docs/semantics.md).
+            if let Some(first) = spec.pod_sets.first()
+                && spec.pod_sets.iter().all(|p| p.count.value == 0)
+            {
+                return Err(err_at(
+                    src,
+                    &first.count,
+                    "every pod set has count 0, so the Workload runs no pods: expected a count ≥ 1"
+                        .to_string(),
+                ));
             }
             // spec.queueName, or the queue-name label; a Workload is never defaulted.
             let qn = spec

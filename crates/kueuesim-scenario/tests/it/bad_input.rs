@@ -431,3 +431,37 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
         loaded.warnings
     );
 }
+
+#[test]
+fn workload_pod_set_counts() {
+    let wl = |sets: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {{name: w, namespace: default}}\nspec:\n  queueName: lq\n  podSets:\n{sets}"
+        )
+    };
+    let set = |name: &str, count: u32, min: &str| {
+        format!(
+            "  - name: {name}\n    count: {count}\n{min}    template:\n      spec:\n        containers: [{{name: c}}]\n"
+        )
+    };
+    let e = load_error(&wl(&set("main", 0, "")));
+    assert!(
+        e.starts_with("t.yaml:8:12: every pod set has count 0, so the Workload runs no pods"),
+        "{e}"
+    );
+    let e = load_error(&wl(&set("main", 4, "    minCount: 0\n")));
+    assert!(
+        e.starts_with("t.yaml:9:15: minCount 0 is out of range: expected 1 ≤ minCount ≤ count"),
+        "{e}"
+    );
+    let two = format!(
+        "{}{}",
+        set("a", 4, "    minCount: 2\n"),
+        set("b", 4, "    minCount: 2\n")
+    );
+    let e = load_error(&wl(&two));
+    assert!(
+        e.starts_with("t.yaml:15:15: a second pod set with minCount"),
+        "{e}"
+    );
+}

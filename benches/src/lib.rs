@@ -2,7 +2,7 @@
 
 use kueuesim_model::{
     ClusterQueue, ClusterQueueId, FlavorId, FlavorQuotas, LabelSelector, Labels, LocalQueue,
-    LocalQueueId, Node, PodSet, QueueRef, ResourceFlavor, ResourceGroup, ResourceList,
+    LocalQueueId, Node, PodSet, QueueRef, ResourceFlavor, ResourceGroup, ResourceId, ResourceList,
     ResourceQuota, SimDuration, SimTime, Workload, World,
 };
 
@@ -398,4 +398,145 @@ pub fn naive_hard_topology(
         }
     }
     None
+}
+
+/// The scale benchmark world (issue 8): `topology_world(zones)` (zones × 1,024 nodes of 8
+/// GPUs, 3 tiers) with 16 ClusterQueues sharing the GPUs equally (withinClusterQueue:
+/// LowerPriority), and `workloads` jobs arriving about one per `gap_ms` on average, offered
+/// at about 90% of the cluster: a third Volcano gangs of 8-GPU pods under one spine (hard
+/// `networkTopology`, tier 2), a third KAI jobs of 1–4 pods of 1–8 GPUs, a third
+/// kube-scheduler pods of 1–4 GPUs; three priorities; durations 10 minutes to 4 hours.
+/// Shapes and times come from a fixed xorshift sequence, so the world is the same every run.
+pub fn scale_world(zones: usize, workloads: usize) -> World {
+    use kueuesim_model::{GangSpec, NetworkTopology, Preemption, PreemptionPolicy, TierRef};
+    let mut w = topology_world(zones);
+    let cpu = ResourceId::from_index(0);
+    let gpu = ResourceId::from_index(2);
+    let total_gpus = 8 * w.nodes.len() as i64;
+    let cqs = 16usize;
+    w.flavors.push(ResourceFlavor {
+        name: "h100".into(),
+        ..Default::default()
+    });
+    for i in 0..cqs {
+        w.cluster_queues.push(ClusterQueue {
+            name: format!("team-{i}"),
+            namespace_selector: Some(LabelSelector::default()),
+            preemption: Preemption {
+                within_cluster_queue: PreemptionPolicy::LowerPriority,
+                ..Default::default()
+            },
+            resource_groups: vec![ResourceGroup {
+                covered: vec![cpu, gpu],
+                flavors: vec![FlavorQuotas {
+                    flavor: FlavorId(0),
+                    resources: vec![
+                        ResourceQuota {
+                            resource: cpu,
+                            nominal: 1_000_000_000,
+                            borrowing_limit: None,
+                            lending_limit: None,
+                        },
+                        ResourceQuota {
+                            resource: gpu,
+                            nominal: total_gpus / cqs as i64,
+                            borrowing_limit: None,
+                            lending_limit: None,
+                        },
+                    ],
+                }],
+            }],
+            ..Default::default()
+        });
+        w.local_queues.push(LocalQueue {
+            namespace: format!("team-{i}"),
+            name: "train".into(),
+            cluster_queue: ClusterQueueId::from_index(i),
+            fair_sharing_weight_milli: 1000,
+            stop_policy: Default::default(),
+            afs_consumed: Vec::new(),
+        });
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // Mean GPU-time per job: Volcano 8 pods × 8 GPUs, KAI 2.5 × 4.5, kube 2.5; mean duration
+    // 2h05m. Arrivals are spaced to offer ~90% of the GPUs.
+    let mean_gpu_ms = (64.0 + 11.25 + 2.5) / 3.0 * 7_500_000.0;
+    let gap_ms = mean_gpu_ms / (0.9 * total_gpus as f64);
+    let mut at_ms = 0.0f64;
+    for i in 0..workloads {
+        let r = next();
+        // Exponential inter-arrival times (a Poisson process).
+        let u = ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        at_ms += -u.ln() * gap_ms;
+        let at = SimTime::from_millis(at_ms as i64);
+        let q = (next() % cqs as u64) as usize;
+        let kind = i % 3;
+        let (scheduler, count, gpus, gang) = match kind {
+            0 => (
+                "volcano",
+                [4u32, 8, 12][(next() % 3) as usize],
+                8,
+                GangSpec {
+                    network_topology: Some(NetworkTopology {
+                        hard: true,
+                        highest_tier: Some(TierRef::Number(2)),
+                    }),
+                    ..Default::default()
+                },
+            ),
+            1 => (
+                "kai-scheduler",
+                1 + (next() % 4) as u32,
+                [1i64, 2, 4, 8, 8, 4][(next() % 6) as usize],
+                GangSpec::default(),
+            ),
+            _ => (
+                "default-scheduler",
+                1 + (next() % 4) as u32,
+                [1i64, 2, 4, 1][(next() % 4) as usize],
+                GangSpec::default(),
+            ),
+        };
+        let minutes = [10i64, 30, 60, 120, 240, 290][(next() % 6) as usize];
+        w.workloads.push(Workload {
+            namespace: format!("team-{q}"),
+            name: format!("job-{i}"),
+            kind: "Workload".into(),
+            owner: None,
+            uid: format!("{i:08}"),
+            queue: QueueRef::Local(LocalQueueId::from_index(q)),
+            queue_name: Some("train".into()),
+            priority_class: None,
+            priority: [0, 100, 1000][(next() % 3) as usize],
+            scheduler_name: scheduler.into(),
+            created_at: at,
+            arrival: at,
+            duration: Some(SimDuration::from_secs(minutes * 60)),
+            pod_sets: vec![PodSet {
+                name: "main".into(),
+                count,
+                min_count: None,
+                requests: ResourceList::from_pairs(vec![(cpu, 8000 * gpus), (gpu, gpus)]),
+                node_selector: Labels::default(),
+                tolerations: vec![],
+                priority_class_name: None,
+                spec_shape: 0,
+                topology_request: None,
+            }],
+            active: true,
+            initial_admission: None,
+            last_eviction: None,
+            max_execution_time: None,
+            job_uid: None,
+            creation_blocked: None,
+            gang,
+        });
+    }
+    w
 }

@@ -21,7 +21,9 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use kueuesim_model::labels::tolerated;
-use kueuesim_model::{DomainId, Labels, NodeId, ResourceList, Toleration, Topology, World};
+use kueuesim_model::{
+    DomainId, Labels, NodeId, ResourceId, ResourceList, Toleration, Topology, World,
+};
 
 /// The default `pods` capacity of a node that does not declare one (kubelet's maxPods).
 pub const DEFAULT_MAX_PODS: i64 = 110;
@@ -96,6 +98,9 @@ impl NodeCapacity {
     }
 }
 
+/// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
+const MAX_GPU_BUCKETS: usize = 257;
+
 /// Node capacity plus, for every topology, the free capacity of each domain (the sum over its
 /// nodes), kept in step on every bind and release.
 #[derive(Clone, Debug)]
@@ -110,6 +115,14 @@ pub struct Cluster {
     /// Per topology, per entry of its `by_tier`: the largest allocatable of any domain of
     /// that tier, per resource (fixed), to skip whole tiers a gang cannot fit in.
     tier_max_alloc: Vec<Vec<Vec<i64>>>,
+    /// Per topology, per (domain, free GPUs): how many nodes of the domain have exactly that
+    /// many GPUs free (`gpu_buckets` buckets per domain; empty when there are no GPUs or a
+    /// node has more than `MAX_GPU_BUCKETS - 1`). How many pods of k GPUs a domain could host
+    /// at most follows without looking at its nodes, which rules out most domains of a
+    /// fragmented cluster before any dry run.
+    gpu_hist: Vec<Vec<u32>>,
+    /// Buckets per domain in `gpu_hist` (largest node GPU count + 1), 0 when disabled.
+    gpu_buckets: usize,
     /// Each node's rank in node-name order (KAI breaks score ties by name).
     pub name_rank: Vec<u32>,
     /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
@@ -173,8 +186,34 @@ impl Cluster {
                     .collect()
             })
             .collect();
+        let gpu = id(kueuesim_model::resources::GPU);
+        let max_gpu = gpu.map_or(0, |g| {
+            (0..world.nodes.len())
+                .map(|n| nodes.free(NodeId::from_index(n), g))
+                .max()
+                .unwrap_or(0)
+        });
+        let gpu_buckets = match gpu {
+            Some(_) if (1..MAX_GPU_BUCKETS as i64).contains(&max_gpu) => max_gpu as usize + 1,
+            _ => 0,
+        };
+        let gpu_hist = topologies(world)
+            .map(|t| {
+                let mut h = vec![0u32; t.domains.len() * gpu_buckets];
+                if let Some(g) = gpu.filter(|_| gpu_buckets > 0) {
+                    for d in 0..t.domains.len() {
+                        for &n in t.nodes_of(DomainId::from_index(d)) {
+                            h[d * gpu_buckets + nodes.free(n, g).max(0) as usize] += 1;
+                        }
+                    }
+                }
+                h
+            })
+            .collect();
         Cluster {
             nodes,
+            gpu_hist,
+            gpu_buckets,
             tier_max_alloc,
             domain_alloc: domain_free.clone(),
             domain_free,
@@ -191,9 +230,23 @@ impl Cluster {
     /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every
     /// domain above it.
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
+        let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
+        let before = gpu.map(|g| self.nodes.free(node, g));
         self.nodes.apply(node, requests, sign);
+        let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
+        let moved = match (gpu, before) {
+            (Some(g), Some(b)) => {
+                let after = self.nodes.free(node, g);
+                (bucket(b) != bucket(after)).then(|| (bucket(b), bucket(after)))
+            }
+            _ => None,
+        };
         let n_res = self.nodes.n_resources;
-        for (t, free) in topologies(world).zip(&mut self.domain_free) {
+        let buckets = self.gpu_buckets;
+        for ((t, free), hist) in topologies(world)
+            .zip(&mut self.domain_free)
+            .zip(&mut self.gpu_hist)
+        {
             let Some(d) = t.domain_of(node) else {
                 continue;
             };
@@ -202,8 +255,53 @@ impl Cluster {
                 for (r, q) in requests.iter() {
                     free[base + r.index()] -= sign * q;
                 }
+                if let Some((from, to)) = moved {
+                    hist[a.index() * buckets + from] -= 1;
+                    hist[a.index() * buckets + to] += 1;
+                }
             }
         }
+    }
+
+    /// At most how many pods of `gpus` GPUs each domain `d` of topology `t` could host now,
+    /// counting GPUs only (`None`: not tracked). A necessary condition, exact for GPUs.
+    pub fn domain_gpu_pods(&self, t: usize, d: DomainId, gpus: i64) -> Option<u64> {
+        if self.gpu_buckets == 0 || gpus <= 0 {
+            return None;
+        }
+        let h = &self.gpu_hist[t][d.index() * self.gpu_buckets..][..self.gpu_buckets];
+        Some(
+            h.iter()
+                .enumerate()
+                .skip(gpus as usize)
+                .map(|(free, &count)| u64::from(count) * (free as u64 / gpus as u64))
+                .sum(),
+        )
+    }
+
+    /// Whether domain `d` of topology `t` could host `need` of the pending pods of `pods` by
+    /// GPUs alone (pods of pod set after pod set, as `fill` takes them): a necessary
+    /// condition for `fill` to place them there.
+    pub fn domain_may_place(&self, t: usize, d: DomainId, pods: &GangPods, need: usize) -> bool {
+        let Some(g) = self.res.gpu.filter(|_| self.gpu_buckets > 0) else {
+            return true;
+        };
+        let mut possible = 0u64;
+        for (needs, slots) in pods {
+            let pending = slots.iter().filter(|s| s.is_none()).count() as u64;
+            if pending == 0 {
+                continue;
+            }
+            let k = needs.requests.get(ResourceId::from_index(g));
+            possible += match self.domain_gpu_pods(t, d, k) {
+                Some(cap) => cap.min(pending),
+                None => pending,
+            };
+            if possible >= need as u64 {
+                return true;
+            }
+        }
+        possible >= need as u64
     }
 
     /// Free amount of resource `r` in domain `d` of topology `t` (0: HyperNodes).

@@ -295,6 +295,10 @@ fn topology_attempt(
     // Candidates under the search root within the limit, with the resource pre-filter
     // (minResources / the subjob's pending requests on idle capacity).
     let mut last_failure: Option<(DomainId, Failure)> = None;
+    // The last HyperNode of the search order when it was ruled out by the GPU histogram
+    // (`domain_may_place`) rather than tried: upstream dry-runs it, and its failure is the
+    // one the message quotes, so it is dry-run once at the end for the message.
+    let mut last_skipped: Option<DomainId> = None;
     for (ti, (tier, domains)) in t.by_tier.iter().enumerate() {
         if *tier > tier_limit {
             break;
@@ -322,6 +326,11 @@ fn topology_attempt(
             x.0.total_cmp(&y.0).then(x.1.cmp(&y.1))
         }) {
             let (_, _, d) = gradient.swap_remove(k);
+            if subgroups.is_empty() && !cluster.domain_may_place(0, d, pods, need) {
+                last_skipped = Some(d);
+                continue;
+            }
+            last_skipped = None;
             let mut scorer = scorer_base.clone();
             let attempt = if subgroups.is_empty() {
                 fill(
@@ -358,23 +367,24 @@ fn topology_attempt(
     }
     // Nothing fits: explain with the last HyperNode tried, or, when none passed the
     // resource pre-filter, with the roomiest allowed one.
-    let (d, mut f) = match last_failure {
-        Some(x) => x,
-        None => {
-            let d = t
-                .by_tier
-                .iter()
-                .filter(|(tier, _)| *tier <= tier_limit)
-                .flat_map(|(_, ds)| ds.iter().copied())
-                .filter(|&d| t.within(d, root))
-                .max_by_key(|&d| {
-                    pending
-                        .iter()
-                        .map(|&(r, _)| cluster.domain_free(0, d, r))
-                        .min()
-                        .unwrap_or(0)
-                })
-                .unwrap_or(root);
+    let (d, mut f) = match (last_skipped, last_failure) {
+        (None, Some(x)) => x,
+        (skipped, _) => {
+            let d = skipped.unwrap_or_else(|| {
+                t.by_tier
+                    .iter()
+                    .filter(|(tier, _)| *tier <= tier_limit)
+                    .flat_map(|(_, ds)| ds.iter().copied())
+                    .filter(|&d| t.within(d, root))
+                    .max_by_key(|&d| {
+                        pending
+                            .iter()
+                            .map(|&(r, _)| cluster.domain_free(0, d, r))
+                            .min()
+                            .unwrap_or(0)
+                    })
+                    .unwrap_or(root)
+            });
             let mut scorer = scorer_base.clone();
             let (b, pod) = match fill(
                 world,
@@ -426,24 +436,38 @@ fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]
         })
         .collect();
     short.sort();
+    // Counted by cause without a string per node (this runs on every failed attempt over
+    // every node of the domain); the words are made once per distinct cause below.
+    let mut insufficient = vec![0usize; short.len()];
+    let mut too_many = 0usize;
     for &n in nodes {
         if super::feasible(world, cap, n, pod) {
             continue;
         }
-        let reason = if !super::statically_feasible(world, n, pod) {
-            super::node_rejections(world, cap, n, pod)
+        if !super::statically_feasible(world, n, pod) {
+            let reason = super::node_rejections(world, cap, n, pod)
                 .into_iter()
                 .next()
-                .unwrap_or_default()
-        } else if let Some(&(_, name, _, _)) = short
+                .unwrap_or_default();
+            *hist.entry(reason).or_default() += 1;
+        } else if let Some(i) = short
             .iter()
-            .find(|&&(_, _, r, a)| a > cap.free(n, r.index()))
+            .position(|&(_, _, r, a)| a > cap.free(n, r.index()))
         {
-            format!("Insufficient {name}")
+            insufficient[i] += 1;
         } else {
-            "Too many pods".to_string()
-        };
-        *hist.entry(reason).or_default() += 1;
+            too_many += 1;
+        }
+    }
+    for (i, &c) in insufficient.iter().enumerate() {
+        if c > 0 {
+            *hist
+                .entry(format!("Insufficient {}", short[i].1))
+                .or_default() += c;
+        }
+    }
+    if too_many > 0 {
+        *hist.entry("Too many pods".to_string()).or_default() += too_many;
     }
     let mut parts: Vec<String> = hist.iter().map(|(r, c)| format!("{c} {r}")).collect();
     parts.sort();

@@ -145,6 +145,21 @@ fn check_books(w: &World, cluster: &Cluster) -> Result<(), TestCaseError> {
                 "domain {}",
                 t.domain(d).name
             );
+            // The GPU histogram's pod capacity matches the nodes, for every pod size.
+            for k in 1..=8 {
+                let pods: u64 = t
+                    .nodes_of(d)
+                    .iter()
+                    .map(|&n| (cluster.nodes.free(n, 0).max(0) / k) as u64)
+                    .sum();
+                prop_assert_eq!(
+                    cluster.domain_gpu_pods(ti, d, k),
+                    Some(pods),
+                    "domain {} pods of {} GPUs",
+                    t.domain(d).name,
+                    k
+                );
+            }
         }
     }
     Ok(())

@@ -888,7 +888,7 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        Ok(())
+        self.cluster.check_indexes(world)
     }
 
     fn advance_to(&mut self, at: SimTime) {

@@ -51,29 +51,43 @@ fn resource_word(name: &str) -> String {
 /// `TasksFitErrors`: "no nodes with enough resources were found: <n> <reason>. \n...".
 fn fit_errors(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
     let mut hist: BTreeMap<String, usize> = BTreeMap::new();
+    // Nodes short of resources are counted by which of the pod's requests they are short of
+    // (a bit set over `pod.requests`), without a string per node: this runs over every node
+    // on every failed attempt. The words are made once per distinct set below.
+    let requests: Vec<(ResourceId, i64)> = pod.requests.iter().collect();
+    let mut short_sets: BTreeMap<u64, usize> = BTreeMap::new();
     for &n in nodes {
         if super::feasible(world, cap, n, pod) {
             continue;
         }
-        let reason = if !super::statically_feasible(world, n, pod) {
-            super::node_rejections(world, cap, n, pod)
+        if !super::statically_feasible(world, n, pod) {
+            let reason = super::node_rejections(world, cap, n, pod)
                 .into_iter()
                 .next()
-                .unwrap_or_default()
+                .unwrap_or_default();
+            *hist.entry(reason).or_default() += 1;
         } else {
-            let short: Vec<String> = pod
-                .requests
+            let set = requests
                 .iter()
-                .filter(|&(r, a)| a > cap.free(n, r.index()))
-                .map(|(r, _)| resource_word(world.resources.name(r)))
+                .enumerate()
+                .filter(|&(_, &(r, a))| a > cap.free(n, r.index()))
+                .fold(0u64, |set, (i, _)| set | 1 << i.min(63));
+            *short_sets.entry(set).or_default() += 1;
+        }
+    }
+    for (set, count) in short_sets {
+        let reason = if set == 0 {
+            "Too many pods".to_string()
+        } else {
+            let short: Vec<String> = requests
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| set & (1 << i.min(63)) != 0)
+                .map(|(_, &(r, _))| resource_word(world.resources.name(r)))
                 .collect();
-            if short.is_empty() {
-                "Too many pods".into()
-            } else {
-                format!("node(s) didn't have enough resources: {}", short.join(", "))
-            }
+            format!("node(s) didn't have enough resources: {}", short.join(", "))
         };
-        *hist.entry(reason).or_default() += 1;
+        *hist.entry(reason).or_default() += count;
     }
     let parts: Vec<String> = hist.iter().map(|(r, c)| format!("{c} {r}")).collect();
     format!(
@@ -573,16 +587,29 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
                 let all = super::all_nodes(world);
                 let (group_of, scores) = (Vec::new(), vec![0.0]);
                 let resource = scored_resource(cluster, &pods);
-                let mut s = scorer(
-                    world,
-                    &cluster.nodes,
-                    resource,
-                    &cluster.name_rank,
-                    &all,
-                    &group_of,
-                    &scores,
-                );
-                match fill(world, &mut cluster.nodes, &all, &pods, need, &mut s) {
+                let indexed = world.config.kai.placement_strategy == PlacementStrategy::Binpack
+                    && resource.is_some()
+                    && resource == cluster.res.gpu
+                    && pods.iter().all(|(n, slots)| {
+                        slots.iter().all(Option::is_some)
+                            || resource
+                                .is_some_and(|g| n.requests.get(ResourceId::from_index(g)) > 0)
+                    });
+                let filled = if indexed {
+                    fill_binpack(world, cluster, &pods, need)
+                } else {
+                    let mut s = scorer(
+                        world,
+                        &cluster.nodes,
+                        resource,
+                        &cluster.name_rank,
+                        &all,
+                        &group_of,
+                        &scores,
+                    );
+                    fill(world, &mut cluster.nodes, &all, &pods, need, &mut s)
+                };
+                match filled {
                     Ok(b) => {
                         undo(&mut cluster.nodes, &pods, &b);
                         Ok(b)
@@ -633,6 +660,74 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
         }
     }
     out
+}
+
+/// `fill` with KAI's bin-pack node score on GPUs and no topology, over every node, using the
+/// cluster's (free GPUs, name rank) order instead of scoring every node: the score falls as
+/// free GPUs rise and ties go to the lower name rank, so the best feasible node is the first
+/// feasible one in that order, or a node this call already bound to (it has fewer GPUs free
+/// now than its place in the order says). Within a pod set nothing becomes feasible again, so
+/// one forward scan per pod set serves all its pods. Same bindings as `fill`; leaves them
+/// applied to the node capacity as `fill` does.
+#[allow(clippy::type_complexity)]
+fn fill_binpack(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    limit: usize,
+) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
+    let Some(g) = cluster.res.gpu else {
+        unreachable!("fill_binpack is only chosen for GPU tasks")
+    };
+    let mut bound: Vec<Binding> = Vec::new();
+    let mut touched: Vec<NodeId> = Vec::new();
+    for (ps, (needs, slots)) in pods.iter().enumerate() {
+        if bound.len() >= limit {
+            break;
+        }
+        let pending: Vec<usize> = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| i)
+            .take(limit - bound.len())
+            .collect();
+        let k = needs.requests.get(ResourceId::from_index(g));
+        let mut cursor = (k, 0u32, NodeId(0));
+        for idx in pending {
+            // The first feasible untouched node from the cursor on.
+            let mut untouched = None;
+            for &(free, rank, n) in cluster.gpu_order.range(cursor..) {
+                cursor = (free, rank, n);
+                if !touched.contains(&n) && super::feasible(world, &cluster.nodes, n, needs) {
+                    untouched = Some((free, rank, n));
+                    break;
+                }
+            }
+            if untouched.is_none() {
+                cursor = (i64::MAX, u32::MAX, NodeId(u32::MAX));
+            }
+            let best_touched = touched
+                .iter()
+                .filter(|&&n| super::feasible(world, &cluster.nodes, n, needs))
+                .map(|&n| (cluster.nodes.free(n, g), cluster.name_rank[n.index()], n))
+                .min();
+            let best = match (untouched, best_touched) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(x) => x,
+                    None => return Err((bound, (ps, idx))),
+                },
+            };
+            let node = best.2;
+            cluster.nodes.apply(node, &needs.requests, 1);
+            bound.push((ps, idx, node));
+            if !touched.contains(&node) {
+                touched.push(node);
+            }
+        }
+    }
+    Ok(bound)
 }
 
 /// Preferred-level node scores: per node a group, per group a score.
@@ -1108,6 +1203,76 @@ mod tests {
             gpu_over_quota_weight: weight,
             gpu_limit: None,
             priority,
+        }
+    }
+
+    use proptest::prelude::*;
+
+    /// A world of nodes with (GPUs, cpu, GPUs busy, cpu busy) and shuffled names, plus the
+    /// cluster with the busy part bound.
+    fn binpack_world(nodes: &[(i64, i64, i64, i64, u32)]) -> (World, Cluster) {
+        let mut w = World::default();
+        let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+        let cpu = w.resources.intern("cpu");
+        for (i, &(g, c, _, _, name)) in nodes.iter().enumerate() {
+            let mut alloc = vec![0; 2];
+            alloc[gpu.index()] = g;
+            alloc[cpu.index()] = c;
+            w.nodes.push(kueuesim_model::Node {
+                name: format!("n-{name:03}-{i}"),
+                labels: Default::default(),
+                allocatable: alloc,
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+        let mut cluster = Cluster::new(&w);
+        for (i, &(g, c, bg, bc, _)) in nodes.iter().enumerate() {
+            let busy =
+                kueuesim_model::ResourceList::from_pairs(vec![(gpu, bg.min(g)), (cpu, bc.min(c))]);
+            cluster.apply(&w, NodeId::from_index(i), &busy, 1);
+        }
+        (w, cluster)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The indexed bin-pack fill binds exactly what `fill` with KAI's bin-pack scorer
+        /// binds, fails on the same pod, and leaves the same capacity.
+        #[test]
+        fn fill_binpack_matches_fill(
+            nodes in prop::collection::vec((0i64..=8, 1i64..=16, 0i64..=8, 0i64..=16, 0u32..50), 1..30),
+            sets in prop::collection::vec((1usize..6, 1i64..=4, 0i64..=4), 1..4),
+            limit in 1usize..20,
+        ) {
+            let (w, mut fast) = binpack_world(&nodes);
+            let mut slow = fast.clone();
+            let gpu = w.resources.lookup(kueuesim_model::resources::GPU).unwrap();
+            let cpu = w.resources.lookup("cpu").unwrap();
+            let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = sets
+                .iter()
+                .map(|&(count, g, c)| {
+                    (
+                        PodNeeds {
+                            requests: kueuesim_model::ResourceList::from_pairs(vec![(gpu, g), (cpu, c)]),
+                            node_selector: Default::default(),
+                            tolerations: vec![],
+                        },
+                        vec![None; count],
+                    )
+                })
+                .collect();
+            let all = super::super::all_nodes(&w);
+            let (group_of, scores) = (Vec::new(), vec![0.0]);
+            let name_rank = slow.name_rank.clone();
+            let mut s = scorer(&w, &slow.nodes, Some(gpu.index()), &name_rank, &all, &group_of, &scores);
+            let expected = fill(&w, &mut slow.nodes, &all, &pods, limit, &mut s);
+            let got = fill_binpack(&w, &mut fast, &pods, limit);
+            prop_assert_eq!(&got, &expected);
+            for n in &all {
+                prop_assert_eq!(fast.nodes.free(*n, gpu.index()), slow.nodes.free(*n, gpu.index()));
+            }
         }
     }
 

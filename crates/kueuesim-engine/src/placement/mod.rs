@@ -18,7 +18,7 @@ pub mod kube;
 pub mod volcano;
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use kueuesim_model::labels::tolerated;
 use kueuesim_model::{
@@ -123,6 +123,10 @@ pub struct Cluster {
     gpu_hist: Vec<Vec<u32>>,
     /// Buckets per domain in `gpu_hist` (largest node GPU count + 1), 0 when disabled.
     gpu_buckets: usize,
+    /// The nodes with GPUs, ordered by (free GPUs, name rank): KAI's bin-pack order, so its
+    /// best node for a pod is the first feasible one from the pod's GPU count up
+    /// (`kai::fill_binpack`), without scoring every node. Kept for committed bindings only.
+    pub gpu_order: BTreeSet<(i64, u32, NodeId)>,
     /// Each node's rank in node-name order (KAI breaks score ties by name).
     pub name_rank: Vec<u32>,
     /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
@@ -210,8 +214,18 @@ impl Cluster {
                 h
             })
             .collect();
+        let gpu_order = gpu
+            .map(|g| {
+                (0..world.nodes.len())
+                    .map(NodeId::from_index)
+                    .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0)
+                    .map(|n| (nodes.free(n, g), name_rank[n.index()], n))
+                    .collect()
+            })
+            .unwrap_or_default();
         Cluster {
             nodes,
+            gpu_order,
             gpu_hist,
             gpu_buckets,
             tier_max_alloc,
@@ -230,9 +244,16 @@ impl Cluster {
     /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every
     /// domain above it.
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
-        let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
-        let before = gpu.map(|g| self.nodes.free(node, g));
+        let before = self.res.gpu.map(|g| self.nodes.free(node, g));
         self.nodes.apply(node, requests, sign);
+        if let (Some(g), Some(b)) = (self.res.gpu, before) {
+            let after = self.nodes.free(node, g);
+            let rank = self.name_rank[node.index()];
+            if after != b && self.gpu_order.remove(&(b, rank, node)) {
+                self.gpu_order.insert((after, rank, node));
+            }
+        }
+        let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
         let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
         let moved = match (gpu, before) {
             (Some(g), Some(b)) => {
@@ -261,6 +282,51 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    /// Whether the GPU order and the per-domain GPU histograms agree with the nodes' free
+    /// capacity (an invariant `Simulation::check_invariants` states).
+    pub fn check_indexes(&self, world: &World) -> Result<(), String> {
+        let Some(g) = self.res.gpu else { return Ok(()) };
+        let with_gpus = (0..world.nodes.len())
+            .map(NodeId::from_index)
+            .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);
+        let mut count = 0;
+        for n in with_gpus {
+            count += 1;
+            let key = (self.nodes.free(n, g), self.name_rank[n.index()], n);
+            if !self.gpu_order.contains(&key) {
+                return Err(format!(
+                    "node {} is not in the GPU order at {key:?}",
+                    world.node(n).name
+                ));
+            }
+        }
+        if count != self.gpu_order.len() {
+            return Err(format!(
+                "the GPU order has {} nodes, not {count}",
+                self.gpu_order.len()
+            ));
+        }
+        if self.gpu_buckets == 0 {
+            return Ok(());
+        }
+        for ((ti, t), hist) in topologies(world).enumerate().zip(&self.gpu_hist) {
+            for d in 0..t.domains.len() {
+                let mut expect = vec![0u32; self.gpu_buckets];
+                for &n in t.nodes_of(DomainId::from_index(d)) {
+                    expect[self.nodes.free(n, g).clamp(0, self.gpu_buckets as i64 - 1) as usize] +=
+                        1;
+                }
+                if expect[..] != hist[d * self.gpu_buckets..][..self.gpu_buckets] {
+                    return Err(format!(
+                        "topology {ti} domain {} GPU histogram is stale",
+                        t.domain(DomainId::from_index(d)).name
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// At most how many pods of `gpus` GPUs each domain `d` of topology `t` could host now,

@@ -467,7 +467,7 @@ pub fn scale_world(zones: usize, workloads: usize) -> World {
     // Mean GPU-time per job: Volcano 8 pods × 8 GPUs, KAI 2.5 × 4.5, kube 2.5; mean duration
     // 2h05m. Arrivals are spaced to offer ~90% of the GPUs.
     let mean_gpu_ms = (64.0 + 11.25 + 2.5) / 3.0 * 7_500_000.0;
-    let gap_ms = mean_gpu_ms / (0.9 * total_gpus as f64);
+    let gap_ms = mean_gpu_ms / (load() * total_gpus as f64);
     let mut at_ms = 0.0f64;
     for i in 0..workloads {
         let r = next();
@@ -539,4 +539,10 @@ pub fn scale_world(zones: usize, workloads: usize) -> World {
         });
     }
     w
+}
+fn load() -> f64 {
+    std::env::var("LOAD")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.9)
 }

@@ -136,35 +136,94 @@ pub fn sample_feasible(
     (found, processed)
 }
 
+/// `least_allocated + balanced_allocation(.., false)` in one pass, with the pod's cpu and
+/// memory requests looked up once (`rq`) instead of per node: kube-scheduler scores every
+/// sampled node for every pod, so this is its hot loop. Same integer and float arithmetic.
+fn kube_score(
+    world: &World,
+    cap: &NodeCapacity,
+    node: NodeId,
+    rq: [Option<(usize, i64)>; 2],
+) -> i64 {
+    let alloc = &world.node(node).allocatable;
+    let (mut least, mut weights) = (0i64, 0i64);
+    let mut fractions = [0f64; 2];
+    let mut k = 0;
+    for (r, q) in rq.into_iter().flatten() {
+        let a = alloc.get(r).copied().unwrap_or(0);
+        weights += 1;
+        if a == 0 {
+            continue;
+        }
+        let req = a - cap.free(node, r) + q;
+        if req <= a {
+            least += (a - req) * 100 / a;
+        }
+        fractions[k] = (req as f64 / a as f64).min(1.0);
+        k += 1;
+    }
+    let least = if weights == 0 { 0 } else { least / weights };
+    let std = if k == 2 {
+        (fractions[0] - fractions[1]).abs() / 2.0
+    } else {
+        0.0
+    };
+    least + ((1.0 - std) * 100.0) as i64
+}
+
 /// Places every pending pod of `pods` one by one; a pod that fits nowhere stays pending (and
 /// so do the rest of its pod set, which are identical), later pod sets are still tried.
 pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -> Placement {
-    let all = super::all_nodes(world);
+    let n = world.nodes.len();
     let mut out = Placement::default();
     'sets: for (ps, (needs, slots)) in pods.iter().enumerate() {
+        let res = cluster.res;
+        let rq = [res.cpu, res.memory].map(|r| {
+            r.map(|r| {
+                (
+                    r,
+                    needs
+                        .requests
+                        .get(kueuesim_model::ResourceId::from_index(r)),
+                )
+            })
+        });
         for (idx, slot) in slots.iter().enumerate() {
             if slot.is_some() {
                 continue;
             }
-            let want = feasible_nodes_to_find(all.len());
+            let want = feasible_nodes_to_find(n);
             let start = cluster.next_start[0];
-            let (found, processed) =
-                sample_feasible(world, &cluster.nodes, &all, needs, start, want);
-            if !all.is_empty() {
-                cluster.next_start[0] = (start + processed) % all.len();
+            // The filter phase from the rotating start, then the best score among the
+            // feasible nodes found (`selectHost`: ties by a seeded key).
+            let mut processed = 0;
+            let mut found = 0;
+            let mut best: Option<((i64, u64), NodeId)> = None;
+            while processed < n && found < want {
+                let node = NodeId::from_index((start + processed) % n);
+                processed += 1;
+                if super::feasible(world, &cluster.nodes, node, needs) {
+                    found += 1;
+                    let key = (
+                        kube_score(world, &cluster.nodes, node, rq),
+                        tie_key(seed ^ (idx as u64) << 32 ^ ps as u64, node),
+                    );
+                    // `max_by_key` semantics: the last of equal keys wins.
+                    if best.is_none_or(|(b, _)| key >= b) {
+                        best = Some((key, node));
+                    }
+                }
             }
-            let res = cluster.res;
-            let best = found.iter().copied().max_by_key(|&n| {
-                let score = least_allocated(world, &cluster.nodes, res, n, needs)
-                    + balanced_allocation(world, &cluster.nodes, res, n, needs, false);
-                (score, tie_key(seed ^ (idx as u64) << 32 ^ ps as u64, n))
-            });
+            if n > 0 {
+                cluster.next_start[0] = (start + processed) % n;
+            }
             match best {
-                Some(node) => {
+                Some((_, node)) => {
                     cluster.apply(world, node, &needs.requests, 1);
                     out.bound.push((ps, idx, node));
                 }
                 None => {
+                    let all = super::all_nodes(world);
                     let why = fit_error(world, &cluster.nodes, needs, &all);
                     out.unplaced.get_or_insert((ps, idx, why));
                     continue 'sets;
@@ -189,5 +248,49 @@ mod tests {
         assert_eq!(feasible_nodes_to_find(10_000), 500);
         // Never fewer than 100.
         assert_eq!(feasible_nodes_to_find(150), 100);
+    }
+
+    proptest::proptest! {
+        /// The fused hot-loop score equals the two plugins' scores it stands for.
+        #[test]
+        fn kube_score_is_least_allocated_plus_balanced(
+            alloc in proptest::collection::vec(0i64..200_000, 3),
+            used in proptest::collection::vec(0i64..200_000, 3),
+            req in proptest::collection::vec(0i64..50_000, 3),
+        ) {
+            let mut w = World::default();
+            let ids: Vec<_> = ["cpu", "memory", kueuesim_model::resources::GPU]
+                .iter()
+                .map(|r| w.resources.intern(r))
+                .collect();
+            w.nodes.push(kueuesim_model::Node {
+                name: "n".into(),
+                labels: Default::default(),
+                allocatable: alloc.clone(),
+                taints: vec![],
+                unschedulable: false,
+            });
+            let mut cluster = Cluster::new(&w);
+            let busy = kueuesim_model::ResourceList::from_pairs(
+                ids.iter().zip(&used).map(|(&r, &u)| (r, u.min(alloc[r.index()]))).collect(),
+            );
+            cluster.apply(&w, NodeId(0), &busy, 1);
+            let pod = PodNeeds {
+                requests: kueuesim_model::ResourceList::from_pairs(
+                    ids.iter().zip(&req).map(|(&r, &q)| (r, q)).collect(),
+                ),
+                node_selector: Default::default(),
+                tolerations: vec![],
+            };
+            let res = cluster.res;
+            let rq = [res.cpu, res.memory].map(|r| {
+                r.map(|r| (r, pod.requests.get(kueuesim_model::ResourceId::from_index(r))))
+            });
+            proptest::prop_assert_eq!(
+                kube_score(&w, &cluster.nodes, NodeId(0), rq),
+                least_allocated(&w, &cluster.nodes, res, NodeId(0), &pod)
+                    + balanced_allocation(&w, &cluster.nodes, res, NodeId(0), &pod, false)
+            );
+        }
     }
 }

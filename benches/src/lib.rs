@@ -402,12 +402,12 @@ pub fn naive_hard_topology(
 
 /// The scale benchmark world (issue 8): `topology_world(zones)` (zones × 1,024 nodes of 8
 /// GPUs, 3 tiers) with 16 ClusterQueues sharing the GPUs equally (withinClusterQueue:
-/// LowerPriority), and `workloads` jobs arriving about one per `gap_ms` on average, offered
-/// at about 90% of the cluster: a third Volcano gangs of 8-GPU pods under one spine (hard
+/// LowerPriority), and `workloads` jobs arriving as a Poisson process that offers `load` (a
+/// fraction) of the cluster's GPUs: a third Volcano gangs of 8-GPU pods under one spine (hard
 /// `networkTopology`, tier 2), a third KAI jobs of 1–4 pods of 1–8 GPUs, a third
 /// kube-scheduler pods of 1–4 GPUs; three priorities; durations 10 minutes to 4 hours.
 /// Shapes and times come from a fixed xorshift sequence, so the world is the same every run.
-pub fn scale_world(zones: usize, workloads: usize) -> World {
+pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
     use kueuesim_model::{GangSpec, NetworkTopology, Preemption, PreemptionPolicy, TierRef};
     let mut w = topology_world(zones);
     let cpu = ResourceId::from_index(0);
@@ -467,7 +467,7 @@ pub fn scale_world(zones: usize, workloads: usize) -> World {
     // Mean GPU-time per job: Volcano 8 pods × 8 GPUs, KAI 2.5 × 4.5, kube 2.5; mean duration
     // 2h05m. Arrivals are spaced to offer ~90% of the GPUs.
     let mean_gpu_ms = (64.0 + 11.25 + 2.5) / 3.0 * 7_500_000.0;
-    let gap_ms = mean_gpu_ms / (load() * total_gpus as f64);
+    let gap_ms = mean_gpu_ms / (load * total_gpus as f64);
     let mut at_ms = 0.0f64;
     for i in 0..workloads {
         let r = next();

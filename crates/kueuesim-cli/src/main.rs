@@ -14,7 +14,9 @@ use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
 use kueuesim_scenario::kubectl::{self, Namespaces};
 use kueuesim_scenario::metrics::metrics_prom;
-use kueuesim_scenario::output::{SimulationResult, result, summary_text, to_json, to_yaml};
+use kueuesim_scenario::output::{
+    SimulationResult, result, result_with, summary_text, to_json, to_yaml,
+};
 use kueuesim_scenario::report::report_html;
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
@@ -215,6 +217,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let world = &loaded.world;
     let show_progress = !quiet && std::io::stderr().is_terminal();
     let mut sim = Simulation::new(world);
+    // A summary alone needs no per-workload events, conditions or placements: the lean run
+    // keeps memory to a small record per finished workload (a million-workload replay).
+    let summary_only = out.is_none() && matches!(output, Format::Summary);
+    if summary_only {
+        sim = sim.lean();
+    }
     if out.is_some() {
         // timeseries.csv: one sample per minute of simulated time.
         sim = sim.with_time_series(SimDuration::from_secs(60));
@@ -261,7 +269,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if shown {
         eprint!("\r\x1b[K");
     }
-    let doc = result(world, &outcome);
+    let doc = result_with(world, &outcome, !summary_only);
     if let Some(dir) = out {
         write_out_dir(
             dir,

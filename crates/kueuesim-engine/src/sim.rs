@@ -229,6 +229,8 @@ pub struct Simulation<'w> {
     gpus_in_use: i64,
     last_accounted: SimTime,
     stats: RunStats,
+    /// Keep only what a summary needs (`Simulation::lean`).
+    lean: bool,
 }
 
 /// The scheduling-shape class of every workload: equal priority and pod sets (name, count,
@@ -422,6 +424,7 @@ impl<'w> Simulation<'w> {
             gpu,
             gpus_in_use: 0,
             last_accounted: SimTime::ZERO,
+            lean: false,
             stats: RunStats {
                 gpu_capacity,
                 cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
@@ -616,6 +619,15 @@ impl<'w> Simulation<'w> {
     /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
     pub fn with_audit(mut self) -> Self {
         self.audit = Some(Vec::new());
+        self
+    }
+
+    /// Drops a finished workload's events, conditions, pod placement and pod needs (those of
+    /// workloads still waiting stay, for the summary's "waiting at the end"): its record keeps its state, times, admission, evictions and GPU time, which is
+    /// all a summary reads. Decisions are unchanged (nothing recorded feeds back into them);
+    /// a long replay then holds per finished workload only a small record.
+    pub fn lean(mut self) -> Self {
+        self.lean = true;
         self
     }
 
@@ -2767,6 +2779,14 @@ impl<'w> Simulation<'w> {
                 "Succeeded",
                 "Reached expected number of succeeded pods".into(),
             );
+        }
+        if self.lean {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.conditions = Vec::new();
+            rt.record.events = Vec::new();
+            rt.record.placement = Vec::new();
+            rt.needs = Vec::new();
+            rt.usage = Vec::new();
         }
     }
 

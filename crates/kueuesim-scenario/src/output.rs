@@ -235,6 +235,12 @@ fn percentiles(mut v: Vec<f64>) -> Percentiles {
 
 /// Builds the result document.
 pub fn result(world: &World, outcome: &Outcome) -> SimulationResult {
+    result_with(world, outcome, true)
+}
+
+/// The result document; without `with_workloads`, its `workloads` list has only the
+/// workloads still waiting (what the summary shows, for `-o summary` of a long replay).
+pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> SimulationResult {
     let mut counts = StateCounts::default();
     let mut waits = Vec::new();
     let mut workloads = Vec::new();
@@ -260,7 +266,14 @@ pub fn result(world: &World, outcome: &Outcome) -> SimulationResult {
         if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
             waits.push((at - wl.created_at.max(SimTime::ZERO.min(wl.created_at))).as_secs_f64());
         }
-        workloads.push(workload_out(world, WorkloadId::from_index(i), rec));
+        // The summary lists the workloads still waiting: keep those.
+        let waiting = matches!(
+            rec.state,
+            WorkloadState::Pending | WorkloadState::QuotaReserved | WorkloadState::Admitted
+        );
+        if with_workloads || waiting {
+            workloads.push(workload_out(world, WorkloadId::from_index(i), rec));
+        }
     }
     let end = outcome.stats.end;
     let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;

@@ -540,9 +540,3 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
     }
     w
 }
-fn load() -> f64 {
-    std::env::var("LOAD")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.9)
-}

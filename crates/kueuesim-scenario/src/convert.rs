@@ -60,6 +60,9 @@ pub struct Loaded {
     pub world: World,
     /// Warnings for the user (skipped kinds, …), one line each.
     pub warnings: Vec<String>,
+    /// The scenario's WorkloadTraces, checked; their workloads are already in
+    /// `world.workloads` (`crate::trace::open` reads one again, row by row).
+    pub traces: Vec<crate::trace::TraceDecl>,
 }
 
 /// Loads every object of `files` into a world.
@@ -86,6 +89,7 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
     // For now every trace is read here, whole; `trace::open` gives the same workloads one at
     // a time for an engine that pulls them.
     crate::trace::append_workloads(&traces, &mut loaded.world)?;
+    loaded.traces = traces;
     Ok(loaded)
 }
 
@@ -951,6 +955,7 @@ impl<'a> Builder<'a> {
         Ok(Loaded {
             world: self.world,
             warnings: self.warnings,
+            traces: Vec::new(),
         })
     }
 

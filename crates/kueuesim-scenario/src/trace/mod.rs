@@ -833,6 +833,20 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
     let file = reader.file.clone();
     let header = reader.header().clone();
     let names_of: Vec<String> = reader.names().to_vec();
+    // A column named twice would leave one of them unread.
+    for (i, n) in names_of.iter().enumerate() {
+        if let Some(first) = names_of[..i].iter().position(|m| m == n) {
+            return Err(cell_error(
+                &file,
+                &header,
+                i,
+                format!(
+                    "column {n:?} appears twice (also column {}): expected unique column names",
+                    first + 1
+                ),
+            ));
+        }
+    }
     let col = |n: &str| names_of.iter().position(|c| c == n);
     let need = |n: &str| {
         col(n).ok_or_else(|| {

@@ -151,6 +151,13 @@ fn native_format_reads_every_column() {
         b.pod_sets[0].topology_request,
         Some(TopologyRequest::Preferred("block".into()))
     );
+    // The iterator gives the same workloads again, one at a time, in arrival order.
+    let mut world = loaded.world.clone();
+    let again: Vec<String> = kueuesim_scenario::trace::open(&loaded.traces[0], &mut world)
+        .expect("opens")
+        .map(|w| w.expect("row").name)
+        .collect();
+    assert_eq!(again, ["a", "b", "tr-000002"]);
     // Empty cells: name from the trace and row index, no queue (no `default` LocalQueue in
     // the namespace: not managed by Kueue), no class, kube's scheduler, no end.
     assert_eq!(c.name, "tr-000002");
@@ -230,6 +237,11 @@ fn native_bad_cells_are_errors_at_their_line_and_column() {
         ("arrival,pods\n0\n", "2:2", "1 cells: expected 2"),
         ("arrival,name\n0,\"a\"\n", "2:3", "a quoted CSV cell"),
         ("name,pods\na,1\n", "1:1", "no column \"arrival\""),
+        (
+            "arrival,pods,pods\n0,1,2\n",
+            "1:14",
+            "column \"pods\" appears twice (also column 2)",
+        ),
     ];
     for (csv, at, msg) in cases {
         let e = native_error(&dir, csv);

@@ -794,3 +794,287 @@ fn dlrm_prefix_keeps_the_invariants() {
         with_limit("alibaba-dlrm", 800),
     ));
 }
+
+// ---- adapters on small synthetic files in the public formats ---------------------------
+
+/// Loads `yaml` (as `dir/scenario.yaml`) after writing `files` into `dir`.
+fn load_files(dir: &Path, files: &[(&str, &str)], yaml: &str) -> Result<Loaded, ScenarioError> {
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).expect("write");
+    }
+    let name = dir.join("scenario.yaml").display().to_string();
+    load(
+        &[SourceFile {
+            name,
+            text: yaml.to_string(),
+        }],
+        LoadOptions::default(),
+    )
+}
+
+const OPENB_NODES: &str = "sn,cpu_milli,memory_mib,gpu,model\ncpu-0,32000,65536,0,\ng-0,96000,393216,8,G2\ng-1,96000,393216,8,G2\nt-0,64000,262144,2,T4\n";
+
+fn openb_yaml(extra: &str) -> String {
+    format!(
+        "apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadTrace
+metadata: {{name: ob}}
+spec:
+  format: alibaba-openb
+  path: pods.csv
+  openb:
+    nodes: nodes.csv
+    clusterQueue: openb
+{extra}"
+    )
+}
+
+#[test]
+fn openb_adapter_generates_the_cluster_and_maps_pods() {
+    let dir = scratch("openb");
+    let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,4000,8192,1,500,,LS,Running,0,100,10\np1,8000,16384,2,1000,T4,BE,Failed,5,50,\np2,1000,1024,0,0,,BE,Pending,7,20,\n";
+    let loaded = load_files(
+        &dir,
+        &[("pods.csv", pods), ("nodes.csv", OPENB_NODES)],
+        &openb_yaml(""),
+    )
+    .expect("loads");
+    let w = &loaded.world;
+    assert_eq!(w.nodes.len(), 4);
+    let flavors: Vec<&str> = w.flavors.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(flavors, ["cpu-only", "g2", "t4"]);
+    let gpu = w.resources.lookup("nvidia.com/gpu").expect("gpu");
+    let cpu = w.resources.lookup("cpu").expect("cpu");
+    let mem = w.resources.lookup("memory").expect("memory");
+    // Quota: the nodes' capacity, per flavor, CPU-only first.
+    let cq = &w.cluster_queues[0];
+    let quota = |flavor: usize, r| {
+        cq.resource_groups[0].flavors[flavor]
+            .resources
+            .iter()
+            .find(|q| q.resource == r)
+            .map(|q| q.nominal)
+    };
+    assert_eq!(quota(0, cpu), Some(32_000));
+    assert_eq!(quota(1, gpu), Some(16));
+    assert_eq!(quota(1, mem), Some((2 * 393_216) << 20));
+    assert_eq!(quota(2, gpu), Some(2));
+    let (p0, p1, p2) = (&w.workloads[0], &w.workloads[1], &w.workloads[2]);
+    assert_eq!(p0.name, "p0");
+    assert_eq!(p0.owner, Some(("Pod".to_string(), "p0".to_string())));
+    // A GPU-sharing pod takes a whole GPU by default; it ran from scheduled to deletion.
+    assert_eq!(p0.pod_sets[0].requests.get(gpu), 1);
+    assert_eq!(p0.pod_sets[0].requests.get(cpu), 4000);
+    assert_eq!(p0.pod_sets[0].requests.get(mem), 8192 << 20);
+    assert_eq!(p0.duration, Some(SimDuration::from_secs(90)));
+    // One model: a nodeSelector on the generated label; never scheduled: from creation.
+    assert_eq!(p1.arrival, SimTime::from_secs(5));
+    assert_eq!(p1.duration, Some(SimDuration::from_secs(45)));
+    assert_eq!(
+        p1.pod_sets[0].node_selector,
+        kueuesim_model::Labels::new(vec![("kueuesim.io/gpu-model".into(), "T4".into())])
+    );
+    assert_eq!(p2.pod_sets[0].requests.get(gpu), 0);
+    // gpuSharing milli: shares in thousandths, nodes offer 1000 per GPU.
+    let loaded = load_files(
+        &dir,
+        &[("pods.csv", pods)],
+        &openb_yaml("    gpuSharing: milli\n"),
+    )
+    .expect("loads");
+    let w = &loaded.world;
+    let milli = w
+        .resources
+        .lookup("kueuesim.io/gpu-milli")
+        .expect("gpu-milli");
+    assert_eq!(w.workloads[0].pod_sets[0].requests.get(milli), 500);
+    assert_eq!(w.workloads[1].pod_sets[0].requests.get(milli), 2000);
+    assert_eq!(
+        w.nodes[1].allocatable.get(milli.index()).copied(),
+        Some(8000)
+    );
+    // Several models: an error at the cell unless gpuSpec says what to do.
+    let multi =
+        "name,cpu_milli,memory_mib,num_gpu,gpu_spec,creation_time\nq0,1000,1024,1,V100M16|T4,0\n";
+    let e = match load_files(&dir, &[("pods.csv", multi)], &openb_yaml("")) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("pods.csv:2:16: gpu_spec \"V100M16|T4\" allows several GPU models"),
+        "{e}"
+    );
+    let loaded = load_files(&dir, &[], &openb_yaml("    gpuSpec: first\n")).expect("loads");
+    assert_eq!(
+        loaded.world.workloads[0].pod_sets[0].node_selector,
+        kueuesim_model::Labels::new(vec![("kueuesim.io/gpu-model".into(), "V100M16".into())])
+    );
+    // extraNodes of a model the node list lacks: an error at the setting.
+    let e = match load_files(&dir, &[], &openb_yaml("    extraNodes: {H100: 4}\n")) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("extraNodes names GPU model \"H100\", which no node of"),
+        "{e}"
+    );
+    // A bad node-list cell points into the node list.
+    let e = match load_files(
+        &dir,
+        &[(
+            "nodes.csv",
+            "sn,cpu_milli,memory_mib,gpu,model\nn0,lots,1,0,\n",
+        )],
+        &openb_yaml(""),
+    ) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("nodes.csv:2:4: cpu_milli \"lots\": expected an integer ≥ 0"),
+        "{e}"
+    );
+}
+
+#[test]
+fn philly_adapter_sorts_jobs_splits_gangs_and_generates_queues() {
+    let dir = scratch("philly");
+    let jobs = "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-01 00:01:00,60.0,12,720.0,vc1\n2017-10-01 00:00:00,30.0,1,30.0,vc2\n2017-10-01 00:00:30,10.0,16,160.0,zz9\n";
+    let vcs = "vc,node num\nvc1,2\nvc2,1\n";
+    let yaml = "apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: p}
+value: 5
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadTrace
+metadata: {name: ph}
+spec:
+  format: philly
+  path: jobs.csv
+  philly: {vcNodes: vcs.csv, defaultVcNodes: 3, extraNodes: 2}
+  priorityClass: {value: p}
+";
+    let loaded = load_files(&dir, &[("jobs.csv", jobs), ("vcs.csv", vcs)], yaml).expect("loads");
+    let w = &loaded.world;
+    let cqs: Vec<&str> = w.cluster_queues.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(cqs, ["vc1", "vc2", "zz9"]);
+    assert_eq!(w.nodes.len(), 2 + 1 + 3 + 2);
+    let gpu = w.resources.lookup("nvidia.com/gpu").expect("gpu");
+    let nominal: Vec<i64> = w
+        .cluster_queues
+        .iter()
+        .map(|c| c.resource_groups[0].flavors[0].resources[0].nominal)
+        .collect();
+    assert_eq!(nominal, [16, 8, 24]);
+    // The cohort holds the extra nodes' GPUs.
+    let cohort = w
+        .cohorts
+        .iter()
+        .find(|c| c.name == "philly")
+        .expect("cohort");
+    assert_eq!(
+        cohort.resource_groups[0].flavors[0].resources[0].nominal,
+        16
+    );
+    // Arrival order, from the earliest submit time; names keep the file's row index.
+    let rows: Vec<(&str, i64)> = w
+        .workloads
+        .iter()
+        .map(|x| (x.name.as_str(), x.arrival.millis()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("ph-000001", 0),
+            ("ph-000002", 30_000),
+            ("ph-000000", 60_000)
+        ]
+    );
+    let twelve = &w.workloads[2];
+    assert_eq!(lq_name(w, &twelve.queue), "vc1");
+    assert_eq!(twelve.priority, 5);
+    let sets: Vec<(&str, u32, i64)> = twelve
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count, p.requests.get(gpu)))
+        .collect();
+    assert_eq!(sets, [("workers", 1, 8), ("rest", 1, 4)]);
+    assert_eq!(w.workloads[1].pod_sets[0].count, 2);
+    assert_eq!(twelve.duration, Some(SimDuration::from_secs(60)));
+    // Every job runs to completion.
+    let outcome = Simulation::new(w).run();
+    let doc = result(w, &outcome);
+    assert!(
+        doc.workloads.iter().all(|x| x.state == "Finished"),
+        "{:?}",
+        doc.workloads.iter().map(|x| x.state).collect::<Vec<_>>()
+    );
+    // A bad timestamp points at its cell, even though the file is sorted after reading.
+    let e = match load_files(
+        &dir,
+        &[(
+            "jobs.csv",
+            "timestamp,duration,num_gpus,gpu_time,cluster\nyesterday,1,1,1,vc1\n",
+        )],
+        yaml,
+    ) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("jobs.csv:2:1: timestamp \"yesterday\": expected YYYY-MM-DD HH:MM:SS"),
+        "{e}"
+    );
+}
+
+#[test]
+fn dlrm_adapter_keeps_instances_from_before_and_beyond_the_window() {
+    let dir = scratch("dlrm");
+    let csv = "instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,rdma_request,rdma_limit,memory_request,memory_limit,disk_request,disk_limit,max_instance_per_node,creation_time,scheduled_time,deletion_time\n\
+i0,HN,app_0,12,12,1,1,25,25,120.0,120.0,640.0,800.0,8,,,\n\
+i1,CN,app_1,64,64,0,0,1,1,256.5,256.5,10,10,-1,100.0000000000001,101.0,\n\
+i2,CN,app_1,48,48,0,0,1,1,128,128,10,10,-1,,,3600.0\n\
+i3,HN,app_0,8,8,1,1,25,25,60,60,1,1,8,50.0,50.0,80.0\n";
+    let yaml = "apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadTrace
+metadata: {name: d}
+spec:
+  format: alibaba-dlrm
+  path: t.csv
+";
+    let loaded = load_files(&dir, &[("t.csv", csv)], yaml).expect("loads");
+    let w = &loaded.world;
+    let rows: Vec<(&str, i64, Option<i64>)> = w
+        .workloads
+        .iter()
+        .map(|x| {
+            (
+                x.name.as_str(),
+                x.arrival.millis(),
+                x.duration.map(|d| d.millis()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("i0", 0, None),
+            ("i2", 0, Some(3_600_000)),
+            ("i3", 50_000, Some(30_000)),
+            ("i1", 100_000, None),
+        ]
+    );
+    let i1 = &w.workloads[3];
+    assert_eq!(
+        i1.owner,
+        Some(("Deployment".to_string(), "app_1".to_string()))
+    );
+    let cpu = w.resources.lookup("cpu").expect("cpu");
+    let mem = w.resources.lookup("memory").expect("memory");
+    assert_eq!(i1.pod_sets[0].requests.get(cpu), 64_000);
+    assert_eq!(
+        i1.pod_sets[0].requests.get(mem),
+        256 * (1 << 30) + (1 << 29)
+    );
+}

@@ -504,6 +504,25 @@ pub(crate) fn declarations(
                 "openb.clusterQueue needs openb.nodes: its quota is the nodes' capacity",
             ));
         }
+        if openb.nodes.is_none()
+            && let Some((_, _, pos)) = openb.extra_nodes.first()
+        {
+            return Err(ScenarioError::at(
+                pos.clone(),
+                "openb.extraNodes needs openb.nodes: the extra nodes copy the node list's shapes",
+                &src.file.text,
+            ));
+        }
+        if let Some(p) = p
+            && p.vc_nodes.is_none()
+            && let Some(n) = p.default_vc_nodes.as_ref().or(p.extra_nodes.as_ref())
+        {
+            return Err(yaml_err(
+                src,
+                n,
+                "philly.defaultVcNodes and philly.extraNodes need philly.vcNodes: they size the generated cluster",
+            ));
+        }
         let count = |s: Option<&Spanned<i64>>, default: u32| -> Result<u32, ScenarioError> {
             match s {
                 None => Ok(default),

@@ -918,6 +918,13 @@ fn openb_adapter_generates_the_cluster_and_maps_pods() {
         e.contains("extraNodes names GPU model \"H100\", which no node of"),
         "{e}"
     );
+    let no_nodes = openb_yaml("    extraNodes: {G2: 4}\n")
+        .replace("    nodes: nodes.csv\n    clusterQueue: openb\n", "");
+    let e = match load_files(&dir, &[], &no_nodes) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("openb.extraNodes needs openb.nodes"), "{e}");
     // A bad node-list cell points into the node list.
     let e = match load_files(
         &dir,
@@ -1010,6 +1017,15 @@ spec:
         "{:?}",
         doc.workloads.iter().map(|x| x.state).collect::<Vec<_>>()
     );
+    let e = match load_files(
+        &dir,
+        &[],
+        &yaml.replace("vcNodes: vcs.csv, defaultVcNodes: 3, ", ""),
+    ) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("philly.extraNodes need philly.vcNodes"), "{e}");
     // A bad timestamp points at its cell, even though the file is sorted after reading.
     let e = match load_files(
         &dir,

@@ -59,6 +59,10 @@ struct RunArgs {
     /// Do not show progress on a terminal.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Where trace paths are looked for after the scenario file's directory (before
+    /// $KUEUESIM_TRACE_ROOT and the default ../shared/traces beside the checkout).
+    #[arg(long, value_name = "DIR")]
+    trace_root: Option<PathBuf>,
     /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute),
     /// metrics.prom and report.html into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
@@ -83,6 +87,9 @@ struct ViewArgs {
     /// Seed of the random streams (overrides Simulation spec.seed).
     #[arg(long)]
     seed: Option<u64>,
+    /// Where trace paths are looked for after the scenario file's directory.
+    #[arg(long, value_name = "DIR")]
+    trace_root: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -126,6 +133,9 @@ enum Command {
         /// Objects of kinds the simulator does not read are an error instead of a warning.
         #[arg(long)]
         strict: bool,
+        /// Where trace paths are looked for after the scenario file's directory.
+        #[arg(long, value_name = "DIR")]
+        trace_root: Option<PathBuf>,
     },
 }
 
@@ -148,13 +158,13 @@ impl From<ScenarioError> for Failure {
     }
 }
 
-fn load_sources(paths: &[PathBuf], strict: bool) -> Result<Loaded, Failure> {
+fn load_sources(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, Failure> {
     let files: Vec<SourceFile> = if paths.is_empty() {
         default_scenario()
     } else {
         read_paths(paths)?
     };
-    let loaded = load(&files, LoadOptions { strict })?;
+    let loaded = load(&files, opts)?;
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
@@ -201,9 +211,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         strict,
         quiet,
         out,
+        trace_root,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
-    let mut loaded = load_sources(paths, strict)?;
+    let mut loaded = load_sources(
+        paths,
+        LoadOptions {
+            strict,
+            trace_root: trace_root.clone(),
+            seed,
+        },
+    )?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
@@ -303,7 +321,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
 /// Runs the scenario of `view` up to its `--at` time; returns the world, the result document
 /// and the time (seconds) it describes.
 fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failure> {
-    let mut loaded = load_sources(&view.files, false)?;
+    let mut loaded = load_sources(
+        &view.files,
+        LoadOptions {
+            strict: false,
+            trace_root: view.trace_root.clone(),
+            seed: view.seed,
+        },
+    )?;
     if let Some(seed) = view.seed {
         loaded.world.config.seed = seed;
     }
@@ -387,8 +412,8 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
     print(&text)
 }
 
-fn validate(paths: &[PathBuf], strict: bool) -> Result<(), Failure> {
-    let loaded = load_sources(paths, strict)?;
+fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {
+    let loaded = load_sources(paths, opts)?;
     let w = &loaded.world;
     println!(
         "ok: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors, {} nodes, {} workloads",
@@ -416,7 +441,18 @@ fn main() -> ExitCode {
     };
     let r = match &cli.command {
         Command::Run(args) => run(args),
-        Command::Validate { paths, strict } => validate(paths, *strict),
+        Command::Validate {
+            paths,
+            strict,
+            trace_root,
+        } => validate(
+            paths,
+            LoadOptions {
+                strict: *strict,
+                trace_root: trace_root.clone(),
+                seed: None,
+            },
+        ),
         Command::Get { kind, view, output } => get(kind, view, *output),
         Command::Describe { kind, name, view } => describe(kind, name, view),
     };

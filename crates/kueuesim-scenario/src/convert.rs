@@ -42,10 +42,15 @@ pub const ARRIVAL_ANNOTATION: &str = "kueuesim.io/arrival";
 pub const DEFAULT_LOCAL_QUEUE: &str = "default";
 
 /// Options of a load.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
     /// Unknown kinds are an error instead of a warning.
     pub strict: bool,
+    /// `--trace-root`: where trace paths are looked for after the scenario file's directory
+    /// (then `$KUEUESIM_TRACE_ROOT`, then the default root; see `trace::find_file`).
+    pub trace_root: Option<std::path::PathBuf>,
+    /// `--seed`: overrides Simulation `spec.seed` (also for a trace's random mappings).
+    pub seed: Option<u64>,
 }
 
 /// A loaded scenario.
@@ -55,6 +60,9 @@ pub struct Loaded {
     pub world: World,
     /// Warnings for the user (skipped kinds, …), one line each.
     pub warnings: Vec<String>,
+    /// The scenario's WorkloadTraces, checked; their workloads are already in
+    /// `world.workloads` (`crate::trace::open` reads one again, row by row).
+    pub traces: Vec<crate::trace::TraceDecl>,
 }
 
 /// Loads every object of `files` into a world.
@@ -63,10 +71,26 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
     for f in files {
         objects.extend(split_objects(f)?);
     }
+    // WorkloadTraces: checked and their files found first, since an adapter may generate
+    // cluster objects (nodes, flavors, queues) that the scenario then builds like its own.
+    let traces = crate::trace::declarations(&objects, &opts)?;
+    let generated = crate::trace::generate(&traces)?;
+    for f in &generated {
+        objects.extend(split_objects(f)?);
+    }
     for (i, o) in objects.iter_mut().enumerate() {
         o.order = i;
     }
-    Builder::default().build(&objects, opts)
+    let seed = opts.seed;
+    let mut loaded = Builder::default().build(&objects, opts)?;
+    if let Some(seed) = seed {
+        loaded.world.config.seed = seed;
+    }
+    // For now every trace is read here, whole; `trace::open` gives the same workloads one at
+    // a time for an engine that pulls them.
+    crate::trace::append_workloads(&traces, &mut loaded.world)?;
+    loaded.traces = traces;
+    Ok(loaded)
 }
 
 /// `spec.volcano.configuration`: the node-order plugins of a volcano-scheduler.conf and
@@ -348,7 +372,7 @@ struct Builder<'a> {
     seen: BTreeMap<(String, String, String), Pos>,
 }
 
-fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
+pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
     if s.referenced.line() == 0 {
         return src.kind_pos.clone();
     }
@@ -359,7 +383,11 @@ fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
     }
 }
 
-fn err_at<T>(src: &ObjectText<'_>, s: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
+pub(crate) fn err_at<T>(
+    src: &ObjectText<'_>,
+    s: &Spanned<T>,
+    message: impl Into<String>,
+) -> ScenarioError {
     ScenarioError::at(pos_of(src, s), message, &src.file.text)
 }
 
@@ -835,6 +863,8 @@ impl<'a> Builder<'a> {
                     self.simulation = Some(p);
                 }
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                // Read by `crate::trace` before the build.
+                ("kueuesim.io", "WorkloadTrace") => {}
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
@@ -925,6 +955,7 @@ impl<'a> Builder<'a> {
         Ok(Loaded {
             world: self.world,
             warnings: self.warnings,
+            traces: Vec::new(),
         })
     }
 

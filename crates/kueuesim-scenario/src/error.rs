@@ -57,11 +57,29 @@ impl ScenarioError {
     }
 }
 
+impl ScenarioError {
+    /// An error at `pos` in a file read line by line (a CSV trace): `line_text` is the text of
+    /// line `pos.line` alone, for the code frame.
+    pub fn at_line(pos: Pos, message: impl Into<String>, line_text: &str) -> Self {
+        let snippet = frame(line_text, pos.line, pos.column);
+        ScenarioError::At {
+            pos,
+            message: message.into(),
+            snippet,
+        }
+    }
+}
+
 /// The source line of `line` and a caret under `column`, as a compiler prints them.
 fn snippet(source: &str, line: u64, column: u64) -> String {
     let Some(text) = source.lines().nth(line.saturating_sub(1) as usize) else {
         return String::new();
     };
+    frame(text, line, column)
+}
+
+/// `text` (line `line` of its file) and a caret under `column`.
+fn frame(text: &str, line: u64, column: u64) -> String {
     let gutter = line.to_string().len();
     let caret_pad: String = text
         .chars()

@@ -11,6 +11,7 @@ pub mod output;
 pub mod report;
 pub mod source;
 pub mod synthetic;
+pub mod trace;
 mod wire;
 
 pub use convert::{LoadOptions, Loaded, load};

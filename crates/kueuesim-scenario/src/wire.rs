@@ -1012,3 +1012,70 @@ pub struct Configuration {
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,
     pub wait_for_pods_ready: Option<WaitForPodsReadyConfig>,
 }
+
+// ---- kueuesim.io WorkloadTrace (crate::trace) --------------------------------------------
+
+/// One weighted choice of a random mapping.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WeightedValue {
+    pub value: S,
+    #[serde(default)]
+    pub weight: Option<Spanned<i64>>,
+}
+
+/// How one attribute of a trace workload is chosen: a constant, a column (through an optional
+/// value map), or a seeded weighted random choice.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct TraceMapping {
+    pub value: Option<S>,
+    pub column: Option<S>,
+    pub map: BTreeMap<String, S>,
+    pub default: Option<S>,
+    pub random: Vec<WeightedValue>,
+}
+
+/// `spec.openb` of a WorkloadTrace.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct OpenbSettings {
+    pub nodes: Option<S>,
+    pub gpu_sharing: Option<S>,
+    pub gpu_spec: Option<S>,
+    pub cluster_queue: Option<S>,
+    pub extra_nodes: BTreeMap<String, Spanned<i64>>,
+}
+
+/// `spec.philly` of a WorkloadTrace.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PhillySettings {
+    pub vc_nodes: Option<S>,
+    pub default_vc_nodes: Option<Spanned<i64>>,
+    pub extra_nodes: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct WorkloadTraceSpec {
+    pub format: Option<S>,
+    pub path: Option<S>,
+    pub limit: Option<Spanned<i64>>,
+    pub seed: Option<u64>,
+    pub name_prefix: Option<String>,
+    pub namespace: Option<TraceMapping>,
+    pub local_queue: Option<TraceMapping>,
+    pub priority_class: Option<TraceMapping>,
+    pub scheduler_name: Option<TraceMapping>,
+    pub topology: Option<TraceMapping>,
+    pub openb: Option<OpenbSettings>,
+    pub philly: Option<PhillySettings>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkloadTrace {
+    pub metadata: ObjectMeta,
+    pub spec: WorkloadTraceSpec,
+}

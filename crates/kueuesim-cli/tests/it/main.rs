@@ -845,3 +845,42 @@ spec: {clusterQueue: team}
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn trace_root_flag_finds_a_trace_and_a_missing_trace_exits_2() {
+    let dir = std::env::temp_dir().join(format!("kueuesim-cli-trace-root-{}", std::process::id()));
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("t")).expect("dir");
+    std::fs::write(
+        root.join("t/rows.csv"),
+        "arrival,name,requests.cpu\n0,a,1\n60,b,1\n",
+    )
+    .expect("csv");
+    let yaml = dir.join("s.yaml");
+    std::fs::write(
+        &yaml,
+        "apiVersion: kueuesim.io/v1alpha1\nkind: WorkloadTrace\nmetadata: {name: t}\nspec:\n  format: native\n  path: t/rows.csv\n",
+    )
+    .expect("yaml");
+    let yaml = yaml.display().to_string();
+    let root = root.display().to_string();
+    for cmd in ["validate", "run"] {
+        let o = kueuesim(&[cmd, "--trace-root", &root, &yaml]);
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+    }
+    let o = kueuesim(&["validate", "--trace-root", &root, &yaml]);
+    assert!(stdout(&o).contains("2 workloads"), "{}", stdout(&o));
+    let o = kueuesim(&["get", "workloads", "-A", "--trace-root", &root, "-f", &yaml]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Without the root the file is nowhere: exit 2, at the path value, listing the places.
+    let o = kueuesim(&["validate", &yaml]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "{yaml}:6:9: trace file \"t/rows.csv\" not found; looked in:"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("docs/traces.md"), "{err}");
+}

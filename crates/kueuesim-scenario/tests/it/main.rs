@@ -15,5 +15,8 @@ mod kueue_features;
 mod loading;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
 mod placement_cases;
+/// WorkloadTrace: the native CSV format, mappings, the trace root, and the public traces
+/// replayed (conservation, invariants).
+mod traces;
 /// Helpers to load text and run it.
 mod util;

@@ -146,13 +146,13 @@ impl From<ScenarioError> for Failure {
     }
 }
 
-fn load_sources(paths: &[PathBuf], strict: bool) -> Result<Loaded, Failure> {
+fn load_sources(paths: &[PathBuf], strict: bool, seed: Option<u64>) -> Result<Loaded, Failure> {
     let files: Vec<SourceFile> = if paths.is_empty() {
         default_scenario()
     } else {
         read_paths(paths)?
     };
-    let loaded = load(&files, LoadOptions { strict })?;
+    let loaded = load(&files, LoadOptions { strict, seed })?;
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }
@@ -201,7 +201,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         out,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
-    let mut loaded = load_sources(paths, strict)?;
+    let mut loaded = load_sources(paths, strict, seed)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
@@ -295,7 +295,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
 /// Runs the scenario of `view` up to its `--at` time; returns the world, the result document
 /// and the time (seconds) it describes.
 fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failure> {
-    let mut loaded = load_sources(&view.files, false)?;
+    let mut loaded = load_sources(&view.files, false, view.seed)?;
     if let Some(seed) = view.seed {
         loaded.world.config.seed = seed;
     }
@@ -380,7 +380,7 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
 }
 
 fn validate(paths: &[PathBuf], strict: bool) -> Result<(), Failure> {
-    let loaded = load_sources(paths, strict)?;
+    let loaded = load_sources(paths, strict, None)?;
     let w = &loaded.world;
     println!(
         "ok: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors, {} nodes, {} workloads",

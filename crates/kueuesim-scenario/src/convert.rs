@@ -46,6 +46,8 @@ pub const DEFAULT_LOCAL_QUEUE: &str = "default";
 pub struct LoadOptions {
     /// Unknown kinds are an error instead of a warning.
     pub strict: bool,
+    /// Overrides Simulation `spec.seed` (`--seed`); applied before WorkloadGenerators draw.
+    pub seed: Option<u64>,
 }
 
 /// A loaded scenario.
@@ -344,6 +346,8 @@ struct Builder<'a> {
     /// Pods: a Pod has a pod template's shape (metadata and spec).
     pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
     workloads: Vec<Parsed<'a, wire::Workload>>,
+    /// WorkloadGenerators (generator.rs), in document order.
+    generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// (kind, namespace, name) → first position, for duplicate detection.
     seen: BTreeMap<(String, String, String), Pos>,
 }
@@ -359,11 +363,15 @@ fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
     }
 }
 
-fn err_at<T>(src: &ObjectText<'_>, s: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
+pub(crate) fn err_at<T>(
+    src: &ObjectText<'_>,
+    s: &Spanned<T>,
+    message: impl Into<String>,
+) -> ScenarioError {
     ScenarioError::at(pos_of(src, s), message, &src.file.text)
 }
 
-fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
+pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
     ScenarioError::at(src.kind_pos.clone(), message, &src.file.text)
 }
 
@@ -835,6 +843,12 @@ impl<'a> Builder<'a> {
                     self.simulation = Some(p);
                 }
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                ("kueuesim.io", "WorkloadGenerator") => {
+                    let p: Parsed<'a, wire::WorkloadGenerator> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                    self.generators.push(p);
+                }
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
@@ -912,6 +926,9 @@ impl<'a> Builder<'a> {
             ));
         }
         self.build_config()?;
+        if let Some(seed) = opts.seed {
+            self.world.config.seed = seed;
+        }
         self.build_namespaces()?;
         self.build_flavors()?;
         self.build_cohorts()?;
@@ -4012,6 +4029,25 @@ impl<'a> Builder<'a> {
                     gang,
                 },
             ));
+        }
+        // WorkloadGenerators: merged by arrival (ties: document order); collected here for
+        // now, though `GeneratedWorkloads` could be pulled lazily instead.
+        let generators = std::mem::take(&mut self.generators);
+        let mut streams = Vec::with_capacity(generators.len());
+        let mut orders = Vec::with_capacity(generators.len());
+        for p in &generators {
+            let seed = self.world.config.seed;
+            let settings = crate::generator::resolve(p.src, &p.obj, &mut self.world, seed)?;
+            for q in &settings.queues.items {
+                self.ensure_namespace(&q.namespace);
+            }
+            streams.push(crate::generator::GeneratorStream::new(settings));
+            orders.push(p.src.order);
+        }
+        let mut generated = crate::generator::GeneratedWorkloads::new(streams);
+        while let Some(i) = generated.peek_stream() {
+            let Some(w) = generated.next() else { break };
+            out.push((orders[i], w));
         }
         // Arrival order; equal arrivals keep document order across all files and kinds.
         out.sort_by_key(|(order, w)| (w.arrival, *order));

@@ -182,7 +182,10 @@ fn unknown_kinds_warn_once_with_counts_and_strict_rejects_them() {
             name: "t.yaml".into(),
             text: text.into(),
         }],
-        kueuesim_scenario::LoadOptions { strict: true },
+        kueuesim_scenario::LoadOptions {
+            strict: true,
+            ..Default::default()
+        },
     );
     let e = strict.expect_err("strict").to_string();
     assert!(
@@ -413,7 +416,10 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
             name: "t.yaml".into(),
             text: text.into(),
         }],
-        kueuesim_scenario::LoadOptions { strict: true },
+        kueuesim_scenario::LoadOptions {
+            strict: true,
+            ..Default::default()
+        },
     );
     let e = strict.expect_err("strict").to_string();
     assert!(

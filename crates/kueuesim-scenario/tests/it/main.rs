@@ -2,6 +2,8 @@
 
 /// Malformed or inconsistent input: each case names file:line:column and what was expected.
 mod bad_input;
+/// WorkloadGenerator: seeded arrivals, distributions, mixes, replication, bad settings.
+mod generator;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.

@@ -989,6 +989,18 @@ impl<'a> Builder<'a> {
             if let Some(d) = &spec.default_remaining {
                 self.default_remaining = Some(duration(src, d)?);
             }
+            if let Some(l) = spec
+                .kueue
+                .as_ref()
+                .and_then(|k| k.controller_latency.as_ref())
+            {
+                let d = |v: &Option<wire::S>| v.as_ref().map(|v| duration(src, v)).transpose();
+                let lat = &mut cfg.controller_latency;
+                lat.cycle = d(&l.cycle)?.unwrap_or_default();
+                lat.per_head = d(&l.per_head)?.unwrap_or_default();
+                lat.per_admission = d(&l.per_admission)?.unwrap_or_default();
+                lat.api_write = d(&l.api_write)?.unwrap_or_default();
+            }
             if let Some(d) = &spec.pod_termination {
                 cfg.pod_termination = duration(src, d)?;
             }

@@ -694,6 +694,24 @@ pub struct SimulationSpec {
     pub schedulers: BTreeMap<String, S>,
     pub kai: Option<KaiSettings>,
     pub volcano: Option<VolcanoSettings>,
+    pub kueue: Option<KueueSettings>,
+}
+
+/// `spec.kueue`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct KueueSettings {
+    pub controller_latency: Option<ControllerLatencySettings>,
+}
+
+/// `spec.kueue.controllerLatency` (durations).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ControllerLatencySettings {
+    pub cycle: Option<S>,
+    pub per_head: Option<S>,
+    pub per_admission: Option<S>,
+    pub api_write: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

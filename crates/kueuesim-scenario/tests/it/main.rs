@@ -13,6 +13,8 @@ mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial
 /// admission, queue policies, preemption; hand-computed outcomes asserted field by field.
 mod kueue_features;
+/// Kueue's scheduler performance scenarios against their published bands.
+mod kueue_perf;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.

@@ -295,3 +295,20 @@ fn controller_latency_spaces_cycles_and_delays_start_and_release() {
         ]
     );
 }
+
+#[test]
+fn controller_latency_bad_settings_name_file_line_column() {
+    let sim = |latency: &str| {
+        format!(
+            "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  kueue:\n    controllerLatency: {latency}\n"
+        )
+    };
+    let e = crate::util::load_error(&sim("{cycle: soon}"));
+    assert!(e.starts_with("t.yaml:5:32:"), "{e}");
+    let e = crate::util::load_error(&sim("{cycles: 1s}"));
+    assert!(e.starts_with("t.yaml:5:") && e.contains("cycles"), "{e}");
+    let e = crate::util::load_error(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  kueue:\n    featureGates: {TopologyAwareScheduling: true}\n",
+    );
+    assert!(e.contains("featureGates"), "{e}");
+}

@@ -1144,12 +1144,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
             });
             continue;
         }
-        let ns_labels = world.namespace(&wl.namespace).map(|n| &n.labels);
-        let ns_ok = match (&queue.namespace_selector, ns_labels) {
-            (None, _) => false,
-            (Some(sel), Some(labels)) => sel.matches(labels),
-            (Some(sel), None) => sel.matches(&Default::default()),
-        };
+        let ns_ok = world.namespace_selected(queue.namespace_selector.as_ref(), &wl.namespace);
         if !ns_ok {
             decisions.push(Decision::Requeue {
                 head: h,

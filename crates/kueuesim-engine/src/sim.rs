@@ -130,6 +130,10 @@ impl AfsState {
 #[derive(Clone, Debug)]
 struct Runtime {
     arrived: bool,
+    /// Controller latency: its pods start no earlier than its admission's API write is done.
+    starts_after: SimTime,
+    /// Controller latency: its finish has gone through the API write queue.
+    finish_written: bool,
     /// Bumped whenever scheduled PodsRunning/Finish/PodsGone events become stale.
     generation: u32,
     /// Per pod set, what one pod needs from a node (set when released to its scheduler).
@@ -197,6 +201,10 @@ pub struct Simulation<'w> {
     /// activeQ order: higher priority first, then earlier release.
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     cycle_scheduled: bool,
+    /// Controller latency: the scheduler is busy with the last cycle until then.
+    next_cycle_at: SimTime,
+    /// Controller latency: the API writes queued so far are done then.
+    api_free_at: SimTime,
     /// Workloads holding quota without `PodsReady=True`.
     not_ready: usize,
     /// The cycle waiting in `waitForPodsReadyIfNeeded`, if any.
@@ -278,6 +286,8 @@ impl<'w> Simulation<'w> {
                 events.push(w.arrival, Ev::Arrive(WorkloadId::from_index(i)));
                 Runtime {
                     arrived: false,
+                    starts_after: SimTime::ZERO,
+                    finish_written: false,
                     generation: 0,
                     needs: Vec::new(),
                     kai_pipelined: 0,
@@ -408,6 +418,8 @@ impl<'w> Simulation<'w> {
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
+            next_cycle_at: SimTime::ZERO,
+            api_free_at: SimTime::ZERO,
             not_ready: 0,
             suspended: None,
             requeued_while_suspended: Vec::new(),
@@ -463,7 +475,13 @@ impl<'w> Simulation<'w> {
             }
             Ev::Cycle => self.cycle(),
             Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
-            Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
+            Ev::Finish(w, g) if current(self, w, g) => {
+                if self.finish_waits_for_write(w, g) {
+                    self.idle = true;
+                } else {
+                    self.finish(w)
+                }
+            }
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
             Ev::RequeueInadmissible(n) => {
@@ -914,8 +932,56 @@ impl<'w> Simulation<'w> {
     fn request_cycle(&mut self) {
         if !self.cycle_scheduled {
             self.cycle_scheduled = true;
-            self.events.push(self.now, Ev::Cycle);
+            // Controller latency: a cycle starts once the previous one has ended.
+            let at = self.now.max(self.next_cycle_at);
+            self.events.push(at, Ev::Cycle);
         }
+    }
+
+    /// Controller latency (`spec.kueue.controllerLatency`): a cycle that popped `heads` and
+    /// decided `rest` keeps the scheduler busy for `cycle + perHead × heads + perAdmission ×
+    /// admissions`; its decisions apply at its start (Kueue stamps the conditions and assumes
+    /// the quota in its cache while processing the cycle).
+    fn occupy_scheduler(&mut self, heads: usize, rest: &[Decision]) {
+        let latency = &self.world.config.controller_latency;
+        let admissions = rest
+            .iter()
+            .filter(|d| matches!(d, Decision::Admit { .. }))
+            .count();
+        self.next_cycle_at = self.now + latency.cycle_duration(heads, admissions);
+    }
+
+    /// Controller latency: a Kueue-managed workload's finish frees its quota only once Kueue
+    /// has seen it through the API server, a write queued behind the others; true when the
+    /// finish was put off until then.
+    fn finish_waits_for_write(&mut self, w: WorkloadId, generation: u32) -> bool {
+        let rt = &mut self.runtimes[w.index()];
+        if std::mem::take(&mut rt.finish_written)
+            || rt.record.admission.is_none()
+            || self.world.config.controller_latency.api_write == SimDuration::ZERO
+        {
+            return false;
+        }
+        rt.finish_written = true;
+        let done = self.api_write();
+        if done <= self.now {
+            self.runtimes[w.index()].finish_written = false;
+            return false;
+        }
+        self.events.push(done, Ev::Finish(w, generation));
+        true
+    }
+
+    /// Controller latency: one API write (an admission's status patch, an eviction), queued
+    /// behind the earlier ones on Kueue's rate-limited client; returns when it is done.
+    fn api_write(&mut self) -> SimTime {
+        let write = self.world.config.controller_latency.api_write;
+        if write == SimDuration::ZERO {
+            return self.now;
+        }
+        let done = self.now.max(self.api_free_at) + write;
+        self.api_free_at = done;
+        done
     }
 
     /// The queue position of `w` (`GetQueueOrderTimestamp`): its creation time, except after
@@ -1102,6 +1168,7 @@ impl<'w> Simulation<'w> {
         let mut tas = self.tas_capacity();
         let mut rest =
             admission::run_cycle(self.world, &mut self.tree, &self.admitted, &mut tas, &heads);
+        self.occupy_scheduler(heads.len(), &rest);
         rest.reverse();
         self.apply_decisions(SuspendedCycle {
             cycle,
@@ -1152,6 +1219,8 @@ impl<'w> Simulation<'w> {
                         ));
                     }
                     self.queues.clear_sticky(head.cq, head.key.workload);
+                    let written = self.api_write();
+                    self.runtimes[head.key.workload.index()].starts_after = written;
                     self.admit(
                         head.key.workload,
                         head.cq,
@@ -1165,6 +1234,9 @@ impl<'w> Simulation<'w> {
                     targets,
                     not_admitted,
                 } => {
+                    for _ in &targets {
+                        self.api_write();
+                    }
                     state.progress |= self.issue_preemptions(head, &targets, cycle);
                     state.deferred.push((
                         head,
@@ -1995,14 +2067,7 @@ impl<'w> Simulation<'w> {
                 if runtimes[w.index()].requeue_at.is_some_and(|at| at > now) {
                     return false;
                 }
-                let labels = world
-                    .namespace(&world.workload(w).namespace)
-                    .map(|n| &n.labels);
-                match (selector, labels) {
-                    (None, _) => false,
-                    (Some(sel), Some(l)) => sel.matches(l),
-                    (Some(sel), None) => sel.matches(&Default::default()),
-                }
+                world.namespace_selected(selector.as_ref(), &world.workload(w).namespace)
             });
         }
         if moved > 0 {
@@ -2725,7 +2790,7 @@ impl<'w> Simulation<'w> {
 
     fn schedule_running(&mut self, w: WorkloadId) {
         let rt = &self.runtimes[w.index()];
-        let at = self.now + self.world.config.pod_startup;
+        let at = self.now.max(rt.starts_after) + self.world.config.pod_startup;
         self.events.push(at, Ev::PodsRunning(w, rt.generation));
     }
 

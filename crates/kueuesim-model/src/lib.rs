@@ -27,7 +27,8 @@ pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
-    AdmissionFairSharing, BinpackArgs, FairSharingStrategy, KaiConfig, KueueConfig,
-    NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy, ProgressPolicy, ResourceConfig,
-    ResourceTransformation, SchedulerKind, SimConfig, VolcanoConfig, WaitForPodsReady, World,
+    AdmissionFairSharing, BinpackArgs, ControllerLatency, FairSharingStrategy, KaiConfig,
+    KueueConfig, NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
+    ResourceConfig, ResourceTransformation, SchedulerKind, SimConfig, VolcanoConfig,
+    WaitForPodsReady, World,
 };

@@ -58,6 +58,36 @@ pub struct SimConfig {
     pub kai: KaiConfig,
     /// Volcano's scheduler configuration (`spec.volcano.configuration`).
     pub volcano: VolcanoConfig,
+    /// How long Kueue's controller takes (`spec.kueue.controllerLatency`); zero: instantaneous.
+    pub controller_latency: ControllerLatency,
+}
+
+/// Kueue is not instantaneous: its scheduler runs one cycle at a time (popping one head per
+/// ClusterQueue), and every admission or eviction is a write to the API server through a
+/// rate-limited client (QPS 50 in Kueue's performance harness). All zero by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ControllerLatency {
+    /// Fixed cost of a scheduling cycle (snapshot, popping heads, nominating).
+    pub cycle: SimDuration,
+    /// Cost per head the cycle pops (flavor assignment, preemption search).
+    pub per_head: SimDuration,
+    /// Cost per admission inside the cycle (the scheduler's own work for it).
+    pub per_admission: SimDuration,
+    /// One API write (an admission's status patch, an eviction): writes are served one at a
+    /// time in order, asynchronously to the scheduler; an admitted workload starts (its job
+    /// is unsuspended) only once its write is done.
+    pub api_write: SimDuration,
+}
+
+impl ControllerLatency {
+    /// How long a cycle that popped `heads` and admitted `admissions` keeps the scheduler.
+    pub fn cycle_duration(&self, heads: usize, admissions: usize) -> SimDuration {
+        SimDuration::from_millis(
+            self.cycle.millis()
+                + self.per_head.millis() * heads as i64
+                + self.per_admission.millis() * admissions as i64,
+        )
+    }
 }
 
 /// The node-order plugins of a volcano-scheduler.conf and their arguments, as far as they
@@ -275,6 +305,7 @@ impl Default for SimConfig {
             progress: ProgressPolicy::default(),
             kai: KaiConfig::default(),
             volcano: VolcanoConfig::default(),
+            controller_latency: ControllerLatency::default(),
         }
     }
 }
@@ -370,6 +401,24 @@ impl World {
     /// The namespace named `name`, if declared.
     pub fn namespace(&self, name: &str) -> Option<&Namespace> {
         self.namespaces.iter().find(|n| n.name == name)
+    }
+
+    /// Whether a ClusterQueue `namespaceSelector` admits workloads of `namespace` (`None`
+    /// admits none, `{}` all without looking the namespace up, a namespace not in the input
+    /// has no labels).
+    pub fn namespace_selected(
+        &self,
+        selector: Option<&crate::labels::LabelSelector>,
+        namespace: &str,
+    ) -> bool {
+        match selector {
+            None => false,
+            Some(sel) if sel.match_labels.is_empty() && sel.match_expressions.is_empty() => true,
+            Some(sel) => match self.namespace(namespace) {
+                Some(n) => sel.matches(&n.labels),
+                None => sel.matches(&Default::default()),
+            },
+        }
     }
 }
 

@@ -49,7 +49,8 @@ pub struct LoadOptions {
     /// `--trace-root`: where trace paths are looked for after the scenario file's directory
     /// (then `$KUEUESIM_TRACE_ROOT`, then the default root; see `trace::find_file`).
     pub trace_root: Option<std::path::PathBuf>,
-    /// `--seed`: overrides Simulation `spec.seed` (also for a trace's random mappings).
+    /// `--seed`: overrides Simulation `spec.seed`; applied before WorkloadGenerators and a
+    /// trace's random mappings draw.
     pub seed: Option<u64>,
 }
 
@@ -368,6 +369,8 @@ struct Builder<'a> {
     /// Pods: a Pod has a pod template's shape (metadata and spec).
     pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
     workloads: Vec<Parsed<'a, wire::Workload>>,
+    /// WorkloadGenerators (generator.rs), in document order.
+    generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// (kind, namespace, name) → first position, for duplicate detection.
     seen: BTreeMap<(String, String, String), Pos>,
 }
@@ -391,7 +394,7 @@ pub(crate) fn err_at<T>(
     ScenarioError::at(pos_of(src, s), message, &src.file.text)
 }
 
-fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
+pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
     ScenarioError::at(src.kind_pos.clone(), message, &src.file.text)
 }
 
@@ -865,6 +868,12 @@ impl<'a> Builder<'a> {
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
                 // Read by `crate::trace` before the build.
                 ("kueuesim.io", "WorkloadTrace") => {}
+                ("kueuesim.io", "WorkloadGenerator") => {
+                    let p: Parsed<'a, wire::WorkloadGenerator> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                    self.generators.push(p);
+                }
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
@@ -942,6 +951,9 @@ impl<'a> Builder<'a> {
             ));
         }
         self.build_config()?;
+        if let Some(seed) = opts.seed {
+            self.world.config.seed = seed;
+        }
         self.build_namespaces()?;
         self.build_flavors()?;
         self.build_cohorts()?;
@@ -1002,6 +1014,18 @@ impl<'a> Builder<'a> {
             }
             if let Some(d) = &spec.default_remaining {
                 self.default_remaining = Some(duration(src, d)?);
+            }
+            if let Some(l) = spec
+                .kueue
+                .as_ref()
+                .and_then(|k| k.controller_latency.as_ref())
+            {
+                let d = |v: &Option<wire::S>| v.as_ref().map(|v| duration(src, v)).transpose();
+                let lat = &mut cfg.controller_latency;
+                lat.cycle = d(&l.cycle)?.unwrap_or_default();
+                lat.per_head = d(&l.per_head)?.unwrap_or_default();
+                lat.per_admission = d(&l.per_admission)?.unwrap_or_default();
+                lat.api_write = d(&l.api_write)?.unwrap_or_default();
             }
             if let Some(d) = &spec.pod_termination {
                 cfg.pod_termination = duration(src, d)?;
@@ -4043,6 +4067,25 @@ impl<'a> Builder<'a> {
                     gang,
                 },
             ));
+        }
+        // WorkloadGenerators: merged by arrival (ties: document order); collected here for
+        // now, though `GeneratedWorkloads` could be pulled lazily instead.
+        let generators = std::mem::take(&mut self.generators);
+        let mut streams = Vec::with_capacity(generators.len());
+        let mut orders = Vec::with_capacity(generators.len());
+        for p in &generators {
+            let seed = self.world.config.seed;
+            let settings = crate::generator::resolve(p.src, &p.obj, &mut self.world, seed)?;
+            for q in &settings.queues.items {
+                self.ensure_namespace(&q.namespace);
+            }
+            streams.push(crate::generator::GeneratorStream::new(settings));
+            orders.push(p.src.order);
+        }
+        let mut generated = crate::generator::GeneratedWorkloads::new(streams);
+        while let Some(i) = generated.peek_stream() {
+            let Some(w) = generated.next() else { break };
+            out.push((orders[i], w));
         }
         // Arrival order; equal arrivals keep document order across all files and kinds.
         out.sort_by_key(|(order, w)| (w.arrival, *order));

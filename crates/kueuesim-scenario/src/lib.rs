@@ -5,6 +5,7 @@ pub mod convert;
 pub mod embedded;
 pub mod error;
 pub mod export;
+pub mod generator;
 pub mod kubectl;
 pub mod metrics;
 pub mod output;

@@ -694,6 +694,24 @@ pub struct SimulationSpec {
     pub schedulers: BTreeMap<String, S>,
     pub kai: Option<KaiSettings>,
     pub volcano: Option<VolcanoSettings>,
+    pub kueue: Option<KueueSettings>,
+}
+
+/// `spec.kueue`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct KueueSettings {
+    pub controller_latency: Option<ControllerLatencySettings>,
+}
+
+/// `spec.kueue.controllerLatency` (durations).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ControllerLatencySettings {
+    pub cycle: Option<S>,
+    pub per_head: Option<S>,
+    pub per_admission: Option<S>,
+    pub api_write: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -780,6 +798,136 @@ pub struct NodePoolSpec {
 pub struct NodePool {
     pub metadata: ObjectMeta,
     pub spec: NodePoolSpec,
+}
+
+// ---- kueuesim.io WorkloadGenerator (read by generator.rs) --------------------------------
+
+/// A distribution of one value (exactly one of the fields).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenDist {
+    pub fixed: Option<S>,
+    pub uniform: Option<GenUniform>,
+    pub log_normal: Option<GenLogNormal>,
+    pub empirical: Option<GenCsvColumn>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GenUniform {
+    pub min: S,
+    pub max: S,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GenLogNormal {
+    pub median: S,
+    pub sigma: S,
+    #[serde(default)]
+    pub min: Option<S>,
+    #[serde(default)]
+    pub max: Option<S>,
+}
+
+/// A column of a CSV file (path relative to the YAML file).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GenCsvColumn {
+    pub path: S,
+    pub column: S,
+    /// For durations and inter-arrival times written as bare numbers: their unit.
+    #[serde(default)]
+    pub unit: Option<S>,
+}
+
+/// Arrivals: exactly one of `interval`, `rate`, `interArrival`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenArrival {
+    pub start: Option<S>,
+    pub interval: Option<S>,
+    pub rate: Option<S>,
+    pub inter_arrival: Option<GenCsvColumn>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenQueue {
+    pub name: Option<S>,
+    pub namespace: Option<S>,
+    pub weight: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenPriority {
+    pub class_name: Option<S>,
+    pub value: Option<Spanned<i64>>,
+    pub weight: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenScheduler {
+    pub name: Option<S>,
+    pub weight: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenKueueTopology {
+    pub required: Option<S>,
+    pub preferred: Option<S>,
+    pub unconstrained: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenVolcanoTopology {
+    pub mode: Option<S>,
+    pub highest_tier: Option<Spanned<i64>>,
+    pub highest_tier_name: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenKaiTopology {
+    pub topology: Option<S>,
+    pub required: Option<S>,
+    pub preferred: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GenTopology {
+    pub weight: Option<S>,
+    pub kueue: Option<GenKueueTopology>,
+    pub volcano: Option<GenVolcanoTopology>,
+    pub kai: Option<GenKaiTopology>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct WorkloadGeneratorSpec {
+    pub count: Option<Spanned<i64>>,
+    pub until: Option<S>,
+    pub arrival: Option<Spanned<GenArrival>>,
+    pub pods: Option<Spanned<GenDist>>,
+    pub requests: BTreeMap<String, Spanned<GenDist>>,
+    pub duration: Option<Spanned<GenDist>>,
+    pub queues: Vec<Spanned<GenQueue>>,
+    pub per_local_queue: bool,
+    pub priorities: Vec<Spanned<GenPriority>>,
+    pub scheduler_names: Vec<Spanned<GenScheduler>>,
+    pub topologies: Vec<Spanned<GenTopology>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct WorkloadGenerator {
+    pub metadata: ObjectMeta,
+    pub spec: WorkloadGeneratorSpec,
 }
 
 // ---- topology: Kueue/KAI Topology, Volcano HyperNode -------------------------------------

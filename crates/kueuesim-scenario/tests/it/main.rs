@@ -2,6 +2,8 @@
 
 /// Malformed or inconsistent input: each case names file:line:column and what was expected.
 mod bad_input;
+/// WorkloadGenerator: seeded arrivals, distributions, mixes, replication, bad settings.
+mod generator;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
@@ -11,6 +13,8 @@ mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial
 /// admission, queue policies, preemption; hand-computed outcomes asserted field by field.
 mod kueue_features;
+/// Kueue's scheduler performance scenarios against their published bands.
+mod kueue_perf;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.

@@ -1,0 +1,314 @@
+//! Kueue's scheduler performance scenarios (`scenarios/kueue-perf/`: baseline, large-scale,
+//! tas) measured the way Kueue's harness measures them, against its published CI means and
+//! pass bands. With `-- --nocapture` it prints the table of docs/validation.md.
+//!
+//! The measures mirror `test/performance/scheduler/runner/recorder` and `checker`:
+//! - wall time: the harness times the minimalkueue process; here, the simulated end (the
+//!   last event that changed anything: the last workload's quota released);
+//! - ClusterQueue usage %: Σ over ClusterQueues of ∫ CPU usage of admitted workloads dt,
+//!   divided by (Σ nominal CPU quota × (last − first CQ event)), with the first event at
+//!   time 0 (queues exist from the start) and the last at the simulated end;
+//! - time to admission: per class (the workload-set name), the integer mean over its
+//!   workloads of (Admitted condition time − creation time), the latest admission counting
+//!   for a workload admitted twice.
+
+use std::collections::BTreeMap;
+
+use kueuesim_engine::Simulation;
+use kueuesim_scenario::{LoadOptions, load};
+
+use crate::util::scenarios_dir;
+
+/// What the harness reports for one run.
+struct Measured {
+    wall_ms: i64,
+    usage_pct: f64,
+    /// Class → mean time to admission (ms).
+    time_to_admission: BTreeMap<String, i64>,
+    workloads: usize,
+}
+
+/// Kueue's published numbers for a scenario (rangespec.yaml at commit ff69552e: the CI
+/// mean in its comments, and the pass threshold).
+struct Published {
+    name: &'static str,
+    wall_mean_ms: i64,
+    max_wall_ms: i64,
+    usage_mean_pct: f64,
+    min_usage_pct: f64,
+    /// (class, mean, max).
+    classes: &'static [(&'static str, i64, i64)],
+}
+
+const PUBLISHED: &[Published] = &[
+    Published {
+        name: "baseline",
+        wall_mean_ms: 351_116,
+        max_wall_ms: 425_000,
+        usage_mean_pct: 55.9,
+        min_usage_pct: 50.0,
+        classes: &[
+            ("large", 16_501, 23_000),
+            ("medium", 76_768, 90_000),
+            ("small", 215_468, 260_000),
+        ],
+    },
+    Published {
+        name: "large-scale",
+        wall_mean_ms: 1_179_411,
+        max_wall_ms: 1_416_000,
+        usage_mean_pct: 38.64,
+        min_usage_pct: 31.6,
+        classes: &[
+            ("large", 105_604, 128_000),
+            ("medium", 256_413, 308_000),
+            ("small", 700_379, 841_000),
+        ],
+    },
+    Published {
+        name: "tas",
+        wall_mean_ms: 401_472,
+        max_wall_ms: 482_000,
+        usage_mean_pct: 62.41,
+        min_usage_pct: 57.0,
+        classes: &[
+            ("large-balanced-rack", 37_862, 46_000),
+            ("large-preferred-rack", 39_573, 48_000),
+            ("large-required-rack", 39_625, 48_000),
+            ("medium-balanced-rack", 106_303, 128_000),
+            ("medium-preferred-rack", 106_324, 128_000),
+            ("medium-required-rack", 107_071, 129_000),
+            ("small-balanced-rack", 237_846, 286_000),
+            ("small-preferred-rack", 246_090, 296_000),
+            ("small-required-rack", 246_755, 297_000),
+        ],
+    },
+];
+
+fn measure(name: &str) -> Measured {
+    let path = scenarios_dir().join(format!("kueue-perf/{name}.yaml"));
+    let files = kueuesim_scenario::embedded::read_paths(&[path]).expect("readable");
+    let world = load(&files, LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .world;
+    let outcome = Simulation::new(&world).run();
+    let end = outcome.stats.end.millis();
+    let cpu = world.resources.lookup("cpu").expect("cpu is requested");
+    let nominal: i64 = world
+        .cluster_queues
+        .iter()
+        .flat_map(|c| &c.resource_groups)
+        .flat_map(|rg| &rg.flavors)
+        .flat_map(|f| &f.resources)
+        .filter(|r| r.resource == cpu)
+        .map(|r| r.nominal)
+        .sum();
+    let mut used: i128 = 0;
+    let mut sums: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for (w, rec) in world.workloads.iter().zip(&outcome.workloads) {
+        let rec = rec.as_ref().expect("every workload arrives");
+        let millicores: i64 = w
+            .pod_sets
+            .iter()
+            .map(|p| p.requests.get(cpu) * i64::from(p.count))
+            .sum();
+        // Each admission holds quota until the next eviction, or the finish.
+        let starts = rec
+            .events
+            .iter()
+            .filter(|e| e.reason == "QuotaReserved")
+            .map(|e| e.at);
+        let stops = rec
+            .evictions
+            .iter()
+            .map(|e| e.at)
+            .chain(rec.finished_at.or(Some(outcome.stats.end)));
+        for (a, b) in starts.zip(stops) {
+            used += i128::from(millicores) * i128::from((b - a).millis());
+        }
+        let admitted = rec
+            .admitted_at
+            .unwrap_or_else(|| panic!("{name}: {} never admitted", w.name));
+        let class = w.name.rsplit_once('-').map_or(w.name.as_str(), |c| c.0);
+        let e = sums.entry(class.to_string()).or_default();
+        e.0 += (admitted - w.created_at).millis();
+        e.1 += 1;
+    }
+    Measured {
+        wall_ms: end,
+        usage_pct: used as f64 * 100.0 / (nominal as f64 * end as f64),
+        time_to_admission: sums.into_iter().map(|(c, (t, n))| (c, t / n)).collect(),
+        workloads: world.workloads.len(),
+    }
+}
+
+fn secs(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// Runs scenario `name`, prints its table (as in docs/validation.md) and asserts its bands.
+fn check_bands(name: &str) {
+    let p = PUBLISHED
+        .iter()
+        .find(|p| p.name == name)
+        .expect("a published scenario");
+    let m = measure(p.name);
+    let mut failures = Vec::new();
+    let mut table = format!(
+        "\n#### {} ({} workloads)\n\n| measure | kueuesim | published mean | band | in band |\n|---|---|---|---|---|\n",
+        p.name, m.workloads
+    );
+    let mut row = |what: String, ours: String, mean: String, band: String, ok: bool| {
+        table.push_str(&format!(
+            "| {what} | {ours} | {mean} | {band} | {} |\n",
+            if ok { "yes" } else { "**no**" }
+        ));
+        if !ok {
+            failures.push(format!("{}: {what} = {ours}, band {band}", p.name));
+        }
+    };
+    row(
+        "wall time (simulated end)".into(),
+        secs(m.wall_ms),
+        secs(p.wall_mean_ms),
+        format!("≤ {}", secs(p.max_wall_ms)),
+        m.wall_ms <= p.max_wall_ms,
+    );
+    row(
+        "ClusterQueue usage".into(),
+        format!("{:.1} %", m.usage_pct),
+        format!("{:.1} %", p.usage_mean_pct),
+        format!("≥ {:.1} %", p.min_usage_pct),
+        m.usage_pct >= p.min_usage_pct,
+    );
+    assert_eq!(
+        m.time_to_admission.len(),
+        p.classes.len(),
+        "{}: classes {:?}",
+        p.name,
+        m.time_to_admission.keys().collect::<Vec<_>>()
+    );
+    for &(class, mean, max) in p.classes {
+        let ours = *m
+            .time_to_admission
+            .get(class)
+            .unwrap_or_else(|| panic!("{}: no class {class}", p.name));
+        row(
+            format!("avg time to admission, {class}"),
+            secs(ours),
+            secs(mean),
+            format!("≤ {}", secs(max)),
+            ours <= max,
+        );
+    }
+    println!("{table}");
+    assert!(
+        failures.is_empty(),
+        "outside the bands:\n{}",
+        failures.join("\n")
+    );
+}
+
+// One test per scenario, so they run in parallel.
+
+#[test]
+fn kueue_perf_baseline_stays_in_its_bands() {
+    check_bands("baseline");
+}
+
+#[test]
+fn kueue_perf_large_scale_stays_in_its_bands() {
+    check_bands("large-scale");
+}
+
+#[test]
+fn kueue_perf_tas_stays_in_its_bands() {
+    check_bands("tas");
+}
+
+/// Three workloads queued at once in one ClusterQueue, with a generator, and `latency` as
+/// `spec.kueue.controllerLatency`: (admittedAt, runningAt, finishedAt) of each.
+fn latency_run(latency: &str) -> Vec<(Option<f64>, Option<f64>, Option<f64>)> {
+    let text = format!(
+        "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+spec:
+  kueue:
+    controllerLatency: {latency}
+---
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: rf}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: rf, resources: [{{name: cpu, nominalQuota: 10}}]}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: ns}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: w, namespace: ns}}
+spec:
+  count: 3
+  arrival: {{interval: 0s}}
+  requests: {{cpu: {{fixed: '1'}}}}
+  duration: {{fixed: 1s}}
+  queues: [{{name: lq}}]
+"
+    );
+    let loaded = crate::util::load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = Simulation::new(&loaded.world).run();
+    let r = kueuesim_scenario::output::result(&loaded.world, &outcome);
+    r.workloads.iter().map(crate::util::times).collect()
+}
+
+#[test]
+fn controller_latency_spaces_cycles_and_delays_start_and_release() {
+    // Default: instantaneous; all three admitted and started at 0.
+    let none = latency_run("{}");
+    assert_eq!(
+        none,
+        vec![(Some(0.0), Some(0.0), Some(1.0)); 3],
+        "zero latency is today's behaviour"
+    );
+    // One head per ClusterQueue per cycle; a cycle with one admission takes 100 + 10 ms.
+    // Admission writes (50 ms each) start the workloads; finish writes queue behind them.
+    let slow = latency_run("{cycle: 100ms, perAdmission: 10ms, apiWrite: 50ms}");
+    assert_eq!(
+        slow,
+        vec![
+            (Some(0.0), Some(0.05), Some(1.1)),
+            (Some(0.11), Some(0.16), Some(1.21)),
+            (Some(0.22), Some(0.27), Some(1.32)),
+        ]
+    );
+}
+
+#[test]
+fn controller_latency_bad_settings_name_file_line_column() {
+    let sim = |latency: &str| {
+        format!(
+            "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  kueue:\n    controllerLatency: {latency}\n"
+        )
+    };
+    let e = crate::util::load_error(&sim("{cycle: soon}"));
+    assert!(e.starts_with("t.yaml:5:32:"), "{e}");
+    let e = crate::util::load_error(&sim("{cycles: 1s}"));
+    assert!(e.starts_with("t.yaml:5:") && e.contains("cycles"), "{e}");
+    let e = crate::util::load_error(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  kueue:\n    featureGates: {TopologyAwareScheduling: true}\n",
+    );
+    assert!(e.contains("featureGates"), "{e}");
+}

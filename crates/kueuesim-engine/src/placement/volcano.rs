@@ -295,10 +295,16 @@ fn topology_attempt(
     // Candidates under the search root within the limit, with the resource pre-filter
     // (minResources / the subjob's pending requests on idle capacity).
     let mut last_failure: Option<(DomainId, Failure)> = None;
-    // The last HyperNode of the search order when it was ruled out by the GPU histogram
-    // (`domain_may_place`) rather than tried: upstream dry-runs it, and its failure is the
-    // one the message quotes, so it is dry-run once at the end for the message.
-    let mut last_skipped: Option<DomainId> = None;
+    // The HyperNodes that passed the resource pre-filter in the last tier that had any: the
+    // last of them in the search order is the one upstream dry-runs last, whose failure the
+    // message quotes when nothing fits.
+    let mut last_tier: Vec<DomainId> = Vec::new();
+    let order_key = |cluster: &Cluster, d: DomainId| {
+        (
+            hypernode_binpack(cluster, d, &whole),
+            tie_key(seed ^ 0x5eed, NodeId(d.0)),
+        )
+    };
     for (ti, (tier, domains)) in t.by_tier.iter().enumerate() {
         if *tier > tier_limit {
             break;
@@ -307,30 +313,31 @@ fn topology_attempt(
         if !cluster.tier_may_hold(0, ti, &pending) {
             continue;
         }
-        let mut gradient: Vec<(f64, u64, DomainId)> = domains
+        let passing: Vec<DomainId> = domains
             .iter()
-            .filter(|&&d| t.within(d, root) && cluster.domain_may_hold(0, d, &pending))
-            .map(|&d| {
-                (
-                    hypernode_binpack(cluster, d, &whole),
-                    tie_key(seed ^ 0x5eed, NodeId(d.0)),
-                    d,
-                )
-            })
+            .copied()
+            .filter(|&d| t.within(d, root) && cluster.domain_may_hold(0, d, &pending))
             .collect();
+        if passing.is_empty() {
+            continue;
+        }
         // Upstream dry-runs every HyperNode of the gradient and takes the best score, ties at
         // random. Trying them best-first, equal scores in a seeded random order, and keeping
-        // the first that holds the gang picks the same way without the other dry runs.
-        while let Some(k) = (0..gradient.len()).max_by(|&a, &b| {
-            let (x, y) = (&gradient[a], &gradient[b]);
-            x.0.total_cmp(&y.0).then(x.1.cmp(&y.1))
-        }) {
-            let (_, _, d) = gradient.swap_remove(k);
-            if subgroups.is_empty() && !cluster.domain_may_place(0, d, pods, need) {
-                last_skipped = Some(d);
-                continue;
-            }
-            last_skipped = None;
+        // the first that holds the gang picks the same way without the other dry runs; those
+        // the per-domain GPU histogram rules out (`domain_may_place`) would fail their dry run
+        // and are not tried.
+        let mut gradient: Vec<(f64, u64, DomainId)> = passing
+            .iter()
+            .copied()
+            .filter(|&d| !subgroups.is_empty() || cluster.domain_may_place(0, d, pods, need))
+            .map(|d| {
+                let (score, tie) = order_key(cluster, d);
+                (score, tie, d)
+            })
+            .collect();
+        gradient.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
+        last_tier = passing;
+        for (_, _, d) in gradient {
             let mut scorer = scorer_base.clone();
             let attempt = if subgroups.is_empty() {
                 fill(
@@ -367,8 +374,12 @@ fn topology_attempt(
     }
     // Nothing fits: explain with the last HyperNode tried, or, when none passed the
     // resource pre-filter, with the roomiest allowed one.
-    let (d, mut f) = match (last_skipped, last_failure) {
-        (None, Some(x)) => x,
+    let last_in_order = last_tier.iter().copied().min_by(|&a, &b| {
+        let (ka, kb) = (order_key(cluster, a), order_key(cluster, b));
+        ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
+    });
+    let (d, mut f) = match (last_in_order, last_failure) {
+        (Some(d), Some((fd, f))) if d == fd => (fd, f),
         (skipped, _) => {
             let d = skipped.unwrap_or_else(|| {
                 t.by_tier

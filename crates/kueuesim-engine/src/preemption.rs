@@ -161,16 +161,15 @@ impl Ctx<'_, '_> {
 
     /// `classifyPreemptionVariant`: None when the candidate cannot be preempted at all.
     fn classify(&self, c: &Candidate, hierarchical_advantage: bool) -> Option<Variant> {
-        if !self.uses_contested(c) {
-            return None;
-        }
         let own = c.cq == self.p.cq;
         let policy = if own {
             self.settings.within_cluster_queue
         } else {
             self.settings.reclaim_within_cohort
         };
-        if !satisfies_policy(self.p, c, policy) {
+        // Both filters are pure; the priority one is the cheaper and rules out most
+        // candidates of a low-priority preemptor, so it goes first.
+        if !satisfies_policy(self.p, c, policy) || !self.uses_contested(c) {
             return None;
         }
         if own {

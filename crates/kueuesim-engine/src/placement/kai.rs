@@ -584,7 +584,7 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
         let attempt = match job.constraint {
             Some(c) => topology_attempt(world, cluster, &pods, need, c, job.job_name),
             None => {
-                let all = super::all_nodes(world);
+                let all = cluster.all_nodes.clone();
                 let (group_of, scores) = (Vec::new(), vec![0.0]);
                 let resource = scored_resource(cluster, &pods);
                 let indexed = world.config.kai.placement_strategy == PlacementStrategy::Binpack

@@ -140,17 +140,15 @@ pub fn sample_feasible(
 /// memory requests looked up once (`rq`) instead of per node: kube-scheduler scores every
 /// sampled node for every pod, so this is its hot loop. Same integer and float arithmetic.
 fn kube_score(
-    world: &World,
     cap: &NodeCapacity,
     node: NodeId,
     rq: [Option<(usize, i64)>; 2],
 ) -> i64 {
-    let alloc = &world.node(node).allocatable;
     let (mut least, mut weights) = (0i64, 0i64);
     let mut fractions = [0f64; 2];
     let mut k = 0;
     for (r, q) in rq.into_iter().flatten() {
-        let a = alloc.get(r).copied().unwrap_or(0);
+        let a = cap.allocatable(node, r);
         weights += 1;
         if a == 0 {
             continue;
@@ -198,33 +196,44 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             // feasible nodes found (`selectHost`: ties by a seeded key).
             let mut processed = 0;
             let mut found = 0;
-            let mut best: Option<((i64, u64), NodeId)> = None;
+            // Best (score, tie key, node) so far. The tie key is only worked out when a node
+            // scores equal to the best: `max_by_key` semantics, the last of equal keys wins.
+            let mut best: Option<(i64, Option<u64>, NodeId)> = None;
+            let tie_seed = seed ^ (idx as u64) << 32 ^ ps as u64;
+            let plain = cluster.statically_plain(needs);
+            let cap = &cluster.nodes;
             while processed < n && found < want {
                 let node = NodeId::from_index((start + processed) % n);
                 processed += 1;
-                if super::feasible(world, &cluster.nodes, node, needs) {
-                    found += 1;
-                    let key = (
-                        kube_score(world, &cluster.nodes, node, rq),
-                        tie_key(seed ^ (idx as u64) << 32 ^ ps as u64, node),
-                    );
-                    // `max_by_key` semantics: the last of equal keys wins.
-                    if best.is_none_or(|(b, _)| key >= b) {
-                        best = Some((key, node));
+                let ok = cap.fits(node, &needs.requests)
+                    && (plain || super::statically_feasible(world, node, needs));
+                if !ok {
+                    continue;
+                }
+                found += 1;
+                let score = kube_score(cap, node, rq);
+                match &mut best {
+                    Some((b, _, _)) if score < *b => {}
+                    Some((b, bt, bn)) if score == *b => {
+                        let mine = tie_key(tie_seed, node);
+                        let theirs = *bt.get_or_insert_with(|| tie_key(tie_seed, *bn));
+                        if mine >= theirs {
+                            best = Some((score, Some(mine), node));
+                        }
                     }
+                    _ => best = Some((score, None, node)),
                 }
             }
             if n > 0 {
                 cluster.next_start[0] = (start + processed) % n;
             }
             match best {
-                Some((_, node)) => {
+                Some((_, _, node)) => {
                     cluster.apply(world, node, &needs.requests, 1);
                     out.bound.push((ps, idx, node));
                 }
                 None => {
-                    let all = super::all_nodes(world);
-                    let why = fit_error(world, &cluster.nodes, needs, &all);
+                    let why = fit_error(world, &cluster.nodes, needs, &cluster.all_nodes);
                     out.unplaced.get_or_insert((ps, idx, why));
                     continue 'sets;
                 }
@@ -287,7 +296,7 @@ mod tests {
                 r.map(|r| (r, pod.requests.get(kueuesim_model::ResourceId::from_index(r))))
             });
             proptest::prop_assert_eq!(
-                kube_score(&w, &cluster.nodes, NodeId(0), rq),
+                kube_score(&cluster.nodes, NodeId(0), rq),
                 least_allocated(&w, &cluster.nodes, res, NodeId(0), &pod)
                     + balanced_allocation(&w, &cluster.nodes, res, NodeId(0), &pod, false)
             );

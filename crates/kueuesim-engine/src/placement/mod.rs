@@ -34,6 +34,9 @@ pub struct NodeCapacity {
     n_resources: usize,
     free: Vec<i64>,
     free_pods: Vec<i64>,
+    /// Allocatable, in the layout of `free` (fixed): the scorers read it next to `free`
+    /// instead of chasing each node's `allocatable` list.
+    alloc: Vec<i64>,
 }
 
 impl NodeCapacity {
@@ -53,6 +56,7 @@ impl NodeCapacity {
         }
         NodeCapacity {
             n_resources,
+            alloc: free.clone(),
             free,
             free_pods,
         }
@@ -64,6 +68,7 @@ impl NodeCapacity {
             n_resources: 0,
             free: Vec::new(),
             free_pods: Vec::new(),
+            alloc: Vec::new(),
         }
     }
 
@@ -71,6 +76,12 @@ impl NodeCapacity {
     #[inline]
     pub fn free(&self, node: NodeId, r: usize) -> i64 {
         self.free[node.index() * self.n_resources + r]
+    }
+
+    /// Allocatable amount of resource index `r` on `node`.
+    #[inline]
+    pub fn allocatable(&self, node: NodeId, r: usize) -> i64 {
+        self.alloc[node.index() * self.n_resources + r]
     }
 
     /// Free pod slots on `node`.
@@ -134,6 +145,13 @@ pub struct Cluster {
     /// Where kube-scheduler's and Volcano's feasible-node search starts next
     /// (`nextStartNodeIndex` / `lastProcessedNodeIndex`), per scheduler.
     pub next_start: [usize; 2],
+    /// Every node schedulable and without a scheduling-blocking taint: for a pod without a
+    /// node selector the static filters then pass everywhere, and the hot loops skip them
+    /// (and the read of each node's labels and taints).
+    pub plain_nodes: bool,
+    /// Every node id in order (shared, so that cloning a `Cluster` stays cheap): the
+    /// candidate list of placements without topology.
+    pub all_nodes: std::sync::Arc<[NodeId]>,
 }
 
 /// The resources the scorers look at.
@@ -238,7 +256,17 @@ impl Cluster {
                 gpu: id(kueuesim_model::resources::GPU),
             },
             next_start: [0; 2],
+            all_nodes: all_nodes(world).into(),
+            plain_nodes: world.nodes.iter().all(|n| {
+                !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
+            }),
         }
+    }
+
+    /// Whether `pod` passes the static filters (`statically_feasible`) on every node.
+    #[inline]
+    pub fn statically_plain(&self, pod: &PodNeeds) -> bool {
+        self.plain_nodes && pod.node_selector.is_empty()
     }
 
     /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every

@@ -688,7 +688,7 @@ fn flat_attempt(
     need: usize,
     seed: u64,
 ) -> Result<Vec<Binding>, Failure> {
-    let all = super::all_nodes(world);
+    let all = cluster.all_nodes.clone();
     let scoring = Scoring::new(world, cluster.res);
     let mut bound: Vec<Binding> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {

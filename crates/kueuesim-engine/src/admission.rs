@@ -642,31 +642,48 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             }
             // Kueue TAS: with quota fitting, where in the flavor's topology the pods go.
             let mut topology = None;
-            if failed.is_none()
-                && flavors.iter().all(|f| f.2 == PMode::Fit)
-                && let Some(req) = tas_request(world, cq, ps)
-                && let Some(&(_, f, _, _)) = flavors
-                    .iter()
-                    .find(|f| world.flavor(f.1).topology_name.is_some())
-            {
-                match self.topology_assignment(f, ps, count, &req) {
-                    Ok(a) => topology = Some(a),
-                    Err(msg) => {
-                        // Upstream then tries the placement ignoring TAS usage
-                        // (WithSimulateEmpty): if even that fails the pod set can never fit
-                        // (TopologyPlacementFailed); otherwise preemption might free the
-                        // nodes, which kueuesim does not search for TAS (docs/semantics.md).
-                        let empty = TasCapacity {
-                            nodes: crate::placement::NodeCapacity::new(world),
-                        };
-                        let reason =
-                            if topology_assignment(world, &empty, f, ps, count, &req).is_err() {
-                                REASON_TOPOLOGY_PLACEMENT_FAILED
-                            } else {
+            let tas = match failed {
+                None => tas_request(world, cq, ps).and_then(|req| {
+                    flavors
+                        .iter()
+                        .find(|f| world.flavor(f.1).topology_name.is_some())
+                        .map(|f| (f.1, req))
+                }),
+                Some(_) => None,
+            };
+            // Whether the pod set could be placed at all, on the cluster without any TAS usage
+            // (`WithSimulateEmpty`).
+            let fits_when_empty = |f: FlavorId, req: &TopologyRequest| {
+                let empty = TasCapacity {
+                    nodes: crate::placement::NodeCapacity::new(world),
+                };
+                topology_assignment(world, &empty, f, ps, count, req).is_ok()
+            };
+            if let Some((f, req)) = tas {
+                if flavors.iter().all(|f| f.2 == PMode::Fit) {
+                    match self.topology_assignment(f, ps, count, &req) {
+                        Ok(a) => topology = Some(a),
+                        Err(msg) => {
+                            // Upstream turns the mode into Preempt and tries the placement
+                            // ignoring TAS usage: if even that fails the pod set can never
+                            // fit (TopologyPlacementFailed); otherwise preemption might free
+                            // the nodes, which kueuesim does not search for TAS
+                            // (docs/semantics.md).
+                            let reason = if fits_when_empty(f, &req) {
                                 REASON_WAITING_FOR_QUOTA
+                            } else {
+                                REASON_TOPOLOGY_PLACEMENT_FAILED
                             };
-                        failed = Some((vec![msg], reason));
+                            failed = Some((vec![msg], reason));
+                        }
                     }
+                } else if !fits_when_empty(f, &req) {
+                    // Quota needs preemption (representative mode Preempt): upstream checks
+                    // the TAS requests on the empty cluster first and, when one can never fit,
+                    // the mode becomes NoFit (TopologyPlacementFailed) instead of evicting
+                    // workloads for a pod set that could not run anyway. The message keeps
+                    // the quota reasons, as upstream only marks the flavor attempt.
+                    failed = Some((std::mem::take(&mut reasons), REASON_TOPOLOGY_PLACEMENT_FAILED));
                 }
             }
             if let Some((mut reasons, reason)) = failed {

@@ -1321,3 +1321,37 @@ fn resource_exclusions_and_transformations() {
     // a finishes at 1h; the inadmissible requeue batch (1s) brings b back.
     assert_eq!(b.admitted_at, Some(3601.0));
 }
+
+/// scenarios/kueue/tas-never-fits: a high-priority TAS request that could only be admitted
+/// by preemption, but fits no rack even on an empty cluster, is NoFit with
+/// TopologyPlacementFailed (upstream's `WithSimulateEmpty` check in Preempt mode) and evicts
+/// nothing; the low-priority workload runs to its end.
+#[test]
+fn tas_request_that_never_fits_does_not_preempt() {
+    let r = run_dir("kueue/tas-never-fits");
+    let low = wl(&r, "team", "low");
+    let big = wl(&r, "team", "big");
+    assert!(low.evictions.is_empty(), "{:?}", low.evictions);
+    assert_eq!((low.admitted_at, low.finished_at), (Some(0.0), Some(7200.0)));
+    assert!(r.summary.preemptions.values().all(|&n| n == 0), "{:?}", r.summary.preemptions);
+    assert_eq!(big.admitted_at, None);
+    let reserved = big
+        .conditions
+        .iter()
+        .find(|c| c.kind == "QuotaReserved")
+        .expect("QuotaReserved");
+    assert_eq!(reserved.reason, "TopologyPlacementFailed");
+    // While low runs the quota is what is short: the message keeps the quota reason.
+    let first = big
+        .events
+        .iter()
+        .find(|e| e.kind == "Warning" && e.source == "kueue-admission")
+        .expect("big waits");
+    assert!(
+        first.message.contains("insufficient unused quota for cpu in flavor tas"),
+        "{}",
+        first.message
+    );
+    // A few cycles, not one per second of the horizon.
+    assert!(r.summary.cycles < 20, "{} cycles", r.summary.cycles);
+}

@@ -683,7 +683,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     // the mode becomes NoFit (TopologyPlacementFailed) instead of evicting
                     // workloads for a pod set that could not run anyway. The message keeps
                     // the quota reasons, as upstream only marks the flavor attempt.
-                    failed = Some((std::mem::take(&mut reasons), REASON_TOPOLOGY_PLACEMENT_FAILED));
+                    failed = Some((
+                        std::mem::take(&mut reasons),
+                        REASON_TOPOLOGY_PLACEMENT_FAILED,
+                    ));
                 }
             }
             if let Some((mut reasons, reason)) = failed {

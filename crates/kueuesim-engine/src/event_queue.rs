@@ -2,6 +2,12 @@
 //!
 //! Stale events (a workload evicted before its scheduled finish) are not removed from the heap;
 //! they carry the workload's generation and the engine drops them on pop (lazy cancellation).
+//!
+//! Events known in time order before the run (the arrivals) wait in a sorted list beside the
+//! heap instead of in it: they hold the first sequence numbers, so they win ties against
+//! anything pushed later, exactly as if they had been pushed first, and the heap stays as
+//! small as the events in flight (a million arrivals would otherwise make every pop walk a
+//! deep heap).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -13,6 +19,10 @@ use kueuesim_model::SimTime;
 pub struct EventQueue<T> {
     heap: BinaryHeap<Reverse<Entry<T>>>,
     next_seq: u64,
+    /// Presorted events (`EventQueue::presorted`), in (time, sequence) order, not yet popped
+    /// from `presorted_next` on. Their sequence numbers are their positions.
+    presorted: Vec<(SimTime, T)>,
+    presorted_next: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -45,6 +55,8 @@ impl<T> Default for EventQueue<T> {
         EventQueue {
             heap: BinaryHeap::new(),
             next_seq: 0,
+            presorted: Vec::new(),
+            presorted_next: 0,
         }
     }
 }
@@ -57,29 +69,67 @@ impl<T> EventQueue<T> {
         self.heap.push(Reverse(Entry { at, seq, item }));
     }
 
+    /// A queue holding `items` as if pushed in this order into an empty queue; the items'
+    /// times are sorted (stable) first, which keeps the order among equal times.
+    pub fn presorted(mut items: Vec<(SimTime, T)>) -> Self {
+        items.sort_by_key(|(at, _)| *at);
+        EventQueue {
+            heap: BinaryHeap::new(),
+            next_seq: items.len() as u64,
+            presorted: items,
+            presorted_next: 0,
+        }
+    }
+
+    /// Whether the next event comes from the presorted list: its sequence number is below
+    /// every heap entry's, so it goes first at equal times.
+    fn presorted_first(&self) -> bool {
+        match (self.presorted.get(self.presorted_next), self.heap.peek()) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some((at, _)), Some(Reverse(e))) => *at <= e.at,
+        }
+    }
+
     /// The earliest event, removed.
-    pub fn pop(&mut self) -> Option<(SimTime, T)> {
+    pub fn pop(&mut self) -> Option<(SimTime, T)>
+    where
+        T: Clone,
+    {
+        if self.presorted_first() {
+            let (at, item) = self.presorted[self.presorted_next].clone();
+            self.presorted_next += 1;
+            if self.presorted_next == self.presorted.len() {
+                self.presorted = Vec::new();
+                self.presorted_next = 0;
+            }
+            return Some((at, item));
+        }
         self.heap.pop().map(|Reverse(e)| (e.at, e.item))
     }
 
     /// The earliest event, if any.
     pub fn peek(&self) -> Option<(SimTime, &T)> {
+        if self.presorted_first() {
+            let (at, item) = &self.presorted[self.presorted_next];
+            return Some((*at, item));
+        }
         self.heap.peek().map(|Reverse(e)| (e.at, &e.item))
     }
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|Reverse(e)| e.at)
+        self.peek().map(|(at, _)| at)
     }
 
     /// How many events are scheduled (stale ones included).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + (self.presorted.len() - self.presorted_next)
     }
 
     /// Whether nothing is scheduled.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -96,5 +146,40 @@ mod tests {
         q.push(SimTime(1), "b");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, x)| x).collect();
         assert_eq!(order, ["a", "b", "c", "d"]);
+    }
+
+    proptest::proptest! {
+        /// A presorted queue pops exactly as a heap queue into which the same items were
+        /// pushed first, whatever is pushed between pops.
+        #[test]
+        fn presorted_pops_as_if_pushed_first(
+            first in proptest::collection::vec(0i64..20, 0..30),
+            later in proptest::collection::vec((0usize..4, 0i64..20), 0..40),
+        ) {
+            let items: Vec<(SimTime, u32)> =
+                first.iter().enumerate().map(|(i, &t)| (SimTime(t), i as u32)).collect();
+            let mut heap_only = EventQueue::default();
+            for &(at, x) in &items {
+                heap_only.push(at, x);
+            }
+            let mut split = EventQueue::presorted(items);
+            let mut next = 1000u32;
+            for &(pops, at) in &later {
+                for _ in 0..pops {
+                    proptest::prop_assert_eq!(heap_only.peek_time(), split.peek_time());
+                    proptest::prop_assert_eq!(heap_only.pop(), split.pop());
+                }
+                // Pushed events come after every earlier one at equal times.
+                let at = SimTime(at.max(heap_only.peek_time().map_or(0, |t| t.0)));
+                heap_only.push(at, next);
+                split.push(at, next);
+                next += 1;
+                proptest::prop_assert_eq!(heap_only.len(), split.len());
+            }
+            while let Some(x) = heap_only.pop() {
+                proptest::prop_assert_eq!(Some(x), split.pop());
+            }
+            proptest::prop_assert!(split.is_empty());
+        }
     }
 }

@@ -277,50 +277,54 @@ impl<'w> Simulation<'w> {
         for (rank, &i) in by_uid.iter().enumerate() {
             uid_rank[i] = rank as u32;
         }
-        let mut events = EventQueue::default();
+        // The arrivals are known up front: they wait beside the heap, first at equal times.
+        let mut events = EventQueue::presorted(
+            world
+                .workloads
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (w.arrival, Ev::Arrive(WorkloadId::from_index(i))))
+                .collect(),
+        );
         let runtimes = world
             .workloads
             .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                events.push(w.arrival, Ev::Arrive(WorkloadId::from_index(i)));
-                Runtime {
-                    arrived: false,
-                    starts_after: SimTime::ZERO,
-                    finish_written: false,
-                    generation: 0,
-                    needs: Vec::new(),
-                    kai_pipelined: 0,
-                    usage: Vec::new(),
-                    key: None,
-                    past_execution: SimDuration::ZERO,
-                    deactivated: false,
-                    progress_saved: SimDuration::ZERO,
-                    gpus_held: 0,
-                    gpus_since: SimTime::ZERO,
-                    requeue_at: None,
-                    not_ready: false,
-                    record: WorkloadRecord {
-                        state: WorkloadState::Pending,
-                        admitted_at: None,
-                        running_at: None,
-                        finished_at: None,
-                        admission: None,
-                        placement: w
-                            .pod_sets
-                            .iter()
-                            .map(|p| vec![None; p.count as usize])
-                            .collect(),
-                        topology_domain: None,
-                        evictions: Vec::new(),
-                        conditions: Vec::new(),
-                        events: Vec::new(),
-                        queue_status: None,
-                        gpu_ms: 0,
-                        lost_gpu_ms: 0,
-                        requeue_count: 0,
-                    },
-                }
+            .map(|w| Runtime {
+                arrived: false,
+                starts_after: SimTime::ZERO,
+                finish_written: false,
+                generation: 0,
+                needs: Vec::new(),
+                kai_pipelined: 0,
+                usage: Vec::new(),
+                key: None,
+                past_execution: SimDuration::ZERO,
+                deactivated: false,
+                progress_saved: SimDuration::ZERO,
+                gpus_held: 0,
+                gpus_since: SimTime::ZERO,
+                requeue_at: None,
+                not_ready: false,
+                record: WorkloadRecord {
+                    state: WorkloadState::Pending,
+                    admitted_at: None,
+                    running_at: None,
+                    finished_at: None,
+                    admission: None,
+                    placement: w
+                        .pod_sets
+                        .iter()
+                        .map(|p| vec![None; p.count as usize])
+                        .collect(),
+                    topology_domain: None,
+                    evictions: Vec::new(),
+                    conditions: Vec::new(),
+                    events: Vec::new(),
+                    queue_status: None,
+                    gpu_ms: 0,
+                    lost_gpu_ms: 0,
+                    requeue_count: 0,
+                },
             })
             .collect();
         let tree = QuotaTree::new(world);

@@ -139,11 +139,7 @@ pub fn sample_feasible(
 /// `least_allocated + balanced_allocation(.., false)` in one pass, with the pod's cpu and
 /// memory requests looked up once (`rq`) instead of per node: kube-scheduler scores every
 /// sampled node for every pod, so this is its hot loop. Same integer and float arithmetic.
-fn kube_score(
-    cap: &NodeCapacity,
-    node: NodeId,
-    rq: [Option<(usize, i64)>; 2],
-) -> i64 {
+fn kube_score(cap: &NodeCapacity, node: NodeId, rq: [Option<(usize, i64)>; 2]) -> i64 {
     let (mut least, mut weights) = (0i64, 0i64);
     let mut fractions = [0f64; 2];
     let mut k = 0;
@@ -169,6 +165,43 @@ fn kube_score(
     least + ((1.0 - std) * 100.0) as i64
 }
 
+/// `kube_score` depends on nothing but the node's allocatable and free cpu and memory (the
+/// pod's requests being fixed): the nodes of a pool in a handful of occupancy states share
+/// it, so a small direct-mapped memo per pod set skips most of the divisions. Exact: a hit
+/// needs the whole key equal.
+struct ScoreMemo {
+    slots: [Option<([i64; 4], i64)>; 64],
+}
+
+impl ScoreMemo {
+    fn new() -> Self {
+        ScoreMemo { slots: [None; 64] }
+    }
+
+    fn score(&mut self, cap: &NodeCapacity, node: NodeId, rq: [Option<(usize, i64)>; 2]) -> i64 {
+        let part = |x: Option<(usize, i64)>| {
+            x.map_or((i64::MIN, i64::MIN), |(r, _)| {
+                (cap.allocatable(node, r), cap.free(node, r))
+            })
+        };
+        let ((ac, fc), (am, fm)) = (part(rq[0]), part(rq[1]));
+        let key = [ac, fc, am, fm];
+        let h = (fc as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add((fm as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f))
+            .wrapping_add(ac as u64 ^ (am as u64).rotate_left(17));
+        let slot = &mut self.slots[(h >> 58) as usize];
+        match slot {
+            Some((k, v)) if *k == key => *v,
+            _ => {
+                let v = kube_score(cap, node, rq);
+                *slot = Some((key, v));
+                v
+            }
+        }
+    }
+}
+
 /// Places every pending pod of `pods` one by one; a pod that fits nowhere stays pending (and
 /// so do the rest of its pod set, which are identical), later pod sets are still tried.
 pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -> Placement {
@@ -186,6 +219,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                 )
             })
         });
+        let mut memo = ScoreMemo::new();
         for (idx, slot) in slots.iter().enumerate() {
             if slot.is_some() {
                 continue;
@@ -211,7 +245,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     continue;
                 }
                 found += 1;
-                let score = kube_score(cap, node, rq);
+                let score = memo.score(cap, node, rq);
                 match &mut best {
                     Some((b, _, _)) if score < *b => {}
                     Some((b, bt, bn)) if score == *b => {

@@ -1332,8 +1332,15 @@ fn tas_request_that_never_fits_does_not_preempt() {
     let low = wl(&r, "team", "low");
     let big = wl(&r, "team", "big");
     assert!(low.evictions.is_empty(), "{:?}", low.evictions);
-    assert_eq!((low.admitted_at, low.finished_at), (Some(0.0), Some(7200.0)));
-    assert!(r.summary.preemptions.values().all(|&n| n == 0), "{:?}", r.summary.preemptions);
+    assert_eq!(
+        (low.admitted_at, low.finished_at),
+        (Some(0.0), Some(7200.0))
+    );
+    assert!(
+        r.summary.preemptions.values().all(|&n| n == 0),
+        "{:?}",
+        r.summary.preemptions
+    );
     assert_eq!(big.admitted_at, None);
     let reserved = big
         .conditions
@@ -1348,7 +1355,9 @@ fn tas_request_that_never_fits_does_not_preempt() {
         .find(|e| e.kind == "Warning" && e.source == "kueue-admission")
         .expect("big waits");
     assert!(
-        first.message.contains("insufficient unused quota for cpu in flavor tas"),
+        first
+            .message
+            .contains("insufficient unused quota for cpu in flavor tas"),
         "{}",
         first.message
     );

@@ -163,8 +163,7 @@ mod tests {
                 heap_only.push(at, x);
             }
             let mut split = EventQueue::presorted(items);
-            let mut next = 1000u32;
-            for &(pops, at) in &later {
+            for (next, &(pops, at)) in (1000u32..).zip(later.iter()) {
                 for _ in 0..pops {
                     proptest::prop_assert_eq!(heap_only.peek_time(), split.peek_time());
                     proptest::prop_assert_eq!(heap_only.pop(), split.pop());
@@ -173,7 +172,6 @@ mod tests {
                 let at = SimTime(at.max(heap_only.peek_time().map_or(0, |t| t.0)));
                 heap_only.push(at, next);
                 split.push(at, next);
-                next += 1;
                 proptest::prop_assert_eq!(heap_only.len(), split.len());
             }
             while let Some(x) = heap_only.pop() {

@@ -653,11 +653,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             };
             // Whether the pod set could be placed at all, on the cluster without any TAS usage
             // (`WithSimulateEmpty`).
-            let fits_when_empty = |f: FlavorId, req: &TopologyRequest| {
-                let empty = TasCapacity {
-                    nodes: crate::placement::NodeCapacity::new(world),
-                };
-                topology_assignment(world, &empty, f, ps, count, req).is_ok()
+            let fits_when_empty = |f: FlavorId, req: &TopologyRequest| match &self.tas.empty {
+                Some(empty) => topology_assignment(world, empty, f, ps, count, req).is_ok(),
+                None => {
+                    topology_assignment(world, &TasCapacity::new(world), f, ps, count, req).is_ok()
+                }
             };
             if let Some((f, req)) = tas {
                 if flavors.iter().all(|f| f.2 == PMode::Fit) {
@@ -780,7 +780,7 @@ pub(crate) fn topology_assignment(
         TopologyRequest::Preferred(l) => TasMode::Preferred(depth(l)),
         TopologyRequest::Unconstrained => TasMode::Unconstrained,
     };
-    let (leaves, total, excluded) = tas.pods_per_leaf(world, t, f, ps);
+    let (leaves, total, excluded) = tas.pods_per_leaf(world, index, f, ps);
     crate::tas::find_assignment(t, name, &leaves, count, mode)
         .map(|domains| TopologyAssignment {
             topology: index,
@@ -1306,8 +1306,8 @@ pub fn run_cycle<A: AdmittedWorkloads>(
             for (i, psa) in a.pod_sets.iter_mut().enumerate() {
                 let Some(topo) = &psa.topology else { continue };
                 let ps = &wl.pod_sets[i];
-                let t = &world.topologies[topo.topology];
-                let (leaves, _, _) = tas.pods_per_leaf(world, t, tas_flavor(world, psa), ps);
+                let (leaves, _, _) =
+                    tas.pods_per_leaf(world, topo.topology, tas_flavor(world, psa), ps);
                 let still = topo
                     .domains
                     .iter()

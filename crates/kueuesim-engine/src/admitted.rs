@@ -48,6 +48,13 @@ impl AdmittedIndex {
         Some(c)
     }
 
+    /// Every workload holding quota, by id.
+    pub fn ids_sorted(&self) -> Vec<WorkloadId> {
+        let mut ids: Vec<WorkloadId> = self.per_cq.iter().flatten().map(|c| c.workload).collect();
+        ids.sort();
+        ids
+    }
+
     /// The candidate record of `w`, mutable.
     pub fn get_mut(&mut self, w: WorkloadId) -> Option<&mut Candidate> {
         let (cq, i) = self.pos[w.index()]?;

@@ -239,6 +239,9 @@ pub struct Simulation<'w> {
     stats: RunStats,
     /// Keep only what a summary needs (`Simulation::lean`).
     lean: bool,
+    /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
+    /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
+    tas_base: Option<crate::tas::TasCapacity>,
 }
 
 /// The scheduling-shape class of every workload: equal priority and pod sets (name, count,
@@ -441,6 +444,9 @@ impl<'w> Simulation<'w> {
             gpus_in_use: 0,
             last_accounted: SimTime::ZERO,
             lean: false,
+            tas_base: (world.flavors.iter().any(|f| f.topology_name.is_some())
+                && world.has_nodes())
+            .then(|| crate::tas::TasCapacity::new(world)),
             stats: RunStats {
                 gpu_capacity,
                 cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
@@ -2528,22 +2534,22 @@ impl<'w> Simulation<'w> {
     /// workloads assigned to them but not bound yet. Empty when no flavor is a TAS flavor.
     fn tas_capacity(&self) -> crate::tas::TasCapacity {
         let world = self.world;
-        if !world.flavors.iter().any(|f| f.topology_name.is_some()) || !world.has_nodes() {
-            return crate::tas::TasCapacity {
-                nodes: NodeCapacity::empty(),
-            };
-        }
+        let Some(base) = &self.tas_base else {
+            return crate::tas::TasCapacity::none();
+        };
         let mut tas = crate::tas::TasCapacity {
             nodes: self.cluster.nodes.clone(),
+            in_flavor: base.in_flavor.clone(),
+            leaves: base.leaves.clone(),
+            empty: base.empty.clone(),
         };
-        for (i, rt) in self.runtimes.iter().enumerate() {
-            let w = WorkloadId::from_index(i);
+        // The workloads holding quota, in id order (the assumed usage is spread over a
+        // domain's nodes greedily, so the order matters).
+        for w in self.admitted.ids_sorted() {
+            let rt = &self.runtimes[w.index()];
             let Some(adm) = &rt.record.admission else {
                 continue;
             };
-            if crate::preemption::AdmittedWorkloads::candidate(&self.admitted, w).is_none() {
-                continue;
-            }
             for (ps, psa) in adm.pod_sets.iter().enumerate() {
                 let Some(topo) = &psa.topology else { continue };
                 let t = &world.topologies[topo.topology];

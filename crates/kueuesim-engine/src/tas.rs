@@ -5,6 +5,8 @@
 //! (its free capacity after the pods bound there and the TAS pods already assigned to it).
 //! Output: per lowest-level domain, a pod count, or Kueue's reason why not.
 
+use std::sync::Arc;
+
 use kueuesim_model::labels::tolerated;
 use kueuesim_model::{DomainId, FlavorId, NodeId, PodSet, ResourceList, Topology, World};
 
@@ -29,6 +31,69 @@ pub type LeafCapacity = (Vec<(DomainId, u32)>, usize, Vec<(String, usize)>);
 pub struct TasCapacity {
     /// Per node.
     pub nodes: NodeCapacity,
+    /// Per flavor, per node: whether the node is in the flavor's TAS snapshot (schedulable,
+    /// with the flavor's node labels). Fixed for a run, worked out once and shared.
+    pub in_flavor: Arc<Vec<Vec<bool>>>,
+    /// The same books on the empty cluster (`WithSimulateEmpty`), shared; None when the
+    /// world has no TAS flavor.
+    pub empty: Option<Arc<TasCapacity>>,
+    /// Per `world.topologies` entry: its leaf domains (the lowest level), depth-first.
+    pub leaves: Arc<Vec<Vec<DomainId>>>,
+}
+
+impl TasCapacity {
+    /// Kueue's TAS view of `world` with no pod anywhere, `empty` pointing at a copy of itself
+    /// (for `WithSimulateEmpty`).
+    pub fn new(world: &World) -> Self {
+        let in_flavor: Arc<Vec<Vec<bool>>> = Arc::new(
+            world
+                .flavors
+                .iter()
+                .map(|f| {
+                    if f.topology_name.is_none() {
+                        return Vec::new();
+                    }
+                    world
+                        .nodes
+                        .iter()
+                        .map(|n| !n.unschedulable && n.labels.contains_all(&f.node_labels))
+                        .collect()
+                })
+                .collect(),
+        );
+        let leaves = Arc::new(
+            world
+                .topologies
+                .iter()
+                .map(|t| {
+                    let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
+                    t.dfs()
+                        .filter(|&d| t.domain(d).depth == lowest && d != DomainId::ROOT)
+                        .collect()
+                })
+                .collect(),
+        );
+        let bare = TasCapacity {
+            nodes: NodeCapacity::new(world),
+            in_flavor,
+            empty: None,
+            leaves,
+        };
+        TasCapacity {
+            empty: Some(Arc::new(bare.clone())),
+            ..bare
+        }
+    }
+
+    /// No nodes at all (the TAS view of a world without TAS flavors).
+    pub fn none() -> Self {
+        TasCapacity {
+            nodes: NodeCapacity::empty(),
+            in_flavor: Arc::new(Vec::new()),
+            empty: None,
+            leaves: Arc::new(Vec::new()),
+        }
+    }
 }
 
 /// The first per-pod filter a node fails (only checked when the lowest level is the
@@ -88,36 +153,44 @@ impl TasCapacity {
     pub fn pods_per_leaf(
         &self,
         world: &World,
-        t: &Topology,
+        topology: usize,
         flavor: FlavorId,
         ps: &PodSet,
     ) -> LeafCapacity {
+        let t = &world.topologies[topology];
         let f = world.flavor(flavor);
         let hostname_leaves = matches!(&t.source, kueuesim_model::topology::TopologySource::Levels { labels } if labels.last().is_some_and(|l| l == "kubernetes.io/hostname"));
-        let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
-        let in_snapshot = |n: NodeId| {
-            let node = world.node(n);
-            !node.unschedulable && node.labels.contains_all(&f.node_labels)
+        let mask = self.in_flavor.get(flavor.index()).filter(|m| !m.is_empty());
+        let in_snapshot = |n: NodeId| match mask {
+            Some(m) => m[n.index()],
+            None => {
+                let node = world.node(n);
+                !node.unschedulable && node.labels.contains_all(&f.node_labels)
+            }
         };
-        let mut out = Vec::new();
+        let computed;
+        let leaf_domains: &[DomainId] = match self.leaves.get(topology) {
+            Some(l) => l,
+            None => {
+                let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
+                computed = t
+                    .dfs()
+                    .filter(|&d| t.domain(d).depth == lowest && d != DomainId::ROOT)
+                    .collect::<Vec<_>>();
+                &computed
+            }
+        };
+        let mut out = Vec::with_capacity(leaf_domains.len());
         let mut excluded: std::collections::BTreeMap<String, usize> = Default::default();
         let mut leaves = 0;
-        for d in t
-            .dfs()
-            .filter(|&d| t.domain(d).depth == lowest && d != DomainId::ROOT)
-        {
-            let nodes: Vec<NodeId> = t
-                .nodes_of(d)
-                .iter()
-                .copied()
-                .filter(|&n| in_snapshot(n))
-                .collect();
-            if nodes.is_empty() {
+        for &d in leaf_domains {
+            let mut nodes = t.nodes_of(d).iter().copied().filter(|&n| in_snapshot(n));
+            let Some(first) = nodes.next() else {
                 continue;
-            }
+            };
             leaves += 1;
             if hostname_leaves {
-                let n = nodes[0];
+                let n = first;
                 if let Some(why) = exclusion(world, flavor, ps, n) {
                     *excluded.entry(why).or_default() += 1;
                     out.push((d, 0));
@@ -134,10 +207,11 @@ impl TasCapacity {
                 }
                 out.push((d, k));
             } else {
+                let members = || t.nodes_of(d).iter().copied().filter(|&n| in_snapshot(n));
                 let (k, _) = leaf_pods(
                     world,
-                    |r| nodes.iter().map(|&n| self.nodes.free(n, r)).sum(),
-                    nodes.iter().map(|&n| self.nodes.free_pods(n)).sum(),
+                    |r| members().map(|n| self.nodes.free(n, r)).sum(),
+                    members().map(|n| self.nodes.free_pods(n)).sum(),
                     &ps.requests,
                 );
                 out.push((d, k));

@@ -220,6 +220,9 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             })
         });
         let mut memo = ScoreMemo::new();
+        // The nodes a nodeSelector allows, once per pod set.
+        let selector_nodes = (!needs.node_selector.is_empty())
+            .then(|| super::nodes_matching(&cluster.label_index, &needs.node_selector));
         for (idx, slot) in slots.iter().enumerate() {
             if slot.is_some() {
                 continue;
@@ -236,15 +239,9 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             let tie_seed = seed ^ (idx as u64) << 32 ^ ps as u64;
             let plain = cluster.statically_plain(needs);
             let cap = &cluster.nodes;
-            while processed < n && found < want {
-                let node = NodeId::from_index((start + processed) % n);
-                processed += 1;
-                let ok = cap.fits(node, &needs.requests)
-                    && (plain || super::statically_feasible(world, node, needs));
-                if !ok {
-                    continue;
-                }
-                found += 1;
+            // Looks at one node of the scan: counts it found and keeps the best score.
+            let mut visit = |node: NodeId, found: &mut usize| {
+                *found += 1;
                 let score = memo.score(cap, node, rq);
                 match &mut best {
                     Some((b, _, _)) if score < *b => {}
@@ -256,6 +253,38 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                         }
                     }
                     _ => best = Some((score, None, node)),
+                }
+            };
+            if let Some(matching) = selector_nodes.as_deref() {
+                // A nodeSelector (e.g. a TAS pod pinned to its domain): only the matching
+                // nodes can pass, so the scan from `start` visits them in its wrapping order
+                // and counts every node it passes over, as the full scan would.
+                let from = matching.partition_point(|n| n.index() < start);
+                for &node in matching[from..].iter().chain(&matching[..from]) {
+                    if found >= want {
+                        break;
+                    }
+                    if cap.fits(node, &needs.requests)
+                        && super::statically_feasible(world, node, needs)
+                    {
+                        visit(node, &mut found);
+                        if found >= want {
+                            processed = (node.index() + n - start) % n + 1;
+                        }
+                    }
+                }
+                if found < want {
+                    processed = n;
+                }
+            } else {
+                while processed < n && found < want {
+                    let node = NodeId::from_index((start + processed) % n);
+                    processed += 1;
+                    let ok = cap.fits(node, &needs.requests)
+                        && (plain || super::statically_feasible(world, node, needs));
+                    if ok {
+                        visit(node, &mut found);
+                    }
                 }
             }
             if n > 0 {
@@ -291,6 +320,103 @@ mod tests {
         assert_eq!(feasible_nodes_to_find(10_000), 500);
         // Never fewer than 100.
         assert_eq!(feasible_nodes_to_find(150), 100);
+    }
+
+    /// kube-scheduler's filter-and-score scan as upstream writes it, node by node from the
+    /// rotating start: (the chosen node, how many nodes the scan looked at).
+    fn reference_pick(
+        w: &World,
+        cluster: &Cluster,
+        pod: &PodNeeds,
+        start: usize,
+        tie_seed: u64,
+    ) -> (Option<NodeId>, usize) {
+        let n = w.nodes.len();
+        let want = feasible_nodes_to_find(n);
+        let res = cluster.res;
+        let rq = [res.cpu, res.memory].map(|r| {
+            r.map(|r| {
+                (
+                    r,
+                    pod.requests.get(kueuesim_model::ResourceId::from_index(r)),
+                )
+            })
+        });
+        let (mut processed, mut found) = (0, 0);
+        let mut best: Option<((i64, u64), NodeId)> = None;
+        while processed < n && found < want {
+            let node = NodeId::from_index((start + processed) % n);
+            processed += 1;
+            if super::super::feasible(w, &cluster.nodes, node, pod) {
+                found += 1;
+                let key = (
+                    kube_score(&cluster.nodes, node, rq),
+                    tie_key(tie_seed, node),
+                );
+                if best.is_none_or(|(b, _)| key >= b) {
+                    best = Some((key, node));
+                }
+            }
+        }
+        (best.map(|b| b.1), processed)
+    }
+
+    proptest::proptest! {
+        /// With a nodeSelector the scan visits only the matching nodes (label index), yet
+        /// picks the node and advances the rotating start exactly as the node-by-node scan.
+        #[test]
+        fn selector_scan_matches_the_full_scan(
+            // Large enough that the matching nodes sometimes reach the feasible-node target
+            // (the scan then stops early) and sometimes do not (it covers every node).
+            racks in proptest::collection::vec(0u8..2, 1..4000),
+            busy in proptest::collection::vec(0i64..9, 1..4000),
+            want_rack in 0u8..3,
+            pod_gpus in 1i64..5,
+            start_at in 0usize..1000,
+            seed in 0u64..1000,
+        ) {
+            let mut w = World::default();
+            let cpu = w.resources.intern("cpu");
+            let mem = w.resources.intern("memory");
+            let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+            for (i, &r) in racks.iter().enumerate() {
+                w.nodes.push(kueuesim_model::Node {
+                    name: format!("n{i:03}"),
+                    labels: kueuesim_model::Labels::new(vec![
+                        ("rack".into(), format!("r{r}")),
+                        ("pool".into(), "gpu".into()),
+                    ]),
+                    allocatable: vec![64_000, 512, 8],
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            let mut cluster = Cluster::new(&w);
+            for (i, &b) in busy.iter().enumerate().take(racks.len()) {
+                let used = kueuesim_model::ResourceList::from_pairs(vec![
+                    (cpu, b * 4_000), (mem, b * 32), (gpu, b.min(8)),
+                ]);
+                cluster.apply(&w, NodeId::from_index(i), &used, 1);
+            }
+            let pod = PodNeeds {
+                requests: kueuesim_model::ResourceList::from_pairs(vec![
+                    (cpu, 2_000), (mem, 16), (gpu, pod_gpus),
+                ]),
+                node_selector: kueuesim_model::Labels::new(vec![
+                    ("rack".into(), format!("r{want_rack}")),
+                    ("pool".into(), "gpu".into()),
+                ]),
+                tolerations: vec![],
+            };
+            let n = w.nodes.len();
+            let start = start_at % n;
+            cluster.next_start[0] = start;
+            let (expect_node, expect_processed) = reference_pick(&w, &cluster, &pod, start, seed);
+            let pods = vec![(pod, vec![None])];
+            let out = place(&w, &mut cluster, &pods, seed);
+            proptest::prop_assert_eq!(out.bound.first().map(|b| b.2), expect_node);
+            proptest::prop_assert_eq!(cluster.next_start[0], (start + expect_processed) % n);
+        }
     }
 
     proptest::proptest! {

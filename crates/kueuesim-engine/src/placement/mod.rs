@@ -152,6 +152,32 @@ pub struct Cluster {
     /// Every node id in order (shared, so that cloning a `Cluster` stays cheap): the
     /// candidate list of placements without topology.
     pub all_nodes: std::sync::Arc<[NodeId]>,
+    /// Node label key → value → the nodes carrying it, in id order (shared): the nodes a
+    /// nodeSelector can match, without reading every node's labels.
+    pub label_index: std::sync::Arc<LabelIndex>,
+}
+
+/// Node label key → value → nodes with that label, in id order.
+pub type LabelIndex = BTreeMap<String, BTreeMap<String, Vec<NodeId>>>;
+
+/// The nodes whose labels include every pair of `selector` (non-empty), in id order.
+pub fn nodes_matching(index: &LabelIndex, selector: &kueuesim_model::Labels) -> Vec<NodeId> {
+    let mut lists: Vec<&[NodeId]> = Vec::new();
+    for (k, v) in selector.iter() {
+        match index.get(k).and_then(|vals| vals.get(v)) {
+            Some(list) => lists.push(list),
+            None => return Vec::new(),
+        }
+    }
+    lists.sort_by_key(|l| l.len());
+    let Some((first, rest)) = lists.split_first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .copied()
+        .filter(|n| rest.iter().all(|l| l.binary_search(n).is_ok()))
+        .collect()
 }
 
 /// The resources the scorers look at.
@@ -257,6 +283,20 @@ impl Cluster {
             },
             next_start: [0; 2],
             all_nodes: all_nodes(world).into(),
+            label_index: {
+                let mut index = LabelIndex::new();
+                for (i, n) in world.nodes.iter().enumerate() {
+                    for (k, v) in n.labels.iter() {
+                        index
+                            .entry(k.to_string())
+                            .or_default()
+                            .entry(v.to_string())
+                            .or_default()
+                            .push(NodeId::from_index(i));
+                    }
+                }
+                std::sync::Arc::new(index)
+            },
             plain_nodes: world.nodes.iter().all(|n| {
                 !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
             }),

@@ -5,9 +5,7 @@
 
 use kueuesim_model::{NodeId, World};
 
-use super::{
-    Cluster, GangPods, KeyResources, NodeCapacity, Placement, PodNeeds, fit_error, tie_key,
-};
+use super::{Cluster, GangPods, KeyResources, NodeCapacity, Placement, PodNeeds, tie_key};
 
 /// How many feasible nodes the filter phase looks for among `n` (kube-scheduler
 /// `numFeasibleNodesToFind` with the adaptive default percentage; Volcano's
@@ -227,6 +225,15 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             if slot.is_some() {
                 continue;
             }
+            let version = cluster.nodes.version();
+            if cluster.unplaceable.0 == version
+                && let Some((_, why)) = cluster.unplaceable.1.iter().find(|(p, _)| p == needs)
+            {
+                // Failed on this very capacity already: every node was looked at and the
+                // rotating start went full circle, so the scan would end the same way.
+                out.unplaced.get_or_insert((ps, idx, why.clone()));
+                continue 'sets;
+            }
             let want = feasible_nodes_to_find(n);
             let start = cluster.next_start[0];
             // The filter phase from the rotating start, then the best score among the
@@ -296,7 +303,11 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     out.bound.push((ps, idx, node));
                 }
                 None => {
-                    let why = fit_error(world, &cluster.nodes, needs, &cluster.all_nodes);
+                    let why = super::fit_error_all(world, cluster, needs);
+                    if cluster.unplaceable.0 != version {
+                        cluster.unplaceable = (version, Vec::new());
+                    }
+                    cluster.unplaceable.1.push((needs.clone(), why.clone()));
                     out.unplaced.get_or_insert((ps, idx, why));
                     continue 'sets;
                 }
@@ -412,10 +423,26 @@ mod tests {
             let start = start_at % n;
             cluster.next_start[0] = start;
             let (expect_node, expect_processed) = reference_pick(&w, &cluster, &pod, start, seed);
+            // The FitError from the label index equals the node-by-node count.
+            proptest::prop_assert_eq!(
+                super::super::fit_error_all(&w, &cluster, &pod),
+                super::super::fit_error(&w, &cluster.nodes, &pod, &cluster.all_nodes)
+            );
             let pods = vec![(pod, vec![None])];
             let out = place(&w, &mut cluster, &pods, seed);
             proptest::prop_assert_eq!(out.bound.first().map(|b| b.2), expect_node);
             proptest::prop_assert_eq!(cluster.next_start[0], (start + expect_processed) % n);
+            if out.unplaced.is_some() {
+                // The same pod on the same capacity: answered from the unplaceable memo, with
+                // the FitError of a full scan and the rotating start where it was.
+                let before = cluster.next_start[0];
+                let again = place(&w, &mut cluster, &pods, seed);
+                proptest::prop_assert_eq!(&again, &out);
+                proptest::prop_assert_eq!(cluster.next_start[0], before);
+                proptest::prop_assert_eq!(cluster.unplaceable.0, cluster.nodes.version());
+                let fresh = super::super::fit_error(&w, &cluster.nodes, &pods[0].0, &cluster.all_nodes);
+                proptest::prop_assert_eq!(&again.unplaced.as_ref().map(|u| u.2.clone()), &Some(fresh));
+            }
         }
     }
 

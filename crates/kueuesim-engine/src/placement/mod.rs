@@ -37,6 +37,9 @@ pub struct NodeCapacity {
     /// Allocatable, in the layout of `free` (fixed): the scorers read it next to `free`
     /// instead of chasing each node's `allocatable` list.
     alloc: Vec<i64>,
+    /// Bumped on every change of `free`: results worked out on one version stay true while
+    /// it holds.
+    version: u64,
 }
 
 impl NodeCapacity {
@@ -59,6 +62,7 @@ impl NodeCapacity {
             alloc: free.clone(),
             free,
             free_pods,
+            version: 0,
         }
     }
 
@@ -69,6 +73,7 @@ impl NodeCapacity {
             free: Vec::new(),
             free_pods: Vec::new(),
             alloc: Vec::new(),
+            version: 0,
         }
     }
 
@@ -76,6 +81,12 @@ impl NodeCapacity {
     #[inline]
     pub fn free(&self, node: NodeId, r: usize) -> i64 {
         self.free[node.index() * self.n_resources + r]
+    }
+
+    /// The version of the free capacity (changes on every bind and release).
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Allocatable amount of resource index `r` on `node`.
@@ -92,6 +103,7 @@ impl NodeCapacity {
 
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
+        self.version += 1;
         let base = node.index() * self.n_resources;
         for (r, a) in requests.iter() {
             self.free[base + r.index()] -= sign * a;
@@ -155,6 +167,10 @@ pub struct Cluster {
     /// Node label key → value → the nodes carrying it, in id order (shared): the nodes a
     /// nodeSelector can match, without reading every node's labels.
     pub label_index: std::sync::Arc<LabelIndex>,
+    /// kube-scheduler pods found to fit no node, with their FitError, at capacity version
+    /// `.0`: an identical pod fails the same way while the capacity is unchanged (its
+    /// rotating start comes back where it was), so it is not scanned again.
+    pub unplaceable: (u64, Vec<(PodNeeds, String)>),
 }
 
 /// Node label key → value → nodes with that label, in id order.
@@ -283,6 +299,7 @@ impl Cluster {
             },
             next_start: [0; 2],
             all_nodes: all_nodes(world).into(),
+            unplaceable: (u64::MAX, Vec::new()),
             label_index: {
                 let mut index = LabelIndex::new();
                 for (i, n) in world.nodes.iter().enumerate() {
@@ -526,58 +543,137 @@ pub fn feasible(world: &World, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds)
     cap.fits(node, &pod.requests) && statically_feasible(world, node, pod)
 }
 
+/// Why a node turned a pod down, as kube-scheduler's FitError counts it.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Cause {
+    Unschedulable,
+    Taint(NodeId, usize),
+    Selector,
+    TooManyPods,
+    Insufficient(usize),
+}
+
+/// Adds to `counts` why each of `nodes` cannot take `pod` (the first failing static filter,
+/// else every short resource). Taints are told apart by their text: `taint_of` remembers one
+/// node carrying each. `static_ok`: the caller knows every node passes the static filters.
+fn count_causes(
+    world: &World,
+    cap: &NodeCapacity,
+    pod: &PodNeeds,
+    nodes: &[NodeId],
+    static_ok: bool,
+    counts: &mut BTreeMap<Cause, usize>,
+    taint_of: &mut Vec<(String, NodeId, usize)>,
+) {
+    // The capacity causes are the common ones (every node of a busy cluster): counted in
+    // plain integers, folded into `counts` once at the end.
+    let mut too_many_pods = 0usize;
+    let mut short: Vec<(usize, i64, usize)> = pod
+        .requests
+        .iter()
+        .map(|(r, a)| (r.index(), a, 0usize))
+        .collect();
+    for &n in nodes {
+        if !static_ok {
+            let node = world.node(n);
+            if node.unschedulable {
+                *counts.entry(Cause::Unschedulable).or_default() += 1;
+                continue;
+            }
+            if let Some((ti, t)) =
+                node.taints.iter().enumerate().find(|(_, t)| {
+                    t.effect.blocks_scheduling() && !tolerated(t, &pod.tolerations, &[])
+                })
+            {
+                let text = t.to_string();
+                let key = match taint_of.iter().find(|x| x.0 == text) {
+                    Some(&(_, kn, kt)) => Cause::Taint(kn, kt),
+                    None => {
+                        taint_of.push((text, n, ti));
+                        Cause::Taint(n, ti)
+                    }
+                };
+                *counts.entry(key).or_default() += 1;
+                continue;
+            }
+            if !node.labels.contains_all(&pod.node_selector) {
+                *counts.entry(Cause::Selector).or_default() += 1;
+                continue;
+            }
+        }
+        if cap.free_pods[n.index()] < 1 {
+            too_many_pods += 1;
+        }
+        for (r, a, c) in short.iter_mut() {
+            if *a > cap.free(n, *r) {
+                *c += 1;
+            }
+        }
+    }
+    if too_many_pods > 0 {
+        *counts.entry(Cause::TooManyPods).or_default() += too_many_pods;
+    }
+    for (r, _, c) in short {
+        if c > 0 {
+            *counts.entry(Cause::Insufficient(r)).or_default() += c;
+        }
+    }
+}
+
 /// kube-scheduler's `FitError` message for a pod none of `nodes` can take:
 /// `0/N nodes are available: <count> <reason>, ... .` with the entries sorted as strings.
 pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
     // Counted by cause without building strings per node (this runs on every failed attempt):
     // the words are made once per distinct cause at the end.
-    #[derive(PartialEq, Eq, PartialOrd, Ord)]
-    enum Cause {
-        Unschedulable,
-        Taint(NodeId, usize),
-        Selector,
-        TooManyPods,
-        Insufficient(usize),
-    }
     let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
-    // Taints are told apart by their text; remember one node carrying each.
-    let mut taint_of: Vec<(String, NodeId, usize)> = Vec::new();
-    for &n in nodes {
-        let node = world.node(n);
-        if node.unschedulable {
-            *counts.entry(Cause::Unschedulable).or_default() += 1;
-            continue;
-        }
-        if let Some((ti, t)) = node
-            .taints
-            .iter()
-            .enumerate()
-            .find(|(_, t)| t.effect.blocks_scheduling() && !tolerated(t, &pod.tolerations, &[]))
-        {
-            let text = t.to_string();
-            let key = match taint_of.iter().find(|x| x.0 == text) {
-                Some(&(_, kn, kt)) => Cause::Taint(kn, kt),
-                None => {
-                    taint_of.push((text, n, ti));
-                    Cause::Taint(n, ti)
-                }
-            };
-            *counts.entry(key).or_default() += 1;
-            continue;
-        }
-        if !node.labels.contains_all(&pod.node_selector) {
-            *counts.entry(Cause::Selector).or_default() += 1;
-            continue;
-        }
-        if cap.free_pods[n.index()] < 1 {
-            *counts.entry(Cause::TooManyPods).or_default() += 1;
-        }
-        for (r, a) in pod.requests.iter() {
-            if a > cap.free(n, r.index()) {
-                *counts.entry(Cause::Insufficient(r.index())).or_default() += 1;
-            }
-        }
+    count_causes(world, cap, pod, nodes, false, &mut counts, &mut Vec::new());
+    format_fit_error(world, counts, nodes.len())
+}
+
+/// `fit_error` over every node of the cluster. On a cluster of plain nodes (no unschedulable
+/// node, no blocking taint) only capacity is checked per node; with a nodeSelector, every
+/// node the selector does not match counts as "didn't match Pod's node affinity/selector"
+/// without reading its labels, and only the matching nodes (label index) are looked at.
+/// Same message.
+pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String {
+    if cluster.statically_plain(pod) {
+        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+        let all = &cluster.all_nodes;
+        count_causes(
+            world,
+            &cluster.nodes,
+            pod,
+            all,
+            true,
+            &mut counts,
+            &mut Vec::new(),
+        );
+        return format_fit_error(world, counts, all.len());
     }
+    if cluster.plain_nodes {
+        let matching = nodes_matching(&cluster.label_index, &pod.node_selector);
+        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+        let cap = &cluster.nodes;
+        count_causes(
+            world,
+            cap,
+            pod,
+            &matching,
+            true,
+            &mut counts,
+            &mut Vec::new(),
+        );
+        let others = world.nodes.len() - matching.len();
+        if others > 0 {
+            *counts.entry(Cause::Selector).or_default() += others;
+        }
+        return format_fit_error(world, counts, world.nodes.len());
+    }
+    fit_error(world, &cluster.nodes, pod, &cluster.all_nodes)
+}
+
+/// The FitError text from the per-cause counts over `total` nodes.
+fn format_fit_error(world: &World, counts: BTreeMap<Cause, usize>, total: usize) -> String {
     let histogram: BTreeMap<String, usize> = counts
         .into_iter()
         .map(|(cause, c)| {
@@ -600,11 +696,7 @@ pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[Nod
         .collect();
     let mut parts: Vec<String> = histogram.iter().map(|(r, c)| format!("{c} {r}")).collect();
     parts.sort();
-    format!(
-        "0/{} nodes are available: {}.",
-        nodes.len(),
-        parts.join(", ")
-    )
+    format!("0/{} nodes are available: {}.", total, parts.join(", "))
 }
 
 /// Every node of the cluster, in id order.

@@ -6,7 +6,7 @@
 //! not admitted goes depends on the queueing strategy and the reason (`RequeueIfNotPresent`).
 
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
@@ -20,8 +20,10 @@ pub struct QueueKey {
     pub timestamp: SimTime,
     /// Rank of the workload's UID among all UIDs: the last tie-break.
     pub uid_rank: u32,
-    /// The workload (unique, so keys never collide).
+    /// The workload (unique, so keys never collide: the shape below never decides).
     pub workload: WorkloadId,
+    /// The workload's scheduling shape (`SchedulingEquivalenceHashing`).
+    pub shape: u32,
 }
 
 /// Why a head goes back to its queue (`RequeueReason`).
@@ -72,6 +74,32 @@ pub struct ClusterQueueQueue {
     /// Scheduling shapes found inadmissible since the last requeue of inadmissible workloads
     /// (`hashToBulkMoveReason`): new workloads of these shapes go straight to inadmissible.
     parked_shapes: BTreeSet<u32>,
+    /// `active` by scheduling shape, so parking a shape does not scan the whole heap.
+    active_by_shape: BTreeMap<u32, BTreeSet<QueueKey>>,
+}
+
+impl ClusterQueueQueue {
+    /// Adds `key` to the active heap.
+    fn activate(&mut self, key: QueueKey) {
+        if self.active.insert(key) {
+            self.active_by_shape
+                .entry(key.shape)
+                .or_default()
+                .insert(key);
+        }
+    }
+
+    /// Removes `key` from the active heap, if there.
+    fn deactivate(&mut self, key: &QueueKey) {
+        if self.active.remove(key)
+            && let Some(set) = self.active_by_shape.get_mut(&key.shape)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.active_by_shape.remove(&key.shape);
+            }
+        }
+    }
 }
 
 /// All ClusterQueues' pending workloads.
@@ -96,23 +124,22 @@ impl QueueManager {
         cq: ClusterQueueId,
         strategy: QueueingStrategy,
         key: QueueKey,
-        shape: u32,
     ) -> QueueStatus {
         let q = &mut self.queues[cq.index()];
-        if strategy == QueueingStrategy::BestEffortFIFO && q.parked_shapes.contains(&shape) {
-            q.active.remove(&key);
+        if strategy == QueueingStrategy::BestEffortFIFO && q.parked_shapes.contains(&key.shape) {
+            q.deactivate(&key);
             q.inadmissible.insert(key);
             return QueueStatus::Inadmissible;
         }
         q.inadmissible.remove(&key);
-        q.active.insert(key);
+        q.activate(key);
         QueueStatus::Active
     }
 
     /// Parks a workload as inadmissible (a requeued workload still in its back-off).
     pub fn park(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let q = &mut self.queues[cq.index()];
-        q.active.remove(&key);
+        q.deactivate(&key);
         q.inadmissible.insert(key);
     }
 
@@ -120,7 +147,7 @@ impl QueueManager {
     pub fn push_active(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let q = &mut self.queues[cq.index()];
         q.inadmissible.remove(&key);
-        q.active.insert(key);
+        q.activate(key);
     }
 
     /// Pops at most one head per ClusterQueue among `eligible` ones, in ClusterQueue id
@@ -165,7 +192,7 @@ impl QueueManager {
             } else {
                 sticky.unwrap_or(first)
             };
-            q.active.remove(&key);
+            q.deactivate(&key);
             heads.push((cq, key));
         }
         heads
@@ -182,7 +209,6 @@ impl QueueManager {
         strategy: QueueingStrategy,
         key: QueueKey,
         reason: RequeueReason,
-        shape_of: impl Fn(WorkloadId) -> u32,
     ) -> Vec<QueueKey> {
         let q = &mut self.queues[cq.index()];
         // The preemptor is only ever set here; it stays first until it leaves the queue
@@ -200,7 +226,7 @@ impl QueueManager {
             ),
         };
         if immediate {
-            q.active.insert(key);
+            q.activate(key);
             return Vec::new();
         }
         q.inadmissible.insert(key);
@@ -211,16 +237,15 @@ impl QueueManager {
                 RequeueReason::NoFit | RequeueReason::PreemptionNoCandidates
             )
         {
-            let shape = shape_of(key.workload);
+            let shape = key.shape;
             q.parked_shapes.insert(shape);
             moved = q
-                .active
-                .iter()
-                .copied()
-                .filter(|k| shape_of(k.workload) == shape)
-                .collect();
+                .active_by_shape
+                .get(&shape)
+                .map(|set| set.iter().copied().collect())
+                .unwrap_or_default();
             for k in &moved {
-                q.active.remove(k);
+                q.deactivate(k);
                 q.inadmissible.insert(*k);
             }
         }
@@ -252,7 +277,7 @@ impl QueueManager {
             .collect();
         for k in &back {
             q.inadmissible.remove(k);
-            q.active.insert(*k);
+            q.activate(*k);
         }
         back.len()
     }
@@ -265,7 +290,7 @@ impl QueueManager {
     /// Removes a workload wherever it is queued in `cq`.
     pub fn remove(&mut self, cq: ClusterQueueId, key: &QueueKey) {
         let q = &mut self.queues[cq.index()];
-        q.active.remove(key);
+        q.deactivate(key);
         q.inadmissible.remove(key);
         if q.sticky.as_ref() == Some(key) {
             q.sticky = None;
@@ -300,6 +325,7 @@ mod tests {
             timestamp: SimTime(t),
             uid_rank: uid,
             workload: WorkloadId(uid),
+            shape: 0,
         }
     }
 
@@ -353,7 +379,7 @@ mod tests {
             ] {
                 let mut m = QueueManager::new(1);
                 let k = key(0, 0, 0);
-                m.requeue(ClusterQueueId(0), strategy, k, reason, |_| 0);
+                m.requeue(ClusterQueueId(0), strategy, k, reason);
                 assert_eq!(
                     m.status(ClusterQueueId(0), &k),
                     Some(want),
@@ -374,7 +400,6 @@ mod tests {
             QueueingStrategy::BestEffortFIFO,
             low,
             RequeueReason::PendingPreemption,
-            |_| 0,
         );
         assert_eq!(m.pop_heads(all)[0].1, low);
         m.requeue(
@@ -382,7 +407,6 @@ mod tests {
             QueueingStrategy::BestEffortFIFO,
             low,
             RequeueReason::PendingPreemption,
-            |_| 0,
         );
         m.clear_sticky(cq, low.workload);
         assert_eq!(m.pop_heads(all)[0].1.workload, WorkloadId(0));
@@ -392,17 +416,20 @@ mod tests {
     fn equivalent_workloads_are_parked_together() {
         let mut m = QueueManager::new(1);
         let cq = ClusterQueueId(0);
+        // Shapes: workloads 1 and 3 are alike, 2 and 4 differ.
         for uid in 1..5 {
-            m.push_active(cq, key(0, uid as i64, uid));
+            let k = QueueKey {
+                shape: uid % 2,
+                ..key(0, uid as i64, uid)
+            };
+            m.push_active(cq, k);
         }
         let head = m.pop_heads(all)[0].1;
-        // Shapes: workloads 1 and 3 are alike, 2 and 4 differ.
         let moved = m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,
             head,
             RequeueReason::NoFit,
-            |w| w.0 % 2,
         );
         assert_eq!(moved.iter().map(|k| k.workload.0).collect::<Vec<_>>(), [3]);
         assert_eq!(m.queue(cq).active.len(), 2);

@@ -1023,6 +1023,7 @@ impl<'w> Simulation<'w> {
             timestamp,
             uid_rank: self.uid_rank[w.index()],
             workload: w,
+            shape: self.shape[w.index()],
         }
     }
 
@@ -1112,7 +1113,7 @@ impl<'w> Simulation<'w> {
                 let key = self.queue_key(w);
                 self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
-                self.queues.add(cq, strategy, key, self.shape[w.index()]);
+                self.queues.add(cq, strategy, key);
                 if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
                     // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
@@ -1380,10 +1381,7 @@ impl<'w> Simulation<'w> {
     /// Puts a head back; returns whether it (or workloads parked with it) left the heap.
     fn requeue(&mut self, head: Head, reason: RequeueReason, why: NotAdmitted, cycle: u64) -> bool {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
-        let shape = &self.shape;
-        let moved = self
-            .queues
-            .requeue(head.cq, strategy, head.key, reason, |w| shape[w.index()]);
+        let moved = self.queues.requeue(head.cq, strategy, head.key, reason);
         let parked = self.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
@@ -1968,7 +1966,7 @@ impl<'w> Simulation<'w> {
                     self.events.push(at, Ev::BackoffExpired(w, g));
                 }
                 _ => {
-                    self.queues.add(cq, strategy, key, self.shape[w.index()]);
+                    self.queues.add(cq, strategy, key);
                 }
             }
             if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {

@@ -1364,3 +1364,26 @@ fn tas_request_that_never_fits_does_not_preempt() {
     // A few cycles, not one per second of the horizon.
     assert!(r.summary.cycles < 20, "{} cycles", r.summary.cycles);
 }
+
+/// scenarios/kueue/preemptor-thrash: with Kueue's default feature gates a borrowing preemptor
+/// and its lower-priority victim take turns: the victim borrows less, so each cycle admits it
+/// first, and the preemptor evicts it again once its pod is gone (every 20s of termination).
+#[test]
+fn borrowing_preemptor_and_victim_take_turns() {
+    let r = run_dir("kueue/preemptor-thrash");
+    let wl0 = wl(&r, "ns0", "wl0");
+    let wl2 = wl(&r, "ns1", "wl2");
+    assert_eq!(wl(&r, "ns1", "wl1").state, "Finished");
+    assert_eq!(wl2.admitted_at, None);
+    // From 85s to 10m, one preemption per 20s round.
+    assert_eq!(wl0.evictions.len(), 26);
+    assert!(
+        wl0.evictions
+            .iter()
+            .all(|e| e.preemption_reason == Some("InCohortReclaimWhileBorrowing")),
+        "{:?}",
+        wl0.evictions
+    );
+    let times: Vec<f64> = wl0.evictions.iter().map(|e| e.at).collect();
+    assert_eq!(&times[..3], &[85.0, 105.0, 125.0]);
+}

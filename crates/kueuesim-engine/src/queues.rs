@@ -6,7 +6,7 @@
 //! not admitted goes depends on the queueing strategy and the reason (`RequeueIfNotPresent`).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
@@ -74,30 +74,27 @@ pub struct ClusterQueueQueue {
     /// Scheduling shapes found inadmissible since the last requeue of inadmissible workloads
     /// (`hashToBulkMoveReason`): new workloads of these shapes go straight to inadmissible.
     parked_shapes: BTreeSet<u32>,
-    /// `active` by scheduling shape, so parking a shape does not scan the whole heap.
-    active_by_shape: BTreeMap<u32, BTreeSet<QueueKey>>,
+    /// How many workloads of each scheduling shape (dense class ids) are in `active`: parking
+    /// a shape scans the heap only when some workload of that shape is there.
+    active_shapes: Vec<u32>,
 }
 
 impl ClusterQueueQueue {
     /// Adds `key` to the active heap.
     fn activate(&mut self, key: QueueKey) {
         if self.active.insert(key) {
-            self.active_by_shape
-                .entry(key.shape)
-                .or_default()
-                .insert(key);
+            let s = key.shape as usize;
+            if self.active_shapes.len() <= s {
+                self.active_shapes.resize(s + 1, 0);
+            }
+            self.active_shapes[s] += 1;
         }
     }
 
     /// Removes `key` from the active heap, if there.
     fn deactivate(&mut self, key: &QueueKey) {
-        if self.active.remove(key)
-            && let Some(set) = self.active_by_shape.get_mut(&key.shape)
-        {
-            set.remove(key);
-            if set.is_empty() {
-                self.active_by_shape.remove(&key.shape);
-            }
+        if self.active.remove(key) {
+            self.active_shapes[key.shape as usize] -= 1;
         }
     }
 }
@@ -239,11 +236,14 @@ impl QueueManager {
         {
             let shape = key.shape;
             q.parked_shapes.insert(shape);
-            moved = q
-                .active_by_shape
-                .get(&shape)
-                .map(|set| set.iter().copied().collect())
-                .unwrap_or_default();
+            if q.active_shapes.get(shape as usize).is_some_and(|&n| n > 0) {
+                moved = q
+                    .active
+                    .iter()
+                    .copied()
+                    .filter(|k| k.shape == shape)
+                    .collect();
+            }
             for k in &moved {
                 q.deactivate(k);
                 q.inadmissible.insert(*k);

@@ -1,6 +1,6 @@
 //! Every malformed input is an error naming t.yaml:line:column and what was expected.
 
-use crate::util::{load_error, load_text};
+use crate::util::{load_error, load_text, strict_load_error};
 
 const FLAVOR: &str =
     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n";
@@ -177,17 +177,7 @@ fn unknown_kinds_warn_once_with_counts_and_strict_rejects_them() {
         "{:?}",
         loaded.warnings
     );
-    let strict = kueuesim_scenario::load(
-        &[kueuesim_scenario::SourceFile {
-            name: "t.yaml".into(),
-            text: text.into(),
-        }],
-        kueuesim_scenario::LoadOptions {
-            strict: true,
-            ..Default::default()
-        },
-    );
-    let e = strict.expect_err("strict").to_string();
+    let e = strict_load_error(text);
     assert!(
         e.starts_with("t.yaml:2:7: unsupported kind ConfigMap (v1) (--strict)"),
         "{e}"
@@ -411,17 +401,7 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
             "{field}"
         );
     }
-    let strict = kueuesim_scenario::load(
-        &[kueuesim_scenario::SourceFile {
-            name: "t.yaml".into(),
-            text: text.into(),
-        }],
-        kueuesim_scenario::LoadOptions {
-            strict: true,
-            ..Default::default()
-        },
-    );
-    let e = strict.expect_err("strict").to_string();
+    let e = strict_load_error(text);
     assert!(
         e.starts_with("t.yaml:6:3: ClusterQueue spec field \"cohrtName\""),
         "{e}"

@@ -6,13 +6,34 @@ use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 /// Loads one file's text, named `name`.
 pub(crate) fn load_text(name: &str, text: &str) -> Result<Loaded, ScenarioError> {
+    load_text_with(name, text, LoadOptions::default())
+}
+
+/// Loads one file's text, named `name`, with `options`.
+pub(crate) fn load_text_with(
+    name: &str,
+    text: &str,
+    options: LoadOptions,
+) -> Result<Loaded, ScenarioError> {
     load(
         &[SourceFile {
             name: name.into(),
             text: text.into(),
         }],
-        LoadOptions::default(),
+        options,
     )
+}
+
+/// The error message of loading `text` as `t.yaml` with `--strict`; panics if it loads.
+pub(crate) fn strict_load_error(text: &str) -> String {
+    let strict = LoadOptions {
+        strict: true,
+        ..Default::default()
+    };
+    match load_text_with("t.yaml", text, strict) {
+        Ok(_) => panic!("expected a --strict error loading:\n{text}"),
+        Err(e) => e.to_string(),
+    }
 }
 
 /// The error message of loading `text` as `t.yaml`; panics if it loads.

@@ -2,7 +2,7 @@
 //! run reports how cost grows with the number of workloads and with placement.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use kueuesim_benches::synthetic_world;
+use kueuesim_benches::{scale_world, synthetic_world};
 use kueuesim_engine::Simulation;
 
 fn end_to_end(c: &mut Criterion) {
@@ -34,6 +34,14 @@ fn end_to_end(c: &mut Criterion) {
             |b, w| b.iter(|| Simulation::new(w).run()),
         );
     }
+    // The scale path (docs/performance.md): 10,240 nodes in 10 zones, 3,000 mixed Volcano /
+    // KAI / kube-scheduler workloads offering 75% of the GPUs, admission with preemption.
+    let scale = scale_world(10, 3_000, 0.75);
+    g.bench_with_input(
+        BenchmarkId::new("scale-10240-nodes", 3_000),
+        &scale,
+        |b, w| b.iter(|| Simulation::new(w).run()),
+    );
     g.finish();
 }
 

@@ -6,6 +6,44 @@ use kueuesim_model::{
     ResourceQuota, SimDuration, SimTime, Workload, World,
 };
 
+/// Adds ClusterQueue `cq` (cpu practically unlimited, `gpus` nominal on flavor 0) and, in
+/// `namespace`, its LocalQueue `lq`.
+fn push_queue(
+    w: &mut World,
+    (cpu, gpu): (ResourceId, ResourceId),
+    (cq, namespace, lq): (String, String, &str),
+    gpus: i64,
+    preemption: kueuesim_model::Preemption,
+) {
+    let quota = |resource, nominal| ResourceQuota {
+        resource,
+        nominal,
+        borrowing_limit: None,
+        lending_limit: None,
+    };
+    w.cluster_queues.push(ClusterQueue {
+        name: cq,
+        namespace_selector: Some(LabelSelector::default()),
+        preemption,
+        resource_groups: vec![ResourceGroup {
+            covered: vec![cpu, gpu],
+            flavors: vec![FlavorQuotas {
+                flavor: FlavorId(0),
+                resources: vec![quota(cpu, 1_000_000_000), quota(gpu, gpus)],
+            }],
+        }],
+        ..Default::default()
+    });
+    w.local_queues.push(LocalQueue {
+        namespace,
+        name: lq.into(),
+        cluster_queue: ClusterQueueId::from_index(w.cluster_queues.len() - 1),
+        fair_sharing_weight_milli: 1000,
+        stop_policy: Default::default(),
+        afs_consumed: Vec::new(),
+    });
+}
+
 /// A world of `cqs` ClusterQueues (64 GPUs nominal each), `nodes` 8-GPU nodes (0: quota-only)
 /// and `workloads` jobs of 1–8 GPUs arriving one per second round-robin over the queues, each
 /// running 10 minutes. Deterministic: shapes cycle through fixed patterns.
@@ -18,39 +56,13 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
         ..Default::default()
     });
     for i in 0..cqs {
-        w.cluster_queues.push(ClusterQueue {
-            name: format!("cq-{i}"),
-            namespace_selector: Some(LabelSelector::default()),
-            resource_groups: vec![ResourceGroup {
-                covered: vec![cpu, gpu],
-                flavors: vec![FlavorQuotas {
-                    flavor: FlavorId(0),
-                    resources: vec![
-                        ResourceQuota {
-                            resource: cpu,
-                            nominal: 1_000_000_000,
-                            borrowing_limit: None,
-                            lending_limit: None,
-                        },
-                        ResourceQuota {
-                            resource: gpu,
-                            nominal: 64,
-                            borrowing_limit: None,
-                            lending_limit: None,
-                        },
-                    ],
-                }],
-            }],
-            ..Default::default()
-        });
-        w.local_queues.push(LocalQueue {
-            namespace: format!("ns-{i}"),
-            name: "q".into(),
-            cluster_queue: ClusterQueueId::from_index(i),
-            fair_sharing_weight_milli: 1000,
-            stop_policy: Default::default(),
-            afs_consumed: Vec::new(),
-        });
+        push_queue(
+            &mut w,
+            (cpu, gpu),
+            (format!("cq-{i}"), format!("ns-{i}"), "q"),
+            64,
+            Default::default(),
+        );
     }
     for i in 0..nodes {
         w.nodes.push(Node {
@@ -419,43 +431,16 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
         ..Default::default()
     });
     for i in 0..cqs {
-        w.cluster_queues.push(ClusterQueue {
-            name: format!("team-{i}"),
-            namespace_selector: Some(LabelSelector::default()),
-            preemption: Preemption {
+        push_queue(
+            &mut w,
+            (cpu, gpu),
+            (format!("team-{i}"), format!("team-{i}"), "train"),
+            total_gpus / cqs as i64,
+            Preemption {
                 within_cluster_queue: PreemptionPolicy::LowerPriority,
                 ..Default::default()
             },
-            resource_groups: vec![ResourceGroup {
-                covered: vec![cpu, gpu],
-                flavors: vec![FlavorQuotas {
-                    flavor: FlavorId(0),
-                    resources: vec![
-                        ResourceQuota {
-                            resource: cpu,
-                            nominal: 1_000_000_000,
-                            borrowing_limit: None,
-                            lending_limit: None,
-                        },
-                        ResourceQuota {
-                            resource: gpu,
-                            nominal: total_gpus / cqs as i64,
-                            borrowing_limit: None,
-                            lending_limit: None,
-                        },
-                    ],
-                }],
-            }],
-            ..Default::default()
-        });
-        w.local_queues.push(LocalQueue {
-            namespace: format!("team-{i}"),
-            name: "train".into(),
-            cluster_queue: ClusterQueueId::from_index(i),
-            fair_sharing_weight_milli: 1000,
-            stop_policy: Default::default(),
-            afs_consumed: Vec::new(),
-        });
+        );
     }
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move || {

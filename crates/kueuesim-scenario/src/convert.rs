@@ -4085,6 +4085,15 @@ impl<'a> Builder<'a> {
         let mut generated = crate::generator::GeneratedWorkloads::new(streams);
         while let Some(i) = generated.peek_stream() {
             let Some(w) = generated.next() else { break };
+            if w.arrival.millis() > crate::generator::MAX_ARRIVAL_MS {
+                return Err(err_obj(
+                    generators[i].src,
+                    format!(
+                        "workload {} would arrive more than 1000 years after the start: expected a count or until that ends the arrivals sooner",
+                        w.name
+                    ),
+                ));
+            }
             out.push((orders[i], w));
         }
         // Arrival order; equal arrivals keep document order across all files and kinds.

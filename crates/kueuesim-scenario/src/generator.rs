@@ -498,6 +498,14 @@ impl Iterator for GeneratedWorkloads {
 
 // ---- resolution ----------------------------------------------------------------------------
 
+/// The most pods a generated workload may have (a Kubernetes Job is far below it).
+pub(crate) const MAX_PODS: i64 = 1_000_000;
+/// The longest duration a generator may draw or space arrivals by: 100 years.
+pub(crate) const MAX_DURATION_MS: i64 = 100 * 365 * 24 * 3_600_000;
+/// No generated workload arrives later than this after the start (1,000 years), so that
+/// arrival plus duration stays far inside simulated time.
+pub(crate) const MAX_ARRIVAL_MS: i64 = 10 * MAX_DURATION_MS;
+
 /// What a distribution's values are.
 #[derive(Clone, Copy)]
 enum Unit<'r> {
@@ -513,8 +521,8 @@ fn parse_value(unit: Unit<'_>, text: &str, csv_unit_ms: Option<f64>) -> Result<i
     let t = text.trim();
     match unit {
         Unit::Count => match t.parse::<i64>() {
-            Ok(v) if v >= 1 => Ok(v),
-            _ => Err(format!("{t:?}: expected an integer ≥ 1")),
+            Ok(v) if (1..=MAX_PODS).contains(&v) => Ok(v),
+            _ => Err(format!("{t:?}: expected an integer from 1 to {MAX_PODS}")),
         },
         Unit::Quantity(r) => {
             let q = kueuesim_model::Quantity::parse(t).map_err(|e| format!("{t:?}: {e}"))?;
@@ -525,9 +533,15 @@ fn parse_value(unit: Unit<'_>, text: &str, csv_unit_ms: Option<f64>) -> Result<i
             Ok(v)
         }
         Unit::Duration => {
+            let too_long = || format!("{t:?}: longer than 100 years");
             if let (Some(ms), Ok(n)) = (csv_unit_ms, t.parse::<f64>()) {
                 if n.is_finite() && n >= 0.0 {
-                    return Ok((n * ms).round() as i64);
+                    let v = (n * ms).round();
+                    return if v <= MAX_DURATION_MS as f64 {
+                        Ok(v as i64)
+                    } else {
+                        Err(too_long())
+                    };
                 }
                 return Err(format!("{t:?}: expected a non-negative number"));
             }
@@ -537,6 +551,8 @@ fn parse_value(unit: Unit<'_>, text: &str, csv_unit_ms: Option<f64>) -> Result<i
                 .and_then(|v| {
                     if v < 0 {
                         Err(format!("{t:?}: expected a non-negative duration"))
+                    } else if v > MAX_DURATION_MS {
+                        Err(too_long())
                     } else {
                         Ok(v)
                     }
@@ -705,9 +721,14 @@ fn dist(
                 _ => 0,
             },
         };
+        // No max: the largest value the unit allows, so a draw is always a valid one.
         let max = match &l.max {
             Some(m) => value(src, unit, m)?,
-            None => i64::MAX,
+            None => match unit {
+                Unit::Count => MAX_PODS,
+                Unit::Duration => MAX_DURATION_MS,
+                Unit::Quantity(_) => i64::MAX,
+            },
         };
         if min > max {
             let at = l.max.as_ref().unwrap_or(&l.median);
@@ -814,6 +835,14 @@ pub(crate) fn resolve(
     let arrivals = match (&a.interval, &a.rate, &a.inter_arrival) {
         (Some(i), None, None) => {
             let every = value(src, Unit::Duration, i)?;
+            if every == 0 && spec.count.is_none() {
+                // Every arrival at the same time until `until`: never ends.
+                return Err(err_at(
+                    src,
+                    i,
+                    "interval 0s without a count: expected a positive interval, or a count",
+                ));
+            }
             Arrivals::Interval { every }
         }
         (None, Some(r), None) => {
@@ -835,14 +864,19 @@ pub(crate) fn resolve(
                 }
             };
             match n.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => Arrivals::Poisson {
-                    mean_gap_ms: per_ms / v,
-                },
+                Ok(v) if v.is_finite() && v > 0.0 && per_ms / v <= MAX_DURATION_MS as f64 => {
+                    Arrivals::Poisson {
+                        mean_gap_ms: per_ms / v,
+                    }
+                }
                 _ => {
                     return Err(err_at(
                         src,
                         r,
-                        format!("rate {:?}: expected a positive number of arrivals", r.value),
+                        format!(
+                            "rate {:?}: expected a positive number of arrivals, at least one per 100 years",
+                            r.value
+                        ),
                     ));
                 }
             }

@@ -52,16 +52,9 @@ pub(crate) fn flavor_name(model: &str) -> String {
         .collect()
 }
 
-fn int_cell(file: &str, row: &Row, i: usize, what: &str) -> Result<i64, ScenarioError> {
-    let v = row.cell(i);
-    v.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-        cell_error(
-            file,
-            row,
-            i,
-            format!("{what} {v:?}: expected an integer ≥ 0"),
-        )
-    })
+/// A non-negative integer cell up to `max` (`super::int_cell`), as i64.
+fn int_cell(file: &str, row: &Row, i: usize, what: &str, max: u64) -> Result<i64, ScenarioError> {
+    super::int_cell(file, row, i, what, max).map(|n| n as i64)
 }
 
 fn column(file: &str, header: &Row, names: &[String], want: &str) -> Result<usize, ScenarioError> {
@@ -136,9 +129,9 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
             ));
         }
         let shape = (
-            int_cell(&file, &row, c_cpu, "cpu_milli")?,
-            int_cell(&file, &row, c_mem, "memory_mib")?,
-            int_cell(&file, &row, c_gpu, "gpu")?,
+            int_cell(&file, &row, c_cpu, "cpu_milli", 1 << 40)?,
+            int_cell(&file, &row, c_mem, "memory_mib", 1 << 40)?,
+            int_cell(&file, &row, c_gpu, "gpu", 1 << 20)?,
         );
         let model = row.cell(c_model).to_string();
         if model.is_empty() != (shape.2 == 0) {
@@ -270,7 +263,7 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
                 format!("duplicate vc {vc:?}"),
             ));
         }
-        vcs.push((vc, int_cell(&file, &row, c_nodes, "node num")?));
+        vcs.push((vc, int_cell(&file, &row, c_nodes, "node num", 100_000)?));
     }
     // Virtual clusters of the job list missing from the table.
     let mut jobs = open_csv(&d.path)?;

@@ -714,7 +714,13 @@ fn native_time(file: &str, row: &Row, i: usize, what: &str) -> Result<i64, Scena
 }
 
 /// A non-negative integer cell (a decimal point with zeros after it is accepted).
-fn int_cell(file: &str, row: &Row, i: usize, what: &str, max: u64) -> Result<u64, ScenarioError> {
+pub(super) fn int_cell(
+    file: &str,
+    row: &Row,
+    i: usize,
+    what: &str,
+    max: u64,
+) -> Result<u64, ScenarioError> {
     let v = row.cell(i);
     let whole = v.strip_suffix(".0").unwrap_or(v);
     match whole.parse::<u64>() {

@@ -261,7 +261,7 @@ spec:
         .to_string();
     assert!(e.contains("jobs.csv:3:3:"), "{e}");
     assert!(
-        e.contains("expected an integer ≥ 1") || e.contains("\"x\""),
+        e.contains("expected an integer from 1 to") || e.contains("\"x\""),
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -309,7 +309,31 @@ spec:
             "duration: {fixed: 1m}",
             "duration: {fixed: 1m}\n  pods: {fixed: 0}",
             "0}",
-            "expected an integer ≥ 1",
+            "expected an integer from 1 to 1000000",
+        ),
+        (
+            "duration: {fixed: 1m}",
+            "duration: {fixed: 1m}\n  pods: {fixed: 4294967296}",
+            "4294967296",
+            "expected an integer from 1 to 1000000",
+        ),
+        (
+            "duration: {fixed: 1m}",
+            "duration: {fixed: 1000000h}",
+            "1000000h",
+            "longer than 100 years",
+        ),
+        (
+            "  count: 3\n  arrival: {interval: 1s}",
+            "  until: 1h\n  arrival: {interval: 0s}",
+            "0s}",
+            "interval 0s without a count",
+        ),
+        (
+            "interval: 1s",
+            "rate: 1e-300",
+            "1e-300",
+            "at least one per 100 years",
         ),
         (
             "duration: {fixed: 1m}",
@@ -369,6 +393,18 @@ spec:
         assert!(e.starts_with(&line_col), "{to}: want {line_col}, got {e}");
         assert!(e.contains(msg), "{to}: want {msg:?} in {e}");
     }
+    // Arrivals that would run past 1,000 years: an error at the generator, not a time overflow.
+    let text = with_queues(
+        &base
+            .replace("interval: 1s", "interval: 876000h")
+            .replace("count: 3", "count: 20"),
+    );
+    let e = load_error(&text);
+    assert!(
+        e.contains("would arrive more than 1000 years after the start"),
+        "{e}"
+    );
+    assert!(e.starts_with("t.yaml:"), "{e}");
     // No count and no until: the generator would never end.
     let text = with_queues(&base.replace("  count: 3\n", ""));
     let e = load_error(&text);

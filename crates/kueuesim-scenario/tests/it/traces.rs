@@ -938,7 +938,7 @@ fn openb_adapter_generates_the_cluster_and_maps_pods() {
         Err(e) => e.to_string(),
     };
     assert!(
-        e.contains("nodes.csv:2:4: cpu_milli \"lots\": expected an integer ≥ 0"),
+        e.contains("nodes.csv:2:4: cpu_milli \"lots\": expected an integer from 0 to"),
         "{e}"
     );
 }
@@ -1040,6 +1040,21 @@ spec:
     };
     assert!(
         e.contains("jobs.csv:2:1: timestamp \"yesterday\": expected YYYY-MM-DD HH:MM:SS"),
+        "{e}"
+    );
+    // A virtual cluster of absurd size is an error at its cell, not billions of nodes.
+    let e = match load_files(
+        &dir,
+        &[("vcs.csv", "vc,node num\nvc1,9223372036854775807\n")],
+        yaml,
+    ) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains(
+            "vcs.csv:2:5: node num \"9223372036854775807\": expected an integer from 0 to 100000"
+        ),
         "{e}"
     );
 }

@@ -236,12 +236,15 @@ impl QueueManager {
         {
             let shape = key.shape;
             q.parked_shapes.insert(shape);
-            if q.active_shapes.get(shape as usize).is_some_and(|&n| n > 0) {
+            // The scan stops once it has seen every active workload of the shape.
+            let n = q.active_shapes.get(shape as usize).copied().unwrap_or(0) as usize;
+            if n > 0 {
                 moved = q
                     .active
                     .iter()
                     .copied()
                     .filter(|k| k.shape == shape)
+                    .take(n)
                     .collect();
             }
             for k in &moved {

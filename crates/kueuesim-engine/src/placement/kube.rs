@@ -271,8 +271,9 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     if found >= want {
                         break;
                     }
+                    // The selector matched already: on plain nodes nothing else can fail.
                     if cap.fits(node, &needs.requests)
-                        && super::statically_feasible(world, node, needs)
+                        && (cluster.plain_nodes || super::statically_feasible(world, node, needs))
                     {
                         visit(node, &mut found);
                         if found >= want {

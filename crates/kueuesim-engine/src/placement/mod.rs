@@ -169,7 +169,9 @@ pub struct Cluster {
     pub label_index: std::sync::Arc<LabelIndex>,
     /// kube-scheduler pods found to fit no node, with their FitError, at capacity version
     /// `.0`: an identical pod fails the same way while the capacity is unchanged (its
-    /// rotating start comes back where it was), so it is not scanned again.
+    /// rotating start comes back where it was), so it is not scanned again. Sound because
+    /// versions are only compared within one `Cluster`: `nodes` is never replaced on its own
+    /// (a whole-cluster swap, as KAI's reclaim check does, carries the memo along).
     pub unplaceable: (u64, Vec<(PodNeeds, String)>),
 }
 

@@ -874,7 +874,7 @@ fn fits(tree: &QuotaTree, cq: ClusterQueueId, usage: &[(Fr, i64)]) -> bool {
 }
 
 /// A head popped for this cycle.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Head {
     /// Its ClusterQueue.
     pub cq: ClusterQueueId,
@@ -1148,7 +1148,8 @@ pub fn run_cycle<A: AdmittedWorkloads>(
     let mut decisions = Vec::with_capacity(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
     let mut entries: Vec<Entry> = Vec::new();
-    for &h in heads {
+    for h in heads {
+        let h = h.clone();
         let wl = world.workload(h.key.workload);
         let queue = world.cluster_queue(h.cq);
         if tree.in_cycle(h.cq) {
@@ -1176,7 +1177,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
             });
             continue;
         }
-        let (assignment, targets) = initial_assignment(world, tree, admitted, tas, h);
+        let (assignment, targets) = initial_assignment(world, tree, admitted, tas, h.clone());
         entries.push(Entry {
             head: h,
             priority: wl.priority,

@@ -6,20 +6,23 @@
 //! not admitted goes depends on the queueing strategy and the reason (`RequeueIfNotPresent`).
 
 use std::cmp::Reverse;
+use std::rc::Rc;
 use std::collections::BTreeSet;
 
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
 /// The position of a workload in a ClusterQueue: the ordering key of `baseCompareFunc`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct QueueKey {
     /// Higher effective priority first.
     pub priority: Reverse<i32>,
     /// Earlier queue-order timestamp first (creation time, or eviction time after some
     /// evictions).
     pub timestamp: SimTime,
-    /// Rank of the workload's UID among all UIDs: the last tie-break.
-    pub uid_rank: u32,
+    /// The workload's UID: the last tie-break. Shared with its runtime, so a key is cheap to
+    /// clone; compared only when priority and timestamp tie. (A rank among all UIDs would
+    /// need every workload up front, which a streamed trace does not give.)
+    pub uid: Rc<str>,
     /// The workload (unique, so keys never collide: the shape below never decides).
     pub workload: WorkloadId,
     /// The workload's scheduling shape (`SchedulingEquivalenceHashing`).
@@ -82,8 +85,8 @@ pub struct ClusterQueueQueue {
 impl ClusterQueueQueue {
     /// Adds `key` to the active heap.
     fn activate(&mut self, key: QueueKey) {
+        let s = key.shape as usize;
         if self.active.insert(key) {
-            let s = key.shape as usize;
             if self.active_shapes.len() <= s {
                 self.active_shapes.resize(s + 1, 0);
             }
@@ -170,25 +173,26 @@ impl QueueManager {
             if q.active.is_empty() || !eligible(cq) {
                 continue;
             }
-            let sticky = q.sticky.filter(|k| q.active.contains(k));
-            let first = *q.active.first().expect("non-empty");
+            let sticky = q.sticky.as_ref().filter(|k| q.active.contains(*k));
+            let first = q.active.first().expect("non-empty");
             let key = if afs_usage(first.workload).is_some() {
                 // `queueOrderingFunc`: lowest LocalQueue usage first; within it the heap order,
                 // sticky preemptor included.
-                *q.active
+                q.active
                     .iter()
                     .min_by(|a, b| {
                         let (ua, ub) = (
                             afs_usage(a.workload).unwrap_or(0.0),
                             afs_usage(b.workload).unwrap_or(0.0),
                         );
-                        let (sa, sb) = (Some(**a) != sticky, Some(**b) != sticky);
+                        let (sa, sb) = (Some(*a) != sticky, Some(*b) != sticky);
                         ua.total_cmp(&ub).then(sa.cmp(&sb)).then(a.cmp(b))
                     })
                     .expect("non-empty")
             } else {
                 sticky.unwrap_or(first)
-            };
+            }
+            .clone();
             q.deactivate(&key);
             heads.push((cq, key));
         }
@@ -213,7 +217,7 @@ impl QueueManager {
         if reason == RequeueReason::PendingPreemption
             && strategy == QueueingStrategy::BestEffortFIFO
         {
-            q.sticky = Some(key);
+            q.sticky = Some(key.clone());
         }
         let immediate = match strategy {
             QueueingStrategy::StrictFIFO => reason != RequeueReason::NamespaceMismatch,
@@ -226,6 +230,7 @@ impl QueueManager {
             q.activate(key);
             return Vec::new();
         }
+        let shape = key.shape;
         q.inadmissible.insert(key);
         let mut moved = Vec::new();
         if strategy == QueueingStrategy::BestEffortFIFO
@@ -234,7 +239,6 @@ impl QueueManager {
                 RequeueReason::NoFit | RequeueReason::PreemptionNoCandidates
             )
         {
-            let shape = key.shape;
             q.parked_shapes.insert(shape);
             // The scan stops once it has seen every active workload of the shape.
             let n = q.active_shapes.get(shape as usize).copied().unwrap_or(0) as usize;
@@ -242,14 +246,14 @@ impl QueueManager {
                 moved = q
                     .active
                     .iter()
-                    .copied()
                     .filter(|k| k.shape == shape)
                     .take(n)
+                    .cloned()
                     .collect();
             }
             for k in &moved {
                 q.deactivate(k);
-                q.inadmissible.insert(*k);
+                q.inadmissible.insert(k.clone());
             }
         }
         moved
@@ -258,7 +262,7 @@ impl QueueManager {
     /// Forgets the sticky preemptor of `cq` if it is `w` (it was admitted).
     pub fn clear_sticky(&mut self, cq: ClusterQueueId, w: WorkloadId) {
         let q = &mut self.queues[cq.index()];
-        if q.sticky.is_some_and(|k| k.workload == w) {
+        if q.sticky.as_ref().is_some_and(|k| k.workload == w) {
             q.sticky = None;
         }
     }
@@ -275,14 +279,15 @@ impl QueueManager {
         let back: Vec<QueueKey> = q
             .inadmissible
             .iter()
-            .copied()
             .filter(|k| may_return(k.workload))
+            .cloned()
             .collect();
-        for k in &back {
-            q.inadmissible.remove(k);
-            q.activate(*k);
+        let moved = back.len();
+        for k in back {
+            q.inadmissible.remove(&k);
+            q.activate(k);
         }
-        back.len()
+        moved
     }
 
     /// Whether any of `cqs` has an active workload.
@@ -326,7 +331,7 @@ mod tests {
         QueueKey {
             priority: Reverse(p),
             timestamp: SimTime(t),
-            uid_rank: uid,
+            uid: format!("{uid:08}").into(),
             workload: WorkloadId(uid),
             shape: 0,
         }
@@ -382,7 +387,7 @@ mod tests {
             ] {
                 let mut m = QueueManager::new(1);
                 let k = key(0, 0, 0);
-                m.requeue(ClusterQueueId(0), strategy, k, reason);
+                m.requeue(ClusterQueueId(0), strategy, k.clone(), reason);
                 assert_eq!(
                     m.status(ClusterQueueId(0), &k),
                     Some(want),
@@ -401,14 +406,14 @@ mod tests {
         m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,
-            low,
+            low.clone(),
             RequeueReason::PendingPreemption,
         );
         assert_eq!(m.pop_heads(all)[0].1, low);
         m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,
-            low,
+            low.clone(),
             RequeueReason::PendingPreemption,
         );
         m.clear_sticky(cq, low.workload);
@@ -427,7 +432,7 @@ mod tests {
             };
             m.push_active(cq, k);
         }
-        let head = m.pop_heads(all)[0].1;
+        let head = m.pop_heads(all)[0].1.clone();
         let moved = m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,

@@ -158,6 +158,8 @@ struct Runtime {
     requeue_at: Option<SimTime>,
     /// Holds quota without `PodsReady=True` (in the cache's `WorkloadsNotReady`).
     not_ready: bool,
+    /// Its UID, shared with its queue key and preemption candidate record.
+    uid: std::rc::Rc<str>,
     record: WorkloadRecord,
 }
 
@@ -232,7 +234,6 @@ pub struct Simulation<'w> {
     last_progress: SimTime,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
-    uid_rank: Vec<u32>,
     gpu: Option<ResourceId>,
     gpus_in_use: i64,
     last_accounted: SimTime,
@@ -269,17 +270,6 @@ fn shape_classes(world: &World) -> Vec<u32> {
 impl<'w> Simulation<'w> {
     /// Prepares the simulation of `world`; nothing has happened yet.
     pub fn new(world: &'w World) -> Self {
-        let mut by_uid: Vec<usize> = (0..world.workloads.len()).collect();
-        by_uid.sort_by(|&a, &b| {
-            world.workloads[a]
-                .uid
-                .cmp(&world.workloads[b].uid)
-                .then(a.cmp(&b))
-        });
-        let mut uid_rank = vec![0u32; world.workloads.len()];
-        for (rank, &i) in by_uid.iter().enumerate() {
-            uid_rank[i] = rank as u32;
-        }
         // The arrivals are known up front: they wait beside the heap, first at equal times.
         let mut events = EventQueue::presorted(
             world
@@ -308,6 +298,7 @@ impl<'w> Simulation<'w> {
                 gpus_since: SimTime::ZERO,
                 requeue_at: None,
                 not_ready: false,
+                uid: w.uid.as_str().into(),
                 record: WorkloadRecord {
                     state: WorkloadState::Pending,
                     admitted_at: None,
@@ -439,7 +430,6 @@ impl<'w> Simulation<'w> {
             terminating: 0,
             last_progress: SimTime::ZERO,
             audit: None,
-            uid_rank,
             gpu,
             gpus_in_use: 0,
             last_accounted: SimTime::ZERO,
@@ -586,7 +576,7 @@ impl<'w> Simulation<'w> {
             })
             .unwrap_or_default();
         for rt in &mut self.runtimes {
-            if let (Some(key), WorkloadState::Pending) = (rt.key, rt.record.state) {
+            if let (Some(key), WorkloadState::Pending) = (&rt.key, rt.record.state) {
                 let w = key.workload;
                 if let QueueRef::Local(lq) = &self.world.workload(w).queue {
                     let cq = self.world.local_queue(*lq).cluster_queue;
@@ -599,7 +589,7 @@ impl<'w> Simulation<'w> {
                         // counts a popped head as active.
                         Some(QueueStatus::Active)
                     } else {
-                        self.queues.status(cq, &key)
+                        self.queues.status(cq, key)
                     };
                 }
             }
@@ -1021,7 +1011,7 @@ impl<'w> Simulation<'w> {
         QueueKey {
             priority: Reverse(wl.priority),
             timestamp,
-            uid_rank: self.uid_rank[w.index()],
+            uid: self.runtimes[w.index()].uid.clone(),
             workload: w,
             shape: self.shape[w.index()],
         }
@@ -1111,7 +1101,7 @@ impl<'w> Simulation<'w> {
                 }
                 let cq = lq.cluster_queue;
                 let key = self.queue_key(w);
-                self.runtimes[w.index()].key = Some(key);
+                self.runtimes[w.index()].key = Some(key.clone());
                 let strategy = world.cluster_queue(cq).queueing_strategy;
                 self.queues.add(cq, strategy, key);
                 if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
@@ -1248,7 +1238,7 @@ impl<'w> Simulation<'w> {
                     for _ in &targets {
                         self.api_write();
                     }
-                    state.progress |= self.issue_preemptions(head, &targets, cycle);
+                    state.progress |= self.issue_preemptions(head.clone(), &targets, cycle);
                     state.deferred.push((
                         head,
                         RequeueReason::PendingPreemption,
@@ -1381,7 +1371,9 @@ impl<'w> Simulation<'w> {
     /// Puts a head back; returns whether it (or workloads parked with it) left the heap.
     fn requeue(&mut self, head: Head, reason: RequeueReason, why: NotAdmitted, cycle: u64) -> bool {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
-        let moved = self.queues.requeue(head.cq, strategy, head.key, reason);
+        let moved = self
+            .queues
+            .requeue(head.cq, strategy, head.key.clone(), reason);
         let parked = self.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
@@ -1437,7 +1429,7 @@ impl<'w> Simulation<'w> {
             timestamp: wl.created_at,
             reserved_at: at,
             evicted: false,
-            uid_rank: self.uid_rank[w.index()],
+            uid: self.runtimes[w.index()].uid.clone(),
             lq_fs_usage: None,
             usage: a.usage.clone(),
         });
@@ -1602,7 +1594,7 @@ impl<'w> Simulation<'w> {
             "The workload backoff was finished".into(),
         );
         if let (Some(key), QueueRef::Local(lq)) =
-            (self.runtimes[w.index()].key, &self.world.workload(w).queue)
+            (self.runtimes[w.index()].key.clone(), &self.world.workload(w).queue)
         {
             let cq = self.world.local_queue(*lq).cluster_queue;
             self.queues.push_active(cq, key);
@@ -1956,7 +1948,7 @@ impl<'w> Simulation<'w> {
                 return;
             }
             let key = self.queue_key(w);
-            self.runtimes[w.index()].key = Some(key);
+            self.runtimes[w.index()].key = Some(key.clone());
             let strategy = world.cluster_queue(cq).queueing_strategy;
             match self.runtimes[w.index()].requeue_at {
                 // In its back-off window a workload waits as inadmissible.

@@ -3,30 +3,31 @@
 use kueuesim_model::{ClusterQueueId, WorkloadId};
 
 use crate::preemption::{AdmittedWorkloads, Candidate};
+use crate::window::Window;
 
 /// Workloads holding quota, per ClusterQueue, with O(1) insertion and removal.
 #[derive(Clone, Debug)]
 pub struct AdmittedIndex {
     per_cq: Vec<Vec<Candidate>>,
     /// Where each workload is: (ClusterQueue, position).
-    pos: Vec<Option<(u32, u32)>>,
+    pos: Window<(u32, u32)>,
 }
 
 impl AdmittedIndex {
-    /// Empty, for `cqs` ClusterQueues and `workloads` workloads.
-    pub fn new(cqs: usize, workloads: usize) -> Self {
+    /// Empty, for `cqs` ClusterQueues.
+    pub fn new(cqs: usize) -> Self {
         AdmittedIndex {
             per_cq: vec![Vec::new(); cqs],
-            pos: vec![None; workloads],
+            pos: Window::default(),
         }
     }
 
     /// Adds a workload that now holds quota.
     pub fn insert(&mut self, c: Candidate) {
         let w = c.workload.index();
-        debug_assert!(self.pos[w].is_none(), "workload admitted twice");
+        debug_assert!(self.pos.get(w).is_none(), "workload admitted twice");
         let list = &mut self.per_cq[c.cq.index()];
-        self.pos[w] = Some((c.cq.0, list.len() as u32));
+        self.pos.insert(w, (c.cq.0, list.len() as u32));
         list.push(c);
     }
 
@@ -39,11 +40,11 @@ impl AdmittedIndex {
 
     /// Removes a workload that released its quota.
     pub fn remove(&mut self, w: WorkloadId) -> Option<Candidate> {
-        let (cq, i) = self.pos[w.index()].take()?;
+        let (cq, i) = self.pos.remove(w.index())?;
         let list = &mut self.per_cq[cq as usize];
         let c = list.swap_remove(i as usize);
         if let Some(moved) = list.get(i as usize) {
-            self.pos[moved.workload.index()] = Some((cq, i));
+            self.pos.insert(moved.workload.index(), (cq, i));
         }
         Some(c)
     }
@@ -57,7 +58,7 @@ impl AdmittedIndex {
 
     /// The candidate record of `w`, mutable.
     pub fn get_mut(&mut self, w: WorkloadId) -> Option<&mut Candidate> {
-        let (cq, i) = self.pos[w.index()]?;
+        let &(cq, i) = self.pos.get(w.index())?;
         self.per_cq[cq as usize].get_mut(i as usize)
     }
 }
@@ -68,7 +69,7 @@ impl AdmittedWorkloads for AdmittedIndex {
     }
 
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {
-        let (cq, i) = self.pos[w.index()]?;
+        let &(cq, i) = self.pos.get(w.index())?;
         self.per_cq[cq as usize].get(i as usize)
     }
 }

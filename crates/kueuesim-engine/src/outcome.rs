@@ -2,7 +2,8 @@
 //! conditions, events) and run-wide counters, as plain data for the writers.
 
 use kueuesim_model::{
-    ClusterQueueId, FlavorId, NodeId, ResourceId, SimDuration, SimTime, WorkloadId,
+    ClusterQueueId, FlavorId, NodeId, QueueRef, ResourceId, SimDuration, SimTime, Workload,
+    WorkloadId, World,
 };
 
 /// The state of a workload, as the `-o json` contract names them.
@@ -293,9 +294,106 @@ pub struct TimeSeries {
 #[derive(Clone, Debug)]
 pub struct Outcome {
     /// One record per workload, by `WorkloadId`; `None` for those not yet arrived at `end`.
+    /// Empty for a lean run, which reports `lean` instead.
     pub workloads: Vec<Option<WorkloadRecord>>,
+    /// A lean run (`Simulation::lean`): the finished workloads folded into a tally as they
+    /// finished, and the records of the others.
+    pub lean: Option<LeanOutcome>,
     /// Run-wide results.
     pub stats: RunStats,
     /// The time series, when asked for (`Simulation::with_time_series`).
     pub time_series: Option<TimeSeries>,
+}
+
+/// What a lean run reports: a tally of the workloads it let go of, and the rest whole.
+#[derive(Clone, Debug)]
+pub struct LeanOutcome {
+    /// The finished workloads, and those that never arrived.
+    pub tally: Tally,
+    /// Every arrived workload that did not finish, by id, with its spec.
+    pub unfinished: Vec<(WorkloadId, Workload, WorkloadRecord)>,
+}
+
+/// What a run summary needs of its workloads, folded one workload at a time in any order:
+/// counts by state, every admitted workload's wait, and per ClusterQueue admissions,
+/// evictions and GPU time. Integer sums, so the order of folding never shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Workloads, arrived or not.
+    pub total: u64,
+    /// Not arrived by the end.
+    pub not_arrived: u64,
+    /// Arrived workloads Kueue does not manage.
+    pub unmanaged: u64,
+    /// Arrived workloads by state (`WorkloadState::ALL` order).
+    pub by_state: [u64; 7],
+    /// Per admitted workload, from creation to its latest admission.
+    pub waits: Vec<SimDuration>,
+    /// Per ClusterQueue (its admission's, else its LocalQueue's).
+    pub cluster_queues: Vec<ClusterQueueTally>,
+}
+
+/// One ClusterQueue's part of a `Tally`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterQueueTally {
+    /// Workloads it admitted at least once.
+    pub admitted_workloads: u64,
+    /// Evictions of its workloads.
+    pub evictions: u64,
+    /// GPU-milliseconds its workloads held.
+    pub gpu_ms: i128,
+}
+
+impl Tally {
+    /// Empty, for `world`'s ClusterQueues.
+    pub fn new(world: &World) -> Self {
+        Tally {
+            cluster_queues: vec![ClusterQueueTally::default(); world.cluster_queues.len()],
+            ..Tally::default()
+        }
+    }
+
+    /// Counts a workload that never arrived.
+    pub fn add_not_arrived(&mut self, n: u64) {
+        self.total += n;
+        self.not_arrived += n;
+    }
+
+    /// Counts an arrived workload.
+    pub fn add(&mut self, world: &World, wl: &Workload, rec: &WorkloadRecord) {
+        self.total += 1;
+        if wl.queue == QueueRef::Unmanaged {
+            self.unmanaged += 1;
+        }
+        let state = WorkloadState::ALL
+            .iter()
+            .position(|s| *s == rec.state)
+            .expect("every state is listed");
+        self.by_state[state] += 1;
+        if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
+            self.waits.push(at - wl.created_at);
+        }
+        let cq = match (&rec.admission, &wl.queue) {
+            (Some(a), _) => Some(a.cluster_queue),
+            (None, QueueRef::Local(lq)) => Some(world.local_queue(*lq).cluster_queue),
+            _ => None,
+        };
+        if let Some(cq) = cq {
+            let t = &mut self.cluster_queues[cq.index()];
+            if rec.admitted_at.is_some() {
+                t.admitted_workloads += 1;
+            }
+            t.evictions += rec.evictions.len() as u64;
+            t.gpu_ms += rec.gpu_ms;
+        }
+    }
+
+    /// How many arrived workloads are in `state`.
+    pub fn count(&self, state: WorkloadState) -> u64 {
+        let i = WorkloadState::ALL
+            .iter()
+            .position(|s| *s == state)
+            .expect("every state is listed");
+        self.by_state[i]
+    }
 }

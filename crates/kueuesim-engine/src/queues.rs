@@ -6,8 +6,8 @@
 //! not admitted goes depends on the queueing strategy and the reason (`RequeueIfNotPresent`).
 
 use std::cmp::Reverse;
-use std::rc::Rc;
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 

@@ -19,12 +19,13 @@ use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
 use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
 use crate::outcome::{
-    Admission, Condition, ConditionType, Event, EventType, Eviction, Outcome, PodSetAssignment,
-    RunStats, Sample, TimeSeries, WorkloadRecord, WorkloadState,
+    Admission, Condition, ConditionType, Event, EventType, Eviction, LeanOutcome, Outcome,
+    PodSetAssignment, RunStats, Sample, Tally, TimeSeries, WorkloadRecord, WorkloadState,
 };
 use crate::placement::{self, Cluster, NodeCapacity, PodNeeds};
 use crate::preemption::{AdmittedWorkloads, Candidate, PreemptionReason, Target};
 use crate::queues::{QueueKey, QueueManager, QueueStatus, RequeueReason};
+use crate::window::Window;
 
 /// The event source of Kueue's scheduler.
 const KUEUE_ADMISSION: &str = "kueue-admission";
@@ -129,7 +130,6 @@ impl AfsState {
 /// The runtime state of one workload.
 #[derive(Clone, Debug)]
 struct Runtime {
-    arrived: bool,
     /// Controller latency: its pods start no earlier than its admission's API write is done.
     starts_after: SimTime,
     /// Controller latency: its finish has gone through the API write queue.
@@ -160,6 +160,8 @@ struct Runtime {
     not_ready: bool,
     /// Its UID, shared with its queue key and preemption candidate record.
     uid: std::rc::Rc<str>,
+    /// Its scheduling-shape class (`SchedulingEquivalenceHashing`).
+    shape: u32,
     record: WorkloadRecord,
 }
 
@@ -188,15 +190,17 @@ pub struct Simulation<'w> {
     placement_attempts: u64,
     now: SimTime,
     events: EventQueue<Ev>,
-    runtimes: Vec<Runtime>,
+    /// The runtime state of every arrived workload; a lean run lets go of a workload once
+    /// it finishes (folding it into `tally`), so memory follows the live workloads.
+    runtimes: Window<Box<Runtime>>,
     queues: QueueManager,
     tree: QuotaTree,
     admitted: AdmittedIndex,
     cluster: Cluster,
     /// Whether each ClusterQueue can admit (not stopped, not in a cohort cycle).
     cq_stopped: Vec<bool>,
-    /// Scheduling-shape class of each workload (`SchedulingEquivalenceHashing`).
-    shape: Vec<u32>,
+    /// The scheduling-shape classes seen so far, numbered in order of first arrival.
+    shape_classes: BTreeMap<String, u32>,
     /// Whether a batched inadmissible requeue is pending, per tree node.
     requeue_pending: Vec<bool>,
     /// Workloads released to a scheduler with pods still unplaced, in kube-scheduler's
@@ -224,6 +228,8 @@ pub struct Simulation<'w> {
     idle: bool,
     /// Arrivals not yet processed.
     arrivals_left: usize,
+    /// Arrivals processed: the ids below it have arrived.
+    arrived: usize,
     /// Workloads whose pods all run.
     running: usize,
     /// Workloads evicted whose pods are still terminating.
@@ -238,33 +244,66 @@ pub struct Simulation<'w> {
     gpus_in_use: i64,
     last_accounted: SimTime,
     stats: RunStats,
-    /// Keep only what a summary needs (`Simulation::lean`).
-    lean: bool,
+    /// Keep only what a summary needs (`Simulation::lean`): the finished workloads, folded.
+    tally: Option<Tally>,
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
 }
 
-/// The scheduling-shape class of every workload: equal priority and pod sets (name, count,
+/// The scheduling-shape key of a workload: equal priority and pod sets (name, count,
 /// minCount, requests, nodeSelector, tolerations) share a class.
-fn shape_classes(world: &World) -> Vec<u32> {
-    let mut classes: BTreeMap<String, u32> = BTreeMap::new();
-    world
-        .workloads
-        .iter()
-        .map(|w| {
-            let key = format!(
-                "{}|{:?}",
-                w.priority,
-                w.pod_sets
-                    .iter()
-                    .map(|p| (&p.name, p.count, p.min_count, &p.requests, p.spec_shape))
-                    .collect::<Vec<_>>()
-            );
-            let next = classes.len() as u32;
-            *classes.entry(key).or_insert(next)
-        })
-        .collect()
+fn shape_key(w: &kueuesim_model::Workload) -> String {
+    format!(
+        "{}|{:?}",
+        w.priority,
+        w.pod_sets
+            .iter()
+            .map(|p| (&p.name, p.count, p.min_count, &p.requests, p.spec_shape))
+            .collect::<Vec<_>>()
+    )
+}
+
+/// A workload's runtime state on arrival.
+fn new_runtime(w: &kueuesim_model::Workload, shape: u32) -> Runtime {
+    Runtime {
+        starts_after: SimTime::ZERO,
+        finish_written: false,
+        generation: 0,
+        needs: Vec::new(),
+        kai_pipelined: 0,
+        usage: Vec::new(),
+        key: None,
+        past_execution: SimDuration::ZERO,
+        deactivated: false,
+        progress_saved: SimDuration::ZERO,
+        gpus_held: 0,
+        gpus_since: SimTime::ZERO,
+        requeue_at: None,
+        not_ready: false,
+        uid: w.uid.as_str().into(),
+        shape,
+        record: WorkloadRecord {
+            state: WorkloadState::Pending,
+            admitted_at: None,
+            running_at: None,
+            finished_at: None,
+            admission: None,
+            placement: w
+                .pod_sets
+                .iter()
+                .map(|p| vec![None; p.count as usize])
+                .collect(),
+            topology_domain: None,
+            evictions: Vec::new(),
+            conditions: Vec::new(),
+            events: Vec::new(),
+            queue_status: None,
+            gpu_ms: 0,
+            lost_gpu_ms: 0,
+            requeue_count: 0,
+        },
+    }
 }
 
 impl<'w> Simulation<'w> {
@@ -279,48 +318,6 @@ impl<'w> Simulation<'w> {
                 .map(|(i, w)| (w.arrival, Ev::Arrive(WorkloadId::from_index(i))))
                 .collect(),
         );
-        let runtimes = world
-            .workloads
-            .iter()
-            .map(|w| Runtime {
-                arrived: false,
-                starts_after: SimTime::ZERO,
-                finish_written: false,
-                generation: 0,
-                needs: Vec::new(),
-                kai_pipelined: 0,
-                usage: Vec::new(),
-                key: None,
-                past_execution: SimDuration::ZERO,
-                deactivated: false,
-                progress_saved: SimDuration::ZERO,
-                gpus_held: 0,
-                gpus_since: SimTime::ZERO,
-                requeue_at: None,
-                not_ready: false,
-                uid: w.uid.as_str().into(),
-                record: WorkloadRecord {
-                    state: WorkloadState::Pending,
-                    admitted_at: None,
-                    running_at: None,
-                    finished_at: None,
-                    admission: None,
-                    placement: w
-                        .pod_sets
-                        .iter()
-                        .map(|p| vec![None; p.count as usize])
-                        .collect(),
-                    topology_domain: None,
-                    evictions: Vec::new(),
-                    conditions: Vec::new(),
-                    events: Vec::new(),
-                    queue_status: None,
-                    gpu_ms: 0,
-                    lost_gpu_ms: 0,
-                    requeue_count: 0,
-                },
-            })
-            .collect();
         let tree = QuotaTree::new(world);
         // A stopped ClusterQueue is inactive in the queue manager: its heads are never popped.
         // One in a cohort cycle is inactive only in the cache: its heads are popped and
@@ -405,14 +402,14 @@ impl<'w> Simulation<'w> {
             world,
             now: SimTime::ZERO,
             events,
-            runtimes,
+            runtimes: Window::default(),
             queues: QueueManager::new(world.cluster_queues.len()),
-            admitted: AdmittedIndex::new(world.cluster_queues.len(), world.workloads.len()),
+            admitted: AdmittedIndex::new(world.cluster_queues.len()),
             tree,
             cluster: Cluster::new(world),
             placement_attempts: 0,
             cq_stopped,
-            shape: shape_classes(world),
+            shape_classes: BTreeMap::new(),
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
@@ -426,6 +423,7 @@ impl<'w> Simulation<'w> {
             last_effective: SimTime::ZERO,
             idle: false,
             arrivals_left: world.workloads.len(),
+            arrived: 0,
             running: 0,
             terminating: 0,
             last_progress: SimTime::ZERO,
@@ -433,7 +431,7 @@ impl<'w> Simulation<'w> {
             gpu,
             gpus_in_use: 0,
             last_accounted: SimTime::ZERO,
-            lean: false,
+            tally: None,
             tas_base: (world.flavors.iter().any(|f| f.topology_name.is_some())
                 && world.has_nodes())
             .then(|| crate::tas::TasCapacity::new(world)),
@@ -466,10 +464,14 @@ impl<'w> Simulation<'w> {
         self.advance_to(at);
         self.stats.events_processed += 1;
         self.idle = false;
-        let current = |s: &Self, w: WorkloadId, g: u32| s.runtimes[w.index()].generation == g;
+        // A workload let go of (finished, lean) has no events left that are current.
+        let current = |s: &Self, w: WorkloadId, g: u32| {
+            s.runtimes.get(w.index()).is_some_and(|r| r.generation == g)
+        };
         match ev {
             Ev::Arrive(w) => {
                 self.arrivals_left -= 1;
+                self.arrived += 1;
                 self.last_progress = at;
                 self.arrive(w)
             }
@@ -557,10 +559,11 @@ impl<'w> Simulation<'w> {
             series.samples.retain(|s| s.at <= end);
         }
         self.sample_before(end + SimDuration::from_millis(1));
-        for i in 0..self.runtimes.len() {
+        let live: Vec<usize> = self.runtimes.iter().map(|(i, _)| i).collect();
+        for &i in &live {
             self.account_cq_gpus(WorkloadId::from_index(i), end);
         }
-        for rt in &mut self.runtimes {
+        for (_, rt) in self.runtimes.iter_mut() {
             if rt.gpus_held != 0 {
                 rt.record.gpu_ms +=
                     i128::from(rt.gpus_held) * i128::from((end - rt.gpus_since).millis());
@@ -575,7 +578,7 @@ impl<'w> Simulation<'w> {
                 rest.chain(deferred).collect()
             })
             .unwrap_or_default();
-        for rt in &mut self.runtimes {
+        for (_, rt) in self.runtimes.iter_mut() {
             if let (Some(key), WorkloadState::Pending) = (&rt.key, rt.record.state) {
                 let w = key.workload;
                 if let QueueRef::Local(lq) = &self.world.workload(w).queue {
@@ -594,12 +597,34 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
+        let world = self.world;
+        let not_arrived = (world.workloads.len() - self.arrived) as u64;
+        let mut runtimes = std::mem::take(&mut self.runtimes);
+        let (workloads, lean) = match self.tally.take() {
+            None => {
+                let mut records: Vec<Option<WorkloadRecord>> = Vec::new();
+                records.resize_with(world.workloads.len(), || None);
+                for i in live {
+                    records[i] = runtimes.remove(i).map(|rt| rt.record);
+                }
+                (records, None)
+            }
+            Some(mut tally) => {
+                tally.add_not_arrived(not_arrived);
+                let unfinished = live
+                    .into_iter()
+                    .filter_map(|i| runtimes.remove(i).map(|rt| (i, rt)))
+                    .map(|(i, rt)| {
+                        let w = WorkloadId::from_index(i);
+                        (w, world.workload(w).clone(), rt.record)
+                    })
+                    .collect();
+                (Vec::new(), Some(LeanOutcome { tally, unfinished }))
+            }
+        };
         Outcome {
-            workloads: self
-                .runtimes
-                .into_iter()
-                .map(|r| r.arrived.then_some(r.record))
-                .collect(),
+            workloads,
+            lean,
             stats: self.stats,
             time_series: self.series,
         }
@@ -645,7 +670,7 @@ impl<'w> Simulation<'w> {
     /// all a summary reads. Decisions are unchanged (nothing recorded feeds back into them);
     /// a long replay then holds per finished workload only a small record.
     pub fn lean(mut self) -> Self {
-        self.lean = true;
+        self.tally = Some(Tally::new(self.world));
         self
     }
 
@@ -729,7 +754,7 @@ impl<'w> Simulation<'w> {
             let t = crate::placement::topologies(world)
                 .nth(ti)
                 .expect("topology");
-            for rt in &self.runtimes {
+            for (_, rt) in self.runtimes.iter() {
                 let mut spine: Option<Option<usize>> = None;
                 for n in rt.record.placement.iter().flatten().flatten() {
                     let s = t.domain_of(*n).and_then(|d| {
@@ -771,8 +796,12 @@ impl<'w> Simulation<'w> {
 
     /// The state of workload `w` now, or `None` before it arrives.
     pub fn state_of(&self, w: WorkloadId) -> Option<WorkloadState> {
-        let rt = &self.runtimes[w.index()];
-        rt.arrived.then_some(rt.record.state)
+        match self.runtimes.get(w.index()) {
+            Some(rt) => Some(rt.record.state),
+            // A lean run lets go of a workload when it finishes.
+            None if w.index() < self.arrived => Some(WorkloadState::Finished),
+            None => None,
+        }
     }
 
     /// Checks the engine's invariants against the current state; the message names the first
@@ -793,7 +822,7 @@ impl<'w> Simulation<'w> {
         // scheduler counts a preempted workload as gone while its pods terminate, so a
         // ClusterQueue may briefly hold more than its quota.
         let mut live = QuotaTree::new(world);
-        for (i, rt) in self.runtimes.iter().enumerate() {
+        for (i, rt) in self.runtimes.iter() {
             let w = WorkloadId::from_index(i);
             if let Some(c) = self.admitted.candidate(w) {
                 for &(fr, amount) in &rt.usage {
@@ -890,6 +919,7 @@ impl<'w> Simulation<'w> {
         for rt in self
             .runtimes
             .iter()
+            .map(|(_, rt)| rt)
             .filter(|rt| rt.record.state != WorkloadState::Finished)
         {
             for (ps, slots) in rt.record.placement.iter().enumerate() {
@@ -1013,14 +1043,18 @@ impl<'w> Simulation<'w> {
             timestamp,
             uid: self.runtimes[w.index()].uid.clone(),
             workload: w,
-            shape: self.shape[w.index()],
+            shape: self.runtimes[w.index()].shape,
         }
     }
 
     fn arrive(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = world.workload(w);
-        self.runtimes[w.index()].arrived = true;
+        let key = shape_key(wl);
+        let next = self.shape_classes.len() as u32;
+        let shape = *self.shape_classes.entry(key).or_insert(next);
+        self.runtimes
+            .insert(w.index(), Box::new(new_runtime(wl, shape)));
         if let Some(blocked) = &wl.creation_blocked {
             // No Workload exists, so Kueue never queues it; the job controller retries and
             // reports the same Warning.
@@ -1283,8 +1317,10 @@ impl<'w> Simulation<'w> {
     /// are one at a time.
     fn check_pods_ready_tracking(&self) -> Result<(), String> {
         let world = self.world;
-        let not_ready: Vec<WorkloadId> = (0..self.runtimes.len())
-            .map(WorkloadId::from_index)
+        let not_ready: Vec<WorkloadId> = self
+            .runtimes
+            .iter()
+            .map(|(i, _)| WorkloadId::from_index(i))
             .filter(|&w| {
                 self.admitted.candidate(w).is_some()
                     && !self.runtimes[w.index()]
@@ -1593,9 +1629,10 @@ impl<'w> Simulation<'w> {
             "BackoffFinished",
             "The workload backoff was finished".into(),
         );
-        if let (Some(key), QueueRef::Local(lq)) =
-            (self.runtimes[w.index()].key.clone(), &self.world.workload(w).queue)
-        {
+        if let (Some(key), QueueRef::Local(lq)) = (
+            self.runtimes[w.index()].key.clone(),
+            &self.world.workload(w).queue,
+        ) {
             let cq = self.world.local_queue(*lq).cluster_queue;
             self.queues.push_active(cq, key);
             self.request_cycle();
@@ -2368,7 +2405,7 @@ impl<'w> Simulation<'w> {
         let mut pending = vec![0i64; nq];
         let mut running = Vec::new();
         let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, x)| x).collect();
-        for (i, rt) in self.runtimes.iter().enumerate() {
+        for (i, rt) in self.runtimes.iter() {
             let x = world.workload(WorkloadId::from_index(i));
             let Some(xq) = x.gang.kai_queue else { continue };
             if rt.needs.is_empty()
@@ -2845,13 +2882,9 @@ impl<'w> Simulation<'w> {
                 "Reached expected number of succeeded pods".into(),
             );
         }
-        if self.lean {
-            let rt = &mut self.runtimes[w.index()];
-            rt.record.conditions = Vec::new();
-            rt.record.events = Vec::new();
-            rt.record.placement = Vec::new();
-            rt.needs = Vec::new();
-            rt.usage = Vec::new();
+        if let Some(tally) = &mut self.tally {
+            let rt = self.runtimes.remove(w.index()).expect("finishing workload");
+            tally.add(self.world, self.world.workload(w), &rt.record);
         }
     }
 

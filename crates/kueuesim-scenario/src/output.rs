@@ -4,10 +4,9 @@
 
 use serde::Serialize;
 
-use kueuesim_engine::outcome::{Outcome, WorkloadRecord, WorkloadState};
-use kueuesim_engine::sim::pod_name;
+use kueuesim_engine::outcome::{Outcome, Tally, WorkloadRecord, WorkloadState};
 use kueuesim_model::time::format_rfc3339;
-use kueuesim_model::{QueueRef, SimDuration, SimTime, WorkloadId, World, format_amount};
+use kueuesim_model::{QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount};
 
 /// The whole `-o json` document.
 #[derive(Debug, Serialize)]
@@ -241,40 +240,57 @@ pub fn result(world: &World, outcome: &Outcome) -> SimulationResult {
 /// The result document; without `with_workloads`, its `workloads` list has only the
 /// workloads still waiting (what the summary shows, for `-o summary` of a long replay).
 pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> SimulationResult {
-    let mut counts = StateCounts::default();
-    let mut waits = Vec::new();
-    let mut workloads = Vec::new();
-    for (i, rec) in outcome.workloads.iter().enumerate() {
-        let wl = world.workload(WorkloadId::from_index(i));
-        counts.total += 1;
-        let Some(rec) = rec else {
-            counts.not_arrived += 1;
-            continue;
-        };
-        if wl.queue == QueueRef::Unmanaged {
-            counts.unmanaged += 1;
-        }
-        *match rec.state {
-            WorkloadState::Pending => &mut counts.pending,
-            WorkloadState::QuotaReserved => &mut counts.quota_reserved,
-            WorkloadState::Admitted => &mut counts.admitted,
-            WorkloadState::Running => &mut counts.running,
-            WorkloadState::Evicted => &mut counts.evicted,
-            WorkloadState::Inactive => &mut counts.inactive,
-            WorkloadState::Finished => &mut counts.finished,
-        } += 1;
-        if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
-            waits.push((at - wl.created_at.max(SimTime::ZERO.min(wl.created_at))).as_secs_f64());
-        }
-        // The summary lists the workloads still waiting: keep those.
-        let waiting = matches!(
+    // The summary comes from a tally: a lean run folded its finished workloads as they
+    // finished; otherwise every record is folded here, the same way (so both agree).
+    let waiting = |rec: &WorkloadRecord| {
+        matches!(
             rec.state,
             WorkloadState::Pending | WorkloadState::QuotaReserved | WorkloadState::Admitted
-        );
-        if with_workloads || waiting {
-            workloads.push(workload_out(world, WorkloadId::from_index(i), rec));
+        )
+    };
+    let mut workloads = Vec::new();
+    let tally = match &outcome.lean {
+        Some(lean) => {
+            let mut tally = lean.tally.clone();
+            for (_, wl, rec) in &lean.unfinished {
+                tally.add(world, wl, rec);
+                // The summary lists the workloads still waiting: keep those.
+                if with_workloads || waiting(rec) {
+                    workloads.push(workload_out(world, wl, rec));
+                }
+            }
+            tally
         }
-    }
+        None => {
+            let mut tally = Tally::new(world);
+            for (i, rec) in outcome.workloads.iter().enumerate() {
+                let w = WorkloadId::from_index(i);
+                let wl = world.workload(w);
+                let Some(rec) = rec else {
+                    tally.add_not_arrived(1);
+                    continue;
+                };
+                tally.add(world, wl, rec);
+                if with_workloads || waiting(rec) {
+                    workloads.push(workload_out(world, wl, rec));
+                }
+            }
+            tally
+        }
+    };
+    let counts = StateCounts {
+        total: tally.total,
+        pending: tally.count(WorkloadState::Pending),
+        quota_reserved: tally.count(WorkloadState::QuotaReserved),
+        admitted: tally.count(WorkloadState::Admitted),
+        running: tally.count(WorkloadState::Running),
+        evicted: tally.count(WorkloadState::Evicted),
+        inactive: tally.count(WorkloadState::Inactive),
+        finished: tally.count(WorkloadState::Finished),
+        not_arrived: tally.not_arrived,
+        unmanaged: tally.unmanaged,
+    };
+    let waits = tally.waits.iter().map(|d| d.as_secs_f64()).collect();
     let end = outcome.stats.end;
     let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;
     let cap = outcome.stats.gpu_capacity;
@@ -309,14 +325,13 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 .iter()
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
-            cluster_queues: cq_summaries(world, outcome),
+            cluster_queues: cq_summaries(world, outcome, &tally),
         },
         workloads,
     }
 }
 
-fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadOut {
-    let wl = world.workload(w);
+fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord) -> WorkloadOut {
     let (local_queue, cluster_queue) = match &wl.queue {
         QueueRef::Unmanaged => (None, None),
         QueueRef::Missing(n) => (Some(n.clone()), None),
@@ -375,7 +390,7 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
                     .iter()
                     .enumerate()
                     .map(|(idx, n)| PodOut {
-                        name: pod_name(world, w, ps, idx),
+                        name: wl.pod_name(ps, idx),
                         node: n.map(|n| world.node(n).name.clone()),
                     })
                     .collect(),
@@ -443,7 +458,7 @@ fn workload_out(world: &World, w: WorkloadId, rec: &WorkloadRecord) -> WorkloadO
 
 /// Per-ClusterQueue totals: workloads that held its quota (the latest admission of each,
 /// or, for a requeued one, the queue it waits in) and their GPU time.
-fn cq_summaries(world: &World, outcome: &Outcome) -> Vec<ClusterQueueSummary> {
+fn cq_summaries(world: &World, outcome: &Outcome, tally: &Tally) -> Vec<ClusterQueueSummary> {
     let mut out: Vec<ClusterQueueSummary> = world
         .cluster_queues
         .iter()
@@ -471,25 +486,14 @@ fn cq_summaries(world: &World, outcome: &Outcome) -> Vec<ClusterQueueSummary> {
                 .push((all > 0.0).then(|| s.gpu_seconds_by_hour[h] / all));
         }
     }
-    let mut total = 0.0;
-    for (i, rec) in outcome.workloads.iter().enumerate() {
-        let Some(rec) = rec else { continue };
-        let wl = world.workload(WorkloadId::from_index(i));
-        let cq = match (&rec.admission, &wl.queue) {
-            (Some(a), _) => Some(a.cluster_queue),
-            (None, QueueRef::Local(lq)) => Some(world.local_queue(*lq).cluster_queue),
-            _ => None,
-        };
-        let Some(cq) = cq else { continue };
-        let s = &mut out[cq.index()];
-        if rec.admitted_at.is_some() {
-            s.admitted_workloads += 1;
-        }
-        s.evictions += rec.evictions.len() as u64;
-        let g = rec.gpu_ms as f64 / 1000.0;
-        s.gpu_seconds += g;
-        total += g;
+    let mut total = 0;
+    for (s, t) in out.iter_mut().zip(&tally.cluster_queues) {
+        s.admitted_workloads = t.admitted_workloads;
+        s.evictions = t.evictions;
+        s.gpu_seconds = t.gpu_ms as f64 / 1000.0;
+        total += t.gpu_ms;
     }
+    let total = total as f64 / 1000.0;
     if total > 0.0 {
         for s in &mut out {
             s.gpu_share = Some(s.gpu_seconds / total);

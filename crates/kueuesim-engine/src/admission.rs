@@ -873,6 +873,18 @@ fn fits(tree: &QuotaTree, cq: ClusterQueueId, usage: &[(Fr, i64)]) -> bool {
         .all(|&(fr, amount)| amount <= tree.available(cq, fr))
 }
 
+/// Where a cycle reads the spec of a head's workload (the engine's live workloads).
+pub trait Specs {
+    /// The spec of workload `w`, which has arrived.
+    fn spec(&self, w: WorkloadId) -> &Workload;
+}
+
+impl Specs for World {
+    fn spec(&self, w: WorkloadId) -> &Workload {
+        self.workload(w)
+    }
+}
+
 /// A head popped for this cycle.
 #[derive(Clone, Debug)]
 pub struct Head {
@@ -935,12 +947,12 @@ struct Entry {
 /// partial admission (`PodSetReducer`) when a pod set has `minCount`.
 fn initial_assignment<A: AdmittedWorkloads>(
     world: &World,
+    wl: &Workload,
     tree: &mut QuotaTree,
     admitted: &A,
     tas: &TasCapacity,
     head: Head,
 ) -> (Assignment, Vec<Target>) {
-    let wl = world.workload(head.key.workload);
     let subject = Subject {
         workload: head.key.workload,
         wl,
@@ -1138,8 +1150,9 @@ fn targets_for<A: AdmittedWorkloads>(
 
 /// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of
 /// every workload holding quota and is returned unchanged; `admitted` lists them.
-pub fn run_cycle<A: AdmittedWorkloads>(
+pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
+    specs: &S,
     tree: &mut QuotaTree,
     admitted: &A,
     tas: &mut TasCapacity,
@@ -1150,7 +1163,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
     let mut entries: Vec<Entry> = Vec::new();
     for h in heads {
         let h = h.clone();
-        let wl = world.workload(h.key.workload);
+        let wl = specs.spec(h.key.workload);
         let queue = world.cluster_queue(h.cq);
         if tree.in_cycle(h.cq) {
             // A ClusterQueue in a cohort cycle is inactive in the cache: its heads are
@@ -1177,7 +1190,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
             });
             continue;
         }
-        let (assignment, targets) = initial_assignment(world, tree, admitted, tas, h.clone());
+        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h.clone());
         entries.push(Entry {
             head: h,
             priority: wl.priority,
@@ -1302,7 +1315,7 @@ pub fn run_cycle<A: AdmittedWorkloads>(
             // TAS: an earlier entry of this cycle may have taken the nodes; recompute the
             // placement then (TASRecomputeAssignmentWithinSchedulingCycle, on by default).
             let mut a = a;
-            let wl = world.workload(h.key.workload);
+            let wl = specs.spec(h.key.workload);
             let mut tas_failure = None;
             for (i, psa) in a.pod_sets.iter_mut().enumerate() {
                 let Some(topo) = &psa.topology else { continue };

@@ -81,6 +81,16 @@ impl<T> EventQueue<T> {
         }
     }
 
+    /// Appends `item` at `at` to the presorted events, as if it had been among them from the
+    /// start (it goes before heap events at equal times); `at` is not before the last one.
+    pub fn push_presorted(&mut self, at: SimTime, item: T) {
+        debug_assert!(
+            self.presorted.last().is_none_or(|(last, _)| *last <= at),
+            "presorted events are pushed in time order"
+        );
+        self.presorted.push((at, item));
+    }
+
     /// Whether the next event comes from the presorted list: its sequence number is below
     /// every heap entry's, so it goes first at equal times.
     fn presorted_first(&self) -> bool {

@@ -7,12 +7,13 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{
     ClusterQueueId, Labels, NodeId, ProgressPolicy, QueueRef, ResourceId, SchedulerKind,
-    SimDuration, SimTime, StopPolicy, TierRef, WorkloadId, World,
+    SimDuration, SimTime, StopPolicy, TierRef, Workload, WorkloadId, World,
 };
 
 use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
@@ -127,9 +128,60 @@ impl AfsState {
     }
 }
 
+/// A workload's spec: the world's own, or one the run was streamed (shared, so a handle
+/// outlives any borrow of the simulation).
+#[derive(Clone, Debug)]
+enum Spec<'w> {
+    World(&'w Workload),
+    Streamed(Rc<Workload>),
+}
+
+impl std::ops::Deref for Spec<'_> {
+    type Target = Workload;
+
+    #[inline]
+    fn deref(&self) -> &Workload {
+        match self {
+            Spec::World(w) => w,
+            Spec::Streamed(w) => w,
+        }
+    }
+}
+
+impl admission::Specs for Window<Box<Runtime<'_>>> {
+    fn spec(&self, w: WorkloadId) -> &Workload {
+        &self[w.index()].spec
+    }
+}
+
+/// Where the workloads come from, in arrival order.
+enum Feed<'w> {
+    /// `world.workloads`, by id.
+    World,
+    /// A stream (`Simulation::with_stream`): `next` is the workload pulled ahead, whose
+    /// arrival is queued; `rest` gives the ones after it.
+    Stream {
+        next: Option<Box<Workload>>,
+        rest: Box<dyn Iterator<Item = Workload> + 'w>,
+    },
+}
+
+impl Clone for Feed<'_> {
+    /// A forked run needs its own copy of the workloads still to come; a stream has no copy
+    /// to give, so only runs fed from the world fork.
+    fn clone(&self) -> Self {
+        match self {
+            Feed::World => Feed::World,
+            Feed::Stream { .. } => panic!("a simulation fed by a stream cannot be forked"),
+        }
+    }
+}
+
 /// The runtime state of one workload.
 #[derive(Clone, Debug)]
-struct Runtime {
+struct Runtime<'w> {
+    /// Its spec.
+    spec: Spec<'w>,
     /// Controller latency: its pods start no earlier than its admission's API write is done.
     starts_after: SimTime,
     /// Controller latency: its finish has gone through the API write queue.
@@ -192,7 +244,9 @@ pub struct Simulation<'w> {
     events: EventQueue<Ev>,
     /// The runtime state of every arrived workload; a lean run lets go of a workload once
     /// it finishes (folding it into `tally`), so memory follows the live workloads.
-    runtimes: Window<Box<Runtime>>,
+    runtimes: Window<Box<Runtime<'w>>>,
+    /// The workloads still to arrive.
+    feed: Feed<'w>,
     queues: QueueManager,
     tree: QuotaTree,
     admitted: AdmittedIndex,
@@ -226,8 +280,6 @@ pub struct Simulation<'w> {
     last_effective: SimTime,
     /// Set by a handler that found nothing to do.
     idle: bool,
-    /// Arrivals not yet processed.
-    arrivals_left: usize,
     /// Arrivals processed: the ids below it have arrived.
     arrived: usize,
     /// Workloads whose pods all run.
@@ -265,7 +317,8 @@ fn shape_key(w: &kueuesim_model::Workload) -> String {
 }
 
 /// A workload's runtime state on arrival.
-fn new_runtime(w: &kueuesim_model::Workload, shape: u32) -> Runtime {
+fn new_runtime<'w>(spec: Spec<'w>, shape: u32) -> Runtime<'w> {
+    let w = &*spec;
     Runtime {
         starts_after: SimTime::ZERO,
         finish_written: false,
@@ -283,6 +336,7 @@ fn new_runtime(w: &kueuesim_model::Workload, shape: u32) -> Runtime {
         not_ready: false,
         uid: w.uid.as_str().into(),
         shape,
+        spec: spec.clone(),
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,
@@ -403,6 +457,7 @@ impl<'w> Simulation<'w> {
             now: SimTime::ZERO,
             events,
             runtimes: Window::default(),
+            feed: Feed::World,
             queues: QueueManager::new(world.cluster_queues.len()),
             admitted: AdmittedIndex::new(world.cluster_queues.len()),
             tree,
@@ -422,7 +477,6 @@ impl<'w> Simulation<'w> {
             afs,
             last_effective: SimTime::ZERO,
             idle: false,
-            arrivals_left: world.workloads.len(),
             arrived: 0,
             running: 0,
             terminating: 0,
@@ -442,6 +496,12 @@ impl<'w> Simulation<'w> {
                 ..RunStats::default()
             },
         }
+    }
+
+    /// The spec of arrived workload `w` (a cheap handle, free of any borrow of `self`).
+    #[inline]
+    fn spec(&self, w: WorkloadId) -> Spec<'w> {
+        self.runtimes[w.index()].spec.clone()
     }
 
     /// The current simulated time.
@@ -470,7 +530,6 @@ impl<'w> Simulation<'w> {
         };
         match ev {
             Ev::Arrive(w) => {
-                self.arrivals_left -= 1;
                 self.arrived += 1;
                 self.last_progress = at;
                 self.arrive(w)
@@ -581,8 +640,8 @@ impl<'w> Simulation<'w> {
         for (_, rt) in self.runtimes.iter_mut() {
             if let (Some(key), WorkloadState::Pending) = (&rt.key, rt.record.state) {
                 let w = key.workload;
-                if let QueueRef::Local(lq) = &self.world.workload(w).queue {
-                    let cq = self.world.local_queue(*lq).cluster_queue;
+                if let QueueRef::Local(lq) = rt.spec.queue {
+                    let cq = self.world.local_queue(lq).cluster_queue;
                     rt.record.queue_status = if self.cq_stopped[cq.index()] {
                         // An inactive ClusterQueue reports all its pending workloads as
                         // inadmissible (`pending_workloads` metrics).
@@ -598,7 +657,12 @@ impl<'w> Simulation<'w> {
             }
         }
         let world = self.world;
-        let not_arrived = (world.workloads.len() - self.arrived) as u64;
+        // Every workload is counted: a stream is read to its end (which also reports bad
+        // input past the horizon).
+        let not_arrived = match &mut self.feed {
+            Feed::World => (world.workloads.len() - self.arrived) as u64,
+            Feed::Stream { next, rest } => next.take().map_or(0, |_| 1 + rest.count() as u64),
+        };
         let mut runtimes = std::mem::take(&mut self.runtimes);
         let (workloads, lean) = match self.tally.take() {
             None => {
@@ -616,7 +680,11 @@ impl<'w> Simulation<'w> {
                     .filter_map(|i| runtimes.remove(i).map(|rt| (i, rt)))
                     .map(|(i, rt)| {
                         let w = WorkloadId::from_index(i);
-                        (w, world.workload(w).clone(), rt.record)
+                        let spec = match rt.spec {
+                            Spec::World(wl) => wl.clone(),
+                            Spec::Streamed(wl) => Rc::unwrap_or_clone(wl),
+                        };
+                        (w, spec, rt.record)
                     })
                     .collect();
                 (Vec::new(), Some(LeanOutcome { tally, unfinished }))
@@ -651,7 +719,7 @@ impl<'w> Simulation<'w> {
         let Some(cfg) = &self.world.config.kueue.wait_for_pods_ready else {
             return false;
         };
-        if self.arrivals_left > 0 || self.running > 0 || self.terminating > 0 {
+        if self.arrivals_pending() || self.running > 0 || self.terminating > 0 {
             return false;
         }
         let round = cfg.timeout + cfg.backoff_max + self.world.config.pod_termination;
@@ -672,6 +740,25 @@ impl<'w> Simulation<'w> {
     pub fn lean(mut self) -> Self {
         self.tally = Some(Tally::new(self.world));
         self
+    }
+
+    /// Feeds the run from `stream` instead of `world.workloads` (which must be empty): each
+    /// workload is pulled when the one before it arrives, in arrival order, and its id is its
+    /// position in the stream. The run is lean (`Simulation::lean`): memory then follows the
+    /// live workloads, whatever the length of the stream.
+    pub fn with_stream(mut self, stream: impl Iterator<Item = Workload> + 'w) -> Self {
+        assert!(
+            self.world.workloads.is_empty(),
+            "a streamed run takes every workload from the stream"
+        );
+        let mut rest: Box<dyn Iterator<Item = Workload> + 'w> = Box::new(stream);
+        let next = rest.next().map(Box::new);
+        if let Some(n) = &next {
+            self.events
+                .push_presorted(n.arrival, Ev::Arrive(WorkloadId::from_index(0)));
+        }
+        self.feed = Feed::Stream { next, rest };
+        self.lean()
     }
 
     /// Samples the state every `step` from time 0 to the end of the run
@@ -735,7 +822,7 @@ impl<'w> Simulation<'w> {
         for c in 0..world.cluster_queues.len() {
             let q = self.queues.queue(ClusterQueueId::from_index(c));
             for k in q.active.iter().chain(q.inadmissible.iter()) {
-                if let QueueRef::Local(lq) = &world.workload(k.workload).queue {
+                if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
                     by_lq[lq.index()] += 1;
                 }
             }
@@ -743,7 +830,7 @@ impl<'w> Simulation<'w> {
         if let Some(waiting) = &self.suspended {
             let heads = waiting.rest.iter().map(|d| d.head().key.workload);
             for w in heads.chain(waiting.deferred.iter().map(|d| d.0.key.workload)) {
-                if let QueueRef::Local(lq) = &world.workload(w).queue {
+                if let QueueRef::Local(lq) = &self.spec(w).queue {
                     by_lq[lq.index()] += 1;
                 }
             }
@@ -834,7 +921,7 @@ impl<'w> Simulation<'w> {
             } else if !rt.usage.is_empty() {
                 return Err(format!(
                     "{} holds usage but is not admitted",
-                    world.workload(w).name
+                    self.spec(w).name
                 ));
             }
             let placed: usize = rt
@@ -847,7 +934,7 @@ impl<'w> Simulation<'w> {
             let total: usize = rt.record.placement.iter().map(Vec::len).sum();
             // A gang is bound up to its minMember in one statement or not at all (a KAI Job's
             // pods are PodGroups of one; pods already running at the start count).
-            let wl = world.workload(w);
+            let wl = self.spec(w);
             let min_member = match self.scheduler_of(w) {
                 SchedulerKind::Kube => 1,
                 SchedulerKind::Kai
@@ -1019,7 +1106,7 @@ impl<'w> Simulation<'w> {
     /// time (`requeuingStrategy.timestamp: Eviction`, the default). A preempted workload keeps
     /// its place (`PrioritySortingWithinCohort` is on).
     fn queue_key(&self, w: WorkloadId) -> QueueKey {
-        let wl = self.world.workload(w);
+        let wl = self.spec(w);
         let eviction = self.runtimes[w.index()]
             .record
             .evictions
@@ -1047,14 +1134,43 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// The spec of arriving workload `w`; a stream then queues the arrival after it (ahead
+    /// of every other event at its time, as if all arrivals had been queued at the start).
+    fn take_arrival(&mut self, w: WorkloadId) -> Spec<'w> {
+        match &mut self.feed {
+            Feed::World => Spec::World(self.world.workload(w)),
+            Feed::Stream { next, rest } => {
+                let wl = next.take().expect("its arrival was queued with it");
+                *next = rest.next().map(Box::new);
+                if let Some(n) = next {
+                    assert!(
+                        n.arrival >= wl.arrival,
+                        "a workload stream gives workloads in arrival order"
+                    );
+                    let id = WorkloadId::from_index(w.index() + 1);
+                    self.events.push_presorted(n.arrival, Ev::Arrive(id));
+                }
+                Spec::Streamed(Rc::from(wl))
+            }
+        }
+    }
+
+    /// Whether workloads are still to arrive.
+    fn arrivals_pending(&self) -> bool {
+        match &self.feed {
+            Feed::World => self.arrived < self.world.workloads.len(),
+            Feed::Stream { next, .. } => next.is_some(),
+        }
+    }
+
     fn arrive(&mut self, w: WorkloadId) {
         let world = self.world;
-        let wl = world.workload(w);
-        let key = shape_key(wl);
+        let wl = self.take_arrival(w);
+        let key = shape_key(&wl);
         let next = self.shape_classes.len() as u32;
         let shape = *self.shape_classes.entry(key).or_insert(next);
         self.runtimes
-            .insert(w.index(), Box::new(new_runtime(wl, shape)));
+            .insert(w.index(), Box::new(new_runtime(wl.clone(), shape)));
         if let Some(blocked) = &wl.creation_blocked {
             // No Workload exists, so Kueue never queues it; the job controller retries and
             // reports the same Warning.
@@ -1081,7 +1197,7 @@ impl<'w> Simulation<'w> {
                         topology: None,
                     })
                     .collect(),
-                usage: admission::usage_of(world, &self.tree, cq, wl, &init.pod_sets),
+                usage: admission::usage_of(world, &self.tree, cq, &wl, &init.pod_sets),
                 mode: admission::Mode::Fit,
                 borrowing: 0,
                 contested: Vec::new(),
@@ -1172,8 +1288,9 @@ impl<'w> Simulation<'w> {
                 })
                 .collect(),
         };
+        let runtimes = &self.runtimes;
         let afs_usage = |w: WorkloadId| -> Option<f64> {
-            match &world.workload(w).queue {
+            match &runtimes[w.index()].spec.queue {
                 QueueRef::Local(lq) => lq_usage.get(lq.index()).copied().flatten(),
                 _ => None,
             }
@@ -1194,15 +1311,21 @@ impl<'w> Simulation<'w> {
             // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
             self.admitted.set_lq_fs_usage(|w| {
                 let usage = afs_usage(w)?;
-                let QueueRef::Local(lq) = &world.workload(w).queue else {
+                let QueueRef::Local(lq) = &runtimes[w.index()].spec.queue else {
                     return None;
                 };
                 Some((afs.lq_name_id[lq.index()], usage))
             });
         }
         let mut tas = self.tas_capacity();
-        let mut rest =
-            admission::run_cycle(self.world, &mut self.tree, &self.admitted, &mut tas, &heads);
+        let mut rest = admission::run_cycle(
+            self.world,
+            &self.runtimes,
+            &mut self.tree,
+            &self.admitted,
+            &mut tas,
+            &heads,
+        );
         self.occupy_scheduler(heads.len(), &rest);
         rest.reverse();
         self.apply_decisions(SuspendedCycle {
@@ -1350,9 +1473,9 @@ impl<'w> Simulation<'w> {
             .iter()
             .filter(|&&w| {
                 self.admitted.candidate(w).is_some_and(|c| !c.evicted)
-                    && world.workload(w).initial_admission.is_none()
+                    && self.spec(w).initial_admission.is_none()
             })
-            .map(|&w| world.workload(w).name.as_str())
+            .map(|&w| self.runtimes[w.index()].spec.name.as_str())
             .collect();
         if block && fresh.len() > 1 {
             return Err(format!(
@@ -1454,7 +1577,7 @@ impl<'w> Simulation<'w> {
         }
         self.stats.admissions += 1;
         self.afs_admit(w, &a.usage);
-        let wl = world.workload(w);
+        let wl = self.spec(w);
 
         self.admitted.insert(Candidate {
             workload: w,
@@ -1608,7 +1731,7 @@ impl<'w> Simulation<'w> {
             rt.record.requeue_count = n;
             rt.requeue_at = Some(self.now + SimDuration::from_millis(backoff_ms));
         }
-        let wl = self.world.workload(w);
+        let wl = self.spec(w);
         let message = format!(
             "Exceeded the PodsReady timeout {}/{}",
             wl.namespace, wl.name
@@ -1629,10 +1752,9 @@ impl<'w> Simulation<'w> {
             "BackoffFinished",
             "The workload backoff was finished".into(),
         );
-        if let (Some(key), QueueRef::Local(lq)) = (
-            self.runtimes[w.index()].key.clone(),
-            &self.world.workload(w).queue,
-        ) {
+        if let (Some(key), QueueRef::Local(lq)) =
+            (self.runtimes[w.index()].key.clone(), &self.spec(w).queue)
+        {
             let cq = self.world.local_queue(*lq).cluster_queue;
             self.queues.push_active(cq, key);
             self.request_cycle();
@@ -1698,7 +1820,7 @@ impl<'w> Simulation<'w> {
 
     fn afs_lq(&self, w: WorkloadId) -> Option<usize> {
         let afs = self.afs.as_ref()?;
-        let QueueRef::Local(lq) = &self.world.workload(w).queue else {
+        let QueueRef::Local(lq) = &self.spec(w).queue else {
             return None;
         };
         afs.enabled_cq[self.world.local_queue(*lq).cluster_queue.index()].then(|| lq.index())
@@ -1713,8 +1835,7 @@ impl<'w> Simulation<'w> {
             return;
         }
         let max = self
-            .world
-            .workload(w)
+            .spec(w)
             .max_execution_time
             .expect("scheduled only with a maximum");
         self.record_event(
@@ -1764,19 +1885,15 @@ impl<'w> Simulation<'w> {
                 .expect("admitted");
             let message = format!(
                 "Preempted to accommodate a workload (UID: {}, JobUID: {}) due to {}; preemptor path: {}; preemptee path: {}",
-                world.workload(preemptor).uid,
-                world
-                    .workload(preemptor)
-                    .job_uid
-                    .as_deref()
-                    .unwrap_or("UNKNOWN"),
+                self.spec(preemptor).uid,
+                self.spec(preemptor).job_uid.as_deref().unwrap_or("UNKNOWN"),
                 human_reason(t.reason),
                 self.cq_path(head.cq),
                 self.cq_path(victim_cq)
             );
             let (pp, vp) = (
-                world.workload(preemptor).priority,
-                world.workload(t.workload).priority,
+                self.spec(preemptor).priority,
+                self.spec(t.workload).priority,
             );
             let priorities = format!(
                 "; preemptor effective priority: {pp} (base: {pp}, boost: 0); preemptee effective priority: {vp} (base: {vp}, boost: 0)"
@@ -1789,7 +1906,7 @@ impl<'w> Simulation<'w> {
                 format!("{message}{priorities}"),
                 Some(cycle),
             );
-            let victim = world.workload(t.workload);
+            let victim = self.spec(t.workload);
             self.record_event(
                 preemptor,
                 EventType::Normal,
@@ -1813,8 +1930,8 @@ impl<'w> Simulation<'w> {
             );
             let preemptor_name = format!(
                 "{}/{}",
-                world.workload(preemptor).namespace,
-                world.workload(preemptor).name
+                self.spec(preemptor).namespace,
+                self.spec(preemptor).name
             );
             self.evict(
                 t.workload,
@@ -1974,7 +2091,7 @@ impl<'w> Simulation<'w> {
             return;
         }
         let world = self.world;
-        if let QueueRef::Local(lq) = &world.workload(w).queue {
+        if let QueueRef::Local(lq) = &self.spec(w).queue {
             let lq = world.local_queue(*lq);
             let cq = lq.cluster_queue;
             // The workload controller's getQueueBlocker: a stopped LocalQueue takes nothing
@@ -2104,7 +2221,7 @@ impl<'w> Simulation<'w> {
                 if runtimes[w.index()].requeue_at.is_some_and(|at| at > now) {
                     return false;
                 }
-                world.namespace_selected(selector.as_ref(), &world.workload(w).namespace)
+                world.namespace_selected(selector.as_ref(), &runtimes[w.index()].spec.namespace)
             });
         }
         if moved > 0 {
@@ -2118,7 +2235,7 @@ impl<'w> Simulation<'w> {
     /// flavors' nodeLabels as nodeSelector and the flavors' tolerations added.
     fn release_to_scheduler(&mut self, w: WorkloadId) {
         let world = self.world;
-        let wl = world.workload(w);
+        let wl = self.spec(w);
         let rt = &mut self.runtimes[w.index()];
         rt.needs = wl
             .pod_sets
@@ -2244,7 +2361,7 @@ impl<'w> Simulation<'w> {
     }
 
     fn scheduler_of(&self, w: WorkloadId) -> SchedulerKind {
-        let name = &self.world.workload(w).scheduler_name;
+        let name = &self.spec(w).scheduler_name;
         self.world
             .config
             .scheduler(name)
@@ -2255,7 +2372,7 @@ impl<'w> Simulation<'w> {
     fn try_place(&mut self, w: WorkloadId) -> bool {
         let world = self.world;
         let kind = self.scheduler_of(w);
-        let wl = world.workload(w);
+        let wl = self.spec(w);
         let rt = &self.runtimes[w.index()];
         let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = rt
             .needs
@@ -2392,7 +2509,7 @@ impl<'w> Simulation<'w> {
     /// fair share so the job fits, as `kai::reclaim_victims` picks them.
     fn kai_reclaim(&mut self, w: WorkloadId) {
         let world = self.world;
-        let wl = world.workload(w);
+        let wl = self.spec(w);
         let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
         else {
             return;
@@ -2406,7 +2523,7 @@ impl<'w> Simulation<'w> {
         let mut running = Vec::new();
         let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, x)| x).collect();
         for (i, rt) in self.runtimes.iter() {
-            let x = world.workload(WorkloadId::from_index(i));
+            let x = self.spec(WorkloadId::from_index(i));
             let Some(xq) = x.gang.kai_queue else { continue };
             if rt.needs.is_empty()
                 || self.scheduler_of(WorkloadId::from_index(i)) != SchedulerKind::Kai
@@ -2552,7 +2669,7 @@ impl<'w> Simulation<'w> {
             rt.record.state = WorkloadState::Pending;
             rt.record.running_at = None;
         }
-        let prio = self.world.workload(v).priority;
+        let prio = self.spec(v).priority;
         self.awaiting_placement.insert((Reverse(prio), self.now, v));
         self.try_place(v);
     }
@@ -2596,7 +2713,7 @@ impl<'w> Simulation<'w> {
                         (d, k.saturating_sub(bound))
                     })
                     .collect();
-                let requests = &world.workload(w).pod_sets[ps].requests;
+                let requests = &self.spec(w).pod_sets[ps].requests;
                 tas.apply(
                     world,
                     &crate::tas::TopologyAssignment {
@@ -2678,10 +2795,10 @@ impl<'w> Simulation<'w> {
         total: usize,
     ) -> placement::Placement {
         let world = self.world;
-        let wl = world.workload(w);
+        let wl = self.spec(w);
         let pod_name =
             |ps: usize, idx: usize| format!("{}/{}", wl.namespace, pod_name(world, w, ps, idx));
-        let constraint = match kai_constraint(world, wl) {
+        let constraint = match kai_constraint(world, &wl) {
             Ok(c) => c,
             Err(message) => {
                 let (ps, idx) = placement::first_pending(pods).unwrap_or((0, 0));
@@ -2788,24 +2905,30 @@ impl<'w> Simulation<'w> {
     /// release.
     fn retry_placements(&mut self) {
         let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, w)| w).collect();
+        /// A workload's gang request, compared by value.
+        struct GangOf<'w>(Spec<'w>);
+        impl PartialEq for GangOf<'_> {
+            fn eq(&self, other: &Self) -> bool {
+                self.0.gang == other.0.gang
+            }
+        }
         type Key<'k> = (
             SchedulerKind,
             Vec<(PodNeeds, Vec<Option<NodeId>>)>,
-            &'k kueuesim_model::GangSpec,
+            GangOf<'k>,
             Option<Vec<Option<crate::tas::TopologyAssignment>>>,
         );
-        let mut failed: Vec<Key<'_>> = Vec::new();
-        let world = self.world;
+        let mut failed: Vec<Key<'w>> = Vec::new();
         for w in waiting {
             let rt = &self.runtimes[w.index()];
-            let key: Key<'_> = (
+            let key: Key<'w> = (
                 self.scheduler_of(w),
                 rt.needs
                     .iter()
                     .cloned()
                     .zip(rt.record.placement.iter().cloned())
                     .collect(),
-                &world.workload(w).gang,
+                GangOf(rt.spec.clone()),
                 rt.record
                     .admission
                     .as_ref()
@@ -2854,7 +2977,7 @@ impl<'w> Simulation<'w> {
                 "All pods reached readiness and the workload is running".into(),
             );
         }
-        if let Some(d) = self.world.workload(w).duration {
+        if let Some(d) = self.spec(w).duration {
             let rt = &self.runtimes[w.index()];
             let remaining = (d - rt.progress_saved).max(SimDuration::ZERO);
             let g = rt.generation;
@@ -2884,7 +3007,7 @@ impl<'w> Simulation<'w> {
         }
         if let Some(tally) = &mut self.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
-            tally.add(self.world, self.world.workload(w), &rt.record);
+            tally.add(self.world, &rt.spec, &rt.record);
         }
     }
 

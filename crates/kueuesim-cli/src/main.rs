@@ -214,12 +214,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         trace_root,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
+    // A summary alone needs no per-workload events, conditions or placements: the run is
+    // lean and streamed (workloads are read as they arrive and let go of as they finish),
+    // so a million-workload replay holds only the live ones.
+    let summary_only = out.is_none() && matches!(output, Format::Summary);
     let mut loaded = load_sources(
         paths,
         LoadOptions {
             strict,
             trace_root: trace_root.clone(),
             seed,
+            stream: summary_only,
         },
     )?;
     if let Some(seed) = seed {
@@ -232,14 +237,14 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         })?;
         loaded.world.config.until = Some(SimTime::ZERO + d);
     }
+    let stream = loaded.stream.take();
     let world = &loaded.world;
     let show_progress = !quiet && std::io::stderr().is_terminal();
     let mut sim = Simulation::new(world);
-    // A summary alone needs no per-workload events, conditions or placements: the lean run
-    // keeps memory to a small record per finished workload (a million-workload replay).
-    let summary_only = out.is_none() && matches!(output, Format::Summary);
-    if summary_only {
-        sim = sim.lean();
+    let mut stream_error = None;
+    if let Some(stream) = stream {
+        stream_error = Some(stream.error());
+        sim = sim.with_stream(stream);
     }
     if out.is_some() {
         // timeseries.csv: one sample per minute of simulated time.
@@ -287,6 +292,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if shown {
         eprint!("\r\x1b[K");
     }
+    // A bad row met during the run ended the stream: the result is not reported.
+    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
+        return Err(e.into());
+    }
     let doc = result_with(world, &outcome, !summary_only);
     if let Some(dir) = out {
         write_out_dir(
@@ -327,6 +336,7 @@ fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failur
             strict: false,
             trace_root: view.trace_root.clone(),
             seed: view.seed,
+            stream: false,
         },
     )?;
     if let Some(seed) = view.seed {
@@ -413,7 +423,14 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
 }
 
 fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {
-    let loaded = load_sources(paths, opts)?;
+    let mut loaded = load_sources(paths, opts)?;
+    // Every workload is read and checked, one at a time (a long trace is never held whole).
+    let mut workloads = loaded.world.workloads.len();
+    if let Some(mut stream) = loaded.stream.take() {
+        while stream.try_next()?.is_some() {
+            workloads += 1;
+        }
+    }
     let w = &loaded.world;
     println!(
         "ok: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors, {} nodes, {} workloads",
@@ -421,7 +438,7 @@ fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {
         w.local_queues.len(),
         w.flavors.len(),
         w.nodes.len(),
-        w.workloads.len()
+        workloads
     );
     Ok(())
 }
@@ -451,6 +468,7 @@ fn main() -> ExitCode {
                 strict: *strict,
                 trace_root: trace_root.clone(),
                 seed: None,
+                stream: true,
             },
         ),
         Command::Get { kind, view, output } => get(kind, view, *output),

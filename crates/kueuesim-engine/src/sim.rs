@@ -2394,9 +2394,9 @@ impl<'w> Simulation<'w> {
         let pod_name = |ps: usize, idx: usize| match &tas_index {
             Some(ix) => {
                 let (p, i) = ix[ps][idx];
-                pod_name(world, w, p, i)
+                wl.pod_name(p, i)
             }
-            None => pod_name(world, w, ps, idx),
+            None => wl.pod_name(ps, idx),
         };
         let mut result = match kind {
             SchedulerKind::Kube => placement::kube::place(world, &mut self.cluster, &pods, seed),
@@ -2797,7 +2797,7 @@ impl<'w> Simulation<'w> {
         let world = self.world;
         let wl = self.spec(w);
         let pod_name =
-            |ps: usize, idx: usize| format!("{}/{}", wl.namespace, pod_name(world, w, ps, idx));
+            |ps: usize, idx: usize| format!("{}/{}", wl.namespace, wl.pod_name(ps, idx));
         let constraint = match kai_constraint(world, &wl) {
             Ok(c) => c,
             Err(message) => {
@@ -2945,7 +2945,7 @@ impl<'w> Simulation<'w> {
 
     /// A pod's name as its controller would name it (see `Workload::pod_name`).
     pub fn pod_name(&self, w: WorkloadId, ps: usize, idx: usize) -> String {
-        pod_name(self.world, w, ps, idx)
+        self.spec(w).pod_name(ps, idx)
     }
 
     fn schedule_running(&mut self, w: WorkloadId) {
@@ -3124,11 +3124,6 @@ fn evicted_event_reason(reason: &str) -> &'static str {
         }
         _ => "Evicted",
     }
-}
-
-/// A pod's name as its controller would name it (see `Workload::pod_name`).
-pub fn pod_name(world: &World, w: WorkloadId, ps: usize, idx: usize) -> String {
-    world.workload(w).pod_name(ps, idx)
 }
 
 /// The workload's KAI topology constraint resolved against its Topology: its own

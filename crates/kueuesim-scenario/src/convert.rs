@@ -26,6 +26,7 @@ use kueuesim_model::{
 
 use crate::error::{Pos, ScenarioError};
 use crate::source::{ObjectText, SourceFile, split_objects, yaml_error};
+use crate::stream::WorkloadStream;
 use crate::wire;
 
 /// The label that names a job's LocalQueue.
@@ -52,6 +53,9 @@ pub struct LoadOptions {
     /// `--seed`: overrides Simulation `spec.seed`; applied before WorkloadGenerators and a
     /// trace's random mappings draw.
     pub seed: Option<u64>,
+    /// Leave the workloads in `Loaded::stream` for the engine to pull
+    /// (`Simulation::with_stream`) instead of collecting them into `world.workloads`.
+    pub stream: bool,
 }
 
 /// A loaded scenario.
@@ -64,6 +68,9 @@ pub struct Loaded {
     /// The scenario's WorkloadTraces, checked; their workloads are already in
     /// `world.workloads` (`crate::trace::open` reads one again, row by row).
     pub traces: Vec<crate::trace::TraceDecl>,
+    /// With `LoadOptions::stream`: every workload, in arrival order, still to be read
+    /// (`world.workloads` is then empty).
+    pub stream: Option<WorkloadStream>,
 }
 
 /// Loads every object of `files` into a world.
@@ -82,14 +89,27 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
     for (i, o) in objects.iter_mut().enumerate() {
         o.order = i;
     }
-    let seed = opts.seed;
+    let (seed, streamed) = (opts.seed, opts.stream);
     let mut loaded = Builder::default().build(&objects, opts)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
-    // For now every trace is read here, whole; `trace::open` gives the same workloads one at
-    // a time for an engine that pulls them.
-    crate::trace::append_workloads(&traces, &mut loaded.world)?;
+    let mut stream = loaded.stream.take().expect("built with the workloads");
+    for d in &traces {
+        stream.add_trace(crate::trace::open(d, &mut loaded.world)?);
+    }
+    stream.prime()?;
+    if streamed {
+        // A streamed trace row's namespace is not added to the world: only a workload whose
+        // LocalQueue exists is ever matched against a namespaceSelector, and a LocalQueue's
+        // namespace always exists.
+        loaded.stream = Some(stream);
+    } else {
+        while let Some(w) = stream.try_next()? {
+            crate::trace::ensure_namespace(&mut loaded.world, &w.namespace);
+            loaded.world.workloads.push(w);
+        }
+    }
     loaded.traces = traces;
     Ok(loaded)
 }
@@ -373,6 +393,8 @@ struct Builder<'a> {
     generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// (kind, namespace, name) → first position, for duplicate detection.
     seen: BTreeMap<(String, String, String), Pos>,
+    /// The workloads, as a stream (`build_workloads`).
+    stream: Option<WorkloadStream>,
 }
 
 pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
@@ -968,6 +990,7 @@ impl<'a> Builder<'a> {
             world: self.world,
             warnings: self.warnings,
             traces: Vec::new(),
+            stream: self.stream,
         })
     }
 
@@ -4068,11 +4091,10 @@ impl<'a> Builder<'a> {
                 },
             ));
         }
-        // WorkloadGenerators: merged by arrival (ties: document order); collected here for
-        // now, though `GeneratedWorkloads` could be pulled lazily instead.
+        // WorkloadGenerators: merged by arrival (ties: document order), pulled lazily.
         let generators = std::mem::take(&mut self.generators);
         let mut streams = Vec::with_capacity(generators.len());
-        let mut orders = Vec::with_capacity(generators.len());
+        let mut places = Vec::with_capacity(generators.len());
         for p in &generators {
             let seed = self.world.config.seed;
             let settings = crate::generator::resolve(p.src, &p.obj, &mut self.world, seed)?;
@@ -4080,25 +4102,14 @@ impl<'a> Builder<'a> {
                 self.ensure_namespace(&q.namespace);
             }
             streams.push(crate::generator::GeneratorStream::new(settings));
-            orders.push(p.src.order);
+            places.push((
+                p.src.order,
+                p.src.kind_pos.clone(),
+                std::rc::Rc::from(p.src.file.text.as_str()),
+            ));
         }
-        let mut generated = crate::generator::GeneratedWorkloads::new(streams);
-        while let Some(i) = generated.peek_stream() {
-            let Some(w) = generated.next() else { break };
-            if w.arrival.millis() > crate::generator::MAX_ARRIVAL_MS {
-                return Err(err_obj(
-                    generators[i].src,
-                    format!(
-                        "workload {} would arrive more than 1000 years after the start: expected a count or until that ends the arrivals sooner",
-                        w.name
-                    ),
-                ));
-            }
-            out.push((orders[i], w));
-        }
-        // Arrival order; equal arrivals keep document order across all files and kinds.
-        out.sort_by_key(|(order, w)| (w.arrival, *order));
-        self.world.workloads = out.into_iter().map(|(_, w)| w).collect();
+        let generated = crate::generator::GeneratedWorkloads::new(streams);
+        self.stream = Some(WorkloadStream::new(out, generated, places));
         Ok(())
     }
 

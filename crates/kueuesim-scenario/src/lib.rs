@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod output;
 pub mod report;
 pub mod source;
+pub mod stream;
 pub mod synthetic;
 pub mod trace;
 mod wire;

@@ -1629,24 +1629,3 @@ impl Iterator for TraceWorkloads {
         Some(self.workload(&row))
     }
 }
-
-/// Reads every trace of `decls` into `world.workloads`, keeping arrival order (equal arrivals:
-/// the scenario's own workloads first, then the traces in order).
-pub(crate) fn append_workloads(
-    decls: &[TraceDecl],
-    world: &mut World,
-) -> Result<(), ScenarioError> {
-    if decls.is_empty() {
-        return Ok(());
-    }
-    for d in decls {
-        let it = open(d, world)?;
-        for w in it {
-            let w = w?;
-            ensure_namespace(world, &w.namespace);
-            world.workloads.push(w);
-        }
-    }
-    world.workloads.sort_by_key(|w| w.arrival);
-    Ok(())
-}

@@ -504,6 +504,12 @@ impl<'w> Simulation<'w> {
         self.runtimes[w.index()].spec.clone()
     }
 
+    /// How many workload ids the run holds state for: from the oldest live workload to the
+    /// newest arrival (what a lean run's memory follows).
+    pub fn live_workloads(&self) -> usize {
+        self.runtimes.span()
+    }
+
     /// The current simulated time.
     pub fn now(&self) -> SimTime {
         self.now
@@ -2796,8 +2802,7 @@ impl<'w> Simulation<'w> {
     ) -> placement::Placement {
         let world = self.world;
         let wl = self.spec(w);
-        let pod_name =
-            |ps: usize, idx: usize| format!("{}/{}", wl.namespace, wl.pod_name(ps, idx));
+        let pod_name = |ps: usize, idx: usize| format!("{}/{}", wl.namespace, wl.pod_name(ps, idx));
         let constraint = match kai_constraint(world, &wl) {
             Ok(c) => c,
             Err(message) => {

@@ -884,3 +884,44 @@ fn trace_root_flag_finds_a_trace_and_a_missing_trace_exits_2() {
     );
     assert!(err.contains("docs/traces.md"), "{err}");
 }
+
+/// A copy of the native trace example whose trace goes on for 3,000 more rows, the last
+/// with a bad pod count: the summary run streams the trace, so it meets the row mid-run.
+#[test]
+fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
+    let dir = temp_dir("bad-row-mid-run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = scenario("examples/trace-native");
+    let yaml = std::fs::read_to_string(format!("{example}/scenario.yaml")).unwrap();
+    std::fs::write(dir.join("scenario.yaml"), yaml).unwrap();
+    let mut csv = std::fs::read_to_string(format!("{example}/trace.csv")).unwrap();
+    // After the example's last row (at 1h30m), in seconds.
+    let last_arrival = 2 * 3600;
+    let lines_before = csv.lines().count();
+    for i in 1..=3000 {
+        let pods = if i == 3000 { "many" } else { "1" };
+        csv.push_str(&format!(
+            "{},extra-{i},ml-team,training,low,default-scheduler,{pods},,1,1Gi,0,1m,\n",
+            last_arrival + i * 10
+        ));
+    }
+    std::fs::write(dir.join("trace.csv"), csv).unwrap();
+    let bad_line = lines_before + 3000;
+    let path = dir.to_str().unwrap();
+    for args in [
+        vec!["run", path, "-q"],
+        vec!["run", path, "-q", "--until", "1m"],
+        vec!["run", path, "-q", "-o", "json"],
+        vec!["validate", path],
+    ] {
+        let o = kueuesim(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("trace.csv:{bad_line}:")),
+            "{args:?}: {err}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}: no result on bad input");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -19,6 +19,8 @@ mod kueue_perf;
 mod loading;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
 mod placement_cases;
+/// Streamed runs: the summary of the full run, and memory that follows the live workloads.
+mod streaming;
 /// WorkloadTrace: the native CSV format, mappings, the trace root, and the public traces
 /// replayed (conservation, invariants).
 mod traces;

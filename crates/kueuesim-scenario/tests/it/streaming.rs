@@ -1,0 +1,171 @@
+//! Streamed runs (`LoadOptions::stream`, `Simulation::with_stream`): the engine pulls each
+//! workload when the one before it arrives and lets go of it when it finishes. The summary
+//! must be the full run's, byte for byte, and memory must follow the live workloads.
+
+use std::path::PathBuf;
+
+use kueuesim_engine::Simulation;
+use kueuesim_model::SimTime;
+use kueuesim_scenario::embedded::read_paths;
+use kueuesim_scenario::output::{result_with, summary_text, to_json};
+use kueuesim_scenario::{LoadOptions, SourceFile, load};
+
+use crate::util::{load_text_with, scenarios_dir};
+
+/// Every scenario that runs in well under a second: each directory (or single file) under
+/// these folders of `scenarios/`.
+fn small_scenarios() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for group in [
+        "cases",
+        "examples",
+        "golden",
+        "kueue",
+        "kueue-perf",
+        "placement",
+        "platform",
+    ] {
+        let dir = scenarios_dir().join(group);
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        entries.sort();
+        out.extend(entries);
+    }
+    out
+}
+
+/// The JSON document and summary text of a full run and of a streamed run of `files`.
+fn both_ways(files: &[SourceFile], until: Option<SimTime>) -> [(String, String); 2] {
+    [false, true].map(|stream| {
+        let opts = LoadOptions {
+            stream,
+            ..LoadOptions::default()
+        };
+        let mut loaded = load(files, opts).unwrap_or_else(|e| panic!("{e}"));
+        if until.is_some() {
+            loaded.world.config.until = until;
+        }
+        let world = &loaded.world;
+        let mut sim = Simulation::new(world);
+        match loaded.stream.take() {
+            Some(s) => {
+                assert!(stream && world.workloads.is_empty());
+                sim = sim.with_stream(s);
+            }
+            None => assert!(!stream),
+        }
+        let outcome = sim.run();
+        assert_eq!(outcome.lean.is_some(), stream);
+        let doc = result_with(world, &outcome, false);
+        (to_json(&doc), summary_text(world, &doc))
+    })
+}
+
+#[test]
+fn a_streamed_run_reports_what_the_full_run_does() {
+    let scenarios = small_scenarios();
+    assert!(scenarios.len() > 60, "found {}", scenarios.len());
+    let mut with_waiting = 0;
+    for path in &scenarios {
+        let files = read_paths(std::slice::from_ref(path)).expect("readable");
+        let [full, streamed] = both_ways(&files, None);
+        assert_eq!(full.0, streamed.0, "{}: -o json summary", path.display());
+        assert_eq!(full.1, streamed.1, "{}: summary text", path.display());
+        with_waiting += usize::from(full.1.contains("Waiting at the end"));
+    }
+    // The comparison covers the listing of workloads still waiting, not only counts.
+    assert!(
+        with_waiting >= 5,
+        "{with_waiting} scenarios end with waiting workloads"
+    );
+}
+
+#[test]
+fn a_horizon_counts_the_rest_of_the_stream_as_not_arrived() {
+    let path = scenarios_dir().join("kueue-perf/baseline.yaml");
+    let files = read_paths(&[path]).expect("readable");
+    let until = Some(SimTime::from_secs(20));
+    let [full, streamed] = both_ways(&files, until);
+    assert_eq!(full, streamed);
+    let doc: serde_json::Value = serde_json::from_str(&full.0).expect("json");
+    let not_arrived = doc["summary"]["workloads"]["notArrived"]
+        .as_u64()
+        .expect("count");
+    assert!(
+        not_arrived > 0,
+        "the horizon cuts the arrivals: {not_arrived}"
+    );
+}
+
+/// A generator of `n` one-pod workloads, one a second, each running a minute, on a queue
+/// with room for all of them.
+fn steady_generator(n: u32) -> String {
+    format!(
+        r#"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources: [{{name: nvidia.com/gpu, nominalQuota: 1000}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: team}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: steady, namespace: team}}
+spec:
+  count: {n}
+  arrival: {{interval: 1s}}
+  queues: [{{name: q}}]
+  pods: {{fixed: 1}}
+  requests: {{nvidia.com/gpu: {{fixed: 1}}}}
+  duration: {{fixed: 60s}}
+"#
+    )
+}
+
+#[test]
+fn a_streamed_run_holds_only_the_live_workloads() {
+    let n = 20_000;
+    let text = steady_generator(n);
+    let opts = LoadOptions {
+        stream: true,
+        ..LoadOptions::default()
+    };
+    let mut loaded = load_text_with("t.yaml", &text, opts).unwrap_or_else(|e| panic!("{e}"));
+    let stream = loaded.stream.take().expect("streamed");
+    let mut sim = Simulation::new(&loaded.world).with_stream(stream);
+    let mut most = 0;
+    while sim.step(None) {
+        most = most.max(sim.live_workloads());
+    }
+    // About 61 workloads overlap at any time (a minute each, one a second); the run holds
+    // no more than a small multiple of that, whatever the length of the stream.
+    assert!(
+        (60..200).contains(&most),
+        "held up to {most} workloads at once"
+    );
+    let outcome = sim.run();
+    let lean = outcome.lean.expect("a streamed run is lean");
+    assert_eq!(
+        lean.tally
+            .count(kueuesim_engine::outcome::WorkloadState::Finished),
+        u64::from(n)
+    );
+    assert!(lean.unfinished.is_empty());
+}

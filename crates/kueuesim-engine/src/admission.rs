@@ -933,6 +933,15 @@ impl Decision {
             | Decision::Requeue { head, .. } => head,
         }
     }
+
+    /// The head this decision is about, mutable.
+    pub fn head_mut(&mut self) -> &mut Head {
+        match self {
+            Decision::Admit { head, .. }
+            | Decision::Preempt { head, .. }
+            | Decision::Requeue { head, .. } => head,
+        }
+    }
 }
 
 /// An entry of the cycle: a nominated head with its assignment and preemption targets.

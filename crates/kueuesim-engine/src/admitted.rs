@@ -38,6 +38,18 @@ impl AdmittedIndex {
         }
     }
 
+    /// Rewrites every candidate's UID label (`uid_order::UidLabels::respace`).
+    pub fn relabel(&mut self, label: impl Fn(WorkloadId) -> u64) {
+        for c in self.per_cq.iter_mut().flatten() {
+            c.uid_rank = label(c.workload);
+        }
+    }
+
+    /// Every candidate, for the engine's invariant check.
+    pub fn all(&self) -> impl Iterator<Item = &Candidate> {
+        self.per_cq.iter().flatten()
+    }
+
     /// Removes a workload that released its quota.
     pub fn remove(&mut self, w: WorkloadId) -> Option<Candidate> {
         let (cq, i) = self.pos.remove(w.index())?;

@@ -14,6 +14,7 @@ pub mod preemption;
 pub mod queues;
 pub mod sim;
 pub mod tas;
+pub mod uid_order;
 pub mod window;
 
 pub use outcome::{Outcome, WorkloadRecord, WorkloadState};

@@ -31,8 +31,8 @@ pub struct Candidate {
     pub reserved_at: SimTime,
     /// Already evicted, still holding quota while its pods terminate: preferred as victim.
     pub evicted: bool,
-    /// Its UID: the last tie-break (then its id, for equal UIDs).
-    pub uid: std::rc::Rc<str>,
+    /// The label of its UID (`uid_order`): the last tie-break.
+    pub uid_rank: u64,
     /// Admission Fair Sharing (its ClusterQueue's admissionScope on): an id of its
     /// LocalQueue's name and that LocalQueue's usage this cycle (`LocalQueueFSUsage`).
     pub lq_fs_usage: Option<(u32, f64)>,
@@ -228,8 +228,7 @@ fn candidates_ordering(a: &Candidate, b: &Candidate, own: ClusterQueueId) -> Ord
         })
         .then_with(|| a.priority.cmp(&b.priority))
         .then_with(|| b.reserved_at.cmp(&a.reserved_at))
-        .then_with(|| a.uid.cmp(&b.uid))
-        .then_with(|| a.workload.cmp(&b.workload))
+        .then_with(|| a.uid_rank.cmp(&b.uid_rank))
 }
 
 /// `QuantitiesFitInQuota`: whether `requests` fit in `node`'s subtree quota on top of its
@@ -1227,7 +1226,7 @@ mod tests {
                 timestamp: SimTime::ZERO,
                 reserved_at: SimTime::ZERO,
                 evicted: false,
-                uid: format!("{id:08}").into(),
+                uid_rank: id as u64,
                 lq_fs_usage: None,
                 usage: vec![(fr, cpu)],
             });
@@ -1289,7 +1288,7 @@ mod tests {
             timestamp: T0,
             reserved_at: T0,
             evicted: false,
-            uid: format!("{id:08}").into(),
+            uid_rank: id as u64,
             lq_fs_usage: lq,
             usage: Vec::new(),
         };
@@ -1574,7 +1573,7 @@ mod tests {
                 timestamp: SimTime::ZERO,
                 reserved_at: SimTime::ZERO,
                 evicted: false,
-                uid: format!("{id:08}").into(),
+                uid_rank: id as u64,
                 lq_fs_usage: None,
                 usage: vec![(fr, cpu)],
             });
@@ -1599,8 +1598,14 @@ mod tests {
             strategies: &[FairStrategy],
             within_nominal_gate: bool,
         ) -> Vec<(String, PreemptionReason)> {
-            for c in self.admitted.0.iter_mut().flatten() {
-                c.uid = self.names[c.workload.index()].as_str().into();
+            let mut by_name: Vec<usize> = (0..self.names.len()).collect();
+            by_name.sort_by(|&a, &b| self.names[a].cmp(&self.names[b]));
+            for (rank, &i) in by_name.iter().enumerate() {
+                for c in self.admitted.0.iter_mut().flatten() {
+                    if c.workload.index() == i {
+                        c.uid_rank = rank as u64;
+                    }
+                }
             }
             let fr = self.tree.fr(FlavorId(flavor), ResourceId(CPU));
             let usage = [(fr, cpu)];

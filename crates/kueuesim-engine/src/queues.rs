@@ -7,7 +7,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
-use std::rc::Rc;
 
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
@@ -19,10 +18,8 @@ pub struct QueueKey {
     /// Earlier queue-order timestamp first (creation time, or eviction time after some
     /// evictions).
     pub timestamp: SimTime,
-    /// The workload's UID: the last tie-break. Shared with its runtime, so a key is cheap to
-    /// clone; compared only when priority and timestamp tie. (A rank among all UIDs would
-    /// need every workload up front, which a streamed trace does not give.)
-    pub uid: Rc<str>,
+    /// The label of the workload's UID (`uid_order`): the last tie-break.
+    pub uid_rank: u64,
     /// The workload (unique, so keys never collide: the shape below never decides).
     pub workload: WorkloadId,
     /// The workload's scheduling shape (`SchedulingEquivalenceHashing`).
@@ -267,6 +264,26 @@ impl QueueManager {
         }
     }
 
+    /// Moves every inadmissible workload of `cq` back to its heap (`queueInadmissibleWorkloads`
+    /// when none has a reason to stay). Returns how many moved.
+    pub fn requeue_all_inadmissible(&mut self, cq: ClusterQueueId) -> usize {
+        let q = &mut self.queues[cq.index()];
+        q.parked_shapes.clear();
+        let mut back = std::mem::take(&mut q.inadmissible);
+        let moved = back.len();
+        for k in &back {
+            let s = k.shape as usize;
+            if q.active_shapes.len() <= s {
+                q.active_shapes.resize(s + 1, 0);
+            }
+            q.active_shapes[s] += 1;
+        }
+        // Keys are unique per workload and a workload is in one set only, so the merge keeps
+        // every key.
+        q.active.append(&mut back);
+        moved
+    }
+
     /// Moves the inadmissible workloads of `cq` for which `may_return` holds back to its heap
     /// (`queueInadmissibleWorkloads`). Returns how many moved.
     pub fn requeue_inadmissible(
@@ -321,6 +338,27 @@ impl QueueManager {
     pub fn queue(&self, cq: ClusterQueueId) -> &ClusterQueueQueue {
         &self.queues[cq.index()]
     }
+
+    /// Rewrites every key's UID label (`uid_order::UidLabels::respace`); the new labels keep
+    /// the order, so each set is rebuilt as it was.
+    pub fn relabel(&mut self, label: impl Fn(WorkloadId) -> u64) {
+        let fix = |k: &QueueKey| QueueKey {
+            uid_rank: label(k.workload),
+            ..k.clone()
+        };
+        for q in &mut self.queues {
+            q.active = q.active.iter().map(fix).collect();
+            q.inadmissible = q.inadmissible.iter().map(fix).collect();
+            q.sticky = q.sticky.as_ref().map(fix);
+        }
+    }
+
+    /// Every key held, for the engine's invariant check.
+    pub fn keys(&self) -> impl Iterator<Item = &QueueKey> {
+        self.queues
+            .iter()
+            .flat_map(|q| q.active.iter().chain(&q.inadmissible).chain(&q.sticky))
+    }
 }
 
 #[cfg(test)]
@@ -331,7 +369,7 @@ mod tests {
         QueueKey {
             priority: Reverse(p),
             timestamp: SimTime(t),
-            uid: format!("{uid:08}").into(),
+            uid_rank: u64::from(uid),
             workload: WorkloadId(uid),
             shape: 0,
         }

@@ -26,6 +26,7 @@ use crate::outcome::{
 use crate::placement::{self, Cluster, NodeCapacity, PodNeeds};
 use crate::preemption::{AdmittedWorkloads, Candidate, PreemptionReason, Target};
 use crate::queues::{QueueKey, QueueManager, QueueStatus, RequeueReason};
+use crate::uid_order::UidLabels;
 use crate::window::Window;
 
 /// The event source of Kueue's scheduler.
@@ -148,7 +149,7 @@ impl std::ops::Deref for Spec<'_> {
     }
 }
 
-impl admission::Specs for Window<Box<Runtime<'_>>> {
+impl admission::Specs for Window<Runtime<'_>> {
     fn spec(&self, w: WorkloadId) -> &Workload {
         &self[w.index()].spec
     }
@@ -211,7 +212,9 @@ struct Runtime<'w> {
     /// Holds quota without `PodsReady=True` (in the cache's `WorkloadsNotReady`).
     not_ready: bool,
     /// Its UID, shared with its queue key and preemption candidate record.
-    uid: std::rc::Rc<str>,
+    uid: Rc<str>,
+    /// The label of its UID (`uid_order`), in its queue key and candidate record.
+    uid_label: u64,
     /// Its scheduling-shape class (`SchedulingEquivalenceHashing`).
     shape: u32,
     record: WorkloadRecord,
@@ -244,7 +247,7 @@ pub struct Simulation<'w> {
     events: EventQueue<Ev>,
     /// The runtime state of every arrived workload; a lean run lets go of a workload once
     /// it finishes (folding it into `tally`), so memory follows the live workloads.
-    runtimes: Window<Box<Runtime<'w>>>,
+    runtimes: Window<Runtime<'w>>,
     /// The workloads still to arrive.
     feed: Feed<'w>,
     queues: QueueManager,
@@ -253,6 +256,10 @@ pub struct Simulation<'w> {
     cluster: Cluster,
     /// Whether each ClusterQueue can admit (not stopped, not in a cohort cycle).
     cq_stopped: Vec<bool>,
+    /// The labels ordering the live workloads' UIDs.
+    uid_labels: UidLabels,
+    /// Respace the UID labels on every arrival (`with_uid_respacing`, for tests).
+    respace_uids_always: bool,
     /// The scheduling-shape classes seen so far, numbered in order of first arrival.
     shape_classes: BTreeMap<String, u32>,
     /// Whether a batched inadmissible requeue is pending, per tree node.
@@ -317,7 +324,7 @@ fn shape_key(w: &kueuesim_model::Workload) -> String {
 }
 
 /// A workload's runtime state on arrival.
-fn new_runtime<'w>(spec: Spec<'w>, shape: u32) -> Runtime<'w> {
+fn new_runtime<'w>(spec: Spec<'w>, shape: u32, uid: Rc<str>, uid_label: u64) -> Runtime<'w> {
     let w = &*spec;
     Runtime {
         starts_after: SimTime::ZERO,
@@ -334,7 +341,8 @@ fn new_runtime<'w>(spec: Spec<'w>, shape: u32) -> Runtime<'w> {
         gpus_since: SimTime::ZERO,
         requeue_at: None,
         not_ready: false,
-        uid: w.uid.as_str().into(),
+        uid,
+        uid_label,
         shape,
         spec: spec.clone(),
         record: WorkloadRecord {
@@ -465,6 +473,8 @@ impl<'w> Simulation<'w> {
             placement_attempts: 0,
             cq_stopped,
             shape_classes: BTreeMap::new(),
+            uid_labels: UidLabels::default(),
+            respace_uids_always: false,
             requeue_pending: vec![false; n_nodes],
             awaiting_placement: BTreeSet::new(),
             cycle_scheduled: false,
@@ -732,6 +742,13 @@ impl<'w> Simulation<'w> {
         self.now - self.last_progress > round + round
     }
 
+    /// Relabels the UIDs of the live workloads on every arrival instead of only when a gap
+    /// is used up (for tests: every kept label must follow, or the order goes wrong).
+    pub fn with_uid_respacing(mut self) -> Self {
+        self.respace_uids_always = true;
+        self
+    }
+
     /// Turns on auditing of decisions (for tests): `check_invariants` then also reports a
     /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
     pub fn with_audit(mut self) -> Self {
@@ -910,6 +927,7 @@ impl<'w> Simulation<'w> {
         if let Some(v) = self.audit.as_ref().and_then(|a| a.first()) {
             return Err(v.clone());
         }
+        self.check_uid_labels()?;
         let mut expected = QuotaTree::new(world);
         // Limits hold for the workloads that are not on their way out: like Kueue, the
         // scheduler counts a preempted workload as gone while its pods terminate, so a
@@ -1134,9 +1152,35 @@ impl<'w> Simulation<'w> {
         QueueKey {
             priority: Reverse(wl.priority),
             timestamp,
-            uid: self.runtimes[w.index()].uid.clone(),
+            uid_rank: self.runtimes[w.index()].uid_label,
             workload: w,
             shape: self.runtimes[w.index()].shape,
+        }
+    }
+
+    /// Labels every live workload's UID afresh (its gap was used up) and rewrites the labels
+    /// kept in queue keys, preemption candidates and a waiting cycle's heads. The order is
+    /// unchanged, so nothing moves.
+    fn respace_uid_labels(&mut self) {
+        for (w, label) in self.uid_labels.respace() {
+            let rt = &mut self.runtimes[w.index()];
+            rt.uid_label = label;
+            if let Some(k) = &mut rt.key {
+                k.uid_rank = label;
+            }
+        }
+        let runtimes = &self.runtimes;
+        let label = |w: WorkloadId| runtimes[w.index()].uid_label;
+        self.queues.relabel(label);
+        self.admitted.relabel(label);
+        if let Some(s) = &mut self.suspended {
+            for d in &mut s.rest {
+                let head = d.head_mut();
+                head.key.uid_rank = label(head.key.workload);
+            }
+            for d in &mut s.deferred {
+                d.0.key.uid_rank = label(d.0.key.workload);
+            }
         }
     }
 
@@ -1175,8 +1219,13 @@ impl<'w> Simulation<'w> {
         let key = shape_key(&wl);
         let next = self.shape_classes.len() as u32;
         let shape = *self.shape_classes.entry(key).or_insert(next);
-        self.runtimes
-            .insert(w.index(), Box::new(new_runtime(wl.clone(), shape)));
+        let uid: Rc<str> = wl.uid.as_str().into();
+        let label = self.uid_labels.insert(uid.clone(), w);
+        let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
+        self.runtimes.insert(w.index(), runtime);
+        if label.is_none() || self.respace_uids_always {
+            self.respace_uid_labels();
+        }
         if let Some(blocked) = &wl.creation_blocked {
             // No Workload exists, so Kueue never queues it; the job controller retries and
             // reports the same Warning.
@@ -1440,6 +1489,39 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// UID labels increase in UID order among the live workloads, and every label kept in a
+    /// queue key or a preemption candidate is its workload's current one.
+    fn check_uid_labels(&self) -> Result<(), String> {
+        let mut live: Vec<(&str, usize, u64)> = self
+            .runtimes
+            .iter()
+            .map(|(i, rt)| (&*rt.uid, i, rt.uid_label))
+            .collect();
+        live.sort();
+        if let Some(w) = live.windows(2).find(|w| w[0].2 >= w[1].2) {
+            return Err(format!("UID labels out of order: {w:?}"));
+        }
+        let label = |w: WorkloadId| self.runtimes[w.index()].uid_label;
+        let keys = self
+            .queues
+            .keys()
+            .chain(self.runtimes.iter().filter_map(|(_, rt)| rt.key.as_ref()));
+        for k in keys {
+            if k.uid_rank != label(k.workload) {
+                return Err(format!(
+                    "stale UID label in the queue key of {:?}",
+                    k.workload
+                ));
+            }
+        }
+        for c in self.admitted.all() {
+            if c.uid_rank != label(c.workload) {
+                return Err(format!("stale UID label in the candidate {:?}", c.workload));
+            }
+        }
+        Ok(())
+    }
+
     /// `not_ready` counts the workloads holding quota without `PodsReady=True`; a cycle is
     /// suspended only while one exists; and with `blockAdmission`, at most one workload that
     /// is not on its way out (and not admitted in the input) lacks ready pods: admissions
@@ -1594,7 +1676,7 @@ impl<'w> Simulation<'w> {
             timestamp: wl.created_at,
             reserved_at: at,
             evicted: false,
-            uid: self.runtimes[w.index()].uid.clone(),
+            uid_rank: self.runtimes[w.index()].uid_label,
             lq_fs_usage: None,
             usage: a.usage.clone(),
         });
@@ -2220,6 +2302,15 @@ impl<'w> Simulation<'w> {
         for cq in self.cqs_under(target) {
             // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
             let selector = &world.cluster_queue(cq).namespace_selector;
+            // With no PodsReady back-off and a selector that takes every namespace, every
+            // parked workload returns: move them all at once.
+            let takes_all = selector
+                .as_ref()
+                .is_some_and(|s| s.match_labels.is_empty() && s.match_expressions.is_empty());
+            if takes_all && world.config.kueue.wait_for_pods_ready.is_none() {
+                moved += self.queues.requeue_all_inadmissible(cq);
+                continue;
+            }
             let runtimes = &self.runtimes;
             let now = self.now;
             moved += self.queues.requeue_inadmissible(cq, |w| {
@@ -3012,6 +3103,7 @@ impl<'w> Simulation<'w> {
         }
         if let Some(tally) = &mut self.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
+            self.uid_labels.remove(&rt.uid, w);
             tally.add(self.world, &rt.spec, &rt.record);
         }
     }

@@ -56,7 +56,9 @@ fn arb_world() -> impl Strategy<Value = kueuesim_model::World> {
 /// borrowing preemptor and its victim taking turns: `scenarios/kueue/preemptor-thrash`), and
 /// the invariants hold all along those too.
 fn check_after_every_event(world: &World, max_steps: u32) -> Result<(), TestCaseError> {
-    let mut sim = Simulation::new(world).with_audit();
+    // UID labels are respaced on every arrival, so the check also sees every kept label
+    // follow a respacing.
+    let mut sim = Simulation::new(world).with_audit().with_uid_respacing();
     let mut steps = 0;
     while steps < max_steps && sim.step(None) && !sim.only_futile_loops_left() {
         steps += 1;

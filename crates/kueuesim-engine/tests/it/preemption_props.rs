@@ -73,7 +73,7 @@ proptest! {
                     timestamp: SimTime::from_secs(ts),
                     reserved_at: SimTime::from_secs(ts),
                     evicted: false,
-                    uid: format!("{i:08}").into(),
+                    uid_rank: i as u64,
                     lq_fs_usage: None,
                     usage: vec![(fr, amount)],
                 });

@@ -1345,6 +1345,10 @@ impl<'w> Simulation<'w> {
         };
         let runtimes = &self.runtimes;
         let afs_usage = |w: WorkloadId| -> Option<f64> {
+            // Without Admission Fair Sharing there is nothing to look up.
+            if lq_usage.is_empty() {
+                return None;
+            }
             match &runtimes[w.index()].spec.queue {
                 QueueRef::Local(lq) => lq_usage.get(lq.index()).copied().flatten(),
                 _ => None,

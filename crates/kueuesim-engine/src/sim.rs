@@ -149,7 +149,7 @@ impl std::ops::Deref for Spec<'_> {
     }
 }
 
-impl admission::Specs for Window<Runtime<'_>> {
+impl admission::Specs for Window<Box<Runtime<'_>>> {
     fn spec(&self, w: WorkloadId) -> &Workload {
         &self[w.index()].spec
     }
@@ -247,7 +247,7 @@ pub struct Simulation<'w> {
     events: EventQueue<Ev>,
     /// The runtime state of every arrived workload; a lean run lets go of a workload once
     /// it finishes (folding it into `tally`), so memory follows the live workloads.
-    runtimes: Window<Runtime<'w>>,
+    runtimes: Window<Box<Runtime<'w>>>,
     /// The workloads still to arrive.
     feed: Feed<'w>,
     queues: QueueManager,
@@ -1222,7 +1222,7 @@ impl<'w> Simulation<'w> {
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.uid_labels.insert(uid.clone(), w);
         let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
-        self.runtimes.insert(w.index(), runtime);
+        self.runtimes.insert(w.index(), Box::new(runtime));
         if label.is_none() || self.respace_uids_always {
             self.respace_uid_labels();
         }

@@ -120,7 +120,10 @@ mod tests {
         }
         uids.push("a/job-7".into());
         // Past the inline 32 bytes, and zero bytes against padding.
-        for t in ["z/a-very-long-namespace-name-here/x2", "z/a-very-long-namespace-name-here/x1"] {
+        for t in [
+            "z/a-very-long-namespace-name-here/x2",
+            "z/a-very-long-namespace-name-here/x1",
+        ] {
             uids.push(t.into());
         }
         uids.extend(["y/ab".into(), "y/ab\0".into(), "y/ab\0\0c".into()]);

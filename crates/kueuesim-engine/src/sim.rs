@@ -2787,6 +2787,7 @@ impl<'w> Simulation<'w> {
             in_flavor: base.in_flavor.clone(),
             leaves: base.leaves.clone(),
             empty: base.empty.clone(),
+            exclusions: base.exclusions.clone(),
         };
         // The workloads holding quota, in id order (the assumed usage is spread over a
         // domain's nodes greedily, so the order matters).

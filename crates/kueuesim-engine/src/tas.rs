@@ -5,9 +5,9 @@
 //! (its free capacity after the pods bound there and the TAS pods already assigned to it).
 //! Output: per lowest-level domain, a pod count, or Kueue's reason why not.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use kueuesim_model::labels::tolerated;
+use kueuesim_model::labels::{Labels, Toleration, tolerated};
 use kueuesim_model::{DomainId, FlavorId, NodeId, PodSet, ResourceList, Topology, World};
 
 use crate::placement::NodeCapacity;
@@ -39,7 +39,23 @@ pub struct TasCapacity {
     pub empty: Option<Arc<TasCapacity>>,
     /// Per `world.topologies` entry: its leaf domains (the lowest level), depth-first.
     pub leaves: Arc<Vec<Vec<DomainId>>>,
+    /// Hostname-leaf topologies: per (topology, flavor, pod nodeSelector, pod tolerations), the
+    /// node of each leaf in the snapshot and why the pod cannot go there (taint, selector).
+    /// Nodes, their labels and taints are fixed for a run, so this is worked out once per
+    /// kind of pod set and shared by every cycle's view.
+    pub exclusions: Arc<Mutex<ExclusionMemo>>,
 }
+
+/// The key of one `TasCapacity::exclusions` entry.
+type ExclusionKey = (usize, FlavorId, Labels, Vec<Toleration>);
+
+/// Per leaf (in `leaves` order): its node in the flavor's snapshot, if any, and the first
+/// filter the pod fails there.
+type LeafExclusions = Arc<Vec<Option<(NodeId, Option<String>)>>>;
+
+/// Memo of `exclusion` per leaf, by kind of pod set.
+#[derive(Debug, Default)]
+pub struct ExclusionMemo(Vec<(ExclusionKey, LeafExclusions)>);
 
 impl TasCapacity {
     /// Kueue's TAS view of `world` with no pod anywhere, `empty` pointing at a copy of itself
@@ -78,6 +94,7 @@ impl TasCapacity {
             in_flavor,
             empty: None,
             leaves,
+            exclusions: Arc::default(),
         };
         TasCapacity {
             empty: Some(Arc::new(bare.clone())),
@@ -92,6 +109,7 @@ impl TasCapacity {
             in_flavor: Arc::new(Vec::new()),
             empty: None,
             leaves: Arc::new(Vec::new()),
+            exclusions: Arc::default(),
         }
     }
 }
@@ -119,22 +137,28 @@ fn exclusion(world: &World, flavor: FlavorId, ps: &PodSet, node: NodeId) -> Opti
     None
 }
 
-/// Pods per leaf: the capacity of a leaf for pods of `requests` (+ one `pods` slot each),
-/// and, if none fit, the most limiting resource (ties: the first name).
+/// A pod's requests as `leaf_pods` reads them: (resource index, amount, name), without
+/// `pods` (counted on its own) and without zero amounts. Worked out once per pod set, not
+/// once per leaf.
+fn leaf_requests<'w>(world: &'w World, requests: &ResourceList) -> Vec<(usize, i64, &'w str)> {
+    requests
+        .iter()
+        .map(|(r, a)| (r.index(), a, world.resources.name(r)))
+        .filter(|&(_, a, name)| a > 0 && name != "pods")
+        .collect()
+}
+
+/// Pods per leaf: the capacity of a leaf for pods of `requests` (`leaf_requests`; + one
+/// `pods` slot each), and, if none fit, the most limiting resource (ties: the first name).
 fn leaf_pods(
-    world: &World,
     free: impl Fn(usize) -> i64,
     free_pods: i64,
-    requests: &ResourceList,
+    requests: &[(usize, i64, &str)],
 ) -> (u32, Option<String>) {
     let mut fit = free_pods.max(0);
     let mut limiting: Option<(i64, &str)> = Some((fit, "pods"));
-    for (r, a) in requests.iter() {
-        if a <= 0 || world.resources.name(r) == "pods" {
-            continue;
-        }
-        let k = free(r.index()).max(0) / a;
-        let name = world.resources.name(r);
+    for &(r, a, name) in requests {
+        let k = free(r).max(0) / a;
         if limiting.is_none_or(|(lk, ln)| k < lk || (k == lk && name < ln)) {
             limiting = Some((k, name));
         }
@@ -183,41 +207,83 @@ impl TasCapacity {
         let mut out = Vec::with_capacity(leaf_domains.len());
         let mut excluded: std::collections::BTreeMap<String, usize> = Default::default();
         let mut leaves = 0;
-        for &d in leaf_domains {
-            let mut nodes = t.nodes_of(d).iter().copied().filter(|&n| in_snapshot(n));
-            let Some(first) = nodes.next() else {
-                continue;
-            };
-            leaves += 1;
-            if hostname_leaves {
-                let n = first;
-                if let Some(why) = exclusion(world, flavor, ps, n) {
-                    *excluded.entry(why).or_default() += 1;
+        let requests = leaf_requests(world, &ps.requests);
+        if hostname_leaves {
+            let memo = self.leaf_exclusions(world, topology, flavor, ps, leaf_domains, in_snapshot);
+            for (&d, leaf) in leaf_domains.iter().zip(memo.iter()) {
+                let Some((n, why)) = leaf else {
+                    continue;
+                };
+                leaves += 1;
+                if let Some(why) = why {
+                    *excluded.entry(why.clone()).or_default() += 1;
                     out.push((d, 0));
                     continue;
                 }
                 let (k, why) = leaf_pods(
-                    world,
-                    |r| self.nodes.free(n, r),
-                    self.nodes.free_pods(n),
-                    &ps.requests,
+                    |r| self.nodes.free(*n, r),
+                    self.nodes.free_pods(*n),
+                    &requests,
                 );
                 if let Some(w) = why {
                     *excluded.entry(w).or_default() += 1;
                 }
                 out.push((d, k));
-            } else {
-                let members = || t.nodes_of(d).iter().copied().filter(|&n| in_snapshot(n));
-                let (k, _) = leaf_pods(
-                    world,
-                    |r| members().map(|n| self.nodes.free(n, r)).sum(),
-                    members().map(|n| self.nodes.free_pods(n)).sum(),
-                    &ps.requests,
-                );
-                out.push((d, k));
             }
+            return (out, leaves, excluded.into_iter().collect());
+        }
+        for &d in leaf_domains {
+            let members = || t.nodes_of(d).iter().copied().filter(|&n| in_snapshot(n));
+            if members().next().is_none() {
+                continue;
+            }
+            leaves += 1;
+            let (k, _) = leaf_pods(
+                |r| members().map(|n| self.nodes.free(n, r)).sum(),
+                members().map(|n| self.nodes.free_pods(n)).sum(),
+                &requests,
+            );
+            out.push((d, k));
         }
         (out, leaves, excluded.into_iter().collect())
+    }
+
+    /// The snapshot node of each hostname leaf and the first filter pod set `ps` fails there,
+    /// from the memo (worked out on first use for this kind of pod set).
+    fn leaf_exclusions(
+        &self,
+        world: &World,
+        topology: usize,
+        flavor: FlavorId,
+        ps: &PodSet,
+        leaf_domains: &[DomainId],
+        in_snapshot: impl Fn(NodeId) -> bool,
+    ) -> LeafExclusions {
+        let t = &world.topologies[topology];
+        let mut memo = self.exclusions.lock().unwrap_or_else(|e| e.into_inner());
+        let found = memo.0.iter().find(|((tp, f, sel, tol), _)| {
+            *tp == topology && *f == flavor && *sel == ps.node_selector && *tol == ps.tolerations
+        });
+        if let Some((_, leaves)) = found {
+            return leaves.clone();
+        }
+        let leaves: LeafExclusions = Arc::new(
+            leaf_domains
+                .iter()
+                .map(|&d| {
+                    let n = t.nodes_of(d).iter().copied().find(|&n| in_snapshot(n))?;
+                    Some((n, exclusion(world, flavor, ps, n)))
+                })
+                .collect(),
+        );
+        let key = (
+            topology,
+            flavor,
+            ps.node_selector.clone(),
+            ps.tolerations.clone(),
+        );
+        memo.0.push((key, leaves.clone()));
+        leaves
     }
 
     /// Takes (sign 1) or gives back (sign -1) the capacity of an assignment: a hostname leaf

@@ -781,7 +781,11 @@ pub(crate) fn topology_assignment(
         TopologyRequest::Unconstrained => TasMode::Unconstrained,
     };
     let (leaves, total, excluded) = tas.pods_per_leaf(world, index, f, ps);
-    crate::tas::find_assignment(t, name, &leaves, count, mode)
+    let order = match tas.orders.get(index) {
+        Some(o) => std::borrow::Cow::Borrowed(o),
+        None => std::borrow::Cow::Owned(crate::tas::DomainOrder::new(t)),
+    };
+    crate::tas::find_assignment_in(t, &order, name, &leaves, count, mode)
         .map(|domains| TopologyAssignment {
             topology: index,
             domains,

@@ -2788,6 +2788,7 @@ impl<'w> Simulation<'w> {
             leaves: base.leaves.clone(),
             empty: base.empty.clone(),
             exclusions: base.exclusions.clone(),
+            orders: base.orders.clone(),
         };
         // The workloads holding quota, in id order (the assumed usage is spread over a
         // domain's nodes greedily, so the order matters).

@@ -44,6 +44,59 @@ pub struct TasCapacity {
     /// Nodes, their labels and taints are fixed for a run, so this is worked out once per
     /// kind of pod set and shared by every cycle's view.
     pub exclusions: Arc<Mutex<ExclusionMemo>>,
+    /// Per `world.topologies` entry: its domains by depth and by name (`DomainOrder`).
+    pub orders: Arc<Vec<DomainOrder>>,
+}
+
+/// A topology's domains as `find_assignment` walks them, fixed for a run: per depth, the
+/// domains there in tree order, and each domain's rank by name (Kueue breaks count ties by
+/// the level values, i.e. the name), so sorting compares integers, not strings.
+#[derive(Clone, Debug)]
+pub struct DomainOrder {
+    by_depth: Vec<Vec<DomainId>>,
+    name_rank: Vec<u32>,
+}
+
+impl DomainOrder {
+    /// Works out the order of `t`.
+    pub fn new(t: &Topology) -> Self {
+        let depths = t
+            .domains
+            .iter()
+            .map(|d| d.depth)
+            .max()
+            .map_or(0, |d| d as usize + 1);
+        let mut by_depth = vec![Vec::new(); depths];
+        for d in t.dfs() {
+            by_depth[t.domain(d).depth as usize].push(d);
+        }
+        let mut by_name: Vec<usize> = (0..t.domains.len()).collect();
+        by_name.sort_by(|&a, &b| t.domains[a].name.cmp(&t.domains[b].name).then(a.cmp(&b)));
+        let mut name_rank = vec![0u32; t.domains.len()];
+        let mut rank = 0;
+        for (i, &d) in by_name.iter().enumerate() {
+            // Equal names share a rank, so ties stay ties (the sort is stable).
+            if i > 0 && t.domains[by_name[i - 1]].name != t.domains[d].name {
+                rank += 1;
+            }
+            name_rank[d] = rank;
+        }
+        DomainOrder {
+            by_depth,
+            name_rank,
+        }
+    }
+
+    fn at_depth(&self, depth: u32) -> Vec<DomainId> {
+        self.by_depth
+            .get(depth as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn name_cmp(&self, a: DomainId, b: DomainId) -> std::cmp::Ordering {
+        self.name_rank[a.index()].cmp(&self.name_rank[b.index()])
+    }
 }
 
 /// The key of one `TasCapacity::exclusions` entry.
@@ -95,6 +148,7 @@ impl TasCapacity {
             empty: None,
             leaves,
             exclusions: Arc::default(),
+            orders: Arc::new(world.topologies.iter().map(DomainOrder::new).collect()),
         };
         TasCapacity {
             empty: Some(Arc::new(bare.clone())),
@@ -110,6 +164,7 @@ impl TasCapacity {
             empty: None,
             leaves: Arc::new(Vec::new()),
             exclusions: Arc::default(),
+            orders: Arc::new(Vec::new()),
         }
     }
 }
@@ -344,18 +399,13 @@ fn domain_counts(t: &Topology, leaf_pods: &[(DomainId, u32)]) -> Vec<u32> {
     counts
 }
 
-/// The domains at `depth`, in tree order.
-fn at_depth(t: &Topology, depth: u32) -> Vec<DomainId> {
-    t.dfs().filter(|&d| t.domain(d).depth == depth).collect()
-}
-
 /// Kueue's `sortedDomains`: BestFit puts the domains with the most free pods first,
 /// LeastFreeCapacity the fewest; ties by the level values (the domain id).
-fn sort_domains(t: &Topology, counts: &[u32], domains: &mut [DomainId], best_fit: bool) {
+fn sort_domains(order: &DomainOrder, counts: &[u32], domains: &mut [DomainId], best_fit: bool) {
     domains.sort_by(|&a, &b| {
         let (ca, cb) = (counts[a.index()], counts[b.index()]);
         let by_count = if best_fit { cb.cmp(&ca) } else { ca.cmp(&cb) };
-        by_count.then_with(|| t.domain(a).name.cmp(&t.domain(b).name))
+        by_count.then_with(|| order.name_cmp(a, b))
     });
 }
 
@@ -406,6 +456,25 @@ pub fn find_assignment(
     count: u32,
     mode: TasMode,
 ) -> Result<Vec<(DomainId, u32)>, String> {
+    find_assignment_in(
+        t,
+        &DomainOrder::new(t),
+        topology_name,
+        leaf_pods,
+        count,
+        mode,
+    )
+}
+
+/// `find_assignment` with the topology's `DomainOrder` worked out already.
+pub fn find_assignment_in(
+    t: &Topology,
+    order: &DomainOrder,
+    topology_name: &str,
+    leaf_pods: &[(DomainId, u32)],
+    count: u32,
+    mode: TasMode,
+) -> Result<Vec<(DomainId, u32)>, String> {
     let counts = domain_counts(t, leaf_pods);
     let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
     let best_fit = !matches!(mode, TasMode::Unconstrained);
@@ -424,7 +493,7 @@ pub fn find_assignment(
     let mut depth = start;
     let mut chosen: Vec<(DomainId, u32)>;
     loop {
-        let mut domains = at_depth(t, depth);
+        let mut domains = order.at_depth(depth);
         if domains.is_empty() {
             let label = match &t.source {
                 kueuesim_model::topology::TopologySource::Levels { labels } => {
@@ -434,7 +503,7 @@ pub fn find_assignment(
             };
             return Err(format!("no topology domains at level: {label}"));
         }
-        sort_domains(t, &counts, &mut domains, best_fit);
+        sort_domains(order, &counts, &mut domains, best_fit);
         let largest = domains.first().map_or(0, |d| counts[d.index()]);
         let fits_one = if best_fit {
             domains.iter().any(|d| counts[d.index()] >= count)
@@ -450,7 +519,7 @@ pub fn find_assignment(
                 .min_by(|a, b| {
                     counts[a.index()]
                         .cmp(&counts[b.index()])
-                        .then_with(|| t.domain(**a).name.cmp(&t.domain(**b).name))
+                        .then_with(|| order.name_cmp(**a, **b))
                 })
                 .copied()
                 .expect("some domain fits");
@@ -489,7 +558,7 @@ pub fn find_assignment(
             .iter()
             .flat_map(|&(d, _)| t.domain(d).children.iter().copied())
             .collect();
-        sort_domains(t, &counts, &mut kids, best_fit);
+        sort_domains(order, &counts, &mut kids, best_fit);
         match take_greedily(&counts, &kids, count, best_fit) {
             Ok(c) => chosen = c,
             Err(fit) => return Err(fail(fit)),

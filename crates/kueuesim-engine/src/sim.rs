@@ -162,7 +162,7 @@ enum Feed<'w> {
     /// A stream (`Simulation::with_stream`): `next` is the workload pulled ahead, whose
     /// arrival is queued; `rest` gives the ones after it.
     Stream {
-        next: Option<Box<Workload>>,
+        next: Option<Rc<Workload>>,
         rest: Box<dyn Iterator<Item = Workload> + 'w>,
     },
 }
@@ -775,7 +775,7 @@ impl<'w> Simulation<'w> {
             "a streamed run takes every workload from the stream"
         );
         let mut rest: Box<dyn Iterator<Item = Workload> + 'w> = Box::new(stream);
-        let next = rest.next().map(Box::new);
+        let next = rest.next().map(Rc::new);
         if let Some(n) = &next {
             self.events
                 .push_presorted(n.arrival, Ev::Arrive(WorkloadId::from_index(0)));
@@ -1191,7 +1191,7 @@ impl<'w> Simulation<'w> {
             Feed::World => Spec::World(self.world.workload(w)),
             Feed::Stream { next, rest } => {
                 let wl = next.take().expect("its arrival was queued with it");
-                *next = rest.next().map(Box::new);
+                *next = rest.next().map(Rc::new);
                 if let Some(n) = next {
                     assert!(
                         n.arrival >= wl.arrival,
@@ -1200,7 +1200,7 @@ impl<'w> Simulation<'w> {
                     let id = WorkloadId::from_index(w.index() + 1);
                     self.events.push_presorted(n.arrival, Ev::Arrive(id));
                 }
-                Spec::Streamed(Rc::from(wl))
+                Spec::Streamed(wl)
             }
         }
     }

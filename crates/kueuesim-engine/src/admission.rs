@@ -883,14 +883,8 @@ pub trait Specs {
     fn spec(&self, w: WorkloadId) -> &Workload;
 }
 
-impl Specs for World {
-    fn spec(&self, w: WorkloadId) -> &Workload {
-        self.workload(w)
-    }
-}
-
 /// A head popped for this cycle.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Head {
     /// Its ClusterQueue.
     pub cq: ClusterQueueId,
@@ -1174,8 +1168,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     let mut decisions = Vec::with_capacity(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
     let mut entries: Vec<Entry> = Vec::new();
-    for h in heads {
-        let h = h.clone();
+    for &h in heads {
         let wl = specs.spec(h.key.workload);
         let queue = world.cluster_queue(h.cq);
         if tree.in_cycle(h.cq) {
@@ -1203,7 +1196,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             });
             continue;
         }
-        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h.clone());
+        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h);
         entries.push(Entry {
             head: h,
             priority: wl.priority,

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
 /// The position of a workload in a ClusterQueue: the ordering key of `baseCompareFunc`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct QueueKey {
     /// Higher effective priority first.
     pub priority: Reverse<i32>,
@@ -172,7 +172,7 @@ impl QueueManager {
             }
             let sticky = q.sticky.as_ref().filter(|k| q.active.contains(*k));
             let first = q.active.first().expect("non-empty");
-            let key = if afs_usage(first.workload).is_some() {
+            let key = *if afs_usage(first.workload).is_some() {
                 // `queueOrderingFunc`: lowest LocalQueue usage first; within it the heap order,
                 // sticky preemptor included.
                 q.active
@@ -188,8 +188,7 @@ impl QueueManager {
                     .expect("non-empty")
             } else {
                 sticky.unwrap_or(first)
-            }
-            .clone();
+            };
             q.deactivate(&key);
             heads.push((cq, key));
         }
@@ -214,7 +213,7 @@ impl QueueManager {
         if reason == RequeueReason::PendingPreemption
             && strategy == QueueingStrategy::BestEffortFIFO
         {
-            q.sticky = Some(key.clone());
+            q.sticky = Some(key);
         }
         let immediate = match strategy {
             QueueingStrategy::StrictFIFO => reason != RequeueReason::NamespaceMismatch,
@@ -245,12 +244,12 @@ impl QueueManager {
                     .iter()
                     .filter(|k| k.shape == shape)
                     .take(n)
-                    .cloned()
+                    .copied()
                     .collect();
             }
             for k in &moved {
                 q.deactivate(k);
-                q.inadmissible.insert(k.clone());
+                q.inadmissible.insert(*k);
             }
         }
         moved
@@ -297,7 +296,7 @@ impl QueueManager {
             .inadmissible
             .iter()
             .filter(|k| may_return(k.workload))
-            .cloned()
+            .copied()
             .collect();
         let moved = back.len();
         for k in back {
@@ -344,7 +343,7 @@ impl QueueManager {
     pub fn relabel(&mut self, label: impl Fn(WorkloadId) -> u64) {
         let fix = |k: &QueueKey| QueueKey {
             uid_rank: label(k.workload),
-            ..k.clone()
+            ..*k
         };
         for q in &mut self.queues {
             q.active = q.active.iter().map(fix).collect();
@@ -425,7 +424,7 @@ mod tests {
             ] {
                 let mut m = QueueManager::new(1);
                 let k = key(0, 0, 0);
-                m.requeue(ClusterQueueId(0), strategy, k.clone(), reason);
+                m.requeue(ClusterQueueId(0), strategy, k, reason);
                 assert_eq!(
                     m.status(ClusterQueueId(0), &k),
                     Some(want),
@@ -444,14 +443,14 @@ mod tests {
         m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,
-            low.clone(),
+            low,
             RequeueReason::PendingPreemption,
         );
         assert_eq!(m.pop_heads(all)[0].1, low);
         m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,
-            low.clone(),
+            low,
             RequeueReason::PendingPreemption,
         );
         m.clear_sticky(cq, low.workload);
@@ -470,7 +469,7 @@ mod tests {
             };
             m.push_active(cq, k);
         }
-        let head = m.pop_heads(all)[0].1.clone();
+        let head = m.pop_heads(all)[0].1;
         let moved = m.requeue(
             cq,
             QueueingStrategy::BestEffortFIFO,

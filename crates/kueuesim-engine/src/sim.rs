@@ -312,7 +312,7 @@ pub struct Simulation<'w> {
 
 /// The scheduling-shape key of a workload: equal priority and pod sets (name, count,
 /// minCount, requests, nodeSelector, tolerations) share a class.
-fn shape_key(w: &kueuesim_model::Workload) -> String {
+fn shape_key(w: &Workload) -> String {
     format!(
         "{}|{:?}",
         w.priority,
@@ -325,7 +325,11 @@ fn shape_key(w: &kueuesim_model::Workload) -> String {
 
 /// A workload's runtime state on arrival.
 fn new_runtime<'w>(spec: Spec<'w>, shape: u32, uid: Rc<str>, uid_label: u64) -> Runtime<'w> {
-    let w = &*spec;
+    let placement = spec
+        .pod_sets
+        .iter()
+        .map(|p| vec![None; p.count as usize])
+        .collect();
     Runtime {
         starts_after: SimTime::ZERO,
         finish_written: false,
@@ -344,18 +348,14 @@ fn new_runtime<'w>(spec: Spec<'w>, shape: u32, uid: Rc<str>, uid_label: u64) -> 
         uid,
         uid_label,
         shape,
-        spec: spec.clone(),
+        spec,
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,
             running_at: None,
             finished_at: None,
             admission: None,
-            placement: w
-                .pod_sets
-                .iter()
-                .map(|p| vec![None; p.count as usize])
-                .collect(),
+            placement,
             topology_domain: None,
             evictions: Vec::new(),
             conditions: Vec::new(),
@@ -756,10 +756,10 @@ impl<'w> Simulation<'w> {
         self
     }
 
-    /// Drops a finished workload's events, conditions, pod placement and pod needs (those of
-    /// workloads still waiting stay, for the summary's "waiting at the end"): its record keeps its state, times, admission, evictions and GPU time, which is
-    /// all a summary reads. Decisions are unchanged (nothing recorded feeds back into them);
-    /// a long replay then holds per finished workload only a small record.
+    /// Keeps only what a summary reads: a finished workload is folded into the run's `Tally`
+    /// (its state, its wait, its ClusterQueue's admissions, evictions and GPU time) and let go
+    /// of, and the outcome reports the tally and the unfinished workloads whole
+    /// (`Outcome::lean`). Decisions are unchanged (nothing recorded feeds back into them).
     pub fn lean(mut self) -> Self {
         self.tally = Some(Tally::new(self.world));
         self
@@ -1306,7 +1306,7 @@ impl<'w> Simulation<'w> {
                 }
                 let cq = lq.cluster_queue;
                 let key = self.queue_key(w);
-                self.runtimes[w.index()].key = Some(key.clone());
+                self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
                 self.queues.add(cq, strategy, key);
                 if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
@@ -1454,7 +1454,7 @@ impl<'w> Simulation<'w> {
                     for _ in &targets {
                         self.api_write();
                     }
-                    state.progress |= self.issue_preemptions(head.clone(), &targets, cycle);
+                    state.progress |= self.issue_preemptions(head, &targets, cycle);
                     state.deferred.push((
                         head,
                         RequeueReason::PendingPreemption,
@@ -1622,9 +1622,7 @@ impl<'w> Simulation<'w> {
     /// Puts a head back; returns whether it (or workloads parked with it) left the heap.
     fn requeue(&mut self, head: Head, reason: RequeueReason, why: NotAdmitted, cycle: u64) -> bool {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
-        let moved = self
-            .queues
-            .requeue(head.cq, strategy, head.key.clone(), reason);
+        let moved = self.queues.requeue(head.cq, strategy, head.key, reason);
         let parked = self.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
@@ -1845,7 +1843,7 @@ impl<'w> Simulation<'w> {
             "The workload backoff was finished".into(),
         );
         if let (Some(key), QueueRef::Local(lq)) =
-            (self.runtimes[w.index()].key.clone(), &self.spec(w).queue)
+            (self.runtimes[w.index()].key, &self.spec(w).queue)
         {
             let cq = self.world.local_queue(*lq).cluster_queue;
             self.queues.push_active(cq, key);
@@ -2194,7 +2192,7 @@ impl<'w> Simulation<'w> {
                 return;
             }
             let key = self.queue_key(w);
-            self.runtimes[w.index()].key = Some(key.clone());
+            self.runtimes[w.index()].key = Some(key);
             let strategy = world.cluster_queue(cq).queueing_strategy;
             match self.runtimes[w.index()].requeue_at {
                 // In its back-off window a workload waits as inadmissible.

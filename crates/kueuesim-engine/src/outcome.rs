@@ -231,6 +231,7 @@ pub struct RunStats {
     pub cq_gpu_seconds_by_hour: Vec<Vec<f64>>,
     /// Every quota reservation made by a scheduling cycle: the workload and how long it had
     /// waited since it was created or last requeued (Kueue's `quota_reserved_wait_time`).
+    /// Empty for a lean run.
     pub quota_reserved_waits: Vec<(WorkloadId, SimDuration)>,
     /// Per ClusterQueue at the end, the quota its workloads hold for every flavor and resource
     /// of its resource groups, in their order (Kueue's `resourceNode.Usage`).

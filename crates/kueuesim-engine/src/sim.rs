@@ -1689,7 +1689,9 @@ impl<'w> Simulation<'w> {
             .iter()
             .find(|c| c.kind == ConditionType::Requeued && c.status)
             .map_or(wl.created_at, |c| c.at);
-        if cycle.is_some() {
+        // Only `metrics.prom` reads these; a lean run (a summary) keeps none, so its memory
+        // does not grow with every admission.
+        if cycle.is_some() && self.tally.is_none() {
             self.stats.quota_reserved_waits.push((w, at - queued_since));
         }
         let waited = (at - queued_since).as_secs_f64();

@@ -170,6 +170,8 @@ fn a_streamed_run_holds_only_the_live_workloads() {
         "held up to {most} workloads at once"
     );
     let outcome = sim.run();
+    // Nothing per admission either: the reservation waits are only for metrics.prom.
+    assert!(outcome.stats.quota_reserved_waits.is_empty());
     let lean = outcome.lean.expect("a streamed run is lean");
     assert_eq!(
         lean.tally

@@ -82,13 +82,18 @@ pub struct ClusterQueueQueue {
 impl ClusterQueueQueue {
     /// Adds `key` to the active heap.
     fn activate(&mut self, key: QueueKey) {
-        let s = key.shape as usize;
         if self.active.insert(key) {
-            if self.active_shapes.len() <= s {
-                self.active_shapes.resize(s + 1, 0);
-            }
-            self.active_shapes[s] += 1;
+            self.count_active(key.shape);
         }
+    }
+
+    /// One more workload of `shape` is in the active heap.
+    fn count_active(&mut self, shape: u32) {
+        let s = shape as usize;
+        if self.active_shapes.len() <= s {
+            self.active_shapes.resize(s + 1, 0);
+        }
+        self.active_shapes[s] += 1;
     }
 
     /// Removes `key` from the active heap, if there.
@@ -271,11 +276,7 @@ impl QueueManager {
         let mut back = std::mem::take(&mut q.inadmissible);
         let moved = back.len();
         for k in &back {
-            let s = k.shape as usize;
-            if q.active_shapes.len() <= s {
-                q.active_shapes.resize(s + 1, 0);
-            }
-            q.active_shapes[s] += 1;
+            q.count_active(k.shape);
         }
         // Keys are unique per workload and a workload is in one set only, so the merge keeps
         // every key.
@@ -479,5 +480,36 @@ mod tests {
         assert_eq!(moved.iter().map(|k| k.workload.0).collect::<Vec<_>>(), [3]);
         assert_eq!(m.queue(cq).active.len(), 2);
         assert_eq!(m.requeue_inadmissible(cq, |w| w.0 != 3), 1);
+    }
+
+    #[test]
+    fn moving_every_parked_workload_at_once_is_moving_them_one_by_one() {
+        let cq = ClusterQueueId(0);
+        let [mut bulk, mut one_by_one] = [(); 2].map(|_| {
+            let mut m = QueueManager::new(1);
+            for uid in 0..12 {
+                let k = QueueKey {
+                    shape: uid % 3,
+                    ..key(uid as i32 % 2, uid as i64, uid)
+                };
+                if uid % 4 == 0 {
+                    m.push_active(cq, k);
+                } else {
+                    m.park(cq, k);
+                }
+            }
+            m
+        });
+        assert_eq!(bulk.requeue_all_inadmissible(cq), 9);
+        assert_eq!(one_by_one.requeue_inadmissible(cq, |_| true), 9);
+        let (b, o) = (bulk.queue(cq), one_by_one.queue(cq));
+        assert_eq!(b.active, o.active);
+        assert!(b.inadmissible.is_empty() && o.inadmissible.is_empty());
+        assert_eq!(b.active_shapes, o.active_shapes);
+        assert_eq!(
+            b.active_shapes,
+            [4, 4, 4],
+            "every workload counted by shape"
+        );
     }
 }

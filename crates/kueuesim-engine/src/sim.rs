@@ -2308,9 +2308,7 @@ impl<'w> Simulation<'w> {
             let selector = &world.cluster_queue(cq).namespace_selector;
             // With no PodsReady back-off and a selector that takes every namespace, every
             // parked workload returns: move them all at once.
-            let takes_all = selector
-                .as_ref()
-                .is_some_and(|s| s.match_labels.is_empty() && s.match_expressions.is_empty());
+            let takes_all = selector.as_ref().is_some_and(|s| s.selects_everything());
             if takes_all && world.config.kueue.wait_for_pods_ready.is_none() {
                 moved += self.queues.requeue_all_inadmissible(cq);
                 continue;

@@ -80,6 +80,11 @@ pub struct LabelSelector {
 }
 
 impl LabelSelector {
+    /// Whether this selector has no requirement, so it selects everything (`{}`).
+    pub fn selects_everything(&self) -> bool {
+        self.match_labels.is_empty() && self.match_expressions.is_empty()
+    }
+
     /// Whether `labels` satisfy every requirement of this selector.
     pub fn matches(&self, labels: &Labels) -> bool {
         labels.contains_all(&self.match_labels)

@@ -413,7 +413,7 @@ impl World {
     ) -> bool {
         match selector {
             None => false,
-            Some(sel) if sel.match_labels.is_empty() && sel.match_expressions.is_empty() => true,
+            Some(sel) if sel.selects_everything() => true,
             Some(sel) => match self.namespace(namespace) {
                 Some(n) => sel.matches(&n.labels),
                 None => sel.matches(&Default::default()),

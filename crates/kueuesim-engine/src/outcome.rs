@@ -366,11 +366,7 @@ impl Tally {
         if wl.queue == QueueRef::Unmanaged {
             self.unmanaged += 1;
         }
-        let state = WorkloadState::ALL
-            .iter()
-            .position(|s| *s == rec.state)
-            .expect("every state is listed");
-        self.by_state[state] += 1;
+        self.by_state[state_slot(rec.state)] += 1;
         if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
             self.waits.push(at - wl.created_at);
         }
@@ -391,10 +387,14 @@ impl Tally {
 
     /// How many arrived workloads are in `state`.
     pub fn count(&self, state: WorkloadState) -> u64 {
-        let i = WorkloadState::ALL
-            .iter()
-            .position(|s| *s == state)
-            .expect("every state is listed");
-        self.by_state[i]
+        self.by_state[state_slot(state)]
     }
+}
+
+/// Where `state` is counted in `Tally::by_state` (its place in `WorkloadState::ALL`).
+fn state_slot(state: WorkloadState) -> usize {
+    WorkloadState::ALL
+        .iter()
+        .position(|s| *s == state)
+        .expect("every state is listed")
 }

@@ -248,36 +248,38 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             WorkloadState::Pending | WorkloadState::QuotaReserved | WorkloadState::Admitted
         )
     };
-    let mut workloads = Vec::new();
-    let tally = match &outcome.lean {
-        Some(lean) => {
-            let mut tally = lean.tally.clone();
-            for (_, wl, rec) in &lean.unfinished {
-                tally.add(world, wl, rec);
-                // The summary lists the workloads still waiting: keep those.
-                if with_workloads || waiting(rec) {
-                    workloads.push(workload_out(world, wl, rec));
-                }
-            }
-            tally
-        }
+    // A lean run's unfinished workloads on top of its tally; else every arrived record, with
+    // the others counted as not arrived.
+    let (mut tally, arrived): (Tally, Vec<(&Workload, &WorkloadRecord)>) = match &outcome.lean {
+        Some(lean) => (
+            lean.tally.clone(),
+            lean.unfinished
+                .iter()
+                .map(|(_, wl, rec)| (wl, rec))
+                .collect(),
+        ),
         None => {
             let mut tally = Tally::new(world);
-            for (i, rec) in outcome.workloads.iter().enumerate() {
-                let w = WorkloadId::from_index(i);
-                let wl = world.workload(w);
-                let Some(rec) = rec else {
-                    tally.add_not_arrived(1);
-                    continue;
-                };
-                tally.add(world, wl, rec);
-                if with_workloads || waiting(rec) {
-                    workloads.push(workload_out(world, wl, rec));
-                }
-            }
-            tally
+            let arrived: Vec<_> = outcome
+                .workloads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, rec)| {
+                    Some((world.workload(WorkloadId::from_index(i)), rec.as_ref()?))
+                })
+                .collect();
+            tally.add_not_arrived((outcome.workloads.len() - arrived.len()) as u64);
+            (tally, arrived)
         }
     };
+    let mut workloads = Vec::new();
+    for (wl, rec) in arrived {
+        tally.add(world, wl, rec);
+        // The summary lists the workloads still waiting: keep those.
+        if with_workloads || waiting(rec) {
+            workloads.push(workload_out(world, wl, rec));
+        }
+    }
     let counts = StateCounts {
         total: tally.total,
         pending: tally.count(WorkloadState::Pending),

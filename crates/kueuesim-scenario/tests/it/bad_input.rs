@@ -1,28 +1,6 @@
 //! Every malformed input is an error naming t.yaml:line:column and what was expected.
 
-use crate::util::{load_error, load_text, strict_load_error};
-
-const FLAVOR: &str =
-    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n";
-
-fn cq(quota: &str) -> String {
-    format!(
-        "apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata:
-  name: cq
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: default
-      resources:
-      - name: nvidia.com/gpu
-        nominalQuota: {quota}
-"
-    )
-}
+use crate::util::{FLAVOR, cq, load_error, load_text, strict_load_error};
 
 #[test]
 fn yaml_syntax_error() {

@@ -10,7 +10,7 @@ use kueuesim_scenario::embedded::read_paths;
 use kueuesim_scenario::output::{result_with, summary_text, to_json};
 use kueuesim_scenario::{LoadOptions, SourceFile, load};
 
-use crate::util::{load_text_with, scenarios_dir};
+use crate::util::{FLAVOR, cq, load_text_with, scenarios_dir};
 
 /// Every scenario that runs in well under a second: each directory (or single file) under
 /// these folders of `scenarios/`.
@@ -113,22 +113,8 @@ fn a_horizon_counts_the_rest_of_the_stream_as_not_arrived() {
 /// with room for all of them.
 fn steady_generator(n: u32) -> String {
     format!(
-        r#"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: default}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: cq}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: default
-      resources: [{{name: nvidia.com/gpu, nominalQuota: 1000}}]
----
+        r#"{FLAVOR}---
+{}---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {{name: q, namespace: team}}
@@ -144,7 +130,8 @@ spec:
   pods: {{fixed: 1}}
   requests: {{nvidia.com/gpu: {{fixed: 1}}}}
   duration: {{fixed: 60s}}
-"#
+"#,
+        cq("1000")
     )
 }
 

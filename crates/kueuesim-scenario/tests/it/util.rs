@@ -4,6 +4,30 @@ use kueuesim_engine::Simulation;
 use kueuesim_scenario::output::{ConditionOut, SimulationResult, WorkloadOut, result};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
+/// A ResourceFlavor `default` (a fixture other texts build on; tests point into its lines).
+pub(crate) const FLAVOR: &str =
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n";
+
+/// A ClusterQueue `cq` taking every namespace, with `quota` GPUs of flavor `default`.
+pub(crate) fn cq(quota: &str) -> String {
+    format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: {quota}
+"
+    )
+}
+
 /// Loads one file's text, named `name`.
 pub(crate) fn load_text(name: &str, text: &str) -> Result<Loaded, ScenarioError> {
     load_text_with(name, text, LoadOptions::default())

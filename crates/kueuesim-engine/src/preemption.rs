@@ -390,6 +390,39 @@ fn preemptor_fits(tree: &QuotaTree, p: &Preemptor<'_>, allow_borrowing: bool) ->
     })
 }
 
+/// Whether some attempt could succeed at all: removing every candidate it may use frees the
+/// most quota any removal order can (a candidate's removal never takes room away, and
+/// `candidateIsValid` only ever skips candidates), so when even that leaves the preemptor
+/// without room, the search upstream runs would end empty-handed. Answering that first spares
+/// sorting the candidates of the many searches that fail (a kueuesim shortcut with the same
+/// result, not an upstream step).
+fn could_fit(
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    lists: &[&Vec<Elem<'_>>; 3],
+    attempts: &[bool],
+) -> bool {
+    let mark = tree.mark();
+    // First what an attempt with borrowing may use (all but `ReclaimWithoutBorrowing`), then
+    // the rest, which only an attempt without borrowing may use.
+    for e in lists.iter().flat_map(|l| l.iter()) {
+        if e.variant != Variant::ReclaimWithoutBorrowing {
+            remove(tree, e.cand);
+        }
+    }
+    let mut fits = attempts.contains(&true) && preemptor_fits(tree, p, true);
+    if !fits && attempts.contains(&false) {
+        for e in lists.iter().flat_map(|l| l.iter()) {
+            if e.variant == Variant::ReclaimWithoutBorrowing {
+                remove(tree, e.cand);
+            }
+        }
+        fits = preemptor_fits(tree, p, false);
+    }
+    tree.rollback_to(mark);
+    fits
+}
+
 /// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal on every
 /// contested `Fr`.
 fn under_nominal_on_contested(tree: &QuotaTree, p: &Preemptor<'_>) -> bool {
@@ -496,11 +529,48 @@ pub fn classical_targets(
             &[true, false]
         };
 
+    let lists = [&hierarchy, &priority, &same_queue];
+    let possible = could_fit(tree, p, &lists, attempts);
+    // Tests (debug builds) check the shortcut against the search it spares.
+    if !possible && !cfg!(debug_assertions) {
+        return Vec::new();
+    }
+    for list in [&mut hierarchy, &mut priority, &mut same_queue] {
+        list.sort_by(|a, b| candidates_ordering(a.cand, b.cand, p.cq));
+    }
+    let targets = search(&ctx, tree, [&hierarchy, &priority, &same_queue], attempts);
+    assert!(
+        possible || targets.is_empty(),
+        "could_fit ruled out a preemption the search found"
+    );
+    targets
+}
+
+/// The removal loop of `classicalPreemptions` over the sorted candidate lists: per attempt,
+/// take valid candidates in order until the preemptor fits, then `fillBackWorkloads`.
+fn search(
+    ctx: &Ctx<'_, '_>,
+    tree: &mut QuotaTree,
+    lists: [&Vec<Elem<'_>>; 3],
+    attempts: &[bool],
+) -> Vec<Target> {
+    let p = ctx.p;
+    // Global order: each list's evicted prefix (the ordering puts evicted workloads first)
+    // before any non-evicted candidate, keeping hierarchy → priority → same-CQ within each half.
+    let splits = lists.map(|l| l.partition_point(|e| e.cand.evicted));
+    let mut order: Vec<Elem<'_>> = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
+    for (l, &s) in lists.iter().zip(&splits) {
+        order.extend_from_slice(&l[..s]);
+    }
+    for (l, &s) in lists.iter().zip(&splits) {
+        order.extend_from_slice(&l[s..]);
+    }
+
     for &allow_borrowing in attempts {
         let mark = tree.mark();
         let mut removed: Vec<Elem<'_>> = Vec::new();
         for e in &order {
-            if !still_valid(&ctx, tree, e, allow_borrowing) {
+            if !still_valid(ctx, tree, e, allow_borrowing) {
                 continue;
             }
             remove(tree, e.cand);

@@ -935,6 +935,10 @@ impl<'a> Builder<'a> {
                     self.configuration = Some(p);
                 }
                 _ => {
+                    // Not read any further, but a syntax error is still an error (the
+                    // splitter read only its head).
+                    serde_saphyr::from_str::<serde::de::IgnoredAny>(&src.text)
+                        .map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
                     let label = if src.api_version.is_empty() {
                         src.kind.clone()
                     } else {

@@ -85,6 +85,88 @@ fn quick_head(text: &str) -> Option<(String, String, u64, u64)> {
     Some((api.unwrap_or_default(), k, line, col))
 }
 
+/// `apiVersion` and `kind` of a flow-style object (`{apiVersion: v1, kind: Node, ...}`, the
+/// shape generated scenarios use), with the kind's (line, column) in `text`; None for anything
+/// but plain scalars and nesting (quotes, anchors, tags, comments inside), which the YAML parser
+/// then reads.
+fn quick_flow_head(text: &str) -> Option<(String, String, u64, u64)> {
+    let (mut api, mut kind) = (None, None);
+    let (mut line, mut col) = (1u64, 0u64);
+    let mut depth = 0usize;
+    let mut started = false;
+    let mut ended = false;
+    // At depth 1: the key being read, and the value being read (with where it started).
+    let mut key = String::new();
+    let mut value: Option<(String, u64, u64)> = None;
+    let mut in_comment = false;
+    for c in text.chars() {
+        if c == '\n' {
+            line += 1;
+            col = 0;
+            in_comment = false;
+            continue;
+        }
+        col += 1;
+        if in_comment {
+            continue;
+        }
+        if !started || ended {
+            match c {
+                ' ' | '\t' | '\r' => {}
+                '#' => in_comment = true,
+                '{' if !started => {
+                    started = true;
+                    depth = 1;
+                }
+                _ => return None,
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' | '&' | '*' | '!' | '|' | '>' | '?' | '#' | '%' | '@' | '`' => return None,
+            '{' | '[' => depth += 1,
+            '}' | ']' | ',' if depth == 1 => {
+                if let Some((v, l, k)) = value.take() {
+                    let v = v.trim_end().to_string();
+                    match key.trim() {
+                        "apiVersion" => api = Some(v),
+                        "kind" => kind = Some((v, l, k)),
+                        _ => {}
+                    }
+                }
+                key.clear();
+                match c {
+                    '}' => {
+                        depth = 0;
+                        ended = true;
+                    }
+                    ']' => return None,
+                    _ => {}
+                }
+            }
+            '}' | ']' => depth -= 1,
+            _ if depth > 1 => {}
+            ':' if value.is_none() => value = Some((String::new(), 0, 0)),
+            _ => match &mut value {
+                None => key.push(c),
+                Some((v, l, k)) => {
+                    if v.is_empty() && c != ' ' && c != '\t' {
+                        (*l, *k) = (line, col);
+                    }
+                    if !v.is_empty() || (c != ' ' && c != '\t') {
+                        v.push(c);
+                    }
+                }
+            },
+        }
+    }
+    if !ended {
+        return None;
+    }
+    let (k, line, col) = kind?;
+    (!k.is_empty()).then_some((api.unwrap_or_default(), k, line, col))
+}
+
 /// Turns a serde-saphyr error in a text that starts after `line_offset` file lines into ours.
 pub fn yaml_error(file: &SourceFile, line_offset: u64, e: &serde_saphyr::Error) -> ScenarioError {
     let bare = e.without_snippet().to_string();
@@ -148,7 +230,7 @@ pub fn split_objects(file: &SourceFile) -> Result<Vec<ObjectText<'_>>, ScenarioE
         if boundary {
             if lines[start..i].iter().any(|l| !is_blank(l)) {
                 let text = lines[start..i].join("\n");
-                push_document(file, text, start as u64, &lines, false, &mut out)?;
+                push_document(file, text, start as u64, &lines, &mut out)?;
             }
             start = i + 1;
         }
@@ -162,17 +244,16 @@ fn push_document<'f>(
     text: String,
     line_offset: u64,
     lines: &[&str],
-    parsed: bool,
     out: &mut Vec<ObjectText<'f>>,
 ) -> Result<(), ScenarioError> {
-    // A List item's YAML was checked when its List was parsed: its head is read from its
-    // lines when it has kubectl's block style. Anything else goes through the YAML parser,
-    // once (which also reports syntax errors, whatever the kind).
-    let quick = if parsed {
-        quick_head(&text).filter(|(_, k, _, _)| !k.ends_with("List"))
-    } else {
-        None
-    };
+    // The head of an object in kubectl's block style or in plain flow style is read from its
+    // text: the YAML parser reads every object of a kind the loader knows in full later (and
+    // checks the syntax of the others, `convert::Builder`), so parsing it here too would only
+    // double the cost of loading. A List, or anything else, goes through the parser (which
+    // also reports syntax errors).
+    let quick = quick_head(&text)
+        .or_else(|| quick_flow_head(&text))
+        .filter(|(_, k, _, _)| !k.ends_with("List"));
     let (api_version, kind_value, kind_pos, items) = match quick {
         Some((api, k, line, col)) => (
             api,
@@ -240,7 +321,7 @@ fn push_document<'f>(
                 .map(|(i, c)| if i < indent { ' ' } else { c })
                 .collect();
             item_lines[0] = head_line;
-            push_document(file, item_lines.join("\n"), first - 1, lines, true, out)?;
+            push_document(file, item_lines.join("\n"), first - 1, lines, out)?;
         }
         return Ok(());
     }
@@ -292,8 +373,57 @@ mod tests {
 
     #[test]
     fn syntax_error_in_second_document_names_the_file_line() {
-        let f = file("kind: A\n---\nkind: B\nspec: [1\n");
-        let e = split_objects(&f).unwrap_err().to_string();
-        assert!(e.starts_with("t.yaml:4:"), "{e}");
+        // Block and flow style, a kind the loader reads and one it skips: the splitter reads
+        // only the head, and the load still reports the syntax error where it is.
+        for (text, at) in [
+            ("kind: A\n---\nkind: B\nspec: [1\n", "t.yaml:4:"),
+            ("kind: A\n---\n{kind: B, spec: [1}\n", "t.yaml:3:"),
+            (
+                "kind: A\n---\napiVersion: v1\nkind: Node\nmetadata: {name: [a}\n",
+                "t.yaml:5:",
+            ),
+            (
+                "kind: A\n---\n{apiVersion: v1, kind: Node,\n metadata: {name: [a}}\n",
+                "t.yaml:4:",
+            ),
+        ] {
+            let e = crate::convert::load(&[file(text)], Default::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(at), "{text:?}: {e}");
+        }
+    }
+
+    /// The flow-style head reader agrees with the YAML parser where it answers at all.
+    #[test]
+    fn flow_heads_match_the_parser() {
+        let parsed = |text: &str| {
+            let h: HeadAndItems = serde_saphyr::from_str(text).unwrap();
+            let k = h.kind.unwrap();
+            (
+                h.api_version.unwrap_or_default(),
+                k.value,
+                k.referenced.line(),
+                k.referenced.column(),
+            )
+        };
+        for text in [
+            "{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: a}, spec: {x: [1, {y: 2}]}}",
+            "# lead\n\n{kind: Node,\n  apiVersion: v1, metadata: {labels: {a: b}}}  # trailing\n",
+            "{metadata: {kind: Wrong}, kind:   LocalQueue , apiVersion: v1}",
+            "{ apiVersion: v1,\n  kind:\n    Namespace }",
+        ] {
+            assert_eq!(quick_flow_head(text), Some(parsed(text)), "{text:?}");
+        }
+        for text in [
+            "{kind: \"Node\"}",
+            "{kind: Node, metadata: {name: &a x}}",
+            "{kind: Node} extra",
+            "{kind: Node",
+            "kind: Node",
+            "{apiVersion: v1}",
+        ] {
+            assert_eq!(quick_flow_head(text), None, "{text:?}");
+        }
     }
 }

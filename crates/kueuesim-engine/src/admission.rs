@@ -239,6 +239,17 @@ struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     subject: Subject<'a>,
     /// What Kueue's TAS cache sees of the nodes.
     tas: &'a TasCapacity,
+    /// The preemption oracle's last search. When the scheduler then asks `getTargets` for
+    /// exactly that usage (a one-resource workload, the common case) on the unchanged
+    /// snapshot, the answer is the same, so it is reused.
+    last_search: Option<OracleSearch>,
+}
+
+/// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
+struct OracleSearch {
+    usage: Vec<(Fr, i64)>,
+    contested: Vec<Fr>,
+    targets: Vec<Target>,
 }
 
 /// The topology request a pod set has on a ClusterQueue: its annotation, or, when every
@@ -459,6 +470,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let contested = [fr];
             let p = self.preemptor(&usage, &contested);
             let targets = preemption_targets(self.world, self.tree, self.admitted, &p);
+            self.last_search = Some(OracleSearch {
+                usage: usage.to_vec(),
+                contested: contested.to_vec(),
+                targets: targets.clone(),
+            });
             if targets.is_empty() {
                 return (PMode::NoCandidates, borrow, vec![msg], "");
             }
@@ -973,6 +989,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
         admitted,
         subject,
         tas,
+        last_search: None,
     };
     let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
     let full = fa.assign(&full_counts);
@@ -1152,7 +1169,17 @@ fn targets_for<A: AdmittedWorkloads>(
     a: &Assignment,
 ) -> Vec<Target> {
     let p = fa.preemptor(&a.usage, &a.contested);
-    preemption_targets(fa.world, fa.tree, fa.admitted, &p)
+    let reused = match &fa.last_search {
+        Some(s) if s.usage == a.usage && s.contested == a.contested => s.targets.clone(),
+        _ => return preemption_targets(fa.world, fa.tree, fa.admitted, &p),
+    };
+    // Tests (debug builds) check the reuse against a search of its own.
+    debug_assert_eq!(
+        reused,
+        preemption_targets(fa.world, fa.tree, fa.admitted, &p),
+        "a reused preemption search differs"
+    );
+    reused
 }
 
 /// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of

@@ -1387,3 +1387,17 @@ fn borrowing_preemptor_and_victim_take_turns() {
     let times: Vec<f64> = wl0.evictions.iter().map(|e| e.at).collect();
     assert_eq!(&times[..3], &[85.0, 105.0, 125.0]);
 }
+
+#[test]
+fn two_resource_preemption_takes_both_holders() {
+    // The scheduler's getTargets searches with both resources contested; the flavor
+    // assigner's oracle searched one resource at a time, so its last answer (memory: mem-hog
+    // alone) is not the scheduler's.
+    let r = run("two-resource-preemption");
+    for name in ["cpu-hog", "mem-hog"] {
+        let w = wl(&r, "team", name);
+        assert_preempted_once(w, 60.0, "InClusterQueue", "team/urgent");
+        assert_eq!(w.admitted_at, Some(691.0), "{name}: readmitted");
+    }
+    assert_ran(wl(&r, "team", "urgent"), 90.0, 690.0);
+}

@@ -260,8 +260,8 @@ pub struct Simulation<'w> {
     uid_labels: UidLabels,
     /// Respace the UID labels on every arrival (`with_uid_respacing`, for tests).
     respace_uids_always: bool,
-    /// The scheduling-shape classes seen so far, numbered in order of first arrival.
-    shape_classes: BTreeMap<String, u32>,
+    /// The scheduling-shape classes seen so far.
+    shape_classes: ShapeClasses<'w>,
     /// Whether a batched inadmissible requeue is pending, per tree node.
     requeue_pending: Vec<bool>,
     /// Workloads released to a scheduler with pods still unplaced, in kube-scheduler's
@@ -310,17 +310,58 @@ pub struct Simulation<'w> {
     tas_base: Option<crate::tas::TasCapacity>,
 }
 
-/// The scheduling-shape key of a workload: equal priority and pod sets (name, count,
-/// minCount, requests, nodeSelector, tolerations) share a class.
-fn shape_key(w: &Workload) -> String {
-    format!(
-        "{}|{:?}",
-        w.priority,
-        w.pod_sets
-            .iter()
-            .map(|p| (&p.name, p.count, p.min_count, &p.requests, p.spec_shape))
-            .collect::<Vec<_>>()
-    )
+/// Scheduling-shape classes (`SchedulingEquivalenceHashing`), numbered in order of first
+/// arrival: workloads of equal priority and pod sets (name, count, minCount, requests, and the
+/// template's scheduling spec: nodeSelector, tolerations, ...) share one. Found by a hash of
+/// those fields; each bucket keeps one workload per class to compare with, so an arrival of a
+/// known shape allocates nothing. The numbering is by arrival, whatever the hash.
+#[derive(Clone, Default)]
+struct ShapeClasses<'w> {
+    buckets: BTreeMap<u64, Vec<(Spec<'w>, u32)>>,
+    count: u32,
+}
+
+impl<'w> ShapeClasses<'w> {
+    fn class_of(&mut self, wl: &Spec<'w>) -> u32 {
+        let bucket = self.buckets.entry(shape_hash(wl)).or_default();
+        if let Some(&(_, class)) = bucket.iter().find(|(rep, _)| same_shape(rep, wl)) {
+            return class;
+        }
+        let class = self.count;
+        self.count += 1;
+        bucket.push((wl.clone(), class));
+        class
+    }
+}
+
+fn shape_hash(w: &Workload) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same on every run (not that the hash can change a class).
+    let mut h = std::hash::DefaultHasher::new();
+    w.priority.hash(&mut h);
+    for p in &w.pod_sets {
+        p.name.hash(&mut h);
+        p.count.hash(&mut h);
+        p.min_count.hash(&mut h);
+        for (r, amount) in p.requests.iter() {
+            r.index().hash(&mut h);
+            amount.hash(&mut h);
+        }
+        p.spec_shape.hash(&mut h);
+    }
+    h.finish()
+}
+
+fn same_shape(a: &Workload, b: &Workload) -> bool {
+    a.priority == b.priority
+        && a.pod_sets.len() == b.pod_sets.len()
+        && a.pod_sets.iter().zip(&b.pod_sets).all(|(x, y)| {
+            x.name == y.name
+                && x.count == y.count
+                && x.min_count == y.min_count
+                && x.requests == y.requests
+                && x.spec_shape == y.spec_shape
+        })
 }
 
 /// A workload's runtime state on arrival.
@@ -472,7 +513,7 @@ impl<'w> Simulation<'w> {
             cluster: Cluster::new(world),
             placement_attempts: 0,
             cq_stopped,
-            shape_classes: BTreeMap::new(),
+            shape_classes: ShapeClasses::default(),
             uid_labels: UidLabels::default(),
             respace_uids_always: false,
             requeue_pending: vec![false; n_nodes],
@@ -1216,9 +1257,7 @@ impl<'w> Simulation<'w> {
     fn arrive(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = self.take_arrival(w);
-        let key = shape_key(&wl);
-        let next = self.shape_classes.len() as u32;
-        let shape = *self.shape_classes.entry(key).or_insert(next);
+        let shape = self.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.uid_labels.insert(uid.clone(), w);
         let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));

@@ -80,26 +80,28 @@ pub struct ClusterQueueQueue {
 }
 
 impl ClusterQueueQueue {
-    /// Adds `key` to the active heap.
-    fn activate(&mut self, key: QueueKey) {
+    /// Adds `key` to the active heap; `total` counts the workloads of every heap.
+    fn activate(&mut self, key: QueueKey, total: &mut usize) {
         if self.active.insert(key) {
-            self.count_active(key.shape);
+            self.count_active(key.shape, total);
         }
     }
 
     /// One more workload of `shape` is in the active heap.
-    fn count_active(&mut self, shape: u32) {
+    fn count_active(&mut self, shape: u32, total: &mut usize) {
         let s = shape as usize;
         if self.active_shapes.len() <= s {
             self.active_shapes.resize(s + 1, 0);
         }
         self.active_shapes[s] += 1;
+        *total += 1;
     }
 
     /// Removes `key` from the active heap, if there.
-    fn deactivate(&mut self, key: &QueueKey) {
+    fn deactivate(&mut self, key: &QueueKey, total: &mut usize) {
         if self.active.remove(key) {
             self.active_shapes[key.shape as usize] -= 1;
+            *total -= 1;
         }
     }
 }
@@ -108,6 +110,9 @@ impl ClusterQueueQueue {
 #[derive(Clone, Debug)]
 pub struct QueueManager {
     queues: Vec<ClusterQueueQueue>,
+    /// Workloads in all active heaps together (so "is any head waiting" is O(1) with a
+    /// thousand ClusterQueues).
+    active_total: usize,
 }
 
 impl QueueManager {
@@ -115,6 +120,7 @@ impl QueueManager {
     pub fn new(n: usize) -> Self {
         QueueManager {
             queues: (0..n).map(|_| ClusterQueueQueue::default()).collect(),
+            active_total: 0,
         }
     }
 
@@ -127,29 +133,29 @@ impl QueueManager {
         strategy: QueueingStrategy,
         key: QueueKey,
     ) -> QueueStatus {
-        let q = &mut self.queues[cq.index()];
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         if strategy == QueueingStrategy::BestEffortFIFO && q.parked_shapes.contains(&key.shape) {
-            q.deactivate(&key);
+            q.deactivate(&key, total);
             q.inadmissible.insert(key);
             return QueueStatus::Inadmissible;
         }
         q.inadmissible.remove(&key);
-        q.activate(key);
+        q.activate(key, total);
         QueueStatus::Active
     }
 
     /// Parks a workload as inadmissible (a requeued workload still in its back-off).
     pub fn park(&mut self, cq: ClusterQueueId, key: QueueKey) {
-        let q = &mut self.queues[cq.index()];
-        q.deactivate(&key);
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
+        q.deactivate(&key, total);
         q.inadmissible.insert(key);
     }
 
     /// Adds a workload to the active heap unconditionally.
     pub fn push_active(&mut self, cq: ClusterQueueId, key: QueueKey) {
-        let q = &mut self.queues[cq.index()];
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.inadmissible.remove(&key);
-        q.activate(key);
+        q.activate(key, total);
     }
 
     /// Pops at most one head per ClusterQueue among `eligible` ones, in ClusterQueue id
@@ -194,7 +200,7 @@ impl QueueManager {
             } else {
                 sticky.unwrap_or(first)
             };
-            q.deactivate(&key);
+            q.deactivate(&key, &mut self.active_total);
             heads.push((cq, key));
         }
         heads
@@ -212,7 +218,7 @@ impl QueueManager {
         key: QueueKey,
         reason: RequeueReason,
     ) -> Vec<QueueKey> {
-        let q = &mut self.queues[cq.index()];
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         // The preemptor is only ever set here; it stays first until it leaves the queue
         // (admitted or deleted) or another preemptor replaces it.
         if reason == RequeueReason::PendingPreemption
@@ -228,7 +234,7 @@ impl QueueManager {
             ),
         };
         if immediate {
-            q.activate(key);
+            q.activate(key, total);
             return Vec::new();
         }
         let shape = key.shape;
@@ -253,7 +259,7 @@ impl QueueManager {
                     .collect();
             }
             for k in &moved {
-                q.deactivate(k);
+                q.deactivate(k, total);
                 q.inadmissible.insert(*k);
             }
         }
@@ -271,12 +277,12 @@ impl QueueManager {
     /// Moves every inadmissible workload of `cq` back to its heap (`queueInadmissibleWorkloads`
     /// when none has a reason to stay). Returns how many moved.
     pub fn requeue_all_inadmissible(&mut self, cq: ClusterQueueId) -> usize {
-        let q = &mut self.queues[cq.index()];
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.parked_shapes.clear();
         let mut back = std::mem::take(&mut q.inadmissible);
         let moved = back.len();
         for k in &back {
-            q.count_active(k.shape);
+            q.count_active(k.shape, total);
         }
         // Keys are unique per workload and a workload is in one set only, so the merge keeps
         // every key.
@@ -291,7 +297,7 @@ impl QueueManager {
         cq: ClusterQueueId,
         may_return: impl Fn(WorkloadId) -> bool,
     ) -> usize {
-        let q = &mut self.queues[cq.index()];
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.parked_shapes.clear();
         let back: Vec<QueueKey> = q
             .inadmissible
@@ -302,20 +308,24 @@ impl QueueManager {
         let moved = back.len();
         for k in back {
             q.inadmissible.remove(&k);
-            q.activate(k);
+            q.activate(k, total);
         }
         moved
     }
 
     /// Whether any of `cqs` has an active workload.
     pub fn any_active(&self) -> bool {
-        self.queues.iter().any(|q| !q.active.is_empty())
+        debug_assert_eq!(
+            self.active_total,
+            self.queues.iter().map(|q| q.active.len()).sum::<usize>()
+        );
+        self.active_total > 0
     }
 
     /// Removes a workload wherever it is queued in `cq`.
     pub fn remove(&mut self, cq: ClusterQueueId, key: &QueueKey) {
-        let q = &mut self.queues[cq.index()];
-        q.deactivate(key);
+        let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
+        q.deactivate(key, total);
         q.inadmissible.remove(key);
         if q.sticky.as_ref() == Some(key) {
             q.sticky = None;

@@ -222,6 +222,19 @@ fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
         .join(", ")
 }
 
+/// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
+/// joined by ` | ` over the pod sets with something to say.
+fn considered_message(world: &World, pod_sets: &[(&String, Vec<Attempt>)]) -> String {
+    pod_sets
+        .iter()
+        .filter_map(|(name, attempts)| {
+            let text = format_attempts(world, attempts);
+            (!text.is_empty()).then(|| format!("{name}: {text}"))
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
 /// The outcome of `find_flavor` for one resource group.
 struct GroupChoice {
     /// (resource, flavor, mode) per requested resource of the group, if a flavor was chosen.
@@ -609,7 +622,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut mode = Mode::Fit;
         let mut failures: Vec<(String, Vec<String>, &'static str)> = Vec::new();
         let mut preempt_reasons: Vec<(String, Vec<String>)> = Vec::new();
-        let mut considered: Vec<String> = Vec::new();
+        // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
+        // assignment that fits needs them written out.
+        let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
 
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
@@ -722,10 +737,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 }
             }
             usage = merge_usage(usage);
-            let text = format_attempts(world, &ps_attempts);
-            if !text.is_empty() {
-                considered.push(format!("{}: {text}", ps.name));
-            }
+            considered.push((&ps.name, ps_attempts));
             if !reasons.is_empty() {
                 reasons.sort();
                 preempt_reasons.push((ps.name.clone(), reasons));
@@ -762,7 +774,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             borrowing,
             contested,
             not_admitted,
-            considered: considered.join(" | "),
+            considered: if mode == Mode::Fit {
+                considered_message(world, &considered)
+            } else {
+                String::new()
+            },
         }
     }
 }

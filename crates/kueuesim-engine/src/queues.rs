@@ -250,17 +250,12 @@ impl QueueManager {
             // The scan stops once it has seen every active workload of the shape.
             let n = q.active_shapes.get(shape as usize).copied().unwrap_or(0) as usize;
             if n > 0 {
-                moved = q
-                    .active
-                    .iter()
-                    .filter(|k| k.shape == shape)
-                    .take(n)
-                    .copied()
-                    .collect();
-            }
-            for k in &moved {
-                q.deactivate(k, total);
-                q.inadmissible.insert(*k);
+                // Taken out as the scan passes them (no search from the root per key).
+                moved = Vec::with_capacity(n);
+                moved.extend(q.active.extract_if(.., |k| k.shape == shape).take(n));
+                q.active_shapes[shape as usize] -= moved.len() as u32;
+                *total -= moved.len();
+                q.inadmissible.extend(moved.iter().copied());
             }
         }
         moved

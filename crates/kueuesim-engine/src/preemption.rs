@@ -496,23 +496,8 @@ pub fn classical_targets(
 
     let mut same_queue = same_queue_candidates(&ctx, admitted);
     let (mut hierarchy, mut priority) = cohort_candidates(&ctx, tree, admitted);
-    for list in [&mut hierarchy, &mut priority, &mut same_queue] {
-        list.sort_by(|a, b| candidates_ordering(a.cand, b.cand, p.cq));
-    }
     let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
     let no_hierarchy_candidates = hierarchy.is_empty();
-
-    // Global order: each list's evicted prefix (the ordering puts evicted workloads first)
-    // before any non-evicted candidate, keeping hierarchy → priority → same-CQ within each half.
-    let lists = [&hierarchy, &priority, &same_queue];
-    let splits = lists.map(|l| l.partition_point(|e| e.cand.evicted));
-    let mut order: Vec<Elem<'_>> = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
-    for (l, &s) in lists.iter().zip(&splits) {
-        order.extend_from_slice(&l[..s]);
-    }
-    for (l, &s) in lists.iter().zip(&splits) {
-        order.extend_from_slice(&l[s..]);
-    }
 
     // Which `allowBorrowing` attempts to make, and in which order. With borrowing allowed the
     // preemptor may end up borrowing but `ReclaimWithoutBorrowing` candidates are skipped;

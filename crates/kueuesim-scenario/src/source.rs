@@ -101,6 +101,10 @@ fn quick_flow_head(text: &str) -> Option<(String, String, u64, u64)> {
     let mut in_comment = false;
     for c in text.chars() {
         if c == '\n' {
+            // A plain scalar folded over lines: the parser's business.
+            if depth == 1 && value.as_ref().is_some_and(|(v, _, _)| !v.is_empty()) {
+                return None;
+            }
             line += 1;
             col = 0;
             in_comment = false;
@@ -420,6 +424,7 @@ mod tests {
             "{kind: Node, metadata: {name: &a x}}",
             "{kind: Node} extra",
             "{kind: Node",
+            "{kind: Name\n  space}",
             "kind: Node",
             "{apiVersion: v1}",
         ] {

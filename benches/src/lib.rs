@@ -520,7 +520,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             max_execution_time: None,
             job_uid: None,
             creation_blocked: None,
-            gang,
+            gang: gang.into(),
         });
     }
     w

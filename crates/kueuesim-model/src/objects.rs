@@ -1,6 +1,8 @@
 //! The objects of the simulated platform: Kueue's ResourceFlavor, ClusterQueue, LocalQueue,
 //! WorkloadPriorityClass and Workload, and core Namespace and Node, with names resolved to ids.
 
+use std::sync::Arc;
+
 use crate::ids::{ClusterQueueId, CohortId, FlavorId, LocalQueueId, ResourceId};
 use crate::labels::{LabelSelector, Labels, Taint, Toleration};
 use crate::resources::ResourceList;
@@ -378,8 +380,10 @@ pub struct Workload {
     /// Why Kueue's job controller could not create the Workload (e.g. its
     /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
     pub creation_blocked: Option<CreationBlocked>,
-    /// What its gang scheduler is asked for: gang size and topology constraint.
-    pub gang: GangSpec,
+    /// What its gang scheduler is asked for: gang size and topology constraint. Shared: most
+    /// workloads of a generator or trace ask for the same, and a `GangSpec` is 256 bytes of
+    /// mostly empty lists (`Arc::make_mut` to change one).
+    pub gang: Arc<GangSpec>,
 }
 
 /// The gang scheduler's view of a workload (the Volcano or KAI PodGroup its controller

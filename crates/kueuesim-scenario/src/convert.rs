@@ -2,6 +2,7 @@
 //! references checked, jobs turned into workloads as Kueue derives them, times laid out.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_saphyr::Spanned;
@@ -2998,7 +2999,7 @@ impl<'a> Builder<'a> {
             max_execution_time: job_max_exec,
             job_uid: meta.uid.clone(),
             creation_blocked,
-            gang,
+            gang: Arc::new(gang),
         })
     }
 
@@ -3155,7 +3156,8 @@ impl<'a> Builder<'a> {
             )?;
             // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
             if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {
-                w.gang.min_member = Some(u32::try_from(m.value.max(0)).unwrap_or(u32::MAX));
+                Arc::make_mut(&mut w.gang).min_member =
+                    Some(u32::try_from(m.value.max(0)).unwrap_or(u32::MAX));
             }
             out.push((src.order, w));
         }
@@ -3339,7 +3341,7 @@ impl<'a> Builder<'a> {
             // podGroupPolicy: Volcano's PodGroup gets every pod as minMember and the runtime's
             // networkTopology; coscheduling gangs every pod too.
             if let Some(pgp) = &rspec.pod_group_policy {
-                w.gang.min_member = None;
+                Arc::make_mut(&mut w.gang).min_member = None;
                 if let Some(nt) = pgp
                     .volcano
                     .as_ref()
@@ -3361,7 +3363,8 @@ impl<'a> Builder<'a> {
                         (None, Some(n)) => Some(TierRef::Name(n.clone())),
                         (None, None) => None,
                     };
-                    w.gang.network_topology = Some(NetworkTopology { hard, highest_tier });
+                    Arc::make_mut(&mut w.gang).network_topology =
+                        Some(NetworkTopology { hard, highest_tier });
                 }
             }
             out.push((src.order, w));
@@ -3506,13 +3509,14 @@ impl<'a> Builder<'a> {
             w.queue_name = None;
             w.kind = "VolcanoJob".into();
             w.name = name.clone();
-            w.gang.min_member = spec
+            Arc::make_mut(&mut w.gang).min_member = spec
                 .min_available
                 .as_ref()
                 .map(|m| u32::try_from(m.value.max(0)).unwrap_or(u32::MAX));
-            w.gang.min_task_member = task_mins;
-            w.gang.network_topology = spec.network_topology.as_ref().map(topology).transpose()?;
-            w.gang.volcano_subgroups = partitions
+            Arc::make_mut(&mut w.gang).min_task_member = task_mins;
+            Arc::make_mut(&mut w.gang).network_topology =
+                spec.network_topology.as_ref().map(topology).transpose()?;
+            Arc::make_mut(&mut w.gang).volcano_subgroups = partitions
                 .into_iter()
                 .map(|(ps, nt)| VolcanoSubGroup {
                     name: w.pod_sets[ps].name.clone(),
@@ -3682,7 +3686,7 @@ impl<'a> Builder<'a> {
                         "a bound Pod managed by Kueue: expected its admitted Workload in the input instead (kueuesim continues Kueue's pods from their Workloads)",
                     ));
                 }
-                w.gang.bound_nodes = vec![NodeId::from_index(i)];
+                Arc::make_mut(&mut w.gang).bound_nodes = vec![NodeId::from_index(i)];
             }
             out.push((src.order, w));
         }
@@ -4091,7 +4095,7 @@ impl<'a> Builder<'a> {
                     Some(m) => return Err(err_at(src, m, format!("maximumExecutionTimeSeconds {} is not positive: expected an integer ≥ 1", m.value))),
                 },
                     creation_blocked: None,
-                    gang,
+                    gang: Arc::new(gang),
                 },
             ));
         }

@@ -272,6 +272,9 @@ struct CopyState {
 #[derive(Clone, Debug)]
 pub struct GeneratorStream {
     settings: Arc<GeneratorSettings>,
+    /// Per topology choice, the gang of a workload of each `SchedulerKind` (`kind_index`):
+    /// shared by every workload that draws them (`Workload::gang`).
+    gangs: Arc<Vec<[Arc<GangSpec>; 3]>>,
     copies: Vec<CopyState>,
     heap: BinaryHeap<Reverse<(SimTime, usize)>>,
     /// Workloads yielded so far (the name index).
@@ -287,7 +290,26 @@ impl GeneratorStream {
         } else {
             1
         };
+        let kube = Arc::new(GangSpec::default());
+        let gangs = settings
+            .topologies
+            .items
+            .iter()
+            .map(|topo| {
+                let volcano = GangSpec {
+                    network_topology: topo.volcano.clone(),
+                    ..GangSpec::default()
+                };
+                let kai = GangSpec {
+                    kai_topology: topo.kai.clone(),
+                    ..GangSpec::default()
+                };
+                // In `kind_index` order.
+                [Arc::clone(&kube), Arc::new(kai), Arc::new(volcano)]
+            })
+            .collect();
         let mut s = GeneratorStream {
+            gangs: Arc::new(gangs),
             copies: Vec::with_capacity(n),
             heap: BinaryHeap::with_capacity(n),
             index: 0,
@@ -364,7 +386,7 @@ impl Iterator for GeneratorStream {
         let Reverse((arrival, c)) = self.heap.pop()?;
         let s = Arc::clone(&self.settings);
         let copy = &mut self.copies[c];
-        let w = make_workload(&s, copy, arrival, self.index);
+        let w = make_workload(&s, &self.gangs, copy, arrival, self.index);
         self.index += 1;
         copy.produced += 1;
         advance(&s, copy, false);
@@ -387,8 +409,18 @@ fn shape_of(requests: &[(ResourceId, i64)]) -> u64 {
     h
 }
 
+/// A scheduler kind's place in `GeneratorStream::gangs`.
+fn kind_index(kind: SchedulerKind) -> usize {
+    match kind {
+        SchedulerKind::Kube => 0,
+        SchedulerKind::Kai => 1,
+        SchedulerKind::Volcano => 2,
+    }
+}
+
 fn make_workload(
     s: &GeneratorSettings,
+    gangs: &[[Arc<GangSpec>; 3]],
     copy: &mut CopyState,
     arrival: SimTime,
     index: u64,
@@ -400,7 +432,8 @@ fn make_workload(
     }];
     let (class, priority) = &s.priorities.items[s.priorities.pick(rng)];
     let (scheduler_name, kind) = &s.schedulers.items[s.schedulers.pick(rng)];
-    let topo = &s.topologies.items[s.topologies.pick(rng)];
+    let topo_index = s.topologies.pick(rng);
+    let topo = &s.topologies.items[topo_index];
     let pods = s.pods.sample(rng).max(1) as u32;
     let requests: Vec<(ResourceId, i64)> = s
         .requests
@@ -409,12 +442,7 @@ fn make_workload(
         .collect();
     let duration = SimDuration::from_millis(s.duration.sample(rng).max(0));
     let name = format!("{}-{index}", s.name);
-    let mut gang = GangSpec::default();
-    match kind {
-        SchedulerKind::Volcano => gang.network_topology = topo.volcano.clone(),
-        SchedulerKind::Kai => gang.kai_topology = topo.kai.clone(),
-        SchedulerKind::Kube => {}
-    }
+    let gang = Arc::clone(&gangs[topo_index][kind_index(*kind)]);
     Workload {
         uid: format!("{}/{name}", q.namespace),
         namespace: q.namespace.clone(),

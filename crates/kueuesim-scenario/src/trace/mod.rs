@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
@@ -668,6 +669,8 @@ pub struct TraceWorkloads {
     memory: ResourceId,
     gpu: ResourceId,
     gpu_milli: ResourceId,
+    /// The gang of a row that sets no gang size: one shared value (`Workload::gang`).
+    default_gang: Arc<GangSpec>,
 }
 
 /// A cell's value as seconds (a decimal number) rounded to milliseconds.
@@ -1073,6 +1076,7 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
         } else {
             world.resources.intern(GPU)
         },
+        default_gang: Arc::default(),
     };
     // Philly and DLRM files are not in arrival order: read whole (the first `limit` rows),
     // then sorted by arrival, file order among equal arrivals.
@@ -1598,9 +1602,12 @@ impl TraceWorkloads {
             initial_admission: None,
             last_eviction: None,
             creation_blocked: None,
-            gang: GangSpec {
-                min_member: d.min_member,
-                ..GangSpec::default()
+            gang: match d.min_member {
+                None => Arc::clone(&self.default_gang),
+                Some(_) => Arc::new(GangSpec {
+                    min_member: d.min_member,
+                    ..GangSpec::default()
+                }),
             },
         })
     }

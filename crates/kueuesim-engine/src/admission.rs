@@ -222,6 +222,16 @@ fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
         .join(", ")
 }
 
+/// `into.extend(from)`, taking `from` whole when `into` is empty (one resource group per
+/// pod set, the common case, then moves no element and allocates nothing).
+fn append<T>(into: &mut Vec<T>, mut from: Vec<T>) {
+    if into.is_empty() {
+        *into = from;
+    } else {
+        into.append(&mut from);
+    }
+}
+
 /// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
 /// joined by ` | ` over the pod sets with something to say.
 fn considered_message(world: &World, pod_sets: &[(&String, Vec<Attempt>)]) -> String {
@@ -659,12 +669,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 let choice = self.find_flavor(ps_index, group, &requested, &usage);
                 match choice.chosen {
                     Some(chosen) => {
-                        flavors.extend(chosen);
-                        reasons.extend(choice.reasons);
-                        ps_attempts.extend(choice.attempts);
+                        append(&mut flavors, chosen);
+                        append(&mut reasons, choice.reasons);
+                        append(&mut ps_attempts, choice.attempts);
                     }
                     None => {
-                        ps_attempts.extend(choice.attempts);
+                        append(&mut ps_attempts, choice.attempts);
                         let reason = resolve_no_fit_reason(queue, &ps_attempts);
                         failed = Some((choice.reasons, reason));
                         break;

@@ -211,7 +211,7 @@ struct Runtime<'w> {
     requeue_at: Option<SimTime>,
     /// Holds quota without `PodsReady=True` (in the cache's `WorkloadsNotReady`).
     not_ready: bool,
-    /// Its UID, shared with its queue key and preemption candidate record.
+    /// Its UID, shared with its entry in `uid_labels` (so letting go of it allocates nothing).
     uid: Rc<str>,
     /// The label of its UID (`uid_order`), in its queue key and candidate record.
     uid_label: u64,

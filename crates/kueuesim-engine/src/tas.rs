@@ -48,7 +48,7 @@ pub struct TasCapacity {
     pub orders: Arc<Vec<DomainOrder>>,
 }
 
-/// A topology's domains as `find_assignment` walks them, fixed for a run: per depth, the
+/// A topology's domains as `find_assignment_in` walks them, fixed for a run: per depth, the
 /// domains there in tree order, and each domain's rank by name (Kueue breaks count ties by
 /// the level values, i.e. the name), so sorting compares integers, not strings.
 #[derive(Clone, Debug)]
@@ -447,9 +447,9 @@ fn take_greedily(
     Ok(out)
 }
 
-/// Finds the topology assignment of `count` pods given each leaf's capacity. `Ok`: per
-/// lowest-level domain the pods it gets, in tree (level-path) order.
-pub fn find_assignment(
+/// `find_assignment_in` with the topology's `DomainOrder` worked out here (tests).
+#[cfg(test)]
+fn find_assignment(
     t: &Topology,
     topology_name: &str,
     leaf_pods: &[(DomainId, u32)],
@@ -466,7 +466,9 @@ pub fn find_assignment(
     )
 }
 
-/// `find_assignment` with the topology's `DomainOrder` worked out already.
+/// Finds the topology assignment of `count` pods given each leaf's capacity, walking `t` in
+/// its `order` (worked out once per topology). `Ok`: per lowest-level domain the pods it
+/// gets, in tree (level-path) order.
 pub fn find_assignment_in(
     t: &Topology,
     order: &DomainOrder,

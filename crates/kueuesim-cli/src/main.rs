@@ -16,14 +16,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 use kueuesim_engine::Simulation;
 use kueuesim_engine::outcome::TimeSeries;
 use kueuesim_model::{FlavorId, ResourceId, SimDuration, SimTime, WorkloadId, World};
-use kueuesim_scenario::embedded::{default_scenario, read_paths};
-use kueuesim_scenario::export::{events_jsonl, timeseries_csv, workloads_csv};
-use kueuesim_scenario::kubectl::{self, Namespaces};
-use kueuesim_scenario::metrics::metrics_prom;
-use kueuesim_scenario::output::{
+use kueuesim_report::export::{events_jsonl, timeseries_csv, workloads_csv};
+use kueuesim_report::kubectl::{self, Namespaces};
+use kueuesim_report::metrics::metrics_prom;
+use kueuesim_report::output::{
     SimulationResult, result, result_with, summary_text, to_json, to_yaml,
 };
-use kueuesim_scenario::report::report_html;
+use kueuesim_report::report::report_html;
+use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 #[derive(Parser)]

@@ -1,15 +1,10 @@
-//! kueuesim-scenario: the outside world of the simulator. Kubernetes manifests (YAML) come in
-//! and become a `World`; simulation outcomes go out as JSON and human summaries.
+//! kueuesim-scenario: the simulator's input. Kubernetes manifests (YAML), workload traces and
+//! generators come in and become a `World`; every output of a run is kueuesim-report's.
 
 pub mod convert;
 pub mod embedded;
 pub mod error;
-pub mod export;
 pub mod generator;
-pub mod kubectl;
-pub mod metrics;
-pub mod output;
-pub mod report;
 pub mod source;
 pub mod stream;
 pub mod synthetic;

@@ -1,7 +1,7 @@
 //! Golden scenarios: the outcomes computed by hand (in each scenario's header comment) are
 //! asserted field by field, then the whole result is snapshotted.
 
-use kueuesim_scenario::output::to_json;
+use kueuesim_report::output::to_json;
 
 use crate::util::{condition, run_dir, times, wl};
 
@@ -153,7 +153,8 @@ fn first_fit_nodes() {
 #[test]
 fn embedded_platform_day_runs_and_matches_its_directory() {
     use kueuesim_engine::Simulation;
-    use kueuesim_scenario::{LoadOptions, load, output::result};
+    use kueuesim_report::output::result;
+    use kueuesim_scenario::{LoadOptions, load};
     let files = kueuesim_scenario::embedded::default_scenario();
     let loaded = load(&files, LoadOptions::default()).expect("embedded scenario loads");
     let embedded = to_json(&result(

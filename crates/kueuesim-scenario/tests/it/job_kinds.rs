@@ -1,7 +1,7 @@
 //! Every job kind Kueue admits becomes the pod sets Kueue derives (research/manifests.md §1),
 //! on scenarios/examples/job-kinds/.
 
-use kueuesim_scenario::output::WorkloadOut;
+use kueuesim_report::output::WorkloadOut;
 
 use crate::util::{load_error, run_dir};
 

@@ -17,7 +17,7 @@
 //! consequences (pending-active vs pending-inadmissible), by the `queue_status` assertions
 //! here.
 
-use kueuesim_scenario::output::{EventOut, SimulationResult, WorkloadOut};
+use kueuesim_report::output::{EventOut, SimulationResult, WorkloadOut};
 
 use crate::util::{condition, id, run_dir, wl};
 

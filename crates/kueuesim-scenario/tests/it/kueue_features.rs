@@ -10,7 +10,7 @@
 
 use kueuesim_engine::Simulation;
 use kueuesim_model::SimTime;
-use kueuesim_scenario::output::{SimulationResult, WorkloadOut, result};
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
 
 use crate::util::{condition, id, load_dir, run_dir, times, wl};
 

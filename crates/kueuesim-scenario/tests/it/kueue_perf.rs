@@ -270,7 +270,7 @@ spec:
     );
     let loaded = crate::util::load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
     let outcome = Simulation::new(&loaded.world).run();
-    let r = kueuesim_scenario::output::result(&loaded.world, &outcome);
+    let r = kueuesim_report::output::result(&loaded.world, &outcome);
     r.workloads.iter().map(crate::util::times).collect()
 }
 

@@ -1,7 +1,7 @@
 //! How input objects become workloads: order, times, and state carried over from a snapshot.
 
 use kueuesim_engine::Simulation;
-use kueuesim_scenario::output::result;
+use kueuesim_report::output::result;
 
 use crate::util::load_text;
 
@@ -176,7 +176,7 @@ fn kubectl_dump_of_two_thousand_objects_loads_and_continues() {
     world.config.until =
         Some(kueuesim_model::SimTime::ZERO + kueuesim_model::SimDuration::from_secs(3600));
     let out = kueuesim_engine::Simulation::new(&world).run();
-    let r = kueuesim_scenario::output::result(&world, &out);
+    let r = kueuesim_report::output::result(&world, &out);
     let admitted_at_start = r
         .workloads
         .iter()
@@ -248,7 +248,7 @@ spec: {{clusterQueue: cq}}
     );
     let loaded = crate::util::load_text("t.yaml", &text).expect("loads");
     let out = kueuesim_engine::Simulation::new(&loaded.world).run();
-    let r = kueuesim_scenario::output::result(&loaded.world, &out);
+    let r = kueuesim_report::output::result(&loaded.world, &out);
     let finished = |n: &str| {
         r.workloads
             .iter()

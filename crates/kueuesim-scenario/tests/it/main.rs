@@ -1,4 +1,5 @@
-//! Integration tests of loading manifests and writing results.
+//! Integration tests of loading manifests, traces and generators, and of the runs they make,
+//! checked through kueuesim-report's result document.
 
 /// Malformed or inconsistent input: each case names file:line:column and what was expected.
 mod bad_input;

@@ -1,7 +1,7 @@
 //! Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios of
 //! `scenarios/placement/`: the nodes each pod lands on, or the scheduler's reason.
 
-use kueuesim_scenario::output::{SimulationResult, WorkloadOut};
+use kueuesim_report::output::{SimulationResult, WorkloadOut};
 
 use crate::util::{run_dir, wl};
 

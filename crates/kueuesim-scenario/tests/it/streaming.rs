@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use kueuesim_engine::Simulation;
 use kueuesim_model::SimTime;
+use kueuesim_report::output::{result_with, summary_text, to_json};
 use kueuesim_scenario::embedded::read_paths;
-use kueuesim_scenario::output::{result_with, summary_text, to_json};
 use kueuesim_scenario::{LoadOptions, SourceFile, load};
 
 use crate::util::{FLAVOR, cq, load_text_with, scenarios_dir};

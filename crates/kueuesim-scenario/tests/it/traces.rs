@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use kueuesim_engine::Simulation;
 use kueuesim_model::{QueueRef, SimDuration, SimTime, TopologyRequest, World};
-use kueuesim_scenario::output::result;
+use kueuesim_report::output::result;
 use kueuesim_scenario::trace::DEFAULT_TRACE_ROOT;
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 

@@ -1,7 +1,7 @@
 //! Loading YAML text and running it, for tests.
 
 use kueuesim_engine::Simulation;
-use kueuesim_scenario::output::{ConditionOut, SimulationResult, WorkloadOut, result};
+use kueuesim_report::output::{ConditionOut, SimulationResult, WorkloadOut, result};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 /// A ResourceFlavor `default` (a fixture other texts build on; tests point into its lines).

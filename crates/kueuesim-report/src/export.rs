@@ -14,7 +14,7 @@ use crate::output::{SimulationResult, WorkloadOut};
 
 /// The columns of `workloads.csv`, in order. Times are seconds from the start; an empty cell
 /// is a null (pandas reads it as NaN).
-pub const WORKLOAD_COLUMNS: &[&str] = &[
+const WORKLOAD_COLUMNS: &[&str] = &[
     "namespace",
     "name",
     "kind",

@@ -7,7 +7,7 @@ use kueuesim_model::{SchedulerKind, SimDuration, World};
 use crate::output::{SimulationResult, WorkloadOut};
 
 /// kubectl's `duration.HumanDuration` (k8s.io/apimachinery/pkg/util/duration).
-pub fn human_duration(d: SimDuration) -> String {
+fn human_duration(d: SimDuration) -> String {
     let secs = d.millis().max(0) / 1000;
     if secs < 60 * 2 {
         return format!("{secs}s");
@@ -60,7 +60,7 @@ pub fn human_duration(d: SimDuration) -> String {
 
 /// kubectl's table: its tabwriter (minimum cell width 10, padding 3), the last column not
 /// padded.
-pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let n = headers.len();
     let mut widths = vec![0usize; n];
     for (i, h) in headers.iter().enumerate() {

@@ -238,22 +238,36 @@ struct SuspendedCycle {
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
 /// a prepared state this way).
+///
+/// Its state is in parts, so a handler's signature shows what it touches: Kueue's side
+/// (`kueue`), the gang schedulers' side (`sched`), the run's own progress (`progress`) and
+/// what the run records (`rec`); the workloads' runtime state and the event queue are
+/// shared by all.
 #[derive(Clone)]
 pub struct Simulation<'w> {
     world: &'w World,
-    /// Placement attempts so far: seeds each attempt's random tie-breaks.
-    placement_attempts: u64,
+    /// The GPU resource, if the world has one (GPU time and KAI's fair shares count it).
+    gpu: Option<ResourceId>,
     now: SimTime,
     events: EventQueue<Ev>,
     /// The runtime state of every arrived workload; a lean run lets go of a workload once
-    /// it finishes (folding it into `tally`), so memory follows the live workloads.
+    /// it finishes (folding it into `rec.tally`), so memory follows the live workloads.
     runtimes: Window<Box<Runtime<'w>>>,
     /// The workloads still to arrive.
     feed: Feed<'w>,
+    kueue: Kueue<'w>,
+    sched: Schedulers,
+    progress: Progress,
+    rec: Recorder,
+}
+
+/// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
+/// state of its scheduler's cycles and of the controllers around it.
+#[derive(Clone)]
+struct Kueue<'w> {
     queues: QueueManager,
     tree: QuotaTree,
     admitted: AdmittedIndex,
-    cluster: Cluster,
     /// Whether each ClusterQueue can admit (not stopped, not in a cohort cycle).
     cq_stopped: Vec<bool>,
     /// The labels ordering the live workloads' UIDs.
@@ -264,9 +278,6 @@ pub struct Simulation<'w> {
     shape_classes: ShapeClasses<'w>,
     /// Whether a batched inadmissible requeue is pending, per tree node.
     requeue_pending: Vec<bool>,
-    /// Workloads released to a scheduler with pods still unplaced, in kube-scheduler's
-    /// activeQ order: higher priority first, then earlier release.
-    awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     cycle_scheduled: bool,
     /// Controller latency: the scheduler is busy with the last cycle until then.
     next_cycle_at: SimTime,
@@ -276,12 +287,31 @@ pub struct Simulation<'w> {
     not_ready: usize,
     /// The cycle waiting in `waitForPodsReadyIfNeeded`, if any.
     suspended: Option<SuspendedCycle>,
-    /// The time series being sampled, if asked for.
-    series: Option<TimeSeries>,
     /// Inadmissible requeues broadcast while a cycle waited: its entries requeued afterwards
     /// must see them too (`queueInadmissibleCycle >= popCycle` puts them back in the heap).
     requeued_while_suspended: Vec<NodeIdx>,
     afs: Option<AfsState>,
+}
+
+/// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
+/// the workloads waiting for nodes, and Kueue TAS's view of the empty cluster.
+#[derive(Clone)]
+struct Schedulers {
+    cluster: Cluster,
+    /// Workloads released to a scheduler with pods still unplaced, in kube-scheduler's
+    /// activeQ order: higher priority first, then earlier release.
+    awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
+    /// Placement attempts so far: seeds each attempt's random tie-breaks.
+    placement_attempts: u64,
+    /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
+    /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
+    tas_base: Option<crate::tas::TasCapacity>,
+}
+
+/// Whether the run is getting anywhere: what has arrived, runs or terminates, and when
+/// something last changed.
+#[derive(Clone)]
+struct Progress {
     /// The time of the last event that changed anything (stale and idle ones do not count),
     /// which is where a run without a horizon ends.
     last_effective: SimTime,
@@ -297,17 +327,21 @@ pub struct Simulation<'w> {
     /// still to arrive, only PodsReady timeouts and back-offs of workloads that can never be
     /// placed are left, a loop that would go on forever.
     last_progress: SimTime,
-    /// Record violations of invariants only observable at the moment of a decision.
-    audit: Option<Vec<String>>,
-    gpu: Option<ResourceId>,
-    gpus_in_use: i64,
-    last_accounted: SimTime,
+}
+
+/// What the run records beside the workloads' own records: its statistics and GPU time, the
+/// lean run's tally, the time series and the audit.
+#[derive(Clone)]
+struct Recorder {
     stats: RunStats,
     /// Keep only what a summary needs (`Simulation::lean`): the finished workloads, folded.
     tally: Option<Tally>,
-    /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
-    /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
-    tas_base: Option<crate::tas::TasCapacity>,
+    /// The time series being sampled, if asked for.
+    series: Option<TimeSeries>,
+    /// Record violations of invariants only observable at the moment of a decision.
+    audit: Option<Vec<String>>,
+    gpus_in_use: i64,
+    last_accounted: SimTime,
 }
 
 /// Scheduling-shape classes (`SchedulingEquivalenceHashing`), numbered in order of first
@@ -503,48 +537,56 @@ impl<'w> Simulation<'w> {
             });
         Simulation {
             world,
+            gpu,
             now: SimTime::ZERO,
             events,
             runtimes: Window::default(),
             feed: Feed::World,
-            queues: QueueManager::new(world.cluster_queues.len()),
-            admitted: AdmittedIndex::new(world.cluster_queues.len()),
-            tree,
-            cluster: Cluster::new(world),
-            placement_attempts: 0,
-            cq_stopped,
-            shape_classes: ShapeClasses::default(),
-            uid_labels: UidLabels::default(),
-            respace_uids_always: false,
-            requeue_pending: vec![false; n_nodes],
-            awaiting_placement: BTreeSet::new(),
-            cycle_scheduled: false,
-            next_cycle_at: SimTime::ZERO,
-            api_free_at: SimTime::ZERO,
-            not_ready: 0,
-            suspended: None,
-            requeued_while_suspended: Vec::new(),
-            series: None,
-            afs,
-            last_effective: SimTime::ZERO,
-            idle: false,
-            arrived: 0,
-            running: 0,
-            terminating: 0,
-            last_progress: SimTime::ZERO,
-            audit: None,
-            gpu,
-            gpus_in_use: 0,
-            last_accounted: SimTime::ZERO,
-            tally: None,
-            tas_base: (world.flavors.iter().any(|f| f.topology_name.is_some())
-                && world.has_nodes())
-            .then(|| crate::tas::TasCapacity::new(world)),
-            stats: RunStats {
-                gpu_capacity,
-                cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
-                quota_reserved_waits: Vec::new(),
-                ..RunStats::default()
+            kueue: Kueue {
+                queues: QueueManager::new(world.cluster_queues.len()),
+                tree,
+                admitted: AdmittedIndex::new(world.cluster_queues.len()),
+                cq_stopped,
+                uid_labels: UidLabels::default(),
+                respace_uids_always: false,
+                shape_classes: ShapeClasses::default(),
+                requeue_pending: vec![false; n_nodes],
+                cycle_scheduled: false,
+                next_cycle_at: SimTime::ZERO,
+                api_free_at: SimTime::ZERO,
+                not_ready: 0,
+                suspended: None,
+                requeued_while_suspended: Vec::new(),
+                afs,
+            },
+            sched: Schedulers {
+                cluster: Cluster::new(world),
+                awaiting_placement: BTreeSet::new(),
+                placement_attempts: 0,
+                tas_base: (world.flavors.iter().any(|f| f.topology_name.is_some())
+                    && world.has_nodes())
+                .then(|| crate::tas::TasCapacity::new(world)),
+            },
+            progress: Progress {
+                last_effective: SimTime::ZERO,
+                idle: false,
+                arrived: 0,
+                running: 0,
+                terminating: 0,
+                last_progress: SimTime::ZERO,
+            },
+            rec: Recorder {
+                stats: RunStats {
+                    gpu_capacity,
+                    cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
+                    quota_reserved_waits: Vec::new(),
+                    ..RunStats::default()
+                },
+                tally: None,
+                series: None,
+                audit: None,
+                gpus_in_use: 0,
+                last_accounted: SimTime::ZERO,
             },
         }
     }
@@ -579,23 +621,23 @@ impl<'w> Simulation<'w> {
         };
         self.sample_before(at);
         self.advance_to(at);
-        self.stats.events_processed += 1;
-        self.idle = false;
+        self.rec.stats.events_processed += 1;
+        self.progress.idle = false;
         // A workload let go of (finished, lean) has no events left that are current.
         let current = |s: &Self, w: WorkloadId, g: u32| {
             s.runtimes.get(w.index()).is_some_and(|r| r.generation == g)
         };
         match ev {
             Ev::Arrive(w) => {
-                self.arrived += 1;
-                self.last_progress = at;
+                self.progress.arrived += 1;
+                self.progress.last_progress = at;
                 self.arrive(w)
             }
             Ev::Cycle => self.cycle(),
             Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
             Ev::Finish(w, g) if current(self, w, g) => {
                 if self.finish_waits_for_write(w, g) {
-                    self.idle = true;
+                    self.progress.idle = true;
                 } else {
                     self.finish(w)
                 }
@@ -603,8 +645,8 @@ impl<'w> Simulation<'w> {
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
             Ev::RequeueInadmissible(n) => {
-                if self.suspended.is_some() {
-                    self.requeued_while_suspended.push(n);
+                if self.kueue.suspended.is_some() {
+                    self.kueue.requeued_while_suspended.push(n);
                 }
                 self.requeue_inadmissible(n)
             }
@@ -620,13 +662,13 @@ impl<'w> Simulation<'w> {
             | Ev::KaiPodsGone(..)
             | Ev::MaxExecutionTime(..)
             | Ev::PodsReadyTimeout(..)
-            | Ev::BackoffExpired(..) => self.idle = true,
+            | Ev::BackoffExpired(..) => self.progress.idle = true,
         }
-        if self.not_ready == 0 && self.suspended.is_some() {
+        if self.kueue.not_ready == 0 && self.kueue.suspended.is_some() {
             self.resume_cycle();
         }
-        if !self.idle {
-            self.last_effective = at;
+        if !self.progress.idle {
+            self.progress.last_effective = at;
         }
         true
     }
@@ -636,8 +678,8 @@ impl<'w> Simulation<'w> {
     pub fn run_with_progress(mut self, mut progress: impl FnMut(SimTime, u64)) -> Outcome {
         let until = self.world.config.until;
         while self.step(until) {
-            if self.stats.events_processed.is_multiple_of(65_536) {
-                progress(self.now, self.stats.events_processed);
+            if self.rec.stats.events_processed.is_multiple_of(65_536) {
+                progress(self.now, self.rec.stats.events_processed);
             }
             if until.is_none() && self.only_futile_loops_left() {
                 break;
@@ -645,33 +687,33 @@ impl<'w> Simulation<'w> {
         }
         let end = match until {
             Some(u) => u.max(self.now),
-            None => self.last_effective,
+            None => self.progress.last_effective,
         };
         if end >= self.now {
             self.advance_to(end);
         } else {
             // Only idle events happened after `end`: nothing changed, so GPU use was constant.
             let extra = (self.now - end).millis();
-            self.stats.gpu_busy_ms -= i128::from(self.gpus_in_use) * i128::from(extra);
+            self.rec.stats.gpu_busy_ms -= i128::from(self.rec.gpus_in_use) * i128::from(extra);
         }
-        self.stats.end = end;
-        self.stats.final_quota_usage = self
+        self.rec.stats.end = end;
+        self.rec.stats.final_quota_usage = self
             .world
             .cluster_queues
             .iter()
             .enumerate()
             .map(|(c, cq)| {
-                let node = self.tree.cq_node(ClusterQueueId::from_index(c));
+                let node = self.kueue.tree.cq_node(ClusterQueueId::from_index(c));
                 cq.resource_groups
                     .iter()
                     .flat_map(|rg| &rg.flavors)
                     .flat_map(|fq| fq.resources.iter().map(move |rq| (fq.flavor, rq.resource)))
-                    .map(|(f, r)| (f, r, self.tree.usage(node, self.tree.fr(f, r))))
+                    .map(|(f, r)| (f, r, self.kueue.tree.usage(node, self.kueue.tree.fr(f, r))))
                     .collect()
             })
             .collect();
         // Samples after the end (taken before idle events past it) go; the rest up to it come.
-        if let Some(series) = &mut self.series {
+        if let Some(series) = &mut self.rec.series {
             series.samples.retain(|s| s.at <= end);
         }
         self.sample_before(end + SimDuration::from_millis(1));
@@ -686,6 +728,7 @@ impl<'w> Simulation<'w> {
             }
         }
         let waiting: BTreeSet<WorkloadId> = self
+            .kueue
             .suspended
             .as_ref()
             .map(|s| {
@@ -699,7 +742,7 @@ impl<'w> Simulation<'w> {
                 let w = key.workload;
                 if let QueueRef::Local(lq) = rt.spec.queue {
                     let cq = self.world.local_queue(lq).cluster_queue;
-                    rt.record.queue_status = if self.cq_stopped[cq.index()] {
+                    rt.record.queue_status = if self.kueue.cq_stopped[cq.index()] {
                         // An inactive ClusterQueue reports all its pending workloads as
                         // inadmissible (`pending_workloads` metrics).
                         Some(QueueStatus::Inadmissible)
@@ -708,7 +751,7 @@ impl<'w> Simulation<'w> {
                         // counts a popped head as active.
                         Some(QueueStatus::Active)
                     } else {
-                        self.queues.status(cq, key)
+                        self.kueue.queues.status(cq, key)
                     };
                 }
             }
@@ -717,11 +760,11 @@ impl<'w> Simulation<'w> {
         // Every workload is counted: a stream is read to its end (which also reports bad
         // input past the horizon).
         let not_arrived = match &mut self.feed {
-            Feed::World => (world.workloads.len() - self.arrived) as u64,
+            Feed::World => (world.workloads.len() - self.progress.arrived) as u64,
             Feed::Stream { next, rest } => next.take().map_or(0, |_| 1 + rest.count() as u64),
         };
         let mut runtimes = std::mem::take(&mut self.runtimes);
-        let (workloads, lean) = match self.tally.take() {
+        let (workloads, lean) = match self.rec.tally.take() {
             None => {
                 let mut records: Vec<Option<WorkloadRecord>> = Vec::new();
                 records.resize_with(world.workloads.len(), || None);
@@ -750,8 +793,8 @@ impl<'w> Simulation<'w> {
         Outcome {
             workloads,
             lean,
-            stats: self.stats,
-            time_series: self.series,
+            stats: self.rec.stats,
+            time_series: self.rec.series,
         }
     }
 
@@ -776,24 +819,24 @@ impl<'w> Simulation<'w> {
         let Some(cfg) = &self.world.config.kueue.wait_for_pods_ready else {
             return false;
         };
-        if self.arrivals_pending() || self.running > 0 || self.terminating > 0 {
+        if self.arrivals_pending() || self.progress.running > 0 || self.progress.terminating > 0 {
             return false;
         }
         let round = cfg.timeout + cfg.backoff_max + self.world.config.pod_termination;
-        self.now - self.last_progress > round + round
+        self.now - self.progress.last_progress > round + round
     }
 
     /// Relabels the UIDs of the live workloads on every arrival instead of only when a gap
     /// is used up (for tests: every kept label must follow, or the order goes wrong).
     pub fn with_uid_respacing(mut self) -> Self {
-        self.respace_uids_always = true;
+        self.kueue.respace_uids_always = true;
         self
     }
 
     /// Turns on auditing of decisions (for tests): `check_invariants` then also reports a
     /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
     pub fn with_audit(mut self) -> Self {
-        self.audit = Some(Vec::new());
+        self.rec.audit = Some(Vec::new());
         self
     }
 
@@ -802,7 +845,7 @@ impl<'w> Simulation<'w> {
     /// of, and the outcome reports the tally and the unfinished workloads whole
     /// (`Outcome::lean`). Decisions are unchanged (nothing recorded feeds back into them).
     pub fn lean(mut self) -> Self {
-        self.tally = Some(Tally::new(self.world));
+        self.rec.tally = Some(Tally::new(self.world));
         self
     }
 
@@ -829,7 +872,7 @@ impl<'w> Simulation<'w> {
     /// (`Outcome::time_series`).
     pub fn with_time_series(mut self, step: SimDuration) -> Self {
         assert!(step > SimDuration::ZERO, "a time-series step is positive");
-        self.series = Some(TimeSeries {
+        self.rec.series = Some(TimeSeries {
             step,
             samples: Vec::new(),
         });
@@ -839,12 +882,19 @@ impl<'w> Simulation<'w> {
     /// Takes the samples due strictly before `at`: the state now is the state after every
     /// event at or before them.
     fn sample_before(&mut self, at: SimTime) {
-        let Some(series) = &self.series else { return };
+        let Some(series) = &self.rec.series else {
+            return;
+        };
         let step = series.step.millis();
         let mut next = series.samples.last().map_or(0, |s| s.at.millis() + step);
         while next < at.millis() {
             let sample = self.sample(SimTime::from_millis(next));
-            self.series.as_mut().expect("checked").samples.push(sample);
+            self.rec
+                .series
+                .as_mut()
+                .expect("checked")
+                .samples
+                .push(sample);
             next += step;
         }
     }
@@ -854,15 +904,16 @@ impl<'w> Simulation<'w> {
         let mut by_cq = vec![0; world.cluster_queues.len()];
         let mut by_flavor = vec![0; world.flavors.len()];
         if let Some(gpu) = self.gpu {
-            for fr in (0..self.tree.fr_count()).map(|f| Fr(f as u32)) {
-                let (f, r) = self.tree.split(fr);
+            for fr in (0..self.kueue.tree.fr_count()).map(|f| Fr(f as u32)) {
+                let (f, r) = self.kueue.tree.split(fr);
                 if r != gpu {
                     continue;
                 }
                 for (c, held) in by_cq.iter_mut().enumerate() {
                     let used = self
+                        .kueue
                         .tree
-                        .usage(self.tree.cq_node(ClusterQueueId::from_index(c)), fr);
+                        .usage(self.kueue.tree.cq_node(ClusterQueueId::from_index(c)), fr);
                     *held += used;
                     by_flavor[f.index()] += used;
                 }
@@ -870,13 +921,13 @@ impl<'w> Simulation<'w> {
         }
         let (mut active, inadmissible): (Vec<u32>, Vec<u32>) = (0..world.cluster_queues.len())
             .map(|c| {
-                let q = self.queues.queue(ClusterQueueId::from_index(c));
+                let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
                 (q.active.len() as u32, q.inadmissible.len() as u32)
             })
             .unzip();
         // Heads held by a cycle waiting under blockAdmission count as active, as upstream's
         // popped heads do.
-        if let Some(waiting) = &self.suspended {
+        if let Some(waiting) = &self.kueue.suspended {
             let heads = waiting.rest.iter().map(|d| d.head().cq);
             for cq in heads.chain(waiting.deferred.iter().map(|d| d.0.cq)) {
                 active[cq.index()] += 1;
@@ -884,14 +935,14 @@ impl<'w> Simulation<'w> {
         }
         let mut by_lq = vec![0u32; world.local_queues.len()];
         for c in 0..world.cluster_queues.len() {
-            let q = self.queues.queue(ClusterQueueId::from_index(c));
+            let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
             for k in q.active.iter().chain(q.inadmissible.iter()) {
                 if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
                     by_lq[lq.index()] += 1;
                 }
             }
         }
-        if let Some(waiting) = &self.suspended {
+        if let Some(waiting) = &self.kueue.suspended {
             let heads = waiting.rest.iter().map(|d| d.head().key.workload);
             for w in heads.chain(waiting.deferred.iter().map(|d| d.0.key.workload)) {
                 if let QueueRef::Local(lq) = &self.spec(w).queue {
@@ -930,7 +981,7 @@ impl<'w> Simulation<'w> {
         }
         Sample {
             at,
-            gpus_in_use: self.gpus_in_use,
+            gpus_in_use: self.rec.gpus_in_use,
             gpu_quota_by_cq: by_cq,
             gpu_quota_by_flavor: by_flavor,
             pending_active: active,
@@ -950,7 +1001,7 @@ impl<'w> Simulation<'w> {
         match self.runtimes.get(w.index()) {
             Some(rt) => Some(rt.record.state),
             // A lean run lets go of a workload when it finishes.
-            None if w.index() < self.arrived => Some(WorkloadState::Finished),
+            None if w.index() < self.progress.arrived => Some(WorkloadState::Finished),
             None => None,
         }
     }
@@ -965,7 +1016,7 @@ impl<'w> Simulation<'w> {
     /// - a gang-scheduled workload has all of its pods placed or none.
     pub fn check_invariants(&self) -> Result<(), String> {
         let world = self.world;
-        if let Some(v) = self.audit.as_ref().and_then(|a| a.first()) {
+        if let Some(v) = self.rec.audit.as_ref().and_then(|a| a.first()) {
             return Err(v.clone());
         }
         self.check_uid_labels()?;
@@ -976,7 +1027,7 @@ impl<'w> Simulation<'w> {
         let mut live = QuotaTree::new(world);
         for (i, rt) in self.runtimes.iter() {
             let w = WorkloadId::from_index(i);
-            if let Some(c) = self.admitted.candidate(w) {
+            if let Some(c) = self.kueue.admitted.candidate(w) {
                 for &(fr, amount) in &rt.usage {
                     expected.add_usage(expected.cq_node(c.cq), fr, amount);
                     if !c.evicted {
@@ -1018,12 +1069,12 @@ impl<'w> Simulation<'w> {
             }
         }
         self.check_pods_ready_tracking()?;
-        for fr in (0..self.tree.fr_count()).map(|f| Fr(f as u32)) {
-            let (f, r) = self.tree.split(fr);
+        for fr in (0..self.kueue.tree.fr_count()).map(|f| Fr(f as u32)) {
+            let (f, r) = self.kueue.tree.split(fr);
             let what = format!("{}/{}", world.flavor(f).name, world.resources.name(r));
             for (c, cq) in world.cluster_queues.iter().enumerate() {
-                let n = self.tree.cq_node(ClusterQueueId::from_index(c));
-                let used = self.tree.usage(n, fr);
+                let n = self.kueue.tree.cq_node(ClusterQueueId::from_index(c));
+                let used = self.kueue.tree.usage(n, fr);
                 if used != expected.usage(n, fr) {
                     return Err(format!(
                         "ClusterQueue {} usage of {what} is {used}, its workloads hold {}",
@@ -1031,9 +1082,9 @@ impl<'w> Simulation<'w> {
                         expected.usage(n, fr)
                     ));
                 }
-                let limit = match (cq.cohort, self.tree.borrowing_limit(n, fr)) {
-                    (None, _) => self.tree.nominal(n, fr),
-                    (Some(_), Some(bl)) => self.tree.nominal(n, fr) + bl,
+                let limit = match (cq.cohort, self.kueue.tree.borrowing_limit(n, fr)) {
+                    (None, _) => self.kueue.tree.nominal(n, fr),
+                    (Some(_), Some(bl)) => self.kueue.tree.nominal(n, fr) + bl,
                     (Some(_), None) => i64::MAX,
                 };
                 let used = live.usage(n, fr);
@@ -1049,11 +1100,15 @@ impl<'w> Simulation<'w> {
             // cohorts up to their borrowingLimit.
             for (j, co) in world.cohorts.iter().enumerate() {
                 let n = self
+                    .kueue
                     .tree
                     .cohort_node(kueuesim_model::CohortId::from_index(j));
-                let limit = match (self.tree.parent(n), self.tree.borrowing_limit(n, fr)) {
-                    (None, _) => Some(self.tree.subtree_quota(n, fr)),
-                    (Some(_), Some(bl)) => Some(self.tree.subtree_quota(n, fr) + bl),
+                let limit = match (
+                    self.kueue.tree.parent(n),
+                    self.kueue.tree.borrowing_limit(n, fr),
+                ) {
+                    (None, _) => Some(self.kueue.tree.subtree_quota(n, fr)),
+                    (Some(_), Some(bl)) => Some(self.kueue.tree.subtree_quota(n, fr) + bl),
                     (Some(_), None) => None,
                 };
                 if let Some(limit) = limit
@@ -1083,7 +1138,7 @@ impl<'w> Simulation<'w> {
         for (n, node) in world.nodes.iter().enumerate() {
             let id = NodeId::from_index(n);
             for r in 0..world.resources.len() {
-                let free = self.cluster.nodes.free(id, r);
+                let free = self.sched.cluster.nodes.free(id, r);
                 let name = world.resources.name(ResourceId::from_index(r));
                 if free < 0 {
                     return Err(format!(
@@ -1100,22 +1155,22 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        self.cluster.check_indexes(world)
+        self.sched.cluster.check_indexes(world)
     }
 
     fn advance_to(&mut self, at: SimTime) {
         debug_assert!(at >= self.now, "time never goes backwards");
-        let dt = (at - self.last_accounted).millis();
-        self.stats.gpu_busy_ms += i128::from(self.gpus_in_use) * i128::from(dt);
-        self.last_accounted = at;
+        let dt = (at - self.rec.last_accounted).millis();
+        self.rec.stats.gpu_busy_ms += i128::from(self.rec.gpus_in_use) * i128::from(dt);
+        self.rec.last_accounted = at;
         self.now = at;
     }
 
     fn request_cycle(&mut self) {
-        if !self.cycle_scheduled {
-            self.cycle_scheduled = true;
+        if !self.kueue.cycle_scheduled {
+            self.kueue.cycle_scheduled = true;
             // Controller latency: a cycle starts once the previous one has ended.
-            let at = self.now.max(self.next_cycle_at);
+            let at = self.now.max(self.kueue.next_cycle_at);
             self.events.push(at, Ev::Cycle);
         }
     }
@@ -1130,7 +1185,7 @@ impl<'w> Simulation<'w> {
             .iter()
             .filter(|d| matches!(d, Decision::Admit { .. }))
             .count();
-        self.next_cycle_at = self.now + latency.cycle_duration(heads, admissions);
+        self.kueue.next_cycle_at = self.now + latency.cycle_duration(heads, admissions);
     }
 
     /// Controller latency: a Kueue-managed workload's finish frees its quota only once Kueue
@@ -1161,8 +1216,8 @@ impl<'w> Simulation<'w> {
         if write == SimDuration::ZERO {
             return self.now;
         }
-        let done = self.now.max(self.api_free_at) + write;
-        self.api_free_at = done;
+        let done = self.now.max(self.kueue.api_free_at) + write;
+        self.kueue.api_free_at = done;
         done
     }
 
@@ -1203,7 +1258,7 @@ impl<'w> Simulation<'w> {
     /// kept in queue keys, preemption candidates and a waiting cycle's heads. The order is
     /// unchanged, so nothing moves.
     fn respace_uid_labels(&mut self) {
-        for (w, label) in self.uid_labels.respace() {
+        for (w, label) in self.kueue.uid_labels.respace() {
             let rt = &mut self.runtimes[w.index()];
             rt.uid_label = label;
             if let Some(k) = &mut rt.key {
@@ -1212,9 +1267,9 @@ impl<'w> Simulation<'w> {
         }
         let runtimes = &self.runtimes;
         let label = |w: WorkloadId| runtimes[w.index()].uid_label;
-        self.queues.relabel(label);
-        self.admitted.relabel(label);
-        if let Some(s) = &mut self.suspended {
+        self.kueue.queues.relabel(label);
+        self.kueue.admitted.relabel(label);
+        if let Some(s) = &mut self.kueue.suspended {
             for d in &mut s.rest {
                 let head = d.head_mut();
                 head.key.uid_rank = label(head.key.workload);
@@ -1249,7 +1304,7 @@ impl<'w> Simulation<'w> {
     /// Whether workloads are still to arrive.
     fn arrivals_pending(&self) -> bool {
         match &self.feed {
-            Feed::World => self.arrived < self.world.workloads.len(),
+            Feed::World => self.progress.arrived < self.world.workloads.len(),
             Feed::Stream { next, .. } => next.is_some(),
         }
     }
@@ -1257,12 +1312,12 @@ impl<'w> Simulation<'w> {
     fn arrive(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = self.take_arrival(w);
-        let shape = self.shape_classes.class_of(&wl);
+        let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
-        let label = self.uid_labels.insert(uid.clone(), w);
+        let label = self.kueue.uid_labels.insert(uid.clone(), w);
         let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
         self.runtimes.insert(w.index(), Box::new(runtime));
-        if label.is_none() || self.respace_uids_always {
+        if label.is_none() || self.kueue.respace_uids_always {
             self.respace_uid_labels();
         }
         if let Some(blocked) = &wl.creation_blocked {
@@ -1291,7 +1346,7 @@ impl<'w> Simulation<'w> {
                         topology: None,
                     })
                     .collect(),
-                usage: admission::usage_of(world, &self.tree, cq, &wl, &init.pod_sets),
+                usage: admission::usage_of(world, &self.kueue.tree, cq, &wl, &init.pod_sets),
                 mode: admission::Mode::Fit,
                 borrowing: 0,
                 contested: Vec::new(),
@@ -1347,13 +1402,13 @@ impl<'w> Simulation<'w> {
                 let key = self.queue_key(w);
                 self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
-                self.queues.add(cq, strategy, key);
-                if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
+                self.kueue.queues.add(cq, strategy, key);
+                if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
                     // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
                     self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
                 }
-                if !self.cq_stopped[cq.index()] {
+                if !self.kueue.cq_stopped[cq.index()] {
                     self.request_cycle();
                 }
             }
@@ -1361,16 +1416,16 @@ impl<'w> Simulation<'w> {
     }
 
     fn cycle(&mut self) {
-        self.cycle_scheduled = false;
-        if self.suspended.is_some() {
+        self.kueue.cycle_scheduled = false;
+        if self.kueue.suspended.is_some() {
             // The scheduler is blocked in the cycle before; `resume_cycle` asks for the next.
-            self.idle = true;
+            self.progress.idle = true;
             return;
         }
-        let cq_stopped = &self.cq_stopped;
+        let cq_stopped = &self.kueue.cq_stopped;
         // Each LocalQueue's usage once per cycle (the snapshot's view), looked up per workload.
         let world = self.world;
-        let lq_usage: Vec<Option<f64>> = match &self.afs {
+        let lq_usage: Vec<Option<f64>> = match &self.kueue.afs {
             None => Vec::new(),
             Some(afs) => world
                 .local_queues
@@ -1394,20 +1449,21 @@ impl<'w> Simulation<'w> {
             }
         };
         let heads: Vec<Head> = self
+            .kueue
             .queues
             .pop_heads_afs(|cq| !cq_stopped[cq.index()], afs_usage)
             .into_iter()
             .map(|(cq, key)| Head { cq, key })
             .collect();
         if heads.is_empty() {
-            self.idle = true;
+            self.progress.idle = true;
             return;
         }
-        self.stats.cycles += 1;
-        let cycle = self.stats.cycles;
-        if let Some(afs) = &self.afs {
+        self.rec.stats.cycles += 1;
+        let cycle = self.rec.stats.cycles;
+        if let Some(afs) = &self.kueue.afs {
             // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
-            self.admitted.set_lq_fs_usage(|w| {
+            self.kueue.admitted.set_lq_fs_usage(|w| {
                 let usage = afs_usage(w)?;
                 let QueueRef::Local(lq) = &runtimes[w.index()].spec.queue else {
                     return None;
@@ -1419,8 +1475,8 @@ impl<'w> Simulation<'w> {
         let mut rest = admission::run_cycle(
             self.world,
             &self.runtimes,
-            &mut self.tree,
-            &self.admitted,
+            &mut self.kueue.tree,
+            &self.kueue.admitted,
             &mut tas,
             &heads,
         );
@@ -1454,7 +1510,7 @@ impl<'w> Simulation<'w> {
                                 .into(),
                         );
                         state.rest.push(Decision::Admit { head, assignment });
-                        self.suspended = Some(state);
+                        self.kueue.suspended = Some(state);
                         return;
                     }
                     state.progress = true;
@@ -1463,8 +1519,8 @@ impl<'w> Simulation<'w> {
                     if !state.resumed
                         && self.world.cluster_queue(head.cq).queueing_strategy
                             == kueuesim_model::QueueingStrategy::StrictFIFO
-                        && let Some(audit) = &mut self.audit
-                        && let Some(first) = self.queues.queue(head.cq).active.first()
+                        && let Some(audit) = &mut self.rec.audit
+                        && let Some(first) = self.kueue.queues.queue(head.cq).active.first()
                         && *first < head.key
                     {
                         audit.push(format!(
@@ -1474,7 +1530,7 @@ impl<'w> Simulation<'w> {
                             first
                         ));
                     }
-                    self.queues.clear_sticky(head.cq, head.key.workload);
+                    self.kueue.queues.clear_sticky(head.cq, head.key.workload);
                     let written = self.api_write();
                     self.runtimes[head.key.workload.index()].starts_after = written;
                     self.admit(
@@ -1517,7 +1573,7 @@ impl<'w> Simulation<'w> {
         // Entries of a cycle that waited are requeued after broadcasts that happened during
         // the wait; upstream marks them active again, so broadcast once more.
         if state.resumed {
-            let mut nodes = std::mem::take(&mut self.requeued_while_suspended);
+            let mut nodes = std::mem::take(&mut self.kueue.requeued_while_suspended);
             nodes.sort_unstable();
             nodes.dedup();
             for n in nodes {
@@ -1527,7 +1583,7 @@ impl<'w> Simulation<'w> {
         // Upstream loops without delay after a cycle that admitted something and backs off
         // after one that did not. A cycle that changed nothing would repeat the same decisions
         // until something else happens, so the next one waits for that event instead.
-        if state.progress && self.queues.any_active() {
+        if state.progress && self.kueue.queues.any_active() {
             self.request_cycle();
         }
     }
@@ -1546,6 +1602,7 @@ impl<'w> Simulation<'w> {
         }
         let label = |w: WorkloadId| self.runtimes[w.index()].uid_label;
         let keys = self
+            .kueue
             .queues
             .keys()
             .chain(self.runtimes.iter().filter_map(|(_, rt)| rt.key.as_ref()));
@@ -1557,7 +1614,7 @@ impl<'w> Simulation<'w> {
                 ));
             }
         }
-        for c in self.admitted.all() {
+        for c in self.kueue.admitted.all() {
             if c.uid_rank != label(c.workload) {
                 return Err(format!("stale UID label in the candidate {:?}", c.workload));
             }
@@ -1576,7 +1633,7 @@ impl<'w> Simulation<'w> {
             .iter()
             .map(|(i, _)| WorkloadId::from_index(i))
             .filter(|&w| {
-                self.admitted.candidate(w).is_some()
+                self.kueue.admitted.candidate(w).is_some()
                     && !self.runtimes[w.index()]
                         .record
                         .conditions
@@ -1584,14 +1641,14 @@ impl<'w> Simulation<'w> {
                         .any(|c| c.kind == ConditionType::PodsReady && c.status)
             })
             .collect();
-        if not_ready.len() != self.not_ready {
+        if not_ready.len() != self.kueue.not_ready {
             return Err(format!(
                 "{} workloads hold quota without PodsReady, not_ready says {}",
                 not_ready.len(),
-                self.not_ready
+                self.kueue.not_ready
             ));
         }
-        if self.suspended.is_some() && !self.admission_blocked() {
+        if self.kueue.suspended.is_some() && !self.admission_blocked() {
             return Err("a cycle is suspended but nothing blocks admission".into());
         }
         let block = world
@@ -1603,7 +1660,7 @@ impl<'w> Simulation<'w> {
         let fresh: Vec<&str> = not_ready
             .iter()
             .filter(|&&w| {
-                self.admitted.candidate(w).is_some_and(|c| !c.evicted)
+                self.kueue.admitted.candidate(w).is_some_and(|c| !c.evicted)
                     && self.spec(w).initial_admission.is_none()
             })
             .map(|&w| self.runtimes[w.index()].spec.name.as_str())
@@ -1619,7 +1676,7 @@ impl<'w> Simulation<'w> {
     /// `waitForPodsReady.blockAdmission` and some workload holding quota is not ready
     /// (`PodsReadyForAllAdmittedWorkloads` is false).
     fn admission_blocked(&self) -> bool {
-        self.not_ready > 0
+        self.kueue.not_ready > 0
             && self
                 .world
                 .config
@@ -1631,8 +1688,8 @@ impl<'w> Simulation<'w> {
 
     /// Continues the blocked cycle once every workload holding quota is ready.
     fn resume_cycle(&mut self) {
-        if let Some(mut state) = self.suspended.take() {
-            self.idle = false;
+        if let Some(mut state) = self.kueue.suspended.take() {
+            self.progress.idle = false;
             state.resumed = true;
             self.apply_decisions(state);
         }
@@ -1642,7 +1699,7 @@ impl<'w> Simulation<'w> {
     /// while it holds quota without `PodsReady=True`.
     fn track_ready(&mut self, w: WorkloadId) {
         let rt = &self.runtimes[w.index()];
-        let want = self.admitted.candidate(w).is_some()
+        let want = self.kueue.admitted.candidate(w).is_some()
             && !rt
                 .record
                 .conditions
@@ -1651,9 +1708,9 @@ impl<'w> Simulation<'w> {
         if want != rt.not_ready {
             self.runtimes[w.index()].not_ready = want;
             if want {
-                self.not_ready += 1;
+                self.kueue.not_ready += 1;
             } else {
-                self.not_ready -= 1;
+                self.kueue.not_ready -= 1;
             }
         }
     }
@@ -1661,8 +1718,12 @@ impl<'w> Simulation<'w> {
     /// Puts a head back; returns whether it (or workloads parked with it) left the heap.
     fn requeue(&mut self, head: Head, reason: RequeueReason, why: NotAdmitted, cycle: u64) -> bool {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
-        let moved = self.queues.requeue(head.cq, strategy, head.key, reason);
-        let parked = self.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
+        let moved = self
+            .kueue
+            .queues
+            .requeue(head.cq, strategy, head.key, reason);
+        let parked =
+            self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
         self.record_event(
@@ -1700,15 +1761,15 @@ impl<'w> Simulation<'w> {
     ) {
         let world = self.world;
         let cq_name = &world.cluster_queue(cq).name;
-        let node = self.tree.cq_node(cq);
+        let node = self.kueue.tree.cq_node(cq);
         for &(fr, amount) in &a.usage {
-            self.tree.add_usage(node, fr, amount);
+            self.kueue.tree.add_usage(node, fr, amount);
         }
-        self.stats.admissions += 1;
+        self.rec.stats.admissions += 1;
         self.afs_admit(w, &a.usage);
         let wl = self.spec(w);
 
-        self.admitted.insert(Candidate {
+        self.kueue.admitted.insert(Candidate {
             workload: w,
             cq,
             priority: wl.priority,
@@ -1730,8 +1791,11 @@ impl<'w> Simulation<'w> {
             .map_or(wl.created_at, |c| c.at);
         // Only `metrics.prom` reads these; a lean run (a summary) keeps none, so its memory
         // does not grow with every admission.
-        if cycle.is_some() && self.tally.is_none() {
-            self.stats.quota_reserved_waits.push((w, at - queued_since));
+        if cycle.is_some() && self.rec.tally.is_none() {
+            self.rec
+                .stats
+                .quota_reserved_waits
+                .push((w, at - queued_since));
         }
         let waited = (at - queued_since).as_secs_f64();
         let considered = if a.considered.is_empty() {
@@ -1887,7 +1951,7 @@ impl<'w> Simulation<'w> {
             (self.runtimes[w.index()].key, &self.spec(w).queue)
         {
             let cq = self.world.local_queue(*lq).cluster_queue;
-            self.queues.push_active(cq, key);
+            self.kueue.queues.push_active(cq, key);
             self.request_cycle();
         }
     }
@@ -1896,10 +1960,12 @@ impl<'w> Simulation<'w> {
     /// Admission Fair Sharing ClusterQueue decays its consumed usage towards what it holds.
     /// Sampling goes on only while something else is still to happen.
     fn afs_sample(&mut self) {
-        self.idle = true;
+        self.progress.idle = true;
         let world = self.world;
         let now = self.now;
-        let Some(afs) = &mut self.afs else { return };
+        let Some(afs) = &mut self.kueue.afs else {
+            return;
+        };
         for (i, lq) in world.local_queues.iter().enumerate() {
             if afs.enabled_cq[lq.cluster_queue.index()] {
                 afs.decay(i, now);
@@ -1915,7 +1981,7 @@ impl<'w> Simulation<'w> {
     fn usage_by_resource(&self, usage: &[(Fr, i64)]) -> Vec<f64> {
         let mut out = vec![0.0; self.world.resources.len()];
         for &(fr, a) in usage {
-            let (_, r) = self.tree.split(fr);
+            let (_, r) = self.kueue.tree.split(fr);
             out[r.index()] += base_units(self.world, r, a);
         }
         out
@@ -1928,7 +1994,7 @@ impl<'w> Simulation<'w> {
         let Some(lq) = self.afs_lq(w) else { return };
         let add = self.usage_by_resource(usage);
         let now = self.now;
-        let afs = self.afs.as_mut().expect("afs_lq implies afs");
+        let afs = self.kueue.afs.as_mut().expect("afs_lq implies afs");
         for (a, x) in afs.admitted[lq].iter_mut().zip(&add) {
             *a += x;
         }
@@ -1943,14 +2009,14 @@ impl<'w> Simulation<'w> {
     fn afs_release(&mut self, w: WorkloadId, usage: &[(Fr, i64)]) {
         let Some(lq) = self.afs_lq(w) else { return };
         let sub = self.usage_by_resource(usage);
-        let afs = self.afs.as_mut().expect("afs_lq implies afs");
+        let afs = self.kueue.afs.as_mut().expect("afs_lq implies afs");
         for (a, x) in afs.admitted[lq].iter_mut().zip(&sub) {
             *a = (*a - x).max(0.0);
         }
     }
 
     fn afs_lq(&self, w: WorkloadId) -> Option<usize> {
-        let afs = self.afs.as_ref()?;
+        let afs = self.kueue.afs.as_ref()?;
         let QueueRef::Local(lq) = &self.spec(w).queue else {
             return None;
         };
@@ -2002,6 +2068,7 @@ impl<'w> Simulation<'w> {
         let mut new = false;
         for t in targets {
             if self
+                .kueue
                 .admitted
                 .candidate(t.workload)
                 .is_none_or(|c| c.evicted)
@@ -2010,6 +2077,7 @@ impl<'w> Simulation<'w> {
             }
             new = true;
             let victim_cq = self
+                .kueue
                 .admitted
                 .candidate(t.workload)
                 .map(|c| c.cq)
@@ -2079,8 +2147,8 @@ impl<'w> Simulation<'w> {
     /// `/root/.../cq` (`buildCQPath`).
     fn cq_path(&self, cq: ClusterQueueId) -> String {
         let mut parts = vec![self.world.cluster_queue(cq).name.clone()];
-        let mut n = self.tree.cq_node(cq);
-        while let Some(p) = self.tree.parent(n) {
+        let mut n = self.kueue.tree.cq_node(cq);
+        while let Some(p) = self.kueue.tree.parent(n) {
             let cohort = kueuesim_model::CohortId::from_index(
                 p.0 as usize - self.world.cluster_queues.len(),
             );
@@ -2102,19 +2170,19 @@ impl<'w> Simulation<'w> {
         message: String,
         cycle: Option<u64>,
     ) {
-        if let Some(c) = self.admitted.get_mut(w) {
+        if let Some(c) = self.kueue.admitted.get_mut(w) {
             c.evicted = true;
         }
-        self.awaiting_placement.retain(|&(_, _, x)| x != w);
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         let now = self.now;
-        *self.stats.evictions.entry(reason).or_default() += 1;
+        *self.rec.stats.evictions.entry(reason).or_default() += 1;
         if let Some(p) = preemption_reason {
-            *self.stats.preemptions.entry(p).or_default() += 1;
+            *self.rec.stats.preemptions.entry(p).or_default() += 1;
         }
         // The work done since the pods started running: kept up to the last checkpoint,
         // lost beyond it (`Simulation` `spec.preemption.progress`).
         if self.runtimes[w.index()].record.state == WorkloadState::Running {
-            self.running -= 1;
+            self.progress.running -= 1;
             let gpus = self.workload_gpus(w);
             let policy = self.world.config.progress;
             let rt = &mut self.runtimes[w.index()];
@@ -2128,7 +2196,7 @@ impl<'w> Simulation<'w> {
             rt.progress_saved += kept;
             let lost = i128::from(gpus) * i128::from((ran - kept).millis());
             rt.record.lost_gpu_ms += lost;
-            self.stats.lost_gpu_ms += lost;
+            self.rec.stats.lost_gpu_ms += lost;
         }
         let generation = {
             let rt = &mut self.runtimes[w.index()];
@@ -2171,7 +2239,7 @@ impl<'w> Simulation<'w> {
             message,
             cycle,
         );
-        self.terminating += 1;
+        self.progress.terminating += 1;
         self.events.push(
             self.now + self.world.config.pod_termination,
             Ev::PodsGone(w, generation),
@@ -2181,7 +2249,7 @@ impl<'w> Simulation<'w> {
     /// The pods of an evicted workload are gone: release its nodes and quota, and requeue it
     /// (`Requeued=True`) at its queue-order timestamp.
     fn pods_gone(&mut self, w: WorkloadId) {
-        self.terminating -= 1;
+        self.progress.terminating -= 1;
         self.release(w, false);
         let (reason, message) = self.runtimes[w.index()]
             .record
@@ -2238,15 +2306,15 @@ impl<'w> Simulation<'w> {
             match self.runtimes[w.index()].requeue_at {
                 // In its back-off window a workload waits as inadmissible.
                 Some(at) if at > self.now => {
-                    self.queues.park(cq, key);
+                    self.kueue.queues.park(cq, key);
                     let g = self.runtimes[w.index()].generation;
                     self.events.push(at, Ev::BackoffExpired(w, g));
                 }
                 _ => {
-                    self.queues.add(cq, strategy, key);
+                    self.kueue.queues.add(cq, strategy, key);
                 }
             }
-            if self.cq_stopped[cq.index()] || self.tree.in_cycle(cq) {
+            if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
                 let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
                 self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
             }
@@ -2273,7 +2341,7 @@ impl<'w> Simulation<'w> {
             .collect();
         for (ps, node) in &released {
             let req = self.runtimes[w.index()].needs[*ps].requests.clone();
-            self.cluster.apply(self.world, *node, &req, -1);
+            self.sched.cluster.apply(self.world, *node, &req, -1);
             if let Some(g) = self.gpu {
                 self.gpu_change(w, -req.get(g));
             }
@@ -2283,7 +2351,7 @@ impl<'w> Simulation<'w> {
                 slots.iter_mut().for_each(|s| *s = None);
             }
         }
-        self.awaiting_placement.retain(|&(_, _, x)| x != w);
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.release_quota(w);
         if !released.is_empty() {
             self.retry_placements();
@@ -2292,18 +2360,18 @@ impl<'w> Simulation<'w> {
 
     /// Gives back the quota a workload holds (if it still does) and notifies the queues.
     fn release_quota(&mut self, w: WorkloadId) {
-        if let Some(c) = self.admitted.remove(w) {
+        if let Some(c) = self.kueue.admitted.remove(w) {
             self.track_ready(w);
             let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
             self.afs_release(w, &usage);
-            let node = self.tree.cq_node(c.cq);
+            let node = self.kueue.tree.cq_node(c.cq);
             for (fr, amount) in usage {
-                self.tree.remove_usage(node, fr, amount);
+                self.kueue.tree.remove_usage(node, fr, amount);
             }
             self.notify_capacity_freed(c.cq);
             // Upstream's scheduler loop keeps cycling while heads are waiting, so heads still
             // in a heap (StrictFIFO, or not yet tried) see the freed quota at once.
-            if self.queues.any_active() {
+            if self.kueue.queues.any_active() {
                 self.request_cycle();
             }
         }
@@ -2312,12 +2380,12 @@ impl<'w> Simulation<'w> {
     /// Quota was freed in `cq`: its inadmissible workloads, or those of its whole cohort tree,
     /// return to their heaps after the batch period (`NotifyRetryInadmissible`).
     fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
-        if self.tree.in_cycle(cq) {
+        if self.kueue.tree.in_cycle(cq) {
             return;
         }
-        let target = self.tree.root(self.tree.cq_node(cq));
-        if !self.requeue_pending[target.0 as usize] {
-            self.requeue_pending[target.0 as usize] = true;
+        let target = self.kueue.tree.root(self.kueue.tree.cq_node(cq));
+        if !self.kueue.requeue_pending[target.0 as usize] {
+            self.kueue.requeue_pending[target.0 as usize] = true;
             self.events.push(
                 self.now + REQUEUE_BATCH_PERIOD,
                 Ev::RequeueInadmissible(target),
@@ -2330,16 +2398,16 @@ impl<'w> Simulation<'w> {
         let mut out = Vec::new();
         let mut stack = vec![n];
         while let Some(n) = stack.pop() {
-            match self.tree.as_cq(n) {
+            match self.kueue.tree.as_cq(n) {
                 Some(cq) => out.push(cq),
-                None => stack.extend(self.tree.children(n).iter().copied()),
+                None => stack.extend(self.kueue.tree.children(n).iter().copied()),
             }
         }
         out
     }
 
     fn requeue_inadmissible(&mut self, target: NodeIdx) {
-        self.requeue_pending[target.0 as usize] = false;
+        self.kueue.requeue_pending[target.0 as usize] = false;
         let mut moved = 0;
         let world = self.world;
         for cq in self.cqs_under(target) {
@@ -2349,12 +2417,12 @@ impl<'w> Simulation<'w> {
             // parked workload returns: move them all at once.
             let takes_all = selector.as_ref().is_some_and(|s| s.selects_everything());
             if takes_all && world.config.kueue.wait_for_pods_ready.is_none() {
-                moved += self.queues.requeue_all_inadmissible(cq);
+                moved += self.kueue.queues.requeue_all_inadmissible(cq);
                 continue;
             }
             let runtimes = &self.runtimes;
             let now = self.now;
-            moved += self.queues.requeue_inadmissible(cq, |w| {
+            moved += self.kueue.queues.requeue_inadmissible(cq, |w| {
                 // Still in its PodsReady back-off (`backoffWaitingTimeExpired`).
                 if runtimes[w.index()].requeue_at.is_some_and(|at| at > now) {
                     return false;
@@ -2365,7 +2433,7 @@ impl<'w> Simulation<'w> {
         if moved > 0 {
             self.request_cycle();
         } else {
-            self.idle = true;
+            self.progress.idle = true;
         }
     }
 
@@ -2441,14 +2509,15 @@ impl<'w> Simulation<'w> {
                     let Some(&node) = it.next() else { break 'sets };
                     self.runtimes[w.index()].record.placement[ps][idx] = Some(node);
                     let req = self.runtimes[w.index()].needs[ps].requests.clone();
-                    self.cluster.apply(world, node, &req, 1);
+                    self.sched.cluster.apply(world, node, &req, 1);
                     if let Some(g) = self.gpu {
                         self.gpu_change(w, req.get(g));
                     }
                 }
             }
         }
-        self.awaiting_placement
+        self.sched
+            .awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));
         self.try_place(w);
     }
@@ -2462,7 +2531,7 @@ impl<'w> Simulation<'w> {
         rt.record.gpu_ms += i128::from(rt.gpus_held) * i128::from((now - rt.gpus_since).millis());
         rt.gpus_held += delta;
         rt.gpus_since = now;
-        self.gpus_in_use += delta;
+        self.rec.gpus_in_use += delta;
     }
 
     /// Adds the GPU time `w` held since its last change, up to `until`, to its ClusterQueue's
@@ -2475,7 +2544,7 @@ impl<'w> Simulation<'w> {
         if gpus == 0 || until <= rt.gpus_since {
             return;
         }
-        let series = &mut self.stats.cq_gpu_seconds_by_hour[adm.cluster_queue.index()];
+        let series = &mut self.rec.stats.cq_gpu_seconds_by_hour[adm.cluster_queue.index()];
         let (mut t, end) = (rt.gpus_since.millis().max(0), until.millis());
         while t < end {
             let hour = (t / 3_600_000) as usize;
@@ -2520,10 +2589,13 @@ impl<'w> Simulation<'w> {
             .collect();
         let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
         // Ties are broken by a stream seeded per (seed, workload, attempt).
-        self.placement_attempts += 1;
+        self.sched.placement_attempts += 1;
         let seed = world.config.seed
             ^ (u64::from(w.0) << 32)
-            ^ self.placement_attempts.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            ^ self
+                .sched
+                .placement_attempts
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
         // Kueue TAS: pods go to their assigned domains (the ungater's nodeSelectors).
         let (pods, tas_index) = match self.tas_groups(w, &pods) {
             Some((groups, index)) => (groups, Some(index)),
@@ -2537,7 +2609,9 @@ impl<'w> Simulation<'w> {
             None => wl.pod_name(ps, idx),
         };
         let mut result = match kind {
-            SchedulerKind::Kube => placement::kube::place(world, &mut self.cluster, &pods, seed),
+            SchedulerKind::Kube => {
+                placement::kube::place(world, &mut self.sched.cluster, &pods, seed)
+            }
             SchedulerKind::Volcano => {
                 let min_member = wl
                     .gang
@@ -2586,7 +2660,7 @@ impl<'w> Simulation<'w> {
                     subgroups: &subgroups,
                     min_task_member: &wl.gang.min_task_member,
                 };
-                placement::volcano::place(world, &mut self.cluster, &job)
+                placement::volcano::place(world, &mut self.sched.cluster, &job)
             }
             SchedulerKind::Kai => self.place_kai(w, &pods, total),
         };
@@ -2617,7 +2691,7 @@ impl<'w> Simulation<'w> {
         }
         match result.unplaced {
             None => {
-                self.awaiting_placement.retain(|&(_, _, x)| x != w);
+                self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
                 self.schedule_running(w);
                 true
             }
@@ -2659,7 +2733,12 @@ impl<'w> Simulation<'w> {
         let mut allocated = vec![0i64; nq];
         let mut pending = vec![0i64; nq];
         let mut running = Vec::new();
-        let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, x)| x).collect();
+        let waiting: Vec<WorkloadId> = self
+            .sched
+            .awaiting_placement
+            .iter()
+            .map(|&(_, _, x)| x)
+            .collect();
         for (i, rt) in self.runtimes.iter() {
             let x = self.spec(WorkloadId::from_index(i));
             let Some(xq) = x.gang.kai_queue else { continue };
@@ -2730,7 +2809,7 @@ impl<'w> Simulation<'w> {
             want,
             &running,
             |victims| {
-                let mut scratch = self.cluster.clone();
+                let mut scratch = self.sched.cluster.clone();
                 for &v in victims {
                     let vr = &self.runtimes[v];
                     for (ps, slots) in vr.record.placement.iter().enumerate() {
@@ -2739,9 +2818,9 @@ impl<'w> Simulation<'w> {
                         }
                     }
                 }
-                let saved = std::mem::replace(&mut self.cluster, scratch);
+                let saved = std::mem::replace(&mut self.sched.cluster, scratch);
                 let r = self.place_kai(w, &pods, total_pods);
-                self.cluster = saved;
+                self.sched.cluster = saved;
                 !r.bound.is_empty()
             },
         );
@@ -2762,15 +2841,15 @@ impl<'w> Simulation<'w> {
     fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str) {
         let now = self.now;
         if self.runtimes[v.index()].record.state == WorkloadState::Running {
-            self.running -= 1;
+            self.progress.running -= 1;
             let gpus = self.workload_gpus(v);
             let rt = &mut self.runtimes[v.index()];
             let lost =
                 i128::from(gpus) * i128::from((now - rt.record.running_at.unwrap_or(now)).millis());
             rt.record.lost_gpu_ms += lost;
-            self.stats.lost_gpu_ms += lost;
+            self.rec.stats.lost_gpu_ms += lost;
         }
-        self.awaiting_placement.retain(|&(_, _, x)| x != v);
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != v);
         let generation = {
             let rt = &mut self.runtimes[v.index()];
             rt.record.state = WorkloadState::Evicted;
@@ -2783,7 +2862,7 @@ impl<'w> Simulation<'w> {
             rt.generation += 1;
             rt.generation
         };
-        *self.stats.evictions.entry("Reclaim").or_default() += 1;
+        *self.rec.stats.evictions.entry("Reclaim").or_default() += 1;
         self.record_event(
             v,
             EventType::Normal,
@@ -2808,7 +2887,9 @@ impl<'w> Simulation<'w> {
             rt.record.running_at = None;
         }
         let prio = self.spec(v).priority;
-        self.awaiting_placement.insert((Reverse(prio), self.now, v));
+        self.sched
+            .awaiting_placement
+            .insert((Reverse(prio), self.now, v));
         self.try_place(v);
     }
 
@@ -2816,11 +2897,11 @@ impl<'w> Simulation<'w> {
     /// workloads assigned to them but not bound yet. Empty when no flavor is a TAS flavor.
     fn tas_capacity(&self) -> crate::tas::TasCapacity {
         let world = self.world;
-        let Some(base) = &self.tas_base else {
+        let Some(base) = &self.sched.tas_base else {
             return crate::tas::TasCapacity::none();
         };
         let mut tas = crate::tas::TasCapacity {
-            nodes: self.cluster.nodes.clone(),
+            nodes: self.sched.cluster.nodes.clone(),
             in_flavor: base.in_flavor.clone(),
             leaves: base.leaves.clone(),
             empty: base.empty.clone(),
@@ -2829,7 +2910,7 @@ impl<'w> Simulation<'w> {
         };
         // The workloads holding quota, in id order (the assumed usage is spread over a
         // domain's nodes greedily, so the order matters).
-        for w in self.admitted.ids_sorted() {
+        for w in self.kueue.admitted.ids_sorted() {
             let rt = &self.runtimes[w.index()];
             let Some(adm) = &rt.record.admission else {
                 continue;
@@ -2982,7 +3063,7 @@ impl<'w> Simulation<'w> {
                 job_name: &job_name,
                 pod_name: &pod_name,
             };
-            return placement::kai::place_tree(world, &mut self.cluster, &job, &tree);
+            return placement::kai::place_tree(world, &mut self.sched.cluster, &job, &tree);
         }
         if !wl.gang.pod_group_per_pod {
             let job_name = format!("{}/pg-{}", wl.namespace, wl.name);
@@ -2997,7 +3078,7 @@ impl<'w> Simulation<'w> {
                 job_name: &job_name,
                 pod_name: &pod_name,
             };
-            return placement::kai::place(world, &mut self.cluster, &job);
+            return placement::kai::place(world, &mut self.sched.cluster, &job);
         }
         let mut out = placement::Placement::default();
         for (ps, (_, slots)) in pods.iter().enumerate() {
@@ -3020,7 +3101,7 @@ impl<'w> Simulation<'w> {
                     job_name: &job_name,
                     pod_name: &this_pod,
                 };
-                let r = placement::kai::place(world, &mut self.cluster, &job);
+                let r = placement::kai::place(world, &mut self.sched.cluster, &job);
                 out.bound
                     .extend(r.bound.iter().map(|&(_, _, n)| (ps, idx, n)));
                 if r.domain.is_some() {
@@ -3043,7 +3124,12 @@ impl<'w> Simulation<'w> {
     /// This keeps a long queue of identical pods from costing a full node scan each per
     /// release.
     fn retry_placements(&mut self) {
-        let waiting: Vec<WorkloadId> = self.awaiting_placement.iter().map(|&(_, _, w)| w).collect();
+        let waiting: Vec<WorkloadId> = self
+            .sched
+            .awaiting_placement
+            .iter()
+            .map(|&(_, _, w)| w)
+            .collect();
         /// A workload's gang request, compared by value.
         struct GangOf<'w>(Spec<'w>);
         impl PartialEq for GangOf<'_> {
@@ -3105,8 +3191,8 @@ impl<'w> Simulation<'w> {
             rt.record.state = WorkloadState::Running;
             rt.record.running_at = Some(self.now);
         }
-        self.running += 1;
-        self.last_progress = self.now;
+        self.progress.running += 1;
+        self.progress.last_progress = self.now;
         if managed {
             self.set_condition(
                 w,
@@ -3125,8 +3211,8 @@ impl<'w> Simulation<'w> {
     }
 
     fn finish(&mut self, w: WorkloadId) {
-        self.running -= 1;
-        self.last_progress = self.now;
+        self.progress.running -= 1;
+        self.progress.last_progress = self.now;
         let managed = self.runtimes[w.index()].record.admission.is_some();
         self.release(w, true);
         {
@@ -3144,9 +3230,9 @@ impl<'w> Simulation<'w> {
                 "Reached expected number of succeeded pods".into(),
             );
         }
-        if let Some(tally) = &mut self.tally {
+        if let Some(tally) = &mut self.rec.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
-            self.uid_labels.remove(&rt.uid, w);
+            self.kueue.uid_labels.remove(&rt.uid, w);
             tally.add(self.world, &rt.spec, &rt.record);
         }
     }

@@ -2,7 +2,9 @@
 //!
 //! `Simulation::new(&world).run()` replays a `World` and returns an `Outcome`. Decisions are
 //! computed by pure policy functions (`admission::run_cycle`, `placement::{kube, volcano, kai}::place`) and
-//! applied by the loop in `sim`.
+//! applied by the loop in `sim`, whose handlers live one concern a file (arrivals, the Kueue
+//! cycle, eviction and requeue, waitForPodsReady, Admission Fair Sharing, gang scheduling,
+//! KAI, pods and GPU time, records, time series, invariants).
 #![warn(missing_docs)]
 
 pub mod admission;

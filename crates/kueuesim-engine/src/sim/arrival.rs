@@ -1,0 +1,233 @@
+//! Arrivals: where the workloads come from (the world or a stream), their UID labels and
+//! shape classes, and their first queue position (`GetQueueOrderTimestamp`).
+
+use std::cmp::Reverse;
+use std::rc::Rc;
+
+use kueuesim_model::{QueueRef, StopPolicy, Workload, WorkloadId};
+
+use crate::admission::{self, Assignment};
+use crate::outcome::{EventType, PodSetAssignment, WorkloadState};
+use crate::queues::QueueKey;
+
+use super::runtime::{Spec, new_runtime};
+use super::{Ev, Simulation};
+
+/// Where the workloads come from, in arrival order.
+pub(super) enum Feed<'w> {
+    /// `world.workloads`, by id.
+    World,
+    /// A stream (`Simulation::with_stream`): `next` is the workload pulled ahead, whose
+    /// arrival is queued; `rest` gives the ones after it.
+    Stream {
+        next: Option<Rc<Workload>>,
+        rest: Box<dyn Iterator<Item = Workload> + 'w>,
+    },
+}
+
+impl Clone for Feed<'_> {
+    /// A forked run needs its own copy of the workloads still to come; a stream has no copy
+    /// to give, so only runs fed from the world fork.
+    fn clone(&self) -> Self {
+        match self {
+            Feed::World => Feed::World,
+            Feed::Stream { .. } => panic!("a simulation fed by a stream cannot be forked"),
+        }
+    }
+}
+
+impl<'w> Simulation<'w> {
+    /// The queue position of `w` (`GetQueueOrderTimestamp`): its creation time, except after
+    /// an eviction by `PodsReadyTimeout` or `AdmissionCheck`, which orders it by the eviction
+    /// time (`requeuingStrategy.timestamp: Eviction`, the default). A preempted workload keeps
+    /// its place (`PrioritySortingWithinCohort` is on).
+    pub(super) fn queue_key(&self, w: WorkloadId) -> QueueKey {
+        let wl = self.spec(w);
+        let eviction = self.runtimes[w.index()]
+            .record
+            .evictions
+            .last()
+            .map(|e| (e.reason, e.at))
+            .or_else(|| wl.last_eviction.as_ref().map(|(r, at)| (r.as_str(), *at)));
+        let by_eviction = self
+            .world
+            .config
+            .kueue
+            .wait_for_pods_ready
+            .as_ref()
+            .is_none_or(|c| c.order_by_eviction);
+        let timestamp = match eviction {
+            Some(("PodsReadyTimeout", at)) if by_eviction => at,
+            Some(("AdmissionCheck", at)) => at,
+            _ => wl.created_at,
+        };
+        QueueKey {
+            priority: Reverse(wl.priority),
+            timestamp,
+            uid_rank: self.runtimes[w.index()].uid_label,
+            workload: w,
+            shape: self.runtimes[w.index()].shape,
+        }
+    }
+
+    /// Labels every live workload's UID afresh (its gap was used up) and rewrites the labels
+    /// kept in queue keys, preemption candidates and a waiting cycle's heads. The order is
+    /// unchanged, so nothing moves.
+    fn respace_uid_labels(&mut self) {
+        for (w, label) in self.kueue.uid_labels.respace() {
+            let rt = &mut self.runtimes[w.index()];
+            rt.uid_label = label;
+            if let Some(k) = &mut rt.key {
+                k.uid_rank = label;
+            }
+        }
+        let runtimes = &self.runtimes;
+        let label = |w: WorkloadId| runtimes[w.index()].uid_label;
+        self.kueue.queues.relabel(label);
+        self.kueue.admitted.relabel(label);
+        if let Some(s) = &mut self.kueue.suspended {
+            for d in &mut s.rest {
+                let head = d.head_mut();
+                head.key.uid_rank = label(head.key.workload);
+            }
+            for d in &mut s.deferred {
+                d.0.key.uid_rank = label(d.0.key.workload);
+            }
+        }
+    }
+
+    /// The spec of arriving workload `w`; a stream then queues the arrival after it (ahead
+    /// of every other event at its time, as if all arrivals had been queued at the start).
+    fn take_arrival(&mut self, w: WorkloadId) -> Spec<'w> {
+        match &mut self.feed {
+            Feed::World => Spec::World(self.world.workload(w)),
+            Feed::Stream { next, rest } => {
+                let wl = next.take().expect("its arrival was queued with it");
+                *next = rest.next().map(Rc::new);
+                if let Some(n) = next {
+                    assert!(
+                        n.arrival >= wl.arrival,
+                        "a workload stream gives workloads in arrival order"
+                    );
+                    let id = WorkloadId::from_index(w.index() + 1);
+                    self.events.push_presorted(n.arrival, Ev::Arrive(id));
+                }
+                Spec::Streamed(wl)
+            }
+        }
+    }
+
+    /// Whether workloads are still to arrive.
+    pub(super) fn arrivals_pending(&self) -> bool {
+        match &self.feed {
+            Feed::World => self.progress.arrived < self.world.workloads.len(),
+            Feed::Stream { next, .. } => next.is_some(),
+        }
+    }
+
+    pub(super) fn arrive(&mut self, w: WorkloadId) {
+        let world = self.world;
+        let wl = self.take_arrival(w);
+        let shape = self.kueue.shape_classes.class_of(&wl);
+        let uid: Rc<str> = wl.uid.as_str().into();
+        let label = self.kueue.uid_labels.insert(uid.clone(), w);
+        let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
+        self.runtimes.insert(w.index(), Box::new(runtime));
+        if label.is_none() || self.kueue.respace_uids_always {
+            self.respace_uid_labels();
+        }
+        if let Some(blocked) = &wl.creation_blocked {
+            // No Workload exists, so Kueue never queues it; the job controller retries and
+            // reports the same Warning.
+            let message = blocked.message.clone();
+            self.record_event(
+                w,
+                EventType::Warning,
+                "kueue-job-controller",
+                blocked.reason,
+                message,
+                None,
+            );
+            return;
+        }
+        if let Some(init) = &wl.initial_admission {
+            let cq = init.cluster_queue;
+            let assignment = Assignment {
+                pod_sets: init
+                    .pod_sets
+                    .iter()
+                    .map(|p| PodSetAssignment {
+                        flavors: p.flavors.clone(),
+                        count: p.count,
+                        topology: None,
+                    })
+                    .collect(),
+                usage: admission::usage_of(world, &self.kueue.tree, cq, &wl, &init.pod_sets),
+                mode: admission::Mode::Fit,
+                borrowing: 0,
+                contested: Vec::new(),
+                not_admitted: None,
+                considered: String::new(),
+            };
+            // Reserved before (or, in a snapshot taken later than the start, at) time 0.
+            let at = init.reserved_at.unwrap_or(self.now).min(self.now);
+            self.runtimes[w.index()].key = Some(self.queue_key(w));
+            self.admit(w, cq, assignment, None, at);
+            // stopPolicy HoldAndDrain evicts what the queue had admitted.
+            let lq_drains = matches!(&wl.queue, QueueRef::Local(lq) if world.local_queue(*lq).stop_policy == StopPolicy::HoldAndDrain);
+            if world.cluster_queue(cq).stop_policy == StopPolicy::HoldAndDrain {
+                self.evict(
+                    w,
+                    "ClusterQueueStopped",
+                    None,
+                    None,
+                    "The ClusterQueue is stopped".into(),
+                    None,
+                );
+            } else if lq_drains {
+                self.evict(
+                    w,
+                    "LocalQueueStopped",
+                    None,
+                    None,
+                    "The LocalQueue is stopped".into(),
+                    None,
+                );
+            }
+            return;
+        }
+        match &wl.queue {
+            QueueRef::Unmanaged => self.release_to_scheduler(w),
+            QueueRef::Missing(name) => {
+                // Kueue's workload controller (getQueueBlocker): never queued, never admitted.
+                let msg = format!("LocalQueue {name} doesn't exist");
+                self.set_pending_condition(w, admission::REASON_MISCONFIGURED, msg);
+            }
+            QueueRef::Local(lq) => {
+                if !wl.active {
+                    self.runtimes[w.index()].record.state = WorkloadState::Inactive;
+                    return;
+                }
+                let lq = world.local_queue(*lq);
+                if lq.stop_policy != StopPolicy::None {
+                    let msg = format!("LocalQueue {} is inactive", lq.name);
+                    self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                    return;
+                }
+                let cq = lq.cluster_queue;
+                let key = self.queue_key(w);
+                self.runtimes[w.index()].key = Some(key);
+                let strategy = world.cluster_queue(cq).queueing_strategy;
+                self.kueue.queues.add(cq, strategy, key);
+                if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
+                    // The workload controller's getQueueBlocker.
+                    let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
+                    self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                }
+                if !self.kueue.cq_stopped[cq.index()] {
+                    self.request_cycle();
+                }
+            }
+        }
+    }
+}

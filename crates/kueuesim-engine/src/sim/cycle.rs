@@ -1,0 +1,513 @@
+//! The Kueue scheduling cycle and applying its decisions (`processEntry`): admissions, preemptions
+//! and requeues, and the controller latency around them.
+
+use kueuesim_model::quota::QuotaTree;
+use kueuesim_model::{ClusterQueueId, QueueRef, SimDuration, SimTime, WorkloadId, World};
+
+use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
+use crate::outcome::{Admission, ConditionType, EventType, WorkloadState};
+use crate::preemption::{AdmittedWorkloads, Candidate, Target};
+use crate::queues::RequeueReason;
+
+use super::record::{KUEUE_ADMISSION, human_reason};
+use super::{Ev, Simulation};
+
+/// A scheduling cycle being applied, or blocked by `waitForPodsReady.blockAdmission`: the
+/// decisions still to apply (the next, e.g. the blocked admission, last), and the heads to
+/// requeue once every entry is processed.
+#[derive(Clone)]
+pub(super) struct SuspendedCycle {
+    pub(super) cycle: u64,
+    pub(super) rest: Vec<Decision>,
+    /// Requeues wait for the end of the cycle, as upstream's step 6 ("Requeue the heads that
+    /// were not scheduled"); the flag says whether a requeue that moved workloads counts as
+    /// progress (not for a preemptor, which waits for its victims).
+    pub(super) deferred: Vec<(Head, RequeueReason, NotAdmitted, bool)>,
+    pub(super) progress: bool,
+    /// Waited: the queues may have changed since the cycle popped its heads.
+    pub(super) resumed: bool,
+}
+
+impl SuspendedCycle {
+    /// The heads the cycle holds: those of its decisions still to apply, then those to requeue.
+    pub(super) fn heads(&self) -> impl Iterator<Item = &Head> {
+        let deferred = self.deferred.iter().map(|d| &d.0);
+        self.rest.iter().map(Decision::head).chain(deferred)
+    }
+}
+
+impl<'w> Simulation<'w> {
+    pub(super) fn request_cycle(&mut self) {
+        if !self.kueue.cycle_scheduled {
+            self.kueue.cycle_scheduled = true;
+            // Controller latency: a cycle starts once the previous one has ended.
+            let at = self.now.max(self.kueue.next_cycle_at);
+            self.events.push(at, Ev::Cycle);
+        }
+    }
+
+    /// Controller latency (`spec.kueue.controllerLatency`): a cycle that popped `heads` and
+    /// decided `rest` keeps the scheduler busy for `cycle + perHead × heads + perAdmission ×
+    /// admissions`; its decisions apply at its start (Kueue stamps the conditions and assumes
+    /// the quota in its cache while processing the cycle).
+    fn occupy_scheduler(&mut self, heads: usize, rest: &[Decision]) {
+        let latency = &self.world.config.controller_latency;
+        let admissions = rest
+            .iter()
+            .filter(|d| matches!(d, Decision::Admit { .. }))
+            .count();
+        self.kueue.next_cycle_at = self.now + latency.cycle_duration(heads, admissions);
+    }
+
+    /// Controller latency: one API write (an admission's status patch, an eviction), queued
+    /// behind the earlier ones on Kueue's rate-limited client; returns when it is done.
+    fn api_write(&mut self) -> SimTime {
+        let write = self.world.config.controller_latency.api_write;
+        if write == SimDuration::ZERO {
+            return self.now;
+        }
+        let done = self.now.max(self.kueue.api_free_at) + write;
+        self.kueue.api_free_at = done;
+        done
+    }
+
+    /// Controller latency: a Kueue-managed workload's finish frees its quota only once Kueue
+    /// has seen it through the API server, a write queued behind the others; true when the
+    /// finish was put off until then.
+    pub(super) fn finish_waits_for_write(&mut self, w: WorkloadId, generation: u32) -> bool {
+        let rt = &mut self.runtimes[w.index()];
+        if std::mem::take(&mut rt.finish_written)
+            || rt.record.admission.is_none()
+            || self.world.config.controller_latency.api_write == SimDuration::ZERO
+        {
+            return false;
+        }
+        rt.finish_written = true;
+        let done = self.api_write();
+        if done <= self.now {
+            self.runtimes[w.index()].finish_written = false;
+            return false;
+        }
+        self.events.push(done, Ev::Finish(w, generation));
+        true
+    }
+
+    pub(super) fn cycle(&mut self) {
+        self.kueue.cycle_scheduled = false;
+        if self.kueue.suspended.is_some() {
+            // The scheduler is blocked in the cycle before; `resume_cycle` asks for the next.
+            self.progress.idle = true;
+            return;
+        }
+        let cq_stopped = &self.kueue.cq_stopped;
+        // Each LocalQueue's usage once per cycle (the snapshot's view), looked up per workload.
+        let world = self.world;
+        let lq_usage: Vec<Option<f64>> = match &self.kueue.afs {
+            None => Vec::new(),
+            Some(afs) => world
+                .local_queues
+                .iter()
+                .enumerate()
+                .map(|(i, l)| {
+                    afs.enabled_cq[l.cluster_queue.index()]
+                        .then(|| afs.usage(i, l.fair_sharing_weight_milli))
+                })
+                .collect(),
+        };
+        let runtimes = &self.runtimes;
+        let afs_usage = |w: WorkloadId| -> Option<f64> {
+            // Without Admission Fair Sharing there is nothing to look up.
+            if lq_usage.is_empty() {
+                return None;
+            }
+            match &runtimes[w.index()].spec.queue {
+                QueueRef::Local(lq) => lq_usage.get(lq.index()).copied().flatten(),
+                _ => None,
+            }
+        };
+        let heads: Vec<Head> = self
+            .kueue
+            .queues
+            .pop_heads_afs(|cq| !cq_stopped[cq.index()], afs_usage)
+            .into_iter()
+            .map(|(cq, key)| Head { cq, key })
+            .collect();
+        if heads.is_empty() {
+            self.progress.idle = true;
+            return;
+        }
+        self.rec.stats.cycles += 1;
+        let cycle = self.rec.stats.cycles;
+        if let Some(afs) = &self.kueue.afs {
+            // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
+            self.kueue.admitted.set_lq_fs_usage(|w| {
+                let usage = afs_usage(w)?;
+                let QueueRef::Local(lq) = &runtimes[w.index()].spec.queue else {
+                    return None;
+                };
+                Some((afs.lq_name_id[lq.index()], usage))
+            });
+        }
+        let mut tas = self.tas_capacity();
+        let mut rest = admission::run_cycle(
+            self.world,
+            &self.runtimes,
+            &mut self.kueue.tree,
+            &self.kueue.admitted,
+            &mut tas,
+            &heads,
+        );
+        self.occupy_scheduler(heads.len(), &rest);
+        rest.reverse();
+        self.apply_decisions(SuspendedCycle {
+            cycle,
+            rest,
+            deferred: Vec::new(),
+            progress: false,
+            resumed: false,
+        });
+    }
+
+    /// Applies a cycle's decisions in order (`processEntry`), until one admission finds
+    /// `waitForPodsReady.blockAdmission` holding it (`waitForPodsReadyIfNeeded`): then the
+    /// cycle waits, the rest of its decisions with it, until every workload holding quota
+    /// has its pods ready (or loses its quota). Upstream's scheduler goroutine blocks on
+    /// the cache's condition variable and admits with the snapshot it already took; that is
+    /// safe because only the scheduler adds usage, so waiting can only free quota.
+    fn apply_decisions(&mut self, mut state: SuspendedCycle) {
+        let cycle = state.cycle;
+        while let Some(d) = state.rest.pop() {
+            match d {
+                Decision::Admit { head, assignment } => {
+                    if self.admission_blocked() {
+                        self.set_pending_condition(
+                            head.key.workload,
+                            "WaitingForPodsReady",
+                            "waiting for all admitted workloads to be in PodsReady condition"
+                                .into(),
+                        );
+                        state.rest.push(Decision::Admit { head, assignment });
+                        self.kueue.suspended = Some(state);
+                        return;
+                    }
+                    state.progress = true;
+                    // A cycle that waited admits the head it popped even if a workload that
+                    // arrived meanwhile now sorts before it, as upstream's blocked goroutine does.
+                    if !state.resumed
+                        && self.world.cluster_queue(head.cq).queueing_strategy
+                            == kueuesim_model::QueueingStrategy::StrictFIFO
+                        && let Some(audit) = &mut self.rec.audit
+                        && let Some(first) = self.kueue.queues.queue(head.cq).active.first()
+                        && *first < head.key
+                    {
+                        audit.push(format!(
+                            "StrictFIFO ClusterQueue {} admitted {:?} past {:?}",
+                            self.world.cluster_queue(head.cq).name,
+                            head.key,
+                            first
+                        ));
+                    }
+                    self.kueue.queues.clear_sticky(head.cq, head.key.workload);
+                    let written = self.api_write();
+                    self.runtimes[head.key.workload.index()].starts_after = written;
+                    self.admit(
+                        head.key.workload,
+                        head.cq,
+                        assignment,
+                        Some(cycle),
+                        self.now,
+                    );
+                }
+                Decision::Preempt {
+                    head,
+                    targets,
+                    not_admitted,
+                } => {
+                    for _ in &targets {
+                        self.api_write();
+                    }
+                    state.progress |= self.issue_preemptions(head, &targets, cycle);
+                    state.deferred.push((
+                        head,
+                        RequeueReason::PendingPreemption,
+                        not_admitted,
+                        false,
+                    ));
+                }
+                Decision::Requeue {
+                    head,
+                    reason,
+                    not_admitted,
+                } => {
+                    state.deferred.push((head, reason, not_admitted, true));
+                }
+            }
+        }
+        for (head, reason, not_admitted, counts) in std::mem::take(&mut state.deferred) {
+            let moved = self.requeue(head, reason, not_admitted, cycle);
+            state.progress |= counts && moved;
+        }
+        // Entries of a cycle that waited are requeued after broadcasts that happened during
+        // the wait; upstream marks them active again, so broadcast once more.
+        if state.resumed {
+            let mut nodes = std::mem::take(&mut self.kueue.requeued_while_suspended);
+            nodes.sort_unstable();
+            nodes.dedup();
+            for n in nodes {
+                self.requeue_inadmissible(n);
+            }
+        }
+        // Upstream loops without delay after a cycle that admitted something and backs off
+        // after one that did not. A cycle that changed nothing would repeat the same decisions
+        // until something else happens, so the next one waits for that event instead.
+        if state.progress && self.kueue.queues.any_active() {
+            self.request_cycle();
+        }
+    }
+
+    /// Continues the blocked cycle once every workload holding quota is ready.
+    pub(super) fn resume_cycle(&mut self) {
+        if let Some(mut state) = self.kueue.suspended.take() {
+            self.progress.idle = false;
+            state.resumed = true;
+            self.apply_decisions(state);
+        }
+    }
+
+    pub(super) fn admit(
+        &mut self,
+        w: WorkloadId,
+        cq: ClusterQueueId,
+        a: Assignment,
+        cycle: Option<u64>,
+        at: SimTime,
+    ) {
+        let world = self.world;
+        let cq_name = &world.cluster_queue(cq).name;
+        let node = self.kueue.tree.cq_node(cq);
+        for &(fr, amount) in &a.usage {
+            self.kueue.tree.add_usage(node, fr, amount);
+        }
+        self.rec.stats.admissions += 1;
+        self.afs_admit(w, &a.usage);
+        let wl = self.spec(w);
+
+        self.kueue.admitted.insert(Candidate {
+            workload: w,
+            cq,
+            priority: wl.priority,
+            // Quota reservation resets the Evicted condition, so the queue-order timestamp
+            // of an admitted workload is its creation time (`GetQueueOrderTimestamp`).
+            timestamp: wl.created_at,
+            reserved_at: at,
+            evicted: false,
+            uid_rank: self.runtimes[w.index()].uid_label,
+            lq_fs_usage: None,
+            usage: a.usage.clone(),
+        });
+        // `QueuedWaitTime`: since the last requeue, else since creation.
+        let queued_since = self.runtimes[w.index()]
+            .record
+            .conditions
+            .iter()
+            .find(|c| c.kind == ConditionType::Requeued && c.status)
+            .map_or(wl.created_at, |c| c.at);
+        // Only `metrics.prom` reads these; a lean run (a summary) keeps none, so its memory
+        // does not grow with every admission.
+        if cycle.is_some() && self.rec.tally.is_none() {
+            self.rec
+                .stats
+                .quota_reserved_waits
+                .push((w, at - queued_since));
+        }
+        let waited = (at - queued_since).as_secs_f64();
+        let considered = if a.considered.is_empty() {
+            String::new()
+        } else {
+            format!("; Flavors considered: {}", a.considered)
+        };
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.usage = a.usage;
+            rt.record.state = WorkloadState::Admitted;
+            rt.record.admitted_at = Some(at);
+            rt.record.admission = Some(Admission {
+                cluster_queue: cq,
+                pod_sets: a.pod_sets,
+            });
+        }
+        if cycle.is_some() {
+            self.record_event(
+                w,
+                EventType::Normal,
+                KUEUE_ADMISSION,
+                "QuotaReserved",
+                format!("Quota reserved in ClusterQueue {cq_name}, wait time since queued was {waited:.0}s{considered}"),
+                cycle,
+            );
+            self.record_event(
+                w,
+                EventType::Normal,
+                KUEUE_ADMISSION,
+                "Admitted",
+                format!("Admitted by ClusterQueue {cq_name}, wait time since reservation was 0s"),
+                cycle,
+            );
+        }
+        self.set_condition_at(
+            w,
+            ConditionType::QuotaReserved,
+            true,
+            "QuotaReserved",
+            format!("Quota reserved in ClusterQueue {cq_name}"),
+            at,
+        );
+        // SetQuotaReservation resets an earlier eviction's conditions.
+        for kind in [ConditionType::Evicted, ConditionType::Preempted] {
+            let prev = self.runtimes[w.index()]
+                .record
+                .conditions
+                .iter()
+                .find(|c| c.kind == kind && c.status)
+                .map(|c| c.message.clone());
+            if let Some(prev) = prev {
+                self.set_condition_at(
+                    w,
+                    kind,
+                    false,
+                    "QuotaReserved",
+                    format!("Previously: {prev}"),
+                    at,
+                );
+            }
+        }
+        self.set_condition_at(
+            w,
+            ConditionType::Admitted,
+            true,
+            "Admitted",
+            "The workload is admitted".into(),
+            at,
+        );
+        self.set_condition_at(
+            w,
+            ConditionType::PodsReady,
+            false,
+            "WaitForStart",
+            "Not all pods are ready or succeeded".into(),
+            at,
+        );
+        if let Some(wfpr) = &world.config.kueue.wait_for_pods_ready {
+            let g = self.runtimes[w.index()].generation;
+            self.events.push(
+                (at + wfpr.timeout).max(self.now),
+                Ev::PodsReadyTimeout(w, g),
+            );
+        }
+        if let Some(max) = wl.max_execution_time {
+            let rt = &self.runtimes[w.index()];
+            let due = (at + max - rt.past_execution).max(self.now);
+            self.events
+                .push(due, Ev::MaxExecutionTime(w, rt.generation));
+        }
+        self.release_to_scheduler(w);
+    }
+
+    /// Evicts the targets of a preemption (`IssuePreemptions`); already evicted ones are left
+    /// alone. Returns whether any eviction was new.
+    fn issue_preemptions(&mut self, head: Head, targets: &[Target], cycle: u64) -> bool {
+        let world = self.world;
+        let preemptor = head.key.workload;
+        let mut new = false;
+        for t in targets {
+            if self
+                .kueue
+                .admitted
+                .candidate(t.workload)
+                .is_none_or(|c| c.evicted)
+            {
+                continue;
+            }
+            new = true;
+            let victim_cq = self
+                .kueue
+                .admitted
+                .candidate(t.workload)
+                .map(|c| c.cq)
+                .expect("admitted");
+            let message = format!(
+                "Preempted to accommodate a workload (UID: {}, JobUID: {}) due to {}; preemptor path: {}; preemptee path: {}",
+                self.spec(preemptor).uid,
+                self.spec(preemptor).job_uid.as_deref().unwrap_or("UNKNOWN"),
+                human_reason(t.reason),
+                cq_path(self.world, &self.kueue.tree, head.cq),
+                cq_path(self.world, &self.kueue.tree, victim_cq)
+            );
+            let (pp, vp) = (
+                self.spec(preemptor).priority,
+                self.spec(t.workload).priority,
+            );
+            let priorities = format!(
+                "; preemptor effective priority: {pp} (base: {pp}, boost: 0); preemptee effective priority: {vp} (base: {vp}, boost: 0)"
+            );
+            self.record_event(
+                t.workload,
+                EventType::Normal,
+                KUEUE_ADMISSION,
+                "Preempted",
+                format!("{message}{priorities}"),
+                Some(cycle),
+            );
+            let victim = self.spec(t.workload);
+            self.record_event(
+                preemptor,
+                EventType::Normal,
+                KUEUE_ADMISSION,
+                "PreemptedWorkload",
+                format!(
+                    "Preempted workload {}/{} (UID: {}) in ClusterQueue {}{priorities}",
+                    victim.namespace,
+                    victim.name,
+                    victim.uid,
+                    world.cluster_queue(victim_cq).name
+                ),
+                Some(cycle),
+            );
+            self.set_condition(
+                t.workload,
+                ConditionType::Preempted,
+                true,
+                t.reason.as_str(),
+                message.clone(),
+            );
+            let preemptor_name = format!(
+                "{}/{}",
+                self.spec(preemptor).namespace,
+                self.spec(preemptor).name
+            );
+            self.evict(
+                t.workload,
+                "Preempted",
+                Some(t.reason.as_str()),
+                Some(preemptor_name),
+                message,
+                Some(cycle),
+            );
+        }
+        new
+    }
+}
+
+/// `/root/.../cq` (`buildCQPath`).
+fn cq_path(world: &World, tree: &QuotaTree, cq: ClusterQueueId) -> String {
+    let mut parts = vec![world.cluster_queue(cq).name.clone()];
+    let mut n = tree.cq_node(cq);
+    while let Some(p) = tree.parent(n) {
+        let cohort =
+            kueuesim_model::CohortId::from_index(p.0 as usize - world.cluster_queues.len());
+        parts.push(world.cohorts[cohort.index()].name.clone());
+        n = p;
+    }
+    parts.reverse();
+    format!("/{}", parts.join("/"))
+}

@@ -1,0 +1,366 @@
+//! Eviction and requeueing: evicting a workload, releasing its quota and nodes once its pods are
+//! gone, and putting workloads back in their queues (`QueueInadmissibleWorkloads`).
+
+use kueuesim_model::quota::{NodeIdx, QuotaTree};
+use kueuesim_model::{
+    ClusterQueueId, NodeId, ProgressPolicy, QueueRef, SimDuration, StopPolicy, WorkloadId,
+};
+
+use crate::admission::{self, Head, NotAdmitted};
+use crate::outcome::{ConditionType, EventType, Eviction, WorkloadState};
+use crate::queues::{QueueStatus, RequeueReason};
+
+use super::record::{KUEUE_ADMISSION, KUEUE_WORKLOAD_CONTROLLER, evicted_event_reason};
+use super::{Ev, Simulation};
+
+/// `requeueBatchPeriod`: inadmissible workloads return to their heaps this long after the
+/// capacity change that may let them in.
+const REQUEUE_BATCH_PERIOD: SimDuration = SimDuration::from_secs(1);
+
+impl<'w> Simulation<'w> {
+    /// Puts a head back; returns whether it (or workloads parked with it) left the heap.
+    pub(super) fn requeue(
+        &mut self,
+        head: Head,
+        reason: RequeueReason,
+        why: NotAdmitted,
+        cycle: u64,
+    ) -> bool {
+        let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
+        let moved = self
+            .kueue
+            .queues
+            .requeue(head.cq, strategy, head.key, reason);
+        let parked =
+            self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
+        // Workloads parked with it get no condition: the workload controller writes one
+        // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
+        self.record_event(
+            head.key.workload,
+            EventType::Warning,
+            KUEUE_ADMISSION,
+            why.reason,
+            why.message.clone(),
+            Some(cycle),
+        );
+        self.set_pending_condition(head.key.workload, why.reason, why.message);
+        parked || !moved.is_empty()
+    }
+
+    /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.
+    pub(super) fn max_execution_time_exceeded(&mut self, w: WorkloadId) {
+        if !matches!(
+            self.runtimes[w.index()].record.state,
+            WorkloadState::Admitted | WorkloadState::Running
+        ) {
+            return;
+        }
+        let max = self
+            .spec(w)
+            .max_execution_time
+            .expect("scheduled only with a maximum");
+        self.record_event(
+            w,
+            EventType::Warning,
+            KUEUE_WORKLOAD_CONTROLLER,
+            "MaximumExecutionTimeExceeded",
+            format!(
+                "The maximum execution time ({}s) exceeded",
+                max.millis() / 1000
+            ),
+            None,
+        );
+        self.runtimes[w.index()].deactivated = true;
+        // Deactivation (`spec.active: false`) removes the workload from the scheduler's cache
+        // at once: its quota is free before its pods are gone.
+        self.release_quota(w);
+        self.evict(
+            w,
+            "DeactivatedDueToMaximumExecutionTimeExceeded",
+            None,
+            None,
+            "The workload is deactivated due to exceeding the maximum execution time".into(),
+            None,
+        );
+    }
+
+    /// Evicts a workload holding quota: `Evicted=True`, its job is stopped, and its pods
+    /// terminate; quota and nodes are released when they are gone (`PodsGone`).
+    pub(super) fn evict(
+        &mut self,
+        w: WorkloadId,
+        reason: &'static str,
+        preemption_reason: Option<&'static str>,
+        preemptor: Option<String>,
+        message: String,
+        cycle: Option<u64>,
+    ) {
+        if let Some(c) = self.kueue.admitted.get_mut(w) {
+            c.evicted = true;
+        }
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
+        let now = self.now;
+        *self.rec.stats.evictions.entry(reason).or_default() += 1;
+        if let Some(p) = preemption_reason {
+            *self.rec.stats.preemptions.entry(p).or_default() += 1;
+        }
+        // The work done since the pods started running: kept up to the last checkpoint,
+        // lost beyond it (`Simulation` `spec.preemption.progress`).
+        if self.runtimes[w.index()].record.state == WorkloadState::Running {
+            self.progress.running -= 1;
+            let gpus = self.workload_gpus(w);
+            let policy = self.world.config.progress;
+            let rt = &mut self.runtimes[w.index()];
+            let ran = now - rt.record.running_at.unwrap_or(now);
+            let kept = match policy {
+                ProgressPolicy::Restart => SimDuration::ZERO,
+                ProgressPolicy::Checkpoint { interval } => {
+                    SimDuration::from_millis(ran.millis() / interval.millis() * interval.millis())
+                }
+            };
+            rt.progress_saved += kept;
+            let lost = i128::from(gpus) * i128::from((ran - kept).millis());
+            rt.record.lost_gpu_ms += lost;
+            self.rec.stats.lost_gpu_ms += lost;
+        }
+        let generation = {
+            let rt = &mut self.runtimes[w.index()];
+            if let Some(at) = rt.record.admitted_at {
+                rt.past_execution += now - at;
+            }
+            rt.record.state = WorkloadState::Evicted;
+            rt.record.evictions.push(Eviction {
+                at: self.now,
+                reason,
+                preemption_reason,
+                preemptor,
+            });
+            rt.generation += 1;
+            rt.generation
+        };
+        self.set_condition(w, ConditionType::Evicted, true, reason, message.clone());
+        // The job is stopped and its pods stop being ready while they terminate: the job
+        // reconciler's generatePodsReadyCondition turns a True PodsReady into WaitForRecovery
+        // (which keeps blockAdmission waiting) until the quota is released.
+        let ready = self.runtimes[w.index()]
+            .record
+            .conditions
+            .iter()
+            .any(|c| c.kind == ConditionType::PodsReady && c.status);
+        if ready {
+            self.set_condition(
+                w,
+                ConditionType::PodsReady,
+                false,
+                "WaitForRecovery",
+                "At least one pod has failed, waiting for recovery".into(),
+            );
+        }
+        self.record_event(
+            w,
+            EventType::Normal,
+            KUEUE_ADMISSION,
+            evicted_event_reason(reason),
+            message,
+            cycle,
+        );
+        self.progress.terminating += 1;
+        self.events.push(
+            self.now + self.world.config.pod_termination,
+            Ev::PodsGone(w, generation),
+        );
+    }
+
+    /// The pods of an evicted workload are gone: release its nodes and quota, and requeue it
+    /// (`Requeued=True`) at its queue-order timestamp.
+    pub(super) fn pods_gone(&mut self, w: WorkloadId) {
+        self.progress.terminating -= 1;
+        self.release(w, false);
+        let (reason, message) = self.runtimes[w.index()]
+            .record
+            .conditions
+            .iter()
+            .find(|c| c.kind == ConditionType::Evicted && c.status)
+            .map(|c| (c.reason, c.message.clone()))
+            .unwrap_or(("Evicted", String::new()));
+        let deactivated = self.runtimes[w.index()].deactivated;
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.state = if deactivated {
+                WorkloadState::Inactive
+            } else {
+                WorkloadState::Pending
+            };
+            rt.record.admission = None;
+            rt.record.running_at = None;
+        }
+        // Only a preemption requeues at once (`setRequeued`); other evictions wait (back-off,
+        // a stopped queue) or end (deactivation).
+        self.set_condition(
+            w,
+            ConditionType::Requeued,
+            reason == "Preempted",
+            reason,
+            message.clone(),
+        );
+        self.set_pending_condition(w, "PendingEvaluation", message);
+        self.set_condition(
+            w,
+            ConditionType::PodsReady,
+            false,
+            "WaitForStart",
+            "Not all pods are ready or succeeded".into(),
+        );
+        if deactivated {
+            return;
+        }
+        let world = self.world;
+        if let QueueRef::Local(lq) = &self.spec(w).queue {
+            let lq = world.local_queue(*lq);
+            let cq = lq.cluster_queue;
+            // The workload controller's getQueueBlocker: a stopped LocalQueue takes nothing
+            // back; a stopped ClusterQueue keeps it without popping it.
+            if lq.stop_policy != StopPolicy::None {
+                let msg = format!("LocalQueue {} is inactive", lq.name);
+                self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                return;
+            }
+            let key = self.queue_key(w);
+            self.runtimes[w.index()].key = Some(key);
+            let strategy = world.cluster_queue(cq).queueing_strategy;
+            match self.runtimes[w.index()].requeue_at {
+                // In its back-off window a workload waits as inadmissible.
+                Some(at) if at > self.now => {
+                    self.kueue.queues.park(cq, key);
+                    let g = self.runtimes[w.index()].generation;
+                    self.events.push(at, Ev::BackoffExpired(w, g));
+                }
+                _ => {
+                    self.kueue.queues.add(cq, strategy, key);
+                }
+            }
+            if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
+                let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);
+                self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+            }
+            self.request_cycle();
+        }
+    }
+
+    /// Gives back a workload's nodes and quota, and notifies the queues of the freed capacity.
+    /// A finished workload keeps its placement in its record (for the report); an evicted one
+    /// starts over.
+    pub(super) fn release(&mut self, w: WorkloadId, keep_placement: bool) {
+        let managed_quota_only =
+            !self.world.has_nodes() && self.runtimes[w.index()].record.admission.is_some();
+        if managed_quota_only && self.runtimes[w.index()].record.running_at.is_some() {
+            let gpus = self.workload_gpus(w);
+            self.rec
+                .gpu_change(&mut self.runtimes[w.index()], -gpus, self.now);
+        }
+        let released: Vec<(usize, NodeId)> = self.runtimes[w.index()]
+            .record
+            .placement
+            .iter()
+            .enumerate()
+            .flat_map(|(ps, slots)| slots.iter().flatten().map(move |&n| (ps, n)))
+            .collect();
+        for (ps, node) in &released {
+            let req = self.runtimes[w.index()].needs[*ps].requests.clone();
+            self.sched.cluster.apply(self.world, *node, &req, -1);
+            if let Some(g) = self.gpu {
+                self.rec
+                    .gpu_change(&mut self.runtimes[w.index()], -req.get(g), self.now);
+            }
+        }
+        if !keep_placement {
+            for slots in &mut self.runtimes[w.index()].record.placement {
+                slots.iter_mut().for_each(|s| *s = None);
+            }
+        }
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
+        self.release_quota(w);
+        if !released.is_empty() {
+            self.retry_placements();
+        }
+    }
+
+    /// Gives back the quota a workload holds (if it still does) and notifies the queues.
+    pub(super) fn release_quota(&mut self, w: WorkloadId) {
+        if let Some(c) = self.kueue.admitted.remove(w) {
+            self.track_ready(w);
+            let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
+            self.afs_release(w, &usage);
+            let node = self.kueue.tree.cq_node(c.cq);
+            for (fr, amount) in usage {
+                self.kueue.tree.remove_usage(node, fr, amount);
+            }
+            self.notify_capacity_freed(c.cq);
+            // Upstream's scheduler loop keeps cycling while heads are waiting, so heads still
+            // in a heap (StrictFIFO, or not yet tried) see the freed quota at once.
+            if self.kueue.queues.any_active() {
+                self.request_cycle();
+            }
+        }
+    }
+
+    /// Quota was freed in `cq`: its inadmissible workloads, or those of its whole cohort tree,
+    /// return to their heaps after the batch period (`NotifyRetryInadmissible`).
+    fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
+        if self.kueue.tree.in_cycle(cq) {
+            return;
+        }
+        let target = self.kueue.tree.root(self.kueue.tree.cq_node(cq));
+        if !self.kueue.requeue_pending[target.0 as usize] {
+            self.kueue.requeue_pending[target.0 as usize] = true;
+            self.events.push(
+                self.now + REQUEUE_BATCH_PERIOD,
+                Ev::RequeueInadmissible(target),
+            );
+        }
+    }
+
+    pub(super) fn requeue_inadmissible(&mut self, target: NodeIdx) {
+        self.kueue.requeue_pending[target.0 as usize] = false;
+        let mut moved = 0;
+        let world = self.world;
+        for cq in cqs_under(&self.kueue.tree, target) {
+            // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
+            let selector = &world.cluster_queue(cq).namespace_selector;
+            // With no PodsReady back-off and a selector that takes every namespace, every
+            // parked workload returns: move them all at once.
+            let takes_all = selector.as_ref().is_some_and(|s| s.selects_everything());
+            if takes_all && world.config.kueue.wait_for_pods_ready.is_none() {
+                moved += self.kueue.queues.requeue_all_inadmissible(cq);
+                continue;
+            }
+            let runtimes = &self.runtimes;
+            let now = self.now;
+            moved += self.kueue.queues.requeue_inadmissible(cq, |w| {
+                // Still in its PodsReady back-off (`backoffWaitingTimeExpired`).
+                if runtimes[w.index()].requeue_at.is_some_and(|at| at > now) {
+                    return false;
+                }
+                world.namespace_selected(selector.as_ref(), &runtimes[w.index()].spec.namespace)
+            });
+        }
+        if moved > 0 {
+            self.request_cycle();
+        } else {
+            self.progress.idle = true;
+        }
+    }
+}
+
+/// The ClusterQueues of the subtree rooted at `n`.
+fn cqs_under(tree: &QuotaTree, n: NodeIdx) -> Vec<ClusterQueueId> {
+    let mut out = Vec::new();
+    let mut stack = vec![n];
+    while let Some(n) = stack.pop() {
+        match tree.as_cq(n) {
+            Some(cq) => out.push(cq),
+            None => stack.extend(tree.children(n).iter().copied()),
+        }
+    }
+    out
+}

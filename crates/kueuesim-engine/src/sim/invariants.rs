@@ -1,0 +1,250 @@
+//! The engine's invariants (`Simulation::check_invariants`, for tests): quota usage and limits,
+//! node capacity, gangs, UID labels and PodsReady tracking.
+
+use kueuesim_model::quota::{Fr, QuotaTree};
+use kueuesim_model::{ClusterQueueId, NodeId, ResourceId, SchedulerKind, WorkloadId};
+
+use crate::outcome::{ConditionType, WorkloadState};
+use crate::placement::NodeCapacity;
+use crate::preemption::AdmittedWorkloads;
+
+use super::Simulation;
+
+impl<'w> Simulation<'w> {
+    /// Checks the engine's invariants against the current state; the message names the first
+    /// broken one. Meant for tests, after every step:
+    /// - a ClusterQueue's usage equals the sum of the usage its workloads hold, and it never
+    ///   exceeds what its quota and the cohort tree allow: within its nominal quota plus
+    ///   borrowingLimit, and no cohort above its subtree quota (lending limits respected);
+    /// - no node has negative free capacity, and free capacity equals allocatable minus the
+    ///   requests of the pods bound to it;
+    /// - a gang-scheduled workload has all of its pods placed or none.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let world = self.world;
+        if let Some(v) = self.rec.audit.as_ref().and_then(|a| a.first()) {
+            return Err(v.clone());
+        }
+        self.check_uid_labels()?;
+        let mut expected = QuotaTree::new(world);
+        // Limits hold for the workloads that are not on their way out: like Kueue, the
+        // scheduler counts a preempted workload as gone while its pods terminate, so a
+        // ClusterQueue may briefly hold more than its quota.
+        let mut live = QuotaTree::new(world);
+        for (i, rt) in self.runtimes.iter() {
+            let w = WorkloadId::from_index(i);
+            if let Some(c) = self.kueue.admitted.candidate(w) {
+                for &(fr, amount) in &rt.usage {
+                    expected.add_usage(expected.cq_node(c.cq), fr, amount);
+                    if !c.evicted {
+                        live.add_usage(live.cq_node(c.cq), fr, amount);
+                    }
+                }
+            } else if !rt.usage.is_empty() {
+                return Err(format!(
+                    "{} holds usage but is not admitted",
+                    self.spec(w).name
+                ));
+            }
+            let placed: usize = rt
+                .record
+                .placement
+                .iter()
+                .flatten()
+                .filter(|n| n.is_some())
+                .count();
+            let total: usize = rt.record.placement.iter().map(Vec::len).sum();
+            // A gang is bound up to its minMember in one statement or not at all (a KAI Job's
+            // pods are PodGroups of one; pods already running at the start count).
+            let wl = self.spec(w);
+            let min_member = match self.scheduler_of(w) {
+                SchedulerKind::Kube => 1,
+                SchedulerKind::Kai
+                    if wl.gang.pod_group_per_pod || !wl.gang.kai_subgroups.is_empty() =>
+                {
+                    1
+                }
+                _ => wl.gang.min_member.map_or(total, |m| m as usize).min(total),
+            };
+            let pre_bound = wl.gang.bound_nodes.len().min(total);
+            if placed != 0 && placed < min_member && placed != pre_bound {
+                return Err(format!(
+                    "gang {} has {placed} of {total} pods placed, below its minMember {min_member}",
+                    wl.name
+                ));
+            }
+        }
+        self.check_pods_ready_tracking()?;
+        for fr in (0..self.kueue.tree.fr_count()).map(|f| Fr(f as u32)) {
+            let (f, r) = self.kueue.tree.split(fr);
+            let what = format!("{}/{}", world.flavor(f).name, world.resources.name(r));
+            for (c, cq) in world.cluster_queues.iter().enumerate() {
+                let n = self.kueue.tree.cq_node(ClusterQueueId::from_index(c));
+                let used = self.kueue.tree.usage(n, fr);
+                if used != expected.usage(n, fr) {
+                    return Err(format!(
+                        "ClusterQueue {} usage of {what} is {used}, its workloads hold {}",
+                        cq.name,
+                        expected.usage(n, fr)
+                    ));
+                }
+                let limit = match (cq.cohort, self.kueue.tree.borrowing_limit(n, fr)) {
+                    (None, _) => self.kueue.tree.nominal(n, fr),
+                    (Some(_), Some(bl)) => self.kueue.tree.nominal(n, fr) + bl,
+                    (Some(_), None) => i64::MAX,
+                };
+                let used = live.usage(n, fr);
+                if used > limit {
+                    return Err(format!(
+                        "ClusterQueue {} uses {used} of {what}, above nominal + borrowingLimit {limit}",
+                        cq.name
+                    ));
+                }
+            }
+            // A cohort uses at most what its subtree lends it plus what it may borrow: the
+            // root nothing beyond its subtree quota (which counts only lendable quota), inner
+            // cohorts up to their borrowingLimit.
+            for (j, co) in world.cohorts.iter().enumerate() {
+                let n = self
+                    .kueue
+                    .tree
+                    .cohort_node(kueuesim_model::CohortId::from_index(j));
+                let limit = match (
+                    self.kueue.tree.parent(n),
+                    self.kueue.tree.borrowing_limit(n, fr),
+                ) {
+                    (None, _) => Some(self.kueue.tree.subtree_quota(n, fr)),
+                    (Some(_), Some(bl)) => Some(self.kueue.tree.subtree_quota(n, fr) + bl),
+                    (Some(_), None) => None,
+                };
+                if let Some(limit) = limit
+                    && live.usage(n, fr) > limit
+                {
+                    return Err(format!(
+                        "cohort {} uses {} of {what}, more than it may ({limit})",
+                        co.name,
+                        live.usage(n, fr)
+                    ));
+                }
+            }
+        }
+        let mut cap = NodeCapacity::new(world);
+        for rt in self
+            .runtimes
+            .iter()
+            .map(|(_, rt)| rt)
+            .filter(|rt| rt.record.state != WorkloadState::Finished)
+        {
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                for n in slots.iter().flatten() {
+                    cap.apply(*n, &rt.needs[ps].requests, 1);
+                }
+            }
+        }
+        for (n, node) in world.nodes.iter().enumerate() {
+            let id = NodeId::from_index(n);
+            for r in 0..world.resources.len() {
+                let free = self.sched.cluster.nodes.free(id, r);
+                let name = world.resources.name(ResourceId::from_index(r));
+                if free < 0 {
+                    return Err(format!(
+                        "node {} is over its allocatable {name}: free {free}",
+                        node.name
+                    ));
+                }
+                if free != cap.free(id, r) {
+                    return Err(format!(
+                        "node {} free {name} is {free}, its pods leave {}",
+                        node.name,
+                        cap.free(id, r)
+                    ));
+                }
+            }
+        }
+        self.sched.cluster.check_indexes(world)
+    }
+
+    /// UID labels increase in UID order among the live workloads, and every label kept in a
+    /// queue key or a preemption candidate is its workload's current one.
+    fn check_uid_labels(&self) -> Result<(), String> {
+        let mut live: Vec<(&str, usize, u64)> = self
+            .runtimes
+            .iter()
+            .map(|(i, rt)| (&*rt.uid, i, rt.uid_label))
+            .collect();
+        live.sort();
+        if let Some(w) = live.windows(2).find(|w| w[0].2 >= w[1].2) {
+            return Err(format!("UID labels out of order: {w:?}"));
+        }
+        let label = |w: WorkloadId| self.runtimes[w.index()].uid_label;
+        let keys = self
+            .kueue
+            .queues
+            .keys()
+            .chain(self.runtimes.iter().filter_map(|(_, rt)| rt.key.as_ref()));
+        for k in keys {
+            if k.uid_rank != label(k.workload) {
+                return Err(format!(
+                    "stale UID label in the queue key of {:?}",
+                    k.workload
+                ));
+            }
+        }
+        for c in self.kueue.admitted.all() {
+            if c.uid_rank != label(c.workload) {
+                return Err(format!("stale UID label in the candidate {:?}", c.workload));
+            }
+        }
+        Ok(())
+    }
+
+    /// `not_ready` counts the workloads holding quota without `PodsReady=True`; a cycle is
+    /// suspended only while one exists; and with `blockAdmission`, at most one workload that
+    /// is not on its way out (and not admitted in the input) lacks ready pods: admissions
+    /// are one at a time.
+    fn check_pods_ready_tracking(&self) -> Result<(), String> {
+        let world = self.world;
+        let not_ready: Vec<WorkloadId> = self
+            .runtimes
+            .iter()
+            .map(|(i, _)| WorkloadId::from_index(i))
+            .filter(|&w| {
+                self.kueue.admitted.candidate(w).is_some()
+                    && !self.runtimes[w.index()]
+                        .record
+                        .conditions
+                        .iter()
+                        .any(|c| c.kind == ConditionType::PodsReady && c.status)
+            })
+            .collect();
+        if not_ready.len() != self.kueue.not_ready {
+            return Err(format!(
+                "{} workloads hold quota without PodsReady, not_ready says {}",
+                not_ready.len(),
+                self.kueue.not_ready
+            ));
+        }
+        if self.kueue.suspended.is_some() && !self.admission_blocked() {
+            return Err("a cycle is suspended but nothing blocks admission".into());
+        }
+        let block = world
+            .config
+            .kueue
+            .wait_for_pods_ready
+            .as_ref()
+            .is_some_and(|c| c.block_admission);
+        let fresh: Vec<&str> = not_ready
+            .iter()
+            .filter(|&&w| {
+                self.kueue.admitted.candidate(w).is_some_and(|c| !c.evicted)
+                    && self.spec(w).initial_admission.is_none()
+            })
+            .map(|&w| self.runtimes[w.index()].spec.name.as_str())
+            .collect();
+        if block && fresh.len() > 1 {
+            return Err(format!(
+                "blockAdmission, yet several admitted workloads wait for their pods: {fresh:?}"
+            ));
+        }
+        Ok(())
+    }
+}

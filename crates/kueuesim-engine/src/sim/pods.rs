@@ -1,0 +1,129 @@
+//! The pod lifecycle after placement: pods running, the workload finishing, and the GPU time its
+//! pods account.
+
+use kueuesim_model::{SimDuration, SimTime, WorkloadId};
+
+use crate::outcome::{ConditionType, WorkloadState};
+
+use super::runtime::Runtime;
+use super::{Ev, Recorder, Simulation};
+
+impl<'w> Simulation<'w> {
+    pub(super) fn schedule_running(&mut self, w: WorkloadId) {
+        let rt = &self.runtimes[w.index()];
+        let at = self.now.max(rt.starts_after) + self.world.config.pod_startup;
+        self.events.push(at, Ev::PodsRunning(w, rt.generation));
+    }
+
+    pub(super) fn pods_running(&mut self, w: WorkloadId) {
+        let managed = self.runtimes[w.index()].record.admission.is_some();
+        if managed && !self.world.has_nodes() {
+            // Quota-only: GPU use is measured against quota, so only admitted GPUs count.
+            let gpus = self.workload_gpus(w);
+            self.rec
+                .gpu_change(&mut self.runtimes[w.index()], gpus, self.now);
+        }
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.state = WorkloadState::Running;
+            rt.record.running_at = Some(self.now);
+        }
+        self.progress.running += 1;
+        self.progress.last_progress = self.now;
+        if managed {
+            self.set_condition(
+                w,
+                ConditionType::PodsReady,
+                true,
+                "Started",
+                "All pods reached readiness and the workload is running".into(),
+            );
+        }
+        if let Some(d) = self.spec(w).duration {
+            let rt = &self.runtimes[w.index()];
+            let remaining = (d - rt.progress_saved).max(SimDuration::ZERO);
+            let g = rt.generation;
+            self.events.push(self.now + remaining, Ev::Finish(w, g));
+        }
+    }
+
+    pub(super) fn finish(&mut self, w: WorkloadId) {
+        self.progress.running -= 1;
+        self.progress.last_progress = self.now;
+        let managed = self.runtimes[w.index()].record.admission.is_some();
+        self.release(w, true);
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.state = WorkloadState::Finished;
+            rt.record.finished_at = Some(self.now);
+            rt.generation += 1;
+        }
+        if managed {
+            self.set_condition(
+                w,
+                ConditionType::Finished,
+                true,
+                "Succeeded",
+                "Reached expected number of succeeded pods".into(),
+            );
+        }
+        if let Some(tally) = &mut self.rec.tally {
+            let rt = self.runtimes.remove(w.index()).expect("finishing workload");
+            self.kueue.uid_labels.remove(&rt.uid, w);
+            tally.add(self.world, &rt.spec, &rt.record);
+        }
+    }
+
+    pub(super) fn workload_gpus(&self, w: WorkloadId) -> i64 {
+        let Some(g) = self.gpu else { return 0 };
+        let rt = &self.runtimes[w.index()];
+        rt.needs
+            .iter()
+            .zip(&rt.record.placement)
+            .map(|(n, slots)| n.requests.get(g) * slots.len() as i64)
+            .sum()
+    }
+}
+
+/// GPU accounting: run-wide GPU time and each workload's and ClusterQueue's own.
+impl Recorder {
+    /// Run-wide GPU time up to `at` (`RunStats::gpu_busy_ms`): what is in use now has been
+    /// since the last event.
+    pub(super) fn gpu_busy_until(&mut self, at: SimTime) {
+        let dt = (at - self.last_accounted).millis();
+        self.stats.gpu_busy_ms += i128::from(self.gpus_in_use) * i128::from(dt);
+        self.last_accounted = at;
+    }
+
+    /// GPUs taken (`delta` > 0) or given back by a workload (`rt`): the run-wide and the workload's own
+    /// GPU time.
+    pub(super) fn gpu_change(&mut self, rt: &mut Runtime<'_>, delta: i64, now: SimTime) {
+        self.account_cq_gpus(rt, now);
+        rt.record.gpu_ms += i128::from(rt.gpus_held) * i128::from((now - rt.gpus_since).millis());
+        rt.gpus_held += delta;
+        rt.gpus_since = now;
+        self.gpus_in_use += delta;
+    }
+
+    /// Adds the GPU time a workload held since its last change, up to `until`, to its
+    /// ClusterQueue's hourly series.
+    pub(super) fn account_cq_gpus(&mut self, rt: &Runtime<'_>, until: SimTime) {
+        let (Some(adm), gpus) = (&rt.record.admission, rt.gpus_held) else {
+            return;
+        };
+        if gpus == 0 || until <= rt.gpus_since {
+            return;
+        }
+        let series = &mut self.stats.cq_gpu_seconds_by_hour[adm.cluster_queue.index()];
+        let (mut t, end) = (rt.gpus_since.millis().max(0), until.millis());
+        while t < end {
+            let hour = (t / 3_600_000) as usize;
+            let next = ((hour as i64 + 1) * 3_600_000).min(end);
+            if series.len() <= hour {
+                series.resize(hour + 1, 0.0);
+            }
+            series[hour] += gpus as f64 * (next - t) as f64 / 1000.0;
+            t = next;
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! What Kueue and the schedulers write on a workload: its conditions (as
+//! `apimeta.SetStatusCondition` sets them) and its events, with their sources and reasons.
+
+use kueuesim_model::{SimTime, WorkloadId};
+
+use crate::outcome::{Condition, ConditionType, Event, EventType};
+use crate::preemption::PreemptionReason;
+
+use super::Simulation;
+
+/// The event source of Kueue's scheduler.
+pub(super) const KUEUE_ADMISSION: &str = "kueue-admission";
+
+/// The event source of Kueue's workload controller.
+pub(super) const KUEUE_WORKLOAD_CONTROLLER: &str = "kueue-workload-controller";
+
+impl<'w> Simulation<'w> {
+    /// `QuotaReserved=False` with `reason`, and `Admitted=False` (`NoReservation`), as
+    /// `UnsetQuotaReservationWithCondition` writes them.
+    pub(super) fn set_pending_condition(
+        &mut self,
+        w: WorkloadId,
+        reason: &'static str,
+        message: String,
+    ) {
+        self.set_condition(w, ConditionType::QuotaReserved, false, reason, message);
+        self.set_condition(
+            w,
+            ConditionType::Admitted,
+            false,
+            "NoReservation",
+            "The workload has no reservation".into(),
+        );
+    }
+
+    pub(super) fn set_condition(
+        &mut self,
+        w: WorkloadId,
+        kind: ConditionType,
+        status: bool,
+        reason: &'static str,
+        message: String,
+    ) {
+        self.set_condition_at(w, kind, status, reason, message, self.now);
+    }
+
+    /// Sets a condition the way `apimeta.SetStatusCondition` does: lastTransitionTime moves
+    /// only when the status changes.
+    pub(super) fn set_condition_at(
+        &mut self,
+        w: WorkloadId,
+        kind: ConditionType,
+        status: bool,
+        reason: &'static str,
+        message: String,
+        at: SimTime,
+    ) {
+        let conds = &mut self.runtimes[w.index()].record.conditions;
+        match conds.iter_mut().find(|c| c.kind == kind) {
+            Some(c) => {
+                if c.status != status {
+                    c.at = at;
+                }
+                c.status = status;
+                c.reason = reason;
+                c.message = message;
+            }
+            None => conds.push(Condition {
+                kind,
+                status,
+                reason,
+                message,
+                at,
+            }),
+        }
+        if kind == ConditionType::PodsReady {
+            self.track_ready(w);
+        }
+    }
+
+    /// Records an event, folding an exact repeat of the workload's previous event of the same
+    /// source into it (as the event recorder aggregates repeats into a count).
+    pub(super) fn record_event(
+        &mut self,
+        w: WorkloadId,
+        kind: EventType,
+        source: &'static str,
+        reason: &'static str,
+        message: String,
+        cycle: Option<u64>,
+    ) {
+        let events = &mut self.runtimes[w.index()].record.events;
+        if let Some(last) = events.iter().rev().find(|e| e.source == source)
+            && last.kind == kind
+            && last.reason == reason
+            && last.message == message
+        {
+            return;
+        }
+        events.push(Event {
+            at: self.now,
+            kind,
+            source,
+            reason,
+            message,
+            cycle,
+        });
+    }
+}
+
+/// `HumanReadablePreemptionReasons`.
+pub(super) fn human_reason(r: PreemptionReason) -> &'static str {
+    match r {
+        PreemptionReason::InClusterQueue => "prioritization in the ClusterQueue",
+        PreemptionReason::InCohortReclamation => "reclamation within the cohort",
+        PreemptionReason::InCohortFairSharing => "Fair Sharing within the cohort",
+        PreemptionReason::InCohortReclaimWhileBorrowing => {
+            "reclamation within the cohort while borrowing"
+        }
+    }
+}
+
+/// The event reason of an eviction: `Evicted` + `DueTo` + the Evicted condition's reason.
+pub(super) fn evicted_event_reason(reason: &str) -> &'static str {
+    match reason {
+        "Preempted" => "EvictedDueToPreempted",
+        "PodsReadyTimeout" => "EvictedDueToPodsReadyTimeout",
+        "ClusterQueueStopped" => "EvictedDueToClusterQueueStopped",
+        "LocalQueueStopped" => "EvictedDueToLocalQueueStopped",
+        "Deactivated" => "EvictedDueToDeactivated",
+        "DeactivatedDueToMaximumExecutionTimeExceeded" => {
+            "EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded"
+        }
+        "DeactivatedDueToRequeuingLimitExceeded" => {
+            "EvictedDueToDeactivatedDueToRequeuingLimitExceeded"
+        }
+        _ => "Evicted",
+    }
+}

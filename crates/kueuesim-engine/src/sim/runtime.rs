@@ -1,0 +1,198 @@
+//! The runtime state of one workload (`Runtime`), its spec (the world's or a streamed one) and
+//! its scheduling-shape class (`SchedulingEquivalenceHashing`).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use kueuesim_model::quota::Fr;
+use kueuesim_model::{NodeId, SimDuration, SimTime, Workload, WorkloadId};
+
+use crate::admission;
+use crate::outcome::{WorkloadRecord, WorkloadState};
+use crate::placement::PodNeeds;
+use crate::queues::QueueKey;
+use crate::window::Window;
+
+/// A workload's spec: the world's own, or one the run was streamed (shared, so a handle
+/// outlives any borrow of the simulation).
+#[derive(Clone, Debug)]
+pub(super) enum Spec<'w> {
+    World(&'w Workload),
+    Streamed(Rc<Workload>),
+}
+
+impl std::ops::Deref for Spec<'_> {
+    type Target = Workload;
+
+    #[inline]
+    fn deref(&self) -> &Workload {
+        match self {
+            Spec::World(w) => w,
+            Spec::Streamed(w) => w,
+        }
+    }
+}
+
+impl admission::Specs for Window<Box<Runtime<'_>>> {
+    fn spec(&self, w: WorkloadId) -> &Workload {
+        &self[w.index()].spec
+    }
+}
+
+/// The runtime state of one workload.
+#[derive(Clone, Debug)]
+pub(super) struct Runtime<'w> {
+    /// Its spec.
+    pub(super) spec: Spec<'w>,
+    /// Controller latency: its pods start no earlier than its admission's API write is done.
+    pub(super) starts_after: SimTime,
+    /// Controller latency: its finish has gone through the API write queue.
+    pub(super) finish_written: bool,
+    /// Bumped whenever scheduled PodsRunning/Finish/PodsGone events become stale.
+    pub(super) generation: u32,
+    /// Per pod set, what one pod needs from a node (set when released to its scheduler).
+    pub(super) needs: Vec<PodNeeds>,
+    /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
+    /// they count as its queue's allocation until it is placed.
+    pub(super) kai_pipelined: i64,
+    /// Quota usage held, to give back.
+    pub(super) usage: Vec<(Fr, i64)>,
+    /// Its position in its ClusterQueue's queue.
+    pub(super) key: Option<QueueKey>,
+    /// Time spent admitted before the latest admission (`accumulatedPastExecutionTimeSeconds`).
+    pub(super) past_execution: SimDuration,
+    /// Deactivated (`spec.active: false`): never requeued.
+    pub(super) deactivated: bool,
+    /// Running time saved by checkpoints (`ProgressPolicy::Checkpoint`).
+    pub(super) progress_saved: SimDuration,
+    /// GPUs currently held and since when (for per-workload GPU time).
+    pub(super) gpus_held: i64,
+    pub(super) gpus_since: SimTime,
+    /// End of the PodsReady back-off (`requeueState.requeueAt`).
+    pub(super) requeue_at: Option<SimTime>,
+    /// Holds quota without `PodsReady=True` (in the cache's `WorkloadsNotReady`).
+    pub(super) not_ready: bool,
+    /// Its UID, shared with its entry in `uid_labels` (so letting go of it allocates nothing).
+    pub(super) uid: Rc<str>,
+    /// The label of its UID (`uid_order`), in its queue key and candidate record.
+    pub(super) uid_label: u64,
+    /// Its scheduling-shape class (`SchedulingEquivalenceHashing`).
+    pub(super) shape: u32,
+    pub(super) record: WorkloadRecord,
+}
+
+impl Runtime<'_> {
+    /// Its pods as its scheduler sees them: per pod set, what one pod needs and where each
+    /// of its pods is bound.
+    pub(super) fn pods(&self) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+        self.needs
+            .iter()
+            .cloned()
+            .zip(self.record.placement.iter().cloned())
+            .collect()
+    }
+}
+
+/// Scheduling-shape classes (`SchedulingEquivalenceHashing`), numbered in order of first
+/// arrival: workloads of equal priority and pod sets (name, count, minCount, requests, and the
+/// template's scheduling spec: nodeSelector, tolerations, ...) share one. Found by a hash of
+/// those fields; each bucket keeps one workload per class to compare with, so an arrival of a
+/// known shape allocates nothing. The numbering is by arrival, whatever the hash.
+#[derive(Clone, Default)]
+pub(super) struct ShapeClasses<'w> {
+    buckets: BTreeMap<u64, Vec<(Spec<'w>, u32)>>,
+    count: u32,
+}
+
+impl<'w> ShapeClasses<'w> {
+    pub(super) fn class_of(&mut self, wl: &Spec<'w>) -> u32 {
+        let bucket = self.buckets.entry(shape_hash(wl)).or_default();
+        if let Some(&(_, class)) = bucket.iter().find(|(rep, _)| same_shape(rep, wl)) {
+            return class;
+        }
+        let class = self.count;
+        self.count += 1;
+        bucket.push((wl.clone(), class));
+        class
+    }
+}
+
+fn shape_hash(w: &Workload) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same on every run (not that the hash can change a class).
+    let mut h = std::hash::DefaultHasher::new();
+    w.priority.hash(&mut h);
+    for p in &w.pod_sets {
+        p.name.hash(&mut h);
+        p.count.hash(&mut h);
+        p.min_count.hash(&mut h);
+        for (r, amount) in p.requests.iter() {
+            r.index().hash(&mut h);
+            amount.hash(&mut h);
+        }
+        p.spec_shape.hash(&mut h);
+    }
+    h.finish()
+}
+
+fn same_shape(a: &Workload, b: &Workload) -> bool {
+    a.priority == b.priority
+        && a.pod_sets.len() == b.pod_sets.len()
+        && a.pod_sets.iter().zip(&b.pod_sets).all(|(x, y)| {
+            x.name == y.name
+                && x.count == y.count
+                && x.min_count == y.min_count
+                && x.requests == y.requests
+                && x.spec_shape == y.spec_shape
+        })
+}
+
+/// A workload's runtime state on arrival.
+pub(super) fn new_runtime<'w>(
+    spec: Spec<'w>,
+    shape: u32,
+    uid: Rc<str>,
+    uid_label: u64,
+) -> Runtime<'w> {
+    let placement = spec
+        .pod_sets
+        .iter()
+        .map(|p| vec![None; p.count as usize])
+        .collect();
+    Runtime {
+        starts_after: SimTime::ZERO,
+        finish_written: false,
+        generation: 0,
+        needs: Vec::new(),
+        kai_pipelined: 0,
+        usage: Vec::new(),
+        key: None,
+        past_execution: SimDuration::ZERO,
+        deactivated: false,
+        progress_saved: SimDuration::ZERO,
+        gpus_held: 0,
+        gpus_since: SimTime::ZERO,
+        requeue_at: None,
+        not_ready: false,
+        uid,
+        uid_label,
+        shape,
+        spec,
+        record: WorkloadRecord {
+            state: WorkloadState::Pending,
+            admitted_at: None,
+            running_at: None,
+            finished_at: None,
+            admission: None,
+            placement,
+            topology_domain: None,
+            evictions: Vec::new(),
+            conditions: Vec::new(),
+            events: Vec::new(),
+            queue_status: None,
+            gpu_ms: 0,
+            lost_gpu_ms: 0,
+            requeue_count: 0,
+        },
+    }
+}

@@ -1,0 +1,407 @@
+//! Handing admitted workloads to their gang scheduler (kube-scheduler, Volcano, KAI) and placing
+//! their pods, with Kueue TAS's view of the nodes.
+
+use std::cmp::Reverse;
+
+use kueuesim_model::{Labels, NodeId, SchedulerKind, TierRef, WorkloadId};
+
+use crate::outcome::EventType;
+use crate::placement::{self, PodNeeds};
+
+use super::Simulation;
+use super::runtime::Spec;
+
+impl<'w> Simulation<'w> {
+    /// Hands the workload's pods to its scheduler: Kueue ungates/unsuspends them with the
+    /// flavors' nodeLabels as nodeSelector and the flavors' tolerations added.
+    pub(super) fn release_to_scheduler(&mut self, w: WorkloadId) {
+        let world = self.world;
+        let wl = self.spec(w);
+        let rt = &mut self.runtimes[w.index()];
+        rt.needs = wl
+            .pod_sets
+            .iter()
+            .enumerate()
+            .map(|(i, ps)| {
+                let mut selector: Vec<(String, String)> = ps
+                    .node_selector
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                let mut tolerations = ps.tolerations.clone();
+                if let Some(adm) = &rt.record.admission {
+                    let mut flavors: Vec<_> = adm
+                        .pod_sets
+                        .get(i)
+                        .map(|p| p.flavors.iter().map(|&(_, f)| f).collect())
+                        .unwrap_or_default();
+                    flavors.sort();
+                    flavors.dedup();
+                    for f in flavors {
+                        let flavor = world.flavor(f);
+                        selector.extend(
+                            flavor
+                                .node_labels
+                                .iter()
+                                .map(|(k, v)| (k.to_string(), v.to_string())),
+                        );
+                        tolerations.extend(flavor.tolerations.iter().cloned());
+                    }
+                }
+                PodNeeds {
+                    requests: ps.requests.clone(),
+                    node_selector: Labels::new(selector),
+                    tolerations,
+                }
+            })
+            .collect();
+        // Partial admission lowers the pod count the scheduler sees.
+        rt.record.placement = wl
+            .pod_sets
+            .iter()
+            .enumerate()
+            .map(|(i, ps)| {
+                let n = rt
+                    .record
+                    .admission
+                    .as_ref()
+                    .and_then(|a| a.pod_sets.get(i))
+                    .map_or(ps.count, |a| a.count);
+                vec![None; n as usize]
+            })
+            .collect();
+        if !world.has_nodes() {
+            // Quota-only: an admitted workload runs at once (after the pod start-up delay).
+            self.schedule_running(w);
+            return;
+        }
+        // Pods of the input already running on their nodes (a partly placed gang): bound
+        // before the scheduler looks, on the first release only.
+        if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
+            let mut it = wl.gang.bound_nodes.iter();
+            'sets: for ps in 0..self.runtimes[w.index()].record.placement.len() {
+                for idx in 0..self.runtimes[w.index()].record.placement[ps].len() {
+                    let Some(&node) = it.next() else { break 'sets };
+                    self.runtimes[w.index()].record.placement[ps][idx] = Some(node);
+                    let req = self.runtimes[w.index()].needs[ps].requests.clone();
+                    self.sched.cluster.apply(world, node, &req, 1);
+                    if let Some(g) = self.gpu {
+                        self.rec
+                            .gpu_change(&mut self.runtimes[w.index()], req.get(g), self.now);
+                    }
+                }
+            }
+        }
+        self.sched
+            .awaiting_placement
+            .insert((Reverse(wl.priority), self.now, w));
+        self.try_place(w);
+    }
+
+    pub(super) fn scheduler_of(&self, w: WorkloadId) -> SchedulerKind {
+        let name = &self.spec(w).scheduler_name;
+        self.world
+            .config
+            .scheduler(name)
+            .unwrap_or(SchedulerKind::Kube)
+    }
+
+    /// One placement attempt; returns whether the workload is now fully placed.
+    pub(super) fn try_place(&mut self, w: WorkloadId) -> bool {
+        let world = self.world;
+        let kind = self.scheduler_of(w);
+        let wl = self.spec(w);
+        let rt = &self.runtimes[w.index()];
+        let pods = rt.pods();
+        let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        // Ties are broken by a stream seeded per (seed, workload, attempt).
+        self.sched.placement_attempts += 1;
+        let seed = world.config.seed
+            ^ (u64::from(w.0) << 32)
+            ^ self
+                .sched
+                .placement_attempts
+                .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        // Kueue TAS: pods go to their assigned domains (the ungater's nodeSelectors).
+        let (pods, tas_index) = match self.tas_groups(w, &pods) {
+            Some((groups, index)) => (groups, Some(index)),
+            None => (pods, None),
+        };
+        let pod_name = |ps: usize, idx: usize| match &tas_index {
+            Some(ix) => {
+                let (p, i) = ix[ps][idx];
+                wl.pod_name(p, i)
+            }
+            None => wl.pod_name(ps, idx),
+        };
+        let mut result = match kind {
+            SchedulerKind::Kube => {
+                placement::kube::place(world, &mut self.sched.cluster, &pods, seed)
+            }
+            SchedulerKind::Volcano => {
+                let min_member = wl
+                    .gang
+                    .min_member
+                    .map_or(total, |m| (m as usize).min(total));
+                let highest_tier = wl.gang.network_topology.as_ref().and_then(|nt| {
+                    if !nt.hard {
+                        // Session open turns soft into hard at the virtual-root tier.
+                        return Some(world.hypernodes.root_tier());
+                    }
+                    match nt.highest_tier.as_ref()? {
+                        TierRef::Number(t) => Some(*t),
+                        TierRef::Name(n) => world.hypernodes.tier_of_name(n),
+                    }
+                });
+                // Subgroups: a hard tier of their own, else the job's (a soft subgroup under
+                // a hard job is bounded by the job's tier).
+                let subgroups: Vec<(Vec<usize>, i32)> = match highest_tier {
+                    None => Vec::new(),
+                    Some(job_limit) => {
+                        wl.gang
+                            .volcano_subgroups
+                            .iter()
+                            .map(|g| {
+                                let own =
+                                    g.network_topology.as_ref().filter(|nt| nt.hard).and_then(
+                                        |nt| match nt.highest_tier.as_ref()? {
+                                            TierRef::Number(t) => Some(*t),
+                                            TierRef::Name(n) => world.hypernodes.tier_of_name(n),
+                                        },
+                                    );
+                                (
+                                    g.pod_sets.clone(),
+                                    own.map_or(job_limit, |t| t.min(job_limit)),
+                                )
+                            })
+                            .collect()
+                    }
+                };
+                let job = placement::volcano::VolcanoJob {
+                    pods: &pods,
+                    min_member,
+                    highest_tier,
+                    pod_name: &pod_name,
+                    seed,
+                    subgroups: &subgroups,
+                    min_task_member: &wl.gang.min_task_member,
+                };
+                placement::volcano::place(world, &mut self.sched.cluster, &job)
+            }
+            SchedulerKind::Kai => self.place_kai(w, &pods, total),
+        };
+        if let Some(ix) = &tas_index {
+            for b in &mut result.bound {
+                let (p, i) = ix[b.0][b.1];
+                (b.0, b.1) = (p, i);
+            }
+            if let Some(u) = &mut result.unplaced {
+                let (p, i) = ix[u.0][u.1];
+                (u.0, u.1) = (p, i);
+            }
+        }
+        let gpu = self.gpu;
+        for &(ps, idx, node) in &result.bound {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.placement[ps][idx] = Some(node);
+            if let Some(g) = gpu {
+                let gpus = rt.needs[ps].requests.get(g);
+                self.rec.gpu_change(rt, gpus, self.now);
+            }
+        }
+        if result.domain.is_some() {
+            self.runtimes[w.index()].record.topology_domain = result.domain.clone();
+        }
+        if !result.bound.is_empty() {
+            self.runtimes[w.index()].kai_pipelined = 0;
+        }
+        match result.unplaced {
+            None => {
+                self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
+                self.schedule_running(w);
+                true
+            }
+            Some((_, _, message)) => {
+                let reason = match kind {
+                    SchedulerKind::Kube => "FailedScheduling",
+                    SchedulerKind::Volcano | SchedulerKind::Kai => "Unschedulable",
+                };
+                self.record_event(
+                    w,
+                    EventType::Warning,
+                    kind.event_source(),
+                    reason,
+                    message,
+                    None,
+                );
+                if kind == SchedulerKind::Kai {
+                    self.kai_reclaim(w);
+                }
+                false
+            }
+        }
+    }
+
+    /// What Kueue's TAS cache sees: the nodes' free capacity minus the pods of admitted TAS
+    /// workloads assigned to them but not bound yet. Empty when no flavor is a TAS flavor.
+    pub(super) fn tas_capacity(&self) -> crate::tas::TasCapacity {
+        let world = self.world;
+        let Some(base) = &self.sched.tas_base else {
+            return crate::tas::TasCapacity::none();
+        };
+        let mut tas = crate::tas::TasCapacity {
+            nodes: self.sched.cluster.nodes.clone(),
+            in_flavor: base.in_flavor.clone(),
+            leaves: base.leaves.clone(),
+            empty: base.empty.clone(),
+            exclusions: base.exclusions.clone(),
+            orders: base.orders.clone(),
+        };
+        // The workloads holding quota, in id order (the assumed usage is spread over a
+        // domain's nodes greedily, so the order matters).
+        for w in self.kueue.admitted.ids_sorted() {
+            let rt = &self.runtimes[w.index()];
+            let Some(adm) = &rt.record.admission else {
+                continue;
+            };
+            for (ps, psa) in adm.pod_sets.iter().enumerate() {
+                let Some(topo) = &psa.topology else { continue };
+                let t = &world.topologies[topo.topology];
+                let placed = rt.record.placement.get(ps).map_or(&[][..], Vec::as_slice);
+                let domains: Vec<(kueuesim_model::DomainId, u32)> = topo
+                    .domains
+                    .iter()
+                    .map(|&(d, k)| {
+                        let bound = placed
+                            .iter()
+                            .flatten()
+                            .filter(|&&n| {
+                                t.domain_of(n)
+                                    .is_some_and(|x| t.ancestors(x).any(|a| a == d))
+                            })
+                            .count() as u32;
+                        (d, k.saturating_sub(bound))
+                    })
+                    .collect();
+                let requests = &self.spec(w).pod_sets[ps].requests;
+                tas.apply(
+                    world,
+                    &crate::tas::TopologyAssignment {
+                        topology: topo.topology,
+                        domains,
+                    },
+                    requests,
+                    1,
+                );
+            }
+        }
+        tas
+    }
+
+    /// A TAS workload's pods as Kueue's TopologyUngater releases them: per assigned domain, a
+    /// group of pods whose nodeSelector pins the domain's level values. Returns the groups and,
+    /// per group, the (pod set, pod index) of each of its pods.
+    #[allow(clippy::type_complexity)]
+    fn tas_groups(
+        &self,
+        w: WorkloadId,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+    ) -> Option<(
+        Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+        Vec<Vec<(usize, usize)>>,
+    )> {
+        let world = self.world;
+        let adm = self.runtimes[w.index()].record.admission.as_ref()?;
+        if adm.pod_sets.iter().all(|p| p.topology.is_none()) {
+            return None;
+        }
+        let mut groups = Vec::new();
+        let mut index = Vec::new();
+        for (ps, (needs, slots)) in pods.iter().enumerate() {
+            match adm.pod_sets.get(ps).and_then(|p| p.topology.as_ref()) {
+                None => {
+                    groups.push((needs.clone(), slots.clone()));
+                    index.push((0..slots.len()).map(|i| (ps, i)).collect());
+                }
+                Some(topo) => {
+                    let t = &world.topologies[topo.topology];
+                    let kueuesim_model::topology::TopologySource::Levels { labels } = &t.source
+                    else {
+                        return None;
+                    };
+                    let mut next = 0;
+                    for &(d, k) in &topo.domains {
+                        let mut needs = needs.clone();
+                        let mut sel: Vec<(String, String)> = needs
+                            .node_selector
+                            .iter()
+                            .map(|(a, b)| (a.to_string(), b.to_string()))
+                            .collect();
+                        for a in t
+                            .ancestors(d)
+                            .filter(|&a| a != kueuesim_model::DomainId::ROOT)
+                        {
+                            let dom = t.domain(a);
+                            sel.push((labels[dom.depth as usize - 1].clone(), dom.value.clone()));
+                        }
+                        needs.node_selector = Labels::new(sel);
+                        let take = (k as usize).min(slots.len().saturating_sub(next));
+                        groups.push((needs, slots[next..next + take].to_vec()));
+                        index.push((next..next + take).map(|i| (ps, i)).collect());
+                        next += take;
+                    }
+                }
+            }
+        }
+        Some((groups, index))
+    }
+
+    /// Retries every workload waiting for nodes, in scheduler queue order.
+    ///
+    /// Within one pass, a workload whose pods, bindings, gang and topology request are those
+    /// of one that just failed is not tried again: nothing it could use changed in between
+    /// (placements in the pass only take capacity), so it would fail the same way and its
+    /// scheduler's event would repeat word for word (Kubernetes aggregates such events).
+    /// This keeps a long queue of identical pods from costing a full node scan each per
+    /// release.
+    pub(super) fn retry_placements(&mut self) {
+        let waiting: Vec<WorkloadId> = self
+            .sched
+            .awaiting_placement
+            .iter()
+            .map(|&(_, _, w)| w)
+            .collect();
+        /// A workload's gang request, compared by value.
+        struct GangOf<'w>(Spec<'w>);
+        impl PartialEq for GangOf<'_> {
+            fn eq(&self, other: &Self) -> bool {
+                self.0.gang == other.0.gang
+            }
+        }
+        type Key<'k> = (
+            SchedulerKind,
+            Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+            GangOf<'k>,
+            Option<Vec<Option<crate::tas::TopologyAssignment>>>,
+        );
+        let mut failed: Vec<Key<'w>> = Vec::new();
+        for w in waiting {
+            let rt = &self.runtimes[w.index()];
+            let key: Key<'w> = (
+                self.scheduler_of(w),
+                rt.pods(),
+                GangOf(rt.spec.clone()),
+                rt.record
+                    .admission
+                    .as_ref()
+                    .map(|a| a.pod_sets.iter().map(|p| p.topology.clone()).collect()),
+            );
+            if failed.contains(&key) {
+                continue;
+            }
+            if !self.try_place(w) {
+                failed.push(key);
+            }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! The time series (`Simulation::with_time_series`): GPU quota held, pending workloads and gangs
+//! per spine, sampled at a fixed step.
+
+use kueuesim_model::quota::Fr;
+use kueuesim_model::{ClusterQueueId, QueueRef, SimTime};
+
+use crate::outcome::Sample;
+
+use super::Simulation;
+
+impl<'w> Simulation<'w> {
+    /// Takes the samples due strictly before `at`: the state now is the state after every
+    /// event at or before them.
+    pub(super) fn sample_before(&mut self, at: SimTime) {
+        let Some(series) = &self.rec.series else {
+            return;
+        };
+        let step = series.step.millis();
+        let mut next = series.samples.last().map_or(0, |s| s.at.millis() + step);
+        while next < at.millis() {
+            let sample = self.sample(SimTime::from_millis(next));
+            self.rec
+                .series
+                .as_mut()
+                .expect("checked")
+                .samples
+                .push(sample);
+            next += step;
+        }
+    }
+
+    pub(super) fn sample(&self, at: SimTime) -> Sample {
+        let world = self.world;
+        let mut by_cq = vec![0; world.cluster_queues.len()];
+        let mut by_flavor = vec![0; world.flavors.len()];
+        if let Some(gpu) = self.gpu {
+            for fr in (0..self.kueue.tree.fr_count()).map(|f| Fr(f as u32)) {
+                let (f, r) = self.kueue.tree.split(fr);
+                if r != gpu {
+                    continue;
+                }
+                for (c, held) in by_cq.iter_mut().enumerate() {
+                    let used = self
+                        .kueue
+                        .tree
+                        .usage(self.kueue.tree.cq_node(ClusterQueueId::from_index(c)), fr);
+                    *held += used;
+                    by_flavor[f.index()] += used;
+                }
+            }
+        }
+        let (mut active, inadmissible): (Vec<u32>, Vec<u32>) = (0..world.cluster_queues.len())
+            .map(|c| {
+                let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
+                (q.active.len() as u32, q.inadmissible.len() as u32)
+            })
+            .unzip();
+        // Heads held by a cycle waiting under blockAdmission count as active, as upstream's
+        // popped heads do.
+        if let Some(waiting) = &self.kueue.suspended {
+            for cq in waiting.heads().map(|h| h.cq) {
+                active[cq.index()] += 1;
+            }
+        }
+        let mut by_lq = vec![0u32; world.local_queues.len()];
+        for c in 0..world.cluster_queues.len() {
+            let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
+            for k in q.active.iter().chain(q.inadmissible.iter()) {
+                if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
+                    by_lq[lq.index()] += 1;
+                }
+            }
+        }
+        if let Some(waiting) = &self.kueue.suspended {
+            for w in waiting.heads().map(|h| h.key.workload) {
+                if let QueueRef::Local(lq) = &self.spec(w).queue {
+                    by_lq[lq.index()] += 1;
+                }
+            }
+        }
+        let (ti, spines) = crate::outcome::spine_domains(world);
+        let mut by_spine = vec![0u32; spines.len() + 1];
+        if !spines.is_empty() {
+            let t = crate::placement::topologies(world)
+                .nth(ti)
+                .expect("topology");
+            for (_, rt) in self.runtimes.iter() {
+                let mut spine: Option<Option<usize>> = None;
+                for n in rt.record.placement.iter().flatten().flatten() {
+                    let s = t.domain_of(*n).and_then(|d| {
+                        t.ancestors(d)
+                            .find_map(|a| spines.iter().position(|&x| x == a))
+                    });
+                    spine = Some(match spine {
+                        None => s,
+                        Some(prev) if prev == s => s,
+                        Some(_) => None,
+                    });
+                }
+                if rt.record.state == crate::outcome::WorkloadState::Finished {
+                    continue;
+                }
+                match spine {
+                    Some(Some(i)) => by_spine[i] += 1,
+                    Some(None) => by_spine[spines.len()] += 1,
+                    None => {}
+                }
+            }
+        }
+        Sample {
+            at,
+            gpus_in_use: self.rec.gpus_in_use,
+            gpu_quota_by_cq: by_cq,
+            gpu_quota_by_flavor: by_flavor,
+            pending_active: active,
+            pending_inadmissible: inadmissible,
+            pending_by_lq: by_lq,
+            gangs_by_spine: by_spine,
+        }
+    }
+}

@@ -1,0 +1,486 @@
+//! One scheduling cycle (`Scheduler.schedule`): nominate the heads (`getInitialAssignments`,
+//! with partial admission), order them (classical iterator or the fair-sharing tournament) and
+//! process them against a snapshot whose usage accumulates (`processEntry`).
+
+use kueuesim_model::quota::{Fr, QuotaTree};
+use kueuesim_model::{
+    ClusterQueueId, FlavorId, PreemptionPolicy, TopologyRequest, Workload, WorkloadId, World,
+};
+
+use crate::outcome::PodSetAssignment;
+use crate::preemption::{AdmittedWorkloads, Target};
+use crate::queues::RequeueReason;
+use crate::tas::TasCapacity;
+
+use super::flavors::{
+    FlavorAssigner, Subject, preemption_targets, remove_workloads, tas_request, topology_assignment,
+};
+use super::{
+    Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
+    REASON_WAITING_FOR_PREEMPTED, REASON_WAITING_FOR_QUOTA, Specs,
+};
+
+/// An entry of the cycle: a nominated head with its assignment and preemption targets.
+struct Entry {
+    head: Head,
+    priority: i32,
+    assignment: Assignment,
+    targets: Vec<Target>,
+}
+
+/// `getInitialAssignments`: the full assignment; with preemption, its targets; failing that,
+/// partial admission (`PodSetReducer`) when a pod set has `minCount`.
+fn initial_assignment<A: AdmittedWorkloads>(
+    world: &World,
+    wl: &Workload,
+    tree: &mut QuotaTree,
+    admitted: &A,
+    tas: &TasCapacity,
+    head: Head,
+) -> (Assignment, Vec<Target>) {
+    let subject = Subject {
+        workload: head.key.workload,
+        wl,
+        cq: head.cq,
+        priority: wl.priority,
+        key: head.key,
+    };
+    let mut fa = FlavorAssigner {
+        world,
+        tree,
+        admitted,
+        subject,
+        tas,
+        last_search: None,
+    };
+    let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
+    let full = fa.assign(&full_counts);
+    match full.mode {
+        Mode::Fit => return (full, Vec::new()),
+        Mode::Preempt => {
+            let targets = targets_for(&mut fa, &full);
+            if !targets.is_empty() {
+                return (full, targets);
+            }
+        }
+        Mode::NoFit => {}
+    }
+    // Partial admission: the smallest reduction of the pod counts that fits.
+    let deltas: Vec<u32> = wl
+        .pod_sets
+        .iter()
+        .map(|p| p.count - p.min_count.unwrap_or(p.count))
+        .collect();
+    let total: u32 = deltas.iter().sum();
+    if total > 0 {
+        let counts_at = |i: u32| -> Vec<u32> {
+            full_counts
+                .iter()
+                .zip(&deltas)
+                .map(|(&c, &d)| c - (u64::from(d) * u64::from(i) / u64::from(total)) as u32)
+                .collect()
+        };
+        // sort.Search over [0, total]: the smallest reduction index that fits.
+        let (mut lo, mut hi) = (0u32, total + 1);
+        let mut found: Option<(Assignment, Vec<Target>)> = None;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let a = fa.assign(&counts_at(mid));
+            let ok = match a.mode {
+                Mode::Fit => Some((a, Vec::new())),
+                Mode::Preempt => {
+                    let t = targets_for(&mut fa, &a);
+                    (!t.is_empty()).then_some((a, t))
+                }
+                Mode::NoFit => None,
+            };
+            match ok {
+                Some(r) => {
+                    found = Some(r);
+                    hi = mid;
+                }
+                None => lo = mid + 1,
+            }
+        }
+        if let Some(r) = found {
+            return r;
+        }
+    }
+    (full, Vec::new())
+}
+
+/// The fair-sharing tournament (`fair_sharing_iterator.go`): the next entry to process.
+/// Take the first remaining entry's cohort tree (an entry without a cohort goes at once);
+/// then from the root down, at every cohort pick among its children's candidates the one
+/// whose child would not borrow on what it requests (`FairSharingPrioritizeNonBorrowing`),
+/// then the lower dominant resource share of that child with the candidate's usage added,
+/// then higher priority, then earlier timestamp. Shares are computed against the snapshot as
+/// it stands, so they change as entries are admitted.
+fn fair_pick(world: &World, tree: &mut QuotaTree, entries: &[Entry]) -> usize {
+    use kueuesim_model::fair_sharing::{Drs, compare, drs};
+    use kueuesim_model::quota::NodeIdx;
+    let first = tree.cq_node(entries[0].head.cq);
+    if tree.parent(first).is_none() {
+        return 0;
+    }
+    let root = tree.root(first);
+    // `computeDRS`: add the entry's usage at its ClusterQueue (it bubbles up past private
+    // quota), then read the share of every node on its path below the root.
+    let mut keys: Vec<Option<Vec<(NodeIdx, bool, Drs)>>> = vec![None; entries.len()];
+    for (i, e) in entries.iter().enumerate() {
+        let n = tree.cq_node(e.head.cq);
+        if tree.root(n) != root {
+            continue;
+        }
+        let usage = &e.assignment.usage;
+        let mark = tree.mark();
+        for &(fr, a) in usage {
+            tree.add_usage(n, fr, a);
+        }
+        let mut path = Vec::new();
+        let mut cur = n;
+        while cur != root {
+            let share = drs(world, tree, cur, &[]);
+            let borrows = share.is_borrowing_on(usage);
+            path.push((cur, borrows, share));
+            cur = tree.parent(cur).expect("below the root");
+        }
+        tree.rollback_to(mark);
+        keys[i] = Some(path);
+    }
+    type Keys = [Option<Vec<(NodeIdx, bool, Drs)>>];
+    fn key_at(keys: &Keys, i: usize, n: NodeIdx) -> (bool, &Drs) {
+        let path = keys[i].as_ref().expect("candidate of this tree");
+        let (_, b, d) = path
+            .iter()
+            .find(|(x, _, _)| *x == n)
+            .expect("node on the candidate's path");
+        (*b, d)
+    }
+    fn best(tree: &QuotaTree, entries: &[Entry], n: NodeIdx, keys: &Keys) -> Option<usize> {
+        if tree.as_cq(n).is_some() {
+            return entries
+                .iter()
+                .enumerate()
+                .position(|(i, e)| keys[i].is_some() && tree.cq_node(e.head.cq) == n);
+        }
+        let mut winner: Option<(usize, NodeIdx)> = None;
+        for &c in tree.children(n) {
+            let Some(i) = best(tree, entries, c, keys) else {
+                continue;
+            };
+            let better = match winner {
+                None => true,
+                Some((j, wc)) => {
+                    let ((ib, ishare), (jb, jshare)) = (key_at(keys, i, c), key_at(keys, j, wc));
+                    let (a, b) = (&entries[i], &entries[j]);
+                    // Non-borrowing first (FairSharingPrioritizeNonBorrowing), then the lower
+                    // share, then higher priority, then earlier timestamp.
+                    (
+                        ib,
+                        compare(ishare, jshare),
+                        std::cmp::Reverse(a.priority),
+                        a.head.key.timestamp,
+                    ) < (
+                        jb,
+                        std::cmp::Ordering::Equal,
+                        std::cmp::Reverse(b.priority),
+                        b.head.key.timestamp,
+                    )
+                }
+            };
+            if better {
+                winner = Some((i, c));
+            }
+        }
+        winner.map(|w| w.0)
+    }
+    best(tree, entries, root, &keys).unwrap_or(0)
+}
+
+/// `Preemptor.GetTargets` for an assignment in preempt mode.
+fn targets_for<A: AdmittedWorkloads>(
+    fa: &mut FlavorAssigner<'_, A>,
+    a: &Assignment,
+) -> Vec<Target> {
+    let p = fa.preemptor(&a.usage, &a.contested);
+    let reused = match &fa.last_search {
+        Some(s) if s.usage == a.usage && s.contested == a.contested => s.targets.clone(),
+        _ => return preemption_targets(fa.world, fa.tree, fa.admitted, &p),
+    };
+    // Tests (debug builds) check the reuse against a search of its own.
+    debug_assert_eq!(
+        reused,
+        preemption_targets(fa.world, fa.tree, fa.admitted, &p),
+        "a reused preemption search differs"
+    );
+    reused
+}
+
+/// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of
+/// every workload holding quota and is returned unchanged; `admitted` lists them.
+pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
+    world: &World,
+    specs: &S,
+    tree: &mut QuotaTree,
+    admitted: &A,
+    tas: &mut TasCapacity,
+    heads: &[Head],
+) -> Vec<Decision> {
+    let mut decisions = Vec::with_capacity(heads.len());
+    // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
+    let mut entries: Vec<Entry> = Vec::new();
+    for &h in heads {
+        let wl = specs.spec(h.key.workload);
+        let queue = world.cluster_queue(h.cq);
+        if tree.in_cycle(h.cq) {
+            // A ClusterQueue in a cohort cycle is inactive in the cache: its heads are
+            // nominated as inadmissible (`nominate`).
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::Generic,
+                not_admitted: NotAdmitted {
+                    reason: REASON_SUSPENDED,
+                    message: format!("ClusterQueue {} is inactive", queue.name),
+                },
+            });
+            continue;
+        }
+        let ns_ok = world.namespace_selected(queue.namespace_selector.as_ref(), &wl.namespace);
+        if !ns_ok {
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::NamespaceMismatch,
+                not_admitted: NotAdmitted {
+                    reason: REASON_MISCONFIGURED,
+                    message: "workload namespace doesn't match ClusterQueue selector".into(),
+                },
+            });
+            continue;
+        }
+        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h);
+        entries.push(Entry {
+            head: h,
+            priority: wl.priority,
+            assignment,
+            targets,
+        });
+    }
+
+    // Order (classical iterator): lower borrowing level first, then higher priority
+    // (PrioritySortingWithinCohort), then earlier queue-order timestamp; stable. With fair
+    // sharing the tournament picks each next entry instead.
+    let fair = world.config.kueue.fair_sharing.is_some();
+    if !fair {
+        entries.sort_by_key(|e| {
+            (
+                e.assignment.borrowing,
+                std::cmp::Reverse(e.priority),
+                e.head.key.timestamp,
+            )
+        });
+    }
+
+    // Process, with usage accumulating in the snapshot; undone at the end.
+    let mark = tree.mark();
+    let mut preempted: Vec<WorkloadId> = Vec::new();
+    let mut entries: std::collections::VecDeque<Entry> = entries.into();
+    while !entries.is_empty() {
+        let e = if fair {
+            let next = fair_pick(world, tree, entries.make_contiguous());
+            entries.remove(next).expect("in range")
+        } else {
+            entries.pop_front().expect("non-empty")
+        };
+        let h = e.head;
+        let a = e.assignment;
+        match a.mode {
+            Mode::NoFit => {
+                let not_admitted = a.not_admitted.clone().expect("NoFit has a reason");
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::NoFit,
+                    not_admitted,
+                });
+                continue;
+            }
+            Mode::Preempt if e.targets.is_empty() => {
+                // No candidates: unless the ClusterQueue can always reclaim its nominal quota
+                // (reclaimWithinCohort: Any, `CanAlwaysReclaim`), hold what it would take so
+                // others cannot borrow it in this cycle (`reserveCapacityForUnreclaimablePreempt`).
+                let cq = world.cluster_queue(h.cq);
+                if cq.preemption.reclaim_within_cohort != PreemptionPolicy::Any {
+                    for (fr, amount) in quota_to_reserve(tree, h.cq, &a) {
+                        tree.add_usage(tree.cq_node(h.cq), fr, amount);
+                    }
+                }
+                let not_admitted = a.not_admitted.clone().expect("Preempt has a message");
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::PreemptionNoCandidates,
+                    not_admitted,
+                });
+                continue;
+            }
+            _ => {}
+        }
+        if e.targets.iter().any(|t| preempted.contains(&t.workload)) {
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::FailedAfterNomination,
+                not_admitted: NotAdmitted {
+                    reason: REASON_WAITING_FOR_QUOTA,
+                    message: "Workload has overlapping preemption targets with another workload"
+                        .into(),
+                },
+            });
+            continue;
+        }
+        // Fits once every victim chosen so far (this entry's and earlier ones') is gone?
+        let check = tree.mark();
+        remove_workloads(
+            tree,
+            admitted,
+            world,
+            preempted
+                .iter()
+                .copied()
+                .chain(e.targets.iter().map(|t| t.workload)),
+        );
+        let ok = fits(tree, h.cq, &a.usage);
+        tree.rollback_to(check);
+        if !ok {
+            decisions.push(Decision::Requeue {
+                head: h,
+                reason: RequeueReason::FailedAfterNomination,
+                not_admitted: NotAdmitted {
+                    reason: REASON_WAITING_FOR_QUOTA,
+                    message: "Workload no longer fits after processing another workload".into(),
+                },
+            });
+            continue;
+        }
+        preempted.extend(e.targets.iter().map(|t| t.workload));
+        for &(fr, amount) in &a.usage {
+            tree.add_usage(tree.cq_node(h.cq), fr, amount);
+        }
+        if a.mode == Mode::Preempt {
+            let base = a.not_admitted.clone().expect("Preempt has a message");
+            let message = format!(
+                "{}. Pending the preemption of {} workload(s)",
+                base.message,
+                e.targets.len()
+            );
+            decisions.push(Decision::Preempt {
+                head: h,
+                targets: e.targets,
+                not_admitted: NotAdmitted {
+                    reason: REASON_WAITING_FOR_PREEMPTED,
+                    message,
+                },
+            });
+        } else {
+            // TAS: an earlier entry of this cycle may have taken the nodes; recompute the
+            // placement then (TASRecomputeAssignmentWithinSchedulingCycle, on by default).
+            let mut a = a;
+            let wl = specs.spec(h.key.workload);
+            let mut tas_failure = None;
+            for (i, psa) in a.pod_sets.iter_mut().enumerate() {
+                let Some(topo) = &psa.topology else { continue };
+                let ps = &wl.pod_sets[i];
+                let (leaves, _, _) =
+                    tas.pods_per_leaf(world, topo.topology, tas_flavor(world, psa), ps);
+                let still = topo
+                    .domains
+                    .iter()
+                    .all(|&(d, k)| leaves.iter().find(|l| l.0 == d).is_some_and(|l| l.1 >= k));
+                if !still {
+                    let req =
+                        tas_request(world, h.cq, ps).unwrap_or(TopologyRequest::Unconstrained);
+                    match topology_assignment(
+                        world,
+                        tas,
+                        tas_flavor(world, psa),
+                        ps,
+                        psa.count,
+                        &req,
+                    ) {
+                        Ok(t) => psa.topology = Some(t),
+                        Err(msg) => {
+                            tas_failure = Some(format!(
+                                "couldn't assign flavors to pod set {}: {msg}",
+                                ps.name
+                            ));
+                            break;
+                        }
+                    }
+                }
+                if let Some(topo) = &psa.topology {
+                    tas.apply(world, topo, &ps.requests, 1);
+                }
+            }
+            if let Some(message) = tas_failure {
+                for &(fr, amount) in &a.usage {
+                    tree.add_usage(tree.cq_node(h.cq), fr, -amount);
+                }
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::FailedAfterNomination,
+                    not_admitted: NotAdmitted {
+                        reason: REASON_WAITING_FOR_QUOTA,
+                        message,
+                    },
+                });
+                continue;
+            }
+            decisions.push(Decision::Admit {
+                head: h,
+                assignment: a,
+            });
+        }
+    }
+    tree.rollback_to(mark);
+    decisions
+}
+
+/// The TAS flavor of a pod set's assignment.
+fn tas_flavor(world: &World, psa: &PodSetAssignment) -> FlavorId {
+    psa.flavors
+        .iter()
+        .map(|&(_, f)| f)
+        .find(|&f| world.flavor(f).topology_name.is_some())
+        .unwrap_or(FlavorId(0))
+}
+
+/// `quotaResourcesToReserve` for a preempting entry with no candidates: within nominal,
+/// what is left of nominal; when borrowing, up to nominal + borrowingLimit.
+fn quota_to_reserve(
+    tree: &QuotaTree,
+    cq: ClusterQueueId,
+    a: &Assignment,
+) -> Vec<(Fr, i64)> {
+    let n = tree.cq_node(cq);
+    a.usage
+        .iter()
+        .map(|&(fr, amount)| {
+            let nominal = tree.nominal(n, fr);
+            let used = tree.usage(n, fr);
+            let r = if a.borrowing > 0 {
+                match tree.borrowing_limit(n, fr) {
+                    None => amount,
+                    Some(bl) => amount.min(nominal + bl - used),
+                }
+            } else {
+                amount.min(nominal - used).max(0)
+            };
+            (fr, r)
+        })
+        .collect()
+}
+
+/// Whether `usage` fits in `cq` now (`ClusterQueueSnapshot.Fits`).
+pub(super) fn fits(tree: &QuotaTree, cq: ClusterQueueId, usage: &[(Fr, i64)]) -> bool {
+    usage
+        .iter()
+        .all(|&(fr, amount)| amount <= tree.available(cq, fr))
+}

@@ -1,0 +1,795 @@
+//! Flavor assignment (`flavorassigner.go`): for one workload in one ClusterQueue, a flavor per
+//! resource group under the ClusterQueue's flavor fungibility, with the preemption oracle and
+//! Kueue TAS's topology assignment.
+
+use kueuesim_model::labels::tolerated;
+use kueuesim_model::quota::{Fr, QuotaTree};
+use kueuesim_model::{
+    ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
+    PreemptionPolicy, ResourceGroup, ResourceId, ResourceList, TopologyRequest, Workload,
+    WorkloadId, World, format_amount,
+};
+
+use crate::outcome::PodSetAssignment;
+use crate::preemption::{
+    AdmittedWorkloads, FairStrategy, Preemptor, Target, classical_targets, fair_targets,
+};
+use crate::queues::QueueKey;
+use crate::tas::{TasCapacity, TasMode, TopologyAssignment};
+
+use super::messages::{
+    Attempt, considered_message, failures_as_pairs, most_severe, pod_set_message,
+    resolve_no_fit_reason,
+};
+use super::{
+    Assignment, Mode, NotAdmitted, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
+    REASON_TOPOLOGY_PLACEMENT_FAILED, REASON_WAITING_FOR_QUOTA,
+};
+
+/// `preemptionMode` of the flavor assigner, worst first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum PMode {
+    NoFit,
+    /// Preemption would be needed but the simulation found no candidates.
+    NoCandidates,
+    /// Preemption with at least one target in the workload's own ClusterQueue.
+    Preempt,
+    /// Preemption with every target in other ClusterQueues.
+    Reclaim,
+    Fit,
+}
+
+/// `granularMode`: preemption mode and borrowing level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Granular {
+    mode: PMode,
+    borrow: u32,
+}
+
+const WORST: Granular = Granular {
+    mode: PMode::NoFit,
+    borrow: u32::MAX,
+};
+
+const BEST: Granular = Granular {
+    mode: PMode::Fit,
+    borrow: 0,
+};
+
+/// `isPreferred`: whether `a` is better than `b` under the ClusterQueue's fungibility.
+fn is_preferred(a: Granular, b: Granular, f: &FlavorFungibility) -> bool {
+    if a.mode == PMode::NoFit {
+        return false;
+    }
+    if b.mode == PMode::NoFit {
+        return true;
+    }
+    // A flavor without preemption candidates cannot admit in this attempt: it ranks below
+    // every viable mode whatever the preference.
+    let (a_none, b_none) = (a.mode == PMode::NoCandidates, b.mode == PMode::NoCandidates);
+    if a_none != b_none {
+        return !a_none;
+    }
+    match f.preference {
+        FungibilityPreference::BorrowingOverPreemption => {
+            if a.mode != b.mode {
+                a.mode > b.mode
+            } else {
+                a.borrow < b.borrow
+            }
+        }
+        FungibilityPreference::PreemptionOverBorrowing => {
+            if a.borrow != b.borrow {
+                a.borrow < b.borrow
+            } else {
+                a.mode > b.mode
+            }
+        }
+    }
+}
+
+/// `shouldTryNextFlavor`.
+fn should_try_next(m: Granular, f: &FlavorFungibility) -> bool {
+    matches!(m.mode, PMode::NoFit | PMode::NoCandidates)
+        || (matches!(m.mode, PMode::Preempt | PMode::Reclaim)
+            && f.when_can_preempt == FungibilityPolicy::TryNextFlavor)
+        || (m.borrow > 0 && f.when_can_borrow == FungibilityPolicy::TryNextFlavor)
+}
+
+/// What the scheduler knows of the workload being assigned.
+pub(super) struct Subject<'a> {
+    pub(super) workload: WorkloadId,
+    pub(super) wl: &'a Workload,
+    pub(super) cq: ClusterQueueId,
+    pub(super) priority: i32,
+    pub(super) key: QueueKey,
+}
+
+/// `into.extend(from)`, taking `from` whole when `into` is empty (one resource group per
+/// pod set, the common case, then moves no element and allocates nothing).
+fn append<T>(into: &mut Vec<T>, mut from: Vec<T>) {
+    if into.is_empty() {
+        *into = from;
+    } else {
+        into.append(&mut from);
+    }
+}
+
+/// The outcome of `find_flavor` for one resource group.
+struct GroupChoice {
+    /// (resource, flavor, mode) per requested resource of the group, if a flavor was chosen.
+    chosen: Option<Vec<(ResourceId, FlavorId, PMode, u32)>>,
+    /// Reasons to report when the choice is not a plain fit.
+    reasons: Vec<String>,
+    attempts: Vec<Attempt>,
+}
+
+/// The flavor assigner for one workload in one ClusterQueue (`FlavorAssigner`).
+pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
+    pub(super) world: &'a World,
+    pub(super) tree: &'a mut QuotaTree,
+    pub(super) admitted: &'a A,
+    pub(super) subject: Subject<'a>,
+    /// What Kueue's TAS cache sees of the nodes.
+    pub(super) tas: &'a TasCapacity,
+    /// The preemption oracle's last search. When the scheduler then asks `getTargets` for
+    /// exactly that usage (a one-resource workload, the common case) on the unchanged
+    /// snapshot, the answer is the same, so it is reused.
+    pub(super) last_search: Option<OracleSearch>,
+}
+
+/// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
+pub(super) struct OracleSearch {
+    pub(super) usage: Vec<(Fr, i64)>,
+    pub(super) contested: Vec<Fr>,
+    pub(super) targets: Vec<Target>,
+}
+
+/// The topology request a pod set has on a ClusterQueue: its annotation, or, when every
+/// flavor of the ClusterQueue is a TAS flavor, an implied unconstrained one.
+pub(super) fn tas_request(
+    world: &World,
+    cq: ClusterQueueId,
+    ps: &kueuesim_model::PodSet,
+) -> Option<TopologyRequest> {
+    if let Some(r) = &ps.topology_request {
+        return Some(r.clone());
+    }
+    let queue = world.cluster_queue(cq);
+    let mut flavors = queue
+        .resource_groups
+        .iter()
+        .flat_map(|g| &g.flavors)
+        .peekable();
+    let all_tas =
+        flavors.peek().is_some() && flavors.all(|f| world.flavor(f.flavor).topology_name.is_some());
+    all_tas.then_some(TopologyRequest::Unconstrained)
+}
+
+/// Why a flavor cannot serve a pod set's (lack of) topology request (`checkPodSetAndFlavorMatchForTAS`).
+fn tas_mismatch(
+    world: &World,
+    cq: ClusterQueueId,
+    f: FlavorId,
+    wl: &Workload,
+    ps: usize,
+) -> Option<String> {
+    let flavor = world.flavor(f);
+    let pod = &wl.pod_sets[ps];
+    match (tas_request(world, cq, pod), &flavor.topology_name) {
+        (None, None) => None,
+        (None, Some(_)) => Some(format!(
+            "Flavor \"{}\" supports only TopologyAwareScheduling",
+            flavor.name
+        )),
+        (Some(_), None) => Some(format!(
+            "Flavor \"{}\" does not support TopologyAwareScheduling",
+            flavor.name
+        )),
+        (Some(req), Some(topology)) => {
+            let Some(t) = world.topology(topology) else {
+                return Some(format!(
+                    "Flavor \"{}\" information missing in TAS cache",
+                    flavor.name
+                ));
+            };
+            let level = match &req {
+                TopologyRequest::Required(l) | TopologyRequest::Preferred(l) => Some(l),
+                TopologyRequest::Unconstrained => None,
+            };
+            match level {
+                Some(l) if t.tier_of_level(l).is_none() => Some(format!(
+                    "Flavor \"{}\" does not contain the requested level",
+                    flavor.name
+                )),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Per-pod requests as Kueue counts them against a ClusterQueue: the pod template's
+/// requests, plus `pods: 1` when the ClusterQueue covers the `pods` resource.
+///
+/// Kueue's `resources` configuration applies first: resources with an excluded prefix are
+/// dropped, and each transformation adds its outputs per unit of its input (keeping the input
+/// with `Retain`, dropping it with `Replace`).
+fn quota_requests(
+    world: &World,
+    cq: ClusterQueueId,
+    per_pod: &ResourceList,
+) -> ResourceList {
+    let rc = &world.config.kueue.resources;
+    let mut req = if rc.exclude_prefixes.is_empty() && rc.transformations.is_empty() {
+        per_pod.clone()
+    } else {
+        let mut pairs: Vec<(ResourceId, i64)> = Vec::new();
+        for (r, a) in per_pod.iter() {
+            let name = world.resources.name(r);
+            if rc
+                .exclude_prefixes
+                .iter()
+                .any(|p| name.starts_with(p.as_str()))
+            {
+                continue;
+            }
+            match rc.transformations.iter().find(|t| t.input == r) {
+                Some(t) => {
+                    // cpu is counted in millis: a per-unit output scales by cores.
+                    let units = if name == "cpu" {
+                        a as f64 / 1000.0
+                    } else {
+                        a as f64
+                    };
+                    for &(out, per) in &t.outputs {
+                        pairs.push((out, (units * per as f64).ceil() as i64));
+                    }
+                    if t.retain {
+                        pairs.push((r, a));
+                    }
+                }
+                None => pairs.push((r, a)),
+            }
+        }
+        ResourceList::from_pairs(pairs)
+    };
+    if let Some(pods) = world.resources.lookup("pods")
+        && world.cluster_queue(cq).group_of(pods).is_some()
+    {
+        req.set(pods, 1);
+    }
+    req
+}
+
+/// Whether flavor `f` may hold pod set `ps` at all (`checkFlavorForPodSets`): flavor taints
+/// tolerated by the pod's and the flavor's tolerations, and the pod's nodeSelector agreeing
+/// with the flavor's nodeLabels on the keys the flavor defines. Returns the reason if not.
+fn flavor_mismatch(
+    world: &World,
+    f: FlavorId,
+    wl: &Workload,
+    ps: usize,
+) -> Option<String> {
+    let flavor = world.flavor(f);
+    let pod = &wl.pod_sets[ps];
+    for taint in flavor
+        .node_taints
+        .iter()
+        .filter(|t| t.effect.blocks_scheduling())
+    {
+        if !tolerated(taint, &pod.tolerations, &flavor.tolerations) {
+            // Kueue formats the corev1.Taint struct with %s: `{key value Effect <nil>}`.
+            return Some(format!(
+                "untolerated taint {{{} {} {} <nil>}} in flavor {}",
+                taint.key,
+                taint.value,
+                taint.effect.as_str(),
+                flavor.name
+            ));
+        }
+    }
+    let mismatch = pod
+        .node_selector
+        .iter()
+        .any(|(k, v)| flavor.node_labels.get(k).is_some_and(|fv| fv != v));
+    if mismatch {
+        return Some(format!(
+            "flavor {} doesn't match node affinity",
+            flavor.name
+        ));
+    }
+    None
+}
+
+fn merge_usage(mut v: Vec<(Fr, i64)>) -> Vec<(Fr, i64)> {
+    v.sort_by_key(|u| u.0);
+    let mut out: Vec<(Fr, i64)> = Vec::with_capacity(v.len());
+    for (fr, a) in v {
+        match out.last_mut() {
+            Some(last) if last.0 == fr => last.1 += a,
+            _ => out.push((fr, a)),
+        }
+    }
+    out
+}
+
+impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
+    pub(super) fn preemptor<'u>(
+        &self,
+        usage: &'u [(Fr, i64)],
+        contested: &'u [Fr],
+    ) -> Preemptor<'u> {
+        Preemptor {
+            workload: self.subject.workload,
+            cq: self.subject.cq,
+            priority: self.subject.priority,
+            timestamp: self.subject.key.timestamp,
+            usage,
+            contested,
+        }
+    }
+
+    /// `canPreemptWhileBorrowing` (classical: `borrowWithinCohort` allows it).
+    fn can_preempt_while_borrowing(&self) -> bool {
+        let preemption = self.world.cluster_queue(self.subject.cq).preemption;
+        preemption.borrow_within_cohort != PreemptionPolicy::Never
+            || (self.world.config.kueue.fair_sharing.is_some()
+                && preemption.reclaim_within_cohort != PreemptionPolicy::Never)
+    }
+
+    /// `fitsResourceQuota`: the mode of `request` more of `fr` on top of `assumed` already
+    /// assigned to earlier pod sets, its borrowing level, and the reasons when it does not fit.
+    fn fits_resource_quota(
+        &mut self,
+        fr: Fr,
+        assumed: i64,
+        request: i64,
+    ) -> (PMode, u32, Vec<String>, &'static str) {
+        let cq = self.subject.cq;
+        let (flavor, resource) = self.tree.split(fr);
+        let rname = self.world.resources.name(resource);
+        let fname = &self.world.flavor(flavor).name;
+        let available = self.tree.available(cq, fr);
+        let max_capacity = self.tree.potential_available(self.tree.cq_node(cq), fr);
+        let val = assumed + request;
+        if val > max_capacity {
+            let msg = format!(
+                "insufficient quota for {rname} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                format_amount(rname, assumed),
+                format_amount(rname, request),
+                format_amount(rname, max_capacity)
+            );
+            return (PMode::NoFit, 0, vec![msg], REASON_EXCEEDS_MAX_QUOTA);
+        }
+        let (borrow, may_reclaim) = self.tree.height_of_lowest_subtree_that_fits(cq, fr, val);
+        if val <= available {
+            return (PMode::Fit, borrow, Vec::new(), "");
+        }
+        let msg = format!(
+            "insufficient unused quota for {rname} in flavor {fname}, {} more needed",
+            format_amount(rname, val - available)
+        );
+        let nominal = self.tree.nominal(self.tree.cq_node(cq), fr);
+        if nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
+            // The preemption oracle (`SimulatePreemption`): the real algorithm, for this Fr.
+            let usage = [(fr, val)];
+            let contested = [fr];
+            let p = self.preemptor(&usage, &contested);
+            let targets = preemption_targets(self.world, self.tree, self.admitted, &p);
+            self.last_search = Some(OracleSearch {
+                usage: usage.to_vec(),
+                contested: contested.to_vec(),
+                targets: targets.clone(),
+            });
+            if targets.is_empty() {
+                return (PMode::NoCandidates, borrow, vec![msg], "");
+            }
+            let mark = self.tree.mark();
+            self.remove_targets(&targets);
+            let (borrow_after, _) = self.tree.height_of_lowest_subtree_that_fits(cq, fr, val);
+            self.tree.rollback_to(mark);
+            let own = targets.iter().any(|t| {
+                self.admitted
+                    .candidate(t.workload)
+                    .is_some_and(|c| c.cq == cq)
+            });
+            let mode = if own { PMode::Preempt } else { PMode::Reclaim };
+            return (mode, borrow_after, vec![msg], "");
+        }
+        (PMode::NoFit, borrow, vec![msg], REASON_WAITING_FOR_QUOTA)
+    }
+
+    /// Removes the usage of `targets` from the tree (inside a caller's mark).
+    fn remove_targets(&mut self, targets: &[Target]) {
+        remove_workloads(
+            self.tree,
+            self.admitted,
+            self.world,
+            targets.iter().map(|t| t.workload),
+        );
+    }
+
+    /// `findFlavorForPodSets` for one resource group of pod set `ps`.
+    fn find_flavor(
+        &mut self,
+        ps: usize,
+        group: &ResourceGroup,
+        requested: &[(ResourceId, i64)],
+        assigned: &[(Fr, i64)],
+    ) -> GroupChoice {
+        let fung = self.world.cluster_queue(self.subject.cq).flavor_fungibility;
+        let mut best: Option<Vec<(ResourceId, FlavorId, PMode, u32)>> = None;
+        let mut best_mode = WORST;
+        let mut reasons = Vec::new();
+        let mut attempts = Vec::new();
+        for fq in &group.flavors {
+            let mismatch =
+                flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
+                    tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
+                });
+            if let Some(why) = mismatch {
+                reasons.push(why.clone());
+                attempts.push(Attempt {
+                    flavor: fq.flavor,
+                    mode: PMode::NoFit,
+                    borrow: 0,
+                    reasons: vec![why],
+                    no_fit_reason: REASON_NO_MATCHING_FLAVOR,
+                });
+                continue;
+            }
+            let mut rep = BEST;
+            let mut flavor_reason: &'static str = "";
+            let mut flavor_reasons: Vec<String> = Vec::new();
+            let mut max_borrow = 0;
+            let mut chosen = Vec::with_capacity(requested.len());
+            for &(r, request) in requested {
+                let fr = self.tree.fr(fq.flavor, r);
+                let assumed = assigned.iter().filter(|u| u.0 == fr).map(|u| u.1).sum();
+                let (mode, borrow, why, no_fit) = self.fits_resource_quota(fr, assumed, request);
+                flavor_reasons.extend(why.iter().cloned());
+                reasons.extend(why);
+                max_borrow = max_borrow.max(borrow);
+                if !no_fit.is_empty() {
+                    flavor_reason = most_severe(flavor_reason, no_fit);
+                }
+                let g = Granular { mode, borrow };
+                // The flavor is as good as its worst resource.
+                if is_preferred(rep, g, &fung) {
+                    rep = g;
+                }
+                // Upstream's per-resource closure returns early on NoFit but the loop goes on, so
+                // every resource of the group is evaluated and reported.
+                if rep.mode != PMode::NoFit {
+                    chosen.push((r, fq.flavor, mode, borrow));
+                }
+            }
+            flavor_reasons.sort();
+            attempts.push(Attempt {
+                flavor: fq.flavor,
+                mode: rep.mode,
+                borrow: max_borrow,
+                reasons: flavor_reasons,
+                no_fit_reason: flavor_reason,
+            });
+            if !should_try_next(rep, &fung) {
+                best = Some(chosen);
+                best_mode = rep;
+                break;
+            }
+            if is_preferred(rep, best_mode, &fung) {
+                best = Some(chosen);
+                best_mode = rep;
+            }
+        }
+        if best_mode.mode == PMode::Fit {
+            reasons.clear();
+        }
+        GroupChoice {
+            chosen: best,
+            reasons,
+            attempts,
+        }
+    }
+
+    /// `findTopologyAssignment` for `count` pods of pod set `ps` on TAS flavor `f`.
+    pub(super) fn topology_assignment(
+        &self,
+        f: FlavorId,
+        ps: &kueuesim_model::PodSet,
+        count: u32,
+        req: &TopologyRequest,
+    ) -> Result<TopologyAssignment, String> {
+        topology_assignment(self.world, self.tas, f, ps, count, req)
+    }
+
+    /// `assignFlavors`: flavors for every pod set at `counts` pods.
+    pub(super) fn assign(&mut self, counts: &[u32]) -> Assignment {
+        let world = self.world;
+        let cq = self.subject.cq;
+        let queue = world.cluster_queue(cq);
+        let mut usage: Vec<(Fr, i64)> = Vec::new();
+        let mut pod_sets = Vec::new();
+        let mut contested = Vec::new();
+        let mut borrowing = 0u32;
+        let mut mode = Mode::Fit;
+        let mut failures: Vec<(String, Vec<String>, &'static str)> = Vec::new();
+        let mut preempt_reasons: Vec<(String, Vec<String>)> = Vec::new();
+        // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
+        // assignment that fits needs them written out.
+        let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
+
+        for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
+            let count = counts[ps_index];
+            let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(count));
+            // Resources in name order, as Kueue iterates its requests.
+            let mut resources: Vec<(ResourceId, i64)> = totals.iter().collect();
+            resources.sort_by(|a, b| world.resources.name(a.0).cmp(world.resources.name(b.0)));
+            let mut flavors: Vec<(ResourceId, FlavorId, PMode, u32)> = Vec::new();
+            let mut ps_attempts: Vec<Attempt> = Vec::new();
+            let mut reasons: Vec<String> = Vec::new();
+            let mut failed: Option<(Vec<String>, &'static str)> = None;
+            for &(r, amount) in &resources {
+                if flavors.iter().any(|f| f.0 == r) {
+                    continue;
+                }
+                let Some(group) = queue.group_of(r) else {
+                    if amount == 0 {
+                        continue;
+                    }
+                    let name = world.resources.name(r);
+                    failed = Some((
+                        vec![format!("resource {name} unavailable in ClusterQueue")],
+                        resolve_no_fit_reason(queue, &ps_attempts),
+                    ));
+                    break;
+                };
+                let requested: Vec<(ResourceId, i64)> = resources
+                    .iter()
+                    .copied()
+                    .filter(|(x, _)| group.covered.contains(x))
+                    .collect();
+                let choice = self.find_flavor(ps_index, group, &requested, &usage);
+                match choice.chosen {
+                    Some(chosen) => {
+                        append(&mut flavors, chosen);
+                        append(&mut reasons, choice.reasons);
+                        append(&mut ps_attempts, choice.attempts);
+                    }
+                    None => {
+                        append(&mut ps_attempts, choice.attempts);
+                        let reason = resolve_no_fit_reason(queue, &ps_attempts);
+                        failed = Some((choice.reasons, reason));
+                        break;
+                    }
+                }
+            }
+            // Kueue TAS: with quota fitting, where in the flavor's topology the pods go.
+            let mut topology = None;
+            let tas = match failed {
+                None => tas_request(world, cq, ps).and_then(|req| {
+                    flavors
+                        .iter()
+                        .find(|f| world.flavor(f.1).topology_name.is_some())
+                        .map(|f| (f.1, req))
+                }),
+                Some(_) => None,
+            };
+            // Whether the pod set could be placed at all, on the cluster without any TAS usage
+            // (`WithSimulateEmpty`).
+            let fits_when_empty = |f: FlavorId, req: &TopologyRequest| match &self.tas.empty {
+                Some(empty) => topology_assignment(world, empty, f, ps, count, req).is_ok(),
+                None => {
+                    topology_assignment(world, &TasCapacity::new(world), f, ps, count, req).is_ok()
+                }
+            };
+            if let Some((f, req)) = tas {
+                if flavors.iter().all(|f| f.2 == PMode::Fit) {
+                    match self.topology_assignment(f, ps, count, &req) {
+                        Ok(a) => topology = Some(a),
+                        Err(msg) => {
+                            // Upstream turns the mode into Preempt and tries the placement
+                            // ignoring TAS usage: if even that fails the pod set can never
+                            // fit (TopologyPlacementFailed); otherwise preemption might free
+                            // the nodes, which kueuesim does not search for TAS
+                            // (docs/semantics.md).
+                            let reason = if fits_when_empty(f, &req) {
+                                REASON_WAITING_FOR_QUOTA
+                            } else {
+                                REASON_TOPOLOGY_PLACEMENT_FAILED
+                            };
+                            failed = Some((vec![msg], reason));
+                        }
+                    }
+                } else if !fits_when_empty(f, &req) {
+                    // Quota needs preemption (representative mode Preempt): upstream checks
+                    // the TAS requests on the empty cluster first and, when one can never fit,
+                    // the mode becomes NoFit (TopologyPlacementFailed) instead of evicting
+                    // workloads for a pod set that could not run anyway. The message keeps
+                    // the quota reasons, as upstream only marks the flavor attempt.
+                    failed = Some((
+                        std::mem::take(&mut reasons),
+                        REASON_TOPOLOGY_PLACEMENT_FAILED,
+                    ));
+                }
+            }
+            if let Some((mut reasons, reason)) = failed {
+                reasons.sort();
+                failures.push((ps.name.clone(), reasons, reason));
+                mode = Mode::NoFit;
+                break;
+            }
+            for &(r, f, m, b) in &flavors {
+                let fr = self.tree.fr(f, r);
+                let amount = totals.get(r);
+                usage.push((fr, amount));
+                borrowing = borrowing.max(b);
+                if m != PMode::Fit {
+                    contested.push(fr);
+                    mode = mode.min(Mode::Preempt);
+                }
+            }
+            usage = merge_usage(usage);
+            considered.push((&ps.name, ps_attempts));
+            if !reasons.is_empty() {
+                reasons.sort();
+                preempt_reasons.push((ps.name.clone(), reasons));
+            }
+            let mut assigned: Vec<(ResourceId, FlavorId)> =
+                flavors.iter().map(|f| (f.0, f.1)).collect();
+            assigned.sort();
+            pod_sets.push(PodSetAssignment {
+                flavors: assigned,
+                count,
+                topology,
+            });
+        }
+        contested.sort();
+        contested.dedup();
+        let not_admitted = match mode {
+            Mode::Fit => None,
+            Mode::NoFit => {
+                let reason = failures.iter().fold("", |acc, f| most_severe(acc, f.2));
+                Some(NotAdmitted {
+                    reason,
+                    message: pod_set_message(&failures_as_pairs(&failures)),
+                })
+            }
+            Mode::Preempt => Some(NotAdmitted {
+                reason: REASON_WAITING_FOR_QUOTA,
+                message: pod_set_message(&preempt_reasons),
+            }),
+        };
+        Assignment {
+            pod_sets,
+            usage,
+            mode,
+            borrowing,
+            contested,
+            not_admitted,
+            considered: if mode == Mode::Fit {
+                considered_message(world, &considered)
+            } else {
+                String::new()
+            },
+        }
+    }
+}
+
+/// `findTopologyAssignment` for `count` pods of `ps` on TAS flavor `f` against `tas`.
+pub(super) fn topology_assignment(
+    world: &World,
+    tas: &TasCapacity,
+    f: FlavorId,
+    ps: &kueuesim_model::PodSet,
+    count: u32,
+    req: &TopologyRequest,
+) -> Result<TopologyAssignment, String> {
+    let name = world.flavor(f).topology_name.as_deref().unwrap_or_default();
+    let index = world
+        .topologies
+        .binary_search_by(|t| t.name.as_str().cmp(name))
+        .map_err(|_| {
+            format!(
+                "Flavor \"{}\" information missing in TAS cache",
+                world.flavor(f).name
+            )
+        })?;
+    let t = &world.topologies[index];
+    let depth = |l: &str| {
+        t.tier_of_level(l)
+            .map_or(1, |tier| (t.root_tier() - tier) as u32)
+    };
+    let mode = match req {
+        TopologyRequest::Required(l) => TasMode::Required(depth(l)),
+        TopologyRequest::Preferred(l) => TasMode::Preferred(depth(l)),
+        TopologyRequest::Unconstrained => TasMode::Unconstrained,
+    };
+    let (leaves, total, excluded) = tas.pods_per_leaf(world, index, f, ps);
+    let order = match tas.orders.get(index) {
+        Some(o) => std::borrow::Cow::Borrowed(o),
+        None => std::borrow::Cow::Owned(crate::tas::DomainOrder::new(t)),
+    };
+    crate::tas::find_assignment_in(t, &order, name, &leaves, count, mode)
+        .map(|domains| TopologyAssignment {
+            topology: index,
+            domains,
+        })
+        .map_err(|msg| {
+            if excluded.is_empty() {
+                msg
+            } else {
+                let parts: Vec<String> =
+                    excluded.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+                format!(
+                    "{msg}. Total nodes: {total}; excluded: {}",
+                    parts.join(", ")
+                )
+            }
+        })
+}
+
+/// The quota usage of an admission given as data (`status.admission` of the input): each pod
+/// set's requests times its admitted count, charged to the flavor named per resource.
+pub fn usage_of(
+    world: &World,
+    tree: &QuotaTree,
+    cq: ClusterQueueId,
+    wl: &Workload,
+    pod_sets: &[kueuesim_model::PodSetAdmission],
+) -> Vec<(Fr, i64)> {
+    let mut out = Vec::new();
+    for (ps, adm) in wl.pod_sets.iter().zip(pod_sets) {
+        let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(adm.count));
+        for (r, amount) in totals.iter() {
+            if let Some(&(_, f)) = adm.flavors.iter().find(|(fr, _)| *fr == r) {
+                out.push((tree.fr(f, r), amount));
+            }
+        }
+    }
+    merge_usage(out)
+}
+
+/// `Preemptor.getTargets`: fair-sharing preemption when fair sharing is configured, else
+/// classical preemption.
+pub(super) fn preemption_targets(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    p: &Preemptor<'_>,
+) -> Vec<Target> {
+    match &world.config.kueue.fair_sharing {
+        None => classical_targets(world, tree, admitted, p),
+        Some(strategies) => {
+            let strategies: Vec<FairStrategy> = strategies
+                .iter()
+                .map(|s| match s {
+                    kueuesim_model::FairSharingStrategy::LessThanOrEqualToFinalShare => {
+                        FairStrategy::LessThanOrEqualToFinalShare
+                    }
+                    kueuesim_model::FairSharingStrategy::LessThanInitialShare => {
+                        FairStrategy::LessThanInitialShare
+                    }
+                })
+                .collect();
+            fair_targets(world, tree, admitted, p, &strategies)
+        }
+    }
+}
+
+/// Removes the quota usage of `workloads` from `tree` (the caller holds a mark).
+pub(super) fn remove_workloads(
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    _world: &World,
+    workloads: impl Iterator<Item = WorkloadId>,
+) {
+    for w in workloads {
+        if let Some(c) = admitted.candidate(w) {
+            let node = tree.cq_node(c.cq);
+            for &(fr, amount) in &c.usage {
+                tree.remove_usage(node, fr, amount);
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! What the flavor assigner says about a workload it could not simply fit: the flavors
+//! considered (`FormatFlavorAssignmentAttemptsForEvents`), the pod sets' messages and the
+//! granular reason (`resolveNoFitReason`).
+
+use kueuesim_model::{FlavorId, World};
+
+use super::flavors::PMode;
+use super::{
+    REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR, REASON_TOPOLOGY_PLACEMENT_FAILED,
+    REASON_WAITING_FOR_QUOTA,
+};
+
+/// Reason severities of `resolveNoFitReason`.
+fn severity(reason: &str) -> u8 {
+    match reason {
+        REASON_NO_MATCHING_FLAVOR => 4,
+        REASON_EXCEEDS_MAX_QUOTA => 3,
+        REASON_WAITING_FOR_QUOTA => 2,
+        REASON_TOPOLOGY_PLACEMENT_FAILED => 1,
+        _ => 0,
+    }
+}
+
+pub(super) fn most_severe(a: &'static str, b: &'static str) -> &'static str {
+    if severity(a) >= severity(b) { a } else { b }
+}
+
+/// One flavor tried for a resource group: its mode and, for NoFit, its reason.
+pub(super) struct Attempt {
+    pub(super) flavor: FlavorId,
+    pub(super) mode: PMode,
+    pub(super) borrow: u32,
+    /// Sorted.
+    pub(super) reasons: Vec<String>,
+    pub(super) no_fit_reason: &'static str,
+}
+
+/// `FormatFlavorAssignmentAttemptsForEvents` for one pod set: every flavor considered that did
+/// not simply fit without borrowing, sorted by flavor name:
+/// `flavor(Mode[;borrow=N][;reasons])`, or `flavor(preemptionMode=P;...)` when preemption
+/// was considered.
+fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
+    let mut sorted: Vec<&Attempt> = attempts
+        .iter()
+        .filter(|a| !(a.mode == PMode::Fit && a.borrow == 0))
+        .collect();
+    sorted.sort_by(|a, b| {
+        world
+            .flavor(a.flavor)
+            .name
+            .cmp(&world.flavor(b.flavor).name)
+    });
+    sorted
+        .iter()
+        .map(|a| {
+            let mode = match a.mode {
+                PMode::NoFit => "NoFit".to_string(),
+                PMode::Fit => "Fit".to_string(),
+                PMode::NoCandidates => "preemptionMode=NoCandidates".to_string(),
+                PMode::Preempt => "preemptionMode=Preempt".to_string(),
+                PMode::Reclaim => "preemptionMode=Reclaim".to_string(),
+            };
+            let mut out = format!("{}({mode}", world.flavor(a.flavor).name);
+            if a.borrow > 0 {
+                out.push_str(&format!(";borrow={}", a.borrow));
+            }
+            if !a.reasons.is_empty() {
+                out.push(';');
+                out.push_str(&a.reasons.join(";"));
+            }
+            out.push(')');
+            out
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
+/// joined by ` | ` over the pod sets with something to say.
+pub(super) fn considered_message(world: &World, pod_sets: &[(&String, Vec<Attempt>)]) -> String {
+    pod_sets
+        .iter()
+        .filter_map(|(name, attempts)| {
+            let text = format_attempts(world, attempts);
+            (!text.is_empty()).then(|| format!("{name}: {text}"))
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// `resolveNoFitReason` for a pod set that failed, over the flavor attempts of every resource
+/// group processed for it: within a group the least severe NoFit attempt stands for the group
+/// (an alternative was closer), across groups the most severe wins (co-requisites). With no
+/// attempt at all it is `NoMatchingFlavor`; with no NoFit attempt upstream computes an empty
+/// reason, which the API would reject: kueuesim writes `Pending`, the reason Kueue used before
+/// `UnadmittedWorkloadsObservability`.
+pub(super) fn resolve_no_fit_reason(
+    queue: &kueuesim_model::ClusterQueue,
+    attempts: &[Attempt],
+) -> &'static str {
+    if attempts.is_empty() {
+        return REASON_NO_MATCHING_FLAVOR;
+    }
+    let mut per_group: Vec<Option<&'static str>> = vec![None; queue.resource_groups.len()];
+    for a in attempts.iter().filter(|a| a.mode == PMode::NoFit) {
+        let Some(g) = queue
+            .resource_groups
+            .iter()
+            .position(|g| g.flavors.iter().any(|f| f.flavor == a.flavor))
+        else {
+            continue;
+        };
+        per_group[g] = Some(match per_group[g] {
+            Some(r) if severity(r) <= severity(a.no_fit_reason) => r,
+            _ => a.no_fit_reason,
+        });
+    }
+    let reason = per_group.into_iter().flatten().fold("", most_severe);
+    if reason.is_empty() { "Pending" } else { reason }
+}
+
+pub(super) fn failures_as_pairs(
+    f: &[(String, Vec<String>, &'static str)],
+) -> Vec<(String, Vec<String>)> {
+    f.iter().map(|(n, r, _)| (n.clone(), r.clone())).collect()
+}
+
+/// `Assignment.Message`: `couldn't assign flavors to pod set <ps>: <reasons>` joined by `; `.
+pub(super) fn pod_set_message(pod_sets: &[(String, Vec<String>)]) -> String {
+    pod_sets
+        .iter()
+        .map(|(name, reasons)| {
+            format!(
+                "couldn't assign flavors to pod set {name}: {}",
+                reasons.join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,0 +1,149 @@
+//! Kueue admission, one scheduling cycle (`run_cycle`): nominate heads (flavor assignment with
+//! the preemption oracle), order them, and process them against a snapshot whose usage
+//! accumulates.
+//!
+//! Follows `pkg/scheduler/scheduler.go` (`schedule`, `nominate`, `getInitialAssignments`,
+//! `processEntry`, `makeClassicalIterator`) and `pkg/scheduler/flavorassigner/flavorassigner.go`
+//! (`assignFlavors`, `findFlavorForPodSets`, `fitsResourceQuota`, `isPreferred`,
+//! `shouldTryNextFlavor`, `resolveNoFitReason`). The cycle is a function of the world, the
+//! quota tree and the admitted workloads: it changes the tree only inside an undo mark, and
+//! returns its decisions as data for the engine to apply.
+//!
+//! This file holds the cycle's vocabulary (heads, decisions, assignments, reasons);
+//! `cycle` nominates, orders and processes the heads, `flavors` assigns flavors (with the
+//! preemption oracle and TAS), and `messages` words what did not fit.
+
+mod cycle;
+mod flavors;
+mod messages;
+
+pub use cycle::run_cycle;
+pub use flavors::usage_of;
+
+use kueuesim_model::quota::Fr;
+use kueuesim_model::{ClusterQueueId, Workload, WorkloadId};
+
+use crate::outcome::PodSetAssignment;
+use crate::preemption::Target;
+use crate::queues::{QueueKey, RequeueReason};
+
+/// `WaitingForQuota`.
+pub const REASON_WAITING_FOR_QUOTA: &str = "WaitingForQuota";
+/// `ExceedsMaxQuota`.
+pub const REASON_EXCEEDS_MAX_QUOTA: &str = "ExceedsMaxQuota";
+/// `NoMatchingFlavor`.
+pub const REASON_NO_MATCHING_FLAVOR: &str = "NoMatchingFlavor";
+/// `TopologyPlacementFailed`: the pod set does not fit its TAS flavor's topology even on an
+/// empty cluster (`WithSimulateEmpty`).
+pub const REASON_TOPOLOGY_PLACEMENT_FAILED: &str = "TopologyPlacementFailed";
+/// `Misconfigured`.
+pub const REASON_MISCONFIGURED: &str = "Misconfigured";
+/// `Suspended`.
+pub const REASON_SUSPENDED: &str = "Suspended";
+/// `WaitingForPreemptedWorkloads`.
+pub const REASON_WAITING_FOR_PREEMPTED: &str = "WaitingForPreemptedWorkloads";
+
+/// Why a workload did not get quota, as the `QuotaReserved=False` condition says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotAdmitted {
+    /// The granular reason (`UnadmittedWorkloadsObservability`).
+    pub reason: &'static str,
+    /// Kueue's message.
+    pub message: String,
+}
+
+/// The representative mode of an assignment (`FlavorAssignmentMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    /// Cannot be admitted now.
+    NoFit,
+    /// Can be admitted after preempting (or, with no targets, not at all this cycle).
+    Preempt,
+    /// Fits.
+    Fit,
+}
+
+/// A flavor assignment of a whole workload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    /// Per pod set (up to the first that failed), the flavors and counts.
+    pub pod_sets: Vec<PodSetAssignment>,
+    /// The quota it uses, per `Fr` (sorted, merged).
+    pub usage: Vec<(Fr, i64)>,
+    /// The representative mode.
+    pub mode: Mode,
+    /// The borrowing level: 0 within nominal, else the height of the subtree it borrows from.
+    pub borrowing: u32,
+    /// The `Fr`s assigned in preempt mode (`frsNeedPreemption`).
+    pub contested: Vec<Fr>,
+    /// For a mode other than `Fit`: the condition reason and Kueue's message.
+    pub not_admitted: Option<NotAdmitted>,
+    /// The flavors considered that did not simply fit, for the QuotaReserved event
+    /// (`FormatFlavorAssignmentAttemptsForEvents`); empty when there is nothing to say.
+    pub considered: String,
+}
+
+/// Where a cycle reads the spec of a head's workload (the engine's live workloads).
+pub trait Specs {
+    /// The spec of workload `w`, which has arrived.
+    fn spec(&self, w: WorkloadId) -> &Workload;
+}
+
+/// A head popped for this cycle.
+#[derive(Clone, Copy, Debug)]
+pub struct Head {
+    /// Its ClusterQueue.
+    pub cq: ClusterQueueId,
+    /// Its queue position.
+    pub key: QueueKey,
+}
+
+/// What the cycle decided for one head.
+#[derive(Clone, Debug)]
+pub enum Decision {
+    /// Reserve quota now.
+    Admit {
+        /// The head.
+        head: Head,
+        /// Its flavors.
+        assignment: Assignment,
+    },
+    /// Evict `targets` for it; it stays at the head of its queue until they are gone.
+    Preempt {
+        /// The head.
+        head: Head,
+        /// The victims.
+        targets: Vec<Target>,
+        /// Why it is not admitted yet (`WaitingForPreemptedWorkloads`).
+        not_admitted: NotAdmitted,
+    },
+    /// Not admitted this cycle.
+    Requeue {
+        /// The head.
+        head: Head,
+        /// Where the queue puts it.
+        reason: RequeueReason,
+        /// Why.
+        not_admitted: NotAdmitted,
+    },
+}
+
+impl Decision {
+    /// The head the decision is about.
+    pub fn head(&self) -> &Head {
+        match self {
+            Decision::Admit { head, .. }
+            | Decision::Preempt { head, .. }
+            | Decision::Requeue { head, .. } => head,
+        }
+    }
+
+    /// The head this decision is about, mutable.
+    pub fn head_mut(&mut self) -> &mut Head {
+        match self {
+            Decision::Admit { head, .. }
+            | Decision::Preempt { head, .. }
+            | Decision::Requeue { head, .. } => head,
+        }
+    }
+}

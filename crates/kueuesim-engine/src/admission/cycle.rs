@@ -454,11 +454,7 @@ fn tas_flavor(world: &World, psa: &PodSetAssignment) -> FlavorId {
 
 /// `quotaResourcesToReserve` for a preempting entry with no candidates: within nominal,
 /// what is left of nominal; when borrowing, up to nominal + borrowingLimit.
-fn quota_to_reserve(
-    tree: &QuotaTree,
-    cq: ClusterQueueId,
-    a: &Assignment,
-) -> Vec<(Fr, i64)> {
+fn quota_to_reserve(tree: &QuotaTree, cq: ClusterQueueId, a: &Assignment) -> Vec<(Fr, i64)> {
     let n = tree.cq_node(cq);
     a.usage
         .iter()

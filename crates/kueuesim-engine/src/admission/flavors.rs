@@ -214,11 +214,7 @@ fn tas_mismatch(
 /// Kueue's `resources` configuration applies first: resources with an excluded prefix are
 /// dropped, and each transformation adds its outputs per unit of its input (keeping the input
 /// with `Retain`, dropping it with `Replace`).
-fn quota_requests(
-    world: &World,
-    cq: ClusterQueueId,
-    per_pod: &ResourceList,
-) -> ResourceList {
+fn quota_requests(world: &World, cq: ClusterQueueId, per_pod: &ResourceList) -> ResourceList {
     let rc = &world.config.kueue.resources;
     let mut req = if rc.exclude_prefixes.is_empty() && rc.transformations.is_empty() {
         per_pod.clone()
@@ -264,12 +260,7 @@ fn quota_requests(
 /// Whether flavor `f` may hold pod set `ps` at all (`checkFlavorForPodSets`): flavor taints
 /// tolerated by the pod's and the flavor's tolerations, and the pod's nodeSelector agreeing
 /// with the flavor's nodeLabels on the keys the flavor defines. Returns the reason if not.
-fn flavor_mismatch(
-    world: &World,
-    f: FlavorId,
-    wl: &Workload,
-    ps: usize,
-) -> Option<String> {
+fn flavor_mismatch(world: &World, f: FlavorId, wl: &Workload, ps: usize) -> Option<String> {
     let flavor = world.flavor(f);
     let pod = &wl.pod_sets[ps];
     for taint in flavor

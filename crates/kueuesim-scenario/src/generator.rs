@@ -21,7 +21,7 @@ use kueuesim_model::{
 };
 use serde_saphyr::Spanned;
 
-use crate::convert::{err_at, err_obj};
+use crate::convert::core::{err_at, err_obj};
 use crate::error::{Pos, ScenarioError};
 use crate::source::ObjectText;
 use crate::wire;

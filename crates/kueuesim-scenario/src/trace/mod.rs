@@ -21,11 +21,11 @@ use serde_saphyr::Spanned;
 
 use kueuesim_model::time::parse_rfc3339;
 use kueuesim_model::{
-    GangSpec, Labels, LocalQueueId, Namespace, PodSet, QueueRef, ResourceId, ResourceList,
-    SimDuration, SimTime, TopologyRequest, Workload, World, resource_amount,
+    GangSpec, Labels, LocalQueueId, PodSet, QueueRef, ResourceId, ResourceList, SimDuration,
+    SimTime, TopologyRequest, Workload, World, resource_amount,
 };
 
-use crate::convert::{LoadOptions, pos_of};
+use crate::convert::core::{LoadOptions, err_at, pos_of};
 use crate::error::{Pos, ScenarioError};
 use crate::source::{ObjectText, SourceFile, yaml_error};
 use crate::wire;
@@ -172,10 +172,6 @@ pub(crate) struct PhillyDecl {
     pub(crate) extra_nodes: u32,
 }
 
-fn yaml_err<T>(src: &ObjectText<'_>, s: &Spanned<T>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError::at(pos_of(src, s), message, &src.file.text)
-}
-
 /// Finds `s` (a trace path of the YAML file `src`): as is when absolute; else in the YAML
 /// file's directory, then under `--trace-root`, then under `$KUEUESIM_TRACE_ROOT`, then under
 /// the default trace root. Not found: an error at the value listing every place looked.
@@ -186,7 +182,7 @@ fn find_file(
 ) -> Result<PathBuf, ScenarioError> {
     let rel = Path::new(s.value.trim());
     if s.value.trim().is_empty() {
-        return Err(yaml_err(src, s, "empty path: expected a CSV file"));
+        return Err(err_at(src, s, "empty path: expected a CSV file"));
     }
     let mut places: Vec<(PathBuf, &str)> = Vec::new();
     if rel.is_absolute() {
@@ -219,7 +215,7 @@ fn find_file(
         .iter()
         .map(|(p, why)| format!("\n  - {} ({why})", p.display()))
         .collect();
-    Err(yaml_err(
+    Err(err_at(
         src,
         s,
         format!(
@@ -250,7 +246,7 @@ fn mapping(
         ));
     };
     if n != 1 {
-        return Err(yaml_err(
+        return Err(err_at(
             src,
             first,
             format!(
@@ -259,7 +255,7 @@ fn mapping(
         ));
     }
     if m.column.is_none() && (!m.map.is_empty() || m.default.is_some()) {
-        return Err(yaml_err(
+        return Err(err_at(
             src,
             first,
             format!("spec.{what}: map and default apply to a column: expected column with them"),
@@ -289,7 +285,7 @@ fn mapping(
             None => 1,
             Some(x) if x.value >= 1 && x.value <= i64::from(u32::MAX) => x.value as u64,
             Some(x) => {
-                return Err(yaml_err(
+                return Err(err_at(
                     src,
                     x,
                     format!("weight {}: expected an integer ≥ 1", x.value),
@@ -319,7 +315,7 @@ fn one_of<T: Copy>(
         .map(|&(_, v)| v)
         .ok_or_else(|| {
             let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
-            yaml_err(
+            err_at(
                 src,
                 s,
                 format!(
@@ -397,7 +393,7 @@ pub(crate) fn declarations(
             None => None,
             Some(l) if l.value >= 0 => Some(l.value as u64),
             Some(l) => {
-                return Err(yaml_err(
+                return Err(err_at(
                     src,
                     l,
                     format!("limit {}: expected a number of rows ≥ 0", l.value),
@@ -419,7 +415,7 @@ pub(crate) fn declarations(
         }
         let misplaced = |s: Option<&wire::S>, what: &str| -> Result<(), ScenarioError> {
             match s {
-                Some(s) => Err(yaml_err(
+                Some(s) => Err(err_at(
                     src,
                     s,
                     format!(
@@ -483,7 +479,7 @@ pub(crate) fn declarations(
                     .iter()
                     .map(|(model, n)| {
                         if n.value < 0 || n.value > 100_000 {
-                            return Err(yaml_err(
+                            return Err(err_at(
                                 src,
                                 n,
                                 format!(
@@ -499,7 +495,7 @@ pub(crate) fn declarations(
         };
         if openb.cluster_queue.is_some() && openb.nodes.is_none() {
             let c = o.and_then(|o| o.cluster_queue.as_ref()).expect("set");
-            return Err(yaml_err(
+            return Err(err_at(
                 src,
                 c,
                 "openb.clusterQueue needs openb.nodes: its quota is the nodes' capacity",
@@ -518,7 +514,7 @@ pub(crate) fn declarations(
             && p.vc_nodes.is_none()
             && let Some(n) = p.default_vc_nodes.as_ref().or(p.extra_nodes.as_ref())
         {
-            return Err(yaml_err(
+            return Err(err_at(
                 src,
                 n,
                 "philly.defaultVcNodes and philly.extraNodes need philly.vcNodes: they size the generated cluster",
@@ -528,7 +524,7 @@ pub(crate) fn declarations(
             match s {
                 None => Ok(default),
                 Some(n) if n.value >= 0 && n.value <= 100_000 => Ok(n.value as u32),
-                Some(n) => Err(yaml_err(
+                Some(n) => Err(err_at(
                     src,
                     n,
                     format!("{}: expected 0 to 100000 nodes", n.value),
@@ -797,19 +793,6 @@ fn topology(v: &str) -> Result<Option<TopologyRequest>, String> {
         _ => Err(format!(
             "topology {v:?}: expected required:<level label>, preferred:<level label>, unconstrained or none"
         )),
-    }
-}
-
-/// The namespace `name` exists in `world` (created as Kubernetes would, with its name label).
-pub(crate) fn ensure_namespace(world: &mut World, name: &str) {
-    if world.namespace(name).is_none() {
-        world.namespaces.push(Namespace {
-            name: name.to_string(),
-            labels: Labels::new(vec![(
-                "kubernetes.io/metadata.name".into(),
-                name.to_string(),
-            )]),
-        });
     }
 }
 

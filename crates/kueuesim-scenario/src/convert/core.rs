@@ -1,0 +1,427 @@
+//! The loader's shared core: the `Builder` (the `World` under construction and the parsed
+//! objects waiting to be built), `LoadOptions`, positions and errors of an object's fields,
+//! duplicate detection, and the conversions every API family shares (names, quantities,
+//! durations, labels, taints, tolerations, label selectors, pod-spec shapes, times).
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde_saphyr::Spanned;
+
+use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
+use kueuesim_model::{
+    HyperNodeSpec, LabelSelector, Labels, Namespace, SelectorOp, SelectorRequirement, Taint,
+    TaintEffect, Toleration, TolerationOp, World, resource_amount,
+};
+
+use crate::error::{Pos, ScenarioError};
+use crate::source::{ObjectText, yaml_error};
+use crate::wire;
+
+/// The label that names a job's LocalQueue.
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// The label that names a job's WorkloadPriorityClass.
+pub const PRIORITY_CLASS_LABEL: &str = "kueue.x-k8s.io/priority-class";
+/// How long a workload runs once its pods run.
+pub const DURATION_ANNOTATION: &str = "kueuesim.io/duration";
+/// How much of it remains, for a workload already admitted in the input.
+pub const REMAINING_ANNOTATION: &str = "kueuesim.io/remaining";
+/// An arrival offset from the start; sets both arrival and creation time.
+pub const ARRIVAL_ANNOTATION: &str = "kueuesim.io/arrival";
+/// The name of the LocalQueue used for jobs that name none.
+pub const DEFAULT_LOCAL_QUEUE: &str = "default";
+
+/// Options of a load.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Unknown kinds are an error instead of a warning.
+    pub strict: bool,
+    /// `--trace-root`: where trace paths are looked for after the scenario file's directory
+    /// (then `$KUEUESIM_TRACE_ROOT`, then the default root; see `trace::find_file`).
+    pub trace_root: Option<std::path::PathBuf>,
+    /// `--seed`: overrides Simulation `spec.seed`; applied before WorkloadGenerators and a
+    /// trace's random mappings draw.
+    pub seed: Option<u64>,
+    /// Leave the workloads in `Loaded::stream` for the engine to pull
+    /// (`Simulation::with_stream`) instead of collecting them into `world.workloads`.
+    pub stream: bool,
+}
+
+/// A parsed object and where it came from.
+pub(super) struct Parsed<'a, T> {
+    pub(super) src: &'a ObjectText<'a>,
+    pub(super) obj: T,
+}
+
+#[derive(Default)]
+pub(super) struct Builder<'a> {
+    pub(super) world: World,
+    pub(super) warnings: Vec<String>,
+    pub(super) simulation: Option<Parsed<'a, wire::Simulation>>,
+    pub(super) configuration: Option<Parsed<'a, wire::Configuration>>,
+    pub(super) namespaces: Vec<Parsed<'a, wire::Namespace>>,
+    pub(super) flavors: Vec<Parsed<'a, wire::ResourceFlavor>>,
+    pub(super) cohorts: Vec<Parsed<'a, wire::Cohort>>,
+    pub(super) cluster_queues: Vec<Parsed<'a, wire::ClusterQueue>>,
+    pub(super) local_queues: Vec<Parsed<'a, wire::LocalQueue>>,
+    pub(super) wpcs: Vec<Parsed<'a, wire::WorkloadPriorityClass>>,
+    pub(super) pcs: Vec<Parsed<'a, wire::PriorityClass>>,
+    pub(super) nodes: Vec<Parsed<'a, wire::Node>>,
+    pub(super) node_pools: Vec<Parsed<'a, wire::NodePool>>,
+    /// Kueue (false) and KAI (true) Topology objects.
+    pub(super) topologies: Vec<(bool, Parsed<'a, wire::Topology>)>,
+    pub(super) hypernodes: Vec<Parsed<'a, wire::HyperNode>>,
+    /// KAI PodGroups, by (namespace, name).
+    pub(super) kai_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::KaiPodGroup>>,
+    /// KAI Queues.
+    pub(super) kai_queues: Vec<Parsed<'a, wire::KaiQueue>>,
+    /// Simulation `spec.defaultRemaining`.
+    pub(super) default_remaining: Option<SimDuration>,
+    /// Volcano PodGroups, by (namespace, name).
+    pub(super) volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
+    /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
+    pub(super) generated_hypernodes: Vec<(HyperNodeSpec, &'a ObjectText<'a>)>,
+    pub(super) jobs: Vec<Parsed<'a, wire::Job>>,
+    pub(super) jobsets: Vec<Parsed<'a, wire::JobSet>>,
+    /// Kubeflow jobs with their kind.
+    pub(super) kubeflow_jobs: Vec<(&'static str, Parsed<'a, wire::KubeflowJob>)>,
+    pub(super) ray_jobs: Vec<Parsed<'a, wire::RayJob>>,
+    pub(super) train_jobs: Vec<Parsed<'a, wire::TrainJob>>,
+    pub(super) volcano_jobs: Vec<Parsed<'a, wire::VolcanoJob>>,
+    /// (cluster-scoped?, runtime): ClusterTrainingRuntime and TrainingRuntime objects.
+    pub(super) training_runtimes: Vec<(bool, Parsed<'a, wire::TrainingRuntime>)>,
+    pub(super) ray_clusters: Vec<Parsed<'a, wire::RayCluster>>,
+    pub(super) deployments: Vec<Parsed<'a, wire::ReplicatedPods>>,
+    pub(super) statefulsets: Vec<Parsed<'a, wire::ReplicatedPods>>,
+    pub(super) leader_worker_sets: Vec<Parsed<'a, wire::LeaderWorkerSet>>,
+    /// Pods: a Pod has a pod template's shape (metadata and spec).
+    pub(super) pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
+    pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
+    /// WorkloadGenerators (generator.rs), in document order.
+    pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
+    /// (kind, namespace, name) → first position, for duplicate detection.
+    pub(super) seen: BTreeMap<(String, String, String), Pos>,
+}
+
+pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
+    if s.referenced.line() == 0 {
+        return src.kind_pos.clone();
+    }
+    Pos {
+        file: src.file.name.clone(),
+        line: s.referenced.line() + src.line_offset,
+        column: s.referenced.column(),
+    }
+}
+
+pub(crate) fn err_at<T>(
+    src: &ObjectText<'_>,
+    s: &Spanned<T>,
+    message: impl Into<String>,
+) -> ScenarioError {
+    ScenarioError::at(pos_of(src, s), message, &src.file.text)
+}
+
+pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError::at(src.kind_pos.clone(), message, &src.file.text)
+}
+
+pub(super) fn parse<'a, T: DeserializeOwned>(
+    src: &'a ObjectText<'a>,
+) -> Result<Parsed<'a, T>, ScenarioError> {
+    let obj =
+        serde_saphyr::from_str(&src.text).map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
+    Ok(Parsed { src, obj })
+}
+
+pub(super) fn name_of<'s>(
+    src: &ObjectText<'_>,
+    meta: &'s wire::ObjectMeta,
+) -> Result<&'s str, ScenarioError> {
+    match &meta.name {
+        Some(n) if !n.value.is_empty() => Ok(&n.value),
+        _ => Err(err_obj(
+            src,
+            format!("{} has no metadata.name: expected a name", src.kind),
+        )),
+    }
+}
+
+pub(super) fn namespace_of(meta: &wire::ObjectMeta) -> String {
+    meta.namespace
+        .as_ref()
+        .map_or_else(|| "default".to_string(), |n| n.value.clone())
+}
+
+pub(super) fn quantity(
+    src: &ObjectText<'_>,
+    resource: &str,
+    q: &Spanned<String>,
+) -> Result<i64, ScenarioError> {
+    let parsed = kueuesim_model::Quantity::parse(q.value.trim())
+        .map_err(|e| err_at(src, q, e.to_string()))?;
+    resource_amount(resource, &parsed).map_err(|e| err_at(src, q, format!("{resource}: {e}")))
+}
+
+pub(super) fn duration(
+    src: &ObjectText<'_>,
+    d: &Spanned<String>,
+) -> Result<SimDuration, ScenarioError> {
+    SimDuration::parse(d.value.trim()).map_err(|e| err_at(src, d, e.to_string()))
+}
+
+pub(super) fn one_of<T: Copy>(
+    src: &ObjectText<'_>,
+    s: &Spanned<String>,
+    what: &str,
+    options: &[(&str, T)],
+) -> Result<T, ScenarioError> {
+    options
+        .iter()
+        .find(|(n, _)| *n == s.value)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+            err_at(
+                src,
+                s,
+                format!(
+                    "invalid {what} {:?}: expected one of {}",
+                    s.value,
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
+pub(super) fn labels(map: &BTreeMap<String, String>) -> Labels {
+    Labels::new(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+fn taint_effect(src: &ObjectText<'_>, s: &Spanned<String>) -> Result<TaintEffect, ScenarioError> {
+    one_of(
+        src,
+        s,
+        "taint effect",
+        &[
+            ("NoSchedule", TaintEffect::NoSchedule),
+            ("PreferNoSchedule", TaintEffect::PreferNoSchedule),
+            ("NoExecute", TaintEffect::NoExecute),
+        ],
+    )
+}
+
+pub(super) fn taints(
+    src: &ObjectText<'_>,
+    ts: &[wire::Taint],
+) -> Result<Vec<Taint>, ScenarioError> {
+    ts.iter()
+        .map(|t| {
+            Ok(Taint {
+                key: t.key.clone(),
+                value: t.value.clone().unwrap_or_default(),
+                effect: taint_effect(src, &t.effect)?,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn tolerations(
+    src: &ObjectText<'_>,
+    ts: &[wire::Toleration],
+) -> Result<Vec<Toleration>, ScenarioError> {
+    ts.iter()
+        .map(|t| {
+            let op = match &t.operator {
+                None => TolerationOp::Equal,
+                Some(o) => one_of(
+                    src,
+                    o,
+                    "toleration operator",
+                    &[
+                        ("Equal", TolerationOp::Equal),
+                        ("Exists", TolerationOp::Exists),
+                    ],
+                )?,
+            };
+            let effect = match &t.effect {
+                Some(e) if !e.value.is_empty() => Some(taint_effect(src, e)?),
+                _ => None,
+            };
+            Ok(Toleration {
+                key: t.key.clone().unwrap_or_default(),
+                op,
+                value: t.value.clone().unwrap_or_default(),
+                effect,
+            })
+        })
+        .collect()
+}
+
+pub(super) fn selector(
+    src: &ObjectText<'_>,
+    s: &wire::LabelSelector,
+) -> Result<LabelSelector, ScenarioError> {
+    let match_expressions = s
+        .match_expressions
+        .iter()
+        .map(|r| {
+            let op = one_of(
+                src,
+                &r.operator,
+                "selector operator",
+                &[
+                    ("In", SelectorOp::In),
+                    ("NotIn", SelectorOp::NotIn),
+                    ("Exists", SelectorOp::Exists),
+                    ("DoesNotExist", SelectorOp::DoesNotExist),
+                ],
+            )?;
+            Ok(SelectorRequirement {
+                key: r.key.clone(),
+                op,
+                values: r.values.clone(),
+            })
+        })
+        .collect::<Result<_, ScenarioError>>()?;
+    Ok(LabelSelector {
+        match_labels: labels(&s.match_labels),
+        match_expressions,
+    })
+}
+
+/// A digest of a pod spec's scheduling-relevant fields, free of source positions, so equal
+/// templates get equal digests (FNV-1a over a canonical text).
+pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
+    use std::fmt::Write;
+    let mut text = String::new();
+    let resources = |text: &mut String, m: &wire::ResourceMap| {
+        for (k, v) in m {
+            let _ = write!(text, "{k}={};", v.value.trim());
+        }
+    };
+    for (kind, list) in [("c", &spec.containers), ("i", &spec.init_containers)] {
+        for c in list {
+            let _ = write!(
+                text,
+                "{kind}[{}|",
+                c.restart_policy.as_deref().unwrap_or("")
+            );
+            resources(&mut text, &c.resources.requests);
+            text.push('|');
+            resources(&mut text, &c.resources.limits);
+            text.push(']');
+        }
+    }
+    text.push_str("o:");
+    resources(&mut text, &spec.overhead);
+    for (k, v) in &spec.node_selector {
+        let _ = write!(text, "ns:{k}={v};");
+    }
+    for t in &spec.tolerations {
+        let _ = write!(
+            text,
+            "t:{}/{}/{}/{};",
+            t.key.as_deref().unwrap_or(""),
+            t.operator.as_ref().map_or("", |o| o.value.as_str()),
+            t.value.as_deref().unwrap_or(""),
+            t.effect.as_ref().map_or("", |e| e.value.as_str())
+        );
+    }
+    let _ = write!(
+        text,
+        "pc:{};sn:{}",
+        spec.priority_class_name
+            .as_ref()
+            .map_or("", |s| s.value.as_str()),
+        spec.scheduler_name
+            .as_ref()
+            .map_or("", |s| s.value.as_str())
+    );
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Makes sure namespace `name` exists in `world`; namespaces are implicit when not declared
+/// (created as Kubernetes would, with its name label).
+pub(super) fn ensure_namespace(world: &mut World, name: &str) {
+    if world.namespace(name).is_none() {
+        world.namespaces.push(Namespace {
+            name: name.to_string(),
+            labels: Labels::new(vec![(
+                "kubernetes.io/metadata.name".into(),
+                name.to_string(),
+            )]),
+        });
+    }
+}
+
+impl<'a> Builder<'a> {
+    pub(super) fn remember(
+        &mut self,
+        src: &ObjectText<'_>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), ScenarioError> {
+        let key = (src.kind.clone(), namespace.to_string(), name.to_string());
+        if let Some(first) = self.seen.get(&key) {
+            let what = if namespace.is_empty() {
+                name.to_string()
+            } else {
+                format!("{namespace}/{name}")
+            };
+            return Err(err_obj(
+                src,
+                format!("duplicate {} {what:?}: first defined at {first}", src.kind),
+            ));
+        }
+        self.seen.insert(key, src.kind_pos.clone());
+        Ok(())
+    }
+
+    /// Makes sure namespace `name` exists; namespaces are implicit when not declared.
+    pub(super) fn ensure_namespace(&mut self, name: &str) {
+        ensure_namespace(&mut self.world, name);
+    }
+
+    /// Creation and arrival times from `creationTimestamp` and the arrival annotation.
+    pub(super) fn times(
+        &self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+    ) -> Result<(SimTime, SimTime), ScenarioError> {
+        if let Some(a) = meta.annotations.get(ARRIVAL_ANNOTATION) {
+            let t = SimTime::ZERO + duration(src, a)?;
+            return Ok((t, t));
+        }
+        if let Some(ts) = &meta.creation_timestamp {
+            let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+            let created = SimTime::from_millis(ms - self.world.config.start_unix_ms);
+            return Ok((created, created.max(SimTime::ZERO)));
+        }
+        Ok((SimTime::ZERO, SimTime::ZERO))
+    }
+
+    pub(super) fn workload_duration(
+        &self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+        admitted: bool,
+    ) -> Result<Option<SimDuration>, ScenarioError> {
+        if admitted && let Some(r) = meta.annotations.get(REMAINING_ANNOTATION) {
+            return Ok(Some(duration(src, r)?));
+        }
+        let own = meta
+            .annotations
+            .get(DURATION_ANNOTATION)
+            .map(|d| duration(src, d))
+            .transpose()?;
+        // A workload admitted in a snapshot without its own times: the Simulation's
+        // `spec.defaultRemaining`.
+        Ok(match own {
+            None if admitted => self.default_remaining,
+            d => d,
+        })
+    }
+}

@@ -1,0 +1,514 @@
+//! Gang scheduler objects and what a workload's scheduler makes of it: schedulerName
+//! resolution, the `GangSpec` (Volcano and KAI PodGroups, their subgroups and topology
+//! constraints, bound nodes) and KAI Queues.
+
+use serde_saphyr::Spanned;
+
+use kueuesim_model::{
+    GangSpec, KaiQueue, KaiSubGroup, KaiTopologyConstraint, NetworkTopology, NodeId, SchedulerKind,
+    TierRef, VolcanoSubGroup,
+};
+
+use super::core::{Builder, err_at, err_obj, labels, name_of, namespace_of, one_of, selector};
+use crate::error::ScenarioError;
+use crate::source::ObjectText;
+use crate::wire;
+
+impl Builder<'_> {
+    /// KAI Queues: GPU quota (deserved), over-quota weight and limit (-1: unlimited),
+    /// priority and parent.
+    pub(super) fn build_kai_queues(&mut self) -> Result<(), ScenarioError> {
+        let queues = std::mem::take(&mut self.kai_queues);
+        let names: Vec<String> = queues
+            .iter()
+            .map(|q| name_of(q.src, &q.obj.metadata).map(str::to_string))
+            .collect::<Result<_, _>>()?;
+        for (q, name) in queues.iter().zip(&names) {
+            let src = q.src;
+            self.remember(src, "", name)?;
+            let gpu = q.obj.spec.resources.gpu.as_ref();
+            let num = |v: Option<&Spanned<f64>>, default: f64| -> Result<f64, ScenarioError> {
+                match v {
+                    None => Ok(default),
+                    Some(x) if x.value >= -1.0 => Ok(x.value),
+                    Some(x) => Err(err_at(
+                        src,
+                        x,
+                        format!(
+                            "{} is below -1: expected a non-negative amount or -1 (unlimited)",
+                            x.value
+                        ),
+                    )),
+                }
+            };
+            let quota = num(gpu.and_then(|g| g.quota.as_ref()), 0.0)?;
+            let weight = num(gpu.and_then(|g| g.over_quota_weight.as_ref()), 1.0)?;
+            let limit = num(gpu.and_then(|g| g.limit.as_ref()), -1.0)?;
+            let parent = match &q.obj.spec.parent_queue {
+                None => None,
+                Some(p) => match names.iter().position(|n| *n == p.value) {
+                    Some(i) => Some(i),
+                    None => {
+                        return Err(err_at(
+                            src,
+                            p,
+                            format!(
+                                "parentQueue {:?} is not a Queue in the input: expected a KAI Queue name",
+                                p.value
+                            ),
+                        ));
+                    }
+                },
+            };
+            self.world.kai_queues.push(KaiQueue {
+                name: name.clone(),
+                parent,
+                gpu_quota: (quota >= 0.0).then_some(quota.floor() as i64),
+                gpu_over_quota_weight: weight.max(0.0).floor() as i64,
+                gpu_limit: (limit >= 0.0).then_some(limit.floor() as i64),
+                priority: q.obj.spec.priority.unwrap_or(100),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn scheduler_name(
+        &self,
+        src: &ObjectText<'_>,
+        s: Option<&Spanned<String>>,
+    ) -> Result<String, ScenarioError> {
+        match s {
+            None => Ok("default-scheduler".to_string()),
+            Some(s) if self.world.config.scheduler(&s.value).is_some() => Ok(s.value.clone()),
+            Some(s) => {
+                let known: Vec<&str> = self
+                    .world
+                    .config
+                    .schedulers
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                Err(err_at(
+                    src,
+                    s,
+                    format!(
+                        "schedulerName {:?} is run by no scheduler: expected one of {} (map more names in Simulation spec.schedulers)",
+                        s.value,
+                        known.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// What the workload's gang scheduler makes of it (research/volcano-kai.md §1.1, §2.4):
+    /// - Volcano: one PodGroup per owner, `minMember` from the owner's
+    ///   `scheduling.volcano.sh/group-min-member` (default 1 for a Job, whose pods Volcano's
+    ///   PodGroup controller groups; a bare Workload is one gang of all its pods), the
+    ///   network topology from the pod template's `volcano.sh/network-topology-mode` and
+    ///   `volcano.sh/network-topology-highest-tier`;
+    /// - KAI: a batch Job's pods get one PodGroup each (KAI's job grouper); a bare Workload is
+    ///   one gang; the topology constraint from the top owner's `kai.scheduler/topology`,
+    ///   `…-required-placement`, `…-preferred-placement`;
+    /// - `kueuesim.io/bound-nodes`: pods already running, in pod order.
+    pub(super) fn gang_spec(
+        &self,
+        src: &ObjectText<'_>,
+        scheduler_name: &str,
+        meta: &wire::ObjectMeta,
+        templates: &[&wire::ObjectMeta],
+        pod_set_names: &[String],
+        is_job: bool,
+    ) -> Result<GangSpec, ScenarioError> {
+        let template = templates[0];
+        let mut gang = GangSpec::default();
+        match self.world.config.scheduler(scheduler_name) {
+            Some(SchedulerKind::Volcano) => {
+                // Upstream falls back to 1 on a value it cannot parse; here that is an error,
+                // so a typo does not silently break a gang.
+                gang.min_member = match meta.annotations.get("scheduling.volcano.sh/group-min-member") {
+                    Some(v) => Some(v.value.trim().parse::<u32>().map_err(|_| {
+                        err_at(src, v, format!("scheduling.volcano.sh/group-min-member {:?}: expected a non-negative integer", v.value))
+                    })?),
+                    None if is_job => Some(1),
+                    None => None,
+                };
+                let annotations = if is_job {
+                    &template.annotations
+                } else {
+                    &meta.annotations
+                };
+                let mode = annotations.get("volcano.sh/network-topology-mode");
+                let tier = annotations.get("volcano.sh/network-topology-highest-tier");
+                // PodGroup spec.networkTopology.highestTierName has no pod annotation upstream;
+                // this one stands in for it until Volcano PodGroups load.
+                let tier_name = annotations.get("kueuesim.io/network-topology-highest-tier-name");
+                if mode.is_some() || tier.is_some() || tier_name.is_some() {
+                    // Invalid modes fall back to hard, as the PodGroup controller does.
+                    let hard = mode.is_none_or(|m| m.value.trim() != "soft");
+                    let highest_tier = match tier {
+                        None => tier_name.map(|n| TierRef::Name(n.value.trim().to_string())),
+                        Some(t) => Some(TierRef::Number(t.value.trim().parse::<i32>().map_err(|_| {
+                            err_at(src, t, format!("volcano.sh/network-topology-highest-tier {:?}: expected an integer tier", t.value))
+                        })?)),
+                    };
+                    gang.network_topology = Some(NetworkTopology { hard, highest_tier });
+                }
+                if let Some(pg) = meta.annotations.get("scheduling.k8s.io/group-name") {
+                    self.volcano_pod_group(src, pg, meta, templates, pod_set_names, &mut gang)?;
+                }
+            }
+            Some(SchedulerKind::Kai) => {
+                gang.pod_group_per_pod = is_job;
+                // kai.scheduler/queue; KAI's implicit default-queue otherwise.
+                gang.kai_queue = match meta.labels.get("kai.scheduler/queue").map(String::as_str) {
+                    None | Some("default-queue") => None,
+                    Some(q) => match self.world.kai_queues.iter().position(|k| k.name == q) {
+                        Some(i) => Some(i),
+                        None => {
+                            return Err(err_obj(
+                                src,
+                                format!(
+                                    "label kai.scheduler/queue {q:?} names no KAI Queue in the input: expected a scheduling.run.ai Queue of that name, or default-queue"
+                                ),
+                            ));
+                        }
+                    },
+                };
+                if let Some(pg) = meta.annotations.get("pod-group-name") {
+                    self.kai_pod_group(src, pg, meta, templates, &mut gang)?;
+                }
+                let get = |k: &str| meta.annotations.get(k).map(|v| v.value.trim().to_string());
+                let required = get("kai.scheduler/topology-required-placement");
+                let preferred = get("kai.scheduler/topology-preferred-placement");
+                match (
+                    get("kai.scheduler/topology"),
+                    required.is_some() || preferred.is_some(),
+                ) {
+                    (Some(topology), _) => {
+                        gang.kai_topology = Some(KaiTopologyConstraint {
+                            topology,
+                            required,
+                            preferred,
+                        });
+                    }
+                    (None, true) => {
+                        return Err(err_obj(
+                            src,
+                            "kai.scheduler/topology-required-placement or -preferred-placement without kai.scheduler/topology: expected the Topology's name in kai.scheduler/topology",
+                        ));
+                    }
+                    (None, false) => {}
+                }
+            }
+            _ => {}
+        }
+        if let Some(b) = meta.annotations.get("kueuesim.io/bound-nodes") {
+            for name in b.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let Some(i) = self.world.nodes.iter().position(|n| n.name == name) else {
+                    return Err(err_at(
+                        src,
+                        b,
+                        format!(
+                            "kueuesim.io/bound-nodes names node {name:?}, which does not exist: expected node names"
+                        ),
+                    ));
+                };
+                gang.bound_nodes.push(NodeId::from_index(i));
+            }
+        }
+        Ok(gang)
+    }
+
+    /// The Volcano PodGroup a workload names (`scheduling.k8s.io/group-name`): its minMember,
+    /// networkTopology and `subGroupPolicy` (pod sets matching a policy's labelSelector,
+    /// grouped by equal values of its matchLabelKeys).
+    fn volcano_pod_group(
+        &self,
+        src: &ObjectText<'_>,
+        pg_name: &wire::S,
+        meta: &wire::ObjectMeta,
+        templates: &[&wire::ObjectMeta],
+        pod_set_names: &[String],
+        gang: &mut GangSpec,
+    ) -> Result<(), ScenarioError> {
+        let ns = namespace_of(meta);
+        let Some(pg) = self
+            .volcano_pod_groups
+            .get(&(ns.clone(), pg_name.value.clone()))
+        else {
+            return Err(err_at(
+                src,
+                pg_name,
+                format!(
+                    "scheduling.k8s.io/group-name {:?}: no Volcano PodGroup {ns}/{} in the input: expected a scheduling.volcano.sh PodGroup of that name",
+                    pg_name.value, pg_name.value
+                ),
+            ));
+        };
+        let psrc = pg.src;
+        let spec = &pg.obj.spec;
+        if let Some(m) = &spec.min_member {
+            if m.value < 0 || m.value > i64::from(u32::MAX) {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+                ));
+            }
+            gang.min_member = Some(m.value as u32);
+        }
+        let topology =
+            |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
+                let hard = match &nt.mode {
+                    None => true,
+                    Some(m) => one_of(
+                        psrc,
+                        m,
+                        "networkTopology mode",
+                        &[("hard", true), ("soft", false)],
+                    )?,
+                };
+                let highest_tier = match (&nt.highest_tier_allowed, &nt.highest_tier_name) {
+                    (Some(_), Some(_)) => {
+                        return Err(err_obj(
+                            psrc,
+                            "networkTopology has both highestTierAllowed and highestTierName: expected one of them",
+                        ));
+                    }
+                    (Some(t), None) => {
+                        Some(TierRef::Number(i32::try_from(t.value).map_err(|_| {
+                            err_at(psrc, t, "highestTierAllowed: expected a tier number")
+                        })?))
+                    }
+                    (None, Some(n)) => Some(TierRef::Name(n.clone())),
+                    (None, None) => None,
+                };
+                Ok(NetworkTopology { hard, highest_tier })
+            };
+        if let Some(nt) = &spec.network_topology {
+            gang.network_topology = Some(topology(nt)?);
+        }
+        // minTaskMember: task names are the pod set names.
+        for (task, m) in &spec.min_task_member {
+            let Some(ps) = pod_set_names.iter().position(|n| n == task) else {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!(
+                        "minTaskMember names task {task:?}, which the workload does not have: expected one of {pod_set_names:?}"
+                    ),
+                ));
+            };
+            if m.value < 0 || m.value > i64::from(u32::MAX) {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!(
+                        "minTaskMember {} is negative: expected an integer ≥ 0",
+                        m.value
+                    ),
+                ));
+            }
+            gang.min_task_member.push((ps, m.value as u32));
+        }
+        for policy in &spec.sub_group_policy {
+            let pname = policy
+                .name
+                .as_ref()
+                .map_or(String::new(), |n| n.value.clone());
+            let sel = match &policy.label_selector {
+                Some(l) => Some(selector(psrc, l)?),
+                None => None,
+            };
+            let nt = match &policy.network_topology {
+                Some(nt) => Some(topology(nt)?),
+                None => None,
+            };
+            // One subgroup per distinct tuple of matchLabelKeys values.
+            let mut groups: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
+            for (ps, t) in templates.iter().enumerate() {
+                let l = labels(&t.labels);
+                if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
+                    continue;
+                }
+                let key: Vec<String> = policy
+                    .match_label_keys
+                    .iter()
+                    .map(|k| l.get(k).unwrap_or_default().to_string())
+                    .collect();
+                match groups.iter_mut().find(|g| g.0 == key) {
+                    Some(g) => g.1.push(ps),
+                    None => groups.push((key, vec![ps])),
+                }
+            }
+            for (key, pod_sets) in groups {
+                gang.volcano_subgroups.push(VolcanoSubGroup {
+                    name: std::iter::once(pname.clone())
+                        .chain(key)
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    pod_sets,
+                    network_topology: nt.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The KAI PodGroup a workload names (`pod-group-name`): its minMember, topology
+    /// constraint and subgroups, with each pod set in the subgroup its template's
+    /// `kai.scheduler/subgroup-name` label names.
+    fn kai_pod_group(
+        &self,
+        src: &ObjectText<'_>,
+        pg_name: &wire::S,
+        meta: &wire::ObjectMeta,
+        templates: &[&wire::ObjectMeta],
+        gang: &mut GangSpec,
+    ) -> Result<(), ScenarioError> {
+        let ns = namespace_of(meta);
+        let Some(pg) = self
+            .kai_pod_groups
+            .get(&(ns.clone(), pg_name.value.clone()))
+        else {
+            return Err(err_at(
+                src,
+                pg_name,
+                format!(
+                    "pod-group-name {:?}: no KAI PodGroup {ns}/{} in the input: expected a scheduling.run.ai PodGroup of that name",
+                    pg_name.value, pg_name.value
+                ),
+            ));
+        };
+        let psrc = pg.src;
+        let spec = &pg.obj.spec;
+        gang.pod_group_per_pod = false;
+        if let Some(m) = &spec.min_member {
+            if m.value < 0 || m.value > i64::from(u32::MAX) {
+                return Err(err_at(
+                    psrc,
+                    m,
+                    format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+                ));
+            }
+            gang.min_member = Some(m.value as u32);
+        }
+        let pg_topology = spec
+            .topology_constraint
+            .as_ref()
+            .and_then(|t| t.topology.clone());
+        let constraint =
+            |t: &Option<wire::KaiTopologyConstraint>| -> Option<KaiTopologyConstraint> {
+                let t = t.as_ref()?;
+                let topology = t.topology.clone().or_else(|| pg_topology.clone())?;
+                (t.required_topology_level.is_some() || t.preferred_topology_level.is_some()).then(
+                    || KaiTopologyConstraint {
+                        topology,
+                        required: t.required_topology_level.clone(),
+                        preferred: t.preferred_topology_level.clone(),
+                    },
+                )
+            };
+        if gang.kai_topology.is_none() {
+            gang.kai_topology = constraint(&spec.topology_constraint);
+        }
+        // Subgroups, parents resolved by name; listed parents-first for the engine.
+        let names: Vec<&str> = spec
+            .sub_groups
+            .iter()
+            .map(|g| g.name.as_ref().map_or("", |n| n.value.as_str()))
+            .collect();
+        let mut order: Vec<usize> = Vec::new();
+        let mut placed = vec![false; names.len()];
+        while order.len() < names.len() {
+            let before = order.len();
+            for (i, g) in spec.sub_groups.iter().enumerate() {
+                if placed[i] {
+                    continue;
+                }
+                let ready = match &g.parent {
+                    None => true,
+                    Some(p) => match names.iter().position(|n| *n == p.value) {
+                        Some(pi) => placed[pi],
+                        None => {
+                            return Err(err_at(
+                                psrc,
+                                p,
+                                format!(
+                                    "subgroup parent {:?} is not a subgroup of this PodGroup: expected one of {names:?}",
+                                    p.value
+                                ),
+                            ));
+                        }
+                    },
+                };
+                if ready {
+                    placed[i] = true;
+                    order.push(i);
+                }
+            }
+            if order.len() == before {
+                return Err(err_obj(
+                    psrc,
+                    "subGroups form a cycle through their parents: expected a tree",
+                ));
+            }
+        }
+        for &i in &order {
+            let g = &spec.sub_groups[i];
+            let Some(name) = g.name.as_ref().filter(|n| !n.value.is_empty()) else {
+                return Err(err_obj(
+                    psrc,
+                    "a subgroup has no name: expected spec.subGroups[].name",
+                ));
+            };
+            let parent = g.parent.as_ref().map(|p| {
+                let pi = names
+                    .iter()
+                    .position(|n| *n == p.value)
+                    .expect("resolved above");
+                order.iter().position(|&o| o == pi).expect("parents first")
+            });
+            let min_member = match &g.min_member {
+                Some(m) if m.value >= 0 && m.value <= i64::from(u32::MAX) => {
+                    (m.value as u32).max(1)
+                }
+                Some(m) => {
+                    return Err(err_at(
+                        psrc,
+                        m,
+                        format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+                    ));
+                }
+                None => 1,
+            };
+            gang.kai_subgroups.push(KaiSubGroup {
+                name: name.value.clone(),
+                parent,
+                min_member,
+                constraint: constraint(&g.topology_constraint),
+            });
+        }
+        for t in templates {
+            let sg = match t.labels.get("kai.scheduler/subgroup-name") {
+                None => None,
+                Some(n) => match gang.kai_subgroups.iter().position(|g| g.name == *n) {
+                    Some(i) => Some(i),
+                    None => {
+                        return Err(err_at(
+                            src,
+                            pg_name,
+                            format!(
+                                "a pod set's kai.scheduler/subgroup-name {n:?} is not a subgroup of PodGroup {}: expected one of {names:?}",
+                                pg_name.value
+                            ),
+                        ));
+                    }
+                },
+            };
+            gang.pod_set_subgroup.push(sg);
+        }
+        Ok(())
+    }
+}

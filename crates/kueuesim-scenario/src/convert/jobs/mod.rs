@@ -1,0 +1,375 @@
+//! Job kinds as Kueue's job integrations see them: each top-level job becomes one Workload
+//! (or one per pod or group) whose pod sets Kueue derives from the job's pod templates. The
+//! shared derivation is here (per-pod requests, a pod set, queue and priority resolution,
+//! Kueue's Workload name); each kind's own rules are in the submodule of its API family.
+
+mod batch;
+mod kubeflow;
+mod pods;
+mod ray;
+mod volcano;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_saphyr::Spanned;
+
+use kueuesim_model::time::SimDuration;
+use kueuesim_model::{CreationBlocked, PodSet, QueueRef, ResourceList, TopologyRequest, Workload};
+
+use crate::convert::core::{
+    Builder, DEFAULT_LOCAL_QUEUE, PRIORITY_CLASS_LABEL, QUEUE_LABEL, err_at, err_obj, labels,
+    quantity, spec_shape, tolerations,
+};
+use crate::error::ScenarioError;
+use crate::source::ObjectText;
+use crate::wire;
+
+/// Which kind of top-level job a Workload stands for (for its name and gang rules).
+#[derive(Clone, Copy)]
+struct JobKind {
+    /// The kind, as in the Workload name (`lower(kind)-…`).
+    kind: &'static str,
+    /// Its API group.
+    group: &'static str,
+    /// batch/v1 Job: KAI gives its pods one PodGroup each, Volcano's PodGroup controller
+    /// minMember 1.
+    is_batch_job: bool,
+}
+
+impl Builder<'_> {
+    /// Every job kind, kind by kind in this order, with Kueue's pod-set derivation
+    /// (research/manifests.md §1): batch/v1 Job, JobSet, Kubeflow jobs, MPIJob, RayJob,
+    /// TrainJob, Volcano Job, RayCluster, StatefulSet (one pod group), Deployment (a Workload
+    /// per pod), LeaderWorkerSet (a Workload per group) and Pods.
+    pub(super) fn build_jobs(
+        &mut self,
+        out: &mut Vec<(usize, Workload)>,
+    ) -> Result<(), ScenarioError> {
+        self.build_batch_jobs(out)?;
+        self.build_jobsets(out)?;
+        self.build_kubeflow_jobs(out)?;
+        self.build_ray_jobs(out)?;
+        self.build_train_jobs(out)?;
+        self.build_volcano_jobs(out)?;
+        self.build_ray_clusters(out)?;
+        self.build_statefulsets(out)?;
+        self.build_deployments(out)?;
+        self.build_leader_worker_sets(out)?;
+        self.build_pods(out)
+    }
+
+    /// Per-pod requests as Kubernetes' `PodRequests` computes them: the sum of containers
+    /// (limits standing in for missing requests) and restartable sidecars, the max against
+    /// each init container, plus overhead.
+    fn pod_requests(
+        &mut self,
+        src: &ObjectText<'_>,
+        spec: &wire::PodSpec,
+    ) -> Result<ResourceList, ScenarioError> {
+        let mut container_requests =
+            |c: &wire::Container| -> Result<Vec<(usize, i64)>, ScenarioError> {
+                let mut out = Vec::new();
+                for (r, q) in &c.resources.requests {
+                    out.push((self.world.resources.intern(r).index(), quantity(src, r, q)?));
+                }
+                for (r, q) in &c.resources.limits {
+                    if !c.resources.requests.contains_key(r) {
+                        out.push((self.world.resources.intern(r).index(), quantity(src, r, q)?));
+                    }
+                }
+                Ok(out)
+            };
+        let mut sum: BTreeMap<usize, i64> = BTreeMap::new();
+        for c in &spec.containers {
+            for (r, a) in container_requests(c)? {
+                *sum.entry(r).or_default() += a;
+            }
+        }
+        let mut sidecars: BTreeMap<usize, i64> = BTreeMap::new();
+        let mut init_max: BTreeMap<usize, i64> = BTreeMap::new();
+        for c in &spec.init_containers {
+            let reqs = container_requests(c)?;
+            if c.restart_policy.as_deref() == Some("Always") {
+                for (r, a) in reqs {
+                    *sidecars.entry(r).or_default() += a;
+                    *sum.entry(r).or_default() += a;
+                }
+            } else {
+                for (r, a) in reqs {
+                    let need = a + sidecars.get(&r).copied().unwrap_or(0);
+                    let e = init_max.entry(r).or_default();
+                    *e = (*e).max(need);
+                }
+            }
+        }
+        for (r, a) in init_max {
+            let e = sum.entry(r).or_default();
+            *e = (*e).max(a);
+        }
+        for (r, q) in &spec.overhead {
+            let a = quantity(src, r, q)?;
+            *sum.entry(self.world.resources.intern(r).index())
+                .or_default() += a;
+        }
+        Ok(ResourceList::from_pairs(
+            sum.into_iter()
+                .map(|(r, a)| (kueuesim_model::ResourceId::from_index(r), a))
+                .collect(),
+        ))
+    }
+
+    pub(super) fn pod_set(
+        &mut self,
+        src: &ObjectText<'_>,
+        name: String,
+        count: u32,
+        min_count: Option<u32>,
+        t: &wire::PodTemplateSpec,
+    ) -> Result<PodSet, ScenarioError> {
+        if t.spec.containers.is_empty() {
+            return Err(err_obj(
+                src,
+                format!(
+                    "pod set {name:?} has a pod template without containers: expected spec.containers with at least one container"
+                ),
+            ));
+        }
+        let ann = &t.metadata.annotations;
+        let topology_request = match (
+            ann.get("kueue.x-k8s.io/podset-required-topology"),
+            ann.get("kueue.x-k8s.io/podset-preferred-topology"),
+            ann.get("kueue.x-k8s.io/podset-unconstrained-topology"),
+        ) {
+            (Some(r), _, _) => Some(TopologyRequest::Required(r.value.trim().to_string())),
+            (None, Some(p), _) => Some(TopologyRequest::Preferred(p.value.trim().to_string())),
+            (None, None, Some(u)) if u.value.trim() == "true" => {
+                Some(TopologyRequest::Unconstrained)
+            }
+            _ => None,
+        };
+        Ok(PodSet {
+            name,
+            count,
+            min_count,
+            requests: self.pod_requests(src, &t.spec)?,
+            node_selector: labels(&t.spec.node_selector),
+            tolerations: tolerations(src, &t.spec.tolerations)?,
+            priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
+            spec_shape: spec_shape(&t.spec),
+            topology_request,
+        })
+    }
+
+    /// Resolves the LocalQueue of a job: the queue-name label, else the namespace's `default`
+    /// LocalQueue, else not managed by Kueue.
+    fn job_queue(&self, namespace: &str, label: Option<&str>) -> (QueueRef, Option<String>) {
+        let name = match label {
+            Some(n) => n.to_string(),
+            None => match self.lq_id(namespace, DEFAULT_LOCAL_QUEUE) {
+                Some(_) => DEFAULT_LOCAL_QUEUE.to_string(),
+                None => return (QueueRef::Unmanaged, None),
+            },
+        };
+        match self.lq_id(namespace, &name) {
+            Some(id) => (QueueRef::Local(id), Some(name)),
+            None => (QueueRef::Missing(name.clone()), Some(name)),
+        }
+    }
+
+    /// Kueue's `ExtractPriority` for a job: the WorkloadPriorityClass label (the `default`
+    /// WorkloadPriorityClass when no label and it exists: WorkloadPriorityClassDefaulting),
+    /// else the pod template's PriorityClass, else the lowest globalDefault PriorityClass,
+    /// else 0. A missing WorkloadPriorityClass blocks the Workload's creation.
+    fn job_priority(
+        &self,
+        label: Option<&str>,
+        pod_pc: Option<&Spanned<String>>,
+        src: &ObjectText<'_>,
+    ) -> Result<(Option<String>, i32, Option<CreationBlocked>), ScenarioError> {
+        let wpc_name = label
+            .map(str::to_string)
+            .or_else(|| self.wpc("default").map(|_| "default".to_string()));
+        if let Some(n) = wpc_name {
+            return Ok(match self.wpc(&n) {
+                Some(p) => (Some(n), p.value, None),
+                None => (
+                    Some(n.clone()),
+                    0,
+                    Some(CreationBlocked {
+                        reason: "WorkloadPriorityClassNotFound",
+                        message: format!("WorkloadPriorityClass {n:?} not found"),
+                    }),
+                ),
+            });
+        }
+        self.pod_priority(pod_pc, src)
+    }
+
+    /// The pod-level priority: the pod template's PriorityClass, else the lowest-valued
+    /// `globalDefault` PriorityClass, else 0.
+    fn pod_priority(
+        &self,
+        pod_pc: Option<&Spanned<String>>,
+        src: &ObjectText<'_>,
+    ) -> Result<(Option<String>, i32, Option<CreationBlocked>), ScenarioError> {
+        if let Some(pc) = pod_pc {
+            return match self.pod_pc(&pc.value) {
+                Some(p) => Ok((Some(p.name.clone()), p.value, None)),
+                None => Err(err_at(
+                    src,
+                    pc,
+                    format!(
+                        "priorityClassName {:?} names no PriorityClass: expected a scheduling.k8s.io PriorityClass defined in the input (the API server rejects such pods)",
+                        pc.value
+                    ),
+                )),
+            };
+        }
+        let global = self
+            .world
+            .priority_classes
+            .iter()
+            .filter(|p| p.is_pod_priority_class && p.global_default)
+            .min_by_key(|p| p.value);
+        Ok(match global {
+            Some(p) => (Some(p.name.clone()), p.value, None),
+            None => (None, 0, None),
+        })
+    }
+
+    /// The Workload of a top-level job object (any kind with pod templates): queue and
+    /// priority resolution, Kueue's Workload name, times, max execution time, scheduler and
+    /// gang. `templates` are the pod sets' templates in pod-set order; `priority_class` the
+    /// kind's own priority class (Kubeflow `runPolicy.schedulingPolicy.priorityClass`), else
+    /// the first template's.
+    #[allow(clippy::too_many_arguments)]
+    fn job_workload(
+        &mut self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+        kind: JobKind,
+        name: &str,
+        namespace: &str,
+        pod_sets: Vec<PodSet>,
+        templates: &[&wire::PodTemplateSpec],
+        priority_class: Option<&wire::S>,
+    ) -> Result<Workload, ScenarioError> {
+        let template = templates[0];
+        let (queue, queue_name) = self.job_queue(
+            namespace,
+            meta.labels
+                .get(QUEUE_LABEL)
+                .map(String::as_str)
+                .filter(|q| !q.is_empty()),
+        );
+        let managed = queue != QueueRef::Unmanaged;
+        let pod_pc = priority_class.or(template.spec.priority_class_name.as_ref());
+        let (priority_class, priority, creation_blocked) = if managed {
+            self.job_priority(
+                meta.labels.get(PRIORITY_CLASS_LABEL).map(String::as_str),
+                pod_pc,
+                src,
+            )?
+        } else {
+            // Not Kueue's: the pod's own priority class (or the global default) matters
+            // only to its scheduler.
+            self.pod_priority(pod_pc, src)?
+        };
+        let uid = meta
+            .uid
+            .clone()
+            .unwrap_or_else(|| format!("{namespace}/{name}"));
+        let (created_at, arrival) = self.times(src, meta)?;
+        let job_max_exec = match meta.labels.get("kueue.x-k8s.io/max-exec-time-seconds") {
+            None => None,
+            Some(v) => match v.trim().parse::<i64>() {
+                Ok(n) if n > 0 => Some(SimDuration::from_secs(n)),
+                _ => {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "label kueue.x-k8s.io/max-exec-time-seconds {v:?}: expected a positive integer number of seconds"
+                        ),
+                    ));
+                }
+            },
+        };
+        let report_name = if managed {
+            kueue_workload_name(kind.kind, kind.group, name, &uid)
+        } else {
+            name.to_string()
+        };
+        let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
+        let metas: Vec<&wire::ObjectMeta> = templates.iter().map(|t| &t.metadata).collect();
+        let names: Vec<String> = pod_sets.iter().map(|p| p.name.clone()).collect();
+        let gang = self.gang_spec(
+            src,
+            &scheduler_name,
+            meta,
+            &metas,
+            &names,
+            kind.is_batch_job,
+        )?;
+        self.ensure_namespace(namespace);
+        Ok(Workload {
+            namespace: namespace.to_string(),
+            name: report_name,
+            kind: if managed {
+                "Workload".into()
+            } else {
+                kind.kind.into()
+            },
+            owner: Some((kind.kind.into(), name.to_string())),
+            uid,
+            queue,
+            queue_name,
+            priority_class,
+            priority,
+            scheduler_name,
+            created_at,
+            arrival,
+            duration: self.workload_duration(src, meta, false)?,
+            pod_sets,
+            active: true,
+            initial_admission: None,
+            last_eviction: None,
+            max_execution_time: job_max_exec,
+            job_uid: meta.uid.clone(),
+            creation_blocked,
+            gang: Arc::new(gang),
+        })
+    }
+
+    /// A positive replica count (default 1) as a pod count.
+    fn replicas(
+        src: &ObjectText<'_>,
+        what: &str,
+        v: Option<&Spanned<i64>>,
+    ) -> Result<u32, ScenarioError> {
+        match v {
+            None => Ok(1),
+            Some(r) if r.value >= 1 && r.value <= i64::from(u32::MAX) => Ok(r.value as u32),
+            Some(r) => Err(err_at(
+                src,
+                r,
+                format!(
+                    "{what} {} is not positive: expected an integer ≥ 1 (a pod set of 0 pods is not admitted)",
+                    r.value
+                ),
+            )),
+        }
+    }
+}
+
+/// Kueue's Workload name for a job (`GetWorkloadNameForOwnerWithGVK`):
+/// `<lower(kind)>-<owner name>-<first 5 hex of sha1(kind \n group \n name \n uid)>`, the prefix
+/// truncated to 253 − 6 characters.
+pub fn kueue_workload_name(kind: &str, group: &str, owner: &str, uid: &str) -> String {
+    let mut h = sha1_smol::Sha1::new();
+    h.update(format!("{kind}\n{group}\n{owner}\n{uid}").as_bytes());
+    let hex = h.digest().to_string();
+    let mut prefix = format!("{}-{owner}", kind.to_lowercase());
+    prefix.truncate(253 - 1 - 5);
+    format!("{prefix}-{}", &hex[..5])
+}

@@ -1,0 +1,180 @@
+//! Volcano `batch.volcano.sh` Jobs: one pod set per task (or per partition), gang rules from
+//! the Job itself; not managed by Kueue.
+
+use std::sync::Arc;
+
+use kueuesim_model::{
+    NetworkTopology, QueueRef, SchedulerKind, TierRef, VolcanoSubGroup, Workload,
+};
+
+use super::JobKind;
+use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of, one_of};
+use crate::error::ScenarioError;
+use crate::wire;
+
+impl Builder<'_> {
+    /// Volcano Jobs.
+    pub(super) fn build_volcano_jobs(
+        &mut self,
+        out: &mut Vec<(usize, Workload)>,
+    ) -> Result<(), ScenarioError> {
+        let volcano_jobs = std::mem::take(&mut self.volcano_jobs);
+        for p in &volcano_jobs {
+            let src = p.src;
+            let meta = &p.obj.metadata;
+            let name = name_of(src, meta)?.to_string();
+            let namespace = namespace_of(meta);
+            let dup = ("VolcanoJob".to_string(), namespace.clone(), name.clone());
+            if let Some(first) = self.seen.get(&dup) {
+                return Err(err_obj(
+                    src,
+                    format!("duplicate Volcano Job {namespace}/{name}: first defined at {first}"),
+                ));
+            }
+            self.seen.insert(dup, src.kind_pos.clone());
+            let spec = &p.obj.spec;
+            if spec.tasks.is_empty() {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "Volcano Job {namespace}/{name} has no spec.tasks: expected at least one task"
+                    ),
+                ));
+            }
+            // One pod set per task; a task with a partitionPolicy is split into its
+            // partitions (`<task>-<i>`, partitionSize pods each), each a subgroup with the
+            // policy's network topology.
+            let mut pod_sets = Vec::new();
+            let mut templates = Vec::new();
+            let mut partitions: Vec<(usize, Option<NetworkTopology>)> = Vec::new();
+            let mut task_mins: Vec<(usize, u32)> = Vec::new();
+            let topology =
+                |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
+                    let hard = match &nt.mode {
+                        None => true,
+                        Some(m) => one_of(
+                            src,
+                            m,
+                            "networkTopology mode",
+                            &[("hard", true), ("soft", false)],
+                        )?,
+                    };
+                    let highest_tier = match (&nt.highest_tier_allowed, &nt.highest_tier_name) {
+                        (Some(_), Some(_)) => {
+                            return Err(err_obj(
+                                src,
+                                "networkTopology has both highestTierAllowed and highestTierName: expected one of them",
+                            ));
+                        }
+                        (Some(t), None) => {
+                            Some(TierRef::Number(i32::try_from(t.value).unwrap_or(i32::MAX)))
+                        }
+                        (None, Some(n)) => Some(TierRef::Name(n.clone())),
+                        (None, None) => None,
+                    };
+                    Ok(NetworkTopology { hard, highest_tier })
+                };
+            for t in &spec.tasks {
+                let Some(tname) = t.name.as_ref().filter(|n| !n.value.is_empty()) else {
+                    return Err(err_obj(
+                        src,
+                        "a task has no name: expected spec.tasks[].name",
+                    ));
+                };
+                let replicas = Self::replicas(src, "replicas", t.replicas.as_ref())?;
+                match &t.partition_policy {
+                    Some(pp) => {
+                        let total =
+                            Self::replicas(src, "totalPartitions", pp.total_partitions.as_ref())?;
+                        let size =
+                            Self::replicas(src, "partitionSize", pp.partition_size.as_ref())?;
+                        if total.saturating_mul(size) != replicas {
+                            let at = pp.total_partitions.as_ref().or(pp.partition_size.as_ref());
+                            let msg = format!(
+                                "task {:?}: totalPartitions × partitionSize = {} but replicas = {replicas}: expected them equal",
+                                tname.value,
+                                u64::from(total) * u64::from(size)
+                            );
+                            return Err(match at {
+                                Some(a) => err_at(src, a, msg),
+                                None => err_obj(src, msg),
+                            });
+                        }
+                        let nt = pp.network_topology.as_ref().map(topology).transpose()?;
+                        for i in 0..total {
+                            partitions.push((pod_sets.len(), nt.clone()));
+                            pod_sets.push(self.pod_set(
+                                src,
+                                format!("{}-{i}", tname.value),
+                                size,
+                                None,
+                                &t.template,
+                            )?);
+                            templates.push(&t.template);
+                        }
+                    }
+                    None => {
+                        if let Some(m) = &t.min_available {
+                            task_mins.push((
+                                pod_sets.len(),
+                                u32::try_from(m.value.max(0)).unwrap_or(u32::MAX),
+                            ));
+                        }
+                        pod_sets.push(self.pod_set(
+                            src,
+                            tname.value.clone(),
+                            replicas,
+                            None,
+                            &t.template,
+                        )?);
+                        templates.push(&t.template);
+                    }
+                }
+            }
+            let kind = JobKind {
+                kind: "VolcanoJob",
+                group: "batch.volcano.sh",
+                is_batch_job: false,
+            };
+            let mut w = self.job_workload(
+                src, meta, kind, &name, &namespace, pod_sets, &templates, None,
+            )?;
+            // Kueue does not manage Volcano Jobs: the Volcano job controller's PodGroup runs it.
+            let scheduler = spec.scheduler_name.as_ref();
+            w.scheduler_name = self.scheduler_name(src, scheduler)?;
+            if scheduler.is_none() {
+                w.scheduler_name = "volcano".into();
+            }
+            if self.world.config.scheduler(&w.scheduler_name) != Some(SchedulerKind::Volcano) {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "Volcano Job {namespace}/{name} runs on scheduler {:?}: expected a name mapped to volcano",
+                        w.scheduler_name
+                    ),
+                ));
+            }
+            w.queue = QueueRef::Unmanaged;
+            w.queue_name = None;
+            w.kind = "VolcanoJob".into();
+            w.name = name.clone();
+            Arc::make_mut(&mut w.gang).min_member = spec
+                .min_available
+                .as_ref()
+                .map(|m| u32::try_from(m.value.max(0)).unwrap_or(u32::MAX));
+            Arc::make_mut(&mut w.gang).min_task_member = task_mins;
+            Arc::make_mut(&mut w.gang).network_topology =
+                spec.network_topology.as_ref().map(topology).transpose()?;
+            Arc::make_mut(&mut w.gang).volcano_subgroups = partitions
+                .into_iter()
+                .map(|(ps, nt)| VolcanoSubGroup {
+                    name: w.pod_sets[ps].name.clone(),
+                    pod_sets: vec![ps],
+                    network_topology: nt,
+                })
+                .collect();
+            out.push((src.order, w));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,125 @@
+//! Kubernetes core objects of the cluster: Namespaces, Nodes (allocatable, labels, taints)
+//! and PriorityClasses (with Kueue's WorkloadPriorityClasses, which share the list).
+
+use kueuesim_model::{Labels, Namespace, Node, PriorityClass};
+
+use super::core::{Builder, name_of, quantity, taints};
+use crate::error::ScenarioError;
+use crate::source::ObjectText;
+use crate::wire;
+
+impl Builder<'_> {
+    pub(super) fn build_namespaces(&mut self) -> Result<(), ScenarioError> {
+        let namespaces = std::mem::take(&mut self.namespaces);
+        for p in &namespaces {
+            let (src, name) = (p.src, name_of(p.src, &p.obj.metadata)?.to_string());
+            let mut l: Vec<(String, String)> = p
+                .obj
+                .metadata
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            // The API server sets this label on every namespace.
+            l.push(("kubernetes.io/metadata.name".into(), name.clone()));
+            self.remember(src, "", &name)?;
+            self.world.namespaces.push(Namespace {
+                name,
+                labels: Labels::new(l),
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn build_priority_classes(&mut self) -> Result<(), ScenarioError> {
+        let wpcs = std::mem::take(&mut self.wpcs);
+        for p in &wpcs {
+            let name = name_of(p.src, &p.obj.metadata)?.to_string();
+            self.remember(p.src, "", &name)?;
+            self.world.priority_classes.push(PriorityClass {
+                name,
+                value: p.obj.value,
+                is_pod_priority_class: false,
+                global_default: false,
+            });
+        }
+        let pcs = std::mem::take(&mut self.pcs);
+        for p in &pcs {
+            let name = name_of(p.src, &p.obj.metadata)?.to_string();
+            self.remember(p.src, "", &name)?;
+            self.world.priority_classes.push(PriorityClass {
+                name,
+                value: p.obj.value,
+                is_pod_priority_class: true,
+                global_default: p.obj.global_default,
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn allocatable(
+        &mut self,
+        src: &ObjectText<'_>,
+        map: &wire::ResourceMap,
+    ) -> Result<Vec<(usize, i64)>, ScenarioError> {
+        let mut out = Vec::new();
+        for (r, q) in map {
+            let amount = quantity(src, r, q)?;
+            out.push((self.world.resources.intern(r).index(), amount));
+        }
+        Ok(out)
+    }
+
+    pub(super) fn build_nodes(&mut self) -> Result<(), ScenarioError> {
+        // Resources are interned as nodes are read; allocatable vectors are widened at the end.
+        let mut built: Vec<(Node, Vec<(usize, i64)>)> = Vec::new();
+        let nodes = std::mem::take(&mut self.nodes);
+        for p in &nodes {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let st = &p.obj.status;
+            let map = if st.allocatable.is_empty() {
+                &st.capacity
+            } else {
+                &st.allocatable
+            };
+            let alloc = self.allocatable(src, map)?;
+            let mut l: Vec<(String, String)> = p
+                .obj
+                .metadata
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            if !p.obj.metadata.labels.contains_key("kubernetes.io/hostname") {
+                l.push(("kubernetes.io/hostname".into(), name.clone()));
+            }
+            let node = Node {
+                name: name.clone(),
+                labels: Labels::new(l),
+                allocatable: Vec::new(),
+                taints: taints(src, &p.obj.spec.taints)?,
+                unschedulable: p.obj.spec.unschedulable,
+            };
+            self.remember(src, "", &name)?;
+            built.push((node, alloc));
+        }
+        self.build_node_pools(&mut built)?;
+        let n_res = self.world.resources.len();
+        for (mut node, alloc) in built {
+            node.allocatable = vec![0; n_res];
+            for (r, a) in alloc {
+                node.allocatable[r] = a;
+            }
+            self.world.nodes.push(node);
+        }
+        Ok(())
+    }
+
+    pub(super) fn pod_pc(&self, name: &str) -> Option<&PriorityClass> {
+        self.world
+            .priority_classes
+            .iter()
+            .find(|p| p.is_pod_priority_class && p.name == name)
+    }
+}

@@ -1,0 +1,333 @@
+//! From parsed manifests to a `World`: names resolved to ids, quantities and durations parsed,
+//! references checked, jobs turned into workloads as Kueue derives them, times laid out.
+//!
+//! This module is the orchestration: `load` splits the files, reads WorkloadTraces first,
+//! dispatches every object by apiVersion group and kind, builds the API families in their
+//! order and hooks up the workload stream (objects, WorkloadGenerators, traces). Each family
+//! is its own module over the shared `core`.
+
+pub(crate) mod core;
+mod gang;
+mod jobs;
+mod kube;
+mod kueue;
+mod simulation;
+mod topology;
+mod workload;
+
+pub use self::core::{
+    ARRIVAL_ANNOTATION, DEFAULT_LOCAL_QUEUE, DURATION_ANNOTATION, LoadOptions,
+    PRIORITY_CLASS_LABEL, QUEUE_LABEL, REMAINING_ANNOTATION,
+};
+pub use self::jobs::kueue_workload_name;
+
+use std::collections::BTreeMap;
+
+use kueuesim_model::{Workload, World};
+
+use self::core::{Builder, Parsed, ensure_namespace, err_obj, name_of, namespace_of, parse};
+use self::kueue::unknown_kueue_field;
+use crate::error::{Pos, ScenarioError};
+use crate::source::{ObjectText, SourceFile, split_objects, yaml_error};
+use crate::stream::WorkloadStream;
+use crate::wire;
+
+/// A loaded scenario.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The world to simulate.
+    pub world: World,
+    /// Warnings for the user (skipped kinds, …), one line each.
+    pub warnings: Vec<String>,
+    /// The scenario's WorkloadTraces, checked; their workloads are already in
+    /// `world.workloads` (`crate::trace::open` reads one again, row by row).
+    pub traces: Vec<crate::trace::TraceDecl>,
+    /// With `LoadOptions::stream`: every workload, in arrival order, still to be read
+    /// (`world.workloads` is then empty).
+    pub stream: Option<WorkloadStream>,
+}
+
+/// Loads every object of `files` into a world.
+pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioError> {
+    let mut objects = Vec::new();
+    for f in files {
+        objects.extend(split_objects(f)?);
+    }
+    // WorkloadTraces: checked and their files found first, since an adapter may generate
+    // cluster objects (nodes, flavors, queues) that the scenario then builds like its own.
+    let traces = crate::trace::declarations(&objects, &opts)?;
+    let generated = crate::trace::generate(&traces)?;
+    for f in &generated {
+        objects.extend(split_objects(f)?);
+    }
+    for (i, o) in objects.iter_mut().enumerate() {
+        o.order = i;
+    }
+    let (seed, streamed) = (opts.seed, opts.stream);
+    let mut loaded = Builder::default().build(&objects, opts)?;
+    if let Some(seed) = seed {
+        loaded.world.config.seed = seed;
+    }
+    let mut stream = loaded.stream.take().expect("built with the workloads");
+    for d in &traces {
+        stream.add_trace(crate::trace::open(d, &mut loaded.world)?);
+    }
+    stream.prime()?;
+    if streamed {
+        // A streamed trace row's namespace is not added to the world: only a workload whose
+        // LocalQueue exists is ever matched against a namespaceSelector, and a LocalQueue's
+        // namespace always exists.
+        loaded.stream = Some(stream);
+    } else {
+        while let Some(w) = stream.try_next()? {
+            ensure_namespace(&mut loaded.world, &w.namespace);
+            loaded.world.workloads.push(w);
+        }
+    }
+    loaded.traces = traces;
+    Ok(loaded)
+}
+
+/// The group part of an apiVersion (`""` for the core group).
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+impl<'a> Builder<'a> {
+    fn build(
+        mut self,
+        objects: &'a [ObjectText<'a>],
+        opts: LoadOptions,
+    ) -> Result<Loaded, ScenarioError> {
+        let mut skipped: BTreeMap<String, (usize, Pos)> = BTreeMap::new();
+        for src in objects {
+            let group = group_of(&src.api_version);
+            if group == "kueue.x-k8s.io"
+                && let Some((pos, msg)) = unknown_kueue_field(src)
+            {
+                if opts.strict {
+                    return Err(ScenarioError::at(
+                        pos,
+                        format!("{msg} (--strict)"),
+                        &src.file.text,
+                    ));
+                }
+                self.warnings.push(format!("{pos}: {msg}; ignored"));
+            }
+            let kueue_version_ok = matches!(
+                src.api_version.as_str(),
+                "kueue.x-k8s.io/v1beta1" | "kueue.x-k8s.io/v1beta2"
+            );
+            match (group, src.kind.as_str()) {
+                (
+                    "kueue.x-k8s.io",
+                    "ResourceFlavor"
+                    | "ClusterQueue"
+                    | "LocalQueue"
+                    | "WorkloadPriorityClass"
+                    | "Workload",
+                ) if !kueue_version_ok => {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "unsupported apiVersion {:?} for {}: expected kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2",
+                            src.api_version, src.kind
+                        ),
+                    ));
+                }
+                ("kueue.x-k8s.io", "ResourceFlavor") => self.flavors.push(parse(src)?),
+                ("kueue.x-k8s.io", "ClusterQueue") => self.cluster_queues.push(parse(src)?),
+                ("kueue.x-k8s.io", "Cohort") => self.cohorts.push(parse(src)?),
+                ("kueue.x-k8s.io", "LocalQueue") => self.local_queues.push(parse(src)?),
+                ("kueue.x-k8s.io", "WorkloadPriorityClass") => self.wpcs.push(parse(src)?),
+                ("kueue.x-k8s.io", "Workload") => self.workloads.push(parse(src)?),
+                ("", "Node") => self.nodes.push(parse(src)?),
+                ("", "Namespace") => self.namespaces.push(parse(src)?),
+                ("scheduling.k8s.io", "PriorityClass") => self.pcs.push(parse(src)?),
+                ("batch", "Job") => self.jobs.push(parse(src)?),
+                ("jobset.x-k8s.io", "JobSet") => self.jobsets.push(parse(src)?),
+                (
+                    "kubeflow.org",
+                    kind @ ("PyTorchJob" | "TFJob" | "XGBoostJob" | "PaddleJob" | "JAXJob"
+                    | "MPIJob"),
+                ) => {
+                    let kind: &'static str = match kind {
+                        "PyTorchJob" => "PyTorchJob",
+                        "TFJob" => "TFJob",
+                        "XGBoostJob" => "XGBoostJob",
+                        "PaddleJob" => "PaddleJob",
+                        "JAXJob" => "JAXJob",
+                        _ => "MPIJob",
+                    };
+                    self.kubeflow_jobs.push((kind, parse(src)?));
+                }
+                ("ray.io", "RayJob") => self.ray_jobs.push(parse(src)?),
+                ("trainer.kubeflow.org", "TrainJob") => self.train_jobs.push(parse(src)?),
+                ("batch.volcano.sh", "Job") => self.volcano_jobs.push(parse(src)?),
+                ("trainer.kubeflow.org", "ClusterTrainingRuntime") => {
+                    self.training_runtimes.push((true, parse(src)?))
+                }
+                ("trainer.kubeflow.org", "TrainingRuntime") => {
+                    self.training_runtimes.push((false, parse(src)?))
+                }
+                ("ray.io", "RayCluster") => self.ray_clusters.push(parse(src)?),
+                ("apps", "Deployment") => self.deployments.push(parse(src)?),
+                ("apps", "StatefulSet") => self.statefulsets.push(parse(src)?),
+                ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => {
+                    self.leader_worker_sets.push(parse(src)?)
+                }
+                ("", "Pod") => self.pods.push(parse(src)?),
+                ("kueuesim.io", "Simulation") => {
+                    let p: Parsed<'a, wire::Simulation> = parse(src)?;
+                    if let Some(first) = &self.simulation {
+                        return Err(err_obj(
+                            src,
+                            format!(
+                                "duplicate Simulation: first defined at {}; expected at most one",
+                                first.src.kind_pos
+                            ),
+                        ));
+                    }
+                    self.simulation = Some(p);
+                }
+                ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                // Read by `crate::trace` before the build.
+                ("kueuesim.io", "WorkloadTrace") => {}
+                ("kueuesim.io", "WorkloadGenerator") => {
+                    let p: Parsed<'a, wire::WorkloadGenerator> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                    self.generators.push(p);
+                }
+                ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
+                ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
+                ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
+                // Volcano Queues: read for their names; they do not hold quota here (Kueue
+                // decides quota; docs/semantics.md).
+                ("scheduling.volcano.sh", "Queue") => {
+                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                }
+                ("scheduling.volcano.sh", "PodGroup") => {
+                    let p: Parsed<'a, wire::VolcanoPodGroup> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    let ns = namespace_of(&p.obj.metadata);
+                    self.remember(src, &ns, &name)?;
+                    self.volcano_pod_groups.insert((ns, name), p);
+                }
+                ("scheduling.run.ai", "Queue") => self.kai_queues.push(parse(src)?),
+                ("scheduling.run.ai", "PodGroup") => {
+                    let p: Parsed<'a, wire::KaiPodGroup> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    let ns = namespace_of(&p.obj.metadata);
+                    self.remember(src, &ns, &name)?;
+                    self.kai_pod_groups.insert((ns, name), p);
+                }
+                ("config.kueue.x-k8s.io", "Configuration") => {
+                    let p: Parsed<'a, wire::Configuration> = parse(src)?;
+                    if let Some(first) = &self.configuration {
+                        return Err(err_obj(
+                            src,
+                            format!(
+                                "duplicate Kueue Configuration: first defined at {}; expected at most one",
+                                first.src.kind_pos
+                            ),
+                        ));
+                    }
+                    self.configuration = Some(p);
+                }
+                _ => {
+                    // Not read any further, but a syntax error is still an error (the
+                    // splitter read only its head).
+                    serde_saphyr::from_str::<serde::de::IgnoredAny>(&src.text)
+                        .map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
+                    let label = if src.api_version.is_empty() {
+                        src.kind.clone()
+                    } else {
+                        format!("{} ({})", src.kind, src.api_version)
+                    };
+                    let e = skipped.entry(label).or_insert((0, src.kind_pos.clone()));
+                    e.0 += 1;
+                }
+            }
+        }
+        if !skipped.is_empty() {
+            if opts.strict {
+                let (label, (_, pos)) = skipped
+                    .iter()
+                    .min_by_key(|(_, (_, pos))| objects.iter().position(|o| o.kind_pos == *pos))
+                    .expect("non-empty");
+                let src_text = objects
+                    .iter()
+                    .find(|o| o.kind_pos == *pos)
+                    .map_or("", |o| o.file.text.as_str());
+                return Err(ScenarioError::at(
+                    pos.clone(),
+                    format!(
+                        "unsupported kind {label} (--strict): expected one of the kinds in docs/scenario-format.md"
+                    ),
+                    src_text,
+                ));
+            }
+            let list: Vec<String> = skipped
+                .iter()
+                .map(|(k, (n, _))| format!("{n} {k}"))
+                .collect();
+            self.warnings.push(format!(
+                "skipped objects of kinds the simulator does not read: {}",
+                list.join(", ")
+            ));
+        }
+        self.build_config()?;
+        if let Some(seed) = opts.seed {
+            self.world.config.seed = seed;
+        }
+        self.build_namespaces()?;
+        self.build_flavors()?;
+        self.build_cohorts()?;
+        self.build_cluster_queues()?;
+        self.build_local_queues()?;
+        self.build_priority_classes()?;
+        self.build_nodes()?;
+        self.build_topologies()?;
+        self.build_kai_queues()?;
+        let mut out = Vec::new();
+        self.build_jobs(&mut out)?;
+        self.build_workload_objects(&mut out)?;
+        let stream = self.workload_stream(out)?;
+        Ok(Loaded {
+            world: self.world,
+            warnings: self.warnings,
+            traces: Vec::new(),
+            stream: Some(stream),
+        })
+    }
+
+    /// The workloads as one stream: the objects' (`out`, with their document order) and the
+    /// WorkloadGenerators'.
+    fn workload_stream(
+        &mut self,
+        out: Vec<(usize, Workload)>,
+    ) -> Result<WorkloadStream, ScenarioError> {
+        // WorkloadGenerators: merged by arrival (ties: document order), pulled lazily.
+        let generators = std::mem::take(&mut self.generators);
+        let mut streams = Vec::with_capacity(generators.len());
+        let mut places = Vec::with_capacity(generators.len());
+        for p in &generators {
+            let seed = self.world.config.seed;
+            let settings = crate::generator::resolve(p.src, &p.obj, &mut self.world, seed)?;
+            for q in &settings.queues.items {
+                self.ensure_namespace(&q.namespace);
+            }
+            streams.push(crate::generator::GeneratorStream::new(settings));
+            places.push((
+                p.src.order,
+                p.src.kind_pos.clone(),
+                std::rc::Rc::from(p.src.file.text.as_str()),
+            ));
+        }
+        let generated = crate::generator::GeneratedWorkloads::new(streams);
+        Ok(WorkloadStream::new(out, generated, places))
+    }
+}

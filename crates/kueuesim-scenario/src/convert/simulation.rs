@@ -1,0 +1,445 @@
+//! The simulator's own kinds (kueuesim.io): the Simulation (start time, seed, latencies,
+//! progress on preemption, scheduler names, KAI defaults, a volcano-scheduler.conf) and
+//! NodePools, which make many nodes (and Volcano HyperNodes) from one template.
+
+use std::collections::BTreeMap;
+
+use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
+use kueuesim_model::{
+    BinpackArgs, HyperNodeMember, HyperNodeSpec, Labels, NetworkTopologyAwareArgs, Node, NodeId,
+    NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind, SimConfig, VolcanoConfig,
+};
+
+use super::core::{
+    ARRIVAL_ANNOTATION, Builder, duration, err_at, err_obj, name_of, one_of, taints,
+};
+use crate::error::ScenarioError;
+use crate::source::ObjectText;
+use crate::wire;
+
+/// `spec.volcano.configuration`: the node-order plugins of a volcano-scheduler.conf and
+/// their arguments (other plugins do not change where resource-only pods go and are not
+/// modelled; see docs/semantics.md).
+fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig, ScenarioError> {
+    let conf: wire::VolcanoConf = serde_saphyr::from_str(&text.value).map_err(|e| {
+        err_at(
+            src,
+            text,
+            format!("spec.volcano.configuration is not a volcano-scheduler.conf: {e}"),
+        )
+    })?;
+    let int = |p: &wire::VolcanoPlugin, key: &str, default: i64| -> Result<i64, ScenarioError> {
+        match p.arguments.get(key) {
+            None => Ok(default),
+            Some(serde_json::Value::Number(n)) if n.as_i64().is_some() => {
+                Ok(n.as_i64().unwrap_or(default))
+            }
+            Some(serde_json::Value::String(s)) if s.trim().parse::<i64>().is_ok() => {
+                Ok(s.trim().parse().unwrap_or(default))
+            }
+            Some(v) => Err(err_at(
+                src,
+                text,
+                format!(
+                    "plugin {} argument {key} is {v}: expected an integer",
+                    p.name
+                ),
+            )),
+        }
+    };
+    let float = |p: &wire::VolcanoPlugin, key: &str, default: f64| -> Result<f64, ScenarioError> {
+        match p.arguments.get(key) {
+            None => Ok(default),
+            Some(serde_json::Value::Number(n)) => Ok(n.as_f64().unwrap_or(default)),
+            Some(serde_json::Value::String(s)) if s.trim().parse::<f64>().is_ok() => {
+                Ok(s.trim().parse().unwrap_or(default))
+            }
+            Some(v) => Err(err_at(
+                src,
+                text,
+                format!("plugin {} argument {key} is {v}: expected a number", p.name),
+            )),
+        }
+    };
+    let mut cfg = VolcanoConfig {
+        nodeorder: None,
+        binpack: None,
+        network_topology_aware: None,
+    };
+    for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
+        match p.name.as_str() {
+            "nodeorder" => {
+                cfg.nodeorder = Some(NodeOrderWeights {
+                    least_requested: int(p, "leastrequested.weight", 1)?,
+                    most_requested: int(p, "mostrequested.weight", 0)?,
+                    balanced_resource: int(p, "balancedresource.weight", 1)?,
+                });
+            }
+            "binpack" => {
+                let mut resources = vec![
+                    ("cpu".to_string(), int(p, "binpack.cpu", 1)?),
+                    ("memory".to_string(), int(p, "binpack.memory", 1)?),
+                ];
+                if let Some(serde_json::Value::String(list)) = p.arguments.get("binpack.resources")
+                {
+                    for r in list.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+                        let w = int(p, &format!("binpack.resources.{r}"), 1)?;
+                        resources.push((r.to_string(), w));
+                    }
+                }
+                cfg.binpack = Some(BinpackArgs {
+                    weight: int(p, "binpack.weight", 1)?,
+                    resources,
+                });
+            }
+            "network-topology-aware" => {
+                let enable = match p.arguments.get("hypernode.binpack.normal-pod.enable") {
+                    None => true,
+                    Some(serde_json::Value::Bool(b)) => *b,
+                    Some(serde_json::Value::String(s)) => s.trim() != "false",
+                    Some(v) => {
+                        return Err(err_at(
+                            src,
+                            text,
+                            format!(
+                                "hypernode.binpack.normal-pod.enable is {v}: expected true or false"
+                            ),
+                        ));
+                    }
+                };
+                let weight = float(p, "weight", 1.0)?;
+                let fading = float(p, "hypernode.binpack.normal-pod.fading", 0.8)?;
+                cfg.network_topology_aware = Some(NetworkTopologyAwareArgs {
+                    weight: if weight < 0.0 { 1.0 } else { weight },
+                    normal_pod_binpack: enable,
+                    fading: if fading < 0.0 { 0.8 } else { fading },
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(cfg)
+}
+
+impl Builder<'_> {
+    pub(super) fn build_config(&mut self) -> Result<(), ScenarioError> {
+        let mut cfg = SimConfig::default();
+        // startTime default: the earliest creationTimestamp in the input (epoch if none).
+        let mut earliest: Option<i64> = None;
+        let mut consider =
+            |src: &ObjectText<'_>, meta: &wire::ObjectMeta| -> Result<(), ScenarioError> {
+                // An arrival annotation overrides the object's times, so its timestamp does not count.
+                if let Some(ts) = meta
+                    .creation_timestamp
+                    .as_ref()
+                    .filter(|_| !meta.annotations.contains_key(ARRIVAL_ANNOTATION))
+                {
+                    let ms = parse_rfc3339(ts.value.trim())
+                        .map_err(|e| err_at(src, ts, e.to_string()))?;
+                    earliest = Some(earliest.map_or(ms, |e: i64| e.min(ms)));
+                }
+                Ok(())
+            };
+        for p in &self.jobs {
+            consider(p.src, &p.obj.metadata)?;
+        }
+        for p in &self.workloads {
+            consider(p.src, &p.obj.metadata)?;
+        }
+        cfg.start_unix_ms = earliest.unwrap_or(0);
+        if let Some(sim) = &self.simulation {
+            let src = sim.src;
+            let spec = &sim.obj.spec;
+            if let Some(seed) = spec.seed {
+                cfg.seed = seed;
+            }
+            if let Some(st) = &spec.start_time {
+                cfg.start_unix_ms =
+                    parse_rfc3339(st.value.trim()).map_err(|e| err_at(src, st, e.to_string()))?;
+            }
+            if let Some(u) = &spec.until {
+                cfg.until = Some(SimTime::ZERO + duration(src, u)?);
+            }
+            if let Some(d) = &spec.pod_startup {
+                cfg.pod_startup = duration(src, d)?;
+            }
+            if let Some(d) = &spec.default_remaining {
+                self.default_remaining = Some(duration(src, d)?);
+            }
+            if let Some(l) = spec
+                .kueue
+                .as_ref()
+                .and_then(|k| k.controller_latency.as_ref())
+            {
+                let d = |v: &Option<wire::S>| v.as_ref().map(|v| duration(src, v)).transpose();
+                let lat = &mut cfg.controller_latency;
+                lat.cycle = d(&l.cycle)?.unwrap_or_default();
+                lat.per_head = d(&l.per_head)?.unwrap_or_default();
+                lat.per_admission = d(&l.per_admission)?.unwrap_or_default();
+                lat.api_write = d(&l.api_write)?.unwrap_or_default();
+            }
+            if let Some(d) = &spec.pod_termination {
+                cfg.pod_termination = duration(src, d)?;
+            }
+            if let Some(pp) = &spec.preemption {
+                let progress = match &pp.progress {
+                    None => "restart",
+                    Some(s) => one_of(
+                        src,
+                        s,
+                        "preemption.progress",
+                        &[("restart", "restart"), ("checkpoint", "checkpoint")],
+                    )?,
+                };
+                cfg.progress = match (progress, &pp.checkpoint_interval) {
+                    ("checkpoint", Some(i)) => {
+                        let interval = duration(src, i)?;
+                        if interval <= SimDuration::ZERO {
+                            return Err(err_at(
+                                src,
+                                i,
+                                "checkpointInterval must be positive: expected a duration such as 30m",
+                            ));
+                        }
+                        ProgressPolicy::Checkpoint { interval }
+                    }
+                    ("checkpoint", None) => {
+                        return Err(err_obj(
+                            src,
+                            "preemption.progress checkpoint needs preemption.checkpointInterval: expected a duration such as 30m",
+                        ));
+                    }
+                    _ => ProgressPolicy::Restart,
+                };
+            }
+            for (name, kind) in &spec.schedulers {
+                let k = one_of(
+                    src,
+                    kind,
+                    "scheduler",
+                    &[
+                        ("kube", SchedulerKind::Kube),
+                        ("kai", SchedulerKind::Kai),
+                        ("volcano", SchedulerKind::Volcano),
+                    ],
+                )?;
+                match cfg
+                    .schedulers
+                    .binary_search_by(|(n, _)| n.as_str().cmp(name))
+                {
+                    Ok(i) => cfg.schedulers[i].1 = k,
+                    Err(i) => cfg.schedulers.insert(i, (name.clone(), k)),
+                }
+            }
+        }
+        if let Some(sim) = &self.simulation
+            && let Some(kai) = &sim.obj.spec.kai
+        {
+            let src = sim.src;
+            cfg.kai.default_preferred_level = kai
+                .default_preferred_topology_level
+                .as_ref()
+                .map(|s| s.value.clone());
+            cfg.kai.default_topology = kai.default_topology.as_ref().map(|s| s.value.clone());
+            if let Some(p) = &kai.placement_strategy {
+                cfg.kai.placement_strategy = one_of(
+                    src,
+                    p,
+                    "placementStrategy",
+                    &[
+                        ("binpack", PlacementStrategy::Binpack),
+                        ("spread", PlacementStrategy::Spread),
+                    ],
+                )?;
+            }
+        }
+        if let Some(sim) = &self.simulation
+            && let Some(text) = sim
+                .obj
+                .spec
+                .volcano
+                .as_ref()
+                .and_then(|v| v.configuration.as_ref())
+        {
+            cfg.volcano = volcano_config(sim.src, text)?;
+        }
+        if let Some(conf) = self.configuration.take() {
+            cfg.kueue = self.kueue_config(&conf)?;
+        }
+        self.world.config = cfg;
+        Ok(())
+    }
+
+    /// NodePools: nodes named `<prefix>-<n>` laid out depth-first over the pool's levels,
+    /// appended to `built` after the Node objects.
+    pub(super) fn build_node_pools(
+        &mut self,
+        built: &mut Vec<(Node, Vec<(usize, i64)>)>,
+    ) -> Result<(), ScenarioError> {
+        let node_pools = std::mem::take(&mut self.node_pools);
+        for p in &node_pools {
+            let src = p.src;
+            let pool = name_of(src, &p.obj.metadata)?.to_string();
+            let spec = &p.obj.spec;
+            self.remember(src, "", &pool)?;
+            let prefix = spec.name_prefix.clone().unwrap_or_else(|| pool.clone());
+            let alloc = self.allocatable(src, &spec.template.allocatable)?;
+            let node_taints = taints(src, &spec.template.taints)?;
+            let per_domain = match &spec.nodes_per_domain {
+                None => 1,
+                Some(n) if n.value >= 1 => n.value,
+                Some(n) => {
+                    return Err(err_at(
+                        src,
+                        n,
+                        format!(
+                            "nodesPerDomain {} is not positive: expected an integer ≥ 1",
+                            n.value
+                        ),
+                    ));
+                }
+            };
+            let mut total: i64 = per_domain;
+            for l in &spec.levels {
+                if l.count.value < 1 {
+                    return Err(err_at(
+                        src,
+                        &l.count,
+                        format!(
+                            "count {} is not positive: expected an integer ≥ 1",
+                            l.count.value
+                        ),
+                    ));
+                }
+                total = total.saturating_mul(l.count.value);
+            }
+            if total > 1_000_000 {
+                return Err(err_obj(
+                    src,
+                    format!("NodePool {pool:?} would make {total} nodes: expected at most 1000000"),
+                ));
+            }
+            let width = (total - 1).max(0).to_string().len();
+            // Levels that also make Volcano HyperNodes: tiers must fall going down.
+            let mut tiered: Vec<(usize, i32)> = Vec::new();
+            for (i, level) in spec.levels.iter().enumerate() {
+                if let Some(t) = &level.hyper_node_tier {
+                    if t.value < 0 || t.value > i64::from(i32::MAX) {
+                        return Err(err_at(
+                            src,
+                            t,
+                            format!(
+                                "hyperNodeTier {} is negative: expected an integer ≥ 0",
+                                t.value
+                            ),
+                        ));
+                    }
+                    if let Some(&(_, above)) = tiered.last()
+                        && t.value as i32 >= above
+                    {
+                        return Err(err_at(
+                            src,
+                            t,
+                            format!(
+                                "hyperNodeTier {} is not below the tier {above} of a broader level: expected tiers to fall from the broadest level down",
+                                t.value
+                            ),
+                        ));
+                    }
+                    tiered.push((i, t.value as i32));
+                }
+            }
+            let mut hn_index: BTreeMap<String, usize> = BTreeMap::new();
+            let node_base = built.len();
+            for n in 0..total {
+                let name = format!("{prefix}-{n:0width$}");
+                let mut l: Vec<(String, String)> = spec
+                    .template
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                // Domain index at each level: nodes are laid out depth-first, broadest first.
+                let mut span = total;
+                for level in &spec.levels {
+                    let domains_above = total / span;
+                    span /= level.count.value;
+                    let index = n / span;
+                    let _ = domains_above;
+                    let value_prefix = level.value_prefix.clone().unwrap_or_else(|| {
+                        level
+                            .node_label
+                            .value
+                            .rsplit(['/', '.'])
+                            .next()
+                            .unwrap_or("domain")
+                            .to_string()
+                    });
+                    l.push((
+                        level.node_label.value.clone(),
+                        format!("{value_prefix}-{index}"),
+                    ));
+                }
+                l.push(("kubernetes.io/hostname".into(), name.clone()));
+                // This node's HyperNodes: one per tiered level, each a member of the one above.
+                let mut parent_hn: Option<usize> = None;
+                for &(li, tier) in &tiered {
+                    let value = &l[l.len() - 1 - (spec.levels.len() - li)].1;
+                    let hn_name = format!("{pool}-{value}");
+                    let k = match hn_index.get(&hn_name) {
+                        Some(&k) => k,
+                        None => {
+                            let k = self.generated_hypernodes.len();
+                            if let Some(p) = parent_hn {
+                                self.generated_hypernodes[p]
+                                    .0
+                                    .members
+                                    .push(HyperNodeMember::HyperNode(hn_name.clone()));
+                            }
+                            self.generated_hypernodes.push((
+                                HyperNodeSpec {
+                                    name: hn_name.clone(),
+                                    tier,
+                                    tier_name: None,
+                                    members: Vec::new(),
+                                },
+                                src,
+                            ));
+                            hn_index.insert(hn_name, k);
+                            k
+                        }
+                    };
+                    parent_hn = Some(k);
+                }
+                if let Some(p) = parent_hn {
+                    let id = NodeId::from_index(node_base + n as usize);
+                    self.generated_hypernodes[p]
+                        .0
+                        .members
+                        .push(HyperNodeMember::Node(id));
+                }
+                let dup_key = ("Node".to_string(), String::new(), name.clone());
+                if let Some(first) = self.seen.get(&dup_key) {
+                    return Err(err_obj(
+                        src,
+                        format!(
+                            "NodePool {pool:?} makes node {name:?}, which is already defined at {first}: expected unique node names (set spec.namePrefix)"
+                        ),
+                    ));
+                }
+                self.seen.insert(dup_key, src.kind_pos.clone());
+                built.push((
+                    Node {
+                        name,
+                        labels: Labels::new(l),
+                        allocatable: Vec::new(),
+                        taints: node_taints.clone(),
+                        unschedulable: false,
+                    },
+                    alloc.clone(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,335 @@
+//! Kueue `Workload` objects in the input: pod sets as written, queue and priority as the
+//! Workload names them, and `status.admission` for a workload already holding quota.
+
+use std::sync::Arc;
+
+use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
+use kueuesim_model::{
+    ClusterQueueId, InitialAdmission, PodSet, PodSetAdmission, QueueRef, Workload,
+};
+
+use super::core::{
+    Builder, PRIORITY_CLASS_LABEL, QUEUE_LABEL, err_at, err_obj, name_of, namespace_of,
+};
+use crate::error::ScenarioError;
+use crate::source::ObjectText;
+use crate::wire;
+
+impl Builder<'_> {
+    /// Kueue Workload objects, each as written (a Workload is never defaulted to a queue).
+    pub(super) fn build_workload_objects(
+        &mut self,
+        out: &mut Vec<(usize, Workload)>,
+    ) -> Result<(), ScenarioError> {
+        let workloads = std::mem::take(&mut self.workloads);
+        for p in &workloads {
+            let src = p.src;
+            let name = name_of(src, &p.obj.metadata)?.to_string();
+            let namespace = namespace_of(&p.obj.metadata);
+            let meta = &p.obj.metadata;
+            let spec = &p.obj.spec;
+            self.remember(src, &namespace, &name)?;
+            if spec.pod_sets.is_empty() {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "Workload {namespace}/{name} has no spec.podSets: expected 1 to 18 pod sets"
+                    ),
+                ));
+            }
+            if spec.pod_sets.len() > 18 {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "Workload {namespace}/{name} has {} pod sets: expected 1 to 18",
+                        spec.pod_sets.len()
+                    ),
+                ));
+            }
+            let mut pod_sets: Vec<PodSet> = Vec::new();
+            for ps in &spec.pod_sets {
+                if pod_sets.iter().any(|p| p.name == ps.name.value) {
+                    return Err(err_at(
+                        src,
+                        &ps.name,
+                        format!(
+                            "pod set name {:?} is used twice: expected unique pod set names",
+                            ps.name.value
+                        ),
+                    ));
+                }
+                if ps.count.value < 0 || ps.count.value > i64::from(u32::MAX) {
+                    return Err(err_at(
+                        src,
+                        &ps.count,
+                        format!(
+                            "count {} is out of range: expected a non-negative integer",
+                            ps.count.value
+                        ),
+                    ));
+                }
+                // The CRD's `+kubebuilder:validation:Minimum=1` on minCount, and the
+                // webhook's "at most one podSet can use minCount".
+                let min_count = match &ps.min_count {
+                    None => None,
+                    Some(m) if m.value >= 1 && m.value <= ps.count.value => Some(m.value as u32),
+                    Some(m) => {
+                        return Err(err_at(
+                            src,
+                            m,
+                            format!(
+                                "minCount {} is out of range: expected 1 ≤ minCount ≤ count",
+                                m.value
+                            ),
+                        ));
+                    }
+                };
+                if let Some(m) = &ps.min_count
+                    && spec
+                        .pod_sets
+                        .iter()
+                        .filter(|p| p.min_count.is_some())
+                        .nth(1)
+                        .is_some_and(|p| std::ptr::eq(p, ps))
+                {
+                    return Err(err_at(
+                        src,
+                        m,
+                        "a second pod set with minCount: expected at most one podSet to use minCount (partial admission)".to_string(),
+                    ));
+                }
+                pod_sets.push(self.pod_set(
+                    src,
+                    ps.name.value.clone(),
+                    ps.count.value as u32,
+                    min_count,
+                    &ps.template,
+                )?);
+            }
+            // Kueue's CRD allows count 0 per pod set, but a Workload whose pod sets all
+            // count 0 runs nothing: almost surely a mistake in the input (docs/semantics.md).
+            if let Some(first) = spec.pod_sets.first()
+                && spec.pod_sets.iter().all(|p| p.count.value == 0)
+            {
+                return Err(err_at(
+                    src,
+                    &first.count,
+                    "every pod set has count 0, so the Workload runs no pods: expected a count ≥ 1"
+                        .to_string(),
+                ));
+            }
+            // spec.queueName, or the queue-name label; a Workload is never defaulted.
+            let qn = spec
+                .queue_name
+                .as_ref()
+                .map(|q| q.value.clone())
+                .or_else(|| meta.labels.get(QUEUE_LABEL).cloned())
+                .unwrap_or_default();
+            let queue = match self.lq_id(&namespace, &qn) {
+                Some(id) => QueueRef::Local(id),
+                None => QueueRef::Missing(qn.clone()),
+            };
+            // spec.priority wins (a pre-built Workload carries it); else its class reference.
+            let class = spec
+                .priority_class_ref
+                .as_ref()
+                .and_then(|r| {
+                    r.name
+                        .as_ref()
+                        .map(|n| (n.value.clone(), r.kind.as_deref() == Some("PriorityClass")))
+                })
+                .or_else(|| {
+                    spec.priority_class_name.as_ref().map(|n| {
+                        (
+                            n.value.clone(),
+                            spec.priority_class_source.as_deref()
+                                == Some("scheduling.k8s.io/priorityclass"),
+                        )
+                    })
+                })
+                .or_else(|| {
+                    meta.labels
+                        .get(PRIORITY_CLASS_LABEL)
+                        .map(|n| (n.clone(), false))
+                });
+            let class_value = class
+                .as_ref()
+                .and_then(|(n, pod)| if *pod { self.pod_pc(n) } else { self.wpc(n) })
+                .map(|p| p.value);
+            let priority = spec.priority.or(class_value).unwrap_or(0);
+            let uid = meta
+                .uid
+                .clone()
+                .unwrap_or_else(|| format!("{namespace}/{name}"));
+            let (created_at, arrival) = self.times(src, meta)?;
+            let initial_admission = match &p.obj.status.admission {
+                None => None,
+                Some(a) => Some(self.initial_admission(
+                    src,
+                    a,
+                    &p.obj.status.conditions,
+                    &spec.pod_sets,
+                )?),
+            };
+            // A workload holding quota in the input is running at time 0, whatever its
+            // creation time (a `kubectl get` snapshot continued from its start time).
+            let arrival = if initial_admission.is_some() {
+                SimTime::ZERO
+            } else {
+                arrival
+            };
+            // An Evicted=True condition without an admission: requeued before the start.
+            let last_eviction = match p
+                .obj
+                .status
+                .conditions
+                .iter()
+                .find(|c| c.kind == "Evicted" && c.status == "True")
+            {
+                Some(c) if initial_admission.is_none() => match &c.last_transition_time {
+                    Some(ts) => {
+                        let ms = parse_rfc3339(ts.value.trim())
+                            .map_err(|e| err_at(src, ts, e.to_string()))?;
+                        Some((
+                            c.reason.clone(),
+                            SimTime::from_millis(ms - self.world.config.start_unix_ms),
+                        ))
+                    }
+                    None => None,
+                },
+                _ => None,
+            };
+            let scheduler_name =
+                self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
+            let templates: Vec<&wire::ObjectMeta> =
+                spec.pod_sets.iter().map(|p| &p.template.metadata).collect();
+            let names: Vec<String> = spec.pod_sets.iter().map(|p| p.name.value.clone()).collect();
+            let gang = self.gang_spec(src, &scheduler_name, meta, &templates, &names, false)?;
+            self.ensure_namespace(&namespace);
+            out.push((
+                src.order,
+                Workload {
+                    namespace,
+                    name,
+                    kind: "Workload".into(),
+                    owner: None,
+                    uid,
+                    queue,
+                    queue_name: Some(qn),
+                    priority_class: class.map(|(n, _)| n),
+                    priority,
+                    scheduler_name,
+                    created_at,
+                    arrival,
+                    duration: self.workload_duration(src, meta, initial_admission.is_some())?,
+                    pod_sets,
+                    active: spec.active.unwrap_or(true),
+                    initial_admission,
+                    last_eviction,
+                job_uid: meta.labels.get("kueue.x-k8s.io/job-uid").cloned(),
+                max_execution_time: match &spec.maximum_execution_time_seconds {
+                    None => None,
+                    Some(m) if m.value > 0 => Some(SimDuration::from_secs(m.value)),
+                    Some(m) => return Err(err_at(src, m, format!("maximumExecutionTimeSeconds {} is not positive: expected an integer ≥ 1", m.value))),
+                },
+                    creation_blocked: None,
+                    gang: Arc::new(gang),
+                },
+            ));
+        }
+        Ok(())
+    }
+
+    fn initial_admission(
+        &mut self,
+        src: &ObjectText<'_>,
+        a: &wire::Admission,
+        conditions: &[wire::StatusCondition],
+        pod_sets: &[wire::WorkloadPodSet],
+    ) -> Result<InitialAdmission, ScenarioError> {
+        let Some(cq_name) = &a.cluster_queue else {
+            return Err(err_obj(
+                src,
+                "status.admission has no clusterQueue: expected the ClusterQueue holding the quota",
+            ));
+        };
+        let Some(cq) = self
+            .world
+            .cluster_queues
+            .iter()
+            .position(|c| c.name == cq_name.value)
+        else {
+            return Err(err_at(
+                src,
+                cq_name,
+                format!(
+                    "status.admission names ClusterQueue {:?}, which does not exist: expected a ClusterQueue defined in the input",
+                    cq_name.value
+                ),
+            ));
+        };
+        let mut out = Vec::new();
+        for (i, ps) in pod_sets.iter().enumerate() {
+            // Assignments are matched by name, falling back to position.
+            let psa = a
+                .pod_set_assignments
+                .iter()
+                .find(|x| x.name.as_ref().is_some_and(|n| n.value == ps.name.value))
+                .or_else(|| a.pod_set_assignments.get(i));
+            let Some(psa) = psa else {
+                return Err(err_at(
+                    src,
+                    &ps.name,
+                    format!(
+                        "status.admission has no podSetAssignment for pod set {:?}: expected one per pod set",
+                        ps.name.value
+                    ),
+                ));
+            };
+            let mut flavors = Vec::new();
+            for (r, f) in &psa.flavors {
+                let Some(fid) = self.flavor_id(&f.value) else {
+                    return Err(err_at(
+                        src,
+                        f,
+                        format!(
+                            "status.admission names ResourceFlavor {:?}, which does not exist: expected a ResourceFlavor defined in the input",
+                            f.value
+                        ),
+                    ));
+                };
+                flavors.push((self.world.resources.intern(r), fid));
+            }
+            flavors.sort();
+            let count = match &psa.count {
+                None => ps.count.value as u32,
+                Some(c) if c.value >= 0 && c.value <= ps.count.value => c.value as u32,
+                Some(c) => {
+                    return Err(err_at(
+                        src,
+                        c,
+                        format!(
+                            "admitted count {} is out of range: expected 0 ≤ count ≤ the pod set's count",
+                            c.value
+                        ),
+                    ));
+                }
+            };
+            out.push(PodSetAdmission { flavors, count });
+        }
+        let mut reserved_at = None;
+        if let Some(c) = conditions
+            .iter()
+            .find(|c| c.kind == "QuotaReserved" && c.status == "True")
+            && let Some(ts) = &c.last_transition_time
+        {
+            let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+            reserved_at = Some(SimTime::from_millis(ms - self.world.config.start_unix_ms));
+        }
+        Ok(InitialAdmission {
+            cluster_queue: ClusterQueueId::from_index(cq),
+            pod_sets: out,
+            reserved_at,
+        })
+    }
+}

@@ -800,7 +800,7 @@ pub struct NodePool {
     pub spec: NodePoolSpec,
 }
 
-// ---- kueuesim.io WorkloadGenerator (read by generator.rs) --------------------------------
+// ---- kueuesim.io WorkloadGenerator (read by generator/) ----------------------------------
 
 /// A distribution of one value (exactly one of the fields).
 #[derive(Debug, Default, Deserialize)]

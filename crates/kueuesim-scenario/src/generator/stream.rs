@@ -1,0 +1,284 @@
+//! Generated workloads, produced lazily: one generator's copies merged by arrival
+//! (`GeneratorStream`), several generators merged (`GeneratedWorkloads`), and how one drawn
+//! workload is made.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use kueuesim_model::{
+    GangSpec, PodSet, QueueRef, ResourceId, ResourceList, SchedulerKind, SimDuration, SimTime,
+    Workload,
+};
+
+use super::rng::{Rng, splitmix64};
+use super::{Arrivals, GeneratorSettings};
+
+/// One copy's stream state.
+#[derive(Clone, Debug)]
+struct CopyState {
+    rng: Rng,
+    /// The fixed queue of a per-LocalQueue copy.
+    queue: Option<usize>,
+    /// Workloads of this copy produced so far.
+    produced: u64,
+    /// Simulated time of the next arrival, as a real number of ms (Poisson keeps fractions).
+    clock: f64,
+    next: Option<SimTime>,
+}
+
+/// One generator's workloads in arrival order (its copies merged; ties by copy index).
+#[derive(Clone, Debug)]
+pub struct GeneratorStream {
+    settings: Arc<GeneratorSettings>,
+    /// Per topology choice, the gang of a workload of each `SchedulerKind` (`kind_index`):
+    /// shared by every workload that draws them (`Workload::gang`).
+    gangs: Arc<Vec<[Arc<GangSpec>; 3]>>,
+    copies: Vec<CopyState>,
+    heap: BinaryHeap<Reverse<(SimTime, usize)>>,
+    /// Workloads yielded so far (the name index).
+    index: u64,
+}
+
+impl GeneratorStream {
+    /// The stream of `settings`.
+    pub fn new(settings: GeneratorSettings) -> Self {
+        let settings = Arc::new(settings);
+        let n = if settings.per_local_queue {
+            settings.queues.items.len()
+        } else {
+            1
+        };
+        let kube = Arc::new(GangSpec::default());
+        let gangs = settings
+            .topologies
+            .items
+            .iter()
+            .map(|topo| {
+                let volcano = GangSpec {
+                    network_topology: topo.volcano.clone(),
+                    ..GangSpec::default()
+                };
+                let kai = GangSpec {
+                    kai_topology: topo.kai.clone(),
+                    ..GangSpec::default()
+                };
+                // In `kind_index` order.
+                [Arc::clone(&kube), Arc::new(kai), Arc::new(volcano)]
+            })
+            .collect();
+        let mut s = GeneratorStream {
+            gangs: Arc::new(gangs),
+            copies: Vec::with_capacity(n),
+            heap: BinaryHeap::with_capacity(n),
+            index: 0,
+            settings,
+        };
+        for c in 0..n {
+            let mut seed = s.settings.seed ^ (c as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+            let mut copy = CopyState {
+                rng: Rng::new(splitmix64(&mut seed)),
+                queue: s.settings.per_local_queue.then_some(c),
+                produced: 0,
+                clock: s.settings.start.millis() as f64,
+                next: None,
+            };
+            advance(&s.settings, &mut copy, true);
+            if let Some(t) = copy.next {
+                s.heap.push(Reverse((t, c)));
+            }
+            s.copies.push(copy);
+        }
+        s
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &GeneratorSettings {
+        &self.settings
+    }
+
+    /// The arrival time of the next workload, if any.
+    pub fn peek_arrival(&self) -> Option<SimTime> {
+        self.heap.peek().map(|Reverse((t, _))| *t)
+    }
+}
+
+/// Moves `copy.next` to its next arrival (or None when the copy is done).
+fn advance(s: &GeneratorSettings, copy: &mut CopyState, first: bool) {
+    if s.count.is_some_and(|n| copy.produced >= n) {
+        copy.next = None;
+        return;
+    }
+    let t = match &s.arrivals {
+        Arrivals::Interval { every } => {
+            if !first {
+                copy.clock += *every as f64;
+            }
+            copy.clock
+        }
+        Arrivals::Poisson { mean_gap_ms } => {
+            copy.clock += -(1.0 - copy.rng.unit()).ln() * mean_gap_ms;
+            copy.clock
+        }
+        Arrivals::Trace(gaps) => match gaps.get(copy.produced as usize) {
+            Some(g) => {
+                copy.clock += *g as f64;
+                copy.clock
+            }
+            None => {
+                copy.next = None;
+                return;
+            }
+        },
+    };
+    let t = SimTime::from_millis(t.floor() as i64);
+    copy.next = match s.until {
+        Some(u) if t > u => None,
+        _ => Some(t),
+    };
+}
+
+impl Iterator for GeneratorStream {
+    type Item = Workload;
+
+    fn next(&mut self) -> Option<Workload> {
+        let Reverse((arrival, c)) = self.heap.pop()?;
+        let s = Arc::clone(&self.settings);
+        let copy = &mut self.copies[c];
+        let w = make_workload(&s, &self.gangs, copy, arrival, self.index);
+        self.index += 1;
+        copy.produced += 1;
+        advance(&s, copy, false);
+        if let Some(t) = copy.next {
+            self.heap.push(Reverse((t, c)));
+        }
+        Some(w)
+    }
+}
+
+/// A stable digest of a generated pod set's requests: the `spec_shape` part of Kueue's
+/// equivalence hash (generated pods differ only in their requests).
+fn shape_of(requests: &[(ResourceId, i64)]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (r, a) in requests {
+        for v in [r.index() as u64, *a as u64] {
+            h = (h ^ v).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// A scheduler kind's place in `GeneratorStream::gangs`.
+fn kind_index(kind: SchedulerKind) -> usize {
+    match kind {
+        SchedulerKind::Kube => 0,
+        SchedulerKind::Kai => 1,
+        SchedulerKind::Volcano => 2,
+    }
+}
+
+fn make_workload(
+    s: &GeneratorSettings,
+    gangs: &[[Arc<GangSpec>; 3]],
+    copy: &mut CopyState,
+    arrival: SimTime,
+    index: u64,
+) -> Workload {
+    let rng = &mut copy.rng;
+    let q = &s.queues.items[match copy.queue {
+        Some(i) => i,
+        None => s.queues.pick(rng),
+    }];
+    let (class, priority) = &s.priorities.items[s.priorities.pick(rng)];
+    let (scheduler_name, kind) = &s.schedulers.items[s.schedulers.pick(rng)];
+    let topo_index = s.topologies.pick(rng);
+    let topo = &s.topologies.items[topo_index];
+    let pods = s.pods.sample(rng).max(1) as u32;
+    let requests: Vec<(ResourceId, i64)> = s
+        .requests
+        .iter()
+        .map(|(r, d)| (*r, d.sample(rng).max(0)))
+        .collect();
+    let duration = SimDuration::from_millis(s.duration.sample(rng).max(0));
+    let name = format!("{}-{index}", s.name);
+    let gang = Arc::clone(&gangs[topo_index][kind_index(*kind)]);
+    Workload {
+        uid: format!("{}/{name}", q.namespace),
+        namespace: q.namespace.clone(),
+        name,
+        kind: "Workload".into(),
+        owner: None,
+        job_uid: None,
+        queue: match q.id {
+            Some(id) => QueueRef::Local(id),
+            None => QueueRef::Unmanaged,
+        },
+        queue_name: q.id.map(|_| q.name.clone()),
+        priority_class: class.clone(),
+        priority: *priority,
+        scheduler_name: scheduler_name.clone(),
+        created_at: arrival,
+        arrival,
+        duration: Some(duration),
+        pod_sets: vec![PodSet {
+            name: "main".into(),
+            count: pods,
+            min_count: None,
+            spec_shape: shape_of(&requests),
+            requests: ResourceList::from_pairs(requests),
+            node_selector: Default::default(),
+            tolerations: Vec::new(),
+            priority_class_name: None,
+            topology_request: topo.kueue.clone(),
+        }],
+        active: true,
+        max_execution_time: None,
+        initial_admission: None,
+        last_eviction: None,
+        creation_blocked: None,
+        gang,
+    }
+}
+
+/// Several generators merged by arrival time (ties: the generator listed first).
+#[derive(Clone, Debug, Default)]
+pub struct GeneratedWorkloads {
+    streams: Vec<GeneratorStream>,
+    heap: BinaryHeap<Reverse<(SimTime, usize)>>,
+}
+
+impl GeneratedWorkloads {
+    /// The merge of `streams`, in this order for ties.
+    pub fn new(streams: Vec<GeneratorStream>) -> Self {
+        let mut heap = BinaryHeap::with_capacity(streams.len());
+        for (i, s) in streams.iter().enumerate() {
+            if let Some(t) = s.peek_arrival() {
+                heap.push(Reverse((t, i)));
+            }
+        }
+        GeneratedWorkloads { streams, heap }
+    }
+
+    /// The arrival time of the next workload, if any.
+    pub fn peek_arrival(&self) -> Option<SimTime> {
+        self.heap.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Which stream the next workload comes from (its index in `new`'s list).
+    pub fn peek_stream(&self) -> Option<usize> {
+        self.heap.peek().map(|Reverse((_, i))| *i)
+    }
+}
+
+impl Iterator for GeneratedWorkloads {
+    type Item = Workload;
+
+    fn next(&mut self) -> Option<Workload> {
+        let Reverse((_, i)) = self.heap.pop()?;
+        let w = self.streams[i].next();
+        if let Some(t) = self.streams[i].peek_arrival() {
+            self.heap.push(Reverse((t, i)));
+        }
+        w
+    }
+}

@@ -12,7 +12,8 @@ use crate::error::ScenarioError;
 use crate::source::SourceFile;
 
 use super::csv::{Row, cell_error};
-use super::{GPU, GPU_MILLI, GPU_MODEL_LABEL, GpuSharing, TraceDecl, TraceFormat, open_csv};
+use super::root::open_csv;
+use super::{GPU, GPU_MILLI, GPU_MODEL_LABEL, GpuSharing, TraceDecl, TraceFormat};
 
 /// The YAML files the traces of `decls` generate (none for a trace that asks for nothing).
 pub(crate) fn generate(decls: &[TraceDecl]) -> Result<Vec<SourceFile>, ScenarioError> {
@@ -54,7 +55,7 @@ pub(crate) fn flavor_name(model: &str) -> String {
 
 /// A non-negative integer cell up to `max` (`super::int_cell`), as i64.
 fn int_cell(file: &str, row: &Row, i: usize, what: &str, max: u64) -> Result<i64, ScenarioError> {
-    super::int_cell(file, row, i, what, max).map(|n| n as i64)
+    super::cells::int_cell(file, row, i, what, max).map(|n| n as i64)
 }
 
 fn column(file: &str, header: &Row, names: &[String], want: &str) -> Result<usize, ScenarioError> {

@@ -1,0 +1,552 @@
+//! The `TraceWorkloads` iterator: each row drafted by its format's adapter (native, Alibaba
+//! openb, Philly, Alibaba DLRM), mapped (constant, column, seeded random draw) and made a
+//! `Workload`.
+
+use std::sync::Arc;
+
+use kueuesim_model::{
+    GangSpec, Labels, PodSet, QueueRef, ResourceId, ResourceList, SimDuration, SimTime, Workload,
+    resource_amount,
+};
+
+use super::cells::{decimal, int_cell, native_time, opt_seconds, philly_time, seconds};
+use super::csv::{Row, cell_error};
+use super::open::{check_value, topology};
+use super::{
+    Attr, Columns, GPU_MODEL_LABEL, GpuSharing, GpuSpec, Rows, Source, TraceFormat, TraceWorkloads,
+};
+use crate::error::ScenarioError;
+
+/// splitmix64: the per-row random draw of a mapping, from (seed, stream, row) only, so a
+/// draw never depends on other draws or on the order rows are read.
+pub(super) fn draw(seed: u64, stream: u64, row: u64) -> u64 {
+    let mut z =
+        seed ^ stream.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ row.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..2 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+    }
+    z
+}
+
+/// One pod set of a row before it becomes a `PodSet`.
+struct Shape {
+    name: &'static str,
+    count: u32,
+    requests: Vec<(ResourceId, i64)>,
+    node_selector: Vec<(String, String)>,
+}
+
+/// A row's workload before mappings and names are applied.
+struct Draft {
+    name: String,
+    owner_kind: &'static str,
+    owner: String,
+    arrival_ms: i64,
+    duration_ms: Option<i64>,
+    shapes: Vec<Shape>,
+    min_member: Option<u32>,
+}
+
+impl TraceWorkloads {
+    /// A row's arrival, in ms from the trace's time 0.
+    pub(super) fn arrival_ms(&self, row: &Row) -> Result<i64, ScenarioError> {
+        let f = &self.file;
+        match &self.cols {
+            Columns::Native { arrival, .. } => native_time(f, row, *arrival, "arrival"),
+            Columns::Openb { creation, .. } => {
+                Ok(opt_seconds(f, row, *creation, "creation_time")?.unwrap_or(0))
+            }
+            Columns::Philly {
+                timestamp, zero_ms, ..
+            } => Ok(philly_time(f, row, *timestamp)? - zero_ms),
+            Columns::Dlrm { creation, .. } => {
+                Ok(opt_seconds(f, row, Some(*creation), "creation_time")?.unwrap_or(0))
+            }
+        }
+    }
+
+    fn draft(&mut self, row: &Row) -> Result<Draft, ScenarioError> {
+        let f = self.file.clone();
+        let f = f.as_str();
+        let arrival_ms = self.arrival_ms(row)?;
+        let index = row.index;
+        Ok(match &self.cols {
+            Columns::Native {
+                arrival,
+                name,
+                pods,
+                min_member,
+                duration,
+                requests,
+                ..
+            } => {
+                if let Some((prev, line)) = self.last
+                    && arrival_ms < prev
+                {
+                    return Err(cell_error(
+                        f,
+                        row,
+                        *arrival,
+                        format!(
+                            "arrival {:?} is before the previous row's (line {line}): expected the native format's rows in arrival order",
+                            row.cell(*arrival)
+                        ),
+                    ));
+                }
+                self.last = Some((arrival_ms, row.line));
+                let count = match pods {
+                    Some(i) if !row.cell(*i).is_empty() => {
+                        let n = int_cell(f, row, *i, "pods", u64::from(u32::MAX))?;
+                        if n == 0 {
+                            return Err(cell_error(f, row, *i, "pods 0: expected at least 1 pod"));
+                        }
+                        n as u32
+                    }
+                    _ => 1,
+                };
+                let min_member = match min_member {
+                    Some(i) if !row.cell(*i).is_empty() => {
+                        let n = int_cell(f, row, *i, "minMember", u64::from(count))?;
+                        if n == 0 {
+                            return Err(cell_error(
+                                f,
+                                row,
+                                *i,
+                                "minMember 0: expected 1 to the number of pods",
+                            ));
+                        }
+                        Some(n as u32)
+                    }
+                    _ => None,
+                };
+                let duration_ms = match duration {
+                    Some(i) if !row.cell(*i).is_empty() => {
+                        Some(native_time(f, row, *i, "duration")?)
+                    }
+                    _ => None,
+                };
+                let mut reqs = Vec::new();
+                for (i, r, id) in requests {
+                    let v = row.cell(*i);
+                    if v.is_empty() {
+                        continue;
+                    }
+                    let q = kueuesim_model::Quantity::parse(v)
+                        .map_err(|e| cell_error(f, row, *i, format!("{r} {v:?}: {e}")))?;
+                    let a = resource_amount(r, &q)
+                        .map_err(|e| cell_error(f, row, *i, format!("{r} {v:?}: {e}")))?;
+                    reqs.push((*id, a));
+                }
+                let own_name = name.map(|i| row.cell(i)).filter(|n| !n.is_empty());
+                let name = match own_name {
+                    Some(n) => format!("{}{n}", self.name_prefix),
+                    None => format!("{}{}-{index:06}", self.name_prefix, self.trace_name),
+                };
+                Draft {
+                    owner: name.clone(),
+                    name,
+                    owner_kind: "Job",
+                    arrival_ms,
+                    duration_ms,
+                    shapes: vec![Shape {
+                        name: "main",
+                        count,
+                        requests: reqs,
+                        node_selector: Vec::new(),
+                    }],
+                    min_member,
+                }
+            }
+            Columns::Openb {
+                name,
+                cpu,
+                memory,
+                gpu,
+                gpu_milli,
+                gpu_spec,
+                scheduled,
+                deletion,
+                ..
+            } => {
+                let cpu_milli = int_cell(f, row, *cpu, "cpu_milli", 1 << 40)? as i64;
+                let mem = int_cell(f, row, *memory, "memory_mib", 1 << 40)? as i64;
+                let gpus = int_cell(f, row, *gpu, "num_gpu", 1 << 20)? as i64;
+                let milli = match gpu_milli {
+                    Some(i) if !row.cell(*i).is_empty() => {
+                        int_cell(f, row, *i, "gpu_milli", 1000)? as i64
+                    }
+                    _ => 0,
+                };
+                let mut reqs = Vec::new();
+                if cpu_milli > 0 {
+                    reqs.push((self.cpu, cpu_milli));
+                }
+                if mem > 0 {
+                    reqs.push((self.memory, mem * 1024 * 1024));
+                }
+                if gpus > 0 {
+                    match self.gpu_sharing {
+                        GpuSharing::Whole => reqs.push((self.gpu, gpus)),
+                        GpuSharing::Milli => {
+                            let share = if gpus == 1 && milli > 0 {
+                                milli
+                            } else {
+                                gpus * 1000
+                            };
+                            reqs.push((self.gpu_milli, share));
+                        }
+                    }
+                }
+                let mut node_selector = Vec::new();
+                if let Some(i) = gpu_spec {
+                    let mut models: Vec<&str> = row
+                        .cell(*i)
+                        .split('|')
+                        .map(str::trim)
+                        .filter(|m| !m.is_empty())
+                        .collect();
+                    let first = models.first().copied();
+                    models.sort_unstable();
+                    models.dedup();
+                    let chosen = match (self.gpu_spec, models.len()) {
+                        (_, 0) | (GpuSpec::Ignore, _) => None,
+                        (_, 1) => first,
+                        (GpuSpec::First, _) => first,
+                        (GpuSpec::Exact, _) => {
+                            return Err(cell_error(
+                                f,
+                                row,
+                                *i,
+                                format!(
+                                    "gpu_spec {:?} allows several GPU models, which a nodeSelector cannot express: expected one model, or set spec.openb.gpuSpec to first or ignore",
+                                    row.cell(*i)
+                                ),
+                            ));
+                        }
+                    };
+                    if let Some(m) = chosen {
+                        node_selector.push((GPU_MODEL_LABEL.to_string(), m.to_string()));
+                    }
+                }
+                let deleted = opt_seconds(f, row, *deletion, "deletion_time")?;
+                let started = opt_seconds(f, row, *scheduled, "scheduled_time")?;
+                let duration_ms = match deleted {
+                    None => None,
+                    Some(d) => {
+                        let from = started.unwrap_or(arrival_ms);
+                        if d < from {
+                            return Err(cell_error(
+                                f,
+                                row,
+                                deletion.expect("deleted"),
+                                format!(
+                                    "deletion_time {:?} is before the pod started: expected it at or after scheduled_time (or creation_time)",
+                                    row.cell(deletion.expect("deleted"))
+                                ),
+                            ));
+                        }
+                        Some(d - from)
+                    }
+                };
+                let pod = row.cell(*name);
+                if pod.is_empty() {
+                    return Err(cell_error(f, row, *name, "empty pod name: expected a name"));
+                }
+                Draft {
+                    name: format!("{}{pod}", self.name_prefix),
+                    owner_kind: "Pod",
+                    owner: pod.to_string(),
+                    arrival_ms,
+                    duration_ms,
+                    shapes: vec![Shape {
+                        name: "main",
+                        count: 1,
+                        requests: reqs,
+                        node_selector,
+                    }],
+                    min_member: None,
+                }
+            }
+            Columns::Philly { duration, gpus, .. } => {
+                let g = int_cell(f, row, *gpus, "num_gpus", 1 << 20)? as u32;
+                if g == 0 {
+                    return Err(cell_error(
+                        f,
+                        row,
+                        *gpus,
+                        "num_gpus 0: expected at least 1 GPU",
+                    ));
+                }
+                let d = seconds(f, row, *duration, "duration")?;
+                // A job of more than 8 GPUs is a gang of 8-GPU pods (and one pod of the rest).
+                let mut shapes = Vec::new();
+                let (full, rest) = if g <= 8 { (0, g) } else { (g / 8, g % 8) };
+                if full > 0 {
+                    shapes.push(Shape {
+                        name: "workers",
+                        count: full,
+                        requests: vec![(self.gpu, 8)],
+                        node_selector: Vec::new(),
+                    });
+                }
+                if rest > 0 {
+                    shapes.push(Shape {
+                        name: if full > 0 { "rest" } else { "main" },
+                        count: 1,
+                        requests: vec![(self.gpu, i64::from(rest))],
+                        node_selector: Vec::new(),
+                    });
+                }
+                let name = format!("{}{}-{index:06}", self.name_prefix, self.trace_name);
+                Draft {
+                    owner: name.clone(),
+                    name,
+                    owner_kind: "Job",
+                    arrival_ms,
+                    duration_ms: Some(d),
+                    shapes,
+                    min_member: None,
+                }
+            }
+            Columns::Dlrm {
+                name,
+                app,
+                cpu,
+                gpu,
+                memory,
+                creation,
+                scheduled,
+                deletion,
+            } => {
+                let cpu_milli = (decimal(f, row, *cpu, "cpu_request")? * 1000.0).round() as i64;
+                let gpus = int_cell(f, row, *gpu, "gpu_request", 1 << 20)? as i64;
+                let mem = (decimal(f, row, *memory, "memory_request")? * 1024.0 * 1024.0 * 1024.0)
+                    .round() as i64;
+                let mut reqs = Vec::new();
+                if cpu_milli > 0 {
+                    reqs.push((self.cpu, cpu_milli));
+                }
+                if mem > 0 {
+                    reqs.push((self.memory, mem));
+                }
+                if gpus > 0 {
+                    reqs.push((self.gpu, gpus));
+                }
+                let created = opt_seconds(f, row, Some(*creation), "creation_time")?;
+                let started = opt_seconds(f, row, Some(*scheduled), "scheduled_time")?;
+                let deleted = opt_seconds(f, row, Some(*deletion), "deletion_time")?;
+                // An instance created before the trace window is there from time 0; one still
+                // alive at its end runs until the horizon.
+                let duration_ms = match deleted {
+                    None => None,
+                    Some(d) => {
+                        let from = started.or(created).unwrap_or(0);
+                        if d < from {
+                            return Err(cell_error(
+                                f,
+                                row,
+                                *deletion,
+                                format!(
+                                    "deletion_time {:?} is before the instance started: expected it at or after scheduled_time",
+                                    row.cell(*deletion)
+                                ),
+                            ));
+                        }
+                        Some(d - from)
+                    }
+                };
+                let inst = row.cell(*name);
+                if inst.is_empty() {
+                    return Err(cell_error(
+                        f,
+                        row,
+                        *name,
+                        "empty instance_sn: expected a name",
+                    ));
+                }
+                Draft {
+                    name: format!("{}{inst}", self.name_prefix),
+                    owner_kind: "Deployment",
+                    owner: row.cell(*app).to_string(),
+                    arrival_ms,
+                    duration_ms,
+                    shapes: vec![Shape {
+                        name: "main",
+                        count: 1,
+                        requests: reqs,
+                        node_selector: Vec::new(),
+                    }],
+                    min_member: None,
+                }
+            }
+        })
+    }
+
+    /// The value of `attr` for `row`: its mapping, else the format's own column, else None.
+    fn value(&self, attr: Attr, row: &Row) -> Result<Option<String>, ScenarioError> {
+        let (v, cell) = match &self.sources[attr as usize] {
+            Some(Source::Const(v)) => (v.clone(), None),
+            Some(Source::Column { col, map, default }) => {
+                let raw = row.cell(*col);
+                match map.get(raw).or(default.as_ref()) {
+                    Some(v) => (v.clone(), None),
+                    None => (raw.to_string(), Some(*col)),
+                }
+            }
+            Some(Source::Random { choices, total }) => {
+                let mut pick = draw(self.seed, self.stream * 8 + attr as u64, row.index) % total;
+                let mut chosen = &choices[0].0;
+                for (v, w) in choices {
+                    if pick < *w {
+                        chosen = v;
+                        break;
+                    }
+                    pick -= w;
+                }
+                (chosen.clone(), None)
+            }
+            None => {
+                let own = match (&self.cols, attr) {
+                    (Columns::Native { own, .. }, _) => own[attr as usize],
+                    (Columns::Philly { cluster, .. }, Attr::LocalQueue) => Some(*cluster),
+                    _ => None,
+                };
+                match own {
+                    Some(i) if !row.cell(i).is_empty() => (row.cell(i).to_string(), Some(i)),
+                    _ => return Ok(None),
+                }
+            }
+        };
+        if let Some(i) = cell {
+            check_value(attr, &v, &self.names).map_err(|m| cell_error(&self.file, row, i, m))?;
+        }
+        Ok(Some(v))
+    }
+
+    fn workload(&mut self, row: &Row) -> Result<Workload, ScenarioError> {
+        let d = self.draft(row)?;
+        let namespace = self
+            .value(Attr::Namespace, row)?
+            .unwrap_or_else(|| "default".to_string());
+        let (queue, queue_name) = match self.value(Attr::LocalQueue, row)? {
+            Some(q) => match self.names.local_queues.get(&(namespace.clone(), q.clone())) {
+                Some(id) => (QueueRef::Local(*id), Some(q)),
+                None => (QueueRef::Missing(q.clone()), Some(q)),
+            },
+            // Kueue's defaulting: the namespace's `default` LocalQueue, if any.
+            None => match self
+                .names
+                .local_queues
+                .get(&(namespace.clone(), "default".to_string()))
+            {
+                Some(id) => (QueueRef::Local(*id), Some("default".to_string())),
+                None => (QueueRef::Unmanaged, None),
+            },
+        };
+        let (priority_class, priority) = match self.value(Attr::PriorityClass, row)? {
+            Some(p) if !p.is_empty() => {
+                let v = self.names.priority_classes[&p];
+                (Some(p), v)
+            }
+            // WorkloadPriorityClassDefaulting: the `default` class when it exists.
+            _ => match self.names.priority_classes.get("default") {
+                Some(v) => (Some("default".to_string()), *v),
+                None => (None, 0),
+            },
+        };
+        let scheduler_name = self
+            .value(Attr::SchedulerName, row)?
+            .unwrap_or_else(|| "default-scheduler".to_string());
+        let topology_request = match self.value(Attr::Topology, row)? {
+            Some(t) => topology(&t).unwrap_or(None),
+            None => None,
+        };
+        let managed = queue != QueueRef::Unmanaged;
+        let pod_sets = d
+            .shapes
+            .into_iter()
+            .map(|s| {
+                let mut shape_text = String::new();
+                for (r, a) in &s.requests {
+                    shape_text.push_str(&format!("{}={a};", r.index()));
+                }
+                for (k, v) in &s.node_selector {
+                    shape_text.push_str(&format!("ns:{k}={v};"));
+                }
+                PodSet {
+                    name: s.name.to_string(),
+                    count: s.count,
+                    min_count: None,
+                    requests: ResourceList::from_pairs(s.requests),
+                    node_selector: Labels::new(s.node_selector),
+                    tolerations: Vec::new(),
+                    priority_class_name: None,
+                    spec_shape: shape_text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+                    }),
+                    topology_request: topology_request.clone(),
+                }
+            })
+            .collect();
+        let at = SimTime::from_millis(d.arrival_ms);
+        Ok(Workload {
+            uid: format!("{namespace}/{}", d.name),
+            namespace,
+            kind: if managed {
+                "Workload".into()
+            } else {
+                d.owner_kind.into()
+            },
+            owner: Some((d.owner_kind.into(), d.owner)),
+            name: d.name,
+            job_uid: None,
+            queue,
+            queue_name,
+            priority_class,
+            priority,
+            scheduler_name,
+            created_at: at,
+            arrival: at,
+            duration: d.duration_ms.map(SimDuration::from_millis),
+            pod_sets,
+            active: true,
+            max_execution_time: None,
+            initial_admission: None,
+            last_eviction: None,
+            creation_blocked: None,
+            gang: match d.min_member {
+                None => Arc::clone(&self.default_gang),
+                Some(_) => Arc::new(GangSpec {
+                    min_member: d.min_member,
+                    ..GangSpec::default()
+                }),
+            },
+        })
+    }
+
+    /// The trace's format.
+    pub fn format(&self) -> TraceFormat {
+        self.format
+    }
+}
+
+impl Iterator for TraceWorkloads {
+    type Item = Result<Workload, ScenarioError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.limit.is_some_and(|l| self.produced >= l) {
+            return None;
+        }
+        let row = match &mut self.rows {
+            Rows::Stream(r) => match r.next_row()? {
+                Ok(row) => row,
+                Err(e) => return Some(Err(e)),
+            },
+            Rows::Sorted(it) => it.next()?,
+        };
+        self.produced += 1;
+        Some(self.workload(&row))
+    }
+}

@@ -37,7 +37,7 @@ pub struct LoadOptions {
     /// Unknown kinds are an error instead of a warning.
     pub strict: bool,
     /// `--trace-root`: where trace paths are looked for after the scenario file's directory
-    /// (then `$KUEUESIM_TRACE_ROOT`, then the default root; see `trace::find_file`).
+    /// (then `$KUEUESIM_TRACE_ROOT`, then the default root; see `trace::root::find_file`).
     pub trace_root: Option<std::path::PathBuf>,
     /// `--seed`: overrides Simulation `spec.seed`; applied before WorkloadGenerators and a
     /// trace's random mappings draw.
@@ -53,6 +53,8 @@ pub(super) struct Parsed<'a, T> {
     pub(super) obj: T,
 }
 
+/// The `World` under construction, and the parsed objects of each kind waiting for their API
+/// family's build step (`Builder::build` in `convert` runs the steps in order).
 #[derive(Default)]
 pub(super) struct Builder<'a> {
     pub(super) world: World,
@@ -97,7 +99,7 @@ pub(super) struct Builder<'a> {
     /// Pods: a Pod has a pod template's shape (metadata and spec).
     pub(super) pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
-    /// WorkloadGenerators (generator.rs), in document order.
+    /// WorkloadGenerators (`crate::generator`), in document order.
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// (kind, namespace, name) → first position, for duplicate detection.
     pub(super) seen: BTreeMap<(String, String, String), Pos>,

@@ -14,6 +14,18 @@ use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
 
+/// A PodGroup's (or subgroup's) `minMember` as a pod count.
+fn min_member(src: &ObjectText<'_>, m: &Spanned<i64>) -> Result<u32, ScenarioError> {
+    if m.value < 0 || m.value > i64::from(u32::MAX) {
+        return Err(err_at(
+            src,
+            m,
+            format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+        ));
+    }
+    Ok(m.value as u32)
+}
+
 impl Builder<'_> {
     /// KAI Queues: GPU quota (deserved), over-quota weight and limit (-1: unlimited),
     /// priority and parent.
@@ -249,14 +261,7 @@ impl Builder<'_> {
         let psrc = pg.src;
         let spec = &pg.obj.spec;
         if let Some(m) = &spec.min_member {
-            if m.value < 0 || m.value > i64::from(u32::MAX) {
-                return Err(err_at(
-                    psrc,
-                    m,
-                    format!("minMember {} is negative: expected an integer ≥ 0", m.value),
-                ));
-            }
-            gang.min_member = Some(m.value as u32);
+            gang.min_member = Some(min_member(psrc, m)?);
         }
         let topology =
             |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
@@ -385,14 +390,7 @@ impl Builder<'_> {
         let spec = &pg.obj.spec;
         gang.pod_group_per_pod = false;
         if let Some(m) = &spec.min_member {
-            if m.value < 0 || m.value > i64::from(u32::MAX) {
-                return Err(err_at(
-                    psrc,
-                    m,
-                    format!("minMember {} is negative: expected an integer ≥ 0", m.value),
-                ));
-            }
-            gang.min_member = Some(m.value as u32);
+            gang.min_member = Some(min_member(psrc, m)?);
         }
         let pg_topology = spec
             .topology_constraint
@@ -471,16 +469,7 @@ impl Builder<'_> {
                 order.iter().position(|&o| o == pi).expect("parents first")
             });
             let min_member = match &g.min_member {
-                Some(m) if m.value >= 0 && m.value <= i64::from(u32::MAX) => {
-                    (m.value as u32).max(1)
-                }
-                Some(m) => {
-                    return Err(err_at(
-                        psrc,
-                        m,
-                        format!("minMember {} is negative: expected an integer ≥ 0", m.value),
-                    ));
-                }
+                Some(m) => min_member(psrc, m)?.max(1),
                 None => 1,
             };
             gang.kai_subgroups.push(KaiSubGroup {

@@ -52,8 +52,8 @@ struct RunArgs {
     /// Seed of the random streams (overrides Simulation spec.seed).
     #[arg(long)]
     seed: Option<u64>,
-    /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h), then
-    /// report the state at that time.
+    /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h, or with
+    /// days, e.g. 1d12h), then report the state at that time.
     #[arg(long)]
     until: Option<String>,
     /// Output format.
@@ -78,7 +78,10 @@ struct RunArgs {
 /// Where and when `get` and `describe` look.
 #[derive(clap::Args)]
 struct ViewArgs {
-    /// Scenario files or directories (the embedded platform scenario when none).
+    /// Scenario files or directories, as for `run` (the embedded platform scenario when
+    /// none).
+    paths: Vec<PathBuf>,
+    /// Scenario files or directories (kubectl's spelling; added to the positional paths).
     #[arg(short = 'f', long = "filename")]
     files: Vec<PathBuf>,
     /// Namespace (namespaced kinds).
@@ -87,7 +90,8 @@ struct ViewArgs {
     /// All namespaces.
     #[arg(short = 'A', long = "all-namespaces")]
     all_namespaces: bool,
-    /// The state at this offset from the start (Go duration); default: the end of the run.
+    /// The state at this offset from the start (Go duration, or with days: 1d, 1d12h);
+    /// default: the end of the run.
     #[arg(long)]
     at: Option<String>,
     /// Seed of the random streams (overrides Simulation spec.seed).
@@ -111,7 +115,8 @@ enum Command {
     /// scenario when no path is given.
     Run(RunArgs),
     /// Show objects at a time of the simulation as `kubectl get` shows them: localqueue,
-    /// clusterqueue, cohort, workload, podgroup or node.
+    /// clusterqueue, cohort, workload, podgroup, pod or node
+    /// (`get KIND [PATHS...]`; it takes no object name).
     Get {
         /// The kind (kubectl's names and short names).
         kind: String,
@@ -122,11 +127,12 @@ enum Command {
         #[arg(short = 'o', long = "output", value_enum)]
         output: Option<GetFormat>,
     },
-    /// Show one workload at a time of the simulation as `kubectl describe workload` does.
+    /// Show one object at a time of the simulation as `kubectl describe` does: workload,
+    /// pod, node, clusterqueue or localqueue (`describe KIND NAME [PATHS...]`).
     Describe {
-        /// The kind: workload.
+        /// The kind (kubectl's names and short names).
         kind: String,
-        /// The workload's name.
+        /// The object's name.
         name: String,
         #[command(flatten)]
         view: ViewArgs,
@@ -237,7 +243,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         loaded.world.config.seed = seed;
     }
     if let Some(u) = until {
-        let d = SimDuration::parse(u).map_err(|e| Failure {
+        let d = parse_offset(u).map_err(|e| Failure {
             code: 2,
             message: format!("--until: {e}"),
         })?;
@@ -336,8 +342,20 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
 /// Runs the scenario of `view` up to its `--at` time; returns the world, the result document
 /// and the time (seconds) it describes.
 fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failure> {
+    // Positional paths first, then -f ones; a positional that is no file or directory is
+    // a usage error (most likely an object name given to `get`, which takes none).
+    if let Some(p) = view.paths.iter().find(|p| !p.exists()) {
+        return Err(Failure {
+            code: 2,
+            message: format!(
+                "{}: no such file or directory (get takes KIND [PATHS...], describe KIND NAME [PATHS...])",
+                p.display()
+            ),
+        });
+    }
+    let paths: Vec<PathBuf> = view.paths.iter().chain(&view.files).cloned().collect();
     let mut loaded = load_sources(
-        &view.files,
+        &paths,
         LoadOptions {
             strict: false,
             trace_root: view.trace_root.clone(),
@@ -349,7 +367,7 @@ fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failur
         loaded.world.config.seed = seed;
     }
     if let Some(a) = &view.at {
-        let d = SimDuration::parse(a).map_err(|e| Failure {
+        let d = parse_offset(a).map_err(|e| Failure {
             code: 2,
             message: format!("--at: {e}"),
         })?;
@@ -416,16 +434,70 @@ fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Fai
 }
 
 fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
-    if !matches!(kind, "workload" | "workloads" | "kwl" | "wl") {
+    const KINDS: &[&str] = &[
+        "workload",
+        "workloads",
+        "kwl",
+        "wl",
+        "pod",
+        "pods",
+        "po",
+        "node",
+        "nodes",
+        "no",
+        "clusterqueue",
+        "clusterqueues",
+        "cq",
+        "localqueue",
+        "localqueues",
+        "lq",
+        "queue",
+        "queues",
+    ];
+    if !KINDS.contains(&kind) {
         return Err(Failure {
             code: 2,
-            message: format!("describe {kind:?}: expected workload"),
+            message: format!(
+                "describe {kind:?}: expected workload, pod, node, clusterqueue or localqueue"
+            ),
         });
     }
     let (loaded, doc, at) = view_state(view)?;
-    let text = kubectl::describe_workload(&loaded.world, &doc, &view.namespace, name, at)
+    let text = kubectl::describe(&loaded.world, &doc, kind, &view.namespace, name, at)
         .map_err(|message| Failure { code: 1, message })?;
     print(&text)
+}
+
+/// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are
+/// a convenience of the command line only: manifests keep Go's `time.ParseDuration` syntax,
+/// which has no `d` (`SimDuration::parse` stays strict for them).
+fn parse_offset(s: &str) -> Result<SimDuration, String> {
+    let Some(d) = s.find('d') else {
+        return SimDuration::parse(s).map_err(|e| e.to_string());
+    };
+    let bad = || {
+        format!(
+            "invalid duration {s:?}: expected a Go duration (90m, 1h30m) or days first (1d, 1d12h)"
+        )
+    };
+    let days: f64 = s[..d]
+        .parse()
+        .ok()
+        .filter(|x: &f64| {
+            x.is_finite() && *x >= 0.0 && s[..d].bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        })
+        .ok_or_else(bad)?;
+    let rest = &s[d + 1..];
+    let rest = if rest.is_empty() {
+        SimDuration::ZERO
+    } else {
+        SimDuration::parse(rest).map_err(|e| e.to_string())?
+    };
+    let ms = (days * 86_400_000.0).round();
+    if ms > i64::MAX as f64 / 2.0 {
+        return Err(bad());
+    }
+    Ok(SimDuration::from_millis(ms as i64) + rest)
 }
 
 fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {

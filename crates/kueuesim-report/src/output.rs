@@ -177,6 +177,10 @@ pub struct TopologyDomainOut {
 pub struct PodOut {
     pub name: String,
     pub node: Option<String>,
+    /// When it was bound to `node` (seconds); for the kubectl pod views, not in the document
+    /// (the `-o json` contract is unchanged).
+    #[serde(skip)]
+    pub bound_at: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -394,6 +398,11 @@ fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord) -> WorkloadO
                     .map(|(idx, n)| PodOut {
                         name: wl.pod_name(ps, idx),
                         node: n.map(|n| world.node(n).name.clone()),
+                        bound_at: rec
+                            .bound_at
+                            .get(ps)
+                            .and_then(|b| b.get(idx).copied().flatten())
+                            .map(secs),
                     })
                     .collect(),
                 topology_assignment: assignment

@@ -277,6 +277,9 @@ impl<'w> Simulation<'w> {
             for slots in &mut self.runtimes[w.index()].record.placement {
                 slots.iter_mut().for_each(|s| *s = None);
             }
+            for slots in &mut self.runtimes[w.index()].record.bound_at {
+                slots.iter_mut().for_each(|s| *s = None);
+            }
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.release_quota(w);

@@ -1,10 +1,102 @@
 //! `kueuesim get` and `kueuesim describe`: the state at a time T printed as kubectl prints
-//! the real objects (research/manifests.md §3): the CRDs' printer columns, kubectl's table
-//! layout and ages, and `describe workload` with its conditions and events.
+//! the real objects (research/manifests.md §3). This module owns the pieces every view
+//! shares (kubectl's ages, table and tabwriter layouts, namespaces, the pods derived from the
+//! result document); each view lives in its own file: `get.rs`, `describe.rs` (workloads),
+//! `pods.rs`, `node.rs`, `queues.rs`, `events.rs` (folding), `objects.rs` (`-o json|yaml`).
 
-use kueuesim_model::{SchedulerKind, SimDuration, World};
+mod describe;
+mod events;
+mod get;
+mod node;
+mod objects;
+mod pods;
+mod queues;
+
+use std::collections::BTreeMap;
+
+use kueuesim_model::{SimDuration, Workload, World};
 
 use crate::output::{SimulationResult, WorkloadOut};
+
+pub use describe::describe_workload;
+pub use events::{FoldedEvent, fold_events};
+pub use get::get;
+pub use objects::{json_text, workload_objects, yaml_text};
+pub use pods::{Pod, PodStatus, pods_at};
+
+/// `kubectl describe KIND NAME` at time `at`: workload, pod, node, clusterqueue, localqueue.
+/// Errs with kubectl's `not found` text (exit 1) or an unknown kind (`Err` starting `usage:`).
+pub fn describe(
+    world: &World,
+    doc: &SimulationResult,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    at: f64,
+) -> Result<String, String> {
+    match kind {
+        "workload" | "workloads" | "kwl" | "wl" => {
+            describe_workload(world, doc, namespace, name, at)
+        }
+        "pod" | "pods" | "po" => pods::describe_pod(world, doc, namespace, name, at),
+        "node" | "nodes" | "no" => node::describe_node(world, doc, name, at),
+        "clusterqueue" | "clusterqueues" | "cq" => {
+            queues::describe_cluster_queue(world, doc, name, at)
+        }
+        "localqueue" | "localqueues" | "lq" | "queue" | "queues" => {
+            queues::describe_local_queue(world, doc, namespace, name, at)
+        }
+        other => Err(format!(
+            "usage: describe {other:?}: expected workload, pod, node, clusterqueue or localqueue"
+        )),
+    }
+}
+
+/// The loaded workloads by (namespace, reported name): the result document names workloads,
+/// the views need their specs (owner kind, requests in Kueue units).
+fn specs(world: &World) -> BTreeMap<(&str, &str), &Workload> {
+    world
+        .workloads
+        .iter()
+        .map(|w| ((w.namespace.as_str(), w.name.as_str()), w))
+        .collect()
+}
+
+/// An instant of the run (seconds from the start) as RFC 3339, as `metav1.Time` prints.
+fn rfc3339(world: &World, secs: f64) -> String {
+    kueuesim_model::time::format_rfc3339(world.config.start_unix_ms + (secs * 1000.0) as i64)
+}
+
+/// An instant as Go's `time.RFC1123Z` (`Mon, 02 Jan 2006 15:04:05 -0700`), the layout of
+/// kubectl describe's `Start Time`, `Started` and `Finished` (UTC).
+fn rfc1123z(world: &World, secs: f64) -> String {
+    let ms = world.config.start_unix_ms + (secs * 1000.0) as i64;
+    let s = ms.div_euclid(1000);
+    let days = s.div_euclid(86_400);
+    let rem = s.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {d:02} {} {y} {:02}:{:02}:{:02} +0000",
+        WEEKDAYS[days.rem_euclid(7) as usize],
+        MONTHS[(m - 1) as usize],
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
 
 /// kubectl's `duration.HumanDuration` (k8s.io/apimachinery/pkg/util/duration).
 fn human_duration(d: SimDuration) -> String {
@@ -126,248 +218,6 @@ fn age(at: f64, since: f64) -> String {
     ))
 }
 
-/// `kubectl get <kind>` at time `at` (seconds since the start).
-pub fn get(
-    world: &World,
-    doc: &SimulationResult,
-    kind: &str,
-    ns: &Namespaces,
-    at: f64,
-    wide: bool,
-) -> Result<String, String> {
-    let all = matches!(ns, Namespaces::All);
-    let with_ns = |mut headers: Vec<&'static str>, rows: Vec<(String, Vec<String>)>| {
-        if all {
-            headers.insert(0, "NAMESPACE");
-        }
-        let rows: Vec<Vec<String>> = rows
-            .into_iter()
-            .map(|(n, mut r)| {
-                if all {
-                    r.insert(0, n);
-                }
-                r
-            })
-            .collect();
-        (headers, rows)
-    };
-    let (headers, rows): (Vec<&str>, Vec<Vec<String>>) = match kind {
-        "clusterqueue" | "clusterqueues" | "cq" => {
-            let mut rows = Vec::new();
-            for cq in &world.cluster_queues {
-                let mine =
-                    present(doc, at).filter(|w| w.cluster_queue.as_deref() == Some(&cq.name));
-                let (mut pending, mut admitted) = (0, 0);
-                for w in mine {
-                    match w.state {
-                        "Pending" => pending += 1,
-                        "Admitted" | "Running" => admitted += 1,
-                        _ => {}
-                    }
-                }
-                let cohort = cq
-                    .cohort
-                    .map(|c| world.cohorts[c.index()].name.clone())
-                    .unwrap_or_default();
-                let mut r = vec![cq.name.clone(), cohort];
-                if wide {
-                    r.push(cq.queueing_strategy.as_str().to_string());
-                }
-                r.push(pending.to_string());
-                if wide {
-                    r.push(admitted.to_string());
-                }
-                rows.push(r);
-            }
-            let headers = if wide {
-                vec![
-                    "NAME",
-                    "COHORT",
-                    "STRATEGY",
-                    "PENDING WORKLOADS",
-                    "ADMITTED WORKLOADS",
-                ]
-            } else {
-                vec!["NAME", "COHORT", "PENDING WORKLOADS"]
-            };
-            (headers, rows)
-        }
-        "localqueue" | "localqueues" | "lq" | "queue" | "queues" => {
-            let mut rows = Vec::new();
-            for lq in world.local_queues.iter().filter(|l| ns.shows(&l.namespace)) {
-                let mine = present(doc, at).filter(|w| {
-                    w.namespace == lq.namespace && w.local_queue.as_deref() == Some(&lq.name)
-                });
-                let (mut pending, mut admitted) = (0, 0);
-                for w in mine {
-                    match w.state {
-                        "Pending" => pending += 1,
-                        "Admitted" | "Running" => admitted += 1,
-                        _ => {}
-                    }
-                }
-                rows.push((
-                    lq.namespace.clone(),
-                    vec![
-                        lq.name.clone(),
-                        world.cluster_queue(lq.cluster_queue).name.clone(),
-                        pending.to_string(),
-                        admitted.to_string(),
-                    ],
-                ));
-            }
-            with_ns(
-                vec![
-                    "NAME",
-                    "CLUSTERQUEUE",
-                    "PENDING WORKLOADS",
-                    "ADMITTED WORKLOADS",
-                ],
-                rows,
-            )
-        }
-        "cohort" | "cohorts" | "co" => {
-            let rows = world
-                .cohorts
-                .iter()
-                .map(|c| vec![c.name.clone(), age(at, 0.0)])
-                .collect();
-            (vec!["NAME", "AGE"], rows)
-        }
-        "workload" | "workloads" | "kwl" | "wl" => {
-            let rows = present(doc, at)
-                .filter(|w| w.kind == "Workload" && ns.shows(&w.namespace))
-                .map(|w| {
-                    let status =
-                        |k: &str| condition(w, k).map_or(String::new(), |c| c.status.to_string());
-                    (
-                        w.namespace.clone(),
-                        vec![
-                            w.name.clone(),
-                            w.local_queue.clone().unwrap_or_default(),
-                            w.admitted_at
-                                .and(w.cluster_queue.clone())
-                                .filter(|_| {
-                                    condition(w, "QuotaReserved")
-                                        .is_some_and(|c| c.status == "True")
-                                })
-                                .unwrap_or_default(),
-                            status("Admitted"),
-                            status("Finished"),
-                            age(at, w.created_at),
-                        ],
-                    )
-                })
-                .collect();
-            with_ns(
-                vec![
-                    "NAME",
-                    "QUEUE",
-                    "RESERVED IN",
-                    "ADMITTED",
-                    "FINISHED",
-                    "AGE",
-                ],
-                rows,
-            )
-        }
-        "podgroup" | "podgroups" | "pg" => {
-            let rows = present(doc, at)
-                .filter(|w| ns.shows(&w.namespace))
-                .filter_map(|w| {
-                    let wl = world
-                        .workloads
-                        .iter()
-                        .find(|x| x.namespace == w.namespace && x.name == w.name)?;
-                    if world.config.scheduler(&wl.scheduler_name) != Some(SchedulerKind::Volcano) {
-                        return None;
-                    }
-                    let total: usize = w.pod_sets.iter().map(|p| p.count as usize).sum();
-                    let placed: usize = w.pod_sets.iter().map(|p| p.nodes.len()).sum();
-                    let min_member = wl.gang.min_member.map_or(total, |m| m as usize);
-                    // The PodGroup phase (getPodGroupPhase): Running once minMember pods are
-                    // scheduled, Completed when done; Inqueue once Kueue released the pods.
-                    let phase = match w.state {
-                        "Finished" => "Completed",
-                        _ if placed >= min_member && placed > 0 => "Running",
-                        "Admitted" | "Running" => "Inqueue",
-                        _ => "Pending",
-                    };
-                    let running = if w.state == "Running" { placed } else { 0 };
-                    let name = wl
-                        .owner
-                        .as_ref()
-                        .map_or_else(|| w.name.clone(), |(_, n)| format!("podgroup-{n}"));
-                    let mut r = vec![
-                        name,
-                        phase.to_string(),
-                        min_member.to_string(),
-                        running.to_string(),
-                        age(at, w.created_at),
-                    ];
-                    if wide {
-                        r.push("default".into());
-                    }
-                    Some((w.namespace.clone(), r))
-                })
-                .collect();
-            let headers = if wide {
-                vec!["NAME", "STATUS", "MINMEMBER", "RUNNINGS", "AGE", "QUEUE"]
-            } else {
-                vec!["NAME", "STATUS", "MINMEMBER", "RUNNINGS", "AGE"]
-            };
-            with_ns(headers, rows)
-        }
-        "node" | "nodes" | "no" => {
-            let rows = world
-                .nodes
-                .iter()
-                .map(|n| {
-                    vec![
-                        n.name.clone(),
-                        if n.unschedulable {
-                            "Ready,SchedulingDisabled".into()
-                        } else {
-                            "Ready".into()
-                        },
-                        "<none>".into(),
-                        age(at, 0.0),
-                        "<unknown>".into(),
-                    ]
-                })
-                .collect();
-            (vec!["NAME", "STATUS", "ROLES", "AGE", "VERSION"], rows)
-        }
-        other => {
-            return Err(format!(
-                "the server doesn't have a resource type \"{other}\": expected localqueue, clusterqueue, cohort, workload, podgroup or node"
-            ));
-        }
-    };
-    if rows.is_empty() {
-        return Ok(match ns {
-            Namespaces::One(n)
-                if !matches!(
-                    kind,
-                    "clusterqueue"
-                        | "clusterqueues"
-                        | "cq"
-                        | "cohort"
-                        | "cohorts"
-                        | "co"
-                        | "node"
-                        | "nodes"
-                        | "no"
-                ) =>
-            {
-                format!("No resources found in {n} namespace.\n")
-            }
-            _ => "No resources found\n".to_string(),
-        });
-    }
-    Ok(table(&headers, &rows))
-}
-
 /// Go's tabwriter as kubectl describe uses it (padding 2): consecutive lines with the same
 /// number of tab-separated cells form a block whose columns are aligned; the last cell of a
 /// line is not padded.
@@ -410,220 +260,6 @@ fn tabwrite(lines: &[String]) -> String {
         i = j;
     }
     out
-}
-
-/// `kubectl describe workload NAME -n NS` at time `at`.
-pub fn describe_workload(
-    world: &World,
-    doc: &SimulationResult,
-    namespace: &str,
-    name: &str,
-    at: f64,
-) -> Result<String, String> {
-    let w = present(doc, at)
-        .find(|w| w.namespace == namespace && w.name == name)
-        .ok_or_else(|| format!("workloads.kueue.x-k8s.io \"{name}\" not found"))?;
-    let start = world.config.start_unix_ms;
-    let ts = |secs: f64| kueuesim_model::time::format_rfc3339(start + (secs * 1000.0) as i64);
-    let mut l: Vec<String> = Vec::new();
-    let kv = |l: &mut Vec<String>, indent: usize, k: &str, v: &str| {
-        l.push(format!("{}{k}:\t{v}", " ".repeat(indent)));
-    };
-    let head = |l: &mut Vec<String>, indent: usize, k: &str| {
-        l.push(format!("{}{k}:", " ".repeat(indent)));
-    };
-    kv(&mut l, 0, "Name", &w.name);
-    kv(&mut l, 0, "Namespace", &w.namespace);
-    kv(&mut l, 0, "Labels", "<none>");
-    kv(&mut l, 0, "Annotations", "<none>");
-    kv(&mut l, 0, "API Version", "kueue.x-k8s.io/v1beta2");
-    kv(&mut l, 0, "Kind", "Workload");
-    head(&mut l, 0, "Metadata");
-    kv(&mut l, 2, "Creation Timestamp", &ts(w.created_at));
-    head(&mut l, 0, "Spec");
-    kv(&mut l, 2, "Active", "true");
-    head(&mut l, 2, "Pod Sets");
-    for p in &w.pod_sets {
-        kv(&mut l, 4, "Count", &p.count.to_string());
-        kv(&mut l, 4, "Name", &p.name);
-        head(&mut l, 4, "Template");
-        head(&mut l, 6, "Spec");
-        head(&mut l, 8, "Containers");
-        head(&mut l, 10, "Resources");
-        head(&mut l, 12, "Requests");
-        for (r, q) in &p.requests {
-            kv(&mut l, 14, r, q);
-        }
-    }
-    kv(&mut l, 2, "Priority", &w.priority.to_string());
-    if let Some(pc) = &w.priority_class {
-        kv(&mut l, 2, "Priority Class Name", pc);
-    }
-    if let Some(q) = &w.local_queue {
-        kv(&mut l, 2, "Queue Name", q);
-    }
-    head(&mut l, 0, "Status");
-    let reserved = condition(w, "QuotaReserved").is_some_and(|c| c.status == "True");
-    if let (Some(cq), true) = (&w.cluster_queue, reserved) {
-        head(&mut l, 2, "Admission");
-        kv(&mut l, 4, "Cluster Queue", cq);
-        head(&mut l, 4, "Pod Set Assignments");
-        for p in &w.pod_sets {
-            if let Some(c) = p.admitted_count {
-                kv(&mut l, 6, "Count", &c.to_string());
-            }
-            head(&mut l, 6, "Flavors");
-            for (r, f) in &p.flavors {
-                kv(&mut l, 8, r, f);
-            }
-            kv(&mut l, 6, "Name", &p.name);
-        }
-    }
-    head(&mut l, 2, "Conditions");
-    for c in &w.conditions {
-        kv(&mut l, 4, "Last Transition Time", &ts(c.at));
-        kv(&mut l, 4, "Message", &c.message);
-        kv(&mut l, 4, "Observed Generation", "1");
-        kv(&mut l, 4, "Reason", c.reason);
-        kv(&mut l, 4, "Status", c.status);
-        kv(&mut l, 4, "Type", c.kind);
-    }
-    let events: Vec<&crate::output::EventOut> = w.events.iter().filter(|e| e.at <= at).collect();
-    if events.is_empty() {
-        l.push("Events:\t<none>".into());
-    } else {
-        l.push("Events:".into());
-        l.push("  Type\tReason\tAge\tFrom\tMessage".into());
-        l.push("  ----\t------\t----\t----\t-------".into());
-        for e in events {
-            l.push(format!(
-                "  {}\t{}\t{}\t{}\t{}",
-                e.kind,
-                e.reason,
-                age(at, e.at),
-                e.source,
-                e.message
-            ));
-        }
-    }
-    Ok(tabwrite(&l))
-}
-
-/// `kubectl get workload -o json|yaml` at time `at`: a `List` of Kueue Workload objects
-/// (`kueue.x-k8s.io/v1beta1`, whose fields the loader reads back) with their status —
-/// conditions with their transition times and, while quota is reserved, the admission with
-/// its flavors, counts and topology assignment.
-pub fn workload_objects(
-    world: &World,
-    doc: &SimulationResult,
-    ns: &Namespaces,
-    at: f64,
-) -> serde_json::Value {
-    use serde_json::{Map, Value, json};
-    let start = world.config.start_unix_ms;
-    let ts = |secs: f64| kueuesim_model::time::format_rfc3339(start + (secs * 1000.0) as i64);
-    let items: Vec<Value> = present(doc, at)
-        .filter(|w| w.kind == "Workload" && ns.shows(&w.namespace))
-        .map(|w| {
-            let pod_sets: Vec<Value> = w
-                .pod_sets
-                .iter()
-                .map(|p| {
-                    let mut ps = json!({
-                        "name": p.name,
-                        "count": p.count,
-                        "template": {"spec": {
-                            "schedulerName": w.scheduler_name,
-                            "containers": [{"name": "main", "resources": {"requests": p.requests}}]
-                        }}
-                    });
-                    if let Some(m) = p.min_count {
-                        ps["minCount"] = json!(m);
-                    }
-                    ps
-                })
-                .collect();
-            let mut spec = Map::new();
-            if let Some(q) = &w.local_queue {
-                spec.insert("queueName".into(), json!(q));
-            }
-            spec.insert("podSets".into(), Value::Array(pod_sets));
-            spec.insert("priority".into(), json!(w.priority));
-            if let Some(pc) = &w.priority_class {
-                spec.insert("priorityClassName".into(), json!(pc));
-                spec.insert(
-                    "priorityClassSource".into(),
-                    json!("kueue.x-k8s.io/workloadpriorityclass"),
-                );
-            }
-            spec.insert("active".into(), json!(w.state != "Inactive"));
-            let conditions: Vec<Value> = w
-                .conditions
-                .iter()
-                .map(|c| {
-                    json!({
-                        "type": c.kind,
-                        "status": c.status,
-                        "reason": c.reason,
-                        "message": c.message,
-                        "lastTransitionTime": ts(c.at),
-                        "observedGeneration": 1
-                    })
-                })
-                .collect();
-            let mut status = Map::new();
-            let reserved = condition(w, "QuotaReserved").is_some_and(|c| c.status == "True");
-            if let (Some(cq), true) = (&w.cluster_queue, reserved) {
-                let assignments: Vec<Value> = w
-                    .pod_sets
-                    .iter()
-                    .map(|p| {
-                        let mut a = json!({
-                            "name": p.name,
-                            "flavors": p.flavors,
-                            "count": p.admitted_count.unwrap_or(p.count),
-                        });
-                        if let Some(t) = &p.topology_assignment {
-                            a["topologyAssignment"] = json!({
-                                "levels": t.levels,
-                                "domains": t.domains.iter().map(|d| json!({"values": d.values, "count": d.count})).collect::<Vec<_>>()
-                            });
-                        }
-                        a
-                    })
-                    .collect();
-                status.insert(
-                    "admission".into(),
-                    json!({"clusterQueue": cq, "podSetAssignments": assignments}),
-                );
-            }
-            status.insert("conditions".into(), Value::Array(conditions));
-            json!({
-                "apiVersion": "kueue.x-k8s.io/v1beta1",
-                "kind": "Workload",
-                "metadata": {
-                    "name": w.name,
-                    "namespace": w.namespace,
-                    "creationTimestamp": ts(w.created_at),
-                },
-                "spec": spec,
-                "status": status,
-            })
-        })
-        .collect();
-    json!({"apiVersion": "v1", "kind": "List", "items": items})
-}
-
-/// A JSON value as kubectl's `-o json` text.
-pub fn json_text(v: &serde_json::Value) -> String {
-    let mut t = serde_json::to_string_pretty(v).expect("a JSON value serializes");
-    t.push('\n');
-    t
-}
-
-/// A JSON value as `-o yaml` text.
-pub fn yaml_text(v: &serde_json::Value) -> String {
-    serde_saphyr::to_string(v).expect("a JSON value serializes")
 }
 
 #[cfg(test)]

@@ -925,3 +925,5 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+mod kubectl;

@@ -111,6 +111,9 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
     let specs = specs(world);
     let startup = world.config.pod_startup.as_secs_f64();
     let termination = world.config.pod_termination.as_secs_f64();
+    // A quota-only run (no Node objects) places no pod: an admitted workload's pods count as
+    // bound nowhere (NODE `<none>`) and follow its state.
+    let quota_only = !world.has_nodes();
     let mut out = Vec::new();
     for w in doc.workloads.iter().filter(|w| w.created_at <= at) {
         let spec = specs.get(&(w.namespace.as_str(), w.name.as_str())).copied();
@@ -139,21 +142,22 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
             let requests = spec.and_then(|s| s.pod_sets.get(psi)).map(|p| &p.requests);
             for pod in &ps.pods {
                 let node = pod.node.as_deref();
+                let placed = node.is_some() || quota_only;
                 let status = if !released {
                     if !gated {
                         continue; // a suspended job has no pods
                     }
                     PodStatus::SchedulingGated
                 } else {
-                    match (w.state, node) {
-                        ("Finished", Some(_)) => PodStatus::Completed,
-                        ("Finished", None) => continue,
+                    match (w.state, placed) {
+                        ("Finished", true) => PodStatus::Completed,
+                        ("Finished", false) => continue,
                         // An unbound pod is deleted at once: only bound ones terminate.
-                        ("Evicted", Some(_)) => PodStatus::Terminating,
-                        ("Evicted", None) => continue,
-                        (_, None) => PodStatus::Pending,
-                        ("Running", Some(_)) => PodStatus::Running,
-                        (_, Some(_)) => {
+                        ("Evicted", true) => PodStatus::Terminating,
+                        ("Evicted", false) => continue,
+                        (_, false) => PodStatus::Pending,
+                        ("Running", true) => PodStatus::Running,
+                        (_, true) => {
                             if pod.bound_at.is_some_and(|b| b + startup <= at) {
                                 PodStatus::Running
                             } else {

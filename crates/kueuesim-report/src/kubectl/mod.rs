@@ -280,6 +280,62 @@ mod tests {
     }
 
     #[test]
+    fn repeats_fold_by_type_reason_source_and_message() {
+        let e = |at: f64, reason: &'static str, msg: &str| {
+            (at, "Warning", reason, "kueue-admission", msg.to_string())
+        };
+        let folded = fold_events([
+            e(10.0, "Pending", "no quota"),
+            e(20.0, "Pending", "other"),
+            e(30.0, "Pending", "no quota"),
+            e(40.0, "Evicted", "no quota"),
+            e(50.0, "Pending", "no quota"),
+        ]);
+        let got: Vec<(&str, &str, u32, f64, f64)> = folded
+            .iter()
+            .map(|f| (f.reason, f.message.as_str(), f.count, f.first, f.last))
+            .collect();
+        // Ordered by the last occurrence, as kubectl sorts events.
+        assert_eq!(
+            got,
+            [
+                ("Pending", "other", 1, 20.0, 20.0),
+                ("Evicted", "no quota", 1, 40.0, 40.0),
+                ("Pending", "no quota", 3, 10.0, 50.0),
+            ]
+        );
+        let lines = events::event_lines(
+            vec![
+                events::RawEvent {
+                    at: 0.0,
+                    kind: "Normal",
+                    reason: "R",
+                    source: "s",
+                    message: "m".into(),
+                },
+                events::RawEvent {
+                    at: 540.0,
+                    kind: "Normal",
+                    reason: "R",
+                    source: "s",
+                    message: "m".into(),
+                },
+            ],
+            600.0,
+        );
+        assert_eq!(lines[3], "  Normal\tR\t60s (x2 over 10m)\ts\tm");
+    }
+
+    #[test]
+    fn rfc1123z_is_gos_layout() {
+        let mut world = World::default();
+        world.config.start_unix_ms = 1_772_409_600_000; // 2026-03-02T00:00:00Z, a Monday
+        assert_eq!(rfc1123z(&world, 3661.0), "Mon, 02 Mar 2026 01:01:01 +0000");
+        world.config.start_unix_ms = 0;
+        assert_eq!(rfc1123z(&world, 0.0), "Thu, 01 Jan 1970 00:00:00 +0000");
+    }
+
+    #[test]
     fn tables_pad_to_kubectl_widths() {
         let t = table(
             &["NAME", "CLUSTERQUEUE", "PENDING WORKLOADS"],

@@ -298,6 +298,36 @@ fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEvent<'a>> {
             message: Cow::Borrowed(e.message.as_str()),
         })
         .collect();
+    // The engine records a repeat of a workload's event once: a pod created after the
+    // scheduler's last message (re-created after an eviction) and still unbound met the same
+    // failure at its first attempt, once Kueue released it.
+    if events.is_empty() && pod.status == PodStatus::Pending {
+        let first_try = pod
+            .workload
+            .admitted_at
+            .unwrap_or(pod.created)
+            .max(pod.created);
+        if let Some(e) = pod
+            .workload
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.source == source && e.kind == "Warning" && e.at < pod.created)
+            .filter(|_| first_try <= at)
+        {
+            events.push(RawEvent {
+                at: first_try,
+                kind: e.kind,
+                reason: if kind == SchedulerKind::Kai {
+                    e.reason
+                } else {
+                    "FailedScheduling"
+                },
+                source: e.source,
+                message: Cow::Borrowed(e.message.as_str()),
+            });
+        }
+    }
     if let (Some(b), Some(node)) = (pod.bound_at, pod.node)
         && b <= at
     {

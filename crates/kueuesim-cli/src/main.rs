@@ -44,6 +44,37 @@ enum Format {
     Yaml,
 }
 
+/// What-if overrides of the scenario's objects, for every command that loads one.
+#[derive(clap::Args, Clone, Default)]
+struct OverrideArgs {
+    /// A file (or directory) of partial objects merged into the scenario's objects with
+    /// Kubernetes strategic-merge rules (by apiVersion group, kind, name, namespace); an
+    /// object the scenario lacks is added, `$patch: delete` removes one. Repeatable, in order.
+    #[arg(long = "patch", value_name = "FILE")]
+    patches: Vec<PathBuf>,
+    /// One field of one object: KIND/[NAMESPACE/]NAME:PATH=VALUE, e.g.
+    /// clusterqueue/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota=192
+    /// (PATH: fields, [N] or [key=value]; VALUE: YAML, null removes). Repeatable; after --patch.
+    #[arg(long = "set", value_name = "KIND/NAME:PATH=VALUE")]
+    sets: Vec<String>,
+}
+
+impl OverrideArgs {
+    /// The load options' patch files and `--set` arguments.
+    fn apply_to(&self, opts: LoadOptions) -> Result<LoadOptions, Failure> {
+        let patches = if self.patches.is_empty() {
+            Vec::new()
+        } else {
+            read_paths(&self.patches)?
+        };
+        Ok(LoadOptions {
+            patches,
+            sets: self.sets.clone(),
+            ..opts
+        })
+    }
+}
+
 /// The options of `kueuesim run`.
 #[derive(clap::Args)]
 struct RunArgs {
@@ -73,6 +104,8 @@ struct RunArgs {
     /// metrics.prom and report.html into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    overrides: OverrideArgs,
 }
 
 /// Where and when `get` and `describe` look.
@@ -100,6 +133,8 @@ struct ViewArgs {
     /// Where trace paths are looked for after the scenario file's directory.
     #[arg(long, value_name = "DIR")]
     trace_root: Option<PathBuf>,
+    #[command(flatten)]
+    overrides: OverrideArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -148,6 +183,8 @@ enum Command {
         /// Where trace paths are looked for after the scenario file's directory.
         #[arg(long, value_name = "DIR")]
         trace_root: Option<PathBuf>,
+        #[command(flatten)]
+        overrides: OverrideArgs,
     },
 }
 
@@ -224,6 +261,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         quiet,
         out,
         trace_root,
+        overrides,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
     // A summary alone needs no per-workload events, conditions or placements: the run is
@@ -232,12 +270,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let summary_only = out.is_none() && matches!(output, Format::Summary);
     let mut loaded = load_sources(
         paths,
-        LoadOptions {
+        overrides.apply_to(LoadOptions {
             strict,
             trace_root: trace_root.clone(),
             seed,
             stream: summary_only,
-        },
+            ..LoadOptions::default()
+        })?,
     )?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
@@ -356,12 +395,13 @@ fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failur
     let paths: Vec<PathBuf> = view.paths.iter().chain(&view.files).cloned().collect();
     let mut loaded = load_sources(
         &paths,
-        LoadOptions {
+        view.overrides.apply_to(LoadOptions {
             strict: false,
             trace_root: view.trace_root.clone(),
             seed: view.seed,
             stream: false,
-        },
+            ..LoadOptions::default()
+        })?,
     )?;
     if let Some(seed) = view.seed {
         loaded.world.config.seed = seed;
@@ -540,15 +580,16 @@ fn main() -> ExitCode {
             paths,
             strict,
             trace_root,
-        } => validate(
-            paths,
-            LoadOptions {
+            overrides,
+        } => overrides
+            .apply_to(LoadOptions {
                 strict: *strict,
                 trace_root: trace_root.clone(),
                 seed: None,
                 stream: true,
-            },
-        ),
+                ..LoadOptions::default()
+            })
+            .and_then(|opts| validate(paths, opts)),
         Command::Get { kind, view, output } => get(kind, view, *output),
         Command::Describe { kind, name, view } => describe(kind, name, view),
     };

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod embedded;
 pub mod error;
 pub mod generator;
+pub mod overlay;
 pub mod source;
 pub mod stream;
 pub mod synthetic;

@@ -4,7 +4,10 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
+use std::sync::Arc;
+
 use crate::error::{Pos, ScenarioError};
+use crate::overlay::tree::LineMap;
 
 /// One input file.
 #[derive(Clone, Debug)]
@@ -25,6 +28,10 @@ pub struct ObjectText<'f> {
     pub text: String,
     /// File lines before `text`'s first line.
     pub line_offset: u64,
+    /// For an object that `--patch` or `--set` changed, `text` is written anew: where each of
+    /// its lines was written first (in `file`, a patch file or a `--set` argument). Positions
+    /// go through `ObjectText::pos`, which reads it.
+    pub origins: Option<Arc<LineMap<'f>>>,
     /// `apiVersion` (empty if missing).
     pub api_version: String,
     /// `kind`.
@@ -33,6 +40,51 @@ pub struct ObjectText<'f> {
     pub kind_pos: Pos,
     /// Position among all objects of the input, in document order (set by the loader).
     pub order: usize,
+}
+
+impl<'f> ObjectText<'f> {
+    /// The input position of (1-based) `line` and `column` of `text`, and the text of the input
+    /// it is in (for the code frame).
+    pub fn locate(&self, line: u64, column: u64) -> (Pos, &'f str) {
+        if let Some(at) = self.origins.as_ref().and_then(|m| m.origin(line, column)) {
+            return (at.pos(), at.file.text.as_str());
+        }
+        let pos = Pos {
+            file: self.file.name.clone(),
+            line: line + self.line_offset,
+            column,
+        };
+        (pos, self.file.text.as_str())
+    }
+
+    /// The text of the input `pos` is in (for a code frame): the object's file, or a patch
+    /// file or `--set` argument that set part of it.
+    pub fn frame_for(&self, pos: &Pos) -> &'f str {
+        self.origins
+            .as_ref()
+            .and_then(|m| m.file_named(&pos.file))
+            .map_or(self.file.text.as_str(), |f| f.text.as_str())
+    }
+
+    /// The input position of (1-based) `line` and `column` of `text`.
+    pub fn pos(&self, line: u64, column: u64) -> Pos {
+        self.locate(line, column).0
+    }
+
+    /// An error at (1-based) `line` and `column` of `text`.
+    pub fn error_at(&self, line: u64, column: u64, message: impl Into<String>) -> ScenarioError {
+        let (pos, source) = self.locate(line, column);
+        ScenarioError::at(pos, message, source)
+    }
+
+    /// A parse error of `text`, at its input position.
+    pub fn yaml_error(&self, e: &serde_saphyr::Error) -> ScenarioError {
+        let (line, column) = match e.location() {
+            Some(l) if l.line() > 0 => (l.line(), l.column()),
+            _ => (1, 1),
+        };
+        self.error_at(line, column, yaml_message(e))
+    }
 }
 
 /// A document's head and, for a List, where its items start: one parse of the document.
@@ -173,17 +225,11 @@ fn quick_flow_head(text: &str) -> Option<(String, String, u64, u64)> {
 
 /// Turns a serde-saphyr error in a text that starts after `line_offset` file lines into ours.
 pub fn yaml_error(file: &SourceFile, line_offset: u64, e: &serde_saphyr::Error) -> ScenarioError {
-    let bare = e.without_snippet().to_string();
     let (line, column) = match e.location() {
         Some(l) if l.line() > 0 => (l.line() + line_offset, l.column()),
         _ => (line_offset + 1, 1),
     };
-    // serde-saphyr appends its own (document-relative) position; ours replaces it.
-    let message = match bare.rfind(" at line ") {
-        Some(i) => bare[..i].to_string(),
-        None => bare,
-    };
-    let message = explain(&message);
+    let message = yaml_message(e);
     ScenarioError::at(
         Pos {
             file: file.name.clone(),
@@ -193,6 +239,17 @@ pub fn yaml_error(file: &SourceFile, line_offset: u64, e: &serde_saphyr::Error) 
         message,
         &file.text,
     )
+}
+
+/// A serde-saphyr error's message without its own (document-relative) position, which ours
+/// replaces, and with what was expected.
+pub(crate) fn yaml_message(e: &serde_saphyr::Error) -> String {
+    let bare = e.without_snippet().to_string();
+    let message = match bare.rfind(" at line ") {
+        Some(i) => bare[..i].to_string(),
+        None => bare,
+    };
+    explain(&message)
 }
 
 /// Adds what was expected to serde's terse type errors.
@@ -333,6 +390,7 @@ fn push_document<'f>(
         file,
         text,
         line_offset,
+        origins: None,
         api_version,
         kind: kind_value,
         kind_pos,

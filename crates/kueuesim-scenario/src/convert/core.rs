@@ -15,7 +15,7 @@ use kueuesim_model::{
 };
 
 use crate::error::{Pos, ScenarioError};
-use crate::source::{ObjectText, yaml_error};
+use crate::source::ObjectText;
 use crate::wire;
 
 /// The label that names a job's LocalQueue.
@@ -45,6 +45,10 @@ pub struct LoadOptions {
     /// Leave the workloads in `Loaded::stream` for the engine to pull
     /// (`Simulation::with_stream`) instead of collecting them into `world.workloads`.
     pub stream: bool,
+    /// `--patch`: files of partial objects merged into the scenario's (`crate::overlay`).
+    pub patches: Vec<crate::source::SourceFile>,
+    /// `--set`: one field each (`KIND/[NAMESPACE/]NAME:PATH=VALUE`), after the patches.
+    pub sets: Vec<String>,
 }
 
 /// A parsed object and where it came from.
@@ -109,11 +113,7 @@ pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
     if s.referenced.line() == 0 {
         return src.kind_pos.clone();
     }
-    Pos {
-        file: src.file.name.clone(),
-        line: s.referenced.line() + src.line_offset,
-        column: s.referenced.column(),
-    }
+    src.pos(s.referenced.line(), s.referenced.column())
 }
 
 pub(crate) fn err_at<T>(
@@ -121,7 +121,8 @@ pub(crate) fn err_at<T>(
     s: &Spanned<T>,
     message: impl Into<String>,
 ) -> ScenarioError {
-    ScenarioError::at(pos_of(src, s), message, &src.file.text)
+    let pos = pos_of(src, s);
+    ScenarioError::at(pos.clone(), message, src.frame_for(&pos))
 }
 
 pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {
@@ -131,8 +132,7 @@ pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> Scena
 pub(super) fn parse<'a, T: DeserializeOwned>(
     src: &'a ObjectText<'a>,
 ) -> Result<Parsed<'a, T>, ScenarioError> {
-    let obj =
-        serde_saphyr::from_str(&src.text).map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
+    let obj = serde_saphyr::from_str(&src.text).map_err(|e| src.yaml_error(&e))?;
     Ok(Parsed { src, obj })
 }
 

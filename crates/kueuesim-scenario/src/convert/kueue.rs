@@ -89,11 +89,7 @@ pub(super) fn unknown_kueue_field(src: &ObjectText<'_>) -> Option<(Pos, String)>
         if key.starts_with(['{', '[', '"', '\'']) || !t.contains(':') {
             continue;
         }
-        let at = |col: usize| Pos {
-            file: src.file.name.clone(),
-            line: src.line_offset + i as u64 + 1,
-            column: col as u64 + 1,
-        };
+        let at = |col: usize| src.pos(i as u64 + 1, col as u64 + 1);
         if ind == b {
             in_spec = None;
             if key == "spec" && t.trim_end() == "spec:" {

@@ -28,7 +28,8 @@ use kueuesim_model::{Workload, World};
 use self::core::{Builder, Parsed, ensure_namespace, err_obj, name_of, namespace_of, parse};
 use self::kueue::unknown_kueue_field;
 use crate::error::{Pos, ScenarioError};
-use crate::source::{ObjectText, SourceFile, split_objects, yaml_error};
+use crate::overlay::{Overrides, kind_matches};
+use crate::source::{ObjectText, SourceFile, split_objects};
 use crate::stream::WorkloadStream;
 use crate::wire;
 
@@ -48,11 +49,21 @@ pub struct Loaded {
 }
 
 /// Loads every object of `files` into a world.
-pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioError> {
+pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, ScenarioError> {
+    let patch_files = std::mem::take(&mut opts.patches);
+    let set_files = crate::overlay::set_sources(&std::mem::take(&mut opts.sets));
+    let mut overrides = Overrides::read(&patch_files, &set_files)?;
+    let mut notes = Vec::new();
     let mut objects = Vec::new();
     for f in files {
         objects.extend(split_objects(f)?);
     }
+    // Overrides of WorkloadTraces apply first: they decide what a trace adapter generates.
+    overrides.apply(
+        &mut objects,
+        |k| kind_matches(k, "WorkloadTrace"),
+        &mut notes,
+    )?;
     // WorkloadTraces: checked and their files found first, since an adapter may generate
     // cluster objects (nodes, flavors, queues) that the scenario then builds like its own.
     let traces = crate::trace::declarations(&objects, &opts)?;
@@ -60,6 +71,8 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
     for f in &generated {
         objects.extend(split_objects(f)?);
     }
+    // The other overrides, on the user's objects and the generated ones alike.
+    overrides.apply(&mut objects, |_| true, &mut notes)?;
     for (i, o) in objects.iter_mut().enumerate() {
         o.order = i;
     }
@@ -85,6 +98,10 @@ pub fn load(files: &[SourceFile], opts: LoadOptions) -> Result<Loaded, ScenarioE
         }
     }
     loaded.traces = traces;
+    if !notes.is_empty() {
+        notes.append(&mut loaded.warnings);
+        loaded.warnings = notes;
+    }
     Ok(loaded)
 }
 
@@ -106,11 +123,8 @@ impl<'a> Builder<'a> {
                 && let Some((pos, msg)) = unknown_kueue_field(src)
             {
                 if opts.strict {
-                    return Err(ScenarioError::at(
-                        pos,
-                        format!("{msg} (--strict)"),
-                        &src.file.text,
-                    ));
+                    let frame = src.frame_for(&pos);
+                    return Err(ScenarioError::at(pos, format!("{msg} (--strict)"), frame));
                 }
                 self.warnings.push(format!("{pos}: {msg}; ignored"));
             }
@@ -241,7 +255,7 @@ impl<'a> Builder<'a> {
                     // Not read any further, but a syntax error is still an error (the
                     // splitter read only its head).
                     serde_saphyr::from_str::<serde::de::IgnoredAny>(&src.text)
-                        .map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
+                        .map_err(|e| src.yaml_error(&e))?;
                     let label = if src.api_version.is_empty() {
                         src.kind.clone()
                     } else {

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::convert::core::{LoadOptions, err_at, pos_of};
 use crate::error::ScenarioError;
-use crate::source::{ObjectText, yaml_error};
+use crate::source::ObjectText;
 use crate::wire;
 
 fn mapping(
@@ -126,8 +126,8 @@ pub(crate) fn declarations(
         {
             continue;
         }
-        let t: wire::WorkloadTrace = serde_saphyr::from_str(&src.text)
-            .map_err(|e| yaml_error(src.file, src.line_offset, &e))?;
+        let t: wire::WorkloadTrace =
+            serde_saphyr::from_str(&src.text).map_err(|e| src.yaml_error(&e))?;
         let name = match &t.metadata.name {
             Some(n) if !n.value.trim().is_empty() => n.value.trim().to_string(),
             _ => {
@@ -294,7 +294,7 @@ pub(crate) fn declarations(
             return Err(ScenarioError::at(
                 pos.clone(),
                 "openb.extraNodes needs openb.nodes: the extra nodes copy the node list's shapes",
-                &src.file.text,
+                src.frame_for(pos),
             ));
         }
         if let Some(p) = p

@@ -18,6 +18,8 @@ mod kueue_features;
 mod kueue_perf;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
+/// `--patch` and `--set`: overrides merged into the scenario's objects.
+mod overrides;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
 mod placement_cases;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.

@@ -1,0 +1,413 @@
+//! Overrides of a scenario's objects: `--patch` files and `--set` arguments, merged into the
+//! objects the loader reads (before it reads them), with every value keeping the file, line
+//! and column it was written at — so a what-if variant needs no copy of the scenario.
+//!
+//! A patch document names its object by apiVersion group, kind, `metadata.name` and (when
+//! given) `metadata.namespace`, and is merged into it with Kubernetes' strategic-merge rules
+//! (`merge`); `$patch: delete` removes the object; an object the scenario lacks is added. A
+//! `--set` changes one field (`set`). Patches apply in the order given, then `--set`s. Objects
+//! a trace adapter generates (its ClusterQueues, nodes) are overridden like the user's own.
+
+pub mod merge;
+pub mod set;
+pub mod tree;
+
+use serde::Deserialize;
+
+use crate::error::ScenarioError;
+use crate::source::{ObjectText, SourceFile, split_objects};
+
+use self::tree::{Node, Value};
+
+/// `" (closest: \"x\")"` for the candidate nearest to `wanted`, or nothing when none is near.
+pub fn closest_hint<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    let best = candidates
+        .map(|c| (edit_distance(wanted, c), c))
+        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    match best {
+        Some((d, c)) if d <= wanted.chars().count().max(3) => format!(" (closest: {c:?})"),
+        _ => String::new(),
+    }
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The `--set` arguments as inputs of their own, so errors and code frames can point into
+/// them: `--set[1]` is the first.
+pub fn set_sources(args: &[String]) -> Vec<SourceFile> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| SourceFile {
+            name: format!("--set[{}]", i + 1),
+            text: a.clone(),
+        })
+        .collect()
+}
+
+/// One override, in the order it applies.
+enum Override<'f> {
+    Patch {
+        doc: ObjectText<'f>,
+        tree: Node<'f>,
+        name: String,
+        namespace: Option<String>,
+        delete: bool,
+    },
+    Set(set::SetArg<'f>),
+}
+
+/// The overrides of one load, and which of them have been applied.
+pub struct Overrides<'f> {
+    items: Vec<Override<'f>>,
+    applied: Vec<bool>,
+}
+
+/// The name and namespace of an object, read without building its tree.
+#[derive(Deserialize)]
+struct Head {
+    metadata: Option<HeadMeta>,
+}
+
+#[derive(Deserialize)]
+struct HeadMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// Whether `written` (a `--set` argument's kind: `clusterqueue`, `ClusterQueues`, `cq`) names
+/// objects of `kind`, as kubectl resolves a resource name: the kind, its plural, or a short name.
+pub fn kind_matches(written: &str, kind: &str) -> bool {
+    let w = written.to_ascii_lowercase();
+    let k = kind.to_ascii_lowercase();
+    if w == k || w == format!("{k}s") || w == format!("{k}es") {
+        return true;
+    }
+    // The short names of the CRDs and built-in kinds (`kubectl api-resources`).
+    let short: &[&str] = match k.as_str() {
+        "clusterqueue" => &["cq"],
+        "localqueue" => &["lq", "queue"],
+        "resourceflavor" => &["rf", "flavor"],
+        "workload" => &["wl"],
+        "priorityclass" => &["pc"],
+        "node" => &["no"],
+        "namespace" => &["ns"],
+        "deployment" => &["deploy"],
+        "statefulset" => &["sts"],
+        "podgroup" => &["pg"],
+        _ => &[],
+    };
+    short.contains(&w.as_str())
+}
+
+/// An object's name and namespace (empty when missing).
+fn name_and_namespace(obj: &ObjectText<'_>) -> (String, String) {
+    match serde_saphyr::from_str::<Head>(&obj.text) {
+        Ok(Head {
+            metadata: Some(m), ..
+        }) => (m.name.unwrap_or_default(), m.namespace.unwrap_or_default()),
+        // A malformed object is the loader's to report, where it reads it.
+        _ => (String::new(), String::new()),
+    }
+}
+
+/// Whether an object in `namespace` (empty: not written) is the one a patch or `--set` names
+/// with `wanted` (None: not written).
+fn namespace_matches(wanted: Option<&str>, namespace: &str) -> bool {
+    match wanted {
+        None => true,
+        Some(w) => w == namespace || (namespace.is_empty() && w == "default"),
+    }
+}
+
+impl<'f> Overrides<'f> {
+    /// Reads the patch files and `--set` arguments (`set_sources`).
+    pub fn read(
+        patches: &'f [SourceFile],
+        sets: &'f [SourceFile],
+    ) -> Result<Overrides<'f>, ScenarioError> {
+        let mut items = Vec::new();
+        for f in patches {
+            for doc in split_objects(f)? {
+                let tree = tree::parse(f, &doc.text, doc.line_offset)?;
+                let meta = tree.get("metadata");
+                let Some(name) = meta.and_then(|m| m.text_of("name")) else {
+                    return Err(doc.error_at(
+                        1,
+                        1,
+                        format!(
+                            "a patch of a {} without metadata.name: expected the name of the object to change",
+                            doc.kind
+                        ),
+                    ));
+                };
+                let namespace = meta.and_then(|m| m.text_of("namespace"));
+                let delete = tree.text_of("$patch").as_deref() == Some("delete");
+                items.push(Override::Patch {
+                    doc,
+                    tree,
+                    name,
+                    namespace,
+                    delete,
+                });
+            }
+        }
+        for s in sets {
+            items.push(Override::Set(set::parse(s)?));
+        }
+        let applied = vec![false; items.len()];
+        Ok(Overrides { items, applied })
+    }
+
+    /// Whether there is nothing to apply.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Applies, in order, the overrides not yet applied whose kind `phase` selects (given the
+    /// kind as written in the scenario, or in a `--set`). Notes for the user (an object a
+    /// patch added) go to `warnings`.
+    pub fn apply(
+        &mut self,
+        objects: &mut Vec<ObjectText<'f>>,
+        phase: impl Fn(&str) -> bool,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), ScenarioError> {
+        for i in 0..self.items.len() {
+            if self.applied[i] {
+                continue;
+            }
+            match &self.items[i] {
+                Override::Patch { doc, .. } if !phase(&doc.kind) => continue,
+                Override::Set(s) if !phase(&s.kind) => continue,
+                _ => {}
+            }
+            self.applied[i] = true;
+            match &self.items[i] {
+                Override::Patch {
+                    doc,
+                    tree,
+                    name,
+                    namespace,
+                    delete,
+                } => apply_patch(
+                    objects,
+                    doc,
+                    tree,
+                    name,
+                    namespace.as_deref(),
+                    *delete,
+                    warnings,
+                )?,
+                Override::Set(s) => apply_set(objects, s)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn apply_patch<'f>(
+    objects: &mut Vec<ObjectText<'f>>,
+    doc: &ObjectText<'f>,
+    patch: &Node<'f>,
+    name: &str,
+    namespace: Option<&str>,
+    delete: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    let group = group_of(&doc.api_version);
+    let found: Vec<usize> = objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.kind == doc.kind && group_of(&o.api_version) == group)
+        .filter(|(_, o)| {
+            let (n, ns) = name_and_namespace(o);
+            n == name && namespace_matches(namespace, &ns)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [] if delete => {
+            let names = names_of_kind(objects, |k| k == doc.kind);
+            let hint = closest_hint(name, names.iter().map(String::as_str));
+            Err(doc.error_at(
+                1,
+                1,
+                format!(
+                    "`$patch: delete` of {} {name:?}, but the scenario has none{hint}",
+                    doc.kind
+                ),
+            ))
+        }
+        [] => {
+            // An object the scenario lacks is added, as `kubectl apply` would create it.
+            let mut added = doc.clone();
+            let mut tree = patch.clone();
+            if has_directive(&tree) {
+                merge_into_nothing(&mut tree)?;
+                let (text, origins) = tree::emit(&tree);
+                added.text = text;
+                added.line_offset = 0;
+                added.origins = Some(origins);
+            }
+            let names = names_of_kind(objects, |k| k == doc.kind);
+            let hint = closest_hint(name, names.iter().map(String::as_str));
+            warnings.push(format!(
+                "{}: {} {name:?} is not in the scenario: the patch adds it{hint}",
+                doc.kind_pos, doc.kind
+            ));
+            objects.push(added);
+            Ok(())
+        }
+        [i] if delete => {
+            objects.remove(*i);
+            Ok(())
+        }
+        [i] => {
+            let obj = &mut objects[*i];
+            let mut tree = parse_object(obj)?;
+            merge::merge(&mut tree, patch.clone())?;
+            rewrite(obj, &tree);
+            Ok(())
+        }
+        many => Err(doc.error_at(
+            1,
+            1,
+            format!(
+                "{} {name:?} is in {} namespaces: give metadata.namespace",
+                doc.kind,
+                many.len()
+            ),
+        )),
+    }
+}
+
+fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<(), ScenarioError> {
+    let found: Vec<usize> = objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| kind_matches(&s.kind, &o.kind))
+        .filter(|(_, o)| {
+            let (n, ns) = name_and_namespace(o);
+            n == s.name && namespace_matches(s.namespace.as_deref(), &ns)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    match found.as_slice() {
+        [] => {
+            let names = names_of_kind(objects, |k| kind_matches(&s.kind, k));
+            if names.is_empty() {
+                let mut kinds: Vec<&str> = objects.iter().map(|o| o.kind.as_str()).collect();
+                kinds.sort_unstable();
+                kinds.dedup();
+                let hint = closest_hint(&s.kind, kinds.into_iter());
+                return Err(s.target_at.error(format!(
+                    "the scenario has no object of kind {:?}{hint}",
+                    s.kind
+                )));
+            }
+            let hint = closest_hint(&s.name, names.iter().map(String::as_str));
+            let kind = objects
+                .iter()
+                .find(|o| kind_matches(&s.kind, &o.kind))
+                .map_or(s.kind.as_str(), |o| o.kind.as_str());
+            Err(s.target_at.error(format!(
+                "the scenario has no {kind} named {:?}{}{hint}",
+                s.name,
+                s.namespace
+                    .as_deref()
+                    .map_or(String::new(), |n| format!(" in namespace {n:?}"))
+            )))
+        }
+        [i] => {
+            let obj = &mut objects[*i];
+            let mut tree = parse_object(obj)?;
+            s.apply(&mut tree)?;
+            rewrite(obj, &tree);
+            Ok(())
+        }
+        many => {
+            let kinds: Vec<String> = many
+                .iter()
+                .map(|i| {
+                    let (_, ns) = name_and_namespace(&objects[*i]);
+                    format!("{} in {:?}", objects[*i].kind, ns)
+                })
+                .collect();
+            Err(s.target_at.error(format!(
+                "{}/{} names {} objects ({}): give KIND/NAMESPACE/NAME",
+                s.kind,
+                s.name,
+                many.len(),
+                kinds.join(", ")
+            )))
+        }
+    }
+}
+
+/// The names of the objects whose kind `select` accepts, sorted.
+fn names_of_kind(objects: &[ObjectText<'_>], select: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut names: Vec<String> = objects
+        .iter()
+        .filter(|o| select(&o.kind))
+        .map(|o| name_and_namespace(o).0)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// An object's tree, its places in the input (through an earlier override's line map).
+fn parse_object<'f>(obj: &ObjectText<'f>) -> Result<Node<'f>, ScenarioError> {
+    tree::parse_mapped(obj.file, &obj.text, obj.line_offset, obj.origins.as_deref())
+}
+
+/// Replaces an object's text by its changed tree, with the map back to the input.
+fn rewrite<'f>(obj: &mut ObjectText<'f>, tree: &Node<'f>) {
+    let (text, origins) = tree::emit(tree);
+    obj.text = text;
+    obj.line_offset = 0;
+    obj.origins = Some(origins);
+}
+
+fn has_directive(node: &Node<'_>) -> bool {
+    match &node.value {
+        Value::Scalar(_) => false,
+        Value::Seq(items) => items.iter().any(has_directive),
+        Value::Map(m) => m
+            .iter()
+            .any(|e| e.key.starts_with('$') || has_directive(&e.value)),
+    }
+}
+
+/// A patch that creates its object: merged into an empty object, so its directives are checked
+/// (`$patch: merge` goes, anything else has nothing to act on).
+fn merge_into_nothing(tree: &mut Node<'_>) -> Result<(), ScenarioError> {
+    let mut empty = Node {
+        value: Value::Map(Vec::new()),
+        at: tree.at,
+    };
+    merge::merge(&mut empty, tree.clone())?;
+    *tree = empty;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

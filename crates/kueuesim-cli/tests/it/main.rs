@@ -927,3 +927,54 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
 }
 
 mod kubectl;
+
+#[test]
+fn set_and_patch_change_the_run_and_bad_ones_exit_2() {
+    let platform = scenario("platform");
+    let quota = "clusterqueue/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota=192";
+    let base = kueuesim(&["run", &platform, "-o", "json"]);
+    let more = kueuesim(&["run", &platform, "--set", quota, "-o", "json"]);
+    assert!(more.status.success(), "{}", stderr(&more));
+    let admitted = |o: &Output| {
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        doc["summary"]["clusterQueues"][0]["admittedWorkloads"]
+            .as_u64()
+            .expect("count")
+    };
+    // 50 % more GPU quota for ml-team admits more of its pretraining jobs.
+    assert!(
+        admitted(&more) > admitted(&base),
+        "{} vs {}",
+        admitted(&more),
+        admitted(&base)
+    );
+    // The same change as a patch file gives the same run.
+    let dir = temp_dir("patch");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let patch = dir.join("more-quota.yaml");
+    std::fs::write(
+        &patch,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: ml-team}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 192}\n",
+    )
+    .expect("write");
+    let patched = kueuesim(&[
+        "run",
+        &platform,
+        "--patch",
+        &patch.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    assert!(patched.status.success(), "{}", stderr(&patched));
+    assert_eq!(patched.stdout, more.stdout);
+    // A path that matches nothing: exit 2, the argument's column and the closest match.
+    let o = kueuesim(&[
+        "validate",
+        &platform,
+        "--set",
+        &quota.replace("h100", "h10"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("error: --set[1]:1:52: spec.resourceGroups[0].flavors[name=h10] matches nothing: no item with name=h10 (closest: \"h100\")"), "{err}");
+}

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod replicates;
+
 use kueuesim_engine::Simulation;
 use kueuesim_engine::outcome::TimeSeries;
 use kueuesim_model::{FlavorId, ResourceId, SimDuration, SimTime, WorkloadId, World};
@@ -81,8 +83,16 @@ struct RunArgs {
     /// YAML files or directories (their *.yaml / *.yml files, in lexical order).
     paths: Vec<PathBuf>,
     /// Seed of the random streams (overrides Simulation spec.seed).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "seeds")]
     seed: Option<u64>,
+    /// Replicates: run once per seed (A..B both included, or a list 1,5,9) and report every
+    /// summary figure as mean and 95 % confidence interval across them (-o json: every
+    /// seed's document and the aggregate).
+    #[arg(long, value_name = "SEEDS", conflicts_with = "out")]
+    seeds: Option<String>,
+    /// How many replicate runs at once (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
     /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h, or with
     /// days, e.g. 1d12h), then report the state at that time.
     #[arg(long)]
@@ -262,8 +272,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         out,
         trace_root,
         overrides,
+        seeds,
+        jobs,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
+    if let Some(seeds) = seeds {
+        return run_replicates(args, seeds, *jobs);
+    }
     // A summary alone needs no per-workload events, conditions or placements: the run is
     // lean and streamed (workloads are read as they arrive and let go of as they finish),
     // so a million-workload replay holds only the live ones.
@@ -370,6 +385,100 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     {
         Ok(()) => Ok(()),
         // A closed pipe (`| head`) is not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("writing output: {e}"),
+        }),
+    }
+}
+
+/// `run --seeds`: the scenario once per seed, in parallel, and the figures across them.
+fn run_replicates(args: &RunArgs, seeds: &str, jobs: Option<usize>) -> Result<(), Failure> {
+    let usage = |message: String| Failure { code: 2, message };
+    let seeds = replicates::parse_seeds(seeds).map_err(usage)?;
+    let until = args
+        .until
+        .as_deref()
+        .map(parse_offset)
+        .transpose()
+        .map_err(|e| usage(format!("--until: {e}")))?;
+    let files: Vec<SourceFile> = if args.paths.is_empty() {
+        default_scenario()
+    } else {
+        read_paths(&args.paths)?
+    };
+    let base = args.overrides.apply_to(LoadOptions {
+        strict: args.strict,
+        trace_root: args.trace_root.clone(),
+        ..LoadOptions::default()
+    })?;
+    let full = !matches!(args.output, Format::Summary);
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let n = seeds.len();
+    let runs = replicates::in_parallel(
+        n,
+        replicates::jobs(jobs),
+        |i| {
+            let opts = LoadOptions {
+                seed: Some(seeds[i]),
+                ..base.clone()
+            };
+            replicates::simulate(&files, opts, until, full)
+        },
+        |done| {
+            if show {
+                eprint!("\r{done}/{n} runs done\x1b[K");
+            }
+        },
+    );
+    if show {
+        eprint!("\r\x1b[K");
+    }
+    let mut docs = Vec::with_capacity(n);
+    for (i, r) in runs.into_iter().enumerate() {
+        let (doc, warnings) = r.map_err(|f| Failure {
+            message: format!("seed {}: {}", seeds[i], f.message),
+            ..f
+        })?;
+        // Every seed loads the same objects: their warnings once.
+        if i == 0 {
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
+        }
+        docs.push(doc);
+    }
+    let figures = replicates::aggregate(&docs);
+    let label = if args.paths.is_empty() {
+        "the embedded platform scenario".to_string()
+    } else {
+        args.paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let text = match args.output {
+        Format::Summary => replicates::aggregate_text(&label, &seeds, &figures),
+        Format::Json => replicates::to_json(&seeds, &figures, &docs),
+        Format::Yaml => {
+            return Err(usage(
+                "-o yaml with --seeds: expected -o summary or -o json".to_string(),
+            ));
+        }
+    };
+    print_out(&text)
+}
+
+/// Writes `text` to stdout; a closed pipe (`| head`) is not a failure.
+fn print_out(text: &str) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Failure {
             code: 1,

@@ -4,6 +4,7 @@
 //! timeseries.csv, metrics.prom, report.html).
 
 pub mod export;
+pub mod figures;
 pub mod kubectl;
 pub mod metrics;
 pub mod output;

@@ -978,3 +978,48 @@ fn set_and_patch_change_the_run_and_bad_ones_exit_2() {
     let err = stderr(&o);
     assert!(err.contains("error: --set[1]:1:52: spec.resourceGroups[0].flavors[name=h10] matches nothing: no item with name=h10 (closest: \"h100\")"), "{err}");
 }
+
+#[test]
+fn seeds_replicate_in_parallel_with_the_same_answer_as_one_at_a_time() {
+    let platform = scenario("platform");
+    let one = kueuesim(&[
+        "run", &platform, "--seeds", "1..4", "--jobs", "1", "-o", "json",
+    ]);
+    let many = kueuesim(&[
+        "run", &platform, "--seeds", "1..4", "--jobs", "3", "-o", "json",
+    ]);
+    assert!(one.status.success(), "{}", stderr(&one));
+    assert_eq!(one.stdout, many.stdout, "rows must not depend on --jobs");
+    let doc: serde_json::Value = serde_json::from_slice(&one.stdout).expect("json");
+    let runs = doc["runs"].as_array().expect("runs");
+    let seeds: Vec<u64> = runs
+        .iter()
+        .map(|r| r["summary"]["seed"].as_u64().expect("seed"))
+        .collect();
+    assert_eq!(seeds, [1, 2, 3, 4]);
+    // Each seed's document is the one `run --seed N` prints.
+    let single = kueuesim(&["run", &platform, "--seed", "3", "-o", "json"]);
+    let single: serde_json::Value = serde_json::from_slice(&single.stdout).expect("json");
+    assert_eq!(runs[2], single);
+    // The aggregate's mean of a figure is the mean of the runs' values.
+    let fig = doc["aggregate"]
+        .as_array()
+        .expect("aggregate")
+        .iter()
+        .find(|f| f["figure"] == "waitSeconds.p90")
+        .expect("p90 figure");
+    let values: Vec<f64> = runs
+        .iter()
+        .map(|r| r["summary"]["waitSeconds"]["p90"].as_f64().expect("p90"))
+        .collect();
+    let mean = values.iter().sum::<f64>() / 4.0;
+    assert!((fig["mean"].as_f64().expect("mean") - mean).abs() < 1e-9);
+    assert_eq!(fig["n"], 4);
+    assert!(fig["ci95"].as_f64().expect("ci") > 0.0);
+    // The table for people, and usage errors.
+    let text = kueuesim(&["run", &platform, "--seeds", "1,2"]);
+    assert!(stdout(&text).starts_with("2 runs of "), "{}", stdout(&text));
+    let bad = kueuesim(&["run", &platform, "--seeds", "3..1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("3..1 is empty"), "{}", stderr(&bad));
+}

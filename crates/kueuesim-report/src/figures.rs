@@ -1,0 +1,209 @@
+//! A run's summary as named figures (`workloads.finished`, `waitSeconds.p90`,
+//! `clusterQueues[ml-team].gpuSeconds`, …), and their statistics across replicate runs: what
+//! seeds, sweeps and `compare` print and write.
+
+use serde_json::Value;
+
+/// One named figure of a run; `None` where the summary has no value (e.g. a percentile of no
+/// workloads).
+pub type Figure = (String, Option<f64>);
+
+/// Every number of a summary document, flattened in document order: mappings by `.`, lists
+/// of named items by `[name]`. Lists of plain numbers (the per-hour series) and strings are
+/// not figures and are left out.
+pub fn flatten(summary: &Value) -> Vec<Figure> {
+    let mut out = Vec::new();
+    walk(summary, &mut String::new(), &mut out);
+    out
+}
+
+fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
+    match v {
+        Value::Number(n) => out.push((path.clone(), n.as_f64())),
+        Value::Null => out.push((path.clone(), None)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(k);
+                walk(x, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                let Some(name) = item.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let len = path.len();
+                path.push('[');
+                path.push_str(name);
+                path.push(']');
+                walk(item, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Bool(_) | Value::String(_) => {}
+    }
+}
+
+/// Mean, spread and 95 % confidence interval of one figure across replicate runs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Runs with a value.
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for one run.
+    pub sd: f64,
+    /// Half-width of the 95 % confidence interval of the mean (Student's t, n − 1 degrees of
+    /// freedom); `None` for fewer than two runs.
+    pub ci95: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    /// The statistics of `values` (runs without a value left out); `None` if none has one.
+    pub fn of(values: impl IntoIterator<Item = Option<f64>>) -> Option<Stats> {
+        let xs: Vec<f64> = values.into_iter().flatten().collect();
+        let n = xs.len();
+        if n == 0 {
+            return None;
+        }
+        // Summed in the given order: the same runs give the same bits.
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let sd = if n > 1 {
+            (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        let ci95 = (n > 1).then(|| t95(n - 1) * sd / (n as f64).sqrt());
+        let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Stats {
+            n,
+            mean,
+            sd,
+            ci95,
+            min,
+            max,
+        })
+    }
+
+    /// The confidence interval, or the single value.
+    pub fn interval(&self) -> (f64, f64) {
+        let h = self.ci95.unwrap_or(0.0);
+        (self.mean - h, self.mean + h)
+    }
+
+    /// Whether the two confidence intervals overlap.
+    pub fn overlaps(&self, other: &Stats) -> bool {
+        let (a0, a1) = self.interval();
+        let (b0, b1) = other.interval();
+        a0 <= b1 && b0 <= a1
+    }
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95 %).
+pub fn t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    // Past 30 degrees of freedom the table's next entries (40, 60, 120, ∞) are used for
+    // every df at or above them: the interval is never narrower than the exact one.
+    match df {
+        0 => f64::NAN,
+        1..=30 => T[df - 1],
+        31..=39 => T[29],
+        40..=59 => 2.021,
+        60..=119 => 2.000,
+        120..=999 => 1.980,
+        _ => 1.962,
+    }
+}
+
+/// A figure's value as a person reads it: durations (`…Seconds` figures) in s, min or h,
+/// shares and utilisations as percentages, counts as integers.
+pub fn human(name: &str, v: f64) -> String {
+    let leaf = name.rsplit('.').next().unwrap_or(name);
+    if name.contains("Seconds") && !leaf.starts_with("count") {
+        let a = v.abs();
+        if a >= 3600.0 {
+            format!("{:.2} h", v / 3600.0)
+        } else if a >= 60.0 {
+            format!("{:.1} min", v / 60.0)
+        } else {
+            format!("{v:.1} s")
+        }
+    } else if leaf.contains("utilization")
+        || leaf.contains("Utilization")
+        || leaf.ends_with("Share")
+        || leaf == "share"
+    {
+        format!("{:.1} %", v * 100.0)
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatten_names_nested_and_listed_figures() {
+        let v: Value = serde_json::from_str(
+            r#"{"seed": 3, "startTime": "x", "waitSeconds": {"count": 2, "p50": null},
+                "clusterQueues": [{"name": "a", "evictions": 1, "gpuSecondsByHour": [1, 2]}],
+                "evictions": {"Preempted": 4}}"#,
+        )
+        .unwrap();
+        let f = flatten(&v);
+        let names: Vec<&str> = f.iter().map(|(n, _)| n.as_str()).collect();
+        // serde_json orders an object's keys by name; lists keep their order.
+        assert_eq!(
+            names,
+            [
+                "clusterQueues[a].evictions",
+                "evictions.Preempted",
+                "seed",
+                "waitSeconds.count",
+                "waitSeconds.p50"
+            ]
+        );
+        assert_eq!(f[0].1, Some(1.0));
+        assert_eq!(f[4].1, None);
+    }
+
+    #[test]
+    fn stats_give_students_t_interval() {
+        // 2, 4, 6: mean 4, sd 2, t(2) = 4.303, half-width 4.303 * 2 / sqrt(3).
+        let s = Stats::of([Some(2.0), Some(4.0), None, Some(6.0)]).unwrap();
+        assert_eq!(s.n, 3);
+        assert_eq!(s.mean, 4.0);
+        assert!((s.sd - 2.0).abs() < 1e-12);
+        assert!((s.ci95.unwrap() - 4.303 * 2.0 / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!((s.min, s.max), (2.0, 6.0));
+        let one = Stats::of([Some(5.0)]).unwrap();
+        assert_eq!(one.ci95, None);
+        assert!(Stats::of([None]).is_none());
+        let far = Stats::of([Some(100.0), Some(101.0)]).unwrap();
+        assert!(!s.overlaps(&far) && s.overlaps(&s));
+        assert!(t95(35) >= 2.030 && t95(10_000) > 1.959);
+    }
+
+    #[test]
+    fn human_units() {
+        assert_eq!(human("waitSeconds.p90", 15516.0), "4.31 h");
+        assert_eq!(human("waitSeconds.count", 12.0), "12");
+        assert_eq!(human("gpu.utilization", 0.677), "67.7 %");
+        assert_eq!(human("workloads.finished", 85.0), "85");
+    }
+}

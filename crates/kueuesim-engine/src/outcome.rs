@@ -207,6 +207,17 @@ pub struct WorkloadRecord {
     pub lost_gpu_ms: i128,
     /// Requeues after a PodsReady timeout (`requeueState.count`).
     pub requeue_count: u32,
+    /// Time in queue: how long it was Pending (holding no quota) before its latest admission,
+    /// summed over every admission (creation to the first, each requeue to the next).
+    pub queued: SimDuration,
+    /// When its latest stretch of Pending began: its creation, or its latest requeue.
+    pub pending_since: SimTime,
+    /// GPU-milliseconds of admitted GPU quota it held while its pods were not all running:
+    /// from each admission to all pods running, or to its eviction if they never did (a
+    /// gang Kueue admitted that its scheduler cannot place until `PodsReadyTimeout`).
+    pub idle_quota_gpu_ms: i128,
+    /// Workloads it preempted (Kueue) or reclaimed from (KAI) to be admitted or placed.
+    pub preemptions_caused: u32,
 }
 
 /// Run-wide results.
@@ -319,8 +330,9 @@ pub struct LeanOutcome {
 }
 
 /// What a run summary needs of its workloads, folded one workload at a time in any order:
-/// counts by state, every admitted workload's wait, and per ClusterQueue admissions,
-/// evictions and GPU time. Integer sums, so the order of folding never shows.
+/// counts by state, every admitted workload's wait, and per ClusterQueue and per LocalQueue
+/// the figures of `QueueTally`. Integer sums and lists of durations that the writers sort
+/// before use, so the order of folding never shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Workloads, arrived or not.
@@ -335,24 +347,109 @@ pub struct Tally {
     pub waits: Vec<SimDuration>,
     /// Per ClusterQueue (its admission's, else its LocalQueue's).
     pub cluster_queues: Vec<ClusterQueueTally>,
+    /// Per LocalQueue (`World::local_queues` order): the workloads that name it.
+    pub local_queues: Vec<ClusterQueueTally>,
 }
 
-/// One ClusterQueue's part of a `Tally`.
+/// One queue's part of a `Tally` (a ClusterQueue's or a LocalQueue's): counts, GPU time,
+/// and the durations its percentiles are taken over.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterQueueTally {
+    /// Arrived workloads of the queue.
+    pub workloads: u64,
     /// Workloads it admitted at least once.
     pub admitted_workloads: u64,
+    /// Finished workloads.
+    pub finished: u64,
+    /// Workloads Pending at the end (never admitted, or requeued).
+    pub pending: u64,
     /// Evictions of its workloads.
     pub evictions: u64,
+    /// Evictions of its workloads by a preemptor (Kueue preemption, KAI reclaim).
+    pub preempted: u64,
+    /// Workloads its workloads preempted (in any queue).
+    pub preemptions_caused: u64,
     /// GPU-milliseconds its workloads held.
     pub gpu_ms: i128,
+    /// GPU-milliseconds of work its workloads lost to evictions.
+    pub lost_gpu_ms: i128,
+    /// GPU-milliseconds of quota its workloads held while their pods were not all running.
+    pub idle_quota_gpu_ms: i128,
+    /// Per workload holding (or having held, if finished or evicted) an admission at the end,
+    /// not Pending: creation to its latest admission.
+    pub waits: Vec<SimDuration>,
+    /// Per such workload: its time in queue (Pending) before its latest admission.
+    pub queued: Vec<SimDuration>,
+    /// Per workload Pending at the end: creation to the end (censored wait).
+    pub pending_waits: Vec<SimDuration>,
+    /// Per workload Pending at the end: its time in queue up to the end.
+    pub pending_queued: Vec<SimDuration>,
+    /// Per finished workload: creation to finish (JCT), and its run time alone (its
+    /// duration), for bounded slowdown.
+    pub completions: Vec<(SimDuration, SimDuration)>,
+}
+
+impl ClusterQueueTally {
+    fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
+        self.workloads += 1;
+        if rec.admitted_at.is_some() {
+            self.admitted_workloads += 1;
+        }
+        self.evictions += rec.evictions.len() as u64;
+        self.preempted += rec
+            .evictions
+            .iter()
+            .filter(|e| e.preemptor.is_some())
+            .count() as u64;
+        self.preemptions_caused += u64::from(rec.preemptions_caused);
+        self.gpu_ms += rec.gpu_ms;
+        self.lost_gpu_ms += rec.lost_gpu_ms;
+        self.idle_quota_gpu_ms += rec.idle_quota_gpu_ms;
+        if rec.state == WorkloadState::Pending {
+            self.pending += 1;
+            self.pending_waits.push(end - wl.created_at);
+            self.pending_queued
+                .push(rec.queued + (end - rec.pending_since).max(SimDuration::ZERO));
+        } else if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
+            self.waits.push(at - wl.created_at);
+            self.queued.push(rec.queued);
+        }
+        if let (WorkloadState::Finished, Some(done)) = (rec.state, rec.finished_at) {
+            self.finished += 1;
+            let run = wl
+                .duration
+                .or(rec.running_at.map(|r| done - r))
+                .unwrap_or(SimDuration::ZERO);
+            self.completions.push((done - wl.created_at, run));
+        }
+    }
+
+    /// Adds another queue's figures (a ClusterQueue's from its LocalQueues', say).
+    pub fn merge(&mut self, o: &ClusterQueueTally) {
+        self.workloads += o.workloads;
+        self.admitted_workloads += o.admitted_workloads;
+        self.finished += o.finished;
+        self.pending += o.pending;
+        self.evictions += o.evictions;
+        self.preempted += o.preempted;
+        self.preemptions_caused += o.preemptions_caused;
+        self.gpu_ms += o.gpu_ms;
+        self.lost_gpu_ms += o.lost_gpu_ms;
+        self.idle_quota_gpu_ms += o.idle_quota_gpu_ms;
+        self.waits.extend_from_slice(&o.waits);
+        self.queued.extend_from_slice(&o.queued);
+        self.pending_waits.extend_from_slice(&o.pending_waits);
+        self.pending_queued.extend_from_slice(&o.pending_queued);
+        self.completions.extend_from_slice(&o.completions);
+    }
 }
 
 impl Tally {
-    /// Empty, for `world`'s ClusterQueues.
+    /// Empty, for `world`'s ClusterQueues and LocalQueues.
     pub fn new(world: &World) -> Self {
         Tally {
             cluster_queues: vec![ClusterQueueTally::default(); world.cluster_queues.len()],
+            local_queues: vec![ClusterQueueTally::default(); world.local_queues.len()],
             ..Tally::default()
         }
     }
@@ -363,8 +460,9 @@ impl Tally {
         self.not_arrived += n;
     }
 
-    /// Counts an arrived workload.
-    pub fn add(&mut self, world: &World, wl: &Workload, rec: &WorkloadRecord) {
+    /// Counts an arrived workload as it is at `end`, the time the report describes (a
+    /// finished workload's figures do not depend on it).
+    pub fn add(&mut self, world: &World, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
         self.total += 1;
         if wl.queue == QueueRef::Unmanaged {
             self.unmanaged += 1;
@@ -379,12 +477,10 @@ impl Tally {
             _ => None,
         };
         if let Some(cq) = cq {
-            let t = &mut self.cluster_queues[cq.index()];
-            if rec.admitted_at.is_some() {
-                t.admitted_workloads += 1;
-            }
-            t.evictions += rec.evictions.len() as u64;
-            t.gpu_ms += rec.gpu_ms;
+            self.cluster_queues[cq.index()].add(wl, rec, end);
+        }
+        if let QueueRef::Local(lq) = wl.queue {
+            self.local_queues[lq.index()].add(wl, rec, end);
         }
     }
 

@@ -329,6 +329,8 @@ impl<'w> Simulation<'w> {
         {
             let rt = &mut self.runtimes[w.index()];
             rt.usage = a.usage;
+            // Time in queue ends at the quota reservation (a snapshot's may predate creation).
+            rt.record.queued += (at - rt.record.pending_since).max(SimDuration::ZERO);
             rt.record.state = WorkloadState::Admitted;
             rt.record.admitted_at = Some(at);
             rt.record.admission = Some(Admission {
@@ -480,6 +482,7 @@ impl<'w> Simulation<'w> {
                 t.reason.as_str(),
                 message.clone(),
             );
+            self.runtimes[preemptor.index()].record.preemptions_caused += 1;
             let preemptor_name = format!(
                 "{}/{}",
                 self.spec(preemptor).namespace,

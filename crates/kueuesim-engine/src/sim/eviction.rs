@@ -99,6 +99,7 @@ impl<'w> Simulation<'w> {
             c.evicted = true;
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
+        self.close_idle_quota(w);
         let now = self.now;
         *self.rec.stats.evictions.entry(reason).or_default() += 1;
         if let Some(p) = preemption_reason {
@@ -193,6 +194,8 @@ impl<'w> Simulation<'w> {
             };
             rt.record.admission = None;
             rt.record.running_at = None;
+            // Back in its queue: time in queue runs again (back-off included).
+            rt.record.pending_since = self.now;
         }
         // Only a preemption requeues at once (`setRequeued`); other evictions wait (back-off,
         // a stopped queue) or end (deactivation).

@@ -117,6 +117,7 @@ impl<'w> Simulation<'w> {
         let Some(victims) = victims else { return };
         self.runtimes[w.index()].kai_pipelined = want;
         let by = format!("{}/{}", wl.namespace, wl.name);
+        self.runtimes[w.index()].record.preemptions_caused += victims.len() as u32;
         for v in victims {
             self.kai_evict(
                 WorkloadId::from_index(v),

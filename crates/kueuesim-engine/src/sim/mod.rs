@@ -424,6 +424,7 @@ impl<'w> Simulation<'w> {
         let live: Vec<usize> = self.runtimes.iter().map(|(i, _)| i).collect();
         for &i in &live {
             self.rec.account_cq_gpus(&self.runtimes[i], end);
+            self.close_idle_quota_at(WorkloadId::from_index(i), end);
         }
         for (_, rt) in self.runtimes.iter_mut() {
             if rt.gpus_held != 0 {

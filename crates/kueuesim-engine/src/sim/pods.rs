@@ -23,6 +23,7 @@ impl<'w> Simulation<'w> {
             self.rec
                 .gpu_change(&mut self.runtimes[w.index()], gpus, self.now);
         }
+        self.close_idle_quota(w);
         {
             let rt = &mut self.runtimes[w.index()];
             rt.record.state = WorkloadState::Running;
@@ -70,8 +71,37 @@ impl<'w> Simulation<'w> {
         if let Some(tally) = &mut self.rec.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
             self.kueue.uid_labels.remove(&rt.uid, w);
-            tally.add(self.world, &rt.spec, &rt.record);
+            tally.add(self.world, &rt.spec, &rt.record, self.now);
         }
+    }
+
+    /// GPU quota held while the pods are not all running (`WorkloadRecord::idle_quota_gpu_ms`),
+    /// from the latest admission to now: called when the pods all run, the workload is
+    /// evicted before they did, or the run ends with it admitted. Once per admission.
+    pub(super) fn close_idle_quota(&mut self, w: WorkloadId) {
+        self.close_idle_quota_at(w, self.now);
+    }
+
+    pub(super) fn close_idle_quota_at(&mut self, w: WorkloadId, until: SimTime) {
+        let Some(g) = self.gpu else { return };
+        let rt = &mut self.runtimes[w.index()];
+        if !matches!(
+            rt.record.state,
+            WorkloadState::Admitted | WorkloadState::QuotaReserved
+        ) {
+            return;
+        }
+        let (Some(adm), Some(at)) = (&rt.record.admission, rt.record.admitted_at) else {
+            return;
+        };
+        let gpus: i64 = adm
+            .pod_sets
+            .iter()
+            .zip(&rt.spec.pod_sets)
+            .map(|(a, p)| p.requests.get(g) * i64::from(a.count))
+            .sum();
+        let held = (until - at).max(SimDuration::ZERO);
+        rt.record.idle_quota_gpu_ms += i128::from(gpus) * i128::from(held.millis());
     }
 
     pub(super) fn workload_gpus(&self, w: WorkloadId) -> i64 {

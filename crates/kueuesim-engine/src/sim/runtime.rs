@@ -159,6 +159,7 @@ pub(super) fn new_runtime<'w>(
         .iter()
         .map(|p| vec![None; p.count as usize])
         .collect();
+    let pending_since = spec.created_at;
     Runtime {
         starts_after: SimTime::ZERO,
         finish_written: false,
@@ -177,7 +178,6 @@ pub(super) fn new_runtime<'w>(
         uid,
         uid_label,
         shape,
-        spec,
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,
@@ -194,6 +194,11 @@ pub(super) fn new_runtime<'w>(
             gpu_ms: 0,
             lost_gpu_ms: 0,
             requeue_count: 0,
+            queued: SimDuration::ZERO,
+            pending_since,
+            idle_quota_gpu_ms: 0,
+            preemptions_caused: 0,
         },
+        spec,
     }
 }

@@ -18,7 +18,7 @@ mod replicates;
 use kueuesim_engine::Simulation;
 use kueuesim_engine::outcome::TimeSeries;
 use kueuesim_model::{FlavorId, ResourceId, SimDuration, SimTime, WorkloadId, World};
-use kueuesim_report::export::{events_jsonl, timeseries_csv, workloads_csv};
+use kueuesim_report::export::{events_jsonl, queues_csv, timeseries_csv, workloads_csv};
 use kueuesim_report::kubectl::{self, Namespaces};
 use kueuesim_report::metrics::metrics_prom;
 use kueuesim_report::output::{
@@ -249,6 +249,7 @@ fn write_out_dir(
     let files = [
         ("result.json", to_json(doc)),
         ("workloads.csv", workloads_csv(doc)),
+        ("queues.csv", queues_csv(doc)),
         ("events.jsonl", events_jsonl(doc)),
         ("timeseries.csv", series),
         ("metrics.prom", metrics_prom(world, doc, waits, final_usage)),
@@ -363,6 +364,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(e.into());
     }
     let doc = result_with(world, &outcome, !summary_only);
+    // Capacity checks (kueuesim_report::checks), worded like the loader's warnings.
+    for c in &doc.summary.checks {
+        eprintln!("warning: {}", c.message);
+    }
     if let Some(dir) = out {
         write_out_dir(
             dir,

@@ -1,6 +1,8 @@
 //! What a simulation reports: per-workload records (state, times, admission, placement,
 //! conditions, events) and run-wide counters, as plain data for the writers.
 
+use std::collections::BTreeMap;
+
 use kueuesim_model::{
     ClusterQueueId, FlavorId, NodeId, QueueRef, ResourceId, SimDuration, SimTime, Workload,
     WorkloadId, World,
@@ -349,6 +351,10 @@ pub struct Tally {
     pub cluster_queues: Vec<ClusterQueueTally>,
     /// Per LocalQueue (`World::local_queues` order): the workloads that name it.
     pub local_queues: Vec<ClusterQueueTally>,
+    /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
+    pub unmanaged_by_namespace: BTreeMap<String, u64>,
+    /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
+    pub missing_queues: BTreeMap<(String, String), u64>,
 }
 
 /// One queue's part of a `Tally` (a ClusterQueue's or a LocalQueue's): counts, GPU time,
@@ -387,11 +393,27 @@ pub struct ClusterQueueTally {
     /// Per finished workload: creation to finish (JCT), and its run time alone (its
     /// duration), for bounded slowdown.
     pub completions: Vec<(SimDuration, SimDuration)>,
+    /// The workload asking for the most GPUs (all pods), as (GPUs, `namespace/name`); the
+    /// greatest name among equals, so the order of folding does not show.
+    pub largest_workload: Option<(i64, String)>,
+    /// The workload whose single pod asks for the most GPUs, likewise.
+    pub largest_pod: Option<(i64, String)>,
 }
 
 impl ClusterQueueTally {
-    fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
+    fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime, gpu: Option<ResourceId>) {
         self.workloads += 1;
+        if let Some(g) = gpu {
+            let total: i64 = wl
+                .pod_sets
+                .iter()
+                .map(|p| p.requests.get(g) * i64::from(p.count))
+                .sum();
+            let pod = wl.pod_sets.iter().map(|p| p.requests.get(g)).max();
+            let name = || format!("{}/{}", wl.namespace, wl.name);
+            keep_largest(&mut self.largest_workload, total, &name);
+            keep_largest(&mut self.largest_pod, pod.unwrap_or(0), &name);
+        }
         if rec.admitted_at.is_some() {
             self.admitted_workloads += 1;
         }
@@ -441,6 +463,25 @@ impl ClusterQueueTally {
         self.pending_waits.extend_from_slice(&o.pending_waits);
         self.pending_queued.extend_from_slice(&o.pending_queued);
         self.completions.extend_from_slice(&o.completions);
+        for (mine, theirs) in [
+            (&mut self.largest_workload, &o.largest_workload),
+            (&mut self.largest_pod, &o.largest_pod),
+        ] {
+            if let Some((gpus, name)) = theirs {
+                keep_largest(mine, *gpus, &|| name.clone());
+            }
+        }
+    }
+}
+
+/// Keeps the greater of `slot` and (`gpus`, `name`); nothing for a workload without GPUs.
+fn keep_largest(slot: &mut Option<(i64, String)>, gpus: i64, name: &dyn Fn() -> String) {
+    if gpus <= 0 || slot.as_ref().is_some_and(|(g, _)| *g > gpus) {
+        return;
+    }
+    let name = name();
+    if slot.as_ref().is_none_or(|(g, n)| *g < gpus || *n < name) {
+        *slot = Some((gpus, name));
     }
 }
 
@@ -468,6 +509,22 @@ impl Tally {
             self.unmanaged += 1;
         }
         self.by_state[state_slot(rec.state)] += 1;
+        match &wl.queue {
+            QueueRef::Unmanaged => {
+                *self
+                    .unmanaged_by_namespace
+                    .entry(wl.namespace.clone())
+                    .or_default() += 1;
+            }
+            QueueRef::Missing(q) => {
+                *self
+                    .missing_queues
+                    .entry((wl.namespace.clone(), q.clone()))
+                    .or_default() += 1;
+            }
+            QueueRef::Local(_) => {}
+        }
+        let gpu = world.resources.lookup(kueuesim_model::resources::GPU);
         if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
             self.waits.push(at - wl.created_at);
         }
@@ -477,10 +534,10 @@ impl Tally {
             _ => None,
         };
         if let Some(cq) = cq {
-            self.cluster_queues[cq.index()].add(wl, rec, end);
+            self.cluster_queues[cq.index()].add(wl, rec, end, gpu);
         }
         if let QueueRef::Local(lq) = wl.queue {
-            self.local_queues[lq.index()].add(wl, rec, end);
+            self.local_queues[lq.index()].add(wl, rec, end, gpu);
         }
     }
 

@@ -119,6 +119,122 @@ fn workload_row(w: &WorkloadOut) -> Vec<String> {
     ]
 }
 
+/// The distributions of `queues.csv`, each spread over `<name>Count`, `Mean`, `P50`, `P90`,
+/// `P95`, `P99` and `Max` columns.
+const QUEUE_DISTRIBUTIONS: &[&str] = &[
+    "waitSeconds",
+    "waitSecondsInclPending",
+    "timeInQueueSeconds",
+    "timeInQueueSecondsInclPending",
+    "jctSeconds",
+    "boundedSlowdown",
+];
+
+/// The columns of `queues.csv` before and after the distributions.
+const QUEUE_HEAD: &[&str] = &[
+    "scope",
+    "namespace",
+    "name",
+    "clusterQueue",
+    "cohort",
+    "workloads",
+    "admittedWorkloads",
+    "finishedWorkloads",
+    "pendingWorkloads",
+    "evictions",
+    "preemptionsSuffered",
+    "preemptionsCaused",
+];
+const QUEUE_TAIL: &[&str] = &[
+    "gpuHoursUsed",
+    "gpuHoursLost",
+    "gpuHoursHeldNotRunning",
+    "nominalGpuQuota",
+    "gpuUtilizationOfCapacity",
+    "gpuUtilizationOfNominalQuota",
+];
+
+/// `queues.csv`: one row per ClusterQueue (`scope` `ClusterQueue`), then one per LocalQueue
+/// (`LocalQueue`), with the figures of `summary.clusterQueues[]` / `summary.localQueues[]`.
+pub fn queues_csv(doc: &SimulationResult) -> String {
+    let mut header: Vec<String> = QUEUE_HEAD.iter().map(|s| s.to_string()).collect();
+    for d in QUEUE_DISTRIBUTIONS {
+        for p in ["Count", "Mean", "P50", "P90", "P95", "P99", "Max"] {
+            header.push(format!("{d}{p}"));
+        }
+    }
+    header.extend(QUEUE_TAIL.iter().map(|s| s.to_string()));
+    let mut out = header.join(",");
+    out.push('\n');
+    let s = &doc.summary;
+    let rows = s
+        .cluster_queues
+        .iter()
+        .map(|c| {
+            let head = [
+                "ClusterQueue".to_string(),
+                String::new(),
+                c.name.clone(),
+                c.name.clone(),
+                c.cohort.clone().unwrap_or_default(),
+            ];
+            (head, c.admitted_workloads, c.evictions, &c.figures)
+        })
+        .chain(s.local_queues.iter().map(|l| {
+            let cohort = s
+                .cluster_queues
+                .iter()
+                .find(|c| c.name == l.cluster_queue)
+                .and_then(|c| c.cohort.clone())
+                .unwrap_or_default();
+            let head = [
+                "LocalQueue".to_string(),
+                l.namespace.clone(),
+                l.name.clone(),
+                l.cluster_queue.clone(),
+                cohort,
+            ];
+            (head, l.admitted_workloads, l.evictions, &l.figures)
+        }));
+    for (head, admitted, evictions, f) in rows {
+        let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
+        let mut cells: Vec<String> = head.to_vec();
+        cells.extend([
+            f.workloads.to_string(),
+            admitted.to_string(),
+            f.finished_workloads.to_string(),
+            f.pending_workloads.to_string(),
+            evictions.to_string(),
+            f.preemptions_suffered.to_string(),
+            f.preemptions_caused.to_string(),
+        ]);
+        for p in [
+            &f.wait_seconds,
+            &f.wait_seconds_incl_pending,
+            &f.time_in_queue_seconds,
+            &f.time_in_queue_seconds_incl_pending,
+            &f.jct_seconds,
+            &f.bounded_slowdown,
+        ] {
+            cells.push(p.count.to_string());
+            cells.extend([p.mean, p.p50, p.p90, p.p95, p.p99, p.max].map(num));
+        }
+        cells.extend([
+            fmt_num(f.gpu_hours_used),
+            fmt_num(f.gpu_hours_lost),
+            fmt_num(f.gpu_hours_held_not_running),
+            f.nominal_gpu_quota.to_string(),
+            num(f.gpu_utilization_of_capacity),
+            num(f.gpu_utilization_of_nominal_quota),
+        ]);
+        debug_assert_eq!(cells.len(), header.len());
+        let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 /// A number as JSON would print it: integers without a fraction, others in full precision.
 fn fmt_num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {

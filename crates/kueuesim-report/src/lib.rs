@@ -3,9 +3,11 @@
 //! `get`/`describe`, and the files of `run --out DIR` (workloads.csv, events.jsonl,
 //! timeseries.csv, metrics.prom, report.html).
 
+pub mod checks;
 pub mod export;
 pub mod figures;
 pub mod kubectl;
 pub mod metrics;
 pub mod output;
+pub mod queues;
 pub mod report;

@@ -8,6 +8,8 @@ use kueuesim_engine::outcome::{Outcome, Tally, WorkloadRecord, WorkloadState};
 use kueuesim_model::time::format_rfc3339;
 use kueuesim_model::{QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount};
 
+use crate::queues::{LocalQueueSummary, QueueFigures};
+
 /// The whole `-o json` document.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -33,15 +35,35 @@ pub struct Summary {
     pub workloads: StateCounts,
     /// Admissions made (re-admissions count again).
     pub admissions: u64,
-    /// Seconds from creation to the latest admission, over workloads admitted at least once.
+    /// Seconds from creation to the latest admission, over workloads holding (or, finished or
+    /// evicted, having held) an admission at the end. A workload preempted and readmitted
+    /// counts the time it ran in between: `timeInQueueSeconds` does not.
     pub wait_seconds: Percentiles,
+    /// `waitSeconds` of the workloads of ClusterQueues, plus each one Pending at the end at
+    /// its wait so far (creation to the end; censored).
+    pub wait_seconds_incl_pending: Percentiles,
+    /// Time in queue (Pending, holding no quota) before the latest admission, summed over
+    /// readmissions, over the workloads of ClusterQueues in `waitSeconds`.
+    pub time_in_queue_seconds: Percentiles,
+    /// `timeInQueueSeconds` plus each workload Pending at the end at its time so far.
+    pub time_in_queue_seconds_incl_pending: Percentiles,
+    /// Creation to finish of the finished workloads of ClusterQueues.
+    pub jct_seconds: Percentiles,
+    /// (wait + run) / max(run, 10 s) of the finished workloads of ClusterQueues.
+    pub bounded_slowdown: Percentiles,
     pub gpu: GpuSummary,
     /// Evictions by the Evicted condition's reason.
     pub evictions: std::collections::BTreeMap<String, u64>,
     /// Preemptions by the Preempted condition's reason.
     pub preemptions: std::collections::BTreeMap<String, u64>,
-    /// Per ClusterQueue: admissions, evictions and GPU time of its workloads.
+    /// Per ClusterQueue: admissions, evictions and GPU time of its workloads, and the
+    /// planner's figures of `QueueFigures`.
     pub cluster_queues: Vec<ClusterQueueSummary>,
+    /// Per LocalQueue: the same figures for the workloads that name it.
+    pub local_queues: Vec<LocalQueueSummary>,
+    /// Capacity checks of the loaded cluster and workloads (`checks`), also printed as
+    /// warnings.
+    pub checks: Vec<crate::checks::Check>,
 }
 
 /// What one ClusterQueue's workloads did.
@@ -61,6 +83,8 @@ pub struct ClusterQueueSummary {
     pub gpu_seconds_by_hour: Vec<f64>,
     /// Its share of the GPU-seconds all ClusterQueues held in each hour (null: none held).
     pub gpu_share_by_hour: Vec<Option<f64>>,
+    #[serde(flatten)]
+    pub figures: QueueFigures,
 }
 
 /// How many workloads are in each state at the end.
@@ -88,6 +112,7 @@ pub struct Percentiles {
     pub mean: Option<f64>,
     pub p50: Option<f64>,
     pub p90: Option<f64>,
+    pub p95: Option<f64>,
     pub p99: Option<f64>,
     pub max: Option<f64>,
 }
@@ -105,6 +130,9 @@ pub struct GpuSummary {
     pub utilization: Option<f64>,
     /// GPU-hours of work lost to evictions (not checkpointed).
     pub lost_gpu_hours: f64,
+    /// GPU-hours of admitted GPU quota held while the workload's pods were not all running
+    /// (`QueueFigures::gpu_hours_held_not_running`, all ClusterQueues).
+    pub held_not_running_gpu_hours: f64,
 }
 
 /// One workload of the report.
@@ -217,7 +245,7 @@ fn secs(t: SimTime) -> f64 {
     t.as_secs_f64()
 }
 
-fn percentiles(mut v: Vec<f64>) -> Percentiles {
+pub(crate) fn percentiles(mut v: Vec<f64>) -> Percentiles {
     if v.is_empty() {
         return Percentiles::default();
     }
@@ -231,6 +259,7 @@ fn percentiles(mut v: Vec<f64>) -> Percentiles {
         mean: Some(v.iter().sum::<f64>() / v.len() as f64),
         p50: Some(rank(0.50)),
         p90: Some(rank(0.90)),
+        p95: Some(rank(0.95)),
         p99: Some(rank(0.99)),
         max: v.last().copied(),
     }
@@ -278,7 +307,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
     };
     let mut workloads = Vec::new();
     for (wl, rec) in arrived {
-        tally.add(world, wl, rec);
+        tally.add(world, wl, rec, outcome.stats.end);
         // The summary lists the workloads still waiting: keep those.
         if with_workloads || waiting(rec) {
             workloads.push(workload_out(world, wl, rec));
@@ -301,6 +330,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
     let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;
     let cap = outcome.stats.gpu_capacity;
     let utilization = (cap > 0 && end.millis() > 0).then(|| busy / (cap as f64 * secs(end)));
+    let all = crate::queues::figures(&crate::queues::all_queues(&tally), 0, cap, secs(end));
     SimulationResult {
         api_version: "kueuesim.io/v1alpha1",
         kind: "SimulationResult",
@@ -313,11 +343,17 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             workloads: counts,
             admissions: outcome.stats.admissions,
             wait_seconds: percentiles(waits),
+            wait_seconds_incl_pending: all.wait_seconds_incl_pending,
+            time_in_queue_seconds: all.time_in_queue_seconds,
+            time_in_queue_seconds_incl_pending: all.time_in_queue_seconds_incl_pending,
+            jct_seconds: all.jct_seconds,
+            bounded_slowdown: all.bounded_slowdown,
             gpu: GpuSummary {
                 capacity: cap,
                 busy_gpu_seconds: busy,
                 utilization,
                 lost_gpu_hours: outcome.stats.lost_gpu_ms as f64 / 3_600_000.0,
+                held_not_running_gpu_hours: all.gpu_hours_held_not_running,
             },
             evictions: outcome
                 .stats
@@ -332,6 +368,8 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
             cluster_queues: cq_summaries(world, outcome, &tally),
+            local_queues: crate::queues::local_queue_summaries(world, &tally, cap, secs(end)),
+            checks: crate::checks::checks_of(world, &tally),
         },
         workloads,
     }
@@ -482,6 +520,7 @@ fn cq_summaries(world: &World, outcome: &Outcome, tally: &Tally) -> Vec<ClusterQ
             gpu_share: None,
             gpu_seconds_by_hour: Vec::new(),
             gpu_share_by_hour: Vec::new(),
+            figures: QueueFigures::default(),
         })
         .collect();
     let hours = ((outcome.stats.end.millis().max(0) + 3_599_999) / 3_600_000) as usize;
@@ -498,7 +537,10 @@ fn cq_summaries(world: &World, outcome: &Outcome, tally: &Tally) -> Vec<ClusterQ
         }
     }
     let mut total = 0;
-    for (s, t) in out.iter_mut().zip(&tally.cluster_queues) {
+    let nominal = crate::queues::nominal_gpu_quota(world);
+    let (cap, end) = (outcome.stats.gpu_capacity, secs(outcome.stats.end));
+    for (i, (s, t)) in out.iter_mut().zip(&tally.cluster_queues).enumerate() {
+        s.figures = crate::queues::figures(t, nominal[i], cap, end);
         s.admitted_workloads = t.admitted_workloads;
         s.evictions = t.evictions;
         s.gpu_seconds = t.gpu_ms as f64 / 1000.0;
@@ -555,13 +597,37 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     let w = &s.wait_seconds;
     let _ = writeln!(
         out,
-        "Queue wait:   p50 {}, p90 {}, p99 {}, max {} (over {} admitted workloads)",
+        "Queue wait:   p50 {}, p90 {}, p95 {}, p99 {}, max {} (over {} admitted workloads)",
         fmt_secs(w.p50),
         fmt_secs(w.p90),
+        fmt_secs(w.p95),
         fmt_secs(w.p99),
         fmt_secs(w.max),
         w.count
     );
+    let wp = &s.wait_seconds_incl_pending;
+    let still = wp.count.saturating_sub(s.time_in_queue_seconds.count);
+    if still > 0 {
+        let _ = writeln!(
+            out,
+            "  +pending:   p50 {}, p90 {}, p95 {}, p99 {}, max {} (the {still} still pending counted at their wait so far)",
+            fmt_secs(wp.p50),
+            fmt_secs(wp.p90),
+            fmt_secs(wp.p95),
+            fmt_secs(wp.p99),
+            fmt_secs(wp.max),
+        );
+    }
+    let q = &s.time_in_queue_seconds_incl_pending;
+    if q.count > 0 {
+        let _ = writeln!(
+            out,
+            "In queue:     p50 {}, p95 {}, max {} (time Pending without quota, across readmissions; still pending included)",
+            fmt_secs(q.p50),
+            fmt_secs(q.p95),
+            fmt_secs(q.max),
+        );
+    }
     let mode = if world.has_nodes() {
         "allocatable on nodes"
     } else {
@@ -603,6 +669,17 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             s.gpu.lost_gpu_hours
         );
     }
+    let g = &s.gpu;
+    if g.busy_gpu_seconds > 0.0 || g.lost_gpu_hours > 0.0 || g.held_not_running_gpu_hours > 0.0 {
+        let _ = writeln!(
+            out,
+            "GPU-hours:    {:.1} used, {:.1} lost to evictions, {:.1} of quota held with pods not all running",
+            g.busy_gpu_seconds / 3600.0,
+            g.lost_gpu_hours,
+            g.held_not_running_gpu_hours
+        );
+    }
+    queue_table(&mut out, s);
     let waiting: Vec<&WorkloadOut> = result
         .workloads
         .iter()
@@ -665,6 +742,100 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
         }
     }
     out
+}
+
+/// The per-queue table of the summary: one row per ClusterQueue, its LocalQueues under it.
+fn queue_table(out: &mut String, s: &Summary) {
+    use std::fmt::Write;
+    if s.cluster_queues.iter().all(|c| c.figures.workloads == 0) {
+        return;
+    }
+    let pct = |v: Option<f64>| v.map_or("-".into(), |u| format!("{:.0}%", u * 100.0));
+    let ratio = |v: Option<f64>| v.map_or("-".into(), |u| format!("{u:.1}"));
+    let row = |name: String, adm: u64, f: &QueueFigures| -> Vec<String> {
+        vec![
+            name,
+            adm.to_string(),
+            f.finished_workloads.to_string(),
+            f.pending_workloads.to_string(),
+            fmt_secs(f.wait_seconds.p50),
+            fmt_secs(f.wait_seconds.p95),
+            fmt_secs(f.wait_seconds_incl_pending.p95),
+            fmt_secs(f.time_in_queue_seconds_incl_pending.p95),
+            fmt_secs(f.jct_seconds.p50),
+            ratio(f.bounded_slowdown.p95),
+            format!(
+                "{:.1}/{:.1}/{:.1}",
+                f.gpu_hours_used, f.gpu_hours_lost, f.gpu_hours_held_not_running
+            ),
+            format!(
+                "{}/{}",
+                pct(f.gpu_utilization_of_capacity),
+                pct(f.gpu_utilization_of_nominal_quota)
+            ),
+            format!("{}/{}", f.preemptions_suffered, f.preemptions_caused),
+        ]
+    };
+    let mut rows = Vec::new();
+    for cq in s.cluster_queues.iter().filter(|c| c.figures.workloads > 0) {
+        rows.push(row(cq.name.clone(), cq.admitted_workloads, &cq.figures));
+        let lqs: Vec<_> = s
+            .local_queues
+            .iter()
+            .filter(|l| l.cluster_queue == cq.name && l.figures.workloads > 0)
+            .collect();
+        // A LocalQueue alone in its ClusterQueue repeats it: shown only beside others.
+        if lqs.len() > 1 {
+            for lq in lqs.iter().take(20) {
+                let name = format!("  {}/{}", lq.namespace, lq.name);
+                rows.push(row(name, lq.admitted_workloads, &lq.figures));
+            }
+            if lqs.len() > 20 {
+                let mut more = vec![String::new(); 13];
+                more[0] = format!("  … {} more LocalQueues (see -o json)", lqs.len() - 20);
+                rows.push(more);
+            }
+        }
+    }
+    let headers = [
+        "QUEUE",
+        "ADMITTED",
+        "FINISHED",
+        "PENDING",
+        "WAIT p50",
+        "WAIT p95",
+        "+PENDING p95",
+        "IN-QUEUE p95",
+        "JCT p50",
+        "SLOWDOWN p95",
+        "GPU-H USED/LOST/HELD",
+        "UTIL CAP/QUOTA",
+        "PREEMPTED/CAUSED",
+    ];
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(headers[i].len())
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\nQueues (wait: creation to latest admission; +pending: still-pending workloads at their wait so far; in-queue: Pending time; slowdown bound 10s; held: quota held with pods not all running):"
+    );
+    let line = |cells: Vec<&str>| {
+        let mut l = String::from(" ");
+        for (i, c) in cells.iter().enumerate() {
+            let _ = write!(l, " {:<w$}", c, w = widths[i]);
+        }
+        l.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", line(headers.to_vec()));
+    for r in &rows {
+        let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
+    }
 }
 
 /// Kueue's `TopologyAssignment` of a pod set.

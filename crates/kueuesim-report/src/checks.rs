@@ -1,0 +1,229 @@
+//! Capacity checks: pure analyses of the loaded `World` and the run's workloads (through its
+//! `Tally`) that a planner should see before trusting the figures — GPU quota its nodes cannot
+//! hold, GPU capacity no quota reaches, ClusterQueues whose largest workload can never be
+//! admitted or placed, and workloads that bypass Kueue. The CLI prints them as warnings;
+//! `-o json` lists them in `summary.checks`.
+
+use serde::Serialize;
+
+use kueuesim_engine::outcome::Tally;
+use kueuesim_model::resources::GPU;
+use kueuesim_model::{ClusterQueueId, FlavorId, ResourceId, World};
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    /// What was found: `QuotaAboveNodeCapacity`, `CapacityWithoutQuota`,
+    /// `WorkloadExceedsQuota`, `PodExceedsNodes`, `WorkloadsBypassKueue`,
+    /// `WorkloadsNameMissingLocalQueue`.
+    pub kind: &'static str,
+    /// The object it is about (`ResourceFlavor/a`, `ClusterQueue/b`, `Namespace/c`).
+    pub object: String,
+    /// One line, as printed after `warning: `.
+    pub message: String,
+}
+
+/// Every check of `world` given the run's workloads folded into `tally` (a lean run's and
+/// a full run's agree), in a fixed order: flavors, ClusterQueues, then bypassing workloads.
+pub fn checks_of(world: &World, tally: &Tally) -> Vec<Check> {
+    let mut out = Vec::new();
+    let Some(gpu) = world.resources.lookup(GPU) else {
+        bypass_checks(tally, &mut out);
+        return out;
+    };
+    if world.has_nodes() {
+        flavor_checks(world, gpu, &mut out);
+    }
+    cluster_queue_checks(world, gpu, tally, &mut out);
+    bypass_checks(tally, &mut out);
+    out
+}
+
+/// GPUs of the nodes a flavor's `nodeLabels` select (Kueue's flavor-to-node matching).
+fn flavor_node_gpus(world: &World, f: FlavorId, gpu: ResourceId) -> i64 {
+    let labels = &world.flavor(f).node_labels;
+    world
+        .nodes
+        .iter()
+        .filter(|n| n.labels.contains_all(labels))
+        .map(|n| n.allocatable.get(gpu.index()).copied().unwrap_or(0))
+        .sum()
+}
+
+/// Nominal GPU quota in flavor `f`: of one ClusterQueue, or of everything (ClusterQueues and
+/// Cohorts) when `cq` is `None`.
+fn nominal_in(world: &World, f: FlavorId, gpu: ResourceId, cq: Option<ClusterQueueId>) -> i64 {
+    let groups: Vec<&kueuesim_model::ResourceGroup> = match cq {
+        Some(c) => world.cluster_queue(c).resource_groups.iter().collect(),
+        None => world
+            .cluster_queues
+            .iter()
+            .flat_map(|c| &c.resource_groups)
+            .chain(world.cohorts.iter().flat_map(|c| &c.resource_groups))
+            .collect(),
+    };
+    groups
+        .into_iter()
+        .flat_map(|rg| &rg.flavors)
+        .filter(|fq| fq.flavor == f)
+        .flat_map(|fq| &fq.resources)
+        .filter(|rq| rq.resource == gpu)
+        .map(|rq| rq.nominal)
+        .sum()
+}
+
+/// Per flavor: nominal GPU quota (all ClusterQueues and Cohorts) above the GPUs of its nodes
+/// (Kueue admits what no node can run: gangs wait for PodsReadyTimeout), or node GPUs above
+/// all quota (capacity Kueue can never admit to).
+fn flavor_checks(world: &World, gpu: ResourceId, out: &mut Vec<Check>) {
+    for (i, flavor) in world.flavors.iter().enumerate() {
+        let f = FlavorId::from_index(i);
+        let (quota, nodes) = (
+            nominal_in(world, f, gpu, None),
+            flavor_node_gpus(world, f, gpu),
+        );
+        let object = format!("ResourceFlavor/{}", flavor.name);
+        if quota > nodes {
+            out.push(Check {
+                kind: "QuotaAboveNodeCapacity",
+                message: format!(
+                    "ResourceFlavor {}: nominal GPU quota {quota} exceeds the {nodes} GPUs of its nodes: Kueue can admit {} GPUs of workloads no node can run (they hold quota until PodsReadyTimeout or forever)",
+                    flavor.name,
+                    quota - nodes
+                ),
+                object,
+            });
+        } else if nodes > quota && quota > 0 {
+            out.push(Check {
+                kind: "CapacityWithoutQuota",
+                message: format!(
+                    "ResourceFlavor {}: its nodes have {nodes} GPUs but nominal GPU quota totals {quota}: {} GPUs no ClusterQueue can reach",
+                    flavor.name,
+                    nodes - quota
+                ),
+                object,
+            });
+        }
+    }
+}
+
+/// The most GPUs a ClusterQueue can hold in flavor `f`: its nominal quota plus what it may
+/// borrow (the rest of its cohort tree's nominal quota, capped by its borrowingLimit). An
+/// upper bound: lending limits and others' usage only lower it.
+fn reachable_in(world: &World, c: ClusterQueueId, f: FlavorId, gpu: ResourceId) -> i64 {
+    let cq = world.cluster_queue(c);
+    let own = nominal_in(world, f, gpu, Some(c));
+    let Some(cohort) = cq.cohort else { return own };
+    let root = |mut id: kueuesim_model::CohortId| {
+        while let Some(p) = world.cohorts[id.index()].parent {
+            id = p;
+        }
+        id
+    };
+    let r = root(cohort);
+    let others: i64 = world
+        .cluster_queues
+        .iter()
+        .enumerate()
+        .filter(|(j, o)| *j != c.index() && o.cohort.is_some_and(|oc| root(oc) == r))
+        .map(|(j, _)| nominal_in(world, f, gpu, Some(ClusterQueueId::from_index(j))))
+        .sum::<i64>()
+        + world
+            .cohorts
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| root(kueuesim_model::CohortId::from_index(*j)) == r)
+            .flat_map(|(_, co)| &co.resource_groups)
+            .flat_map(|rg| &rg.flavors)
+            .filter(|fq| fq.flavor == f)
+            .flat_map(|fq| &fq.resources)
+            .filter(|rq| rq.resource == gpu)
+            .map(|rq| rq.nominal)
+            .sum::<i64>();
+    let limit = cq
+        .resource_groups
+        .iter()
+        .flat_map(|rg| &rg.flavors)
+        .filter(|fq| fq.flavor == f)
+        .flat_map(|fq| &fq.resources)
+        .find(|rq| rq.resource == gpu)
+        .and_then(|rq| rq.borrowing_limit);
+    own + limit.map_or(others, |l| others.min(l))
+}
+
+/// Per ClusterQueue: its largest workload asks for more GPUs than any of its flavors can
+/// reach (never admitted), or its largest pod for more GPUs than any node has (admitted,
+/// never placed).
+fn cluster_queue_checks(world: &World, gpu: ResourceId, tally: &Tally, out: &mut Vec<Check>) {
+    let largest_node = world
+        .nodes
+        .iter()
+        .map(|n| n.allocatable.get(gpu.index()).copied().unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    for (i, (cq, t)) in world
+        .cluster_queues
+        .iter()
+        .zip(&tally.cluster_queues)
+        .enumerate()
+    {
+        let c = ClusterQueueId::from_index(i);
+        let object = format!("ClusterQueue/{}", cq.name);
+        if let Some((gpus, name)) = &t.largest_workload {
+            let reach = cq
+                .resource_groups
+                .iter()
+                .filter(|rg| rg.covered.contains(&gpu))
+                .flat_map(|rg| &rg.flavors)
+                .map(|fq| reachable_in(world, c, fq.flavor, gpu))
+                .max()
+                .unwrap_or(0);
+            if *gpus > reach {
+                out.push(Check {
+                    kind: "WorkloadExceedsQuota",
+                    object: object.clone(),
+                    message: format!(
+                        "ClusterQueue {}: its largest workload {name} asks for {gpus} GPUs, more than its quota can reach in any flavor ({reach}, borrowing included): it can never be admitted",
+                        cq.name
+                    ),
+                });
+            }
+        }
+        if let (Some((gpus, name)), true) = (&t.largest_pod, world.has_nodes())
+            && *gpus > largest_node
+        {
+            out.push(Check {
+                kind: "PodExceedsNodes",
+                object,
+                message: format!(
+                    "ClusterQueue {}: a pod of {name} asks for {gpus} GPUs, more than any node has ({largest_node}): it can never be placed",
+                    cq.name
+                ),
+            });
+        }
+    }
+}
+
+/// Workloads Kueue never sees: no `kueue.x-k8s.io/queue-name` label and no `default`
+/// LocalQueue in their namespace; and workloads naming a LocalQueue that does not exist.
+fn bypass_checks(tally: &Tally, out: &mut Vec<Check>) {
+    for (ns, n) in &tally.unmanaged_by_namespace {
+        out.push(Check {
+            kind: "WorkloadsBypassKueue",
+            object: format!("Namespace/{ns}"),
+            message: format!(
+                "{n} workload(s) in namespace {ns} bypass Kueue: no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace; their scheduler places them outside any quota"
+            ),
+        });
+    }
+    for ((ns, q), n) in &tally.missing_queues {
+        out.push(Check {
+            kind: "WorkloadsNameMissingLocalQueue",
+            object: format!("Namespace/{ns}"),
+            message: format!(
+                "{n} workload(s) in namespace {ns} name LocalQueue {q}, which does not exist: they stay pending"
+            ),
+        });
+    }
+}

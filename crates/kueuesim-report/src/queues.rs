@@ -1,0 +1,172 @@
+//! Figures per ClusterQueue and per LocalQueue for capacity planners: counts, waits (over
+//! admitted workloads, and censored with the still-pending ones), time in queue, job
+//! completion time and bounded slowdown, GPU-hours used, lost and held idle, utilisation and
+//! preemptions. Built from the run's `Tally`, so a lean run and a full run agree.
+
+use serde::Serialize;
+
+use kueuesim_engine::outcome::{ClusterQueueTally, Tally};
+use kueuesim_model::resources::GPU;
+use kueuesim_model::{SimDuration, World};
+
+use crate::output::{Percentiles, percentiles};
+
+/// The bound of bounded slowdown, in seconds (Tiresias, Gavel): a job's slowdown is its
+/// completion time over its run time, the run time taken as at least this long so that very
+/// short jobs do not dominate.
+pub const SLOWDOWN_BOUND_SECONDS: f64 = 10.0;
+
+/// The figures shared by `clusterQueues[]` and `localQueues[]` (flattened into each).
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueFigures {
+    /// Arrived workloads of the queue.
+    pub workloads: u64,
+    pub finished_workloads: u64,
+    /// Workloads Pending at the end (never admitted, or requeued and not yet readmitted).
+    pub pending_workloads: u64,
+    /// Evictions of its workloads by a preemptor (Kueue preemption, KAI reclaim).
+    pub preemptions_suffered: u64,
+    /// Workloads its workloads preempted, in any queue.
+    pub preemptions_caused: u64,
+    /// Creation to the latest admission, over workloads holding (or, finished or evicted,
+    /// having held) an admission at the end — the run-wide `waitSeconds` meaning. Includes
+    /// time a preempted workload spent running before its readmission.
+    pub wait_seconds: Percentiles,
+    /// `waitSeconds`, plus each workload Pending at the end counted at its wait so far
+    /// (creation to the end of the run): a lower bound of its wait (censored).
+    pub wait_seconds_incl_pending: Percentiles,
+    /// Time in queue: the time Pending (holding no quota) before the latest admission,
+    /// summed over readmissions (back-off included), over the workloads of `waitSeconds`.
+    pub time_in_queue_seconds: Percentiles,
+    /// `timeInQueueSeconds`, plus each workload Pending at the end at its time in queue so
+    /// far.
+    pub time_in_queue_seconds_incl_pending: Percentiles,
+    /// Job completion time: creation to finish, over finished workloads.
+    pub jct_seconds: Percentiles,
+    /// (wait + run) / max(run, 10 s) over finished workloads: JCT over the run time the
+    /// workload needs alone (its duration), bounded below by `SLOWDOWN_BOUND_SECONDS`.
+    pub bounded_slowdown: Percentiles,
+    /// GPU-hours its workloads' pods held (quota-only: admitted GPUs while running).
+    pub gpu_hours_used: f64,
+    /// GPU-hours of work its workloads lost to evictions of any reason (run time a restart
+    /// throws away; not what a checkpoint kept).
+    pub gpu_hours_lost: f64,
+    /// GPU-hours of admitted GPU quota its workloads held while their pods were not all
+    /// running (from each admission until all pods ran, or until the eviction if they never
+    /// did: a gang admitted by Kueue that its scheduler cannot place until PodsReadyTimeout).
+    pub gpu_hours_held_not_running: f64,
+    /// Nominal GPU quota of the ClusterQueue (for a LocalQueue: of its ClusterQueue), all
+    /// flavors.
+    pub nominal_gpu_quota: i64,
+    /// GPU-hours used over the GPU capacity of the run (`summary.gpu.capacity`) × its length:
+    /// the queue's part of the run-wide utilisation.
+    pub gpu_utilization_of_capacity: Option<f64>,
+    /// GPU-hours used over nominal GPU quota × run length (above 1 when borrowing).
+    pub gpu_utilization_of_nominal_quota: Option<f64>,
+}
+
+/// One LocalQueue's figures.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalQueueSummary {
+    pub namespace: String,
+    pub name: String,
+    pub cluster_queue: String,
+    /// Workloads it admitted at least once.
+    pub admitted_workloads: u64,
+    /// Evictions of its workloads.
+    pub evictions: u64,
+    #[serde(flatten)]
+    pub figures: QueueFigures,
+}
+
+fn secs(v: &[SimDuration]) -> impl Iterator<Item = f64> + '_ {
+    v.iter().map(|d| d.as_secs_f64())
+}
+
+/// The nominal GPU quota of every ClusterQueue (all flavors), by index.
+pub fn nominal_gpu_quota(world: &World) -> Vec<i64> {
+    let gpu = world.resources.lookup(GPU);
+    world
+        .cluster_queues
+        .iter()
+        .map(|cq| {
+            cq.resource_groups
+                .iter()
+                .flat_map(|rg| &rg.flavors)
+                .flat_map(|fq| &fq.resources)
+                .filter(|rq| Some(rq.resource) == gpu)
+                .map(|rq| rq.nominal)
+                .sum()
+        })
+        .collect()
+}
+
+/// A queue's figures from its tally; `capacity` GPUs over `end_secs` for utilisation.
+pub fn figures(t: &ClusterQueueTally, nominal: i64, capacity: i64, end_secs: f64) -> QueueFigures {
+    let hours = |ms: i128| ms as f64 / 3_600_000.0;
+    let used = hours(t.gpu_ms);
+    let share =
+        |gpus: i64| (gpus > 0 && end_secs > 0.0).then(|| used * 3600.0 / (gpus as f64 * end_secs));
+    QueueFigures {
+        workloads: t.workloads,
+        finished_workloads: t.finished,
+        pending_workloads: t.pending,
+        preemptions_suffered: t.preempted,
+        preemptions_caused: t.preemptions_caused,
+        wait_seconds: percentiles(secs(&t.waits).collect()),
+        wait_seconds_incl_pending: percentiles(
+            secs(&t.waits).chain(secs(&t.pending_waits)).collect(),
+        ),
+        time_in_queue_seconds: percentiles(secs(&t.queued).collect()),
+        time_in_queue_seconds_incl_pending: percentiles(
+            secs(&t.queued).chain(secs(&t.pending_queued)).collect(),
+        ),
+        jct_seconds: percentiles(t.completions.iter().map(|(j, _)| j.as_secs_f64()).collect()),
+        bounded_slowdown: percentiles(
+            t.completions
+                .iter()
+                .map(|(j, run)| j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS))
+                .collect(),
+        ),
+        gpu_hours_used: used,
+        gpu_hours_lost: hours(t.lost_gpu_ms),
+        gpu_hours_held_not_running: hours(t.idle_quota_gpu_ms),
+        nominal_gpu_quota: nominal,
+        gpu_utilization_of_capacity: share(capacity),
+        gpu_utilization_of_nominal_quota: share(nominal),
+    }
+}
+
+/// Every LocalQueue's figures, in `World::local_queues` order.
+pub fn local_queue_summaries(
+    world: &World,
+    tally: &Tally,
+    capacity: i64,
+    end_secs: f64,
+) -> Vec<LocalQueueSummary> {
+    let nominal = nominal_gpu_quota(world);
+    world
+        .local_queues
+        .iter()
+        .zip(&tally.local_queues)
+        .map(|(lq, t)| LocalQueueSummary {
+            namespace: lq.namespace.clone(),
+            name: lq.name.clone(),
+            cluster_queue: world.cluster_queue(lq.cluster_queue).name.clone(),
+            admitted_workloads: t.admitted_workloads,
+            evictions: t.evictions,
+            figures: figures(t, nominal[lq.cluster_queue.index()], capacity, end_secs),
+        })
+        .collect()
+}
+
+/// The run-wide figures: every ClusterQueue's together.
+pub fn all_queues(tally: &Tally) -> ClusterQueueTally {
+    let mut all = ClusterQueueTally::default();
+    for t in &tally.cluster_queues {
+        all.merge(t);
+    }
+    all
+}

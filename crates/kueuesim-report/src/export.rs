@@ -1,7 +1,7 @@
 //! Flat files of `kueuesim run --out DIR` for analysis tools: one CSV row per workload
-//! (`workloads.csv`) and one JSON line per recorded event (`events.jsonl`), both derived from
-//! the `SimulationResult` document so they always agree with `result.json`, and the sampled
-//! state over time (`timeseries.csv`).
+//! (`workloads.csv`), one per ClusterQueue and LocalQueue (`queues.csv`) and one JSON line per
+//! recorded event (`events.jsonl`), all derived from the `SimulationResult` document so they
+//! always agree with `result.json`, and the sampled state over time (`timeseries.csv`).
 
 use std::fmt::Write as _;
 
@@ -38,6 +38,8 @@ const WORKLOAD_COLUMNS: &[&str] = &[
     "preemptions",
     "lastEvictionReason",
     "requeueCount",
+    "timeInQueueSeconds",
+    "heldNotRunningGpuSeconds",
 ];
 
 /// `workloads.csv`: a header, then one row per workload in the order of `result.json`.
@@ -116,6 +118,8 @@ fn workload_row(w: &WorkloadOut) -> Vec<String> {
             .map(|e| e.reason.to_string())
             .unwrap_or_default(),
         w.requeue_count.to_string(),
+        fmt_num(w.time_in_queue_seconds),
+        fmt_num(w.held_not_running_gpu_seconds),
     ]
 }
 

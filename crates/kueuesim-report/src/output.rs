@@ -161,6 +161,12 @@ pub struct WorkloadOut {
     pub lost_gpu_seconds: f64,
     /// Requeues after PodsReady timeouts (`requeueState.count`).
     pub requeue_count: u32,
+    /// Time in queue: seconds Pending (holding no quota) before its latest admission, summed
+    /// over readmissions; for a workload Pending at the end, up to the end. Unlike
+    /// `admittedAt - createdAt`, time spent running before a preemption does not count.
+    pub time_in_queue_seconds: f64,
+    /// GPU-seconds of admitted GPU quota held while its pods were not all running.
+    pub held_not_running_gpu_seconds: f64,
     pub pod_sets: Vec<PodSetOut>,
     /// The topology domain its gang scheduler placed it in (Volcano's allocated HyperNode,
     /// KAI's domain), when a topology constraint applied.
@@ -310,7 +316,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
         tally.add(world, wl, rec, outcome.stats.end);
         // The summary lists the workloads still waiting: keep those.
         if with_workloads || waiting(rec) {
-            workloads.push(workload_out(world, wl, rec));
+            workloads.push(workload_out(world, wl, rec, outcome.stats.end));
         }
     }
     let counts = StateCounts {
@@ -375,7 +381,11 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
     }
 }
 
-fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord) -> WorkloadOut {
+fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord, end: SimTime) -> WorkloadOut {
+    let mut queued = rec.queued;
+    if rec.state == WorkloadState::Pending {
+        queued += (end - rec.pending_since).max(SimDuration::ZERO);
+    }
     let (local_queue, cluster_queue) = match &wl.queue {
         QueueRef::Unmanaged => (None, None),
         QueueRef::Missing(n) => (Some(n.clone()), None),
@@ -467,6 +477,8 @@ fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord) -> WorkloadO
         gpu_seconds: rec.gpu_ms as f64 / 1000.0,
         lost_gpu_seconds: rec.lost_gpu_ms as f64 / 1000.0,
         requeue_count: rec.requeue_count,
+        time_in_queue_seconds: queued.as_secs_f64(),
+        held_not_running_gpu_seconds: rec.idle_quota_gpu_ms as f64 / 1000.0,
         pod_sets,
         topology_domain: rec.topology_domain.clone(),
         evictions: rec

@@ -188,8 +188,9 @@ pub struct WorkloadRecord {
     pub admission: Option<Admission>,
     /// Per pod set, the node of each placed pod (pod index order; `None` while unplaced).
     pub placement: Vec<Vec<Option<NodeId>>>,
-    /// Per pod set, when each placed pod was bound (same shape as `placement`): the kubectl
-    /// pod views tell a pod still starting (`ContainerCreating`) from a running one by it.
+    /// Per pod set, when each placed pod was bound (same shape as `placement` once the
+    /// workload is released to its scheduler; empty before, and always in a lean run): the
+    /// kubectl pod views tell a pod still starting (`ContainerCreating`) from a running one by it.
     pub bound_at: Vec<Vec<Option<SimTime>>>,
     /// The topology domain its gang scheduler placed it in (Volcano's
     /// `volcano.sh/job-allocated-hypernode`, KAI's domain), if a topology constraint applied.

@@ -154,7 +154,7 @@ pub(super) fn new_runtime<'w>(
     uid: Rc<str>,
     uid_label: u64,
 ) -> Runtime<'w> {
-    let placement: Vec<Vec<Option<NodeId>>> = spec
+    let placement = spec
         .pod_sets
         .iter()
         .map(|p| vec![None; p.count as usize])
@@ -184,7 +184,7 @@ pub(super) fn new_runtime<'w>(
             running_at: None,
             finished_at: None,
             admission: None,
-            bound_at: placement.iter().map(|s| vec![None; s.len()]).collect(),
+            bound_at: Vec::new(),
             placement,
             topology_domain: None,
             evictions: Vec::new(),

@@ -70,12 +70,15 @@ impl<'w> Simulation<'w> {
                 vec![None; n as usize]
             })
             .collect();
-        rt.record.bound_at = rt
-            .record
-            .placement
-            .iter()
-            .map(|s| vec![None; s.len()])
-            .collect();
+        // Bind times are for the kubectl pod views of a full run; a lean run reports none.
+        if self.rec.tally.is_none() {
+            rt.record.bound_at = rt
+                .record
+                .placement
+                .iter()
+                .map(|s| vec![None; s.len()])
+                .collect();
+        }
         if !world.has_nodes() {
             // Quota-only: an admitted workload runs at once (after the pod start-up delay).
             self.schedule_running(w);
@@ -89,7 +92,9 @@ impl<'w> Simulation<'w> {
                 for idx in 0..self.runtimes[w.index()].record.placement[ps].len() {
                     let Some(&node) = it.next() else { break 'sets };
                     self.runtimes[w.index()].record.placement[ps][idx] = Some(node);
-                    self.runtimes[w.index()].record.bound_at[ps][idx] = Some(self.now);
+                    if let Some(at) = self.runtimes[w.index()].record.bound_at.get_mut(ps) {
+                        at[idx] = Some(self.now);
+                    }
                     let req = self.runtimes[w.index()].needs[ps].requests.clone();
                     self.sched.cluster.apply(world, node, &req, 1);
                     if let Some(g) = self.gpu {
@@ -211,7 +216,9 @@ impl<'w> Simulation<'w> {
         for &(ps, idx, node) in &result.bound {
             let rt = &mut self.runtimes[w.index()];
             rt.record.placement[ps][idx] = Some(node);
-            rt.record.bound_at[ps][idx] = Some(self.now);
+            if let Some(at) = rt.record.bound_at.get_mut(ps) {
+                at[idx] = Some(self.now);
+            }
             if let Some(g) = gpu {
                 let gpus = rt.needs[ps].requests.get(g);
                 self.rec.gpu_change(rt, gpus, self.now);

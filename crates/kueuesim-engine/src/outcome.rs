@@ -411,9 +411,17 @@ impl ClusterQueueTally {
                 .map(|p| p.requests.get(g) * i64::from(p.count))
                 .sum();
             let pod = wl.pod_sets.iter().map(|p| p.requests.get(g)).max();
+            // `namespace/name`, compared without building it: most workloads of a trace tie
+            // on GPUs.
+            let joined = || {
+                wl.namespace
+                    .bytes()
+                    .chain(std::iter::once(b'/'))
+                    .chain(wl.name.bytes())
+            };
             let name = || format!("{}/{}", wl.namespace, wl.name);
-            keep_largest(&mut self.largest_workload, total, &name);
-            keep_largest(&mut self.largest_pod, pod.unwrap_or(0), &name);
+            keep_largest(&mut self.largest_workload, total, joined(), name);
+            keep_largest(&mut self.largest_pod, pod.unwrap_or(0), joined(), name);
         }
         if rec.admitted_at.is_some() {
             self.admitted_workloads += 1;
@@ -469,20 +477,28 @@ impl ClusterQueueTally {
             (&mut self.largest_pod, &o.largest_pod),
         ] {
             if let Some((gpus, name)) = theirs {
-                keep_largest(mine, *gpus, &|| name.clone());
+                keep_largest(mine, *gpus, name.bytes(), || name.clone());
             }
         }
     }
 }
 
-/// Keeps the greater of `slot` and (`gpus`, `name`); nothing for a workload without GPUs.
-fn keep_largest(slot: &mut Option<(i64, String)>, gpus: i64, name: &dyn Fn() -> String) {
+/// Keeps the greater of `slot` and (`gpus`, `name`), `name` given as its bytes to compare (so
+/// a tie costs no allocation) and built only when kept; nothing for a workload without GPUs.
+fn keep_largest(
+    slot: &mut Option<(i64, String)>,
+    gpus: i64,
+    name_bytes: impl Iterator<Item = u8>,
+    name: impl FnOnce() -> String,
+) {
     if gpus <= 0 || slot.as_ref().is_some_and(|(g, _)| *g > gpus) {
         return;
     }
-    let name = name();
-    if slot.as_ref().is_none_or(|(g, n)| *g < gpus || *n < name) {
-        *slot = Some((gpus, name));
+    if slot
+        .as_ref()
+        .is_none_or(|(g, n)| *g < gpus || n.bytes().lt(name_bytes))
+    {
+        *slot = Some((gpus, name()));
     }
 }
 

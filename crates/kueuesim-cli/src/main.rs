@@ -106,6 +106,10 @@ struct RunArgs {
     /// Do not show progress on a terminal.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Show progress even when stderr is not a terminal (a log, CI): a line every few
+    /// seconds with simulated time, share of the horizon, events/s and ETA.
+    #[arg(long, conflicts_with = "quiet")]
+    progress: bool,
     /// Where trace paths are looked for after the scenario file's directory (before
     /// $KUEUESIM_TRACE_ROOT and the default ../shared/traces beside the checkout).
     #[arg(long, value_name = "DIR")]
@@ -275,6 +279,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         overrides,
         seeds,
         jobs,
+        progress,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
     if let Some(seeds) = seeds {
@@ -306,7 +311,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     let stream = loaded.stream.take();
     let world = &loaded.world;
-    let show_progress = !quiet && std::io::stderr().is_terminal();
+    // On a terminal one line rewritten in place; with --progress elsewhere (a log), a line
+    // every few seconds.
+    let terminal = std::io::stderr().is_terminal();
+    let show_progress = !quiet && (terminal || *progress);
+    let mut last_line = 0.0f64;
     let mut sim = Simulation::new(world);
     let mut stream_error = None;
     if let Some(stream) = stream {
@@ -331,7 +340,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         if wall < 1.0 {
             return;
         }
-        shown = true;
+        if !terminal {
+            if wall - last_line < 5.0 {
+                return;
+            }
+            last_line = wall;
+        }
+        shown = terminal;
         let rate = events as f64 / wall;
         let mut line = format!(
             "\rsimulated {} · {events} events · {rate:.0} events/s",
@@ -354,7 +369,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
                 eta
             ));
         }
-        eprint!("{line}\x1b[K");
+        if terminal {
+            eprint!("{line}\x1b[K");
+        } else {
+            eprintln!("{}", line.trim_start_matches('\r'));
+        }
     });
     if shown {
         eprint!("\r\x1b[K");

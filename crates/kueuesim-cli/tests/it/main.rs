@@ -1023,3 +1023,14 @@ fn seeds_replicate_in_parallel_with_the_same_answer_as_one_at_a_time() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("3..1 is empty"), "{}", stderr(&bad));
 }
+
+#[test]
+fn progress_flag_is_accepted_and_conflicts_with_quiet() {
+    let dir = scenario("golden/first-fit-nodes");
+    let o = kueuesim(&["run", &dir, "--progress"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A run shorter than the first report interval prints no progress line.
+    assert!(!stderr(&o).contains("events/s"), "{}", stderr(&o));
+    let o = kueuesim(&["run", &dir, "--progress", "--quiet"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -382,7 +382,7 @@ impl<'w> Simulation<'w> {
     pub fn run_with_progress(mut self, mut progress: impl FnMut(SimTime, u64)) -> Outcome {
         let until = self.world.config.until;
         while self.step(until) {
-            if self.rec.stats.events_processed.is_multiple_of(65_536) {
+            if self.rec.stats.events_processed.is_multiple_of(4_096) {
                 progress(self.now, self.rec.stats.events_processed);
             }
             if until.is_none() && self.only_futile_loops_left() {

@@ -2,7 +2,7 @@
 //! HyperNodes (tiers and members) or from the levels of a Kueue/KAI `Topology` (node-label
 //! keys, broadest first), with a virtual root over everything.
 //!
-//! One representation serves every scheduler (research/volcano-kai.md §4): a domain has a
+//! One representation serves every scheduler (Volcano HyperNodes, Kueue and KAI Topology levels): a domain has a
 //! `tier` (Volcano's number: lower is closer; level topologies number their narrowest level 1)
 //! and its nodes form one contiguous range of `node_order` (a depth-first order), so "the nodes
 //! of a domain" is a slice and per-domain sums can be kept incrementally by walking a node's

@@ -2,8 +2,8 @@
 //! `minMember − allocated` while below the minimum, then one per pass; with a topology
 //! constraint the topology plugin's candidate domains (sorted tree, bottom-up candidate
 //! levels, first fitting domain wins) and preferred-subdomain node scores, then the
-//! nodeplacement plugin's bin-pack or spread; score ties go by node name.
-//! research/volcano-kai.md §2.3–§2.6.
+//! nodeplacement plugin's bin-pack or spread; score ties go by node name (KAI's
+//! `pkg/scheduler/actions/allocate`, `plugins/topology`, `plugins/nodeplacement`).
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,8 @@
 //! then the extra replicas one per pass; with a hard `networkTopology` (soft becomes hard at
 //! the virtual-root tier) the ascending tier-by-tier HyperNode search of the
 //! network-topology-aware plugin, without one the flat node search with the plugin's
-//! normal-pod HyperNode bin-packing. research/volcano-kai.md §1.4–§1.6.
+//! normal-pod HyperNode bin-packing (Volcano's `pkg/scheduler/actions/allocate` and
+//! `plugins/network-topology-aware`).
 
 use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 

@@ -1,5 +1,5 @@
 //! `kueuesim get` and `kueuesim describe`: the state at a time T printed as kubectl prints
-//! the real objects (research/manifests.md §3). This module owns the pieces every view
+//! the real objects (the CRDs' `additionalPrinterColumns`, kubectl's table printer). This module owns the pieces every view
 //! shares (kubectl's ages, table and tabwriter layouts, namespaces, the pods derived from the
 //! result document); each view lives in its own file: `get.rs`, `describe.rs` (workloads),
 //! `pods.rs`, `node.rs`, `queues.rs`, `events.rs` (folding), `objects.rs` (`-o json|yaml`).

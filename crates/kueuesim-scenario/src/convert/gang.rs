@@ -113,7 +113,7 @@ impl Builder<'_> {
         }
     }
 
-    /// What the workload's gang scheduler makes of it (research/volcano-kai.md §1.1, §2.4):
+    /// What the workload's gang scheduler makes of it (Volcano's PodGroup `minMember`/`networkTopology`, KAI's PodGroup and its `pod-grouper`):
     /// - Volcano: one PodGroup per owner, `minMember` from the owner's
     ///   `scheduling.volcano.sh/group-min-member` (default 1 for a Job, whose pods Volcano's
     ///   PodGroup controller groups; a bare Workload is one gang of all its pods), the

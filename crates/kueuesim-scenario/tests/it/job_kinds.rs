@@ -1,4 +1,4 @@
-//! Every job kind Kueue admits becomes the pod sets Kueue derives (research/manifests.md §1),
+//! Every job kind Kueue admits becomes the pod sets Kueue derives (Kueue's `pkg/controller/jobs/*`),
 //! on scenarios/examples/job-kinds/.
 
 use kueuesim_report::output::WorkloadOut;

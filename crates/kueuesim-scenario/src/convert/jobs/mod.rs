@@ -39,7 +39,7 @@ struct JobKind {
 
 impl Builder<'_> {
     /// Every job kind, kind by kind in this order, with Kueue's pod-set derivation
-    /// (research/manifests.md §1): batch/v1 Job, JobSet, Kubeflow jobs, MPIJob, RayJob,
+    /// (Kueue's `pkg/controller/jobs/*` integrations): batch/v1 Job, JobSet, Kubeflow jobs, MPIJob, RayJob,
     /// TrainJob, Volcano Job, RayCluster, StatefulSet (one pod group), Deployment (a Workload
     /// per pod), LeaderWorkerSet (a Workload per group) and Pods.
     pub(super) fn build_jobs(

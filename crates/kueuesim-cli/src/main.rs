@@ -13,7 +13,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod compare;
 mod replicates;
+mod sweep;
 
 use kueuesim_engine::Simulation;
 use kueuesim_engine::outcome::TimeSeries;
@@ -186,6 +188,12 @@ enum Command {
         #[command(flatten)]
         view: ViewArgs,
     },
+    /// Run every variant × seed of a Sweep file (kind: Sweep) in parallel into sweep.csv and
+    /// sweep-summary.csv, or search for the smallest parameter value meeting a target.
+    Sweep(sweep::SweepArgs),
+    /// Compare two results figure by figure: `run --out` directories, `-o json` documents
+    /// (one run or `run --seeds`), or VARIANT@SWEEP-DIR.
+    Compare(compare::CompareArgs),
     /// Check that scenario files load, without simulating.
     Validate {
         /// YAML files or directories.
@@ -203,9 +211,9 @@ enum Command {
 }
 
 /// An error and the exit code it maps to.
-struct Failure {
-    code: u8,
-    message: String,
+pub(crate) struct Failure {
+    pub(crate) code: u8,
+    pub(crate) message: String,
 }
 
 impl From<ScenarioError> for Failure {
@@ -496,7 +504,7 @@ fn run_replicates(args: &RunArgs, seeds: &str, jobs: Option<usize>) -> Result<()
 }
 
 /// Writes `text` to stdout; a closed pipe (`| head`) is not a failure.
-fn print_out(text: &str) -> Result<(), Failure> {
+pub(crate) fn print_out(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -644,7 +652,7 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
 /// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are
 /// a convenience of the command line only: manifests keep Go's `time.ParseDuration` syntax,
 /// which has no `d` (`SimDuration::parse` stays strict for them).
-fn parse_offset(s: &str) -> Result<SimDuration, String> {
+pub(crate) fn parse_offset(s: &str) -> Result<SimDuration, String> {
     let Some(d) = s.find('d') else {
         return SimDuration::parse(s).map_err(|e| e.to_string());
     };
@@ -725,6 +733,8 @@ fn main() -> ExitCode {
             .and_then(|opts| validate(paths, opts)),
         Command::Get { kind, view, output } => get(kind, view, *output),
         Command::Describe { kind, name, view } => describe(kind, name, view),
+        Command::Sweep(args) => sweep::sweep(args),
+        Command::Compare(args) => compare::compare(args),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

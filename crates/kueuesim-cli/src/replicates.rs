@@ -11,7 +11,7 @@ use kueuesim_engine::Simulation;
 use kueuesim_model::{SimDuration, SimTime};
 use kueuesim_report::figures::{Stats, flatten, human};
 use kueuesim_report::output::{SimulationResult, result_with};
-use kueuesim_scenario::{LoadOptions, SourceFile, load};
+use kueuesim_scenario::{LoadOptions, ScenarioError, SourceFile, load};
 
 use crate::Failure;
 
@@ -96,6 +96,18 @@ pub(crate) fn simulate(
     until: Option<SimDuration>,
     full: bool,
 ) -> Result<(SimulationResult, Vec<String>), Failure> {
+    simulate_with(files, opts, until, full, Failure::from)
+}
+
+/// `simulate`, with the loader's errors turned into failures by `map_err` (a sweep points
+/// them back into its own file).
+pub(crate) fn simulate_with(
+    files: &[SourceFile],
+    opts: LoadOptions,
+    until: Option<SimDuration>,
+    full: bool,
+    map_err: impl Fn(ScenarioError) -> Failure,
+) -> Result<(SimulationResult, Vec<String>), Failure> {
     let seed = opts.seed;
     let mut loaded = load(
         files,
@@ -103,7 +115,8 @@ pub(crate) fn simulate(
             stream: !full,
             ..opts
         },
-    )?;
+    )
+    .map_err(&map_err)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
@@ -120,7 +133,7 @@ pub(crate) fn simulate(
     }
     let outcome = sim.run();
     if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
-        return Err(e.into());
+        return Err(map_err(e));
     }
     Ok((result_with(world, &outcome, full), loaded.warnings))
 }

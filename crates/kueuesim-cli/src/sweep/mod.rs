@@ -1,0 +1,338 @@
+//! `kueuesim sweep FILE`: every variant of a `Sweep` (a grid of parameters or a list of
+//! variants) × every seed, run in parallel, into `sweep.csv` (a row per run) and
+//! `sweep-summary.csv` (per variant, mean and 95 % CI per figure); or, with `spec.search`, a
+//! bisection for the smallest parameter value meeting a target.
+
+pub(crate) mod run;
+mod search;
+pub(crate) mod spec;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kueuesim_report::figures::{Stats, human};
+use kueuesim_scenario::embedded::read_paths;
+use kueuesim_scenario::overlay::closest_hint;
+use kueuesim_scenario::{LoadOptions, SourceFile};
+
+use self::run::{Journal, Prepared, Row, Runner};
+use crate::{Failure, replicates};
+
+/// The options of `kueuesim sweep`.
+#[derive(clap::Args)]
+pub(crate) struct SweepArgs {
+    /// The Sweep file (apiVersion kueuesim.io/v1alpha1, kind Sweep).
+    file: PathBuf,
+    /// How many runs at once (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Where sweep.csv and sweep-summary.csv go (default: sweep-NAME in the working
+    /// directory, NAME the Sweep's metadata.name). Runs already in its sweep.csv are reused.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Objects of kinds the simulator does not read are an error instead of a warning.
+    #[arg(long)]
+    strict: bool,
+    /// Where trace paths are looked for after the scenario file's directory.
+    #[arg(long, value_name = "DIR")]
+    trace_root: Option<PathBuf>,
+}
+
+/// Whether figure `name` is kept under `patterns` (none: every figure).
+pub(crate) fn keep(patterns: &[String], name: &str) -> bool {
+    patterns.is_empty() || patterns.iter().any(|p| glob(p, name))
+}
+
+/// `*` matches any run of characters; everything else itself.
+pub(crate) fn glob(pattern: &str, name: &str) -> bool {
+    let Some((head, rest)) = pattern.split_once('*') else {
+        return pattern == name;
+    };
+    let Some(tail) = name.strip_prefix(head) else {
+        return false;
+    };
+    (0..=tail.len())
+        .filter(|&i| tail.is_char_boundary(i))
+        .any(|i| glob(rest, &tail[i..]))
+}
+
+/// Runs done out of the runs to make, on stderr: a bar on a terminal, else a line every
+/// few seconds.
+pub(crate) struct Progress {
+    show: bool,
+    terminal: bool,
+    total: AtomicUsize,
+    done: AtomicUsize,
+    started: std::time::Instant,
+    last_line: Mutex<f64>,
+}
+
+impl Progress {
+    fn new(show: bool) -> Progress {
+        #[allow(clippy::disallowed_methods)]
+        let started = std::time::Instant::now();
+        Progress {
+            show,
+            terminal: std::io::stderr().is_terminal(),
+            total: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            started,
+            last_line: Mutex::new(0.0),
+        }
+    }
+
+    pub(crate) fn add(&self, runs: usize) {
+        self.total.fetch_add(runs, Ordering::Relaxed);
+    }
+
+    pub(crate) fn tick(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if !self.show {
+            return;
+        }
+        let total = self.total.load(Ordering::Relaxed);
+        let wall = self.started.elapsed().as_secs_f64();
+        let eta = wall / done as f64 * total.saturating_sub(done) as f64;
+        if self.terminal {
+            let width = 24;
+            let filled = (done * width).checked_div(total).unwrap_or(0).min(width);
+            eprint!(
+                "\r[{}{}] {done}/{total} runs · {wall:.0}s · ETA {eta:.0}s\x1b[K",
+                "#".repeat(filled),
+                "-".repeat(width - filled)
+            );
+        } else {
+            let mut last = self.last_line.lock().expect("no panic holding the lock");
+            if wall - *last >= 5.0 || done == total {
+                *last = wall;
+                eprintln!("{done}/{total} runs done, {wall:.0}s, ETA {eta:.0}s");
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if self.show && self.terminal && self.done.load(Ordering::Relaxed) > 0 {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// What a sweep's reuse of earlier rows depends on: the Sweep file and the base scenario.
+fn fingerprint(sweep: &spec::Sweep, base: &[SourceFile]) -> String {
+    let mut h = sha1_smol::Sha1::new();
+    h.update(sweep.file.text.as_bytes());
+    for f in base {
+        h.update(f.name.as_bytes());
+        h.update(&[0]);
+        h.update(f.text.as_bytes());
+        h.update(&[0]);
+    }
+    format!("{}\n", h.digest())
+}
+
+/// `kueuesim sweep FILE`.
+pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
+    let sweep = spec::read(&args.file)?;
+    let base = read_paths(&sweep.base)?;
+    // Templates that match nothing are the sweep's error, found before any run or file.
+    let prepared: Vec<(Prepared, Option<usize>)> = sweep
+        .variants
+        .iter()
+        .map(|v| (Prepared::new(&sweep, v), None))
+        .collect();
+    for (p, _) in &prepared {
+        p.check(&sweep, &base)?;
+    }
+    if sweep.search.is_some() {
+        search::check(&sweep, &base)?;
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", sweep.name)));
+    let io = |e: std::io::Error| Failure {
+        code: 1,
+        message: format!("{}: {e}", out.display()),
+    };
+    std::fs::create_dir_all(&out).map_err(io)?;
+    let params: Vec<String> = sweep.parameters.iter().map(|p| p.name.clone()).collect();
+    let searching = sweep.search.is_some();
+
+    // Rows of an earlier run of the same sweep on the same scenario are reused.
+    let csv_path = out.join("sweep.csv");
+    let fp_path = out.join(".sweep-fingerprint");
+    let fp = fingerprint(&sweep, &base);
+    let old = std::fs::read_to_string(&csv_path).ok();
+    let same = std::fs::read_to_string(&fp_path).ok().as_deref() == Some(fp.as_str());
+    let mut done = BTreeMap::new();
+    let mut columns = None;
+    match old {
+        Some(text) if same => {
+            let head = run::parse_csv(&text).into_iter().next().unwrap_or_default();
+            if let Some(e) = head.iter().position(|h| h == "error") {
+                columns = Some(head[e + 1..].to_vec());
+            }
+            for r in run::read_rows(&text) {
+                done.insert((r.variant.clone(), r.seed), r);
+            }
+            if !done.is_empty() && !args.quiet {
+                eprintln!(
+                    "{}: reusing {} runs already written",
+                    csv_path.display(),
+                    done.len()
+                );
+            }
+        }
+        Some(_) => {
+            eprintln!(
+                "note: {} is of another sweep or scenario: every run is made again",
+                csv_path.display()
+            );
+            std::fs::remove_file(&csv_path).map_err(io)?;
+        }
+        None => {}
+    }
+    std::fs::write(&fp_path, &fp).map_err(io)?;
+
+    let runner = Runner {
+        sweep: &sweep,
+        base,
+        opts: LoadOptions {
+            strict: args.strict,
+            trace_root: args.trace_root.clone(),
+            ..LoadOptions::default()
+        },
+        until: sweep.until,
+        jobs: replicates::jobs(args.jobs),
+        progress: Progress::new(!args.quiet),
+        done,
+        journal: Mutex::new(Journal {
+            path: csv_path.clone(),
+            columns,
+            params: params.clone(),
+            search: searching,
+            pending: Vec::new(),
+        }),
+    };
+    let (rows, text) = if searching {
+        search::search(&runner)?
+    } else {
+        let rows = runner.run(&prepared);
+        let text = table(&sweep, &rows);
+        (rows, text)
+    };
+    runner.progress.finish();
+
+    let columns = run::columns(&sweep.figures, &rows);
+    for p in &sweep.figures {
+        if !columns.iter().any(|c| glob(p, c)) && rows.iter().any(|r| r.error.is_empty()) {
+            let all = run::columns(&[], &rows);
+            let hint = closest_hint(p, all.iter().map(String::as_str));
+            eprintln!("warning: figure {p:?} is in no run's summary{hint}");
+        }
+    }
+    run::write(
+        &out,
+        "sweep.csv",
+        &run::sweep_csv(&params, searching, &columns, &rows),
+    )?;
+    run::write(
+        &out,
+        "sweep-summary.csv",
+        &run::summary_csv(&params, searching, &columns, &rows),
+    )?;
+    if searching {
+        run::write(&out, "search.txt", &text)?;
+    }
+    let failed = rows.iter().filter(|r| !r.error.is_empty()).count();
+    let mut text = text;
+    text.push_str(&format!(
+        "\n{} runs ({failed} failed) in {}: sweep.csv, sweep-summary.csv\n",
+        rows.len(),
+        out.display()
+    ));
+    crate::print_out(&text)
+}
+
+/// Per variant: its runs and a few kept figures as mean ± 95 % CI.
+fn table(sweep: &spec::Sweep, rows: &[Row]) -> String {
+    let columns = run::columns(&sweep.figures, rows);
+    let shown: Vec<String> = if sweep.figures.is_empty() {
+        ["waitSeconds.p90", "gpu.utilization", "workloads.finished"]
+            .iter()
+            .filter(|f| columns.iter().any(|c| c == *f))
+            .map(|f| f.to_string())
+            .collect()
+    } else {
+        columns.into_iter().take(4).collect()
+    };
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut head = vec!["VARIANT".to_string(), "RUNS".into(), "FAILED".into()];
+    head.extend(shown.iter().cloned());
+    lines.push(head);
+    for v in &sweep.variants {
+        let group: Vec<&Row> = rows.iter().filter(|r| r.variant == v.name).collect();
+        let failed = group.iter().filter(|r| !r.error.is_empty()).count();
+        let mut l = vec![v.name.clone(), group.len().to_string(), failed.to_string()];
+        for f in &shown {
+            l.push(match Stats::of(group.iter().map(|r| r.figure(f))) {
+                None => "-".into(),
+                Some(s) => match s.ci95 {
+                    Some(h) => format!("{} ± {}", human(f, s.mean), human(f, h)),
+                    None => human(f, s.mean),
+                },
+            });
+        }
+        lines.push(l);
+    }
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = format!(
+        "sweep {}: {} variants × {} seeds (mean ± 95 % CI)\n\n",
+        sweep.name,
+        sweep.variants.len(),
+        sweep.seeds.len()
+    );
+    for l in lines {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_runs_of_characters() {
+        assert!(glob(
+            "clusterQueues[*].waitSeconds.p95",
+            "clusterQueues[ml-team].waitSeconds.p95"
+        ));
+        assert!(!glob(
+            "clusterQueues[*].waitSeconds.p95",
+            "clusterQueues[a].gpuShare"
+        ));
+        assert!(glob("waitSeconds.p90", "waitSeconds.p90"));
+        assert!(glob("*", "x"));
+        assert!(!glob("a*b", "ac"));
+    }
+}

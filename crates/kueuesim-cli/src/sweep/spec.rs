@@ -655,11 +655,13 @@ fn template(file: &SourceFile, text: &str, loc: &serde_saphyr::Location, owner: 
             owner: owner.to_string(),
         }
     } else {
+        // serde-saphyr places a block scalar at its first content line: its lines all
+        // start at that column.
         let quoted = rest.starts_with(['"', '\'']);
         TemplateAt {
             line,
             column: column + u64::from(quoted),
-            block: false,
+            block: !quoted && text.contains('\n'),
             owner: owner.to_string(),
         }
     };
@@ -804,14 +806,14 @@ mod tests {
     #[test]
     fn grid_is_the_product_in_written_order() {
         let s = parse_text(&format!(
-            "{HEAD}  seeds: 1..2\n  parameters:\n  - name: a\n    values: [1, 2]\n    set: 'cq/x:spec.a={{{{value}}}}'\n  - name: b\n    values: [x, y, z]\n    patch: |\n      kind: A\n      b: {{{{value}}}}\n"
+            "{HEAD}  seeds: 1..2\n  parameters:\n  - name: a\n    values: [1, 2]\n    set: 'cq/x:spec.a={{{{value}}}}'\n  - name: b\n    values: [p, q, r]\n    patch: |\n      kind: A\n      b: {{{{value}}}}\n"
         ))
         .unwrap();
         let names: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
         assert_eq!(
             names,
             [
-                "a=1,b=x", "a=1,b=y", "a=1,b=z", "a=2,b=x", "a=2,b=y", "a=2,b=z"
+                "a=1,b=p", "a=1,b=q", "a=1,b=r", "a=2,b=p", "a=2,b=q", "a=2,b=r"
             ]
         );
         assert_eq!(s.seeds, [1, 2]);

@@ -927,6 +927,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
 }
 
 mod kubectl;
+mod sweep;
 
 #[test]
 fn set_and_patch_change_the_run_and_bad_ones_exit_2() {

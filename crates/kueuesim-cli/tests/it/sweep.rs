@@ -1,0 +1,296 @@
+//! `kueuesim sweep` and `kueuesim compare`: rows independent of --jobs, reruns that recompute
+//! only what is missing, failed variants as rows, bad Sweep input at file:line:column, the
+//! search against a brute-force grid, and compare's differences.
+
+use std::path::{Path, PathBuf};
+
+use super::{kueuesim, scenario, stderr, stdout, temp_dir};
+
+const GPU: &str = "cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota";
+const CPU: &str =
+    "cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=cpu].nominalQuota=100000";
+
+/// A Sweep of scenarios/platform over ml-team's GPU quota, written into `dir`.
+fn sweep_file(dir: &Path, name: &str, spec: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata:\n  name: {name}\nspec:\n  base: {}\n{spec}",
+        scenario("platform")
+    );
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn grid(values: &str, seeds: &str) -> String {
+    format!(
+        "  seeds: {seeds}\n  figures: [waitSeconds.p90, \"clusterQueues[*].gpuShare\", cycles]\n  parameters:\n  - name: quota\n    values: {values}\n    set:\n    - '{GPU}={{{{value}}}}'\n    - '{CPU}'\n"
+    )
+}
+
+fn run_sweep(file: &Path, out: &Path, jobs: &str) -> std::process::Output {
+    kueuesim(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--jobs",
+        jobs,
+    ])
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap()
+}
+
+#[test]
+fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
+    let dir = temp_dir("sweep-jobs");
+    let file = sweep_file(&dir, "q", &grid("[128, 192]", "1..2"));
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    let a = run_sweep(&file, &one, "1");
+    assert!(a.status.success(), "{}", stderr(&a));
+    let b = run_sweep(&file, &two, "2");
+    assert!(b.status.success(), "{}", stderr(&b));
+    let csv = read(&one.join("sweep.csv"));
+    assert_eq!(csv, read(&two.join("sweep.csv")));
+    assert_eq!(
+        read(&one.join("sweep-summary.csv")),
+        read(&two.join("sweep-summary.csv"))
+    );
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5, "{csv}");
+    assert!(
+        lines[0].starts_with(
+            "variant,quota,seed,status,error,waitSeconds.p90,clusterQueues[ml-team].gpuShare"
+        ),
+        "{csv}"
+    );
+    assert!(lines[1].starts_with("quota=128,128,1,ok,,"), "{csv}");
+    assert!(lines[4].starts_with("quota=192,192,2,ok,,"), "{csv}");
+    assert!(stdout(&a).contains("quota=192  2     0"), "{}", stdout(&a));
+
+    // Delete one row: the rerun makes just that run and writes the same file.
+    let cut: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("quota=192,192,1,"))
+        .collect();
+    std::fs::write(two.join("sweep.csv"), cut.join("\n") + "\n").unwrap();
+    let c = run_sweep(&file, &two, "2");
+    assert!(c.status.success(), "{}", stderr(&c));
+    let err = stderr(&c);
+    assert!(err.contains("reusing 3 runs"), "{err}");
+    assert!(err.contains("1/1 runs done"), "{err}");
+    assert_eq!(read(&two.join("sweep.csv")), csv);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_variant_is_an_error_row_not_a_lost_sweep() {
+    let dir = temp_dir("sweep-failed");
+    let file = sweep_file(&dir, "f", &grid("[128, 12x8]", "[7]"));
+    let o = run_sweep(&file, &dir.join("out"), "2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = read(&dir.join("out/sweep.csv"));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[1].starts_with("quota=128,128,7,ok,,"), "{csv}");
+    // The loader's message, pointed at the template in the Sweep file.
+    assert!(
+        lines[2].starts_with("quota=12x8,12x8,7,error,\"")
+            && lines[2].contains("f.yaml:13:105:")
+            && lines[2].contains("invalid quantity")
+            && lines[2].contains("(variant quota=12x8: --set of parameter quota)"),
+        "{csv}"
+    );
+    let summary = read(&dir.join("out/sweep-summary.csv"));
+    assert!(summary.contains("\nquota=12x8,12x8,1,1,,"), "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_sweep_input_exits_2_with_file_line_column() {
+    let dir = temp_dir("sweep-bad");
+    let cases = [
+        (
+            "  parameters: []\n",
+            "b0.yaml:7:15: spec.parameters is empty",
+        ),
+        (
+            "  parameters:\n  - name: quota\n    values: []\n    set: 'x={{value}}'\n",
+            "b1.yaml:9:13: parameter \"quota\" has no values: the grid is empty",
+        ),
+        (
+            "  parameters:\n  - name: quota\n    values: [{a: 1}]\n    set: 'x={{value}}'\n",
+            "b2.yaml:9:14:",
+        ),
+        (
+            "  parameters:\n  - name: quota\n    value: [1]\n    set: 'x={{value}}'\n",
+            "b3.yaml:9:5: unknown field `value`",
+        ),
+        (
+            "  seeds: [1, x]\n  variants: [{name: a}]\n",
+            "b4.yaml:7:14: invalid u64",
+        ),
+        (
+            &format!(
+                "  parameters:\n  - name: quota\n    values: [1]\n    set: '{}={{{{value}}}}'\n",
+                GPU.replace("name=h100", "name=h10")
+            ),
+            "b5.yaml:10:52: spec.resourceGroups[0].flavors[name=h10] matches nothing: no item with name=h10 (closest: \"h100\") (variant quota=1: --set of parameter quota)",
+        ),
+    ];
+    for (i, (spec, want)) in cases.iter().enumerate() {
+        let file = sweep_file(&dir, &format!("b{i}"), spec);
+        let o = run_sweep(&file, &dir.join("out"), "1");
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{spec}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        let at = first.find(&format!("b{i}.yaml")).unwrap_or(0);
+        assert!(first[at..].starts_with(want), "{spec}: {err}");
+    }
+    assert!(!dir.join("out").exists(), "bad input writes nothing");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The value column of a sweep-summary.csv row and a figure's mean.
+fn means(summary: &str, figure: &str) -> Vec<(i64, f64)> {
+    let mut lines = summary.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = head
+        .iter()
+        .position(|h| *h == format!("{figure}:mean"))
+        .unwrap();
+    lines
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (c[1].parse().unwrap(), c[at].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn search_finds_the_value_a_brute_force_grid_finds() {
+    let dir = temp_dir("sweep-search");
+    let figure = "clusterQueues[ml-team].gpuShare";
+    let g = sweep_file(&dir, "g", &grid("[64, 96, 128, 160, 192]", "1..2"));
+    let o = run_sweep(&g, &dir.join("g"), "2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = means(&read(&dir.join("g/sweep-summary.csv")), figure);
+    // A bound whose predicate (mean ≥ bound) is false, then true, over the grid.
+    let bound = m
+        .iter()
+        .map(|(_, x)| *x)
+        .find(|&b| {
+            let meets: Vec<bool> = m.iter().map(|(_, x)| *x >= b).collect();
+            !meets[0] && meets.windows(2).all(|w| w[0] <= w[1])
+        })
+        .expect("a monotone bound over the grid");
+    let brute = m.iter().find(|(_, x)| *x >= bound).unwrap().0;
+    let spec = format!(
+        "  seeds: 1..2\n  parameters:\n  - name: quota\n    set:\n    - '{GPU}={{{{value}}}}'\n    - '{CPU}'\n  search:\n    parameter: quota\n    min: 64\n    max: 192\n    step: 32\n    target: {{figure: \"{figure}\", atLeast: {bound:?}, over: mean}}\n"
+    );
+    let s = sweep_file(&dir, "s", &spec);
+    let o = run_sweep(&s, &dir.join("s"), "2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with(&format!("search: the smallest quota with {figure} ≥ ")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(": {brute}\n")),
+        "brute force {brute}: {out}"
+    );
+    // Every run of the search is a row, with its step.
+    let csv = read(&dir.join("s/sweep.csv"));
+    assert!(
+        csv.starts_with("variant,step,quota,seed,status,error,"),
+        "{csv}"
+    );
+    assert!(csv.contains("\nquota=192,1,192,1,ok,"), "{csv}");
+    assert!(csv.contains("\nquota=64,2,64,2,ok,"), "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn compare_subtracts_the_documents_values() {
+    let dir = temp_dir("compare");
+    std::fs::create_dir_all(&dir).unwrap();
+    let platform = scenario("platform");
+    let doc = |seed: &str| {
+        let o = kueuesim(&["run", &platform, "--seed", seed, "-o", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let path = dir.join(format!("s{seed}.json"));
+        std::fs::write(&path, &o.stdout).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (path, v)
+    };
+    let (a, va) = doc("1");
+    let (b, vb) = doc("2");
+    let html = dir.join("c.html");
+    let o = kueuesim(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for (figure, path) in [
+        ("cycles", &["cycles"][..]),
+        ("eventsProcessed", &["eventsProcessed"][..]),
+        ("workloads.finished", &["workloads", "finished"][..]),
+    ] {
+        let (x, y) = (
+            path.iter()
+                .fold(&va["summary"], |v, k| &v[k])
+                .as_f64()
+                .unwrap(),
+            path.iter()
+                .fold(&vb["summary"], |v, k| &v[k])
+                .as_f64()
+                .unwrap(),
+        );
+        let line = out
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(figure))
+            .unwrap_or_else(|| panic!("{figure}: {out}"));
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let d = y - x;
+        let want = if d > 0.0 {
+            format!("+{d:.0}")
+        } else {
+            format!("{d:.0}")
+        };
+        assert_eq!(
+            cells[1..4],
+            [format!("{x:.0}"), format!("{y:.0}"), want],
+            "{line}"
+        );
+    }
+    assert!(read(&html).contains("<th>B − A</th>"));
+
+    // A sweep's variants, with replicates on both sides: the CI overlap column.
+    let file = sweep_file(&dir, "c", &grid("[64, 192]", "1..3"));
+    let sweep_dir = dir.join("sw");
+    assert!(run_sweep(&file, &sweep_dir, "2").status.success());
+    let a = format!("quota=64@{}", sweep_dir.display());
+    let b = format!("quota=192@{}", sweep_dir.display());
+    let o = kueuesim(&["compare", &a, &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("clusterQueues[ml-team].gpuShare")
+        })
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.ends_with(" yes") || line.ends_with(" no"), "{line}");
+    let bad = kueuesim(&["compare", &format!("nope@{}", sweep_dir.display()), &b]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

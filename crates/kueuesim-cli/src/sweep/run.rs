@@ -18,6 +18,9 @@ use super::spec::{Sweep, Template, Variant, fill, origin};
 use crate::Failure;
 use crate::replicates;
 
+/// Where each line and column of a filled template was in the template.
+type ColumnMap = Vec<Vec<(u64, u64)>>;
+
 /// A variant's overrides, ready to load, and where each came from.
 pub(crate) struct Prepared {
     pub(crate) name: String,
@@ -25,7 +28,7 @@ pub(crate) struct Prepared {
     pub(crate) sets: Vec<String>,
     pub(crate) patches: Vec<SourceFile>,
     /// For `--set[k]` (k = index + 1) and each patch's name: its template and position map.
-    origins: Vec<(String, Template, Vec<Vec<(u64, u64)>>, &'static str)>,
+    origins: Vec<(String, Template, ColumnMap, &'static str)>,
 }
 
 impl Prepared {

@@ -3,6 +3,7 @@
 //! `sweep-summary.csv` (per variant, mean and 95 % CI per figure); or, with `spec.search`, a
 //! bisection for the smallest parameter value meeting a target.
 
+mod html;
 pub(crate) mod run;
 mod search;
 pub(crate) mod spec;
@@ -247,13 +248,18 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         "sweep-summary.csv",
         &run::summary_csv(&params, searching, &columns, &rows),
     )?;
+    run::write(
+        &out,
+        "sweep.html",
+        &html::sweep_html(&sweep.name, &params, &columns, &rows),
+    )?;
     if searching {
         run::write(&out, "search.txt", &text)?;
     }
     let failed = rows.iter().filter(|r| !r.error.is_empty()).count();
     let mut text = text;
     text.push_str(&format!(
-        "\n{} runs ({failed} failed) in {}: sweep.csv, sweep-summary.csv\n",
+        "\n{} runs ({failed} failed) in {}: sweep.csv, sweep-summary.csv, sweep.html\n",
         rows.len(),
         out.display()
     ));

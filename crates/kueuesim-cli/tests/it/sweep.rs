@@ -58,6 +58,12 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
         read(&one.join("sweep-summary.csv")),
         read(&two.join("sweep-summary.csv"))
     );
+    let page = read(&one.join("sweep.html"));
+    assert_eq!(page, read(&two.join("sweep.html")));
+    assert!(
+        page.contains("<h2>waitSeconds.p90</h2><svg") && !page.contains("http"),
+        "a self-contained page with a plot per figure"
+    );
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(

@@ -3,6 +3,7 @@
 //! `sweep-summary.csv` (per variant, mean and 95 % CI per figure); or, with `spec.search`, a
 //! bisection for the smallest parameter value meeting a target.
 
+mod emit;
 mod html;
 pub(crate) mod run;
 mod search;
@@ -34,6 +35,23 @@ pub(crate) struct SweepArgs {
     /// directory, NAME the Sweep's metadata.name). Runs already in its sweep.csv are reused.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Make only run N of the sweep (from 0: variant N / seeds, seed N % seeds, in the order
+    /// of sweep.csv) and write its row to DIR/rows/run-N.csv, e.g. as one index of a Kubernetes
+    /// Indexed Job or a Slurm array; `kueuesim sweep FILE --out DIR` then collects the rows.
+    #[arg(long, value_name = "N")]
+    index: Option<usize>,
+    /// Print the sweep as runs for a cluster instead of running it: `kubernetes` (a ConfigMap
+    /// with the Sweep and its base files, and an Indexed Job with one completion per run,
+    /// labelled for Kueue's --queue) or `slurm` (an sbatch array script). Each index runs
+    /// `--index N`; `kueuesim sweep FILE --out DIR` collects their rows.
+    #[arg(long, value_enum, value_name = "KIND")]
+    emit: Option<emit::Emit>,
+    /// The LocalQueue of the emitted Kubernetes Job (kueue.x-k8s.io/queue-name).
+    #[arg(long, value_name = "NAME", default_value = "sweeps")]
+    queue: String,
+    /// The base scenario's paths instead of spec.base (as a Job's pod sees them).
+    #[arg(long, value_name = "PATH", num_args = 1..)]
+    base: Vec<PathBuf>,
     /// No progress on stderr.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -124,13 +142,14 @@ impl Progress {
     }
 }
 
-/// What a sweep's reuse of earlier rows depends on: the Sweep file and the base scenario.
+/// What a sweep's reuse of earlier rows depends on: the Sweep file and the base scenario's
+/// files, in order.
 fn fingerprint(sweep: &spec::Sweep, base: &[SourceFile]) -> String {
     let mut h = sha1_smol::Sha1::new();
     h.update(sweep.file.text.as_bytes());
+    // The files' texts, not their names: rows made where the base has other paths (a Job's
+    // ConfigMap, `--base`) are collected here.
     for f in base {
-        h.update(f.name.as_bytes());
-        h.update(&[0]);
         h.update(f.text.as_bytes());
         h.update(&[0]);
     }
@@ -140,7 +159,11 @@ fn fingerprint(sweep: &spec::Sweep, base: &[SourceFile]) -> String {
 /// `kueuesim sweep FILE`.
 pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let sweep = spec::read(&args.file)?;
-    let base = read_paths(&sweep.base)?;
+    let base = if args.base.is_empty() {
+        read_paths(&sweep.base)?
+    } else {
+        read_paths(&args.base)?
+    };
     // Templates that match nothing are the sweep's error, found before any run or file.
     let prepared: Vec<(Prepared, Option<usize>)> = sweep
         .variants
@@ -157,6 +180,16 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", sweep.name)));
+    if let Some(how) = args.emit {
+        let runs = prepared.len() * sweep.seeds.len();
+        if sweep.search.is_some() {
+            return Err(Failure {
+                code: 2,
+                message: "--emit with spec.search: a search's runs depend on each other's results: run it whole".into(),
+            });
+        }
+        return crate::print_out(&emit::emit(how, &sweep, &base, runs, &out, &args.queue));
+    }
     let io = |e: std::io::Error| Failure {
         code: 1,
         message: format!("{}: {e}", out.display()),
@@ -169,6 +202,11 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let csv_path = out.join("sweep.csv");
     let fp_path = out.join(".sweep-fingerprint");
     let fp = fingerprint(&sweep, &base);
+    let rows_dir = out.join("rows");
+    if let Some(n) = args.index {
+        std::fs::write(&fp_path, &fp).map_err(io)?;
+        return one_index(args, &sweep, base, &prepared, n, &rows_dir);
+    }
     let old = std::fs::read_to_string(&csv_path).ok();
     let same = std::fs::read_to_string(&fp_path).ok().as_deref() == Some(fp.as_str());
     let mut done = BTreeMap::new();
@@ -182,13 +220,6 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             for r in run::read_rows(&text) {
                 done.insert((r.variant.clone(), r.seed), r);
             }
-            if !done.is_empty() && !args.quiet {
-                eprintln!(
-                    "{}: reusing {} runs already written",
-                    csv_path.display(),
-                    done.len()
-                );
-            }
         }
         Some(_) => {
             eprintln!(
@@ -198,6 +229,27 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             std::fs::remove_file(&csv_path).map_err(io)?;
         }
         None => {}
+    }
+    // Rows written by `--index` runs (rows/run-N.csv) are collected the same way.
+    if let Ok(entries) = std::fs::read_dir(&rows_dir) {
+        let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        if same {
+            for f in &files {
+                for r in run::read_rows(&std::fs::read_to_string(f).unwrap_or_default()) {
+                    done.entry((r.variant.clone(), r.seed)).or_insert(r);
+                }
+            }
+        } else if !files.is_empty() {
+            std::fs::remove_dir_all(&rows_dir).map_err(io)?;
+        }
+    }
+    if !done.is_empty() && !args.quiet {
+        eprintln!(
+            "{}: reusing {} runs already written",
+            out.display(),
+            done.len()
+        );
     }
     std::fs::write(&fp_path, &fp).map_err(io)?;
 
@@ -264,6 +316,75 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         out.display()
     ));
     crate::print_out(&text)
+}
+
+/// `--index N`: one run of the sweep, its row into `rows/run-N.csv`.
+fn one_index(
+    args: &SweepArgs,
+    sweep: &spec::Sweep,
+    base: Vec<SourceFile>,
+    prepared: &[(Prepared, Option<usize>)],
+    n: usize,
+    rows_dir: &std::path::Path,
+) -> Result<(), Failure> {
+    let usage = |message: String| Failure { code: 2, message };
+    if sweep.search.is_some() {
+        return Err(usage(
+            "--index with spec.search: a search's runs depend on each other's results: run it whole"
+                .into(),
+        ));
+    }
+    let seeds = &sweep.seeds;
+    let total = prepared.len() * seeds.len();
+    if n >= total {
+        return Err(usage(format!(
+            "--index {n}: the sweep has {total} runs: expected 0..{}",
+            total - 1
+        )));
+    }
+    let runner = Runner {
+        sweep,
+        base,
+        opts: LoadOptions {
+            strict: args.strict,
+            trace_root: args.trace_root.clone(),
+            ..LoadOptions::default()
+        },
+        until: sweep.until,
+        jobs: 1,
+        progress: Progress::new(false),
+        done: BTreeMap::new(),
+        journal: Mutex::new(Journal {
+            path: rows_dir.join("unused"),
+            columns: None,
+            params: Vec::new(),
+            search: false,
+            pending: Vec::new(),
+        }),
+    };
+    let (variant, seed) = (&prepared[n / seeds.len()].0, seeds[n % seeds.len()]);
+    let row = runner.one(variant, None, seed);
+    let params: Vec<String> = sweep.parameters.iter().map(|p| p.name.clone()).collect();
+    let columns = run::columns(&sweep.figures, std::slice::from_ref(&row));
+    std::fs::create_dir_all(rows_dir).map_err(|e| Failure {
+        code: 1,
+        message: format!("{}: {e}", rows_dir.display()),
+    })?;
+    let status = if row.error.is_empty() {
+        "ok".to_string()
+    } else {
+        format!("error: {}", row.error)
+    };
+    let name = format!("run-{n:06}.csv");
+    run::write(
+        rows_dir,
+        &name,
+        &run::sweep_csv(&params, false, &columns, std::slice::from_ref(&row)),
+    )?;
+    crate::print_out(&format!(
+        "run {n} of {total}: variant {}, seed {seed}: {status}\n",
+        row.variant
+    ))
 }
 
 /// Per variant: its runs and a few kept figures as mean ± 95 % CI.

@@ -223,7 +223,8 @@ impl Runner<'_> {
             .collect()
     }
 
-    fn one(&self, p: &Prepared, step: Option<usize>, seed: u64) -> Row {
+    /// One run of variant `p` with `seed`, as its row.
+    pub(crate) fn one(&self, p: &Prepared, step: Option<usize>, seed: u64) -> Row {
         let opts = LoadOptions {
             seed: Some(seed),
             patches: p.patches.clone(),

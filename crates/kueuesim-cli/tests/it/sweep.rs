@@ -300,3 +300,54 @@ fn compare_subtracts_the_documents_values() {
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
+    let dir = temp_dir("sweep-index");
+    let file = sweep_file(&dir, "ix", &grid("[128, 192]", "1..2"));
+    let fresh = dir.join("fresh");
+    assert!(run_sweep(&file, &fresh, "2").status.success());
+    let parts = dir.join("parts");
+    let f = file.to_str().unwrap();
+    let p = parts.to_str().unwrap();
+    // Out of order, as a cluster finishes them.
+    for i in ["3", "0", "2", "1"] {
+        let o = kueuesim(&["sweep", f, "--index", i, "--out", p, "-q"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).starts_with(&format!("run {i} of 4: variant quota=")));
+    }
+    let bad = kueuesim(&["sweep", f, "--index", "4", "--out", p]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    // Collecting makes no run and writes what a fresh sweep writes.
+    let o = kueuesim(&["sweep", f, "--out", p]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("reusing 4 runs"), "{}", stderr(&o));
+    for name in ["sweep.csv", "sweep-summary.csv", "sweep.html"] {
+        assert_eq!(read(&parts.join(name)), read(&fresh.join(name)), "{name}");
+    }
+    let k8s = stdout(&kueuesim(&[
+        "sweep",
+        f,
+        "--emit",
+        "kubernetes",
+        "--queue",
+        "batch",
+    ]));
+    for want in [
+        "kind: ConfigMap",
+        "  sweep.yaml: |",
+        "completionMode: Indexed",
+        "completions: 4",
+        "kueue.x-k8s.io/queue-name: batch",
+        "\"$(JOB_COMPLETION_INDEX)\"",
+        "--base, /sweep/base-00-",
+    ] {
+        assert!(k8s.contains(want), "{want}: {k8s}");
+    }
+    let slurm = stdout(&kueuesim(&["sweep", f, "--emit", "slurm"]));
+    assert!(
+        slurm.contains("#SBATCH --array=0-3") && slurm.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
+        "{slurm}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

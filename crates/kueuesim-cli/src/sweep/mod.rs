@@ -31,7 +31,7 @@ pub(crate) struct SweepArgs {
     /// How many runs at once (default: the machine's cores).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
-    /// Where sweep.csv and sweep-summary.csv go (default: sweep-NAME in the working
+    /// Where sweep.csv, sweep-summary.csv and sweep.html go (default: sweep-NAME in the working
     /// directory, NAME the Sweep's metadata.name). Runs already in its sweep.csv are reused.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,

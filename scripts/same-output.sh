@@ -21,7 +21,7 @@ differ=0 same=0
 # the directories whose every file is one (traces, perf, scale); million.yaml is run to 48 h.
 targets=()
 for dir in $(find scenarios -name '*.yaml' -printf '%h\n' | sort -u); do
-  case "$dir" in scenarios/traces|scenarios/kueue-perf|scenarios/scale) continue ;; esac
+  case "$dir" in scenarios/traces|scenarios/kueue-perf|scenarios/scale|scenarios/sweeps) continue ;; esac
   targets+=("$dir")
 done
 targets+=(scenarios/traces/*.yaml scenarios/kueue-perf/*.yaml "scenarios/scale/million.yaml --until 48h" "")

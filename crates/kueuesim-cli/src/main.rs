@@ -102,7 +102,8 @@ struct RunArgs {
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "summary")]
     output: Format,
-    /// Objects of kinds the simulator does not read are an error instead of a warning.
+    /// Objects of kinds the simulator does not read, and likely typos (unknown Kueue fields,
+    /// label and annotation keys; docs/scenario-format.md), are an error instead of a warning.
     #[arg(long)]
     strict: bool,
     /// Do not show progress on a terminal.
@@ -199,7 +200,8 @@ enum Command {
         /// YAML files or directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Objects of kinds the simulator does not read are an error instead of a warning.
+        /// Objects of kinds the simulator does not read, and likely typos (unknown Kueue fields,
+        /// label and annotation keys; docs/scenario-format.md), are an error instead of a warning.
         #[arg(long)]
         strict: bool,
         /// Where trace paths are looked for after the scenario file's directory.

@@ -927,6 +927,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
 }
 
 mod kubectl;
+mod lint;
 mod sweep;
 
 #[test]

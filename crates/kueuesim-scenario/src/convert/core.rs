@@ -107,6 +107,9 @@ pub(super) struct Builder<'a> {
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// (kind, namespace, name) → first position, for duplicate detection.
     pub(super) seen: BTreeMap<(String, String, String), Pos>,
+    /// (namespace, LocalQueue) → how many workloads of the input's objects name that
+    /// LocalQueue, which does not exist, and the first such object's position.
+    pub(super) missing_queues: BTreeMap<(String, String), (usize, Pos)>,
 }
 
 pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {
@@ -380,6 +383,33 @@ impl<'a> Builder<'a> {
         }
         self.seen.insert(key, src.kind_pos.clone());
         Ok(())
+    }
+
+    /// Notes a workload of `src` that names LocalQueue `queue` of `namespace`, which does not
+    /// exist.
+    pub(super) fn note_missing_queue(
+        &mut self,
+        src: &ObjectText<'_>,
+        namespace: &str,
+        queue: &str,
+    ) {
+        self.missing_queues
+            .entry((namespace.to_string(), queue.to_string()))
+            .or_insert((0, src.kind_pos.clone()))
+            .0 += 1;
+    }
+
+    /// One warning per LocalQueue that workloads of the input's objects name but that does not
+    /// exist. Upstream accepts such a workload and keeps it pending ("LocalQueue X doesn't
+    /// exist", kueue `pkg/cache/queue`), and so does the run; this only says so at load, once
+    /// per queue, with the count and the first workload's place. (A run's report checks the
+    /// same of every workload the run saw, traces and generators included, after the run.)
+    pub(super) fn missing_queue_warnings(&mut self) {
+        for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
+            self.warnings.push(format!(
+                "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
+            ));
+        }
     }
 
     /// Makes sure namespace `name` exists; namespaces are implicit when not declared.

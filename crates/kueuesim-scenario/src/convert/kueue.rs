@@ -1,6 +1,6 @@
 //! Kueue's own kinds: ResourceFlavors, Cohorts, ClusterQueues (resourceGroups, preemption,
-//! flavorFungibility, fairSharing, stopPolicy), LocalQueues, the Kueue `Configuration`, and the
-//! check for fields neither kueue.x-k8s.io v1beta1 nor v1beta2 has.
+//! flavorFungibility, fairSharing, stopPolicy), LocalQueues and the Kueue `Configuration`
+//! (the check for fields neither kueue.x-k8s.io v1beta1 nor v1beta2 has: `kueue_fields`).
 
 use serde_saphyr::Spanned;
 
@@ -16,114 +16,9 @@ use super::core::{
     Builder, Parsed, duration, err_at, err_obj, labels, name_of, namespace_of, one_of, quantity,
     selector, taints, tolerations,
 };
-use crate::error::{Pos, ScenarioError};
+use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
-
-/// The fields of Kueue's kinds in v1beta1 or v1beta2, top level and under `spec`.
-fn kueue_fields(kind: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
-    const TOP: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
-    Some(match kind {
-        "ResourceFlavor" => (
-            TOP,
-            &["nodeLabels", "nodeTaints", "tolerations", "topologyName"],
-        ),
-        "ClusterQueue" => (
-            TOP,
-            &[
-                "cohort",
-                "cohortName",
-                "resourceGroups",
-                "queueingStrategy",
-                "namespaceSelector",
-                "flavorFungibility",
-                "preemption",
-                "admissionChecks",
-                "admissionChecksStrategy",
-                "stopPolicy",
-                "fairSharing",
-                "admissionScope",
-            ],
-        ),
-        "Cohort" => (
-            TOP,
-            &["parent", "parentName", "resourceGroups", "fairSharing"],
-        ),
-        "LocalQueue" => (TOP, &["clusterQueue", "stopPolicy", "fairSharing"]),
-        "Workload" => (
-            TOP,
-            &[
-                "podSets",
-                "queueName",
-                "priorityClassName",
-                "priority",
-                "priorityClassSource",
-                "priorityClassRef",
-                "active",
-                "maximumExecutionTimeSeconds",
-            ],
-        ),
-        "WorkloadPriorityClass" => (
-            &["apiVersion", "kind", "metadata", "value", "description"],
-            &[],
-        ),
-        "Topology" => (TOP, &["levels"]),
-        _ => return None,
-    })
-}
-
-/// The first field of a Kueue object (block style) that neither v1beta1 nor v1beta2 has, at
-/// the top level or directly under `spec`, with its position.
-pub(super) fn unknown_kueue_field(src: &ObjectText<'_>) -> Option<(Pos, String)> {
-    let (top, spec) = kueue_fields(&src.kind)?;
-    let mut base: Option<usize> = None;
-    let mut in_spec: Option<usize> = None;
-    for (i, line) in src.text.lines().enumerate() {
-        let t = line.trim_start_matches(' ');
-        if t.is_empty() || t.starts_with('#') || t.starts_with("- ") || t == "-" {
-            continue;
-        }
-        let ind = line.len() - t.len();
-        let b = *base.get_or_insert(ind);
-        let key = t.split(':').next().unwrap_or("").trim();
-        if key.starts_with(['{', '[', '"', '\'']) || !t.contains(':') {
-            continue;
-        }
-        let at = |col: usize| src.pos(i as u64 + 1, col as u64 + 1);
-        if ind == b {
-            in_spec = None;
-            if key == "spec" && t.trim_end() == "spec:" {
-                in_spec = Some(usize::MAX);
-            }
-            if !top.contains(&key) {
-                return Some((
-                    at(ind),
-                    format!(
-                        "{} field {key:?} is not a field of kueue.x-k8s.io v1beta1 or v1beta2",
-                        src.kind
-                    ),
-                ));
-            }
-        } else if let Some(si) = in_spec {
-            let si = if si == usize::MAX {
-                in_spec = Some(ind);
-                ind
-            } else {
-                si
-            };
-            if ind == si && !spec.contains(&key) {
-                return Some((
-                    at(ind),
-                    format!(
-                        "{} spec field {key:?} is not a field of kueue.x-k8s.io v1beta1 or v1beta2",
-                        src.kind
-                    ),
-                ));
-            }
-        }
-    }
-    None
-}
 
 fn stop_policy(
     src: &ObjectText<'_>,

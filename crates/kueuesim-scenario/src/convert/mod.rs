@@ -11,6 +11,8 @@ mod gang;
 mod jobs;
 mod kube;
 mod kueue;
+mod kueue_fields;
+mod lint;
 mod simulation;
 mod topology;
 mod workload;
@@ -26,7 +28,7 @@ use std::collections::BTreeMap;
 use kueuesim_model::{Workload, World};
 
 use self::core::{Builder, Parsed, ensure_namespace, err_obj, name_of, namespace_of, parse};
-use self::kueue::unknown_kueue_field;
+use self::lint::Lint;
 use crate::error::{Pos, ScenarioError};
 use crate::overlay::{Overrides, kind_matches};
 use crate::source::{ObjectText, SourceFile, split_objects};
@@ -117,16 +119,15 @@ impl<'a> Builder<'a> {
         opts: LoadOptions,
     ) -> Result<Loaded, ScenarioError> {
         let mut skipped: BTreeMap<String, (usize, Pos)> = BTreeMap::new();
+        let mut lint = Lint::default();
         for src in objects {
             let group = group_of(&src.api_version);
-            if group == "kueue.x-k8s.io"
-                && let Some((pos, msg)) = unknown_kueue_field(src)
-            {
-                if opts.strict {
-                    let frame = src.frame_for(&pos);
-                    return Err(ScenarioError::at(pos, format!("{msg} (--strict)"), frame));
-                }
-                self.warnings.push(format!("{pos}: {msg}; ignored"));
+            let mut read = true;
+            // Kueue's kinds are linted before they are read, so that under --strict a
+            // misspelt required field is reported as the typo it is.
+            let kueue_kind = lint::is_kueue_kind(group, &src.kind);
+            if kueue_kind {
+                lint.object(src, group, opts.strict)?;
             }
             let kueue_version_ok = matches!(
                 src.api_version.as_str(),
@@ -263,9 +264,14 @@ impl<'a> Builder<'a> {
                     };
                     let e = skipped.entry(label).or_insert((0, src.kind_pos.clone()));
                     e.0 += 1;
+                    read = false;
                 }
             }
+            if read && !kueue_kind {
+                lint.object(src, group, opts.strict)?;
+            }
         }
+        lint.finish(opts.strict, &mut self.warnings)?;
         if !skipped.is_empty() {
             if opts.strict {
                 let (label, (_, pos)) = skipped
@@ -309,6 +315,7 @@ impl<'a> Builder<'a> {
         let mut out = Vec::new();
         self.build_jobs(&mut out)?;
         self.build_workload_objects(&mut out)?;
+        self.missing_queue_warnings();
         let stream = self.workload_stream(out)?;
         Ok(Loaded {
             world: self.world,

@@ -127,7 +127,12 @@ impl Builder<'_> {
                 .unwrap_or_default();
             let queue = match self.lq_id(&namespace, &qn) {
                 Some(id) => QueueRef::Local(id),
-                None => QueueRef::Missing(qn.clone()),
+                None => {
+                    if !qn.is_empty() {
+                        self.note_missing_queue(src, &namespace, &qn);
+                    }
+                    QueueRef::Missing(qn.clone())
+                }
             };
             // spec.priority wins (a pre-built Workload carries it); else its class reference.
             let class = spec

@@ -368,7 +368,7 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
     assert_eq!(
         loaded.warnings,
         [
-            "t.yaml:6:3: ClusterQueue spec field \"cohrtName\" is not a field of kueue.x-k8s.io v1beta1 or v1beta2; ignored"
+            "t.yaml:6:3: ClusterQueue field spec.cohrtName is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: cohortName); ignored"
         ]
     );
     // Both versions' names are known: no warning for v1beta2's cohortName or v1beta1's cohort.
@@ -381,7 +381,7 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
     }
     let e = strict_load_error(text);
     assert!(
-        e.starts_with("t.yaml:6:3: ClusterQueue spec field \"cohrtName\""),
+        e.starts_with("t.yaml:6:3: ClusterQueue field spec.cohrtName is not a field"),
         "{e}"
     );
     let top = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\nlabels: {a: b}\n";
@@ -390,7 +390,7 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
         loaded
             .warnings
             .iter()
-            .any(|w| w.starts_with("t.yaml:4:1: ResourceFlavor field \"labels\"")),
+            .any(|w| w.starts_with("t.yaml:4:1: ResourceFlavor field labels is not a field")),
         "{:?}",
         loaded.warnings
     );

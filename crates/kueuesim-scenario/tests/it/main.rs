@@ -16,6 +16,8 @@ mod kueue_cases;
 mod kueue_features;
 /// Kueue's scheduler performance scenarios against their published bands.
 mod kueue_perf;
+/// The lint for likely typos: unknown keys and Kueue fields, missing LocalQueues.
+mod lint;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
 /// `--patch` and `--set`: overrides merged into the scenario's objects.

@@ -263,6 +263,9 @@ impl Builder<'_> {
                 .map(String::as_str)
                 .filter(|q| !q.is_empty()),
         );
+        if let QueueRef::Missing(q) = &queue {
+            self.note_missing_queue(src, namespace, q);
+        }
         let managed = queue != QueueRef::Unmanaged;
         let pod_pc = priority_class.or(template.spec.priority_class_name.as_ref());
         let (priority_class, priority, creation_blocked) = if managed {

@@ -1,0 +1,480 @@
+//! The fields of Kueue's kinds as upstream declares them, for the unknown-field lint: every
+//! json name of the Go API types of `kueue.x-k8s.io` (kueue `apis/kueue/v1beta1` and
+//! `apis/kueue/v1beta2`, `*_types.go`) and of the Kueue `Configuration`
+//! (`apis/config/v1beta1`, `apis/config/v1beta2`), both versions united, as a static table
+//! (read off kueue commit ff69552e), and the walk that checks an object's tree against it.
+//!
+//! A field whose Go type is not a Kueue type (`metav1.ObjectMeta`, `corev1.PodTemplateSpec`,
+//! `metav1.Condition`, `resource.Quantity`, maps, …) is accepted with anything under it.
+
+use crate::overlay::tree::{Node, Origin, Value};
+
+/// An unknown field: where its key is written, its path from the object's root
+/// (`spec.resourceGroups[0].flavors[0].resources[0].nominalQouta`) and the closest field the
+/// type has.
+pub(super) struct UnknownField<'f> {
+    pub(super) at: Origin<'f>,
+    pub(super) path: String,
+    pub(super) closest: Option<&'static str>,
+}
+
+/// The root type of a Kueue kind the loader reads (`group` `kueue.x-k8s.io` or
+/// `config.kueue.x-k8s.io`); AdmissionCheck, MultiKueue and ProvisioningRequestConfig objects
+/// are not read (skipped kinds), so not checked.
+pub(super) fn root_type(group: &str, kind: &str) -> Option<&'static str> {
+    Some(match (group, kind) {
+        ("kueue.x-k8s.io", "ClusterQueue") => "ClusterQueue",
+        ("kueue.x-k8s.io", "LocalQueue") => "LocalQueue",
+        ("kueue.x-k8s.io", "ResourceFlavor") => "ResourceFlavor",
+        ("kueue.x-k8s.io", "Cohort") => "Cohort",
+        ("kueue.x-k8s.io", "WorkloadPriorityClass") => "WorkloadPriorityClass",
+        ("kueue.x-k8s.io", "Workload") => "Workload",
+        ("kueue.x-k8s.io", "Topology") => "Topology",
+        ("config.kueue.x-k8s.io", "Configuration") => "config.Configuration",
+        _ => return None,
+    })
+}
+
+/// The fields of the type named `ty`.
+fn fields_of(ty: &str) -> Option<&'static [(&'static str, &'static str)]> {
+    TYPES
+        .binary_search_by(|(name, _)| (*name).cmp(ty))
+        .ok()
+        .map(|i| TYPES[i].1)
+}
+
+/// Every field of `node` (an object of root type `ty`) that its type does not have, at any
+/// depth, in document order.
+pub(super) fn unknown_fields<'f>(node: &Node<'f>, ty: &str) -> Vec<UnknownField<'f>> {
+    let mut out = Vec::new();
+    walk(node, ty, &mut String::new(), &mut out);
+    out
+}
+
+fn walk<'f>(node: &Node<'f>, ty: &str, path: &mut String, out: &mut Vec<UnknownField<'f>>) {
+    let Some(fields) = fields_of(ty) else { return };
+    match &node.value {
+        Value::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                walk(item, ty, path, out);
+                path.truncate(len);
+            }
+        }
+        Value::Map(entries) => {
+            for e in entries {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&e.key);
+                match fields.iter().find(|(f, _)| *f == e.key) {
+                    None => out.push(UnknownField {
+                        at: e.key_at,
+                        path: path.clone(),
+                        closest: super::lint::closest(&e.key, fields.iter().map(|(f, _)| *f)),
+                    }),
+                    Some((_, "")) => {}
+                    Some((_, child)) => match child.strip_prefix("MAP:") {
+                        // map[string]T: every value a T.
+                        Some(t) => {
+                            if let Value::Map(values) = &e.value.value {
+                                for v in values {
+                                    let l = path.len();
+                                    path.push_str(&format!("[{}]", v.key));
+                                    walk(&v.value, t, path, out);
+                                    path.truncate(l);
+                                }
+                            }
+                        }
+                        None => walk(&e.value, child, path, out),
+                    },
+                }
+                path.truncate(len);
+            }
+        }
+        Value::Scalar(_) => {}
+    }
+}
+
+/// Per Go type (sorted by name; `config.` for the Configuration's package): its json field
+/// names and each field's Kueue type ("" for a type not of Kueue's API packages, `MAP:T` for
+/// `map[string]T`). LocalQueueStatus.fairSharing is v1beta1's FairSharingStatus and v1beta2's
+/// LocalQueueFairSharingStatus: the latter has the fields of both.
+#[rustfmt::skip]
+static TYPES: &[(&str, &[(&str, &str)])] = &[
+    ("Admission", &[
+        ("clusterQueue", ""), ("podSetAssignments", "PodSetAssignment"),
+    ]),
+    ("AdmissionCheckState", &[
+        ("lastTransitionTime", ""), ("message", ""), ("name", ""),
+        ("podSetUpdates", "PodSetUpdate"), ("requeueAfterSeconds", ""), ("retryCount", ""),
+        ("state", ""),
+    ]),
+    ("AdmissionCheckStrategyRule", &[
+        ("name", ""), ("onFlavors", ""),
+    ]),
+    ("AdmissionChecksStrategy", &[
+        ("admissionChecks", "AdmissionCheckStrategyRule"),
+    ]),
+    ("AdmissionFairSharingStatus", &[
+        ("consumedResources", ""), ("lastUpdate", ""),
+    ]),
+    ("AdmissionScope", &[
+        ("admissionMode", ""),
+    ]),
+    ("BorrowWithinCohort", &[
+        ("maxPriorityThreshold", ""), ("policy", ""),
+    ]),
+    ("ClusterQueue", &[
+        ("apiVersion", ""), ("kind", ""), ("metadata", ""), ("spec", "ClusterQueueSpec"),
+        ("status", "ClusterQueueStatus"),
+    ]),
+    ("ClusterQueuePendingWorkload", &[
+        ("name", ""), ("namespace", ""),
+    ]),
+    ("ClusterQueuePendingWorkloadsStatus", &[
+        ("clusterQueuePendingWorkload", "ClusterQueuePendingWorkload"), ("lastChangeTime", ""),
+    ]),
+    ("ClusterQueuePreemption", &[
+        ("borrowWithinCohort", "BorrowWithinCohort"), ("reclaimWithinCohort", ""),
+        ("withinClusterQueue", ""),
+    ]),
+    ("ClusterQueueSpec", &[
+        ("admissionChecks", ""), ("admissionChecksStrategy", "AdmissionChecksStrategy"),
+        ("admissionScope", "AdmissionScope"), ("cohort", ""), ("cohortName", ""),
+        ("concurrentAdmissionPolicy", "ConcurrentAdmissionPolicy"),
+        ("fairSharing", "FairSharing"), ("flavorFungibility", "FlavorFungibility"),
+        ("namespaceSelector", ""), ("preemption", "ClusterQueuePreemption"),
+        ("queueingStrategy", ""), ("resourceGroups", "ResourceGroup"), ("stopPolicy", ""),
+    ]),
+    ("ClusterQueueStatus", &[
+        ("admittedWorkloads", ""), ("conditions", ""), ("fairSharing", "FairSharingStatus"),
+        ("flavorsReservation", "FlavorUsage"), ("flavorsUsage", "FlavorUsage"),
+        ("pendingWorkloads", ""),
+        ("pendingWorkloadsStatus", "ClusterQueuePendingWorkloadsStatus"),
+        ("reservingWorkloads", ""),
+    ]),
+    ("Cohort", &[
+        ("apiVersion", ""), ("kind", ""), ("metadata", ""), ("spec", "CohortSpec"),
+        ("status", "CohortStatus"),
+    ]),
+    ("CohortSpec", &[
+        ("fairSharing", "FairSharing"), ("parentName", ""), ("resourceGroups", "ResourceGroup"),
+    ]),
+    ("CohortStatus", &[
+        ("fairSharing", "FairSharingStatus"),
+    ]),
+    ("ConcurrentAdmissionConstraints", &[
+        ("lastAcceptableFlavorName", ""),
+    ]),
+    ("ConcurrentAdmissionMigration", &[
+        ("constraints", "ConcurrentAdmissionConstraints"), ("mode", ""),
+    ]),
+    ("ConcurrentAdmissionPolicy", &[
+        ("migration", "ConcurrentAdmissionMigration"),
+    ]),
+    ("FairSharing", &[
+        ("weight", ""),
+    ]),
+    ("FairSharingStatus", &[
+        ("admissionFairSharingStatus", "AdmissionFairSharingStatus"), ("weightedShare", ""),
+    ]),
+    ("FlavorFungibility", &[
+        ("preference", ""), ("whenCanBorrow", ""), ("whenCanPreempt", ""),
+    ]),
+    ("FlavorQuotas", &[
+        ("name", ""), ("resources", "ResourceQuota"),
+    ]),
+    ("FlavorUsage", &[
+        ("name", ""), ("resources", "ResourceUsage"),
+    ]),
+    ("LocalQueue", &[
+        ("apiVersion", ""), ("kind", ""), ("metadata", ""), ("spec", "LocalQueueSpec"),
+        ("status", "LocalQueueStatus"),
+    ]),
+    ("LocalQueueAdmissionFairSharingStatus", &[
+        ("consumedResources", ""), ("lastUpdate", ""),
+    ]),
+    ("LocalQueueFairSharingStatus", &[
+        ("admissionFairSharingStatus", "LocalQueueAdmissionFairSharingStatus"),
+        ("weightedShare", ""),
+    ]),
+    ("LocalQueueFlavorStatus", &[
+        ("name", ""), ("nodeLabels", ""), ("nodeTaints", ""), ("resources", ""),
+        ("topology", "TopologyInfo"),
+    ]),
+    ("LocalQueueFlavorUsage", &[
+        ("name", ""), ("resources", "LocalQueueResourceUsage"),
+    ]),
+    ("LocalQueueResourceUsage", &[
+        ("name", ""), ("total", ""),
+    ]),
+    ("LocalQueueSpec", &[
+        ("clusterQueue", ""), ("fairSharing", "FairSharing"), ("stopPolicy", ""),
+    ]),
+    ("LocalQueueStatus", &[
+        ("admittedWorkloads", ""), ("conditions", ""),
+        ("fairSharing", "LocalQueueFairSharingStatus"), ("flavorUsage", "LocalQueueFlavorUsage"),
+        ("flavors", "LocalQueueFlavorStatus"), ("flavorsReservation", "LocalQueueFlavorUsage"),
+        ("flavorsUsage", "LocalQueueFlavorUsage"), ("pendingWorkloads", ""),
+        ("reservingWorkloads", ""),
+    ]),
+    ("PodSet", &[
+        ("count", ""), ("minCount", ""), ("name", ""), ("template", ""),
+        ("topologyRequest", "PodSetTopologyRequest"),
+    ]),
+    ("PodSetAssignment", &[
+        ("count", ""), ("delayedTopologyRequest", ""), ("flavors", ""), ("name", ""),
+        ("resourceUsage", ""), ("topologyAssignment", "TopologyAssignment"),
+    ]),
+    ("PodSetRequest", &[
+        ("name", ""), ("resources", ""),
+    ]),
+    ("PodSetTopologyRequest", &[
+        ("podIndexLabel", ""), ("podSetGroupName", ""), ("podSetSliceRequiredTopology", ""),
+        ("podSetSliceSize", ""),
+        ("podsetSliceRequiredTopologyConstraints", "PodsetSliceRequiredTopologyConstraint"),
+        ("preferred", ""), ("required", ""), ("subGroupCount", ""), ("subGroupIndexLabel", ""),
+        ("unconstrained", ""),
+    ]),
+    ("PodSetUpdate", &[
+        ("annotations", ""), ("labels", ""), ("name", ""), ("nodeSelector", ""),
+        ("tolerations", ""),
+    ]),
+    ("PodsetSliceRequiredTopologyConstraint", &[
+        ("size", ""), ("topology", ""),
+    ]),
+    ("PreemptionGate", &[
+        ("name", ""),
+    ]),
+    ("PreemptionGateState", &[
+        ("lastTransitionTime", ""), ("name", ""), ("position", ""),
+    ]),
+    ("PriorityClassRef", &[
+        ("group", ""), ("kind", ""), ("name", ""),
+    ]),
+    ("ReclaimablePod", &[
+        ("count", ""), ("name", ""),
+    ]),
+    ("RequeueState", &[
+        ("count", ""), ("requeueAt", ""),
+    ]),
+    ("ResourceFlavor", &[
+        ("apiVersion", ""), ("kind", ""), ("metadata", ""), ("spec", "ResourceFlavorSpec"),
+    ]),
+    ("ResourceFlavorSpec", &[
+        ("nodeLabels", ""), ("nodeTaints", ""), ("tolerations", ""), ("topologyName", ""),
+    ]),
+    ("ResourceGroup", &[
+        ("coveredResources", ""), ("flavors", "FlavorQuotas"),
+    ]),
+    ("ResourceQuota", &[
+        ("borrowingLimit", ""), ("lendingLimit", ""), ("name", ""), ("nominalQuota", ""),
+    ]),
+    ("ResourceUsage", &[
+        ("borrowed", ""), ("name", ""), ("total", ""),
+    ]),
+    ("SchedulingStats", &[
+        ("evictions", "WorkloadSchedulingStatsEviction"),
+    ]),
+    ("Topology", &[
+        ("apiVersion", ""), ("kind", ""), ("metadata", ""), ("spec", "TopologySpec"),
+    ]),
+    ("TopologyAssignment", &[
+        ("domains", "TopologyDomainAssignment"), ("levels", ""),
+        ("slices", "TopologyAssignmentSlice"),
+    ]),
+    ("TopologyAssignmentSlice", &[
+        ("domainCount", ""), ("podCounts", "TopologyAssignmentSlicePodCounts"),
+        ("valuesPerLevel", "TopologyAssignmentSliceLevelValues"),
+    ]),
+    ("TopologyAssignmentSliceLevelIndividualValues", &[
+        ("prefix", ""), ("roots", ""), ("suffix", ""),
+    ]),
+    ("TopologyAssignmentSliceLevelValues", &[
+        ("individual", "TopologyAssignmentSliceLevelIndividualValues"), ("universal", ""),
+    ]),
+    ("TopologyAssignmentSlicePodCounts", &[
+        ("individual", ""), ("universal", ""),
+    ]),
+    ("TopologyDomainAssignment", &[
+        ("count", ""), ("values", ""),
+    ]),
+    ("TopologyInfo", &[
+        ("levels", ""), ("name", ""),
+    ]),
+    ("TopologyLevel", &[
+        ("nodeLabel", ""),
+    ]),
+    ("TopologySpec", &[
+        ("levels", "TopologyLevel"),
+    ]),
+    ("UnhealthyNode", &[
+        ("name", ""),
+    ]),
+    ("Workload", &[
+        ("apiVersion", ""), ("kind", ""), ("metadata", ""), ("spec", "WorkloadSpec"),
+        ("status", "WorkloadStatus"),
+    ]),
+    ("WorkloadPriorityClass", &[
+        ("apiVersion", ""), ("description", ""), ("kind", ""), ("metadata", ""), ("value", ""),
+    ]),
+    ("WorkloadSchedulingStatsEviction", &[
+        ("count", ""), ("reason", ""), ("underlyingCause", ""),
+    ]),
+    ("WorkloadSpec", &[
+        ("active", ""), ("maximumExecutionTimeSeconds", ""), ("podSets", "PodSet"),
+        ("preemptionGates", "PreemptionGate"), ("priority", ""), ("priorityClassName", ""),
+        ("priorityClassRef", "PriorityClassRef"), ("priorityClassSource", ""), ("queueName", ""),
+    ]),
+    ("WorkloadStatus", &[
+        ("accumulatedPastExecutionTimeSeconds", ""),
+        ("accumulatedPastExexcutionTimeSeconds", ""), ("admission", "Admission"),
+        ("admissionChecks", "AdmissionCheckState"), ("clusterName", ""), ("conditions", ""),
+        ("nominatedClusterNames", ""), ("preemptionGates", "PreemptionGateState"),
+        ("reclaimablePods", "ReclaimablePod"), ("requeueState", "RequeueState"),
+        ("resourceRequests", "PodSetRequest"), ("schedulingStats", "SchedulingStats"),
+        ("unhealthyNodes", "UnhealthyNode"),
+    ]),
+    ("config.AdmissionFairSharing", &[
+        ("resourceWeights", ""), ("usageHalfLifeTime", ""), ("usageSamplingInterval", ""),
+    ]),
+    ("config.ClientConnection", &[
+        ("burst", ""), ("qps", ""),
+    ]),
+    ("config.ClusterProfile", &[
+        ("accessProviders", "config.ClusterProfileAccessProvider"), ("credentialsProviders", ""),
+    ]),
+    ("config.ClusterProfileAccessProvider", &[
+        ("execConfig", ""), ("name", ""),
+    ]),
+    ("config.ClusterQueueVisibility", &[
+        ("maxCount", ""),
+    ]),
+    ("config.Configuration", &[
+        ("admissionFairSharing", "config.AdmissionFairSharing"), ("apiVersion", ""),
+        ("clientConnection", "config.ClientConnection"),
+        ("controller", "config.ControllerConfigurationSpec"),
+        ("fairSharing", "config.FairSharing"), ("featureGates", ""),
+        ("health", "config.ControllerHealth"), ("integrations", "config.Integrations"),
+        ("internalCertManagement", "config.InternalCertManagement"), ("kind", ""),
+        ("leaderElection", ""), ("manageJobsWithoutQueueName", ""),
+        ("managedJobsNamespaceSelector", ""), ("metrics", "config.ControllerMetrics"),
+        ("multiKueue", "config.MultiKueue"), ("namespace", ""),
+        ("objectRetentionPolicies", "config.ObjectRetentionPolicies"), ("pprofBindAddress", ""),
+        ("queueVisibility", "config.QueueVisibility"), ("resources", "config.Resources"),
+        ("tls", "config.TLSOptions"),
+        ("visibilityServer", "config.VisibilityServerConfiguration"),
+        ("waitForPodsReady", "config.WaitForPodsReady"), ("webhook", "config.ControllerWebhook"),
+    ]),
+    ("config.ControllerConfigurationSpec", &[
+        ("cacheSyncTimeout", ""), ("groupKindConcurrency", ""),
+    ]),
+    ("config.ControllerHealth", &[
+        ("healthProbeBindAddress", ""), ("livenessEndpointName", ""),
+        ("readinessEndpointName", ""),
+    ]),
+    ("config.ControllerMetrics", &[
+        ("bindAddress", ""), ("customLabels", "config.ControllerMetricsCustomLabel"),
+        ("enableClusterQueueResources", ""), ("localQueueMetrics", "config.LocalQueueMetrics"),
+    ]),
+    ("config.ControllerMetricsCustomLabel", &[
+        ("name", ""), ("sourceAnnotationKey", ""), ("sourceKind", ""), ("sourceLabelKey", ""),
+        ("trackedValues", ""),
+    ]),
+    ("config.ControllerWebhook", &[
+        ("certDir", ""), ("host", ""), ("port", ""),
+    ]),
+    ("config.DeviceClassCapacitySource", &[
+        ("deviceSelector", ""), ("driver", ""), ("name", ""),
+    ]),
+    ("config.DeviceClassCounterSource", &[
+        ("deviceSelector", ""), ("driver", ""), ("name", ""),
+    ]),
+    ("config.DeviceClassMapping", &[
+        ("deviceClassNames", ""), ("name", ""), ("sources", "config.DeviceClassSourceConfig"),
+    ]),
+    ("config.DeviceClassSourceConfig", &[
+        ("capacity", "config.DeviceClassCapacitySource"),
+        ("counter", "config.DeviceClassCounterSource"),
+    ]),
+    ("config.FairSharing", &[
+        ("enable", ""), ("preemptionStrategies", ""),
+    ]),
+    ("config.IncrementalDispatcherConfig", &[
+        ("stepSize", ""),
+    ]),
+    ("config.Integrations", &[
+        ("externalFrameworks", ""), ("frameworks", ""), ("labelKeysToCopy", ""),
+        ("podOptions", "config.PodIntegrationOptions"),
+    ]),
+    ("config.InternalCertManagement", &[
+        ("enable", ""), ("webhookSecretName", ""), ("webhookServiceName", ""),
+    ]),
+    ("config.LocalQueueMetrics", &[
+        ("enable", ""), ("localQueueSelector", ""),
+    ]),
+    ("config.MultiKueue", &[
+        ("clusterProfile", "config.ClusterProfile"), ("dispatcherName", ""),
+        ("externalFrameworks", "config.MultiKueueExternalFramework"), ("gcInterval", ""),
+        ("incrementalDispatcherConfig", "config.IncrementalDispatcherConfig"), ("origin", ""),
+        ("workerLostTimeout", ""),
+    ]),
+    ("config.MultiKueueExternalFramework", &[
+        ("name", ""),
+    ]),
+    ("config.ObjectRetentionPolicies", &[
+        ("workloads", "config.WorkloadRetentionPolicy"),
+    ]),
+    ("config.PodIntegrationOptions", &[
+        ("namespaceSelector", ""), ("podSelector", ""),
+    ]),
+    ("config.QueueVisibility", &[
+        ("clusterQueues", "config.ClusterQueueVisibility"), ("updateIntervalSeconds", ""),
+    ]),
+    ("config.RequeuingStrategy", &[
+        ("backoffBaseSeconds", ""), ("backoffLimitCount", ""), ("backoffMaxSeconds", ""),
+        ("timestamp", ""),
+    ]),
+    ("config.ResourceTransformation", &[
+        ("input", ""), ("multiplyBy", ""), ("outputs", ""), ("strategy", ""),
+    ]),
+    ("config.Resources", &[
+        ("deviceClassMappings", "config.DeviceClassMapping"), ("excludeResourcePrefixes", ""),
+        ("quotaCheckStrategy", ""), ("transformations", "config.ResourceTransformation"),
+    ]),
+    ("config.TLSOptions", &[
+        ("cipherSuites", ""), ("curvePreferences", ""), ("minVersion", ""),
+    ]),
+    ("config.VisibilityServerConfiguration", &[
+        ("bindAddress", ""), ("bindPort", ""),
+    ]),
+    ("config.WaitForPodsReady", &[
+        ("blockAdmission", ""), ("enable", ""), ("recoveryTimeout", ""),
+        ("requeuingStrategy", "config.RequeuingStrategy"), ("timeout", ""),
+    ]),
+    ("config.WorkloadRetentionPolicy", &[
+        ("afterDeactivatedByKueue", ""), ("afterFinished", ""),
+    ]),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::TYPES;
+
+    #[test]
+    fn types_are_sorted_and_every_child_is_a_type() {
+        assert!(TYPES.windows(2).all(|w| w[0].0 < w[1].0));
+        for (name, fields) in TYPES {
+            for (f, child) in *fields {
+                let child = child.strip_prefix("MAP:").unwrap_or(child);
+                assert!(
+                    child.is_empty() || super::fields_of(child).is_some(),
+                    "{name}.{f}: {child}"
+                );
+            }
+        }
+    }
+}

@@ -166,7 +166,18 @@ fn embedded_platform_day_runs_and_matches_its_directory() {
         embedded, from_dir,
         "the embedded copy must be scenarios/platform/"
     );
-    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // The platform's lint findings: its KAI jobs carry the label `kai.scheduler/enabled`,
+    // which neither KAI Scheduler nor the simulator reads (KAI jobs are chosen by
+    // schedulerName; reported, the scenario left as it is), and the Job `exp-typo` names the
+    // LocalQueue `experiment` on purpose.
+    assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains(
+            ": label kai.scheduler/enabled is neither read by the simulator nor a known Kueue, KAI or Volcano key (closest: kai.scheduler/queue); ignored (and 19 more)"
+        ) && loaded.warnings[1].contains(": LocalQueue research/experiment is not defined in the input; 1 workload(s)"),
+        "{:?}",
+        loaded.warnings
+    );
     insta::assert_snapshot!(embedded);
 }
 

@@ -105,7 +105,7 @@ fn a_deep_unknown_kueue_field_names_the_closest_field() {
     );
     assert!(
         strict_load_error(&text)
-            .starts_with("t.yaml:19:17: ClusterQueue field spec.preemption.withinClusterQueu")
+            .starts_with("t.yaml:20:16: ClusterQueue field spec.preemption.withinClusterQueu")
     );
 }
 

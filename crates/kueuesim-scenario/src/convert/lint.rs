@@ -14,7 +14,7 @@ use crate::error::{Pos, ScenarioError};
 use crate::overlay::tree::{Node, Value, parse_mapped};
 use crate::source::ObjectText;
 
-use super::kueue_fields::{root_type, unknown_fields};
+use super::kueue_fields::{may_have_unknown_field, root_type, unknown_fields};
 
 /// The prefixes (domains) whose label and annotation keys are linted. `volcano.sh/` is also
 /// the end of other Volcano domains (`batch.volcano.sh/`, `topology.volcano.sh/`): those are
@@ -184,8 +184,9 @@ pub(super) struct Lint<'f> {
 
 impl<'f> Lint<'f> {
     /// Lints one object of a kind the loader reads: its label and annotation keys and, for
-    /// Kueue's kinds, its fields. Only Kueue kinds and objects whose text names a key under a
-    /// linted domain that is not known are parsed into a tree (the others cost a text scan).
+    /// Kueue's kinds, its fields. Only objects whose text may hold a finding are parsed into a
+    /// tree (a Kueue object with a key that is no Kueue field name, any other with a key
+    /// under a linted domain that is not known); the others cost a text scan.
     /// With `strict`, an unknown field of a Kueue kind is an error right away (a label key
     /// waits for `finish`: a Node label may be named by a selector further on).
     pub(super) fn object(
@@ -195,7 +196,13 @@ impl<'f> Lint<'f> {
         strict: bool,
     ) -> Result<(), ScenarioError> {
         let root = root_type(group, &src.kind);
-        if root.is_none() && !may_have_unknown_key(&src.text) {
+        let may = match root {
+            // A Topology level's `nodeLabel` under a linted domain is a value, not a key: the
+            // second scan sees it, so that the selector keys are complete.
+            Some(_) => may_have_unknown_field(&src.text) || may_have_unknown_key(&src.text),
+            None => may_have_unknown_key(&src.text),
+        };
+        if !may {
             return Ok(());
         }
         let tree = parse_mapped(src.file, &src.text, src.line_offset, src.origins.as_deref())?;

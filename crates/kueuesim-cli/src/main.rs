@@ -393,9 +393,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(e.into());
     }
     let doc = result_with(world, &outcome, !summary_only);
-    // Capacity checks (kueuesim_report::checks), worded like the loader's warnings.
+    // Capacity checks (kueuesim_report::checks), worded like the loader's warnings. A
+    // LocalQueue that does not exist was already named by the loader, with its position.
     for c in &doc.summary.checks {
-        eprintln!("warning: {}", c.message);
+        if c.kind != "WorkloadsNameMissingLocalQueue" {
+            eprintln!("warning: {}", c.message);
+        }
     }
     if let Some(dir) = out {
         write_out_dir(

@@ -35,10 +35,13 @@ const DOMAINS: &[&str] = &[
 /// `pkg/controller/jobs/*` and `apis/kueue/*/constants.go`, of Volcano's `pkg/` and
 /// `volcano.sh/apis` (`scheduling/v1beta1` and `batch/v1alpha1` label keys), and of KAI
 /// Scheduler's `pkg/common/constants` (read off kueue ff69552e, volcano ed72c7c8 and
-/// KAI-Scheduler 72de64fc), so that `kubectl get -o yaml` dumps load without warnings.
+/// KAI-Scheduler 72de64fc), so that `kubectl get -o yaml` dumps load without warnings. One key
+/// no upstream defines is known too: `kai.scheduler/enabled`, the label the reference
+/// platform's guide puts on KAI jobs (KAI itself picks its jobs by `schedulerName`), so that
+/// a scenario written from that guide loads without warnings.
 #[rustfmt::skip]
 const KNOWN_KEYS: &[&str] = &[
-    "kai.scheduler/accounting", "kai.scheduler/last-start-timestamp", "kai.scheduler/node-pool",
+    "kai.scheduler/accounting", "kai.scheduler/enabled", "kai.scheduler/last-start-timestamp", "kai.scheduler/node-pool",
     "kai.scheduler/preemptibility", "kai.scheduler/queue", "kai.scheduler/segment-size",
     "kai.scheduler/segment-topology-preferred-placement",
     "kai.scheduler/segment-topology-required-placement", "kai.scheduler/stale-podgroup-timestamp",

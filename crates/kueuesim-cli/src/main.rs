@@ -415,19 +415,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Format::Json => to_json(&doc),
         Format::Yaml => to_yaml(&doc),
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
-        Ok(()) => Ok(()),
-        // A closed pipe (`| head`) is not a failure.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure {
-            code: 1,
-            message: format!("writing output: {e}"),
-        }),
-    }
+    print_out(&text)
 }
 
 /// `run --seeds`: the scenario once per seed, in parallel, and the figures across them.
@@ -573,21 +561,6 @@ fn namespaces(view: &ViewArgs) -> Namespaces {
     }
 }
 
-fn print(text: &str) -> Result<(), Failure> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure {
-            code: 1,
-            message: format!("writing output: {e}"),
-        }),
-    }
-}
-
 fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Failure> {
     let (loaded, doc, at) = view_state(view)?;
     let ns = namespaces(view);
@@ -616,7 +589,7 @@ fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Fai
         )
         .map_err(|message| Failure { code: 2, message })?,
     };
-    print(&text)
+    print_out(&text)
 }
 
 fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
@@ -651,7 +624,7 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
     let (loaded, doc, at) = view_state(view)?;
     let text = kubectl::describe(&loaded.world, &doc, kind, &view.namespace, name, at)
         .map_err(|message| Failure { code: 1, message })?;
-    print(&text)
+    print_out(&text)
 }
 
 /// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are

@@ -309,9 +309,6 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             ..LoadOptions::default()
         })?,
     )?;
-    if let Some(seed) = seed {
-        loaded.world.config.seed = seed;
-    }
     if let Some(u) = until {
         let d = parse_offset(u).map_err(|e| Failure {
             code: 2,
@@ -537,9 +534,6 @@ fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failur
             ..LoadOptions::default()
         })?,
     )?;
-    if let Some(seed) = view.seed {
-        loaded.world.config.seed = seed;
-    }
     if let Some(a) = &view.at {
         let d = parse_offset(a).map_err(|e| Failure {
             code: 2,

@@ -108,7 +108,6 @@ pub(crate) fn simulate_with(
     full: bool,
     map_err: impl Fn(ScenarioError) -> Failure,
 ) -> Result<(SimulationResult, Vec<String>), Failure> {
-    let seed = opts.seed;
     let mut loaded = load(
         files,
         LoadOptions {
@@ -117,9 +116,6 @@ pub(crate) fn simulate_with(
         },
     )
     .map_err(&map_err)?;
-    if let Some(seed) = seed {
-        loaded.world.config.seed = seed;
-    }
     if let Some(d) = until {
         loaded.world.config.until = Some(SimTime::ZERO + d);
     }

@@ -1,7 +1,7 @@
 //! `sweep --emit kubernetes|slurm`: the sweep as a batch of `--index` runs elsewhere — a
 //! Kubernetes Indexed Job (completions = runs, queued through Kueue, the Sweep and its base
-//! scenario in a ConfigMap) or a Slurm array script; each index writes `rows/run-N.csv` and
-//! `kueuesim sweep FILE --out DIR` collects them.
+//! scenario in a ConfigMap) or a Slurm array script; each index writes `rows/run-N.csv` (and
+//! the Sweep as `sweep.yaml`) and `kueuesim sweep collect DIR` merges them.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -55,7 +55,10 @@ pub(crate) fn emit(
     runs: usize,
     out: &Path,
     queue: &str,
+    parallelism: Option<usize>,
 ) -> String {
+    // Indexed Job parallelism / Slurm's `%N` array throttle: how many runs at once.
+    let parallelism = parallelism.unwrap_or(runs).clamp(1, runs.max(1));
     let name = format!("sweep-{}", sweep.name)
         .to_ascii_lowercase()
         .chars()
@@ -73,7 +76,7 @@ pub(crate) fn emit(
                 .unwrap_or_else(|_| Path::new(&sweep.file.name).to_path_buf());
             let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
             format!(
-                "#!/bin/bash\n# {runs} runs of sweep {sweep_name}, one per array task; then, on a shared filesystem:\n#   kueuesim sweep {file} --out {out}\n# collects rows/run-N.csv into sweep.csv, sweep-summary.csv and sweep.html.\n#SBATCH --job-name={name}\n#SBATCH --array=0-{last}\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\nexec kueuesim sweep '{file}' --index \"$SLURM_ARRAY_TASK_ID\" --out '{out}' --quiet\n",
+                "#!/bin/bash\n# {runs} runs of sweep {sweep_name}, one per array task; then, on a shared filesystem:\n#   kueuesim sweep collect {out}\n# merges rows/run-N.csv into sweep.csv, sweep-summary.csv and sweep.html.\n#SBATCH --job-name={name}\n#SBATCH --array=0-{last}%{parallelism}\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\nexec kueuesim sweep '{file}' --index \"$SLURM_ARRAY_TASK_ID\" --out '{out}' --quiet\n",
                 sweep_name = sweep.name,
                 file = file.display(),
                 out = out.display(),
@@ -89,9 +92,8 @@ pub(crate) fn emit(
                 let _ = write!(args, ", /sweep/{k}");
             }
             format!(
-                "# {runs} runs of sweep {sweep_name} as a Kubernetes Indexed Job queued through Kueue; each index\n# writes /results/rows/run-N.csv on the PersistentVolumeClaim {name}-results (yours to provide).\n# Then, with /results copied here: kueuesim sweep {file} --out results\n# (the rows are collected into sweep.csv, sweep-summary.csv and sweep.html).\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n{data}---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  labels:\n    kueue.x-k8s.io/queue-name: {queue}\nspec:\n  completionMode: Indexed\n  completions: {runs}\n  parallelism: {runs}\n  suspend: true\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: kueuesim\n        image: kueuesim:latest  # an image with the kueuesim binary\n        args: [sweep, /sweep/sweep.yaml, --index, \"$(JOB_COMPLETION_INDEX)\", --out, /results, --quiet, --base{args}]\n        resources:\n          requests: {{cpu: \"1\", memory: 512Mi}}\n        volumeMounts:\n        - {{name: sweep, mountPath: /sweep}}\n        - {{name: results, mountPath: /results}}\n      volumes:\n      - name: sweep\n        configMap: {{name: {name}}}\n      - name: results\n        persistentVolumeClaim: {{claimName: {name}-results}}\n",
+                "# {runs} runs of sweep {sweep_name} as a Kubernetes Indexed Job queued through Kueue; each index\n# writes /results/rows/run-N.csv on the PersistentVolumeClaim {name}-results (yours to provide).\n# Then, with /results copied here (e.g. kubectl cp from a pod mounting the claim):\n#   kueuesim sweep collect results\n# merges the rows into sweep.csv, sweep-summary.csv and sweep.html.\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n{data}---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  labels:\n    kueue.x-k8s.io/queue-name: {queue}\nspec:\n  completionMode: Indexed\n  completions: {runs}\n  parallelism: {parallelism}\n  suspend: true\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n      # The image runs as nobody; fsGroup lets it write the results volume.\n      securityContext: {{runAsUser: 65534, runAsGroup: 65534, fsGroup: 65534}}\n      containers:\n      - name: kueuesim\n        image: kueuesim:latest  # built from the repository's Containerfile\n        args: [sweep, /sweep/sweep.yaml, --index, \"$(JOB_COMPLETION_INDEX)\", --out, /results, --quiet, --base{args}]\n        resources:\n          requests: {{cpu: \"1\", memory: 512Mi}}\n        volumeMounts:\n        - {{name: sweep, mountPath: /sweep}}\n        - {{name: results, mountPath: /results}}\n      volumes:\n      - name: sweep\n        configMap: {{name: {name}}}\n      - name: results\n        persistentVolumeClaim: {{claimName: {name}-results}}\n",
                 sweep_name = sweep.name,
-                file = sweep.file.name,
             )
         }
     }

@@ -25,9 +25,13 @@ use crate::{Failure, replicates};
 
 /// The options of `kueuesim sweep`.
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct SweepArgs {
+    #[command(subcommand)]
+    command: Option<SweepCommand>,
     /// The Sweep file (apiVersion kueuesim.io/v1alpha1, kind Sweep).
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
     /// How many runs at once (default: the machine's cores).
     #[arg(long, value_name = "N")]
     jobs: Option<usize>,
@@ -37,15 +41,19 @@ pub(crate) struct SweepArgs {
     out: Option<PathBuf>,
     /// Make only run N of the sweep (from 0: variant N / seeds, seed N % seeds, in the order
     /// of sweep.csv) and write its row to DIR/rows/run-N.csv, e.g. as one index of a Kubernetes
-    /// Indexed Job or a Slurm array; `kueuesim sweep FILE --out DIR` then collects the rows.
+    /// Indexed Job or a Slurm array; `kueuesim sweep collect DIR` then merges the rows.
     #[arg(long, value_name = "N")]
     index: Option<usize>,
     /// Print the sweep as runs for a cluster instead of running it: `kubernetes` (a ConfigMap
     /// with the Sweep and its base files, and an Indexed Job with one completion per run,
     /// labelled for Kueue's --queue) or `slurm` (an sbatch array script). Each index runs
-    /// `--index N`; `kueuesim sweep FILE --out DIR` collects their rows.
+    /// `--index N`; `kueuesim sweep collect DIR` merges their rows.
     #[arg(long, value_enum, value_name = "KIND")]
     emit: Option<emit::Emit>,
+    /// With --emit: how many runs at once (the Indexed Job's parallelism, the Slurm array's
+    /// `%N` throttle; default: all).
+    #[arg(long, value_name = "N", requires = "emit")]
+    parallelism: Option<usize>,
     /// The LocalQueue of the emitted Kubernetes Job (kueue.x-k8s.io/queue-name).
     #[arg(long, value_name = "NAME", default_value = "sweeps")]
     queue: String,
@@ -61,6 +69,18 @@ pub(crate) struct SweepArgs {
     /// Where trace paths are looked for after the scenario file's directory.
     #[arg(long, value_name = "DIR")]
     trace_root: Option<PathBuf>,
+}
+
+/// `kueuesim sweep collect DIR`.
+#[derive(clap::Subcommand)]
+enum SweepCommand {
+    /// Merge the rows of `--index` runs (DIR/rows/run-N.csv, with the Sweep they wrote as
+    /// DIR/sweep.yaml) into sweep.csv, sweep-summary.csv and sweep.html, the files a local
+    /// sweep writes, without running anything; names the runs still missing.
+    Collect {
+        /// The `--out` directory of the index runs.
+        dir: PathBuf,
+    },
 }
 
 /// Whether figure `name` is kept under `patterns` (none: every figure).
@@ -158,7 +178,12 @@ fn fingerprint(sweep: &spec::Sweep, base: &[SourceFile]) -> String {
 
 /// `kueuesim sweep FILE`.
 pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
-    let sweep = spec::read(&args.file)?;
+    let file = match (&args.command, &args.file) {
+        (Some(SweepCommand::Collect { dir }), _) => return collect(dir),
+        (None, Some(file)) => file,
+        (None, None) => unreachable!("clap requires FILE without a subcommand"),
+    };
+    let sweep = spec::read(file)?;
     let base = if args.base.is_empty() {
         read_paths(&sweep.base)?
     } else {
@@ -188,7 +213,15 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
                 message: "--emit with spec.search: a search's runs depend on each other's results: run it whole".into(),
             });
         }
-        return crate::print_out(&emit::emit(how, &sweep, &base, runs, &out, &args.queue));
+        return crate::print_out(&emit::emit(
+            how,
+            &sweep,
+            &base,
+            runs,
+            &out,
+            &args.queue,
+            args.parallelism,
+        ));
     }
     let io = |e: std::io::Error| Failure {
         code: 1,
@@ -205,6 +238,8 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let rows_dir = out.join("rows");
     if let Some(n) = args.index {
         std::fs::write(&fp_path, &fp).map_err(io)?;
+        // `sweep collect DIR` reads the Sweep from here: each index writes the same text.
+        std::fs::write(out.join(COLLECT_SPEC), &sweep.file.text).map_err(io)?;
         return one_index(args, &sweep, base, &prepared, n, &rows_dir);
     }
     let old = std::fs::read_to_string(&csv_path).ok();
@@ -282,33 +317,9 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     };
     runner.progress.finish();
 
-    let columns = run::columns(&sweep.figures, &rows);
-    for p in &sweep.figures {
-        if !columns.iter().any(|c| glob(p, c)) && rows.iter().any(|r| r.error.is_empty()) {
-            let all = run::columns(&[], &rows);
-            let hint = closest_hint(p, all.iter().map(String::as_str));
-            eprintln!("warning: figure {p:?} is in no run's summary{hint}");
-        }
-    }
-    run::write(
-        &out,
-        "sweep.csv",
-        &run::sweep_csv(&params, searching, &columns, &rows),
-    )?;
-    run::write(
-        &out,
-        "sweep-summary.csv",
-        &run::summary_csv(&params, searching, &columns, &rows),
-    )?;
-    run::write(
-        &out,
-        "sweep.html",
-        &html::sweep_html(&sweep.name, &params, &columns, &rows),
-    )?;
-    if searching {
-        run::write(&out, "search.txt", &text)?;
-    }
     let failed = rows.iter().filter(|r| !r.error.is_empty()).count();
+    print_warnings(&rows);
+    write_results(&out, &sweep, &params, searching, &rows, &text)?;
     let mut text = text;
     text.push_str(&format!(
         "\n{} runs ({failed} failed) in {}: sweep.csv, sweep-summary.csv, sweep.html\n",
@@ -316,6 +327,164 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         out.display()
     ));
     crate::print_out(&text)
+}
+
+/// The Sweep an `--index` run leaves beside its row, for `sweep collect`.
+const COLLECT_SPEC: &str = "sweep.yaml";
+
+/// sweep.csv, sweep-summary.csv, sweep.html (and search.txt) of `rows`.
+fn write_results(
+    out: &std::path::Path,
+    sweep: &spec::Sweep,
+    params: &[String],
+    searching: bool,
+    rows: &[Row],
+    text: &str,
+) -> Result<(), Failure> {
+    let columns = run::columns(&sweep.figures, rows);
+    for p in &sweep.figures {
+        if !columns.iter().any(|c| glob(p, c)) && rows.iter().any(|r| r.error.is_empty()) {
+            let all = run::columns(&[], rows);
+            let hint = closest_hint(p, all.iter().map(String::as_str));
+            eprintln!("warning: figure {p:?} is in no run's summary{hint}");
+        }
+    }
+    run::write(
+        out,
+        "sweep.csv",
+        &run::sweep_csv(params, searching, &columns, rows),
+    )?;
+    run::write(
+        out,
+        "sweep-summary.csv",
+        &run::summary_csv(params, searching, &columns, rows),
+    )?;
+    run::write(
+        out,
+        "sweep.html",
+        &html::sweep_html(&sweep.name, params, &columns, rows),
+    )?;
+    if searching {
+        run::write(out, "search.txt", text)?;
+    }
+    Ok(())
+}
+
+/// The loader's warnings and the capacity checks of the runs, each once, with the variants
+/// that gave it: a quota sweep's upper values are where "quota above what the nodes hold"
+/// shows, and one line per run would bury it.
+fn print_warnings(rows: &[Row]) {
+    let mut seen: Vec<(&str, Vec<&str>)> = Vec::new();
+    for r in rows {
+        for w in &r.warnings {
+            match seen.iter_mut().find(|(m, _)| *m == w.as_str()) {
+                Some((_, vs)) => {
+                    if !vs.contains(&r.variant.as_str()) {
+                        vs.push(&r.variant);
+                    }
+                }
+                None => seen.push((w, vec![&r.variant])),
+            }
+        }
+    }
+    let variants: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r.variant.as_str()).collect();
+    for (message, vs) in seen {
+        if vs.len() == variants.len() {
+            eprintln!("warning: {message}");
+        } else {
+            let mut names = vs[..vs.len().min(3)].join(", ");
+            if vs.len() > 3 {
+                names.push_str(&format!(" and {} more", vs.len() - 3));
+            }
+            eprintln!("warning ({names}): {message}");
+        }
+    }
+}
+
+/// `kueuesim sweep collect DIR`: the rows of `--index` runs into the files a local sweep
+/// writes; nothing is run (the base scenario need not be here).
+fn collect(dir: &std::path::Path) -> Result<(), Failure> {
+    let spec_path = dir.join(COLLECT_SPEC);
+    if !spec_path.is_file() {
+        return Err(Failure {
+            code: 2,
+            message: format!(
+                "{}: not found: expected the Sweep that `kueuesim sweep FILE --index N --out {}` writes beside rows/",
+                spec_path.display(),
+                dir.display()
+            ),
+        });
+    }
+    let sweep = spec::read(&spec_path)?;
+    if sweep.search.is_some() {
+        return Err(Failure {
+            code: 2,
+            message: format!(
+                "{}: a search is run whole, not by index: nothing to collect",
+                spec_path.display()
+            ),
+        });
+    }
+    let mut done: BTreeMap<(String, u64), Row> = BTreeMap::new();
+    let rows_dir = dir.join("rows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&rows_dir)
+        .map_err(|e| Failure {
+            code: 1,
+            message: format!("{}: {e}", rows_dir.display()),
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    for f in &files {
+        let text = std::fs::read_to_string(f).map_err(|e| Failure {
+            code: 1,
+            message: format!("{}: {e}", f.display()),
+        })?;
+        for r in run::read_rows(&text) {
+            done.entry((r.variant.clone(), r.seed)).or_insert(r);
+        }
+    }
+    // In the order of a local sweep: variant, then seed.
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for (v, variant) in sweep.variants.iter().enumerate() {
+        for (s, seed) in sweep.seeds.iter().enumerate() {
+            match done.get(&(variant.name.clone(), *seed)) {
+                Some(r) => rows.push(r.clone()),
+                None => missing.push(v * sweep.seeds.len() + s),
+            }
+        }
+    }
+    let params: Vec<String> = sweep.parameters.iter().map(|p| p.name.clone()).collect();
+    let text = table(&sweep, &rows);
+    write_results(dir, &sweep, &params, false, &rows, &text)?;
+    let total = sweep.variants.len() * sweep.seeds.len();
+    let failed = rows.iter().filter(|r| !r.error.is_empty()).count();
+    let mut text = text;
+    text.push_str(&format!(
+        "\n{} of {total} runs ({failed} failed) collected in {}: sweep.csv, sweep-summary.csv, sweep.html\n",
+        rows.len(),
+        dir.display()
+    ));
+    crate::print_out(&text)?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut list: Vec<String> = missing.iter().take(20).map(|i| i.to_string()).collect();
+    if missing.len() > 20 {
+        list.push(format!("… ({} in all)", missing.len()));
+    }
+    Err(Failure {
+        code: 1,
+        message: format!(
+            "{} of {total} runs have no row in {}: indices {} (run them with --index N)",
+            missing.len(),
+            rows_dir.display(),
+            list.join(", ")
+        ),
+    })
 }
 
 /// `--index N`: one run of the sweep, its row into `rows/run-N.csv`.

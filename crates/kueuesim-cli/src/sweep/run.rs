@@ -114,6 +114,9 @@ pub(crate) struct Row {
     pub(crate) error: String,
     /// Every figure of the run, in its summary's order, as written (empty: no value).
     pub(crate) figures: Vec<(String, String)>,
+    /// The loader's warnings and the capacity checks of this run (not in sweep.csv: a row
+    /// read back from it has none).
+    pub(crate) warnings: Vec<String>,
 }
 
 impl Row {
@@ -234,8 +237,18 @@ impl Runner<'_> {
         let r = replicates::simulate_with(&self.base, opts, self.until, false, |e| {
             Failure::from(p.remap(self.sweep, e))
         });
+        let mut warnings = Vec::new();
         let (error, figures) = match r {
-            Ok((doc, _)) => {
+            Ok((doc, loaded)) => {
+                warnings = loaded;
+                // A missing LocalQueue is already the loader's warning, with its position.
+                warnings.extend(
+                    doc.summary
+                        .checks
+                        .iter()
+                        .filter(|c| c.kind != "WorkloadsNameMissingLocalQueue")
+                        .map(|c| c.message.clone()),
+                );
                 let v = serde_json::to_value(&doc.summary).expect("the summary serializes");
                 let figures = flatten(&v)
                     .into_iter()
@@ -256,6 +269,7 @@ impl Runner<'_> {
             seed,
             error,
             figures,
+            warnings,
         }
     }
 }
@@ -419,6 +433,7 @@ pub(crate) fn read_rows(text: &str) -> Vec<Row> {
             } else {
                 Vec::new()
             },
+            warnings: Vec::new(),
         });
     }
     rows
@@ -504,6 +519,7 @@ mod tests {
                 seed: 3,
                 error: String::new(),
                 figures: vec![("w.p90".into(), "1.5".into()), ("n".into(), String::new())],
+                warnings: Vec::new(),
             },
             Row {
                 variant: "a=2,b=x".into(),
@@ -512,6 +528,7 @@ mod tests {
                 seed: 3,
                 error: "s.yaml:1:2: bad \"thing\"".into(),
                 figures: Vec::new(),
+                warnings: Vec::new(),
             },
         ];
         let params = vec!["a".to_string(), "b".to_string()];

@@ -52,6 +52,17 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
     assert!(a.status.success(), "{}", stderr(&a));
     let b = run_sweep(&file, &two, "2");
     assert!(b.status.success(), "{}", stderr(&b));
+    // The capacity checks of the runs, once per message with the variants that gave it:
+    // 192 GPUs for ml-team puts the flavor's quota past its nodes' 256 GPUs; 128 does not.
+    let warned = stderr(&a);
+    assert_eq!(
+        warned
+            .matches("warning (quota=192): ResourceFlavor h100: nominal GPU quota 320 exceeds the 256 GPUs")
+            .count(),
+        1,
+        "{warned}"
+    );
+    assert!(!warned.contains("(quota=128)"), "{warned}");
     let csv = read(&one.join("sweep.csv"));
     assert_eq!(csv, read(&two.join("sweep.csv")));
     assert_eq!(
@@ -318,7 +329,32 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
     }
     let bad = kueuesim(&["sweep", f, "--index", "4", "--out", p]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    // Collecting makes no run and writes what a fresh sweep writes.
+    // `sweep collect DIR` runs nothing (the Sweep's base need not be there: the index runs
+    // left the Sweep beside their rows) and writes what a fresh sweep writes.
+    let copied = dir.join("copied");
+    std::fs::create_dir_all(copied.join("rows")).unwrap();
+    std::fs::copy(parts.join("sweep.yaml"), copied.join("sweep.yaml")).unwrap();
+    for e in std::fs::read_dir(parts.join("rows")).unwrap() {
+        let e = e.unwrap().path();
+        std::fs::copy(&e, copied.join("rows").join(e.file_name().unwrap())).unwrap();
+    }
+    let o = kueuesim(&["sweep", "collect", copied.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("4 of 4 runs (0 failed) collected"), "{}", stdout(&o));
+    for name in ["sweep.csv", "sweep-summary.csv", "sweep.html"] {
+        assert_eq!(read(&copied.join(name)), read(&fresh.join(name)), "{name}");
+    }
+    // A run without its row: the files of the others, exit 1 naming the missing index.
+    std::fs::remove_file(copied.join("rows/run-000002.csv")).unwrap();
+    let o = kueuesim(&["sweep", "collect", copied.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 of 4 runs have no row"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("indices 2 (run them with --index N)"), "{}", stderr(&o));
+    assert_eq!(read(&copied.join("sweep.csv")).lines().count(), 4);
+    let o = kueuesim(&["sweep", "collect", dir.join("nothing").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sweep.yaml: not found"), "{}", stderr(&o));
+    // Running the sweep into the index runs' directory collects them the same way.
     let o = kueuesim(&["sweep", f, "--out", p]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("reusing 4 runs"), "{}", stderr(&o));
@@ -344,10 +380,90 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
     ] {
         assert!(k8s.contains(want), "{want}: {k8s}");
     }
-    let slurm = stdout(&kueuesim(&["sweep", f, "--emit", "slurm"]));
+    let slurm = stdout(&kueuesim(&[
+        "sweep",
+        f,
+        "--emit",
+        "slurm",
+        "--parallelism",
+        "2",
+    ]));
     assert!(
-        slurm.contains("#SBATCH --array=0-3") && slurm.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
+        slurm.contains("#SBATCH --array=0-3%2") && slurm.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
         "{slurm}"
     );
+    // The script is valid bash.
+    let script = dir.join("sweep.sbatch");
+    std::fs::write(&script, &slurm).unwrap();
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .expect("bash runs");
+    assert!(syntax.status.success(), "{}", stderr(&syntax));
+
+    // The emitted Job is a Job kueuesim itself reads: next to a cluster with the LocalQueue it
+    // names, Kueue admits it as one workload of `parallelism` pods (an Indexed Job's pod set
+    // count is its parallelism), which the job controller runs to completion.
+    let k8s = stdout(&kueuesim(&[
+        "sweep",
+        f,
+        "--emit",
+        "kubernetes",
+        "--queue",
+        "batch",
+        "--parallelism",
+        "3",
+    ]));
+    assert!(k8s.contains("parallelism: 3"), "{k8s}");
+    let cluster = dir.join("cluster");
+    std::fs::create_dir_all(&cluster).unwrap();
+    std::fs::write(cluster.join("sweep-job.yaml"), &k8s).unwrap();
+    std::fs::write(
+        cluster.join("cluster.yaml"),
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: default\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: batch\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors:\n    - name: default\n      resources:\n      - {name: cpu, nominalQuota: 4}\n      - {name: memory, nominalQuota: 4Gi}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: batch\n  namespace: default\nspec:\n  clusterQueue: batch\n---\n\
+         apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n  allocatable: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n",
+    )
+    .unwrap();
+    let o = kueuesim(&["run", cluster.to_str().unwrap(), "-o", "json", "--until", "1h"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The ConfigMap is a kind the simulator does not read: skipped, and said so.
+    assert!(stderr(&o).contains("ConfigMap"), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let workloads = doc["workloads"].as_array().unwrap();
+    assert_eq!(workloads.len(), 1, "{workloads:?}");
+    let w = &workloads[0];
+    assert_eq!(w["kind"], "Workload", "{w}");
+    assert!(w["name"].as_str().unwrap().starts_with("job-sweep-ix-"), "{w}");
+    assert_eq!(w["localQueue"], "batch", "{w}");
+    assert_eq!(w["clusterQueue"], "batch", "{w}");
+    assert_eq!(w["podSets"][0]["count"], 3, "{w}");
+    assert!(w["admittedAt"].is_number(), "{w}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_containerfile_builds_with_the_workspace_rust_version() {
+    // The image the emitted Job runs is built with the Rust the workspace asks for: bumping
+    // one without the other breaks the build of the image, which CI cannot pull here.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let cargo = read(&root.join("Cargo.toml"));
+    let version = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .expect("Cargo.toml names a rust-version")
+        .trim_matches('"');
+    let containerfile = read(&root.join("Containerfile"));
+    let builder = containerfile
+        .lines()
+        .find(|l| l.starts_with("FROM ") && l.contains(" AS build"))
+        .expect("a build stage");
+    assert!(
+        builder.contains(&format!("/rust:{version}-")),
+        "{builder} (rust-version {version})"
+    );
+    assert!(containerfile.contains("cargo build --locked --release -p kueuesim-cli"));
+    assert!(containerfile.contains("ENTRYPOINT [\"/usr/local/bin/kueuesim\"]"));
 }

@@ -1202,6 +1202,7 @@ pub struct PhillySettings {
     pub vc_nodes: Option<S>,
     pub default_vc_nodes: Option<Spanned<i64>>,
     pub extra_nodes: Option<Spanned<i64>>,
+    pub node_percent: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -340,7 +340,11 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
     }
     let o = kueuesim(&["sweep", "collect", copied.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("4 of 4 runs (0 failed) collected"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("4 of 4 runs (0 failed) collected"),
+        "{}",
+        stdout(&o)
+    );
     for name in ["sweep.csv", "sweep-summary.csv", "sweep.html"] {
         assert_eq!(read(&copied.join(name)), read(&fresh.join(name)), "{name}");
     }
@@ -348,12 +352,24 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
     std::fs::remove_file(copied.join("rows/run-000002.csv")).unwrap();
     let o = kueuesim(&["sweep", "collect", copied.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("1 of 4 runs have no row"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("indices 2 (run them with --index N)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 of 4 runs have no row"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("indices 2 (run them with --index N)"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(read(&copied.join("sweep.csv")).lines().count(), 4);
     let o = kueuesim(&["sweep", "collect", dir.join("nothing").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("sweep.yaml: not found"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("sweep.yaml: not found"),
+        "{}",
+        stderr(&o)
+    );
     // Running the sweep into the index runs' directory collects them the same way.
     let o = kueuesim(&["sweep", f, "--out", p]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -389,7 +405,8 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
         "2",
     ]));
     assert!(
-        slurm.contains("#SBATCH --array=0-3%2") && slurm.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
+        slurm.contains("#SBATCH --array=0-3%2")
+            && slurm.contains("--index \"$SLURM_ARRAY_TASK_ID\""),
         "{slurm}"
     );
     // The script is valid bash.
@@ -427,7 +444,14 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
          apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n  allocatable: {cpu: \"8\", memory: 16Gi, pods: \"110\"}\n",
     )
     .unwrap();
-    let o = kueuesim(&["run", cluster.to_str().unwrap(), "-o", "json", "--until", "1h"]);
+    let o = kueuesim(&[
+        "run",
+        cluster.to_str().unwrap(),
+        "-o",
+        "json",
+        "--until",
+        "1h",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     // The ConfigMap is a kind the simulator does not read: skipped, and said so.
     assert!(stderr(&o).contains("ConfigMap"), "{}", stderr(&o));
@@ -436,7 +460,10 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
     assert_eq!(workloads.len(), 1, "{workloads:?}");
     let w = &workloads[0];
     assert_eq!(w["kind"], "Workload", "{w}");
-    assert!(w["name"].as_str().unwrap().starts_with("job-sweep-ix-"), "{w}");
+    assert!(
+        w["name"].as_str().unwrap().starts_with("job-sweep-ix-"),
+        "{w}"
+    );
     assert_eq!(w["localQueue"], "batch", "{w}");
     assert_eq!(w["clusterQueue"], "batch", "{w}");
     assert_eq!(w["podSets"][0]["count"], 3, "{w}");

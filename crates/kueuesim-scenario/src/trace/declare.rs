@@ -299,14 +299,36 @@ pub(crate) fn declarations(
         }
         if let Some(p) = p
             && p.vc_nodes.is_none()
-            && let Some(n) = p.default_vc_nodes.as_ref().or(p.extra_nodes.as_ref())
+            && let Some((key, n)) = [
+                ("defaultVcNodes", &p.default_vc_nodes),
+                ("extraNodes", &p.extra_nodes),
+                ("nodePercent", &p.node_percent),
+            ]
+            .into_iter()
+            .find_map(|(k, v)| v.as_ref().map(|n| (k, n)))
         {
             return Err(err_at(
                 src,
                 n,
-                "philly.defaultVcNodes and philly.extraNodes need philly.vcNodes: they size the generated cluster",
+                format!(
+                    "philly.{key} needs philly.vcNodes: it sizes the cluster generated from the virtual-cluster table"
+                ),
             ));
         }
+        let node_percent = match p.and_then(|p| p.node_percent.as_ref()) {
+            None => 100,
+            Some(n) if (1..=1000).contains(&n.value) => n.value as u32,
+            Some(n) => {
+                return Err(err_at(
+                    src,
+                    n,
+                    format!(
+                        "philly.nodePercent {}: expected 1 to 1000 (percent of each virtual cluster's nodes)",
+                        n.value
+                    ),
+                ));
+            }
+        };
         let count = |s: Option<&Spanned<i64>>, default: u32| -> Result<u32, ScenarioError> {
             match s {
                 None => Ok(default),
@@ -325,6 +347,7 @@ pub(crate) fn declarations(
             },
             default_vc_nodes: count(p.and_then(|p| p.default_vc_nodes.as_ref()), 1)?,
             extra_nodes: count(p.and_then(|p| p.extra_nodes.as_ref()), 0)?,
+            node_percent,
         };
         out.push(TraceDecl {
             name,

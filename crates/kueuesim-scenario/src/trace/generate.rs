@@ -283,6 +283,14 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     missing.sort();
     let default = i64::from(d.philly.default_vc_nodes);
     vcs.extend(missing.into_iter().map(|m| (m, default)));
+    // What if the cluster had p % of its nodes: each virtual cluster's count, rounded half
+    // up, at least one node (a VC keeps some quota of its own); extraNodes are not scaled.
+    let pct = i64::from(d.philly.node_percent);
+    if pct != 100 {
+        for (_, n) in &mut vcs {
+            *n = ((*n * pct + 50) / 100).max(1);
+        }
+    }
     let extra = i64::from(d.philly.extra_nodes);
     let total: i64 = vcs.iter().map(|(_, n)| n).sum::<i64>() + extra;
     let mut s = format!(

@@ -162,6 +162,8 @@ pub(crate) struct PhillyDecl {
     pub(crate) vc_nodes: Option<PathBuf>,
     pub(crate) default_vc_nodes: u32,
     pub(crate) extra_nodes: u32,
+    /// Every virtual cluster's nodes (and so its quota) scaled to this percent, at least 1.
+    pub(crate) node_percent: u32,
 }
 
 /// The resolved mapping of one attribute.

@@ -1025,7 +1025,35 @@ spec:
         Ok(_) => panic!("loads"),
         Err(e) => e.to_string(),
     };
-    assert!(e.contains("philly.extraNodes need philly.vcNodes"), "{e}");
+    assert!(e.contains("philly.extraNodes needs philly.vcNodes"), "{e}");
+    // nodePercent scales every virtual cluster's nodes and quota (half up, at least one
+    // node); the extra nodes stay as given. 50 %: vc1 2 → 1, vc2 1 → 1 (not 0), zz9 3 → 2.
+    let half = load_files(
+        &dir,
+        &[("jobs.csv", jobs), ("vcs.csv", vcs)],
+        &yaml.replace("extraNodes: 2}", "extraNodes: 2, nodePercent: 50}"),
+    )
+    .expect("loads");
+    let nominal: Vec<i64> = half
+        .world
+        .cluster_queues
+        .iter()
+        .map(|c| c.resource_groups[0].flavors[0].resources[0].nominal)
+        .collect();
+    assert_eq!(nominal, [8, 8, 16]);
+    assert_eq!(half.world.nodes.len(), 1 + 1 + 2 + 2);
+    let e = match load_files(
+        &dir,
+        &[("jobs.csv", jobs), ("vcs.csv", vcs)],
+        &yaml.replace("extraNodes: 2}", "extraNodes: 2, nodePercent: 0}"),
+    ) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("philly.nodePercent 0: expected 1 to 1000"),
+        "{e}"
+    );
     // A bad timestamp points at its cell, even though the file is sorted after reading.
     let e = match load_files(
         &dir,

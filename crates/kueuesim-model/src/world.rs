@@ -92,7 +92,7 @@ impl ControllerLatency {
 
 /// The node-order plugins of a volcano-scheduler.conf and their arguments, as far as they
 /// score resource-only pods. The default is the Helm chart's volcano-scheduler.conf
-/// (nodeorder and binpack) plus network-topology-aware (DESIGN.md §4).
+/// (nodeorder and binpack) plus network-topology-aware, the plugins the platform runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VolcanoConfig {
     /// `nodeorder` with `leastrequested.weight`, `mostrequested.weight`,
@@ -310,8 +310,8 @@ impl Default for SimConfig {
     }
 }
 
-/// DESIGN.md §4: `default-scheduler: kube, kai-scheduler: kai, volcano: volcano,
-/// volcano-scheduler: volcano`.
+/// The scheduler names the platform runs: `default-scheduler: kube, kai-scheduler: kai,
+/// volcano: volcano, volcano-scheduler: volcano` (the Simulation may add more).
 pub fn default_schedulers() -> Vec<(String, SchedulerKind)> {
     let mut v = vec![
         ("default-scheduler".to_string(), SchedulerKind::Kube),

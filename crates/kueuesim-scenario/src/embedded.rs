@@ -1,4 +1,5 @@
-//! The embedded default scenario (the platform of DESIGN.md §1), and reading scenario paths.
+//! The embedded default scenario (the reference platform day of scenarios/platform), and
+//! reading scenario paths.
 
 use std::path::Path;
 

@@ -1,4 +1,5 @@
-//! Invariants that hold after every event of any run (DESIGN.md §6).
+//! Invariants that hold after every event of any run: no node over its allocatable, no
+//! ClusterQueue over quota plus borrowing limit, gangs all-or-nothing, hard topology kept.
 
 use kueuesim_engine::{Simulation, WorkloadState};
 use kueuesim_model::{QueueingStrategy, WorkloadId, World};

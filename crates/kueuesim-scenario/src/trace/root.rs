@@ -12,7 +12,8 @@ use crate::source::ObjectText;
 use crate::wire;
 
 /// The trace root used when neither `--trace-root` nor `KUEUESIM_TRACE_ROOT` is given: the
-/// `shared/traces` directory beside the checkout (`/work/shared/traces` for `/work/main`).
+/// `shared/traces` directory beside the checkout (`<parent>/shared/traces` for
+/// `<parent>/<checkout>`).
 pub const DEFAULT_TRACE_ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");
 
 /// The environment variable naming a trace root.

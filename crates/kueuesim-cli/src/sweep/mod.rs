@@ -201,6 +201,24 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     if sweep.search.is_some() {
         search::check(&sweep, &base)?;
     }
+    let opts = LoadOptions {
+        strict: args.strict,
+        trace_root: args.trace_root.clone(),
+        ..LoadOptions::default()
+    };
+    // Every variant loads (not an index run: it loads its own variant at once): an input
+    // error of the Sweep is exit 2 before any run or file, not a failed row per seed.
+    if args.index.is_none() {
+        let errors = replicates::in_parallel(
+            prepared.len(),
+            replicates::jobs(args.jobs),
+            |i| prepared[i].0.load_check(&sweep, &base, &opts),
+            |_| {},
+        );
+        if let Some(e) = errors.into_iter().find_map(Result::err) {
+            return Err(e.into());
+        }
+    }
     let out = args
         .out
         .clone()
@@ -291,11 +309,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let runner = Runner {
         sweep: &sweep,
         base,
-        opts: LoadOptions {
-            strict: args.strict,
-            trace_root: args.trace_root.clone(),
-            ..LoadOptions::default()
-        },
+        opts,
         until: sweep.until,
         jobs: replicates::jobs(args.jobs),
         progress: Progress::new(!args.quiet),

@@ -79,6 +79,29 @@ impl Prepared {
         e
     }
 
+    /// Loads the base with the variant's overrides (streamed: workloads of traces and
+    /// generators are not made) without running it: a value the field cannot take (a
+    /// quantity `lots`) is an input error of the Sweep at the value's line, before any run,
+    /// rather than a failed row per seed.
+    pub(crate) fn load_check(
+        &self,
+        sweep: &Sweep,
+        base: &[SourceFile],
+        opts: &LoadOptions,
+    ) -> Result<(), ScenarioError> {
+        kueuesim_scenario::load(
+            base,
+            LoadOptions {
+                patches: self.patches.clone(),
+                sets: self.sets.clone(),
+                stream: true,
+                ..opts.clone()
+            },
+        )
+        .map(drop)
+        .map_err(|e| self.remap(sweep, e))
+    }
+
     /// Applies the overrides to the base objects without loading them: a template whose
     /// path or object matches nothing is an error of the sweep, not of one run. A base with
     /// WorkloadTraces (whose generated objects exist only in a full load) is left to the runs.

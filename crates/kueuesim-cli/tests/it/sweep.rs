@@ -105,24 +105,48 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
 
 #[test]
 fn a_failed_variant_is_an_error_row_not_a_lost_sweep() {
+    // A run that fails while it runs (a streamed trace's bad row, met at its arrival) is one
+    // row with its error; the other variants' rows are kept.
     let dir = temp_dir("sweep-failed");
-    let file = sweep_file(&dir, "f", &grid("[128, 12x8]", "[7]"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("base.yaml"),
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: default}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: default\n      resources:\n      - {name: cpu, nominalQuota: 4}\n---\n\
+         apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: default}\nspec: {clusterQueue: cq}\n---\n\
+         apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: \"8\", memory: 16Gi}}\n---\n\
+         apiVersion: kueuesim.io/v1alpha1\nkind: WorkloadTrace\nmetadata: {name: tr}\nspec:\n  format: native\n  path: good.csv\n",
+    )
+    .unwrap();
+    let head = "arrival,queue,requests.cpu,duration\n0,q,1,60\n";
+    std::fs::write(dir.join("good.csv"), head).unwrap();
+    std::fs::write(dir.join("bad.csv"), format!("{head}10,q,lots,60\n")).unwrap();
+    let file = dir.join("f.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata: {name: f}\nspec:\n  base: [base.yaml]\n  seeds: [7]\n  parameters:\n  - name: trace\n    values: [good.csv, bad.csv]\n    set: 'workloadtrace/tr:spec.path={{value}}'\n",
+    )
+    .unwrap();
     let o = run_sweep(&file, &dir.join("out"), "2");
     assert!(o.status.success(), "{}", stderr(&o));
     let csv = read(&dir.join("out/sweep.csv"));
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
-    assert!(lines[1].starts_with("quota=128,128,7,ok,,"), "{csv}");
-    // The loader's message, pointed at the template in the Sweep file.
     assert!(
-        lines[2].starts_with("quota=12x8,12x8,7,error,\"")
-            && lines[2].contains("f.yaml:13:105:")
-            && lines[2].contains("invalid quantity")
-            && lines[2].contains("(variant quota=12x8: --set of parameter quota)"),
+        lines[1].starts_with("trace=good.csv,good.csv,7,ok,,"),
+        "{csv}"
+    );
+    // The loader's message, at the bad cell.
+    assert!(
+        lines[2].starts_with("trace=bad.csv,bad.csv,7,error,\"")
+            && lines[2].contains("bad.csv:3:6: cpu \"\"lots\"\": invalid quantity"),
         "{csv}"
     );
     let summary = read(&dir.join("out/sweep-summary.csv"));
-    assert!(summary.contains("\nquota=12x8,12x8,1,1,,"), "{summary}");
+    assert!(
+        summary.contains("\ntrace=bad.csv,bad.csv,1,1,,"),
+        "{summary}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -156,6 +180,11 @@ fn bad_sweep_input_exits_2_with_file_line_column() {
                 GPU.replace("name=h100", "name=h10")
             ),
             "b5.yaml:10:52: spec.resourceGroups[0].flavors[name=h10] matches nothing: no item with name=h10 (closest: \"h100\") (variant quota=1: --set of parameter quota)",
+        ),
+        // A value the field cannot take: found by loading every variant before any run.
+        (
+            &grid("[128, 12x8]", "[7]"),
+            "b6.yaml:13:105: invalid quantity \"12x8\": expected a number with an optional suffix such as 500m, 16Gi or 8 (variant quota=12x8: --set of parameter quota)",
         ),
     ];
     for (i, (spec, want)) in cases.iter().enumerate() {

@@ -9,8 +9,9 @@ use serde_json::Value;
 pub type Figure = (String, Option<f64>);
 
 /// Every number of a summary document, flattened in document order: mappings by `.`, lists
-/// of named items by `[name]`. Lists of plain numbers (the per-hour series) and strings are
-/// not figures and are left out.
+/// of named items by `[name]`, or `[namespace/name]` for namespaced items (LocalQueues of
+/// the same name in two namespaces are two figures). Lists of plain numbers (the per-hour
+/// series) and strings are not figures and are left out.
 pub fn flatten(summary: &Value) -> Vec<Figure> {
     let mut out = Vec::new();
     walk(summary, &mut String::new(), &mut out);
@@ -39,6 +40,10 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
                 };
                 let len = path.len();
                 path.push('[');
+                if let Some(ns) = item.get("namespace").and_then(Value::as_str) {
+                    path.push_str(ns);
+                    path.push('/');
+                }
                 path.push_str(name);
                 path.push(']');
                 walk(item, path, out);
@@ -162,6 +167,8 @@ mod tests {
         let v: Value = serde_json::from_str(
             r#"{"seed": 3, "startTime": "x", "waitSeconds": {"count": 2, "p50": null},
                 "clusterQueues": [{"name": "a", "evictions": 1, "gpuSecondsByHour": [1, 2]}],
+                "localQueues": [{"namespace": "x", "name": "d", "pending": 1},
+                                {"namespace": "y", "name": "d", "pending": 2}],
                 "evictions": {"Preempted": 4}}"#,
         )
         .unwrap();
@@ -173,13 +180,16 @@ mod tests {
             [
                 "clusterQueues[a].evictions",
                 "evictions.Preempted",
+                "localQueues[x/d].pending",
+                "localQueues[y/d].pending",
                 "seed",
                 "waitSeconds.count",
                 "waitSeconds.p50"
             ]
         );
         assert_eq!(f[0].1, Some(1.0));
-        assert_eq!(f[4].1, None);
+        assert_eq!(f[3].1, Some(2.0));
+        assert_eq!(f[6].1, None);
     }
 
     #[test]

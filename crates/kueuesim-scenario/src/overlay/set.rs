@@ -70,10 +70,12 @@ const FORM: &str = "expected KIND/NAME:PATH=VALUE or KIND/NAMESPACE/NAME:PATH=VA
 /// is, its text is the argument), so errors point at a column of it.
 pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
     let text = arg.text.as_str();
-    let at = |column: usize| Origin {
+    // Byte offsets into the argument; columns count characters, as an editor's do (a
+    // namespace or value with `é` before the error must not shift the caret).
+    let at = |byte: usize| Origin {
         file: arg,
         line: 1,
-        column: column as u64 + 1,
+        column: text[..byte.min(text.len())].chars().count() as u64 + 1,
     };
     let Some(colon) = text.find(':') else {
         return Err(at(0).error(format!("no `:` after the object: {FORM}")));
@@ -111,7 +113,11 @@ pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
     }
     let value_start = colon + 1 + eq + 1;
     // The value is parsed where it stands in the argument, so its columns are the argument's.
-    let padded = format!("{}{}", " ".repeat(value_start), &text[value_start..]);
+    let padded = format!(
+        "{}{}",
+        " ".repeat(text[..value_start].chars().count()),
+        &text[value_start..]
+    );
     let value = if text[value_start..].trim().is_empty() {
         // `path=` sets the empty string, as Helm's --set does.
         Node {

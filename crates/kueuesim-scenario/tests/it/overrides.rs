@@ -167,6 +167,12 @@ spec:
         e.starts_with("--set[1]:1:67: invalid quantity \"lots\""),
         "{e}"
     );
+    // Columns count characters: the two-byte `é`s before the value do not shift it.
+    let e = with(&[], &["cq/cq:metadata.labels.équipe=é: ["])
+        .unwrap_err()
+        .to_string();
+    // (33: the `[`, the 33rd character.)
+    assert!(e.starts_with("--set[1]:1:33: unclosed bracket"), "{e}");
     // A value the patch left alone is still reported in the base file.
     let e = with(&[], &["job/train:spec.parallelism=-1"])
         .unwrap_err()

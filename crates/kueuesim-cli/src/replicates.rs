@@ -108,6 +108,24 @@ pub(crate) fn simulate_with(
     full: bool,
     map_err: impl Fn(ScenarioError) -> Failure,
 ) -> Result<(SimulationResult, Vec<String>), Failure> {
+    simulate_staged(files, opts, until, full, map_err).map_err(|e| e.failure)
+}
+
+/// Why a run failed, and whether it was its load (the input: the same for every seed) or
+/// the run itself (a streamed trace row met on the way).
+pub(crate) struct RunFailure {
+    pub(crate) failure: Failure,
+    pub(crate) at_load: bool,
+}
+
+/// `simulate_with`, telling a load failure from a failure while running.
+pub(crate) fn simulate_staged(
+    files: &[SourceFile],
+    opts: LoadOptions,
+    until: Option<SimDuration>,
+    full: bool,
+    map_err: impl Fn(ScenarioError) -> Failure,
+) -> Result<(SimulationResult, Vec<String>), RunFailure> {
     let mut loaded = load(
         files,
         LoadOptions {
@@ -115,7 +133,10 @@ pub(crate) fn simulate_with(
             ..opts
         },
     )
-    .map_err(&map_err)?;
+    .map_err(|e| RunFailure {
+        failure: map_err(e),
+        at_load: true,
+    })?;
     if let Some(d) = until {
         loaded.world.config.until = Some(SimTime::ZERO + d);
     }
@@ -129,7 +150,10 @@ pub(crate) fn simulate_with(
     }
     let outcome = sim.run();
     if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
-        return Err(map_err(e));
+        return Err(RunFailure {
+            failure: map_err(e),
+            at_load: false,
+        });
     }
     Ok((result_with(world, &outcome, full), loaded.warnings))
 }

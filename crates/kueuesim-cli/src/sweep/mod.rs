@@ -206,19 +206,6 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         trace_root: args.trace_root.clone(),
         ..LoadOptions::default()
     };
-    // Every variant loads (not an index run: it loads its own variant at once): an input
-    // error of the Sweep is exit 2 before any run or file, not a failed row per seed.
-    if args.index.is_none() {
-        let errors = replicates::in_parallel(
-            prepared.len(),
-            replicates::jobs(args.jobs),
-            |i| prepared[i].0.load_check(&sweep, &base, &opts),
-            |_| {},
-        );
-        if let Some(e) = errors.into_iter().find_map(Result::err) {
-            return Err(e.into());
-        }
-    }
     let out = args
         .out
         .clone()
@@ -245,7 +232,6 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         code: 1,
         message: format!("{}: {e}", out.display()),
     };
-    std::fs::create_dir_all(&out).map_err(io)?;
     let params: Vec<String> = sweep.parameters.iter().map(|p| p.name.clone()).collect();
     let searching = sweep.search.is_some();
 
@@ -255,6 +241,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let fp = fingerprint(&sweep, &base);
     let rows_dir = out.join("rows");
     if let Some(n) = args.index {
+        std::fs::create_dir_all(&out).map_err(io)?;
         std::fs::write(&fp_path, &fp).map_err(io)?;
         // `sweep collect DIR` reads the Sweep from here: each index writes the same text.
         std::fs::write(out.join(COLLECT_SPEC), &sweep.file.text).map_err(io)?;
@@ -264,6 +251,8 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let same = std::fs::read_to_string(&fp_path).ok().as_deref() == Some(fp.as_str());
     let mut done = BTreeMap::new();
     let mut columns = None;
+    // Files of another sweep are removed only once this one is known to load.
+    let mut stale = Vec::new();
     match old {
         Some(text) if same => {
             let head = run::parse_csv(&text).into_iter().next().unwrap_or_default();
@@ -279,7 +268,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
                 "note: {} is of another sweep or scenario: every run is made again",
                 csv_path.display()
             );
-            std::fs::remove_file(&csv_path).map_err(io)?;
+            stale.push(csv_path.clone());
         }
         None => {}
     }
@@ -294,7 +283,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
                 }
             }
         } else if !files.is_empty() {
-            std::fs::remove_dir_all(&rows_dir).map_err(io)?;
+            stale.push(rows_dir.clone());
         }
     }
     if !done.is_empty() && !args.quiet {
@@ -304,9 +293,8 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             done.len()
         );
     }
-    std::fs::write(&fp_path, &fp).map_err(io)?;
 
-    let runner = Runner {
+    let mut runner = Runner {
         sweep: &sweep,
         base,
         opts,
@@ -322,6 +310,28 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             pending: Vec::new(),
         }),
     };
+    // Each variant's first seed runs before the others: a variant that does not load is the
+    // Sweep's input error (exit 2), found before any file is written.
+    let first = if searching {
+        Vec::new()
+    } else {
+        runner.first_seeds(&prepared)?
+    };
+    std::fs::create_dir_all(&out).map_err(io)?;
+    for path in stale {
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path).map_err(io)?;
+        } else {
+            std::fs::remove_file(&path).map_err(io)?;
+        }
+    }
+    std::fs::write(&fp_path, &fp).map_err(io)?;
+    {
+        let mut journal = runner.journal.lock().expect("no run holds the lock here");
+        for row in &first {
+            journal.append(row);
+        }
+    }
     let (rows, text) = if searching {
         search::search(&runner)?
     } else {

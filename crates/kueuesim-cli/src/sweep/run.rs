@@ -79,29 +79,6 @@ impl Prepared {
         e
     }
 
-    /// Loads the base with the variant's overrides (streamed: workloads of traces and
-    /// generators are not made) without running it: a value the field cannot take (a
-    /// quantity `lots`) is an input error of the Sweep at the value's line, before any run,
-    /// rather than a failed row per seed.
-    pub(crate) fn load_check(
-        &self,
-        sweep: &Sweep,
-        base: &[SourceFile],
-        opts: &LoadOptions,
-    ) -> Result<(), ScenarioError> {
-        kueuesim_scenario::load(
-            base,
-            LoadOptions {
-                patches: self.patches.clone(),
-                sets: self.sets.clone(),
-                stream: true,
-                ..opts.clone()
-            },
-        )
-        .map(drop)
-        .map_err(|e| self.remap(sweep, e))
-    }
-
     /// Applies the overrides to the base objects without loading them: a template whose
     /// path or object matches nothing is an error of the sweep, not of one run. A base with
     /// WorkloadTraces (whose generated objects exist only in a full load) is left to the runs.
@@ -176,7 +153,7 @@ pub(crate) struct Journal {
 }
 
 impl Journal {
-    fn append(&mut self, row: &Row) {
+    pub(crate) fn append(&mut self, row: &Row) {
         if self.columns.is_none() && row.figures.is_empty() {
             self.pending.push(row.clone());
             return;
@@ -249,17 +226,73 @@ impl Runner<'_> {
             .collect()
     }
 
+    /// The first seed of every variant not yet done, in parallel, before any other run: a
+    /// variant that does not load (a value its field cannot take, `nominalQuota=12x8`) is
+    /// an input error of the Sweep, the same for every seed — the sweep stops with it (exit 2)
+    /// before writing anything, at no cost over the runs themselves. The rows made are kept as
+    /// done and returned, for the journal.
+    pub(crate) fn first_seeds(
+        &mut self,
+        variants: &[(Prepared, Option<usize>)],
+    ) -> Result<Vec<Row>, Failure> {
+        let Some(&seed) = self.sweep.seeds.first() else {
+            return Ok(Vec::new());
+        };
+        let todo: Vec<usize> = (0..variants.len())
+            .filter(|&v| !self.done.contains_key(&(variants[v].0.name.clone(), seed)))
+            .collect();
+        self.progress.add(todo.len());
+        let results = replicates::in_parallel(
+            todo.len(),
+            self.jobs,
+            |i| {
+                let (p, step) = &variants[todo[i]];
+                self.checked(p, *step, seed)
+            },
+            |_| self.progress.tick(),
+        );
+        let mut rows = Vec::new();
+        for r in results {
+            let row = r?;
+            self.done
+                .insert((row.variant.clone(), row.seed), row.clone());
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
     /// One run of variant `p` with `seed`, as its row.
     pub(crate) fn one(&self, p: &Prepared, step: Option<usize>, seed: u64) -> Row {
+        match self.checked(p, step, seed) {
+            Ok(row) => row,
+            Err(f) => Row {
+                variant: p.name.clone(),
+                step,
+                values: p.values.clone(),
+                seed,
+                error: f.message.lines().next().unwrap_or("failed").to_string(),
+                figures: Vec::new(),
+                warnings: Vec::new(),
+            },
+        }
+    }
+
+    /// One run of variant `p` with `seed`: its row (a failure while running is an error row),
+    /// or the failure of its load.
+    fn checked(&self, p: &Prepared, step: Option<usize>, seed: u64) -> Result<Row, Failure> {
         let opts = LoadOptions {
             seed: Some(seed),
             patches: p.patches.clone(),
             sets: p.sets.clone(),
             ..self.opts.clone()
         };
-        let r = replicates::simulate_with(&self.base, opts, self.until, false, |e| {
+        let r = replicates::simulate_staged(&self.base, opts, self.until, false, |e| {
             Failure::from(p.remap(self.sweep, e))
         });
+        let r = match r {
+            Err(e) if e.at_load => return Err(e.failure),
+            r => r.map_err(|e| e.failure),
+        };
         let mut warnings = Vec::new();
         let (error, figures) = match r {
             Ok((doc, loaded)) => {
@@ -285,7 +318,7 @@ impl Runner<'_> {
                 Vec::new(),
             ),
         };
-        Row {
+        Ok(Row {
             variant: p.name.clone(),
             step,
             values: p.values.clone(),
@@ -293,7 +326,7 @@ impl Runner<'_> {
             error,
             figures,
             warnings,
-        }
+        })
     }
 }
 

@@ -616,9 +616,31 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
         });
     }
     let (loaded, doc, at) = view_state(view)?;
-    let text = kubectl::describe(&loaded.world, &doc, kind, &view.namespace, name, at)
-        .map_err(|message| Failure { code: 1, message })?;
-    print_out(&text)
+    let world = &loaded.world;
+    let here = kubectl::describe(world, &doc, kind, &view.namespace, name, at);
+    if !view.all_namespaces {
+        return print_out(&here.map_err(|message| Failure { code: 1, message })?);
+    }
+    // `-A`: the object of that name in every namespace that has one, as kubectl describe
+    // does, one description after another; none: the `-n` namespace's not-found error.
+    let mut namespaces: Vec<&str> = world.namespaces.iter().map(|n| n.name.as_str()).collect();
+    namespaces.sort_unstable();
+    namespaces.dedup();
+    let found: Vec<String> = namespaces
+        .iter()
+        .filter_map(|ns| kubectl::describe(world, &doc, kind, ns, name, at).ok())
+        .collect();
+    // Cluster-scoped kinds (node, clusterqueue) are the same in every namespace.
+    let mut unique: Vec<String> = Vec::new();
+    for t in found {
+        if !unique.contains(&t) {
+            unique.push(t);
+        }
+    }
+    if unique.is_empty() {
+        return print_out(&here.map_err(|message| Failure { code: 1, message })?);
+    }
+    print_out(&unique.join("\n\n"))
 }
 
 /// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are

@@ -239,3 +239,38 @@ fn views_take_positional_paths_and_days() {
         Some(2)
     );
 }
+
+#[test]
+fn describe_all_namespaces_describes_each_object_of_the_name() {
+    // The platform has a LocalQueue `default` in ml-team and in research.
+    let platform = scenario("platform");
+    let all = ok(&["describe", "localqueue", "default", "-A", &platform]);
+    let namespaces: Vec<&str> = all
+        .lines()
+        .filter_map(|l| l.strip_prefix("Namespace:"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(namespaces, ["ml-team", "research"], "{all}");
+    let one = ok(&[
+        "describe",
+        "localqueue",
+        "default",
+        "-n",
+        "research",
+        &platform,
+    ]);
+    assert!(all.ends_with(&one), "{all}\n---\n{one}");
+    // A cluster-scoped object once, not once per namespace.
+    let cq = ok(&["describe", "clusterqueue", "ml-team", "-A", &platform]);
+    assert_eq!(
+        cq.matches("\nName:").count() + usize::from(cq.starts_with("Name:")),
+        1
+    );
+    let o = kueuesim(&["describe", "pod", "nope", "-A", &platform]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pods \"nope\" not found"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -761,6 +761,153 @@ fn report_html_renders_every_plot_offline_in_headless_chromium() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The `data-p95` of every p95 dot of report.html's wait CDF, by ClusterQueue.
+fn report_p95s(html: &str) -> Vec<(String, f64)> {
+    html.split("<circle class=\"data p95\"")
+        .skip(1)
+        .map(|dot| {
+            let attr = |name: &str| {
+                let from = dot.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+                dot[from..from + dot[from..].find('"').expect("closing quote")].to_string()
+            };
+            (attr("data-cq"), attr("data-p95").parse().expect("a number"))
+        })
+        .collect()
+}
+
+#[test]
+fn report_html_marks_each_queues_p95_as_queues_csv_reports_it() {
+    let dir = run_out("report-p95", "platform", &[]);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let csv = std::fs::read_to_string(dir.join("queues.csv")).expect("queues.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (scope, name, p95) = (col("scope"), col("name"), col("waitSecondsP95"));
+    let expected: Vec<(String, f64)> = lines
+        .map(csv_cells)
+        .filter(|c| c[scope] == "ClusterQueue" && !c[p95].is_empty())
+        .map(|c| (c[name].clone(), c[p95].parse().expect("a number")))
+        .collect();
+    assert_eq!(expected.len(), 3, "{csv}");
+    assert_eq!(report_p95s(&html), expected);
+    // The platform runs without Kueue fair sharing: the quota-share panel stands in for the
+    // fairness one; the tournament runs with it.
+    assert!(html.contains("id=\"quota-share\"") && !html.contains("id=\"fairness\""));
+    let fair = run_out("report-fair", "kueue/fair-sharing-tournament", &[]);
+    let fair_html = std::fs::read_to_string(fair.join("report.html")).expect("report.html");
+    assert!(fair_html.contains("id=\"fairness\"") && !fair_html.contains("id=\"quota-share\""));
+    // Same input and seed, same page, byte for byte.
+    let again = run_out("report-p95-again", "platform", &[]);
+    let html_again = std::fs::read_to_string(again.join("report.html")).expect("report.html");
+    assert!(html == html_again, "report.html differs between two runs");
+    for d in [dir, fair, again] {
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// A generated scenario of `cqs` ClusterQueues (one LocalQueue each) in one cohort, 40
+/// spines of 2 leaves of 2 nodes of 8 GPUs as HyperNodes, and `workloads` gangs arriving
+/// about 3 an hour (so the run spans ~two months of one-minute samples).
+fn many_workloads_scenario(cqs: usize, workloads: usize) -> String {
+    let mut y = String::from(
+        "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: many}
+spec: {seed: 7}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata: {name: pool}
+spec:
+  levels:
+  - {nodeLabel: topology.kueuesim.io/spine, count: 40, hyperNodeTier: 2}
+  - {nodeLabel: topology.kueuesim.io/leaf, count: 2, hyperNodeTier: 1}
+  nodesPerDomain: 2
+  template:
+    allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu}
+",
+    );
+    let mut queues = String::new();
+    for q in 0..cqs {
+        y.push_str(&format!(
+            "---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {{name: team-{q:02}}}, spec: {{cohortName: all, namespaceSelector: {{}}, preemption: {{reclaimWithinCohort: Any}}, resourceGroups: [{{coveredResources: [nvidia.com/gpu], flavors: [{{name: gpu, resources: [{{name: nvidia.com/gpu, nominalQuota: 40}}]}}]}}]}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {{name: q, namespace: team-{q:02}}}, spec: {{clusterQueue: team-{q:02}}}}}
+"
+        ));
+        queues.push_str(&format!(
+            "{{name: q, namespace: team-{q:02}, weight: {}}}, ",
+            1 + q % 5
+        ));
+    }
+    y.push_str(&format!(
+        "---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: load}}
+spec:
+  count: {workloads}
+  arrival: {{rate: 3/h}}
+  pods: {{uniform: {{min: 1, max: 8}}}}
+  requests: {{nvidia.com/gpu: {{fixed: 8}}}}
+  duration: {{logNormal: {{median: 4h, sigma: 1, min: 10m, max: 72h}}}}
+  queues: [{queues}]
+"
+    ));
+    y
+}
+
+#[test]
+fn report_html_stays_small_on_a_long_run_of_many_workloads_and_queues() {
+    let dir = temp_dir("report-size");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("many.yaml");
+    std::fs::write(&file, many_workloads_scenario(30, 4000)).expect("write scenario");
+    let out = dir.join("out");
+    let o = kueuesim(&[
+        "run",
+        file.to_str().expect("utf-8"),
+        "-q",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let size = |f: &str| std::fs::metadata(out.join(f)).expect(f).len();
+    // The run is long and wide enough that drawing every sample or workload would not fit:
+    // tens of thousands of samples of 30 ClusterQueues and 30 LocalQueues.
+    let samples = std::fs::read_to_string(out.join("timeseries.csv"))
+        .expect("timeseries.csv")
+        .lines()
+        .count();
+    assert!(samples > 50_000, "{samples} samples");
+    assert_eq!(
+        std::fs::read_to_string(out.join("workloads.csv"))
+            .expect("workloads.csv")
+            .lines()
+            .count(),
+        4001
+    );
+    let report = size("report.html");
+    assert!(
+        report < 1_000_000,
+        "report.html is {report} bytes (timeseries.csv {})",
+        size("timeseries.csv")
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    // Beyond 20 ClusterQueues and 24 LocalQueues the rest are folded into one series, and the
+    // topology shows at most 32 of the 40 spines.
+    assert!(html.contains("(10 other ClusterQueues)"), "CQs folded");
+    assert!(html.contains("(7 other LocalQueues, summed)"), "LQs folded");
+    assert!(html.contains("not drawn: 8 more spines"), "spines cut");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn get_workload_yaml_is_a_list_of_kueue_workloads_that_loads_back() {
     let src = scenario("golden/first-fit-nodes");

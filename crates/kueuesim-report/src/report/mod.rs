@@ -1,0 +1,163 @@
+//! `report.html`: one self-contained page (inline CSS and SVG drawn here, no fonts or
+//! requests to the network) with the run's summary in planner's units and its plots, each an
+//! aggregate bounded in points so the page stays small on any trace (per-workload data lives
+//! in workloads.csv and events.jsonl). `axis.rs` words ticks and durations, `plot.rs` draws,
+//! `panels.rs` has one function per panel.
+
+mod axis;
+mod panels;
+mod plot;
+
+use std::fmt::Write;
+
+use kueuesim_engine::outcome::TimeSeries;
+use kueuesim_model::World;
+
+use crate::output::SimulationResult;
+use axis::duration;
+use plot::esc;
+
+/// The whole page.
+pub fn report_html(world: &World, doc: &SimulationResult, series: Option<&TimeSeries>) -> String {
+    let s = &doc.summary;
+    let mut rows = String::new();
+    let mut row = |k: &str, v: String| {
+        let _ = write!(rows, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    };
+    let end = s.end_time;
+    row("Start", s.start_time.clone());
+    row("Simulated", duration(end));
+    row("Seed", s.seed.to_string());
+    row(
+        "Workloads",
+        format!(
+            "{} total: {} finished, {} running, {} admitted, {} pending, {} evicted, {} inactive",
+            s.workloads.total,
+            s.workloads.finished,
+            s.workloads.running,
+            s.workloads.admitted,
+            s.workloads.pending,
+            s.workloads.evicted,
+            s.workloads.inactive
+        ),
+    );
+    let pct = |p: &crate::output::Percentiles| {
+        [("p50", p.p50), ("p90", p.p90), ("p95", p.p95), ("p99", p.p99)]
+            .iter()
+            .map(|(k, v)| format!("{k} {}", v.map_or("n/a".into(), duration)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    row(
+        "Wait until admission",
+        format!("{} ({} admitted)", pct(&s.wait_seconds), s.wait_seconds.count),
+    );
+    if s.wait_seconds_incl_pending.count > s.wait_seconds.count {
+        row(
+            "… counting pending",
+            format!(
+                "{} (with {} still pending at their wait so far)",
+                pct(&s.wait_seconds_incl_pending),
+                s.wait_seconds_incl_pending.count - s.wait_seconds.count
+            ),
+        );
+    }
+    row(
+        "GPUs",
+        format!(
+            "{} capacity, {} nominal quota (ClusterQueues and Cohorts)",
+            s.gpu.capacity,
+            panels::nominal_gpus(world)
+        ),
+    );
+    row(
+        "GPU utilisation",
+        s.gpu.utilization.map_or("n/a".into(), |u| {
+            format!(
+                "{:.1}% ({:.0} GPU-hours used, {:.0} lost to evictions, {:.0} held not running)",
+                u * 100.0,
+                s.gpu.busy_gpu_seconds / 3600.0,
+                s.gpu.lost_gpu_hours,
+                s.gpu.held_not_running_gpu_hours
+            )
+        }),
+    );
+    let fair = world.config.kueue.fair_sharing.is_some();
+    let afs = world.config.kueue.admission_fair_sharing.is_some();
+    row(
+        "Fair sharing",
+        match (fair, afs) {
+            (true, false) => "on",
+            (true, true) => "on, and Admission Fair Sharing",
+            (false, true) => "off (Admission Fair Sharing on)",
+            (false, false) => "off",
+        }
+        .into(),
+    );
+    let kept = panels::kept_cluster_queues(world, doc);
+    let timeline = series
+        .filter(|s| !s.samples.is_empty())
+        .map(|s| panels::Timeline::new(s, end));
+    let mut plots = String::new();
+    if let Some(t) = &timeline {
+        plots.push_str(&panels::gpus_over_time(world, t));
+    }
+    plots.push_str(&panels::wait_cdf(world, doc, &kept));
+    if let Some(t) = &timeline {
+        plots.push_str(&panels::quota_stack(world, t, &kept));
+    }
+    if fair {
+        plots.push_str(&panels::fairness(world, doc, &kept));
+    } else if let Some(t) = &timeline {
+        plots.push_str(&panels::quota_share(world, t, &kept));
+    }
+    if let Some(t) = &timeline {
+        plots.push_str(&panels::pending_by_lq(world, t));
+    }
+    plots.push_str(&panels::evictions(doc, end));
+    if let Some(t) = panels::topology(world, doc) {
+        plots.push_str(&t);
+    }
+    format!(
+        r##"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>kueuesim report</title>
+<style>
+body {{ font-family: sans-serif; margin: 24px; color: #222; max-width: 780px; }}
+table {{ border-collapse: collapse; margin-bottom: 16px; }}
+th {{ white-space: nowrap; }}
+th, td {{ text-align: left; padding: 3px 10px; border-bottom: 1px solid #ddd; font-size: 14px; }}
+h1 {{ font-size: 20px; }} h2 {{ font-size: 15px; margin: 22px 0 6px; }}
+.axis {{ stroke: #444; stroke-width: 1; }} .grid {{ stroke: #e4e4e4; stroke-width: 1; }}
+.tick {{ font-size: 10px; fill: #555; }} .label {{ font-size: 11px; fill: #333; }}
+.reflabel {{ font-size: 10px; fill: #222; }}
+.p95line {{ stroke: #bbb; stroke-width: 1; stroke-dasharray: 3 3; }}
+.legend {{ font-size: 12px; line-height: 1.7; }} .note {{ font-size: 12px; color: #555; margin: 4px 0 0; }}
+.key {{ margin-right: 14px; white-space: nowrap; display: inline-block; }}
+.swatch {{ vertical-align: middle; margin-right: 4px; }}
+</style></head>
+<body>
+<h1>kueuesim report</h1>
+<table>{rows}</table>
+{plots}
+<div id="check" data-requests="unknown" data-plots="unknown"></div>
+<script>
+// Self-check for the headless test: every plot has drawn marks, and the page fetched nothing.
+window.addEventListener("load", function () {{
+  var plots = document.querySelectorAll("svg.plot");
+  var drawn = 0;
+  plots.forEach(function (p) {{
+    var marks = p.querySelectorAll(".data");
+    var ok = marks.length > 0;
+    marks.forEach(function (m) {{ var b = m.getBBox(); if (!(b.width > 0 || b.height > 0)) ok = false; }});
+    p.setAttribute("data-rendered", ok ? "yes" : "no");
+    if (ok) drawn++;
+  }});
+  var c = document.getElementById("check");
+  c.setAttribute("data-plots", drawn + "/" + plots.length);
+  c.setAttribute("data-requests", String(performance.getEntriesByType("resource").length));
+}});
+</script>
+</body></html>
+"##
+    )
+}

@@ -807,30 +807,37 @@ fn report_html_marks_each_queues_p95_as_queues_csv_reports_it() {
 }
 
 /// A generated scenario of `cqs` ClusterQueues (one LocalQueue each) in one cohort, 40
-/// spines of 2 leaves of 2 nodes of 8 GPUs as HyperNodes, and `workloads` gangs arriving
-/// about 3 an hour (so the run spans ~two months of one-minute samples).
-fn many_workloads_scenario(cqs: usize, workloads: usize) -> String {
-    let mut y = String::from(
+/// spines of 2 leaves of 2 nodes of 8 GPUs (as Volcano HyperNodes with `hypernodes`), and
+/// `workloads` jobs of 1 or 2 pods arriving about 3 an hour (4,000 span ~two months of
+/// one-minute samples), light enough that the cluster keeps up and the run stays quick.
+fn many_workloads_scenario(cqs: usize, workloads: usize, hypernodes: bool) -> String {
+    let tiers = if hypernodes {
+        [", hyperNodeTier: 2", ", hyperNodeTier: 1"]
+    } else {
+        ["", ""]
+    };
+    let mut y = format!(
         "apiVersion: kueuesim.io/v1alpha1
 kind: Simulation
-metadata: {name: many}
-spec: {seed: 7}
+metadata: {{name: many}}
+spec: {{seed: 7}}
 ---
 apiVersion: kueuesim.io/v1alpha1
 kind: NodePool
-metadata: {name: pool}
+metadata: {{name: pool}}
 spec:
   levels:
-  - {nodeLabel: topology.kueuesim.io/spine, count: 40, hyperNodeTier: 2}
-  - {nodeLabel: topology.kueuesim.io/leaf, count: 2, hyperNodeTier: 1}
+  - {{nodeLabel: topology.kueuesim.io/spine, count: 40{}}}
+  - {{nodeLabel: topology.kueuesim.io/leaf, count: 2{}}}
   nodesPerDomain: 2
   template:
-    allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}
+    allocatable: {{cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
-metadata: {name: gpu}
+metadata: {{name: gpu}}
 ",
+        tiers[0], tiers[1]
     );
     let mut queues = String::new();
     for q in 0..cqs {
@@ -854,21 +861,22 @@ metadata: {{name: load}}
 spec:
   count: {workloads}
   arrival: {{rate: 3/h}}
-  pods: {{uniform: {{min: 1, max: 8}}}}
+  pods: {{uniform: {{min: 1, max: 2}}}}
   requests: {{nvidia.com/gpu: {{fixed: 8}}}}
-  duration: {{logNormal: {{median: 4h, sigma: 1, min: 10m, max: 72h}}}}
+  duration: {{logNormal: {{median: 1h, sigma: 1, min: 10m, max: 72h}}}}
   queues: [{queues}]
 "
     ));
     y
 }
 
-#[test]
-fn report_html_stays_small_on_a_long_run_of_many_workloads_and_queues() {
-    let dir = temp_dir("report-size");
+/// Runs a generated scenario (`many_workloads_scenario`) with `--out`; returns the output
+/// directory and the directory to remove.
+fn run_generated(test: &str, yaml: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(test);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("many.yaml");
-    std::fs::write(&file, many_workloads_scenario(30, 4000)).expect("write scenario");
+    std::fs::write(&file, yaml).expect("write scenario");
     let out = dir.join("out");
     let o = kueuesim(&[
         "run",
@@ -878,33 +886,50 @@ fn report_html_stays_small_on_a_long_run_of_many_workloads_and_queues() {
         out.to_str().expect("utf-8"),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let size = |f: &str| std::fs::metadata(out.join(f)).expect(f).len();
+    (out, dir)
+}
+
+#[test]
+fn report_html_stays_small_on_a_long_run_of_many_workloads_and_queues() {
+    let (out, dir) = run_generated("report-size", &many_workloads_scenario(30, 4000, false));
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).expect(f);
     // The run is long and wide enough that drawing every sample or workload would not fit:
-    // tens of thousands of samples of 30 ClusterQueues and 30 LocalQueues.
-    let samples = std::fs::read_to_string(out.join("timeseries.csv"))
-        .expect("timeseries.csv")
-        .lines()
-        .count();
-    assert!(samples > 50_000, "{samples} samples");
-    assert_eq!(
-        std::fs::read_to_string(out.join("workloads.csv"))
-            .expect("workloads.csv")
-            .lines()
-            .count(),
-        4001
-    );
-    let report = size("report.html");
+    // tens of thousands of samples of 30 ClusterQueues and 30 LocalQueues (report.html was
+    // tens of MB when it drew them all).
+    let (series, workloads) = (read("timeseries.csv"), read("workloads.csv"));
     assert!(
-        report < 1_000_000,
-        "report.html is {report} bytes (timeseries.csv {})",
-        size("timeseries.csv")
+        series.lines().count() > 50_000,
+        "{} samples",
+        series.lines().count()
     );
-    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
-    // Beyond 20 ClusterQueues and 24 LocalQueues the rest are folded into one series, and the
-    // topology shows at most 32 of the 40 spines.
-    assert!(html.contains("(10 other ClusterQueues)"), "CQs folded");
+    assert!(
+        series.len() > 10_000_000,
+        "timeseries.csv is {} bytes",
+        series.len()
+    );
+    assert_eq!(workloads.lines().count(), 4001);
+    let html = read("report.html");
+    assert!(
+        html.len() < 1_000_000,
+        "report.html is {} bytes",
+        html.len()
+    );
+    // Past 20 ClusterQueues and 24 LocalQueues the rest are folded into one series.
+    assert!(html.contains("(11 other ClusterQueues)"), "CQs folded");
     assert!(html.contains("(7 other LocalQueues, summed)"), "LQs folded");
-    assert!(html.contains("not drawn: 8 more spines"), "spines cut");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_html_topology_draws_at_most_32_spines_and_says_so() {
+    let (out, dir) = run_generated("report-spines", &many_workloads_scenario(3, 50, true));
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let topology = &html[html.find("id=\"topology\"").expect("topology panel")..];
+    let topology = &topology[..topology.find("</section>").expect("end")];
+    // 40 spines of 2 leaves of 2 nodes: 32 rows of 4 node cells.
+    assert_eq!(topology.matches("<rect class=\"data\"").count(), 32 * 4);
+    assert!(topology.contains("not drawn: 8 more spines"), "{topology}");
+    assert!(topology.contains("gaps separate the spine's leaves"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

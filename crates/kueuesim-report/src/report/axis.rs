@@ -59,8 +59,28 @@ pub(super) fn value_ticks(max: f64, target: usize, integer: bool) -> Vec<Tick> {
 
 /// Round steps of a time axis, in seconds: seconds, minutes, hours (dividing a day) and days.
 const TIME_STEPS: [f64; 22] = [
-    1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0, 7200.0,
-    10800.0, 21600.0, 43200.0, 86400.0, 172_800.0, 604_800.0, 1_209_600.0, 2_419_200.0,
+    1.0,
+    2.0,
+    5.0,
+    10.0,
+    15.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    900.0,
+    1800.0,
+    3600.0,
+    7200.0,
+    10800.0,
+    21600.0,
+    43200.0,
+    86400.0,
+    172_800.0,
+    604_800.0,
+    1_209_600.0,
+    2_419_200.0,
 ];
 
 /// The smallest round duration (seconds) that divides `max` seconds into at most `target`
@@ -176,7 +196,10 @@ mod tests {
             labels(&time_ticks(109.5 * 86400.0, 6)),
             ["0", "28d", "56d", "84d"]
         );
-        assert_eq!(labels(&time_ticks(45.0 * 60.0, 6)), ["0", "10m", "20m", "30m", "40m"]);
+        assert_eq!(
+            labels(&time_ticks(45.0 * 60.0, 6)),
+            ["0", "10m", "20m", "30m", "40m"]
+        );
         let long = time_ticks(400.0 * 86400.0, 6);
         assert_eq!(labels(&long), ["0", "100d", "200d", "300d", "400d"]);
     }
@@ -191,7 +214,11 @@ mod tests {
         assert_eq!(duration(3600.0 * 4.0 + 1173.0), "4h 19m");
         assert_eq!(duration(86400.0), "1d");
         assert_eq!(duration(2.0 * 86400.0 + 4.0 * 3600.0 + 59.0), "2d 4h");
-        assert_eq!(duration(86400.0 + 60.0), "1d", "minutes are past the two units");
+        assert_eq!(
+            duration(86400.0 + 60.0),
+            "1d",
+            "minutes are past the two units"
+        );
         assert_eq!(duration(-90.0), "-1m 30s");
     }
 }

@@ -42,15 +42,24 @@ pub fn report_html(world: &World, doc: &SimulationResult, series: Option<&TimeSe
         ),
     );
     let pct = |p: &crate::output::Percentiles| {
-        [("p50", p.p50), ("p90", p.p90), ("p95", p.p95), ("p99", p.p99)]
-            .iter()
-            .map(|(k, v)| format!("{k} {}", v.map_or("n/a".into(), duration)))
-            .collect::<Vec<_>>()
-            .join(", ")
+        [
+            ("p50", p.p50),
+            ("p90", p.p90),
+            ("p95", p.p95),
+            ("p99", p.p99),
+        ]
+        .iter()
+        .map(|(k, v)| format!("{k} {}", v.map_or("n/a".into(), duration)))
+        .collect::<Vec<_>>()
+        .join(", ")
     };
     row(
         "Wait until admission",
-        format!("{} ({} admitted)", pct(&s.wait_seconds), s.wait_seconds.count),
+        format!(
+            "{} ({} admitted)",
+            pct(&s.wait_seconds),
+            s.wait_seconds.count
+        ),
     );
     if s.wait_seconds_incl_pending.count > s.wait_seconds.count {
         row(

@@ -11,8 +11,7 @@ use kueuesim_model::World;
 
 use super::axis::{duration, time_step, time_ticks, value_ticks};
 use super::plot::{
-    buckets, esc, keep_top, means, min_max, path, section, style, Frame, Mark, H, MAX_LINES, REF,
-    W,
+    Frame, H, MAX_LINES, Mark, REF, W, buckets, esc, keep_top, means, min_max, path, section, style,
 };
 use crate::output::SimulationResult;
 
@@ -21,7 +20,7 @@ const X_TICKS: usize = 6;
 /// Ticks a value axis aims for.
 const Y_TICKS: usize = 5;
 /// Points a CDF draws at most (quantiles; the exact steps below this many workloads).
-const CDF_POINTS: usize = 400;
+const CDF_POINTS: usize = 200;
 /// Bars of the eviction histogram at most (the bin is the round duration that fits).
 const EVICTION_BINS: usize = 120;
 /// Spine rows the topology panel draws at most.
@@ -38,11 +37,7 @@ pub(super) struct Timeline<'a> {
 
 impl<'a> Timeline<'a> {
     pub(super) fn new(series: &'a TimeSeries, end: f64) -> Timeline<'a> {
-        let times: Vec<f64> = series
-            .samples
-            .iter()
-            .map(|s| s.at.as_secs_f64())
-            .collect();
+        let times: Vec<f64> = series.samples.iter().map(|s| s.at.as_secs_f64()).collect();
         let end = times.last().copied().unwrap_or(0.0).max(end).max(60.0);
         Timeline {
             series,
@@ -81,15 +76,17 @@ fn line_el(d: &str, s: super::plot::Style, width: f64, title: &str) -> String {
     )
 }
 
-/// A horizontal reference line across the frame at `v`, labelled at its right end.
-fn ref_line(f: &Frame, v: f64, dash: &str, label: &str) -> String {
+/// A horizontal reference line across the frame at `v`, labelled at its right end, above the
+/// line or (`below`, for the lower of two close lines) under it.
+fn ref_line(f: &Frame, v: f64, dash: &str, label: &str, below: bool) -> String {
     let y = f.y(v);
+    let ly = if below { y + 11.0 } else { y - 4.0 };
     format!(
         r##"<path class="data ref" d="M{:.1},{y:.1}L{:.1},{y:.1}" stroke="{REF}" stroke-width="1.5" stroke-dasharray="{dash}"><title>{l}</title></path><text class="reflabel" x="{:.1}" y="{:.1}" text-anchor="end">{l}</text>"##,
         f.x(0.0),
         f.right(),
         f.right() - 4.0,
-        y - 4.0,
+        ly,
         l = esc(label)
     )
 }
@@ -147,12 +144,21 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
                 c as f64,
                 "6 3",
                 &format!("node GPUs = nominal quota: {c}"),
+                false,
             ));
             keys.push(("node GPUs = nominal GPU quota".into(), Mark::Ref("6 3")));
         }
         _ => {
+            // The lower line's label goes under it, so two close lines keep apart labels.
+            let (c, n) = (capacity.unwrap_or(0), nominal.unwrap_or(0));
             if let Some(c) = capacity {
-                body.push_str(&ref_line(&f, c as f64, "6 3", &format!("node GPUs: {c}")));
+                body.push_str(&ref_line(
+                    &f,
+                    c as f64,
+                    "6 3",
+                    &format!("node GPUs: {c}"),
+                    c < n,
+                ));
                 keys.push(("node GPUs (capacity)".into(), Mark::Ref("6 3")));
             }
             if let Some(n) = nominal {
@@ -161,6 +167,7 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
                     n as f64,
                     "2 3",
                     &format!("nominal quota: {n}"),
+                    n < c,
                 ));
                 keys.push((
                     "nominal GPU quota (ClusterQueues and Cohorts)".into(),
@@ -177,7 +184,12 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
         4.0,
         "GPU quota held",
     ));
-    body.push_str(&line_el(&t.line(&f, &bound), bound_style, 1.5, "GPUs bound"));
+    body.push_str(&line_el(
+        &t.line(&f, &bound),
+        bound_style,
+        1.5,
+        "GPUs bound",
+    ));
     keys.push(("GPUs bound to pods".into(), Mark::Line(bound_style)));
     keys.push((
         "GPU quota held (admitted workloads)".into(),
@@ -199,15 +211,12 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
 /// keeps its colour.
 pub(super) fn kept_cluster_queues(world: &World, doc: &SimulationResult) -> Vec<usize> {
     let rank = |c: usize| {
-        doc.summary.cluster_queues.get(c).map_or(0.0, |s| {
-            s.gpu_seconds + s.figures.workloads as f64 * 1e-9
-        })
+        doc.summary
+            .cluster_queues
+            .get(c)
+            .map_or(0.0, |s| s.gpu_seconds + s.figures.workloads as f64 * 1e-9)
     };
-    keep_top(
-        world.cluster_queues.len(),
-        super::plot::MAX_AREAS,
-        rank,
-    )
+    keep_top(world.cluster_queues.len(), super::plot::MAX_AREAS, rank)
 }
 
 fn others(n: usize, what: &str) -> String {
@@ -240,34 +249,34 @@ pub(super) fn quota_stack(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
     }
     let f = t.frame(top.iter().copied().fold(1.0, f64::max), true);
     let mut body = f.axes("time since start", "GPU quota held");
-    let mut below = vec![0.0; xs.len()];
+    // Each layer is drawn as its cumulative top filled down to the axis, the top layer first
+    // and each lower one over it: one edge a layer instead of two, half the bytes.
+    let mut tops = Vec::with_capacity(layers.len());
+    let mut acc = vec![0.0; xs.len()];
+    for (_, v) in &layers {
+        for (a, b) in acc.iter_mut().zip(v) {
+            *a += b;
+        }
+        tops.push(acc.clone());
+    }
+    let (x0, x1, base) = (
+        f.x(xs.first().copied().unwrap_or(0.0)),
+        f.x(xs.last().copied().unwrap_or(0.0)),
+        f.y(0.0),
+    );
     let mut keys = Vec::new();
-    for (k, (name, v)) in layers.iter().enumerate() {
+    let mut areas = Vec::new();
+    for (k, ((name, _), top)) in layers.iter().zip(&tops).enumerate() {
         let color = style(k).color;
-        let upper: Vec<(f64, f64)> = xs
-            .iter()
-            .zip(below.iter().zip(v))
-            .map(|(x, (b, v))| (f.x(*x), f.y(b + v)))
-            .collect();
-        let lower: Vec<(f64, f64)> = xs
-            .iter()
-            .zip(&below)
-            .rev()
-            .map(|(x, b)| (f.x(*x), f.y(*b)))
-            .collect();
-        let mut d = path(upper);
-        if let Some(rest) = path(lower).strip_prefix('M') {
-            let _ = write!(d, "L{rest}Z");
-        }
-        let _ = write!(
-            body,
-            r##"<path class="data" d="{d}" fill="{color}" fill-opacity="0.85"><title>{}</title></path>"##,
+        let d = path(xs.iter().zip(top).map(|(x, v)| (f.x(*x), f.y(*v))));
+        areas.push(format!(
+            r##"<path class="data" d="{d}L{x1:.1},{base:.1}L{x0:.1},{base:.1}Z" fill="{color}"><title>{}</title></path>"##,
             esc(name)
-        );
-        for (b, v) in below.iter_mut().zip(v) {
-            *b += v;
-        }
+        ));
         keys.push((name.clone(), Mark::Area(color)));
+    }
+    for a in areas.iter().rev() {
+        body.push_str(a);
     }
     let note = if t.times.len() > xs.len() {
         format!(
@@ -318,7 +327,11 @@ pub(super) fn pending_by_lq(world: &World, t: &Timeline<'_>) -> String {
             t.values(|s| rest.iter().map(|&k| f64::from(s.pending_by_lq[k])).sum()),
         ));
     }
-    let y_max = lines.iter().flat_map(|(_, v)| v).copied().fold(1.0, f64::max);
+    let y_max = lines
+        .iter()
+        .flat_map(|(_, v)| v)
+        .copied()
+        .fold(1.0, f64::max);
     let f = t.frame(y_max, true);
     let mut body = f.axes("time since start", "pending workloads");
     let mut keys = Vec::new();
@@ -326,13 +339,18 @@ pub(super) fn pending_by_lq(world: &World, t: &Timeline<'_>) -> String {
         body.push_str(&line_el(&t.line(&f, v), style(k), 1.6, name));
         keys.push((name.clone(), Mark::Line(style(k))));
     }
+    let note = if y_max <= 1.0 && lines.iter().all(|(_, v)| v.iter().all(|&p| p == 0.0)) {
+        "No workload was pending at any sample: every line lies on the axis."
+    } else {
+        ""
+    };
     section(
         "pending-by-lq",
         "Pending workloads per LocalQueue",
         H,
         &body,
         &keys,
-        "",
+        note,
     )
 }
 
@@ -384,7 +402,9 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
         let rest: Vec<usize> = (0..n).filter(|c| !kept.contains(c)).collect();
         groups.push((
             others(rest.len(), "ClusterQueues"),
-            rest.iter().flat_map(|&c| waits[c].iter().copied()).collect(),
+            rest.iter()
+                .flat_map(|&c| waits[c].iter().copied())
+                .collect(),
             rest.iter().map(|&c| pending[c]).sum(),
         ));
     }
@@ -422,7 +442,9 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
         let ranks: Vec<usize> = if total <= CDF_POINTS {
             (0..total).collect()
         } else {
-            (1..=CDF_POINTS).map(|q| q * total / CDF_POINTS - 1).collect()
+            (1..=CDF_POINTS)
+                .map(|q| q * total / CDF_POINTS - 1)
+                .collect()
         };
         let mut pts = vec![(f.x(0.0), f.y(0.0))];
         let mut prev = f.y(0.0);
@@ -458,15 +480,25 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
         y95 + 11.0
     );
     body.push_str(&marks);
+    let none_waited = groups
+        .iter()
+        .all(|(_, w, _)| w.last().is_none_or(|&m| m <= 0.0));
     section(
         "wait-cdf",
         "Wait until admission, CDF per ClusterQueue (p95 marked)",
         H,
         &body,
         &keys,
-        "Creation to the latest admission (waitSeconds), over the workloads admitted by the end; \
-         workloads still pending at the end are not counted (the legend says how many), so the \
-         curve understates a queue that is not keeping up.",
+        &format!(
+            "Creation to the latest admission (waitSeconds), over the workloads admitted by the \
+             end; workloads still pending at the end are not counted (the legend says how many), \
+             so the curve understates a queue that is not keeping up.{}",
+            if none_waited {
+                " No admitted workload waited: every curve rises at 0."
+            } else {
+                ""
+            }
+        ),
     )
 }
 
@@ -493,16 +525,18 @@ pub(super) fn quota_share(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
         let q: i64 = rest.iter().map(|&c| nominal[c]).sum();
         lines.push((
             others(rest.len(), "ClusterQueues, pooled"),
-            t.values(|s| {
-                rest.iter().map(|&c| s.gpu_quota_by_cq[c]).sum::<i64>() as f64 / q as f64
-            }),
+            t.values(|s| rest.iter().map(|&c| s.gpu_quota_by_cq[c]).sum::<i64>() as f64 / q as f64),
         ));
     }
     let without = (0..n).filter(|&c| nominal[c] == 0).count();
-    let y_max = lines.iter().flat_map(|(_, v)| v).copied().fold(1.0, f64::max);
+    let y_max = lines
+        .iter()
+        .flat_map(|(_, v)| v)
+        .copied()
+        .fold(1.0, f64::max);
     let f = t.frame(y_max * 1.04, false);
     let mut body = f.axes("time since start", "quota held / nominal quota");
-    body.push_str(&ref_line(&f, 1.0, "6 3", "nominal quota"));
+    body.push_str(&ref_line(&f, 1.0, "6 3", "nominal quota", false));
     let mut keys = Vec::new();
     // Legend order follows the stacked panel's (same colour, same queue).
     for (name, v) in &lines {
@@ -562,10 +596,7 @@ pub(super) fn fairness(world: &World, doc: &SimulationResult, kept: &[usize]) ->
             rest.iter().map(|&c| weight(c)).sum::<f64>() / total_w,
         ));
     }
-    let y_max = bars
-        .iter()
-        .flat_map(|b| [b.1, b.2])
-        .fold(0.01, f64::max);
+    let y_max = bars.iter().flat_map(|b| [b.1, b.2]).fold(0.01, f64::max);
     let f = Frame::new(
         bars.len() as f64,
         Vec::new(),
@@ -618,7 +649,10 @@ pub(super) fn fairness(world: &World, doc: &SimulationResult, kept: &[usize]) ->
         &body,
         &[
             ("share of GPU time used".into(), Mark::Area(used.color)),
-            ("share of fair-sharing weight".into(), Mark::Area(wanted.color)),
+            (
+                "share of fair-sharing weight".into(),
+                Mark::Area(wanted.color),
+            ),
         ],
         "A queue whose GPU-time bar is below its weight bar got less than its weight's share over \
          the run (it may not have asked for more).",
@@ -698,11 +732,13 @@ pub(super) fn evictions(doc: &SimulationResult, end: f64) -> String {
 /// The topology at the end: per spine a row of node cells grouped by leaf, each shaded by the
 /// share of the node's GPUs bound to pods.
 pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> {
-    let (ti, spines) = kueuesim_engine::outcome::spine_domains(world);
+    let (ti, mut spines) = kueuesim_engine::outcome::spine_domains(world);
     if spines.is_empty() {
         return None;
     }
     let t = kueuesim_engine::placement::topologies(world).nth(ti)?;
+    // Rows in natural order (spine-2 before spine-10), so the rows cut are the last ones.
+    spines.sort_by_cached_key(|&s| natural_key(&t.domain(s).name));
     let gpu = world.resources.lookup(kueuesim_model::resources::GPU)?;
     let mut used = vec![0i64; world.nodes.len()];
     let node_index: BTreeMap<&str, usize> = world
@@ -746,7 +782,9 @@ pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> 
         .max(2.0);
     let cell = widest;
     let has_leaves = spines.iter().any(|&s| !t.domain(s).children.is_empty());
-    let row_h = 30.0;
+    // Rows get lower when there are many, so 32 spines stay within a screen.
+    let row_h = if spines.len() > 8 { 20.0 } else { 30.0 };
+    let cell_h = row_h - 10.0;
     let rows = spines.len().min(TOPOLOGY_ROWS);
     let height = 16.0 + rows as f64 * row_h + if spines.len() > rows { 18.0 } else { 0.0 };
     let mut body = String::new();
@@ -756,7 +794,7 @@ pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> 
         let _ = write!(
             body,
             r##"<text class="label" x="4" y="{:.1}">{}</text>"##,
-            y + 13.0,
+            y + cell_h / 2.0 + 4.0,
             esc(&t.domain(s).name)
         );
         let mut x = x0;
@@ -779,7 +817,7 @@ pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> 
                 };
                 let _ = write!(
                     body,
-                    r##"<rect class="data" x="{x:.1}" y="{y:.1}" width="{:.1}" height="20" fill="{c}" fill-opacity="{:.2}" stroke="#555" stroke-width="0.4"><title>{}: {}/{alloc} GPUs bound</title></rect>"##,
+                    r##"<rect class="data" x="{x:.1}" y="{y:.1}" width="{:.1}" height="{cell_h}" fill="{c}" fill-opacity="{:.2}" stroke="#555" stroke-width="0.4"><title>{}: {}/{alloc} GPUs bound</title></rect>"##,
                     (cell - 1.0).max(1.0),
                     0.06 + 0.94 * share.clamp(0.0, 1.0),
                     esc(&world.node(n).name),
@@ -827,9 +865,42 @@ pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> 
     ))
 }
 
+/// A name's sort key with every run of digits compared as a number ("spine-2" < "spine-10").
+fn natural_key(name: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = u64::from(c as u8 - b'0');
+            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                n = n
+                    .saturating_mul(10)
+                    .saturating_add(u64::from(*d as u8 - b'0'));
+                chars.next();
+            }
+            key.push((std::mem::take(&mut text), n));
+        } else {
+            text.push(c);
+        }
+    }
+    key.push((text, 0));
+    key
+}
+
 #[cfg(test)]
 mod tests {
-    use super::nearest_rank;
+    use super::{natural_key, nearest_rank};
+
+    #[test]
+    fn natural_order_compares_digit_runs_as_numbers() {
+        let mut v = ["pool-spine-10", "pool-spine-2", "pool-spine-1", "a-9-b"];
+        v.sort_by_key(|n| natural_key(n));
+        assert_eq!(
+            v,
+            ["a-9-b", "pool-spine-1", "pool-spine-2", "pool-spine-10"]
+        );
+    }
 
     #[test]
     fn nearest_rank_p95_of_43_values_is_the_41st() {

@@ -29,11 +29,12 @@ pub(super) const MAX_AREAS: usize = PALETTE.len();
 
 /// 20 colours, the first 8 colour-blind safe (Okabe and Ito's set, black left for the
 /// reference lines and yellow darkened to read on white), the rest picked to stay apart
-/// from those and from each other.
+/// from those and from each other; the 20th, grey, is the "others" series of a plot with
+/// more than 20 queues.
 const PALETTE: [&str; 20] = [
     "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#c9a800", "#882255",
     "#332288", "#999933", "#44aa99", "#8c564b", "#aa4499", "#17becf", "#7cb342", "#f781bf",
-    "#b15928", "#6a3d9a", "#fb9a99", "#1f4e79",
+    "#b15928", "#6a3d9a", "#fb9a99", "#8c8c8c",
 ];
 
 /// Dash patterns for each round through the palette: solid, then dashed, dotted, dash-dot.

@@ -558,11 +558,11 @@ pub(super) fn quota_share(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
         H,
         &body,
         &keys,
-        &format!(
-            "Fair sharing is off. Above 1 a queue borrows from its cohort; below, it lends or idles. {note}"
+        format!(
+            "Fair sharing is off. Above 1 a queue borrows from its cohort; below, it lends or \
+             idles. {note}"
         )
-        .trim_end()
-        .to_string(),
+        .trim_end(),
     )
 }
 

@@ -74,8 +74,13 @@ pub fn report_html(world: &World, doc: &SimulationResult, series: Option<&TimeSe
     row(
         "GPUs",
         format!(
-            "{} capacity, {} nominal quota (ClusterQueues and Cohorts)",
+            "{} capacity{}, {} nominal quota (ClusterQueues and Cohorts)",
             s.gpu.capacity,
+            if panels::node_gpus(world).is_some() {
+                " (node GPUs)"
+            } else {
+                " (no nodes: a quota-only run, capacity is the nominal quota)"
+            },
             panels::nominal_gpus(world)
         ),
     );

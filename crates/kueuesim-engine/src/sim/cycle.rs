@@ -320,6 +320,9 @@ impl<'w> Simulation<'w> {
                 .quota_reserved_waits
                 .push((w, at - queued_since));
         }
+        if let (Some(out), Some(_)) = (&mut self.outbox, cycle) {
+            out.push_wait(w, self.runtimes[w.index()].spec.clone(), at - queued_since);
+        }
         let waited = (at - queued_since).as_secs_f64();
         let considered = if a.considered.is_empty() {
             String::new()

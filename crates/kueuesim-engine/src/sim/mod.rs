@@ -24,6 +24,7 @@ mod cycle;
 mod eviction;
 mod invariants;
 mod kai;
+mod outbox;
 mod pods;
 mod pods_ready;
 mod record;
@@ -55,6 +56,8 @@ use crate::window::Window;
 use self::afs::AfsState;
 use self::arrival::Feed;
 use self::cycle::SuspendedCycle;
+use self::outbox::Outbox;
+pub use self::outbox::RunSink;
 use self::runtime::{Runtime, ShapeClasses, Spec};
 
 /// What happens at a point in simulated time.
@@ -112,6 +115,8 @@ pub struct Simulation<'w> {
     sched: Schedulers,
     progress: Progress,
     rec: Recorder,
+    /// What the run hands to its `RunSink` after every step (`run_with_sink`), if it has one.
+    outbox: Option<Outbox<'w>>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -195,6 +200,8 @@ struct Recorder {
     audit: Option<Vec<String>>,
     gpus_in_use: i64,
     last_accounted: SimTime,
+    /// The time of the latest time-series sample taken (the sampler goes on from it).
+    last_sample: Option<SimTime>,
 }
 
 impl<'w> Simulation<'w> {
@@ -291,7 +298,9 @@ impl<'w> Simulation<'w> {
                 audit: None,
                 gpus_in_use: 0,
                 last_accounted: SimTime::ZERO,
+                last_sample: None,
             },
+            outbox: None,
         }
     }
 
@@ -379,9 +388,39 @@ impl<'w> Simulation<'w> {
 
     /// Runs to the horizon (`until`, or the world's own), or until nothing more can happen,
     /// calling `progress` every so often with the current time.
-    pub fn run_with_progress(mut self, mut progress: impl FnMut(SimTime, u64)) -> Outcome {
+    pub fn run_with_progress(self, progress: impl FnMut(SimTime, u64)) -> Outcome {
+        self.run_inner(progress, None)
+    }
+
+    /// Runs as `run_with_progress` does, handing `sink` every event as it is recorded, every
+    /// quota reservation's wait, every time-series sample and (a lean run) every finished
+    /// workload's record, after each step: writers stream them while a lean run's memory
+    /// still follows the live workloads.
+    pub fn run_with_sink(
+        mut self,
+        progress: impl FnMut(SimTime, u64),
+        sink: &mut dyn RunSink,
+    ) -> Outcome {
+        self.outbox = Some(Outbox::default());
+        self.run_inner(progress, Some(sink))
+    }
+
+    fn run_inner(
+        mut self,
+        mut progress: impl FnMut(SimTime, u64),
+        mut sink: Option<&mut dyn RunSink>,
+    ) -> Outcome {
         let until = self.world.config.until;
         while self.step(until) {
+            if let Some(sink) = sink.as_deref_mut() {
+                // With a horizon every sample is before the end; without one, the run ends
+                // at its last effective event, so later samples wait until one follows.
+                let samples_until = match until {
+                    Some(_) => SimTime::MAX,
+                    None => self.progress.last_effective,
+                };
+                self.drain_outbox(sink, samples_until);
+            }
             if self.rec.stats.events_processed.is_multiple_of(4_096) {
                 progress(self.now, self.rec.stats.events_processed);
             }
@@ -420,7 +459,13 @@ impl<'w> Simulation<'w> {
         if let Some(series) = &mut self.rec.series {
             series.samples.retain(|s| s.at <= end);
         }
+        if let Some(out) = &mut self.outbox {
+            out.drop_samples_after(end);
+        }
         self.sample_before(end + SimDuration::from_millis(1));
+        if let Some(sink) = sink {
+            self.drain_outbox(sink, end);
+        }
         let live: Vec<usize> = self.runtimes.iter().map(|(i, _)| i).collect();
         for &i in &live {
             self.rec.account_cq_gpus(&self.runtimes[i], end);

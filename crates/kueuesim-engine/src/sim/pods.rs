@@ -72,6 +72,11 @@ impl<'w> Simulation<'w> {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
             self.kueue.uid_labels.remove(&rt.uid, w);
             tally.add(self.world, &rt.spec, &rt.record, self.now);
+            // A sink streams the record out before it goes (`run_with_sink`).
+            if let Some(out) = &mut self.outbox {
+                let rt = *rt;
+                out.push_finished(w, rt.spec, rt.record);
+            }
         }
     }
 

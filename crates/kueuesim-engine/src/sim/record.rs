@@ -97,14 +97,18 @@ impl<'w> Simulation<'w> {
         {
             return;
         }
-        events.push(Event {
+        let e = Event {
             at: self.now,
             kind,
             source,
             reason,
             message,
             cycle,
-        });
+        };
+        if let Some(out) = &mut self.outbox {
+            out.push_event(w, self.runtimes[w.index()].spec.clone(), e.clone());
+        }
+        self.runtimes[w.index()].record.events.push(e);
     }
 }
 

@@ -16,15 +16,21 @@ impl<'w> Simulation<'w> {
             return;
         };
         let step = series.step.millis();
-        let mut next = series.samples.last().map_or(0, |s| s.at.millis() + step);
+        let mut next = self.rec.last_sample.map_or(0, |t| t.millis() + step);
         while next < at.millis() {
             let sample = self.sample(SimTime::from_millis(next));
-            self.rec
-                .series
-                .as_mut()
-                .expect("checked")
-                .samples
-                .push(sample);
+            self.rec.last_sample = Some(sample.at);
+            // A run with a sink hands samples out as they come (`outbox`); else they are kept.
+            match &mut self.outbox {
+                Some(out) => out.push_sample(sample),
+                None => self
+                    .rec
+                    .series
+                    .as_mut()
+                    .expect("checked")
+                    .samples
+                    .push(sample),
+            }
             next += step;
         }
     }

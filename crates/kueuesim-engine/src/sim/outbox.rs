@@ -1,0 +1,89 @@
+//! What a run hands out as it goes (`Simulation::run_with_sink`): every event as it is
+//! recorded, every quota reservation's wait, every time-series sample, and a lean run's
+//! finished workloads, so that writers can stream them to files while the engine lets go of
+//! them. The engine stays free of I/O: it only fills the outbox, and the run loop empties it
+//! into the caller's `RunSink` after every step.
+
+use kueuesim_model::{SimDuration, SimTime, Workload, WorkloadId};
+
+use crate::outcome::{Event, Sample, WorkloadRecord};
+
+use super::Simulation;
+use super::runtime::Spec;
+
+/// Receives what a run hands out as it goes (`Simulation::run_with_sink`). Calls arrive in
+/// simulated-time order within each kind; a sink that writes files streams them.
+pub trait RunSink {
+    /// An event recorded on workload `w` (after the engine folded exact repeats): in time
+    /// order, events at equal times in the order the simulator recorded them.
+    fn event(&mut self, w: WorkloadId, wl: &Workload, e: &crate::outcome::Event);
+    /// A quota reservation by a Kueue scheduling cycle and the time since the workload was
+    /// created or last requeued (`QueuedWaitTime`), in the order they happened.
+    fn quota_reserved(&mut self, w: WorkloadId, wl: &Workload, waited: SimDuration);
+    /// A time-series sample (`Simulation::with_time_series`), in time order, none after the
+    /// end of the run; the outcome's `time_series` then has no samples.
+    fn sample(&mut self, s: &Sample);
+    /// A workload of a lean run that finished, with its final record, just before the run
+    /// lets go of it (a full run keeps every record in the outcome instead). In the order
+    /// they finished; not called for the workloads unfinished at the end
+    /// (`LeanOutcome::unfinished`).
+    fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord);
+}
+
+/// What the run recorded since the sink last saw it.
+#[derive(Clone, Default)]
+pub(super) struct Outbox<'w> {
+    events: Vec<(WorkloadId, Spec<'w>, Event)>,
+    waits: Vec<(WorkloadId, Spec<'w>, SimDuration)>,
+    /// Samples wait here until an effective event after them shows they are not past the
+    /// end of the run (a run without a horizon ends at its last effective event).
+    samples: Vec<Sample>,
+    finished: Vec<(WorkloadId, Spec<'w>, WorkloadRecord)>,
+}
+
+impl<'w> Outbox<'w> {
+    pub(super) fn push_event(&mut self, w: WorkloadId, spec: Spec<'w>, e: Event) {
+        self.events.push((w, spec, e));
+    }
+
+    pub(super) fn push_wait(&mut self, w: WorkloadId, spec: Spec<'w>, waited: SimDuration) {
+        self.waits.push((w, spec, waited));
+    }
+
+    pub(super) fn push_sample(&mut self, s: Sample) {
+        self.samples.push(s);
+    }
+
+    pub(super) fn push_finished(&mut self, w: WorkloadId, spec: Spec<'w>, rec: WorkloadRecord) {
+        self.finished.push((w, spec, rec));
+    }
+
+    /// Drops the samples after `end` (taken before idle events past the end of the run).
+    pub(super) fn drop_samples_after(&mut self, end: SimTime) {
+        self.samples.retain(|s| s.at <= end);
+    }
+}
+
+impl Simulation<'_> {
+    /// Hands what the outbox holds to `sink`: the waits and events first (they happened
+    /// before a workload could finish in the same step), then samples up to `samples_until`,
+    /// then the finished workloads.
+    pub(super) fn drain_outbox(&mut self, sink: &mut dyn RunSink, samples_until: SimTime) {
+        let Some(out) = &mut self.outbox else {
+            return;
+        };
+        for (w, spec, waited) in out.waits.drain(..) {
+            sink.quota_reserved(w, &spec, waited);
+        }
+        for (w, spec, e) in out.events.drain(..) {
+            sink.event(w, &spec, &e);
+        }
+        let due = out.samples.partition_point(|s| s.at <= samples_until);
+        for s in out.samples.drain(..due) {
+            sink.sample(&s);
+        }
+        for (w, spec, rec) in out.finished.drain(..) {
+            sink.finished(w, &spec, &rec);
+        }
+    }
+}

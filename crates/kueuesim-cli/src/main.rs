@@ -8,7 +8,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -17,16 +17,13 @@ mod compare;
 mod replicates;
 mod sweep;
 
-use kueuesim_engine::Simulation;
-use kueuesim_engine::outcome::TimeSeries;
-use kueuesim_model::{FlavorId, ResourceId, SimDuration, SimTime, WorkloadId, World};
-use kueuesim_report::export::{events_jsonl, queues_csv, timeseries_csv, workloads_csv};
+use kueuesim_engine::{Outcome, Simulation};
+use kueuesim_model::{SimDuration, SimTime, WorkloadId};
 use kueuesim_report::kubectl::{self, Namespaces};
-use kueuesim_report::metrics::metrics_prom;
+use kueuesim_report::outdir::{OutDir, parse_write};
 use kueuesim_report::output::{
     SimulationResult, result, result_with, summary_text, to_json, to_yaml,
 };
-use kueuesim_report::report::report_html;
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
@@ -117,10 +114,20 @@ struct RunArgs {
     /// $KUEUESIM_TRACE_ROOT and the default ../shared/traces beside the checkout).
     #[arg(long, value_name = "DIR")]
     trace_root: Option<PathBuf>,
-    /// Also write result.json, workloads.csv, events.jsonl, timeseries.csv (per minute),
-    /// metrics.prom and report.html into this directory (created if missing).
+    /// Also write files into this directory (created if missing): result.json, workloads.csv,
+    /// queues.csv, events.jsonl, timeseries.csv, metrics.prom, metrics.om and report.html,
+    /// streamed as the run goes (docs/output.md).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Which files --out writes: comma-separated words, each a file (result, workloads,
+    /// queues, events, timeseries, metrics, om, report, or its file name) or a group (all,
+    /// csv, json, prometheus).
+    #[arg(long, value_name = "FILES", default_value = "all", requires = "out")]
+    write: String,
+    /// The step of the time series (timeseries.csv, metrics.om, report.html's plots): a Go
+    /// duration, or with days (10m, 1h, 1d).
+    #[arg(long, value_name = "STEP", default_value = "1m", requires = "out")]
+    sample: String,
     #[command(flatten)]
     overrides: OverrideArgs,
 }
@@ -244,38 +251,6 @@ fn load_sources(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, Failure>
     Ok(loaded)
 }
 
-/// Writes the `--out` files; an I/O failure names the file.
-fn write_out_dir(
-    dir: &Path,
-    doc: &SimulationResult,
-    world: &World,
-    series: Option<&TimeSeries>,
-    waits: &[(WorkloadId, SimDuration)],
-    final_usage: &[Vec<(FlavorId, ResourceId, i64)>],
-) -> Result<(), Failure> {
-    let io = |path: &Path, e: std::io::Error| Failure {
-        code: 1,
-        message: format!("{}: {e}", path.display()),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let report = report_html(world, doc, series);
-    let series = series.map_or(String::new(), |s| timeseries_csv(world, s));
-    let files = [
-        ("result.json", to_json(doc)),
-        ("workloads.csv", workloads_csv(doc)),
-        ("queues.csv", queues_csv(doc)),
-        ("events.jsonl", events_jsonl(doc)),
-        ("timeseries.csv", series),
-        ("metrics.prom", metrics_prom(world, doc, waits, final_usage)),
-        ("report.html", report),
-    ];
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| io(&path, e))?;
-    }
-    Ok(())
-}
-
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let RunArgs {
         paths,
@@ -290,15 +265,26 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         seeds,
         jobs,
         progress,
+        write,
+        sample,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
     if let Some(seeds) = seeds {
         return run_replicates(args, seeds, *jobs);
     }
-    // A summary alone needs no per-workload events, conditions or placements: the run is
-    // lean and streamed (workloads are read as they arrive and let go of as they finish),
-    // so a million-workload replay holds only the live ones.
-    let summary_only = out.is_none() && matches!(output, Format::Summary);
+    let usage = |message: String| Failure { code: 2, message };
+    let files = parse_write(write).map_err(|e| usage(format!("--write: {e}")))?;
+    let step = parse_offset(sample).map_err(|e| usage(format!("--sample: {e}")))?;
+    if step <= SimDuration::ZERO {
+        return Err(usage(format!(
+            "--sample: {sample:?}: expected a positive duration (10m, 1h)"
+        )));
+    }
+    // Only -o json|yaml prints every workload's record: any other run is lean and streamed
+    // (workloads are read as they arrive and let go of as they finish), so a
+    // million-workload replay holds only the live ones; with --out, each finished workload
+    // is written out first (`OutDir`).
+    let summary_only = matches!(output, Format::Summary);
     let mut loaded = load_sources(
         paths,
         overrides.apply_to(LoadOptions {
@@ -329,17 +315,25 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         stream_error = Some(stream.error());
         sim = sim.with_stream(stream);
     }
-    if out.is_some() {
-        // timeseries.csv: one sample per minute of simulated time.
-        sim = sim.with_time_series(SimDuration::from_secs(60));
+    if out.is_some() && files.iter().any(|f| f.needs_samples()) {
+        sim = sim.with_time_series(step);
     }
+    let mut sink = match out {
+        Some(dir) => Some(
+            OutDir::create(dir, world, &files, step).map_err(|e| Failure {
+                code: 1,
+                message: e.to_string(),
+            })?,
+        ),
+        None => None,
+    };
     // A progress line on a terminal once the run has taken a second: simulated time, events
     // per second of wall time and, with a horizon, the share done and an estimate left.
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
     let horizon = world.config.until;
     let mut shown = false;
-    let outcome = sim.run_with_progress(|now, events| {
+    let show = |now: SimTime, events: u64| {
         if !show_progress {
             return;
         }
@@ -381,7 +375,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         } else {
             eprintln!("{}", line.trim_start_matches('\r'));
         }
-    });
+    };
+    let outcome = match &mut sink {
+        Some(sink) => sim.run_with_sink(show, sink),
+        None => sim.run_with_progress(show),
+    };
     if shown {
         eprint!("\r\x1b[K");
     }
@@ -389,7 +387,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
         return Err(e.into());
     }
-    let doc = result_with(world, &outcome, !summary_only);
+    // With --out every workload unfinished at the end is written too.
+    let mut doc = result_with(world, &outcome, !summary_only || sink.is_some());
     // Capacity checks (kueuesim_report::checks), worded like the loader's warnings. A
     // LocalQueue that does not exist was already named by the loader, with its position.
     for c in &doc.summary.checks {
@@ -397,15 +396,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             eprintln!("warning: {}", c.message);
         }
     }
-    if let Some(dir) = out {
-        write_out_dir(
-            dir,
-            &doc,
-            world,
-            outcome.time_series.as_ref(),
-            &outcome.stats.quota_reserved_waits,
-            &outcome.stats.final_quota_usage,
-        )?;
+    if let Some(sink) = sink {
+        let ids = document_ids(&outcome);
+        sink.finish(&mut doc, &ids, &outcome.stats.final_quota_usage)
+            .map_err(|e| Failure {
+                code: 1,
+                message: e.to_string(),
+            })?;
     }
     let text = match output {
         Format::Summary => summary_text(world, &doc),
@@ -413,6 +410,21 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Format::Yaml => to_yaml(&doc),
     };
     print_out(&text)
+}
+
+/// The ids of the workloads of `result_with(world, outcome, true)`'s document, in its order:
+/// a lean run's unfinished workloads, else every arrived one.
+fn document_ids(outcome: &Outcome) -> Vec<WorkloadId> {
+    match &outcome.lean {
+        Some(lean) => lean.unfinished.iter().map(|(w, _, _)| *w).collect(),
+        None => outcome
+            .workloads
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_some())
+            .map(|(i, _)| WorkloadId::from_index(i))
+            .collect(),
+    }
 }
 
 /// `run --seeds`: the scenario once per seed, in parallel, and the figures across them.

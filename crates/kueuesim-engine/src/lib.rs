@@ -20,4 +20,4 @@ pub mod uid_order;
 pub mod window;
 
 pub use outcome::{Outcome, WorkloadRecord, WorkloadState};
-pub use sim::Simulation;
+pub use sim::{RunSink, Simulation};

@@ -150,6 +150,9 @@ pub struct Eviction {
     pub preemption_reason: Option<&'static str>,
     /// The preempting workload, for preemptions.
     pub preemptor: Option<String>,
+    /// The ClusterQueue the preemptor was being admitted to, for Kueue's preemptions
+    /// (`kueue_preempted_workloads_total`'s `preempting_cluster_queue`).
+    pub preemptor_cluster_queue: Option<ClusterQueueId>,
 }
 
 /// The latest admission of a workload.
@@ -266,6 +269,14 @@ pub struct Sample {
     pub gpu_quota_by_cq: Vec<i64>,
     /// Per ResourceFlavor, GPU quota held in it (all ClusterQueues).
     pub gpu_quota_by_flavor: Vec<i64>,
+    /// GPU quota held per ClusterQueue and ResourceFlavor, ClusterQueue-major
+    /// (`[cq * flavors + flavor]`; `kueue_cluster_queue_resource_usage`).
+    pub gpu_quota_by_cq_flavor: Vec<i64>,
+    /// Per ClusterQueue, workloads holding its quota (`kueue_reserving_active_workloads`).
+    pub reserving_by_cq: Vec<u32>,
+    /// Per ClusterQueue, workloads holding its quota that are admitted (not only reserving:
+    /// `kueue_admitted_active_workloads`).
+    pub admitted_by_cq: Vec<u32>,
     /// Per ClusterQueue, pending workloads in its heap (`kueue_pending_workloads`, `active`).
     pub pending_active: Vec<u32>,
     /// Per ClusterQueue, pending workloads parked as inadmissible.
@@ -273,6 +284,8 @@ pub struct Sample {
     /// Per LocalQueue, pending workloads (active and inadmissible;
     /// `kueue_local_queue_pending_workloads`).
     pub pending_by_lq: Vec<u32>,
+    /// Per LocalQueue, the pending workloads of `pending_by_lq` parked as inadmissible.
+    pub pending_inadmissible_by_lq: Vec<u32>,
     /// Per spine (`spine_domains`), workloads with pods bound all under it; the last entry
     /// counts those spread over several spines.
     pub gangs_by_spine: Vec<u32>,

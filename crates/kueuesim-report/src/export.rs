@@ -1,14 +1,13 @@
-//! Flat files of `kueuesim run --out DIR` for analysis tools: one CSV row per workload
-//! (`workloads.csv`), one per ClusterQueue and LocalQueue (`queues.csv`) and one JSON line per
-//! recorded event (`events.jsonl`), all derived from the `SimulationResult` document so they
-//! always agree with `result.json`, and the sampled state over time (`timeseries.csv`).
-
-use std::fmt::Write as _;
+//! The lines of the flat files of `kueuesim run --out DIR` for analysis tools: one CSV row per
+//! workload (`workloads.csv`, from the workload's `SimulationResult` entry so it always agrees
+//! with `result.json`), one per ClusterQueue and LocalQueue (`queues.csv`), one JSON line per
+//! recorded event (`events.jsonl`) and one CSV row per time-series sample (`timeseries.csv`).
+//! `outdir` writes them as the run goes.
 
 use serde::Serialize;
 
-use kueuesim_engine::outcome::TimeSeries;
-use kueuesim_model::{Quantity, World};
+use kueuesim_engine::outcome::{Event, Sample};
+use kueuesim_model::{Quantity, Workload, World};
 
 use crate::output::{SimulationResult, WorkloadOut};
 
@@ -42,18 +41,20 @@ const WORKLOAD_COLUMNS: &[&str] = &[
     "heldNotRunningGpuSeconds",
 ];
 
-/// `workloads.csv`: a header, then one row per workload in the order of `result.json`.
-pub fn workloads_csv(doc: &SimulationResult) -> String {
-    let mut out = String::new();
-    out.push_str(&WORKLOAD_COLUMNS.join(","));
+/// The header line of `workloads.csv`.
+pub fn workloads_csv_header() -> String {
+    let mut out = WORKLOAD_COLUMNS.join(",");
     out.push('\n');
-    for w in &doc.workloads {
-        let cells = workload_row(w);
-        debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
-        let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
-        out.push_str(&line.join(","));
-        out.push('\n');
-    }
+    out
+}
+
+/// One line of `workloads.csv`: a workload of the document (rows follow `result.json`'s order).
+pub fn workloads_csv_row(w: &WorkloadOut) -> String {
+    let cells = workload_row(w);
+    debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
+    let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+    let mut out = line.join(",");
+    out.push('\n');
     out
 }
 
@@ -274,43 +275,35 @@ struct EventLine<'a> {
     cycle: Option<u64>,
 }
 
-/// `events.jsonl`: every event recorded for any workload, ordered by time; events at the same
-/// time keep the workload order of `result.json`, then their own order.
-pub fn events_jsonl(doc: &SimulationResult) -> String {
-    let mut lines: Vec<(f64, usize, usize, EventLine<'_>)> = Vec::new();
-    for (wi, w) in doc.workloads.iter().enumerate() {
-        for (ei, e) in w.events.iter().enumerate() {
-            lines.push((
-                e.at,
-                wi,
-                ei,
-                EventLine {
-                    at: e.at,
-                    namespace: &w.namespace,
-                    name: &w.name,
-                    kind: &w.kind,
-                    event_type: e.kind,
-                    source: e.source,
-                    reason: e.reason,
-                    message: &e.message,
-                    cycle: e.cycle,
-                },
-            ));
-        }
-    }
-    lines.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    let mut out = String::new();
-    for (_, _, _, line) in &lines {
-        let json = serde_json::to_string(line).expect("event lines always serialize");
-        let _ = writeln!(out, "{json}");
-    }
-    out
+/// One line of `events.jsonl`: an event of workload `wl` as the engine recorded it.
+pub fn event_line(wl: &Workload, e: &Event) -> String {
+    let line = EventLine {
+        at: e.at.as_secs_f64(),
+        namespace: &wl.namespace,
+        name: &wl.name,
+        kind: &wl.kind,
+        event_type: e.kind.as_str(),
+        source: e.source,
+        reason: e.reason,
+        message: &e.message,
+        cycle: e.cycle,
+    };
+    let mut json = serde_json::to_string(&line).expect("event lines always serialize");
+    json.push('\n');
+    json
 }
 
-/// `timeseries.csv`: one row per sample (`time` in seconds), then GPUs bound to pods, GPU quota
+/// The columns of `timeseries.csv` past its fixed ones: whether the world has spines to count
+/// running gangs in (`outcome::spine_domains`).
+pub struct TimeseriesColumns {
+    spines: bool,
+}
+
+/// The header line of `timeseries.csv` (`time` in seconds, then GPUs bound to pods, GPU quota
 /// held per ClusterQueue and per ResourceFlavor (Kueue's `cluster_queue_resource_usage`), and
-/// pending workloads per ClusterQueue, active and inadmissible (`pending_workloads`).
-pub fn timeseries_csv(world: &World, series: &TimeSeries) -> String {
+/// pending workloads per ClusterQueue, active and inadmissible (`pending_workloads`), per
+/// LocalQueue, and running gangs per spine), and what the rows need to follow it.
+pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
     let mut header = vec!["time".to_string(), "gpusInUse".to_string()];
     let cqs: Vec<&str> = world
         .cluster_queues
@@ -334,6 +327,7 @@ pub fn timeseries_csv(world: &World, series: &TimeSeries) -> String {
     );
     let (ti, spines) = kueuesim_engine::outcome::spine_domains(world);
     let t = kueuesim_engine::placement::topologies(world).nth(ti);
+    let with_spines = t.is_some() && !spines.is_empty();
     if let Some(t) = t.filter(|_| !spines.is_empty()) {
         header.extend(
             spines
@@ -342,23 +336,30 @@ pub fn timeseries_csv(world: &World, series: &TimeSeries) -> String {
         );
         header.push("runningGangs:spine=(several)".into());
     }
-    let mut out = String::new();
     let cells: Vec<String> = header.iter().map(|h| csv_cell(h)).collect();
-    out.push_str(&cells.join(","));
+    let mut out = cells.join(",");
     out.push('\n');
-    for s in &series.samples {
-        let mut row = vec![fmt_num(s.at.as_secs_f64()), s.gpus_in_use.to_string()];
-        row.extend(s.gpu_quota_by_cq.iter().map(i64::to_string));
-        row.extend(s.gpu_quota_by_flavor.iter().map(i64::to_string));
-        row.extend(s.pending_active.iter().map(u32::to_string));
-        row.extend(s.pending_inadmissible.iter().map(u32::to_string));
-        row.extend(s.pending_by_lq.iter().map(u32::to_string));
-        if !spines.is_empty() {
-            row.extend(s.gangs_by_spine.iter().map(u32::to_string));
-        }
-        out.push_str(&row.join(","));
-        out.push('\n');
+    (
+        out,
+        TimeseriesColumns {
+            spines: with_spines,
+        },
+    )
+}
+
+/// One row of `timeseries.csv`.
+pub fn timeseries_csv_row(columns: &TimeseriesColumns, s: &Sample) -> String {
+    let mut row = vec![fmt_num(s.at.as_secs_f64()), s.gpus_in_use.to_string()];
+    row.extend(s.gpu_quota_by_cq.iter().map(i64::to_string));
+    row.extend(s.gpu_quota_by_flavor.iter().map(i64::to_string));
+    row.extend(s.pending_active.iter().map(u32::to_string));
+    row.extend(s.pending_inadmissible.iter().map(u32::to_string));
+    row.extend(s.pending_by_lq.iter().map(u32::to_string));
+    if columns.spines {
+        row.extend(s.gangs_by_spine.iter().map(u32::to_string));
     }
+    let mut out = row.join(",");
+    out.push('\n');
     out
 }
 

@@ -1,13 +1,16 @@
 //! kueuesim-report: every output of a run. A `World` and the engine's `Outcome` become the
 //! `SimulationResult` document (JSON or YAML) and the human summary, the kubectl views of
-//! `get`/`describe`, and the files of `run --out DIR` (workloads.csv, events.jsonl,
-//! timeseries.csv, metrics.prom, report.html).
+//! `get`/`describe`, and the files of `run --out DIR` (result.json, workloads.csv, queues.csv,
+//! events.jsonl, timeseries.csv, metrics.prom, metrics.om, report.html), streamed as the run
+//! goes (`outdir`).
 
 pub mod checks;
 pub mod export;
 pub mod figures;
 pub mod kubectl;
 pub mod metrics;
+pub mod openmetrics;
+pub mod outdir;
 pub mod output;
 pub mod queues;
 pub mod report;

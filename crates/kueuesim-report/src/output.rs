@@ -224,6 +224,10 @@ pub struct EvictionOut {
     pub reason: &'static str,
     pub preemption_reason: Option<&'static str>,
     pub preemptor: Option<String>,
+    /// The ClusterQueue the preemptor was admitted to (Kueue's preemptions): for
+    /// `metrics.prom`, not in the document.
+    #[serde(skip)]
+    pub preemptor_cluster_queue: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -381,7 +385,14 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
     }
 }
 
-fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord, end: SimTime) -> WorkloadOut {
+/// One workload of the document; `end` (the time the report describes) counts a Pending
+/// workload's time in queue so far.
+pub fn workload_out(
+    world: &World,
+    wl: &Workload,
+    rec: &WorkloadRecord,
+    end: SimTime,
+) -> WorkloadOut {
     let mut queued = rec.queued;
     if rec.state == WorkloadState::Pending {
         queued += (end - rec.pending_since).max(SimDuration::ZERO);
@@ -489,6 +500,9 @@ fn workload_out(world: &World, wl: &Workload, rec: &WorkloadRecord, end: SimTime
                 reason: e.reason,
                 preemption_reason: e.preemption_reason,
                 preemptor: e.preemptor.clone(),
+                preemptor_cluster_queue: e
+                    .preemptor_cluster_queue
+                    .map(|c| world.cluster_queue(c).name.clone()),
             })
             .collect(),
         conditions: rec
@@ -572,6 +586,50 @@ pub fn to_json(result: &SimulationResult) -> String {
     let mut s = serde_json::to_string_pretty(result).expect("result is always serializable");
     s.push('\n');
     s
+}
+
+/// The document's opening up to its `workloads` list, as `to_json` writes it: what a
+/// streamed `result.json` writes before its workloads (`json_workload`, joined by `,\n`)
+/// and `json_tail`.
+pub fn json_head(result: &SimulationResult) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Head<'a> {
+        api_version: &'a str,
+        kind: &'a str,
+        summary: &'a Summary,
+    }
+    let head = Head {
+        api_version: result.api_version,
+        kind: result.kind,
+        summary: &result.summary,
+    };
+    let mut s = serde_json::to_string_pretty(&head).expect("result is always serializable");
+    // The object's closing brace gives way to the workloads list.
+    let open = s.strip_suffix("\n}").map_or(s.len(), str::len);
+    s.truncate(open);
+    s.push_str(",\n  \"workloads\": [");
+    s
+}
+
+/// One workload as `to_json` writes it inside the document's `workloads` list (indented two
+/// levels), without a separator.
+pub fn json_workload(w: &WorkloadOut) -> String {
+    let item = serde_json::to_string_pretty(w).expect("result is always serializable");
+    let mut s = String::with_capacity(item.len() + item.len() / 8);
+    for (i, line) in item.split('\n').enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str("    ");
+        s.push_str(line);
+    }
+    s
+}
+
+/// The end of the document after its workloads (`any`: the list is not empty).
+pub fn json_tail(any: bool) -> &'static str {
+    if any { "\n  ]\n}\n" } else { "]\n}\n" }
 }
 
 /// The result as YAML.

@@ -499,6 +499,13 @@ impl<'w> Simulation<'w> {
                 message,
                 Some(cycle),
             );
+            if let Some(e) = self.runtimes[t.workload.index()]
+                .record
+                .evictions
+                .last_mut()
+            {
+                e.preemptor_cluster_queue = Some(head.cq);
+            }
         }
         new
     }

@@ -135,6 +135,7 @@ impl<'w> Simulation<'w> {
                 reason,
                 preemption_reason,
                 preemptor,
+                preemptor_cluster_queue: None,
             });
             rt.generation += 1;
             rt.generation

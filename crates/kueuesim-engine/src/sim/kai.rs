@@ -149,6 +149,7 @@ impl<'w> Simulation<'w> {
                 reason: "Reclaim",
                 preemption_reason: None,
                 preemptor: Some(by.to_string()),
+                preemptor_cluster_queue: None,
             });
             rt.generation += 1;
             rt.generation

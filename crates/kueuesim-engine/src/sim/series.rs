@@ -5,6 +5,7 @@ use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, QueueRef, SimTime};
 
 use crate::outcome::Sample;
+use crate::preemption::AdmittedWorkloads;
 
 use super::Simulation;
 
@@ -39,6 +40,8 @@ impl<'w> Simulation<'w> {
         let world = self.world;
         let mut by_cq = vec![0; world.cluster_queues.len()];
         let mut by_flavor = vec![0; world.flavors.len()];
+        let flavors = world.flavors.len();
+        let mut by_cq_flavor = vec![0; world.cluster_queues.len() * flavors];
         if let Some(gpu) = self.gpu {
             for fr in (0..self.kueue.tree.fr_count()).map(|f| Fr(f as u32)) {
                 let (f, r) = self.kueue.tree.split(fr);
@@ -52,6 +55,7 @@ impl<'w> Simulation<'w> {
                         .usage(self.kueue.tree.cq_node(ClusterQueueId::from_index(c)), fr);
                     *held += used;
                     by_flavor[f.index()] += used;
+                    by_cq_flavor[c * flavors + f.index()] += used;
                 }
             }
         }
@@ -69,14 +73,39 @@ impl<'w> Simulation<'w> {
             }
         }
         let mut by_lq = vec![0u32; world.local_queues.len()];
+        let mut inadmissible_by_lq = vec![0u32; world.local_queues.len()];
         for c in 0..world.cluster_queues.len() {
             let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
-            for k in q.active.iter().chain(q.inadmissible.iter()) {
+            for k in q.active.iter() {
                 if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
                     by_lq[lq.index()] += 1;
                 }
             }
+            for k in q.inadmissible.iter() {
+                if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
+                    by_lq[lq.index()] += 1;
+                    inadmissible_by_lq[lq.index()] += 1;
+                }
+            }
         }
+        // Holding quota: every candidate of the admitted index (evicted ones keep it until
+        // their pods are gone, as Kueue counts them); admitted unless only reserving.
+        let (reserving, admitted): (Vec<u32>, Vec<u32>) = (0..world.cluster_queues.len())
+            .map(|c| {
+                let held = self
+                    .kueue
+                    .admitted
+                    .admitted_in(ClusterQueueId::from_index(c));
+                let only_reserved = held
+                    .iter()
+                    .filter(|h| {
+                        self.runtimes[h.workload.index()].record.state
+                            == crate::outcome::WorkloadState::QuotaReserved
+                    })
+                    .count();
+                (held.len() as u32, (held.len() - only_reserved) as u32)
+            })
+            .unzip();
         if let Some(waiting) = &self.kueue.suspended {
             for w in waiting.heads().map(|h| h.key.workload) {
                 if let QueueRef::Local(lq) = &self.spec(w).queue {
@@ -118,9 +147,13 @@ impl<'w> Simulation<'w> {
             gpus_in_use: self.rec.gpus_in_use,
             gpu_quota_by_cq: by_cq,
             gpu_quota_by_flavor: by_flavor,
+            gpu_quota_by_cq_flavor: by_cq_flavor,
+            reserving_by_cq: reserving,
+            admitted_by_cq: admitted,
             pending_active: active,
             pending_inadmissible: inadmissible,
             pending_by_lq: by_lq,
+            pending_inadmissible_by_lq: inadmissible_by_lq,
             gangs_by_spine: by_spine,
         }
     }

@@ -1,0 +1,495 @@
+//! The files of `run --out DIR`, written as the run goes: which files exist and how
+//! `--write` names them (`OutFile`, `parse_write`), and `OutDir`, the engine's `RunSink` that
+//! streams events, samples and finished workloads to them, so a lean run keeps only
+//! aggregates and each file's memory does not grow with the trace.
+//!
+//! `result.json` opens with the summary, known only at the end: each finished workload's
+//! entry (and its `workloads.csv` row) goes to a spill file as it finishes, with an index by
+//! workload id, and the end writes the document in id order (the order of `-o json`) from it.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use kueuesim_engine::RunSink;
+use kueuesim_engine::outcome::{Event, Sample, TimeSeries, WorkloadRecord};
+use kueuesim_model::{FlavorId, ResourceId, SimDuration, Workload, WorkloadId, World};
+
+use crate::export::{
+    TimeseriesColumns, event_line, queues_csv, timeseries_csv_header, timeseries_csv_row,
+    workloads_csv_header, workloads_csv_row,
+};
+use crate::metrics::PromMetrics;
+use crate::openmetrics::OpenMetricsWriter;
+use crate::output::{SimulationResult, WorkloadOut, json_head, json_tail, json_workload};
+
+/// One file of `run --out DIR`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum OutFile {
+    /// `result.json`: the `-o json` document.
+    Result,
+    /// `workloads.csv`: one row per workload.
+    Workloads,
+    /// `queues.csv`: one row per ClusterQueue and LocalQueue.
+    Queues,
+    /// `events.jsonl`: every event, in time order.
+    Events,
+    /// `timeseries.csv`: the sampled state.
+    Timeseries,
+    /// `metrics.prom`: Kueue's metrics at the end.
+    Metrics,
+    /// `metrics.om`: Kueue's metrics over time (OpenMetrics with timestamps).
+    Om,
+    /// `report.html`: the plots.
+    Report,
+}
+
+impl OutFile {
+    /// Every file, in the order `--write` lists them.
+    pub const ALL: [OutFile; 8] = [
+        OutFile::Result,
+        OutFile::Workloads,
+        OutFile::Events,
+        OutFile::Timeseries,
+        OutFile::Metrics,
+        OutFile::Report,
+        OutFile::Queues,
+        OutFile::Om,
+    ];
+
+    /// The file's name in the directory.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            OutFile::Result => "result.json",
+            OutFile::Workloads => "workloads.csv",
+            OutFile::Queues => "queues.csv",
+            OutFile::Events => "events.jsonl",
+            OutFile::Timeseries => "timeseries.csv",
+            OutFile::Metrics => "metrics.prom",
+            OutFile::Om => "metrics.om",
+            OutFile::Report => "report.html",
+        }
+    }
+
+    /// The `--write` word for this file alone.
+    pub fn word(self) -> &'static str {
+        match self {
+            OutFile::Result => "result",
+            OutFile::Workloads => "workloads",
+            OutFile::Queues => "queues",
+            OutFile::Events => "events",
+            OutFile::Timeseries => "timeseries",
+            OutFile::Metrics => "metrics",
+            OutFile::Om => "om",
+            OutFile::Report => "report",
+        }
+    }
+
+    /// Whether it is written from the time series (the run samples only when one is asked).
+    pub fn needs_samples(self) -> bool {
+        matches!(self, OutFile::Timeseries | OutFile::Om | OutFile::Report)
+    }
+}
+
+/// The `--write` words that name several files: `all`, and the files of one format.
+const GROUPS: &[(&str, &[OutFile])] = &[
+    ("all", &OutFile::ALL),
+    (
+        "csv",
+        &[OutFile::Workloads, OutFile::Queues, OutFile::Timeseries],
+    ),
+    ("json", &[OutFile::Result, OutFile::Events]),
+    ("prometheus", &[OutFile::Metrics, OutFile::Om]),
+];
+
+/// The files a `--write` value asks for: comma-separated words, each a file's word
+/// (`result`, `workloads`, …), its file name (`metrics.om`) or a group (`all`, `csv`, `json`,
+/// `prometheus`). An unknown word is an error naming the closest valid one.
+pub fn parse_write(spec: &str) -> Result<BTreeSet<OutFile>, String> {
+    let mut files = BTreeSet::new();
+    for word in spec.split(',').map(str::trim) {
+        if let Some((_, group)) = GROUPS.iter().find(|(g, _)| *g == word) {
+            files.extend(group.iter().copied());
+            continue;
+        }
+        match OutFile::ALL
+            .iter()
+            .find(|f| f.word() == word || f.file_name() == word)
+        {
+            Some(f) => {
+                files.insert(*f);
+            }
+            None => {
+                let valid: Vec<&str> = OutFile::ALL
+                    .iter()
+                    .map(|f| f.word())
+                    .chain(GROUPS.iter().map(|(g, _)| *g))
+                    .collect();
+                let closest = valid
+                    .iter()
+                    .min_by_key(|v| edit_distance(word, v))
+                    .expect("words exist");
+                return Err(format!(
+                    "unknown file {word:?} (did you mean {closest:?}?): expected a comma-separated list of {}",
+                    valid.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Levenshtein distance, for the closest valid word.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// An I/O failure on one file of the directory.
+#[derive(Debug)]
+pub struct OutError {
+    /// The file.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for OutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.error)
+    }
+}
+
+/// The finished workloads' `result.json` entries and `workloads.csv` rows, in the order they
+/// finished, and where each one is.
+struct Spill {
+    path: PathBuf,
+    file: BufWriter<File>,
+    written: u64,
+    /// (workload, offset, length of the JSON entry, length of the CSV row).
+    index: Vec<(WorkloadId, u64, u32, u32)>,
+}
+
+/// The sink of a run with `--out`: streams what the run hands out to the files asked for.
+pub struct OutDir<'w> {
+    world: &'w World,
+    dir: PathBuf,
+    files: BTreeSet<OutFile>,
+    spill: Option<Spill>,
+    events: Option<(PathBuf, BufWriter<File>)>,
+    timeseries: Option<(PathBuf, BufWriter<File>, TimeseriesColumns)>,
+    om: Option<OpenMetricsWriter>,
+    prom: Option<PromMetrics>,
+    /// For report.html: the finished workloads without what it does not read (events,
+    /// conditions, pods), and the samples.
+    report: Option<(Vec<(WorkloadId, WorkloadOut)>, TimeSeries)>,
+    /// The first failure; the sink's calls cannot return one, `finish` reports it.
+    failed: Option<OutError>,
+}
+
+impl<'w> OutDir<'w> {
+    /// Creates `dir` (and its parents) and opens the streamed files of `files`.
+    /// `sample_step` is the time series' step (report.html's plots need it).
+    pub fn create(
+        dir: &Path,
+        world: &'w World,
+        files: &BTreeSet<OutFile>,
+        sample_step: SimDuration,
+    ) -> Result<Self, OutError> {
+        let fail = |path: &Path| {
+            let path = path.to_path_buf();
+            move |error| OutError { path, error }
+        };
+        std::fs::create_dir_all(dir).map_err(fail(dir))?;
+        let open = |f: OutFile| -> Result<(PathBuf, BufWriter<File>), OutError> {
+            let path = dir.join(f.file_name());
+            let file = File::create(&path).map_err(fail(&path))?;
+            Ok((path, BufWriter::new(file)))
+        };
+        let spill = if files.contains(&OutFile::Result) || files.contains(&OutFile::Workloads) {
+            let path = dir.join(".workloads.part");
+            let file = File::create(&path).map_err(fail(&path))?;
+            Some(Spill {
+                path,
+                file: BufWriter::new(file),
+                written: 0,
+                index: Vec::new(),
+            })
+        } else {
+            None
+        };
+        let events = files
+            .contains(&OutFile::Events)
+            .then(|| open(OutFile::Events))
+            .transpose()?;
+        let timeseries = match files.contains(&OutFile::Timeseries) {
+            true => {
+                let (path, mut file) = open(OutFile::Timeseries)?;
+                let (header, columns) = timeseries_csv_header(world);
+                file.write_all(header.as_bytes()).map_err(fail(&path))?;
+                Some((path, file, columns))
+            }
+            false => None,
+        };
+        let om = files
+            .contains(&OutFile::Om)
+            .then(|| OpenMetricsWriter::create(dir, world))
+            .transpose()
+            .map_err(fail(dir))?;
+        Ok(OutDir {
+            world,
+            dir: dir.to_path_buf(),
+            files: files.clone(),
+            spill,
+            events,
+            timeseries,
+            om,
+            prom: files
+                .contains(&OutFile::Metrics)
+                .then(|| PromMetrics::new(world)),
+            report: files.contains(&OutFile::Report).then(|| {
+                (
+                    Vec::new(),
+                    TimeSeries {
+                        step: sample_step,
+                        samples: Vec::new(),
+                    },
+                )
+            }),
+            failed: None,
+        })
+    }
+
+    fn keep_error(&mut self, path: &Path, r: std::io::Result<()>) {
+        if let Err(error) = r
+            && self.failed.is_none()
+        {
+            self.failed = Some(OutError {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
+    }
+
+    /// Writes what only the end knows: `result.json` and `workloads.csv` (the finished
+    /// workloads from the spill, `doc.workloads` — whose ids are `ids` — merged in id
+    /// order), `queues.csv`, `metrics.prom`, `metrics.om` and `report.html`. With
+    /// report.html, the finished workloads join `doc.workloads` without their events,
+    /// conditions and pods (what the report reads of them).
+    pub fn finish(
+        mut self,
+        doc: &mut SimulationResult,
+        ids: &[WorkloadId],
+        final_usage: &[Vec<(FlavorId, ResourceId, i64)>],
+    ) -> Result<(), OutError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        debug_assert_eq!(doc.workloads.len(), ids.len());
+        let dir = self.dir.clone();
+        let fail = |path: &Path| {
+            let path = path.to_path_buf();
+            move |error| OutError { path, error }
+        };
+        let write = |f: OutFile, text: &str| -> Result<(), OutError> {
+            let path = dir.join(f.file_name());
+            std::fs::write(&path, text).map_err(fail(&path))
+        };
+        if let Some((path, mut file)) = self.events.take() {
+            file.flush().map_err(fail(&path))?;
+        }
+        if let Some((path, mut file, _)) = self.timeseries.take() {
+            file.flush().map_err(fail(&path))?;
+        }
+        if let Some(spill) = self.spill.take() {
+            self.write_workloads(spill, doc, ids)?;
+        }
+        if self.files.contains(&OutFile::Queues) {
+            write(OutFile::Queues, &queues_csv(doc))?;
+        }
+        if let Some(mut prom) = self.prom.take() {
+            for w in &doc.workloads {
+                prom.add_workload(w);
+            }
+            write(OutFile::Metrics, &prom.render(self.world, final_usage))?;
+        }
+        if let Some(om) = self.om.take() {
+            let path = dir.join(OutFile::Om.file_name());
+            om.finish(&path).map_err(fail(&path))?;
+        }
+        if let Some((finished, series)) = self.report.take() {
+            if !finished.is_empty() {
+                let rest = std::mem::take(&mut doc.workloads);
+                let mut all: Vec<(WorkloadId, WorkloadOut)> = finished
+                    .into_iter()
+                    .chain(ids.iter().copied().zip(rest))
+                    .collect();
+                all.sort_by_key(|(w, _)| *w);
+                doc.workloads = all.into_iter().map(|(_, w)| w).collect();
+            }
+            let html = crate::report::report_html(self.world, doc, Some(&series));
+            write(OutFile::Report, &html)?;
+        }
+        Ok(())
+    }
+
+    /// `result.json` and `workloads.csv`: the spilled entries and `doc`'s, in id order.
+    fn write_workloads(
+        &self,
+        spill: Spill,
+        doc: &SimulationResult,
+        ids: &[WorkloadId],
+    ) -> Result<(), OutError> {
+        let fail = |path: &Path| {
+            let path = path.to_path_buf();
+            move |error| OutError { path, error }
+        };
+        let Spill {
+            path: spill_path,
+            file,
+            mut index,
+            ..
+        } = spill;
+        file.into_inner()
+            .map_err(|e| e.into_error())
+            .map_err(fail(&spill_path))?;
+        let mut spilled = File::open(&spill_path).map_err(fail(&spill_path))?;
+        index.sort_by_key(|e| e.0);
+        let open = |f: OutFile| -> Result<Option<(PathBuf, BufWriter<File>)>, OutError> {
+            if !self.files.contains(&f) {
+                return Ok(None);
+            }
+            let path = self.dir.join(f.file_name());
+            let file = File::create(&path).map_err(fail(&path))?;
+            Ok(Some((path, BufWriter::new(file))))
+        };
+        let mut json = open(OutFile::Result)?;
+        let mut csv = open(OutFile::Workloads)?;
+        let put = |out: &mut Option<(PathBuf, BufWriter<File>)>, bytes: &[u8]| match out {
+            Some((path, file)) => file.write_all(bytes).map_err(fail(path)),
+            None => Ok(()),
+        };
+        put(&mut json, json_head(doc).as_bytes())?;
+        put(&mut csv, workloads_csv_header().as_bytes())?;
+        let mut at = 0u64;
+        let mut buf = Vec::new();
+        let (mut s, mut d) = (
+            index.iter().peekable(),
+            ids.iter().zip(&doc.workloads).peekable(),
+        );
+        let mut first = true;
+        loop {
+            let from_spill = match (s.peek(), d.peek()) {
+                (Some(a), Some(b)) => a.0 < *b.0,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let sep: &[u8] = if first { b"\n" } else { b",\n" };
+            first = false;
+            put(&mut json, sep)?;
+            if from_spill {
+                let &(_, offset, jlen, clen) = s.next().expect("peeked");
+                if offset != at {
+                    spilled
+                        .seek(SeekFrom::Start(offset))
+                        .map_err(fail(&spill_path))?;
+                }
+                buf.resize(jlen as usize + clen as usize, 0);
+                spilled.read_exact(&mut buf).map_err(fail(&spill_path))?;
+                at = offset + buf.len() as u64;
+                put(&mut json, &buf[..jlen as usize])?;
+                put(&mut csv, &buf[jlen as usize..])?;
+            } else {
+                let (_, w) = d.next().expect("peeked");
+                put(&mut json, json_workload(w).as_bytes())?;
+                put(&mut csv, workloads_csv_row(w).as_bytes())?;
+            }
+        }
+        put(&mut json, json_tail(!first).as_bytes())?;
+        for (path, mut file) in [json, csv].into_iter().flatten() {
+            file.flush().map_err(fail(&path))?;
+        }
+        std::fs::remove_file(&spill_path).map_err(fail(&spill_path))
+    }
+}
+
+impl RunSink for OutDir<'_> {
+    fn event(&mut self, _w: WorkloadId, wl: &Workload, e: &Event) {
+        if let Some((path, file)) = &mut self.events {
+            let r = file.write_all(event_line(wl, e).as_bytes());
+            let path = path.clone();
+            self.keep_error(&path, r);
+        }
+    }
+
+    fn quota_reserved(&mut self, _w: WorkloadId, wl: &Workload, waited: SimDuration) {
+        if let Some(prom) = &mut self.prom {
+            prom.observe_wait(self.world, wl, waited);
+        }
+    }
+
+    fn sample(&mut self, s: &Sample) {
+        if let Some((path, file, columns)) = &mut self.timeseries {
+            let r = file.write_all(timeseries_csv_row(columns, s).as_bytes());
+            let path = path.clone();
+            self.keep_error(&path, r);
+        }
+        if let Some(om) = &mut self.om {
+            let r = om.sample(s);
+            let path = self.dir.join(OutFile::Om.file_name());
+            self.keep_error(&path, r);
+        }
+        if let Some((_, series)) = &mut self.report {
+            series.samples.push(s.clone());
+        }
+    }
+
+    fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord) {
+        // A finished workload's entry does not depend on the end of the run.
+        let end = rec.finished_at.unwrap_or_default();
+        let mut out = crate::output::workload_out(self.world, wl, rec, end);
+        if let Some(prom) = &mut self.prom {
+            prom.add_workload(&out);
+        }
+        if let Some(spill) = &mut self.spill {
+            let json = if self.files.contains(&OutFile::Result) {
+                json_workload(&out)
+            } else {
+                String::new()
+            };
+            let csv = if self.files.contains(&OutFile::Workloads) {
+                workloads_csv_row(&out)
+            } else {
+                String::new()
+            };
+            let r = spill
+                .file
+                .write_all(json.as_bytes())
+                .and_then(|()| spill.file.write_all(csv.as_bytes()));
+            spill
+                .index
+                .push((w, spill.written, json.len() as u32, csv.len() as u32));
+            spill.written += (json.len() + csv.len()) as u64;
+            let path = spill.path.clone();
+            self.keep_error(&path, r);
+        }
+        if let Some((finished, _)) = &mut self.report {
+            out.events = Vec::new();
+            out.conditions = Vec::new();
+            out.pod_sets = Vec::new();
+            finished.push((w, out));
+        }
+    }
+}

@@ -239,9 +239,12 @@ fn out_dir_files_agree_with_the_json_document() {
     for f in [
         "result.json",
         "workloads.csv",
+        "queues.csv",
         "events.jsonl",
         "timeseries.csv",
         "metrics.prom",
+        "metrics.om",
+        "report.html",
     ] {
         assert_eq!(
             std::fs::read(dir.join(f)).expect("first"),
@@ -1207,4 +1210,318 @@ fn progress_flag_is_accepted_and_conflicts_with_quiet() {
     assert!(!stderr(&o).contains("events/s"), "{}", stderr(&o));
     let o = kueuesim(&["run", &dir, "--progress", "--quiet"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// The files a directory holds, sorted (hidden spill files would show here too).
+fn files_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("out dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn streamed_out_files_equal_those_of_a_full_run() {
+    // `-o json --out` runs in full (every record kept) and prints the document; `--out`
+    // alone runs lean and streams, writing finished workloads as they finish. Both must write
+    // the same files, and result.json must be the printed document byte for byte.
+    for (test, rel) in [
+        ("full-vs-lean-platform", "platform"),
+        ("full-vs-lean-preemption", "kueue/within-cq-preemption"),
+        ("full-vs-lean-backoff", "kueue/pods-ready-backoff"),
+    ] {
+        let full = temp_dir(&format!("{test}-full"));
+        let o = kueuesim(&[
+            "run",
+            &scenario(rel),
+            "-q",
+            "-o",
+            "json",
+            "--out",
+            full.to_str().expect("utf-8"),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let result = std::fs::read(full.join("result.json")).expect("result.json");
+        assert_eq!(
+            result, o.stdout,
+            "{rel}: result.json is the -o json document"
+        );
+        let lean = run_out(&format!("{test}-lean"), rel, &[]);
+        assert_eq!(files_in(&full), files_in(&lean), "{rel}");
+        assert_eq!(files_in(&lean).len(), 8, "{rel}: {:?}", files_in(&lean));
+        for f in files_in(&full) {
+            assert_eq!(
+                std::fs::read(full.join(&f)).expect("full"),
+                std::fs::read(lean.join(&f)).expect("lean"),
+                "{rel}: {f} differs between the full and the streamed run"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&full);
+        let _ = std::fs::remove_dir_all(&lean);
+    }
+}
+
+#[test]
+fn write_selects_exactly_the_files_asked() {
+    let all = run_out("write-all", "kueue/within-cq-preemption", &[]);
+    for (write, expected) in [
+        (
+            "csv",
+            &["queues.csv", "timeseries.csv", "workloads.csv"][..],
+        ),
+        ("result,om", &["metrics.om", "result.json"]),
+        ("metrics.prom", &["metrics.prom"]),
+        ("events", &["events.jsonl"]),
+        (
+            "prometheus,report",
+            &["metrics.om", "metrics.prom", "report.html"],
+        ),
+        ("json", &["events.jsonl", "result.json"]),
+        ("workloads", &["workloads.csv"]),
+    ] {
+        let dir = run_out(
+            &format!("write-{}", write.replace([',', '.'], "-")),
+            "kueue/within-cq-preemption",
+            &["--write", write],
+        );
+        assert_eq!(files_in(&dir), expected, "--write {write}");
+        // A file written alone is the file written with all the others.
+        for f in expected {
+            assert_eq!(
+                std::fs::read(dir.join(f)).expect("alone"),
+                std::fs::read(all.join(f)).expect("with all"),
+                "--write {write}: {f}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&all);
+    let dir = temp_dir("write-bad");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/within-cq-preemption"),
+        "--write",
+        "csv,reprot",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("\"reprot\"") && stderr(&o).contains("did you mean \"report\""),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.exists(), "nothing written on a usage error");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/within-cq-preemption"),
+        "--write",
+        "csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--write needs --out");
+}
+
+/// The `time` column of a timeseries.csv.
+fn sample_times(dir: &std::path::Path) -> Vec<i64> {
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    csv.lines()
+        .skip(1)
+        .map(|l| csv_cells(l)[0].parse().expect("integer time"))
+        .collect()
+}
+
+#[test]
+fn sample_sets_the_time_series_step() {
+    // kueue/block-admission ends at 4140 s.
+    let minute = run_out("sample-1m", "kueue/block-admission", &[]);
+    let ten = run_out("sample-10m", "kueue/block-admission", &["--sample", "10m"]);
+    assert_eq!(
+        sample_times(&minute),
+        (0..=69).map(|i| i * 60).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        sample_times(&ten),
+        (0..=6).map(|i| i * 600).collect::<Vec<_>>()
+    );
+    // The 10-minute rows are the minute rows at those times.
+    let rows = |dir: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(dir.join("timeseries.csv"))
+            .expect("timeseries.csv")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let (m, t) = (rows(&minute), rows(&ten));
+    for (i, row) in t.iter().enumerate().skip(1) {
+        assert_eq!(row, &m[1 + (i - 1) * 10]);
+    }
+    // metrics.om follows the same step.
+    let om = std::fs::read_to_string(ten.join("metrics.om")).expect("metrics.om");
+    let stamps: std::collections::BTreeSet<i64> = om
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.rsplit(' ')
+                .next()
+                .expect("timestamp")
+                .parse()
+                .expect("integer")
+        })
+        .collect();
+    let first = *stamps.first().expect("samples");
+    assert_eq!(
+        stamps.iter().map(|t| t - first).collect::<Vec<_>>(),
+        (0..=6).map(|i| i * 600).collect::<Vec<_>>()
+    );
+    for bad in ["0s", "soon"] {
+        let o = kueuesim(&[
+            "run",
+            &scenario("kueue/block-admission"),
+            "--sample",
+            bad,
+            "--out",
+            temp_dir("sample-bad").to_str().expect("utf-8"),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "--sample {bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--sample"), "{}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&minute);
+    let _ = std::fs::remove_dir_all(&ten);
+}
+
+/// Checks the OpenMetrics text: `# TYPE` then `# HELP` once per family, its samples next and
+/// contiguous, each series in increasing timestamp order, `# EOF` last. Returns the families.
+fn check_openmetrics(text: &str) -> Vec<String> {
+    let mut families: Vec<String> = Vec::new();
+    let mut last: BTreeMap<String, f64> = BTreeMap::new();
+    let mut lines = text.lines().peekable();
+    let mut samples = 0;
+    while let Some(line) = lines.next() {
+        if line == "# EOF" {
+            assert!(lines.peek().is_none(), "# EOF is the last line");
+            assert!(samples > 0, "samples written");
+            return families;
+        }
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+            assert_eq!(kind, "gauge", "{line}");
+            assert!(!families.iter().any(|f| f == name), "{name} declared twice");
+            families.push(name.to_string());
+            let help = lines.next().expect("# HELP");
+            assert!(help.starts_with(&format!("# HELP {name} ")), "{help}");
+            continue;
+        }
+        let family = families.last().expect("a sample after a # TYPE");
+        let (series, rest) = line.rsplit_once('}').expect("labels");
+        assert!(
+            series.starts_with(&format!("{family}{{")),
+            "{line} outside its family"
+        );
+        let mut parts = rest.split_whitespace();
+        let _value: f64 = parts.next().expect("value").parse().expect("number");
+        let ts: f64 = parts.next().expect("timestamp").parse().expect("number");
+        let prev = last.insert(series.to_string(), ts);
+        assert!(prev.is_none_or(|p| p < ts), "{line}: timestamps go back");
+        samples += 1;
+    }
+    panic!("no # EOF");
+}
+
+#[test]
+fn metrics_om_is_openmetrics_that_promtool_imports() {
+    let dir = run_out("om", "platform", &["--write", "om", "--sample", "5m"]);
+    let om = std::fs::read_to_string(dir.join("metrics.om")).expect("metrics.om");
+    let families = check_openmetrics(&om);
+    for f in [
+        "kueue_pending_workloads",
+        "kueue_admitted_active_workloads",
+        "kueue_reserving_active_workloads",
+        "kueue_local_queue_pending_workloads",
+        "kueue_cluster_queue_resource_usage",
+        "kueue_cluster_queue_nominal_quota",
+    ] {
+        assert!(families.iter().any(|x| x == f), "{f} missing: {families:?}");
+    }
+    // The platform day starts at 2026-03-02T00:00:00Z (its startTime): the first samples
+    // are stamped with it.
+    assert!(
+        om.contains("} 0 1772409600\n"),
+        "epoch is the scenario's startTime"
+    );
+    // Some ClusterQueue holds GPU quota at some point, and something waits.
+    let positive = |name: &str| {
+        om.lines()
+            .filter(|l| l.starts_with(&format!("{name}{{")))
+            .any(|l| l.split(' ').nth(1).expect("value") != "0")
+    };
+    assert!(positive("kueue_cluster_queue_resource_usage"));
+    assert!(positive("kueue_admitted_active_workloads"));
+    assert!(positive("kueue_pending_workloads"));
+
+    let promtool = std::env::var("PROMTOOL").unwrap_or_else(|_| "/usr/bin/promtool".into());
+    if !std::path::Path::new(&promtool).exists() {
+        assert!(
+            std::env::var("KUEUESIM_REQUIRE_PROMTOOL").is_err(),
+            "KUEUESIM_REQUIRE_PROMTOOL is set but {promtool} does not exist"
+        );
+        eprintln!("skipping the import: no promtool at {promtool} (install Debian's prometheus)");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    let blocks = dir.join("blocks");
+    let o = Command::new(&promtool)
+        .args(["tsdb", "create-blocks-from", "openmetrics"])
+        .arg(dir.join("metrics.om"))
+        .arg(&blocks)
+        .output()
+        .expect("promtool runs");
+    assert!(o.status.success(), "promtool: {}{}", stdout(&o), stderr(&o));
+    let made = std::fs::read_dir(&blocks).expect("blocks").count();
+    assert!(made > 0, "promtool wrote blocks");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn grafana_dashboard_queries_only_series_of_metrics_om() {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "docs",
+        "grafana-dashboard.json",
+    ]
+    .iter()
+    .collect();
+    let text = std::fs::read_to_string(&path).expect("docs/grafana-dashboard.json");
+    let dash: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+    let mut queries = Vec::new();
+    for p in dash["panels"].as_array().expect("panels") {
+        for t in p["targets"].as_array().expect("targets") {
+            queries.push(t["expr"].as_str().expect("expr").to_string());
+        }
+    }
+    for v in dash["templating"]["list"].as_array().expect("variables") {
+        queries.push(v["definition"].as_str().expect("definition").to_string());
+    }
+    let names: std::collections::BTreeSet<String> = queries
+        .iter()
+        .flat_map(|q| {
+            q.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with("kueue_") || w.starts_with("kueuesim_"))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(names.len() >= 5, "{names:?}");
+    let dir = run_out("grafana", "platform", &["--write", "om", "--sample", "10m"]);
+    let om = std::fs::read_to_string(dir.join("metrics.om")).expect("metrics.om");
+    for n in &names {
+        assert!(
+            om.contains(&format!("# TYPE {n} gauge\n")) && om.contains(&format!("\n{n}{{")),
+            "the dashboard queries {n}, which metrics.om does not have"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

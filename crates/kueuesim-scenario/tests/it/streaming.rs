@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
-use kueuesim_engine::Simulation;
-use kueuesim_model::SimTime;
-use kueuesim_report::output::{result_with, summary_text, to_json};
+use kueuesim_engine::outcome::{Event, Sample};
+use kueuesim_engine::{RunSink, Simulation, WorkloadRecord};
+use kueuesim_model::{SimDuration, SimTime, Workload, WorkloadId, World};
+use kueuesim_report::output::{json_workload, result_with, summary_text, to_json, workload_out};
 use kueuesim_scenario::embedded::read_paths;
 use kueuesim_scenario::{LoadOptions, SourceFile, load};
 
@@ -194,4 +195,117 @@ fn respacing_uid_labels_changes_no_decision() {
             path.display()
         );
     }
+}
+
+/// Collects what a run hands out (`Simulation::run_with_sink`); finished workloads as their
+/// `result.json` entries, rendered when handed out (the run lets go of them after).
+struct Collect<'w> {
+    world: &'w World,
+    events: Vec<(WorkloadId, Event)>,
+    waits: Vec<(WorkloadId, SimDuration)>,
+    samples: Vec<Sample>,
+    finished: Vec<(WorkloadId, String)>,
+}
+
+impl RunSink for Collect<'_> {
+    fn event(&mut self, w: WorkloadId, _wl: &Workload, e: &Event) {
+        self.events.push((w, e.clone()));
+    }
+    fn quota_reserved(&mut self, w: WorkloadId, _wl: &Workload, waited: SimDuration) {
+        self.waits.push((w, waited));
+    }
+    fn sample(&mut self, s: &Sample) {
+        self.samples.push(s.clone());
+    }
+    fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord) {
+        let end = rec.finished_at.expect("finished");
+        let out = workload_out(self.world, wl, rec, end);
+        self.finished.push((w, json_workload(&out)));
+    }
+}
+
+#[test]
+fn a_sink_is_handed_everything_the_full_run_records() {
+    let mut finished_somewhere = 0;
+    for path in small_scenarios()
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains("kueue-perf"))
+    {
+        let files = read_paths(std::slice::from_ref(&path)).expect("readable");
+        let name = path.display();
+        // The full run: every record kept, the time series in the outcome.
+        let full = load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let step = SimDuration::from_secs(60);
+        let outcome = Simulation::new(&full.world).with_time_series(step).run();
+        let doc = result_with(&full.world, &outcome, true);
+        let ids: Vec<WorkloadId> = (0..outcome.workloads.len())
+            .filter(|&i| outcome.workloads[i].is_some())
+            .map(WorkloadId::from_index)
+            .collect();
+        // The streamed run with a sink.
+        let opts = LoadOptions {
+            stream: true,
+            ..LoadOptions::default()
+        };
+        let mut loaded = load(&files, opts).unwrap_or_else(|e| panic!("{e}"));
+        let stream = loaded.stream.take().expect("streamed");
+        let world = &loaded.world;
+        let mut sink = Collect {
+            world,
+            events: Vec::new(),
+            waits: Vec::new(),
+            samples: Vec::new(),
+            finished: Vec::new(),
+        };
+        let lean = Simulation::new(world)
+            .with_stream(stream)
+            .with_time_series(step)
+            .run_with_sink(|_, _| {}, &mut sink);
+        // Every sample, none past the end; the outcome keeps none.
+        let series = outcome.time_series.expect("series");
+        assert_eq!(sink.samples, series.samples, "{name}: samples");
+        assert!(lean.time_series.as_ref().expect("series").samples.is_empty());
+        // Every quota reservation's wait, in the order the full run kept them.
+        assert_eq!(
+            sink.waits, outcome.stats.quota_reserved_waits,
+            "{name}: waits"
+        );
+        // Every event of every workload, in time order, each workload's in its own order.
+        assert!(
+            sink.events.windows(2).all(|p| p[0].1.at <= p[1].1.at),
+            "{name}: events out of time order"
+        );
+        for (i, rec) in outcome.workloads.iter().enumerate() {
+            let handed: Vec<&Event> = sink
+                .events
+                .iter()
+                .filter(|(w, _)| w.index() == i)
+                .map(|(_, e)| e)
+                .collect();
+            let kept: Vec<&Event> = rec.iter().flat_map(|r| &r.events).collect();
+            assert_eq!(handed, kept, "{name}: events of workload {i}");
+        }
+        // Finished workloads as they finished, the rest at the end: together, the full
+        // run's entries.
+        let lean_doc = result_with(world, &lean, true);
+        let unfinished = lean.lean.as_ref().expect("lean").unfinished.iter();
+        let mut entries: Vec<(WorkloadId, String)> = sink.finished.clone();
+        entries.extend(
+            unfinished
+                .map(|(w, _, _)| *w)
+                .zip(lean_doc.workloads.iter().map(json_workload)),
+        );
+        entries.sort();
+        let expected: Vec<(WorkloadId, String)> = ids
+            .iter()
+            .copied()
+            .zip(doc.workloads.iter().map(json_workload))
+            .collect();
+        assert_eq!(entries, expected, "{name}: workloads");
+        finished_somewhere += sink.finished.len();
+    }
+    assert!(
+        finished_somewhere > 100,
+        "{finished_somewhere} finished workloads handed out"
+    );
 }

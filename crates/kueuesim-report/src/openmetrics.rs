@@ -15,6 +15,11 @@ use kueuesim_model::resources::GPU;
 
 const ROLE: &str = "standalone";
 
+/// 2026-01-01T00:00:00Z: time 0 of a scenario that sets no start (neither the Simulation's
+/// `startTime` nor a creationTimestamp, so 1970-01-01), whose samples in 1970 Prometheus'
+/// retention and Grafana's time pickers handle badly.
+const DEFAULT_EPOCH_MS: i64 = 1_767_225_600_000;
+
 /// Where one family's values come from in a sample.
 enum Source {
     /// Per ClusterQueue: active, then inadmissible.
@@ -45,7 +50,7 @@ struct Family {
 /// Writes `metrics.om` from the samples of a run, one family at a time at the end.
 pub struct OpenMetricsWriter {
     families: Vec<Family>,
-    /// Unix milliseconds of simulated time 0 (the Simulation's `startTime`).
+    /// Unix milliseconds of simulated time 0 (the run's start, or `DEFAULT_EPOCH_MS`).
     epoch_ms: i64,
     flavors: usize,
     values: Vec<i64>,
@@ -218,7 +223,10 @@ impl OpenMetricsWriter {
         }
         Ok(OpenMetricsWriter {
             families,
-            epoch_ms: world.config.start_unix_ms,
+            epoch_ms: match world.config.start_unix_ms {
+                0 => DEFAULT_EPOCH_MS,
+                start => start,
+            },
             flavors: world.flavors.len(),
             values: Vec::new(),
         })

@@ -1450,6 +1450,12 @@ fn metrics_om_is_openmetrics_that_promtool_imports() {
         om.contains("} 0 1772409600\n"),
         "epoch is the scenario's startTime"
     );
+    // A scenario with no start (its summary says 1970) is stamped from 2026-01-01.
+    let unset = run_out("om-epoch", "golden/first-fit-nodes", &["--write", "om"]);
+    let text = std::fs::read_to_string(unset.join("metrics.om")).expect("metrics.om");
+    check_openmetrics(&text);
+    assert!(text.contains("} 0 1767225600\n"), "default epoch");
+    let _ = std::fs::remove_dir_all(&unset);
     // Some ClusterQueue holds GPU quota at some point, and something waits.
     let positive = |name: &str| {
         om.lines()

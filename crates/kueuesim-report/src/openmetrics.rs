@@ -10,8 +10,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use kueuesim_engine::outcome::Sample;
-use kueuesim_model::World;
 use kueuesim_model::resources::GPU;
+use kueuesim_model::{SimDuration, World};
 
 const ROLE: &str = "standalone";
 
@@ -19,6 +19,10 @@ const ROLE: &str = "standalone";
 /// `startTime` nor a creationTimestamp, so 1970-01-01), whose samples in 1970 Prometheus'
 /// retention and Grafana's time pickers handle badly.
 const DEFAULT_EPOCH_MS: i64 = 1_767_225_600_000;
+
+/// Prometheus' default lookback (`--query.lookback-delta`, 5 minutes): a query at time t
+/// reads a series' latest sample at or before t if it is at most this old.
+const LOOKBACK_MS: i64 = 5 * 60 * 1000;
 
 /// Where one family's values come from in a sample.
 enum Source {
@@ -43,6 +47,8 @@ struct Family {
     source: Source,
     /// `name{labels} ` of each series, in the order `values` gives them.
     series: Vec<String>,
+    /// Per series, the value and time (ms) of its latest sample written.
+    written: Vec<Option<(i64, i64)>>,
     path: PathBuf,
     file: BufWriter<File>,
 }
@@ -216,6 +222,7 @@ impl OpenMetricsWriter {
                 name,
                 help,
                 source,
+                written: vec![None; series.len()],
                 series,
                 path,
                 file,
@@ -232,9 +239,14 @@ impl OpenMetricsWriter {
         })
     }
 
-    /// Appends one sample's values to every family.
-    pub fn sample(&mut self, s: &Sample) -> std::io::Result<()> {
+    /// Appends one sample's values to every family: a series' value when it changed, or
+    /// when leaving it out could leave a gap longer than Prometheus' lookback (`LOOKBACK_MS`)
+    /// before the next sample. A query at any time then reads the value the series had then,
+    /// as if every sample were written, and a long trace sampled every minute writes a
+    /// fraction of the lines (most series are steady most of the time).
+    pub fn sample(&mut self, s: &Sample, step: SimDuration) -> std::io::Result<()> {
         let ms = self.epoch_ms + s.at.millis();
+        let step = step.millis();
         // Seconds, with the milliseconds only when there are some (OpenMetrics timestamps
         // are seconds; promtool reads either).
         let ts = if ms.rem_euclid(1000) == 0 {
@@ -270,8 +282,15 @@ impl OpenMetricsWriter {
                 Source::GpusInUse => v.push(s.gpus_in_use),
                 Source::GangsBySpine => v.extend(s.gangs_by_spine.iter().map(|&n| i64::from(n))),
             }
-            for (series, value) in f.series.iter().zip(v.iter()) {
-                writeln!(f.file, "{series}{value} {ts}")?;
+            for ((series, &value), last) in f.series.iter().zip(v.iter()).zip(&mut f.written) {
+                let due = match *last {
+                    None => true,
+                    Some((was, at)) => was != value || ms + step - at > LOOKBACK_MS,
+                };
+                if due {
+                    writeln!(f.file, "{series}{value} {ts}")?;
+                    *last = Some((value, ms));
+                }
             }
         }
         Ok(())

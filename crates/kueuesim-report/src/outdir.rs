@@ -196,6 +196,8 @@ pub struct OutDir<'w> {
     report: Option<(Vec<(WorkloadId, WorkloadOut)>, TimeSeries)>,
     /// The first failure; the sink's calls cannot return one, `finish` reports it.
     failed: Option<OutError>,
+    /// The time series' step.
+    step: SimDuration,
 }
 
 impl<'w> OutDir<'w> {
@@ -268,6 +270,7 @@ impl<'w> OutDir<'w> {
                 )
             }),
             failed: None,
+            step: sample_step,
         })
     }
 
@@ -447,7 +450,7 @@ impl RunSink for OutDir<'_> {
             self.keep_error(&path, r);
         }
         if let Some(om) = &mut self.om {
-            let r = om.sample(s);
+            let r = om.sample(s, self.step);
             let path = self.dir.join(OutFile::Om.file_name());
             self.keep_error(&path, r);
         }

@@ -1431,9 +1431,46 @@ fn check_openmetrics(text: &str) -> Vec<String> {
 
 #[test]
 fn metrics_om_is_openmetrics_that_promtool_imports() {
-    let dir = run_out("om", "platform", &["--write", "om", "--sample", "5m"]);
+    let dir = run_out("om", "platform", &["--write", "om,timeseries"]);
     let om = std::fs::read_to_string(dir.join("metrics.om")).expect("metrics.om");
     let families = check_openmetrics(&om);
+    // A steady series is written only every few minutes, yet at every sample time a query
+    // (the latest sample at most 5 minutes old, Prometheus' lookback) reads the value of
+    // timeseries.csv: here each ClusterQueue's active pending workloads.
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut rows = csv.lines();
+    let header = csv_cells(rows.next().expect("header"));
+    let rows: Vec<Vec<String>> = rows.map(csv_cells).collect();
+    let start = 1_772_409_600i64;
+    let mut checked = 0;
+    for (col, name) in header.iter().enumerate() {
+        let Some(cq) = name.strip_prefix("pendingActive:cq=") else {
+            continue;
+        };
+        let prefix = format!(
+            "kueue_pending_workloads{{cluster_queue=\"{cq}\",replica_role=\"standalone\",status=\"active\"}} "
+        );
+        let points: Vec<(i64, String)> = om
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .map(|rest| {
+                let (v, t) = rest.split_once(' ').expect("value timestamp");
+                (t.parse::<i64>().expect("seconds") - start, v.to_string())
+            })
+            .collect();
+        assert!(
+            points.len() < rows.len(),
+            "{cq}: steady stretches are left out"
+        );
+        for row in &rows {
+            let t: i64 = row[0].parse().expect("time");
+            let (at, v) = points.iter().rev().find(|p| p.0 <= t).expect("a sample");
+            assert!(t - at <= 300, "{cq} at {t}: latest sample {at} too old");
+            assert_eq!(v, &row[col], "{cq} at {t}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "{checked}");
     for f in [
         "kueue_pending_workloads",
         "kueue_admitted_active_workloads",

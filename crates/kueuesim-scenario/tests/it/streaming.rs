@@ -264,7 +264,13 @@ fn a_sink_is_handed_everything_the_full_run_records() {
         // Every sample, none past the end; the outcome keeps none.
         let series = outcome.time_series.expect("series");
         assert_eq!(sink.samples, series.samples, "{name}: samples");
-        assert!(lean.time_series.as_ref().expect("series").samples.is_empty());
+        assert!(
+            lean.time_series
+                .as_ref()
+                .expect("series")
+                .samples
+                .is_empty()
+        );
         // Every quota reservation's wait, in the order the full run kept them.
         assert_eq!(
             sink.waits, outcome.stats.quota_reserved_waits,

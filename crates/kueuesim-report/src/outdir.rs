@@ -437,6 +437,10 @@ impl RunSink for OutDir<'_> {
         }
     }
 
+    fn wants_events(&self) -> bool {
+        self.events.is_some()
+    }
+
     fn quota_reserved(&mut self, _w: WorkloadId, wl: &Workload, waited: SimDuration) {
         if let Some(prom) = &mut self.prom {
             prom.observe_wait(self.world, wl, waited);
@@ -460,6 +464,9 @@ impl RunSink for OutDir<'_> {
     }
 
     fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord) {
+        if self.spill.is_none() && self.prom.is_none() && self.report.is_none() {
+            return;
+        }
         // A finished workload's entry does not depend on the end of the run.
         let end = rec.finished_at.unwrap_or_default();
         let mut out = crate::output::workload_out(self.world, wl, rec, end);

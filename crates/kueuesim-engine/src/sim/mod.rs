@@ -401,7 +401,7 @@ impl<'w> Simulation<'w> {
         progress: impl FnMut(SimTime, u64),
         sink: &mut dyn RunSink,
     ) -> Outcome {
-        self.outbox = Some(Outbox::default());
+        self.outbox = Some(Outbox::new(sink.wants_events()));
         self.run_inner(progress, Some(sink))
     }
 

@@ -17,6 +17,10 @@ pub trait RunSink {
     /// An event recorded on workload `w` (after the engine folded exact repeats): in time
     /// order, events at equal times in the order the simulator recorded them.
     fn event(&mut self, w: WorkloadId, wl: &Workload, e: &crate::outcome::Event);
+    /// Whether `event` does anything: when not, the run does not copy events for it.
+    fn wants_events(&self) -> bool {
+        true
+    }
     /// A quota reservation by a Kueue scheduling cycle and the time since the workload was
     /// created or last requeued (`QueuedWaitTime`), in the order they happened.
     fn quota_reserved(&mut self, w: WorkloadId, wl: &Workload, waited: SimDuration);
@@ -33,6 +37,8 @@ pub trait RunSink {
 /// What the run recorded since the sink last saw it.
 #[derive(Clone, Default)]
 pub(super) struct Outbox<'w> {
+    /// Whether the sink reads events (`RunSink::wants_events`).
+    wants_events: bool,
     events: Vec<(WorkloadId, Spec<'w>, Event)>,
     waits: Vec<(WorkloadId, Spec<'w>, SimDuration)>,
     /// Samples wait here until an effective event after them shows they are not past the
@@ -42,6 +48,18 @@ pub(super) struct Outbox<'w> {
 }
 
 impl<'w> Outbox<'w> {
+    pub(super) fn new(wants_events: bool) -> Self {
+        Outbox {
+            wants_events,
+            ..Outbox::default()
+        }
+    }
+
+    /// Whether events are copied here for the sink.
+    pub(super) fn wants_events(&self) -> bool {
+        self.wants_events
+    }
+
     pub(super) fn push_event(&mut self, w: WorkloadId, spec: Spec<'w>, e: Event) {
         self.events.push((w, spec, e));
     }

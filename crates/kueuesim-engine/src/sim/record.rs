@@ -105,7 +105,7 @@ impl<'w> Simulation<'w> {
             message,
             cycle,
         };
-        if let Some(out) = &mut self.outbox {
+        if let Some(out) = self.outbox.as_mut().filter(|o| o.wants_events()) {
             out.push_event(w, self.runtimes[w.index()].spec.clone(), e.clone());
         }
         self.runtimes[w.index()].record.events.push(e);

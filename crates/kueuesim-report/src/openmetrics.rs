@@ -217,7 +217,7 @@ impl OpenMetricsWriter {
         let mut families = Vec::with_capacity(specs.len());
         for (i, (name, help, source, series)) in specs.into_iter().enumerate() {
             let path = dir.join(format!(".metrics.om.{i}.part"));
-            let file = BufWriter::new(File::create(&path)?);
+            let file = BufWriter::with_capacity(crate::outdir::BUFFER, File::create(&path)?);
             families.push(Family {
                 name,
                 help,
@@ -299,7 +299,7 @@ impl OpenMetricsWriter {
     /// Writes `dest`: every family's `# TYPE` and `# HELP`, then its samples, then `# EOF`;
     /// removes the spill files.
     pub fn finish(self, dest: &Path) -> std::io::Result<()> {
-        let mut out = BufWriter::new(File::create(dest)?);
+        let mut out = BufWriter::with_capacity(crate::outdir::BUFFER, File::create(dest)?);
         for f in self.families {
             let file = f.file.into_inner().map_err(|e| e.into_error())?;
             drop(file);

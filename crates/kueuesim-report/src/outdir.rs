@@ -24,6 +24,10 @@ use crate::metrics::PromMetrics;
 use crate::openmetrics::OpenMetricsWriter;
 use crate::output::{SimulationResult, WorkloadOut, json_head, json_tail, json_workload};
 
+/// The buffer of each file written: large writes, few system calls (the files of a long
+/// trace run to hundreds of megabytes).
+pub(crate) const BUFFER: usize = 256 * 1024;
+
 /// One file of `run --out DIR`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OutFile {
@@ -217,14 +221,14 @@ impl<'w> OutDir<'w> {
         let open = |f: OutFile| -> Result<(PathBuf, BufWriter<File>), OutError> {
             let path = dir.join(f.file_name());
             let file = File::create(&path).map_err(fail(&path))?;
-            Ok((path, BufWriter::new(file)))
+            Ok((path, BufWriter::with_capacity(BUFFER, file)))
         };
         let spill = if files.contains(&OutFile::Result) || files.contains(&OutFile::Workloads) {
             let path = dir.join(".workloads.part");
             let file = File::create(&path).map_err(fail(&path))?;
             Some(Spill {
                 path,
-                file: BufWriter::new(file),
+                file: BufWriter::with_capacity(BUFFER, file),
                 written: 0,
                 index: Vec::new(),
             })
@@ -367,7 +371,10 @@ impl<'w> OutDir<'w> {
         file.into_inner()
             .map_err(|e| e.into_error())
             .map_err(fail(&spill_path))?;
-        let mut spilled = File::open(&spill_path).map_err(fail(&spill_path))?;
+        let mut spilled = std::io::BufReader::with_capacity(
+            BUFFER,
+            File::open(&spill_path).map_err(fail(&spill_path))?,
+        );
         index.sort_by_key(|e| e.0);
         let open = |f: OutFile| -> Result<Option<(PathBuf, BufWriter<File>)>, OutError> {
             if !self.files.contains(&f) {
@@ -375,7 +382,7 @@ impl<'w> OutDir<'w> {
             }
             let path = self.dir.join(f.file_name());
             let file = File::create(&path).map_err(fail(&path))?;
-            Ok(Some((path, BufWriter::new(file))))
+            Ok(Some((path, BufWriter::with_capacity(BUFFER, file))))
         };
         let mut json = open(OutFile::Result)?;
         let mut csv = open(OutFile::Workloads)?;

@@ -296,6 +296,14 @@ impl OpenMetricsWriter {
         Ok(())
     }
 
+    /// Removes the spill files (a run that failed writes no metrics.om).
+    pub fn discard(self) {
+        for f in self.families {
+            drop(f.file);
+            let _ = std::fs::remove_file(&f.path);
+        }
+    }
+
     /// Writes `dest`: every family's `# TYPE` and `# HELP`, then its samples, then `# EOF`;
     /// removes the spill files.
     pub fn finish(self, dest: &Path) -> std::io::Result<()> {

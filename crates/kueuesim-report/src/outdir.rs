@@ -435,6 +435,28 @@ impl<'w> OutDir<'w> {
     }
 }
 
+/// A run that fails before `finish` (a bad trace row met mid-run) leaves no partial file:
+/// what was streamed so far and the spill files are removed.
+impl Drop for OutDir<'_> {
+    fn drop(&mut self) {
+        if let Some(spill) = self.spill.take() {
+            drop(spill.file);
+            let _ = std::fs::remove_file(&spill.path);
+        }
+        if let Some(om) = self.om.take() {
+            om.discard();
+        }
+        if let Some((path, file)) = self.events.take() {
+            drop(file);
+            let _ = std::fs::remove_file(&path);
+        }
+        if let Some((path, file, _)) = self.timeseries.take() {
+            drop(file);
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
 impl RunSink for OutDir<'_> {
     fn event(&mut self, _w: WorkloadId, wl: &Workload, e: &Event) {
         if let Some((path, file)) = &mut self.events {

@@ -1083,8 +1083,11 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
     std::fs::write(dir.join("trace.csv"), csv).unwrap();
     let bad_line = lines_before + 3000;
     let path = dir.to_str().unwrap();
+    let out = temp_dir("bad-row-mid-run-out");
+    let out_path = out.to_str().unwrap();
     for args in [
         vec!["run", path, "-q"],
+        vec!["run", path, "-q", "--out", out_path],
         vec!["run", path, "-q", "--until", "1m"],
         vec!["run", path, "-q", "-o", "json"],
         vec!["validate", path],
@@ -1098,6 +1101,9 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
         );
         assert!(o.stdout.is_empty(), "{args:?}: no result on bad input");
     }
+    // The streamed --out run met the row mid-run: it leaves no file, partial or spilled.
+    assert_eq!(files_in(&out), Vec::<String>::new());
+    std::fs::remove_dir_all(&out).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -196,7 +196,7 @@ pub struct OutDir<'w> {
     om: Option<OpenMetricsWriter>,
     prom: Option<PromMetrics>,
     /// For report.html: the finished workloads without what it does not read (events,
-    /// conditions, pods), and the samples.
+    /// conditions, pods and nodes), and the samples.
     report: Option<(Vec<(WorkloadId, WorkloadOut)>, TimeSeries)>,
     /// The first failure; the sink's calls cannot return one, `finish` reports it.
     failed: Option<OutError>,
@@ -293,7 +293,7 @@ impl<'w> OutDir<'w> {
     /// workloads from the spill, `doc.workloads` — whose ids are `ids` — merged in id
     /// order), `queues.csv`, `metrics.prom`, `metrics.om` and `report.html`. With
     /// report.html, the finished workloads join `doc.workloads` without their events,
-    /// conditions and pods (what the report reads of them).
+    /// conditions, pods and nodes (the report does not read them).
     pub fn finish(
         mut self,
         doc: &mut SimulationResult,
@@ -525,9 +525,15 @@ impl RunSink for OutDir<'_> {
             self.keep_error(&path, r);
         }
         if let Some((finished, _)) = &mut self.report {
+            // The report reads a finished workload's pod sets only for whether they were
+            // admitted: its pods and nodes (the bulk of a gang's entry) go.
             out.events = Vec::new();
             out.conditions = Vec::new();
-            out.pod_sets = Vec::new();
+            for p in &mut out.pod_sets {
+                p.pods = Vec::new();
+                p.nodes = Vec::new();
+                p.topology_assignment = None;
+            }
             finished.push((w, out));
         }
     }

@@ -196,6 +196,9 @@ struct Recorder {
     tally: Option<Tally>,
     /// The time series being sampled, if asked for.
     series: Option<TimeSeries>,
+    /// For the series' gangs per spine: the spine each node is under (`u32::MAX`: none) and
+    /// how many spines there are, worked out once per run (the topology does not change).
+    spine_of_node: Option<(Vec<u32>, usize)>,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
     gpus_in_use: i64,
@@ -295,6 +298,7 @@ impl<'w> Simulation<'w> {
                 },
                 tally: None,
                 series: None,
+                spine_of_node: None,
                 audit: None,
                 gpus_in_use: 0,
                 last_accounted: SimTime::ZERO,
@@ -622,6 +626,7 @@ impl<'w> Simulation<'w> {
             step,
             samples: Vec::new(),
         });
+        self.rec.spine_of_node = Some(series::spine_of_node(self.world));
         self
     }
 

@@ -113,31 +113,28 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        let (ti, spines) = crate::outcome::spine_domains(world);
-        let mut by_spine = vec![0u32; spines.len() + 1];
-        if !spines.is_empty() {
-            let t = crate::placement::topologies(world)
-                .nth(ti)
-                .expect("topology");
+        let (spine_of, spines) = match &self.rec.spine_of_node {
+            Some((of, n)) => (of.as_slice(), *n),
+            None => (&[][..], 0),
+        };
+        let mut by_spine = vec![0u32; spines + 1];
+        if spines > 0 {
             for (_, rt) in self.runtimes.iter() {
-                let mut spine: Option<Option<usize>> = None;
+                if rt.record.state == crate::outcome::WorkloadState::Finished {
+                    continue;
+                }
+                let mut spine: Option<Option<u32>> = None;
                 for n in rt.record.placement.iter().flatten().flatten() {
-                    let s = t.domain_of(*n).and_then(|d| {
-                        t.ancestors(d)
-                            .find_map(|a| spines.iter().position(|&x| x == a))
-                    });
+                    let s = Some(spine_of[n.index()]).filter(|&i| i != u32::MAX);
                     spine = Some(match spine {
                         None => s,
                         Some(prev) if prev == s => s,
                         Some(_) => None,
                     });
                 }
-                if rt.record.state == crate::outcome::WorkloadState::Finished {
-                    continue;
-                }
                 match spine {
-                    Some(Some(i)) => by_spine[i] += 1,
-                    Some(None) => by_spine[spines.len()] += 1,
+                    Some(Some(i)) => by_spine[i as usize] += 1,
+                    Some(None) => by_spine[spines] += 1,
                     None => {}
                 }
             }
@@ -157,4 +154,28 @@ impl<'w> Simulation<'w> {
             gangs_by_spine: by_spine,
         }
     }
+}
+
+/// The spine (top-tier domain, `outcome::spine_domains`) each node is under, `u32::MAX` for
+/// none, and the number of spines: what `sample` counts gangs by, once per run instead of a
+/// walk up the topology per pod per sample.
+pub(super) fn spine_of_node(world: &kueuesim_model::World) -> (Vec<u32>, usize) {
+    let (ti, spines) = crate::outcome::spine_domains(world);
+    let mut of = vec![u32::MAX; world.nodes.len()];
+    if spines.is_empty() {
+        return (of, 0);
+    }
+    let t = crate::placement::topologies(world)
+        .nth(ti)
+        .expect("the spines' topology");
+    for (i, slot) in of.iter_mut().enumerate() {
+        let n = kueuesim_model::NodeId::from_index(i);
+        if let Some(s) = t.domain_of(n).and_then(|d| {
+            t.ancestors(d)
+                .find_map(|a| spines.iter().position(|&x| x == a))
+        }) {
+            *slot = s as u32;
+        }
+    }
+    (of, spines.len())
 }

@@ -847,7 +847,29 @@ fn queue_table(out: &mut String, s: &Summary) {
         ]
     };
     let mut rows = Vec::new();
-    for cq in s.cluster_queues.iter().filter(|c| c.figures.workloads > 0) {
+    // A summary is read on a terminal: past 30 ClusterQueues (Kueue's perf scenarios have
+    // 1,000), the 30 with the longest pending-inclusive p95 wait, in their own order; every
+    // queue is in queues.csv and -o json.
+    const SHOWN: usize = 30;
+    let mut active: Vec<_> = s
+        .cluster_queues
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.figures.workloads > 0)
+        .collect();
+    let hidden = active.len().saturating_sub(SHOWN);
+    if hidden > 0 {
+        active.sort_by(|(i, a), (j, b)| {
+            let key = |c: &&ClusterQueueSummary| c.figures.wait_seconds_incl_pending.p95;
+            key(b)
+                .unwrap_or(-1.0)
+                .total_cmp(&key(a).unwrap_or(-1.0))
+                .then(i.cmp(j))
+        });
+        active.truncate(SHOWN);
+        active.sort_by_key(|(i, _)| *i);
+    }
+    for (_, cq) in active {
         rows.push(row(cq.name.clone(), cq.admitted_workloads, &cq.figures));
         let lqs: Vec<_> = s
             .local_queues
@@ -867,6 +889,11 @@ fn queue_table(out: &mut String, s: &Summary) {
             }
         }
     }
+    if hidden > 0 {
+        let mut more = vec![String::new(); 13];
+        more[0] = format!("… {hidden} more ClusterQueues with shorter waits (queues.csv, -o json)");
+        rows.push(more);
+    }
     let headers = [
         "QUEUE",
         "ADMITTED",
@@ -885,6 +912,8 @@ fn queue_table(out: &mut String, s: &Summary) {
     let widths: Vec<usize> = (0..headers.len())
         .map(|i| {
             rows.iter()
+                // A "… N more" line spans the row: it does not widen the first column.
+                .filter(|r| r[1..].iter().any(|c| !c.is_empty()))
                 .map(|r| r[i].chars().count())
                 .max()
                 .unwrap_or(0)

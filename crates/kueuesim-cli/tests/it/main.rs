@@ -1574,3 +1574,40 @@ fn grafana_dashboard_queries_only_series_of_metrics_om() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_summary_shows_the_thirty_longest_waiting_of_many_cluster_queues() {
+    // Kueue's large-scale perf scenario has 1,000 ClusterQueues: the summary's queue table
+    // shows 30 (the longest pending-inclusive p95 waits) and says how many it left out.
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue-perf/large-scale.yaml"),
+        "--until",
+        "2m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Queues ("))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(table.len(), 31, "{out}");
+    let more = table[30].trim();
+    assert!(
+        more.starts_with("… ")
+            && more.ends_with(" more ClusterQueues with shorter waits (queues.csv, -o json)"),
+        "{more}"
+    );
+    let shown: usize = table.len() - 1;
+    let hidden: usize = more[4..].split(' ').next().unwrap().parse().unwrap();
+    assert_eq!(shown + hidden, 1000, "{more}");
+    // The first column is as wide as the names (cq-0-99-cohort-9), not as the "… more" line.
+    let header = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Queues ("))
+        .nth(1)
+        .unwrap();
+    assert!(header.find("ADMITTED").unwrap() < 25, "{header}");
+}

@@ -488,7 +488,23 @@ impl RunSink for OutDir<'_> {
             self.keep_error(&path, r);
         }
         if let Some((_, series)) = &mut self.report {
-            series.samples.push(s.clone());
+            // report.html plots the time, GPUs bound, quota held per ClusterQueue and pending
+            // per LocalQueue: only those are kept (an empty Vec allocates nothing), a third of
+            // a full sample's memory on a long trace with its 10 per-queue vectors.
+            series.samples.push(Sample {
+                at: s.at,
+                gpus_in_use: s.gpus_in_use,
+                gpu_quota_by_cq: s.gpu_quota_by_cq.clone(),
+                pending_by_lq: s.pending_by_lq.clone(),
+                gpu_quota_by_flavor: Vec::new(),
+                gpu_quota_by_cq_flavor: Vec::new(),
+                reserving_by_cq: Vec::new(),
+                admitted_by_cq: Vec::new(),
+                pending_active: Vec::new(),
+                pending_inadmissible: Vec::new(),
+                pending_inadmissible_by_lq: Vec::new(),
+                gangs_by_spine: Vec::new(),
+            });
         }
     }
 

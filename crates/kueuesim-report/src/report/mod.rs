@@ -17,7 +17,9 @@ use crate::output::SimulationResult;
 use axis::duration;
 use plot::esc;
 
-/// The whole page.
+/// The whole page. Of each sample it reads `at`, `gpus_in_use`, `gpu_quota_by_cq` and
+/// `pending_by_lq` only: a streamed `--out` run keeps just those (`outdir`), and the test
+/// that a streamed run's files equal a full run's catches a panel reading another.
 pub fn report_html(world: &World, doc: &SimulationResult, series: Option<&TimeSeries>) -> String {
     let s = &doc.summary;
     let mut rows = String::new();

@@ -541,14 +541,35 @@ impl RunSink for OutDir<'_> {
             self.keep_error(&path, r);
         }
         if let Some((finished, _)) = &mut self.report {
-            // The report reads a finished workload's pod sets only for whether they were
-            // admitted: its pods and nodes (the bulk of a gang's entry) go.
+            // The report reads of a finished workload its ClusterQueue, state, creation and
+            // admission times, whether a pod set was admitted, and its evictions' times and
+            // reasons (`report::panels`): the rest — names, pods, nodes, maps — goes, so a
+            // trace's finished workloads cost a few dozen bytes each until the page is made.
             out.events = Vec::new();
             out.conditions = Vec::new();
-            for p in &mut out.pod_sets {
+            out.namespace = String::new();
+            out.name = String::new();
+            out.kind = String::new();
+            out.local_queue = None;
+            out.priority_class = None;
+            out.scheduler_name = String::new();
+            out.queue_status = None;
+            out.topology_domain = None;
+            let admitted = out.pod_sets.iter().position(|p| p.admitted_count.is_some());
+            let mut pod_sets = std::mem::take(&mut out.pod_sets);
+            if let Some(i) = admitted {
+                let mut p = pod_sets.swap_remove(i);
+                p.name = String::new();
+                p.requests.clear();
+                p.flavors.clear();
                 p.pods = Vec::new();
                 p.nodes = Vec::new();
                 p.topology_assignment = None;
+                out.pod_sets = vec![p];
+            }
+            for e in &mut out.evictions {
+                e.preemptor = None;
+                e.preemptor_cluster_queue = None;
             }
             finished.push((w, out));
         }

@@ -18,8 +18,10 @@ use axis::duration;
 use plot::esc;
 
 /// The whole page. Of each sample it reads `at`, `gpus_in_use`, `gpu_quota_by_cq` and
-/// `pending_by_lq` only: a streamed `--out` run keeps just those (`outdir`), and the test
-/// that a streamed run's files equal a full run's catches a panel reading another.
+/// `pending_by_lq` only, and of each finished workload its ClusterQueue, state, times,
+/// whether a pod set was admitted and its evictions' times and reasons: a streamed `--out`
+/// run keeps just those (`outdir`), and the test that a streamed run's files equal a full
+/// run's catches a panel reading more.
 pub fn report_html(world: &World, doc: &SimulationResult, series: Option<&TimeSeries>) -> String {
     let s = &doc.summary;
     let mut rows = String::new();

@@ -8,6 +8,7 @@
 pub mod fair_sharing;
 pub mod ids;
 pub mod labels;
+pub mod limits;
 pub mod objects;
 pub mod quantity;
 pub mod quota;

@@ -243,16 +243,18 @@ impl fmt::Display for SimDuration {
     }
 }
 
+// Arithmetic saturates at the ends of `i64` instead of panicking. That is safe because
+// nothing reaching it is unbounded: the loader refuses every time and duration beyond
+// `crate::limits` (ten years), so the sums a run forms stay orders of magnitude inside
+// `i64` milliseconds, and `SimTime::MAX` ("never") plus anything stays "never". Saturation
+// only decides what a broken invariant would do, and then it does not bring the run down.
+
 impl Add<SimDuration> for SimTime {
     type Output = SimTime;
 
-    /// Panics on overflow in every build profile, so that release and debug runs agree.
+    /// `self + rhs`, saturating (see above).
     fn add(self, rhs: SimDuration) -> SimTime {
-        SimTime(
-            self.0
-                .checked_add(rhs.0)
-                .expect("simulated time overflowed i64 milliseconds"),
-        )
+        SimTime(self.0.saturating_add(rhs.0))
     }
 }
 
@@ -265,39 +267,27 @@ impl AddAssign<SimDuration> for SimTime {
 impl Sub<SimDuration> for SimTime {
     type Output = SimTime;
 
-    /// Panics on overflow in every build profile, so that release and debug runs agree.
+    /// `self - rhs`, saturating.
     fn sub(self, rhs: SimDuration) -> SimTime {
-        SimTime(
-            self.0
-                .checked_sub(rhs.0)
-                .expect("simulated time overflowed i64 milliseconds"),
-        )
+        SimTime(self.0.saturating_sub(rhs.0))
     }
 }
 
 impl Sub<SimTime> for SimTime {
     type Output = SimDuration;
 
-    /// The (possibly negative) time from `rhs` to `self`. Panics on overflow in every build profile.
+    /// The (possibly negative) time from `rhs` to `self`, saturating.
     fn sub(self, rhs: SimTime) -> SimDuration {
-        SimDuration(
-            self.0
-                .checked_sub(rhs.0)
-                .expect("simulated duration overflowed i64 milliseconds"),
-        )
+        SimDuration(self.0.saturating_sub(rhs.0))
     }
 }
 
 impl Add for SimDuration {
     type Output = SimDuration;
 
-    /// Panics on overflow in every build profile, so that release and debug runs agree.
+    /// `self + rhs`, saturating.
     fn add(self, rhs: SimDuration) -> SimDuration {
-        SimDuration(
-            self.0
-                .checked_add(rhs.0)
-                .expect("simulated duration overflowed i64 milliseconds"),
-        )
+        SimDuration(self.0.saturating_add(rhs.0))
     }
 }
 
@@ -310,13 +300,9 @@ impl AddAssign for SimDuration {
 impl Sub for SimDuration {
     type Output = SimDuration;
 
-    /// Panics on overflow in every build profile, so that release and debug runs agree.
+    /// `self - rhs`, saturating.
     fn sub(self, rhs: SimDuration) -> SimDuration {
-        SimDuration(
-            self.0
-                .checked_sub(rhs.0)
-                .expect("simulated duration overflowed i64 milliseconds"),
-        )
+        SimDuration(self.0.saturating_sub(rhs.0))
     }
 }
 
@@ -725,9 +711,12 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "overflowed")]
-    fn time_overflow_panics() {
-        let _ = SimTime::MAX + SimDuration(1);
+    fn arithmetic_saturates_instead_of_panicking() {
+        assert_eq!(SimTime::MAX + SimDuration(1), SimTime::MAX);
+        assert_eq!(SimTime(i64::MIN) - SimDuration(1), SimTime(i64::MIN));
+        assert_eq!(SimTime::MAX - SimTime(-1), SimDuration(i64::MAX));
+        assert_eq!(SimDuration(i64::MAX) + SimDuration(1), SimDuration(i64::MAX));
+        assert_eq!(SimDuration(i64::MIN) - SimDuration(1), SimDuration(i64::MIN));
     }
 
     #[test]

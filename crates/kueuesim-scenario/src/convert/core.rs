@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::de::DeserializeOwned;
 use serde_saphyr::Spanned;
 
+use kueuesim_model::limits;
 use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
 use kueuesim_model::{
     HyperNodeSpec, LabelSelector, Labels, Namespace, SelectorOp, SelectorRequirement, Taint,
@@ -168,11 +169,41 @@ pub(super) fn quantity(
     resource_amount(resource, &parsed).map_err(|e| err_at(src, q, format!("{resource}: {e}")))
 }
 
+/// A duration field, at most `limits::MAX_DURATION`.
 pub(super) fn duration(
     src: &ObjectText<'_>,
     d: &Spanned<String>,
 ) -> Result<SimDuration, ScenarioError> {
-    SimDuration::parse(d.value.trim()).map_err(|e| err_at(src, d, e.to_string()))
+    limits::parse_duration(d.value.trim()).map_err(|e| err_at(src, d, e))
+}
+
+/// An offset from the simulation start (an arrival, a horizon), at most `limits::MAX_TIME`.
+pub(super) fn time_offset(
+    src: &ObjectText<'_>,
+    d: &Spanned<String>,
+) -> Result<SimTime, ScenarioError> {
+    let d = limits::parse_time_offset(d.value.trim()).map_err(|e| err_at(src, d, e))?;
+    Ok(SimTime::ZERO + d)
+}
+
+/// Whole seconds of an integer field (`what` names it), at most `limits::MAX_DURATION`.
+pub(super) fn seconds(
+    src: &ObjectText<'_>,
+    s: &Spanned<i64>,
+    what: &str,
+) -> Result<SimDuration, ScenarioError> {
+    limits::check_seconds(what, s.value).map_err(|e| err_at(src, s, e))
+}
+
+/// An integer field (`what` names it) in `min..=max`, the range stated when it is not.
+pub(super) fn count_in(
+    src: &ObjectText<'_>,
+    s: &Spanned<i64>,
+    what: &str,
+    min: i64,
+    max: i64,
+) -> Result<i64, ScenarioError> {
+    limits::check_count(what, s.value, min, max).map_err(|e| err_at(src, s, e))
 }
 
 pub(super) fn one_of<T: Copy>(
@@ -424,12 +455,25 @@ impl<'a> Builder<'a> {
         meta: &wire::ObjectMeta,
     ) -> Result<(SimTime, SimTime), ScenarioError> {
         if let Some(a) = meta.annotations.get(ARRIVAL_ANNOTATION) {
-            let t = SimTime::ZERO + duration(src, a)?;
+            let t = time_offset(src, a)?;
             return Ok((t, t));
         }
         if let Some(ts) = &meta.creation_timestamp {
             let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+            // Both are within years 0000 to 9999, so the difference fits easily.
             let created = SimTime::from_millis(ms - self.world.config.start_unix_ms);
+            if created.millis().unsigned_abs() > limits::MAX_TIME.millis().unsigned_abs() {
+                return Err(err_at(
+                    src,
+                    ts,
+                    format!(
+                        "creationTimestamp {} is {} from the simulation start: expected at most {} either way",
+                        ts.value.trim(),
+                        SimDuration::from_millis(created.millis().saturating_abs()),
+                        limits::MAX_TIME
+                    ),
+                ));
+            }
             return Ok((created, created.max(SimTime::ZERO)));
         }
         Ok((SimTime::ZERO, SimTime::ZERO))

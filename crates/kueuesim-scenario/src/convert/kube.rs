@@ -3,7 +3,7 @@
 
 use kueuesim_model::{Labels, Namespace, Node, PriorityClass};
 
-use super::core::{Builder, name_of, quantity, taints};
+use super::core::{Builder, err_obj, name_of, quantity, taints};
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -102,6 +102,16 @@ impl Builder<'_> {
                 unschedulable: p.obj.spec.unschedulable,
             };
             self.remember(src, "", &name)?;
+            if built.len() as i64 >= kueuesim_model::limits::MAX_NODES {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "more than {} Nodes: expected at most {} nodes",
+                        kueuesim_model::limits::MAX_NODES,
+                        kueuesim_model::limits::MAX_NODES
+                    ),
+                ));
+            }
             built.push((node, alloc));
         }
         self.build_node_pools(&mut built)?;

@@ -13,8 +13,8 @@ use kueuesim_model::{
 };
 
 use super::core::{
-    Builder, Parsed, duration, err_at, err_obj, labels, name_of, namespace_of, one_of, quantity,
-    selector, taints, tolerations,
+    Builder, Parsed, count_in, duration, err_at, err_obj, labels, name_of, namespace_of, one_of, quantity,
+    seconds, selector, taints, tolerations,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -262,35 +262,15 @@ impl Builder<'_> {
                             &[("Eviction", true), ("Creation", false)],
                         )?;
                     }
-                    let secs =
-                        |v: &Spanned<i64>, what: &str| -> Result<SimDuration, ScenarioError> {
-                            if v.value < 0 {
-                                return Err(err_at(
-                                    src,
-                                    v,
-                                    format!("{what} {} is negative: expected seconds ≥ 0", v.value),
-                                ));
-                            }
-                            Ok(SimDuration::from_secs(v.value))
-                        };
                     if let Some(b) = &rs.backoff_base_seconds {
-                        r.backoff_base = secs(b, "backoffBaseSeconds")?;
+                        r.backoff_base = seconds(src, b, "backoffBaseSeconds")?;
                     }
                     if let Some(b) = &rs.backoff_max_seconds {
-                        r.backoff_max = secs(b, "backoffMaxSeconds")?;
+                        r.backoff_max = seconds(src, b, "backoffMaxSeconds")?;
                     }
                     if let Some(l) = &rs.backoff_limit_count {
-                        if l.value < 0 {
-                            return Err(err_at(
-                                src,
-                                l,
-                                format!(
-                                    "backoffLimitCount {} is negative: expected a count ≥ 0",
-                                    l.value
-                                ),
-                            ));
-                        }
-                        r.backoff_limit = Some(l.value as u32);
+                        let n = count_in(src, l, "backoffLimitCount", 0, i64::from(u32::MAX))?;
+                        r.backoff_limit = Some(n as u32);
                     }
                 }
                 Some(r)

@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 
-use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
+use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
     BinpackArgs, HyperNodeMember, HyperNodeSpec, Labels, NetworkTopologyAwareArgs, Node, NodeId,
     NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind, SimConfig, VolcanoConfig,
 };
 
 use super::core::{
-    ARRIVAL_ANNOTATION, Builder, duration, err_at, err_obj, name_of, one_of, taints,
+    ARRIVAL_ANNOTATION, Builder, duration, err_at, time_offset, err_obj, name_of, one_of, taints,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -158,7 +158,7 @@ impl Builder<'_> {
                     parse_rfc3339(st.value.trim()).map_err(|e| err_at(src, st, e.to_string()))?;
             }
             if let Some(u) = &spec.until {
-                cfg.until = Some(SimTime::ZERO + duration(src, u)?);
+                cfg.until = Some(time_offset(src, u)?);
             }
             if let Some(d) = &spec.pod_startup {
                 cfg.pod_startup = duration(src, d)?;
@@ -287,36 +287,43 @@ impl Builder<'_> {
             let node_taints = taints(src, &spec.template.taints)?;
             let per_domain = match &spec.nodes_per_domain {
                 None => 1,
-                Some(n) if n.value >= 1 => n.value,
+                Some(n) if (1..=kueuesim_model::limits::MAX_NODES).contains(&n.value) => n.value,
                 Some(n) => {
                     return Err(err_at(
                         src,
                         n,
                         format!(
-                            "nodesPerDomain {} is not positive: expected an integer ≥ 1",
-                            n.value
+                            "nodesPerDomain {}: expected an integer from 1 to {}",
+                            n.value,
+                            kueuesim_model::limits::MAX_NODES
                         ),
                     ));
                 }
             };
             let mut total: i64 = per_domain;
             for l in &spec.levels {
-                if l.count.value < 1 {
+                if !(1..=kueuesim_model::limits::MAX_NODES).contains(&l.count.value) {
                     return Err(err_at(
                         src,
                         &l.count,
                         format!(
-                            "count {} is not positive: expected an integer ≥ 1",
-                            l.count.value
+                            "count {}: expected an integer from 1 to {}",
+                            l.count.value,
+                            kueuesim_model::limits::MAX_NODES
                         ),
                     ));
                 }
                 total = total.saturating_mul(l.count.value);
             }
-            if total > 1_000_000 {
+            // With the nodes already built (Node objects, earlier pools).
+            let all = total.saturating_add(built.len() as i64);
+            if all > kueuesim_model::limits::MAX_NODES {
                 return Err(err_obj(
                     src,
-                    format!("NodePool {pool:?} would make {total} nodes: expected at most 1000000"),
+                    format!(
+                        "NodePool {pool:?} would make {total} nodes, {all} in all: expected at most {} nodes",
+                        kueuesim_model::limits::MAX_NODES
+                    ),
                 ));
             }
             let width = (total - 1).max(0).to_string().len();

@@ -9,7 +9,7 @@ use kueuesim_model::{
 };
 
 use super::core::{
-    Builder, PRIORITY_CLASS_LABEL, QUEUE_LABEL, err_at, err_obj, name_of, namespace_of,
+    Builder, PRIORITY_CLASS_LABEL, QUEUE_LABEL, count_in, err_at, err_obj, name_of, namespace_of,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -58,16 +58,7 @@ impl Builder<'_> {
                         ),
                     ));
                 }
-                if ps.count.value < 0 || ps.count.value > i64::from(u32::MAX) {
-                    return Err(err_at(
-                        src,
-                        &ps.count,
-                        format!(
-                            "count {} is out of range: expected a non-negative integer",
-                            ps.count.value
-                        ),
-                    ));
-                }
+                count_in(src, &ps.count, "count", 0, kueuesim_model::limits::MAX_PODS_PER_WORKLOAD)?;
                 // The CRD's `+kubebuilder:validation:Minimum=1` on minCount, and the
                 // webhook's "at most one podSet can use minCount".
                 let min_count = match &ps.min_count {
@@ -116,6 +107,16 @@ impl Builder<'_> {
                     &first.count,
                     "every pod set has count 0, so the Workload runs no pods: expected a count ≥ 1"
                         .to_string(),
+                ));
+            }
+            let pods: i64 = spec.pod_sets.iter().map(|p| p.count.value).sum();
+            if pods > kueuesim_model::limits::MAX_PODS_PER_WORKLOAD {
+                return Err(err_obj(
+                    src,
+                    format!(
+                        "the Workload has {pods} pods in all: expected at most {} pods in a workload",
+                        kueuesim_model::limits::MAX_PODS_PER_WORKLOAD
+                    ),
                 ));
             }
             // spec.queueName, or the queue-name label; a Workload is never defaulted.
@@ -234,8 +235,7 @@ impl Builder<'_> {
                 job_uid: meta.labels.get("kueue.x-k8s.io/job-uid").cloned(),
                 max_execution_time: match &spec.maximum_execution_time_seconds {
                     None => None,
-                    Some(m) if m.value > 0 => Some(SimDuration::from_secs(m.value)),
-                    Some(m) => return Err(err_at(src, m, format!("maximumExecutionTimeSeconds {} is not positive: expected an integer ≥ 1", m.value))),
+                    Some(m) => Some(count_in(src, m, "maximumExecutionTimeSeconds", 1, kueuesim_model::limits::MAX_DURATION.millis() / 1000).map(SimDuration::from_secs)?),
                 },
                     creation_blocked: None,
                     gang: Arc::new(gang),

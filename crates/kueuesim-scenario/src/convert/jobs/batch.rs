@@ -1,5 +1,6 @@
 //! batch/v1 Job (one pod set `main`) and JobSet (one pod set per replicatedJob).
 
+use kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
 use kueuesim_model::Workload;
 
 use super::JobKind;
@@ -24,10 +25,10 @@ impl Builder<'_> {
             let parallelism = spec.parallelism.as_ref().map_or(1, |p| p.value);
             let completions = spec.completions.as_ref().map_or(parallelism, |c| c.value);
             let count = parallelism.min(completions);
-            if count < 1 || count > i64::from(u32::MAX) {
+            if !(1..=MAX_PODS_PER_WORKLOAD).contains(&count) {
                 let at = spec.parallelism.as_ref().or(spec.completions.as_ref());
                 let msg = format!(
-                    "Job {namespace}/{name} runs {count} pods: expected parallelism and completions ≥ 1"
+                    "Job {namespace}/{name} runs {count} pods: expected min(parallelism, completions) from 1 to {MAX_PODS_PER_WORKLOAD}"
                 );
                 return Err(match at {
                     Some(s) => err_at(src, s, msg),

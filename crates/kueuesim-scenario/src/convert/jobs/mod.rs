@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
+use kueuesim_model::limits;
 use kueuesim_model::time::SimDuration;
 use kueuesim_model::{CreationBlocked, PodSet, QueueRef, ResourceList, TopologyRequest, Workload};
 
@@ -24,6 +25,9 @@ use crate::convert::core::{
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
+
+/// The longest maximum execution time, in seconds (`limits::MAX_DURATION`).
+const MAX_SECONDS: i64 = limits::MAX_DURATION.millis() / 1000;
 
 /// Which kind of top-level job a Workload stands for (for its name and gang rules).
 #[derive(Clone, Copy)]
@@ -127,6 +131,16 @@ impl Builder<'_> {
         min_count: Option<u32>,
         t: &wire::PodTemplateSpec,
     ) -> Result<PodSet, ScenarioError> {
+        // Replicas times pods per replica may exceed what one workload may have.
+        if i64::from(count) > limits::MAX_PODS_PER_WORKLOAD {
+            return Err(err_obj(
+                src,
+                format!(
+                    "pod set {name:?} has {count} pods: expected at most {} pods in a workload",
+                    limits::MAX_PODS_PER_WORKLOAD
+                ),
+            ));
+        }
         if t.spec.containers.is_empty() {
             return Err(err_obj(
                 src,
@@ -255,6 +269,16 @@ impl Builder<'_> {
         templates: &[&wire::PodTemplateSpec],
         priority_class: Option<&wire::S>,
     ) -> Result<Workload, ScenarioError> {
+        let pods: i64 = pod_sets.iter().map(|p| i64::from(p.count)).sum();
+        if pods > limits::MAX_PODS_PER_WORKLOAD {
+            return Err(err_obj(
+                src,
+                format!(
+                    "{namespace}/{name} has {pods} pods in all: expected at most {} pods in a workload",
+                    limits::MAX_PODS_PER_WORKLOAD
+                ),
+            ));
+        }
         let template = templates[0];
         let (queue, queue_name) = self.job_queue(
             namespace,
@@ -287,12 +311,12 @@ impl Builder<'_> {
         let job_max_exec = match meta.labels.get("kueue.x-k8s.io/max-exec-time-seconds") {
             None => None,
             Some(v) => match v.trim().parse::<i64>() {
-                Ok(n) if n > 0 => Some(SimDuration::from_secs(n)),
+                Ok(n) if n > 0 && n <= MAX_SECONDS => Some(SimDuration::from_secs(n)),
                 _ => {
                     return Err(err_obj(
                         src,
                         format!(
-                            "label kueue.x-k8s.io/max-exec-time-seconds {v:?}: expected a positive integer number of seconds"
+                            "label kueue.x-k8s.io/max-exec-time-seconds {v:?}: expected an integer number of seconds from 1 to {MAX_SECONDS}"
                         ),
                     ));
                 }
@@ -344,7 +368,7 @@ impl Builder<'_> {
         })
     }
 
-    /// A positive replica count (default 1) as a pod count.
+    /// A replica count (default 1) from 1 to `limits::MAX_REPLICAS`, as a pod count.
     fn replicas(
         src: &ObjectText<'_>,
         what: &str,
@@ -352,13 +376,14 @@ impl Builder<'_> {
     ) -> Result<u32, ScenarioError> {
         match v {
             None => Ok(1),
-            Some(r) if r.value >= 1 && r.value <= i64::from(u32::MAX) => Ok(r.value as u32),
+            Some(r) if (1..=limits::MAX_REPLICAS).contains(&r.value) => Ok(r.value as u32),
             Some(r) => Err(err_at(
                 src,
                 r,
                 format!(
-                    "{what} {} is not positive: expected an integer ≥ 1 (a pod set of 0 pods is not admitted)",
-                    r.value
+                    "{what} {}: expected an integer from 1 to {} (a pod set of 0 pods is not admitted)",
+                    r.value,
+                    limits::MAX_REPLICAS
                 ),
             )),
         }

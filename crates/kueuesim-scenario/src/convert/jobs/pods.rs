@@ -9,6 +9,7 @@ use kueuesim_model::{NodeId, QueueRef, Workload};
 use super::JobKind;
 use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of, spec_shape};
 use crate::error::ScenarioError;
+use crate::source::ObjectText;
 
 impl Builder<'_> {
     /// StatefulSets.
@@ -53,6 +54,7 @@ impl Builder<'_> {
             // Every pod is its own single-pod Workload (the pod integration).
             let count = Self::replicas(src, "replicas", p.obj.spec.replicas.as_ref())?;
             let t = &p.obj.spec.template;
+            too_many_workloads(src, out.len() + count as usize)?;
             for i in 0..count {
                 let ps = self.pod_set(src, "main".into(), 1, None, t)?;
                 let kind = JobKind {
@@ -84,6 +86,7 @@ impl Builder<'_> {
             let groups = Self::replicas(src, "replicas", p.obj.spec.replicas.as_ref())?;
             let lwt = &p.obj.spec.leader_worker_template;
             let size = Self::replicas(src, "size", lwt.size.as_ref())?;
+            too_many_workloads(src, out.len() + groups as usize)?;
             for g in 0..groups {
                 let mut pod_sets = Vec::new();
                 let mut templates = Vec::new();
@@ -257,4 +260,19 @@ impl Builder<'_> {
         }
         Ok(())
     }
+}
+
+/// Refuses an object that would take the input's workloads past
+/// `limits::MAX_OBJECT_WORKLOADS` (`total`: with its own).
+fn too_many_workloads(src: &ObjectText<'_>, total: usize) -> Result<(), ScenarioError> {
+    let max = kueuesim_model::limits::MAX_OBJECT_WORKLOADS;
+    if total > max {
+        return Err(err_obj(
+            src,
+            format!(
+                "the input's objects make {total} workloads with this one: expected at most {max} (a trace or a WorkloadGenerator streams more)"
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -1,0 +1,194 @@
+//! The one place for the input's limits: the largest times, durations, counts and sizes a
+//! scenario may state, checked by the loader when it reads each value.
+//!
+//! Each limit is far above what real clusters and traces need (docs/scenario-format.md,
+//! "Limits", gives the reasons) and far below what would overflow integer milliseconds or
+//! exhaust memory. Because every time and duration entering a run is bounded here, the sums
+//! the engine forms (an arrival plus a start-up plus a duration plus a back-off …) stay
+//! many orders of magnitude below `i64::MAX` milliseconds, which is why `SimTime` arithmetic
+//! may saturate instead of failing (`crate::time`).
+
+use crate::time::{DurationError, SimDuration};
+
+/// Milliseconds in a (365-day) year.
+const MS_PER_YEAR: i64 = 365 * 24 * 3_600_000;
+
+/// The latest simulated time an input may name: an arrival, a creation offset from the start
+/// (either way), a generator's start or end, the horizon `until`. Ten years: the longest
+/// public cluster traces cover months (Philly 3 months, Helios 6 months, Alibaba PAI 2
+/// months), and a capacity plan rarely looks further than a few years ahead.
+pub const MAX_TIME: SimDuration = SimDuration::from_millis(10 * MS_PER_YEAR);
+
+/// The longest duration an input may state: how long a workload runs or has left, pod
+/// start-up and termination, controller latencies, timeouts, back-off, intervals, a
+/// generator's draws. Ten years, as [`MAX_TIME`]: no job runs longer than the horizon.
+pub const MAX_DURATION: SimDuration = SimDuration::from_millis(10 * MS_PER_YEAR);
+
+/// The most pods in one pod set, and in one workload (all its pod sets, replicas included):
+/// the largest training jobs run on tens of thousands of GPUs, one pod per node of 8.
+pub const MAX_PODS_PER_WORKLOAD: i64 = 100_000;
+
+/// The most replicas of a replicated object (Deployment, StatefulSet, LeaderWorkerSet,
+/// JobSet replicated job, RayJob worker group, Kubeflow replica type …); replicas times pods
+/// per replica is bounded by [`MAX_PODS_PER_WORKLOAD`] as well.
+pub const MAX_REPLICAS: i64 = 100_000;
+
+/// The most workloads one run may take from one source (the objects of the input, one
+/// WorkloadGenerator's count): the largest public traces hold a few million jobs (Alibaba
+/// PAI 1.2 M, Helios 3.3 M).
+pub const MAX_WORKLOADS: i64 = 10_000_000;
+
+/// The most workloads the input's objects may expand to (a Deployment's replicas are one
+/// workload each): they are held in memory together, unlike a trace's or a generator's,
+/// which are pulled one at a time; a snapshot of a large cluster holds tens of thousands.
+pub const MAX_OBJECT_WORKLOADS: usize = 1_000_000;
+
+/// The most nodes (Node objects and NodePool counts together): upstream Kubernetes tests
+/// 5,000 nodes, the largest managed clusters offer 65,000 to 100,000.
+pub const MAX_NODES: i64 = 100_000;
+
+/// The deepest nesting of YAML mappings and lists in one object: Kubernetes objects nest
+/// about fifteen levels (a JobSet's pod template's container's resources).
+pub const MAX_DEPTH: usize = 64;
+
+/// The most YAML nodes (mappings, lists and scalars) in one object: a Node with thousands
+/// of labels or a JobSet with hundreds of replicated jobs stays in the thousands.
+pub const MAX_YAML_NODES: usize = 250_000;
+
+/// The largest input file, in bytes: scenarios are kilobytes to a few megabytes; the large
+/// traces are CSV files read row by row, which this does not count.
+pub const MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The most arrivals per second a WorkloadGenerator may draw (`rate`): Kueue admits some
+/// hundreds of workloads per second; a million is far beyond any real submission rate.
+pub const MAX_RATE_PER_SECOND: f64 = 1_000_000.0;
+
+/// The largest `sigma` of a log-normal distribution: fitted job-duration distributions have
+/// sigma 1 to 3; at 10 the 99th percentile is already 10^10 times the median, and draws are
+/// clamped to the unit's range in any case.
+pub const MAX_SIGMA: f64 = 10.0;
+
+/// Parses a duration (Go syntax, `SimDuration::parse`) of at most [`MAX_DURATION`]; a
+/// longer one, even one past `i64` milliseconds, is refused with the real limit.
+pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
+    match SimDuration::parse(text) {
+        Ok(d) => check_duration(d),
+        Err(DurationError::Overflow { input }) => Err(format!(
+            "duration {input:?} is too long: expected at most {MAX_DURATION} ({})",
+            years(MAX_DURATION)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Parses an offset from the simulation start (an arrival, `until`) of at most
+/// [`MAX_TIME`].
+pub fn parse_time_offset(text: &str) -> Result<SimDuration, String> {
+    match SimDuration::parse(text) {
+        Ok(d) => check_time(d),
+        Err(DurationError::Overflow { input }) => Err(format!(
+            "time {input:?} after the start is too late: expected at most {MAX_TIME} ({})",
+            years(MAX_TIME)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `d` is at most [`MAX_DURATION`]; otherwise the message, in our words, stating the limit.
+pub fn check_duration(d: SimDuration) -> Result<SimDuration, String> {
+    if d > MAX_DURATION {
+        return Err(format!(
+            "duration {d} is too long: expected at most {} ({})",
+            MAX_DURATION,
+            years(MAX_DURATION)
+        ));
+    }
+    Ok(d)
+}
+
+/// `d`, a time offset from the simulation start, is at most [`MAX_TIME`]; otherwise the
+/// message stating the limit.
+pub fn check_time(d: SimDuration) -> Result<SimDuration, String> {
+    if d > MAX_TIME {
+        return Err(format!(
+            "time {d} after the start is too late: expected at most {} ({})",
+            MAX_TIME,
+            years(MAX_TIME)
+        ));
+    }
+    Ok(d)
+}
+
+/// Whole seconds `s` as a duration within [`MAX_DURATION`] (`what` names the field); a
+/// negative `s` is refused too.
+pub fn check_seconds(what: &str, s: i64) -> Result<SimDuration, String> {
+    let max = MAX_DURATION.millis() / 1000;
+    if !(0..=max).contains(&s) {
+        return Err(format!("{what} {s}: expected seconds from 0 to {max}"));
+    }
+    Ok(SimDuration::from_secs(s))
+}
+
+/// `n` in `min..=max` (`what` names the field); otherwise the message stating that range.
+pub fn check_count(what: &str, n: i64, min: i64, max: i64) -> Result<i64, String> {
+    if !(min..=max).contains(&n) {
+        return Err(format!("{what} {n}: expected an integer from {min} to {max}"));
+    }
+    Ok(n)
+}
+
+/// "10 years" for the messages.
+fn years(d: SimDuration) -> String {
+    format!("{} years", d.millis() / MS_PER_YEAR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_state_themselves() {
+        assert_eq!(MAX_DURATION.to_string(), "87600h0m0s");
+        assert_eq!(
+            check_duration(SimDuration::from_millis(i64::MAX))
+                .unwrap_err()
+                .to_string(),
+            "duration 2562047788015h12m55.807s is too long: expected at most 87600h0m0s (10 years)"
+        );
+        assert_eq!(check_duration(MAX_DURATION), Ok(MAX_DURATION));
+        assert!(check_time(MAX_TIME).is_ok());
+        assert!(check_time(MAX_TIME + SimDuration::from_millis(1)).is_err());
+        assert_eq!(
+            check_seconds("backoffBaseSeconds", i64::MAX).unwrap_err(),
+            "backoffBaseSeconds 9223372036854775807: expected seconds from 0 to 315360000"
+        );
+        assert_eq!(check_seconds("x", 60), Ok(SimDuration::from_secs(60)));
+        assert!(check_seconds("x", -1).is_err());
+        assert_eq!(
+            check_count("replicas", i64::MAX, 0, MAX_REPLICAS).unwrap_err(),
+            "replicas 9223372036854775807: expected an integer from 0 to 100000"
+        );
+    }
+
+    #[test]
+    fn parsing_states_the_limit_even_past_i64() {
+        assert_eq!(
+            parse_duration("9999999999999999999999h").unwrap_err(),
+            "duration \"9999999999999999999999h\" is too long: expected at most 87600h0m0s (10 years)"
+        );
+        assert_eq!(
+            parse_time_offset("2562047788015h").unwrap_err(),
+            "time 2562047788015h0m0s after the start is too late: expected at most 87600h0m0s (10 years)"
+        );
+        assert_eq!(parse_duration("87600h"), Ok(MAX_DURATION));
+        assert!(parse_duration("1x").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn bounded_sums_cannot_overflow() {
+        // The engine adds a handful of bounded values to a bounded time; a thousand of them
+        // would still be four orders of magnitude inside i64 milliseconds.
+        assert!(MAX_TIME.millis() * 1000 < i64::MAX / 10_000);
+        assert!(MAX_DURATION.millis() * 1000 < i64::MAX / 10_000);
+    }
+}

@@ -47,6 +47,13 @@ pub const MAX_OBJECT_WORKLOADS: usize = 1_000_000;
 /// 5,000 nodes, the largest managed clusters offer 65,000 to 100,000.
 pub const MAX_NODES: i64 = 100_000;
 
+/// The largest amount of one resource in one place (a node's allocatable, a pod's request, a
+/// quota), in Kueue's units (millicores for cpu, bytes for memory): 2^46, 64 TiB of memory
+/// or 70 billion cores. The largest single machines have 32 TiB of memory; the bound keeps
+/// the sums over [`MAX_NODES`] nodes, or over a workload's [`MAX_PODS_PER_WORKLOAD`] pods,
+/// inside `i64` (2^46 × 10^5 < 2^63).
+pub const MAX_QUANTITY: i64 = 1 << 46;
+
 /// The deepest nesting of YAML mappings and lists in one object: Kubernetes objects nest
 /// about fifteen levels (a JobSet's pod template's container's resources).
 pub const MAX_DEPTH: usize = 64;
@@ -135,6 +142,18 @@ pub fn check_count(what: &str, n: i64, min: i64, max: i64) -> Result<i64, String
         return Err(format!("{what} {n}: expected an integer from {min} to {max}"));
     }
     Ok(n)
+}
+
+/// An amount `v` of `resource` (in Kueue's units) at most [`MAX_QUANTITY`].
+pub fn check_quantity(resource: &str, v: i64) -> Result<i64, String> {
+    if v > MAX_QUANTITY {
+        return Err(format!(
+            "{resource}: {} is too large: expected at most {}",
+            crate::format_amount(resource, v),
+            crate::format_amount(resource, MAX_QUANTITY)
+        ));
+    }
+    Ok(v)
 }
 
 /// "10 years" for the messages.

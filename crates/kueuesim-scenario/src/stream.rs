@@ -62,8 +62,11 @@ impl Iterator for Generated {
             return Some(Err(ScenarioError::at(
                 pos.clone(),
                 format!(
-                    "workload {} would arrive more than 1000 years after the start: expected a count or until that ends the arrivals sooner",
-                    w.name
+                    "workload {} would arrive more than {} after the start: expected a count or until that ends the arrivals within {} ({} years)",
+                    w.name,
+                    kueuesim_model::limits::MAX_TIME,
+                    kueuesim_model::limits::MAX_TIME,
+                    kueuesim_model::limits::MAX_TIME.millis() / (365 * 24 * 3_600_000)
                 ),
                 text,
             )));

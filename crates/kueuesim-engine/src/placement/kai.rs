@@ -858,8 +858,12 @@ fn solve(
         .filter(|&g| tree.subgroups[g].parent == node)
         .collect();
     let mut last_error = String::new();
+    // Without any constraint up the tree, `within` is a placeholder (topology 0, its root)
+    // and the input may have no Topology at all: then every node is a candidate, as in KAI,
+    // whose topology plugin leaves a job without a topology name unconstrained.
+    let all_nodes = cluster.all_nodes.clone();
     'domains: for &(ti, d) in &domains {
-        let t = &world.topologies[ti];
+        let nodes_in = |d| world.topologies.get(ti).map_or(&all_nodes[..], |t| t.nodes_of(d));
         let mut made: Vec<Binding> = Vec::new();
         for &child in &children {
             match solve(
@@ -890,7 +894,7 @@ fn solve(
             .collect();
         if !own.is_empty() {
             let own_view = view(job.pods, &own);
-            let nodes = t.nodes_of(d);
+            let nodes = nodes_in(d);
             let resource = scored_resource(cluster, &own_view);
             let mut s = scorer(
                 world,

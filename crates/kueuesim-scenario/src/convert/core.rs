@@ -166,7 +166,9 @@ pub(super) fn quantity(
 ) -> Result<i64, ScenarioError> {
     let parsed = kueuesim_model::Quantity::parse(q.value.trim())
         .map_err(|e| err_at(src, q, e.to_string()))?;
-    resource_amount(resource, &parsed).map_err(|e| err_at(src, q, format!("{resource}: {e}")))
+    let amount = resource_amount(resource, &parsed)
+        .map_err(|e| err_at(src, q, format!("{resource}: {e}")))?;
+    limits::check_quantity(resource, amount).map_err(|e| err_at(src, q, e))
 }
 
 /// A duration field, at most `limits::MAX_DURATION`.

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_saphyr::Spanned;
 
+use kueuesim_model::limits;
 use kueuesim_model::{
     KaiTopologyConstraint, LocalQueueId, NetworkTopology, SchedulerKind, SimDuration, SimTime,
     TierRef, TopologyRequest, World,
@@ -18,13 +19,12 @@ use crate::error::{Pos, ScenarioError};
 use crate::source::ObjectText;
 use crate::wire;
 
-/// The most pods a generated workload may have (a Kubernetes Job is far below it).
-const MAX_PODS: i64 = 1_000_000;
-/// The longest duration a generator may draw or space arrivals by: 100 years.
-const MAX_DURATION_MS: i64 = 100 * 365 * 24 * 3_600_000;
-/// No generated workload arrives later than this after the start (1,000 years), so that
-/// arrival plus duration stays far inside simulated time.
-pub(crate) const MAX_ARRIVAL_MS: i64 = 10 * MAX_DURATION_MS;
+/// The most pods a generated workload may have (`limits::MAX_PODS_PER_WORKLOAD`).
+const MAX_PODS: i64 = limits::MAX_PODS_PER_WORKLOAD;
+/// The longest duration a generator may draw or space arrivals by (`limits::MAX_DURATION`).
+const MAX_DURATION_MS: i64 = limits::MAX_DURATION.millis();
+/// No generated workload arrives later than this after the start (`limits::MAX_TIME`).
+pub(crate) const MAX_ARRIVAL_MS: i64 = limits::MAX_TIME.millis();
 
 /// What a distribution's values are.
 #[derive(Clone, Copy)]
@@ -50,10 +50,16 @@ fn parse_value(unit: Unit<'_>, text: &str, csv_unit_ms: Option<f64>) -> Result<i
             if v < 0 {
                 return Err(format!("{t:?}: expected a non-negative quantity"));
             }
-            Ok(v)
+            limits::check_quantity(r, v)
         }
         Unit::Duration => {
-            let too_long = || format!("{t:?}: longer than 100 years");
+            let too_long = || {
+                format!(
+                    "{t:?} is too long: expected at most {} ({} years)",
+                    limits::MAX_DURATION,
+                    MAX_DURATION_MS / (365 * 24 * 3_600_000)
+                )
+            };
             if let (Some(ms), Ok(n)) = (csv_unit_ms, t.parse::<f64>()) {
                 if n.is_finite() && n >= 0.0 {
                     let v = (n * ms).round();
@@ -234,6 +240,17 @@ fn dist(
             ));
         }
         let sigma = number(src, &l.sigma, "sigma")?;
+        if sigma > limits::MAX_SIGMA {
+            return Err(err_at(
+                src,
+                &l.sigma,
+                format!(
+                    "sigma {}: expected a number from 0 to {}",
+                    l.sigma.value.trim(),
+                    limits::MAX_SIGMA
+                ),
+            ));
+        }
         let min = match &l.min {
             Some(m) => value(src, unit, m)?,
             None => match unit {
@@ -247,7 +264,7 @@ fn dist(
             None => match unit {
                 Unit::Count => MAX_PODS,
                 Unit::Duration => MAX_DURATION_MS,
-                Unit::Quantity(_) => i64::MAX,
+                Unit::Quantity(_) => limits::MAX_QUANTITY,
             },
         };
         if min > max {
@@ -384,7 +401,12 @@ pub(crate) fn resolve(
                 }
             };
             match n.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 && per_ms / v <= MAX_DURATION_MS as f64 => {
+                Ok(v)
+                    if v.is_finite()
+                        && v > 0.0
+                        && per_ms / v <= MAX_DURATION_MS as f64
+                        && 1000.0 * v / per_ms <= limits::MAX_RATE_PER_SECOND =>
+                {
                     Arrivals::Poisson {
                         mean_gap_ms: per_ms / v,
                     }
@@ -394,8 +416,10 @@ pub(crate) fn resolve(
                         src,
                         r,
                         format!(
-                            "rate {:?}: expected a positive number of arrivals, at least one per 100 years",
-                            r.value
+                            "rate {:?}: expected a number of arrivals from one per {} to {} per second",
+                            r.value,
+                            limits::MAX_DURATION,
+                            limits::MAX_RATE_PER_SECOND
                         ),
                     ));
                 }
@@ -415,12 +439,16 @@ pub(crate) fn resolve(
     };
     let count = match &spec.count {
         None => None,
-        Some(c) if c.value >= 1 => Some(c.value as u64),
+        Some(c) if (1..=limits::MAX_WORKLOADS).contains(&c.value) => Some(c.value as u64),
         Some(c) => {
             return Err(err_at(
                 src,
                 c,
-                format!("count {}: expected an integer ≥ 1", c.value),
+                format!(
+                    "count {}: expected an integer from 1 to {}",
+                    c.value,
+                    limits::MAX_WORKLOADS
+                ),
             ));
         }
     };

@@ -175,6 +175,8 @@ impl<R: BufRead> CsvReader<R> {
 
 /// An error at byte column `column` of `row` in `file`.
 pub(crate) fn at(file: &str, row: &Row, column: u64, message: impl Into<String>) -> ScenarioError {
+    // Never past the end of the line: a missing cell is pointed at the line's last byte.
+    let column = column.clamp(1, (row.text.len() as u64).max(1));
     ScenarioError::at_line(
         Pos {
             file: file.to_string(),

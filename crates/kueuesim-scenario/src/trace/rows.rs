@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use kueuesim_model::limits;
 use kueuesim_model::{
     GangSpec, Labels, PodSet, QueueRef, ResourceId, ResourceList, SimDuration, SimTime, Workload,
     resource_amount,
@@ -98,9 +99,15 @@ impl TraceWorkloads {
                 self.last = Some((arrival_ms, row.line));
                 let count = match pods {
                     Some(i) if !row.cell(*i).is_empty() => {
-                        let n = int_cell(f, row, *i, "pods", u64::from(u32::MAX))?;
+                        let max = limits::MAX_PODS_PER_WORKLOAD as u64;
+                        let n = int_cell(f, row, *i, "pods", max)?;
                         if n == 0 {
-                            return Err(cell_error(f, row, *i, "pods 0: expected at least 1 pod"));
+                            return Err(cell_error(
+                                f,
+                                row,
+                                *i,
+                                format!("pods 0: expected an integer from 1 to {max}"),
+                            ));
                         }
                         n as u32
                     }
@@ -136,6 +143,8 @@ impl TraceWorkloads {
                     let q = kueuesim_model::Quantity::parse(v)
                         .map_err(|e| cell_error(f, row, *i, format!("{r} {v:?}: {e}")))?;
                     let a = resource_amount(r, &q)
+                        .map_err(|e| e.to_string())
+                        .and_then(|a| limits::check_quantity(r, a))
                         .map_err(|e| cell_error(f, row, *i, format!("{r} {v:?}: {e}")))?;
                     reqs.push((*id, a));
                 }
@@ -427,6 +436,27 @@ impl TraceWorkloads {
 
     fn workload(&mut self, row: &Row) -> Result<Workload, ScenarioError> {
         let d = self.draft(row)?;
+        // The row's times within the limits every input has (`limits`), checked here where
+        // every adapter's arrival and duration have been worked out.
+        let limit = |what: &str, ms: i64, max: SimDuration| {
+            if ms.unsigned_abs() > max.millis().unsigned_abs() {
+                return Err(super::csv::at(
+                    &self.file,
+                    row,
+                    1,
+                    format!(
+                        "{what} {} is out of range: expected at most {max} ({} years)",
+                        SimDuration::from_millis(ms),
+                        max.millis() / (365 * 24 * 3_600_000)
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        limit("arrival", d.arrival_ms, limits::MAX_TIME)?;
+        if let Some(ms) = d.duration_ms {
+            limit("duration", ms, limits::MAX_DURATION)?;
+        }
         let namespace = self
             .value(Attr::Namespace, row)?
             .unwrap_or_else(|| "default".to_string());

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::ScenarioError;
-use crate::source::SourceFile;
+use crate::source::{SourceFile, read_text};
 
 /// The files of `scenarios/platform/`, compiled in so `kueuesim run` works with no path.
 const PLATFORM: &[(&str, &str)] = &[
@@ -61,17 +61,14 @@ pub fn read_paths(paths: &[impl AsRef<Path>]) -> Result<Vec<SourceFile>, Scenari
                 )));
             }
             for e in entries {
-                let text = std::fs::read_to_string(&e).map_err(|source| ScenarioError::Io {
-                    path: e.display().to_string(),
-                    source,
-                })?;
+                let text = read_text(&e, &e.display().to_string())?;
                 out.push(SourceFile {
                     name: e.display().to_string(),
                     text,
                 });
             }
         } else {
-            let text = std::fs::read_to_string(p).map_err(io)?;
+            let text = read_text(p, &p.display().to_string())?;
             out.push(SourceFile {
                 name: p.display().to_string(),
                 text,

@@ -18,6 +18,63 @@ pub struct SourceFile {
     pub text: String,
 }
 
+/// The text of a file's bytes: a UTF-8 byte order mark is dropped (editors on Windows write
+/// one), and bytes that are not UTF-8 are an error at the line and column of the first bad
+/// byte (the column counts the characters before it on its line, as every other column).
+pub fn decode(name: &str, mut bytes: Vec<u8>) -> Result<String, ScenarioError> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let bad = e.utf8_error().valid_up_to();
+        // The prefix is valid UTF-8, so it can be counted in characters.
+        let before = std::str::from_utf8(&bytes[..bad]).unwrap_or_default();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let line = before.matches('\n').count() as u64 + 1;
+        let column = before[line_start..].chars().count() as u64 + 1;
+        let shown = String::from_utf8_lossy(bytes);
+        ScenarioError::at(
+            Pos {
+                file: name.to_string(),
+                line,
+                column,
+            },
+            format!(
+                "byte 0x{:02X} is not UTF-8: expected the file in UTF-8",
+                bytes[bad]
+            ),
+            &shown,
+        )
+    })
+}
+
+/// Reads the file at `path` (named `name` in messages) as text with [`decode`], refusing one
+/// larger than `limits::MAX_INPUT_BYTES` before reading it.
+pub fn read_text(path: &std::path::Path, name: &str) -> Result<String, ScenarioError> {
+    let io = |source| ScenarioError::Io {
+        path: name.to_string(),
+        source,
+    };
+    let max = kueuesim_model::limits::MAX_INPUT_BYTES;
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len > max {
+        return Err(ScenarioError::at(
+            Pos {
+                file: name.to_string(),
+                line: 1,
+                column: 1,
+            },
+            format!(
+                "the file has {len} bytes: expected at most {max} ({} MiB)",
+                max / (1024 * 1024)
+            ),
+            "",
+        ));
+    }
+    decode(name, std::fs::read(path).map_err(io)?)
+}
+
 /// One object's YAML, cut out of its file, with the number of file lines before it so that
 /// parse positions can be mapped back to the file.
 #[derive(Clone, Debug)]

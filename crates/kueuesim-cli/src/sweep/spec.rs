@@ -289,10 +289,7 @@ fn err<T>(file: &SourceFile, s: &Spanned<T>, message: impl Into<String>) -> Scen
 
 /// Reads and checks a Sweep file.
 pub(crate) fn read(path: &Path) -> Result<Sweep, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text = kueuesim_scenario::source::read_text(path, &path.display().to_string())?;
     let file = SourceFile {
         name: path.display().to_string(),
         text,

@@ -134,8 +134,9 @@ fn csv_column(
         .unwrap_or_else(|| Path::new(""));
     let path = base.join(c.path.value.trim());
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path)
+    let bytes = std::fs::read(&path)
         .map_err(|e| err_at(src, &c.path, format!("cannot read CSV {shown}: {e}")))?;
+    let text = crate::source::decode(&shown, bytes)?;
     let mut lines = text.lines().enumerate();
     let Some((_, header)) = lines.next() else {
         return Err(err_at(

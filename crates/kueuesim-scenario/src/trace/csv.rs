@@ -40,7 +40,7 @@ pub(crate) struct CsvReader<R> {
     names: Vec<String>,
     line_no: u64,
     rows: u64,
-    buf: String,
+    buf: Vec<u8>,
 }
 
 /// Splits `text` at commas into cell byte ranges.
@@ -72,7 +72,7 @@ impl<R: BufRead> CsvReader<R> {
             names: Vec::new(),
             line_no: 0,
             rows: 0,
-            buf: String::new(),
+            buf: Vec::new(),
         };
         match r.next_line()? {
             Some((line, text)) => {
@@ -111,7 +111,7 @@ impl<R: BufRead> CsvReader<R> {
             self.buf.clear();
             let n = self
                 .reader
-                .read_line(&mut self.buf)
+                .read_until(b'\n', &mut self.buf)
                 .map_err(|source| ScenarioError::Io {
                     path: self.file.clone(),
                     source,
@@ -120,7 +120,34 @@ impl<R: BufRead> CsvReader<R> {
                 return Ok(None);
             }
             self.line_no += 1;
-            let text = self.buf.trim_end_matches(['\n', '\r']);
+            // A byte order mark before the header is dropped; bytes that are not UTF-8 are an
+            // error at their line and column.
+            let bytes = if self.line_no == 1 {
+                self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf)
+            } else {
+                &self.buf[..]
+            };
+            let line = match std::str::from_utf8(bytes) {
+                Ok(l) => l,
+                Err(e) => {
+                    let good = &bytes[..e.valid_up_to()];
+                    let column = String::from_utf8_lossy(good).chars().count() as u64 + 1;
+                    let shown = String::from_utf8_lossy(bytes);
+                    return Err(ScenarioError::at_line(
+                        Pos {
+                            file: self.file.clone(),
+                            line: self.line_no,
+                            column,
+                        },
+                        format!(
+                            "byte 0x{:02X} is not UTF-8: expected the file in UTF-8",
+                            bytes[e.valid_up_to()]
+                        ),
+                        shown.trim_end_matches(['\n', '\r']),
+                    ));
+                }
+            };
+            let text = line.trim_end_matches(['\n', '\r']);
             if text.trim().is_empty() {
                 continue;
             }

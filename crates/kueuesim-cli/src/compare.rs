@@ -76,10 +76,10 @@ pub(crate) fn side(arg: &str) -> Result<Side, Failure> {
 fn document(text: &str, label: &str) -> Result<Side, Failure> {
     let v: Value = match serde_json::from_str(text) {
         Ok(v) => v,
-        Err(_) => serde_saphyr::from_str(text).map_err(|e| {
+        Err(_) => kueuesim_scenario::source::from_yaml(text).map_err(|e| {
             bad(format!(
                 "{label}: not a JSON or YAML document: {}",
-                e.without_snippet()
+                kueuesim_scenario::source::yaml_message(&e)
             ))
         })?,
     };

@@ -6,6 +6,8 @@ use serde_saphyr::Spanned;
 
 use std::sync::Arc;
 
+use kueuesim_model::limits;
+
 use crate::error::{Pos, ScenarioError};
 use crate::overlay::tree::LineMap;
 
@@ -298,10 +300,54 @@ pub fn yaml_error(file: &SourceFile, line_offset: u64, e: &serde_saphyr::Error) 
     )
 }
 
-/// A serde-saphyr error's message without its own (document-relative) position, which ours
-/// replaces, and with what was expected.
-pub(crate) fn yaml_message(e: &serde_saphyr::Error) -> String {
-    let bare = e.without_snippet().to_string();
+/// Parses YAML `text` with the reader's limits set from `limits` (nesting depth, nodes per
+/// object), so that the limits live in one place and the messages can state them.
+pub fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, serde_saphyr::Error> {
+    let mut options = serde_saphyr::Options::default();
+    if let Some(b) = options.budget.as_mut() {
+        b.max_depth = limits::MAX_DEPTH;
+        b.max_nodes = limits::MAX_YAML_NODES;
+    }
+    serde_saphyr::from_str_with_options(text, options)
+}
+
+/// A serde-saphyr error's message in our words: without its own (document-relative)
+/// position, which ours replaces, without the library's option and type names, and with
+/// what was expected.
+pub fn yaml_message(e: &serde_saphyr::Error) -> String {
+    use serde_saphyr::budget::BudgetBreach;
+    let e = e.without_snippet();
+    match e {
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+            return match key {
+                Some(k) => format!("duplicate key {k:?}: expected each key once in a mapping"),
+                None => "duplicate key: expected each key once in a mapping".to_string(),
+            };
+        }
+        serde_saphyr::Error::Budget { breach, .. } => {
+            return match breach {
+                BudgetBreach::Depth { .. } => format!(
+                    "nesting deeper than {} levels: expected at most {} levels of mappings and lists",
+                    limits::MAX_DEPTH,
+                    limits::MAX_DEPTH
+                ),
+                BudgetBreach::Nodes { .. } => format!(
+                    "more than {} YAML nodes in one object: expected at most {}",
+                    limits::MAX_YAML_NODES,
+                    limits::MAX_YAML_NODES
+                ),
+                BudgetBreach::Aliases { .. }
+                | BudgetBreach::Anchors { .. }
+                | BudgetBreach::AliasAnchorRatio { .. } => {
+                    "too many aliases or anchors: expected an object written out, with few aliases"
+                        .to_string()
+                }
+                _ => "the object is too large to read: expected a Kubernetes object of at most some megabytes".to_string(),
+            };
+        }
+        _ => {}
+    }
+    let bare = e.to_string();
     let message = match bare.rfind(" at line ") {
         Some(i) => bare[..i].to_string(),
         None => bare,
@@ -309,8 +355,24 @@ pub(crate) fn yaml_message(e: &serde_saphyr::Error) -> String {
     explain(&message)
 }
 
-/// Adds what was expected to serde's terse type errors.
+/// Adds what was expected to serde's terse type errors, and says the reader's own phrases
+/// in ours.
 fn explain(message: &str) -> String {
+    let ours = match message {
+        "expected mapping start" => Some("expected a mapping (key: value pairs)"),
+        "expected string scalar" => Some("expected a single value, not a list or a mapping"),
+        m if m.starts_with("cannot deserialize null") => Some("a null value: expected a value"),
+        m if m.starts_with("recursive references") => {
+            Some("an alias inside its own anchor: expected no recursive aliases")
+        }
+        m if m.starts_with("non-finite float") => {
+            Some("a number that is not finite: expected a finite number")
+        }
+        _ => None,
+    };
+    if let Some(o) = ours {
+        return o.to_string();
+    }
     let expected = match message {
         m if m.starts_with("invalid u32") || m.starts_with("invalid u64") => {
             Some("expected a non-negative integer")
@@ -385,7 +447,7 @@ fn push_document<'f>(
         ),
         None => {
             let head: HeadAndItems =
-                serde_saphyr::from_str(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
+                from_yaml(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
             let Some(kind) = head.kind else {
                 return Err(ScenarioError::at(
                     Pos {

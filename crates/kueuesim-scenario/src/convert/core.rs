@@ -136,7 +136,7 @@ pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> Scena
 pub(super) fn parse<'a, T: DeserializeOwned>(
     src: &'a ObjectText<'a>,
 ) -> Result<Parsed<'a, T>, ScenarioError> {
-    let obj = serde_saphyr::from_str(&src.text).map_err(|e| src.yaml_error(&e))?;
+    let obj = crate::source::from_yaml(&src.text).map_err(|e| src.yaml_error(&e))?;
     Ok(Parsed { src, obj })
 }
 

@@ -255,7 +255,7 @@ impl<'a> Builder<'a> {
                 _ => {
                     // Not read any further, but a syntax error is still an error (the
                     // splitter read only its head).
-                    serde_saphyr::from_str::<serde::de::IgnoredAny>(&src.text)
+                    crate::source::from_yaml::<serde::de::IgnoredAny>(&src.text)
                         .map_err(|e| src.yaml_error(&e))?;
                     let label = if src.api_version.is_empty() {
                         src.kind.clone()

@@ -21,11 +21,14 @@ use crate::wire;
 /// their arguments (other plugins do not change where resource-only pods go and are not
 /// modelled; see docs/semantics.md).
 fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig, ScenarioError> {
-    let conf: wire::VolcanoConf = serde_saphyr::from_str(&text.value).map_err(|e| {
+    let conf: wire::VolcanoConf = crate::source::from_yaml(&text.value).map_err(|e| {
         err_at(
             src,
             text,
-            format!("spec.volcano.configuration is not a volcano-scheduler.conf: {e}"),
+            format!(
+                "spec.volcano.configuration is not a volcano-scheduler.conf: {}",
+                crate::source::yaml_message(&e)
+            ),
         )
     })?;
     let int = |p: &wire::VolcanoPlugin, key: &str, default: i64| -> Result<i64, ScenarioError> {

@@ -119,7 +119,7 @@ pub fn kind_matches(written: &str, kind: &str) -> bool {
 
 /// An object's name and namespace (empty when missing).
 fn name_and_namespace(obj: &ObjectText<'_>) -> (String, String) {
-    match serde_saphyr::from_str::<Head>(&obj.text) {
+    match crate::source::from_yaml::<Head>(&obj.text) {
         Ok(Head {
             metadata: Some(m), ..
         }) => (m.name.unwrap_or_default(), m.namespace.unwrap_or_default()),

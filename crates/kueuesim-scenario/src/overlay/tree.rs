@@ -160,16 +160,12 @@ pub fn parse_mapped<'f>(
     line_offset: u64,
     origins: Option<&LineMap<'f>>,
 ) -> Result<Node<'f>, ScenarioError> {
-    let raw: Spanned<RawNode> = serde_saphyr::from_str(text).map_err(|e| {
+    let raw: Spanned<RawNode> = crate::source::from_yaml(text).map_err(|e| {
         let (line, column) = match e.location() {
             Some(l) if l.line() > 0 => (l.line() + line_offset, l.column()),
             _ => (line_offset + 1, 1),
         };
-        let bare = e.without_snippet().to_string();
-        let message = match bare.rfind(" at line ") {
-            Some(i) => bare[..i].to_string(),
-            None => bare,
-        };
+        let message = crate::source::yaml_message(&e);
         match origins.and_then(|m| m.origin(line - line_offset, column)) {
             Some(at) => at.error(message),
             None => Origin { file, line, column }.error(message),

@@ -127,7 +127,7 @@ pub(crate) fn declarations(
             continue;
         }
         let t: wire::WorkloadTrace =
-            serde_saphyr::from_str(&src.text).map_err(|e| src.yaml_error(&e))?;
+            crate::source::from_yaml(&src.text).map_err(|e| src.yaml_error(&e))?;
         let name = match &t.metadata.name {
             Some(n) if !n.value.trim().is_empty() => n.value.trim().to_string(),
             _ => {

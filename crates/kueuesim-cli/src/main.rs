@@ -18,6 +18,7 @@ mod replicates;
 mod sweep;
 
 use kueuesim_engine::{Outcome, Simulation};
+use kueuesim_model::limits;
 use kueuesim_model::{SimDuration, SimTime, WorkloadId};
 use kueuesim_report::kubectl::{self, Namespaces};
 use kueuesim_report::outdir::{OutDir, parse_write};
@@ -94,7 +95,8 @@ struct RunArgs {
     jobs: Option<usize>,
     /// Simulate events at times ≤ this offset from the start (Go duration, e.g. 24h, or with
     /// days, e.g. 1d12h), then report the state at that time.
-    #[arg(long)]
+    // Hyphen values reach the parser, which says a negative offset is not one.
+    #[arg(long, allow_hyphen_values = true)]
     until: Option<String>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value = "summary")]
@@ -149,7 +151,7 @@ struct ViewArgs {
     all_namespaces: bool,
     /// The state at this offset from the start (Go duration, or with days: 1d, 1d12h);
     /// default: the end of the run.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     at: Option<String>,
     /// Seed of the random streams (overrides Simulation spec.seed).
     #[arg(long)]
@@ -271,6 +273,16 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
     if let Some(seeds) = seeds {
         return run_replicates(args, seeds, *jobs);
+    }
+    // Before the run, not after it: an --out that cannot be a directory is a usage error.
+    if let Some(dir) = out
+        && dir.exists()
+        && !dir.is_dir()
+    {
+        return Err(Failure {
+            code: 2,
+            message: format!("--out {}: is a file: expected a directory", dir.display()),
+        });
     }
     let usage = |message: String| Failure { code: 2, message };
     let files = parse_write(write).map_err(|e| usage(format!("--write: {e}")))?;
@@ -660,7 +672,7 @@ fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
 /// which has no `d` (`SimDuration::parse` stays strict for them).
 pub(crate) fn parse_offset(s: &str) -> Result<SimDuration, String> {
     let Some(d) = s.find('d') else {
-        return SimDuration::parse(s).map_err(|e| e.to_string());
+        return limits::parse_time_offset(s);
     };
     let bad = || {
         format!(
@@ -681,10 +693,14 @@ pub(crate) fn parse_offset(s: &str) -> Result<SimDuration, String> {
         SimDuration::parse(rest).map_err(|e| e.to_string())?
     };
     let ms = (days * 86_400_000.0).round();
-    if ms > i64::MAX as f64 / 2.0 {
-        return Err(bad());
+    if ms > limits::MAX_TIME.millis() as f64 {
+        return Err(format!(
+            "{s:?} is too late: expected at most {} ({} days)",
+            limits::MAX_TIME,
+            limits::MAX_TIME.millis() / 86_400_000
+        ));
     }
-    Ok(SimDuration::from_millis(ms as i64) + rest)
+    limits::check_time(SimDuration::from_millis(ms as i64) + rest)
 }
 
 fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {

@@ -110,17 +110,33 @@ impl QuotaTree {
             }
         }
         // Cycles: a node whose walk to the root revisits a node is in a cycle, and so is
-        // everything below it.
+        // everything below it. Each node is walked once (0: not seen, 1: on the current walk,
+        // 2: done), so a chain of 100,000 cohorts costs 100,000 steps, not their square.
+        let mut state = vec![0u8; n_nodes];
+        let mut path = Vec::new();
         for n in 0..n_nodes {
-            let mut seen = vec![false; n_nodes];
             let mut cur = Some(n);
+            let mut cyclic = false;
             while let Some(c) = cur {
-                if seen[c] {
-                    t.in_cycle[n] = true;
-                    break;
+                match state[c] {
+                    2 => {
+                        cyclic = t.in_cycle[c];
+                        break;
+                    }
+                    1 => {
+                        cyclic = true;
+                        break;
+                    }
+                    _ => {
+                        state[c] = 1;
+                        path.push(c);
+                        cur = t.parent[c].map(NodeIdx::index);
+                    }
                 }
-                seen[c] = true;
-                cur = t.parent[c].map(NodeIdx::index);
+            }
+            for c in path.drain(..) {
+                state[c] = 2;
+                t.in_cycle[c] = cyclic;
             }
         }
         // Subtree quotas and heights, children first (`updateCohortResourceNode`).
@@ -132,24 +148,34 @@ impl QuotaTree {
         t
     }
 
-    fn update_subtree(&mut self, n: usize) {
-        for fr in 0..self.n_fr {
-            self.subtree_quota[n * self.n_fr + fr] = self.nominal[n * self.n_fr + fr];
+    /// Subtree quotas and heights of `root`'s tree, children before parents. Iterative, so
+    /// that a deep cohort chain cannot overflow the stack.
+    fn update_subtree(&mut self, root: usize) {
+        // Depth-first pre-order; reversed, every child comes before its parent.
+        let mut order = Vec::new();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            order.push(n);
+            stack.extend(self.children[n].iter().map(|c| c.index()));
         }
-        let children = self.children[n].clone();
-        let mut height = u32::from(!children.is_empty());
-        for c in children {
-            let c = c.index();
-            self.update_subtree(c);
-            if c >= self.n_cqs {
-                height = height.max(self.height[c] + 1);
-            }
+        for &n in order.iter().rev() {
             for fr in 0..self.n_fr {
-                let lent = self.subtree_quota[c * self.n_fr + fr] - self.local_quota_at(c, fr);
-                self.subtree_quota[n * self.n_fr + fr] += lent;
+                self.subtree_quota[n * self.n_fr + fr] = self.nominal[n * self.n_fr + fr];
             }
+            let mut height = u32::from(!self.children[n].is_empty());
+            for i in 0..self.children[n].len() {
+                let c = self.children[n][i].index();
+                if c >= self.n_cqs {
+                    height = height.max(self.height[c] + 1);
+                }
+                for fr in 0..self.n_fr {
+                    let lent =
+                        self.subtree_quota[c * self.n_fr + fr] - self.local_quota_at(c, fr);
+                    self.subtree_quota[n * self.n_fr + fr] += lent;
+                }
+            }
+            self.height[n] = if n < self.n_cqs { 0 } else { height };
         }
-        self.height[n] = if n < self.n_cqs { 0 } else { height };
     }
 
     /// The `Fr` of `(flavor, resource)`.
@@ -261,19 +287,50 @@ impl QuotaTree {
         (self.local_quota(n, fr) - self.usage(n, fr)).max(0)
     }
 
+    /// `n` and its ancestors, root last, handed to `f`; on the stack for the usual shallow
+    /// trees. The walks below are loops over this path rather than recursion (as Kueue's
+    /// Go code has it), so that a chain of 100,000 cohorts cannot overflow the stack.
+    fn with_path<R>(&self, n: NodeIdx, f: impl FnOnce(&[NodeIdx]) -> R) -> R {
+        const SHALLOW: usize = 16;
+        let mut buf = [NodeIdx(0); SHALLOW];
+        let mut len = 0;
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            if len == SHALLOW {
+                let mut path = buf.to_vec();
+                let mut cur = Some(c);
+                while let Some(c) = cur {
+                    path.push(c);
+                    cur = self.parent(c);
+                }
+                return f(&path);
+            }
+            buf[len] = c;
+            len += 1;
+            cur = self.parent(c);
+        }
+        f(&buf[..len])
+    }
+
     /// `available` (unclamped): what `n` could still use, counting what its ancestors lend.
     pub fn available_raw(&self, n: NodeIdx, fr: Fr) -> i64 {
-        let Some(parent) = self.parent(n) else {
-            return self.subtree_quota(n, fr) - self.usage(n, fr);
-        };
-        let mut parent_available = self.available_raw(parent, fr);
-        if let Some(bl) = self.borrowing_limit(n, fr) {
-            let lq = self.local_quota(n, fr);
-            let stored_in_parent = self.subtree_quota(n, fr) - lq;
-            let used_in_parent = (self.usage(n, fr) - lq).max(0);
-            parent_available = parent_available.min(stored_in_parent - used_in_parent + bl);
-        }
-        self.local_available(n, fr) + parent_available
+        self.with_path(n, |path| {
+            // From the root down: a node's available is its unused private quota plus what
+            // its parent has available, the latter capped by its borrowing limit.
+            let (&root, below) = path.split_last().expect("the path holds n");
+            let mut avail = self.subtree_quota(root, fr) - self.usage(root, fr);
+            for &m in below.iter().rev() {
+                let mut parent_available = avail;
+                if let Some(bl) = self.borrowing_limit(m, fr) {
+                    let lq = self.local_quota(m, fr);
+                    let stored_in_parent = self.subtree_quota(m, fr) - lq;
+                    let used_in_parent = (self.usage(m, fr) - lq).max(0);
+                    parent_available = parent_available.min(stored_in_parent - used_in_parent + bl);
+                }
+                avail = self.local_available(m, fr) + parent_available;
+            }
+            avail
+        })
     }
 
     /// `ClusterQueueSnapshot.Available`: never negative.
@@ -283,14 +340,17 @@ impl QuotaTree {
 
     /// `potentialAvailable`: the largest request `n` could ever hold with the whole tree idle.
     pub fn potential_available(&self, n: NodeIdx, fr: Fr) -> i64 {
-        let Some(parent) = self.parent(n) else {
-            return self.subtree_quota(n, fr);
-        };
-        let mut avail = self.local_quota(n, fr) + self.potential_available(parent, fr);
-        if let Some(bl) = self.borrowing_limit(n, fr) {
-            avail = avail.min(self.subtree_quota(n, fr) + bl);
-        }
-        avail
+        self.with_path(n, |path| {
+            let (&root, below) = path.split_last().expect("the path holds n");
+            let mut avail = self.subtree_quota(root, fr);
+            for &m in below.iter().rev() {
+                avail += self.local_quota(m, fr);
+                if let Some(bl) = self.borrowing_limit(m, fr) {
+                    avail = avail.min(self.subtree_quota(m, fr) + bl);
+                }
+            }
+            avail
+        })
     }
 
     /// Starts recording usage changes so they can be undone with `rollback_to`.
@@ -329,26 +389,34 @@ impl QuotaTree {
 
     /// `addUsage`: the part beyond the node's unused private quota bubbles up.
     pub fn add_usage(&mut self, n: NodeIdx, fr: Fr, val: i64) {
-        let local_available = self.local_available(n, fr);
-        let i = self.at(n, fr);
-        self.change_usage(i, val);
-        if let Some(p) = self.parent(n)
-            && val > local_available
-        {
-            self.add_usage(p, fr, val - local_available);
+        let (mut n, mut val) = (n, val);
+        loop {
+            let local_available = self.local_available(n, fr);
+            let i = self.at(n, fr);
+            self.change_usage(i, val);
+            match self.parent(n) {
+                Some(p) if val > local_available => {
+                    (n, val) = (p, val - local_available);
+                }
+                _ => return,
+            }
         }
     }
 
     /// `removeUsage`: retracts from the parent only what was stored there.
     pub fn remove_usage(&mut self, n: NodeIdx, fr: Fr, val: i64) {
-        let stored_in_parent = self.usage(n, fr) - self.local_quota(n, fr);
-        let i = self.at(n, fr);
-        self.change_usage(i, -val);
-        if stored_in_parent <= 0 {
-            return;
-        }
-        if let Some(p) = self.parent(n) {
-            self.remove_usage(p, fr, val.min(stored_in_parent));
+        let (mut n, mut val) = (n, val);
+        loop {
+            let stored_in_parent = self.usage(n, fr) - self.local_quota(n, fr);
+            let i = self.at(n, fr);
+            self.change_usage(i, -val);
+            if stored_in_parent <= 0 {
+                return;
+            }
+            match self.parent(n) {
+                Some(p) => (n, val) = (p, val.min(stored_in_parent)),
+                None => return,
+            }
         }
     }
 

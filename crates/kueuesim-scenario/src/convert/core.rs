@@ -106,11 +106,29 @@ pub(super) struct Builder<'a> {
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
     /// WorkloadGenerators (`crate::generator`), in document order.
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
+    /// Names to indexes in `world`, so that every reference is found in logarithmic time and
+    /// loading stays linear in the number of objects (a chain of 100,000 Cohorts).
+    pub(super) index: Index,
     /// (kind, namespace, name) → first position, for duplicate detection.
     pub(super) seen: BTreeMap<(String, String, String), Pos>,
     /// (namespace, LocalQueue) → how many workloads of the input's objects name that
     /// LocalQueue, which does not exist, and the first such object's position.
     pub(super) missing_queues: BTreeMap<(String, String), (usize, Pos)>,
+}
+
+/// Names to indexes of the `World`'s vectors, kept in step as objects are built.
+#[derive(Default)]
+pub(super) struct Index {
+    /// Cohort name → index in `world.cohorts`.
+    pub(super) cohorts: BTreeMap<String, usize>,
+    /// ClusterQueue name → index in `world.cluster_queues`.
+    pub(super) cluster_queues: BTreeMap<String, usize>,
+    /// (namespace, name) → index in `world.local_queues`.
+    pub(super) local_queues: BTreeMap<(String, String), usize>,
+    /// Node name → index in `world.nodes`.
+    pub(super) nodes: BTreeMap<String, usize>,
+    /// KAI Queue name → index in `world.kai_queues`.
+    pub(super) kai_queues: BTreeMap<String, usize>,
 }
 
 pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {

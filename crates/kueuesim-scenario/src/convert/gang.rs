@@ -36,8 +36,11 @@ impl Builder<'_> {
             .map(|q| name_of(q.src, &q.obj.metadata).map(str::to_string))
             .collect::<Result<_, _>>()?;
         for (q, name) in queues.iter().zip(&names) {
+            self.remember(q.src, "", name)?;
+            self.index.kai_queues.insert(name.clone(), self.index.kai_queues.len());
+        }
+        for (q, name) in queues.iter().zip(&names) {
             let src = q.src;
-            self.remember(src, "", name)?;
             let gpu = q.obj.spec.resources.gpu.as_ref();
             let num = |v: Option<&Spanned<f64>>, default: f64| -> Result<f64, ScenarioError> {
                 match v {
@@ -58,8 +61,8 @@ impl Builder<'_> {
             let limit = num(gpu.and_then(|g| g.limit.as_ref()), -1.0)?;
             let parent = match &q.obj.spec.parent_queue {
                 None => None,
-                Some(p) => match names.iter().position(|n| *n == p.value) {
-                    Some(i) => Some(i),
+                Some(p) => match self.index.kai_queues.get(&p.value) {
+                    Some(&i) => Some(i),
                     None => {
                         return Err(err_at(
                             src,
@@ -80,6 +83,45 @@ impl Builder<'_> {
                 gpu_limit: (limit >= 0.0).then_some(limit.floor() as i64),
                 priority: q.obj.spec.priority.unwrap_or(100),
             });
+        }
+        // KAI's queues form a tree: a parent chain that comes back to a queue (itself
+        // included) is refused at the first queue of the cycle met, in linear time (each
+        // queue is walked once: 0 not seen, 1 on the current walk, 2 known to reach a root).
+        let kq = &self.world.kai_queues;
+        let mut state = vec![0u8; kq.len()];
+        for start in 0..kq.len() {
+            let mut path: Vec<usize> = Vec::new();
+            let mut cur = Some(start);
+            while let Some(c) = cur {
+                match state[c] {
+                    2 => break,
+                    1 => {
+                        let q = &queues[c];
+                        let at = q.obj.spec.parent_queue.as_ref().expect("on a cycle");
+                        let first = path.iter().position(|&p| p == c).unwrap_or(0);
+                        let mut cycle: Vec<&str> =
+                            path[first..].iter().map(|&i| names[i].as_str()).collect();
+                        cycle.push(&names[c]);
+                        return Err(err_at(
+                            q.src,
+                            at,
+                            format!(
+                                "parentQueue {:?} makes a cycle ({}): expected the Queues to form a tree",
+                                at.value,
+                                cycle.join(" → ")
+                            ),
+                        ));
+                    }
+                    _ => {
+                        state[c] = 1;
+                        path.push(c);
+                        cur = kq[c].parent;
+                    }
+                }
+            }
+            for p in path {
+                state[p] = 2;
+            }
         }
         Ok(())
     }
@@ -175,8 +217,8 @@ impl Builder<'_> {
                 // kai.scheduler/queue; KAI's implicit default-queue otherwise.
                 gang.kai_queue = match meta.labels.get("kai.scheduler/queue").map(String::as_str) {
                     None | Some("default-queue") => None,
-                    Some(q) => match self.world.kai_queues.iter().position(|k| k.name == q) {
-                        Some(i) => Some(i),
+                    Some(q) => match self.index.kai_queues.get(q) {
+                        Some(&i) => Some(i),
                         None => {
                             return Err(err_obj(
                                 src,
@@ -217,7 +259,7 @@ impl Builder<'_> {
         }
         if let Some(b) = meta.annotations.get("kueuesim.io/bound-nodes") {
             for name in b.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                let Some(i) = self.world.nodes.iter().position(|n| n.name == name) else {
+                let Some(&i) = self.index.nodes.get(name) else {
                     return Err(err_at(
                         src,
                         b,

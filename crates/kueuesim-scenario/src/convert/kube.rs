@@ -121,6 +121,9 @@ impl Builder<'_> {
             for (r, a) in alloc {
                 node.allocatable[r] = a;
             }
+            self.index
+                .nodes
+                .insert(node.name.clone(), self.world.nodes.len());
             self.world.nodes.push(node);
         }
         Ok(())

@@ -472,6 +472,9 @@ impl Builder<'_> {
             let resource_groups =
                 self.resource_groups(src, &name, "Cohort", &p.obj.spec.resource_groups)?;
             let weight = weight_milli(src, &p.obj.spec.fair_sharing)?;
+            self.index
+                .cohorts
+                .insert(name.clone(), self.world.cohorts.len());
             self.world.cohorts.push(Cohort {
                 name,
                 parent: None,
@@ -498,9 +501,12 @@ impl Builder<'_> {
 
     /// The cohort named `name`, created implicitly if no Cohort object declares it.
     fn cohort_id(&mut self, name: &str) -> CohortId {
-        match self.world.cohorts.iter().position(|c| c.name == name) {
-            Some(i) => CohortId::from_index(i),
+        match self.index.cohorts.get(name) {
+            Some(&i) => CohortId::from_index(i),
             None => {
+                self.index
+                    .cohorts
+                    .insert(name.to_string(), self.world.cohorts.len());
                 self.world.cohorts.push(Cohort {
                     name: name.to_string(),
                     parent: None,
@@ -569,6 +575,9 @@ impl Builder<'_> {
                 stop_policy: stop_policy(src, &spec.stop_policy)?,
             };
             self.remember(src, "", &name)?;
+            self.index
+                .cluster_queues
+                .insert(name, self.world.cluster_queues.len());
             self.world.cluster_queues.push(cq);
         }
         Ok(())
@@ -589,12 +598,7 @@ impl Builder<'_> {
                     ),
                 ));
             };
-            let Some(cq) = self
-                .world
-                .cluster_queues
-                .iter()
-                .position(|c| c.name == cq_name.value)
-            else {
+            let Some(&cq) = self.index.cluster_queues.get(&cq_name.value) else {
                 return Err(err_at(
                     src,
                     cq_name,
@@ -628,17 +632,19 @@ impl Builder<'_> {
             };
             self.remember(src, &namespace, &name)?;
             self.ensure_namespace(&namespace);
+            self.index
+                .local_queues
+                .insert((namespace, name), self.world.local_queues.len());
             self.world.local_queues.push(lq);
         }
         Ok(())
     }
 
     pub(super) fn lq_id(&self, namespace: &str, name: &str) -> Option<LocalQueueId> {
-        self.world
+        self.index
             .local_queues
-            .iter()
-            .position(|l| l.namespace == namespace && l.name == name)
-            .map(LocalQueueId::from_index)
+            .get(&(namespace.to_string(), name.to_string()))
+            .map(|&i| LocalQueueId::from_index(i))
     }
 
     pub(super) fn wpc(&self, name: &str) -> Option<&PriorityClass> {

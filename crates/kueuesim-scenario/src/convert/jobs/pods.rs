@@ -168,7 +168,7 @@ impl Builder<'_> {
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
             // A Pod already bound (`spec.nodeName`) occupies its node from time 0.
             if let Some(node) = &pod.spec.node_name {
-                let Some(i) = self.world.nodes.iter().position(|n| n.name == node.value) else {
+                let Some(&i) = self.index.nodes.get(&node.value) else {
                     return Err(err_at(
                         src,
                         node,

@@ -20,6 +20,8 @@ mod kueue_perf;
 mod lint;
 /// How objects become workloads: document order, times, snapshot state.
 mod loading;
+/// Mutation fuzzing: extreme numbers, lost and doubled lines, flipped bytes never panic.
+mod mutation;
 /// `--patch` and `--set`: overrides merged into the scenario's objects.
 mod overrides;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.

@@ -139,7 +139,9 @@ pub fn check_seconds(what: &str, s: i64) -> Result<SimDuration, String> {
 /// `n` in `min..=max` (`what` names the field); otherwise the message stating that range.
 pub fn check_count(what: &str, n: i64, min: i64, max: i64) -> Result<i64, String> {
     if !(min..=max).contains(&n) {
-        return Err(format!("{what} {n}: expected an integer from {min} to {max}"));
+        return Err(format!(
+            "{what} {n}: expected an integer from {min} to {max}"
+        ));
     }
     Ok(n)
 }

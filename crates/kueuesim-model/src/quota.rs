@@ -169,8 +169,7 @@ impl QuotaTree {
                     height = height.max(self.height[c] + 1);
                 }
                 for fr in 0..self.n_fr {
-                    let lent =
-                        self.subtree_quota[c * self.n_fr + fr] - self.local_quota_at(c, fr);
+                    let lent = self.subtree_quota[c * self.n_fr + fr] - self.local_quota_at(c, fr);
                     self.subtree_quota[n * self.n_fr + fr] += lent;
                 }
             }
@@ -618,5 +617,33 @@ mod tests {
         );
         assert!(t.in_cycle(ClusterQueueId(0)));
         assert!(!t.in_cycle(ClusterQueueId(1)));
+    }
+
+    #[test]
+    fn a_chain_of_100000_cohorts_is_walked_without_recursion() {
+        // Cohort i's parent is i − 1; the root lends 10, the ClusterQueue hangs off the last
+        // one. Recursive walks would overflow the stack here, quadratic ones take minutes.
+        let n = 100_000u32;
+        let cohorts: Vec<(Option<u32>, i64)> = (0..n)
+            .map(|i| (i.checked_sub(1), if i == 0 { 10 } else { 0 }))
+            .collect();
+        let mut t = tree(&cohorts, &[(Some(n - 1), 0, None, None)]);
+        let fr = Fr(0);
+        let cq = t.cq_node(ClusterQueueId(0));
+        assert!(!t.in_cycle(ClusterQueueId(0)));
+        assert_eq!(t.available(ClusterQueueId(0), fr), 10);
+        assert_eq!(t.potential_available(cq, fr), 10);
+        t.add_usage(cq, fr, 4);
+        assert_eq!(t.available(ClusterQueueId(0), fr), 6);
+        assert_eq!(t.usage(t.cohort_node(CohortId(0)), fr), 4);
+        t.remove_usage(cq, fr, 4);
+        assert_eq!(t.usage(t.cohort_node(CohortId(0)), fr), 0);
+        assert_eq!(t.height(t.cohort_node(CohortId(0))), n);
+
+        // A cycle at the top of a long chain makes everything below it cyclic.
+        let mut cyclic = cohorts.clone();
+        cyclic[0].0 = Some(n - 1);
+        let t = tree(&cyclic, &[(Some(n - 1), 0, None, None)]);
+        assert!(t.in_cycle(ClusterQueueId(0)));
     }
 }

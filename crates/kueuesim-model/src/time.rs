@@ -715,8 +715,14 @@ mod tests {
         assert_eq!(SimTime::MAX + SimDuration(1), SimTime::MAX);
         assert_eq!(SimTime(i64::MIN) - SimDuration(1), SimTime(i64::MIN));
         assert_eq!(SimTime::MAX - SimTime(-1), SimDuration(i64::MAX));
-        assert_eq!(SimDuration(i64::MAX) + SimDuration(1), SimDuration(i64::MAX));
-        assert_eq!(SimDuration(i64::MIN) - SimDuration(1), SimDuration(i64::MIN));
+        assert_eq!(
+            SimDuration(i64::MAX) + SimDuration(1),
+            SimDuration(i64::MAX)
+        );
+        assert_eq!(
+            SimDuration(i64::MIN) - SimDuration(1),
+            SimDuration(i64::MIN)
+        );
     }
 
     #[test]

@@ -303,7 +303,8 @@ pub(crate) fn read(path: &Path) -> Result<Sweep, ScenarioError> {
 
 /// Parses a Sweep document; `dir` is where base paths are relative to.
 pub(crate) fn parse(file: SourceFile, dir: &Path, stem: &str) -> Result<Sweep, ScenarioError> {
-    let doc: Doc = kueuesim_scenario::source::from_yaml(&file.text).map_err(|e| yaml_error(&file, 0, &e))?;
+    let doc: Doc =
+        kueuesim_scenario::source::from_yaml(&file.text).map_err(|e| yaml_error(&file, 0, &e))?;
     let at1 = |m: &str| ScenarioError::at(pos(&file, 1, 1), m.to_string(), &file.text);
     match &doc.api_version {
         Some(a) if a.value == "kueuesim.io/v1alpha1" => {}

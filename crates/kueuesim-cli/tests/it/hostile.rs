@@ -147,7 +147,12 @@ fn a_byte_order_mark_is_dropped_and_yaml_errors_are_in_our_words() {
         b"\xEF\xBB\xBFapiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
     );
     let o = run_bounded(&["validate", &bom], Duration::from_secs(30));
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     let dup = temp_file(
         "dup.yaml",

@@ -262,14 +262,28 @@ fn out_dir_that_cannot_be_created_is_an_io_failure() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("a-file");
     std::fs::write(&file, "x").expect("write");
+    // A directory inside a file cannot be created: the system says why (exit 1).
+    let o = kueuesim(&[
+        "run",
+        &scenario("golden/first-fit-nodes"),
+        "--out",
+        file.join("sub").to_str().expect("utf-8 temp path"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a-file"), "{}", stderr(&o));
+    // The file itself is a usage error, found before the run (exit 2).
     let o = kueuesim(&[
         "run",
         &scenario("golden/first-fit-nodes"),
         "--out",
         file.to_str().expect("utf-8 temp path"),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("a-file"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a-file: is a file: expected a directory"),
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

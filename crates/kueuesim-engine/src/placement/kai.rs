@@ -863,7 +863,12 @@ fn solve(
     // whose topology plugin leaves a job without a topology name unconstrained.
     let all_nodes = cluster.all_nodes.clone();
     'domains: for &(ti, d) in &domains {
-        let nodes_in = |d| world.topologies.get(ti).map_or(&all_nodes[..], |t| t.nodes_of(d));
+        let nodes_in = |d| {
+            world
+                .topologies
+                .get(ti)
+                .map_or(&all_nodes[..], |t| t.nodes_of(d))
+        };
         let mut made: Vec<Binding> = Vec::new();
         for &child in &children {
             match solve(

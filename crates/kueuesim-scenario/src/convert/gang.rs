@@ -16,11 +16,12 @@ use crate::wire;
 
 /// A PodGroup's (or subgroup's) `minMember` as a pod count.
 fn min_member(src: &ObjectText<'_>, m: &Spanned<i64>) -> Result<u32, ScenarioError> {
-    if m.value < 0 || m.value > i64::from(u32::MAX) {
+    let max = kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
+    if !(0..=max).contains(&m.value) {
         return Err(err_at(
             src,
             m,
-            format!("minMember {} is negative: expected an integer ≥ 0", m.value),
+            format!("minMember {}: expected an integer from 0 to {max}", m.value),
         ));
     }
     Ok(m.value as u32)
@@ -37,20 +38,25 @@ impl Builder<'_> {
             .collect::<Result<_, _>>()?;
         for (q, name) in queues.iter().zip(&names) {
             self.remember(q.src, "", name)?;
-            self.index.kai_queues.insert(name.clone(), self.index.kai_queues.len());
+            self.index
+                .kai_queues
+                .insert(name.clone(), self.index.kai_queues.len());
         }
         for (q, name) in queues.iter().zip(&names) {
             let src = q.src;
             let gpu = q.obj.spec.resources.gpu.as_ref();
+            let max = kueuesim_model::limits::MAX_QUANTITY as f64;
             let num = |v: Option<&Spanned<f64>>, default: f64| -> Result<f64, ScenarioError> {
                 match v {
                     None => Ok(default),
-                    Some(x) if x.value >= -1.0 => Ok(x.value),
+                    // Bounded like every amount (`limits::MAX_QUANTITY`), so that the
+                    // fair-share sums over the queues stay inside i64.
+                    Some(x) if x.value >= -1.0 && x.value <= max => Ok(x.value),
                     Some(x) => Err(err_at(
                         src,
                         x,
                         format!(
-                            "{} is below -1: expected a non-negative amount or -1 (unlimited)",
+                            "{}: expected an amount from 0 to {max}, or -1 (unlimited)",
                             x.value
                         ),
                     )),
@@ -347,12 +353,13 @@ impl Builder<'_> {
                     ),
                 ));
             };
-            if m.value < 0 || m.value > i64::from(u32::MAX) {
+            let max = kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
+            if !(0..=max).contains(&m.value) {
                 return Err(err_at(
                     psrc,
                     m,
                     format!(
-                        "minTaskMember {} is negative: expected an integer ≥ 0",
+                        "minTaskMember {}: expected an integer from 0 to {max}",
                         m.value
                     ),
                 ));

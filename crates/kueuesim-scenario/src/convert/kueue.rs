@@ -13,8 +13,8 @@ use kueuesim_model::{
 };
 
 use super::core::{
-    Builder, Parsed, count_in, duration, err_at, err_obj, labels, name_of, namespace_of, one_of, quantity,
-    seconds, selector, taints, tolerations,
+    Builder, Parsed, count_in, duration, err_at, err_obj, labels, name_of, namespace_of, one_of,
+    quantity, seconds, selector, taints, tolerations,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;

@@ -11,7 +11,7 @@ use kueuesim_model::{
 };
 
 use super::core::{
-    ARRIVAL_ANNOTATION, Builder, duration, err_at, time_offset, err_obj, name_of, one_of, taints,
+    ARRIVAL_ANNOTATION, Builder, duration, err_at, err_obj, name_of, one_of, taints, time_offset,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -339,8 +339,9 @@ impl Builder<'_> {
                             src,
                             t,
                             format!(
-                                "hyperNodeTier {} is negative: expected an integer ≥ 0",
-                                t.value
+                                "hyperNodeTier {}: expected an integer from 0 to {}",
+                                t.value,
+                                i32::MAX
                             ),
                         ));
                     }

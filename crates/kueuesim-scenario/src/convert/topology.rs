@@ -158,7 +158,11 @@ impl Builder<'_> {
                     return Err(err_at(
                         src,
                         t,
-                        format!("tier {} is negative: expected an integer ≥ 0", t.value),
+                        format!(
+                            "tier {}: expected an integer from 0 to {}",
+                            t.value,
+                            i32::MAX
+                        ),
                     ));
                 }
                 None => {

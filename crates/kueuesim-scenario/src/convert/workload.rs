@@ -58,7 +58,13 @@ impl Builder<'_> {
                         ),
                     ));
                 }
-                count_in(src, &ps.count, "count", 0, kueuesim_model::limits::MAX_PODS_PER_WORKLOAD)?;
+                count_in(
+                    src,
+                    &ps.count,
+                    "count",
+                    0,
+                    kueuesim_model::limits::MAX_PODS_PER_WORKLOAD,
+                )?;
                 // The CRD's `+kubebuilder:validation:Minimum=1` on minCount, and the
                 // webhook's "at most one podSet can use minCount".
                 let min_count = match &ps.min_count {
@@ -232,11 +238,20 @@ impl Builder<'_> {
                     active: spec.active.unwrap_or(true),
                     initial_admission,
                     last_eviction,
-                job_uid: meta.labels.get("kueue.x-k8s.io/job-uid").cloned(),
-                max_execution_time: match &spec.maximum_execution_time_seconds {
-                    None => None,
-                    Some(m) => Some(count_in(src, m, "maximumExecutionTimeSeconds", 1, kueuesim_model::limits::MAX_DURATION.millis() / 1000).map(SimDuration::from_secs)?),
-                },
+                    job_uid: meta.labels.get("kueue.x-k8s.io/job-uid").cloned(),
+                    max_execution_time: match &spec.maximum_execution_time_seconds {
+                        None => None,
+                        Some(m) => Some(
+                            count_in(
+                                src,
+                                m,
+                                "maximumExecutionTimeSeconds",
+                                1,
+                                kueuesim_model::limits::MAX_DURATION.millis() / 1000,
+                            )
+                            .map(SimDuration::from_secs)?,
+                        ),
+                    },
                     creation_blocked: None,
                     gang: Arc::new(gang),
                 },

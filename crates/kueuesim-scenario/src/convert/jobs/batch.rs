@@ -1,7 +1,7 @@
 //! batch/v1 Job (one pod set `main`) and JobSet (one pod set per replicatedJob).
 
-use kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
 use kueuesim_model::Workload;
+use kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
 
 use super::JobKind;
 use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of};

@@ -195,14 +195,20 @@ impl Builder<'_> {
             let meta = &first.obj.metadata;
             let total = match meta.annotations.get("kueue.x-k8s.io/pod-group-total-count") {
                 Some(t) => match t.value.trim().parse::<usize>() {
-                    Ok(n) if n >= 1 => n,
+                    Ok(n)
+                        if (1..=kueuesim_model::limits::MAX_PODS_PER_WORKLOAD as usize)
+                            .contains(&n) =>
+                    {
+                        n
+                    }
                     _ => {
                         return Err(err_at(
                             src,
                             t,
                             format!(
-                                "pod-group-total-count {:?}: expected a positive integer",
-                                t.value
+                                "pod-group-total-count {:?}: expected an integer from 1 to {}",
+                                t.value,
+                                kueuesim_model::limits::MAX_PODS_PER_WORKLOAD
                             ),
                         ));
                     }

@@ -39,20 +39,27 @@ pub const MAX_REPLICAS: i64 = 100_000;
 pub const MAX_WORKLOADS: i64 = 10_000_000;
 
 /// The most workloads the input's objects may expand to (a Deployment's replicas are one
-/// workload each): they are held in memory together, unlike a trace's or a generator's,
-/// which are pulled one at a time; a snapshot of a large cluster holds tens of thousands.
-pub const MAX_OBJECT_WORKLOADS: usize = 1_000_000;
+/// workload each): they are held in memory together (some kilobytes each while pending),
+/// unlike a trace's or a generator's, which are pulled one at a time; a snapshot of a large
+/// cluster holds tens of thousands.
+pub const MAX_OBJECT_WORKLOADS: usize = 200_000;
 
 /// The most nodes (Node objects and NodePool counts together): upstream Kubernetes tests
 /// 5,000 nodes, the largest managed clusters offer 65,000 to 100,000.
 pub const MAX_NODES: i64 = 100_000;
 
-/// The largest amount of one resource in one place (a node's allocatable, a pod's request, a
-/// quota), in Kueue's units (millicores for cpu, bytes for memory): 2^46, 64 TiB of memory
+/// The largest amount of one resource on one node or for one pod (an allocatable, a
+/// request), in Kueue's units (millicores for cpu, bytes for memory): 2^46, 64 TiB of memory
 /// or 70 billion cores. The largest single machines have 32 TiB of memory; the bound keeps
 /// the sums over [`MAX_NODES`] nodes, or over a workload's [`MAX_PODS_PER_WORKLOAD`] pods,
 /// inside `i64` (2^46 × 10^5 < 2^63).
 pub const MAX_QUANTITY: i64 = 1 << 46;
+
+/// The largest quota (`nominalQuota`, `borrowingLimit`, `lendingLimit`, a LocalQueue's
+/// consumed usage), in Kueue's units: 2^53, 8 PiB of memory. A quota may cover a whole
+/// cluster (a public trace's cluster has petabytes of memory); a thousand such quotas still
+/// sum inside `i64`.
+pub const MAX_QUOTA: i64 = 1 << 53;
 
 /// The deepest nesting of YAML mappings and lists in one object: Kubernetes objects nest
 /// about fifteen levels (a JobSet's pod template's container's resources).
@@ -146,13 +153,23 @@ pub fn check_count(what: &str, n: i64, min: i64, max: i64) -> Result<i64, String
     Ok(n)
 }
 
-/// An amount `v` of `resource` (in Kueue's units) at most [`MAX_QUANTITY`].
+/// An amount `v` of `resource` (in Kueue's units) for a node or a pod, at most
+/// [`MAX_QUANTITY`].
 pub fn check_quantity(resource: &str, v: i64) -> Result<i64, String> {
-    if v > MAX_QUANTITY {
+    check_amount(resource, v, MAX_QUANTITY)
+}
+
+/// A quota `v` of `resource` (in Kueue's units), at most [`MAX_QUOTA`].
+pub fn check_quota(resource: &str, v: i64) -> Result<i64, String> {
+    check_amount(resource, v, MAX_QUOTA)
+}
+
+fn check_amount(resource: &str, v: i64, max: i64) -> Result<i64, String> {
+    if v > max {
         return Err(format!(
             "{resource}: {} is too large: expected at most {}",
             crate::format_amount(resource, v),
-            crate::format_amount(resource, MAX_QUANTITY)
+            crate::format_amount(resource, max)
         ));
     }
     Ok(v)

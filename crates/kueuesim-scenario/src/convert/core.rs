@@ -177,16 +177,30 @@ pub(super) fn namespace_of(meta: &wire::ObjectMeta) -> String {
         .map_or_else(|| "default".to_string(), |n| n.value.clone())
 }
 
+/// An amount of `resource` for a node or a pod, at most `limits::MAX_QUANTITY`.
 pub(super) fn quantity(
     src: &ObjectText<'_>,
     resource: &str,
     q: &Spanned<String>,
 ) -> Result<i64, ScenarioError> {
+    let amount = amount(src, resource, q)?;
+    limits::check_quantity(resource, amount).map_err(|e| err_at(src, q, e))
+}
+
+/// A quota of `resource` (it may cover a whole cluster), at most `limits::MAX_QUOTA`.
+pub(super) fn quota(
+    src: &ObjectText<'_>,
+    resource: &str,
+    q: &Spanned<String>,
+) -> Result<i64, ScenarioError> {
+    let amount = amount(src, resource, q)?;
+    limits::check_quota(resource, amount).map_err(|e| err_at(src, q, e))
+}
+
+fn amount(src: &ObjectText<'_>, resource: &str, q: &Spanned<String>) -> Result<i64, ScenarioError> {
     let parsed = kueuesim_model::Quantity::parse(q.value.trim())
         .map_err(|e| err_at(src, q, e.to_string()))?;
-    let amount = resource_amount(resource, &parsed)
-        .map_err(|e| err_at(src, q, format!("{resource}: {e}")))?;
-    limits::check_quantity(resource, amount).map_err(|e| err_at(src, q, e))
+    resource_amount(resource, &parsed).map_err(|e| err_at(src, q, format!("{resource}: {e}")))
 }
 
 /// A duration field, at most `limits::MAX_DURATION`.

@@ -14,7 +14,7 @@ use kueuesim_model::{
 
 use super::core::{
     Builder, Parsed, count_in, duration, err_at, err_obj, labels, name_of, namespace_of, one_of,
-    quantity, seconds, selector, taints, tolerations,
+    quantity, quota, seconds, selector, taints, tolerations,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -420,16 +420,16 @@ impl Builder<'_> {
                     let res_name = r.value.clone();
                     resources.push(ResourceQuota {
                         resource: covered[k],
-                        nominal: quantity(src, &res_name, &q.nominal_quota)?,
+                        nominal: quota(src, &res_name, &q.nominal_quota)?,
                         borrowing_limit: q
                             .borrowing_limit
                             .as_ref()
-                            .map(|b| quantity(src, &res_name, b))
+                            .map(|b| quota(src, &res_name, b))
                             .transpose()?,
                         lending_limit: q
                             .lending_limit
                             .as_ref()
-                            .map(|b| quantity(src, &res_name, b))
+                            .map(|b| quota(src, &res_name, b))
                             .transpose()?,
                     });
                 }
@@ -618,7 +618,7 @@ impl Builder<'_> {
                 .and_then(|f| f.admission_fair_sharing_status.as_ref())
             {
                 for (r, q) in &st.consumed_resources {
-                    let amount = quantity(src, r, q)?;
+                    let amount = quota(src, r, q)?;
                     afs_consumed.push((self.world.resources.intern(r), amount));
                 }
             }

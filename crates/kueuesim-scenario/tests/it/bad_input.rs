@@ -116,7 +116,10 @@ fn duplicate_namespaced_objects_in_a_list() {
 #[test]
 fn duplicate_yaml_key() {
     let e = load_error("apiVersion: v1\nkind: Node\nkind: Node\nmetadata: {name: n}\n");
-    assert!(e.starts_with("t.yaml:3:1: duplicate mapping key"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:3:1: duplicate key \"kind\": expected each key once in a mapping"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -279,7 +279,12 @@ spec:
 ";
     let cases: &[(&str, &str, &str, &str)] = &[
         // (replace, with, error position at, message part)
-        ("count: 3", "count: 0", "0\n", "expected an integer ≥ 1"),
+        (
+            "count: 3",
+            "count: 0",
+            "0\n",
+            "count 0: expected an integer from 1 to 10000000",
+        ),
         ("interval: 1s", "interval: soon", "soon", "soon"),
         (
             "interval: 1s",
@@ -309,13 +314,13 @@ spec:
             "duration: {fixed: 1m}",
             "duration: {fixed: 1m}\n  pods: {fixed: 0}",
             "0}",
-            "expected an integer from 1 to 1000000",
+            "expected an integer from 1 to 100000",
         ),
         (
             "duration: {fixed: 1m}",
             "duration: {fixed: 1m}\n  pods: {fixed: 4294967296}",
             "4294967296",
-            "expected an integer from 1 to 1000000",
+            "expected an integer from 1 to 100000",
         ),
         (
             "duration: {fixed: 1m}",

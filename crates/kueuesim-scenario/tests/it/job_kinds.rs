@@ -144,7 +144,10 @@ fn malformed_job_kinds_are_errors_with_positions() {
         "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n  pytorchReplicaSpecs:\n    Worker: {replicas: 0}\n",
     );
     assert!(e.starts_with("t.yaml:6:"), "{e}");
-    assert!(e.contains("replicas 0 is not positive"), "{e}");
+    assert!(
+        e.contains("replicas 0: expected an integer from 1 to 100000"),
+        "{e}"
+    );
     let e = load_error(
         "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n  runtimeRef: {name: torch}\n",
     );

@@ -326,7 +326,7 @@ spec:
             "duration: {fixed: 1m}",
             "duration: {fixed: 1000000h}",
             "1000000h",
-            "longer than 100 years",
+            "is too long: expected at most 87600h0m0s (10 years)",
         ),
         (
             "  count: 3\n  arrival: {interval: 1s}",
@@ -338,7 +338,7 @@ spec:
             "interval: 1s",
             "rate: 1e-300",
             "1e-300",
-            "at least one per 100 years",
+            "expected a number of arrivals from one per 87600h0m0s to 1000000 per second",
         ),
         (
             "duration: {fixed: 1m}",
@@ -398,15 +398,15 @@ spec:
         assert!(e.starts_with(&line_col), "{to}: want {line_col}, got {e}");
         assert!(e.contains(msg), "{to}: want {msg:?} in {e}");
     }
-    // Arrivals that would run past 1,000 years: an error at the generator, not a time overflow.
+    // Arrivals that would run past 10 years: an error at the generator, not a time overflow.
     let text = with_queues(
         &base
-            .replace("interval: 1s", "interval: 876000h")
+            .replace("interval: 1s", "interval: 8760h")
             .replace("count: 3", "count: 20"),
     );
     let e = load_error(&text);
     assert!(
-        e.contains("would arrive more than 1000 years after the start"),
+        e.contains("would arrive more than 87600h0m0s after the start"),
         "{e}"
     );
     assert!(e.starts_with("t.yaml:"), "{e}");

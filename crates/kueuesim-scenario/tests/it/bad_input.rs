@@ -457,7 +457,7 @@ fn kai_queue_parent_cycles_are_errors_at_the_parent() {
 #[test]
 fn a_chain_of_cohorts_loads_in_linear_time() {
     // 20,000 cohorts, each the parent of the next: with the old quadratic lookups and walks
-    // this test took minutes (the CLI's release build loads 100,000 in well under a second).
+    // this test took minutes.
     let mut text = String::new();
     for i in 0..20_000 {
         let parent = if i == 0 {

@@ -273,18 +273,11 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         None => {}
     }
     // Rows written by `--index` runs (rows/run-N.csv) are collected the same way.
-    if let Ok(entries) = std::fs::read_dir(&rows_dir) {
-        let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-        files.sort();
-        if same {
-            for f in &files {
-                for r in run::read_rows(&std::fs::read_to_string(f).unwrap_or_default()) {
-                    done.entry((r.variant.clone(), r.seed)).or_insert(r);
-                }
-            }
-        } else if !files.is_empty() {
-            stale.push(rows_dir.clone());
-        }
+    let files = index_row_files(&rows_dir)?;
+    if same {
+        add_index_rows(&files, &mut done)?;
+    } else if !files.is_empty() {
+        stale.push(rows_dir.clone());
     }
     if !done.is_empty() && !args.quiet {
         eprintln!(
@@ -426,6 +419,41 @@ fn print_warnings(rows: &[Row]) {
     }
 }
 
+/// The row files `--index` runs wrote into `rows_dir`, in name (= index) order; none when
+/// the directory does not exist.
+fn index_row_files(rows_dir: &std::path::Path) -> Result<Vec<PathBuf>, Failure> {
+    let entries = match std::fs::read_dir(rows_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Failure {
+                code: 1,
+                message: format!("{}: {e}", rows_dir.display()),
+            });
+        }
+    };
+    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Adds the rows of `files` to `done` (a row already there is kept).
+fn add_index_rows(
+    files: &[PathBuf],
+    done: &mut BTreeMap<(String, u64), Row>,
+) -> Result<(), Failure> {
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| Failure {
+            code: 1,
+            message: format!("{}: {e}", f.display()),
+        })?;
+        for r in run::read_rows(&text) {
+            done.entry((r.variant.clone(), r.seed)).or_insert(r);
+        }
+    }
+    Ok(())
+}
+
 /// `kueuesim sweep collect DIR`: the rows of `--index` runs into the files a local sweep
 /// writes; nothing is run (the base scenario need not be here).
 fn collect(dir: &std::path::Path) -> Result<(), Failure> {
@@ -452,24 +480,7 @@ fn collect(dir: &std::path::Path) -> Result<(), Failure> {
     }
     let mut done: BTreeMap<(String, u64), Row> = BTreeMap::new();
     let rows_dir = dir.join("rows");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&rows_dir)
-        .map_err(|e| Failure {
-            code: 1,
-            message: format!("{}: {e}", rows_dir.display()),
-        })?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    for f in &files {
-        let text = std::fs::read_to_string(f).map_err(|e| Failure {
-            code: 1,
-            message: format!("{}: {e}", f.display()),
-        })?;
-        for r in run::read_rows(&text) {
-            done.entry((r.variant.clone(), r.seed)).or_insert(r);
-        }
-    }
+    add_index_rows(&index_row_files(&rows_dir)?, &mut done)?;
     // In the order of a local sweep: variant, then seed.
     let mut rows = Vec::new();
     let mut missing = Vec::new();

@@ -60,7 +60,7 @@ pub(crate) fn side(arg: &str) -> Result<Side, Failure> {
             )));
         }
         return Err(bad(format!(
-            "{arg}: no result.json in it: expected a `run --out` directory"
+            "{arg}: no result.json in it: expected a `run --out` directory whose --write included result (the default, all, does)"
         )));
     }
     if !path.exists() {

@@ -1626,3 +1626,21 @@ fn the_summary_shows_the_thirty_longest_waiting_of_many_cluster_queues() {
         .unwrap();
     assert!(header.find("ADMITTED").unwrap() < 25, "{header}");
 }
+
+#[test]
+fn compare_of_an_out_dir_without_result_json_says_which_write_it_needs() {
+    let full = run_out("compare-full", "golden/first-fit-nodes", &[]);
+    let csv = run_out("compare-csv", "golden/first-fit-nodes", &["--write", "csv"]);
+    assert!(!csv.join("result.json").exists());
+    let o = kueuesim(&["compare", full.to_str().unwrap(), csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "no result.json in it: expected a `run --out` directory whose --write included result"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(full).unwrap();
+    std::fs::remove_dir_all(csv).unwrap();
+}

@@ -8,6 +8,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,7 +20,7 @@ mod sweep;
 
 use kueuesim_engine::{Outcome, Simulation};
 use kueuesim_model::limits;
-use kueuesim_model::{SimDuration, SimTime, WorkloadId};
+use kueuesim_model::{SimDuration, SimTime, WorkloadId, World};
 use kueuesim_report::kubectl::{self, Namespaces};
 use kueuesim_report::outdir::{OutDir, parse_write};
 use kueuesim_report::output::{
@@ -130,6 +131,14 @@ struct RunArgs {
     /// duration, or with days (10m, 1h, 1d).
     #[arg(long, value_name = "STEP", default_value = "1m", requires = "out")]
     sample: String,
+    /// Stop after this many events and report the run up to then (exit code 3): a bound
+    /// on the work of any input, the same at every run.
+    #[arg(long, value_name = "N", conflicts_with = "seeds")]
+    max_events: Option<u64>,
+    /// Stop after this much wall time (10s, 5m, 1h) and report the run up to then (exit
+    /// code 3); checked every 4,096 events, so where it stops varies from run to run.
+    #[arg(long, value_name = "DURATION", conflicts_with = "seeds")]
+    max_wall: Option<String>,
     #[command(flatten)]
     overrides: OverrideArgs,
 }
@@ -269,6 +278,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         progress,
         write,
         sample,
+        max_events,
+        max_wall,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
     if let Some(seeds) = seeds {
@@ -291,6 +302,23 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(usage(format!(
             "--sample: {sample:?}: expected a positive duration (10m, 1h)"
         )));
+    }
+    let max_wall = match max_wall {
+        Some(w) => {
+            let d = parse_offset(w).map_err(|e| usage(format!("--max-wall: {e}")))?;
+            if d <= SimDuration::ZERO {
+                return Err(usage(format!(
+                    "--max-wall: {w:?}: expected a positive duration (30s, 10m)"
+                )));
+            }
+            Some(std::time::Duration::from_millis(d.millis() as u64))
+        }
+        None => None,
+    };
+    if *max_events == Some(0) {
+        return Err(usage(
+            "--max-events: 0: expected a positive number of events".into(),
+        ));
     }
     // Only -o json|yaml prints every workload's record: any other run is lean and streamed
     // (workloads are read as they arrive and let go of as they finish), so a
@@ -329,6 +357,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if out.is_some() && files.iter().any(|f| f.needs_samples()) {
         sim = sim.with_time_series(step);
+        sample_count_warning(world, step, sample);
+    }
+    if let Some(n) = max_events {
+        sim = sim.with_event_budget(*n);
     }
     let mut sink = match out {
         Some(dir) => Some(
@@ -345,17 +377,22 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let started = std::time::Instant::now();
     let horizon = world.config.until;
     let mut shown = false;
+    let mut out_of_time = false;
     let show = |now: SimTime, events: u64| {
+        if max_wall.is_some_and(|max| started.elapsed() >= max) {
+            out_of_time = true;
+            return ControlFlow::Break(());
+        }
         if !show_progress {
-            return;
+            return ControlFlow::Continue(());
         }
         let wall = started.elapsed().as_secs_f64();
         if wall < 1.0 {
-            return;
+            return ControlFlow::Continue(());
         }
         if !terminal {
             if wall - last_line < 5.0 {
-                return;
+                return ControlFlow::Continue(());
             }
             last_line = wall;
         }
@@ -387,6 +424,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         } else {
             eprintln!("{}", line.trim_start_matches('\r'));
         }
+        ControlFlow::Continue(())
     };
     let outcome = match &mut sink {
         Some(sink) => sim.run_with_sink(show, sink),
@@ -401,6 +439,13 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     // With --out every workload unfinished at the end is written too.
     let mut doc = result_with(world, &outcome, !summary_only || sink.is_some());
+    if out_of_time && let Some(stop) = &mut doc.summary.stopped_early {
+        stop.reason = "MaxWallTime";
+        stop.message = format!(
+            "the run used its --max-wall budget of {}",
+            max_wall_text(args)
+        );
+    }
     // Capacity checks (kueuesim_report::checks), worded like the loader's warnings. A
     // LocalQueue that does not exist was already named by the loader, with its position.
     for c in &doc.summary.checks {
@@ -421,7 +466,64 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Format::Json => to_json(&doc),
         Format::Yaml => to_yaml(&doc),
     };
-    print_out(&text)
+    print_out(&text)?;
+    // A budget stopped the run: the output above is the run up to then, and the exit code
+    // (3) tells a script it is not the whole run.
+    match &doc.summary.stopped_early {
+        Some(stop) => Err(Failure {
+            code: 3,
+            message: format!(
+                "stopped early: {} at simulated {}; the output describes the run up to then",
+                stop.message,
+                SimDuration::from_millis(outcome.stats.end.millis())
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The `--max-wall` value as written.
+fn max_wall_text(args: &RunArgs) -> &str {
+    args.max_wall.as_deref().unwrap_or_default()
+}
+
+/// Warns when the time series will hold more than a million samples per series: a horizon of
+/// years sampled every minute writes gigabytes (metrics.om) to little use.
+fn sample_count_warning(world: &World, step: SimDuration, sample: &str) {
+    const MANY: i64 = 1_000_000;
+    let Some(until) = world.config.until else {
+        return;
+    };
+    let samples = until.millis() / step.millis() + 1;
+    if samples > MANY {
+        let fit = SimDuration::from_millis(((until.millis() + MANY - 1) / MANY).max(1));
+        eprintln!(
+            "warning: --sample {sample} over a horizon of {} takes {samples} samples of every \
+             series (timeseries.csv, metrics.om); --sample {} or longer keeps them under {MANY}",
+            SimDuration::from_millis(until.millis()),
+            round_step(fit)
+        );
+    }
+}
+
+/// The smallest of 1m, 5m, 10m, 15m, 30m, 1h, 2h, 6h, 12h, 1d at least `d` (or `d`).
+fn round_step(d: SimDuration) -> String {
+    const STEPS: [(i64, &str); 10] = [
+        (60_000, "1m"),
+        (300_000, "5m"),
+        (600_000, "10m"),
+        (900_000, "15m"),
+        (1_800_000, "30m"),
+        (3_600_000, "1h"),
+        (7_200_000, "2h"),
+        (21_600_000, "6h"),
+        (43_200_000, "12h"),
+        (86_400_000, "1d"),
+    ];
+    STEPS
+        .iter()
+        .find(|(ms, _)| *ms >= d.millis())
+        .map_or_else(|| d.to_string(), |(_, s)| (*s).to_string())
 }
 
 /// The ids of the workloads of `result_with(world, outcome, true)`'s document, in its order:

@@ -256,6 +256,18 @@ pub struct RunStats {
     /// Per ClusterQueue at the end, the quota its workloads hold for every flavor and resource
     /// of its resource groups, in their order (Kueue's `resourceNode.Usage`).
     pub final_quota_usage: Vec<Vec<(FlavorId, ResourceId, i64)>>,
+    /// Why the run stopped before its end, if it did: the outcome is then the state at `end`,
+    /// the time of the last event processed.
+    pub stopped: Option<Stopped>,
+}
+
+/// Why a run stopped before its end (`RunStats::stopped`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// It processed the events `Simulation::with_event_budget` allowed.
+    EventBudget(u64),
+    /// The caller's progress callback asked it to stop (a wall-time budget, say).
+    ByCaller,
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.

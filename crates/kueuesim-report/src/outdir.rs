@@ -13,7 +13,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use kueuesim_engine::RunSink;
-use kueuesim_engine::outcome::{Event, Sample, TimeSeries, WorkloadRecord};
+use kueuesim_engine::outcome::{Event, Sample, WorkloadRecord};
 use kueuesim_model::{FlavorId, ResourceId, SimDuration, Workload, WorkloadId, World};
 
 use crate::export::{
@@ -23,6 +23,7 @@ use crate::export::{
 use crate::metrics::PromMetrics;
 use crate::openmetrics::OpenMetricsWriter;
 use crate::output::{SimulationResult, WorkloadOut, json_head, json_tail, json_workload};
+use crate::report::PlottedSeries;
 
 /// The buffer of each file written: large writes, few system calls (the files of a long
 /// trace run to hundreds of megabytes).
@@ -197,7 +198,7 @@ pub struct OutDir<'w> {
     prom: Option<PromMetrics>,
     /// For report.html: the finished workloads without what it does not read (events,
     /// conditions, pods and nodes), and the samples.
-    report: Option<(Vec<(WorkloadId, WorkloadOut)>, TimeSeries)>,
+    report: Option<(Vec<(WorkloadId, WorkloadOut)>, PlottedSeries)>,
     /// The first failure; the sink's calls cannot return one, `finish` reports it.
     failed: Option<OutError>,
     /// The time series' step.
@@ -264,15 +265,9 @@ impl<'w> OutDir<'w> {
             prom: files
                 .contains(&OutFile::Metrics)
                 .then(|| PromMetrics::new(world)),
-            report: files.contains(&OutFile::Report).then(|| {
-                (
-                    Vec::new(),
-                    TimeSeries {
-                        step: sample_step,
-                        samples: Vec::new(),
-                    },
-                )
-            }),
+            report: files
+                .contains(&OutFile::Report)
+                .then(|| (Vec::new(), PlottedSeries::new(world))),
             failed: None,
             step: sample_step,
         })
@@ -488,23 +483,7 @@ impl RunSink for OutDir<'_> {
             self.keep_error(&path, r);
         }
         if let Some((_, series)) = &mut self.report {
-            // report.html plots the time, GPUs bound, quota held per ClusterQueue and pending
-            // per LocalQueue: only those are kept (an empty Vec allocates nothing), a third of
-            // a full sample's memory on a long trace with its 10 per-queue vectors.
-            series.samples.push(Sample {
-                at: s.at,
-                gpus_in_use: s.gpus_in_use,
-                gpu_quota_by_cq: s.gpu_quota_by_cq.clone(),
-                pending_by_lq: s.pending_by_lq.clone(),
-                gpu_quota_by_flavor: Vec::new(),
-                gpu_quota_by_cq_flavor: Vec::new(),
-                reserving_by_cq: Vec::new(),
-                admitted_by_cq: Vec::new(),
-                pending_active: Vec::new(),
-                pending_inadmissible: Vec::new(),
-                pending_inadmissible_by_lq: Vec::new(),
-                gangs_by_spine: Vec::new(),
-            });
+            series.push(s);
         }
     }
 

@@ -32,6 +32,10 @@ pub struct Summary {
     /// Kueue scheduling cycles run.
     pub cycles: u64,
     pub events_processed: u64,
+    /// Set when the run stopped before its end (a `--max-events` or `--max-wall` budget);
+    /// every figure then describes the run up to `endTime`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<StoppedEarly>,
     pub workloads: StateCounts,
     /// Admissions made (re-admissions count again).
     pub admissions: u64,
@@ -64,6 +68,33 @@ pub struct Summary {
     /// Capacity checks of the loaded cluster and workloads (`checks`), also printed as
     /// warnings.
     pub checks: Vec<crate::checks::Check>,
+}
+
+/// Why a run stopped before its end (`Summary::stopped_early`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoppedEarly {
+    /// `MaxEvents` (its event budget), `MaxWallTime` (its wall-time budget) or `Interrupted`
+    /// (its caller stopped it).
+    pub reason: &'static str,
+    /// What stopped it, in words.
+    pub message: String,
+}
+
+impl StoppedEarly {
+    /// The stop an engine outcome reports; the caller that stopped a run names its reason.
+    pub fn of(stopped: kueuesim_engine::outcome::Stopped) -> StoppedEarly {
+        match stopped {
+            kueuesim_engine::outcome::Stopped::EventBudget(n) => StoppedEarly {
+                reason: "MaxEvents",
+                message: format!("the run processed its budget of {n} events"),
+            },
+            kueuesim_engine::outcome::Stopped::ByCaller => StoppedEarly {
+                reason: "Interrupted",
+                message: "the run was stopped by its caller".into(),
+            },
+        }
+    }
 }
 
 /// What one ClusterQueue's workloads did.
@@ -350,6 +381,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             seed: world.config.seed,
             cycles: outcome.stats.cycles,
             events_processed: outcome.stats.events_processed,
+            stopped_early: outcome.stats.stopped.map(StoppedEarly::of),
             workloads: counts,
             admissions: outcome.stats.admissions,
             wait_seconds: percentiles(waits),
@@ -659,6 +691,14 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
         s.cycles,
         s.events_processed
     );
+    if let Some(stop) = &s.stopped_early {
+        let _ = writeln!(
+            out,
+            "Stopped early: {} at simulated {}; every figure below describes the run up to then",
+            stop.message,
+            fmt_secs(Some(s.end_time))
+        );
+    }
     let _ = writeln!(
         out,
         "Workloads:    {} total, {} finished, {} running, {} admitted (not yet running), {} pending, {} inactive, {} evicted, {} not yet arrived",

@@ -10,26 +10,61 @@ use std::time::{Duration, Instant};
 // The wall clock is the point here: it bounds a child process, and decides nothing simulated.
 #[allow(clippy::disallowed_methods)]
 fn run_bounded(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kueuesim"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kueuesim"));
+    cmd.args(args);
+    run_command(cmd, args, limit)
+}
+
+/// As `run_bounded`, in at most `kib` KiB of address space (a shell's `ulimit -v`): an
+/// allocation past it fails, and the run with it.
+#[cfg(target_os = "linux")]
+fn run_in_memory(kib: u64, args: &[&str], limit: Duration) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_kueuesim"))
+        .args(args);
+    run_command(cmd, args, limit)
+}
+
+#[allow(clippy::disallowed_methods)]
+fn run_command(mut cmd: Command, args: &[&str], limit: Duration) -> Output {
+    use std::io::Read;
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("binary runs");
+    // Read both pipes as the child writes them: a child blocked on a full pipe is no hang.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
     let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if start.elapsed() > limit {
             let _ = child.kill();
-            let o = child.wait_with_output().expect("output");
+            let _ = child.wait();
+            let err = err.join().expect("stderr");
             panic!(
                 "{args:?} still running after {limit:?}; stderr: {}",
-                String::from_utf8_lossy(&o.stderr)
+                String::from_utf8_lossy(&err)
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout"),
+        stderr: err.join().expect("stderr"),
     }
 }
 
@@ -62,7 +97,11 @@ fn every_reproducer_ends_in_exit_2_with_a_position_or_runs() {
     assert_eq!(files.len(), 13, "{files:?}");
     for f in &files {
         let path = f.display().to_string();
-        let o = run_bounded(&["run", &path], Duration::from_secs(60));
+        // Each in 256 MiB of address space and (a debug build on a busy machine) 10 s.
+        #[cfg(target_os = "linux")]
+        let o = run_in_memory(262_144, &["run", &path], Duration::from_secs(10));
+        #[cfg(not(target_os = "linux"))]
+        let o = run_bounded(&["run", &path], Duration::from_secs(10));
         let err = String::from_utf8_lossy(&o.stderr);
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         assert!(!err.contains("panicked"), "{name}: {err}");
@@ -207,4 +246,160 @@ fn command_line_offsets_and_out_are_checked_in_words() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("is a file: expected a directory"), "{err}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_ten_year_horizon_streams_its_samples_in_bounded_memory() {
+    // One job of an hour, then ten years with nothing to do, sampled every minute: 5,256,001
+    // samples of one state. They used to be held whole (2 GB in one allocation) before the
+    // sink saw any; now they are taken once and handed out one at a time, and report.html
+    // keeps only its four columns.
+    let f = fixtures()
+        .into_iter()
+        .find(|f| f.file_name().unwrap().to_string_lossy().starts_with("03-"))
+        .expect("fixture");
+    let dir = std::env::temp_dir().join(format!("kueuesim-ten-years-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (path, out) = (f.display().to_string(), dir.display().to_string());
+    let o = run_in_memory(
+        1_500_000,
+        &[
+            "run", &path, "--until", "87600h", "--out", &out, "--write", "report", "-q",
+        ],
+        Duration::from_secs(120),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("--sample 1m over a horizon of 87600h0m0s takes 5256001 samples")
+            && err.contains("--sample 10m or longer"),
+        "{err}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(html.contains("GPU quota held over time"), "{}", html.len());
+
+    // The same horizon sampled every day: one row per day, each day's sample there once.
+    let o = run_bounded(
+        &[
+            "run",
+            &path,
+            "--until",
+            "87600h",
+            "--out",
+            &out,
+            "--write",
+            "timeseries",
+            "--sample",
+            "1d",
+            "-q",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3651, "87600h / 24h + the sample at 0");
+    for (k, row) in rows.iter().enumerate() {
+        let at: f64 = row.split(',').next().unwrap().parse().expect("seconds");
+        assert_eq!(at, k as f64 * 86_400.0, "row {k}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
+    let platform = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "scenarios",
+        "platform",
+    ]
+    .iter()
+    .collect::<PathBuf>()
+    .display()
+    .to_string();
+    let o = run_bounded(
+        &["run", &platform, "--max-events", "500", "-o", "json", "-q"],
+        Duration::from_secs(60),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "error: stopped early: the run processed its budget of 500 events at simulated "
+        ),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let s = &doc["summary"];
+    assert_eq!(s["eventsProcessed"], 500);
+    assert_eq!(s["stoppedEarly"]["reason"], "MaxEvents");
+    // The run stopped before its horizon: its end is the time of the 500th event.
+    let whole = run_bounded(
+        &["run", &platform, "-o", "json", "-q"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(whole.status.code(), Some(0));
+    let whole: serde_json::Value = serde_json::from_slice(&whole.stdout).expect("json");
+    assert!(whole["summary"].get("stoppedEarly").is_none());
+    assert!(s["endTime"].as_f64() < whole["summary"]["endTime"].as_f64());
+    // The same budget stops at the same event every time: the document is the same.
+    let again = run_bounded(
+        &["run", &platform, "--max-events", "500", "-o", "json", "-q"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(again.stdout, o.stdout);
+
+    // A summary says so at the top; a wall budget that has passed by the first check stops
+    // the run at event 4,096 (checked every 4,096 events).
+    let o = run_bounded(
+        &["run", &platform, "--max-events", "500", "-q"],
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.lines().nth(1).is_some_and(|l| l.starts_with(
+            "Stopped early: the run processed its budget of 500 events at simulated "
+        )),
+        "{text}"
+    );
+    let million = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "scenarios",
+        "scale",
+        "million.yaml",
+    ]
+    .iter()
+    .collect::<PathBuf>()
+    .display()
+    .to_string();
+    let o = run_bounded(
+        &["run", &million, "--max-wall", "1ms", "-q"],
+        Duration::from_secs(120),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut lines = text.lines();
+    assert!(
+        lines.next().is_some_and(|l| l.ends_with(", 4096 events")),
+        "{text}"
+    );
+    assert!(
+        lines.next().is_some_and(|l| l
+            .starts_with("Stopped early: the run used its --max-wall budget of 1ms at simulated ")),
+        "{text}"
+    );
+    for bad in [["--max-events", "0"], ["--max-wall", "0s"]] {
+        let o = run_bounded(&["run", bad[0], bad[1]], Duration::from_secs(60));
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
 }

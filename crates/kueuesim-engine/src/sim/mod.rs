@@ -34,6 +34,7 @@ mod series;
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use kueuesim_model::quota::{NodeIdx, QuotaTree};
@@ -46,7 +47,7 @@ use kueuesim_model::{
 use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
 use crate::outcome::{
-    LeanOutcome, Outcome, RunStats, Tally, TimeSeries, WorkloadRecord, WorkloadState,
+    LeanOutcome, Outcome, RunStats, Stopped, Tally, TimeSeries, WorkloadRecord, WorkloadState,
 };
 use crate::placement::Cluster;
 use crate::queues::{QueueManager, QueueStatus};
@@ -117,6 +118,8 @@ pub struct Simulation<'w> {
     rec: Recorder,
     /// What the run hands to its `RunSink` after every step (`run_with_sink`), if it has one.
     outbox: Option<Outbox<'w>>,
+    /// The most events the run may process (`with_event_budget`).
+    event_budget: Option<u64>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -305,6 +308,7 @@ impl<'w> Simulation<'w> {
                 last_sample: None,
             },
             outbox: None,
+            event_budget: None,
         }
     }
 
@@ -391,8 +395,13 @@ impl<'w> Simulation<'w> {
     }
 
     /// Runs to the horizon (`until`, or the world's own), or until nothing more can happen,
-    /// calling `progress` every so often with the current time.
-    pub fn run_with_progress(self, progress: impl FnMut(SimTime, u64)) -> Outcome {
+    /// calling `progress` every 4,096 events with the current time and the events processed;
+    /// a `Break` from it stops the run there (`Stopped::ByCaller`), with the outcome at that
+    /// time.
+    pub fn run_with_progress(
+        self,
+        progress: impl FnMut(SimTime, u64) -> ControlFlow<()>,
+    ) -> Outcome {
         self.run_inner(progress, None)
     }
 
@@ -402,7 +411,7 @@ impl<'w> Simulation<'w> {
     /// still follows the live workloads.
     pub fn run_with_sink(
         mut self,
-        progress: impl FnMut(SimTime, u64),
+        progress: impl FnMut(SimTime, u64) -> ControlFlow<()>,
         sink: &mut dyn RunSink,
     ) -> Outcome {
         self.outbox = Some(Outbox::new(sink.wants_events()));
@@ -411,7 +420,7 @@ impl<'w> Simulation<'w> {
 
     fn run_inner(
         mut self,
-        mut progress: impl FnMut(SimTime, u64),
+        mut progress: impl FnMut(SimTime, u64) -> ControlFlow<()>,
         mut sink: Option<&mut dyn RunSink>,
     ) -> Outcome {
         let until = self.world.config.until;
@@ -425,16 +434,24 @@ impl<'w> Simulation<'w> {
                 };
                 self.drain_outbox(sink, samples_until);
             }
-            if self.rec.stats.events_processed.is_multiple_of(4_096) {
-                progress(self.now, self.rec.stats.events_processed);
+            let events = self.rec.stats.events_processed;
+            if self.event_budget.is_some_and(|max| events >= max) {
+                self.rec.stats.stopped = Some(Stopped::EventBudget(events));
+                break;
+            }
+            if events.is_multiple_of(4_096) && progress(self.now, events).is_break() {
+                self.rec.stats.stopped = Some(Stopped::ByCaller);
+                break;
             }
             if until.is_none() && self.only_futile_loops_left() {
                 break;
             }
         }
-        let end = match until {
-            Some(u) => u.max(self.now),
-            None => self.progress.last_effective,
+        // A run stopped early describes the time it reached.
+        let end = match (until, self.rec.stats.stopped) {
+            (_, Some(_)) => self.now,
+            (Some(u), None) => u.max(self.now),
+            (None, None) => self.progress.last_effective,
         };
         if end >= self.now {
             self.advance_to(end);
@@ -630,9 +647,16 @@ impl<'w> Simulation<'w> {
         self
     }
 
+    /// Stops the run once it has processed `max` events (`Stopped::EventBudget`): a bound on
+    /// the work of any input, the same at every run of it.
+    pub fn with_event_budget(mut self, max: u64) -> Self {
+        self.event_budget = Some(max);
+        self
+    }
+
     /// Runs to the end (see `run_with_progress`).
     pub fn run(self) -> Outcome {
-        self.run_with_progress(|_, _| {})
+        self.run_with_progress(|_, _| ControlFlow::Continue(()))
     }
 
     /// The state of workload `w` now, or `None` before it arrives.

@@ -4,6 +4,8 @@
 //! them. The engine stays free of I/O: it only fills the outbox, and the run loop empties it
 //! into the caller's `RunSink` after every step.
 
+use std::collections::VecDeque;
+
 use kueuesim_model::{SimDuration, SimTime, Workload, WorkloadId};
 
 use crate::outcome::{Event, Sample, WorkloadRecord};
@@ -34,6 +36,21 @@ pub trait RunSink {
     fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord);
 }
 
+/// Samples of one state at `count` consecutive steps from `first.at`.
+#[derive(Clone)]
+struct SampleRun {
+    first: Sample,
+    count: u64,
+    step: SimDuration,
+}
+
+impl SampleRun {
+    /// The time of the `k`th sample.
+    fn at(&self, k: u64) -> SimTime {
+        SimTime::from_millis(self.first.at.millis() + k as i64 * self.step.millis())
+    }
+}
+
 /// What the run recorded since the sink last saw it.
 #[derive(Clone, Default)]
 pub(super) struct Outbox<'w> {
@@ -42,8 +59,9 @@ pub(super) struct Outbox<'w> {
     events: Vec<(WorkloadId, Spec<'w>, Event)>,
     waits: Vec<(WorkloadId, Spec<'w>, SimDuration)>,
     /// Samples wait here until an effective event after them shows they are not past the
-    /// end of the run (a run without a horizon ends at its last effective event).
-    samples: Vec<Sample>,
+    /// end of the run (a run without a horizon ends at its last effective event), as runs of
+    /// one state sampled at `first.at`, `first.at + step`, … (`count` samples).
+    samples: VecDeque<SampleRun>,
     finished: Vec<(WorkloadId, Spec<'w>, WorkloadRecord)>,
 }
 
@@ -68,8 +86,11 @@ impl<'w> Outbox<'w> {
         self.waits.push((w, spec, waited));
     }
 
-    pub(super) fn push_sample(&mut self, s: Sample) {
-        self.samples.push(s);
+    /// Samples of one state at `count` steps of `step` from `first.at`.
+    pub(super) fn push_samples(&mut self, first: Sample, count: u64, step: SimDuration) {
+        if count > 0 {
+            self.samples.push_back(SampleRun { first, count, step });
+        }
     }
 
     pub(super) fn push_finished(&mut self, w: WorkloadId, spec: Spec<'w>, rec: WorkloadRecord) {
@@ -78,7 +99,16 @@ impl<'w> Outbox<'w> {
 
     /// Drops the samples after `end` (taken before idle events past the end of the run).
     pub(super) fn drop_samples_after(&mut self, end: SimTime) {
-        self.samples.retain(|s| s.at <= end);
+        while let Some(last) = self.samples.back_mut() {
+            if last.first.at > end {
+                self.samples.pop_back();
+                continue;
+            }
+            // The samples at or before `end`: `first.at + k·step <= end`.
+            let within = (end - last.first.at).millis() / last.step.millis() + 1;
+            last.count = last.count.min(within as u64);
+            break;
+        }
     }
 }
 
@@ -96,9 +126,21 @@ impl Simulation<'_> {
         for (w, spec, e) in out.events.drain(..) {
             sink.event(w, &spec, &e);
         }
-        let due = out.samples.partition_point(|s| s.at <= samples_until);
-        for s in out.samples.drain(..due) {
-            sink.sample(&s);
+        // One sample at a time: a long run of samples is never held expanded.
+        while let Some(run) = out.samples.front_mut() {
+            let mut s = run.first.clone();
+            let mut k = 0;
+            while k < run.count && run.at(k) <= samples_until {
+                s.at = run.at(k);
+                sink.sample(&s);
+                k += 1;
+            }
+            if k < run.count {
+                run.first.at = run.at(k);
+                run.count -= k;
+                break;
+            }
+            out.samples.pop_front();
         }
         for (w, spec, rec) in out.finished.drain(..) {
             sink.finished(w, &spec, &rec);

@@ -17,22 +17,28 @@ impl<'w> Simulation<'w> {
             return;
         };
         let step = series.step.millis();
-        let mut next = self.rec.last_sample.map_or(0, |t| t.millis() + step);
-        while next < at.millis() {
-            let sample = self.sample(SimTime::from_millis(next));
-            self.rec.last_sample = Some(sample.at);
-            // A run with a sink hands samples out as they come (`outbox`); else they are kept.
-            match &mut self.outbox {
-                Some(out) => out.push_sample(sample),
-                None => self
-                    .rec
-                    .series
-                    .as_mut()
-                    .expect("checked")
-                    .samples
-                    .push(sample),
+        let next = self.rec.last_sample.map_or(0, |t| t.millis() + step);
+        if next >= at.millis() {
+            return;
+        }
+        // Nothing changes between events, so every sample due before `at` is the same state
+        // at another time: it is taken once, and a run with a sink hands the outbox one run of
+        // samples, which it expands as the sink takes them. Memory follows the events, not
+        // the horizon (a ten-year idle gap sampled every minute is one entry, not five million).
+        let count = (at.millis() - 1 - next) / step + 1;
+        let sample = self.sample(SimTime::from_millis(next));
+        self.rec.last_sample = Some(SimTime::from_millis(next + (count - 1) * step));
+        match &mut self.outbox {
+            Some(out) => out.push_samples(sample, count as u64, series.step),
+            None => {
+                let samples = &mut self.rec.series.as_mut().expect("checked").samples;
+                for k in 0..count {
+                    samples.push(Sample {
+                        at: SimTime::from_millis(next + k * step),
+                        ..sample.clone()
+                    });
+                }
             }
-            next += step;
         }
     }
 

@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use kueuesim_engine::outcome::TimeSeries;
 use kueuesim_model::World;
 
 use super::axis::{duration, time_step, time_ticks, value_ticks};
 use super::plot::{
     Frame, H, MAX_LINES, Mark, REF, W, buckets, esc, keep_top, means, min_max, path, section, style,
 };
+use super::{PlottedSample, PlottedSeries};
 use crate::output::SimulationResult;
 
 /// Ticks a time axis aims for.
@@ -29,15 +29,15 @@ const TOPOLOGY_ROWS: usize = 32;
 /// What the time panels share: sample times (seconds), the buckets, and the x axis (to the
 /// end of the run).
 pub(super) struct Timeline<'a> {
-    series: &'a TimeSeries,
+    series: &'a PlottedSeries,
     times: Vec<f64>,
     buckets: Vec<std::ops::Range<usize>>,
     end: f64,
 }
 
 impl<'a> Timeline<'a> {
-    pub(super) fn new(series: &'a TimeSeries, end: f64) -> Timeline<'a> {
-        let times: Vec<f64> = series.samples.iter().map(|s| s.at.as_secs_f64()).collect();
+    pub(super) fn new(series: &'a PlottedSeries, end: f64) -> Timeline<'a> {
+        let times: Vec<f64> = series.samples().map(|s| s.at.as_secs_f64()).collect();
         let end = times.last().copied().unwrap_or(0.0).max(end).max(60.0);
         Timeline {
             series,
@@ -54,8 +54,8 @@ impl<'a> Timeline<'a> {
         )
     }
     /// One value of every sample.
-    fn values(&self, f: impl Fn(&kueuesim_engine::outcome::Sample) -> f64) -> Vec<f64> {
-        self.series.samples.iter().map(f).collect()
+    fn values(&self, f: impl Fn(&PlottedSample<'_>) -> f64) -> Vec<f64> {
+        self.series.samples().map(|s| f(&s)).collect()
     }
     /// A line through `values`, its min and max kept per bucket.
     fn line(&self, f: &Frame, values: &[f64]) -> String {
@@ -302,8 +302,7 @@ pub(super) fn pending_by_lq(world: &World, t: &Timeline<'_>) -> String {
     let peak: Vec<f64> = (0..n)
         .map(|k| {
             t.series
-                .samples
-                .iter()
+                .samples()
                 .map(|s| s.pending_by_lq[k])
                 .max()
                 .unwrap_or(0) as f64

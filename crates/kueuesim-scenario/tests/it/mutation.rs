@@ -233,3 +233,192 @@ fn every_extreme_in_every_number_of_a_seed_loads_or_fails_with_a_position() {
         }
     }
 }
+
+/// Every scenario of `scenarios/` a mutant may start from, one text per scenario (a
+/// directory's files joined as one file): Kueue features, placement cases, golden runs,
+/// job kinds, the platform. Traces, sweeps and the million-workload scale run are left out
+/// (they name files beside them, are not scenarios, or load for seconds).
+fn campaign_seeds() -> Vec<(String, String)> {
+    let root = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios"));
+    let mut dirs = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        let rel = dir
+            .strip_prefix(&root)
+            .expect("under root")
+            .to_string_lossy()
+            .into_owned();
+        if ["traces", "sweeps", "scale"]
+            .iter()
+            .any(|x| rel.starts_with(x))
+        {
+            continue;
+        }
+        let mut files = Vec::new();
+        for e in std::fs::read_dir(&dir).expect("scenario dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "yaml") {
+                files.push(p);
+            }
+        }
+        files.sort();
+        if files.is_empty() {
+            continue;
+        }
+        // Directories whose files are each a scenario of their own.
+        if rel.starts_with("kueue-perf") {
+            for f in files {
+                let name = f.display().to_string();
+                dirs.push((name, std::fs::read_to_string(&f).expect("readable")));
+            }
+            continue;
+        }
+        let text: Vec<String> = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).expect("readable"))
+            .collect();
+        dirs.push((rel, text.join("\n---\n")));
+    }
+    dirs.sort();
+    dirs
+}
+
+/// SplitMix64: the campaign's random numbers, reproducible from one seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The mutant of case `case`: a seed scenario and one to four mutations, among them lines
+/// taken from another seed (so objects of different scenarios meet).
+fn campaign_mutant(seeds: &[(String, String)], case: u64) -> (String, Vec<String>, Vec<u8>) {
+    let mut rng = Rng(case);
+    let (name, text) = &seeds[rng.below(seeds.len())];
+    let mut bytes = text.clone().into_bytes();
+    let mut said = Vec::new();
+    for _ in 0..1 + rng.below(4) {
+        let s = String::from_utf8_lossy(&bytes).into_owned();
+        let m = match rng.below(8) {
+            0..=3 => Mutation::Number(rng.next() as usize, rng.below(EXTREMES.len())),
+            4 => Mutation::DeleteLine(rng.next() as usize),
+            5 => Mutation::DuplicateLine(rng.next() as usize),
+            6 => Mutation::FlipByte(rng.next() as usize, 1 + rng.below(255) as u8),
+            _ => {
+                // A line of another seed, at the same place in this one.
+                let other = &seeds[rng.below(seeds.len())].1;
+                let lines: Vec<&str> = other.lines().collect();
+                let line = lines[rng.below(lines.len())];
+                let mut mine: Vec<&str> = s.lines().collect();
+                let at = rng.below(mine.len() + 1);
+                mine.insert(at, line);
+                said.push(format!("insert {line:?} at line {}", at + 1));
+                bytes = mine.join("\n").into_bytes();
+                continue;
+            }
+        };
+        said.push(format!("{m:?}"));
+        bytes = apply(&s, &m);
+    }
+    (name.clone(), said, bytes)
+}
+
+/// Loads `bytes` as `t.yaml` and runs it as `kueuesim run --out` would, bounded by an event
+/// budget: the summary, the JSON document and the time series.
+fn load_and_run(bytes: Vec<u8>) -> Result<(), ScenarioError> {
+    use kueuesim_engine::Simulation;
+    use kueuesim_model::SimDuration;
+    let text = decode("t.yaml", bytes)?;
+    let files = [SourceFile {
+        name: "t.yaml".into(),
+        text,
+    }];
+    let opts = LoadOptions {
+        stream: true,
+        ..LoadOptions::default()
+    };
+    let mut loaded = load(&files, opts)?;
+    let stream = loaded.stream.take();
+    let world = &loaded.world;
+    let mut sim = Simulation::new(world)
+        .with_time_series(SimDuration::from_secs(600))
+        .with_event_budget(20_000);
+    let mut error = None;
+    if let Some(stream) = stream {
+        error = Some(stream.error());
+        sim = sim.with_stream(stream);
+    }
+    let outcome = sim.run();
+    if let Some(e) = error.and_then(|e| e.borrow_mut().take()) {
+        return Err(e);
+    }
+    let doc = kueuesim_report::output::result_with(world, &outcome, true);
+    let _ = kueuesim_report::output::summary_text(world, &doc);
+    let _ = kueuesim_report::output::to_json(&doc);
+    Ok(())
+}
+
+/// The mutation campaign: mutants of every scenario, loaded and run (20,000 events at most),
+/// for `KUEUESIM_FUZZ_SECONDS` (default 20; CI gives it 60), from `KUEUESIM_FUZZ_SEED`
+/// (default 1). None may panic, fail without a position, or take more than 20 s. A failure
+/// names its case; `KUEUESIM_FUZZ_CASE=<case>` reruns just that one. Run it long in release:
+/// `KUEUESIM_FUZZ_SECONDS=3600 cargo test --release -p kueuesim-scenario --test it campaign -- --nocapture`.
+// The wall clock bounds the campaign and times each case; it decides nothing simulated.
+#[allow(clippy::disallowed_methods)]
+#[test]
+fn campaign_mutants_load_and_run_or_fail_with_a_position() {
+    let env = |k: &str| std::env::var(k).ok();
+    let seeds = campaign_seeds();
+    assert!(seeds.len() >= 100, "{} seeds", seeds.len());
+    let cases: Box<dyn Iterator<Item = u64>> = match env("KUEUESIM_FUZZ_CASE") {
+        Some(c) => Box::new(std::iter::once(
+            u64::from_str_radix(c.trim_start_matches("0x"), 16).expect("a hex case"),
+        )),
+        None => {
+            let mut rng = Rng(env("KUEUESIM_FUZZ_SEED").map_or(1, |s| s.parse().expect("seed")));
+            Box::new(std::iter::repeat_with(move || rng.next()))
+        }
+    };
+    let budget = std::time::Duration::from_secs(
+        env("KUEUESIM_FUZZ_SECONDS").map_or(20, |s| s.parse().expect("seconds")),
+    );
+    let start = std::time::Instant::now();
+    let (mut ran, mut loaded, mut positioned) = (0u64, 0u64, 0u64);
+    for case in cases {
+        if start.elapsed() >= budget {
+            break;
+        }
+        let (name, muts, bytes) = campaign_mutant(&seeds, case);
+        let shown = String::from_utf8_lossy(&bytes).into_owned();
+        let t = std::time::Instant::now();
+        let r = std::panic::catch_unwind(|| load_and_run(bytes.clone()));
+        let took = t.elapsed();
+        let rerun = format!("KUEUESIM_FUZZ_CASE={case:x}: {name} with {muts:?}");
+        match r {
+            Err(_) => panic!("panicked on {rerun}:\n{shown}"),
+            Ok(Ok(())) => loaded += 1,
+            Ok(Err(e)) => {
+                assert!(has_position(&e), "{e} on {rerun}:\n{shown}");
+                positioned += 1;
+            }
+        }
+        assert!(took.as_secs() < 20, "{took:?} on {rerun}");
+        ran += 1;
+    }
+    eprintln!(
+        "mutation campaign: {ran} mutants of {} seeds in {:.0?}: {loaded} ran, {positioned} failed at a position",
+        seeds.len(),
+        start.elapsed()
+    );
+}

@@ -260,7 +260,7 @@ fn a_sink_is_handed_everything_the_full_run_records() {
         let lean = Simulation::new(world)
             .with_stream(stream)
             .with_time_series(step)
-            .run_with_sink(|_, _| {}, &mut sink);
+            .run_with_sink(|_, _| std::ops::ControlFlow::Continue(()), &mut sink);
         // Every sample, none past the end; the outcome keeps none.
         let series = outcome.time_series.expect("series");
         assert_eq!(sink.samples, series.samples, "{name}: samples");

@@ -59,9 +59,8 @@ pub fn read_text(path: &std::path::Path, name: &str) -> Result<String, ScenarioE
         source,
     };
     let max = kueuesim_model::limits::MAX_INPUT_BYTES;
-    let len = std::fs::metadata(path).map_err(io)?.len();
-    if len > max {
-        return Err(ScenarioError::at(
+    let too_big = |len: String| {
+        ScenarioError::at(
             Pos {
                 file: name.to_string(),
                 line: 1,
@@ -72,9 +71,25 @@ pub fn read_text(path: &std::path::Path, name: &str) -> Result<String, ScenarioE
                 max / (1024 * 1024)
             ),
             "",
-        ));
+        )
+    };
+    let len = std::fs::metadata(path).map_err(io)?.len();
+    if len > max {
+        return Err(too_big(len.to_string()));
     }
-    decode(name, std::fs::read(path).map_err(io)?)
+    // A device or pipe reports no length (`/dev/zero` has none and no end): read at most one
+    // byte past the limit, whatever the metadata said.
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(too_big(format!("more than {max}")));
+    }
+    decode(name, bytes)
 }
 
 /// One object's YAML, cut out of its file, with the number of file lines before it so that

@@ -241,6 +241,18 @@ fn command_line_offsets_and_out_are_checked_in_words() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("expected at most 87600h0m0s"), "{err}");
 
+    // A device has no length and no end: reading stops one byte past the limit.
+    #[cfg(target_os = "linux")]
+    {
+        let o = run_in_memory(1_500_000, &["run", "/dev/zero"], Duration::from_secs(60));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("/dev/zero:1:1: the file has more than 268435456 bytes: expected at most 268435456 (256 MiB)"),
+            "{err}"
+        );
+    }
+
     let file = temp_file("not-a-dir", b"x");
     let o = run_bounded(&["run", "--out", &file], Duration::from_secs(60));
     let err = String::from_utf8_lossy(&o.stderr);

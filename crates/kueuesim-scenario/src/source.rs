@@ -73,14 +73,17 @@ pub fn read_text(path: &std::path::Path, name: &str) -> Result<String, ScenarioE
             "",
         )
     };
-    let len = std::fs::metadata(path).map_err(io)?.len();
+    let meta = std::fs::metadata(path).map_err(io)?;
+    let len = meta.len();
     if len > max {
         return Err(too_big(len.to_string()));
     }
     // A device or pipe reports no length (`/dev/zero` has none and no end): read at most one
     // byte past the limit, whatever the metadata said.
     use std::io::Read;
-    let mut bytes = Vec::new();
+    // Room for all of it up front: growing by doubling would ask for twice the limit.
+    let room = if meta.is_file() { len } else { max } + 1;
+    let mut bytes = Vec::with_capacity(room as usize);
     std::fs::File::open(path)
         .map_err(io)?
         .take(max + 1)

@@ -301,14 +301,14 @@ impl Rng {
     }
 }
 
-/// The mutant of case `case`: a seed scenario and one to four mutations, among them lines
+/// The mutant of case `case`: a seed scenario and one to three mutations, among them lines
 /// taken from another seed (so objects of different scenarios meet).
 fn campaign_mutant(seeds: &[(String, String)], case: u64) -> (String, Vec<String>, Vec<u8>) {
     let mut rng = Rng(case);
     let (name, text) = &seeds[rng.below(seeds.len())];
     let mut bytes = text.clone().into_bytes();
     let mut said = Vec::new();
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..1 + rng.below(3) {
         let s = String::from_utf8_lossy(&bytes).into_owned();
         let m = match rng.below(8) {
             0..=3 => Mutation::Number(rng.next() as usize, rng.below(EXTREMES.len())),
@@ -334,11 +334,12 @@ fn campaign_mutant(seeds: &[(String, String)], case: u64) -> (String, Vec<String
     (name.clone(), said, bytes)
 }
 
-/// Loads `bytes` as `t.yaml` and runs it as `kueuesim run --out` would, bounded by an event
-/// budget: the summary, the JSON document and the time series.
-fn load_and_run(bytes: Vec<u8>) -> Result<(), ScenarioError> {
+/// Loads `bytes` as `t.yaml` and runs it as `kueuesim run --out DIR` would, bounded by an
+/// event budget: the summary, the JSON document and every file of `--out` (into `dir`).
+fn load_and_run(bytes: Vec<u8>, dir: &std::path::Path) -> Result<(), ScenarioError> {
     use kueuesim_engine::Simulation;
-    use kueuesim_model::SimDuration;
+    use kueuesim_model::{SimDuration, WorkloadId};
+    use kueuesim_report::outdir::{OutDir, parse_write};
     let text = decode("t.yaml", bytes)?;
     let files = [SourceFile {
         name: "t.yaml".into(),
@@ -351,27 +352,40 @@ fn load_and_run(bytes: Vec<u8>) -> Result<(), ScenarioError> {
     let mut loaded = load(&files, opts)?;
     let stream = loaded.stream.take();
     let world = &loaded.world;
+    let step = SimDuration::from_secs(600);
     let mut sim = Simulation::new(world)
-        .with_time_series(SimDuration::from_secs(600))
+        .with_time_series(step)
         .with_event_budget(20_000);
     let mut error = None;
     if let Some(stream) = stream {
         error = Some(stream.error());
         sim = sim.with_stream(stream);
     }
-    let outcome = sim.run();
+    let all = parse_write("all").expect("all files");
+    let mut sink = OutDir::create(dir, world, &all, step).expect("an --out directory");
+    let outcome = sim.run_with_sink(|_, _| std::ops::ControlFlow::Continue(()), &mut sink);
     if let Some(e) = error.and_then(|e| e.borrow_mut().take()) {
         return Err(e);
     }
-    let doc = kueuesim_report::output::result_with(world, &outcome, true);
+    let mut doc = kueuesim_report::output::result_with(world, &outcome, true);
     let _ = kueuesim_report::output::summary_text(world, &doc);
     let _ = kueuesim_report::output::to_json(&doc);
+    let ids: Vec<WorkloadId> = match &outcome.lean {
+        Some(lean) => lean.unfinished.iter().map(|(w, _, _)| *w).collect(),
+        None => (0..outcome.workloads.len())
+            .filter(|&i| outcome.workloads[i].is_some())
+            .map(WorkloadId::from_index)
+            .collect(),
+    };
+    sink.finish(&mut doc, &ids, &outcome.stats.final_quota_usage)
+        .expect("the --out files written");
     Ok(())
 }
 
 /// The mutation campaign: mutants of every scenario, loaded and run (20,000 events at most),
 /// for `KUEUESIM_FUZZ_SECONDS` (default 20; CI gives it 60), from `KUEUESIM_FUZZ_SEED`
-/// (default 1). None may panic, fail without a position, or take more than 20 s. A failure
+/// (default 1), each writing every `--out` file. None may panic, fail without a position,
+/// or take more than 20 s. A failure
 /// names its case; `KUEUESIM_FUZZ_CASE=<case>` reruns just that one. Run it long in release:
 /// `KUEUESIM_FUZZ_SECONDS=3600 cargo test --release -p kueuesim-scenario --test it campaign -- --nocapture`.
 // The wall clock bounds the campaign and times each case; it decides nothing simulated.
@@ -393,6 +407,7 @@ fn campaign_mutants_load_and_run_or_fail_with_a_position() {
     let budget = std::time::Duration::from_secs(
         env("KUEUESIM_FUZZ_SECONDS").map_or(20, |s| s.parse().expect("seconds")),
     );
+    let dir = std::env::temp_dir().join(format!("kueuesim-campaign-{}", std::process::id()));
     let start = std::time::Instant::now();
     let (mut ran, mut loaded, mut positioned) = (0u64, 0u64, 0u64);
     let mut failures: Vec<String> = Vec::new();
@@ -403,7 +418,7 @@ fn campaign_mutants_load_and_run_or_fail_with_a_position() {
         let (name, muts, bytes) = campaign_mutant(&seeds, case);
         let shown = String::from_utf8_lossy(&bytes).into_owned();
         let t = std::time::Instant::now();
-        let r = std::panic::catch_unwind(|| load_and_run(bytes.clone()));
+        let r = std::panic::catch_unwind(|| load_and_run(bytes.clone(), &dir));
         let took = t.elapsed();
         let rerun = format!("KUEUESIM_FUZZ_CASE={case:x}: {name} with {muts:?}");
         match r {
@@ -426,5 +441,6 @@ fn campaign_mutants_load_and_run_or_fail_with_a_position() {
         seeds.len(),
         start.elapsed()
     );
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -473,9 +473,8 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         Some(stop) => Err(Failure {
             code: 3,
             message: format!(
-                "stopped early: {} at simulated {}; the output describes the run up to then",
-                stop.message,
-                SimDuration::from_millis(outcome.stats.end.millis())
+                "stopped early: {}; the output describes the run up to then",
+                stop.message
             ),
         }),
         None => Ok(()),

@@ -262,8 +262,19 @@ pub struct RunStats {
 }
 
 /// Why a run stopped before its end (`RunStats::stopped`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stopped {
+    /// Simulated time stopped advancing while decisions repeat (a preemption livelock under
+    /// zero latencies).
+    Livelock {
+        /// The instant time stopped at.
+        at: SimTime,
+        /// Events processed at that instant.
+        events: u64,
+        /// The live workloads evicted most often at that instant (`kind namespace/name`), with
+        /// how often, at most five.
+        evicted: Vec<(String, u64)>,
+    },
     /// It processed the events `Simulation::with_event_budget` allowed.
     EventBudget(u64),
     /// The caller's progress callback asked it to stop (a wall-time budget, say).

@@ -74,24 +74,47 @@ pub struct Summary {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoppedEarly {
-    /// `MaxEvents` (its event budget), `MaxWallTime` (its wall-time budget) or `Interrupted`
-    /// (its caller stopped it).
+    /// `MaxEvents` (its event budget), `MaxWallTime` (its wall-time budget), `Livelock`
+    /// (simulated time stopped advancing while decisions repeat) or `Interrupted` (its
+    /// caller stopped it).
     pub reason: &'static str,
     /// What stopped it, in words.
     pub message: String,
 }
 
 impl StoppedEarly {
-    /// The stop an engine outcome reports; the caller that stopped a run names its reason.
-    pub fn of(stopped: kueuesim_engine::outcome::Stopped) -> StoppedEarly {
+    /// The stop an engine outcome reports, the run having reached `end`; the caller that
+    /// stopped a run names its reason.
+    pub fn of(stopped: &kueuesim_engine::outcome::Stopped, end: SimTime) -> StoppedEarly {
+        use kueuesim_engine::outcome::Stopped;
+        let end = SimDuration::from_millis(end.millis());
         match stopped {
-            kueuesim_engine::outcome::Stopped::EventBudget(n) => StoppedEarly {
+            Stopped::Livelock {
+                events, evicted, ..
+            } => {
+                let who: Vec<String> = evicted
+                    .iter()
+                    .map(|(w, n)| format!("{w} evicted {n} times"))
+                    .collect();
+                let who = if who.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", who.join(", "))
+                };
+                StoppedEarly {
+                    reason: "Livelock",
+                    message: format!(
+                        "simulated time stopped at {end}: {events} events at that one instant while decisions repeat{who}, a livelock no cluster has, as every Kueue scheduling cycle takes time (a controllerLatency or podTermination above zero lets time advance)"
+                    ),
+                }
+            }
+            Stopped::EventBudget(n) => StoppedEarly {
                 reason: "MaxEvents",
-                message: format!("the run processed its budget of {n} events"),
+                message: format!("the run processed its budget of {n} events at simulated {end}"),
             },
-            kueuesim_engine::outcome::Stopped::ByCaller => StoppedEarly {
+            Stopped::ByCaller => StoppedEarly {
                 reason: "Interrupted",
-                message: "the run was stopped by its caller".into(),
+                message: format!("the run was stopped by its caller at simulated {end}"),
             },
         }
     }
@@ -381,7 +404,11 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             seed: world.config.seed,
             cycles: outcome.stats.cycles,
             events_processed: outcome.stats.events_processed,
-            stopped_early: outcome.stats.stopped.map(StoppedEarly::of),
+            stopped_early: outcome
+                .stats
+                .stopped
+                .as_ref()
+                .map(|s| StoppedEarly::of(s, end)),
             workloads: counts,
             admissions: outcome.stats.admissions,
             wait_seconds: percentiles(waits),
@@ -694,9 +721,8 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     if let Some(stop) = &s.stopped_early {
         let _ = writeln!(
             out,
-            "Stopped early: {} at simulated {}; every figure below describes the run up to then",
-            stop.message,
-            fmt_secs(Some(s.end_time))
+            "Stopped early: {}; every figure below describes the run up to then",
+            stop.message
         );
     }
     let _ = writeln!(

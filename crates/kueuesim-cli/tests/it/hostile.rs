@@ -415,3 +415,39 @@ fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
     }
 }
+
+#[test]
+fn a_livelock_at_one_instant_stops_and_names_its_workloads() {
+    let f: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests",
+        "fixtures",
+        "livelock",
+        "reclaim-ping-pong.yaml",
+    ]
+    .iter()
+    .collect();
+    let path = f.display().to_string();
+    // `--until 0s` used to never return: time never passed 0s.
+    let o = run_bounded(&["run", &path, "--until", "0s"], Duration::from_secs(60));
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let stopped = out.lines().nth(1).unwrap_or_default();
+    assert!(
+        stopped.starts_with("Stopped early: simulated time stopped at 0s: 100001 events at that one instant while decisions repeat (Workload default/w13 evicted "),
+        "{out}"
+    );
+    assert!(
+        err.contains("error: stopped early: simulated time stopped at 0s"),
+        "{err}"
+    );
+    let o = run_bounded(&["run", &path, "-o", "json", "-q"], Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(doc["summary"]["stoppedEarly"]["reason"], "Livelock");
+    assert_eq!(doc["summary"]["endTime"], 0.0);
+    assert_eq!(doc["summary"]["eventsProcessed"], 100_001);
+}

@@ -188,6 +188,9 @@ struct Progress {
     /// still to arrive, only PodsReady timeouts and back-offs of workloads that can never be
     /// placed are left, a loop that would go on forever.
     last_progress: SimTime,
+    /// Events processed at the current instant (`now`): past `livelock_bound` time has
+    /// stopped advancing while decisions repeat.
+    events_this_instant: u64,
 }
 
 /// What the run records beside the workloads' own records: its statistics and GPU time, the
@@ -291,6 +294,7 @@ impl<'w> Simulation<'w> {
                 running: 0,
                 terminating: 0,
                 last_progress: SimTime::ZERO,
+                events_this_instant: 0,
             },
             rec: Recorder {
                 stats: RunStats {
@@ -341,6 +345,11 @@ impl<'w> Simulation<'w> {
             return false;
         };
         self.sample_before(at);
+        if at == self.now {
+            self.progress.events_this_instant += 1;
+        } else {
+            self.progress.events_this_instant = 1;
+        }
         self.advance_to(at);
         self.rec.stats.events_processed += 1;
         self.progress.idle = false;
@@ -443,12 +452,16 @@ impl<'w> Simulation<'w> {
                 self.rec.stats.stopped = Some(Stopped::ByCaller);
                 break;
             }
+            if self.progress.events_this_instant > livelock_bound(self.progress.arrived) {
+                self.rec.stats.stopped = Some(self.livelock());
+                break;
+            }
             if until.is_none() && self.only_futile_loops_left() {
                 break;
             }
         }
         // A run stopped early describes the time it reached.
-        let end = match (until, self.rec.stats.stopped) {
+        let end = match (until, &self.rec.stats.stopped) {
             (_, Some(_)) => self.now,
             (Some(u), None) => u.max(self.now),
             (None, None) => self.progress.last_effective,
@@ -647,6 +660,38 @@ impl<'w> Simulation<'w> {
         self
     }
 
+    /// What a livelock at `now` is: the live workloads evicted most often at this instant
+    /// (the preemptors and victims that take the quota from each other), at most five.
+    fn livelock(&self) -> Stopped {
+        let mut evicted: Vec<(u64, WorkloadId)> = self
+            .runtimes
+            .iter()
+            .map(|(i, rt)| {
+                let n = rt
+                    .record
+                    .evictions
+                    .iter()
+                    .filter(|e| e.at == self.now)
+                    .count();
+                (n as u64, WorkloadId::from_index(i))
+            })
+            .filter(|&(n, _)| n > 0)
+            .collect();
+        evicted.sort_by_key(|&(n, w)| (Reverse(n), w));
+        evicted.truncate(5);
+        Stopped::Livelock {
+            at: self.now,
+            events: self.progress.events_this_instant,
+            evicted: evicted
+                .into_iter()
+                .map(|(n, w)| {
+                    let spec = self.spec(w);
+                    (format!("{} {}/{}", spec.kind, spec.namespace, spec.name), n)
+                })
+                .collect(),
+        }
+    }
+
     /// Stops the run once it has processed `max` events (`Stopped::EventBudget`): a bound on
     /// the work of any input, the same at every run of it.
     pub fn with_event_budget(mut self, max: u64) -> Self {
@@ -679,4 +724,14 @@ impl<'w> Simulation<'w> {
     pub fn pod_name(&self, w: WorkloadId, ps: usize, idx: usize) -> String {
         self.spec(w).pod_name(ps, idx)
     }
+}
+
+/// The most events one simulated instant may take before the run is a livelock
+/// (`Stopped::Livelock`): 100,000, or twenty per workload arrived when more. Every real
+/// Kueue scheduling cycle takes time, so decisions that repeat without end at one instant
+/// (a preemptor and its victim reclaiming quota from each other with no controller latency
+/// and instant pod termination) are the model's, not the cluster's; an instant where every
+/// workload of a large snapshot arrives, is admitted and starts takes a few events each.
+fn livelock_bound(arrived: usize) -> u64 {
+    (100_000u64).max(20 * arrived as u64)
 }

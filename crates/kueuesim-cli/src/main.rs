@@ -442,8 +442,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if out_of_time && let Some(stop) = &mut doc.summary.stopped_early {
         stop.reason = "MaxWallTime";
         stop.message = format!(
-            "the run used its --max-wall budget of {}",
-            max_wall_text(args)
+            "the run used its --max-wall budget of {} at simulated {}",
+            max_wall_text(args),
+            SimDuration::from_millis(outcome.stats.end.millis())
         );
     }
     // Capacity checks (kueuesim_report::checks), worded like the loader's warnings. A

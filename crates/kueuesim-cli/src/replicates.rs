@@ -155,7 +155,19 @@ pub(crate) fn simulate_staged(
             at_load: false,
         });
     }
-    Ok((result_with(world, &outcome, full), loaded.warnings))
+    let doc = result_with(world, &outcome, full);
+    // A run that stopped before its end (a livelock at one instant) has partial figures: it
+    // is a failed run, not a sample of the variant.
+    if let Some(stop) = &doc.summary.stopped_early {
+        return Err(RunFailure {
+            failure: Failure {
+                code: 3,
+                message: format!("stopped early: {}", stop.message),
+            },
+            at_load: false,
+        });
+    }
+    Ok((doc, loaded.warnings))
 }
 
 /// One figure across the replicates.

@@ -524,3 +524,41 @@ fn the_containerfile_builds_with_the_workspace_rust_version() {
     assert!(containerfile.contains("cargo build --locked --release -p kueuesim-cli"));
     assert!(containerfile.contains("ENTRYPOINT [\"/usr/local/bin/kueuesim\"]"));
 }
+
+#[test]
+fn a_variant_that_livelocks_is_an_error_row_and_the_latency_that_ends_it_a_run() {
+    // The reclaim ping-pong at one instant (tests/fixtures/livelock): with no pod
+    // termination time never advances and the run stops; with one second it advances a
+    // second a round and the run reaches its horizon.
+    let dir = temp_dir("sweep-livelock");
+    std::fs::create_dir_all(&dir).unwrap();
+    let base: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests",
+        "fixtures",
+        "livelock",
+        "reclaim-ping-pong.yaml",
+    ]
+    .iter()
+    .collect();
+    let file = dir.join("l.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata:\n  name: l\nspec:\n  base: {}\n  until: 10m\n  figures: [cycles]\n  parameters:\n  - name: term\n    values: [0s, 1s]\n    set: ['Simulation/livelock-reclaim-ping-pong:spec.podTermination={{{{value}}}}']\n",
+            base.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run_sweep(&file, &out, "2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = read(&out.join("sweep.csv"));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert!(
+        rows[0].contains(",error,\"stopped early: simulated time stopped at 0s: 100001 events"),
+        "{csv}"
+    );
+    assert!(rows[1].contains(",ok,"), "{csv}");
+}

@@ -382,12 +382,26 @@ fn load_and_run(bytes: Vec<u8>, dir: &std::path::Path) -> Result<(), ScenarioErr
     Ok(())
 }
 
+/// Resets the process's peak resident size (`VmHWM`; Linux `clear_refs`).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident size since the last reset, in MiB (Linux).
+fn peak_rss_mib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
 /// The mutation campaign: mutants of every scenario, loaded and run (20,000 events at most),
 /// for `KUEUESIM_FUZZ_SECONDS` (default 20; CI gives it 60), from `KUEUESIM_FUZZ_SEED`
 /// (default 1), each writing every `--out` file. None may panic, fail without a position,
 /// or take more than 20 s. A failure
 /// names its case; `KUEUESIM_FUZZ_CASE=<case>` reruns just that one. Run it long in release:
-/// `KUEUESIM_FUZZ_SECONDS=3600 cargo test --release -p kueuesim-scenario --test it campaign -- --nocapture`.
+/// `KUEUESIM_FUZZ_SECONDS=3600 cargo test --release -p kueuesim-scenario --test it campaign -- --nocapture`,
+/// with `KUEUESIM_FUZZ_MAX_RSS_MB=256` to hold every mutant to 256 MiB resident.
 // The wall clock bounds the campaign and times each case; it decides nothing simulated.
 #[allow(clippy::disallowed_methods)]
 #[test]
@@ -408,6 +422,9 @@ fn campaign_mutants_load_and_run_or_fail_with_a_position() {
         env("KUEUESIM_FUZZ_SECONDS").map_or(20, |s| s.parse().expect("seconds")),
     );
     let dir = std::env::temp_dir().join(format!("kueuesim-campaign-{}", std::process::id()));
+    // A peak resident size per mutant (Linux), when asked: meaningful only when the campaign
+    // runs alone in its process (`cargo test … campaign`), as other tests share the count.
+    let max_rss: Option<u64> = env("KUEUESIM_FUZZ_MAX_RSS_MB").map(|m| m.parse().expect("MiB"));
     let start = std::time::Instant::now();
     let (mut ran, mut loaded, mut positioned) = (0u64, 0u64, 0u64);
     let mut failures: Vec<String> = Vec::new();
@@ -417,9 +434,13 @@ fn campaign_mutants_load_and_run_or_fail_with_a_position() {
         }
         let (name, muts, bytes) = campaign_mutant(&seeds, case);
         let shown = String::from_utf8_lossy(&bytes).into_owned();
+        if max_rss.is_some() {
+            reset_peak_rss();
+        }
         let t = std::time::Instant::now();
         let r = std::panic::catch_unwind(|| load_and_run(bytes.clone(), &dir));
         let took = t.elapsed();
+        let peak = max_rss.and_then(|_| peak_rss_mib());
         let rerun = format!("KUEUESIM_FUZZ_CASE={case:x}: {name} with {muts:?}");
         match r {
             Err(_) => failures.push(format!("panicked on {rerun}:\n{shown}")),
@@ -429,6 +450,11 @@ fn campaign_mutants_load_and_run_or_fail_with_a_position() {
         }
         if took.as_secs() >= 20 {
             failures.push(format!("{took:?} on {rerun}"));
+        }
+        if let (Some(max), Some(peak)) = (max_rss, peak)
+            && peak > max
+        {
+            failures.push(format!("{peak} MiB resident on {rerun}"));
         }
         ran += 1;
         // Every failure of a long campaign is worth seeing, up to a screenful.

@@ -602,6 +602,21 @@ pub struct WorkloadPodSet {
     pub min_count: Option<Spanned<i64>>,
     #[serde(default)]
     pub template: PodTemplateSpec,
+    /// Kueue TAS: what the Job integration fills from the pod template's
+    /// `kueue.x-k8s.io/podset-*-topology` annotations (`PodSetTopologyRequest`, v1beta1 and
+    /// v1beta2 alike).
+    #[serde(default)]
+    pub topology_request: Option<PodSetTopologyRequest>,
+}
+
+/// A Workload pod set's `topologyRequest`: the fields that choose the level (the slice and
+/// index-label fields are known to the lint and not modelled, docs/semantics.md).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodSetTopologyRequest {
+    pub required: Option<S>,
+    pub preferred: Option<S>,
+    pub unconstrained: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

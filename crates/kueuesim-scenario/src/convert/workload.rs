@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
 use kueuesim_model::{
-    ClusterQueueId, InitialAdmission, PodSet, PodSetAdmission, QueueRef, Workload,
+    ClusterQueueId, InitialAdmission, PodSet, PodSetAdmission, QueueRef, TopologyRequest, Workload,
 };
 
 use super::core::{
     Builder, PRIORITY_CLASS_LABEL, QUEUE_LABEL, count_in, err_at, err_obj, name_of, namespace_of,
+    pos_of,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -95,13 +96,15 @@ impl Builder<'_> {
                         "a second pod set with minCount: expected at most one podSet to use minCount (partial admission)".to_string(),
                     ));
                 }
-                pod_sets.push(self.pod_set(
+                let mut pod_set = self.pod_set(
                     src,
                     ps.name.value.clone(),
                     ps.count.value as u32,
                     min_count,
                     &ps.template,
-                )?);
+                )?;
+                pod_set.topology_request = self.workload_topology_request(src, ps, &pod_set);
+                pod_sets.push(pod_set);
             }
             // Kueue's CRD allows count 0 per pod set, but a Workload whose pod sets all
             // count 0 runs nothing: almost surely a mistake in the input (docs/semantics.md).
@@ -351,5 +354,52 @@ impl Builder<'_> {
             pod_sets: out,
             reserved_at,
         })
+    }
+}
+
+impl Builder<'_> {
+    /// A Workload pod set's Kueue TAS request: its `spec.podSets[].topologyRequest`, as the
+    /// scheduler reads it (`IsExplicitlyRequestingTAS`, `levelKey` in upstream's
+    /// `tas_flavor_snapshot.go`): `required`, else `preferred`, else `unconstrained: true`.
+    /// The pod template's `podset-*-topology` annotations are what the Job integration
+    /// copies into the field (`jobframework.NewPodSetTopologyRequest`); on a Workload itself
+    /// Kueue does not read them, so without the field they are a warning and have no effect.
+    fn workload_topology_request(
+        &mut self,
+        src: &ObjectText<'_>,
+        ps: &wire::WorkloadPodSet,
+        from_annotations: &PodSet,
+    ) -> Option<TopologyRequest> {
+        match &ps.topology_request {
+            Some(tr) => match (&tr.required, &tr.preferred, &tr.unconstrained) {
+                (Some(r), _, _) => Some(TopologyRequest::Required(r.value.trim().to_string())),
+                (None, Some(p), _) => Some(TopologyRequest::Preferred(p.value.trim().to_string())),
+                (None, None, Some(u)) if u.value => Some(TopologyRequest::Unconstrained),
+                _ => None,
+            },
+            None => {
+                if from_annotations.topology_request.is_some() {
+                    let key = [
+                        "kueue.x-k8s.io/podset-required-topology",
+                        "kueue.x-k8s.io/podset-preferred-topology",
+                        "kueue.x-k8s.io/podset-unconstrained-topology",
+                    ]
+                    .into_iter()
+                    .find(|k| ps.template.metadata.annotations.contains_key(*k))
+                    .unwrap_or_default();
+                    let pos = ps
+                        .template
+                        .metadata
+                        .annotations
+                        .get(key)
+                        .map_or_else(|| src.kind_pos.clone(), |a| pos_of(src, a));
+                    self.warnings.push(format!(
+                        "{pos}: Workload pod set {:?}: Kueue reads a Workload's topology request from spec.podSets[].topologyRequest (the Job integration copies it there from this annotation), not from the pod template's {key} annotation; the pod set has no topology request",
+                        ps.name.value
+                    ));
+                }
+                None
+            }
+        }
     }
 }

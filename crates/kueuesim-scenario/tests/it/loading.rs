@@ -258,3 +258,74 @@ spec: {{clusterQueue: cq}}
     assert_eq!(finished("plain"), Some(600.0));
     assert_eq!(finished("own"), Some(120.0));
 }
+
+#[test]
+fn a_workloads_topology_request_is_its_field_and_template_annotations_only_warn() {
+    use kueuesim_model::TopologyRequest;
+    let ps = |tr: &str, ann: &str| {
+        format!(
+            "---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: w, namespace: ns}}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 1
+{tr}    template:
+      metadata: {{annotations: {{{ann}}}}}
+      spec: {{containers: [{{resources: {{requests: {{nvidia.com/gpu: 1}}}}}}]}}
+"
+        )
+    };
+    let request = |text: String| {
+        let l = load_text("t.yaml", &format!("{SETUP}{text}")).expect("loads");
+        (
+            l.world.workloads[0].pod_sets[0].topology_request.clone(),
+            l.warnings,
+        )
+    };
+    for (field, want) in [
+        (
+            "    topologyRequest: {required: rack}\n",
+            Some(TopologyRequest::Required("rack".into())),
+        ),
+        (
+            "    topologyRequest: {preferred: block}\n",
+            Some(TopologyRequest::Preferred("block".into())),
+        ),
+        (
+            "    topologyRequest: {unconstrained: true}\n",
+            Some(TopologyRequest::Unconstrained),
+        ),
+        // `required` wins over `preferred`, as upstream's levelKey takes it first.
+        (
+            "    topologyRequest: {preferred: block, required: rack}\n",
+            Some(TopologyRequest::Required("rack".into())),
+        ),
+        ("    topologyRequest: {unconstrained: false}\n", None),
+        ("    topologyRequest: {podIndexLabel: idx}\n", None),
+    ] {
+        let (got, warnings) = request(ps(field, ""));
+        assert_eq!(got, want, "{field}");
+        assert!(warnings.is_empty(), "{field}: {warnings:?}");
+    }
+    // The field decides even when the template's annotation says otherwise.
+    let (got, warnings) = request(ps(
+        "    topologyRequest: {required: rack}\n",
+        "kueue.x-k8s.io/podset-preferred-topology: block",
+    ));
+    assert_eq!(got, Some(TopologyRequest::Required("rack".into())));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    // An annotation alone is not read on a Workload: a warning at the annotation.
+    let (got, warnings) = request(ps("", "kueue.x-k8s.io/podset-required-topology: rack"));
+    assert_eq!(got, None);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("t.yaml:31:73: ")
+            && warnings[0].contains("Workload pod set \"main\": Kueue reads a Workload's topology request from spec.podSets[].topologyRequest")
+            && warnings[0].contains("kueue.x-k8s.io/podset-required-topology annotation; the pod set has no topology request"),
+        "{warnings:?}"
+    );
+}

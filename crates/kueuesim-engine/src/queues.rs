@@ -208,15 +208,18 @@ impl QueueManager {
 
     /// Puts back a head that was not admitted (`RequeueIfNotPresent`). StrictFIFO returns
     /// every head to the heap except on a namespace mismatch; BestEffortFIFO only for
-    /// transient reasons, else parks it as inadmissible and, for NoFit and
-    /// PreemptionNoCandidates, parks every active workload of the same scheduling shape with
-    /// it (`SchedulingEquivalenceHashing`). Returns the workloads parked along with it.
+    /// transient reasons or when its flavor scan has flavors left to try
+    /// (`pending_flavors`: `LastAssignment.PendingFlavors()` in `requeueIfNotPresent`), else
+    /// parks it as inadmissible and, for NoFit and PreemptionNoCandidates, parks every active
+    /// workload of the same scheduling shape with it (`SchedulingEquivalenceHashing`).
+    /// Returns the workloads parked along with it.
     pub fn requeue(
         &mut self,
         cq: ClusterQueueId,
         strategy: QueueingStrategy,
         key: QueueKey,
         reason: RequeueReason,
+        pending_flavors: bool,
     ) -> Vec<QueueKey> {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         // The preemptor is only ever set here; it stays first until it leaves the queue
@@ -233,7 +236,7 @@ impl QueueManager {
                 RequeueReason::FailedAfterNomination | RequeueReason::PendingPreemption
             ),
         };
-        if immediate {
+        if immediate || pending_flavors {
             q.activate(key, total);
             return Vec::new();
         }
@@ -430,13 +433,31 @@ mod tests {
             ] {
                 let mut m = QueueManager::new(1);
                 let k = key(0, 0, 0);
-                m.requeue(ClusterQueueId(0), strategy, k, reason);
+                m.requeue(ClusterQueueId(0), strategy, k, reason, false);
                 assert_eq!(
                     m.status(ClusterQueueId(0), &k),
                     Some(want),
                     "{reason:?} {strategy:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_best_effort_head_with_flavors_left_stays_active() {
+        // `requeueIfNotPresent`: `LastAssignment.PendingFlavors()` keeps it in the heap, and
+        // its shape is not parked, so an equivalent workload stays active too.
+        let mut m = QueueManager::new(1);
+        let cq = ClusterQueueId(0);
+        let twin = key(0, 9, 9);
+        m.push_active(cq, twin);
+        let k = key(0, 0, 0);
+        for reason in [RequeueReason::NoFit, RequeueReason::PreemptionNoCandidates] {
+            let moved = m.requeue(cq, QueueingStrategy::BestEffortFIFO, k, reason, true);
+            assert!(moved.is_empty());
+            assert_eq!(m.status(cq, &k), Some(QueueStatus::Active), "{reason:?}");
+            assert_eq!(m.status(cq, &twin), Some(QueueStatus::Active), "{reason:?}");
+            m.remove(cq, &k);
         }
     }
 
@@ -451,6 +472,7 @@ mod tests {
             QueueingStrategy::BestEffortFIFO,
             low,
             RequeueReason::PendingPreemption,
+            false,
         );
         assert_eq!(m.pop_heads(all)[0].1, low);
         m.requeue(
@@ -458,6 +480,7 @@ mod tests {
             QueueingStrategy::BestEffortFIFO,
             low,
             RequeueReason::PendingPreemption,
+            false,
         );
         m.clear_sticky(cq, low.workload);
         assert_eq!(m.pop_heads(all)[0].1.workload, WorkloadId(0));
@@ -481,6 +504,7 @@ mod tests {
             QueueingStrategy::BestEffortFIFO,
             head,
             RequeueReason::NoFit,
+            false,
         );
         assert_eq!(moved.iter().map(|k| k.workload.0).collect::<Vec<_>>(), [3]);
         assert_eq!(m.queue(cq).active.len(), 2);

@@ -29,7 +29,7 @@ pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, FairSharingStrategy, KaiConfig,
-    KueueConfig, NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
-    ResourceConfig, ResourceTransformation, SchedulerKind, SimConfig, VolcanoConfig,
-    WaitForPodsReady, World,
+    KueueConfig, KueueGates, NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy,
+    ProgressPolicy, ResourceConfig, ResourceTransformation, SchedulerKind, SimConfig,
+    VolcanoConfig, WaitForPodsReady, World,
 };

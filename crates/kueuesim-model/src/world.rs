@@ -60,6 +60,26 @@ pub struct SimConfig {
     pub volcano: VolcanoConfig,
     /// How long Kueue's controller takes (`spec.kueue.controllerLatency`); zero: instantaneous.
     pub controller_latency: ControllerLatency,
+    /// Kueue's feature gates that change a decision (`spec.kueue.featureGates`).
+    pub kueue_gates: KueueGates,
+}
+
+/// The Kueue feature gates a scenario may switch (`spec.kueue.featureGates`), with the
+/// defaults of the Kueue version kueuesim follows (docs/semantics.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KueueGates {
+    /// `FlavorFungibilityPreserveScanProgress` (beta, on by default since Kueue 0.20): a
+    /// workload skipped in a cycle keeps its flavor-scan progress, and progress recorded in
+    /// the previous cycle survives a change of its ClusterQueue's allocatable generation.
+    pub preserve_scan_progress: bool,
+}
+
+impl Default for KueueGates {
+    fn default() -> Self {
+        KueueGates {
+            preserve_scan_progress: true,
+        }
+    }
 }
 
 /// Kueue is not instantaneous: its scheduler runs one cycle at a time (popping one head per
@@ -306,6 +326,7 @@ impl Default for SimConfig {
             kai: KaiConfig::default(),
             volcano: VolcanoConfig::default(),
             controller_latency: ControllerLatency::default(),
+            kueue_gates: KueueGates::default(),
         }
     }
 }

@@ -717,6 +717,9 @@ pub struct SimulationSpec {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct KueueSettings {
     pub controller_latency: Option<ControllerLatencySettings>,
+    /// Kueue feature gates by name (`FlavorFungibilityPreserveScanProgress: false`); the
+    /// values are read as text so a non-boolean is an error at its place.
+    pub feature_gates: BTreeMap<String, S>,
 }
 
 /// `spec.kueue.controllerLatency` (durations).

@@ -17,7 +17,7 @@ use super::flavors::{
 };
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
-    REASON_WAITING_FOR_PREEMPTED, REASON_WAITING_FOR_QUOTA, Specs,
+    REASON_WAITING_FOR_PREEMPTED, REASON_WAITING_FOR_QUOTA, ScanClock, ScanProgress, Specs,
 };
 
 /// An entry of the cycle: a nominated head with its assignment and preemption targets.
@@ -26,10 +26,13 @@ struct Entry {
     priority: i32,
     assignment: Assignment,
     targets: Vec<Target>,
+    /// The flavor-scan progress the assignment recorded (`recordAssignment`).
+    scan: ScanProgress,
 }
 
 /// `getInitialAssignments`: the full assignment; with preemption, its targets; failing that,
-/// partial admission (`PodSetReducer`) when a pod set has `minCount`.
+/// partial admission (`PodSetReducer`) when a pod set has `minCount`. Every attempt resumes
+/// the flavor scan from `last`, the workload's progress still current.
 fn initial_assignment<A: AdmittedWorkloads>(
     world: &World,
     wl: &Workload,
@@ -37,6 +40,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
     admitted: &A,
     tas: &TasCapacity,
     head: Head,
+    last: Option<&ScanProgress>,
 ) -> (Assignment, Vec<Target>) {
     let subject = Subject {
         workload: head.key.workload,
@@ -52,6 +56,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
         subject,
         tas,
         last_search: None,
+        last,
     };
     let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
     let full = fa.assign(&full_counts);
@@ -218,7 +223,8 @@ fn targets_for<A: AdmittedWorkloads>(
 }
 
 /// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of
-/// every workload holding quota and is returned unchanged; `admitted` lists them.
+/// every workload holding quota and is returned unchanged; `admitted` lists them; `clock`
+/// dates the flavor-scan progress the heads bring and the cycle records.
 pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
     specs: &S,
@@ -226,7 +232,9 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     admitted: &A,
     tas: &mut TasCapacity,
     heads: &[Head],
+    clock: ScanClock<'_>,
 ) -> Vec<Decision> {
+    let preserve = world.config.kueue_gates.preserve_scan_progress;
     let mut decisions = Vec::with_capacity(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
     let mut entries: Vec<Entry> = Vec::new();
@@ -243,6 +251,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     reason: REASON_SUSPENDED,
                     message: format!("ClusterQueue {} is inactive", queue.name),
                 },
+                scan: specs.last_assignment(h.key.workload).cloned(),
             });
             continue;
         }
@@ -255,15 +264,28 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     reason: REASON_MISCONFIGURED,
                     message: "workload namespace doesn't match ClusterQueue selector".into(),
                 },
+                scan: specs.last_assignment(h.key.workload).cloned(),
             });
             continue;
         }
-        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h);
+        // `getAssignments`: progress that no longer describes the ClusterQueue is dropped
+        // first (`lastAssignmentOutdated`), once per workload per cycle.
+        let generation = clock.cq_generations[h.cq.index()];
+        let last = specs
+            .last_assignment(h.key.workload)
+            .filter(|l| !l.outdated(generation, clock.cycle, preserve));
+        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h, last);
+        let scan = ScanProgress {
+            last_tried: assignment.last_tried.clone(),
+            cq_generation: generation,
+            cycle: clock.cycle,
+        };
         entries.push(Entry {
             head: h,
             priority: wl.priority,
             assignment,
             targets,
+            scan,
         });
     }
 
@@ -301,6 +323,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     head: h,
                     reason: RequeueReason::NoFit,
                     not_admitted,
+                    scan: Some(e.scan),
                 });
                 continue;
             }
@@ -319,11 +342,16 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     head: h,
                     reason: RequeueReason::PreemptionNoCandidates,
                     not_admitted,
+                    scan: Some(e.scan),
                 });
                 continue;
             }
             _ => {}
         }
+        // `markSkipped`: an entry skipped because another took the capacity or its targets
+        // keeps its progress only under FlavorFungibilityPreserveScanProgress; without the
+        // gate the next cycle retries every flavor.
+        let skipped_scan = preserve.then(|| e.scan.clone());
         if e.targets.iter().any(|t| preempted.contains(&t.workload)) {
             decisions.push(Decision::Requeue {
                 head: h,
@@ -333,6 +361,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     message: "Workload has overlapping preemption targets with another workload"
                         .into(),
                 },
+                scan: skipped_scan,
             });
             continue;
         }
@@ -357,6 +386,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     reason: REASON_WAITING_FOR_QUOTA,
                     message: "Workload no longer fits after processing another workload".into(),
                 },
+                scan: skipped_scan,
             });
             continue;
         }
@@ -423,6 +453,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 for &(fr, amount) in &a.usage {
                     tree.add_usage(tree.cq_node(h.cq), fr, -amount);
                 }
+                // Upstream recomputes the assignment from the first flavor for TAS
+                // (`updateAssignmentIfNeeded`) and then skips the entry (`markSkipped`).
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::FailedAfterNomination,
@@ -430,6 +462,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                         reason: REASON_WAITING_FOR_QUOTA,
                         message,
                     },
+                    scan: skipped_scan,
                 });
                 continue;
             }

@@ -23,7 +23,7 @@ use super::messages::{
 };
 use super::{
     Assignment, Mode, NotAdmitted, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
-    REASON_TOPOLOGY_PLACEMENT_FAILED, REASON_WAITING_FOR_QUOTA,
+    REASON_TOPOLOGY_PLACEMENT_FAILED, REASON_WAITING_FOR_QUOTA, ScanProgress,
 };
 
 /// `preemptionMode` of the flavor assigner, worst first.
@@ -119,6 +119,9 @@ fn append<T>(into: &mut Vec<T>, mut from: Vec<T>) {
 struct GroupChoice {
     /// (resource, flavor, mode) per requested resource of the group, if a flavor was chosen.
     chosen: Option<Vec<(ResourceId, FlavorId, PMode, u32)>>,
+    /// For a chosen flavor, the index of the last flavor the scan tried, or -1 when that
+    /// was the group's last (`TriedFlavorIdx`).
+    tried: i32,
     /// Reasons to report when the choice is not a plain fit.
     reasons: Vec<String>,
     attempts: Vec<Attempt>,
@@ -136,6 +139,10 @@ pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     /// exactly that usage (a one-resource workload, the common case) on the unchanged
     /// snapshot, the answer is the same, so it is reused.
     pub(super) last_search: Option<OracleSearch>,
+    /// The workload's flavor-scan progress from earlier attempts, if still current
+    /// (`wl.LastAssignment` after `lastAssignmentOutdated`): each group's scan resumes after
+    /// the flavor it last tried.
+    pub(super) last: Option<&'a ScanProgress>,
 }
 
 /// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
@@ -400,10 +407,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         );
     }
 
-    /// `findFlavorForPodSets` for one resource group of pod set `ps`.
+    /// `findFlavorForPodSets` for one resource group of pod set `ps`, reached through its
+    /// requested resource `r`.
     fn find_flavor(
         &mut self,
         ps: usize,
+        r: ResourceId,
         group: &ResourceGroup,
         requested: &[(ResourceId, i64)],
         assigned: &[(Fr, i64)],
@@ -413,7 +422,13 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut best_mode = WORST;
         let mut reasons = Vec::new();
         let mut attempts = Vec::new();
-        for fq in &group.flavors {
+        // The scan resumes after the flavor the last attempt ended on
+        // (`NextFlavorToTryForPodSetResource`), so a workload that stopped at a flavor it
+        // could not use tries the next one rather than the same one again.
+        let start = self.last.map_or(0, |l| l.next_flavor(ps, r));
+        let mut attempted: i32 = -1;
+        for (idx, fq) in group.flavors.iter().enumerate().skip(start) {
+            attempted = idx as i32;
             let mismatch =
                 flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
                     tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
@@ -476,8 +491,15 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         if best_mode.mode == PMode::Fit {
             reasons.clear();
         }
+        // Reaching the last flavor means the next attempt starts from the first again.
+        let tried = if attempted == group.flavors.len() as i32 - 1 {
+            -1
+        } else {
+            attempted
+        };
         GroupChoice {
             chosen: best,
+            tried,
             reasons,
             attempts,
         }
@@ -509,6 +531,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
         // assignment that fits needs them written out.
         let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
+        // Per pod set, the scan's progress per resource (`Assignment.append`): the pod sets
+        // up to the first that failed, which records none.
+        let mut last_tried: Vec<Vec<(ResourceId, i32)>> = Vec::new();
 
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
@@ -520,6 +545,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let mut ps_attempts: Vec<Attempt> = Vec::new();
             let mut reasons: Vec<String> = Vec::new();
             let mut failed: Option<(Vec<String>, &'static str)> = None;
+            let mut tried: Vec<(ResourceId, i32)> = Vec::new();
             for &(r, amount) in &resources {
                 if flavors.iter().any(|f| f.0 == r) {
                     continue;
@@ -540,9 +566,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     .copied()
                     .filter(|(x, _)| group.covered.contains(x))
                     .collect();
-                let choice = self.find_flavor(ps_index, group, &requested, &usage);
+                let choice = self.find_flavor(ps_index, r, group, &requested, &usage);
                 match choice.chosen {
                     Some(chosen) => {
+                        tried.extend(chosen.iter().map(|c| (c.0, choice.tried)));
                         append(&mut flavors, chosen);
                         append(&mut reasons, choice.reasons);
                         append(&mut ps_attempts, choice.attempts);
@@ -555,6 +582,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     }
                 }
             }
+            let quota_failed = failed.is_some();
             // Kueue TAS: with quota fitting, where in the flavor's topology the pods go.
             let mut topology = None;
             let tas = match failed {
@@ -604,6 +632,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     ));
                 }
             }
+            // A pod set whose quota failed keeps no flavors, so no progress (upstream's group
+            // flavors are nil then); one failing only its topology placement keeps both.
+            last_tried.push(if quota_failed { Vec::new() } else { tried });
             if let Some((mut reasons, reason)) = failed {
                 reasons.sort();
                 failures.push((ps.name.clone(), reasons, reason));
@@ -663,6 +694,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             } else {
                 String::new()
             },
+            last_tried,
         }
     }
 }

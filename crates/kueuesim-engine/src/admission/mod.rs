@@ -21,7 +21,7 @@ pub use cycle::run_cycle;
 pub use flavors::usage_of;
 
 use kueuesim_model::quota::Fr;
-use kueuesim_model::{ClusterQueueId, Workload, WorkloadId};
+use kueuesim_model::{ClusterQueueId, ResourceId, Workload, WorkloadId};
 
 use crate::outcome::PodSetAssignment;
 use crate::preemption::Target;
@@ -81,12 +81,79 @@ pub struct Assignment {
     /// The flavors considered that did not simply fit, for the QuotaReserved event
     /// (`FormatFlavorAssignmentAttemptsForEvents`); empty when there is nothing to say.
     pub considered: String,
+    /// How far the flavor scan got, per pod set (`Assignment.LastState.LastTriedFlavorIdx`).
+    pub last_tried: Vec<Vec<(ResourceId, i32)>>,
+}
+
+/// A workload's flavor-scan progress, kept between its attempts (`Info.LastAssignment`,
+/// `AssignmentClusterQueueState` in upstream's `pkg/workload/workload.go`).
+///
+/// The scheduler equivalence hash upstream also records (`MatchesSchedulingShape`) is not
+/// kept: a pending workload's pod sets never change in kueuesim, and an evicted workload
+/// starts without progress (upstream builds it a new `Info`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScanProgress {
+    /// Per pod set, per resource assigned, the index (in its resource group) of the last
+    /// flavor the scan tried, or -1 when that was the group's last flavor
+    /// (`LastTriedFlavorIdx`). A pod set without a flavor has no entries.
+    pub last_tried: Vec<Vec<(ResourceId, i32)>>,
+    /// The ClusterQueue's allocatable generation when it was recorded
+    /// (`ClusterQueueGeneration`).
+    pub cq_generation: u64,
+    /// The cycle that recorded it (`SchedulingCycle`).
+    pub cycle: u64,
+}
+
+impl ScanProgress {
+    /// `PendingFlavors`: whether some resource still has flavors after the last one tried.
+    pub fn pending_flavors(&self) -> bool {
+        self.last_tried.iter().flatten().any(|&(_, idx)| idx != -1)
+    }
+
+    /// `NextFlavorToTryForPodSetResource`: where the scan of pod set `ps`'s group that
+    /// starts with resource `r` resumes (0 when nothing was recorded for it). Upstream gates
+    /// this on `FlavorFungibility`, GA and always on.
+    pub fn next_flavor(&self, ps: usize, r: ResourceId) -> usize {
+        self.last_tried
+            .get(ps)
+            .and_then(|m| m.iter().find(|e| e.0 == r))
+            .map_or(0, |&(_, idx)| (idx + 1) as usize)
+    }
+
+    /// `lastAssignmentOutdated`: whether the progress no longer describes the ClusterQueue,
+    /// so the scan starts over. Without `FlavorFungibilityPreserveScanProgress`, any change
+    /// of the ClusterQueue's allocatable generation (an admitted workload of it updated or
+    /// removed) outdates it; with the gate, progress from this or the previous cycle is kept
+    /// regardless, as on a busy cluster the generation moves every cycle.
+    pub fn outdated(&self, cq_generation: u64, cycle: u64, preserve_scan_progress: bool) -> bool {
+        if preserve_scan_progress && cycle.saturating_sub(self.cycle) <= 1 {
+            return false;
+        }
+        cq_generation > self.cq_generation
+    }
+}
+
+/// What a cycle needs to resume flavor scans: the cycle's number (upstream's
+/// `schedulingCycle`) and each ClusterQueue's allocatable generation
+/// (`AllocatableResourceGeneration`), by ClusterQueue id.
+#[derive(Clone, Copy, Debug)]
+pub struct ScanClock<'a> {
+    /// This cycle's number.
+    pub cycle: u64,
+    /// Per ClusterQueue, its allocatable generation.
+    pub cq_generations: &'a [u64],
 }
 
 /// Where a cycle reads the spec of a head's workload (the engine's live workloads).
 pub trait Specs {
     /// The spec of workload `w`, which has arrived.
     fn spec(&self, w: WorkloadId) -> &Workload;
+
+    /// The flavor-scan progress of pending workload `w` from its earlier attempts
+    /// (`LastAssignment`), if any.
+    fn last_assignment(&self, _w: WorkloadId) -> Option<&ScanProgress> {
+        None
+    }
 }
 
 /// A head popped for this cycle.
@@ -125,6 +192,9 @@ pub enum Decision {
         reason: RequeueReason,
         /// Why.
         not_admitted: NotAdmitted,
+        /// The flavor-scan progress it keeps (`LastAssignment` after the cycle); with
+        /// pending flavors a BestEffortFIFO head stays active.
+        scan: Option<ScanProgress>,
     },
 }
 

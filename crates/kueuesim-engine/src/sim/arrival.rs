@@ -168,6 +168,7 @@ impl<'w> Simulation<'w> {
                 contested: Vec::new(),
                 not_admitted: None,
                 considered: String::new(),
+                last_tried: Vec::new(),
             };
             // Reserved before (or, in a snapshot taken later than the start, at) time 0.
             let at = init.reserved_at.unwrap_or(self.now).min(self.now);

@@ -4,7 +4,7 @@
 use kueuesim_model::quota::QuotaTree;
 use kueuesim_model::{ClusterQueueId, QueueRef, SimDuration, SimTime, WorkloadId, World};
 
-use crate::admission::{self, Assignment, Decision, Head, NotAdmitted};
+use crate::admission::{self, Assignment, Decision, Head, NotAdmitted, ScanClock, ScanProgress};
 use crate::outcome::{Admission, ConditionType, EventType, WorkloadState};
 use crate::preemption::{AdmittedWorkloads, Candidate, Target};
 use crate::queues::RequeueReason;
@@ -21,8 +21,9 @@ pub(super) struct SuspendedCycle {
     pub(super) rest: Vec<Decision>,
     /// Requeues wait for the end of the cycle, as upstream's step 6 ("Requeue the heads that
     /// were not scheduled"); the flag says whether a requeue that moved workloads counts as
-    /// progress (not for a preemptor, which waits for its victims).
-    pub(super) deferred: Vec<(Head, RequeueReason, NotAdmitted, bool)>,
+    /// progress (not for a preemptor, which waits for its victims); last, the flavor-scan
+    /// progress the head keeps.
+    pub(super) deferred: Vec<(Head, RequeueReason, NotAdmitted, bool, Option<ScanProgress>)>,
     pub(super) progress: bool,
     /// Waited: the queues may have changed since the cycle popped its heads.
     pub(super) resumed: bool,
@@ -156,6 +157,10 @@ impl<'w> Simulation<'w> {
             &self.kueue.admitted,
             &mut tas,
             &heads,
+            ScanClock {
+                cycle,
+                cq_generations: &self.kueue.cq_generation,
+            },
         );
         self.occupy_scheduler(heads.len(), &rest);
         rest.reverse();
@@ -226,25 +231,31 @@ impl<'w> Simulation<'w> {
                     for _ in &targets {
                         self.api_write();
                     }
+                    // `markPreemptionOutcome`: the next attempt reconsiders every flavor.
+                    self.runtimes[head.key.workload.index()].last_assignment = None;
                     state.progress |= self.issue_preemptions(head, &targets, cycle);
                     state.deferred.push((
                         head,
                         RequeueReason::PendingPreemption,
                         not_admitted,
                         false,
+                        None,
                     ));
                 }
                 Decision::Requeue {
                     head,
                     reason,
                     not_admitted,
+                    scan,
                 } => {
-                    state.deferred.push((head, reason, not_admitted, true));
+                    state
+                        .deferred
+                        .push((head, reason, not_admitted, true, scan));
                 }
             }
         }
-        for (head, reason, not_admitted, counts) in std::mem::take(&mut state.deferred) {
-            let moved = self.requeue(head, reason, not_admitted, cycle);
+        for (head, reason, not_admitted, counts, scan) in std::mem::take(&mut state.deferred) {
+            let moved = self.requeue(head, reason, not_admitted, cycle, scan);
             state.progress |= counts && moved;
         }
         // Entries of a cycle that waited are requeued after broadcasts that happened during
@@ -288,6 +299,11 @@ impl<'w> Simulation<'w> {
         for &(fr, amount) in &a.usage {
             self.kueue.tree.add_usage(node, fr, amount);
         }
+        // The admitted workload leaves the queue with its flavor-scan progress; the cache
+        // then takes in its admitted object, an update that moves the ClusterQueue's
+        // allocatable generation (`clusterQueue.addOrUpdateWorkload` → `deleteWorkload`).
+        self.runtimes[w.index()].last_assignment = None;
+        self.kueue.cq_generation[cq.index()] += 1;
         self.rec.stats.admissions += 1;
         self.afs_admit(w, &a.usage);
         let wl = self.spec(w);

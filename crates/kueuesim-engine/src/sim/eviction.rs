@@ -6,7 +6,7 @@ use kueuesim_model::{
     ClusterQueueId, NodeId, ProgressPolicy, QueueRef, SimDuration, StopPolicy, WorkloadId,
 };
 
-use crate::admission::{self, Head, NotAdmitted};
+use crate::admission::{self, Head, NotAdmitted, ScanProgress};
 use crate::outcome::{ConditionType, EventType, Eviction, WorkloadState};
 use crate::queues::{QueueStatus, RequeueReason};
 
@@ -25,12 +25,20 @@ impl<'w> Simulation<'w> {
         reason: RequeueReason,
         why: NotAdmitted,
         cycle: u64,
+        scan: Option<ScanProgress>,
     ) -> bool {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
+        // A head whose flavor scan stopped before the last flavor goes back to the heap
+        // (`requeueIfNotPresent`: `LastAssignment.PendingFlavors()`), and its next attempt
+        // tries other flavors: that changes what the next cycle decides, so it counts as
+        // progress like a parked head does. Each such attempt starts past where the last one
+        // ended, so this cannot repeat without end.
+        let pending_flavors = scan.as_ref().is_some_and(ScanProgress::pending_flavors);
+        self.runtimes[head.key.workload.index()].last_assignment = scan.map(Box::new);
         let moved = self
             .kueue
             .queues
-            .requeue(head.cq, strategy, head.key, reason);
+            .requeue(head.cq, strategy, head.key, reason, pending_flavors);
         let parked =
             self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
         // Workloads parked with it get no condition: the workload controller writes one
@@ -44,7 +52,7 @@ impl<'w> Simulation<'w> {
             Some(cycle),
         );
         self.set_pending_condition(head.key.workload, why.reason, why.message);
-        parked || !moved.is_empty()
+        parked || !moved.is_empty() || pending_flavors
     }
 
     /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.
@@ -97,6 +105,8 @@ impl<'w> Simulation<'w> {
     ) {
         if let Some(c) = self.kueue.admitted.get_mut(w) {
             c.evicted = true;
+            // The cache takes in the evicted object: an update of an admitted workload.
+            self.kueue.cq_generation[c.cq.index()] += 1;
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.close_idle_quota(w);
@@ -295,6 +305,9 @@ impl<'w> Simulation<'w> {
     /// Gives back the quota a workload holds (if it still does) and notifies the queues.
     pub(super) fn release_quota(&mut self, w: WorkloadId) {
         if let Some(c) = self.kueue.admitted.remove(w) {
+            // Removing an admitted workload from the cache moves its ClusterQueue's
+            // allocatable generation (`clusterQueue.deleteWorkload`).
+            self.kueue.cq_generation[c.cq.index()] += 1;
             self.track_ready(w);
             let usage = std::mem::take(&mut self.runtimes[w.index()].usage);
             self.afs_release(w, &usage);

@@ -152,6 +152,10 @@ struct Kueue<'w> {
     /// must see them too (`queueInadmissibleCycle >= popCycle` puts them back in the heap).
     requeued_while_suspended: Vec<NodeIdx>,
     afs: Option<AfsState>,
+    /// Per ClusterQueue, its allocatable generation in the scheduler's cache
+    /// (`AllocatableResourceGeneration`): moved on whenever one of its admitted workloads is
+    /// updated or removed; flavor-scan progress recorded at an older one may be outdated.
+    cq_generation: Vec<u64>,
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -278,6 +282,7 @@ impl<'w> Simulation<'w> {
                 suspended: None,
                 requeued_while_suspended: Vec::new(),
                 afs,
+                cq_generation: vec![0; world.cluster_queues.len()],
             },
             sched: Schedulers {
                 cluster: Cluster::new(world),

@@ -33,6 +33,11 @@ impl<'w> Simulation<'w> {
                 .iter()
                 .any(|c| c.kind == ConditionType::PodsReady && c.status);
         if want != rt.not_ready {
+            // PodsReady changing on an admitted workload is an update in the cache, which
+            // moves its ClusterQueue's allocatable generation.
+            if let Some(c) = self.kueue.admitted.candidate(w) {
+                self.kueue.cq_generation[c.cq.index()] += 1;
+            }
             self.runtimes[w.index()].not_ready = want;
             if want {
                 self.kueue.not_ready += 1;

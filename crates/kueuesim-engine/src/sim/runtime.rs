@@ -37,6 +37,10 @@ impl admission::Specs for Window<Box<Runtime<'_>>> {
     fn spec(&self, w: WorkloadId) -> &Workload {
         &self[w.index()].spec
     }
+
+    fn last_assignment(&self, w: WorkloadId) -> Option<&admission::ScanProgress> {
+        self[w.index()].last_assignment.as_deref()
+    }
 }
 
 /// The runtime state of one workload.
@@ -78,6 +82,9 @@ pub(super) struct Runtime<'w> {
     pub(super) uid_label: u64,
     /// Its scheduling-shape class (`SchedulingEquivalenceHashing`).
     pub(super) shape: u32,
+    /// While pending: how far its last flavor scan got (`Info.LastAssignment`), kept in its
+    /// queue between attempts and dropped when it is admitted or preempts.
+    pub(super) last_assignment: Option<Box<admission::ScanProgress>>,
     pub(super) record: WorkloadRecord,
 }
 
@@ -178,6 +185,7 @@ pub(super) fn new_runtime<'w>(
         uid,
         uid_label,
         shape,
+        last_assignment: None,
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,

@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
-    BinpackArgs, HyperNodeMember, HyperNodeSpec, Labels, NetworkTopologyAwareArgs, Node, NodeId,
-    NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind, SimConfig, VolcanoConfig,
+    BinpackArgs, HyperNodeMember, HyperNodeSpec, KueueGates, Labels, NetworkTopologyAwareArgs,
+    Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind, SimConfig,
+    VolcanoConfig,
 };
 
 use super::core::{
-    ARRIVAL_ANNOTATION, Builder, duration, err_at, err_obj, name_of, one_of, taints, time_offset,
+    ARRIVAL_ANNOTATION, Builder, duration, err_at, err_obj, name_of, one_of, pos_of, taints,
+    time_offset,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -124,6 +126,39 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
     Ok(cfg)
 }
 
+/// `spec.kueue.featureGates`: the Kueue feature gates kueuesim models as switchable.
+/// An unknown gate is a warning (a gate of a newer Kueue, or one whose behaviour is not
+/// simulated, changes nothing here); a value other than true or false is an error.
+fn feature_gates(
+    src: &ObjectText<'_>,
+    gates: &BTreeMap<String, wire::S>,
+    out: &mut KueueGates,
+    warnings: &mut Vec<String>,
+) -> Result<(), ScenarioError> {
+    for (name, value) in gates {
+        let on = match value.value.trim() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(err_at(
+                    src,
+                    value,
+                    format!("featureGates.{name} is {other:?}: expected true or false"),
+                ));
+            }
+        };
+        match name.as_str() {
+            "FlavorFungibilityPreserveScanProgress" => out.preserve_scan_progress = on,
+            _ => warnings.push(format!(
+                "{}: featureGates.{name} is not a Kueue feature gate kueuesim models \
+                 (known: FlavorFungibilityPreserveScanProgress); ignored",
+                pos_of(src, value)
+            )),
+        }
+    }
+    Ok(())
+}
+
 impl Builder<'_> {
     pub(super) fn build_config(&mut self) -> Result<(), ScenarioError> {
         let mut cfg = SimConfig::default();
@@ -180,6 +215,14 @@ impl Builder<'_> {
                 lat.per_head = d(&l.per_head)?.unwrap_or_default();
                 lat.per_admission = d(&l.per_admission)?.unwrap_or_default();
                 lat.api_write = d(&l.api_write)?.unwrap_or_default();
+            }
+            if let Some(k) = &spec.kueue {
+                feature_gates(
+                    src,
+                    &k.feature_gates,
+                    &mut cfg.kueue_gates,
+                    &mut self.warnings,
+                )?;
             }
             if let Some(d) = &spec.pod_termination {
                 cfg.pod_termination = duration(src, d)?;

@@ -1556,3 +1556,79 @@ fn capacity_checks_flag_unreachable_nodes_and_oversized_workloads() {
         ]
     );
 }
+
+// ---- flavor-scan progress (LastAssignment) ----
+
+/// Per pod set, its name and the flavor of its cpu.
+fn cpu_flavors(w: &WorkloadOut) -> Vec<(&str, &str)> {
+    w.pod_sets
+        .iter()
+        .map(|p| {
+            let f = p.flavors.get("cpu").map_or("", String::as_str);
+            (p.name.as_str(), f)
+        })
+        .collect()
+}
+
+#[test]
+fn a_skipped_workload_resumes_its_flavor_scan_in_the_next_cycle() {
+    // FlavorFungibilityPreserveScanProgress (on by default): `markSkipped` keeps
+    // LastAssignment, and `findFlavorForPodSets` resumes after f0, where cycle 1 stopped.
+    let r = run("scan-progress-skipped");
+    let x = wl(&r, "default", "x");
+    assert_ran(x, 0.0, 3600.0);
+    assert_eq!(cpu_flavors(x), [("main", "f0")]);
+    let w = wl(&r, "default", "w");
+    assert_ran(w, 0.0, 3600.0);
+    assert_eq!(cpu_flavors(w), [("ps0", "f1"), ("ps1", "f1")]);
+    assert_eq!(
+        warnings(w),
+        [(0.0, "WaitingForQuota", no_longer_fits())],
+        "w: skipped once, in cycle 1"
+    );
+}
+
+#[test]
+fn without_the_gate_a_skipped_workload_scans_from_the_first_flavor() {
+    // FlavorFungibilityPreserveScanProgress off: the skip drops LastAssignment, the next cycle
+    // starts at f0 and ps1 borrows f0 again (the answer before Kueue 0.20).
+    let r = run("scan-progress-gate-off");
+    let w = wl(&r, "default", "w");
+    assert_ran(w, 0.0, 3600.0);
+    assert_eq!(cpu_flavors(w), [("ps0", "f1"), ("ps1", "f0")]);
+    assert_eq!(warnings(w), [(0.0, "WaitingForQuota", no_longer_fits())]);
+    assert_eq!(cpu_flavors(wl(&r, "default", "x")), [("main", "f0")]);
+}
+
+#[test]
+fn a_best_effort_head_with_flavors_left_stays_active_and_resumes() {
+    // `requeueIfNotPresent`: `LastAssignment.PendingFlavors()` keeps w in the heap; the next
+    // cycle resumes ps0 at f1 and admits w before the lower-priority z.
+    let r = run("pending-flavors-stay-active");
+    let w = wl(&r, "default", "w");
+    assert_ran(w, 0.0, 3600.0);
+    assert_eq!(cpu_flavors(w), [("ps0", "f1"), ("ps1", "f0")]);
+    assert_eq!(
+        warnings(w),
+        [(
+            0.0,
+            "ExceedsMaxQuota",
+            "couldn't assign flavors to pod set ps1: flavor f1 doesn't match node affinity, insufficient quota for cpu in flavor f0, previously considered podsets requests (3) + current podset request (3) > maximum capacity (4)"
+        )]
+    );
+    let z = wl(&r, "default", "z");
+    assert_ran(z, 3601.0, 7201.0);
+    assert_eq!(cpu_flavors(z), [("main", "f0")]);
+    assert_eq!(
+        warnings(z),
+        [(
+            0.0,
+            "WaitingForQuota",
+            "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor f0, 2 more needed, insufficient unused quota for cpu in flavor f1, 2 more needed"
+        )]
+    );
+    // While w runs, z waits parked: the head that failed was w, kept active.
+    let r = run_until("pending-flavors-stay-active", 10.0);
+    assert_eq!(wl(&r, "default", "w").state, "Running");
+    assert_pending(wl(&r, "default", "z"), Some("inadmissible"));
+}

@@ -307,8 +307,39 @@ fn controller_latency_bad_settings_name_file_line_column() {
     assert!(e.starts_with("t.yaml:5:32:"), "{e}");
     let e = crate::util::load_error(&sim("{cycles: 1s}"));
     assert!(e.starts_with("t.yaml:5:") && e.contains("cycles"), "{e}");
-    let e = crate::util::load_error(
-        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  kueue:\n    featureGates: {TopologyAwareScheduling: true}\n",
+}
+
+#[test]
+fn feature_gates_switch_scan_progress_and_name_bad_values() {
+    let sim = |gates: &str| {
+        format!(
+            "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nspec:\n  kueue:\n    featureGates: {gates}\n"
+        )
+    };
+    let gates = |text: &str| {
+        crate::util::load_text("t.yaml", text)
+            .expect("loads")
+            .world
+            .config
+            .kueue_gates
+    };
+    assert!(gates("apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\n").preserve_scan_progress);
+    assert!(!gates(&sim("{FlavorFungibilityPreserveScanProgress: false}")).preserve_scan_progress);
+    assert!(gates(&sim("{FlavorFungibilityPreserveScanProgress: true}")).preserve_scan_progress);
+    let e = crate::util::load_error(&sim("{FlavorFungibilityPreserveScanProgress: maybe}"));
+    assert!(
+        e.starts_with("t.yaml:5:59:") && e.contains("expected true or false"),
+        "{e}"
     );
-    assert!(e.contains("featureGates"), "{e}");
+    let loaded = crate::util::load_text("t.yaml", &sim("{TopologyAwareScheduling: true}"))
+        .expect("an unknown gate is a warning");
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("t.yaml:5:45:")
+                && w.contains("featureGates.TopologyAwareScheduling")),
+        "{:?}",
+        loaded.warnings
+    );
 }

@@ -217,3 +217,43 @@ impl Decision {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(last_tried: Vec<Vec<(ResourceId, i32)>>) -> ScanProgress {
+        ScanProgress {
+            last_tried,
+            cq_generation: 3,
+            cycle: 10,
+        }
+    }
+
+    #[test]
+    fn the_scan_resumes_after_the_last_flavor_tried() {
+        let (cpu, mem) = (ResourceId(0), ResourceId(1));
+        let p = progress(vec![vec![(cpu, 0), (mem, 0)], vec![(cpu, -1)], vec![]]);
+        assert!(p.pending_flavors());
+        assert_eq!(p.next_flavor(0, cpu), 1);
+        // The last flavor was tried: start over; nothing recorded: start at the first.
+        assert_eq!(p.next_flavor(1, cpu), 0);
+        assert_eq!(p.next_flavor(2, cpu), 0);
+        assert_eq!(p.next_flavor(3, cpu), 0);
+        assert_eq!(p.next_flavor(1, mem), 0);
+        assert!(!progress(vec![vec![(cpu, -1)], vec![]]).pending_flavors());
+    }
+
+    #[test]
+    fn progress_outdates_with_the_generation_unless_the_gate_keeps_recent_progress() {
+        let p = progress(vec![vec![(ResourceId(0), 0)]]);
+        // Gate off (`lastAssignmentOutdated`): only the generation matters.
+        assert!(!p.outdated(3, 50, false));
+        assert!(p.outdated(4, 11, false));
+        // Gate on: this or the previous cycle's progress is kept whatever the generation.
+        assert!(!p.outdated(4, 10, true));
+        assert!(!p.outdated(4, 11, true));
+        assert!(p.outdated(4, 12, true));
+        assert!(!p.outdated(3, 12, true));
+    }
+}

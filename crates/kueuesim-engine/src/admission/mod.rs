@@ -120,6 +120,30 @@ impl ScanProgress {
             .map_or(0, |&(_, idx)| (idx + 1) as usize)
     }
 
+    /// Whether this progress is further along than `before`, the progress the workload had
+    /// when its attempt started: compared pod set by pod set, in order, each by the flavor
+    /// indices it recorded (the last flavor counting as the furthest, a pod set that got no
+    /// flavor as the least). Within one state of the cluster an attempt's outcome depends
+    /// only on the progress it starts from, so retries that each advance must end; one that
+    /// wraps around (several pod sets taking turns at restarting their scans, which upstream
+    /// repeats every cycle) does not advance.
+    pub fn advances_on(&self, before: Option<&ScanProgress>) -> bool {
+        fn key(p: &ScanProgress) -> Vec<Vec<i64>> {
+            p.last_tried
+                .iter()
+                .map(|m| {
+                    let mut v: Vec<(ResourceId, i64)> = m
+                        .iter()
+                        .map(|&(r, i)| (r, if i == -1 { i64::MAX } else { i64::from(i) }))
+                        .collect();
+                    v.sort();
+                    v.into_iter().map(|e| e.1).collect()
+                })
+                .collect()
+        }
+        before.is_none_or(|b| key(self) > key(b))
+    }
+
     /// `lastAssignmentOutdated`: whether the progress no longer describes the ClusterQueue,
     /// so the scan starts over. Without `FlavorFungibilityPreserveScanProgress`, any change
     /// of the ClusterQueue's allocatable generation (an admitted workload of it updated or
@@ -242,6 +266,25 @@ mod tests {
         assert_eq!(p.next_flavor(3, cpu), 0);
         assert_eq!(p.next_flavor(1, mem), 0);
         assert!(!progress(vec![vec![(cpu, -1)], vec![]]).pending_flavors());
+    }
+
+    #[test]
+    fn retries_advance_only_while_the_scans_move_on() {
+        let cpu = ResourceId(0);
+        let p = |a: i32, b: Option<i32>| {
+            progress(vec![
+                vec![(cpu, a)],
+                b.map(|b| vec![(cpu, b)]).unwrap_or_default(),
+            ])
+        };
+        assert!(p(0, None).advances_on(None));
+        assert!(p(1, None).advances_on(Some(&p(0, None))));
+        assert!(p(0, Some(0)).advances_on(Some(&p(0, None))));
+        assert!(p(-1, Some(0)).advances_on(Some(&p(1, Some(1)))));
+        // Two pod sets taking turns at wrapping around: the second turn does not advance.
+        assert!(p(-1, Some(0)).advances_on(Some(&p(0, Some(-1)))));
+        assert!(!p(0, Some(-1)).advances_on(Some(&p(-1, Some(0)))));
+        assert!(!p(0, None).advances_on(Some(&p(0, None))));
     }
 
     #[test]

@@ -30,11 +30,17 @@ impl<'w> Simulation<'w> {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
         // A head whose flavor scan stopped before the last flavor goes back to the heap
         // (`requeueIfNotPresent`: `LastAssignment.PendingFlavors()`), and its next attempt
-        // tries other flavors: that changes what the next cycle decides, so it counts as
-        // progress like a parked head does. Each such attempt starts past where the last one
-        // ended, so this cannot repeat without end.
+        // tries other flavors. Upstream's scheduler loops while a head is in a heap, so the
+        // next cycle runs at once when the scan moved on: that counts as progress like a
+        // parked head does. A scan that wrapped around does not count, so retries at one
+        // instant end (a head still waits in its heap for the next event).
         let pending_flavors = scan.as_ref().is_some_and(ScanProgress::pending_flavors);
-        self.runtimes[head.key.workload.index()].last_assignment = scan.map(Box::new);
+        let rt = &mut self.runtimes[head.key.workload.index()];
+        let advanced = pending_flavors
+            && scan
+                .as_ref()
+                .is_some_and(|s| s.advances_on(rt.last_assignment.as_deref()));
+        rt.last_assignment = scan.map(Box::new);
         let moved = self
             .kueue
             .queues
@@ -52,7 +58,7 @@ impl<'w> Simulation<'w> {
             Some(cycle),
         );
         self.set_pending_condition(head.key.workload, why.reason, why.message);
-        parked || !moved.is_empty() || pending_flavors
+        parked || !moved.is_empty() || advanced
     }
 
     /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.

@@ -315,7 +315,7 @@ impl<'w> Simulation<'w> {
             // Quota reservation resets the Evicted condition, so the queue-order timestamp
             // of an admitted workload is its creation time (`GetQueueOrderTimestamp`).
             timestamp: wl.created_at,
-            reserved_at: at,
+            reserved_at: api_server_time(self.world.config.start_unix_ms, at),
             evicted: false,
             uid_rank: self.runtimes[w.index()].uid_label,
             lq_fs_usage: None,
@@ -539,4 +539,12 @@ fn cq_path(world: &World, tree: &QuotaTree, cq: ClusterQueueId) -> String {
     }
     parts.reverse();
     format!("/{}", parts.join("/"))
+}
+
+/// `at` as Kueue reads it back of a condition's `lastTransitionTime`: the API server stores a
+/// `metav1.Time` in whole seconds (RFC 3339), so two quota reservations within one wall-clock
+/// second tie in `CandidatesOrdering`'s `quotaReservationTime` and the UID decides.
+fn api_server_time(start_unix_ms: i64, at: SimTime) -> SimTime {
+    let instant = start_unix_ms.saturating_add(at.millis());
+    SimTime::from_millis(instant.div_euclid(1000) * 1000 - start_unix_ms)
 }

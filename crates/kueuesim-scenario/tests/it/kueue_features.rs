@@ -1632,3 +1632,18 @@ fn a_best_effort_head_with_flavors_left_stays_active_and_resumes() {
     assert_eq!(wl(&r, "default", "w").state, "Running");
     assert_pending(wl(&r, "default", "z"), Some("inadmissible"));
 }
+
+#[test]
+fn victims_reserved_within_one_second_tie_and_the_lower_uid_goes() {
+    // `CandidatesOrdering` reads `quotaReservationTime` back from the API server, in whole
+    // seconds: b-first (60.0 s) and b-second (60.4 s) tie, and uid-1 is evicted first.
+    let r = run("victim-order-whole-seconds");
+    let first = wl(&r, "default", "b-first");
+    assert_preempted_once(first, 60.9, "InCohortReclamation", "default/a-job");
+    assert_pending(first, Some("inadmissible"));
+    let second = wl(&r, "default", "b-second");
+    assert!(second.evictions.is_empty(), "{:?}", second.evictions);
+    assert_eq!(second.state, "Running");
+    let a = wl(&r, "default", "a-job");
+    assert_eq!((a.state, a.admitted_at), ("Running", Some(60.9)));
+}

@@ -44,13 +44,6 @@ struct SampleRun {
     step: SimDuration,
 }
 
-impl SampleRun {
-    /// The time of the `k`th sample.
-    fn at(&self, k: u64) -> SimTime {
-        SimTime::from_millis(self.first.at.millis() + k as i64 * self.step.millis())
-    }
-}
-
 /// What the run recorded since the sink last saw it.
 #[derive(Clone, Default)]
 pub(super) struct Outbox<'w> {
@@ -126,18 +119,19 @@ impl Simulation<'_> {
         for (w, spec, e) in out.events.drain(..) {
             sink.event(w, &spec, &e);
         }
-        // One sample at a time: a long run of samples is never held expanded.
+        // One sample at a time, the run's own sample moved along its steps: a long run of
+        // samples is never held expanded, and one not yet due costs nothing.
         while let Some(run) = out.samples.front_mut() {
-            let mut s = run.first.clone();
-            let mut k = 0;
-            while k < run.count && run.at(k) <= samples_until {
-                s.at = run.at(k);
-                sink.sample(&s);
-                k += 1;
+            if run.first.at > samples_until {
+                break;
             }
-            if k < run.count {
-                run.first.at = run.at(k);
-                run.count -= k;
+            let due = ((samples_until - run.first.at).millis() / run.step.millis() + 1) as u64;
+            for _ in 0..due.min(run.count) {
+                sink.sample(&run.first);
+                run.first.at += run.step;
+            }
+            if due < run.count {
+                run.count -= due;
                 break;
             }
             out.samples.pop_front();

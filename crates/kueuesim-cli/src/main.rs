@@ -18,9 +18,9 @@ mod compare;
 mod replicates;
 mod sweep;
 
-use kueuesim_engine::{Outcome, Simulation};
+use kueuesim_engine::Simulation;
 use kueuesim_model::limits;
-use kueuesim_model::{SimDuration, SimTime, WorkloadId, World};
+use kueuesim_model::{SimDuration, SimTime, World};
 use kueuesim_report::kubectl::{self, Namespaces};
 use kueuesim_report::outdir::{OutDir, parse_write};
 use kueuesim_report::output::{
@@ -303,7 +303,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             "--sample: {sample:?}: expected a positive duration (10m, 1h)"
         )));
     }
-    let max_wall = match max_wall {
+    let max_wall_budget = match max_wall {
         Some(w) => {
             let d = parse_offset(w).map_err(|e| usage(format!("--max-wall: {e}")))?;
             if d <= SimDuration::ZERO {
@@ -379,7 +379,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut shown = false;
     let mut out_of_time = false;
     let show = |now: SimTime, events: u64| {
-        if max_wall.is_some_and(|max| started.elapsed() >= max) {
+        if max_wall_budget.is_some_and(|max| started.elapsed() >= max) {
             out_of_time = true;
             return ControlFlow::Break(());
         }
@@ -443,7 +443,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         stop.reason = "MaxWallTime";
         stop.message = format!(
             "the run used its --max-wall budget of {} at simulated {}",
-            max_wall_text(args),
+            max_wall.as_deref().unwrap_or_default(),
             SimDuration::from_millis(outcome.stats.end.millis())
         );
     }
@@ -455,12 +455,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }
     }
     if let Some(sink) = sink {
-        let ids = document_ids(&outcome);
-        sink.finish(&mut doc, &ids, &outcome.stats.final_quota_usage)
-            .map_err(|e| Failure {
-                code: 1,
-                message: e.to_string(),
-            })?;
+        sink.finish(&mut doc, &outcome).map_err(|e| Failure {
+            code: 1,
+            message: e.to_string(),
+        })?;
     }
     let text = match output {
         Format::Summary => summary_text(world, &doc),
@@ -480,11 +478,6 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         }),
         None => Ok(()),
     }
-}
-
-/// The `--max-wall` value as written.
-fn max_wall_text(args: &RunArgs) -> &str {
-    args.max_wall.as_deref().unwrap_or_default()
 }
 
 /// Warns when the time series will hold more than a million samples per series: a horizon of
@@ -524,21 +517,6 @@ fn round_step(d: SimDuration) -> String {
         .iter()
         .find(|(ms, _)| *ms >= d.millis())
         .map_or_else(|| d.to_string(), |(_, s)| (*s).to_string())
-}
-
-/// The ids of the workloads of `result_with(world, outcome, true)`'s document, in its order:
-/// a lean run's unfinished workloads, else every arrived one.
-fn document_ids(outcome: &Outcome) -> Vec<WorkloadId> {
-    match &outcome.lean {
-        Some(lean) => lean.unfinished.iter().map(|(w, _, _)| *w).collect(),
-        None => outcome
-            .workloads
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.is_some())
-            .map(|(i, _)| WorkloadId::from_index(i))
-            .collect(),
-    }
 }
 
 /// `run --seeds`: the scenario once per seed, in parallel, and the figures across them.

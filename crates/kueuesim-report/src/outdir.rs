@@ -12,9 +12,9 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use kueuesim_engine::RunSink;
 use kueuesim_engine::outcome::{Event, Sample, WorkloadRecord};
-use kueuesim_model::{FlavorId, ResourceId, SimDuration, Workload, WorkloadId, World};
+use kueuesim_engine::{Outcome, RunSink};
+use kueuesim_model::{SimDuration, Workload, WorkloadId, World};
 
 use crate::export::{
     TimeseriesColumns, event_line, queues_csv, timeseries_csv_header, timeseries_csv_row,
@@ -28,6 +28,21 @@ use crate::report::PlottedSeries;
 /// The buffer of each file written: large writes, few system calls (the files of a long
 /// trace run to hundreds of megabytes).
 pub(crate) const BUFFER: usize = 256 * 1024;
+
+/// The ids of the workloads of `result_with(world, outcome, true)`'s document, in its order:
+/// a lean run's unfinished workloads, else every arrived one.
+pub fn document_ids(outcome: &Outcome) -> Vec<WorkloadId> {
+    match &outcome.lean {
+        Some(lean) => lean.unfinished.iter().map(|(w, _, _)| *w).collect(),
+        None => outcome
+            .workloads
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_some())
+            .map(|(i, _)| WorkloadId::from_index(i))
+            .collect(),
+    }
+}
 
 /// One file of `run --out DIR`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -285,16 +300,14 @@ impl<'w> OutDir<'w> {
     }
 
     /// Writes what only the end knows: `result.json` and `workloads.csv` (the finished
-    /// workloads from the spill, `doc.workloads` — whose ids are `ids` — merged in id
-    /// order), `queues.csv`, `metrics.prom`, `metrics.om` and `report.html`. With
-    /// report.html, the finished workloads join `doc.workloads` without their events,
-    /// conditions, pods and nodes (the report does not read them).
-    pub fn finish(
-        mut self,
-        doc: &mut SimulationResult,
-        ids: &[WorkloadId],
-        final_usage: &[Vec<(FlavorId, ResourceId, i64)>],
-    ) -> Result<(), OutError> {
+    /// workloads from the spill, `doc.workloads` — `result_with(world, outcome, true)`'s,
+    /// whose ids `document_ids` gives — merged in id order), `queues.csv`, `metrics.prom`,
+    /// `metrics.om` and `report.html`. With report.html, the finished workloads join
+    /// `doc.workloads` without their events, conditions, pods and nodes (the report does not
+    /// read them).
+    pub fn finish(mut self, doc: &mut SimulationResult, outcome: &Outcome) -> Result<(), OutError> {
+        let ids = &document_ids(outcome)[..];
+        let final_usage = &outcome.stats.final_quota_usage;
         if let Some(e) = self.failed.take() {
             return Err(e);
         }

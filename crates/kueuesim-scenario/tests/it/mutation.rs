@@ -153,9 +153,8 @@ fn apply(text: &str, m: &Mutation) -> Vec<u8> {
     }
 }
 
-/// Loads `bytes` as `t.yaml` and pulls a bounded number of its workloads (a mutant may ask
-/// for millions, which is allowed; their checks run as they are pulled).
-fn load_bytes(bytes: Vec<u8>) -> Result<(), ScenarioError> {
+/// Loads `bytes` as the file `t.yaml`, streamed as a summary run loads.
+fn load_mutant(bytes: Vec<u8>) -> Result<kueuesim_scenario::Loaded, ScenarioError> {
     let text = decode("t.yaml", bytes)?;
     let files = [SourceFile {
         name: "t.yaml".into(),
@@ -165,7 +164,13 @@ fn load_bytes(bytes: Vec<u8>) -> Result<(), ScenarioError> {
         stream: true,
         ..LoadOptions::default()
     };
-    let mut loaded = load(&files, opts)?;
+    load(&files, opts)
+}
+
+/// Loads `bytes` as `t.yaml` and pulls a bounded number of its workloads (a mutant may ask
+/// for millions, which is allowed; their checks run as they are pulled).
+fn load_bytes(bytes: Vec<u8>) -> Result<(), ScenarioError> {
+    let mut loaded = load_mutant(bytes)?;
     if let Some(mut stream) = loaded.stream.take() {
         for _ in 0..1000 {
             if stream.try_next()?.is_none() {
@@ -338,18 +343,9 @@ fn campaign_mutant(seeds: &[(String, String)], case: u64) -> (String, Vec<String
 /// event budget: the summary, the JSON document and every file of `--out` (into `dir`).
 fn load_and_run(bytes: Vec<u8>, dir: &std::path::Path) -> Result<(), ScenarioError> {
     use kueuesim_engine::Simulation;
-    use kueuesim_model::{SimDuration, WorkloadId};
+    use kueuesim_model::SimDuration;
     use kueuesim_report::outdir::{OutDir, parse_write};
-    let text = decode("t.yaml", bytes)?;
-    let files = [SourceFile {
-        name: "t.yaml".into(),
-        text,
-    }];
-    let opts = LoadOptions {
-        stream: true,
-        ..LoadOptions::default()
-    };
-    let mut loaded = load(&files, opts)?;
+    let mut loaded = load_mutant(bytes)?;
     let stream = loaded.stream.take();
     let world = &loaded.world;
     let step = SimDuration::from_secs(600);
@@ -370,14 +366,7 @@ fn load_and_run(bytes: Vec<u8>, dir: &std::path::Path) -> Result<(), ScenarioErr
     let mut doc = kueuesim_report::output::result_with(world, &outcome, true);
     let _ = kueuesim_report::output::summary_text(world, &doc);
     let _ = kueuesim_report::output::to_json(&doc);
-    let ids: Vec<WorkloadId> = match &outcome.lean {
-        Some(lean) => lean.unfinished.iter().map(|(w, _, _)| *w).collect(),
-        None => (0..outcome.workloads.len())
-            .filter(|&i| outcome.workloads[i].is_some())
-            .map(WorkloadId::from_index)
-            .collect(),
-    };
-    sink.finish(&mut doc, &ids, &outcome.stats.final_quota_usage)
+    sink.finish(&mut doc, &outcome)
         .expect("the --out files written");
     Ok(())
 }

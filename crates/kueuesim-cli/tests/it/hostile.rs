@@ -2,6 +2,7 @@
 //! the classes they stand for, end in exit 2 with `file:line:column` and the real limit, in
 //! bounded time, or run correctly when the input is valid.
 
+use super::{fixture, scenario};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -321,17 +322,7 @@ fn a_ten_year_horizon_streams_its_samples_in_bounded_memory() {
 
 #[test]
 fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
-    let platform = [
-        env!("CARGO_MANIFEST_DIR"),
-        "..",
-        "..",
-        "scenarios",
-        "platform",
-    ]
-    .iter()
-    .collect::<PathBuf>()
-    .display()
-    .to_string();
+    let platform = scenario("platform");
     let o = run_bounded(
         &["run", &platform, "--max-events", "500", "-o", "json", "-q"],
         Duration::from_secs(60),
@@ -377,18 +368,7 @@ fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
         )),
         "{text}"
     );
-    let million = [
-        env!("CARGO_MANIFEST_DIR"),
-        "..",
-        "..",
-        "scenarios",
-        "scale",
-        "million.yaml",
-    ]
-    .iter()
-    .collect::<PathBuf>()
-    .display()
-    .to_string();
+    let million = scenario("scale/million.yaml");
     let o = run_bounded(
         &["run", &million, "--max-wall", "1ms", "-q"],
         Duration::from_secs(120),
@@ -418,16 +398,7 @@ fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
 
 #[test]
 fn a_livelock_at_one_instant_stops_and_names_its_workloads() {
-    let f: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "livelock",
-        "reclaim-ping-pong.yaml",
-    ]
-    .iter()
-    .collect();
-    let path = f.display().to_string();
+    let path = fixture("livelock/reclaim-ping-pong.yaml");
     // `--until 0s` used to never return: time never passed 0s.
     let o = run_bounded(&["run", &path, "--until", "0s"], Duration::from_secs(60));
     let (out, err) = (

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{kueuesim, scenario, stderr, stdout, temp_dir};
+use super::{fixture, kueuesim, scenario, stderr, stdout, temp_dir};
 
 const GPU: &str = "cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota";
 const CPU: &str =
@@ -532,21 +532,13 @@ fn a_variant_that_livelocks_is_an_error_row_and_the_latency_that_ends_it_a_run()
     // second a round and the run reaches its horizon.
     let dir = temp_dir("sweep-livelock");
     std::fs::create_dir_all(&dir).unwrap();
-    let base: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "livelock",
-        "reclaim-ping-pong.yaml",
-    ]
-    .iter()
-    .collect();
+    let base = fixture("livelock/reclaim-ping-pong.yaml");
     let file = dir.join("l.yaml");
     std::fs::write(
         &file,
         format!(
             "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata:\n  name: l\nspec:\n  base: {}\n  until: 10m\n  figures: [cycles]\n  parameters:\n  - name: term\n    values: [0s, 1s]\n    set: ['Simulation/livelock-reclaim-ping-pong:spec.podTermination={{{{value}}}}']\n",
-            base.display()
+            base
         ),
     )
     .unwrap();

@@ -13,7 +13,7 @@ use crate::output::{SimulationResult, WorkloadOut};
 
 /// The columns of `workloads.csv`, in order. Times are seconds from the start; an empty cell
 /// is a null (pandas reads it as NaN).
-const WORKLOAD_COLUMNS: &[&str] = &[
+pub const WORKLOAD_COLUMNS: &[&str] = &[
     "namespace",
     "name",
     "kind",
@@ -50,17 +50,43 @@ pub fn workloads_csv_header() -> String {
 
 /// One line of `workloads.csv`: a workload of the document (rows follow `result.json`'s order).
 pub fn workloads_csv_row(w: &WorkloadOut) -> String {
-    let cells = workload_row(w);
+    let cells = workload_cells(w);
     debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
-    let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+    let line: Vec<String> = cells.into_iter().map(|c| csv_cell(&c.text())).collect();
     let mut out = line.join(",");
     out.push('\n');
     out
 }
 
-fn workload_row(w: &WorkloadOut) -> Vec<String> {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_default();
-    let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
+/// A cell of a flat table: text, or a number (None: null). The CSV files print them; the
+/// Python module hands them over as typed columns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// Text (empty: an empty cell).
+    Text(String),
+    /// A number, None for a null.
+    Num(Option<f64>),
+    /// A count or another integer.
+    Int(i64),
+}
+
+impl Cell {
+    /// The cell as the CSV files print it (before quoting).
+    pub fn text(self) -> String {
+        match self {
+            Cell::Text(s) => s,
+            Cell::Num(v) => v.map(fmt_num).unwrap_or_default(),
+            Cell::Int(v) => v.to_string(),
+        }
+    }
+}
+
+/// The cells of a workload's `workloads.csv` row, typed, in `WORKLOAD_COLUMNS` order.
+pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
+    let opt = |v: &Option<String>| Cell::Text(v.clone().unwrap_or_default());
+    let num = Cell::Num;
+    let int = |v: u64| Cell::Int(v as i64);
+    let text = |s: &str| Cell::Text(s.to_string());
     let wait = w.admitted_at.map(|a| a - w.created_at);
     // Pods and GPUs as requested (count × per-pod request, whole GPUs as the quantity says).
     let pods: u64 = w.pod_sets.iter().map(|p| u64::from(p.count)).sum();
@@ -93,34 +119,36 @@ fn workload_row(w: &WorkloadOut) -> Vec<String> {
         .filter(|e| e.preemption_reason.is_some())
         .count();
     vec![
-        w.namespace.clone(),
-        w.name.clone(),
-        w.kind.clone(),
+        text(&w.namespace),
+        text(&w.name),
+        text(&w.kind),
         opt(&w.local_queue),
         opt(&w.cluster_queue),
         opt(&w.priority_class),
-        w.priority.to_string(),
-        w.scheduler_name.clone(),
-        w.state.to_string(),
-        fmt_num(w.created_at),
+        Cell::Int(i64::from(w.priority)),
+        text(&w.scheduler_name),
+        Cell::Text(w.state.to_string()),
+        num(Some(w.created_at)),
         num(w.admitted_at),
         num(w.running_at),
         num(w.finished_at),
         num(wait),
-        pods.to_string(),
-        fmt_num(gpus),
-        flavors.join(";"),
-        fmt_num(w.gpu_seconds),
-        fmt_num(w.lost_gpu_seconds),
-        w.evictions.len().to_string(),
-        preemptions.to_string(),
-        w.evictions
-            .last()
-            .map(|e| e.reason.to_string())
-            .unwrap_or_default(),
-        w.requeue_count.to_string(),
-        fmt_num(w.time_in_queue_seconds),
-        fmt_num(w.held_not_running_gpu_seconds),
+        int(pods),
+        num(Some(gpus)),
+        Cell::Text(flavors.join(";")),
+        num(Some(w.gpu_seconds)),
+        num(Some(w.lost_gpu_seconds)),
+        int(w.evictions.len() as u64),
+        int(preemptions as u64),
+        Cell::Text(
+            w.evictions
+                .last()
+                .map(|e| e.reason.to_string())
+                .unwrap_or_default(),
+        ),
+        int(u64::from(w.requeue_count)),
+        num(Some(w.time_in_queue_seconds)),
+        num(Some(w.held_not_running_gpu_seconds)),
     ]
 }
 
@@ -304,6 +332,15 @@ pub struct TimeseriesColumns {
 /// pending workloads per ClusterQueue, active and inadmissible (`pending_workloads`), per
 /// LocalQueue, and running gangs per spine), and what the rows need to follow it.
 pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
+    let (header, columns) = timeseries_columns(world);
+    let cells: Vec<String> = header.iter().map(|h| csv_cell(h)).collect();
+    let mut out = cells.join(",");
+    out.push('\n');
+    (out, columns)
+}
+
+/// The column names of `timeseries.csv`, and what the rows need to follow them.
+pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
     let mut header = vec!["time".to_string(), "gpusInUse".to_string()];
     let cqs: Vec<&str> = world
         .cluster_queues
@@ -336,11 +373,8 @@ pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
         );
         header.push("runningGangs:spine=(several)".into());
     }
-    let cells: Vec<String> = header.iter().map(|h| csv_cell(h)).collect();
-    let mut out = cells.join(",");
-    out.push('\n');
     (
-        out,
+        header,
         TimeseriesColumns {
             spines: with_spines,
         },
@@ -349,18 +383,25 @@ pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
 
 /// One row of `timeseries.csv`.
 pub fn timeseries_csv_row(columns: &TimeseriesColumns, s: &Sample) -> String {
-    let mut row = vec![fmt_num(s.at.as_secs_f64()), s.gpus_in_use.to_string()];
-    row.extend(s.gpu_quota_by_cq.iter().map(i64::to_string));
-    row.extend(s.gpu_quota_by_flavor.iter().map(i64::to_string));
-    row.extend(s.pending_active.iter().map(u32::to_string));
-    row.extend(s.pending_inadmissible.iter().map(u32::to_string));
-    row.extend(s.pending_by_lq.iter().map(u32::to_string));
-    if columns.spines {
-        row.extend(s.gangs_by_spine.iter().map(u32::to_string));
-    }
+    let mut row = vec![fmt_num(s.at.as_secs_f64())];
+    let mut counts = Vec::new();
+    timeseries_counts(columns, s, &mut counts);
+    row.extend(counts.iter().map(i64::to_string));
     let mut out = row.join(",");
     out.push('\n');
     out
+}
+
+/// The columns of a `timeseries.csv` row after `time`, into `out`.
+pub fn timeseries_counts(columns: &TimeseriesColumns, s: &Sample, out: &mut Vec<i64>) {
+    out.push(s.gpus_in_use);
+    out.extend(&s.gpu_quota_by_cq);
+    out.extend(&s.gpu_quota_by_flavor);
+    let counts = [&s.pending_active, &s.pending_inadmissible, &s.pending_by_lq];
+    out.extend(counts.into_iter().flatten().map(|&n| i64::from(n)));
+    if columns.spines {
+        out.extend(s.gangs_by_spine.iter().map(|&n| i64::from(n)));
+    }
 }
 
 #[cfg(test)]

@@ -256,6 +256,25 @@ fn load_sources(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, Failure>
         read_paths(paths)?
     };
     let loaded = load(&files, opts)?;
+    // A policy named by the scenario is bound by the Python module's caller; the command
+    // line has only the built-in ones.
+    let names = &loaded.world.config.policies;
+    for (field, p) in [
+        ("queueOrder", &names.queue_order),
+        ("nodeScore", &names.node_score),
+    ] {
+        if let Some(p) = p {
+            return Err(Failure {
+                code: 2,
+                message: format!(
+                    "{}: spec.policies.{field}: {:?} is a policy the caller supplies \
+                     (kueuesim.run(..., policies={{{:?}: ...}}) in Python, docs/python.md); \
+                     the command line runs the built-in ones only",
+                    p.at, p.name, p.name
+                ),
+            });
+        }
+    }
     for w in &loaded.warnings {
         eprintln!("warning: {w}");
     }

@@ -10,6 +10,7 @@
 pub mod admission;
 pub mod admitted;
 pub mod event_queue;
+pub mod hooks;
 pub mod outcome;
 pub mod placement;
 pub mod preemption;
@@ -19,5 +20,6 @@ pub mod tas;
 pub mod uid_order;
 pub mod window;
 
+pub use hooks::Hooks;
 pub use outcome::{Outcome, WorkloadRecord, WorkloadState};
 pub use sim::{RunSink, Simulation};

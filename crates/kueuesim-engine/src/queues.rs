@@ -15,6 +15,9 @@ use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 pub struct QueueKey {
     /// Higher effective priority first.
     pub priority: Reverse<i32>,
+    /// The caller's queue-order key (`hooks::Hooks::queue_order`, as `hooks::order_key`),
+    /// lower first; 0 for every workload without one, so Kueue's order stands.
+    pub policy: i64,
     /// Earlier queue-order timestamp first (creation time, or eviction time after some
     /// evictions).
     pub timestamp: SimTime,
@@ -376,6 +379,7 @@ mod tests {
     fn key(p: i32, t: i64, uid: u32) -> QueueKey {
         QueueKey {
             priority: Reverse(p),
+            policy: 0,
             timestamp: SimTime(t),
             uid_rank: u64::from(uid),
             workload: WorkloadId(uid),

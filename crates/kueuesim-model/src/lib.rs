@@ -30,6 +30,6 @@ pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, FairSharingStrategy, KaiConfig,
     KueueConfig, KueueGates, NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy,
-    ProgressPolicy, ResourceConfig, ResourceTransformation, SchedulerKind, SimConfig,
-    VolcanoConfig, WaitForPodsReady, World,
+    PolicyNames, PolicyRef, ProgressPolicy, ResourceConfig, ResourceTransformation, SchedulerKind,
+    SimConfig, VolcanoConfig, WaitForPodsReady, World,
 };

@@ -62,6 +62,28 @@ pub struct SimConfig {
     pub controller_latency: ControllerLatency,
     /// Kueue's feature gates that change a decision (`spec.kueue.featureGates`).
     pub kueue_gates: KueueGates,
+    /// Policies the scenario names in place of the built-in ones (`spec.policies`), which the
+    /// caller supplies (kueuesim's Python module binds each name to a callable).
+    pub policies: PolicyNames,
+}
+
+/// `spec.policies`: the hooks a scenario replaces, each by a name the caller binds to a
+/// policy (None: the built-in behaviour, Kueue's queue order and the scheduler's own scores).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyNames {
+    /// `queueOrder`: orders pending workloads within a priority level.
+    pub queue_order: Option<PolicyRef>,
+    /// `nodeScore`: scores the feasible nodes for a kube-scheduler pod.
+    pub node_score: Option<PolicyRef>,
+}
+
+/// A policy named in the input, and where (`file:line:column`), for the caller's errors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyRef {
+    /// The name the caller binds.
+    pub name: String,
+    /// `file:line:column` of the name in the input.
+    pub at: String,
 }
 
 /// The Kueue feature gates a scenario may switch (`spec.kueue.featureGates`), with the
@@ -327,6 +349,7 @@ impl Default for SimConfig {
             volcano: VolcanoConfig::default(),
             controller_latency: ControllerLatency::default(),
             kueue_gates: KueueGates::default(),
+            policies: PolicyNames::default(),
         }
     }
 }

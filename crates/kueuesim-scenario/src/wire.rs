@@ -710,6 +710,16 @@ pub struct SimulationSpec {
     pub kai: Option<KaiSettings>,
     pub volcano: Option<VolcanoSettings>,
     pub kueue: Option<KueueSettings>,
+    pub policies: Option<PolicySettings>,
+}
+
+/// `spec.policies`: names of caller-supplied policies (`kueue` and `scheduler` name the
+/// built-in ones).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PolicySettings {
+    pub queue_order: Option<S>,
+    pub node_score: Option<S>,
 }
 
 /// `spec.kueue`.

@@ -290,7 +290,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     }
 
     // Order (classical iterator): lower borrowing level first, then higher priority
-    // (PrioritySortingWithinCohort), then earlier queue-order timestamp; stable. With fair
+    // (PrioritySortingWithinCohort), then the caller's queue-order key (0 without one), then
+    // earlier queue-order timestamp; stable. With fair
     // sharing the tournament picks each next entry instead.
     let fair = world.config.kueue.fair_sharing.is_some();
     if !fair {
@@ -298,6 +299,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             (
                 e.assignment.borrowing,
                 std::cmp::Reverse(e.priority),
+                e.head.key.policy,
                 e.head.key.timestamp,
             )
         });

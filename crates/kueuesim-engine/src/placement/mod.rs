@@ -13,6 +13,7 @@
 //! one max-heap per scoring group (leaf or preferred subdomain), so a gang of p pods in a domain
 //! of n nodes costs O(n + p·(groups + log n)).
 
+pub mod hooked;
 pub mod kai;
 pub mod kube;
 pub mod volcano;

@@ -63,6 +63,7 @@ impl<'w> Simulation<'w> {
         };
         QueueKey {
             priority: Reverse(wl.priority),
+            policy: self.policy_order_key(w, &wl),
             timestamp,
             uid_rank: self.runtimes[w.index()].uid_label,
             workload: w,

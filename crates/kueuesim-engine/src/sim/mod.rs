@@ -32,6 +32,7 @@ mod runtime;
 mod scheduling;
 mod series;
 
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
@@ -46,6 +47,7 @@ use kueuesim_model::{
 
 use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
+use crate::hooks::Hooks;
 use crate::outcome::{
     LeanOutcome, Outcome, RunStats, Stopped, Tally, TimeSeries, WorkloadRecord, WorkloadState,
 };
@@ -120,6 +122,9 @@ pub struct Simulation<'w> {
     outbox: Option<Outbox<'w>>,
     /// The most events the run may process (`with_event_budget`).
     event_budget: Option<u64>,
+    /// The caller's policies (`with_hooks`); None: the built-in ones, asked nothing. Shared,
+    /// not owned, so a forked simulation keeps them.
+    hooks: Option<Rc<RefCell<dyn Hooks + 'w>>>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -318,6 +323,7 @@ impl<'w> Simulation<'w> {
             },
             outbox: None,
             event_budget: None,
+            hooks: None,
         }
     }
 
@@ -454,6 +460,12 @@ impl<'w> Simulation<'w> {
                 break;
             }
             if events.is_multiple_of(4_096) && progress(self.now, events).is_break() {
+                self.rec.stats.stopped = Some(Stopped::ByCaller);
+                break;
+            }
+            // A hook that failed had its call answered by the built-in policy; the run stops
+            // here and the caller reports the hook's error.
+            if self.hooks.as_ref().is_some_and(|h| h.borrow().failed()) {
                 self.rec.stats.stopped = Some(Stopped::ByCaller);
                 break;
             }
@@ -695,6 +707,37 @@ impl<'w> Simulation<'w> {
                 })
                 .collect(),
         }
+    }
+
+    /// Replaces built-in policies by the caller's (`hooks::Hooks`): the queue order within a
+    /// priority level and kube-scheduler's node scores.
+    pub fn with_hooks(mut self, hooks: Rc<RefCell<dyn Hooks + 'w>>) -> Self {
+        self.hooks = Some(hooks);
+        self
+    }
+
+    /// The caller's queue-order key of `w` (`hooks::Hooks::queue_order`), 0 without a hook.
+    fn policy_order_key(&self, w: WorkloadId, wl: &Workload) -> i64 {
+        let Some(h) = self.hooks.as_ref().filter(|h| h.borrow().orders()) else {
+            return 0;
+        };
+        let rt = &self.runtimes[w.index()];
+        let cq = match &wl.queue {
+            kueuesim_model::QueueRef::Local(lq) => self.world.local_queue(*lq).cluster_queue,
+            _ => return 0,
+        };
+        let view = crate::hooks::OrderView {
+            world: self.world,
+            id: w,
+            workload: wl,
+            cluster_queue: cq,
+            now: self.now,
+            attained_gpu_ms: i64::try_from(rt.record.gpu_ms).unwrap_or(i64::MAX),
+            evictions: rt.record.evictions.len(),
+        };
+        h.borrow_mut()
+            .queue_order(&view)
+            .map_or(0, crate::hooks::order_key)
     }
 
     /// Stops the run once it has processed `max` events (`Stopped::EventBudget`): a bound on

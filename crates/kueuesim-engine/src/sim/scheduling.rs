@@ -148,7 +148,29 @@ impl<'w> Simulation<'w> {
         };
         let mut result = match kind {
             SchedulerKind::Kube => {
-                placement::kube::place(world, &mut self.sched.cluster, &pods, seed)
+                // The caller's score plugin, if any; it falls back to the built-in scores
+                // (on unchanged capacity) when it fails.
+                let hooked = self
+                    .hooks
+                    .clone()
+                    .filter(|h| h.borrow().scores())
+                    .and_then(|h| {
+                        let w = placement::hooked::Pods {
+                            id: w,
+                            workload: &wl,
+                            pods: &pods,
+                            now: self.now,
+                        };
+                        placement::hooked::place(
+                            world,
+                            &mut self.sched.cluster,
+                            &w,
+                            &mut *h.borrow_mut(),
+                        )
+                    });
+                hooked.unwrap_or_else(|| {
+                    placement::kube::place(world, &mut self.sched.cluster, &pods, seed)
+                })
             }
             SchedulerKind::Volcano => {
                 let min_member = wl

@@ -191,6 +191,12 @@ impl Builder<'_> {
             if let Some(seed) = spec.seed {
                 cfg.seed = seed;
             }
+            if let Some(p) = &spec.policies {
+                cfg.policies = kueuesim_model::PolicyNames {
+                    queue_order: policy_ref(src, p.queue_order.as_ref(), "kueue")?,
+                    node_score: policy_ref(src, p.node_score.as_ref(), "scheduler")?,
+                };
+            }
             if let Some(st) = &spec.start_time {
                 cfg.start_unix_ms =
                     parse_rfc3339(st.value.trim()).map_err(|e| err_at(src, st, e.to_string()))?;
@@ -496,4 +502,35 @@ impl Builder<'_> {
         }
         Ok(())
     }
+}
+
+/// A `spec.policies` entry: None for the built-in name (or none given), else the name and
+/// its place. A name is a Python identifier-like word, so a typo of the built-in name reads
+/// as a policy the caller must bind, and the error says so.
+fn policy_ref(
+    src: &ObjectText<'_>,
+    name: Option<&wire::S>,
+    builtin: &str,
+) -> Result<Option<kueuesim_model::PolicyRef>, ScenarioError> {
+    let Some(s) = name else { return Ok(None) };
+    let v = s.value.trim();
+    if v == builtin {
+        return Ok(None);
+    }
+    let ok = !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.');
+    if !ok {
+        return Err(err_at(
+            src,
+            s,
+            format!(
+                "policy name {v:?}: expected {builtin} (built in) or a name of letters, digits, '_', '-', '.'"
+            ),
+        ));
+    }
+    Ok(Some(kueuesim_model::PolicyRef {
+        name: v.to_string(),
+        at: pos_of(src, s).to_string(),
+    }))
 }

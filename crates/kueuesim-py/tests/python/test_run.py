@@ -1,0 +1,107 @@
+"""kueuesim.run against the CLI's -o json, field by field; tables; errors; load."""
+
+import math
+
+import pytest
+
+import kueuesim
+from conftest import FIXTURES, ROOT
+
+SCENARIOS = [
+    (["scenarios/golden/fifo-strategies"], {}),
+    (["scenarios/platform"], {"until": "6h"}),
+    (["scenarios/platform"], {"seed": 7, "until": "12h"}),
+]
+
+
+def same(a, b):
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+@pytest.mark.parametrize("paths,kw", SCENARIOS)
+def test_summary_and_workloads_equal_the_cli(cli_json, paths, kw):
+    paths = [ROOT / p for p in paths]
+    args = [*paths]
+    if "until" in kw:
+        args += ["--until", kw["until"]]
+    if "seed" in kw:
+        args += ["--seed", kw["seed"]]
+    doc = cli_json(*args)
+    r = kueuesim.run(paths, **kw)
+    assert r.summary.keys() == doc["summary"].keys()
+    for key, value in doc["summary"].items():
+        assert r.summary[key] == value, key
+    w = r.workloads
+    assert len(w) == len(doc["workloads"])
+    for row, entry in zip(w.itertuples(index=False), doc["workloads"]):
+        row = row._asdict()
+        for field in ["namespace", "name", "kind", "priority", "schedulerName", "state",
+                      "createdAt", "gpuSeconds", "lostGpuSeconds", "requeueCount",
+                      "timeInQueueSeconds", "heldNotRunningGpuSeconds"]:
+            assert row[field] == entry[field], (entry["name"], field)
+        for field in ["admittedAt", "runningAt", "finishedAt"]:
+            want = entry.get(field)
+            assert same(row[field], float("nan") if want is None else float(want)), field
+        assert row["localQueue"] == (entry.get("localQueue") or "")
+        assert row["clusterQueue"] == (entry.get("clusterQueue") or "")
+        assert row["evictions"] == len(entry.get("evictions", []))
+        nodes = [p["node"] for ps in entry["podSets"] for p in ps["pods"]]
+        mine = r.pods[(r.pods.namespace == entry["namespace"]) & (r.pods.workload == entry["name"])]
+        assert [n if isinstance(n, str) else None for n in mine.node] == nodes
+    events = sum(len(e.get("events", [])) for e in doc["workloads"])
+    assert len(r.events) == events
+    assert list(r.events["at"]) == sorted(r.events["at"])
+
+
+def test_tables_have_the_files_columns():
+    r = kueuesim.run(ROOT / "scenarios/platform", until="2h", sample="30m")
+    assert r.workloads.columns[0] == "namespace" and "waitSeconds" in r.workloads.columns
+    assert str(r.workloads.priority.dtype) == "int64"
+    assert list(r.timeseries.time) == [0, 1800, 3600, 5400, 7200]
+    assert "gpuQuota:cq=ml-team" in r.timeseries.columns
+    assert set(r.queues.scope) == {"ClusterQueue", "LocalQueue"}
+    assert r.wall_seconds > 0 and r.frames_seconds > 0
+
+
+def test_the_embedded_scenario_runs_without_paths():
+    r = kueuesim.run(until="1h")
+    assert r.summary["endTime"] == 3600
+
+
+def test_bad_input_is_an_input_error_with_its_place(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: x\nspec:\n  queueingStrategy: Sideways\n")
+    with pytest.raises(kueuesim.InputError) as e:
+        kueuesim.run(bad)
+    assert e.value.file == str(bad)
+    assert e.value.line == 6
+    assert e.value.column > 1
+    assert f"{bad}:6:" in str(e.value)
+    with pytest.raises(ValueError):
+        kueuesim.run(ROOT / "scenarios/platform", until="soon")
+
+
+def test_load_lists_the_objects():
+    s = kueuesim.load(ROOT / "scenarios/platform")
+    assert len(s.nodes) == 32 and s.nodes.gpus.sum() == 256
+    assert set(s.cluster_queues.name) >= {"ml-team"}
+    assert len(s.workloads) > 0 and s.policies == {"queueOrder": None, "nodeScore": None}
+    p = kueuesim.load(FIXTURES / "sjf")
+    assert p.policies["queueOrder"] == "order"
+
+
+def test_sets_and_seeds_change_the_run_as_the_cli_does(cli_json):
+    s = "clusterqueue/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota=16"
+    doc = cli_json(ROOT / "scenarios/platform", "--until", "6h", "--set", s)
+    r = kueuesim.run(ROOT / "scenarios/platform", until="6h", sets=[s])
+    assert r.summary == doc["summary"]
+
+
+def test_sweep_runs_the_grid():
+    s = "clusterqueue/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota"
+    df = kueuesim.sweep(ROOT / "scenarios/platform", {s: [64, 128]}, seeds=[1, 2], until="6h",
+                        figures=["workloads.total", "gpu.utilization"])
+    assert len(df) == 4 and list(df[s]) == [64, 64, 128, 128] and list(df.seed) == [1, 2, 1, 2]
+    assert df["workloads.total"].notna().all()

@@ -2,6 +2,12 @@
 //! or without Python policies, and hands the results over as dicts and typed columns that
 //! the pure-Python package (`python/kueuesim`) turns into DataFrames (docs/python.md).
 
+/// mimalloc for the engine's allocations, as in the CLI (docs/performance.md): a run makes
+/// and frees many small objects, and the module must match the CLI's time for the same work.
+/// Python's own objects still come from its allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod columns;
 mod hooks;
 

@@ -62,6 +62,9 @@ pub struct SimConfig {
     pub controller_latency: ControllerLatency,
     /// Kueue's feature gates that change a decision (`spec.kueue.featureGates`).
     pub kueue_gates: KueueGates,
+    /// GPUs as devices shared by pods, and kube-scheduler's policy for them
+    /// (`spec.gpuPlacement`, the openb adapter's `gpuSharing: device`).
+    pub gpu: crate::gpu::GpuSharingConfig,
 }
 
 /// The Kueue feature gates a scenario may switch (`spec.kueue.featureGates`), with the
@@ -327,6 +330,7 @@ impl Default for SimConfig {
             volcano: VolcanoConfig::default(),
             controller_latency: ControllerLatency::default(),
             kueue_gates: KueueGates::default(),
+            gpu: crate::gpu::GpuSharingConfig::default(),
         }
     }
 }

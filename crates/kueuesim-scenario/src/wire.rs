@@ -710,6 +710,15 @@ pub struct SimulationSpec {
     pub kai: Option<KaiSettings>,
     pub volcano: Option<VolcanoSettings>,
     pub kueue: Option<KueueSettings>,
+    pub gpu_placement: Option<GpuPlacementSettings>,
+}
+
+/// `spec.gpuPlacement`: GPUs as devices and kube-scheduler's policy for shared GPUs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GpuPlacementSettings {
+    pub devices: Option<bool>,
+    pub policy: Option<S>,
 }
 
 /// `spec.kueue`.
@@ -1211,6 +1220,16 @@ pub struct OpenbSettings {
     pub gpu_spec: Option<S>,
     pub cluster_queue: Option<S>,
     pub extra_nodes: BTreeMap<String, Spanned<i64>>,
+    pub inflate: Option<OpenbInflate>,
+}
+
+/// `spec.openb.inflate`: the FGD simulator's workload tuning.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct OpenbInflate {
+    /// Target GPU demand as a multiple of the cluster's GPUs, e.g. "1.3".
+    pub ratio: Option<S>,
+    pub seed: Option<u64>,
 }
 
 /// `spec.philly` of a WorkloadTrace.

@@ -281,3 +281,102 @@ fn best_node(
     }
     best.map(|(_, _, n, c)| (n, c))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::gpu::{GPU_MILLI, TargetPod};
+    use kueuesim_model::{Node, ResourceList};
+
+    /// Two 2-GPU nodes with 32 cores; node 0's device 1 has `taken` milli in use.
+    fn two_nodes(policy: GpuPolicy, taken: i64) -> (World, Cluster) {
+        let mut w = World::default();
+        let cpu = w.resources.intern("cpu");
+        let milli = w.resources.intern(GPU_MILLI);
+        for i in 0..2 {
+            let mut alloc = vec![0; 2];
+            alloc[cpu.index()] = 32_000;
+            alloc[milli.index()] = 2000;
+            w.nodes.push(Node {
+                name: format!("n{i}"),
+                labels: Default::default(),
+                allocatable: alloc,
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+        w.config.gpu.devices = true;
+        w.config.gpu.policy = policy;
+        w.config.gpu.target = vec![
+            TargetPod {
+                cpu_milli: 1000,
+                gpu: Some(GpuDemand::Share(500)),
+                freq: 0.5,
+            },
+            TargetPod {
+                cpu_milli: 1000,
+                gpu: Some(GpuDemand::Whole(1)),
+                freq: 0.5,
+            },
+        ];
+        let mut cluster = Cluster::new(&w);
+        let req = ResourceList::from_pairs(vec![(milli, taken)]);
+        let book = &mut cluster.devices.as_mut().unwrap().book;
+        let claim = book
+            .claim(
+                NodeId(0),
+                GpuDemand::Share(taken as u16),
+                DeviceChoice::Index(1),
+            )
+            .unwrap();
+        book.apply(NodeId(0), claim, 1);
+        cluster.apply(&w, NodeId(0), &req, 1);
+        (w, cluster)
+    }
+
+    fn place_share(w: &World, cluster: &mut Cluster, m: i64, seed: u64) -> (NodeId, u64) {
+        let milli = w.resources.lookup(GPU_MILLI).unwrap();
+        let cpu = w.resources.lookup("cpu").unwrap();
+        let pods = vec![(
+            PodNeeds {
+                requests: ResourceList::from_pairs(vec![(cpu, 1000), (milli, m)]),
+                node_selector: Default::default(),
+                tolerations: vec![],
+            },
+            vec![None],
+        )];
+        let out = place(w, cluster, &pods, seed);
+        (out.bound[0].2, out.claims[0].2.mask)
+    }
+
+    #[test]
+    fn fgd_fills_the_partly_used_gpu() {
+        // Node 0's device 1 has 500 free: a 500 share there leaves no fragment, while on a
+        // whole GPU it would leave 500 no whole-GPU pod can use.
+        for seed in 0..20 {
+            let (w, mut cluster) = two_nodes(GpuPolicy::Fgd, 500);
+            assert_eq!(place_share(&w, &mut cluster, 500, seed), (NodeId(0), 0b10));
+        }
+    }
+
+    #[test]
+    fn packing_and_best_fit_prefer_the_partly_used_gpu() {
+        for policy in [GpuPolicy::Packing, GpuPolicy::BestFit] {
+            for seed in 0..20 {
+                let (w, mut cluster) = two_nodes(policy, 300);
+                assert_eq!(place_share(&w, &mut cluster, 400, seed), (NodeId(0), 0b10));
+            }
+        }
+    }
+
+    #[test]
+    fn packing_scores_as_upstream() {
+        // Idle 8-GPU node: max(33 − 8, 8).
+        assert_eq!(packing(&[1000; 8], Some(GpuDemand::Share(500))), 25);
+        // A share on a used GPU with 600 free: 100 − 60/10.
+        assert_eq!(packing(&[1000, 600], Some(GpuDemand::Share(500))), 94);
+        // A whole GPU on a partly used node: 50 − 1.
+        assert_eq!(packing(&[1000, 600], Some(GpuDemand::Whole(1))), 49);
+        assert_eq!(packing(&[1000, 600], None), 0);
+    }
+}

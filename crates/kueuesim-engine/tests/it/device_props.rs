@@ -97,9 +97,9 @@ proptest! {
                         // Whole GPUs: that many devices, each wholly free before.
                         prop_assert_eq!(i64::from(claim.mask.count_ones()), m / 1000);
                         prop_assert_eq!(claim.milli, 1000);
-                        for d in 0..free.len() {
+                        for (d, &f) in free.iter().enumerate() {
                             if claim.mask >> d & 1 == 1 {
-                                prop_assert_eq!(free[d], 1000);
+                                prop_assert_eq!(f, 1000);
                             }
                         }
                     }

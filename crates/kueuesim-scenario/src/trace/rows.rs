@@ -275,6 +275,8 @@ impl TraceWorkloads {
                 let deleted = opt_seconds(f, row, *deletion, "deletion_time")?;
                 let started = opt_seconds(f, row, *scheduled, "scheduled_time")?;
                 let duration_ms = match deleted {
+                    // Inflated pods never leave: the trace's times are not theirs.
+                    _ if self.inflated => None,
                     None => None,
                     Some(d) => {
                         let from = started.unwrap_or(arrival_ms);

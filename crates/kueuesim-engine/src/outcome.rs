@@ -259,6 +259,25 @@ pub struct RunStats {
     /// Why the run stopped before its end, if it did: the outcome is then the state at `end`,
     /// the time of the last event processed.
     pub stopped: Option<Stopped>,
+    /// With GPU devices: allocation and fragmentation of the GPUs at the end.
+    pub gpu_sharing: Option<GpuSharingFigures>,
+}
+
+/// How the GPU devices are used at one instant: allocation and fragmentation as Weng et al.
+/// (USENIX ATC 2023) define them and their simulator reports them (`ClusterAnalysis`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuSharingFigures {
+    /// GPU devices in the cluster.
+    pub gpus: i64,
+    /// Devices some pod holds a share of, or all of.
+    pub gpus_allocated: i64,
+    /// Milli-GPUs held by pods.
+    pub milli_allocated: i64,
+    /// Milli-GPUs free.
+    pub milli_idle: i64,
+    /// Of the free milli-GPUs, those the target workload could not use (FGD's fragmented
+    /// GPU milli: the sum over nodes of `node_fragmentation`); None without a target.
+    pub milli_fragmented: Option<f64>,
 }
 
 /// Why a run stopped before its end (`RunStats::stopped`).

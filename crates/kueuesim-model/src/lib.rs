@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod fair_sharing;
+pub mod gpu;
 pub mod ids;
 pub mod labels;
 pub mod limits;

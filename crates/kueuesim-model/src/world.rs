@@ -65,6 +65,9 @@ pub struct SimConfig {
     /// Policies the scenario names in place of the built-in ones (`spec.policies`), which the
     /// caller supplies (kueuesim's Python module binds each name to a callable).
     pub policies: PolicyNames,
+    /// GPUs as devices shared by pods, and kube-scheduler's policy for them
+    /// (`spec.gpuPlacement`, the openb adapter's `gpuSharing: device`).
+    pub gpu: crate::gpu::GpuSharingConfig,
 }
 
 /// `spec.policies`: the hooks a scenario replaces, each by a name the caller binds to a
@@ -350,6 +353,7 @@ impl Default for SimConfig {
             controller_latency: ControllerLatency::default(),
             kueue_gates: KueueGates::default(),
             policies: PolicyNames::default(),
+            gpu: crate::gpu::GpuSharingConfig::default(),
         }
     }
 }

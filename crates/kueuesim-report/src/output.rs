@@ -187,6 +187,62 @@ pub struct GpuSummary {
     /// GPU-hours of admitted GPU quota held while the workload's pods were not all running
     /// (`QueueFigures::gpu_hours_held_not_running`, all ClusterQueues).
     pub held_not_running_gpu_hours: f64,
+    /// With GPU devices (`spec.gpuPlacement`, openb `gpuSharing: device`): allocation and
+    /// fragmentation at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<GpuSharingOut>,
+}
+
+/// GPU devices at the end of the run: allocation and fragmentation as Weng et al. (USENIX ATC
+/// 2023) define them (docs/output.md).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuSharingOut {
+    /// kube-scheduler's policy for GPU pods (`spec.gpuPlacement.policy`).
+    pub policy: &'static str,
+    /// GPU devices.
+    pub gpus: i64,
+    /// Devices some pod holds all or part of.
+    pub gpus_allocated: i64,
+    /// gpusAllocated / gpus.
+    pub gpu_allocation_ratio: Option<f64>,
+    /// Milli-GPUs held / (1000 × gpus): the paper's GPU allocation ratio.
+    pub milli_gpu_allocation_ratio: Option<f64>,
+    /// Free milli-GPUs.
+    pub idle_milli_gpus: i64,
+    /// Free milli-GPUs the target workload cannot use (null without a target workload).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragmented_milli_gpus: Option<f64>,
+    /// fragmentedMilliGpus / idleMilliGpus: the paper's fragmentation rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragmentation_rate: Option<f64>,
+    /// fragmentedMilliGpus / (1000 × gpus): fragmented GPUs as a share of all GPUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fragmented_gpu_ratio: Option<f64>,
+}
+
+impl GpuSharingOut {
+    /// The figures of an engine's `GpuSharingFigures` under `policy`.
+    pub fn of(
+        policy: kueuesim_model::gpu::GpuPolicy,
+        f: &kueuesim_engine::outcome::GpuSharingFigures,
+    ) -> Self {
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        let all_milli = (f.gpus * 1000) as f64;
+        GpuSharingOut {
+            policy: policy.name(),
+            gpus: f.gpus,
+            gpus_allocated: f.gpus_allocated,
+            gpu_allocation_ratio: ratio(f.gpus_allocated as f64, f.gpus as f64),
+            milli_gpu_allocation_ratio: ratio(f.milli_allocated as f64, all_milli),
+            idle_milli_gpus: f.milli_idle,
+            fragmented_milli_gpus: f.milli_fragmented,
+            fragmentation_rate: f
+                .milli_fragmented
+                .and_then(|x| ratio(x, f.milli_idle as f64)),
+            fragmented_gpu_ratio: f.milli_fragmented.and_then(|x| ratio(x, all_milli)),
+        }
+    }
 }
 
 /// One workload of the report.
@@ -423,6 +479,11 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 utilization,
                 lost_gpu_hours: outcome.stats.lost_gpu_ms as f64 / 3_600_000.0,
                 held_not_running_gpu_hours: all.gpu_hours_held_not_running,
+                sharing: outcome
+                    .stats
+                    .gpu_sharing
+                    .as_ref()
+                    .map(|f| GpuSharingOut::of(world.config.gpu.policy, f)),
             },
             evictions: outcome
                 .stats
@@ -780,6 +841,32 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
         }
         None => {
             let _ = writeln!(out, "GPU:          {} GPUs ({mode})", s.gpu.capacity);
+        }
+    }
+    if let Some(g) = &s.gpu.sharing {
+        let pct = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:.1}%", x * 100.0));
+        let _ = write!(
+            out,
+            "GPU devices:  {} GPUs, {} allocated ({}), milli-GPU allocation {} ({} policy)",
+            g.gpus,
+            g.gpus_allocated,
+            pct(g.gpu_allocation_ratio),
+            pct(g.milli_gpu_allocation_ratio),
+            g.policy
+        );
+        match g.fragmented_milli_gpus {
+            Some(f) => {
+                let _ = writeln!(
+                    out,
+                    "; fragmented {:.1} GPUs ({} of all GPUs, {} of the idle)",
+                    f / 1000.0,
+                    pct(g.fragmented_gpu_ratio),
+                    pct(g.fragmentation_rate)
+                );
+            }
+            None => {
+                let _ = writeln!(out);
+            }
         }
     }
     if !s.evictions.is_empty() {

@@ -711,6 +711,7 @@ pub struct SimulationSpec {
     pub volcano: Option<VolcanoSettings>,
     pub kueue: Option<KueueSettings>,
     pub policies: Option<PolicySettings>,
+    pub gpu_placement: Option<GpuPlacementSettings>,
 }
 
 /// `spec.policies`: names of caller-supplied policies (`kueue` and `scheduler` name the
@@ -720,6 +721,14 @@ pub struct SimulationSpec {
 pub struct PolicySettings {
     pub queue_order: Option<S>,
     pub node_score: Option<S>,
+}
+
+/// `spec.gpuPlacement`: GPUs as devices and kube-scheduler's policy for shared GPUs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GpuPlacementSettings {
+    pub devices: Option<bool>,
+    pub policy: Option<S>,
 }
 
 /// `spec.kueue`.
@@ -1221,6 +1230,16 @@ pub struct OpenbSettings {
     pub gpu_spec: Option<S>,
     pub cluster_queue: Option<S>,
     pub extra_nodes: BTreeMap<String, Spanned<i64>>,
+    pub inflate: Option<OpenbInflate>,
+}
+
+/// `spec.openb.inflate`: the FGD simulator's workload tuning.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct OpenbInflate {
+    /// Target GPU demand as a multiple of the cluster's GPUs, e.g. "1.3".
+    pub ratio: Option<S>,
+    pub seed: Option<u64>,
 }
 
 /// `spec.philly` of a WorkloadTrace.

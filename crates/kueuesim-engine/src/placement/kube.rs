@@ -3,8 +3,10 @@
 //! default score plugins that matter for resource-only pods (NodeResourcesFit LeastAllocated
 //! and NodeResourcesBalancedAllocation) pick the node, ties at random (`selectHost`).
 
+use kueuesim_model::gpu::GpuPolicy;
 use kueuesim_model::{NodeId, World};
 
+use super::devices::DeviceChoice;
 use super::{Cluster, GangPods, KeyResources, NodeCapacity, Placement, PodNeeds, tie_key};
 
 /// How many feasible nodes the filter phase looks for among `n` (kube-scheduler
@@ -203,6 +205,9 @@ impl ScoreMemo {
 /// Places every pending pod of `pods` one by one; a pod that fits nowhere stays pending (and
 /// so do the rest of its pod set, which are identical), later pod sets are still tried.
 pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -> Placement {
+    if cluster.devices.is_some() && world.config.gpu.policy != GpuPolicy::Default {
+        return super::gpu_share::place(world, cluster, pods, seed);
+    }
     let n = world.nodes.len();
     let mut out = Placement::default();
     'sets: for (ps, (needs, slots)) in pods.iter().enumerate() {
@@ -218,6 +223,11 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             })
         });
         let mut memo = ScoreMemo::new();
+        // With GPU devices, the GPU-share filter after NodeResourcesFit.
+        let demand = cluster
+            .devices
+            .as_ref()
+            .and_then(|d| d.book.demand(&needs.requests));
         // The nodes a nodeSelector allows, once per pod set.
         let selector_nodes = (!needs.node_selector.is_empty())
             .then(|| super::nodes_matching(&cluster.label_index, &needs.node_selector));
@@ -246,6 +256,11 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             let tie_seed = seed ^ (idx as u64) << 32 ^ ps as u64;
             let plain = cluster.statically_plain(needs);
             let cap = &cluster.nodes;
+            let book = cluster.devices.as_ref().map(|d| &d.book);
+            let devices_fit = |node: NodeId| match (book, demand) {
+                (Some(b), Some(d)) => b.fits(node, d),
+                _ => true,
+            };
             // Looks at one node of the scan: counts it found and keeps the best score.
             let mut visit = |node: NodeId, found: &mut usize| {
                 *found += 1;
@@ -273,6 +288,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     }
                     // The selector matched already: on plain nodes nothing else can fail.
                     if cap.fits(node, &needs.requests)
+                        && devices_fit(node)
                         && (cluster.plain_nodes || super::statically_feasible(world, node, needs))
                     {
                         visit(node, &mut found);
@@ -289,6 +305,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     let node = NodeId::from_index((start + processed) % n);
                     processed += 1;
                     let ok = cap.fits(node, &needs.requests)
+                        && devices_fit(node)
                         && (plain || super::statically_feasible(world, node, needs));
                     if ok {
                         visit(node, &mut found);
@@ -301,6 +318,15 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             match best {
                 Some((_, _, node)) => {
                     cluster.apply(world, node, &needs.requests, 1);
+                    if let (Some(d), Some(dev)) = (demand, cluster.devices.as_mut()) {
+                        // A GPU-sharing device plugin's default: the best-fitting device.
+                        let claim = dev
+                            .book
+                            .claim(node, d, DeviceChoice::BestFit)
+                            .expect("the filter found room on this node");
+                        dev.book.apply(node, claim, 1);
+                        out.claims.push((ps, idx, claim));
+                    }
                     out.bound.push((ps, idx, node));
                 }
                 None => {

@@ -13,6 +13,8 @@
 //! one max-heap per scoring group (leaf or preferred subdomain), so a gang of p pods in a domain
 //! of n nodes costs O(n + p·(groups + log n)).
 
+pub mod devices;
+pub mod gpu_share;
 pub mod hooked;
 pub mod kai;
 pub mod kube;
@@ -174,6 +176,9 @@ pub struct Cluster {
     /// versions are only compared within one `Cluster`: `nodes` is never replaced on its own
     /// (a whole-cluster swap, as KAI's reclaim check does, carries the memo along).
     pub unplaceable: (u64, Vec<(PodNeeds, String)>),
+    /// GPUs as devices (`spec.gpuPlacement`, openb `gpuSharing: device`); None: GPUs are a
+    /// node-level count only.
+    pub devices: Option<devices::Devices>,
 }
 
 /// Node label key → value → nodes with that label, in id order.
@@ -287,6 +292,7 @@ impl Cluster {
             })
             .unwrap_or_default();
         Cluster {
+            devices: devices::Devices::new(world),
             nodes,
             gpu_order,
             gpu_hist,
@@ -554,11 +560,14 @@ enum Cause {
     Selector,
     TooManyPods,
     Insufficient(usize),
+    Devices,
 }
 
 /// Adds to `counts` why each of `nodes` cannot take `pod` (the first failing static filter,
 /// else every short resource). Taints are told apart by their text: `taint_of` remembers one
 /// node carrying each. `static_ok`: the caller knows every node passes the static filters.
+/// `devices`: the pod's GPU demand on the devices, when they are bookkept.
+#[allow(clippy::too_many_arguments)]
 fn count_causes(
     world: &World,
     cap: &NodeCapacity,
@@ -567,7 +576,9 @@ fn count_causes(
     static_ok: bool,
     counts: &mut BTreeMap<Cause, usize>,
     taint_of: &mut Vec<(String, NodeId, usize)>,
+    devices: Option<(&devices::DeviceBook, kueuesim_model::gpu::GpuDemand)>,
 ) {
+    let mut no_device = 0usize;
     // The capacity causes are the common ones (every node of a busy cluster): counted in
     // plain integers, folded into `counts` once at the end.
     let mut too_many_pods = 0usize;
@@ -604,14 +615,24 @@ fn count_causes(
                 continue;
             }
         }
+        let mut fits = true;
         if cap.free_pods[n.index()] < 1 {
             too_many_pods += 1;
+            fits = false;
         }
         for (r, a, c) in short.iter_mut() {
             if *a > cap.free(n, *r) {
                 *c += 1;
+                fits = false;
             }
         }
+        // The GPU-share filter (`Open-Gpu-Share`) runs after NodeResourcesFit.
+        if fits && devices.is_some_and(|(book, d)| !book.fits(n, d)) {
+            no_device += 1;
+        }
+    }
+    if no_device > 0 {
+        *counts.entry(Cause::Devices).or_default() += no_device;
     }
     if too_many_pods > 0 {
         *counts.entry(Cause::TooManyPods).or_default() += too_many_pods;
@@ -629,7 +650,16 @@ pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[Nod
     // Counted by cause without building strings per node (this runs on every failed attempt):
     // the words are made once per distinct cause at the end.
     let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
-    count_causes(world, cap, pod, nodes, false, &mut counts, &mut Vec::new());
+    count_causes(
+        world,
+        cap,
+        pod,
+        nodes,
+        false,
+        &mut counts,
+        &mut Vec::new(),
+        None,
+    );
     format_fit_error(world, counts, nodes.len())
 }
 
@@ -639,6 +669,25 @@ pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[Nod
 /// without reading its labels, and only the matching nodes (label index) are looked at.
 /// Same message.
 pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String {
+    let devices = cluster
+        .devices
+        .as_ref()
+        .and_then(|d| d.book.demand(&pod.requests).map(|g| (&d.book, g)));
+    if devices.is_some() {
+        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+        let all = &cluster.all_nodes;
+        count_causes(
+            world,
+            &cluster.nodes,
+            pod,
+            all,
+            false,
+            &mut counts,
+            &mut Vec::new(),
+            devices,
+        );
+        return format_fit_error(world, counts, all.len());
+    }
     if cluster.statically_plain(pod) {
         let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
         let all = &cluster.all_nodes;
@@ -650,6 +699,7 @@ pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String
             true,
             &mut counts,
             &mut Vec::new(),
+            None,
         );
         return format_fit_error(world, counts, all.len());
     }
@@ -665,6 +715,7 @@ pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String
             true,
             &mut counts,
             &mut Vec::new(),
+            None,
         );
         let others = world.nodes.len() - matching.len();
         if others > 0 {
@@ -687,6 +738,7 @@ fn format_fit_error(world: &World, counts: BTreeMap<Cause, usize>, total: usize)
                 }
                 Cause::Selector => "node(s) didn't match Pod's node affinity/selector".to_string(),
                 Cause::TooManyPods => "Too many pods".to_string(),
+                Cause::Devices => "node(s) had no GPU device free enough for the pod".to_string(),
                 Cause::Insufficient(r) => format!(
                     "Insufficient {}",
                     world
@@ -722,6 +774,9 @@ pub struct Placement {
     /// The topology domain the gang was placed in (Volcano's `job-allocated-hypernode`, KAI's
     /// chosen domain), if a topology constraint applied.
     pub domain: Option<String>,
+    /// With GPU devices: the devices each new binding of a GPU pod holds, (pod set, pod
+    /// index, claim).
+    pub claims: Vec<(usize, usize, devices::Claim)>,
 }
 
 /// A score as the schedulers compute it (a float sum of plugin scores), totally ordered.

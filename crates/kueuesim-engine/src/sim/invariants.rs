@@ -160,6 +160,15 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
+        if let Some(dev) = &self.sched.cluster.devices {
+            // No device over 1000 milli or below 0, and every device's use is what the claims
+            // of the bound pods hold (conservation on every bind and release).
+            dev.book.check(
+                self.runtimes
+                    .iter()
+                    .flat_map(|(_, rt)| rt.claims.iter().copied()),
+            )?;
+        }
         self.sched.cluster.check_indexes(world)
     }
 

@@ -327,6 +327,14 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// With GPU devices, how they are allocated and fragmented now.
+    pub fn gpu_sharing_figures(&mut self) -> Option<crate::outcome::GpuSharingFigures> {
+        let cluster = &mut self.sched.cluster;
+        let (nodes, cpu) = (&cluster.nodes, cluster.res.cpu);
+        let devices = cluster.devices.as_mut()?;
+        Some(devices.figures(|n| cpu.map_or(0, |c| nodes.free(n, c))))
+    }
+
     /// The spec of arrived workload `w` (a cheap handle, free of any borrow of `self`).
     #[inline]
     fn spec(&self, w: WorkloadId) -> Spec<'w> {
@@ -491,6 +499,7 @@ impl<'w> Simulation<'w> {
             self.rec.stats.gpu_busy_ms -= i128::from(self.rec.gpus_in_use) * i128::from(extra);
         }
         self.rec.stats.end = end;
+        self.rec.stats.gpu_sharing = self.gpu_sharing_figures();
         self.rec.stats.final_quota_usage = self
             .world
             .cluster_queues

@@ -85,6 +85,8 @@ pub(super) struct Runtime<'w> {
     /// While pending: how far its last flavor scan got (`Info.LastAssignment`), kept in its
     /// queue between attempts and dropped when it is admitted or preempts.
     pub(super) last_assignment: Option<Box<admission::ScanProgress>>,
+    /// With GPU devices: the devices its bound pods hold, to give back on release.
+    pub(super) claims: Vec<(NodeId, crate::placement::devices::Claim)>,
     pub(super) record: WorkloadRecord,
 }
 
@@ -186,6 +188,7 @@ pub(super) fn new_runtime<'w>(
         uid_label,
         shape,
         last_assignment: None,
+        claims: Vec::new(),
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,

@@ -97,6 +97,18 @@ impl<'w> Simulation<'w> {
                     }
                     let req = self.runtimes[w.index()].needs[ps].requests.clone();
                     self.sched.cluster.apply(world, node, &req, 1);
+                    // With GPU devices, a running pod of the input holds the best-fitting
+                    // devices (none if its node's devices cannot hold it: the input
+                    // overcommits the node, which node-level accounting allows too).
+                    if let Some(dev) = self.sched.cluster.devices.as_mut()
+                        && let Some(d) = dev.book.demand(&req)
+                        && let Some(c) =
+                            dev.book
+                                .claim(node, d, placement::devices::DeviceChoice::BestFit)
+                    {
+                        dev.book.apply(node, c, 1);
+                        self.runtimes[w.index()].claims.push((node, c));
+                    }
                     if let Some(g) = self.gpu {
                         self.rec
                             .gpu_change(&mut self.runtimes[w.index()], req.get(g), self.now);
@@ -233,6 +245,10 @@ impl<'w> Simulation<'w> {
                 let (p, i) = ix[u.0][u.1];
                 (u.0, u.1) = (p, i);
             }
+            for c in &mut result.claims {
+                let (p, i) = ix[c.0][c.1];
+                (c.0, c.1) = (p, i);
+            }
         }
         let gpu = self.gpu;
         for &(ps, idx, node) in &result.bound {
@@ -245,6 +261,11 @@ impl<'w> Simulation<'w> {
                 let gpus = rt.needs[ps].requests.get(g);
                 self.rec.gpu_change(rt, gpus, self.now);
             }
+        }
+        for &(ps, idx, claim) in &result.claims {
+            let rt = &mut self.runtimes[w.index()];
+            let node = rt.record.placement[ps][idx].expect("a claim of a bound pod");
+            rt.claims.push((node, claim));
         }
         if result.domain.is_some() {
             self.runtimes[w.index()].record.topology_domain = result.domain.clone();

@@ -1,5 +1,7 @@
 //! Integration tests of the engine, on worlds built in code (the engine knows no YAML).
 
+/// GPU devices under random binds and releases, every shared-GPU policy.
+mod device_props;
 /// Builders of small worlds shared by the tests.
 mod fixtures;
 /// Invariants under random worlds (proptest): quota, node capacity, gangs, accounting.

@@ -315,9 +315,27 @@ impl Builder<'_> {
         {
             cfg.volcano = volcano_config(sim.src, text)?;
         }
+        if let Some(sim) = &self.simulation
+            && let Some(g) = &sim.obj.spec.gpu_placement
+        {
+            // The openb adapter's `gpuSharing: device` may have switched devices on already.
+            cfg.gpu.devices |= g.devices.unwrap_or(false);
+            if let Some(p) = &g.policy {
+                cfg.gpu.policy = one_of(
+                    sim.src,
+                    p,
+                    "gpuPlacement.policy",
+                    &kueuesim_model::gpu::GpuPolicy::NAMES,
+                )?;
+                // A policy for shared GPUs needs the devices.
+                cfg.gpu.devices |= cfg.gpu.policy != kueuesim_model::gpu::GpuPolicy::Default;
+            }
+        }
         if let Some(conf) = self.configuration.take() {
             cfg.kueue = self.kueue_config(&conf)?;
         }
+        cfg.gpu.devices |= self.world.config.gpu.devices;
+        cfg.gpu.target = std::mem::take(&mut self.world.config.gpu.target);
         self.world.config = cfg;
         Ok(())
     }

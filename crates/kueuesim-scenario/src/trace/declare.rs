@@ -8,7 +8,7 @@ use super::root::find_file;
 use super::{
     ATTRS, Attr, GpuSharing, GpuSpec, MapSource, OpenbDecl, PhillyDecl, TraceDecl, TraceFormat,
 };
-use crate::convert::core::{LoadOptions, err_at, pos_of};
+use crate::convert::core::{LoadOptions, err_at, err_obj, pos_of};
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -243,7 +243,11 @@ pub(crate) fn declarations(
                 o.and_then(|o| o.gpu_sharing.as_ref()),
                 "openb.gpuSharing",
                 GpuSharing::Whole,
-                &[("whole", GpuSharing::Whole), ("milli", GpuSharing::Milli)],
+                &[
+                    ("whole", GpuSharing::Whole),
+                    ("milli", GpuSharing::Milli),
+                    ("device", GpuSharing::Device),
+                ],
             )?,
             gpu_spec: one_of(
                 src,
@@ -259,6 +263,36 @@ pub(crate) fn declarations(
             cluster_queue: o
                 .and_then(|o| o.cluster_queue.as_ref())
                 .map(|c| c.value.trim().to_string()),
+            inflate: match o.and_then(|o| o.inflate.as_ref()) {
+                None => None,
+                Some(i) => {
+                    let Some(r) = &i.ratio else {
+                        return Err(err_obj(
+                            src,
+                            "spec.openb.inflate needs ratio: the GPU demand to reach, as a multiple of the cluster's GPUs (e.g. \"1.3\")",
+                        ));
+                    };
+                    let thousandths = r
+                        .value
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && *x > 0.0 && *x <= 100.0)
+                        .map(|x| (x * 1000.0).round() as u64)
+                        .filter(|&t| t > 0)
+                        .ok_or_else(|| {
+                            err_at(
+                                src,
+                                r,
+                                format!(
+                                    "openb.inflate.ratio {:?}: expected a number above 0 and at most 100, e.g. \"1.3\"",
+                                    r.value
+                                ),
+                            )
+                        })?;
+                    Some((thousandths, i.seed))
+                }
+            },
             extra_nodes: match o {
                 None => Vec::new(),
                 Some(o) => o

@@ -84,7 +84,7 @@ fn node_yaml(s: &mut String, name: &str, model: &str, shape: Shape, sharing: Gpu
             GpuSharing::Whole => {
                 let _ = writeln!(s, "    {GPU}: \"{gpus}\"");
             }
-            GpuSharing::Milli => {
+            GpuSharing::Milli | GpuSharing::Device => {
                 let _ = writeln!(s, "    {GPU_MILLI}: \"{}\"", gpus * 1000);
             }
         }
@@ -203,7 +203,7 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     if let Some(cq) = &d.openb.cluster_queue {
         let gpu_res = match d.openb.gpu_sharing {
             GpuSharing::Whole => GPU,
-            GpuSharing::Milli => GPU_MILLI,
+            GpuSharing::Milli | GpuSharing::Device => GPU_MILLI,
         };
         let _ = write!(
             s,
@@ -213,7 +213,7 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
             let (cpu, mem, gpus) = totals[m];
             let gpus = match d.openb.gpu_sharing {
                 GpuSharing::Whole => gpus,
-                GpuSharing::Milli => gpus * 1000,
+                GpuSharing::Milli | GpuSharing::Device => gpus * 1000,
             };
             let _ = write!(
                 s,

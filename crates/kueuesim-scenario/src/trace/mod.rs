@@ -36,9 +36,9 @@ use crate::source::SourceFile;
 /// The node label that carries an openb node's GPU model (`none` on CPU-only nodes).
 pub const GPU_MODEL_LABEL: &str = "kueuesim.io/gpu-model";
 
-/// The resource a GPU-sharing openb pod requests with `gpuSharing: milli` (thousandths of a
-/// GPU; a node offers 1000 per GPU).
-pub const GPU_MILLI: &str = "kueuesim.io/gpu-milli";
+/// The resource a GPU-sharing openb pod requests with `gpuSharing: milli` or `device`
+/// (thousandths of a GPU; a node offers 1000 per GPU).
+pub const GPU_MILLI: &str = kueuesim_model::gpu::GPU_MILLI;
 
 /// The whole-GPU resource.
 pub const GPU: &str = "nvidia.com/gpu";
@@ -73,8 +73,13 @@ pub(crate) enum GpuSharing {
     /// It takes one whole `nvidia.com/gpu`, as without a GPU-sharing device plugin.
     Whole,
     /// Every GPU pod requests `kueuesim.io/gpu-milli` (its share, or 1000 per whole GPU) and
-    /// nodes offer 1000 per GPU.
+    /// nodes offer 1000 per GPU, pooled per node (an optimistic bound: a share may straddle
+    /// GPUs).
     Milli,
+    /// As `Milli`, and the GPUs are devices (`SimConfig::gpu`): whole GPUs take free devices,
+    /// a share stays on one device; the trace's pods are the target workload of the
+    /// fragmentation figures.
+    Device,
 }
 
 /// What an openb pod's `gpu_spec` (allowed GPU models) becomes.
@@ -154,6 +159,8 @@ pub(crate) struct OpenbDecl {
     pub(crate) cluster_queue: Option<String>,
     /// (GPU model, nodes, where written).
     pub(crate) extra_nodes: Vec<(String, u32, Pos)>,
+    /// `inflate`: (ratio in thousandths, seed).
+    pub(crate) inflate: Option<(u64, Option<u64>)>,
 }
 
 /// `spec.philly`, checked.
@@ -267,4 +274,7 @@ pub struct TraceWorkloads {
     gpu_milli: ResourceId,
     /// The gang of a row that sets no gang size: one shared value (`Workload::gang`).
     default_gang: Arc<GangSpec>,
+    /// openb `inflate`: rows were sampled and shuffled; each arrives at its position (in
+    /// seconds), is named after it and never leaves.
+    inflated: bool,
 }

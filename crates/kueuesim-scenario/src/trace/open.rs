@@ -295,12 +295,13 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
         cpu: world.resources.intern("cpu"),
         memory: world.resources.intern("memory"),
         gpu: world.resources.intern(GPU),
-        gpu_milli: if decl.openb.gpu_sharing == GpuSharing::Milli {
+        gpu_milli: if decl.openb.gpu_sharing != GpuSharing::Whole {
             world.resources.intern(GPU_MILLI)
         } else {
             world.resources.intern(GPU)
         },
         default_gang: Arc::default(),
+        inflated: false,
     };
     // Philly and DLRM files are not in arrival order: read whole (the first `limit` rows),
     // then sorted by arrival, file order among equal arrivals.
@@ -334,8 +335,105 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
                 .collect::<Vec<_>>()
                 .into_iter(),
         );
+    } else if decl.format == TraceFormat::AlibabaOpenb
+        && (decl.openb.gpu_sharing == GpuSharing::Device || decl.openb.inflate.is_some())
+    {
+        // Device bookkeeping wants the whole pod list (the target workload of the
+        // fragmentation figures), and so does the FGD simulator's workload tuning.
+        let mut rows = Vec::new();
+        while let Some(r) = reader.next_row() {
+            rows.push(r?);
+        }
+        let mut shapes = Vec::with_capacity(rows.len());
+        for r in &rows {
+            shapes.push(t.openb_shape(r)?);
+        }
+        if decl.openb.gpu_sharing == GpuSharing::Device {
+            world.config.gpu.devices = true;
+            world.config.gpu.target = kueuesim_model::gpu::target_workload(shapes.iter().copied());
+        }
+        if let Some((ratio, seed)) = decl.openb.inflate {
+            let seed = seed.unwrap_or(t.seed);
+            rows = inflate(world, rows, &shapes, ratio, seed);
+            t.inflated = true;
+        }
+        t.rows = Rows::Sorted(rows.into_iter());
     } else {
         t.rows = Rows::Stream(reader);
     }
     Ok(t)
+}
+
+/// The FGD simulator's workload tuning with `--shuffle-pod` (`SortClusterPods`, then
+/// `TunePodsByNodeTotalResource`): the pod list is shuffled; then, below the target GPU demand
+/// (`ratio_milli`/1000 × the cluster's GPUs), pods drawn at random from the list are appended
+/// until the next would pass it (by its per-GPU milli, as upstream checks); above it, pods drawn at random are removed until it is
+/// reached. Rows are renumbered by their new position. Draws are splitmix64 from the seed
+/// (upstream uses Go's math/rand: the same method, not the same draws).
+fn inflate(
+    world: &World,
+    rows: Vec<super::csv::Row>,
+    shapes: &[(i64, Option<kueuesim_model::gpu::GpuDemand>)],
+    ratio_milli: u64,
+    seed: u64,
+) -> Vec<super::csv::Row> {
+    use kueuesim_model::gpu::{GpuDemand, MILLI};
+    let n = rows.len();
+    if n == 0 {
+        return rows;
+    }
+    let gpu = world.resources.lookup(GPU);
+    let milli = world.resources.lookup(GPU_MILLI);
+    let cluster: i64 = world
+        .nodes
+        .iter()
+        .map(|node| {
+            let of = |r: Option<kueuesim_model::ResourceId>| {
+                r.and_then(|r| node.allocatable.get(r.index()).copied())
+                    .unwrap_or(0)
+            };
+            of(gpu) * MILLI + of(milli)
+        })
+        .sum();
+    let target = i128::from(cluster) * i128::from(ratio_milli) / 1000;
+    let demand = |i: usize| i128::from(shapes[i].1.map_or(0, GpuDemand::total_milli));
+    let mut total: i128 = (0..n).map(demand).sum();
+    let mut picked: Vec<usize> = (0..n).collect();
+    let mut k = 0u64;
+    let mut next = |bound: usize| {
+        k += 1;
+        (super::rows::draw(seed, 0x1f6d_6e5a_u64, k) % bound as u64) as usize
+    };
+    // Fisher-Yates.
+    for i in (1..picked.len()).rev() {
+        let j = next(i + 1);
+        picked.swap(i, j);
+    }
+    if total > target {
+        while total > target && !picked.is_empty() {
+            let at = next(picked.len());
+            total -= demand(picked.remove(at));
+        }
+    } else {
+        // Upstream checks the drawn pod's per-GPU milli (a whole GPU counts 1000 however many
+        // it asks) before adding its whole demand: kept as is.
+        let per_gpu = |i: usize| i128::from(shapes[i].1.map_or(0, GpuDemand::milli_per_device));
+        loop {
+            let i = next(n);
+            if total + per_gpu(i) > target {
+                break;
+            }
+            total += demand(i);
+            picked.push(i);
+        }
+    }
+    picked
+        .into_iter()
+        .enumerate()
+        .map(|(pos, i)| {
+            let mut r = rows[i].clone();
+            r.index = pos as u64;
+            r
+        })
+        .collect()
 }

@@ -51,9 +51,42 @@ struct Draft {
 }
 
 impl TraceWorkloads {
+    /// An openb row's cpu request (millicores) and GPU demand.
+    pub(super) fn openb_shape(
+        &self,
+        row: &Row,
+    ) -> Result<(i64, Option<kueuesim_model::gpu::GpuDemand>), ScenarioError> {
+        let f = &self.file;
+        let Columns::Openb {
+            cpu,
+            gpu,
+            gpu_milli,
+            ..
+        } = &self.cols
+        else {
+            return Ok((0, None));
+        };
+        let cpu_milli = int_cell(f, row, *cpu, "cpu_milli", 1 << 40)? as i64;
+        let gpus = int_cell(f, row, *gpu, "num_gpu", 1 << 20)? as i64;
+        let milli = match gpu_milli {
+            Some(i) if !row.cell(*i).is_empty() => int_cell(f, row, *i, "gpu_milli", 1000)? as i64,
+            _ => 0,
+        };
+        // As the requests are made: a share only for a one-GPU pod asking less than 1000.
+        let share = if gpus == 1 && milli > 0 && milli < 1000 {
+            milli
+        } else {
+            gpus * 1000
+        };
+        Ok((cpu_milli, kueuesim_model::gpu::GpuDemand::of(0, share)))
+    }
+
     /// A row's arrival, in ms from the trace's time 0.
     pub(super) fn arrival_ms(&self, row: &Row) -> Result<i64, ScenarioError> {
         let f = &self.file;
+        if self.inflated {
+            return Ok(row.index as i64 * 1000);
+        }
         match &self.cols {
             Columns::Native { arrival, .. } => native_time(f, row, *arrival, "arrival"),
             Columns::Openb { creation, .. } => {
@@ -198,7 +231,7 @@ impl TraceWorkloads {
                 if gpus > 0 {
                     match self.gpu_sharing {
                         GpuSharing::Whole => reqs.push((self.gpu, gpus)),
-                        GpuSharing::Milli => {
+                        GpuSharing::Milli | GpuSharing::Device => {
                             let share = if gpus == 1 && milli > 0 {
                                 milli
                             } else {
@@ -242,6 +275,8 @@ impl TraceWorkloads {
                 let deleted = opt_seconds(f, row, *deletion, "deletion_time")?;
                 let started = opt_seconds(f, row, *scheduled, "scheduled_time")?;
                 let duration_ms = match deleted {
+                    // Inflated pods never leave: the trace's times are not theirs.
+                    _ if self.inflated => None,
                     None => None,
                     Some(d) => {
                         let from = started.unwrap_or(arrival_ms);
@@ -263,10 +298,23 @@ impl TraceWorkloads {
                 if pod.is_empty() {
                     return Err(cell_error(f, row, *name, "empty pod name: expected a name"));
                 }
+                let (name, owner, duration_ms) = match self.inflated {
+                    // A row may be drawn more than once: its position tells the copies apart.
+                    true => (
+                        format!("{}{pod}-{index:05}", self.name_prefix),
+                        format!("{pod}-{index:05}"),
+                        None,
+                    ),
+                    false => (
+                        format!("{}{pod}", self.name_prefix),
+                        pod.to_string(),
+                        duration_ms,
+                    ),
+                };
                 Draft {
-                    name: format!("{}{pod}", self.name_prefix),
+                    owner,
+                    name,
                     owner_kind: "Pod",
-                    owner: pod.to_string(),
                     arrival_ms,
                     duration_ms,
                     shapes: vec![Shape {

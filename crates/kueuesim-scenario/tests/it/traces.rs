@@ -1138,3 +1138,85 @@ spec:
         256 * (1 << 30) + (1 << 29)
     );
 }
+
+#[test]
+fn openb_device_sharing_sets_the_target_and_inflate_follows_the_fgd_tuning() {
+    use kueuesim_model::gpu::GpuDemand;
+    let dir = scratch("openb-device");
+    // 18 GPUs in the node list; the pods ask 0.5 + 2 + 0 GPUs.
+    let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,4000,8192,1,500,,LS,Running,0,100,10\np1,8000,16384,2,1000,,BE,Failed,5,50,\np2,1000,1024,0,0,,BE,Pending,7,20,\n";
+    let loaded = load_files(
+        &dir,
+        &[("pods.csv", pods), ("nodes.csv", OPENB_NODES)],
+        &openb_yaml("    gpuSharing: device\n"),
+    )
+    .expect("loads");
+    let w = &loaded.world;
+    assert!(w.config.gpu.devices);
+    // Every shape a third of the pods (95 % of 3 pods needs all three).
+    let mut target: Vec<_> = w
+        .config
+        .gpu
+        .target
+        .iter()
+        .map(|t| (t.cpu_milli, t.gpu))
+        .collect();
+    target.sort();
+    assert_eq!(
+        target,
+        [
+            (1000, None),
+            (4000, Some(GpuDemand::Share(500))),
+            (8000, Some(GpuDemand::Whole(2)))
+        ]
+    );
+    assert!(
+        w.config
+            .gpu
+            .target
+            .iter()
+            .all(|t| (t.freq - 1.0 / 3.0).abs() < 1e-12)
+    );
+    // Inflated to 2 × 18 GPUs: the three pods shuffled, then copies drawn until the next would
+    // pass 36,000 milli; each at its position's second, named after it, never leaving.
+    let loaded = load_files(
+        &dir,
+        &[("pods.csv", pods)],
+        &openb_yaml("    gpuSharing: device\n    inflate: {ratio: \"2\", seed: 7}\n"),
+    )
+    .expect("loads");
+    let w = &loaded.world;
+    let milli = w.resources.lookup("kueuesim.io/gpu-milli").expect("milli");
+    let total: i64 = w
+        .workloads
+        .iter()
+        .map(|x| x.pod_sets[0].requests.get(milli))
+        .sum();
+    // Upstream stops when the drawn pod's per-GPU milli would pass the target, so a 2-GPU
+    // pod may take it past by up to 1000.
+    assert!(total > 35_000 && total <= 37_000, "{total}");
+    for (k, x) in w.workloads.iter().enumerate() {
+        assert_eq!(x.arrival, SimTime::from_secs(k as i64));
+        assert!(x.name.ends_with(&format!("-{k:05}")), "{}", x.name);
+        assert_eq!(x.duration, None);
+    }
+    // The same seed gives the same list; a bad ratio is an error at its place.
+    let again = load_files(
+        &dir,
+        &[],
+        &openb_yaml("    gpuSharing: device\n    inflate: {ratio: \"2\", seed: 7}\n"),
+    )
+    .expect("loads");
+    let names = |w: &kueuesim_model::World| -> Vec<String> {
+        w.workloads.iter().map(|x| x.name.clone()).collect()
+    };
+    assert_eq!(names(&again.world), names(w));
+    let e = match load_files(&dir, &[], &openb_yaml("    inflate: {ratio: \"-1\"}\n")) {
+        Ok(_) => panic!("loads"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("openb.inflate.ratio \"-1\": expected a number above 0"),
+        "{e}"
+    );
+}

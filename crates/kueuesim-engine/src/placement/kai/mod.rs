@@ -6,9 +6,11 @@
 //! `pkg/scheduler/actions/allocate`, `plugins/topology`, `plugins/nodeplacement`).
 //!
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
-//! plugin (candidate domains, `checkJobDomainFit`); `nodeplacement` the node scores; `subgroups`
+//! plugin (candidate domains, `checkJobDomainFit`); `counts` its per-domain `AllocatablePods`
+//! counts, kept in step with binds and releases; `nodeplacement` the node scores; `subgroups`
 //! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim.
 
+pub mod counts;
 mod messages;
 mod nodeplacement;
 mod reclaim;

@@ -1,11 +1,11 @@
 //! KAI's topology plugin for one job: the lowest common domain, the sorted tree (domains
 //! fullest-first), candidate domains level by level from the required or preferred level up,
-//! `checkJobDomainFit` (copies of the largest task per node), and the preferred-subdomain
-//! node scores.
+//! `checkJobDomainFit` (copies of the largest task, from the kept per-domain counts), and
+//! the preferred-subdomain node scores.
 
 use std::collections::BTreeMap;
 
-use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
+use kueuesim_model::{DomainId, ResourceId, Topology, World};
 
 use super::KaiConstraint;
 use super::messages::{display_name, job_message, level_label};
@@ -52,15 +52,10 @@ fn ratio(
     worst
 }
 
-/// How many of the next `need` pods the domain can hold, counting copies of the largest task
-/// per node (`AllocatablePods`, for jobs whose tasks ask for the same kinds of resources), or
-/// None when the tasks differ and the ratio test applies.
-fn allocatable_pods(
-    world: &World,
-    cluster: &Cluster,
-    nodes: &[NodeId],
-    pods: &GangPods,
-) -> Option<usize> {
+/// The largest task of the pending pods (`maxPodResources`): per kind of resource they ask
+/// for, the largest amount; None when the pending tasks ask for different kinds of resources
+/// (then `checkJobDomainFit` uses the ratio test) or none is pending.
+fn largest_task(pods: &GangPods) -> Option<Vec<(usize, i64)>> {
     let pending: Vec<&PodNeeds> = pods
         .iter()
         .filter(|(_, s)| s.iter().any(Option::is_none))
@@ -77,30 +72,72 @@ fn allocatable_pods(
     if pending.iter().any(|p| kinds(p) != first) {
         return None;
     }
-    let max: Vec<(ResourceId, i64)> = first
-        .iter()
-        .map(|&r| {
-            (
-                r,
-                pending.iter().map(|p| p.requests.get(r)).max().unwrap_or(0),
-            )
-        })
-        .collect();
-    let mut count = 0usize;
-    for &n in nodes {
-        let fit = max
+    Some(
+        first
             .iter()
-            .map(|&(r, a)| (cluster.nodes.free(n, r.index()).max(0) / a) as usize)
-            .min()
-            .unwrap_or(usize::MAX);
-        count = count.saturating_add(fit);
+            .map(|&r| {
+                (
+                    r.index(),
+                    pending.iter().map(|p| p.requests.get(r)).max().unwrap_or(0),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// How many copies of `largest` (the largest pending task) domain `d` of topology `ti` can
+/// hold (`AllocatablePods`, KAI's `calcSubTreeAllocatable`), from the cluster's kept
+/// per-domain counts rather than a pass over the domain's nodes.
+fn allocatable_pods(
+    world: &World,
+    cluster: &mut Cluster,
+    ti: usize,
+    d: DomainId,
+    largest: &[(usize, i64)],
+) -> usize {
+    let t = &world.topologies[ti - 1];
+    if largest.is_empty() {
+        // A task asking for nothing fits any number of times on any node.
+        return if t.nodes_of(d).is_empty() {
+            0
+        } else {
+            usize::MAX
+        };
     }
-    let _ = world;
-    Some(count)
+    let k = cluster.kai_fit_count(world, largest, ti - 1, d).copies;
+    usize::try_from(k).unwrap_or(usize::MAX)
+}
+
+/// The pending pods' one kind of pod, when they are all alike and every node passes the
+/// static filters for it: then `fill` binds exactly min(need, Σ over a domain's nodes of the
+/// copies each can take within its free pod slots) in a domain, whatever the order, so the
+/// kept count tells a domain that cannot take them all, and how many it takes, without the
+/// dry run.
+fn uniform_pod(cluster: &Cluster, pods: &GangPods) -> Option<Vec<(usize, i64)>> {
+    let mut pending = pods
+        .iter()
+        .filter(|(_, s)| s.iter().any(Option::is_none))
+        .map(|(n, _)| n);
+    let first = pending.next()?;
+    if !cluster.statically_plain(first)
+        || pending.any(|p| p != first)
+        || first.requests.iter().any(|(_, a)| a < 0)
+    {
+        return None;
+    }
+    Some(
+        first
+            .requests
+            .iter()
+            .filter(|&(_, a)| a > 0)
+            .map(|(r, a)| (r.index(), a))
+            .collect(),
+    )
 }
 
 /// The sorted tree: every domain's children ordered fullest-first for `request` (ratio
-/// descending, ties by domain id), down to `stop_depth`.
+/// descending, ties by domain name). Each child's ratio is worked out once, not per
+/// comparison.
 fn sorted_children(
     cluster: &Cluster,
     ti: usize,
@@ -109,13 +146,17 @@ fn sorted_children(
     request: &[(usize, i64)],
     pods_res: Option<usize>,
 ) -> Vec<DomainId> {
-    let mut c = t.domain(d).children.clone();
-    c.sort_by(|&a, &b| {
-        ratio(cluster, ti, b, request, pods_res)
-            .total_cmp(&ratio(cluster, ti, a, request, pods_res))
+    let mut c: Vec<(f64, DomainId)> = t
+        .domain(d)
+        .children
+        .iter()
+        .map(|&x| (ratio(cluster, ti, x, request, pods_res), x))
+        .collect();
+    c.sort_by(|&(ra, a), &(rb, b)| {
+        rb.total_cmp(&ra)
             .then_with(|| t.domain(a).name.cmp(&t.domain(b).name))
     });
-    c
+    c.into_iter().map(|(_, x)| x).collect()
 }
 
 /// Domains of the sorted tree below `from` at `depth`, left to right.
@@ -158,7 +199,7 @@ pub(super) struct Candidates {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn candidates(
     world: &World,
-    cluster: &Cluster,
+    cluster: &mut Cluster,
     pods: &GangPods,
     need: usize,
     c: KaiConstraint,
@@ -189,10 +230,13 @@ pub(super) fn candidates(
     if let Err(e) = domain_fit(world, cluster, ti, lcd, pods, need, &request, pods_res) {
         return Err(job_message(vec![e, unsatisfied]));
     }
-    // Node scores by preferred-level subdomain under the LCD (roomiest last, highest).
-    let mut group_of = vec![0u32; world.nodes.len()];
+    // Node scores by preferred-level subdomain under the LCD (roomiest last, highest). Without
+    // a preferred level every node is in group 0 (the scorer reads a missing entry as 0), so
+    // nothing the size of the cluster is made.
+    let mut group_of = Vec::new();
     let mut group_scores = vec![0.0];
     if let Some(p) = c.preferred {
+        group_of = vec![0u32; world.nodes.len()];
         let subs = sorted_level(cluster, ti, t, lcd, p, &request, pods_res);
         let n = subs.len();
         for (i, &d) in subs.iter().enumerate() {
@@ -240,7 +284,7 @@ pub(super) fn candidates(
 /// `checkJobDomainFit` for candidate `d` of constraint `c` and the pending pods of `pods`.
 pub(super) fn candidate_fits(
     world: &World,
-    cluster: &Cluster,
+    cluster: &mut Cluster,
     c: KaiConstraint,
     d: DomainId,
     pods: &GangPods,
@@ -281,8 +325,21 @@ pub(super) fn topology_attempt(
         job_name,
         None,
     )?;
-    let mut errors = Vec::new();
+    let uniform = uniform_pod(cluster, pods);
+    // Per domain tried: how many of the tasks it could take. Worded only if none takes them
+    // all, so a long list of domains that cannot costs no strings.
+    let mut short: Vec<(DomainId, u64)> = Vec::new();
     for &d in &cands.domains {
+        if let Some(shape) = &uniform {
+            let k = cluster
+                .kai_fit_count(world, shape, c.topology, d)
+                .within_pod_slots;
+            if k < need as u64 {
+                // What the dry run below would bind before running out (`uniform_pod`).
+                short.push((d, k));
+                continue;
+            }
+        }
         let nodes = t.nodes_of(d);
         let resource = scored_resource(cluster, pods);
         let mut s = scorer(
@@ -301,14 +358,19 @@ pub(super) fn topology_attempt(
             }
             Err((b, _)) => {
                 undo(&mut cluster.nodes, pods, &b);
-                errors.push(format!(
-                    "node-group {} can allocate only {} of {need} required pods",
-                    display_name(t, d),
-                    b.len()
-                ));
+                short.push((d, b.len() as u64));
             }
         }
     }
+    let mut errors: Vec<String> = short
+        .into_iter()
+        .map(|(d, k)| {
+            format!(
+                "node-group {} can allocate only {k} of {need} required pods",
+                display_name(t, d)
+            )
+        })
+        .collect();
     errors.push(cands.unsatisfied);
     Err(job_message(errors))
 }
@@ -318,7 +380,7 @@ pub(super) fn topology_attempt(
 #[allow(clippy::too_many_arguments)]
 fn domain_fit(
     world: &World,
-    cluster: &Cluster,
+    cluster: &mut Cluster,
     ti: usize,
     d: DomainId,
     pods: &GangPods,
@@ -327,7 +389,7 @@ fn domain_fit(
     pods_res: Option<usize>,
 ) -> Result<(), String> {
     let t = &world.topologies[ti - 1];
-    match allocatable_pods(world, cluster, t.nodes_of(d), pods) {
+    match largest_task(pods).map(|largest| allocatable_pods(world, cluster, ti, d, &largest)) {
         Some(k) if k < need => Err(format!(
             "node-group {} can allocate only {k} of {need} required pods",
             display_name(t, d)

@@ -12,6 +12,9 @@
 //! O(resources) without looking at its nodes; `fill` scores each candidate node once and keeps
 //! one max-heap per scoring group (leaf or preferred subdomain), so a gang of p pods in a domain
 //! of n nodes costs O(n + p·(groups + log n)).
+//! KAI's topology plugin also gets, per task shape, each domain's count of task copies that
+//! fit, kept in step the same way (`kai::counts`), instead of a pass over the nodes of the
+//! lowest common domain per decision.
 
 pub mod devices;
 pub mod gpu_share;
@@ -179,6 +182,10 @@ pub struct Cluster {
     /// GPUs as devices (`spec.gpuPlacement`, openb `gpuSharing: device`); None: GPUs are a
     /// node-level count only.
     pub devices: Option<devices::Devices>,
+    /// Per task shape KAI's topology plugin asked about, per domain of every Topology: how
+    /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
+    /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.
+    kai_counts: kai::counts::TaskFitCounts,
 }
 
 /// Node label key → value → nodes with that label, in id order.
@@ -326,7 +333,28 @@ impl Cluster {
             plain_nodes: world.nodes.iter().all(|n| {
                 !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
             }),
+            kai_counts: kai::counts::TaskFitCounts::default(),
         }
+    }
+
+    /// How many copies of a task of `shape` (per resource index, a positive amount) fit in
+    /// domain `d` of `world.topologies[topology]` (KAI's `AllocatablePods`). The first question
+    /// about a shape counts it over every node; from then on its counts are kept in step with
+    /// every bind and release (a few shapes are kept, the least recently asked about makes
+    /// room).
+    pub fn kai_fit_count(
+        &mut self,
+        world: &World,
+        shape: &kai::counts::Shape,
+        topology: usize,
+        d: DomainId,
+    ) -> kai::counts::FitCount {
+        self.kai_counts.get(world, &self.nodes, shape, topology, d)
+    }
+
+    /// The task shapes whose KAI counts are kept, least recently asked about first.
+    pub fn kai_shapes(&self) -> Vec<&kai::counts::Shape> {
+        self.kai_counts.shapes()
     }
 
     /// Whether `pod` passes the static filters (`statically_feasible`) on every node.
@@ -339,7 +367,10 @@ impl Cluster {
     /// domain above it.
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
         let before = self.res.gpu.map(|g| self.nodes.free(node, g));
+        let kai_before = self.kai_counts.before(&self.nodes, node);
         self.nodes.apply(node, requests, sign);
+        self.kai_counts
+            .changed(world, &self.nodes, node, &kai_before);
         if let (Some(g), Some(b)) = (self.res.gpu, before) {
             let after = self.nodes.free(node, g);
             let rank = self.name_rank[node.index()];
@@ -381,6 +412,7 @@ impl Cluster {
     /// Whether the GPU order and the per-domain GPU histograms agree with the nodes' free
     /// capacity (an invariant `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
+        self.kai_counts.check(world, &self.nodes)?;
         let Some(g) = self.res.gpu else { return Ok(()) };
         let with_gpus = (0..world.nodes.len())
             .map(NodeId::from_index)

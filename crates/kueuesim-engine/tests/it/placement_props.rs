@@ -1,7 +1,8 @@
 //! Placement invariants over random topologies, occupancies and gangs (proptest): a hard
 //! constraint is never violated, a gang is bound whole or not at all, soft/preferred always
-//! places a gang the cluster can hold, no node goes over its allocatable, and the per-domain
-//! free capacity always equals the sum over the domain's nodes.
+//! places a gang the cluster can hold, no node goes over its allocatable, the per-domain
+//! free capacity always equals the sum over the domain's nodes, and KAI's kept per-domain
+//! task-copy counts always equal a recount.
 
 use kueuesim_engine::placement::{Cluster, PodNeeds, kai, topologies, volcano};
 use kueuesim_model::{
@@ -230,5 +231,144 @@ proptest! {
             prop_assert!(before < c.pods, "preferred gang unplaced although the cluster holds {before} of {}", c.pods);
         }
         check_books(&w, &cluster)?;
+    }
+}
+
+/// Per spine, per leaf, per node: (GPUs, cpu, pod slots).
+type Layout = [Vec<Vec<(i64, i64, i64)>>];
+
+/// A cluster for KAI's kept counts: spines of leaves of nodes with GPUs, cpu and few pod
+/// slots (so the pod-slot cap matters), as two KAI Topologies (`spine`/`leaf` and `leaf`).
+fn counts_world(shape: &Layout) -> World {
+    let mut w = World::default();
+    let gpu = w.resources.intern("nvidia.com/gpu");
+    let cpu = w.resources.intern("cpu");
+    let pods = w.resources.intern("pods");
+    for (s, leaves) in shape.iter().enumerate() {
+        for (l, nodes) in leaves.iter().enumerate() {
+            for &(g, c, p) in nodes {
+                let mut alloc = vec![0; 3];
+                alloc[gpu.index()] = g;
+                alloc[cpu.index()] = c;
+                alloc[pods.index()] = p;
+                w.nodes.push(Node {
+                    name: format!("s{s}-l{l}-n{}", w.nodes.len()),
+                    labels: Labels::new(vec![
+                        ("spine".into(), format!("s{s}")),
+                        ("leaf".into(), format!("s{s}-l{l}")),
+                    ]),
+                    allocatable: alloc,
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+        }
+    }
+    w.topologies = vec![
+        Topology::from_levels("t", &["spine".into(), "leaf".into()], &w.nodes),
+        Topology::from_levels("by-leaf", &["leaf".into()], &w.nodes),
+    ];
+    w
+}
+
+/// A step of the random history: bind a pod of shape `.1` on node `.0`, release the `.0`-th
+/// bound pod, or ask for the counts of shape `.1` in the `.0`-th domain.
+#[derive(Clone, Debug)]
+enum Step {
+    Bind(usize, usize),
+    Release(usize),
+    Ask(usize, usize),
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// KAI's per-domain counts of task copies, kept in step with binds and releases, equal a
+    /// count over each domain's nodes after any history, for every shape still kept; with
+    /// more shapes asked about than are kept, shapes fall out and are rebuilt.
+    #[test]
+    fn kai_fit_counts_equal_a_recount(
+        layout in prop::collection::vec(
+            prop::collection::vec(prop::collection::vec((0i64..=8, 0i64..=6, 1i64..=3), 1..4), 1..4),
+            1..4,
+        ),
+        steps in prop::collection::vec(
+            prop_oneof![
+                (0usize..40, 0usize..30).prop_map(|(n, s)| Step::Bind(n, s)),
+                (0usize..40).prop_map(Step::Release),
+                (0usize..40, 0usize..30).prop_map(|(d, s)| Step::Ask(d, s)),
+            ],
+            0..80,
+        ),
+    ) {
+        let w = counts_world(&layout);
+        let gpu = w.resources.lookup("nvidia.com/gpu").expect("gpu").index();
+        let cpu = w.resources.lookup("cpu").expect("cpu").index();
+        // 29 shapes (every (GPUs, cpu) pair but the empty one), more than are kept.
+        let shape_of = |s: usize| -> Vec<(usize, i64)> {
+            let (g, c) = ((s % 6) as i64, ((s / 6) % 5) as i64 + (s == 0) as i64);
+            [(gpu, g), (cpu, c)].into_iter().filter(|&(_, a)| a > 0).collect::<Vec<_>>()
+        };
+        let requests = |s: usize| {
+            ResourceList::from_pairs(
+                shape_of(s)
+                    .into_iter()
+                    .map(|(r, a)| (kueuesim_model::ResourceId::from_index(r), a))
+                    .collect(),
+            )
+        };
+        let mut cluster = Cluster::new(&w);
+        let mut bound: Vec<(NodeId, usize)> = Vec::new();
+        for step in steps {
+            match step {
+                Step::Bind(n, s) => {
+                    let node = NodeId::from_index(n % w.nodes.len());
+                    let req = requests(s);
+                    if cluster.nodes.fits(node, &req) {
+                        cluster.apply(&w, node, &req, 1);
+                        bound.push((node, s));
+                    }
+                }
+                Step::Release(i) if !bound.is_empty() => {
+                    let (node, s) = bound.remove(i % bound.len());
+                    cluster.apply(&w, node, &requests(s), -1);
+                }
+                Step::Release(_) => {}
+                Step::Ask(d, s) => {
+                    let t = d % w.topologies.len();
+                    let d = DomainId::from_index(d % w.topologies[t].domains.len());
+                    cluster.kai_fit_count(&w, &shape_of(s), t, d);
+                }
+            }
+            // Every kept shape, every domain: the kept count against the nodes.
+            let shapes: Vec<Vec<(usize, i64)>> =
+                cluster.kai_shapes().into_iter().map(|s| s.to_vec()).collect();
+            for shape in shapes {
+                for (ti, t) in w.topologies.iter().enumerate() {
+                    for d in 0..t.domains.len() {
+                        let d = DomainId::from_index(d);
+                        let (mut copies, mut slots) = (0u64, 0u64);
+                        for &n in t.nodes_of(d) {
+                            let k = shape
+                                .iter()
+                                .map(|&(r, a)| (cluster.nodes.free(n, r).max(0) / a) as u64)
+                                .min()
+                                .unwrap_or(u64::MAX);
+                            copies += k;
+                            slots += k.min(cluster.nodes.free_pods(n).max(0) as u64);
+                        }
+                        let kept = cluster.kai_fit_count(&w, &shape, ti, d);
+                        prop_assert_eq!(
+                            (kept.copies, kept.within_pod_slots),
+                            (copies, slots),
+                            "shape {:?}, domain {}",
+                            &shape,
+                            t.domain(d).name
+                        );
+                    }
+                }
+            }
+            prop_assert!(cluster.check_indexes(&w).is_ok());
+        }
     }
 }

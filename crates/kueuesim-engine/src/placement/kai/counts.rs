@@ -1,0 +1,205 @@
+//! Per-domain counts of how many copies of a task fit (the topology plugin's
+//! `AllocatablePods`), kept in step with every bind and release instead of recounted over the
+//! domain's nodes on every decision.
+//!
+//! KAI's `calcSubTreeAllocatable` sums, over a domain's nodes, how many copies of the job's
+//! largest task (`maxPodResources`) each node can still take (`calcNodeAccommodation`).
+//! Upstream recomputes it per job and cycle; here the counts are kept per task shape (the
+//! resources a task asks for), built over every node the first time a shape is asked about
+//! and then updated on each bind and release by walking the node's ancestor chain, as the
+//! per-domain free capacity is. A few shapes are kept (the most recently used); one that falls
+//! out is rebuilt when it comes back, so the counts are always exact and decisions never
+//! depend on which shapes happen to be kept.
+
+use kueuesim_model::{DomainId, NodeId, World};
+
+use crate::placement::NodeCapacity;
+
+/// How many task shapes are kept: enough for the distinct task sizes a run's KAI jobs use at
+/// once (each bind and release updates every kept shape).
+const MAX_SHAPES: usize = 16;
+
+/// A node's count is capped here, so that a domain's sum cannot overflow. A count at the cap
+/// is at least as large as any number of pods a job asks for, so every comparison (and every
+/// count reported in a message, which is below the number asked for) is unchanged.
+const NODE_CAP: u64 = u32::MAX as u64;
+
+/// A task shape: per resource index asked for, the amount (positive), by resource index.
+pub type Shape = [(usize, i64)];
+
+/// A domain's counts for one shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FitCount {
+    /// Copies of the task the domain's nodes can take by resources (`AllocatablePods`).
+    pub copies: u64,
+    /// The same, each node's copies also capped by its free pod slots: how many identical
+    /// pods `fill` would bind in the domain when every node passes the static filters.
+    pub within_pod_slots: u64,
+}
+
+/// The counts of one kept shape.
+#[derive(Clone, Debug)]
+struct Entry {
+    shape: Box<Shape>,
+    /// When it was last asked about (`TaskFitCounts::clock`), for the least recently used
+    /// shape to make room.
+    last_used: u64,
+    /// Per topology (`world.topologies` index), per domain.
+    counts: Vec<Vec<FitCount>>,
+}
+
+/// The kept shapes and their per-domain counts.
+#[derive(Clone, Debug, Default)]
+pub struct TaskFitCounts {
+    entries: Vec<Entry>,
+    clock: u64,
+}
+
+/// What one node holds of a shape.
+#[inline]
+fn node_fit(nodes: &NodeCapacity, n: NodeId, shape: &Shape) -> FitCount {
+    let copies = shape
+        .iter()
+        .map(|&(r, a)| (nodes.free(n, r).max(0) / a) as u64)
+        .min()
+        .unwrap_or(NODE_CAP)
+        .min(NODE_CAP);
+    FitCount {
+        copies,
+        within_pod_slots: copies.min(nodes.free_pods(n).max(0) as u64),
+    }
+}
+
+/// Every domain's counts of topology `t` for `shape`, from the nodes: each domain's nodes are
+/// one range of the depth-first node order, so a prefix sum gives them all in O(nodes +
+/// domains).
+fn recount_topology(
+    t: &kueuesim_model::Topology,
+    nodes: &NodeCapacity,
+    shape: &Shape,
+) -> Vec<FitCount> {
+    let mut prefix = Vec::with_capacity(t.node_order.len() + 1);
+    let mut acc = FitCount::default();
+    prefix.push(acc);
+    for &n in &t.node_order {
+        let f = node_fit(nodes, n, shape);
+        acc.copies += f.copies;
+        acc.within_pod_slots += f.within_pod_slots;
+        prefix.push(acc);
+    }
+    t.domains
+        .iter()
+        .map(|d| {
+            let (a, b) = (prefix[d.nodes.start as usize], prefix[d.nodes.end as usize]);
+            FitCount {
+                copies: b.copies - a.copies,
+                within_pod_slots: b.within_pod_slots - a.within_pod_slots,
+            }
+        })
+        .collect()
+}
+
+/// The counts of `shape` for every domain of every topology, from scratch (what the kept
+/// counts must equal).
+pub fn recount(world: &World, nodes: &NodeCapacity, shape: &Shape) -> Vec<Vec<FitCount>> {
+    world
+        .topologies
+        .iter()
+        .map(|t| recount_topology(t, nodes, shape))
+        .collect()
+}
+
+/// Each kept shape's fit on one node, taken before a change to the node.
+pub type Before = [FitCount; MAX_SHAPES];
+
+impl TaskFitCounts {
+    /// Domain `d` of topology `t`'s counts for `shape` (non-empty, amounts positive), building
+    /// the shape's counts if it is not kept.
+    pub fn get(
+        &mut self,
+        world: &World,
+        nodes: &NodeCapacity,
+        shape: &Shape,
+        t: usize,
+        d: DomainId,
+    ) -> FitCount {
+        self.clock += 1;
+        let i = match self.entries.iter().position(|e| *e.shape == *shape) {
+            Some(i) => i,
+            None => self.insert(world, nodes, shape),
+        };
+        let e = &mut self.entries[i];
+        e.last_used = self.clock;
+        e.counts[t][d.index()]
+    }
+
+    fn insert(&mut self, world: &World, nodes: &NodeCapacity, shape: &Shape) -> usize {
+        let entry = Entry {
+            shape: shape.into(),
+            last_used: self.clock,
+            counts: recount(world, nodes, shape),
+        };
+        if self.entries.len() < MAX_SHAPES {
+            self.entries.push(entry);
+            return self.entries.len() - 1;
+        }
+        let (i, _) = self
+            .entries
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, e)| e.last_used)
+            .expect("MAX_SHAPES > 0");
+        self.entries[i] = entry;
+        i
+    }
+
+    /// Each kept shape's fit on `node` now (call before changing the node, then `changed`).
+    #[inline]
+    pub fn before(&self, nodes: &NodeCapacity, node: NodeId) -> Before {
+        let mut out = [FitCount::default(); MAX_SHAPES];
+        for (o, e) in out.iter_mut().zip(&self.entries) {
+            *o = node_fit(nodes, node, &e.shape);
+        }
+        out
+    }
+
+    /// `node`'s free capacity changed from what `before` saw: every kept shape's counts of
+    /// the node's domains move by the change in the node's fit.
+    pub fn changed(&mut self, world: &World, nodes: &NodeCapacity, node: NodeId, before: &Before) {
+        for (e, b) in self.entries.iter_mut().zip(before) {
+            let a = node_fit(nodes, node, &e.shape);
+            if a == *b {
+                continue;
+            }
+            for (t, counts) in world.topologies.iter().zip(&mut e.counts) {
+                let Some(d) = t.domain_of(node) else { continue };
+                for x in t.ancestors(d) {
+                    let c = &mut counts[x.index()];
+                    c.copies = c.copies - b.copies + a.copies;
+                    c.within_pod_slots =
+                        c.within_pod_slots - b.within_pod_slots + a.within_pod_slots;
+                }
+            }
+        }
+    }
+
+    /// Whether every kept shape's counts equal a recount from the nodes.
+    pub fn check(&self, world: &World, nodes: &NodeCapacity) -> Result<(), String> {
+        for e in &self.entries {
+            if e.counts != recount(world, nodes, &e.shape) {
+                return Err(format!(
+                    "KAI fit counts of task shape {:?} are stale",
+                    e.shape
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The kept shapes, least recently used first.
+    pub fn shapes(&self) -> Vec<&Shape> {
+        let mut v: Vec<&Entry> = self.entries.iter().collect();
+        v.sort_by_key(|e| e.last_used);
+        v.into_iter().map(|e| &*e.shape).collect()
+    }
+}

@@ -1,0 +1,148 @@
+//! KAI Scheduler's allocate action for one job (a PodGroup): tasks to allocate are
+//! `minMember − allocated` while below the minimum, then one per pass; with a topology
+//! constraint the topology plugin's candidate domains (sorted tree, bottom-up candidate
+//! levels, first fitting domain wins) and preferred-subdomain node scores, then the
+//! nodeplacement plugin's bin-pack or spread; score ties go by node name (KAI's
+//! `pkg/scheduler/actions/allocate`, `plugins/topology`, `plugins/nodeplacement`).
+//!
+//! Files by concern: this one the job types and the allocate loop; `topology` the topology
+//! plugin (candidate domains, `checkJobDomainFit`); `counts` its per-domain `AllocatablePods`
+//! counts, kept in step with binds and releases; `nodeplacement` the node scores; `subgroups`
+//! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim.
+
+pub mod counts;
+mod messages;
+mod nodeplacement;
+mod reclaim;
+mod subgroups;
+mod topology;
+
+use kueuesim_model::{PlacementStrategy, ResourceId, World};
+
+use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
+use messages::{display_name, fit_errors};
+use nodeplacement::{fill_binpack, scored_resource, scorer};
+pub use reclaim::{RunningJob, fair_shares, reclaim_victims};
+pub use subgroups::{KaiTree, place_tree};
+use topology::topology_attempt;
+
+/// A KAI topology constraint resolved against its Topology.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KaiConstraint {
+    /// Index into `world.topologies`.
+    pub topology: usize,
+    /// Depth (1 = broadest level) of `requiredTopologyLevel`.
+    pub required: Option<u32>,
+    /// Depth of `preferredTopologyLevel`.
+    pub preferred: Option<u32>,
+}
+
+/// A KAI job as the allocate action sees it.
+pub struct KaiJob<'a> {
+    /// Its pods.
+    pub pods: &'a GangPods,
+    /// PodGroup `minMember`.
+    pub min_member: usize,
+    /// Its topology constraint, if any.
+    pub constraint: Option<KaiConstraint>,
+    /// `<namespace>/<podgroup>` for messages.
+    pub job_name: &'a str,
+    /// `<namespace>/<pod>` of a pod, for messages.
+    pub pod_name: &'a dyn Fn(usize, usize) -> String,
+}
+
+/// Allocates the job: `minMember − allocated` tasks while below the minimum, then one task
+/// per pass (KAI pushes the job back and keeps going in the same cycle).
+pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placement {
+    let mut pods = job.pods.to_vec();
+    let mut out = Placement::default();
+    loop {
+        let (bound, pending) = super::counts(&pods);
+        if pending == 0 {
+            break;
+        }
+        let need = if bound < job.min_member {
+            (job.min_member - bound).min(pending)
+        } else {
+            1
+        };
+        let attempt = match job.constraint {
+            Some(c) => topology_attempt(world, cluster, &pods, need, c, job.job_name),
+            None => {
+                let all = cluster.all_nodes.clone();
+                let (group_of, scores) = (Vec::new(), vec![0.0]);
+                let resource = scored_resource(cluster, &pods);
+                let indexed = world.config.kai.placement_strategy == PlacementStrategy::Binpack
+                    && resource.is_some()
+                    && resource == cluster.res.gpu
+                    && pods.iter().all(|(n, slots)| {
+                        slots.iter().all(Option::is_some)
+                            || resource
+                                .is_some_and(|g| n.requests.get(ResourceId::from_index(g)) > 0)
+                    });
+                let filled = if indexed {
+                    fill_binpack(world, cluster, &pods, need)
+                } else {
+                    let mut s = scorer(
+                        world,
+                        &cluster.nodes,
+                        resource,
+                        &cluster.name_rank,
+                        &all,
+                        &group_of,
+                        &scores,
+                    );
+                    fill(world, &mut cluster.nodes, &all, &pods, need, &mut s)
+                };
+                match filled {
+                    Ok(b) => {
+                        undo(&mut cluster.nodes, &pods, &b);
+                        Ok(b)
+                    }
+                    Err((b, (ps, idx))) => {
+                        let failed = with_bindings(&pods, &b);
+                        let why = fit_errors(world, &cluster.nodes, &failed[ps].0, &all);
+                        undo(&mut cluster.nodes, &pods, &b);
+                        Err(if bound < job.min_member {
+                            format!(
+                                "Resources were found for {} pods while {} are required for gang scheduling. Additional pods cannot be scheduled due to: {why}",
+                                bound + b.len(),
+                                job.min_member
+                            )
+                        } else {
+                            format!(
+                                "Resources were not found for pod {} due to: {why}",
+                                (job.pod_name)(ps, idx)
+                            )
+                        })
+                    }
+                }
+            }
+        };
+        match attempt {
+            Ok(b) => {
+                for &(ps, _, n) in &b {
+                    cluster.apply(world, n, &pods[ps].0.requests, 1);
+                }
+                if let Some(c) = job.constraint {
+                    let t = &world.topologies[c.topology];
+                    let placed = with_bindings(&pods, &b);
+                    out.domain = placed
+                        .iter()
+                        .flat_map(|(_, s)| s.iter().flatten())
+                        .filter_map(|&n| t.domain_of(n))
+                        .reduce(|a, b| t.lca(a, b))
+                        .map(|d| display_name(t, d));
+                }
+                pods = with_bindings(&pods, &b);
+                out.bound.extend(b);
+            }
+            Err(message) => {
+                let (ps, idx) = super::first_pending(&pods).unwrap_or((0, 0));
+                out.unplaced = Some((ps, idx, message));
+                break;
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,253 @@
+//! KAI's nodeplacement plugin inside `fill`: bin-pack or spread on GPUs (cpu for CPU-only
+//! tasks), the topology plugin's preferred-subdomain score as the group score, ties by node
+//! name; and the indexed bin-pack fill over every node for jobs without topology.
+
+use kueuesim_model::{NodeId, PlacementStrategy, ResourceId, World};
+
+use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, PodNeeds, Scorer};
+
+/// The nodeplacement plugin's score inside `fill`, plus the topology plugin's preferred
+/// subdomain score (×10⁴) as the group score.
+pub(super) struct KaiScorer<'a> {
+    /// Per node: its preferred-level subdomain's score group (0: none).
+    group_of: &'a [u32],
+    group_scores: &'a [f64],
+    /// GPU tasks are scored on GPUs, CPU-only tasks on cpu.
+    resource: Option<usize>,
+    strategy: PlacementStrategy,
+    min_free: i64,
+    max_free: i64,
+    world: &'a World,
+    name_rank: &'a [u32],
+}
+
+impl Scorer for KaiScorer<'_> {
+    fn group(&self, node: NodeId) -> usize {
+        self.group_of.get(node.index()).map_or(0, |&g| g as usize)
+    }
+    fn group_score(&mut self, group: usize) -> f64 {
+        self.group_scores[group]
+    }
+    fn node_score(&self, cap: &NodeCapacity, node: NodeId, _pod: &PodNeeds) -> f64 {
+        let Some(r) = self.resource else { return 0.0 };
+        let alloc = self
+            .world
+            .node(node)
+            .allocatable
+            .get(r)
+            .copied()
+            .unwrap_or(0);
+        if alloc == 0 {
+            return 0.0;
+        }
+        let free = cap.free(node, r);
+        match self.strategy {
+            PlacementStrategy::Binpack => {
+                if self.max_free == 0 {
+                    0.0
+                } else if self.max_free == self.min_free {
+                    9.0
+                } else {
+                    9.0 * (1.0
+                        - (free - self.min_free) as f64 / (self.max_free - self.min_free) as f64)
+                }
+            }
+            PlacementStrategy::Spread => free as f64 / alloc as f64,
+        }
+    }
+    fn tie(&self, node: NodeId) -> u64 {
+        u64::MAX - u64::from(self.name_rank[node.index()])
+    }
+    fn bound(&mut self, _node: NodeId) {}
+}
+
+/// The resource the nodeplacement plugin scores a task on: GPUs for GPU tasks, else cpu.
+pub(super) fn scored_resource(cluster: &Cluster, pods: &GangPods) -> Option<usize> {
+    let gpu_task = cluster.res.gpu.is_some_and(|g| {
+        pods.iter()
+            .any(|(n, _)| n.requests.get(ResourceId::from_index(g)) > 0)
+    });
+    if gpu_task {
+        cluster.res.gpu
+    } else {
+        cluster.res.cpu
+    }
+}
+
+pub(super) fn scorer<'a>(
+    world: &'a World,
+    nodes: &NodeCapacity,
+    resource: Option<usize>,
+    name_rank: &'a [u32],
+    candidates: &[NodeId],
+    group_of: &'a [u32],
+    group_scores: &'a [f64],
+) -> KaiScorer<'a> {
+    let (mut min_free, mut max_free) = (i64::MAX, 0);
+    if let Some(r) = resource {
+        for &n in candidates {
+            if world.node(n).allocatable.get(r).copied().unwrap_or(0) == 0 {
+                continue;
+            }
+            let f = nodes.free(n, r);
+            min_free = min_free.min(f);
+            max_free = max_free.max(f);
+        }
+    }
+    KaiScorer {
+        group_of,
+        group_scores,
+        resource,
+        strategy: world.config.kai.placement_strategy,
+        min_free: if min_free == i64::MAX { 0 } else { min_free },
+        max_free,
+        world,
+        name_rank,
+    }
+}
+
+/// `fill` with KAI's bin-pack node score on GPUs and no topology, over every node, using the
+/// cluster's (free GPUs, name rank) order instead of scoring every node: the score falls as
+/// free GPUs rise and ties go to the lower name rank, so the best feasible node is the first
+/// feasible one in that order, or a node this call already bound to (it has fewer GPUs free
+/// now than its place in the order says). Within a pod set nothing becomes feasible again, so
+/// one forward scan per pod set serves all its pods. Same bindings as `fill`; leaves them
+/// applied to the node capacity as `fill` does.
+#[allow(clippy::type_complexity)]
+pub(super) fn fill_binpack(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    limit: usize,
+) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
+    let Some(g) = cluster.res.gpu else {
+        unreachable!("fill_binpack is only chosen for GPU tasks")
+    };
+    let mut bound: Vec<Binding> = Vec::new();
+    let mut touched: Vec<NodeId> = Vec::new();
+    for (ps, (needs, slots)) in pods.iter().enumerate() {
+        if bound.len() >= limit {
+            break;
+        }
+        let pending: Vec<usize> = slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(i, _)| i)
+            .take(limit - bound.len())
+            .collect();
+        let k = needs.requests.get(ResourceId::from_index(g));
+        let mut cursor = (k, 0u32, NodeId(0));
+        for idx in pending {
+            // The first feasible untouched node from the cursor on.
+            let mut untouched = None;
+            for &(free, rank, n) in cluster.gpu_order.range(cursor..) {
+                cursor = (free, rank, n);
+                if !touched.contains(&n)
+                    && crate::placement::feasible(world, &cluster.nodes, n, needs)
+                {
+                    untouched = Some((free, rank, n));
+                    break;
+                }
+            }
+            if untouched.is_none() {
+                cursor = (i64::MAX, u32::MAX, NodeId(u32::MAX));
+            }
+            let best_touched = touched
+                .iter()
+                .filter(|&&n| crate::placement::feasible(world, &cluster.nodes, n, needs))
+                .map(|&n| (cluster.nodes.free(n, g), cluster.name_rank[n.index()], n))
+                .min();
+            let best = match (untouched, best_touched) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(x) => x,
+                    None => return Err((bound, (ps, idx))),
+                },
+            };
+            let node = best.2;
+            cluster.nodes.apply(node, &needs.requests, 1);
+            bound.push((ps, idx, node));
+            if !touched.contains(&node) {
+                touched.push(node);
+            }
+        }
+    }
+    Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::fill;
+
+    use proptest::prelude::*;
+
+    /// A world of nodes with (GPUs, cpu, GPUs busy, cpu busy) and shuffled names, plus the
+    /// cluster with the busy part bound.
+    fn binpack_world(nodes: &[(i64, i64, i64, i64, u32)]) -> (World, Cluster) {
+        let mut w = World::default();
+        let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+        let cpu = w.resources.intern("cpu");
+        for (i, &(g, c, _, _, name)) in nodes.iter().enumerate() {
+            let mut alloc = vec![0; 2];
+            alloc[gpu.index()] = g;
+            alloc[cpu.index()] = c;
+            w.nodes.push(kueuesim_model::Node {
+                name: format!("n-{name:03}-{i}"),
+                labels: Default::default(),
+                allocatable: alloc,
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+        let mut cluster = Cluster::new(&w);
+        for (i, &(g, c, bg, bc, _)) in nodes.iter().enumerate() {
+            let busy =
+                kueuesim_model::ResourceList::from_pairs(vec![(gpu, bg.min(g)), (cpu, bc.min(c))]);
+            cluster.apply(&w, NodeId::from_index(i), &busy, 1);
+        }
+        (w, cluster)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The indexed bin-pack fill binds exactly what `fill` with KAI's bin-pack scorer
+        /// binds, fails on the same pod, and leaves the same capacity.
+        #[test]
+        fn fill_binpack_matches_fill(
+            nodes in prop::collection::vec((0i64..=8, 1i64..=16, 0i64..=8, 0i64..=16, 0u32..50), 1..30),
+            sets in prop::collection::vec((1usize..6, 1i64..=4, 0i64..=4), 1..4),
+            limit in 1usize..20,
+        ) {
+            let (w, mut fast) = binpack_world(&nodes);
+            let mut slow = fast.clone();
+            let gpu = w.resources.lookup(kueuesim_model::resources::GPU).unwrap();
+            let cpu = w.resources.lookup("cpu").unwrap();
+            let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = sets
+                .iter()
+                .map(|&(count, g, c)| {
+                    (
+                        PodNeeds {
+                            requests: kueuesim_model::ResourceList::from_pairs(vec![(gpu, g), (cpu, c)]),
+                            node_selector: Default::default(),
+                            tolerations: vec![],
+                        },
+                        vec![None; count],
+                    )
+                })
+                .collect();
+            let all = crate::placement::all_nodes(&w);
+            let (group_of, scores) = (Vec::new(), vec![0.0]);
+            let name_rank = slow.name_rank.clone();
+            let mut s = scorer(&w, &slow.nodes, Some(gpu.index()), &name_rank, &all, &group_of, &scores);
+            let expected = fill(&w, &mut slow.nodes, &all, &pods, limit, &mut s);
+            let got = fill_binpack(&w, &mut fast, &pods, limit);
+            prop_assert_eq!(&got, &expected);
+            for n in &all {
+                prop_assert_eq!(fast.nodes.free(*n, gpu.index()), slow.nodes.free(*n, gpu.index()));
+            }
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! KAI's topology plugin for one job: the lowest common domain, the sorted tree (domains
+//! fullest-first), candidate domains level by level from the required or preferred level up,
+//! `checkJobDomainFit` (copies of the largest task, from the kept per-domain counts), and
+//! the preferred-subdomain node scores.
+
+use std::collections::BTreeMap;
+
+use kueuesim_model::{DomainId, ResourceId, Topology, World};
+
+use super::KaiConstraint;
+use super::messages::{display_name, job_message, level_label};
+use super::nodeplacement::{scored_resource, scorer};
+use crate::placement::{Binding, Cluster, GangPods, PodNeeds, fill, undo};
+
+/// The requests of the next `need` pending pods.
+fn request_of(pods: &GangPods, need: usize) -> Vec<(usize, i64)> {
+    let mut left = need;
+    let mut total: BTreeMap<usize, i64> = BTreeMap::new();
+    for (needs, slots) in pods {
+        let k = slots.iter().filter(|s| s.is_none()).count().min(left);
+        left -= k;
+        for (r, a) in needs.requests.iter() {
+            *total.entry(r.index()).or_default() += a * k as i64;
+        }
+    }
+    total.into_iter().collect()
+}
+
+/// Request ÷ free, the max over resources (ignoring `pods`): how full the domain would be.
+fn ratio(
+    cluster: &Cluster,
+    t: usize,
+    d: DomainId,
+    request: &[(usize, i64)],
+    pods_res: Option<usize>,
+) -> f64 {
+    let mut worst: f64 = 0.0;
+    for &(r, q) in request {
+        if q == 0 || Some(r) == pods_res {
+            continue;
+        }
+        let free = cluster.domain_free(t, d, r);
+        let x = if cluster.domain_alloc(t, d, r) == 0 {
+            1000.0
+        } else if free <= 0 {
+            f64::INFINITY
+        } else {
+            q as f64 / free as f64
+        };
+        worst = worst.max(x);
+    }
+    worst
+}
+
+/// The largest task of the pending pods (`maxPodResources`): per kind of resource they ask
+/// for, the largest amount; None when the pending tasks ask for different kinds of resources
+/// (then `checkJobDomainFit` uses the ratio test) or none is pending.
+fn largest_task(pods: &GangPods) -> Option<Vec<(usize, i64)>> {
+    let pending: Vec<&PodNeeds> = pods
+        .iter()
+        .filter(|(_, s)| s.iter().any(Option::is_none))
+        .map(|(n, _)| n)
+        .collect();
+    let kinds = |p: &PodNeeds| -> Vec<ResourceId> {
+        p.requests
+            .iter()
+            .filter(|&(_, a)| a > 0)
+            .map(|(r, _)| r)
+            .collect()
+    };
+    let first = kinds(pending.first()?);
+    if pending.iter().any(|p| kinds(p) != first) {
+        return None;
+    }
+    Some(
+        first
+            .iter()
+            .map(|&r| {
+                (
+                    r.index(),
+                    pending.iter().map(|p| p.requests.get(r)).max().unwrap_or(0),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// How many copies of `largest` (the largest pending task) domain `d` of topology `ti` can
+/// hold (`AllocatablePods`, KAI's `calcSubTreeAllocatable`), from the cluster's kept
+/// per-domain counts rather than a pass over the domain's nodes.
+fn allocatable_pods(
+    world: &World,
+    cluster: &mut Cluster,
+    ti: usize,
+    d: DomainId,
+    largest: &[(usize, i64)],
+) -> usize {
+    let t = &world.topologies[ti - 1];
+    if largest.is_empty() {
+        // A task asking for nothing fits any number of times on any node.
+        return if t.nodes_of(d).is_empty() {
+            0
+        } else {
+            usize::MAX
+        };
+    }
+    let k = cluster.kai_fit_count(world, largest, ti - 1, d).copies;
+    usize::try_from(k).unwrap_or(usize::MAX)
+}
+
+/// The pending pods' one kind of pod, when they are all alike and every node passes the
+/// static filters for it: then `fill` binds exactly min(need, Σ over a domain's nodes of the
+/// copies each can take within its free pod slots) in a domain, whatever the order, so the
+/// kept count tells a domain that cannot take them all, and how many it takes, without the
+/// dry run.
+fn uniform_pod(cluster: &Cluster, pods: &GangPods) -> Option<Vec<(usize, i64)>> {
+    let mut pending = pods
+        .iter()
+        .filter(|(_, s)| s.iter().any(Option::is_none))
+        .map(|(n, _)| n);
+    let first = pending.next()?;
+    if !cluster.statically_plain(first)
+        || pending.any(|p| p != first)
+        || first.requests.iter().any(|(_, a)| a < 0)
+    {
+        return None;
+    }
+    Some(
+        first
+            .requests
+            .iter()
+            .filter(|&(_, a)| a > 0)
+            .map(|(r, a)| (r.index(), a))
+            .collect(),
+    )
+}
+
+/// The sorted tree: every domain's children ordered fullest-first for `request` (ratio
+/// descending, ties by domain name). Each child's ratio is worked out once, not per
+/// comparison.
+fn sorted_children(
+    cluster: &Cluster,
+    ti: usize,
+    t: &Topology,
+    d: DomainId,
+    request: &[(usize, i64)],
+    pods_res: Option<usize>,
+) -> Vec<DomainId> {
+    let mut c: Vec<(f64, DomainId)> = t
+        .domain(d)
+        .children
+        .iter()
+        .map(|&x| (ratio(cluster, ti, x, request, pods_res), x))
+        .collect();
+    c.sort_by(|&(ra, a), &(rb, b)| {
+        rb.total_cmp(&ra)
+            .then_with(|| t.domain(a).name.cmp(&t.domain(b).name))
+    });
+    c.into_iter().map(|(_, x)| x).collect()
+}
+
+/// Domains of the sorted tree below `from` at `depth`, left to right.
+fn sorted_level(
+    cluster: &Cluster,
+    ti: usize,
+    t: &Topology,
+    from: DomainId,
+    depth: u32,
+    request: &[(usize, i64)],
+    pods_res: Option<usize>,
+) -> Vec<DomainId> {
+    let mut out = Vec::new();
+    let mut stack = vec![from];
+    while let Some(d) = stack.pop() {
+        if t.domain(d).depth == depth {
+            out.push(d);
+            continue;
+        }
+        let mut c = sorted_children(cluster, ti, t, d, request, pods_res);
+        c.reverse();
+        stack.extend(c);
+    }
+    out
+}
+
+/// The topology plugin's answer for one subgroup set (`subSetNodesFn`): the candidate domains
+/// in the order allocation tries them (each still to pass `checkJobDomainFit`, checked lazily
+/// by the caller so a hit early in the list costs nothing more), the node scores of the
+/// preferred level (per node, a group; per group, a score), and the closing message.
+pub(super) struct Candidates {
+    pub(super) domains: Vec<DomainId>,
+    pub(super) group_of: Vec<u32>,
+    pub(super) group_scores: Vec<f64>,
+    pub(super) unsatisfied: String,
+}
+
+/// Candidate domains for the pending pods of `pods` (`need` of them) under constraint `c`,
+/// inside domain `within` (the parent subgroup's domain, or the root).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn candidates(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    need: usize,
+    c: KaiConstraint,
+    within: DomainId,
+    job_name: &str,
+    subgroup: Option<&str>,
+) -> Result<Candidates, String> {
+    let t = &world.topologies[c.topology];
+    let ti = 1 + c.topology;
+    let pods_res = world.resources.lookup("pods").map(|r| r.index());
+    let request = request_of(pods, need);
+    let stop_depth = c.preferred.or(c.required).unwrap_or(0);
+    // The lowest common domain of the input node set, not below the stop level.
+    let mut lcd = within;
+    while t.domain(lcd).children.len() == 1 {
+        let child = t.domain(lcd).children[0];
+        if t.domain(child).depth > stop_depth {
+            break;
+        }
+        lcd = child;
+    }
+    let requirement = c.required.map(|d| level_label(t, d)).unwrap_or_default();
+    let who = subgroup.map_or(String::new(), |s| format!(", subgroup {s}"));
+    let unsatisfied = format!(
+        "topology {}, requirement {requirement} couldn't be satisfied for job <{job_name}>{who}",
+        t.name
+    );
+    if let Err(e) = domain_fit(world, cluster, ti, lcd, pods, need, &request, pods_res) {
+        return Err(job_message(vec![e, unsatisfied]));
+    }
+    // Node scores by preferred-level subdomain under the LCD (roomiest last, highest). Without
+    // a preferred level every node is in group 0 (the scorer reads a missing entry as 0), so
+    // nothing the size of the cluster is made.
+    let mut group_of = Vec::new();
+    let mut group_scores = vec![0.0];
+    if let Some(p) = c.preferred {
+        group_of = vec![0u32; world.nodes.len()];
+        let subs = sorted_level(cluster, ti, t, lcd, p, &request, pods_res);
+        let n = subs.len();
+        for (i, &d) in subs.iter().enumerate() {
+            let g = group_scores.len() as u32;
+            group_scores.push(((10 * (i + 1) / n) * 10_000) as f64);
+            for &node in t.nodes_of(d) {
+                group_of[node.index()] = g;
+            }
+        }
+    }
+    // Required level with pods already placed: only domains holding them.
+    let anchor: Option<DomainId> = c.required.and_then(|req| {
+        pods.iter()
+            .flat_map(|(_, s)| s.iter().flatten())
+            .filter_map(|&n| t.domain_of(n))
+            .map(|d| {
+                t.ancestors(d)
+                    .find(|&a| t.domain(a).depth == req)
+                    .unwrap_or(d)
+            })
+            .next()
+    });
+    let top = c.required.unwrap_or(0);
+    let mut domains = Vec::new();
+    for depth in (top..=stop_depth.max(top)).rev() {
+        let level: Vec<DomainId> = if depth == t.domain(lcd).depth {
+            vec![lcd]
+        } else if depth < t.domain(lcd).depth {
+            continue;
+        } else {
+            sorted_level(cluster, ti, t, lcd, depth, &request, pods_res)
+        };
+        domains.extend(level.into_iter().filter(|&d| {
+            anchor.is_none_or(|a| t.ancestors(d).any(|x| x == a) || t.ancestors(a).any(|x| x == d))
+        }));
+    }
+    Ok(Candidates {
+        domains,
+        group_of,
+        group_scores,
+        unsatisfied,
+    })
+}
+
+/// `checkJobDomainFit` for candidate `d` of constraint `c` and the pending pods of `pods`.
+pub(super) fn candidate_fits(
+    world: &World,
+    cluster: &mut Cluster,
+    c: KaiConstraint,
+    d: DomainId,
+    pods: &GangPods,
+    need: usize,
+) -> Result<(), String> {
+    let pods_res = world.resources.lookup("pods").map(|r| r.index());
+    let request = request_of(pods, need);
+    domain_fit(
+        world,
+        cluster,
+        1 + c.topology,
+        d,
+        pods,
+        need,
+        &request,
+        pods_res,
+    )
+}
+
+/// One allocation attempt of `need` tasks within the topology constraint: the first
+/// candidate domain where every task places wins.
+pub(super) fn topology_attempt(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    need: usize,
+    c: KaiConstraint,
+    job_name: &str,
+) -> Result<Vec<Binding>, String> {
+    let t = &world.topologies[c.topology];
+    let cands = candidates(
+        world,
+        cluster,
+        pods,
+        need,
+        c,
+        DomainId::ROOT,
+        job_name,
+        None,
+    )?;
+    let uniform = uniform_pod(cluster, pods);
+    // Per domain tried: how many of the tasks it could take. Worded only if none takes them
+    // all, so a long list of domains that cannot costs no strings.
+    let mut short: Vec<(DomainId, u64)> = Vec::new();
+    for &d in &cands.domains {
+        if let Some(shape) = &uniform {
+            let k = cluster
+                .kai_fit_count(world, shape, c.topology, d)
+                .within_pod_slots;
+            if k < need as u64 {
+                // What the dry run below would bind before running out (`uniform_pod`).
+                short.push((d, k));
+                continue;
+            }
+        }
+        let nodes = t.nodes_of(d);
+        let resource = scored_resource(cluster, pods);
+        let mut s = scorer(
+            world,
+            &cluster.nodes,
+            resource,
+            &cluster.name_rank,
+            nodes,
+            &cands.group_of,
+            &cands.group_scores,
+        );
+        match fill(world, &mut cluster.nodes, nodes, pods, need, &mut s) {
+            Ok(b) => {
+                undo(&mut cluster.nodes, pods, &b);
+                return Ok(b);
+            }
+            Err((b, _)) => {
+                undo(&mut cluster.nodes, pods, &b);
+                short.push((d, b.len() as u64));
+            }
+        }
+    }
+    let mut errors: Vec<String> = short
+        .into_iter()
+        .map(|(d, k)| {
+            format!(
+                "node-group {} can allocate only {k} of {need} required pods",
+                display_name(t, d)
+            )
+        })
+        .collect();
+    errors.push(cands.unsatisfied);
+    Err(job_message(errors))
+}
+
+/// `checkJobDomainFit`: enough room for `need` copies of the largest task, or (tasks of
+/// different kinds) request ÷ free ≤ 1.
+#[allow(clippy::too_many_arguments)]
+fn domain_fit(
+    world: &World,
+    cluster: &mut Cluster,
+    ti: usize,
+    d: DomainId,
+    pods: &GangPods,
+    need: usize,
+    request: &[(usize, i64)],
+    pods_res: Option<usize>,
+) -> Result<(), String> {
+    let t = &world.topologies[ti - 1];
+    match largest_task(pods).map(|largest| allocatable_pods(world, cluster, ti, d, &largest)) {
+        Some(k) if k < need => Err(format!(
+            "node-group {} can allocate only {k} of {need} required pods",
+            display_name(t, d)
+        )),
+        Some(_) => Ok(()),
+        None if ratio(cluster, ti, d, request, pods_res) > 1.0 => Err(format!(
+            "node-group(s) didn't have enough resources in {}",
+            display_name(t, d)
+        )),
+        None => Ok(()),
+    }
+}

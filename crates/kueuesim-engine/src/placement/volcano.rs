@@ -532,7 +532,11 @@ fn fill_subgroups(
             continue;
         }
         let need = pending_total(&view);
-        let whole = job_total(&only(pods, members));
+        // The subjob's own tasks, bound or not (`getSubJobHyperNodeBinPackingScore` sums
+        // `subJob.Tasks`): the other subgroups' pods are not part of its request.
+        let members_only: Vec<(PodNeeds, Vec<Option<NodeId>>)> =
+            members.iter().map(|&ps| pods[ps].clone()).collect();
+        let whole = job_total(&members_only);
         let first = super::first_pending(&view).unwrap_or((0, 0));
         let mut placed: Option<Vec<Binding>> = None;
         'tiers: for (tier, domains) in &t.by_tier {

@@ -391,11 +391,12 @@ impl Builder<'_> {
             }
             gang.min_task_member.push((ps, m.value as u32));
         }
+        // Each pod set joins the subjob of the first policy that matches it
+        // (`getOrCreateSubJob`): its labelSelector matches and every matchLabelKeys label is
+        // set and not empty (`getSubJobMatchValues`; a policy without matchLabelKeys matches
+        // nothing); pods of no policy are in the job's default subjob.
+        let mut policies = Vec::with_capacity(spec.sub_group_policy.len());
         for policy in &spec.sub_group_policy {
-            let pname = policy
-                .name
-                .as_ref()
-                .map_or(String::new(), |n| n.value.clone());
             let sel = match &policy.label_selector {
                 Some(l) => Some(selector(psrc, l)?),
                 None => None,
@@ -404,33 +405,49 @@ impl Builder<'_> {
                 Some(nt) => Some(topology(nt)?),
                 None => None,
             };
-            // One subgroup per distinct tuple of matchLabelKeys values.
-            let mut groups: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
-            for (ps, t) in templates.iter().enumerate() {
-                let l = labels(&t.labels);
-                if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
-                    continue;
-                }
-                let key: Vec<String> = policy
-                    .match_label_keys
-                    .iter()
-                    .map(|k| l.get(k).unwrap_or_default().to_string())
-                    .collect();
-                match groups.iter_mut().find(|g| g.0 == key) {
-                    Some(g) => g.1.push(ps),
-                    None => groups.push((key, vec![ps])),
-                }
-            }
-            for (key, pod_sets) in groups {
-                gang.volcano_subgroups.push(VolcanoSubGroup {
-                    name: std::iter::once(pname.clone())
-                        .chain(key)
-                        .collect::<Vec<_>>()
-                        .join("/"),
-                    pod_sets,
-                    network_topology: nt.clone(),
+            policies.push((sel, nt));
+        }
+        // (policy, matchLabelKeys values) → pod sets, in the order first met per policy.
+        let mut groups: Vec<(usize, Vec<String>, Vec<usize>)> = Vec::new();
+        for (ps, t) in templates.iter().enumerate() {
+            let l = labels(&t.labels);
+            let joined = spec
+                .sub_group_policy
+                .iter()
+                .zip(&policies)
+                .enumerate()
+                .find_map(|(pi, (policy, (sel, _)))| {
+                    if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
+                        return None;
+                    }
+                    let values: Vec<String> = policy
+                        .match_label_keys
+                        .iter()
+                        .map(|k| l.get(k).filter(|v| !v.is_empty()).map(str::to_string))
+                        .collect::<Option<_>>()?;
+                    (!values.is_empty()).then_some((pi, values))
                 });
+            let Some((pi, values)) = joined else { continue };
+            match groups.iter_mut().find(|g| g.0 == pi && g.1 == values) {
+                Some(g) => g.2.push(ps),
+                None => groups.push((pi, values, vec![ps])),
             }
+        }
+        groups.sort_by_key(|g| g.0);
+        for (pi, values, pod_sets) in groups {
+            let policy = &spec.sub_group_policy[pi];
+            let pname = policy
+                .name
+                .as_ref()
+                .map_or(String::new(), |n| n.value.clone());
+            gang.volcano_subgroups.push(VolcanoSubGroup {
+                name: std::iter::once(pname)
+                    .chain(values)
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                pod_sets,
+                network_topology: policies[pi].1.clone(),
+            });
         }
         Ok(())
     }

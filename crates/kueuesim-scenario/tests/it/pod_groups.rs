@@ -190,3 +190,51 @@ fn podgroups_without_their_pods_and_pods_of_another_scheduler_are_warned_about()
     // The KAI PodGroup is named (by a pod it does not schedule): no second warning for it.
     assert!(!w.contains("KAI PodGroup team/kai-pg has no pods"), "{w}");
 }
+
+/// Volcano's subjobs (`getOrCreateSubJob`, `getSubJobMatchValues`): a pod joins the first
+/// policy whose selector matches and whose matchLabelKeys labels it all has, not empty; a
+/// policy without matchLabelKeys matches nothing; the rest is the default subjob.
+#[test]
+fn volcano_pods_join_the_first_matching_subgroup_policy_only() {
+    let mut text = cluster(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: scheduling.volcano.sh/v1beta1\n  kind: PodGroup\n  metadata: {name: pg, namespace: team}\n  spec:\n    minMember: 4\n    subGroupPolicy:\n    - {name: none, labelSelector: {matchLabels: {tier: w}}}\n    - {name: a, matchLabelKeys: [rack], labelSelector: {matchLabels: {tier: w}}}\n    - {name: b, matchLabelKeys: [rack]}\n",
+    );
+    let member = |labels: &str| {
+        format!("    labels: {{{labels}}}\n    annotations: {{scheduling.k8s.io/group-name: pg}}\n")
+    };
+    text += &pod(
+        "w0",
+        &member("tier: w, rack: r1"),
+        "    schedulerName: volcano\n",
+    );
+    text += &pod(
+        "p0",
+        &member("tier: p, rack: r1"),
+        "    schedulerName: volcano\n",
+    );
+    text += &pod(
+        "w1",
+        &member("tier: w, rack: ''"),
+        "    schedulerName: volcano\n",
+    );
+    text += &pod("w2", &member("tier: w"), "    schedulerName: volcano\n");
+    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    let w = &loaded.world.workloads[0];
+    let groups: Vec<(&str, Vec<&str>)> = w
+        .gang
+        .volcano_subgroups
+        .iter()
+        .map(|g| {
+            (
+                g.name.as_str(),
+                g.pod_sets
+                    .iter()
+                    .map(|&ps| w.gang.pod_names[ps][0].as_str())
+                    .collect(),
+            )
+        })
+        .collect();
+    // w0 in a's subjob only (not also b's), p0 in b's; w1 (empty rack) and w2 (no rack) in
+    // the default subjob; the policy without matchLabelKeys takes no pod.
+    assert_eq!(groups, [("a/r1", vec!["w0"]), ("b/r1", vec!["p0"])]);
+}

@@ -238,3 +238,29 @@ fn volcano_pods_join_the_first_matching_subgroup_policy_only() {
     // the default subjob; the policy without matchLabelKeys takes no pod.
     assert_eq!(groups, [("a/r1", vec!["w0"]), ("b/r1", vec!["p0"])]);
 }
+
+/// A subgroup no leaf holds: Volcano's `FitErrors.Error()` counts only the nodes that gave a
+/// reason, and with none it ends at "0/0 nodes are unavailable" (no empty reason list).
+#[test]
+fn a_volcano_subgroup_that_fits_no_leaf_has_no_empty_reason_list() {
+    let mut text = cluster(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: scheduling.volcano.sh/v1beta1\n  kind: PodGroup\n  metadata: {name: pg, namespace: team}\n  spec:\n    minMember: 3\n    networkTopology: {mode: hard, highestTierAllowed: 2}\n    subGroupPolicy:\n    - name: a\n      matchLabelKeys: [part]\n      networkTopology: {mode: hard, highestTierAllowed: 1}\n",
+    );
+    let member = "    labels: {part: p}\n    annotations: {scheduling.k8s.io/group-name: pg}\n";
+    for i in 0..3 {
+        // 2 cpu each: three do not fit a leaf of two 2-cpu nodes.
+        text += &pod(&format!("p{i}"), member, "    schedulerName: volcano\n")
+            .replace("cpu: '1'", "cpu: '2'");
+    }
+    let r = run(&text);
+    let w = wl(&r, "team", "pg");
+    assert!(w.pod_sets[0].nodes.is_empty());
+    let m = &w
+        .events
+        .iter()
+        .find(|e| e.kind == "Warning" && e.source == "volcano")
+        .expect("a Volcano warning")
+        .message;
+    assert!(!m.contains("unavailable: ."), "{m}");
+    assert!(m.contains("nodes are unavailable"), "{m}");
+}

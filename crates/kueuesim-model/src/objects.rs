@@ -415,9 +415,23 @@ pub struct GangSpec {
     /// `scheduling.k8s.io/group-name`): the pods matching a policy, grouped by equal values of
     /// its `matchLabelKeys`.
     pub volcano_subgroups: Vec<VolcanoSubGroup>,
-    /// Nodes of pods already running at the start, in pod order (annotation
-    /// `kueuesim.io/bound-nodes`): a gang that is partly placed, e.g. after a pod failed.
-    pub bound_nodes: Vec<crate::ids::NodeId>,
+    /// Per pod set, the nodes of its first pods, already running at the start (a bare Pod's
+    /// `spec.nodeName`; annotation `kueuesim.io/bound-nodes`): a gang that is partly placed,
+    /// e.g. after a pod failed. Empty: nothing runs yet.
+    pub bound_nodes: Vec<Vec<crate::ids::NodeId>>,
+    /// The name of the input's PodGroup object this gang is (Volcano or KAI), if any; a
+    /// scheduler's messages name it. None: the PodGroup its controller would create.
+    pub pod_group: Option<String>,
+    /// Per pod set, its pods' own names, when the input names them (the bare Pods of a
+    /// PodGroup or a Kueue pod group); empty: named as their controller would name them.
+    pub pod_names: Vec<Vec<String>>,
+}
+
+impl GangSpec {
+    /// How many pods run at the start (`bound_nodes`).
+    pub fn pre_bound(&self) -> usize {
+        self.bound_nodes.iter().map(Vec::len).sum()
+    }
 }
 
 /// Volcano's `networkTopology` of a PodGroup.
@@ -506,10 +520,14 @@ pub struct CreationBlocked {
 const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 impl Workload {
-    /// The name of pod `idx` of pod set `ps` as its controller would name it: a Job's pods are
+    /// The name of pod `idx` of pod set `ps`: its own name when the input names it, else as
+    /// its controller would name it: a Job's pods are
     /// `<job>-<5 random chars>` (here derived from the UID and index, so runs are stable); a
     /// bare Workload's are `<workload>-<podset>-<index>`.
     pub fn pod_name(&self, ps: usize, idx: usize) -> String {
+        if let Some(name) = self.gang.pod_names.get(ps).and_then(|n| n.get(idx)) {
+            return name.clone();
+        }
         match &self.owner {
             Some((kind, name)) if kind == "Job" => {
                 // FNV-1a over (uid, pod set, index): a stable stand-in for the random suffix.

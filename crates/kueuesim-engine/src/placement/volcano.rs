@@ -431,7 +431,8 @@ fn topology_attempt(
 
 /// Volcano's `FitErrors.Error()` for a task none of `nodes` takes: the predicates' reasons,
 /// but a node short of resources reports only the first one short (cpu, memory, then the
-/// others by name) as `Insufficient <resource>`; `0/N nodes are unavailable: … .`
+/// others by name) as `Insufficient <resource>`; `0/N nodes are unavailable: … .` over the
+/// N nodes that do not take it.
 fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
     let mut hist: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     let mut short: Vec<(u8, &str, ResourceId, i64)> = pod
@@ -481,13 +482,15 @@ fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]
     if too_many > 0 {
         *hist.entry("Too many pods".to_string()).or_default() += too_many;
     }
+    // `FitErrors.Error()`: N counts the nodes that gave a reason (`f.nodes`), not every node
+    // looked at; with none, the message ends there.
+    let failed: usize = hist.values().sum();
+    if failed == 0 {
+        return "0/0 nodes are unavailable".to_string();
+    }
     let mut parts: Vec<String> = hist.iter().map(|(r, c)| format!("{c} {r}")).collect();
     parts.sort();
-    format!(
-        "0/{} nodes are unavailable: {}.",
-        nodes.len(),
-        parts.join(", ")
-    )
+    format!("0/{failed} nodes are unavailable: {}.", parts.join(", "))
 }
 
 /// A pod outside a subgroup's view.
@@ -532,7 +535,11 @@ fn fill_subgroups(
             continue;
         }
         let need = pending_total(&view);
-        let whole = job_total(&only(pods, members));
+        // The subjob's own tasks, bound or not (`getSubJobHyperNodeBinPackingScore` sums
+        // `subJob.Tasks`): the other subgroups' pods are not part of its request.
+        let members_only: Vec<(PodNeeds, Vec<Option<NodeId>>)> =
+            members.iter().map(|&ps| pods[ps].clone()).collect();
+        let whole = job_total(&members_only);
         let first = super::first_pending(&view).unwrap_or((0, 0));
         let mut placed: Option<Vec<Binding>> = None;
         'tiers: for (tier, domains) in &t.by_tier {

@@ -65,7 +65,7 @@ impl<'w> Simulation<'w> {
                 }
                 _ => wl.gang.min_member.map_or(total, |m| m as usize).min(total),
             };
-            let pre_bound = wl.gang.bound_nodes.len().min(total);
+            let pre_bound = wl.gang.pre_bound().min(total);
             if placed != 0 && placed < min_member && placed != pre_bound {
                 return Err(format!(
                     "gang {} has {placed} of {total} pods placed, below its minMember {min_member}",

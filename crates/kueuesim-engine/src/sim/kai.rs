@@ -230,7 +230,7 @@ impl<'w> Simulation<'w> {
                 constraints,
                 pod_set_subgroup: &wl.gang.pod_set_subgroup,
             };
-            let job_name = format!("{}/pg-{}", wl.namespace, wl.name);
+            let job_name = kai_job_name(&wl);
             let job = placement::kai::KaiJob {
                 pods,
                 min_member: wl
@@ -244,7 +244,7 @@ impl<'w> Simulation<'w> {
             return placement::kai::place_tree(world, &mut self.sched.cluster, &job, &tree);
         }
         if !wl.gang.pod_group_per_pod {
-            let job_name = format!("{}/pg-{}", wl.namespace, wl.name);
+            let job_name = kai_job_name(&wl);
             let min_member = wl
                 .gang
                 .min_member
@@ -363,4 +363,13 @@ fn resolve_kai(
         required,
         preferred,
     }))
+}
+
+/// The PodGroup KAI's messages name (`<namespace/name>`): the input's PodGroup, else the one
+/// KAI's pod grouper would create for the workload (`pg-<name>`).
+fn kai_job_name(wl: &kueuesim_model::Workload) -> String {
+    match &wl.gang.pod_group {
+        Some(pg) => format!("{}/{pg}", wl.namespace),
+        None => format!("{}/pg-{}", wl.namespace, wl.name),
+    }
 }

@@ -87,10 +87,13 @@ impl<'w> Simulation<'w> {
         // Pods of the input already running on their nodes (a partly placed gang): bound
         // before the scheduler looks, on the first release only.
         if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
-            let mut it = wl.gang.bound_nodes.iter();
-            'sets: for ps in 0..self.runtimes[w.index()].record.placement.len() {
-                for idx in 0..self.runtimes[w.index()].record.placement[ps].len() {
-                    let Some(&node) = it.next() else { break 'sets };
+            for (ps, nodes) in wl.gang.bound_nodes.iter().enumerate() {
+                let pods = self.runtimes[w.index()]
+                    .record
+                    .placement
+                    .get(ps)
+                    .map_or(0, Vec::len);
+                for (idx, &node) in nodes.iter().enumerate().take(pods) {
                     self.runtimes[w.index()].record.placement[ps][idx] = Some(node);
                     if let Some(at) = self.runtimes[w.index()].record.bound_at.get_mut(ps) {
                         at[idx] = Some(self.now);

@@ -86,6 +86,8 @@ pub(super) struct Builder<'a> {
     pub(super) default_remaining: Option<SimDuration>,
     /// Volcano PodGroups, by (namespace, name).
     pub(super) volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
+    /// (KAI?, namespace, name) of every PodGroup a pod or job names.
+    pub(super) pod_groups_named: std::collections::BTreeSet<(bool, String, String)>,
     /// HyperNodes NodePools generate (levels with `hyperNodeTier`), with their pool.
     pub(super) generated_hypernodes: Vec<(HyperNodeSpec, &'a ObjectText<'a>)>,
     pub(super) jobs: Vec<Parsed<'a, wire::Job>>,

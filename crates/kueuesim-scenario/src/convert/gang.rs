@@ -5,8 +5,8 @@
 use serde_saphyr::Spanned;
 
 use kueuesim_model::{
-    GangSpec, KaiQueue, KaiSubGroup, KaiTopologyConstraint, NetworkTopology, NodeId, SchedulerKind,
-    TierRef, VolcanoSubGroup,
+    GangSpec, KaiQueue, KaiSubGroup, KaiTopologyConstraint, NetworkTopology, NodeId, PodSet,
+    SchedulerKind, TierRef, VolcanoSubGroup,
 };
 
 use super::core::{Builder, err_at, err_obj, labels, name_of, namespace_of, one_of, selector};
@@ -172,15 +172,16 @@ impl Builder<'_> {
     ///   `…-required-placement`, `…-preferred-placement`;
     /// - `kueuesim.io/bound-nodes`: pods already running, in pod order.
     pub(super) fn gang_spec(
-        &self,
+        &mut self,
         src: &ObjectText<'_>,
         scheduler_name: &str,
         meta: &wire::ObjectMeta,
         templates: &[&wire::ObjectMeta],
-        pod_set_names: &[String],
+        pod_sets: &[PodSet],
         is_job: bool,
     ) -> Result<GangSpec, ScenarioError> {
         let template = templates[0];
+        let pod_set_names: Vec<String> = pod_sets.iter().map(|p| p.name.clone()).collect();
         let mut gang = GangSpec::default();
         match self.world.config.scheduler(scheduler_name) {
             Some(SchedulerKind::Volcano) => {
@@ -215,7 +216,7 @@ impl Builder<'_> {
                     gang.network_topology = Some(NetworkTopology { hard, highest_tier });
                 }
                 if let Some(pg) = meta.annotations.get("scheduling.k8s.io/group-name") {
-                    self.volcano_pod_group(src, pg, meta, templates, pod_set_names, &mut gang)?;
+                    self.volcano_pod_group(src, pg, meta, templates, &pod_set_names, &mut gang)?;
                 }
             }
             Some(SchedulerKind::Kai) => {
@@ -264,6 +265,9 @@ impl Builder<'_> {
             _ => {}
         }
         if let Some(b) = meta.annotations.get("kueuesim.io/bound-nodes") {
+            // In pod order: the first pods of the first pod set, then of the next.
+            let mut sets = pod_sets.iter().map(|p| p.count as usize);
+            let mut room = 0;
             for name in b.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 let Some(&i) = self.index.nodes.get(name) else {
                     return Err(err_at(
@@ -274,7 +278,25 @@ impl Builder<'_> {
                         ),
                     ));
                 };
-                gang.bound_nodes.push(NodeId::from_index(i));
+                while room == 0 {
+                    let Some(n) = sets.next() else {
+                        return Err(err_at(
+                            src,
+                            b,
+                            format!(
+                                "kueuesim.io/bound-nodes names more nodes than the workload has pods ({}): expected one node per running pod",
+                                pod_sets.iter().map(|p| p.count as usize).sum::<usize>()
+                            ),
+                        ));
+                    };
+                    gang.bound_nodes.push(Vec::new());
+                    room = n;
+                }
+                gang.bound_nodes
+                    .last_mut()
+                    .expect("pushed above")
+                    .push(NodeId::from_index(i));
+                room -= 1;
             }
         }
         Ok(gang)
@@ -284,7 +306,7 @@ impl Builder<'_> {
     /// networkTopology and `subGroupPolicy` (pod sets matching a policy's labelSelector,
     /// grouped by equal values of its matchLabelKeys).
     fn volcano_pod_group(
-        &self,
+        &mut self,
         src: &ObjectText<'_>,
         pg_name: &wire::S,
         meta: &wire::ObjectMeta,
@@ -293,6 +315,8 @@ impl Builder<'_> {
         gang: &mut GangSpec,
     ) -> Result<(), ScenarioError> {
         let ns = namespace_of(meta);
+        self.pod_groups_named
+            .insert((false, ns.clone(), pg_name.value.clone()));
         let Some(pg) = self
             .volcano_pod_groups
             .get(&(ns.clone(), pg_name.value.clone()))
@@ -308,6 +332,7 @@ impl Builder<'_> {
         };
         let psrc = pg.src;
         let spec = &pg.obj.spec;
+        gang.pod_group = Some(pg_name.value.clone());
         if let Some(m) = &spec.min_member {
             gang.min_member = Some(min_member(psrc, m)?);
         }
@@ -366,11 +391,12 @@ impl Builder<'_> {
             }
             gang.min_task_member.push((ps, m.value as u32));
         }
+        // Each pod set joins the subjob of the first policy that matches it
+        // (`getOrCreateSubJob`): its labelSelector matches and every matchLabelKeys label is
+        // set and not empty (`getSubJobMatchValues`; a policy without matchLabelKeys matches
+        // nothing); pods of no policy are in the job's default subjob.
+        let mut policies = Vec::with_capacity(spec.sub_group_policy.len());
         for policy in &spec.sub_group_policy {
-            let pname = policy
-                .name
-                .as_ref()
-                .map_or(String::new(), |n| n.value.clone());
             let sel = match &policy.label_selector {
                 Some(l) => Some(selector(psrc, l)?),
                 None => None,
@@ -379,33 +405,49 @@ impl Builder<'_> {
                 Some(nt) => Some(topology(nt)?),
                 None => None,
             };
-            // One subgroup per distinct tuple of matchLabelKeys values.
-            let mut groups: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
-            for (ps, t) in templates.iter().enumerate() {
-                let l = labels(&t.labels);
-                if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
-                    continue;
-                }
-                let key: Vec<String> = policy
-                    .match_label_keys
-                    .iter()
-                    .map(|k| l.get(k).unwrap_or_default().to_string())
-                    .collect();
-                match groups.iter_mut().find(|g| g.0 == key) {
-                    Some(g) => g.1.push(ps),
-                    None => groups.push((key, vec![ps])),
-                }
-            }
-            for (key, pod_sets) in groups {
-                gang.volcano_subgroups.push(VolcanoSubGroup {
-                    name: std::iter::once(pname.clone())
-                        .chain(key)
-                        .collect::<Vec<_>>()
-                        .join("/"),
-                    pod_sets,
-                    network_topology: nt.clone(),
+            policies.push((sel, nt));
+        }
+        // (policy, matchLabelKeys values) → pod sets, in the order first met per policy.
+        let mut groups: Vec<(usize, Vec<String>, Vec<usize>)> = Vec::new();
+        for (ps, t) in templates.iter().enumerate() {
+            let l = labels(&t.labels);
+            let joined = spec
+                .sub_group_policy
+                .iter()
+                .zip(&policies)
+                .enumerate()
+                .find_map(|(pi, (policy, (sel, _)))| {
+                    if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
+                        return None;
+                    }
+                    let values: Vec<String> = policy
+                        .match_label_keys
+                        .iter()
+                        .map(|k| l.get(k).filter(|v| !v.is_empty()).map(str::to_string))
+                        .collect::<Option<_>>()?;
+                    (!values.is_empty()).then_some((pi, values))
                 });
+            let Some((pi, values)) = joined else { continue };
+            match groups.iter_mut().find(|g| g.0 == pi && g.1 == values) {
+                Some(g) => g.2.push(ps),
+                None => groups.push((pi, values, vec![ps])),
             }
+        }
+        groups.sort_by_key(|g| g.0);
+        for (pi, values, pod_sets) in groups {
+            let policy = &spec.sub_group_policy[pi];
+            let pname = policy
+                .name
+                .as_ref()
+                .map_or(String::new(), |n| n.value.clone());
+            gang.volcano_subgroups.push(VolcanoSubGroup {
+                name: std::iter::once(pname)
+                    .chain(values)
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                pod_sets,
+                network_topology: policies[pi].1.clone(),
+            });
         }
         Ok(())
     }
@@ -414,7 +456,7 @@ impl Builder<'_> {
     /// constraint and subgroups, with each pod set in the subgroup its template's
     /// `kai.scheduler/subgroup-name` label names.
     fn kai_pod_group(
-        &self,
+        &mut self,
         src: &ObjectText<'_>,
         pg_name: &wire::S,
         meta: &wire::ObjectMeta,
@@ -422,6 +464,8 @@ impl Builder<'_> {
         gang: &mut GangSpec,
     ) -> Result<(), ScenarioError> {
         let ns = namespace_of(meta);
+        self.pod_groups_named
+            .insert((true, ns.clone(), pg_name.value.clone()));
         let Some(pg) = self
             .kai_pod_groups
             .get(&(ns.clone(), pg_name.value.clone()))
@@ -437,7 +481,31 @@ impl Builder<'_> {
         };
         let psrc = pg.src;
         let spec = &pg.obj.spec;
+        gang.pod_group = Some(pg_name.value.clone());
         gang.pod_group_per_pod = false;
+        // The scheduler reads the queue from the PodGroup (`spec.queue`, which KAI's pod
+        // grouper copies from the `kai.scheduler/queue` label when it creates one).
+        if let Some(q) = spec
+            .queue
+            .as_deref()
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+        {
+            gang.kai_queue = match q {
+                "default-queue" => None,
+                q => match self.index.kai_queues.get(q) {
+                    Some(&i) => Some(i),
+                    None => {
+                        return Err(err_obj(
+                            psrc,
+                            format!(
+                                "spec.queue {q:?} names no KAI Queue in the input: expected a scheduling.run.ai Queue of that name, or default-queue"
+                            ),
+                        ));
+                    }
+                },
+            };
+        }
         if let Some(m) = &spec.min_member {
             gang.min_member = Some(min_member(psrc, m)?);
         }
@@ -548,5 +616,37 @@ impl Builder<'_> {
             gang.pod_set_subgroup.push(sg);
         }
         Ok(())
+    }
+
+    /// A PodGroup that no pod and no job names has nothing to schedule: a warning, so that
+    /// a dump that lost its pods (or a misspelt group name) is not silently a no-op.
+    pub(super) fn warn_unnamed_pod_groups(&mut self) {
+        let unnamed: Vec<String> = self
+            .volcano_pod_groups
+            .iter()
+            .map(|((ns, n), p)| (false, ns, n, p.src))
+            .chain(
+                self.kai_pod_groups
+                    .iter()
+                    .map(|((ns, n), p)| (true, ns, n, p.src)),
+            )
+            .filter(|(kai, ns, n, _)| {
+                !self
+                    .pod_groups_named
+                    .contains(&(*kai, (*ns).clone(), (*n).clone()))
+            })
+            .map(|(kai, ns, n, src)| {
+                let (what, key) = if kai {
+                    ("KAI", "pod-group-name")
+                } else {
+                    ("Volcano", "scheduling.k8s.io/group-name")
+                };
+                format!(
+                    "{}: {what} PodGroup {ns}/{n} has no pods in the input (no pod or job names it with {key}): nothing to schedule",
+                    src.kind_pos
+                )
+            })
+            .collect();
+        self.warnings.extend(unnamed);
     }
 }

@@ -315,6 +315,7 @@ impl<'a> Builder<'a> {
         let mut out = Vec::new();
         self.build_jobs(&mut out)?;
         self.build_workload_objects(&mut out)?;
+        self.warn_unnamed_pod_groups();
         self.missing_queue_warnings();
         let stream = self.workload_stream(out)?;
         Ok(Loaded {

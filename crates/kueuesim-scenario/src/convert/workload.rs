@@ -218,8 +218,7 @@ impl Builder<'_> {
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
             let templates: Vec<&wire::ObjectMeta> =
                 spec.pod_sets.iter().map(|p| &p.template.metadata).collect();
-            let names: Vec<String> = spec.pod_sets.iter().map(|p| p.name.value.clone()).collect();
-            let gang = self.gang_spec(src, &scheduler_name, meta, &templates, &names, false)?;
+            let gang = self.gang_spec(src, &scheduler_name, meta, &templates, &pod_sets, false)?;
             self.ensure_namespace(&namespace);
             out.push((
                 src.order,

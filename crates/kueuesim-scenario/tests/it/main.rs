@@ -26,6 +26,8 @@ mod mutation;
 mod overrides;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
 mod placement_cases;
+/// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
+mod pod_groups;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.
 mod streaming;
 /// WorkloadTrace: the native CSV format, mappings, the trace root, and the public traces

@@ -1,12 +1,43 @@
-//! Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios of
-//! `scenarios/placement/`: the nodes each pod lands on, or the scheduler's reason.
+//! Volcano and KAI placement cases (V*: Volcano's allocate and network-topology-aware plugin
+//! tests; K*: KAI's allocateTopology and reclaim tests), each in two forms: as
+//! jobs and Kueue Workloads (`scenarios/placement/`), and as the upstream schedulers' tests
+//! write them, a PodGroup with bare Pods (`scenarios/placement-podgroups/`); each form under
+//! ten seeds: the nodes each pod lands on, or the scheduler's reason.
 
-use kueuesim_report::output::{SimulationResult, WorkloadOut};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use crate::util::{run_dir, wl};
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
 
-fn run(case: &str) -> SimulationResult {
-    run_dir(&format!("placement/{case}"))
+use crate::util::{load_dir, wl};
+
+/// How a case is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    /// Jobs and Kueue Workloads with the schedulers' annotations.
+    Job,
+    /// The scheduler's PodGroup and bare Pods, no Kueue.
+    PodGroup,
+}
+
+/// Runs `check` on the case in both forms under seeds 1 to 10, naming the form and seed of
+/// a failure.
+fn each(case: &str, check: impl Fn(Form, &SimulationResult)) {
+    for (form, dir) in [
+        (Form::Job, "placement"),
+        (Form::PodGroup, "placement-podgroups"),
+    ] {
+        let loaded = load_dir(&format!("{dir}/{case}"));
+        for seed in 1..=10 {
+            let mut world = loaded.world.clone();
+            world.config.seed = seed;
+            let r = result(&world, &Simulation::new(&world).run());
+            if let Err(e) = catch_unwind(AssertUnwindSafe(|| check(form, &r))) {
+                eprintln!("{case}: failed in the {form:?} form under seed {seed}");
+                resume_unwind(e);
+            }
+        }
+    }
 }
 
 /// The nodes of every pod set, flattened, in pod order.
@@ -33,181 +64,209 @@ fn warning<'a>(w: &'a WorkloadOut, source: &str) -> &'a str {
 
 #[test]
 fn v01_soft_gang_spans_leaves_when_no_leaf_holds_it() {
-    let r = run("V01-soft-spans-leaves");
-    let n = nodes(wl(&r, "team", "job"));
-    assert_eq!(n.len(), 3);
-    let mut leaves: Vec<&str> = n.iter().map(|x| leaf(x)).collect();
-    leaves.sort();
-    leaves.dedup();
-    assert_eq!(leaves, ["s0", "s1"]);
+    each("V01-soft-spans-leaves", |_, r| {
+        let n = nodes(wl(r, "team", "job"));
+        assert_eq!(n.len(), 3);
+        let mut leaves: Vec<&str> = n.iter().map(|x| leaf(x)).collect();
+        leaves.sort();
+        leaves.dedup();
+        assert_eq!(leaves, ["s0", "s1"]);
+    });
 }
 
 #[test]
 fn v03_soft_search_applies_predicates() {
-    let r = run("V03-soft-respects-node-selector");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["s1-n2"]);
+    each("V03-soft-respects-node-selector", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["s1-n2"]);
+    });
 }
 
 #[test]
 fn v05_hard_tier_one_gang_of_three_binds_nothing() {
-    let r = run("V05-hard-tier1-gang-too-big");
-    let w = wl(&r, "team", "job");
-    assert!(nodes(w).is_empty(), "nothing partial: {:?}", nodes(w));
-    let m = warning(w, "volcano");
-    assert!(
-        m.starts_with("3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 1 Unschedulable, 2 Schedulable. Origin reason is job-"),
-        "{m}"
-    );
-    assert!(
-        m.ends_with(": In hyperNode s1: 0/2 nodes are unavailable: 2 Insufficient cpu.")
-            || m.ends_with(": In hyperNode s0: 0/2 nodes are unavailable: 2 Insufficient cpu."),
-        "{m}"
-    );
+    each("V05-hard-tier1-gang-too-big", |_, r| {
+        let w = wl(r, "team", "job");
+        assert!(nodes(w).is_empty(), "nothing partial: {:?}", nodes(w));
+        let m = warning(w, "volcano");
+        assert!(
+            m.starts_with("3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 1 Unschedulable, 2 Schedulable. Origin reason is job-"),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(": In hyperNode s1: 0/2 nodes are unavailable: 2 Insufficient cpu.")
+                || m.ends_with(": In hyperNode s0: 0/2 nodes are unavailable: 2 Insufficient cpu."),
+            "{m}"
+        );
+    });
 }
 
 #[test]
 fn v07_hard_tier_one_gang_stays_in_one_leaf() {
-    let r = run("V07-hard-tier1-one-leaf");
-    let w = wl(&r, "team", "job");
-    let n = nodes(w);
-    assert_eq!(n.len(), 2);
-    assert_eq!(leaf(n[0]), leaf(n[1]), "{n:?}");
-    // The PodGroup's allocated HyperNode is the leaf.
-    assert_eq!(w.topology_domain.as_deref(), Some(leaf(n[0])));
+    each("V07-hard-tier1-one-leaf", |_, r| {
+        let w = wl(r, "team", "job");
+        let n = nodes(w);
+        assert_eq!(n.len(), 2);
+        assert_eq!(leaf(n[0]), leaf(n[1]), "{n:?}");
+        // The PodGroup's allocated HyperNode is the leaf.
+        assert_eq!(w.topology_domain.as_deref(), Some(leaf(n[0])));
+    });
 }
 
 #[test]
 fn v09_rescheduled_pod_is_pinned_to_its_full_leaf() {
-    let r = run("V09-rescheduled-pinned-to-full-leaf");
-    let w = wl(&r, "team", "job");
-    assert_eq!(nodes(w), ["s0-n1", "s0-n2"], "p3 must not move to s1");
-    assert_eq!(
-        warning(w, "volcano"),
-        "In hyperNode s0: 0/2 nodes are unavailable: 2 Insufficient cpu."
-    );
+    each("V09-rescheduled-pinned-to-full-leaf", |_, r| {
+        let w = wl(r, "team", "job");
+        assert_eq!(nodes(w), ["s0-n1", "s0-n2"], "p3 must not move to s1");
+        assert_eq!(
+            warning(w, "volcano"),
+            "In hyperNode s0: 0/2 nodes are unavailable: 2 Insufficient cpu."
+        );
+    });
 }
 
 #[test]
 fn v10_rescheduled_pod_goes_to_the_sibling_leaf_within_the_limit() {
-    let r = run("V10-rescheduled-three-tier-within-limit");
-    let n = nodes(wl(&r, "team", "job"));
-    assert_eq!(n[..2], ["s3-n1", "s3-n2"]);
-    assert_eq!(leaf(n[2]), "s4", "{n:?}");
+    each("V10-rescheduled-three-tier-within-limit", |_, r| {
+        let n = nodes(wl(r, "team", "job"));
+        assert_eq!(n[..2], ["s3-n1", "s3-n2"]);
+        assert_eq!(leaf(n[2]), "s4", "{n:?}");
+    });
 }
 
 #[test]
 fn v11_rescheduled_pod_cannot_cross_the_limit() {
-    let r = run("V11-rescheduled-three-tier-cross-limit");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["s3-n1", "s3-n2"]);
+    each("V11-rescheduled-three-tier-cross-limit", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["s3-n1", "s3-n2"]);
+    });
 }
 
 #[test]
 fn v13_highest_tier_name() {
-    let r = run("V13a-tier-name-below-gang");
-    assert!(nodes(wl(&r, "team", "job")).is_empty());
-    let r = run("V13b-tier-name-above-gang");
-    assert_eq!(nodes(wl(&r, "team", "job")).len(), 3);
+    each("V13a-tier-name-below-gang", |_, r| {
+        assert!(nodes(wl(r, "team", "job")).is_empty());
+    });
+    each("V13b-tier-name-above-gang", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")).len(), 3);
+    });
     // An unknown tier name: no hard limit, so p3 binds outside the allocated leaf.
-    let r = run("V13c-unknown-tier-name-is-unconstrained");
-    let n = nodes(wl(&r, "team", "job"));
-    assert_eq!(n.len(), 3);
-    assert_eq!(leaf(n[2]), "s1");
+    each("V13c-unknown-tier-name-is-unconstrained", |_, r| {
+        let n = nodes(wl(r, "team", "job"));
+        assert_eq!(n.len(), 3);
+        assert_eq!(leaf(n[2]), "s1");
+    });
 }
 
 #[test]
 fn k01_required_rack() {
-    let r = run("K01-required-rack");
-    let w = wl(&r, "team", "job");
-    assert_eq!(nodes(w), ["node2", "node3"]);
-    assert_eq!(w.topology_domain.as_deref(), Some("rack2"));
+    each("K01-required-rack", |_, r| {
+        let w = wl(r, "team", "job");
+        assert_eq!(nodes(w), ["node2", "node3"]);
+        assert_eq!(w.topology_domain.as_deref(), Some("rack2"));
+    });
 }
 
 #[test]
 fn k02_required_rack_rolls_back_a_domain_that_fails_a_predicate() {
-    let r = run("K02-required-rack-rolls-back-on-predicate");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node2", "node3"]);
+    each("K02-required-rack-rolls-back-on-predicate", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node2", "node3"]);
+    });
 }
 
 #[test]
 fn k03_required_spine_nested_in_rack() {
-    let r = run("K03-required-spine-nested");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node1", "node1"]);
+    each("K03-required-spine-nested", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node1", "node1"]);
+    });
 }
 
 #[test]
 fn k04_required_rack_skips_the_rack_that_holds_three_of_four() {
-    let r = run("K04-required-rack-fullest-fitting");
-    assert_eq!(
-        nodes(wl(&r, "team", "job")),
-        ["node2", "node2", "node3", "node3"]
-    );
+    each("K04-required-rack-fullest-fitting", |_, r| {
+        assert_eq!(
+            nodes(wl(r, "team", "job")),
+            ["node2", "node2", "node3", "node3"]
+        );
+    });
 }
 
 #[test]
 fn k05_without_preferred_level_nodes_bin_pack_across_subdomains() {
-    let r = run("K05-required-rack-binpacks-across-spines");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node0", "node1"]);
+    each("K05-required-rack-binpacks-across-spines", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node0", "node1"]);
+    });
 }
 
 #[test]
 fn k06_no_rack_holds_the_gang() {
-    let r = run("K06-required-rack-nowhere");
-    let w = wl(&r, "team", "job");
-    assert!(nodes(w).is_empty());
-    assert_eq!(
-        w.state, "Admitted",
-        "admitted by Kueue, unplaceable for KAI"
-    );
-    assert_eq!(
-        warning(w, "kai-scheduler"),
-        "Unable to schedule podgroup: node-group rack1 can allocate only 3 of 4 required pods. \nnode-group rack2 can allocate only 3 of 4 required pods. \ntopology cluster-topology, requirement k8s.io/rack couldn't be satisfied for job <team/pg-job>."
-    );
+    each("K06-required-rack-nowhere", |form, r| {
+        let w = wl(r, "team", "job");
+        assert!(nodes(w).is_empty());
+        // Admitted by Kueue (the Job form), unplaceable for KAI; KAI names the PodGroup,
+        // the one its pod grouper makes for the Workload, or the input's.
+        let (state, pod_group) = match form {
+            Form::Job => ("Admitted", "pg-job"),
+            Form::PodGroup => ("Pending", "job"),
+        };
+        assert_eq!(w.state, state);
+        assert_eq!(
+            warning(w, "kai-scheduler"),
+            format!(
+                "Unable to schedule podgroup: node-group rack1 can allocate only 3 of 4 required pods. \nnode-group rack2 can allocate only 3 of 4 required pods. \ntopology cluster-topology, requirement k8s.io/rack couldn't be satisfied for job <team/{pod_group}>."
+            )
+        );
+    });
 }
 
 #[test]
 fn k07_preferred_rack() {
-    let r = run("K07-preferred-rack");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node1", "node1"]);
+    each("K07-preferred-rack", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node1", "node1"]);
+    });
 }
 
 #[test]
 fn k08_preferred_rack_falls_back_to_the_root_roomiest_rack_first() {
-    let r = run("K08-preferred-rack-falls-back-to-root");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node1", "node0"]);
+    each("K08-preferred-rack-falls-back-to-root", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node1", "node0"]);
+    });
 }
 
 #[test]
 fn k09_required_rack_when_the_preferred_spine_cannot_hold_it() {
-    let r = run("K09-required-rack-preferred-spine-unsatisfiable");
-    let mut n = nodes(wl(&r, "team", "job"));
-    n.sort();
-    assert_eq!(n, ["node2", "node3"]);
+    each("K09-required-rack-preferred-spine-unsatisfiable", |_, r| {
+        let mut n = nodes(wl(r, "team", "job"));
+        n.sort();
+        assert_eq!(n, ["node2", "node3"]);
+    });
 }
 
 #[test]
 fn k16_preferred_spines_fill_roomiest_first() {
-    let r = run("K16-preferred-spine-roomiest-last");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node6", "node7", "node4"]);
+    each("K16-preferred-spine-roomiest-last", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node6", "node7", "node4"]);
+    });
 }
 
 #[test]
 fn k20_fullest_fitting_spine_wins() {
-    let r = run("K20-preferred-spine-fullest-fitting");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node3"]);
+    each("K20-preferred-spine-fullest-fitting", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node3"]);
+    });
 }
 
 #[test]
 fn k21_parent_packing_rank_outranks_the_child_ratio() {
-    let r = run("K21-binpack-top-most-domain-first");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node3"]);
+    each("K21-binpack-top-most-domain-first", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node3"]);
+    });
 }
 
 #[test]
 fn v14_fuller_leaf_then_node_bin_packing() {
-    let r = run("V14-hard-tier1-node-level-binpack");
-    let w = wl(&r, "team", "pg1");
-    assert_eq!(w.pod_sets[0].nodes, ["s0-n1"]);
-    assert_eq!(w.pod_sets[1].nodes, ["s0-n2"]);
+    each("V14-hard-tier1-node-level-binpack", |_, r| {
+        let w = wl(r, "team", "pg1");
+        assert_eq!(w.pod_sets[0].nodes, ["s0-n1"]);
+        assert_eq!(w.pod_sets[1].nodes, ["s0-n2"]);
+    });
 }
 
 /// The nodes of each named pod set of `job`.
@@ -225,26 +284,33 @@ fn by_pod_set(w: &WorkloadOut) -> Vec<(&str, Vec<&str>)> {
 
 #[test]
 fn k10_subgroups_take_their_own_racks_in_the_required_zone() {
-    let r = run("K10-subgroups-required-rack-in-required-zone");
-    assert_eq!(
-        by_pod_set(wl(&r, "team", "job")),
-        [("a", vec!["node2"]), ("b", vec!["node3"])]
-    );
+    each("K10-subgroups-required-rack-in-required-zone", |form, r| {
+        assert_eq!(
+            by_pod_set(wl(r, "team", "job")),
+            // Bare pods' pod sets are named by their subgroup.
+            match form {
+                Form::Job => [("a", vec!["node2"]), ("b", vec!["node3"])],
+                Form::PodGroup => [("sub-a", vec!["node2"]), ("sub-b", vec!["node3"])],
+            }
+        );
+    });
 }
 
 #[test]
 fn k11_three_levels_of_required_subgroups() {
-    let r = run("K11-subgroups-three-levels");
-    assert_eq!(
-        nodes(wl(&r, "team", "job")),
-        ["node4", "node5", "node6", "node7"]
-    );
+    each("K11-subgroups-three-levels", |_, r| {
+        assert_eq!(
+            nodes(wl(r, "team", "job")),
+            ["node4", "node5", "node6", "node7"]
+        );
+    });
 }
 
 #[test]
 fn k12_subgroup_required_rack_fullest_first() {
-    let r = run("K12-subgroup-required-rack-fullest");
-    assert_eq!(nodes(wl(&r, "team", "job")), ["node1"]);
+    each("K12-subgroup-required-rack-fullest", |_, r| {
+        assert_eq!(nodes(wl(r, "team", "job")), ["node1"]);
+    });
 }
 
 #[test]
@@ -253,99 +319,116 @@ fn k13_k14_replicas_each_in_one_rack_of_the_zone() {
         "K13-subgroups-preferred-rack-in-preferred-zone",
         "K14-subgroups-required-rack-in-preferred-zone",
     ] {
-        let r = run(case);
-        assert_eq!(
-            nodes(wl(&r, "team", "job")),
-            ["node2", "node2", "node3", "node3"],
-            "{case}"
-        );
+        each(case, |_, r| {
+            assert_eq!(
+                nodes(wl(r, "team", "job")),
+                ["node2", "node2", "node3", "node3"],
+                "{case}"
+            );
+        });
     }
 }
 
 #[test]
 fn k15_required_spines_with_unconstrained_leaves() {
-    let r = run("K15-subgroups-required-spine-unconstrained-leaves");
-    assert_eq!(
-        nodes(wl(&r, "team", "job")),
-        ["node4", "node5", "node6", "node7"]
+    each(
+        "K15-subgroups-required-spine-unconstrained-leaves",
+        |_, r| {
+            assert_eq!(
+                nodes(wl(r, "team", "job")),
+                ["node4", "node5", "node6", "node7"]
+            );
+        },
     );
 }
 
 #[test]
 fn k17_elastic_subgroups_do_not_keep_locality() {
-    let r = run("K17-elastic-subgroups");
-    assert_eq!(
-        by_pod_set(wl(&r, "team", "job")),
-        [("a", vec!["node0", "node1"]), ("b", vec!["node0", "node1"])]
-    );
+    each("K17-elastic-subgroups", |form, r| {
+        assert_eq!(
+            by_pod_set(wl(r, "team", "job")),
+            match form {
+                Form::Job => [("a", vec!["node0", "node1"]), ("b", vec!["node0", "node1"])],
+                Form::PodGroup => [
+                    ("subgroup-a", vec!["node0", "node1"]),
+                    ("subgroup-b", vec!["node0", "node1"]),
+                ],
+            }
+        );
+    });
 }
 
 #[test]
 fn k18_subgroups_without_preference_use_the_podgroup_scores() {
-    let r = run("K18-spine-preferred-subgroups-unconstrained");
-    assert_eq!(
-        nodes(wl(&r, "team", "job")),
-        ["node4", "node5", "node6", "node7", "node0", "node1"]
-    );
+    each("K18-spine-preferred-subgroups-unconstrained", |_, r| {
+        assert_eq!(
+            nodes(wl(r, "team", "job")),
+            ["node4", "node5", "node6", "node7", "node0", "node1"]
+        );
+    });
 }
 
 #[test]
 fn k19_subgroups_prefer_racks_inside_the_spines() {
-    let r = run("K19-spine-preferred-subgroups-prefer-rack");
-    assert_eq!(
-        nodes(wl(&r, "team", "job")),
-        ["node2", "node3", "node0", "node6", "node7", "node4"]
-    );
+    each("K19-spine-preferred-subgroups-prefer-rack", |_, r| {
+        assert_eq!(
+            nodes(wl(r, "team", "job")),
+            ["node2", "node3", "node0", "node6", "node7", "node4"]
+        );
+    });
 }
 
 #[test]
 fn v18_subgroup_policies_each_in_their_own_leaf() {
-    let r = run("V18-subgroup-policy-network-topology");
-    let w = wl(&r, "team", "job");
-    let mut workers = w.pod_sets[1].nodes.clone();
-    workers.sort();
-    assert_eq!(w.pod_sets[0].nodes, ["s1-n3"]);
-    assert_eq!(workers, ["s0-n1", "s0-n2"]);
-    assert_eq!(w.topology_domain.as_deref(), Some("s2"));
+    each("V18-subgroup-policy-network-topology", |_, r| {
+        let w = wl(r, "team", "job");
+        let mut workers = w.pod_sets[1].nodes.clone();
+        workers.sort();
+        assert_eq!(w.pod_sets[0].nodes, ["s1-n3"]);
+        assert_eq!(workers, ["s0-n1", "s0-n2"]);
+        assert_eq!(w.topology_domain.as_deref(), Some("s2"));
+    });
 }
 
 #[test]
 fn k22_reclaim_evicts_the_younger_job_of_the_queue_above_its_share() {
-    let r = run("K22-reclaim-to-fair-share");
-    let state = |name: &str| wl(&r, "team", name).state;
-    assert_eq!(state("running-job0"), "Running");
-    let victim = wl(&r, "team", "running-job1");
-    assert_eq!(victim.evictions.len(), 1, "evicted once, no ping-pong");
-    assert_eq!(victim.evictions[0].reason, "Reclaim");
-    assert_eq!(
-        victim.evictions[0].preemptor.as_deref(),
-        Some("team/pending-job0")
-    );
-    assert_eq!(victim.state, "Pending", "its new pod may not reclaim back");
-    let reclaimer = wl(&r, "team", "pending-job0");
-    assert_eq!(nodes(reclaimer), ["node0"]);
-    // Pipelined: placed once the victim's pod is gone (podTermination 30s after 2m).
-    assert_eq!(reclaimer.running_at, Some(150.0));
-    assert_eq!(
-        state("pending-job1"),
-        "Pending",
-        "queue1 would exceed its fair share"
-    );
+    each("K22-reclaim-to-fair-share", |_, r| {
+        let state = |name: &str| wl(r, "team", name).state;
+        assert_eq!(state("running-job0"), "Running");
+        let victim = wl(r, "team", "running-job1");
+        assert_eq!(victim.evictions.len(), 1, "evicted once, no ping-pong");
+        assert_eq!(victim.evictions[0].reason, "Reclaim");
+        assert_eq!(
+            victim.evictions[0].preemptor.as_deref(),
+            Some("team/pending-job0")
+        );
+        assert_eq!(victim.state, "Pending", "its new pod may not reclaim back");
+        let reclaimer = wl(r, "team", "pending-job0");
+        assert_eq!(nodes(reclaimer), ["node0"]);
+        // Pipelined: placed once the victim's pod is gone (podTermination 30s after 2m).
+        assert_eq!(reclaimer.running_at, Some(150.0));
+        assert_eq!(
+            state("pending-job1"),
+            "Pending",
+            "queue1 would exceed its fair share"
+        );
+    });
 }
 
 #[test]
 fn volcano_min_task_member_holds_the_gang_back() {
-    let r = run("volcano-min-task-member");
-    let with = wl(&r, "team", "with-task-min");
-    assert!(nodes(with).is_empty(), "{:?}", nodes(with));
-    assert!(
-        warning(with, "volcano").starts_with(
-            "4/4 tasks in gang unschedulable: pod group is not ready, 2 minAvailable, 4 Pending; Pending: 3 Unschedulable, 1 Schedulable."
-        ),
-        "{}",
-        warning(with, "volcano")
-    );
-    let without = wl(&r, "team", "without-task-min");
-    assert_eq!(without.pod_sets[0].nodes, ["node0", "node0"]);
-    assert!(without.pod_sets[1].nodes.is_empty());
+    each("volcano-min-task-member", |_, r| {
+        let with = wl(r, "team", "with-task-min");
+        assert!(nodes(with).is_empty(), "{:?}", nodes(with));
+        assert!(
+            warning(with, "volcano").starts_with(
+                "4/4 tasks in gang unschedulable: pod group is not ready, 2 minAvailable, 4 Pending; Pending: 3 Unschedulable, 1 Schedulable."
+            ),
+            "{}",
+            warning(with, "volcano")
+        );
+        let without = wl(r, "team", "without-task-min");
+        assert_eq!(without.pod_sets[0].nodes, ["node0", "node0"]);
+        assert!(without.pod_sets[1].nodes.is_empty());
+    });
 }

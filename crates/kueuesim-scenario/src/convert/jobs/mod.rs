@@ -3,6 +3,7 @@
 //! shared derivation is here (per-pod requests, a pod set, queue and priority resolution,
 //! Kueue's Workload name); each kind's own rules are in the submodule of its API family.
 
+mod bare_pods;
 mod batch;
 mod kubeflow;
 mod pods;
@@ -329,13 +330,12 @@ impl Builder<'_> {
         };
         let scheduler_name = self.scheduler_name(src, template.spec.scheduler_name.as_ref())?;
         let metas: Vec<&wire::ObjectMeta> = templates.iter().map(|t| &t.metadata).collect();
-        let names: Vec<String> = pod_sets.iter().map(|p| p.name.clone()).collect();
         let gang = self.gang_spec(
             src,
             &scheduler_name,
             meta,
             &metas,
-            &names,
+            &pod_sets,
             kind.is_batch_job,
         )?;
         self.ensure_namespace(namespace);

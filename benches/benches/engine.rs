@@ -34,6 +34,14 @@ fn end_to_end(c: &mut Criterion) {
             |b, w| b.iter(|| Simulation::new(w).run()),
         );
     }
+    // Overload (docs/performance.md, "Overload"): 10 ClusterQueues in a cohort offered five
+    // times their quota; the cost of the requeue storms after every release.
+    let overload = kueuesim_benches::overloaded_world(10, 5_000);
+    g.bench_with_input(
+        BenchmarkId::new("overload-cohort", 5_000),
+        &overload,
+        |b, w| b.iter(|| Simulation::new(w).run()),
+    );
     // The scale path (docs/performance.md): 10,240 nodes in 10 zones, 3,000 mixed Volcano /
     // KAI / kube-scheduler workloads offering 75% of the GPUs, admission with preemption.
     let scale = scale_world(10, 3_000, 0.75);

@@ -525,3 +525,27 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
     }
     w
 }
+
+/// Philly's overload in miniature: `synthetic_world`'s `cqs` ClusterQueues (64 GPUs each) in
+/// one cohort that may lend everything, with reclaimWithinCohort Any and priority preemption
+/// within each ClusterQueue, under the default waitForPodsReady, offered about five times
+/// their quota (`workloads` jobs, one a second, 10 minutes each). Thousands wait at once, and
+/// every release requeues the cohort's parked workloads (`QueueInadmissibleWorkloads`).
+pub fn overloaded_world(cqs: usize, workloads: usize) -> World {
+    use kueuesim_model::{Cohort, CohortId, Preemption, PreemptionPolicy};
+    let mut w = synthetic_world(cqs, 0, workloads);
+    w.cohorts.push(Cohort {
+        name: "all".into(),
+        fair_sharing_weight_milli: 1000,
+        ..Default::default()
+    });
+    for cq in &mut w.cluster_queues {
+        cq.cohort = Some(CohortId::from_index(0));
+        cq.preemption = Preemption {
+            within_cluster_queue: PreemptionPolicy::LowerPriority,
+            reclaim_within_cohort: PreemptionPolicy::Any,
+            ..cq.preemption
+        };
+    }
+    w
+}

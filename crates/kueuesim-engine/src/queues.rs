@@ -29,6 +29,30 @@ pub struct QueueKey {
     pub shape: u32,
 }
 
+impl QueueKey {
+    /// The least key of `priority`: where its band of the heap starts.
+    fn first_of(priority: Reverse<i32>) -> QueueKey {
+        QueueKey {
+            priority,
+            timestamp: SimTime(i64::MIN),
+            uid_rank: 0,
+            workload: WorkloadId(0),
+            shape: 0,
+        }
+    }
+
+    /// The greatest key of `priority`: where its band of the heap ends.
+    fn last_of(priority: Reverse<i32>) -> QueueKey {
+        QueueKey {
+            priority,
+            timestamp: SimTime(i64::MAX),
+            uid_rank: u64::MAX,
+            workload: WorkloadId(u32::MAX),
+            shape: u32::MAX,
+        }
+    }
+}
+
 /// Why a head goes back to its queue (`RequeueReason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequeueReason {
@@ -80,6 +104,9 @@ pub struct ClusterQueueQueue {
     /// How many workloads of each scheduling shape (dense class ids) are in `active`: parking
     /// a shape scans the heap only when some workload of that shape is there.
     active_shapes: Vec<u32>,
+    /// The same count for `inadmissible`, so that moving every parked workload back costs
+    /// the number of shapes, not of workloads.
+    inadmissible_shapes: Vec<u32>,
 }
 
 impl ClusterQueueQueue {
@@ -92,12 +119,22 @@ impl ClusterQueueQueue {
 
     /// One more workload of `shape` is in the active heap.
     fn count_active(&mut self, shape: u32, total: &mut usize) {
-        let s = shape as usize;
-        if self.active_shapes.len() <= s {
-            self.active_shapes.resize(s + 1, 0);
-        }
-        self.active_shapes[s] += 1;
+        bump(&mut self.active_shapes, shape);
         *total += 1;
+    }
+
+    /// Adds `key` to the inadmissible set.
+    fn park_key(&mut self, key: QueueKey) {
+        if self.inadmissible.insert(key) {
+            bump(&mut self.inadmissible_shapes, key.shape);
+        }
+    }
+
+    /// Removes `key` from the inadmissible set, if there.
+    fn unpark_key(&mut self, key: &QueueKey) {
+        if self.inadmissible.remove(key) {
+            self.inadmissible_shapes[key.shape as usize] -= 1;
+        }
     }
 
     /// Removes `key` from the active heap, if there.
@@ -107,6 +144,15 @@ impl ClusterQueueQueue {
             *total -= 1;
         }
     }
+}
+
+/// One more of `shape` in a per-shape count.
+fn bump(counts: &mut Vec<u32>, shape: u32) {
+    let s = shape as usize;
+    if counts.len() <= s {
+        counts.resize(s + 1, 0);
+    }
+    counts[s] += 1;
 }
 
 /// All ClusterQueues' pending workloads.
@@ -139,10 +185,10 @@ impl QueueManager {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         if strategy == QueueingStrategy::BestEffortFIFO && q.parked_shapes.contains(&key.shape) {
             q.deactivate(&key, total);
-            q.inadmissible.insert(key);
+            q.park_key(key);
             return QueueStatus::Inadmissible;
         }
-        q.inadmissible.remove(&key);
+        q.unpark_key(&key);
         q.activate(key, total);
         QueueStatus::Active
     }
@@ -151,13 +197,13 @@ impl QueueManager {
     pub fn park(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.deactivate(&key, total);
-        q.inadmissible.insert(key);
+        q.park_key(key);
     }
 
     /// Adds a workload to the active heap unconditionally.
     pub fn push_active(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
-        q.inadmissible.remove(&key);
+        q.unpark_key(&key);
         q.activate(key, total);
     }
 
@@ -244,7 +290,7 @@ impl QueueManager {
             return Vec::new();
         }
         let shape = key.shape;
-        q.inadmissible.insert(key);
+        q.park_key(key);
         let mut moved = Vec::new();
         if strategy == QueueingStrategy::BestEffortFIFO
             && matches!(
@@ -256,12 +302,18 @@ impl QueueManager {
             // The scan stops once it has seen every active workload of the shape.
             let n = q.active_shapes.get(shape as usize).copied().unwrap_or(0) as usize;
             if n > 0 {
-                // Taken out as the scan passes them (no search from the root per key).
+                // Taken out as the scan passes them (no search from the root per key). A shape
+                // class has one priority (`ShapeClasses` hashes it in), so the scan covers
+                // only the heap's band of that priority.
                 moved = Vec::with_capacity(n);
-                moved.extend(q.active.extract_if(.., |k| k.shape == shape).take(n));
+                let band = QueueKey::first_of(key.priority)..=QueueKey::last_of(key.priority);
+                moved.extend(q.active.extract_if(band, |k| k.shape == shape).take(n));
+                debug_assert_eq!(moved.len(), n, "a shape class spans one priority");
                 q.active_shapes[shape as usize] -= moved.len() as u32;
                 *total -= moved.len();
-                q.inadmissible.extend(moved.iter().copied());
+                for &k in &moved {
+                    q.park_key(k);
+                }
             }
         }
         moved
@@ -275,19 +327,38 @@ impl QueueManager {
         }
     }
 
-    /// Moves every inadmissible workload of `cq` back to its heap (`queueInadmissibleWorkloads`
-    /// when none has a reason to stay). Returns how many moved.
-    pub fn requeue_all_inadmissible(&mut self, cq: ClusterQueueId) -> usize {
+    /// Moves every inadmissible workload of `cq` but those of `stay` back to its heap
+    /// (`queueInadmissibleWorkloads` when no other has a reason to stay; `stay` may name
+    /// workloads queued elsewhere). Returns how many moved.
+    pub fn requeue_all_inadmissible(&mut self, cq: ClusterQueueId, stay: &[QueueKey]) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.parked_shapes.clear();
+        let staying: Vec<QueueKey> = stay
+            .iter()
+            .filter(|k| q.inadmissible.contains(k))
+            .copied()
+            .collect();
+        for k in &staying {
+            q.unpark_key(k);
+        }
         let mut back = std::mem::take(&mut q.inadmissible);
         let moved = back.len();
-        for k in &back {
-            q.count_active(k.shape, total);
+        // The per-shape counts move over whole (a storm of releases on an overloaded cluster
+        // moves thousands of parked workloads back after every release).
+        if q.active_shapes.len() < q.inadmissible_shapes.len() {
+            q.active_shapes.resize(q.inadmissible_shapes.len(), 0);
         }
+        for (a, i) in q.active_shapes.iter_mut().zip(&mut q.inadmissible_shapes) {
+            *a += std::mem::take(i);
+        }
+        *total += moved;
         // Keys are unique per workload and a workload is in one set only, so the merge keeps
-        // every key.
+        // every key; into an empty heap (every head tried since the last requeue) it is a
+        // swap.
         q.active.append(&mut back);
+        for k in staying {
+            q.park_key(k);
+        }
         moved
     }
 
@@ -308,7 +379,7 @@ impl QueueManager {
             .collect();
         let moved = back.len();
         for k in back {
-            q.inadmissible.remove(&k);
+            q.unpark_key(&k);
             q.activate(k, total);
         }
         moved
@@ -327,7 +398,7 @@ impl QueueManager {
     pub fn remove(&mut self, cq: ClusterQueueId, key: &QueueKey) {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.deactivate(key, total);
-        q.inadmissible.remove(key);
+        q.unpark_key(key);
         if q.sticky.as_ref() == Some(key) {
             q.sticky = None;
         }
@@ -533,7 +604,7 @@ mod tests {
             }
             m
         });
-        assert_eq!(bulk.requeue_all_inadmissible(cq), 9);
+        assert_eq!(bulk.requeue_all_inadmissible(cq, &[]), 9);
         assert_eq!(one_by_one.requeue_inadmissible(cq, |_| true), 9);
         let (b, o) = (bulk.queue(cq), one_by_one.queue(cq));
         assert_eq!(b.active, o.active);
@@ -544,5 +615,11 @@ mod tests {
             [4, 4, 4],
             "every workload counted by shape"
         );
+        for q in [b, o] {
+            assert!(
+                q.inadmissible_shapes.iter().all(|&n| n == 0),
+                "none left parked"
+            );
+        }
     }
 }

@@ -8,7 +8,7 @@ use kueuesim_model::{
 
 use crate::admission::{self, Head, NotAdmitted, ScanProgress};
 use crate::outcome::{ConditionType, EventType, Eviction, WorkloadState};
-use crate::queues::{QueueStatus, RequeueReason};
+use crate::queues::{QueueKey, QueueStatus, RequeueReason};
 
 use super::record::{KUEUE_ADMISSION, KUEUE_WORKLOAD_CONTROLLER, evicted_event_reason};
 use super::{Ev, Simulation};
@@ -356,18 +356,51 @@ impl<'w> Simulation<'w> {
         self.kueue.requeue_pending[target.0 as usize] = false;
         let mut moved = 0;
         let world = self.world;
+        // The workloads still in their PodsReady back-off (`backoffWaitingTimeExpired`): a
+        // back-off recorded here that ends after now is the workload's current one (a later
+        // timeout needs an admission after the earlier back-off ended).
+        let now = self.now;
+        let live = self
+            .kueue
+            .backoffs
+            .split_off(&(now + SimDuration::from_millis(1), WorkloadId(0)));
+        self.kueue.backoffs = live;
+        let in_backoff: Vec<QueueKey> = self
+            .kueue
+            .backoffs
+            .iter()
+            .filter_map(|&(_, w)| self.runtimes[w.index()].key)
+            .collect();
         for cq in cqs_under(&self.kueue.tree, target) {
             // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
             let selector = &world.cluster_queue(cq).namespace_selector;
-            // With no PodsReady back-off and a selector that takes every namespace, every
-            // parked workload returns: move them all at once.
+            // With a selector that takes every namespace, every parked workload not in its
+            // back-off returns: move them all at once.
             let takes_all = selector.as_ref().is_some_and(|s| s.selects_everything());
-            if takes_all && world.config.kueue.wait_for_pods_ready.is_none() {
-                moved += self.kueue.queues.requeue_all_inadmissible(cq);
+            if takes_all {
+                // Tests (debug builds) check it against looking at each parked workload.
+                #[cfg(debug_assertions)]
+                let expected = {
+                    let q = &self.kueue.queues.queue(cq).inadmissible;
+                    let rts = &self.runtimes;
+                    q.iter()
+                        .filter(|k| {
+                            rts[k.workload.index()]
+                                .requeue_at
+                                .is_none_or(|at| at <= now)
+                        })
+                        .count()
+                };
+                let n = self.kueue.queues.requeue_all_inadmissible(cq, &in_backoff);
+                #[cfg(debug_assertions)]
+                assert_eq!(
+                    n, expected,
+                    "a parked workload in back-off returned, or another stayed"
+                );
+                moved += n;
                 continue;
             }
             let runtimes = &self.runtimes;
-            let now = self.now;
             moved += self.kueue.queues.requeue_inadmissible(cq, |w| {
                 // Still in its PodsReady back-off (`backoffWaitingTimeExpired`).
                 if runtimes[w.index()].requeue_at.is_some_and(|at| at > now) {

@@ -161,6 +161,10 @@ struct Kueue<'w> {
     /// (`AllocatableResourceGeneration`): moved on whenever one of its admitted workloads is
     /// updated or removed; flavor-scan progress recorded at an older one may be outdated.
     cq_generation: Vec<u64>,
+    /// The PodsReady back-offs set, by end (`requeue_at`) and workload: those ending after
+    /// now are the only parked workloads a requeue may not take back (with a selector that
+    /// takes every namespace), so it need not look at each parked workload.
+    backoffs: BTreeSet<(SimTime, WorkloadId)>,
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -288,6 +292,7 @@ impl<'w> Simulation<'w> {
                 requeued_while_suspended: Vec::new(),
                 afs,
                 cq_generation: vec![0; world.cluster_queues.len()],
+                backoffs: BTreeSet::new(),
             },
             sched: Schedulers {
                 cluster: Cluster::new(world),

@@ -81,7 +81,9 @@ impl<'w> Simulation<'w> {
         {
             let rt = &mut self.runtimes[w.index()];
             rt.record.requeue_count = n;
-            rt.requeue_at = Some(self.now + SimDuration::from_millis(backoff_ms));
+            let at = self.now + SimDuration::from_millis(backoff_ms);
+            rt.requeue_at = Some(at);
+            self.kueue.backoffs.insert((at, w));
         }
         let wl = self.spec(w);
         let message = format!(

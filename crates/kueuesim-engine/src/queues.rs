@@ -34,6 +34,7 @@ impl QueueKey {
     fn first_of(priority: Reverse<i32>) -> QueueKey {
         QueueKey {
             priority,
+            policy: i64::MIN,
             timestamp: SimTime(i64::MIN),
             uid_rank: 0,
             workload: WorkloadId(0),
@@ -45,6 +46,7 @@ impl QueueKey {
     fn last_of(priority: Reverse<i32>) -> QueueKey {
         QueueKey {
             priority,
+            policy: i64::MAX,
             timestamp: SimTime(i64::MAX),
             uid_rank: u64::MAX,
             workload: WorkloadId(u32::MAX),

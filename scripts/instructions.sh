@@ -55,8 +55,8 @@ add kueue-perf-baseline "$cli run -q scenarios/kueue-perf/baseline.yaml --until 
 add kueue-perf-large-scale "$cli run -q scenarios/kueue-perf/large-scale.yaml --until 20s"
 add kueue-perf-tas "$cli run -q scenarios/kueue-perf/tas.yaml --until 30s"
 if [ $have_traces = 1 ]; then
-  add philly "$cli run -q --trace-root $traces scenarios/traces/philly.yaml --until 10d"
-  add philly-overload "$cli run -q --trace-root $traces scenarios/traces/philly.yaml --until 2d --set workloadtrace/philly:spec.philly.nodePercent=15"
+  add philly "$cli run -q --trace-root $traces scenarios/traces/philly.yaml --until 30d"
+  add philly-overload "$cli run -q --trace-root $traces scenarios/traces/philly.yaml --until 25d --set workloadtrace/philly:spec.philly.nodePercent=15"
 fi
 add placement-volcano "$driver volcano 200"
 add placement-kai "$driver kai 50"

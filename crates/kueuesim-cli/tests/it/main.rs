@@ -366,6 +366,16 @@ job-gang-a59a5     q         team          True                  4m
 podgroup-gang   Inqueue   2           0          4m
 "
     );
+    // A PodGroup of the input, by its own name: two of its three pods run from the start
+    // (spec.nodeName), the third fits nowhere under the hard tier.
+    let pg = scenario("placement-podgroups/V09-rescheduled-pinned-to-full-leaf");
+    let o = kueuesim(&["get", "podgroup", "-A", "-f", &pg]);
+    assert_eq!(
+        stdout(&o),
+        "NAMESPACE   NAME      STATUS    MINMEMBER   RUNNINGS   AGE
+team        job       Running   2           2          10m
+"
+    );
     let o = kueuesim(&["get", "localqueue", "-A", "-f", &dir, "--at", "5m"]);
     assert_eq!(
         stdout(&o),

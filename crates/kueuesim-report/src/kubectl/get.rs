@@ -172,11 +172,20 @@ pub fn get(
                         "Admitted" | "Running" => "Inqueue",
                         _ => "Pending",
                     };
-                    let running = if w.state == "Running" { placed } else { 0 };
-                    let name = wl
-                        .owner
-                        .as_ref()
-                        .map_or_else(|| w.name.clone(), |(_, n)| format!("podgroup-{n}"));
+                    // Pods already running in the input run while the rest of the gang
+                    // waits (`status.running` counts running pods).
+                    let running = match w.state {
+                        "Running" => placed,
+                        "Finished" => 0,
+                        _ => wl.gang.pre_bound(),
+                    };
+                    // The input's PodGroup by its name; else the one Volcano's controller
+                    // makes for the job (`podgroup-<job>`).
+                    let name = match (&wl.gang.pod_group, &wl.owner) {
+                        (Some(pg), _) => pg.clone(),
+                        (None, Some((_, n))) => format!("podgroup-{n}"),
+                        (None, None) => w.name.clone(),
+                    };
                     let mut r = vec![
                         name,
                         phase.to_string(),

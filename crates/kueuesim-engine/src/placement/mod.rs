@@ -705,7 +705,9 @@ pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String
         .devices
         .as_ref()
         .and_then(|d| d.book.demand(&pod.requests).map(|g| (&d.book, g)));
-    if devices.is_some() {
+    // With GPU devices every node is looked at (a device's free share is no plain count);
+    // without, a pod whose only constraints are amounts takes the plain path.
+    if devices.is_some() || cluster.statically_plain(pod) {
         let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
         let all = &cluster.all_nodes;
         count_causes(
@@ -713,25 +715,10 @@ pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String
             &cluster.nodes,
             pod,
             all,
-            false,
+            devices.is_none(),
             &mut counts,
             &mut Vec::new(),
             devices,
-        );
-        return format_fit_error(world, counts, all.len());
-    }
-    if cluster.statically_plain(pod) {
-        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
-        let all = &cluster.all_nodes;
-        count_causes(
-            world,
-            &cluster.nodes,
-            pod,
-            all,
-            true,
-            &mut counts,
-            &mut Vec::new(),
-            None,
         );
         return format_fit_error(world, counts, all.len());
     }

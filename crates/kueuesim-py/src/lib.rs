@@ -71,6 +71,7 @@ fn load_world(
     sets: Vec<String>,
     trace_root: Option<PathBuf>,
     strict: bool,
+    stream: bool,
 ) -> PyResult<Loaded> {
     let run = || -> Result<Loaded, ScenarioError> {
         let files = if paths.is_empty() {
@@ -87,7 +88,7 @@ fn load_world(
             strict,
             trace_root,
             seed,
-            stream: false,
+            stream,
             patches,
             sets,
         };
@@ -245,11 +246,11 @@ fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table 
 }
 
 /// Runs a scenario; see `kueuesim.run` (python/kueuesim/__init__.py) for the arguments.
-/// Returns a dict: `summary` (the `-o json` summary), `workloads`, `events`, `timeseries`
-/// (column lists), `hook_calls`, `wall_seconds` (the simulation alone) and
-/// `frames_seconds` (building the columns).
+/// Returns a dict: `summary` (the `-o json` summary), `warnings`, `hook_calls`,
+/// `wall_seconds` (the simulation alone) and `tables` (a `Tables`: the columns of each table,
+/// built on first access).
 #[pyfunction]
-#[pyo3(signature = (paths, *, seed=None, until=None, patches=Vec::new(), sets=Vec::new(), policies=None, sample="10m", trace_root=None, strict=false))]
+#[pyo3(signature = (paths, *, seed=None, until=None, patches=Vec::new(), sets=Vec::new(), policies=None, sample="10m", trace_root=None, strict=false, tables=true))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -262,6 +263,7 @@ fn run<'py>(
     sample: &str,
     trace_root: Option<PathBuf>,
     strict: bool,
+    tables: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let step = duration(sample, "sample")?;
     if step <= SimDuration::ZERO {
@@ -269,14 +271,28 @@ fn run<'py>(
             "sample: {sample:?}: expected a positive duration (10m, 1h)"
         )));
     }
-    let loaded = load_world(py, paths, seed, until, patches, sets, trace_root, strict)?;
+    // Without tables the run is what `kueuesim run` does for a summary: the workloads
+    // streamed from the input, and each let go of as it finishes (`Simulation::with_stream`).
+    let mut loaded = load_world(
+        py, paths, seed, until, patches, sets, trace_root, strict, !tables,
+    )?;
+    let stream = loaded.stream.take();
     let world = &loaded.world;
     let names = &world.config.policies;
     let order = bind_policy(policies, "queueOrder", &names.queue_order)?;
     let score = bind_policy(policies, "nodeScore", &names.node_score)?;
     #[allow(clippy::disallowed_methods)]
     let started = std::time::Instant::now();
-    let mut sim = Simulation::new(world).with_time_series(step);
+    let mut sim = Simulation::new(world);
+    let mut stream_error = None;
+    match stream {
+        Some(stream) => {
+            stream_error = Some(stream.error());
+            sim = sim.with_stream(stream);
+        }
+        None if tables => sim = sim.with_time_series(step),
+        None => sim = sim.lean(),
+    }
     let hooks = if order.is_some() || score.is_some() {
         let h = Rc::new(RefCell::new(PyHooks::new(py, world, order, score)?));
         sim = sim.with_hooks(h.clone());
@@ -294,22 +310,74 @@ fn run<'py>(
         }
         hook_calls = h.calls;
     }
-    #[allow(clippy::disallowed_methods)]
-    let started = std::time::Instant::now();
-    let doc = result_with(world, &outcome, true);
+    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
+        return Err(input_error(py, e));
+    }
+    // The summary now; the tables on first access (`Tables`), so that a caller who reads
+    // only the summary (a sweep, a quick look) pays what `kueuesim run` pays for it.
+    let summary = result_with(world, &outcome, false).summary;
     let summary =
-        serde_json::to_value(&doc.summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        serde_json::to_value(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
     out.set_item("summary", json_to_py(py, &summary)?)?;
-    out.set_item("workloads", workloads_table(&doc).into_py(py)?)?;
-    out.set_item("pods", pods_table(&doc).into_py(py)?)?;
-    out.set_item("events", events_table(world, &outcome).into_py(py)?)?;
-    out.set_item("timeseries", timeseries_table(world, &outcome).into_py(py)?)?;
     out.set_item("warnings", PyList::new(py, &loaded.warnings)?)?;
     out.set_item("hook_calls", hook_calls)?;
     out.set_item("wall_seconds", wall)?;
-    out.set_item("frames_seconds", started.elapsed().as_secs_f64())?;
+    if tables {
+        let tables = Tables {
+            world: loaded.world,
+            outcome,
+            doc: None,
+            build_seconds: 0.0,
+        };
+        out.set_item("tables", Bound::new(py, tables)?)?;
+    } else {
+        out.set_item("tables", py.None())?;
+    }
     Ok(out)
+}
+
+/// A run's world and outcome, kept so that each table is built when first asked for.
+#[pyclass(unsendable)]
+struct Tables {
+    world: World,
+    outcome: kueuesim_engine::Outcome,
+    /// The `-o json` document with its workloads, for the workloads and pods tables.
+    doc: Option<kueuesim_report::output::SimulationResult>,
+    /// Seconds spent building columns so far (`Result.frames_seconds`).
+    build_seconds: f64,
+}
+
+#[pymethods]
+impl Tables {
+    /// The columns of one table: `workloads`, `pods`, `events` or `timeseries`.
+    fn table<'py>(&mut self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
+        #[allow(clippy::disallowed_methods)]
+        let started = std::time::Instant::now();
+        let table = match name {
+            "workloads" | "pods" => {
+                let doc = self
+                    .doc
+                    .get_or_insert_with(|| result_with(&self.world, &self.outcome, true));
+                if name == "workloads" {
+                    workloads_table(doc)
+                } else {
+                    pods_table(doc)
+                }
+            }
+            "events" => events_table(&self.world, &self.outcome),
+            "timeseries" => timeseries_table(&self.world, &self.outcome),
+            _ => return Err(PyValueError::new_err(format!("no table {name:?}"))),
+        };
+        let columns = table.into_py(py)?;
+        self.build_seconds += started.elapsed().as_secs_f64();
+        Ok(columns)
+    }
+
+    #[getter]
+    fn build_seconds(&self) -> f64 {
+        self.build_seconds
+    }
 }
 
 /// Loads a scenario without running it; see `kueuesim.load`.
@@ -326,7 +394,9 @@ fn load_scenario<'py>(
     trace_root: Option<PathBuf>,
     strict: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let loaded = load_world(py, paths, seed, until, patches, sets, trace_root, strict)?;
+    let loaded = load_world(
+        py, paths, seed, until, patches, sets, trace_root, strict, false,
+    )?;
     let w = &loaded.world;
     let out = PyDict::new(py);
     let text = |v: Vec<String>| Column::Text(v.into_iter().map(Some).collect());
@@ -444,6 +514,7 @@ fn _kueuesim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add("InputError", py.get_type::<InputError>())?;
     m.add("PolicyError", py.get_type::<PolicyError>())?;
+    m.add_class::<Tables>()?;
     m.add_class::<OrderRequest>()?;
     m.add_class::<NodeScoreRequest>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

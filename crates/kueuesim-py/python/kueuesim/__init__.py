@@ -91,17 +91,28 @@ class Result:
         self.warnings: list[str] = raw["warnings"]
         #: Calls made to Python policies.
         self.hook_calls: int = raw["hook_calls"]
-        #: Wall seconds of the simulation alone, and of building the columns.
+        #: Wall seconds of the simulation alone.
         self.wall_seconds: float = raw["wall_seconds"]
-        self.frames_seconds: float = raw["frames_seconds"]
+        self._tables = raw["tables"]
+        self._columns: dict = {}
         self._cache: dict = {}
+
+    @property
+    def frames_seconds(self) -> float:
+        """Wall seconds spent so far building the tables' columns: each table is built on its
+        first access, so a caller who reads only the summary pays nothing for them."""
+        return self._tables.build_seconds if self._tables is not None else 0.0
 
     def _get(self, key: str, backend: str = "pandas"):
         if (key, backend) not in self._cache:
             if key == "queues":
                 self._cache[(key, backend)] = self._queues(backend)
             else:
-                self._cache[(key, backend)] = _frame(self._raw[key], backend)
+                if key not in self._columns:
+                    if self._tables is None:
+                        raise ValueError(f"{key}: this run kept the summary only (run(..., tables=False))")
+                    self._columns[key] = self._tables.table(key)
+                self._cache[(key, backend)] = _frame(self._columns[key], backend)
         return self._cache[(key, backend)]
 
     def _queues(self, backend: str):
@@ -171,6 +182,7 @@ def run(
     sample: "str | float" = "10m",
     trace_root: "str | os.PathLike[str] | None" = None,
     strict: bool = False,
+    tables: bool = True,
 ) -> Result:
     """Runs a scenario as ``kueuesim run`` does and returns its :class:`Result`.
 
@@ -181,7 +193,9 @@ def run(
     queue-order policy takes an :class:`OrderRequest` and returns a number (lower first), a
     node-score policy takes a :class:`NodeScoreRequest` and returns one score per candidate
     (a sequence or numpy array) or a dict ``{node name: score}``. ``sample`` is the time
-    series' step.
+    series' step. ``tables=False`` keeps the summary only and runs as ``kueuesim run`` does
+    for it: the workloads are streamed from the input and let go of as they finish (a
+    million-workload trace in the memory of its live workloads); the tables then raise.
 
     Raises :class:`InputError` (with ``file``, ``line``, ``column``) for bad input and
     :class:`PolicyError` (the policy's own exception as ``__cause__``) when a policy raises or
@@ -197,6 +211,7 @@ def run(
         sample=_duration(sample, "sample"),
         trace_root=os.fspath(trace_root) if trace_root is not None else None,
         strict=strict,
+        tables=tables,
     )
     return Result(raw)
 
@@ -278,7 +293,7 @@ def sweep(
     for values in itertools.product(*(grid[k] for k in keys)):
         sets = [f"{k}={_yaml_scalar(v)}" for k, v in zip(keys, values)]
         for seed in seeds:
-            r = run(paths, seed=seed, until=until, patches=patches, sets=sets, policies=policies)
+            r = run(paths, seed=seed, until=until, patches=patches, sets=sets, policies=policies, tables=False)
             row: dict = dict(zip(keys, values))
             row["seed"] = seed
             flat: dict = {}

@@ -73,7 +73,8 @@ class Result:
     warnings: list[str]
     hook_calls: int
     wall_seconds: float
-    frames_seconds: float
+    @property
+    def frames_seconds(self) -> float: ...
     @property
     def workloads(self) -> pd.DataFrame: ...
     @property
@@ -108,6 +109,7 @@ def run(
     sample: Union[str, float] = "10m",
     trace_root: Union[str, os.PathLike[str], None] = None,
     strict: bool = False,
+    tables: bool = True,
 ) -> Result: ...
 def load(
     paths: _Paths = None,

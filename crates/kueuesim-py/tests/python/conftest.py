@@ -10,6 +10,18 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[4]
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+PHILLY_TRACE = "philly-pollux/philly.csv"
+
+
+def trace_root():
+    """The trace root holding Philly (docs/traces.md): KUEUESIM_TRACE_ROOT, else the default;
+    the test skips without it, or fails when KUEUESIM_REQUIRE_TRACES is set (CI)."""
+    for root in [os.environ.get("KUEUESIM_TRACE_ROOT"), ROOT.parent / "shared" / "traces"]:
+        if root and (pathlib.Path(root) / PHILLY_TRACE).is_file():
+            return str(root)
+    if os.environ.get("KUEUESIM_REQUIRE_TRACES"):
+        pytest.fail(f"{PHILLY_TRACE} not found under the trace root and KUEUESIM_REQUIRE_TRACES is set")
+    pytest.skip(f"{PHILLY_TRACE} not found under the trace root")
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import kueuesim
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, trace_root
 
 SCENARIOS = [
     (["scenarios/golden/fifo-strategies"], {}),
@@ -55,8 +55,24 @@ def test_summary_and_workloads_equal_the_cli(cli_json, paths, kw):
     assert list(r.events["at"]) == sorted(r.events["at"])
 
 
+@pytest.mark.parametrize("path,until", [("scenarios/platform", "6h"), ("scenarios/traces/philly.yaml", "3d")])
+def test_a_summary_only_run_has_the_same_summary(path, until):
+    # tables=False runs as `kueuesim run` does for a summary: streamed (the trace) and lean.
+    kw = {"trace_root": trace_root()} if "traces" in path else {}
+    full = kueuesim.run(ROOT / path, until=until, **kw)
+    lean = kueuesim.run(ROOT / path, until=until, tables=False, **kw)
+    assert full.summary["workloads"]["total"] > 0
+    assert lean.summary == full.summary
+    assert lean.queues.equals(full.queues)
+    assert lean.frames_seconds == 0
+    with pytest.raises(ValueError, match="summary only"):
+        lean.workloads
+
+
 def test_tables_have_the_files_columns():
     r = kueuesim.run(ROOT / "scenarios/platform", until="2h", sample="30m")
+    # The tables are built on first access: reading the summary costs nothing more.
+    assert r.summary["endTime"] == 7200 and r.frames_seconds == 0
     assert r.workloads.columns[0] == "namespace" and "waitSeconds" in r.workloads.columns
     assert str(r.workloads.priority.dtype) == "int64"
     assert list(r.timeseries.time) == [0, 1800, 3600, 5400, 7200]

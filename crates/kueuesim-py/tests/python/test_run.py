@@ -121,3 +121,19 @@ def test_sweep_runs_the_grid():
                         figures=["workloads.total", "gpu.utilization"])
     assert len(df) == 4 and list(df[s]) == [64, 64, 128, 128] and list(df.seed) == [1, 2, 1, 2]
     assert df["workloads.total"].notna().all()
+
+
+def test_the_installed_wheel_declares_what_a_fresh_machine_needs():
+    # `pip install kueuesim-*.whl` on a machine without numpy or pandas pulls them from
+    # these requirements; the version is the workspace's.
+    import importlib.metadata
+    import re
+
+    requires = importlib.metadata.requires("kueuesim")
+    names = {re.split(r"[ ;<>=!~]", r)[0]: r for r in requires}
+    assert "extra" not in names["numpy"] and "extra" not in names["pandas"]
+    assert "extra == 'polars'" in names["polars"]
+    assert "extra == 'examples'" in names["matplotlib"]
+    cargo = (ROOT / "Cargo.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    assert importlib.metadata.version("kueuesim") == version

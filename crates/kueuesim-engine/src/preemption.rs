@@ -55,6 +55,18 @@ pub struct Preemptor<'a> {
     pub usage: &'a [(Fr, i64)],
     /// The `Fr`s of the assignment that need preemption (the contested ones).
     pub contested: &'a [Fr],
+    /// Kueue TAS: the placement of its pod sets with topology requests, checked after the
+    /// quota in `workloadFits` (None: no pod set asks for a topology, or the oracle's
+    /// quota-only search, `SimulatePreemption`).
+    pub topology: Option<&'a dyn TopologyFit>,
+}
+
+/// The topology half of upstream's `workloadFits`: whether the preemptor's TAS pod sets can be
+/// placed (`FindTopologyAssignmentsForWorkload`) once the given candidates' pods are gone from
+/// the TAS snapshot (`Snapshot.RemoveWorkload` takes out their TAS usage with their quota).
+pub trait TopologyFit: std::fmt::Debug {
+    /// Whether every TAS pod set fits with the pods of `removed` given back.
+    fn fits(&self, removed: &[WorkloadId]) -> bool;
 }
 
 /// Why a target is preempted: the `Preempted` condition's reason.
@@ -390,6 +402,18 @@ fn preemptor_fits(tree: &QuotaTree, p: &Preemptor<'_>, allow_borrowing: bool) ->
     })
 }
 
+/// `workloadFits` in full: the quota (`preemptor_fits`), then, for a preemptor with TAS pod
+/// sets, their placement with the pods of `removed` (the candidates taken out so far) given
+/// back. Without TAS this is `preemptor_fits` and `removed` is never called.
+fn workload_fits(
+    tree: &QuotaTree,
+    p: &Preemptor<'_>,
+    allow_borrowing: bool,
+    removed: impl FnOnce() -> Vec<WorkloadId>,
+) -> bool {
+    preemptor_fits(tree, p, allow_borrowing) && p.topology.is_none_or(|t| t.fits(&removed()))
+}
+
 /// Whether some attempt could succeed at all: removing every candidate it may use frees the
 /// most quota any removal order can (a candidate's removal never takes room away, and
 /// `candidateIsValid` only ever skips candidates), so when even that leaves the preemptor
@@ -410,14 +434,21 @@ fn could_fit(
             remove(tree, e.cand);
         }
     }
-    let mut fits = attempts.contains(&true) && preemptor_fits(tree, p, true);
+    let all = || lists.iter().flat_map(|l| l.iter());
+    let mut fits = attempts.contains(&true)
+        && workload_fits(tree, p, true, || {
+            all()
+                .filter(|e| e.variant != Variant::ReclaimWithoutBorrowing)
+                .map(|e| e.cand.workload)
+                .collect()
+        });
     if !fits && attempts.contains(&false) {
-        for e in lists.iter().flat_map(|l| l.iter()) {
+        for e in all() {
             if e.variant == Variant::ReclaimWithoutBorrowing {
                 remove(tree, e.cand);
             }
         }
-        fits = preemptor_fits(tree, p, false);
+        fits = workload_fits(tree, p, false, || all().map(|e| e.cand.workload).collect());
     }
     tree.rollback_to(mark);
     fits
@@ -460,7 +491,15 @@ fn fill_back(
 ) {
     for i in (0..removed.len().saturating_sub(1)).rev() {
         add_back(tree, removed[i].cand);
-        if preemptor_fits(tree, p, allow_borrowing) {
+        let others = || {
+            let back = removed[i].cand.workload;
+            removed
+                .iter()
+                .map(|e| e.cand.workload)
+                .filter(|&w| w != back)
+                .collect()
+        };
+        if workload_fits(tree, p, allow_borrowing, others) {
             removed.swap_remove(i);
         } else {
             remove(tree, removed[i].cand);
@@ -560,7 +599,8 @@ fn search(
             }
             remove(tree, e.cand);
             removed.push(*e);
-            if preemptor_fits(tree, p, allow_borrowing) {
+            let gone = || removed.iter().map(|e| e.cand.workload).collect();
+            if workload_fits(tree, p, allow_borrowing, gone) {
                 fill_back(tree, p, &mut removed, allow_borrowing);
                 tree.rollback_to(mark);
                 return removed
@@ -806,13 +846,19 @@ fn compute_shares(
 
 /// `workloadFitsForFairSharing`: whether the preemptor fits, with its own usage (added for the
 /// share computations) taken out for the check.
-fn fits_for_fair_sharing(tree: &mut QuotaTree, p: &Preemptor<'_>) -> bool {
+fn fits_for_fair_sharing(
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    targets: &[(&Candidate, PreemptionReason)],
+) -> bool {
     let mark = tree.mark();
     let node = tree.cq_node(p.cq);
     for &(fr, v) in p.usage {
         tree.remove_usage(node, fr, v);
     }
-    let fits = preemptor_fits(tree, p, true);
+    let fits = workload_fits(tree, p, true, || {
+        targets.iter().map(|t| t.0.workload).collect()
+    });
     tree.rollback_to(mark);
     fits
 }
@@ -826,7 +872,15 @@ fn fill_back_fair(
 ) {
     for i in (0..removed.len().saturating_sub(1)).rev() {
         add_back(tree, removed[i].0);
-        if preemptor_fits(tree, p, true) {
+        let others = || {
+            let back = removed[i].0.workload;
+            removed
+                .iter()
+                .map(|t| t.0.workload)
+                .filter(|&w| w != back)
+                .collect()
+        };
+        if workload_fits(tree, p, true, others) {
             removed.swap_remove(i);
         } else {
             remove(tree, removed[i].0);
@@ -952,7 +1006,7 @@ fn fair_targets_gated(
                 .expect("the ordering yields queues with candidates");
             remove(tree, c);
             targets.push((c, reason));
-            if fits_for_fair_sharing(tree, p) {
+            if fits_for_fair_sharing(tree, p, &targets) {
                 fits = true;
                 break;
             }
@@ -976,7 +1030,7 @@ fn fair_targets_gated(
             if strategies[0].passes(&preemptor_new, &target_old, &target_new) {
                 remove(tree, c);
                 targets.push((c, PreemptionReason::InCohortFairSharing));
-                if fits_for_fair_sharing(tree, p) {
+                if fits_for_fair_sharing(tree, p, &targets) {
                     fits = true;
                     break 'first;
                 }
@@ -1001,7 +1055,7 @@ fn fair_targets_gated(
             if passed {
                 remove(tree, c);
                 targets.push((c, PreemptionReason::InCohortFairSharing));
-                if fits_for_fair_sharing(tree, p) {
+                if fits_for_fair_sharing(tree, p, &targets) {
                     fits = true;
                     break;
                 }
@@ -1239,6 +1293,18 @@ mod tests {
         tree: QuotaTree,
         admitted: Admitted,
         names: Vec<String>,
+        /// Kueue TAS stand-in: the preemptor's topology fits once these are removed.
+        topology: Option<NeedsGone>,
+    }
+
+    /// A topology that fits once every listed workload's pods are gone.
+    #[derive(Debug)]
+    struct NeedsGone(Vec<WorkloadId>);
+
+    impl TopologyFit for NeedsGone {
+        fn fits(&self, removed: &[WorkloadId]) -> bool {
+            self.0.iter().all(|w| removed.contains(w))
+        }
     }
 
     impl Case {
@@ -1250,7 +1316,20 @@ mod tests {
                 tree,
                 admitted,
                 names: Vec::new(),
+                topology: None,
             }
+        }
+
+        /// The preemptor's topology fits only once `names` are gone.
+        fn topology_needs_gone(&mut self, names: &[&str]) {
+            let ids = names
+                .iter()
+                .map(|n| {
+                    let i = self.names.iter().position(|x| x == n);
+                    WorkloadId::from_index(i.expect("admitted"))
+                })
+                .collect();
+            self.topology = Some(NeedsGone(ids));
         }
 
         fn cq(&self, name: &str) -> ClusterQueueId {
@@ -1306,6 +1385,7 @@ mod tests {
                 timestamp,
                 usage: &usage,
                 contested: &[fr],
+                topology: self.topology.as_ref().map(|t| t as &dyn TopologyFit),
             };
             let before = self.usages();
             let targets = classical_targets(&self.world, &mut self.tree, &self.admitted, &p);
@@ -1523,6 +1603,29 @@ mod tests {
         );
     }
 
+    /// Kueue TAS (`workloadFits` places the preemptor too): the quota fits once `low` is gone,
+    /// but the topology only once `mid` is; `low` is then filled back (the minimal set).
+    #[test]
+    fn topology_fit_picks_the_victim_that_frees_the_domain() {
+        let mut c = Case::new(world_p());
+        c.admit("low", "standalone", -1, 2);
+        c.admit("mid", "standalone", 0, 2);
+        c.admit("high", "standalone", 1, 2);
+        // Quota alone: the lowest priority suffices.
+        assert_eq!(
+            c.run("standalone", 1, T0, 2),
+            expect(&[("low", InClusterQueue)])
+        );
+        c.topology_needs_gone(&["mid"]);
+        assert_eq!(
+            c.run("standalone", 1, T0, 2),
+            expect(&[("mid", InClusterQueue)])
+        );
+        // A topology only a workload it may not preempt would free: no targets.
+        c.topology_needs_gone(&["high"]);
+        assert_eq!(c.run("standalone", 1, T0, 2), expect(&[]));
+    }
+
     /// Already-evicted workloads go first, whatever their priority.
     #[test]
     fn evicted_candidates_first() {
@@ -1671,6 +1774,7 @@ mod tests {
                 timestamp: T0,
                 usage: &usage,
                 contested: &[fr],
+                topology: self.topology.as_ref().map(|t| t as &dyn TopologyFit),
             };
             let before = self.usages();
             let targets = fair_targets_gated(
@@ -1705,6 +1809,21 @@ mod tests {
         assert_eq!(
             c.run_fair("c", UNIT),
             expect(&[("b1", InCohortReclamation)])
+        );
+    }
+
+    /// Fair sharing with Kueue TAS: b1 frees the quota but not the topology, b2 does; b1 is
+    /// filled back.
+    #[test]
+    fn fair_topology_fit_takes_until_the_domain_is_free() {
+        let mut c = Case::new(world_f());
+        c.units("a", &["a1", "a2", "a3"]);
+        c.units("b", &["b1", "b2", "b3", "b4", "b5"]);
+        c.units("c", &["c1"]);
+        c.topology_needs_gone(&["b2"]);
+        assert_eq!(
+            c.run_fair("c", UNIT),
+            expect(&[("b2", InCohortReclamation)])
         );
     }
 

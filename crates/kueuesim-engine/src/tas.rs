@@ -377,6 +377,36 @@ impl TasCapacity {
     }
 }
 
+impl TasCapacity {
+    /// Gives back the capacity of assignment `a` on TAS flavor `flavor`, as Kueue's snapshot
+    /// does when it removes a workload (`RemoveWorkload` takes out its TAS usage): each
+    /// domain's pods go back to its first node in the flavor's snapshot, which a leaf's sum
+    /// reads the same as any spread (a hostname leaf is that one node).
+    pub fn give_back(
+        &mut self,
+        world: &World,
+        flavor: FlavorId,
+        a: &TopologyAssignment,
+        requests: &ResourceList,
+    ) {
+        let t = &world.topologies[a.topology];
+        let mask = self.in_flavor.get(flavor.index()).filter(|m| !m.is_empty());
+        for &(d, k) in &a.domains {
+            let nodes = t.nodes_of(d);
+            let first = nodes
+                .iter()
+                .copied()
+                .find(|n| mask.is_none_or(|m| m[n.index()]))
+                .or_else(|| nodes.first().copied());
+            if let Some(n) = first {
+                for _ in 0..k {
+                    self.nodes.apply(n, requests, -1);
+                }
+            }
+        }
+    }
+}
+
 /// The topology request of a pod set (`kueue.x-k8s.io/podset-*-topology` annotations).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TasMode {

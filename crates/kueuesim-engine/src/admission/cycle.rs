@@ -4,17 +4,18 @@
 
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{
-    ClusterQueueId, FlavorId, PreemptionPolicy, TopologyRequest, Workload, WorkloadId, World,
+    ClusterQueueId, FlavorId, PreemptionPolicy, TopologyRequest, WorkloadId, World,
 };
 
 use crate::outcome::PodSetAssignment;
-use crate::preemption::{AdmittedWorkloads, Target};
+use crate::preemption::{AdmittedWorkloads, Target, TopologyFit};
 use crate::queues::RequeueReason;
 use crate::tas::TasCapacity;
 
 use super::flavors::{
     FlavorAssigner, Subject, preemption_targets, remove_workloads, tas_request, topology_assignment,
 };
+use super::tas_fit::PreemptorTopology;
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
     REASON_WAITING_FOR_PREEMPTED, REASON_WAITING_FOR_QUOTA, ScanClock, ScanProgress, Specs,
@@ -33,15 +34,16 @@ struct Entry {
 /// `getInitialAssignments`: the full assignment; with preemption, its targets; failing that,
 /// partial admission (`PodSetReducer`) when a pod set has `minCount`. Every attempt resumes
 /// the flavor scan from `last`, the workload's progress still current.
-fn initial_assignment<A: AdmittedWorkloads>(
+fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
-    wl: &Workload,
+    specs: &S,
     tree: &mut QuotaTree,
     admitted: &A,
     tas: &TasCapacity,
     head: Head,
     last: Option<&ScanProgress>,
 ) -> (Assignment, Vec<Target>) {
+    let wl = specs.spec(head.key.workload);
     let subject = Subject {
         workload: head.key.workload,
         wl,
@@ -63,7 +65,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
     match full.mode {
         Mode::Fit => return (full, Vec::new()),
         Mode::Preempt => {
-            let targets = targets_for(&mut fa, &full);
+            let targets = targets_for(&mut fa, &full, specs);
             if !targets.is_empty() {
                 return (full, targets);
             }
@@ -94,7 +96,7 @@ fn initial_assignment<A: AdmittedWorkloads>(
             let ok = match a.mode {
                 Mode::Fit => Some((a, Vec::new())),
                 Mode::Preempt => {
-                    let t = targets_for(&mut fa, &a);
+                    let t = targets_for(&mut fa, &a, specs);
                     (!t.is_empty()).then_some((a, t))
                 }
                 Mode::NoFit => None,
@@ -203,14 +205,23 @@ fn fair_pick(world: &World, tree: &mut QuotaTree, entries: &[Entry]) -> usize {
     best(tree, entries, root, &keys).unwrap_or(0)
 }
 
-/// `Preemptor.GetTargets` for an assignment in preempt mode.
-fn targets_for<A: AdmittedWorkloads>(
+/// `Preemptor.GetTargets` for an assignment in preempt mode: with Kueue TAS, the search
+/// also places the pod sets with topology requests (`workloadFits`).
+fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     fa: &mut FlavorAssigner<'_, A>,
     a: &Assignment,
+    specs: &S,
 ) -> Vec<Target> {
-    let p = fa.preemptor(&a.usage, &a.contested);
+    let (world, tas, wl, cq) = (fa.world, fa.tas, fa.subject.wl, fa.subject.cq);
+    let topology = PreemptorTopology::new(world, tas, specs, cq, wl, a);
+    let mut p = fa.preemptor(&a.usage, &a.contested);
+    p.topology = topology.as_ref().map(|t| t as &dyn TopologyFit);
+    // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
+    // answer stands for the scheduler's only without TAS.
     let reused = match &fa.last_search {
-        Some(s) if s.usage == a.usage && s.contested == a.contested => s.targets.clone(),
+        Some(s) if p.topology.is_none() && s.usage == a.usage && s.contested == a.contested => {
+            s.targets.clone()
+        }
         _ => return preemption_targets(fa.world, fa.tree, fa.admitted, &p),
     };
     // Tests (debug builds) check the reuse against a search of its own.
@@ -274,7 +285,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let last = specs
             .last_assignment(h.key.workload)
             .filter(|l| !l.outdated(generation, clock.cycle, preserve));
-        let (assignment, targets) = initial_assignment(world, wl, tree, admitted, tas, h, last);
+        let (assignment, targets) = initial_assignment(world, specs, tree, admitted, tas, h, last);
         let scan = ScanProgress {
             last_tried: assignment.last_tried.clone(),
             cq_generation: generation,

@@ -324,6 +324,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             timestamp: self.subject.key.timestamp,
             usage,
             contested,
+            topology: None,
         }
     }
 
@@ -534,6 +535,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         // Per pod set, the scan's progress per resource (`Assignment.append`): the pod sets
         // up to the first that failed, which records none.
         let mut last_tried: Vec<Vec<(ResourceId, i32)>> = Vec::new();
+        // Kueue TAS: the pod sets with a topology request on a TAS flavor, and the first whose
+        // quota fits but whose placement does not (while it would on an empty cluster).
+        let mut tas_pod_sets: Vec<usize> = Vec::new();
+        let mut tas_miss: Option<(String, String)> = None;
 
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
@@ -603,22 +608,19 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 }
             };
             if let Some((f, req)) = tas {
+                tas_pod_sets.push(ps_index);
                 if flavors.iter().all(|f| f.2 == PMode::Fit) {
                     match self.topology_assignment(f, ps, count, &req) {
                         Ok(a) => topology = Some(a),
-                        Err(msg) => {
-                            // Upstream turns the mode into Preempt and tries the placement
-                            // ignoring TAS usage: if even that fails the pod set can never
-                            // fit (TopologyPlacementFailed); otherwise preemption might free
-                            // the nodes, which kueuesim does not search for TAS
-                            // (docs/semantics.md).
-                            let reason = if fits_when_empty(f, &req) {
-                                REASON_WAITING_FOR_QUOTA
-                            } else {
-                                REASON_TOPOLOGY_PLACEMENT_FAILED
-                            };
-                            failed = Some((vec![msg], reason));
+                        // Upstream turns the pod set's mode into Preempt with the placement's
+                        // message as its reason, then places it ignoring TAS usage
+                        // (`WithSimulateEmpty`): if even that fails the pod set can never fit
+                        // (NoFit, TopologyPlacementFailed); otherwise the preemptor looks for
+                        // victims whose pods free the topology (below, after every pod set).
+                        Err(msg) if fits_when_empty(f, &req) => {
+                            tas_miss.get_or_insert((ps.name.clone(), msg));
                         }
+                        Err(msg) => failed = Some((vec![msg], REASON_TOPOLOGY_PLACEMENT_FAILED)),
                     }
                 } else if !fits_when_empty(f, &req) {
                     // Quota needs preemption (representative mode Preempt): upstream checks
@@ -665,6 +667,24 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 count,
                 topology,
             });
+        }
+        // Kueue TAS (`assignFlavors`): a quota fit whose placement failed is Preempt, the
+        // first pod set that did not fit (`result.Failure()`) giving the message. In Preempt
+        // mode every pod set with a TAS request has its flavors in Preempt mode
+        // (`updateModeForTASRequests`): the quota may suffice while the topology is
+        // fragmented, so victims may be needed on any of them.
+        if mode == Mode::Fit
+            && let Some((name, msg)) = tas_miss
+        {
+            preempt_reasons.push((name, vec![msg]));
+            mode = Mode::Preempt;
+        }
+        if mode == Mode::Preempt {
+            for &i in &tas_pod_sets {
+                for &(r, f) in &pod_sets[i].flavors {
+                    contested.push(self.tree.fr(f, r));
+                }
+            }
         }
         contested.sort();
         contested.dedup();

@@ -16,6 +16,7 @@
 mod cycle;
 mod flavors;
 mod messages;
+mod tas_fit;
 
 pub use cycle::run_cycle;
 pub use flavors::usage_of;
@@ -176,6 +177,12 @@ pub trait Specs {
     /// The flavor-scan progress of pending workload `w` from its earlier attempts
     /// (`LastAssignment`), if any.
     fn last_assignment(&self, _w: WorkloadId) -> Option<&ScanProgress> {
+        None
+    }
+
+    /// The pod set assignments of workload `w`'s latest admission (what Kueue TAS's
+    /// snapshot counts of a workload holding quota: its topology assignments), if any.
+    fn admission(&self, _w: WorkloadId) -> Option<&[PodSetAssignment]> {
         None
     }
 }

@@ -41,6 +41,14 @@ impl admission::Specs for Window<Box<Runtime<'_>>> {
     fn last_assignment(&self, w: WorkloadId) -> Option<&admission::ScanProgress> {
         self[w.index()].last_assignment.as_deref()
     }
+
+    fn admission(&self, w: WorkloadId) -> Option<&[crate::outcome::PodSetAssignment]> {
+        self[w.index()]
+            .record
+            .admission
+            .as_ref()
+            .map(|a| a.pod_sets.as_slice())
+    }
 }
 
 /// The runtime state of one workload.

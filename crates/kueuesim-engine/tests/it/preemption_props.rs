@@ -85,7 +85,7 @@ let admitted = Admitted(lists);
         // Kueue looks for victims only for a preemptor that does not fit.
         prop_assume!(!fits(&tree, pcq, &usage));
         let contested = [fr];
-        let p = Preemptor { workload: WorkloadId(999), cq: pcq, priority: pprio, timestamp: SimTime::from_secs(50), usage: &usage, contested: &contested };
+        let p = Preemptor { workload: WorkloadId(999), cq: pcq, priority: pprio, timestamp: SimTime::from_secs(50), usage: &usage, contested: &contested, topology: None };
         let before: Vec<i64> = (0..n).map(|c| tree.usage(tree.cq_node(ClusterQueueId::from_index(c)), fr)).collect();
         let targets = classical_targets(&world, &mut tree, &admitted, &p);
         let after: Vec<i64> = (0..n).map(|c| tree.usage(tree.cq_node(ClusterQueueId::from_index(c)), fr)).collect();

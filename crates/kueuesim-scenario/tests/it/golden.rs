@@ -150,6 +150,89 @@ fn first_fit_nodes() {
     insta::assert_snapshot!(to_json(&r));
 }
 
+/// The first Warning event of Kueue's scheduler on `w`: (time, reason, message).
+fn first_admission_warning(w: &kueuesim_report::output::WorkloadOut) -> (f64, &str, &str) {
+    let e = w
+        .events
+        .iter()
+        .find(|e| e.kind == "Warning" && e.source == "kueue-admission")
+        .unwrap_or_else(|| panic!("{} has no Warning from kueue-admission", w.name));
+    (e.at, e.reason, e.message.as_str())
+}
+
+#[test]
+fn tas_preemption() {
+    let r = run_dir("golden/tas-preemption");
+    let (mid, low, high) = (
+        wl(&r, "team", "mid"),
+        wl(&r, "team", "low"),
+        wl(&r, "team", "high"),
+    );
+    assert_eq!(mid.pod_sets[0].nodes, ["n1", "n1", "n2"]);
+    assert!(mid.evictions.is_empty(), "{:?}", mid.evictions);
+    assert_eq!(times(mid), (Some(0.0), Some(0.0), Some(3600.0)));
+    // The quota fits, the racks do not: high preempts the lowest-priority workload whose
+    // pods free a rack, and says so.
+    assert_eq!(
+        first_admission_warning(high),
+        (
+            60.0,
+            "WaitingForPreemptedWorkloads",
+            "couldn't assign flavors to pod set main: topology \"default\" allows to fit only 1 out of 2 pod(s). Total nodes: 4; excluded: resource \"cpu\": 2. Pending the preemption of 1 workload(s)"
+        )
+    );
+    assert_eq!(low.evictions.len(), 1, "{:?}", low.evictions);
+    let ev = &low.evictions[0];
+    assert_eq!(
+        (ev.at, ev.reason, ev.preemption_reason),
+        (60.0, "Preempted", Some("InClusterQueue"))
+    );
+    assert_eq!(ev.preemptor, Some(format!("team/{}", high.name)));
+    assert_eq!(
+        condition(low, "Requeued").message,
+        "Preempted to accommodate a workload (UID: team/high, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: /cq; preemptee path: /cq"
+    );
+    // Admitted once low's pods are gone (30 s), into the rack low left.
+    assert_eq!(times(high), (Some(90.0), Some(90.0), Some(3690.0)));
+    assert_eq!(high.pod_sets[0].nodes, ["n3", "n3"]);
+    // low waits for mid's rack.
+    assert_eq!(times(low).0, Some(3601.0));
+    assert_eq!(low.pod_sets[0].nodes, ["n1", "n1", "n2"]);
+    insta::assert_snapshot!(to_json(&r));
+}
+
+#[test]
+fn tas_preemption_that_cannot_help_evicts_nothing() {
+    let r = run_dir("golden/tas-preemption-no-help");
+    for w in &r.workloads {
+        assert!(w.evictions.is_empty(), "{}: {:?}", w.name, w.evictions);
+    }
+    let d = wl(&r, "team", "d");
+    assert_eq!(
+        first_admission_warning(d),
+        (
+            60.0,
+            "WaitingForQuota",
+            "couldn't assign flavors to pod set main: topology \"default\" allows to fit only 1 out of 2 pod(s). Total nodes: 4; excluded: resource \"cpu\": 3"
+        )
+    );
+    assert_eq!(times(d).0, Some(3601.0));
+    assert_eq!(d.pod_sets[0].nodes, ["n1", "n1"]);
+    // d held its quota for the rest of its cycle, so e could not borrow it then.
+    let e = wl(&r, "team", "e");
+    assert_eq!(
+        first_admission_warning(e),
+        (
+            60.0,
+            "WaitingForQuota",
+            "Workload no longer fits after processing another workload"
+        )
+    );
+    assert_eq!(times(e).0, Some(60.0));
+    assert_eq!(e.pod_sets[0].nodes, ["n4"]);
+    insta::assert_snapshot!(to_json(&r));
+}
+
 #[test]
 fn embedded_platform_day_runs_and_matches_its_directory() {
     use kueuesim_engine::Simulation;
@@ -185,6 +268,7 @@ fn json_is_byte_identical_across_runs() {
     for dir in [
         "golden/fifo-strategies",
         "golden/first-fit-nodes",
+        "golden/tas-preemption",
         "platform",
     ] {
         assert_eq!(to_json(&run_dir(dir)), to_json(&run_dir(dir)), "{dir}");

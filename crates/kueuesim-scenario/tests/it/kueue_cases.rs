@@ -810,3 +810,67 @@ fn t09_node_taints_and_flavor_tolerations() {
         "couldn't assign flavors to pod set one: topology \"default\" doesn't allow to fit any of 1 pod(s). Total nodes: 1; excluded: taint \"example.com/gpu=present:NoSchedule\": 1"
     );
 }
+
+// Kueue TAS preemption (`scheduler_tas_test.go` `TestScheduleForTASPreemption`). Upstream's
+// admitted workloads carry topology assignments, which kueuesim's input admissions do not: they
+// arrive at 0 and the first cycles place them; the incoming workload arrives at 1s.
+
+const FOO_PREEMPTED: &str = "Preempted to accommodate a workload (UID: wl-foo, JobUID: job-foo) due to prioritization in the ClusterQueue; preemptor path: /tas-main; preemptee path: /tas-main";
+
+#[test]
+fn t11_tas_preempts_only_low_priority() {
+    let r = run_dir("cases/T-11-tas-preempts-only-low-priority");
+    let foo = wl(&r, "default", "foo");
+    assert_first_warning(
+        foo,
+        "WaitingForPreemptedWorkloads",
+        "couldn't assign flavors to pod set one: topology \"tas-single-level\" doesn't allow to fit any of 1 pod(s). Total nodes: 1; excluded: resource \"cpu\": 1. Pending the preemption of 1 workload(s)",
+    );
+    let low = wl(&r, "default", "low-priority-admitted");
+    assert_preempted_then_requeued(low, 1.0, "default/foo", "InClusterQueue");
+    assert_eq!(condition(low, "Preempted").message, FOO_PREEMPTED);
+    // Admitted onto x1 once the victim's pods are gone.
+    assert_eq!(foo.admitted_at, Some(31.0));
+    assert_eq!(foo.pod_sets[0].nodes, ["x1"]);
+}
+
+#[test]
+fn t13_tas_fragmented_capacity_preempts_low() {
+    let r = run_dir("cases/T-13-tas-fragmented-capacity-preempts-low");
+    let foo = wl(&r, "default", "foo");
+    assert_first_warning(
+        foo,
+        "WaitingForPreemptedWorkloads",
+        "couldn't assign flavors to pod set one: topology \"tas-single-level\" allows to fit only 1 out of 2 pod(s). Pending the preemption of 1 workload(s)",
+    );
+    let low = wl(&r, "default", "low-priority-admitted");
+    assert_preempted_then_requeued(low, 1.0, "default/foo", "InClusterQueue");
+    assert_eq!(condition(low, "Preempted").message, FOO_PREEMPTED);
+    let mid = wl(&r, "default", "mid-priority-admitted");
+    assert_untouched(mid, "cpu", "tas-default");
+    assert_eq!(mid.pod_sets[0].nodes, ["x1"]);
+    assert_eq!(foo.admitted_at, Some(31.0));
+    assert_eq!(foo.pod_sets[0].nodes, ["y1", "y1"]);
+}
+
+#[test]
+fn t15_tas_equal_priority_waits() {
+    let r = run_dir("cases/T-15-tas-equal-priority-waits");
+    let waiting = wl(&r, "default", "mid-priority-waiting");
+    assert_first_warning(
+        waiting,
+        "WaitingForQuota",
+        "couldn't assign flavors to pod set one: topology \"tas-single-level\" allows to fit only 1 out of 2 pod(s)",
+    );
+    assert_pending(waiting, "inadmissible");
+    let admitted = wl(&r, "default", "mid-priority-admitted");
+    assert_untouched(admitted, "cpu", "tas-default");
+    assert!(
+        r.workloads.iter().all(|w| w.evictions.is_empty()),
+        "nothing is evicted"
+    );
+    // Upstream's single cycle leaves it queued; the next one admits it into the cpu left.
+    let small = wl(&r, "default", "low-priority-which-would-fit");
+    assert_eq!(small.admitted_at, Some(1.0));
+    assert_eq!(small.pod_sets[0].nodes, ["x1"]);
+}

@@ -1,12 +1,17 @@
 //! One FGD decision (kube-scheduler with the `FGD` GPU policy scoring every node) on a cluster
 //! shaped like openb's: 1,523 nodes in the node list's shapes (1,213 with 6,212 GPUs), about
 //! half their milli-GPUs taken by shares and whole GPUs, against the same decision under
-//! `BestFit` (one cheap score per node) to show what the fragmentation measure costs.
+//! `BestFit` (one cheap score per node) to show what the fragmentation measure costs; what one
+//! time-series sample of the device figures costs on that cluster (`figures`); and one KAI
+//! decision for a GPU share (`gpu-fraction`) against one for a whole GPU on the same nodes
+//! offering `nvidia.com/gpu`, half their devices shared or whole-used.
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use kueuesim_engine::placement::devices::DeviceChoice;
-use kueuesim_engine::placement::{Cluster, PodNeeds, kube};
-use kueuesim_model::gpu::{GPU_MILLI, GpuDemand, GpuPolicy, target_workload};
+use kueuesim_engine::placement::{Cluster, PodNeeds, kai, kube};
+use kueuesim_model::gpu::{
+    GPU_MILLI, GpuDemand, GpuPolicy, GpuShare, NODE_GPU_MEMORY_LABEL, target_workload,
+};
 use kueuesim_model::{Node, NodeId, ResourceList, World};
 
 /// openb's node shapes: (nodes, millicores, MiB, GPUs), from `openb_node_list_all_node.csv`.
@@ -155,5 +160,128 @@ fn one_decision(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, one_decision);
+/// The device figures of one time-series sample (allocation and fragmentation over every
+/// node), on the half-full FGD cluster.
+fn one_sample(c: &mut Criterion) {
+    let w = world(GpuPolicy::Fgd);
+    let cluster = half_full(&w);
+    let cpu = w.resources.lookup("cpu").unwrap();
+    let mut g = c.benchmark_group("gpu_share");
+    g.bench_function(BenchmarkId::new("figures", w.nodes.len()), |b| {
+        let mut c = cluster.clone();
+        b.iter(|| {
+            let nodes = c.nodes.clone();
+            c.devices
+                .as_mut()
+                .unwrap()
+                .figures(|n| nodes.free(n, cpu.index()))
+        })
+    });
+    g.finish();
+}
+
+/// openb's node shapes offering `nvidia.com/gpu` (80 GiB GPUs), about half their devices
+/// taken by KAI shares and whole GPUs.
+fn kai_world() -> (World, Cluster) {
+    let mut w = World::default();
+    let cpu = w.resources.intern("cpu");
+    let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+    for &(count, c, _, g) in &SHAPES {
+        for _ in 0..count {
+            let mut alloc = vec![0; w.resources.len()];
+            alloc[cpu.index()] = c;
+            alloc[gpu.index()] = g;
+            w.nodes.push(Node {
+                name: format!("openb-node-{:04}", w.nodes.len()),
+                labels: kueuesim_model::Labels::new(vec![(
+                    NODE_GPU_MEMORY_LABEL.into(),
+                    "81920".into(),
+                )]),
+                allocatable: alloc,
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+    }
+    w.config.gpu.devices = true;
+    let mut cluster = Cluster::new(&w);
+    let name = |_: usize, _: usize| String::new();
+    let fill = [Some(810), None, Some(470), Some(320), Some(650), None];
+    for k in 0..4000 {
+        let share = fill[k % fill.len()].map(GpuShare::Fraction);
+        let requests = match share {
+            Some(_) => vec![(cpu, 1000)],
+            None => vec![(cpu, 1000), (gpu, 1)],
+        };
+        let pods = [(kai_pod(requests), vec![None])];
+        kai::sharing::place(&w, &mut cluster, &kai_job(&pods, &name), &[share]);
+    }
+    (w, cluster)
+}
+
+fn kai_pod(requests: Vec<(kueuesim_model::ResourceId, i64)>) -> PodNeeds {
+    PodNeeds {
+        requests: ResourceList::from_pairs(requests),
+        node_selector: Default::default(),
+        tolerations: vec![],
+    }
+}
+
+fn kai_job<'a>(
+    pods: &'a kueuesim_engine::placement::GangPods,
+    name: &'a dyn Fn(usize, usize) -> String,
+) -> kai::KaiJob<'a> {
+    kai::KaiJob {
+        pods,
+        min_member: 1,
+        constraint: None,
+        job_name: "ns/pg",
+        pod_name: name,
+    }
+}
+
+/// One KAI decision: a 0.47 share (`sharing::place`) against a whole GPU (`kai::place`,
+/// the indexed bin-pack) on the same half-full cluster.
+fn kai_decision(c: &mut Criterion) {
+    let (w, cluster) = kai_world();
+    let cpu = w.resources.lookup("cpu").unwrap();
+    let gpu = w.resources.lookup(kueuesim_model::resources::GPU).unwrap();
+    let name = |_: usize, _: usize| String::new();
+    let share_pods = [(kai_pod(vec![(cpu, 8000)]), vec![None])];
+    let whole_pods = [(kai_pod(vec![(cpu, 8000), (gpu, 1)]), vec![None])];
+    let share = [Some(GpuShare::Fraction(470))];
+    let out = kai::sharing::place(
+        &w,
+        &mut cluster.clone(),
+        &kai_job(&share_pods, &name),
+        &share,
+    );
+    assert_eq!(out.bound.len(), 1, "{:?}", out.unplaced);
+    let out = kai::place(&w, &mut cluster.clone(), &kai_job(&whole_pods, &name));
+    assert_eq!(out.bound.len(), 1, "{:?}", out.unplaced);
+    let mut g = c.benchmark_group("gpu_share");
+    g.bench_function(BenchmarkId::new("kai-share", w.nodes.len()), |b| {
+        b.iter_batched(
+            || cluster.clone(),
+            |mut c| {
+                let p = kai::sharing::place(&w, &mut c, &kai_job(&share_pods, &name), &share);
+                (c, p)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function(BenchmarkId::new("kai-whole", w.nodes.len()), |b| {
+        b.iter_batched(
+            || cluster.clone(),
+            |mut c| {
+                let p = kai::place(&w, &mut c, &kai_job(&whole_pods, &name));
+                (c, p)
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, one_decision, one_sample, kai_decision);
 criterion_main!(benches);

@@ -105,6 +105,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
                 priority_class_name: None,
                 spec_shape: 0,
                 topology_request: None,
+                gpu_share: None,
             }],
             active: true,
             initial_admission: None,
@@ -209,6 +210,7 @@ pub fn cycle_world(
                 priority_class_name: None,
                 spec_shape: 0,
                 topology_request: None,
+                gpu_share: None,
             }],
             active: true,
             initial_admission: admitted.then(|| InitialAdmission {
@@ -513,6 +515,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
                 priority_class_name: None,
                 spec_shape: 0,
                 topology_request: None,
+                gpu_share: None,
             }],
             active: true,
             initial_admission: None,

@@ -301,7 +301,7 @@ pub enum Stopped {
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     /// The instant sampled.
     pub at: SimTime,
@@ -331,6 +331,8 @@ pub struct Sample {
     /// Per spine (`spine_domains`), workloads with pods bound all under it; the last entry
     /// counts those spread over several spines.
     pub gangs_by_spine: Vec<u32>,
+    /// With GPU devices, their allocation and fragmentation (as the summary's, at `at`).
+    pub gpu_sharing: Option<GpuSharingFigures>,
 }
 
 /// The domains the time series counts running gangs in: the highest real tier of the
@@ -355,7 +357,7 @@ pub fn spine_domains(world: &kueuesim_model::World) -> (usize, Vec<kueuesim_mode
 }
 
 /// Samples at a fixed step from time 0 to the end of the run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimeSeries {
     /// Time between samples.
     pub step: SimDuration,

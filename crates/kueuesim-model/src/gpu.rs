@@ -65,6 +65,60 @@ impl GpuDemand {
     }
 }
 
+/// KAI Scheduler's pod annotation asking a share of one GPU's memory as a fraction ("0.5").
+pub const KAI_GPU_FRACTION: &str = "gpu-fraction";
+
+/// KAI Scheduler's pod annotation asking a share of one GPU by its memory, in MiB ("2000").
+pub const KAI_GPU_MEMORY: &str = "gpu-memory";
+
+/// KAI Scheduler's pod annotation asking its share on several devices (only 1 is modelled).
+pub const KAI_GPU_FRACTION_DEVICES: &str = "gpu-fraction-num-devices";
+
+/// The node label the GPU feature discovery sets to one GPU's memory (MiB), which KAI reads
+/// (`GpuMemoryLabel`).
+pub const NODE_GPU_MEMORY_LABEL: &str = "nvidia.com/gpu.memory";
+
+/// KAI's GPU memory of a node without the label (`DefaultGpuMemory`, MiB).
+pub const KAI_DEFAULT_GPU_MEMORY: i64 = 100;
+
+/// A share of one GPU a KAI pod asks for with its annotations (KAI's GPU sharing): the pod
+/// requests no `nvidia.com/gpu`; KAI puts it on one device and holds that device with a
+/// reservation pod while any share is on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuShare {
+    /// `gpu-fraction`, in milli-GPUs (1 to 999: the fraction to the nearest thousandth).
+    Fraction(u16),
+    /// `gpu-memory`, in MiB: a share of the device's memory (its node's
+    /// `nvidia.com/gpu.memory`).
+    Memory(i64),
+}
+
+impl GpuShare {
+    /// Milli-GPUs it takes of a device with `device_mib` of memory: a fraction as asked, a
+    /// memory request rounded up to the next milli (KAI compares MiB; the rounding can refuse
+    /// a device by at most one milli per share). None if it exceeds one device.
+    pub fn milli_on(self, device_mib: i64) -> Option<u16> {
+        let m = match self {
+            GpuShare::Fraction(m) => i64::from(m),
+            GpuShare::Memory(mib) => (mib * MILLI + device_mib.max(1) - 1) / device_mib.max(1),
+        };
+        (1..=MILLI).contains(&m).then_some(m as u16)
+    }
+}
+
+/// A node's GPU memory as KAI reads it (`getNodeGpuMemory`): the label's MiB (a value of a
+/// TiB or more is taken as bytes), floored to a multiple of 100; 100 without a valid label.
+pub fn kai_gpu_memory(label: Option<&str>) -> i64 {
+    const TIB_IN_MIB: i64 = 1024 * 1024;
+    match label.and_then(|v| v.trim().parse::<i64>().ok()) {
+        Some(v) => {
+            let mib = if v < TIB_IN_MIB { v } else { v / (1024 * 1024) };
+            mib - mib % 100
+        }
+        None => KAI_DEFAULT_GPU_MEMORY,
+    }
+}
+
 /// How kube-scheduler scores nodes for GPU pods and picks their devices
 /// (`spec.gpuPlacement.policy`). `Default` is kube-scheduler's own scoring (LeastAllocated and
 /// BalancedAllocation over cpu and memory); the others are the score plugins of the FGD
@@ -223,6 +277,17 @@ pub fn node_fragmentation(cpu_free: i64, free: &[u16], target: &[TargetPod]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kai_share_in_milli() {
+        assert_eq!(GpuShare::Fraction(500).milli_on(81920), Some(500));
+        assert_eq!(GpuShare::Memory(40960).milli_on(81920), Some(500));
+        assert_eq!(GpuShare::Memory(1000).milli_on(3000), Some(334));
+        assert_eq!(GpuShare::Memory(2000).milli_on(100), None);
+        assert_eq!(kai_gpu_memory(Some("81920")), 81900);
+        assert_eq!(kai_gpu_memory(Some("85899345920")), 81900);
+        assert_eq!(kai_gpu_memory(None), 100);
+    }
 
     #[test]
     fn demand_of_requests() {

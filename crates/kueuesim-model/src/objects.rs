@@ -289,6 +289,8 @@ pub struct PodSet {
     pub spec_shape: u64,
     /// Kueue TAS: the pod template's `kueue.x-k8s.io/podset-*-topology` annotation.
     pub topology_request: Option<TopologyRequest>,
+    /// KAI GPU sharing: the pod template's `gpu-fraction` or `gpu-memory` annotation.
+    pub gpu_share: Option<crate::gpu::GpuShare>,
 }
 
 /// A pod set's Kueue topology request.

@@ -229,19 +229,36 @@ fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table 
         .as_ref()
         .map_or(&[][..], |t| &t.samples[..]);
     let mut time = Vec::with_capacity(samples.len());
-    let mut counts: Vec<Vec<i64>> = vec![Vec::with_capacity(samples.len()); names.len() - 1];
+    // Counts first, then (with GPU devices) the ratios, NaN where a ratio is of nothing.
     let mut row = Vec::new();
+    let mut ratios = Vec::new();
+    if let Some(s) = samples.first() {
+        export::timeseries_counts(&cols, s, &mut row);
+        export::timeseries_figures(&cols, s, &mut ratios);
+    }
+    let (n_counts, n_ratios) = (row.len(), ratios.len());
+    let mut counts: Vec<Vec<i64>> = vec![Vec::with_capacity(samples.len()); n_counts];
+    let mut figures: Vec<Vec<f64>> = vec![Vec::with_capacity(samples.len()); n_ratios];
     for s in samples {
         time.push(s.at.as_secs_f64());
         row.clear();
+        ratios.clear();
         export::timeseries_counts(&cols, s, &mut row);
+        export::timeseries_figures(&cols, s, &mut ratios);
         for (c, v) in counts.iter_mut().zip(&row) {
             c.push(*v);
         }
+        for (c, v) in figures.iter_mut().zip(&ratios) {
+            c.push(v.unwrap_or(f64::NAN));
+        }
     }
-    names.truncate(1 + counts.len());
+    if samples.is_empty() {
+        counts = vec![Vec::new(); names.len() - 1];
+    }
+    names.truncate(1 + counts.len() + figures.len());
     let mut columns = vec![Column::F64(time)];
     columns.extend(counts.into_iter().map(Column::I64));
+    columns.extend(figures.into_iter().map(Column::F64));
     Table { names, columns }
 }
 

@@ -325,7 +325,26 @@ pub fn event_line(wl: &Workload, e: &Event) -> String {
 /// running gangs in (`outcome::spine_domains`).
 pub struct TimeseriesColumns {
     spines: bool,
+    /// GPU devices are bookkept: their allocation columns follow.
+    devices: bool,
+    /// A target workload is known: the fragmentation columns follow too.
+    fragmentation: bool,
 }
+
+/// With GPU devices, the count columns of `timeseries.csv` after the spines (what
+/// `timeseries_counts` adds).
+const DEVICE_COUNTS: [&str; 2] = ["gpusAllocated", "milliGpusAllocated"];
+
+/// With GPU devices, the ratio columns after the counts (what `timeseries_figures` gives):
+/// the summary's `gpu.sharing` figures at each sample; the last three only with a target
+/// workload.
+const DEVICE_FIGURES: [&str; 5] = [
+    "gpuAllocationRatio",
+    "milliGpuAllocationRatio",
+    "fragmentedMilliGpus",
+    "fragmentationRate",
+    "fragmentedGpuRatio",
+];
 
 /// The header line of `timeseries.csv` (`time` in seconds, then GPUs bound to pods, GPU quota
 /// held per ClusterQueue and per ResourceFlavor (Kueue's `cluster_queue_resource_usage`), and
@@ -373,10 +392,19 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
         );
         header.push("runningGangs:spine=(several)".into());
     }
+    let devices = world.config.gpu.devices;
+    let fragmentation = devices && !world.config.gpu.target.is_empty();
+    if devices {
+        header.extend(DEVICE_COUNTS.iter().map(|s| s.to_string()));
+        let figures = if fragmentation { 5 } else { 2 };
+        header.extend(DEVICE_FIGURES[..figures].iter().map(|s| s.to_string()));
+    }
     (
         header,
         TimeseriesColumns {
             spines: with_spines,
+            devices,
+            fragmentation,
         },
     )
 }
@@ -387,6 +415,9 @@ pub fn timeseries_csv_row(columns: &TimeseriesColumns, s: &Sample) -> String {
     let mut counts = Vec::new();
     timeseries_counts(columns, s, &mut counts);
     row.extend(counts.iter().map(i64::to_string));
+    let mut figures = Vec::new();
+    timeseries_figures(columns, s, &mut figures);
+    row.extend(figures.iter().map(|f| f.map_or(String::new(), fmt_num)));
     let mut out = row.join(",");
     out.push('\n');
     out
@@ -402,6 +433,28 @@ pub fn timeseries_counts(columns: &TimeseriesColumns, s: &Sample, out: &mut Vec<
     if columns.spines {
         out.extend(s.gangs_by_spine.iter().map(|&n| i64::from(n)));
     }
+    if columns.devices {
+        let f = s.gpu_sharing.unwrap_or_default();
+        out.extend([f.gpus_allocated, f.milli_allocated]);
+    }
+}
+
+/// The ratio columns of a `timeseries.csv` row after the counts, into `out` (None: a ratio
+/// of nothing, an empty cell).
+pub fn timeseries_figures(columns: &TimeseriesColumns, s: &Sample, out: &mut Vec<Option<f64>>) {
+    if !columns.devices {
+        return;
+    }
+    let f = s.gpu_sharing.unwrap_or_default();
+    let g = crate::output::GpuSharingOut::of(kueuesim_model::gpu::GpuPolicy::Default, &f);
+    out.extend([g.gpu_allocation_ratio, g.milli_gpu_allocation_ratio]);
+    if columns.fragmentation {
+        out.extend([
+            g.fragmented_milli_gpus,
+            g.fragmentation_rate,
+            g.fragmented_gpu_ratio,
+        ]);
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +467,61 @@ mod tests {
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
         assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_cell("two\nlines"), "\"two\nlines\"");
+    }
+
+    #[test]
+    fn device_columns_follow_the_devices_and_the_target() {
+        use kueuesim_engine::outcome::GpuSharingFigures;
+        use kueuesim_model::gpu::{GpuDemand, TargetPod};
+        let mut w = World::default();
+        let (_, plain) = timeseries_columns(&w);
+        assert!(!plain.devices);
+        w.config.gpu.devices = true;
+        let (names, cols) = timeseries_columns(&w);
+        assert_eq!(names.len(), 6);
+        w.config.gpu.target = vec![TargetPod {
+            cpu_milli: 0,
+            gpu: Some(GpuDemand::Share(500)),
+            freq: 1.0,
+        }];
+        let (names, frag) = timeseries_columns(&w);
+        assert_eq!(
+            names[names.len() - 3..],
+            [
+                "fragmentedMilliGpus",
+                "fragmentationRate",
+                "fragmentedGpuRatio"
+            ]
+        );
+        let mut s = Sample {
+            at: kueuesim_model::SimTime::from_secs(60),
+            gpus_in_use: 0,
+            gpu_quota_by_cq: vec![],
+            gpu_quota_by_flavor: vec![],
+            gpu_quota_by_cq_flavor: vec![],
+            reserving_by_cq: vec![],
+            admitted_by_cq: vec![],
+            pending_active: vec![],
+            pending_inadmissible: vec![],
+            pending_by_lq: vec![],
+            pending_inadmissible_by_lq: vec![],
+            gangs_by_spine: vec![],
+            gpu_sharing: Some(GpuSharingFigures {
+                gpus: 4,
+                gpus_allocated: 2,
+                milli_allocated: 1500,
+                milli_idle: 2500,
+                milli_fragmented: Some(500.0),
+            }),
+        };
+        assert_eq!(timeseries_csv_row(&cols, &s), "60,0,2,1500,0.5,0.375\n");
+        assert_eq!(
+            timeseries_csv_row(&frag, &s),
+            "60,0,2,1500,0.5,0.375,500,0.2,0.125\n"
+        );
+        // No GPUs: the ratios are of nothing, empty cells.
+        s.gpu_sharing = Some(GpuSharingFigures::default());
+        assert_eq!(timeseries_csv_row(&cols, &s), "60,0,0,0,,\n");
     }
 
     #[test]

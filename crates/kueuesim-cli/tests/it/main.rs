@@ -461,6 +461,53 @@ fn timeseries_counts_running_gangs_per_spine() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn timeseries_and_report_follow_the_gpu_devices() {
+    // The KAI sharing case: 3000 milli held on all 4 GPUs at 600 s, 3250 from 3601 s.
+    let dir = run_out("devices", "golden/kai-gpu-sharing", &["--sample", "10m"]);
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let tail: Vec<&str> = header[header.len() - 4..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "gpusAllocated",
+            "milliGpusAllocated",
+            "gpuAllocationRatio",
+            "milliGpuAllocationRatio"
+        ]
+    );
+    let rows: Vec<Vec<String>> = lines.map(csv_cells).collect();
+    let last4 = |i: usize| rows[i][rows[i].len() - 4..].join(",");
+    assert_eq!(
+        (rows[1][0].as_str(), last4(1)),
+        ("600", "4,3000,1,0.75".into())
+    );
+    assert_eq!(
+        (rows[7][0].as_str(), last4(7)),
+        ("4200", "4,3250,1,0.8125".into())
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(html.contains("id=\"gpu-sharing\""), "the devices panel");
+    assert!(html.contains("milli-GPU allocation ratio"), "its lines");
+    if let Some(chromium) = chromium() {
+        let page = format!("file://{}", dir.join("report.html").display());
+        let dom = headless(&chromium, &dir.join("profile-dom"), &["--dump-dom", &page]);
+        assert!(dom.status.success(), "{}", stderr(&dom));
+        let dom = stdout(&dom);
+        let plots = dom.matches("class=\"plot\"").count();
+        assert!(
+            dom.contains(&format!("data-plots=\"{plots}/{plots}\"")),
+            "every plot drew its marks"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Debian's Chromium, if installed (`.ci/run` installs it and sets
 /// KUEUESIM_REQUIRE_CHROMIUM=1, so there the test cannot be skipped).
 fn chromium() -> Option<String> {

@@ -8,10 +8,19 @@
 //! is one request. The devices add what a GPU-sharing device plugin enforces on top (the
 //! Alibaba gpushare scheduler extender the FGD simulator models as `Open-Gpu-Share`): whole
 //! GPUs only on devices no one shares, a share within one device.
+//!
+//! KAI's GPU sharing (`gpu-fraction`, `gpu-memory`) differs in how the node sees a share:
+//! the pod requests no GPU, and KAI's binder holds the shared device with a reservation pod
+//! (namespace `kai-resource-reservation`) requesting one `nvidia.com/gpu`, from the first
+//! share on the device to the last one leaving it. A KAI share's `Claim` is marked `reserve`;
+//! the book counts them per device and tells the caller when a device's reservation begins
+//! or ends (`apply`), and `Cluster::apply_claim` takes or gives back that one GPU.
 
 use std::sync::Arc;
 
-use kueuesim_model::gpu::{GPU_MILLI, GpuDemand, MILLI, TargetPod, node_fragmentation};
+use kueuesim_model::gpu::{
+    GPU_MILLI, GpuDemand, GpuShare, MILLI, NODE_GPU_MEMORY_LABEL, TargetPod, node_fragmentation,
+};
 use kueuesim_model::{NodeId, ResourceId, ResourceList, World};
 
 /// Devices per node the book keeps (a claim is a bit mask).
@@ -27,6 +36,8 @@ pub struct Claim {
     pub mask: u64,
     /// Milli-GPUs it holds on each of them (1000 for whole GPUs).
     pub milli: u16,
+    /// A KAI share: its device is held by a reservation pod while any such share is on it.
+    pub reserve: bool,
 }
 
 impl Claim {
@@ -68,6 +79,10 @@ pub struct DeviceBook {
     free: Vec<u16>,
     /// Per node, GPU pods by kind.
     kinds: Vec<[u16; KINDS]>,
+    /// Per device, the KAI shares on it (a device with any is held by a reservation pod).
+    reserved: Vec<u16>,
+    /// Per node, one GPU's memory in MiB as KAI reads it (`nvidia.com/gpu.memory`).
+    gpu_mib: Vec<i64>,
     /// `nvidia.com/gpu` and `kueuesim.io/gpu-milli`, if any object mentions them.
     gpu: Option<ResourceId>,
     milli: Option<ResourceId>,
@@ -111,6 +126,11 @@ impl Devices {
             ));
         }
         start.push(free.len() as u32);
+        let gpu_mib = world
+            .nodes
+            .iter()
+            .map(|n| kueuesim_model::gpu::kai_gpu_memory(n.labels.get(NODE_GPU_MEMORY_LABEL)))
+            .collect();
         let target: Arc<[TargetPod]> = world.config.gpu.target.clone().into();
         let mut cpus: Vec<i64> = target.iter().map(|t| t.cpu_milli).collect();
         cpus.sort_unstable();
@@ -118,6 +138,8 @@ impl Devices {
         Some(Devices {
             book: DeviceBook {
                 kinds: vec![[0; KINDS]; world.nodes.len()],
+                reserved: vec![0; free.len()],
+                gpu_mib,
                 start,
                 free,
                 gpu,
@@ -198,6 +220,7 @@ impl DeviceBook {
                 (left == 0).then_some(Claim {
                     mask,
                     milli: MILLI as u16,
+                    reserve: false,
                 })
             }
             GpuDemand::Share(m) => {
@@ -213,14 +236,17 @@ impl DeviceBook {
                 Some(Claim {
                     mask: 1 << i,
                     milli: m,
+                    reserve: false,
                 })
             }
         }
     }
 
     /// Takes (sign 1) or gives back (sign -1) `claim` on `node`. Panics (an invariant) if a
-    /// device would go below zero or above 1000 milli.
-    pub fn apply(&mut self, node: NodeId, claim: Claim, sign: i64) {
+    /// device would go below zero or above 1000 milli. Returns the change of reservation
+    /// pods on the node: 1 when a KAI share is the first on its device, -1 when it was the
+    /// last, else 0.
+    pub fn apply(&mut self, node: NodeId, claim: Claim, sign: i64) -> i64 {
         let base = self.start[node.index()] as usize;
         let mut mask = claim.mask;
         while mask != 0 {
@@ -236,12 +262,44 @@ impl DeviceBook {
         }
         let k = &mut self.kinds[node.index()][claim.kind()];
         *k = (i64::from(*k) + sign) as u16;
+        if !claim.reserve {
+            return 0;
+        }
+        let i = base + claim.mask.trailing_zeros() as usize;
+        let before = self.reserved[i];
+        self.reserved[i] = (i64::from(before) + sign) as u16;
+        match (before, self.reserved[i]) {
+            (0, _) => 1,
+            (_, 0) => -1,
+            _ => 0,
+        }
+    }
+
+    /// Milli-GPUs a KAI share takes on a device of `node` (None: more than one device).
+    pub fn share_milli(&self, node: NodeId, share: GpuShare) -> Option<u16> {
+        share.milli_on(self.gpu_mib[node.index()])
+    }
+
+    /// Whether device `i` of `node` holds KAI shares (KAI's `UsedSharedGPUsMemory` entry).
+    #[inline]
+    pub fn is_shared(&self, node: NodeId, i: usize) -> bool {
+        self.reserved[self.start[node.index()] as usize + i] > 0
+    }
+
+    /// Reservation pods per node (devices holding KAI shares), nodes without any left out.
+    pub fn reservations(&self) -> impl Iterator<Item = (NodeId, i64)> + '_ {
+        (0..self.kinds.len()).filter_map(|n| {
+            let (a, b) = (self.start[n] as usize, self.start[n + 1] as usize);
+            let k = self.reserved[a..b].iter().filter(|&&r| r > 0).count() as i64;
+            (k > 0).then_some((NodeId::from_index(n), k))
+        })
     }
 
     /// Checks every device is within 0 to 1000 milli free and that the claims given hold
     /// what the devices miss (conservation on every bind and release).
     pub fn check(&self, claims: impl Iterator<Item = (NodeId, Claim)>) -> Result<(), String> {
         let mut used = vec![0i64; self.free.len()];
+        let mut reserved = vec![0u16; self.free.len()];
         let mut kinds = vec![[0u16; KINDS]; self.kinds.len()];
         for (node, c) in claims {
             let base = self.start[node.index()] as usize;
@@ -258,6 +316,15 @@ impl DeviceBook {
                 used[base + i] += i64::from(c.milli);
             }
             kinds[node.index()][c.kind()] += 1;
+            if c.reserve {
+                if c.mask.count_ones() != 1 {
+                    return Err("a KAI share claims other than one device".into());
+                }
+                reserved[base + c.mask.trailing_zeros() as usize] += 1;
+            }
+        }
+        if reserved != self.reserved {
+            return Err("the KAI shares per device are stale".into());
         }
         for (d, (&f, &u)) in self.free.iter().zip(&used).enumerate() {
             if !(0..=MILLI).contains(&i64::from(f)) || i64::from(f) + u != MILLI {

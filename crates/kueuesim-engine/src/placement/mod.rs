@@ -363,6 +363,23 @@ impl Cluster {
         self.plain_nodes && pod.node_selector.is_empty()
     }
 
+    /// Takes (sign 1) or gives back (sign -1) a device claim on `node`, and with it the one
+    /// `nvidia.com/gpu` of KAI's reservation pod when the claim is the first KAI share on its
+    /// device or the last to leave it (the reservation pod is a pod of the node like any
+    /// other, so the node's GPU count and every index follow it).
+    pub fn apply_claim(&mut self, world: &World, node: NodeId, claim: devices::Claim, sign: i64) {
+        let Some(dev) = self.devices.as_mut() else {
+            return;
+        };
+        let reservations = dev.book.apply(node, claim, sign);
+        if reservations != 0
+            && let Some(g) = self.res.gpu
+        {
+            let one = ResourceList::from_pairs(vec![(ResourceId::from_index(g), 1)]);
+            self.apply(world, node, &one, reservations);
+        }
+    }
+
     /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every
     /// domain above it.
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {

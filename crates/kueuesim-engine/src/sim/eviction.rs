@@ -286,10 +286,8 @@ impl<'w> Simulation<'w> {
             .flat_map(|(ps, slots)| slots.iter().flatten().map(move |&n| (ps, n)))
             .collect();
         let claims = std::mem::take(&mut self.runtimes[w.index()].claims);
-        if let Some(dev) = self.sched.cluster.devices.as_mut() {
-            for (node, claim) in claims {
-                dev.book.apply(node, claim, -1);
-            }
+        for (node, claim) in claims {
+            self.sched.cluster.apply_claim(self.world, node, claim, -1);
         }
         for (ps, node) in &released {
             let req = self.runtimes[w.index()].needs[*ps].requests.clone();

@@ -140,6 +140,14 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
+        // KAI's reservation pods: one GPU per device holding KAI shares.
+        if let (Some(dev), Some(g)) = (&self.sched.cluster.devices, self.sched.cluster.res.gpu) {
+            for (n, k) in dev.book.reservations() {
+                let one =
+                    kueuesim_model::ResourceList::from_pairs(vec![(ResourceId::from_index(g), k)]);
+                cap.apply(n, &one, 1);
+            }
+        }
         for (n, node) in world.nodes.iter().enumerate() {
             let id = NodeId::from_index(n);
             for r in 0..world.resources.len() {

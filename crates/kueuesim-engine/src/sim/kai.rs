@@ -206,6 +206,12 @@ impl<'w> Simulation<'w> {
                 };
             }
         };
+        // KAI GPU sharing: with device bookkeeping, a job with shares goes through the
+        // sharing allocation (no topology constraint or subgroup applied).
+        let shares: Vec<_> = wl.pod_sets.iter().map(|ps| ps.gpu_share).collect();
+        if self.sched.cluster.devices.is_some() && shares.iter().any(Option::is_some) {
+            return self.place_kai_shared(w, pods, total, &shares);
+        }
         if !wl.gang.kai_subgroups.is_empty() {
             let mut constraints = Vec::new();
             for g in &wl.gang.kai_subgroups {
@@ -285,6 +291,64 @@ impl<'w> Simulation<'w> {
                 if r.domain.is_some() {
                     out.domain = r.domain;
                 }
+                if out.unplaced.is_none() {
+                    out.unplaced = r.unplaced.map(|(_, _, m)| (ps, idx, m));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Simulation<'_> {
+    /// KAI's allocation of a job with GPU shares: one job of `minMember`, or with a PodGroup
+    /// per pod (bare pods, batch/v1 Jobs) each pod alone.
+    fn place_kai_shared(
+        &mut self,
+        w: WorkloadId,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+        total: usize,
+        shares: &[Option<kueuesim_model::gpu::GpuShare>],
+    ) -> placement::Placement {
+        let world = self.world;
+        let wl = self.spec(w);
+        let pod_name = |ps: usize, idx: usize| format!("{}/{}", wl.namespace, wl.pod_name(ps, idx));
+        let job_name = kai_job_name(&wl);
+        if !wl.gang.pod_group_per_pod {
+            let job = placement::kai::KaiJob {
+                pods,
+                min_member: wl
+                    .gang
+                    .min_member
+                    .map_or(total, |m| (m as usize).min(total)),
+                constraint: None,
+                job_name: &job_name,
+                pod_name: &pod_name,
+            };
+            return placement::kai::sharing::place(world, &mut self.sched.cluster, &job, shares);
+        }
+        let mut out = placement::Placement::default();
+        for (ps, (_, slots)) in pods.iter().enumerate() {
+            for (idx, slot) in slots.iter().enumerate() {
+                if slot.is_some() {
+                    continue;
+                }
+                let single = [(pods[ps].0.clone(), vec![None])];
+                let this_pod = |_: usize, _: usize| pod_name(ps, idx);
+                let job = placement::kai::KaiJob {
+                    pods: &single,
+                    min_member: 1,
+                    constraint: None,
+                    job_name: &job_name,
+                    pod_name: &this_pod,
+                };
+                let share = [shares[ps]];
+                let r =
+                    placement::kai::sharing::place(world, &mut self.sched.cluster, &job, &share);
+                out.bound
+                    .extend(r.bound.iter().map(|&(_, _, n)| (ps, idx, n)));
+                out.claims
+                    .extend(r.claims.iter().map(|&(_, _, c)| (ps, idx, c)));
                 if out.unplaced.is_none() {
                     out.unplaced = r.unplaced.map(|(_, _, m)| (ps, idx, m));
                 }

@@ -17,6 +17,7 @@ impl<'w> Simulation<'w> {
     pub(super) fn release_to_scheduler(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = self.spec(w);
+        let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
         let rt = &mut self.runtimes[w.index()];
         rt.needs = wl
             .pod_sets
@@ -48,8 +49,16 @@ impl<'w> Simulation<'w> {
                         tolerations.extend(flavor.tolerations.iter().cloned());
                     }
                 }
+                // A KAI share's `kueuesim.io/gpu-milli` is Kueue's charge only: the node sees
+                // the pod without it (its device is held by KAI's reservation pod).
+                let requests = match (ps.gpu_share, milli) {
+                    (Some(_), Some(m)) => kueuesim_model::ResourceList::from_pairs(
+                        ps.requests.iter().filter(|&(r, _)| r != m).collect(),
+                    ),
+                    _ => ps.requests.clone(),
+                };
                 PodNeeds {
-                    requests: ps.requests.clone(),
+                    requests,
                     node_selector: Labels::new(selector),
                     tolerations,
                 }
@@ -269,6 +278,28 @@ impl<'w> Simulation<'w> {
             let rt = &mut self.runtimes[w.index()];
             let node = rt.record.placement[ps][idx].expect("a claim of a bound pod");
             rt.claims.push((node, claim));
+        }
+        // With GPU devices, Volcano's and KAI's whole-GPU pods (placed on node-level counts)
+        // take the lowest-indexed free devices, as the device plugin allocates them, so the
+        // devices show what the node's count says is used.
+        if kind != SchedulerKind::Kube
+            && let Some(dev) = self.sched.cluster.devices.as_mut()
+        {
+            let rt = &mut self.runtimes[w.index()];
+            for &(ps, idx, node) in &result.bound {
+                if result.claims.iter().any(|c| (c.0, c.1) == (ps, idx)) {
+                    continue;
+                }
+                if let Some(d @ kueuesim_model::gpu::GpuDemand::Whole(_)) =
+                    dev.book.demand(&rt.needs[ps].requests)
+                    && let Some(c) =
+                        dev.book
+                            .claim(node, d, placement::devices::DeviceChoice::BestFit)
+                {
+                    dev.book.apply(node, c, 1);
+                    rt.claims.push((node, c));
+                }
+            }
         }
         if result.domain.is_some() {
             self.runtimes[w.index()].record.topology_domain = result.domain.clone();

@@ -1,5 +1,5 @@
-//! The time series (`Simulation::with_time_series`): GPU quota held, pending workloads and gangs
-//! per spine, sampled at a fixed step.
+//! The time series (`Simulation::with_time_series`): GPU quota held, pending workloads, gangs
+//! per spine and, with GPU devices, their allocation and fragmentation, sampled at a fixed step.
 
 use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, QueueRef, SimTime};
@@ -16,7 +16,8 @@ impl<'w> Simulation<'w> {
         let Some(series) = &self.rec.series else {
             return;
         };
-        let step = series.step.millis();
+        let step_len = series.step;
+        let step = step_len.millis();
         let next = self.rec.last_sample.map_or(0, |t| t.millis() + step);
         if next >= at.millis() {
             return;
@@ -26,10 +27,11 @@ impl<'w> Simulation<'w> {
         // samples, which it expands as the sink takes them. Memory follows the events, not
         // the horizon (a ten-year idle gap sampled every minute is one entry, not five million).
         let count = (at.millis() - 1 - next) / step + 1;
-        let sample = self.sample(SimTime::from_millis(next));
+        let mut sample = self.sample(SimTime::from_millis(next));
+        sample.gpu_sharing = self.gpu_sharing_figures();
         self.rec.last_sample = Some(SimTime::from_millis(next + (count - 1) * step));
         match &mut self.outbox {
-            Some(out) => out.push_samples(sample, count as u64, series.step),
+            Some(out) => out.push_samples(sample, count as u64, step_len),
             None => {
                 let samples = &mut self.rec.series.as_mut().expect("checked").samples;
                 for k in 0..count {
@@ -158,6 +160,8 @@ impl<'w> Simulation<'w> {
             pending_by_lq: by_lq,
             pending_inadmissible_by_lq: inadmissible_by_lq,
             gangs_by_spine: by_spine,
+            // Filled in by `sample_before`: the fragmentation memo wants `&mut self`.
+            gpu_sharing: None,
         }
     }
 }

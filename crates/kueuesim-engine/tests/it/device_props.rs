@@ -1,10 +1,14 @@
 //! GPU devices under random binds and releases (proptest), for every shared-GPU policy: no
 //! device over 1000 milli or below 0, a share never split across devices, whole-GPU pods only
-//! on devices that were wholly free, and everything given back on release.
+//! on devices that were wholly free, and everything given back on release; and KAI's GPU
+//! sharing in whole runs, checked after every event.
 
+use kueuesim_engine::Simulation;
 use kueuesim_engine::placement::devices::Claim;
 use kueuesim_engine::placement::{Cluster, PodNeeds, kube};
-use kueuesim_model::gpu::{GPU_MILLI, GpuDemand, GpuPolicy, target_workload};
+use kueuesim_model::gpu::{
+    GPU_MILLI, GpuDemand, GpuPolicy, GpuShare, NODE_GPU_MEMORY_LABEL, target_workload,
+};
 use kueuesim_model::{Node, NodeId, ResourceList, World};
 use proptest::prelude::*;
 
@@ -136,6 +140,110 @@ proptest! {
         let book = &cluster.devices.as_ref().unwrap().book;
         for n in 0..gpus.len() {
             prop_assert!(book.free(NodeId::from_index(n)).iter().all(|&f| f == 1000));
+        }
+    }
+}
+
+/// A world of KAI, Volcano and kube-scheduler workloads on nodes of 0 to 4 GPUs (some with
+/// `nvidia.com/gpu.memory`), GPU devices on, with some KAI workloads asking GPU shares
+/// (`gpu-fraction` or `gpu-memory`, charged to Kueue as `kueuesim.io/gpu-milli`).
+fn arb_sharing_world() -> impl Strategy<Value = World> {
+    let nodes = prop::collection::vec((0i64..=4, prop::option::of(1i64..=4)), 1..5);
+    let wls = prop::collection::vec(
+        (
+            0usize..3,
+            1u32..4,
+            0i64..3,
+            0i64..200,
+            1i64..300,
+            0usize..3,
+            prop::option::of(prop_oneof![
+                (1u16..1000).prop_map(GpuShare::Fraction),
+                (1i64..50_000).prop_map(GpuShare::Memory),
+            ]),
+        ),
+        1..25,
+    );
+    (nodes, wls).prop_map(|(nodes, wls)| {
+        let mut w = crate::fixtures::world(&[8, 4, 6]);
+        let milli = w.resources.intern(GPU_MILLI);
+        for cq in &mut w.cluster_queues {
+            let rg = &mut cq.resource_groups[0];
+            rg.covered.push(milli);
+            rg.flavors[0].resources.push(kueuesim_model::ResourceQuota {
+                resource: milli,
+                nominal: 3000,
+                borrowing_limit: None,
+                lending_limit: None,
+            });
+        }
+        for (g, mem) in nodes {
+            crate::fixtures::add_node(&mut w, g);
+            if let Some(m) = mem {
+                let n = w.nodes.last_mut().unwrap();
+                let mut labels: Vec<(String, String)> = n
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                labels.push((NODE_GPU_MEMORY_LABEL.into(), (m * 10_000).to_string()));
+                n.labels = kueuesim_model::Labels::new(labels);
+            }
+        }
+        for (q, pods, gpus, arrival, dur, sched, share) in wls {
+            let scheduler = ["default-scheduler", "kai-scheduler", "volcano"][sched];
+            crate::fixtures::add_workload(
+                &mut w,
+                crate::fixtures::Wl {
+                    queue: Some(q),
+                    pods,
+                    gpus_per_pod: gpus,
+                    priority: 0,
+                    arrival_s: arrival,
+                    duration_s: dur,
+                    scheduler,
+                },
+            );
+            if let (Some(s), "kai-scheduler") = (share, scheduler) {
+                // `add_workload` keeps the workloads sorted by arrival: find this one.
+                let name = format!("wl{}", w.workloads.len() - 1);
+                let wl = w.workloads.iter_mut().find(|x| x.name == name).unwrap();
+                let charge = i64::from(s.milli_on(20_000).unwrap_or(1000));
+                let ps = &mut wl.pod_sets[0];
+                ps.gpu_share = Some(s);
+                ps.requests = ResourceList::from_pairs(vec![
+                    (kueuesim_model::ResourceId(0), 1000),
+                    (milli, charge),
+                ]);
+            }
+        }
+        w.config.gpu.devices = true;
+        w
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// KAI's GPU sharing keeps the devices' invariants after every event: no device over 1000
+    /// milli or below 0, a share on one device, each device's use what the bound pods' claims
+    /// hold, a node's GPUs used by its pods plus one reservation pod per shared device, and
+    /// everything given back when the workloads leave.
+    #[test]
+    fn kai_shares_keep_the_invariants_after_every_event(world in arb_sharing_world()) {
+        let mut sim = Simulation::new(&world);
+        let mut steps = 0;
+        while steps < 5_000 && sim.step(None) && !sim.only_futile_loops_left() {
+            steps += 1;
+            if let Err(e) = sim.check_invariants() {
+                prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());
+            }
+        }
+        // Conservation: once every workload has left, the devices are whole again.
+        if !sim.step(None) {
+            let f = sim.gpu_sharing_figures().expect("devices are on");
+            prop_assert_eq!(f.milli_allocated, 0);
+            prop_assert_eq!(f.gpus_allocated, 0);
         }
     }
 }

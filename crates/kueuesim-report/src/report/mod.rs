@@ -10,7 +10,7 @@ mod plot;
 
 use std::fmt::Write;
 
-use kueuesim_engine::outcome::Sample;
+use kueuesim_engine::outcome::{GpuSharingFigures, Sample};
 use kueuesim_model::{SimTime, World};
 
 use crate::output::SimulationResult;
@@ -18,7 +18,8 @@ use axis::duration;
 use plot::esc;
 
 /// What the page reads of the time series: of each sample its time, the GPUs bound, the GPU
-/// quota held per ClusterQueue and the pending workloads per LocalQueue, kept column by
+/// quota held per ClusterQueue, the pending workloads per LocalQueue and, with GPU devices,
+/// their allocation and fragmentation, kept column by
 /// column (a ten-year run sampled every minute with one queue is 28 bytes a sample, where
 /// whole `Sample`s with their ten vectors took over 300).
 #[derive(Default)]
@@ -31,6 +32,8 @@ pub struct PlottedSeries {
     gpu_quota_by_cq: Vec<i64>,
     /// Sample-major: `[sample * local_queues + lq]`.
     pending_by_lq: Vec<u32>,
+    /// With GPU devices, their allocation and fragmentation per sample (empty without).
+    gpu_sharing: Vec<GpuSharingFigures>,
 }
 
 /// One sample as the page reads it.
@@ -39,6 +42,7 @@ pub(crate) struct PlottedSample<'a> {
     pub(crate) gpus_in_use: i64,
     pub(crate) gpu_quota_by_cq: &'a [i64],
     pub(crate) pending_by_lq: &'a [u32],
+    pub(crate) gpu_sharing: Option<&'a GpuSharingFigures>,
 }
 
 impl PlottedSeries {
@@ -59,6 +63,9 @@ impl PlottedSeries {
         self.gpus_in_use.push(s.gpus_in_use);
         self.gpu_quota_by_cq.extend_from_slice(&s.gpu_quota_by_cq);
         self.pending_by_lq.extend_from_slice(&s.pending_by_lq);
+        if let Some(f) = s.gpu_sharing {
+            self.gpu_sharing.push(f);
+        }
     }
 
     /// The samples kept.
@@ -79,6 +86,7 @@ impl PlottedSeries {
             gpus_in_use: self.gpus_in_use[i],
             gpu_quota_by_cq: &self.gpu_quota_by_cq[i * c..(i + 1) * c],
             pending_by_lq: &self.pending_by_lq[i * l..(i + 1) * l],
+            gpu_sharing: self.gpu_sharing.get(i),
         })
     }
 }
@@ -200,6 +208,9 @@ pub fn report_html(
     }
     if let Some(t) = &timeline {
         plots.push_str(&panels::pending_by_lq(world, t));
+        if let Some(p) = panels::gpu_sharing(t) {
+            plots.push_str(&p);
+        }
     }
     plots.push_str(&panels::evictions(doc, end));
     if let Some(t) = panels::topology(world, doc) {

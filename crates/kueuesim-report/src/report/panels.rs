@@ -1,7 +1,7 @@
 //! The panels of report.html, each an aggregate bounded in size whatever the trace: GPUs bound
 //! against capacity and nominal quota, the wait CDF per ClusterQueue, quota held by
-//! ClusterQueue, fair sharing or quota share, pending workloads per LocalQueue, evictions,
-//! and the topology at the end.
+//! ClusterQueue, fair sharing or quota share, pending workloads per LocalQueue, GPU device
+//! allocation and fragmentation, evictions, and the topology at the end.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -204,6 +204,68 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
         "Quota held above GPUs bound is quota admitted workloads hold while their pods wait for \
          nodes; quota held above the nominal line is borrowed.",
     )
+}
+
+/// With GPU devices, their allocation and fragmentation over time in percent: the summary's
+/// `gpu.sharing` figures (Weng et al., USENIX ATC 2023) at every sample; the fragmentation
+/// lines only with a target workload. None without devices.
+pub(super) fn gpu_sharing(t: &Timeline<'_>) -> Option<String> {
+    let figures: Vec<&kueuesim_engine::outcome::GpuSharingFigures> = t
+        .series
+        .samples()
+        .map(|s| s.gpu_sharing)
+        .collect::<Option<_>>()?;
+    let first = figures.first()?;
+    let pct = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
+    let mut lines: Vec<(&str, Vec<f64>)> = vec![
+        (
+            "GPU allocation ratio (GPUs some pod holds)",
+            figures
+                .iter()
+                .map(|f| pct(f.gpus_allocated as f64, f.gpus as f64))
+                .collect(),
+        ),
+        (
+            "milli-GPU allocation ratio (milli-GPUs held)",
+            figures
+                .iter()
+                .map(|f| pct(f.milli_allocated as f64, (f.gpus * 1000) as f64))
+                .collect(),
+        ),
+    ];
+    if first.milli_fragmented.is_some() {
+        lines.push((
+            "fragmentation rate (of the idle milli-GPUs)",
+            figures
+                .iter()
+                .map(|f| pct(f.milli_fragmented.unwrap_or(0.0), f.milli_idle as f64))
+                .collect(),
+        ));
+        lines.push((
+            "fragmented GPUs (of all GPUs)",
+            figures
+                .iter()
+                .map(|f| pct(f.milli_fragmented.unwrap_or(0.0), (f.gpus * 1000) as f64))
+                .collect(),
+        ));
+    }
+    let f = t.frame(104.0, false);
+    let mut body = f.axes("time since start", "% of GPUs");
+    let mut keys = Vec::new();
+    for (k, (name, values)) in lines.iter().enumerate() {
+        body.push_str(&line_el(&t.line(&f, values), style(k), 1.5, name));
+        keys.push((name.to_string(), Mark::Line(style(k))));
+    }
+    Some(section(
+        "gpu-sharing",
+        "GPU devices: allocation and fragmentation over time",
+        H,
+        &body,
+        &keys,
+        "A GPU counts as allocated when any pod holds a share of it; the milli-GPU ratio counts \
+         the shares. The fragmentation rate is the part of the idle milli-GPUs the target \
+         workload cannot use (FGD's measure).",
+    ))
 }
 
 /// The ClusterQueues drawn on their own (at most `MAX_AREAS`, the rest as one "others"),

@@ -230,6 +230,7 @@ fn make_workload(
             tolerations: Vec::new(),
             priority_class_name: None,
             topology_request: topo.kueue.clone(),
+            gpu_share: None,
         }],
         active: true,
         max_execution_time: None,

@@ -565,6 +565,7 @@ impl TraceWorkloads {
                         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
                     }),
                     topology_request: topology_request.clone(),
+                    gpu_share: None,
                 }
             })
             .collect();

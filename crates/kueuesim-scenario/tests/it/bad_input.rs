@@ -483,3 +483,55 @@ fn a_chain_of_cohorts_loads_in_linear_time() {
         tree.cohort_node(kueuesim_model::CohortId::from_index(0))
     );
 }
+
+/// A KAI pod whose pod template carries `annotations` (and `gpu` in its requests), with GPU
+/// devices on or off.
+fn kai_share_job(devices: bool, annotations: &str, gpu: &str) -> String {
+    format!(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\nspec:\n  gpuPlacement: {{devices: {devices}}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    metadata:\n      annotations: {{{annotations}}}\n    spec:\n      schedulerName: kai-scheduler\n      containers:\n      - resources: {{requests: {{cpu: \"1\"{gpu}}}}}\n"
+    )
+}
+
+#[test]
+fn kai_gpu_share_annotations_are_checked_as_kais_webhook_does() {
+    let e = load_error(&kai_share_job(true, "gpu-fraction: \"1.5\"", ""));
+    assert!(
+        e.starts_with(
+            "t.yaml:14:35: gpu-fraction annotation value must be a positive number smaller than 1.0"
+        ),
+        "{e}"
+    );
+    let e = load_error(&kai_share_job(true, "gpu-memory: \"-3\"", ""));
+    assert!(
+        e.starts_with("t.yaml:14:33: gpu-memory annotation value must be a positive integer"),
+        "{e}"
+    );
+    let e = load_error(&kai_share_job(
+        true,
+        "gpu-fraction: \"0.5\"",
+        ", nvidia.com/gpu: \"1\"",
+    ));
+    assert!(
+        e.contains("cannot have both GPU fraction request and whole GPU resource request/limit"),
+        "{e}"
+    );
+    let e = load_error(&kai_share_job(
+        true,
+        "gpu-fraction: \"0.5\", gpu-memory: \"100\"",
+        "",
+    ));
+    assert!(e.contains("cannot request both GPU and GPU memory"), "{e}");
+    let e = load_error(&kai_share_job(
+        true,
+        "gpu-fraction: \"0.5\", gpu-fraction-num-devices: \"2\"",
+        "",
+    ));
+    assert!(e.contains("is not modelled"), "{e}");
+    // KAI's webhook refuses shares while GPU sharing is off (`global.gpuSharing`).
+    let e = load_error(&kai_share_job(false, "gpu-fraction: \"0.5\"", ""));
+    assert!(
+        e.starts_with("t.yaml:14:35: a GPU-sharing request while GPU sharing is off"),
+        "{e}"
+    );
+    assert!(load_text("t.yaml", &kai_share_job(true, "gpu-fraction: \"0.5\"", "")).is_ok());
+}

@@ -274,3 +274,95 @@ fn json_is_byte_identical_across_runs() {
         assert_eq!(to_json(&run_dir(dir)), to_json(&run_dir(dir)), "{dir}");
     }
 }
+
+#[test]
+fn kai_gpu_sharing() {
+    let r = run_dir("golden/kai-gpu-sharing");
+    let on = |name: &str| wl(&r, "team", name).pod_sets[0].nodes.clone();
+    // Bin-pack with gpusharingorder: the shares gather on node-a's GPU 0 until it is full,
+    // then node-b opens its GPUs one share each.
+    assert_eq!(on("half-a"), ["node-a"]);
+    assert_eq!(on("quarter"), ["node-a"]);
+    assert_eq!(on("whole"), ["node-a"]);
+    assert_eq!(on("half-b"), ["node-b"]);
+    assert_eq!(on("three-q"), ["node-b"]);
+    // The reservation pods hold a whole GPU per shared device: big waits for the last share
+    // on node-a's GPU 0 to leave (3601 s), not the first (3600 s).
+    let big = wl(&r, "team", "big");
+    assert_eq!(big.evictions[0].reason, "PodsReadyTimeout");
+    assert_eq!(times(big), (Some(1865.0), Some(3601.0), Some(7201.0)));
+    assert_eq!(on("big"), ["node-a"]);
+    assert!(
+        big.events[2].message.ends_with(
+            "no nodes with enough resources were found: 2 node(s) didn't have enough resources: GPUs."
+        ),
+        "{}",
+        big.events[2].message
+    );
+    let too_big = wl(&r, "team", "too-big");
+    assert_eq!(too_big.state, "Pending");
+    assert!(
+        too_big.events[2]
+            .message
+            .ends_with("2 node(s) didn't have enough resources: GPU memory."),
+        "{}",
+        too_big.events[2].message
+    );
+    // Kueue charged the shares as kueuesim.io/gpu-milli: 500 + 250 + 500 + 750 + 1000.
+    let loaded = crate::util::load_dir("golden/kai-gpu-sharing");
+    let milli = loaded
+        .world
+        .resources
+        .lookup(kueuesim_model::gpu::GPU_MILLI)
+        .unwrap();
+    let charged: Vec<i64> = loaded
+        .world
+        .workloads
+        .iter()
+        .map(|w| w.pod_sets[0].requests.get(milli))
+        .collect();
+    assert_eq!(charged, [500, 250, 0, 500, 750, 0, 1000]);
+    // The devices over time: the time series' allocation figures.
+    let outcome = kueuesim_engine::Simulation::new(&loaded.world)
+        .with_time_series(kueuesim_model::SimDuration::from_secs(600))
+        .run();
+    let held: Vec<(f64, i64, i64)> = outcome
+        .time_series
+        .as_ref()
+        .unwrap()
+        .samples
+        .iter()
+        .map(|s| {
+            let f = s.gpu_sharing.unwrap();
+            (s.at.as_secs_f64(), f.gpus_allocated, f.milli_allocated)
+        })
+        .collect();
+    assert_eq!(held[0], (0.0, 1, 500));
+    assert_eq!(held[1], (600.0, 4, 3000));
+    assert_eq!(held[6], (3600.0, 4, 2500));
+    assert_eq!(held[7], (4200.0, 4, 3250));
+    assert_eq!(held[12], (7200.0, 4, 3250));
+    assert_eq!(held[13], (7800.0, 0, 0));
+    insta::assert_snapshot!(to_json(&r));
+}
+
+#[test]
+fn kai_gpu_sharing_spread() {
+    // gpuspread and nodeplacement spread: an idle GPU before a shared one, the emptier node
+    // first. quarter goes to node-b's idle GPU (node-a has one whole GPU free, node-b two).
+    let mut loaded = crate::util::load_dir("golden/kai-gpu-sharing");
+    loaded.world.config.kai.placement_strategy = kueuesim_model::PlacementStrategy::Spread;
+    let r = kueuesim_report::output::result(
+        &loaded.world,
+        &kueuesim_engine::Simulation::new(&loaded.world).run(),
+    );
+    let on = |name: &str| wl(&r, "team", name).pod_sets[0].nodes.clone();
+    assert_eq!(on("half-a"), ["node-a"]);
+    assert_eq!(on("quarter"), ["node-b"]);
+    // whole: node-a and node-b have one whole GPU free each: equal, node-a by name.
+    assert_eq!(on("whole"), ["node-a"]);
+    // half-b: node-a has no whole GPU free (spread score 0), node-b one (0.5): node-b's idle
+    // GPU 1. three-q (750) then fits only node-b's GPU 0 (750 free; node-a's has 500).
+    assert_eq!(on("half-b"), ["node-b"]);
+    assert_eq!(on("three-q"), ["node-b"]);
+}

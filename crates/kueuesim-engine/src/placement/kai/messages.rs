@@ -23,6 +23,18 @@ pub(super) fn fit_errors(
     pod: &PodNeeds,
     nodes: &[NodeId],
 ) -> String {
+    fit_errors_with(world, cap, pod, nodes, &|_| None)
+}
+
+/// `fit_errors`, where a node that passes the node-level checks may still fail on its GPU
+/// devices (`device_short`: KAI's words for it, e.g. a GPU share that fits no device).
+pub(super) fn fit_errors_with(
+    world: &World,
+    cap: &NodeCapacity,
+    pod: &PodNeeds,
+    nodes: &[NodeId],
+    device_short: &dyn Fn(NodeId) -> Option<&'static str>,
+) -> String {
     let mut hist: BTreeMap<String, usize> = BTreeMap::new();
     // Nodes short of resources are counted by which of the pod's requests they are short of
     // (a bit set over `pod.requests`), without a string per node: this runs over every node
@@ -31,6 +43,9 @@ pub(super) fn fit_errors(
     let mut short_sets: BTreeMap<u64, usize> = BTreeMap::new();
     for &n in nodes {
         if crate::placement::feasible(world, cap, n, pod) {
+            if let Some(reason) = device_short(n) {
+                *hist.entry(reason.to_string()).or_default() += 1;
+            }
             continue;
         }
         if !crate::placement::statically_feasible(world, n, pod) {

@@ -8,12 +8,14 @@
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
 //! plugin (candidate domains, `checkJobDomainFit`); `counts` its per-domain `AllocatablePods`
 //! counts, kept in step with binds and releases; `nodeplacement` the node scores; `subgroups`
-//! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim.
+//! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim;
+//! `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`).
 
 pub mod counts;
 mod messages;
 mod nodeplacement;
 mod reclaim;
+pub mod sharing;
 mod subgroups;
 mod topology;
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
+use kueuesim_model::gpu::{self, GpuShare};
 use kueuesim_model::limits;
 use kueuesim_model::time::SimDuration;
 use kueuesim_model::{CreationBlocked, PodSet, QueueRef, ResourceList, TopologyRequest, Workload};
@@ -163,17 +164,118 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        let mut requests = self.pod_requests(src, &t.spec)?;
+        let gpu_share = self.kai_gpu_share(src, ann, &mut requests)?;
         Ok(PodSet {
             name,
             count,
             min_count,
-            requests: self.pod_requests(src, &t.spec)?,
+            requests,
             node_selector: labels(&t.spec.node_selector),
             tolerations: tolerations(src, &t.spec.tolerations)?,
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
             spec_shape: spec_shape(&t.spec),
             topology_request,
+            gpu_share,
         })
+    }
+
+    /// KAI GPU sharing: the pod template's `gpu-fraction` or `gpu-memory` annotation, checked
+    /// as KAI's admission webhook checks it (`ValidateGpuRequests`, same wording), and charged
+    /// to Kueue: Kueue sees only container requests, so the share is added to the pod's
+    /// requests as `kueuesim.io/gpu-milli` (a fraction to the nearest thousandth; a memory
+    /// request against the smallest GPU memory of the GPU nodes, at most 1000), the extended
+    /// resource a platform's webhook adds for Kueue to count shares (docs/semantics.md,
+    /// "Shared GPUs").
+    fn kai_gpu_share(
+        &mut self,
+        src: &ObjectText<'_>,
+        ann: &BTreeMap<String, Spanned<String>>,
+        requests: &mut ResourceList,
+    ) -> Result<Option<GpuShare>, ScenarioError> {
+        let fraction = ann.get(gpu::KAI_GPU_FRACTION);
+        let memory = ann.get(gpu::KAI_GPU_MEMORY);
+        let (Some(first), whole) = (
+            fraction.or(memory),
+            self.world
+                .resources
+                .lookup(kueuesim_model::resources::GPU)
+                .map_or(0, |g| requests.get(g)),
+        ) else {
+            return Ok(None);
+        };
+        if !self.world.config.gpu.devices {
+            return Err(err_at(
+                src,
+                first,
+                "a GPU-sharing request while GPU sharing is off: expected spec.gpuPlacement.devices: true in the Simulation (KAI's global.gpuSharing)",
+            ));
+        }
+        if fraction.is_some() && whole > 0 {
+            return Err(err_at(
+                src,
+                first,
+                "cannot have both GPU fraction request and whole GPU resource request/limit",
+            ));
+        }
+        if let Some(m) = memory
+            && (fraction.is_some() || whole > 0)
+        {
+            return Err(err_at(src, m, "cannot request both GPU and GPU memory"));
+        }
+        if let Some(n) = ann.get(gpu::KAI_GPU_FRACTION_DEVICES)
+            && n.value.trim() != "1"
+        {
+            return Err(err_at(
+                src,
+                n,
+                "a share on several GPUs (gpu-fraction-num-devices above 1) is not modelled: expected \"1\" or no annotation",
+            ));
+        }
+        let share = match (fraction, memory) {
+            (Some(f), _) => {
+                let v: f64 = f.value.trim().parse().unwrap_or(f64::NAN);
+                if !(v > 0.0 && v < 1.0) {
+                    return Err(err_at(
+                        src,
+                        f,
+                        "gpu-fraction annotation value must be a positive number smaller than 1.0",
+                    ));
+                }
+                GpuShare::Fraction(((v * 1000.0).round() as u16).clamp(1, 999))
+            }
+            (None, Some(m)) => match m.value.trim().parse::<u64>() {
+                Ok(v) if v > 0 && v <= limits::MAX_QUANTITY as u64 => GpuShare::Memory(v as i64),
+                _ => {
+                    return Err(err_at(
+                        src,
+                        m,
+                        "gpu-memory annotation value must be a positive integer greater than 0",
+                    ));
+                }
+            },
+            (None, None) => unreachable!("one annotation was found above"),
+        };
+        let smallest = self
+            .world
+            .resources
+            .lookup(kueuesim_model::resources::GPU)
+            .and_then(|g| {
+                self.world
+                    .nodes
+                    .iter()
+                    .filter(|n| n.allocatable.get(g.index()).is_some_and(|&a| a > 0))
+                    .map(|n| gpu::kai_gpu_memory(n.labels.get(gpu::NODE_GPU_MEMORY_LABEL)))
+                    .min()
+            })
+            .unwrap_or(gpu::KAI_DEFAULT_GPU_MEMORY);
+        let milli = share.milli_on(smallest).map_or(gpu::MILLI, i64::from);
+        let r = self.world.resources.intern(gpu::GPU_MILLI);
+        let mut pairs: Vec<_> = requests.iter().filter(|&(id, _)| id != r).collect();
+        pairs.push((r, milli));
+        pairs.sort_by_key(|&(id, _)| id);
+        *requests = ResourceList::from_pairs(pairs);
+        Ok(Some(share))
     }
 
     /// Resolves the LocalQueue of a job: the queue-name label, else the namespace's `default`

@@ -296,3 +296,69 @@ pub(super) fn fill_subgroups(
         .unwrap_or((0, 0));
     Err((Vec::new(), pod))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::{Labels, ResourceList};
+
+    fn pod_sets(bound: &[usize]) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+        let needs = PodNeeds {
+            requests: ResourceList::default(),
+            node_selector: Labels::default(),
+            tolerations: vec![],
+        };
+        bound
+            .iter()
+            .map(|&b| {
+                let slots = (0..2).map(|i| (i < b).then_some(NodeId(0))).collect();
+                (needs.clone(), slots)
+            })
+            .collect()
+    }
+
+    fn subjob(ps: usize, policy: usize) -> SubJob {
+        SubJob {
+            pod_sets: vec![ps],
+            tier: 1,
+            policy,
+            min_available: 2,
+        }
+    }
+
+    /// `organizeJobWorksheet`: the subjobs that bring each policy to its `minSubGroups` come
+    /// first; the others follow, not ready before ready.
+    #[test]
+    fn required_subjobs_first_then_not_ready_before_ready() {
+        let subgroups = [subjob(0, 0), subjob(1, 1), subjob(2, 1), subjob(3, 0)];
+        let ready = Readiness {
+            min_member: 0,
+            min_task_member: &[],
+            subgroups: &subgroups,
+            min_sub_groups: &[0, 1],
+        };
+        // Nothing bound: subjob 1 is the one policy 1 needs.
+        assert_eq!(ready.order(&pod_sets(&[0, 0, 0, 0])), [1, 0, 2, 3]);
+        // Subjob 2 ready already satisfies policy 1: none is required, and it goes last.
+        assert_eq!(ready.order(&pod_sets(&[0, 0, 2, 0])), [0, 1, 3, 2]);
+    }
+
+    /// `JobReady`: minMember pods and, per policy, minSubGroups subjobs with subGroupSize
+    /// pods placed (a half-placed subjob does not count).
+    #[test]
+    fn job_ready_needs_min_member_and_min_sub_groups() {
+        let subgroups = [subjob(0, 0), subjob(1, 0), subjob(2, 1)];
+        let ready = Readiness {
+            min_member: 3,
+            min_task_member: &[],
+            subgroups: &subgroups,
+            min_sub_groups: &[2, 0],
+        };
+        assert!(ready.job_ready(&pod_sets(&[2, 2, 0])));
+        assert!(
+            !ready.job_ready(&pod_sets(&[2, 1, 2])),
+            "one policy-0 subjob is short"
+        );
+        assert!(!ready.job_ready(&pod_sets(&[2, 0, 0])), "below minMember");
+    }
+}

@@ -210,7 +210,8 @@ fn place_subjob(
 /// subjob per statement. The pods in no subjob (the default subjob) fill `within` last, up to
 /// `minMember` (one pod when the job is already ready and no subjob was placed). The
 /// statement holds if the gang is ready at the end; its bindings then stay applied to the
-/// node capacity (as `fill` leaves them).
+/// node capacity (as `fill` leaves them). Otherwise the error names the first pod that did
+/// not fit, with the bindings made before it still applied (the caller undoes them).
 #[allow(clippy::type_complexity)]
 pub(super) fn fill_subgroups(
     world: &World,
@@ -224,7 +225,9 @@ pub(super) fn fill_subgroups(
     let t = &world.hypernodes;
     let mut made: Vec<Binding> = Vec::new();
     let mut current = pods.to_vec();
-    let mut first_failed: Option<(usize, usize)> = None;
+    // The first pod that did not fit and how many bindings were made before it: the
+    // failure is explained with the dry run as it stood then.
+    let mut first_failed: Option<((usize, usize), usize)> = None;
     for g in ready.order(pods) {
         let sj = &ready.subgroups[g];
         let view = only(&current, &sj.pod_sets);
@@ -249,7 +252,7 @@ pub(super) fn fill_subgroups(
                 }
             }
             None => {
-                first_failed.get_or_insert(first);
+                first_failed.get_or_insert((first, made.len()));
             }
         }
     }
@@ -282,19 +285,23 @@ pub(super) fn fill_subgroups(
                 made.extend(b);
             }
             Err((b, pod)) => {
-                undo(&mut cluster.nodes, &view, &b);
-                first_failed.get_or_insert(pod);
+                made.extend(b);
+                first_failed.get_or_insert((pod, made.len()));
             }
         }
     }
     if !made.is_empty() && ready.job_ready(&current) {
         return Ok(made);
     }
-    undo(&mut cluster.nodes, pods, &made);
-    let pod = first_failed
-        .or_else(|| super::first_pending(pods))
-        .unwrap_or((0, 0));
-    Err((Vec::new(), pod))
+    // Keep the bindings made before the first failure applied, as `fill` does, for the
+    // caller's fit error; it undoes them.
+    let (pod, kept) = first_failed.unwrap_or_else(|| {
+        let pod = super::first_pending(pods).unwrap_or((0, 0));
+        (pod, 0)
+    });
+    undo(&mut cluster.nodes, pods, &made[kept..]);
+    made.truncate(kept);
+    Err((made, pod))
 }
 
 #[cfg(test)]

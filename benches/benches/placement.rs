@@ -31,6 +31,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                 pod_name: &name,
                 seed: 1,
                 subgroups: &[],
+                min_sub_groups: &[],
                 min_task_member: &[],
             };
             let p = volcano::place(&world, &mut c2, &job);
@@ -51,6 +52,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                             pod_name: &name,
                             seed: 1,
                             subgroups: &[],
+                            min_sub_groups: &[],
                             min_task_member: &[],
                         };
                         let p = volcano::place(&world, &mut c, &job);

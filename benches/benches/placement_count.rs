@@ -55,6 +55,7 @@ fn place(
                 pod_name: &name,
                 seed,
                 subgroups: &[],
+                min_sub_groups: &[],
                 min_task_member: &[],
             };
             volcano::place(world, cluster, &job)

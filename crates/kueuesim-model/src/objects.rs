@@ -417,6 +417,9 @@ pub struct GangSpec {
     /// `scheduling.k8s.io/group-name`): the pods matching a policy, grouped by equal values of
     /// its `matchLabelKeys`.
     pub volcano_subgroups: Vec<VolcanoSubGroup>,
+    /// Per `subGroupPolicy` (or partitioned Volcano Job task): `minSubGroups`
+    /// (`minPartitions`), the ready subgroups the job needs; 0 (the default) asks for none.
+    pub volcano_min_sub_groups: Vec<u32>,
     /// Per pod set, the nodes of its first pods, already running at the start (a bare Pod's
     /// `spec.nodeName`; annotation `kueuesim.io/bound-nodes`): a gang that is partly placed,
     /// e.g. after a pod failed. Empty: nothing runs yet.
@@ -481,6 +484,11 @@ pub struct VolcanoSubGroup {
     pub pod_sets: Vec<usize>,
     /// The policy's `networkTopology`.
     pub network_topology: Option<NetworkTopology>,
+    /// Its policy: index into `GangSpec::volcano_min_sub_groups` (upstream's `SubJobGID`).
+    pub policy: usize,
+    /// The policy's `subGroupSize` (default 1): the subgroup's `MinAvailable`, the pods it
+    /// needs placed to count as ready (`SubJobInfo.IsReady`).
+    pub min_available: u32,
 }
 
 /// A KAI PodGroup subgroup: a gang of its own inside the PodGroup, with its own topology

@@ -22,6 +22,7 @@ pub mod hooked;
 pub mod kai;
 pub mod kube;
 pub mod volcano;
+mod volcano_subjobs;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -859,6 +860,16 @@ pub trait Scorer {
     fn tie(&self, node: NodeId) -> u64;
     /// A pod was bound to `node`.
     fn bound(&mut self, node: NodeId);
+    /// Whether groups tied at the highest group score get `tie_bonus` for this pod (Volcano's
+    /// network-topology-aware task-count bonus); false for every other scheduler.
+    fn has_tie_bonus(&self) -> bool {
+        false
+    }
+    /// The bonus of `group` when it is tied at the highest group score with more than one
+    /// feasible node among the tied groups.
+    fn tie_bonus(&self, _group: usize) -> f64 {
+        0.0
+    }
 }
 
 /// A pod binding: (pod set, pod index, node).
@@ -922,11 +933,36 @@ pub fn fill<S: Scorer>(
             }
         }
         for idx in pending {
+            // The highest group score among groups with a feasible node, when more than one
+            // node shares it (the only case the tie bonus applies).
+            let tied_max = if scorer.has_tie_bonus() {
+                let mut max = f64::NEG_INFINITY;
+                let mut nodes = 0;
+                for (g, h) in &heaps {
+                    if h.is_empty() {
+                        continue;
+                    }
+                    let s = scorer.group_score(*g);
+                    match s.total_cmp(&max) {
+                        std::cmp::Ordering::Greater => (max, nodes) = (s, h.len()),
+                        std::cmp::Ordering::Equal => nodes += h.len(),
+                        std::cmp::Ordering::Less => {}
+                    }
+                }
+                (nodes > 1).then_some(max)
+            } else {
+                None
+            };
             // The best node of each group, then the best group total.
             let mut best: Option<(Score, u64, usize, NodeId)> = None;
             for (k, (g, h)) in heaps.iter().enumerate() {
                 let Some(&(s, t, n)) = h.peek() else { continue };
-                let total = Score(scorer.group_score(*g) + s.0);
+                let group = scorer.group_score(*g);
+                let bonus = match tied_max {
+                    Some(m) if group.total_cmp(&m).is_eq() => scorer.tie_bonus(*g),
+                    _ => 0.0,
+                };
+                let total = Score(group + bonus + s.0);
                 if best.is_none_or(|b| (total, t) > (b.0, b.1)) {
                     best = Some((total, t, k, n));
                 }

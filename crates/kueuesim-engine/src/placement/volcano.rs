@@ -10,6 +10,8 @@ use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 use super::kube::{
     balanced_allocation, feasible_nodes_to_find, least_allocated, most_allocated, sample_feasible,
 };
+pub use super::volcano_subjobs::SubJob;
+use super::volcano_subjobs::{Readiness, fill_subgroups};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
@@ -28,8 +30,10 @@ pub struct VolcanoJob<'a> {
     pub pod_name: &'a dyn Fn(usize, usize) -> String,
     /// Seed of this attempt's random tie-breaks.
     pub seed: u64,
-    /// `subGroupPolicy` instances: the pod sets of each subgroup and its hard tier limit.
-    pub subgroups: &'a [(Vec<usize>, i32)],
+    /// `subGroupPolicy` instances (subjobs), in the allocate action's `SubJobOrderFn` order.
+    pub subgroups: &'a [SubJob],
+    /// Per policy: `minSubGroups`, the subjobs of the policy that must be ready (0: none).
+    pub min_sub_groups: &'a [u32],
     /// PodGroup `minTaskMember`: (pod set, minimum) pairs; the gang is ready only when
     /// every task has its minimum too.
     pub min_task_member: &'a [(usize, u32)],
@@ -120,12 +124,12 @@ impl Scoring {
 
 /// The node's own HyperNode as the plugin sees it (`FindHyperNodeForNode` looks only at the
 /// globally lowest tier): its lowest domain if that has the lowest tier.
-fn own_hypernode(t: &Topology, min_tier: i32, node: NodeId) -> Option<DomainId> {
+pub(super) fn own_hypernode(t: &Topology, min_tier: i32, node: NodeId) -> Option<DomainId> {
     t.domain_of(node)
         .filter(|&d| d != DomainId::ROOT && t.domain(d).tier == min_tier)
 }
 
-fn min_real_tier(t: &Topology) -> i32 {
+pub(super) fn min_real_tier(t: &Topology) -> i32 {
     t.domains
         .iter()
         .skip(1)
@@ -147,15 +151,21 @@ pub fn allocated_hypernode(world: &World, pods: &GangPods) -> Option<DomainId> {
 /// Node scoring inside a HyperNode: the plugin's LCA score ×100 (by leaf group) plus
 /// nodeorder's LeastAllocated and BalancedAllocation.
 #[derive(Clone)]
-struct TopologyScorer<'a> {
+pub(super) struct TopologyScorer<'a> {
     world: &'a World,
     scoring: &'a Scoring,
     min_tier: i32,
     max_tier: i32,
-    allocated: Option<DomainId>,
+    /// The subjob's allocated HyperNode (`JobAllocatedHyperNode` of its tasks).
+    pub(super) allocated: Option<DomainId>,
     seed: u64,
     /// Group scores for the current `allocated`, filled on demand.
     cache: Vec<(usize, f64)>,
+    /// The subjob's tasks already bound, per group (lowest-tier HyperNode): the
+    /// `FindJobTaskNumOfHyperNode` counts of the task-count bonus.
+    tasks: Vec<(usize, u32)>,
+    /// `len(subJob.Tasks)`: every pod of the subjob, bound or not.
+    tasks_total: u32,
 }
 
 impl Scorer for TopologyScorer<'_> {
@@ -178,6 +188,11 @@ impl Scorer for TopologyScorer<'_> {
         tie_key(self.seed, node)
     }
     fn bound(&mut self, node: NodeId) {
+        let g = self.group(node);
+        match self.tasks.iter_mut().find(|x| x.0 == g) {
+            Some(x) => x.1 += 1,
+            None => self.tasks.push((g, 1)),
+        }
         let t = &self.world.hypernodes;
         if let Some(d) = t.domain_of(node) {
             let next = match self.allocated {
@@ -190,9 +205,55 @@ impl Scorer for TopologyScorer<'_> {
             }
         }
     }
+    /// `batchNodeOrderFnForNetworkAwarePods` scores nodes only once the subjob has an
+    /// allocated HyperNode, and adds the task-count bonus only then.
+    fn has_tie_bonus(&self) -> bool {
+        self.scoring.nta.is_some() && self.allocated.is_some() && self.tasks_total > 0
+    }
+    /// `scoreWithTaskNum` ×100×weight: the share of the subjob's tasks already on the
+    /// node's lowest-tier HyperNode (none for a node outside every HyperNode).
+    fn tie_bonus(&self, group: usize) -> f64 {
+        let Some((weight, _)) = self.scoring.nta else {
+            return 0.0;
+        };
+        if group == 0 {
+            return 0.0;
+        }
+        let n = self.tasks.iter().find(|x| x.0 == group).map_or(0, |x| x.1);
+        f64::from(n) / f64::from(self.tasks_total) * 100.0 * weight
+    }
 }
 
 impl TopologyScorer<'_> {
+    /// The scorer for one subjob: its own allocated HyperNode and task counts, from the
+    /// pods of `pod_sets` (None: every pod set) already bound in `pods`.
+    pub(super) fn for_subjob(&self, pods: &GangPods, pod_sets: Option<&[usize]>) -> Self {
+        let t = &self.world.hypernodes;
+        let mut s = self.clone();
+        s.cache.clear();
+        s.tasks.clear();
+        s.tasks_total = 0;
+        s.allocated = None;
+        for (ps, (_, slots)) in pods.iter().enumerate() {
+            if pod_sets.is_some_and(|m| !m.contains(&ps)) {
+                continue;
+            }
+            s.tasks_total += slots.len() as u32;
+            for &n in slots.iter().flatten().filter(|&&n| n != OUTSIDE) {
+                // Counted as `bound` would, without the allocated-HyperNode update.
+                let g = s.group(n);
+                match s.tasks.iter_mut().find(|x| x.0 == g) {
+                    Some(x) => x.1 += 1,
+                    None => s.tasks.push((g, 1)),
+                }
+                if let Some(d) = t.domain_of(n) {
+                    s.allocated = Some(s.allocated.map_or(d, |a| t.lca(a, d)));
+                }
+            }
+        }
+        s
+    }
+
     /// The plugin's `batchNodeOrderFn` score of a leaf group ×100×weight.
     fn lca_score(&self, group: usize) -> f64 {
         let t = &self.world.hypernodes;
@@ -216,7 +277,7 @@ impl TopologyScorer<'_> {
 
 /// The hypernode bin-packing score (HyperNodeOrderFn): how full the HyperNode would be with
 /// the whole job in it, averaged over cpu and memory; 0 if the job would overflow it.
-fn hypernode_binpack(cluster: &Cluster, d: DomainId, job_total: &[(usize, i64)]) -> f64 {
+pub(super) fn hypernode_binpack(cluster: &Cluster, d: DomainId, job_total: &[(usize, i64)]) -> f64 {
     let mut sum = 0.0;
     let mut weights = 0.0;
     for r in [cluster.res.cpu, cluster.res.memory].into_iter().flatten() {
@@ -236,7 +297,7 @@ fn hypernode_binpack(cluster: &Cluster, d: DomainId, job_total: &[(usize, i64)])
 }
 
 /// Σ requests over every pod of the job, bound or not (the plugin's subjob request).
-fn job_total(pods: &GangPods) -> Vec<(usize, i64)> {
+pub(super) fn job_total(pods: &GangPods) -> Vec<(usize, i64)> {
     let mut v: Vec<(usize, i64)> = Vec::new();
     for (needs, slots) in pods {
         for (r, a) in needs.requests.iter() {
@@ -265,9 +326,10 @@ fn topology_attempt(
     pods: &GangPods,
     need: usize,
     tier_limit: i32,
-    subgroups: &[(Vec<usize>, i32)],
+    ready: &Readiness<'_>,
     seed: u64,
 ) -> Result<(Vec<Binding>, DomainId), Failure> {
+    let subgroups = ready.subgroups;
     let t = &world.hypernodes;
     let allocated = allocated_hypernode(world, pods);
     // Search root: the virtual root, or the highest ancestor of the job's HyperNode within
@@ -280,7 +342,16 @@ fn topology_attempt(
             .last()
             .unwrap_or(a),
     };
-    let pending = pending_total(pods);
+    // The resource pre-filter: the pending pods' requests, which the nested subjob search
+    // needs too when every pod is; a job with subjobs that is ready with fewer pods
+    // (`minMember`, `minSubGroups`) has no job-level pre-filter (upstream's comes from
+    // PodGroup `minResources`), only its subjobs' own.
+    let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+    let pending = if subgroups.is_empty() || ready.min_member >= total {
+        pending_total(pods)
+    } else {
+        Vec::new()
+    };
     let whole = job_total(pods);
     let min_tier = min_real_tier(t);
     let scoring = Scoring::new(world, cluster.res);
@@ -292,7 +363,11 @@ fn topology_attempt(
         allocated,
         seed,
         cache: Vec::new(),
+        tasks: Vec::new(),
+        tasks_total: 0,
     };
+    // Without subgroups the job is one subjob (the default one, with the job's topology).
+    let scorer_base = scorer_base.for_subjob(pods, None);
     // Candidates under the search root within the limit, with the resource pre-filter
     // (minResources / the subjob's pending requests on idle capacity).
     let mut last_failure: Option<(DomainId, Failure)> = None;
@@ -350,7 +425,7 @@ fn topology_attempt(
                     &mut scorer,
                 )
             } else {
-                fill_subgroups(world, cluster, pods, subgroups, d, &scorer_base, seed)
+                fill_subgroups(world, cluster, pods, ready, d, &scorer_base, seed)
             };
             match attempt {
                 Ok(b) => {
@@ -433,7 +508,12 @@ fn topology_attempt(
 /// but a node short of resources reports only the first one short (cpu, memory, then the
 /// others by name) as `Insufficient <resource>`; `0/N nodes are unavailable: … .` over the
 /// N nodes that do not take it.
-fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
+pub(super) fn fit_error(
+    world: &World,
+    cap: &NodeCapacity,
+    pod: &PodNeeds,
+    nodes: &[NodeId],
+) -> String {
     let mut hist: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     let mut short: Vec<(u8, &str, ResourceId, i64)> = pod
         .requests
@@ -494,136 +574,7 @@ fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]
 }
 
 /// A pod outside a subgroup's view.
-const OUTSIDE: NodeId = NodeId(u32::MAX);
-
-/// `pods` with only the pending pods of `pod_sets` pending.
-fn only(pods: &GangPods, pod_sets: &[usize]) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
-    pods.iter()
-        .enumerate()
-        .map(|(ps, (n, slots))| {
-            let keep = pod_sets.contains(&ps);
-            let v = slots
-                .iter()
-                .map(|b| if keep { *b } else { Some(b.unwrap_or(OUTSIDE)) })
-                .collect();
-            (n.clone(), v)
-        })
-        .collect()
-}
-
-/// The dry run of a job with `subGroupPolicy` inside HyperNode `within`: every subgroup gets
-/// its own gradient search inside it under its own tier limit (lowest tier first, the
-/// fullest HyperNode that holds the subgroup), then the pods in no subgroup fill `within`.
-/// The bindings stay applied to the node capacity on success (as `fill` leaves them).
-#[allow(clippy::type_complexity)]
-fn fill_subgroups(
-    world: &World,
-    cluster: &mut Cluster,
-    pods: &GangPods,
-    subgroups: &[(Vec<usize>, i32)],
-    within: DomainId,
-    scorer_base: &TopologyScorer<'_>,
-    seed: u64,
-) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
-    let t = &world.hypernodes;
-    let mut made: Vec<Binding> = Vec::new();
-    let mut current = pods.to_vec();
-    for (members, limit) in subgroups {
-        let view = only(&current, members);
-        let (_, pending_count) = counts(&view);
-        if pending_count == 0 {
-            continue;
-        }
-        let need = pending_total(&view);
-        // The subjob's own tasks, bound or not (`getSubJobHyperNodeBinPackingScore` sums
-        // `subJob.Tasks`): the other subgroups' pods are not part of its request.
-        let members_only: Vec<(PodNeeds, Vec<Option<NodeId>>)> =
-            members.iter().map(|&ps| pods[ps].clone()).collect();
-        let whole = job_total(&members_only);
-        let first = super::first_pending(&view).unwrap_or((0, 0));
-        let mut placed: Option<Vec<Binding>> = None;
-        'tiers: for (tier, domains) in &t.by_tier {
-            if tier > limit {
-                break;
-            }
-            let mut gradient: Vec<(f64, u64, DomainId)> = domains
-                .iter()
-                .filter(|&&d| t.within(d, within))
-                .filter(|&&d| {
-                    // Free capacity as the dry run so far left it.
-                    need.iter().all(|&(r, q)| {
-                        t.nodes_of(d)
-                            .iter()
-                            .map(|&n| cluster.nodes.free(n, r))
-                            .sum::<i64>()
-                            >= q
-                    })
-                })
-                .map(|&d| {
-                    (
-                        hypernode_binpack(cluster, d, &whole),
-                        tie_key(seed ^ 0x5b9, NodeId(d.0)),
-                        d,
-                    )
-                })
-                .collect();
-            gradient.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-            for &(_, _, d) in &gradient {
-                let mut scorer = scorer_base.clone();
-                let nodes = t.nodes_of(d);
-                match fill(
-                    world,
-                    &mut cluster.nodes,
-                    nodes,
-                    &view,
-                    pending_count,
-                    &mut scorer,
-                ) {
-                    Ok(b) => {
-                        placed = Some(b);
-                        break 'tiers;
-                    }
-                    Err((b, _)) => undo(&mut cluster.nodes, &view, &b),
-                }
-            }
-        }
-        match placed {
-            Some(b) => {
-                current = with_bindings(&current, &b);
-                made.extend(b);
-            }
-            None => {
-                undo(&mut cluster.nodes, pods, &made);
-                return Err((Vec::new(), first));
-            }
-        }
-    }
-    // Pods in no subgroup.
-    let rest: Vec<usize> = (0..pods.len())
-        .filter(|ps| !subgroups.iter().any(|(m, _)| m.contains(ps)))
-        .collect();
-    let view = only(&current, &rest);
-    let (_, left) = counts(&view);
-    if left > 0 {
-        let mut scorer = scorer_base.clone();
-        match fill(
-            world,
-            &mut cluster.nodes,
-            t.nodes_of(within),
-            &view,
-            left,
-            &mut scorer,
-        ) {
-            Ok(b) => made.extend(b),
-            Err((b, pod)) => {
-                undo(&mut cluster.nodes, &view, &b);
-                undo(&mut cluster.nodes, pods, &made);
-                return Err((Vec::new(), pod));
-            }
-        }
-    }
-    Ok(made)
-}
+pub(super) const OUTSIDE: NodeId = NodeId(u32::MAX);
 
 /// The HyperNode prefix of fit errors from hypernode searches.
 fn volcano_fit(fit: &str, hypernode: Option<&str>) -> String {
@@ -772,7 +723,8 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
         };
         // With minTaskMember the statement holds each task's missing minimum first, then
         // pods in task order up to minMember (gang's JobReady checks both).
-        let (view, need) = if job.min_task_member.is_empty() {
+        // A job with subjobs checks minTaskMember with the rest of `JobReady` instead.
+        let (view, need) = if job.min_task_member.is_empty() || !job.subgroups.is_empty() {
             (None, need)
         } else {
             let mut chosen: Vec<(usize, usize)> = Vec::new();
@@ -820,15 +772,15 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
             (Some(v), k)
         };
         let statement = view.as_deref().unwrap_or(&pods);
+        let ready = Readiness {
+            min_member: job.min_member,
+            min_task_member: job.min_task_member,
+            subgroups: job.subgroups,
+            min_sub_groups: job.min_sub_groups,
+        };
         let attempt = match job.highest_tier {
             Some(limit) => topology_attempt(
-                world,
-                cluster,
-                statement,
-                need,
-                limit,
-                job.subgroups,
-                job.seed,
+                world, cluster, statement, need, limit, &ready, job.seed,
             )
             .map(|(b, d)| {
                 for &(ps, _, n) in &b {
@@ -851,7 +803,12 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
             Err(f) => {
                 let (ps, idx) = f.pod;
                 let task = (job.pod_name)(ps, idx);
-                let message = if bound < job.min_member {
+                let gang_ready = if job.subgroups.is_empty() {
+                    bound >= job.min_member
+                } else {
+                    ready.job_ready(&pods)
+                };
+                let message = if !gang_ready {
                     gang_message(
                         bound,
                         pending,

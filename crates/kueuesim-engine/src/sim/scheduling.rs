@@ -213,7 +213,7 @@ impl<'w> Simulation<'w> {
                 });
                 // Subgroups: a hard tier of their own, else the job's (a soft subgroup under
                 // a hard job is bounded by the job's tier).
-                let subgroups: Vec<(Vec<usize>, i32)> = match highest_tier {
+                let subgroups: Vec<placement::volcano::SubJob> = match highest_tier {
                     None => Vec::new(),
                     Some(job_limit) => {
                         wl.gang
@@ -227,10 +227,12 @@ impl<'w> Simulation<'w> {
                                             TierRef::Name(n) => world.hypernodes.tier_of_name(n),
                                         },
                                     );
-                                (
-                                    g.pod_sets.clone(),
-                                    own.map_or(job_limit, |t| t.min(job_limit)),
-                                )
+                                placement::volcano::SubJob {
+                                    pod_sets: g.pod_sets.clone(),
+                                    tier: own.map_or(job_limit, |t| t.min(job_limit)),
+                                    policy: g.policy,
+                                    min_available: g.min_available,
+                                }
                             })
                             .collect()
                     }
@@ -242,6 +244,7 @@ impl<'w> Simulation<'w> {
                     pod_name: &pod_name,
                     seed,
                     subgroups: &subgroups,
+                    min_sub_groups: &wl.gang.volcano_min_sub_groups,
                     min_task_member: &wl.gang.min_task_member,
                 };
                 placement::volcano::place(world, &mut self.sched.cluster, &job)

@@ -184,6 +184,7 @@ proptest! {
             pod_name: &name,
             seed: 7,
             subgroups: &[],
+            min_sub_groups: &[],
                 min_task_member: &[],
         };
         let p = volcano::place(&w, &mut cluster, &job);

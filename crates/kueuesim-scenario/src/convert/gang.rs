@@ -405,7 +405,26 @@ impl Builder<'_> {
                 Some(nt) => Some(topology(nt)?),
                 None => None,
             };
-            policies.push((sel, nt));
+            // `subGroupSize` (default 1) and `minSubGroups` (default 0: no minimum).
+            let bounded = |v: &Option<Spanned<i64>>,
+                           what: &str,
+                           default: u32|
+             -> Result<u32, ScenarioError> {
+                let Some(v) = v else { return Ok(default) };
+                let max = kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
+                if !(0..=max).contains(&v.value) {
+                    return Err(err_at(
+                        psrc,
+                        v,
+                        format!("{what} {}: expected an integer from 0 to {max}", v.value),
+                    ));
+                }
+                Ok(v.value as u32)
+            };
+            let size = bounded(&policy.sub_group_size, "subGroupSize", 1)?;
+            let min = bounded(&policy.min_sub_groups, "minSubGroups", 0)?;
+            gang.volcano_min_sub_groups.push(min);
+            policies.push((sel, nt, size));
         }
         // (policy, matchLabelKeys values) → pod sets, in the order first met per policy.
         let mut groups: Vec<(usize, Vec<String>, Vec<usize>)> = Vec::new();
@@ -416,7 +435,7 @@ impl Builder<'_> {
                 .iter()
                 .zip(&policies)
                 .enumerate()
-                .find_map(|(pi, (policy, (sel, _)))| {
+                .find_map(|(pi, (policy, (sel, _, _)))| {
                     if sel.as_ref().is_some_and(|s| !s.matches(&l)) {
                         return None;
                     }
@@ -433,20 +452,30 @@ impl Builder<'_> {
                 None => groups.push((pi, values, vec![ps])),
             }
         }
-        groups.sort_by_key(|g| g.0);
-        for (pi, values, pod_sets) in groups {
-            let policy = &spec.sub_group_policy[pi];
-            let pname = policy
+        // The allocate action takes subjobs in `SubJobOrderFn` order: with equal priorities,
+        // by `MatchIndex` (the first matched label value read as an integer, else 0), then by
+        // the subjob's UID `<job>/<policy>-<values joined by ->`.
+        let policy_name = |pi: usize| {
+            spec.sub_group_policy[pi]
                 .name
                 .as_ref()
-                .map_or(String::new(), |n| n.value.clone());
+                .map_or(String::new(), |n| n.value.clone())
+        };
+        let order_key = |g: &(usize, Vec<String>, Vec<usize>)| {
+            let index = g.1[0].parse::<i64>().unwrap_or(0);
+            (index, format!("{}-{}", policy_name(g.0), g.1.join("-")))
+        };
+        groups.sort_by_cached_key(order_key);
+        for (pi, values, pod_sets) in groups {
             gang.volcano_subgroups.push(VolcanoSubGroup {
-                name: std::iter::once(pname)
+                name: std::iter::once(policy_name(pi))
                     .chain(values)
                     .collect::<Vec<_>>()
                     .join("/"),
                 pod_sets,
                 network_topology: policies[pi].1.clone(),
+                policy: pi,
+                min_available: policies[pi].2,
             });
         }
         Ok(())

@@ -432,3 +432,67 @@ fn volcano_min_task_member_holds_the_gang_back() {
         assert!(without.pod_sets[1].nodes.is_empty());
     });
 }
+
+/// How many pods of `w` are on each leaf, sorted.
+fn per_leaf(w: &WorkloadOut) -> Vec<usize> {
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for n in nodes(w) {
+        *counts.entry(leaf(n)).or_default() += 1;
+    }
+    let mut v: Vec<usize> = counts.into_values().collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn v19_task_count_bonus_keeps_the_gang_two_and_two() {
+    each("V19-task-count-tie-bonus", |_, r| {
+        let w = wl(r, "team", "job");
+        assert_eq!(per_leaf(w), [2, 2], "{:?}", nodes(w));
+    });
+}
+
+#[test]
+fn v20_min_sub_groups_covering_every_subgroup() {
+    each("V20-min-sub-groups-all-required", |_, r| {
+        let w = wl(r, "team", "job");
+        assert_eq!(nodes(w).len(), 5, "{:?}", nodes(w));
+        assert_eq!(w.pod_sets[0].nodes, ["s2-n5"]);
+        for ps in &w.pod_sets[1..] {
+            assert_eq!(leaf(&ps.nodes[0]), leaf(&ps.nodes[1]), "{:?}", ps.nodes);
+        }
+    });
+}
+
+#[test]
+fn v21_min_sub_groups_binds_the_required_subgroups_only() {
+    each("V21-min-sub-groups-partial", |_, r| {
+        let w = wl(r, "team", "job");
+        let bound: Vec<usize> = w.pod_sets.iter().map(|p| p.nodes.len()).collect();
+        // The first two masters (task1, minSubGroups 2) and the first worker subgroup
+        // (task2, minSubGroups 1), in SubJobOrderFn order.
+        assert_eq!(bound, [1, 1, 0, 0, 2, 0], "{:?}", nodes(w));
+        let workers = &w.pod_sets[4].nodes;
+        assert_eq!(leaf(&workers[0]), leaf(&workers[1]), "{workers:?}");
+        assert_eq!(leaf(&w.pod_sets[0].nodes[0]), leaf(&w.pod_sets[1].nodes[0]));
+    });
+}
+
+#[test]
+fn v22_min_sub_groups_beyond_the_nodes_binds_nothing() {
+    each("V22-min-sub-groups-unsatisfiable", |_, r| {
+        let w = wl(r, "team", "job");
+        assert!(nodes(w).is_empty(), "{:?}", nodes(w));
+        // The master and one worker subgroup fit (3 schedulable); the second worker subgroup
+        // finds no leaf with two free nodes, explained with the dry run as it stood.
+        let m = warning(w, "volcano");
+        assert!(
+            m.starts_with("5/5 tasks in gang unschedulable: pod group is not ready, 3 minAvailable, 5 Pending; Pending: 2 Unschedulable, 3 Schedulable. Origin reason is job-"),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(": In hyperNode s2: 0/3 nodes are unavailable: 3 Insufficient cpu."),
+            "{m}"
+        );
+    });
+}

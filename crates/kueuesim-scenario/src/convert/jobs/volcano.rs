@@ -46,8 +46,15 @@ impl Builder<'_> {
             // policy's network topology.
             let mut pod_sets = Vec::new();
             let mut templates = Vec::new();
-            let mut partitions: Vec<(usize, Option<NetworkTopology>)> = Vec::new();
+            // (pod set, network topology, policy, partitionSize) per partition.
+            let mut partitions: Vec<(usize, Option<NetworkTopology>, usize, u32)> = Vec::new();
+            // Per partitioned task (one PodGroup subGroupPolicy each): `minPartitions`.
+            let mut min_partitions: Vec<u32> = Vec::new();
             let mut task_mins: Vec<(usize, u32)> = Vec::new();
+            // The admission webhook's default job `minAvailable`: the sum of the tasks'
+            // `minAvailable`, a task's own defaulting to minPartitions × partitionSize when
+            // minPartitions is set, else to its replicas.
+            let mut default_min: u64 = 0;
             let topology =
                 |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
                     let hard = match &nt.mode {
@@ -101,8 +108,29 @@ impl Builder<'_> {
                             });
                         }
                         let nt = pp.network_topology.as_ref().map(topology).transpose()?;
+                        let min_parts = match &pp.min_partitions {
+                            None => 0,
+                            Some(m) if (0..=i64::from(total)).contains(&m.value) => m.value as u32,
+                            Some(m) => {
+                                return Err(err_at(
+                                    src,
+                                    m,
+                                    format!(
+                                        "task {:?}: minPartitions {}: expected an integer from 0 to totalPartitions ({total})",
+                                        tname.value, m.value
+                                    ),
+                                ));
+                            }
+                        };
+                        default_min += match &t.min_available {
+                            Some(m) => m.value.max(0) as u64,
+                            None if min_parts > 0 => u64::from(min_parts) * u64::from(size),
+                            None => u64::from(replicas),
+                        };
+                        let policy = min_partitions.len();
+                        min_partitions.push(min_parts);
                         for i in 0..total {
-                            partitions.push((pod_sets.len(), nt.clone()));
+                            partitions.push((pod_sets.len(), nt.clone(), policy, size));
                             pod_sets.push(self.pod_set(
                                 src,
                                 format!("{}-{i}", tname.value),
@@ -114,6 +142,10 @@ impl Builder<'_> {
                         }
                     }
                     None => {
+                        default_min += t
+                            .min_available
+                            .as_ref()
+                            .map_or(u64::from(replicas), |m| m.value.max(0) as u64);
                         if let Some(m) = &t.min_available {
                             task_mins.push((
                                 pod_sets.len(),
@@ -158,21 +190,28 @@ impl Builder<'_> {
             w.queue_name = None;
             w.kind = "VolcanoJob".into();
             w.name = name.clone();
-            Arc::make_mut(&mut w.gang).min_member = spec
-                .min_available
-                .as_ref()
-                .map(|m| u32::try_from(m.value.max(0)).unwrap_or(u32::MAX));
+            // An unset or 0 `minAvailable` is the webhook's default; the default of a job
+            // whose tasks all need every pod stays None (every pod).
+            let total_pods: u64 = w.pod_sets.iter().map(|p| u64::from(p.count)).sum();
+            Arc::make_mut(&mut w.gang).min_member = match spec.min_available.as_ref() {
+                Some(m) if m.value > 0 => Some(u32::try_from(m.value).unwrap_or(u32::MAX)),
+                _ if default_min == total_pods => None,
+                _ => Some(u32::try_from(default_min).unwrap_or(u32::MAX)),
+            };
             Arc::make_mut(&mut w.gang).min_task_member = task_mins;
             Arc::make_mut(&mut w.gang).network_topology =
                 spec.network_topology.as_ref().map(topology).transpose()?;
             Arc::make_mut(&mut w.gang).volcano_subgroups = partitions
                 .into_iter()
-                .map(|(ps, nt)| VolcanoSubGroup {
+                .map(|(ps, nt, policy, size)| VolcanoSubGroup {
                     name: w.pod_sets[ps].name.clone(),
                     pod_sets: vec![ps],
                     network_topology: nt,
+                    policy,
+                    min_available: size,
                 })
                 .collect();
+            Arc::make_mut(&mut w.gang).volcano_min_sub_groups = min_partitions;
             out.push((src.order, w));
         }
         Ok(())

@@ -1,0 +1,1087 @@
+//! Kueue's classical preemption (`pkg/scheduler/preemption/preemption.go`
+//! `classicalPreemptions`, `classical/candidate_generator.go`,
+//! `classical/hierarchical_preemption.go`, `common/ordering.go`,
+//! `common/preemption_policy.go`): which admitted workloads must go so a preemptor fits.
+//!
+//! A pure function over a scratch `QuotaTree` (left as it was found) and the admitted
+//! workloads: it returns the targets as data; the engine evicts them.
+//!
+//! Fair-sharing preemption (`fairPreemptions`, `fairsharing/*.go`) is `fair_targets`, built on
+//! the Dominant Resource Share of `kueuesim_model::fair_sharing`.
+
+use std::cmp::Ordering;
+use std::collections::VecDeque;
+
+use kueuesim_model::fair_sharing::{Drs, compare as drs_compare, drs};
+use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
+use kueuesim_model::{ClusterQueueId, Preemption, PreemptionPolicy, SimTime, WorkloadId, World};
+
+/// An admitted workload (holding quota) that may be preempted.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The workload.
+    pub workload: WorkloadId,
+    /// The ClusterQueue holding its quota.
+    pub cq: ClusterQueueId,
+    /// Effective priority.
+    pub priority: i32,
+    /// Queue-order timestamp (for `LowerOrNewerEqualPriority`).
+    pub timestamp: SimTime,
+    /// When its quota was reserved (the QuotaReserved transition): most recent first.
+    pub reserved_at: SimTime,
+    /// Already evicted, still holding quota while its pods terminate: preferred as victim.
+    pub evicted: bool,
+    /// The label of its UID (`uid_order`): the last tie-break.
+    pub uid_rank: u64,
+    /// Admission Fair Sharing (its ClusterQueue's admissionScope on): an id of its
+    /// LocalQueue's name and that LocalQueue's usage this cycle (`LocalQueueFSUsage`).
+    pub lq_fs_usage: Option<(u32, f64)>,
+    /// The quota it holds, per `Fr`.
+    pub usage: Vec<(Fr, i64)>,
+}
+
+/// The workload that needs room.
+#[derive(Clone, Debug)]
+pub struct Preemptor<'a> {
+    /// The workload.
+    pub workload: WorkloadId,
+    /// Its ClusterQueue.
+    pub cq: ClusterQueueId,
+    /// Effective priority.
+    pub priority: i32,
+    /// Queue-order timestamp.
+    pub timestamp: SimTime,
+    /// The quota its assignment needs, per `Fr` (all flavors/resources of the assignment).
+    pub usage: &'a [(Fr, i64)],
+    /// The `Fr`s of the assignment that need preemption (the contested ones).
+    pub contested: &'a [Fr],
+    /// Kueue TAS: the placement of its pod sets with topology requests, checked after the
+    /// quota in `workloadFits` (None: no pod set asks for a topology, or the oracle's
+    /// quota-only search, `SimulatePreemption`).
+    pub topology: Option<&'a dyn TopologyFit>,
+}
+
+/// The topology half of upstream's `workloadFits`: whether the preemptor's TAS pod sets can be
+/// placed (`FindTopologyAssignmentsForWorkload`) once the given candidates' pods are gone from
+/// the TAS snapshot (`Snapshot.RemoveWorkload` takes out their TAS usage with their quota).
+pub trait TopologyFit: std::fmt::Debug {
+    /// Whether every TAS pod set fits with the pods of `removed` given back.
+    fn fits(&self, removed: &[WorkloadId]) -> bool;
+}
+
+/// Why a target is preempted: the `Preempted` condition's reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PreemptionReason {
+    /// `InClusterQueue`: a workload of the preemptor's own ClusterQueue.
+    InClusterQueue,
+    /// `InCohortReclamation`: the preemptor reclaims quota lent to another ClusterQueue.
+    InCohortReclamation,
+    /// `InCohortReclaimWhileBorrowing`: `borrowWithinCohort` lets a borrowing preemptor
+    /// take from lower-priority workloads of other ClusterQueues.
+    InCohortReclaimWhileBorrowing,
+    /// `InCohortFairSharing` (fair-sharing preemption).
+    InCohortFairSharing,
+}
+
+impl PreemptionReason {
+    /// Kueue's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreemptionReason::InClusterQueue => "InClusterQueue",
+            PreemptionReason::InCohortReclamation => "InCohortReclamation",
+            PreemptionReason::InCohortReclaimWhileBorrowing => "InCohortReclaimWhileBorrowing",
+            PreemptionReason::InCohortFairSharing => "InCohortFairSharing",
+        }
+    }
+}
+
+/// A workload to preempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The victim.
+    pub workload: WorkloadId,
+    /// Why.
+    pub reason: PreemptionReason,
+}
+
+/// The admitted workloads of every ClusterQueue, as candidates.
+pub trait AdmittedWorkloads {
+    /// The workloads holding quota in `cq` (any order; the algorithm sorts them).
+    fn admitted_in(&self, cq: ClusterQueueId) -> &[Candidate];
+
+    /// The record of `w`, if it holds quota.
+    fn candidate(&self, w: WorkloadId) -> Option<&Candidate>;
+}
+
+/// How a candidate may be preempted: upstream's `preemptionVariant`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    /// A workload of the preemptor's own ClusterQueue (`WithinCQ`).
+    WithinCq,
+    /// The preemptor has a "hierarchical advantage" over it: the quota the candidate holds is
+    /// quota of a subtree the preemptor belongs to and fits in, so priority does not matter.
+    HierarchicalReclaim,
+    /// A "priority candidate" that may only go if the preemptor ends up not borrowing.
+    ReclaimWithoutBorrowing,
+    /// A "priority candidate" that `borrowWithinCohort` lets go even while the preemptor borrows.
+    ReclaimWhileBorrowing,
+}
+
+impl Variant {
+    /// The `Preempted` condition reason of a victim of this variant (`PreemptionReason()`).
+    fn reason(self) -> PreemptionReason {
+        match self {
+            Variant::WithinCq => PreemptionReason::InClusterQueue,
+            Variant::HierarchicalReclaim | Variant::ReclaimWithoutBorrowing => {
+                PreemptionReason::InCohortReclamation
+            }
+            Variant::ReclaimWhileBorrowing => PreemptionReason::InCohortReclaimWhileBorrowing,
+        }
+    }
+}
+
+/// A classified candidate (upstream `candidateElem`).
+#[derive(Clone, Copy, Debug)]
+struct Elem<'c> {
+    cand: &'c Candidate,
+    /// The cohort where the walk found it: the lowest common ancestor of its ClusterQueue and
+    /// the preemptor's (None for same-CQ candidates).
+    lca: Option<NodeIdx>,
+    variant: Variant,
+}
+
+/// What every step needs to know about the preemptor.
+struct Ctx<'p, 'u> {
+    p: &'p Preemptor<'u>,
+    settings: Preemption,
+    /// `contested[fr]`: whether `fr` needs preemption (a dense set, so membership is O(1)).
+    contested: Vec<bool>,
+}
+
+impl Ctx<'_, '_> {
+    /// `WorkloadUsesResources`: only workloads holding some contested `Fr` can help.
+    fn uses_contested(&self, c: &Candidate) -> bool {
+        c.usage
+            .iter()
+            .any(|(fr, _)| self.contested.get(fr.index()).copied().unwrap_or(false))
+    }
+
+    /// `borrowWithinCohort` unset or `Never` (`IsBorrowingWithinCohortForbidden`).
+    fn borrow_within_cohort_forbidden(&self) -> bool {
+        self.settings.borrow_within_cohort == PreemptionPolicy::Never
+    }
+
+    /// `classifyPreemptionVariant`: None when the candidate cannot be preempted at all.
+    fn classify(&self, c: &Candidate, hierarchical_advantage: bool) -> Option<Variant> {
+        let own = c.cq == self.p.cq;
+        let policy = if own {
+            self.settings.within_cluster_queue
+        } else {
+            self.settings.reclaim_within_cohort
+        };
+        // Both filters are pure; the priority one is the cheaper and rules out most
+        // candidates of a low-priority preemptor, so it goes first.
+        if !satisfies_policy(self.p, c, policy) || !self.uses_contested(c) {
+            return None;
+        }
+        if own {
+            return Some(Variant::WithinCq);
+        }
+        if hierarchical_advantage {
+            return Some(Variant::HierarchicalReclaim);
+        }
+        if self.borrow_within_cohort_forbidden() {
+            return Some(Variant::ReclaimWithoutBorrowing);
+        }
+        // `isAboveBorrowingThreshold`: a candidate at or above the preemptor's priority, or
+        // above `maxPriorityThreshold`, may only be taken when no borrowing remains.
+        let above = c.priority >= self.p.priority
+            || self
+                .settings
+                .borrow_max_priority_threshold
+                .is_some_and(|t| c.priority > t);
+        Some(if above {
+            Variant::ReclaimWithoutBorrowing
+        } else {
+            Variant::ReclaimWhileBorrowing
+        })
+    }
+}
+
+/// `SatisfiesPreemptionPolicy`: whether `policy` lets `p` preempt `c`.
+fn satisfies_policy(p: &Preemptor<'_>, c: &Candidate, policy: PreemptionPolicy) -> bool {
+    let lower = c.priority < p.priority;
+    match policy {
+        PreemptionPolicy::Never => false,
+        PreemptionPolicy::LowerPriority => lower,
+        // Equal priority counts only when the candidate is strictly newer in queue order, so
+        // two equal workloads cannot preempt each other back and forth.
+        PreemptionPolicy::LowerOrNewerEqualPriority => {
+            lower || (c.priority == p.priority && p.timestamp < c.timestamp)
+        }
+        PreemptionPolicy::Any => true,
+    }
+}
+
+/// `CandidatesOrdering`: evicted first, other ClusterQueues before the preemptor's own, then
+/// (Admission Fair Sharing, both in one ClusterQueue under different LocalQueue names) the
+/// higher LocalQueue usage first, lower priority first, most recently reserved first, then UID.
+fn candidates_ordering(a: &Candidate, b: &Candidate, own: ClusterQueueId) -> Ordering {
+    b.evicted
+        .cmp(&a.evicted)
+        .then_with(|| (a.cq == own).cmp(&(b.cq == own)))
+        .then_with(|| match (a.lq_fs_usage, b.lq_fs_usage) {
+            // `resourceUsagePreemptionEnabled`: upstream compares `spec.queueName` only, so
+            // same-named LocalQueues of different namespaces do not count as different.
+            (Some((qa, ua)), Some((qb, ub))) if a.cq == b.cq && qa != qb && ua != ub => {
+                ub.total_cmp(&ua)
+            }
+            _ => Ordering::Equal,
+        })
+        .then_with(|| a.priority.cmp(&b.priority))
+        .then_with(|| b.reserved_at.cmp(&a.reserved_at))
+        .then_with(|| a.uid_rank.cmp(&b.uid_rank))
+}
+
+/// `QuantitiesFitInQuota`: whether `requests` fit in `node`'s subtree quota on top of its
+/// usage; rewrites `requests` to what is left for the parent once `node`'s unused private
+/// quota has absorbed its share.
+fn fits_in_quota(tree: &QuotaTree, node: NodeIdx, requests: &mut [(Fr, i64)]) -> bool {
+    let mut fits = true;
+    for (fr, v) in requests.iter_mut() {
+        if tree.subtree_quota(node, *fr) < tree.usage(node, *fr) + *v {
+            fits = false;
+        }
+        *v = (*v - tree.local_available(node, *fr)).max(0);
+    }
+    fits
+}
+
+/// `collectSameQueueCandidates`: the preemptor's own ClusterQueue, unless
+/// `withinClusterQueue: Never`.
+fn same_queue_candidates<'c>(
+    ctx: &Ctx<'_, '_>,
+    admitted: &'c impl AdmittedWorkloads,
+) -> Vec<Elem<'c>> {
+    if ctx.settings.within_cluster_queue == PreemptionPolicy::Never {
+        return Vec::new();
+    }
+    admitted
+        .admitted_in(ctx.p.cq)
+        .iter()
+        .filter_map(|c| {
+            ctx.classify(c, false).map(|variant| Elem {
+                cand: c,
+                lca: None,
+                variant,
+            })
+        })
+        .collect()
+}
+
+/// `collectCandidatesForHierarchicalReclaim`: walks from the preemptor's parent cohort to the
+/// root, collecting at each level the workloads of the subtree not visited yet. Returns
+/// (hierarchy candidates, priority candidates): once some ancestor's subtree absorbs the
+/// request, the preemptor has a hierarchical advantage at that level and every level above.
+fn cohort_candidates<'c>(
+    ctx: &Ctx<'_, '_>,
+    tree: &QuotaTree,
+    admitted: &'c impl AdmittedWorkloads,
+) -> (Vec<Elem<'c>>, Vec<Elem<'c>>) {
+    let mut hierarchy = Vec::new();
+    let mut priority = Vec::new();
+    let cq_node = tree.cq_node(ctx.p.cq);
+    if tree.parent(cq_node).is_none()
+        || ctx.settings.reclaim_within_cohort == PreemptionPolicy::Never
+    {
+        return (hierarchy, priority);
+    }
+    let mut remaining = ctx.p.usage.to_vec();
+    let mut advantage = fits_in_quota(tree, cq_node, &mut remaining);
+    let mut previous = None;
+    let mut current = tree.parent(cq_node);
+    while let Some(node) = current {
+        let out = if advantage {
+            &mut hierarchy
+        } else {
+            &mut priority
+        };
+        let level = Level {
+            lca: node,
+            skip: previous,
+            advantage,
+        };
+        collect_in_subtree(ctx, tree, admitted, node, level, out);
+        advantage |= fits_in_quota(tree, node, &mut remaining);
+        previous = Some(node);
+        current = tree.parent(node);
+    }
+    (hierarchy, priority)
+}
+
+/// One step of the walk to the root: the ancestor being visited (the lowest common ancestor
+/// of the preemptor and whatever is found below it), the child subtree already visited, and
+/// whether the preemptor has the hierarchical advantage at this level.
+#[derive(Clone, Copy)]
+struct Level {
+    lca: NodeIdx,
+    skip: Option<NodeIdx>,
+    advantage: bool,
+}
+
+/// `collectCandidatesInSubtree`: candidates of the ClusterQueues below `current`, pruning
+/// subtrees and queues within their nominal quota on the contested `Fr`s (nothing to reclaim
+/// there) and the subtree `level.skip` the walk came from (already visited).
+fn collect_in_subtree<'c>(
+    ctx: &Ctx<'_, '_>,
+    tree: &QuotaTree,
+    admitted: &'c impl AdmittedWorkloads,
+    current: NodeIdx,
+    level: Level,
+    out: &mut Vec<Elem<'c>>,
+) {
+    let within = |n| tree.within_nominal(n, ctx.p.contested);
+    // Child cohorts first, then child ClusterQueues, as upstream (the lists are sorted later,
+    // so this only matters for exact ties).
+    for &child in tree.children(current) {
+        if tree.as_cq(child).is_none() && Some(child) != level.skip && !within(child) {
+            collect_in_subtree(ctx, tree, admitted, child, level, out);
+        }
+    }
+    for &child in tree.children(current) {
+        let Some(cq) = tree.as_cq(child) else {
+            continue;
+        };
+        if cq == ctx.p.cq || within(child) {
+            continue;
+        }
+        out.extend(admitted.admitted_in(cq).iter().filter_map(|c| {
+            ctx.classify(c, level.advantage).map(|variant| Elem {
+                cand: c,
+                lca: Some(level.lca),
+                variant,
+            })
+        }));
+    }
+}
+
+/// `candidateIsValid`: earlier removals may have brought a candidate's ClusterQueue (or a
+/// cohort between it and the lowest common ancestor) back within nominal quota, and then its
+/// workloads are no longer borrowing anything the preemptor could reclaim. With
+/// `allow_borrowing`, `ReclaimWithoutBorrowing` candidates are off limits.
+fn still_valid(ctx: &Ctx<'_, '_>, tree: &QuotaTree, e: &Elem<'_>, allow_borrowing: bool) -> bool {
+    if e.cand.cq == ctx.p.cq {
+        return true;
+    }
+    if allow_borrowing && e.variant == Variant::ReclaimWithoutBorrowing {
+        return false;
+    }
+    let node = tree.cq_node(e.cand.cq);
+    if tree.within_nominal(node, ctx.p.contested) {
+        return false;
+    }
+    let mut current = tree.parent(node);
+    while let Some(n) = current {
+        if Some(n) == e.lca {
+            break;
+        }
+        if tree.within_nominal(n, ctx.p.contested) {
+            return false;
+        }
+        current = tree.parent(n);
+    }
+    true
+}
+
+/// `workloadFits`: every `Fr` of the preemptor's assignment fits what is available and, when
+/// borrowing is not allowed, within its ClusterQueue's nominal quota.
+fn preemptor_fits(tree: &QuotaTree, p: &Preemptor<'_>, allow_borrowing: bool) -> bool {
+    let node = tree.cq_node(p.cq);
+    p.usage.iter().all(|&(fr, v)| {
+        (allow_borrowing || !tree.borrowing_with(node, fr, v)) && v <= tree.available(p.cq, fr)
+    })
+}
+
+/// `workloadFits` in full: the quota (`preemptor_fits`), then, for a preemptor with TAS pod
+/// sets, their placement with the pods of `removed` (the candidates taken out so far) given
+/// back. Without TAS this is `preemptor_fits` and `removed` is never called.
+fn workload_fits(
+    tree: &QuotaTree,
+    p: &Preemptor<'_>,
+    allow_borrowing: bool,
+    removed: impl FnOnce() -> Vec<WorkloadId>,
+) -> bool {
+    preemptor_fits(tree, p, allow_borrowing) && p.topology.is_none_or(|t| t.fits(&removed()))
+}
+
+/// Whether some attempt could succeed at all: removing every candidate it may use frees the
+/// most quota any removal order can (a candidate's removal never takes room away, and
+/// `candidateIsValid` only ever skips candidates), so when even that leaves the preemptor
+/// without room, the search upstream runs would end empty-handed. Answering that first spares
+/// sorting the candidates of the many searches that fail (a kueuesim shortcut with the same
+/// result, not an upstream step).
+fn could_fit(
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    lists: &[&Vec<Elem<'_>>; 3],
+    attempts: &[bool],
+) -> bool {
+    let mark = tree.mark();
+    // First what an attempt with borrowing may use (all but `ReclaimWithoutBorrowing`), then
+    // the rest, which only an attempt without borrowing may use.
+    for e in lists.iter().flat_map(|l| l.iter()) {
+        if e.variant != Variant::ReclaimWithoutBorrowing {
+            remove(tree, e.cand);
+        }
+    }
+    let all = || lists.iter().flat_map(|l| l.iter());
+    let mut fits = attempts.contains(&true)
+        && workload_fits(tree, p, true, || {
+            all()
+                .filter(|e| e.variant != Variant::ReclaimWithoutBorrowing)
+                .map(|e| e.cand.workload)
+                .collect()
+        });
+    if !fits && attempts.contains(&false) {
+        for e in all() {
+            if e.variant == Variant::ReclaimWithoutBorrowing {
+                remove(tree, e.cand);
+            }
+        }
+        fits = workload_fits(tree, p, false, || all().map(|e| e.cand.workload).collect());
+    }
+    tree.rollback_to(mark);
+    fits
+}
+
+/// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal on every
+/// contested `Fr`.
+fn under_nominal_on_contested(tree: &QuotaTree, p: &Preemptor<'_>) -> bool {
+    let node = tree.cq_node(p.cq);
+    p.contested
+        .iter()
+        .all(|&fr| tree.nominal(node, fr) > tree.usage(node, fr))
+}
+
+/// Takes a candidate's quota out of the tree (`RemoveWorkload` on the snapshot).
+fn remove(tree: &mut QuotaTree, c: &Candidate) {
+    let node = tree.cq_node(c.cq);
+    for &(fr, amount) in &c.usage {
+        tree.remove_usage(node, fr, amount);
+    }
+}
+
+/// Puts a candidate's quota back (`AddWorkload` on the snapshot).
+fn add_back(tree: &mut QuotaTree, c: &Candidate) {
+    let node = tree.cq_node(c.cq);
+    for &(fr, amount) in &c.usage {
+        tree.add_usage(node, fr, amount);
+    }
+}
+
+/// `fillBackWorkloads`: the greedy pass may have taken more than needed; walking the victims
+/// in reverse (all but the last, whose removal made the preemptor fit), each one that can be
+/// re-added with the preemptor still fitting is spared. Spared victims are swapped out with the
+/// last element, as upstream does, so the target order matches Kueue's.
+fn fill_back(
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    removed: &mut Vec<Elem<'_>>,
+    allow_borrowing: bool,
+) {
+    for i in (0..removed.len().saturating_sub(1)).rev() {
+        add_back(tree, removed[i].cand);
+        let others = || {
+            let back = removed[i].cand.workload;
+            removed
+                .iter()
+                .map(|e| e.cand.workload)
+                .filter(|&w| w != back)
+                .collect()
+        };
+        if workload_fits(tree, p, allow_borrowing, others) {
+            removed.swap_remove(i);
+        } else {
+            remove(tree, removed[i].cand);
+        }
+    }
+}
+
+/// Classical preemption targets for `p` (empty: no way to make it fit).
+///
+/// Mirrors `classicalPreemptions`: builds the candidate lists (same-CQ, hierarchy, priority),
+/// orders them globally, then for each allowed `allowBorrowing` attempt removes valid
+/// candidates greedily until the preemptor fits and fills back what was not needed. `tree` is
+/// only changed under a usage mark and is rolled back before returning.
+pub fn classical_targets(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    p: &Preemptor<'_>,
+) -> Vec<Target> {
+    // A ClusterQueue in a cohort cycle is inactive; its walk to the root would not end.
+    if tree.in_cycle(p.cq) {
+        return Vec::new();
+    }
+    let mut contested = vec![false; tree.fr_count()];
+    for fr in p.contested {
+        contested[fr.index()] = true;
+    }
+    let ctx = Ctx {
+        p,
+        settings: world.cluster_queue(p.cq).preemption,
+        contested,
+    };
+
+    let mut same_queue = same_queue_candidates(&ctx, admitted);
+    let (mut hierarchy, mut priority) = cohort_candidates(&ctx, tree, admitted);
+    let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
+    let no_hierarchy_candidates = hierarchy.is_empty();
+
+    // Which `allowBorrowing` attempts to make, and in which order. With borrowing allowed the
+    // preemptor may end up borrowing but `ReclaimWithoutBorrowing` candidates are skipped;
+    // without it those are usable but the preemptor must end within nominal. Upstream keeps
+    // "false first" only when borrowWithinCohort is off and there are no hierarchy candidates,
+    // for compatibility with older releases.
+    let forbidden = ctx.borrow_within_cohort_forbidden();
+    let attempts: &[bool] =
+        if no_other_queue_candidates || (forbidden && !under_nominal_on_contested(tree, p)) {
+            &[true]
+        } else if forbidden && no_hierarchy_candidates {
+            &[false, true]
+        } else {
+            &[true, false]
+        };
+
+    let lists = [&hierarchy, &priority, &same_queue];
+    let possible = could_fit(tree, p, &lists, attempts);
+    // Tests (debug builds) check the shortcut against the search it spares.
+    if !possible && !cfg!(debug_assertions) {
+        return Vec::new();
+    }
+    for list in [&mut hierarchy, &mut priority, &mut same_queue] {
+        list.sort_by(|a, b| candidates_ordering(a.cand, b.cand, p.cq));
+    }
+    let targets = search(&ctx, tree, [&hierarchy, &priority, &same_queue], attempts);
+    assert!(
+        possible || targets.is_empty(),
+        "could_fit ruled out a preemption the search found"
+    );
+    targets
+}
+
+/// The removal loop of `classicalPreemptions` over the sorted candidate lists: per attempt,
+/// take valid candidates in order until the preemptor fits, then `fillBackWorkloads`.
+fn search(
+    ctx: &Ctx<'_, '_>,
+    tree: &mut QuotaTree,
+    lists: [&Vec<Elem<'_>>; 3],
+    attempts: &[bool],
+) -> Vec<Target> {
+    let p = ctx.p;
+    // Global order: each list's evicted prefix (the ordering puts evicted workloads first)
+    // before any non-evicted candidate, keeping hierarchy → priority → same-CQ within each half.
+    let splits = lists.map(|l| l.partition_point(|e| e.cand.evicted));
+    let mut order: Vec<Elem<'_>> = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
+    for (l, &s) in lists.iter().zip(&splits) {
+        order.extend_from_slice(&l[..s]);
+    }
+    for (l, &s) in lists.iter().zip(&splits) {
+        order.extend_from_slice(&l[s..]);
+    }
+
+    for &allow_borrowing in attempts {
+        let mark = tree.mark();
+        let mut removed: Vec<Elem<'_>> = Vec::new();
+        for e in &order {
+            if !still_valid(ctx, tree, e, allow_borrowing) {
+                continue;
+            }
+            remove(tree, e.cand);
+            removed.push(*e);
+            let gone = || removed.iter().map(|e| e.cand.workload).collect();
+            if workload_fits(tree, p, allow_borrowing, gone) {
+                fill_back(tree, p, &mut removed, allow_borrowing);
+                tree.rollback_to(mark);
+                return removed
+                    .iter()
+                    .map(|e| Target {
+                        workload: e.cand.workload,
+                        reason: e.variant.reason(),
+                    })
+                    .collect();
+            }
+        }
+        tree.rollback_to(mark);
+    }
+    Vec::new()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fair-sharing preemption (`preemption.go` `fairPreemptions`, `runFirstFsStrategy`,
+// `runSecondFsStrategy`; `fairsharing/{ordering,strategy,target,least_common_ancestor}.go`).
+// ---------------------------------------------------------------------------------------------
+
+/// A fair-sharing preemption strategy (`fairSharing.preemptionStrategies`; upstream
+/// `fairsharing.Strategy`). Shares are those of the almost-lowest-common-ancestors of the
+/// preemptor's and the target's ClusterQueues (the two children of their lowest common cohort on
+/// either path), the preemptor's including the incoming workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FairStrategy {
+    /// Rule S2-a: preempt a workload if the preemptor's new share is at most the target's
+    /// share after the workload is gone.
+    LessThanOrEqualToFinalShare,
+    /// Rule S2-b: preempt a workload if the preemptor's new share is below the target's share
+    /// before any removal.
+    LessThanInitialShare,
+}
+
+impl FairStrategy {
+    /// The strategies Kueue uses when `preemptionStrategies` is empty (`parseStrategies`).
+    pub const DEFAULT: [FairStrategy; 2] = [
+        FairStrategy::LessThanOrEqualToFinalShare,
+        FairStrategy::LessThanInitialShare,
+    ];
+
+    /// Whether the strategy lets the preemptor take the candidate.
+    fn passes(self, preemptor_new: &Drs, target_old: &Drs, target_new: &Drs) -> bool {
+        match self {
+            FairStrategy::LessThanOrEqualToFinalShare => {
+                drs_compare(preemptor_new, target_new) != Ordering::Greater
+            }
+            FairStrategy::LessThanInitialShare => {
+                drs_compare(preemptor_new, target_old) == Ordering::Less
+            }
+        }
+    }
+}
+
+/// `TargetClusterQueueOrdering`: which ClusterQueue to take the next victim from. From the root,
+/// it descends into the child with the highest share until it reaches a ClusterQueue, pruning
+/// nodes that can yield nothing more; the same ClusterQueue may come back while it stays the
+/// most unfair.
+struct TargetOrdering<'c> {
+    preemptor: ClusterQueueId,
+    /// `preemptorAncestors`, dense by node: the cohorts on the preemptor's path to the root.
+    on_preemptor_path: Vec<bool>,
+    /// `clusterQueueToTarget`, dense by ClusterQueue: remaining candidates in order.
+    per_cq: Vec<VecDeque<&'c Candidate>>,
+    /// `prunedClusterQueues` and `prunedCohorts`, dense by node.
+    pruned: Vec<bool>,
+}
+
+impl<'c> TargetOrdering<'c> {
+    /// `MakeClusterQueueOrdering` over `candidates` (already sorted).
+    fn new(
+        world: &World,
+        tree: &QuotaTree,
+        preemptor: ClusterQueueId,
+        candidates: &[&'c Candidate],
+    ) -> Self {
+        let nodes = world.cluster_queues.len() + world.cohorts.len();
+        let mut on_preemptor_path = vec![false; nodes];
+        let mut cur = tree.parent(tree.cq_node(preemptor));
+        while let Some(n) = cur {
+            on_preemptor_path[n.0 as usize] = true;
+            cur = tree.parent(n);
+        }
+        let mut per_cq = vec![VecDeque::new(); world.cluster_queues.len()];
+        for &c in candidates {
+            per_cq[c.cq.index()].push_back(c);
+        }
+        TargetOrdering {
+            preemptor,
+            on_preemptor_path,
+            per_cq,
+            pruned: vec![false; nodes],
+        }
+    }
+
+    fn has_workload(&self, cq: ClusterQueueId) -> bool {
+        !self.per_cq[cq.index()].is_empty()
+    }
+
+    /// `PopWorkload`: the next candidate of `cq`.
+    fn pop(&mut self, cq: ClusterQueueId) -> Option<&'c Candidate> {
+        self.per_cq[cq.index()].pop_front()
+    }
+
+    /// `DropQueue`.
+    fn drop_queue(&mut self, tree: &QuotaTree, cq: ClusterQueueId) {
+        self.pruned[tree.cq_node(cq).0 as usize] = true;
+    }
+
+    /// The next step of `Iter()`: the ClusterQueue to consider, or None when the root is
+    /// pruned. The caller must pop a workload or drop the queue before asking again.
+    fn next(&mut self, world: &World, tree: &QuotaTree) -> Option<ClusterQueueId> {
+        let pnode = tree.cq_node(self.preemptor);
+        if tree.parent(pnode).is_none() {
+            // Without a cohort, only the preemptor's own workloads.
+            let live = !self.pruned[pnode.0 as usize] && self.has_workload(self.preemptor);
+            return live.then_some(self.preemptor);
+        }
+        let root = tree.root(pnode);
+        while !self.pruned[root.0 as usize] {
+            if let Some(cq) = self.next_target(world, tree, root) {
+                return Some(cq);
+            }
+        }
+        None
+    }
+
+    /// `nextTarget`: descends from `cohort` into its most unfair child. None means this call
+    /// only pruned nodes (not that nothing is left).
+    fn next_target(
+        &mut self,
+        world: &World,
+        tree: &QuotaTree,
+        cohort: NodeIdx,
+    ) -> Option<ClusterQueueId> {
+        let mut best_cq: Option<(ClusterQueueId, Drs)> = None;
+        let mut best_cohort: Option<(NodeIdx, Drs)> = None;
+        for &child in tree.children(cohort) {
+            if self.pruned[child.0 as usize] {
+                continue;
+            }
+            let d = drs(world, tree, child, &[]);
+            match tree.as_cq(child) {
+                Some(cq) => {
+                    // The preemptor's own queue stays until it runs out of candidates.
+                    if (!d.is_borrowing() && cq != self.preemptor) || !self.has_workload(cq) {
+                        self.pruned[child.0 as usize] = true;
+                        continue;
+                    }
+                    match &best_cq {
+                        None => best_cq = Some((cq, d)),
+                        Some((best, best_drs)) => match drs_compare(&d, best_drs) {
+                            Ordering::Greater => best_cq = Some((cq, d)),
+                            // Equal shares: the queue whose next candidate goes first.
+                            Ordering::Equal => {
+                                let (new_head, cur_head) =
+                                    (self.per_cq[cq.index()][0], self.per_cq[best.index()][0]);
+                                if candidates_ordering(new_head, cur_head, self.preemptor)
+                                    == Ordering::Less
+                                {
+                                    best_cq = Some((cq, d));
+                                }
+                            }
+                            Ordering::Less => {}
+                        },
+                    }
+                }
+                None => {
+                    // A cohort that does not borrow has nothing to give back, unless the
+                    // preemptor is below it (imbalance inside, or its own queue).
+                    if !d.is_borrowing() && !self.on_preemptor_path[child.0 as usize] {
+                        self.pruned[child.0 as usize] = true;
+                        continue;
+                    }
+                    // Upstream visits child cohorts in random order and keeps the last of the
+                    // highest (`>=`); here the order is the tree's (cohort id), so among equal
+                    // shares the last child cohort wins.
+                    if best_cohort
+                        .as_ref()
+                        .is_none_or(|(_, b)| drs_compare(&d, b) != Ordering::Less)
+                    {
+                        best_cohort = Some((child, d));
+                    }
+                }
+            }
+        }
+        match (best_cohort, best_cq) {
+            (None, None) => {
+                self.pruned[cohort.0 as usize] = true;
+                None
+            }
+            // A cohort wins ties against a ClusterQueue: inside it, the most unfair node can
+            // be chosen.
+            (Some((c, cd)), Some((_, qd))) if drs_compare(&cd, &qd) != Ordering::Less => {
+                self.next_target(world, tree, c)
+            }
+            (Some((c, _)), None) => self.next_target(world, tree, c),
+            (_, Some((q, _))) => Some(q),
+        }
+    }
+}
+
+/// `getAlmostLCAs`: the nodes just below the lowest common ancestor of the preemptor's and the
+/// target's ClusterQueues, on the preemptor's side and on the target's.
+fn almost_lcas(
+    tree: &QuotaTree,
+    ordering: &TargetOrdering<'_>,
+    target: ClusterQueueId,
+) -> (NodeIdx, NodeIdx) {
+    let tnode = tree.cq_node(target);
+    let mut lca = tree.parent(tnode);
+    while let Some(n) = lca {
+        if ordering.on_preemptor_path[n.0 as usize] {
+            break;
+        }
+        lca = tree.parent(n);
+    }
+    let lca = lca.expect("target and preemptor share a root cohort");
+    let below = |from: NodeIdx| {
+        let mut a = from;
+        while let Some(p) = tree.parent(a) {
+            if p == lca {
+                return a;
+            }
+            a = p;
+        }
+        unreachable!("the lowest common ancestor is above both ClusterQueues")
+    };
+    (below(tree.cq_node(ordering.preemptor)), below(tnode))
+}
+
+/// `ComputeShares`: (preemptor's new share, target's old share) at the almost-LCAs.
+fn compute_shares(
+    world: &World,
+    tree: &QuotaTree,
+    ordering: &TargetOrdering<'_>,
+    target: ClusterQueueId,
+) -> (Drs, Drs, NodeIdx) {
+    let (pa, ta) = almost_lcas(tree, ordering, target);
+    (drs(world, tree, pa, &[]), drs(world, tree, ta, &[]), ta)
+}
+
+/// `workloadFitsForFairSharing`: whether the preemptor fits, with its own usage (added for the
+/// share computations) taken out for the check.
+fn fits_for_fair_sharing(
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    targets: &[(&Candidate, PreemptionReason)],
+) -> bool {
+    let mark = tree.mark();
+    let node = tree.cq_node(p.cq);
+    for &(fr, v) in p.usage {
+        tree.remove_usage(node, fr, v);
+    }
+    let fits = workload_fits(tree, p, true, || {
+        targets.iter().map(|t| t.0.workload).collect()
+    });
+    tree.rollback_to(mark);
+    fits
+}
+
+/// `fillBackWorkloads` with borrowing allowed, over fair-sharing victims (each with its
+/// reason); spared victims are swapped out with the last element, as upstream does.
+fn fill_back_fair(
+    tree: &mut QuotaTree,
+    p: &Preemptor<'_>,
+    removed: &mut Vec<(&Candidate, PreemptionReason)>,
+) {
+    for i in (0..removed.len().saturating_sub(1)).rev() {
+        add_back(tree, removed[i].0);
+        let others = || {
+            let back = removed[i].0.workload;
+            removed
+                .iter()
+                .map(|t| t.0.workload)
+                .filter(|&w| w != back)
+                .collect()
+        };
+        if workload_fits(tree, p, true, others) {
+            removed.swap_remove(i);
+        } else {
+            remove(tree, removed[i].0);
+        }
+    }
+}
+
+/// Fair-sharing preemption targets for `p` (empty: no way to make it fit fairly).
+///
+/// Mirrors `fairPreemptions` with the `FairSharingPreemptWithinNominal` gate on (its default):
+/// candidates pass the ClusterQueue's policies and use a contested `Fr`, and other queues'
+/// only if those queues borrow on a contested `Fr`; they are sorted by `CandidatesOrdering`.
+/// With the preemptor's usage added to its queue, the first strategy walks the target
+/// ordering: the preemptor's own workloads go unconditionally (`InClusterQueue`); while the
+/// preemptor stays within nominal on the contested `Fr`s, other queues' go unconditionally
+/// (`InCohortReclamation`); otherwise a candidate goes only if the strategy passes at the
+/// almost-LCA level (`InCohortFairSharing`), after which the target queue is chosen again.
+/// Candidates refused are retried with `LessThanInitialShare`, at most one per ClusterQueue,
+/// when a second strategy is configured. Then the victims not needed are filled back. An empty
+/// `strategies` means the default pair. `tree` is only changed under a usage mark and is left
+/// exactly as it was found.
+pub fn fair_targets(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    p: &Preemptor<'_>,
+    strategies: &[FairStrategy],
+) -> Vec<Target> {
+    fair_targets_gated(world, tree, admitted, p, strategies, true)
+}
+
+/// `fair_targets` with the `FairSharingPreemptWithinNominal` gate given.
+fn fair_targets_gated(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    p: &Preemptor<'_>,
+    strategies: &[FairStrategy],
+    preempt_within_nominal_gate: bool,
+) -> Vec<Target> {
+    if tree.in_cycle(p.cq) {
+        return Vec::new();
+    }
+    let strategies = if strategies.is_empty() {
+        &FairStrategy::DEFAULT[..]
+    } else {
+        strategies
+    };
+    let mut contested = vec![false; tree.fr_count()];
+    for fr in p.contested {
+        contested[fr.index()] = true;
+    }
+    let ctx = Ctx {
+        p,
+        settings: world.cluster_queue(p.cq).preemption,
+        contested,
+    };
+
+    // `findCandidates`.
+    let eligible = |c: &Candidate, policy| satisfies_policy(p, c, policy) && ctx.uses_contested(c);
+    let mut candidates: Vec<&Candidate> = Vec::new();
+    let within = ctx.settings.within_cluster_queue;
+    if within != PreemptionPolicy::Never {
+        candidates.extend(
+            admitted
+                .admitted_in(p.cq)
+                .iter()
+                .filter(|c| eligible(c, within)),
+        );
+    }
+    let pnode = tree.cq_node(p.cq);
+    let reclaim = ctx.settings.reclaim_within_cohort;
+    if tree.parent(pnode).is_some() && reclaim != PreemptionPolicy::Never {
+        // Every ClusterQueue of the tree but the preemptor's, if it borrows on a contested
+        // `Fr` (`cqIsBorrowing`: usage above nominal).
+        let mut stack = vec![tree.root(pnode)];
+        while let Some(n) = stack.pop() {
+            stack.extend(tree.children(n).iter().rev());
+            let Some(cq) = tree.as_cq(n) else { continue };
+            let borrowing = p
+                .contested
+                .iter()
+                .any(|&fr| tree.nominal(n, fr) < tree.usage(n, fr));
+            if cq != p.cq && borrowing {
+                candidates.extend(
+                    admitted
+                        .admitted_in(cq)
+                        .iter()
+                        .filter(|c| eligible(c, reclaim)),
+                );
+            }
+        }
+    }
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    candidates.sort_by(|a, b| candidates_ordering(a, b, p.cq));
+
+    let outer = tree.mark();
+    // Shares include the incoming workload.
+    for &(fr, v) in p.usage {
+        tree.add_usage(pnode, fr, v);
+    }
+    let mut targets: Vec<(&Candidate, PreemptionReason)> = Vec::new();
+    let mut retry: Vec<&Candidate> = Vec::new();
+    let mut fits = false;
+
+    // `runFirstFsStrategy`.
+    let preemptor_within_nominal = preempt_within_nominal_gate
+        && p.contested
+            .iter()
+            .all(|&fr| tree.nominal(pnode, fr) >= tree.usage(pnode, fr));
+    let mut ordering = TargetOrdering::new(world, tree, p.cq, &candidates);
+    'first: while let Some(cq) = ordering.next(world, tree) {
+        if cq == p.cq || preemptor_within_nominal {
+            let reason = if cq == p.cq {
+                PreemptionReason::InClusterQueue
+            } else {
+                PreemptionReason::InCohortReclamation
+            };
+            let c = ordering
+                .pop(cq)
+                .expect("the ordering yields queues with candidates");
+            remove(tree, c);
+            targets.push((c, reason));
+            if fits_for_fair_sharing(tree, p, &targets) {
+                fits = true;
+                break;
+            }
+            continue;
+        }
+        let (preemptor_new, target_old, target_node) = compute_shares(world, tree, &ordering, cq);
+        // `fsStrategyUnsatisfiable`: a zero-weight borrowing preemptor (infinite share) can
+        // pass neither strategy against a finite target; its candidates wait for the second.
+        if preemptor_new.zero_weight_borrows() && !target_old.zero_weight_borrows() {
+            while let Some(c) = ordering.pop(cq) {
+                retry.push(c);
+            }
+            continue;
+        }
+        while let Some(c) = ordering.pop(cq) {
+            // `ComputeTargetShareAfterRemoval`.
+            let mark = tree.mark();
+            remove(tree, c);
+            let target_new = drs(world, tree, target_node, &[]);
+            tree.rollback_to(mark);
+            if strategies[0].passes(&preemptor_new, &target_old, &target_new) {
+                remove(tree, c);
+                targets.push((c, PreemptionReason::InCohortFairSharing));
+                if fits_for_fair_sharing(tree, p, &targets) {
+                    fits = true;
+                    break 'first;
+                }
+                // Shares changed: choose the target queue again.
+                break;
+            }
+            retry.push(c);
+        }
+    }
+
+    // `runSecondFsStrategy` (rule S2-b): API validation only allows `LessThanInitialShare`
+    // second, so upstream applies it whatever the second entry is, and so does this.
+    if !fits && strategies.len() > 1 {
+        let mut ordering = TargetOrdering::new(world, tree, p.cq, &retry);
+        while let Some(cq) = ordering.next(world, tree) {
+            let (preemptor_new, target_old, _) = compute_shares(world, tree, &ordering, cq);
+            let passed = drs_compare(&preemptor_new, &target_old) == Ordering::Less;
+            // The rule does not depend on the workload: the first candidate.
+            let c = ordering
+                .pop(cq)
+                .expect("the ordering yields queues with candidates");
+            if passed {
+                remove(tree, c);
+                targets.push((c, PreemptionReason::InCohortFairSharing));
+                if fits_for_fair_sharing(tree, p, &targets) {
+                    fits = true;
+                    break;
+                }
+            }
+            ordering.drop_queue(tree, cq);
+        }
+    }
+
+    for &(fr, v) in p.usage {
+        tree.remove_usage(pnode, fr, v);
+    }
+    if fits {
+        fill_back_fair(tree, p, &mut targets);
+    }
+    tree.rollback_to(outer);
+    if !fits {
+        return Vec::new();
+    }
+    targets
+        .into_iter()
+        .map(|(c, reason)| Target {
+            workload: c.workload,
+            reason,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

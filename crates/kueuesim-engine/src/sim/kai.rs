@@ -264,39 +264,10 @@ impl<'w> Simulation<'w> {
             };
             return placement::kai::place(world, &mut self.sched.cluster, &job);
         }
-        let mut out = placement::Placement::default();
-        for (ps, (_, slots)) in pods.iter().enumerate() {
-            for (idx, slot) in slots.iter().enumerate() {
-                if slot.is_some() {
-                    continue;
-                }
-                // This pod alone, as its own PodGroup of minMember 1.
-                let single = [(pods[ps].0.clone(), vec![None])];
-                let job_name = format!(
-                    "{}/pg-{}",
-                    wl.namespace,
-                    pod_name(ps, idx).rsplit('/').next().unwrap_or_default()
-                );
-                let this_pod = |_: usize, _: usize| pod_name(ps, idx);
-                let job = placement::kai::KaiJob {
-                    pods: &single,
-                    min_member: 1,
-                    constraint,
-                    job_name: &job_name,
-                    pod_name: &this_pod,
-                };
-                let r = placement::kai::place(world, &mut self.sched.cluster, &job);
-                out.bound
-                    .extend(r.bound.iter().map(|&(_, _, n)| (ps, idx, n)));
-                if r.domain.is_some() {
-                    out.domain = r.domain;
-                }
-                if out.unplaced.is_none() {
-                    out.unplaced = r.unplaced.map(|(_, _, m)| (ps, idx, m));
-                }
-            }
-        }
-        out
+        each_pod_alone(&wl, pods, &pod_name, |job, _| {
+            let job = placement::kai::KaiJob { constraint, ..job };
+            placement::kai::place(world, &mut self.sched.cluster, &job)
+        })
     }
 }
 
@@ -327,35 +298,58 @@ impl Simulation<'_> {
             };
             return placement::kai::sharing::place(world, &mut self.sched.cluster, &job, shares);
         }
-        let mut out = placement::Placement::default();
-        for (ps, (_, slots)) in pods.iter().enumerate() {
-            for (idx, slot) in slots.iter().enumerate() {
-                if slot.is_some() {
-                    continue;
-                }
-                let single = [(pods[ps].0.clone(), vec![None])];
-                let this_pod = |_: usize, _: usize| pod_name(ps, idx);
-                let job = placement::kai::KaiJob {
+        each_pod_alone(&wl, pods, &pod_name, |job, ps| {
+            let share = [shares[ps]];
+            placement::kai::sharing::place(world, &mut self.sched.cluster, &job, &share)
+        })
+    }
+}
+
+/// KAI's job grouper for bare pods and batch/v1 Jobs: a PodGroup per pod. Each pending pod is
+/// placed alone by `place` (given its PodGroup of minMember 1, named `pg-<pod>`, and its pod
+/// set), and the results are merged into the workload's placement.
+fn each_pod_alone(
+    wl: &kueuesim_model::Workload,
+    pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+    pod_name: &dyn Fn(usize, usize) -> String,
+    mut place: impl FnMut(placement::kai::KaiJob<'_>, usize) -> placement::Placement,
+) -> placement::Placement {
+    let mut out = placement::Placement::default();
+    for (ps, (_, slots)) in pods.iter().enumerate() {
+        for (idx, slot) in slots.iter().enumerate() {
+            if slot.is_some() {
+                continue;
+            }
+            let single = [(pods[ps].0.clone(), vec![None])];
+            let job_name = format!(
+                "{}/pg-{}",
+                wl.namespace,
+                pod_name(ps, idx).rsplit('/').next().unwrap_or_default()
+            );
+            let this_pod = |_: usize, _: usize| pod_name(ps, idx);
+            let r = place(
+                placement::kai::KaiJob {
                     pods: &single,
                     min_member: 1,
                     constraint: None,
                     job_name: &job_name,
                     pod_name: &this_pod,
-                };
-                let share = [shares[ps]];
-                let r =
-                    placement::kai::sharing::place(world, &mut self.sched.cluster, &job, &share);
-                out.bound
-                    .extend(r.bound.iter().map(|&(_, _, n)| (ps, idx, n)));
-                out.claims
-                    .extend(r.claims.iter().map(|&(_, _, c)| (ps, idx, c)));
-                if out.unplaced.is_none() {
-                    out.unplaced = r.unplaced.map(|(_, _, m)| (ps, idx, m));
-                }
+                },
+                ps,
+            );
+            out.bound
+                .extend(r.bound.iter().map(|&(_, _, n)| (ps, idx, n)));
+            out.claims
+                .extend(r.claims.iter().map(|&(_, _, c)| (ps, idx, c)));
+            if r.domain.is_some() {
+                out.domain = r.domain;
+            }
+            if out.unplaced.is_none() {
+                out.unplaced = r.unplaced.map(|(_, _, m)| (ps, idx, m));
             }
         }
-        out
     }
+    out
 }
 
 /// The workload's KAI topology constraint resolved against its Topology: its own

@@ -10,7 +10,9 @@
 //! that has not seen the shape yet (the counts are built over every node first).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
-use kueuesim_benches::{busy_cluster, gang_pods, naive_hard_topology, topology_world};
+use kueuesim_benches::{
+    busy_cluster, gang_pods, naive_hard_topology, spine_kai_job, spine_volcano_job, topology_world,
+};
 use kueuesim_engine::placement::{kai, volcano};
 
 fn gang_under_a_spine(c: &mut Criterion) {
@@ -24,16 +26,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
         // Sanity: both placers find a spine.
         {
             let mut c2 = cluster.clone();
-            let job = volcano::VolcanoJob {
-                pods: &pods,
-                min_member: 32,
-                highest_tier: Some(2),
-                pod_name: &name,
-                seed: 1,
-                subgroups: &[],
-                min_sub_groups: &[],
-                min_task_member: &[],
-            };
+            let job = spine_volcano_job(&pods, &name, 1);
             let p = volcano::place(&world, &mut c2, &job);
             assert_eq!(p.bound.len(), 32, "{:?}", p.unplaced);
             assert!(naive_hard_topology(&world, &cluster, &pods, 2).is_some());
@@ -45,16 +38,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                 b.iter_batched(
                     || cluster.clone(),
                     |mut c| {
-                        let job = volcano::VolcanoJob {
-                            pods: &pods,
-                            min_member: 32,
-                            highest_tier: Some(2),
-                            pod_name: &name,
-                            seed: 1,
-                            subgroups: &[],
-                            min_sub_groups: &[],
-                            min_task_member: &[],
-                        };
+                        let job = spine_volcano_job(&pods, &name, 1);
                         let p = volcano::place(&world, &mut c, &job);
                         // Returned, so the cluster is dropped outside the timing.
                         (c, p)
@@ -63,17 +47,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
                 )
             },
         );
-        let kai_job = || kai::KaiJob {
-            pods: &pods,
-            min_member: 32,
-            constraint: Some(kai::KaiConstraint {
-                topology: 0,
-                required: Some(2),
-                preferred: None,
-            }),
-            job_name: "bench/pg",
-            pod_name: &name,
-        };
+        let kai_job = || spine_kai_job(&pods, &name);
         // One decision for the gang's shape, then its pods released: the same free capacity,
         // with the shape's per-domain counts now kept.
         let mut seen = cluster.clone();

@@ -12,7 +12,7 @@
 
 use std::process::ExitCode;
 
-use kueuesim_benches::{busy_cluster, gang_pods, topology_world};
+use kueuesim_benches::{busy_cluster, gang_pods, spine_kai_job, spine_volcano_job, topology_world};
 use kueuesim_engine::placement::{Cluster, Placement, PodNeeds, kai, volcano};
 use kueuesim_model::{NodeId, World};
 
@@ -47,33 +47,8 @@ fn place(
 ) -> Placement {
     let name = |_: usize, i: usize| format!("p-{i}");
     match placer {
-        Placer::Volcano => {
-            let job = volcano::VolcanoJob {
-                pods,
-                min_member: 32,
-                highest_tier: Some(2),
-                pod_name: &name,
-                seed,
-                subgroups: &[],
-                min_sub_groups: &[],
-                min_task_member: &[],
-            };
-            volcano::place(world, cluster, &job)
-        }
-        Placer::Kai => {
-            let job = kai::KaiJob {
-                pods,
-                min_member: 32,
-                constraint: Some(kai::KaiConstraint {
-                    topology: 0,
-                    required: Some(2),
-                    preferred: None,
-                }),
-                job_name: "bench/pg",
-                pod_name: &name,
-            };
-            kai::place(world, cluster, &job)
-        }
+        Placer::Volcano => volcano::place(world, cluster, &spine_volcano_job(pods, &name, seed)),
+        Placer::Kai => kai::place(world, cluster, &spine_kai_job(pods, &name)),
     }
 }
 

@@ -359,6 +359,44 @@ pub fn gang_pods(
     vec![(needs, vec![None; pods])]
 }
 
+/// The placement benches' Volcano job: the gang of `pods` with `minMember` 32 under a hard
+/// spine constraint (`highestTierAllowed: 2`).
+pub fn spine_volcano_job<'a>(
+    pods: &'a kueuesim_engine::placement::GangPods,
+    pod_name: &'a dyn Fn(usize, usize) -> String,
+    seed: u64,
+) -> kueuesim_engine::placement::volcano::VolcanoJob<'a> {
+    kueuesim_engine::placement::volcano::VolcanoJob {
+        pods,
+        min_member: 32,
+        highest_tier: Some(2),
+        pod_name,
+        seed,
+        subgroups: &[],
+        min_sub_groups: &[],
+        min_task_member: &[],
+    }
+}
+
+/// The placement benches' KAI job: the gang of `pods` with `minMember` 32 under
+/// `requiredTopologyLevel: spine` (level 2 of topology 0).
+pub fn spine_kai_job<'a>(
+    pods: &'a kueuesim_engine::placement::GangPods,
+    pod_name: &'a dyn Fn(usize, usize) -> String,
+) -> kueuesim_engine::placement::kai::KaiJob<'a> {
+    kueuesim_engine::placement::kai::KaiJob {
+        pods,
+        min_member: 32,
+        constraint: Some(kueuesim_engine::placement::kai::KaiConstraint {
+            topology: 0,
+            required: Some(2),
+            preferred: None,
+        }),
+        job_name: "bench/pg",
+        pod_name,
+    }
+}
+
 /// The naive baseline: the same ascending tier search, but every candidate HyperNode is
 /// dry-run by scanning every node of the cluster for each pod (membership by walking the
 /// node's ancestors, then the filters, then kube's least-allocated score), with no domain

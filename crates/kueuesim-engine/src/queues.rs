@@ -29,32 +29,6 @@ pub struct QueueKey {
     pub shape: u32,
 }
 
-impl QueueKey {
-    /// The least key of `priority`: where its band of the heap starts.
-    fn first_of(priority: Reverse<i32>) -> QueueKey {
-        QueueKey {
-            priority,
-            policy: i64::MIN,
-            timestamp: SimTime(i64::MIN),
-            uid_rank: 0,
-            workload: WorkloadId(0),
-            shape: 0,
-        }
-    }
-
-    /// The greatest key of `priority`: where its band of the heap ends.
-    fn last_of(priority: Reverse<i32>) -> QueueKey {
-        QueueKey {
-            priority,
-            policy: i64::MAX,
-            timestamp: SimTime(i64::MAX),
-            uid_rank: u64::MAX,
-            workload: WorkloadId(u32::MAX),
-            shape: u32::MAX,
-        }
-    }
-}
-
 /// Why a head goes back to its queue (`RequeueReason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequeueReason {
@@ -91,70 +65,195 @@ impl QueueStatus {
     }
 }
 
-/// The pending workloads of one ClusterQueue.
+/// The pending workloads of one scheduling shape in one ClusterQueue.
+#[derive(Clone, Debug, Default)]
+struct ShapeQueue {
+    /// Its workloads that may be popped as heads.
+    active: BTreeSet<QueueKey>,
+    /// Its workloads found inadmissible, waiting for a capacity change.
+    inadmissible: BTreeSet<QueueKey>,
+}
+
+/// The pending workloads of one ClusterQueue, kept per scheduling shape.
+///
+/// Kueue keeps one heap and one inadmissible map per ClusterQueue; the workloads are kept
+/// here per shape (`SchedulingEquivalenceHashing`) because a head that does not fit parks
+/// every workload of its shape: on an overloaded cluster that is thousands of workloads after
+/// every release of quota. Per shape, parking the shape and moving it back are each one swap
+/// of two sets, and the heap's order is the order of the shapes' first keys (`heads`), so
+/// the head popped is the one Kueue's single heap gives.
 #[derive(Clone, Debug, Default)]
 pub struct ClusterQueueQueue {
-    /// Workloads that may be popped as heads.
-    pub active: BTreeSet<QueueKey>,
-    /// Workloads found inadmissible, waiting for a capacity change.
-    pub inadmissible: BTreeSet<QueueKey>,
+    /// The first active key of every shape with an active workload: the heap's candidates.
+    heads: BTreeSet<QueueKey>,
+    /// The shapes seen in this ClusterQueue, dense by first appearance.
+    shapes: Vec<ShapeQueue>,
+    /// Each global shape id's index in `shapes` (`NO_SLOT`: none yet).
+    slot: Vec<u32>,
+    /// Workloads in the active sets.
+    active_len: usize,
+    /// Workloads in the inadmissible sets.
+    inadmissible_len: usize,
     /// The preemptor pinned to the head while its victims terminate (BestEffortFIFO).
     sticky: Option<QueueKey>,
     /// Scheduling shapes found inadmissible since the last requeue of inadmissible workloads
     /// (`hashToBulkMoveReason`): new workloads of these shapes go straight to inadmissible.
     parked_shapes: BTreeSet<u32>,
-    /// How many workloads of each scheduling shape (dense class ids) are in `active`: parking
-    /// a shape scans the heap only when some workload of that shape is there.
-    active_shapes: Vec<u32>,
-    /// The same count for `inadmissible`, so that moving every parked workload back costs
-    /// the number of shapes, not of workloads.
-    inadmissible_shapes: Vec<u32>,
 }
 
+/// `ClusterQueueQueue::slot` of a shape not seen in the ClusterQueue.
+const NO_SLOT: u32 = u32::MAX;
+
 impl ClusterQueueQueue {
-    /// Adds `key` to the active heap; `total` counts the workloads of every heap.
-    fn activate(&mut self, key: QueueKey, total: &mut usize) {
-        if self.active.insert(key) {
-            self.count_active(key.shape, total);
+    /// How many workloads may be popped as heads.
+    pub fn active_len(&self) -> usize {
+        self.active_len
+    }
+
+    /// How many workloads wait as inadmissible.
+    pub fn inadmissible_len(&self) -> usize {
+        self.inadmissible_len
+    }
+
+    /// The head the heap's order gives (the sticky preemptor aside).
+    pub fn first_active(&self) -> Option<&QueueKey> {
+        self.heads.first()
+    }
+
+    /// Every active workload, in no particular order.
+    pub fn active_keys(&self) -> impl Iterator<Item = &QueueKey> {
+        self.shapes.iter().flat_map(|s| s.active.iter())
+    }
+
+    /// Every inadmissible workload, in no particular order.
+    pub fn inadmissible_keys(&self) -> impl Iterator<Item = &QueueKey> {
+        self.shapes.iter().flat_map(|s| s.inadmissible.iter())
+    }
+
+    /// The queue of `shape`, created empty on first use.
+    fn shape_mut(&mut self, shape: u32) -> &mut ShapeQueue {
+        let s = shape as usize;
+        if self.slot.len() <= s {
+            self.slot.resize(s + 1, NO_SLOT);
+        }
+        if self.slot[s] == NO_SLOT {
+            self.slot[s] = self.shapes.len() as u32;
+            self.shapes.push(ShapeQueue::default());
+        }
+        &mut self.shapes[self.slot[s] as usize]
+    }
+
+    /// The queue of `shape`, if it was ever used here.
+    fn shape(&self, shape: u32) -> Option<&ShapeQueue> {
+        match self.slot.get(shape as usize) {
+            Some(&i) if i != NO_SLOT => Some(&self.shapes[i as usize]),
+            _ => None,
         }
     }
 
-    /// One more workload of `shape` is in the active heap.
-    fn count_active(&mut self, shape: u32, total: &mut usize) {
-        bump(&mut self.active_shapes, shape);
+    fn is_active(&self, key: &QueueKey) -> bool {
+        self.shape(key.shape)
+            .is_some_and(|s| s.active.contains(key))
+    }
+
+    fn is_inadmissible(&self, key: &QueueKey) -> bool {
+        self.shape(key.shape)
+            .is_some_and(|s| s.inadmissible.contains(key))
+    }
+
+    /// Adds `key` to the active heap; `total` counts the workloads of every heap.
+    fn activate(&mut self, key: QueueKey, total: &mut usize) {
+        let s = self.shape_mut(key.shape);
+        let old_first = s.active.first().copied();
+        if !s.active.insert(key) {
+            return;
+        }
+        if old_first.is_none_or(|f| key < f) {
+            if let Some(f) = old_first {
+                self.heads.remove(&f);
+            }
+            self.heads.insert(key);
+        }
+        self.active_len += 1;
         *total += 1;
+    }
+
+    /// Removes `key` from the active heap, if there.
+    fn deactivate(&mut self, key: &QueueKey, total: &mut usize) {
+        let Some(&i) = self.slot.get(key.shape as usize).filter(|&&i| i != NO_SLOT) else {
+            return;
+        };
+        let s = &mut self.shapes[i as usize];
+        if !s.active.remove(key) {
+            return;
+        }
+        if self.heads.remove(key)
+            && let Some(&next) = s.active.first()
+        {
+            self.heads.insert(next);
+        }
+        self.active_len -= 1;
+        *total -= 1;
     }
 
     /// Adds `key` to the inadmissible set.
     fn park_key(&mut self, key: QueueKey) {
-        if self.inadmissible.insert(key) {
-            bump(&mut self.inadmissible_shapes, key.shape);
+        if self.shape_mut(key.shape).inadmissible.insert(key) {
+            self.inadmissible_len += 1;
         }
     }
 
     /// Removes `key` from the inadmissible set, if there.
     fn unpark_key(&mut self, key: &QueueKey) {
-        if self.inadmissible.remove(key) {
-            self.inadmissible_shapes[key.shape as usize] -= 1;
+        if let Some(&i) = self.slot.get(key.shape as usize).filter(|&&i| i != NO_SLOT)
+            && self.shapes[i as usize].inadmissible.remove(key)
+        {
+            self.inadmissible_len -= 1;
         }
     }
 
-    /// Removes `key` from the active heap, if there.
-    fn deactivate(&mut self, key: &QueueKey, total: &mut usize) {
-        if self.active.remove(key) {
-            self.active_shapes[key.shape as usize] -= 1;
-            *total -= 1;
-        }
+    /// Parks every active workload of `shape`; returns how many.
+    fn park_shape(&mut self, shape: u32, total: &mut usize) -> usize {
+        let s = self.shape_mut(shape);
+        let Some(&first) = s.active.first() else {
+            return 0;
+        };
+        let mut moved = std::mem::take(&mut s.active);
+        let n = moved.len();
+        // A swap when none of the shape is parked yet (`BTreeSet::append` into an empty set).
+        s.inadmissible.append(&mut moved);
+        self.heads.remove(&first);
+        self.active_len -= n;
+        self.inadmissible_len += n;
+        *total -= n;
+        n
     }
-}
 
-/// One more of `shape` in a per-shape count.
-fn bump(counts: &mut Vec<u32>, shape: u32) {
-    let s = shape as usize;
-    if counts.len() <= s {
-        counts.resize(s + 1, 0);
+    /// Moves every inadmissible workload back to the heap; returns how many.
+    fn unpark_all(&mut self, total: &mut usize) -> usize {
+        let mut moved = 0;
+        for s in &mut self.shapes {
+            if s.inadmissible.is_empty() {
+                continue;
+            }
+            let old_first = s.active.first().copied();
+            moved += s.inadmissible.len();
+            // Keys are unique per workload and a workload is in one set only, so the merge
+            // keeps every key; into an empty set it is a swap.
+            s.active.append(&mut s.inadmissible);
+            let first = *s.active.first().expect("just filled");
+            if old_first != Some(first) {
+                if let Some(f) = old_first {
+                    self.heads.remove(&f);
+                }
+                self.heads.insert(first);
+            }
+        }
+        self.active_len += moved;
+        self.inadmissible_len -= moved;
+        *total += moved;
+        moved
     }
-    counts[s] += 1;
 }
 
 /// All ClusterQueues' pending workloads.
@@ -229,16 +328,15 @@ impl QueueManager {
         let mut heads = Vec::new();
         for (i, q) in self.queues.iter_mut().enumerate() {
             let cq = ClusterQueueId::from_index(i);
-            if q.active.is_empty() || !eligible(cq) {
+            if q.active_len == 0 || !eligible(cq) {
                 continue;
             }
-            let sticky = q.sticky.as_ref().filter(|k| q.active.contains(*k));
-            let first = q.active.first().expect("non-empty");
+            let sticky = q.sticky.as_ref().filter(|k| q.is_active(k));
+            let first = q.heads.first().expect("non-empty");
             let key = *if afs_usage(first.workload).is_some() {
                 // `queueOrderingFunc`: lowest LocalQueue usage first; within it the heap order,
                 // sticky preemptor included.
-                q.active
-                    .iter()
+                q.active_keys()
                     .min_by(|a, b| {
                         let (ua, ub) = (
                             afs_usage(a.workload).unwrap_or(0.0),
@@ -263,7 +361,7 @@ impl QueueManager {
     /// (`pending_flavors`: `LastAssignment.PendingFlavors()` in `requeueIfNotPresent`), else
     /// parks it as inadmissible and, for NoFit and PreemptionNoCandidates, parks every active
     /// workload of the same scheduling shape with it (`SchedulingEquivalenceHashing`).
-    /// Returns the workloads parked along with it.
+    /// Returns how many workloads were parked along with it.
     pub fn requeue(
         &mut self,
         cq: ClusterQueueId,
@@ -271,7 +369,7 @@ impl QueueManager {
         key: QueueKey,
         reason: RequeueReason,
         pending_flavors: bool,
-    ) -> Vec<QueueKey> {
+    ) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         // The preemptor is only ever set here; it stays first until it leaves the queue
         // (admitted or deleted) or another preemptor replaces it.
@@ -289,35 +387,20 @@ impl QueueManager {
         };
         if immediate || pending_flavors {
             q.activate(key, total);
-            return Vec::new();
+            return 0;
         }
-        let shape = key.shape;
-        q.park_key(key);
-        let mut moved = Vec::new();
+        let mut moved = 0;
         if strategy == QueueingStrategy::BestEffortFIFO
             && matches!(
                 reason,
                 RequeueReason::NoFit | RequeueReason::PreemptionNoCandidates
             )
         {
-            q.parked_shapes.insert(shape);
-            // The scan stops once it has seen every active workload of the shape.
-            let n = q.active_shapes.get(shape as usize).copied().unwrap_or(0) as usize;
-            if n > 0 {
-                // Taken out as the scan passes them (no search from the root per key). A shape
-                // class has one priority (`ShapeClasses` hashes it in), so the scan covers
-                // only the heap's band of that priority.
-                moved = Vec::with_capacity(n);
-                let band = QueueKey::first_of(key.priority)..=QueueKey::last_of(key.priority);
-                moved.extend(q.active.extract_if(band, |k| k.shape == shape).take(n));
-                debug_assert_eq!(moved.len(), n, "a shape class spans one priority");
-                q.active_shapes[shape as usize] -= moved.len() as u32;
-                *total -= moved.len();
-                for &k in &moved {
-                    q.park_key(k);
-                }
-            }
+            q.parked_shapes.insert(key.shape);
+            // The shape first: into an empty inadmissible set it is a swap.
+            moved = q.park_shape(key.shape, total);
         }
+        q.park_key(key);
         moved
     }
 
@@ -337,27 +420,15 @@ impl QueueManager {
         q.parked_shapes.clear();
         let staying: Vec<QueueKey> = stay
             .iter()
-            .filter(|k| q.inadmissible.contains(k))
+            .filter(|k| q.is_inadmissible(k))
             .copied()
             .collect();
         for k in &staying {
             q.unpark_key(k);
         }
-        let mut back = std::mem::take(&mut q.inadmissible);
-        let moved = back.len();
-        // The per-shape counts move over whole (a storm of releases on an overloaded cluster
-        // moves thousands of parked workloads back after every release).
-        if q.active_shapes.len() < q.inadmissible_shapes.len() {
-            q.active_shapes.resize(q.inadmissible_shapes.len(), 0);
-        }
-        for (a, i) in q.active_shapes.iter_mut().zip(&mut q.inadmissible_shapes) {
-            *a += std::mem::take(i);
-        }
-        *total += moved;
-        // Keys are unique per workload and a workload is in one set only, so the merge keeps
-        // every key; into an empty heap (every head tried since the last requeue) it is a
-        // swap.
-        q.active.append(&mut back);
+        // Per shape, a storm of releases on an overloaded cluster moves thousands of parked
+        // workloads back after every release: each shape's set moves whole.
+        let moved = q.unpark_all(total);
         for k in staying {
             q.park_key(k);
         }
@@ -374,8 +445,7 @@ impl QueueManager {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.parked_shapes.clear();
         let back: Vec<QueueKey> = q
-            .inadmissible
-            .iter()
+            .inadmissible_keys()
             .filter(|k| may_return(k.workload))
             .copied()
             .collect();
@@ -391,7 +461,7 @@ impl QueueManager {
     pub fn any_active(&self) -> bool {
         debug_assert_eq!(
             self.active_total,
-            self.queues.iter().map(|q| q.active.len()).sum::<usize>()
+            self.queues.iter().map(|q| q.active_len).sum::<usize>()
         );
         self.active_total > 0
     }
@@ -409,9 +479,9 @@ impl QueueManager {
     /// Where `key` is queued in `cq`, if anywhere.
     pub fn status(&self, cq: ClusterQueueId, key: &QueueKey) -> Option<QueueStatus> {
         let q = &self.queues[cq.index()];
-        if q.active.contains(key) {
+        if q.is_active(key) {
             Some(QueueStatus::Active)
-        } else if q.inadmissible.contains(key) {
+        } else if q.is_inadmissible(key) {
             Some(QueueStatus::Inadmissible)
         } else {
             None
@@ -431,17 +501,22 @@ impl QueueManager {
             ..*k
         };
         for q in &mut self.queues {
-            q.active = q.active.iter().map(fix).collect();
-            q.inadmissible = q.inadmissible.iter().map(fix).collect();
+            q.heads = q.heads.iter().map(fix).collect();
+            for s in &mut q.shapes {
+                s.active = s.active.iter().map(fix).collect();
+                s.inadmissible = s.inadmissible.iter().map(fix).collect();
+            }
             q.sticky = q.sticky.as_ref().map(fix);
         }
     }
 
     /// Every key held, for the engine's invariant check.
     pub fn keys(&self) -> impl Iterator<Item = &QueueKey> {
-        self.queues
-            .iter()
-            .flat_map(|q| q.active.iter().chain(&q.inadmissible).chain(&q.sticky))
+        self.queues.iter().flat_map(|q| {
+            q.active_keys()
+                .chain(q.inadmissible_keys())
+                .chain(&q.sticky)
+        })
     }
 }
 
@@ -531,7 +606,7 @@ mod tests {
         let k = key(0, 0, 0);
         for reason in [RequeueReason::NoFit, RequeueReason::PreemptionNoCandidates] {
             let moved = m.requeue(cq, QueueingStrategy::BestEffortFIFO, k, reason, true);
-            assert!(moved.is_empty());
+            assert_eq!(moved, 0);
             assert_eq!(m.status(cq, &k), Some(QueueStatus::Active), "{reason:?}");
             assert_eq!(m.status(cq, &twin), Some(QueueStatus::Active), "{reason:?}");
             m.remove(cq, &k);
@@ -583,8 +658,13 @@ mod tests {
             RequeueReason::NoFit,
             false,
         );
-        assert_eq!(moved.iter().map(|k| k.workload.0).collect::<Vec<_>>(), [3]);
-        assert_eq!(m.queue(cq).active.len(), 2);
+        assert_eq!(moved, 1);
+        let twin = QueueKey {
+            shape: 1,
+            ..key(0, 3, 3)
+        };
+        assert_eq!(m.status(cq, &twin), Some(QueueStatus::Inadmissible));
+        assert_eq!(m.queue(cq).active_len(), 2);
         assert_eq!(m.requeue_inadmissible(cq, |w| w.0 != 3), 1);
     }
 
@@ -609,19 +689,173 @@ mod tests {
         assert_eq!(bulk.requeue_all_inadmissible(cq, &[]), 9);
         assert_eq!(one_by_one.requeue_inadmissible(cq, |_| true), 9);
         let (b, o) = (bulk.queue(cq), one_by_one.queue(cq));
-        assert_eq!(b.active, o.active);
-        assert!(b.inadmissible.is_empty() && o.inadmissible.is_empty());
-        assert_eq!(b.active_shapes, o.active_shapes);
-        assert_eq!(
-            b.active_shapes,
-            [4, 4, 4],
-            "every workload counted by shape"
-        );
+        let sorted = |q: &ClusterQueueQueue| {
+            let mut keys: Vec<QueueKey> = q.active_keys().copied().collect();
+            keys.sort();
+            keys
+        };
+        assert_eq!(sorted(b), sorted(o));
+        assert_eq!(b.active_len(), 12);
+        assert_eq!(b.first_active(), o.first_active());
         for q in [b, o] {
-            assert!(
-                q.inadmissible_shapes.iter().all(|&n| n == 0),
-                "none left parked"
-            );
+            assert_eq!(q.inadmissible_len(), 0, "none left parked");
+            assert_eq!(q.inadmissible_keys().count(), 0);
+            for s in &q.shapes {
+                assert_eq!(s.active.len(), 4, "every workload kept by shape");
+            }
+        }
+    }
+
+    /// Kueue's own layout, one heap and one inadmissible set per ClusterQueue, as the
+    /// reference the per-shape sets must agree with.
+    #[derive(Default)]
+    struct OneHeap {
+        active: BTreeSet<QueueKey>,
+        inadmissible: BTreeSet<QueueKey>,
+        parked_shapes: BTreeSet<u32>,
+    }
+
+    impl OneHeap {
+        fn status(&self, k: &QueueKey) -> Option<QueueStatus> {
+            if self.active.contains(k) {
+                Some(QueueStatus::Active)
+            } else if self.inadmissible.contains(k) {
+                Some(QueueStatus::Inadmissible)
+            } else {
+                None
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Add(u8),
+        Park(u8),
+        Pop,
+        RequeueNoFit(u8),
+        RequeueAll(u8),
+        RequeueSome(u8),
+        Remove(u8),
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => any::<u8>().prop_map(Op::Add),
+            1 => any::<u8>().prop_map(Op::Park),
+            3 => Just(Op::Pop),
+            2 => any::<u8>().prop_map(Op::RequeueNoFit),
+            1 => any::<u8>().prop_map(Op::RequeueAll),
+            1 => any::<u8>().prop_map(Op::RequeueSome),
+            1 => any::<u8>().prop_map(Op::Remove),
+        ]
+    }
+
+    /// Workload `i` of 24: three priorities, two shapes per priority (a shape has one
+    /// priority), timestamps that tie.
+    fn nth(i: u8) -> QueueKey {
+        let uid = u32::from(i % 24);
+        let priority = (uid % 3) as i32;
+        QueueKey {
+            shape: (uid % 6),
+            ..key(priority, i64::from(uid / 4), uid)
+        }
+    }
+
+    proptest::proptest! {
+        /// The heads popped, where each workload is and the counts are those of one heap and
+        /// one inadmissible set under any sequence of queue operations.
+        #[test]
+        fn per_shape_sets_behave_as_one_heap(ops in proptest::collection::vec(op(), 1..120)) {
+            let cq = ClusterQueueId(0);
+            let best = QueueingStrategy::BestEffortFIFO;
+            let mut m = QueueManager::new(1);
+            let mut r = OneHeap::default();
+            for op in ops {
+                match op {
+                    Op::Add(i) => {
+                        let k = nth(i);
+                        let got = m.add(cq, best, k);
+                        let want = if r.parked_shapes.contains(&k.shape) {
+                            r.active.remove(&k);
+                            r.inadmissible.insert(k);
+                            QueueStatus::Inadmissible
+                        } else {
+                            r.inadmissible.remove(&k);
+                            r.active.insert(k);
+                            QueueStatus::Active
+                        };
+                        proptest::prop_assert_eq!(got, want);
+                    }
+                    Op::Park(i) => {
+                        let k = nth(i);
+                        m.park(cq, k);
+                        r.active.remove(&k);
+                        r.inadmissible.insert(k);
+                    }
+                    Op::Pop => {
+                        let got = m.pop_heads(all).first().map(|&(_, k)| k);
+                        let want = r.active.pop_first();
+                        proptest::prop_assert_eq!(got, want);
+                    }
+                    Op::RequeueNoFit(i) => {
+                        // Requeued as a popped head is: not in either set.
+                        let k = nth(i);
+                        if r.status(&k).is_some() {
+                            continue;
+                        }
+                        let n = m.requeue(cq, best, k, RequeueReason::NoFit, false);
+                        r.parked_shapes.insert(k.shape);
+                        let same: Vec<QueueKey> =
+                            r.active.iter().filter(|o| o.shape == k.shape).copied().collect();
+                        proptest::prop_assert_eq!(n, same.len());
+                        for o in same {
+                            r.active.remove(&o);
+                            r.inadmissible.insert(o);
+                        }
+                        r.inadmissible.insert(k);
+                    }
+                    Op::RequeueAll(i) => {
+                        let stay = [nth(i)];
+                        let n = m.requeue_all_inadmissible(cq, &stay);
+                        r.parked_shapes.clear();
+                        let back: Vec<QueueKey> =
+                            r.inadmissible.iter().filter(|k| **k != stay[0]).copied().collect();
+                        proptest::prop_assert_eq!(n, back.len());
+                        for k in back {
+                            r.inadmissible.remove(&k);
+                            r.active.insert(k);
+                        }
+                    }
+                    Op::RequeueSome(i) => {
+                        let odd = |w: WorkloadId| (w.0 + u32::from(i)) % 2 == 1;
+                        let n = m.requeue_inadmissible(cq, odd);
+                        r.parked_shapes.clear();
+                        let back: Vec<QueueKey> =
+                            r.inadmissible.iter().filter(|k| odd(k.workload)).copied().collect();
+                        proptest::prop_assert_eq!(n, back.len());
+                        for k in back {
+                            r.inadmissible.remove(&k);
+                            r.active.insert(k);
+                        }
+                    }
+                    Op::Remove(i) => {
+                        let k = nth(i);
+                        m.remove(cq, &k);
+                        r.active.remove(&k);
+                        r.inadmissible.remove(&k);
+                    }
+                }
+                let q = m.queue(cq);
+                proptest::prop_assert_eq!(q.first_active(), r.active.first());
+                proptest::prop_assert_eq!(q.active_len(), r.active.len());
+                proptest::prop_assert_eq!(q.inadmissible_len(), r.inadmissible.len());
+                proptest::prop_assert_eq!(m.any_active(), !r.active.is_empty());
+                for i in 0..24 {
+                    let k = nth(i);
+                    proptest::prop_assert_eq!(m.status(cq, &k), r.status(&k));
+                }
+            }
         }
     }
 }

@@ -202,7 +202,7 @@ impl<'w> Simulation<'w> {
                         && self.world.cluster_queue(head.cq).queueing_strategy
                             == kueuesim_model::QueueingStrategy::StrictFIFO
                         && let Some(audit) = &mut self.rec.audit
-                        && let Some(first) = self.kueue.queues.queue(head.cq).active.first()
+                        && let Some(first) = self.kueue.queues.queue(head.cq).first_active()
                         && *first < head.key
                     {
                         audit.push(format!(

@@ -58,7 +58,7 @@ impl<'w> Simulation<'w> {
             Some(cycle),
         );
         self.set_pending_condition(head.key.workload, why.reason, why.message);
-        parked || !moved.is_empty() || advanced
+        parked || moved > 0 || advanced
     }
 
     /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.
@@ -379,9 +379,9 @@ impl<'w> Simulation<'w> {
                 // Tests (debug builds) check it against looking at each parked workload.
                 #[cfg(debug_assertions)]
                 let expected = {
-                    let q = &self.kueue.queues.queue(cq).inadmissible;
+                    let q = self.kueue.queues.queue(cq);
                     let rts = &self.runtimes;
-                    q.iter()
+                    q.inadmissible_keys()
                         .filter(|k| {
                             rts[k.workload.index()]
                                 .requeue_at

@@ -70,7 +70,7 @@ impl<'w> Simulation<'w> {
         let (mut active, inadmissible): (Vec<u32>, Vec<u32>) = (0..world.cluster_queues.len())
             .map(|c| {
                 let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
-                (q.active.len() as u32, q.inadmissible.len() as u32)
+                (q.active_len() as u32, q.inadmissible_len() as u32)
             })
             .unzip();
         // Heads held by a cycle waiting under blockAdmission count as active, as upstream's
@@ -84,12 +84,12 @@ impl<'w> Simulation<'w> {
         let mut inadmissible_by_lq = vec![0u32; world.local_queues.len()];
         for c in 0..world.cluster_queues.len() {
             let q = self.kueue.queues.queue(ClusterQueueId::from_index(c));
-            for k in q.active.iter() {
+            for k in q.active_keys() {
                 if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
                     by_lq[lq.index()] += 1;
                 }
             }
-            for k in q.inadmissible.iter() {
+            for k in q.inadmissible_keys() {
                 if let QueueRef::Local(lq) = &self.spec(k.workload).queue {
                     by_lq[lq.index()] += 1;
                     inadmissible_by_lq[lq.index()] += 1;

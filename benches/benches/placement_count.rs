@@ -3,7 +3,8 @@
 //! constraint (Volcano `highestTierAllowed: 2` or KAI `requiredTopologyLevel: spine`) on the
 //! bench's half-busy 4,096-node spine/leaf cluster, a fixed number of times.
 //!
-//! `placement_count volcano|kai [ITERATIONS]`. Only `measured` is counted: the guard runs
+//! `placement_count volcano|kai [ITERATIONS [ZONES]]` (ZONES of 1,024 nodes, 4 by default:
+//! the guard's 4,096 nodes; 16 gives the criterion bench's 16,384). Only `measured` is counted: the guard runs
 //! this under callgrind with `--toggle-collect` on it, so building the world and cloning the
 //! cluster before each placement are left out of the count, and so is a first placement
 //! whose pods are released before the counted ones (see `main`). A bench target (so that
@@ -60,7 +61,7 @@ fn main() -> ExitCode {
         // `cargo bench` runs every bench target with `--bench` (and a filter, if any).
         Some("--bench") => return ExitCode::SUCCESS,
         _ => {
-            eprintln!("usage: placement_count volcano|kai [ITERATIONS]");
+            eprintln!("usage: placement_count volcano|kai [ITERATIONS [ZONES]]");
             return ExitCode::from(2);
         }
     };
@@ -72,7 +73,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let world = topology_world(4);
+    let zones = match args.get(2).map(|s| s.parse::<usize>()) {
+        None => 4,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            eprintln!("placement_count: ZONES: expected a positive integer");
+            return ExitCode::from(2);
+        }
+    };
+    let world = topology_world(zones);
     let mut busy = busy_cluster(&world);
     let pods = gang_pods(&world, 32);
     // One decision for the gang's shape, not counted, then its pods released: the same free

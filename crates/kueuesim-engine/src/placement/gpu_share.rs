@@ -149,14 +149,12 @@ fn packing(free: &[u16], gpu: Option<GpuDemand>) -> i64 {
 }
 
 /// `FGDScore`: sigmoid of the node's fragmentation drop (milli-GPUs / 1000) × 100; for a
-/// share, the device with the best score (the lowest index among equals).
+/// share, the device with the best score (the lowest index among equals). The node's devices
+/// are tallied once; each candidate changes a device or a few (`FragCalc::moved`).
 fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceChoice) {
     let before = frag.fragmentation(node.cpu_free, node.free);
     let cpu_after = node.cpu_free - pod.cpu;
     let score = |after: f64| ((sigmoid((before - after) / 1000.0)) * MAX_SCORE as f64) as i64;
-    let mut after = [0u16; super::devices::MAX_DEVICES];
-    let after = &mut after[..node.free.len()];
-    after.copy_from_slice(node.free);
     match pod.gpu {
         Some(GpuDemand::Share(m)) => {
             let mut best: Option<(i64, usize)> = None;
@@ -165,9 +163,7 @@ fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceCh
                 if f < m || node.free[..i].contains(&f) {
                     continue;
                 }
-                after[i] = f - m;
-                let s = score(frag.fragmentation(cpu_after, after));
-                after[i] = f;
+                let s = score(frag.moved(cpu_after, &[(f, f - m)]));
                 if best.is_none_or(|(b, _)| s > b) {
                     best = Some((s, i));
                 }
@@ -178,22 +174,14 @@ fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceCh
         }
         Some(GpuDemand::Whole(n)) => {
             // Which free devices does not change the fragmentation.
-            let mut want = n;
-            for f in after.iter_mut() {
-                if want > 0 && i64::from(*f) == MILLI {
-                    *f = 0;
-                    want -= 1;
-                }
-            }
+            let n = (n as usize).min(super::devices::MAX_DEVICES);
+            let moves = [(MILLI as u16, 0u16); super::devices::MAX_DEVICES];
             (
-                score(frag.fragmentation(cpu_after, after)),
+                score(frag.moved(cpu_after, &moves[..n])),
                 DeviceChoice::BestFit,
             )
         }
-        None => (
-            score(frag.fragmentation(cpu_after, after)),
-            DeviceChoice::BestFit,
-        ),
+        None => (score(frag.moved(cpu_after, &[])), DeviceChoice::BestFit),
     }
 }
 
@@ -260,6 +248,11 @@ fn best_node(
     let Cluster { nodes, devices, .. } = cluster;
     let devices = devices.as_mut().expect("device mode");
     let (book, frag) = (&devices.book, &mut devices.frag);
+    // FGD's decisions are memoised per pod shape and node state (`FragCalc::memoised`).
+    let shape_id = match policy {
+        GpuPolicy::Fgd => frag.shape_id(world.nodes.len(), (shape.cpu, shape.gpu)),
+        _ => None,
+    };
     let mut best: Option<(i64, u64, NodeId, DeviceChoice)> = None;
     for n in 0..world.nodes.len() {
         let node = NodeId::from_index(n);
@@ -274,9 +267,19 @@ fn best_node(
             free: book.free(node),
             kinds: book.kinds(node),
         };
-        let (s, choice) = score(policy, frag, view, shape, |i| {
-            tie_key(tie_seed ^ 0x5bd1_e995, NodeId::from_index(i))
-        });
+        let memo = shape_id.and_then(|id| frag.memoised(id, node, view.cpu_free, view.free));
+        let (s, choice) = match memo {
+            Some(decision) => decision,
+            None => {
+                let decision = score(policy, frag, view, shape, |i| {
+                    tie_key(tie_seed ^ 0x5bd1_e995, NodeId::from_index(i))
+                });
+                if let Some(id) = shape_id {
+                    frag.memoise(id, node, view.cpu_free, view.free, decision);
+                }
+                decision
+            }
+        };
         let t = match policy {
             // `RandomScore` gives one node drawn per pod the only non-zero score; drawing
             // among the all-zero scores per pod is the same draw.

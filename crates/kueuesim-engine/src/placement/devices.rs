@@ -1,7 +1,9 @@
 //! GPUs as physical devices (`spec.gpuPlacement`, openb `gpuSharing: device`): each node's
 //! devices with their free milli-GPUs, the claims pods hold on them (whole devices, or a share
 //! of one), the kinds of GPU pods each node runs (for the FGD simulator's clustering score),
-//! and a memo of node fragmentation against the target workload.
+//! and node fragmentation against the target workload, computed from per-demand tallies of a
+//! node's devices so that moving one device's free milli updates it without a rescan, with
+//! FGD's decision per pod shape and node kept while the node's state stays the same.
 //!
 //! The node-level resources (`NodeCapacity`) still count every request, as the kubelet's
 //! allocatable does: a node offers `kueuesim.io/gpu-milli` 1000 per device, and a pod's share
@@ -19,7 +21,7 @@
 use std::sync::Arc;
 
 use kueuesim_model::gpu::{
-    GPU_MILLI, GpuDemand, GpuShare, MILLI, NODE_GPU_MEMORY_LABEL, TargetPod, node_fragmentation,
+    GPU_MILLI, GpuDemand, GpuShare, MILLI, NODE_GPU_MEMORY_LABEL, TargetPod,
 };
 use kueuesim_model::{NodeId, ResourceId, ResourceList, World};
 
@@ -60,8 +62,8 @@ pub enum DeviceChoice {
     Index(usize),
 }
 
-/// Every node's devices and the pods on them, and the fragmentation memo (apart, so a
-/// scorer can read the devices while it fills the memo).
+/// Every node's devices and the pods on them, and the fragmentation calculator (apart, so a
+/// scorer can read the devices while it uses the calculator's scratch tallies).
 #[derive(Clone, Debug)]
 pub struct Devices {
     /// The devices and their claims.
@@ -88,16 +90,94 @@ pub struct DeviceBook {
     milli: Option<ResourceId>,
 }
 
-/// Node fragmentation against the target workload, memoised by node state.
+/// Node fragmentation against the target workload (`node_fragmentation`), computed from
+/// tallies per GPU demand of the target: the target has few distinct demands (openb's 35
+/// shapes ask 13), and a shape's unusable milli depends on the node's devices only through
+/// its demand's tally (devices with its per-device milli free, milli on the others). A
+/// candidate placement moves one device (a share) or a few (whole GPUs), which changes each
+/// tally by a step, so the fragmentation after it costs one pass over the target rather than
+/// a scan of the devices per shape. The sum runs over the target in order with the same
+/// terms as `node_fragmentation`, so the figure is the same to the last bit.
 #[derive(Clone, Debug)]
 pub struct FragCalc {
     /// The target workload (shared: a cloned cluster keeps pointing at it).
     pub target: Arc<[TargetPod]>,
-    /// The target's distinct cpu requests, ascending: a node's free cpu matters to the
-    /// fragmentation only through how many of them it covers.
-    target_cpus: Arc<[i64]>,
-    /// Fragmentation by node state (`frag_key`), an open-addressing table.
-    memo: FragMemo,
+    /// The target's distinct GPU demands: per-device milli and devices.
+    demands: Arc<[(i64, usize)]>,
+    /// Per target shape, the index of its demand in `demands` (`CPU_ONLY`: none).
+    demand_of: Arc<[u8]>,
+    /// The node last `load`ed.
+    base: Tally,
+    /// `base` with a candidate's device changes.
+    moved: Tally,
+    /// FGD's decisions per pod shape and node, by node state.
+    scores: ScoreMemo,
+}
+
+/// FGD's score and share device per (pod shape, node), each with the node state it was
+/// computed on. A node's state changes only when a pod binds to or leaves it, while the
+/// same shapes come back pod after pod, so most nodes' decisions are answered from here. A
+/// cache only: an entry is used only for the very state it was computed on, and what it
+/// answers equals what the score computes.
+#[derive(Clone, Debug, Default)]
+struct ScoreMemo {
+    /// Pod shapes seen (cpu, GPU demand); the index is the shape's id.
+    shapes: Vec<(i64, Option<GpuDemand>)>,
+    /// Per shape id then node, the last decision and the state it was made on.
+    slots: Vec<Option<(NodeState, i64, DeviceChoice)>>,
+}
+
+/// A node's free cpu and devices as FGD reads them (nodes of at most `MEMO_DEVICES`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct NodeState {
+    cpu: i64,
+    devices: u8,
+    free: [u16; MEMO_DEVICES],
+}
+
+/// Nodes with more devices than this are scored without the memo.
+const MEMO_DEVICES: usize = 8;
+
+/// Pod shapes the memo keeps decisions for (a shape beyond them is scored without it).
+const MEMO_SHAPES: usize = 256;
+
+impl NodeState {
+    fn of(cpu: i64, free: &[u16]) -> Option<NodeState> {
+        let mut s = NodeState {
+            cpu,
+            devices: free.len() as u8,
+            free: [0; MEMO_DEVICES],
+        };
+        s.free.get_mut(..free.len())?.copy_from_slice(free);
+        Some(s)
+    }
+}
+
+/// A target shape asking no GPU (`FragCalc::demand_of`).
+const CPU_ONLY: u8 = u8::MAX;
+
+/// One node's devices as the target's demands see them.
+#[derive(Clone, Debug, Default)]
+struct Tally {
+    /// Free milli over all devices.
+    total: i64,
+    /// Per demand, devices with at least its per-device milli free.
+    fitting: Vec<usize>,
+    /// Per demand, free milli on the devices with less than its per-device milli free.
+    below: Vec<i64>,
+}
+
+impl Tally {
+    /// Device moving from `from` to `to` free milli.
+    #[inline]
+    fn shift(&mut self, demands: &[(i64, usize)], from: u16, to: u16) {
+        let (from, to) = (i64::from(from), i64::from(to));
+        self.total += to - from;
+        for (g, &(per, _)) in demands.iter().enumerate() {
+            self.fitting[g] = self.fitting[g] + usize::from(to >= per) - usize::from(from >= per);
+            self.below[g] += if to < per { to } else { 0 } - if from < per { from } else { 0 };
+        }
+    }
 }
 
 impl Devices {
@@ -132,9 +212,35 @@ impl Devices {
             .map(|n| kueuesim_model::gpu::kai_gpu_memory(n.labels.get(NODE_GPU_MEMORY_LABEL)))
             .collect();
         let target: Arc<[TargetPod]> = world.config.gpu.target.clone().into();
-        let mut cpus: Vec<i64> = target.iter().map(|t| t.cpu_milli).collect();
-        cpus.sort_unstable();
-        cpus.dedup();
+        let mut demands: Vec<(i64, usize)> = Vec::new();
+        let mut demand_of = Vec::with_capacity(target.len());
+        for t in target.iter() {
+            demand_of.push(match t.gpu {
+                None => CPU_ONLY,
+                Some(d) => {
+                    let key = (d.milli_per_device(), d.devices() as usize);
+                    match demands.iter().position(|&k| k == key) {
+                        Some(g) => g as u8,
+                        None => {
+                            demands.push(key);
+                            (demands.len() - 1) as u8
+                        }
+                    }
+                }
+            });
+        }
+        // A u8 names a demand; a target of more distinct demands would be a target of more
+        // than 254 shapes asking different GPUs, which the popularity cut never gives.
+        assert!(
+            demands.len() < usize::from(CPU_ONLY),
+            "the target workload has {} distinct GPU demands",
+            demands.len()
+        );
+        let tally = Tally {
+            total: 0,
+            fitting: vec![0; demands.len()],
+            below: vec![0; demands.len()],
+        };
         Some(Devices {
             book: DeviceBook {
                 kinds: vec![[0; KINDS]; world.nodes.len()],
@@ -147,8 +253,11 @@ impl Devices {
             },
             frag: FragCalc {
                 target,
-                target_cpus: cpus.into(),
-                memo: FragMemo::default(),
+                demands: demands.into(),
+                demand_of: demand_of.into(),
+                base: tally.clone(),
+                moved: tally,
+                scores: ScoreMemo::default(),
             },
         })
     }
@@ -342,20 +451,111 @@ impl DeviceBook {
 
 impl FragCalc {
     /// The fragmentation of a node with `cpu_free` millicores and devices `free`, against the
-    /// target workload (`node_fragmentation`), through the memo.
+    /// target workload (`node_fragmentation`). The node becomes the base of `moved`.
     pub fn fragmentation(&mut self, cpu_free: i64, free: &[u16]) -> f64 {
-        if self.target.is_empty() {
+        self.load(free);
+        self.sum(cpu_free, &self.base)
+    }
+
+    /// Makes `free` the node `moved` starts from.
+    pub fn load(&mut self, free: &[u16]) {
+        let b = &mut self.base;
+        b.total = free.iter().map(|&f| i64::from(f)).sum();
+        for (g, &(per, _)) in self.demands.iter().enumerate() {
+            let (mut fitting, mut below) = (0, 0);
+            for &f in free {
+                let f = i64::from(f);
+                if f >= per {
+                    fitting += 1;
+                } else {
+                    below += f;
+                }
+            }
+            b.fitting[g] = fitting;
+            b.below[g] = below;
+        }
+    }
+
+    /// The fragmentation of the loaded node with `cpu_free` millicores and each device of
+    /// `moves` changed from its first free milli to its second (the same as
+    /// `fragmentation` of the changed devices).
+    pub fn moved(&mut self, cpu_free: i64, moves: &[(u16, u16)]) -> f64 {
+        let m = &mut self.moved;
+        m.total = self.base.total;
+        m.fitting.copy_from_slice(&self.base.fitting);
+        m.below.copy_from_slice(&self.base.below);
+        for &(from, to) in moves {
+            m.shift(&self.demands, from, to);
+        }
+        self.sum(cpu_free, &self.moved)
+    }
+
+    /// The id of a pod shape (cpu, GPU demand) in the score memo, among `nodes` nodes; None
+    /// when the memo keeps no more shapes.
+    pub fn shape_id(&mut self, nodes: usize, shape: (i64, Option<GpuDemand>)) -> Option<usize> {
+        let m = &mut self.scores;
+        if let Some(i) = m.shapes.iter().position(|&s| s == shape) {
+            return Some(i);
+        }
+        if m.shapes.len() >= MEMO_SHAPES {
+            return None;
+        }
+        m.shapes.push(shape);
+        m.slots.resize(m.shapes.len() * nodes, None);
+        Some(m.shapes.len() - 1)
+    }
+
+    /// The decision memoised for shape `id` on `node` in the state (`cpu_free`, `free`).
+    pub fn memoised(
+        &self,
+        id: usize,
+        node: NodeId,
+        cpu_free: i64,
+        free: &[u16],
+    ) -> Option<(i64, DeviceChoice)> {
+        let state = NodeState::of(cpu_free, free)?;
+        let nodes = self.scores.slots.len() / self.scores.shapes.len();
+        match self.scores.slots[id * nodes + node.index()] {
+            Some((s, score, choice)) if s == state => Some((score, choice)),
+            _ => None,
+        }
+    }
+
+    /// Keeps the decision for shape `id` on `node` in the state (`cpu_free`, `free`).
+    pub fn memoise(
+        &mut self,
+        id: usize,
+        node: NodeId,
+        cpu_free: i64,
+        free: &[u16],
+        decision: (i64, DeviceChoice),
+    ) {
+        if let Some(state) = NodeState::of(cpu_free, free) {
+            let nodes = self.scores.slots.len() / self.scores.shapes.len();
+            self.scores.slots[id * nodes + node.index()] = Some((state, decision.0, decision.1));
+        }
+    }
+
+    /// `node_fragmentation`'s sum, term by term in target order, from a tally.
+    fn sum(&self, cpu_free: i64, t: &Tally) -> f64 {
+        if t.total == 0 {
             return 0.0;
         }
-        let Some(key) = frag_key(&self.target_cpus, cpu_free, free) else {
-            return node_fragmentation(cpu_free, free, &self.target);
-        };
-        if let Some(v) = self.memo.get(key) {
-            return v;
+        let mut frag = 0.0;
+        for (pod, &g) in self.target.iter().zip(self.demand_of.iter()) {
+            let unusable = if g == CPU_ONLY {
+                t.total
+            } else {
+                let g = usize::from(g);
+                if t.fitting[g] >= self.demands[g].1 && cpu_free >= pod.cpu_milli {
+                    t.below[g]
+                } else {
+                    t.total
+                }
+            };
+            frag += pod.freq * unusable as f64;
         }
-        let v = node_fragmentation(cpu_free, free, &self.target);
-        self.memo.insert(key, v);
-        v
+        frag
     }
 }
 
@@ -390,100 +590,125 @@ impl Devices {
     }
 }
 
-/// A node state as far as its fragmentation goes: how many of the target's cpu requests its
-/// free cpu covers, its device count and its devices' free milli sorted (fragmentation does
-/// not depend on device order), packed in 128 bits. None for more than 8 devices.
-fn frag_key(target_cpus: &[i64], cpu_free: i64, free: &[u16]) -> Option<u128> {
-    if free.len() > 8 {
-        return None;
-    }
-    let covered = target_cpus.partition_point(|&c| c <= cpu_free) as u128;
-    let mut sorted = [0u16; 8];
-    sorted[..free.len()].copy_from_slice(free);
-    sorted[..free.len()].sort_unstable();
-    let mut key = (covered << 4) | free.len() as u128;
-    for &f in &sorted[..free.len()] {
-        key = (key << 11) | u128::from(f);
-    }
-    Some(key)
-}
-
-/// An open-addressing table from node state to fragmentation. A cache only: what it answers
-/// equals what `node_fragmentation` computes, so no decision depends on its layout.
-#[derive(Clone, Debug, Default)]
-struct FragMemo {
-    slots: Vec<Option<(u128, f64)>>,
-    len: usize,
-}
-
-impl FragMemo {
-    fn slot(&self, key: u128) -> usize {
-        let h = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (h >> 20) as usize & (self.slots.len() - 1)
-    }
-
-    fn get(&self, key: u128) -> Option<f64> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mut i = self.slot(key);
-        loop {
-            match self.slots[i] {
-                None => return None,
-                Some((k, v)) if k == key => return Some(v),
-                Some(_) => i = (i + 1) & (self.slots.len() - 1),
-            }
-        }
-    }
-
-    fn insert(&mut self, key: u128, v: f64) {
-        if (self.len + 1) * 2 > self.slots.len() {
-            let old = std::mem::take(&mut self.slots);
-            self.slots = vec![None; (old.len() * 2).max(1024)];
-            self.len = 0;
-            for (k, v) in old.into_iter().flatten() {
-                self.insert(k, v);
-            }
-        }
-        let mut i = self.slot(key);
-        while let Some((k, _)) = self.slots[i] {
-            if k == key {
-                return;
-            }
-            i = (i + 1) & (self.slots.len() - 1);
-        }
-        self.slots[i] = Some((key, v));
-        self.len += 1;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kueuesim_model::gpu::node_fragmentation;
 
-    #[test]
-    fn memo_answers_what_it_was_given() {
-        let mut m = FragMemo::default();
-        for k in 0..5000u128 {
-            m.insert(k * 7919, k as f64);
+    /// A calculator for `target` (a world with one node, devices on, that target).
+    fn calc(target: Vec<TargetPod>) -> FragCalc {
+        let mut w = World::default();
+        let milli = w.resources.intern(GPU_MILLI);
+        let mut alloc = vec![0; w.resources.len()];
+        alloc[milli.index()] = 1000;
+        w.nodes.push(kueuesim_model::Node {
+            name: "n".into(),
+            labels: Default::default(),
+            allocatable: alloc,
+            taints: vec![],
+            unschedulable: false,
+        });
+        w.config.gpu.devices = true;
+        w.config.gpu.target = target;
+        Devices::new(&w).unwrap().frag
+    }
+
+    fn pod(cpu_milli: i64, gpu: Option<GpuDemand>, freq: f64) -> TargetPod {
+        TargetPod {
+            cpu_milli,
+            gpu,
+            freq,
         }
-        for k in 0..5000u128 {
-            assert_eq!(m.get(k * 7919), Some(k as f64));
-        }
-        assert_eq!(m.get(3), None);
     }
 
     #[test]
-    fn frag_key_ignores_device_order() {
-        let cpus = [1000, 4000];
+    fn fragmentation_counts_what_each_shape_cannot_use() {
+        // Devices 600, 300, 1000 free (1900), 4 cores free. A 500 share (weight ½) fits and
+        // cannot use the 300; a whole GPU with 8 cores (¼) lacks cpu and cannot use any; a
+        // CPU-only pod (¼) uses no GPU: ½·300 + ¼·1900 + ¼·1900 = 1100.
+        let mut c = calc(vec![
+            pod(1000, Some(GpuDemand::Share(500)), 0.5),
+            pod(8000, Some(GpuDemand::Whole(1)), 0.25),
+            pod(1000, None, 0.25),
+        ]);
+        assert_eq!(c.fragmentation(4000, &[600, 300, 1000]), 1100.0);
+        // The share on the 600 device leaves 100, 300, 1000: ½·400 + ¼·1400 + ¼·1400 = 900.
+        assert_eq!(c.moved(3000, &[(600, 100)]), 900.0);
+        // The base is unchanged by a candidate: the share on the whole GPU instead leaves
+        // 600, 300, 500: ½·300 + ¼·1400 + ¼·1400 = 850.
+        assert_eq!(c.moved(3000, &[(1000, 500)]), 850.0);
+        // With 8 cores the whole GPU fits too and cannot use 600 + 300: ½·300 + ¼·900 + ¼·1900.
+        assert_eq!(c.fragmentation(8000, &[600, 300, 1000]), 850.0);
+    }
+
+    #[test]
+    fn score_memo_answers_only_for_the_state_it_was_given() {
+        let share = (1000, Some(GpuDemand::Share(500)));
+        let mut c = calc(vec![pod(1000, share.1, 1.0)]);
+        let id = c.shape_id(3, share).unwrap();
+        let cpu_only = c.shape_id(3, (2000, None)).unwrap();
+        assert_eq!(c.shape_id(3, share), Some(id));
+        assert_ne!(id, cpu_only);
+        let decision = (70, DeviceChoice::Index(0));
+        c.memoise(id, NodeId(1), 4000, &[600, 1000], decision);
         assert_eq!(
-            frag_key(&cpus, 2000, &[300, 1000, 0]),
-            frag_key(&cpus, 3999, &[0, 300, 1000])
+            c.memoised(id, NodeId(1), 4000, &[600, 1000]),
+            Some(decision)
         );
-        assert_ne!(
-            frag_key(&cpus, 2000, &[300, 1000, 0]),
-            frag_key(&cpus, 4000, &[0, 300, 1000])
-        );
-        assert_eq!(frag_key(&cpus, 0, &[1000; 9]), None);
+        // Another cpu, device order, node or shape is another decision.
+        assert_eq!(c.memoised(id, NodeId(1), 3000, &[600, 1000]), None);
+        assert_eq!(c.memoised(id, NodeId(1), 4000, &[1000, 600]), None);
+        assert_eq!(c.memoised(id, NodeId(0), 4000, &[600, 1000]), None);
+        assert_eq!(c.memoised(cpu_only, NodeId(1), 4000, &[600, 1000]), None);
+        // Nodes of more than 8 devices are not memoised.
+        c.memoise(id, NodeId(2), 4000, &[1000; 9], decision);
+        assert_eq!(c.memoised(id, NodeId(2), 4000, &[1000; 9]), None);
+    }
+
+    #[test]
+    fn tallies_give_node_fragmentation_to_the_bit() {
+        let target = vec![
+            pod(3152, Some(GpuDemand::Share(810)), 0.21),
+            pod(11300, Some(GpuDemand::Whole(1)), 0.17),
+            pod(8000, Some(GpuDemand::Share(470)), 0.13),
+            pod(12500, None, 0.11),
+            pod(11908, Some(GpuDemand::Share(470)), 0.09),
+            pod(32000, Some(GpuDemand::Whole(2)), 0.07),
+            pod(64000, Some(GpuDemand::Whole(8)), 0.05),
+            pod(4000, Some(GpuDemand::Share(250)), 0.17),
+        ];
+        let mut c = calc(target.clone());
+        let levels = [0u16, 190, 250, 470, 530, 810, 1000];
+        let mut x = 12345u64;
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let n = 1 + (x >> 60) as usize % 8;
+            let free: Vec<u16> = (0..n)
+                .map(|i| levels[(x >> (4 * i + 8)) as usize % levels.len()])
+                .collect();
+            let cpu = (x >> 40) as i64 % 70_000;
+            let want = node_fragmentation(cpu, &free, &target);
+            assert_eq!(c.fragmentation(cpu, &free).to_bits(), want.to_bits());
+            // Every share a device can take, and whole GPUs on the free devices.
+            for (i, &f) in free.iter().enumerate() {
+                let mut after = free.clone();
+                after[i] = f / 3;
+                let want = node_fragmentation(cpu - 1000, &after, &target);
+                assert_eq!(c.moved(cpu - 1000, &[(f, f / 3)]).to_bits(), want.to_bits());
+            }
+            let whole: Vec<(u16, u16)> = free
+                .iter()
+                .filter(|&&f| f == 1000)
+                .map(|_| (1000, 0))
+                .collect();
+            let after: Vec<u16> = free
+                .iter()
+                .map(|&f| if f == 1000 { 0 } else { f })
+                .collect();
+            let want = node_fragmentation(cpu, &after, &target);
+            assert_eq!(c.moved(cpu, &whole).to_bits(), want.to_bits());
+        }
     }
 }

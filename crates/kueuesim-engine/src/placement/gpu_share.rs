@@ -2,7 +2,9 @@
 //! `Default`): the placement policies the FGD simulator (hkust-adsl/
 //! kubernetes-scheduler-simulator, `pkg/simulator/plugin/`) compares, each the only score
 //! plugin, over every feasible node (`percentageOfNodesToScore: 100`), the best integer score
-//! winning and ties going to a seeded random node (`selectHost`). Filters are kube-scheduler's
+//! winning and ties going to the first node in one random order of the nodes drawn per run
+//! (the simulator's kube-scheduler fork takes the smallest node name, and its node names
+//! start with a random rank; `RandomScore` draws per pod). Filters are kube-scheduler's
 //! plus the GPU-share filter (`Open-Gpu-Share`: whole GPUs on free devices, a share within one
 //! device). The device a share takes is the policy's (`gpuSelMethod`): the FGD device for FGD,
 //! a random fitting device for Random, the best-fitting device otherwise; whole GPUs take the
@@ -147,14 +149,12 @@ fn packing(free: &[u16], gpu: Option<GpuDemand>) -> i64 {
 }
 
 /// `FGDScore`: sigmoid of the node's fragmentation drop (milli-GPUs / 1000) × 100; for a
-/// share, the device with the best score (the lowest index among equals).
+/// share, the device with the best score (the lowest index among equals). The node's devices
+/// are tallied once; each candidate changes a device or a few (`FragCalc::moved`).
 fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceChoice) {
     let before = frag.fragmentation(node.cpu_free, node.free);
     let cpu_after = node.cpu_free - pod.cpu;
     let score = |after: f64| ((sigmoid((before - after) / 1000.0)) * MAX_SCORE as f64) as i64;
-    let mut after = [0u16; super::devices::MAX_DEVICES];
-    let after = &mut after[..node.free.len()];
-    after.copy_from_slice(node.free);
     match pod.gpu {
         Some(GpuDemand::Share(m)) => {
             let mut best: Option<(i64, usize)> = None;
@@ -163,9 +163,7 @@ fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceCh
                 if f < m || node.free[..i].contains(&f) {
                     continue;
                 }
-                after[i] = f - m;
-                let s = score(frag.fragmentation(cpu_after, after));
-                after[i] = f;
+                let s = score(frag.moved(cpu_after, &[(f, f - m)]));
                 if best.is_none_or(|(b, _)| s > b) {
                     best = Some((s, i));
                 }
@@ -176,22 +174,14 @@ fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceCh
         }
         Some(GpuDemand::Whole(n)) => {
             // Which free devices does not change the fragmentation.
-            let mut want = n;
-            for f in after.iter_mut() {
-                if want > 0 && i64::from(*f) == MILLI {
-                    *f = 0;
-                    want -= 1;
-                }
-            }
+            let n = (n as usize).min(super::devices::MAX_DEVICES);
+            let moves = [(MILLI as u16, 0u16); super::devices::MAX_DEVICES];
             (
-                score(frag.fragmentation(cpu_after, after)),
+                score(frag.moved(cpu_after, &moves[..n])),
                 DeviceChoice::BestFit,
             )
         }
-        None => (
-            score(frag.fragmentation(cpu_after, after)),
-            DeviceChoice::BestFit,
-        ),
+        None => (score(frag.moved(cpu_after, &[])), DeviceChoice::BestFit),
     }
 }
 
@@ -254,9 +244,15 @@ fn best_node(
 ) -> Option<(NodeId, DeviceChoice)> {
     let plain = cluster.statically_plain(needs);
     let cpu = cluster.res.cpu;
+    let run_seed = world.config.seed ^ 0x6e6f_6465_6f72_6472;
     let Cluster { nodes, devices, .. } = cluster;
     let devices = devices.as_mut().expect("device mode");
     let (book, frag) = (&devices.book, &mut devices.frag);
+    // FGD's decisions are memoised per pod shape and node state (`FragCalc::memoised`).
+    let shape_id = match policy {
+        GpuPolicy::Fgd => frag.shape_id(world.nodes.len(), (shape.cpu, shape.gpu)),
+        _ => None,
+    };
     let mut best: Option<(i64, u64, NodeId, DeviceChoice)> = None;
     for n in 0..world.nodes.len() {
         let node = NodeId::from_index(n);
@@ -271,10 +267,32 @@ fn best_node(
             free: book.free(node),
             kinds: book.kinds(node),
         };
-        let (s, choice) = score(policy, frag, view, shape, |i| {
-            tie_key(tie_seed ^ 0x5bd1_e995, NodeId::from_index(i))
-        });
-        let t = tie_key(tie_seed, node);
+        let memo = shape_id.and_then(|id| frag.memoised(id, node, view.cpu_free, view.free));
+        let (s, choice) = match memo {
+            Some(decision) => decision,
+            None => {
+                let decision = score(policy, frag, view, shape, |i| {
+                    tie_key(tie_seed ^ 0x5bd1_e995, NodeId::from_index(i))
+                });
+                if let Some(id) = shape_id {
+                    frag.memoise(id, node, view.cpu_free, view.free, decision);
+                }
+                decision
+            }
+        };
+        let t = match policy {
+            // `RandomScore` gives one node drawn per pod the only non-zero score; drawing
+            // among the all-zero scores per pod is the same draw.
+            GpuPolicy::Random => tie_key(tie_seed, node),
+            // The simulator's kube-scheduler (its fork of v1.20.5) breaks equal scores by the
+            // lexicographically smallest node name, not `selectHost`'s reservoir sampling,
+            // and names every node `<rank>-<name>` with `rank` a random permutation drawn
+            // once (`syncClusterResourceList`): one random order of the nodes for the whole
+            // run. Here the order is a key per node from the run's seed, the smallest
+            // winning, so pods that score the same nodes equally all go to the same first
+            // one (an idle node is filled before the next is opened).
+            _ => !tie_key(run_seed, node),
+        };
         if best.is_none_or(|(bs, bt, _, _)| (s, t) > (bs, bt)) {
             best = Some((s, t, node, choice));
         }
@@ -290,10 +308,28 @@ mod tests {
 
     /// Two 2-GPU nodes with 32 cores; node 0's device 1 has `taken` milli in use.
     fn two_nodes(policy: GpuPolicy, taken: i64) -> (World, Cluster) {
+        let (w, mut cluster) = idle_nodes(policy, 2);
+        let milli = w.resources.lookup(GPU_MILLI).unwrap();
+        let req = ResourceList::from_pairs(vec![(milli, taken)]);
+        let book = &mut cluster.devices.as_mut().unwrap().book;
+        let claim = book
+            .claim(
+                NodeId(0),
+                GpuDemand::Share(taken as u16),
+                DeviceChoice::Index(1),
+            )
+            .unwrap();
+        book.apply(NodeId(0), claim, 1);
+        cluster.apply(&w, NodeId(0), &req, 1);
+        (w, cluster)
+    }
+
+    /// `n` idle 2-GPU nodes with 32 cores.
+    fn idle_nodes(policy: GpuPolicy, n: usize) -> (World, Cluster) {
         let mut w = World::default();
         let cpu = w.resources.intern("cpu");
         let milli = w.resources.intern(GPU_MILLI);
-        for i in 0..2 {
+        for i in 0..n {
             let mut alloc = vec![0; 2];
             alloc[cpu.index()] = 32_000;
             alloc[milli.index()] = 2000;
@@ -319,18 +355,7 @@ mod tests {
                 freq: 0.5,
             },
         ];
-        let mut cluster = Cluster::new(&w);
-        let req = ResourceList::from_pairs(vec![(milli, taken)]);
-        let book = &mut cluster.devices.as_mut().unwrap().book;
-        let claim = book
-            .claim(
-                NodeId(0),
-                GpuDemand::Share(taken as u16),
-                DeviceChoice::Index(1),
-            )
-            .unwrap();
-        book.apply(NodeId(0), claim, 1);
-        cluster.apply(&w, NodeId(0), &req, 1);
+        let cluster = Cluster::new(&w);
         (w, cluster)
     }
 
@@ -367,6 +392,65 @@ mod tests {
                 assert_eq!(place_share(&w, &mut cluster, 400, seed), (NodeId(0), 0b10));
             }
         }
+    }
+
+    #[test]
+    fn equal_scores_go_to_the_first_node_of_one_order_per_run() {
+        // On identical idle nodes every node scores the same for a share, under each policy
+        // that scores; the simulator's scheduler then takes the smallest node name, whose
+        // random rank prefix is drawn once per run. So whatever the pod (its placement seed),
+        // the same node wins; under `selectHost`'s reservoir sampling it would vary.
+        for policy in [
+            GpuPolicy::DotProduct,
+            GpuPolicy::Clustering,
+            GpuPolicy::Packing,
+            GpuPolicy::BestFit,
+            GpuPolicy::Fgd,
+        ] {
+            let chosen: Vec<NodeId> = (0..12)
+                .map(|seed| {
+                    let (w, mut cluster) = idle_nodes(policy, 6);
+                    place_share(&w, &mut cluster, 300, seed).0
+                })
+                .collect();
+            assert!(
+                chosen.iter().all(|&n| n == chosen[0]),
+                "{policy:?}: {chosen:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn equal_scores_fill_one_node_before_the_next() {
+        // Packing scores a CPU-only pod 0 on every node: each such pod goes to the first node
+        // of the run's order until its 32 cores are taken (16 pods of 2 cores), then to the
+        // next one.
+        let (w, mut cluster) = idle_nodes(GpuPolicy::Packing, 4);
+        let cpu = w.resources.lookup("cpu").unwrap();
+        let pods = vec![(
+            PodNeeds {
+                requests: ResourceList::from_pairs(vec![(cpu, 2000)]),
+                node_selector: Default::default(),
+                tolerations: vec![],
+            },
+            vec![None; 17],
+        )];
+        let out = place(&w, &mut cluster, &pods, 7);
+        let nodes: Vec<NodeId> = out.bound.iter().map(|b| b.2).collect();
+        assert!(nodes[..16].iter().all(|&n| n == nodes[0]), "{nodes:?}");
+        assert_ne!(nodes[16], nodes[0]);
+    }
+
+    #[test]
+    fn random_draws_a_node_per_pod() {
+        // `RandomScore` draws the node per pod, so different pods land on different nodes.
+        let chosen: std::collections::BTreeSet<NodeId> = (0..12)
+            .map(|seed| {
+                let (w, mut cluster) = idle_nodes(GpuPolicy::Random, 6);
+                place_share(&w, &mut cluster, 300, seed).0
+            })
+            .collect();
+        assert!(chosen.len() > 1, "{chosen:?}");
     }
 
     #[test]

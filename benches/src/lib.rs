@@ -106,6 +106,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
                 spec_shape: 0,
                 topology_request: None,
                 gpu_share: None,
+                vgpu: None,
             }],
             active: true,
             initial_admission: None,
@@ -211,6 +212,7 @@ pub fn cycle_world(
                 spec_shape: 0,
                 topology_request: None,
                 gpu_share: None,
+                vgpu: None,
             }],
             active: true,
             initial_admission: admitted.then(|| InitialAdmission {
@@ -554,6 +556,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
                 spec_shape: 0,
                 topology_request: None,
                 gpu_share: None,
+                vgpu: None,
             }],
             active: true,
             initial_admission: None,

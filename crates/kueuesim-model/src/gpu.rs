@@ -106,6 +106,52 @@ impl GpuShare {
     }
 }
 
+/// Volcano vGPU (the deviceshare plugin with `deviceshare.VGPUEnable`, HAMi-core mode): the
+/// devices a pod asks for (`vgpu-number`; `vgpu-memory` alone asks one).
+pub const VGPU_NUMBER: &str = "volcano.sh/vgpu-number";
+/// Volcano vGPU: GPU memory per device, MiB.
+pub const VGPU_MEMORY: &str = "volcano.sh/vgpu-memory";
+/// Volcano vGPU: GPU memory per device as a percentage of the device's (wins over
+/// `vgpu-memory`, as upstream's `MemPercentagereq`).
+pub const VGPU_MEMORY_PERCENTAGE: &str = "volcano.sh/vgpu-memory-percentage";
+/// Volcano vGPU: percent of each device's cores (100: the device exclusively).
+pub const VGPU_CORES: &str = "volcano.sh/vgpu-cores";
+/// Volcano vGPU: the pod annotation naming the sharing mode it needs (`hami-core`, `mig`).
+pub const VGPU_MODE: &str = "volcano.sh/vgpu-mode";
+
+/// How much of each device's memory a vGPU pod asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VgpuMemory {
+    /// MiB per device (`volcano.sh/vgpu-memory`).
+    Mib(u32),
+    /// Percent of each device's memory (`volcano.sh/vgpu-memory-percentage`, or 100 when
+    /// neither is given: upstream's `ExtractResourceRequest` default).
+    Percent(u8),
+}
+
+/// What one pod asks of Volcano's vGPU devices (upstream's `ContainerDeviceRequest` of its
+/// one container asking for them): `number` devices, each with `memory` and `cores` percent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VgpuRequest {
+    /// Devices (`Nums`), at least 1.
+    pub number: u32,
+    /// Memory per device (`Memreq` / `MemPercentagereq`).
+    pub memory: VgpuMemory,
+    /// Percent of each device's cores (`Coresreq`), 0 to 100.
+    pub cores: u8,
+}
+
+impl VgpuRequest {
+    /// MiB it takes of a device of `device_mib` (upstream's `memreqForCard`: a percentage
+    /// of the device's memory, truncated, else the MiB asked).
+    pub fn mib_on(self, device_mib: u32) -> u32 {
+        match self.memory {
+            VgpuMemory::Mib(m) => m,
+            VgpuMemory::Percent(p) => (u64::from(device_mib) * u64::from(p) / 100) as u32,
+        }
+    }
+}
+
 /// A node's GPU memory as KAI reads it (`getNodeGpuMemory`): the label's MiB (a value of a
 /// TiB or more is taken as bytes), floored to a multiple of 100; 100 without a valid label.
 pub fn kai_gpu_memory(label: Option<&str>) -> i64 {

@@ -29,8 +29,9 @@ pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
-    AdmissionFairSharing, BinpackArgs, ControllerLatency, FairSharingStrategy, KaiConfig,
-    KueueConfig, KueueGates, NetworkTopologyAwareArgs, NodeOrderWeights, PlacementStrategy,
-    PolicyNames, PolicyRef, ProgressPolicy, ResourceConfig, ResourceTransformation, SchedulerKind,
-    SimConfig, VolcanoConfig, WaitForPodsReady, World,
+    AdmissionFairSharing, BinpackArgs, ControllerLatency, DeviceShareArgs, FairSharingStrategy,
+    KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs, NodeOrderWeights,
+    PlacementStrategy, PolicyNames, PolicyRef, ProgressPolicy, ResourceConfig,
+    ResourceTransformation, SchedulerKind, SimConfig, VgpuPolicy, VolcanoConfig, WaitForPodsReady,
+    World,
 };

@@ -291,6 +291,9 @@ pub struct PodSet {
     pub topology_request: Option<TopologyRequest>,
     /// KAI GPU sharing: the pod template's `gpu-fraction` or `gpu-memory` annotation.
     pub gpu_share: Option<crate::gpu::GpuShare>,
+    /// Volcano vGPU: the pod's `volcano.sh/vgpu-*` requests, read as the deviceshare plugin
+    /// reads them (the same amounts stay in `requests`, which Kueue and the node count).
+    pub vgpu: Option<crate::gpu::VgpuRequest>,
 }
 
 /// A pod set's Kueue topology request.

@@ -147,6 +147,30 @@ pub struct VolcanoConfig {
     pub binpack: Option<BinpackArgs>,
     /// `network-topology-aware` with its arguments; None when not listed.
     pub network_topology_aware: Option<NetworkTopologyAwareArgs>,
+    /// `deviceshare` with `deviceshare.VGPUEnable: true`; None otherwise (vGPU requests are
+    /// then plain extended resources, as upstream without the plugin's vGPU support).
+    pub deviceshare: Option<DeviceShareArgs>,
+}
+
+/// `deviceshare` arguments for Volcano vGPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceShareArgs {
+    /// `deviceshare.SchedulePolicy`: the device order and score.
+    pub policy: VgpuPolicy,
+    /// `deviceshare.ScheduleWeight`: the node score's weight (0, the default: no score).
+    pub weight: i64,
+}
+
+/// `deviceshare.SchedulePolicy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VgpuPolicy {
+    /// No policy (the default): devices from the highest index down, score 0.
+    #[default]
+    None,
+    /// `binpack`: the devices with the most memory used first; score 100 × used/total.
+    Binpack,
+    /// `spread`: the devices with the fewest pods first.
+    Spread,
 }
 
 /// `nodeorder` weights.
@@ -198,6 +222,7 @@ impl Default for VolcanoConfig {
                 normal_pod_binpack: true,
                 fading: 0.8,
             }),
+            deviceshare: None,
         }
     }
 }

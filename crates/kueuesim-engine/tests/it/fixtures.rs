@@ -119,6 +119,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             spec_shape: 0,
             topology_request: None,
             gpu_share: None,
+            vgpu: None,
         }],
         active: true,
         initial_admission: None,

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
-    BinpackArgs, HyperNodeMember, HyperNodeSpec, KueueGates, Labels, NetworkTopologyAwareArgs,
-    Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy, SchedulerKind, SimConfig,
-    VolcanoConfig,
+    BinpackArgs, DeviceShareArgs, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
+    NetworkTopologyAwareArgs, Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
+    SchedulerKind, SimConfig, VgpuPolicy, VolcanoConfig,
 };
 
 use super::core::{
@@ -70,6 +70,7 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
         nodeorder: None,
         binpack: None,
         network_topology_aware: None,
+        deviceshare: None,
     };
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
         match p.name.as_str() {
@@ -119,6 +120,45 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
                     normal_pod_binpack: enable,
                     fading: if fading < 0.0 { 0.8 } else { fading },
                 });
+            }
+            "deviceshare" => {
+                // The plugin's vGPU support (`deviceshare.VGPUEnable`); its other device
+                // kinds (gpushare, Ascend vNPU) are not modelled.
+                let enabled = match p.arguments.get("deviceshare.VGPUEnable") {
+                    None => false,
+                    Some(serde_json::Value::Bool(b)) => *b,
+                    Some(serde_json::Value::String(s)) if s.trim() == "true" => true,
+                    Some(serde_json::Value::String(s)) if s.trim() == "false" => false,
+                    Some(v) => {
+                        return Err(err_at(
+                            src,
+                            text,
+                            format!("deviceshare.VGPUEnable is {v}: expected true or false"),
+                        ));
+                    }
+                };
+                let policy = match p.arguments.get("deviceshare.SchedulePolicy") {
+                    None => VgpuPolicy::None,
+                    Some(serde_json::Value::String(s)) => match s.trim() {
+                        "binpack" => VgpuPolicy::Binpack,
+                        "spread" => VgpuPolicy::Spread,
+                        // Upstream takes any other string as no policy.
+                        _ => VgpuPolicy::None,
+                    },
+                    Some(v) => {
+                        return Err(err_at(
+                            src,
+                            text,
+                            format!(
+                                "deviceshare.SchedulePolicy is {v}: expected binpack or spread"
+                            ),
+                        ));
+                    }
+                };
+                let weight = int(p, "deviceshare.ScheduleWeight", 0)?;
+                if enabled {
+                    cfg.deviceshare = Some(DeviceShareArgs { policy, weight });
+                }
             }
             _ => {}
         }

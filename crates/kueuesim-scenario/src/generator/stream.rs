@@ -231,6 +231,7 @@ fn make_workload(
             priority_class_name: None,
             topology_request: topo.kueue.clone(),
             gpu_share: None,
+            vgpu: None,
         }],
         active: true,
         max_execution_time: None,

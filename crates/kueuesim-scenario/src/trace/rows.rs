@@ -566,6 +566,7 @@ impl TraceWorkloads {
                     }),
                     topology_request: topology_request.clone(),
                     gpu_share: None,
+                    vgpu: None,
                 }
             })
             .collect();

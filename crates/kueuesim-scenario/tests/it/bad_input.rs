@@ -535,3 +535,73 @@ fn kai_gpu_share_annotations_are_checked_as_kais_webhook_does() {
     );
     assert!(load_text("t.yaml", &kai_share_job(true, "gpu-fraction: \"0.5\"", "")).is_ok());
 }
+
+/// A Volcano pod with the container `limits` and pod template `annotations`.
+fn vgpu_job(limits: &str, annotations: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  template:\n    metadata:\n      annotations: {{{annotations}}}\n    spec:\n      schedulerName: volcano\n      containers:\n      - resources: {{limits: {{{limits}}}}}\n"
+    )
+}
+
+#[test]
+fn vgpu_requests_are_checked() {
+    let e = load_error(&vgpu_job(
+        "volcano.sh/vgpu-number: \"1\", volcano.sh/vgpu-cores: \"150\"",
+        "",
+    ));
+    assert!(
+        e.starts_with(
+            "t.yaml:12:82: volcano.sh/vgpu-cores is 150: expected a percentage of a device's cores from 0 to 100"
+        ),
+        "{e}"
+    );
+    let e = load_error(&vgpu_job("volcano.sh/vgpu-cores: \"50\"", ""));
+    assert!(
+        e.starts_with(
+            "t.yaml:12:53: volcano.sh/vgpu-cores without volcano.sh/vgpu-number or volcano.sh/vgpu-memory"
+        ),
+        "{e}"
+    );
+    let e = load_error(&vgpu_job(
+        "volcano.sh/vgpu-number: \"1\", volcano.sh/vgpu-memory-percentage: \"101\"",
+        "",
+    ));
+    assert!(
+        e.contains("volcano.sh/vgpu-memory-percentage is 101: expected a percentage"),
+        "{e}"
+    );
+    let e = load_error(&vgpu_job("volcano.sh/vgpu-number: \"0\"", ""));
+    assert!(
+        e.starts_with("t.yaml:12:54: volcano.sh/vgpu-number is 0: expected at least 1 device"),
+        "{e}"
+    );
+    let e = load_error(&vgpu_job(
+        "volcano.sh/vgpu-number: \"1\"",
+        "volcano.sh/vgpu-mode: mig",
+    ));
+    assert!(
+        e.starts_with("t.yaml:8:43: volcano.sh/vgpu-mode \"mig\" is not modelled"),
+        "{e}"
+    );
+    // vgpu-memory alone asks one device (upstream's ExtractResourceRequest), as does
+    // vgpu-number with hami-core named.
+    let one = |limits: &str, ann: &str| {
+        let l = load_text("t.yaml", &vgpu_job(limits, ann)).expect("loads");
+        l.world.workloads[0].pod_sets[0].vgpu.unwrap()
+    };
+    let r = one("volcano.sh/vgpu-memory: \"3000\"", "");
+    assert_eq!(
+        (r.number, r.memory, r.cores),
+        (1, kueuesim_model::gpu::VgpuMemory::Mib(3000), 0)
+    );
+    let r = one(
+        "volcano.sh/vgpu-number: \"2\", volcano.sh/vgpu-memory: \"3000\", volcano.sh/vgpu-memory-percentage: \"40\"",
+        "volcano.sh/vgpu-mode: hami-core",
+    );
+    assert_eq!(
+        (r.number, r.memory),
+        (2, kueuesim_model::gpu::VgpuMemory::Percent(40))
+    );
+    let r = one("volcano.sh/vgpu-number: \"1\"", "");
+    assert_eq!(r.memory, kueuesim_model::gpu::VgpuMemory::Percent(100));
+}

@@ -8,6 +8,7 @@ mod batch;
 mod kubeflow;
 mod pods;
 mod ray;
+mod vgpu;
 mod volcano;
 
 use std::collections::BTreeMap;
@@ -166,6 +167,7 @@ impl Builder<'_> {
         };
         let mut requests = self.pod_requests(src, &t.spec)?;
         let gpu_share = self.kai_gpu_share(src, ann, &mut requests)?;
+        let vgpu = vgpu::request(src, &t.spec, ann)?;
         Ok(PodSet {
             name,
             count,
@@ -177,6 +179,7 @@ impl Builder<'_> {
             spec_shape: spec_shape(&t.spec),
             topology_request,
             gpu_share,
+            vgpu,
         })
     }
 

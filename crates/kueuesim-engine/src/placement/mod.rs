@@ -23,6 +23,7 @@ pub mod kai;
 pub mod kube;
 pub mod volcano;
 mod volcano_subjobs;
+pub mod volcano_vgpu;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -183,6 +184,9 @@ pub struct Cluster {
     /// GPUs as devices (`spec.gpuPlacement`, openb `gpuSharing: device`); None: GPUs are a
     /// node-level count only.
     pub devices: Option<devices::Devices>,
+    /// Volcano vGPU devices (the deviceshare plugin with `deviceshare.VGPUEnable`); None
+    /// without it.
+    pub vgpu: Option<volcano_vgpu::VgpuBook>,
     /// Per task shape KAI's topology plugin asked about, per domain of every Topology: how
     /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
     /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.
@@ -301,6 +305,7 @@ impl Cluster {
             .unwrap_or_default();
         Cluster {
             devices: devices::Devices::new(world),
+            vgpu: volcano_vgpu::VgpuBook::new(world),
             nodes,
             gpu_order,
             gpu_hist,
@@ -814,6 +819,9 @@ pub struct Placement {
     /// With GPU devices: the devices each new binding of a GPU pod holds, (pod set, pod
     /// index, claim).
     pub claims: Vec<(usize, usize, devices::Claim)>,
+    /// With Volcano vGPU: the vGPU devices each new binding of a vGPU pod holds, (pod set,
+    /// pod index, claim).
+    pub vgpu: Vec<(usize, usize, volcano_vgpu::VgpuClaim)>,
 }
 
 /// A score as the schedulers compute it (a float sum of plugin scores), totally ordered.

@@ -41,7 +41,7 @@ pub struct VolcanoJob<'a> {
 
 /// The node-order plugins of the scheduler configuration, resolved to resource ids.
 #[derive(Clone, Debug)]
-struct Scoring {
+pub(super) struct Scoring {
     res: super::KeyResources,
     least: i64,
     most: i64,
@@ -53,7 +53,7 @@ struct Scoring {
 }
 
 impl Scoring {
-    fn new(world: &World, res: super::KeyResources) -> Scoring {
+    pub(super) fn new(world: &World, res: super::KeyResources) -> Scoring {
         let cfg = &world.config.volcano;
         let (least, most, balanced) = cfg.nodeorder.map_or((0, 0, 0), |w| {
             (w.least_requested, w.most_requested, w.balanced_resource)
@@ -80,7 +80,13 @@ impl Scoring {
 
     /// The summed node-order score of one more `pod` on `node`: nodeorder's scorers and the
     /// binpack plugin (`BinPackingScore`).
-    fn node_order(&self, world: &World, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
+    pub(super) fn node_order(
+        &self,
+        world: &World,
+        cap: &NodeCapacity,
+        node: NodeId,
+        pod: &PodNeeds,
+    ) -> f64 {
         let mut s = 0;
         if self.least != 0 {
             s += self.least * least_allocated(world, cap, self.res, node, pod);
@@ -514,6 +520,18 @@ pub(super) fn fit_error(
     pod: &PodNeeds,
     nodes: &[NodeId],
 ) -> String {
+    fit_error_with(world, cap, pod, nodes, &|_| None)
+}
+
+/// `fit_error` with a further predicate after the node-level ones: `device(node)` gives the
+/// reason a node that passed them still fails (the deviceshare plugin's), or None.
+pub(super) fn fit_error_with(
+    world: &World,
+    cap: &NodeCapacity,
+    pod: &PodNeeds,
+    nodes: &[NodeId],
+    device: &dyn Fn(NodeId) -> Option<&'static str>,
+) -> String {
     let mut hist: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     let mut short: Vec<(u8, &str, ResourceId, i64)> = pod
         .requests
@@ -535,6 +553,9 @@ pub(super) fn fit_error(
     let mut too_many = 0usize;
     for &n in nodes {
         if super::feasible(world, cap, n, pod) {
+            if let Some(reason) = device(n) {
+                *hist.entry(reason.to_string()).or_default() += 1;
+            }
             continue;
         }
         if !super::statically_feasible(world, n, pod) {
@@ -587,7 +608,7 @@ fn volcano_fit(fit: &str, hypernode: Option<&str>) -> String {
 /// The network-topology-aware plugin's node score for a pod without topology
 /// (`hypernode.binpack.normal-pod`, default fading 0.8): the tier-weighted fullness of the node's
 /// HyperNodes, ×100.
-fn normal_pod_hypernode_score(
+pub(super) fn normal_pod_hypernode_score(
     world: &World,
     cluster: &Cluster,
     scoring: &Scoring,
@@ -832,7 +853,7 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
 /// The PodGroup `Unschedulable` event Volcano's gang plugin writes:
 /// `<pending>/<tasks> tasks in gang unschedulable: pod group is not ready, <histogram>;
 /// Pending: <n> Unschedulable[, <m> Schedulable]. Origin reason is <task>: <fit errors>`.
-fn gang_message(
+pub(super) fn gang_message(
     running: usize,
     pending: usize,
     min_member: usize,

@@ -289,6 +289,13 @@ impl<'w> Simulation<'w> {
         for (node, claim) in claims {
             self.sched.cluster.apply_claim(self.world, node, claim, -1);
         }
+        // Every vGPU share goes back (upstream's `SubResource` on the pod's devices).
+        let vgpu = std::mem::take(&mut self.runtimes[w.index()].vgpu);
+        if let Some(book) = self.sched.cluster.vgpu.as_mut() {
+            for (node, claim) in vgpu {
+                book.apply(node, claim, -1);
+            }
+        }
         for (ps, node) in &released {
             let req = self.runtimes[w.index()].needs[*ps].requests.clone();
             self.sched.cluster.apply(self.world, *node, &req, -1);

@@ -177,6 +177,15 @@ impl<'w> Simulation<'w> {
                     .flat_map(|(_, rt)| rt.claims.iter().copied()),
             )?;
         }
+        if let Some(book) = &self.sched.cluster.vgpu {
+            // No vGPU device over its memory, cores or share count, and every device's use
+            // is what the vGPU claims of the bound pods hold.
+            book.check(
+                self.runtimes
+                    .iter()
+                    .flat_map(|(_, rt)| rt.vgpu.iter().copied()),
+            )?;
+        }
         self.sched.cluster.check_indexes(world)
     }
 

@@ -95,6 +95,8 @@ pub(super) struct Runtime<'w> {
     pub(super) last_assignment: Option<Box<admission::ScanProgress>>,
     /// With GPU devices: the devices its bound pods hold, to give back on release.
     pub(super) claims: Vec<(NodeId, crate::placement::devices::Claim)>,
+    /// With Volcano vGPU: the vGPU devices its bound pods hold, to give back on release.
+    pub(super) vgpu: Vec<(NodeId, crate::placement::volcano_vgpu::VgpuClaim)>,
     pub(super) record: WorkloadRecord,
 }
 
@@ -197,6 +199,7 @@ pub(super) fn new_runtime<'w>(
         shape,
         last_assignment: None,
         claims: Vec::new(),
+        vgpu: Vec::new(),
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,

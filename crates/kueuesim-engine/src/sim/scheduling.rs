@@ -96,6 +96,7 @@ impl<'w> Simulation<'w> {
         // Pods of the input already running on their nodes (a partly placed gang): bound
         // before the scheduler looks, on the first release only.
         if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
+            let volcano = self.scheduler_of(w) == SchedulerKind::Volcano;
             for (ps, nodes) in wl.gang.bound_nodes.iter().enumerate() {
                 let pods = self.runtimes[w.index()]
                     .record
@@ -120,6 +121,18 @@ impl<'w> Simulation<'w> {
                     {
                         dev.book.apply(node, c, 1);
                         self.runtimes[w.index()].claims.push((node, c));
+                    }
+                    // With Volcano vGPU, a running vGPU pod of the input holds the devices
+                    // the plugin's device order gives it (none if they cannot hold it).
+                    if let (Some(book), Some(req), true) = (
+                        self.sched.cluster.vgpu.as_mut(),
+                        wl.pod_sets[ps].vgpu,
+                        volcano,
+                    ) && let Ok((c, _)) = book.fit(node, req)
+                        && c.mask != 0
+                    {
+                        book.apply(node, c, 1);
+                        self.runtimes[w.index()].vgpu.push((node, c));
                     }
                     if let Some(g) = self.gpu {
                         self.rec
@@ -247,7 +260,21 @@ impl<'w> Simulation<'w> {
                     min_sub_groups: &wl.gang.volcano_min_sub_groups,
                     min_task_member: &wl.gang.min_task_member,
                 };
-                placement::volcano::place(world, &mut self.sched.cluster, &job)
+                // Volcano vGPU: with the deviceshare plugin's vGPU on, a job with vGPU pods
+                // goes through its device filter and score (flat node search).
+                let vgpu: Vec<_> = (0..pods.len())
+                    .map(|g| {
+                        let ps = tas_index
+                            .as_ref()
+                            .map_or(Some(g), |ix| ix[g].first().map(|p| p.0));
+                        ps.and_then(|ps| wl.pod_sets.get(ps)).and_then(|p| p.vgpu)
+                    })
+                    .collect();
+                if self.sched.cluster.vgpu.is_some() && vgpu.iter().any(Option::is_some) {
+                    placement::volcano_vgpu::place(world, &mut self.sched.cluster, &job, &vgpu)
+                } else {
+                    placement::volcano::place(world, &mut self.sched.cluster, &job)
+                }
             }
             SchedulerKind::Kai => self.place_kai(w, &pods, total),
         };
@@ -261,6 +288,10 @@ impl<'w> Simulation<'w> {
                 (u.0, u.1) = (p, i);
             }
             for c in &mut result.claims {
+                let (p, i) = ix[c.0][c.1];
+                (c.0, c.1) = (p, i);
+            }
+            for c in &mut result.vgpu {
                 let (p, i) = ix[c.0][c.1];
                 (c.0, c.1) = (p, i);
             }
@@ -281,6 +312,11 @@ impl<'w> Simulation<'w> {
             let rt = &mut self.runtimes[w.index()];
             let node = rt.record.placement[ps][idx].expect("a claim of a bound pod");
             rt.claims.push((node, claim));
+        }
+        for &(ps, idx, claim) in &result.vgpu {
+            let rt = &mut self.runtimes[w.index()];
+            let node = rt.record.placement[ps][idx].expect("a vGPU claim of a bound pod");
+            rt.vgpu.push((node, claim));
         }
         // With GPU devices, Volcano's and KAI's whole-GPU pods (placed on node-level counts)
         // take the lowest-indexed free devices, as the device plugin allocates them, so the

@@ -10,3 +10,5 @@ mod invariants;
 mod placement_props;
 /// Classical preemption never evicts a workload its policies protect, nor one not needed.
 mod preemption_props;
+/// Volcano vGPU devices under random binds and releases, and in whole runs.
+mod vgpu_props;

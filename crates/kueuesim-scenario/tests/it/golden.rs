@@ -366,3 +366,71 @@ fn kai_gpu_sharing_spread() {
     assert_eq!(on("half-b"), ["node-b"]);
     assert_eq!(on("three-q"), ["node-b"]);
 }
+
+#[test]
+fn volcano_vgpu() {
+    let r = run_dir("golden/volcano-vgpu");
+    let on = |name: &str| wl(&r, "team", name).pod_sets[0].nodes.clone();
+    // Binpack: a and b share node-a's GPU 0; d takes node-a's idle GPU 1 (75 against
+    // node-b's 50); e finds GPU 0 full and GPU 1's cores all taken, so node-b.
+    assert_eq!(on("a"), ["node-a"]);
+    assert_eq!(on("b"), ["node-a"]);
+    assert_eq!(on("d"), ["node-a"]);
+    assert_eq!(on("e"), ["node-b"]);
+    // c asks two GPUs of 10000 MiB: node-a has one that fits, node-b one GPU in all. On
+    // node-level counts it ran at 2 s; per device it waits for d to leave node-a's GPU 1.
+    let c = wl(&r, "team", "c");
+    assert_eq!(times(c), (Some(2.0), Some(1203.0), Some(1803.0)));
+    assert_eq!(on("c"), ["node-a"]);
+    assert!(
+        c.events[2].message.ends_with(
+            "Origin reason is c-xvxzz: 0/2 nodes are unavailable: 2 hami-vgpuDeviceSharing error."
+        ),
+        "{}",
+        c.events[2].message
+    );
+    assert_eq!(
+        times(wl(&r, "team", "d")),
+        (Some(3.0), Some(3.0), Some(1203.0))
+    );
+    // Kueue charges the requests as plain resources: c's vgpu-memory is its 10000 per
+    // device (the devices hold 20000), d's vgpu-cores 100.
+    let loaded = crate::util::load_dir("golden/volcano-vgpu");
+    let res = |n: &str| loaded.world.resources.lookup(n).unwrap();
+    let (mem, cores) = (
+        res(kueuesim_model::gpu::VGPU_MEMORY),
+        res(kueuesim_model::gpu::VGPU_CORES),
+    );
+    let charged: Vec<(i64, i64)> = loaded
+        .world
+        .workloads
+        .iter()
+        .map(|w| {
+            (
+                w.pod_sets[0].requests.get(mem),
+                w.pod_sets[0].requests.get(cores),
+            )
+        })
+        .collect();
+    assert_eq!(
+        charged,
+        [(8000, 0), (8000, 0), (10000, 0), (12000, 100), (2000, 0)]
+    );
+    insta::assert_snapshot!(to_json(&r));
+}
+
+#[test]
+fn volcano_vgpu_without_the_plugin_counts_per_node() {
+    // Without deviceshare.VGPUEnable the requests are extended resources counted per node
+    // (upstream without the plugin's vGPU support): c runs at once.
+    let mut loaded = crate::util::load_dir("golden/volcano-vgpu");
+    loaded.world.config.volcano.deviceshare = None;
+    let r = kueuesim_report::output::result(
+        &loaded.world,
+        &kueuesim_engine::Simulation::new(&loaded.world).run(),
+    );
+    assert_eq!(
+        times(wl(&r, "team", "c")),
+        (Some(2.0), Some(2.0), Some(602.0))
+    );
+}

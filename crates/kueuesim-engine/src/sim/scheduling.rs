@@ -263,6 +263,7 @@ impl<'w> Simulation<'w> {
                 // Volcano vGPU: with the deviceshare plugin's vGPU on, a job with vGPU pods
                 // goes through its device filter and score (flat node search).
                 let vgpu: Vec<_> = (0..pods.len())
+                    .filter(|_| self.sched.cluster.vgpu.is_some())
                     .map(|g| {
                         let ps = tas_index
                             .as_ref()
@@ -270,7 +271,7 @@ impl<'w> Simulation<'w> {
                         ps.and_then(|ps| wl.pod_sets.get(ps)).and_then(|p| p.vgpu)
                     })
                     .collect();
-                if self.sched.cluster.vgpu.is_some() && vgpu.iter().any(Option::is_some) {
+                if vgpu.iter().any(Option::is_some) {
                     placement::volcano_vgpu::place(world, &mut self.sched.cluster, &job, &vgpu)
                 } else {
                     placement::volcano::place(world, &mut self.sched.cluster, &job)

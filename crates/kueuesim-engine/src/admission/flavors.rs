@@ -643,14 +643,26 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 mode = Mode::NoFit;
                 break;
             }
+            // `PodSetAssignment.RepresentativeMode`: a pod set whose status holds no reason
+            // is Fit whatever its resources' modes. Each group's status is cleared when the
+            // group's flavor is as good as Fit, and under PreemptionOverBorrowing a flavor is as
+            // good as its worst resource by borrowing first: one resource borrowing (Fit) and
+            // another needing preemption without borrowing make the flavor Fit. The pod set then
+            // counts as Fit, gets no preemption targets, and fails the cycle's fit check
+            // (`Workload no longer fits after processing another workload`).
+            let status_fit = reasons.is_empty();
             for &(r, f, m, b) in &flavors {
                 let fr = self.tree.fr(f, r);
                 let amount = totals.get(r);
                 usage.push((fr, amount));
                 borrowing = borrowing.max(b);
                 if m != PMode::Fit {
+                    // Still contested if another pod set makes the assignment Preempt
+                    // (`flavorResourcesNeedPreemption` reads the resources' modes).
                     contested.push(fr);
-                    mode = mode.min(Mode::Preempt);
+                    if !status_fit {
+                        mode = mode.min(Mode::Preempt);
+                    }
                 }
             }
             usage = merge_usage(usage);

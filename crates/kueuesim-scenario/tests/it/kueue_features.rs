@@ -1647,3 +1647,25 @@ fn victims_reserved_within_one_second_tie_and_the_lower_uid_goes() {
     let a = wl(&r, "default", "a-job");
     assert_eq!((a.state, a.admitted_at), ("Running", Some(60.9)));
 }
+
+#[test]
+fn preemption_over_borrowing_makes_a_pod_set_needing_preemption_fit() {
+    // Under PreemptionOverBorrowing, b-job's flavor is as good as memory's Fit with borrowing,
+    // its worst resource: the pod set's status holds no reason, so upstream's
+    // `PodSetAssignment.RepresentativeMode` is Fit although cpu needs preemption. No targets
+    // are searched and the cycle's fit check fails on cpu: a-job is never preempted.
+    let r = run("preemption-over-borrowing-fit");
+    let a = wl(&r, "default", "a-job");
+    assert_eq!((a.state, a.admitted_at), ("Running", Some(0.0)));
+    assert!(a.evictions.is_empty(), "{:?}", a.evictions);
+    let b = wl(&r, "default", "b-job");
+    assert_eq!(b.state, "Pending");
+    assert!(b.evictions.is_empty(), "{:?}", b.evictions);
+    assert_condition(
+        b,
+        "QuotaReserved",
+        "False",
+        "WaitingForQuota",
+        "Workload no longer fits after processing another workload",
+    );
+}

@@ -830,7 +830,12 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     } else {
         "nominal quota, quota-only run"
     };
+    // With GPU devices whose shares are charged as another resource (the openb adapter's
+    // `gpuSharing: device`), nodes may list no `nvidia.com/gpu` at all: the devices line
+    // below counts the GPUs, and "0 GPUs" here would only mislead.
+    let devices_only = s.gpu.capacity == 0 && s.gpu.sharing.is_some();
     match s.gpu.utilization {
+        _ if devices_only => {}
         Some(u) => {
             let _ = writeln!(
                 out,

@@ -1153,6 +1153,15 @@ fn openb_device_sharing_sets_the_target_and_inflate_follows_the_fgd_tuning() {
     .expect("loads");
     let w = &loaded.world;
     assert!(w.config.gpu.devices);
+    // The summary counts the GPUs as devices; the nodes list no `nvidia.com/gpu` (shares are
+    // charged as milli-GPUs), so no "0 GPUs" line.
+    let outcome = Simulation::new(w).run();
+    let summary = kueuesim_report::output::summary_text(
+        w,
+        &kueuesim_report::output::result_with(w, &outcome, false),
+    );
+    assert!(summary.contains("GPU devices:  18 GPUs"), "{summary}");
+    assert!(!summary.contains("GPU:          0 GPUs"), "{summary}");
     // Every shape a third of the pods (95 % of 3 pods needs all three).
     let mut target: Vec<_> = w
         .config

@@ -317,11 +317,12 @@ pub(super) fn job_total(pods: &GangPods) -> Vec<(usize, i64)> {
     v
 }
 
-/// A failed statement: the pod that could not be placed and why.
-struct Failure {
-    pod: (usize, usize),
-    fit: String,
-    schedulable: usize,
+/// A failed statement: the pod that could not be placed, why, and how many were placed
+/// (also the vGPU path's, `volcano_vgpu`).
+pub(super) struct Failure {
+    pub(super) pod: (usize, usize),
+    pub(super) fit: String,
+    pub(super) schedulable: usize,
 }
 
 /// One statement with a hard topology: the ascending gradient search for `need` pods.
@@ -822,32 +823,45 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
                 out.bound.extend(b);
             }
             Err(f) => {
-                let (ps, idx) = f.pod;
-                let task = (job.pod_name)(ps, idx);
                 let gang_ready = if job.subgroups.is_empty() {
                     bound >= job.min_member
                 } else {
                     ready.job_ready(&pods)
                 };
-                let message = if !gang_ready {
-                    gang_message(
-                        bound,
-                        pending,
-                        job.min_member,
-                        total,
-                        f.schedulable,
-                        &task,
-                        &f.fit,
-                    )
-                } else {
-                    f.fit
-                };
-                out.unplaced = Some((ps, idx, message));
+                out.unplaced = Some(unplaced(job, f, gang_ready, bound, pending, total));
                 break;
             }
         }
     }
     out
+}
+
+/// The pod an allocation stopped at and what it reports: the gang's message while the gang
+/// is not ready (`gang_ready`), else the pod's own fit errors.
+pub(super) fn unplaced(
+    job: &VolcanoJob<'_>,
+    f: Failure,
+    gang_ready: bool,
+    bound: usize,
+    pending: usize,
+    total: usize,
+) -> (usize, usize, String) {
+    let (ps, idx) = f.pod;
+    let message = if gang_ready {
+        f.fit
+    } else {
+        let task = (job.pod_name)(ps, idx);
+        gang_message(
+            bound,
+            pending,
+            job.min_member,
+            total,
+            f.schedulable,
+            &task,
+            &f.fit,
+        )
+    };
+    (ps, idx, message)
 }
 
 /// The PodGroup `Unschedulable` event Volcano's gang plugin writes:

@@ -19,7 +19,7 @@ use kueuesim_model::{NodeId, VgpuPolicy, World};
 
 use super::kube::{feasible_nodes_to_find, sample_feasible};
 use super::volcano::{
-    Scoring, VolcanoJob, fit_error_with, gang_message, normal_pod_hypernode_score,
+    Failure, Scoring, VolcanoJob, fit_error_with, normal_pod_hypernode_score, unplaced,
 };
 use super::{Cluster, GangPods, Placement, PodNeeds, counts, tie_key};
 
@@ -290,13 +290,6 @@ impl VgpuBook {
     }
 }
 
-/// A failed statement: the pod that could not be placed, why, and how many were placed.
-struct Failure {
-    pod: (usize, usize),
-    fit: String,
-    schedulable: usize,
-}
-
 /// Allocates a Volcano job some of whose pod sets ask vGPU devices (`reqs`, per pod set):
 /// the gang (minMember) in one statement, then one pod per statement, as `volcano::place`
 /// does without topology; each pod to the best of the sampled nodes that pass the
@@ -334,22 +327,8 @@ pub fn place(
                 }
             }
             Err(f) => {
-                let (ps, idx) = f.pod;
-                let task = (job.pod_name)(ps, idx);
-                let message = if bound < job.min_member {
-                    gang_message(
-                        bound,
-                        pending,
-                        job.min_member,
-                        total,
-                        f.schedulable,
-                        &task,
-                        &f.fit,
-                    )
-                } else {
-                    f.fit
-                };
-                out.unplaced = Some((ps, idx, message));
+                let ready = bound >= job.min_member;
+                out.unplaced = Some(unplaced(job, f, ready, bound, pending, total));
                 break;
             }
         }

@@ -158,7 +158,21 @@ struct Ctx<'p, 'u> {
     contested: Vec<bool>,
 }
 
-impl Ctx<'_, '_> {
+impl<'p, 'u> Ctx<'p, 'u> {
+    /// The preemptor's context: its ClusterQueue's preemption settings and its contested
+    /// `Fr`s as a dense set.
+    fn new(world: &World, tree: &QuotaTree, p: &'p Preemptor<'u>) -> Self {
+        let mut contested = vec![false; tree.fr_count()];
+        for fr in p.contested {
+            contested[fr.index()] = true;
+        }
+        Ctx {
+            p,
+            settings: world.cluster_queue(p.cq).preemption,
+            contested,
+        }
+    }
+
     /// `WorkloadUsesResources`: only workloads holding some contested `Fr` can help.
     fn uses_contested(&self, c: &Candidate) -> bool {
         c.usage
@@ -523,15 +537,7 @@ pub fn classical_targets(
     if tree.in_cycle(p.cq) {
         return Vec::new();
     }
-    let mut contested = vec![false; tree.fr_count()];
-    for fr in p.contested {
-        contested[fr.index()] = true;
-    }
-    let ctx = Ctx {
-        p,
-        settings: world.cluster_queue(p.cq).preemption,
-        contested,
-    };
+    let ctx = Ctx::new(world, tree, p);
 
     let mut same_queue = same_queue_candidates(&ctx, admitted);
     let (mut hierarchy, mut priority) = cohort_candidates(&ctx, tree, admitted);
@@ -929,15 +935,7 @@ fn fair_targets_gated(
     } else {
         strategies
     };
-    let mut contested = vec![false; tree.fr_count()];
-    for fr in p.contested {
-        contested[fr.index()] = true;
-    }
-    let ctx = Ctx {
-        p,
-        settings: world.cluster_queue(p.cq).preemption,
-        contested,
-    };
+    let ctx = Ctx::new(world, tree, p);
 
     // `findCandidates`.
     let eligible = |c: &Candidate, policy| satisfies_policy(p, c, policy) && ctx.uses_contested(c);

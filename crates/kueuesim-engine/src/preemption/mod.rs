@@ -297,10 +297,16 @@ fn same_queue_candidates<'c>(
 /// root, collecting at each level the workloads of the subtree not visited yet. Returns
 /// (hierarchy candidates, priority candidates): once some ancestor's subtree absorbs the
 /// request, the preemptor has a hierarchical advantage at that level and every level above.
+///
+/// `priority_unusable`: the caller knows that no attempt can use a priority candidate (each
+/// would be `ReclaimWithoutBorrowing`, and only the attempt with borrowing will run), so the
+/// levels without the advantage are not collected: the lists upstream would build there are
+/// skipped whole by `candidateIsValid`, so leaving them out changes no result.
 fn cohort_candidates<'c>(
     ctx: &Ctx<'_, '_>,
     tree: &QuotaTree,
     admitted: &'c impl AdmittedWorkloads,
+    priority_unusable: bool,
 ) -> (Vec<Elem<'c>>, Vec<Elem<'c>>) {
     let mut hierarchy = Vec::new();
     let mut priority = Vec::new();
@@ -325,7 +331,9 @@ fn cohort_candidates<'c>(
             skip: previous,
             advantage,
         };
-        collect_in_subtree(ctx, tree, admitted, node, level, out);
+        if advantage || !priority_unusable {
+            collect_in_subtree(ctx, tree, admitted, node, level, out);
+        }
         advantage |= fits_in_quota(tree, node, &mut remaining);
         previous = Some(node);
         current = tree.parent(node);
@@ -539,25 +547,30 @@ pub fn classical_targets(
     }
     let ctx = Ctx::new(world, tree, p);
 
-    let mut same_queue = same_queue_candidates(&ctx, admitted);
-    let (mut hierarchy, mut priority) = cohort_candidates(&ctx, tree, admitted);
-    let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
-    let no_hierarchy_candidates = hierarchy.is_empty();
-
     // Which `allowBorrowing` attempts to make, and in which order. With borrowing allowed the
     // preemptor may end up borrowing but `ReclaimWithoutBorrowing` candidates are skipped;
     // without it those are usable but the preemptor must end within nominal. Upstream keeps
     // "false first" only when borrowWithinCohort is off and there are no hierarchy candidates,
     // for compatibility with older releases.
     let forbidden = ctx.borrow_within_cohort_forbidden();
-    let attempts: &[bool] =
-        if no_other_queue_candidates || (forbidden && !under_nominal_on_contested(tree, p)) {
-            &[true]
-        } else if forbidden && no_hierarchy_candidates {
-            &[false, true]
-        } else {
-            &[true, false]
-        };
+    // With borrowWithinCohort off and the preemptor's ClusterQueue at or above nominal on a
+    // contested `Fr`, only the attempt with borrowing runs, whatever the lists hold, and every
+    // priority candidate is `ReclaimWithoutBorrowing` (not valid in it): they need not be
+    // collected. Under overload this is most searches, and most of their cost.
+    let only_with_borrowing = forbidden && !under_nominal_on_contested(tree, p);
+
+    let mut same_queue = same_queue_candidates(&ctx, admitted);
+    let (mut hierarchy, mut priority) =
+        cohort_candidates(&ctx, tree, admitted, only_with_borrowing);
+    let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
+    let no_hierarchy_candidates = hierarchy.is_empty();
+    let attempts: &[bool] = if no_other_queue_candidates || only_with_borrowing {
+        &[true]
+    } else if forbidden && no_hierarchy_candidates {
+        &[false, true]
+    } else {
+        &[true, false]
+    };
 
     let lists = [&hierarchy, &priority, &same_queue];
     let possible = could_fit(tree, p, &lists, attempts);

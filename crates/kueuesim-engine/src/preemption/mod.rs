@@ -449,14 +449,15 @@ fn could_fit(
     attempts: &[bool],
 ) -> bool {
     let mark = tree.mark();
+    let all = || lists.iter().flat_map(|l| l.iter());
     // First what an attempt with borrowing may use (all but `ReclaimWithoutBorrowing`), then
     // the rest, which only an attempt without borrowing may use.
-    for e in lists.iter().flat_map(|l| l.iter()) {
-        if e.variant != Variant::ReclaimWithoutBorrowing {
-            remove(tree, e.cand);
-        }
-    }
-    let all = || lists.iter().flat_map(|l| l.iter());
+    remove_summed(
+        tree,
+        all()
+            .filter(|e| e.variant != Variant::ReclaimWithoutBorrowing)
+            .map(|e| e.cand),
+    );
     let mut fits = attempts.contains(&true)
         && workload_fits(tree, p, true, || {
             all()
@@ -465,11 +466,12 @@ fn could_fit(
                 .collect()
         });
     if !fits && attempts.contains(&false) {
-        for e in all() {
-            if e.variant == Variant::ReclaimWithoutBorrowing {
-                remove(tree, e.cand);
-            }
-        }
+        remove_summed(
+            tree,
+            all()
+                .filter(|e| e.variant == Variant::ReclaimWithoutBorrowing)
+                .map(|e| e.cand),
+        );
         fits = workload_fits(tree, p, false, || all().map(|e| e.cand.workload).collect());
     }
     tree.rollback_to(mark);
@@ -491,6 +493,38 @@ fn remove(tree: &mut QuotaTree, c: &Candidate) {
     for &(fr, amount) in &c.usage {
         tree.remove_usage(node, fr, amount);
     }
+}
+
+/// Takes the quota of all `cands` out of the tree, as `remove` on each would, with one
+/// removal per ClusterQueue and `Fr` for each run of candidates of the same ClusterQueue (the
+/// lists are collected queue by queue). Removals compose: taking `a` then `b` from a node
+/// leaves every ancestor as taking `a + b` at once (each level passes up
+/// `min(amount, stored in parent)`, and `min(a, s) + min(b, max(s - a, 0)) = min(a + b, s)`).
+fn remove_summed<'c>(tree: &mut QuotaTree, cands: impl Iterator<Item = &'c Candidate>) {
+    let mut run: Option<ClusterQueueId> = None;
+    let mut sums: Vec<(Fr, i64)> = Vec::new();
+    let flush = |tree: &mut QuotaTree, cq: Option<ClusterQueueId>, sums: &mut Vec<(Fr, i64)>| {
+        if let Some(cq) = cq {
+            let node = tree.cq_node(cq);
+            for &(fr, amount) in sums.iter() {
+                tree.remove_usage(node, fr, amount);
+            }
+        }
+        sums.clear();
+    };
+    for c in cands {
+        if run != Some(c.cq) {
+            flush(tree, run, &mut sums);
+            run = Some(c.cq);
+        }
+        for &(fr, amount) in &c.usage {
+            match sums.iter_mut().find(|s| s.0 == fr) {
+                Some(s) => s.1 += amount,
+                None => sums.push((fr, amount)),
+            }
+        }
+    }
+    flush(tree, run, &mut sums);
 }
 
 /// Puts a candidate's quota back (`AddWorkload` on the snapshot).

@@ -466,24 +466,36 @@ pub fn resource_amount(resource: &str, q: &Quantity) -> Result<i64, QuantityErro
 /// exactly (`16Gi`, `1536Mi`, `1Ki`); otherwise the plain integer (`8`, `1000`). Negative amounts
 /// are formatted like their absolute value with a leading `-`.
 pub fn format_amount(resource: &str, amount: i64) -> String {
-    let sign = if amount < 0 { "-" } else { "" };
-    let abs = amount.unsigned_abs();
-    if resource == "cpu" {
-        return if abs.is_multiple_of(1000) {
-            format!("{sign}{}", abs / 1000)
-        } else {
-            format!("{sign}{abs}m")
-        };
-    }
-    const BINARY: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
-    // Largest suffix first, so 1536Mi is chosen over 1572864Ki.
-    for (i, suffix) in BINARY.iter().enumerate().rev() {
-        let unit = 1u64 << (10 * (i + 1));
-        if abs >= unit && abs.is_multiple_of(unit) {
-            return format!("{sign}{}{suffix}", abs / unit);
+    Amount(resource, amount).to_string()
+}
+
+/// `format_amount` as a `Display` value, for messages that embed amounts without a `String`
+/// of their own (the flavor assigner writes one per failed attempt).
+#[derive(Clone, Copy, Debug)]
+pub struct Amount<'a>(pub &'a str, pub i64);
+
+impl std::fmt::Display for Amount<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Amount(resource, amount) = *self;
+        let sign = if amount < 0 { "-" } else { "" };
+        let abs = amount.unsigned_abs();
+        if resource == "cpu" {
+            return if abs.is_multiple_of(1000) {
+                write!(f, "{sign}{}", abs / 1000)
+            } else {
+                write!(f, "{sign}{abs}m")
+            };
         }
+        const BINARY: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+        // Largest suffix first, so 1536Mi is chosen over 1572864Ki.
+        for (i, suffix) in BINARY.iter().enumerate().rev() {
+            let unit = 1u64 << (10 * (i + 1));
+            if abs >= unit && abs.is_multiple_of(unit) {
+                return write!(f, "{sign}{}{suffix}", abs / unit);
+            }
+        }
+        write!(f, "{sign}{abs}")
     }
-    format!("{sign}{abs}")
 }
 
 #[cfg(test)]

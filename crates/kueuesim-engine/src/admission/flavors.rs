@@ -5,9 +5,9 @@
 use kueuesim_model::labels::tolerated;
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{
-    ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
+    Amount, ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
     PreemptionPolicy, ResourceGroup, ResourceId, ResourceList, TopologyRequest, Workload,
-    WorkloadId, World, format_amount,
+    WorkloadId, World,
 };
 
 use crate::outcome::PodSetAssignment;
@@ -18,8 +18,7 @@ use crate::queues::QueueKey;
 use crate::tas::{TasCapacity, TasMode, TopologyAssignment};
 
 use super::messages::{
-    Attempt, considered_message, failures_as_pairs, most_severe, pod_set_message,
-    resolve_no_fit_reason,
+    Attempt, considered_message, most_severe, pod_set_message, resolve_no_fit_reason,
 };
 use super::{
     Assignment, Mode, NotAdmitted, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
@@ -354,9 +353,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         if val > max_capacity {
             let msg = format!(
                 "insufficient quota for {rname} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
-                format_amount(rname, assumed),
-                format_amount(rname, request),
-                format_amount(rname, max_capacity)
+                Amount(rname, assumed),
+                Amount(rname, request),
+                Amount(rname, max_capacity)
             );
             return (PMode::NoFit, 0, vec![msg], REASON_EXCEEDS_MAX_QUOTA);
         }
@@ -366,7 +365,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         }
         let msg = format!(
             "insufficient unused quota for {rname} in flavor {fname}, {} more needed",
-            format_amount(rname, val - available)
+            Amount(rname, val - available)
         );
         let nominal = self.tree.nominal(self.tree.cq_node(cq), fr);
         if nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
@@ -706,12 +705,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 let reason = failures.iter().fold("", |acc, f| most_severe(acc, f.2));
                 Some(NotAdmitted {
                     reason,
-                    message: pod_set_message(&failures_as_pairs(&failures)),
+                    message: pod_set_message(failures.iter().map(|(n, r, _)| (n, r))),
                 })
             }
             Mode::Preempt => Some(NotAdmitted {
                 reason: REASON_WAITING_FOR_QUOTA,
-                message: pod_set_message(&preempt_reasons),
+                message: pod_set_message(preempt_reasons.iter().map(|(n, r)| (n, r))),
             }),
         };
         Assignment {

@@ -2,6 +2,8 @@
 //! considered (`FormatFlavorAssignmentAttemptsForEvents`), the pod sets' messages and the
 //! granular reason (`resolveNoFitReason`).
 
+use std::fmt::Write as _;
+
 use kueuesim_model::{FlavorId, World};
 
 use super::flavors::PMode;
@@ -50,29 +52,30 @@ fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
             .name
             .cmp(&world.flavor(b.flavor).name)
     });
-    sorted
-        .iter()
-        .map(|a| {
-            let mode = match a.mode {
-                PMode::NoFit => "NoFit".to_string(),
-                PMode::Fit => "Fit".to_string(),
-                PMode::NoCandidates => "preemptionMode=NoCandidates".to_string(),
-                PMode::Preempt => "preemptionMode=Preempt".to_string(),
-                PMode::Reclaim => "preemptionMode=Reclaim".to_string(),
-            };
-            let mut out = format!("{}({mode}", world.flavor(a.flavor).name);
-            if a.borrow > 0 {
-                out.push_str(&format!(";borrow={}", a.borrow));
-            }
-            if !a.reasons.is_empty() {
-                out.push(';');
-                out.push_str(&a.reasons.join(";"));
-            }
-            out.push(')');
-            out
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    let mut out = String::new();
+    for (i, a) in sorted.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&world.flavor(a.flavor).name);
+        out.push('(');
+        out.push_str(match a.mode {
+            PMode::NoFit => "NoFit",
+            PMode::Fit => "Fit",
+            PMode::NoCandidates => "preemptionMode=NoCandidates",
+            PMode::Preempt => "preemptionMode=Preempt",
+            PMode::Reclaim => "preemptionMode=Reclaim",
+        });
+        if a.borrow > 0 {
+            let _ = write!(out, ";borrow={}", a.borrow);
+        }
+        for r in &a.reasons {
+            out.push(';');
+            out.push_str(r);
+        }
+        out.push(')');
+    }
+    out
 }
 
 /// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
@@ -119,22 +122,25 @@ pub(super) fn resolve_no_fit_reason(
     if reason.is_empty() { "Pending" } else { reason }
 }
 
-pub(super) fn failures_as_pairs(
-    f: &[(String, Vec<String>, &'static str)],
-) -> Vec<(String, Vec<String>)> {
-    f.iter().map(|(n, r, _)| (n.clone(), r.clone())).collect()
-}
-
 /// `Assignment.Message`: `couldn't assign flavors to pod set <ps>: <reasons>` joined by `; `.
-pub(super) fn pod_set_message(pod_sets: &[(String, Vec<String>)]) -> String {
-    pod_sets
-        .iter()
-        .map(|(name, reasons)| {
-            format!(
-                "couldn't assign flavors to pod set {name}: {}",
-                reasons.join(", ")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+/// Written into one `String` (it is built on every failed attempt).
+pub(super) fn pod_set_message<'a>(
+    pod_sets: impl Iterator<Item = (&'a String, &'a Vec<String>)>,
+) -> String {
+    let mut out = String::new();
+    for (i, (name, reasons)) in pod_sets.enumerate() {
+        if i > 0 {
+            out.push_str("; ");
+        }
+        out.push_str("couldn't assign flavors to pod set ");
+        out.push_str(name);
+        out.push_str(": ");
+        for (j, r) in reasons.iter().enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(r);
+        }
+    }
+    out
 }

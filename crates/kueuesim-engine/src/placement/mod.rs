@@ -156,8 +156,19 @@ pub struct Cluster {
     gpu_buckets: usize,
     /// The nodes with GPUs, ordered by (free GPUs, name rank): KAI's bin-pack order, so its
     /// best node for a pod is the first feasible one from the pod's GPU count up
-    /// (`kai::fill_binpack`), without scoring every node. Kept for committed bindings only.
-    pub gpu_order: BTreeSet<(i64, u32, NodeId)>,
+    /// (`kai::fill_binpack`), without scoring every node. Kept for committed bindings only,
+    /// and brought up to date lazily (`sync_gpu_order`): a bind only notes its node in
+    /// `gpu_stale`, so the placements that never read the order (KAI with a topology,
+    /// Volcano, kube-scheduler) do not pay two B-tree updates per bind.
+    gpu_order: BTreeSet<(i64, u32, NodeId)>,
+    /// Per node: the free GPUs its `gpu_order` entry carries (nodes with GPUs).
+    gpu_keyed: Vec<i64>,
+    /// The nodes whose free GPUs may have moved since their `gpu_order` entry was made, each
+    /// once (`gpu_stale_mark`), so the list is bounded by the node count however long the
+    /// order goes unread.
+    gpu_stale: Vec<NodeId>,
+    /// Per node: whether it is in `gpu_stale`.
+    gpu_stale_mark: Vec<bool>,
     /// Each node's rank in node-name order (KAI breaks score ties by name).
     pub name_rank: Vec<u32>,
     /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
@@ -303,9 +314,15 @@ impl Cluster {
                     .collect()
             })
             .unwrap_or_default();
+        let gpu_keyed = (0..world.nodes.len())
+            .map(|n| gpu.map_or(0, |g| nodes.free(NodeId::from_index(n), g)))
+            .collect();
         Cluster {
             devices: devices::Devices::new(world),
             vgpu: volcano_vgpu::VgpuBook::new(world),
+            gpu_keyed,
+            gpu_stale: Vec::new(),
+            gpu_stale_mark: vec![false; world.nodes.len()],
             nodes,
             gpu_order,
             gpu_hist,
@@ -358,6 +375,19 @@ impl Cluster {
         self.kai_counts.get(world, &self.nodes, shape, topology, d)
     }
 
+    /// Keeps `shape`'s KAI counts (as `kai_fit_count`) and returns their slot for
+    /// `kai_counts_of`: two steps, so that the counts can be read beside the rest of the
+    /// cluster while the tree is walked, without a lookup of the shape per domain.
+    pub fn kai_keep(&mut self, world: &World, shape: &kai::counts::Shape) -> usize {
+        self.kai_counts.keep(world, &self.nodes, shape)
+    }
+
+    /// Every domain's counts of `world.topologies[topology]` for the shape in `slot` (from
+    /// `kai_keep`, with no other shape asked about since), indexed by domain.
+    pub fn kai_counts_of(&self, slot: usize, topology: usize) -> &[kai::counts::FitCount] {
+        self.kai_counts.of(slot, topology)
+    }
+
     /// The task shapes whose KAI counts are kept, least recently asked about first.
     pub fn kai_shapes(&self) -> Vec<&kai::counts::Shape> {
         self.kai_counts.shapes()
@@ -390,16 +420,16 @@ impl Cluster {
     /// domain above it.
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
         let before = self.res.gpu.map(|g| self.nodes.free(node, g));
-        let kai_before = self.kai_counts.before(&self.nodes, node);
         self.nodes.apply(node, requests, sign);
         self.kai_counts
-            .changed(world, &self.nodes, node, &kai_before);
-        if let (Some(g), Some(b)) = (self.res.gpu, before) {
-            let after = self.nodes.free(node, g);
-            let rank = self.name_rank[node.index()];
-            if after != b && self.gpu_order.remove(&(b, rank, node)) {
-                self.gpu_order.insert((after, rank, node));
-            }
+            .changed(world, &self.nodes, node, requests, sign);
+        if let (Some(g), Some(b)) = (self.res.gpu, before)
+            && self.nodes.free(node, g) != b
+            && self.nodes.allocatable(node, g) > 0
+            && !self.gpu_stale_mark[node.index()]
+        {
+            self.gpu_stale_mark[node.index()] = true;
+            self.gpu_stale.push(node);
         }
         let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
         let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
@@ -416,20 +446,52 @@ impl Cluster {
             .zip(&mut self.domain_free)
             .zip(&mut self.gpu_hist)
         {
-            let Some(d) = t.domain_of(node) else {
+            let Some(mut a) = t.domain_of(node) else {
                 continue;
             };
-            for a in t.ancestors(d) {
-                let base = a.index() * n_res;
+            // The node's domain and its ancestors, by parent links (a plain loop: this runs
+            // per topology on every bind and release).
+            loop {
+                let row = &mut free[a.index() * n_res..][..n_res];
                 for (r, q) in requests.iter() {
-                    free[base + r.index()] -= sign * q;
+                    row[r.index()] -= sign * q;
                 }
                 if let Some((from, to)) = moved {
-                    hist[a.index() * buckets + from] -= 1;
-                    hist[a.index() * buckets + to] += 1;
+                    let h = &mut hist[a.index() * buckets..][..buckets];
+                    h[from] -= 1;
+                    h[to] += 1;
+                }
+                match t.domain(a).parent {
+                    Some(p) => a = p,
+                    None => break,
                 }
             }
         }
+    }
+
+    /// Brings `gpu_order` up to date with the nodes' free GPUs: the entries of the nodes
+    /// bound or released on since the last call move to their current count.
+    pub fn sync_gpu_order(&mut self) {
+        let Some(g) = self.res.gpu else { return };
+        for n in self.gpu_stale.drain(..) {
+            self.gpu_stale_mark[n.index()] = false;
+            let (was, now) = (self.gpu_keyed[n.index()], self.nodes.free(n, g));
+            if was != now {
+                let rank = self.name_rank[n.index()];
+                self.gpu_order.remove(&(was, rank, n));
+                self.gpu_order.insert((now, rank, n));
+                self.gpu_keyed[n.index()] = now;
+            }
+        }
+    }
+
+    /// The nodes with GPUs by (free GPUs, name rank), as of the last `sync_gpu_order`.
+    pub fn gpu_order(&self) -> &BTreeSet<(i64, u32, NodeId)> {
+        debug_assert!(
+            self.gpu_stale.is_empty(),
+            "gpu_order read before sync_gpu_order"
+        );
+        &self.gpu_order
     }
 
     /// Whether the GPU order and the per-domain GPU histograms agree with the nodes' free
@@ -443,7 +505,17 @@ impl Cluster {
         let mut count = 0;
         for n in with_gpus {
             count += 1;
-            let key = (self.nodes.free(n, g), self.name_rank[n.index()], n);
+            // A node noted stale may sit under an older count until the next sync; every
+            // other node's entry carries its current count.
+            let keyed = self.gpu_keyed[n.index()];
+            if !self.gpu_stale_mark[n.index()] && keyed != self.nodes.free(n, g) {
+                return Err(format!(
+                    "node {} has {} GPUs free but the GPU order says {keyed} and it is not noted stale",
+                    world.node(n).name,
+                    self.nodes.free(n, g)
+                ));
+            }
+            let key = (keyed, self.name_rank[n.index()], n);
             if !self.gpu_order.contains(&key) {
                 return Err(format!(
                     "node {} is not in the GPU order at {key:?}",
@@ -866,6 +938,12 @@ pub trait Scorer {
     fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64;
     /// Tie-break among equal totals: higher wins.
     fn tie(&self, node: NodeId) -> u64;
+    /// Whether every candidate is known to pass the static filters for `pod` (none
+    /// unschedulable or with a blocking taint, and `pod` has no node selector), so that
+    /// `fill` checks only capacity; false (check everything) unless a scorer knows.
+    fn statically_plain(&self, _pod: &PodNeeds) -> bool {
+        false
+    }
     /// A pod was bound to `node`.
     fn bound(&mut self, node: NodeId);
     /// Whether groups tied at the highest group score get `tie_bonus` for this pod (Volcano's
@@ -896,7 +974,8 @@ pub fn fill<S: Scorer>(
     limit: usize,
     scorer: &mut S,
 ) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
-    let mut bound = Vec::new();
+    let pending_total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+    let mut bound = Vec::with_capacity(limit.min(pending_total));
     // Group → slot in `heaps`, created on first use, so only groups with candidates are
     // looked at per pod. Candidates of one domain have groups in a narrow id range.
     let (lo, hi) = candidates
@@ -926,12 +1005,25 @@ pub fn fill<S: Scorer>(
             slot_of[*g - lo] = u32::MAX;
         }
         heaps.clear();
+        let plain = scorer.statically_plain(needs);
         for &n in candidates {
-            if feasible(world, cap, n, needs) {
+            let ok = if plain {
+                cap.fits(n, &needs.requests)
+            } else {
+                feasible(world, cap, n, needs)
+            };
+            if ok {
                 let g = scorer.group(n);
                 if slot_of[g - lo] == u32::MAX {
                     slot_of[g - lo] = heaps.len() as u32;
-                    heaps.push((g, BinaryHeap::new()));
+                    // The first group's heap has room for every candidate: with one group
+                    // (KAI without a preferred level) it never grows.
+                    let heap = if heaps.is_empty() {
+                        BinaryHeap::with_capacity(candidates.len())
+                    } else {
+                        BinaryHeap::new()
+                    };
+                    heaps.push((g, heap));
                 }
                 heaps[slot_of[g - lo] as usize].1.push((
                     Score(scorer.node_score(cap, n, needs)),

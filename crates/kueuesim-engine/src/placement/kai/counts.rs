@@ -11,7 +11,7 @@
 //! out is rebuilt when it comes back, so the counts are always exact and decisions never
 //! depend on which shapes happen to be kept.
 
-use kueuesim_model::{DomainId, NodeId, World};
+use kueuesim_model::{DomainId, NodeId, ResourceList, World};
 
 use crate::placement::NodeCapacity;
 
@@ -109,9 +109,6 @@ pub fn recount(world: &World, nodes: &NodeCapacity, shape: &Shape) -> Vec<Vec<Fi
         .collect()
 }
 
-/// Each kept shape's fit on one node, taken before a change to the node.
-pub type Before = [FitCount; MAX_SHAPES];
-
 impl TaskFitCounts {
     /// Domain `d` of topology `t`'s counts for `shape` (non-empty, amounts positive), building
     /// the shape's counts if it is not kept.
@@ -123,14 +120,26 @@ impl TaskFitCounts {
         t: usize,
         d: DomainId,
     ) -> FitCount {
+        let i = self.keep(world, nodes, shape);
+        self.entries[i].counts[t][d.index()]
+    }
+
+    /// The slot of `shape`'s counts (for `of`), building them if the shape is not kept, and
+    /// marking it used now.
+    pub fn keep(&mut self, world: &World, nodes: &NodeCapacity, shape: &Shape) -> usize {
         self.clock += 1;
         let i = match self.entries.iter().position(|e| *e.shape == *shape) {
             Some(i) => i,
             None => self.insert(world, nodes, shape),
         };
-        let e = &mut self.entries[i];
-        e.last_used = self.clock;
-        e.counts[t][d.index()]
+        self.entries[i].last_used = self.clock;
+        i
+    }
+
+    /// Every domain's counts of topology `t` for the shape in slot `i` (from `keep`, with no
+    /// other shape asked about since: a new one may take the slot).
+    pub fn of(&self, i: usize, t: usize) -> &[FitCount] {
+        &self.entries[i].counts[t]
     }
 
     fn insert(&mut self, world: &World, nodes: &NodeCapacity, shape: &Shape) -> usize {
@@ -153,31 +162,58 @@ impl TaskFitCounts {
         i
     }
 
-    /// Each kept shape's fit on `node` now (call before changing the node, then `changed`).
-    #[inline]
-    pub fn before(&self, nodes: &NodeCapacity, node: NodeId) -> Before {
-        let mut out = [FitCount::default(); MAX_SHAPES];
-        for (o, e) in out.iter_mut().zip(&self.entries) {
-            *o = node_fit(nodes, node, &e.shape);
-        }
-        out
-    }
-
-    /// `node`'s free capacity changed from what `before` saw: every kept shape's counts of
-    /// the node's domains move by the change in the node's fit.
-    pub fn changed(&mut self, world: &World, nodes: &NodeCapacity, node: NodeId, before: &Before) {
-        for (e, b) in self.entries.iter_mut().zip(before) {
-            let a = node_fit(nodes, node, &e.shape);
-            if a == *b {
+    /// One pod of `requests` was bound (sign 1) or released (sign -1) on `node`, already
+    /// applied to `nodes`: every kept shape's counts of the node's domains move by the change
+    /// in the node's fit. The fit before the change is worked out from the one after it and
+    /// the change itself, so nothing has to be taken beforehand.
+    pub fn changed(
+        &mut self,
+        world: &World,
+        nodes: &NodeCapacity,
+        node: NodeId,
+        requests: &ResourceList,
+        sign: i64,
+    ) {
+        let pods_after = nodes.free_pods(node).max(0) as u64;
+        let pods_before = (nodes.free_pods(node) + sign).max(0) as u64;
+        for e in &mut self.entries {
+            // The node's copies after and before, in one pass over the shape (a plain loop:
+            // this runs on every bind and release for every kept shape).
+            let (mut after, mut before) = (NODE_CAP, NODE_CAP);
+            for &(r, amount) in e.shape.iter() {
+                let free = nodes.free(node, r);
+                let delta: i64 = requests
+                    .iter()
+                    .filter(|&(x, _)| x.index() == r)
+                    .map(|(_, q)| sign * q)
+                    .sum();
+                after = after.min((free.max(0) / amount) as u64);
+                before = before.min(((free + delta).max(0) / amount) as u64);
+            }
+            let a = FitCount {
+                copies: after,
+                within_pod_slots: after.min(pods_after),
+            };
+            let b = FitCount {
+                copies: before,
+                within_pod_slots: before.min(pods_before),
+            };
+            if a == b {
                 continue;
             }
             for (t, counts) in world.topologies.iter().zip(&mut e.counts) {
-                let Some(d) = t.domain_of(node) else { continue };
-                for x in t.ancestors(d) {
+                let Some(mut x) = t.domain_of(node) else {
+                    continue;
+                };
+                loop {
                     let c = &mut counts[x.index()];
                     c.copies = c.copies - b.copies + a.copies;
                     c.within_pod_slots =
                         c.within_pod_slots - b.within_pod_slots + a.within_pod_slots;
+                    match t.domain(x).parent {
+                        Some(p) => x = p,
+                        None => break,
+                    }
                 }
             }
         }

@@ -126,17 +126,16 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
                 for &(ps, _, n) in &b {
                     cluster.apply(world, n, &pods[ps].0.requests, 1);
                 }
+                pods = with_bindings(&pods, &b);
                 if let Some(c) = job.constraint {
                     let t = &world.topologies[c.topology];
-                    let placed = with_bindings(&pods, &b);
-                    out.domain = placed
+                    out.domain = pods
                         .iter()
                         .flat_map(|(_, s)| s.iter().flatten())
                         .filter_map(|&n| t.domain_of(n))
                         .reduce(|a, b| t.lca(a, b))
                         .map(|d| display_name(t, d));
                 }
-                pods = with_bindings(&pods, &b);
                 out.bound.extend(b);
             }
             Err(message) => {

@@ -17,8 +17,18 @@ pub(super) struct KaiScorer<'a> {
     strategy: PlacementStrategy,
     min_free: i64,
     max_free: i64,
-    world: &'a World,
     name_rank: &'a [u32],
+    /// Every node passes the static filters for a pod without a node selector
+    /// (`Cluster::plain_nodes`): `fill` then checks only capacity.
+    plain_nodes: bool,
+}
+
+impl KaiScorer<'_> {
+    /// The scorer, told whether every node is plain (`Cluster::plain_nodes`).
+    pub(super) fn with_plain_nodes(mut self, plain: bool) -> Self {
+        self.plain_nodes = plain;
+        self
+    }
 }
 
 impl Scorer for KaiScorer<'_> {
@@ -30,13 +40,8 @@ impl Scorer for KaiScorer<'_> {
     }
     fn node_score(&self, cap: &NodeCapacity, node: NodeId, _pod: &PodNeeds) -> f64 {
         let Some(r) = self.resource else { return 0.0 };
-        let alloc = self
-            .world
-            .node(node)
-            .allocatable
-            .get(r)
-            .copied()
-            .unwrap_or(0);
+        // The node's allocatable, kept beside its free capacity.
+        let alloc = cap.allocatable(node, r);
         if alloc == 0 {
             return 0.0;
         }
@@ -59,6 +64,9 @@ impl Scorer for KaiScorer<'_> {
         u64::MAX - u64::from(self.name_rank[node.index()])
     }
     fn bound(&mut self, _node: NodeId) {}
+    fn statically_plain(&self, pod: &PodNeeds) -> bool {
+        self.plain_nodes && pod.node_selector.is_empty()
+    }
 }
 
 /// The resource the nodeplacement plugin scores a task on: GPUs for GPU tasks, else cpu.
@@ -86,7 +94,7 @@ pub(super) fn scorer<'a>(
     let (mut min_free, mut max_free) = (i64::MAX, 0);
     if let Some(r) = resource {
         for &n in candidates {
-            if world.node(n).allocatable.get(r).copied().unwrap_or(0) == 0 {
+            if nodes.allocatable(n, r) == 0 {
                 continue;
             }
             let f = nodes.free(n, r);
@@ -101,8 +109,8 @@ pub(super) fn scorer<'a>(
         strategy: world.config.kai.placement_strategy,
         min_free: if min_free == i64::MAX { 0 } else { min_free },
         max_free,
-        world,
         name_rank,
+        plain_nodes: false,
     }
 }
 
@@ -123,6 +131,7 @@ pub(super) fn fill_binpack(
     let Some(g) = cluster.res.gpu else {
         unreachable!("fill_binpack is only chosen for GPU tasks")
     };
+    cluster.sync_gpu_order();
     let mut bound: Vec<Binding> = Vec::new();
     let mut touched: Vec<NodeId> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {
@@ -141,7 +150,7 @@ pub(super) fn fill_binpack(
         for idx in pending {
             // The first feasible untouched node from the cursor on.
             let mut untouched = None;
-            for &(free, rank, n) in cluster.gpu_order.range(cursor..) {
+            for &(free, rank, n) in cluster.gpu_order().range(cursor..) {
                 cursor = (free, rank, n);
                 if !touched.contains(&n)
                     && crate::placement::feasible(world, &cluster.nodes, n, needs)

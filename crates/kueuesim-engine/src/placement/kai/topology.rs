@@ -600,9 +600,12 @@ mod tests {
     use kueuesim_model::{Labels, Node, NodeId, ResourceList};
     use proptest::prelude::*;
 
-    /// A zone/spine/leaf cluster: per zone, per spine, per leaf, the nodes' (GPUs, cpu);
-    /// names shuffled by `salt` so that name order and id order differ.
-    fn world(layout: &[Vec<Vec<Vec<(i64, i64)>>>], salt: u32) -> World {
+    /// Per zone, per spine, per leaf, the nodes' (GPUs, cpu).
+    type Layout = Vec<Vec<Vec<Vec<(i64, i64)>>>>;
+
+    /// A zone/spine/leaf cluster of `layout`, node names shuffled by `salt` so that name
+    /// order and id order differ.
+    fn world(layout: &Layout, salt: u32) -> World {
         let mut w = World::default();
         let gpu = w.resources.intern(kueuesim_model::resources::GPU);
         let cpu = w.resources.intern("cpu");
@@ -637,7 +640,7 @@ mod tests {
         w
     }
 
-    fn layout() -> impl Strategy<Value = Vec<Vec<Vec<Vec<(i64, i64)>>>>> {
+    fn layout() -> impl Strategy<Value = Layout> {
         let node = (0i64..=8, 1i64..=16);
         let leaf = prop::collection::vec(node, 1..5);
         let spine = prop::collection::vec(leaf, 1..4);

@@ -381,6 +381,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if let Some(n) = max_events {
         sim = sim.with_event_budget(*n);
     }
+    if summary_only && out.is_none() {
+        // The summary reads a waiting workload's newest event, never its history.
+        sim = sim.last_events_only();
+    }
     let mut sink = match out {
         Some(dir) => Some(
             OutDir::create(dir, world, &files, step).map_err(|e| Failure {

@@ -220,6 +220,8 @@ struct Recorder {
     spine_of_node: Option<(Vec<u32>, usize)>,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
+    /// Keep only each workload's newest event per source (`Simulation::last_events_only`).
+    last_events_only: bool,
     gpus_in_use: i64,
     last_accounted: SimTime,
     /// The time of the latest time-series sample taken (the sampler goes on from it).
@@ -322,6 +324,7 @@ impl<'w> Simulation<'w> {
                 series: None,
                 spine_of_node: None,
                 audit: None,
+                last_events_only: false,
                 gpus_in_use: 0,
                 last_accounted: SimTime::ZERO,
                 last_sample: None,
@@ -657,6 +660,16 @@ impl<'w> Simulation<'w> {
     /// (`Outcome::lean`). Decisions are unchanged (nothing recorded feeds back into them).
     pub fn lean(mut self) -> Self {
         self.rec.tally = Some(Tally::new(self.world));
+        self
+    }
+
+    /// For a run whose only reader is the summary text: each workload keeps only its newest
+    /// event of each source (what the summary's "Waiting at the end" and the folding of
+    /// repeats read), not its whole event history. Under overload a pending workload's
+    /// "N more needed" message changes with every release, and its history grew without
+    /// bound. Decisions are unchanged (nothing recorded feeds back into them).
+    pub fn last_events_only(mut self) -> Self {
+        self.rec.last_events_only = true;
         self
     }
 

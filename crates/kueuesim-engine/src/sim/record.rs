@@ -90,12 +90,19 @@ impl<'w> Simulation<'w> {
         cycle: Option<u64>,
     ) {
         let events = &mut self.runtimes[w.index()].record.events;
-        if let Some(last) = events.iter().rev().find(|e| e.source == source)
+        let previous = events.iter().rposition(|e| e.source == source);
+        if let Some(last) = previous.map(|i| &events[i])
             && last.kind == kind
             && last.reason == reason
             && last.message == message
         {
             return;
+        }
+        if self.rec.last_events_only
+            && let Some(i) = previous
+        {
+            // The newest event stays last: the source's older one goes.
+            events.remove(i);
         }
         let e = Event {
             at: self.now,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use kueuesim_model::{LocalQueueId, TopologyRequest, World};
 
 use super::cells::philly_time;
-use super::csv::{Row, cell_error};
+use super::csv::cell_error;
 use super::root::open_csv;
 use super::{
     ATTRS, Attr, Columns, GPU, GPU_MILLI, GpuSharing, MapSource, Names, Rows, Source, TraceDecl,
@@ -323,18 +323,13 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             }
             *zero_ms = if zero == i64::MAX { 0 } else { zero };
         }
-        // Sort small keys (arrival, file index, position), then move each row once.
-        let mut keyed = Vec::with_capacity(rows.len());
-        for (pos, r) in rows.iter().enumerate() {
-            keyed.push((t.arrival_ms(r)?, r.index, pos));
+        // Every arrival is read once to report a bad cell; the sort then works on small
+        // cached keys (arrival, file index) and moves each row once.
+        for r in &rows {
+            t.arrival_ms(r)?;
         }
-        keyed.sort_unstable();
-        let mut slots: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
-        let sorted: Vec<Row> = keyed
-            .iter()
-            .filter_map(|&(_, _, pos)| slots[pos].take())
-            .collect();
-        t.rows = Rows::Sorted(sorted.into_iter());
+        rows.sort_by_cached_key(|r| (t.arrival_ms(r).unwrap_or(i64::MAX), r.index));
+        t.rows = Rows::Sorted(rows.into_iter());
     } else if decl.format == TraceFormat::AlibabaOpenb
         && (decl.openb.gpu_sharing == GpuSharing::Device || decl.openb.inflate.is_some())
     {

@@ -41,7 +41,19 @@ fn small_scenarios() -> Vec<PathBuf> {
 /// The JSON document and summary text of a full run and of a streamed run of `files` (with
 /// `respace`, respacing UID labels on every arrival of the streamed run).
 fn both_ways(files: &[SourceFile], until: Option<SimTime>, respace: bool) -> [(String, String); 2] {
-    [false, true].map(|stream| {
+    [false, true].map(|stream| run_once(files, until, respace, stream, false))
+}
+
+/// One run of `files`: streamed or full, and keeping only each workload's newest event per
+/// source (`Simulation::last_events_only`, the CLI's summary run) or every event.
+fn run_once(
+    files: &[SourceFile],
+    until: Option<SimTime>,
+    respace: bool,
+    stream: bool,
+    last_events_only: bool,
+) -> (String, String) {
+    {
         let opts = LoadOptions {
             stream,
             ..LoadOptions::default()
@@ -64,11 +76,14 @@ fn both_ways(files: &[SourceFile], until: Option<SimTime>, respace: bool) -> [(S
             }
             None => assert!(!stream),
         }
+        if last_events_only {
+            sim = sim.last_events_only();
+        }
         let outcome = sim.run();
         assert_eq!(outcome.lean.is_some(), stream);
         let doc = result_with(world, &outcome, false);
         (to_json(&doc), summary_text(world, &doc))
-    })
+    }
 }
 
 #[test]
@@ -76,6 +91,7 @@ fn a_streamed_run_reports_what_the_full_run_does() {
     let scenarios = small_scenarios();
     assert!(scenarios.len() > 60, "found {}", scenarios.len());
     let mut with_waiting = 0;
+    let mut with_cut_history = 0;
     for path in &scenarios {
         let files = read_paths(std::slice::from_ref(path)).expect("readable");
         // Respacing tens of thousands of labels on each arrival of Kueue's perf scenarios
@@ -85,7 +101,16 @@ fn a_streamed_run_reports_what_the_full_run_does() {
         assert_eq!(full.0, streamed.0, "{}: -o json summary", path.display());
         assert_eq!(full.1, streamed.1, "{}: summary text", path.display());
         with_waiting += usize::from(full.1.contains("Waiting at the end"));
+        // The CLI's summary run also keeps only each workload's newest event per source:
+        // the same summary text, though the unfinished workloads' histories are cut.
+        let last_only = run_once(&files, None, false, true, true);
+        assert_eq!(full.1, last_only.1, "{}: summary text", path.display());
+        with_cut_history += usize::from(full.0 != last_only.0);
     }
+    assert!(
+        with_cut_history >= 3,
+        "{with_cut_history} scenarios end with a history to cut"
+    );
     // The comparison covers the listing of workloads still waiting, not only counts.
     assert!(
         with_waiting >= 5,

@@ -29,9 +29,9 @@ pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use world::{
-    AdmissionFairSharing, BinpackArgs, ControllerLatency, DeviceShareArgs, FairSharingStrategy,
-    KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs, NodeOrderWeights,
-    PlacementStrategy, PolicyNames, PolicyRef, ProgressPolicy, ResourceConfig,
+    AdmissionFairSharing, BinpackArgs, ControllerLatency, CycleWork, DeviceShareArgs,
+    FairSharingStrategy, KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs,
+    NodeOrderWeights, PlacementStrategy, PolicyNames, PolicyRef, ProgressPolicy, ResourceConfig,
     ResourceTransformation, SchedulerKind, SimConfig, VgpuPolicy, VolcanoConfig, WaitForPodsReady,
     World,
 };

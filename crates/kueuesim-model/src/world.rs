@@ -112,8 +112,16 @@ impl Default for KueueGates {
 /// rate-limited client (QPS 50 in Kueue's performance harness). All zero by default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ControllerLatency {
-    /// Fixed cost of a scheduling cycle (snapshot, popping heads, nominating).
+    /// Fixed cost of a scheduling cycle (popping heads, nominating, the iterator).
     pub cycle: SimDuration,
+    /// Cost per ClusterQueue in the cycle's snapshot: `cache.Snapshot` copies every
+    /// ClusterQueue and cohort, with their usage and admitted workloads, at every cycle,
+    /// however few heads it popped.
+    pub per_cluster_queue: SimDuration,
+    /// Cost per TAS flavor in the cycle's snapshot: the snapshot builds each TAS flavor's
+    /// topology (`TASFlavorSnapshot`: its nodes, their free capacity and the usage of the TAS
+    /// workloads) at every cycle.
+    pub per_tas_flavor: SimDuration,
     /// Cost per head the cycle pops (flavor assignment, preemption search).
     pub per_head: SimDuration,
     /// Cost per admission inside the cycle (the scheduler's own work for it).
@@ -122,15 +130,35 @@ pub struct ControllerLatency {
     /// time in order, asynchronously to the scheduler; an admitted workload starts (its job
     /// is unsuspended) only once its write is done.
     pub api_write: SimDuration,
+    /// One status patch of a head the cycle requeues with a changed `QuotaReserved=False`
+    /// condition (`requeueAndUpdate`), queued on the same client; the scheduler issues it
+    /// synchronously, so the cycle ends no earlier than when it is done. Zero: not modelled.
+    pub status_write: SimDuration,
+}
+
+/// What a cycle did, as the controller latency prices it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CycleWork {
+    /// Heads popped.
+    pub heads: usize,
+    /// Admissions made.
+    pub admissions: usize,
+    /// ClusterQueues in the snapshot.
+    pub cluster_queues: usize,
+    /// TAS flavors (ResourceFlavors with a `topologyName`) in the snapshot.
+    pub tas_flavors: usize,
 }
 
 impl ControllerLatency {
-    /// How long a cycle that popped `heads` and admitted `admissions` keeps the scheduler.
-    pub fn cycle_duration(&self, heads: usize, admissions: usize) -> SimDuration {
+    /// How long a cycle that did `work` keeps the scheduler, its synchronous writes aside.
+    pub fn cycle_duration(&self, work: CycleWork) -> SimDuration {
+        let per = |d: SimDuration, n: usize| d.millis() * n as i64;
         SimDuration::from_millis(
             self.cycle.millis()
-                + self.per_head.millis() * heads as i64
-                + self.per_admission.millis() * admissions as i64,
+                + per(self.per_cluster_queue, work.cluster_queues)
+                + per(self.per_tas_flavor, work.tas_flavors)
+                + per(self.per_head, work.heads)
+                + per(self.per_admission, work.admissions),
         )
     }
 }

@@ -746,9 +746,12 @@ pub struct KueueSettings {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ControllerLatencySettings {
     pub cycle: Option<S>,
+    pub per_cluster_queue: Option<S>,
+    pub per_tas_flavor: Option<S>,
     pub per_head: Option<S>,
     pub per_admission: Option<S>,
     pub api_write: Option<S>,
+    pub status_write: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

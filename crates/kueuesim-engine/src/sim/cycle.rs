@@ -2,7 +2,9 @@
 //! and requeues, and the controller latency around them.
 
 use kueuesim_model::quota::QuotaTree;
-use kueuesim_model::{ClusterQueueId, QueueRef, SimDuration, SimTime, WorkloadId, World};
+use kueuesim_model::{
+    ClusterQueueId, CycleWork, QueueRef, SimDuration, SimTime, WorkloadId, World,
+};
 
 use crate::admission::{self, Assignment, Decision, Head, NotAdmitted, ScanClock, ScanProgress};
 use crate::outcome::{Admission, ConditionType, EventType, WorkloadState};
@@ -48,22 +50,52 @@ impl<'w> Simulation<'w> {
     }
 
     /// Controller latency (`spec.kueue.controllerLatency`): a cycle that popped `heads` and
-    /// decided `rest` keeps the scheduler busy for `cycle + perHead × heads + perAdmission ×
-    /// admissions`; its decisions apply at its start (Kueue stamps the conditions and assumes
-    /// the quota in its cache while processing the cycle).
+    /// decided `rest` keeps the scheduler busy for `cycle + perClusterQueue × ClusterQueues +
+    /// perTasFlavor × TAS flavors + perHead × heads + perAdmission × admissions`; its decisions
+    /// apply at its start (Kueue stamps the conditions and assumes the quota in its cache
+    /// while processing the cycle). The writes the scheduler waits for (`wait_for_write`)
+    /// may end it later.
     fn occupy_scheduler(&mut self, heads: usize, rest: &[Decision]) {
         let latency = &self.world.config.controller_latency;
         let admissions = rest
             .iter()
             .filter(|d| matches!(d, Decision::Admit { .. }))
             .count();
-        self.kueue.next_cycle_at = self.now + latency.cycle_duration(heads, admissions);
+        let work = CycleWork {
+            heads,
+            admissions,
+            // `cache.Snapshot` copies every ClusterQueue, whether or not it has a head.
+            cluster_queues: self.world.cluster_queues.len(),
+            tas_flavors: match &self.sched.tas_base {
+                Some(_) => self
+                    .world
+                    .flavors
+                    .iter()
+                    .filter(|f| f.topology_name.is_some())
+                    .count(),
+                None => 0,
+            },
+        };
+        self.kueue.next_cycle_at = self.now + latency.cycle_duration(work);
+    }
+
+    /// Controller latency: the scheduler waits, inside the cycle, for a write it issued
+    /// synchronously (an eviction in `IssuePreemptions`, a requeued head's status patch in
+    /// `requeueAndUpdate`), done at `done`; the next cycle starts no earlier.
+    fn wait_for_write(&mut self, done: SimTime) {
+        self.kueue.next_cycle_at = self.kueue.next_cycle_at.max(done);
     }
 
     /// Controller latency: one API write (an admission's status patch, an eviction), queued
     /// behind the earlier ones on Kueue's rate-limited client; returns when it is done.
     fn api_write(&mut self) -> SimTime {
-        let write = self.world.config.controller_latency.api_write;
+        self.client_write(self.world.config.controller_latency.api_write)
+    }
+
+    /// Controller latency: one write of `write` on Kueue's client, queued behind the earlier
+    /// ones (the client's rate limiter hands out its tokens in request order); returns when
+    /// it is done.
+    fn client_write(&mut self, write: SimDuration) -> SimTime {
         if write == SimDuration::ZERO {
             return self.now;
         }
@@ -72,25 +104,15 @@ impl<'w> Simulation<'w> {
         done
     }
 
-    /// Controller latency: a Kueue-managed workload's finish frees its quota only once Kueue
-    /// has seen it through the API server, a write queued behind the others; true when the
-    /// finish was put off until then.
-    pub(super) fn finish_waits_for_write(&mut self, w: WorkloadId, generation: u32) -> bool {
-        let rt = &mut self.runtimes[w.index()];
-        if std::mem::take(&mut rt.finish_written)
-            || rt.record.admission.is_none()
-            || self.world.config.controller_latency.api_write == SimDuration::ZERO
-        {
-            return false;
+    /// Controller latency: a requeued head whose `QuotaReserved=False` condition changed gets
+    /// a status patch (`requeueAndUpdate` writes only when `UnsetQuotaReservationWithCondition`
+    /// changed something), which the scheduler waits for.
+    pub(super) fn status_write(&mut self) {
+        let write = self.world.config.controller_latency.status_write;
+        if write > SimDuration::ZERO {
+            let done = self.client_write(write);
+            self.wait_for_write(done);
         }
-        rt.finish_written = true;
-        let done = self.api_write();
-        if done <= self.now {
-            self.runtimes[w.index()].finish_written = false;
-            return false;
-        }
-        self.events.push(done, Ev::Finish(w, generation));
-        true
     }
 
     pub(super) fn cycle(&mut self) {
@@ -228,9 +250,6 @@ impl<'w> Simulation<'w> {
                     targets,
                     not_admitted,
                 } => {
-                    for _ in &targets {
-                        self.api_write();
-                    }
                     // `markPreemptionOutcome`: the next attempt reconsiders every flavor.
                     self.runtimes[head.key.workload.index()].last_assignment = None;
                     state.progress |= self.issue_preemptions(head, &targets, cycle);
@@ -507,6 +526,11 @@ impl<'w> Simulation<'w> {
                 self.spec(preemptor).namespace,
                 self.spec(preemptor).name
             );
+            // `IssuePreemptions` patches each victim's `Evicted` condition on Kueue's client
+            // and waits for the patches; the victim's quota is released once the patch is
+            // done (the harness's runner, or the job controller, then clears the reservation).
+            let written = self.api_write();
+            self.wait_for_write(written);
             self.evict(
                 t.workload,
                 "Preempted",
@@ -515,6 +539,7 @@ impl<'w> Simulation<'w> {
                 message,
                 Some(cycle),
             );
+            self.release_not_before(t.workload, written);
             if let Some(e) = self.runtimes[t.workload.index()]
                 .record
                 .evictions

@@ -57,6 +57,15 @@ impl<'w> Simulation<'w> {
             why.message.clone(),
             Some(cycle),
         );
+        let changed = self.runtimes[head.key.workload.index()]
+            .record
+            .conditions
+            .iter()
+            .find(|c| c.kind == ConditionType::QuotaReserved)
+            .is_none_or(|c| c.status || c.reason != why.reason || c.message != why.message);
+        if changed {
+            self.status_write();
+        }
         self.set_pending_condition(head.key.workload, why.reason, why.message);
         parked || moved > 0 || advanced
     }
@@ -187,6 +196,19 @@ impl<'w> Simulation<'w> {
             self.now + self.world.config.pod_termination,
             Ev::PodsGone(w, generation),
         );
+    }
+
+    /// Controller latency: an evicted workload's quota is released no earlier than `at`, when
+    /// Kueue's client has written its eviction: its `PodsGone` moves there if it was sooner
+    /// (the earlier event becomes stale with the generation).
+    pub(super) fn release_not_before(&mut self, w: WorkloadId, at: kueuesim_model::SimTime) {
+        if at <= self.now + self.world.config.pod_termination {
+            return;
+        }
+        let rt = &mut self.runtimes[w.index()];
+        rt.generation += 1;
+        let generation = rt.generation;
+        self.events.push(at, Ev::PodsGone(w, generation));
     }
 
     /// The pods of an evicted workload are gone: release its nodes and quota, and requeue it

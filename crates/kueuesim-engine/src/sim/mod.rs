@@ -392,13 +392,7 @@ impl<'w> Simulation<'w> {
             }
             Ev::Cycle => self.cycle(),
             Ev::PodsRunning(w, g) if current(self, w, g) => self.pods_running(w),
-            Ev::Finish(w, g) if current(self, w, g) => {
-                if self.finish_waits_for_write(w, g) {
-                    self.progress.idle = true;
-                } else {
-                    self.finish(w)
-                }
-            }
+            Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
             Ev::RequeueInadmissible(n) => {

@@ -58,8 +58,6 @@ pub(super) struct Runtime<'w> {
     pub(super) spec: Spec<'w>,
     /// Controller latency: its pods start no earlier than its admission's API write is done.
     pub(super) starts_after: SimTime,
-    /// Controller latency: its finish has gone through the API write queue.
-    pub(super) finish_written: bool,
     /// Bumped whenever scheduled PodsRunning/Finish/PodsGone events become stale.
     pub(super) generation: u32,
     /// Per pod set, what one pod needs from a node (set when released to its scheduler).
@@ -181,7 +179,6 @@ pub(super) fn new_runtime<'w>(
     let pending_since = spec.created_at;
     Runtime {
         starts_after: SimTime::ZERO,
-        finish_written: false,
         generation: 0,
         needs: Vec::new(),
         kai_pipelined: 0,

@@ -258,9 +258,12 @@ impl Builder<'_> {
                 let d = |v: &Option<wire::S>| v.as_ref().map(|v| duration(src, v)).transpose();
                 let lat = &mut cfg.controller_latency;
                 lat.cycle = d(&l.cycle)?.unwrap_or_default();
+                lat.per_cluster_queue = d(&l.per_cluster_queue)?.unwrap_or_default();
+                lat.per_tas_flavor = d(&l.per_tas_flavor)?.unwrap_or_default();
                 lat.per_head = d(&l.per_head)?.unwrap_or_default();
                 lat.per_admission = d(&l.per_admission)?.unwrap_or_default();
                 lat.api_write = d(&l.api_write)?.unwrap_or_default();
+                lat.status_write = d(&l.status_write)?.unwrap_or_default();
             }
             if let Some(k) = &spec.kueue {
                 feature_gates(

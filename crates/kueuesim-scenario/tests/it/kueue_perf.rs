@@ -38,7 +38,13 @@ struct Published {
     min_usage_pct: f64,
     /// (class, mean, max).
     classes: &'static [(&'static str, i64, i64)],
+    /// The measures (as the table names them) the calibration leaves more than 15 % from
+    /// the published mean (docs/validation.md says why); every other one is held to 15 %.
+    misses: &'static [&'static str],
 }
+
+/// How far from the published mean a measure may land: the goal of issue 18.
+const CLOSE: f64 = 0.15;
 
 const PUBLISHED: &[Published] = &[
     Published {
@@ -52,6 +58,7 @@ const PUBLISHED: &[Published] = &[
             ("medium", 76_768, 90_000),
             ("small", 215_468, 260_000),
         ],
+        misses: &["avg time to admission, medium"],
     },
     Published {
         name: "large-scale",
@@ -64,6 +71,7 @@ const PUBLISHED: &[Published] = &[
             ("medium", 256_413, 308_000),
             ("small", 700_379, 841_000),
         ],
+        misses: MISSES_LARGE_SCALE,
     },
     Published {
         name: "tas",
@@ -82,7 +90,21 @@ const PUBLISHED: &[Published] = &[
             ("small-preferred-rack", 246_090, 296_000),
             ("small-required-rack", 246_755, 297_000),
         ],
+        misses: MISSES_TAS,
     },
+];
+
+const MISSES_LARGE_SCALE: &[&str] = &[
+    "wall time (simulated end)",
+    "avg time to admission, large",
+    "avg time to admission, medium",
+    "avg time to admission, small",
+];
+const MISSES_TAS: &[&str] = &[
+    "wall time (simulated end)",
+    "avg time to admission, medium-balanced-rack",
+    "avg time to admission, medium-preferred-rack",
+    "avg time to admission, medium-required-rack",
 ];
 
 fn measure(name: &str) -> Measured {
@@ -146,7 +168,9 @@ fn secs(ms: i64) -> String {
     format!("{:.1} s", ms as f64 / 1000.0)
 }
 
-/// Runs scenario `name`, prints its table (as in docs/validation.md) and asserts its bands.
+/// Runs scenario `name`, prints its table (as in docs/validation.md) and asserts its bands,
+/// and that every measure not listed as a miss is within 15 % of its published mean (and
+/// every listed one is not, so the list cannot go stale).
 fn check_bands(name: &str) {
     let p = PUBLISHED
         .iter()
@@ -155,22 +179,39 @@ fn check_bands(name: &str) {
     let m = measure(p.name);
     let mut failures = Vec::new();
     let mut table = format!(
-        "\n#### {} ({} workloads)\n\n| measure | kueuesim | published mean | band | in band |\n|---|---|---|---|---|\n",
+        "\n#### {} ({} workloads)\n\n| measure | kueuesim | published mean | off by | band | in band |\n|---|---|---|---|---|---|\n",
         p.name, m.workloads
     );
-    let mut row = |what: String, ours: String, mean: String, band: String, ok: bool| {
+    let mut row = |what: String, ours: String, mean: String, off: f64, band: String, ok: bool| {
+        let close = off.abs() <= CLOSE;
         table.push_str(&format!(
-            "| {what} | {ours} | {mean} | {band} | {} |\n",
+            "| {what} | {ours} | {mean} | {:+.0} % | {band} | {} |\n",
+            off * 100.0,
             if ok { "yes" } else { "**no**" }
         ));
         if !ok {
             failures.push(format!("{}: {what} = {ours}, band {band}", p.name));
         }
+        let miss = p.misses.contains(&what.as_str());
+        if close == miss {
+            failures.push(format!(
+                "{}: {what} = {ours} is {:+.1} % from the mean {mean}, {}",
+                p.name,
+                off * 100.0,
+                if miss {
+                    "listed as a miss: take it off the list"
+                } else {
+                    "more than 15 %"
+                }
+            ));
+        }
     };
+    let off = |ours: f64, mean: f64| (ours - mean) / mean;
     row(
         "wall time (simulated end)".into(),
         secs(m.wall_ms),
         secs(p.wall_mean_ms),
+        off(m.wall_ms as f64, p.wall_mean_ms as f64),
         format!("≤ {}", secs(p.max_wall_ms)),
         m.wall_ms <= p.max_wall_ms,
     );
@@ -178,6 +219,7 @@ fn check_bands(name: &str) {
         "ClusterQueue usage".into(),
         format!("{:.1} %", m.usage_pct),
         format!("{:.1} %", p.usage_mean_pct),
+        off(m.usage_pct, p.usage_mean_pct),
         format!("≥ {:.1} %", p.min_usage_pct),
         m.usage_pct >= p.min_usage_pct,
     );
@@ -197,6 +239,7 @@ fn check_bands(name: &str) {
             format!("avg time to admission, {class}"),
             secs(ours),
             secs(mean),
+            off(ours as f64, mean as f64),
             format!("≤ {}", secs(max)),
             ours <= max,
         );
@@ -204,7 +247,7 @@ fn check_bands(name: &str) {
     println!("{table}");
     assert!(
         failures.is_empty(),
-        "outside the bands:\n{}",
+        "outside the bands or the 15 % bar:\n{}",
         failures.join("\n")
     );
 }
@@ -226,9 +269,10 @@ fn kueue_perf_tas_stays_in_its_bands() {
     check_bands("tas");
 }
 
-/// Three workloads queued at once in one ClusterQueue, with a generator, and `latency` as
-/// `spec.kueue.controllerLatency`: (admittedAt, runningAt, finishedAt) of each.
-fn latency_run(latency: &str) -> Vec<(Option<f64>, Option<f64>, Option<f64>)> {
+/// Three workloads of 1 CPU for 1 s queued at once in one ClusterQueue of `quota` CPUs, with
+/// a generator, and `latency` as `spec.kueue.controllerLatency`: (admittedAt, runningAt,
+/// finishedAt) of each.
+fn latency_run(latency: &str, quota: u32) -> Vec<(Option<f64>, Option<f64>, Option<f64>)> {
     let text = format!(
         "apiVersion: kueuesim.io/v1alpha1
 kind: Simulation
@@ -250,7 +294,7 @@ spec:
   namespaceSelector: {{}}
   resourceGroups:
   - coveredResources: [cpu]
-    flavors: [{{name: rf, resources: [{{name: cpu, nominalQuota: 10}}]}}]
+    flavors: [{{name: rf, resources: [{{name: cpu, nominalQuota: {quota}}}]}}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -277,21 +321,49 @@ spec:
 #[test]
 fn controller_latency_spaces_cycles_and_delays_start_and_release() {
     // Default: instantaneous; all three admitted and started at 0.
-    let none = latency_run("{}");
+    let none = latency_run("{}", 10);
     assert_eq!(
         none,
         vec![(Some(0.0), Some(0.0), Some(1.0)); 3],
         "zero latency is today's behaviour"
     );
     // One head per ClusterQueue per cycle; a cycle with one admission takes 100 + 10 ms.
-    // Admission writes (50 ms each) start the workloads; finish writes queue behind them.
-    let slow = latency_run("{cycle: 100ms, perAdmission: 10ms, apiWrite: 50ms}");
+    // Admission writes (50 ms each) start the workloads; a finish is no write of Kueue's.
+    let slow = latency_run("{cycle: 100ms, perAdmission: 10ms, apiWrite: 50ms}", 10);
+    let expected = vec![
+        (Some(0.0), Some(0.05), Some(1.05)),
+        (Some(0.11), Some(0.16), Some(1.16)),
+        (Some(0.22), Some(0.27), Some(1.27)),
+    ];
+    assert_eq!(slow, expected);
+    // The snapshot's cost per ClusterQueue (one here) lengthens every cycle the same way.
+    let per_cq = latency_run("{cycle: 100ms, perClusterQueue: 10ms, apiWrite: 50ms}", 10);
+    assert_eq!(per_cq, expected);
+}
+
+#[test]
+fn controller_latency_cycle_waits_for_its_status_writes() {
+    // Quota for one: each later head finds no room when first popped, and its new Pending
+    // condition is a status patch the cycle waits for. A finish requeues the parked heads
+    // one second later (the batched inadmissible requeue).
+    let quick = latency_run("{cycle: 100ms, apiWrite: 50ms}", 1);
+    assert_eq!(
+        quick,
+        vec![
+            (Some(0.0), Some(0.05), Some(1.05)),
+            (Some(2.05), Some(2.1), Some(3.1)),
+            (Some(4.1), Some(4.15), Some(5.15)),
+        ]
+    );
+    // The cycle at 0.1 s patches the second head's condition until 3.1 s, past the requeue
+    // at 2.05 s; the cycle at 3.2 s does the same for the third head until 6.2 s.
+    let slow = latency_run("{cycle: 100ms, apiWrite: 50ms, statusWrite: 3s}", 1);
     assert_eq!(
         slow,
         vec![
-            (Some(0.0), Some(0.05), Some(1.1)),
-            (Some(0.11), Some(0.16), Some(1.21)),
-            (Some(0.22), Some(0.27), Some(1.32)),
+            (Some(0.0), Some(0.05), Some(1.05)),
+            (Some(3.1), Some(3.15), Some(4.15)),
+            (Some(6.2), Some(6.25), Some(7.25)),
         ]
     );
 }

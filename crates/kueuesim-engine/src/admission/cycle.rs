@@ -100,7 +100,6 @@ impl<A: AdmittedWorkloads> AdmittedWorkloads for WithoutVictims<'_, A> {
 /// of the first one (`NominationMapping`), on the snapshot as it will be once the
 /// preemptions issued so far are done: their victims removed (quota, candidacy and TAS
 /// usage), the usage of the entries already processed in place.
-#[allow(clippy::too_many_arguments)]
 fn recompute<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
     specs: &S,

@@ -97,12 +97,18 @@ pub struct KueueGates {
     /// workload skipped in a cycle keeps its flavor-scan progress, and progress recorded in
     /// the previous cycle survives a change of its ClusterQueue's allocatable generation.
     pub preserve_scan_progress: bool,
+    /// `RecomputeAssignmentUponPreemptionTargetsOverlap` (beta, on by default since Kueue
+    /// 0.20): an entry whose preemption targets overlap those of an entry processed earlier in
+    /// the cycle has its assignment recomputed as if those preemptions were done, instead of
+    /// being skipped.
+    pub recompute_on_overlap: bool,
 }
 
 impl Default for KueueGates {
     fn default() -> Self {
         KueueGates {
             preserve_scan_progress: true,
+            recompute_on_overlap: true,
         }
     }
 }

@@ -8,14 +8,14 @@ use kueuesim_model::{
 };
 
 use crate::outcome::PodSetAssignment;
-use crate::preemption::{AdmittedWorkloads, Target, TopologyFit};
+use crate::preemption::{AdmittedWorkloads, Candidate, Target, TopologyFit};
 use crate::queues::RequeueReason;
 use crate::tas::TasCapacity;
 
 use super::flavors::{
     FlavorAssigner, Subject, preemption_targets, remove_workloads, tas_request, topology_assignment,
 };
-use super::tas_fit::PreemptorTopology;
+use super::tas_fit::{PreemptorTopology, tas_flavor_of};
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
     REASON_WAITING_FOR_PREEMPTED, REASON_WAITING_FOR_QUOTA, ScanClock, ScanProgress, Specs,
@@ -31,9 +31,114 @@ struct Entry {
     scan: ScanProgress,
 }
 
+/// Where an assignment's flavor scans start.
+#[derive(Clone, Copy)]
+struct ScanStart<'a> {
+    /// The workload's progress still current (`LastAssignment`): each scan resumes after the
+    /// flavor it last tried.
+    last: Option<&'a ScanProgress>,
+    /// When recomputing an assignment, the flavors of the first one (`NominationMapping`):
+    /// the only ones the scans may take.
+    pin: Option<&'a [PodSetAssignment]>,
+}
+
+/// The admitted workloads less the victims of preemptions issued earlier in the cycle, as
+/// the snapshot holds them while an assignment is recomputed (`SimulateWorkloadRemoval`):
+/// they are no longer candidates.
+struct WithoutVictims<'a, A: AdmittedWorkloads> {
+    admitted: &'a A,
+    victims: &'a [WorkloadId],
+    /// The candidates left in each ClusterQueue that lost some.
+    left: Vec<(ClusterQueueId, Vec<Candidate>)>,
+}
+
+impl<'a, A: AdmittedWorkloads> WithoutVictims<'a, A> {
+    fn new(admitted: &'a A, victims: &'a [WorkloadId]) -> Self {
+        let mut left: Vec<(ClusterQueueId, Vec<Candidate>)> = Vec::new();
+        for &v in victims {
+            let Some(c) = admitted.candidate(v) else {
+                continue;
+            };
+            if left.iter().any(|(cq, _)| *cq == c.cq) {
+                continue;
+            }
+            let rest = admitted
+                .admitted_in(c.cq)
+                .iter()
+                .filter(|x| !victims.contains(&x.workload))
+                .cloned()
+                .collect();
+            left.push((c.cq, rest));
+        }
+        WithoutVictims {
+            admitted,
+            victims,
+            left,
+        }
+    }
+}
+
+impl<A: AdmittedWorkloads> AdmittedWorkloads for WithoutVictims<'_, A> {
+    fn admitted_in(&self, cq: ClusterQueueId) -> &[Candidate] {
+        match self.left.iter().find(|(q, _)| *q == cq) {
+            Some((_, rest)) => rest,
+            None => self.admitted.admitted_in(cq),
+        }
+    }
+
+    fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {
+        if self.victims.contains(&w) {
+            return None;
+        }
+        self.admitted.candidate(w)
+    }
+}
+
+/// `updateAssignmentIfNeeded` when the entry's targets overlap those of an entry processed
+/// earlier in the cycle (`RecomputeAssignmentUponPreemptionTargetsOverlap`): the assignment
+/// is computed again from the first flavor (`LastAssignment` cleared), kept to the flavors
+/// of the first one (`NominationMapping`), on the snapshot as it will be once the
+/// preemptions issued so far are done: their victims removed (quota, candidacy and TAS
+/// usage), the usage of the entries already processed in place.
+fn recompute<A: AdmittedWorkloads, S: Specs + ?Sized>(
+    world: &World,
+    specs: &S,
+    tree: &mut QuotaTree,
+    admitted: &A,
+    tas: &TasCapacity,
+    e: &Entry,
+    victims: &[WorkloadId],
+) -> (Assignment, Vec<Target>) {
+    let mark = tree.mark();
+    remove_workloads(tree, admitted, world, victims.iter().copied());
+    let without = WithoutVictims::new(admitted, victims);
+    // Their pods leave the TAS snapshot with them (`Snapshot.RemoveWorkload`).
+    let mut freed: Option<TasCapacity> = None;
+    for &v in victims {
+        let Some(assignments) = specs.admission(v) else {
+            continue;
+        };
+        for (ps, psa) in specs.spec(v).pod_sets.iter().zip(assignments) {
+            if let (Some(topo), Some(f)) = (&psa.topology, tas_flavor_of(world, psa)) {
+                freed
+                    .get_or_insert_with(|| tas.clone())
+                    .give_back(world, f, topo, &ps.requests);
+            }
+        }
+    }
+    let start = ScanStart {
+        last: None,
+        pin: Some(&e.assignment.pod_sets),
+    };
+    let tas = freed.as_ref().unwrap_or(tas);
+    let out = initial_assignment(world, specs, tree, &without, tas, e.head, start);
+    tree.rollback_to(mark);
+    out
+}
+
 /// `getInitialAssignments`: the full assignment; with preemption, its targets; failing that,
-/// partial admission (`PodSetReducer`) when a pod set has `minCount`. Every attempt resumes
-/// the flavor scan from `last`, the workload's progress still current.
+/// partial admission (`PodSetReducer`) when a pod set has `minCount`. Every attempt starts
+/// its flavor scans as `start` says.
 fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
     specs: &S,
@@ -41,7 +146,7 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
     admitted: &A,
     tas: &TasCapacity,
     head: Head,
-    last: Option<&ScanProgress>,
+    start: ScanStart<'_>,
 ) -> (Assignment, Vec<Target>) {
     let wl = specs.spec(head.key.workload);
     let subject = Subject {
@@ -58,7 +163,8 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
         subject,
         tas,
         last_search: None,
-        last,
+        last: start.last,
+        pin: start.pin,
     };
     let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
     let full = fa.assign(&full_counts);
@@ -246,6 +352,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     clock: ScanClock<'_>,
 ) -> Vec<Decision> {
     let preserve = world.config.kueue_gates.preserve_scan_progress;
+    let recompute_on_overlap = world.config.kueue_gates.recompute_on_overlap;
     let mut decisions = Vec::with_capacity(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
     let mut entries: Vec<Entry> = Vec::new();
@@ -285,7 +392,15 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let last = specs
             .last_assignment(h.key.workload)
             .filter(|l| !l.outdated(generation, clock.cycle, preserve));
-        let (assignment, targets) = initial_assignment(world, specs, tree, admitted, tas, h, last);
+        let (assignment, targets) = initial_assignment(
+            world,
+            specs,
+            tree,
+            admitted,
+            tas,
+            h,
+            ScanStart { last, pin: None },
+        );
         let scan = ScanProgress {
             last_tried: assignment.last_tried.clone(),
             cq_generation: generation,
@@ -327,7 +442,34 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         } else {
             entries.pop_front().expect("non-empty")
         };
+        let mut e = e;
         let h = e.head;
+        if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
+            let (a, targets) = recompute(world, specs, tree, admitted, tas, &e, &preempted);
+            e.scan.last_tried = a.last_tried.clone();
+            if a.mode == Mode::Fit {
+                // DeferredFit: it fits once the preemptions issued so far are done, so it
+                // waits for them, holding its usage in the snapshot for the rest of the cycle,
+                // and its next attempt scans every flavor again (`LastAssignment` cleared).
+                for &(fr, amount) in &a.usage {
+                    tree.add_usage(tree.cq_node(h.cq), fr, amount);
+                }
+                decisions.push(Decision::Requeue {
+                    head: h,
+                    reason: RequeueReason::PendingPreemption,
+                    not_admitted: NotAdmitted {
+                        reason: REASON_WAITING_FOR_PREEMPTED,
+                        message: "Workload has overlapping preemption targets with another \
+                                  workload, but will fit after these preemptions complete"
+                            .into(),
+                    },
+                    scan: None,
+                });
+                continue;
+            }
+            e.assignment = a;
+            e.targets = targets;
+        }
         let a = e.assignment;
         match a.mode {
             Mode::NoFit => {

@@ -142,6 +142,11 @@ pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     /// (`wl.LastAssignment` after `lastAssignmentOutdated`): each group's scan resumes after
     /// the flavor it last tried.
     pub(super) last: Option<&'a ScanProgress>,
+    /// When an assignment is recomputed because preemption targets overlap
+    /// (`RecomputeAssignmentUponPreemptionTargetsOverlap`): the flavors of the first
+    /// assignment, per pod set (`NominationMapping`). Every other flavor is skipped
+    /// (`shouldSkipBasedOnNominationMapping`), so the recomputation cannot switch flavors.
+    pub(super) pin: Option<&'a [PodSetAssignment]>,
 }
 
 /// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
@@ -429,6 +434,20 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut attempted: i32 = -1;
         for (idx, fq) in group.flavors.iter().enumerate().skip(start) {
             attempted = idx as i32;
+            if let Some(pin) = self.pin
+                && pin
+                    .get(ps)
+                    .is_none_or(|p| !p.flavors.contains(&(r, fq.flavor)))
+            {
+                let (fname, rname) = (
+                    &self.world.flavor(fq.flavor).name,
+                    self.world.resources.name(r),
+                );
+                reasons.push(format!(
+                    "skipping flavor {fname} as it is not found in the nomination mapping for resource {rname}"
+                ));
+                continue;
+            }
             let mismatch =
                 flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
                     tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)

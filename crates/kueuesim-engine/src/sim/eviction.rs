@@ -47,6 +47,14 @@ impl<'w> Simulation<'w> {
             .requeue(head.cq, strategy, head.key, reason, pending_flavors);
         let parked =
             self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
+        if parked {
+            // A parked head's scans ended (no pending flavors), so its next attempt starts
+            // every scan at the first flavor, as without progress. Dropping the progress says
+            // so to the advance check: when an inadmissible requeue brings it back, an attempt
+            // that stops early again is a fresh scan that upstream's scheduler carries on in
+            // the next cycles, not a wrap-around.
+            self.runtimes[head.key.workload.index()].last_assignment = None;
+        }
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
         self.record_event(

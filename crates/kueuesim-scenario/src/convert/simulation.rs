@@ -189,9 +189,11 @@ fn feature_gates(
         };
         match name.as_str() {
             "FlavorFungibilityPreserveScanProgress" => out.preserve_scan_progress = on,
+            "RecomputeAssignmentUponPreemptionTargetsOverlap" => out.recompute_on_overlap = on,
             _ => warnings.push(format!(
                 "{}: featureGates.{name} is not a Kueue feature gate kueuesim models \
-                 (known: FlavorFungibilityPreserveScanProgress); ignored",
+                 (known: FlavorFungibilityPreserveScanProgress, \
+                 RecomputeAssignmentUponPreemptionTargetsOverlap); ignored",
                 pos_of(src, value)
             )),
         }

@@ -398,6 +398,11 @@ fn feature_gates_switch_scan_progress_and_name_bad_values() {
     assert!(gates("apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\n").preserve_scan_progress);
     assert!(!gates(&sim("{FlavorFungibilityPreserveScanProgress: false}")).preserve_scan_progress);
     assert!(gates(&sim("{FlavorFungibilityPreserveScanProgress: true}")).preserve_scan_progress);
+    assert!(gates("apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\n").recompute_on_overlap);
+    let off = gates(&sim(
+        "{RecomputeAssignmentUponPreemptionTargetsOverlap: false}",
+    ));
+    assert!(!off.recompute_on_overlap && off.preserve_scan_progress);
     let e = crate::util::load_error(&sim("{FlavorFungibilityPreserveScanProgress: maybe}"));
     assert!(
         e.starts_with("t.yaml:5:59:") && e.contains("expected true or false"),

@@ -14,6 +14,9 @@ mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial
 /// admission, queue policies, preemption; hand-computed outcomes asserted field by field.
 mod kueue_features;
+/// Kueue behaviours the differential oracle against upstream Kueue found, as scenarios of
+/// `scenarios/kueue/` with hand-computed outcomes.
+mod kueue_oracle;
 /// Kueue's scheduler performance scenarios against their published bands.
 mod kueue_perf;
 /// The lint for likely typos: unknown keys and Kueue fields, missing LocalQueues.

@@ -1,0 +1,129 @@
+//! Kueue behaviours the differential oracle against upstream Kueue (main `ff69552e`) found
+//! kueuesim getting wrong, as scenarios of `scenarios/kueue/` whose headers hold the hand
+//! computation from the upstream code; asserted field by field.
+
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
+
+use crate::util::{id, load_dir, run_dir, wl};
+
+/// (admittedAt, state, queueStatus).
+fn status(w: &WorkloadOut) -> (Option<f64>, &str, Option<&str>) {
+    (w.admitted_at, w.state, w.queue_status.as_deref())
+}
+
+/// Every eviction as (at, preemption reason, preemptor).
+fn evictions(w: &WorkloadOut) -> Vec<(f64, Option<&str>, Option<&str>)> {
+    w.evictions
+        .iter()
+        .map(|e| (e.at, e.preemption_reason, e.preemptor.as_deref()))
+        .collect()
+}
+
+/// Kueue's scheduler's warnings on `w` as (at, reason, message).
+fn warnings(w: &WorkloadOut) -> Vec<(f64, &str, &str)> {
+    w.events
+        .iter()
+        .filter(|e| e.kind == "Warning" && e.source == "kueue-admission")
+        .map(|e| (e.at, e.reason, e.message.as_str()))
+        .collect()
+}
+
+fn gpu_flavor(w: &WorkloadOut) -> &str {
+    w.pod_sets[0]
+        .flavors
+        .get("nvidia.com/gpu")
+        .map_or("", String::as_str)
+}
+
+#[test]
+fn a_head_parked_after_a_finished_scan_scans_again_until_it_is_parked() {
+    // `requeueIfNotPresent`: big's scan, started again after the inadmissible requeue,
+    // stops at g0 with g1 left, so big stays the head for one more cycle, is parked, and gpu
+    // is admitted behind it.
+    let r = run_dir("kueue/scan-restarts-after-parking");
+    let urgent = wl(&r, "default", "urgent");
+    assert_eq!(status(urgent), (Some(60.0), "Running", None));
+    let gpu = wl(&r, "default", "gpu");
+    assert_eq!(status(gpu), (Some(61.0), "Running", None), "{}", id(gpu));
+    assert_eq!(gpu_flavor(gpu), "g0");
+    let big = wl(&r, "default", "big");
+    assert_eq!(status(big), (Some(0.0), "Pending", Some("inadmissible")));
+    assert_eq!(
+        evictions(big),
+        [(60.0, Some("InClusterQueue"), Some("default/urgent"))]
+    );
+}
+
+fn run_with_recompute(on: bool) -> SimulationResult {
+    let mut loaded = load_dir("kueue/overlapping-targets-recompute");
+    loaded.world.config.kueue_gates.recompute_on_overlap = on;
+    let outcome = Simulation::new(&loaded.world).run();
+    result(&loaded.world, &outcome)
+}
+
+#[test]
+fn overlapping_targets_recompute_the_assignment_and_a_fitting_entry_waits() {
+    // RecomputeAssignmentUponPreemptionTargetsOverlap (on by default): b fits once a's victim
+    // is gone (DeferredFit) and holds its quota in the cycle, so c never gets in.
+    let r = run_with_recompute(true);
+    assert_eq!(
+        evictions(wl(&r, "default", "v")),
+        [(0.0, Some("InCohortReclamation"), Some("default/a"))]
+    );
+    for name in ["a", "b"] {
+        let w = wl(&r, "default", name);
+        assert_eq!(status(w), (Some(0.0), "Running", None), "{name}");
+        assert!(w.evictions.is_empty(), "{name}: {:?}", w.evictions);
+    }
+    let b = wl(&r, "default", "b");
+    assert_eq!(
+        warnings(b),
+        [(
+            0.0,
+            "WaitingForPreemptedWorkloads",
+            "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete"
+        )]
+    );
+    let c = wl(&r, "default", "c");
+    assert_eq!(status(c), (None, "Pending", Some("inadmissible")));
+    assert!(c.evictions.is_empty(), "{:?}", c.evictions);
+    assert_eq!(
+        warnings(c),
+        [
+            (
+                0.0,
+                "WaitingForQuota",
+                "Workload no longer fits after processing another workload"
+            ),
+            (
+                0.0,
+                "WaitingForQuota",
+                "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor f0, 1 more needed"
+            )
+        ]
+    );
+}
+
+#[test]
+fn without_the_gate_an_overlapping_entry_is_skipped_and_reclaims_later() {
+    // The answer before Kueue 0.20: b is skipped, c borrows the room a's preemption makes,
+    // and b reclaims it.
+    let r = run_with_recompute(false);
+    let b = wl(&r, "default", "b");
+    assert_eq!(status(b), (Some(0.0), "Running", None));
+    assert_eq!(
+        warnings(b)[0],
+        (
+            0.0,
+            "WaitingForQuota",
+            "Workload has overlapping preemption targets with another workload"
+        )
+    );
+    let c = wl(&r, "default", "c");
+    assert_eq!(status(c), (Some(0.0), "Pending", Some("inadmissible")));
+    assert_eq!(
+        evictions(c),
+        [(0.0, Some("InCohortReclamation"), Some("default/b"))]
+    );
+}

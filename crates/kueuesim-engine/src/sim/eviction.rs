@@ -65,12 +65,15 @@ impl<'w> Simulation<'w> {
             why.message.clone(),
             Some(cycle),
         );
-        let changed = self.runtimes[head.key.workload.index()]
-            .record
-            .conditions
-            .iter()
-            .find(|c| c.kind == ConditionType::QuotaReserved)
-            .is_none_or(|c| c.status || c.reason != why.reason || c.message != why.message);
+        // Only a modelled controller latency counts the patch; without one, skip the
+        // comparison (it runs for every head that fails, thousands a second under overload).
+        let changed = self.world.config.controller_latency.status_write > SimDuration::ZERO
+            && self.runtimes[head.key.workload.index()]
+                .record
+                .conditions
+                .iter()
+                .find(|c| c.kind == ConditionType::QuotaReserved)
+                .is_none_or(|c| c.status || c.reason != why.reason || c.message != why.message);
         if changed {
             self.status_write();
         }

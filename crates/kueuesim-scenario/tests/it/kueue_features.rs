@@ -12,7 +12,7 @@ use kueuesim_engine::Simulation;
 use kueuesim_model::SimTime;
 use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
 
-use crate::util::{condition, id, load_dir, run_dir, times, wl};
+use crate::util::{condition, id, load_dir, run_dir, times, warnings, wl};
 
 /// Runs `scenarios/kueue/<name>` to its own horizon.
 fn run(name: &str) -> SimulationResult {
@@ -77,15 +77,6 @@ fn events<'a>(w: &'a WorkloadOut, reason: &str) -> Vec<(f64, &'a str, &'a str)> 
         .iter()
         .filter(|e| e.source == "kueue-admission" && e.reason == reason)
         .map(|e| (e.at, e.kind, e.message.as_str()))
-        .collect()
-}
-
-/// The Warning events of Kueue's scheduler on `w`, as (at, reason, message).
-fn warnings(w: &WorkloadOut) -> Vec<(f64, &str, &str)> {
-    w.events
-        .iter()
-        .filter(|e| e.kind == "Warning" && e.source == "kueue-admission")
-        .map(|e| (e.at, e.reason, e.message.as_str()))
         .collect()
 }
 

@@ -5,7 +5,7 @@
 use kueuesim_engine::Simulation;
 use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
 
-use crate::util::{id, load_dir, run_dir, wl};
+use crate::util::{id, load_dir, run_dir, warnings, wl};
 
 /// (admittedAt, state, queueStatus).
 fn status(w: &WorkloadOut) -> (Option<f64>, &str, Option<&str>) {
@@ -17,15 +17,6 @@ fn evictions(w: &WorkloadOut) -> Vec<(f64, Option<&str>, Option<&str>)> {
     w.evictions
         .iter()
         .map(|e| (e.at, e.preemption_reason, e.preemptor.as_deref()))
-        .collect()
-}
-
-/// Kueue's scheduler's warnings on `w` as (at, reason, message).
-fn warnings(w: &WorkloadOut) -> Vec<(f64, &str, &str)> {
-    w.events
-        .iter()
-        .filter(|e| e.kind == "Warning" && e.source == "kueue-admission")
-        .map(|e| (e.at, e.reason, e.message.as_str()))
         .collect()
 }
 

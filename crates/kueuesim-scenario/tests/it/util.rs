@@ -114,3 +114,12 @@ pub(crate) fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> &'a ConditionOut 
 pub(crate) fn times(w: &WorkloadOut) -> (Option<f64>, Option<f64>, Option<f64>) {
     (w.admitted_at, w.running_at, w.finished_at)
 }
+
+/// The Warning events of Kueue's scheduler on `w`, as (at, reason, message).
+pub(crate) fn warnings(w: &WorkloadOut) -> Vec<(f64, &str, &str)> {
+    w.events
+        .iter()
+        .filter(|e| e.kind == "Warning" && e.source == "kueue-admission")
+        .map(|e| (e.at, e.reason, e.message.as_str()))
+        .collect()
+}

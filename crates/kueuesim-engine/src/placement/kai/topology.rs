@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use kueuesim_model::{DomainId, ResourceId, Topology, World};
+use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 
 use super::KaiConstraint;
 use super::messages::{display_name, job_message, level_label};
@@ -395,7 +395,34 @@ fn first_fitting(
         Some(p) => preferred_scores(cluster, world, ti, t, lcd, p, &request, pods_res),
         None => (Vec::new(), vec![0.0]),
     };
-    let nodes = t.nodes_of(winner);
+    let placed = dry_run(
+        world,
+        cluster,
+        t.nodes_of(winner),
+        pods,
+        need,
+        &group_of,
+        &group_scores,
+    );
+    // Failing cannot happen for alike pods (see above); the general path decides then.
+    debug_assert!(
+        placed.is_ok(),
+        "a domain whose count reaches need failed to place them"
+    );
+    placed.ok()
+}
+
+/// The dry run in one domain: `need` pods placed on `nodes` by KAI's node scoring, then taken
+/// off again. Ok: the bindings; Err: how many pods it bound before running out.
+fn dry_run(
+    world: &World,
+    cluster: &mut Cluster,
+    nodes: &[NodeId],
+    pods: &GangPods,
+    need: usize,
+    group_of: &[u32],
+    group_scores: &[f64],
+) -> Result<Vec<Binding>, usize> {
     let resource = scored_resource(cluster, pods);
     let mut s = scorer(
         world,
@@ -403,25 +430,16 @@ fn first_fitting(
         resource,
         &cluster.name_rank,
         nodes,
-        &group_of,
-        &group_scores,
+        group_of,
+        group_scores,
     )
     .with_plain_nodes(cluster.plain_nodes);
-    match fill(world, &mut cluster.nodes, nodes, pods, need, &mut s) {
-        Ok(b) => {
-            undo(&mut cluster.nodes, pods, &b);
-            Some(b)
-        }
-        Err((b, _)) => {
-            // Cannot happen for alike pods (see above); the general path decides then.
-            undo(&mut cluster.nodes, pods, &b);
-            debug_assert!(
-                false,
-                "a domain whose count reaches need failed to place them"
-            );
-            None
-        }
-    }
+    let result = fill(world, &mut cluster.nodes, nodes, pods, need, &mut s);
+    let b = match &result {
+        Ok(b) | Err((b, _)) => b,
+    };
+    undo(&mut cluster.nodes, pods, b);
+    result.map_err(|(b, _)| b.len())
 }
 
 /// The sorted-tree walk of `first_fitting`.
@@ -531,26 +549,17 @@ fn every_candidate(
             }
         }
         let nodes = t.nodes_of(d);
-        let resource = scored_resource(cluster, pods);
-        let mut s = scorer(
+        match dry_run(
             world,
-            &cluster.nodes,
-            resource,
-            &cluster.name_rank,
+            cluster,
             nodes,
+            pods,
+            need,
             &cands.group_of,
             &cands.group_scores,
-        )
-        .with_plain_nodes(cluster.plain_nodes);
-        match fill(world, &mut cluster.nodes, nodes, pods, need, &mut s) {
-            Ok(b) => {
-                undo(&mut cluster.nodes, pods, &b);
-                return Ok(b);
-            }
-            Err((b, _)) => {
-                undo(&mut cluster.nodes, pods, &b);
-                short.push((d, b.len() as u64));
-            }
+        ) {
+            Ok(b) => return Ok(b),
+            Err(bound) => short.push((d, bound as u64)),
         }
     }
     let mut errors: Vec<String> = short

@@ -1660,3 +1660,39 @@ fn preemption_over_borrowing_makes_a_pod_set_needing_preemption_fit() {
         "Workload no longer fits after processing another workload",
     );
 }
+
+#[test]
+fn eviction_writes_hold_the_victims_quota_one_write_at_a_time() {
+    // `IssuePreemptions` patches each victim through Kueue's client; with 2 s per write the
+    // victims' quota comes back at 62 s and 64 s (queued writes), not at the eviction (60 s),
+    // and the preemptor is admitted once the cycle that waited for both writes is over.
+    let r = run("eviction-writes-hold-quota");
+    let requeued_at = |name: &str| {
+        let w = wl(&r, "default", name);
+        assert_preempted_once(w, 60.0, "InClusterQueue", "default/high");
+        let c = condition(w, "Requeued");
+        assert_eq!((c.status, c.reason), ("True", "Preempted"), "{name}");
+        c.at
+    };
+    assert_eq!((requeued_at("low-b"), requeued_at("low-a")), (62.0, 64.0));
+    let high = wl(&r, "default", "high");
+    assert_eq!(
+        (high.state, high.admitted_at, high.running_at),
+        ("Running", Some(64.0), Some(66.0))
+    );
+    assert_condition(
+        wl(&r, "default", "low-a"),
+        "QuotaReserved",
+        "False",
+        "WaitingForQuota",
+        &more_needed("default", 2),
+    );
+    let b = wl(&r, "default", "low-b");
+    assert_pending(b, Some("inadmissible"));
+    assert_eq!(condition(b, "QuotaReserved").reason, "PendingEvaluation");
+    assert_eq!(
+        (b.admitted_at, b.running_at),
+        (Some(10.0), None),
+        "low-b: its first admission is kept, it no longer runs"
+    );
+}

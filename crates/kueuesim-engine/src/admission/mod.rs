@@ -121,28 +121,21 @@ impl ScanProgress {
             .map_or(0, |&(_, idx)| (idx + 1) as usize)
     }
 
-    /// Whether this progress is further along than `before`, the progress the workload had
-    /// when its attempt started: compared pod set by pod set, in order, each by the flavor
-    /// indices it recorded (the last flavor counting as the furthest, a pod set that got no
-    /// flavor as the least). Within one state of the cluster an attempt's outcome depends
-    /// only on the progress it starts from, so retries that each advance must end; one that
-    /// wraps around (several pod sets taking turns at restarting their scans, which upstream
-    /// repeats every cycle) does not advance.
-    pub fn advances_on(&self, before: Option<&ScanProgress>) -> bool {
-        fn key(p: &ScanProgress) -> Vec<Vec<i64>> {
-            p.last_tried
-                .iter()
-                .map(|m| {
-                    let mut v: Vec<(ResourceId, i64)> = m
-                        .iter()
-                        .map(|&(r, i)| (r, if i == -1 { i64::MAX } else { i64::from(i) }))
-                        .collect();
-                    v.sort();
-                    v.into_iter().map(|e| e.1).collect()
-                })
-                .collect()
+    /// A fingerprint of workload `w` holding this progress (its `LastTriedFlavorIdx`, as a
+    /// set per pod set: upstream keeps a map per pod set), for telling whether a run of
+    /// cycles at one instant came back to a state it had (`sim::cycle::ScanLoop`). 0 stands
+    /// for no progress, so fingerprints of workloads combine by XOR.
+    pub fn fingerprint(&self, w: WorkloadId) -> u64 {
+        let mut h = mix(0x5CA9_u64 ^ (u64::from(w.0) << 16));
+        for (ps, tried) in self.last_tried.iter().enumerate() {
+            // Entries of one pod set in any order: their hashes are summed.
+            let set = tried.iter().fold(0u64, |acc, &(r, idx)| {
+                acc.wrapping_add(mix((u64::from(r.0) << 32) | u64::from(idx.cast_unsigned())))
+            });
+            h = mix(h ^ set ^ ((ps as u64 + 1) << 48));
         }
-        before.is_none_or(|b| key(self) > key(b))
+        // Never 0, which stands for no progress.
+        h | 1
     }
 
     /// `lastAssignmentOutdated`: whether the progress no longer describes the ClusterQueue,
@@ -249,6 +242,14 @@ impl Decision {
     }
 }
 
+/// SplitMix64's finalizer: a fixed mixer, so fingerprints are the same on every run.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,22 +277,36 @@ mod tests {
     }
 
     #[test]
-    fn retries_advance_only_while_the_scans_move_on() {
-        let cpu = ResourceId(0);
+    fn fingerprints_tell_progress_states_and_workloads_apart() {
+        let (cpu, mem) = (ResourceId(0), ResourceId(1));
         let p = |a: i32, b: Option<i32>| {
             progress(vec![
                 vec![(cpu, a)],
                 b.map(|b| vec![(cpu, b)]).unwrap_or_default(),
             ])
         };
-        assert!(p(0, None).advances_on(None));
-        assert!(p(1, None).advances_on(Some(&p(0, None))));
-        assert!(p(0, Some(0)).advances_on(Some(&p(0, None))));
-        assert!(p(-1, Some(0)).advances_on(Some(&p(1, Some(1)))));
-        // Two pod sets taking turns at wrapping around: the second turn does not advance.
-        assert!(p(-1, Some(0)).advances_on(Some(&p(0, Some(-1)))));
-        assert!(!p(0, Some(-1)).advances_on(Some(&p(-1, Some(0)))));
-        assert!(!p(0, None).advances_on(Some(&p(0, None))));
+        let w = WorkloadId(7);
+        // The two states a workload of two pod sets alternates between when its second pod
+        // set fits only on a flavor its scan skips every other attempt.
+        assert_ne!(p(-1, Some(1)).fingerprint(w), p(-1, None).fingerprint(w));
+        assert_ne!(p(0, None).fingerprint(w), p(0, Some(0)).fingerprint(w));
+        assert_ne!(p(0, Some(1)).fingerprint(w), p(1, Some(0)).fingerprint(w));
+        // A pod set that failed (no entries) differs from one not tried (absent).
+        assert_ne!(
+            progress(vec![vec![(cpu, -1)], vec![]]).fingerprint(w),
+            progress(vec![vec![(cpu, -1)]]).fingerprint(w)
+        );
+        assert_ne!(
+            p(0, None).fingerprint(w),
+            p(0, None).fingerprint(WorkloadId(8))
+        );
+        assert_eq!(p(1, Some(0)).fingerprint(w), p(1, Some(0)).fingerprint(w));
+        // The resources of one pod set are a set: their order does not matter.
+        assert_eq!(
+            progress(vec![vec![(cpu, 0), (mem, 1)]]).fingerprint(w),
+            progress(vec![vec![(mem, 1), (cpu, 0)]]).fingerprint(w)
+        );
+        assert_ne!(progress(vec![]).fingerprint(w), 0);
     }
 
     #[test]

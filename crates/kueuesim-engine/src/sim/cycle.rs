@@ -39,7 +39,74 @@ impl SuspendedCycle {
     }
 }
 
+/// Cycles at one instant that change nothing but the pending workloads' flavor-scan progress
+/// (`LastAssignment`): a head put back in its heap because its scan has flavors left
+/// (`PendingFlavors`), or any head of a StrictFIFO queue, is popped again at once, and
+/// upstream's scheduler loops while a heap holds a head. With nothing else changing, each
+/// cycle's decisions follow from the progress the cycle starts from, so once the progress of
+/// every pending workload together comes back to a state it had, the cycles repeat what they
+/// did: the scheduler would go round that loop until some other event. The run then waits
+/// for that event. Comparing the whole state, not each workload's, stops where the loop
+/// closes: two workloads taking turns at restarting their scans with periods 2 and 3 repeat
+/// only after 6 cycles, and stopping earlier leaves one of them at another point of its own
+/// loop, from which the next event's cycles go on differently.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ScanLoop {
+    /// The XOR of every workload's progress fingerprint (`ScanProgress::fingerprint`).
+    state: u64,
+    /// The states the cycles passed through since anything else changed, the first being
+    /// the one they started from; empty after any other event.
+    seen: Vec<u64>,
+}
+
+impl ScanLoop {
+    /// Something other than a cycle happened: the states seen say nothing about what comes.
+    pub(super) fn forget(&mut self) {
+        self.seen.clear();
+    }
+
+    /// Workload `w`'s progress changes from `old` to `new`.
+    fn replace(&mut self, w: WorkloadId, old: Option<&ScanProgress>, new: Option<&ScanProgress>) {
+        let fp = |p: Option<&ScanProgress>| p.map_or(0, |p| p.fingerprint(w));
+        self.state ^= fp(old) ^ fp(new);
+    }
+
+    /// A cycle starts: the first of a run starts from a state seen.
+    fn start(&mut self) {
+        if self.seen.is_empty() {
+            self.seen.push(self.state);
+        }
+    }
+
+    /// A cycle ended, having `changed` something else (admitted, preempted, parked or moved
+    /// workloads) or not: whether it moved the scans on to a state not seen since, so the
+    /// next cycle at this instant may decide differently.
+    fn moved_on(&mut self, changed: bool) -> bool {
+        // Without a start (the cycle waited for PodsReady and other events ran meanwhile),
+        // the state it ended in is where a new run starts.
+        if changed || self.seen.is_empty() {
+            self.seen.clear();
+            self.seen.push(self.state);
+            return false;
+        }
+        if self.seen.contains(&self.state) {
+            return false;
+        }
+        self.seen.push(self.state);
+        true
+    }
+}
+
 impl<'w> Simulation<'w> {
+    /// Sets pending workload `w`'s flavor-scan progress (`LastAssignment`).
+    pub(super) fn set_last_assignment(&mut self, w: WorkloadId, scan: Option<ScanProgress>) {
+        let rt = &mut self.runtimes[w.index()];
+        self.kueue
+            .scan_loop
+            .replace(w, rt.last_assignment.as_deref(), scan.as_ref());
+        rt.last_assignment = scan.map(Box::new);
+    }
+
     pub(super) fn request_cycle(&mut self) {
         if !self.kueue.cycle_scheduled {
             self.kueue.cycle_scheduled = true;
@@ -161,6 +228,7 @@ impl<'w> Simulation<'w> {
         }
         self.rec.stats.cycles += 1;
         let cycle = self.rec.stats.cycles;
+        self.kueue.scan_loop.start();
         if let Some(afs) = &self.kueue.afs {
             // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
             self.kueue.admitted.set_lq_fs_usage(|w| {
@@ -251,7 +319,7 @@ impl<'w> Simulation<'w> {
                     not_admitted,
                 } => {
                     // `markPreemptionOutcome`: the next attempt reconsiders every flavor.
-                    self.runtimes[head.key.workload.index()].last_assignment = None;
+                    self.set_last_assignment(head.key.workload, None);
                     state.progress |= self.issue_preemptions(head, &targets, cycle);
                     state.deferred.push((
                         head,
@@ -289,8 +357,10 @@ impl<'w> Simulation<'w> {
         }
         // Upstream loops without delay after a cycle that admitted something and backs off
         // after one that did not. A cycle that changed nothing would repeat the same decisions
-        // until something else happens, so the next one waits for that event instead.
-        if state.progress && self.kueue.queues.any_active() {
+        // until something else happens, so the next one waits for that event instead; one
+        // that only moved flavor scans on to a new state is followed at once (`ScanLoop`).
+        let scans_moved_on = self.kueue.scan_loop.moved_on(state.progress);
+        if (state.progress || scans_moved_on) && self.kueue.queues.any_active() {
             self.request_cycle();
         }
     }
@@ -321,7 +391,7 @@ impl<'w> Simulation<'w> {
         // The admitted workload leaves the queue with its flavor-scan progress; the cache
         // then takes in its admitted object, an update that moves the ClusterQueue's
         // allocatable generation (`clusterQueue.addOrUpdateWorkload` → `deleteWorkload`).
-        self.runtimes[w.index()].last_assignment = None;
+        self.set_last_assignment(w, None);
         self.kueue.cq_generation[cq.index()] += 1;
         self.rec.stats.admissions += 1;
         self.afs_admit(w, &a.usage);

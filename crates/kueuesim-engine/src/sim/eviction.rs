@@ -30,31 +30,17 @@ impl<'w> Simulation<'w> {
         let strategy = self.world.cluster_queue(head.cq).queueing_strategy;
         // A head whose flavor scan stopped before the last flavor goes back to the heap
         // (`requeueIfNotPresent`: `LastAssignment.PendingFlavors()`), and its next attempt
-        // tries other flavors. Upstream's scheduler loops while a head is in a heap, so the
-        // next cycle runs at once when the scan moved on: that counts as progress like a
-        // parked head does. A scan that wrapped around does not count, so retries at one
-        // instant end (a head still waits in its heap for the next event).
+        // tries other flavors. The progress stays with the workload, parked or not, as
+        // upstream keeps its `Info`; whether the cycles that follow at once get anywhere is
+        // the scan loop's question (`ScanLoop`), not this head's.
         let pending_flavors = scan.as_ref().is_some_and(ScanProgress::pending_flavors);
-        let rt = &mut self.runtimes[head.key.workload.index()];
-        let advanced = pending_flavors
-            && scan
-                .as_ref()
-                .is_some_and(|s| s.advances_on(rt.last_assignment.as_deref()));
-        rt.last_assignment = scan.map(Box::new);
+        self.set_last_assignment(head.key.workload, scan);
         let moved = self
             .kueue
             .queues
             .requeue(head.cq, strategy, head.key, reason, pending_flavors);
         let parked =
             self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
-        if parked {
-            // A parked head's scans ended (no pending flavors), so its next attempt starts
-            // every scan at the first flavor, as without progress. Dropping the progress says
-            // so to the advance check: when an inadmissible requeue brings it back, an attempt
-            // that stops early again is a fresh scan that upstream's scheduler carries on in
-            // the next cycles, not a wrap-around.
-            self.runtimes[head.key.workload.index()].last_assignment = None;
-        }
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
         self.record_event(
@@ -78,7 +64,7 @@ impl<'w> Simulation<'w> {
             self.status_write();
         }
         self.set_pending_condition(head.key.workload, why.reason, why.message);
-        parked || moved > 0 || advanced
+        parked || moved > 0
     }
 
     /// `reconcileMaxExecutionTime`: the workload is deactivated and evicted.

@@ -165,6 +165,9 @@ struct Kueue<'w> {
     /// now are the only parked workloads a requeue may not take back (with a selector that
     /// takes every namespace), so it need not look at each parked workload.
     backoffs: BTreeSet<(SimTime, WorkloadId)>,
+    /// The pending workloads' flavor-scan progress, and the states it had since anything
+    /// else last changed: cycles that only move it on stop when it comes back to one.
+    scan_loop: cycle::ScanLoop,
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -295,6 +298,7 @@ impl<'w> Simulation<'w> {
                 afs,
                 cq_generation: vec![0; world.cluster_queues.len()],
                 backoffs: BTreeSet::new(),
+                scan_loop: cycle::ScanLoop::default(),
             },
             sched: Schedulers {
                 cluster: Cluster::new(world),
@@ -384,6 +388,11 @@ impl<'w> Simulation<'w> {
         let current = |s: &Self, w: WorkloadId, g: u32| {
             s.runtimes.get(w.index()).is_some_and(|r| r.generation == g)
         };
+        if !matches!(ev, Ev::Cycle) {
+            // Anything else may change what a cycle sees: the flavor-scan states seen before
+            // it say nothing about the cycles after it.
+            self.kueue.scan_loop.forget();
+        }
         match ev {
             Ev::Arrive(w) => {
                 self.progress.arrived += 1;

@@ -46,6 +46,40 @@ fn a_head_parked_after_a_finished_scan_scans_again_until_it_is_parked() {
     );
 }
 
+#[test]
+fn cycles_that_only_move_flavor_scans_stop_when_the_scans_come_back_to_a_state() {
+    // x and y each alternate between two scan states (ps1 resumed at f1, then at f2); the
+    // cycles at each instant stop at the first state of both seen since the last admission,
+    // as upstream's scheduler would only repeat them: 4 cycles at 0 s, 4 at 10 s.
+    let r = run_dir("kueue/scan-loop-closes");
+    assert!(
+        r.summary.stopped_early.is_none(),
+        "{:?}",
+        r.summary.stopped_early
+    );
+    assert_eq!(r.summary.cycles, 8);
+    for (name, at) in [("hx", 0.0), ("hy", 10.0)] {
+        let w = wl(&r, "default", name);
+        assert_eq!(status(w), (Some(at), "Running", None), "{name}");
+        assert_eq!(
+            w.pod_sets[0].flavors.get("cpu").map(String::as_str),
+            Some("f0")
+        );
+    }
+    for name in ["x", "y"] {
+        let w = wl(&r, "default", name);
+        assert_eq!(status(w), (None, "Pending", Some("active")), "{name}");
+        // Each ends in state A: ps0 on f0 without preemption candidates.
+        assert!(
+            warnings(w).last().is_some_and(|e| e
+                .2
+                .ends_with("insufficient unused quota for cpu in flavor f0, 2 more needed")),
+            "{name}: {:?}",
+            warnings(w).last()
+        );
+    }
+}
+
 fn run_with_recompute(on: bool) -> SimulationResult {
     let mut loaded = load_dir("kueue/overlapping-targets-recompute");
     loaded.world.config.kueue_gates.recompute_on_overlap = on;

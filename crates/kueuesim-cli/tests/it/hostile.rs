@@ -408,7 +408,7 @@ fn a_livelock_at_one_instant_stops_and_names_its_workloads() {
     assert_eq!(o.status.code(), Some(3), "{err}");
     let stopped = out.lines().nth(1).unwrap_or_default();
     assert!(
-        stopped.starts_with("Stopped early: simulated time stopped at 0s: 100001 events at that one instant while decisions repeat (Workload default/w13 evicted "),
+        stopped.starts_with("Stopped early: simulated time stopped at 0s: 20001 events at that one instant while decisions repeat (Workload default/w13 evicted "),
         "{out}"
     );
     assert!(
@@ -420,5 +420,5 @@ fn a_livelock_at_one_instant_stops_and_names_its_workloads() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(doc["summary"]["stoppedEarly"]["reason"], "Livelock");
     assert_eq!(doc["summary"]["endTime"], 0.0);
-    assert_eq!(doc["summary"]["eventsProcessed"], 100_001);
+    assert_eq!(doc["summary"]["eventsProcessed"], 20_001);
 }

@@ -549,7 +549,7 @@ fn a_variant_that_livelocks_is_an_error_row_and_the_latency_that_ends_it_a_run()
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{csv}");
     assert!(
-        rows[0].contains(",error,\"stopped early: simulated time stopped at 0s: 100001 events"),
+        rows[0].contains(",error,\"stopped early: simulated time stopped at 0s: 20001 events"),
         "{csv}"
     );
     assert!(rows[1].contains(",ok,"), "{csv}");

@@ -202,6 +202,8 @@ pub struct Cluster {
     /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
     /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.
     kai_counts: kai::counts::TaskFitCounts,
+    /// The buffers of KAI's batched commit (`commit_bound`), reused from one to the next.
+    kai_scratch: kai::bind::CommitScratch,
 }
 
 /// Node label key → value → nodes with that label, in id order.
@@ -357,6 +359,7 @@ impl Cluster {
                 !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
             }),
             kai_counts: kai::counts::TaskFitCounts::default(),
+            kai_scratch: kai::bind::CommitScratch::default(),
         }
     }
 

@@ -11,8 +11,9 @@
 //! out is rebuilt when it comes back, so the counts are always exact and decisions never
 //! depend on which shapes happen to be kept.
 
-use kueuesim_model::{DomainId, NodeId, ResourceList, World};
+use kueuesim_model::{DomainId, NodeId, ResourceList, Topology, World};
 
+use super::bind::NodeBinds;
 use crate::placement::NodeCapacity;
 
 /// How many task shapes are kept: enough for the distinct task sizes a run's KAI jobs use at
@@ -70,14 +71,27 @@ fn node_fit(nodes: &NodeCapacity, n: NodeId, shape: &Shape) -> FitCount {
     }
 }
 
+/// Adds (`copies`, `within_pod_slots`) changes to domain `from` and its ancestors.
+fn add_up(t: &Topology, counts: &mut [FitCount], from: DomainId, copies: i64, within: i64) {
+    if (copies, within) == (0, 0) {
+        return;
+    }
+    let mut x = from;
+    loop {
+        let c = &mut counts[x.index()];
+        c.copies = c.copies.wrapping_add_signed(copies);
+        c.within_pod_slots = c.within_pod_slots.wrapping_add_signed(within);
+        match t.domain(x).parent {
+            Some(p) => x = p,
+            None => break,
+        }
+    }
+}
+
 /// Every domain's counts of topology `t` for `shape`, from the nodes: each domain's nodes are
 /// one range of the depth-first node order, so a prefix sum gives them all in O(nodes +
 /// domains).
-fn recount_topology(
-    t: &kueuesim_model::Topology,
-    nodes: &NodeCapacity,
-    shape: &Shape,
-) -> Vec<FitCount> {
+fn recount_topology(t: &Topology, nodes: &NodeCapacity, shape: &Shape) -> Vec<FitCount> {
     let mut prefix = Vec::with_capacity(t.node_order.len() + 1);
     let mut acc = FitCount::default();
     prefix.push(acc);
@@ -214,6 +228,65 @@ impl TaskFitCounts {
                         Some(p) => x = p,
                         None => break,
                     }
+                }
+            }
+        }
+    }
+
+    /// A batch of binds whose pods `nodes` already carries (`Cluster::commit_bound`): per
+    /// node of `batch` its change in fit from its fit before the batch (its free capacity
+    /// plus what the batch took) to its fit now, summed per run of nodes sharing their lowest
+    /// domain and carried up the tree once per run. The same counts as `changed` per pod:
+    /// a node's changes telescope to the one from before the batch to after it.
+    /// `deltas` is scratch.
+    pub(crate) fn bound_many(
+        &mut self,
+        world: &World,
+        nodes: &NodeCapacity,
+        batch: &NodeBinds,
+        deltas: &mut Vec<(i64, i64)>,
+    ) {
+        let n_res = nodes.n_resources;
+        deltas.reserve(batch.nodes.len());
+        for e in &mut self.entries {
+            deltas.clear();
+            let mut any = false;
+            for (i, &n) in batch.nodes.iter().enumerate() {
+                let took = &batch.requests[i * n_res..][..n_res];
+                let pods_after = nodes.free_pods(n).max(0) as u64;
+                let pods_before = (nodes.free_pods(n) + batch.pods[i]).max(0) as u64;
+                let (mut after, mut before) = (NODE_CAP, NODE_CAP);
+                for &(r, amount) in e.shape.iter() {
+                    let free = nodes.free(n, r);
+                    after = after.min((free.max(0) / amount) as u64);
+                    before = before.min(((free + took[r]).max(0) / amount) as u64);
+                }
+                let d = (
+                    after as i64 - before as i64,
+                    after.min(pods_after) as i64 - before.min(pods_before) as i64,
+                );
+                any |= d != (0, 0);
+                deltas.push(d);
+            }
+            if !any {
+                continue;
+            }
+            for (t, counts) in world.topologies.iter().zip(&mut e.counts) {
+                let mut run: Option<(DomainId, i64, i64)> = None;
+                for (&n, &(dc, dw)) in batch.nodes.iter().zip(deltas.iter()) {
+                    let Some(d) = t.domain_of(n) else { continue };
+                    match &mut run {
+                        Some((x, c, w)) if *x == d => (*c, *w) = (*c + dc, *w + dw),
+                        _ => {
+                            if let Some((x, c, w)) = run {
+                                add_up(t, counts, x, c, w);
+                            }
+                            run = Some((d, dc, dw));
+                        }
+                    }
+                }
+                if let Some((x, c, w)) = run {
+                    add_up(t, counts, x, c, w);
                 }
             }
         }

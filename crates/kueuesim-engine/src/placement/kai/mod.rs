@@ -11,6 +11,7 @@
 //! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim;
 //! `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`).
 
+pub(crate) mod bind;
 pub mod counts;
 mod messages;
 mod nodeplacement;
@@ -54,7 +55,9 @@ pub struct KaiJob<'a> {
 }
 
 /// Allocates the job: `minMember − allocated` tasks while below the minimum, then one task
-/// per pass (KAI pushes the job back and keeps going in the same cycle).
+/// per pass (KAI pushes the job back and keeps going in the same cycle). An attempt that
+/// succeeds leaves its bindings on the node capacity (the dry run kept), committed to the
+/// per-domain indexes in one batch; a failed one leaves nothing.
 pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
@@ -97,10 +100,8 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
                     fill(world, &mut cluster.nodes, &all, &pods, need, &mut s)
                 };
                 match filled {
-                    Ok(b) => {
-                        undo(&mut cluster.nodes, &pods, &b);
-                        Ok(b)
-                    }
+                    // Kept on the nodes: committed below.
+                    Ok(b) => Ok(b),
                     Err((b, (ps, idx))) => {
                         let failed = with_bindings(&pods, &b);
                         let why = fit_errors(world, &cluster.nodes, &failed[ps].0, &all);
@@ -123,9 +124,10 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
         };
         match attempt {
             Ok(b) => {
-                for &(ps, _, n) in &b {
-                    cluster.apply(world, n, &pods[ps].0.requests, 1);
-                }
+                // The attempt's bindings are on the nodes already (the winning dry run is
+                // kept, as upstream commits its statement): bring the rest of the cluster in
+                // step.
+                cluster.commit_bound(world, &pods, &b);
                 pods = with_bindings(&pods, &b);
                 if let Some(c) = job.constraint {
                     let t = &world.topologies[c.topology];

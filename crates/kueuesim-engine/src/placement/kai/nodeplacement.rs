@@ -114,6 +114,99 @@ pub(super) fn scorer<'a>(
     }
 }
 
+/// `fill` of alike pods over `candidates` with `scorer`, when the scorer has one group (no
+/// preferred level) and every candidate passes the static filters (`Cluster::statically_plain`)
+/// and no candidate can take two of the pods: then a bound node never fits again and no
+/// other node's score moves (the bin-pack range is fixed when the scorer is made), so `fill`
+/// binds the feasible candidates in descending (score, name tie, node) order, the order its
+/// heap pops them, until `limit` pods are bound. Here that order comes from selecting the
+/// first `limit` and sorting only those, instead of a heap of every feasible candidate.
+/// Some(Ok): the bindings, applied to `cap` as `fill` leaves them; Some(Err): how many pods
+/// `fill` would bind before running out, with nothing applied; None: the shortcut does not
+/// apply (a candidate can take two, or several groups), and `fill` decides.
+pub(super) fn fill_one_per_node(
+    cap: &mut NodeCapacity,
+    candidates: &[NodeId],
+    pods: &GangPods,
+    limit: usize,
+    scorer: &KaiScorer<'_>,
+) -> Option<Result<Vec<Binding>, usize>> {
+    if !scorer.group_of.is_empty() || !scorer.plain_nodes {
+        return None;
+    }
+    let mut pending = pods
+        .iter()
+        .enumerate()
+        .flat_map(|(ps, (n, slots))| {
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.is_none())
+                .map(move |(idx, _)| (ps, idx, n))
+        })
+        .take(limit)
+        .peekable();
+    let Some(&(_, _, needs)) = pending.peek() else {
+        return Some(Ok(Vec::new()));
+    };
+    if !needs.node_selector.is_empty() {
+        return None;
+    }
+    let req = &needs.requests;
+    // Each feasible candidate as one integer whose ascending order is the heap's pop order:
+    // the score descending (its bits in `f64::total_cmp` order, inverted), then the name
+    // tie descending (`tie` is u64::MAX − name rank, so ascending rank), then the node.
+    let mut feasible: Vec<u128> = Vec::with_capacity(candidates.len());
+    for &n in candidates {
+        if !cap.fits(n, req) {
+            continue;
+        }
+        // Room for a second copy: the node would be pushed back after its first bind.
+        if cap.free_pods(n) >= 2 && req.iter().all(|(r, a)| 2 * a <= cap.free(n, r.index())) {
+            return None;
+        }
+        let rank = !scorer.tie(n);
+        debug_assert!(
+            rank <= u64::from(u32::MAX),
+            "KaiScorer::tie is u64::MAX − name rank"
+        );
+        feasible.push(
+            (u128::from(!total_order_bits(scorer.node_score(cap, n, needs))) << 64)
+                | (u128::from(rank) << 32)
+                | u128::from(n.0),
+        );
+    }
+    let want = pending.clone().count();
+    if feasible.len() < want {
+        return Some(Err(feasible.len()));
+    }
+    if want > 0 && feasible.len() > want {
+        feasible.select_nth_unstable(want - 1);
+        feasible.truncate(want);
+    }
+    // Keys are distinct (one per node), so the unstable sort has one outcome.
+    feasible.sort_unstable();
+    let mut bound = Vec::with_capacity(want);
+    for ((ps, idx, needs), key) in pending.zip(feasible) {
+        let n = NodeId(key as u32);
+        cap.apply(n, &needs.requests, 1);
+        bound.push((ps, idx, n));
+    }
+    Some(Ok(bound))
+}
+
+/// `x`'s bits as an unsigned integer in the order of `f64::total_cmp` (what `Score`
+/// compares by): the sign bit flipped for positives, every bit for negatives.
+#[inline]
+fn total_order_bits(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
+}
+
 /// `fill` with KAI's bin-pack node score on GPUs and no topology, over every node, using the
 /// cluster's (free GPUs, name rank) order instead of scoring every node: the score falls as
 /// free GPUs rise and ties go to the lower name rank, so the best feasible node is the first
@@ -257,6 +350,82 @@ mod tests {
             for n in &all {
                 prop_assert_eq!(fast.nodes.free(*n, gpu.index()), slow.nodes.free(*n, gpu.index()));
             }
+        }
+
+        /// The one-pod-per-node shortcut binds exactly what `fill` with KAI's scorer binds
+        /// (bin-pack or spread, GPU or cpu scoring), reports the same count when it runs out
+        /// (leaving nothing bound, as the dry run's discard does), and declines whenever a
+        /// candidate could take two of the pods.
+        #[test]
+        fn fill_one_per_node_matches_fill(
+            nodes in prop::collection::vec((0i64..=8, 1i64..=16, 0i64..=8, 0i64..=16, 0u32..50), 1..30),
+            (sets, g, c) in (prop::collection::vec(0usize..6, 1..3), 0i64..=8, 1i64..=16),
+            limit in 1usize..20,
+            (spread, on_cpu, subset) in (any::<bool>(), any::<bool>(), prop::collection::vec(any::<bool>(), 30)),
+        ) {
+            let (mut w, mut fast) = binpack_world(&nodes);
+            if spread {
+                w.config.kai.placement_strategy = PlacementStrategy::Spread;
+            }
+            let mut slow = fast.clone();
+            let gpu = w.resources.lookup(kueuesim_model::resources::GPU).unwrap();
+            let cpu = w.resources.lookup("cpu").unwrap();
+            // Alike pods, in one or more pod sets (some empty).
+            let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = sets
+                .iter()
+                .map(|&count| {
+                    (
+                        PodNeeds {
+                            requests: kueuesim_model::ResourceList::from_pairs(vec![(gpu, g), (cpu, c)]),
+                            node_selector: Default::default(),
+                            tolerations: vec![],
+                        },
+                        vec![None; count],
+                    )
+                })
+                .collect();
+            let candidates: Vec<NodeId> = crate::placement::all_nodes(&w)
+                .into_iter()
+                .filter(|n| subset[n.index() % subset.len()])
+                .collect();
+            let resource = Some(if on_cpu { cpu.index() } else { gpu.index() });
+            let (group_of, scores) = (Vec::new(), vec![0.0]);
+            let name_rank = slow.name_rank.clone();
+            let mut s = scorer(&w, &slow.nodes, resource, &name_rank, &candidates, &group_of, &scores)
+                .with_plain_nodes(true);
+            let expected = fill(&w, &mut slow.nodes, &candidates, &pods, limit, &mut s);
+            let two = candidates.iter().any(|&n| {
+                let free = |r: ResourceId| fast.nodes.free(n, r.index());
+                fast.nodes.free_pods(n) >= 2 && free(gpu) >= 2 * g && free(cpu) >= 2 * c
+            });
+            match fill_one_per_node(&mut fast.nodes, &candidates, &pods, limit, &s) {
+                None => prop_assert!(two, "declined though no candidate takes two"),
+                Some(got) => {
+                    // Nothing pending binds nothing, whatever the candidates.
+                    prop_assert!(!two || sets.iter().all(|&k| k == 0), "a candidate takes two pods");
+                    match (&got, &expected) {
+                        (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+                        (Err(k), Err((b, _))) => {
+                            prop_assert_eq!(*k, b.len());
+                            crate::placement::undo(&mut slow.nodes, &pods, b);
+                        }
+                        _ => prop_assert!(false, "shortcut {:?}, fill {:?}", got, expected),
+                    }
+                    for n in crate::placement::all_nodes(&w) {
+                        prop_assert_eq!(fast.nodes.free(n, gpu.index()), slow.nodes.free(n, gpu.index()));
+                        prop_assert_eq!(fast.nodes.free(n, cpu.index()), slow.nodes.free(n, cpu.index()));
+                    }
+                }
+            }
+        }
+
+        /// The integer order of `total_order_bits` is `f64::total_cmp`'s.
+        #[test]
+        fn total_order_bits_is_total_cmp(a in any::<f64>(), b in any::<f64>(), pick in 0usize..6) {
+            // Corner values too: zeros of both signs, infinities, NaN.
+            let special = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 9.0];
+            let b = if pick < 6 && a.to_bits() % 2 == 0 { special[pick] } else { b };
+            prop_assert_eq!(total_order_bits(a).cmp(&total_order_bits(b)), a.total_cmp(&b));
         }
     }
 }

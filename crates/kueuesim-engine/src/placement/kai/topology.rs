@@ -9,7 +9,7 @@ use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 
 use super::KaiConstraint;
 use super::messages::{display_name, job_message, level_label};
-use super::nodeplacement::{scored_resource, scorer};
+use super::nodeplacement::{fill_one_per_node, scored_resource, scorer};
 use crate::placement::{Binding, Cluster, GangPods, PodNeeds, fill, undo};
 
 /// The requests of the next `need` pending pods.
@@ -401,6 +401,7 @@ fn first_fitting(
         t.nodes_of(winner),
         pods,
         need,
+        true,
         &group_of,
         &group_scores,
     );
@@ -412,14 +413,20 @@ fn first_fitting(
     placed.ok()
 }
 
-/// The dry run in one domain: `need` pods placed on `nodes` by KAI's node scoring, then taken
-/// off again. Ok: the bindings; Err: how many pods it bound before running out.
+/// The dry run in one domain: `need` pods placed on `nodes` by KAI's node scoring. Ok: the
+/// bindings, left on the node capacity for the caller to commit (`Cluster::commit_bound`) as
+/// upstream commits a successful allocation's statement instead of redoing it; Err: how many
+/// pods it bound before running out, all taken off again (`Statement.Discard`). `alike`:
+/// the pending pods are all alike and pass the static filters everywhere (`uniform_pod`), so
+/// that `fill_one_per_node` may stand in for `fill`.
+#[allow(clippy::too_many_arguments)]
 fn dry_run(
     world: &World,
     cluster: &mut Cluster,
     nodes: &[NodeId],
     pods: &GangPods,
     need: usize,
+    alike: bool,
     group_of: &[u32],
     group_scores: &[f64],
 ) -> Result<Vec<Binding>, usize> {
@@ -434,12 +441,13 @@ fn dry_run(
         group_scores,
     )
     .with_plain_nodes(cluster.plain_nodes);
-    let result = fill(world, &mut cluster.nodes, nodes, pods, need, &mut s);
-    let b = match &result {
-        Ok(b) | Err((b, _)) => b,
-    };
-    undo(&mut cluster.nodes, pods, b);
-    result.map_err(|(b, _)| b.len())
+    if alike && let Some(placed) = fill_one_per_node(&mut cluster.nodes, nodes, pods, need, &s) {
+        return placed;
+    }
+    fill(world, &mut cluster.nodes, nodes, pods, need, &mut s).map_err(|(b, _)| {
+        undo(&mut cluster.nodes, pods, &b);
+        b.len()
+    })
 }
 
 /// The sorted-tree walk of `first_fitting`.
@@ -555,6 +563,7 @@ fn every_candidate(
             nodes,
             pods,
             need,
+            uniform.is_some(),
             &cands.group_of,
             &cands.group_scores,
         ) {
@@ -719,7 +728,8 @@ mod tests {
                 (None, Err(_)) => {}
                 (f, g) => prop_assert!(false, "shortcut {:?}, candidate list {:?}", f, g),
             }
-            // Neither leaves anything bound.
+            // Both leave the same bindings on the nodes (the winning dry run's, kept for the
+            // commit), or none.
             for n in 0..w.nodes.len() {
                 let n = NodeId::from_index(n);
                 prop_assert_eq!(fast_cluster.nodes.free(n, gpu.index()), cluster.nodes.free(n, gpu.index()));

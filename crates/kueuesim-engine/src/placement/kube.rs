@@ -223,6 +223,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             })
         });
         let mut memo = ScoreMemo::new();
+        let positive = super::positive_requests(&needs.requests);
         // With GPU devices, the GPU-share filter after NodeResourcesFit.
         let demand = cluster
             .devices
@@ -301,16 +302,19 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     processed = n;
                 }
             } else {
-                while processed < n && found < want {
-                    let node = NodeId::from_index((start + processed) % n);
-                    processed += 1;
+                // Node by node from `start`, skipping 64 at a time the nodes without a pod
+                // slot or without any of a requested resource free (they fail
+                // NodeResourcesFit); `processed` counts every node passed over either way.
+                let stop = super::scan_candidates(cap, n, start, &positive, |node| {
                     let ok = cap.fits(node, &needs.requests)
                         && devices_fit(node)
                         && (plain || super::statically_feasible(world, node, needs));
                     if ok {
                         visit(node, &mut found);
                     }
-                }
+                    found >= want
+                });
+                processed = stop.map_or(n, |node| (node.index() + n - start) % n + 1);
             }
             if n > 0 {
                 cluster.next_start[0] = (start + processed) % n;
@@ -470,6 +474,68 @@ mod tests {
                 let fresh = super::super::fit_error(&w, &cluster.nodes, &pods[0].0, &cluster.all_nodes);
                 proptest::prop_assert_eq!(&again.unplaced.as_ref().map(|u| u.2.clone()), &Some(fresh));
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Without a nodeSelector the scan skips the nodes the capacity bitsets rule out 64
+        /// at a time, yet picks the node and advances the rotating start exactly as the
+        /// node-by-node scan; pod after pod, as the bitsets follow every bind.
+        #[test]
+        fn plain_scan_matches_the_full_scan(
+            busy in proptest::collection::vec(0i64..9, 1..3000),
+            pod_gpus in 1i64..5,
+            pods in 1usize..6,
+            start_at in 0usize..3000,
+            seed in 0u64..1000,
+        ) {
+            let mut w = World::default();
+            let cpu = w.resources.intern("cpu");
+            let mem = w.resources.intern("memory");
+            let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+            for i in 0..busy.len() {
+                w.nodes.push(kueuesim_model::Node {
+                    name: format!("n{i:04}"),
+                    labels: Default::default(),
+                    allocatable: vec![64_000, 512, 8],
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            let mut cluster = Cluster::new(&w);
+            for (i, &b) in busy.iter().enumerate() {
+                // Mostly full nodes (8 GPUs busy), as behind a training gang.
+                let used = kueuesim_model::ResourceList::from_pairs(vec![
+                    (cpu, b * 4_000), (mem, b * 32), (gpu, if b >= 4 { 8 } else { b }),
+                ]);
+                cluster.apply(&w, NodeId::from_index(i), &used, 1);
+            }
+            let pod = PodNeeds {
+                requests: kueuesim_model::ResourceList::from_pairs(vec![
+                    (cpu, 2_000), (mem, 16), (gpu, pod_gpus),
+                ]),
+                node_selector: Default::default(),
+                tolerations: vec![],
+            };
+            let n = w.nodes.len();
+            cluster.next_start[0] = start_at % n;
+            let mut reference = cluster.clone();
+            let pods = vec![(pod.clone(), vec![None; pods])];
+            let out = place(&w, &mut cluster, &pods, seed);
+            // The reference: node by node, each pod on the capacity the pods before it left.
+            for idx in 0..pods[0].1.len() {
+                let start = reference.next_start[0];
+                let tie_seed = seed ^ (idx as u64) << 32;
+                let (node, processed) = reference_pick(&w, &reference, &pod, start, tie_seed);
+                reference.next_start[0] = (start + processed) % n;
+                let Some(node) = node else {
+                    proptest::prop_assert_eq!(out.unplaced.as_ref().map(|u| u.1), Some(idx));
+                    break;
+                };
+                proptest::prop_assert_eq!(out.bound.get(idx).map(|b| b.2), Some(node));
+                reference.apply(&w, node, &pod.requests, 1);
+            }
+            proptest::prop_assert_eq!(cluster.next_start[0], reference.next_start[0]);
         }
     }
 

@@ -48,6 +48,13 @@ pub struct NodeCapacity {
     /// Bumped on every change of `free`: results worked out on one version stay true while
     /// it holds.
     version: u64,
+    /// Per resource, a bitset over nodes (64 to a word, `words` words): bit set while the node
+    /// has some of the resource free. A pod asking for a positive amount cannot fit where the
+    /// bit is clear, so a filter scan skips 64 such nodes at a time (`candidates`).
+    has_free: Vec<u64>,
+    /// The same for a free pod slot.
+    has_pod_slot: Vec<u64>,
+    words: usize,
 }
 
 impl NodeCapacity {
@@ -65,13 +72,24 @@ impl NodeCapacity {
                 .unwrap_or(DEFAULT_MAX_PODS);
             free_pods.push(max_pods);
         }
-        NodeCapacity {
+        let words = world.nodes.len().div_ceil(64);
+        let mut cap = NodeCapacity {
             n_resources,
             alloc: free.clone(),
             free,
             free_pods,
             version: 0,
+            has_free: vec![0; n_resources * words],
+            has_pod_slot: vec![0; words],
+            words,
+        };
+        for node in 0..world.nodes.len() {
+            for r in 0..n_resources {
+                cap.mark(NodeId::from_index(node), r);
+            }
+            cap.mark_pods(NodeId::from_index(node));
         }
+        cap
     }
 
     /// No nodes at all (the TAS view of a world without TAS flavors).
@@ -82,7 +100,44 @@ impl NodeCapacity {
             free_pods: Vec::new(),
             alloc: Vec::new(),
             version: 0,
+            has_free: Vec::new(),
+            has_pod_slot: Vec::new(),
+            words: 0,
         }
+    }
+
+    /// Brings `node`'s bit of `has_free` for resource `r` in line with its free amount.
+    #[inline]
+    fn mark(&mut self, node: NodeId, r: usize) {
+        let (w, b) = (node.index() / 64, node.index() % 64);
+        let word = &mut self.has_free[r * self.words + w];
+        if self.free[node.index() * self.n_resources + r] > 0 {
+            *word |= 1 << b;
+        } else {
+            *word &= !(1 << b);
+        }
+    }
+
+    /// Brings `node`'s bit of `has_pod_slot` in line with its free pod slots.
+    #[inline]
+    fn mark_pods(&mut self, node: NodeId) {
+        let (w, b) = (node.index() / 64, node.index() % 64);
+        if self.free_pods[node.index()] >= 1 {
+            self.has_pod_slot[w] |= 1 << b;
+        } else {
+            self.has_pod_slot[w] &= !(1 << b);
+        }
+    }
+
+    /// Nodes `64·word ..` that may fit one more pod asking for `positive` (the resources
+    /// it requests a positive amount of), as bits: a clear bit is a node where `fits` is
+    /// false (no pod slot, or none of one of those resources free); a set bit still needs
+    /// `fits`.
+    #[inline]
+    pub fn candidates(&self, word: usize, positive: &[usize]) -> u64 {
+        positive.iter().fold(self.has_pod_slot[word], |m, &r| {
+            m & self.has_free[r * self.words + word]
+        })
     }
 
     /// Free amount of resource index `r` on `node`.
@@ -115,8 +170,10 @@ impl NodeCapacity {
         let base = node.index() * self.n_resources;
         for (r, a) in requests.iter() {
             self.free[base + r.index()] -= sign * a;
+            self.mark(node, r.index());
         }
         self.free_pods[node.index()] -= sign;
+        self.mark_pods(node);
     }
 
     /// Whether one more pod with `requests` fits on `node` (NodeResourcesFit).
@@ -635,6 +692,53 @@ pub struct PodNeeds {
     pub node_selector: Labels,
     /// Tolerations.
     pub tolerations: Vec<Toleration>,
+}
+
+/// The resources `requests` asks a positive amount of, as indices (what
+/// `NodeCapacity::candidates` takes).
+pub fn positive_requests(requests: &ResourceList) -> Vec<usize> {
+    requests
+        .iter()
+        .filter(|&(_, a)| a > 0)
+        .map(|(r, _)| r.index())
+        .collect()
+}
+
+/// The filter phase's walk over nodes `0..n` from `start`, wrapping (kube-scheduler's
+/// `findNodesThatPassFilters` from `nextStartNodeIndex`), handing `visit` only the nodes
+/// `cap.candidates` leaves in for a pod asking for `positive`: the others fail NodeResourcesFit
+/// whatever else holds, so skipping them changes nothing but the time spent. Stops at the
+/// first node for which `visit` returns true and returns it; None when the walk went round.
+pub fn scan_candidates(
+    cap: &NodeCapacity,
+    n: usize,
+    start: usize,
+    positive: &[usize],
+    mut visit: impl FnMut(NodeId) -> bool,
+) -> Option<NodeId> {
+    for (lo, hi) in [(start, n), (0, start.min(n))] {
+        if lo >= hi {
+            continue;
+        }
+        for word in lo / 64..=(hi - 1) / 64 {
+            let mut mask = cap.candidates(word, positive);
+            let base = word * 64;
+            if base < lo {
+                mask &= u64::MAX << (lo - base);
+            }
+            if hi - base < 64 {
+                mask &= (1u64 << (hi - base)) - 1;
+            }
+            while mask != 0 {
+                let node = NodeId::from_index(base + mask.trailing_zeros() as usize);
+                mask &= mask - 1;
+                if visit(node) {
+                    return Some(node);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Why a node cannot take a pod: kube-scheduler's filter reasons.

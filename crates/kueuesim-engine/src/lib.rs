@@ -22,4 +22,4 @@ pub mod window;
 
 pub use hooks::Hooks;
 pub use outcome::{Outcome, WorkloadRecord, WorkloadState};
-pub use sim::{RunSink, Simulation};
+pub use sim::{RunSink, Simulation, WorkloadFeed};

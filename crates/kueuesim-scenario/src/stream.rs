@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use kueuesim_model::Workload;
+use kueuesim_model::{SimTime, Workload};
 
 use crate::error::{Pos, ScenarioError};
 use crate::generator::GeneratedWorkloads;
@@ -20,7 +20,26 @@ use crate::trace::TraceWorkloads;
 const TRACE_RANK: usize = usize::MAX / 2;
 
 /// One source of workloads, each with its rank for ties (its document position).
-type Source = Box<dyn Iterator<Item = Result<(usize, Workload), ScenarioError>>>;
+trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
+    /// The next workload's rank and arrival, or the error `next` would give: all that
+    /// counting the rest of a stream needs. By default the workload is built and dropped.
+    fn next_arrival(&mut self) -> Option<Result<(usize, SimTime), ScenarioError>> {
+        self.next().map(|r| r.map(|(rank, w)| (rank, w.arrival)))
+    }
+}
+
+/// A source that has no cheaper way to move on than building the workload.
+struct Built<I>(I);
+
+impl<I: Iterator<Item = Result<(usize, Workload), ScenarioError>>> Iterator for Built<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+}
+
+impl<I: Iterator<Item = Result<(usize, Workload), ScenarioError>>> Source for Built<I> {}
 
 /// Where a bad row or value met while the engine pulls the stream is kept for the caller:
 /// the stream then ends, and the run must be reported as failed with this error.
@@ -28,7 +47,7 @@ pub type StreamError = Rc<RefCell<Option<ScenarioError>>>;
 
 /// The merged workloads of a scenario, in arrival order.
 pub struct WorkloadStream {
-    sources: Vec<Source>,
+    sources: Vec<Box<dyn Source>>,
     /// The next workload of each source, pulled ahead.
     heads: Vec<Option<(usize, Workload)>>,
     /// Whether the heads were pulled (`prime`).
@@ -57,21 +76,49 @@ impl Iterator for Generated {
     fn next(&mut self) -> Option<Self::Item> {
         let i = self.merged.peek_stream()?;
         let w = self.merged.next()?;
-        let (order, pos, text) = &self.generators[i];
-        if w.arrival.millis() > crate::generator::MAX_ARRIVAL_MS {
-            return Some(Err(ScenarioError::at(
-                pos.clone(),
-                format!(
-                    "workload {} would arrive more than {} after the start: expected a count or until that ends the arrivals within {} ({} years)",
-                    w.name,
-                    kueuesim_model::limits::MAX_TIME,
-                    kueuesim_model::limits::MAX_TIME,
-                    kueuesim_model::limits::MAX_TIME.millis() / (365 * 24 * 3_600_000)
-                ),
-                text,
-            )));
+        if let Err(e) = self.check(i, w.arrival, || w.name.clone()) {
+            return Some(Err(e));
         }
-        Some(Ok((*order, w)))
+        Some(Ok((self.generators[i].0, w)))
+    }
+}
+
+impl Generated {
+    /// The loader's check of a generated workload of generator `i`: its arrival within the
+    /// simulated time's range. `name` is only made for the message.
+    fn check(
+        &self,
+        i: usize,
+        arrival: SimTime,
+        name: impl FnOnce() -> String,
+    ) -> Result<(), ScenarioError> {
+        if arrival.millis() <= crate::generator::MAX_ARRIVAL_MS {
+            return Ok(());
+        }
+        let (_, pos, text) = &self.generators[i];
+        Err(ScenarioError::at(
+            pos.clone(),
+            format!(
+                "workload {} would arrive more than {} after the start: expected a count or until that ends the arrivals within {} ({} years)",
+                name(),
+                kueuesim_model::limits::MAX_TIME,
+                kueuesim_model::limits::MAX_TIME,
+                kueuesim_model::limits::MAX_TIME.millis() / (365 * 24 * 3_600_000)
+            ),
+            text,
+        ))
+    }
+}
+
+impl Source for Generated {
+    /// Skips the workload without building it (no name, no pod set), with the same check.
+    fn next_arrival(&mut self) -> Option<Result<(usize, SimTime), ScenarioError>> {
+        let (arrival, i, index) = self.merged.skip_next()?;
+        let merged = &self.merged;
+        Some(
+            self.check(i, arrival, || merged.name_of(i, index))
+                .map(|()| (self.generators[i].0, arrival)),
+        )
     }
 }
 
@@ -84,8 +131,8 @@ impl WorkloadStream {
         generators: Vec<(usize, Pos, Rc<str>)>,
     ) -> Self {
         explicit.sort_by_key(|(order, w)| (w.arrival, *order));
-        let sources: Vec<Source> = vec![
-            Box::new(explicit.into_iter().map(Ok)),
+        let sources: Vec<Box<dyn Source>> = vec![
+            Box::new(Built(explicit.into_iter().map(Ok))),
             Box::new(Generated {
                 merged: generated,
                 generators,
@@ -104,7 +151,7 @@ impl WorkloadStream {
         debug_assert!(!self.primed, "sources are added before the first pull");
         let rank = TRACE_RANK + self.sources.len();
         self.sources
-            .push(Box::new(trace.map(move |w| w.map(|w| (rank, w)))));
+            .push(Box::new(Built(trace.map(move |w| w.map(|w| (rank, w))))));
         self.heads.push(None);
     }
 
@@ -139,6 +186,48 @@ impl WorkloadStream {
         let (_, w) = self.heads[i].take().expect("chosen head");
         self.heads[i] = self.sources[i].next().transpose()?;
         Ok(Some(w))
+    }
+}
+
+impl kueuesim_engine::WorkloadFeed for WorkloadStream {
+    /// What counting `next` until it gives None would give, and the same error kept, but
+    /// generated workloads are skipped rather than built (a run cut short by `until` counts
+    /// every workload after it; trace rows are still read, so a bad row past the horizon
+    /// is reported as before).
+    fn count_rest(&mut self) -> u64 {
+        if self.error.borrow().is_some() {
+            return 0;
+        }
+        if let Err(e) = self.prime() {
+            *self.error.borrow_mut() = Some(e);
+            return 0;
+        }
+        // The heads as (arrival, rank): the merge order of `try_next`.
+        let mut heads: Vec<Option<(SimTime, usize)>> = self
+            .heads
+            .iter_mut()
+            .map(|h| h.take().map(|(rank, w)| (w.arrival, rank)))
+            .collect();
+        let mut n = 0;
+        loop {
+            let best = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.map(|(arrival, rank)| ((arrival, rank, i), i)))
+                .min()
+                .map(|(_, i)| i);
+            let Some(i) = best else { return n };
+            // As in `try_next`: the source is pulled before its head is given, and an error
+            // there ends the stream without it.
+            match self.sources[i].next_arrival().transpose() {
+                Ok(next) => heads[i] = next.map(|(rank, arrival)| (arrival, rank)),
+                Err(e) => {
+                    *self.error.borrow_mut() = Some(e);
+                    return n;
+                }
+            }
+            n += 1;
+        }
     }
 }
 

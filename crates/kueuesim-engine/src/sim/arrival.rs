@@ -13,6 +13,20 @@ use crate::queues::QueueKey;
 use super::runtime::{Spec, new_runtime};
 use super::{Ev, Simulation};
 
+/// The workloads of a streamed run (`Simulation::with_stream`), in arrival order.
+pub trait WorkloadFeed: Iterator<Item = Workload> {
+    /// Reads the feed to its end and gives how many workloads it still held: what a run cut
+    /// short by `until` reports as not yet arrived. The default builds each one; a feed that
+    /// can move past a workload without building it says so here.
+    fn count_rest(&mut self) -> u64 {
+        let mut n = 0;
+        while self.next().is_some() {
+            n += 1;
+        }
+        n
+    }
+}
+
 /// Where the workloads come from, in arrival order.
 pub(super) enum Feed<'w> {
     /// `world.workloads`, by id.
@@ -21,7 +35,7 @@ pub(super) enum Feed<'w> {
     /// arrival is queued; `rest` gives the ones after it.
     Stream {
         next: Option<Rc<Workload>>,
-        rest: Box<dyn Iterator<Item = Workload> + 'w>,
+        rest: Box<dyn WorkloadFeed + 'w>,
     },
 }
 

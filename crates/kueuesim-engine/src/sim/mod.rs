@@ -58,6 +58,7 @@ use crate::window::Window;
 
 use self::afs::AfsState;
 use self::arrival::Feed;
+pub use self::arrival::WorkloadFeed;
 use self::cycle::SuspendedCycle;
 use self::outbox::Outbox;
 pub use self::outbox::RunSink;
@@ -578,7 +579,7 @@ impl<'w> Simulation<'w> {
         // input past the horizon).
         let not_arrived = match &mut self.feed {
             Feed::World => (world.workloads.len() - self.progress.arrived) as u64,
-            Feed::Stream { next, rest } => next.take().map_or(0, |_| 1 + rest.count() as u64),
+            Feed::Stream { next, rest } => next.take().map_or(0, |_| 1 + rest.count_rest()),
         };
         let mut runtimes = std::mem::take(&mut self.runtimes);
         let (workloads, lean) = match self.rec.tally.take() {
@@ -680,12 +681,12 @@ impl<'w> Simulation<'w> {
     /// workload is pulled when the one before it arrives, in arrival order, and its id is its
     /// position in the stream. The run is lean (`Simulation::lean`): memory then follows the
     /// live workloads, whatever the length of the stream.
-    pub fn with_stream(mut self, stream: impl Iterator<Item = Workload> + 'w) -> Self {
+    pub fn with_stream(mut self, stream: impl WorkloadFeed + 'w) -> Self {
         assert!(
             self.world.workloads.is_empty(),
             "a streamed run takes every workload from the stream"
         );
-        let mut rest: Box<dyn Iterator<Item = Workload> + 'w> = Box::new(stream);
+        let mut rest: Box<dyn WorkloadFeed + 'w> = Box::new(stream);
         let next = rest.next().map(Rc::new);
         if let Some(n) = &next {
             self.events

@@ -138,20 +138,45 @@ fn advance(s: &GeneratorSettings, copy: &mut CopyState, first: bool) {
     };
 }
 
+impl GeneratorStream {
+    /// Moves past the next workload without building it: the same draws as `next` (so the
+    /// workloads after it are the same), no name, no allocation. Gives its arrival and its
+    /// name index (`name_of`).
+    pub fn skip_next(&mut self) -> Option<(SimTime, u64)> {
+        let Reverse((arrival, c)) = self.heap.pop()?;
+        let copy = &mut self.copies[c];
+        draw(&self.settings, copy);
+        let index = self.index;
+        self.finish_one(c);
+        Some((arrival, index))
+    }
+
+    /// The name of the workload with name index `index`.
+    pub fn name_of(&self, index: u64) -> String {
+        workload_name(&self.settings.name, index)
+    }
+
+    /// Counts the workload of copy `c` just drawn and queues the copy's next arrival.
+    fn finish_one(&mut self, c: usize) {
+        let copy = &mut self.copies[c];
+        self.index += 1;
+        copy.produced += 1;
+        advance(&self.settings, copy, false);
+        if let Some(t) = copy.next {
+            self.heap.push(Reverse((t, c)));
+        }
+    }
+}
+
 impl Iterator for GeneratorStream {
     type Item = Workload;
 
     fn next(&mut self) -> Option<Workload> {
         let Reverse((arrival, c)) = self.heap.pop()?;
-        let s = Arc::clone(&self.settings);
         let copy = &mut self.copies[c];
-        let w = make_workload(&s, &self.gangs, copy, arrival, self.index);
-        self.index += 1;
-        copy.produced += 1;
-        advance(&s, copy, false);
-        if let Some(t) = copy.next {
-            self.heap.push(Reverse((t, c)));
-        }
+        let d = draw(&self.settings, copy);
+        let w = make_workload(&self.settings, &self.gangs, d, arrival, self.index);
+        self.finish_one(c);
         Some(w)
     }
 }
@@ -177,22 +202,50 @@ fn kind_index(kind: SchedulerKind) -> usize {
     }
 }
 
-fn make_workload(
-    s: &GeneratorSettings,
-    gangs: &[[Arc<GangSpec>; 3]],
-    copy: &mut CopyState,
-    arrival: SimTime,
-    index: u64,
-) -> Workload {
+/// `{generator}-{index}`, written without the formatting machinery (every generated
+/// workload pays for its name and its uid).
+fn workload_name(generator: &str, index: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = index;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let digits = std::str::from_utf8(&digits[i..]).expect("ASCII digits");
+    let mut name = String::with_capacity(generator.len() + 1 + digits.len());
+    name.push_str(generator);
+    name.push('-');
+    name.push_str(digits);
+    name
+}
+
+/// What one workload draws from its copy's stream, in this order: everything random about it.
+struct Drawn {
+    queue: usize,
+    priority: usize,
+    scheduler: usize,
+    topology: usize,
+    pods: u32,
+    requests: Vec<(ResourceId, i64)>,
+    duration: SimDuration,
+}
+
+/// One workload's draws. `GeneratorStream::skip_next` makes them too, so skipping a workload
+/// leaves the stream where building it would.
+fn draw(s: &GeneratorSettings, copy: &mut CopyState) -> Drawn {
     let rng = &mut copy.rng;
-    let q = &s.queues.items[match copy.queue {
+    let queue = match copy.queue {
         Some(i) => i,
         None => s.queues.pick(rng),
-    }];
-    let (class, priority) = &s.priorities.items[s.priorities.pick(rng)];
-    let (scheduler_name, kind) = &s.schedulers.items[s.schedulers.pick(rng)];
-    let topo_index = s.topologies.pick(rng);
-    let topo = &s.topologies.items[topo_index];
+    };
+    let priority = s.priorities.pick(rng);
+    let scheduler = s.schedulers.pick(rng);
+    let topology = s.topologies.pick(rng);
     let pods = s.pods.sample(rng).max(1) as u32;
     let requests: Vec<(ResourceId, i64)> = s
         .requests
@@ -200,10 +253,38 @@ fn make_workload(
         .map(|(r, d)| (*r, d.sample(rng).max(0)))
         .collect();
     let duration = SimDuration::from_millis(s.duration.sample(rng).max(0));
-    let name = format!("{}-{index}", s.name);
+    Drawn {
+        queue,
+        priority,
+        scheduler,
+        topology,
+        pods,
+        requests,
+        duration,
+    }
+}
+
+fn make_workload(
+    s: &GeneratorSettings,
+    gangs: &[[Arc<GangSpec>; 3]],
+    d: Drawn,
+    arrival: SimTime,
+    index: u64,
+) -> Workload {
+    let q = &s.queues.items[d.queue];
+    let (class, priority) = &s.priorities.items[d.priority];
+    let (scheduler_name, kind) = &s.schedulers.items[d.scheduler];
+    let topo_index = d.topology;
+    let topo = &s.topologies.items[topo_index];
+    let (pods, requests, duration) = (d.pods, d.requests, d.duration);
+    let name = workload_name(&s.name, index);
+    let mut uid = String::with_capacity(q.namespace.len() + 1 + name.len());
+    uid.push_str(&q.namespace);
+    uid.push('/');
+    uid.push_str(&name);
     let gang = Arc::clone(&gangs[topo_index][kind_index(*kind)]);
     Workload {
-        uid: format!("{}/{name}", q.namespace),
+        uid,
         namespace: q.namespace.clone(),
         name,
         kind: "Workload".into(),
@@ -269,6 +350,24 @@ impl GeneratedWorkloads {
     /// Which stream the next workload comes from (its index in `new`'s list).
     pub fn peek_stream(&self) -> Option<usize> {
         self.heap.peek().map(|Reverse((_, i))| *i)
+    }
+}
+
+impl GeneratedWorkloads {
+    /// `GeneratorStream::skip_next` of the stream the next workload comes from: its arrival,
+    /// the stream's index and the workload's name index there.
+    pub fn skip_next(&mut self) -> Option<(SimTime, usize, u64)> {
+        let Reverse((_, i)) = self.heap.pop()?;
+        let skipped = self.streams[i].skip_next();
+        if let Some(t) = self.streams[i].peek_arrival() {
+            self.heap.push(Reverse((t, i)));
+        }
+        skipped.map(|(t, index)| (t, i, index))
+    }
+
+    /// The name of workload `index` of stream `stream`.
+    pub fn name_of(&self, stream: usize, index: u64) -> String {
+        self.streams[stream].name_of(index)
     }
 }
 

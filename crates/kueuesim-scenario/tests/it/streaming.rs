@@ -340,3 +340,118 @@ fn a_sink_is_handed_everything_the_full_run_records() {
         "{finished_somewhere} finished workloads handed out"
     );
 }
+
+/// Generators whose arrivals and draws are random (Poisson, uniform, log-normal), one of
+/// them ended by time (`until`) rather than by count, so that how many workloads are left
+/// depends on every draw made before.
+fn random_generators() -> String {
+    format!(
+        r#"{FLAVOR}---
+{}---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: team}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: timed, namespace: team}}
+spec:
+  until: 30h
+  arrival: {{rate: 40/h}}
+  queues: [{{name: q}}]
+  pods: {{uniform: {{min: 1, max: 4}}}}
+  requests: {{nvidia.com/gpu: {{uniform: {{min: 1, max: 8}}}}}}
+  duration: {{logNormal: {{median: 1h, sigma: 1, min: 5m, max: 24h}}}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: counted, namespace: team}}
+spec:
+  count: 700
+  arrival: {{rate: 30/h}}
+  queues: [{{name: q}}]
+  pods: {{fixed: 2}}
+  requests: {{nvidia.com/gpu: {{uniform: {{min: 1, max: 2}}}}}}
+  duration: {{fixed: 10m}}
+"#,
+        cq("1000")
+    )
+}
+
+/// The stream of `text`, with its first `skip` workloads pulled.
+fn stream_after(text: &str, skip: usize) -> kueuesim_scenario::stream::WorkloadStream {
+    let opts = LoadOptions {
+        stream: true,
+        ..LoadOptions::default()
+    };
+    let mut loaded = load_text_with("t.yaml", text, opts).unwrap_or_else(|e| panic!("{e}"));
+    let mut stream = loaded.stream.take().expect("streamed");
+    for _ in 0..skip {
+        stream.next().expect("a workload");
+    }
+    stream
+}
+
+#[test]
+fn counting_the_rest_of_a_stream_skips_workloads_as_pulling_them_does() {
+    use kueuesim_engine::WorkloadFeed;
+    let text = random_generators();
+    let all = stream_after(&text, 0).count();
+    assert!(all > 1_000, "{all} workloads");
+    for skip in [0, 1, 17, 400, all - 1, all] {
+        let counted = stream_after(&text, skip).count_rest();
+        let pulled = stream_after(&text, skip).count() as u64;
+        assert_eq!(counted, pulled, "after {skip} workloads");
+        assert_eq!(counted, (all - skip) as u64);
+    }
+    // Skipping leaves the generators where building would: what comes after a count of
+    // the first ones is what a plain pull gives (names, arrivals, draws).
+    let mut a = stream_after(&text, 0);
+    let mut b = stream_after(&text, 0);
+    let head: Vec<Workload> = (&mut a).take(300).collect();
+    let first = head.first().map(|w| w.name.as_str());
+    assert!(matches!(first, Some("timed-0" | "counted-0")), "{first:?}");
+    let rest_a: Vec<Workload> = a.collect();
+    let rest_b: Vec<Workload> = b.by_ref().skip(300).collect();
+    assert_eq!(format!("{rest_a:?}"), format!("{rest_b:?}"));
+}
+
+#[test]
+fn counting_the_rest_of_a_stream_stops_at_the_same_error() {
+    use kueuesim_engine::WorkloadFeed;
+    // The fourth arrival is past the ten-year limit of simulated time: the stream ends with
+    // an error there, counted or pulled.
+    let text = format!(
+        r#"{FLAVOR}---
+{}---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: team}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: slow, namespace: team}}
+spec:
+  count: 10
+  arrival: {{interval: 30000h}}
+  queues: [{{name: q}}]
+  pods: {{fixed: 1}}
+  requests: {{nvidia.com/gpu: {{fixed: 1}}}}
+  duration: {{fixed: 1h}}
+"#,
+        cq("10")
+    );
+    let mut counted = stream_after(&text, 0);
+    let mut pulled = stream_after(&text, 0);
+    let n_counted = counted.count_rest();
+    let n_pulled = pulled.by_ref().count() as u64;
+    assert_eq!(n_counted, n_pulled);
+    assert!(n_counted < 10, "{n_counted}");
+    let (ec, ep) = (counted.error(), pulled.error());
+    let (ec, ep) = (ec.borrow(), ep.borrow());
+    let message = ec.as_ref().expect("an error").to_string();
+    assert!(message.contains("workload slow-"), "{message}");
+    assert_eq!(Some(message), ep.as_ref().map(|e| e.to_string()));
+}

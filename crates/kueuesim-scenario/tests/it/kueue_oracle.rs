@@ -80,6 +80,32 @@ fn cycles_that_only_move_flavor_scans_stop_when_the_scans_come_back_to_a_state()
     }
 }
 
+#[test]
+fn a_strict_fifo_head_whose_scans_ended_is_retried_after_a_finish() {
+    // partial's scans ended at 0 s (a on f1, b fitting nowhere); when short finishes, the
+    // retry restarts a on f0, stops there, and the next one resumes at f1 and admits b with
+    // 2 of its 4 pods (partial admission).
+    let r = run_dir("kueue/scan-restarts-after-finish");
+    let short = wl(&r, "default", "short");
+    assert_eq!(
+        (short.admitted_at, short.finished_at),
+        (Some(0.0), Some(15.0))
+    );
+    let partial = wl(&r, "default", "partial");
+    assert_eq!(
+        status(partial),
+        (Some(15.0), "Running", None),
+        "{}",
+        id(partial)
+    );
+    let placed: Vec<(&str, Option<u32>)> = partial
+        .pod_sets
+        .iter()
+        .map(|p| (p.flavors["cpu"].as_str(), p.admitted_count))
+        .collect();
+    assert_eq!(placed, [("f1", Some(1)), ("f0", Some(2))]);
+}
+
 fn run_with_recompute(on: bool) -> SimulationResult {
     let mut loaded = load_dir("kueue/overlapping-targets-recompute");
     loaded.world.config.kueue_gates.recompute_on_overlap = on;

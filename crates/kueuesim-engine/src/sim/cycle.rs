@@ -3,7 +3,7 @@
 
 use kueuesim_model::quota::QuotaTree;
 use kueuesim_model::{
-    ClusterQueueId, CycleWork, QueueRef, SimDuration, SimTime, WorkloadId, World,
+    ClusterQueueId, ControllerLatency, CycleWork, QueueRef, SimDuration, SimTime, WorkloadId, World,
 };
 
 use crate::admission::{self, Assignment, Decision, Head, NotAdmitted, ScanClock, ScanProgress};
@@ -124,6 +124,11 @@ impl<'w> Simulation<'w> {
     /// may end it later.
     fn occupy_scheduler(&mut self, heads: usize, rest: &[Decision]) {
         let latency = &self.world.config.controller_latency;
+        if *latency == ControllerLatency::default() {
+            // No latency modelled: the next cycle may start now, as `next_cycle_at` (never
+            // later than now then) already allows.
+            return;
+        }
         let admissions = rest
             .iter()
             .filter(|d| matches!(d, Decision::Admit { .. }))
@@ -133,15 +138,7 @@ impl<'w> Simulation<'w> {
             admissions,
             // `cache.Snapshot` copies every ClusterQueue, whether or not it has a head.
             cluster_queues: self.world.cluster_queues.len(),
-            tas_flavors: match &self.sched.tas_base {
-                Some(_) => self
-                    .world
-                    .flavors
-                    .iter()
-                    .filter(|f| f.topology_name.is_some())
-                    .count(),
-                None => 0,
-            },
+            tas_flavors: self.sched.tas_flavors,
         };
         self.kueue.next_cycle_at = self.now + latency.cycle_duration(work);
     }

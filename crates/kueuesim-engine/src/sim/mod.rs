@@ -184,6 +184,9 @@ struct Schedulers {
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
+    /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
+    /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
+    tas_flavors: usize,
 }
 
 /// Whether the run is getting anywhere: what has arrived, runs or terminates, and when
@@ -274,6 +277,15 @@ impl<'w> Simulation<'w> {
         };
         let n_nodes = world.cluster_queues.len() + world.cohorts.len();
         let afs = AfsState::new(world, &mut events);
+        let tas_flavors = if world.has_nodes() {
+            world
+                .flavors
+                .iter()
+                .filter(|f| f.topology_name.is_some())
+                .count()
+        } else {
+            0
+        };
         Simulation {
             world,
             gpu,
@@ -305,9 +317,8 @@ impl<'w> Simulation<'w> {
                 cluster: Cluster::new(world),
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
-                tas_base: (world.flavors.iter().any(|f| f.topology_name.is_some())
-                    && world.has_nodes())
-                .then(|| crate::tas::TasCapacity::new(world)),
+                tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
+                tas_flavors,
             },
             progress: Progress {
                 last_effective: SimTime::ZERO,

@@ -19,6 +19,9 @@ mod kueue_features;
 mod kueue_oracle;
 /// Kueue's scheduler performance scenarios against their published bands.
 mod kueue_perf;
+/// Kueue preemption as golden scenarios of `scenarios/kueue/`: within a ClusterQueue, in a
+/// cohort, victim order, the eviction writes.
+mod kueue_preemption;
 /// The lint for likely typos: unknown keys and Kueue fields, missing LocalQueues.
 mod lint;
 /// How objects become workloads: document order, times, snapshot state.

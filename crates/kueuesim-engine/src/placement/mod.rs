@@ -168,12 +168,22 @@ impl NodeCapacity {
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
         self.version += 1;
         let base = node.index() * self.n_resources;
+        // A bit changes only when its amount crosses zero (one): the bitsets' words are
+        // touched only then, not on every bind and release of the dry runs.
         for (r, a) in requests.iter() {
-            self.free[base + r.index()] -= sign * a;
-            self.mark(node, r.index());
+            let free = &mut self.free[base + r.index()];
+            let had = *free > 0;
+            *free -= sign * a;
+            if had != (*free > 0) {
+                self.mark(node, r.index());
+            }
         }
-        self.free_pods[node.index()] -= sign;
-        self.mark_pods(node);
+        let pods = &mut self.free_pods[node.index()];
+        let had = *pods >= 1;
+        *pods -= sign;
+        if had != (*pods >= 1) {
+            self.mark_pods(node);
+        }
     }
 
     /// Whether one more pod with `requests` fits on `node` (NodeResourcesFit).

@@ -99,27 +99,24 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
                     );
                     fill(world, &mut cluster.nodes, &all, &pods, need, &mut s)
                 };
-                match filled {
-                    // Kept on the nodes: committed below.
-                    Ok(b) => Ok(b),
-                    Err((b, (ps, idx))) => {
-                        let failed = with_bindings(&pods, &b);
-                        let why = fit_errors(world, &cluster.nodes, &failed[ps].0, &all);
-                        undo(&mut cluster.nodes, &pods, &b);
-                        Err(if bound < job.min_member {
-                            format!(
-                                "Resources were found for {} pods while {} are required for gang scheduling. Additional pods cannot be scheduled due to: {why}",
-                                bound + b.len(),
-                                job.min_member
-                            )
-                        } else {
-                            format!(
-                                "Resources were not found for pod {} due to: {why}",
-                                (job.pod_name)(ps, idx)
-                            )
-                        })
+                // A success stays on the nodes (committed below); a failure is undone.
+                filled.map_err(|(b, (ps, idx))| {
+                    let failed = with_bindings(&pods, &b);
+                    let why = fit_errors(world, &cluster.nodes, &failed[ps].0, &all);
+                    undo(&mut cluster.nodes, &pods, &b);
+                    if bound < job.min_member {
+                        format!(
+                            "Resources were found for {} pods while {} are required for gang scheduling. Additional pods cannot be scheduled due to: {why}",
+                            bound + b.len(),
+                            job.min_member
+                        )
+                    } else {
+                        format!(
+                            "Resources were not found for pod {} due to: {why}",
+                            (job.pod_name)(ps, idx)
+                        )
                     }
-                }
+                })
             }
         };
         match attempt {

@@ -140,7 +140,7 @@ fn advance(s: &GeneratorSettings, copy: &mut CopyState, first: bool) {
 
 impl GeneratorStream {
     /// Moves past the next workload without building it: the same draws as `next` (so the
-    /// workloads after it are the same), no name, no allocation. Gives its arrival and its
+    /// workloads after it are the same), without its name, uid or pod set. Gives its arrival and its
     /// name index (`name_of`).
     pub fn skip_next(&mut self) -> Option<(SimTime, u64)> {
         let Reverse((arrival, c)) = self.heap.pop()?;

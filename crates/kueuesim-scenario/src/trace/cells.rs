@@ -93,8 +93,9 @@ pub(super) fn decimal(file: &str, row: &Row, i: usize, what: &str) -> Result<f64
 /// Philly's submit time, `YYYY-MM-DD HH:MM:SS` (UTC), as Unix milliseconds.
 pub(super) fn philly_time(file: &str, row: &Row, i: usize) -> Result<i64, ScenarioError> {
     let v = row.cell(i);
-    // `YYYY-MM-DD HH:MM:SS` becomes `YYYY-MM-DDTHH:MM:SSZ` in a stack buffer: this runs three
-    // times per row (the trace's time 0, the sort by arrival, the workload), so no `String`.
+    // `YYYY-MM-DD HH:MM:SS` becomes `YYYY-MM-DDTHH:MM:SSZ` in a stack buffer: this runs four
+    // times per row (the trace's time 0, the arrival check, the sort key, the workload), so
+    // no `String`.
     let mut buf = [0u8; 40];
     let parsed = (v.len() < buf.len())
         .then(|| {

@@ -323,8 +323,9 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             }
             *zero_ms = if zero == i64::MAX { 0 } else { zero };
         }
-        // Every arrival is read once to report a bad cell; the sort then works on small
-        // cached keys (arrival, file index) and moves each row once.
+        // Every arrival is read first, in file order, so the first bad cell is the one
+        // reported; the sort then reads each again into small cached keys (arrival, file
+        // index) and moves each row once.
         for r in &rows {
             t.arrival_ms(r)?;
         }

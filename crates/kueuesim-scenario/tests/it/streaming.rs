@@ -405,16 +405,15 @@ fn counting_the_rest_of_a_stream_skips_workloads_as_pulling_them_does() {
         assert_eq!(counted, pulled, "after {skip} workloads");
         assert_eq!(counted, (all - skip) as u64);
     }
-    // Skipping leaves the generators where building would: what comes after a count of
-    // the first ones is what a plain pull gives (names, arrivals, draws).
-    let mut a = stream_after(&text, 0);
-    let mut b = stream_after(&text, 0);
-    let head: Vec<Workload> = (&mut a).take(300).collect();
-    let first = head.first().map(|w| w.name.as_str());
-    assert!(matches!(first, Some("timed-0" | "counted-0")), "{first:?}");
-    let rest_a: Vec<Workload> = a.collect();
-    let rest_b: Vec<Workload> = b.by_ref().skip(300).collect();
-    assert_eq!(format!("{rest_a:?}"), format!("{rest_b:?}"));
+    // The counts above agree only if skipping a workload makes the draws building it makes:
+    // a copy's arrivals come from the same random stream as its workloads' draws, so one
+    // draw more or less moves every later arrival of `timed`, and with them how many fall
+    // before its `until: 30h`. The merge starts with the earliest generator's first workload.
+    let first = stream_after(&text, 0).next().map(|w| w.name);
+    assert!(
+        matches!(first.as_deref(), Some("timed-0" | "counted-0")),
+        "{first:?}"
+    );
 }
 
 #[test]

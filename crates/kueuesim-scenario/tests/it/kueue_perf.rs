@@ -182,6 +182,7 @@ fn check_bands(name: &str) {
         "\n#### {} ({} workloads)\n\n| measure | kueuesim | published mean | off by | band | in band |\n|---|---|---|---|---|---|\n",
         p.name, m.workloads
     );
+    let mut seen: Vec<String> = Vec::new();
     let mut row = |what: String, ours: String, mean: String, off: f64, band: String, ok: bool| {
         let close = off.abs() <= CLOSE;
         table.push_str(&format!(
@@ -205,6 +206,7 @@ fn check_bands(name: &str) {
                 }
             ));
         }
+        seen.push(what);
     };
     let off = |ours: f64, mean: f64| (ours - mean) / mean;
     row(
@@ -245,6 +247,12 @@ fn check_bands(name: &str) {
         );
     }
     println!("{table}");
+    // A listed miss that names no measure (misspelt, renamed) would go unnoticed otherwise.
+    for miss in p.misses {
+        if !seen.iter().any(|w| w == miss) {
+            failures.push(format!("{}: the miss {miss:?} names no measure", p.name));
+        }
+    }
     assert!(
         failures.is_empty(),
         "outside the bands or the 15 % bar:\n{}",

@@ -5,15 +5,20 @@
 //!
 //! `placement_count volcano|kai [ITERATIONS [ZONES]]` (ZONES of 1,024 nodes, 4 by default:
 //! the guard's 4,096 nodes; 16 gives the criterion bench's 16,384). Only `measured` is counted: the guard runs
-//! this under callgrind with `--toggle-collect` on it, so building the world and cloning the
-//! cluster before each placement are left out of the count, and so is a first placement
-//! whose pods are released before the counted ones (see `main`). A bench target (so that
+//! this under callgrind with `--toggle-collect` on it, so building the world and releasing
+//! each placement's pods after it are left out of the count, and so is a first placement
+//! whose pods are released before the counted ones (see `main`). One cluster serves every
+//! placement, as a run's cluster does: what it keeps between decisions (KAI's task-copy
+//! counts and commit buffers) is there for each, and no copy of 4,096 nodes evicts the
+//! caches before it. A bench target (so that
 //! `cargo bench --no-run`, which CI runs anyway, builds it) but not a criterion bench: run by
 //! `cargo bench` (which passes `--bench`), it does nothing.
 
 use std::process::ExitCode;
 
-use kueuesim_benches::{busy_cluster, gang_pods, spine_kai_job, spine_volcano_job, topology_world};
+use kueuesim_benches::{
+    busy_cluster, gang_pods, release, spine_kai_job, spine_volcano_job, topology_world,
+};
 use kueuesim_engine::placement::{Cluster, Placement, PodNeeds, kai, volcano};
 use kueuesim_model::{NodeId, World};
 
@@ -89,16 +94,14 @@ fn main() -> ExitCode {
     // cluster does after the first gang of a shape (the steady state the criterion bench's
     // `kai-required-spine` measures).
     let first = place(placer, &world, &mut busy, &pods, 0);
-    for &(ps, _, n) in &first.bound {
-        busy.apply(&world, n, &pods[ps].0.requests, -1);
-    }
+    release(&world, &mut busy, &pods, &first);
     for seed in 0..iterations {
-        // A fresh copy each time: a placement binds the gang. The seed orders Volcano's
-        // equal-score HyperNodes, so the iterations take different paths through the search.
-        let mut cluster = busy.clone();
-        let bound = measured(placer, &world, &mut cluster, &pods, seed)
-            .bound
-            .len();
+        // The gang's pods are released after each placement, so that every one starts from
+        // the same free capacity. The seed orders Volcano's equal-score HyperNodes, so the
+        // iterations take different paths through the search.
+        let placement = measured(placer, &world, &mut busy, &pods, seed);
+        release(&world, &mut busy, &pods, &placement);
+        let bound = placement.bound.len();
         if bound != 32 {
             // The world is built so that some spines hold the gang; anything else means the
             // driver no longer measures a successful placement.

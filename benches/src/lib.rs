@@ -340,6 +340,34 @@ pub fn busy_cluster(world: &World) -> kueuesim_engine::placement::Cluster {
     c
 }
 
+/// Releases what `placement` bound on `cluster` (its pods and any GPU-device claims), as the
+/// engine does when the pods end: the cluster's free capacity is as before the placement,
+/// while what it keeps from one decision to the next (KAI's per-shape task-copy counts, its
+/// commit buffers) stays, as in a run's long-lived cluster.
+pub fn release(
+    world: &World,
+    cluster: &mut kueuesim_engine::placement::Cluster,
+    pods: &kueuesim_engine::placement::GangPods,
+    placement: &kueuesim_engine::placement::Placement,
+) {
+    assert!(
+        placement.vgpu.is_empty(),
+        "the placement benches' worlds have no vGPU"
+    );
+    for &(ps, idx, claim) in &placement.claims {
+        let node = placement
+            .bound
+            .iter()
+            .find(|&&(p, i, _)| (p, i) == (ps, idx))
+            .map(|&(_, _, n)| n)
+            .expect("a claim belongs to a bound pod");
+        cluster.apply_claim(world, node, claim, -1);
+    }
+    for &(ps, _, n) in &placement.bound {
+        cluster.apply(world, n, &pods[ps].0.requests, -1);
+    }
+}
+
 /// A gang of `pods` pods of 8 GPUs (and most of a node's cpu and memory).
 pub fn gang_pods(
     world: &World,

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use kueuesim_model::{
-    ClusterQueueId, FlavorId, NodeId, QueueRef, ResourceId, SimDuration, SimTime, Workload,
-    WorkloadId, World,
+    ClusterQueueId, FlavorId, LocalQueueId, NodeId, QueueRef, ResourceId, SimDuration, SimTime,
+    Workload, WorkloadId, World,
 };
 
 /// The state of a workload, as the `-o json` contract names them.
@@ -390,9 +390,16 @@ pub struct LeanOutcome {
 }
 
 /// What a run summary needs of its workloads, folded one workload at a time in any order:
-/// counts by state, every admitted workload's wait, and per ClusterQueue and per LocalQueue
-/// the figures of `QueueTally`. Integer sums and lists of durations that the writers sort
+/// counts by state, every admitted workload's wait, per ClusterQueue and per LocalQueue the
+/// counts and GPU time of `ClusterQueueTally`, and the durations their percentiles are taken
+/// over (`QueueSamples`). Integer sums and multisets of durations that the writers sort
 /// before use, so the order of folding never shows.
+///
+/// A lean run keeps its tally for the whole trace, so what it holds per workload is what
+/// the summary's memory grows by: one wait for the run-wide percentiles and one
+/// `QueueSamples` entry per queue figure, each workload's durations held once (in the
+/// bucket of its LocalQueue and ClusterQueue together, not once per queue), mostly as
+/// 32-bit milliseconds (`Durations`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Workloads, arrived or not.
@@ -404,19 +411,24 @@ pub struct Tally {
     /// Arrived workloads by state (`WorkloadState::ALL` order).
     pub by_state: [u64; 7],
     /// Per admitted workload, from creation to its latest admission.
-    pub waits: Vec<SimDuration>,
+    pub waits: Durations,
     /// Per ClusterQueue (its admission's, else its LocalQueue's).
     pub cluster_queues: Vec<ClusterQueueTally>,
     /// Per LocalQueue (`World::local_queues` order): the workloads that name it.
     pub local_queues: Vec<ClusterQueueTally>,
+    /// The queue figures' durations, by the LocalQueue the workload names (if any) and the
+    /// ClusterQueue it is counted in (as `cluster_queues`): a ClusterQueue's are those of its
+    /// keys, a LocalQueue's those of its keys (`Tally::cluster_queue_samples`,
+    /// `Tally::local_queue_samples`).
+    pub samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueSamples>,
     /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
     pub unmanaged_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
     pub missing_queues: BTreeMap<(String, String), u64>,
 }
 
-/// One queue's part of a `Tally` (a ClusterQueue's or a LocalQueue's): counts, GPU time,
-/// and the durations its percentiles are taken over.
+/// One queue's part of a `Tally` (a ClusterQueue's or a LocalQueue's): counts and GPU time.
+/// The durations its percentiles are taken over are in `Tally::samples`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterQueueTally {
     /// Arrived workloads of the queue.
@@ -439,18 +451,6 @@ pub struct ClusterQueueTally {
     pub lost_gpu_ms: i128,
     /// GPU-milliseconds of quota its workloads held while their pods were not all running.
     pub idle_quota_gpu_ms: i128,
-    /// Per workload holding (or having held, if finished or evicted) an admission at the end,
-    /// not Pending: creation to its latest admission.
-    pub waits: Vec<SimDuration>,
-    /// Per such workload: its time in queue (Pending) before its latest admission.
-    pub queued: Vec<SimDuration>,
-    /// Per workload Pending at the end: creation to the end (censored wait).
-    pub pending_waits: Vec<SimDuration>,
-    /// Per workload Pending at the end: its time in queue up to the end.
-    pub pending_queued: Vec<SimDuration>,
-    /// Per finished workload: creation to finish (JCT), and its run time alone (its
-    /// duration), for bounded slowdown.
-    pub completions: Vec<(SimDuration, SimDuration)>,
     /// The workload asking for the most GPUs (all pods), as (GPUs, `namespace/name`); the
     /// greatest name among equals, so the order of folding does not show.
     pub largest_workload: Option<(i64, String)>,
@@ -458,8 +458,151 @@ pub struct ClusterQueueTally {
     pub largest_pod: Option<(i64, String)>,
 }
 
+/// The durations a queue's percentiles are taken over, for the workloads of one key of
+/// `Tally::samples`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueSamples {
+    /// Per workload holding (or having held, if finished or evicted) an admission at the end,
+    /// not Pending: creation to its latest admission.
+    pub waits: Durations,
+    /// Per such workload: its time in queue (Pending) before its latest admission.
+    pub queued: Durations,
+    /// Per workload Pending at the end: creation to the end (censored wait).
+    pub pending_waits: Durations,
+    /// Per workload Pending at the end: its time in queue up to the end.
+    pub pending_queued: Durations,
+    /// Per finished workload: creation to finish (JCT), and its run time alone (its
+    /// duration), for bounded slowdown.
+    pub completions: DurationPairs,
+}
+
+/// A multiset of durations, for exact order statistics (its order is not kept). Held as
+/// 32-bit milliseconds when they fit (0 to 49.7 days: nearly every wait and completion time),
+/// half the size of a `SimDuration`; the others beside them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Durations {
+    short: Vec<u32>,
+    long: Vec<SimDuration>,
+}
+
+impl Durations {
+    /// None.
+    pub const fn new() -> Self {
+        Durations {
+            short: Vec::new(),
+            long: Vec::new(),
+        }
+    }
+
+    /// Adds `d`.
+    pub fn push(&mut self, d: SimDuration) {
+        match u32::try_from(d.millis()) {
+            Ok(ms) => self.short.push(ms),
+            Err(_) => self.long.push(d),
+        }
+    }
+
+    /// How many durations it holds.
+    pub fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its durations, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = SimDuration> + Clone + '_ {
+        let short = self
+            .short
+            .iter()
+            .map(|&ms| SimDuration::from_millis(i64::from(ms)));
+        short.chain(self.long.iter().copied())
+    }
+
+    /// The bytes its lists have reserved (what it costs, for tests of what a run retains).
+    pub fn reserved_bytes(&self) -> usize {
+        self.short.capacity() * size_of::<u32>() + self.long.capacity() * size_of::<SimDuration>()
+    }
+}
+
+/// A multiset of pairs of durations, held as `Durations` holds one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DurationPairs {
+    short: Vec<[u32; 2]>,
+    long: Vec<(SimDuration, SimDuration)>,
+}
+
+impl DurationPairs {
+    /// Adds (`a`, `b`).
+    pub fn push(&mut self, a: SimDuration, b: SimDuration) {
+        match (u32::try_from(a.millis()), u32::try_from(b.millis())) {
+            (Ok(x), Ok(y)) => self.short.push([x, y]),
+            _ => self.long.push((a, b)),
+        }
+    }
+
+    /// How many pairs it holds.
+    pub fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its pairs, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (SimDuration, SimDuration)> + Clone + '_ {
+        let ms = |x: u32| SimDuration::from_millis(i64::from(x));
+        let short = self.short.iter().map(move |&[a, b]| (ms(a), ms(b)));
+        short.chain(self.long.iter().copied())
+    }
+
+    /// The bytes its lists have reserved.
+    pub fn reserved_bytes(&self) -> usize {
+        self.short.capacity() * size_of::<[u32; 2]>()
+            + self.long.capacity() * size_of::<(SimDuration, SimDuration)>()
+    }
+}
+
+impl QueueSamples {
+    fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
+        if rec.state == WorkloadState::Pending {
+            self.pending_waits.push(end - wl.created_at);
+            self.pending_queued
+                .push(rec.queued + (end - rec.pending_since).max(SimDuration::ZERO));
+        } else if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
+            self.waits.push(at - wl.created_at);
+            self.queued.push(rec.queued);
+        }
+        if let (WorkloadState::Finished, Some(done)) = (rec.state, rec.finished_at) {
+            let run = wl
+                .duration
+                .or(rec.running_at.map(|r| done - r))
+                .unwrap_or(SimDuration::ZERO);
+            self.completions.push(done - wl.created_at, run);
+        }
+    }
+
+    /// The bytes its lists have reserved.
+    pub fn reserved_bytes(&self) -> usize {
+        [
+            &self.waits,
+            &self.queued,
+            &self.pending_waits,
+            &self.pending_queued,
+        ]
+        .iter()
+        .map(|d| d.reserved_bytes())
+        .sum::<usize>()
+            + self.completions.reserved_bytes()
+    }
+}
+
 impl ClusterQueueTally {
-    fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime, gpu: Option<ResourceId>) {
+    fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, gpu: Option<ResourceId>) {
         self.workloads += 1;
         if let Some(g) = gpu {
             let total: i64 = wl
@@ -495,20 +638,9 @@ impl ClusterQueueTally {
         self.idle_quota_gpu_ms += rec.idle_quota_gpu_ms;
         if rec.state == WorkloadState::Pending {
             self.pending += 1;
-            self.pending_waits.push(end - wl.created_at);
-            self.pending_queued
-                .push(rec.queued + (end - rec.pending_since).max(SimDuration::ZERO));
-        } else if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
-            self.waits.push(at - wl.created_at);
-            self.queued.push(rec.queued);
         }
-        if let (WorkloadState::Finished, Some(done)) = (rec.state, rec.finished_at) {
+        if rec.state == WorkloadState::Finished && rec.finished_at.is_some() {
             self.finished += 1;
-            let run = wl
-                .duration
-                .or(rec.running_at.map(|r| done - r))
-                .unwrap_or(SimDuration::ZERO);
-            self.completions.push((done - wl.created_at, run));
         }
     }
 
@@ -524,11 +656,6 @@ impl ClusterQueueTally {
         self.gpu_ms += o.gpu_ms;
         self.lost_gpu_ms += o.lost_gpu_ms;
         self.idle_quota_gpu_ms += o.idle_quota_gpu_ms;
-        self.waits.extend_from_slice(&o.waits);
-        self.queued.extend_from_slice(&o.queued);
-        self.pending_waits.extend_from_slice(&o.pending_waits);
-        self.pending_queued.extend_from_slice(&o.pending_queued);
-        self.completions.extend_from_slice(&o.completions);
         for (mine, theirs) in [
             (&mut self.largest_workload, &o.largest_workload),
             (&mut self.largest_pod, &o.largest_pod),
@@ -566,6 +693,25 @@ impl Tally {
             cluster_queues: vec![ClusterQueueTally::default(); world.cluster_queues.len()],
             local_queues: vec![ClusterQueueTally::default(); world.local_queues.len()],
             ..Tally::default()
+        }
+    }
+
+    /// A copy of its counts and per-queue totals without its durations (`waits`,
+    /// `samples`, most of what a lean run's tally holds): the report adds a lean run's
+    /// unfinished workloads to such a copy and reads the finished ones' durations where the
+    /// run left them, instead of copying them.
+    pub fn clone_counts(&self) -> Tally {
+        Tally {
+            total: self.total,
+            not_arrived: self.not_arrived,
+            unmanaged: self.unmanaged,
+            by_state: self.by_state,
+            waits: Durations::new(),
+            cluster_queues: self.cluster_queues.clone(),
+            local_queues: self.local_queues.clone(),
+            samples: BTreeMap::new(),
+            unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
+            missing_queues: self.missing_queues.clone(),
         }
     }
 
@@ -607,12 +753,52 @@ impl Tally {
             (None, QueueRef::Local(lq)) => Some(world.local_queue(*lq).cluster_queue),
             _ => None,
         };
+        let lq = match wl.queue {
+            QueueRef::Local(lq) => Some(lq),
+            _ => None,
+        };
         if let Some(cq) = cq {
-            self.cluster_queues[cq.index()].add(wl, rec, end, gpu);
+            self.cluster_queues[cq.index()].add(wl, rec, gpu);
+            // Once per workload, for its ClusterQueue and its LocalQueue together (a
+            // LocalQueue names one ClusterQueue: one key each, but for admissions elsewhere).
+            self.samples.entry((lq, cq)).or_default().add(wl, rec, end);
         }
-        if let QueueRef::Local(lq) = wl.queue {
-            self.local_queues[lq.index()].add(wl, rec, end, gpu);
+        if let Some(lq) = lq {
+            self.local_queues[lq.index()].add(wl, rec, gpu);
         }
+    }
+
+    /// The durations of ClusterQueue `cq`'s figures.
+    pub fn cluster_queue_samples(
+        &self,
+        cq: ClusterQueueId,
+    ) -> impl Iterator<Item = &QueueSamples> + Clone {
+        self.samples
+            .iter()
+            .filter(move |((_, c), _)| *c == cq)
+            .map(|(_, s)| s)
+    }
+
+    /// The durations of LocalQueue `lq`'s figures.
+    pub fn local_queue_samples(
+        &self,
+        lq: LocalQueueId,
+    ) -> impl Iterator<Item = &QueueSamples> + Clone {
+        self.samples
+            .range((Some(lq), ClusterQueueId::from_index(0))..)
+            .take_while(move |((l, _), _)| *l == Some(lq))
+            .map(|(_, s)| s)
+    }
+
+    /// The bytes the tally's lists of durations have reserved: what a lean run's tally holds
+    /// per workload (for tests of what a run retains).
+    pub fn reserved_bytes(&self) -> usize {
+        self.waits.reserved_bytes()
+            + self
+                .samples
+                .values()
+                .map(QueueSamples::reserved_bytes)
+                .sum::<usize>()
     }
 
     /// How many arrived workloads are in `state`.

@@ -6,9 +6,11 @@ use serde::Serialize;
 
 use kueuesim_engine::outcome::{Outcome, Tally, WorkloadRecord, WorkloadState};
 use kueuesim_model::time::format_rfc3339;
-use kueuesim_model::{QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount};
+use kueuesim_model::{
+    ClusterQueueId, QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount,
+};
 
-use crate::queues::{LocalQueueSummary, QueueFigures};
+use crate::queues::{LocalQueueSummary, QueueFigures, Samples};
 
 /// The whole `-o json` document.
 #[derive(Debug, Serialize)]
@@ -369,7 +371,9 @@ pub(crate) fn percentiles(mut v: Vec<f64>) -> Percentiles {
     if v.is_empty() {
         return Percentiles::default();
     }
-    v.sort_by(f64::total_cmp);
+    // Unstable, without the stable sort's buffer: values equal under `total_cmp` are the
+    // same bits, so no order among them shows.
+    v.sort_unstable_by(f64::total_cmp);
     let rank = |p: f64| {
         let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
         v[i]
@@ -405,7 +409,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
     // the others counted as not arrived.
     let (mut tally, arrived): (Tally, Vec<(&Workload, &WorkloadRecord)>) = match &outcome.lean {
         Some(lean) => (
-            lean.tally.clone(),
+            lean.tally.clone_counts(),
             lean.unfinished
                 .iter()
                 .map(|(_, wl, rec)| (wl, rec))
@@ -445,12 +449,24 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
         not_arrived: tally.not_arrived,
         unmanaged: tally.unmanaged,
     };
-    let waits = tally.waits.iter().map(|d| d.as_secs_f64()).collect();
+    // A lean run's finished workloads' durations stay in its own tally, read there.
+    let samples = Samples::new(&tally, outcome.lean.as_ref().map(|l| &l.tally));
+    let waits = {
+        let mut v = Vec::with_capacity(samples.waits().count());
+        v.extend(samples.waits().map(|d| d.as_secs_f64()));
+        percentiles(v)
+    };
     let end = outcome.stats.end;
     let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;
     let cap = outcome.stats.gpu_capacity;
     let utilization = (cap > 0 && end.millis() > 0).then(|| busy / (cap as f64 * secs(end)));
-    let all = crate::queues::figures(&crate::queues::all_queues(&tally), 0, cap, secs(end));
+    let all = crate::queues::figures(
+        &crate::queues::all_queues(&tally),
+        samples.all(),
+        0,
+        cap,
+        secs(end),
+    );
     SimulationResult {
         api_version: "kueuesim.io/v1alpha1",
         kind: "SimulationResult",
@@ -467,7 +483,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 .map(|s| StoppedEarly::of(s, end)),
             workloads: counts,
             admissions: outcome.stats.admissions,
-            wait_seconds: percentiles(waits),
+            wait_seconds: waits,
             wait_seconds_incl_pending: all.wait_seconds_incl_pending,
             time_in_queue_seconds: all.time_in_queue_seconds,
             time_in_queue_seconds_incl_pending: all.time_in_queue_seconds_incl_pending,
@@ -497,8 +513,14 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 .iter()
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
-            cluster_queues: cq_summaries(world, outcome, &tally),
-            local_queues: crate::queues::local_queue_summaries(world, &tally, cap, secs(end)),
+            cluster_queues: cq_summaries(world, outcome, &tally, samples),
+            local_queues: crate::queues::local_queue_summaries(
+                world,
+                &tally,
+                samples,
+                cap,
+                secs(end),
+            ),
             checks: crate::checks::checks_of(world, &tally),
         },
         workloads,
@@ -653,7 +675,12 @@ pub fn workload_out(
 
 /// Per-ClusterQueue totals: workloads that held its quota (the latest admission of each,
 /// or, for a requeued one, the queue it waits in) and their GPU time.
-fn cq_summaries(world: &World, outcome: &Outcome, tally: &Tally) -> Vec<ClusterQueueSummary> {
+fn cq_summaries(
+    world: &World,
+    outcome: &Outcome,
+    tally: &Tally,
+    samples: Samples<'_>,
+) -> Vec<ClusterQueueSummary> {
     let mut out: Vec<ClusterQueueSummary> = world
         .cluster_queues
         .iter()
@@ -686,7 +713,8 @@ fn cq_summaries(world: &World, outcome: &Outcome, tally: &Tally) -> Vec<ClusterQ
     let nominal = crate::queues::nominal_gpu_quota(world);
     let (cap, end) = (outcome.stats.gpu_capacity, secs(outcome.stats.end));
     for (i, (s, t)) in out.iter_mut().zip(&tally.cluster_queues).enumerate() {
-        s.figures = crate::queues::figures(t, nominal[i], cap, end);
+        let of_cq = samples.cluster_queue(ClusterQueueId::from_index(i));
+        s.figures = crate::queues::figures(t, of_cq, nominal[i], cap, end);
         s.admitted_workloads = t.admitted_workloads;
         s.evictions = t.evictions;
         s.gpu_seconds = t.gpu_ms as f64 / 1000.0;

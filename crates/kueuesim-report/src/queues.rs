@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
-use kueuesim_engine::outcome::{ClusterQueueTally, Tally};
+use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally};
 use kueuesim_model::resources::GPU;
-use kueuesim_model::{SimDuration, World};
+use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
 
 use crate::output::{Percentiles, percentiles};
 
@@ -81,8 +81,56 @@ pub struct LocalQueueSummary {
     pub figures: QueueFigures,
 }
 
-fn secs(v: &[SimDuration]) -> impl Iterator<Item = f64> + '_ {
+/// No durations: the other half of a measure without pending ones.
+static EMPTY: Durations = Durations::new();
+
+fn secs(v: &Durations) -> impl Iterator<Item = f64> + '_ {
     v.iter().map(|d| d.as_secs_f64())
+}
+
+/// The durations a report's percentiles are taken over: its tally's, and a lean run's
+/// finished workloads' read where the run left them (`LeanOutcome::tally`) rather than
+/// copied into the report's tally (a million workloads hold tens of megabytes of them).
+#[derive(Clone, Copy)]
+pub struct Samples<'t> {
+    tallies: [Option<&'t Tally>; 2],
+}
+
+impl<'t> Samples<'t> {
+    /// Those of `tally` and, for a lean run, of its finished workloads (`finished`).
+    pub fn new(tally: &'t Tally, finished: Option<&'t Tally>) -> Self {
+        Samples {
+            tallies: [Some(tally), finished],
+        }
+    }
+
+    fn tallies(self) -> impl Iterator<Item = &'t Tally> + Clone {
+        self.tallies.into_iter().flatten()
+    }
+
+    /// Every admitted workload's wait (`Tally::waits`).
+    pub fn waits(self) -> impl Iterator<Item = SimDuration> + Clone + 't {
+        self.tallies().flat_map(|t| t.waits.iter())
+    }
+
+    /// Every queue's durations: the run-wide figures'.
+    pub fn all(self) -> impl Iterator<Item = &'t QueueSamples> + Clone {
+        self.tallies().flat_map(|t| t.samples.values())
+    }
+
+    /// ClusterQueue `cq`'s.
+    pub fn cluster_queue(
+        self,
+        cq: ClusterQueueId,
+    ) -> impl Iterator<Item = &'t QueueSamples> + Clone {
+        self.tallies()
+            .flat_map(move |t| t.cluster_queue_samples(cq))
+    }
+
+    /// LocalQueue `lq`'s.
+    pub fn local_queue(self, lq: LocalQueueId) -> impl Iterator<Item = &'t QueueSamples> + Clone {
+        self.tallies().flat_map(move |t| t.local_queue_samples(lq))
+    }
 }
 
 /// The nominal GPU quota of every ClusterQueue (all flavors), by index.
@@ -103,33 +151,53 @@ pub fn nominal_gpu_quota(world: &World) -> Vec<i64> {
         .collect()
 }
 
-/// A queue's figures from its tally; `capacity` GPUs over `end_secs` for utilisation.
-pub fn figures(t: &ClusterQueueTally, nominal: i64, capacity: i64, end_secs: f64) -> QueueFigures {
+/// A queue's figures from its tally and the durations of its workloads (`samples`: the keys
+/// of `Tally::samples` that are the queue's); `capacity` GPUs over `end_secs` for
+/// utilisation. Each distribution is collected, sorted and let go of in turn.
+pub fn figures<'t>(
+    t: &ClusterQueueTally,
+    samples: impl Iterator<Item = &'t QueueSamples> + Clone,
+    nominal: i64,
+    capacity: i64,
+    end_secs: f64,
+) -> QueueFigures {
     let hours = |ms: i128| ms as f64 / 3_600_000.0;
     let used = hours(t.gpu_ms);
     let share =
         |gpus: i64| (gpus > 0 && end_secs > 0.0).then(|| used * 3600.0 / (gpus as f64 * end_secs));
+    // Each list collected at its length (a million workloads' durations, one at a time).
+    let of = |f: fn(&QueueSamples) -> [&Durations; 2]| -> Vec<f64> {
+        let n = samples.clone().flat_map(f).map(Durations::len).sum();
+        let mut v = Vec::with_capacity(n);
+        v.extend(
+            samples
+                .clone()
+                .flat_map(|s| f(s).into_iter().flat_map(secs)),
+        );
+        v
+    };
+    let completions = || samples.clone().flat_map(|s| s.completions.iter());
+    let n_completions = samples.clone().map(|s| s.completions.len()).sum();
+    let collect = |it: &mut dyn Iterator<Item = f64>| -> Vec<f64> {
+        let mut v = Vec::with_capacity(n_completions);
+        v.extend(it);
+        v
+    };
     QueueFigures {
         workloads: t.workloads,
         finished_workloads: t.finished,
         pending_workloads: t.pending,
         preemptions_suffered: t.preempted,
         preemptions_caused: t.preemptions_caused,
-        wait_seconds: percentiles(secs(&t.waits).collect()),
-        wait_seconds_incl_pending: percentiles(
-            secs(&t.waits).chain(secs(&t.pending_waits)).collect(),
-        ),
-        time_in_queue_seconds: percentiles(secs(&t.queued).collect()),
-        time_in_queue_seconds_incl_pending: percentiles(
-            secs(&t.queued).chain(secs(&t.pending_queued)).collect(),
-        ),
-        jct_seconds: percentiles(t.completions.iter().map(|(j, _)| j.as_secs_f64()).collect()),
-        bounded_slowdown: percentiles(
-            t.completions
-                .iter()
-                .map(|(j, run)| j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS))
-                .collect(),
-        ),
+        wait_seconds: percentiles(of(|s| [&s.waits, &EMPTY])),
+        wait_seconds_incl_pending: percentiles(of(|s| [&s.waits, &s.pending_waits])),
+        time_in_queue_seconds: percentiles(of(|s| [&s.queued, &EMPTY])),
+        time_in_queue_seconds_incl_pending: percentiles(of(|s| [&s.queued, &s.pending_queued])),
+        jct_seconds: percentiles(collect(&mut completions().map(|(j, _)| j.as_secs_f64()))),
+        bounded_slowdown: percentiles(collect(
+            &mut completions()
+                .map(|(j, run)| j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)),
+        )),
         gpu_hours_used: used,
         gpu_hours_lost: hours(t.lost_gpu_ms),
         gpu_hours_held_not_running: hours(t.idle_quota_gpu_ms),
@@ -143,6 +211,7 @@ pub fn figures(t: &ClusterQueueTally, nominal: i64, capacity: i64, end_secs: f64
 pub fn local_queue_summaries(
     world: &World,
     tally: &Tally,
+    samples: Samples<'_>,
     capacity: i64,
     end_secs: f64,
 ) -> Vec<LocalQueueSummary> {
@@ -151,18 +220,26 @@ pub fn local_queue_summaries(
         .local_queues
         .iter()
         .zip(&tally.local_queues)
-        .map(|(lq, t)| LocalQueueSummary {
+        .enumerate()
+        .map(|(i, (lq, t))| LocalQueueSummary {
             namespace: lq.namespace.clone(),
             name: lq.name.clone(),
             cluster_queue: world.cluster_queue(lq.cluster_queue).name.clone(),
             admitted_workloads: t.admitted_workloads,
             evictions: t.evictions,
-            figures: figures(t, nominal[lq.cluster_queue.index()], capacity, end_secs),
+            figures: figures(
+                t,
+                samples.local_queue(LocalQueueId::from_index(i)),
+                nominal[lq.cluster_queue.index()],
+                capacity,
+                end_secs,
+            ),
         })
         .collect()
 }
 
-/// The run-wide figures: every ClusterQueue's together.
+/// The run-wide counts: every ClusterQueue's together (their durations are all of
+/// `Tally::samples`).
 pub fn all_queues(tally: &Tally) -> ClusterQueueTally {
     let mut all = ClusterQueueTally::default();
     for t in &tally.cluster_queues {

@@ -18,6 +18,7 @@ use super::flavors::{
     FlavorAssigner, Scratch, Subject, preemption_targets, remove_workloads, tas_request,
     topology_assignment,
 };
+use super::messages::MESSAGE_CAPACITY;
 use super::tas_fit::{PreemptorTopology, tas_flavor_of};
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
@@ -572,7 +573,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         }
         if a.mode == Mode::Preempt {
             let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
-            let mut message = String::new();
+            let mut message = String::with_capacity(MESSAGE_CAPACITY);
             unfit.write_message(world, specs.spec(h.key.workload), &mut message);
             let _ = write!(
                 message,

@@ -80,13 +80,15 @@ impl Reason {
                 resource,
                 needed,
             } => {
+                // The fixed words are pushed as they are; only the amount needs formatting.
                 let r = world.resources.name(resource);
-                let _ = write!(
-                    out,
-                    "insufficient unused quota for {r} in flavor {}, {} more needed",
-                    world.flavor(flavor).name,
-                    Amount(r, needed)
-                );
+                out.push_str("insufficient unused quota for ");
+                out.push_str(r);
+                out.push_str(" in flavor ");
+                out.push_str(&world.flavor(flavor).name);
+                out.push_str(", ");
+                let _ = write!(out, "{}", Amount(r, needed));
+                out.push_str(" more needed");
             }
             Reason::Text(ref text) => out.push_str(text),
         }
@@ -213,6 +215,11 @@ pub struct Unfit {
     pub(super) pod_sets: Vec<(usize, Vec<Reason>)>,
 }
 
+/// What a message's `String` starts with: a one-reason message ("couldn't assign flavors to
+/// pod set main: insufficient unused quota for nvidia.com/gpu in flavor default, 8 more
+/// needed") is about 120 bytes.
+pub(super) const MESSAGE_CAPACITY: usize = 192;
+
 impl Unfit {
     /// `Assignment.Message` of workload `wl`: `couldn't assign flavors to pod set <ps>:
     /// <reasons>` joined by `; `, written into `out`.
@@ -235,7 +242,8 @@ impl Unfit {
 
     /// The `QuotaReserved=False` condition of workload `wl` this stands for.
     pub(super) fn not_admitted(&self, world: &World, wl: &Workload) -> NotAdmitted {
-        let mut message = String::new();
+        // Room for the usual one-reason message, so it is written without growing.
+        let mut message = String::with_capacity(MESSAGE_CAPACITY);
         self.write_message(world, wl, &mut message);
         NotAdmitted {
             reason: self.reason,

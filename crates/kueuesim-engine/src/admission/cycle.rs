@@ -402,7 +402,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let last = specs
             .last_assignment(h.key.workload)
             .filter(|l| !l.outdated(generation, clock.cycle, preserve));
-        let (assignment, targets) = initial_assignment(
+        let (mut assignment, targets) = initial_assignment(
             world,
             specs,
             tree,
@@ -413,7 +413,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             &mut scratch,
         );
         let scan = ScanProgress {
-            last_tried: assignment.last_tried.clone(),
+            // Moved, not copied: nothing reads the assignment's copy after this.
+            last_tried: std::mem::take(&mut assignment.last_tried),
             cq_generation: generation,
             cycle: clock.cycle,
         };
@@ -456,7 +457,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let mut e = e;
         let h = e.head;
         if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
-            let (a, targets) = recompute(
+            let (mut a, targets) = recompute(
                 world,
                 specs,
                 tree,
@@ -466,7 +467,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 &preempted,
                 &mut scratch,
             );
-            e.scan.last_tried = a.last_tried.clone();
+            e.scan.last_tried = std::mem::take(&mut a.last_tried);
             if a.mode == Mode::Fit {
                 // DeferredFit: it fits once the preemptions issued so far are done, so it
                 // waits for them, holding its usage in the snapshot for the rest of the cycle,

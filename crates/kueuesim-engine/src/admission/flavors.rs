@@ -324,16 +324,19 @@ fn flavor_mismatch(world: &World, f: FlavorId, wl: &Workload, ps: usize) -> Opti
     None
 }
 
+/// Sorts usage by `Fr` and sums the amounts of each, in place (it runs for every pod set of
+/// every assignment, so it allocates nothing).
 fn merge_usage(mut v: Vec<(Fr, i64)>) -> Vec<(Fr, i64)> {
     v.sort_by_key(|u| u.0);
-    let mut out: Vec<(Fr, i64)> = Vec::with_capacity(v.len());
-    for (fr, a) in v {
-        match out.last_mut() {
-            Some(last) if last.0 == fr => last.1 += a,
-            _ => out.push((fr, a)),
+    // `dedup_by` hands the later element first and the kept earlier one second.
+    v.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
         }
-    }
-    out
+        same
+    });
+    v
 }
 
 impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {

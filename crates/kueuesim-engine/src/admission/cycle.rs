@@ -2,6 +2,8 @@
 //! with partial admission), order them (classical iterator or the fair-sharing tournament) and
 //! process them against a snapshot whose usage accumulates (`processEntry`).
 
+use std::fmt::Write as _;
+
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{
     ClusterQueueId, FlavorId, PreemptionPolicy, TopologyRequest, WorkloadId, World,
@@ -13,8 +15,10 @@ use crate::queues::RequeueReason;
 use crate::tas::TasCapacity;
 
 use super::flavors::{
-    FlavorAssigner, Subject, preemption_targets, remove_workloads, tas_request, topology_assignment,
+    FlavorAssigner, Scratch, Subject, preemption_targets, remove_workloads, tas_request,
+    topology_assignment,
 };
+use super::messages::MESSAGE_CAPACITY;
 use super::tas_fit::{PreemptorTopology, tas_flavor_of};
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
@@ -100,6 +104,7 @@ impl<A: AdmittedWorkloads> AdmittedWorkloads for WithoutVictims<'_, A> {
 /// of the first one (`NominationMapping`), on the snapshot as it will be once the
 /// preemptions issued so far are done: their victims removed (quota, candidacy and TAS
 /// usage), the usage of the entries already processed in place.
+#[allow(clippy::too_many_arguments)] // The cycle's state, passed apart as it is borrowed apart.
 fn recompute<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
     specs: &S,
@@ -108,6 +113,7 @@ fn recompute<A: AdmittedWorkloads, S: Specs + ?Sized>(
     tas: &TasCapacity,
     e: &Entry,
     victims: &[WorkloadId],
+    scratch: &mut Scratch,
 ) -> (Assignment, Vec<Target>) {
     let mark = tree.mark();
     remove_workloads(tree, admitted, world, victims.iter().copied());
@@ -131,7 +137,7 @@ fn recompute<A: AdmittedWorkloads, S: Specs + ?Sized>(
         pin: Some(&e.assignment.pod_sets),
     };
     let tas = freed.as_ref().unwrap_or(tas);
-    let out = initial_assignment(world, specs, tree, &without, tas, e.head, start);
+    let out = initial_assignment(world, specs, tree, &without, tas, e.head, start, scratch);
     tree.rollback_to(mark);
     out
 }
@@ -139,6 +145,7 @@ fn recompute<A: AdmittedWorkloads, S: Specs + ?Sized>(
 /// `getInitialAssignments`: the full assignment; with preemption, its targets; failing that,
 /// partial admission (`PodSetReducer`) when a pod set has `minCount`. Every attempt starts
 /// its flavor scans as `start` says.
+#[allow(clippy::too_many_arguments)] // The cycle's state, passed apart as it is borrowed apart.
 fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
     specs: &S,
@@ -147,6 +154,7 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
     tas: &TasCapacity,
     head: Head,
     start: ScanStart<'_>,
+    scratch: &mut Scratch,
 ) -> (Assignment, Vec<Target>) {
     let wl = specs.spec(head.key.workload);
     let subject = Subject {
@@ -165,6 +173,7 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
         last_search: None,
         last: start.last,
         pin: start.pin,
+        scratch,
     };
     let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
     let full = fa.assign(&full_counts);
@@ -354,6 +363,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     let preserve = world.config.kueue_gates.preserve_scan_progress;
     let recompute_on_overlap = world.config.kueue_gates.recompute_on_overlap;
     let mut decisions = Vec::with_capacity(heads.len());
+    let mut scratch = Scratch::default();
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
     let mut entries: Vec<Entry> = Vec::new();
     for &h in heads {
@@ -392,7 +402,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let last = specs
             .last_assignment(h.key.workload)
             .filter(|l| !l.outdated(generation, clock.cycle, preserve));
-        let (assignment, targets) = initial_assignment(
+        let (mut assignment, targets) = initial_assignment(
             world,
             specs,
             tree,
@@ -400,9 +410,11 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             tas,
             h,
             ScanStart { last, pin: None },
+            &mut scratch,
         );
         let scan = ScanProgress {
-            last_tried: assignment.last_tried.clone(),
+            // Moved, not copied: nothing reads the assignment's copy after this.
+            last_tried: std::mem::take(&mut assignment.last_tried),
             cq_generation: generation,
             cycle: clock.cycle,
         };
@@ -445,8 +457,17 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let mut e = e;
         let h = e.head;
         if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
-            let (a, targets) = recompute(world, specs, tree, admitted, tas, &e, &preempted);
-            e.scan.last_tried = a.last_tried.clone();
+            let (mut a, targets) = recompute(
+                world,
+                specs,
+                tree,
+                admitted,
+                tas,
+                &e,
+                &preempted,
+                &mut scratch,
+            );
+            e.scan.last_tried = std::mem::take(&mut a.last_tried);
             if a.mode == Mode::Fit {
                 // DeferredFit: it fits once the preemptions issued so far are done, so it
                 // waits for them, holding its usage in the snapshot for the rest of the cycle,
@@ -473,7 +494,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let a = e.assignment;
         match a.mode {
             Mode::NoFit => {
-                let not_admitted = a.not_admitted.clone().expect("NoFit has a reason");
+                let unfit = a.not_admitted.as_ref().expect("NoFit has a reason");
+                let not_admitted = unfit.not_admitted(world, specs.spec(h.key.workload));
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::NoFit,
@@ -492,7 +514,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                         tree.add_usage(tree.cq_node(h.cq), fr, amount);
                     }
                 }
-                let not_admitted = a.not_admitted.clone().expect("Preempt has a message");
+                let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
+                let not_admitted = unfit.not_admitted(world, specs.spec(h.key.workload));
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::PreemptionNoCandidates,
@@ -550,10 +573,12 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             tree.add_usage(tree.cq_node(h.cq), fr, amount);
         }
         if a.mode == Mode::Preempt {
-            let base = a.not_admitted.clone().expect("Preempt has a message");
-            let message = format!(
-                "{}. Pending the preemption of {} workload(s)",
-                base.message,
+            let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
+            let mut message = String::with_capacity(MESSAGE_CAPACITY);
+            unfit.write_message(world, specs.spec(h.key.workload), &mut message);
+            let _ = write!(
+                message,
+                ". Pending the preemption of {} workload(s)",
                 e.targets.len()
             );
             decisions.push(Decision::Preempt {

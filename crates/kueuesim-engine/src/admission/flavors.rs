@@ -5,7 +5,7 @@
 use kueuesim_model::labels::tolerated;
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{
-    Amount, ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
+    ClusterQueueId, FlavorFungibility, FlavorId, FungibilityPolicy, FungibilityPreference,
     PreemptionPolicy, ResourceGroup, ResourceId, ResourceList, TopologyRequest, Workload,
     WorkloadId, World,
 };
@@ -18,10 +18,10 @@ use crate::queues::QueueKey;
 use crate::tas::{TasCapacity, TasMode, TopologyAssignment};
 
 use super::messages::{
-    Attempt, considered_message, most_severe, pod_set_message, resolve_no_fit_reason,
+    Attempt, Reason, Unfit, considered_message, most_severe, resolve_no_fit_reason, sort_reasons,
 };
 use super::{
-    Assignment, Mode, NotAdmitted, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
+    Assignment, Mode, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
     REASON_TOPOLOGY_PLACEMENT_FAILED, REASON_WAITING_FOR_QUOTA, ScanProgress,
 };
 
@@ -122,7 +122,7 @@ struct GroupChoice {
     /// was the group's last (`TriedFlavorIdx`).
     tried: i32,
     /// Reasons to report when the choice is not a plain fit.
-    reasons: Vec<String>,
+    reasons: Vec<Reason>,
     attempts: Vec<Attempt>,
 }
 
@@ -147,9 +147,23 @@ pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     /// assignment, per pod set (`NominationMapping`). Every other flavor is skipped
     /// (`shouldSkipBasedOnNominationMapping`), so the recomputation cannot switch flavors.
     pub(super) pin: Option<&'a [PodSetAssignment]>,
+    /// The cycle's reusable vectors.
+    pub(super) scratch: &'a mut Scratch,
+}
+
+/// Vectors `assign` refills on every call instead of allocating new ones: one set per
+/// cycle, lent to each head's assigner in turn (an overloaded cycle assigns thousands of
+/// heads, most of them more than once with partial admission).
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// A pod set's requested resources, in name order.
+    resources: Vec<(ResourceId, i64)>,
+    /// Those of them one resource group covers.
+    requested: Vec<(ResourceId, i64)>,
 }
 
 /// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
+#[derive(Default)]
 pub(super) struct OracleSearch {
     pub(super) usage: Vec<(Fr, i64)>,
     pub(super) contested: Vec<Fr>,
@@ -219,16 +233,23 @@ fn tas_mismatch(
     }
 }
 
-/// Per-pod requests as Kueue counts them against a ClusterQueue: the pod template's
-/// requests, plus `pods: 1` when the ClusterQueue covers the `pods` resource.
+/// The requests of `count` pods as Kueue counts them against a ClusterQueue: the pod
+/// template's requests times `count`, plus `pods: count` when the ClusterQueue covers the
+/// `pods` resource. Scaled in the one copy (this runs for every head of every cycle).
 ///
 /// Kueue's `resources` configuration applies first: resources with an excluded prefix are
 /// dropped, and each transformation adds its outputs per unit of its input (keeping the input
 /// with `Retain`, dropping it with `Replace`).
-fn quota_requests(world: &World, cq: ClusterQueueId, per_pod: &ResourceList) -> ResourceList {
+fn quota_requests(
+    world: &World,
+    cq: ClusterQueueId,
+    per_pod: &ResourceList,
+    count: u32,
+) -> ResourceList {
     let rc = &world.config.kueue.resources;
+    let n = i64::from(count);
     let mut req = if rc.exclude_prefixes.is_empty() && rc.transformations.is_empty() {
-        per_pod.clone()
+        per_pod.scaled(n)
     } else {
         let mut pairs: Vec<(ResourceId, i64)> = Vec::new();
         for (r, a) in per_pod.iter() {
@@ -258,12 +279,12 @@ fn quota_requests(world: &World, cq: ClusterQueueId, per_pod: &ResourceList) -> 
                 None => pairs.push((r, a)),
             }
         }
-        ResourceList::from_pairs(pairs)
+        ResourceList::from_pairs(pairs).scaled(n)
     };
     if let Some(pods) = world.resources.lookup("pods")
         && world.cluster_queue(cq).group_of(pods).is_some()
     {
-        req.set(pods, 1);
+        req.set(pods, n);
     }
     req
 }
@@ -303,16 +324,19 @@ fn flavor_mismatch(world: &World, f: FlavorId, wl: &Workload, ps: usize) -> Opti
     None
 }
 
+/// Sorts usage by `Fr` and sums the amounts of each, in place (it runs for every pod set of
+/// every assignment, so it allocates nothing).
 fn merge_usage(mut v: Vec<(Fr, i64)>) -> Vec<(Fr, i64)> {
     v.sort_by_key(|u| u.0);
-    let mut out: Vec<(Fr, i64)> = Vec::with_capacity(v.len());
-    for (fr, a) in v {
-        match out.last_mut() {
-            Some(last) if last.0 == fr => last.1 += a,
-            _ => out.push((fr, a)),
+    // `dedup_by` hands the later element first and the kept earlier one second.
+    v.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
         }
-    }
-    out
+        same
+    });
+    v
 }
 
 impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
@@ -341,37 +365,38 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
     }
 
     /// `fitsResourceQuota`: the mode of `request` more of `fr` on top of `assumed` already
-    /// assigned to earlier pod sets, its borrowing level, and the reasons when it does not fit.
+    /// assigned to earlier pod sets, its borrowing level, and the reason when it does not fit
+    /// (as data: most are never worded).
     fn fits_resource_quota(
         &mut self,
         fr: Fr,
         assumed: i64,
         request: i64,
-    ) -> (PMode, u32, Vec<String>, &'static str) {
+    ) -> (PMode, u32, Option<Reason>, &'static str) {
         let cq = self.subject.cq;
         let (flavor, resource) = self.tree.split(fr);
-        let rname = self.world.resources.name(resource);
-        let fname = &self.world.flavor(flavor).name;
         let available = self.tree.available(cq, fr);
         let max_capacity = self.tree.potential_available(self.tree.cq_node(cq), fr);
         let val = assumed + request;
         if val > max_capacity {
-            let msg = format!(
-                "insufficient quota for {rname} in flavor {fname}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
-                Amount(rname, assumed),
-                Amount(rname, request),
-                Amount(rname, max_capacity)
-            );
-            return (PMode::NoFit, 0, vec![msg], REASON_EXCEEDS_MAX_QUOTA);
+            let msg = Reason::ExceedsMax {
+                flavor,
+                resource,
+                assumed,
+                request,
+                max: max_capacity,
+            };
+            return (PMode::NoFit, 0, Some(msg), REASON_EXCEEDS_MAX_QUOTA);
         }
         let (borrow, may_reclaim) = self.tree.height_of_lowest_subtree_that_fits(cq, fr, val);
         if val <= available {
-            return (PMode::Fit, borrow, Vec::new(), "");
+            return (PMode::Fit, borrow, None, "");
         }
-        let msg = format!(
-            "insufficient unused quota for {rname} in flavor {fname}, {} more needed",
-            Amount(rname, val - available)
-        );
+        let msg = Reason::Unused {
+            flavor,
+            resource,
+            needed: val - available,
+        };
         let nominal = self.tree.nominal(self.tree.cq_node(cq), fr);
         if nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
             // The preemption oracle (`SimulatePreemption`): the real algorithm, for this Fr.
@@ -379,13 +404,16 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let contested = [fr];
             let p = self.preemptor(&usage, &contested);
             let targets = preemption_targets(self.world, self.tree, self.admitted, &p);
-            self.last_search = Some(OracleSearch {
-                usage: usage.to_vec(),
-                contested: contested.to_vec(),
-                targets: targets.clone(),
-            });
+            // The previous search's vectors are refilled rather than allocated again: a
+            // head's flavors and partial-admission attempts each ask the oracle.
+            let search = self.last_search.get_or_insert_with(OracleSearch::default);
+            search.usage.clear();
+            search.usage.extend_from_slice(&usage);
+            search.contested.clear();
+            search.contested.extend_from_slice(&contested);
+            search.targets.clone_from(&targets);
             if targets.is_empty() {
-                return (PMode::NoCandidates, borrow, vec![msg], "");
+                return (PMode::NoCandidates, borrow, Some(msg), "");
             }
             let mark = self.tree.mark();
             self.remove_targets(&targets);
@@ -397,9 +425,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     .is_some_and(|c| c.cq == cq)
             });
             let mode = if own { PMode::Preempt } else { PMode::Reclaim };
-            return (mode, borrow_after, vec![msg], "");
+            return (mode, borrow_after, Some(msg), "");
         }
-        (PMode::NoFit, borrow, vec![msg], REASON_WAITING_FOR_QUOTA)
+        (PMode::NoFit, borrow, Some(msg), REASON_WAITING_FOR_QUOTA)
     }
 
     /// Removes the usage of `targets` from the tree (inside a caller's mark).
@@ -443,16 +471,16 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     &self.world.flavor(fq.flavor).name,
                     self.world.resources.name(r),
                 );
-                reasons.push(format!(
+                reasons.push(Reason::Text(format!(
                     "skipping flavor {fname} as it is not found in the nomination mapping for resource {rname}"
-                ));
+                )));
                 continue;
             }
             let mismatch =
                 flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
                     tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
                 });
-            if let Some(why) = mismatch {
+            if let Some(why) = mismatch.map(Reason::Text) {
                 reasons.push(why.clone());
                 attempts.push(Attempt {
                     flavor: fq.flavor,
@@ -465,15 +493,17 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             }
             let mut rep = BEST;
             let mut flavor_reason: &'static str = "";
-            let mut flavor_reasons: Vec<String> = Vec::new();
+            let mut flavor_reasons: Vec<Reason> = Vec::new();
             let mut max_borrow = 0;
             let mut chosen = Vec::with_capacity(requested.len());
             for &(r, request) in requested {
                 let fr = self.tree.fr(fq.flavor, r);
                 let assumed = assigned.iter().filter(|u| u.0 == fr).map(|u| u.1).sum();
                 let (mode, borrow, why, no_fit) = self.fits_resource_quota(fr, assumed, request);
-                flavor_reasons.extend(why.iter().cloned());
-                reasons.extend(why);
+                if let Some(why) = why {
+                    flavor_reasons.push(why.clone());
+                    reasons.push(why);
+                }
                 max_borrow = max_borrow.max(borrow);
                 if !no_fit.is_empty() {
                     flavor_reason = most_severe(flavor_reason, no_fit);
@@ -489,7 +519,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     chosen.push((r, fq.flavor, mode, borrow));
                 }
             }
-            flavor_reasons.sort();
+            sort_reasons(self.world, &mut flavor_reasons);
             attempts.push(Attempt {
                 flavor: fq.flavor,
                 mode: rep.mode,
@@ -545,8 +575,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut contested = Vec::new();
         let mut borrowing = 0u32;
         let mut mode = Mode::Fit;
-        let mut failures: Vec<(String, Vec<String>, &'static str)> = Vec::new();
-        let mut preempt_reasons: Vec<(String, Vec<String>)> = Vec::new();
+        // Per pod set (by index), its reasons: worded only if the cycle keeps this assignment.
+        let mut failures: Vec<(usize, Vec<Reason>, &'static str)> = Vec::new();
+        let mut preempt_reasons: Vec<(usize, Vec<Reason>)> = Vec::new();
         // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
         // assignment that fits needs them written out.
         let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
@@ -556,18 +587,22 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         // Kueue TAS: the pod sets with a topology request on a TAS flavor, and the first whose
         // quota fits but whose placement does not (while it would on an empty cluster).
         let mut tas_pod_sets: Vec<usize> = Vec::new();
-        let mut tas_miss: Option<(String, String)> = None;
+        let mut tas_miss: Option<(usize, String)> = None;
 
+        // Refilled for every pod set and group, and handed back at the end for the next call.
+        let mut resources = std::mem::take(&mut self.scratch.resources);
+        let mut requested = std::mem::take(&mut self.scratch.requested);
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
-            let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(count));
+            let totals = quota_requests(world, cq, &ps.requests, count);
             // Resources in name order, as Kueue iterates its requests.
-            let mut resources: Vec<(ResourceId, i64)> = totals.iter().collect();
+            resources.clear();
+            resources.extend(totals.iter());
             resources.sort_by(|a, b| world.resources.name(a.0).cmp(world.resources.name(b.0)));
             let mut flavors: Vec<(ResourceId, FlavorId, PMode, u32)> = Vec::new();
             let mut ps_attempts: Vec<Attempt> = Vec::new();
-            let mut reasons: Vec<String> = Vec::new();
-            let mut failed: Option<(Vec<String>, &'static str)> = None;
+            let mut reasons: Vec<Reason> = Vec::new();
+            let mut failed: Option<(Vec<Reason>, &'static str)> = None;
             let mut tried: Vec<(ResourceId, i32)> = Vec::new();
             for &(r, amount) in &resources {
                 if flavors.iter().any(|f| f.0 == r) {
@@ -579,16 +614,20 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     }
                     let name = world.resources.name(r);
                     failed = Some((
-                        vec![format!("resource {name} unavailable in ClusterQueue")],
+                        vec![Reason::Text(format!(
+                            "resource {name} unavailable in ClusterQueue"
+                        ))],
                         resolve_no_fit_reason(queue, &ps_attempts),
                     ));
                     break;
                 };
-                let requested: Vec<(ResourceId, i64)> = resources
-                    .iter()
-                    .copied()
-                    .filter(|(x, _)| group.covered.contains(x))
-                    .collect();
+                requested.clear();
+                requested.extend(
+                    resources
+                        .iter()
+                        .copied()
+                        .filter(|(x, _)| group.covered.contains(x)),
+                );
                 let choice = self.find_flavor(ps_index, r, group, &requested, &usage);
                 match choice.chosen {
                     Some(chosen) => {
@@ -636,9 +675,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                         // (NoFit, TopologyPlacementFailed); otherwise the preemptor looks for
                         // victims whose pods free the topology (below, after every pod set).
                         Err(msg) if fits_when_empty(f, &req) => {
-                            tas_miss.get_or_insert((ps.name.clone(), msg));
+                            tas_miss.get_or_insert((ps_index, msg));
                         }
-                        Err(msg) => failed = Some((vec![msg], REASON_TOPOLOGY_PLACEMENT_FAILED)),
+                        Err(msg) => {
+                            failed =
+                                Some((vec![Reason::Text(msg)], REASON_TOPOLOGY_PLACEMENT_FAILED));
+                        }
                     }
                 } else if !fits_when_empty(f, &req) {
                     // Quota needs preemption (representative mode Preempt): upstream checks
@@ -656,8 +698,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             // flavors are nil then); one failing only its topology placement keeps both.
             last_tried.push(if quota_failed { Vec::new() } else { tried });
             if let Some((mut reasons, reason)) = failed {
-                reasons.sort();
-                failures.push((ps.name.clone(), reasons, reason));
+                sort_reasons(world, &mut reasons);
+                failures.push((ps_index, reasons, reason));
                 mode = Mode::NoFit;
                 break;
             }
@@ -686,8 +728,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             usage = merge_usage(usage);
             considered.push((&ps.name, ps_attempts));
             if !reasons.is_empty() {
-                reasons.sort();
-                preempt_reasons.push((ps.name.clone(), reasons));
+                sort_reasons(world, &mut reasons);
+                preempt_reasons.push((ps_index, reasons));
             }
             let mut assigned: Vec<(ResourceId, FlavorId)> =
                 flavors.iter().map(|f| (f.0, f.1)).collect();
@@ -704,9 +746,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         // (`updateModeForTASRequests`): the quota may suffice while the topology is
         // fragmented, so victims may be needed on any of them.
         if mode == Mode::Fit
-            && let Some((name, msg)) = tas_miss
+            && let Some((ps_index, msg)) = tas_miss
         {
-            preempt_reasons.push((name, vec![msg]));
+            preempt_reasons.push((ps_index, vec![Reason::Text(msg)]));
             mode = Mode::Preempt;
         }
         if mode == Mode::Preempt {
@@ -720,18 +762,17 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         contested.dedup();
         let not_admitted = match mode {
             Mode::Fit => None,
-            Mode::NoFit => {
-                let reason = failures.iter().fold("", |acc, f| most_severe(acc, f.2));
-                Some(NotAdmitted {
-                    reason,
-                    message: pod_set_message(failures.iter().map(|(n, r, _)| (n, r))),
-                })
-            }
-            Mode::Preempt => Some(NotAdmitted {
+            Mode::NoFit => Some(Unfit {
+                reason: failures.iter().fold("", |acc, f| most_severe(acc, f.2)),
+                pod_sets: failures.into_iter().map(|(ps, r, _)| (ps, r)).collect(),
+            }),
+            Mode::Preempt => Some(Unfit {
                 reason: REASON_WAITING_FOR_QUOTA,
-                message: pod_set_message(preempt_reasons.iter().map(|(n, r)| (n, r))),
+                pod_sets: preempt_reasons,
             }),
         };
+        self.scratch.resources = resources;
+        self.scratch.requested = requested;
         Assignment {
             pod_sets,
             usage,
@@ -813,7 +854,7 @@ pub fn usage_of(
 ) -> Vec<(Fr, i64)> {
     let mut out = Vec::new();
     for (ps, adm) in wl.pod_sets.iter().zip(pod_sets) {
-        let totals = quota_requests(world, cq, &ps.requests).scaled(i64::from(adm.count));
+        let totals = quota_requests(world, cq, &ps.requests, adm.count);
         for (r, amount) in totals.iter() {
             if let Some(&(_, f)) = adm.flavors.iter().find(|(fr, _)| *fr == r) {
                 out.push((tree.fr(f, r), amount));

@@ -1,15 +1,19 @@
 //! What the flavor assigner says about a workload it could not simply fit: the flavors
 //! considered (`FormatFlavorAssignmentAttemptsForEvents`), the pod sets' messages and the
 //! granular reason (`resolveNoFitReason`).
+//!
+//! Reasons are kept as data (`Reason`) and worded only when a message that holds them is
+//! written: under overload most attempts' reasons are dropped (a flavor passed over, an
+//! assignment the cycle does not keep), and formatting them was a tenth of the run.
 
 use std::fmt::Write as _;
 
-use kueuesim_model::{FlavorId, World};
+use kueuesim_model::{Amount, FlavorId, ResourceId, Workload, World};
 
 use super::flavors::PMode;
 use super::{
-    REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR, REASON_TOPOLOGY_PLACEMENT_FAILED,
-    REASON_WAITING_FOR_QUOTA,
+    NotAdmitted, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
+    REASON_TOPOLOGY_PLACEMENT_FAILED, REASON_WAITING_FOR_QUOTA,
 };
 
 /// Reason severities of `resolveNoFitReason`.
@@ -27,13 +31,91 @@ pub(super) fn most_severe(a: &'static str, b: &'static str) -> &'static str {
     if severity(a) >= severity(b) { a } else { b }
 }
 
+/// Why a flavor did not simply fit one resource, as the numbers the message needs
+/// (`fitsResourceQuota`'s two messages), or, for the rare reasons, the words themselves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Reason {
+    /// `insufficient quota for R in flavor F, previously considered podsets requests (A) +
+    /// current podset request (Q) > maximum capacity (M)`.
+    ExceedsMax {
+        flavor: FlavorId,
+        resource: ResourceId,
+        assumed: i64,
+        request: i64,
+        max: i64,
+    },
+    /// `insufficient unused quota for R in flavor F, N more needed`.
+    Unused {
+        flavor: FlavorId,
+        resource: ResourceId,
+        needed: i64,
+    },
+    /// Worded already: flavor mismatches, skipped flavors, missing resources, TAS placement.
+    Text(String),
+}
+
+impl Reason {
+    /// Appends the reason's words to `out`.
+    pub(super) fn write(&self, world: &World, out: &mut String) {
+        match *self {
+            Reason::ExceedsMax {
+                flavor,
+                resource,
+                assumed,
+                request,
+                max,
+            } => {
+                let r = world.resources.name(resource);
+                let _ = write!(
+                    out,
+                    "insufficient quota for {r} in flavor {}, previously considered podsets requests ({}) + current podset request ({}) > maximum capacity ({})",
+                    world.flavor(flavor).name,
+                    Amount(r, assumed),
+                    Amount(r, request),
+                    Amount(r, max)
+                );
+            }
+            Reason::Unused {
+                flavor,
+                resource,
+                needed,
+            } => {
+                // The fixed words are pushed as they are; only the amount needs formatting.
+                let r = world.resources.name(resource);
+                out.push_str("insufficient unused quota for ");
+                out.push_str(r);
+                out.push_str(" in flavor ");
+                out.push_str(&world.flavor(flavor).name);
+                out.push_str(", ");
+                let _ = write!(out, "{}", Amount(r, needed));
+                out.push_str(" more needed");
+            }
+            Reason::Text(ref text) => out.push_str(text),
+        }
+    }
+
+    fn text(&self, world: &World) -> String {
+        let mut out = String::new();
+        self.write(world, &mut out);
+        out
+    }
+}
+
+/// Sorts reasons by their words, as upstream sorts its message strings. One reason, the
+/// common case, is worded nowhere here.
+pub(super) fn sort_reasons(world: &World, reasons: &mut [Reason]) {
+    if reasons.len() > 1 {
+        reasons.sort_by_cached_key(|r| r.text(world));
+    }
+}
+
 /// One flavor tried for a resource group: its mode and, for NoFit, its reason.
 pub(super) struct Attempt {
     pub(super) flavor: FlavorId,
     pub(super) mode: PMode,
     pub(super) borrow: u32,
     /// Sorted.
-    pub(super) reasons: Vec<String>,
+    pub(super) reasons: Vec<Reason>,
     pub(super) no_fit_reason: &'static str,
 }
 
@@ -71,7 +153,7 @@ fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
         }
         for r in &a.reasons {
             out.push(';');
-            out.push_str(r);
+            r.write(world, &mut out);
         }
         out.push(')');
     }
@@ -122,25 +204,50 @@ pub(super) fn resolve_no_fit_reason(
     if reason.is_empty() { "Pending" } else { reason }
 }
 
-/// `Assignment.Message`: `couldn't assign flavors to pod set <ps>: <reasons>` joined by `; `.
-/// Written into one `String` (it is built on every failed attempt).
-pub(super) fn pod_set_message<'a>(
-    pod_sets: impl Iterator<Item = (&'a String, &'a Vec<String>)>,
-) -> String {
-    let mut out = String::new();
-    for (i, (name, reasons)) in pod_sets.enumerate() {
-        if i > 0 {
-            out.push_str("; ");
-        }
-        out.push_str("couldn't assign flavors to pod set ");
-        out.push_str(name);
-        out.push_str(": ");
-        for (j, r) in reasons.iter().enumerate() {
-            if j > 0 {
-                out.push_str(", ");
+/// Why an assignment is not a plain fit (`Assignment.Message` and the condition reason),
+/// kept as data: the cycle words it only for the assignment it keeps
+/// (`Unfit::not_admitted`), not for the partial-admission attempts it drops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfit {
+    /// The granular reason (`UnadmittedWorkloadsObservability`).
+    pub(super) reason: &'static str,
+    /// Per pod set with something to say (its index in the workload), its sorted reasons.
+    pub(super) pod_sets: Vec<(usize, Vec<Reason>)>,
+}
+
+/// What a message's `String` starts with: a one-reason message ("couldn't assign flavors to
+/// pod set main: insufficient unused quota for nvidia.com/gpu in flavor default, 8 more
+/// needed") is about 120 bytes.
+pub(super) const MESSAGE_CAPACITY: usize = 192;
+
+impl Unfit {
+    /// `Assignment.Message` of workload `wl`: `couldn't assign flavors to pod set <ps>:
+    /// <reasons>` joined by `; `, written into `out`.
+    pub(super) fn write_message(&self, world: &World, wl: &Workload, out: &mut String) {
+        for (i, (ps, reasons)) in self.pod_sets.iter().enumerate() {
+            if i > 0 {
+                out.push_str("; ");
             }
-            out.push_str(r);
+            out.push_str("couldn't assign flavors to pod set ");
+            out.push_str(&wl.pod_sets[*ps].name);
+            out.push_str(": ");
+            for (j, r) in reasons.iter().enumerate() {
+                if j > 0 {
+                    out.push_str(", ");
+                }
+                r.write(world, out);
+            }
         }
     }
-    out
+
+    /// The `QuotaReserved=False` condition of workload `wl` this stands for.
+    pub(super) fn not_admitted(&self, world: &World, wl: &Workload) -> NotAdmitted {
+        // Room for the usual one-reason message, so it is written without growing.
+        let mut message = String::with_capacity(MESSAGE_CAPACITY);
+        self.write_message(world, wl, &mut message);
+        NotAdmitted {
+            reason: self.reason,
+            message,
+        }
+    }
 }

@@ -20,6 +20,7 @@ mod tas_fit;
 
 pub use cycle::run_cycle;
 pub use flavors::usage_of;
+pub use messages::Unfit;
 
 use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, ResourceId, Workload, WorkloadId};
@@ -77,8 +78,9 @@ pub struct Assignment {
     pub borrowing: u32,
     /// The `Fr`s assigned in preempt mode (`frsNeedPreemption`).
     pub contested: Vec<Fr>,
-    /// For a mode other than `Fit`: the condition reason and Kueue's message.
-    pub not_admitted: Option<NotAdmitted>,
+    /// For a mode other than `Fit`: the condition reason and what Kueue's message says, as
+    /// data (the cycle words it for the assignment it keeps: `Unfit::not_admitted`).
+    pub not_admitted: Option<Unfit>,
     /// The flavors considered that did not simply fit, for the QuotaReserved event
     /// (`FormatFlavorAssignmentAttemptsForEvents`); empty when there is nothing to say.
     pub considered: String,

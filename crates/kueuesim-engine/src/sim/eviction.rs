@@ -48,7 +48,7 @@ impl<'w> Simulation<'w> {
             EventType::Warning,
             KUEUE_ADMISSION,
             why.reason,
-            why.message.clone(),
+            why.message.as_str(),
             Some(cycle),
         );
         // Only a modelled controller latency counts the patch; without one, skip the

@@ -79,22 +79,25 @@ impl<'w> Simulation<'w> {
     }
 
     /// Records an event, folding an exact repeat of the workload's previous event of the same
-    /// source into it (as the event recorder aggregates repeats into a count).
-    pub(super) fn record_event(
+    /// source into it (as the event recorder aggregates repeats into a count). A borrowed
+    /// message is copied only if the event is kept (a head requeued with the message of its
+    /// previous attempt, as under overload, then costs no copy).
+    pub(super) fn record_event<'m>(
         &mut self,
         w: WorkloadId,
         kind: EventType,
         source: &'static str,
         reason: &'static str,
-        message: String,
+        message: impl Into<std::borrow::Cow<'m, str>>,
         cycle: Option<u64>,
     ) {
+        let message = message.into();
         let events = &mut self.runtimes[w.index()].record.events;
         let previous = events.iter().rposition(|e| e.source == source);
         if let Some(last) = previous.map(|i| &events[i])
             && last.kind == kind
             && last.reason == reason
-            && last.message == message
+            && last.message == *message
         {
             return;
         }
@@ -109,7 +112,7 @@ impl<'w> Simulation<'w> {
             kind,
             source,
             reason,
-            message,
+            message: message.into_owned(),
             cycle,
         };
         if let Some(out) = self.outbox.as_mut().filter(|o| o.wants_events()) {

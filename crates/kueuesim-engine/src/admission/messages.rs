@@ -251,3 +251,56 @@ impl Unfit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::ResourceFlavor;
+
+    /// Reasons are kept as data but ordered by their words, as upstream sorts its message
+    /// strings: here the data's order (variant, flavor id) is not the words' order.
+    #[test]
+    fn reasons_sort_by_their_words_not_their_data() {
+        let mut w = World::default();
+        let cpu = w.resources.intern("cpu");
+        let gpu = w.resources.intern("nvidia.com/gpu");
+        for name in ["zeta", "alpha"] {
+            w.flavors.push(ResourceFlavor {
+                name: name.into(),
+                ..Default::default()
+            });
+        }
+        let (zeta, alpha) = (FlavorId::from_index(0), FlavorId::from_index(1));
+        let mut reasons = vec![
+            Reason::Unused {
+                flavor: zeta,
+                resource: cpu,
+                needed: 2000,
+            },
+            Reason::Unused {
+                flavor: alpha,
+                resource: gpu,
+                needed: 1,
+            },
+            Reason::Text("flavor alpha skipped".into()),
+            Reason::ExceedsMax {
+                flavor: zeta,
+                resource: cpu,
+                assumed: 0,
+                request: 3000,
+                max: 1000,
+            },
+        ];
+        sort_reasons(&w, &mut reasons);
+        let words: Vec<String> = reasons.iter().map(|r| r.text(&w)).collect();
+        assert_eq!(
+            words,
+            [
+                "flavor alpha skipped",
+                "insufficient quota for cpu in flavor zeta, previously considered podsets requests (0) + current podset request (3) > maximum capacity (1)",
+                "insufficient unused quota for cpu in flavor zeta, 2 more needed",
+                "insufficient unused quota for nvidia.com/gpu in flavor alpha, 1 more needed",
+            ]
+        );
+    }
+}

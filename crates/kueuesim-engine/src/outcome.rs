@@ -1,7 +1,8 @@
 //! What a simulation reports: per-workload records (state, times, admission, placement,
 //! conditions, events) and run-wide counters, as plain data for the writers.
 
-use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kueuesim_model::{
     ClusterQueueId, FlavorId, LocalQueueId, NodeId, QueueRef, ResourceId, SimDuration, SimTime,
@@ -421,6 +422,10 @@ pub struct Tally {
     /// keys, a LocalQueue's those of its keys (`Tally::cluster_queue_samples`,
     /// `Tally::local_queue_samples`).
     pub samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueSamples>,
+    /// The keys of `samples` in ClusterQueue order, so that a ClusterQueue's figures find
+    /// its keys by range instead of reading every key (with 1,000 ClusterQueues and as many
+    /// LocalQueues, the scan was a million steps per figure).
+    pub cluster_queue_keys: BTreeSet<(ClusterQueueId, Option<LocalQueueId>)>,
     /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
     pub unmanaged_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
@@ -710,6 +715,7 @@ impl Tally {
             cluster_queues: self.cluster_queues.clone(),
             local_queues: self.local_queues.clone(),
             samples: BTreeMap::new(),
+            cluster_queue_keys: BTreeSet::new(),
             unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
             missing_queues: self.missing_queues.clone(),
         }
@@ -761,7 +767,14 @@ impl Tally {
             self.cluster_queues[cq.index()].add(wl, rec, gpu);
             // Once per workload, for its ClusterQueue and its LocalQueue together (a
             // LocalQueue names one ClusterQueue: one key each, but for admissions elsewhere).
-            self.samples.entry((lq, cq)).or_default().add(wl, rec, end);
+            let samples = match self.samples.entry((lq, cq)) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    self.cluster_queue_keys.insert((cq, lq));
+                    e.insert(QueueSamples::default())
+                }
+            };
+            samples.add(wl, rec, end);
         }
         if let Some(lq) = lq {
             self.local_queues[lq.index()].add(wl, rec, gpu);
@@ -773,10 +786,11 @@ impl Tally {
         &self,
         cq: ClusterQueueId,
     ) -> impl Iterator<Item = &QueueSamples> + Clone {
-        self.samples
-            .iter()
-            .filter(move |((_, c), _)| *c == cq)
-            .map(|(_, s)| s)
+        // In `samples`' order among them: by LocalQueue, none first.
+        self.cluster_queue_keys
+            .range((cq, None)..)
+            .take_while(move |(c, _)| *c == cq)
+            .map(move |&(c, lq)| &self.samples[&(lq, c)])
     }
 
     /// The durations of LocalQueue `lq`'s figures.

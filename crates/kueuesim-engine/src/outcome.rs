@@ -421,11 +421,12 @@ pub struct Tally {
     /// ClusterQueue it is counted in (as `cluster_queues`): a ClusterQueue's are those of its
     /// keys, a LocalQueue's those of its keys (`Tally::cluster_queue_samples`,
     /// `Tally::local_queue_samples`).
-    pub samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueSamples>,
+    samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueSamples>,
     /// The keys of `samples` in ClusterQueue order, so that a ClusterQueue's figures find
     /// its keys by range instead of reading every key (with 1,000 ClusterQueues and as many
-    /// LocalQueues, the scan was a million steps per figure).
-    pub cluster_queue_keys: BTreeSet<(ClusterQueueId, Option<LocalQueueId>)>,
+    /// LocalQueues, the scan was a million steps per figure). Private, as `samples` is:
+    /// `add` keeps the two in step.
+    cluster_queue_keys: BTreeSet<(ClusterQueueId, Option<LocalQueueId>)>,
     /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
     pub unmanaged_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
@@ -791,6 +792,11 @@ impl Tally {
             .range((cq, None)..)
             .take_while(move |(c, _)| *c == cq)
             .map(move |&(c, lq)| &self.samples[&(lq, c)])
+    }
+
+    /// Every queue's durations (the run-wide figures'), by (LocalQueue, ClusterQueue).
+    pub fn all_samples(&self) -> impl Iterator<Item = &QueueSamples> + Clone {
+        self.samples.values()
     }
 
     /// The durations of LocalQueue `lq`'s figures.

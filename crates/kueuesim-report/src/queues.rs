@@ -115,7 +115,7 @@ impl<'t> Samples<'t> {
 
     /// Every queue's durations: the run-wide figures'.
     pub fn all(self) -> impl Iterator<Item = &'t QueueSamples> + Clone {
-        self.tallies().flat_map(|t| t.samples.values())
+        self.tallies().flat_map(Tally::all_samples)
     }
 
     /// ClusterQueue `cq`'s.

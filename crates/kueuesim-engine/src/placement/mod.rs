@@ -271,6 +271,10 @@ pub struct Cluster {
     kai_counts: kai::counts::TaskFitCounts,
     /// The buffers of KAI's batched commit (`commit_bound`), reused from one to the next.
     kai_scratch: kai::bind::CommitScratch,
+    /// Per domain of every Topology, its nodes in KAI's bin-pack order (free GPUs, name),
+    /// built on the first read (`kai_binpack_in`) and from then on noted on every bind and
+    /// release that moves a node's free GPUs, brought up to date when read.
+    kai_order: Option<kai::order::DomainOrder>,
 }
 
 /// Node label key → value → nodes with that label, in id order.
@@ -427,6 +431,7 @@ impl Cluster {
             }),
             kai_counts: kai::counts::TaskFitCounts::default(),
             kai_scratch: kai::bind::CommitScratch::default(),
+            kai_order: None,
         }
     }
 
@@ -510,6 +515,11 @@ impl Cluster {
             }
             _ => None,
         };
+        if moved.is_some()
+            && let Some(order) = &mut self.kai_order
+        {
+            order.note(node);
+        }
         let n_res = self.nodes.n_resources;
         let buckets = self.gpu_buckets;
         for ((t, free), hist) in topologies(world)
@@ -569,6 +579,9 @@ impl Cluster {
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
         self.kai_counts.check(world, &self.nodes)?;
         let Some(g) = self.res.gpu else { return Ok(()) };
+        if let Some(order) = &self.kai_order {
+            order.check(world, &self.nodes, g)?;
+        }
         let with_gpus = (0..world.nodes.len())
             .map(NodeId::from_index)
             .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);

@@ -168,6 +168,9 @@ impl Cluster {
                 }
                 if buckets > 0 && bucket(before) != bucket(after) {
                     mv = Some((bucket(before), bucket(after)));
+                    if let Some(order) = &mut self.kai_order {
+                        order.note(n);
+                    }
                 }
             }
             moves.push(mv);

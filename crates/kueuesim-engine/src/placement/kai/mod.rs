@@ -7,7 +7,8 @@
 //!
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
 //! plugin (candidate domains, `checkJobDomainFit`); `counts` its per-domain `AllocatablePods`
-//! counts, kept in step with binds and releases; `nodeplacement` the node scores; `subgroups`
+//! counts, kept in step with binds and releases; `nodeplacement` the node scores; `order` each
+//! domain's nodes in bin-pack order, which a dry run of alike GPU pods reads; `subgroups`
 //! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim;
 //! `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`).
 
@@ -15,6 +16,7 @@ pub(crate) mod bind;
 pub mod counts;
 mod messages;
 mod nodeplacement;
+pub(crate) mod order;
 mod reclaim;
 pub mod sharing;
 mod subgroups;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
+use kueuesim_model::{DomainId, ResourceId, Topology, World};
 
 use super::KaiConstraint;
 use super::messages::{display_name, job_message, level_label};
@@ -398,7 +398,7 @@ fn first_fitting(
     let placed = dry_run(
         world,
         cluster,
-        t.nodes_of(winner),
+        (c.topology, winner),
         pods,
         need,
         true,
@@ -413,23 +413,33 @@ fn first_fitting(
     placed.ok()
 }
 
-/// The dry run in one domain: `need` pods placed on `nodes` by KAI's node scoring. Ok: the
-/// bindings, left on the node capacity for the caller to commit (`Cluster::commit_bound`) as
-/// upstream commits a successful allocation's statement instead of redoing it; Err: how many
-/// pods it bound before running out, all taken off again (`Statement.Discard`). `alike`:
-/// the pending pods are all alike and pass the static filters everywhere (`uniform_pod`), so
-/// that `fill_one_per_node` may stand in for `fill`.
+/// The dry run in one domain (`within`: a `world.topologies` index and a domain of it):
+/// `need` pods placed on its nodes by KAI's node scoring. Ok: the bindings, left on the node
+/// capacity for the caller to commit (`Cluster::commit_bound`) as upstream commits a
+/// successful allocation's statement instead of redoing it; Err: how many pods it bound
+/// before running out, all taken off again (`Statement.Discard`). `alike`: the pending pods
+/// are all alike and pass the static filters everywhere (`uniform_pod`), so that with one
+/// score group the kept bin-pack order (`Cluster::kai_binpack_in`), or else
+/// `fill_one_per_node`, may stand in for `fill`.
 #[allow(clippy::too_many_arguments)]
 fn dry_run(
     world: &World,
     cluster: &mut Cluster,
-    nodes: &[NodeId],
+    within: (usize, DomainId),
     pods: &GangPods,
     need: usize,
     alike: bool,
     group_of: &[u32],
     group_scores: &[f64],
 ) -> Result<Vec<Binding>, usize> {
+    let (ti, d) = within;
+    if alike
+        && group_of.is_empty()
+        && let Some(placed) = cluster.kai_binpack_in(world, ti, d, pods, need)
+    {
+        return placed;
+    }
+    let nodes = world.topologies[ti].nodes_of(d);
     let resource = scored_resource(cluster, pods);
     let mut s = scorer(
         world,
@@ -556,11 +566,10 @@ fn every_candidate(
                 continue;
             }
         }
-        let nodes = t.nodes_of(d);
         match dry_run(
             world,
             cluster,
-            nodes,
+            (c.topology, d),
             pods,
             need,
             uniform.is_some(),

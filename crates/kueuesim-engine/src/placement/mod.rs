@@ -14,7 +14,9 @@
 //! of n nodes costs O(n + p·(groups + log n)).
 //! KAI's topology plugin also gets, per task shape, each domain's count of task copies that
 //! fit, kept in step the same way (`kai::counts`), instead of a pass over the nodes of the
-//! lowest common domain per decision.
+//! lowest common domain per decision; and its bin-pack dry run of alike GPU pods reads each
+//! domain's nodes in (free GPUs, name) order from per-domain bitsets (`kai::order`) instead
+//! of scoring every node of the domain.
 
 pub mod devices;
 pub mod gpu_share;
@@ -574,8 +576,9 @@ impl Cluster {
         &self.gpu_order
     }
 
-    /// Whether the GPU order and the per-domain GPU histograms agree with the nodes' free
-    /// capacity (an invariant `Simulation::check_invariants` states).
+    /// Whether the GPU order, the per-domain GPU histograms and KAI's kept counts and
+    /// bin-pack order agree with the nodes' free capacity (an invariant
+    /// `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
         self.kai_counts.check(world, &self.nodes)?;
         let Some(g) = self.res.gpu else { return Ok(()) };

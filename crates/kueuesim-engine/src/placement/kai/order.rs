@@ -22,29 +22,30 @@ use kueuesim_model::{DomainId, NodeId, PlacementStrategy, ResourceId, Topology, 
 use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, undo};
 
 /// The fixed part of one topology's order: where each domain's bitsets are and which node
-/// each bit stands for.
+/// each bit stands for. The bitsets lie count by count (all domains' bitsets of 1 free GPU,
+/// then of 2, ...), so that a node's bits in every count are at one fixed offset from each
+/// other and a move is a few XORs at positions worked out once.
 #[derive(Debug)]
 struct Layout {
     /// Depths of the tree (the deepest domain's depth + 1).
     levels: usize,
-    /// Per domain: its first word in the bitsets (the bitset of 1 free GPU; that of b free
-    /// GPUs starts `(b - 1) * words` later). Nodes with no GPU free have no bitset: no GPU
-    /// task fits them.
+    /// Per domain: its first word in the bitsets of one count. Nodes with no GPU free have
+    /// no bitset: no GPU task fits them.
     base: Vec<u32>,
     /// Per domain: words per bitset (its node count ÷ 64, rounded up).
     words: Vec<u32>,
     /// Per depth, `node_order`'s positions with each domain of that depth's nodes sorted by
     /// name: bit i of domain d's bitsets is `by_name[depth][d.nodes.start + i]`.
     by_name: Vec<Vec<NodeId>>,
-    /// Per (node, depth), at `node * levels + depth`: the node's bit in the bitsets of its
-    /// domain of that depth (`u32::MAX`: no such domain).
-    local: Vec<u32>,
-    /// Words of the bitsets in all.
-    total_words: usize,
+    /// Per (node, depth), at `node * levels + depth`: the node's bit in the bitsets of 1
+    /// free GPU of its domain of that depth, as word × 64 + bit (`u32::MAX`: no such domain).
+    slot: Vec<u32>,
+    /// Words of the bitsets of one count, every domain's.
+    per_count: usize,
 }
 
 impl Layout {
-    fn new(t: &Topology, n_nodes: usize, name_rank: &[u32], buckets: usize) -> Self {
+    fn new(t: &Topology, n_nodes: usize, name_rank: &[u32]) -> Self {
         let levels = t
             .domains
             .iter()
@@ -52,7 +53,7 @@ impl Layout {
             .max()
             .unwrap_or(1);
         let mut by_name = vec![t.node_order.clone(); levels];
-        let mut local = vec![u32::MAX; n_nodes * levels];
+        let mut slot = vec![u32::MAX; n_nodes * levels];
         let mut base = Vec::with_capacity(t.domains.len());
         let mut words = Vec::with_capacity(t.domains.len());
         let mut total = 0usize;
@@ -62,20 +63,37 @@ impl Layout {
             let slice = &mut by_name[depth][range];
             slice.sort_by_key(|n| name_rank[n.index()]);
             for (i, n) in slice.iter().enumerate() {
-                local[n.index() * levels + depth] = i as u32;
+                let at = (total + i / 64) * 64 + i % 64;
+                slot[n.index() * levels + depth] =
+                    u32::try_from(at).expect("KAI order: too many bitset words");
             }
             let w = slice.len().div_ceil(64);
-            base.push(u32::try_from(total).expect("KAI order: too many bitset words"));
+            base.push(total as u32);
             words.push(w as u32);
-            total += w * buckets.saturating_sub(1);
+            total += w;
         }
         Layout {
             levels,
             base,
             words,
             by_name,
-            local,
-            total_words: total,
+            slot,
+            per_count: total,
+        }
+    }
+
+    /// Toggles node `n`'s bit in the bitset of `b` free GPUs of each of its domains
+    /// (nothing for 0).
+    #[inline]
+    fn flip(&self, bits: &mut [u64], n: NodeId, b: u16) {
+        if b == 0 {
+            return;
+        }
+        let offset = (usize::from(b) - 1) * self.per_count;
+        for &s in &self.slot[n.index() * self.levels..][..self.levels] {
+            if s != u32::MAX {
+                bits[offset + (s / 64) as usize] ^= 1 << (s % 64);
+            }
         }
     }
 }
@@ -113,15 +131,18 @@ impl DomainOrder {
         let layouts: Arc<[Layout]> = world
             .topologies
             .iter()
-            .map(|t| Layout::new(t, n_nodes, name_rank, buckets))
+            .map(|t| Layout::new(t, n_nodes, name_rank))
             .collect();
         let keyed: Vec<u16> = (0..n_nodes)
             .map(|n| bucket(nodes.free(NodeId::from_index(n), gpu), buckets))
             .collect();
-        let mut bits: Vec<Vec<u64>> = layouts.iter().map(|l| vec![0; l.total_words]).collect();
+        let mut bits: Vec<Vec<u64>> = layouts
+            .iter()
+            .map(|l| vec![0; l.per_count * (buckets - 1)])
+            .collect();
         for ((t, lay), bits) in world.topologies.iter().zip(layouts.iter()).zip(&mut bits) {
             for &n in &t.node_order {
-                flip(t, lay, bits, n, keyed[n.index()]);
+                lay.flip(bits, n, keyed[n.index()]);
             }
         }
         DomainOrder {
@@ -147,7 +168,7 @@ impl DomainOrder {
     /// Moves the noted nodes' bits to their free GPUs now. `nodes` must carry committed
     /// bindings only (no dry run in progress): a dry run's own binds are undone without a
     /// note.
-    pub(crate) fn sync(&mut self, world: &World, nodes: &NodeCapacity, gpu: usize) {
+    pub(crate) fn sync(&mut self, nodes: &NodeCapacity, gpu: usize) {
         for n in self.stale.drain(..) {
             self.stale_mark[n.index()] = false;
             let (was, now) = (
@@ -157,15 +178,10 @@ impl DomainOrder {
             if was == now {
                 continue;
             }
-            for ((t, lay), bits) in world
-                .topologies
-                .iter()
-                .zip(self.layouts.iter())
-                .zip(&mut self.bits)
-            {
+            for (lay, bits) in self.layouts.iter().zip(&mut self.bits) {
                 // Out of the old bitset, into the new one (a count of 0 has none).
-                flip(t, lay, bits, n, was);
-                flip(t, lay, bits, n, now);
+                lay.flip(bits, n, was);
+                lay.flip(bits, n, now);
             }
             self.keyed[n.index()] = now;
         }
@@ -215,7 +231,7 @@ impl DomainOrder {
         let mut bound = Vec::with_capacity(limit);
         let first = usize::try_from(gpus).unwrap_or(usize::MAX).max(1);
         'buckets: for b in first..self.buckets {
-            let row = &bits[base + (b - 1) * words..][..words];
+            let row = &bits[(b - 1) * lay.per_count + base..][..words];
             for (w, &word) in row.iter().enumerate() {
                 let mut m = word;
                 while m != 0 {
@@ -267,9 +283,9 @@ impl DomainOrder {
             .zip(&self.bits)
             .enumerate()
         {
-            let mut expect = vec![0u64; lay.total_words];
+            let mut expect = vec![0u64; bits.len()];
             for &n in &t.node_order {
-                flip(t, lay, &mut expect, n, self.keyed[n.index()]);
+                lay.flip(&mut expect, n, self.keyed[n.index()]);
             }
             if expect != *bits {
                 return Err(format!("KAI bin-pack order of topology {ti} is stale"));
@@ -289,27 +305,6 @@ impl DomainOrder {
 #[inline]
 fn bucket(free: i64, buckets: usize) -> u16 {
     free.clamp(0, buckets as i64 - 1) as u16
-}
-
-/// Toggles `n`'s bit in the bitset of `b` free GPUs of each of its domains (nothing for 0).
-#[inline]
-fn flip(t: &Topology, lay: &Layout, bits: &mut [u64], n: NodeId, b: u16) {
-    if b == 0 {
-        return;
-    }
-    let Some(mut a) = t.domain_of(n) else { return };
-    let row = &lay.local[n.index() * lay.levels..][..lay.levels];
-    loop {
-        let dom = t.domain(a);
-        let i = row[dom.depth as usize] as usize;
-        let w = lay.words[a.index()] as usize;
-        let at = lay.base[a.index()] as usize + (usize::from(b) - 1) * w + i / 64;
-        bits[at] ^= 1 << (i % 64);
-        match dom.parent {
-            Some(p) => a = p,
-            None => break,
-        }
-    }
 }
 
 impl Cluster {
@@ -342,7 +337,7 @@ impl Cluster {
         let order = self.kai_order.get_or_insert_with(|| {
             DomainOrder::new(world, &self.nodes, g, self.gpu_buckets, &self.name_rank)
         });
-        order.sync(world, &self.nodes, g);
+        order.sync(&self.nodes, g);
         Some(order.fill(world, ti, d, &mut self.nodes, pods, need, gpus))
     }
 }
@@ -417,10 +412,10 @@ mod tests {
     }
 
     /// The cluster's order, synced.
-    fn synced(cluster: &mut Cluster, w: &World) -> DomainOrder {
+    fn synced(cluster: &mut Cluster) -> DomainOrder {
         let g = cluster.res.gpu.unwrap();
         let order = cluster.kai_order.as_mut().unwrap();
-        order.sync(w, &cluster.nodes, g);
+        order.sync(&cluster.nodes, g);
         order.clone()
     }
 
@@ -482,12 +477,12 @@ mod tests {
                         cluster.commit_bound(&w, &pods, &batch);
                     }
                     Step::Read => {
-                        synced(&mut cluster, &w);
+                        synced(&mut cluster);
                     }
                 }
                 prop_assert_eq!(cluster.check_indexes(&w), Ok(()));
             }
-            let kept = synced(&mut cluster, &w);
+            let kept = synced(&mut cluster);
             let fresh = DomainOrder::new(&w, &cluster.nodes, g, cluster.gpu_buckets, &cluster.name_rank);
             prop_assert_eq!(kept.state(), fresh.state());
         }

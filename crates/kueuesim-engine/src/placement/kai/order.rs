@@ -11,9 +11,10 @@
 //!
 //! A bind or release only notes its node (once); the bits move when a dry run next reads the
 //! order (`DomainOrder::sync`), so a node bound and released again in between costs nothing,
-//! and placements that never read the order (Volcano, kube-scheduler, KAI without a
-//! topology) pay one note per node whose free GPUs change. The order is built on its first
-//! read (`Cluster::kai_binpack_in`), from the nodes as they are then.
+//! and once the order exists, placements that never read it (Volcano, kube-scheduler, KAI
+//! without a topology) pay one note per node whose free GPUs change. The order is built on
+//! its first read (`Cluster::kai_binpack_in`), from the nodes as they are then; a cluster
+//! that never reads it has none.
 
 use std::sync::Arc;
 

@@ -23,6 +23,7 @@ pub mod gpu_share;
 pub mod hooked;
 pub mod kai;
 pub mod kube;
+mod tier_index;
 pub mod volcano;
 mod volcano_subjobs;
 pub mod volcano_vgpu;
@@ -238,6 +239,9 @@ pub struct Cluster {
     gpu_stale: Vec<NodeId>,
     /// Per node: whether it is in `gpu_stale`.
     gpu_stale_mark: Vec<bool>,
+    /// The HyperNodes of each tier by free GPUs, for Volcano's gradient search; kept lazily
+    /// like `gpu_order` (`sync_tier_index`).
+    tier_gpu: tier_index::TierGpuIndex,
     /// Each node's rank in node-name order (KAI breaks score ties by name).
     pub name_rank: Vec<u32>,
     /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
@@ -392,7 +396,14 @@ impl Cluster {
         let gpu_keyed = (0..world.nodes.len())
             .map(|n| gpu.map_or(0, |g| nodes.free(NodeId::from_index(n), g)))
             .collect();
+        let tier_gpu = match gpu {
+            Some(g) => tier_index::TierGpuIndex::new(&world.hypernodes, world.nodes.len(), |d| {
+                domain_free[0][d.index() * n_res + g]
+            }),
+            None => tier_index::TierGpuIndex::default(),
+        };
         Cluster {
+            tier_gpu,
             devices: devices::Devices::new(world),
             vgpu: volcano_vgpu::VgpuBook::new(world),
             gpu_keyed,
@@ -508,6 +519,11 @@ impl Cluster {
             self.gpu_stale_mark[node.index()] = true;
             self.gpu_stale.push(node);
         }
+        if let (Some(g), Some(b)) = (self.res.gpu, before)
+            && self.nodes.free(node, g) != b
+        {
+            self.tier_gpu.note(node);
+        }
         let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
         let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
         let moved = match (gpu, before) {
@@ -567,6 +583,29 @@ impl Cluster {
         }
     }
 
+    /// The HyperNodes of the `tier_index`-th tier of the HyperNode tree with at least `gpus`
+    /// GPUs free, in the tier's order, into `out`; None when the index is not kept (no GPUs
+    /// or no HyperNode tiers), and the caller looks at every HyperNode of the tier.
+    pub fn hypernodes_with_free_gpus(
+        &mut self,
+        world: &World,
+        tier_index: usize,
+        gpus: i64,
+        out: &mut Vec<DomainId>,
+    ) -> Option<()> {
+        let g = self.res.gpu?;
+        if !self.tier_gpu.enabled() {
+            return None;
+        }
+        let n_res = self.nodes.n_resources;
+        let free = &self.domain_free[0];
+        self.tier_gpu
+            .sync(&world.hypernodes, |d| free[d.index() * n_res + g]);
+        self.tier_gpu
+            .with_free(&world.hypernodes, tier_index, gpus, out);
+        Some(())
+    }
+
     /// The nodes with GPUs by (free GPUs, name rank), as of the last `sync_gpu_order`.
     pub fn gpu_order(&self) -> &BTreeSet<(i64, u32, NodeId)> {
         debug_assert!(
@@ -576,8 +615,8 @@ impl Cluster {
         &self.gpu_order
     }
 
-    /// Whether the GPU order, the per-domain GPU histograms and KAI's kept counts and
-    /// bin-pack order agree with the nodes' free capacity (an invariant
+    /// Whether the GPU order, the per-domain GPU histograms, Volcano's per-tier free GPUs and
+    /// KAI's kept counts and bin-pack order agree with the nodes' free capacity (an invariant
     /// `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
         self.kai_counts.check(world, &self.nodes)?;
@@ -585,6 +624,10 @@ impl Cluster {
         if let Some(order) = &self.kai_order {
             order.check(world, &self.nodes, g)?;
         }
+        let n_res = self.nodes.n_resources;
+        self.tier_gpu.check(&world.hypernodes, |d| {
+            self.domain_free[0][d.index() * n_res + g]
+        })?;
         let with_gpus = (0..world.nodes.len())
             .map(NodeId::from_index)
             .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);
@@ -652,20 +695,37 @@ impl Cluster {
         )
     }
 
-    /// Whether domain `d` of topology `t` could host `need` of the pending pods of `pods` by
-    /// GPUs alone (pods of pod set after pod set, as `fill` takes them): a necessary
-    /// condition for `fill` to place them there.
-    pub fn domain_may_place(&self, t: usize, d: DomainId, pods: &GangPods, need: usize) -> bool {
-        let Some(g) = self.res.gpu.filter(|_| self.gpu_buckets > 0) else {
+    /// The GPUs per pod and the number of pending pods of each pod set of `pods` with pods
+    /// pending, in order: what `domain_may_place` reads, worked out once per decision rather
+    /// than once per domain. None when GPUs are not tracked per domain.
+    pub fn pending_gpu_pods(&self, pods: &GangPods) -> Option<Vec<(i64, u64)>> {
+        let g = self.res.gpu.filter(|_| self.gpu_buckets > 0)?;
+        Some(
+            pods.iter()
+                .map(|(needs, slots)| {
+                    let pending = slots.iter().filter(|s| s.is_none()).count() as u64;
+                    (needs.requests.get(ResourceId::from_index(g)), pending)
+                })
+                .filter(|&(_, pending)| pending > 0)
+                .collect(),
+        )
+    }
+
+    /// Whether domain `d` of topology `t` could host `need` of the pending pods by GPUs alone
+    /// (pods of pod set after pod set, as `fill` takes them; `sets` from `pending_gpu_pods`,
+    /// None: GPUs not tracked): a necessary condition for `fill` to place them there.
+    pub fn domain_may_place(
+        &self,
+        t: usize,
+        d: DomainId,
+        sets: Option<&[(i64, u64)]>,
+        need: usize,
+    ) -> bool {
+        let Some(sets) = sets else {
             return true;
         };
         let mut possible = 0u64;
-        for (needs, slots) in pods {
-            let pending = slots.iter().filter(|s| s.is_none()).count() as u64;
-            if pending == 0 {
-                continue;
-            }
-            let k = needs.requests.get(ResourceId::from_index(g));
+        for &(k, pending) in sets {
             possible += match self.domain_gpu_pods(t, d, k) {
                 Some(cap) => cap.min(pending),
                 None => pending,

@@ -388,6 +388,8 @@ fn topology_attempt(
             tie_key(seed ^ 0x5eed, NodeId(d.0)),
         )
     };
+    let mut with_room: Vec<DomainId> = Vec::new();
+    let gpu_sets = cluster.pending_gpu_pods(pods);
     for (ti, (tier, domains)) in t.by_tier.iter().enumerate() {
         if *tier > tier_limit {
             break;
@@ -396,10 +398,29 @@ fn topology_attempt(
         if !cluster.tier_may_hold(0, ti, &pending) {
             continue;
         }
-        let passing: Vec<DomainId> = domains
+        // With GPUs pending, only the HyperNodes with that many GPUs free can pass: read them
+        // from the tier's index (in the tier's order, as the scan would meet them) instead of
+        // checking every HyperNode of the tier.
+        let gpus = cluster
+            .res
+            .gpu
+            .and_then(|g| pending.iter().find(|&&(r, _)| r == g))
+            .map_or(0, |&(_, q)| q);
+        let indexed = gpus > 0
+            && cluster
+                .hypernodes_with_free_gpus(world, ti, gpus, &mut with_room)
+                .is_some();
+        let looked_at: &[DomainId] = if indexed { &with_room } else { domains };
+        // A HyperNode with GPUs free has nodes, so it is under the virtual root: the check
+        // (and the read of its record) is needed only below a pinned HyperNode.
+        let all_within = indexed && root == DomainId::ROOT;
+        let passing: Vec<DomainId> = looked_at
             .iter()
             .copied()
-            .filter(|&d| t.within(d, root) && cluster.domain_may_hold(0, d, &pending))
+            .filter(|&d| {
+                debug_assert!(!all_within || t.within(d, root), "a HyperNode with GPUs");
+                (all_within || t.within(d, root)) && cluster.domain_may_hold(0, d, &pending)
+            })
             .collect();
         if passing.is_empty() {
             continue;
@@ -412,7 +433,9 @@ fn topology_attempt(
         let mut gradient: Vec<(f64, u64, DomainId)> = passing
             .iter()
             .copied()
-            .filter(|&d| !subgroups.is_empty() || cluster.domain_may_place(0, d, pods, need))
+            .filter(|&d| {
+                !subgroups.is_empty() || cluster.domain_may_place(0, d, gpu_sets.as_deref(), need)
+            })
             .map(|d| {
                 let (score, tie) = order_key(cluster, d);
                 (score, tie, d)

@@ -373,3 +373,73 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Volcano's per-tier index of HyperNodes by free GPUs, kept lazily through binds and
+    /// releases, answers "which HyperNodes of this tier have at least q GPUs free, in the
+    /// tier's order" exactly as a scan of the tier's HyperNodes does, after any history.
+    #[test]
+    fn hypernode_tier_index_equals_a_scan(
+        layout in prop::collection::vec(
+            prop::collection::vec(prop::collection::vec((0i64..=8, 0i64..=6, 1i64..=3), 1..4), 1..4),
+            1..4,
+        ),
+        steps in prop::collection::vec(
+            prop_oneof![
+                (0usize..40, 0usize..30).prop_map(|(n, s)| Step::Bind(n, s)),
+                (0usize..40).prop_map(Step::Release),
+                (0usize..40, 0usize..30).prop_map(|(d, s)| Step::Ask(d, s)),
+            ],
+            0..80,
+        ),
+    ) {
+        let mut w = counts_world(&layout);
+        w.hypernodes = Topology::from_levels("h", &["spine".into(), "leaf".into()], &w.nodes);
+        let gpu = w.resources.lookup("nvidia.com/gpu").expect("gpu");
+        let cpu = w.resources.lookup("cpu").expect("cpu");
+        let requests = |s: usize| {
+            ResourceList::from_pairs(
+                [(gpu, (s % 6) as i64), (cpu, ((s / 6) % 5) as i64 + 1)]
+                    .into_iter()
+                    .filter(|&(_, a)| a > 0)
+                    .collect(),
+            )
+        };
+        let mut cluster = Cluster::new(&w);
+        let mut bound: Vec<(NodeId, usize)> = Vec::new();
+        let mut out = Vec::new();
+        for step in steps {
+            match step {
+                Step::Bind(n, s) => {
+                    let node = NodeId::from_index(n % w.nodes.len());
+                    let req = requests(s);
+                    if cluster.nodes.fits(node, &req) {
+                        cluster.apply(&w, node, &req, 1);
+                        bound.push((node, s));
+                    }
+                }
+                Step::Release(i) if !bound.is_empty() => {
+                    let (node, s) = bound.remove(i % bound.len());
+                    cluster.apply(&w, node, &requests(s), -1);
+                }
+                Step::Release(_) => {}
+                // Read the index: it syncs here, and only here.
+                Step::Ask(tier, q) => {
+                    let ti = tier % w.hypernodes.by_tier.len();
+                    let q = (q % 30) as i64 + 1;
+                    prop_assert!(cluster.hypernodes_with_free_gpus(&w, ti, q, &mut out).is_some());
+                    let scan: Vec<DomainId> = w.hypernodes.by_tier[ti]
+                        .1
+                        .iter()
+                        .copied()
+                        .filter(|&d| cluster.domain_free(0, d, gpu.index()) >= q)
+                        .collect();
+                    prop_assert_eq!(&out, &scan, "tier {}, at least {} GPUs", ti, q);
+                }
+            }
+            prop_assert_eq!(cluster.check_indexes(&w), Ok(()));
+        }
+    }
+}

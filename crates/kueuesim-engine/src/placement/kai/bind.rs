@@ -166,6 +166,9 @@ impl Cluster {
                     self.gpu_stale_mark[n.index()] = true;
                     self.gpu_stale.push(n);
                 }
+                if before != after {
+                    self.tier_gpu.note(n);
+                }
                 if buckets > 0 && bucket(before) != bucket(after) {
                     mv = Some((bucket(before), bucket(after)));
                     if let Some(order) = &mut self.kai_order {

@@ -23,6 +23,7 @@ pub mod gpu_share;
 pub mod hooked;
 pub mod kai;
 pub mod kube;
+mod noted;
 mod tier_index;
 pub mod volcano;
 mod volcano_subjobs;
@@ -233,12 +234,8 @@ pub struct Cluster {
     gpu_order: BTreeSet<(i64, u32, NodeId)>,
     /// Per node: the free GPUs its `gpu_order` entry carries (nodes with GPUs).
     gpu_keyed: Vec<i64>,
-    /// The nodes whose free GPUs may have moved since their `gpu_order` entry was made, each
-    /// once (`gpu_stale_mark`), so the list is bounded by the node count however long the
-    /// order goes unread.
-    gpu_stale: Vec<NodeId>,
-    /// Per node: whether it is in `gpu_stale`.
-    gpu_stale_mark: Vec<bool>,
+    /// The nodes whose free GPUs may have moved since their `gpu_order` entry was made.
+    gpu_stale: noted::NotedNodes,
     /// The HyperNodes of each tier by free GPUs, for Volcano's gradient search; kept lazily
     /// like `gpu_order` (`sync_tier_index`).
     tier_gpu: tier_index::TierGpuIndex,
@@ -407,8 +404,7 @@ impl Cluster {
             devices: devices::Devices::new(world),
             vgpu: volcano_vgpu::VgpuBook::new(world),
             gpu_keyed,
-            gpu_stale: Vec::new(),
-            gpu_stale_mark: vec![false; world.nodes.len()],
+            gpu_stale: noted::NotedNodes::new(world.nodes.len()),
             nodes,
             gpu_order,
             gpu_hist,
@@ -511,18 +507,8 @@ impl Cluster {
         self.nodes.apply(node, requests, sign);
         self.kai_counts
             .changed(world, &self.nodes, node, requests, sign);
-        if let (Some(g), Some(b)) = (self.res.gpu, before)
-            && self.nodes.free(node, g) != b
-            && self.nodes.allocatable(node, g) > 0
-            && !self.gpu_stale_mark[node.index()]
-        {
-            self.gpu_stale_mark[node.index()] = true;
-            self.gpu_stale.push(node);
-        }
-        if let (Some(g), Some(b)) = (self.res.gpu, before)
-            && self.nodes.free(node, g) != b
-        {
-            self.tier_gpu.note(node);
+        if let (Some(g), Some(b)) = (self.res.gpu, before) {
+            self.note_gpu_move(node, g, b, self.nodes.free(node, g));
         }
         let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
         let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
@@ -533,11 +519,6 @@ impl Cluster {
             }
             _ => None,
         };
-        if moved.is_some()
-            && let Some(order) = &mut self.kai_order
-        {
-            order.note(node);
-        }
         let n_res = self.nodes.n_resources;
         let buckets = self.gpu_buckets;
         for ((t, free), hist) in topologies(world)
@@ -567,12 +548,33 @@ impl Cluster {
         }
     }
 
+    /// A committed bind or release moved `node`'s free GPUs (resource `g`) from `before` to
+    /// `after` (`apply`, `commit_bound`): the lazily kept GPU indexes note the node, to move
+    /// it when next read (the bin-pack order of nodes, Volcano's per-tier free GPUs, and KAI's
+    /// per-domain order when its GPU bucket changed).
+    #[inline]
+    pub(crate) fn note_gpu_move(&mut self, node: NodeId, g: usize, before: i64, after: i64) {
+        if before == after {
+            return;
+        }
+        if self.nodes.allocatable(node, g) > 0 {
+            self.gpu_stale.note(node);
+        }
+        self.tier_gpu.note(node);
+        let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1);
+        if self.gpu_buckets > 0
+            && bucket(before) != bucket(after)
+            && let Some(order) = &mut self.kai_order
+        {
+            order.note(node);
+        }
+    }
+
     /// Brings `gpu_order` up to date with the nodes' free GPUs: the entries of the nodes
     /// bound or released on since the last call move to their current count.
     pub fn sync_gpu_order(&mut self) {
         let Some(g) = self.res.gpu else { return };
-        for n in self.gpu_stale.drain(..) {
-            self.gpu_stale_mark[n.index()] = false;
+        for n in self.gpu_stale.drain() {
             let (was, now) = (self.gpu_keyed[n.index()], self.nodes.free(n, g));
             if was != now {
                 let rank = self.name_rank[n.index()];
@@ -637,7 +639,7 @@ impl Cluster {
             // A node noted stale may sit under an older count until the next sync; every
             // other node's entry carries its current count.
             let keyed = self.gpu_keyed[n.index()];
-            if !self.gpu_stale_mark[n.index()] && keyed != self.nodes.free(n, g) {
+            if !self.gpu_stale.contains(n) && keyed != self.nodes.free(n, g) {
                 return Err(format!(
                     "node {} has {} GPUs free but the GPU order says {keyed} and it is not noted stale",
                     world.node(n).name,
@@ -1316,6 +1318,17 @@ pub fn counts(pods: &GangPods) -> (usize, usize) {
         .count();
     let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
     (bound, total - bound)
+}
+
+/// The gang's pending pods in order: (pod set, pod index, what each pod of the set needs).
+pub fn pending_pods(pods: &GangPods) -> impl Iterator<Item = (usize, usize, &PodNeeds)> + Clone {
+    pods.iter().enumerate().flat_map(|(ps, (needs, slots))| {
+        slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(move |(idx, _)| (ps, idx, needs))
+    })
 }
 
 /// The first pending pod of the gang.

@@ -13,6 +13,8 @@
 
 use kueuesim_model::{DomainId, NodeId, Topology};
 
+use super::noted::NotedNodes;
+
 /// Per tier of the HyperNode tree (`Topology::by_tier`), the free GPUs of its HyperNodes in
 /// the tier's order.
 #[derive(Clone, Debug, Default)]
@@ -21,10 +23,8 @@ pub(super) struct TierGpuIndex {
     place: Vec<Option<(u32, u32)>>,
     /// Per tier, per position in the tier's list: free GPUs, as of the last `sync`.
     free: Vec<Vec<i64>>,
-    /// The nodes whose free GPUs may have moved since the last `sync`, each once.
-    stale: Vec<NodeId>,
-    /// Per node: whether it is in `stale`.
-    stale_mark: Vec<bool>,
+    /// The nodes whose free GPUs may have moved since the last `sync`.
+    stale: NotedNodes,
     /// Per HyperNode: seen in the current `sync` (cleared before it returns).
     seen: Vec<bool>,
     /// The HyperNodes the current `sync` looks at (reused).
@@ -50,8 +50,7 @@ impl TierGpuIndex {
             seen: vec![false; place.len()],
             place,
             free: by_tier,
-            stale: Vec::new(),
-            stale_mark: vec![false; nodes],
+            stale: NotedNodes::new(nodes),
             touched: Vec::new(),
         }
     }
@@ -64,17 +63,15 @@ impl TierGpuIndex {
     /// Notes that `node`'s free GPUs moved.
     #[inline]
     pub(super) fn note(&mut self, node: NodeId) {
-        if self.enabled() && !self.stale_mark[node.index()] {
-            self.stale_mark[node.index()] = true;
-            self.stale.push(node);
+        if self.enabled() {
+            self.stale.note(node);
         }
     }
 
     /// Brings the entries of the HyperNodes above the noted nodes to `free(d)`.
     pub(super) fn sync(&mut self, t: &Topology, free: impl Fn(DomainId) -> i64) {
         let mut touched = std::mem::take(&mut self.touched);
-        for n in self.stale.drain(..) {
-            self.stale_mark[n.index()] = false;
+        for n in self.stale.drain() {
             let mut cur = t.domain_of(n);
             while let Some(d) = cur {
                 if self.seen[d.index()] {
@@ -118,7 +115,7 @@ impl TierGpuIndex {
             return Ok(());
         }
         let mut lagging = vec![false; t.domains.len()];
-        for &n in &self.stale {
+        for n in self.stale.iter() {
             let mut cur = t.domain_of(n);
             while let Some(d) = cur {
                 lagging[d.index()] = true;

@@ -159,21 +159,9 @@ impl Cluster {
             if let Some(g) = self.res.gpu {
                 let after = self.nodes.free(n, g);
                 let before = after + batch.requests[i * n_res + g];
-                if before != after
-                    && self.nodes.allocatable(n, g) > 0
-                    && !self.gpu_stale_mark[n.index()]
-                {
-                    self.gpu_stale_mark[n.index()] = true;
-                    self.gpu_stale.push(n);
-                }
-                if before != after {
-                    self.tier_gpu.note(n);
-                }
+                self.note_gpu_move(n, g, before, after);
                 if buckets > 0 && bucket(before) != bucket(after) {
                     mv = Some((bucket(before), bucket(after)));
-                    if let Some(order) = &mut self.kai_order {
-                        order.note(n);
-                    }
                 }
             }
             moves.push(mv);
@@ -220,33 +208,14 @@ impl Cluster {
 mod tests {
     use super::*;
     use crate::placement::PodNeeds;
-    use kueuesim_model::{Labels, Node, ResourceList};
+    use kueuesim_model::{Labels, ResourceList};
     use proptest::prelude::*;
 
     /// Nodes of (GPUs, cpu, pod slots) under zone/rack labels: the KAI Topology is
     /// zone/rack, the HyperNode tree rack alone (its own tree shape and node order). Node
     /// names are shuffled so that id order is not name order.
     fn world(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
-        let mut w = World::default();
-        let gpu = w.resources.intern(kueuesim_model::resources::GPU);
-        let cpu = w.resources.intern("cpu");
-        let pods = w.resources.intern("pods");
-        for (i, &(g, c, p, zone, rack)) in nodes.iter().enumerate() {
-            let mut alloc = vec![0; 3];
-            alloc[gpu.index()] = g;
-            alloc[cpu.index()] = c;
-            alloc[pods.index()] = p;
-            w.nodes.push(Node {
-                name: format!("n{:03}", (i * 37) % 101),
-                labels: Labels::new(vec![
-                    ("zone".into(), format!("z{zone}")),
-                    ("rack".into(), format!("r{rack}")),
-                ]),
-                allocatable: alloc,
-                taints: vec![],
-                unschedulable: false,
-            });
-        }
+        let mut w = super::super::test_nodes(nodes);
         w.topologies = vec![Topology::from_levels(
             "t",
             &["zone".into(), "rack".into()],
@@ -258,7 +227,7 @@ mod tests {
 
     /// Everything `commit_bound` keeps, for comparing two clusters.
     fn indexes(c: &Cluster, w: &World) -> impl PartialEq + std::fmt::Debug {
-        let mut stale = c.gpu_stale.clone();
+        let mut stale: Vec<NodeId> = c.gpu_stale.iter().collect();
         stale.sort();
         let counts: Vec<Vec<Vec<crate::placement::kai::counts::FitCount>>> =
             (0..c.kai_counts.shapes().len())
@@ -268,13 +237,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-        (
-            c.domain_free.clone(),
-            c.gpu_hist.clone(),
-            stale,
-            c.gpu_stale_mark.clone(),
-            counts,
-        )
+        (c.domain_free.clone(), c.gpu_hist.clone(), stale, counts)
     }
 
     proptest! {

@@ -134,18 +134,7 @@ pub(super) fn fill_one_per_node(
     if !scorer.group_of.is_empty() || !scorer.plain_nodes {
         return None;
     }
-    let mut pending = pods
-        .iter()
-        .enumerate()
-        .flat_map(|(ps, (n, slots))| {
-            slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.is_none())
-                .map(move |(idx, _)| (ps, idx, n))
-        })
-        .take(limit)
-        .peekable();
+    let mut pending = super::super::pending_pods(pods).take(limit).peekable();
     let Some(&(_, _, needs)) = pending.peek() else {
         return Some(Ok(Vec::new()));
     };

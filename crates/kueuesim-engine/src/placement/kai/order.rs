@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use kueuesim_model::{DomainId, NodeId, PlacementStrategy, ResourceId, Topology, World};
 
+use crate::placement::noted::NotedNodes;
 use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, undo};
 
 /// The fixed part of one topology's order: where each domain's bitsets are and which node
@@ -111,10 +112,8 @@ pub(crate) struct DomainOrder {
     buckets: usize,
     /// Per node: the count of free GPUs its bits stand at.
     keyed: Vec<u16>,
-    /// The nodes whose free GPUs may have moved since their bits were set, each once.
-    stale: Vec<NodeId>,
-    /// Per node: whether it is in `stale`.
-    stale_mark: Vec<bool>,
+    /// The nodes whose free GPUs may have moved since their bits were set.
+    stale: NotedNodes,
 }
 
 impl DomainOrder {
@@ -151,8 +150,7 @@ impl DomainOrder {
             bits,
             buckets,
             keyed,
-            stale: Vec::new(),
-            stale_mark: vec![false; n_nodes],
+            stale: NotedNodes::new(n_nodes),
         }
     }
 
@@ -160,18 +158,14 @@ impl DomainOrder {
     /// `sync`.
     #[inline]
     pub(crate) fn note(&mut self, node: NodeId) {
-        if !self.stale_mark[node.index()] {
-            self.stale_mark[node.index()] = true;
-            self.stale.push(node);
-        }
+        self.stale.note(node);
     }
 
     /// Moves the noted nodes' bits to their free GPUs now. `nodes` must carry committed
     /// bindings only (no dry run in progress): a dry run's own binds are undone without a
     /// note.
     pub(crate) fn sync(&mut self, nodes: &NodeCapacity, gpu: usize) {
-        for n in self.stale.drain(..) {
-            self.stale_mark[n.index()] = false;
+        for n in self.stale.drain() {
             let (was, now) = (
                 self.keyed[n.index()],
                 bucket(nodes.free(n, gpu), self.buckets),
@@ -217,17 +211,7 @@ impl DomainOrder {
         let words = lay.words[d.index()] as usize;
         let base = lay.base[d.index()] as usize;
         let names = &lay.by_name[dom.depth as usize][dom.nodes.start as usize..];
-        let mut pending = pods
-            .iter()
-            .enumerate()
-            .flat_map(|(ps, (n, slots))| {
-                slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.is_none())
-                    .map(move |(idx, _)| (ps, idx, n))
-            })
-            .take(limit);
+        let mut pending = crate::placement::pending_pods(pods).take(limit);
         let mut next = pending.next();
         let mut bound = Vec::with_capacity(limit);
         let first = usize::try_from(gpus).unwrap_or(usize::MAX).max(1);
@@ -269,7 +253,7 @@ impl DomainOrder {
     ) -> Result<(), String> {
         for (i, &k) in self.keyed.iter().enumerate() {
             let n = NodeId::from_index(i);
-            if !self.stale_mark[i] && k != bucket(nodes.free(n, gpu), self.buckets) {
+            if !self.stale.contains(n) && k != bucket(nodes.free(n, gpu), self.buckets) {
                 return Err(format!(
                     "KAI bin-pack order: node {} stands at {k} free GPUs, has {}, and is not noted stale",
                     world.node(n).name,
@@ -348,33 +332,14 @@ mod tests {
     use super::*;
     use crate::placement::PodNeeds;
     use crate::placement::kai::nodeplacement::scorer;
-    use kueuesim_model::{Labels, Node, ResourceList};
+    use kueuesim_model::{Labels, ResourceList};
     use proptest::prelude::*;
 
     /// Nodes of (GPUs, cpu, pod slots, zone, rack), names shuffled so that id order is not
     /// name order; the KAI Topology is zone/rack, with a second one of racks alone (another
     /// tree shape and node order over the same nodes).
     fn world(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
-        let mut w = World::default();
-        let gpu = w.resources.intern(kueuesim_model::resources::GPU);
-        let cpu = w.resources.intern("cpu");
-        let pods = w.resources.intern("pods");
-        for (i, &(g, c, p, zone, rack)) in nodes.iter().enumerate() {
-            let mut alloc = vec![0; 3];
-            alloc[gpu.index()] = g;
-            alloc[cpu.index()] = c;
-            alloc[pods.index()] = p;
-            w.nodes.push(Node {
-                name: format!("n{:03}", (i * 37) % 101),
-                labels: Labels::new(vec![
-                    ("zone".into(), format!("z{zone}")),
-                    ("rack".into(), format!("r{rack}")),
-                ]),
-                allocatable: alloc,
-                taints: vec![],
-                unschedulable: false,
-            });
-        }
+        let mut w = super::super::test_nodes(nodes);
         w.topologies = vec![
             Topology::from_levels("t", &["zone".into(), "rack".into()], &w.nodes),
             Topology::from_levels("r", &["rack".into()], &w.nodes),

@@ -45,16 +45,8 @@ pub fn place(
         } else {
             1
         };
-        let todo: Vec<(usize, usize)> = pods
-            .iter()
-            .enumerate()
-            .flat_map(|(ps, (_, slots))| {
-                slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.is_none())
-                    .map(move |(i, _)| (ps, i))
-            })
+        let todo: Vec<(usize, usize)> = super::super::pending_pods(&pods)
+            .map(|(ps, i, _)| (ps, i))
             .take(need)
             .collect();
         // The batch is committed task by task (KAI's statement), so each task is scored on

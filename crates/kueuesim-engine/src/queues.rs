@@ -72,6 +72,11 @@ struct ShapeQueue {
     active: BTreeSet<QueueKey>,
     /// Its workloads found inadmissible, waiting for a capacity change.
     inadmissible: BTreeSet<QueueKey>,
+    /// Whether the shape is in `ClusterQueueQueue::with_parked`.
+    listed: bool,
+    /// The `ClusterQueueQueue::park_epoch` in which the shape was found inadmissible; the
+    /// shape is parked (`hashToBulkMoveReason`) while that epoch lasts.
+    parked_in: u64,
 }
 
 /// The pending workloads of one ClusterQueue, kept per scheduling shape.
@@ -82,7 +87,7 @@ struct ShapeQueue {
 /// every release of quota. Per shape, parking the shape and moving it back are each one swap
 /// of two sets, and the heap's order is the order of the shapes' first keys (`heads`), so
 /// the head popped is the one Kueue's single heap gives.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ClusterQueueQueue {
     /// The first active key of every shape with an active workload: the heap's candidates.
     heads: BTreeSet<QueueKey>,
@@ -97,12 +102,33 @@ pub struct ClusterQueueQueue {
     /// The preemptor pinned to the head while its victims terminate (BestEffortFIFO).
     sticky: Option<QueueKey>,
     /// Scheduling shapes found inadmissible since the last requeue of inadmissible workloads
-    /// (`hashToBulkMoveReason`): new workloads of these shapes go straight to inadmissible.
-    parked_shapes: BTreeSet<u32>,
+    /// (`hashToBulkMoveReason`) are those whose `parked_in` is this epoch: new workloads of
+    /// these shapes go straight to inadmissible. A requeue of inadmissible workloads starts a
+    /// new epoch, which forgets them all at once. Starts at 1, so no shape is parked at first.
+    park_epoch: u64,
+    /// The slots of the shapes that may hold inadmissible workloads (each once, `listed`), so
+    /// that moving them back visits those alone: on an overloaded cluster a ClusterQueue
+    /// has seen hundreds of shapes and a release of quota moves them back every time.
+    with_parked: Vec<u32>,
 }
 
 /// `ClusterQueueQueue::slot` of a shape not seen in the ClusterQueue.
 const NO_SLOT: u32 = u32::MAX;
+
+impl Default for ClusterQueueQueue {
+    fn default() -> Self {
+        ClusterQueueQueue {
+            heads: BTreeSet::new(),
+            shapes: Vec::new(),
+            slot: Vec::new(),
+            active_len: 0,
+            inadmissible_len: 0,
+            sticky: None,
+            park_epoch: 1,
+            with_parked: Vec::new(),
+        }
+    }
+}
 
 impl ClusterQueueQueue {
     /// How many workloads may be popped as heads.
@@ -132,6 +158,12 @@ impl ClusterQueueQueue {
 
     /// The queue of `shape`, created empty on first use.
     fn shape_mut(&mut self, shape: u32) -> &mut ShapeQueue {
+        let i = self.slot_of(shape);
+        &mut self.shapes[i]
+    }
+
+    /// The slot of `shape` in `shapes`, created empty on first use.
+    fn slot_of(&mut self, shape: u32) -> usize {
         let s = shape as usize;
         if self.slot.len() <= s {
             self.slot.resize(s + 1, NO_SLOT);
@@ -140,7 +172,25 @@ impl ClusterQueueQueue {
             self.slot[s] = self.shapes.len() as u32;
             self.shapes.push(ShapeQueue::default());
         }
-        &mut self.shapes[self.slot[s] as usize]
+        self.slot[s] as usize
+    }
+
+    /// The queue of `shape` for adding inadmissible workloads: listed in `with_parked`.
+    fn parking_shape(&mut self, shape: u32) -> &mut ShapeQueue {
+        let i = self.slot_of(shape);
+        let s = &mut self.shapes[i];
+        if !s.listed {
+            s.listed = true;
+            self.with_parked.push(i as u32);
+        }
+        s
+    }
+
+    /// Whether `shape` was found inadmissible since the last requeue of inadmissible
+    /// workloads (`hashToBulkMoveReason`).
+    fn shape_parked(&self, shape: u32) -> bool {
+        self.shape(shape)
+            .is_some_and(|s| s.parked_in == self.park_epoch)
     }
 
     /// The queue of `shape`, if it was ever used here.
@@ -196,9 +246,26 @@ impl ClusterQueueQueue {
         *total -= 1;
     }
 
+    /// Removes the heap's first workload (`deactivate` of `heads.first()`, without the
+    /// searches: it is the first of its shape's set too).
+    fn pop_first(&mut self, total: &mut usize) {
+        let Some(key) = self.heads.pop_first() else {
+            return;
+        };
+        let i = self.slot[key.shape as usize] as usize;
+        let s = &mut self.shapes[i];
+        let first = s.active.pop_first();
+        debug_assert_eq!(first, Some(key), "a head is its shape's first active key");
+        if let Some(&next) = s.active.first() {
+            self.heads.insert(next);
+        }
+        self.active_len -= 1;
+        *total -= 1;
+    }
+
     /// Adds `key` to the inadmissible set.
     fn park_key(&mut self, key: QueueKey) {
-        if self.shape_mut(key.shape).inadmissible.insert(key) {
+        if self.parking_shape(key.shape).inadmissible.insert(key) {
             self.inadmissible_len += 1;
         }
     }
@@ -214,7 +281,7 @@ impl ClusterQueueQueue {
 
     /// Parks every active workload of `shape`; returns how many.
     fn park_shape(&mut self, shape: u32, total: &mut usize) -> usize {
-        let s = self.shape_mut(shape);
+        let s = self.parking_shape(shape);
         let Some(&first) = s.active.first() else {
             return 0;
         };
@@ -232,7 +299,9 @@ impl ClusterQueueQueue {
     /// Moves every inadmissible workload back to the heap; returns how many.
     fn unpark_all(&mut self, total: &mut usize) -> usize {
         let mut moved = 0;
-        for s in &mut self.shapes {
+        for i in self.with_parked.drain(..) {
+            let s = &mut self.shapes[i as usize];
+            s.listed = false;
             if s.inadmissible.is_empty() {
                 continue;
             }
@@ -254,6 +323,24 @@ impl ClusterQueueQueue {
         *total += moved;
         moved
     }
+}
+
+/// Whether `QueueManager::requeue` puts a head back in the heap (else it parks it as
+/// inadmissible): StrictFIFO always but on a namespace mismatch; BestEffortFIFO for the
+/// transient reasons, or while the head's flavor scan has flavors left (`requeueIfNotPresent`).
+pub fn back_to_heap(
+    strategy: QueueingStrategy,
+    reason: RequeueReason,
+    pending_flavors: bool,
+) -> bool {
+    pending_flavors
+        || match strategy {
+            QueueingStrategy::StrictFIFO => reason != RequeueReason::NamespaceMismatch,
+            QueueingStrategy::BestEffortFIFO => matches!(
+                reason,
+                RequeueReason::FailedAfterNomination | RequeueReason::PendingPreemption
+            ),
+        }
 }
 
 /// All ClusterQueues' pending workloads.
@@ -284,7 +371,7 @@ impl QueueManager {
         key: QueueKey,
     ) -> QueueStatus {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
-        if strategy == QueueingStrategy::BestEffortFIFO && q.parked_shapes.contains(&key.shape) {
+        if strategy == QueueingStrategy::BestEffortFIFO && q.shape_parked(key.shape) {
             q.deactivate(&key, total);
             q.park_key(key);
             return QueueStatus::Inadmissible;
@@ -349,7 +436,11 @@ impl QueueManager {
             } else {
                 sticky.unwrap_or(first)
             };
-            q.deactivate(&key, &mut self.active_total);
+            if Some(&key) == q.heads.first() {
+                q.pop_first(&mut self.active_total);
+            } else {
+                q.deactivate(&key, &mut self.active_total);
+            }
             heads.push((cq, key));
         }
         heads
@@ -378,14 +469,7 @@ impl QueueManager {
         {
             q.sticky = Some(key);
         }
-        let immediate = match strategy {
-            QueueingStrategy::StrictFIFO => reason != RequeueReason::NamespaceMismatch,
-            QueueingStrategy::BestEffortFIFO => matches!(
-                reason,
-                RequeueReason::FailedAfterNomination | RequeueReason::PendingPreemption
-            ),
-        };
-        if immediate || pending_flavors {
+        if back_to_heap(strategy, reason, pending_flavors) {
             q.activate(key, total);
             return 0;
         }
@@ -396,7 +480,8 @@ impl QueueManager {
                 RequeueReason::NoFit | RequeueReason::PreemptionNoCandidates
             )
         {
-            q.parked_shapes.insert(key.shape);
+            let epoch = q.park_epoch;
+            q.shape_mut(key.shape).parked_in = epoch;
             // The shape first: into an empty inadmissible set it is a swap.
             moved = q.park_shape(key.shape, total);
         }
@@ -417,7 +502,7 @@ impl QueueManager {
     /// workloads queued elsewhere). Returns how many moved.
     pub fn requeue_all_inadmissible(&mut self, cq: ClusterQueueId, stay: &[QueueKey]) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
-        q.parked_shapes.clear();
+        q.park_epoch += 1;
         let staying: Vec<QueueKey> = stay
             .iter()
             .filter(|k| q.is_inadmissible(k))
@@ -443,7 +528,7 @@ impl QueueManager {
         may_return: impl Fn(WorkloadId) -> bool,
     ) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
-        q.parked_shapes.clear();
+        q.park_epoch += 1;
         let back: Vec<QueueKey> = q
             .inadmissible_keys()
             .filter(|k| may_return(k.workload))

@@ -188,13 +188,12 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
         Mode::NoFit => {}
     }
     // Partial admission: the smallest reduction of the pod counts that fits.
-    let deltas: Vec<u32> = wl
-        .pod_sets
-        .iter()
-        .map(|p| p.count - p.min_count.unwrap_or(p.count))
-        .collect();
-    let total: u32 = deltas.iter().sum();
+    let delta = |p: &kueuesim_model::PodSet| p.count - p.min_count.unwrap_or(p.count);
+    // Summed first: most workloads have no `minCount`, and most attempts under overload end
+    // here, so the per-pod-set list is made only when there is something to reduce.
+    let total: u32 = wl.pod_sets.iter().map(delta).sum();
     if total > 0 {
+        let deltas: Vec<u32> = wl.pod_sets.iter().map(delta).collect();
         let counts_at = |i: u32| -> Vec<u32> {
             full_counts
                 .iter()

@@ -116,8 +116,9 @@ fn append<T>(into: &mut Vec<T>, mut from: Vec<T>) {
 
 /// The outcome of `find_flavor` for one resource group.
 struct GroupChoice {
-    /// (resource, flavor, mode) per requested resource of the group, if a flavor was chosen.
-    chosen: Option<Vec<(ResourceId, FlavorId, PMode, u32)>>,
+    /// Whether a flavor was chosen: then `Scratch::best` holds (resource, flavor, mode,
+    /// borrowing level) per requested resource of the group.
+    found: bool,
     /// For a chosen flavor, the index of the last flavor the scan tried, or -1 when that
     /// was the group's last (`TriedFlavorIdx`).
     tried: i32,
@@ -160,6 +161,10 @@ pub(super) struct Scratch {
     resources: Vec<(ResourceId, i64)>,
     /// Those of them one resource group covers.
     requested: Vec<(ResourceId, i64)>,
+    /// `find_flavor`'s choice for the flavor being tried, and the best so far (swapped when
+    /// it becomes the best): refilled for every group instead of a vector per flavor.
+    chosen: Vec<(ResourceId, FlavorId, PMode, u32)>,
+    best: Vec<(ResourceId, FlavorId, PMode, u32)>,
 }
 
 /// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
@@ -451,7 +456,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         assigned: &[(Fr, i64)],
     ) -> GroupChoice {
         let fung = self.world.cluster_queue(self.subject.cq).flavor_fungibility;
-        let mut best: Option<Vec<(ResourceId, FlavorId, PMode, u32)>> = None;
+        let mut found = false;
+        let mut best = std::mem::take(&mut self.scratch.best);
+        best.clear();
+        let mut chosen = std::mem::take(&mut self.scratch.chosen);
         let mut best_mode = WORST;
         let mut reasons = Vec::new();
         let mut attempts = Vec::new();
@@ -495,7 +503,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let mut flavor_reason: &'static str = "";
             let mut flavor_reasons: Vec<Reason> = Vec::new();
             let mut max_borrow = 0;
-            let mut chosen = Vec::with_capacity(requested.len());
+            chosen.clear();
             for &(r, request) in requested {
                 let fr = self.tree.fr(fq.flavor, r);
                 let assumed = assigned.iter().filter(|u| u.0 == fr).map(|u| u.1).sum();
@@ -528,12 +536,14 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 no_fit_reason: flavor_reason,
             });
             if !should_try_next(rep, &fung) {
-                best = Some(chosen);
+                std::mem::swap(&mut best, &mut chosen);
+                found = true;
                 best_mode = rep;
                 break;
             }
             if is_preferred(rep, best_mode, &fung) {
-                best = Some(chosen);
+                std::mem::swap(&mut best, &mut chosen);
+                found = true;
                 best_mode = rep;
             }
         }
@@ -546,8 +556,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         } else {
             attempted
         };
+        self.scratch.best = best;
+        self.scratch.chosen = chosen;
         GroupChoice {
-            chosen: best,
+            found,
             tried,
             reasons,
             attempts,
@@ -629,19 +641,17 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                         .filter(|(x, _)| group.covered.contains(x)),
                 );
                 let choice = self.find_flavor(ps_index, r, group, &requested, &usage);
-                match choice.chosen {
-                    Some(chosen) => {
-                        tried.extend(chosen.iter().map(|c| (c.0, choice.tried)));
-                        append(&mut flavors, chosen);
-                        append(&mut reasons, choice.reasons);
-                        append(&mut ps_attempts, choice.attempts);
-                    }
-                    None => {
-                        append(&mut ps_attempts, choice.attempts);
-                        let reason = resolve_no_fit_reason(queue, &ps_attempts);
-                        failed = Some((choice.reasons, reason));
-                        break;
-                    }
+                if choice.found {
+                    let chosen = &self.scratch.best;
+                    tried.extend(chosen.iter().map(|c| (c.0, choice.tried)));
+                    flavors.extend_from_slice(chosen);
+                    append(&mut reasons, choice.reasons);
+                    append(&mut ps_attempts, choice.attempts);
+                } else {
+                    append(&mut ps_attempts, choice.attempts);
+                    let reason = resolve_no_fit_reason(queue, &ps_attempts);
+                    failed = Some((choice.reasons, reason));
+                    break;
                 }
             }
             let quota_failed = failed.is_some();

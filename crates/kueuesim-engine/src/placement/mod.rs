@@ -552,12 +552,12 @@ impl Cluster {
     /// `after` (`apply`, `commit_bound`): the lazily kept GPU indexes note the node, to move
     /// it when next read (the bin-pack order of nodes, Volcano's per-tier free GPUs, and KAI's
     /// per-domain order when its GPU bucket changed).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn note_gpu_move(&mut self, node: NodeId, g: usize, before: i64, after: i64) {
         if before == after {
             return;
         }
-        if self.nodes.allocatable(node, g) > 0 {
+        if !self.gpu_stale.contains(node) && self.nodes.allocatable(node, g) > 0 {
             self.gpu_stale.note(node);
         }
         self.tier_gpu.note(node);

@@ -606,6 +606,12 @@ pub fn classical_targets(
         &[true, false]
     };
 
+    // No candidate anywhere: the removal loop has nothing to take, so there are no targets
+    // whatever the quota says. Under overload most searches end here (a ClusterQueue above
+    // its nominal quota, with borrowWithinCohort off and no hierarchical advantage).
+    if no_other_queue_candidates && same_queue.is_empty() {
+        return Vec::new();
+    }
     let lists = [&hierarchy, &priority, &same_queue];
     let possible = could_fit(tree, p, &lists, attempts);
     // Tests (debug builds) check the shortcut against the search it spares.

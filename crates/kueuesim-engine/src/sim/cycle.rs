@@ -101,10 +101,22 @@ impl<'w> Simulation<'w> {
     /// Sets pending workload `w`'s flavor-scan progress (`LastAssignment`).
     pub(super) fn set_last_assignment(&mut self, w: WorkloadId, scan: Option<ScanProgress>) {
         let rt = &mut self.runtimes[w.index()];
-        self.kueue
-            .scan_loop
-            .replace(w, rt.last_assignment.as_deref(), scan.as_ref());
-        rt.last_assignment = scan.map(Box::new);
+        match (&mut rt.last_assignment, scan) {
+            // The common case under overload: a head fails again the way it failed before.
+            // The same flavors tried leave the fingerprint as it was, and the box is reused.
+            (Some(old), Some(new)) => {
+                if old.last_tried != new.last_tried {
+                    self.kueue.scan_loop.replace(w, Some(old), Some(&new));
+                }
+                **old = new;
+            }
+            (last, scan) => {
+                self.kueue
+                    .scan_loop
+                    .replace(w, last.as_deref(), scan.as_ref());
+                *last = scan.map(Box::new);
+            }
+        }
     }
 
     pub(super) fn request_cycle(&mut self) {

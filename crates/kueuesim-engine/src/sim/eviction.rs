@@ -39,8 +39,11 @@ impl<'w> Simulation<'w> {
             .kueue
             .queues
             .requeue(head.cq, strategy, head.key, reason, pending_flavors);
-        let parked =
-            self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible);
+        let parked = !crate::queues::back_to_heap(strategy, reason, pending_flavors);
+        debug_assert_eq!(
+            parked,
+            self.kueue.queues.status(head.cq, &head.key) == Some(QueueStatus::Inadmissible)
+        );
         // Workloads parked with it get no condition: the workload controller writes one
         // only on its own reconcile (and `UnadmittedWorkloadsExplicitStatus` is off).
         self.record_event(

@@ -184,6 +184,9 @@ struct Schedulers {
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
+    /// The view of a world without TAS flavors, made once: each cycle takes a clone (its
+    /// shared parts are reference-counted, so no allocation per cycle).
+    tas_none: crate::tas::TasCapacity,
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
@@ -318,6 +321,7 @@ impl<'w> Simulation<'w> {
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
+                tas_none: crate::tas::TasCapacity::none(),
                 tas_flavors,
             },
             progress: Progress {

@@ -24,13 +24,20 @@ impl<'w> Simulation<'w> {
         message: String,
     ) {
         self.set_condition(w, ConditionType::QuotaReserved, false, reason, message);
-        self.set_condition(
-            w,
-            ConditionType::Admitted,
-            false,
-            "NoReservation",
-            "The workload has no reservation".into(),
-        );
+        // Already so after every failed attempt but the first: skip building the message.
+        let already =
+            self.runtimes[w.index()].record.conditions.iter().any(|c| {
+                c.kind == ConditionType::Admitted && !c.status && c.reason == "NoReservation"
+            });
+        if !already {
+            self.set_condition(
+                w,
+                ConditionType::Admitted,
+                false,
+                "NoReservation",
+                "The workload has no reservation".into(),
+            );
+        }
     }
 
     pub(super) fn set_condition(

@@ -379,7 +379,7 @@ impl<'w> Simulation<'w> {
     pub(super) fn tas_capacity(&self) -> crate::tas::TasCapacity {
         let world = self.world;
         let Some(base) = &self.sched.tas_base else {
-            return crate::tas::TasCapacity::none();
+            return self.sched.tas_none.clone();
         };
         let mut tas = crate::tas::TasCapacity {
             nodes: self.sched.cluster.nodes.clone(),

@@ -498,6 +498,45 @@ impl std::fmt::Display for Amount<'_> {
     }
 }
 
+impl Amount<'_> {
+    /// Appends the amount as `Display` writes it, without the formatting machinery for the
+    /// common forms (a count, whole cores, millicores): the flavor assigner writes one amount
+    /// per failed attempt, millions under overload. Binary suffixes go through `Display`.
+    pub fn push_to(self, out: &mut String) {
+        let Amount(resource, amount) = self;
+        let abs = amount.unsigned_abs();
+        let (value, suffix) = if resource == "cpu" {
+            if abs.is_multiple_of(1000) {
+                (abs / 1000, "")
+            } else {
+                (abs, "m")
+            }
+        } else if abs < 1024 || !abs.is_multiple_of(1024) {
+            (abs, "")
+        } else {
+            use std::fmt::Write as _;
+            let _ = write!(out, "{self}");
+            return;
+        };
+        if amount < 0 {
+            out.push('-');
+        }
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut v = value;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+        out.push_str(suffix);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,6 +548,24 @@ mod tests {
 
     fn amount(resource: &str, s: &str) -> i64 {
         resource_amount(resource, &q(s)).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    proptest! {
+        /// `push_to` writes exactly what `Display` writes, for every resource kind.
+        #[test]
+        fn amount_push_to_equals_display(
+            amount in prop_oneof![
+                any::<i64>(),
+                -5000i64..5000,
+                (0i64..4096).prop_map(|k| k * 1024),
+                (0i64..64).prop_map(|k| k << 30),
+            ],
+            resource in prop_oneof![Just("cpu"), Just("memory"), Just("nvidia.com/gpu")],
+        ) {
+            let mut pushed = String::from("x");
+            Amount(resource, amount).push_to(&mut pushed);
+            prop_assert_eq!(pushed, format!("x{}", Amount(resource, amount)));
+        }
     }
 
     #[test]

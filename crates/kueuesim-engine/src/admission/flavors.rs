@@ -165,6 +165,8 @@ pub(super) struct Scratch {
     /// it becomes the best): refilled for every group instead of a vector per flavor.
     chosen: Vec<(ResourceId, FlavorId, PMode, u32)>,
     best: Vec<(ResourceId, FlavorId, PMode, u32)>,
+    /// `assign`'s choices for the pod set at hand.
+    flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
 }
 
 /// A search the preemption oracle (`SimulatePreemption`) made, and its answer.
@@ -604,6 +606,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         // Refilled for every pod set and group, and handed back at the end for the next call.
         let mut resources = std::mem::take(&mut self.scratch.resources);
         let mut requested = std::mem::take(&mut self.scratch.requested);
+        // The pod set's chosen (resource, flavor, mode, borrowing level).
+        let mut flavors = std::mem::take(&mut self.scratch.flavors);
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
             let totals = quota_requests(world, cq, &ps.requests, count);
@@ -611,7 +615,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             resources.clear();
             resources.extend(totals.iter());
             resources.sort_by(|a, b| world.resources.name(a.0).cmp(world.resources.name(b.0)));
-            let mut flavors: Vec<(ResourceId, FlavorId, PMode, u32)> = Vec::new();
+            flavors.clear();
             let mut ps_attempts: Vec<Attempt> = Vec::new();
             let mut reasons: Vec<Reason> = Vec::new();
             let mut failed: Option<(Vec<Reason>, &'static str)> = None;
@@ -783,6 +787,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         };
         self.scratch.resources = resources;
         self.scratch.requested = requested;
+        self.scratch.flavors = flavors;
         Assignment {
             pod_sets,
             usage,

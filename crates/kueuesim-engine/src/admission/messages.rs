@@ -87,7 +87,7 @@ impl Reason {
                 out.push_str(" in flavor ");
                 out.push_str(&world.flavor(flavor).name);
                 out.push_str(", ");
-                let _ = write!(out, "{}", Amount(r, needed));
+                Amount(r, needed).push_to(out);
                 out.push_str(" more needed");
             }
             Reason::Text(ref text) => out.push_str(text),

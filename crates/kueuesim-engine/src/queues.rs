@@ -234,30 +234,24 @@ impl ClusterQueueQueue {
             return;
         };
         let s = &mut self.shapes[i as usize];
-        if !s.active.remove(key) {
+        // A popped head is the first key of its shape's set and, but for a sticky preemptor
+        // or Admission Fair Sharing, of `heads` too: taken from the front without searching.
+        let shape_first = s.active.first() == Some(key);
+        if shape_first {
+            s.active.pop_first();
+        } else if !s.active.remove(key) {
             return;
         }
-        if self.heads.remove(key)
-            && let Some(&next) = s.active.first()
-        {
-            self.heads.insert(next);
-        }
-        self.active_len -= 1;
-        *total -= 1;
-    }
-
-    /// Removes the heap's first workload (`deactivate` of `heads.first()`, without the
-    /// searches: it is the first of its shape's set too).
-    fn pop_first(&mut self, total: &mut usize) {
-        let Some(key) = self.heads.pop_first() else {
-            return;
-        };
-        let i = self.slot[key.shape as usize] as usize;
-        let s = &mut self.shapes[i];
-        let first = s.active.pop_first();
-        debug_assert_eq!(first, Some(key), "a head is its shape's first active key");
-        if let Some(&next) = s.active.first() {
-            self.heads.insert(next);
+        // Only a shape's first key is in `heads`.
+        if shape_first {
+            if self.heads.first() == Some(key) {
+                self.heads.pop_first();
+            } else {
+                self.heads.remove(key);
+            }
+            if let Some(&next) = s.active.first() {
+                self.heads.insert(next);
+            }
         }
         self.active_len -= 1;
         *total -= 1;
@@ -436,11 +430,7 @@ impl QueueManager {
             } else {
                 sticky.unwrap_or(first)
             };
-            if Some(&key) == q.heads.first() {
-                q.pop_first(&mut self.active_total);
-            } else {
-                q.deactivate(&key, &mut self.active_total);
-            }
+            q.deactivate(&key, &mut self.active_total);
             heads.push((cq, key));
         }
         heads

@@ -474,16 +474,18 @@ pub fn format_amount(resource: &str, amount: i64) -> String {
 #[derive(Clone, Copy, Debug)]
 pub struct Amount<'a>(pub &'a str, pub i64);
 
-impl std::fmt::Display for Amount<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Amount(resource, amount) = *self;
-        let sign = if amount < 0 { "-" } else { "" };
+impl Amount<'_> {
+    /// `format_amount`'s form: whether negative, the number and its suffix (`m` for cpu
+    /// millicores that are not whole cores, the largest binary suffix that divides the
+    /// amount, else none).
+    fn parts(self) -> (bool, u64, &'static str) {
+        let Amount(resource, amount) = self;
         let abs = amount.unsigned_abs();
         if resource == "cpu" {
             return if abs.is_multiple_of(1000) {
-                write!(f, "{sign}{}", abs / 1000)
+                (amount < 0, abs / 1000, "")
             } else {
-                write!(f, "{sign}{abs}m")
+                (amount < 0, abs, "m")
             };
         }
         const BINARY: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
@@ -491,34 +493,17 @@ impl std::fmt::Display for Amount<'_> {
         for (i, suffix) in BINARY.iter().enumerate().rev() {
             let unit = 1u64 << (10 * (i + 1));
             if abs >= unit && abs.is_multiple_of(unit) {
-                return write!(f, "{sign}{}{suffix}", abs / unit);
+                return (amount < 0, abs / unit, suffix);
             }
         }
-        write!(f, "{sign}{abs}")
+        (amount < 0, abs, "")
     }
-}
 
-impl Amount<'_> {
-    /// Appends the amount as `Display` writes it, without the formatting machinery for the
-    /// common forms (a count, whole cores, millicores): the flavor assigner writes one amount
-    /// per failed attempt, millions under overload. Binary suffixes go through `Display`.
+    /// Appends the amount as `Display` writes it, without the formatting machinery: the
+    /// flavor assigner writes one amount per failed attempt, millions under overload.
     pub fn push_to(self, out: &mut String) {
-        let Amount(resource, amount) = self;
-        let abs = amount.unsigned_abs();
-        let (value, suffix) = if resource == "cpu" {
-            if abs.is_multiple_of(1000) {
-                (abs / 1000, "")
-            } else {
-                (abs, "m")
-            }
-        } else if abs < 1024 || !abs.is_multiple_of(1024) {
-            (abs, "")
-        } else {
-            use std::fmt::Write as _;
-            let _ = write!(out, "{self}");
-            return;
-        };
-        if amount < 0 {
+        let (negative, value, suffix) = self.parts();
+        if negative {
             out.push('-');
         }
         let mut digits = [0u8; 20];
@@ -534,6 +519,14 @@ impl Amount<'_> {
         }
         out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
         out.push_str(suffix);
+    }
+}
+
+impl std::fmt::Display for Amount<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (negative, value, suffix) = self.parts();
+        let sign = if negative { "-" } else { "" };
+        write!(f, "{sign}{value}{suffix}")
     }
 }
 

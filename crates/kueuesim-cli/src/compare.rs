@@ -22,6 +22,11 @@ pub(crate) struct CompareArgs {
     /// Also write the table as a self-contained HTML page.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Only the figures matching these patterns (`*` any run of characters, as a Sweep's
+    /// `figures`), e.g. `waitSeconds.*,gpu.utilization`; repeatable. A pattern that matches
+    /// no figure of either side is an error.
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    figures: Vec<String>,
 }
 
 /// One side: its label and, per figure, its statistics (n = 1 for a single run).
@@ -309,7 +314,18 @@ fn html(a: &Side, b: &Side, lines: &[Line]) -> String {
 pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let a = side(&args.a)?;
     let b = side(&args.b)?;
-    let lines = lines(&a, &b);
+    let mut lines = lines(&a, &b);
+    if let Some(p) = args
+        .figures
+        .iter()
+        .find(|p| !lines.iter().any(|l| crate::sweep::glob(p, &l.figure)))
+    {
+        return Err(bad(format!(
+            "--figures {p}: no figure of either side matches it (the figures are the names \
+             in the first column without --figures)"
+        )));
+    }
+    lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));
     if let Some(path) = &args.html {
         std::fs::write(path, html(&a, &b, &lines)).map_err(|e| Failure {
             code: 1,

@@ -1266,6 +1266,54 @@ fn the_summary_shows_the_thirty_longest_waiting_of_many_cluster_queues() {
 }
 
 #[test]
+fn compare_figures_keeps_the_matching_rows_and_names_a_pattern_that_matches_nothing() {
+    let dir = run_out("compare-figures", "golden/first-fit-nodes", &[]);
+    let d = dir.to_str().unwrap();
+    let all = kueuesim(&["compare", d, d]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    let o = kueuesim(&[
+        "compare",
+        d,
+        d,
+        "--figures",
+        "waitSeconds.*,gpu.utilization",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The table's rows: every line after the header row that names a figure.
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.trim_start().starts_with("FIGURE"))
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect()
+    };
+    let (kept, every) = (rows(&stdout(&o)), rows(&stdout(&all)));
+    assert!(kept.contains(&"gpu.utilization".to_string()), "{kept:?}");
+    assert!(
+        kept.iter().any(|f| f.starts_with("waitSeconds.")),
+        "{kept:?}"
+    );
+    assert!(
+        kept.iter()
+            .all(|f| f == "gpu.utilization" || f.starts_with("waitSeconds.")),
+        "{kept:?}"
+    );
+    let expected: Vec<&String> = every
+        .iter()
+        .filter(|f| *f == "gpu.utilization" || f.starts_with("waitSeconds."))
+        .collect();
+    assert_eq!(kept.iter().collect::<Vec<_>>(), expected);
+    let bad = kueuesim(&["compare", d, d, "--figures", "waitSeconds.*,no.such.*"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("--figures no.such.*: no figure of either side matches it"),
+        "{}",
+        stderr(&bad)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn compare_of_an_out_dir_without_result_json_says_which_write_it_needs() {
     let full = run_out("compare-full", "golden/first-fit-nodes", &[]);
     let csv = run_out("compare-csv", "golden/first-fit-nodes", &["--write", "csv"]);

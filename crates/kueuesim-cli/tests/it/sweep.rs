@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{fixture, kueuesim, scenario, stderr, stdout, temp_dir};
+use super::{fixture, kueuesim, run_out, scenario, stderr, stdout, temp_dir};
 
 const GPU: &str = "cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota";
 const CPU: &str =
@@ -553,4 +553,70 @@ fn a_variant_that_livelocks_is_an_error_row_and_the_latency_that_ends_it_a_run()
         "{csv}"
     );
     assert!(rows[1].contains(",ok,"), "{csv}");
+}
+
+#[test]
+fn compare_figures_keeps_the_matching_rows_and_names_a_pattern_that_matches_nothing() {
+    let dir = run_out("compare-figures", "golden/first-fit-nodes", &[]);
+    let d = dir.to_str().unwrap();
+    let all = kueuesim(&["compare", d, d]);
+    assert!(all.status.success(), "{}", stderr(&all));
+    let o = kueuesim(&[
+        "compare",
+        d,
+        d,
+        "--figures",
+        "waitSeconds.*,gpu.utilization",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The table's rows: every line after the header row that names a figure.
+    let rows = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.trim_start().starts_with("FIGURE"))
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .collect()
+    };
+    let (kept, every) = (rows(&stdout(&o)), rows(&stdout(&all)));
+    assert!(kept.contains(&"gpu.utilization".to_string()), "{kept:?}");
+    assert!(
+        kept.iter().any(|f| f.starts_with("waitSeconds.")),
+        "{kept:?}"
+    );
+    assert!(
+        kept.iter()
+            .all(|f| f == "gpu.utilization" || f.starts_with("waitSeconds.")),
+        "{kept:?}"
+    );
+    let expected: Vec<&String> = every
+        .iter()
+        .filter(|f| *f == "gpu.utilization" || f.starts_with("waitSeconds."))
+        .collect();
+    assert_eq!(kept.iter().collect::<Vec<_>>(), expected);
+    let bad = kueuesim(&["compare", d, d, "--figures", "waitSeconds.*,no.such.*"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("--figures no.such.*: no figure of either side matches it"),
+        "{}",
+        stderr(&bad)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn compare_of_an_out_dir_without_result_json_says_which_write_it_needs() {
+    let full = run_out("compare-full", "golden/first-fit-nodes", &[]);
+    let csv = run_out("compare-csv", "golden/first-fit-nodes", &["--write", "csv"]);
+    assert!(!csv.join("result.json").exists());
+    let o = kueuesim(&["compare", full.to_str().unwrap(), csv.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "no result.json in it: expected a `run --out` directory whose --write included result"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(full).unwrap();
+    std::fs::remove_dir_all(csv).unwrap();
 }

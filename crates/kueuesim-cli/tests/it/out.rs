@@ -1,0 +1,661 @@
+//! `run --out` as a user reads it: the directory's files against the JSON document, the time
+//! series, the HTML report (rendered in headless Chromium when one is installed), streamed
+//! runs, `--write` and `--sample`.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use super::{csv_cells, files_in, kueuesim, run_out, scenario, stderr, stdout, temp_dir};
+
+#[test]
+fn out_dir_files_agree_with_the_json_document() {
+    let dir = run_out("out", "kueue/within-cq-preemption", &[]);
+    let scenario_dir = scenario("kueue/within-cq-preemption");
+    let json = kueuesim(&["run", &scenario_dir, "-o", "json"]);
+    let result = std::fs::read_to_string(dir.join("result.json")).expect("result.json");
+    assert_eq!(result, stdout(&json), "result.json is the -o json document");
+    let doc: serde_json::Value = serde_json::from_str(&result).expect("valid JSON");
+    let workloads = doc["workloads"].as_array().expect("workloads");
+
+    // workloads.csv: a header and one row per workload, the same values as the document.
+    let csv = std::fs::read_to_string(dir.join("workloads.csv")).expect("workloads.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let rows: Vec<Vec<String>> = lines.map(csv_cells).collect();
+    assert_eq!(rows.len(), workloads.len());
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let mut preempted = 0;
+    for (row, w) in rows.iter().zip(workloads) {
+        assert_eq!(row.len(), header.len(), "{row:?}");
+        assert_eq!(row[col("name")], w["name"].as_str().expect("name"));
+        assert_eq!(row[col("state")], w["state"].as_str().expect("state"));
+        let admitted = w["admittedAt"].as_f64().map(|a| a.to_string());
+        let cell = &row[col("admittedAt")];
+        assert_eq!(
+            (!cell.is_empty()).then(|| cell.parse::<f64>().expect("number").to_string()),
+            admitted
+        );
+        let evictions = w["evictions"].as_array().expect("evictions").len();
+        assert_eq!(row[col("evictions")], evictions.to_string());
+        preempted += row[col("preemptions")].parse::<usize>().expect("count");
+    }
+    assert!(preempted > 0, "the scenario preempts");
+
+    // events.jsonl: every event of every workload, in time order.
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).expect("events.jsonl");
+    let total: usize = workloads
+        .iter()
+        .map(|w| w["events"].as_array().expect("events").len())
+        .sum();
+    let lines: Vec<serde_json::Value> = events
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines.len(), total);
+    let times: Vec<f64> = lines
+        .iter()
+        .map(|l| l["at"].as_f64().expect("at"))
+        .collect();
+    assert!(times.windows(2).all(|p| p[0] <= p[1]), "{times:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["reason"] == "Preempted" && l["name"].is_string())
+    );
+
+    // Same inputs, same files.
+    let again = run_out("out-again", "kueue/within-cq-preemption", &[]);
+    for f in [
+        "result.json",
+        "workloads.csv",
+        "queues.csv",
+        "events.jsonl",
+        "timeseries.csv",
+        "metrics.prom",
+        "metrics.om",
+        "report.html",
+    ] {
+        assert_eq!(
+            std::fs::read(dir.join(f)).expect("first"),
+            std::fs::read(again.join(f)).expect("second"),
+            "{f} differs between runs"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&again);
+}
+
+#[test]
+fn out_dir_that_cannot_be_created_is_an_io_failure() {
+    let dir = temp_dir("out-blocked");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").expect("write");
+    // A directory inside a file cannot be created: the system says why (exit 1).
+    let o = kueuesim(&[
+        "run",
+        &scenario("golden/first-fit-nodes"),
+        "--out",
+        file.join("sub").to_str().expect("utf-8 temp path"),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a-file"), "{}", stderr(&o));
+    // The file itself is a usage error, found before the run (exit 2).
+    let o = kueuesim(&[
+        "run",
+        &scenario("golden/first-fit-nodes"),
+        "--out",
+        file.to_str().expect("utf-8 temp path"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a-file: is a file: expected a directory"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn timeseries_samples_every_minute_to_the_end() {
+    let dir = run_out("timeseries", "kueue/block-admission", &[]);
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    assert_eq!(
+        header,
+        [
+            "time",
+            "gpusInUse",
+            "gpuQuota:cq=cq",
+            "gpuQuota:flavor=default",
+            "pendingActive:cq=cq",
+            "pendingInadmissible:cq=cq",
+            "pending:lq=team/q"
+        ]
+    );
+    let rows: Vec<Vec<i64>> = lines
+        .map(|l| {
+            csv_cells(l)
+                .iter()
+                .map(|c| c.parse().expect("integer cell"))
+                .collect()
+        })
+        .collect();
+    // The run ends at 4140 s (b finishes): samples at 0, 60, …, 4140.
+    assert_eq!(rows.len(), 4140 / 60 + 1);
+    assert!(rows.iter().enumerate().all(|(i, r)| r[0] == 60 * i as i64));
+    let at = |t: i64| rows[(t / 60) as usize][1..6].to_vec();
+    // The LocalQueue's pending count is the ClusterQueue's (its only LocalQueue).
+    assert!(
+        rows.iter().all(|r| r[6] == r[4] + r[5]),
+        "pending:lq = active + inadmissible"
+    );
+    // (in use, quota of cq, quota of flavor, pending active, pending inadmissible), from the
+    // scenario's hand computation: stuck holds 16 GPUs of quota (never placed) while a and b
+    // wait; at 300 s stuck is out (back-off) and a admitted; b admitted at 420 s, stuck again
+    // at 540 s; a finishes at 4020 s, b at 4140 s.
+    assert_eq!(at(60), [0, 16, 16, 2, 0]);
+    assert_eq!(at(300), [2, 2, 2, 1, 1]);
+    assert_eq!(at(360), [2, 2, 2, 2, 0]);
+    assert_eq!(at(420), [4, 4, 4, 1, 0]);
+    assert_eq!(at(540), [4, 20, 20, 0, 0]);
+    assert_eq!(at(4080), [2, 2, 2, 0, 0]);
+    assert_eq!(at(4140), [0, 0, 0, 0, 0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn timeseries_counts_running_gangs_per_spine() {
+    // V07: a hard tier-1 gang of two under s2 (the highest HyperNode tier, the "spine").
+    let dir = run_out("gangs", "placement/V07-hard-tier1-one-leaf", &[]);
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {header:?}"))
+    };
+    let (s2, several) = (
+        col("runningGangs:spine=s2"),
+        col("runningGangs:spine=(several)"),
+    );
+    let first = csv_cells(lines.next().expect("t=0"));
+    assert_eq!((first[s2].as_str(), first[several].as_str()), ("1", "0"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn timeseries_and_report_follow_the_gpu_devices() {
+    // The KAI sharing case: 3000 milli held on all 4 GPUs at 600 s, 3250 from 3601 s.
+    let dir = run_out("devices", "golden/kai-gpu-sharing", &["--sample", "10m"]);
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let tail: Vec<&str> = header[header.len() - 4..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "gpusAllocated",
+            "milliGpusAllocated",
+            "gpuAllocationRatio",
+            "milliGpuAllocationRatio"
+        ]
+    );
+    let rows: Vec<Vec<String>> = lines.map(csv_cells).collect();
+    let last4 = |i: usize| rows[i][rows[i].len() - 4..].join(",");
+    assert_eq!(
+        (rows[1][0].as_str(), last4(1)),
+        ("600", "4,3000,1,0.75".into())
+    );
+    assert_eq!(
+        (rows[7][0].as_str(), last4(7)),
+        ("4200", "4,3250,1,0.8125".into())
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(html.contains("id=\"gpu-sharing\""), "the devices panel");
+    assert!(html.contains("milli-GPU allocation ratio"), "its lines");
+    if let Some(chromium) = chromium() {
+        let page = format!("file://{}", dir.join("report.html").display());
+        let dom = headless(&chromium, &dir.join("profile-dom"), &["--dump-dom", &page]);
+        assert!(dom.status.success(), "{}", stderr(&dom));
+        let dom = stdout(&dom);
+        let plots = dom.matches("class=\"plot\"").count();
+        assert!(
+            dom.contains(&format!("data-plots=\"{plots}/{plots}\"")),
+            "every plot drew its marks"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Debian's Chromium, if installed (`.ci/run` installs it and sets
+/// KUEUESIM_REQUIRE_CHROMIUM=1, so there the test cannot be skipped).
+fn chromium() -> Option<String> {
+    let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if std::path::Path::new(&path).exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("KUEUESIM_REQUIRE_CHROMIUM").is_err(),
+        "KUEUESIM_REQUIRE_CHROMIUM is set but {path} does not exist"
+    );
+    eprintln!("skipping: no Chromium at {path} (set CHROMIUM or install Debian's chromium)");
+    None
+}
+
+fn headless(chromium: &str, profile: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn report_html_renders_every_plot_offline_in_headless_chromium() {
+    let dir = run_out("report", "platform", &[]);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    // Self-contained: nothing to fetch.
+    for needle in ["http://", "https://", " src=", "<link", "@import", "url("] {
+        assert!(!html.contains(needle), "report.html references {needle:?}");
+    }
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let page = format!("file://{}", dir.join("report.html").display());
+    let dom = headless(&chromium, &dir.join("profile-dom"), &["--dump-dom", &page]);
+    assert!(dom.status.success(), "{}", stderr(&dom));
+    let dom = stdout(&dom);
+    let plots = dom.matches("class=\"plot\"").count();
+    assert!(plots >= 6, "{plots} plots");
+    assert_eq!(
+        dom.matches("data-rendered=\"yes\"").count(),
+        plots,
+        "every plot drew its marks"
+    );
+    assert!(
+        dom.contains(&format!("data-plots=\"{plots}/{plots}\"")),
+        "self-check ran"
+    );
+    assert!(
+        dom.contains("data-requests=\"0\""),
+        "the page made no network request"
+    );
+    let shot = dir.join("report.png");
+    let o = headless(
+        &chromium,
+        &dir.join("profile-shot"),
+        &[
+            "--window-size=820,2400",
+            &format!("--screenshot={}", shot.display()),
+            &page,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 20_000,
+        "a screenshot with content: {} bytes",
+        png.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `data-p95` of every p95 dot of report.html's wait CDF, by ClusterQueue.
+fn report_p95s(html: &str) -> Vec<(String, f64)> {
+    html.split("<circle class=\"data p95\"")
+        .skip(1)
+        .map(|dot| {
+            let attr = |name: &str| {
+                let from = dot.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+                dot[from..from + dot[from..].find('"').expect("closing quote")].to_string()
+            };
+            (attr("data-cq"), attr("data-p95").parse().expect("a number"))
+        })
+        .collect()
+}
+
+#[test]
+fn report_html_marks_each_queues_p95_as_queues_csv_reports_it() {
+    let dir = run_out("report-p95", "platform", &[]);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let csv = std::fs::read_to_string(dir.join("queues.csv")).expect("queues.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (scope, name, p95) = (col("scope"), col("name"), col("waitSecondsP95"));
+    let expected: Vec<(String, f64)> = lines
+        .map(csv_cells)
+        .filter(|c| c[scope] == "ClusterQueue" && !c[p95].is_empty())
+        .map(|c| (c[name].clone(), c[p95].parse().expect("a number")))
+        .collect();
+    assert_eq!(expected.len(), 3, "{csv}");
+    assert_eq!(report_p95s(&html), expected);
+    // The platform runs without Kueue fair sharing: the quota-share panel stands in for the
+    // fairness one; the tournament runs with it.
+    assert!(html.contains("id=\"quota-share\"") && !html.contains("id=\"fairness\""));
+    let fair = run_out("report-fair", "kueue/fair-sharing-tournament", &[]);
+    let fair_html = std::fs::read_to_string(fair.join("report.html")).expect("report.html");
+    assert!(fair_html.contains("id=\"fairness\"") && !fair_html.contains("id=\"quota-share\""));
+    // Same input and seed, same page, byte for byte.
+    let again = run_out("report-p95-again", "platform", &[]);
+    let html_again = std::fs::read_to_string(again.join("report.html")).expect("report.html");
+    assert!(html == html_again, "report.html differs between two runs");
+    for d in [dir, fair, again] {
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// A generated scenario of `cqs` ClusterQueues (one LocalQueue each) in one cohort, 40
+/// spines of 2 leaves of 2 nodes of 8 GPUs (as Volcano HyperNodes with `hypernodes`), and
+/// `workloads` jobs of 1 or 2 pods arriving about 3 an hour (4,000 span ~two months of
+/// one-minute samples), light enough that the cluster keeps up and the run stays quick.
+fn many_workloads_scenario(cqs: usize, workloads: usize, hypernodes: bool) -> String {
+    let tiers = if hypernodes {
+        [", hyperNodeTier: 2", ", hyperNodeTier: 1"]
+    } else {
+        ["", ""]
+    };
+    let mut y = format!(
+        "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {{name: many}}
+spec: {{seed: 7}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata: {{name: pool}}
+spec:
+  levels:
+  - {{nodeLabel: topology.kueuesim.io/spine, count: 40{}}}
+  - {{nodeLabel: topology.kueuesim.io/leaf, count: 2{}}}
+  nodesPerDomain: 2
+  template:
+    allocatable: {{cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: gpu}}
+",
+        tiers[0], tiers[1]
+    );
+    let mut queues = String::new();
+    for q in 0..cqs {
+        y.push_str(&format!(
+            "---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {{name: team-{q:02}}}, spec: {{cohortName: all, namespaceSelector: {{}}, preemption: {{reclaimWithinCohort: Any}}, resourceGroups: [{{coveredResources: [nvidia.com/gpu], flavors: [{{name: gpu, resources: [{{name: nvidia.com/gpu, nominalQuota: 40}}]}}]}}]}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {{name: q, namespace: team-{q:02}}}, spec: {{clusterQueue: team-{q:02}}}}}
+"
+        ));
+        queues.push_str(&format!(
+            "{{name: q, namespace: team-{q:02}, weight: {}}}, ",
+            1 + q % 5
+        ));
+    }
+    y.push_str(&format!(
+        "---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: load}}
+spec:
+  count: {workloads}
+  arrival: {{rate: 3/h}}
+  pods: {{uniform: {{min: 1, max: 2}}}}
+  requests: {{nvidia.com/gpu: {{fixed: 8}}}}
+  duration: {{logNormal: {{median: 1h, sigma: 1, min: 10m, max: 72h}}}}
+  queues: [{queues}]
+"
+    ));
+    y
+}
+
+/// Runs a generated scenario (`many_workloads_scenario`) with `--out`; returns the output
+/// directory and the directory to remove.
+fn run_generated(test: &str, yaml: &str) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(test);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("many.yaml");
+    std::fs::write(&file, yaml).expect("write scenario");
+    let out = dir.join("out");
+    let o = kueuesim(&[
+        "run",
+        file.to_str().expect("utf-8"),
+        "-q",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (out, dir)
+}
+
+#[test]
+fn report_html_stays_small_on_a_long_run_of_many_workloads_and_queues() {
+    let (out, dir) = run_generated("report-size", &many_workloads_scenario(30, 4000, false));
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).expect(f);
+    // The run is long and wide enough that drawing every sample or workload would not fit:
+    // tens of thousands of samples of 30 ClusterQueues and 30 LocalQueues (report.html was
+    // tens of MB when it drew them all).
+    let (series, workloads) = (read("timeseries.csv"), read("workloads.csv"));
+    assert!(
+        series.lines().count() > 50_000,
+        "{} samples",
+        series.lines().count()
+    );
+    assert!(
+        series.len() > 10_000_000,
+        "timeseries.csv is {} bytes",
+        series.len()
+    );
+    assert_eq!(workloads.lines().count(), 4001);
+    let html = read("report.html");
+    assert!(
+        html.len() < 1_000_000,
+        "report.html is {} bytes",
+        html.len()
+    );
+    // Past 20 ClusterQueues and 24 LocalQueues the rest are folded into one series.
+    assert!(html.contains("(11 other ClusterQueues)"), "CQs folded");
+    assert!(html.contains("(7 other LocalQueues, summed)"), "LQs folded");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_html_topology_draws_at_most_32_spines_and_says_so() {
+    let (out, dir) = run_generated("report-spines", &many_workloads_scenario(3, 50, true));
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let topology = &html[html.find("id=\"topology\"").expect("topology panel")..];
+    let topology = &topology[..topology.find("</section>").expect("end")];
+    // 40 spines of 2 leaves of 2 nodes: 32 rows of 4 node cells.
+    assert_eq!(topology.matches("<rect class=\"data\"").count(), 32 * 4);
+    assert!(topology.contains("not drawn: 8 more spines"), "{topology}");
+    assert!(topology.contains("gaps separate the spine's leaves"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn streamed_out_files_equal_those_of_a_full_run() {
+    // `-o json --out` runs in full (every record kept) and prints the document; `--out`
+    // alone runs lean and streams, writing finished workloads as they finish. Both must write
+    // the same files, and result.json must be the printed document byte for byte.
+    for (test, rel) in [
+        ("full-vs-lean-platform", "platform"),
+        ("full-vs-lean-preemption", "kueue/within-cq-preemption"),
+        ("full-vs-lean-backoff", "kueue/pods-ready-backoff"),
+    ] {
+        let full = temp_dir(&format!("{test}-full"));
+        let o = kueuesim(&[
+            "run",
+            &scenario(rel),
+            "-q",
+            "-o",
+            "json",
+            "--out",
+            full.to_str().expect("utf-8"),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let result = std::fs::read(full.join("result.json")).expect("result.json");
+        assert_eq!(
+            result, o.stdout,
+            "{rel}: result.json is the -o json document"
+        );
+        let lean = run_out(&format!("{test}-lean"), rel, &[]);
+        assert_eq!(files_in(&full), files_in(&lean), "{rel}");
+        assert_eq!(files_in(&lean).len(), 8, "{rel}: {:?}", files_in(&lean));
+        for f in files_in(&full) {
+            assert_eq!(
+                std::fs::read(full.join(&f)).expect("full"),
+                std::fs::read(lean.join(&f)).expect("lean"),
+                "{rel}: {f} differs between the full and the streamed run"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&full);
+        let _ = std::fs::remove_dir_all(&lean);
+    }
+}
+
+#[test]
+fn write_selects_exactly_the_files_asked() {
+    let all = run_out("write-all", "kueue/within-cq-preemption", &[]);
+    for (write, expected) in [
+        (
+            "csv",
+            &["queues.csv", "timeseries.csv", "workloads.csv"][..],
+        ),
+        ("result,om", &["metrics.om", "result.json"]),
+        ("metrics.prom", &["metrics.prom"]),
+        ("events", &["events.jsonl"]),
+        (
+            "prometheus,report",
+            &["metrics.om", "metrics.prom", "report.html"],
+        ),
+        ("json", &["events.jsonl", "result.json"]),
+        ("workloads", &["workloads.csv"]),
+    ] {
+        let dir = run_out(
+            &format!("write-{}", write.replace([',', '.'], "-")),
+            "kueue/within-cq-preemption",
+            &["--write", write],
+        );
+        assert_eq!(files_in(&dir), expected, "--write {write}");
+        // A file written alone is the file written with all the others.
+        for f in expected {
+            assert_eq!(
+                std::fs::read(dir.join(f)).expect("alone"),
+                std::fs::read(all.join(f)).expect("with all"),
+                "--write {write}: {f}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&all);
+    let dir = temp_dir("write-bad");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/within-cq-preemption"),
+        "--write",
+        "csv,reprot",
+        "--out",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("\"reprot\"") && stderr(&o).contains("did you mean \"report\""),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.exists(), "nothing written on a usage error");
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/within-cq-preemption"),
+        "--write",
+        "csv",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--write needs --out");
+}
+
+/// The `time` column of a timeseries.csv.
+fn sample_times(dir: &std::path::Path) -> Vec<i64> {
+    let csv = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    csv.lines()
+        .skip(1)
+        .map(|l| csv_cells(l)[0].parse().expect("integer time"))
+        .collect()
+}
+
+#[test]
+fn sample_sets_the_time_series_step() {
+    // kueue/block-admission ends at 4140 s.
+    let minute = run_out("sample-1m", "kueue/block-admission", &[]);
+    let ten = run_out("sample-10m", "kueue/block-admission", &["--sample", "10m"]);
+    assert_eq!(
+        sample_times(&minute),
+        (0..=69).map(|i| i * 60).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        sample_times(&ten),
+        (0..=6).map(|i| i * 600).collect::<Vec<_>>()
+    );
+    // The 10-minute rows are the minute rows at those times.
+    let rows = |dir: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(dir.join("timeseries.csv"))
+            .expect("timeseries.csv")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let (m, t) = (rows(&minute), rows(&ten));
+    for (i, row) in t.iter().enumerate().skip(1) {
+        assert_eq!(row, &m[1 + (i - 1) * 10]);
+    }
+    // metrics.om follows the same step.
+    let om = std::fs::read_to_string(ten.join("metrics.om")).expect("metrics.om");
+    let stamps: std::collections::BTreeSet<i64> = om
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            l.rsplit(' ')
+                .next()
+                .expect("timestamp")
+                .parse()
+                .expect("integer")
+        })
+        .collect();
+    let first = *stamps.first().expect("samples");
+    assert_eq!(
+        stamps.iter().map(|t| t - first).collect::<Vec<_>>(),
+        (0..=6).map(|i| i * 600).collect::<Vec<_>>()
+    );
+    for bad in ["0s", "soon"] {
+        let o = kueuesim(&[
+            "run",
+            &scenario("kueue/block-admission"),
+            "--sample",
+            bad,
+            "--out",
+            temp_dir("sample-bad").to_str().expect("utf-8"),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "--sample {bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--sample"), "{}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&minute);
+    let _ = std::fs::remove_dir_all(&ten);
+}

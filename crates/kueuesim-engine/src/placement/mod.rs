@@ -23,6 +23,7 @@ pub mod gpu_share;
 pub mod hooked;
 pub mod kai;
 pub mod kube;
+mod node_classes;
 mod noted;
 mod tier_index;
 pub mod volcano;
@@ -59,6 +60,10 @@ pub struct NodeCapacity {
     /// The same for a free pod slot.
     has_pod_slot: Vec<u64>,
     words: usize,
+    /// Per node, its occupancy class (`node_classes`), `UNCLASSED` once its capacity changed.
+    class_of: Vec<u32>,
+    /// The distinct capacity states the classes stand for.
+    classes: node_classes::NodeClasses,
 }
 
 impl NodeCapacity {
@@ -86,6 +91,8 @@ impl NodeCapacity {
             has_free: vec![0; n_resources * words],
             has_pod_slot: vec![0; words],
             words,
+            class_of: vec![node_classes::UNCLASSED; world.nodes.len()],
+            classes: node_classes::NodeClasses::new(n_resources),
         };
         for node in 0..world.nodes.len() {
             for r in 0..n_resources {
@@ -107,6 +114,8 @@ impl NodeCapacity {
             has_free: Vec::new(),
             has_pod_slot: Vec::new(),
             words: 0,
+            class_of: Vec::new(),
+            classes: node_classes::NodeClasses::new(0),
         }
     }
 
@@ -171,6 +180,7 @@ impl NodeCapacity {
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
         self.version += 1;
+        self.class_of[node.index()] = node_classes::UNCLASSED;
         let base = node.index() * self.n_resources;
         // A bit changes only when its amount crosses zero (one): the bitsets' words are
         // touched only then, not on every bind and release of the dry runs.
@@ -804,23 +814,43 @@ pub fn scan_candidates(
     positive: &[usize],
     mut visit: impl FnMut(NodeId) -> bool,
 ) -> Option<NodeId> {
+    walk_words(
+        &mut &*cap,
+        n,
+        start,
+        |c, w| c.candidates(w, positive),
+        |_, node| visit(node),
+    )
+}
+
+/// The wrapping walk over nodes `0..n` from `start` shared by `scan_candidates` and
+/// `NodeCapacity::scan_classified`: `mask` gives word `w`'s candidate bits, `visit` sees each
+/// set bit's node in order and ends the walk by returning true. `state` is lent to both in
+/// turn, so a visit may change what later masks read (the classified walk records classes).
+pub(crate) fn walk_words<S>(
+    state: &mut S,
+    n: usize,
+    start: usize,
+    mask: impl Fn(&S, usize) -> u64,
+    mut visit: impl FnMut(&mut S, NodeId) -> bool,
+) -> Option<NodeId> {
     for (lo, hi) in [(start, n), (0, start.min(n))] {
         if lo >= hi {
             continue;
         }
         for word in lo / 64..=(hi - 1) / 64 {
-            let mut mask = cap.candidates(word, positive);
+            let mut bits = mask(state, word);
             let base = word * 64;
             if base < lo {
-                mask &= u64::MAX << (lo - base);
+                bits &= u64::MAX << (lo - base);
             }
             if hi - base < 64 {
-                mask &= (1u64 << (hi - base)) - 1;
+                bits &= (1u64 << (hi - base)) - 1;
             }
-            while mask != 0 {
-                let node = NodeId::from_index(base + mask.trailing_zeros() as usize);
-                mask &= mask - 1;
-                if visit(node) {
+            while bits != 0 {
+                let node = NodeId::from_index(base + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+                if visit(state, node) {
                     return Some(node);
                 }
             }

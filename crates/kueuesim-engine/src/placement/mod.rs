@@ -19,6 +19,7 @@
 //! of scoring every node of the domain.
 
 pub mod devices;
+mod gpu_order;
 pub mod gpu_share;
 pub mod hooked;
 pub mod kai;
@@ -31,7 +32,7 @@ mod volcano_subjobs;
 pub mod volcano_vgpu;
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 use kueuesim_model::labels::tolerated;
 use kueuesim_model::{
@@ -241,7 +242,7 @@ pub struct Cluster {
     /// and brought up to date lazily (`sync_gpu_order`): a bind only notes its node in
     /// `gpu_stale`, so the placements that never read the order (KAI with a topology,
     /// Volcano, kube-scheduler) do not pay two B-tree updates per bind.
-    gpu_order: BTreeSet<(i64, u32, NodeId)>,
+    gpu_order: gpu_order::GpuOrder,
     /// Per node: the free GPUs its `gpu_order` entry carries (nodes with GPUs).
     gpu_keyed: Vec<i64>,
     /// The nodes whose free GPUs may have moved since their `gpu_order` entry was made.
@@ -393,11 +394,15 @@ impl Cluster {
             .collect();
         let gpu_order = gpu
             .map(|g| {
-                (0..world.nodes.len())
+                let with_gpus = (0..world.nodes.len())
                     .map(NodeId::from_index)
-                    .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0)
-                    .map(|n| (nodes.free(n, g), name_rank[n.index()], n))
-                    .collect()
+                    .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);
+                let most = with_gpus.clone().map(|n| nodes.allocatable(n, g)).max();
+                let mut order = gpu_order::GpuOrder::new(&name_rank, most.unwrap_or(0));
+                for n in with_gpus {
+                    order.insert((nodes.free(n, g), name_rank[n.index()], n));
+                }
+                order
             })
             .unwrap_or_default();
         let gpu_keyed = (0..world.nodes.len())
@@ -588,7 +593,7 @@ impl Cluster {
             let (was, now) = (self.gpu_keyed[n.index()], self.nodes.free(n, g));
             if was != now {
                 let rank = self.name_rank[n.index()];
-                self.gpu_order.remove(&(was, rank, n));
+                self.gpu_order.remove((was, rank, n));
                 self.gpu_order.insert((now, rank, n));
                 self.gpu_keyed[n.index()] = now;
             }
@@ -619,7 +624,7 @@ impl Cluster {
     }
 
     /// The nodes with GPUs by (free GPUs, name rank), as of the last `sync_gpu_order`.
-    pub fn gpu_order(&self) -> &BTreeSet<(i64, u32, NodeId)> {
+    pub(crate) fn gpu_order(&self) -> &gpu_order::GpuOrder {
         debug_assert!(
             self.gpu_stale.is_empty(),
             "gpu_order read before sync_gpu_order"
@@ -657,7 +662,7 @@ impl Cluster {
                 ));
             }
             let key = (keyed, self.name_rank[n.index()], n);
-            if !self.gpu_order.contains(&key) {
+            if !self.gpu_order.contains(key) {
                 return Err(format!(
                     "node {} is not in the GPU order at {key:?}",
                     world.node(n).name

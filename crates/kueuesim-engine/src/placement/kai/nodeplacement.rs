@@ -232,7 +232,7 @@ pub(super) fn fill_binpack(
         for idx in pending {
             // The first feasible untouched node from the cursor on.
             let mut untouched = None;
-            for &(free, rank, n) in cluster.gpu_order().range(cursor..) {
+            for (free, rank, n) in cluster.gpu_order().range_from(cursor) {
                 cursor = (free, rank, n);
                 if !touched.contains(&n)
                     && crate::placement::feasible(world, &cluster.nodes, n, needs)

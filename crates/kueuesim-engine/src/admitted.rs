@@ -9,6 +9,9 @@ use crate::window::Window;
 #[derive(Clone, Debug)]
 pub struct AdmittedIndex {
     per_cq: Vec<Vec<Candidate>>,
+    /// Per ClusterQueue, (priority, how many of its workloads have it), by priority: the
+    /// lowest priority without reading the workloads (`lowest_priority`).
+    priorities: Vec<Vec<(i32, u32)>>,
     /// Where each workload is: (ClusterQueue, position).
     pos: Window<(u32, u32)>,
 }
@@ -18,6 +21,7 @@ impl AdmittedIndex {
     pub fn new(cqs: usize) -> Self {
         AdmittedIndex {
             per_cq: vec![Vec::new(); cqs],
+            priorities: vec![Vec::new(); cqs],
             pos: Window::default(),
         }
     }
@@ -28,6 +32,11 @@ impl AdmittedIndex {
         debug_assert!(self.pos.get(w).is_none(), "workload admitted twice");
         let list = &mut self.per_cq[c.cq.index()];
         self.pos.insert(w, (c.cq.0, list.len() as u32));
+        let counts = &mut self.priorities[c.cq.index()];
+        match counts.binary_search_by_key(&c.priority, |&(p, _)| p) {
+            Ok(i) => counts[i].1 += 1,
+            Err(i) => counts.insert(i, (c.priority, 1)),
+        }
         list.push(c);
     }
 
@@ -58,7 +67,38 @@ impl AdmittedIndex {
         if let Some(moved) = list.get(i as usize) {
             self.pos.insert(moved.workload.index(), (cq, i));
         }
+        let counts = &mut self.priorities[cq as usize];
+        let at = counts
+            .binary_search_by_key(&c.priority, |&(p, _)| p)
+            .expect("an admitted workload's priority is counted");
+        counts[at].1 -= 1;
+        if counts[at].1 == 0 {
+            counts.remove(at);
+        }
         Some(c)
+    }
+
+    /// Whether each ClusterQueue's priority counts are those of its workloads (an invariant
+    /// `Simulation::check_invariants` states).
+    pub fn check_priorities(&self) -> Result<(), String> {
+        for (cq, list) in self.per_cq.iter().enumerate() {
+            let mut counts: Vec<(i32, u32)> = Vec::new();
+            let mut prios: Vec<i32> = list.iter().map(|c| c.priority).collect();
+            prios.sort_unstable();
+            for p in prios {
+                match counts.last_mut() {
+                    Some((q, n)) if *q == p => *n += 1,
+                    _ => counts.push((p, 1)),
+                }
+            }
+            if counts != self.priorities[cq] {
+                return Err(format!(
+                    "ClusterQueue {cq}: priority counts {:?}, its workloads have {counts:?}",
+                    self.priorities[cq]
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Every workload holding quota, by id.
@@ -78,6 +118,10 @@ impl AdmittedIndex {
 impl AdmittedWorkloads for AdmittedIndex {
     fn admitted_in(&self, cq: ClusterQueueId) -> &[Candidate] {
         &self.per_cq[cq.index()]
+    }
+
+    fn lowest_priority(&self, cq: ClusterQueueId) -> Option<i32> {
+        self.priorities[cq.index()].first().map(|&(p, _)| p)
     }
 
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {

@@ -90,6 +90,13 @@ impl<A: AdmittedWorkloads> AdmittedWorkloads for WithoutVictims<'_, A> {
         }
     }
 
+    fn lowest_priority(&self, cq: ClusterQueueId) -> Option<i32> {
+        match self.left.iter().find(|(q, _)| *q == cq) {
+            Some((_, rest)) => rest.iter().map(|c| c.priority).min(),
+            None => self.admitted.lowest_priority(cq),
+        }
+    }
+
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {
         if self.victims.contains(&w) {
             return None;

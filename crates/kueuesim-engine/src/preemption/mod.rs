@@ -109,6 +109,13 @@ pub trait AdmittedWorkloads {
     /// The workloads holding quota in `cq` (any order; the algorithm sorts them).
     fn admitted_in(&self, cq: ClusterQueueId) -> &[Candidate];
 
+    /// The lowest priority among `admitted_in(cq)`, None when there is none: a search whose
+    /// policy asks for a lower priority than every one of them passes the ClusterQueue over
+    /// without reading its workloads.
+    fn lowest_priority(&self, cq: ClusterQueueId) -> Option<i32> {
+        self.admitted_in(cq).iter().map(|c| c.priority).min()
+    }
+
     /// The record of `w`, if it holds quota.
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate>;
 }
@@ -222,6 +229,19 @@ impl<'p, 'u> Ctx<'p, 'u> {
     }
 }
 
+/// Whether `policy` can let `p` preempt some workload of a ClusterQueue whose lowest priority
+/// is `lowest` (`SatisfiesPreemptionPolicy` below, for the most favourable candidate): false
+/// means no workload there satisfies it.
+fn policy_may_admit_some(p: &Preemptor<'_>, lowest: Option<i32>, policy: PreemptionPolicy) -> bool {
+    let Some(lowest) = lowest else { return false };
+    match policy {
+        PreemptionPolicy::Never => false,
+        PreemptionPolicy::LowerPriority => lowest < p.priority,
+        PreemptionPolicy::LowerOrNewerEqualPriority => lowest <= p.priority,
+        PreemptionPolicy::Any => true,
+    }
+}
+
 /// `SatisfiesPreemptionPolicy`: whether `policy` lets `p` preempt `c`.
 fn satisfies_policy(p: &Preemptor<'_>, c: &Candidate, policy: PreemptionPolicy) -> bool {
     let lower = c.priority < p.priority;
@@ -277,7 +297,8 @@ fn same_queue_candidates<'c>(
     ctx: &Ctx<'_, '_>,
     admitted: &'c impl AdmittedWorkloads,
 ) -> Vec<Elem<'c>> {
-    if ctx.settings.within_cluster_queue == PreemptionPolicy::Never {
+    let policy = ctx.settings.within_cluster_queue;
+    if !policy_may_admit_some(ctx.p, admitted.lowest_priority(ctx.p.cq), policy) {
         return Vec::new();
     }
     admitted
@@ -374,7 +395,14 @@ fn collect_in_subtree<'c>(
         let Some(cq) = tree.as_cq(child) else {
             continue;
         };
-        if cq == ctx.p.cq || within(child) {
+        if cq == ctx.p.cq
+            || within(child)
+            || !policy_may_admit_some(
+                ctx.p,
+                admitted.lowest_priority(cq),
+                ctx.settings.reclaim_within_cohort,
+            )
+        {
             continue;
         }
         out.extend(admitted.admitted_in(cq).iter().filter_map(|c| {

@@ -220,7 +220,7 @@ impl<'w> Simulation<'w> {
                 return Err(format!("stale UID label in the candidate {:?}", c.workload));
             }
         }
-        Ok(())
+        self.kueue.admitted.check_priorities()
     }
 
     /// `not_ready` counts the workloads holding quota without `PodsReady=True`; a cycle is

@@ -232,6 +232,121 @@ impl Best {
     }
 }
 
+/// kube-scheduler's filter-and-score scan for one pod (`findNodesThatPassFilters` from
+/// `nextStartNodeIndex` for `want` feasible nodes, then `selectHost` over them), worked out
+/// per occupancy class (`node_classes`; the capacity's classes must be up to date): a class
+/// either fits the pod or not and has one score, so the feasible nodes of a word of 64 are
+/// the union of the feasible classes' member words, the scan's end is found by counting
+/// bits, and the best node is among the members of the best-scoring class(es) with a node
+/// in the scanned range, ties broken node by node in scan order as `Best::offer` does.
+/// `by_class` caches each class's answer for this pod set (score, or `CLASS_NO_FIT`) for one
+/// class generation. Returns the pick and how many nodes the scan passed, as the node-by-node
+/// scan would.
+fn class_scan(
+    cap: &NodeCapacity,
+    by_class: &mut (u32, Vec<i64>),
+    feasible: &mut Vec<(i64, usize)>,
+    needs: &PodNeeds,
+    rq: [Option<(usize, i64)>; 2],
+    (start, want): (usize, usize),
+    tie_seed: u64,
+) -> (Best, usize) {
+    let classes = cap.classes();
+    let n = cap.free_pods.len();
+    if by_class.0 != classes.generation() {
+        *by_class = (classes.generation(), Vec::new());
+    }
+    let table = &mut by_class.1;
+    table.resize(classes.len(), CLASS_UNKNOWN);
+    feasible.clear();
+    for (k, answer) in table.iter_mut().enumerate() {
+        if classes.count(k) == 0 {
+            continue;
+        }
+        if *answer == CLASS_UNKNOWN {
+            let node = classes.some_member(k);
+            *answer = if cap.fits(node, &needs.requests) {
+                kube_score(cap, node, rq)
+            } else {
+                CLASS_NO_FIT
+            };
+        }
+        if *answer != CLASS_NO_FIT {
+            feasible.push((*answer, k));
+        }
+    }
+    let mut best = Best::default();
+    if feasible.is_empty() || n == 0 {
+        return (best, n);
+    }
+    let union =
+        |w: usize, of: &[(i64, usize)]| of.iter().fold(0u64, |m, &(_, k)| m | classes.word(k, w));
+    // The scan's end: the `want`-th feasible node from `start`, wrapping; all nodes if fewer.
+    let mut found = 0;
+    let mut end = None;
+    'walk: for (lo, hi) in [(start, n), (0, start)] {
+        if lo >= hi {
+            continue;
+        }
+        for w in lo / 64..=(hi - 1) / 64 {
+            let mut bits = union(w, feasible) & range_mask(w, lo, hi);
+            let count = bits.count_ones() as usize;
+            if found + count < want {
+                found += count;
+                continue;
+            }
+            for _ in 0..want - found - 1 {
+                bits &= bits - 1;
+            }
+            end = Some(w * 64 + bits.trailing_zeros() as usize);
+            break 'walk;
+        }
+    }
+    let processed = end.map_or(n, |e| (e + n - start) % n + 1);
+    // The scanned range, as up to two runs of node indexes in scan order.
+    let runs: [(usize, usize); 2] = match end {
+        Some(e) if e >= start => [(start, e + 1), (0, 0)],
+        Some(e) => [(start, n), (0, e + 1)],
+        None => [(start, n), (0, start)],
+    };
+    // Best score first; the classes of the best score with a node in the range hold the pick.
+    feasible.sort_unstable_by_key(|a| std::cmp::Reverse(a.0));
+    for level in feasible.chunk_by(|a, b| a.0 == b.0) {
+        let score = level[0].0;
+        for (lo, hi) in runs {
+            if lo >= hi {
+                continue;
+            }
+            for w in lo / 64..=(hi - 1) / 64 {
+                let mut bits = union(w, level) & range_mask(w, lo, hi);
+                while bits != 0 {
+                    let node = NodeId::from_index(w * 64 + bits.trailing_zeros() as usize);
+                    bits &= bits - 1;
+                    best.offer(score, node, tie_seed);
+                }
+            }
+        }
+        if best.0.is_some() {
+            break;
+        }
+    }
+    (best, processed)
+}
+
+/// The bits of word `w` for nodes `lo..hi`.
+#[inline]
+fn range_mask(w: usize, lo: usize, hi: usize) -> u64 {
+    let base = w * 64;
+    let mut m = u64::MAX;
+    if base < lo {
+        m &= u64::MAX << (lo - base);
+    }
+    if hi - base < 64 {
+        m &= (1u64 << (hi - base)) - 1;
+    }
+    m
+}
+
 /// Places every pending pod of `pods` one by one; a pod that fits nowhere stays pending (and
 /// so do the rest of its pod set, which are identical), later pod sets are still tried.
 pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -> Placement {
@@ -255,7 +370,8 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
         let mut memo = ScoreMemo::new();
         // Per occupancy class of the nodes: this pod set's score there, or that it does not
         // fit (`CLASS_NO_FIT`), or not yet worked out; valid for one class generation.
-        let mut by_class: (u32, Vec<i64>) = (cluster.nodes.class_generation(), Vec::new());
+        let mut by_class: (u32, Vec<i64>) = (u32::MAX, Vec::new());
+        let mut feasible_classes: Vec<(i64, usize)> = Vec::new();
         let positive = super::positive_requests(&needs.requests);
         // With GPU devices, the GPU-share filter after NodeResourcesFit.
         let demand = cluster
@@ -289,37 +405,17 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             let plain = cluster.statically_plain(needs);
             if let (None, true, None) = (&selector_nodes, plain, demand) {
                 // The common case (no nodeSelector, no taints, no GPU-sharing devices):
-                // NodeResourcesFit and the scores depend on the node's capacity state alone, so
-                // they are worked out once per occupancy class (`node_classes`) and a visit is
-                // a lookup. Same walk, same nodes counted, same picks as the branch below.
-                let stop =
-                    cluster
-                        .nodes
-                        .scan_classified(n, start, &positive, |cap, node, class| {
-                            if cap.class_generation() != by_class.0 {
-                                by_class = (cap.class_generation(), Vec::new());
-                            }
-                            let table = &mut by_class.1;
-                            let c = class as usize;
-                            if c >= table.len() {
-                                table.resize(c + 1, CLASS_UNKNOWN);
-                            }
-                            if table[c] == CLASS_UNKNOWN {
-                                table[c] = if cap.fits(node, &needs.requests) {
-                                    kube_score(cap, node, rq)
-                                } else {
-                                    CLASS_NO_FIT
-                                };
-                            }
-                            let score = table[c];
-                            if score == CLASS_NO_FIT {
-                                return false;
-                            }
-                            found += 1;
-                            best.offer(score, node, tie_seed);
-                            found >= want
-                        });
-                processed = stop.map_or(n, |node| (node.index() + n - start) % n + 1);
+                // NodeResourcesFit and the scores depend on the node's capacity state alone.
+                cluster.nodes.node_classes();
+                (best, processed) = class_scan(
+                    &cluster.nodes,
+                    &mut by_class,
+                    &mut feasible_classes,
+                    needs,
+                    rq,
+                    (start, want),
+                    tie_seed,
+                );
             } else {
                 let cap = &cluster.nodes;
                 let book = cluster.devices.as_ref().map(|d| &d.book);

@@ -61,9 +61,7 @@ pub struct NodeCapacity {
     /// The same for a free pod slot.
     has_pod_slot: Vec<u64>,
     words: usize,
-    /// Per node, its occupancy class (`node_classes`), `UNCLASSED` once its capacity changed.
-    class_of: Vec<u32>,
-    /// The distinct capacity states the classes stand for.
+    /// The nodes by occupancy class (kube-scheduler's scan), kept lazily.
     classes: node_classes::NodeClasses,
 }
 
@@ -92,8 +90,7 @@ impl NodeCapacity {
             has_free: vec![0; n_resources * words],
             has_pod_slot: vec![0; words],
             words,
-            class_of: vec![node_classes::UNCLASSED; world.nodes.len()],
-            classes: node_classes::NodeClasses::new(n_resources),
+            classes: node_classes::NodeClasses::new(world.nodes.len(), n_resources),
         };
         for node in 0..world.nodes.len() {
             for r in 0..n_resources {
@@ -115,8 +112,7 @@ impl NodeCapacity {
             has_free: Vec::new(),
             has_pod_slot: Vec::new(),
             words: 0,
-            class_of: Vec::new(),
-            classes: node_classes::NodeClasses::new(0),
+            classes: node_classes::NodeClasses::new(0, 0),
         }
     }
 
@@ -181,7 +177,7 @@ impl NodeCapacity {
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
         self.version += 1;
-        self.class_of[node.index()] = node_classes::UNCLASSED;
+        self.classes.note(node);
         let base = node.index() * self.n_resources;
         // A bit changes only when its amount crosses zero (one): the bitsets' words are
         // touched only then, not on every bind and release of the dry runs.
@@ -637,6 +633,7 @@ impl Cluster {
     /// `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
         self.kai_counts.check(world, &self.nodes)?;
+        self.nodes.check_classes()?;
         let Some(g) = self.res.gpu else { return Ok(()) };
         if let Some(order) = &self.kai_order {
             order.check(world, &self.nodes, g)?;
@@ -819,43 +816,23 @@ pub fn scan_candidates(
     positive: &[usize],
     mut visit: impl FnMut(NodeId) -> bool,
 ) -> Option<NodeId> {
-    walk_words(
-        &mut &*cap,
-        n,
-        start,
-        |c, w| c.candidates(w, positive),
-        |_, node| visit(node),
-    )
-}
-
-/// The wrapping walk over nodes `0..n` from `start` shared by `scan_candidates` and
-/// `NodeCapacity::scan_classified`: `mask` gives word `w`'s candidate bits, `visit` sees each
-/// set bit's node in order and ends the walk by returning true. `state` is lent to both in
-/// turn, so a visit may change what later masks read (the classified walk records classes).
-pub(crate) fn walk_words<S>(
-    state: &mut S,
-    n: usize,
-    start: usize,
-    mask: impl Fn(&S, usize) -> u64,
-    mut visit: impl FnMut(&mut S, NodeId) -> bool,
-) -> Option<NodeId> {
     for (lo, hi) in [(start, n), (0, start.min(n))] {
         if lo >= hi {
             continue;
         }
         for word in lo / 64..=(hi - 1) / 64 {
-            let mut bits = mask(state, word);
+            let mut mask = cap.candidates(word, positive);
             let base = word * 64;
             if base < lo {
-                bits &= u64::MAX << (lo - base);
+                mask &= u64::MAX << (lo - base);
             }
             if hi - base < 64 {
-                bits &= (1u64 << (hi - base)) - 1;
+                mask &= (1u64 << (hi - base)) - 1;
             }
-            while bits != 0 {
-                let node = NodeId::from_index(base + bits.trailing_zeros() as usize);
-                bits &= bits - 1;
-                if visit(state, node) {
+            while mask != 0 {
+                let node = NodeId::from_index(base + mask.trailing_zeros() as usize);
+                mask &= mask - 1;
+                if visit(node) {
                     return Some(node);
                 }
             }

@@ -2,50 +2,120 @@
 //! all equal answer every filter and score question about a resource-only pod the same way,
 //! so a scan over thousands of nodes asks once per class instead of once per node.
 //!
-//! A large cluster of identical nodes sits in a few hundred such states at any time (empty,
+//! A large cluster of identical nodes sits in a few dozen such states at any time (empty,
 //! one 8-GPU pod, two 4-GPU pods, ...). kube-scheduler's filter phase visits
 //! `numFeasibleNodesToFind` nodes per pod (512 of 10,240) and runs NodeResourcesFit and the
-//! score plugins on each; with classes a visit is a table lookup. Exact: a class is the node's
-//! whole capacity state, not a summary of it.
+//! score plugins on each; with each class's members kept as a bitset over nodes, the feasible
+//! nodes of a word are the union of the feasible classes' words, and the best score is the
+//! best feasible class that has a member in the scanned range (`kube::class_scan`). Exact: a
+//! class is the node's whole capacity state, not a summary of it.
+//!
+//! Kept lazily, like the other indexes of the cluster: a bind or release notes its node, and
+//! the next reader re-files the noted nodes. A clone of the capacity (KAI's reclaim check,
+//! the TAS cache) starts unbuilt, so it pays nothing unless a kube-scheduler scan reads it.
 
 use kueuesim_model::NodeId;
 
 use super::NodeCapacity;
+use super::noted::NotedNodes;
 
-/// `NodeCapacity::class_of` of a node changed since it was last classified.
-pub(super) const UNCLASSED: u32 = u32::MAX;
+/// The registry is rebuilt from the live states once it holds this many (and then at twice
+/// the live count): memory stays proportional to the states nodes are in now, not to every
+/// state seen. Small in tests, so that the placement proptests cross rebuilds.
+const MIN_LIMIT: usize = if cfg!(test) { 4 } else { 64 };
 
-/// More distinct states than this and the registry starts over (a new generation): it then
-/// holds only states seen since, so memory stays bounded on long, varied runs. Small in
-/// tests, so that the placement proptests cross restarts.
-const MAX_CLASSES: usize = if cfg!(test) { 16 } else { 1 << 16 };
-
-/// The distinct capacity states seen, each once: (free per resource, allocatable per
-/// resource, free pod slots) flattened, found by an open-addressing table of their hashes.
-#[derive(Clone, Debug, Default)]
-pub(super) struct NodeClasses {
-    /// Values per class: `2 · resources + 1`.
+#[derive(Debug)]
+pub(crate) struct NodeClasses {
+    /// Values per state: `2 · resources + 1`.
     stride: usize,
-    /// Class `k` is `states[k·stride .. (k+1)·stride]`.
+    /// Nodes, and words per member bitset.
+    nodes: usize,
+    words: usize,
+    /// Class `k` stands for `states[k·stride .. (k+1)·stride]`: (free per resource,
+    /// allocatable per resource, free pod slots).
     states: Vec<i64>,
-    /// Open addressing (linear probing), a power of two long: class + 1, or 0 for empty.
+    /// Open addressing (linear probing) over `states`, a power of two long: class + 1, or 0.
     buckets: Vec<u32>,
-    /// Bumped when the registry starts over: class ids of an older generation mean nothing.
+    /// Whether the index below reflects the nodes (apart from `stale`).
+    built: bool,
+    /// Per node, its class.
+    class_of: Vec<u32>,
+    /// Class `k`'s nodes: `members[k·words .. (k+1)·words]`, bit per node.
+    members: Vec<u64>,
+    /// Class `k`'s node count.
+    count: Vec<u32>,
+    /// Nodes whose capacity changed since they were filed.
+    stale: NotedNodes,
+    /// Registry size that triggers a rebuild.
+    limit: usize,
+    /// Bumped whenever class ids are reassigned: a table indexed by class is then void.
     generation: u32,
 }
 
+impl Clone for NodeClasses {
+    /// Unbuilt: a copy of the capacity is rarely scanned by kube-scheduler, and copying the
+    /// member bitsets would cost every copy.
+    fn clone(&self) -> Self {
+        NodeClasses::new(self.nodes, (self.stride - 1) / 2)
+    }
+}
+
 impl NodeClasses {
-    pub(super) fn new(n_resources: usize) -> Self {
+    pub(super) fn new(nodes: usize, n_resources: usize) -> Self {
         NodeClasses {
             stride: 2 * n_resources + 1,
+            nodes,
+            words: nodes.div_ceil(64),
             states: Vec::new(),
-            buckets: vec![0; 64],
+            buckets: Vec::new(),
+            built: false,
+            class_of: Vec::new(),
+            members: Vec::new(),
+            count: Vec::new(),
+            stale: NotedNodes::default(),
+            limit: MIN_LIMIT,
             generation: 0,
         }
     }
 
-    fn len(&self) -> usize {
-        self.states.len().checked_div(self.stride).unwrap_or(0)
+    /// A bind or release changed `node`'s capacity.
+    #[inline]
+    pub(super) fn note(&mut self, node: NodeId) {
+        if self.built {
+            self.stale.note(node);
+        }
+    }
+
+    /// Number of classes (ids are `0..len`; some may have no node).
+    pub(crate) fn len(&self) -> usize {
+        self.count.len()
+    }
+
+    /// How many nodes are in class `k`.
+    pub(crate) fn count(&self, k: usize) -> u32 {
+        self.count[k]
+    }
+
+    /// Word `w` of class `k`'s member bitset.
+    #[inline]
+    pub(crate) fn word(&self, k: usize, w: usize) -> u64 {
+        self.members[k * self.words + w]
+    }
+
+    /// Some node of class `k` (which must have one).
+    pub(crate) fn some_member(&self, k: usize) -> NodeId {
+        let row = &self.members[k * self.words..(k + 1) * self.words];
+        let (w, bits) = row
+            .iter()
+            .enumerate()
+            .find(|(_, b)| **b != 0)
+            .expect("a class with a node");
+        NodeId::from_index(w * 64 + bits.trailing_zeros() as usize)
+    }
+
+    /// Changes when class ids are reassigned.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation
     }
 }
 
@@ -57,18 +127,78 @@ fn mix(h: u64, x: i64) -> u64 {
 }
 
 impl NodeCapacity {
-    /// The class of `node`'s current capacity state, registering the state if it is new.
-    #[inline]
-    pub fn classify(&mut self, node: NodeId) -> u32 {
-        let c = self.class_of[node.index()];
-        if c != UNCLASSED {
-            return c;
-        }
-        self.classify_slow(node)
+    /// The occupancy classes as last brought up to date (`node_classes`).
+    pub(crate) fn classes(&self) -> &NodeClasses {
+        debug_assert!(
+            self.classes.built && self.classes.stale.is_empty(),
+            "classes read before node_classes"
+        );
+        &self.classes
     }
 
-    #[inline(never)]
-    fn classify_slow(&mut self, node: NodeId) -> u32 {
+    /// The occupancy classes, with every node filed under its current state.
+    pub(crate) fn node_classes(&mut self) -> &NodeClasses {
+        if !self.classes.built {
+            self.rebuild_classes();
+        } else if !self.classes.stale.is_empty() {
+            let generation = self.classes.generation;
+            let mut stale = std::mem::take(&mut self.classes.stale);
+            for node in stale.drain() {
+                let old = self.classes.class_of[node.index()] as usize;
+                let new = self.class_id(node);
+                if self.classes.generation != generation {
+                    // The registry was rebuilt: every node is filed already.
+                    break;
+                }
+                if new != old {
+                    let cl = &mut self.classes;
+                    let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
+                    cl.members[old * cl.words + w] &= !b;
+                    cl.members[new * cl.words + w] |= b;
+                    cl.count[old] -= 1;
+                    cl.count[new] += 1;
+                    cl.class_of[node.index()] = new as u32;
+                }
+            }
+            if self.classes.generation == generation {
+                // Keep the emptied list's buffer and marks for the next notes (a rebuild
+                // made fresh ones).
+                self.classes.stale = stale;
+            }
+        }
+        &self.classes
+    }
+
+    /// Files every node afresh under a new registry of the states they are in.
+    fn rebuild_classes(&mut self) {
+        let cl = &mut self.classes;
+        cl.generation = cl.generation.wrapping_add(1);
+        cl.states.clear();
+        cl.buckets.clear();
+        cl.buckets.resize(64, 0);
+        cl.members.clear();
+        cl.count.clear();
+        cl.class_of.clear();
+        cl.class_of.resize(cl.nodes, 0);
+        cl.stale = NotedNodes::new(cl.nodes);
+        // No rebuild from inside this one: every state of the nodes gets registered.
+        cl.limit = usize::MAX;
+        for n in 0..self.classes.nodes {
+            let k = self.class_id(NodeId::from_index(n));
+            let cl = &mut self.classes;
+            cl.members[k * cl.words + n / 64] |= 1 << (n % 64);
+            cl.count[k] += 1;
+            cl.class_of[n] = k as u32;
+        }
+        let cl = &mut self.classes;
+        cl.limit = (2 * cl.len()).max(MIN_LIMIT);
+        cl.built = true;
+    }
+
+    /// The class of `node`'s current state, registering the state if it is new. A new state
+    /// past the registry's limit rebuilds the whole index first (the generation changes: the
+    /// caller's view of the other nodes' classes is then void).
+    fn class_id(&mut self, node: NodeId) -> usize {
         let nr = self.n_resources;
         let base = node.index() * nr;
         let free = &self.free[base..base + nr];
@@ -80,87 +210,163 @@ impl NodeCapacity {
             .fold(mix(0, pods), |h, &x| mix(h, x));
         let cl = &mut self.classes;
         let stride = cl.stride;
-        let is = |cl: &NodeClasses, k: usize| {
-            let s = &cl.states[k * stride..(k + 1) * stride];
-            s[..nr] == *free && s[nr..2 * nr] == *alloc && s[2 * nr] == pods
-        };
         let mask = cl.buckets.len() - 1;
         let mut i = (h >> 32) as usize & mask;
         loop {
             match cl.buckets[i] {
                 0 => break,
-                k if is(cl, k as usize - 1) => {
-                    self.class_of[node.index()] = k - 1;
-                    return k - 1;
+                k => {
+                    let s = &cl.states[(k as usize - 1) * stride..k as usize * stride];
+                    if s[..nr] == *free && s[nr..2 * nr] == *alloc && s[2 * nr] == pods {
+                        return k as usize - 1;
+                    }
+                    i = (i + 1) & mask;
                 }
-                _ => i = (i + 1) & mask,
             }
         }
-        // A new state.
-        if cl.len() >= MAX_CLASSES {
-            cl.states.clear();
-            cl.buckets.iter_mut().for_each(|b| *b = 0);
-            cl.generation = cl.generation.wrapping_add(1);
-            self.class_of.iter_mut().for_each(|c| *c = UNCLASSED);
-            return self.classify_slow(node);
+        if cl.len() >= cl.limit {
+            // Too many states, most of them no longer any node's: start over from the live
+            // ones (files every node, this one included).
+            self.rebuild_classes();
+            return self.classes.class_of[node.index()] as usize;
         }
-        let k = cl.len() as u32;
+        let k = cl.len();
         cl.states.extend_from_slice(free);
         cl.states.extend_from_slice(alloc);
         cl.states.push(pods);
-        cl.buckets[i] = k + 1;
+        cl.count.push(0);
+        cl.members.resize(cl.members.len() + cl.words, 0);
+        cl.buckets[i] = k as u32 + 1;
         if 2 * cl.len() > cl.buckets.len() {
-            self.rehash();
+            let size = cl.buckets.len() * 2;
+            cl.buckets = vec![0; size];
+            for k in 0..cl.len() {
+                let s = &cl.states[k * stride..(k + 1) * stride];
+                let h = s[..2 * nr]
+                    .iter()
+                    .fold(mix(0, s[2 * nr]), |h, &x| mix(h, x));
+                let mut i = (h >> 32) as usize & (size - 1);
+                while cl.buckets[i] != 0 {
+                    i = (i + 1) & (size - 1);
+                }
+                cl.buckets[i] = k as u32 + 1;
+            }
         }
-        self.class_of[node.index()] = k;
         k
     }
+}
 
-    /// Doubles the bucket table and puts every class back in it.
-    fn rehash(&mut self) {
-        let cl = &mut self.classes;
-        let size = cl.buckets.len() * 2;
-        cl.buckets = vec![0; size];
-        for k in 0..cl.len() {
-            let s = &cl.states[k * cl.stride..(k + 1) * cl.stride];
-            let nr = (cl.stride - 1) / 2;
-            let h = s[..2 * nr]
-                .iter()
-                .fold(mix(0, s[2 * nr]), |h, &x| mix(h, x));
-            let mut i = (h >> 32) as usize & (size - 1);
-            while cl.buckets[i] != 0 {
-                i = (i + 1) & (size - 1);
+impl NodeCapacity {
+    /// Whether every node not noted stale is filed under the class of its current state, in
+    /// that class's members and count, and nowhere else (an invariant `check_indexes` states).
+    pub(crate) fn check_classes(&self) -> Result<(), String> {
+        let cl = &self.classes;
+        if !cl.built {
+            return Ok(());
+        }
+        let nr = self.n_resources;
+        let mut count = vec![0u32; cl.len()];
+        for n in 0..cl.nodes {
+            let k = cl.class_of[n] as usize;
+            count[k] += 1;
+            for j in 0..cl.len() {
+                let member = cl.members[j * cl.words + n / 64] & (1 << (n % 64)) != 0;
+                if member != (j == k) {
+                    return Err(format!(
+                        "node {n}: class {k}, member bit of class {j} is {member}"
+                    ));
+                }
             }
-            cl.buckets[i] = k as u32 + 1;
+            if cl.stale.contains(NodeId::from_index(n)) {
+                continue;
+            }
+            let s = &cl.states[k * cl.stride..(k + 1) * cl.stride];
+            let base = n * nr;
+            if s[..nr] != self.free[base..base + nr]
+                || s[nr..2 * nr] != self.alloc[base..base + nr]
+                || s[2 * nr] != self.free_pods[n]
+            {
+                return Err(format!("node {n} is not in the state of its class {k}"));
+            }
+        }
+        if count != cl.count {
+            return Err(format!(
+                "class counts {:?}, nodes filed {count:?}",
+                cl.count
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kueuesim_model::{NodeId, ResourceList, World};
+
+    use super::super::NodeCapacity;
+
+    proptest::proptest! {
+        /// Binds and releases of varied sizes, read now and then: every read files each node
+        /// under its current state, across the registry's rebuilds (many distinct states).
+        #[test]
+        fn classes_follow_binds_and_releases(
+            ops in proptest::collection::vec((0usize..40, 1i64..9, proptest::bool::ANY, proptest::bool::ANY), 1..300),
+        ) {
+            let mut w = World::default();
+            let cpu = w.resources.intern("cpu");
+            let gpu = w.resources.intern("nvidia.com/gpu");
+            for i in 0..40 {
+                w.nodes.push(kueuesim_model::Node {
+                    name: format!("n{i}"),
+                    labels: Default::default(),
+                    allocatable: vec![64_000, 8],
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            let mut cap = NodeCapacity::new(&w);
+            let mut generations = std::collections::BTreeSet::new();
+            for (node, amount, bind, read) in ops {
+                let pod = ResourceList::from_pairs(vec![(cpu, amount * 1_000 + node as i64), (gpu, amount % 3)]);
+                cap.apply(NodeId::from_index(node), &pod, if bind { 1 } else { -1 });
+                if read {
+                    generations.insert(cap.node_classes().generation());
+                    proptest::prop_assert_eq!(cap.check_classes(), Ok(()));
+                }
+            }
+            cap.node_classes();
+            proptest::prop_assert_eq!(cap.check_classes(), Ok(()));
+            // A clone starts unbuilt and builds on its first read.
+            let mut copy = cap.clone();
+            copy.node_classes();
+            proptest::prop_assert_eq!(copy.check_classes(), Ok(()));
         }
     }
 
-    /// Changes when class ids are reassigned (the registry started over): a table indexed by
-    /// class must then be emptied.
-    #[inline]
-    pub fn class_generation(&self) -> u32 {
-        self.classes.generation
-    }
-
-    /// `scan_candidates` handing `visit` each candidate node with its class (and the capacity,
-    /// to work out a new class's answer from that node). Stops at the first node for which
-    /// `visit` returns true and returns it; None when the walk went round.
-    pub fn scan_classified(
-        &mut self,
-        n: usize,
-        start: usize,
-        positive: &[usize],
-        mut visit: impl FnMut(&NodeCapacity, NodeId, u32) -> bool,
-    ) -> Option<NodeId> {
-        super::walk_words(
-            self,
-            n,
-            start,
-            |c, w| c.candidates(w, positive),
-            |c, node| {
-                let class = c.classify(node);
-                visit(c, node, class)
-            },
-        )
+    #[test]
+    fn many_states_rebuild_the_registry() {
+        let mut w = World::default();
+        let cpu = w.resources.intern("cpu");
+        for i in 0..8 {
+            w.nodes.push(kueuesim_model::Node {
+                name: format!("n{i}"),
+                labels: Default::default(),
+                allocatable: vec![1_000_000],
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+        let mut cap = NodeCapacity::new(&w);
+        let first = cap.node_classes().generation();
+        for step in 1..100 {
+            let pod = ResourceList::from_pairs(vec![(cpu, step)]);
+            cap.apply(NodeId::from_index(step as usize % 8), &pod, 1);
+            cap.node_classes();
+            assert_eq!(cap.check_classes(), Ok(()));
+        }
+        // 99 distinct states went through 8 nodes: the registry started over several times
+        // and holds no more than twice the live states.
+        assert!(cap.classes().generation() > first + 3);
+        assert!(cap.classes().len() <= 2 * 8 + 1);
     }
 }

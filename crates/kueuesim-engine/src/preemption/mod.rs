@@ -621,9 +621,8 @@ pub fn classical_targets(
     // collected. Under overload this is most searches, and most of their cost.
     let only_with_borrowing = forbidden && !under_nominal_on_contested(tree, p);
 
-    let mut same_queue = same_queue_candidates(&ctx, admitted);
-    let (mut hierarchy, mut priority) =
-        cohort_candidates(&ctx, tree, admitted, only_with_borrowing);
+    let same_queue = same_queue_candidates(&ctx, admitted);
+    let (hierarchy, priority) = cohort_candidates(&ctx, tree, admitted, only_with_borrowing);
     let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
     let no_hierarchy_candidates = hierarchy.is_empty();
     let attempts: &[bool] = if no_other_queue_candidates || only_with_borrowing {
@@ -646,10 +645,7 @@ pub fn classical_targets(
     if !possible && !cfg!(debug_assertions) {
         return Vec::new();
     }
-    for list in [&mut hierarchy, &mut priority, &mut same_queue] {
-        list.sort_by(|a, b| candidates_ordering(a.cand, b.cand, p.cq));
-    }
-    let targets = search(&ctx, tree, [&hierarchy, &priority, &same_queue], attempts);
+    let targets = search(&ctx, tree, [hierarchy, priority, same_queue], attempts);
     assert!(
         possible || targets.is_empty(),
         "could_fit ruled out a preemption the search found"
@@ -657,35 +653,28 @@ pub fn classical_targets(
     targets
 }
 
-/// The removal loop of `classicalPreemptions` over the sorted candidate lists: per attempt,
-/// take valid candidates in order until the preemptor fits, then `fillBackWorkloads`.
+/// The removal loop of `classicalPreemptions` over the candidate lists in their global order:
+/// per attempt, take valid candidates in order until the preemptor fits, then
+/// `fillBackWorkloads`.
 fn search(
     ctx: &Ctx<'_, '_>,
     tree: &mut QuotaTree,
-    lists: [&Vec<Elem<'_>>; 3],
+    lists: [Vec<Elem<'_>>; 3],
     attempts: &[bool],
 ) -> Vec<Target> {
     let p = ctx.p;
-    // Global order: each list's evicted prefix (the ordering puts evicted workloads first)
-    // before any non-evicted candidate, keeping hierarchy → priority → same-CQ within each half.
-    let splits = lists.map(|l| l.partition_point(|e| e.cand.evicted));
-    let mut order: Vec<Elem<'_>> = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
-    for (l, &s) in lists.iter().zip(&splits) {
-        order.extend_from_slice(&l[..s]);
-    }
-    for (l, &s) in lists.iter().zip(&splits) {
-        order.extend_from_slice(&l[s..]);
-    }
-
+    let mut order = GlobalOrder::new(lists, p.cq);
     for &allow_borrowing in attempts {
         let mark = tree.mark();
         let mut removed: Vec<Elem<'_>> = Vec::new();
-        for e in &order {
-            if !still_valid(ctx, tree, e, allow_borrowing) {
+        let mut i = 0;
+        while let Some(e) = order.get(i) {
+            i += 1;
+            if !still_valid(ctx, tree, &e, allow_borrowing) {
                 continue;
             }
             remove(tree, e.cand);
-            removed.push(*e);
+            removed.push(e);
             let gone = || removed.iter().map(|e| e.cand.workload).collect();
             if workload_fits(tree, p, allow_borrowing, gone) {
                 fill_back(tree, p, &mut removed, allow_borrowing);
@@ -702,6 +691,91 @@ fn search(
         tree.rollback_to(mark);
     }
     Vec::new()
+}
+
+/// The candidates in `classicalPreemptions`' global order: each list sorted by
+/// `CandidatesOrdering`, then every list's evicted prefix (the ordering puts evicted workloads
+/// first) before any non-evicted candidate, keeping hierarchy → priority → same-CQ within each
+/// half. The removal loop usually stops after a few candidates of hundreds, so the order is
+/// worked out as far as it is read, a chunk at a time (select the next smallest, sort those):
+/// the same sequence as sorting everything, because the ordering is total (the UID breaks
+/// every tie). With Admission Fair Sharing usages the ordering compares LocalQueue usages only
+/// between some pairs, which is not a key of one candidate: then each list is sorted whole,
+/// as before.
+struct GlobalOrder<'c> {
+    /// `order[..sorted]` is final; the rest is not yet in order.
+    order: Vec<(Key, Elem<'c>)>,
+    sorted: usize,
+}
+
+/// A stable insertion sort, which (unlike the standard library's sorts) accepts an ordering
+/// that is not total and still returns a permutation: `CandidatesOrdering` with Admission Fair
+/// Sharing compares LocalQueue usages only between differently named queues, and same-named
+/// queues of two namespaces can make it cyclic.
+fn insertion_sort<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    for i in 1..v.len() {
+        let mut j = i;
+        while j > 0 && cmp(&v[j - 1], &v[j]) == Ordering::Greater {
+            v.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// (not evicted, list, priority, most recent reservation first, UID label): the global order
+/// of candidates without Admission Fair Sharing usages, as one key.
+type Key = (bool, u8, i32, std::cmp::Reverse<SimTime>, u64);
+
+impl<'c> GlobalOrder<'c> {
+    /// Sorted a chunk at a time: the first chunk, then twice as many each time.
+    const FIRST_CHUNK: usize = 8;
+
+    fn new(lists: [Vec<Elem<'c>>; 3], own: ClusterQueueId) -> Self {
+        let key = |list: usize, e: &Elem<'c>| {
+            let c = e.cand;
+            (
+                !c.evicted,
+                list as u8,
+                c.priority,
+                std::cmp::Reverse(c.reserved_at),
+                c.uid_rank,
+            )
+        };
+        let fair = lists.iter().flatten().any(|e| e.cand.lq_fs_usage.is_some());
+        let total = lists.iter().map(|l| l.len()).sum();
+        let mut order = Vec::with_capacity(total);
+        if fair {
+            // Sorted whole by the ordering itself; the key then only splits evicted from not.
+            for (li, mut list) in lists.into_iter().enumerate() {
+                insertion_sort(&mut list, |a, b| candidates_ordering(a.cand, b.cand, own));
+                order.extend(list.into_iter().map(|e| (key(li, &e), e)));
+            }
+            order.sort_by_key(|(k, _)| (k.0, k.1));
+            let sorted = order.len();
+            return GlobalOrder { order, sorted };
+        }
+        for (li, list) in lists.into_iter().enumerate() {
+            order.extend(list.into_iter().map(|e| (key(li, &e), e)));
+        }
+        GlobalOrder { order, sorted: 0 }
+    }
+
+    /// The `i`-th candidate in order, if there are that many.
+    fn get(&mut self, i: usize) -> Option<Elem<'c>> {
+        if i >= self.order.len() {
+            return None;
+        }
+        if i >= self.sorted {
+            let rest = &mut self.order[self.sorted..];
+            let chunk = (self.sorted.max(Self::FIRST_CHUNK)).min(rest.len());
+            if chunk < rest.len() {
+                rest.select_nth_unstable_by_key(chunk - 1, |(k, _)| *k);
+            }
+            rest[..chunk].sort_unstable_by_key(|(k, _)| *k);
+            self.sorted += chunk;
+        }
+        Some(self.order[i].1)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1418,3 +1418,102 @@ fn fair_second_strategy_takes_at_most_one_per_queue() {
     c.admit("b3", "b", 0, 7000);
     assert_eq!(c.run_fair("a", 5000), expect(&[]));
 }
+
+proptest::proptest! {
+    /// The global order read a chunk at a time equals the three lists each sorted whole by
+    /// `CandidatesOrdering`, their evicted prefixes first: with and without Admission Fair
+    /// Sharing usages, read to the end or stopped early.
+    #[test]
+    fn global_order_is_the_sorted_lists_evicted_first(
+        cands in proptest::collection::vec(
+            (0usize..3, proptest::bool::ANY, -2i32..3, 0i64..5, proptest::option::of((0u32..2, 0u8..3))),
+            0..120,
+        ),
+        read in 0usize..130,
+        fair in proptest::collection::vec(proptest::bool::ANY, 2),
+    ) {
+        let own = ClusterQueueId::from_index(0);
+        let all: Vec<Candidate> = cands
+            .iter()
+            .enumerate()
+            .map(|(i, &(list, evicted, priority, reserved, lq))| Candidate {
+                workload: WorkloadId::from_index(i),
+                // Same-CQ candidates are the third list's.
+                cq: ClusterQueueId::from_index(if list == 2 { 0 } else { 1 }),
+                priority,
+                timestamp: SimTime::ZERO,
+                reserved_at: SimTime(reserved * 1000),
+                evicted,
+                // UIDs are unique: the ordering's last tie-break.
+                uid_rank: (i as u64 * 7919) % 1009,
+                // Admission Fair Sharing is on or off per ClusterQueue, and a LocalQueue's
+                // usage is one number (same-named queues of different namespaces with
+                // different usages are the next test's).
+                lq_fs_usage: lq
+                    .filter(|_| fair[usize::from(list == 2)])
+                    .map(|(q, _)| (q, f64::from(q) * 1.5))
+                    .or(fair[usize::from(list == 2)].then_some((9, 0.0))),
+                usage: Vec::new(),
+            })
+            .collect();
+        let mut lists: [Vec<Elem<'_>>; 3] = Default::default();
+        for (c, &(list, ..)) in all.iter().zip(&cands) {
+            lists[list].push(Elem { cand: c, lca: None, variant: Variant::WithinCq });
+        }
+        // The reference: each list sorted whole, then the evicted prefixes, then the rest.
+        let mut sorted = lists.clone();
+        for l in &mut sorted {
+            l.sort_by(|a, b| candidates_ordering(a.cand, b.cand, own));
+        }
+        let mut want: Vec<WorkloadId> = Vec::new();
+        for evicted in [true, false] {
+            for l in &sorted {
+                want.extend(l.iter().filter(|e| e.cand.evicted == evicted).map(|e| e.cand.workload));
+            }
+        }
+        let mut order = GlobalOrder::new(lists, own);
+        let got: Vec<WorkloadId> = (0..read.min(want.len()))
+            .map(|i| order.get(i).expect("within the count").cand.workload)
+            .collect();
+        proptest::prop_assert_eq!(&got[..], &want[..got.len()]);
+        proptest::prop_assert!(order.get(want.len()).is_none());
+    }
+}
+
+/// Same-named LocalQueues of different namespaces in one ClusterQueue, with different usages:
+/// `CandidatesOrdering` compares usages only between different names, which is not a total
+/// order (a before b before c before a). Upstream's sort does not mind; ours must not panic.
+#[test]
+fn global_order_survives_an_ordering_that_is_not_total() {
+    let own = ClusterQueueId::from_index(0);
+    let all: Vec<Candidate> = (0..60)
+        .map(|i| Candidate {
+            workload: WorkloadId::from_index(i),
+            cq: own,
+            priority: (i % 3) as i32,
+            timestamp: SimTime::ZERO,
+            reserved_at: SimTime::ZERO,
+            evicted: false,
+            uid_rank: i as u64,
+            lq_fs_usage: Some(((i % 2) as u32, (i % 7) as f64)),
+            usage: Vec::new(),
+        })
+        .collect();
+    let list: Vec<Elem<'_>> = all
+        .iter()
+        .map(|c| Elem {
+            cand: c,
+            lca: None,
+            variant: Variant::WithinCq,
+        })
+        .collect();
+    let mut order = GlobalOrder::new([Vec::new(), Vec::new(), list], own);
+    let mut seen: Vec<WorkloadId> = (0..60)
+        .map(|i| order.get(i).unwrap().cand.workload)
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        (0..60).map(WorkloadId::from_index).collect::<Vec<_>>()
+    );
+}

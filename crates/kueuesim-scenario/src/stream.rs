@@ -26,6 +26,30 @@ trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
     fn next_arrival(&mut self) -> Option<Result<(usize, SimTime), ScenarioError>> {
         self.next().map(|r| r.map(|(rank, w)| (rank, w.arrival)))
     }
+
+    /// How many workloads are still to come when that is known without pulling them and no
+    /// error can be met among them; None: count them one by one.
+    fn rest_without_errors(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The scenario's own workloads, parsed already: they cannot fail, and how many are left is
+/// known.
+struct Explicit(std::vec::IntoIter<(usize, Workload)>);
+
+impl Iterator for Explicit {
+    type Item = Result<(usize, Workload), ScenarioError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(Ok)
+    }
+}
+
+impl Source for Explicit {
+    fn rest_without_errors(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
 }
 
 /// A source that has no cheaper way to move on than building the workload.
@@ -120,6 +144,13 @@ impl Source for Generated {
                 .map(|()| (self.generators[i].0, arrival)),
         )
     }
+
+    /// When every arrival still to come is bound to pass `check` whatever the draws (see
+    /// `GeneratorStream::rest_if_bounded`), how many there are.
+    fn rest_without_errors(&self) -> Option<u64> {
+        self.merged
+            .rest_if_bounded(crate::generator::MAX_ARRIVAL_MS)
+    }
 }
 
 impl WorkloadStream {
@@ -132,7 +163,7 @@ impl WorkloadStream {
     ) -> Self {
         explicit.sort_by_key(|(order, w)| (w.arrival, *order));
         let sources: Vec<Box<dyn Source>> = vec![
-            Box::new(Built(explicit.into_iter().map(Ok))),
+            Box::new(Explicit(explicit.into_iter())),
             Box::new(Generated {
                 merged: generated,
                 generators,
@@ -203,6 +234,13 @@ impl kueuesim_engine::WorkloadFeed for WorkloadStream {
             return 0;
         }
         // The heads as (arrival, rank): the merge order of `try_next`.
+        // No source can fail and each knows its rest (the scenario's own workloads, generators
+        // whose arrivals are bounded within range): no need to merge or draw them.
+        let known: Option<u64> = self.sources.iter().map(|s| s.rest_without_errors()).sum();
+        if let Some(rest) = known {
+            let heads = self.heads.iter_mut().filter_map(|h| h.take()).count() as u64;
+            return heads + rest;
+        }
         let mut heads: Vec<Option<(SimTime, usize)>> = self
             .heads
             .iter_mut()

@@ -101,6 +101,34 @@ impl GeneratorStream {
     pub fn peek_arrival(&self) -> Option<SimTime> {
         self.heap.peek().map(|Reverse((t, _))| *t)
     }
+
+    /// How many workloads are still to come, without drawing them, when no draw can change
+    /// that or make an arrival later than `limit_ms`: a count per copy, no `until`, and each
+    /// copy's last arrival bounded within the limit (its clock plus the remaining gaps at
+    /// their largest: `every`, or for Poisson 37 × the mean, since `-ln(1 - unit())` is at
+    /// most `-ln(2⁻⁵³)` = 36.7; with a margin for the clock's rounding). None otherwise.
+    pub fn rest_if_bounded(&self, limit_ms: i64) -> Option<u64> {
+        let s = &self.settings;
+        if s.until.is_some() {
+            return None;
+        }
+        let n = s.count?;
+        let max_gap = match &s.arrivals {
+            Arrivals::Interval { every } => *every as f64,
+            Arrivals::Poisson { mean_gap_ms } => 37.0 * mean_gap_ms,
+            Arrivals::Trace(_) => return None,
+        };
+        let mut rest = 0;
+        for copy in self.copies.iter().filter(|c| c.next.is_some()) {
+            let left = n - copy.produced;
+            let last = copy.clock + left as f64 * max_gap * 1.001 + 1.0;
+            if last.is_nan() || last > limit_ms as f64 {
+                return None;
+            }
+            rest += left;
+        }
+        Some(rest)
+    }
 }
 
 /// Moves `copy.next` to its next arrival (or None when the copy is done).
@@ -345,6 +373,14 @@ impl GeneratedWorkloads {
     /// The arrival time of the next workload, if any.
     pub fn peek_arrival(&self) -> Option<SimTime> {
         self.heap.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// `GeneratorStream::rest_if_bounded` over every stream: None if any is not bounded.
+    pub fn rest_if_bounded(&self, limit_ms: i64) -> Option<u64> {
+        self.streams
+            .iter()
+            .map(|s| s.rest_if_bounded(limit_ms))
+            .sum()
     }
 
     /// Which stream the next workload comes from (its index in `new`'s list).

@@ -458,6 +458,57 @@ fn counting_the_rest_of_a_stream_skips_workloads_as_pulling_them_does() {
 }
 
 #[test]
+fn counting_the_rest_of_counted_generators_needs_no_draws_and_agrees() {
+    use kueuesim_engine::WorkloadFeed;
+    // Only counted generators, with arrivals well within range: the count comes from each
+    // copy's count (no draw), and must equal pulling every workload.
+    let text = format!(
+        r#"{FLAVOR}---
+{}---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: team}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: r, namespace: team}}
+spec: {{clusterQueue: cq}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: poisson, namespace: team}}
+spec:
+  count: 300
+  arrival: {{rate: 50/h}}
+  queues: [{{name: q}}, {{name: r}}]
+  perLocalQueue: true
+  pods: {{uniform: {{min: 1, max: 3}}}}
+  requests: {{nvidia.com/gpu: {{uniform: {{min: 1, max: 8}}}}}}
+  duration: {{fixed: 10m}}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {{name: steady, namespace: team}}
+spec:
+  count: 250
+  arrival: {{interval: 7m}}
+  queues: [{{name: q}}]
+  pods: {{fixed: 1}}
+  requests: {{nvidia.com/gpu: {{fixed: 1}}}}
+  duration: {{fixed: 10m}}
+"#,
+        cq("1000")
+    );
+    let all = stream_after(&text, 0).count();
+    assert_eq!(all, 2 * 300 + 250);
+    for skip in [0, 1, 33, 500, all - 1, all] {
+        let counted = stream_after(&text, skip).count_rest();
+        assert_eq!(counted, (all - skip) as u64, "after {skip} workloads");
+    }
+}
+
+#[test]
 fn counting_the_rest_of_a_stream_stops_at_the_same_error() {
     use kueuesim_engine::WorkloadFeed;
     // The fourth arrival is past the ten-year limit of simulated time: the stream ends with

@@ -63,6 +63,9 @@ pub struct NodeCapacity {
     words: usize,
     /// The nodes by occupancy class (kube-scheduler's scan), kept lazily.
     classes: node_classes::NodeClasses,
+    /// No node is unschedulable or has a taint that blocks scheduling: a pod without a
+    /// nodeSelector passes every static filter on every node (`statically_feasible`).
+    plain: bool,
 }
 
 impl NodeCapacity {
@@ -91,6 +94,9 @@ impl NodeCapacity {
             has_pod_slot: vec![0; words],
             words,
             classes: node_classes::NodeClasses::new(world.nodes.len(), n_resources),
+            plain: world.nodes.iter().all(|n| {
+                !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
+            }),
         };
         for node in 0..world.nodes.len() {
             for r in 0..n_resources {
@@ -113,6 +119,7 @@ impl NodeCapacity {
             has_pod_slot: Vec::new(),
             words: 0,
             classes: node_classes::NodeClasses::new(0, 0),
+            plain: true,
         }
     }
 
@@ -195,6 +202,13 @@ impl NodeCapacity {
         if had != (*pods >= 1) {
             self.mark_pods(node);
         }
+    }
+
+    /// Whether `pod` passes the static filters (unschedulable, taints, node selector) on every
+    /// node, so that only `fits` can turn it down.
+    #[inline]
+    pub fn statically_plain(&self, pod: &PodNeeds) -> bool {
+        self.plain && pod.node_selector.is_empty()
     }
 
     /// Whether one more pod with `requests` fits on `node` (NodeResourcesFit).
@@ -325,6 +339,7 @@ impl Cluster {
     /// All nodes empty.
     pub fn new(world: &World) -> Self {
         let nodes = NodeCapacity::new(world);
+        let plain_nodes = nodes.plain;
         let n_res = world.resources.len();
         let domain_free: Vec<Vec<i64>> = topologies(world)
             .map(|t| {
@@ -446,9 +461,7 @@ impl Cluster {
                 }
                 std::sync::Arc::new(index)
             },
-            plain_nodes: world.nodes.iter().all(|n| {
-                !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
-            }),
+            plain_nodes,
             kai_counts: kai::counts::TaskFitCounts::default(),
             kai_scratch: kai::bind::CommitScratch::default(),
             kai_order: None,

@@ -575,14 +575,17 @@ pub(super) fn fit_error_with(
     // every node of the domain); the words are made once per distinct cause below.
     let mut insufficient = vec![0usize; short.len()];
     let mut too_many = 0usize;
+    // On plain nodes a pod without a nodeSelector passes the static filters everywhere: the
+    // node records need not be read (this runs over a HyperNode's nodes on every failure).
+    let static_ok = cap.statically_plain(pod);
     for &n in nodes {
-        if super::feasible(world, cap, n, pod) {
+        if cap.fits(n, &pod.requests) && (static_ok || super::statically_feasible(world, n, pod)) {
             if let Some(reason) = device(n) {
                 *hist.entry(reason.to_string()).or_default() += 1;
             }
             continue;
         }
-        if !super::statically_feasible(world, n, pod) {
+        if !static_ok && !super::statically_feasible(world, n, pod) {
             let reason = super::node_rejections(world, cap, n, pod)
                 .into_iter()
                 .next()

@@ -403,10 +403,12 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             let mut best = Best::default();
             let tie_seed = seed ^ (idx as u64) << 32 ^ ps as u64;
             let plain = cluster.statically_plain(needs);
-            if let (None, true, None) = (&selector_nodes, plain, demand) {
-                // The common case (no nodeSelector, no taints, no GPU-sharing devices):
-                // NodeResourcesFit and the scores depend on the node's capacity state alone.
-                cluster.nodes.node_classes();
+            if let (None, true, None) = (&selector_nodes, plain, demand)
+                && cluster.nodes.node_classes_if_few()
+            {
+                // The common case (no nodeSelector, no taints, no GPU-sharing devices, nodes
+                // in a few states): NodeResourcesFit and the scores depend on the node's
+                // capacity state alone.
                 (best, processed) = class_scan(
                     &cluster.nodes,
                     &mut by_class,

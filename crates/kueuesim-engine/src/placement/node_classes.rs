@@ -24,6 +24,13 @@ use super::noted::NotedNodes;
 /// state seen. Small in tests, so that the placement proptests cross rebuilds.
 const MIN_LIMIT: usize = if cfg!(test) { 4 } else { 64 };
 
+/// With more classes than this (nodes in many different states, as on a trace whose pods ask
+/// arbitrary cpu and memory) the class scan would cost more than the node-by-node one (its
+/// walk ORs every feasible class's word), so the index is dropped and the scan goes node by
+/// node; `RETRY_AFTER` reads later it is built again to see.
+const MAX_SCANNED_CLASSES: usize = 128;
+const RETRY_AFTER: u32 = 1024;
+
 #[derive(Debug)]
 pub(crate) struct NodeClasses {
     /// Values per state: `2 · resources + 1`.
@@ -50,6 +57,8 @@ pub(crate) struct NodeClasses {
     limit: usize,
     /// Bumped whenever class ids are reassigned: a table indexed by class is then void.
     generation: u32,
+    /// Reads left before the index, dropped for having too many classes, is tried again.
+    given_up: u32,
 }
 
 impl Clone for NodeClasses {
@@ -75,6 +84,7 @@ impl NodeClasses {
             stale: NotedNodes::default(),
             limit: MIN_LIMIT,
             generation: 0,
+            given_up: 0,
         }
     }
 
@@ -134,6 +144,25 @@ impl NodeCapacity {
             "classes read before node_classes"
         );
         &self.classes
+    }
+
+    /// Brings the classes up to date and says whether they are few enough for the class scan
+    /// (`MAX_SCANNED_CLASSES`); if not, drops them (no upkeep on binds meanwhile) and answers
+    /// no for the next `RETRY_AFTER` reads.
+    pub(crate) fn node_classes_if_few(&mut self) -> bool {
+        if self.classes.given_up > 0 {
+            self.classes.given_up -= 1;
+            return false;
+        }
+        if self.node_classes().len() <= MAX_SCANNED_CLASSES {
+            return true;
+        }
+        let generation = self.classes.generation;
+        self.classes = NodeClasses::new(self.classes.nodes, self.n_resources);
+        // Ids of a later build must not match a table made under this one.
+        self.classes.generation = generation.wrapping_add(1);
+        self.classes.given_up = RETRY_AFTER;
+        false
     }
 
     /// The occupancy classes, with every node filed under its current state.
@@ -341,6 +370,42 @@ mod tests {
             copy.node_classes();
             proptest::prop_assert_eq!(copy.check_classes(), Ok(()));
         }
+    }
+
+    #[test]
+    fn too_many_classes_give_way_to_the_node_scan_for_a_while() {
+        let mut w = World::default();
+        let cpu = w.resources.intern("cpu");
+        for i in 0..300 {
+            w.nodes.push(kueuesim_model::Node {
+                name: format!("n{i}"),
+                labels: Default::default(),
+                allocatable: vec![1_000_000],
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+        let mut cap = NodeCapacity::new(&w);
+        assert!(cap.node_classes_if_few(), "one class: all nodes empty");
+        // Every node in a state of its own: 300 classes.
+        let pods: Vec<ResourceList> = (0..300)
+            .map(|i| ResourceList::from_pairs(vec![(cpu, 1 + i as i64)]))
+            .collect();
+        for (i, pod) in pods.iter().enumerate() {
+            cap.apply(NodeId::from_index(i), pod, 1);
+        }
+        assert!(!cap.node_classes_if_few());
+        assert_eq!(cap.check_classes(), Ok(()), "dropped: nothing to check");
+        for (i, pod) in pods.iter().enumerate() {
+            cap.apply(NodeId::from_index(i), pod, -1);
+        }
+        // Given up for a while, then built again: one class.
+        for _ in 0..super::RETRY_AFTER {
+            assert!(!cap.node_classes_if_few());
+        }
+        assert!(cap.node_classes_if_few());
+        assert_eq!(cap.classes().len(), 1);
+        assert_eq!(cap.check_classes(), Ok(()));
     }
 
     #[test]

@@ -372,11 +372,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn too_many_classes_give_way_to_the_node_scan_for_a_while() {
+    /// `n` nodes of a million millicores, and the id of `cpu`.
+    fn cpu_nodes(n: usize) -> (World, kueuesim_model::ResourceId) {
         let mut w = World::default();
         let cpu = w.resources.intern("cpu");
-        for i in 0..300 {
+        for i in 0..n {
             w.nodes.push(kueuesim_model::Node {
                 name: format!("n{i}"),
                 labels: Default::default(),
@@ -385,6 +385,12 @@ mod tests {
                 unschedulable: false,
             });
         }
+        (w, cpu)
+    }
+
+    #[test]
+    fn too_many_classes_give_way_to_the_node_scan_for_a_while() {
+        let (w, cpu) = cpu_nodes(300);
         let mut cap = NodeCapacity::new(&w);
         assert!(cap.node_classes_if_few(), "one class: all nodes empty");
         // Every node in a state of its own: 300 classes.
@@ -410,17 +416,7 @@ mod tests {
 
     #[test]
     fn many_states_rebuild_the_registry() {
-        let mut w = World::default();
-        let cpu = w.resources.intern("cpu");
-        for i in 0..8 {
-            w.nodes.push(kueuesim_model::Node {
-                name: format!("n{i}"),
-                labels: Default::default(),
-                allocatable: vec![1_000_000],
-                taints: vec![],
-                unschedulable: false,
-            });
-        }
+        let (w, cpu) = cpu_nodes(8);
         let mut cap = NodeCapacity::new(&w);
         let first = cap.node_classes().generation();
         for step in 1..100 {

@@ -708,18 +708,32 @@ struct GlobalOrder<'c> {
     sorted: usize,
 }
 
-/// A stable insertion sort, which (unlike the standard library's sorts) accepts an ordering
-/// that is not total and still returns a permutation: `CandidatesOrdering` with Admission Fair
-/// Sharing compares LocalQueue usages only between differently named queues, and same-named
-/// queues of two namespaces can make it cyclic.
-fn insertion_sort<T>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
-    for i in 1..v.len() {
-        let mut j = i;
-        while j > 0 && cmp(&v[j - 1], &v[j]) == Ordering::Greater {
-            v.swap(j - 1, j);
-            j -= 1;
+/// A stable merge sort, which (unlike the standard library's sorts) accepts an ordering that
+/// is not total and still returns a permutation, in O(n log n) comparisons: `CandidatesOrdering`
+/// with Admission Fair Sharing compares LocalQueue usages only between differently named
+/// queues, and same-named queues of two namespaces can make it cyclic.
+fn merge_sort<T: Copy>(v: &mut [T], cmp: &impl Fn(&T, &T) -> Ordering) {
+    if v.len() <= 1 {
+        return;
+    }
+    let mid = v.len() / 2;
+    merge_sort(&mut v[..mid], cmp);
+    merge_sort(&mut v[mid..], cmp);
+    let mut merged = Vec::with_capacity(v.len());
+    let (mut i, mut j) = (0, mid);
+    while i < mid && j < v.len() {
+        // Ties keep the left run's element first: stable.
+        if cmp(&v[j], &v[i]) == Ordering::Less {
+            merged.push(v[j]);
+            j += 1;
+        } else {
+            merged.push(v[i]);
+            i += 1;
         }
     }
+    merged.extend_from_slice(&v[i..mid]);
+    merged.extend_from_slice(&v[j..]);
+    v.copy_from_slice(&merged);
 }
 
 /// (not evicted, list, priority, most recent reservation first, UID label): the global order
@@ -747,7 +761,7 @@ impl<'c> GlobalOrder<'c> {
         if fair {
             // Sorted whole by the ordering itself; the key then only splits evicted from not.
             for (li, mut list) in lists.into_iter().enumerate() {
-                insertion_sort(&mut list, |a, b| candidates_ordering(a.cand, b.cand, own));
+                merge_sort(&mut list, &|a, b| candidates_ordering(a.cand, b.cand, own));
                 order.extend(list.into_iter().map(|e| (key(li, &e), e)));
             }
             order.sort_by_key(|(k, _)| (k.0, k.1));

@@ -16,6 +16,10 @@ use kueuesim_model::fair_sharing::{Drs, compare as drs_compare, drs};
 use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
 use kueuesim_model::{ClusterQueueId, Preemption, PreemptionPolicy, SimTime, WorkloadId, World};
 
+mod order;
+
+use order::candidates_ordering;
+
 /// An admitted workload (holding quota) that may be preempted.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -255,26 +259,6 @@ fn satisfies_policy(p: &Preemptor<'_>, c: &Candidate, policy: PreemptionPolicy) 
         }
         PreemptionPolicy::Any => true,
     }
-}
-
-/// `CandidatesOrdering`: evicted first, other ClusterQueues before the preemptor's own, then
-/// (Admission Fair Sharing, both in one ClusterQueue under different LocalQueue names) the
-/// higher LocalQueue usage first, lower priority first, most recently reserved first, then UID.
-fn candidates_ordering(a: &Candidate, b: &Candidate, own: ClusterQueueId) -> Ordering {
-    b.evicted
-        .cmp(&a.evicted)
-        .then_with(|| (a.cq == own).cmp(&(b.cq == own)))
-        .then_with(|| match (a.lq_fs_usage, b.lq_fs_usage) {
-            // `resourceUsagePreemptionEnabled`: upstream compares `spec.queueName` only, so
-            // same-named LocalQueues of different namespaces do not count as different.
-            (Some((qa, ua)), Some((qb, ub))) if a.cq == b.cq && qa != qb && ua != ub => {
-                ub.total_cmp(&ua)
-            }
-            _ => Ordering::Equal,
-        })
-        .then_with(|| a.priority.cmp(&b.priority))
-        .then_with(|| b.reserved_at.cmp(&a.reserved_at))
-        .then_with(|| a.uid_rank.cmp(&b.uid_rank))
 }
 
 /// `QuantitiesFitInQuota`: whether `requests` fit in `node`'s subtree quota on top of its
@@ -663,7 +647,7 @@ fn search(
     attempts: &[bool],
 ) -> Vec<Target> {
     let p = ctx.p;
-    let mut order = GlobalOrder::new(lists, p.cq);
+    let mut order = order::GlobalOrder::new(lists, p.cq);
     for &allow_borrowing in attempts {
         let mark = tree.mark();
         let mut removed: Vec<Elem<'_>> = Vec::new();
@@ -691,105 +675,6 @@ fn search(
         tree.rollback_to(mark);
     }
     Vec::new()
-}
-
-/// The candidates in `classicalPreemptions`' global order: each list sorted by
-/// `CandidatesOrdering`, then every list's evicted prefix (the ordering puts evicted workloads
-/// first) before any non-evicted candidate, keeping hierarchy → priority → same-CQ within each
-/// half. The removal loop usually stops after a few candidates of hundreds, so the order is
-/// worked out as far as it is read, a chunk at a time (select the next smallest, sort those):
-/// the same sequence as sorting everything, because the ordering is total (the UID breaks
-/// every tie). With Admission Fair Sharing usages the ordering compares LocalQueue usages only
-/// between some pairs, which is not a key of one candidate: then each list is sorted whole,
-/// as before.
-struct GlobalOrder<'c> {
-    /// `order[..sorted]` is final; the rest is not yet in order.
-    order: Vec<(Key, Elem<'c>)>,
-    sorted: usize,
-}
-
-/// A stable merge sort, which (unlike the standard library's sorts) accepts an ordering that
-/// is not total and still returns a permutation, in O(n log n) comparisons: `CandidatesOrdering`
-/// with Admission Fair Sharing compares LocalQueue usages only between differently named
-/// queues, and same-named queues of two namespaces can make it cyclic.
-fn merge_sort<T: Copy>(v: &mut [T], cmp: &impl Fn(&T, &T) -> Ordering) {
-    if v.len() <= 1 {
-        return;
-    }
-    let mid = v.len() / 2;
-    merge_sort(&mut v[..mid], cmp);
-    merge_sort(&mut v[mid..], cmp);
-    let mut merged = Vec::with_capacity(v.len());
-    let (mut i, mut j) = (0, mid);
-    while i < mid && j < v.len() {
-        // Ties keep the left run's element first: stable.
-        if cmp(&v[j], &v[i]) == Ordering::Less {
-            merged.push(v[j]);
-            j += 1;
-        } else {
-            merged.push(v[i]);
-            i += 1;
-        }
-    }
-    merged.extend_from_slice(&v[i..mid]);
-    merged.extend_from_slice(&v[j..]);
-    v.copy_from_slice(&merged);
-}
-
-/// (not evicted, list, priority, most recent reservation first, UID label): the global order
-/// of candidates without Admission Fair Sharing usages, as one key.
-type Key = (bool, u8, i32, std::cmp::Reverse<SimTime>, u64);
-
-impl<'c> GlobalOrder<'c> {
-    /// Sorted a chunk at a time: the first chunk, then twice as many each time.
-    const FIRST_CHUNK: usize = 8;
-
-    fn new(lists: [Vec<Elem<'c>>; 3], own: ClusterQueueId) -> Self {
-        let key = |list: usize, e: &Elem<'c>| {
-            let c = e.cand;
-            (
-                !c.evicted,
-                list as u8,
-                c.priority,
-                std::cmp::Reverse(c.reserved_at),
-                c.uid_rank,
-            )
-        };
-        let fair = lists.iter().flatten().any(|e| e.cand.lq_fs_usage.is_some());
-        let total = lists.iter().map(|l| l.len()).sum();
-        let mut order = Vec::with_capacity(total);
-        if fair {
-            // Sorted whole by the ordering itself; the key then only splits evicted from not.
-            for (li, mut list) in lists.into_iter().enumerate() {
-                merge_sort(&mut list, &|a, b| candidates_ordering(a.cand, b.cand, own));
-                order.extend(list.into_iter().map(|e| (key(li, &e), e)));
-            }
-            order.sort_by_key(|(k, _)| (k.0, k.1));
-            let sorted = order.len();
-            return GlobalOrder { order, sorted };
-        }
-        for (li, list) in lists.into_iter().enumerate() {
-            order.extend(list.into_iter().map(|e| (key(li, &e), e)));
-        }
-        GlobalOrder { order, sorted: 0 }
-    }
-
-    /// The `i`-th candidate in order, if there are that many.
-    fn get(&mut self, i: usize) -> Option<Elem<'c>> {
-        if i >= self.order.len() {
-            return None;
-        }
-        if i >= self.sorted {
-            let rest = &mut self.order[self.sorted..];
-            let chunk = (self.sorted.max(Self::FIRST_CHUNK)).min(rest.len());
-            if chunk < rest.len() {
-                rest.select_nth_unstable_by_key(chunk - 1, |(k, _)| *k);
-            }
-            rest[..chunk].sort_unstable_by_key(|(k, _)| *k);
-            self.sorted += chunk;
-        }
-        Some(self.order[i].1)
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1144,7 +1029,7 @@ fn fair_targets_gated(
     if candidates.is_empty() {
         return Vec::new();
     }
-    candidates.sort_by(|a, b| candidates_ordering(a, b, p.cq));
+    order::sort_candidates(&mut candidates, |c| *c, p.cq);
 
     let outer = tree.mark();
     // Shares include the incoming workload.

@@ -1471,7 +1471,7 @@ proptest::proptest! {
                 want.extend(l.iter().filter(|e| e.cand.evicted == evicted).map(|e| e.cand.workload));
             }
         }
-        let mut order = GlobalOrder::new(lists, own);
+        let mut order = order::GlobalOrder::new(lists, own);
         let got: Vec<WorkloadId> = (0..read.min(want.len()))
             .map(|i| order.get(i).expect("within the count").cand.workload)
             .collect();
@@ -1507,7 +1507,7 @@ fn global_order_survives_an_ordering_that_is_not_total() {
             variant: Variant::WithinCq,
         })
         .collect();
-    let mut order = GlobalOrder::new([Vec::new(), Vec::new(), list], own);
+    let mut order = order::GlobalOrder::new([Vec::new(), Vec::new(), list], own);
     let mut seen: Vec<WorkloadId> = (0..60)
         .map(|i| order.get(i).unwrap().cand.workload)
         .collect();

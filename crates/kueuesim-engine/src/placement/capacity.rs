@@ -1,0 +1,188 @@
+//! Free capacity of every node (per resource and pod slots), with the bitsets and occupancy
+//! classes that let a filter scan skip nodes that cannot fit.
+
+use kueuesim_model::{NodeId, ResourceList, World};
+
+use super::{PodNeeds, node_classes};
+
+/// The default `pods` capacity of a node that does not declare one (kubelet's maxPods).
+pub const DEFAULT_MAX_PODS: i64 = 110;
+
+/// Free capacity of every node, dense by (node, resource), plus free pod slots.
+#[derive(Clone, Debug)]
+pub struct NodeCapacity {
+    pub(super) n_resources: usize,
+    pub(super) free: Vec<i64>,
+    pub(super) free_pods: Vec<i64>,
+    /// Allocatable, in the layout of `free` (fixed): the scorers read it next to `free`
+    /// instead of chasing each node's `allocatable` list.
+    pub(super) alloc: Vec<i64>,
+    /// Bumped on every change of `free`: results worked out on one version stay true while
+    /// it holds.
+    pub(super) version: u64,
+    /// Per resource, a bitset over nodes (64 to a word, `words` words): bit set while the node
+    /// has some of the resource free. A pod asking for a positive amount cannot fit where the
+    /// bit is clear, so a filter scan skips 64 such nodes at a time (`candidates`).
+    pub(super) has_free: Vec<u64>,
+    /// The same for a free pod slot.
+    pub(super) has_pod_slot: Vec<u64>,
+    pub(super) words: usize,
+    /// The nodes by occupancy class (kube-scheduler's scan), kept lazily.
+    pub(super) classes: node_classes::NodeClasses,
+    /// No node is unschedulable or has a taint that blocks scheduling: a pod without a
+    /// nodeSelector passes every static filter on every node (`statically_feasible`).
+    pub(super) plain: bool,
+}
+
+impl NodeCapacity {
+    /// All nodes empty.
+    pub fn new(world: &World) -> Self {
+        let n_resources = world.resources.len();
+        let pods = world.resources.lookup("pods");
+        let mut free = Vec::with_capacity(world.nodes.len() * n_resources);
+        let mut free_pods = Vec::with_capacity(world.nodes.len());
+        for node in &world.nodes {
+            free.extend((0..n_resources).map(|r| node.allocatable.get(r).copied().unwrap_or(0)));
+            let max_pods = pods
+                .and_then(|p| node.allocatable.get(p.index()).copied())
+                .filter(|&p| p > 0)
+                .unwrap_or(DEFAULT_MAX_PODS);
+            free_pods.push(max_pods);
+        }
+        let words = world.nodes.len().div_ceil(64);
+        let mut cap = NodeCapacity {
+            n_resources,
+            alloc: free.clone(),
+            free,
+            free_pods,
+            version: 0,
+            has_free: vec![0; n_resources * words],
+            has_pod_slot: vec![0; words],
+            words,
+            classes: node_classes::NodeClasses::new(world.nodes.len(), n_resources),
+            plain: world.nodes.iter().all(|n| {
+                !n.unschedulable && n.taints.iter().all(|t| !t.effect.blocks_scheduling())
+            }),
+        };
+        for node in 0..world.nodes.len() {
+            for r in 0..n_resources {
+                cap.mark(NodeId::from_index(node), r);
+            }
+            cap.mark_pods(NodeId::from_index(node));
+        }
+        cap
+    }
+
+    /// No nodes at all (the TAS view of a world without TAS flavors).
+    pub fn empty() -> Self {
+        NodeCapacity {
+            n_resources: 0,
+            free: Vec::new(),
+            free_pods: Vec::new(),
+            alloc: Vec::new(),
+            version: 0,
+            has_free: Vec::new(),
+            has_pod_slot: Vec::new(),
+            words: 0,
+            classes: node_classes::NodeClasses::new(0, 0),
+            plain: true,
+        }
+    }
+
+    /// Brings `node`'s bit of `has_free` for resource `r` in line with its free amount.
+    #[inline]
+    pub(super) fn mark(&mut self, node: NodeId, r: usize) {
+        let (w, b) = (node.index() / 64, node.index() % 64);
+        let word = &mut self.has_free[r * self.words + w];
+        if self.free[node.index() * self.n_resources + r] > 0 {
+            *word |= 1 << b;
+        } else {
+            *word &= !(1 << b);
+        }
+    }
+
+    /// Brings `node`'s bit of `has_pod_slot` in line with its free pod slots.
+    #[inline]
+    pub(super) fn mark_pods(&mut self, node: NodeId) {
+        let (w, b) = (node.index() / 64, node.index() % 64);
+        if self.free_pods[node.index()] >= 1 {
+            self.has_pod_slot[w] |= 1 << b;
+        } else {
+            self.has_pod_slot[w] &= !(1 << b);
+        }
+    }
+
+    /// Nodes `64·word ..` that may fit one more pod asking for `positive` (the resources
+    /// it requests a positive amount of), as bits: a clear bit is a node where `fits` is
+    /// false (no pod slot, or none of one of those resources free); a set bit still needs
+    /// `fits`.
+    #[inline]
+    pub fn candidates(&self, word: usize, positive: &[usize]) -> u64 {
+        positive.iter().fold(self.has_pod_slot[word], |m, &r| {
+            m & self.has_free[r * self.words + word]
+        })
+    }
+
+    /// Free amount of resource index `r` on `node`.
+    #[inline]
+    pub fn free(&self, node: NodeId, r: usize) -> i64 {
+        self.free[node.index() * self.n_resources + r]
+    }
+
+    /// The version of the free capacity (changes on every bind and release).
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Allocatable amount of resource index `r` on `node`.
+    #[inline]
+    pub fn allocatable(&self, node: NodeId, r: usize) -> i64 {
+        self.alloc[node.index() * self.n_resources + r]
+    }
+
+    /// Free pod slots on `node`.
+    #[inline]
+    pub fn free_pods(&self, node: NodeId) -> i64 {
+        self.free_pods[node.index()]
+    }
+
+    /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
+    pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
+        self.version += 1;
+        self.classes.note(node);
+        let base = node.index() * self.n_resources;
+        // A bit changes only when its amount crosses zero (one): the bitsets' words are
+        // touched only then, not on every bind and release of the dry runs.
+        for (r, a) in requests.iter() {
+            let free = &mut self.free[base + r.index()];
+            let had = *free > 0;
+            *free -= sign * a;
+            if had != (*free > 0) {
+                self.mark(node, r.index());
+            }
+        }
+        let pods = &mut self.free_pods[node.index()];
+        let had = *pods >= 1;
+        *pods -= sign;
+        if had != (*pods >= 1) {
+            self.mark_pods(node);
+        }
+    }
+
+    /// Whether `pod` passes the static filters (unschedulable, taints, node selector) on every
+    /// node, so that only `fits` can turn it down.
+    #[inline]
+    pub fn statically_plain(&self, pod: &PodNeeds) -> bool {
+        self.plain && pod.node_selector.is_empty()
+    }
+
+    /// Whether one more pod with `requests` fits on `node` (NodeResourcesFit).
+    #[inline]
+    pub fn fits(&self, node: NodeId, requests: &ResourceList) -> bool {
+        self.free_pods[node.index()] >= 1
+            && requests
+                .iter()
+                .all(|(r, a)| a <= self.free(node, r.index()))
+    }
+}

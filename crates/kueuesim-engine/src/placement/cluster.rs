@@ -1,0 +1,581 @@
+//! The cluster's capacity as the placements read it: per-node capacity plus per-domain free
+//! capacity of every topology, the label index, and the lazily kept orders (KAI's bin-pack
+//! order, Volcano's tier index), all kept in step on every bind and release.
+
+use std::collections::BTreeMap;
+
+use kueuesim_model::{DomainId, NodeId, ResourceId, ResourceList, World};
+
+use super::{
+    GangPods, NodeCapacity, PodNeeds, all_nodes, devices, gpu_order, kai, noted, tier_index,
+    topologies, volcano_vgpu,
+};
+
+/// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
+pub(super) const MAX_GPU_BUCKETS: usize = 257;
+
+/// Node capacity plus, for every topology, the free capacity of each domain (the sum over its
+/// nodes), kept in step on every bind and release.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// Per node.
+    pub nodes: NodeCapacity,
+    /// Per topology (0: the Volcano HyperNode tree, 1 + i: `world.topologies[i]`), per
+    /// (domain, resource): free capacity.
+    pub(super) domain_free: Vec<Vec<i64>>,
+    /// The same layout: allocatable capacity (fixed).
+    pub(super) domain_alloc: Vec<Vec<i64>>,
+    /// Per topology, per entry of its `by_tier`: the largest allocatable of any domain of
+    /// that tier, per resource (fixed), to skip whole tiers a gang cannot fit in.
+    pub(super) tier_max_alloc: Vec<Vec<Vec<i64>>>,
+    /// Per topology, per (domain, free GPUs): how many nodes of the domain have exactly that
+    /// many GPUs free (`gpu_buckets` buckets per domain; empty when there are no GPUs or a
+    /// node has more than `MAX_GPU_BUCKETS - 1`). How many pods of k GPUs a domain could host
+    /// at most follows without looking at its nodes, which rules out most domains of a
+    /// fragmented cluster before any dry run.
+    pub(super) gpu_hist: Vec<Vec<u32>>,
+    /// Buckets per domain in `gpu_hist` (largest node GPU count + 1), 0 when disabled.
+    pub(super) gpu_buckets: usize,
+    /// The nodes with GPUs, ordered by (free GPUs, name rank): KAI's bin-pack order, so its
+    /// best node for a pod is the first feasible one from the pod's GPU count up
+    /// (`kai::fill_binpack`), without scoring every node. Kept for committed bindings only,
+    /// and brought up to date lazily (`sync_gpu_order`): a bind only notes its node in
+    /// `gpu_stale`, so the placements that never read the order (KAI with a topology,
+    /// Volcano, kube-scheduler) do not pay two B-tree updates per bind.
+    pub(super) gpu_order: gpu_order::GpuOrder,
+    /// Per node: the free GPUs its `gpu_order` entry carries (nodes with GPUs).
+    pub(super) gpu_keyed: Vec<i64>,
+    /// The nodes whose free GPUs may have moved since their `gpu_order` entry was made.
+    pub(super) gpu_stale: noted::NotedNodes,
+    /// The HyperNodes of each tier by free GPUs, for Volcano's gradient search; kept lazily
+    /// like `gpu_order` (`sync_tier_index`).
+    pub(super) tier_gpu: tier_index::TierGpuIndex,
+    /// Each node's rank in node-name order (KAI breaks score ties by name).
+    pub name_rank: Vec<u32>,
+    /// The ids of `cpu`, `memory` and `nvidia.com/gpu`, if any object mentions them.
+    pub res: KeyResources,
+    /// Where kube-scheduler's and Volcano's feasible-node search starts next
+    /// (`nextStartNodeIndex` / `lastProcessedNodeIndex`), per scheduler.
+    pub next_start: [usize; 2],
+    /// Every node schedulable and without a scheduling-blocking taint: for a pod without a
+    /// node selector the static filters then pass everywhere, and the hot loops skip them
+    /// (and the read of each node's labels and taints).
+    pub plain_nodes: bool,
+    /// Every node id in order (shared, so that cloning a `Cluster` stays cheap): the
+    /// candidate list of placements without topology.
+    pub all_nodes: std::sync::Arc<[NodeId]>,
+    /// Node label key → value → the nodes carrying it, in id order (shared): the nodes a
+    /// nodeSelector can match, without reading every node's labels.
+    pub label_index: std::sync::Arc<LabelIndex>,
+    /// kube-scheduler pods found to fit no node, with their FitError, at capacity version
+    /// `.0`: an identical pod fails the same way while the capacity is unchanged (its
+    /// rotating start comes back where it was), so it is not scanned again. Sound because
+    /// versions are only compared within one `Cluster`: `nodes` is never replaced on its own
+    /// (a whole-cluster swap, as KAI's reclaim check does, carries the memo along).
+    pub unplaceable: (u64, Vec<(PodNeeds, String)>),
+    /// GPUs as devices (`spec.gpuPlacement`, openb `gpuSharing: device`); None: GPUs are a
+    /// node-level count only.
+    pub devices: Option<devices::Devices>,
+    /// Volcano vGPU devices (the deviceshare plugin with `deviceshare.VGPUEnable`); None
+    /// without it.
+    pub vgpu: Option<volcano_vgpu::VgpuBook>,
+    /// Per task shape KAI's topology plugin asked about, per domain of every Topology: how
+    /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
+    /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.
+    pub(super) kai_counts: kai::counts::TaskFitCounts,
+    /// The buffers of KAI's batched commit (`commit_bound`), reused from one to the next.
+    pub(super) kai_scratch: kai::bind::CommitScratch,
+    /// Per domain of every Topology, its nodes in KAI's bin-pack order (free GPUs, name),
+    /// built on the first read (`kai_binpack_in`) and from then on noted on every bind and
+    /// release that moves a node's free GPUs, brought up to date when read.
+    pub(super) kai_order: Option<kai::order::DomainOrder>,
+}
+
+/// Node label key → value → nodes with that label, in id order.
+pub type LabelIndex = BTreeMap<String, BTreeMap<String, Vec<NodeId>>>;
+
+/// The nodes whose labels include every pair of `selector` (non-empty), in id order.
+pub fn nodes_matching(index: &LabelIndex, selector: &kueuesim_model::Labels) -> Vec<NodeId> {
+    let mut lists: Vec<&[NodeId]> = Vec::new();
+    for (k, v) in selector.iter() {
+        match index.get(k).and_then(|vals| vals.get(v)) {
+            Some(list) => lists.push(list),
+            None => return Vec::new(),
+        }
+    }
+    lists.sort_by_key(|l| l.len());
+    let Some((first, rest)) = lists.split_first() else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .copied()
+        .filter(|n| rest.iter().all(|l| l.binary_search(n).is_ok()))
+        .collect()
+}
+
+/// The resources the scorers look at.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeyResources {
+    /// `cpu`.
+    pub cpu: Option<usize>,
+    /// `memory`.
+    pub memory: Option<usize>,
+    /// `nvidia.com/gpu`.
+    pub gpu: Option<usize>,
+}
+
+impl Cluster {
+    /// All nodes empty.
+    pub fn new(world: &World) -> Self {
+        let nodes = NodeCapacity::new(world);
+        let plain_nodes = nodes.plain;
+        let n_res = world.resources.len();
+        let domain_free: Vec<Vec<i64>> = topologies(world)
+            .map(|t| {
+                let mut v = vec![0; t.domains.len() * n_res];
+                for d in 0..t.domains.len() {
+                    for &n in t.nodes_of(DomainId::from_index(d)) {
+                        for r in 0..n_res {
+                            v[d * n_res + r] += nodes.free(n, r);
+                        }
+                    }
+                }
+                v
+            })
+            .collect();
+        let mut by_name: Vec<usize> = (0..world.nodes.len()).collect();
+        by_name.sort_by(|&a, &b| world.nodes[a].name.cmp(&world.nodes[b].name));
+        let mut name_rank = vec![0; world.nodes.len()];
+        for (rank, &n) in by_name.iter().enumerate() {
+            name_rank[n] = rank as u32;
+        }
+        let id = |name: &str| world.resources.lookup(name).map(|r| r.index());
+        let tier_max_alloc = topologies(world)
+            .zip(&domain_free)
+            .map(|(t, alloc)| {
+                t.by_tier
+                    .iter()
+                    .map(|(_, ds)| {
+                        (0..n_res)
+                            .map(|r| {
+                                ds.iter()
+                                    .map(|d| alloc[d.index() * n_res + r])
+                                    .max()
+                                    .unwrap_or(0)
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let gpu = id(kueuesim_model::resources::GPU);
+        let max_gpu = gpu.map_or(0, |g| {
+            (0..world.nodes.len())
+                .map(|n| nodes.free(NodeId::from_index(n), g))
+                .max()
+                .unwrap_or(0)
+        });
+        let gpu_buckets = match gpu {
+            Some(_) if (1..MAX_GPU_BUCKETS as i64).contains(&max_gpu) => max_gpu as usize + 1,
+            _ => 0,
+        };
+        let gpu_hist = topologies(world)
+            .map(|t| {
+                let mut h = vec![0u32; t.domains.len() * gpu_buckets];
+                if let Some(g) = gpu.filter(|_| gpu_buckets > 0) {
+                    for d in 0..t.domains.len() {
+                        for &n in t.nodes_of(DomainId::from_index(d)) {
+                            h[d * gpu_buckets + nodes.free(n, g).max(0) as usize] += 1;
+                        }
+                    }
+                }
+                h
+            })
+            .collect();
+        let gpu_order = gpu
+            .map(|g| {
+                let with_gpus = (0..world.nodes.len())
+                    .map(NodeId::from_index)
+                    .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);
+                let most = with_gpus.clone().map(|n| nodes.allocatable(n, g)).max();
+                let mut order = gpu_order::GpuOrder::new(&name_rank, most.unwrap_or(0));
+                for n in with_gpus {
+                    order.insert((nodes.free(n, g), name_rank[n.index()], n));
+                }
+                order
+            })
+            .unwrap_or_default();
+        let gpu_keyed = (0..world.nodes.len())
+            .map(|n| gpu.map_or(0, |g| nodes.free(NodeId::from_index(n), g)))
+            .collect();
+        let tier_gpu = match gpu {
+            Some(g) => tier_index::TierGpuIndex::new(&world.hypernodes, world.nodes.len(), |d| {
+                domain_free[0][d.index() * n_res + g]
+            }),
+            None => tier_index::TierGpuIndex::default(),
+        };
+        Cluster {
+            tier_gpu,
+            devices: devices::Devices::new(world),
+            vgpu: volcano_vgpu::VgpuBook::new(world),
+            gpu_keyed,
+            gpu_stale: noted::NotedNodes::new(world.nodes.len()),
+            nodes,
+            gpu_order,
+            gpu_hist,
+            gpu_buckets,
+            tier_max_alloc,
+            domain_alloc: domain_free.clone(),
+            domain_free,
+            name_rank,
+            res: KeyResources {
+                cpu: id("cpu"),
+                memory: id("memory"),
+                gpu: id(kueuesim_model::resources::GPU),
+            },
+            next_start: [0; 2],
+            all_nodes: all_nodes(world).into(),
+            unplaceable: (u64::MAX, Vec::new()),
+            label_index: {
+                let mut index = LabelIndex::new();
+                for (i, n) in world.nodes.iter().enumerate() {
+                    for (k, v) in n.labels.iter() {
+                        index
+                            .entry(k.to_string())
+                            .or_default()
+                            .entry(v.to_string())
+                            .or_default()
+                            .push(NodeId::from_index(i));
+                    }
+                }
+                std::sync::Arc::new(index)
+            },
+            plain_nodes,
+            kai_counts: kai::counts::TaskFitCounts::default(),
+            kai_scratch: kai::bind::CommitScratch::default(),
+            kai_order: None,
+        }
+    }
+
+    /// How many copies of a task of `shape` (per resource index, a positive amount) fit in
+    /// domain `d` of `world.topologies[topology]` (KAI's `AllocatablePods`). The first question
+    /// about a shape counts it over every node; from then on its counts are kept in step with
+    /// every bind and release (a few shapes are kept, the least recently asked about makes
+    /// room).
+    pub fn kai_fit_count(
+        &mut self,
+        world: &World,
+        shape: &kai::counts::Shape,
+        topology: usize,
+        d: DomainId,
+    ) -> kai::counts::FitCount {
+        self.kai_counts.get(world, &self.nodes, shape, topology, d)
+    }
+
+    /// Keeps `shape`'s KAI counts (as `kai_fit_count`) and returns their slot for
+    /// `kai_counts_of`: two steps, so that the counts can be read beside the rest of the
+    /// cluster while the tree is walked, without a lookup of the shape per domain.
+    pub fn kai_keep(&mut self, world: &World, shape: &kai::counts::Shape) -> usize {
+        self.kai_counts.keep(world, &self.nodes, shape)
+    }
+
+    /// Every domain's counts of `world.topologies[topology]` for the shape in `slot` (from
+    /// `kai_keep`, with no other shape asked about since), indexed by domain.
+    pub fn kai_counts_of(&self, slot: usize, topology: usize) -> &[kai::counts::FitCount] {
+        self.kai_counts.of(slot, topology)
+    }
+
+    /// The task shapes whose KAI counts are kept, least recently asked about first.
+    pub fn kai_shapes(&self) -> Vec<&kai::counts::Shape> {
+        self.kai_counts.shapes()
+    }
+
+    /// Whether `pod` passes the static filters (`statically_feasible`) on every node.
+    #[inline]
+    pub fn statically_plain(&self, pod: &PodNeeds) -> bool {
+        self.plain_nodes && pod.node_selector.is_empty()
+    }
+
+    /// Takes (sign 1) or gives back (sign -1) a device claim on `node`, and with it the one
+    /// `nvidia.com/gpu` of KAI's reservation pod when the claim is the first KAI share on its
+    /// device or the last to leave it (the reservation pod is a pod of the node like any
+    /// other, so the node's GPU count and every index follow it).
+    pub fn apply_claim(&mut self, world: &World, node: NodeId, claim: devices::Claim, sign: i64) {
+        let Some(dev) = self.devices.as_mut() else {
+            return;
+        };
+        let reservations = dev.book.apply(node, claim, sign);
+        if reservations != 0
+            && let Some(g) = self.res.gpu
+        {
+            let one = ResourceList::from_pairs(vec![(ResourceId::from_index(g), 1)]);
+            self.apply(world, node, &one, reservations);
+        }
+    }
+
+    /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every
+    /// domain above it.
+    pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
+        let before = self.res.gpu.map(|g| self.nodes.free(node, g));
+        self.nodes.apply(node, requests, sign);
+        self.kai_counts
+            .changed(world, &self.nodes, node, requests, sign);
+        if let (Some(g), Some(b)) = (self.res.gpu, before) {
+            self.note_gpu_move(node, g, b, self.nodes.free(node, g));
+        }
+        let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
+        let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
+        let moved = match (gpu, before) {
+            (Some(g), Some(b)) => {
+                let after = self.nodes.free(node, g);
+                (bucket(b) != bucket(after)).then(|| (bucket(b), bucket(after)))
+            }
+            _ => None,
+        };
+        let n_res = self.nodes.n_resources;
+        let buckets = self.gpu_buckets;
+        for ((t, free), hist) in topologies(world)
+            .zip(&mut self.domain_free)
+            .zip(&mut self.gpu_hist)
+        {
+            let Some(mut a) = t.domain_of(node) else {
+                continue;
+            };
+            // The node's domain and its ancestors, by parent links (a plain loop: this runs
+            // per topology on every bind and release).
+            loop {
+                let row = &mut free[a.index() * n_res..][..n_res];
+                for (r, q) in requests.iter() {
+                    row[r.index()] -= sign * q;
+                }
+                if let Some((from, to)) = moved {
+                    let h = &mut hist[a.index() * buckets..][..buckets];
+                    h[from] -= 1;
+                    h[to] += 1;
+                }
+                match t.domain(a).parent {
+                    Some(p) => a = p,
+                    None => break,
+                }
+            }
+        }
+    }
+
+    /// A committed bind or release moved `node`'s free GPUs (resource `g`) from `before` to
+    /// `after` (`apply`, `commit_bound`): the lazily kept GPU indexes note the node, to move
+    /// it when next read (the bin-pack order of nodes, Volcano's per-tier free GPUs, and KAI's
+    /// per-domain order when its GPU bucket changed).
+    #[inline(always)]
+    pub(crate) fn note_gpu_move(&mut self, node: NodeId, g: usize, before: i64, after: i64) {
+        if before == after {
+            return;
+        }
+        if !self.gpu_stale.contains(node) && self.nodes.allocatable(node, g) > 0 {
+            self.gpu_stale.note(node);
+        }
+        self.tier_gpu.note(node);
+        let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1);
+        if self.gpu_buckets > 0
+            && bucket(before) != bucket(after)
+            && let Some(order) = &mut self.kai_order
+        {
+            order.note(node);
+        }
+    }
+
+    /// Brings `gpu_order` up to date with the nodes' free GPUs: the entries of the nodes
+    /// bound or released on since the last call move to their current count.
+    pub fn sync_gpu_order(&mut self) {
+        let Some(g) = self.res.gpu else { return };
+        for n in self.gpu_stale.drain() {
+            let (was, now) = (self.gpu_keyed[n.index()], self.nodes.free(n, g));
+            if was != now {
+                let rank = self.name_rank[n.index()];
+                self.gpu_order.remove((was, rank, n));
+                self.gpu_order.insert((now, rank, n));
+                self.gpu_keyed[n.index()] = now;
+            }
+        }
+    }
+
+    /// The HyperNodes of the `tier_index`-th tier of the HyperNode tree with at least `gpus`
+    /// GPUs free, in the tier's order, into `out`; None when the index is not kept (no GPUs
+    /// or no HyperNode tiers), and the caller looks at every HyperNode of the tier.
+    pub fn hypernodes_with_free_gpus(
+        &mut self,
+        world: &World,
+        tier_index: usize,
+        gpus: i64,
+        out: &mut Vec<DomainId>,
+    ) -> Option<()> {
+        let g = self.res.gpu?;
+        if !self.tier_gpu.enabled() {
+            return None;
+        }
+        let n_res = self.nodes.n_resources;
+        let free = &self.domain_free[0];
+        self.tier_gpu
+            .sync(&world.hypernodes, |d| free[d.index() * n_res + g]);
+        self.tier_gpu
+            .with_free(&world.hypernodes, tier_index, gpus, out);
+        Some(())
+    }
+
+    /// The nodes with GPUs by (free GPUs, name rank), as of the last `sync_gpu_order`.
+    pub(crate) fn gpu_order(&self) -> &gpu_order::GpuOrder {
+        debug_assert!(
+            self.gpu_stale.is_empty(),
+            "gpu_order read before sync_gpu_order"
+        );
+        &self.gpu_order
+    }
+
+    /// Whether the GPU order, the per-domain GPU histograms, Volcano's per-tier free GPUs and
+    /// KAI's kept counts and bin-pack order agree with the nodes' free capacity (an invariant
+    /// `Simulation::check_invariants` states).
+    pub fn check_indexes(&self, world: &World) -> Result<(), String> {
+        self.kai_counts.check(world, &self.nodes)?;
+        self.nodes.check_classes()?;
+        let Some(g) = self.res.gpu else { return Ok(()) };
+        if let Some(order) = &self.kai_order {
+            order.check(world, &self.nodes, g)?;
+        }
+        let n_res = self.nodes.n_resources;
+        self.tier_gpu.check(&world.hypernodes, |d| {
+            self.domain_free[0][d.index() * n_res + g]
+        })?;
+        let with_gpus = (0..world.nodes.len())
+            .map(NodeId::from_index)
+            .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);
+        let mut count = 0;
+        for n in with_gpus {
+            count += 1;
+            // A node noted stale may sit under an older count until the next sync; every
+            // other node's entry carries its current count.
+            let keyed = self.gpu_keyed[n.index()];
+            if !self.gpu_stale.contains(n) && keyed != self.nodes.free(n, g) {
+                return Err(format!(
+                    "node {} has {} GPUs free but the GPU order says {keyed} and it is not noted stale",
+                    world.node(n).name,
+                    self.nodes.free(n, g)
+                ));
+            }
+            let key = (keyed, self.name_rank[n.index()], n);
+            if !self.gpu_order.contains(key) {
+                return Err(format!(
+                    "node {} is not in the GPU order at {key:?}",
+                    world.node(n).name
+                ));
+            }
+        }
+        if count != self.gpu_order.len() {
+            return Err(format!(
+                "the GPU order has {} nodes, not {count}",
+                self.gpu_order.len()
+            ));
+        }
+        if self.gpu_buckets == 0 {
+            return Ok(());
+        }
+        for ((ti, t), hist) in topologies(world).enumerate().zip(&self.gpu_hist) {
+            for d in 0..t.domains.len() {
+                let mut expect = vec![0u32; self.gpu_buckets];
+                for &n in t.nodes_of(DomainId::from_index(d)) {
+                    expect[self.nodes.free(n, g).clamp(0, self.gpu_buckets as i64 - 1) as usize] +=
+                        1;
+                }
+                if expect[..] != hist[d * self.gpu_buckets..][..self.gpu_buckets] {
+                    return Err(format!(
+                        "topology {ti} domain {} GPU histogram is stale",
+                        t.domain(DomainId::from_index(d)).name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// At most how many pods of `gpus` GPUs each domain `d` of topology `t` could host now,
+    /// counting GPUs only (`None`: not tracked). A necessary condition, exact for GPUs.
+    pub fn domain_gpu_pods(&self, t: usize, d: DomainId, gpus: i64) -> Option<u64> {
+        if self.gpu_buckets == 0 || gpus <= 0 {
+            return None;
+        }
+        let h = &self.gpu_hist[t][d.index() * self.gpu_buckets..][..self.gpu_buckets];
+        Some(
+            h.iter()
+                .enumerate()
+                .skip(gpus as usize)
+                .map(|(free, &count)| u64::from(count) * (free as u64 / gpus as u64))
+                .sum(),
+        )
+    }
+
+    /// The GPUs per pod and the number of pending pods of each pod set of `pods` with pods
+    /// pending, in order: what `domain_may_place` reads, worked out once per decision rather
+    /// than once per domain. None when GPUs are not tracked per domain.
+    pub fn pending_gpu_pods(&self, pods: &GangPods) -> Option<Vec<(i64, u64)>> {
+        let g = self.res.gpu.filter(|_| self.gpu_buckets > 0)?;
+        Some(
+            pods.iter()
+                .map(|(needs, slots)| {
+                    let pending = slots.iter().filter(|s| s.is_none()).count() as u64;
+                    (needs.requests.get(ResourceId::from_index(g)), pending)
+                })
+                .filter(|&(_, pending)| pending > 0)
+                .collect(),
+        )
+    }
+
+    /// Whether domain `d` of topology `t` could host `need` of the pending pods by GPUs alone
+    /// (pods of pod set after pod set, as `fill` takes them; `sets` from `pending_gpu_pods`,
+    /// None: GPUs not tracked): a necessary condition for `fill` to place them there.
+    pub fn domain_may_place(
+        &self,
+        t: usize,
+        d: DomainId,
+        sets: Option<&[(i64, u64)]>,
+        need: usize,
+    ) -> bool {
+        let Some(sets) = sets else {
+            return true;
+        };
+        let mut possible = 0u64;
+        for &(k, pending) in sets {
+            possible += match self.domain_gpu_pods(t, d, k) {
+                Some(cap) => cap.min(pending),
+                None => pending,
+            };
+            if possible >= need as u64 {
+                return true;
+            }
+        }
+        possible >= need as u64
+    }
+
+    /// Free amount of resource `r` in domain `d` of topology `t` (0: HyperNodes).
+    #[inline]
+    pub fn domain_free(&self, t: usize, d: DomainId, r: usize) -> i64 {
+        self.domain_free[t][d.index() * self.nodes.n_resources + r]
+    }
+
+    /// Allocatable amount of resource `r` in domain `d` of topology `t`.
+    #[inline]
+    pub fn domain_alloc(&self, t: usize, d: DomainId, r: usize) -> i64 {
+        self.domain_alloc[t][d.index() * self.nodes.n_resources + r]
+    }
+
+    /// Whether some domain of the `tier_index`-th tier of topology `t` is big enough for
+    /// `total` (allocatable, not free: a necessary condition).
+    pub fn tier_may_hold(&self, t: usize, tier_index: usize, total: &[(usize, i64)]) -> bool {
+        let max = &self.tier_max_alloc[t][tier_index];
+        total.iter().all(|&(r, q)| max[r] >= q)
+    }
+
+    /// Whether domain `d` has at least `total` free of every resource: a necessary condition
+    /// for a gang needing `total` to fit there.
+    pub fn domain_may_hold(&self, t: usize, d: DomainId, total: &[(usize, i64)]) -> bool {
+        total.iter().all(|&(r, q)| self.domain_free(t, d, r) >= q)
+    }
+}

@@ -5,6 +5,9 @@
 //! normal-pod HyperNode bin-packing (Volcano's `pkg/scheduler/actions/allocate` and
 //! `plugins/network-topology-aware`).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 
 use super::kube::{
@@ -13,7 +16,7 @@ use super::kube::{
 pub use super::volcano_subjobs::SubJob;
 use super::volcano_subjobs::{Readiness, fill_subgroups};
 use super::{
-    Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Scorer, counts, fill,
+    Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
 
@@ -430,20 +433,24 @@ fn topology_attempt(
         // the first that holds the gang picks the same way without the other dry runs; those
         // the per-domain GPU histogram rules out (`domain_may_place`) would fail their dry run
         // and are not tried.
-        let mut gradient: Vec<(f64, u64, DomainId)> = passing
+        //
+        // Best-first as a heap, not a sort: the first HyperNode tried usually holds the gang,
+        // so ordering the rest would be wasted. The key ends with the HyperNode's position
+        // (earlier first) so equal keys come out as a stable sort would give them.
+        let mut gradient: BinaryHeap<(Score, u64, Reverse<usize>, DomainId)> = passing
             .iter()
             .copied()
             .filter(|&d| {
                 !subgroups.is_empty() || cluster.domain_may_place(0, d, gpu_sets.as_deref(), need)
             })
-            .map(|d| {
+            .enumerate()
+            .map(|(i, d)| {
                 let (score, tie) = order_key(cluster, d);
-                (score, tie, d)
+                (Score(score), tie, Reverse(i), d)
             })
             .collect();
-        gradient.sort_by(|x, y| y.0.total_cmp(&x.0).then(y.1.cmp(&x.1)));
         last_tier = passing;
-        for (_, _, d) in gradient {
+        while let Some((_, _, _, d)) = gradient.pop() {
             let mut scorer = scorer_base.clone();
             let attempt = if subgroups.is_empty() {
                 fill(

@@ -147,6 +147,20 @@ impl NodeCapacity {
         self.free_pods[node.index()]
     }
 
+    /// Whether nodes `a` and `b` have equal free capacity, free pod slots and allocatable:
+    /// NodeResourcesFit and every score computed from capacity alone answer them alike.
+    #[inline]
+    pub fn same_state(&self, a: NodeId, b: NodeId) -> bool {
+        let n = self.n_resources;
+        let (ra, rb) = (
+            a.index() * n..(a.index() + 1) * n,
+            b.index() * n..(b.index() + 1) * n,
+        );
+        self.free_pods[a.index()] == self.free_pods[b.index()]
+            && self.free[ra.clone()] == self.free[rb.clone()]
+            && self.alloc[ra] == self.alloc[rb]
+    }
+
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
         self.version += 1;

@@ -131,6 +131,12 @@ pub trait Scorer {
     fn statically_plain(&self, _pod: &PodNeeds) -> bool {
         false
     }
+    /// Whether `node_score` depends on the node's capacity state only (free, free pod slots,
+    /// allocatable; `NodeCapacity::same_state`), so `fill` may score one node per state; false
+    /// unless a scorer knows.
+    fn score_is_per_state(&self) -> bool {
+        false
+    }
     /// A pod was bound to `node`.
     fn bound(&mut self, node: NodeId);
     /// Whether groups tied at the highest group score get `tie_bonus` for this pod (Volcano's
@@ -193,6 +199,14 @@ pub fn fill<S: Scorer>(
         }
         heaps.clear();
         let plain = scorer.statically_plain(needs);
+        // With scores per capacity state, the last few states scored, each with a node in
+        // that state: a domain's nodes are mostly in a handful of states (empty, full, one
+        // pod in), so most candidates reuse a score. Valid for this loop only (nothing is
+        // bound during it).
+        let per_state = scorer.score_is_per_state();
+        let mut scored: [(NodeId, Score); STATES_KEPT] =
+            [(NodeId(u32::MAX), Score(0.0)); STATES_KEPT];
+        let mut next_slot = 0;
         for &n in candidates {
             let ok = if plain {
                 cap.fits(n, &needs.requests)
@@ -212,11 +226,25 @@ pub fn fill<S: Scorer>(
                     };
                     heaps.push((g, heap));
                 }
-                heaps[slot_of[g - lo] as usize].1.push((
-                    Score(scorer.node_score(cap, n, needs)),
-                    scorer.tie(n),
-                    n,
-                ));
+                let score = if per_state {
+                    match scored
+                        .iter()
+                        .find(|&&(m, _)| m.0 != u32::MAX && cap.same_state(m, n))
+                    {
+                        Some(&(_, s)) => s,
+                        None => {
+                            let s = Score(scorer.node_score(cap, n, needs));
+                            scored[next_slot] = (n, s);
+                            next_slot = (next_slot + 1) % STATES_KEPT;
+                            s
+                        }
+                    }
+                } else {
+                    Score(scorer.node_score(cap, n, needs))
+                };
+                heaps[slot_of[g - lo] as usize]
+                    .1
+                    .push((score, scorer.tie(n), n));
             }
         }
         for idx in pending {
@@ -272,6 +300,9 @@ pub fn fill<S: Scorer>(
     }
     Ok(bound)
 }
+
+/// How many capacity states `fill` keeps scores of (`Scorer::score_is_per_state`).
+const STATES_KEPT: usize = 4;
 
 /// Gives back bindings made on `cap` (a discarded dry run).
 pub fn undo(cap: &mut NodeCapacity, pods: &GangPods, bound: &[Binding]) {

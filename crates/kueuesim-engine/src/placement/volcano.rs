@@ -193,6 +193,11 @@ impl Scorer for TopologyScorer<'_> {
     fn node_score(&self, cap: &NodeCapacity, node: NodeId, pod: &PodNeeds) -> f64 {
         self.scoring.node_order(self.world, cap, node, pod)
     }
+    /// nodeorder's and binpack's scores read only the node's capacity (the HyperNode part
+    /// is the group score).
+    fn score_is_per_state(&self) -> bool {
+        true
+    }
     fn tie(&self, node: NodeId) -> u64 {
         tie_key(self.seed, node)
     }

@@ -360,3 +360,85 @@ pub fn first_pending(pods: &GangPods) -> Option<(usize, usize)> {
         .enumerate()
         .find_map(|(ps, (_, s))| s.iter().position(Option::is_none).map(|i| (ps, i)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::Node;
+    use proptest::prelude::*;
+
+    /// A score read from capacity alone that weighs every part of a node's state (free of
+    /// each resource, free pod slots, allocatable), optionally declared per state.
+    struct StateScore {
+        per_state: bool,
+    }
+
+    impl Scorer for StateScore {
+        fn group(&self, _: NodeId) -> usize {
+            0
+        }
+        fn group_score(&mut self, _: usize) -> f64 {
+            0.0
+        }
+        fn node_score(&self, cap: &NodeCapacity, n: NodeId, _: &PodNeeds) -> f64 {
+            let s = cap.free(n, 0) * 7
+                + cap.free(n, 1) * 3
+                + cap.free_pods(n) * 11
+                + cap.allocatable(n, 0) * 13;
+            s as f64
+        }
+        fn tie(&self, n: NodeId) -> u64 {
+            tie_key(5, n)
+        }
+        fn bound(&mut self, _: NodeId) {}
+        fn score_is_per_state(&self) -> bool {
+            self.per_state
+        }
+    }
+
+    proptest! {
+        /// `fill` scoring one node per capacity state binds exactly as scoring every node,
+        /// whatever states the nodes are in (few allocatable sizes, so many equal states).
+        #[test]
+        fn fill_scoring_per_state_binds_as_scoring_every_node(
+            sizes in prop::collection::vec((1i64..4, 1i64..3, 1i64..4), 1..24),
+            before in prop::collection::vec((0usize..24, 0i64..2, 0i64..2), 0..30),
+            pod in (0i64..2, 0i64..2),
+            count in 1usize..12,
+        ) {
+            let mut w = World::default();
+            let cpu = w.resources.intern("cpu");
+            let mem = w.resources.intern("memory");
+            w.resources.intern("pods");
+            for (i, &(c, m, p)) in sizes.iter().enumerate() {
+                w.nodes.push(Node {
+                    name: format!("n{i}"),
+                    labels: Labels::default(),
+                    allocatable: vec![c, m, p],
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            let mut cap = NodeCapacity::new(&w);
+            for &(n, c, m) in &before {
+                let node = NodeId::from_index(n % sizes.len());
+                let req = ResourceList::from_pairs(vec![(cpu, c), (mem, m)]);
+                if cap.fits(node, &req) {
+                    cap.apply(node, &req, 1);
+                }
+            }
+            let needs = PodNeeds {
+                requests: ResourceList::from_pairs(vec![(cpu, pod.0), (mem, pod.1)]),
+                node_selector: Labels::default(),
+                tolerations: vec![],
+            };
+            let pods = vec![(needs, vec![None; count])];
+            let nodes = all_nodes(&w);
+            let per_state = fill(&w, &mut cap.clone(), &nodes, &pods, count,
+                &mut StateScore { per_state: true });
+            let per_node = fill(&w, &mut cap.clone(), &nodes, &pods, count,
+                &mut StateScore { per_state: false });
+            prop_assert_eq!(per_state, per_node);
+        }
+    }
+}

@@ -31,6 +31,41 @@ pub(super) fn draw(seed: u64, stream: u64, row: u64) -> u64 {
     z
 }
 
+/// A 64-bit FNV-1a hash fed in pieces: a trace pod set's `spec_shape`.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) -> &mut Fnv {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self
+    }
+
+    /// The integer's decimal text, as `Display` writes it.
+    fn int(&mut self, v: i64) -> &mut Fnv {
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        let mut n = v.unsigned_abs();
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        if v < 0 {
+            self.bytes(b"-");
+        }
+        self.bytes(&buf[at..])
+    }
+}
+
 /// One pod set of a row before it becomes a `PodSet`.
 struct Shape {
     name: &'static str,
@@ -546,12 +581,15 @@ impl TraceWorkloads {
             .shapes
             .into_iter()
             .map(|s| {
-                let mut shape_text = String::new();
+                // FNV-1a over the text `{resource index}={amount};` per request, then
+                // `ns:{key}={value};` per selector label, fed piece by piece (no string built).
+                let mut shape = Fnv::new();
                 for (r, a) in &s.requests {
-                    shape_text.push_str(&format!("{}={a};", r.index()));
+                    shape.int(r.index() as i64).bytes(b"=").int(*a).bytes(b";");
                 }
                 for (k, v) in &s.node_selector {
-                    shape_text.push_str(&format!("ns:{k}={v};"));
+                    shape.bytes(b"ns:").bytes(k.as_bytes()).bytes(b"=");
+                    shape.bytes(v.as_bytes()).bytes(b";");
                 }
                 PodSet {
                     name: s.name.to_string(),
@@ -561,9 +599,7 @@ impl TraceWorkloads {
                     node_selector: Labels::new(s.node_selector),
                     tolerations: Vec::new(),
                     priority_class_name: None,
-                    spec_shape: shape_text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-                    }),
+                    spec_shape: shape.0,
                     topology_request: topology_request.clone(),
                     gpu_share: None,
                     vgpu: None,
@@ -572,7 +608,7 @@ impl TraceWorkloads {
             .collect();
         let at = SimTime::from_millis(d.arrival_ms);
         Ok(Workload {
-            uid: format!("{namespace}/{}", d.name),
+            uid: [namespace.as_str(), "/", d.name.as_str()].concat(),
             namespace,
             kind: if managed {
                 "Workload".into()
@@ -628,5 +664,40 @@ impl Iterator for TraceWorkloads {
         };
         self.produced += 1;
         Some(self.workload(&row))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fnv;
+    use proptest::prelude::*;
+
+    /// FNV-1a of a whole text, as the shape digest was first computed.
+    fn fnv_text(text: &str) -> u64 {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    }
+
+    proptest! {
+        /// Feeding the digest piece by piece, integers digit by digit, gives the digest of
+        /// the formatted text: trace workloads keep their shape classes.
+        #[test]
+        fn pieces_hash_as_the_formatted_text(
+            requests in proptest::collection::vec((0usize..40, any::<i64>()), 0..4),
+            labels in proptest::collection::vec(("[a-z./-]{0,8}", "[a-z0-9-]{0,8}"), 0..3),
+        ) {
+            let mut text = String::new();
+            let mut h = Fnv::new();
+            for (r, a) in &requests {
+                text.push_str(&format!("{r}={a};"));
+                h.int(*r as i64).bytes(b"=").int(*a).bytes(b";");
+            }
+            for (k, v) in &labels {
+                text.push_str(&format!("ns:{k}={v};"));
+                h.bytes(b"ns:").bytes(k.as_bytes()).bytes(b"=").bytes(v.as_bytes()).bytes(b";");
+            }
+            prop_assert_eq!(h.0, fnv_text(&text));
+        }
     }
 }

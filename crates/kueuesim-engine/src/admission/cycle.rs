@@ -356,7 +356,9 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
 
 /// Runs one scheduling cycle over `heads` (`Scheduler.schedule`). `tree` holds the usage of
 /// every workload holding quota and is returned unchanged; `admitted` lists them; `clock`
-/// dates the flavor-scan progress the heads bring and the cycle records.
+/// dates the flavor-scan progress the heads bring and the cycle records; `scratch` lends its
+/// vectors' capacity (its contents do not matter).
+#[allow(clippy::too_many_arguments)]
 pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     world: &World,
     specs: &S,
@@ -365,11 +367,11 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     tas: &mut TasCapacity,
     heads: &[Head],
     clock: ScanClock<'_>,
+    scratch: &mut Scratch,
 ) -> Vec<Decision> {
     let preserve = world.config.kueue_gates.preserve_scan_progress;
     let recompute_on_overlap = world.config.kueue_gates.recompute_on_overlap;
     let mut decisions = Vec::with_capacity(heads.len());
-    let mut scratch = Scratch::default();
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
     let mut entries: Vec<Entry> = Vec::new();
     for &h in heads {
@@ -416,7 +418,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             tas,
             h,
             ScanStart { last, pin: None },
-            &mut scratch,
+            scratch,
         );
         let scan = ScanProgress {
             // Moved, not copied: nothing reads the assignment's copy after this.
@@ -463,16 +465,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let mut e = e;
         let h = e.head;
         if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
-            let (mut a, targets) = recompute(
-                world,
-                specs,
-                tree,
-                admitted,
-                tas,
-                &e,
-                &preempted,
-                &mut scratch,
-            );
+            let (mut a, targets) =
+                recompute(world, specs, tree, admitted, tas, &e, &preempted, scratch);
             e.scan.last_tried = std::mem::take(&mut a.last_tried);
             if a.mode == Mode::Fit {
                 // DeferredFit: it fits once the preemptions issued so far are done, so it

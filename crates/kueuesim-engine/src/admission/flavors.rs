@@ -152,11 +152,13 @@ pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     pub(super) scratch: &'a mut Scratch,
 }
 
-/// Vectors `assign` refills on every call instead of allocating new ones: one set per
-/// cycle, lent to each head's assigner in turn (an overloaded cycle assigns thousands of
-/// heads, most of them more than once with partial admission).
+/// Vectors `assign` refills on every call instead of allocating new ones: one set for the
+/// whole run (`CycleScratch`), lent to each cycle and to each head's assigner in turn (an
+/// overloaded cycle assigns thousands of heads; a million-workload run has millions of
+/// cycles of one head each, which would otherwise grow these vectors afresh every time).
+/// Nothing is carried from one use to the next but the vectors' capacity.
 #[derive(Default)]
-pub(super) struct Scratch {
+pub struct Scratch {
     /// A pod set's requested resources, in name order.
     resources: Vec<(ResourceId, i64)>,
     /// Those of them one resource group covers.
@@ -167,6 +169,14 @@ pub(super) struct Scratch {
     best: Vec<(ResourceId, FlavorId, PMode, u32)>,
     /// `assign`'s choices for the pod set at hand.
     flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
+}
+
+/// A copy starts empty: only capacity would be copied, and a cloned simulation (a fork)
+/// grows its own.
+impl Clone for Scratch {
+    fn clone(&self) -> Self {
+        Scratch::default()
+    }
 }
 
 /// A search the preemption oracle (`SimulatePreemption`) made, and its answer.

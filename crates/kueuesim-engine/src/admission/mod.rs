@@ -19,7 +19,7 @@ mod messages;
 mod tas_fit;
 
 pub use cycle::run_cycle;
-pub use flavors::usage_of;
+pub use flavors::{Scratch as CycleScratch, usage_of};
 pub use messages::Unfit;
 
 use kueuesim_model::quota::Fr;

@@ -260,6 +260,7 @@ impl<'w> Simulation<'w> {
                 cycle,
                 cq_generations: &self.kueue.cq_generation,
             },
+            &mut self.kueue.cycle_scratch,
         );
         self.occupy_scheduler(heads.len(), &rest);
         rest.reverse();

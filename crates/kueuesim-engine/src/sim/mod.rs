@@ -169,6 +169,8 @@ struct Kueue<'w> {
     /// The pending workloads' flavor-scan progress, and the states it had since anything
     /// else last changed: cycles that only move it on stop when it comes back to one.
     scan_loop: cycle::ScanLoop,
+    /// The flavor assigner's vectors, kept from cycle to cycle for their capacity.
+    cycle_scratch: crate::admission::CycleScratch,
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -313,6 +315,7 @@ impl<'w> Simulation<'w> {
                 requeued_while_suspended: Vec::new(),
                 afs,
                 cq_generation: vec![0; world.cluster_queues.len()],
+                cycle_scratch: crate::admission::CycleScratch::default(),
                 backoffs: BTreeSet::new(),
                 scan_loop: cycle::ScanLoop::default(),
             },

@@ -1,19 +1,42 @@
 //! The workloads holding quota, per ClusterQueue, as preemption candidates.
 
+use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, WorkloadId};
 
-use crate::preemption::{AdmittedWorkloads, Candidate};
+use crate::preemption::{AdmittedWorkloads, Candidate, QuotaByPriority};
 use crate::window::Window;
 
 /// Workloads holding quota, per ClusterQueue, with O(1) insertion and removal.
 #[derive(Clone, Debug)]
 pub struct AdmittedIndex {
     per_cq: Vec<Vec<Candidate>>,
-    /// Per ClusterQueue, (priority, how many of its workloads have it), by priority: the
-    /// lowest priority without reading the workloads (`lowest_priority`).
-    priorities: Vec<Vec<(i32, u32)>>,
+    /// Per ClusterQueue, its workloads by priority (lowest first): how many have each
+    /// priority and the quota they hold together, so the lowest priority
+    /// (`lowest_priority`) and the quota per priority (`priority_usage`) are read without
+    /// reading the workloads.
+    priorities: Vec<Vec<Band>>,
     /// Where each workload is: (ClusterQueue, position).
     pos: Window<(u32, u32)>,
+}
+
+/// The workloads of one priority in one ClusterQueue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Band {
+    priority: i32,
+    count: u32,
+    /// The quota they hold, per `Fr` (in first-seen order; amounts may fall to zero).
+    usage: Vec<(Fr, i64)>,
+}
+
+impl Band {
+    fn add(&mut self, usage: &[(Fr, i64)], sign: i64) {
+        for &(fr, amount) in usage {
+            match self.usage.iter_mut().find(|u| u.0 == fr) {
+                Some(u) => u.1 += sign * amount,
+                None => self.usage.push((fr, sign * amount)),
+            }
+        }
+    }
 }
 
 impl AdmittedIndex {
@@ -32,11 +55,21 @@ impl AdmittedIndex {
         debug_assert!(self.pos.get(w).is_none(), "workload admitted twice");
         let list = &mut self.per_cq[c.cq.index()];
         self.pos.insert(w, (c.cq.0, list.len() as u32));
-        let counts = &mut self.priorities[c.cq.index()];
-        match counts.binary_search_by_key(&c.priority, |&(p, _)| p) {
-            Ok(i) => counts[i].1 += 1,
-            Err(i) => counts.insert(i, (c.priority, 1)),
-        }
+        let bands = &mut self.priorities[c.cq.index()];
+        let at = match bands.binary_search_by_key(&c.priority, |b| b.priority) {
+            Ok(i) => i,
+            Err(i) => {
+                let band = Band {
+                    priority: c.priority,
+                    count: 0,
+                    usage: Vec::new(),
+                };
+                bands.insert(i, band);
+                i
+            }
+        };
+        bands[at].count += 1;
+        bands[at].add(&c.usage, 1);
         list.push(c);
     }
 
@@ -67,34 +100,48 @@ impl AdmittedIndex {
         if let Some(moved) = list.get(i as usize) {
             self.pos.insert(moved.workload.index(), (cq, i));
         }
-        let counts = &mut self.priorities[cq as usize];
-        let at = counts
-            .binary_search_by_key(&c.priority, |&(p, _)| p)
+        let bands = &mut self.priorities[cq as usize];
+        let at = bands
+            .binary_search_by_key(&c.priority, |b| b.priority)
             .expect("an admitted workload's priority is counted");
-        counts[at].1 -= 1;
-        if counts[at].1 == 0 {
-            counts.remove(at);
+        bands[at].count -= 1;
+        if bands[at].count == 0 {
+            bands.remove(at);
+        } else {
+            bands[at].add(&c.usage, -1);
         }
         Some(c)
     }
 
-    /// Whether each ClusterQueue's priority counts are those of its workloads (an invariant
-    /// `Simulation::check_invariants` states).
+    /// Whether each ClusterQueue's counts and quota per priority are those of its workloads
+    /// (an invariant `Simulation::check_invariants` states).
     pub fn check_priorities(&self) -> Result<(), String> {
         for (cq, list) in self.per_cq.iter().enumerate() {
-            let mut counts: Vec<(i32, u32)> = Vec::new();
-            let mut prios: Vec<i32> = list.iter().map(|c| c.priority).collect();
-            prios.sort_unstable();
-            for p in prios {
-                match counts.last_mut() {
-                    Some((q, n)) if *q == p => *n += 1,
-                    _ => counts.push((p, 1)),
+            let mut bands: Vec<Band> = Vec::new();
+            let mut by_priority: Vec<&Candidate> = list.iter().collect();
+            by_priority.sort_by_key(|c| c.priority);
+            for c in by_priority {
+                if bands.last().is_none_or(|b| b.priority != c.priority) {
+                    bands.push(Band {
+                        priority: c.priority,
+                        count: 0,
+                        usage: Vec::new(),
+                    });
                 }
+                let band = bands.last_mut().expect("pushed");
+                band.count += 1;
+                band.add(&c.usage, 1);
             }
-            if counts != self.priorities[cq] {
+            let kept = &self.priorities[cq];
+            let same = bands.len() == kept.len()
+                && bands.iter().zip(kept).all(|(b, k)| {
+                    b.priority == k.priority
+                        && b.count == k.count
+                        && same_amounts(&b.usage, &k.usage)
+                });
+            if !same {
                 return Err(format!(
-                    "ClusterQueue {cq}: priority counts {:?}, its workloads have {counts:?}",
-                    self.priorities[cq]
+                    "ClusterQueue {cq}: quota by priority {kept:?}, its workloads have {bands:?}"
                 ));
             }
         }
@@ -121,11 +168,26 @@ impl AdmittedWorkloads for AdmittedIndex {
     }
 
     fn lowest_priority(&self, cq: ClusterQueueId) -> Option<i32> {
-        self.priorities[cq.index()].first().map(|&(p, _)| p)
+        self.priorities[cq.index()].first().map(|b| b.priority)
+    }
+
+    fn priority_usage(&self, cq: ClusterQueueId, f: &mut QuotaByPriority<'_>) {
+        for b in &self.priorities[cq.index()] {
+            f(b.priority, &b.usage);
+        }
     }
 
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {
         let &(cq, i) = self.pos.get(w.index())?;
         self.per_cq[cq as usize].get(i as usize)
     }
+}
+
+/// Whether two per-`Fr` lists hold the same amounts, an `Fr` missing from one counting as
+/// zero (a band keeps the `Fr`s its departed workloads held, at zero).
+fn same_amounts(a: &[(Fr, i64)], b: &[(Fr, i64)]) -> bool {
+    let amount = |l: &[(Fr, i64)], fr: Fr| l.iter().filter(|u| u.0 == fr).map(|u| u.1).sum::<i64>();
+    a.iter()
+        .chain(b)
+        .all(|&(fr, _)| amount(a, fr) == amount(b, fr))
 }

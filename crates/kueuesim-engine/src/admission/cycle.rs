@@ -10,7 +10,7 @@ use kueuesim_model::{
 };
 
 use crate::outcome::PodSetAssignment;
-use crate::preemption::{AdmittedWorkloads, Candidate, Target, TopologyFit};
+use crate::preemption::{AdmittedWorkloads, Candidate, QuotaByPriority, Target, TopologyFit};
 use crate::queues::RequeueReason;
 use crate::tas::TasCapacity;
 
@@ -102,6 +102,13 @@ impl<A: AdmittedWorkloads> AdmittedWorkloads for WithoutVictims<'_, A> {
             return None;
         }
         self.admitted.candidate(w)
+    }
+
+    fn priority_usage(&self, cq: ClusterQueueId, f: &mut QuotaByPriority<'_>) {
+        match self.left.iter().find(|(q, _)| *q == cq) {
+            Some((_, rest)) => rest.iter().for_each(|c| f(c.priority, &c.usage)),
+            None => self.admitted.priority_usage(cq, f),
+        }
     }
 }
 

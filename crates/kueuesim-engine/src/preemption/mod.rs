@@ -20,6 +20,9 @@ mod order;
 
 use order::candidates_ordering;
 
+/// What `AdmittedWorkloads::priority_usage` calls: a priority and quota held at it, per `Fr`.
+pub type QuotaByPriority<'f> = dyn FnMut(i32, &[(Fr, i64)]) + 'f;
+
 /// An admitted workload (holding quota) that may be preempted.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -122,6 +125,16 @@ pub trait AdmittedWorkloads {
 
     /// The record of `w`, if it holds quota.
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate>;
+
+    /// The quota the workloads of `cq` hold, by priority: `f(priority, usage)` for each
+    /// priority or for each workload (summing the calls of one priority gives the same
+    /// quota), in any order. A search that cannot succeed is told apart from this without
+    /// reading the workloads one by one (`could_fit_bound`).
+    fn priority_usage(&self, cq: ClusterQueueId, f: &mut QuotaByPriority<'_>) {
+        for c in self.admitted_in(cq) {
+            f(c.priority, &c.usage);
+        }
+    }
 }
 
 /// How a candidate may be preempted: upstream's `preemptionVariant`.
@@ -315,35 +328,49 @@ fn cohort_candidates<'c>(
 ) -> (Vec<Elem<'c>>, Vec<Elem<'c>>) {
     let mut hierarchy = Vec::new();
     let mut priority = Vec::new();
+    cohort_levels(ctx, tree, priority_unusable, |level| {
+        let out = if level.advantage {
+            &mut hierarchy
+        } else {
+            &mut priority
+        };
+        collect_in_subtree(ctx, tree, admitted, level.lca, level, out);
+    });
+    (hierarchy, priority)
+}
+
+/// The walk of `collectCandidatesForHierarchicalReclaim`: each level from the preemptor's
+/// parent cohort to the root whose candidates are collected (all but those without the
+/// advantage when `priority_unusable`), with whether the preemptor has the hierarchical
+/// advantage there.
+fn cohort_levels(
+    ctx: &Ctx<'_, '_>,
+    tree: &QuotaTree,
+    priority_unusable: bool,
+    mut visit: impl FnMut(Level),
+) {
     let cq_node = tree.cq_node(ctx.p.cq);
     if tree.parent(cq_node).is_none()
         || ctx.settings.reclaim_within_cohort == PreemptionPolicy::Never
     {
-        return (hierarchy, priority);
+        return;
     }
     let mut remaining = ctx.p.usage.to_vec();
     let mut advantage = fits_in_quota(tree, cq_node, &mut remaining);
     let mut previous = None;
     let mut current = tree.parent(cq_node);
     while let Some(node) = current {
-        let out = if advantage {
-            &mut hierarchy
-        } else {
-            &mut priority
-        };
-        let level = Level {
-            lca: node,
-            skip: previous,
-            advantage,
-        };
         if advantage || !priority_unusable {
-            collect_in_subtree(ctx, tree, admitted, node, level, out);
+            visit(Level {
+                lca: node,
+                skip: previous,
+                advantage,
+            });
         }
         advantage |= fits_in_quota(tree, node, &mut remaining);
         previous = Some(node);
         current = tree.parent(node);
     }
-    (hierarchy, priority)
 }
 
 /// One step of the walk to the root: the ancestor being visited (the lowest common ancestor
@@ -367,12 +394,34 @@ fn collect_in_subtree<'c>(
     level: Level,
     out: &mut Vec<Elem<'c>>,
 ) {
+    subtree_queues(ctx, tree, admitted, current, level, &mut |cq| {
+        out.extend(admitted.admitted_in(cq).iter().filter_map(|c| {
+            ctx.classify(c, level.advantage).map(|variant| Elem {
+                cand: c,
+                lca: Some(level.lca),
+                variant,
+            })
+        }));
+    });
+}
+
+/// The ClusterQueues whose workloads `collectCandidatesInSubtree` reads below `current`, in
+/// its order: subtrees and queues within their nominal quota on the contested `Fr`s are
+/// pruned, as are queues where the policy can admit no workload.
+fn subtree_queues(
+    ctx: &Ctx<'_, '_>,
+    tree: &QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    current: NodeIdx,
+    level: Level,
+    visit: &mut impl FnMut(ClusterQueueId),
+) {
     let within = |n| tree.within_nominal(n, ctx.p.contested);
     // Child cohorts first, then child ClusterQueues, as upstream (the lists are sorted later,
     // so this only matters for exact ties).
     for &child in tree.children(current) {
         if tree.as_cq(child).is_none() && Some(child) != level.skip && !within(child) {
-            collect_in_subtree(ctx, tree, admitted, child, level, out);
+            subtree_queues(ctx, tree, admitted, child, level, visit);
         }
     }
     for &child in tree.children(current) {
@@ -389,13 +438,7 @@ fn collect_in_subtree<'c>(
         {
             continue;
         }
-        out.extend(admitted.admitted_in(cq).iter().filter_map(|c| {
-            ctx.classify(c, level.advantage).map(|variant| Elem {
-                cand: c,
-                lca: Some(level.lca),
-                variant,
-            })
-        }));
+        visit(cq);
     }
 }
 
@@ -485,6 +528,79 @@ fn could_fit(
                 .map(|e| e.cand),
         );
         fits = workload_fits(tree, p, false, || all().map(|e| e.cand.workload).collect());
+    }
+    tree.rollback_to(mark);
+    fits
+}
+
+/// Whether `policy` may let `p` preempt a workload of `priority` (`SatisfiesPreemptionPolicy`
+/// without the timestamp: an equal priority counts under `LowerOrNewerEqualPriority`).
+fn policy_may_take(p: &Preemptor<'_>, priority: i32, policy: PreemptionPolicy) -> bool {
+    policy_may_admit_some(p, Some(priority), policy)
+}
+
+/// An upper bound of `could_fit` read from each ClusterQueue's quota per priority
+/// (`AdmittedWorkloads::priority_usage`) instead of from the candidates one by one. Every
+/// workload `could_fit` would remove is removed here too, in the same attempt (those an
+/// attempt with borrowing may use, then the `ReclaimWithoutBorrowing` ones), along with some
+/// it would not: an equal priority's older workloads under `LowerOrNewerEqualPriority`, workloads
+/// holding no contested `Fr`, and the attempt without borrowing even when only the one with
+/// borrowing runs. Removing more never takes room away, and the TAS half of `workloadFits` is
+/// taken to pass, so when this says no, so does `could_fit` (debug builds check it). Under
+/// overload most searches that get this far end here, without reading hundreds of candidates.
+fn could_fit_bound(
+    ctx: &Ctx<'_, '_>,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    only_with_borrowing: bool,
+) -> bool {
+    let p = ctx.p;
+    // (ClusterQueue, Fr, amount) to remove for the attempt with borrowing, and the
+    // `ReclaimWithoutBorrowing` rest for the one without.
+    let mut with_borrowing: Vec<(ClusterQueueId, Fr, i64)> = Vec::new();
+    let mut without_borrowing: Vec<(ClusterQueueId, Fr, i64)> = Vec::new();
+    let within = ctx.settings.within_cluster_queue;
+    if policy_may_admit_some(p, admitted.lowest_priority(p.cq), within) {
+        admitted.priority_usage(p.cq, &mut |priority, usage| {
+            if policy_may_take(p, priority, within) {
+                with_borrowing.extend(usage.iter().map(|&(fr, a)| (p.cq, fr, a)));
+            }
+        });
+    }
+    let reclaim = ctx.settings.reclaim_within_cohort;
+    let forbidden = ctx.borrow_within_cohort_forbidden();
+    let threshold = ctx.settings.borrow_max_priority_threshold;
+    let tree_ref: &QuotaTree = tree;
+    cohort_levels(ctx, tree_ref, only_with_borrowing, |level| {
+        subtree_queues(ctx, tree_ref, admitted, level.lca, level, &mut |cq| {
+            admitted.priority_usage(cq, &mut |priority, usage| {
+                if !policy_may_take(p, priority, reclaim) {
+                    return;
+                }
+                // `classify`'s variant, which reads only the level and the priority.
+                let without_only = !level.advantage
+                    && (forbidden
+                        || priority >= p.priority
+                        || threshold.is_some_and(|t| priority > t));
+                let out = if without_only {
+                    &mut without_borrowing
+                } else {
+                    &mut with_borrowing
+                };
+                out.extend(usage.iter().map(|&(fr, a)| (cq, fr, a)));
+            });
+        });
+    });
+    let mark = tree.mark();
+    for &(cq, fr, amount) in &with_borrowing {
+        tree.remove_usage(tree.cq_node(cq), fr, amount);
+    }
+    let mut fits = preemptor_fits(tree, p, true);
+    if !fits && !only_with_borrowing {
+        for &(cq, fr, amount) in &without_borrowing {
+            tree.remove_usage(tree.cq_node(cq), fr, amount);
+        }
+        fits = preemptor_fits(tree, p, false);
     }
     tree.rollback_to(mark);
     fits
@@ -604,6 +720,11 @@ pub fn classical_targets(
     // priority candidate is `ReclaimWithoutBorrowing` (not valid in it): they need not be
     // collected. Under overload this is most searches, and most of their cost.
     let only_with_borrowing = forbidden && !under_nominal_on_contested(tree, p);
+    // Tests (debug builds) go on to check the bound against the search it spares.
+    let bound = could_fit_bound(&ctx, tree, admitted, only_with_borrowing);
+    if !bound && !cfg!(debug_assertions) {
+        return Vec::new();
+    }
 
     let same_queue = same_queue_candidates(&ctx, admitted);
     let (hierarchy, priority) = cohort_candidates(&ctx, tree, admitted, only_with_borrowing);
@@ -625,6 +746,10 @@ pub fn classical_targets(
     }
     let lists = [&hierarchy, &priority, &same_queue];
     let possible = could_fit(tree, p, &lists, attempts);
+    assert!(
+        bound || !possible,
+        "could_fit_bound ruled out a preemption could_fit allows"
+    );
     // Tests (debug builds) check the shortcut against the search it spares.
     if !possible && !cfg!(debug_assertions) {
         return Vec::new();

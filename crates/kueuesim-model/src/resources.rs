@@ -94,6 +94,13 @@ impl ResourceList {
         self.0.is_empty()
     }
 
+    /// `scaled`, written into `out` (its vector reused).
+    pub fn scale_into(&self, n: i64, out: &mut ResourceList) {
+        out.0.clear();
+        out.0
+            .extend(self.0.iter().map(|&(r, a)| (r, a.saturating_mul(n))));
+    }
+
     /// Each amount multiplied by `n` (per-pod requests to a pod set's total).
     pub fn scaled(&self, n: i64) -> ResourceList {
         ResourceList(

@@ -169,6 +169,8 @@ pub struct Scratch {
     best: Vec<(ResourceId, FlavorId, PMode, u32)>,
     /// `assign`'s choices for the pod set at hand.
     flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
+    /// The pod set's requests as counted against quota (`quota_requests`).
+    totals: ResourceList,
 }
 
 /// A copy starts empty: only capacity would be copied, and a cloned simulation (a fork)
@@ -263,10 +265,23 @@ fn quota_requests(
     per_pod: &ResourceList,
     count: u32,
 ) -> ResourceList {
+    let mut req = ResourceList::default();
+    quota_requests_into(world, cq, per_pod, count, &mut req);
+    req
+}
+
+/// `quota_requests`, written into `req` (its vector reused: this runs for every head).
+fn quota_requests_into(
+    world: &World,
+    cq: ClusterQueueId,
+    per_pod: &ResourceList,
+    count: u32,
+    req: &mut ResourceList,
+) {
     let rc = &world.config.kueue.resources;
     let n = i64::from(count);
-    let mut req = if rc.exclude_prefixes.is_empty() && rc.transformations.is_empty() {
-        per_pod.scaled(n)
+    if rc.exclude_prefixes.is_empty() && rc.transformations.is_empty() {
+        per_pod.scale_into(n, req);
     } else {
         let mut pairs: Vec<(ResourceId, i64)> = Vec::new();
         for (r, a) in per_pod.iter() {
@@ -296,14 +311,13 @@ fn quota_requests(
                 None => pairs.push((r, a)),
             }
         }
-        ResourceList::from_pairs(pairs).scaled(n)
-    };
+        *req = ResourceList::from_pairs(pairs).scaled(n);
+    }
     if let Some(pods) = world.resources.lookup("pods")
         && world.cluster_queue(cq).group_of(pods).is_some()
     {
         req.set(pods, n);
     }
-    req
 }
 
 /// Whether flavor `f` may hold pod set `ps` at all (`checkFlavorForPodSets`): flavor taints
@@ -473,6 +487,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         best.clear();
         let mut chosen = std::mem::take(&mut self.scratch.chosen);
         let mut best_mode = WORST;
+        // The group's reasons are its attempts' reasons, in order, but for the flavors a
+        // nomination mapping skips (no attempt is made for them). Without a mapping they are
+        // taken from the attempts at the end instead of copied as they come (this runs for
+        // every head of every cycle).
+        let pinned = self.pin.is_some();
         let mut reasons = Vec::new();
         let mut attempts = Vec::new();
         // The scan resumes after the flavor the last attempt ended on
@@ -501,7 +520,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
                 });
             if let Some(why) = mismatch.map(Reason::Text) {
-                reasons.push(why.clone());
+                if pinned {
+                    reasons.push(why.clone());
+                }
                 attempts.push(Attempt {
                     flavor: fq.flavor,
                     mode: PMode::NoFit,
@@ -521,8 +542,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 let assumed = assigned.iter().filter(|u| u.0 == fr).map(|u| u.1).sum();
                 let (mode, borrow, why, no_fit) = self.fits_resource_quota(fr, assumed, request);
                 if let Some(why) = why {
-                    flavor_reasons.push(why.clone());
-                    reasons.push(why);
+                    if pinned {
+                        reasons.push(why.clone());
+                    }
+                    flavor_reasons.push(why);
                 }
                 max_borrow = max_borrow.max(borrow);
                 if !no_fit.is_empty() {
@@ -561,6 +584,18 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         }
         if best_mode.mode == PMode::Fit {
             reasons.clear();
+        } else if !pinned {
+            // Not a plain fit: the assignment will not be `Fit` either, and only a `Fit`
+            // assignment's event lists the attempts' reasons (`considered_message`), so they
+            // are moved out (each pod set's reasons are sorted before they are worded).
+            match attempts.as_mut_slice() {
+                [one] => reasons = std::mem::take(&mut one.reasons),
+                many => {
+                    for a in many {
+                        reasons.append(&mut a.reasons);
+                    }
+                }
+            }
         }
         // Reaching the last flavor means the next attempt starts from the first again.
         let tried = if attempted == group.flavors.len() as i32 - 1 {
@@ -599,8 +634,9 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut contested = Vec::new();
         let mut borrowing = 0u32;
         let mut mode = Mode::Fit;
-        // Per pod set (by index), its reasons: worded only if the cycle keeps this assignment.
-        let mut failures: Vec<(usize, Vec<Reason>, &'static str)> = Vec::new();
+        // The pod set that failed (the scan stops at the first), its reasons and the condition
+        // reason: worded only if the cycle keeps this assignment.
+        let mut failure: Option<(usize, Vec<Reason>, &'static str)> = None;
         let mut preempt_reasons: Vec<(usize, Vec<Reason>)> = Vec::new();
         // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
         // assignment that fits needs them written out.
@@ -618,9 +654,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut requested = std::mem::take(&mut self.scratch.requested);
         // The pod set's chosen (resource, flavor, mode, borrowing level).
         let mut flavors = std::mem::take(&mut self.scratch.flavors);
+        let mut totals = std::mem::take(&mut self.scratch.totals);
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
-            let totals = quota_requests(world, cq, &ps.requests, count);
+            quota_requests_into(world, cq, &ps.requests, count, &mut totals);
             // Resources in name order, as Kueue iterates its requests.
             resources.clear();
             resources.extend(totals.iter());
@@ -723,7 +760,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             last_tried.push(if quota_failed { Vec::new() } else { tried });
             if let Some((mut reasons, reason)) = failed {
                 sort_reasons(world, &mut reasons);
-                failures.push((ps_index, reasons, reason));
+                failure = Some((ps_index, reasons, reason));
                 mode = Mode::NoFit;
                 break;
             }
@@ -786,10 +823,13 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         contested.dedup();
         let not_admitted = match mode {
             Mode::Fit => None,
-            Mode::NoFit => Some(Unfit {
-                reason: failures.iter().fold("", |acc, f| most_severe(acc, f.2)),
-                pod_sets: failures.into_iter().map(|(ps, r, _)| (ps, r)).collect(),
-            }),
+            Mode::NoFit => {
+                let (ps, reasons, reason) = failure.expect("a NoFit assignment has a failure");
+                Some(Unfit {
+                    reason: most_severe("", reason),
+                    pod_sets: vec![(ps, reasons)],
+                })
+            }
             Mode::Preempt => Some(Unfit {
                 reason: REASON_WAITING_FOR_QUOTA,
                 pod_sets: preempt_reasons,
@@ -798,6 +838,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         self.scratch.resources = resources;
         self.scratch.requested = requested;
         self.scratch.flavors = flavors;
+        self.scratch.totals = totals;
         Assignment {
             pod_sets,
             usage,

@@ -186,21 +186,30 @@ pub(super) fn resolve_no_fit_reason(
     if attempts.is_empty() {
         return REASON_NO_MATCHING_FLAVOR;
     }
-    let mut per_group: Vec<Option<&'static str>> = vec![None; queue.resource_groups.len()];
-    for a in attempts.iter().filter(|a| a.mode == PMode::NoFit) {
-        let Some(g) = queue
+    // Group by group (a flavor belongs to the first group listing it), without a vector:
+    // this runs for every pod set that fails, and a ClusterQueue has few groups.
+    let group_of = |f: FlavorId| {
+        queue
             .resource_groups
             .iter()
-            .position(|g| g.flavors.iter().any(|f| f.flavor == a.flavor))
-        else {
-            continue;
-        };
-        per_group[g] = Some(match per_group[g] {
-            Some(r) if severity(r) <= severity(a.no_fit_reason) => r,
-            _ => a.no_fit_reason,
-        });
+            .position(|g| g.flavors.iter().any(|x| x.flavor == f))
+    };
+    let mut reason = "";
+    for g in 0..queue.resource_groups.len() {
+        let mut least: Option<&'static str> = None;
+        for a in attempts.iter().filter(|a| a.mode == PMode::NoFit) {
+            if group_of(a.flavor) != Some(g) {
+                continue;
+            }
+            least = Some(match least {
+                Some(r) if severity(r) <= severity(a.no_fit_reason) => r,
+                _ => a.no_fit_reason,
+            });
+        }
+        if let Some(least) = least {
+            reason = most_severe(reason, least);
+        }
     }
-    let reason = per_group.into_iter().flatten().fold("", most_severe);
     if reason.is_empty() { "Pending" } else { reason }
 }
 

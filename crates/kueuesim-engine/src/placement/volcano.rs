@@ -7,6 +7,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt::Write as _;
 
 use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
 
@@ -628,9 +629,49 @@ pub(super) fn fit_error_with(
     if failed == 0 {
         return "0/0 nodes are unavailable".to_string();
     }
-    let mut parts: Vec<String> = hist.iter().map(|(r, c)| format!("{c} {r}")).collect();
-    parts.sort();
-    format!("0/{failed} nodes are unavailable: {}.", parts.join(", "))
+    // The parts `<count> <reason>` sorted as strings, written without a string each.
+    let mut parts: Vec<(usize, &str)> = hist.iter().map(|(r, &c)| (c, r.as_str())).collect();
+    parts.sort_by(|&a, &b| counted_text_cmp(a, b));
+    let mut out = String::with_capacity(64);
+    let _ = write!(out, "0/{failed} nodes are unavailable: ");
+    for (i, (c, r)) in parts.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{c} {r}");
+    }
+    out.push('.');
+    out
+}
+
+/// How `format!("{count} {text}")` of `a` and of `b` compare as strings (`sort.Strings` on
+/// Volcano's and Kubernetes' count histograms), without writing them: decimal digits compare
+/// as text, so "10 x" sorts before "2 x".
+fn counted_text_cmp(a: (usize, &str), b: (usize, &str)) -> std::cmp::Ordering {
+    let mut da = [0u8; 20];
+    let mut db = [0u8; 20];
+    let ia = decimal(a.0, &mut da)
+        .iter()
+        .chain(b" ")
+        .chain(a.1.as_bytes());
+    let ib = decimal(b.0, &mut db)
+        .iter()
+        .chain(b" ")
+        .chain(b.1.as_bytes());
+    ia.cmp(ib)
+}
+
+/// The decimal digits of `n`, written at the end of `buf`.
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
+    }
 }
 
 /// A pod outside a subgroup's view.
@@ -914,29 +955,84 @@ pub(super) fn gang_message(
     task: &str,
     fit: &str,
 ) -> String {
-    let mut hist = vec![
-        format!("{pending} Pending"),
-        format!("{min_member} minAvailable"),
+    // The histogram's parts sorted as strings (`sort.Strings`), written into one string.
+    let mut hist = [
+        (pending, "Pending"),
+        (min_member, "minAvailable"),
+        (running, "Running"),
     ];
-    if running > 0 {
-        hist.push(format!("{running} Running"));
-    }
-    hist.sort();
+    let parts = if running > 0 { 3 } else { 2 };
+    hist[..parts].sort_by(|&a, &b| counted_text_cmp(a, b));
     let unschedulable = pending - schedulable.min(pending);
-    let mut pending_part = format!("{unschedulable} Unschedulable");
-    if schedulable > 0 {
-        pending_part.push_str(&format!(", {schedulable} Schedulable"));
+    let mut out = String::with_capacity(128 + task.len() + fit.len());
+    let _ = write!(
+        out,
+        "{pending}/{total} tasks in gang unschedulable: pod group is not ready, "
+    );
+    for (i, (c, word)) in hist[..parts].iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{c} {word}");
     }
-    format!(
-        "{pending}/{total} tasks in gang unschedulable: pod group is not ready, {}; Pending: {pending_part}. Origin reason is {task}: {fit}",
-        hist.join(", ")
-    )
+    let _ = write!(out, "; Pending: {unschedulable} Unschedulable");
+    if schedulable > 0 {
+        let _ = write!(out, ", {schedulable} Schedulable");
+    }
+    let _ = write!(out, ". Origin reason is {task}: {fit}");
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use kueuesim_model::{HyperNodeMember, HyperNodeSpec, Labels, Node, ResourceTable};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Comparing `<count> <text>` without writing it orders as the written strings do.
+        #[test]
+        fn counted_text_orders_as_the_written_strings(
+            a in (0usize..100_000, "[A-Za-z ./]{0,6}"),
+            b in (0usize..100_000, "[A-Za-z ./]{0,6}"),
+        ) {
+            let written = |(c, t): &(usize, String)| format!("{c} {t}");
+            prop_assert_eq!(
+                counted_text_cmp((a.0, &a.1), (b.0, &b.1)),
+                written(&a).cmp(&written(&b))
+            );
+        }
+
+        /// The gang message, written into one string, is the one built from sorted parts.
+        #[test]
+        fn gang_message_as_built_from_sorted_parts(
+            running in 0usize..30,
+            pending in 0usize..30,
+            min_member in 0usize..30,
+            schedulable in 0usize..30,
+        ) {
+            let total = running + pending;
+            let mut hist = vec![format!("{pending} Pending"), format!("{min_member} minAvailable")];
+            if running > 0 {
+                hist.push(format!("{running} Running"));
+            }
+            hist.sort();
+            let unschedulable = pending - schedulable.min(pending);
+            let mut pending_part = format!("{unschedulable} Unschedulable");
+            if schedulable > 0 {
+                pending_part.push_str(&format!(", {schedulable} Schedulable"));
+            }
+            let expected = format!(
+                "{pending}/{total} tasks in gang unschedulable: pod group is not ready, {}; \
+                 Pending: {pending_part}. Origin reason is t-0: fit",
+                hist.join(", ")
+            );
+            prop_assert_eq!(
+                gang_message(running, pending, min_member, total, schedulable, "t-0", "fit"),
+                expected
+            );
+        }
+    }
 
     /// V16 (network_topology_aware_test.go TestHyperNodeOrderFn, "score hypernodes for a
     /// subjob with default plugin arguments"): the fullest HyperNode that fits scores highest;

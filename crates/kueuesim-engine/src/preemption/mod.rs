@@ -178,17 +178,26 @@ struct Elem<'c> {
 struct Ctx<'p, 'u> {
     p: &'p Preemptor<'u>,
     settings: Preemption,
-    /// `contested[fr]`: whether `fr` needs preemption (a dense set, so membership is O(1)).
+    /// `contested[fr]`: whether `fr` needs preemption (a dense set, so membership is O(1)),
+    /// built only for a preemptor contesting more than `FEW_CONTESTED` `Fr`s; otherwise
+    /// empty, and the preemptor's short list is scanned instead (most searches contest one
+    /// `Fr`, and a search under overload is cheap enough that the set's allocation showed).
     contested: Vec<bool>,
 }
 
+/// Up to this many contested `Fr`s are looked up in the preemptor's list, not a dense set.
+const FEW_CONTESTED: usize = 4;
+
 impl<'p, 'u> Ctx<'p, 'u> {
-    /// The preemptor's context: its ClusterQueue's preemption settings and its contested
-    /// `Fr`s as a dense set.
+    /// The preemptor's context: its ClusterQueue's preemption settings and, for many
+    /// contested `Fr`s, those as a dense set.
     fn new(world: &World, tree: &QuotaTree, p: &'p Preemptor<'u>) -> Self {
-        let mut contested = vec![false; tree.fr_count()];
-        for fr in p.contested {
-            contested[fr.index()] = true;
+        let mut contested = Vec::new();
+        if p.contested.len() > FEW_CONTESTED {
+            contested = vec![false; tree.fr_count()];
+            for fr in p.contested {
+                contested[fr.index()] = true;
+            }
         }
         Ctx {
             p,
@@ -199,6 +208,9 @@ impl<'p, 'u> Ctx<'p, 'u> {
 
     /// `WorkloadUsesResources`: only workloads holding some contested `Fr` can help.
     fn uses_contested(&self, c: &Candidate) -> bool {
+        if self.contested.is_empty() {
+            return c.usage.iter().any(|(fr, _)| self.p.contested.contains(fr));
+        }
         c.usage
             .iter()
             .any(|(fr, _)| self.contested.get(fr.index()).copied().unwrap_or(false))

@@ -509,6 +509,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     not_admitted,
                     scan: Some(e.scan),
                 });
+                scratch.recycle(a);
                 continue;
             }
             Mode::Preempt if e.targets.is_empty() => {
@@ -529,6 +530,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     not_admitted,
                     scan: Some(e.scan),
                 });
+                scratch.recycle(a);
                 continue;
             }
             _ => {}

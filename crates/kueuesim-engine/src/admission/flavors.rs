@@ -171,6 +171,72 @@ pub struct Scratch {
     flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
     /// The pod set's requests as counted against quota (`quota_requests`).
     totals: ResourceList,
+    /// The vectors of assignments the cycle dropped, for the next ones.
+    pools: Pools,
+}
+
+/// The vectors of dropped assignments, emptied, handed to the next ones (`Scratch::recycle`):
+/// under overload a cycle drops nearly every assignment it makes (a head that does not fit
+/// is requeued with its message), millions in a run, each holding a handful of small vectors.
+#[derive(Default)]
+struct Pools {
+    usage: Vec<Vec<(Fr, i64)>>,
+    frs: Vec<Vec<Fr>>,
+    pod_sets: Vec<Vec<PodSetAssignment>>,
+    flavors: Vec<Vec<(ResourceId, FlavorId)>>,
+    reasons: Vec<Vec<Reason>>,
+    per_pod_set: Vec<Vec<(usize, Vec<Reason>)>>,
+    attempts: Vec<Vec<Attempt>>,
+}
+
+/// At most this many emptied vectors of a kind are kept (a cycle holds a few per head).
+const POOL_MAX: usize = 64;
+
+/// An emptied vector from `pool`, or a new one.
+fn take<T>(pool: &mut Vec<Vec<T>>) -> Vec<T> {
+    pool.pop().unwrap_or_default()
+}
+
+/// Empties `v` into `pool` if it holds memory and the pool has room.
+fn give<T>(pool: &mut Vec<Vec<T>>, mut v: Vec<T>) {
+    if v.capacity() > 0 && pool.len() < POOL_MAX {
+        v.clear();
+        pool.push(v);
+    }
+}
+
+impl Pools {
+    fn give_attempts(&mut self, mut attempts: Vec<Attempt>) {
+        for a in attempts.drain(..) {
+            give(&mut self.reasons, a.reasons);
+        }
+        give(&mut self.attempts, attempts);
+    }
+
+    fn give_per_pod_set(&mut self, mut per_pod_set: Vec<(usize, Vec<Reason>)>) {
+        for (_, reasons) in per_pod_set.drain(..) {
+            give(&mut self.reasons, reasons);
+        }
+        give(&mut self.per_pod_set, per_pod_set);
+    }
+}
+
+impl Scratch {
+    /// Takes back the vectors of an assignment the cycle is done with (its scan progress
+    /// moved out first), for the next assignments to fill.
+    pub(super) fn recycle(&mut self, a: Assignment) {
+        let p = &mut self.pools;
+        give(&mut p.usage, a.usage);
+        give(&mut p.frs, a.contested);
+        let mut pod_sets = a.pod_sets;
+        for ps in pod_sets.drain(..) {
+            give(&mut p.flavors, ps.flavors);
+        }
+        give(&mut p.pod_sets, pod_sets);
+        if let Some(unfit) = a.not_admitted {
+            p.give_per_pod_set(unfit.pod_sets);
+        }
+    }
 }
 
 /// A copy starts empty: only capacity would be copied, and a cloned simulation (a fork)
@@ -492,8 +558,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         // taken from the attempts at the end instead of copied as they come (this runs for
         // every head of every cycle).
         let pinned = self.pin.is_some();
-        let mut reasons = Vec::new();
-        let mut attempts = Vec::new();
+        let mut reasons = take(&mut self.scratch.pools.reasons);
+        let mut attempts = take(&mut self.scratch.pools.attempts);
         // The scan resumes after the flavor the last attempt ended on
         // (`NextFlavorToTryForPodSetResource`), so a workload that stopped at a flavor it
         // could not use tries the next one rather than the same one again.
@@ -534,7 +600,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             }
             let mut rep = BEST;
             let mut flavor_reason: &'static str = "";
-            let mut flavor_reasons: Vec<Reason> = Vec::new();
+            let mut flavor_reasons: Vec<Reason> = take(&mut self.scratch.pools.reasons);
             let mut max_borrow = 0;
             chosen.clear();
             for &(r, request) in requested {
@@ -589,7 +655,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             // assignment's event lists the attempts' reasons (`considered_message`), so they
             // are moved out (each pod set's reasons are sorted before they are worded).
             match attempts.as_mut_slice() {
-                [one] => reasons = std::mem::take(&mut one.reasons),
+                [one] => std::mem::swap(&mut reasons, &mut one.reasons),
                 many => {
                     for a in many {
                         reasons.append(&mut a.reasons);
@@ -629,15 +695,16 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let world = self.world;
         let cq = self.subject.cq;
         let queue = world.cluster_queue(cq);
-        let mut usage: Vec<(Fr, i64)> = Vec::new();
-        let mut pod_sets = Vec::new();
-        let mut contested = Vec::new();
+        let pools = &mut self.scratch.pools;
+        let mut usage: Vec<(Fr, i64)> = take(&mut pools.usage);
+        let mut pod_sets = take(&mut pools.pod_sets);
+        let mut contested = take(&mut pools.frs);
+        let mut preempt_reasons: Vec<(usize, Vec<Reason>)> = take(&mut pools.per_pod_set);
         let mut borrowing = 0u32;
         let mut mode = Mode::Fit;
         // The pod set that failed (the scan stops at the first), its reasons and the condition
         // reason: worded only if the cycle keeps this assignment.
         let mut failure: Option<(usize, Vec<Reason>, &'static str)> = None;
-        let mut preempt_reasons: Vec<(usize, Vec<Reason>)> = Vec::new();
         // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
         // assignment that fits needs them written out.
         let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
@@ -762,6 +829,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 sort_reasons(world, &mut reasons);
                 failure = Some((ps_index, reasons, reason));
                 mode = Mode::NoFit;
+                self.scratch.pools.give_attempts(ps_attempts);
                 break;
             }
             // `PodSetAssignment.RepresentativeMode`: a pod set whose status holds no reason
@@ -788,12 +856,14 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             }
             usage = merge_usage(usage);
             considered.push((&ps.name, ps_attempts));
-            if !reasons.is_empty() {
+            if reasons.is_empty() {
+                give(&mut self.scratch.pools.reasons, reasons);
+            } else {
                 sort_reasons(world, &mut reasons);
                 preempt_reasons.push((ps_index, reasons));
             }
-            let mut assigned: Vec<(ResourceId, FlavorId)> =
-                flavors.iter().map(|f| (f.0, f.1)).collect();
+            let mut assigned: Vec<(ResourceId, FlavorId)> = take(&mut self.scratch.pools.flavors);
+            assigned.extend(flavors.iter().map(|f| (f.0, f.1)));
             assigned.sort();
             pod_sets.push(PodSetAssignment {
                 flavors: assigned,
@@ -822,12 +892,18 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         contested.sort();
         contested.dedup();
         let not_admitted = match mode {
-            Mode::Fit => None,
+            Mode::Fit => {
+                self.scratch.pools.give_per_pod_set(preempt_reasons);
+                None
+            }
             Mode::NoFit => {
                 let (ps, reasons, reason) = failure.expect("a NoFit assignment has a failure");
+                let mut pod_sets = preempt_reasons;
+                pod_sets.clear();
+                pod_sets.push((ps, reasons));
                 Some(Unfit {
                     reason: most_severe("", reason),
-                    pod_sets: vec![(ps, reasons)],
+                    pod_sets,
                 })
             }
             Mode::Preempt => Some(Unfit {
@@ -839,6 +915,14 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         self.scratch.requested = requested;
         self.scratch.flavors = flavors;
         self.scratch.totals = totals;
+        let considered_text = if mode == Mode::Fit {
+            considered_message(world, &considered)
+        } else {
+            String::new()
+        };
+        for (_, attempts) in considered {
+            self.scratch.pools.give_attempts(attempts);
+        }
         Assignment {
             pod_sets,
             usage,
@@ -846,11 +930,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             borrowing,
             contested,
             not_admitted,
-            considered: if mode == Mode::Fit {
-                considered_message(world, &considered)
-            } else {
-                String::new()
-            },
+            considered: considered_text,
             last_tried,
         }
     }

@@ -187,6 +187,9 @@ struct Pools {
     reasons: Vec<Vec<Reason>>,
     per_pod_set: Vec<Vec<(usize, Vec<Reason>)>>,
     attempts: Vec<Vec<Attempt>>,
+    /// A scan progress's outer and per-pod-set vectors (`ScanProgress::last_tried`).
+    scans: Vec<Vec<Vec<(ResourceId, i32)>>>,
+    tried: Vec<Vec<(ResourceId, i32)>>,
 }
 
 /// At most this many emptied vectors of a kind are kept (a cycle holds a few per head).
@@ -222,6 +225,16 @@ impl Pools {
 }
 
 impl Scratch {
+    /// Takes back the vectors of a workload's scan progress that a newer one replaced
+    /// (`LastAssignment`), for the next assignments to fill.
+    pub fn recycle_scan(&mut self, mut last_tried: Vec<Vec<(ResourceId, i32)>>) {
+        let p = &mut self.pools;
+        for tried in last_tried.drain(..) {
+            give(&mut p.tried, tried);
+        }
+        give(&mut p.scans, last_tried);
+    }
+
     /// Takes back the vectors of an assignment the cycle is done with (its scan progress
     /// moved out first), for the next assignments to fill.
     pub(super) fn recycle(&mut self, a: Assignment) {
@@ -710,7 +723,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
         // Per pod set, the scan's progress per resource (`Assignment.append`): the pod sets
         // up to the first that failed, which records none.
-        let mut last_tried: Vec<Vec<(ResourceId, i32)>> = Vec::new();
+        let mut last_tried: Vec<Vec<(ResourceId, i32)>> = take(&mut self.scratch.pools.scans);
         // Kueue TAS: the pod sets with a topology request on a TAS flavor, and the first whose
         // quota fits but whose placement does not (while it would on an empty cluster).
         let mut tas_pod_sets: Vec<usize> = Vec::new();
@@ -733,7 +746,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let mut ps_attempts: Vec<Attempt> = Vec::new();
             let mut reasons: Vec<Reason> = Vec::new();
             let mut failed: Option<(Vec<Reason>, &'static str)> = None;
-            let mut tried: Vec<(ResourceId, i32)> = Vec::new();
+            let mut tried: Vec<(ResourceId, i32)> = take(&mut self.scratch.pools.tried);
             for &(r, amount) in &resources {
                 if flavors.iter().any(|f| f.0 == r) {
                     continue;
@@ -824,7 +837,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             }
             // A pod set whose quota failed keeps no flavors, so no progress (upstream's group
             // flavors are nil then); one failing only its topology placement keeps both.
-            last_tried.push(if quota_failed { Vec::new() } else { tried });
+            if quota_failed {
+                give(&mut self.scratch.pools.tried, tried);
+                last_tried.push(Vec::new());
+            } else {
+                last_tried.push(tried);
+            }
             if let Some((mut reasons, reason)) = failed {
                 sort_reasons(world, &mut reasons);
                 failure = Some((ps_index, reasons, reason));

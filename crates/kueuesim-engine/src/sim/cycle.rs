@@ -108,7 +108,9 @@ impl<'w> Simulation<'w> {
                 if old.last_tried != new.last_tried {
                     self.kueue.scan_loop.replace(w, Some(old), Some(&new));
                 }
-                **old = new;
+                // The replaced progress's vectors go back to the flavor assigner.
+                let replaced = std::mem::replace(&mut **old, new);
+                self.kueue.cycle_scratch.recycle_scan(replaced.last_tried);
             }
             (last, scan) => {
                 self.kueue

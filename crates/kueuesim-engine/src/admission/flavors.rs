@@ -915,14 +915,13 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 None
             }
             Mode::NoFit => {
+                // The message and the reason are the failed pod set's alone (`resolveNoFitReason`
+                // already falls back to `Pending` when it has nothing to say).
                 let (ps, reasons, reason) = failure.expect("a NoFit assignment has a failure");
-                let mut pod_sets = preempt_reasons;
-                pod_sets.clear();
+                self.scratch.pools.give_per_pod_set(preempt_reasons);
+                let mut pod_sets = take(&mut self.scratch.pools.per_pod_set);
                 pod_sets.push((ps, reasons));
-                Some(Unfit {
-                    reason: most_severe("", reason),
-                    pod_sets,
-                })
+                Some(Unfit { reason, pod_sets })
             }
             Mode::Preempt => Some(Unfit {
                 reason: REASON_WAITING_FOR_QUOTA,

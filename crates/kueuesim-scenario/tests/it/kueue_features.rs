@@ -255,6 +255,18 @@ fn flavor_node_labels_and_taints() {
     assert!(nowhere.pod_sets[0].nodes.is_empty());
 }
 
+#[test]
+fn a_resource_the_cluster_queue_does_not_cover_is_pending_not_an_empty_reason() {
+    // cpu fits (a Fit attempt), nvidia.com/gpu has no resource group: no NoFit attempt, so
+    // `resolveNoFitReason` has nothing to say and kueuesim writes `Pending`.
+    let r = run("resource-unavailable-reason");
+    let w = wl(&r, "default", "w");
+    assert_pending(w, Some("inadmissible"));
+    const MESSAGE: &str = "couldn't assign flavors to pod set main: resource nvidia.com/gpu unavailable in ClusterQueue";
+    assert_condition(w, "QuotaReserved", "False", "Pending", MESSAGE);
+    assert_eq!(warnings(w), [(0.0, "Pending", MESSAGE)]);
+}
+
 /// Upstream's `admit` (`pkg/scheduler/scheduler.go`) passes
 /// `flavorassigner.FormatFlavorAssignmentAttemptsForEvents(e.assignment)`
 /// (`pkg/scheduler/flavorassigner/flavor_assigner_attempts.go`) to

@@ -24,7 +24,9 @@ pub use labels::{
     TolerationOp,
 };
 pub use objects::*;
-pub use quantity::{Amount, Quantity, QuantityError, format_amount, resource_amount};
+pub use quantity::{
+    Amount, Quantity, QuantityError, decimal_digits, format_amount, resource_amount,
+};
 pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};

@@ -506,20 +506,25 @@ impl Amount<'_> {
         if negative {
             out.push('-');
         }
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut v = value;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+        out.push_str(decimal_digits(value, &mut [0; 20]));
         out.push_str(suffix);
     }
+}
+
+/// The decimal digits of `v`, as `Display` writes them, in `buf` (a stack buffer: the hot
+/// paths that word numbers, name workloads or hash their text use this instead of the
+/// formatting machinery).
+pub fn decimal_digits(mut v: u64, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
 }
 
 impl std::fmt::Display for Amount<'_> {

@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 
-use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World};
+use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World, decimal_digits};
 
 use super::kube::{
     balanced_allocation, feasible_nodes_to_find, least_allocated, most_allocated, sample_feasible,
@@ -648,30 +648,12 @@ pub(super) fn fit_error_with(
 /// Volcano's and Kubernetes' count histograms), without writing them: decimal digits compare
 /// as text, so "10 x" sorts before "2 x".
 fn counted_text_cmp(a: (usize, &str), b: (usize, &str)) -> std::cmp::Ordering {
-    let mut da = [0u8; 20];
-    let mut db = [0u8; 20];
-    let ia = decimal(a.0, &mut da)
-        .iter()
-        .chain(b" ")
-        .chain(a.1.as_bytes());
-    let ib = decimal(b.0, &mut db)
-        .iter()
-        .chain(b" ")
-        .chain(b.1.as_bytes());
+    let (mut da, mut db) = ([0; 20], [0; 20]);
+    let ia = decimal_digits(a.0 as u64, &mut da).bytes();
+    let ib = decimal_digits(b.0 as u64, &mut db).bytes();
+    let ia = ia.chain(*b" ").chain(a.1.bytes());
+    let ib = ib.chain(*b" ").chain(b.1.bytes());
     ia.cmp(ib)
-}
-
-/// The decimal digits of `n`, written at the end of `buf`.
-fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[at..];
-        }
-    }
 }
 
 /// A pod outside a subgroup's view.

@@ -233,18 +233,8 @@ fn kind_index(kind: SchedulerKind) -> usize {
 /// `{generator}-{index}`, written without the formatting machinery (every generated
 /// workload pays for its name and its uid).
 fn workload_name(generator: &str, index: u64) -> String {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut v = index;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let digits = std::str::from_utf8(&digits[i..]).expect("ASCII digits");
+    let mut buf = [0; 20];
+    let digits = kueuesim_model::decimal_digits(index, &mut buf);
     let mut name = String::with_capacity(generator.len() + 1 + digits.len());
     name.push_str(generator);
     name.push('-');

@@ -48,21 +48,10 @@ impl Fnv {
 
     /// The integer's decimal text, as `Display` writes it.
     fn int(&mut self, v: i64) -> &mut Fnv {
-        let mut buf = [0u8; 20];
-        let mut at = buf.len();
-        let mut n = v.unsigned_abs();
-        loop {
-            at -= 1;
-            buf[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
         if v < 0 {
             self.bytes(b"-");
         }
-        self.bytes(&buf[at..])
+        self.bytes(kueuesim_model::decimal_digits(v.unsigned_abs(), &mut [0; 20]).as_bytes())
     }
 }
 

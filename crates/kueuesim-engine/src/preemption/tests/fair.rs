@@ -2,6 +2,7 @@
 //! on the helpers of the parent module.
 
 use super::*;
+use crate::preemption::fair::fair_targets_gated;
 
 use PreemptionReason::InCohortFairSharing;
 

@@ -489,15 +489,15 @@ impl QueueManager {
 
     /// Moves every inadmissible workload of `cq` but those of `stay` back to its heap
     /// (`queueInadmissibleWorkloads` when no other has a reason to stay; `stay` may name
-    /// workloads queued elsewhere). Returns how many moved.
-    pub fn requeue_all_inadmissible(&mut self, cq: ClusterQueueId, stay: &[QueueKey]) -> usize {
+    /// workloads that are not parked). Returns how many moved.
+    pub fn requeue_all_inadmissible(
+        &mut self,
+        cq: ClusterQueueId,
+        stay: impl Iterator<Item = QueueKey>,
+    ) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.park_epoch += 1;
-        let staying: Vec<QueueKey> = stay
-            .iter()
-            .filter(|k| q.is_inadmissible(k))
-            .copied()
-            .collect();
+        let staying: Vec<QueueKey> = stay.filter(|k| q.is_inadmissible(k)).collect();
         for k in &staying {
             q.unpark_key(k);
         }
@@ -761,7 +761,7 @@ mod tests {
             }
             m
         });
-        assert_eq!(bulk.requeue_all_inadmissible(cq, &[]), 9);
+        assert_eq!(bulk.requeue_all_inadmissible(cq, std::iter::empty()), 9);
         assert_eq!(one_by_one.requeue_inadmissible(cq, |_| true), 9);
         let (b, o) = (bulk.queue(cq), one_by_one.queue(cq));
         let sorted = |q: &ClusterQueueQueue| {
@@ -892,7 +892,7 @@ mod tests {
                     }
                     Op::RequeueAll(i) => {
                         let stay = [nth(i)];
-                        let n = m.requeue_all_inadmissible(cq, &stay);
+                        let n = m.requeue_all_inadmissible(cq, stay.iter().copied());
                         r.parked_shapes.clear();
                         let back: Vec<QueueKey> =
                             r.inadmissible.iter().filter(|k| **k != stay[0]).copied().collect();

@@ -392,12 +392,24 @@ impl<'w> Simulation<'w> {
             .backoffs
             .split_off(&(now + SimDuration::from_millis(1), WorkloadId(0)));
         self.kueue.backoffs = live;
-        let in_backoff: Vec<QueueKey> = self
+        // Each with the ClusterQueue it is queued in, sorted by it: a ClusterQueue looks at
+        // its own alone (thousands wait in back-off on an overloaded cluster, and every
+        // release of quota requeues).
+        let mut in_backoff: Vec<(ClusterQueueId, QueueKey)> = self
             .kueue
             .backoffs
             .iter()
-            .filter_map(|&(_, w)| self.runtimes[w.index()].key)
+            .filter_map(|&(_, w)| {
+                let rt = &self.runtimes[w.index()];
+                match (&rt.spec.queue, rt.key) {
+                    (QueueRef::Local(lq), Some(key)) => {
+                        Some((world.local_queue(*lq).cluster_queue, key))
+                    }
+                    _ => None,
+                }
+            })
             .collect();
+        in_backoff.sort_unstable_by_key(|&(cq, key)| (cq, key.workload));
         for cq in cqs_under(&self.kueue.tree, target) {
             // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
             let selector = &world.cluster_queue(cq).namespace_selector;
@@ -418,7 +430,10 @@ impl<'w> Simulation<'w> {
                         })
                         .count()
                 };
-                let n = self.kueue.queues.requeue_all_inadmissible(cq, &in_backoff);
+                let from = in_backoff.partition_point(|&(c, _)| c < cq);
+                let to = in_backoff.partition_point(|&(c, _)| c <= cq);
+                let stay = in_backoff[from..to].iter().map(|&(_, key)| key);
+                let n = self.kueue.queues.requeue_all_inadmissible(cq, stay);
                 #[cfg(debug_assertions)]
                 assert_eq!(
                     n, expected,

@@ -279,10 +279,9 @@ impl ClusterQueueQueue {
         let Some(&first) = s.active.first() else {
             return 0;
         };
-        let mut moved = std::mem::take(&mut s.active);
+        let moved = std::mem::take(&mut s.active);
         let n = moved.len();
-        // A swap when none of the shape is parked yet (`BTreeSet::append` into an empty set).
-        s.inadmissible.append(&mut moved);
+        merge_into(&mut s.inadmissible, moved);
         self.heads.remove(&first);
         self.active_len -= n;
         self.inadmissible_len += n;
@@ -302,8 +301,8 @@ impl ClusterQueueQueue {
             let old_first = s.active.first().copied();
             moved += s.inadmissible.len();
             // Keys are unique per workload and a workload is in one set only, so the merge
-            // keeps every key; into an empty set it is a swap.
-            s.active.append(&mut s.inadmissible);
+            // keeps every key.
+            merge_into(&mut s.active, std::mem::take(&mut s.inadmissible));
             let first = *s.active.first().expect("just filled");
             if old_first != Some(first) {
                 if let Some(f) = old_first {
@@ -316,6 +315,24 @@ impl ClusterQueueQueue {
         self.inadmissible_len -= moved;
         *total += moved;
         moved
+    }
+}
+
+/// Adds every key of `from` to `into`, by the cheapest way for their sizes: a swap into an
+/// empty set, one insertion per key of a much smaller set, else `BTreeSet::append` (which
+/// rebuilds both whole: on an overloaded cluster a shape's thousands of parked workloads
+/// would be rebuilt for every one workload joining them).
+fn merge_into(into: &mut BTreeSet<QueueKey>, mut from: BTreeSet<QueueKey>) {
+    if from.len() > into.len() {
+        std::mem::swap(into, &mut from);
+    }
+    if from.is_empty() {
+        return;
+    }
+    if from.len() * 16 <= into.len() {
+        into.extend(from);
+    } else {
+        into.append(&mut from);
     }
 }
 

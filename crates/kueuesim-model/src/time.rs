@@ -81,6 +81,20 @@ impl SimDuration {
         self.0 as f64 / 1000.0
     }
 
+    /// Appends the duration in whole seconds, rounded half to even, as Go's `%.0f` of
+    /// `Duration.Seconds()` writes it (Kueue's "wait time since queued was 5s"); the same
+    /// text as `format!("{:.0}", self.as_secs_f64())`, without the float formatting that
+    /// every admission's event would pay for.
+    pub fn push_whole_secs(self, out: &mut String) {
+        let (secs, rem) = (self.0.unsigned_abs() / 1000, self.0.unsigned_abs() % 1000);
+        let rounded = secs + u64::from(rem > 500 || (rem == 500 && secs % 2 == 1));
+        // `{:.0}` keeps the sign of a negative value that rounds to zero ("-0").
+        if self.0 < 0 {
+            out.push('-');
+        }
+        out.push_str(crate::decimal_digits(rounded, &mut [0; 20]));
+    }
+
     /// Parses Go's `time.ParseDuration` syntax: a sequence of decimal numbers, each with an
     /// optional fraction and a unit (`ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`), such as `90s`,
     /// `2h30m`, `1.5h`, `.5h`, `1.h` or `300us`; a bare `0` needs no unit.
@@ -826,6 +840,13 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn whole_secs_are_the_float_formatting(ms in -10_000_000i64..10_000_000_000) {
+            let mut out = String::new();
+            SimDuration(ms).push_whole_secs(&mut out);
+            prop_assert_eq!(out, format!("{:.0}", SimDuration(ms).as_secs_f64()));
+        }
+
         #[test]
         fn duration_display_round_trips(ms in 0i64..1_000_000_000_000) {
             let d = SimDuration(ms);

@@ -440,11 +440,26 @@ impl<'w> Simulation<'w> {
         if let (Some(out), Some(_)) = (&mut self.outbox, cycle) {
             out.push_wait(w, self.runtimes[w.index()].spec.clone(), at - queued_since);
         }
-        let waited = (at - queued_since).as_secs_f64();
-        let considered = if a.considered.is_empty() {
-            String::new()
+        // The admission's event messages, written piece by piece: formatting machinery for
+        // two messages per admission showed in profiles of a million workloads.
+        let (reserved_msg, admitted_msg) = if cycle.is_some() {
+            let mut reserved = String::with_capacity(80 + cq_name.len() + a.considered.len());
+            reserved.push_str("Quota reserved in ClusterQueue ");
+            reserved.push_str(cq_name);
+            reserved.push_str(", wait time since queued was ");
+            (at - queued_since).push_whole_secs(&mut reserved);
+            reserved.push('s');
+            if !a.considered.is_empty() {
+                reserved.push_str("; Flavors considered: ");
+                reserved.push_str(&a.considered);
+            }
+            let mut admitted = String::with_capacity(64 + cq_name.len());
+            admitted.push_str("Admitted by ClusterQueue ");
+            admitted.push_str(cq_name);
+            admitted.push_str(", wait time since reservation was 0s");
+            (reserved, admitted)
         } else {
-            format!("; Flavors considered: {}", a.considered)
+            (String::new(), String::new())
         };
         {
             let rt = &mut self.runtimes[w.index()];
@@ -464,7 +479,7 @@ impl<'w> Simulation<'w> {
                 EventType::Normal,
                 KUEUE_ADMISSION,
                 "QuotaReserved",
-                format!("Quota reserved in ClusterQueue {cq_name}, wait time since queued was {waited:.0}s{considered}"),
+                reserved_msg,
                 cycle,
             );
             self.record_event(
@@ -472,7 +487,7 @@ impl<'w> Simulation<'w> {
                 EventType::Normal,
                 KUEUE_ADMISSION,
                 "Admitted",
-                format!("Admitted by ClusterQueue {cq_name}, wait time since reservation was 0s"),
+                admitted_msg,
                 cycle,
             );
         }
@@ -481,7 +496,7 @@ impl<'w> Simulation<'w> {
             ConditionType::QuotaReserved,
             true,
             "QuotaReserved",
-            format!("Quota reserved in ClusterQueue {cq_name}"),
+            ["Quota reserved in ClusterQueue ", cq_name].concat(),
             at,
         );
         // SetQuotaReservation resets an earlier eviction's conditions.

@@ -493,10 +493,19 @@ fn topology_attempt(
     }
     // Nothing fits: explain with the last HyperNode tried, or, when none passed the
     // resource pre-filter, with the roomiest allowed one.
-    let last_in_order = last_tier.iter().copied().min_by(|&a, &b| {
-        let (ka, kb) = (order_key(cluster, a), order_key(cluster, b));
-        ka.0.total_cmp(&kb.0).then(ka.1.cmp(&kb.1))
-    });
+    // The first of the lowest keys (as `min_by` gives it), each key worked out once: a gang
+    // that fits nowhere comes here after every release, over hundreds of HyperNodes.
+    let mut last_in_order: Option<(DomainId, (f64, u64))> = None;
+    for &d in &last_tier {
+        let k = order_key(cluster, d);
+        let lower = last_in_order
+            .as_ref()
+            .is_none_or(|(_, m)| k.0.total_cmp(&m.0).then(k.1.cmp(&m.1)).is_lt());
+        if lower {
+            last_in_order = Some((d, k));
+        }
+    }
+    let last_in_order = last_in_order.map(|(d, _)| d);
     let (d, mut f) = match (last_in_order, last_failure) {
         (Some(d), Some((fd, f))) if d == fd => (fd, f),
         (skipped, _) => {

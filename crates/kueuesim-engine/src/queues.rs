@@ -89,8 +89,14 @@ struct ShapeQueue {
 /// the head popped is the one Kueue's single heap gives.
 #[derive(Clone, Debug)]
 pub struct ClusterQueueQueue {
-    /// The first active key of every shape with an active workload: the heap's candidates.
+    /// The first active key of every shape with an active workload (but `unfilled`'s): the
+    /// heap's candidates.
     heads: BTreeSet<QueueKey>,
+    /// The slot of the shape whose head was just popped and whose next key is not yet in
+    /// `heads`. A popped head that fails parks its whole shape at once, so filling its place
+    /// at the pop would insert a key into `heads` only to remove it again; it is filled on
+    /// the next change to the queue instead (`fill_popped`), unless the shape is parked first.
+    unfilled: Option<u32>,
     /// The shapes seen in this ClusterQueue, dense by first appearance.
     shapes: Vec<ShapeQueue>,
     /// Each global shape id's index in `shapes` (`NO_SLOT`: none yet).
@@ -119,6 +125,7 @@ impl Default for ClusterQueueQueue {
     fn default() -> Self {
         ClusterQueueQueue {
             heads: BTreeSet::new(),
+            unfilled: None,
             shapes: Vec::new(),
             slot: Vec::new(),
             active_len: 0,
@@ -143,7 +150,38 @@ impl ClusterQueueQueue {
 
     /// The head the heap's order gives (the sticky preemptor aside).
     pub fn first_active(&self) -> Option<&QueueKey> {
-        self.heads.first()
+        let unfilled = self
+            .unfilled
+            .and_then(|i| self.shapes[i as usize].active.first());
+        match (self.heads.first(), unfilled) {
+            (Some(h), Some(u)) => Some(h.min(u)),
+            (h, u) => h.or(u),
+        }
+    }
+
+    /// Puts the next key of the shape whose head was popped into `heads` (see `unfilled`).
+    fn fill_popped(&mut self) {
+        if let Some(i) = self.unfilled.take()
+            && let Some(&next) = self.shapes[i as usize].active.first()
+        {
+            self.heads.insert(next);
+        }
+    }
+
+    /// Pops `key`, the first key of its shape's set and of `heads` (the head `pop_heads`
+    /// takes when no sticky preemptor or Admission Fair Sharing decides otherwise), leaving
+    /// the shape's next key out of `heads` until the queue next changes.
+    fn pop_first(&mut self, key: &QueueKey, total: &mut usize) {
+        self.fill_popped();
+        let i = self.slot[key.shape as usize];
+        let s = &mut self.shapes[i as usize];
+        debug_assert_eq!(s.active.first(), Some(key));
+        debug_assert_eq!(self.heads.first(), Some(key));
+        s.active.pop_first();
+        self.heads.pop_first();
+        self.unfilled = Some(i);
+        self.active_len -= 1;
+        *total -= 1;
     }
 
     /// Every active workload, in no particular order.
@@ -213,6 +251,7 @@ impl ClusterQueueQueue {
 
     /// Adds `key` to the active heap; `total` counts the workloads of every heap.
     fn activate(&mut self, key: QueueKey, total: &mut usize) {
+        self.fill_popped();
         let s = self.shape_mut(key.shape);
         let old_first = s.active.first().copied();
         if !s.active.insert(key) {
@@ -230,6 +269,7 @@ impl ClusterQueueQueue {
 
     /// Removes `key` from the active heap, if there.
     fn deactivate(&mut self, key: &QueueKey, total: &mut usize) {
+        self.fill_popped();
         let Some(&i) = self.slot.get(key.shape as usize).filter(|&&i| i != NO_SLOT) else {
             return;
         };
@@ -275,6 +315,16 @@ impl ClusterQueueQueue {
 
     /// Parks every active workload of `shape`; returns how many.
     fn park_shape(&mut self, shape: u32, total: &mut usize) -> usize {
+        // The shape of the head just popped (the usual case: a head that does not fit parks
+        // its shape) has its next key out of `heads` already.
+        let popped = self
+            .unfilled
+            .is_some_and(|i| self.slot.get(shape as usize) == Some(&i));
+        if popped {
+            self.unfilled = None;
+        } else {
+            self.fill_popped();
+        }
         let s = self.parking_shape(shape);
         let Some(&first) = s.active.first() else {
             return 0;
@@ -282,7 +332,9 @@ impl ClusterQueueQueue {
         let moved = std::mem::take(&mut s.active);
         let n = moved.len();
         merge_into(&mut s.inadmissible, moved);
-        self.heads.remove(&first);
+        if !popped {
+            self.heads.remove(&first);
+        }
         self.active_len -= n;
         self.inadmissible_len += n;
         *total -= n;
@@ -291,6 +343,7 @@ impl ClusterQueueQueue {
 
     /// Moves every inadmissible workload back to the heap; returns how many.
     fn unpark_all(&mut self, total: &mut usize) -> usize {
+        self.fill_popped();
         let mut moved = 0;
         for i in self.with_parked.drain(..) {
             let s = &mut self.shapes[i as usize];
@@ -429,6 +482,7 @@ impl QueueManager {
             if q.active_len == 0 || !eligible(cq) {
                 continue;
             }
+            q.fill_popped();
             let sticky = q.sticky.as_ref().filter(|k| q.is_active(k));
             let first = q.heads.first().expect("non-empty");
             let key = *if afs_usage(first.workload).is_some() {
@@ -447,7 +501,13 @@ impl QueueManager {
             } else {
                 sticky.unwrap_or(first)
             };
-            q.deactivate(&key, &mut self.active_total);
+            if q.heads.first() == Some(&key)
+                && q.shapes[q.slot[key.shape as usize] as usize].active.first() == Some(&key)
+            {
+                q.pop_first(&key, &mut self.active_total);
+            } else {
+                q.deactivate(&key, &mut self.active_total);
+            }
             heads.push((cq, key));
         }
         heads
@@ -593,6 +653,7 @@ impl QueueManager {
             ..*k
         };
         for q in &mut self.queues {
+            q.fill_popped();
             q.heads = q.heads.iter().map(fix).collect();
             for s in &mut q.shapes {
                 s.active = s.active.iter().map(fix).collect();

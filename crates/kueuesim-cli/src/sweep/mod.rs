@@ -593,15 +593,19 @@ fn one_index(
 
 /// Per variant: its runs and a few kept figures as mean ± 95 % CI.
 fn table(sweep: &spec::Sweep, rows: &[Row]) -> String {
-    let columns = run::columns(&sweep.figures, rows);
-    let shown: Vec<String> = if sweep.figures.is_empty() {
-        ["waitSeconds.p90", "gpu.utilization", "workloads.finished"]
+    let mut columns = run::columns(&sweep.figures, rows);
+    // The kept figures past the fourth are not shown, but named below the table: a figure
+    // asked for is never dropped without a word (all are in sweep.csv).
+    let (shown, not_shown): (Vec<String>, Vec<String>) = if sweep.figures.is_empty() {
+        let shown = ["waitSeconds.p90", "gpu.utilization", "workloads.finished"]
             .iter()
             .filter(|f| columns.iter().any(|c| c == *f))
             .map(|f| f.to_string())
-            .collect()
+            .collect();
+        (shown, Vec::new())
     } else {
-        columns.into_iter().take(4).collect()
+        let rest = columns.split_off(columns.len().min(TABLE_FIGURES));
+        (columns, rest)
     };
     let mut lines: Vec<Vec<String>> = Vec::new();
     let mut head = vec!["VARIANT".to_string(), "RUNS".into(), "FAILED".into()];
@@ -645,8 +649,28 @@ fn table(sweep: &spec::Sweep, rows: &[Row]) -> String {
             .collect();
         out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
     }
+    if !not_shown.is_empty() {
+        const NAMED: usize = 8;
+        let mut names = not_shown
+            .iter()
+            .take(NAMED)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if not_shown.len() > NAMED {
+            names.push_str(", …");
+        }
+        out.push_str(&format!(
+            "\n  {} more kept figure{} in sweep.csv and sweep-summary.csv: {names}\n",
+            not_shown.len(),
+            if not_shown.len() == 1 { "" } else { "s" },
+        ));
+    }
     out
 }
+
+/// How many kept figures the table shows (its width on a terminal).
+const TABLE_FIGURES: usize = 4;
 
 #[cfg(test)]
 mod tests {

@@ -86,6 +86,13 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
     assert!(lines[1].starts_with("quota=128,128,1,ok,,"), "{csv}");
     assert!(lines[4].starts_with("quota=192,192,2,ok,,"), "{csv}");
     assert!(stdout(&a).contains("quota=192  2     0"), "{}", stdout(&a));
+    // Five kept figures (p90, three ClusterQueues' shares, cycles): the table shows four and
+    // names the fifth.
+    assert!(
+        stdout(&a).contains("1 more kept figure in sweep.csv and sweep-summary.csv: cycles"),
+        "{}",
+        stdout(&a)
+    );
 
     // Delete one row: the rerun makes just that run and writes the same file.
     let cut: Vec<&str> = lines

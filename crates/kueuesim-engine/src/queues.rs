@@ -92,10 +92,11 @@ pub struct ClusterQueueQueue {
     /// The first active key of every shape with an active workload (but `unfilled`'s): the
     /// heap's candidates.
     heads: BTreeSet<QueueKey>,
-    /// The slot of the shape whose head was just popped and whose next key is not yet in
-    /// `heads`. A popped head that fails parks its whole shape at once, so filling its place
-    /// at the pop would insert a key into `heads` only to remove it again; it is filled on
-    /// the next change to the queue instead (`fill_popped`), unless the shape is parked first.
+    /// The slot of the shape whose first key was just taken out (a popped head) and whose
+    /// next key is not yet in `heads`. A popped head that fails parks its whole shape at
+    /// once, so filling its place at the pop would insert a key into `heads` only to remove
+    /// it again; it is filled on the next change to the queue instead (`fill_popped`), unless
+    /// the shape is parked first.
     unfilled: Option<u32>,
     /// The shapes seen in this ClusterQueue, dense by first appearance.
     shapes: Vec<ShapeQueue>,
@@ -159,29 +160,14 @@ impl ClusterQueueQueue {
         }
     }
 
-    /// Puts the next key of the shape whose head was popped into `heads` (see `unfilled`).
+    /// Puts the next key of the shape whose first key was taken out into `heads` (see
+    /// `unfilled`).
     fn fill_popped(&mut self) {
         if let Some(i) = self.unfilled.take()
             && let Some(&next) = self.shapes[i as usize].active.first()
         {
             self.heads.insert(next);
         }
-    }
-
-    /// Pops `key`, the first key of its shape's set and of `heads` (the head `pop_heads`
-    /// takes when no sticky preemptor or Admission Fair Sharing decides otherwise), leaving
-    /// the shape's next key out of `heads` until the queue next changes.
-    fn pop_first(&mut self, key: &QueueKey, total: &mut usize) {
-        self.fill_popped();
-        let i = self.slot[key.shape as usize];
-        let s = &mut self.shapes[i as usize];
-        debug_assert_eq!(s.active.first(), Some(key));
-        debug_assert_eq!(self.heads.first(), Some(key));
-        s.active.pop_first();
-        self.heads.pop_first();
-        self.unfilled = Some(i);
-        self.active_len -= 1;
-        *total -= 1;
     }
 
     /// Every active workload, in no particular order.
@@ -282,16 +268,15 @@ impl ClusterQueueQueue {
         } else if !s.active.remove(key) {
             return;
         }
-        // Only a shape's first key is in `heads`.
+        // Only a shape's first key is in `heads`; the shape's next key goes in at the
+        // queue's next change (`unfilled`).
         if shape_first {
             if self.heads.first() == Some(key) {
                 self.heads.pop_first();
             } else {
                 self.heads.remove(key);
             }
-            if let Some(&next) = s.active.first() {
-                self.heads.insert(next);
-            }
+            self.unfilled = Some(i);
         }
         self.active_len -= 1;
         *total -= 1;
@@ -501,13 +486,7 @@ impl QueueManager {
             } else {
                 sticky.unwrap_or(first)
             };
-            if q.heads.first() == Some(&key)
-                && q.shapes[q.slot[key.shape as usize] as usize].active.first() == Some(&key)
-            {
-                q.pop_first(&key, &mut self.active_total);
-            } else {
-                q.deactivate(&key, &mut self.active_total);
-            }
+            q.deactivate(&key, &mut self.active_total);
             heads.push((cq, key));
         }
         heads

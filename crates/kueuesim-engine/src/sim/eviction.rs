@@ -399,15 +399,7 @@ impl<'w> Simulation<'w> {
             .kueue
             .backoffs
             .iter()
-            .filter_map(|&(_, w)| {
-                let rt = &self.runtimes[w.index()];
-                match (&rt.spec.queue, rt.key) {
-                    (QueueRef::Local(lq), Some(key)) => {
-                        Some((world.local_queue(*lq).cluster_queue, key))
-                    }
-                    _ => None,
-                }
-            })
+            .filter_map(|&(_, w)| self.queued_at(w))
             .collect();
         in_backoff.sort_unstable_by_key(|&(cq, key)| (cq, key.workload));
         for cq in cqs_under(&self.kueue.tree, target) {

@@ -765,6 +765,17 @@ impl<'w> Simulation<'w> {
         self
     }
 
+    /// Where `w` waits, if queued through a LocalQueue: its ClusterQueue and its queue key.
+    fn queued_at(&self, w: WorkloadId) -> Option<(ClusterQueueId, crate::queues::QueueKey)> {
+        let rt = &self.runtimes[w.index()];
+        match (&rt.spec.queue, rt.key) {
+            (QueueRef::Local(lq), Some(key)) => {
+                Some((self.world.local_queue(*lq).cluster_queue, key))
+            }
+            _ => None,
+        }
+    }
+
     /// The caller's queue-order key of `w` (`hooks::Hooks::queue_order`), 0 without a hook.
     fn policy_order_key(&self, w: WorkloadId, wl: &Workload) -> i64 {
         let Some(h) = self.hooks.as_ref().filter(|h| h.borrow().orders()) else {

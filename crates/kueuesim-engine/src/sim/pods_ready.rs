@@ -1,7 +1,7 @@
 //! `waitForPodsReady`: tracking the workloads holding quota without ready pods, blocking
 //! admission, and the PodsReady timeout with its requeue back-off.
 
-use kueuesim_model::{QueueRef, SimDuration, WorkloadId};
+use kueuesim_model::{SimDuration, WorkloadId};
 
 use crate::outcome::{ConditionType, WorkloadState};
 use crate::preemption::AdmittedWorkloads;
@@ -106,10 +106,7 @@ impl<'w> Simulation<'w> {
             "BackoffFinished",
             "The workload backoff was finished".into(),
         );
-        if let (Some(key), QueueRef::Local(lq)) =
-            (self.runtimes[w.index()].key, &self.spec(w).queue)
-        {
-            let cq = self.world.local_queue(*lq).cluster_queue;
+        if let Some((cq, key)) = self.queued_at(w) {
             self.kueue.queues.push_active(cq, key);
             self.request_cycle();
         }

@@ -450,18 +450,21 @@ impl QueueManager {
         &mut self,
         eligible: impl Fn(ClusterQueueId) -> bool,
     ) -> Vec<(ClusterQueueId, QueueKey)> {
-        self.pop_heads_afs(eligible, |_| None)
+        let mut heads = Vec::new();
+        self.pop_heads_afs(eligible, |_| None, |cq, key| heads.push((cq, key)));
+        heads
     }
 
     /// `pop_heads` where, in ClusterQueues with Admission Fair Sharing (`afs_usage` of one of
     /// their workloads is `Some`), the workload of the LocalQueue with the lowest usage goes
-    /// first, then the usual order (`queueOrderingFunc`).
+    /// first, then the usual order (`queueOrderingFunc`). Each head goes to `head` (the
+    /// caller's buffer, kept from cycle to cycle).
     pub fn pop_heads_afs(
         &mut self,
         eligible: impl Fn(ClusterQueueId) -> bool,
         afs_usage: impl Fn(WorkloadId) -> Option<f64>,
-    ) -> Vec<(ClusterQueueId, QueueKey)> {
-        let mut heads = Vec::new();
+        mut head: impl FnMut(ClusterQueueId, QueueKey),
+    ) {
         for (i, q) in self.queues.iter_mut().enumerate() {
             let cq = ClusterQueueId::from_index(i);
             if q.active_len == 0 || !eligible(cq) {
@@ -487,9 +490,8 @@ impl QueueManager {
                 sticky.unwrap_or(first)
             };
             q.deactivate(&key, &mut self.active_total);
-            heads.push((cq, key));
+            head(cq, key);
         }
-        heads
     }
 
     /// Puts back a head that was not admitted (`RequeueIfNotPresent`). StrictFIFO returns

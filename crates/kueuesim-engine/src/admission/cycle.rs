@@ -18,7 +18,6 @@ use super::flavors::{
     FlavorAssigner, Scratch, Subject, preemption_targets, remove_workloads, tas_request,
     topology_assignment,
 };
-use super::messages::MESSAGE_CAPACITY;
 use super::tas_fit::{PreemptorTopology, tas_flavor_of};
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,
@@ -26,7 +25,7 @@ use super::{
 };
 
 /// An entry of the cycle: a nominated head with its assignment and preemption targets.
-struct Entry {
+pub(super) struct Entry {
     head: Head,
     priority: i32,
     assignment: Assignment,
@@ -184,13 +183,25 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
         admitted,
         subject,
         tas,
-        last_search: None,
+        searched: false,
         last: start.last,
         pin: start.pin,
         scratch,
     };
-    let full_counts: Vec<u32> = wl.pod_sets.iter().map(|p| p.count).collect();
-    let full = fa.assign(&full_counts);
+    // Most workloads have one or two pod sets: their counts stay on the stack (this runs for
+    // every head of every cycle).
+    let mut on_stack = [0u32; 8];
+    let on_heap: Vec<u32>;
+    let full_counts: &[u32] = if wl.pod_sets.len() <= on_stack.len() {
+        for (c, p) in on_stack.iter_mut().zip(&wl.pod_sets) {
+            *c = p.count;
+        }
+        &on_stack[..wl.pod_sets.len()]
+    } else {
+        on_heap = wl.pod_sets.iter().map(|p| p.count).collect();
+        &on_heap
+    };
+    let full = fa.assign(full_counts);
     match full.mode {
         Mode::Fit => return (full, Vec::new()),
         Mode::Preempt => {
@@ -346,16 +357,19 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     p.topology = topology.as_ref().map(|t| t as &dyn TopologyFit);
     // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
     // answer stands for the scheduler's only without TAS.
-    let reused = match &fa.last_search {
-        Some(s) if p.topology.is_none() && s.usage == a.usage && s.contested == a.contested => {
+    let s = &fa.scratch.oracle;
+    let reused = match fa.searched {
+        true if p.topology.is_none() && s.usage == a.usage && s.contested == a.contested => {
             s.targets.clone()
         }
-        _ => return preemption_targets(fa.world, fa.tree, fa.admitted, &p),
+        _ => {
+            return preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search);
+        }
     };
     // Tests (debug builds) check the reuse against a search of its own.
     debug_assert_eq!(
         reused,
-        preemption_targets(fa.world, fa.tree, fa.admitted, &p),
+        preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search),
         "a reused preemption search differs"
     );
     reused
@@ -378,9 +392,14 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
 ) -> Vec<Decision> {
     let preserve = world.config.kueue_gates.preserve_scan_progress;
     let recompute_on_overlap = world.config.kueue_gates.recompute_on_overlap;
-    let mut decisions = Vec::with_capacity(heads.len());
+    // Both vectors are the scratch's, kept from cycle to cycle for their capacity; the
+    // decisions come back once applied (`Scratch::give_decisions`).
+    let mut decisions = std::mem::take(&mut scratch.decisions);
+    decisions.clear();
+    decisions.reserve(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut entries = std::mem::take(&mut scratch.entries);
+    entries.clear();
     for &h in heads {
         let wl = specs.spec(h.key.workload);
         let queue = world.cluster_queue(h.cq);
@@ -433,7 +452,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             cq_generation: generation,
             cycle: clock.cycle,
         };
-        entries.push(Entry {
+        entries.push_back(Entry {
             head: h,
             priority: wl.priority,
             assignment,
@@ -448,7 +467,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // sharing the tournament picks each next entry instead.
     let fair = world.config.kueue.fair_sharing.is_some();
     if !fair {
-        entries.sort_by_key(|e| {
+        entries.make_contiguous().sort_by_key(|e| {
             (
                 e.assignment.borrowing,
                 std::cmp::Reverse(e.priority),
@@ -461,7 +480,6 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // Process, with usage accumulating in the snapshot; undone at the end.
     let mark = tree.mark();
     let mut preempted: Vec<WorkloadId> = Vec::new();
-    let mut entries: std::collections::VecDeque<Entry> = entries.into();
     while !entries.is_empty() {
         let e = if fair {
             let next = fair_pick(world, tree, entries.make_contiguous());
@@ -502,7 +520,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         match a.mode {
             Mode::NoFit => {
                 let unfit = a.not_admitted.as_ref().expect("NoFit has a reason");
-                let not_admitted = unfit.not_admitted(world, specs.spec(h.key.workload));
+                let not_admitted =
+                    unfit.not_admitted(world, specs.spec(h.key.workload), scratch.take_string());
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::NoFit,
@@ -523,7 +542,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     }
                 }
                 let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
-                let not_admitted = unfit.not_admitted(world, specs.spec(h.key.workload));
+                let not_admitted =
+                    unfit.not_admitted(world, specs.spec(h.key.workload), scratch.take_string());
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::PreemptionNoCandidates,
@@ -583,7 +603,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         }
         if a.mode == Mode::Preempt {
             let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
-            let mut message = String::with_capacity(MESSAGE_CAPACITY);
+            let mut message = scratch.take_string();
             unfit.write_message(world, specs.spec(h.key.workload), &mut message);
             let _ = write!(
                 message,
@@ -662,6 +682,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         }
     }
     tree.rollback_to(mark);
+    scratch.entries = entries;
     decisions
 }
 

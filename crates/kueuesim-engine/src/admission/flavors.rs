@@ -12,16 +12,18 @@ use kueuesim_model::{
 
 use crate::outcome::PodSetAssignment;
 use crate::preemption::{
-    AdmittedWorkloads, FairStrategy, Preemptor, Target, classical_targets, fair_targets,
+    AdmittedWorkloads, FairStrategy, Preemptor, SearchScratch, Target, classical_targets_with,
+    fair_targets,
 };
 use crate::queues::QueueKey;
 use crate::tas::{TasCapacity, TasMode, TopologyAssignment};
 
 use super::messages::{
-    Attempt, Reason, Unfit, considered_message, most_severe, resolve_no_fit_reason, sort_reasons,
+    Attempt, MESSAGE_CAPACITY, Reason, Unfit, considered_message, most_severe,
+    resolve_no_fit_reason, sort_reasons,
 };
 use super::{
-    Assignment, Mode, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
+    Assignment, Decision, Mode, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
     REASON_TOPOLOGY_PLACEMENT_FAILED, REASON_WAITING_FOR_QUOTA, ScanProgress,
 };
 
@@ -135,10 +137,11 @@ pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
     pub(super) subject: Subject<'a>,
     /// What Kueue's TAS cache sees of the nodes.
     pub(super) tas: &'a TasCapacity,
-    /// The preemption oracle's last search. When the scheduler then asks `getTargets` for
-    /// exactly that usage (a one-resource workload, the common case) on the unchanged
-    /// snapshot, the answer is the same, so it is reused.
-    pub(super) last_search: Option<OracleSearch>,
+    /// Whether the preemption oracle searched for this workload (its last search is then
+    /// `scratch.oracle`). When the scheduler then asks `getTargets` for exactly that usage (a
+    /// one-resource workload, the common case) on the unchanged snapshot, the answer is the
+    /// same, so it is reused.
+    pub(super) searched: bool,
     /// The workload's flavor-scan progress from earlier attempts, if still current
     /// (`wl.LastAssignment` after `lastAssignmentOutdated`): each group's scan resumes after
     /// the flavor it last tried.
@@ -171,8 +174,19 @@ pub struct Scratch {
     flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
     /// The pod set's requests as counted against quota (`quota_requests`).
     totals: ResourceList,
+    /// `assign`'s flavor attempts per pod set (its index), for the QuotaReserved event.
+    considered: Vec<(usize, Vec<Attempt>)>,
     /// The vectors of assignments the cycle dropped, for the next ones.
     pools: Pools,
+    /// The preemption oracle's last search for the workload at hand (valid while
+    /// `FlavorAssigner::searched`): refilled rather than allocated for every head.
+    pub(super) oracle: OracleSearch,
+    /// The classical preemption search's vectors.
+    pub(super) search: SearchScratch,
+    /// The cycle's entries and its decisions, empty between cycles (the decisions come back
+    /// through `give_decisions` once applied).
+    pub(super) entries: std::collections::VecDeque<super::cycle::Entry>,
+    pub(super) decisions: Vec<Decision>,
 }
 
 /// The vectors of dropped assignments, emptied, handed to the next ones (`Scratch::recycle`):
@@ -190,6 +204,8 @@ struct Pools {
     /// A scan progress's outer and per-pod-set vectors (`ScanProgress::last_tried`).
     scans: Vec<Vec<Vec<(ResourceId, i32)>>>,
     tried: Vec<Vec<(ResourceId, i32)>>,
+    /// Emptied message strings (`Scratch::take_string`).
+    strings: Vec<String>,
 }
 
 /// At most this many emptied vectors of a kind are kept (a cycle holds a few per head).
@@ -225,6 +241,32 @@ impl Pools {
 }
 
 impl Scratch {
+    /// Takes back a cycle's decisions vector once every decision in it is applied.
+    pub fn give_decisions(&mut self, mut decisions: Vec<Decision>) {
+        decisions.clear();
+        if decisions.capacity() > self.decisions.capacity() {
+            self.decisions = decisions;
+        }
+    }
+
+    /// An empty string for a message: a recycled one (`give_string`), or a new one with room
+    /// for the usual one-reason message, so that it is written without growing.
+    pub fn take_string(&mut self) -> String {
+        self.pools
+            .strings
+            .pop()
+            .unwrap_or_else(|| String::with_capacity(MESSAGE_CAPACITY))
+    }
+
+    /// Takes back a message string nothing holds any more (a condition's or event's message
+    /// that a newer one replaced), for the next message.
+    pub fn give_string(&mut self, mut s: String) {
+        if s.capacity() >= MESSAGE_CAPACITY && self.pools.strings.len() < POOL_MAX {
+            s.clear();
+            self.pools.strings.push(s);
+        }
+    }
+
     /// Takes back the vectors of a workload's scan progress that a newer one replaced
     /// (`LastAssignment`), for the next assignments to fill.
     pub fn recycle_scan(&mut self, mut last_tried: Vec<Vec<(ResourceId, i32)>>) {
@@ -513,10 +555,17 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let usage = [(fr, val)];
             let contested = [fr];
             let p = self.preemptor(&usage, &contested);
-            let targets = preemption_targets(self.world, self.tree, self.admitted, &p);
+            let targets = preemption_targets(
+                self.world,
+                self.tree,
+                self.admitted,
+                &p,
+                &mut self.scratch.search,
+            );
             // The previous search's vectors are refilled rather than allocated again: a
             // head's flavors and partial-admission attempts each ask the oracle.
-            let search = self.last_search.get_or_insert_with(OracleSearch::default);
+            self.searched = true;
+            let search = &mut self.scratch.oracle;
             search.usage.clear();
             search.usage.extend_from_slice(&usage);
             search.contested.clear();
@@ -720,7 +769,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut failure: Option<(usize, Vec<Reason>, &'static str)> = None;
         // Per pod set, the flavors tried: the QuotaReserved event lists them, so only an
         // assignment that fits needs them written out.
-        let mut considered: Vec<(&String, Vec<Attempt>)> = Vec::new();
+        let mut considered = std::mem::take(&mut self.scratch.considered);
         // Per pod set, the scan's progress per resource (`Assignment.append`): the pod sets
         // up to the first that failed, which records none.
         let mut last_tried: Vec<Vec<(ResourceId, i32)>> = take(&mut self.scratch.pools.scans);
@@ -873,7 +922,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 }
             }
             usage = merge_usage(usage);
-            considered.push((&ps.name, ps_attempts));
+            considered.push((ps_index, ps_attempts));
             if reasons.is_empty() {
                 give(&mut self.scratch.pools.reasons, reasons);
             } else {
@@ -933,13 +982,14 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         self.scratch.flavors = flavors;
         self.scratch.totals = totals;
         let considered_text = if mode == Mode::Fit {
-            considered_message(world, &considered)
+            considered_message(world, &self.subject.wl.pod_sets, &considered)
         } else {
             String::new()
         };
-        for (_, attempts) in considered {
+        for (_, attempts) in considered.drain(..) {
             self.scratch.pools.give_attempts(attempts);
         }
+        self.scratch.considered = considered;
         Assignment {
             pod_sets,
             usage,
@@ -1034,9 +1084,10 @@ pub(super) fn preemption_targets(
     tree: &mut QuotaTree,
     admitted: &impl AdmittedWorkloads,
     p: &Preemptor<'_>,
+    search: &mut SearchScratch,
 ) -> Vec<Target> {
     match &world.config.kueue.fair_sharing {
-        None => classical_targets(world, tree, admitted, p),
+        None => classical_targets_with(world, tree, admitted, p, search),
         Some(strategies) => {
             let strategies: Vec<FairStrategy> = strategies
                 .iter()

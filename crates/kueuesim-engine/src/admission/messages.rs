@@ -162,11 +162,17 @@ fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
 
 /// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
 /// joined by ` | ` over the pod sets with something to say.
-pub(super) fn considered_message(world: &World, pod_sets: &[(&String, Vec<Attempt>)]) -> String {
-    pod_sets
+/// `considered` holds each pod set's index in `pod_sets` and its attempts.
+pub(super) fn considered_message(
+    world: &World,
+    pod_sets: &[kueuesim_model::PodSet],
+    considered: &[(usize, Vec<Attempt>)],
+) -> String {
+    considered
         .iter()
-        .filter_map(|(name, attempts)| {
+        .filter_map(|(ps, attempts)| {
             let text = format_attempts(world, attempts);
+            let name = &pod_sets[*ps].name;
             (!text.is_empty()).then(|| format!("{name}: {text}"))
         })
         .collect::<Vec<_>>()
@@ -250,9 +256,13 @@ impl Unfit {
     }
 
     /// The `QuotaReserved=False` condition of workload `wl` this stands for.
-    pub(super) fn not_admitted(&self, world: &World, wl: &Workload) -> NotAdmitted {
-        // Room for the usual one-reason message, so it is written without growing.
-        let mut message = String::with_capacity(MESSAGE_CAPACITY);
+    /// The message is written into `message`, an emptied string the caller recycles.
+    pub(super) fn not_admitted(
+        &self,
+        world: &World,
+        wl: &Workload,
+        mut message: String,
+    ) -> NotAdmitted {
         self.write_message(world, wl, &mut message);
         NotAdmitted {
             reason: self.reason,

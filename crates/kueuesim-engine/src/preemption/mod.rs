@@ -370,8 +370,19 @@ fn cohort_levels(
     {
         return;
     }
-    let mut remaining = ctx.p.usage.to_vec();
-    let mut advantage = fits_in_quota(tree, cq_node, &mut remaining);
+    // The usage left to place above each level; usually a few resources, kept on the stack
+    // (every preemption search of a ClusterQueue in a cohort comes here).
+    let mut on_stack = [(Fr(0), 0i64); 8];
+    let mut on_heap: Vec<(Fr, i64)>;
+    let remaining: &mut [(Fr, i64)] = if ctx.p.usage.len() <= on_stack.len() {
+        let r = &mut on_stack[..ctx.p.usage.len()];
+        r.copy_from_slice(ctx.p.usage);
+        r
+    } else {
+        on_heap = ctx.p.usage.to_vec();
+        &mut on_heap
+    };
+    let mut advantage = fits_in_quota(tree, cq_node, remaining);
     let mut previous = None;
     let mut current = tree.parent(cq_node);
     while let Some(node) = current {
@@ -382,7 +393,7 @@ fn cohort_levels(
                 advantage,
             });
         }
-        advantage |= fits_in_quota(tree, node, &mut remaining);
+        advantage |= fits_in_quota(tree, node, remaining);
         previous = Some(node);
         current = tree.parent(node);
     }
@@ -568,12 +579,15 @@ fn could_fit_bound(
     tree: &mut QuotaTree,
     admitted: &impl AdmittedWorkloads,
     only_with_borrowing: bool,
+    scratch: &mut SearchScratch,
 ) -> bool {
     let p = ctx.p;
     // (ClusterQueue, Fr, amount) to remove for the attempt with borrowing, and the
     // `ReclaimWithoutBorrowing` rest for the one without.
-    let mut with_borrowing: Vec<(ClusterQueueId, Fr, i64)> = Vec::new();
-    let mut without_borrowing: Vec<(ClusterQueueId, Fr, i64)> = Vec::new();
+    let with_borrowing = &mut scratch.with_borrowing;
+    let without_borrowing = &mut scratch.without_borrowing;
+    with_borrowing.clear();
+    without_borrowing.clear();
     let within = ctx.settings.within_cluster_queue;
     if policy_may_admit_some(p, admitted.lowest_priority(p.cq), within) {
         admitted.priority_usage(p.cq, &mut |priority, usage| {
@@ -598,21 +612,21 @@ fn could_fit_bound(
                         || priority >= p.priority
                         || threshold.is_some_and(|t| priority > t));
                 let out = if without_only {
-                    &mut without_borrowing
+                    &mut *without_borrowing
                 } else {
-                    &mut with_borrowing
+                    &mut *with_borrowing
                 };
                 out.extend(usage.iter().map(|&(fr, a)| (cq, fr, a)));
             });
         });
     });
     let mark = tree.mark();
-    for &(cq, fr, amount) in &with_borrowing {
+    for &(cq, fr, amount) in with_borrowing.iter() {
         tree.remove_usage(tree.cq_node(cq), fr, amount);
     }
     let mut fits = preemptor_fits(tree, p, true);
     if !fits && !only_with_borrowing {
-        for &(cq, fr, amount) in &without_borrowing {
+        for &(cq, fr, amount) in without_borrowing.iter() {
             tree.remove_usage(tree.cq_node(cq), fr, amount);
         }
         fits = preemptor_fits(tree, p, false);
@@ -718,6 +732,27 @@ pub fn classical_targets(
     admitted: &impl AdmittedWorkloads,
     p: &Preemptor<'_>,
 ) -> Vec<Target> {
+    classical_targets_with(world, tree, admitted, p, &mut SearchScratch::default())
+}
+
+/// The vectors a classical search fills and empties, kept by a caller that searches often
+/// (the flavor assigner asks for every head that needs preemption) for their capacity.
+#[derive(Default)]
+pub struct SearchScratch {
+    /// `could_fit_bound`'s (ClusterQueue, Fr, amount) to remove for the attempt with
+    /// borrowing, and the rest for the one without.
+    with_borrowing: Vec<(ClusterQueueId, Fr, i64)>,
+    without_borrowing: Vec<(ClusterQueueId, Fr, i64)>,
+}
+
+/// `classical_targets` with the caller's scratch vectors.
+pub fn classical_targets_with(
+    world: &World,
+    tree: &mut QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    p: &Preemptor<'_>,
+    scratch: &mut SearchScratch,
+) -> Vec<Target> {
     // A ClusterQueue in a cohort cycle is inactive; its walk to the root would not end.
     if tree.in_cycle(p.cq) {
         return Vec::new();
@@ -736,7 +771,7 @@ pub fn classical_targets(
     // collected. Under overload this is most searches, and most of their cost.
     let only_with_borrowing = forbidden && !under_nominal_on_contested(tree, p);
     // Tests (debug builds) go on to check the bound against the search it spares.
-    let bound = could_fit_bound(&ctx, tree, admitted, only_with_borrowing);
+    let bound = could_fit_bound(&ctx, tree, admitted, only_with_borrowing, scratch);
     if !bound && !cfg!(debug_assertions) {
         return Vec::new();
     }

@@ -25,11 +25,15 @@ pub(super) struct SuspendedCycle {
     /// were not scheduled"); the flag says whether a requeue that moved workloads counts as
     /// progress (not for a preemptor, which waits for its victims); last, the flavor-scan
     /// progress the head keeps.
-    pub(super) deferred: Vec<(Head, RequeueReason, NotAdmitted, bool, Option<ScanProgress>)>,
+    pub(super) deferred: Vec<DeferredRequeue>,
     pub(super) progress: bool,
     /// Waited: the queues may have changed since the cycle popped its heads.
     pub(super) resumed: bool,
 }
+
+/// A head to requeue at the end of its cycle: its reason, its condition, whether moving
+/// workloads counts as progress, and its flavor-scan progress.
+pub(super) type DeferredRequeue = (Head, RequeueReason, NotAdmitted, bool, Option<ScanProgress>);
 
 impl SuspendedCycle {
     /// The heads the cycle holds: those of its decisions still to apply, then those to requeue.
@@ -226,14 +230,17 @@ impl<'w> Simulation<'w> {
                 _ => None,
             }
         };
-        let heads: Vec<Head> = self
-            .kueue
-            .queues
-            .pop_heads_afs(|cq| !cq_stopped[cq.index()], afs_usage)
-            .into_iter()
-            .map(|(cq, key)| Head { cq, key })
-            .collect();
+        // The heads go into a buffer kept from cycle to cycle (an overloaded run has hundreds
+        // of thousands of cycles).
+        let mut heads = std::mem::take(&mut self.kueue.heads);
+        heads.clear();
+        self.kueue.queues.pop_heads_afs(
+            |cq| !cq_stopped[cq.index()],
+            afs_usage,
+            |cq, key| heads.push(Head { cq, key }),
+        );
         if heads.is_empty() {
+            self.kueue.heads = heads;
             self.progress.idle = true;
             return;
         }
@@ -265,11 +272,13 @@ impl<'w> Simulation<'w> {
             &mut self.kueue.cycle_scratch,
         );
         self.occupy_scheduler(heads.len(), &rest);
+        self.kueue.heads = heads;
         rest.reverse();
+        let deferred = std::mem::take(&mut self.kueue.deferred);
         self.apply_decisions(SuspendedCycle {
             cycle,
             rest,
-            deferred: Vec::new(),
+            deferred,
             progress: false,
             resumed: false,
         });
@@ -353,10 +362,13 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        for (head, reason, not_admitted, counts, scan) in std::mem::take(&mut state.deferred) {
+        for (head, reason, not_admitted, counts, scan) in state.deferred.drain(..) {
             let moved = self.requeue(head, reason, not_admitted, cycle, scan);
             state.progress |= counts && moved;
         }
+        // The emptied vectors serve the next cycle.
+        self.kueue.deferred = state.deferred;
+        self.kueue.cycle_scratch.give_decisions(state.rest);
         // Entries of a cycle that waited are requeued after broadcasts that happened during
         // the wait; upstream marks them active again, so broadcast once more.
         if state.resumed {

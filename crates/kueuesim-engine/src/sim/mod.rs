@@ -171,6 +171,10 @@ struct Kueue<'w> {
     scan_loop: cycle::ScanLoop,
     /// The flavor assigner's vectors, kept from cycle to cycle for their capacity.
     cycle_scratch: crate::admission::CycleScratch,
+    /// The cycle's heads and its deferred requeues: empty between cycles, kept for their
+    /// capacity.
+    heads: Vec<crate::admission::Head>,
+    deferred: Vec<cycle::DeferredRequeue>,
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -316,6 +320,8 @@ impl<'w> Simulation<'w> {
                 afs,
                 cq_generation: vec![0; world.cluster_queues.len()],
                 cycle_scratch: crate::admission::CycleScratch::default(),
+                heads: Vec::new(),
+                deferred: Vec::new(),
                 backoffs: BTreeSet::new(),
                 scan_loop: cycle::ScanLoop::default(),
             },

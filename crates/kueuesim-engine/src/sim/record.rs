@@ -70,7 +70,10 @@ impl<'w> Simulation<'w> {
                 }
                 c.status = status;
                 c.reason = reason;
-                c.message = message;
+                // The replaced message's string serves a later message (under overload every
+                // failed attempt rewrites its condition).
+                let old = std::mem::replace(&mut c.message, message);
+                self.kueue.cycle_scratch.give_string(old);
             }
             None => conds.push(Condition {
                 kind,
@@ -108,18 +111,37 @@ impl<'w> Simulation<'w> {
         {
             return;
         }
+        // The newest event stays last: in a run that keeps only the last event per source, the
+        // source's older one goes, and its string takes the new message.
+        let mut recycled = None;
         if self.rec.last_events_only
             && let Some(i) = previous
         {
-            // The newest event stays last: the source's older one goes.
-            events.remove(i);
+            recycled = Some(events.remove(i).message);
         }
+        let message = match message {
+            std::borrow::Cow::Owned(s) => {
+                if let Some(r) = recycled {
+                    self.kueue.cycle_scratch.give_string(r);
+                }
+                s
+            }
+            std::borrow::Cow::Borrowed(text) => match recycled {
+                Some(mut s) => {
+                    s.clear();
+                    s.push_str(text);
+                    s
+                }
+                // Exactly as long as the text: a run that keeps every event holds it.
+                None => text.to_owned(),
+            },
+        };
         let e = Event {
             at: self.now,
             kind,
             source,
             reason,
-            message: message.into_owned(),
+            message,
             cycle,
         };
         if let Some(out) = self.outbox.as_mut().filter(|o| o.wants_events()) {

@@ -519,8 +519,31 @@ impl<'w> Simulation<'w> {
         let mut failed: Vec<Key<'w>> = Vec::new();
         for w in waiting {
             let rt = &self.runtimes[w.index()];
+            let kind = self.scheduler_of(w);
+            // Compared in place: the key is copied only for a workload that is tried.
+            let same = |k: &Key<'w>| {
+                k.0 == kind
+                    && k.1.len() == rt.needs.len().min(rt.record.placement.len())
+                    && k.1
+                        .iter()
+                        .zip(rt.needs.iter().zip(&rt.record.placement))
+                        .all(|(a, (needs, placed))| a.0 == *needs && a.1 == *placed)
+                    && k.2.0.gang == rt.spec.gang
+                    && match (&k.3, &rt.record.admission) {
+                        (None, None) => true,
+                        (Some(t), Some(a)) => {
+                            t.len() == a.pod_sets.len()
+                                && t.iter().zip(&a.pod_sets).all(|(t, p)| *t == p.topology)
+                        }
+                        _ => false,
+                    }
+            };
+            if failed.iter().any(same) {
+                continue;
+            }
+            // The state before the attempt, which a failed attempt may have changed.
             let key: Key<'w> = (
-                self.scheduler_of(w),
+                kind,
                 rt.pods(),
                 GangOf(rt.spec.clone()),
                 rt.record
@@ -528,9 +551,6 @@ impl<'w> Simulation<'w> {
                     .as_ref()
                     .map(|a| a.pod_sets.iter().map(|p| p.topology.clone()).collect()),
             );
-            if failed.contains(&key) {
-                continue;
-            }
             if !self.try_place(w) {
                 failed.push(key);
             }

@@ -262,7 +262,7 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
 /// then the lower dominant resource share of that child with the candidate's usage added,
 /// then higher priority, then earlier timestamp. Shares are computed against the snapshot as
 /// it stands, so they change as entries are admitted.
-fn fair_pick(world: &World, tree: &mut QuotaTree, entries: &[Entry]) -> usize {
+fn fair_pick(world: &World, tree: &mut QuotaTree, entries: &[&Entry]) -> usize {
     use kueuesim_model::fair_sharing::{Drs, compare, drs};
     use kueuesim_model::quota::NodeIdx;
     let first = tree.cq_node(entries[0].head.cq);
@@ -303,7 +303,7 @@ fn fair_pick(world: &World, tree: &mut QuotaTree, entries: &[Entry]) -> usize {
             .expect("node on the candidate's path");
         (*b, d)
     }
-    fn best(tree: &QuotaTree, entries: &[Entry], n: NodeIdx, keys: &Keys) -> Option<usize> {
+    fn best(tree: &QuotaTree, entries: &[&Entry], n: NodeIdx, keys: &Keys) -> Option<usize> {
         if tree.as_cq(n).is_some() {
             return entries
                 .iter()
@@ -398,8 +398,13 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     decisions.clear();
     decisions.reserve(heads.len());
     // Nominate: early checks, then a flavor assignment against the cycle-start snapshot.
+    // Each entry stays in its slot until processed, and the order is sorted as indices: an
+    // entry (its assignment, targets and scan progress) is a few hundred bytes, and sorting
+    // them moved each several times.
     let mut entries = std::mem::take(&mut scratch.entries);
     entries.clear();
+    let mut order = std::mem::take(&mut scratch.order);
+    order.clear();
     for &h in heads {
         let wl = specs.spec(h.key.workload);
         let queue = world.cluster_queue(h.cq);
@@ -452,13 +457,13 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             cq_generation: generation,
             cycle: clock.cycle,
         };
-        entries.push_back(Entry {
+        entries.push(Some(Entry {
             head: h,
             priority: wl.priority,
             assignment,
             targets,
             scan,
-        });
+        }));
     }
 
     // Order (classical iterator): lower borrowing level first, then higher priority
@@ -466,8 +471,13 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // earlier queue-order timestamp; stable. With fair
     // sharing the tournament picks each next entry instead.
     let fair = world.config.kueue.fair_sharing.is_some();
+    order.extend(0..entries.len() as u32);
+    fn entry(entries: &[Option<Entry>], i: u32) -> &Entry {
+        entries[i as usize].as_ref().expect("not yet processed")
+    }
     if !fair {
-        entries.make_contiguous().sort_by_key(|e| {
+        order.sort_by_key(|&i| {
+            let e = entry(&entries, i);
             (
                 e.assignment.borrowing,
                 std::cmp::Reverse(e.priority),
@@ -480,13 +490,16 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // Process, with usage accumulating in the snapshot; undone at the end.
     let mark = tree.mark();
     let mut preempted: Vec<WorkloadId> = Vec::new();
-    while !entries.is_empty() {
-        let e = if fair {
-            let next = fair_pick(world, tree, entries.make_contiguous());
-            entries.remove(next).expect("in range")
+    while !order.is_empty() {
+        let next = if fair {
+            let live: Vec<&Entry> = order.iter().map(|&i| entry(&entries, i)).collect();
+            fair_pick(world, tree, &live)
         } else {
-            entries.pop_front().expect("non-empty")
+            0
         };
+        let e = entries[order.remove(next) as usize]
+            .take()
+            .expect("processed once");
         let mut e = e;
         let h = e.head;
         if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
@@ -683,6 +696,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     }
     tree.rollback_to(mark);
     scratch.entries = entries;
+    scratch.order = order;
     decisions
 }
 

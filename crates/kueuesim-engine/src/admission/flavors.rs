@@ -185,7 +185,8 @@ pub struct Scratch {
     pub(super) search: SearchScratch,
     /// The cycle's entries and its decisions, empty between cycles (the decisions come back
     /// through `give_decisions` once applied).
-    pub(super) entries: std::collections::VecDeque<super::cycle::Entry>,
+    pub(super) entries: Vec<Option<super::cycle::Entry>>,
+    pub(super) order: Vec<u32>,
     pub(super) decisions: Vec<Decision>,
 }
 

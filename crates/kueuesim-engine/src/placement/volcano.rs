@@ -7,7 +7,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::fmt::Write as _;
 
 use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World, decimal_digits};
 
@@ -578,7 +577,15 @@ pub(super) fn fit_error_with(
     nodes: &[NodeId],
     device: &dyn Fn(NodeId) -> Option<&'static str>,
 ) -> String {
-    let mut hist: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    // Per distinct reason, its node count: a few reasons, so a short list (no string is made
+    // per reason unless a node rejection worded one).
+    let mut hist: Vec<(Reason<'_>, usize)> = Vec::new();
+    fn count<'a>(hist: &mut Vec<(Reason<'a>, usize)>, reason: Reason<'a>, n: usize) {
+        match hist.iter_mut().find(|(r, _)| r.same_text(&reason)) {
+            Some((_, c)) => *c += n,
+            None => hist.push((reason, n)),
+        }
+    }
     let mut short: Vec<(u8, &str, ResourceId, i64)> = pod
         .requests
         .iter()
@@ -603,7 +610,7 @@ pub(super) fn fit_error_with(
     for &n in nodes {
         if cap.fits(n, &pod.requests) && (static_ok || super::statically_feasible(world, n, pod)) {
             if let Some(reason) = device(n) {
-                *hist.entry(reason.to_string()).or_default() += 1;
+                count(&mut hist, Reason::text(reason), 1);
             }
             continue;
         }
@@ -612,7 +619,7 @@ pub(super) fn fit_error_with(
                 .into_iter()
                 .next()
                 .unwrap_or_default();
-            *hist.entry(reason).or_default() += 1;
+            count(&mut hist, Reason::owned(reason), 1);
         } else if let Some(i) = short
             .iter()
             .position(|&(_, _, r, a)| a > cap.free(n, r.index()))
@@ -624,33 +631,89 @@ pub(super) fn fit_error_with(
     }
     for (i, &c) in insufficient.iter().enumerate() {
         if c > 0 {
-            *hist
-                .entry(format!("Insufficient {}", short[i].1))
-                .or_default() += c;
+            let reason = Reason {
+                prefix: "Insufficient ",
+                text: std::borrow::Cow::Borrowed(short[i].1),
+            };
+            count(&mut hist, reason, c);
         }
     }
     if too_many > 0 {
-        *hist.entry("Too many pods".to_string()).or_default() += too_many;
+        count(&mut hist, Reason::text("Too many pods"), too_many);
     }
     // `FitErrors.Error()`: N counts the nodes that gave a reason (`f.nodes`), not every node
     // looked at; with none, the message ends there.
-    let failed: usize = hist.values().sum();
+    let failed: usize = hist.iter().map(|h| h.1).sum();
     if failed == 0 {
         return "0/0 nodes are unavailable".to_string();
     }
-    // The parts `<count> <reason>` sorted as strings, written without a string each.
-    let mut parts: Vec<(usize, &str)> = hist.iter().map(|(r, &c)| (c, r.as_str())).collect();
-    parts.sort_by(|&a, &b| counted_text_cmp(a, b));
+    // The parts `<count> <reason>` sorted as strings (`sort.Strings`), written without a
+    // string each.
+    hist.sort_by(|a, b| counted_cmp(a.1, &a.0, b.1, &b.0));
     let mut out = String::with_capacity(64);
-    let _ = write!(out, "0/{failed} nodes are unavailable: ");
-    for (i, (c, r)) in parts.into_iter().enumerate() {
+    out.push_str("0/");
+    push_count(&mut out, failed);
+    out.push_str(" nodes are unavailable: ");
+    for (i, (r, c)) in hist.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{c} {r}");
+        push_count(&mut out, *c);
+        out.push(' ');
+        out.push_str(r.prefix);
+        out.push_str(&r.text);
     }
     out.push('.');
     out
+}
+
+/// A fit-error reason: its text is `prefix` then `text` (`Insufficient ` and a resource's
+/// name, or a whole reason with an empty prefix).
+struct Reason<'a> {
+    prefix: &'static str,
+    text: std::borrow::Cow<'a, str>,
+}
+
+impl<'a> Reason<'a> {
+    fn text(text: &'a str) -> Self {
+        Reason {
+            prefix: "",
+            text: std::borrow::Cow::Borrowed(text),
+        }
+    }
+
+    fn owned(text: String) -> Self {
+        Reason {
+            prefix: "",
+            text: std::borrow::Cow::Owned(text),
+        }
+    }
+
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.prefix.bytes().chain(self.text.bytes())
+    }
+
+    /// Whether both read the same (the histogram is keyed by the text, however it is made).
+    fn same_text(&self, other: &Reason<'_>) -> bool {
+        self.prefix.len() + self.text.len() == other.prefix.len() + other.text.len()
+            && self.bytes().eq(other.bytes())
+    }
+}
+
+/// How `<ca> <a>` and `<cb> <b>` compare as written strings (`counted_text_cmp`).
+fn counted_cmp(ca: usize, a: &Reason<'_>, cb: usize, b: &Reason<'_>) -> std::cmp::Ordering {
+    let (mut da, mut db) = ([0; 20], [0; 20]);
+    let ia = decimal_digits(ca as u64, &mut da).bytes();
+    let ib = decimal_digits(cb as u64, &mut db).bytes();
+    ia.chain(*b" ")
+        .chain(a.bytes())
+        .cmp(ib.chain(*b" ").chain(b.bytes()))
+}
+
+/// Appends `n` in decimal, as `{n}` writes it.
+fn push_count(out: &mut String, n: usize) {
+    let mut buf = [0; 20];
+    out.push_str(decimal_digits(n as u64, &mut buf));
 }
 
 /// How `format!("{count} {text}")` of `a` and of `b` compare as strings (`sort.Strings` on
@@ -955,22 +1018,32 @@ pub(super) fn gang_message(
     let parts = if running > 0 { 3 } else { 2 };
     hist[..parts].sort_by(|&a, &b| counted_text_cmp(a, b));
     let unschedulable = pending - schedulable.min(pending);
+    // Written piece by piece: this runs for every failed attempt of a gang.
     let mut out = String::with_capacity(128 + task.len() + fit.len());
-    let _ = write!(
-        out,
-        "{pending}/{total} tasks in gang unschedulable: pod group is not ready, "
-    );
+    push_count(&mut out, pending);
+    out.push('/');
+    push_count(&mut out, total);
+    out.push_str(" tasks in gang unschedulable: pod group is not ready, ");
     for (i, (c, word)) in hist[..parts].iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let _ = write!(out, "{c} {word}");
+        push_count(&mut out, *c);
+        out.push(' ');
+        out.push_str(word);
     }
-    let _ = write!(out, "; Pending: {unschedulable} Unschedulable");
+    out.push_str("; Pending: ");
+    push_count(&mut out, unschedulable);
+    out.push_str(" Unschedulable");
     if schedulable > 0 {
-        let _ = write!(out, ", {schedulable} Schedulable");
+        out.push_str(", ");
+        push_count(&mut out, schedulable);
+        out.push_str(" Schedulable");
     }
-    let _ = write!(out, ". Origin reason is {task}: {fit}");
+    out.push_str(". Origin reason is ");
+    out.push_str(task);
+    out.push_str(": ");
+    out.push_str(fit);
     out
 }
 

@@ -571,7 +571,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         // `markSkipped`: an entry skipped because another took the capacity or its targets
         // keeps its progress only under FlavorFungibilityPreserveScanProgress; without the
         // gate the next cycle retries every flavor.
-        let skipped_scan = preserve.then(|| e.scan.clone());
+        // (Moved into the skip's decision, not copied for every entry that gets this far.)
         if e.targets.iter().any(|t| preempted.contains(&t.workload)) {
             decisions.push(Decision::Requeue {
                 head: h,
@@ -581,7 +581,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     message: "Workload has overlapping preemption targets with another workload"
                         .into(),
                 },
-                scan: skipped_scan,
+                scan: preserve.then_some(e.scan),
             });
             continue;
         }
@@ -606,7 +606,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     reason: REASON_WAITING_FOR_QUOTA,
                     message: "Workload no longer fits after processing another workload".into(),
                 },
-                scan: skipped_scan,
+                scan: preserve.then_some(e.scan),
             });
             continue;
         }
@@ -684,7 +684,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                         reason: REASON_WAITING_FOR_QUOTA,
                         message,
                     },
-                    scan: skipped_scan,
+                    scan: preserve.then_some(e.scan),
                 });
                 continue;
             }

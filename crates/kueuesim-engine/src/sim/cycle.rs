@@ -535,7 +535,7 @@ impl<'w> Simulation<'w> {
             ConditionType::Admitted,
             true,
             "Admitted",
-            "The workload is admitted".into(),
+            "The workload is admitted",
             at,
         );
         self.set_condition_at(
@@ -543,7 +543,7 @@ impl<'w> Simulation<'w> {
             ConditionType::PodsReady,
             false,
             "WaitForStart",
-            "Not all pods are ready or succeeded".into(),
+            "Not all pods are ready or succeeded",
             at,
         );
         if let Some(wfpr) = &world.config.kueue.wait_for_pods_ready {

@@ -3,7 +3,7 @@
 
 use kueuesim_model::quota::{NodeIdx, QuotaTree};
 use kueuesim_model::{
-    ClusterQueueId, NodeId, ProgressPolicy, QueueRef, SimDuration, StopPolicy, WorkloadId,
+    ClusterQueueId, ProgressPolicy, QueueRef, SimDuration, StopPolicy, WorkloadId,
 };
 
 use crate::admission::{self, Head, NotAdmitted, ScanProgress};
@@ -180,7 +180,7 @@ impl<'w> Simulation<'w> {
                 ConditionType::PodsReady,
                 false,
                 "WaitForRecovery",
-                "At least one pod has failed, waiting for recovery".into(),
+                "At least one pod has failed, waiting for recovery",
             );
         }
         self.record_event(
@@ -251,7 +251,7 @@ impl<'w> Simulation<'w> {
             ConditionType::PodsReady,
             false,
             "WaitForStart",
-            "Not all pods are ready or succeeded".into(),
+            "Not all pods are ready or succeeded",
         );
         if deactivated {
             return;
@@ -300,13 +300,6 @@ impl<'w> Simulation<'w> {
             self.rec
                 .gpu_change(&mut self.runtimes[w.index()], -gpus, self.now);
         }
-        let released: Vec<(usize, NodeId)> = self.runtimes[w.index()]
-            .record
-            .placement
-            .iter()
-            .enumerate()
-            .flat_map(|(ps, slots)| slots.iter().flatten().map(move |&n| (ps, n)))
-            .collect();
         let claims = std::mem::take(&mut self.runtimes[w.index()].claims);
         for (node, claim) in claims {
             self.sched.cluster.apply_claim(self.world, node, claim, -1);
@@ -318,12 +311,23 @@ impl<'w> Simulation<'w> {
                 book.apply(node, claim, -1);
             }
         }
-        for (ps, node) in &released {
-            let req = self.runtimes[w.index()].needs[*ps].requests.clone();
-            self.sched.cluster.apply(self.world, *node, &req, -1);
-            if let Some(g) = self.gpu {
-                self.rec
-                    .gpu_change(&mut self.runtimes[w.index()], -req.get(g), self.now);
+        // Each bound pod's requests go back to its node, read in place (a release happens for
+        // every workload that ran).
+        let mut released = 0usize;
+        for ps in 0..self.runtimes[w.index()].record.placement.len() {
+            for i in 0..self.runtimes[w.index()].record.placement[ps].len() {
+                let rt = &self.runtimes[w.index()];
+                let Some(node) = rt.record.placement[ps][i] else {
+                    continue;
+                };
+                released += 1;
+                let req = &rt.needs[ps].requests;
+                self.sched.cluster.apply(self.world, node, req, -1);
+                if let Some(g) = self.gpu {
+                    let gpus = req.get(g);
+                    self.rec
+                        .gpu_change(&mut self.runtimes[w.index()], -gpus, self.now);
+                }
             }
         }
         if !keep_placement {
@@ -336,7 +340,7 @@ impl<'w> Simulation<'w> {
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.release_quota(w);
-        if !released.is_empty() {
+        if released > 0 {
             self.retry_placements();
         }
     }

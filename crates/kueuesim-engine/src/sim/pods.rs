@@ -37,7 +37,7 @@ impl<'w> Simulation<'w> {
                 ConditionType::PodsReady,
                 true,
                 "Started",
-                "All pods reached readiness and the workload is running".into(),
+                "All pods reached readiness and the workload is running",
             );
         }
         if let Some(d) = self.spec(w).duration {
@@ -65,7 +65,7 @@ impl<'w> Simulation<'w> {
                 ConditionType::Finished,
                 true,
                 "Succeeded",
-                "Reached expected number of succeeded pods".into(),
+                "Reached expected number of succeeded pods",
             );
         }
         if let Some(tally) = &mut self.rec.tally {

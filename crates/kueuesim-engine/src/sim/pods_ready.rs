@@ -104,7 +104,7 @@ impl<'w> Simulation<'w> {
             ConditionType::Requeued,
             true,
             "BackoffFinished",
-            "The workload backoff was finished".into(),
+            "The workload backoff was finished",
         );
         if let Some((cq, key)) = self.queued_at(w) {
             self.kueue.queues.push_active(cq, key);

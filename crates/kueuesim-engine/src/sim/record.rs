@@ -35,7 +35,7 @@ impl<'w> Simulation<'w> {
                 ConditionType::Admitted,
                 false,
                 "NoReservation",
-                "The workload has no reservation".into(),
+                "The workload has no reservation",
             );
         }
     }
@@ -46,7 +46,7 @@ impl<'w> Simulation<'w> {
         kind: ConditionType,
         status: bool,
         reason: &'static str,
-        message: String,
+        message: impl Into<std::borrow::Cow<'static, str>>,
     ) {
         self.set_condition_at(w, kind, status, reason, message, self.now);
     }
@@ -59,9 +59,10 @@ impl<'w> Simulation<'w> {
         kind: ConditionType,
         status: bool,
         reason: &'static str,
-        message: String,
+        message: impl Into<std::borrow::Cow<'static, str>>,
         at: SimTime,
     ) {
+        let message = message.into();
         let conds = &mut self.runtimes[w.index()].record.conditions;
         match conds.iter_mut().find(|c| c.kind == kind) {
             Some(c) => {
@@ -70,16 +71,27 @@ impl<'w> Simulation<'w> {
                 }
                 c.status = status;
                 c.reason = reason;
-                // The replaced message's string serves a later message (under overload every
-                // failed attempt rewrites its condition).
-                let old = std::mem::replace(&mut c.message, message);
-                self.kueue.cycle_scratch.give_string(old);
+                match message {
+                    // Fixed words are copied into the condition's own string.
+                    std::borrow::Cow::Borrowed(text) => {
+                        if c.message != text {
+                            c.message.clear();
+                            c.message.push_str(text);
+                        }
+                    }
+                    // The replaced message's string serves a later message (under overload
+                    // every failed attempt rewrites its condition).
+                    std::borrow::Cow::Owned(message) => {
+                        let old = std::mem::replace(&mut c.message, message);
+                        self.kueue.cycle_scratch.give_string(old);
+                    }
+                }
             }
             None => conds.push(Condition {
                 kind,
                 status,
                 reason,
-                message,
+                message: message.into_owned(),
                 at,
             }),
         }

@@ -1098,6 +1098,70 @@ mod tests {
         }
     }
 
+    /// A fit error over several causes: `FitErrors.Error()` counts the nodes per reason and
+    /// sorts the `<count> <reason>` parts as strings (`sort.Strings`), so "10 …" comes before
+    /// "2 …"; statically infeasible nodes give their first rejection.
+    #[test]
+    fn fit_error_counts_each_cause_and_sorts_the_parts_as_strings() {
+        let mut resources = ResourceTable::default();
+        let cpu = resources.intern("cpu");
+        let mem = resources.intern("memory");
+        const G: i64 = 1_000_000_000;
+        let node = |i: usize, c: i64, m: i64, zone: &str| {
+            let mut alloc = vec![0; 2];
+            alloc[cpu.index()] = c;
+            alloc[mem.index()] = m * G;
+            Node {
+                name: format!("n{i}"),
+                labels: Labels::new(vec![("zone".into(), zone.into())]),
+                allocatable: alloc,
+                taints: vec![],
+                unschedulable: false,
+            }
+        };
+        let mut nodes = Vec::new();
+        for _ in 0..10 {
+            nodes.push(node(nodes.len(), 1000, 8, "a")); // short of cpu
+        }
+        for _ in 0..2 {
+            nodes.push(node(nodes.len(), 4000, 1, "a")); // short of memory only
+        }
+        for _ in 0..2 {
+            nodes.push(node(nodes.len(), 4000, 8, "b")); // another zone
+        }
+        let world = World {
+            resources,
+            nodes,
+            ..World::default()
+        };
+        let cluster = Cluster::new(&world);
+        let pod = PodNeeds {
+            requests: kueuesim_model::resources::ResourceList::from_pairs(vec![
+                (cpu, 2000),
+                (mem, 2 * G),
+            ]),
+            node_selector: Labels::new(vec![("zone".into(), "a".into())]),
+            tolerations: vec![],
+        };
+        let all: Vec<NodeId> = (0..world.nodes.len()).map(NodeId::from_index).collect();
+        assert_eq!(
+            fit_error(&world, &cluster.nodes, &pod, &all),
+            "0/14 nodes are unavailable: 10 Insufficient cpu, 2 Insufficient memory, \
+             2 node(s) didn't match Pod's node affinity/selector."
+        );
+        // Nodes that take the pod give no reason and are not counted.
+        let fitting = node(0, 4000, 8, "a");
+        let world = World {
+            nodes: vec![fitting],
+            ..world
+        };
+        let cluster = Cluster::new(&world);
+        assert_eq!(
+            fit_error(&world, &cluster.nodes, &pod, &[NodeId::from_index(0)]),
+            "0/0 nodes are unavailable"
+        );
+    }
+
     /// V16 (network_topology_aware_test.go TestHyperNodeOrderFn, "score hypernodes for a
     /// subjob with default plugin arguments"): the fullest HyperNode that fits scores highest;
     /// one that would overflow scores 0.

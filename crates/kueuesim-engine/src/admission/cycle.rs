@@ -358,14 +358,10 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
     // answer stands for the scheduler's only without TAS.
     let s = &fa.scratch.oracle;
-    let reused = match fa.searched {
-        true if p.topology.is_none() && s.usage == a.usage && s.contested == a.contested => {
-            s.targets.clone()
-        }
-        _ => {
-            return preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search);
-        }
-    };
+    if !(fa.searched && p.topology.is_none() && s.usage == a.usage && s.contested == a.contested) {
+        return preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search);
+    }
+    let reused = s.targets.clone();
     // Tests (debug builds) check the reuse against a search of its own.
     debug_assert_eq!(
         reused,
@@ -476,6 +472,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         entries[i as usize].as_ref().expect("not yet processed")
     }
     if !fair {
+        // Sorted, then reversed so that the next entry is popped from the end.
         order.sort_by_key(|&i| {
             let e = entry(&entries, i);
             (
@@ -485,6 +482,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 e.head.key.timestamp,
             )
         });
+        order.reverse();
     }
 
     // Process, with usage accumulating in the snapshot; undone at the end.
@@ -493,14 +491,11 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     while !order.is_empty() {
         let next = if fair {
             let live: Vec<&Entry> = order.iter().map(|&i| entry(&entries, i)).collect();
-            fair_pick(world, tree, &live)
+            order.remove(fair_pick(world, tree, &live))
         } else {
-            0
+            order.pop().expect("non-empty")
         };
-        let e = entries[order.remove(next) as usize]
-            .take()
-            .expect("processed once");
-        let mut e = e;
+        let mut e = entries[next as usize].take().expect("processed once");
         let h = e.head;
         if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
             let (mut a, targets) =

@@ -205,6 +205,16 @@ impl ScoreMemo {
     }
 }
 
+/// A float score as an `i64` ordered as `f64::total_cmp` orders the floats (the sign bit
+/// flips the rest of a negative number's bits), so that Volcano's float node scores go
+/// through `class_scan` and `Best` exactly as they compare in Volcano's `SelectBestNode`
+/// (here: `max_by` with `total_cmp`). Only NaNs map to the two lowest keys, which
+/// `class_scan`'s table keeps for itself; no score is NaN.
+pub(super) fn float_order(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
 /// `by_class` entries: not worked out yet, and "NodeResourcesFit fails" (scores are 0..=200).
 const CLASS_UNKNOWN: i64 = i64::MIN;
 const CLASS_NO_FIT: i64 = i64::MIN + 1;
@@ -213,9 +223,14 @@ const CLASS_NO_FIT: i64 = i64::MIN + 1;
 /// seeded key, the last of equal keys winning (`max_by_key`). The tie key is only worked out
 /// when a node scores equal to the best.
 #[derive(Default)]
-struct Best(Option<(i64, Option<u64>, NodeId)>);
+pub(super) struct Best(Option<(i64, Option<u64>, NodeId)>);
 
 impl Best {
+    /// The node picked, if any was offered.
+    pub(super) fn node(&self) -> Option<NodeId> {
+        self.0.map(|(_, _, node)| node)
+    }
+
     #[inline(always)]
     fn offer(&mut self, score: i64, node: NodeId, tie_seed: u64) {
         match &mut self.0 {
@@ -240,14 +255,19 @@ impl Best {
 /// bits, and the best node is among the members of the best-scoring class(es) with a node
 /// in the scanned range, ties broken node by node in scan order as `Best::offer` does.
 /// `by_class` caches each class's answer for this pod set (score, or `CLASS_NO_FIT`) for one
-/// class generation. Returns the pick and how many nodes the scan passed, as the node-by-node
-/// scan would.
-fn class_scan(
+/// class generation. `score` is the scheduler's node score, which must depend on the node's
+/// capacity state alone (higher is better; Volcano's float scores come as `float_order`
+/// keys). `mask`: the nodes the pod's static filters pass, one bit per node (a nodeSelector
+/// on otherwise plain nodes); None when every node passes them. Returns the pick and how many
+/// nodes the scan passed, as the node-by-node scan would.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn class_scan(
     cap: &NodeCapacity,
     by_class: &mut (u32, Vec<i64>),
     feasible: &mut Vec<(i64, usize)>,
     needs: &PodNeeds,
-    rq: [Option<(usize, i64)>; 2],
+    score: impl Fn(NodeId) -> i64,
+    mask: Option<&[u64]>,
     (start, want): (usize, usize),
     tie_seed: u64,
 ) -> (Best, usize) {
@@ -266,7 +286,12 @@ fn class_scan(
         if *answer == CLASS_UNKNOWN {
             let node = classes.some_member(k);
             *answer = if cap.fits(node, &needs.requests) {
-                kube_score(cap, node, rq)
+                let s = score(node);
+                debug_assert!(
+                    s > CLASS_NO_FIT,
+                    "a score collides with the table's markers"
+                );
+                s
             } else {
                 CLASS_NO_FIT
             };
@@ -279,8 +304,9 @@ fn class_scan(
     if feasible.is_empty() || n == 0 {
         return (best, n);
     }
-    let union =
-        |w: usize, of: &[(i64, usize)]| of.iter().fold(0u64, |m, &(_, k)| m | classes.word(k, w));
+    let union = |w: usize, of: &[(i64, usize)]| {
+        of.iter().fold(0u64, |m, &(_, k)| m | classes.word(k, w)) & mask.map_or(u64::MAX, |m| m[w])
+    };
     // The scan's end: the `want`-th feasible node from `start`, wrapping; all nodes if fewer.
     let mut found = 0;
     let mut end = None;
@@ -409,12 +435,14 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                 // The common case (no nodeSelector, no taints, no GPU-sharing devices, nodes
                 // in a few states): NodeResourcesFit and the scores depend on the node's
                 // capacity state alone.
+                let cap = &cluster.nodes;
                 (best, processed) = class_scan(
-                    &cluster.nodes,
+                    cap,
                     &mut by_class,
                     &mut feasible_classes,
                     needs,
-                    rq,
+                    |node| kube_score(cap, node, rq),
+                    None,
                     (start, want),
                     tie_seed,
                 );

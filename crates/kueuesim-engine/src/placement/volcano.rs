@@ -11,7 +11,8 @@ use std::collections::BinaryHeap;
 use kueuesim_model::{DomainId, NodeId, Topology, World};
 
 use super::kube::{
-    balanced_allocation, feasible_nodes_to_find, least_allocated, most_allocated, sample_feasible,
+    balanced_allocation, class_scan, feasible_nodes_to_find, float_order, least_allocated,
+    most_allocated, sample_feasible,
 };
 use super::volcano_messages::volcano_fit;
 pub(super) use super::volcano_messages::{fit_error, fit_error_with, unplaced};
@@ -625,8 +626,10 @@ fn flat_attempt(
 ) -> Result<Vec<Binding>, Failure> {
     let all = cluster.all_nodes.clone();
     let scoring = Scoring::new(world, cluster.res);
+    let per_state = !hypernode_score_varies(world, &scoring);
     let mut bound: Vec<Binding> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {
+        let mut classes = ClassScan::default();
         for (idx, slot) in slots.iter().enumerate() {
             if bound.len() >= need {
                 return Ok(bound);
@@ -635,27 +638,20 @@ fn flat_attempt(
                 continue;
             }
             let start = cluster.next_start[1];
-            let (found, processed) = sample_feasible(
-                world,
-                &cluster.nodes,
-                &all,
-                needs,
-                start,
-                feasible_nodes_to_find(all.len()),
-            );
+            let tie_seed = seed ^ ((ps as u64) << 40) ^ idx as u64;
+            // On plain nodes, with the score the node's capacity state's alone, the scan goes
+            // by occupancy class (as kube-scheduler's does); else node by node.
+            let (best, processed) =
+                if per_state && cluster.plain_nodes && cluster.nodes.node_classes_if_few() {
+                    classes.pick(world, cluster, &scoring, needs, start, tie_seed)
+                } else {
+                    pick_by_node(world, cluster, &scoring, needs, start, tie_seed)
+                };
             if !all.is_empty() {
                 cluster.next_start[1] = (start + processed) % all.len();
             }
-            let best = found
-                .iter()
-                .map(|&n| {
-                    let s = scoring.node_order(world, &cluster.nodes, n, needs)
-                        + normal_pod_hypernode_score(world, cluster, &scoring, n, needs);
-                    (s, tie_key(seed ^ ((ps as u64) << 40) ^ idx as u64, n), n)
-                })
-                .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             match best {
-                Some((_, _, node)) => {
+                Some(node) => {
                     cluster.apply(world, node, &needs.requests, 1);
                     bound.push((ps, idx, node));
                 }
@@ -675,6 +671,108 @@ fn flat_attempt(
         }
     }
     Ok(bound)
+}
+
+/// Whether the network-topology-aware plugin's normal-pod score (`normal_pod_hypernode_score`)
+/// can differ between nodes: its bin-pack is on and there are HyperNodes. Otherwise it is 0
+/// on every node and a node's score is its capacity state's alone.
+fn hypernode_score_varies(world: &World, scoring: &Scoring) -> bool {
+    matches!(scoring.nta, Some((_, Some(_)))) && world.hypernodes.domains.len() > 1
+}
+
+/// The node score of the flat search (`SelectBestNode` over nodeorder, binpack and the
+/// normal-pod HyperNode score).
+fn flat_score(
+    world: &World,
+    cluster: &Cluster,
+    scoring: &Scoring,
+    node: NodeId,
+    pod: &PodNeeds,
+) -> f64 {
+    scoring.node_order(world, &cluster.nodes, node, pod)
+        + normal_pod_hypernode_score(world, cluster, scoring, node, pod)
+}
+
+/// The predicate-and-score pass for one pod, node by node: the feasible nodes from the
+/// rotating `start` (`PredicateNodes` stops at `CalculateNumOfFeasibleNodesToFind`), then
+/// the best score among them, ties by a seeded key. Returns the pick and how many nodes the
+/// scan passed.
+fn pick_by_node(
+    world: &World,
+    cluster: &Cluster,
+    scoring: &Scoring,
+    needs: &PodNeeds,
+    start: usize,
+    tie_seed: u64,
+) -> (Option<NodeId>, usize) {
+    let all = &cluster.all_nodes;
+    let (found, processed) = sample_feasible(
+        world,
+        &cluster.nodes,
+        all,
+        needs,
+        start,
+        feasible_nodes_to_find(all.len()),
+    );
+    let best = found
+        .iter()
+        .map(|&n| {
+            let s = flat_score(world, cluster, scoring, n, needs);
+            (s, tie_key(tie_seed, n), n)
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    (best.map(|b| b.2), processed)
+}
+
+/// The same pass by occupancy class (`kube::class_scan`), for one pod set: each class's
+/// answer is kept while the class ids last, and a nodeSelector becomes a bitset of the
+/// nodes it matches (on plain nodes the only static filter that can fail).
+#[derive(Default)]
+struct ClassScan {
+    by_class: (u32, Vec<i64>),
+    feasible: Vec<(i64, usize)>,
+    /// The selector's nodes, one bit each; worked out on first use (None inside: no
+    /// selector).
+    mask: Option<Option<Vec<u64>>>,
+}
+
+impl ClassScan {
+    /// `pick_by_node`'s answer, read from the occupancy classes (which must be up to date:
+    /// `node_classes_if_few`) on plain nodes with a per-state score.
+    fn pick(
+        &mut self,
+        world: &World,
+        cluster: &Cluster,
+        scoring: &Scoring,
+        needs: &PodNeeds,
+        start: usize,
+        tie_seed: u64,
+    ) -> (Option<NodeId>, usize) {
+        let n = cluster.all_nodes.len();
+        let mask = self
+            .mask
+            .get_or_insert_with(|| {
+                (!needs.node_selector.is_empty()).then(|| {
+                    let mut words = vec![0u64; n.div_ceil(64)];
+                    for node in super::nodes_matching(&cluster.label_index, &needs.node_selector) {
+                        words[node.index() / 64] |= 1 << (node.index() % 64);
+                    }
+                    words
+                })
+            })
+            .as_deref();
+        let (best, processed) = class_scan(
+            &cluster.nodes,
+            &mut self.by_class,
+            &mut self.feasible,
+            needs,
+            |node| float_order(flat_score(world, cluster, scoring, node, needs)),
+            mask,
+            (start, feasible_nodes_to_find(n)),
+            tie_seed,
+        );
+        (best.node(), processed)
+    }
 }
 
 /// Allocates the job: the gang first (commit only when minMember pods are placed), then the
@@ -867,5 +965,115 @@ mod tests {
         assert_eq!(score("s2"), 45.8);
         assert_eq!(score("s0"), 25.0);
         assert_eq!(score(kueuesim_model::topology::VIRTUAL_ROOT), 25.0);
+    }
+
+    proptest::proptest! {
+        /// The flat search by occupancy class picks, pod after pod, the node the node-by-node
+        /// search picks and moves the rotating start as far: with and without a nodeSelector,
+        /// under random nodeorder and binpack weights (a negative binpack weight makes
+        /// scores negative), on nodes of two sizes, and again after releases.
+        #[test]
+        fn flat_search_by_class_is_the_node_by_node_search(
+            busy in proptest::collection::vec((0i64..9, proptest::bool::ANY, 0u8..2), 1..700),
+            weights in (0i64..3, 0i64..3, 0i64..3, -1i64..3, 0i64..3),
+            pod_gpus in 0i64..5,
+            pods in 1usize..8,
+            selector in proptest::option::of(0u8..3),
+            start_at in 0usize..700,
+            seed in 0u64..1000,
+        ) {
+            let mut w = World::default();
+            let cpu = w.resources.intern("cpu");
+            let mem = w.resources.intern("memory");
+            let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+            for (i, &(_, small, rack)) in busy.iter().enumerate() {
+                w.nodes.push(Node {
+                    name: format!("n{i:03}"),
+                    labels: Labels::new(vec![("rack".into(), format!("r{rack}"))]),
+                    allocatable: if small { vec![48_000, 384, 8] } else { vec![64_000, 512, 8] },
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            let (least, most, balanced, binpack, binpack_gpu) = weights;
+            w.config.volcano.nodeorder = Some(kueuesim_model::world::NodeOrderWeights {
+                least_requested: least,
+                most_requested: most,
+                balanced_resource: balanced,
+            });
+            w.config.volcano.binpack = Some(kueuesim_model::world::BinpackArgs {
+                weight: binpack,
+                resources: vec![
+                    ("cpu".into(), 1),
+                    ("memory".into(), 2),
+                    (kueuesim_model::resources::GPU.into(), binpack_gpu),
+                ],
+            });
+            let mut by_class = Cluster::new(&w);
+            for (i, &(b, _, _)) in busy.iter().enumerate() {
+                let used = kueuesim_model::ResourceList::from_pairs(vec![
+                    (cpu, b * 4_000), (mem, b * 32), (gpu, if b >= 4 { 8 } else { b }),
+                ]);
+                by_class.apply(&w, NodeId::from_index(i), &used, 1);
+            }
+            let mut by_node = by_class.clone();
+            let scoring = Scoring::new(&w, by_class.res);
+            proptest::prop_assert!(!hypernode_score_varies(&w, &scoring));
+            let pod = PodNeeds {
+                requests: kueuesim_model::ResourceList::from_pairs(vec![
+                    (cpu, 2_000), (mem, 16), (gpu, pod_gpus),
+                ]),
+                node_selector: Labels::new(
+                    selector.map(|r| ("rack".to_string(), format!("r{r}"))).into_iter().collect(),
+                ),
+                tolerations: vec![],
+            };
+            let n = w.nodes.len();
+            let mut start = start_at % n;
+            let mut picked = Vec::new();
+            for round in 0..2 {
+                let mut classes = ClassScan::default();
+                for idx in 0..pods {
+                    let tie_seed = seed ^ idx as u64;
+                    proptest::prop_assert!(by_class.nodes.node_classes_if_few());
+                    let got = classes.pick(&w, &by_class, &scoring, &pod, start, tie_seed);
+                    let want = pick_by_node(&w, &by_node, &scoring, &pod, start, tie_seed);
+                    proptest::prop_assert_eq!(got, want, "round {} pod {}", round, idx);
+                    start = (start + want.1) % n;
+                    let Some(node) = want.0 else { break };
+                    by_class.apply(&w, node, &pod.requests, 1);
+                    by_node.apply(&w, node, &pod.requests, 1);
+                    picked.push(node);
+                }
+                // Release every other pod placed and a busy node's load, then place again.
+                for &node in picked.iter().step_by(2) {
+                    by_class.apply(&w, node, &pod.requests, -1);
+                    by_node.apply(&w, node, &pod.requests, -1);
+                }
+                picked.clear();
+                let at = NodeId::from_index(seed as usize % n);
+                let (b, _, _) = busy[at.index()];
+                let freed = kueuesim_model::ResourceList::from_pairs(vec![(cpu, b * 4_000)]);
+                by_class.apply(&w, at, &freed, -1);
+                by_node.apply(&w, at, &freed, -1);
+            }
+        }
+    }
+
+    /// `float_order` orders floats as `total_cmp` does, negative ones and zeros included.
+    #[test]
+    fn float_order_is_total_cmp() {
+        let xs = [
+            -1e300, -250.5, -1.0, -0.0, 0.0, 1e-300, 0.5, 1.0, 175.25, 1e300,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(
+                    float_order(a).cmp(&float_order(b)),
+                    a.total_cmp(&b),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 }

@@ -9,6 +9,9 @@
 //! first one for the shape (the steady state), on one cluster whose gang is released after
 //! each decision, untimed; `kai-required-spine-first` one on a fresh copy of a cluster that
 //! has not seen the shape yet (the counts are built over every node first).
+//!
+//! `volcano-flat`: the same gang without topology on the same nodes, Volcano's flat node
+//! search (the Philly trace's placement).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
@@ -102,5 +105,48 @@ fn gang_under_a_spine(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gang_under_a_spine);
+/// Volcano's flat search (no `networkTopology` and no HyperNodes, as on the Philly trace): the
+/// same 32-pod gang on the same busy nodes, each pod's predicate-and-score pass over the
+/// sampled nodes (`CalculateNumOfFeasibleNodesToFind`: 5 % of 16,384, 9 % of 4,096). One
+/// cluster for every decision, as in a run (its occupancy classes are kept between
+/// decisions): each placement's pods are released after it, untimed.
+#[allow(clippy::disallowed_methods)]
+fn flat_gang(c: &mut Criterion) {
+    let mut g = c.benchmark_group("placement");
+    for zones in [4usize, 16] {
+        let mut world = topology_world(zones);
+        world.hypernodes = kueuesim_model::Topology::from_hypernodes(&[], world.nodes.len())
+            .expect("no HyperNodes is a tree");
+        let nodes = world.nodes.len();
+        let mut cluster = busy_cluster(&world);
+        let pods = gang_pods(&world, 32);
+        let name = |_: usize, i: usize| format!("p-{i}");
+        let job = volcano::VolcanoJob {
+            pods: &pods,
+            min_member: 32,
+            highest_tier: None,
+            pod_name: &name,
+            seed: 1,
+            subgroups: &[],
+            min_sub_groups: &[],
+            min_task_member: &[],
+        };
+        g.bench_function(BenchmarkId::new("volcano-flat", nodes), |b| {
+            b.iter_custom(|iters| {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let p = volcano::place(&world, &mut cluster, &job);
+                    spent += start.elapsed();
+                    assert_eq!(p.bound.len(), 32, "{:?}", p.unplaced);
+                    release(&world, &mut cluster, &pods, &p);
+                }
+                spent
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, gang_under_a_spine, flat_gang);
 criterion_main!(benches);

@@ -508,6 +508,34 @@ pub fn parse_rfc3339(s: &str) -> Result<i64, TimestampError> {
     Ok(local_ms - offset_ms)
 }
 
+/// `YYYY-MM-DD HH:MM:SS` read as UTC (the Philly trace's timestamps) to Unix milliseconds:
+/// the value [`parse_rfc3339`] gives for `YYYY-MM-DDTHH:MM:SSZ`, or None for any other text and
+/// for a field out of range, where the caller goes the general way (which words the error).
+/// A trace reader calls this for every row, several times, so it reads the 19 bytes in place.
+pub fn parse_utc_space_separated(s: &str) -> Option<i64> {
+    let b: &[u8; 19] = s.as_bytes().try_into().ok()?;
+    if b[4] != b'-' || b[7] != b'-' || b[10] != b' ' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let digit = |i: usize| b[i].is_ascii_digit().then(|| i64::from(b[i] - b'0'));
+    let two = |i: usize| Some(digit(i)? * 10 + digit(i + 1)?);
+    let year = two(0)? * 100 + two(2)?;
+    let (month, day) = (two(5)?, two(8)?);
+    let (hour, minute, second) = (two(11)?, two(14)?, two(17)?);
+    let valid = (1..=12).contains(&month)
+        && day >= 1
+        && day <= days_in_month(year, month)
+        && hour <= 23
+        && minute <= 59
+        && second <= 59;
+    valid.then(|| {
+        days_from_civil(year, month, day) * MS_PER_DAY
+            + hour * MS_PER_HOUR
+            + minute * MS_PER_MIN
+            + second * MS_PER_SEC
+    })
+}
+
 /// Formats Unix milliseconds as an RFC 3339 UTC timestamp, `2024-05-01T12:00:00Z`, with a
 /// three-digit fraction (`.500Z`) only when the milliseconds are non-zero. Inverse of
 /// [`parse_rfc3339`] for years 0000 to 9999; other years are written with more digits or a
@@ -578,6 +606,55 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        // Cheap cases, and each out-of-range edge is one value in sixty or so.
+        #![proptest_config(ProptestConfig::with_cases(8192))]
+
+        /// The Philly form reads as `parse_rfc3339` reads its RFC 3339 spelling, and is
+        /// refused (None) exactly where that fails: fields out of range (day 31 in a 30-day
+        /// month, 29 February off leap years, hour 24, second 60), a non-digit, a wrong
+        /// separator.
+        #[test]
+        fn space_separated_utc_is_rfc3339(
+            year in 0i64..10_000,
+            // Mostly in range, with the edges just past it.
+            fields in (0i64..14, 0i64..33, 0i64..25, 0i64..61, 0i64..61),
+            separator in proptest::sample::select(vec![' ', ' ', ' ', 'T', '_']),
+            junk in proptest::option::weighted(
+                0.2,
+                (0usize..19, proptest::sample::select(vec!['x', '/', '9'])),
+            ),
+        ) {
+            let (month, day, hour, minute, second) = fields;
+            let mut text =
+                format!("{year:04}-{month:02}-{day:02}{separator}{hour:02}:{minute:02}:{second:02}");
+            if let Some((at, c)) = junk {
+                text.replace_range(at..=at, &c.to_string());
+            }
+            let rfc = text.replacen(' ', "T", 1) + "Z";
+            let fast = parse_utc_space_separated(&text);
+            match parse_rfc3339(&rfc) {
+                Ok(ms) if text.as_bytes().get(10) == Some(&b' ') => prop_assert_eq!(fast, Some(ms)),
+                _ => prop_assert_eq!(fast, None),
+            }
+        }
+    }
+
+    #[test]
+    fn space_separated_utc_reads_philly_times() {
+        assert_eq!(
+            parse_utc_space_separated("2017-09-04 10:30:41"),
+            parse_rfc3339("2017-09-04T10:30:41Z").ok()
+        );
+        assert_eq!(
+            parse_utc_space_separated("2016-02-29 00:00:00"),
+            Some(1_456_704_000_000)
+        );
+        assert_eq!(parse_utc_space_separated("2017-02-29 00:00:00"), None);
+        assert_eq!(parse_utc_space_separated("2017-09-04 10:30:41.5"), None);
+        assert_eq!(parse_utc_space_separated("None"), None);
+    }
 
     fn ms(s: &str) -> i64 {
         SimDuration::parse(s)

@@ -93,6 +93,11 @@ pub(super) fn decimal(file: &str, row: &Row, i: usize, what: &str) -> Result<f64
 /// Philly's submit time, `YYYY-MM-DD HH:MM:SS` (UTC), as Unix milliseconds.
 pub(super) fn philly_time(file: &str, row: &Row, i: usize) -> Result<i64, ScenarioError> {
     let v = row.cell(i);
+    // The trace's own form, read in place; anything else (a fraction, a `T`, an error) the
+    // general way below.
+    if let Some(ms) = kueuesim_model::time::parse_utc_space_separated(v) {
+        return Ok(ms);
+    }
     // `YYYY-MM-DD HH:MM:SS` becomes `YYYY-MM-DDTHH:MM:SSZ` in a stack buffer: this runs four
     // times per row (the trace's time 0, the arrival check, the sort key, the workload), so
     // no `String`.

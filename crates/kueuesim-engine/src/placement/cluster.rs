@@ -95,23 +95,32 @@ pub struct Cluster {
 pub type LabelIndex = BTreeMap<String, BTreeMap<String, Vec<NodeId>>>;
 
 /// The nodes whose labels include every pair of `selector` (non-empty), in id order.
-pub fn nodes_matching(index: &LabelIndex, selector: &kueuesim_model::Labels) -> Vec<NodeId> {
+pub fn nodes_matching<'a>(
+    index: &'a LabelIndex,
+    selector: &kueuesim_model::Labels,
+) -> std::borrow::Cow<'a, [NodeId]> {
+    use std::borrow::Cow;
     let mut lists: Vec<&[NodeId]> = Vec::new();
     for (k, v) in selector.iter() {
         match index.get(k).and_then(|vals| vals.get(v)) {
             Some(list) => lists.push(list),
-            None => return Vec::new(),
+            None => return Cow::Borrowed(&[]),
         }
     }
     lists.sort_by_key(|l| l.len());
-    let Some((first, rest)) = lists.split_first() else {
-        return Vec::new();
-    };
-    first
-        .iter()
-        .copied()
-        .filter(|n| rest.iter().all(|l| l.binary_search(n).is_ok()))
-        .collect()
+    match lists.as_slice() {
+        [] => Cow::Borrowed(&[]),
+        // One label (a flavor's node label, a pool): the index's own list, not a copy of
+        // its thousands of nodes for every pod set placed.
+        [only] => Cow::Borrowed(only),
+        [first, rest @ ..] => Cow::Owned(
+            first
+                .iter()
+                .copied()
+                .filter(|n| rest.iter().all(|l| l.binary_search(n).is_ok()))
+                .collect(),
+        ),
+    }
 }
 
 /// The resources the scorers look at.

@@ -197,6 +197,61 @@ pub(super) fn count_causes(
     }
 }
 
+/// `count_causes` for a pod whose static filters pass on every node counted (plain nodes:
+/// none unschedulable or tainted, and the nodeSelector's nodes alone, `nodes`; None: every
+/// node), read from the occupancy classes (which must be up to date): a class's nodes are
+/// short of the same resources and pod slots, so one member answers for all of them. The
+/// nodes are counted per class (one read each), not checked resource by resource.
+pub(super) fn count_causes_by_class(
+    cap: &NodeCapacity,
+    pod: &PodNeeds,
+    nodes: Option<&[NodeId]>,
+    counts: &mut BTreeMap<Cause, usize>,
+) {
+    let classes = cap.classes();
+    let mut per_class = vec![0usize; classes.len()];
+    match nodes {
+        Some(list) => {
+            for &n in list {
+                per_class[classes.class_of(n)] += 1;
+            }
+        }
+        None => {
+            for (k, m) in per_class.iter_mut().enumerate() {
+                *m = classes.count(k) as usize;
+            }
+        }
+    }
+    let mut too_many_pods = 0usize;
+    let mut short: Vec<(usize, i64, usize)> = pod
+        .requests
+        .iter()
+        .map(|(r, a)| (r.index(), a, 0usize))
+        .collect();
+    for (k, &m) in per_class.iter().enumerate() {
+        if m == 0 {
+            continue;
+        }
+        let node = classes.some_member(k);
+        if cap.free_pods[node.index()] < 1 {
+            too_many_pods += m;
+        }
+        for (r, a, c) in short.iter_mut() {
+            if *a > cap.free(node, *r) {
+                *c += m;
+            }
+        }
+    }
+    if too_many_pods > 0 {
+        *counts.entry(Cause::TooManyPods).or_default() += too_many_pods;
+    }
+    for (r, _, c) in short {
+        if c > 0 {
+            *counts.entry(Cause::Insufficient(r)).or_default() += c;
+        }
+    }
+}
+
 /// kube-scheduler's `FitError` message for a pod none of `nodes` can take:
 /// `0/N nodes are available: <count> <reason>, ... .` with the entries sorted as strings.
 pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[NodeId]) -> String {
@@ -219,15 +274,34 @@ pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[Nod
 /// `fit_error` over every node of the cluster. On a cluster of plain nodes (no unschedulable
 /// node, no blocking taint) only capacity is checked per node; with a nodeSelector, every
 /// node the selector does not match counts as "didn't match Pod's node affinity/selector"
-/// without reading its labels, and only the matching nodes (label index) are looked at.
-/// Same message.
-pub fn fit_error_all(world: &World, cluster: &Cluster, pod: &PodNeeds) -> String {
+/// without reading its labels, and only the matching nodes (label index) are looked at, by
+/// occupancy class when the classes are few (`count_causes_by_class`). Same message.
+pub fn fit_error_all(world: &World, cluster: &mut Cluster, pod: &PodNeeds) -> String {
     let devices = cluster
         .devices
         .as_ref()
         .and_then(|d| d.book.demand(&pod.requests).map(|g| (&d.book, g)));
     // With GPU devices every node is looked at (a device's free share is no plain count);
     // without, a pod whose only constraints are amounts takes the plain path.
+    let by_class = devices.is_none() && cluster.plain_nodes;
+    if by_class && cluster.nodes.node_classes_if_few() {
+        // Plain nodes, no devices: every node the selector matches (all of them without
+        // one) passes the static filters, and capacity is the whole story.
+        let labels = cluster.label_index.clone();
+        let matching =
+            (!pod.node_selector.is_empty()).then(|| nodes_matching(&labels, &pod.node_selector));
+        let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
+        count_causes_by_class(&cluster.nodes, pod, matching.as_deref(), &mut counts);
+        let others = world.nodes.len() - matching.as_ref().map_or(world.nodes.len(), |m| m.len());
+        if others > 0 {
+            *counts.entry(Cause::Selector).or_default() += others;
+        }
+        return format_fit_error(world, counts, world.nodes.len());
+    }
+    let devices = cluster
+        .devices
+        .as_ref()
+        .and_then(|d| d.book.demand(&pod.requests).map(|g| (&d.book, g)));
     if devices.is_some() || cluster.statically_plain(pod) {
         let mut counts: BTreeMap<Cause, usize> = BTreeMap::new();
         let all = &cluster.all_nodes;

@@ -31,9 +31,11 @@ pub fn place(
     let mut out = Placement::default();
     let mut candidates: Vec<NodeId> = Vec::new();
     let mut scores: Vec<f64> = Vec::new();
+    // The label index is shared and never changes: held apart from the cluster binds go to.
+    let labels = cluster.label_index.clone();
     'sets: for (ps, (needs, slots)) in w.pods.iter().enumerate() {
         let selector_nodes = (!needs.node_selector.is_empty())
-            .then(|| super::nodes_matching(&cluster.label_index, &needs.node_selector));
+            .then(|| super::nodes_matching(&labels, &needs.node_selector));
         for (idx, slot) in slots.iter().enumerate() {
             if slot.is_some() {
                 continue;

@@ -123,6 +123,12 @@ impl NodeClasses {
         NodeId::from_index(w * 64 + bits.trailing_zeros() as usize)
     }
 
+    /// The class `node` is filed under.
+    #[inline]
+    pub(crate) fn class_of(&self, node: NodeId) -> usize {
+        self.class_of[node.index()] as usize
+    }
+
     /// Changes when class ids are reassigned.
     pub(crate) fn generation(&self) -> u32 {
         self.generation

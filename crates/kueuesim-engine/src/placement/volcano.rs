@@ -754,7 +754,9 @@ impl ClassScan {
             .get_or_insert_with(|| {
                 (!needs.node_selector.is_empty()).then(|| {
                     let mut words = vec![0u64; n.div_ceil(64)];
-                    for node in super::nodes_matching(&cluster.label_index, &needs.node_selector) {
+                    for &node in
+                        super::nodes_matching(&cluster.label_index, &needs.node_selector).iter()
+                    {
                         words[node.index() / 64] |= 1 << (node.index() % 64);
                     }
                     words

@@ -117,6 +117,12 @@ pub struct ClusterQueueQueue {
     /// that moving them back visits those alone: on an overloaded cluster a ClusterQueue
     /// has seen hundreds of shapes and a release of quota moves them back every time.
     with_parked: Vec<u32>,
+    /// Workloads parked in their PodsReady back-off window (`QueueManager::park`), kept apart
+    /// from their shapes' sets: a requeue of inadmissible workloads passes over them
+    /// (`backoffWaitingTimeExpired`) instead of taking each out and putting it back, and on
+    /// an overloaded cluster thousands wait in back-off while every release requeues.
+    /// Counted as inadmissible, as Kueue keeps them in its inadmissible map.
+    held: BTreeSet<QueueKey>,
 }
 
 /// `ClusterQueueQueue::slot` of a shape not seen in the ClusterQueue.
@@ -134,6 +140,7 @@ impl Default for ClusterQueueQueue {
             sticky: None,
             park_epoch: 1,
             with_parked: Vec::new(),
+            held: BTreeSet::new(),
         }
     }
 }
@@ -177,7 +184,10 @@ impl ClusterQueueQueue {
 
     /// Every inadmissible workload, in no particular order.
     pub fn inadmissible_keys(&self) -> impl Iterator<Item = &QueueKey> {
-        self.shapes.iter().flat_map(|s| s.inadmissible.iter())
+        self.shapes
+            .iter()
+            .flat_map(|s| s.inadmissible.iter())
+            .chain(&self.held)
     }
 
     /// The queue of `shape`, created empty on first use.
@@ -231,8 +241,10 @@ impl ClusterQueueQueue {
     }
 
     fn is_inadmissible(&self, key: &QueueKey) -> bool {
-        self.shape(key.shape)
-            .is_some_and(|s| s.inadmissible.contains(key))
+        self.held.contains(key)
+            || self
+                .shape(key.shape)
+                .is_some_and(|s| s.inadmissible.contains(key))
     }
 
     /// Adds `key` to the active heap; `total` counts the workloads of every heap.
@@ -289,8 +301,12 @@ impl ClusterQueueQueue {
         }
     }
 
-    /// Removes `key` from the inadmissible set, if there.
+    /// Removes `key` from the inadmissible set (its shape's, or the held back-offs), if there.
     fn unpark_key(&mut self, key: &QueueKey) {
+        if !self.held.is_empty() && self.held.remove(key) {
+            self.inadmissible_len -= 1;
+            return;
+        }
         if let Some(&i) = self.slot.get(key.shape as usize).filter(|&&i| i != NO_SLOT)
             && self.shapes[i as usize].inadmissible.remove(key)
         {
@@ -422,6 +438,9 @@ impl QueueManager {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         if strategy == QueueingStrategy::BestEffortFIFO && q.shape_parked(key.shape) {
             q.deactivate(&key, total);
+            if q.held.remove(&key) {
+                q.inadmissible_len -= 1;
+            }
             q.park_key(key);
             return QueueStatus::Inadmissible;
         }
@@ -430,11 +449,16 @@ impl QueueManager {
         QueueStatus::Active
     }
 
-    /// Parks a workload as inadmissible (a requeued workload still in its back-off).
+    /// Parks a workload as inadmissible while it is in its PodsReady back-off (a requeued
+    /// workload whose `requeue_at` is still ahead): held apart from its shape's set until the
+    /// back-off ends (`push_active`) or a requeue finds it ended.
     pub fn park(&mut self, cq: ClusterQueueId, key: QueueKey) {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.deactivate(&key, total);
-        q.park_key(key);
+        q.unpark_key(&key);
+        if q.held.insert(key) {
+            q.inadmissible_len += 1;
+        }
     }
 
     /// Adds a workload to the active heap unconditionally.
@@ -545,27 +569,34 @@ impl QueueManager {
         }
     }
 
-    /// Moves every inadmissible workload of `cq` but those of `stay` back to its heap
-    /// (`queueInadmissibleWorkloads` when no other has a reason to stay; `stay` may name
-    /// workloads that are not parked). Returns how many moved.
+    /// Moves every inadmissible workload of `cq` back to its heap but the held ones still in
+    /// their back-off (`queueInadmissibleWorkloads` when no other has a reason to stay;
+    /// `backoff_ended` says of a held workload whether its back-off is over). Returns how
+    /// many moved.
     pub fn requeue_all_inadmissible(
         &mut self,
         cq: ClusterQueueId,
-        stay: impl Iterator<Item = QueueKey>,
+        backoff_ended: impl Fn(WorkloadId) -> bool,
     ) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.park_epoch += 1;
-        let staying: Vec<QueueKey> = stay.filter(|k| q.is_inadmissible(k)).collect();
-        for k in &staying {
-            q.unpark_key(k);
+        // A held workload whose back-off has ended (its end not yet handled) returns with
+        // the rest: into its shape's set, which moves below.
+        if !q.held.is_empty() {
+            let ended: Vec<QueueKey> = q
+                .held
+                .iter()
+                .filter(|k| backoff_ended(k.workload))
+                .copied()
+                .collect();
+            for k in ended {
+                q.unpark_key(&k);
+                q.park_key(k);
+            }
         }
         // Per shape, a storm of releases on an overloaded cluster moves thousands of parked
         // workloads back after every release: each shape's set moves whole.
-        let moved = q.unpark_all(total);
-        for k in staying {
-            q.park_key(k);
-        }
-        moved
+        q.unpark_all(total)
     }
 
     /// Moves the inadmissible workloads of `cq` for which `may_return` holds back to its heap
@@ -640,6 +671,7 @@ impl QueueManager {
                 s.active = s.active.iter().map(fix).collect();
                 s.inadmissible = s.inadmissible.iter().map(fix).collect();
             }
+            q.held = q.held.iter().map(fix).collect();
             q.sticky = q.sticky.as_ref().map(fix);
         }
     }
@@ -820,7 +852,7 @@ mod tests {
             }
             m
         });
-        assert_eq!(bulk.requeue_all_inadmissible(cq, std::iter::empty()), 9);
+        assert_eq!(bulk.requeue_all_inadmissible(cq, |_| true), 9);
         assert_eq!(one_by_one.requeue_inadmissible(cq, |_| true), 9);
         let (b, o) = (bulk.queue(cq), one_by_one.queue(cq));
         let sorted = |q: &ClusterQueueQueue| {
@@ -847,6 +879,8 @@ mod tests {
         active: BTreeSet<QueueKey>,
         inadmissible: BTreeSet<QueueKey>,
         parked_shapes: BTreeSet<u32>,
+        /// The inadmissible ones parked in their back-off (`park`).
+        held: BTreeSet<QueueKey>,
     }
 
     impl OneHeap {
@@ -910,6 +944,7 @@ mod tests {
                     Op::Add(i) => {
                         let k = nth(i);
                         let got = m.add(cq, best, k);
+                        r.held.remove(&k);
                         let want = if r.parked_shapes.contains(&k.shape) {
                             r.active.remove(&k);
                             r.inadmissible.insert(k);
@@ -926,6 +961,7 @@ mod tests {
                         m.park(cq, k);
                         r.active.remove(&k);
                         r.inadmissible.insert(k);
+                        r.held.insert(k);
                     }
                     Op::Pop => {
                         let got = m.pop_heads(all).first().map(|&(_, k)| k);
@@ -950,14 +986,21 @@ mod tests {
                         r.inadmissible.insert(k);
                     }
                     Op::RequeueAll(i) => {
-                        let stay = [nth(i)];
-                        let n = m.requeue_all_inadmissible(cq, stay.iter().copied());
+                        // One workload's back-off still runs: held, it stays; every other
+                        // parked workload returns, held or not.
+                        let stay = nth(i);
+                        let n = m.requeue_all_inadmissible(cq, |w| w != stay.workload);
                         r.parked_shapes.clear();
-                        let back: Vec<QueueKey> =
-                            r.inadmissible.iter().filter(|k| **k != stay[0]).copied().collect();
+                        let back: Vec<QueueKey> = r
+                            .inadmissible
+                            .iter()
+                            .filter(|k| !(**k == stay && r.held.contains(k)))
+                            .copied()
+                            .collect();
                         proptest::prop_assert_eq!(n, back.len());
                         for k in back {
                             r.inadmissible.remove(&k);
+                            r.held.remove(&k);
                             r.active.insert(k);
                         }
                     }
@@ -970,6 +1013,7 @@ mod tests {
                         proptest::prop_assert_eq!(n, back.len());
                         for k in back {
                             r.inadmissible.remove(&k);
+                            r.held.remove(&k);
                             r.active.insert(k);
                         }
                     }
@@ -978,6 +1022,7 @@ mod tests {
                         m.remove(cq, &k);
                         r.active.remove(&k);
                         r.inadmissible.remove(&k);
+                        r.held.remove(&k);
                     }
                 }
                 let q = m.queue(cq);

@@ -8,7 +8,7 @@ use kueuesim_model::{
 
 use crate::admission::{self, Head, NotAdmitted, ScanProgress};
 use crate::outcome::{ConditionType, EventType, Eviction, WorkloadState};
-use crate::queues::{QueueKey, QueueStatus, RequeueReason};
+use crate::queues::{QueueStatus, RequeueReason};
 
 use super::record::{KUEUE_ADMISSION, KUEUE_WORKLOAD_CONTROLLER, evicted_event_reason};
 use super::{Ev, Simulation};
@@ -387,25 +387,7 @@ impl<'w> Simulation<'w> {
         self.kueue.requeue_pending[target.0 as usize] = false;
         let mut moved = 0;
         let world = self.world;
-        // The workloads still in their PodsReady back-off (`backoffWaitingTimeExpired`): a
-        // back-off recorded here that ends after now is the workload's current one (a later
-        // timeout needs an admission after the earlier back-off ended).
         let now = self.now;
-        let live = self
-            .kueue
-            .backoffs
-            .split_off(&(now + SimDuration::from_millis(1), WorkloadId(0)));
-        self.kueue.backoffs = live;
-        // Each with the ClusterQueue it is queued in, sorted by it: a ClusterQueue looks at
-        // its own alone (thousands wait in back-off on an overloaded cluster, and every
-        // release of quota requeues).
-        let mut in_backoff: Vec<(ClusterQueueId, QueueKey)> = self
-            .kueue
-            .backoffs
-            .iter()
-            .filter_map(|&(_, w)| self.queued_at(w))
-            .collect();
-        in_backoff.sort_unstable_by_key(|&(cq, key)| (cq, key.workload));
         for cq in cqs_under(&self.kueue.tree, target) {
             // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
             let selector = &world.cluster_queue(cq).namespace_selector;
@@ -426,10 +408,12 @@ impl<'w> Simulation<'w> {
                         })
                         .count()
                 };
-                let from = in_backoff.partition_point(|&(c, _)| c < cq);
-                let to = in_backoff.partition_point(|&(c, _)| c <= cq);
-                let stay = in_backoff[from..to].iter().map(|&(_, key)| key);
-                let n = self.kueue.queues.requeue_all_inadmissible(cq, stay);
+                // The workloads in their PodsReady back-off (`backoffWaitingTimeExpired`)
+                // are held apart (`QueueManager::park`) and stay unless it has ended.
+                let runtimes = &self.runtimes;
+                let n = self.kueue.queues.requeue_all_inadmissible(cq, |w| {
+                    runtimes[w.index()].requeue_at.is_none_or(|at| at <= now)
+                });
                 #[cfg(debug_assertions)]
                 assert_eq!(
                     n, expected,

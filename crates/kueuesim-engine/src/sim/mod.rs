@@ -162,10 +162,6 @@ struct Kueue<'w> {
     /// (`AllocatableResourceGeneration`): moved on whenever one of its admitted workloads is
     /// updated or removed; flavor-scan progress recorded at an older one may be outdated.
     cq_generation: Vec<u64>,
-    /// The PodsReady back-offs set, by end (`requeue_at`) and workload: those ending after
-    /// now are the only parked workloads a requeue may not take back (with a selector that
-    /// takes every namespace), so it need not look at each parked workload.
-    backoffs: BTreeSet<(SimTime, WorkloadId)>,
     /// The pending workloads' flavor-scan progress, and the states it had since anything
     /// else last changed: cycles that only move it on stop when it comes back to one.
     scan_loop: cycle::ScanLoop,
@@ -322,7 +318,6 @@ impl<'w> Simulation<'w> {
                 cycle_scratch: crate::admission::CycleScratch::default(),
                 heads: Vec::new(),
                 deferred: Vec::new(),
-                backoffs: BTreeSet::new(),
                 scan_loop: cycle::ScanLoop::default(),
             },
             sched: Schedulers {

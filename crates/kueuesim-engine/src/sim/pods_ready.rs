@@ -83,7 +83,6 @@ impl<'w> Simulation<'w> {
             rt.record.requeue_count = n;
             let at = self.now + SimDuration::from_millis(backoff_ms);
             rt.requeue_at = Some(at);
-            self.kueue.backoffs.insert((at, w));
         }
         let wl = self.spec(w);
         let message = format!(

@@ -125,7 +125,7 @@ pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
             at: at(value_start),
         }
     } else {
-        tree::parse(arg, &padded, 0)?
+        tree::parse(arg, &padded, 0).map_err(|e| multi_line_hint(e, &text[value_start..]))?
     };
     Ok(SetArg {
         kind: kind.to_string(),
@@ -135,6 +135,28 @@ pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
         path,
         value,
     })
+}
+
+/// A value over several lines (a whole volcano-scheduler.conf, say) is parsed as YAML like any
+/// other, so its second line reads as a new document and fails; the error then says how to
+/// pass such a value.
+fn multi_line_hint(e: ScenarioError, value: &str) -> ScenarioError {
+    match e {
+        ScenarioError::At {
+            pos,
+            message,
+            snippet,
+        } if value.contains('\n') => ScenarioError::At {
+            pos,
+            message: format!(
+                "{message} (a value over several lines is YAML too: write it as one \
+                 double-quoted string with \\n between the lines, or put the change in a \
+                 file for --patch)"
+            ),
+            snippet,
+        },
+        e => e,
+    }
 }
 
 fn parse_path<'f>(

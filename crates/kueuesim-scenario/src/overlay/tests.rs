@@ -117,6 +117,38 @@ fn set_finds_items_by_selector_and_names_the_closest_miss() {
 }
 
 #[test]
+fn a_multi_line_set_value_says_how_to_pass_it() {
+    // A volcano-scheduler.conf pasted as is: its second line cannot follow the first.
+    let raw = file(
+        "--set",
+        "simulation/philly:spec.volcano.configuration=tiers:\n- plugins:\n  - name: gang\n",
+    );
+    let e = set::parse(&raw).map(|_| ()).unwrap_err().to_string();
+    assert!(e.starts_with("--set:2:1:"), "{e}");
+    assert!(e.contains("double-quoted string"), "{e}");
+    assert!(e.contains("--patch"), "{e}");
+    // Written as the hint says, it is one string with the lines in it.
+    let quoted = file(
+        "--set",
+        "simulation/philly:spec.volcano.configuration=\"tiers:\\n- plugins:\\n  - name: gang\\n\"",
+    );
+    let s = set::parse(&quoted).unwrap();
+    let sim = file(
+        "sim.yaml",
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata:\n  name: philly\nspec:\n  seed: 1\n",
+    );
+    let mut t = tree::parse(&sim, &sim.text, 0).unwrap();
+    s.apply(&mut t).unwrap();
+    let (text, _) = tree::emit(&t);
+    assert!(text.contains("configuration:"), "{text}");
+    assert!(text.contains("name: gang"), "{text}");
+    // A one-line value that fails to parse gets no such hint.
+    let one = file("--set", "simulation/philly:spec.seed=[1");
+    let e = set::parse(&one).map(|_| ()).unwrap_err().to_string();
+    assert!(!e.contains("several lines"), "{e}");
+}
+
+#[test]
 fn patch_directives_replace_delete_and_remove() {
     let f = file("cq.yaml", CQ);
     let p = file(

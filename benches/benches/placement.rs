@@ -107,7 +107,7 @@ fn gang_under_a_spine(c: &mut Criterion) {
 
 /// Volcano's flat search (no `networkTopology` and no HyperNodes, as on the Philly trace): the
 /// same 32-pod gang on the same busy nodes, each pod's predicate-and-score pass over the
-/// sampled nodes (`CalculateNumOfFeasibleNodesToFind`: 5 % of 16,384, 9 % of 4,096). One
+/// sampled nodes (`CalculateNumOfFeasibleNodesToFind`: 5 % of 16,384, 18 % of 4,096). One
 /// cluster for every decision, as in a run (its occupancy classes are kept between
 /// decisions): each placement's pods are released after it, untimed.
 #[allow(clippy::disallowed_methods)]

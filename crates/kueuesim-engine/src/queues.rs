@@ -534,6 +534,11 @@ impl QueueManager {
         pending_flavors: bool,
     ) -> usize {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
+        // A popped head is never a held back-off (`held`'s invariant).
+        debug_assert!(
+            !q.held.contains(&key),
+            "a held back-off was requeued as a head"
+        );
         // The preemptor is only ever set here; it stays first until it leaves the queue
         // (admitted or deleted) or another preemptor replaces it.
         if reason == RequeueReason::PendingPreemption

@@ -277,14 +277,13 @@ pub fn fit_error(world: &World, cap: &NodeCapacity, pod: &PodNeeds, nodes: &[Nod
 /// without reading its labels, and only the matching nodes (label index) are looked at, by
 /// occupancy class when the classes are few (`count_causes_by_class`). Same message.
 pub fn fit_error_all(world: &World, cluster: &mut Cluster, pod: &PodNeeds) -> String {
-    let devices = cluster
-        .devices
-        .as_ref()
-        .and_then(|d| d.book.demand(&pod.requests).map(|g| (&d.book, g)));
     // With GPU devices every node is looked at (a device's free share is no plain count);
     // without, a pod whose only constraints are amounts takes the plain path.
-    let by_class = devices.is_none() && cluster.plain_nodes;
-    if by_class && cluster.nodes.node_classes_if_few() {
+    let on_devices = cluster
+        .devices
+        .as_ref()
+        .is_some_and(|d| d.book.demand(&pod.requests).is_some());
+    if !on_devices && cluster.plain_nodes && cluster.nodes.node_classes_if_few() {
         // Plain nodes, no devices: every node the selector matches (all of them without
         // one) passes the static filters, and capacity is the whole story.
         let labels = cluster.label_index.clone();

@@ -600,6 +600,8 @@ mod tests {
             pod_gpus in 1i64..5,
             start_at in 0usize..1000,
             seed in 0u64..1000,
+            // A one-label selector reads the label index's own list; two intersect.
+            one_label in proptest::bool::ANY,
         ) {
             let mut w = World::default();
             let cpu = w.resources.intern("cpu");
@@ -628,10 +630,14 @@ mod tests {
                 requests: kueuesim_model::ResourceList::from_pairs(vec![
                     (cpu, 2_000), (mem, 16), (gpu, pod_gpus),
                 ]),
-                node_selector: kueuesim_model::Labels::new(vec![
-                    ("rack".into(), format!("r{want_rack}")),
-                    ("pool".into(), "gpu".into()),
-                ]),
+                node_selector: kueuesim_model::Labels::new(if one_label {
+                    vec![("rack".into(), format!("r{want_rack}"))]
+                } else {
+                    vec![
+                        ("rack".into(), format!("r{want_rack}")),
+                        ("pool".into(), "gpu".into()),
+                    ]
+                }),
                 tolerations: vec![],
             };
             let n = w.nodes.len();
@@ -680,11 +686,17 @@ mod tests {
             let cpu = w.resources.intern("cpu");
             let mem = w.resources.intern("memory");
             let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+            // The small nodes take one pod: their busy load fills them ("Too many pods").
+            w.resources.intern("pods");
             for (i, &(_, small)) in busy.iter().enumerate() {
                 w.nodes.push(kueuesim_model::Node {
                     name: format!("n{i:04}"),
                     labels: Default::default(),
-                    allocatable: if small { vec![48_000, 384, 8] } else { vec![64_000, 512, 8] },
+                    allocatable: if small {
+                        vec![48_000, 384, 8, 1]
+                    } else {
+                        vec![64_000, 512, 8, 110]
+                    },
                     taints: vec![],
                     unschedulable: false,
                 });

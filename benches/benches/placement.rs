@@ -17,8 +17,8 @@ use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_ma
 use std::time::{Duration, Instant};
 
 use kueuesim_benches::{
-    busy_cluster, gang_pods, naive_hard_topology, release, spine_kai_job, spine_volcano_job,
-    topology_world,
+    busy_cluster, flat_volcano_job, gang_pods, naive_hard_topology, release, spine_kai_job,
+    spine_volcano_job, topology_world,
 };
 use kueuesim_engine::placement::{kai, volcano};
 
@@ -121,16 +121,7 @@ fn flat_gang(c: &mut Criterion) {
         let mut cluster = busy_cluster(&world);
         let pods = gang_pods(&world, 32);
         let name = |_: usize, i: usize| format!("p-{i}");
-        let job = volcano::VolcanoJob {
-            pods: &pods,
-            min_member: 32,
-            highest_tier: None,
-            pod_name: &name,
-            seed: 1,
-            subgroups: &[],
-            min_sub_groups: &[],
-            min_task_member: &[],
-        };
+        let job = flat_volcano_job(&pods, &name, 32);
         g.bench_function(BenchmarkId::new("volcano-flat", nodes), |b| {
             b.iter_custom(|iters| {
                 let mut spent = Duration::ZERO;

@@ -90,16 +90,7 @@ fn allocate(c: &mut Criterion) {
     let cluster = half_used(&w);
     let pods = vec![(pod(&w, 4000), vec![None; 8])];
     let name = |ps: usize, i: usize| format!("job-{ps}-{i}");
-    let job = volcano::VolcanoJob {
-        pods: &pods,
-        min_member: 8,
-        highest_tier: None,
-        pod_name: &name,
-        seed: 1,
-        subgroups: &[],
-        min_sub_groups: &[],
-        min_task_member: &[],
-    };
+    let job = kueuesim_benches::flat_volcano_job(&pods, &name, 8);
     let reqs = [Some(request(4000))];
     // Sanity: both place the whole job.
     let out = volcano_vgpu::place(&w, &mut cluster.clone(), &job, &reqs);

@@ -408,6 +408,20 @@ pub fn spine_volcano_job<'a>(
     }
 }
 
+/// A Volcano job without topology (the flat node search): all of `pods`, `minMember`
+/// `min_member`.
+pub fn flat_volcano_job<'a>(
+    pods: &'a kueuesim_engine::placement::GangPods,
+    pod_name: &'a dyn Fn(usize, usize) -> String,
+    min_member: usize,
+) -> kueuesim_engine::placement::volcano::VolcanoJob<'a> {
+    kueuesim_engine::placement::volcano::VolcanoJob {
+        highest_tier: None,
+        min_member,
+        ..spine_volcano_job(pods, pod_name, 1)
+    }
+}
+
 /// The placement benches' KAI job: the gang of `pods` with `minMember` 32 under
 /// `requiredTopologyLevel: spine` (level 2 of topology 0).
 pub fn spine_kai_job<'a>(

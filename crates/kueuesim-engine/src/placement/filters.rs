@@ -132,14 +132,7 @@ pub(super) fn count_causes(
     devices: Option<(&devices::DeviceBook, kueuesim_model::gpu::GpuDemand)>,
 ) {
     let mut no_device = 0usize;
-    // The capacity causes are the common ones (every node of a busy cluster): counted in
-    // plain integers, folded into `counts` once at the end.
-    let mut too_many_pods = 0usize;
-    let mut short: Vec<(usize, i64, usize)> = pod
-        .requests
-        .iter()
-        .map(|(r, a)| (r.index(), a, 0usize))
-        .collect();
+    let mut capacity = CapacityCauses::new(pod);
     for &n in nodes {
         if !static_ok {
             let node = world.node(n);
@@ -168,17 +161,7 @@ pub(super) fn count_causes(
                 continue;
             }
         }
-        let mut fits = true;
-        if cap.free_pods[n.index()] < 1 {
-            too_many_pods += 1;
-            fits = false;
-        }
-        for (r, a, c) in short.iter_mut() {
-            if *a > cap.free(n, *r) {
-                *c += 1;
-                fits = false;
-            }
-        }
+        let fits = capacity.add(cap, n, 1);
         // The GPU-share filter (`Open-Gpu-Share`) runs after NodeResourcesFit.
         if fits && devices.is_some_and(|(book, d)| !book.fits(n, d)) {
             no_device += 1;
@@ -187,12 +170,54 @@ pub(super) fn count_causes(
     if no_device > 0 {
         *counts.entry(Cause::Devices).or_default() += no_device;
     }
-    if too_many_pods > 0 {
-        *counts.entry(Cause::TooManyPods).or_default() += too_many_pods;
+    capacity.fold_into(counts);
+}
+
+/// NodeResourcesFit's causes (`Too many pods`, `Insufficient <resource>`, each counted on its
+/// own), the common ones on a busy cluster: tallied in plain integers node by node (or class
+/// by class) and folded into the cause counts once at the end.
+struct CapacityCauses {
+    too_many_pods: usize,
+    /// Per requested resource: (resource, amount, nodes short of it).
+    short: Vec<(usize, i64, usize)>,
+}
+
+impl CapacityCauses {
+    fn new(pod: &PodNeeds) -> Self {
+        CapacityCauses {
+            too_many_pods: 0,
+            short: pod
+                .requests
+                .iter()
+                .map(|(r, a)| (r.index(), a, 0usize))
+                .collect(),
+        }
     }
-    for (r, _, c) in short {
-        if c > 0 {
-            *counts.entry(Cause::Insufficient(r)).or_default() += c;
+
+    /// Counts `node`'s causes `times` times (a class's nodes at once); whether it fits.
+    fn add(&mut self, cap: &NodeCapacity, node: NodeId, times: usize) -> bool {
+        let mut fits = true;
+        if cap.free_pods[node.index()] < 1 {
+            self.too_many_pods += times;
+            fits = false;
+        }
+        for (r, a, c) in self.short.iter_mut() {
+            if *a > cap.free(node, *r) {
+                *c += times;
+                fits = false;
+            }
+        }
+        fits
+    }
+
+    fn fold_into(self, counts: &mut BTreeMap<Cause, usize>) {
+        if self.too_many_pods > 0 {
+            *counts.entry(Cause::TooManyPods).or_default() += self.too_many_pods;
+        }
+        for (r, _, c) in self.short {
+            if c > 0 {
+                *counts.entry(Cause::Insufficient(r)).or_default() += c;
+            }
         }
     }
 }
@@ -222,34 +247,13 @@ pub(super) fn count_causes_by_class(
             }
         }
     }
-    let mut too_many_pods = 0usize;
-    let mut short: Vec<(usize, i64, usize)> = pod
-        .requests
-        .iter()
-        .map(|(r, a)| (r.index(), a, 0usize))
-        .collect();
+    let mut capacity = CapacityCauses::new(pod);
     for (k, &m) in per_class.iter().enumerate() {
-        if m == 0 {
-            continue;
-        }
-        let node = classes.some_member(k);
-        if cap.free_pods[node.index()] < 1 {
-            too_many_pods += m;
-        }
-        for (r, a, c) in short.iter_mut() {
-            if *a > cap.free(node, *r) {
-                *c += m;
-            }
+        if m > 0 {
+            capacity.add(cap, classes.some_member(k), m);
         }
     }
-    if too_many_pods > 0 {
-        *counts.entry(Cause::TooManyPods).or_default() += too_many_pods;
-    }
-    for (r, _, c) in short {
-        if c > 0 {
-            *counts.entry(Cause::Insufficient(r)).or_default() += c;
-        }
-    }
+    capacity.fold_into(counts);
 }
 
 /// kube-scheduler's `FitError` message for a pod none of `nodes` can take:

@@ -629,7 +629,10 @@ fn flat_attempt(
     let per_state = !hypernode_score_varies(world, &scoring);
     let mut bound: Vec<Binding> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {
-        let mut classes = ClassScan::default();
+        // On plain nodes, with the score the node's capacity state's alone, the scan may go
+        // by occupancy class (as kube-scheduler's does) while the classes are few.
+        let mut classes =
+            (per_state && cluster.plain_nodes).then(|| ClassScan::new(cluster, needs));
         for (idx, slot) in slots.iter().enumerate() {
             if bound.len() >= need {
                 return Ok(bound);
@@ -639,14 +642,12 @@ fn flat_attempt(
             }
             let start = cluster.next_start[1];
             let tie_seed = seed ^ ((ps as u64) << 40) ^ idx as u64;
-            // On plain nodes, with the score the node's capacity state's alone, the scan goes
-            // by occupancy class (as kube-scheduler's does); else node by node.
-            let (best, processed) =
-                if per_state && cluster.plain_nodes && cluster.nodes.node_classes_if_few() {
-                    classes.pick(world, cluster, &scoring, needs, start, tie_seed)
-                } else {
-                    pick_by_node(world, cluster, &scoring, needs, start, tie_seed)
-                };
+            let (best, processed) = match classes.as_mut() {
+                Some(c) if cluster.nodes.node_classes_if_few() => {
+                    c.pick(world, cluster, &scoring, needs, start, tie_seed)
+                }
+                _ => pick_by_node(world, cluster, &scoring, needs, start, tie_seed),
+            };
             if !all.is_empty() {
                 cluster.next_start[1] = (start + processed) % all.len();
             }
@@ -727,16 +728,29 @@ fn pick_by_node(
 /// The same pass by occupancy class (`kube::class_scan`), for one pod set: each class's
 /// answer is kept while the class ids last, and a nodeSelector becomes a bitset of the
 /// nodes it matches (on plain nodes the only static filter that can fail).
-#[derive(Default)]
 struct ClassScan {
     by_class: (u32, Vec<i64>),
     feasible: Vec<(i64, usize)>,
-    /// The selector's nodes, one bit each; worked out on first use (None inside: no
-    /// selector).
-    mask: Option<Option<Vec<u64>>>,
+    /// The selector's nodes, one bit each (None: no selector).
+    mask: Option<Vec<u64>>,
 }
 
 impl ClassScan {
+    fn new(cluster: &Cluster, needs: &PodNeeds) -> Self {
+        let mask = (!needs.node_selector.is_empty()).then(|| {
+            let mut words = vec![0u64; cluster.all_nodes.len().div_ceil(64)];
+            for &node in super::nodes_matching(&cluster.label_index, &needs.node_selector).iter() {
+                words[node.index() / 64] |= 1 << (node.index() % 64);
+            }
+            words
+        });
+        ClassScan {
+            by_class: (u32::MAX, Vec::new()),
+            feasible: Vec::new(),
+            mask,
+        }
+    }
+
     /// `pick_by_node`'s answer, read from the occupancy classes (which must be up to date:
     /// `node_classes_if_few`) on plain nodes with a per-state score.
     fn pick(
@@ -748,29 +762,14 @@ impl ClassScan {
         start: usize,
         tie_seed: u64,
     ) -> (Option<NodeId>, usize) {
-        let n = cluster.all_nodes.len();
-        let mask = self
-            .mask
-            .get_or_insert_with(|| {
-                (!needs.node_selector.is_empty()).then(|| {
-                    let mut words = vec![0u64; n.div_ceil(64)];
-                    for &node in
-                        super::nodes_matching(&cluster.label_index, &needs.node_selector).iter()
-                    {
-                        words[node.index() / 64] |= 1 << (node.index() % 64);
-                    }
-                    words
-                })
-            })
-            .as_deref();
         let (best, processed) = class_scan(
             &cluster.nodes,
             &mut self.by_class,
             &mut self.feasible,
             needs,
             |node| float_order(flat_score(world, cluster, scoring, node, needs)),
-            mask,
-            (start, feasible_nodes_to_find(n)),
+            self.mask.as_deref(),
+            (start, feasible_nodes_to_find(cluster.all_nodes.len())),
             tie_seed,
         );
         (best.node(), processed)
@@ -1034,7 +1033,7 @@ mod tests {
             let mut start = start_at % n;
             let mut picked = Vec::new();
             for round in 0..2 {
-                let mut classes = ClassScan::default();
+                let mut classes = ClassScan::new(&by_class, &pod);
                 for idx in 0..pods {
                     let tie_seed = seed ^ idx as u64;
                     proptest::prop_assert!(by_class.nodes.node_classes_if_few());

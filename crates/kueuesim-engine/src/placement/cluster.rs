@@ -79,6 +79,9 @@ pub struct Cluster {
     /// Volcano vGPU devices (the deviceshare plugin with `deviceshare.VGPUEnable`); None
     /// without it.
     pub vgpu: Option<volcano_vgpu::VgpuBook>,
+    /// Buffers Volcano's gradient search refills on every attempt (no meaning between
+    /// attempts): kept here so a million attempts do not allocate them afresh.
+    pub(super) volcano_scratch: super::volcano::GradientScratch,
     /// Per task shape KAI's topology plugin asked about, per domain of every Topology: how
     /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
     /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.
@@ -228,6 +231,7 @@ impl Cluster {
             tier_gpu,
             devices: devices::Devices::new(world),
             vgpu: volcano_vgpu::VgpuBook::new(world),
+            volcano_scratch: Default::default(),
             gpu_keyed,
             gpu_stale: noted::NotedNodes::new(world.nodes.len()),
             nodes,

@@ -36,7 +36,7 @@ mod volcano_subjobs;
 pub mod volcano_vgpu;
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 
 use kueuesim_model::{Labels, NodeId, ResourceList, Toleration, Topology, World};
 
@@ -323,14 +323,19 @@ pub fn with_bindings(pods: &GangPods, bound: &[Binding]) -> Vec<(PodNeeds, Vec<O
 
 /// Σ over pending pods of their requests, by resource index: what a gang still needs.
 pub fn pending_total(pods: &GangPods) -> Vec<(usize, i64)> {
-    let mut total: BTreeMap<usize, i64> = BTreeMap::new();
+    // A handful of resources: a vector kept in resource order (as a `BTreeMap` would give
+    // them) without the map's node allocations, on every Volcano attempt.
+    let mut total: Vec<(usize, i64)> = Vec::new();
     for (needs, slots) in pods {
         let pending = slots.iter().filter(|s| s.is_none()).count() as i64;
         for (r, a) in needs.requests.iter() {
-            *total.entry(r.index()).or_default() += a * pending;
+            match total.binary_search_by_key(&r.index(), |x| x.0) {
+                Ok(i) => total[i].1 += a * pending,
+                Err(i) => total.insert(i, (r.index(), a * pending)),
+            }
         }
     }
-    total.into_iter().collect()
+    total
 }
 
 /// The number of pods already bound and the number pending.

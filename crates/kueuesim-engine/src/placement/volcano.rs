@@ -359,8 +359,20 @@ pub(super) struct Failure {
     pub(super) schedulable: usize,
 }
 
+/// The buffers of one gradient search (`topology_attempt`), refilled by every attempt.
+#[derive(Clone, Debug, Default)]
+pub(super) struct GradientScratch {
+    /// A tier's HyperNodes with enough GPUs free (the tier index's answer).
+    with_room: Vec<DomainId>,
+    /// A tier's HyperNodes that pass the resource pre-filter.
+    passing: Vec<DomainId>,
+    /// `passing` of the last tier that had any.
+    last_tier: Vec<DomainId>,
+    /// A tier's HyperNodes worth a dry run, with their gradient keys.
+    candidates: Vec<(Score, u64, Reverse<usize>, DomainId)>,
+}
+
 /// One statement with a hard topology: the ascending gradient search for `need` pods.
-#[allow(clippy::too_many_arguments)]
 fn topology_attempt(
     world: &World,
     cluster: &mut Cluster,
@@ -370,6 +382,37 @@ fn topology_attempt(
     ready: &Readiness<'_>,
     seed: u64,
 ) -> Result<(Vec<Binding>, DomainId), Failure> {
+    let mut scratch = std::mem::take(&mut cluster.volcano_scratch);
+    let r = gradient_search(
+        world,
+        cluster,
+        pods,
+        (need, tier_limit),
+        ready,
+        seed,
+        &mut scratch,
+    );
+    cluster.volcano_scratch = scratch;
+    r
+}
+
+/// `topology_attempt` with its buffers.
+fn gradient_search(
+    world: &World,
+    cluster: &mut Cluster,
+    pods: &GangPods,
+    (need, tier_limit): (usize, i32),
+    ready: &Readiness<'_>,
+    seed: u64,
+    scratch: &mut GradientScratch,
+) -> Result<(Vec<Binding>, DomainId), Failure> {
+    let GradientScratch {
+        with_room,
+        passing,
+        last_tier,
+        candidates,
+    } = scratch;
+    last_tier.clear();
     let subgroups = ready.subgroups;
     let t = &world.hypernodes;
     let allocated = allocated_hypernode(world, pods);
@@ -415,7 +458,6 @@ fn topology_attempt(
     // The HyperNodes that passed the resource pre-filter in the last tier that had any: the
     // last of them in the search order is the one upstream dry-runs last, whose failure the
     // message quotes when nothing fits.
-    let mut last_tier: Vec<DomainId> = Vec::new();
     let request = binpack_request(cluster, &whole);
     let order_key = |cluster: &Cluster, d: DomainId| {
         (
@@ -423,9 +465,6 @@ fn topology_attempt(
             tie_key(seed ^ 0x5eed, NodeId(d.0)),
         )
     };
-    let mut with_room: Vec<DomainId> = Vec::new();
-    let mut passing: Vec<DomainId> = Vec::new();
-    let mut candidates: Vec<(Score, u64, Reverse<usize>, DomainId)> = Vec::new();
     let gpu_sets = cluster.pending_gpu_pods(pods);
     for (ti, (tier, domains)) in t.by_tier.iter().enumerate() {
         if *tier > tier_limit {
@@ -445,9 +484,9 @@ fn topology_attempt(
             .map_or(0, |&(_, q)| q);
         let indexed = gpus > 0
             && cluster
-                .hypernodes_with_free_gpus(world, ti, gpus, &mut with_room)
+                .hypernodes_with_free_gpus(world, ti, gpus, with_room)
                 .is_some();
-        let looked_at: &[DomainId] = if indexed { &with_room } else { domains };
+        let looked_at: &[DomainId] = if indexed { with_room } else { domains };
         // A HyperNode with GPUs free has nodes, so it is under the virtual root: the check
         // (and the read of its record) is needed only below a pinned HyperNode.
         let all_within = indexed && root == DomainId::ROOT;
@@ -462,7 +501,7 @@ fn topology_attempt(
         // keys come out as a stable sort would give them.
         passing.clear();
         candidates.clear();
-        for &d in looked_at {
+        for &d in looked_at.iter() {
             debug_assert!(!all_within || t.within(d, root), "a HyperNode with GPUs");
             if !((all_within || t.within(d, root)) && cluster.domain_may_hold(0, d, &pending)) {
                 continue;
@@ -479,8 +518,8 @@ fn topology_attempt(
         }
         // Best-first as a heap, not a sort: the first HyperNode tried usually holds the gang,
         // so ordering the rest would be wasted.
-        let mut gradient = BinaryHeap::from(std::mem::take(&mut candidates));
-        std::mem::swap(&mut last_tier, &mut passing);
+        let mut gradient = BinaryHeap::from(std::mem::take(candidates));
+        std::mem::swap(last_tier, passing);
         while let Some((_, _, _, d)) = gradient.pop() {
             let mut scorer = scorer_base.clone();
             let attempt = if subgroups.is_empty() {
@@ -498,6 +537,7 @@ fn topology_attempt(
             match attempt {
                 Ok(b) => {
                     undo(&mut cluster.nodes, pods, &b);
+                    *candidates = gradient.into_vec();
                     return Ok((b, d));
                 }
                 Err((b, pod)) => {
@@ -519,14 +559,14 @@ fn topology_attempt(
                 }
             }
         }
-        candidates = gradient.into_vec();
+        *candidates = gradient.into_vec();
     }
     // Nothing fits: explain with the last HyperNode tried, or, when none passed the
     // resource pre-filter, with the roomiest allowed one.
     // The first of the lowest keys (as `min_by` gives it), each key worked out once: a gang
     // that fits nowhere comes here after every release, over hundreds of HyperNodes.
     let mut last_in_order: Option<(DomainId, (f64, u64))> = None;
-    for &d in &last_tier {
+    for &d in last_tier.iter() {
         let k = order_key(cluster, d);
         let lower = last_in_order
             .as_ref()

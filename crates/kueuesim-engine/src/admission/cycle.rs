@@ -358,7 +358,17 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
     // answer stands for the scheduler's only without TAS.
     let s = &fa.scratch.oracle;
-    if !(fa.searched && p.topology.is_none() && s.usage == a.usage && s.contested == a.contested) {
+    // The oracle searched with the contested resource only; the assignment's other resources
+    // may change nothing (`usage_is_inert`, classical preemption), and then its answer holds.
+    let same_usage = s.usage == a.usage
+        || (world.config.kueue.fair_sharing.is_none()
+            && s.usage.iter().all(|u| a.usage.contains(u))
+            && a.usage.iter().all(|&(fr, v)| {
+                s.usage.iter().any(|u| u.0 == fr)
+                    || (!a.contested.contains(&fr)
+                        && crate::preemption::usage_is_inert(fa.tree, cq, fr, v))
+            }));
+    if !(fa.searched && p.topology.is_none() && same_usage && s.contested == a.contested) {
         return preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search);
     }
     let reused = s.targets.clone();

@@ -505,6 +505,35 @@ fn preemptor_fits(tree: &QuotaTree, p: &Preemptor<'_>, allow_borrowing: bool) ->
     })
 }
 
+/// Whether `v` more of `fr` in a preemptor's usage can never change a classical search's
+/// answer: it fits the ClusterQueue's own quota (no borrowing), within what is available,
+/// and what it leaves for each cohort level above fits there too. Such an `Fr` passes
+/// `preemptor_fits` with and without borrowing now and after any candidates are removed
+/// (a removal only lowers usage, so the ClusterQueue stays within its quota and what is
+/// available only grows), and it never takes away the hierarchical advantage `cohort_levels`
+/// works out (it fits at every level). A search with it in the usage therefore picks the
+/// same targets as one without it: the scheduler's `GetTargets` for a whole assignment whose
+/// other resources are like this answers as the flavor assigner's preemption oracle did for
+/// the contested one (`SimulatePreemption`), and kueuesim reuses that answer. Classical
+/// preemption only: fair sharing weighs every resource of the usage in its shares.
+pub(crate) fn usage_is_inert(tree: &QuotaTree, cq: ClusterQueueId, fr: Fr, v: i64) -> bool {
+    let node = tree.cq_node(cq);
+    if tree.borrowing_with(node, fr, v) || v > tree.available(cq, fr) {
+        return false;
+    }
+    let mut left = v;
+    let mut current = Some(node);
+    while let Some(n) = current {
+        // `fits_in_quota`'s test and carry for this `Fr` alone.
+        if tree.subtree_quota(n, fr) < tree.usage(n, fr) + left {
+            return false;
+        }
+        left = (left - tree.local_available(n, fr)).max(0);
+        current = tree.parent(n);
+    }
+    true
+}
+
 /// `workloadFits` in full: the quota (`preemptor_fits`), then, for a preemptor with TAS pod
 /// sets, their placement with the pods of `removed` (the candidates taken out so far) given
 /// back. Without TAS this is `preemptor_fits` and `removed` is never called.

@@ -548,3 +548,114 @@ fn evicted_candidates_first() {
         expect(&[("mid", InClusterQueue)])
     );
 }
+
+/// A random two-level cohort tree (a root cohort and a child cohort, each with or without
+/// quota of its own), three ClusterQueues with cpu and memory quotas and random preemption
+/// settings, and admitted workloads holding both resources.
+#[allow(clippy::type_complexity)]
+fn inert_case(
+    quotas: &[(i64, Option<i64>, Option<i64>, i64, Option<i64>, Option<i64>)],
+    homes: &[u32],
+    cohort_quota: (i64, i64),
+    settings: &[(u8, u8, Option<i32>)],
+    admitted: &[(usize, i32, i64, i64)],
+) -> Case {
+    let policy = |k: u8| [Never, LowerPriority, LowerOrNewerEqualPriority, Any][k as usize % 4];
+    let mut w = base_world();
+    let both = |cpu: ResourceQuota, mem: ResourceQuota| {
+        vec![rg(&[CPU, MEM], vec![(DEFAULT, vec![cpu, mem])])]
+    };
+    w.cohorts = vec![
+        cohort(
+            "root",
+            None,
+            both(
+                rq(CPU, cohort_quota.0, None, None),
+                rq(MEM, cohort_quota.0, None, None),
+            ),
+        ),
+        cohort(
+            "child",
+            Some(0),
+            both(
+                rq(CPU, cohort_quota.1, None, None),
+                rq(MEM, cohort_quota.1, None, None),
+            ),
+        ),
+    ];
+    w.cluster_queues = quotas
+        .iter()
+        .zip(homes)
+        .zip(settings)
+        .enumerate()
+        .map(
+            |(i, ((&(cn, cb, cl, mn, mb, ml), &home), &(within, reclaim, bwc)))| {
+                cq(
+                    &format!("cq{i}"),
+                    Some(home),
+                    both(rq(CPU, cn, cb, cl), rq(MEM, mn, mb, ml)),
+                    pre(policy(within), policy(reclaim), bwc),
+                )
+            },
+        )
+        .collect();
+    let mut c = Case::new(w);
+    let mem = c.tree.fr(FlavorId(DEFAULT), ResourceId(MEM));
+    for &(q, priority, cpu, m) in admitted {
+        let name = format!("w{}", c.names.len());
+        let fr = c.cpu();
+        let cq_name = format!("cq{}", q % quotas.len());
+        let cand = c.admit(&name, &cq_name, priority, cpu);
+        cand.usage.push((mem, m));
+        let cq_id = cand.cq;
+        let node = c.tree.cq_node(cq_id);
+        c.tree.add_usage(node, mem, m);
+        debug_assert!(c.admitted.0[cq_id.index()].last().unwrap().usage[0].0 == fr);
+    }
+    c
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 16384,
+        max_global_rejects: 1 << 17,
+        ..Default::default()
+    })]
+    /// `usage_is_inert`: a classical search with a memory request that is inert picks the
+    /// same targets as the search for the contested cpu alone (the flavor assigner's oracle),
+    /// which is what lets the scheduler's search reuse the oracle's answer.
+    #[test]
+    fn an_inert_resource_leaves_the_targets_unchanged(
+        quotas in proptest::collection::vec(
+            (0i64..6, proptest::option::of(0i64..6), proptest::option::of(0i64..4),
+             0i64..6, proptest::option::of(0i64..6), proptest::option::of(0i64..4)),
+            3,
+        ),
+        homes in proptest::collection::vec(0u32..2, 3),
+        cohort_quota in (0i64..4, 0i64..4),
+        settings in proptest::collection::vec((0u8..4, 0u8..4, proptest::option::of(-1i32..2)), 3),
+        admitted in proptest::collection::vec((0usize..3, -2i32..3, 0i64..4, 0i64..4), 0..9),
+        preemptor in (0usize..3, -2i32..3, 1i64..6, 0i64..6),
+    ) {
+        let mut c = inert_case(&quotas, &homes, cohort_quota, &settings, &admitted);
+        let (q, priority, cpu, mem_amount) = preemptor;
+        let cq_id = ClusterQueueId::from_index(q);
+        let (cpu_fr, mem) = (c.cpu(), c.tree.fr(FlavorId(DEFAULT), ResourceId(MEM)));
+        proptest::prop_assume!(usage_is_inert(&c.tree, cq_id, mem, mem_amount));
+        let search = |c: &mut Case, usage: &[(Fr, i64)]| {
+            let p = Preemptor {
+                workload: WorkloadId(u32::MAX),
+                cq: cq_id,
+                priority,
+                timestamp: T0,
+                usage,
+                contested: &[cpu_fr],
+                topology: None,
+            };
+            classical_targets(&c.world, &mut c.tree, &c.admitted, &p)
+        };
+        let alone = search(&mut c, &[(cpu_fr, cpu)]);
+        let with_memory = search(&mut c, &[(cpu_fr, cpu), (mem, mem_amount)]);
+        proptest::prop_assert_eq!(alone, with_memory);
+    }
+}

@@ -55,6 +55,12 @@ pub(crate) fn side(arg: &str) -> Result<Side, Failure> {
         return sweep_variant(variant, Path::new(dir), arg);
     }
     if path.is_dir() {
+        // The summary alone when the run wrote it: the same figures as result.json's, without
+        // parsing every workload (gigabytes on a large run).
+        let summary = path.join("summary.json");
+        if summary.is_file() {
+            return document(&read(&summary)?, arg);
+        }
         let result = path.join("result.json");
         if result.is_file() {
             return document(&read(&result)?, arg);
@@ -65,7 +71,7 @@ pub(crate) fn side(arg: &str) -> Result<Side, Failure> {
             )));
         }
         return Err(bad(format!(
-            "{arg}: no result.json in it: expected a `run --out` directory whose --write included result (the default, all, does)"
+            "{arg}: no summary.json or result.json in it: expected a `run --out` directory whose --write included summary or result (the default, all, does)"
         )));
     }
     if !path.exists() {
@@ -98,7 +104,7 @@ fn document(text: &str, label: &str) -> Result<Side, Failure> {
     };
     if summaries.is_empty() {
         return Err(bad(format!(
-            "{label}: expected a SimulationResult (run -o json, run --out's result.json) or ReplicateResults (run --seeds -o json) document"
+            "{label}: expected a SimulationResult (run -o json, run --out's result.json), SimulationSummary (run --out's summary.json) or ReplicateResults (run --seeds -o json) document"
         )));
     }
     let runs: Vec<Vec<(String, Option<f64>)>> = summaries.into_iter().map(flatten).collect();

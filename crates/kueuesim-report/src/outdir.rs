@@ -22,7 +22,9 @@ use crate::export::{
 };
 use crate::metrics::PromMetrics;
 use crate::openmetrics::OpenMetricsWriter;
-use crate::output::{SimulationResult, WorkloadOut, json_head, json_tail, json_workload};
+use crate::output::{
+    SimulationResult, WorkloadOut, json_head, json_tail, json_workload, summary_json,
+};
 use crate::report::PlottedSeries;
 
 /// The buffer of each file written: large writes, few system calls (the files of a long
@@ -63,11 +65,13 @@ pub enum OutFile {
     Om,
     /// `report.html`: the plots.
     Report,
+    /// `summary.json`: the document's summary alone (what `kueuesim compare` reads).
+    Summary,
 }
 
 impl OutFile {
     /// Every file, in the order `--write` lists them.
-    pub const ALL: [OutFile; 8] = [
+    pub const ALL: [OutFile; 9] = [
         OutFile::Result,
         OutFile::Workloads,
         OutFile::Events,
@@ -76,6 +80,7 @@ impl OutFile {
         OutFile::Report,
         OutFile::Queues,
         OutFile::Om,
+        OutFile::Summary,
     ];
 
     /// The file's name in the directory.
@@ -89,6 +94,7 @@ impl OutFile {
             OutFile::Metrics => "metrics.prom",
             OutFile::Om => "metrics.om",
             OutFile::Report => "report.html",
+            OutFile::Summary => "summary.json",
         }
     }
 
@@ -103,6 +109,7 @@ impl OutFile {
             OutFile::Metrics => "metrics",
             OutFile::Om => "om",
             OutFile::Report => "report",
+            OutFile::Summary => "summary",
         }
     }
 
@@ -119,7 +126,10 @@ const GROUPS: &[(&str, &[OutFile])] = &[
         "csv",
         &[OutFile::Workloads, OutFile::Queues, OutFile::Timeseries],
     ),
-    ("json", &[OutFile::Result, OutFile::Events]),
+    (
+        "json",
+        &[OutFile::Result, OutFile::Events, OutFile::Summary],
+    ),
     ("prometheus", &[OutFile::Metrics, OutFile::Om]),
 ];
 
@@ -332,6 +342,9 @@ impl<'w> OutDir<'w> {
         }
         if self.files.contains(&OutFile::Queues) {
             write(OutFile::Queues, &queues_csv(doc))?;
+        }
+        if self.files.contains(&OutFile::Summary) {
+            write(OutFile::Summary, &summary_json(doc))?;
         }
         if let Some(mut prom) = self.prom.take() {
             for w in &doc.workloads {

@@ -739,6 +739,26 @@ pub fn to_json(result: &SimulationResult) -> String {
 /// The document's opening up to its `workloads` list, as `to_json` writes it: what a
 /// streamed `result.json` writes before its workloads (`json_workload`, joined by `,\n`)
 /// and `json_tail`.
+/// `summary.json` of `run --out`: the document's summary alone, as a `SimulationSummary`
+/// (`kueuesim compare` reads it; a large run's `result.json` is gigabytes of workloads).
+pub fn summary_json(result: &SimulationResult) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Doc<'a> {
+        api_version: &'a str,
+        kind: &'a str,
+        summary: &'a Summary,
+    }
+    let doc = Doc {
+        api_version: result.api_version,
+        kind: "SimulationSummary",
+        summary: &result.summary,
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("result is always serializable");
+    s.push('\n');
+    s
+}
+
 pub fn json_head(result: &SimulationResult) -> String {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]

@@ -74,6 +74,7 @@ fn out_dir_files_agree_with_the_json_document() {
         "metrics.prom",
         "metrics.om",
         "report.html",
+        "summary.json",
     ] {
         assert_eq!(
             std::fs::read(dir.join(f)).expect("first"),
@@ -547,8 +548,9 @@ fn write_selects_exactly_the_files_asked() {
             "prometheus,report",
             &["metrics.om", "metrics.prom", "report.html"],
         ),
-        ("json", &["events.jsonl", "result.json"]),
+        ("json", &["events.jsonl", "result.json", "summary.json"]),
         ("workloads", &["workloads.csv"]),
+        ("summary", &["summary.json"]),
     ] {
         let dir = run_out(
             &format!("write-{}", write.replace([',', '.'], "-")),
@@ -658,4 +660,22 @@ fn sample_sets_the_time_series_step() {
     }
     let _ = std::fs::remove_dir_all(&minute);
     let _ = std::fs::remove_dir_all(&ten);
+}
+
+/// `summary.json` is result.json's summary alone (kind `SimulationSummary`), and a run that
+/// writes only it is as lean as the summary run: the same figures, without a workload list.
+#[test]
+fn summary_json_is_the_result_documents_summary() {
+    let full = run_out("summary-full", "kueue/within-cq-preemption", &[]);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(full.join("result.json")).expect("result"))
+            .expect("result.json is JSON");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(full.join("summary.json")).expect("summary"))
+            .expect("summary.json is JSON");
+    assert_eq!(summary["kind"], "SimulationSummary");
+    assert_eq!(summary["apiVersion"], result["apiVersion"]);
+    assert_eq!(summary["summary"], result["summary"]);
+    assert!(summary.get("workloads").is_none());
+    let _ = std::fs::remove_dir_all(&full);
 }

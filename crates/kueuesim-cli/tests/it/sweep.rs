@@ -619,11 +619,54 @@ fn compare_of_an_out_dir_without_result_json_says_which_write_it_needs() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(
-            "no result.json in it: expected a `run --out` directory whose --write included result"
+            "no summary.json or result.json in it: expected a `run --out` directory whose --write included summary or result"
         ),
         "{}",
         stderr(&o)
     );
     std::fs::remove_dir_all(full).unwrap();
     std::fs::remove_dir_all(csv).unwrap();
+}
+
+/// `compare` reads a `run --out` directory's summary.json when there is one (the figures
+/// without the workloads) and gives the table result.json gives.
+#[test]
+fn compare_reads_summary_json_as_it_reads_result_json() {
+    let a = run_out(
+        "compare-sum-a",
+        "golden/first-fit-nodes",
+        &["--write", "summary"],
+    );
+    let b = run_out(
+        "compare-sum-b",
+        "kueue/within-cq-preemption",
+        &["--write", "summary"],
+    );
+    assert!(!a.join("result.json").exists());
+    let fa = run_out(
+        "compare-res-a",
+        "golden/first-fit-nodes",
+        &["--write", "result"],
+    );
+    let fb = run_out(
+        "compare-res-b",
+        "kueue/within-cq-preemption",
+        &["--write", "result"],
+    );
+    let by_summary = kueuesim(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let by_result = kueuesim(&["compare", fa.to_str().unwrap(), fb.to_str().unwrap()]);
+    assert_eq!(by_summary.status.code(), Some(0), "{}", stderr(&by_summary));
+    let table = |o: &std::process::Output| {
+        // The lines naming the two sides by their paths differ; the figures' lines follow.
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("A: ") && !l.starts_with("B: "))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(table(&by_summary).len() > 10, "{:?}", table(&by_summary));
+    assert_eq!(table(&by_summary), table(&by_result));
+    for d in [a, b, fa, fb] {
+        std::fs::remove_dir_all(d).unwrap();
+    }
 }

@@ -520,7 +520,7 @@ fn streamed_out_files_equal_those_of_a_full_run() {
         );
         let lean = run_out(&format!("{test}-lean"), rel, &[]);
         assert_eq!(files_in(&full), files_in(&lean), "{rel}");
-        assert_eq!(files_in(&lean).len(), 8, "{rel}: {:?}", files_in(&lean));
+        assert_eq!(files_in(&lean).len(), 9, "{rel}: {:?}", files_in(&lean));
         for f in files_in(&full) {
             assert_eq!(
                 std::fs::read(full.join(&f)).expect("full"),

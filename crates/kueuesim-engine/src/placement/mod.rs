@@ -31,6 +31,7 @@ mod node_classes;
 mod noted;
 mod tier_index;
 pub mod volcano;
+mod volcano_explain;
 mod volcano_messages;
 mod volcano_subjobs;
 pub mod volcano_vgpu;

@@ -14,6 +14,7 @@ use super::kube::{
     balanced_allocation, class_scan, feasible_nodes_to_find, float_order, least_allocated,
     most_allocated, sample_feasible,
 };
+use super::volcano_explain::KeptExplanations;
 use super::volcano_messages::volcano_fit;
 pub(super) use super::volcano_messages::{fit_error, fit_error_with, unplaced};
 pub use super::volcano_subjobs::SubJob;
@@ -249,7 +250,29 @@ impl Scorer for TopologyScorer<'_> {
     }
 }
 
-impl TopologyScorer<'_> {
+impl<'a> TopologyScorer<'a> {
+    /// The scorer of a job whose pods' HyperNode is `allocated`, ties seeded by `seed`, with
+    /// no subjob's counts yet (`for_subjob` adds them).
+    pub(super) fn new(
+        world: &'a World,
+        scoring: &'a Scoring,
+        allocated: Option<DomainId>,
+        seed: u64,
+    ) -> Self {
+        let t = &world.hypernodes;
+        TopologyScorer {
+            world,
+            scoring,
+            min_tier: min_real_tier(t),
+            max_tier: t.root_tier(),
+            allocated,
+            seed,
+            cache: Vec::new(),
+            tasks: Vec::new(),
+            tasks_total: 0,
+        }
+    }
+
     /// The scorer for one subjob: its own allocated HyperNode and task counts, from the
     /// pods of `pod_sets` (None: every pod set) already bound in `pods`.
     pub(super) fn for_subjob(&self, pods: &GangPods, pod_sets: Option<&[usize]>) -> Self {
@@ -372,127 +395,7 @@ pub(super) struct GradientScratch {
     /// A tier's HyperNodes worth a dry run, with their gradient keys.
     candidates: Vec<(Score, u64, Reverse<usize>, DomainId)>,
     /// The last few failed dry runs that explained a gang that fits nowhere.
-    explained: Vec<Explained>,
-    /// The next entry of `explained` to replace once it is full.
-    next_explained: usize,
-}
-
-/// How many explaining dry runs `GradientScratch` keeps.
-const EXPLAINED_KEPT: usize = 8;
-
-/// A failed dry run of one pod set's pods on a HyperNode's nodes, and the capacity state of
-/// those nodes it ran on. Its outcome does not depend on the order the pods took the nodes
-/// (below, `explain`), so while the nodes stay in that state the same gang fails there the
-/// same way, whatever the attempt's seed.
-#[derive(Clone, Debug)]
-struct Explained {
-    d: DomainId,
-    need: usize,
-    pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
-    /// Per node of `d`, in order: free pod slots, then free amount per resource.
-    state: Vec<i64>,
-    failure: Failure,
-}
-
-/// The capacity state `Explained` keeps of `nodes`, into `out` (cleared first).
-fn nodes_state(cap: &NodeCapacity, nodes: &[NodeId], out: &mut Vec<i64>) {
-    out.clear();
-    let n = cap.n_resources;
-    for &node in nodes {
-        out.push(cap.free_pods[node.index()]);
-        out.extend_from_slice(&cap.free[node.index() * n..][..n]);
-    }
-}
-
-/// Whether `nodes` are in the capacity state `state` (`nodes_state`).
-fn nodes_in_state(cap: &NodeCapacity, nodes: &[NodeId], state: &[i64]) -> bool {
-    let n = cap.n_resources;
-    state.len() == nodes.len() * (n + 1)
-        && nodes
-            .iter()
-            .zip(state.chunks_exact(n + 1))
-            .all(|(&node, row)| {
-                row[0] == cap.free_pods[node.index()]
-                    && row[1..] == cap.free[node.index() * n..][..n]
-            })
-}
-
-/// The dry run that explains a gang fitting nowhere: `need` of `pods` on `d`'s nodes, the
-/// pod it stops at, and the FitError of that pod there with the others bound.
-///
-/// When one pod set alone has pods pending and the run fails, its outcome is a function of
-/// the nodes' capacity state: `fill` gives each node pods until none more fits (a node stays
-/// a candidate while it fits one more), so every feasible node ends full for this pod
-/// whichever order the pods took them, the count bound is the sum of what each node holds,
-/// and the FitError counts the same full nodes. Such an outcome is kept with the nodes'
-/// state and served again while that state holds: a gang that fits nowhere is explained
-/// again after every release, mostly on a HyperNode the release did not touch.
-#[allow(clippy::too_many_arguments)]
-fn explain(
-    world: &World,
-    cluster: &mut Cluster,
-    pods: &GangPods,
-    need: usize,
-    d: DomainId,
-    scorer_base: &TopologyScorer<'_>,
-    explained: &mut Vec<Explained>,
-    next_explained: &mut usize,
-) -> Failure {
-    let nodes = world.hypernodes.nodes_of(d);
-    let one_set = pods
-        .iter()
-        .filter(|(_, slots)| slots.iter().any(Option::is_none))
-        .count()
-        == 1;
-    if one_set
-        && let Some(e) = explained.iter().find(|e| {
-            e.d == d
-                && e.need == need
-                && e.pods[..] == pods[..]
-                && nodes_in_state(&cluster.nodes, nodes, &e.state)
-        })
-    {
-        return e.failure.clone();
-    }
-    let mut scorer = scorer_base.clone();
-    let (b, pod, failed_run) = match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer)
-    {
-        Ok(b) => (b, super::first_pending(pods).unwrap_or((0, 0)), false),
-        Err((b, pod)) => (b, pod, true),
-    };
-    let failed = with_bindings(pods, &b);
-    let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, nodes);
-    undo(&mut cluster.nodes, pods, &b);
-    let failure = Failure {
-        pod,
-        fit,
-        schedulable: b.len(),
-    };
-    if one_set && failed_run {
-        // A new entry until `EXPLAINED_KEPT`, then the oldest one's buffers refilled.
-        let i = if explained.len() < EXPLAINED_KEPT {
-            explained.push(Explained {
-                d,
-                need,
-                pods: Vec::new(),
-                state: Vec::new(),
-                failure: failure.clone(),
-            });
-            explained.len() - 1
-        } else {
-            let i = *next_explained;
-            *next_explained = (i + 1) % EXPLAINED_KEPT;
-            i
-        };
-        let slot = &mut explained[i];
-        slot.d = d;
-        slot.need = need;
-        slot.pods.clear();
-        slot.pods.extend_from_slice(pods);
-        nodes_state(&cluster.nodes, nodes, &mut slot.state);
-        slot.failure.clone_from(&failure);
-    }
-    failure
+    explained: KeptExplanations,
 }
 
 /// One statement with a hard topology: the ascending gradient search for `need` pods.
@@ -510,7 +413,8 @@ fn topology_attempt(
         world,
         cluster,
         pods,
-        (need, tier_limit),
+        need,
+        tier_limit,
         ready,
         seed,
         &mut scratch,
@@ -520,11 +424,13 @@ fn topology_attempt(
 }
 
 /// `topology_attempt` with its buffers.
+#[allow(clippy::too_many_arguments)]
 fn gradient_search(
     world: &World,
     cluster: &mut Cluster,
     pods: &GangPods,
-    (need, tier_limit): (usize, i32),
+    need: usize,
+    tier_limit: i32,
     ready: &Readiness<'_>,
     seed: u64,
     scratch: &mut GradientScratch,
@@ -535,7 +441,6 @@ fn gradient_search(
         last_tier,
         candidates,
         explained,
-        next_explained,
     } = scratch;
     last_tier.clear();
     let subgroups = ready.subgroups;
@@ -562,21 +467,9 @@ fn gradient_search(
         Vec::new()
     };
     let whole = job_total(pods);
-    let min_tier = min_real_tier(t);
     let scoring = Scoring::new(world, cluster.res);
-    let scorer_base = TopologyScorer {
-        world,
-        scoring: &scoring,
-        min_tier,
-        max_tier: t.root_tier(),
-        allocated,
-        seed,
-        cache: Vec::new(),
-        tasks: Vec::new(),
-        tasks_total: 0,
-    };
     // Without subgroups the job is one subjob (the default one, with the job's topology).
-    let scorer_base = scorer_base.for_subjob(pods, None);
+    let scorer_base = TopologyScorer::new(world, &scoring, allocated, seed).for_subjob(pods, None);
     // Candidates under the search root within the limit, with the resource pre-filter
     // (minResources / the subjob's pending requests on idle capacity).
     let mut last_failure: Option<(DomainId, Failure)> = None;
@@ -719,17 +612,10 @@ fn gradient_search(
                     })
                     .unwrap_or(root)
             });
-            let failure = explain(
-                world,
-                cluster,
-                pods,
-                need,
+            (
                 d,
-                &scorer_base,
-                explained,
-                next_explained,
-            );
-            (d, failure)
+                explained.explain(world, cluster, pods, need, d, &scorer_base),
+            )
         }
     };
     f.fit = volcano_fit(
@@ -1147,117 +1033,6 @@ mod tests {
         assert_eq!(score("s2"), 45.8);
         assert_eq!(score("s0"), 25.0);
         assert_eq!(score(kueuesim_model::topology::VIRTUAL_ROOT), 25.0);
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(8192))]
-        /// `explain` with its kept dry runs answers as a fresh dry run with the attempt's own
-        /// seed, attempt after attempt, as pods are bound and released between them (or not):
-        /// on two leaves and their spine, with one or two pod sets pending, pods that take
-        /// whole or part nodes, and some nodes already busy.
-        #[test]
-        fn a_kept_explanation_is_a_fresh_dry_run(
-            leaves in (1usize..10, 1usize..10),
-            busy in proptest::collection::vec((0usize..20, 0i64..9), 0..12),
-            sets in proptest::collection::vec((1usize..6, 0i64..9, 1i64..5, proptest::bool::ANY), 1..3),
-            need_frac in 1usize..4,
-            steps in proptest::collection::vec(
-                (0u8..3, 0u64..1000, 0u8..3, 0usize..20, 1i64..5), 1..10,
-            ),
-        ) {
-            let mut w = World::default();
-            let cpu = w.resources.intern("cpu");
-            let gpu = w.resources.intern(kueuesim_model::resources::GPU);
-            let mut hns = Vec::new();
-            for (leaf, count) in [("l0", leaves.0), ("l1", leaves.1)] {
-                let mut members = Vec::new();
-                for _ in 0..count {
-                    members.push(HyperNodeMember::Node(NodeId::from_index(w.nodes.len())));
-                    w.nodes.push(Node {
-                        name: format!("n{:02}", w.nodes.len()),
-                        labels: Labels::default(),
-                        allocatable: vec![8_000, 8],
-                        taints: vec![],
-                        unschedulable: false,
-                    });
-                }
-                hns.push(HyperNodeSpec { name: leaf.into(), tier: 1, tier_name: None, members });
-            }
-            hns.push(HyperNodeSpec {
-                name: "s".into(),
-                tier: 2,
-                tier_name: None,
-                members: vec![
-                    HyperNodeMember::HyperNode("l0".into()),
-                    HyperNodeMember::HyperNode("l1".into()),
-                ],
-            });
-            w.hypernodes = Topology::from_hypernodes(&hns, w.nodes.len()).unwrap();
-            let n = w.nodes.len();
-            let mut cluster = Cluster::new(&w);
-            let load = |c: i64, g: i64| {
-                kueuesim_model::ResourceList::from_pairs(vec![(cpu, c * 1_000), (gpu, g)])
-            };
-            for &(node, g) in &busy {
-                let node = NodeId::from_index(node % n);
-                let l = load(1, g.min(8));
-                if cluster.nodes.fits(node, &l) {
-                    cluster.apply(&w, node, &l, 1);
-                }
-            }
-            // Pod sets: (pods, GPUs and cpu per pod, whether already bound elsewhere; the
-            // first never is).
-            let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = sets
-                .iter()
-                .enumerate()
-                .map(|(i, &(count, g, c, bound))| {
-                    let needs = PodNeeds {
-                        requests: load(c, g),
-                        node_selector: Labels::default(),
-                        tolerations: vec![],
-                    };
-                    (needs, vec![(bound && i > 0).then_some(OUTSIDE); count])
-                })
-                .collect();
-            let pending: usize = pods.iter().map(|(_, s)| s.iter().filter(|x| x.is_none()).count()).sum();
-            let need = pending.div_ceil(need_frac);
-            let scoring = Scoring::new(&w, cluster.res);
-            let t = &w.hypernodes;
-            let scorer = |seed| TopologyScorer {
-                world: &w,
-                scoring: &scoring,
-                min_tier: min_real_tier(t),
-                max_tier: t.root_tier(),
-                allocated: None,
-                seed,
-                cache: Vec::new(),
-                tasks: Vec::new(),
-                tasks_total: 0,
-            }
-            .for_subjob(&pods, None);
-            let (mut kept, mut next) = (Vec::new(), 0);
-            for &(which, seed, op, node, g) in &steps {
-                let d = t.by_tier.iter().flat_map(|(_, ds)| ds.iter().copied()).nth(which as usize).unwrap_or(DomainId::ROOT);
-                let got = explain(&w, &mut cluster, &pods, need, d, &scorer(seed), &mut kept, &mut next);
-                let want = explain(&w, &mut cluster, &pods, need, d, &scorer(seed), &mut Vec::new(), &mut 0);
-                proptest::prop_assert_eq!(
-                    (got.pod, &got.fit, got.schedulable),
-                    (want.pod, &want.fit, want.schedulable)
-                );
-                // Between attempts: a pod bound, a pod's worth released, or nothing.
-                let node = NodeId::from_index(node % n);
-                let l = load(1, g);
-                match op {
-                    0 if cluster.nodes.fits(node, &l) => cluster.apply(&w, node, &l, 1),
-                    1 if cluster.nodes.free(node, gpu.index()) + g <= 8
-                        && cluster.nodes.free(node, cpu.index()) + 1_000 <= 8_000 =>
-                    {
-                        cluster.apply(&w, node, &l, -1)
-                    }
-                    _ => {}
-                }
-            }
-        }
     }
 
     proptest::proptest! {

@@ -736,20 +736,20 @@ pub fn to_json(result: &SimulationResult) -> String {
     s
 }
 
-/// The document's opening up to its `workloads` list, as `to_json` writes it: what a
-/// streamed `result.json` writes before its workloads (`json_workload`, joined by `,\n`)
-/// and `json_tail`.
+/// A document's `apiVersion`, `kind` and `summary`: the head of `result.json` and the whole
+/// of `summary.json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SummaryDoc<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    summary: &'a Summary,
+}
+
 /// `summary.json` of `run --out`: the document's summary alone, as a `SimulationSummary`
 /// (`kueuesim compare` reads it; a large run's `result.json` is gigabytes of workloads).
 pub fn summary_json(result: &SimulationResult) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Doc<'a> {
-        api_version: &'a str,
-        kind: &'a str,
-        summary: &'a Summary,
-    }
-    let doc = Doc {
+    let doc = SummaryDoc {
         api_version: result.api_version,
         kind: "SimulationSummary",
         summary: &result.summary,
@@ -759,15 +759,11 @@ pub fn summary_json(result: &SimulationResult) -> String {
     s
 }
 
+/// The document's opening up to its `workloads` list, as `to_json` writes it: what a
+/// streamed `result.json` writes before its workloads (`json_workload`, joined by `,\n`)
+/// and `json_tail`.
 pub fn json_head(result: &SimulationResult) -> String {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Head<'a> {
-        api_version: &'a str,
-        kind: &'a str,
-        summary: &'a Summary,
-    }
-    let head = Head {
+    let head = SummaryDoc {
         api_version: result.api_version,
         kind: result.kind,
         summary: &result.summary,

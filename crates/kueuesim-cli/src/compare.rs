@@ -56,12 +56,15 @@ pub(crate) fn side(arg: &str) -> Result<Side, Failure> {
     }
     if path.is_dir() {
         // The summary alone when the run wrote it: the same figures as result.json's, without
-        // parsing every workload (gigabytes on a large run).
+        // parsing every workload (gigabytes on a large run). A run does not clear its
+        // directory, so a summary.json older than the result.json beside it is a former
+        // run's: the result then speaks for the directory.
         let summary = path.join("summary.json");
-        if summary.is_file() {
+        let result = path.join("result.json");
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if summary.is_file() && !(result.is_file() && modified(&result) > modified(&summary)) {
             return document(&read(&summary)?, arg);
         }
-        let result = path.join("result.json");
         if result.is_file() {
             return document(&read(&result)?, arg);
         }

@@ -666,6 +666,25 @@ fn compare_reads_summary_json_as_it_reads_result_json() {
     };
     assert!(table(&by_summary).len() > 10, "{:?}", table(&by_summary));
     assert_eq!(table(&by_summary), table(&by_result));
+    // A later run into the same directory that writes result.json only leaves the former
+    // run's summary.json behind: the newer result.json is read.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let o = kueuesim(&[
+        "run",
+        &scenario("kueue/within-cq-preemption"),
+        "-q",
+        "--write",
+        "result",
+        "--out",
+        a.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(a.join("summary.json").exists());
+    let reused = kueuesim(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let fresh = kueuesim(&["compare", fb.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(reused.status.code(), Some(0), "{}", stderr(&reused));
+    assert_eq!(table(&reused), table(&fresh));
+    assert_ne!(table(&reused), table(&by_summary));
     for d in [a, b, fa, fb] {
         std::fs::remove_dir_all(d).unwrap();
     }

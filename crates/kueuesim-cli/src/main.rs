@@ -9,7 +9,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -22,7 +22,7 @@ use kueuesim_engine::Simulation;
 use kueuesim_model::limits;
 use kueuesim_model::{SimDuration, SimTime, World};
 use kueuesim_report::kubectl::{self, Namespaces};
-use kueuesim_report::outdir::{OutDir, parse_write};
+use kueuesim_report::outdir::{OutDir, OutFile, parse_write};
 use kueuesim_report::output::{
     SimulationResult, result, result_with, summary_text, to_json, to_yaml,
 };
@@ -88,8 +88,9 @@ struct RunArgs {
     seed: Option<u64>,
     /// Replicates: run once per seed (A..B both included, or a list 1,5,9) and report every
     /// summary figure as mean and 95 % confidence interval across them (-o json: every
-    /// seed's document and the aggregate).
-    #[arg(long, value_name = "SEEDS", conflicts_with = "out")]
+    /// seed's document and the aggregate; --out DIR: each seed's files in DIR/seed-N and
+    /// DIR/summary.json, every seed's summary and the aggregate).
+    #[arg(long, value_name = "SEEDS")]
     seeds: Option<String>,
     /// How many replicate runs at once (default: the machine's cores).
     #[arg(long, value_name = "N")]
@@ -301,9 +302,6 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         max_wall,
     } = args;
     let (seed, output, strict, quiet) = (*seed, *output, *strict, *quiet);
-    if let Some(seeds) = seeds {
-        return run_replicates(args, seeds, *jobs);
-    }
     // Before the run, not after it: an --out that cannot be a directory is a usage error.
     if let Some(dir) = out
         && dir.exists()
@@ -321,6 +319,18 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         return Err(usage(format!(
             "--sample: {sample:?}: expected a positive duration (10m, 1h)"
         )));
+    }
+    if let Some(seeds) = seeds {
+        let out = out.as_deref().map(|dir| {
+            (
+                dir,
+                replicates::OutSpec {
+                    files: &files,
+                    step,
+                },
+            )
+        });
+        return run_replicates(args, seeds, *jobs, out);
     }
     let max_wall_budget = match max_wall {
         Some(w) => {
@@ -543,7 +553,12 @@ fn round_step(d: SimDuration) -> String {
 }
 
 /// `run --seeds`: the scenario once per seed, in parallel, and the figures across them.
-fn run_replicates(args: &RunArgs, seeds: &str, jobs: Option<usize>) -> Result<(), Failure> {
+fn run_replicates(
+    args: &RunArgs,
+    seeds: &str,
+    jobs: Option<usize>,
+    out: Option<(&Path, replicates::OutSpec<'_>)>,
+) -> Result<(), Failure> {
     let usage = |message: String| Failure { code: 2, message };
     let seeds = replicates::parse_seeds(seeds).map_err(usage)?;
     let until = args
@@ -573,7 +588,18 @@ fn run_replicates(args: &RunArgs, seeds: &str, jobs: Option<usize>) -> Result<()
                 seed: Some(seeds[i]),
                 ..base.clone()
             };
-            replicates::simulate(&files, opts, until, full)
+            match &out {
+                // Each seed's files in a directory of its own, as `run --seed N --out` writes.
+                Some((dir, spec)) => replicates::simulate_out(
+                    &files,
+                    opts,
+                    until,
+                    full,
+                    spec,
+                    &dir.join(format!("seed-{}", seeds[i])),
+                ),
+                None => replicates::simulate(&files, opts, until, full),
+            }
         },
         |done| {
             if show {
@@ -599,6 +625,17 @@ fn run_replicates(args: &RunArgs, seeds: &str, jobs: Option<usize>) -> Result<()
         docs.push(doc);
     }
     let figures = replicates::aggregate(&docs);
+    if let Some((dir, spec)) = &out
+        && spec.files.contains(&OutFile::Summary)
+    {
+        let path = dir.join(OutFile::Summary.file_name());
+        std::fs::write(&path, replicates::summaries_json(&seeds, &figures, &docs)).map_err(
+            |e| Failure {
+                code: 1,
+                message: format!("{}: {e}", path.display()),
+            },
+        )?;
+    }
     let label = if args.paths.is_empty() {
         "the embedded platform scenario".to_string()
     } else {

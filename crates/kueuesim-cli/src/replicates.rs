@@ -2,6 +2,9 @@
 //! parallel on the machine's cores, every figure of the summary reported as mean and 95 %
 //! confidence interval across the seeds (`-o json`: every seed's document too).
 
+use std::collections::BTreeSet;
+use std::ops::ControlFlow;
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -10,7 +13,8 @@ use serde::Serialize;
 use kueuesim_engine::Simulation;
 use kueuesim_model::{SimDuration, SimTime};
 use kueuesim_report::figures::{Stats, flatten, human};
-use kueuesim_report::output::{SimulationResult, result_with};
+use kueuesim_report::outdir::{OutDir, OutFile};
+use kueuesim_report::output::{SimulationResult, SummaryDoc, result_with};
 use kueuesim_scenario::{LoadOptions, ScenarioError, SourceFile, load};
 
 use crate::Failure;
@@ -170,6 +174,70 @@ pub(crate) fn simulate_staged(
     Ok((doc, loaded.warnings))
 }
 
+/// One run of `run --seeds --out`: as `simulate`, and the run's files written into `dir`
+/// as `run --seed N --out DIR --write …` writes them (streamed as the run goes). The result
+/// keeps its workloads only when `full` (`-o json`), so a lean run's seeds hold a summary
+/// each.
+pub(crate) fn simulate_out(
+    files: &[SourceFile],
+    opts: LoadOptions,
+    until: Option<SimDuration>,
+    full: bool,
+    out: &OutSpec<'_>,
+    dir: &Path,
+) -> Result<(SimulationResult, Vec<String>), Failure> {
+    let mut loaded = load(
+        files,
+        LoadOptions {
+            stream: !full,
+            ..opts
+        },
+    )?;
+    if let Some(d) = until {
+        loaded.world.config.until = Some(SimTime::ZERO + d);
+    }
+    let stream = loaded.stream.take();
+    let world = &loaded.world;
+    let mut sim = Simulation::new(world);
+    let mut stream_error = None;
+    if let Some(stream) = stream {
+        stream_error = Some(stream.error());
+        sim = sim.with_stream(stream);
+    }
+    if out.files.iter().any(|f| f.needs_samples()) {
+        sim = sim.with_time_series(out.step);
+    }
+    let io = |e: kueuesim_report::outdir::OutError| Failure {
+        code: 1,
+        message: e.to_string(),
+    };
+    let mut sink = OutDir::create(dir, world, out.files, out.step).map_err(io)?;
+    let outcome = sim.run_with_sink(|_, _| ControlFlow::Continue(()), &mut sink);
+    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
+        return Err(e.into());
+    }
+    // As `run --out`: every workload unfinished at the end is written too.
+    let mut doc = result_with(world, &outcome, true);
+    sink.finish(&mut doc, &outcome).map_err(io)?;
+    if let Some(stop) = &doc.summary.stopped_early {
+        return Err(Failure {
+            code: 3,
+            message: format!("stopped early: {}", stop.message),
+        });
+    }
+    if !full {
+        doc.workloads = Vec::new();
+    }
+    Ok((doc, loaded.warnings))
+}
+
+/// What `--out` writes with `--seeds`: the files of each seed's directory and the time
+/// series' step.
+pub(crate) struct OutSpec<'a> {
+    pub(crate) files: &'a BTreeSet<OutFile>,
+    pub(crate) step: SimDuration,
+}
+
 /// One figure across the replicates.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -182,14 +250,16 @@ pub(crate) struct FigureStats {
 /// `-o json` of `run --seeds`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ReplicateResults<'a> {
+struct ReplicateResults<'a, R: Serialize> {
     api_version: &'static str,
     kind: &'static str,
     seeds: &'a [u64],
     /// Per figure of the summary: runs with a value, mean, sample sd, 95 % CI half-width
     /// (Student's t), min, max.
     aggregate: &'a [FigureStats],
-    runs: &'a [SimulationResult],
+    /// Every seed's document: its whole result (`-o json`), or its summary alone
+    /// (`--out`'s summary.json).
+    runs: &'a [R],
 }
 
 /// Every summary figure across `runs` (the seed itself left out), in the first run's order.
@@ -276,6 +346,22 @@ pub(crate) fn to_json(
     aggregate: &[FigureStats],
     runs: &[SimulationResult],
 ) -> String {
+    replicate_json(seeds, aggregate, runs)
+}
+
+/// `summary.json` of `run --seeds --out`: the `ReplicateResults` document with each seed's
+/// summary alone (a `SimulationSummary`) as its run, which `kueuesim compare` reads as it
+/// reads `-o json`'s.
+pub(crate) fn summaries_json(
+    seeds: &[u64],
+    aggregate: &[FigureStats],
+    runs: &[SimulationResult],
+) -> String {
+    let summaries: Vec<SummaryDoc<'_>> = runs.iter().map(SummaryDoc::of).collect();
+    replicate_json(seeds, aggregate, &summaries)
+}
+
+fn replicate_json<R: Serialize>(seeds: &[u64], aggregate: &[FigureStats], runs: &[R]) -> String {
     let doc = ReplicateResults {
         api_version: "kueuesim.io/v1alpha1",
         kind: "ReplicateResults",

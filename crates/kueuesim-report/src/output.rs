@@ -736,24 +736,31 @@ pub fn to_json(result: &SimulationResult) -> String {
     s
 }
 
-/// A document's `apiVersion`, `kind` and `summary`: the head of `result.json` and the whole
-/// of `summary.json`.
+/// A document's `apiVersion`, `kind` and `summary`: the head of `result.json`, the whole
+/// of `summary.json`, and a run of `run --seeds --out`'s summary.json.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct SummaryDoc<'a> {
+pub struct SummaryDoc<'a> {
     api_version: &'a str,
     kind: &'a str,
     summary: &'a Summary,
 }
 
+impl<'a> SummaryDoc<'a> {
+    /// The result's summary alone, as a `SimulationSummary`.
+    pub fn of(result: &'a SimulationResult) -> Self {
+        SummaryDoc {
+            api_version: result.api_version,
+            kind: "SimulationSummary",
+            summary: &result.summary,
+        }
+    }
+}
+
 /// `summary.json` of `run --out`: the document's summary alone, as a `SimulationSummary`
 /// (`kueuesim compare` reads it; a large run's `result.json` is gigabytes of workloads).
 pub fn summary_json(result: &SimulationResult) -> String {
-    let doc = SummaryDoc {
-        api_version: result.api_version,
-        kind: "SimulationSummary",
-        summary: &result.summary,
-    };
+    let doc = SummaryDoc::of(result);
     let mut s = serde_json::to_string_pretty(&doc).expect("result is always serializable");
     s.push('\n');
     s

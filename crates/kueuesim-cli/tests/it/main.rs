@@ -566,6 +566,96 @@ fn seeds_replicate_in_parallel_with_the_same_answer_as_one_at_a_time() {
 }
 
 #[test]
+fn seeds_with_out_write_each_seeds_files_and_every_summary() {
+    // `run --seeds --out DIR`: DIR/seed-N holds what `run --seed N --out` writes, and
+    // DIR/summary.json the replicate document with each seed's summary alone, which
+    // `compare` reads as it reads `-o json`'s.
+    let platform = scenario("platform");
+    let dir = temp_dir("seeds-out");
+    let d = dir.to_str().unwrap();
+    let o = kueuesim(&[
+        "run",
+        &platform,
+        "-q",
+        "--seeds",
+        "1..3",
+        "--jobs",
+        "2",
+        "--out",
+        d,
+        "--write",
+        "summary,workloads",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("3 runs of "), "{}", stdout(&o));
+    assert_eq!(
+        files_in(&dir),
+        ["seed-1", "seed-2", "seed-3", "summary.json"]
+    );
+    let single = temp_dir("seeds-out-single");
+    let s = single.to_str().unwrap();
+    let one = kueuesim(&[
+        "run",
+        &platform,
+        "-q",
+        "--seed",
+        "2",
+        "--out",
+        s,
+        "--write",
+        "summary,workloads",
+    ]);
+    assert!(one.status.success(), "{}", stderr(&one));
+    for f in ["summary.json", "workloads.csv"] {
+        assert_eq!(
+            std::fs::read(dir.join("seed-2").join(f)).unwrap(),
+            std::fs::read(single.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert_eq!(
+        files_in(&dir.join("seed-1")),
+        ["summary.json", "workloads.csv"]
+    );
+    // The replicate document: the aggregate of -o json, each run the seed's summary.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    let full = kueuesim(&["run", &platform, "--seeds", "1..3", "-o", "json"]);
+    let full: serde_json::Value = serde_json::from_slice(&full.stdout).expect("json");
+    assert_eq!(doc["kind"], "ReplicateResults");
+    assert_eq!(doc["aggregate"], full["aggregate"]);
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 3);
+    for (r, f) in runs.iter().zip(full["runs"].as_array().unwrap()) {
+        assert_eq!(r["kind"], "SimulationSummary");
+        assert_eq!(r["summary"], f["summary"]);
+        assert!(r.get("workloads").is_none());
+    }
+    // compare reads the directory as it reads the -o json document.
+    let fj = temp_dir("seeds-out.json");
+    std::fs::write(&fj, serde_json::to_vec(&full).unwrap()).unwrap();
+    let by_dir = kueuesim(&["compare", d, s]);
+    let by_json = kueuesim(&["compare", fj.to_str().unwrap(), s]);
+    assert_eq!(by_dir.status.code(), Some(0), "{}", stderr(&by_dir));
+    assert_eq!(by_json.status.code(), Some(0), "{}", stderr(&by_json));
+    // After the A: line, the same table, with A's 95 % intervals (the replicates).
+    let table = |o: &Output| {
+        stdout(o)
+            .lines()
+            .skip(1)
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert!(table(&by_dir).len() > 10, "{:?}", table(&by_dir));
+    assert!(table(&by_dir)[3].contains(" ± "), "{:?}", table(&by_dir));
+    assert_eq!(table(&by_dir), table(&by_json));
+    for p in [&dir, &single] {
+        std::fs::remove_dir_all(p).unwrap();
+    }
+    std::fs::remove_file(&fj).unwrap();
+}
+
+#[test]
 fn progress_flag_is_accepted_and_conflicts_with_quiet() {
     let dir = scenario("golden/first-fit-nodes");
     let o = kueuesim(&["run", &dir, "--progress"]);

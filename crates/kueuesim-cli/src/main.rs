@@ -578,7 +578,10 @@ fn run_replicates(
         ..LoadOptions::default()
     })?;
     let full = !matches!(args.output, Format::Summary);
-    let show = !args.quiet && std::io::stderr().is_terminal();
+    // On a terminal one line rewritten in place; with --progress elsewhere (a log), a line
+    // per run done.
+    let terminal = std::io::stderr().is_terminal();
+    let show = !args.quiet && (terminal || args.progress);
     let n = seeds.len();
     let runs = replicates::in_parallel(
         n,
@@ -602,12 +605,14 @@ fn run_replicates(
             }
         },
         |done| {
-            if show {
+            if show && !terminal {
+                eprintln!("{done}/{n} runs done");
+            } else if show {
                 eprint!("\r{done}/{n} runs done\x1b[K");
             }
         },
     );
-    if show {
+    if show && terminal {
         eprint!("\r\x1b[K");
     }
     let mut docs = Vec::with_capacity(n);

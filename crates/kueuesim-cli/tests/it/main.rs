@@ -664,6 +664,14 @@ fn progress_flag_is_accepted_and_conflicts_with_quiet() {
     assert!(!stderr(&o).contains("events/s"), "{}", stderr(&o));
     let o = kueuesim(&["run", &dir, "--progress", "--quiet"]);
     assert_eq!(o.status.code(), Some(2));
+    // Replicates in a log: a line per run done, none without --progress.
+    let o = kueuesim(&["run", &dir, "--seeds", "1..3", "--jobs", "1", "--progress"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.ends_with("runs done")).collect();
+    assert_eq!(lines, ["1/3 runs done", "2/3 runs done", "3/3 runs done"]);
+    let o = kueuesim(&["run", &dir, "--seeds", "1..3"]);
+    assert!(!stderr(&o).contains("runs done"), "{}", stderr(&o));
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! `kueuesim compare A B`: two results side by side, every summary figure with A, B, their
 //! difference (B − A) and relative change, and with replicates on both sides whether the 95 %
-//! confidence intervals overlap; `--html` writes the same table as a self-contained page.
+//! confidence intervals overlap and Welch's p-value for equal means; `--html` writes the
+//! same table as a self-contained page.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use kueuesim_report::figures::{Stats, flatten, human};
+use kueuesim_report::figures::{Stats, flatten, human, welch_p};
 
 use crate::Failure;
 use crate::sweep::run::read_rows;
@@ -193,7 +194,17 @@ impl Line {
         (a.n > 1 && b.n > 1).then(|| a.overlaps(b))
     }
 
-    fn cells(&self) -> [String; 6] {
+    /// With replicates on both sides, Welch's two-sided p-value for equal means.
+    fn p_value(&self) -> Option<f64> {
+        welch_p(self.a.as_ref()?, self.b.as_ref()?)
+    }
+
+    /// Whether the difference is significant at 5 % (Welch), or the intervals are apart.
+    fn differs(&self) -> bool {
+        self.overlap() == Some(false) || self.p_value().is_some_and(|p| p < 0.05)
+    }
+
+    fn cells(&self) -> [String; 7] {
         let show = |s: &Option<Stats>| match s {
             None => "-".to_string(),
             Some(s) => match s.ci95 {
@@ -215,6 +226,11 @@ impl Line {
             Some(true) => "yes".into(),
             Some(false) => "no".into(),
         };
+        let p = match self.p_value() {
+            None => String::new(),
+            Some(p) if p < 0.001 => "<0.001".into(),
+            Some(p) => format!("{p:.3}"),
+        };
         [
             self.figure.clone(),
             show(&self.a),
@@ -222,6 +238,7 @@ impl Line {
             diff,
             rel,
             overlap,
+            p,
         ]
     }
 }
@@ -252,13 +269,21 @@ pub(crate) fn lines(a: &Side, b: &Side) -> Vec<Line> {
     out
 }
 
-const HEAD: [&str; 6] = ["FIGURE", "A", "B", "B − A", "REL", "CI OVERLAP"];
+const HEAD: [&str; 7] = [
+    "FIGURE",
+    "A",
+    "B",
+    "B − A",
+    "REL",
+    "CI OVERLAP",
+    "P (WELCH)",
+];
 
 fn text(a: &Side, b: &Side, lines: &[Line]) -> String {
-    let rows: Vec<[String; 6]> = std::iter::once(HEAD.map(String::from))
+    let rows: Vec<[String; 7]> = std::iter::once(HEAD.map(String::from))
         .chain(lines.iter().map(Line::cells))
         .collect();
-    let widths: Vec<usize> = (0..6)
+    let widths: Vec<usize> = (0..HEAD.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!("A: {}\nB: {}\n\n", a.label, b.label);
@@ -304,11 +329,7 @@ fn html(a: &Side, b: &Side, lines: &[Line]) -> String {
     }
     out.push_str("</tr>\n");
     for l in lines {
-        let class = if l.overlap() == Some(false) {
-            " class=\"no\""
-        } else {
-            ""
-        };
+        let class = if l.differs() { " class=\"no\"" } else { "" };
         out.push_str(&format!("<tr{class}>"));
         for c in l.cells() {
             out.push_str(&format!("<td>{}</td>", escape(&c)));
@@ -372,6 +393,20 @@ mod tests {
             b: Some(many(&[5.0, 5.1, 4.9])),
         };
         assert_eq!(far.overlap(), Some(false));
+        assert!(far.p_value().unwrap() < 0.001 && far.differs());
+        assert_eq!(far.cells()[6], "<0.001");
+        // Intervals that overlap while Welch's test tells the means apart.
+        let close = Line {
+            figure: "x".into(),
+            a: Some(many(&[10.0, 11.0, 9.5, 10.5])),
+            b: Some(many(&[12.0, 12.5, 11.0, 13.0])),
+        };
+        assert_eq!(close.overlap(), Some(true));
+        let p = close.p_value().unwrap();
+        assert!(p < 0.05 && close.differs(), "{p}");
+        assert_eq!(close.cells()[6], format!("{p:.3}"));
+        assert_eq!(l[0].p_value(), None);
+        assert_eq!(l[0].cells()[6], "");
         let page = html(&a, &b, &l);
         assert!(page.contains("<td>+5</td>") && !page.contains("http"));
     }

@@ -343,7 +343,14 @@ fn compare_subtracts_the_documents_values() {
                 .starts_with("clusterQueues[ml-team].gpuShare")
         })
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(line.ends_with(" yes") || line.ends_with(" no"), "{line}");
+    // The CI overlap, then Welch's p-value: a probability or "<0.001".
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let (overlap, p) = (cells[cells.len() - 2], cells[cells.len() - 1]);
+    assert!(overlap == "yes" || overlap == "no", "{line}");
+    assert!(
+        p == "<0.001" || p.parse::<f64>().is_ok_and(|p| (0.0..=1.0).contains(&p)),
+        "{line}"
+    );
     let bad = kueuesim(&["compare", &format!("nope@{}", sweep_dir.display()), &b]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -57,7 +57,8 @@ struct OverrideArgs {
     patches: Vec<PathBuf>,
     /// One field of one object: KIND/[NAMESPACE/]NAME:PATH=VALUE, e.g.
     /// clusterqueue/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota=192
-    /// (PATH: fields, [N] or [key=value]; VALUE: YAML, null removes). Repeatable; after --patch.
+    /// (PATH: fields, [N] or [key=value]; VALUE: YAML, null removes; a * in NAME or NAMESPACE
+    /// matches any run of characters: every matching object). Repeatable; after --patch.
     #[arg(long = "set", value_name = "KIND/NAME:PATH=VALUE")]
     sets: Vec<String>,
 }

@@ -90,15 +90,7 @@ pub(crate) fn keep(patterns: &[String], name: &str) -> bool {
 
 /// `*` matches any run of characters; everything else itself.
 pub(crate) fn glob(pattern: &str, name: &str) -> bool {
-    let Some((head, rest)) = pattern.split_once('*') else {
-        return pattern == name;
-    };
-    let Some(tail) = name.strip_prefix(head) else {
-        return false;
-    };
-    (0..=tail.len())
-        .filter(|&i| tail.is_char_boundary(i))
-        .any(|i| glob(rest, &tail[i..]))
+    kueuesim_scenario::overlay::glob(pattern, name)
 }
 
 /// Runs done out of the runs to make, on stderr: a bar on a terminal, else a line every

@@ -129,12 +129,27 @@ fn name_and_namespace(obj: &ObjectText<'_>) -> (String, String) {
 }
 
 /// Whether an object in `namespace` (empty: not written) is the one a patch or `--set` names
-/// with `wanted` (None: not written).
+/// with `wanted` (None: not written; a `--set` may write a pattern, `glob`).
 fn namespace_matches(wanted: Option<&str>, namespace: &str) -> bool {
     match wanted {
         None => true,
-        Some(w) => w == namespace || (namespace.is_empty() && w == "default"),
+        Some(w) => glob(w, namespace) || (namespace.is_empty() && glob(w, "default")),
     }
+}
+
+/// Whether `name` matches `pattern`, where `*` stands for any run of characters (none
+/// included) and everything else for itself. Kubernetes names cannot hold a `*`, so a name
+/// without one matches only itself.
+pub fn glob(pattern: &str, name: &str) -> bool {
+    let Some((head, rest)) = pattern.split_once('*') else {
+        return pattern == name;
+    };
+    let Some(tail) = name.strip_prefix(head) else {
+        return false;
+    };
+    (0..=tail.len())
+        .filter(|&i| tail.is_char_boundary(i))
+        .any(|i| glob(rest, &tail[i..]))
 }
 
 impl<'f> Overrides<'f> {
@@ -306,10 +321,41 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
         .filter(|(_, o)| kind_matches(&s.kind, &o.kind))
         .filter(|(_, o)| {
             let (n, ns) = name_and_namespace(o);
-            n == s.name && namespace_matches(s.namespace.as_deref(), &ns)
+            glob(&s.name, &n) && namespace_matches(s.namespace.as_deref(), &ns)
         })
         .map(|(i, _)| i)
         .collect();
+    // A pattern (`cq/*:…`, `lq/team-*/*:…`) sets the field in every object it matches, in
+    // the scenario's order; a path that fails on one of them names it.
+    let pattern = s.name.contains('*') || s.namespace.as_deref().is_some_and(|n| n.contains('*'));
+    if pattern && !found.is_empty() {
+        for &i in &found {
+            let obj = &mut objects[i];
+            let mut tree = parse_object(obj)?;
+            s.apply(&mut tree).map_err(|e| match e {
+                ScenarioError::At {
+                    pos,
+                    message,
+                    snippet,
+                } => {
+                    let (n, ns) = name_and_namespace(obj);
+                    let ns = if ns.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" in namespace {ns:?}")
+                    };
+                    ScenarioError::At {
+                        pos,
+                        message: format!("{} {n:?}{ns}: {message}", obj.kind),
+                        snippet,
+                    }
+                }
+                other => other,
+            })?;
+            rewrite(obj, &tree);
+        }
+        return Ok(());
+    }
     match found.as_slice() {
         [] => {
             let names = names_of_kind(objects, |k| kind_matches(&s.kind, k));
@@ -323,13 +369,18 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
                     s.kind
                 )));
             }
-            let hint = closest_hint(&s.name, names.iter().map(String::as_str));
+            let hint = if pattern {
+                format!(" (its names: {})", names.join(", "))
+            } else {
+                closest_hint(&s.name, names.iter().map(String::as_str))
+            };
             let kind = objects
                 .iter()
                 .find(|o| kind_matches(&s.kind, &o.kind))
                 .map_or(s.kind.as_str(), |o| o.kind.as_str());
+            let named = if pattern { "matching" } else { "named" };
             Err(s.target_at.error(format!(
-                "the scenario has no {kind} named {:?}{}{hint}",
+                "the scenario has no {kind} {named} {:?}{}{hint}",
                 s.name,
                 s.namespace
                     .as_deref()

@@ -1,5 +1,6 @@
 //! `--set KIND/[NAMESPACE/]NAME:PATH=VALUE`: one field of one object, set from the command
-//! line. PATH is dotted field names, each optionally followed by `[N]` (a list index) or
+//! line; a NAME or NAMESPACE with `*` (any run of characters) sets it in every object it
+//! matches. PATH is dotted field names, each optionally followed by `[N]` (a list index) or
 //! `[key=value]` (the list item whose `key` is `value`); `\.` is a literal dot in a field name
 //! (`metadata.labels.kueue\.x-k8s\.io/queue-name`). VALUE is YAML (`192`, `"192"`, `[a, b]`,
 //! `{weight: 2}`); `null` removes the field or item.

@@ -275,5 +275,73 @@ spec:
     .expect("loads");
     assert_eq!(gpu_quota(&l.world, "vc1"), 24);
     assert_eq!(gpu_quota(&l.world, "vc2"), 8);
+    // A name pattern sets the field in every generated ClusterQueue it matches.
+    let l = load_with(&["cq/vc*:spec.resourceGroups[0].flavors[0].resources[0].nominalQuota=40"])
+        .expect("loads");
+    assert_eq!(gpu_quota(&l.world, "vc1"), 40);
+    assert_eq!(gpu_quota(&l.world, "vc2"), 40);
+    let l = load_with(&["cq/*2:spec.resourceGroups[0].flavors[0].resources[0].nominalQuota=40"])
+        .expect("loads");
+    assert_eq!(gpu_quota(&l.world, "vc1"), 16);
+    assert_eq!(gpu_quota(&l.world, "vc2"), 40);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_set_with_a_pattern_sets_every_object_it_matches() {
+    let two = SourceFile {
+        name: "two.yaml".into(),
+        text: format!(
+            "{FLAVOR}---\n{}---\n{}---\n{LQ}---\n{JOB}",
+            cq("8"),
+            cq("8").replace("name: cq", "name: cq-b")
+        ),
+    };
+    let load_with = |sets: &[&str]| {
+        load(
+            std::slice::from_ref(&two),
+            LoadOptions {
+                sets: sets.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            },
+        )
+    };
+    let l = load_with(&[]).expect("loads");
+    assert_eq!(
+        (gpu_quota(&l.world, "cq"), gpu_quota(&l.world, "cq-b")),
+        (8, 8)
+    );
+    let set = "cq/*:spec.resourceGroups[0].flavors[name=default].resources[name=nvidia.com/gpu].nominalQuota=24";
+    let l = load_with(&[set]).expect("loads");
+    assert_eq!(
+        (gpu_quota(&l.world, "cq"), gpu_quota(&l.world, "cq-b")),
+        (24, 24)
+    );
+    // A namespace pattern, and a pattern that matches one object alone.
+    let l = load_with(&[
+        "job/*/tr*:spec.parallelism=3",
+        "cq/*-b:spec.resourceGroups[0].flavors[0].resources[0].nominalQuota=2",
+    ])
+    .expect("loads");
+    assert_eq!(l.world.workloads[0].pod_sets[0].count, 3);
+    assert_eq!(
+        (gpu_quota(&l.world, "cq"), gpu_quota(&l.world, "cq-b")),
+        (8, 2)
+    );
+    // Errors: a pattern that matches nothing lists the names; a path that fails on one of
+    // the objects names it.
+    let e = load_with(&["cq/x*:spec.cohort=y"]).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "--set[1]:1:1: the scenario has no ClusterQueue matching \"x*\" (its names: cq, cq-b)"
+        ),
+        "{e}"
+    );
+    let e = load_with(&["cq/*:spec.resourceGroups[0].flavors[name=nope].nominalQuota=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("--set[1]:1:36: ClusterQueue \"cq\": spec.resourceGroups[0].flavors[name=nope] matches nothing"),
+        "{e}"
+    );
 }

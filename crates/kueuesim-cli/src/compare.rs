@@ -1,13 +1,14 @@
 //! `kueuesim compare A B`: two results side by side, every summary figure with A, B, their
 //! difference (B − A) and relative change, and with replicates on both sides whether the 95 %
-//! confidence intervals overlap and Welch's p-value for equal means; `--html` writes the
-//! same table as a self-contained page.
+//! confidence intervals overlap and a p-value for equal means (a paired t-test when both
+//! sides ran the same seeds, else Welch's); `--html` writes the same table as a
+//! self-contained page.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use kueuesim_report::figures::{Stats, flatten, human, welch_p};
+use kueuesim_report::figures::{Stats, flatten, human, paired_p, welch_p};
 
 use crate::Failure;
 use crate::sweep::run::read_rows;
@@ -34,6 +35,45 @@ pub(crate) struct CompareArgs {
 pub(crate) struct Side {
     pub(crate) label: String,
     pub(crate) figures: Vec<(String, Stats)>,
+    /// Each run's seed (when known) and figures, for the paired test.
+    runs: Vec<Run>,
+}
+
+/// A run's seed (when known) and its figures.
+type Run = (Option<u64>, Vec<(String, Option<f64>)>);
+
+/// Which test gives the `P` column.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Test {
+    /// Both sides ran the same seeds, each once (at least two): B − A per seed, so what the
+    /// seeds share (the same arrivals, durations and tie-breaks: common random numbers)
+    /// cancels out.
+    Paired(usize),
+    /// Otherwise Welch's t-test of the two means.
+    Welch,
+}
+
+/// The paired test when both sides ran the same seeds, each once; else Welch's.
+fn test_for(a: &Side, b: &Side) -> Test {
+    let seeds = |s: &Side| -> Option<Vec<u64>> {
+        let mut v: Vec<u64> = s.runs.iter().map(|r| r.0).collect::<Option<_>>()?;
+        v.sort_unstable();
+        v.windows(2).all(|w| w[0] != w[1]).then_some(v)
+    };
+    match (seeds(a), seeds(b)) {
+        (Some(x), Some(y)) if x == y && x.len() >= 2 => Test::Paired(x.len()),
+        _ => Test::Welch,
+    }
+}
+
+/// A side from its runs' figures.
+fn side_of(label: &str, runs: Vec<Run>) -> Side {
+    let figures: Vec<Vec<(String, Option<f64>)>> = runs.iter().map(|r| r.1.clone()).collect();
+    Side {
+        label: label.to_string(),
+        figures: across(&figures),
+        runs,
+    }
 }
 
 fn bad(message: String) -> Failure {
@@ -111,11 +151,11 @@ fn document(text: &str, label: &str) -> Result<Side, Failure> {
             "{label}: expected a SimulationResult (run -o json, run --out's result.json), SimulationSummary (run --out's summary.json) or ReplicateResults (run --seeds -o json) document"
         )));
     }
-    let runs: Vec<Vec<(String, Option<f64>)>> = summaries.into_iter().map(flatten).collect();
-    Ok(Side {
-        label: label.to_string(),
-        figures: across(&runs),
-    })
+    let runs: Vec<Run> = summaries
+        .into_iter()
+        .map(|s| (s.get("seed").and_then(Value::as_u64), flatten(s)))
+        .collect();
+    Ok(side_of(label, runs))
 }
 
 /// Per figure (first-seen order, `seed` left out), its statistics across runs.
@@ -155,19 +195,18 @@ fn sweep_variant(variant: &str, dir: &Path, label: &str) -> Result<Side, Failure
             names.join(" ")
         )));
     }
-    let runs: Vec<Vec<(String, Option<f64>)>> = mine
+    let runs: Vec<Run> = mine
         .iter()
         .map(|r| {
-            r.figures
+            let figures = r
+                .figures
                 .iter()
                 .map(|(n, v)| (n.clone(), v.parse().ok()))
-                .collect()
+                .collect();
+            (Some(r.seed), figures)
         })
         .collect();
-    Ok(Side {
-        label: label.to_string(),
-        figures: across(&runs),
-    })
+    Ok(side_of(label, runs))
 }
 
 /// One line of the comparison.
@@ -175,6 +214,8 @@ pub(crate) struct Line {
     pub(crate) figure: String,
     pub(crate) a: Option<Stats>,
     pub(crate) b: Option<Stats>,
+    /// The p-value of the comparison's test (`Test`), with replicates on both sides.
+    pub(crate) p: Option<f64>,
 }
 
 impl Line {
@@ -194,14 +235,9 @@ impl Line {
         (a.n > 1 && b.n > 1).then(|| a.overlaps(b))
     }
 
-    /// With replicates on both sides, Welch's two-sided p-value for equal means.
-    fn p_value(&self) -> Option<f64> {
-        welch_p(self.a.as_ref()?, self.b.as_ref()?)
-    }
-
-    /// Whether the difference is significant at 5 % (Welch), or the intervals are apart.
+    /// Whether the difference is significant at 5 %, or the intervals are apart.
     fn differs(&self) -> bool {
-        self.overlap() == Some(false) || self.p_value().is_some_and(|p| p < 0.05)
+        self.overlap() == Some(false) || self.p.is_some_and(|p| p < 0.05)
     }
 
     fn cells(&self) -> [String; 7] {
@@ -226,7 +262,7 @@ impl Line {
             Some(true) => "yes".into(),
             Some(false) => "no".into(),
         };
-        let p = match self.p_value() {
+        let p = match self.p {
             None => String::new(),
             Some(p) if p < 0.001 => "<0.001".into(),
             Some(p) => format!("{p:.3}"),
@@ -243,8 +279,8 @@ impl Line {
     }
 }
 
-/// Every figure of either side: A's order, then B's others.
-pub(crate) fn lines(a: &Side, b: &Side) -> Vec<Line> {
+/// Every figure of either side: A's order, then B's others; the p-values by `test`.
+fn lines(a: &Side, b: &Side, test: Test) -> Vec<Line> {
     let mut out: Vec<Line> = a
         .figures
         .iter()
@@ -255,6 +291,7 @@ pub(crate) fn lines(a: &Side, b: &Side) -> Vec<Line> {
                 .iter()
                 .find(|(m, _)| m == n)
                 .map(|(_, s)| s.clone()),
+            p: None,
         })
         .collect();
     for (n, s) in &b.figures {
@@ -263,30 +300,61 @@ pub(crate) fn lines(a: &Side, b: &Side) -> Vec<Line> {
                 figure: n.clone(),
                 a: None,
                 b: Some(s.clone()),
+                p: None,
             });
         }
+    }
+    let value = |r: &Run, name: &str| r.1.iter().find(|(m, _)| m == name).and_then(|(_, x)| *x);
+    for l in &mut out {
+        l.p = match test {
+            Test::Welch => {
+                l.a.as_ref()
+                    .zip(l.b.as_ref())
+                    .and_then(|(x, y)| welch_p(x, y))
+            }
+            Test::Paired(_) => {
+                // The seeds with a value on both sides (a percentile of no workloads has none).
+                let pairs: Vec<(f64, f64)> = a
+                    .runs
+                    .iter()
+                    .filter_map(|ra| {
+                        let rb = b.runs.iter().find(|rb| rb.0 == ra.0)?;
+                        Some((value(ra, &l.figure)?, value(rb, &l.figure)?))
+                    })
+                    .collect();
+                paired_p(&pairs)
+            }
+        };
     }
     out
 }
 
-const HEAD: [&str; 7] = [
-    "FIGURE",
-    "A",
-    "B",
-    "B − A",
-    "REL",
-    "CI OVERLAP",
-    "P (WELCH)",
-];
+const HEAD: [&str; 7] = ["FIGURE", "A", "B", "B − A", "REL", "CI OVERLAP", "P"];
 
-fn text(a: &Side, b: &Side, lines: &[Line]) -> String {
+/// What the `P` column is, when some line has one.
+fn test_note(test: Test, lines: &[Line]) -> Option<String> {
+    lines.iter().any(|l| l.p.is_some()).then(|| match test {
+        Test::Paired(n) => format!(
+            "P: paired t-test of B − A over the {n} seeds both sides ran (two-sided; each seed's \
+             random draws are the same on both sides)"
+        ),
+        Test::Welch => "P: Welch's t-test of the means (two-sided, unequal variances)".into(),
+    })
+}
+
+fn text(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
     let rows: Vec<[String; 7]> = std::iter::once(HEAD.map(String::from))
         .chain(lines.iter().map(Line::cells))
         .collect();
     let widths: Vec<usize> = (0..HEAD.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = format!("A: {}\nB: {}\n\n", a.label, b.label);
+    let mut out = format!("A: {}\nB: {}\n", a.label, b.label);
+    if let Some(note) = test_note(test, lines) {
+        out.push_str(&note);
+        out.push('\n');
+    }
+    out.push('\n');
     for r in &rows {
         let mut l = String::from(" ");
         for (i, c) in r.iter().enumerate() {
@@ -315,14 +383,15 @@ fn escape(s: &str) -> String {
 }
 
 /// The table as a self-contained page.
-fn html(a: &Side, b: &Side, lines: &[Line]) -> String {
+fn html(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
     let mut out = String::from(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.no td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
     );
     out.push_str(&format!(
-        "<p>A: <code>{}</code><br>B: <code>{}</code></p>\n<table>\n<tr>",
+        "<p>A: <code>{}</code><br>B: <code>{}</code>{}</p>\n<table>\n<tr>",
         escape(&a.label),
-        escape(&b.label)
+        escape(&b.label),
+        test_note(test, lines).map_or(String::new(), |n| format!("<br>{}", escape(&n)))
     ));
     for h in HEAD {
         out.push_str(&format!("<th>{}</th>", escape(h)));
@@ -344,7 +413,8 @@ fn html(a: &Side, b: &Side, lines: &[Line]) -> String {
 pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let a = side(&args.a)?;
     let b = side(&args.b)?;
-    let mut lines = lines(&a, &b);
+    let test = test_for(&a, &b);
+    let mut lines = lines(&a, &b, test);
     if let Some(p) = args
         .figures
         .iter()
@@ -357,57 +427,123 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
     }
     lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));
     if let Some(path) = &args.html {
-        std::fs::write(path, html(&a, &b, &lines)).map_err(|e| Failure {
+        std::fs::write(path, html(&a, &b, &lines, test)).map_err(|e| Failure {
             code: 1,
             message: format!("{}: {e}", path.display()),
         })?;
     }
-    crate::print_out(&text(&a, &b, &lines))
+    crate::print_out(&text(&a, &b, &lines, test))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A side of runs `(seed, value of figure "x")`.
+    fn runs(label: &str, xs: &[(Option<u64>, f64)]) -> Side {
+        side_of(
+            label,
+            xs.iter()
+                .map(|&(seed, x)| (seed, vec![("x".to_string(), Some(x))]))
+                .collect(),
+        )
+    }
+
     #[test]
     fn differences_subtract_a_from_b_and_ci_overlap_needs_replicates() {
-        let one = |x: f64| Stats::of([Some(x)]).unwrap();
-        let many = |xs: &[f64]| Stats::of(xs.iter().map(|x| Some(*x))).unwrap();
-        let a = Side {
-            label: "a".into(),
-            figures: vec![("w".into(), one(10.0)), ("only.a".into(), one(1.0))],
+        let one = |label: &str, w: f64, only: &str| {
+            side_of(
+                label,
+                vec![(
+                    Some(1),
+                    vec![("w".to_string(), Some(w)), (only.to_string(), Some(1.0))],
+                )],
+            )
         };
-        let b = Side {
-            label: "b".into(),
-            figures: vec![("w".into(), one(15.0)), ("only.b".into(), one(2.0))],
-        };
-        let l = lines(&a, &b);
+        let (a, b) = (one("a", 10.0, "only.a"), one("b", 15.0, "only.b"));
+        let test = test_for(&a, &b);
+        assert_eq!(test, Test::Welch, "one run a side pairs nothing");
+        let l = lines(&a, &b, test);
         assert_eq!(l.len(), 3);
         assert_eq!(l[0].diff(), Some(5.0));
         assert_eq!(l[0].relative(), Some(50.0));
         assert_eq!(l[0].overlap(), None);
         assert!(l[1].b.is_none() && l[2].a.is_none());
-        let far = Line {
-            figure: "x".into(),
-            a: Some(many(&[1.0, 1.1, 0.9])),
-            b: Some(many(&[5.0, 5.1, 4.9])),
-        };
-        assert_eq!(far.overlap(), Some(false));
-        assert!(far.p_value().unwrap() < 0.001 && far.differs());
-        assert_eq!(far.cells()[6], "<0.001");
-        // Intervals that overlap while Welch's test tells the means apart.
-        let close = Line {
-            figure: "x".into(),
-            a: Some(many(&[10.0, 11.0, 9.5, 10.5])),
-            b: Some(many(&[12.0, 12.5, 11.0, 13.0])),
-        };
-        assert_eq!(close.overlap(), Some(true));
-        let p = close.p_value().unwrap();
-        assert!(p < 0.05 && close.differs(), "{p}");
-        assert_eq!(close.cells()[6], format!("{p:.3}"));
-        assert_eq!(l[0].p_value(), None);
+        assert_eq!(l[0].p, None);
         assert_eq!(l[0].cells()[6], "");
-        let page = html(&a, &b, &l);
+        let page = html(&a, &b, &l, test);
         assert!(page.contains("<td>+5</td>") && !page.contains("http"));
+        // Far apart: the intervals do not overlap and p is tiny.
+        let (a, b) = (
+            runs("a", &[(None, 1.0), (None, 1.1), (None, 0.9)]),
+            runs("b", &[(None, 5.0), (None, 5.1), (None, 4.9)]),
+        );
+        assert_eq!(test_for(&a, &b), Test::Welch, "no seeds, no pairs");
+        let far = &lines(&a, &b, Test::Welch)[0];
+        assert_eq!(far.overlap(), Some(false));
+        assert!(far.p.unwrap() < 0.001 && far.differs());
+        assert_eq!(far.cells()[6], "<0.001");
+    }
+
+    #[test]
+    fn the_same_seeds_on_both_sides_are_compared_in_pairs() {
+        // Seeds far apart, each B a little above its A: the intervals overlap and Welch's
+        // test sees the spread between seeds; the pairs see a steady difference.
+        let a = runs(
+            "a",
+            &[
+                (Some(1), 10.0),
+                (Some(2), 20.0),
+                (Some(3), 30.0),
+                (Some(4), 40.0),
+            ],
+        );
+        // B's runs in another order: pairs go by seed, not by position.
+        let b = runs(
+            "b",
+            &[
+                (Some(3), 30.4),
+                (Some(1), 10.5),
+                (Some(4), 40.6),
+                (Some(2), 20.7),
+            ],
+        );
+        let test = test_for(&a, &b);
+        assert_eq!(test, Test::Paired(4));
+        let paired = &lines(&a, &b, test)[0];
+        assert_eq!(paired.overlap(), Some(true));
+        let p = paired.p.unwrap();
+        assert!((p - 0.003_395_777_063_859).abs() < 1e-9, "{p}");
+        assert!(paired.differs());
+        let welch = &lines(&a, &b, Test::Welch)[0];
+        assert!(welch.p.unwrap() > 0.9 && !welch.differs());
+        let text = text(&a, &b, &lines(&a, &b, test), test);
+        assert!(
+            text.contains("P: paired t-test of B − A over the 4 seeds"),
+            "{text}"
+        );
+        // Other seeds, or a seed twice, and the test is Welch's.
+        let other = runs(
+            "c",
+            &[
+                (Some(1), 10.5),
+                (Some(2), 20.7),
+                (Some(3), 30.4),
+                (Some(5), 1.0),
+            ],
+        );
+        assert_eq!(test_for(&a, &other), Test::Welch);
+        let twice = runs(
+            "d",
+            &[
+                (Some(1), 1.0),
+                (Some(1), 2.0),
+                (Some(2), 3.0),
+                (Some(3), 4.0),
+            ],
+        );
+        assert_eq!(test_for(&twice, &twice), Test::Welch);
+        let text = super::text(&a, &other, &lines(&a, &other, Test::Welch), Test::Welch);
+        assert!(text.contains("P: Welch's t-test"), "{text}");
     }
 }

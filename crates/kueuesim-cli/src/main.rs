@@ -112,7 +112,8 @@ struct RunArgs {
     #[arg(long, short = 'q')]
     quiet: bool,
     /// Show progress even when stderr is not a terminal (a log, CI): a line every few
-    /// seconds with simulated time, share of the horizon, events/s and ETA.
+    /// seconds with simulated time, share of the horizon, events/s and ETA (with --seeds, a
+    /// line per run done).
     #[arg(long, conflicts_with = "quiet")]
     progress: bool,
     /// Where trace paths are looked for after the scenario file's directory (before
@@ -328,6 +329,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
                 replicates::OutSpec {
                     files: &files,
                     step,
+                    sample,
                 },
             )
         });
@@ -387,7 +389,9 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if out.is_some() && files.iter().any(|f| f.needs_samples()) {
         sim = sim.with_time_series(step);
-        sample_count_warning(world, step, sample);
+        if let Some(w) = sample_count_warning(world, step, sample) {
+            eprintln!("warning: {w}");
+        }
     }
     if let Some(n) = max_events {
         sim = sim.with_event_budget(*n);
@@ -516,21 +520,23 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
 
 /// Warns when the time series will hold more than a million samples per series: a horizon of
 /// years sampled every minute writes gigabytes (metrics.om) to little use.
-fn sample_count_warning(world: &World, step: SimDuration, sample: &str) {
+pub(crate) fn sample_count_warning(
+    world: &World,
+    step: SimDuration,
+    sample: &str,
+) -> Option<String> {
     const MANY: i64 = 1_000_000;
-    let Some(until) = world.config.until else {
-        return;
-    };
+    let until = world.config.until?;
     let samples = until.millis() / step.millis() + 1;
-    if samples > MANY {
+    (samples > MANY).then(|| {
         let fit = SimDuration::from_millis(((until.millis() + MANY - 1) / MANY).max(1));
-        eprintln!(
-            "warning: --sample {sample} over a horizon of {} takes {samples} samples of every \
+        format!(
+            "--sample {sample} over a horizon of {} takes {samples} samples of every \
              series (timeseries.csv, metrics.om); --sample {} or longer keeps them under {MANY}",
             SimDuration::from_millis(until.millis()),
             round_step(fit)
-        );
-    }
+        )
+    })
 }
 
 /// The smallest of 1m, 5m, 10m, 15m, 30m, 1h, 2h, 6h, 12h, 1d at least `d` (or `d`).
@@ -562,6 +568,33 @@ fn run_replicates(
 ) -> Result<(), Failure> {
     let usage = |message: String| Failure { code: 2, message };
     let seeds = replicates::parse_seeds(seeds).map_err(usage)?;
+    // Before any run: a format the replicates cannot print, a seed's directory that is a file.
+    if matches!(args.output, Format::Yaml) {
+        return Err(usage(
+            "-o yaml with --seeds: expected -o summary or -o json".to_string(),
+        ));
+    }
+    if let Some((dir, _)) = &out {
+        if let Some(path) = seeds
+            .iter()
+            .map(|s| dir.join(format!("seed-{s}")))
+            .find(|p| p.exists() && !p.is_dir())
+        {
+            return Err(usage(format!(
+                "--out: {} is a file: expected a directory for the seed's files",
+                path.display()
+            )));
+        }
+        // A run does not clear its directory, but the replicate document must not outlive a
+        // failed re-run (compare would read it).
+        let summary = dir.join(OutFile::Summary.file_name());
+        if summary.is_file() {
+            std::fs::remove_file(&summary).map_err(|e| Failure {
+                code: 1,
+                message: format!("{}: {e}", summary.display()),
+            })?;
+        }
+    }
     let until = args
         .until
         .as_deref()
@@ -630,10 +663,18 @@ fn run_replicates(
         }
         docs.push(doc);
     }
+    // The capacity checks, as `run` prints them: once each, over every seed (most are the
+    // same for every seed; a LocalQueue that does not exist was named by the loader).
+    let mut said = std::collections::BTreeSet::new();
+    for c in docs.iter().flat_map(|d| &d.summary.checks) {
+        if c.kind != "WorkloadsNameMissingLocalQueue" && said.insert(c.message.as_str()) {
+            eprintln!("warning: {}", c.message);
+        }
+    }
     let figures = replicates::aggregate(&docs);
-    if let Some((dir, spec)) = &out
-        && spec.files.contains(&OutFile::Summary)
-    {
+    if let Some((dir, _)) = &out {
+        // Always: the replicate document is what makes the directory comparable; `--write`
+        // chooses each seed's files.
         let path = dir.join(OutFile::Summary.file_name());
         std::fs::write(&path, replicates::summaries_json(&seeds, &figures, &docs)).map_err(
             |e| Failure {

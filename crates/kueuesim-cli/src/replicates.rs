@@ -77,7 +77,9 @@ pub(crate) fn in_parallel<T: Send>(
                         break;
                     }
                     let r = f(i);
-                    slots.lock().expect("no run panics holding the lock")[i] = Some(r);
+                    // Counted and reported under the lock, so reports come in count order.
+                    let mut slots = slots.lock().expect("no run panics holding the lock");
+                    slots[i] = Some(r);
                     done(finished.fetch_add(1, Ordering::Relaxed) + 1);
                 }
             });
@@ -204,8 +206,10 @@ pub(crate) fn simulate_out(
         stream_error = Some(stream.error());
         sim = sim.with_stream(stream);
     }
+    let mut warnings = std::mem::take(&mut loaded.warnings);
     if out.files.iter().any(|f| f.needs_samples()) {
         sim = sim.with_time_series(out.step);
+        warnings.extend(crate::sample_count_warning(world, out.step, out.sample));
     }
     let io = |e: kueuesim_report::outdir::OutError| Failure {
         code: 1,
@@ -228,7 +232,7 @@ pub(crate) fn simulate_out(
     if !full {
         doc.workloads = Vec::new();
     }
-    Ok((doc, loaded.warnings))
+    Ok((doc, warnings))
 }
 
 /// What `--out` writes with `--seeds`: the files of each seed's directory and the time
@@ -236,6 +240,8 @@ pub(crate) fn simulate_out(
 pub(crate) struct OutSpec<'a> {
     pub(crate) files: &'a BTreeSet<OutFile>,
     pub(crate) step: SimDuration,
+    /// `--sample` as written, for the warning on too many samples.
+    pub(crate) sample: &'a str,
 }
 
 /// One figure across the replicates.

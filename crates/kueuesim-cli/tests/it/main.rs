@@ -649,7 +649,59 @@ fn seeds_with_out_write_each_seeds_files_and_every_summary() {
     assert!(table(&by_dir).len() > 10, "{:?}", table(&by_dir));
     assert!(table(&by_dir)[3].contains(" ± "), "{:?}", table(&by_dir));
     assert_eq!(table(&by_dir), table(&by_json));
-    for p in [&dir, &single] {
+    // A re-run whose --write leaves the summary out still writes the replicate document; the
+    // capacity checks are said once, as `run` says them.
+    let quota = "cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota=192";
+    let o = kueuesim(&[
+        "run",
+        &platform,
+        "-q",
+        "--seeds",
+        "1..2",
+        "--out",
+        d,
+        "--write",
+        "workloads",
+        "--set",
+        quota,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.join("summary.json").is_file());
+    assert_eq!(
+        stderr(&o).matches("nominal GPU quota 320 exceeds").count(),
+        1,
+        "{}",
+        stderr(&o)
+    );
+    // A re-run that fails leaves no former replicate document behind to be compared.
+    let o = kueuesim(&[
+        "run",
+        &platform,
+        "-q",
+        "--seeds",
+        "1..2",
+        "--out",
+        d,
+        "--set",
+        "cq/nope:spec.cohort=x",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!dir.join("summary.json").exists());
+    // Refused before any run: -o yaml, and a seed's directory that is a file.
+    let fresh = temp_dir("seeds-out-yaml");
+    let f = fresh.to_str().unwrap();
+    let o = kueuesim(&[
+        "run", &platform, "-q", "--seeds", "1..2", "--out", f, "-o", "yaml",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!fresh.exists());
+    std::fs::create_dir_all(&fresh).unwrap();
+    std::fs::write(fresh.join("seed-2"), "").unwrap();
+    let o = kueuesim(&["run", &platform, "-q", "--seeds", "1..2", "--out", f]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("seed-2 is a file"), "{}", stderr(&o));
+    assert!(!fresh.join("seed-1").exists());
+    for p in [&dir, &single, &fresh] {
         std::fs::remove_dir_all(p).unwrap();
     }
     std::fs::remove_file(&fj).unwrap();

@@ -216,6 +216,8 @@ pub(crate) struct Line {
     pub(crate) b: Option<Stats>,
     /// The p-value of the comparison's test (`Test`), with replicates on both sides.
     pub(crate) p: Option<f64>,
+    /// A paired comparison's line whose figure some seed lacks: its `p` is Welch's.
+    pub(crate) unpaired: bool,
 }
 
 impl Line {
@@ -262,10 +264,11 @@ impl Line {
             Some(true) => "yes".into(),
             Some(false) => "no".into(),
         };
+        let mark = if self.unpaired { " (W)" } else { "" };
         let p = match self.p {
             None => String::new(),
-            Some(p) if p < 0.001 => "<0.001".into(),
-            Some(p) => format!("{p:.3}"),
+            Some(p) if p < 0.001 => format!("<0.001{mark}"),
+            Some(p) => format!("{p:.3}{mark}"),
         };
         [
             self.figure.clone(),
@@ -292,6 +295,7 @@ fn lines(a: &Side, b: &Side, test: Test) -> Vec<Line> {
                 .find(|(m, _)| m == n)
                 .map(|(_, s)| s.clone()),
             p: None,
+            unpaired: false,
         })
         .collect();
     for (n, s) in &b.figures {
@@ -301,19 +305,22 @@ fn lines(a: &Side, b: &Side, test: Test) -> Vec<Line> {
                 a: None,
                 b: Some(s.clone()),
                 p: None,
+                unpaired: false,
             });
         }
     }
     let value = |r: &Run, name: &str| r.1.iter().find(|(m, _)| m == name).and_then(|(_, x)| *x);
     for l in &mut out {
+        let welch =
+            l.a.as_ref()
+                .zip(l.b.as_ref())
+                .and_then(|(x, y)| welch_p(x, y));
         l.p = match test {
-            Test::Welch => {
-                l.a.as_ref()
-                    .zip(l.b.as_ref())
-                    .and_then(|(x, y)| welch_p(x, y))
-            }
-            Test::Paired(_) => {
-                // The seeds with a value on both sides (a percentile of no workloads has none).
+            Test::Welch => welch,
+            Test::Paired(n) => {
+                // Every seed with a value on both sides, or the pairs would describe other
+                // runs than the A and B columns average (a percentile of no workloads, an
+                // eviction reason a seed never saw): then Welch's test of those columns.
                 let pairs: Vec<(f64, f64)> = a
                     .runs
                     .iter()
@@ -322,7 +329,12 @@ fn lines(a: &Side, b: &Side, test: Test) -> Vec<Line> {
                         Some((value(ra, &l.figure)?, value(rb, &l.figure)?))
                     })
                     .collect();
-                paired_p(&pairs)
+                if pairs.len() == n {
+                    paired_p(&pairs)
+                } else {
+                    l.unpaired = welch.is_some();
+                    welch
+                }
             }
         };
     }
@@ -336,7 +348,12 @@ fn test_note(test: Test, lines: &[Line]) -> Option<String> {
     lines.iter().any(|l| l.p.is_some()).then(|| match test {
         Test::Paired(n) => format!(
             "P: paired t-test of B − A over the {n} seeds both sides ran (two-sided; each seed's \
-             random draws are the same on both sides)"
+             random draws are the same on both sides){}",
+            if lines.iter().any(|l| l.unpaired) {
+                "; (W): Welch's t-test, where some seed has no value"
+            } else {
+                ""
+            }
         ),
         Test::Welch => "P: Welch's t-test of the means (two-sided, unequal variances)".into(),
     })
@@ -522,6 +539,33 @@ mod tests {
             text.contains("P: paired t-test of B − A over the 4 seeds"),
             "{text}"
         );
+        // A figure some seed lacks (an eviction reason it never saw) on one side: that line
+        // is Welch's test of the A and B columns, marked, and the note says so.
+        let gap = |label: &str, ys: &[(u64, Option<f64>)]| {
+            side_of(
+                label,
+                ys.iter()
+                    .map(|&(seed, y)| {
+                        (
+                            Some(seed),
+                            y.map(|y| ("y".to_string(), Some(y))).into_iter().collect(),
+                        )
+                    })
+                    .collect(),
+            )
+        };
+        let ga = gap("a", &[(1, Some(10.0)), (2, Some(12.0)), (3, None)]);
+        let gb = gap("b", &[(1, Some(11.0)), (2, Some(13.0)), (3, Some(1.0))]);
+        let test = test_for(&ga, &gb);
+        assert_eq!(test, Test::Paired(3));
+        let l = lines(&ga, &gb, test);
+        assert!(l[0].unpaired);
+        assert_eq!(
+            l[0].p,
+            welch_p(l[0].a.as_ref().unwrap(), l[0].b.as_ref().unwrap())
+        );
+        assert!(l[0].cells()[6].ends_with(" (W)"), "{:?}", l[0].cells());
+        assert!(super::text(&ga, &gb, &l, test).contains("(W): Welch's t-test"));
         // Other seeds, or a seed twice, and the test is Welch's.
         let other = runs(
             "c",

@@ -135,8 +135,8 @@ pub fn t95(df: usize) -> f64 {
 /// Welch's two-sided t-test of equal means: the probability of a difference of the means at
 /// least as large as the one seen if the two sides' runs came from distributions with the
 /// same mean, without assuming equal variances (Welch–Satterthwaite degrees of freedom).
-/// `None` unless both sides have two runs or more. With no spread on either side the
-/// answer is certain: 1 for equal means, 0 for different ones.
+/// `None` unless both sides have two runs or more, and when neither side has any spread but
+/// the means differ (1 for equal means).
 pub fn welch_p(a: &Stats, b: &Stats) -> Option<f64> {
     if a.n < 2 || b.n < 2 {
         return None;
@@ -144,7 +144,9 @@ pub fn welch_p(a: &Stats, b: &Stats) -> Option<f64> {
     let (va, vb) = (a.sd * a.sd / a.n as f64, b.sd * b.sd / b.n as f64);
     let se2 = va + vb;
     if se2 == 0.0 {
-        return Some(if a.mean == b.mean { 1.0 } else { 0.0 });
+        // No spread on either side: equal means are no difference; different ones leave the
+        // test without a scale to judge them by (the `REL` column still shows them).
+        return (a.mean == b.mean).then_some(1.0);
     }
     let t = (b.mean - a.mean) / se2.sqrt();
     let df = se2 * se2 / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
@@ -154,8 +156,8 @@ pub fn welch_p(a: &Stats, b: &Stats) -> Option<f64> {
 
 /// The paired t-test of `pairs` (A, B) — the same seed on both sides, so the same random
 /// draws: the two-sided p-value of a mean B − A difference at least as large as the one
-/// seen if the true mean difference were zero. `None` for fewer than two pairs; with no
-/// spread in the differences the answer is certain (1 for none, 0 otherwise).
+/// seen if the true mean difference were zero. `None` for fewer than two pairs, and when
+/// every pair differs by the same nonzero amount (1 when none differs).
 pub fn paired_p(pairs: &[(f64, f64)]) -> Option<f64> {
     let n = pairs.len();
     if n < 2 {
@@ -163,7 +165,8 @@ pub fn paired_p(pairs: &[(f64, f64)]) -> Option<f64> {
     }
     let d = Stats::of(pairs.iter().map(|&(a, b)| Some(b - a)))?;
     if d.sd == 0.0 {
-        return Some(if d.mean == 0.0 { 1.0 } else { 0.0 });
+        // The same difference in every pair (or none): no scale to judge it by.
+        return (d.mean == 0.0).then_some(1.0);
     }
     let t = d.mean / (d.sd / (n as f64).sqrt());
     let df = (n - 1) as f64;
@@ -309,7 +312,7 @@ mod tests {
     #[test]
     fn paired_differences_remove_what_the_seeds_share() {
         assert_eq!(paired_p(&[(1.0, 2.0)]), None);
-        assert_eq!(paired_p(&[(1.0, 2.0), (5.0, 6.0)]), Some(0.0));
+        assert_eq!(paired_p(&[(1.0, 2.0), (5.0, 6.0)]), None);
         assert_eq!(paired_p(&[(1.0, 1.0), (5.0, 5.0)]), Some(1.0));
         // Seeds far apart, each B a little above its A: Welch sees the spread between seeds,
         // the pairs see a steady difference. Differences 0.5, 0.7, 0.4, 0.6: mean 0.55,
@@ -326,7 +329,7 @@ mod tests {
         let s = |xs: &[f64]| Stats::of(xs.iter().map(|x| Some(*x))).unwrap();
         assert_eq!(welch_p(&s(&[1.0]), &s(&[2.0, 3.0])), None);
         assert_eq!(welch_p(&s(&[1.0, 1.0]), &s(&[1.0, 1.0])), Some(1.0));
-        assert_eq!(welch_p(&s(&[1.0, 1.0]), &s(&[2.0, 2.0])), Some(0.0));
+        assert_eq!(welch_p(&s(&[1.0, 1.0]), &s(&[2.0, 2.0])), None);
         // Symmetric, and far apart means a small p.
         let (a, b) = (s(&[10.0, 11.0, 9.5, 10.5]), s(&[12.0, 12.5, 11.0, 13.0]));
         let p = welch_p(&a, &b).unwrap();

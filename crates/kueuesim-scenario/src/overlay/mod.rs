@@ -129,11 +129,17 @@ fn name_and_namespace(obj: &ObjectText<'_>) -> (String, String) {
 }
 
 /// Whether an object in `namespace` (empty: not written) is the one a patch or `--set` names
-/// with `wanted` (None: not written; a `--set` may write a pattern, `glob`).
-fn namespace_matches(wanted: Option<&str>, namespace: &str) -> bool {
+/// with `wanted` (None: not written). `matches` compares a name: equality for a patch (its
+/// `metadata.namespace` is the object's own, and a patch that adds an object writes it), a
+/// pattern for a `--set` (`glob`).
+fn namespace_matches(
+    wanted: Option<&str>,
+    namespace: &str,
+    matches: impl Fn(&str, &str) -> bool,
+) -> bool {
     match wanted {
         None => true,
-        Some(w) => glob(w, namespace) || (namespace.is_empty() && glob(w, "default")),
+        Some(w) => matches(w, namespace) || (namespace.is_empty() && matches(w, "default")),
     }
 }
 
@@ -254,7 +260,7 @@ fn apply_patch<'f>(
         .filter(|(_, o)| o.kind == doc.kind && group_of(&o.api_version) == group)
         .filter(|(_, o)| {
             let (n, ns) = name_and_namespace(o);
-            n == name && namespace_matches(namespace, &ns)
+            n == name && namespace_matches(namespace, &ns, |w, n| w == n)
         })
         .map(|(i, _)| i)
         .collect();
@@ -321,7 +327,7 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
         .filter(|(_, o)| kind_matches(&s.kind, &o.kind))
         .filter(|(_, o)| {
             let (n, ns) = name_and_namespace(o);
-            glob(&s.name, &n) && namespace_matches(s.namespace.as_deref(), &ns)
+            glob(&s.name, &n) && namespace_matches(s.namespace.as_deref(), &ns, glob)
         })
         .map(|(i, _)| i)
         .collect();
@@ -370,7 +376,25 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
                 )));
             }
             let hint = if pattern {
-                format!(" (its names: {})", names.join(", "))
+                // Namespaced objects as NAMESPACE/NAME, at most twenty.
+                let mut all: Vec<String> = objects
+                    .iter()
+                    .filter(|o| kind_matches(&s.kind, &o.kind))
+                    .map(|o| match name_and_namespace(o) {
+                        (n, ns) if ns.is_empty() => n,
+                        (n, ns) => format!("{ns}/{n}"),
+                    })
+                    .collect();
+                all.sort();
+                all.dedup();
+                let more = all.len().saturating_sub(20);
+                all.truncate(20);
+                let more = if more > 0 {
+                    format!(", … {more} more")
+                } else {
+                    String::new()
+                };
+                format!(" (its objects: {}{more})", all.join(", "))
             } else {
                 closest_hint(&s.name, names.iter().map(String::as_str))
             };

@@ -333,9 +333,40 @@ fn a_set_with_a_pattern_sets_every_object_it_matches() {
     let e = load_with(&["cq/x*:spec.cohort=y"]).unwrap_err().to_string();
     assert!(
         e.starts_with(
-            "--set[1]:1:1: the scenario has no ClusterQueue matching \"x*\" (its names: cq, cq-b)"
+            "--set[1]:1:1: the scenario has no ClusterQueue matching \"x*\" (its objects: cq, cq-b)"
         ),
         "{e}"
+    );
+    let e = load_with(&["lq/x*/*:spec.clusterQueue=cq"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "has no LocalQueue matching \"*\" in namespace \"x*\" (its objects: default/lq)"
+        ),
+        "{e}"
+    );
+    // A patch's namespace is a name, not a pattern: it adds the object, as before.
+    let patched = load(
+        std::slice::from_ref(&two),
+        LoadOptions {
+            patches: vec![SourceFile {
+                name: "p.yaml".into(),
+                text: "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: \"def*\"}\nspec: {clusterQueue: cq-b}\n".into(),
+            }],
+            ..Default::default()
+        },
+    );
+    let warned = match &patched {
+        Ok(l) => l
+            .warnings
+            .iter()
+            .any(|w| w.contains("is not in the scenario: the patch adds it")),
+        Err(_) => true,
+    };
+    assert!(
+        warned,
+        "a patch namespace with * must not match namespace default"
     );
     let e = load_with(&["cq/*:spec.resourceGroups[0].flavors[name=nope].nominalQuota=1"])
         .unwrap_err()

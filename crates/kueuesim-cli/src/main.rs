@@ -485,13 +485,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             SimDuration::from_millis(outcome.stats.end.millis())
         );
     }
-    // Capacity checks (kueuesim_report::checks), worded like the loader's warnings. A
-    // LocalQueue that does not exist was already named by the loader, with its position.
-    for c in &doc.summary.checks {
-        if c.kind != "WorkloadsNameMissingLocalQueue" {
-            eprintln!("warning: {}", c.message);
-        }
-    }
+    warn_checks(std::slice::from_ref(&doc));
     if let Some(sink) = sink {
         sink.finish(&mut doc, &outcome).map_err(|e| Failure {
             code: 1,
@@ -569,11 +563,16 @@ fn run_replicates(
     let usage = |message: String| Failure { code: 2, message };
     let seeds = replicates::parse_seeds(seeds).map_err(usage)?;
     // Before any run: a format the replicates cannot print, a seed's directory that is a file.
-    if matches!(args.output, Format::Yaml) {
-        return Err(usage(
-            "-o yaml with --seeds: expected -o summary or -o json".to_string(),
-        ));
-    }
+    // -o json prints every workload's record (full runs); the summary table needs lean ones.
+    let full = match args.output {
+        Format::Summary => false,
+        Format::Json => true,
+        Format::Yaml => {
+            return Err(usage(
+                "-o yaml with --seeds: expected -o summary or -o json".to_string(),
+            ));
+        }
+    };
     if let Some((dir, _)) = &out {
         if let Some(path) = seeds
             .iter()
@@ -611,7 +610,6 @@ fn run_replicates(
         trace_root: args.trace_root.clone(),
         ..LoadOptions::default()
     })?;
-    let full = !matches!(args.output, Format::Summary);
     // On a terminal one line rewritten in place; with --progress elsewhere (a log), a line
     // per run done.
     let terminal = std::io::stderr().is_terminal();
@@ -625,18 +623,15 @@ fn run_replicates(
                 seed: Some(seeds[i]),
                 ..base.clone()
             };
-            match &out {
-                // Each seed's files in a directory of its own, as `run --seed N --out` writes.
-                Some((dir, spec)) => replicates::simulate_out(
-                    &files,
-                    opts,
-                    until,
-                    full,
-                    spec,
-                    &dir.join(format!("seed-{}", seeds[i])),
-                ),
-                None => replicates::simulate(&files, opts, until, full),
-            }
+            // Each seed's files in a directory of its own, as `run --seed N --out` writes.
+            let dir = out
+                .as_ref()
+                .map(|(dir, _)| dir.join(format!("seed-{}", seeds[i])));
+            let out = out
+                .as_ref()
+                .zip(dir.as_deref())
+                .map(|((_, spec), d)| (spec, d));
+            replicates::simulate(&files, opts, until, full, out)
         },
         |done| {
             if show && !terminal {
@@ -663,14 +658,7 @@ fn run_replicates(
         }
         docs.push(doc);
     }
-    // The capacity checks, as `run` prints them: once each, over every seed (most are the
-    // same for every seed; a LocalQueue that does not exist was named by the loader).
-    let mut said = std::collections::BTreeSet::new();
-    for c in docs.iter().flat_map(|d| &d.summary.checks) {
-        if c.kind != "WorkloadsNameMissingLocalQueue" && said.insert(c.message.as_str()) {
-            eprintln!("warning: {}", c.message);
-        }
-    }
+    warn_checks(&docs);
     let figures = replicates::aggregate(&docs);
     if let Some((dir, _)) = &out {
         // Always: the replicate document is what makes the directory comparable; `--write`
@@ -692,16 +680,24 @@ fn run_replicates(
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let text = match args.output {
-        Format::Summary => replicates::aggregate_text(&label, &seeds, &figures),
-        Format::Json => replicates::to_json(&seeds, &figures, &docs),
-        Format::Yaml => {
-            return Err(usage(
-                "-o yaml with --seeds: expected -o summary or -o json".to_string(),
-            ));
-        }
+    let text = if full {
+        replicates::to_json(&seeds, &figures, &docs)
+    } else {
+        replicates::aggregate_text(&label, &seeds, &figures)
     };
     print_out(&text)
+}
+
+/// The capacity checks of `runs` (kueuesim_report::checks) as warnings worded like the
+/// loader's, each once (replicates mostly share them). A LocalQueue that does not exist was
+/// already named by the loader, with its position.
+fn warn_checks(runs: &[SimulationResult]) {
+    let mut said = std::collections::BTreeSet::new();
+    for c in runs.iter().flat_map(|d| &d.summary.checks) {
+        if c.kind != "WorkloadsNameMissingLocalQueue" && said.insert(c.message.as_str()) {
+            eprintln!("warning: {}", c.message);
+        }
+    }
 }
 
 /// Writes `text` to stdout; a closed pipe (`| head`) is not a failure.

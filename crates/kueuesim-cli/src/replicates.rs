@@ -95,26 +95,17 @@ pub(crate) fn in_parallel<T: Send>(
 
 /// One run of a scenario in this process: load (with `opts`), simulate to `until`, and the
 /// result document (with every workload when `full`, else the summary alone from a lean,
-/// streamed run). The loader's warnings come back beside it.
+/// streamed run). With `out`, the run's files are written into its directory as `run --seed
+/// N --out DIR --write …` writes them, streamed as the run goes. The loader's warnings come
+/// back beside it.
 pub(crate) fn simulate(
     files: &[SourceFile],
     opts: LoadOptions,
     until: Option<SimDuration>,
     full: bool,
+    out: Option<(&OutSpec<'_>, &Path)>,
 ) -> Result<(SimulationResult, Vec<String>), Failure> {
-    simulate_with(files, opts, until, full, Failure::from)
-}
-
-/// `simulate`, with the loader's errors turned into failures by `map_err` (a sweep points
-/// them back into its own file).
-pub(crate) fn simulate_with(
-    files: &[SourceFile],
-    opts: LoadOptions,
-    until: Option<SimDuration>,
-    full: bool,
-    map_err: impl Fn(ScenarioError) -> Failure,
-) -> Result<(SimulationResult, Vec<String>), Failure> {
-    simulate_staged(files, opts, until, full, map_err).map_err(|e| e.failure)
+    simulate_staged(files, opts, until, full, out, Failure::from).map_err(|e| e.failure)
 }
 
 /// Why a run failed, and whether it was its load (the input: the same for every seed) or
@@ -124,14 +115,26 @@ pub(crate) struct RunFailure {
     pub(crate) at_load: bool,
 }
 
-/// `simulate_with`, telling a load failure from a failure while running.
+/// `simulate`, with the loader's errors turned into failures by `map_err` (a sweep points
+/// them back into its own file), telling a load failure from a failure while running.
 pub(crate) fn simulate_staged(
     files: &[SourceFile],
     opts: LoadOptions,
     until: Option<SimDuration>,
     full: bool,
+    out: Option<(&OutSpec<'_>, &Path)>,
     map_err: impl Fn(ScenarioError) -> Failure,
 ) -> Result<(SimulationResult, Vec<String>), RunFailure> {
+    let running = |failure| RunFailure {
+        failure,
+        at_load: false,
+    };
+    let io = |e: kueuesim_report::outdir::OutError| {
+        running(Failure {
+            code: 1,
+            message: e.to_string(),
+        })
+    };
     let mut loaded = load(
         files,
         LoadOptions {
@@ -147,6 +150,7 @@ pub(crate) fn simulate_staged(
         loaded.world.config.until = Some(SimTime::ZERO + d);
     }
     let stream = loaded.stream.take();
+    let mut warnings = std::mem::take(&mut loaded.warnings);
     let world = &loaded.world;
     let mut sim = Simulation::new(world);
     let mut stream_error = None;
@@ -154,83 +158,36 @@ pub(crate) fn simulate_staged(
         stream_error = Some(stream.error());
         sim = sim.with_stream(stream);
     }
-    let outcome = sim.run();
-    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
-        return Err(RunFailure {
-            failure: map_err(e),
-            at_load: false,
-        });
+    let mut sink = None;
+    if let Some((spec, dir)) = out {
+        if spec.files.iter().any(|f| f.needs_samples()) {
+            sim = sim.with_time_series(spec.step);
+            warnings.extend(crate::sample_count_warning(world, spec.step, spec.sample));
+        }
+        sink = Some(OutDir::create(dir, world, spec.files, spec.step).map_err(io)?);
     }
-    let doc = result_with(world, &outcome, full);
+    let outcome = match &mut sink {
+        Some(sink) => sim.run_with_sink(|_, _| ControlFlow::Continue(()), sink),
+        None => sim.run(),
+    };
+    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
+        return Err(running(map_err(e)));
+    }
+    // As `run --out`: every workload unfinished at the end is written too.
+    let mut doc = result_with(world, &outcome, full || sink.is_some());
+    if let Some(sink) = sink {
+        sink.finish(&mut doc, &outcome).map_err(io)?;
+        if !full {
+            doc.workloads = Vec::new();
+        }
+    }
     // A run that stopped before its end (a livelock at one instant) has partial figures: it
     // is a failed run, not a sample of the variant.
     if let Some(stop) = &doc.summary.stopped_early {
-        return Err(RunFailure {
-            failure: Failure {
-                code: 3,
-                message: format!("stopped early: {}", stop.message),
-            },
-            at_load: false,
-        });
-    }
-    Ok((doc, loaded.warnings))
-}
-
-/// One run of `run --seeds --out`: as `simulate`, and the run's files written into `dir`
-/// as `run --seed N --out DIR --write …` writes them (streamed as the run goes). The result
-/// keeps its workloads only when `full` (`-o json`), so a lean run's seeds hold a summary
-/// each.
-pub(crate) fn simulate_out(
-    files: &[SourceFile],
-    opts: LoadOptions,
-    until: Option<SimDuration>,
-    full: bool,
-    out: &OutSpec<'_>,
-    dir: &Path,
-) -> Result<(SimulationResult, Vec<String>), Failure> {
-    let mut loaded = load(
-        files,
-        LoadOptions {
-            stream: !full,
-            ..opts
-        },
-    )?;
-    if let Some(d) = until {
-        loaded.world.config.until = Some(SimTime::ZERO + d);
-    }
-    let stream = loaded.stream.take();
-    let world = &loaded.world;
-    let mut sim = Simulation::new(world);
-    let mut stream_error = None;
-    if let Some(stream) = stream {
-        stream_error = Some(stream.error());
-        sim = sim.with_stream(stream);
-    }
-    let mut warnings = std::mem::take(&mut loaded.warnings);
-    if out.files.iter().any(|f| f.needs_samples()) {
-        sim = sim.with_time_series(out.step);
-        warnings.extend(crate::sample_count_warning(world, out.step, out.sample));
-    }
-    let io = |e: kueuesim_report::outdir::OutError| Failure {
-        code: 1,
-        message: e.to_string(),
-    };
-    let mut sink = OutDir::create(dir, world, out.files, out.step).map_err(io)?;
-    let outcome = sim.run_with_sink(|_, _| ControlFlow::Continue(()), &mut sink);
-    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
-        return Err(e.into());
-    }
-    // As `run --out`: every workload unfinished at the end is written too.
-    let mut doc = result_with(world, &outcome, true);
-    sink.finish(&mut doc, &outcome).map_err(io)?;
-    if let Some(stop) = &doc.summary.stopped_early {
-        return Err(Failure {
+        return Err(running(Failure {
             code: 3,
             message: format!("stopped early: {}", stop.message),
-        });
-    }
-    if !full {
-        doc.workloads = Vec::new();
+        }));
     }
     Ok((doc, warnings))
 }

@@ -286,7 +286,7 @@ impl Runner<'_> {
             sets: p.sets.clone(),
             ..self.opts.clone()
         };
-        let r = replicates::simulate_staged(&self.base, opts, self.until, false, |e| {
+        let r = replicates::simulate_staged(&self.base, opts, self.until, false, None, |e| {
             Failure::from(p.remap(self.sweep, e))
         });
         let r = match r {

@@ -16,8 +16,9 @@ use crate::sweep::run::read_rows;
 /// The options of `kueuesim compare`.
 #[derive(clap::Args)]
 pub(crate) struct CompareArgs {
-    /// A `run --out` directory (its result.json), a `-o json` document of `run` or
-    /// `run --seeds`, or VARIANT@SWEEP-DIR (a sweep's variant, from its sweep.csv).
+    /// A `run --out` directory (its summary.json, else its result.json; `run --seeds --out`'s
+    /// too), a `-o json` document of `run` or `run --seeds`, or VARIANT@SWEEP-DIR (a sweep's
+    /// variant, from its sweep.csv).
     a: String,
     /// The other side, in the same forms.
     b: String,
@@ -284,61 +285,63 @@ impl Line {
 
 /// Every figure of either side: A's order, then B's others; the p-values by `test`.
 fn lines(a: &Side, b: &Side, test: Test) -> Vec<Line> {
-    let mut out: Vec<Line> = a
-        .figures
+    let stats = |s: &Side, n: &str| {
+        s.figures
+            .iter()
+            .find(|(m, _)| m == n)
+            .map(|(_, x)| x.clone())
+    };
+    let names = a.figures.iter().map(|(n, _)| n).chain(
+        b.figures
+            .iter()
+            .map(|(n, _)| n)
+            .filter(|n| stats(a, n).is_none()),
+    );
+    names
+        .map(|n| {
+            let (sa, sb) = (stats(a, n), stats(b, n));
+            let (p, unpaired) = p_value(a, b, test, n, sa.as_ref().zip(sb.as_ref()));
+            Line {
+                figure: n.clone(),
+                a: sa,
+                b: sb,
+                p,
+                unpaired,
+            }
+        })
+        .collect()
+}
+
+/// A figure's p-value by `test` (with its statistics on both sides), and whether a paired
+/// comparison fell back to Welch's test for it.
+fn p_value(
+    a: &Side,
+    b: &Side,
+    test: Test,
+    figure: &str,
+    both: Option<(&Stats, &Stats)>,
+) -> (Option<f64>, bool) {
+    let welch = both.and_then(|(x, y)| welch_p(x, y));
+    let Test::Paired(n) = test else {
+        return (welch, false);
+    };
+    // Every seed with a value on both sides, or the pairs would describe other runs than
+    // the A and B columns average (a percentile of no workloads, an eviction reason a seed
+    // never saw): then Welch's test of those columns.
+    let value = |r: &Run| r.1.iter().find(|(m, _)| m == figure).and_then(|(_, x)| *x);
+    let pairs: Vec<(f64, f64)> = a
+        .runs
         .iter()
-        .map(|(n, s)| Line {
-            figure: n.clone(),
-            a: Some(s.clone()),
-            b: b.figures
-                .iter()
-                .find(|(m, _)| m == n)
-                .map(|(_, s)| s.clone()),
-            p: None,
-            unpaired: false,
+        .filter_map(|ra| {
+            let rb = b.runs.iter().find(|rb| rb.0 == ra.0)?;
+            Some((value(ra)?, value(rb)?))
         })
         .collect();
-    for (n, s) in &b.figures {
-        if !a.figures.iter().any(|(m, _)| m == n) {
-            out.push(Line {
-                figure: n.clone(),
-                a: None,
-                b: Some(s.clone()),
-                p: None,
-                unpaired: false,
-            });
-        }
+    if pairs.len() == n {
+        (paired_p(&pairs), false)
+    } else {
+        (welch, welch.is_some())
     }
-    let value = |r: &Run, name: &str| r.1.iter().find(|(m, _)| m == name).and_then(|(_, x)| *x);
-    for l in &mut out {
-        let welch =
-            l.a.as_ref()
-                .zip(l.b.as_ref())
-                .and_then(|(x, y)| welch_p(x, y));
-        l.p = match test {
-            Test::Welch => welch,
-            Test::Paired(n) => {
-                // Every seed with a value on both sides, or the pairs would describe other
-                // runs than the A and B columns average (a percentile of no workloads, an
-                // eviction reason a seed never saw): then Welch's test of those columns.
-                let pairs: Vec<(f64, f64)> = a
-                    .runs
-                    .iter()
-                    .filter_map(|ra| {
-                        let rb = b.runs.iter().find(|rb| rb.0 == ra.0)?;
-                        Some((value(ra, &l.figure)?, value(rb, &l.figure)?))
-                    })
-                    .collect();
-                if pairs.len() == n {
-                    paired_p(&pairs)
-                } else {
-                    l.unpaired = welch.is_some();
-                    welch
-                }
-            }
-        };
-    }
-    out
 }
 
 const HEAD: [&str; 7] = ["FIGURE", "A", "B", "B − A", "REL", "CI OVERLAP", "P"];
@@ -402,7 +405,7 @@ fn escape(s: &str) -> String {
 /// The table as a self-contained page.
 fn html(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
     let mut out = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.no td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.differs td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
     );
     out.push_str(&format!(
         "<p>A: <code>{}</code><br>B: <code>{}</code>{}</p>\n<table>\n<tr>",
@@ -415,7 +418,11 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
     }
     out.push_str("</tr>\n");
     for l in lines {
-        let class = if l.differs() { " class=\"no\"" } else { "" };
+        let class = if l.differs() {
+            " class=\"differs\""
+        } else {
+            ""
+        };
         out.push_str(&format!("<tr{class}>"));
         for c in l.cells() {
             out.push_str(&format!("<td>{}</td>", escape(&c)));
@@ -456,14 +463,21 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
 mod tests {
     use super::*;
 
+    /// A side of runs `(seed, value of figure "x")`; a run without a value lacks the figure.
+    fn with_gaps(label: &str, xs: &[(Option<u64>, Option<f64>)]) -> Side {
+        let run = |&(seed, x): &(Option<u64>, Option<f64>)| {
+            (
+                seed,
+                x.map(|x| ("x".to_string(), Some(x))).into_iter().collect(),
+            )
+        };
+        side_of(label, xs.iter().map(run).collect())
+    }
+
     /// A side of runs `(seed, value of figure "x")`.
     fn runs(label: &str, xs: &[(Option<u64>, f64)]) -> Side {
-        side_of(
-            label,
-            xs.iter()
-                .map(|&(seed, x)| (seed, vec![("x".to_string(), Some(x))]))
-                .collect(),
-        )
+        let xs: Vec<_> = xs.iter().map(|&(seed, x)| (seed, Some(x))).collect();
+        with_gaps(label, &xs)
     }
 
     #[test]
@@ -541,21 +555,22 @@ mod tests {
         );
         // A figure some seed lacks (an eviction reason it never saw) on one side: that line
         // is Welch's test of the A and B columns, marked, and the note says so.
-        let gap = |label: &str, ys: &[(u64, Option<f64>)]| {
-            side_of(
-                label,
-                ys.iter()
-                    .map(|&(seed, y)| {
-                        (
-                            Some(seed),
-                            y.map(|y| ("y".to_string(), Some(y))).into_iter().collect(),
-                        )
-                    })
-                    .collect(),
-            )
-        };
-        let ga = gap("a", &[(1, Some(10.0)), (2, Some(12.0)), (3, None)]);
-        let gb = gap("b", &[(1, Some(11.0)), (2, Some(13.0)), (3, Some(1.0))]);
+        let ga = with_gaps(
+            "a",
+            &[
+                (Some(1), Some(10.0)),
+                (Some(2), Some(12.0)),
+                (Some(3), None),
+            ],
+        );
+        let gb = with_gaps(
+            "b",
+            &[
+                (Some(1), Some(11.0)),
+                (Some(2), Some(13.0)),
+                (Some(3), Some(1.0)),
+            ],
+        );
         let test = test_for(&ga, &gb);
         assert_eq!(test, Test::Paired(3));
         let l = lines(&ga, &gb, test);

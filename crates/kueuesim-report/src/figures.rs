@@ -150,8 +150,7 @@ pub fn welch_p(a: &Stats, b: &Stats) -> Option<f64> {
     }
     let t = (b.mean - a.mean) / se2.sqrt();
     let df = se2 * se2 / (va * va / (a.n - 1) as f64 + vb * vb / (b.n - 1) as f64);
-    // P(|T| ≥ |t|) for Student's t with df degrees of freedom: I_{df/(df+t²)}(df/2, 1/2).
-    Some(incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0))
+    Some(student_t_tails(t, df))
 }
 
 /// The paired t-test of `pairs` (A, B) — the same seed on both sides, so the same random
@@ -169,8 +168,12 @@ pub fn paired_p(pairs: &[(f64, f64)]) -> Option<f64> {
         return (d.mean == 0.0).then_some(1.0);
     }
     let t = d.mean / (d.sd / (n as f64).sqrt());
-    let df = (n - 1) as f64;
-    Some(incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0))
+    Some(student_t_tails(t, (n - 1) as f64))
+}
+
+/// P(|T| ≥ |t|) for Student's t with `df` degrees of freedom: I_{df/(df+t²)}(df/2, 1/2).
+fn student_t_tails(t: f64, df: f64) -> f64 {
+    incomplete_beta(df / (df + t * t), df / 2.0, 0.5).clamp(0.0, 1.0)
 }
 
 /// The regularized incomplete beta function I_x(a, b), from its continued fraction (modified
@@ -288,7 +291,7 @@ mod tests {
     /// points come back.
     #[test]
     fn student_t_tails_match_the_integrated_density() {
-        let p = |t: f64, df: f64| incomplete_beta(df / (df + t * t), df / 2.0, 0.5);
+        let p = student_t_tails;
         for (t, df, want) in [
             (12.706, 1.0, 0.050_000_802_358_133),
             (3.182, 3.0, 0.050_017_136_543_314),

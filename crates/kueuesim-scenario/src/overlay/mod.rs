@@ -321,6 +321,9 @@ fn apply_patch<'f>(
 }
 
 fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<(), ScenarioError> {
+    // A pattern (`cq/*:…`, `lq/team-*/*:…`) sets the field in every object it matches, in
+    // the scenario's order; a path that fails on one of them names it.
+    let pattern = s.name.contains('*') || s.namespace.as_deref().is_some_and(|n| n.contains('*'));
     let found: Vec<usize> = objects
         .iter()
         .enumerate()
@@ -331,94 +334,9 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
         })
         .map(|(i, _)| i)
         .collect();
-    // A pattern (`cq/*:…`, `lq/team-*/*:…`) sets the field in every object it matches, in
-    // the scenario's order; a path that fails on one of them names it.
-    let pattern = s.name.contains('*') || s.namespace.as_deref().is_some_and(|n| n.contains('*'));
-    if pattern && !found.is_empty() {
-        for &i in &found {
-            let obj = &mut objects[i];
-            let mut tree = parse_object(obj)?;
-            s.apply(&mut tree).map_err(|e| match e {
-                ScenarioError::At {
-                    pos,
-                    message,
-                    snippet,
-                } => {
-                    let (n, ns) = name_and_namespace(obj);
-                    let ns = if ns.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" in namespace {ns:?}")
-                    };
-                    ScenarioError::At {
-                        pos,
-                        message: format!("{} {n:?}{ns}: {message}", obj.kind),
-                        snippet,
-                    }
-                }
-                other => other,
-            })?;
-            rewrite(obj, &tree);
-        }
-        return Ok(());
-    }
     match found.as_slice() {
-        [] => {
-            let names = names_of_kind(objects, |k| kind_matches(&s.kind, k));
-            if names.is_empty() {
-                let mut kinds: Vec<&str> = objects.iter().map(|o| o.kind.as_str()).collect();
-                kinds.sort_unstable();
-                kinds.dedup();
-                let hint = closest_hint(&s.kind, kinds.into_iter());
-                return Err(s.target_at.error(format!(
-                    "the scenario has no object of kind {:?}{hint}",
-                    s.kind
-                )));
-            }
-            let hint = if pattern {
-                // Namespaced objects as NAMESPACE/NAME, at most twenty.
-                let mut all: Vec<String> = objects
-                    .iter()
-                    .filter(|o| kind_matches(&s.kind, &o.kind))
-                    .map(|o| match name_and_namespace(o) {
-                        (n, ns) if ns.is_empty() => n,
-                        (n, ns) => format!("{ns}/{n}"),
-                    })
-                    .collect();
-                all.sort();
-                all.dedup();
-                let more = all.len().saturating_sub(20);
-                all.truncate(20);
-                let more = if more > 0 {
-                    format!(", … {more} more")
-                } else {
-                    String::new()
-                };
-                format!(" (its objects: {}{more})", all.join(", "))
-            } else {
-                closest_hint(&s.name, names.iter().map(String::as_str))
-            };
-            let kind = objects
-                .iter()
-                .find(|o| kind_matches(&s.kind, &o.kind))
-                .map_or(s.kind.as_str(), |o| o.kind.as_str());
-            let named = if pattern { "matching" } else { "named" };
-            Err(s.target_at.error(format!(
-                "the scenario has no {kind} {named} {:?}{}{hint}",
-                s.name,
-                s.namespace
-                    .as_deref()
-                    .map_or(String::new(), |n| format!(" in namespace {n:?}"))
-            )))
-        }
-        [i] => {
-            let obj = &mut objects[*i];
-            let mut tree = parse_object(obj)?;
-            s.apply(&mut tree)?;
-            rewrite(obj, &tree);
-            Ok(())
-        }
-        many => {
+        [] => Err(no_object_for(objects, s, pattern)),
+        many if many.len() > 1 && !pattern => {
             let kinds: Vec<String> = many
                 .iter()
                 .map(|i| {
@@ -434,7 +352,85 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
                 kinds.join(", ")
             )))
         }
+        found => {
+            for &i in found {
+                let obj = &mut objects[i];
+                let mut tree = parse_object(obj)?;
+                s.apply(&mut tree).map_err(|e| match e {
+                    ScenarioError::At {
+                        pos,
+                        message,
+                        snippet,
+                    } if pattern => {
+                        let (n, ns) = name_and_namespace(obj);
+                        let ns = if ns.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" in namespace {ns:?}")
+                        };
+                        ScenarioError::At {
+                            pos,
+                            message: format!("{} {n:?}{ns}: {message}", obj.kind),
+                            snippet,
+                        }
+                    }
+                    other => other,
+                })?;
+                rewrite(obj, &tree);
+            }
+            Ok(())
+        }
     }
+}
+
+/// Why a `--set` matches no object: no object of its kind (the closest kind), or none of that
+/// name (the closest name; for a pattern, the kind's objects as NAMESPACE/NAME, at most twenty).
+fn no_object_for(objects: &[ObjectText<'_>], s: &set::SetArg<'_>, pattern: bool) -> ScenarioError {
+    let names = names_of_kind(objects, |k| kind_matches(&s.kind, k));
+    if names.is_empty() {
+        let mut kinds: Vec<&str> = objects.iter().map(|o| o.kind.as_str()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let hint = closest_hint(&s.kind, kinds.into_iter());
+        return s.target_at.error(format!(
+            "the scenario has no object of kind {:?}{hint}",
+            s.kind
+        ));
+    }
+    let hint = if pattern {
+        let mut all: Vec<String> = objects
+            .iter()
+            .filter(|o| kind_matches(&s.kind, &o.kind))
+            .map(|o| match name_and_namespace(o) {
+                (n, ns) if ns.is_empty() => n,
+                (n, ns) => format!("{ns}/{n}"),
+            })
+            .collect();
+        all.sort();
+        all.dedup();
+        let more = all.len().saturating_sub(20);
+        all.truncate(20);
+        let more = if more > 0 {
+            format!(", … {more} more")
+        } else {
+            String::new()
+        };
+        format!(" (its objects: {}{more})", all.join(", "))
+    } else {
+        closest_hint(&s.name, names.iter().map(String::as_str))
+    };
+    let kind = objects
+        .iter()
+        .find(|o| kind_matches(&s.kind, &o.kind))
+        .map_or(s.kind.as_str(), |o| o.kind.as_str());
+    let named = if pattern { "matching" } else { "named" };
+    s.target_at.error(format!(
+        "the scenario has no {kind} {named} {:?}{}{hint}",
+        s.name,
+        s.namespace
+            .as_deref()
+            .map_or(String::new(), |n| format!(" in namespace {n:?}"))
+    ))
 }
 
 /// The names of the objects whose kind `select` accepts, sorted.

@@ -450,13 +450,42 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
         )));
     }
     lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));
+    let zeros = fold_zeros(&mut lines, &args.figures);
     if let Some(path) = &args.html {
-        std::fs::write(path, html(&a, &b, &lines, test)).map_err(|e| Failure {
+        let mut page = html(&a, &b, &lines, test);
+        if let Some(z) = &zeros {
+            page = page.replace("</table>\n", &format!("</table>\n<p>{}</p>\n", escape(z)));
+        }
+        std::fs::write(path, page).map_err(|e| Failure {
             code: 1,
             message: format!("{}: {e}", path.display()),
         })?;
     }
-    crate::print_out(&text(&a, &b, &lines, test))
+    let mut out = text(&a, &b, &lines, test);
+    if let Some(z) = zeros {
+        out.push('\n');
+        out.push_str(&z);
+        out.push('\n');
+    }
+    crate::print_out(&out)
+}
+
+/// Takes out the lines that are 0 in every run of both sides (an eviction reason neither
+/// side saw, a ClusterQueue that preempted nothing): they say nothing about B against A, and
+/// a summary lists every eviction and preemption reason. A figure `--figures` names exactly
+/// (no `*`) stays. Returns the sentence that counts them, if any were taken out.
+fn fold_zeros(lines: &mut Vec<Line>, patterns: &[String]) -> Option<String> {
+    let zero = |s: &Option<Stats>| s.as_ref().is_some_and(|s| s.min == 0.0 && s.max == 0.0);
+    let named = |f: &str| patterns.iter().any(|p| !p.contains('*') && p == f);
+    let before = lines.len();
+    lines.retain(|l| !(zero(&l.a) && zero(&l.b)) || named(&l.figure));
+    let n = before - lines.len();
+    (n > 0).then(|| {
+        format!(
+            "{n} more figure{} 0 in every run of both sides (name one in --figures to show it)",
+            if n == 1 { " is" } else { "s are" }
+        )
+    })
 }
 
 #[cfg(test)]
@@ -514,6 +543,45 @@ mod tests {
         assert_eq!(far.overlap(), Some(false));
         assert!(far.p.unwrap() < 0.001 && far.differs());
         assert_eq!(far.cells()[6], "<0.001");
+    }
+
+    #[test]
+    fn lines_zero_in_every_run_of_both_sides_are_counted_not_shown() {
+        let side = |label: &str, runs: &[[f64; 3]]| {
+            let runs = runs
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let names = ["both.zero", "one.zero", "zero.mean"];
+                    let figures = names.iter().zip(v).map(|(n, x)| (n.to_string(), Some(*x)));
+                    (Some(i as u64 + 1), figures.collect())
+                })
+                .collect();
+            side_of(label, runs)
+        };
+        // "zero.mean" averages 0 on A (-1 and 1) but is not 0 in every run: it stays.
+        let a = side("a", &[[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]]);
+        let b = side("b", &[[0.0, 2.0, 0.0], [0.0, 0.0, 0.0]]);
+        let test = test_for(&a, &b);
+        let names = |patterns: &[&str]| {
+            let mut l = lines(&a, &b, test);
+            let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
+            l.retain(|l| crate::sweep::keep(&patterns, &l.figure));
+            let note = fold_zeros(&mut l, &patterns);
+            (l.into_iter().map(|l| l.figure).collect::<Vec<_>>(), note)
+        };
+        let (shown, note) = names(&[]);
+        assert_eq!(shown, ["one.zero", "zero.mean"]);
+        assert_eq!(
+            note.as_deref(),
+            Some(
+                "1 more figure is 0 in every run of both sides (name one in --figures to show it)"
+            )
+        );
+        // Named exactly, it is shown; through a pattern, it is folded.
+        assert_eq!(names(&["both.zero"]), (vec!["both.zero".to_string()], None));
+        assert_eq!(names(&["both.*"]).0, Vec::<String>::new());
+        assert_eq!(names(&["one.*"]), (vec!["one.zero".to_string()], None));
     }
 
     #[test]

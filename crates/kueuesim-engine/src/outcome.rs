@@ -227,6 +227,22 @@ pub struct WorkloadRecord {
     pub preemptions_caused: u32,
 }
 
+/// Every reason an eviction can carry in kueuesim: the `Evicted` condition reasons Kueue
+/// sets for what is modelled (`Preempted`, `PodsReadyTimeout`, `ClusterQueueStopped`,
+/// `LocalQueueStopped`, and the deactivations `DeactivatedDueToMaximumExecutionTimeExceeded`
+/// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
+/// of them, zeros included, so that across seeds or variants a reason one run never saw is a
+/// count of 0 rather than a figure that run lacks.
+pub const EVICTION_REASONS: [&str; 7] = [
+    "ClusterQueueStopped",
+    "DeactivatedDueToMaximumExecutionTimeExceeded",
+    "DeactivatedDueToRequeuingLimitExceeded",
+    "LocalQueueStopped",
+    "PodsReadyTimeout",
+    "Preempted",
+    "Reclaim",
+];
+
 /// Run-wide results.
 #[derive(Clone, Debug, Default)]
 pub struct RunStats {
@@ -244,7 +260,8 @@ pub struct RunStats {
     pub events_processed: u64,
     /// GPU-milliseconds of work lost to evictions, all workloads.
     pub lost_gpu_ms: i128,
-    /// Evictions by the Evicted condition's reason.
+    /// Evictions by the Evicted condition's reason (one of `EVICTION_REASONS`); reasons that
+    /// did not happen are absent.
     pub evictions: std::collections::BTreeMap<&'static str, u64>,
     /// Preemptions by the Preempted condition's reason.
     pub preemptions: std::collections::BTreeMap<&'static str, u64>,

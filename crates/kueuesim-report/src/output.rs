@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use kueuesim_engine::outcome::{Outcome, Tally, WorkloadRecord, WorkloadState};
+use kueuesim_engine::preemption::PreemptionReason;
 use kueuesim_model::time::format_rfc3339;
 use kueuesim_model::{
     ClusterQueueId, QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount,
@@ -501,18 +502,16 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                     .as_ref()
                     .map(|f| GpuSharingOut::of(world.config.gpu.policy, f)),
             },
-            evictions: outcome
-                .stats
-                .evictions
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-            preemptions: outcome
-                .stats
-                .preemptions
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
+            // Every reason, zeros included: across seeds and variants a reason one run never
+            // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
+            evictions: every_reason(
+                kueuesim_engine::outcome::EVICTION_REASONS,
+                &outcome.stats.evictions,
+            ),
+            preemptions: every_reason(
+                PreemptionReason::ALL.map(PreemptionReason::as_str),
+                &outcome.stats.preemptions,
+            ),
             cluster_queues: cq_summaries(world, outcome, &tally, samples),
             local_queues: crate::queues::local_queue_summaries(
                 world,
@@ -671,6 +670,20 @@ pub fn workload_out(
             })
             .collect(),
     }
+}
+
+/// `counts` by reason with every one of `reasons` present (0 where none happened); a reason
+/// outside the list (none today) is kept too.
+fn every_reason<const N: usize>(
+    reasons: [&str; N],
+    counts: &std::collections::BTreeMap<&'static str, u64>,
+) -> std::collections::BTreeMap<String, u64> {
+    let mut all: std::collections::BTreeMap<String, u64> =
+        reasons.iter().map(|r| (r.to_string(), 0)).collect();
+    for (k, v) in counts {
+        *all.entry(k.to_string()).or_default() += v;
+    }
+    all
 }
 
 /// Per-ClusterQueue totals: workloads that held its quota (the latest admission of each,
@@ -925,17 +938,15 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             }
         }
     }
-    if !s.evictions.is_empty() {
-        let by: Vec<String> = s
-            .evictions
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect();
-        let pre: Vec<String> = s
-            .preemptions
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect();
+    if s.evictions.values().any(|&v| v > 0) {
+        // The reasons that happened: the summary lists every reason, zeros included.
+        let happened = |m: &std::collections::BTreeMap<String, u64>| -> Vec<String> {
+            m.iter()
+                .filter(|&(_, &v)| v > 0)
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect()
+        };
+        let (by, pre) = (happened(&s.evictions), happened(&s.preemptions));
         let _ = writeln!(
             out,
             "Evictions:    {}{}; {:.1} GPU-hours of work lost",

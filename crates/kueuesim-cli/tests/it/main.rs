@@ -557,6 +557,31 @@ fn seeds_replicate_in_parallel_with_the_same_answer_as_one_at_a_time() {
     assert!((fig["mean"].as_f64().expect("mean") - mean).abs() < 1e-9);
     assert_eq!(fig["n"], 4);
     assert!(fig["ci95"].as_f64().expect("ci") > 0.0);
+    // Every eviction and preemption reason is a figure of every seed, zeros included: a
+    // reason no seed saw (no preemption on this day) averages 0 over all four, and one that
+    // happened is averaged over all four too, not over the seeds that saw it.
+    let aggregate = doc["aggregate"].as_array().expect("aggregate");
+    for name in [
+        "evictions.Preempted",
+        "evictions.PodsReadyTimeout",
+        "preemptions.InCohortReclamation",
+    ] {
+        let fig = aggregate
+            .iter()
+            .find(|f| f["figure"] == name)
+            .unwrap_or_else(|| panic!("no aggregate figure {name}"));
+        assert_eq!(fig["n"], 4, "{name}");
+        let (map, reason) = name.split_once('.').expect("map.reason");
+        let sum: f64 = runs
+            .iter()
+            .map(|r| {
+                r["summary"][map][reason]
+                    .as_f64()
+                    .expect("a count per seed")
+            })
+            .sum();
+        assert!((fig["mean"].as_f64().expect("mean") - sum / 4.0).abs() < 1e-9);
+    }
     // The table for people, and usage errors.
     let text = kueuesim(&["run", &platform, "--seeds", "1,2"]);
     assert!(stdout(&text).starts_with("2 runs of "), "{}", stdout(&text));

@@ -583,11 +583,13 @@ fn compare_figures_keeps_the_matching_rows_and_names_a_pattern_that_matches_noth
         "waitSeconds.*,gpu.utilization",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    // The table's rows: every line after the header row that names a figure.
+    // The table's rows: every line after the header row up to the blank line before the
+    // count of figures that are 0 on both sides.
     let rows = |text: &str| -> Vec<String> {
         text.lines()
             .skip_while(|l| !l.trim_start().starts_with("FIGURE"))
             .skip(1)
+            .take_while(|l| !l.is_empty())
             .filter_map(|l| l.split_whitespace().next().map(str::to_string))
             .collect()
     };

@@ -94,6 +94,14 @@ pub enum PreemptionReason {
 }
 
 impl PreemptionReason {
+    /// Every reason, so that a summary counts each, zeros included.
+    pub const ALL: [PreemptionReason; 4] = [
+        PreemptionReason::InClusterQueue,
+        PreemptionReason::InCohortReclamation,
+        PreemptionReason::InCohortReclaimWhileBorrowing,
+        PreemptionReason::InCohortFairSharing,
+    ];
+
     /// Kueue's spelling.
     pub fn as_str(self) -> &'static str {
         match self {

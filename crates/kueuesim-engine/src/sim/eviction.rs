@@ -126,6 +126,10 @@ impl<'w> Simulation<'w> {
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.close_idle_quota(w);
         let now = self.now;
+        debug_assert!(
+            crate::outcome::EVICTION_REASONS.contains(&reason),
+            "{reason} is not in EVICTION_REASONS: the summary would not count it"
+        );
         *self.rec.stats.evictions.entry(reason).or_default() += 1;
         if let Some(p) = preemption_reason {
             *self.rec.stats.preemptions.entry(p).or_default() += 1;

@@ -10,12 +10,101 @@
 use crate::overlay::tree::{Node, Origin, Value};
 
 /// An unknown field: where its key is written, its path from the object's root
-/// (`spec.resourceGroups[0].flavors[0].resources[0].nominalQouta`) and the closest field the
-/// type has.
+/// (`spec.resourceGroups[0].flavors[0].resources[0].nominalQouta`), and what is wrong.
 pub(super) struct UnknownField<'f> {
     pub(super) at: Origin<'f>,
     pub(super) path: String,
-    pub(super) closest: Option<&'static str>,
+    pub(super) problem: Problem,
+}
+
+/// Why a field is reported.
+pub(super) enum Problem {
+    /// Neither API version has it; the closest field the type has.
+    Unknown { closest: Option<&'static str> },
+    /// Only the other API version has it (`VERSION_ONLY`): an API server refuses it in this
+    /// one (strict field validation, `kubectl`'s default).
+    OtherVersion(&'static VersionOnly),
+}
+
+/// A field that one API version of `kueue.x-k8s.io` has and the other does not.
+pub(super) struct VersionOnly {
+    /// The Go type (as in `TYPES`).
+    pub(super) ty: &'static str,
+    pub(super) field: &'static str,
+    /// The version that has it.
+    pub(super) version: &'static str,
+    /// What the other version writes instead ("" if nothing).
+    pub(super) instead: &'static str,
+    /// Whether the loader reads it whatever the object's version (so the object means what
+    /// its author meant), or ignores it.
+    pub(super) read: bool,
+}
+
+/// Every field of the types the walk checks that only one of `v1beta1` and `v1beta2` has,
+/// read off kueue `apis/kueue/v1beta1` and `apis/kueue/v1beta2` (`*_types.go`) at commit
+/// ff69552e: the json names of each struct in one version and not in the other. Left out:
+/// the status of fair sharing, whose types the table merges (`TYPES`' note on
+/// LocalQueueStatus.fairSharing), and the kinds the loader does not read (AdmissionCheck,
+/// MultiKueue).
+#[rustfmt::skip]
+pub(super) static VERSION_ONLY: &[VersionOnly] = &[
+    VersionOnly { ty: "ClusterQueueSpec", field: "cohort", version: "v1beta1", instead: "cohortName", read: true },
+    VersionOnly { ty: "ClusterQueueSpec", field: "cohortName", version: "v1beta2", instead: "cohort", read: true },
+    VersionOnly { ty: "ClusterQueueSpec", field: "admissionChecks", version: "v1beta1", instead: "admissionChecksStrategy", read: false },
+    VersionOnly { ty: "ClusterQueueSpec", field: "concurrentAdmissionPolicy", version: "v1beta2", instead: "", read: false },
+    VersionOnly { ty: "WorkloadSpec", field: "priorityClassName", version: "v1beta1", instead: "priorityClassRef", read: true },
+    VersionOnly { ty: "WorkloadSpec", field: "priorityClassSource", version: "v1beta1", instead: "priorityClassRef", read: true },
+    VersionOnly { ty: "WorkloadSpec", field: "priorityClassRef", version: "v1beta2", instead: "priorityClassName and priorityClassSource", read: true },
+    VersionOnly { ty: "WorkloadSpec", field: "preemptionGates", version: "v1beta2", instead: "", read: false },
+    VersionOnly { ty: "PodSetTopologyRequest", field: "podsetSliceRequiredTopologyConstraints", version: "v1beta2", instead: "", read: false },
+    VersionOnly { ty: "WorkloadStatus", field: "accumulatedPastExexcutionTimeSeconds", version: "v1beta1", instead: "accumulatedPastExecutionTimeSeconds", read: false },
+    VersionOnly { ty: "WorkloadStatus", field: "accumulatedPastExecutionTimeSeconds", version: "v1beta2", instead: "accumulatedPastExexcutionTimeSeconds", read: false },
+    VersionOnly { ty: "WorkloadStatus", field: "preemptionGates", version: "v1beta2", instead: "", read: false },
+    VersionOnly { ty: "ClusterQueueStatus", field: "pendingWorkloadsStatus", version: "v1beta1", instead: "", read: false },
+    VersionOnly { ty: "LocalQueueStatus", field: "flavorUsage", version: "v1beta1", instead: "flavorsUsage", read: false },
+    VersionOnly { ty: "LocalQueueStatus", field: "flavors", version: "v1beta1", instead: "", read: false },
+    VersionOnly { ty: "LocalQueueStatus", field: "flavorsUsage", version: "v1beta2", instead: "flavorUsage", read: false },
+    VersionOnly { ty: "TopologyAssignment", field: "domains", version: "v1beta1", instead: "slices", read: false },
+    VersionOnly { ty: "TopologyAssignment", field: "slices", version: "v1beta2", instead: "domains", read: false },
+];
+
+/// The `VERSION_ONLY` entry of field `field` of type `ty` when `version` does not have it.
+fn other_version_only(ty: &str, field: &str, version: &str) -> Option<&'static VersionOnly> {
+    VERSION_ONLY
+        .iter()
+        .find(|v| v.ty == ty && v.field == field && v.version != version)
+}
+
+/// The field names that, in an object of `version`, are a field of the other version only
+/// wherever `TYPES` has them (`cohort` in a v1beta2 object): a key with such a name sends the
+/// object to the walk. A name that some type of both versions has too (`flavors`, also a
+/// ResourceGroup's) is found only when the object is walked for another reason: scanning
+/// for it would walk every ClusterQueue.
+fn other_version_names(version: &str) -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<[Vec<&'static str>; 2]> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        ["v1beta1", "v1beta2"].map(|version| {
+            let mut v: Vec<&'static str> = VERSION_ONLY
+                .iter()
+                .filter(|o| o.version != version)
+                .map(|o| o.field)
+                .filter(|&f| {
+                    TYPES.iter().all(|(ty, fields)| {
+                        !fields.iter().any(|(g, _)| *g == f)
+                            || other_version_only(ty, f, version).is_some()
+                    })
+                })
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+    });
+    match version {
+        "v1beta1" => &names[0],
+        "v1beta2" => &names[1],
+        _ => &[],
+    }
 }
 
 /// The root type of a Kueue kind the loader reads (`group` `kueue.x-k8s.io` or
@@ -55,8 +144,12 @@ fn all_field_names() -> &'static [&'static str] {
 /// plain or quoted, block or flow, is written right before a `:` that a space, a line end,
 /// `,`, `}` or `]` follows (or, quoted, any character); anything it cannot read that way (an
 /// explicit `?` key, a colon inside a value) makes it say yes, and the tree walk decides.
-pub(super) fn may_have_unknown_field(text: &str) -> bool {
+///
+/// With the object's API `version` (`v1beta1`, `v1beta2`), a key that only the other
+/// version has (`other_version_names`) makes it say yes too.
+pub(super) fn may_have_unknown_field(text: &str, version: Option<&str>) -> bool {
     let names = all_field_names();
+    let other = version.map_or(&[][..], other_version_names);
     let b = text.as_bytes();
     if text.contains("? ") || text.contains("?\n") {
         return true;
@@ -77,7 +170,7 @@ pub(super) fn may_have_unknown_field(text: &str) -> bool {
             start -= 1;
         }
         let token = &text[start..i];
-        if names.binary_search(&token).is_err() {
+        if names.binary_search(&token).is_err() || other.binary_search(&token).is_ok() {
             return true;
         }
     }
@@ -93,21 +186,32 @@ fn fields_of(ty: &str) -> Option<&'static [(&'static str, &'static str)]> {
 }
 
 /// Every field of `node` (an object of root type `ty`) that its type does not have, at any
-/// depth, in document order.
-pub(super) fn unknown_fields<'f>(node: &Node<'f>, ty: &str) -> Vec<UnknownField<'f>> {
+/// depth, in document order: in neither API version, or, with the object's `version`, only
+/// in the other one.
+pub(super) fn unknown_fields<'f>(
+    node: &Node<'f>,
+    ty: &str,
+    version: Option<&str>,
+) -> Vec<UnknownField<'f>> {
     let mut out = Vec::new();
-    walk(node, ty, &mut String::new(), &mut out);
+    walk(node, ty, version, &mut String::new(), &mut out);
     out
 }
 
-fn walk<'f>(node: &Node<'f>, ty: &str, path: &mut String, out: &mut Vec<UnknownField<'f>>) {
+fn walk<'f>(
+    node: &Node<'f>,
+    ty: &str,
+    version: Option<&str>,
+    path: &mut String,
+    out: &mut Vec<UnknownField<'f>>,
+) {
     let Some(fields) = fields_of(ty) else { return };
     match &node.value {
         Value::Seq(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                walk(item, ty, path, out);
+                walk(item, ty, version, path, out);
                 path.truncate(len);
             }
         }
@@ -118,11 +222,27 @@ fn walk<'f>(node: &Node<'f>, ty: &str, path: &mut String, out: &mut Vec<UnknownF
                     path.push('.');
                 }
                 path.push_str(&e.key);
+                let other = version.and_then(|v| other_version_only(ty, &e.key, v));
+                if let Some(o) = other {
+                    out.push(UnknownField {
+                        at: e.key_at,
+                        path: path.clone(),
+                        problem: Problem::OtherVersion(o),
+                    });
+                }
                 match fields.iter().find(|(f, _)| *f == e.key) {
                     None => out.push(UnknownField {
                         at: e.key_at,
                         path: path.clone(),
-                        closest: super::lint::closest(&e.key, fields.iter().map(|(f, _)| *f)),
+                        problem: Problem::Unknown {
+                            // Among this version's fields: the other's would be a finding too.
+                            closest: super::lint::closest(
+                                &e.key,
+                                fields.iter().map(|(f, _)| *f).filter(|f| {
+                                    version.is_none_or(|v| other_version_only(ty, f, v).is_none())
+                                }),
+                            ),
+                        },
                     }),
                     Some((_, "")) => {}
                     Some((_, child)) => match child.strip_prefix("MAP:") {
@@ -132,12 +252,12 @@ fn walk<'f>(node: &Node<'f>, ty: &str, path: &mut String, out: &mut Vec<UnknownF
                                 for v in values {
                                     let l = path.len();
                                     path.push_str(&format!("[{}]", v.key));
-                                    walk(&v.value, t, path, out);
+                                    walk(&v.value, t, version, path, out);
                                     path.truncate(l);
                                 }
                             }
                         }
-                        None => walk(&e.value, child, path, out),
+                        None => walk(&e.value, child, version, path, out),
                     },
                 }
                 path.truncate(len);
@@ -523,11 +643,39 @@ mod tests {
             "metadata: {labels: {kueue.x-k8s.io/queue-nme: a}}",
             "? spec\n: 1",
         ] {
-            assert!(may_have_unknown_field(text), "{text:?}");
+            assert!(may_have_unknown_field(text, None), "{text:?}");
         }
-        assert!(!may_have_unknown_field(
-            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]\n"
-        ));
+        let cq = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  cohortName: c\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]\n";
+        assert!(!may_have_unknown_field(cq, None));
+        assert!(!may_have_unknown_field(cq, Some("v1beta2")));
+        // v1beta1 names the cohort `cohort`: its `cohortName` is the other version's.
+        assert!(may_have_unknown_field(cq, Some("v1beta1")));
+        let old = cq.replace("cohortName", "cohort");
+        assert!(!may_have_unknown_field(&old, Some("v1beta1")));
+        assert!(may_have_unknown_field(&old, Some("v1beta2")));
+    }
+
+    #[test]
+    fn version_only_fields_are_fields_of_the_table() {
+        for o in super::VERSION_ONLY {
+            let fields = super::fields_of(o.ty).unwrap_or_else(|| panic!("{}", o.ty));
+            assert!(
+                fields.iter().any(|(f, _)| *f == o.field),
+                "{}.{}",
+                o.ty,
+                o.field
+            );
+            assert!(matches!(o.version, "v1beta1" | "v1beta2"));
+        }
+        // A name some type of both versions has is not scanned for: `flavors` is every
+        // ClusterQueue's, and LocalQueueStatus' in v1beta1 only.
+        let v2 = super::other_version_names("v1beta2");
+        assert!(
+            v2.contains(&"cohort") && v2.contains(&"priorityClassName"),
+            "{v2:?}"
+        );
+        assert!(!v2.contains(&"flavors"), "{v2:?}");
+        assert!(super::other_version_names("v1beta1").contains(&"cohortName"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::error::{Pos, ScenarioError};
 use crate::overlay::tree::{Node, Value, parse_mapped};
 use crate::source::ObjectText;
 
-use super::kueue_fields::{may_have_unknown_field, root_type, unknown_fields};
+use super::kueue_fields::{Problem, may_have_unknown_field, root_type, unknown_fields};
 
 /// The prefixes (domains) whose label and annotation keys are linted. `volcano.sh/` is also
 /// the end of other Volcano domains (`batch.volcano.sh/`, `topology.volcano.sh/`): those are
@@ -170,6 +170,9 @@ struct Finding<'f> {
     key: Option<String>,
     /// A label: not a finding if some selector of the input names the key.
     label: bool,
+    /// What the loader does with it, said after the message: "ignored", or a field of the
+    /// other API version that it reads all the same.
+    outcome: &'static str,
 }
 
 /// The lint over every object the loader reads.
@@ -199,10 +202,18 @@ impl<'f> Lint<'f> {
         strict: bool,
     ) -> Result<(), ScenarioError> {
         let root = root_type(group, &src.kind);
+        // The API version, for the fields only the other one has (Kueue's kinds; the
+        // Configuration's versions are not told apart).
+        let version = src
+            .api_version
+            .strip_prefix("kueue.x-k8s.io/")
+            .filter(|v| matches!(*v, "v1beta1" | "v1beta2"));
         let may = match root {
             // A Topology level's `nodeLabel` under a linted domain is a value, not a key: the
             // second scan sees it, so that the selector keys are complete.
-            Some(_) => may_have_unknown_field(&src.text) || may_have_unknown_key(&src.text),
+            Some(_) => {
+                may_have_unknown_field(&src.text, version) || may_have_unknown_key(&src.text)
+            }
             None => may_have_unknown_key(&src.text),
         };
         if !may {
@@ -215,20 +226,46 @@ impl<'f> Lint<'f> {
             } else {
                 "config.kueue.x-k8s.io"
             };
-            for u in unknown_fields(&tree, ty) {
+            for u in unknown_fields(&tree, ty, version) {
                 let pos = u.at.pos();
-                let closest = u
-                    .closest
-                    .map_or(String::new(), |c| format!(" (closest: {c})"));
+                let (message, outcome) = match u.problem {
+                    Problem::Unknown { closest } => (
+                        format!(
+                            "{} field {} is not a field of {api} v1beta1 or v1beta2{}",
+                            src.kind,
+                            u.path,
+                            closest.map_or(String::new(), |c| format!(" (closest: {c})"))
+                        ),
+                        "ignored",
+                    ),
+                    Problem::OtherVersion(o) => (
+                        format!(
+                            "{} field {} is a field of {api}/{}, not of {} (an API server \
+                             refuses it there){}",
+                            src.kind,
+                            u.path,
+                            o.version,
+                            src.api_version,
+                            if o.instead.is_empty() {
+                                String::new()
+                            } else {
+                                format!("; {} writes {}", src.api_version, o.instead)
+                            }
+                        ),
+                        if o.read {
+                            "read all the same"
+                        } else {
+                            "ignored"
+                        },
+                    ),
+                };
                 self.findings.push(Finding {
                     frame: u.at.file.text.as_str(),
-                    message: format!(
-                        "{} field {} is not a field of {api} v1beta1 or v1beta2{closest}",
-                        src.kind, u.path
-                    ),
+                    message,
                     pos,
                     key: None,
                     label: false,
+                    outcome,
                 });
             }
             if strict && let Some(f) = self.findings.iter().find(|f| f.key.is_none()) {
@@ -308,6 +345,7 @@ impl<'f> Lint<'f> {
             ),
             key: Some(key.to_string()),
             label: what == "label",
+            outcome: "ignored",
         });
     }
 
@@ -339,7 +377,7 @@ impl<'f> Lint<'f> {
         }
         for f in &findings {
             match &f.key {
-                None => warnings.push(format!("{}: {}; ignored", f.pos, f.message)),
+                None => warnings.push(format!("{}: {}; {}", f.pos, f.message, f.outcome)),
                 Some(k) => {
                     // The first place of each key only.
                     let Some(n) = counts.remove(k.as_str()) else {
@@ -350,7 +388,7 @@ impl<'f> Lint<'f> {
                     } else {
                         String::new()
                     };
-                    warnings.push(format!("{}: {}; ignored{more}", f.pos, f.message));
+                    warnings.push(format!("{}: {}; {}{more}", f.pos, f.message, f.outcome));
                 }
             }
         }

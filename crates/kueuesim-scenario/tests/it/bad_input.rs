@@ -371,12 +371,16 @@ fn a_kueue_field_of_neither_api_version_warns_and_strict_rejects_it() {
     assert_eq!(
         loaded.warnings,
         [
-            "t.yaml:6:3: ClusterQueue field spec.cohrtName is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: cohortName); ignored"
+            "t.yaml:6:3: ClusterQueue field spec.cohrtName is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: cohort); ignored"
         ]
     );
-    // Both versions' names are known: no warning for v1beta2's cohortName or v1beta1's cohort.
-    for field in ["cohort", "cohortName"] {
-        let ok = text.replace("cohrtName", field);
+    // The closest field is one of the object's version: v1beta2 writes cohortName.
+    let v2 = text.replace("v1beta1", "v1beta2");
+    assert!(load_text("t.yaml", &v2).expect("loads").warnings[0].contains("(closest: cohortName)"));
+    // Each version's own name is known: v1beta1's cohort, v1beta2's cohortName (the other
+    // version's name is its own finding, lint::a_field_of_the_other_api_version_…).
+    for (version, field) in [("v1beta1", "cohort"), ("v1beta2", "cohortName")] {
+        let ok = text.replace("cohrtName", field).replace("v1beta1", version);
         assert!(
             load_text("t.yaml", &ok).expect("loads").warnings.is_empty(),
             "{field}"

@@ -300,3 +300,58 @@ fn workloads_naming_a_missing_local_queue_warn_once_per_queue() {
     };
     assert!(crate::util::load_text_with("t.yaml", &two, strict).is_ok());
 }
+
+#[test]
+fn a_field_of_the_other_api_version_names_what_this_version_writes() {
+    // v1beta2 calls a ClusterQueue's cohort `cohortName`; an API server refuses v1beta1's
+    // `cohort` on a v1beta2 object. Its author meant a cohort, so the loader reads it.
+    let v2 = format!(
+        "{FLAVOR}---\n{}",
+        cq("8").replace("spec:\n", "spec:\n  cohort: c\n")
+    );
+    let loaded = load_text("t.yaml", &v2).expect("a warning");
+    assert_eq!(
+        loaded.warnings,
+        [
+            "t.yaml:11:3: ClusterQueue field spec.cohort is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it there); kueue.x-k8s.io/v1beta2 writes cohortName; read all the same"
+        ]
+    );
+    assert_eq!(loaded.world.cohorts.len(), 1, "the cohort is read");
+    assert!(loaded.world.cluster_queues[0].cohort.is_some());
+    let e = strict_load_error(&v2);
+    assert!(
+        e.starts_with("t.yaml:11:3: ClusterQueue field spec.cohort is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it there); kueue.x-k8s.io/v1beta2 writes cohortName (--strict)"),
+        "{e}"
+    );
+    // The same object in v1beta1 is right, and its mirror image is not.
+    let v1 = v2.replace(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue",
+    );
+    assert!(
+        load_text("t.yaml", &v1)
+            .expect("v1beta1")
+            .warnings
+            .is_empty()
+    );
+    let mirror = v1.replace("cohort: c", "cohortName: c");
+    assert_eq!(
+        load_text("t.yaml", &mirror).expect("a warning").warnings,
+        [
+            "t.yaml:11:3: ClusterQueue field spec.cohortName is a field of kueue.x-k8s.io/v1beta2, not of kueue.x-k8s.io/v1beta1 (an API server refuses it there); kueue.x-k8s.io/v1beta1 writes cohort; read all the same"
+        ]
+    );
+    // A field of the other version that nothing reads is ignored, as an unknown one is.
+    let gated = v2
+        .replace("cohort: c", "concurrentAdmissionPolicy: {}")
+        .replace(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue",
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue",
+        );
+    assert_eq!(
+        load_text("t.yaml", &gated).expect("a warning").warnings,
+        [
+            "t.yaml:11:3: ClusterQueue field spec.concurrentAdmissionPolicy is a field of kueue.x-k8s.io/v1beta2, not of kueue.x-k8s.io/v1beta1 (an API server refuses it there); ignored"
+        ]
+    );
+}

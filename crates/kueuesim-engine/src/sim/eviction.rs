@@ -66,7 +66,11 @@ impl<'w> Simulation<'w> {
         if changed {
             self.status_write();
         }
-        self.set_pending_condition(head.key.workload, why.reason, why.message);
+        let admitted_false_set =
+            self.set_pending_condition(head.key.workload, why.reason, why.message);
+        if admitted_false_set {
+            self.workload_controller_write();
+        }
         parked || moved > 0
     }
 

@@ -197,19 +197,6 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Controller latency: the workload controller's patch of a workload that the scheduler
-    /// has just requeued without quota for the first time. With
-    /// `UnadmittedWorkloadsObservability` (beta, on by default since Kueue 0.19) its
-    /// reconcile sees the new `QuotaReserved=False` and `SyncAdmittedCondition` adds
-    /// `Admitted=False` (`NoReservation`), one more Workload write on the same client, which
-    /// no one waits for. It queues behind the scheduler's status patch that caused it.
-    pub(super) fn workload_controller_write(&mut self) {
-        let write = self.world.config.controller_latency.api_write;
-        if write > SimDuration::ZERO {
-            self.client_write(write);
-        }
-    }
-
     pub(super) fn cycle(&mut self) {
         self.kueue.cycle_scheduled = false;
         if self.kueue.suspended.is_some() {

@@ -66,11 +66,7 @@ impl<'w> Simulation<'w> {
         if changed {
             self.status_write();
         }
-        let admitted_false_set =
-            self.set_pending_condition(head.key.workload, why.reason, why.message);
-        if admitted_false_set {
-            self.workload_controller_write();
-        }
+        self.set_pending_condition(head.key.workload, why.reason, why.message);
         parked || moved > 0
     }
 

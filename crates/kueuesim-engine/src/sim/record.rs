@@ -17,15 +17,12 @@ pub(super) const KUEUE_WORKLOAD_CONTROLLER: &str = "kueue-workload-controller";
 impl<'w> Simulation<'w> {
     /// `QuotaReserved=False` with `reason`, and `Admitted=False` (`NoReservation`), as
     /// `UnsetQuotaReservationWithCondition` writes them.
-    /// Returns whether `Admitted=False` (`NoReservation`) was set now: upstream's workload
-    /// controller writes it (`SyncAdmittedCondition`) when it sees the scheduler's
-    /// `QuotaReserved=False`.
     pub(super) fn set_pending_condition(
         &mut self,
         w: WorkloadId,
         reason: &'static str,
         message: String,
-    ) -> bool {
+    ) {
         self.set_condition(w, ConditionType::QuotaReserved, false, reason, message);
         // Already so after every failed attempt but the first: skip building the message.
         let already =
@@ -41,7 +38,6 @@ impl<'w> Simulation<'w> {
                 "The workload has no reservation",
             );
         }
-        !already
     }
 
     pub(super) fn set_condition(

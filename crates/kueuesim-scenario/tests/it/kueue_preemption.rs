@@ -353,9 +353,7 @@ fn preemption_over_borrowing_makes_a_pod_set_needing_preemption_fit() {
 fn eviction_writes_hold_the_victims_quota_one_write_at_a_time() {
     // `IssuePreemptions` patches each victim through Kueue's client; with 2 s per write the
     // victims' quota comes back at 62 s and 64 s (queued writes), not at the eviction (60 s),
-    // and the preemptor is admitted once the cycle that waited for both writes is over. Its
-    // requeue at 60 s was its first `QuotaReserved=False`, so the workload controller's
-    // `Admitted=False` patch (64-66 s) is ahead of its admission's write (66-68 s).
+    // and the preemptor is admitted once the cycle that waited for both writes is over.
     let r = run("eviction-writes-hold-quota");
     let requeued_at = |name: &str| {
         let w = wl(&r, "default", name);
@@ -368,7 +366,7 @@ fn eviction_writes_hold_the_victims_quota_one_write_at_a_time() {
     let high = wl(&r, "default", "high");
     assert_eq!(
         (high.state, high.admitted_at, high.running_at),
-        ("Running", Some(64.0), Some(68.0))
+        ("Running", Some(64.0), Some(66.0))
     );
     assert_condition(
         wl(&r, "default", "low-a"),

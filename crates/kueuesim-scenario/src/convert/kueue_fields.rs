@@ -75,36 +75,59 @@ fn other_version_only(ty: &str, field: &str, version: &str) -> Option<&'static V
         .find(|v| v.ty == ty && v.field == field && v.version != version)
 }
 
-/// The field names that, in an object of `version`, are a field of the other version only
-/// wherever `TYPES` has them (`cohort` in a v1beta2 object): a key with such a name sends the
-/// object to the walk. A name that some type of both versions has too (`flavors`, also a
-/// ResourceGroup's) is found only when the object is walked for another reason: scanning
-/// for it would walk every ClusterQueue.
-fn other_version_names(version: &str) -> &'static [&'static str] {
-    static NAMES: std::sync::OnceLock<[Vec<&'static str>; 2]> = std::sync::OnceLock::new();
+/// The root types `root_type` returns.
+const ROOTS: [&str; 8] = [
+    "ClusterQueue",
+    "LocalQueue",
+    "ResourceFlavor",
+    "Cohort",
+    "WorkloadPriorityClass",
+    "Workload",
+    "Topology",
+    "config.Configuration",
+];
+
+/// The field names that, in an object of root type `root` and API `version`, may be a field
+/// of the other version only (`cohort` in a v1beta2 ClusterQueue, `flavors` in a v1beta1
+/// LocalQueue's status): the `VERSION_ONLY` fields of the types an object of `root` holds. A
+/// key with such a name sends the object to the walk, which tells by the key's place whether
+/// it is one (a v1beta2 ClusterQueue's `admissionChecksStrategy.admissionChecks` is not).
+/// Per root, so that `flavors`, every ClusterQueue's, walks only LocalQueues.
+fn other_version_names(version: &str, root: &str) -> &'static [&'static str] {
+    type Names = Vec<(&'static str, &'static str, Vec<&'static str>)>;
+    static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
     let names = NAMES.get_or_init(|| {
-        ["v1beta1", "v1beta2"].map(|version| {
-            let mut v: Vec<&'static str> = VERSION_ONLY
-                .iter()
-                .filter(|o| o.version != version)
-                .map(|o| o.field)
-                .filter(|&f| {
-                    TYPES.iter().all(|(ty, fields)| {
-                        !fields.iter().any(|(g, _)| *g == f)
-                            || other_version_only(ty, f, version).is_some()
-                    })
-                })
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
+        let mut out = Vec::new();
+        for root in ROOTS {
+            // The types an object of `root` holds, at any depth.
+            let mut reach = vec![root];
+            let mut i = 0;
+            while i < reach.len() {
+                for (_, child) in fields_of(reach[i]).unwrap_or(&[]) {
+                    let child = child.strip_prefix("MAP:").unwrap_or(child);
+                    if !child.is_empty() && !reach.contains(&child) {
+                        reach.push(child);
+                    }
+                }
+                i += 1;
+            }
+            for version in ["v1beta1", "v1beta2"] {
+                let mut v: Vec<&'static str> = VERSION_ONLY
+                    .iter()
+                    .filter(|o| o.version != version && reach.contains(&o.ty))
+                    .map(|o| o.field)
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                out.push((root, version, v));
+            }
+        }
+        out
     });
-    match version {
-        "v1beta1" => &names[0],
-        "v1beta2" => &names[1],
-        _ => &[],
-    }
+    names
+        .iter()
+        .find(|(r, v, _)| *r == root && *v == version)
+        .map_or(&[], |(_, _, n)| n.as_slice())
 }
 
 /// The root type of a Kueue kind the loader reads (`group` `kueue.x-k8s.io` or
@@ -145,11 +168,11 @@ fn all_field_names() -> &'static [&'static str] {
 /// `,`, `}` or `]` follows (or, quoted, any character); anything it cannot read that way (an
 /// explicit `?` key, a colon inside a value) makes it say yes, and the tree walk decides.
 ///
-/// With the object's API `version` (`v1beta1`, `v1beta2`), a key that only the other
-/// version has (`other_version_names`) makes it say yes too.
-pub(super) fn may_have_unknown_field(text: &str, version: Option<&str>) -> bool {
+/// With the object's API `version` (`v1beta1`, `v1beta2`) and root type, a key that may
+/// be a field of the other version only (`other_version_names`) makes it say yes too.
+pub(super) fn may_have_unknown_field(text: &str, version: Option<&str>, root: &str) -> bool {
     let names = all_field_names();
-    let other = version.map_or(&[][..], other_version_names);
+    let other = version.map_or(&[][..], |v| other_version_names(v, root));
     let b = text.as_bytes();
     if text.contains("? ") || text.contains("?\n") {
         return true;
@@ -643,16 +666,27 @@ mod tests {
             "metadata: {labels: {kueue.x-k8s.io/queue-nme: a}}",
             "? spec\n: 1",
         ] {
-            assert!(may_have_unknown_field(text, None), "{text:?}");
+            assert!(
+                may_have_unknown_field(text, None, "ClusterQueue"),
+                "{text:?}"
+            );
         }
         let cq = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  cohortName: c\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]\n";
-        assert!(!may_have_unknown_field(cq, None));
-        assert!(!may_have_unknown_field(cq, Some("v1beta2")));
+        assert!(!may_have_unknown_field(cq, None, "ClusterQueue"));
+        assert!(!may_have_unknown_field(cq, Some("v1beta2"), "ClusterQueue"));
         // v1beta1 names the cohort `cohort`: its `cohortName` is the other version's.
-        assert!(may_have_unknown_field(cq, Some("v1beta1")));
+        assert!(may_have_unknown_field(cq, Some("v1beta1"), "ClusterQueue"));
         let old = cq.replace("cohortName", "cohort");
-        assert!(!may_have_unknown_field(&old, Some("v1beta1")));
-        assert!(may_have_unknown_field(&old, Some("v1beta2")));
+        assert!(!may_have_unknown_field(
+            &old,
+            Some("v1beta1"),
+            "ClusterQueue"
+        ));
+        assert!(may_have_unknown_field(
+            &old,
+            Some("v1beta2"),
+            "ClusterQueue"
+        ));
     }
 
     #[test]
@@ -667,15 +701,25 @@ mod tests {
             );
             assert!(matches!(o.version, "v1beta1" | "v1beta2"));
         }
-        // A name some type of both versions has is not scanned for: `flavors` is every
-        // ClusterQueue's, and LocalQueueStatus' in v1beta1 only.
-        let v2 = super::other_version_names("v1beta2");
+        // Per root: `flavors` (v1beta1's LocalQueue status) is scanned for in LocalQueues
+        // only, not in every ClusterQueue's resource groups; `admissionChecks` in
+        // ClusterQueues, where v1beta1's spec has it.
+        let cq = super::other_version_names("v1beta2", "ClusterQueue");
         assert!(
-            v2.contains(&"cohort") && v2.contains(&"priorityClassName"),
-            "{v2:?}"
+            cq.contains(&"cohort") && cq.contains(&"admissionChecks"),
+            "{cq:?}"
         );
-        assert!(!v2.contains(&"flavors"), "{v2:?}");
-        assert!(super::other_version_names("v1beta1").contains(&"cohortName"));
+        assert!(!cq.contains(&"flavors"), "{cq:?}");
+        let lq = super::other_version_names("v1beta2", "LocalQueue");
+        assert!(
+            lq.contains(&"flavors") && lq.contains(&"flavorUsage"),
+            "{lq:?}"
+        );
+        assert!(super::other_version_names("v1beta2", "Workload").contains(&"priorityClassName"));
+        assert!(super::other_version_names("v1beta1", "ClusterQueue").contains(&"cohortName"));
+        for root in super::ROOTS {
+            assert!(super::fields_of(root).is_some(), "{root}");
+        }
     }
 
     #[test]

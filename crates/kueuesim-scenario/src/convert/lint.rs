@@ -211,8 +211,8 @@ impl<'f> Lint<'f> {
         let may = match root {
             // A Topology level's `nodeLabel` under a linted domain is a value, not a key: the
             // second scan sees it, so that the selector keys are complete.
-            Some(_) => {
-                may_have_unknown_field(&src.text, version) || may_have_unknown_key(&src.text)
+            Some(ty) => {
+                may_have_unknown_field(&src.text, version, ty) || may_have_unknown_key(&src.text)
             }
             None => may_have_unknown_key(&src.text),
         };
@@ -241,7 +241,7 @@ impl<'f> Lint<'f> {
                     Problem::OtherVersion(o) => (
                         format!(
                             "{} field {} is a field of {api}/{}, not of {} (an API server \
-                             refuses it there){}",
+                             refuses it under strict field validation, kubectl's default){}",
                             src.kind,
                             u.path,
                             o.version,

@@ -313,14 +313,14 @@ fn a_field_of_the_other_api_version_names_what_this_version_writes() {
     assert_eq!(
         loaded.warnings,
         [
-            "t.yaml:11:3: ClusterQueue field spec.cohort is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it there); kueue.x-k8s.io/v1beta2 writes cohortName; read all the same"
+            "t.yaml:11:3: ClusterQueue field spec.cohort is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it under strict field validation, kubectl's default); kueue.x-k8s.io/v1beta2 writes cohortName; read all the same"
         ]
     );
     assert_eq!(loaded.world.cohorts.len(), 1, "the cohort is read");
     assert!(loaded.world.cluster_queues[0].cohort.is_some());
     let e = strict_load_error(&v2);
     assert!(
-        e.starts_with("t.yaml:11:3: ClusterQueue field spec.cohort is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it there); kueue.x-k8s.io/v1beta2 writes cohortName (--strict)"),
+        e.starts_with("t.yaml:11:3: ClusterQueue field spec.cohort is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it under strict field validation, kubectl's default); kueue.x-k8s.io/v1beta2 writes cohortName (--strict)"),
         "{e}"
     );
     // The same object in v1beta1 is right, and its mirror image is not.
@@ -338,8 +338,27 @@ fn a_field_of_the_other_api_version_names_what_this_version_writes() {
     assert_eq!(
         load_text("t.yaml", &mirror).expect("a warning").warnings,
         [
-            "t.yaml:11:3: ClusterQueue field spec.cohortName is a field of kueue.x-k8s.io/v1beta2, not of kueue.x-k8s.io/v1beta1 (an API server refuses it there); kueue.x-k8s.io/v1beta1 writes cohort; read all the same"
+            "t.yaml:11:3: ClusterQueue field spec.cohortName is a field of kueue.x-k8s.io/v1beta2, not of kueue.x-k8s.io/v1beta1 (an API server refuses it under strict field validation, kubectl's default); kueue.x-k8s.io/v1beta1 writes cohort; read all the same"
         ]
+    );
+    // v1beta1's admissionChecks alone on a v1beta2 ClusterQueue: the name is also a field
+    // of v1beta2's admissionChecksStrategy, and the walk tells them apart by place.
+    let checks = v2.replace("cohort: c", "admissionChecks: [ac]");
+    assert_eq!(
+        load_text("t.yaml", &checks).expect("a warning").warnings,
+        [
+            "t.yaml:11:3: ClusterQueue field spec.admissionChecks is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it under strict field validation, kubectl's default); kueue.x-k8s.io/v1beta2 writes admissionChecksStrategy; ignored"
+        ]
+    );
+    let strategy = v2.replace(
+        "cohort: c",
+        "admissionChecksStrategy: {admissionChecks: [{name: ac}]}",
+    );
+    assert!(
+        load_text("t.yaml", &strategy)
+            .expect("v1beta2")
+            .warnings
+            .is_empty()
     );
     // A field of the other version that nothing reads is ignored, as an unknown one is.
     let gated = v2
@@ -351,7 +370,7 @@ fn a_field_of_the_other_api_version_names_what_this_version_writes() {
     assert_eq!(
         load_text("t.yaml", &gated).expect("a warning").warnings,
         [
-            "t.yaml:11:3: ClusterQueue field spec.concurrentAdmissionPolicy is a field of kueue.x-k8s.io/v1beta2, not of kueue.x-k8s.io/v1beta1 (an API server refuses it there); ignored"
+            "t.yaml:11:3: ClusterQueue field spec.concurrentAdmissionPolicy is a field of kueue.x-k8s.io/v1beta2, not of kueue.x-k8s.io/v1beta1 (an API server refuses it under strict field validation, kubectl's default); ignored"
         ]
     );
 }

@@ -403,7 +403,8 @@ fn escape(s: &str) -> String {
 }
 
 /// The table as a self-contained page.
-fn html(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
+/// `note`, if any, goes under the table (the count of lines left out).
+fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> String {
     let mut out = String::from(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.differs td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
     );
@@ -429,7 +430,11 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n</body></html>\n");
+    out.push_str("</table>\n");
+    if let Some(n) = note {
+        out.push_str(&format!("<p>{}</p>\n", escape(n)));
+    }
+    out.push_str("</body></html>\n");
     out
 }
 
@@ -450,15 +455,13 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
         )));
     }
     lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));
-    let zeros = fold_zeros(&mut lines, &args.figures);
+    let zeros = fold_zeros(&mut lines, &args.figures, (a.runs.len(), b.runs.len()));
     if let Some(path) = &args.html {
-        let mut page = html(&a, &b, &lines, test);
-        if let Some(z) = &zeros {
-            page = page.replace("</table>\n", &format!("</table>\n<p>{}</p>\n", escape(z)));
-        }
-        std::fs::write(path, page).map_err(|e| Failure {
-            code: 1,
-            message: format!("{}: {e}", path.display()),
+        std::fs::write(path, html(&a, &b, &lines, test, zeros.as_deref())).map_err(|e| {
+            Failure {
+                code: 1,
+                message: format!("{}: {e}", path.display()),
+            }
         })?;
     }
     let mut out = text(&a, &b, &lines, test);
@@ -472,13 +475,17 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
 
 /// Takes out the lines that are 0 in every run of both sides (an eviction reason neither
 /// side saw, a ClusterQueue that preempted nothing): they say nothing about B against A, and
-/// a summary lists every eviction and preemption reason. A figure `--figures` names exactly
-/// (no `*`) stays. Returns the sentence that counts them, if any were taken out.
-fn fold_zeros(lines: &mut Vec<Line>, patterns: &[String]) -> Option<String> {
-    let zero = |s: &Option<Stats>| s.as_ref().is_some_and(|s| s.min == 0.0 && s.max == 0.0);
+/// a summary lists every eviction and preemption reason. A figure some run lacks stays (the
+/// `runs` of each side must all have it), and so does one `--figures` names exactly (no
+/// `*`). Returns the sentence that counts them, if any were taken out.
+fn fold_zeros(lines: &mut Vec<Line>, patterns: &[String], runs: (usize, usize)) -> Option<String> {
+    let zero = |s: &Option<Stats>, n: usize| {
+        s.as_ref()
+            .is_some_and(|s| s.n == n && s.min == 0.0 && s.max == 0.0)
+    };
     let named = |f: &str| patterns.iter().any(|p| !p.contains('*') && p == f);
     let before = lines.len();
-    lines.retain(|l| !(zero(&l.a) && zero(&l.b)) || named(&l.figure));
+    lines.retain(|l| !(zero(&l.a, runs.0) && zero(&l.b, runs.1)) || named(&l.figure));
     let n = before - lines.len();
     (n > 0).then(|| {
         format!(
@@ -531,7 +538,7 @@ mod tests {
         assert!(l[1].b.is_none() && l[2].a.is_none());
         assert_eq!(l[0].p, None);
         assert_eq!(l[0].cells()[6], "");
-        let page = html(&a, &b, &l, test);
+        let page = html(&a, &b, &l, test, None);
         assert!(page.contains("<td>+5</td>") && !page.contains("http"));
         // Far apart: the intervals do not overlap and p is tiny.
         let (a, b) = (
@@ -567,7 +574,7 @@ mod tests {
             let mut l = lines(&a, &b, test);
             let patterns: Vec<String> = patterns.iter().map(|p| p.to_string()).collect();
             l.retain(|l| crate::sweep::keep(&patterns, &l.figure));
-            let note = fold_zeros(&mut l, &patterns);
+            let note = fold_zeros(&mut l, &patterns, (2, 2));
             (l.into_iter().map(|l| l.figure).collect::<Vec<_>>(), note)
         };
         let (shown, note) = names(&[]);
@@ -582,6 +589,21 @@ mod tests {
         assert_eq!(names(&["both.zero"]), (vec!["both.zero".to_string()], None));
         assert_eq!(names(&["both.*"]).0, Vec::<String>::new());
         assert_eq!(names(&["one.*"]), (vec!["one.zero".to_string()], None));
+        // 0 where A's second run has no value at all (a percentile of no workloads, an
+        // older summary): not "0 in every run", so it stays.
+        let gap = with_gaps("a", &[(Some(1), Some(0.0)), (Some(2), None)]);
+        let zeros = runs("b", &[(Some(1), 0.0), (Some(2), 0.0)]);
+        let mut l = lines(&gap, &zeros, test_for(&gap, &zeros));
+        assert_eq!(fold_zeros(&mut l, &[], (2, 2)), None);
+        assert_eq!(l.len(), 1);
+        // The count goes under the HTML table too.
+        let mut l = lines(&a, &b, test);
+        let note = fold_zeros(&mut l, &[], (2, 2)).expect("one folded");
+        let page = html(&a, &b, &l, test, Some(&note));
+        assert!(
+            page.contains(&format!("</table>\n<p>{note}</p>\n</body>")),
+            "{page}"
+        );
     }
 
     #[test]

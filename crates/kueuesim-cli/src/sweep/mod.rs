@@ -154,10 +154,17 @@ impl Progress {
     }
 }
 
-/// What a sweep's reuse of earlier rows depends on: the Sweep file and the base scenario's
-/// files, in order.
+/// What the rows' figures mean; a change of it (a figure added to every run, a count that
+/// a former version left out where it was 0) makes earlier rows unusable. Version 2: every
+/// eviction and preemption reason is a figure of every run.
+const ROWS_FORMAT: &str = "kueuesim sweep rows 2";
+
+/// What a sweep's reuse of earlier rows depends on: the rows' format, the Sweep file and the
+/// base scenario's files, in order.
 fn fingerprint(sweep: &spec::Sweep, base: &[SourceFile]) -> String {
     let mut h = sha1_smol::Sha1::new();
+    h.update(ROWS_FORMAT.as_bytes());
+    h.update(&[0]);
     h.update(sweep.file.text.as_bytes());
     // The files' texts, not their names: rows made where the base has other paths (a Job's
     // ConfigMap, `--base`) are collected here.

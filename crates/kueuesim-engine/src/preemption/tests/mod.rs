@@ -659,3 +659,19 @@ proptest::proptest! {
         proptest::prop_assert_eq!(alone, with_memory);
     }
 }
+
+#[test]
+fn preemption_reason_all_holds_every_variant_once() {
+    // Exhaustive: a new variant stops this from compiling until it has a place here, and
+    // then the length and positions below hold `ALL` (what a summary counts) to it.
+    let position = |r: PreemptionReason| match r {
+        InClusterQueue => 0,
+        InCohortReclamation => 1,
+        InCohortReclaimWhileBorrowing => 2,
+        PreemptionReason::InCohortFairSharing => 3,
+    };
+    assert_eq!(PreemptionReason::ALL.len(), 4);
+    for (i, r) in PreemptionReason::ALL.into_iter().enumerate() {
+        assert_eq!(position(r), i, "{r:?}");
+    }
+}

@@ -484,16 +484,31 @@ fn fold_zeros(lines: &mut Vec<Line>, patterns: &[String], runs: (usize, usize)) 
             .is_some_and(|s| s.n == n && s.min == 0.0 && s.max == 0.0)
     };
     let named = |f: &str| patterns.iter().any(|p| !p.contains('*') && p == f);
-    let before = lines.len();
-    lines.retain(|l| !(zero(&l.a, runs.0) && zero(&l.b, runs.1)) || named(&l.figure));
-    let n = before - lines.len();
+    let mut folded: Vec<String> = Vec::new();
+    lines.retain(|l| {
+        let fold = zero(&l.a, runs.0) && zero(&l.b, runs.1) && !named(&l.figure);
+        if fold {
+            folded.push(l.figure.clone());
+        }
+        !fold
+    });
+    let n = folded.len();
+    // A few are named (the reasons of `evictions.*`); a whole summary's are only counted.
+    let which = if n <= FOLDED_NAMED {
+        format!(": {}", folded.join(", "))
+    } else {
+        " (name one in --figures to show it)".to_string()
+    };
     (n > 0).then(|| {
         format!(
-            "{n} more figure{} 0 in every run of both sides (name one in --figures to show it)",
+            "{n} more figure{} 0 in every run of both sides{which}",
             if n == 1 { " is" } else { "s are" }
         )
     })
 }
+
+/// Up to this many folded figures are named under the table.
+const FOLDED_NAMED: usize = 8;
 
 #[cfg(test)]
 mod tests {
@@ -581,9 +596,7 @@ mod tests {
         assert_eq!(shown, ["one.zero", "zero.mean"]);
         assert_eq!(
             note.as_deref(),
-            Some(
-                "1 more figure is 0 in every run of both sides (name one in --figures to show it)"
-            )
+            Some("1 more figure is 0 in every run of both sides: both.zero")
         );
         // Named exactly, it is shown; through a pattern, it is folded.
         assert_eq!(names(&["both.zero"]), (vec!["both.zero".to_string()], None));

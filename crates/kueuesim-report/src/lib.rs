@@ -14,3 +14,4 @@ pub mod outdir;
 pub mod output;
 pub mod queues;
 pub mod report;
+pub mod summary_text;

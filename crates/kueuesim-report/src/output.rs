@@ -1,6 +1,6 @@
-//! Results out: the `SimulationResult` document of the output contract (JSON or YAML) and the
+//! Results out: the `SimulationResult` document of the output contract (JSON or YAML); the
 #![allow(missing_docs)]
-//! human summary printed by default.
+//! human summary printed by default is `summary_text`'s.
 
 use serde::Serialize;
 
@@ -12,6 +12,9 @@ use kueuesim_model::{
 };
 
 use crate::queues::{LocalQueueSummary, QueueFigures, Samples};
+
+/// The human summary lives beside the document it reads.
+pub use crate::summary_text::summary_text;
 
 /// The whole `-o json` document.
 #[derive(Debug, Serialize)]
@@ -505,11 +508,11 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             // Every reason, zeros included: across seeds and variants a reason one run never
             // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
             evictions: every_reason(
-                kueuesim_engine::outcome::EVICTION_REASONS,
+                &kueuesim_engine::outcome::EVICTION_REASONS,
                 &outcome.stats.evictions,
             ),
             preemptions: every_reason(
-                PreemptionReason::ALL.map(PreemptionReason::as_str),
+                &PreemptionReason::ALL.map(PreemptionReason::as_str),
                 &outcome.stats.preemptions,
             ),
             cluster_queues: cq_summaries(world, outcome, &tally, samples),
@@ -674,8 +677,8 @@ pub fn workload_out(
 
 /// `counts` by reason with every one of `reasons` present (0 where none happened); a reason
 /// outside the list (none today) is kept too.
-fn every_reason<const N: usize>(
-    reasons: [&str; N],
+fn every_reason(
+    reasons: &[&str],
     counts: &std::collections::BTreeMap<&'static str, u64>,
 ) -> std::collections::BTreeMap<String, u64> {
     let mut all: std::collections::BTreeMap<String, u64> =
@@ -819,342 +822,6 @@ pub fn json_tail(any: bool) -> &'static str {
 /// The result as YAML.
 pub fn to_yaml(result: &SimulationResult) -> String {
     serde_saphyr::to_string(result).expect("result is always serializable")
-}
-
-fn fmt_secs(s: Option<f64>) -> String {
-    match s {
-        None => "-".into(),
-        Some(s) => SimDuration::from_millis((s * 1000.0).round() as i64).to_string(),
-    }
-}
-
-/// The human summary: totals, wait times, GPU use, and why workloads are still waiting.
-pub fn summary_text(world: &World, result: &SimulationResult) -> String {
-    use std::fmt::Write;
-    let s = &result.summary;
-    let c = &s.workloads;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Simulated {} from {} (seed {}): {} Kueue scheduling cycles, {} events",
-        fmt_secs(Some(s.end_time)),
-        s.start_time,
-        s.seed,
-        s.cycles,
-        s.events_processed
-    );
-    if let Some(stop) = &s.stopped_early {
-        let _ = writeln!(
-            out,
-            "Stopped early: {}; every figure below describes the run up to then",
-            stop.message
-        );
-    }
-    let _ = writeln!(
-        out,
-        "Workloads:    {} total, {} finished, {} running, {} admitted (not yet running), {} pending, {} inactive, {} evicted, {} not yet arrived",
-        c.total, c.finished, c.running, c.admitted, c.pending, c.inactive, c.evicted, c.not_arrived
-    );
-    let w = &s.wait_seconds;
-    let _ = writeln!(
-        out,
-        "Queue wait:   p50 {}, p90 {}, p95 {}, p99 {}, max {} (over {} admitted workloads)",
-        fmt_secs(w.p50),
-        fmt_secs(w.p90),
-        fmt_secs(w.p95),
-        fmt_secs(w.p99),
-        fmt_secs(w.max),
-        w.count
-    );
-    let wp = &s.wait_seconds_incl_pending;
-    let still = wp.count.saturating_sub(s.time_in_queue_seconds.count);
-    if still > 0 {
-        let _ = writeln!(
-            out,
-            "  +pending:   p50 {}, p90 {}, p95 {}, p99 {}, max {} (the {still} still pending counted at their wait so far)",
-            fmt_secs(wp.p50),
-            fmt_secs(wp.p90),
-            fmt_secs(wp.p95),
-            fmt_secs(wp.p99),
-            fmt_secs(wp.max),
-        );
-    }
-    let q = &s.time_in_queue_seconds_incl_pending;
-    if q.count > 0 {
-        let _ = writeln!(
-            out,
-            "In queue:     p50 {}, p95 {}, max {} (time Pending without quota, across readmissions; still pending included)",
-            fmt_secs(q.p50),
-            fmt_secs(q.p95),
-            fmt_secs(q.max),
-        );
-    }
-    let mode = if world.has_nodes() {
-        "allocatable on nodes"
-    } else {
-        "nominal quota, quota-only run"
-    };
-    // With GPU devices whose shares are charged as another resource (the openb adapter's
-    // `gpuSharing: device`), nodes may list no `nvidia.com/gpu` at all: the devices line
-    // below counts the GPUs, and "0 GPUs" here would only mislead.
-    let devices_only = s.gpu.capacity == 0 && s.gpu.sharing.is_some();
-    match s.gpu.utilization {
-        _ if devices_only => {}
-        Some(u) => {
-            let _ = writeln!(
-                out,
-                "GPU:          {} GPUs ({mode}), utilisation {:.1}%",
-                s.gpu.capacity,
-                u * 100.0
-            );
-        }
-        None => {
-            let _ = writeln!(out, "GPU:          {} GPUs ({mode})", s.gpu.capacity);
-        }
-    }
-    if let Some(g) = &s.gpu.sharing {
-        let pct = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:.1}%", x * 100.0));
-        let _ = write!(
-            out,
-            "GPU devices:  {} GPUs, {} allocated ({}), milli-GPU allocation {} ({} policy)",
-            g.gpus,
-            g.gpus_allocated,
-            pct(g.gpu_allocation_ratio),
-            pct(g.milli_gpu_allocation_ratio),
-            g.policy
-        );
-        match g.fragmented_milli_gpus {
-            Some(f) => {
-                let _ = writeln!(
-                    out,
-                    "; fragmented {:.1} GPUs ({} of all GPUs, {} of the idle)",
-                    f / 1000.0,
-                    pct(g.fragmented_gpu_ratio),
-                    pct(g.fragmentation_rate)
-                );
-            }
-            None => {
-                let _ = writeln!(out);
-            }
-        }
-    }
-    if s.evictions.values().any(|&v| v > 0) {
-        // The reasons that happened: the summary lists every reason, zeros included.
-        let happened = |m: &std::collections::BTreeMap<String, u64>| -> Vec<String> {
-            m.iter()
-                .filter(|&(_, &v)| v > 0)
-                .map(|(k, v)| format!("{v} {k}"))
-                .collect()
-        };
-        let (by, pre) = (happened(&s.evictions), happened(&s.preemptions));
-        let _ = writeln!(
-            out,
-            "Evictions:    {}{}; {:.1} GPU-hours of work lost",
-            by.join(", "),
-            if pre.is_empty() {
-                String::new()
-            } else {
-                format!(" (preempted: {})", pre.join(", "))
-            },
-            s.gpu.lost_gpu_hours
-        );
-    }
-    let g = &s.gpu;
-    if g.busy_gpu_seconds > 0.0 || g.lost_gpu_hours > 0.0 || g.held_not_running_gpu_hours > 0.0 {
-        let _ = writeln!(
-            out,
-            "GPU-hours:    {:.1} used, {:.1} lost to evictions, {:.1} of quota held with pods not all running",
-            g.busy_gpu_seconds / 3600.0,
-            g.lost_gpu_hours,
-            g.held_not_running_gpu_hours
-        );
-    }
-    queue_table(&mut out, s);
-    let waiting: Vec<&WorkloadOut> = result
-        .workloads
-        .iter()
-        .filter(|w| matches!(w.state, "Pending" | "Admitted" | "QuotaReserved"))
-        .collect();
-    if !waiting.is_empty() {
-        let _ = writeln!(out, "\nWaiting at the end ({}):", waiting.len());
-        let rows: Vec<[String; 5]> = waiting
-            .iter()
-            .take(20)
-            .map(|w| {
-                let why = w
-                    .events
-                    .last()
-                    .map(|e| format!("{}: {}", e.reason, e.message))
-                    .or_else(|| {
-                        w.conditions
-                            .iter()
-                            .find(|c| c.status == "False")
-                            .map(|c| format!("{}: {}", c.reason, c.message))
-                    })
-                    .unwrap_or_default();
-                [
-                    w.namespace.clone(),
-                    w.name.clone(),
-                    w.local_queue.clone().unwrap_or_else(|| "<none>".into()),
-                    w.state.to_string(),
-                    why,
-                ]
-            })
-            .collect();
-        let headers = ["NAMESPACE", "NAME", "QUEUE", "STATE", "WHY"];
-        let widths: Vec<usize> = (0..4)
-            .map(|i| {
-                rows.iter()
-                    .map(|r| r[i].len())
-                    .max()
-                    .unwrap_or(0)
-                    .max(headers[i].len())
-            })
-            .collect();
-        let line = |cells: [&str; 5]| {
-            let mut l = String::new();
-            for i in 0..4 {
-                let _ = write!(l, "{:<w$}   ", cells[i], w = widths[i]);
-            }
-            l.push_str(cells[4]);
-            l
-        };
-        let _ = writeln!(out, "  {}", line(headers));
-        for r in &rows {
-            let _ = writeln!(out, "  {}", line([&r[0], &r[1], &r[2], &r[3], &r[4]]));
-        }
-        if waiting.len() > rows.len() {
-            let _ = writeln!(
-                out,
-                "  … and {} more (see -o json)",
-                waiting.len() - rows.len()
-            );
-        }
-    }
-    out
-}
-
-/// The per-queue table of the summary: one row per ClusterQueue, its LocalQueues under it.
-fn queue_table(out: &mut String, s: &Summary) {
-    use std::fmt::Write;
-    if s.cluster_queues.iter().all(|c| c.figures.workloads == 0) {
-        return;
-    }
-    let pct = |v: Option<f64>| v.map_or("-".into(), |u| format!("{:.0}%", u * 100.0));
-    let ratio = |v: Option<f64>| v.map_or("-".into(), |u| format!("{u:.1}"));
-    let row = |name: String, adm: u64, f: &QueueFigures| -> Vec<String> {
-        vec![
-            name,
-            adm.to_string(),
-            f.finished_workloads.to_string(),
-            f.pending_workloads.to_string(),
-            fmt_secs(f.wait_seconds.p50),
-            fmt_secs(f.wait_seconds.p95),
-            fmt_secs(f.wait_seconds_incl_pending.p95),
-            fmt_secs(f.time_in_queue_seconds_incl_pending.p95),
-            fmt_secs(f.jct_seconds.p50),
-            ratio(f.bounded_slowdown.p95),
-            format!(
-                "{:.1}/{:.1}/{:.1}",
-                f.gpu_hours_used, f.gpu_hours_lost, f.gpu_hours_held_not_running
-            ),
-            format!(
-                "{}/{}",
-                pct(f.gpu_utilization_of_capacity),
-                pct(f.gpu_utilization_of_nominal_quota)
-            ),
-            format!("{}/{}", f.preemptions_suffered, f.preemptions_caused),
-        ]
-    };
-    let mut rows = Vec::new();
-    // A summary is read on a terminal: past 30 ClusterQueues (Kueue's perf scenarios have
-    // 1,000), the 30 with the longest pending-inclusive p95 wait, in their own order; every
-    // queue is in queues.csv and -o json.
-    const SHOWN: usize = 30;
-    let mut active: Vec<_> = s
-        .cluster_queues
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.figures.workloads > 0)
-        .collect();
-    let hidden = active.len().saturating_sub(SHOWN);
-    if hidden > 0 {
-        active.sort_by(|(i, a), (j, b)| {
-            let key = |c: &&ClusterQueueSummary| c.figures.wait_seconds_incl_pending.p95;
-            key(b)
-                .unwrap_or(-1.0)
-                .total_cmp(&key(a).unwrap_or(-1.0))
-                .then(i.cmp(j))
-        });
-        active.truncate(SHOWN);
-        active.sort_by_key(|(i, _)| *i);
-    }
-    for (_, cq) in active {
-        rows.push(row(cq.name.clone(), cq.admitted_workloads, &cq.figures));
-        let lqs: Vec<_> = s
-            .local_queues
-            .iter()
-            .filter(|l| l.cluster_queue == cq.name && l.figures.workloads > 0)
-            .collect();
-        // A LocalQueue alone in its ClusterQueue repeats it: shown only beside others.
-        if lqs.len() > 1 {
-            for lq in lqs.iter().take(20) {
-                let name = format!("  {}/{}", lq.namespace, lq.name);
-                rows.push(row(name, lq.admitted_workloads, &lq.figures));
-            }
-            if lqs.len() > 20 {
-                let mut more = vec![String::new(); 13];
-                more[0] = format!("  … {} more LocalQueues (see -o json)", lqs.len() - 20);
-                rows.push(more);
-            }
-        }
-    }
-    if hidden > 0 {
-        let mut more = vec![String::new(); 13];
-        more[0] = format!("… {hidden} more ClusterQueues with shorter waits (queues.csv, -o json)");
-        rows.push(more);
-    }
-    let headers = [
-        "QUEUE",
-        "ADMITTED",
-        "FINISHED",
-        "PENDING",
-        "WAIT p50",
-        "WAIT p95",
-        "+PENDING p95",
-        "IN-QUEUE p95",
-        "JCT p50",
-        "SLOWDOWN p95",
-        "GPU-H USED/LOST/HELD",
-        "UTIL CAP/QUOTA",
-        "PREEMPTED/CAUSED",
-    ];
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|i| {
-            rows.iter()
-                // A "… N more" line spans the row: it does not widen the first column.
-                .filter(|r| r[1..].iter().any(|c| !c.is_empty()))
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-                .max(headers[i].len())
-        })
-        .collect();
-    let _ = writeln!(
-        out,
-        "\nQueues (wait: creation to latest admission; +pending: still-pending workloads at their wait so far; in-queue: Pending time; slowdown bound 10s; held: quota held with pods not all running):"
-    );
-    let line = |cells: Vec<&str>| {
-        let mut l = String::from(" ");
-        for (i, c) in cells.iter().enumerate() {
-            let _ = write!(l, " {:<w$}", c, w = widths[i]);
-        }
-        l.trim_end().to_string()
-    };
-    let _ = writeln!(out, "{}", line(headers.to_vec()));
-    for r in &rows {
-        let _ = writeln!(out, "{}", line(r.iter().map(String::as_str).collect()));
-    }
 }
 
 /// Kueue's `TopologyAssignment` of a pod set.

@@ -75,16 +75,26 @@ fn other_version_only(ty: &str, field: &str, version: &str) -> Option<&'static V
         .find(|v| v.ty == ty && v.field == field && v.version != version)
 }
 
-/// The root types `root_type` returns.
-const ROOTS: [&str; 8] = [
-    "ClusterQueue",
-    "LocalQueue",
-    "ResourceFlavor",
-    "Cohort",
-    "WorkloadPriorityClass",
-    "Workload",
-    "Topology",
-    "config.Configuration",
+/// The Kueue kinds the loader reads (`group`, `kind`) and the root type of each object's
+/// tree; AdmissionCheck, MultiKueue and ProvisioningRequestConfig objects are not read
+/// (skipped kinds), so not checked.
+const ROOTS: [(&str, &str, &str); 8] = [
+    ("kueue.x-k8s.io", "ClusterQueue", "ClusterQueue"),
+    ("kueue.x-k8s.io", "LocalQueue", "LocalQueue"),
+    ("kueue.x-k8s.io", "ResourceFlavor", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "Cohort", "Cohort"),
+    (
+        "kueue.x-k8s.io",
+        "WorkloadPriorityClass",
+        "WorkloadPriorityClass",
+    ),
+    ("kueue.x-k8s.io", "Workload", "Workload"),
+    ("kueue.x-k8s.io", "Topology", "Topology"),
+    (
+        "config.kueue.x-k8s.io",
+        "Configuration",
+        "config.Configuration",
+    ),
 ];
 
 /// The field names that, in an object of root type `root` and API `version`, may be a field
@@ -98,7 +108,7 @@ fn other_version_names(version: &str, root: &str) -> &'static [&'static str] {
     static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
     let names = NAMES.get_or_init(|| {
         let mut out = Vec::new();
-        for root in ROOTS {
+        for (_, _, root) in ROOTS {
             // The types an object of `root` holds, at any depth.
             let mut reach = vec![root];
             let mut i = 0;
@@ -130,21 +140,12 @@ fn other_version_names(version: &str, root: &str) -> &'static [&'static str] {
         .map_or(&[], |(_, _, n)| n.as_slice())
 }
 
-/// The root type of a Kueue kind the loader reads (`group` `kueue.x-k8s.io` or
-/// `config.kueue.x-k8s.io`); AdmissionCheck, MultiKueue and ProvisioningRequestConfig objects
-/// are not read (skipped kinds), so not checked.
+/// The root type of a Kueue kind the loader reads (`ROOTS`).
 pub(super) fn root_type(group: &str, kind: &str) -> Option<&'static str> {
-    Some(match (group, kind) {
-        ("kueue.x-k8s.io", "ClusterQueue") => "ClusterQueue",
-        ("kueue.x-k8s.io", "LocalQueue") => "LocalQueue",
-        ("kueue.x-k8s.io", "ResourceFlavor") => "ResourceFlavor",
-        ("kueue.x-k8s.io", "Cohort") => "Cohort",
-        ("kueue.x-k8s.io", "WorkloadPriorityClass") => "WorkloadPriorityClass",
-        ("kueue.x-k8s.io", "Workload") => "Workload",
-        ("kueue.x-k8s.io", "Topology") => "Topology",
-        ("config.kueue.x-k8s.io", "Configuration") => "config.Configuration",
-        _ => return None,
-    })
+    ROOTS
+        .iter()
+        .find(|(g, k, _)| *g == group && *k == kind)
+        .map(|(_, _, ty)| *ty)
 }
 
 /// Every field name of every type, sorted and without repeats.
@@ -717,8 +718,9 @@ mod tests {
         );
         assert!(super::other_version_names("v1beta2", "Workload").contains(&"priorityClassName"));
         assert!(super::other_version_names("v1beta1", "ClusterQueue").contains(&"cohortName"));
-        for root in super::ROOTS {
+        for (group, kind, root) in super::ROOTS {
             assert!(super::fields_of(root).is_some(), "{root}");
+            assert_eq!(super::root_type(group, kind), Some(root));
         }
     }
 

@@ -326,8 +326,8 @@ fn p_value(
         return (welch, false);
     };
     // Every seed with a value on both sides, or the pairs would describe other runs than
-    // the A and B columns average (a percentile of no workloads, an eviction reason a seed
-    // never saw): then Welch's test of those columns.
+    // the A and B columns average (a percentile of no workloads; a summary from before
+    // every eviction reason was counted): then Welch's test of those columns.
     let value = |r: &Run| r.1.iter().find(|(m, _)| m == figure).and_then(|(_, x)| *x);
     let pairs: Vec<(f64, f64)> = a
         .runs
@@ -656,7 +656,7 @@ mod tests {
             text.contains("P: paired t-test of B − A over the 4 seeds"),
             "{text}"
         );
-        // A figure some seed lacks (an eviction reason it never saw) on one side: that line
+        // A figure some seed lacks (a percentile of no workloads) on one side: that line
         // is Welch's test of the A and B columns, marked, and the note says so.
         let ga = with_gaps(
             "a",

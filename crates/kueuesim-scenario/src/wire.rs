@@ -751,6 +751,7 @@ pub struct ControllerLatencySettings {
     pub per_head: Option<S>,
     pub per_admission: Option<S>,
     pub api_write: Option<S>,
+    pub api_burst: Option<Spanned<i64>>,
     pub status_write: Option<S>,
 }
 

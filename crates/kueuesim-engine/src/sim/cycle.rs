@@ -174,16 +174,24 @@ impl<'w> Simulation<'w> {
         self.client_write(self.world.config.controller_latency.api_write)
     }
 
-    /// Controller latency: one write of `write` on Kueue's client, queued behind the earlier
-    /// ones (the client's rate limiter hands out its tokens in request order); returns when
-    /// it is done.
+    /// Controller latency: one write costing `write` of Kueue's client, queued behind the
+    /// earlier ones; returns when it is done. client-go's rate limiter is a token bucket
+    /// (`flowcontrol.NewTokenBucketRateLimiter`, `rate.Limiter.Wait`: reservations in request
+    /// order) refilled one token per `apiWrite` and holding `apiBurst`: after an idle spell
+    /// that many writes go at once, and then one per token. Kept in the GCRA form: `api_tat`
+    /// is when the writes queued so far will have had their tokens; a write may start
+    /// `(apiBurst − 1) × apiWrite` ahead of it, and takes `write` once started.
     fn client_write(&mut self, write: SimDuration) -> SimTime {
         if write == SimDuration::ZERO {
             return self.now;
         }
-        let done = self.now.max(self.kueue.api_free_at) + write;
-        self.kueue.api_free_at = done;
-        done
+        let latency = self.world.config.controller_latency;
+        let ahead = latency.api_write.millis() * i64::from(latency.api_burst.saturating_sub(1));
+        let start = self
+            .now
+            .max(self.kueue.api_tat - SimDuration::from_millis(ahead));
+        self.kueue.api_tat = self.kueue.api_tat.max(start) + write;
+        start + write
     }
 
     /// Controller latency: a requeued head whose `QuotaReserved=False` condition changed gets

@@ -148,8 +148,9 @@ struct Kueue<'w> {
     cycle_scheduled: bool,
     /// Controller latency: the scheduler is busy with the last cycle until then.
     next_cycle_at: SimTime,
-    /// Controller latency: the API writes queued so far are done then.
-    api_free_at: SimTime,
+    /// Controller latency: the client's token bucket in its GCRA form, the theoretical
+    /// arrival time of the next write: once every write queued so far has had its token.
+    api_tat: SimTime,
     /// Workloads holding quota without `PodsReady=True`.
     not_ready: usize,
     /// The cycle waiting in `waitForPodsReadyIfNeeded`, if any.
@@ -309,7 +310,7 @@ impl<'w> Simulation<'w> {
                 requeue_pending: vec![false; n_nodes],
                 cycle_scheduled: false,
                 next_cycle_at: SimTime::ZERO,
-                api_free_at: SimTime::ZERO,
+                api_tat: SimTime::ZERO,
                 not_ready: 0,
                 suspended: None,
                 requeued_while_suspended: Vec::new(),

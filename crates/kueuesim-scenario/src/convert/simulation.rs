@@ -12,8 +12,8 @@ use kueuesim_model::{
 };
 
 use super::core::{
-    ARRIVAL_ANNOTATION, Builder, duration, err_at, err_obj, name_of, one_of, pos_of, taints,
-    time_offset,
+    ARRIVAL_ANNOTATION, Builder, count_in, duration, err_at, err_obj, name_of, one_of, pos_of,
+    taints, time_offset,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -266,6 +266,11 @@ impl Builder<'_> {
                 lat.per_admission = d(&l.per_admission)?.unwrap_or_default();
                 lat.api_write = d(&l.api_write)?.unwrap_or_default();
                 lat.status_write = d(&l.status_write)?.unwrap_or_default();
+                if let Some(b) = &l.api_burst {
+                    // client-go takes any int; beyond a million tokens the burst outlasts
+                    // every scenario's writes.
+                    lat.api_burst = count_in(src, b, "apiBurst", 0, 1_000_000)? as u32;
+                }
             }
             if let Some(k) = &spec.kueue {
                 feature_gates(

@@ -350,7 +350,10 @@ fn controller_latency_client_burst_sends_writes_at_once_then_one_per_token() {
     let serial = latency_run("{cycle: 10ms, apiWrite: 50ms}", 10);
     let running: Vec<_> = serial.iter().map(|t| t.1).collect();
     assert_eq!(running, vec![Some(0.05), Some(0.1), Some(0.15)]);
-    assert_eq!(serial, latency_run("{cycle: 10ms, apiWrite: 50ms, apiBurst: 1}", 10));
+    assert_eq!(
+        serial,
+        latency_run("{cycle: 10ms, apiWrite: 50ms, apiBurst: 1}", 10)
+    );
     // A bucket of two tokens, full at the start: the second write goes as soon as it is
     // issued (10 ms), the third waits for the token the first one's refill brings (50 ms).
     let burst = latency_run("{cycle: 10ms, apiWrite: 50ms, apiBurst: 2}", 10);
@@ -399,7 +402,10 @@ fn controller_latency_bad_settings_name_file_line_column() {
     let e = crate::util::load_error(&sim("{cycles: 1s}"));
     assert!(e.starts_with("t.yaml:5:") && e.contains("cycles"), "{e}");
     let e = crate::util::load_error(&sim("{apiWrite: 20ms, apiBurst: -1}"));
-    assert!(e.starts_with("t.yaml:5:51:") && e.contains("apiBurst"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:5:51:") && e.contains("apiBurst"),
+        "{e}"
+    );
 }
 
 #[test]

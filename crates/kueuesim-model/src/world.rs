@@ -139,8 +139,8 @@ pub struct ControllerLatency {
     /// How many writes the client may issue at once after it has been idle: client-go's
     /// token bucket (`flowcontrol.NewTokenBucketRateLimiter(qps, burst)`) hands out one token
     /// per `api_write` and holds at most this many. 0 or 1: one write at a time. Kueue's
-    /// Configuration defaults `clientConnection.burst` to 100, and its performance harness's
-    /// minimalkueue sets QPS 50, burst 100.
+    /// Configuration defaults `clientConnection` to QPS 300, burst 500; its performance
+    /// harness's minimalkueue sets QPS 50, burst 100.
     pub api_burst: u32,
     /// One status patch of a head the cycle requeues with a changed `QuotaReserved=False`
     /// condition (`requeueAndUpdate`), queued on the same client; the scheduler issues it

@@ -186,7 +186,10 @@ impl<'w> Simulation<'w> {
             return self.now;
         }
         let latency = self.world.config.controller_latency;
-        let ahead = latency.api_write.millis() * i64::from(latency.api_burst.saturating_sub(1));
+        let ahead = latency
+            .api_write
+            .millis()
+            .saturating_mul(i64::from(latency.api_burst.saturating_sub(1)));
         let start = self
             .now
             .max(self.kueue.api_tat - SimDuration::from_millis(ahead));

@@ -132,8 +132,9 @@ pub struct ControllerLatency {
     pub per_head: SimDuration,
     /// Cost per admission inside the cycle (the scheduler's own work for it).
     pub per_admission: SimDuration,
-    /// One API write (an admission's status patch, an eviction): writes are served one at a
-    /// time in order, asynchronously to the scheduler; an admitted workload starts (its job
+    /// One API write (an admission's status patch, an eviction), and the interval between the
+    /// client's tokens: writes take their tokens in order (`api_burst` of them at once after
+    /// an idle spell), asynchronously to the scheduler; an admitted workload starts (its job
     /// is unsuspended) only once its write is done.
     pub api_write: SimDuration,
     /// How many writes the client may issue at once after it has been idle: client-go's

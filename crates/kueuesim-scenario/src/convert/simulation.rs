@@ -267,7 +267,8 @@ impl Builder<'_> {
                 lat.api_write = d(&l.api_write)?.unwrap_or_default();
                 lat.status_write = d(&l.status_write)?.unwrap_or_default();
                 if let Some(b) = &l.api_burst {
-                    // client-go takes any int; beyond a million tokens the burst outlasts
+                    // client-go takes any int (and reads 0 as its default, 10; here 0 and 1 both mean one
+                    // write at a time, docs/scenario-format.md); beyond a million tokens the burst outlasts
                     // every scenario's writes.
                     lat.api_burst = count_in(src, b, "apiBurst", 0, 1_000_000)? as u32;
                 }

@@ -297,7 +297,7 @@ pub struct PodSet {
 }
 
 /// A pod set's Kueue topology request.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TopologyRequest {
     /// `kueue.x-k8s.io/podset-required-topology: <level label>`.
     Required(String),

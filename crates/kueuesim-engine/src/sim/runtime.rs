@@ -111,8 +111,9 @@ impl Runtime<'_> {
 }
 
 /// Scheduling-shape classes (`SchedulingEquivalenceHashing`), numbered in order of first
-/// arrival: workloads of equal priority and pod sets (name, count, minCount, requests, and the
-/// template's scheduling spec: nodeSelector, tolerations, ...) share one. Found by a hash of
+/// arrival: workloads of equal priority and pod sets (name, count, minCount, requests, the
+/// template's scheduling spec: nodeSelector, tolerations, ..., and the TAS topology request,
+/// as `computeSchedulingHash` hashes `topologyRequest`) share one. Found by a hash of
 /// those fields; each bucket keeps one workload per class to compare with, so an arrival of a
 /// known shape allocates nothing. The numbering is by arrival, whatever the hash.
 #[derive(Clone, Default)]
@@ -148,6 +149,7 @@ fn shape_hash(w: &Workload) -> u64 {
             amount.hash(&mut h);
         }
         p.spec_shape.hash(&mut h);
+        p.topology_request.hash(&mut h);
     }
     h.finish()
 }
@@ -161,6 +163,7 @@ fn same_shape(a: &Workload, b: &Workload) -> bool {
                 && x.min_count == y.min_count
                 && x.requests == y.requests
                 && x.spec_shape == y.spec_shape
+                && x.topology_request == y.topology_request
         })
 }
 

@@ -1114,6 +1114,35 @@ fn tas_request_that_never_fits_does_not_preempt() {
     assert!(r.summary.cycles < 20, "{} cycles", r.summary.cycles);
 }
 
+/// scenarios/kueue/equivalence-hash-topology: the scheduling equivalence hash covers the pod
+/// sets' topology requests (`computeSchedulingHash`, `topologyRequest`), so a workload that
+/// differs from a NoFit head only in its topology request is not parked with it.
+#[test]
+fn equivalence_hash_covers_the_topology_request() {
+    let r = run("equivalence-hash-topology");
+    let pref = wl(&r, "team", "x-pref");
+    assert_ran(pref, 0.0, 3600.0);
+    let req1 = wl(&r, "team", "req-1");
+    assert_eq!(req1.admitted_at, None);
+    assert_eq!(
+        condition(req1, "QuotaReserved").reason,
+        "TopologyPlacementFailed"
+    );
+    // req-2 is parked with req-1 at 0s, and again when req-1 fails after the requeue at
+    // 1h + 1s: it is never evaluated itself.
+    let req2 = wl(&r, "team", "req-2");
+    assert_eq!(req2.admitted_at, None);
+    assert_no_events(req2);
+    assert_eq!(r.summary.cycles, 3);
+    // Cycle 1 fails req-1; cycle 2 admits pref.
+    let admitted_in = pref
+        .events
+        .iter()
+        .find(|e| e.reason == "QuotaReserved")
+        .and_then(|e| e.cycle);
+    assert_eq!(admitted_in, Some(2));
+}
+
 // ---- queue figures (summary.clusterQueues[] / localQueues[]) ----
 
 #[test]

@@ -287,8 +287,14 @@ pub struct PodSet {
     /// limits, init containers, overhead, nodeSelector, tolerations, classes): part of Kueue's
     /// scheduling equivalence hash (`SpecShape`).
     pub spec_shape: u64,
-    /// Kueue TAS: the pod template's `kueue.x-k8s.io/podset-*-topology` annotation.
+    /// Kueue TAS: the pod template's `kueue.x-k8s.io/podset-*-topology` annotation. A pod set
+    /// with only a slice request is `Unconstrained` here, as upstream's `isUnconstrained`
+    /// treats a slice-only request (`isSliceTopologyOnlyRequest`).
     pub topology_request: Option<TopologyRequest>,
+    /// Kueue TAS: the slice request (`podset-slice-required-topology` and
+    /// `podset-slice-size`). Part of the scheduling equivalence hash; the placement does not
+    /// keep a slice within one domain of its level yet (docs/semantics.md).
+    pub topology_slice: Option<TopologySlice>,
     /// KAI GPU sharing: the pod template's `gpu-fraction` or `gpu-memory` annotation.
     pub gpu_share: Option<crate::gpu::GpuShare>,
     /// Volcano vGPU: the pod's `volcano.sh/vgpu-*` requests, read as the deviceshare plugin
@@ -305,6 +311,16 @@ pub enum TopologyRequest {
     Preferred(String),
     /// `kueue.x-k8s.io/podset-unconstrained-topology: "true"`.
     Unconstrained,
+}
+
+/// A pod set's Kueue TAS slice request: every `size` consecutive pods in one domain of
+/// `level` (`PodSetSliceRequiredTopology`, `PodSetSliceSize`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TopologySlice {
+    /// The node label of the level each slice must fit in.
+    pub level: String,
+    /// Pods per slice, at least 1.
+    pub size: u32,
 }
 
 /// How the input named a workload's queue, kept so outputs and messages can quote it.

@@ -609,14 +609,16 @@ pub struct WorkloadPodSet {
     pub topology_request: Option<PodSetTopologyRequest>,
 }
 
-/// A Workload pod set's `topologyRequest`: the fields that choose the level (the slice and
-/// index-label fields are known to the lint and not modelled, docs/semantics.md).
+/// A Workload pod set's `topologyRequest`: the fields that choose the level and the slice
+/// (the index-label and group fields are not modelled, docs/semantics.md).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PodSetTopologyRequest {
     pub required: Option<S>,
     pub preferred: Option<S>,
     pub unconstrained: Option<Spanned<bool>>,
+    pub pod_set_slice_required_topology: Option<S>,
+    pub pod_set_slice_size: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -921,6 +923,8 @@ pub struct GenKueueTopology {
     pub required: Option<S>,
     pub preferred: Option<S>,
     pub unconstrained: Option<bool>,
+    pub slice_required: Option<S>,
+    pub slice_size: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -112,8 +112,8 @@ impl Runtime<'_> {
 
 /// Scheduling-shape classes (`SchedulingEquivalenceHashing`), numbered in order of first
 /// arrival: workloads of equal priority and pod sets (name, count, minCount, requests, the
-/// template's scheduling spec: nodeSelector, tolerations, ..., and the TAS topology request,
-/// as `computeSchedulingHash` hashes `topologyRequest`) share one. Found by a hash of
+/// template's scheduling spec: nodeSelector, tolerations, ..., and the TAS topology and slice
+/// requests, as `computeSchedulingHash` hashes `topologyRequest`) share one. Found by a hash of
 /// those fields; each bucket keeps one workload per class to compare with, so an arrival of a
 /// known shape allocates nothing. The numbering is by arrival, whatever the hash.
 #[derive(Clone, Default)]
@@ -150,6 +150,7 @@ fn shape_hash(w: &Workload) -> u64 {
         }
         p.spec_shape.hash(&mut h);
         p.topology_request.hash(&mut h);
+        p.topology_slice.hash(&mut h);
     }
     h.finish()
 }
@@ -164,6 +165,7 @@ fn same_shape(a: &Workload, b: &Workload) -> bool {
                 && x.requests == y.requests
                 && x.spec_shape == y.spec_shape
                 && x.topology_request == y.topology_request
+                && x.topology_slice == y.topology_slice
         })
 }
 

@@ -118,6 +118,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             priority_class_name: None,
             spec_shape: 0,
             topology_request: None,
+            topology_slice: None,
             gpu_share: None,
             vgpu: None,
         }],

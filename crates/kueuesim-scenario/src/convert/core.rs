@@ -12,7 +12,7 @@ use kueuesim_model::limits;
 use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
 use kueuesim_model::{
     HyperNodeSpec, LabelSelector, Labels, Namespace, SelectorOp, SelectorRequirement, Taint,
-    TaintEffect, Toleration, TolerationOp, World, resource_amount,
+    TaintEffect, Toleration, TolerationOp, TopologySlice, World, resource_amount,
 };
 
 use crate::error::{Pos, ScenarioError};
@@ -147,6 +147,66 @@ pub(crate) fn err_at<T>(
 ) -> ScenarioError {
     let pos = pos_of(src, s);
     ScenarioError::at(pos.clone(), message, src.frame_for(&pos))
+}
+
+/// The Kueue TAS annotations of a slice request, as the Job integration reads them.
+pub(crate) const SLICE_LEVEL_ANNOTATION: &str = "kueue.x-k8s.io/podset-slice-required-topology";
+pub(crate) const SLICE_SIZE_ANNOTATION: &str = "kueue.x-k8s.io/podset-slice-size";
+
+/// A Kueue TAS slice request from its level and size (the annotations above, a Workload's
+/// `podSetSliceRequiredTopology` and `podSetSliceSize`, or a generator's `sliceRequired` and
+/// `sliceSize`; `names` says which), checked as upstream's `ValidateTASPodSetRequest` checks
+/// the annotations: each needs the other, the level is not empty and the size is an integer
+/// of at least 1. `size` is where it was written, its value if it is an integer, and its text.
+pub(crate) fn topology_slice(
+    src: &ObjectText<'_>,
+    level: Option<&wire::S>,
+    size: Option<(Pos, Option<i64>, String)>,
+    names: (&str, &str),
+) -> Result<Option<TopologySlice>, ScenarioError> {
+    let (level_name, size_name) = names;
+    let at = |pos: Pos, message: String| {
+        let frame = src.frame_for(&pos);
+        ScenarioError::at(pos, message, frame)
+    };
+    match (level, size) {
+        (None, None) => Ok(None),
+        (Some(l), None) => Err(err_at(
+            src,
+            l,
+            format!(
+                "{level_name} without {size_name}: expected {size_name} (pods per slice) with it"
+            ),
+        )),
+        (None, Some((pos, _, _))) => Err(at(
+            pos,
+            format!(
+                "{size_name} without {level_name}: expected {level_name} (the level each slice must fit in) with it"
+            ),
+        )),
+        (Some(l), Some((pos, size, text))) => {
+            let level = l.value.trim();
+            if level.is_empty() {
+                return Err(err_at(
+                    src,
+                    l,
+                    format!("{level_name} is empty: expected a topology level's node label"),
+                ));
+            }
+            match size {
+                Some(n) if (1..=i64::from(i32::MAX)).contains(&n) => Ok(Some(TopologySlice {
+                    level: level.to_string(),
+                    size: n as u32,
+                })),
+                _ => Err(at(
+                    pos,
+                    format!(
+                        "{size_name} {text:?}: expected an integer of at least 1 (pods per slice)"
+                    ),
+                )),
+            }
+        }
+    }
 }
 
 pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> ScenarioError {

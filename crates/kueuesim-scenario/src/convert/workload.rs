@@ -10,7 +10,7 @@ use kueuesim_model::{
 
 use super::core::{
     Builder, PRIORITY_CLASS_LABEL, QUEUE_LABEL, count_in, err_at, err_obj, name_of, namespace_of,
-    pos_of,
+    pos_of, topology_slice,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -96,12 +96,21 @@ impl Builder<'_> {
                         "a second pod set with minCount: expected at most one podSet to use minCount (partial admission)".to_string(),
                     ));
                 }
-                let mut pod_set = self.pod_set(
+                let mut pod_set = self.pod_set_of(
                     src,
                     ps.name.value.clone(),
                     ps.count.value as u32,
                     min_count,
                     &ps.template,
+                    false,
+                )?;
+                let tr = ps.topology_request.as_ref();
+                pod_set.topology_slice = topology_slice(
+                    src,
+                    tr.and_then(|tr| tr.pod_set_slice_required_topology.as_ref()),
+                    tr.and_then(|tr| tr.pod_set_slice_size.as_ref())
+                        .map(|s| (pos_of(src, s), Some(s.value), s.value.to_string())),
+                    ("podSetSliceRequiredTopology", "podSetSliceSize"),
                 )?;
                 pod_set.topology_request = self.workload_topology_request(src, ps, &pod_set);
                 pod_sets.push(pod_set);
@@ -363,6 +372,8 @@ impl Builder<'_> {
     /// The pod template's `podset-*-topology` annotations are what the Job integration
     /// copies into the field (`jobframework.NewPodSetTopologyRequest`); on a Workload itself
     /// Kueue does not read them, so without the field they are a warning and have no effect.
+    /// `from_annotations` is the pod set as built, with its template's annotations read and
+    /// its `topology_slice` already taken from the field.
     fn workload_topology_request(
         &mut self,
         src: &ObjectText<'_>,
@@ -374,6 +385,10 @@ impl Builder<'_> {
                 (Some(r), _, _) => Some(TopologyRequest::Required(r.value.trim().to_string())),
                 (None, Some(p), _) => Some(TopologyRequest::Preferred(p.value.trim().to_string())),
                 (None, None, Some(u)) if u.value => Some(TopologyRequest::Unconstrained),
+                // A slice-only request (`isSliceTopologyOnlyRequest`).
+                _ if from_annotations.topology_slice.is_some() => {
+                    Some(TopologyRequest::Unconstrained)
+                }
                 _ => None,
             },
             None => {

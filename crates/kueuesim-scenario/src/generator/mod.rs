@@ -99,6 +99,8 @@ pub enum Arrivals {
 pub struct TopologyChoice {
     /// Kueue TAS pod-set request.
     pub kueue: Option<TopologyRequest>,
+    /// Kueue TAS slice request (`sliceRequired` with `sliceSize`).
+    pub kueue_slice: Option<kueuesim_model::TopologySlice>,
     /// Volcano `networkTopology` (applies to Volcano workloads).
     pub volcano: Option<NetworkTopology>,
     /// KAI `topologyConstraint` (applies to KAI workloads).

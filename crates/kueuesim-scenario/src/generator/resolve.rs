@@ -637,6 +637,19 @@ pub(crate) fn resolve(
     for t in &spec.topologies {
         let mut choice = TopologyChoice::default();
         if let Some(k) = &t.value.kueue {
+            choice.kueue_slice = crate::convert::core::topology_slice(
+                src,
+                k.slice_required.as_ref(),
+                k.slice_size.as_ref().map(|s| {
+                    (
+                        crate::convert::core::pos_of(src, s),
+                        Some(s.value),
+                        s.value.to_string(),
+                    )
+                }),
+                ("sliceRequired", "sliceSize"),
+            )?;
+            let slice_only = choice.kueue_slice.is_some();
             choice.kueue = match (&k.required, &k.preferred, k.unconstrained) {
                 (Some(r), None, None | Some(false)) => {
                     Some(TopologyRequest::Required(r.value.trim().to_string()))
@@ -645,11 +658,16 @@ pub(crate) fn resolve(
                     Some(TopologyRequest::Preferred(p.value.trim().to_string()))
                 }
                 (None, None, Some(true)) => Some(TopologyRequest::Unconstrained),
+                // A slice-only request: TAS, unconstrained at the pod-set level
+                // (`isSliceTopologyOnlyRequest`).
+                (None, None, None | Some(false)) if slice_only => {
+                    Some(TopologyRequest::Unconstrained)
+                }
                 _ => {
                     return Err(err_at(
                         src,
                         t,
-                        "topologies kueue: expected exactly one of required, preferred, unconstrained: true",
+                        "topologies kueue: expected exactly one of required, preferred, unconstrained: true, or a slice (sliceRequired with sliceSize)",
                     ));
                 }
             };

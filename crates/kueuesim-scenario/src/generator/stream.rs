@@ -329,6 +329,7 @@ fn make_workload(
             tolerations: Vec::new(),
             priority_class_name: None,
             topology_request: topo.kueue.clone(),
+            topology_slice: topo.kueue_slice.clone(),
             gpu_share: None,
             vgpu: None,
         }],

@@ -590,6 +590,7 @@ impl TraceWorkloads {
                     priority_class_name: None,
                     spec_shape: shape.0,
                     topology_request: topology_request.clone(),
+                    topology_slice: None,
                     gpu_share: None,
                     vgpu: None,
                 }

@@ -378,6 +378,18 @@ spec:
         ),
         (
             "duration: {fixed: 1m}",
+            "duration: {fixed: 1m}\n  topologies: [{kueue: {sliceRequired: rack}}]",
+            "rack",
+            "sliceRequired without sliceSize",
+        ),
+        (
+            "duration: {fixed: 1m}",
+            "duration: {fixed: 1m}\n  topologies: [{kueue: {sliceRequired: rack, sliceSize: 0}}]",
+            "0}",
+            "sliceSize \"0\": expected an integer of at least 1",
+        ),
+        (
+            "duration: {fixed: 1m}",
             "duration: {fixed: 1m}\n  pods: {empirical: {path: missing.csv, column: n}}",
             "missing.csv",
             "cannot read CSV",

@@ -98,8 +98,7 @@ const MISSES_LARGE_SCALE: &[&str] = &[];
 const MISSES_TAS: &[&str] = &[
     "avg time to admission, large-balanced-rack",
     "avg time to admission, large-preferred-rack",
-    "avg time to admission, medium-balanced-rack",
-    "avg time to admission, medium-preferred-rack",
+    "avg time to admission, large-required-rack",
 ];
 
 fn measure(name: &str) -> Measured {

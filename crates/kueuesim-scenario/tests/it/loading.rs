@@ -329,3 +329,122 @@ spec:
         "{warnings:?}"
     );
 }
+
+/// Kueue TAS slice requests: a Job's `podset-slice-required-topology` with
+/// `podset-slice-size` (as `jobframework`'s `podSetTopologyRequestBuilder` reads them, checked
+/// as `ValidateTASPodSetRequest` checks them), a Workload's `podSetSliceRequiredTopology` with
+/// `podSetSliceSize`. A slice-only request makes the pod set TAS and unconstrained
+/// (`isSliceTopologyOnlyRequest`).
+#[test]
+fn kueue_slice_requests_are_read_and_checked_as_upstream_validates() {
+    use crate::util::load_error;
+    use kueuesim_model::{TopologyRequest, TopologySlice};
+    let job = |ann: &str| {
+        format!(
+            "{SETUP}---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  namespace: ns
+  labels: {{kueue.x-k8s.io/queue-name: q}}
+spec:
+  parallelism: 4
+  template:
+    metadata:
+      annotations: {{{ann}}}
+    spec: {{containers: [{{resources: {{requests: {{nvidia.com/gpu: 1}}}}}}]}}
+"
+        )
+    };
+    let topology = |text: String| {
+        let l = load_text("t.yaml", &text).expect("loads");
+        let ps = &l.world.workloads[0].pod_sets[0];
+        (ps.topology_request.clone(), ps.topology_slice.clone())
+    };
+    let rack2 = Some(TopologySlice {
+        level: "rack".into(),
+        size: 2,
+    });
+    assert_eq!(
+        topology(job(
+            "kueue.x-k8s.io/podset-slice-required-topology: rack, kueue.x-k8s.io/podset-slice-size: \"2\""
+        )),
+        (Some(TopologyRequest::Unconstrained), rack2.clone())
+    );
+    assert_eq!(
+        topology(job(
+            "kueue.x-k8s.io/podset-required-topology: block, kueue.x-k8s.io/podset-slice-required-topology: rack, kueue.x-k8s.io/podset-slice-size: \"2\""
+        )),
+        (
+            Some(TopologyRequest::Required("block".into())),
+            rack2.clone()
+        )
+    );
+    // The Workload's fields; its template's annotations are not read.
+    let workload = |tr: &str, ann: &str| {
+        format!(
+            "{SETUP}---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: w, namespace: ns}}
+spec:
+  queueName: q
+  podSets:
+  - name: main
+    count: 4
+{tr}    template:
+      metadata: {{annotations: {{{ann}}}}}
+      spec: {{containers: [{{resources: {{requests: {{nvidia.com/gpu: 1}}}}}}]}}
+"
+        )
+    };
+    assert_eq!(
+        topology(workload(
+            "    topologyRequest: {podSetSliceRequiredTopology: rack, podSetSliceSize: 2}\n",
+            ""
+        )),
+        (Some(TopologyRequest::Unconstrained), rack2)
+    );
+    assert_eq!(
+        topology(workload(
+            "",
+            "kueue.x-k8s.io/podset-slice-required-topology: rack, kueue.x-k8s.io/podset-slice-size: \"0\""
+        )),
+        (None, None)
+    );
+    // One without the other, a size below 1 or not a number: errors where they are written.
+    let e = load_error(&job("kueue.x-k8s.io/podset-slice-required-topology: rack"));
+    assert!(
+        e.contains("t.yaml:32:68:")
+            && e.contains("kueue.x-k8s.io/podset-slice-required-topology without kueue.x-k8s.io/podset-slice-size"),
+        "{e}"
+    );
+    let e = load_error(&job("kueue.x-k8s.io/podset-slice-size: \"2\""));
+    assert!(
+        e.contains("t.yaml:32:55:")
+            && e.contains("kueue.x-k8s.io/podset-slice-size without kueue.x-k8s.io/podset-slice-required-topology"),
+        "{e}"
+    );
+    for size in ["\"0\"", "\"two\""] {
+        let e = load_error(&job(&format!(
+            "kueue.x-k8s.io/podset-slice-required-topology: rack, kueue.x-k8s.io/podset-slice-size: {size}"
+        )));
+        assert!(
+            e.contains("t.yaml:32:")
+                && e.contains(&format!(
+                    "kueue.x-k8s.io/podset-slice-size {:?}: expected an integer of at least 1",
+                    size.trim_matches('"')
+                )),
+            "{e}"
+        );
+    }
+    let e = load_error(&workload(
+        "    topologyRequest: {podSetSliceRequiredTopology: rack}\n",
+        "",
+    ));
+    assert!(
+        e.contains("podSetSliceRequiredTopology without podSetSliceSize"),
+        "{e}"
+    );
+}

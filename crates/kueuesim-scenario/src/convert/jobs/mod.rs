@@ -22,8 +22,9 @@ use kueuesim_model::time::SimDuration;
 use kueuesim_model::{CreationBlocked, PodSet, QueueRef, ResourceList, TopologyRequest, Workload};
 
 use crate::convert::core::{
-    Builder, DEFAULT_LOCAL_QUEUE, PRIORITY_CLASS_LABEL, QUEUE_LABEL, err_at, err_obj, labels,
-    quantity, spec_shape, tolerations,
+    Builder, DEFAULT_LOCAL_QUEUE, PRIORITY_CLASS_LABEL, QUEUE_LABEL, SLICE_LEVEL_ANNOTATION,
+    SLICE_SIZE_ANNOTATION, err_at, err_obj, labels, pos_of, quantity, spec_shape, tolerations,
+    topology_slice,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -134,6 +135,19 @@ impl Builder<'_> {
         min_count: Option<u32>,
         t: &wire::PodTemplateSpec,
     ) -> Result<PodSet, ScenarioError> {
+        self.pod_set_of(src, name, count, min_count, t, true)
+    }
+
+    /// [`Self::pod_set`], reading the template's TAS slice annotations or not.
+    pub(super) fn pod_set_of(
+        &mut self,
+        src: &ObjectText<'_>,
+        name: String,
+        count: u32,
+        min_count: Option<u32>,
+        t: &wire::PodTemplateSpec,
+        slice_annotations: bool,
+    ) -> Result<PodSet, ScenarioError> {
         // Replicas times pods per replica may exceed what one workload may have.
         if i64::from(count) > limits::MAX_PODS_PER_WORKLOAD {
             return Err(err_obj(
@@ -165,6 +179,27 @@ impl Builder<'_> {
             }
             _ => None,
         };
+        // The slice annotations, which `jobframework`'s `podSetTopologyRequestBuilder` reads
+        // only with both present (the webhook refuses one alone). A Workload's template
+        // annotations are not read (`slice_annotations` false): its `topologyRequest` is.
+        let topology_slice = if slice_annotations {
+            topology_slice(
+                src,
+                ann.get(SLICE_LEVEL_ANNOTATION),
+                ann.get(SLICE_SIZE_ANNOTATION)
+                    .map(|s| (pos_of(src, s), s.value.trim().parse().ok(), s.value.clone())),
+                (SLICE_LEVEL_ANNOTATION, SLICE_SIZE_ANNOTATION),
+            )?
+        } else {
+            None
+        };
+        // A slice-only request is TAS with an unconstrained pod set (`isSliceTopologyOnlyRequest`
+        // in upstream's `isUnconstrained`).
+        let topology_request = topology_request.or_else(|| {
+            topology_slice
+                .as_ref()
+                .map(|_| TopologyRequest::Unconstrained)
+        });
         let mut requests = self.pod_requests(src, &t.spec)?;
         let gpu_share = self.kai_gpu_share(src, ann, &mut requests)?;
         let vgpu = vgpu::request(src, &t.spec, ann)?;
@@ -178,6 +213,7 @@ impl Builder<'_> {
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
             spec_shape: spec_shape(&t.spec),
             topology_request,
+            topology_slice,
             gpu_share,
             vgpu,
         })

@@ -275,6 +275,15 @@ fn kueue_perf_tas_stays_in_its_bands() {
 /// a generator, and `latency` as `spec.kueue.controllerLatency`: (admittedAt, runningAt,
 /// finishedAt) of each.
 fn latency_run(latency: &str, quota: u32) -> Vec<(Option<f64>, Option<f64>, Option<f64>)> {
+    latency_run_with(latency, quota, "")
+}
+
+/// [`latency_run`] with more documents (`extra`) after the three workloads.
+fn latency_run_with(
+    latency: &str,
+    quota: u32,
+    extra: &str,
+) -> Vec<(Option<f64>, Option<f64>, Option<f64>)> {
     let text = format!(
         "apiVersion: kueuesim.io/v1alpha1
 kind: Simulation
@@ -312,7 +321,7 @@ spec:
   requests: {{cpu: {{fixed: '1'}}}}
   duration: {{fixed: 1s}}
   queues: [{{name: lq}}]
-"
+{extra}"
     );
     let loaded = crate::util::load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
     let outcome = Simulation::new(&loaded.world).run();
@@ -361,6 +370,37 @@ fn controller_latency_client_burst_sends_writes_at_once_then_one_per_token() {
     assert_eq!(running, vec![Some(0.05), Some(0.06), Some(0.1)]);
     let admitted: Vec<_> = burst.iter().map(|t| t.0).collect();
     assert_eq!(admitted, vec![Some(0.0), Some(0.01), Some(0.02)]);
+}
+
+#[test]
+fn controller_latency_client_bucket_refills_to_its_burst_and_no_more() {
+    // Three more workloads 10 s later, after the bucket has been idle long enough to refill
+    // 200 tokens' worth: it holds `apiBurst` (2) of them, so the later three start as the
+    // first three did (`rate.Limiter` caps its tokens at the burst), not all at once.
+    let later = "---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata: {name: later, namespace: ns}
+spec:
+  count: 3
+  arrival: {start: 10s, interval: 0s}
+  requests: {cpu: {fixed: '1'}}
+  duration: {fixed: 1s}
+  queues: [{name: lq}]
+";
+    let runs = latency_run_with("{cycle: 10ms, apiWrite: 50ms, apiBurst: 2}", 10, later);
+    let running: Vec<_> = runs.iter().map(|t| t.1).collect();
+    assert_eq!(
+        running,
+        vec![
+            Some(0.05),
+            Some(0.06),
+            Some(0.1),
+            Some(10.05),
+            Some(10.06),
+            Some(10.1)
+        ]
+    );
 }
 
 #[test]

@@ -418,6 +418,33 @@ pub enum TasMode {
     Unconstrained,
 }
 
+/// A pod set's slice request (`podset-slice-required-topology`, `podset-slice-size`): every
+/// `size` pods in one domain of the level at `depth` (1 = broadest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TasSlice {
+    /// The slice level's depth.
+    pub depth: u32,
+    /// Pods per slice, at least 1.
+    pub size: u32,
+}
+
+/// Per domain at or above `depth`: how many whole slices of `size` pods fit, counted at
+/// `depth` (`pods / size` there) and summed upwards, as upstream's `fillInCounts` counts
+/// `sliceCount`. Below `depth`: 0 (the descent there counts pods).
+fn slice_counts(t: &Topology, pods: &[u32], depth: u32, size: u32) -> Vec<u32> {
+    let mut units = vec![0u32; t.domains.len()];
+    for (i, d) in t.domains.iter().enumerate() {
+        if d.depth != depth {
+            continue;
+        }
+        let k = pods[i] / size;
+        for a in t.ancestors(DomainId::from_index(i)) {
+            units[a.index()] = units[a.index()].saturating_add(k);
+        }
+    }
+    units
+}
+
 /// Per domain of the topology: how many pods fit (the sum over its leaves).
 fn domain_counts(t: &Topology, leaf_pods: &[(DomainId, u32)]) -> Vec<u32> {
     let mut counts = vec![0u32; t.domains.len()];
@@ -429,13 +456,22 @@ fn domain_counts(t: &Topology, leaf_pods: &[(DomainId, u32)]) -> Vec<u32> {
     counts
 }
 
-/// Kueue's `sortedDomains`: BestFit puts the domains with the most free pods first,
-/// LeastFreeCapacity the fewest; ties by the level values (the domain id).
-fn sort_domains(order: &DomainOrder, counts: &[u32], domains: &mut [DomainId], best_fit: bool) {
+/// Kueue's `sortedDomains`: BestFit puts the domains with the most free slices (`counts`;
+/// pods when no slices are asked) first, LeastFreeCapacity the fewest; ties by the fewest
+/// free pods (`pods`), then by the level values (the domain id).
+fn sort_domains(
+    order: &DomainOrder,
+    counts: &[u32],
+    pods: &[u32],
+    domains: &mut [DomainId],
+    best_fit: bool,
+) {
     domains.sort_by(|&a, &b| {
         let (ca, cb) = (counts[a.index()], counts[b.index()]);
         let by_count = if best_fit { cb.cmp(&ca) } else { ca.cmp(&cb) };
-        by_count.then_with(|| order.name_cmp(a, b))
+        by_count
+            .then_with(|| pods[a.index()].cmp(&pods[b.index()]))
+            .then_with(|| order.name_cmp(a, b))
     });
 }
 
@@ -493,12 +529,16 @@ fn find_assignment(
         leaf_pods,
         count,
         mode,
+        None,
     )
 }
 
 /// Finds the topology assignment of `count` pods given each leaf's capacity, walking `t` in
-/// its `order` (worked out once per topology). `Ok`: per lowest-level domain the pods it
-/// gets, in tree (level-path) order.
+/// its `order` (worked out once per topology). With a `slice` request the pods go in slices
+/// of `size`, each within one domain at the slice's depth (upstream's
+/// `findTopologyAssignment` with `sliceSize` and `sliceLevelIdx`; without one a slice is a
+/// pod at the lowest level). `Ok`: per lowest-level domain the pods it gets, in tree
+/// (level-path) order.
 pub fn find_assignment_in(
     t: &Topology,
     order: &DomainOrder,
@@ -506,56 +546,80 @@ pub fn find_assignment_in(
     leaf_pods: &[(DomainId, u32)],
     count: u32,
     mode: TasMode,
+    slice: Option<TasSlice>,
 ) -> Result<Vec<(DomainId, u32)>, String> {
-    let counts = domain_counts(t, leaf_pods);
+    let pods = domain_counts(t, leaf_pods);
     let lowest = t.domains.iter().map(|d| d.depth).max().unwrap_or(0);
     let best_fit = !matches!(mode, TasMode::Unconstrained);
+    let (slice_depth, size) = slice.map_or((lowest, 1), |s| (s.depth, s.size.max(1)));
+    // Slices per domain at and above the slice level; without slices, pods.
+    let units = if slice.is_some() {
+        std::borrow::Cow::Owned(slice_counts(t, &pods, slice_depth, size))
+    } else {
+        std::borrow::Cow::Borrowed(&pods)
+    };
+    let level_label = |depth: u32| match &t.source {
+        kueuesim_model::topology::TopologySource::Levels { labels } => {
+            labels.get(depth as usize - 1).cloned().unwrap_or_default()
+        }
+        kueuesim_model::topology::TopologySource::HyperNodes { .. } => String::new(),
+    };
     let start = match mode {
         TasMode::Required(d) | TasMode::Preferred(d) => d,
+        // A slice-only request searches from the top level (`levelKey`: `highestLevel` for
+        // `isSliceTopologyOnlyRequest`), a plain unconstrained one at the lowest.
+        TasMode::Unconstrained if slice.is_some() => 1,
         TasMode::Unconstrained => lowest,
     };
+    if start > slice_depth {
+        return Err(format!(
+            "podset slice topology {} is above the podset topology {}",
+            level_label(slice_depth),
+            level_label(start)
+        ));
+    }
+    if !count.is_multiple_of(size) {
+        return Err(format!(
+            "the pod set's {count} pods are not a whole number of slices of {size}"
+        ));
+    }
+    let need = count / size;
+    let unit = if size == 1 { "pod" } else { "slice" };
     let fail = |fit: u32| {
         if fit == 0 {
-            format!("topology \"{topology_name}\" doesn't allow to fit any of {count} pod(s)")
+            format!("topology \"{topology_name}\" doesn't allow to fit any of {need} {unit}(s)")
         } else {
-            format!("topology \"{topology_name}\" allows to fit only {fit} out of {count} pod(s)")
+            format!("topology \"{topology_name}\" allows to fit only {fit} out of {need} {unit}(s)")
         }
     };
-    // Phase 1: the level whose domains hold the pods, and the chosen domains there.
+    // Phase 1: the level whose domains hold the slices, and the chosen domains there.
     let mut depth = start;
     let mut chosen: Vec<(DomainId, u32)>;
     loop {
         let mut domains = order.at_depth(depth);
         if domains.is_empty() {
-            let label = match &t.source {
-                kueuesim_model::topology::TopologySource::Levels { labels } => {
-                    labels.get(depth as usize - 1).cloned().unwrap_or_default()
-                }
-                kueuesim_model::topology::TopologySource::HyperNodes { .. } => String::new(),
-            };
-            return Err(format!("no topology domains at level: {label}"));
+            return Err(format!(
+                "no topology domains at level: {}",
+                level_label(depth)
+            ));
         }
-        sort_domains(order, &counts, &mut domains, best_fit);
-        let largest = domains.first().map_or(0, |d| counts[d.index()]);
-        let fits_one = if best_fit {
-            domains.iter().any(|d| counts[d.index()] >= count)
-        } else {
-            domains.iter().any(|d| counts[d.index()] >= count)
-        };
-        if fits_one {
+        sort_domains(order, &units, &pods, &mut domains, best_fit);
+        let largest = domains.first().map_or(0, |d| units[d.index()]);
+        if domains.iter().any(|d| units[d.index()] >= need) {
             // BestFit: the smallest domain that holds everything; LeastFreeCapacity: the
             // first (smallest) that does.
             let d = domains
                 .iter()
-                .filter(|d| counts[d.index()] >= count)
+                .filter(|d| units[d.index()] >= need)
                 .min_by(|a, b| {
-                    counts[a.index()]
-                        .cmp(&counts[b.index()])
+                    units[a.index()]
+                        .cmp(&units[b.index()])
+                        .then_with(|| pods[a.index()].cmp(&pods[b.index()]))
                         .then_with(|| order.name_cmp(**a, **b))
                 })
                 .copied()
                 .expect("some domain fits");
-            chosen = vec![(d, count)];
+            chosen = vec![(d, need)];
             break;
         }
         match mode {
@@ -563,7 +627,7 @@ pub fn find_assignment_in(
                 let best = if best_fit {
                     largest
                 } else {
-                    domains.iter().map(|d| counts[d.index()]).max().unwrap_or(0)
+                    domains.iter().map(|d| units[d.index()]).max().unwrap_or(0)
                 };
                 return Err(fail(best));
             }
@@ -573,7 +637,7 @@ pub fn find_assignment_in(
             }
             _ => {
                 // The top level (or unconstrained): several domains, greedily.
-                match take_greedily(&counts, &domains, count, best_fit) {
+                match take_greedily(&units, &domains, need, best_fit) {
                     Ok(c) => {
                         chosen = c;
                         break;
@@ -583,18 +647,36 @@ pub fn find_assignment_in(
             }
         }
     }
-    // Phase 2: descend level by level: the children of all chosen domains pooled, sorted and
-    // taken greedily (best fit for the last one), so few domains are used at every level.
-    while depth < lowest {
+    // Phase 2: descend level by level down to the slice level: the children of all chosen
+    // domains pooled, sorted and taken greedily (best fit for the last one), so few domains
+    // are used at every level.
+    while depth < slice_depth {
         let mut kids: Vec<DomainId> = chosen
             .iter()
             .flat_map(|&(d, _)| t.domain(d).children.iter().copied())
             .collect();
-        sort_domains(order, &counts, &mut kids, best_fit);
-        match take_greedily(&counts, &kids, count, best_fit) {
+        sort_domains(order, &units, &pods, &mut kids, best_fit);
+        match take_greedily(&units, &kids, need, best_fit) {
             Ok(c) => chosen = c,
             Err(fit) => return Err(fail(fit)),
         }
+        depth += 1;
+    }
+    // Below the slice level each domain's pods stay within it: its own children take them,
+    // domain by domain (upstream's second descent loop, one slice of a pod).
+    let mut chosen: Vec<(DomainId, u32)> = chosen.into_iter().map(|(d, k)| (d, k * size)).collect();
+    while depth < lowest {
+        let mut next = Vec::with_capacity(chosen.len());
+        for &(d, k) in &chosen {
+            let mut kids: Vec<DomainId> = t.domain(d).children.clone();
+            sort_domains(order, &pods, &pods, &mut kids, best_fit);
+            match take_greedily(&pods, &kids, k, best_fit) {
+                Ok(c) => next.extend(c),
+                // The slice level's count came from these children: they hold `k`.
+                Err(fit) => return Err(fail(fit / size)),
+            }
+        }
+        chosen = next;
         depth += 1;
     }
     chosen.sort_by_key(|&(d, _)| t.domain(d).nodes.start);
@@ -743,5 +825,192 @@ mod more_tests {
             .map(|&(d, k)| (t.domain(d).value.as_str(), k))
             .collect();
         assert_eq!(got, [("x1", 1), ("x3", 1), ("x5", 1), ("x2", 1), ("x6", 2)]);
+    }
+
+    /// Three-level topology [block, rack, hostname] from (node, block, rack) triples, and the
+    /// leaves' capacities in pods, node by node.
+    fn three_levels(
+        nodes: &[(&str, &str, &str)],
+        pods: &[u32],
+    ) -> (Topology, Vec<(DomainId, u32)>) {
+        let nodes: Vec<Node> = nodes
+            .iter()
+            .map(|&(name, b, r)| Node {
+                name: name.into(),
+                labels: Labels::new(vec![
+                    ("block".into(), b.into()),
+                    ("rack".into(), r.into()),
+                    ("kubernetes.io/hostname".into(), name.into()),
+                ]),
+                allocatable: vec![],
+                taints: vec![],
+                unschedulable: false,
+            })
+            .collect();
+        let t = Topology::from_levels(
+            "default",
+            &[
+                "block".into(),
+                "rack".into(),
+                "kubernetes.io/hostname".into(),
+            ],
+            &nodes,
+        );
+        let leaves = pods
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (t.domain_of(NodeId::from_index(i)).unwrap(), k))
+            .collect();
+        (t, leaves)
+    }
+
+    fn hosts(t: &Topology, a: &[(DomainId, u32)]) -> Vec<(String, u32)> {
+        a.iter()
+            .map(|&(d, k)| (t.domain(d).value.clone(), k))
+            .collect()
+    }
+
+    /// tas_cache_test.go "block required for podset; rack required for slices; BestFit":
+    /// b1's racks hold one slice of 2 each (r2 has 3 pods), b2's one: b1 takes both slices,
+    /// each within its rack, 1 pod a host.
+    #[test]
+    fn slices_stay_within_their_rack() {
+        let (t, leaves) = three_levels(
+            &[
+                ("x3", "b1", "r1"),
+                ("x5", "b1", "r1"),
+                ("x1", "b1", "r2"),
+                ("x6", "b1", "r2"),
+                ("x2", "b1", "r2"),
+                ("x4", "b2", "r1"),
+                ("x7", "b2", "r1"),
+            ],
+            &[1; 7],
+        );
+        let slice = Some(TasSlice { depth: 2, size: 2 });
+        let a = find_assignment_in(
+            &t,
+            &DomainOrder::new(&t),
+            "default",
+            &leaves,
+            4,
+            TasMode::Required(1),
+            slice,
+        )
+        .unwrap();
+        let mut got = hosts(&t, &a);
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ("x1".into(), 1),
+                ("x2".into(), 1),
+                ("x3".into(), 1),
+                ("x5".into(), 1)
+            ]
+        );
+    }
+
+    /// Two racks of three one-pod hosts, 4 pods in slices of 2 at the rack: a slice per rack.
+    /// Without slices the pooled descent fills the first rack (3) and puts 1 in the other.
+    #[test]
+    fn slices_split_pods_by_rack_where_pods_alone_would_not() {
+        let (t, leaves) = three_levels(
+            &[
+                ("x1", "b1", "r1"),
+                ("x2", "b1", "r1"),
+                ("x3", "b1", "r1"),
+                ("x4", "b1", "r2"),
+                ("x5", "b1", "r2"),
+                ("x6", "b1", "r2"),
+            ],
+            &[1; 6],
+        );
+        let per_rack = |a: &[(DomainId, u32)]| {
+            let r1: u32 = a
+                .iter()
+                .filter(|&&(d, _)| t.domain(d).name.starts_with("b1.r1"))
+                .map(|&(_, k)| k)
+                .sum();
+            let all: u32 = a.iter().map(|&(_, k)| k).sum();
+            (r1, all - r1)
+        };
+        let sliced = find_assignment_in(
+            &t,
+            &DomainOrder::new(&t),
+            "default",
+            &leaves,
+            4,
+            TasMode::Required(1),
+            Some(TasSlice { depth: 2, size: 2 }),
+        )
+        .unwrap();
+        assert_eq!(per_rack(&sliced), (2, 2));
+        let plain = find_assignment(&t, "default", &leaves, 4, TasMode::Required(1)).unwrap();
+        assert_eq!(per_rack(&plain), (3, 1));
+    }
+
+    /// tas_cache_test.go "block required for podset; rack required for slices; podset fits in
+    /// a block, but slices do not fit in racks": 6 pods fit in b1, but no rack holds a slice
+    /// of 3.
+    #[test]
+    fn slices_that_fit_no_rack_fail_in_slices() {
+        let (t, leaves) = three_levels(
+            &[("x3", "b1", "r1"), ("x5", "b1", "r2"), ("x1", "b1", "r3")],
+            &[2, 2, 2],
+        );
+        let e = find_assignment_in(
+            &t,
+            &DomainOrder::new(&t),
+            "default",
+            &leaves,
+            6,
+            TasMode::Required(1),
+            Some(TasSlice { depth: 2, size: 3 }),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "topology \"default\" doesn't allow to fit any of 2 slice(s)"
+        );
+        // Without slices the block holds the 6 pods, two per host.
+        let plain = find_assignment(&t, "default", &leaves, 6, TasMode::Required(1)).unwrap();
+        assert_eq!(plain.iter().map(|&(_, k)| k).sum::<u32>(), 6);
+    }
+
+    /// tas_cache_test.go "no topology for podset; host required for slices; BestFit": a
+    /// slice-only request (unconstrained at the pod-set level) of 3 slices of 2, one per host
+    /// of 3 pods.
+    #[test]
+    fn slice_only_request_places_whole_slices_per_host() {
+        let (t, leaves) = three_levels(
+            &[("x3", "b1", "r1"), ("x5", "b1", "r1"), ("x1", "b1", "r1")],
+            &[3, 3, 3],
+        );
+        let a = find_assignment_in(
+            &t,
+            &DomainOrder::new(&t),
+            "default",
+            &leaves,
+            6,
+            TasMode::Unconstrained,
+            Some(TasSlice { depth: 3, size: 2 }),
+        )
+        .unwrap();
+        let mut got = hosts(&t, &a);
+        got.sort();
+        assert_eq!(got, [("x1".into(), 2), ("x3".into(), 2), ("x5".into(), 2)]);
+        // A pod count that is not whole slices is refused.
+        let e = find_assignment_in(
+            &t,
+            &DomainOrder::new(&t),
+            "default",
+            &leaves,
+            5,
+            TasMode::Unconstrained,
+            Some(TasSlice { depth: 3, size: 2 }),
+        )
+        .unwrap_err();
+        assert!(e.contains("not a whole number of slices of 2"), "{e}");
     }
 }

@@ -292,8 +292,8 @@ pub struct PodSet {
     /// treats a slice-only request (`isSliceTopologyOnlyRequest`).
     pub topology_request: Option<TopologyRequest>,
     /// Kueue TAS: the slice request (`podset-slice-required-topology` and
-    /// `podset-slice-size`). Part of the scheduling equivalence hash; the placement does not
-    /// keep a slice within one domain of its level yet (docs/semantics.md).
+    /// `podset-slice-size`): the placement keeps every slice within one domain of its level,
+    /// and it is part of the scheduling equivalence hash.
     pub topology_slice: Option<TopologySlice>,
     /// KAI GPU sharing: the pod template's `gpu-fraction` or `gpu-memory` annotation.
     pub gpu_share: Option<crate::gpu::GpuShare>,

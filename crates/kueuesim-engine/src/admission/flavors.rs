@@ -1033,12 +1033,28 @@ pub(super) fn topology_assignment(
         TopologyRequest::Preferred(l) => TasMode::Preferred(depth(l)),
         TopologyRequest::Unconstrained => TasMode::Unconstrained,
     };
+    // The slice level must be a level of the topology (`resolveLevelIdx` for the slice key).
+    let slice = match &ps.topology_slice {
+        None => None,
+        Some(s) => match t.tier_of_level(&s.level) {
+            Some(tier) => Some(crate::tas::TasSlice {
+                depth: (t.root_tier() - tier) as u32,
+                size: s.size,
+            }),
+            None => {
+                return Err(format!(
+                    "no requested topology level for slices: {}",
+                    s.level
+                ));
+            }
+        },
+    };
     let (leaves, total, excluded) = tas.pods_per_leaf(world, index, f, ps);
     let order = match tas.orders.get(index) {
         Some(o) => std::borrow::Cow::Borrowed(o),
         None => std::borrow::Cow::Owned(crate::tas::DomainOrder::new(t)),
     };
-    crate::tas::find_assignment_in(t, &order, name, &leaves, count, mode)
+    crate::tas::find_assignment_in(t, &order, name, &leaves, count, mode, slice)
         .map(|domains| TopologyAssignment {
             topology: index,
             domains,

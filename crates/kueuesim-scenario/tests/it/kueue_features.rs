@@ -1039,6 +1039,28 @@ fn tas_racks() {
     assert_eq!(c.pod_sets[0].nodes, ["n1", "n1"]);
 }
 
+/// scenarios/kueue/tas-slices: slice requests read from the Job's annotations keep every
+/// slice within one rack, where the same pods without slices fill the fuller rack first; a
+/// pod count that is not whole slices waits with TopologyPlacementFailed.
+#[test]
+fn tas_slices() {
+    let r = run_dir("kueue/tas-slices");
+    let sliced = wl(&r, "team", "sliced");
+    assert_eq!(sliced.admitted_at, Some(0.0));
+    assert_eq!(sliced.pod_sets[0].nodes, ["n1", "n2", "n4", "n5"]);
+    let plain = wl(&r, "team", "plain");
+    assert_eq!(plain.admitted_at, Some(7200.0));
+    assert_eq!(plain.pod_sets[0].nodes, ["n1", "n2", "n3", "n4"]);
+    let odd = wl(&r, "team", "odd");
+    assert_eq!(odd.admitted_at, None);
+    let c = condition(odd, "QuotaReserved");
+    assert_eq!(c.reason, "TopologyPlacementFailed");
+    assert_eq!(
+        c.message,
+        "couldn't assign flavors to pod set main: the pod set's 3 pods are not a whole number of slices of 2"
+    );
+}
+
 /// scenarios/kueue/resource-transformations: excluded prefixes leave quota alone, a
 /// transformation turns MIG slices into memory quota.
 #[test]

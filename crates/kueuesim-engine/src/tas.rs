@@ -559,9 +559,10 @@ pub fn find_assignment_in(
         std::borrow::Cow::Borrowed(&pods)
     };
     let level_label = |depth: u32| match &t.source {
-        kueuesim_model::topology::TopologySource::Levels { labels } => {
-            labels.get(depth as usize - 1).cloned().unwrap_or_default()
-        }
+        kueuesim_model::topology::TopologySource::Levels { labels } => labels
+            .get((depth as usize).saturating_sub(1))
+            .cloned()
+            .unwrap_or_default(),
         kueuesim_model::topology::TopologySource::HyperNodes { .. } => String::new(),
     };
     let start = match mode {

@@ -572,7 +572,7 @@ pub fn find_assignment_in(
         TasMode::Unconstrained if slice.is_some() => 1,
         TasMode::Unconstrained => lowest,
     };
-    if start > slice_depth {
+    if slice.is_some() && start > slice_depth {
         return Err(format!(
             "podset slice topology {} is above the podset topology {}",
             level_label(slice_depth),
@@ -1013,5 +1013,14 @@ mod more_tests {
         )
         .unwrap_err();
         assert!(e.contains("not a whole number of slices of 2"), "{e}");
+    }
+
+    /// A topology without nodes has no domains: the request fails at its level, slices or not
+    /// (a fuzzed input once got the slice-level error here without asking for slices).
+    #[test]
+    fn no_domains_fail_at_the_requested_level() {
+        let t = Topology::from_levels("default", &["rack".into()], &[]);
+        let e = find_assignment(&t, "default", &[], 2, TasMode::Required(1)).unwrap_err();
+        assert_eq!(e, "no topology domains at level: rack");
     }
 }

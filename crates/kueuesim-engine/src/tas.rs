@@ -670,8 +670,12 @@ pub fn find_assignment_in(
         let mut next = Vec::with_capacity(chosen.len());
         for &(d, k) in &chosen {
             let mut kids: Vec<DomainId> = t.domain(d).children.clone();
-            sort_domains(order, &pods, &pods, &mut kids, best_fit);
-            match take_greedily(&pods, &kids, k, best_fit) {
+            // Upstream's `sortedDomains` there sees no free slices (`sliceCount` is set only
+            // at and above the slice level), so it sorts by fewest free pods, then level
+            // values, and `updateCountsToMinimumGeneric` takes them in that order.
+            let zero = vec![0u32; pods.len()];
+            sort_domains(order, &zero, &pods, &mut kids, best_fit);
+            match take_greedily(&pods, &kids, k, false) {
                 Ok(c) => next.extend(c),
                 // The slice level's count came from these children: they hold `k`.
                 Err(fit) => return Err(fail(fit / size)),
@@ -1022,5 +1026,29 @@ mod more_tests {
         let t = Topology::from_levels("default", &["rack".into()], &[]);
         let e = find_assignment(&t, "default", &[], 2, TasMode::Required(1)).unwrap_err();
         assert_eq!(e, "no topology domains at level: rack");
+    }
+
+    /// Below the slice level the hosts go fewest free pods first (upstream's `sortedDomains`
+    /// with no `sliceCount` there): 4 pods in a slice of 4 at the rack, hosts x1:3, x2:1,
+    /// x3:2, go to x2, x3 and one of x1's.
+    #[test]
+    fn below_the_slice_level_fewest_free_first() {
+        let (t, leaves) = three_levels(
+            &[("x1", "b1", "r1"), ("x2", "b1", "r1"), ("x3", "b1", "r1")],
+            &[3, 1, 2],
+        );
+        let a = find_assignment_in(
+            &t,
+            &DomainOrder::new(&t),
+            "default",
+            &leaves,
+            4,
+            TasMode::Required(1),
+            Some(TasSlice { depth: 2, size: 4 }),
+        )
+        .unwrap();
+        let mut got = hosts(&t, &a);
+        got.sort();
+        assert_eq!(got, [("x1".into(), 1), ("x2".into(), 1), ("x3".into(), 2)]);
     }
 }

@@ -666,6 +666,12 @@ pub fn find_assignment_in(
     // Below the slice level each domain's pods stay within it: its own children take them,
     // domain by domain (upstream's second descent loop, one slice of a pod).
     let mut chosen: Vec<(DomainId, u32)> = chosen.into_iter().map(|(d, k)| (d, k * size)).collect();
+    let no_slices = if depth < lowest {
+        vec![0u32; pods.len()]
+    } else {
+        Vec::new()
+    };
+
     while depth < lowest {
         let mut next = Vec::with_capacity(chosen.len());
         for &(d, k) in &chosen {
@@ -673,8 +679,7 @@ pub fn find_assignment_in(
             // Upstream's `sortedDomains` there sees no free slices (`sliceCount` is set only
             // at and above the slice level), so it sorts by fewest free pods, then level
             // values, and `updateCountsToMinimumGeneric` takes them in that order.
-            let zero = vec![0u32; pods.len()];
-            sort_domains(order, &zero, &pods, &mut kids, best_fit);
+            sort_domains(order, &no_slices, &pods, &mut kids, best_fit);
             match take_greedily(&pods, &kids, k, false) {
                 Ok(c) => next.extend(c),
                 // The slice level's count came from these children: they hold `k`.
@@ -869,6 +874,25 @@ mod more_tests {
         (t, leaves)
     }
 
+    /// `find_assignment_in` on topology "default" with a slice request.
+    fn sliced(
+        t: &Topology,
+        leaves: &[(DomainId, u32)],
+        count: u32,
+        mode: TasMode,
+        slice: Option<TasSlice>,
+    ) -> Result<Vec<(DomainId, u32)>, String> {
+        find_assignment_in(
+            t,
+            &DomainOrder::new(t),
+            "default",
+            leaves,
+            count,
+            mode,
+            slice,
+        )
+    }
+
     fn hosts(t: &Topology, a: &[(DomainId, u32)]) -> Vec<(String, u32)> {
         a.iter()
             .map(|&(d, k)| (t.domain(d).value.clone(), k))
@@ -940,10 +964,8 @@ mod more_tests {
             let all: u32 = a.iter().map(|&(_, k)| k).sum();
             (r1, all - r1)
         };
-        let sliced = find_assignment_in(
+        let sliced = sliced(
             &t,
-            &DomainOrder::new(&t),
-            "default",
             &leaves,
             4,
             TasMode::Required(1),
@@ -964,10 +986,8 @@ mod more_tests {
             &[("x3", "b1", "r1"), ("x5", "b1", "r2"), ("x1", "b1", "r3")],
             &[2, 2, 2],
         );
-        let e = find_assignment_in(
+        let e = sliced(
             &t,
-            &DomainOrder::new(&t),
-            "default",
             &leaves,
             6,
             TasMode::Required(1),
@@ -992,10 +1012,8 @@ mod more_tests {
             &[("x3", "b1", "r1"), ("x5", "b1", "r1"), ("x1", "b1", "r1")],
             &[3, 3, 3],
         );
-        let a = find_assignment_in(
+        let a = sliced(
             &t,
-            &DomainOrder::new(&t),
-            "default",
             &leaves,
             6,
             TasMode::Unconstrained,
@@ -1006,10 +1024,8 @@ mod more_tests {
         got.sort();
         assert_eq!(got, [("x1".into(), 2), ("x3".into(), 2), ("x5".into(), 2)]);
         // A pod count that is not whole slices is refused.
-        let e = find_assignment_in(
+        let e = sliced(
             &t,
-            &DomainOrder::new(&t),
-            "default",
             &leaves,
             5,
             TasMode::Unconstrained,
@@ -1037,10 +1053,8 @@ mod more_tests {
             &[("x1", "b1", "r1"), ("x2", "b1", "r1"), ("x3", "b1", "r1")],
             &[3, 1, 2],
         );
-        let a = find_assignment_in(
+        let a = sliced(
             &t,
-            &DomainOrder::new(&t),
-            "default",
             &leaves,
             4,
             TasMode::Required(1),

@@ -415,14 +415,27 @@ pub struct QueueManager {
     /// Workloads in all active heaps together (so "is any head waiting" is O(1) with a
     /// thousand ClusterQueues).
     active_total: usize,
+    /// Gate `SchedulingEquivalenceHashing`: whether a NoFit or PreemptionNoCandidates head
+    /// parks its whole scheduling shape (`handleInadmissibleHash`). Off, no shape is ever
+    /// marked parked, so arrivals are not parked either.
+    equivalence_hashing: bool,
 }
 
 impl QueueManager {
-    /// Empty queues for `n` ClusterQueues.
+    /// Empty queues for `n` ClusterQueues, with `SchedulingEquivalenceHashing` on.
     pub fn new(n: usize) -> Self {
         QueueManager {
             queues: (0..n).map(|_| ClusterQueueQueue::default()).collect(),
             active_total: 0,
+            equivalence_hashing: true,
+        }
+    }
+
+    /// The same queues with gate `SchedulingEquivalenceHashing` set to `on`.
+    pub fn with_equivalence_hashing(self, on: bool) -> Self {
+        QueueManager {
+            equivalence_hashing: on,
+            ..self
         }
     }
 
@@ -551,7 +564,10 @@ impl QueueManager {
             return 0;
         }
         let mut moved = 0;
+        // `requeueIfNotPresent`: the bulk move needs the gate and a known hash (always known
+        // here when the gate is on).
         if strategy == QueueingStrategy::BestEffortFIFO
+            && self.equivalence_hashing
             && matches!(
                 reason,
                 RequeueReason::NoFit | RequeueReason::PreemptionNoCandidates
@@ -781,6 +797,39 @@ mod tests {
             assert_eq!(m.status(cq, &k), Some(QueueStatus::Active), "{reason:?}");
             assert_eq!(m.status(cq, &twin), Some(QueueStatus::Active), "{reason:?}");
             m.remove(cq, &k);
+        }
+    }
+
+    #[test]
+    fn without_equivalence_hashing_a_head_parks_alone() {
+        // Gate SchedulingEquivalenceHashing off: `requeueIfNotPresent` skips
+        // `handleInadmissibleHash`, so a NoFit head's twin stays in the heap and a later
+        // arrival of the same shape is queued, not parked.
+        for (on, twin_after, moved_want) in [
+            (true, QueueStatus::Inadmissible, 1),
+            (false, QueueStatus::Active, 0),
+        ] {
+            let mut m = QueueManager::new(1).with_equivalence_hashing(on);
+            let cq = ClusterQueueId(0);
+            let twin = key(0, 9, 9);
+            m.push_active(cq, twin);
+            let k = key(0, 0, 0);
+            let moved = m.requeue(
+                cq,
+                QueueingStrategy::BestEffortFIFO,
+                k,
+                RequeueReason::NoFit,
+                false,
+            );
+            assert_eq!(moved, moved_want, "gate {on}");
+            assert_eq!(m.status(cq, &k), Some(QueueStatus::Inadmissible));
+            assert_eq!(m.status(cq, &twin), Some(twin_after), "gate {on}");
+            let late = key(0, 20, 20);
+            assert_eq!(
+                m.add(cq, QueueingStrategy::BestEffortFIFO, late),
+                twin_after,
+                "gate {on}"
+            );
         }
     }
 

@@ -102,6 +102,12 @@ pub struct KueueGates {
     /// the cycle has its assignment recomputed as if those preemptions were done, instead of
     /// being skipped.
     pub recompute_on_overlap: bool,
+    /// `SchedulingEquivalenceHashing` (beta and on by default since Kueue 0.18, off in
+    /// 0.17): under BestEffortFIFO a head requeued as NoFit or PreemptionNoCandidates
+    /// parks every pending workload of its scheduling shape with it, and workloads of that
+    /// shape created before the next requeue of inadmissible workloads are parked on arrival.
+    /// Off, each workload is evaluated on its own.
+    pub scheduling_equivalence_hashing: bool,
 }
 
 impl Default for KueueGates {
@@ -109,6 +115,7 @@ impl Default for KueueGates {
         KueueGates {
             preserve_scan_progress: true,
             recompute_on_overlap: true,
+            scheduling_equivalence_hashing: true,
         }
     }
 }

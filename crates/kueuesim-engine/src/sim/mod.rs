@@ -300,7 +300,9 @@ impl<'w> Simulation<'w> {
             runtimes: Window::default(),
             feed: Feed::World,
             kueue: Kueue {
-                queues: QueueManager::new(world.cluster_queues.len()),
+                queues: QueueManager::new(world.cluster_queues.len()).with_equivalence_hashing(
+                    world.config.kueue_gates.scheduling_equivalence_hashing,
+                ),
                 tree,
                 admitted: AdmittedIndex::new(world.cluster_queues.len()),
                 cq_stopped,

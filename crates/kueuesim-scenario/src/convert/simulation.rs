@@ -190,10 +190,12 @@ fn feature_gates(
         match name.as_str() {
             "FlavorFungibilityPreserveScanProgress" => out.preserve_scan_progress = on,
             "RecomputeAssignmentUponPreemptionTargetsOverlap" => out.recompute_on_overlap = on,
+            "SchedulingEquivalenceHashing" => out.scheduling_equivalence_hashing = on,
             _ => warnings.push(format!(
                 "{}: featureGates.{name} is not a Kueue feature gate kueuesim models \
                  (known: FlavorFungibilityPreserveScanProgress, \
-                 RecomputeAssignmentUponPreemptionTargetsOverlap); ignored",
+                 RecomputeAssignmentUponPreemptionTargetsOverlap, \
+                 SchedulingEquivalenceHashing); ignored",
                 pos_of(src, value)
             )),
         }

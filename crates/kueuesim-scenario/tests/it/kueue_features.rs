@@ -659,6 +659,39 @@ fn equivalence_hashing_parked_workloads_get_no_condition() {
     );
 }
 
+/// Gate `SchedulingEquivalenceHashing` off (`featureGates`, as in Kueue before 0.20, where it
+/// was alpha): `requeueIfNotPresent` moves no equivalent workload with a NoFit head and
+/// `AddOrUpdate` parks no arrival, so every workload is evaluated on its own and gets its own
+/// Warning; the admissions are the same as with the gate on.
+#[test]
+fn without_equivalence_hashing_each_workload_is_evaluated() {
+    let mut loaded = load_dir("kueue/equivalence-hashing-and-batching");
+    loaded
+        .world
+        .config
+        .kueue_gates
+        .scheduling_equivalence_hashing = false;
+    let outcome = Simulation::new(&loaded.world).run();
+    let r = result(&loaded.world, &outcome);
+    for name in ["eq-1", "eq-2", "eq-3", "eq-4"] {
+        assert_eq!(
+            warnings(wl(&r, "team", name)),
+            [(60.0, "WaitingForQuota", more_needed("default", 2).as_str())],
+            "{name}"
+        );
+    }
+    assert_eq!(
+        warnings(wl(&r, "team", "eq-5")),
+        [(120.0, "WaitingForQuota", more_needed("default", 2).as_str())]
+    );
+    assert_ran(wl(&r, "team", "eq-1"), 601.0, 901.0);
+    assert_ran(wl(&r, "team", "eq-2"), 601.0, 901.0);
+    assert_ran(wl(&r, "team", "eq-3"), 902.0, 1202.0);
+    assert_ran(wl(&r, "team", "eq-4"), 902.0, 1202.0);
+    assert_ran(wl(&r, "team", "other"), 1203.0, 1503.0);
+    assert_ran(wl(&r, "team", "eq-5"), 1203.0, 1503.0);
+}
+
 // ---- maximumExecutionTimeSeconds ----
 
 #[test]

@@ -470,6 +470,9 @@ fn feature_gates_switch_scan_progress_and_name_bad_values() {
         "{RecomputeAssignmentUponPreemptionTargetsOverlap: false}",
     ));
     assert!(!off.recompute_on_overlap && off.preserve_scan_progress);
+    assert!(off.scheduling_equivalence_hashing);
+    let off = gates(&sim("{SchedulingEquivalenceHashing: false}"));
+    assert!(!off.scheduling_equivalence_hashing && off.recompute_on_overlap);
     let e = crate::util::load_error(&sim("{FlavorFungibilityPreserveScanProgress: maybe}"));
     assert!(
         e.starts_with("t.yaml:5:59:") && e.contains("expected true or false"),

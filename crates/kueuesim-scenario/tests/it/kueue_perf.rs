@@ -95,11 +95,7 @@ const PUBLISHED: &[Published] = &[
 ];
 
 const MISSES_LARGE_SCALE: &[&str] = &[];
-const MISSES_TAS: &[&str] = &[
-    "avg time to admission, large-balanced-rack",
-    "avg time to admission, large-preferred-rack",
-    "avg time to admission, large-required-rack",
-];
+const MISSES_TAS: &[&str] = &[];
 
 fn measure(name: &str) -> Measured {
     let path = scenarios_dir().join(format!("kueue-perf/{name}.yaml"));

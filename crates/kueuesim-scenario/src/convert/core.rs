@@ -116,6 +116,10 @@ pub(super) struct Builder<'a> {
     /// (namespace, LocalQueue) → how many workloads of the input's objects name that
     /// LocalQueue, which does not exist, and the first such object's position.
     pub(super) missing_queues: BTreeMap<(String, String), (usize, Pos)>,
+    /// Pod templates with Kueue's multi-layer slice annotation
+    /// (`podset-slice-required-topology-constraints`), which is not modelled: how many, and
+    /// the first one's position (one warning for them all).
+    pub(super) slice_constraints_ignored: Option<(usize, Pos)>,
 }
 
 /// Names to indexes of the `World`'s vectors, kept in step as objects are built.
@@ -152,6 +156,8 @@ pub(crate) fn err_at<T>(
 /// The Kueue TAS annotations of a slice request, as the Job integration reads them.
 pub(crate) const SLICE_LEVEL_ANNOTATION: &str = "kueue.x-k8s.io/podset-slice-required-topology";
 pub(crate) const SLICE_SIZE_ANNOTATION: &str = "kueue.x-k8s.io/podset-slice-size";
+pub(crate) const SLICE_CONSTRAINTS_ANNOTATION: &str =
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints";
 
 /// A Kueue TAS slice request from its level and size (the annotations above, a Workload's
 /// `podSetSliceRequiredTopology` and `podSetSliceSize`, or a generator's `sliceRequired` and
@@ -535,6 +541,13 @@ impl<'a> Builder<'a> {
         for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
             self.warnings.push(format!(
                 "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
+            ));
+        }
+        if let Some((n, pos)) = self.slice_constraints_ignored.take() {
+            self.warnings.push(format!(
+                "{pos}: annotation {SLICE_CONSTRAINTS_ANNOTATION} (Kueue's multi-layer slices, \
+                 gate TASMultiLayerTopology) is not modelled; {n} pod set(s) carry it (the first \
+                 here) and are placed without it, by their other topology annotations"
             ));
         }
     }

@@ -447,4 +447,56 @@ spec:
         e.contains("podSetSliceRequiredTopology without podSetSliceSize"),
         "{e}"
     );
+    // A slice larger than the Job's pod set: the Job webhooks refuse it
+    // (`ValidateSliceSizeAnnotationUpperBound`); a slice of the whole pod set is accepted.
+    let e = load_error(&job(
+        "kueue.x-k8s.io/podset-slice-required-topology: rack, kueue.x-k8s.io/podset-slice-size: \"8\"",
+    ));
+    assert!(
+        e.contains("t.yaml:32:")
+            && e.contains("kueue.x-k8s.io/podset-slice-size 8 is greater than pod set \"main\"'s 4 pods"),
+        "{e}"
+    );
+    assert_eq!(
+        topology(job(
+            "kueue.x-k8s.io/podset-slice-required-topology: rack, kueue.x-k8s.io/podset-slice-size: \"4\""
+        ))
+        .1,
+        Some(TopologySlice {
+            level: "rack".into(),
+            size: 4
+        })
+    );
+    // Multi-layer slices (TASMultiLayerTopology) are not modelled: one warning for all the
+    // pod sets that carry the annotation, at the first.
+    let two = format!(
+        "{}---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j2
+  namespace: ns
+  labels: {{kueue.x-k8s.io/queue-name: q}}
+spec:
+  parallelism: 4
+  template:
+    metadata:
+      annotations: {{kueue.x-k8s.io/podset-slice-required-topology-constraints: '[]'}}
+    spec: {{containers: [{{resources: {{requests: {{nvidia.com/gpu: 1}}}}}}]}}
+",
+        job("kueue.x-k8s.io/podset-slice-required-topology-constraints: '[{\"topology\":\"rack\",\"size\":2}]'")
+    );
+    let l = load_text("t.yaml", &two).expect("loads");
+    let w: Vec<&String> = l
+        .warnings
+        .iter()
+        .filter(|w| w.contains("podset-slice-required-topology-constraints"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", l.warnings);
+    assert!(
+        w[0].starts_with("t.yaml:32:")
+            && w[0].contains("is not modelled; 2 pod set(s) carry it (the first here)"),
+        "{}",
+        w[0]
+    );
 }

@@ -22,9 +22,9 @@ use kueuesim_model::time::SimDuration;
 use kueuesim_model::{CreationBlocked, PodSet, QueueRef, ResourceList, TopologyRequest, Workload};
 
 use crate::convert::core::{
-    Builder, DEFAULT_LOCAL_QUEUE, PRIORITY_CLASS_LABEL, QUEUE_LABEL, SLICE_LEVEL_ANNOTATION,
-    SLICE_SIZE_ANNOTATION, err_at, err_obj, labels, pos_of, quantity, spec_shape, tolerations,
-    topology_slice,
+    Builder, DEFAULT_LOCAL_QUEUE, PRIORITY_CLASS_LABEL, QUEUE_LABEL, SLICE_CONSTRAINTS_ANNOTATION,
+    SLICE_LEVEL_ANNOTATION, SLICE_SIZE_ANNOTATION, err_at, err_obj, labels, pos_of, quantity,
+    spec_shape, tolerations, topology_slice,
 };
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
@@ -193,6 +193,29 @@ impl Builder<'_> {
         } else {
             None
         };
+        if slice_annotations && let Some(size) = ann.get(SLICE_SIZE_ANNOTATION) {
+            // The Job webhooks' `ValidateSliceSizeAnnotationUpperBound` (jobframework
+            // `tas_validation.go`): a slice larger than the pod set is refused at creation.
+            if let Some(slice) = &topology_slice
+                && slice.size > count
+            {
+                return Err(err_at(
+                    src,
+                    size,
+                    format!(
+                        "{SLICE_SIZE_ANNOTATION} {} is greater than pod set {name:?}'s {count} pods: \
+                         expected at most {count} (Kueue's webhook refuses it: must not be \
+                         greater than pod set count {count})",
+                        slice.size
+                    ),
+                ));
+            }
+        }
+        if slice_annotations && let Some(c) = ann.get(SLICE_CONSTRAINTS_ANNOTATION) {
+            self.slice_constraints_ignored
+                .get_or_insert((0, pos_of(src, c)))
+                .0 += 1;
+        }
         // A slice-only request is TAS with an unconstrained pod set (`isSliceTopologyOnlyRequest`
         // in upstream's `isUnconstrained`).
         let topology_request = topology_request.or_else(|| {

@@ -454,7 +454,9 @@ spec:
     ));
     assert!(
         e.contains("t.yaml:32:")
-            && e.contains("kueue.x-k8s.io/podset-slice-size 8 is greater than pod set \"main\"'s 4 pods"),
+            && e.contains(
+                "kueue.x-k8s.io/podset-slice-size 8 is greater than pod set \"main\"'s 4 pods"
+            ),
         "{e}"
     );
     assert_eq!(
@@ -484,7 +486,9 @@ spec:
       annotations: {{kueue.x-k8s.io/podset-slice-required-topology-constraints: '[]'}}
     spec: {{containers: [{{resources: {{requests: {{nvidia.com/gpu: 1}}}}}}]}}
 ",
-        job("kueue.x-k8s.io/podset-slice-required-topology-constraints: '[{\"topology\":\"rack\",\"size\":2}]'")
+        job(
+            "kueue.x-k8s.io/podset-slice-required-topology-constraints: '[{\"topology\":\"rack\",\"size\":2}]'"
+        )
     );
     let l = load_text("t.yaml", &two).expect("loads");
     let w: Vec<&String> = l

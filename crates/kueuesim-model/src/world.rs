@@ -102,8 +102,8 @@ pub struct KueueGates {
     /// the cycle has its assignment recomputed as if those preemptions were done, instead of
     /// being skipped.
     pub recompute_on_overlap: bool,
-    /// `SchedulingEquivalenceHashing` (beta and on by default since Kueue 0.18, off in
-    /// 0.17): under BestEffortFIFO a head requeued as NoFit or PreemptionNoCandidates
+    /// `SchedulingEquivalenceHashing` (beta; on by default from Kueue 0.18, off in 0.17 and
+    /// in v0.15.7+ / v0.16.4+): under BestEffortFIFO a head requeued as NoFit or PreemptionNoCandidates
     /// parks every pending workload of its scheduling shape with it, and workloads of that
     /// shape created before the next requeue of inadmissible workloads are parked on arrival.
     /// Off, each workload is evaluated on its own.

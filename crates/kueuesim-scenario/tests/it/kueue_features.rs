@@ -659,8 +659,8 @@ fn equivalence_hashing_parked_workloads_get_no_condition() {
     );
 }
 
-/// Gate `SchedulingEquivalenceHashing` off (`featureGates`, as in Kueue before 0.20, where it
-/// was alpha): `requeueIfNotPresent` moves no equivalent workload with a NoFit head and
+/// Gate `SchedulingEquivalenceHashing` off (`featureGates`, as in Kueue 0.17, where it is
+/// beta and off by default): `requeueIfNotPresent` moves no equivalent workload with a NoFit head and
 /// `AddOrUpdate` parks no arrival, so every workload is evaluated on its own and gets its own
 /// Warning; the admissions are the same as with the gate on.
 #[test]

@@ -629,13 +629,12 @@ fn equivalence_hashing_and_batching() {
 /// SchedulingEquivalenceHashing is enabled and UnadmittedWorkloadsExplicitStatus is disabled
 /// (no status stamped on creation)" expects no condition.
 ///
-/// The simulator writes QuotaReserved=False, reason WaitingForQuota (the head's), message
-/// "Bypassed scheduling evaluation because an equivalent workload recently failed" on them.
+/// The simulator does the same: no condition and no event on them.
 ///
 /// A workload created while its shape is parked (eq-5) goes straight to the inadmissible list
 /// upstream (`cluster_queue.go` `AddOrUpdate`: "Skip to inadmissible if the workload's
-/// equivalence class was already bulk-moved"), so it is not evaluated until the next requeue;
-/// the simulator pushes it to the heap and evaluates it on arrival (Warning event at 120).
+/// equivalence class was already bulk-moved"), so it is not evaluated until the next requeue,
+/// here as there (first Warning at 902).
 #[test]
 fn equivalence_hashing_parked_workloads_get_no_condition() {
     let parked = run_until("equivalence-hashing-and-batching", 600.5);

@@ -339,13 +339,14 @@ spec:
 fn kueue_slice_requests_are_read_and_checked_as_upstream_validates() {
     use crate::util::load_error;
     use kueuesim_model::{TopologyRequest, TopologySlice};
-    let job = |ann: &str| {
+    // One Job document, and an input of the setup with one Job named j.
+    let job_doc = |name: &str, ann: &str| {
         format!(
-            "{SETUP}---
+            "---
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: j
+  name: {name}
   namespace: ns
   labels: {{kueue.x-k8s.io/queue-name: q}}
 spec:
@@ -357,6 +358,7 @@ spec:
 "
         )
     };
+    let job = |ann: &str| format!("{SETUP}{}", job_doc("j", ann));
     let topology = |text: String| {
         let l = load_text("t.yaml", &text).expect("loads");
         let ps = &l.world.workloads[0].pod_sets[0];
@@ -472,22 +474,13 @@ spec:
     // Multi-layer slices (TASMultiLayerTopology) are not modelled: one warning for all the
     // pod sets that carry the annotation, at the first.
     let two = format!(
-        "{}---
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: j2
-  namespace: ns
-  labels: {{kueue.x-k8s.io/queue-name: q}}
-spec:
-  parallelism: 4
-  template:
-    metadata:
-      annotations: {{kueue.x-k8s.io/podset-slice-required-topology-constraints: '[]'}}
-    spec: {{containers: [{{resources: {{requests: {{nvidia.com/gpu: 1}}}}}}]}}
-",
+        "{}{}",
         job(
             "kueue.x-k8s.io/podset-slice-required-topology-constraints: '[{\"topology\":\"rack\",\"size\":2}]'"
+        ),
+        job_doc(
+            "j2",
+            "kueue.x-k8s.io/podset-slice-required-topology-constraints: '[]'"
         )
     );
     let l = load_text("t.yaml", &two).expect("loads");

@@ -193,23 +193,23 @@ impl Builder<'_> {
         } else {
             None
         };
-        if slice_annotations && let Some(size) = ann.get(SLICE_SIZE_ANNOTATION) {
-            // The Job webhooks' `ValidateSliceSizeAnnotationUpperBound` (jobframework
-            // `tas_validation.go`): a slice larger than the pod set is refused at creation.
-            if let Some(slice) = &topology_slice
-                && slice.size > count
-            {
-                return Err(err_at(
-                    src,
-                    size,
-                    format!(
-                        "{SLICE_SIZE_ANNOTATION} {} is greater than pod set {name:?}'s {count} pods: \
-                         expected at most {count} (Kueue's webhook refuses it: must not be \
-                         greater than pod set count {count})",
-                        slice.size
-                    ),
-                ));
-            }
+        // The Job webhooks' `ValidateSliceSizeAnnotationUpperBound` (jobframework
+        // `tas_validation.go`): a slice larger than the pod set is refused at creation. (A
+        // slice is only read from the annotations, so the size annotation is there.)
+        if let Some(slice) = &topology_slice
+            && slice.size > count
+            && let Some(size) = ann.get(SLICE_SIZE_ANNOTATION)
+        {
+            return Err(err_at(
+                src,
+                size,
+                format!(
+                    "{SLICE_SIZE_ANNOTATION} {} is greater than pod set {name:?}'s {count} pods: \
+                     expected at most {count} (Kueue's webhook refuses it: must not be \
+                     greater than pod set count {count})",
+                    slice.size
+                ),
+            ));
         }
         if slice_annotations && let Some(c) = ann.get(SLICE_CONSTRAINTS_ANNOTATION) {
             self.slice_constraints_ignored

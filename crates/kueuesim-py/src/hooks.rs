@@ -1,12 +1,15 @@
 //! Python callables as the engine's `Hooks`: each call gets a read-only request object and
-//! returns data, which is checked here before the engine sees it. A callable that raises, or
-//! returns something unusable (an unknown node, a node that cannot take the pod, a score
-//! that is not a number), becomes a `PolicyError` kept until the run stops; the engine takes
-//! its built-in decision for that one call, so nothing is left half-applied.
+//! returns data, which is checked here before the engine sees it. A callable that raises an
+//! `Exception`, or returns something unusable (an unknown node, a node that cannot take the
+//! pod, a score that is not a number), becomes a `PolicyError` kept until the run stops; the
+//! engine takes its built-in decision for that one call, so nothing is left half-applied.
+//! Any other `BaseException` (`KeyboardInterrupt`, `SystemExit`) is kept as itself and
+//! stops the run the same way: it is no wrong decision but the program being stopped.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -17,7 +20,7 @@ pyo3::create_exception!(
     _kueuesim,
     PolicyError,
     pyo3::exceptions::PyRuntimeError,
-    "A Python policy raised, or returned a decision the engine cannot use."
+    "A Python policy raised an Exception, or returned a decision the engine cannot use."
 );
 
 /// What a queue-order policy is asked about a workload entering its ClusterQueue's queue.
@@ -145,13 +148,22 @@ impl PyHooks {
         })
     }
 
-    /// Records a failure of policy `name` (the first one only), the Python error as cause.
+    /// Records a failure of policy `name` (the first one only): a `PolicyError` with the
+    /// policy's `Exception` as its cause, or, for a `BaseException` that is not an
+    /// `Exception` (`KeyboardInterrupt` from Ctrl-C, `SystemExit` from `sys.exit()`), that
+    /// exception itself, so that it propagates out of `run` as Python would propagate it.
     fn fail(&mut self, py: Python<'_>, name: &str, message: String, cause: Option<PyErr>) {
-        if self.error.is_none() {
-            let e = PolicyError::new_err(format!("policy {name:?}: {message}"));
-            e.set_cause(py, cause);
-            self.error = Some(e);
+        if self.error.is_some() {
+            return;
         }
+        self.error = Some(match cause {
+            Some(e) if !e.is_instance_of::<PyException>(py) => e,
+            cause => {
+                let e = PolicyError::new_err(format!("policy {name:?}: {message}"));
+                e.set_cause(py, cause);
+                e
+            }
+        });
     }
 
     fn array(&self, py: Python<'_>, v: &[i64]) -> PyResult<Py<PyAny>> {
@@ -204,7 +216,7 @@ impl PyHooks {
         v: &ScoreView<'_>,
         ret: &Bound<'_, PyAny>,
         scores: &mut Vec<f64>,
-    ) -> Result<(), String> {
+    ) -> Result<(), BadScores> {
         let n = v.candidates.len();
         if let Ok(d) = ret.cast::<PyDict>() {
             scores.resize(n, f64::NEG_INFINITY);
@@ -215,7 +227,8 @@ impl PyHooks {
                 let Some(&node) = self.node_index.get(&name) else {
                     return Err(format!(
                         "returned a score for node {name:?}, which does not exist"
-                    ));
+                    )
+                    .into());
                 };
                 let Ok(i) = v.candidates.binary_search(&kueuesim_model::NodeId(node)) else {
                     let free = self
@@ -228,18 +241,24 @@ impl PyHooks {
                         v.workload.namespace,
                         v.workload.name,
                         self.gpu.map_or(0, |g| v.needs.requests.get(g))
-                    ));
+                    )
+                    .into());
                 };
-                scores[i] = s
-                    .extract()
-                    .map_err(|_| format!("the score of {name:?} is not a number"))?;
+                scores[i] = s.extract().map_err(|e| {
+                    BadScores::raised(py, e, || format!("the score of {name:?} is not a number"))
+                })?;
             }
         } else {
             let np = py.import("numpy").map_err(|e| e.to_string())?;
+            // numpy reads the answer through its own methods (`__len__`, `__getitem__`,
+            // `__float__`, `__array__`): Python code of the policy's, which may raise anything.
             let arr = np
                 .call_method1("ascontiguousarray", (ret, "f8"))
                 .map_err(|e| {
-                    format!("expected a sequence of numbers or a dict of node → score: {e}")
+                    let text = e.to_string();
+                    BadScores::raised(py, e, || {
+                        format!("expected a sequence of numbers or a dict of node → score: {text}")
+                    })
                 })?;
             let bytes = arr
                 .call_method0("tobytes")
@@ -251,23 +270,48 @@ impl PyHooks {
                     .map(|c| f64::from_ne_bytes(c.try_into().expect("8 bytes"))),
             );
             if scores.len() != n {
-                return Err(format!(
-                    "returned {} scores for {n} candidate nodes",
-                    scores.len()
-                ));
+                return Err(
+                    format!("returned {} scores for {n} candidate nodes", scores.len()).into(),
+                );
             }
         }
         if let Some(i) = scores
             .iter()
             .position(|s| s.is_nan() || *s == f64::INFINITY)
         {
-            return Err(format!(
+            return Err(BadScores::Wrong(format!(
                 "the score of node {:?} is {}: expected a finite number (or -inf: do not use)",
                 self.names[v.candidates[i].index()],
                 scores[i]
-            ));
+            )));
         }
         Ok(())
+    }
+}
+
+/// Why a policy's scores were not used.
+enum BadScores {
+    /// A wrong answer, in words.
+    Wrong(String),
+    /// Reading the answer ran the policy's Python code, which raised a `BaseException` that
+    /// is not an `Exception` (`KeyboardInterrupt`, `SystemExit`): it propagates as itself.
+    Stopped(PyErr),
+}
+
+impl BadScores {
+    /// `e` met while reading the answer: a wrong answer (`what`), unless it stops the program.
+    fn raised(py: Python<'_>, e: PyErr, what: impl FnOnce() -> String) -> BadScores {
+        if e.is_instance_of::<PyException>(py) {
+            BadScores::Wrong(what())
+        } else {
+            BadScores::Stopped(e)
+        }
+    }
+}
+
+impl From<String> for BadScores {
+    fn from(message: String) -> BadScores {
+        BadScores::Wrong(message)
     }
 }
 
@@ -349,8 +393,12 @@ impl Hooks for PyHooks {
             match ret {
                 Ok(r) => match self.read_scores(py, v, r.bind(py), scores) {
                     Ok(()) => Some(()),
-                    Err(m) => {
+                    Err(BadScores::Wrong(m)) => {
                         self.fail(py, &name, format!("{what}: {m}"), None);
+                        None
+                    }
+                    Err(BadScores::Stopped(e)) => {
+                        self.fail(py, &name, what, Some(e));
                         None
                     }
                 },

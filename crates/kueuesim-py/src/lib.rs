@@ -12,6 +12,7 @@ mod columns;
 mod hooks;
 
 use std::cell::RefCell;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -61,42 +62,41 @@ fn duration(text: &str, what: &str) -> PyResult<SimDuration> {
         .map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn load_world(
-    py: Python<'_>,
+/// What `load_world` reads: the paths and the command's what-if options.
+struct LoadRequest {
     paths: Vec<PathBuf>,
     seed: Option<u64>,
-    until: Option<&str>,
+    until: Option<SimDuration>,
     patches: Vec<PathBuf>,
     sets: Vec<String>,
     trace_root: Option<PathBuf>,
     strict: bool,
     stream: bool,
-) -> PyResult<Loaded> {
-    let run = || -> Result<Loaded, ScenarioError> {
-        let files = if paths.is_empty() {
-            default_scenario()
-        } else {
-            read_paths(&paths)?
-        };
-        let patches = if patches.is_empty() {
-            Vec::new()
-        } else {
-            read_paths(&patches)?
-        };
-        let opts = LoadOptions {
-            strict,
-            trace_root,
-            seed,
-            stream,
-            patches,
-            sets,
-        };
-        load(&files, opts)
+}
+
+/// Loads a scenario as the command does; Rust only, so it runs without the GIL.
+fn load_world(req: LoadRequest) -> Result<Loaded, ScenarioError> {
+    let files = if req.paths.is_empty() {
+        default_scenario()
+    } else {
+        read_paths(&req.paths)?
     };
-    let mut loaded = run().map_err(|e| input_error(py, e))?;
-    if let Some(u) = until {
-        loaded.world.config.until = Some(SimTime::ZERO + duration(u, "until")?);
+    let patches = if req.patches.is_empty() {
+        Vec::new()
+    } else {
+        read_paths(&req.patches)?
+    };
+    let opts = LoadOptions {
+        strict: req.strict,
+        trace_root: req.trace_root,
+        seed: req.seed,
+        stream: req.stream,
+        patches,
+        sets: req.sets,
+    };
+    let mut loaded = load(&files, opts)?;
+    if let Some(u) = req.until {
+        loaded.world.config.until = Some(SimTime::ZERO + u);
     }
     Ok(loaded)
 }
@@ -262,12 +262,221 @@ fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table 
     Table { names, columns }
 }
 
+/// The budgets of one run, as `kueuesim run --max-events` and `--max-wall` take them.
+struct Budget {
+    max_events: Option<u64>,
+    /// The wall-time budget, with its text for the message.
+    max_wall: Option<(String, std::time::Duration)>,
+}
+
+impl Budget {
+    fn new(max_events: Option<u64>, max_wall: Option<&str>) -> PyResult<Budget> {
+        if max_events == Some(0) {
+            return Err(PyValueError::new_err(
+                "max_events: 0: expected a positive number of events",
+            ));
+        }
+        let max_wall = match max_wall {
+            Some(w) => {
+                let d = duration(w, "max_wall")?;
+                if d <= SimDuration::ZERO {
+                    return Err(PyValueError::new_err(format!(
+                        "max_wall: {w:?}: expected a positive duration (30s, 10m) or seconds"
+                    )));
+                }
+                let wall = std::time::Duration::from_millis(d.millis() as u64);
+                Some((w.trim().to_string(), wall))
+            }
+            None => None,
+        };
+        Ok(Budget {
+            max_events,
+            max_wall,
+        })
+    }
+}
+
+/// How often, at most, a run on the main thread takes the GIL to run Python's signal
+/// handlers. The engine offers a check every 4,096 events (`Simulation::run_with_progress`);
+/// taking the GIL while another Python thread holds it waits for that thread's switch
+/// interval (5 ms by default), so the checks are also spaced in wall time: Ctrl-C is still
+/// seen promptly, and a busy Python thread delays the run by one interval per check at most.
+const SIGNAL_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The engine's progress callback of a run without the GIL: the wall-time budget, and
+/// Python's signal handlers on the main thread (Ctrl-C raises `KeyboardInterrupt` there).
+/// Neither changes what the engine does; each can only stop it, between two events.
+struct Watch {
+    started: std::time::Instant,
+    max_wall: Option<std::time::Duration>,
+    /// Run the signal handlers: only the main thread runs them (Python's rule), so a run on
+    /// another thread never takes the GIL for them.
+    signals: bool,
+    last_signal_check: std::time::Instant,
+    /// The exception a signal handler raised; the run stopped for it.
+    interrupt: Option<PyErr>,
+    /// The wall-time budget ran out; the run stopped for it.
+    out_of_time: bool,
+}
+
+impl Watch {
+    #[allow(clippy::disallowed_methods)] // wall time for the budget and the checks' spacing, never simulated time
+    fn new(max_wall: Option<std::time::Duration>, signals: bool) -> Watch {
+        let now = std::time::Instant::now();
+        Watch {
+            started: now,
+            max_wall,
+            signals,
+            last_signal_check: now,
+            interrupt: None,
+            out_of_time: false,
+        }
+    }
+
+    #[allow(clippy::disallowed_methods)] // as in `new`
+    fn tick(&mut self) -> ControlFlow<()> {
+        let now = std::time::Instant::now();
+        if self
+            .max_wall
+            .is_some_and(|max| now.duration_since(self.started) >= max)
+        {
+            self.out_of_time = true;
+            return ControlFlow::Break(());
+        }
+        if self.signals && now.duration_since(self.last_signal_check) >= SIGNAL_CHECK_EVERY {
+            self.last_signal_check = now;
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                self.interrupt = Some(e);
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Why a run gave no result: bad input (raised as `InputError` once the GIL is back) or a
+/// Python exception (a policy's, a signal handler's).
+enum RunFailure {
+    Input(ScenarioError),
+    Python(PyErr),
+}
+
+/// A finished run, handed back to the thread that holds the GIL.
+struct Ran {
+    world: World,
+    outcome: kueuesim_engine::Outcome,
+    warnings: Vec<String>,
+    summary: serde_json::Value,
+    hook_calls: u64,
+    wall_seconds: f64,
+}
+
+/// Everything `run` does between its arguments and its result, without the GIL: the load,
+/// the simulation and the summary are Rust only; the policies and the signal checks take
+/// the GIL back for each call (`Python::attach`).
+fn simulate(
+    load: LoadRequest,
+    step: SimDuration,
+    tables: bool,
+    policies: Option<Py<PyDict>>,
+    budget: Budget,
+    signals: bool,
+) -> Result<Ran, RunFailure> {
+    // Without tables the run is what `kueuesim run` does for a summary: the workloads
+    // streamed from the input, and each let go of as it finishes (`Simulation::with_stream`).
+    let mut loaded = load_world(load).map_err(RunFailure::Input)?;
+    let stream = loaded.stream.take();
+    let world = &loaded.world;
+    let names = &world.config.policies;
+    let hooks = Python::attach(|py| -> PyResult<Option<PyHooks>> {
+        let policies = policies.as_ref().map(|d| d.bind(py));
+        let order = bind_policy(policies, "queueOrder", &names.queue_order)?;
+        let score = bind_policy(policies, "nodeScore", &names.node_score)?;
+        if order.is_none() && score.is_none() {
+            return Ok(None);
+        }
+        PyHooks::new(py, world, order, score).map(Some)
+    })
+    .map_err(RunFailure::Python)?;
+    let mut watch = Watch::new(budget.max_wall.as_ref().map(|(_, d)| *d), signals);
+    let mut sim = Simulation::new(world);
+    let mut stream_error = None;
+    match stream {
+        Some(stream) => {
+            stream_error = Some(stream.error());
+            sim = sim.with_stream(stream);
+        }
+        None if tables => sim = sim.with_time_series(step),
+        None => sim = sim.lean(),
+    }
+    if let Some(n) = budget.max_events {
+        sim = sim.with_event_budget(n);
+    }
+    let hooks = hooks.map(|h| Rc::new(RefCell::new(h)));
+    if let Some(h) = &hooks {
+        sim = sim.with_hooks(h.clone());
+    }
+    let outcome = sim.run_with_progress(|_, _| watch.tick());
+    let wall_seconds = watch.started.elapsed().as_secs_f64();
+    let (hook_error, hook_calls) = match &hooks {
+        Some(h) => {
+            let mut h = h.borrow_mut();
+            (h.error.take(), h.calls)
+        }
+        None => (None, 0),
+    };
+    // The policies' Python objects are let go of with the GIL held.
+    Python::attach(|_| drop(hooks));
+    if let Some(e) = watch.interrupt {
+        return Err(RunFailure::Python(e));
+    }
+    if let Some(e) = hook_error {
+        return Err(RunFailure::Python(e));
+    }
+    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
+        return Err(RunFailure::Input(e));
+    }
+    // The summary now; the tables on first access (`Tables`), so that a caller who reads
+    // only the summary (a sweep, a quick look) pays what `kueuesim run` pays for it.
+    let mut summary = result_with(world, &outcome, false).summary;
+    // The engine knows only that its caller stopped it; the wall-time budget is named here,
+    // in the words of `kueuesim run --max-wall`.
+    if watch.out_of_time
+        && let Some(stop) = &mut summary.stopped_early
+    {
+        stop.reason = "MaxWallTime";
+        stop.message = format!(
+            "the run used its max_wall budget of {} at simulated {}",
+            budget.max_wall.map(|(text, _)| text).unwrap_or_default(),
+            SimDuration::from_millis(outcome.stats.end.millis())
+        );
+    }
+    let summary = serde_json::to_value(&summary)
+        .map_err(|e| RunFailure::Python(PyRuntimeError::new_err(e.to_string())))?;
+    Ok(Ran {
+        world: loaded.world,
+        outcome,
+        warnings: loaded.warnings,
+        summary,
+        hook_calls,
+        wall_seconds,
+    })
+}
+
+/// Whether the calling thread is Python's main thread, the one that runs signal handlers.
+fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
+    let threading = py.import("threading")?;
+    let current = threading.call_method0("current_thread")?;
+    Ok(current.is(&threading.call_method0("main_thread")?))
+}
+
 /// Runs a scenario; see `kueuesim.run` (python/kueuesim/__init__.py) for the arguments.
 /// Returns a dict: `summary` (the `-o json` summary), `warnings`, `hook_calls`,
 /// `wall_seconds` (the simulation alone) and `tables` (a `Tables`: the columns of each table,
 /// built on first access).
+/// The GIL is released from the load to the summary, so other Python threads run meanwhile.
 #[pyfunction]
-#[pyo3(signature = (paths, *, seed=None, until=None, patches=Vec::new(), sets=Vec::new(), policies=None, sample="10m", trace_root=None, strict=false, tables=true))]
+#[pyo3(signature = (paths, *, seed=None, until=None, patches=Vec::new(), sets=Vec::new(), policies=None, sample="10m", trace_root=None, strict=false, tables=true, max_events=None, max_wall=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -281,6 +490,8 @@ fn run<'py>(
     trace_root: Option<PathBuf>,
     strict: bool,
     tables: bool,
+    max_events: Option<u64>,
+    max_wall: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let step = duration(sample, "sample")?;
     if step <= SimDuration::ZERO {
@@ -288,62 +499,35 @@ fn run<'py>(
             "sample: {sample:?}: expected a positive duration (10m, 1h)"
         )));
     }
-    // Without tables the run is what `kueuesim run` does for a summary: the workloads
-    // streamed from the input, and each let go of as it finishes (`Simulation::with_stream`).
-    let mut loaded = load_world(
-        py, paths, seed, until, patches, sets, trace_root, strict, !tables,
-    )?;
-    let stream = loaded.stream.take();
-    let world = &loaded.world;
-    let names = &world.config.policies;
-    let order = bind_policy(policies, "queueOrder", &names.queue_order)?;
-    let score = bind_policy(policies, "nodeScore", &names.node_score)?;
-    #[allow(clippy::disallowed_methods)]
-    let started = std::time::Instant::now();
-    let mut sim = Simulation::new(world);
-    let mut stream_error = None;
-    match stream {
-        Some(stream) => {
-            stream_error = Some(stream.error());
-            sim = sim.with_stream(stream);
-        }
-        None if tables => sim = sim.with_time_series(step),
-        None => sim = sim.lean(),
-    }
-    let hooks = if order.is_some() || score.is_some() {
-        let h = Rc::new(RefCell::new(PyHooks::new(py, world, order, score)?));
-        sim = sim.with_hooks(h.clone());
-        Some(h)
-    } else {
-        None
+    let until = until.map(|u| duration(u, "until")).transpose()?;
+    let budget = Budget::new(max_events, max_wall)?;
+    let load = LoadRequest {
+        paths,
+        seed,
+        until,
+        patches,
+        sets,
+        trace_root,
+        strict,
+        stream: !tables,
     };
-    let outcome = sim.run();
-    let wall = started.elapsed().as_secs_f64();
-    let mut hook_calls = 0;
-    if let Some(h) = hooks {
-        let mut h = h.borrow_mut();
-        if let Some(e) = h.error.take() {
-            return Err(e);
-        }
-        hook_calls = h.calls;
-    }
-    if let Some(e) = stream_error.and_then(|e| e.borrow_mut().take()) {
-        return Err(input_error(py, e));
-    }
-    // The summary now; the tables on first access (`Tables`), so that a caller who reads
-    // only the summary (a sweep, a quick look) pays what `kueuesim run` pays for it.
-    let summary = result_with(world, &outcome, false).summary;
-    let summary =
-        serde_json::to_value(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    let policies = policies.map(|d| d.clone().unbind());
+    let signals = on_main_thread(py)?;
+    let ran = py
+        .detach(move || simulate(load, step, tables, policies, budget, signals))
+        .map_err(|e| match e {
+            RunFailure::Input(e) => input_error(py, e),
+            RunFailure::Python(e) => e,
+        })?;
     let out = PyDict::new(py);
-    out.set_item("summary", json_to_py(py, &summary)?)?;
-    out.set_item("warnings", PyList::new(py, &loaded.warnings)?)?;
-    out.set_item("hook_calls", hook_calls)?;
-    out.set_item("wall_seconds", wall)?;
+    out.set_item("summary", json_to_py(py, &ran.summary)?)?;
+    out.set_item("warnings", PyList::new(py, &ran.warnings)?)?;
+    out.set_item("hook_calls", ran.hook_calls)?;
+    out.set_item("wall_seconds", ran.wall_seconds)?;
     if tables {
         let tables = Tables {
-            world: loaded.world,
-            outcome,
+            world: ran.world,
+            outcome: ran.outcome,
             doc: None,
             build_seconds: 0.0,
         };
@@ -411,10 +595,21 @@ fn load_scenario<'py>(
     trace_root: Option<PathBuf>,
     strict: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let loaded = load_world(
-        py, paths, seed, until, patches, sets, trace_root, strict, false,
-    )?;
-    let w = &loaded.world;
+    let load = LoadRequest {
+        paths,
+        seed,
+        until: until.map(|u| duration(u, "until")).transpose()?,
+        patches,
+        sets,
+        trace_root,
+        strict,
+        stream: false,
+    };
+    // A trace of a million rows takes a while to read: other Python threads run meanwhile.
+    let (world, warnings) = py
+        .detach(move || load_world(load).map(|l| (l.world, l.warnings)))
+        .map_err(|e| input_error(py, e))?;
+    let w = &world;
     let out = PyDict::new(py);
     let text = |v: Vec<String>| Column::Text(v.into_iter().map(Some).collect());
     let gpu = w.resources.lookup(kueuesim_model::resources::GPU);
@@ -520,7 +715,7 @@ fn load_scenario<'py>(
     policies.set_item("queueOrder", p.queue_order.as_ref().map(|r| r.name.clone()))?;
     policies.set_item("nodeScore", p.node_score.as_ref().map(|r| r.name.clone()))?;
     out.set_item("policies", policies)?;
-    out.set_item("warnings", PyList::new(py, &loaded.warnings)?)?;
+    out.set_item("warnings", PyList::new(py, &warnings)?)?;
     Ok(out)
 }
 

@@ -10,6 +10,7 @@ built-in scheduling policies by Python callables (docs/python.md).
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -47,6 +48,8 @@ def _duration(d: Any, what: str) -> str | None:
     if d is None:
         return None
     if isinstance(d, (int, float)):
+        if not math.isfinite(d):
+            raise ValueError(f"{what}: {d!r}: expected a finite number of seconds")
         return f"{int(round(d * 1000))}ms"
     text = str(d).strip()
     if "d" in text:
@@ -57,6 +60,33 @@ def _duration(d: Any, what: str) -> str | None:
             raise ValueError(f"{what}: invalid duration {text!r}: expected 90m, 6h or 1d12h") from None
         return f"{hours}h{rest}" if rest else f"{hours}h"
     return text
+
+
+def _max_events(n: Any) -> int | None:
+    """The event budget, checked here so that a bool, a float or a negative number gets a
+    clear message (the extension takes an unsigned 64-bit count)."""
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"max_events: expected a positive int, got {type(n).__name__} {n!r}")
+    if not 0 < n < 2**64:
+        raise ValueError(f"max_events: {n}: expected a positive number of events")
+    return n
+
+
+def _max_wall(d: Any) -> str | None:
+    """The wall-time budget as the extension reads it: a duration ("30s", "10m", "1h") or a
+    number of seconds; zero, negative, NaN and infinite are refused."""
+    if d is None:
+        return None
+    if isinstance(d, bool) or not isinstance(d, (str, int, float)):
+        raise TypeError(f"max_wall: expected a duration (30s, 10m) or seconds, got {type(d).__name__} {d!r}")
+    if isinstance(d, (int, float)):
+        if not (math.isfinite(d) and d > 0):
+            raise ValueError(f"max_wall: {d!r}: expected a positive duration (30s, 10m) or seconds")
+        # At least a millisecond: the extension counts wall time in milliseconds.
+        return f"{max(1, int(round(d * 1000)))}ms"
+    return _duration(d, "max_wall")
 
 
 def _frame(columns: list, backend: str = "pandas"):
@@ -93,6 +123,10 @@ class Result:
         self.hook_calls: int = raw["hook_calls"]
         #: Wall seconds of the simulation alone.
         self.wall_seconds: float = raw["wall_seconds"]
+        #: Why the run stopped before its end, as ``summary["stoppedEarly"]``: a dict with
+        #: ``reason`` (``MaxEvents``, ``MaxWallTime``, ``Livelock``) and ``message``; None when
+        #: it ran to its end. A stopped run's figures describe the run up to ``endTime``.
+        self.stopped_early: dict | None = self.summary.get("stoppedEarly")
         self._tables = raw["tables"]
         self._columns: dict = {}
         self._cache: dict = {}
@@ -168,7 +202,8 @@ class Result:
 
     def __repr__(self) -> str:
         w = self.summary.get("workloads", {})
-        return f"<kueuesim.Result {w.get('total')} workloads, end {self.summary.get('endTime')}s>"
+        stopped = f", stopped early: {self.stopped_early['reason']}" if self.stopped_early else ""
+        return f"<kueuesim.Result {w.get('total')} workloads, end {self.summary.get('endTime')}s{stopped}>"
 
 
 def run(
@@ -183,6 +218,8 @@ def run(
     trace_root: "str | os.PathLike[str] | None" = None,
     strict: bool = False,
     tables: bool = True,
+    max_events: int | None = None,
+    max_wall: "str | float | None" = None,
 ) -> Result:
     """Runs a scenario as ``kueuesim run`` does and returns its :class:`Result`.
 
@@ -197,9 +234,19 @@ def run(
     for it: the workloads are streamed from the input and let go of as they finish (a
     million-workload trace in the memory of its live workloads); the tables then raise.
 
+    ``max_events`` and ``max_wall`` are the budgets of ``kueuesim run --max-events`` and
+    ``--max-wall``: the run stops after that many events, or that much wall time ("30s",
+    "10m", or seconds; checked every 4,096 events), and returns its result up to then with
+    :attr:`Result.stopped_early` set (the command exits 3 there); nothing is raised.
+
+    The GIL is released while the scenario loads and runs (the policies take it back for
+    each call), so other Python threads run meanwhile; on the main thread the signal
+    handlers run every tenth of a second, so Ctrl-C raises ``KeyboardInterrupt``.
+
     Raises :class:`InputError` (with ``file``, ``line``, ``column``) for bad input and
-    :class:`PolicyError` (the policy's own exception as ``__cause__``) when a policy raises or
-    returns a decision the engine cannot use.
+    :class:`PolicyError` (the policy's own exception as ``__cause__``) when a policy raises an
+    ``Exception`` or returns a decision the engine cannot use; a ``KeyboardInterrupt``,
+    ``SystemExit`` or other ``BaseException`` raised in a policy propagates as itself.
     """
     raw = _kueuesim.run(
         _paths(paths),
@@ -212,6 +259,8 @@ def run(
         trace_root=os.fspath(trace_root) if trace_root is not None else None,
         strict=strict,
         tables=tables,
+        max_events=_max_events(max_events),
+        max_wall=_max_wall(max_wall),
     )
     return Result(raw)
 

@@ -20,8 +20,8 @@ class InputError(ValueError):
     column: int | None
 
 class PolicyError(RuntimeError):
-    """A Python policy raised (its exception is ``__cause__``) or returned a decision the
-    engine cannot use (an unknown node, a node that cannot take the pod, a bad score)."""
+    """A Python policy raised an ``Exception`` (it is ``__cause__``) or returned a decision
+    the engine cannot use (an unknown node, a node that cannot take the pod, a bad score)."""
 
 class OrderRequest:
     """A workload entering its ClusterQueue's queue (arrival or requeue), for a queue-order
@@ -73,6 +73,7 @@ class Result:
     warnings: list[str]
     hook_calls: int
     wall_seconds: float
+    stopped_early: dict[str, str] | None
     @property
     def frames_seconds(self) -> float: ...
     @property
@@ -110,6 +111,8 @@ def run(
     trace_root: Union[str, os.PathLike[str], None] = None,
     strict: bool = False,
     tables: bool = True,
+    max_events: int | None = None,
+    max_wall: _Duration = None,
 ) -> Result: ...
 def load(
     paths: _Paths = None,

@@ -240,8 +240,9 @@ def run(
     :attr:`Result.stopped_early` set (the command exits 3 there); nothing is raised.
 
     The GIL is released while the scenario loads and runs (the policies take it back for
-    each call), so other Python threads run meanwhile; on the main thread the signal
-    handlers run every tenth of a second, so Ctrl-C raises ``KeyboardInterrupt``.
+    each call), so other Python threads run meanwhile; on the main thread Python's signal
+    handlers run every 4,096 events (at most every tenth of a second), so Ctrl-C raises
+    ``KeyboardInterrupt``.
 
     Raises :class:`InputError` (with ``file``, ``line``, ``column``) for bad input and
     :class:`PolicyError` (the policy's own exception as ``__cause__``) when a policy raises an

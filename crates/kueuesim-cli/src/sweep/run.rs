@@ -406,7 +406,8 @@ pub(crate) fn sweep_csv(
     out
 }
 
-/// Splits CSV text into records (RFC 4180 quoting).
+/// Splits CSV text kueuesim wrote into records (RFC 4180 quoting), each value as it was
+/// before `csv_cell` wrote it (`csv_unguard`).
 pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut records = Vec::new();
     let mut rec = Vec::new();
@@ -440,12 +441,6 @@ pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
         rec.push(field);
         records.push(rec);
     }
-    records
-}
-
-/// The rows of a `sweep.csv` (a row cut short by an interrupted write is left out).
-pub(crate) fn read_rows(text: &str) -> Vec<Row> {
-    let mut records = parse_csv(text);
     // The values as they were before `csv_cell` guarded them against formulas.
     for field in records.iter_mut().flatten() {
         if csv_unguard(field).len() != field.len() {
@@ -453,6 +448,12 @@ pub(crate) fn read_rows(text: &str) -> Vec<Row> {
             field.remove(0);
         }
     }
+    records
+}
+
+/// The rows of a `sweep.csv` (a row cut short by an interrupted write is left out).
+pub(crate) fn read_rows(text: &str) -> Vec<Row> {
+    let records = parse_csv(text);
     let Some((head, rest)) = records.split_first() else {
         return Vec::new();
     };

@@ -560,12 +560,12 @@ pub(crate) fn summary_csv(
     out
 }
 
-/// Writes `text` to `dir/name`; an I/O failure names the file.
+/// Writes `text` to `dir/name` whole or not at all, never through what had the name (a
+/// symlink is replaced, not followed: `outdir::write_file`); an I/O failure names the file.
 pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), Failure> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| Failure {
+    kueuesim_report::outdir::write_file(&dir.join(name), text.as_bytes()).map_err(|e| Failure {
         code: 1,
-        message: format!("{}: {e}", path.display()),
+        message: e.to_string(),
     })
 }
 

@@ -108,7 +108,7 @@ fn no_cell_of_the_run_files_starts_a_formula_or_holds_a_control_character() {
 }
 
 #[test]
-fn sweep_files_guard_text_cells_and_keep_negative_numbers() {
+fn sweep_files_guard_text_cells_keep_negative_numbers_and_replace_symlinks() {
     let dir = temp_dir("sweep-formulas");
     std::fs::create_dir_all(&dir).expect("dir");
     // A parameter whose values are free text (an annotation) or a negative number.
@@ -122,6 +122,13 @@ fn sweep_files_guard_text_cells_and_keep_negative_numbers() {
     )
     .expect("write");
     let out = dir.join("out");
+    // Files whose names are taken by symlinks are replaced, their targets left as they were.
+    std::fs::create_dir_all(&out).expect("out");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious\n").expect("victim");
+    for n in ["sweep-summary.csv", "sweep.html"] {
+        std::os::unix::fs::symlink(&victim, out.join(n)).expect("symlink");
+    }
     let o = kueuesim(&[
         "sweep",
         file.to_str().expect("utf-8"),
@@ -130,6 +137,10 @@ fn sweep_files_guard_text_cells_and_keep_negative_numbers() {
         "--quiet",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "precious\n"
+    );
     for name in ["sweep.csv", "sweep-summary.csv"] {
         let text = std::fs::read_to_string(out.join(name)).expect(name);
         let cells = assert_safe_csv(name, &text);

@@ -217,7 +217,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
                 message: "--emit with spec.search: a search's runs depend on each other's results: run it whole".into(),
             });
         }
-        return crate::print_out(&emit::emit(
+        return crate::print_data(&emit::emit(
             how,
             &sweep,
             &base,
@@ -263,7 +263,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             }
         }
         Some(_) => {
-            eprintln!(
+            eprintln_visible!(
                 "note: {} is of another sweep or scenario: every run is made again",
                 csv_path.display()
             );
@@ -279,7 +279,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         stale.push(rows_dir.clone());
     }
     if !done.is_empty() && !args.quiet {
-        eprintln!(
+        eprintln_visible!(
             "{}: reusing {} runs already written",
             out.display(),
             done.len()
@@ -362,7 +362,7 @@ fn write_results(
         if !columns.iter().any(|c| glob(p, c)) && rows.iter().any(|r| r.error.is_empty()) {
             let all = run::columns(&[], rows);
             let hint = closest_hint(p, all.iter().map(String::as_str));
-            eprintln!("warning: figure {p:?} is in no run's summary{hint}");
+            eprintln_visible!("warning: figure {p:?} is in no run's summary{hint}");
         }
     }
     run::write(
@@ -407,13 +407,13 @@ fn print_warnings(rows: &[Row]) {
         rows.iter().map(|r| r.variant.as_str()).collect();
     for (message, vs) in seen {
         if vs.len() == variants.len() {
-            eprintln!("warning: {message}");
+            eprintln_visible!("warning: {message}");
         } else {
             let mut names = vs[..vs.len().min(3)].join(", ");
             if vs.len() > 3 {
                 names.push_str(&format!(" and {} more", vs.len() - 3));
             }
-            eprintln!("warning ({names}): {message}");
+            eprintln_visible!("warning ({names}): {message}");
         }
     }
 }

@@ -332,11 +332,26 @@ pub(crate) fn parse(file: SourceFile, dir: &Path, stem: &str) -> Result<Sweep, S
         }
         None => return Err(at1("no kind: expected kind: Sweep")),
     }
-    let name = doc
-        .metadata
-        .name
-        .as_ref()
-        .map_or(stem.to_string(), |n| n.value.clone());
+    // The name becomes the default `--out` directory (`sweep-NAME`) and the names of the
+    // emitted Job, ConfigMap and claim: a DNS-1123 label short enough for all of them, as
+    // the API server would require of those objects (so no '/', "..", newline or quote).
+    let name = match &doc.metadata.name {
+        Some(n) => {
+            if let Some(why) = super::names::label_error(&n.value, super::names::SWEEP_NAME_MAX) {
+                return Err(err(&file, n, name_expected(&n.value, &why)));
+            }
+            n.value.clone()
+        }
+        None => {
+            if let Some(why) = super::names::label_error(stem, super::names::SWEEP_NAME_MAX) {
+                return Err(at1(&format!(
+                    "no metadata.name, and the file's name {stem:?} cannot stand for it: {}",
+                    name_expected(stem, &why)
+                )));
+            }
+            stem.to_string()
+        }
+    };
     let Some(spec) = doc.spec else {
         return Err(at1(
             "no spec: expected spec.base and spec.parameters or spec.variants",
@@ -539,6 +554,17 @@ pub(crate) fn parse(file: SourceFile, dir: &Path, stem: &str) -> Result<Sweep, S
         until,
         search,
     })
+}
+
+/// What a Sweep name must be, for `name` that is not one because of `why`.
+fn name_expected(name: &str, why: &str) -> String {
+    format!(
+        "metadata.name {name:?}: {why}: expected a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit) of at most {} characters, so that {}NAME{} stays within Kubernetes' {}",
+        super::names::SWEEP_NAME_MAX,
+        super::names::PREFIX,
+        super::names::RESULTS_SUFFIX,
+        super::names::LABEL_MAX,
+    )
 }
 
 fn search(

@@ -92,9 +92,15 @@ fn parallelism(target: &Target<'_>) -> usize {
 
 /// `s` as one word for bash: in single quotes (`'` written `'\''`), or, when it holds a
 /// control character (a newline would end a comment line and start a command), as `$'…'`
-/// with every such character escaped, so the word is always on one line.
+/// with every such character escaped, so the word is always on one line. A word with `$`,
+/// a backtick or a backslash is written as `$'…'` too: literal there as in single quotes,
+/// and what shellcheck does not take for an expansion (SC2016) or an escape (SC1003)
+/// meant to happen.
 pub(crate) fn shell_word(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
+    if !s
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '$' | '`' | '\\'))
+    {
         return format!("'{}'", s.replace('\'', r"'\''"));
     }
     let mut out = String::from("$'");
@@ -887,10 +893,8 @@ mod tests {
     #[test]
     fn shell_words_are_quoted_and_one_line() {
         assert_eq!(shell_word("/a b/c.yaml"), "'/a b/c.yaml'");
-        assert_eq!(
-            shell_word("q'$(touch x)'.yaml"),
-            r"'q'\''$(touch x)'\''.yaml'"
-        );
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word("q'$(touch x)'.yaml"), r"$'q\'$(touch x)\'.yaml'");
         assert_eq!(shell_word("a\nb'c\\"), r"$'a\nb\'c\\'");
         assert_eq!(shell_word("a\u{1}\u{85}"), r"$'a\x01\xc2\x85'");
         assert_eq!(shell_word(""), "''");

@@ -284,6 +284,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let fp = fingerprint(&sweep, &base);
     let rows_dir = out.join("rows");
     if let Some(n) = args.index {
+        rows_dir_not_a_link(&rows_dir)?;
         std::fs::create_dir_all(&out).map_err(io)?;
         run::write(&out, ".sweep-fingerprint", &fp)?;
         // `sweep collect DIR` reads the Sweep from here: each index writes the same text.

@@ -539,6 +539,17 @@ fn the_containerfile_builds_with_the_workspace_rust_version() {
         builder.contains(&format!("/rust:{version}-")),
         "{builder} (rust-version {version})"
     );
+    // The image the Job runs starts from a base pinned by digest, not by a tag that moves.
+    let runtime = containerfile
+        .lines()
+        .rfind(|l| l.starts_with("FROM "))
+        .expect("a final stage");
+    let digest = runtime.split_once("@sha256:").map(|(_, d)| d.trim());
+    assert!(
+        digest.is_some_and(|d| d.len() == 64
+            && d.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))),
+        "{runtime}"
+    );
     assert!(containerfile.contains("cargo build --locked --release -p kueuesim-cli"));
     assert!(containerfile.contains("ENTRYPOINT [\"/usr/local/bin/kueuesim\"]"));
 }

@@ -331,7 +331,9 @@ fn check_base_inside(
 }
 
 /// The normal parts of a trace path as written, joined by '/': where the pod finds it under
-/// the trace mount. None for a path that names no place under a root (absolute, `..`).
+/// the trace mount, and how many there are. None for a path that names no place under a
+/// root (absolute, `..`) or that a ConfigMap volume's item may not have (one starting with
+/// `..`: apiserver's `validateLocalNonReservedPath`).
 fn descending(written: &str) -> Option<(String, usize)> {
     let mut parts = Vec::new();
     for c in Path::new(written).components() {
@@ -341,7 +343,8 @@ fn descending(written: &str) -> Option<(String, usize)> {
             Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    (!parts.is_empty()).then(|| (parts.join("/"), parts.len()))
+    let joined = parts.join("/");
+    (!parts.is_empty() && !joined.starts_with("..")).then(|| (joined, parts.len()))
 }
 
 /// The trace files of every variant (the base with its overrides: a variant may change a
@@ -932,5 +935,6 @@ mod tests {
         assert_eq!(descending("../t.csv"), None);
         assert_eq!(descending("/etc/passwd"), None);
         assert_eq!(descending("."), None);
+        assert_eq!(descending("..data/t.csv"), None);
     }
 }

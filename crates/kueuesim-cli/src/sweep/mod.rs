@@ -69,12 +69,12 @@ pub(crate) struct SweepArgs {
     /// With --emit kubernetes: base files outside the Sweep file's directory are embedded in
     /// the ConfigMap too (without it, they are an error: a shared Sweep must not carry files
     /// from elsewhere on this machine to a cluster).
-    #[arg(long)]
+    #[arg(long, requires = "emit")]
     allow_outside_base: bool,
     /// With --emit kubernetes: the base's trace files are on this PersistentVolumeClaim (at
     /// their paths under a trace root), mounted read-only as the pods' --trace-root, instead
     /// of in the ConfigMap (which holds at most 1 MiB).
-    #[arg(long, value_name = "CLAIM")]
+    #[arg(long, value_name = "CLAIM", requires = "emit")]
     trace_claim: Option<String>,
     /// The base scenario's paths instead of spec.base (as a Job's pod sees them).
     #[arg(long, value_name = "PATH", num_args = 1..)]

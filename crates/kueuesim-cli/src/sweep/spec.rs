@@ -884,6 +884,39 @@ mod tests {
     }
 
     #[test]
+    fn the_name_is_a_dns_label_with_room_for_the_emitted_suffixes() {
+        let body = "spec:\n  base: p\n  variants: [{name: a}]\n";
+        let with = |name: &str| {
+            parse_text(&format!(
+                "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata:\n  name: {name}\n{body}"
+            ))
+        };
+        assert_eq!(with("ml-team-1").unwrap().name, "ml-team-1");
+        for bad in ["a/b", "..", "\"a\\nb\"", "Q", "-a", &"a".repeat(50)] {
+            let e = with(bad).unwrap_err();
+            assert!(
+                e.starts_with("s.yaml:4:9: metadata.name") && e.contains("DNS-1123 label"),
+                "{bad}: {e}"
+            );
+        }
+        // Without a name, the file's name stands for it, and is held to the same rule.
+        let text = format!("apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\n{body}");
+        let file = |stem: &str| {
+            let f = SourceFile {
+                name: format!("{stem}.yaml"),
+                text: text.clone(),
+            };
+            parse(f, Path::new("dir"), stem).map_err(|e| e.to_string())
+        };
+        assert_eq!(file("quota-grid").unwrap().name, "quota-grid");
+        let e = file("Quota Grid").unwrap_err();
+        assert!(
+            e.starts_with("Quota Grid.yaml:1:1: no metadata.name"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn filled_templates_map_back_to_their_columns() {
         let (t, map) = fill("a={{value}}.b", Some(&Scalar::Int(12345)));
         assert_eq!(t, "a=12345.b");

@@ -289,7 +289,7 @@ fn restricted_violations(job: &Value) -> Vec<String> {
     let pod = &job["spec"]["template"]["spec"];
     for host in ["hostNetwork", "hostPID", "hostIPC"] {
         if pod[host] == true {
-            v.push(format!("{host}"));
+            v.push(format!("{host}: true"));
         }
     }
     if pod["automountServiceAccountToken"] != false {

@@ -547,7 +547,8 @@ fn the_containerfile_builds_with_the_workspace_rust_version() {
     let digest = runtime.split_once("@sha256:").map(|(_, d)| d.trim());
     assert!(
         digest.is_some_and(|d| d.len() == 64
-            && d.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))),
+            && d.chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))),
         "{runtime}"
     );
     assert!(containerfile.contains("cargo build --locked --release -p kueuesim-cli"));

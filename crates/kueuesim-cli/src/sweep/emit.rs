@@ -344,7 +344,8 @@ fn descending(written: &str) -> Option<(String, usize)> {
         }
     }
     let joined = parts.join("/");
-    (!parts.is_empty() && !joined.starts_with("..")).then(|| (joined, parts.len()))
+    let n = parts.len();
+    (n > 0 && !joined.starts_with("..")).then_some((joined, n))
 }
 
 /// The trace files of every variant (the base with its overrides: a variant may change a

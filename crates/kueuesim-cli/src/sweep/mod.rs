@@ -5,6 +5,7 @@
 
 mod emit;
 mod html;
+mod names;
 pub(crate) mod run;
 mod search;
 pub(crate) mod spec;
@@ -54,9 +55,27 @@ pub(crate) struct SweepArgs {
     /// `%N` throttle; default: all).
     #[arg(long, value_name = "N", requires = "emit")]
     parallelism: Option<usize>,
-    /// The LocalQueue of the emitted Kubernetes Job (kueue.x-k8s.io/queue-name).
+    /// The LocalQueue of the emitted Kubernetes Job (kueue.x-k8s.io/queue-name): a DNS-1123
+    /// subdomain of at most 63 characters.
     #[arg(long, value_name = "NAME", default_value = "sweeps")]
     queue: String,
+    /// The image the emitted Kubernetes Job runs, built from the repository's Containerfile;
+    /// pin it by digest (registry.example/kueuesim@sha256:…).
+    #[arg(long, value_name = "IMAGE", default_value = emit::DEFAULT_IMAGE)]
+    image: String,
+    /// The memory each pod of the emitted Kubernetes Job requests and is limited to.
+    #[arg(long, value_name = "QUANTITY", default_value = "1Gi")]
+    memory: String,
+    /// With --emit kubernetes: base files outside the Sweep file's directory are embedded in
+    /// the ConfigMap too (without it, they are an error: a shared Sweep must not carry files
+    /// from elsewhere on this machine to a cluster).
+    #[arg(long, requires = "emit")]
+    allow_outside_base: bool,
+    /// With --emit kubernetes: the base's trace files are on this PersistentVolumeClaim (at
+    /// their paths under a trace root), mounted read-only as the pods' --trace-root, instead
+    /// of in the ConfigMap (which holds at most 1 MiB).
+    #[arg(long, value_name = "CLAIM", requires = "emit")]
+    trace_claim: Option<String>,
     /// The base scenario's paths instead of spec.base (as a Job's pod sees them).
     #[arg(long, value_name = "PATH", num_args = 1..)]
     base: Vec<PathBuf>,
@@ -209,23 +228,48 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("sweep-{}", sweep.name)));
+    let runs = prepared.len() * sweep.seeds.len();
     if let Some(how) = args.emit {
-        let runs = prepared.len() * sweep.seeds.len();
         if sweep.search.is_some() {
             return Err(Failure {
                 code: 2,
                 message: "--emit with spec.search: a search's runs depend on each other's results: run it whole".into(),
             });
         }
-        return crate::print_data(&emit::emit(
+        let target = emit::Target {
             how,
-            &sweep,
-            &base,
             runs,
-            &out,
-            &args.queue,
-            args.parallelism,
-        ));
+            parallelism: args.parallelism,
+            out: &out,
+            queue: &args.queue,
+            image: &args.image,
+            memory: &args.memory,
+            base_flag: &args.base,
+            trace_root: args.trace_root.as_deref(),
+            trace_claim: args.trace_claim.as_deref(),
+            strict: args.strict,
+            allow_outside_base: args.allow_outside_base,
+        };
+        let variants: Vec<Prepared> = prepared.into_iter().map(|(p, _)| p).collect();
+        return crate::print_data(&emit::emit(&target, &sweep, &base, &variants)?);
+    }
+    // `--index` is checked before anything is written.
+    if let Some(n) = args.index {
+        if sweep.search.is_some() {
+            return Err(Failure {
+                code: 2,
+                message: "--index with spec.search: a search's runs depend on each other's results: run it whole".into(),
+            });
+        }
+        if n >= runs {
+            return Err(Failure {
+                code: 2,
+                message: format!(
+                    "--index {n}: the sweep has {runs} runs: expected 0..{}",
+                    runs.saturating_sub(1)
+                ),
+            });
+        }
     }
     let io = |e: std::io::Error| Failure {
         code: 1,
@@ -240,10 +284,11 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let fp = fingerprint(&sweep, &base);
     let rows_dir = out.join("rows");
     if let Some(n) = args.index {
+        rows_dir_not_a_link(&rows_dir)?;
         std::fs::create_dir_all(&out).map_err(io)?;
-        std::fs::write(&fp_path, &fp).map_err(io)?;
+        run::write(&out, ".sweep-fingerprint", &fp)?;
         // `sweep collect DIR` reads the Sweep from here: each index writes the same text.
-        std::fs::write(out.join(COLLECT_SPEC), &sweep.file.text).map_err(io)?;
+        run::write(&out, COLLECT_SPEC, &sweep.file.text)?;
         return one_index(args, &sweep, base, &prepared, n, &rows_dir);
     }
     let old = std::fs::read_to_string(&csv_path).ok();
@@ -317,7 +362,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             std::fs::remove_file(&path).map_err(io)?;
         }
     }
-    std::fs::write(&fp_path, &fp).map_err(io)?;
+    run::write(&out, ".sweep-fingerprint", &fp)?;
     {
         let mut journal = runner.journal.lock().expect("no run holds the lock here");
         for row in &first {
@@ -418,9 +463,39 @@ fn print_warnings(rows: &[Row]) {
     }
 }
 
-/// The row files `--index` runs wrote into `rows_dir`, in name (= index) order; none when
-/// the directory does not exist.
+/// The most a row file may hold: one run's header and row are a few KiB (every figure of
+/// a run with its ClusterQueues'); a bigger file is not a row of `--index`, and reading it
+/// whole would cost memory for nothing.
+const ROW_FILE_MAX: u64 = 1024 * 1024;
+
+/// Whether `name` is the name `--index N` gives its row (`run-N.csv`, N decimal).
+fn is_row_file(name: &str) -> bool {
+    name.strip_prefix("run-")
+        .and_then(|n| n.strip_suffix(".csv"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `rows_dir` refused when it is a symbolic link: index runs write into it, and `collect`
+/// reads it, only as the directory it is inside `--out`.
+fn rows_dir_not_a_link(rows_dir: &std::path::Path) -> Result<(), Failure> {
+    match std::fs::symlink_metadata(rows_dir) {
+        Ok(m) if m.file_type().is_symlink() => Err(Failure {
+            code: 2,
+            message: format!(
+                "{}: a symbolic link: expected the directory of row files itself (kueuesim reads and writes only inside the sweep's directory)",
+                rows_dir.display()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The row files `--index` runs wrote into `rows_dir` (regular files named `run-N.csv`), in
+/// name (= index) order; none when the directory does not exist. Anything else there — a
+/// subdirectory, a symbolic link (never followed), a file of another name — is named on
+/// stderr and skipped.
 fn index_row_files(rows_dir: &std::path::Path) -> Result<Vec<PathBuf>, Failure> {
+    rows_dir_not_a_link(rows_dir)?;
     let entries = match std::fs::read_dir(rows_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -431,21 +506,72 @@ fn index_row_files(rows_dir: &std::path::Path) -> Result<Vec<PathBuf>, Failure> 
             });
         }
     };
-    let mut files: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for e in entries {
+        let e = e.map_err(|e| Failure {
+            code: 1,
+            message: format!("{}: {e}", rows_dir.display()),
+        })?;
+        let path = e.path();
+        let kind = std::fs::symlink_metadata(&path).map(|m| m.file_type());
+        let why = match (&kind, e.file_name().to_str()) {
+            (Ok(k), _) if k.is_symlink() => Some("a symbolic link"),
+            (Ok(k), _) if k.is_dir() => Some("a directory"),
+            (Ok(k), _) if !k.is_file() => Some("not a regular file"),
+            (Err(_), _) => Some("gone while read"),
+            (Ok(_), Some(name)) if is_row_file(name) => None,
+            (Ok(_), _) => Some("not named run-N.csv"),
+        };
+        match why {
+            None => files.push(path),
+            Some(why) => skipped.push((path, why)),
+        }
+    }
     files.sort();
+    skipped.sort();
+    for (path, why) in skipped {
+        eprintln_visible!("note: {}: {why}: skipped", path.display());
+    }
     Ok(files)
 }
 
-/// Adds the rows of `files` to `done` (a row already there is kept).
+/// Adds the rows of `files` to `done` (a row already there is kept). A file over
+/// `ROW_FILE_MAX` is an error naming it; one that is not UTF-8 is named and skipped (its
+/// run counts as missing, so `collect` names the index to run again).
 fn add_index_rows(
     files: &[PathBuf],
     done: &mut BTreeMap<(String, u64), Row>,
 ) -> Result<(), Failure> {
+    use std::io::Read;
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| Failure {
+        let io = |e: std::io::Error| Failure {
             code: 1,
             message: format!("{}: {e}", f.display()),
-        })?;
+        };
+        // Read at most one byte past the cap: the file may have grown since it was listed.
+        let mut bytes = Vec::new();
+        std::fs::File::open(f)
+            .map_err(io)?
+            .take(ROW_FILE_MAX + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > ROW_FILE_MAX {
+            return Err(Failure {
+                code: 2,
+                message: format!(
+                    "{}: over {ROW_FILE_MAX} bytes (1 MiB): expected the row file of one run of `kueuesim sweep --index N`, a few KiB",
+                    f.display()
+                ),
+            });
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
+            eprintln_visible!(
+                "warning: {}: not UTF-8, so not a row of `--index`: skipped (its run counts as missing)",
+                f.display()
+            );
+            continue;
+        };
         for r in run::read_rows(&text) {
             done.entry((r.variant.clone(), r.seed)).or_insert(r);
         }
@@ -457,11 +583,13 @@ fn add_index_rows(
 /// writes; nothing is run (the base scenario need not be here).
 fn collect(dir: &std::path::Path) -> Result<(), Failure> {
     let spec_path = dir.join(COLLECT_SPEC);
-    if !spec_path.is_file() {
+    // The Sweep the index runs wrote, itself: a symbolic link there is not followed.
+    let regular = std::fs::symlink_metadata(&spec_path).is_ok_and(|m| m.file_type().is_file());
+    if !regular {
         return Err(Failure {
             code: 2,
             message: format!(
-                "{}: not found: expected the Sweep that `kueuesim sweep FILE --index N --out {}` writes beside rows/",
+                "{}: not found (or not a regular file): expected the Sweep that `kueuesim sweep FILE --index N --out {}` writes beside rows/",
                 spec_path.display(),
                 dir.display()
             ),
@@ -530,21 +658,9 @@ fn one_index(
     n: usize,
     rows_dir: &std::path::Path,
 ) -> Result<(), Failure> {
-    let usage = |message: String| Failure { code: 2, message };
-    if sweep.search.is_some() {
-        return Err(usage(
-            "--index with spec.search: a search's runs depend on each other's results: run it whole"
-                .into(),
-        ));
-    }
+    // `sweep` checked `n` against the runs before writing anything.
     let seeds = &sweep.seeds;
     let total = prepared.len() * seeds.len();
-    if n >= total {
-        return Err(usage(format!(
-            "--index {n}: the sweep has {total} runs: expected 0..{}",
-            total - 1
-        )));
-    }
     let runner = Runner {
         sweep,
         base,
@@ -569,6 +685,7 @@ fn one_index(
     let row = runner.one(variant, None, seed);
     let params: Vec<String> = sweep.parameters.iter().map(|p| p.name.clone()).collect();
     let columns = run::columns(&sweep.figures, std::slice::from_ref(&row));
+    rows_dir_not_a_link(rows_dir)?;
     std::fs::create_dir_all(rows_dir).map_err(|e| Failure {
         code: 1,
         message: format!("{}: {e}", rows_dir.display()),

@@ -173,11 +173,14 @@ impl Journal {
         }
         text.push_str(&line(row, self.search, columns));
         // A journal that cannot be appended to only costs a rerun its reuse; the final
-        // rewrite reports the failure.
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
+        // rewrite reports the failure. One that is a symbolic link is not written through
+        // (no output leaves `--out`): the final rewrite replaces the link.
+        let link = std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink());
+        if !link
+            && let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
         {
             let _ = f.write_all(text.as_bytes());
         }
@@ -560,13 +563,44 @@ pub(crate) fn summary_csv(
     out
 }
 
-/// Writes `text` to `dir/name` whole or not at all, never through what had the name (a
-/// symlink is replaced, not followed: `outdir::write_file`); an I/O failure names the file.
+/// Writes `text` to `dir/name` through a new temporary file beside it (created exclusively:
+/// never through a path that exists), renamed over the name: a symbolic link already at
+/// `dir/name` is replaced, never written through, so no output of a sweep leaves its
+/// directory; and a reader (`sweep collect` beside running indexes) never sees half a file.
 pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), Failure> {
-    kueuesim_report::outdir::write_file(&dir.join(name), text.as_bytes()).map_err(|e| Failure {
+    let fail = |p: &Path, e: std::io::Error| Failure {
         code: 1,
-        message: e.to_string(),
-    })
+        message: format!("{}: {e}", p.display()),
+    };
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.{:016x}.tmp", unique()));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| fail(&tmp, e))?;
+    let written = file.write_all(text.as_bytes());
+    drop(file);
+    let done = written
+        .map_err(|e| fail(&tmp, e))
+        .and_then(|()| std::fs::rename(&tmp, &path).map_err(|e| fail(&path, e)));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
+/// A number no other writer of the same directory uses at the same time: random per
+/// process (std's hasher keys come from the OS), counted within it. Index runs in different
+/// pods share a results volume and often a pid (1 in each container).
+fn unique() -> u64 {
+    use std::hash::BuildHasher;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static KEY: OnceLock<u64> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let key = *KEY.get_or_init(|| std::hash::RandomState::new().hash_one(std::process::id()));
+    key.wrapping_add(COUNT.fetch_add(1, Ordering::Relaxed))
 }
 
 #[cfg(test)]

@@ -332,11 +332,26 @@ pub(crate) fn parse(file: SourceFile, dir: &Path, stem: &str) -> Result<Sweep, S
         }
         None => return Err(at1("no kind: expected kind: Sweep")),
     }
-    let name = doc
-        .metadata
-        .name
-        .as_ref()
-        .map_or(stem.to_string(), |n| n.value.clone());
+    // The name becomes the default `--out` directory (`sweep-NAME`) and the names of the
+    // emitted Job, ConfigMap and claim: a DNS-1123 label short enough for all of them, as
+    // the API server would require of those objects (so no '/', "..", newline or quote).
+    let name = match &doc.metadata.name {
+        Some(n) => {
+            if let Some(why) = super::names::label_error(&n.value, super::names::SWEEP_NAME_MAX) {
+                return Err(err(&file, n, name_expected(&n.value, &why)));
+            }
+            n.value.clone()
+        }
+        None => {
+            if let Some(why) = super::names::label_error(stem, super::names::SWEEP_NAME_MAX) {
+                return Err(at1(&format!(
+                    "no metadata.name, and the file's name {stem:?} cannot stand for it: {}",
+                    name_expected(stem, &why)
+                )));
+            }
+            stem.to_string()
+        }
+    };
     let Some(spec) = doc.spec else {
         return Err(at1(
             "no spec: expected spec.base and spec.parameters or spec.variants",
@@ -539,6 +554,17 @@ pub(crate) fn parse(file: SourceFile, dir: &Path, stem: &str) -> Result<Sweep, S
         until,
         search,
     })
+}
+
+/// What a Sweep name must be, for `name` that is not one because of `why`.
+fn name_expected(name: &str, why: &str) -> String {
+    format!(
+        "metadata.name {name:?}: {why}: expected a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit) of at most {} characters, so that {}NAME{} stays within Kubernetes' {}",
+        super::names::SWEEP_NAME_MAX,
+        super::names::PREFIX,
+        super::names::RESULTS_SUFFIX,
+        super::names::LABEL_MAX,
+    )
 }
 
 fn search(
@@ -855,6 +881,39 @@ mod tests {
             let e = parse_text(&format!("{HEAD}{spec}")).unwrap_err();
             assert!(e.starts_with(want), "{spec}: {e}");
         }
+    }
+
+    #[test]
+    fn the_name_is_a_dns_label_with_room_for_the_emitted_suffixes() {
+        let body = "spec:\n  base: p\n  variants: [{name: a}]\n";
+        let with = |name: &str| {
+            parse_text(&format!(
+                "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata:\n  name: {name}\n{body}"
+            ))
+        };
+        assert_eq!(with("ml-team-1").unwrap().name, "ml-team-1");
+        for bad in ["a/b", "..", "\"a\\nb\"", "Q", "-a", &"a".repeat(50)] {
+            let e = with(bad).unwrap_err();
+            assert!(
+                e.starts_with("s.yaml:4:9: metadata.name") && e.contains("DNS-1123 label"),
+                "{bad}: {e}"
+            );
+        }
+        // Without a name, the file's name stands for it, and is held to the same rule.
+        let text = format!("apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\n{body}");
+        let file = |stem: &str| {
+            let f = SourceFile {
+                name: format!("{stem}.yaml"),
+                text: text.clone(),
+            };
+            parse(f, Path::new("dir"), stem).map_err(|e| e.to_string())
+        };
+        assert_eq!(file("quota-grid").unwrap().name, "quota-grid");
+        let e = file("Quota Grid").unwrap_err();
+        assert!(
+            e.starts_with("Quota Grid.yaml:1:1: no metadata.name"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// Runs the binary, killing it after `limit`: a hang is a failure, not a stuck test.
 // The wall clock is the point here: it bounds a child process, and decides nothing simulated.
 #[allow(clippy::disallowed_methods)]
-fn run_bounded(args: &[&str], limit: Duration) -> Output {
+pub(super) fn run_bounded(args: &[&str], limit: Duration) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kueuesim"));
     cmd.args(args);
     run_command(cmd, args, limit)

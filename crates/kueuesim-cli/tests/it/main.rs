@@ -462,6 +462,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+mod emit;
 mod hostile;
 mod kubectl;
 mod lint;
@@ -469,6 +470,7 @@ mod metrics;
 mod out;
 mod safe_output;
 mod sweep;
+mod sweep_campaign;
 
 #[test]
 fn set_and_patch_change_the_run_and_bad_ones_exit_2() {

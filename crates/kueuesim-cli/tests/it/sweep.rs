@@ -421,6 +421,8 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
     for name in ["sweep.csv", "sweep-summary.csv", "sweep.html"] {
         assert_eq!(read(&parts.join(name)), read(&fresh.join(name)), "{name}");
     }
+    // The base is outside the Sweep's directory here: the ConfigMap carries it only when
+    // asked to.
     let k8s = stdout(&kueuesim(&[
         "sweep",
         f,
@@ -428,6 +430,7 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
         "kubernetes",
         "--queue",
         "batch",
+        "--allow-outside-base",
     ]));
     for want in [
         "kind: ConfigMap",
@@ -435,8 +438,8 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
         "completionMode: Indexed",
         "completions: 4",
         "kueue.x-k8s.io/queue-name: batch",
-        "\"$(JOB_COMPLETION_INDEX)\"",
-        "--base, /sweep/base-00-",
+        "- $(JOB_COMPLETION_INDEX)\n",
+        "- --base\n        - /sweep/base-00-",
     ] {
         assert!(k8s.contains(want), "{want}: {k8s}");
     }
@@ -475,6 +478,7 @@ fn index_runs_collect_into_the_same_files_and_emit_describes_them() {
         "batch",
         "--parallelism",
         "3",
+        "--allow-outside-base",
     ]));
     assert!(k8s.contains("parallelism: 3"), "{k8s}");
     let cluster = dir.join("cluster");
@@ -534,6 +538,18 @@ fn the_containerfile_builds_with_the_workspace_rust_version() {
     assert!(
         builder.contains(&format!("/rust:{version}-")),
         "{builder} (rust-version {version})"
+    );
+    // The image the Job runs starts from a base pinned by digest, not by a tag that moves.
+    let runtime = containerfile
+        .lines()
+        .rfind(|l| l.starts_with("FROM "))
+        .expect("a final stage");
+    let digest = runtime.split_once("@sha256:").map(|(_, d)| d.trim());
+    assert!(
+        digest.is_some_and(|d| d.len() == 64
+            && d.chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))),
+        "{runtime}"
     );
     assert!(containerfile.contains("cargo build --locked --release -p kueuesim-cli"));
     assert!(containerfile.contains("ENTRYPOINT [\"/usr/local/bin/kueuesim\"]"));

@@ -2,11 +2,14 @@
 //! files found, and the mappings that give rows their namespace, queue, priority class,
 //! scheduler and topology request.
 
+use std::path::PathBuf;
+
 use serde_saphyr::Spanned;
 
 use super::root::find_file;
 use super::{
-    ATTRS, Attr, GpuSharing, GpuSpec, MapSource, OpenbDecl, PhillyDecl, TraceDecl, TraceFormat,
+    ATTRS, Attr, GpuSharing, GpuSpec, MapSource, OpenbDecl, PhillyDecl, TraceDecl, TraceFile,
+    TraceFormat,
 };
 use crate::convert::core::{LoadOptions, err_at, err_obj, pos_of};
 use crate::error::ScenarioError;
@@ -175,7 +178,19 @@ pub(crate) fn declarations(
                 &src.file.text,
             ));
         };
-        let path = find_file(src, path, opts)?;
+        // Each file as written and as found (`TraceDecl::files`): an emitted Job carries
+        // them to where the same written path finds them again.
+        let mut files = Vec::new();
+        let mut find = |s: &wire::S| -> Result<PathBuf, ScenarioError> {
+            let found = find_file(src, s, opts)?;
+            files.push(TraceFile {
+                written: s.value.trim().to_string(),
+                found: found.clone(),
+                declared_in: src.file.name.clone(),
+            });
+            Ok(found)
+        };
+        let path = find(path)?;
         let limit = match &spec.limit {
             None => None,
             Some(l) if l.value >= 0 => Some(l.value as u64),
@@ -235,7 +250,7 @@ pub(crate) fn declarations(
         }
         let openb = OpenbDecl {
             nodes: match o.and_then(|o| o.nodes.as_ref()) {
-                Some(n) => Some(find_file(src, n, opts)?),
+                Some(n) => Some(find(n)?),
                 None => None,
             },
             gpu_sharing: one_of(
@@ -376,7 +391,7 @@ pub(crate) fn declarations(
         };
         let philly = PhillyDecl {
             vc_nodes: match p.and_then(|p| p.vc_nodes.as_ref()) {
-                Some(n) => Some(find_file(src, n, opts)?),
+                Some(n) => Some(find(n)?),
                 None => None,
             },
             default_vc_nodes: count(p.and_then(|p| p.default_vc_nodes.as_ref()), 1)?,
@@ -395,6 +410,7 @@ pub(crate) fn declarations(
             index: out.len() as u64,
             openb,
             philly,
+            files,
         });
     }
     Ok(out)

@@ -151,6 +151,50 @@ pub struct TraceDecl {
     index: u64,
     pub(crate) openb: OpenbDecl,
     pub(crate) philly: PhillyDecl,
+    /// Every file the trace reads, as written and as found.
+    files: Vec<TraceFile>,
+}
+
+/// A file a WorkloadTrace reads (its CSV, an adapter's side table): the path as written in
+/// the YAML, where the trace root found it, and the YAML file that names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceFile {
+    /// The path as written (trimmed), relative to a trace root unless absolute.
+    pub written: String,
+    /// Where it was found (`crate::trace::root`'s order of places).
+    pub found: PathBuf,
+    /// The name of the YAML file whose WorkloadTrace names it.
+    pub declared_in: String,
+}
+
+impl TraceDecl {
+    /// Every file the trace reads, as written and as found.
+    pub fn files(&self) -> &[TraceFile] {
+        &self.files
+    }
+}
+
+/// The files the WorkloadTraces of `files` read, with `opts`' overrides (`--patch`, `--set`)
+/// of WorkloadTraces applied, as a load finds them, without building the scenario or reading
+/// a trace: what a run elsewhere (`kueuesim sweep --emit kubernetes`) must carry along.
+pub fn trace_files(
+    files: &[SourceFile],
+    opts: &crate::LoadOptions,
+) -> Result<Vec<TraceFile>, crate::ScenarioError> {
+    let set_files = crate::overlay::set_sources(&opts.sets);
+    let mut overrides = crate::overlay::Overrides::read(&opts.patches, &set_files)?;
+    let mut objects = Vec::new();
+    for f in files {
+        objects.extend(crate::source::split_objects(f)?);
+    }
+    let mut notes = Vec::new();
+    overrides.apply(
+        &mut objects,
+        |k| crate::overlay::kind_matches(k, "WorkloadTrace"),
+        &mut notes,
+    )?;
+    let decls = declarations(&objects, opts)?;
+    Ok(decls.iter().flat_map(|d| d.files.iter().cloned()).collect())
 }
 
 /// `spec.openb`, checked.

@@ -362,7 +362,7 @@ fn write_results(
         if !columns.iter().any(|c| glob(p, c)) && rows.iter().any(|r| r.error.is_empty()) {
             let all = run::columns(&[], rows);
             let hint = closest_hint(p, all.iter().map(String::as_str));
-            eprintln!("warning: figure {p:?} is in no run's summary{hint}");
+            crate::warnings::warn(&format!("figure {p:?} is in no run's summary{hint}"));
         }
     }
     run::write(
@@ -407,13 +407,13 @@ fn print_warnings(rows: &[Row]) {
         rows.iter().map(|r| r.variant.as_str()).collect();
     for (message, vs) in seen {
         if vs.len() == variants.len() {
-            eprintln!("warning: {message}");
+            crate::warnings::warn(message);
         } else {
             let mut names = vs[..vs.len().min(3)].join(", ");
             if vs.len() > 3 {
                 names.push_str(&format!(" and {} more", vs.len() - 3));
             }
-            eprintln!("warning ({names}): {message}");
+            crate::warnings::warn_for(&names, message);
         }
     }
 }

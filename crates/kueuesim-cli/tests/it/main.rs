@@ -468,6 +468,7 @@ mod lint;
 mod metrics;
 mod out;
 mod sweep;
+mod warnings;
 
 #[test]
 fn set_and_patch_change_the_run_and_bad_ones_exit_2() {

@@ -14,6 +14,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `eprintln!` for every warning and error the command prints: the line goes through
+/// `eprint_visible`, so no name, message or file name can send the terminal an escape
+/// sequence. (Progress lines, which write their own `\r` and `\x1b[K`, print directly.)
+macro_rules! eprintln_visible {
+    ($($arg:tt)*) => {
+        $crate::eprint_visible(format_args!($($arg)*))
+    };
+}
+
 mod compare;
 mod replicates;
 mod sweep;
@@ -503,12 +512,11 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             message: e.to_string(),
         })?;
     }
-    let text = match output {
-        Format::Summary => summary_text(world, &doc),
-        Format::Json => to_json(&doc),
-        Format::Yaml => to_yaml(&doc),
-    };
-    print_out(&text)?;
+    match output {
+        Format::Summary => print_out(&summary_text(world, &doc)),
+        Format::Json => print_data(&to_json(&doc)),
+        Format::Yaml => print_data(&to_yaml(&doc)),
+    }?;
     // A budget stopped the run: the output above is the run up to then, and the exit code
     // (3) tells a script it is not the whole run.
     match &doc.summary.stopped_early {
@@ -585,13 +593,21 @@ fn run_replicates(
         }
     };
     if let Some((dir, _)) = &out {
-        if let Some(path) = seeds
-            .iter()
-            .map(|s| dir.join(format!("seed-{s}")))
-            .find(|p| p.exists() && !p.is_dir())
-        {
+        // Not followed: a symlink there would send the seed's files where it points.
+        if let Some((path, m)) = seeds.iter().find_map(|s| {
+            let p = dir.join(format!("seed-{s}"));
+            std::fs::symlink_metadata(&p)
+                .ok()
+                .filter(|m| !m.is_dir())
+                .map(|m| (p, m))
+        }) {
+            let what = if m.is_symlink() {
+                "a symlink"
+            } else {
+                "a file"
+            };
             return Err(usage(format!(
-                "--out: {} is a file: expected a directory for the seed's files",
+                "--out: {} is {what}: expected a directory for the seed's files",
                 path.display()
             )));
         }
@@ -675,12 +691,14 @@ fn run_replicates(
         // Always: the replicate document is what makes the directory comparable; `--write`
         // chooses each seed's files.
         let path = dir.join(OutFile::Summary.file_name());
-        std::fs::write(&path, replicates::summaries_json(&seeds, &figures, &docs)).map_err(
-            |e| Failure {
-                code: 1,
-                message: format!("{}: {e}", path.display()),
-            },
-        )?;
+        kueuesim_report::outdir::write_file(
+            &path,
+            replicates::summaries_json(&seeds, &figures, &docs).as_bytes(),
+        )
+        .map_err(|e| Failure {
+            code: 1,
+            message: e.to_string(),
+        })?;
     }
     let label = if args.paths.is_empty() {
         "the embedded platform scenario".to_string()
@@ -691,12 +709,11 @@ fn run_replicates(
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let text = if full {
-        replicates::to_json(&seeds, &figures, &docs)
+    if full {
+        print_data(&replicates::to_json(&seeds, &figures, &docs))
     } else {
-        replicates::aggregate_text(&label, &seeds, &figures)
-    };
-    print_out(&text)
+        print_out(&replicates::aggregate_text(&label, &seeds, &figures))
+    }
 }
 
 /// The capacity checks of `runs` (kueuesim_report::checks) as warnings worded like the
@@ -711,8 +728,24 @@ fn warn_checks(runs: &[SimulationResult]) {
     }
 }
 
-/// Writes `text` to stdout; a closed pipe (`| head`) is not a failure.
+/// Writes human-readable `text` (the summary, tables, `get`/`describe`, compare's lines) to
+/// stdout with its control characters made visible but line feeds and tabs
+/// (`escape::terminal_text`: ESC as `^[`, CR as `\r`, as kubectl prints them; docs/output.md);
+/// a closed pipe (`| head`) is not a failure.
 pub(crate) fn print_out(text: &str) -> Result<(), Failure> {
+    print_data(&kueuesim_report::escape::terminal_text(text))
+}
+
+/// A line of a warning or error to stderr, its control characters made visible but line feeds
+/// and tabs (`eprintln_visible!`).
+pub(crate) fn eprint_visible(args: std::fmt::Arguments<'_>) {
+    let line = args.to_string();
+    eprintln!("{}", kueuesim_report::escape::terminal_text(&line));
+}
+
+/// Writes a document for programs (JSON, YAML, an emitted manifest or script) to stdout as it
+/// is: its serializer already escaped what it holds. A closed pipe is not a failure.
+pub(crate) fn print_data(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -785,11 +818,11 @@ fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Fai
                 });
             }
             let list = kubectl::workload_objects(&loaded.world, &doc, &ns, at);
-            if matches!(output, Some(GetFormat::Json)) {
+            return print_data(&if matches!(output, Some(GetFormat::Json)) {
                 kubectl::json_text(&list)
             } else {
                 kubectl::yaml_text(&list)
-            }
+            });
         }
         _ => kubectl::get(
             &loaded.world,
@@ -957,7 +990,7 @@ fn main() -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            eprintln_visible!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }

@@ -1,6 +1,7 @@
 //! Every `warning:` line the command prints goes through here, so that `--warnings` decides
 //! in one place what reaches stderr: each line (`all`), one line counting them (`summary`),
-//! or nothing (`none`).
+//! or nothing (`none`). What is printed goes through `eprint_visible` (control characters
+//! shown, not sent to the terminal).
 
 use std::sync::Mutex;
 
@@ -40,7 +41,7 @@ pub(crate) fn warn_for(variants: &str, message: &str) {
 fn emit(line: &str) {
     let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
     match state.0 {
-        Shown::All => eprintln!("{line}"),
+        Shown::All => crate::eprint_visible(format_args!("{line}")),
         Shown::Summary | Shown::None => state.1 += 1,
     }
 }
@@ -60,7 +61,7 @@ pub(crate) fn summary_line(mode: Shown, held_back: usize) -> Option<String> {
 pub(crate) fn finish() {
     let (mode, held_back) = *STATE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(line) = summary_line(mode, held_back) {
-        eprintln!("{line}");
+        crate::eprint_visible(format_args!("{line}"));
     }
 }
 

@@ -9,6 +9,7 @@ use serde::Serialize;
 use kueuesim_engine::outcome::{Event, Sample};
 use kueuesim_model::{Quantity, Workload, World};
 
+use crate::escape::{CsvColumn, csv_cell};
 use crate::output::{SimulationResult, WorkloadOut};
 
 /// The columns of `workloads.csv`, in order. Times are seconds from the start; an empty cell
@@ -52,7 +53,7 @@ pub fn workloads_csv_header() -> String {
 pub fn workloads_csv_row(w: &WorkloadOut) -> String {
     let cells = workload_cells(w);
     debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
-    let line: Vec<String> = cells.into_iter().map(|c| csv_cell(&c.text())).collect();
+    let line: Vec<String> = cells.into_iter().map(Cell::csv).collect();
     let mut out = line.join(",");
     out.push('\n');
     out
@@ -78,6 +79,15 @@ impl Cell {
             Cell::Num(v) => v.map(fmt_num).unwrap_or_default(),
             Cell::Int(v) => v.to_string(),
         }
+    }
+
+    /// The cell as the CSV files write it (`escape::csv_cell`: text never starts a formula).
+    pub fn csv(self) -> String {
+        let column = match self {
+            Cell::Text(_) => CsvColumn::Text,
+            Cell::Num(_) | Cell::Int(_) => CsvColumn::Number,
+        };
+        csv_cell(&self.text(), column).into_owned()
     }
 }
 
@@ -197,7 +207,11 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
         }
     }
     header.extend(QUEUE_TAIL.iter().map(|s| s.to_string()));
-    let mut out = header.join(",");
+    let mut out = header
+        .iter()
+        .map(|h| csv_cell(h, CsvColumn::Text))
+        .collect::<Vec<_>>()
+        .join(",");
     out.push('\n');
     let s = &doc.summary;
     let rows = s
@@ -231,6 +245,7 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
         }));
     for (head, admitted, evictions, f) in rows {
         let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
+        let head_len = head.len();
         let mut cells: Vec<String> = head.to_vec();
         cells.extend([
             f.workloads.to_string(),
@@ -261,7 +276,19 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
             num(f.gpu_utilization_of_nominal_quota),
         ]);
         debug_assert_eq!(cells.len(), header.len());
-        let line: Vec<String> = cells.iter().map(|c| csv_cell(c)).collect();
+        // The scope and the names are text; every column after them a number.
+        let line: Vec<std::borrow::Cow<'_, str>> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let column = if i < head_len {
+                    CsvColumn::Text
+                } else {
+                    CsvColumn::Number
+                };
+                csv_cell(c, column)
+            })
+            .collect();
         out.push_str(&line.join(","));
         out.push('\n');
     }
@@ -274,15 +301,6 @@ fn fmt_num(v: f64) -> String {
         format!("{}", v as i64)
     } else {
         format!("{v}")
-    }
-}
-
-/// RFC 4180 quoting: a cell with a comma, quote or line break is quoted, quotes doubled.
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
     }
 }
 
@@ -352,7 +370,10 @@ const DEVICE_FIGURES: [&str; 5] = [
 /// LocalQueue, and running gangs per spine), and what the rows need to follow it.
 pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
     let (header, columns) = timeseries_columns(world);
-    let cells: Vec<String> = header.iter().map(|h| csv_cell(h)).collect();
+    let cells: Vec<_> = header
+        .iter()
+        .map(|h| csv_cell(h, CsvColumn::Text))
+        .collect();
     let mut out = cells.join(",");
     out.push('\n');
     (out, columns)
@@ -463,10 +484,15 @@ mod tests {
 
     #[test]
     fn cells_are_quoted_only_when_needed() {
-        assert_eq!(csv_cell("plain"), "plain");
-        assert_eq!(csv_cell("a,b"), "\"a,b\"");
-        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_cell("two\nlines"), "\"two\nlines\"");
+        let text = |s: &str| Cell::Text(s.into()).csv();
+        assert_eq!(text("plain"), "plain");
+        assert_eq!(text("a,b"), "\"a,b\"");
+        assert_eq!(text("say \"hi\""), "\"say \"\"hi\"\"\"");
+        // Negative numbers stay numbers; text that would start a formula is guarded.
+        assert_eq!(Cell::Num(Some(-1.5)).csv(), "-1.5");
+        assert_eq!(Cell::Int(-3).csv(), "-3");
+        assert_eq!(text("-3"), "'-3");
+        assert_eq!(text("=1+1"), "'=1+1");
     }
 
     #[test]

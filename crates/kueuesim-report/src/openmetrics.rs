@@ -217,7 +217,8 @@ impl OpenMetricsWriter {
         let mut families = Vec::with_capacity(specs.len());
         for (i, (name, help, source, series)) in specs.into_iter().enumerate() {
             let path = dir.join(format!(".metrics.om.{i}.part"));
-            let file = BufWriter::with_capacity(crate::outdir::BUFFER, File::create(&path)?);
+            let file =
+                BufWriter::with_capacity(crate::outdir::BUFFER, crate::outdir::create_part(&path)?);
             families.push(Family {
                 name,
                 help,
@@ -304,20 +305,30 @@ impl OpenMetricsWriter {
         }
     }
 
-    /// Writes `dest`: every family's `# TYPE` and `# HELP`, then its samples, then `# EOF`;
-    /// removes the spill files.
-    pub fn finish(self, dest: &Path) -> std::io::Result<()> {
-        let mut out = BufWriter::with_capacity(crate::outdir::BUFFER, File::create(dest)?);
+    /// Writes the file into `out`: every family's `# TYPE` and `# HELP`, then its samples,
+    /// then `# EOF`; removes the spill files, also when writing fails.
+    pub fn finish(self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut result = Ok(());
         for f in self.families {
-            let file = f.file.into_inner().map_err(|e| e.into_error())?;
-            drop(file);
-            writeln!(out, "# TYPE {} gauge", f.name)?;
-            writeln!(out, "# HELP {} {}", f.name, f.help)?;
-            let mut part = File::open(&f.path)?;
-            std::io::copy(&mut part, &mut out)?;
-            std::fs::remove_file(&f.path)?;
+            if result.is_ok() {
+                result = Self::copy_family(f.name, f.help, f.file, &f.path, out);
+            }
+            let _ = std::fs::remove_file(&f.path);
         }
-        out.write_all(b"# EOF\n")?;
-        out.flush()
+        result.and_then(|()| out.write_all(b"# EOF\n"))
+    }
+
+    fn copy_family(
+        name: &str,
+        help: &str,
+        file: BufWriter<File>,
+        path: &Path,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        drop(file.into_inner().map_err(|e| e.into_error())?);
+        writeln!(out, "# TYPE {name} gauge")?;
+        writeln!(out, "# HELP {name} {help}")?;
+        std::io::copy(&mut File::open(path)?, out)?;
+        Ok(())
     }
 }

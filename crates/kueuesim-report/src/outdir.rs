@@ -6,9 +6,15 @@
 //! `result.json` opens with the summary, known only at the end: each finished workload's
 //! entry (and its `workloads.csv` row) goes to a spill file as it finishes, with an index by
 //! workload id, and the end writes the document in id order (the order of `-o json`) from it.
+//!
+//! No file is written through a path that was already there: each is written under a
+//! temporary name (`.NAME.part`, created afresh with `O_EXCL`: `create_part`) and renamed to
+//! its name when complete (`PartFile`), which replaces whatever was at the name, a symlink
+//! included, rather than writing to what it points at. A run that fails leaves the directory
+//! as it was.
 
 use std::collections::BTreeSet;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -201,6 +207,92 @@ impl std::fmt::Display for OutError {
     }
 }
 
+/// Creates the temporary file `path` afresh, never through what is already there: a regular
+/// file left by a run that crashed is removed first (removing a name never touches what a
+/// hard link shares), anything else at the name (a symlink, a directory) is an error, and the
+/// file is created with `O_EXCL` (`create_new`), which does not follow a symlink either.
+pub fn create_part(path: &Path) -> std::io::Result<File> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => std::fs::remove_file(path)?,
+        Ok(_) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "exists and is not a regular file (a symlink?): kueuesim creates its temporary \
+                 files afresh and writes through nothing already there; remove it",
+            ));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// A file written under a temporary name beside its own (`.NAME.part`, `create_part`) and
+/// renamed to it by `commit`: the rename replaces whatever had the name (a symlink too, not
+/// its target), and an unfinished file never has it (dropped uncommitted, its temporary file
+/// is removed).
+pub struct PartFile {
+    part: PathBuf,
+    dest: PathBuf,
+    committed: bool,
+    /// Where the bytes go.
+    pub file: BufWriter<File>,
+}
+
+impl PartFile {
+    /// Starts writing `dest`.
+    pub fn create(dest: &Path) -> Result<Self, OutError> {
+        let name = dest.file_name().unwrap_or_default().to_string_lossy();
+        let part = dest.with_file_name(format!(".{name}.part"));
+        let file = create_part(&part).map_err(|error| OutError {
+            path: part.clone(),
+            error,
+        })?;
+        Ok(PartFile {
+            part,
+            dest: dest.to_path_buf(),
+            committed: false,
+            file: BufWriter::with_capacity(BUFFER, file),
+        })
+    }
+
+    /// The file's name once written.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Flushes the file and gives it its name.
+    pub fn commit(mut self) -> Result<(), OutError> {
+        let fail = |error| OutError {
+            path: self.dest.clone(),
+            error,
+        };
+        self.file.flush().map_err(fail)?;
+        std::fs::rename(&self.part, &self.dest).map_err(fail)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
+}
+
+/// Writes `text` to `path` as a `PartFile`: complete or not at all, and never through what
+/// had the name before.
+pub fn write_file(path: &Path, text: &[u8]) -> Result<(), OutError> {
+    let mut f = PartFile::create(path)?;
+    f.file.write_all(text).map_err(|error| OutError {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    f.commit()
+}
+
 /// The finished workloads' `result.json` entries and `workloads.csv` rows, in the order they
 /// finished, and where each one is.
 struct Spill {
@@ -217,8 +309,8 @@ pub struct OutDir<'w> {
     dir: PathBuf,
     files: BTreeSet<OutFile>,
     spill: Option<Spill>,
-    events: Option<(PathBuf, BufWriter<File>)>,
-    timeseries: Option<(PathBuf, BufWriter<File>, TimeseriesColumns)>,
+    events: Option<PartFile>,
+    timeseries: Option<(PartFile, TimeseriesColumns)>,
     om: Option<OpenMetricsWriter>,
     prom: Option<PromMetrics>,
     /// For report.html: the finished workloads without what it does not read (events,
@@ -244,14 +336,10 @@ impl<'w> OutDir<'w> {
             move |error| OutError { path, error }
         };
         std::fs::create_dir_all(dir).map_err(fail(dir))?;
-        let open = |f: OutFile| -> Result<(PathBuf, BufWriter<File>), OutError> {
-            let path = dir.join(f.file_name());
-            let file = File::create(&path).map_err(fail(&path))?;
-            Ok((path, BufWriter::with_capacity(BUFFER, file)))
-        };
+        let open = |f: OutFile| PartFile::create(&dir.join(f.file_name()));
         let spill = if files.contains(&OutFile::Result) || files.contains(&OutFile::Workloads) {
             let path = dir.join(".workloads.part");
-            let file = File::create(&path).map_err(fail(&path))?;
+            let file = create_part(&path).map_err(fail(&path))?;
             Some(Spill {
                 path,
                 file: BufWriter::with_capacity(BUFFER, file),
@@ -267,10 +355,13 @@ impl<'w> OutDir<'w> {
             .transpose()?;
         let timeseries = match files.contains(&OutFile::Timeseries) {
             true => {
-                let (path, mut file) = open(OutFile::Timeseries)?;
+                let mut file = open(OutFile::Timeseries)?;
                 let (header, columns) = timeseries_csv_header(world);
-                file.write_all(header.as_bytes()).map_err(fail(&path))?;
-                Some((path, file, columns))
+                let path = file.path().to_path_buf();
+                file.file
+                    .write_all(header.as_bytes())
+                    .map_err(fail(&path))?;
+                Some((file, columns))
             }
             false => None,
         };
@@ -327,15 +418,12 @@ impl<'w> OutDir<'w> {
             let path = path.to_path_buf();
             move |error| OutError { path, error }
         };
-        let write = |f: OutFile, text: &str| -> Result<(), OutError> {
-            let path = dir.join(f.file_name());
-            std::fs::write(&path, text).map_err(fail(&path))
-        };
-        if let Some((path, mut file)) = self.events.take() {
-            file.flush().map_err(fail(&path))?;
+        let write = |f: OutFile, text: &str| write_file(&dir.join(f.file_name()), text.as_bytes());
+        if let Some(file) = self.events.take() {
+            file.commit()?;
         }
-        if let Some((path, mut file, _)) = self.timeseries.take() {
-            file.flush().map_err(fail(&path))?;
+        if let Some((file, _)) = self.timeseries.take() {
+            file.commit()?;
         }
         if let Some(spill) = self.spill.take() {
             self.write_workloads(spill, doc, ids)?;
@@ -353,8 +441,10 @@ impl<'w> OutDir<'w> {
             write(OutFile::Metrics, &prom.render(self.world, final_usage))?;
         }
         if let Some(om) = self.om.take() {
-            let path = dir.join(OutFile::Om.file_name());
-            om.finish(&path).map_err(fail(&path))?;
+            let mut file = PartFile::create(&dir.join(OutFile::Om.file_name()))?;
+            let path = file.path().to_path_buf();
+            om.finish(&mut file.file).map_err(fail(&path))?;
+            file.commit()?;
         }
         if let Some((finished, series)) = self.report.take() {
             if !finished.is_empty() {
@@ -397,18 +487,16 @@ impl<'w> OutDir<'w> {
             File::open(&spill_path).map_err(fail(&spill_path))?,
         );
         index.sort_by_key(|e| e.0);
-        let open = |f: OutFile| -> Result<Option<(PathBuf, BufWriter<File>)>, OutError> {
+        let open = |f: OutFile| -> Result<Option<PartFile>, OutError> {
             if !self.files.contains(&f) {
                 return Ok(None);
             }
-            let path = self.dir.join(f.file_name());
-            let file = File::create(&path).map_err(fail(&path))?;
-            Ok(Some((path, BufWriter::with_capacity(BUFFER, file))))
+            PartFile::create(&self.dir.join(f.file_name())).map(Some)
         };
         let mut json = open(OutFile::Result)?;
         let mut csv = open(OutFile::Workloads)?;
-        let put = |out: &mut Option<(PathBuf, BufWriter<File>)>, bytes: &[u8]| match out {
-            Some((path, file)) => file.write_all(bytes).map_err(fail(path)),
+        let put = |out: &mut Option<PartFile>, bytes: &[u8]| match out {
+            Some(f) => f.file.write_all(bytes).map_err(fail(&f.dest)),
             None => Ok(()),
         };
         put(&mut json, json_head(doc).as_bytes())?;
@@ -449,15 +537,16 @@ impl<'w> OutDir<'w> {
             }
         }
         put(&mut json, json_tail(!first).as_bytes())?;
-        for (path, mut file) in [json, csv].into_iter().flatten() {
-            file.flush().map_err(fail(&path))?;
+        for file in [json, csv].into_iter().flatten() {
+            file.commit()?;
         }
         std::fs::remove_file(&spill_path).map_err(fail(&spill_path))
     }
 }
 
-/// A run that fails before `finish` (a bad trace row met mid-run) leaves no partial file:
-/// what was streamed so far and the spill files are removed.
+/// A run that fails before `finish` (a bad trace row met mid-run) leaves no partial file: the
+/// temporary files of what was streamed so far and the spill files are removed, and the
+/// files of an earlier run in the directory stay as they were.
 impl Drop for OutDir<'_> {
     fn drop(&mut self) {
         if let Some(spill) = self.spill.take() {
@@ -467,22 +556,17 @@ impl Drop for OutDir<'_> {
         if let Some(om) = self.om.take() {
             om.discard();
         }
-        if let Some((path, file)) = self.events.take() {
-            drop(file);
-            let _ = std::fs::remove_file(&path);
-        }
-        if let Some((path, file, _)) = self.timeseries.take() {
-            drop(file);
-            let _ = std::fs::remove_file(&path);
-        }
+        // Dropped uncommitted, the streamed files' temporary files go.
+        self.events.take();
+        self.timeseries.take();
     }
 }
 
 impl RunSink for OutDir<'_> {
     fn event(&mut self, _w: WorkloadId, wl: &Workload, e: &Event) {
-        if let Some((path, file)) = &mut self.events {
-            let r = file.write_all(event_line(wl, e).as_bytes());
-            let path = path.clone();
+        if let Some(f) = &mut self.events {
+            let r = f.file.write_all(event_line(wl, e).as_bytes());
+            let path = f.dest.clone();
             self.keep_error(&path, r);
         }
     }
@@ -498,9 +582,9 @@ impl RunSink for OutDir<'_> {
     }
 
     fn sample(&mut self, s: &Sample) {
-        if let Some((path, file, columns)) = &mut self.timeseries {
-            let r = file.write_all(timeseries_csv_row(columns, s).as_bytes());
-            let path = path.clone();
+        if let Some((f, columns)) = &mut self.timeseries {
+            let r = f.file.write_all(timeseries_csv_row(columns, s).as_bytes());
+            let path = f.dest.clone();
             self.keep_error(&path, r);
         }
         if let Some(om) = &mut self.om {

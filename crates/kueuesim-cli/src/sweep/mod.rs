@@ -217,7 +217,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
                 message: "--emit with spec.search: a search's runs depend on each other's results: run it whole".into(),
             });
         }
-        return crate::print_out(&emit::emit(
+        return crate::print_data(&emit::emit(
             how,
             &sweep,
             &base,
@@ -263,7 +263,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             }
         }
         Some(_) => {
-            eprintln!(
+            eprintln_visible!(
                 "note: {} is of another sweep or scenario: every run is made again",
                 csv_path.display()
             );
@@ -279,7 +279,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         stale.push(rows_dir.clone());
     }
     if !done.is_empty() && !args.quiet {
-        eprintln!(
+        eprintln_visible!(
             "{}: reusing {} runs already written",
             out.display(),
             done.len()

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use kueuesim_model::SimDuration;
+use kueuesim_report::escape::CsvColumn::{Number, Text};
+use kueuesim_report::escape::{CsvColumn, csv_cell, csv_unguard};
 use kueuesim_report::figures::{Stats, flatten};
 use kueuesim_scenario::overlay::{Overrides, kind_matches, set_sources};
 use kueuesim_scenario::source::split_objects;
@@ -355,12 +357,11 @@ pub(crate) fn columns(patterns: &[String], rows: &[Row]) -> Vec<String> {
     out
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// A cell of `sweep.csv`, `sweep-summary.csv` or an index's row: the rule of every CSV file
+/// kueuesim writes (`escape::csv_cell`: text never starts a formula, holds no control
+/// character); a parameter's values are numbers when they are ones.
+fn csv_field(s: &str, column: CsvColumn) -> String {
+    csv_cell(s, column).into_owned()
 }
 
 fn header(params: &[String], search: bool, columns: &[String]) -> String {
@@ -371,28 +372,23 @@ fn header(params: &[String], search: bool, columns: &[String]) -> String {
     h.extend(params.iter().cloned());
     h.extend(["seed", "status", "error"].map(String::from));
     h.extend(columns.iter().cloned());
-    let h: Vec<String> = h.iter().map(|s| csv_field(s)).collect();
+    let h: Vec<String> = h.iter().map(|s| csv_field(s, Text)).collect();
     format!("{}\n", h.join(","))
 }
 
 fn line(r: &Row, search: bool, columns: &[String]) -> String {
-    let mut f: Vec<String> = vec![r.variant.clone()];
+    let mut f: Vec<String> = vec![csv_field(&r.variant, Text)];
     if search {
         f.push(r.step.map_or(String::new(), |s| s.to_string()));
     }
-    f.extend(r.values.iter().cloned());
+    f.extend(r.values.iter().map(|v| csv_field(v, Number)));
     f.push(r.seed.to_string());
     f.push(if r.error.is_empty() { "ok" } else { "error" }.into());
-    f.push(r.error.clone());
+    f.push(csv_field(&r.error, Text));
     for c in columns {
-        f.push(
-            r.figures
-                .iter()
-                .find(|(n, _)| n == c)
-                .map_or(String::new(), |(_, v)| v.clone()),
-        );
+        let v = r.figures.iter().find(|(n, _)| n == c);
+        f.push(v.map_or(String::new(), |(_, v)| csv_field(v, Number)));
     }
-    let f: Vec<String> = f.iter().map(|s| csv_field(s)).collect();
     format!("{}\n", f.join(","))
 }
 
@@ -410,7 +406,8 @@ pub(crate) fn sweep_csv(
     out
 }
 
-/// Splits CSV text into records (RFC 4180 quoting).
+/// Splits CSV text kueuesim wrote into records (RFC 4180 quoting), each value as it was
+/// before `csv_cell` wrote it (`csv_unguard`).
 pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut records = Vec::new();
     let mut rec = Vec::new();
@@ -443,6 +440,13 @@ pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
     if !field.is_empty() || !rec.is_empty() {
         rec.push(field);
         records.push(rec);
+    }
+    // The values as they were before `csv_cell` guarded them against formulas.
+    for field in records.iter_mut().flatten() {
+        if csv_unguard(field).len() != field.len() {
+            // The guard is the one quote before the value.
+            field.remove(0);
+        }
     }
     records
 }
@@ -513,7 +517,11 @@ pub(crate) fn summary_csv(
         h.push(format!("{c}:mean"));
         h.push(format!("{c}:ci95"));
     }
-    let mut out = h.iter().map(|s| csv_field(s)).collect::<Vec<_>>().join(",");
+    let mut out = h
+        .iter()
+        .map(|s| csv_field(s, Text))
+        .collect::<Vec<_>>()
+        .join(",");
     out.push('\n');
     let mut i = 0;
     while i < rows.len() {
@@ -523,11 +531,11 @@ pub(crate) fn summary_csv(
             .count();
         let group = &rows[i..j];
         let first = &group[0];
-        let mut f: Vec<String> = vec![first.variant.clone()];
+        let mut f: Vec<String> = vec![csv_field(&first.variant, Text)];
         if search {
             f.push(first.step.map_or(String::new(), |s| s.to_string()));
         }
-        f.extend(first.values.iter().cloned());
+        f.extend(first.values.iter().map(|v| csv_field(v, Number)));
         f.push(group.len().to_string());
         f.push(
             group
@@ -545,19 +553,19 @@ pub(crate) fn summary_csv(
                 None => f.extend([String::new(), String::new()]),
             }
         }
-        out.push_str(&f.iter().map(|s| csv_field(s)).collect::<Vec<_>>().join(","));
+        out.push_str(&f.join(","));
         out.push('\n');
         i = j;
     }
     out
 }
 
-/// Writes `text` to `dir/name`; an I/O failure names the file.
+/// Writes `text` to `dir/name` whole or not at all, never through what had the name (a
+/// symlink is replaced, not followed: `outdir::write_file`); an I/O failure names the file.
 pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<(), Failure> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| Failure {
+    kueuesim_report::outdir::write_file(&dir.join(name), text.as_bytes()).map_err(|e| Failure {
         code: 1,
-        message: format!("{}: {e}", path.display()),
+        message: e.to_string(),
     })
 }
 
@@ -594,5 +602,36 @@ mod tests {
         assert_eq!(sweep_csv(&params, false, &columns(&[], &back), &back), text);
         assert_eq!(back[1].error, rows[1].error);
         assert_eq!(back[0].figure("w.p90"), Some(1.5));
+    }
+
+    #[test]
+    fn no_text_cell_starts_a_formula_and_every_value_reads_back() {
+        let rows = vec![Row {
+            variant: "=HYPERLINK(\"http://x\",\"y\")".into(),
+            step: None,
+            values: vec!["-2".into(), "@SUM(A1)".into(), "-1+2".into()],
+            seed: 1,
+            error: String::new(),
+            figures: vec![("-w".into(), "-1.5".into())],
+            warnings: Vec::new(),
+        }];
+        let params = vec!["a".to_string(), "+b".to_string(), "c".to_string()];
+        let cols = columns(&[], &rows);
+        let text = sweep_csv(&params, false, &cols, &rows);
+        assert_eq!(
+            text,
+            "variant,a,'+b,c,seed,status,error,'-w\n\
+             \"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2,'@SUM(A1),'-1+2,1,ok,,-1.5\n"
+        );
+        let back = read_rows(&text);
+        assert_eq!(back[0].variant, rows[0].variant);
+        assert_eq!(back[0].values, rows[0].values);
+        assert_eq!(back[0].figure("-w"), Some(-1.5));
+        assert_eq!(sweep_csv(&params, false, &columns(&[], &back), &back), text);
+        let summary = summary_csv(&params, false, &cols, &rows);
+        assert_eq!(
+            summary.lines().nth(1),
+            Some("\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2,'@SUM(A1),'-1+2,1,0,-1.5,")
+        );
     }
 }

@@ -467,6 +467,7 @@ mod kubectl;
 mod lint;
 mod metrics;
 mod out;
+mod safe_output;
 mod sweep;
 mod warnings;
 

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::{SimDuration, Workload, World};
 
+use crate::escape::terminal_field;
 use crate::output::{SimulationResult, WorkloadOut};
 
 pub use describe::describe_workload;
@@ -151,14 +152,19 @@ fn human_duration(d: SimDuration) -> String {
 }
 
 /// kubectl's table: its tabwriter (minimum cell width 10, padding 3), the last column not
-/// padded.
+/// padded. Each cell's control characters are made visible first, as kubectl's table printer
+/// does (`printers.EscapeTerminal`), so that the widths are those shown.
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| terminal_field(c)).collect())
+        .collect();
     let n = headers.len();
     let mut widths = vec![0usize; n];
     for (i, h) in headers.iter().enumerate() {
         widths[i] = h.chars().count();
     }
-    for r in rows {
+    for r in &rows {
         for (i, c) in r.iter().enumerate() {
             widths[i] = widths[i].max(c.chars().count());
         }
@@ -179,8 +185,8 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
         out.push('\n');
     };
     line(headers.to_vec());
-    for r in rows {
-        line(r.iter().map(String::as_str).collect());
+    for r in &rows {
+        line(r.iter().map(|c| c.as_ref()).collect());
     }
     out
 }
@@ -220,8 +226,18 @@ fn age(at: f64, since: f64) -> String {
 
 /// Go's tabwriter as kubectl describe uses it (padding 2): consecutive lines with the same
 /// number of tab-separated cells form a block whose columns are aligned; the last cell of a
-/// line is not padded.
+/// line is not padded. Each cell's control characters are made visible first (kubectl's
+/// describe writes through `printers.EscapeTerminal`), so that the widths are those shown.
 fn tabwrite(lines: &[String]) -> String {
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            l.split('\t')
+                .map(terminal_field)
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect();
     let cells: Vec<Vec<&str>> = lines.iter().map(|l| l.split('\t').collect()).collect();
     let mut out = String::new();
     let mut i = 0;
@@ -333,6 +349,15 @@ mod tests {
         assert_eq!(rfc1123z(&world, 3661.0), "Mon, 02 Mar 2026 01:01:01 +0000");
         world.config.start_unix_ms = 0;
         assert_eq!(rfc1123z(&world, 0.0), "Thu, 01 Jan 1970 00:00:00 +0000");
+    }
+
+    #[test]
+    fn cells_show_control_characters_and_keep_their_columns() {
+        let evil = "q\u{1b}[2J\u{1b}]0;pwned\u{7}";
+        let t = table(&["NAME", "PENDING"], &[vec![evil.into(), "3".into()]]);
+        assert_eq!(t, "NAME                 PENDING\nq^[[2J^[]0;pwned\\a   3\n");
+        let d = tabwrite(&["Name:\tq\u{1b}[31m\rx".into(), "Namespace:\tdefault".into()]);
+        assert_eq!(d, "Name:       q^[[31m\\rx\nNamespace:  default\n");
     }
 
     #[test]

@@ -19,7 +19,10 @@ mod rows;
 pub(crate) use self::declare::declarations;
 pub(crate) use self::generate::generate;
 pub use self::open::open;
-pub use self::root::{DEFAULT_TRACE_ROOT, TRACE_ROOT_ENV};
+pub use self::root::{
+    DEFAULT_TRACE_ROOT_BESIDE_CHECKOUT, TRACE_ROOT_ENV, default_trace_root,
+    trace_root_beside_checkout,
+};
 
 use std::collections::BTreeMap;
 use std::fs::File;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use kueuesim_engine::Simulation;
 use kueuesim_model::{QueueRef, SimDuration, SimTime, TopologyRequest, World};
 use kueuesim_report::output::result;
-use kueuesim_scenario::trace::DEFAULT_TRACE_ROOT;
+use kueuesim_scenario::trace::default_trace_root;
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
 /// A fresh directory for one test's files.
@@ -320,7 +320,8 @@ fn a_missing_trace_file_names_every_place_looked() {
         ),
         format!(
             "{} (the default trace root beside the checkout)",
-            Path::new(DEFAULT_TRACE_ROOT)
+            default_trace_root()
+                .expect("the tests run in a checkout")
                 .join("nowhere/trace.csv")
                 .display()
         ),
@@ -345,9 +346,7 @@ fn a_missing_trace_file_names_every_place_looked() {
 
 #[test]
 fn the_default_trace_root_is_shared_traces_beside_the_checkout() {
-    let root = Path::new(DEFAULT_TRACE_ROOT);
-    let expected = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    assert_eq!(root, expected);
+    let root = default_trace_root().expect("the tests run in a checkout");
     // That is the sibling `shared/traces` of the checkout (…/<checkout>/crates/<crate>).
     let checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -543,7 +542,8 @@ fn the_native_example_scenario_runs() {
 fn trace_root() -> Option<PathBuf> {
     let root = std::env::var_os("KUEUESIM_TRACE_ROOT")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_TRACE_ROOT));
+        .or_else(default_trace_root)
+        .unwrap_or_else(|| PathBuf::from("(no checkout: set KUEUESIM_TRACE_ROOT)"));
     if root.is_dir() {
         return Some(root);
     }

@@ -68,7 +68,7 @@ def replay(policy, until, node_percent, trace_root):
 def jct_hours(result: kueuesim.Result) -> np.ndarray:
     w = result.workloads
     done = w[w.state == "Finished"]
-    return np.sort((done.finishedAt - done.createdAt).to_numpy() / 3600.0)
+    return np.sort((done.finishedAt - done.createdAt).dt.total_seconds().to_numpy() / 3600.0)
 
 
 def main(argv=None) -> int:

@@ -26,6 +26,7 @@ macro_rules! eprintln_visible {
 mod compare;
 mod replicates;
 mod sweep;
+mod warnings;
 
 use kueuesim_engine::Simulation;
 use kueuesim_model::limits;
@@ -47,6 +48,16 @@ use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How the warnings about the input are shown (the loader's, the capacity checks'):
+    /// `all` each on its own line, `summary` one line saying how many, `none` not at all.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHICH",
+        default_value = "all",
+        global = true
+    )]
+    warnings: warnings::Shown,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -288,7 +299,7 @@ fn load_sources(paths: &[PathBuf], opts: LoadOptions) -> Result<Loaded, Failure>
         }
     }
     for w in &loaded.warnings {
-        eprintln_visible!("warning: {w}");
+        warnings::warn(w);
     }
     Ok(loaded)
 }
@@ -399,7 +410,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     if out.is_some() && files.iter().any(|f| f.needs_samples()) {
         sim = sim.with_time_series(step);
         if let Some(w) = sample_count_warning(world, step, sample) {
-            eprintln!("warning: {w}");
+            warnings::warn(&w);
         }
     }
     if let Some(n) = max_events {
@@ -669,7 +680,7 @@ fn run_replicates(
         // Every seed loads the same objects: their warnings once.
         if i == 0 {
             for w in &warnings {
-                eprintln_visible!("warning: {w}");
+                crate::warnings::warn(w);
             }
         }
         docs.push(doc);
@@ -712,7 +723,7 @@ fn warn_checks(runs: &[SimulationResult]) {
     let mut said = std::collections::BTreeSet::new();
     for c in runs.iter().flat_map(|d| &d.summary.checks) {
         if c.kind != "WorkloadsNameMissingLocalQueue" && said.insert(c.message.as_str()) {
-            eprintln_visible!("warning: {}", c.message);
+            warnings::warn(&c.message);
         }
     }
 }
@@ -953,6 +964,7 @@ fn main() -> ExitCode {
             };
         }
     };
+    warnings::show(cli.warnings);
     let r = match &cli.command {
         Command::Run(args) => run(args),
         Command::Validate {
@@ -974,6 +986,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::sweep(args),
         Command::Compare(args) => compare::compare(args),
     };
+    warnings::finish();
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {

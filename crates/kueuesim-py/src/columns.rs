@@ -1,7 +1,9 @@
 //! Tables handed to Python as columns: numbers as native-endian `bytes` that numpy reads in
-//! place (`numpy.frombuffer`), text as lists of `str`. No JSON or CSV text in between, so a
-//! run's tables cost one copy each (docs/python.md).
+//! place (`numpy.frombuffer`), text as lists of `str`, times as nanoseconds that numpy reads
+//! as `datetime64[ns]` and `timedelta64[ns]`. No JSON or CSV text in between, so a run's
+//! tables cost one copy each (docs/python.md).
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
@@ -15,6 +17,70 @@ pub(crate) enum Column {
     I64(Vec<i64>),
     /// Text; None for a null.
     Text(Vec<Option<String>>),
+    /// Instants: nanoseconds since the Unix epoch (UTC); `NAT` for a null.
+    Instant(Vec<i64>),
+    /// Durations in nanoseconds; `NAT` for a null.
+    Duration(Vec<i64>),
+}
+
+/// numpy's "not a time" (`NaT`): the smallest 64-bit integer, in `datetime64` and
+/// `timedelta64` alike; pandas shows it as `NaT` and polars as null.
+pub(crate) const NAT: i64 = i64::MIN;
+
+const NANOS_PER_MILLI: i64 = 1_000_000;
+
+/// What a time column of the CSV files (seconds) becomes in a DataFrame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum TimeKind {
+    /// An offset from the simulation's start (`createdAt`): the instant it names, in UTC.
+    Instant,
+    /// A length of time (`waitSeconds`).
+    Duration,
+}
+
+/// Simulated time as wall-clock instants: simulated time 0 is the scenario's start
+/// (`Simulation.spec.startTime`, the summary's `startTime`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clock {
+    pub(crate) start_unix_ms: i64,
+}
+
+impl Clock {
+    /// The instant `offset_ms` after the start, in nanoseconds since the Unix epoch; an
+    /// error beyond what `datetime64[ns]` holds (the years 1677 to 2262).
+    pub(crate) fn instant(self, offset_ms: i64) -> PyResult<i64> {
+        self.start_unix_ms
+            .checked_add(offset_ms)
+            .and_then(|ms| ms.checked_mul(NANOS_PER_MILLI))
+            .filter(|&ns| ns != NAT)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "simulated time {}ms after the start (Unix {}ms) is outside the range of \
+                     pandas' datetime64[ns] (the years 1677 to 2262)",
+                    offset_ms, self.start_unix_ms
+                ))
+            })
+    }
+
+    /// A cell of seconds (the CSV files' unit) as a time column's value: NaN is `NAT`.
+    pub(crate) fn convert(self, kind: TimeKind, seconds: f64) -> PyResult<i64> {
+        if seconds.is_nan() {
+            return Ok(NAT);
+        }
+        // Simulated time counts whole milliseconds, and the seconds came from them
+        // (`as_secs_f64`): rounding gives those milliseconds back exactly.
+        let ms = (seconds * 1000.0).round() as i64;
+        match kind {
+            TimeKind::Instant => self.instant(ms),
+            TimeKind::Duration => Ok(duration(ms)),
+        }
+    }
+}
+
+/// A length of simulated time in milliseconds as nanoseconds (at most the ten years of
+/// `limits::MAX_TIME`, far inside `timedelta64[ns]`).
+pub(crate) fn duration(ms: i64) -> i64 {
+    ms.saturating_mul(NANOS_PER_MILLI)
 }
 
 impl Column {
@@ -39,7 +105,32 @@ impl Column {
             (Column::I64(v), Cell::Int(x)) => v.push(x),
             (Column::F64(v), Cell::Int(x)) => v.push(x as f64),
             (Column::Text(v), Cell::Int(x)) => v.push(Some(x.to_string())),
+            // Time columns are made from finished ones (`Table::retime`), never from cells.
+            (Column::Instant(v) | Column::Duration(v), _) => v.push(NAT),
         }
+    }
+
+    /// The column's values as a time column of `kind`: numbers are seconds (the CSV files'
+    /// unit); an empty text column (a table without rows) is an empty time column.
+    fn into_time(self, clock: Clock, kind: TimeKind) -> PyResult<Column> {
+        let nanos: Vec<i64> = match self {
+            Column::F64(v) => v
+                .into_iter()
+                .map(|x| clock.convert(kind, x))
+                .collect::<PyResult<_>>()?,
+            Column::I64(v) => v
+                .into_iter()
+                .map(|x| clock.convert(kind, x as f64))
+                .collect::<PyResult<_>>()?,
+            Column::Text(v) if v.is_empty() => Vec::new(),
+            other @ (Column::Text(_) | Column::Instant(_) | Column::Duration(_)) => {
+                return Ok(other);
+            }
+        };
+        Ok(match kind {
+            TimeKind::Instant => Column::Instant(nanos),
+            TimeKind::Duration => Column::Duration(nanos),
+        })
     }
 }
 
@@ -59,8 +150,26 @@ impl Table {
         }
     }
 
-    /// `[(name, kind, data), ...]` for `kueuesim._frames`: kind `"f8"` or `"i8"` with `bytes`,
-    /// `"str"` with a list.
+    /// Turns the columns named in `times` into time columns, each under its new name:
+    /// `(name, new name, kind)`. A name the table lacks is left alone.
+    pub(crate) fn retime(
+        &mut self,
+        clock: Clock,
+        times: &[(&str, &str, TimeKind)],
+    ) -> PyResult<()> {
+        for &(name, new_name, kind) in times {
+            let Some(i) = self.names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let col = std::mem::replace(&mut self.columns[i], Column::I64(Vec::new()));
+            self.columns[i] = col.into_time(clock, kind)?;
+            self.names[i] = new_name.to_string();
+        }
+        Ok(())
+    }
+
+    /// `[(name, kind, data), ...]` for `kueuesim._frame`: kind `"f8"`, `"i8"`, `"M8[ns]"`
+    /// (instants, UTC) or `"m8[ns]"` (durations) with `bytes`, `"str"` with a list.
     pub(crate) fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         let out = PyList::empty(py);
         for (name, col) in self.names.into_iter().zip(self.columns) {
@@ -72,6 +181,14 @@ impl Table {
                 Column::I64(v) => {
                     let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
                     ("i8", PyBytes::new(py, &bytes).into_any())
+                }
+                Column::Instant(v) => {
+                    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+                    ("M8[ns]", PyBytes::new(py, &bytes).into_any())
+                }
+                Column::Duration(v) => {
+                    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+                    ("m8[ns]", PyBytes::new(py, &bytes).into_any())
                 }
                 Column::Text(v) => ("str", PyList::new(py, v)?.into_any()),
             };

@@ -27,7 +27,7 @@ use kueuesim_report::output::result_with;
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, load};
 
-use columns::{Column, Table, json_to_py};
+use columns::{Clock, Column, NAT, Table, TimeKind, json_to_py};
 use hooks::{NodeScoreRequest, OrderRequest, PolicyError, PyHooks};
 
 pyo3::create_exception!(
@@ -125,26 +125,45 @@ fn bind_policy(
     }
 }
 
-fn workloads_table(doc: &kueuesim_report::output::SimulationResult) -> Table {
+/// The workloads table's time columns: `workloads.csv`'s seconds as instants (offsets from
+/// the start) and durations, a duration without the unit its CSV name carries
+/// (docs/python.md, "Times").
+const WORKLOAD_TIMES: &[(&str, &str, TimeKind)] = &[
+    ("createdAt", "createdAt", TimeKind::Instant),
+    ("admittedAt", "admittedAt", TimeKind::Instant),
+    ("runningAt", "runningAt", TimeKind::Instant),
+    ("finishedAt", "finishedAt", TimeKind::Instant),
+    ("waitSeconds", "wait", TimeKind::Duration),
+    ("timeInQueueSeconds", "timeInQueue", TimeKind::Duration),
+];
+
+fn workloads_table(
+    doc: &kueuesim_report::output::SimulationResult,
+    clock: Clock,
+) -> PyResult<Table> {
     let names: Vec<String> = export::WORKLOAD_COLUMNS
         .iter()
         .map(|s| s.to_string())
         .collect();
     let mut rows = doc.workloads.iter().map(export::workload_cells);
-    let Some(first) = rows.next() else {
-        return Table::new(&names, |_| Column::Text(Vec::new()));
-    };
-    let mut t = Table::new(&names, |i| Column::for_cell(&first[i]));
-    for row in std::iter::once(first).chain(rows) {
-        for (c, cell) in t.columns.iter_mut().zip(row) {
-            c.push(cell);
+    let mut t = match rows.next() {
+        None => Table::new(&names, |_| Column::Text(Vec::new())),
+        Some(first) => {
+            let mut t = Table::new(&names, |i| Column::for_cell(&first[i]));
+            for row in std::iter::once(first).chain(rows) {
+                for (c, cell) in t.columns.iter_mut().zip(row) {
+                    c.push(cell);
+                }
+            }
+            t
         }
-    }
-    t
+    };
+    t.retime(clock, WORKLOAD_TIMES)?;
+    Ok(t)
 }
 
 /// One row per pod of the document's workloads: where it runs (`podSets[].pods[]`).
-fn pods_table(doc: &kueuesim_report::output::SimulationResult) -> Table {
+fn pods_table(doc: &kueuesim_report::output::SimulationResult, clock: Clock) -> PyResult<Table> {
     let names: Vec<String> = ["namespace", "workload", "podSet", "pod", "node", "boundAt"]
         .iter()
         .map(|s| s.to_string())
@@ -164,16 +183,19 @@ fn pods_table(doc: &kueuesim_report::output::SimulationResult) -> Table {
                 for (c, v) in text.iter_mut().zip(cells) {
                     c.push(v);
                 }
-                bound.push(p.bound_at.unwrap_or(f64::NAN));
+                bound.push(clock.convert(TimeKind::Instant, p.bound_at.unwrap_or(f64::NAN))?);
             }
         }
     }
     let mut columns: Vec<Column> = text.into_iter().map(Column::Text).collect();
-    columns.push(Column::F64(bound));
-    Table { names, columns }
+    columns.push(Column::Instant(bound));
+    Ok(Table { names, columns })
 }
 
-fn events_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table {
+fn events_table(world: &World, outcome: &kueuesim_engine::Outcome) -> PyResult<Table> {
+    let clock = Clock {
+        start_unix_ms: world.config.start_unix_ms,
+    };
     let names: Vec<String> = [
         "at",
         "namespace",
@@ -201,7 +223,7 @@ fn events_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table {
     let mut text: [Vec<Option<String>>; 7] = Default::default();
     for (t, i, e) in all {
         let wl = &world.workloads[i];
-        at.push(t.as_secs_f64());
+        at.push(clock.instant(t.millis())?);
         cycle.push(e.cycle.map_or(f64::NAN, |c| c as f64));
         let cells = [
             wl.namespace.as_str(),
@@ -216,13 +238,16 @@ fn events_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table {
             col.push(Some(s.to_string()));
         }
     }
-    let mut columns = vec![Column::F64(at)];
+    let mut columns = vec![Column::Instant(at)];
     columns.extend(text.into_iter().map(Column::Text));
     columns.push(Column::F64(cycle));
-    Table { names, columns }
+    Ok(Table { names, columns })
 }
 
-fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table {
+fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> PyResult<Table> {
+    let clock = Clock {
+        start_unix_ms: world.config.start_unix_ms,
+    };
     let (mut names, cols) = export::timeseries_columns(world);
     let samples = outcome
         .time_series
@@ -240,7 +265,7 @@ fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table 
     let mut counts: Vec<Vec<i64>> = vec![Vec::with_capacity(samples.len()); n_counts];
     let mut figures: Vec<Vec<f64>> = vec![Vec::with_capacity(samples.len()); n_ratios];
     for s in samples {
-        time.push(s.at.as_secs_f64());
+        time.push(clock.instant(s.at.millis())?);
         row.clear();
         ratios.clear();
         export::timeseries_counts(&cols, s, &mut row);
@@ -256,10 +281,10 @@ fn timeseries_table(world: &World, outcome: &kueuesim_engine::Outcome) -> Table 
         counts = vec![Vec::new(); names.len() - 1];
     }
     names.truncate(1 + counts.len() + figures.len());
-    let mut columns = vec![Column::F64(time)];
+    let mut columns = vec![Column::Instant(time)];
     columns.extend(counts.into_iter().map(Column::I64));
     columns.extend(figures.into_iter().map(Column::F64));
-    Table { names, columns }
+    Ok(Table { names, columns })
 }
 
 /// The budgets of one run, as `kueuesim run --max-events` and `--max-wall` take them.
@@ -374,17 +399,32 @@ struct Ran {
 /// Everything `run` does between its arguments and its result, without the GIL: the load,
 /// the simulation and the summary are Rust only; the policies and the signal checks take
 /// the GIL back for each call (`Python::attach`).
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     load: LoadRequest,
     step: SimDuration,
     tables: bool,
     policies: Option<Py<PyDict>>,
+    on_warnings: Option<Py<PyAny>>,
     budget: Budget,
     signals: bool,
 ) -> Result<Ran, RunFailure> {
     // Without tables the run is what `kueuesim run` does for a summary: the workloads
     // streamed from the input, and each let go of as it finishes (`Simulation::with_stream`).
     let mut loaded = load_world(load).map_err(RunFailure::Input)?;
+    // The load's warnings go to Python before the run, as the command prints them before
+    // its output: a caller whose warnings filter makes them errors stops here, before
+    // spending the run.
+    if let Some(f) = on_warnings {
+        Python::attach(|py| -> PyResult<()> {
+            if !loaded.warnings.is_empty() {
+                f.call1(py, (PyList::new(py, &loaded.warnings)?,))?;
+            }
+            drop(f);
+            Ok(())
+        })
+        .map_err(RunFailure::Python)?;
+    }
     let stream = loaded.stream.take();
     let world = &loaded.world;
     let names = &world.config.policies;
@@ -470,13 +510,16 @@ fn on_main_thread(py: Python<'_>) -> PyResult<bool> {
     Ok(current.is(&threading.call_method0("main_thread")?))
 }
 
-/// Runs a scenario; see `kueuesim.run` (python/kueuesim/__init__.py) for the arguments.
-/// Returns a dict: `summary` (the `-o json` summary), `warnings`, `hook_calls`,
+/// Runs a scenario; see `kueuesim.run` (python/kueuesim/__init__.py) for the arguments;
+/// `on_warnings`, when given, is called with the load's warnings (a list of `str`, when
+/// there are any) after the load and before the run, and an exception it raises ends the
+/// call. Returns a dict: `summary` (the `-o json` summary), `start_unix_ms` (the instant of
+/// simulated time 0), `warnings`, `hook_calls`,
 /// `wall_seconds` (the simulation alone) and `tables` (a `Tables`: the columns of each table,
 /// built on first access).
 /// The GIL is released from the load to the summary, so other Python threads run meanwhile.
 #[pyfunction]
-#[pyo3(signature = (paths, *, seed=None, until=None, patches=Vec::new(), sets=Vec::new(), policies=None, sample="10m", trace_root=None, strict=false, tables=true, max_events=None, max_wall=None))]
+#[pyo3(signature = (paths, *, seed=None, until=None, patches=Vec::new(), sets=Vec::new(), policies=None, sample="10m", trace_root=None, strict=false, tables=true, max_events=None, max_wall=None, on_warnings=None))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -492,6 +535,7 @@ fn run<'py>(
     tables: bool,
     max_events: Option<u64>,
     max_wall: Option<&str>,
+    on_warnings: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let step = duration(sample, "sample")?;
     if step <= SimDuration::ZERO {
@@ -514,13 +558,14 @@ fn run<'py>(
     let policies = policies.map(|d| d.clone().unbind());
     let signals = on_main_thread(py)?;
     let ran = py
-        .detach(move || simulate(load, step, tables, policies, budget, signals))
+        .detach(move || simulate(load, step, tables, policies, on_warnings, budget, signals))
         .map_err(|e| match e {
             RunFailure::Input(e) => input_error(py, e),
             RunFailure::Python(e) => e,
         })?;
     let out = PyDict::new(py);
     out.set_item("summary", json_to_py(py, &ran.summary)?)?;
+    out.set_item("start_unix_ms", ran.world.config.start_unix_ms)?;
     out.set_item("warnings", PyList::new(py, &ran.warnings)?)?;
     out.set_item("hook_calls", ran.hook_calls)?;
     out.set_item("wall_seconds", ran.wall_seconds)?;
@@ -555,19 +600,22 @@ impl Tables {
     fn table<'py>(&mut self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyList>> {
         #[allow(clippy::disallowed_methods)]
         let started = std::time::Instant::now();
+        let clock = Clock {
+            start_unix_ms: self.world.config.start_unix_ms,
+        };
         let table = match name {
             "workloads" | "pods" => {
                 let doc = self
                     .doc
                     .get_or_insert_with(|| result_with(&self.world, &self.outcome, true));
                 if name == "workloads" {
-                    workloads_table(doc)
+                    workloads_table(doc, clock)?
                 } else {
-                    pods_table(doc)
+                    pods_table(doc, clock)?
                 }
             }
-            "events" => events_table(&self.world, &self.outcome),
-            "timeseries" => timeseries_table(&self.world, &self.outcome),
+            "events" => events_table(&self.world, &self.outcome)?,
+            "timeseries" => timeseries_table(&self.world, &self.outcome)?,
             _ => return Err(PyValueError::new_err(format!("no table {name:?}"))),
         };
         let columns = table.into_py(py)?;
@@ -654,6 +702,9 @@ fn load_scenario<'py>(
         ],
     };
     let ws = &w.workloads;
+    let clock = Clock {
+        start_unix_ms: w.config.start_unix_ms,
+    };
     let wls = Table {
         names: [
             "namespace",
@@ -675,10 +726,14 @@ fn load_scenario<'py>(
             text(ws.iter().map(|x| x.kind.clone()).collect()),
             Column::Text(ws.iter().map(|x| x.queue_name.clone()).collect()),
             Column::I64(ws.iter().map(|x| i64::from(x.priority)).collect()),
-            Column::F64(ws.iter().map(|x| x.created_at.as_secs_f64()).collect()),
-            Column::F64(
+            Column::Instant(
                 ws.iter()
-                    .map(|x| x.duration.map_or(f64::NAN, |d| d.as_secs_f64()))
+                    .map(|x| clock.instant(x.created_at.millis()))
+                    .collect::<PyResult<_>>()?,
+            ),
+            Column::Duration(
+                ws.iter()
+                    .map(|x| x.duration.map_or(NAT, |d| columns::duration(d.millis())))
                     .collect(),
             ),
             Column::I64(
@@ -709,6 +764,7 @@ fn load_scenario<'py>(
         w.flavors.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
     )?;
     out.set_item("seed", w.config.seed)?;
+    out.set_item("start_unix_ms", w.config.start_unix_ms)?;
     out.set_item("until", w.config.until.map(|u| u.as_secs_f64()))?;
     let p = &w.config.policies;
     let policies = PyDict::new(py);

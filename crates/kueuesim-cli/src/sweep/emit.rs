@@ -424,10 +424,10 @@ fn kubernetes(
         )));
     }
     if !target.image.split('/').next().is_some_and(is_registry) || !target.image.contains('/') {
-        eprintln_visible!(
-            "warning: --image {} names no registry: each node's runtime looks for it on its own default registry (docker.io for most); expected e.g. registry.example/kueuesim@sha256:<digest>",
+        crate::warnings::warn(&format!(
+            "--image {} names no registry: each node's runtime looks for it on its own default registry (docker.io for most); expected e.g. registry.example/kueuesim@sha256:<digest>",
             target.image
-        );
+        ));
     }
     match Quantity::parse(target.memory) {
         Ok(q) if q.value().is_ok_and(|v| v > 0) => {}

@@ -407,7 +407,7 @@ fn write_results(
         if !columns.iter().any(|c| glob(p, c)) && rows.iter().any(|r| r.error.is_empty()) {
             let all = run::columns(&[], rows);
             let hint = closest_hint(p, all.iter().map(String::as_str));
-            eprintln_visible!("warning: figure {p:?} is in no run's summary{hint}");
+            crate::warnings::warn(&format!("figure {p:?} is in no run's summary{hint}"));
         }
     }
     run::write(
@@ -452,13 +452,13 @@ fn print_warnings(rows: &[Row]) {
         rows.iter().map(|r| r.variant.as_str()).collect();
     for (message, vs) in seen {
         if vs.len() == variants.len() {
-            eprintln_visible!("warning: {message}");
+            crate::warnings::warn(message);
         } else {
             let mut names = vs[..vs.len().min(3)].join(", ");
             if vs.len() > 3 {
                 names.push_str(&format!(" and {} more", vs.len() - 3));
             }
-            eprintln_visible!("warning ({names}): {message}");
+            crate::warnings::warn_for(&names, message);
         }
     }
 }
@@ -566,10 +566,10 @@ fn add_index_rows(
             });
         }
         let Ok(text) = String::from_utf8(bytes) else {
-            eprintln_visible!(
-                "warning: {}: not UTF-8, so not a row of `--index`: skipped (its run counts as missing)",
+            crate::warnings::warn(&format!(
+                "{}: not UTF-8, so not a row of `--index`: skipped (its run counts as missing)",
                 f.display()
-            );
+            ));
             continue;
         };
         for r in run::read_rows(&text) {

@@ -471,6 +471,7 @@ mod out;
 mod safe_output;
 mod sweep;
 mod sweep_campaign;
+mod warnings;
 
 #[test]
 fn set_and_patch_change_the_run_and_bad_ones_exit_2() {

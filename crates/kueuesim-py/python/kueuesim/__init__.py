@@ -4,14 +4,18 @@ built-in scheduling policies by Python callables (docs/python.md).
     >>> import kueuesim
     >>> r = kueuesim.run([], until="6h")            # the embedded platform day, to 6h
     >>> r.summary["workloads"]["total"]
-    >>> r.workloads.groupby("clusterQueue").waitSeconds.describe()
+    >>> r.workloads.groupby("clusterQueue").wait.describe()   # Timedeltas
 """
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import math
 import os
+import re
+import sys
+import warnings
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -21,6 +25,7 @@ from ._kueuesim import InputError, NodeScoreRequest, OrderRequest, PolicyError
 
 __version__: str = _kueuesim.__version__
 __all__ = [
+    "LoadWarning",
     "run",
     "load",
     "sweep",
@@ -33,6 +38,41 @@ __all__ = [
 ]
 
 PathLike = "str | os.PathLike[str]"
+
+
+class LoadWarning(UserWarning):
+    """A warning of the scenario's load: what ``kueuesim run`` prints as ``warning:`` lines
+    (an object of a kind the simulator does not read, a LocalQueue no object defines, …).
+    ``run`` and ``load`` issue each through :mod:`warnings`, so they show by default and the
+    standard filters apply: ``warnings.simplefilter("ignore", kueuesim.LoadWarning)``
+    silences them, ``"error"`` makes them raise before the run starts. ``Result.warnings``
+    and ``Scenario.warnings`` keep the list either way."""
+
+
+def _warn(messages: Sequence[str]) -> None:
+    """Issues each of the load's warnings as a :class:`LoadWarning`, attributed to the first
+    caller outside this package (the user's ``run``, ``load`` or ``sweep`` line), so that
+    the default filter shows each once per line of the caller's code."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == __name__:
+        frame = frame.f_back
+        level += 1
+    for message in messages:
+        warnings.warn(message, LoadWarning, stacklevel=level)
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _instant(unix_ms: int):
+    """An instant as a ``pandas.Timestamp`` in UTC (a ``datetime.datetime`` in UTC when
+    pandas is not installed)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return _EPOCH + datetime.timedelta(milliseconds=unix_ms)
+    return pd.Timestamp(unix_ms, unit="ms", tz="UTC")
 
 
 def _paths(paths: Any) -> list[str]:
@@ -90,29 +130,64 @@ def _max_wall(d: Any) -> str | None:
 
 
 def _frame(columns: list, backend: str = "pandas"):
-    """Typed columns from the extension as a DataFrame (numbers read in place by numpy)."""
+    """Typed columns from the extension as a DataFrame (numbers read in place by numpy).
+    Instants (``M8[ns]``, nanoseconds since the Unix epoch) become UTC datetimes, durations
+    (``m8[ns]``) timedeltas; numpy's NaT is pandas' ``NaT`` and polars' null."""
     data = {}
+    instants = []
     for name, kind, payload in columns:
         if kind == "str":
             data[name] = payload
         else:
             data[name] = np.frombuffer(payload, dtype=np.dtype(kind))
+            if kind == "M8[ns]":
+                instants.append(name)
     if backend == "polars":
         import polars as pl
 
-        return pl.DataFrame(data)
+        df = pl.DataFrame(data)
+        if instants:
+            df = df.with_columns(pl.col(instants).dt.replace_time_zone("UTC"))
+        return df
     import pandas as pd
 
+    for name in instants:
+        data[name] = pd.array(data[name]).tz_localize("UTC")
     return pd.DataFrame(data, columns=[c[0] for c in columns])
+
+
+#: A distribution of the summary in seconds, flattened (``waitSeconds.p95``): its name
+#: without the unit, and the statistic.
+_SECONDS_STAT = re.compile(r"^(?P<name>\w+?)Seconds(?P<rest>\w*)\.(?P<stat>count|mean|max|min|p\d+)$")
+
+
+def _queue_times(df):
+    """The queues table's distributions of seconds (``waitSeconds.p95``, ``jctSeconds.mean``)
+    as timedeltas named without the unit (``wait.p95``, ``jct.mean``); their ``count`` stays
+    a number. Other figures (GPU-seconds and -hours, shares, slowdowns) are not times."""
+    import pandas as pd
+
+    renames = {}
+    for column in df.columns:
+        m = _SECONDS_STAT.match(column)
+        if m is None or m["name"].lower().endswith("gpu"):
+            continue
+        renames[column] = f"{m['name']}{m['rest']}.{m['stat']}"
+        if m["stat"] != "count":
+            df[column] = pd.to_timedelta(df[column].astype("float64"), unit="s")
+    return df.rename(columns=renames)
 
 
 class Result:
     """The outcome of one run.
 
-    ``summary`` is the ``summary`` of ``kueuesim run -o json`` as a dict. ``workloads``,
-    ``queues``, ``events`` and ``timeseries`` are pandas DataFrames with the columns of
-    ``run --out``'s ``workloads.csv``, ``queues.csv``, ``events.jsonl`` and
-    ``timeseries.csv``; ``polars()`` gives the same tables as polars DataFrames.
+    ``summary`` is the ``summary`` of ``kueuesim run -o json`` as a dict, its times in
+    seconds as in the JSON. ``workloads``, ``queues``, ``events`` and ``timeseries`` are
+    pandas DataFrames with the columns of ``run --out``'s ``workloads.csv``, ``queues.csv``,
+    ``events.jsonl`` and ``timeseries.csv``, their times as pandas types: instants
+    (``createdAt``, ``at``) as ``datetime64[ns, UTC]``, durations (``wait``,
+    ``timeInQueue``, ``wait.p95``) as ``timedelta64[ns]``, ``NaT`` where there is none;
+    ``polars()`` gives the same tables as polars DataFrames.
     """
 
     def __init__(self, raw: dict):
@@ -127,9 +202,22 @@ class Result:
         #: ``reason`` (``MaxEvents``, ``MaxWallTime``, ``Livelock``) and ``message``; None when
         #: it ran to its end. A stopped run's figures describe the run up to ``endTime``.
         self.stopped_early: dict | None = self.summary.get("stoppedEarly")
+        self._start_unix_ms: int = raw["start_unix_ms"]
         self._tables = raw["tables"]
         self._columns: dict = {}
         self._cache: dict = {}
+
+    @property
+    def start_time(self):
+        """The instant of simulated time 0 (``summary["startTime"]``) as a
+        ``pandas.Timestamp`` in UTC: the tables' instants are it plus the JSON's seconds."""
+        return _instant(self._start_unix_ms)
+
+    @property
+    def end_time(self):
+        """The instant the run's figures describe (``summary["endTime"]`` seconds after
+        ``start_time``), as a ``pandas.Timestamp`` in UTC."""
+        return _instant(self._start_unix_ms + round(self.summary["endTime"] * 1000))
 
     @property
     def frames_seconds(self) -> float:
@@ -164,7 +252,7 @@ class Result:
                     row["cohort"] = cohorts.get(q.get("clusterQueue"))
                 row.update(q)
                 rows.append(row)
-        df = pd.json_normalize(rows)
+        df = _queue_times(pd.json_normalize(rows))
         if backend == "polars":
             import polars as pl
 
@@ -173,27 +261,32 @@ class Result:
 
     @property
     def workloads(self):
-        """One row per workload (``workloads.csv``); times in seconds from the start."""
+        """One row per workload (``workloads.csv``): ``createdAt``, ``admittedAt``,
+        ``runningAt``, ``finishedAt`` as UTC datetimes, ``wait`` and ``timeInQueue`` (the
+        CSV's ``waitSeconds``, ``timeInQueueSeconds``) as timedeltas."""
         return self._get("workloads")
 
     @property
     def queues(self):
-        """One row per ClusterQueue, then per LocalQueue (``summary.clusterQueues`` flattened)."""
+        """One row per ClusterQueue, then per LocalQueue (``summary.clusterQueues`` flattened),
+        the distributions of seconds as timedeltas named without the unit (``wait.p95``)."""
         return self._get("queues")
 
     @property
     def pods(self):
-        """One row per pod: its workload, pod set, name, node (None: pending) and bind time."""
+        """One row per pod: its workload, pod set, name, node (None: pending) and bind time
+        (``boundAt``, a UTC datetime; NaT: pending)."""
         return self._get("pods")
 
     @property
     def events(self):
-        """Every recorded event, in time order (``events.jsonl``)."""
+        """Every recorded event, in time order (``events.jsonl``); ``at`` a UTC datetime."""
         return self._get("events")
 
     @property
     def timeseries(self):
-        """The sampled state (``timeseries.csv``): one row per ``sample`` step."""
+        """The sampled state (``timeseries.csv``): one row per ``sample`` step, at ``time``
+        (a UTC datetime)."""
         return self._get("timeseries")
 
     def polars(self) -> dict:
@@ -234,6 +327,10 @@ def run(
     for it: the workloads are streamed from the input and let go of as they finish (a
     million-workload trace in the memory of its live workloads); the tables then raise.
 
+    The load's warnings (``kueuesim run``'s ``warning:`` lines) are issued as
+    :class:`LoadWarning` through :mod:`warnings` once the scenario is loaded, before it runs,
+    and kept in :attr:`Result.warnings`.
+
     ``max_events`` and ``max_wall`` are the budgets of ``kueuesim run --max-events`` and
     ``--max-wall``: the run stops after that many events, or that much wall time ("30s",
     "10m", or seconds; checked every 4,096 events), and returns its result up to then with
@@ -262,14 +359,20 @@ def run(
         tables=tables,
         max_events=_max_events(max_events),
         max_wall=_max_wall(max_wall),
+        on_warnings=_warn,
     )
     return Result(raw)
 
 
 class Scenario:
-    """A loaded scenario (``kueuesim.load``): its objects as DataFrames, before any run."""
+    """A loaded scenario (``kueuesim.load``): its objects as DataFrames, before any run.
+    ``workloads.createdAt`` is a UTC datetime and ``workloads.duration`` a timedelta (NaT:
+    none given); ``until`` is the horizon as a ``pandas.Timedelta`` after ``start_time``
+    (None: none)."""
 
     def __init__(self, raw: dict):
+        import pandas as pd
+
         self._raw = raw
         self.nodes = _frame(raw["nodes"])
         self.cluster_queues = _frame(raw["cluster_queues"])
@@ -277,7 +380,9 @@ class Scenario:
         self.workloads = _frame(raw["workloads"])
         self.flavors: list[str] = raw["flavors"]
         self.seed: int = raw["seed"]
-        self.until: float | None = raw["until"]
+        #: The instant of simulated time 0, a ``pandas.Timestamp`` in UTC.
+        self.start_time = _instant(raw["start_unix_ms"])
+        self.until = None if raw["until"] is None else pd.Timedelta(round(raw["until"] * 1000), unit="ms")
         #: The policy names of ``spec.policies`` (None: built in).
         self.policies: dict = raw["policies"]
         self.warnings: list[str] = raw["warnings"]
@@ -299,7 +404,8 @@ def load(
     trace_root: "str | os.PathLike[str] | None" = None,
     strict: bool = False,
 ) -> Scenario:
-    """Loads a scenario as ``kueuesim validate`` does and returns its objects."""
+    """Loads a scenario as ``kueuesim validate`` does and returns its objects; its warnings
+    are issued as :class:`LoadWarning` (and kept in ``Scenario.warnings``)."""
     raw = _kueuesim.load_scenario(
         _paths(paths),
         seed=seed,
@@ -309,6 +415,7 @@ def load(
         trace_root=os.fspath(trace_root) if trace_root is not None else None,
         strict=strict,
     )
+    _warn(raw["warnings"])
     return Scenario(raw)
 
 
@@ -333,7 +440,8 @@ def sweep(
     """Runs every combination of ``grid`` (``--set`` targets ``KIND/NAME:PATH`` → values) for
     every seed, as ``kueuesim sweep`` runs a grid, and returns one row per run: the grid's
     values, the seed, and the summary's numeric figures flattened (``workloads.total``,
-    ``waitSeconds.p95``, …; ``figures`` keeps only those named).
+    ``waitSeconds.p95``, …, numbers as in the summary and ``sweep.csv``; ``figures`` keeps
+    only those named).
     """
     import pandas as pd
 

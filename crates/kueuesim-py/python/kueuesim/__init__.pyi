@@ -12,6 +12,10 @@ __version__: str
 _Paths = Union[str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]], None]
 _Duration = Union[str, float, None]
 
+class LoadWarning(UserWarning):
+    """A warning of the scenario's load, issued through :mod:`warnings` by ``run``, ``load``
+    and ``sweep`` before the run; ``Result.warnings`` keeps the list."""
+
 class InputError(ValueError):
     """Invalid input; ``file``, ``line`` and ``column`` say where (None: the input as a whole)."""
 
@@ -75,6 +79,10 @@ class Result:
     wall_seconds: float
     stopped_early: dict[str, str] | None
     @property
+    def start_time(self) -> pd.Timestamp: ...
+    @property
+    def end_time(self) -> pd.Timestamp: ...
+    @property
     def frames_seconds(self) -> float: ...
     @property
     def workloads(self) -> pd.DataFrame: ...
@@ -95,7 +103,8 @@ class Scenario:
     workloads: pd.DataFrame
     flavors: list[str]
     seed: int
-    until: float | None
+    start_time: pd.Timestamp
+    until: pd.Timedelta | None
     policies: dict[str, str | None]
     warnings: list[str]
 

@@ -24,6 +24,12 @@ def trace_root():
     pytest.skip(f"{PHILLY_TRACE} not found under the trace root")
 
 
+def pytest_configure(config):
+    # The platform scenario's deliberate load warnings would fill the report of every test
+    # that runs it; test_warnings.py checks them under its own filters.
+    config.addinivalue_line("filterwarnings", "ignore::kueuesim.LoadWarning")
+
+
 @pytest.fixture(scope="session")
 def cli():
     binary = os.environ.get("KUEUESIM_BIN")

@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import pytest
 
 import kueuesim
@@ -20,6 +21,16 @@ def same(a, b):
     return a == b
 
 
+def seconds_after(instant, start):
+    """A table's instant as the JSON's seconds after the start (NaT: None)."""
+    return None if pd.isna(instant) else (instant - start).total_seconds()
+
+
+def seconds(duration):
+    """A table's duration as the JSON's seconds (NaT: None)."""
+    return None if pd.isna(duration) else duration.total_seconds()
+
+
 @pytest.mark.parametrize("paths,kw", SCENARIOS)
 def test_summary_and_workloads_equal_the_cli(cli_json, paths, kw):
     paths = [ROOT / p for p in paths]
@@ -34,25 +45,28 @@ def test_summary_and_workloads_equal_the_cli(cli_json, paths, kw):
     for key, value in doc["summary"].items():
         assert r.summary[key] == value, key
     w = r.workloads
+    start = pd.Timestamp(doc["summary"]["startTime"])
+    assert r.start_time == start and str(r.start_time.tz) == "UTC"
     assert len(w) == len(doc["workloads"])
     for row, entry in zip(w.itertuples(index=False), doc["workloads"]):
         row = row._asdict()
         for field in ["namespace", "name", "kind", "priority", "schedulerName", "state",
-                      "createdAt", "gpuSeconds", "lostGpuSeconds", "requeueCount",
-                      "timeInQueueSeconds", "heldNotRunningGpuSeconds"]:
+                      "gpuSeconds", "lostGpuSeconds", "requeueCount", "heldNotRunningGpuSeconds"]:
             assert row[field] == entry[field], (entry["name"], field)
-        for field in ["admittedAt", "runningAt", "finishedAt"]:
-            want = entry.get(field)
-            assert same(row[field], float("nan") if want is None else float(want)), field
+        # Instants: the start plus the JSON's seconds; durations: the JSON's seconds.
+        for field in ["createdAt", "admittedAt", "runningAt", "finishedAt"]:
+            assert seconds_after(row[field], start) == entry.get(field), (entry["name"], field)
+        assert seconds(row["timeInQueue"]) == entry["timeInQueueSeconds"], entry["name"]
+        admitted = entry.get("admittedAt")
+        assert seconds(row["wait"]) == (None if admitted is None else admitted - entry["createdAt"])
         assert row["localQueue"] == (entry.get("localQueue") or "")
         assert row["clusterQueue"] == (entry.get("clusterQueue") or "")
         assert row["evictions"] == len(entry.get("evictions", []))
         nodes = [p["node"] for ps in entry["podSets"] for p in ps["pods"]]
         mine = r.pods[(r.pods.namespace == entry["namespace"]) & (r.pods.workload == entry["name"])]
         assert [n if isinstance(n, str) else None for n in mine.node] == nodes
-    events = sum(len(e.get("events", [])) for e in doc["workloads"])
-    assert len(r.events) == events
-    assert list(r.events["at"]) == sorted(r.events["at"])
+    events = sorted(ev["at"] for e in doc["workloads"] for ev in e.get("events", []))
+    assert [seconds_after(t, start) for t in r.events["at"]] == events
 
 
 @pytest.mark.parametrize("path,until", [("scenarios/platform", "6h"), ("scenarios/traces/philly.yaml", "3d")])
@@ -73,9 +87,10 @@ def test_tables_have_the_files_columns():
     r = kueuesim.run(ROOT / "scenarios/platform", until="2h", sample="30m")
     # The tables are built on first access: reading the summary costs nothing more.
     assert r.summary["endTime"] == 7200 and r.frames_seconds == 0
-    assert r.workloads.columns[0] == "namespace" and "waitSeconds" in r.workloads.columns
+    assert r.workloads.columns[0] == "namespace" and "wait" in r.workloads.columns
     assert str(r.workloads.priority.dtype) == "int64"
-    assert list(r.timeseries.time) == [0, 1800, 3600, 5400, 7200]
+    start = pd.Timestamp("2026-03-02T00:00:00Z")
+    assert list(r.timeseries.time) == [start + pd.Timedelta(minutes=m) for m in (0, 30, 60, 90, 120)]
     assert "gpuQuota:cq=ml-team" in r.timeseries.columns
     assert set(r.queues.scope) == {"ClusterQueue", "LocalQueue"}
     assert r.wall_seconds > 0 and r.frames_seconds > 0

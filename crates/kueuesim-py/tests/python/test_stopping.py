@@ -151,7 +151,7 @@ def test_max_events_stops_early_as_the_cli_does(cli):
     assert r.summary["eventsProcessed"] == 100
     assert "stopped early: MaxEvents" in repr(r)
     # The tables describe the run up to then.
-    assert r.events["at"].max() <= r.summary["endTime"]
+    assert r.events["at"].max() <= r.end_time
 
 
 def test_max_wall_stops_a_long_run_early():

@@ -469,6 +469,7 @@ mod metrics;
 mod out;
 mod safe_output;
 mod sweep;
+mod sweep_html;
 
 #[test]
 fn set_and_patch_change_the_run_and_bad_ones_exit_2() {

@@ -204,11 +204,26 @@ fn extended_ticks(lo: f64, hi: f64, integer: bool) -> Vec<f64> {
         let a = (lo / step + 1e-9).floor();
         let b = (hi / step - 1e-9).ceil();
         if b - a >= 3.0 || (integer && step <= 1.0) {
-            let b = b.max(a + 3.0);
-            return (a as i64..=b as i64).map(|i| i as f64 * step).collect();
+            return multiples(a, b.max(a + 3.0), step).unwrap_or_else(|| even(lo, hi));
         }
         step = smaller_step(step);
     }
+}
+
+/// `a·step, (a+1)·step, …, b·step`, unless that is not a handful of distinct numbers (a
+/// spread too small for the values' magnitude to show in f64).
+fn multiples(a: f64, b: f64, step: f64) -> Option<Vec<f64>> {
+    let n = b - a;
+    if !(n.is_finite() && (0.0..=50.0).contains(&n)) {
+        return None;
+    }
+    let v: Vec<f64> = (0..=n as usize).map(|i| (a + i as f64) * step).collect();
+    v.windows(2).all(|w| w[1] > w[0]).then_some(v)
+}
+
+/// Five evenly spaced values from `lo` to `hi` (when no 1-2-5 step fits).
+fn even(lo: f64, hi: f64) -> Vec<f64> {
+    (0..5).map(|i| lo + (hi - lo) * i as f64 / 4.0).collect()
 }
 
 /// Ticks inside `lo..hi` (a numeric parameter's range, drawn as it is): at least four
@@ -219,11 +234,11 @@ fn inner_ticks(lo: f64, hi: f64) -> Vec<f64> {
         let a = (lo / step - 1e-9).ceil();
         let b = (hi / step + 1e-9).floor();
         if b - a >= 3.0 {
-            return (a as i64..=b as i64).map(|i| i as f64 * step).collect();
+            return multiples(a, b, step).unwrap_or_else(|| even(lo, hi));
         }
         step = smaller_step(step);
     }
-    vec![lo, hi]
+    even(lo, hi)
 }
 
 /// How a figure's axis reads: where it starts and in what unit it is labelled.
@@ -368,8 +383,7 @@ fn common_start(names: &[String]) -> String {
     }
     let cut = first[..len]
         .char_indices()
-        .filter(|(_, c)| BREAKS.contains(c))
-        .last()
+        .rfind(|(_, c)| BREAKS.contains(c))
         .map_or(0, |(i, c)| i + c.len_utf8());
     if cut >= 4 && names.iter().all(|n| n.len() > cut) {
         first[..cut].to_string()
@@ -544,9 +558,13 @@ pub(crate) fn sweep_html(
         }
     }
     for f in figures {
+        // Only finite numbers can be drawn (sweep.csv keeps whatever the runs gave).
         let stats: Vec<Option<Stats>> = variants
             .iter()
-            .map(|v| Stats::of(v.rows.iter().map(|r| r.figure(f))))
+            .map(|v| {
+                Stats::of(v.rows.iter().map(|r| r.figure(f).filter(|x| x.is_finite())))
+                    .filter(|s| s.interval().0.is_finite() && s.interval().1.is_finite())
+            })
             .collect();
         let means: Vec<Option<f64>> = stats.iter().map(|s| s.as_ref().map(|s| s.mean)).collect();
         let is_target = search.is_some_and(|s| s.figure == f);
@@ -762,6 +780,7 @@ fn panel(
     let values: Vec<f64> = variants
         .iter()
         .flat_map(|v| v.rows.iter().filter_map(|r| r.figure(figure)))
+        .filter(|x| x.is_finite())
         .collect();
     let scale = scale(figure, &values);
     // A figure that cannot go below 0 keeps its axis at 0 though an interval (mean − t·s/√n
@@ -1170,5 +1189,36 @@ mod tests {
         assert_eq!(scale("waitSeconds.count", &[80.0]), Scale::Count);
         assert_eq!(scale("boundedSlowdown.p90", &[1.7]), Scale::Other);
         assert_eq!(labels(Scale::Other, 1.62, 1.74)[0], "1.60");
+    }
+
+    #[test]
+    fn category_names_lose_their_shared_start_and_are_cut_in_the_middle() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            common_start(&names(&["ml-team-quota-112", "ml-team-quota-124"])),
+            "ml-team-quota-"
+        );
+        // Only up to a break, only when every name goes on past it.
+        assert_eq!(common_start(&names(&["baseline", "base"])), "");
+        assert_eq!(common_start(&names(&["fifo-a", "fifo-"])), "");
+        assert_eq!(common_start(&names(&["one"])), "");
+        let cut = truncate_middle("ml-team-quota-of-112-gpus-with-WWW-12", 80.0);
+        assert!(
+            cut.starts_with("ml-") && cut.ends_with("-12") && cut.contains('…'),
+            "{cut}"
+        );
+        assert!(text_width(&cut, FONT) <= 80.0);
+        assert_eq!(truncate_middle("short", 80.0), "short");
+        let lines = wrap("strict-fifo-everywhere-with-a-long-name", 60.0, 3);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(
+            lines.iter().all(|l| text_width(l, FONT) <= 60.0),
+            "{lines:?}"
+        );
+        assert!(
+            lines[0].starts_with("strict-") && lines[2].ends_with('…'),
+            "{lines:?}"
+        );
+        assert_eq!(wrap("a-b", 60.0, 3), ["a-b"]);
     }
 }

@@ -670,7 +670,8 @@ svg text.mark {{ fill: #111; paint-order: stroke; stroke: #fff; stroke-width: 3p
         }
         if !empty.is_empty() {
             let none: Vec<(&str, String)> = empty.iter().map(|f| (*f, String::new())).collect();
-            parts.push(format!("no value in any run: {}", grouped(&none)));
+            let what = if parts.is_empty() { "No" } else { "no" };
+            parts.push(format!("{what} value in any run: {}", grouped(&none)));
         }
         let _ = writeln!(out, "<p class=\"constant\">{}.</p>", parts.join("; "));
     }

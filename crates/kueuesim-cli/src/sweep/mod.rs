@@ -423,7 +423,7 @@ fn write_results(
     run::write(
         out,
         "sweep.html",
-        &html::sweep_html(&sweep.name, params, &columns, rows),
+        &html::sweep_html(sweep, params, &columns, rows),
     )?;
     if searching {
         run::write(out, "search.txt", text)?;

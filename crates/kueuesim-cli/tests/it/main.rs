@@ -471,6 +471,7 @@ mod out;
 mod safe_output;
 mod sweep;
 mod sweep_campaign;
+mod sweep_html;
 mod warnings;
 
 #[test]

@@ -237,7 +237,7 @@ fn timeseries_and_report_follow_the_gpu_devices() {
 
 /// Debian's Chromium, if installed (`.ci/run` installs it and sets
 /// KUEUESIM_REQUIRE_CHROMIUM=1, so there the test cannot be skipped).
-fn chromium() -> Option<String> {
+pub(super) fn chromium() -> Option<String> {
     let path = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     if std::path::Path::new(&path).exists() {
         return Some(path);
@@ -250,7 +250,7 @@ fn chromium() -> Option<String> {
     None
 }
 
-fn headless(chromium: &str, profile: &std::path::Path, args: &[&str]) -> Output {
+pub(super) fn headless(chromium: &str, profile: &std::path::Path, args: &[&str]) -> Output {
     Command::new(chromium)
         .args([
             "--headless",

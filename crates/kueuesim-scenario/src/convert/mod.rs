@@ -22,6 +22,7 @@ pub use self::core::{
     PRIORITY_CLASS_LABEL, QUEUE_LABEL, REMAINING_ANNOTATION,
 };
 pub use self::jobs::kueue_workload_name;
+pub(crate) use self::lint::check_override;
 
 use std::collections::BTreeMap;
 

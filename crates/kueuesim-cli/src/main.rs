@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod compare;
+mod policy_diff;
 mod replicates;
 mod sweep;
 

@@ -1,6 +1,7 @@
 //! `spec.search`: bisection over an integer parameter (assumed monotone: once the target is
 //! met, every larger value meets it) for the smallest value whose runs over the sweep's seeds
-//! meet a figure's bound, by their mean or on every seed.
+//! meet a figure's bound, by their mean or on every seed; a warning when the probes show the
+//! figure going up and down.
 
 use kueuesim_report::figures::{Stats, human};
 use kueuesim_scenario::overlay::closest_hint;
@@ -79,7 +80,45 @@ pub(crate) fn search(runner: &Runner<'_>) -> Result<(Vec<Row>, String), Failure>
         }
         Some(value(hi))
     };
-    Ok((rows, text(runner, s, answer, &steps)))
+    let mut out = text(runner, s, answer, &steps);
+    if let Some(w) = not_one_way(sweep, s, &steps) {
+        eprintln!("warning: {w}");
+        out.push_str(&format!("\nwarning: {w}\n"));
+    }
+    Ok((rows, out))
+}
+
+/// Bisection assumes the figure moves one way as the parameter grows (so that once a value
+/// meets the target every larger one does): when the probes' means, in the order of their
+/// values, go up and down, what that says (the answer may then not be the smallest value
+/// that meets the target, or a value may meet it that the search never tried).
+fn not_one_way(sweep: &Sweep, s: &Search, steps: &[Step]) -> Option<String> {
+    let mut probes: Vec<(i64, f64)> = steps
+        .iter()
+        .filter_map(|st| Some((st.value, st.stats.as_ref()?.mean)))
+        .collect();
+    probes.sort_by_key(|p| p.0);
+    let rises = probes.windows(2).any(|w| w[1].1 > w[0].1);
+    let falls = probes.windows(2).any(|w| w[1].1 < w[0].1);
+    // Whether a value that met the target lies below one that did not.
+    let mut met: Vec<(i64, bool)> = steps.iter().map(|st| (st.value, st.meets)).collect();
+    met.sort_by_key(|m| m.0);
+    let broken = met.windows(2).any(|w| w[0].1 && !w[1].1);
+    if !(rises && falls) && !broken {
+        return None;
+    }
+    let param = &sweep.parameters[s.parameter].name;
+    let seen: Vec<String> = probes
+        .iter()
+        .map(|(v, m)| format!("{} at {v}", human(&s.figure, *m)))
+        .collect();
+    Some(format!(
+        "search: {} does not move one way as {param} grows across the probes ({}): bisection \
+         assumes it does, so the answer may not be the smallest {param} that meets the target \
+         (a sweep over spec.parameters[].values shows the whole curve)",
+        s.figure,
+        seen.join(", ")
+    ))
 }
 
 /// Whether one value's runs meet the target.

@@ -283,7 +283,7 @@ def sweep(
     """Runs every combination of ``grid`` (``--set`` targets ``KIND/NAME:PATH`` → values) for
     every seed, as ``kueuesim sweep`` runs a grid, and returns one row per run: the grid's
     values, the seed, and the summary's numeric figures flattened (``workloads.total``,
-    ``waitSeconds.p95``, …; ``figures`` keeps only those named).
+    ``waitSecondsInclPending.p95``, …; ``figures`` keeps only those named).
     """
     import pandas as pd
 

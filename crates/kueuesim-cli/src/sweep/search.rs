@@ -205,3 +205,57 @@ fn text(runner: &Runner<'_>, s: &Search, answer: Option<i64>, steps: &[Step]) ->
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep() -> Sweep {
+        let text = "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata: {name: q}\nspec:\n  base: ../platform\n  seeds: 1..2\n  parameters:\n  - name: gpus\n    set: 'cq/a:spec.x={{value}}'\n  search:\n    parameter: gpus\n    min: 0\n    max: 100\n    step: 10\n    target: {figure: waitSecondsInclPending.p95, atMost: 3600}\n";
+        super::super::spec::parse(
+            SourceFile {
+                name: "s.yaml".into(),
+                text: text.into(),
+            },
+            std::path::Path::new("dir"),
+            "s",
+        )
+        .expect("a sweep")
+    }
+
+    fn step(value: i64, mean: f64, meets: bool) -> Step {
+        Step {
+            value,
+            meets,
+            stats: Stats::of([Some(mean)]),
+            failed: 0,
+        }
+    }
+
+    #[test]
+    fn a_figure_that_goes_up_and_down_across_the_probes_is_said() {
+        let sw = sweep();
+        let s = sw.search.as_ref().expect("a search");
+        // In the order run: the largest, the smallest, then the middles.
+        let falling = [
+            step(100, 600.0, true),
+            step(0, 9000.0, false),
+            step(50, 3000.0, true),
+        ];
+        assert_eq!(not_one_way(&sw, s, &falling), None);
+        let bumpy = [
+            step(100, 600.0, true),
+            step(0, 9000.0, false),
+            step(50, 200.0, true),
+            step(20, 7200.0, false),
+        ];
+        let w = not_one_way(&sw, s, &bumpy).expect("a warning");
+        assert!(
+            w.starts_with(
+                "search: waitSecondsInclPending.p95 does not move one way as gpus grows across \
+                 the probes (2.50 h at 0, 2.00 h at 20, 3.3 min at 50, 10.0 min at 100)"
+            ),
+            "{w}"
+        );
+    }
+}

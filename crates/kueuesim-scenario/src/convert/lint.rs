@@ -417,8 +417,9 @@ fn field_message(
 /// Kueue kind that `written_by` (a `--patch` file or a `--set` argument) wrote into `tree`
 /// (the whole object after the override) and that the kind does not have, or whose value
 /// the loader would ignore (a field of the other API version it does not read), is an
-/// error at that place of the override; so is an annotation key under a linted domain that
-/// nothing knows. A scenario file's own unknown fields stay warnings (`Lint`): a what-if
+/// error at that place of the override; so is a field of the Kubernetes kinds of
+/// `kube_fields` that upstream does not declare, and an annotation key under a linted
+/// domain that nothing knows. A scenario file's own unknown fields stay warnings (`Lint`): a what-if
 /// that silently changes nothing would print the baseline's figures as the variant's.
 pub(crate) fn check_override(
     tree: &Node<'_>,
@@ -440,6 +441,17 @@ pub(crate) fn check_override(
             if outcome == "ignored" {
                 return Err(u.at.error(format!("{message}{STRICT}")));
             }
+        }
+    }
+    if let Some(ty) = super::kube_fields::root_type(group, kind) {
+        let unknown = super::kube_fields::unknown_fields(tree, ty);
+        if let Some(u) = unknown.into_iter().find(|u| by_override(&u.at)) {
+            return Err(u.at.error(format!(
+                "{kind} field {} is not a field of {api_version} {kind}{}{STRICT}",
+                u.path,
+                u.closest
+                    .map_or(String::new(), |c| format!(" (closest: {c})"))
+            )));
         }
     }
     let mut bad = None;

@@ -10,6 +10,7 @@ pub(crate) mod core;
 mod gang;
 mod jobs;
 mod kube;
+mod kube_fields;
 mod kueue;
 mod kueue_fields;
 mod lint;

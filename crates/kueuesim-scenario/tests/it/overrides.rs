@@ -401,6 +401,15 @@ fn an_override_that_writes_an_unknown_field_is_an_error_naming_the_closest() {
             "cq/cq:spec.admissionChecks=[a]",
             "--set[1]:1:12: ClusterQueue field spec.admissionChecks is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2",
         ),
+        // A Kubernetes kind's field, at the top of its spec and in a container.
+        (
+            "job/train:spec.paralelism=3",
+            "--set[1]:1:16: Job field spec.paralelism is not a field of batch/v1 Job (closest: parallelism); an override must name a field the kind has",
+        ),
+        (
+            "job/train:spec.template.spec.containers[name=main].resources.request.cpu=2",
+            "--set[1]:1:62: Job field spec.template.spec.containers[0].resources.request is not a field of batch/v1 Job (closest: requests)",
+        ),
         // An annotation under a simulator's domain that nothing reads.
         (
             "job/train:metadata.annotations.kueuesim\\.io/duraton=2h",

@@ -104,7 +104,8 @@ fn not_one_way(sweep: &Sweep, s: &Search, steps: &[Step]) -> Option<String> {
     let mut met: Vec<(i64, bool)> = steps.iter().map(|st| (st.value, st.meets)).collect();
     met.sort_by_key(|m| m.0);
     let broken = met.windows(2).any(|w| w[0].1 && !w[1].1);
-    if !(rises && falls) && !broken {
+    let one_way = !(rises && falls);
+    if one_way && !broken {
         return None;
     }
     let param = &sweep.parameters[s.parameter].name;

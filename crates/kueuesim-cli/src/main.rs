@@ -24,6 +24,7 @@ macro_rules! eprintln_visible {
 }
 
 mod compare;
+mod policy_diff;
 mod replicates;
 mod sweep;
 mod warnings;

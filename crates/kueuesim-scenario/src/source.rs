@@ -391,6 +391,17 @@ fn explain(message: &str) -> String {
     if let Some(o) = ours {
         return o.to_string();
     }
+    // serde's `deny_unknown_fields` (kueuesim's own kinds) lists every field: name the
+    // closest first, as the unknown-field lint and `--set` do.
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((field, expected)) = rest.split_once("`, expected one of ")
+    {
+        let names = expected.split(", ").map(|n| n.trim_matches('`'));
+        let hint = crate::overlay::closest_hint(field, names);
+        if !hint.is_empty() {
+            return format!("{message}{hint}");
+        }
+    }
     let expected = match message {
         m if m.starts_with("invalid u32") || m.starts_with("invalid u64") => {
             Some("expected a non-negative integer")

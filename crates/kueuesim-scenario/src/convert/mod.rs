@@ -10,6 +10,7 @@ pub(crate) mod core;
 mod gang;
 mod jobs;
 mod kube;
+mod kube_fields;
 mod kueue;
 mod kueue_fields;
 mod lint;
@@ -22,6 +23,7 @@ pub use self::core::{
     PRIORITY_CLASS_LABEL, QUEUE_LABEL, REMAINING_ANNOTATION,
 };
 pub use self::jobs::kueue_workload_name;
+pub(crate) use self::lint::check_override;
 
 use std::collections::BTreeMap;
 

@@ -134,9 +134,13 @@ fn csv_column(
         .unwrap_or_else(|| Path::new(""));
     let path = base.join(c.path.value.trim());
     let shown = path.display().to_string();
-    let bytes = std::fs::read(&path)
-        .map_err(|e| err_at(src, &c.path, format!("cannot read CSV {shown}: {e}")))?;
-    let text = crate::source::decode(&shown, bytes)?;
+    // At most `limits::MAX_INPUT_BYTES`, as every input file.
+    let text = crate::source::read_text(&path, &shown).map_err(|e| match e {
+        ScenarioError::Io { source, .. } => {
+            err_at(src, &c.path, format!("cannot read CSV {shown}: {source}"))
+        }
+        e => e,
+    })?;
     let mut lines = text.lines().enumerate();
     let Some((_, header)) = lines.next() else {
         return Err(err_at(
@@ -149,13 +153,14 @@ fn csv_column(
         .split(',')
         .position(|h| h.trim() == c.column.value.trim())
         .ok_or_else(|| {
+            // The header's cells are not listed: a file without the column may be any
+            // file, and its text is not shown (as `ScenarioError::at_unframed`).
             err_at(
                 src,
                 &c.column,
                 format!(
-                    "CSV {shown} has no column {:?}: expected one of {}",
+                    "CSV {shown} has no column {:?} in its header (line 1): expected a CSV file whose header names it",
                     c.column.value,
-                    header.trim()
                 ),
             )
         })?;

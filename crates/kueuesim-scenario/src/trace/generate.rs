@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::error::ScenarioError;
 use crate::source::SourceFile;
 
-use super::csv::{Row, cell_error};
+use super::csv::{Row, cell_error, require_columns};
 use super::root::open_csv;
 use super::{GPU, GPU_MILLI, GPU_MODEL_LABEL, GpuSharing, TraceDecl, TraceFormat};
 
@@ -58,15 +58,12 @@ fn int_cell(file: &str, row: &Row, i: usize, what: &str, max: u64) -> Result<i64
     super::cells::int_cell(file, row, i, what, max).map(|n| n as i64)
 }
 
-fn column(file: &str, header: &Row, names: &[String], want: &str) -> Result<usize, ScenarioError> {
-    names.iter().position(|n| n == want).ok_or_else(|| {
-        super::csv::at(
-            file,
-            header,
-            1,
-            format!("no column {want:?}: expected {}", names.join(", ")),
-        )
-    })
+/// The index of column `want` in a header already checked to hold it (`require_columns`).
+fn column(names: &[String], want: &str) -> usize {
+    names
+        .iter()
+        .position(|n| n == want)
+        .expect("checked by require_columns")
 }
 
 /// One openb node shape: (cpu millicores, memory MiB, GPUs).
@@ -99,11 +96,18 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     let file = r.file.clone();
     let header = r.header().clone();
     let names = r.names().to_vec();
-    let c_sn = column(&file, &header, &names, "sn")?;
-    let c_cpu = column(&file, &header, &names, "cpu_milli")?;
-    let c_mem = column(&file, &header, &names, "memory_mib")?;
-    let c_gpu = column(&file, &header, &names, "gpu")?;
-    let c_model = column(&file, &header, &names, "model")?;
+    require_columns(
+        &file,
+        &header,
+        &names,
+        &["sn", "cpu_milli", "memory_mib", "gpu", "model"],
+        "openb's node list",
+    )?;
+    let c_sn = column(&names, "sn");
+    let c_cpu = column(&names, "cpu_milli");
+    let c_mem = column(&names, "memory_mib");
+    let c_gpu = column(&names, "gpu");
+    let c_model = column(&names, "model");
     let mut s = format!("# Generated from {file} for WorkloadTrace {}.\n", d.name);
     // Models in order of first appearance, with their node shapes counted.
     let mut models: Vec<String> = Vec::new();
@@ -242,8 +246,15 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     let file = r.file.clone();
     let header = r.header().clone();
     let names = r.names().to_vec();
-    let c_vc = column(&file, &header, &names, "vc")?;
-    let c_nodes = column(&file, &header, &names, "node num")?;
+    require_columns(
+        &file,
+        &header,
+        &names,
+        &["vc", "node num"],
+        "Philly's virtual-cluster table",
+    )?;
+    let c_vc = column(&names, "vc");
+    let c_nodes = column(&names, "node num");
     let mut vcs: Vec<(String, i64)> = Vec::new();
     while let Some(row) = r.next_row() {
         let row = row?;
@@ -271,7 +282,8 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     let jfile = jobs.file.clone();
     let jheader = jobs.header().clone();
     let jnames = jobs.names().to_vec();
-    let c_cluster = column(&jfile, &jheader, &jnames, "cluster")?;
+    require_columns(&jfile, &jheader, &jnames, &["cluster"], "Philly's job list")?;
+    let c_cluster = column(&jnames, "cluster");
     let mut missing: Vec<String> = Vec::new();
     while let Some(row) = jobs.next_row() {
         let row = row?;

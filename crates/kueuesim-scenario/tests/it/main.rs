@@ -3,6 +3,9 @@
 
 /// Malformed or inconsistent input: each case names file:line:column and what was expected.
 mod bad_input;
+/// Files that are not what they were given as (a symlink to a system file, a binary file):
+/// errors without the file's text.
+mod foreign_files;
 /// WorkloadGenerator: seeded arrivals, distributions, mixes, replication, bad settings.
 mod generator;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.

@@ -13,6 +13,7 @@ mod kube;
 mod kueue;
 mod kueue_fields;
 mod lint;
+pub(crate) mod names;
 mod simulation;
 mod topology;
 mod workload;

@@ -15,6 +15,7 @@ use kueuesim_model::{
 use super::rng::{fnv1a, splitmix64};
 use super::{Arrivals, Dist, GeneratorSettings, Mix, QueueChoice, TopologyChoice};
 use crate::convert::core::{err_at, err_obj};
+use crate::convert::names;
 use crate::error::{Pos, ScenarioError};
 use crate::source::ObjectText;
 use crate::wire;
@@ -458,6 +459,25 @@ pub(crate) fn resolve(
             ));
         }
     };
+    // Workload names are `<generator>-<index>` (`stream::workload_name`, the index counting
+    // over every copy): with the highest index the generator can reach, still a DNS-1123
+    // subdomain.
+    if let Some(n) = &g.metadata.name {
+        let copies = if spec.per_local_queue {
+            world.local_queues.len().max(1) as u64
+        } else {
+            1
+        };
+        let per_copy = count.unwrap_or(limits::MAX_WORKLOADS as u64);
+        let last = per_copy.saturating_mul(copies) - 1;
+        names::generated(
+            src,
+            n,
+            "workload names",
+            &format!("{name}-{last}"),
+            kueuesim_model::names::dns1123_subdomain,
+        )?;
+    }
     let until = match &spec.until {
         None => None,
         Some(u) => Some(SimTime::from_millis(value(src, Unit::Duration, u)?)),
@@ -476,6 +496,7 @@ pub(crate) fn resolve(
         Some(d) => dist(src, d, Unit::Count, "pods")?,
         None => Dist::Fixed(1),
     };
+    names::resource_names(src, &spec.requests)?;
     let mut requests = Vec::new();
     for (r, d) in &spec.requests {
         let id = world.resources.intern(r);

@@ -56,8 +56,16 @@ impl TraceDecl {
 }
 
 pub(super) fn check_value(attr: Attr, v: &str, names: &Names) -> Result<(), String> {
+    use kueuesim_model::names::{dns1123_label, dns1123_subdomain, shown};
     match attr {
         Attr::Namespace if v.is_empty() => Err("empty namespace: expected a name".into()),
+        // A namespace is a DNS-1123 label, a LocalQueue's name a DNS-1123 subdomain (as the
+        // API server and Kueue check them); a cell read as one is mapped first
+        // (`rows::trace_value_name`), a value written in the YAML must be one.
+        Attr::Namespace => dns1123_label(v).map_err(|e| format!("namespace {}: {e}", shown(v))),
+        Attr::LocalQueue if !v.is_empty() => {
+            dns1123_subdomain(v).map_err(|e| format!("LocalQueue {}: {e}", shown(v)))
+        }
         Attr::PriorityClass if !v.is_empty() && !names.priority_classes.contains_key(v) => {
             Err(format!(
                 "priority class {v:?} is no WorkloadPriorityClass of the scenario: expected one of {}",
@@ -235,6 +243,15 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
                             "column \"requests.\" names no resource: expected requests.<resource>, e.g. requests.nvidia.com/gpu",
                         ));
                     }
+                    // A resource name, as everywhere: a qualified name.
+                    kueuesim_model::names::qualified_name(r).map_err(|e| {
+                        cell_error(
+                            &file,
+                            &header,
+                            i,
+                            format!("resource name {}: {e}", kueuesim_model::names::shown(r)),
+                        )
+                    })?;
                     requests.push((i, r.to_string(), world.resources.intern(r)));
                 } else if !known && !mapped_columns.contains(&i) {
                     return Err(cell_error(

@@ -31,6 +31,9 @@ mod lint;
 mod loading;
 /// Mutation fuzzing: extreme numbers, lost and doubled lines, flipped bytes never panic.
 mod mutation;
+/// Names as the API server checks them: hostile names refused at their place, valid ones
+/// loading, trace cells mapped to valid names.
+mod names;
 /// `--patch` and `--set`: overrides merged into the scenario's objects.
 mod overrides;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.

@@ -72,6 +72,34 @@ pub fn shown(value: &str) -> String {
     format!("{head:?}… ({n} characters)")
 }
 
+/// `value` for a message where it stands unquoted (a key, a kind): every character that
+/// could act on a terminal or reorder the line (a control character, a line or paragraph
+/// separator, a bidirectional override or isolate) written as a `\u{…}` escape, and cut
+/// after 128 characters with the full length stated. Other text is left as it is.
+pub fn escaped(value: &str) -> std::borrow::Cow<'_, str> {
+    const MAX: usize = 128;
+    let unsafe_char = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    let n = value.chars().count();
+    if n <= MAX && !value.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(value);
+    }
+    let mut out = String::new();
+    for c in value.chars().take(MAX) {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    if n > MAX {
+        out.push_str(&format!("… ({n} characters)"));
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Why `value` is not a DNS-1123 label, else Ok.
 pub fn dns1123_label(value: &str) -> Result<(), String> {
     label_problem(value, DNS1123_LABEL_MAX)
@@ -399,6 +427,12 @@ mod tests {
             s.len() < 100 && s.ends_with("… (2000000 characters)"),
             "{s}"
         );
+        assert_eq!(escaped("Job (batch/v1)"), "Job (batch/v1)");
+        assert_eq!(
+            escaped("a\u{1b}[2Jb\u{2028}\u{202e}"),
+            "a\\u{1b}[2Jb\\u{2028}\\u{202e}"
+        );
+        assert!(escaped(&"k".repeat(1000)).ends_with("… (1000 characters)"));
         assert!(annotations_size(ANNOTATIONS_SIZE_MAX).is_ok());
         assert!(annotations_size(ANNOTATIONS_SIZE_MAX + 1).is_err());
     }

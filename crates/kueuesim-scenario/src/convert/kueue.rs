@@ -228,7 +228,11 @@ impl Builder<'_> {
                         return Err(err_at(
                             src,
                             w,
-                            format!("resource weight {} for {r}: expected a number ≥ 0", w.value),
+                            format!(
+                                "resource weight {} for {}: expected a number ≥ 0",
+                                w.value,
+                                kueuesim_model::names::shown(r)
+                            ),
                         ));
                     }
                     resource_weights_milli.push((

@@ -319,7 +319,8 @@ pub(crate) fn declarations(
                                 src,
                                 n,
                                 format!(
-                                    "extraNodes {model}: {}: expected 0 to 100000 nodes",
+                                    "extraNodes {}: {}: expected 0 to 100000 nodes",
+                                    kueuesim_model::names::escaped(model),
                                     n.value
                                 ),
                             ));

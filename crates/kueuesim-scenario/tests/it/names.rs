@@ -410,3 +410,47 @@ fn trace_names_written_in_the_yaml_are_checked() {
         row.name
     );
 }
+
+/// The loader's warnings and errors that name a kind or a key the input wrote carry no raw
+/// control character, line separator or bidirectional override.
+#[test]
+fn kinds_and_keys_in_messages_are_escaped() {
+    let hostile = "\\e[2J\\u2028\\u202eX";
+    // In flow style, so that the YAML parser reads the kind (and its escapes).
+    let text = format!(
+        "{}---\n{{apiVersion: x/v1, kind: \"Foo{hostile}\", metadata: {{name: a}}}}\n",
+        scenario()
+    );
+    let loaded = load_text("t.yaml", &text).expect("an unknown kind is skipped");
+    let warning = loaded
+        .warnings
+        .iter()
+        .find(|w| w.contains("skipped objects"))
+        .expect("a warning for the kind");
+    assert!(
+        warning.contains("Foo\\u{1b}[2J\\u{2028}\\u{202e}X"),
+        "{warning}"
+    );
+    let strict = LoadOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let e = load(
+        &[SourceFile {
+            name: "t.yaml".into(),
+            text,
+        }],
+        strict,
+    )
+    .unwrap_err()
+    .to_string();
+    let first = e.lines().next().unwrap_or_default();
+    assert!(first.contains("unsupported kind Foo\\u{1b}[2J"), "{first}");
+    for m in loaded.warnings.iter().map(String::as_str).chain([first]) {
+        assert!(
+            !m.chars()
+                .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{202e}')),
+            "{m:?}"
+        );
+    }
+}

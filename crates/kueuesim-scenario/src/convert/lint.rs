@@ -309,7 +309,8 @@ impl<'f> Lint<'f> {
             pos: at.pos(),
             frame: at.file.text.as_str(),
             message: format!(
-                "{what} {key} is neither read by the simulator nor a known Kueue, KAI or Volcano key (closest: {closest})"
+                "{what} {} is neither read by the simulator nor a known Kueue, KAI or Volcano key (closest: {closest})",
+                kueuesim_model::names::escaped(key)
             ),
             key: Some(key.to_string()),
             label: what == "label",

@@ -14,6 +14,7 @@ mod kube_fields;
 mod kueue;
 mod kueue_fields;
 mod lint;
+pub(crate) mod names;
 mod simulation;
 mod topology;
 mod workload;
@@ -287,14 +288,15 @@ impl<'a> Builder<'a> {
                 return Err(ScenarioError::at(
                     pos.clone(),
                     format!(
-                        "unsupported kind {label} (--strict): expected one of the kinds in docs/scenario-format.md"
+                        "unsupported kind {} (--strict): expected one of the kinds in docs/scenario-format.md",
+                        kueuesim_model::names::escaped(label)
                     ),
                     src_text,
                 ));
             }
             let list: Vec<String> = skipped
                 .iter()
-                .map(|(k, (n, _))| format!("{n} {k}"))
+                .map(|(k, (n, _))| format!("{n} {}", kueuesim_model::names::escaped(k)))
                 .collect();
             self.warnings.push(format!(
                 "skipped objects of kinds the simulator does not read: {}",

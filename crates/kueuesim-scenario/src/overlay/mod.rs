@@ -147,16 +147,35 @@ fn namespace_matches(
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters (none
 /// included) and everything else for itself. Kubernetes names cannot hold a `*`, so a name
 /// without one matches only itself.
+///
+/// The greedy two-pointer match: a `*` first takes nothing, and on a mismatch the last `*`
+/// seen takes one more byte and the match resumes after it. Only the last `*` ever needs to
+/// be retried (an earlier one taking more could only reach positions the last one covers),
+/// so the work is at most `pattern.len() * name.len()` steps, whatever the number of `*`
+/// (`--set`, a Sweep's `set` and `compare --figures` match user patterns against names of
+/// up to 253 characters). Bytes are compared, not characters: `*` is ASCII and both strings
+/// are UTF-8, so a literal run can only match from a character boundary.
 pub fn glob(pattern: &str, name: &str) -> bool {
-    let Some((head, rest)) = pattern.split_once('*') else {
-        return pattern == name;
-    };
-    let Some(tail) = name.strip_prefix(head) else {
-        return false;
-    };
-    (0..=tail.len())
-        .filter(|&i| tail.is_char_boundary(i))
-        .any(|i| glob(rest, &tail[i..]))
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0usize, 0usize);
+    // The last `*` seen (its index in `p`) and the first byte of `n` it does not yet take.
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if p.get(pi) == Some(&b'*') {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if p.get(pi) == Some(&n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if let Some((sp, sn)) = star {
+            star = Some((sp, sn + 1));
+            pi = sp + 1;
+            ni = sn + 1;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 impl<'f> Overrides<'f> {

@@ -621,7 +621,10 @@ mod tests {
         let n1 = t.cq_node(ClusterQueueId(1));
         assert_eq!(t.withheld_by_lending_limits(n1, FR, true), 0);
         // Without any lending limit nothing is withheld.
-        let plain = tree(&[(None, 0)], &[(Some(0), 4, None, None), (Some(0), 4, None, None)]);
+        let plain = tree(
+            &[(None, 0)],
+            &[(Some(0), 4, None, None), (Some(0), 4, None, None)],
+        );
         assert_eq!(
             plain.withheld_by_lending_limits(plain.cq_node(ClusterQueueId(0)), FR, true),
             0

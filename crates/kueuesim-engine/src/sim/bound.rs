@@ -55,15 +55,22 @@ struct Group {
 /// the groups of followers.
 #[derive(Clone, Debug)]
 pub(super) struct BoundTally {
-    /// Resources in the world: a constraint's slot in the per-queue tallies is
-    /// `Slots::of`'s.
+    /// Resources in the world: a constraint's slot in the per-queue tallies is `slot`'s.
     resources: usize,
     /// Per ClusterQueue, per constraint slot: pending milliseconds.
     cq_ms: Vec<Vec<u64>>,
     /// Per LocalQueue, likewise.
     lq_ms: Vec<Vec<u64>>,
-    groups: BTreeMap<(ClusterQueueId, u32), Group>,
+    /// Per ClusterQueue, each shape's index in its `groups` (`NO_GROUP`: none yet), dense by
+    /// shape as the queue manager keeps its shapes: a lookup on every arrival, decision and
+    /// admission is an index, not a search.
+    group_of: Vec<Vec<u32>>,
+    /// Per ClusterQueue, its groups.
+    groups: Vec<Vec<Group>>,
 }
+
+/// `BoundTally::group_of` of a shape without a group.
+const NO_GROUP: u32 = u32::MAX;
 
 /// The constraints that name no resource, in their slots' order.
 const SINGLES: [Constraint; 8] = [
@@ -118,13 +125,29 @@ fn add(v: &mut Vec<u64>, resources: usize, set: &BoundSet, ms: u64) {
     });
 }
 
+/// Adds the time of group `g`'s followers (in ClusterQueue tally `cq_ms`, LocalQueue
+/// tallies `lq_ms`) up to `now`.
+fn flush(g: &mut Group, cq_ms: &mut Vec<u64>, lq_ms: &mut [Vec<u64>], resources: usize, now: SimTime) {
+    let ms = (now - g.since).millis().max(0) as u64;
+    g.since = now;
+    if ms == 0 || g.total == 0 {
+        return;
+    }
+    add(cq_ms, resources, &g.set, ms * u64::from(g.total));
+    for &(lq, n) in &g.followers {
+        add(&mut lq_ms[lq.index()], resources, &g.set, ms * u64::from(n));
+    }
+}
+
 impl BoundTally {
     pub(super) fn new(world: &kueuesim_model::World) -> Self {
+        let n = world.cluster_queues.len();
         BoundTally {
             resources: world.resources.len().max(1),
-            cq_ms: vec![Vec::new(); world.cluster_queues.len()],
+            cq_ms: vec![Vec::new(); n],
             lq_ms: vec![Vec::new(); world.local_queues.len()],
-            groups: BTreeMap::new(),
+            group_of: vec![Vec::new(); n],
+            groups: vec![Vec::new(); n],
         }
     }
 
@@ -135,45 +158,33 @@ impl BoundTally {
         }
     }
 
-    /// Adds the time of group `key`'s followers up to `now`.
-    fn flush(&mut self, key: (ClusterQueueId, u32), now: SimTime) {
-        let Some(g) = self.groups.get_mut(&key) else {
-            return;
-        };
-        let ms = (now - g.since).millis().max(0) as u64;
-        g.since = now;
-        if ms == 0 || g.total == 0 {
-            return;
+    /// Group (`cq`, `shape`), made (`untried`, no followers) on first use, and flushed up to
+    /// `now` (its followers' time so far added up), with the tallies it adds to.
+    fn group(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime) -> &mut Group {
+        let c = cq.index();
+        let slots = &mut self.group_of[c];
+        let s = shape as usize;
+        if slots.len() <= s {
+            slots.resize(s + 1, NO_GROUP);
         }
-        let cq = key.0;
-        add(
-            &mut self.cq_ms[cq.index()],
-            self.resources,
-            &g.set,
-            ms * u64::from(g.total),
-        );
-        for &(lq, n) in &g.followers {
-            add(
-                &mut self.lq_ms[lq.index()],
-                self.resources,
-                &g.set,
-                ms * u64::from(n),
-            );
+        if slots[s] == NO_GROUP {
+            slots[s] = self.groups[c].len() as u32;
+            self.groups[c].push(Group {
+                set: BoundSet::one(Constraint::Untried),
+                since: now,
+                followers: Vec::new(),
+                total: 0,
+            });
         }
+        let g = &mut self.groups[c][slots[s] as usize];
+        flush(g, &mut self.cq_ms[c], &mut self.lq_ms, self.resources, now);
+        g
     }
 
-    fn group(&mut self, key: (ClusterQueueId, u32), now: SimTime) -> &mut Group {
-        self.groups.entry(key).or_insert(Group {
-            set: BoundSet::one(Constraint::Untried),
-            since: now,
-            followers: Vec::new(),
-            total: 0,
-        })
-    }
-
-    fn follow(&mut self, key: (ClusterQueueId, u32), lq: LocalQueueId, now: SimTime, step: i32) {
-        self.flush(key, now);
-        let g = self.group(key, now);
+    /// One more (`step` 1) or one fewer (-1) follower of LocalQueue `lq` in group (`cq`,
+    /// `shape`) from `now`.
+    fn follow(&mut self, cq: ClusterQueueId, shape: u32, lq: LocalQueueId, now: SimTime, step: i32) {
+        let g = self.group(cq, shape, now);
         match g.followers.iter().position(|f| f.0 == lq) {
             Some(i) => g.followers[i].1 = g.followers[i].1.saturating_add_signed(step),
             None if step > 0 => g.followers.push((lq, step as u32)),
@@ -182,22 +193,25 @@ impl BoundTally {
         g.total = g.total.saturating_add_signed(step);
     }
 
-    /// Group `key`'s set from now on.
-    fn set_group(&mut self, key: (ClusterQueueId, u32), set: &BoundSet, now: SimTime) {
-        if self.groups.get(&key).is_some_and(|g| g.set == *set) {
-            return;
+    /// Group (`cq`, `shape`)'s set from `now` on.
+    fn set_group(&mut self, cq: ClusterQueueId, shape: u32, set: &BoundSet, now: SimTime) {
+        let same = self.group_of[cq.index()]
+            .get(shape as usize)
+            .filter(|&&i| i != NO_GROUP)
+            .is_some_and(|&i| self.groups[cq.index()][i as usize].set == *set);
+        if !same {
+            self.group(cq, shape, now).set = *set;
         }
-        self.flush(key, now);
-        self.group(key, now).set = *set;
     }
 
     /// The milliseconds per queue and constraint, every group added up to `end`.
     fn finish(mut self, end: SimTime) -> PendingBound {
-        let keys: Vec<_> = self.groups.keys().copied().collect();
-        for k in keys {
-            self.flush(k, end);
-        }
         let resources = self.resources;
+        for (c, groups) in self.groups.iter_mut().enumerate() {
+            for g in groups {
+                flush(g, &mut self.cq_ms[c], &mut self.lq_ms, resources, end);
+            }
+        }
         let per = |v: &[Vec<u64>]| -> Vec<BTreeMap<Constraint, u64>> {
             v.iter()
                 .map(|ms| {
@@ -242,11 +256,11 @@ impl Simulation<'_> {
         let tally = &mut self.rec.bound;
         match from {
             Bound::Own(set) => tally.add(cq, lq, &set, (now - since).millis().max(0) as u64),
-            Bound::Follow => tally.follow((cq, shape), lq, now, -1),
+            Bound::Follow => tally.follow(cq, shape, lq, now, -1),
             Bound::Off => {}
         }
         if to == Bound::Follow {
-            tally.follow((cq, shape), lq, now, 1);
+            tally.follow(cq, shape, lq, now, 1);
         }
     }
 
@@ -292,7 +306,7 @@ impl Simulation<'_> {
             self.set_bound(w, Bound::Own(*set));
         } else {
             let shape = self.runtimes[w.index()].shape;
-            self.rec.bound.set_group((cq, shape), set, self.now);
+            self.rec.bound.set_group(cq, shape, set, self.now);
             self.set_bound(w, Bound::Follow);
         }
     }

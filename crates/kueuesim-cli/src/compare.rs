@@ -576,7 +576,10 @@ fn bound_by_text(a: &Side, b: &Side) -> Option<String> {
          ClusterQueues, then LocalQueues as namespace/name):\n",
     );
     for (name, sa, sb) in rows {
-        out.push_str(&format!("  {name:width$}  A: {sa}\n  {:width$}  B: {sb}\n", ""));
+        out.push_str(&format!(
+            "  {name:width$}  A: {sa}\n  {:width$}  B: {sb}\n",
+            ""
+        ));
     }
     out.pop();
     Some(out)
@@ -594,14 +597,8 @@ fn quotas(side: &Side) -> BTreeMap<(String, String, &'static str), f64> {
             continue;
         };
         for field in ["nominal", "borrowingLimit", "lendingLimit"] {
-            if let Some(resource) = rest
-                .strip_suffix(field)
-                .and_then(|r| r.strip_suffix('.'))
-            {
-                out.insert(
-                    (queue.to_string(), resource.to_string(), field),
-                    stats.mean,
-                );
+            if let Some(resource) = rest.strip_suffix(field).and_then(|r| r.strip_suffix('.')) {
+                out.insert((queue.to_string(), resource.to_string(), field), stats.mean);
             }
         }
     }
@@ -638,10 +635,16 @@ fn binding_notes(a: &Side, b: &Side) -> Option<String> {
         if va == vb {
             continue;
         }
-        let (high, high_side, low_side) = if vb > va {
+        let raised = vb > va;
+        let (high, high_side, low_side) = if raised {
             (&bb, "B", &ba)
         } else {
             (&ba, "A", &bb)
+        };
+        let (high_value, low_value) = if raised {
+            (amount(resource, vb), amount(resource, va))
+        } else {
+            (amount(resource, va), amount(resource, vb))
         };
         let prefix = format!("clusterQueues[{queue}]");
         let Some(shares) = high.get(&prefix).filter(|s| s.values().any(|&x| x > 0.0)) else {
@@ -655,13 +658,15 @@ fn binding_notes(a: &Side, b: &Side) -> Option<String> {
             .get(&prefix)
             .and_then(|s| s.get(&key))
             .map_or(String::new(), |x| {
-                let low = if high_side == "B" { "A" } else { "B" };
-                format!("; in {low} {:.1} %", x * 100.0)
+                let low = if raised { "A" } else { "B" };
+                format!("; at {low_value} ({low}) {:.1} %", x * 100.0)
             });
+        // Raised: the new value did not bind. Lowered: the old one did not.
         notes.push(format!(
-            "Note: {queue}: {resource} {what} {} → {}, but in {high_side} its pending time is bound by {} ({key} {:.1} %{other}): the {resource} {what} does not bind there",
+            "Note: {queue}: {resource} {what} {} → {}{} at {high_value} ({high_side}) its pending time is bound by {} ({key} {:.1} %{other}): the {resource} {what} does not bind at {high_value}",
             amount(resource, va),
             amount(resource, vb),
+            if raised { ", but" } else { ";" },
             top_shares(shares, 3, Some(&key)),
             share * 100.0,
         ));

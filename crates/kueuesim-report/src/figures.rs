@@ -327,6 +327,51 @@ pub fn human(name: &str, v: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A share one run lacks is 0 there when its queue waited, and stays missing when the
+    /// queue never did (no shares at all).
+    #[test]
+    fn missing_shares_are_zero_where_the_queue_waited() {
+        let f = |n: &str, v: f64| (n.to_string(), Some(v));
+        let mut runs = vec![
+            vec![
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 1.0),
+                f("clusterQueues[b].pendingBoundBy.nodes", 1.0),
+            ],
+            vec![
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.6),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.4),
+            ],
+        ];
+        fill_bound_by_zeros(&mut runs);
+        let names = |r: &[Figure]| {
+            let mut v: Vec<(String, Option<f64>)> = r.to_vec();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        assert_eq!(
+            names(&runs[0]),
+            [
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.0),
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 1.0),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.0),
+                f("clusterQueues[b].pendingBoundBy.nodes", 1.0),
+            ]
+        );
+        // Queue b did not wait in the second run: no share of it there.
+        assert_eq!(
+            names(&runs[1]),
+            [
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.6),
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 0.0),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.4),
+            ]
+        );
+        assert_eq!(
+            human("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 0.25),
+            "25.0 %"
+        );
+    }
+
     /// Two-sided p-values of Student's t through the incomplete beta function Welch's test
     /// uses: against the closed forms for 1 and 3 degrees of freedom, else against the density
     /// integrated numerically (Simpson's rule over atan(x), 200,000 steps); the tables' 5 %

@@ -242,7 +242,11 @@ fn queue_table(out: &mut String, s: &Summary) {
             top.join(", ")
         }
     };
-    let row = |name: String, adm: u64, f: &QueueFigures, b: &std::collections::BTreeMap<String, f64>| -> Vec<String> {
+    let row = |name: String,
+               adm: u64,
+               f: &QueueFigures,
+               b: &std::collections::BTreeMap<String, f64>|
+     -> Vec<String> {
         vec![
             name,
             adm.to_string(),

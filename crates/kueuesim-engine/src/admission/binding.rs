@@ -24,6 +24,9 @@ use super::messages::{Reason, Unfit};
 /// hold the pod set (`TopologyPlacementFailed`), else a workload no flavor of its
 /// ClusterQueue can take (`misconfigured`).
 pub(super) fn bound_of(tree: &QuotaTree, cq: ClusterQueueId, unfit: &Unfit) -> BoundSet {
+    // A constraint alone takes the whole of its time, whatever its weight: most heads report
+    // one, and their weights are not worked out (a walk of the tree per resource).
+    let weigh = unfit.pod_sets.iter().map(|p| p.1.len()).sum::<usize>() > 1;
     let mut set = BoundSet::EMPTY;
     for (_, reasons) in &unfit.pod_sets {
         for r in reasons {
@@ -35,22 +38,29 @@ pub(super) fn bound_of(tree: &QuotaTree, cq: ClusterQueueId, unfit: &Unfit) -> B
                     request,
                     max,
                 } => {
-                    let val = assumed + request;
-                    quota_constraint(tree, cq, tree.fr(flavor, resource), val, val - max, true)
+                    let (fr, val) = (tree.fr(flavor, resource), assumed + request);
+                    // `max` is `potentialAvailable`.
+                    let weight = if weigh {
+                        weight(val - max, max)
+                    } else {
+                        WEIGHT_ONE
+                    };
+                    (quota_constraint(tree, cq, fr, val, true), weight)
                 }
                 Reason::Unused {
                     flavor,
                     resource,
                     needed,
                     requested,
-                } => quota_constraint(
-                    tree,
-                    cq,
-                    tree.fr(flavor, resource),
-                    requested,
-                    needed,
-                    false,
-                ),
+                } => {
+                    let fr = tree.fr(flavor, resource);
+                    let weight = if weigh {
+                        weight(needed, tree.potential_available(tree.cq_node(cq), fr))
+                    } else {
+                        WEIGHT_ONE
+                    };
+                    (quota_constraint(tree, cq, fr, requested, false), weight)
+                }
                 Reason::Text(Some(c), _) => (c, WEIGHT_ONE),
                 Reason::Text(None, _) => continue,
             };
@@ -68,11 +78,21 @@ pub(super) fn bound_of(tree: &QuotaTree, cq: ClusterQueueId, unfit: &Unfit) -> B
     set
 }
 
-/// Which limit stops `val` of `fr` (the pod sets' request so far) for `cq`, and its weight:
-/// `short`, how much more it needs (as the message says: over `potentialAvailable` when
-/// `never`, else "N more needed"), relative to the most the ClusterQueue could ever hold
-/// (`potentialAvailable`), in thousandths. `never` stands for `fitsResourceQuota`'s first
-/// failure (over `potentialAvailable`), else its second (over `available`).
+/// A resource's weight in a set: `short` (how much more it needs, as the message says: over
+/// `potentialAvailable`, or "N more needed") relative to `most`, the most the ClusterQueue
+/// could ever hold of it (`potentialAvailable`), in thousandths, rounded up so that a
+/// resource short at all weighs something.
+fn weight(short: i64, most: i64) -> u32 {
+    let (num, den) = (
+        i128::from(short.max(1)) * i128::from(WEIGHT_ONE),
+        i128::from(most.max(1)),
+    );
+    ((num + den - 1) / den).clamp(1, i128::from(u32::MAX)) as u32
+}
+
+/// Which limit stops `val` of `fr` (the pod sets' request so far) for `cq`: `never` for
+/// `fitsResourceQuota`'s first failure (over `potentialAvailable`), else its second (over
+/// `available`).
 ///
 /// Without a cohort it is the ClusterQueue's own nominal quota. In a cohort, for a request
 /// that can never fit: the borrowingLimit if lifting the limits on the path would hold it
@@ -87,19 +107,11 @@ pub(super) fn quota_constraint(
     cq: ClusterQueueId,
     fr: Fr,
     val: i64,
-    short: i64,
     never: bool,
-) -> (Constraint, u32) {
+) -> Constraint {
     let n = tree.cq_node(cq);
     let (_, r) = tree.split(fr);
-    let most = tree.potential_available(n, fr);
-    // Rounded up, so that a resource short at all weighs something.
-    let (num, den) = (
-        i128::from(short.max(1)) * i128::from(WEIGHT_ONE),
-        i128::from(most.max(1)),
-    );
-    let weight = ((num + den - 1) / den).clamp(1, i128::from(u32::MAX)) as u32;
-    let c = if tree.parent(n).is_none() {
+    if tree.parent(n).is_none() {
         Constraint::Quota(r)
     } else if never {
         let unlimited = tree.potential_available_without_borrowing_limits(n, fr);
@@ -121,6 +133,5 @@ pub(super) fn quota_constraint(
         } else {
             Constraint::Quota(r)
         }
-    };
-    (c, weight)
+    }
 }

@@ -127,7 +127,13 @@ fn add(v: &mut Vec<u64>, resources: usize, set: &BoundSet, ms: u64) {
 
 /// Adds the time of group `g`'s followers (in ClusterQueue tally `cq_ms`, LocalQueue
 /// tallies `lq_ms`) up to `now`.
-fn flush(g: &mut Group, cq_ms: &mut Vec<u64>, lq_ms: &mut [Vec<u64>], resources: usize, now: SimTime) {
+fn flush(
+    g: &mut Group,
+    cq_ms: &mut Vec<u64>,
+    lq_ms: &mut [Vec<u64>],
+    resources: usize,
+    now: SimTime,
+) {
     let ms = (now - g.since).millis().max(0) as u64;
     g.since = now;
     if ms == 0 || g.total == 0 {
@@ -183,7 +189,14 @@ impl BoundTally {
 
     /// One more (`step` 1) or one fewer (-1) follower of LocalQueue `lq` in group (`cq`,
     /// `shape`) from `now`.
-    fn follow(&mut self, cq: ClusterQueueId, shape: u32, lq: LocalQueueId, now: SimTime, step: i32) {
+    fn follow(
+        &mut self,
+        cq: ClusterQueueId,
+        shape: u32,
+        lq: LocalQueueId,
+        now: SimTime,
+        step: i32,
+    ) {
         let g = self.group(cq, shape, now);
         match g.followers.iter().position(|f| f.0 == lq) {
             Some(i) => g.followers[i].1 = g.followers[i].1.saturating_add_signed(step),

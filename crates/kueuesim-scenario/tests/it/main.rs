@@ -30,11 +30,11 @@ mod loading;
 mod mutation;
 /// `--patch` and `--set`: overrides merged into the scenario's objects.
 mod overrides;
-/// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
-mod placement_cases;
 /// `pendingBoundBy`: what held each queue back, one scenario per constraint, and the
 /// platform's ml-team across its GPU quota.
 mod pending_bound;
+/// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
+mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
 mod pod_groups;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.

@@ -44,7 +44,11 @@ fn assert_shares(got: &BTreeMap<String, f64>, want: &[(&str, f64)]) {
     let want_keys: Vec<&str> = want.iter().map(|w| w.0).collect();
     assert_eq!(keys, want_keys, "keys of {got:?}");
     for &(k, v) in want {
-        assert!((got[k] - v).abs() < 1e-9, "{k}: {} (want {v}) in {got:?}", got[k]);
+        assert!(
+            (got[k] - v).abs() < 1e-9,
+            "{k}: {} (want {v}) in {got:?}",
+            got[k]
+        );
     }
     let sum: f64 = got.values().sum();
     assert!((sum - 1.0).abs() < 1e-9, "shares sum to {sum}");
@@ -67,7 +71,9 @@ fn cq(name: &str, cohort: Option<&str>, strategy: &str, quotas: &[(&str, [&str; 
     let covered: Vec<&str> = quotas.iter().map(|q| q.0).collect();
     let mut resources = String::new();
     for (r, [nominal, bl, ll]) in quotas {
-        resources.push_str(&format!("      - name: {r}\n        nominalQuota: {nominal}\n"));
+        resources.push_str(&format!(
+            "      - name: {r}\n        nominalQuota: {nominal}\n"
+        ));
         if *bl != "~" {
             resources.push_str(&format!("        borrowingLimit: {bl}\n"));
         }
@@ -126,14 +132,22 @@ spec:
 fn a_clusterqueue_without_a_cohort_is_bound_by_its_own_quota() {
     let text = [
         HEAD.to_string(),
-        cq("gpus", None, "BestEffortFIFO", &[("nvidia.com/gpu", ["8", "~", "~"])]),
+        cq(
+            "gpus",
+            None,
+            "BestEffortFIFO",
+            &[("nvidia.com/gpu", ["8", "~", "~"])],
+        ),
         job("a", "gpus", "0s", "nvidia.com/gpu: 8"),
         job("b", "gpus", "0s", "nvidia.com/gpu: 8"),
         cq(
             "two",
             None,
             "BestEffortFIFO",
-            &[("cpu", ["8", "~", "~"]), ("nvidia.com/gpu", ["8", "~", "~"])],
+            &[
+                ("cpu", ["8", "~", "~"]),
+                ("nvidia.com/gpu", ["8", "~", "~"]),
+            ],
         ),
         job("a", "two", "0s", "cpu: 8, nvidia.com/gpu: 6"),
         job("c", "two", "0s", "cpu: 2, nvidia.com/gpu: 8"),
@@ -156,8 +170,18 @@ fn a_clusterqueue_without_a_cohort_is_bound_by_its_own_quota() {
 fn a_borrowing_limit_that_stops_a_workload_binds_it() {
     let text = [
         HEAD.to_string(),
-        cq("cq-a", Some("pool"), "BestEffortFIFO", &[("cpu", ["2", "1", "~"])]),
-        cq("cq-b", Some("pool"), "BestEffortFIFO", &[("cpu", ["6", "~", "~"])]),
+        cq(
+            "cq-a",
+            Some("pool"),
+            "BestEffortFIFO",
+            &[("cpu", ["2", "1", "~"])],
+        ),
+        cq(
+            "cq-b",
+            Some("pool"),
+            "BestEffortFIFO",
+            &[("cpu", ["6", "~", "~"])],
+        ),
         job("a1", "cq-a", "0s", "cpu: 2"),
         job("a2", "cq-a", "0s", "cpu: 2"),
     ]
@@ -177,8 +201,18 @@ fn a_borrowing_limit_that_stops_a_workload_binds_it() {
 fn a_cohort_used_up_by_a_borrower_binds_the_lender() {
     let text = [
         HEAD.to_string(),
-        cq("cq-a", Some("pool"), "BestEffortFIFO", &[("cpu", ["4", "~", "~"])]),
-        cq("cq-b", Some("pool"), "BestEffortFIFO", &[("cpu", ["4", "~", "~"])]),
+        cq(
+            "cq-a",
+            Some("pool"),
+            "BestEffortFIFO",
+            &[("cpu", ["4", "~", "~"])],
+        ),
+        cq(
+            "cq-b",
+            Some("pool"),
+            "BestEffortFIFO",
+            &[("cpu", ["4", "~", "~"])],
+        ),
         job("b1", "cq-b", "0s", "cpu: 8"),
         job("a1", "cq-a", "10s", "cpu: 2"),
     ]
@@ -196,8 +230,18 @@ fn a_cohort_used_up_by_a_borrower_binds_the_lender() {
 fn a_lending_limit_that_keeps_idle_quota_back_binds_the_borrower() {
     let text = [
         HEAD.to_string(),
-        cq("cq-x", Some("pool"), "BestEffortFIFO", &[("cpu", ["2", "~", "~"])]),
-        cq("cq-y", Some("pool"), "BestEffortFIFO", &[("cpu", ["10", "~", "2"])]),
+        cq(
+            "cq-x",
+            Some("pool"),
+            "BestEffortFIFO",
+            &[("cpu", ["2", "~", "~"])],
+        ),
+        cq(
+            "cq-y",
+            Some("pool"),
+            "BestEffortFIFO",
+            &[("cpu", ["10", "~", "2"])],
+        ),
         job("x1", "cq-x", "0s", "cpu: 6"),
     ]
     .concat();
@@ -212,7 +256,12 @@ fn a_lending_limit_that_keeps_idle_quota_back_binds_the_borrower() {
 fn a_workload_behind_a_blocked_strict_fifo_head_is_bound_by_strict_fifo() {
     let text = [
         HEAD.to_string(),
-        cq("fifo", None, "StrictFIFO", &[("nvidia.com/gpu", ["8", "~", "~"])]),
+        cq(
+            "fifo",
+            None,
+            "StrictFIFO",
+            &[("nvidia.com/gpu", ["8", "~", "~"])],
+        ),
         job("w1", "fifo", "0s", "nvidia.com/gpu: 8"),
         job("w2", "fifo", "1s", "nvidia.com/gpu: 8"),
         job("w3", "fifo", "2s", "nvidia.com/gpu: 8"),
@@ -315,7 +364,11 @@ spec:
     ]
     .concat();
     let r = run(&cluster);
-    let g = r.workloads.iter().find(|w| w.name.contains("gang")).unwrap();
+    let g = r
+        .workloads
+        .iter()
+        .find(|w| w.name.contains("gang"))
+        .unwrap();
     assert_eq!((g.admitted_at, g.running_at), (Some(0.0), Some(600.0)));
     assert_shares(&cq_bound(&r, "vc"), &[("topology", 1.0)]);
     let full = [cluster, busy("busy-2", "s0-n2")].concat();
@@ -369,4 +422,31 @@ fn ml_team_moves_from_gpu_quota_to_cpu_and_memory_quota_as_its_gpus_grow() {
         "{high:?}"
     );
     assert!(share(&high, "quota:cpu") > share(&high, "quota:memory"));
+}
+
+/// The keys that name no limit, on scenarios of their own: a stopped ClusterQueue
+/// (`stopped`), a head waiting for its victims to terminate (`preempting`, beside the quota
+/// it preempts for), a namespace the selector does not match and a resource the ClusterQueue
+/// does not cover (`misconfigured`).
+#[test]
+fn stopped_preempting_and_misconfigured_queues_say_so() {
+    let keys = |dir: &str, cq: &str| -> Vec<String> {
+        cq_bound(&crate::util::run_dir(dir), cq)
+            .into_keys()
+            .collect()
+    };
+    assert_eq!(keys("kueue/stop-policy", "held"), ["stopped"]);
+    assert_eq!(keys("kueue/stop-policy", "running"), ["stopped"]);
+    assert_eq!(
+        keys("kueue/within-cq-preemption", "lower"),
+        ["preempting", "quota:cpu"]
+    );
+    assert_eq!(
+        keys("cases/S-11-namespace-selector-mismatch", "eng-alpha"),
+        ["misconfigured"]
+    );
+    assert_eq!(
+        keys("kueue/resource-unavailable-reason", "cq"),
+        ["misconfigured"]
+    );
 }

@@ -11,6 +11,7 @@ pub mod admission;
 pub mod admitted;
 pub mod event_queue;
 pub mod hooks;
+pub mod hourly;
 pub mod outcome;
 pub mod placement;
 pub mod preemption;

@@ -7,6 +7,7 @@
 pub mod checks;
 pub mod export;
 pub mod figures;
+pub mod hourly;
 pub mod kubectl;
 pub mod metrics;
 pub mod openmetrics;

@@ -160,34 +160,45 @@ pub(super) fn buckets(n: usize) -> Vec<Range<usize>> {
     (0..k).map(|b| b * n / k..(b + 1) * n / k).collect()
 }
 
-/// The samples of `values` a line keeps: per bucket its minimum and maximum, in time order
-/// (one when they are the same sample), so a spike survives any downsampling.
-pub(super) fn min_max(values: &[f64], buckets: &[Range<usize>]) -> Vec<usize> {
+/// The samples of `values` (read once, in order; `buckets` are consecutive from 0) a line
+/// keeps, with their values: per bucket its minimum and maximum (the first sample of each),
+/// in time order (one when they are the same sample), so a spike survives any downsampling.
+pub(super) fn min_max(
+    values: impl IntoIterator<Item = f64>,
+    buckets: &[Range<usize>],
+) -> Vec<(usize, f64)> {
+    let mut values = values.into_iter();
     let mut keep = Vec::with_capacity(buckets.len() * 2);
     for r in buckets {
-        let (mut lo, mut hi) = (r.start, r.start);
-        for i in r.clone() {
-            if values[i] < values[lo] {
-                lo = i;
+        let mut lo: Option<(usize, f64)> = None;
+        let mut hi: Option<(usize, f64)> = None;
+        for (i, v) in r.clone().zip(values.by_ref()) {
+            if lo.is_none_or(|(_, l)| v < l) {
+                lo = Some((i, v));
             }
-            if values[i] > values[hi] {
-                hi = i;
+            if hi.is_none_or(|(_, h)| v > h) {
+                hi = Some((i, v));
             }
         }
-        keep.push(lo.min(hi));
-        if lo != hi {
-            keep.push(lo.max(hi));
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            continue;
+        };
+        keep.push(if lo.0 <= hi.0 { lo } else { hi });
+        if lo.0 != hi.0 {
+            keep.push(if lo.0 <= hi.0 { hi } else { lo });
         }
     }
     keep
 }
 
-/// The bucket means of `values`: for a stack, so that the layers still add up to the total
-/// (means add; minima and maxima do not).
-pub(super) fn means(values: &[f64], buckets: &[Range<usize>]) -> Vec<f64> {
+/// The bucket means of `values` (read once, in order; `buckets` are consecutive from 0):
+/// for a stack, so that the layers still add up to the total (means add; minima and maxima
+/// do not).
+pub(super) fn means(values: impl IntoIterator<Item = f64>, buckets: &[Range<usize>]) -> Vec<f64> {
+    let mut values = values.into_iter();
     buckets
         .iter()
-        .map(|r| values[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64)
+        .map(|r| values.by_ref().take(r.len()).sum::<f64>() / r.len().max(1) as f64)
         .collect()
 }
 
@@ -283,12 +294,18 @@ mod tests {
         assert_eq!(b.len(), BUCKETS);
         assert_eq!(b.first().map(|r| r.start), Some(0));
         assert_eq!(b.last().map(|r| r.end), Some(v.len()));
-        let keep = min_max(&v, &b);
+        let keep: Vec<usize> = min_max(v.iter().copied(), &b)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
         assert!(keep.len() <= 2 * BUCKETS);
         assert!(keep.contains(&31_337) && keep.contains(&77_000));
         assert!(keep.windows(2).all(|w| w[0] < w[1]), "in time order");
         // Short series are drawn whole.
-        assert_eq!(min_max(&[3.0, 1.0, 2.0], &buckets(3)), [0, 1, 2]);
+        assert_eq!(
+            min_max([3.0, 1.0, 2.0], &buckets(3)),
+            [(0, 3.0), (1, 1.0), (2, 2.0)]
+        );
     }
 
     #[test]
@@ -297,7 +314,7 @@ mod tests {
         let c: Vec<f64> = (0..5000).map(|i| f64::from(i % 13)).collect();
         let total: Vec<f64> = a.iter().zip(&c).map(|(x, y)| x + y).collect();
         let b = buckets(5000);
-        let (ma, mc, mt) = (means(&a, &b), means(&c, &b), means(&total, &b));
+        let (ma, mc, mt) = (means(a, &b), means(c, &b), means(total, &b));
         for i in 0..b.len() {
             assert!((ma[i] + mc[i] - mt[i]).abs() < 1e-9);
         }

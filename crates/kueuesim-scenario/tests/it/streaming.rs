@@ -280,8 +280,13 @@ impl RunSink for Collect<'_> {
     fn quota_reserved(&mut self, w: WorkloadId, _wl: &Workload, waited: SimDuration) {
         self.waits.push((w, waited));
     }
-    fn sample(&mut self, s: &Sample) {
-        self.samples.push(s.clone());
+    fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
+        for k in 0..count as i64 {
+            self.samples.push(Sample {
+                at: first.at + SimDuration::from_millis(k * step.millis()),
+                ..first.clone()
+            });
+        }
     }
     fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord) {
         let end = rec.finished_at.expect("finished");

@@ -612,13 +612,16 @@ pub(crate) fn out_size_warning(
         }
         Horizon::Ended(_) => format!("this run's {span}"),
     };
-    let total_at = |step: SimDuration| -> u64 {
+    // The bytes of timeseries.csv and metrics.om, the files a longer step shortens.
+    let is_series = |f: &OutFile| matches!(f, OutFile::Timeseries | OutFile::Om);
+    let series_at = |step: SimDuration| -> u64 {
         kueuesim_report::outdir::projected_sizes(world, files, step, end)
             .iter()
+            .filter(|(f, _)| is_series(f))
             .map(|(_, b)| b)
             .sum()
     };
-    let series_files = files.contains(&OutFile::Timeseries) || files.contains(&OutFile::Om);
+    let series_files = files.iter().any(is_series);
     let mut sizes = kueuesim_report::outdir::projected_sizes(world, files, step, end);
     let total: u64 = sizes.iter().map(|(_, b)| b).sum();
     if total > LARGE_OUT {
@@ -628,15 +631,22 @@ pub(crate) fn out_size_warning(
             .map(|(f, b)| format!("{} {}", f.file_name(), human_bytes(*b)))
             .collect();
         let mut advice = Vec::new();
-        if series_files
+        // The shortest round step that brings the time series' files under the limit.
+        if series_at(step) > LARGE_OUT / 10
             && let Some((name, t)) = ROUND_STEPS
                 .iter()
                 .filter(|(ms, _)| *ms > step.millis())
-                .map(|&(ms, name)| (name, total_at(SimDuration::from_millis(ms))))
+                .map(|&(ms, name)| (name, series_at(SimDuration::from_millis(ms))))
                 .find(|&(_, t)| t <= LARGE_OUT)
         {
+            let names: Vec<&str> = sizes
+                .iter()
+                .filter(|(f, _)| is_series(f))
+                .map(|(f, _)| f.file_name())
+                .collect();
             advice.push(format!(
-                "--sample {name} brings them to about {}",
+                "--sample {name} brings {} to about {}",
+                names.join(" and "),
                 human_bytes(t)
             ));
         }

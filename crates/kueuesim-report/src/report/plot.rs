@@ -309,6 +309,54 @@ mod tests {
     }
 
     #[test]
+    fn reading_a_series_once_keeps_what_indexing_it_kept() {
+        // The slice versions these replaced, as references: the streamed ones must pick the
+        // same samples and the same means, bit for bit, ties and all.
+        fn min_max_of(values: &[f64], buckets: &[Range<usize>]) -> Vec<usize> {
+            let mut keep = Vec::new();
+            for r in buckets {
+                let (mut lo, mut hi) = (r.start, r.start);
+                for i in r.clone() {
+                    if values[i] < values[lo] {
+                        lo = i;
+                    }
+                    if values[i] > values[hi] {
+                        hi = i;
+                    }
+                }
+                keep.push(lo.min(hi));
+                if lo != hi {
+                    keep.push(lo.max(hi));
+                }
+            }
+            keep
+        }
+        fn means_of(values: &[f64], buckets: &[Range<usize>]) -> Vec<f64> {
+            buckets
+                .iter()
+                .map(|r| values[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64)
+                .collect()
+        }
+        for n in [1, 7, 600, 601, 5_000, 123_457] {
+            // Steps with ties, and thirds so that the order of a sum shows in its bits.
+            let v: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 13 / 3) as f64 / 3.0 + (i / 1000) as f64)
+                .collect();
+            let b = buckets(n);
+            let kept = min_max(v.iter().copied(), &b);
+            let idx: Vec<usize> = kept.iter().map(|&(i, _)| i).collect();
+            assert_eq!(idx, min_max_of(&v, &b), "n = {n}");
+            assert!(kept.iter().all(|&(i, x)| x.to_bits() == v[i].to_bits()));
+            let (m, want) = (means(v.iter().copied(), &b), means_of(&v, &b));
+            assert_eq!(
+                m.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "n = {n}"
+            );
+        }
+    }
+
+    #[test]
     fn bucket_means_of_a_stack_add_up_to_the_means_of_its_total() {
         let a: Vec<f64> = (0..5000).map(|i| f64::from(i % 7)).collect();
         let c: Vec<f64> = (0..5000).map(|i| f64::from(i % 13)).collect();

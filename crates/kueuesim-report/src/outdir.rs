@@ -630,8 +630,9 @@ pub fn projected_sizes(
                 // Each line: the labels, a digit, a space, the timestamp, the line's end.
                 lines * (labels as u64 + series as u64 * (3 + ts))
             }
-            // "          0.0,\n" and "          null,\n" per ClusterQueue and hour.
-            OutFile::Result | OutFile::Summary => world.cluster_queues.len() as u64 * hours * 31,
+            // Two numbers per ClusterQueue and hour, each at least "          0.0,\n" (a
+            // share is null, a byte more, only in an hour no queue held a GPU).
+            OutFile::Result | OutFile::Summary => world.cluster_queues.len() as u64 * hours * 30,
             _ => 0,
         };
         if bytes > 0 {

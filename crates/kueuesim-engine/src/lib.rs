@@ -12,6 +12,7 @@ pub mod admitted;
 pub mod bound;
 pub mod event_queue;
 pub mod hooks;
+pub mod hourly;
 pub mod outcome;
 pub mod placement;
 pub mod preemption;

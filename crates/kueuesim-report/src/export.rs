@@ -446,9 +446,14 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
     )
 }
 
+/// The first cell of a `timeseries.csv` row: the sample's time in seconds.
+pub fn timeseries_csv_time(at: kueuesim_model::SimTime) -> String {
+    fmt_num(at.as_secs_f64())
+}
+
 /// One row of `timeseries.csv`.
 pub fn timeseries_csv_row(columns: &TimeseriesColumns, s: &Sample) -> String {
-    let mut row = vec![fmt_num(s.at.as_secs_f64())];
+    let mut row = vec![timeseries_csv_time(s.at)];
     let mut counts = Vec::new();
     timeseries_counts(columns, s, &mut counts);
     row.extend(counts.iter().map(i64::to_string));

@@ -50,7 +50,8 @@ use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
 use crate::hooks::Hooks;
 use crate::outcome::{
-    LeanOutcome, Outcome, RunStats, Stopped, Tally, TimeSeries, WorkloadRecord, WorkloadState,
+    HourlySeries, LeanOutcome, Outcome, RunStats, Stopped, Tally, TimeSeries, WorkloadRecord,
+    WorkloadState,
 };
 use crate::placement::Cluster;
 use crate::queues::{QueueManager, QueueStatus};
@@ -347,7 +348,10 @@ impl<'w> Simulation<'w> {
             rec: Recorder {
                 stats: RunStats {
                     gpu_capacity,
-                    cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
+                    cq_gpu_seconds_by_hour: vec![
+                        HourlySeries::default();
+                        world.cluster_queues.len()
+                    ],
                     quota_reserved_waits: Vec::new(),
                     ..RunStats::default()
                 },

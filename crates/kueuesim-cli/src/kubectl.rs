@@ -219,7 +219,16 @@ fn prepare(verb: &str, kind: &str, view: &ViewArgs) -> Result<Request, Failure> 
         .chain(&view.files)
         .cloned()
         .collect();
-    let (loaded, doc, at) = view_state(view, &paths)?;
+    let (loaded, doc, at) = view_state(view, &paths).map_err(|mut f| {
+        // A positional taken for a path because it exists may have been meant as a name.
+        if let Some(p) = positionals.paths.first() {
+            f.message.push_str(&format!(
+                " (if {:?} is an object's name rather than a scenario path, give the scenario with -f)",
+                p.to_string_lossy()
+            ));
+        }
+        f
+    })?;
     // A positional taken as a path that is also the name of an object of the kind: the
     // command line is ambiguous, and kueuesim does not guess.
     for p in &positionals.paths {

@@ -485,6 +485,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
 mod emit;
 mod hostile;
 mod kubectl;
+mod kubectl_habits;
 mod lint;
 mod metrics;
 mod out;

@@ -1,14 +1,14 @@
 //! `kueuesim compare A B`: two results side by side, every summary figure with A, B, their
 //! difference (B − A) and relative change, and with replicates on both sides whether the 95 %
 //! confidence intervals overlap and a p-value for equal means (a paired t-test when both
-//! sides ran the same seeds, else Welch's); `--html` writes the same table as a
-//! self-contained page.
+//! sides ran the same seeds, else Welch's), and which policies differ (`policy_diff`);
+//! `--html` writes the same table as a self-contained page.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use kueuesim_report::figures::{Stats, flatten, human, paired_p, welch_p};
+use kueuesim_report::figures::{Stats, flatten, human, paired_p, renamed, welch_p};
 
 use crate::Failure;
 use crate::sweep::run::read_rows;
@@ -26,7 +26,7 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Only the figures matching these patterns (`*` any run of characters, as a Sweep's
-    /// `figures`), e.g. `waitSeconds.*,gpu.utilization`; repeatable. A pattern that matches
+    /// `figures`), e.g. `waitSecondsInclPending.*,gpu.utilization`; repeatable. A pattern that matches
     /// no figure of either side is an error.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     figures: Vec<String>,
@@ -38,6 +38,9 @@ pub(crate) struct Side {
     pub(crate) figures: Vec<(String, Stats)>,
     /// Each run's seed (when known) and figures, for the paired test.
     runs: Vec<Run>,
+    /// The policies of its (first) run: `summary.policies` (None: a sweep's variant, or a
+    /// document from before they were recorded).
+    policies: Option<Value>,
 }
 
 /// A run's seed (when known) and its figures.
@@ -74,6 +77,7 @@ fn side_of(label: &str, runs: Vec<Run>) -> Side {
         label: label.to_string(),
         figures: across(&figures),
         runs,
+        policies: None,
     }
 }
 
@@ -152,11 +156,15 @@ fn document(text: &str, label: &str) -> Result<Side, Failure> {
             "{label}: expected a SimulationResult (run -o json, run --out's result.json), SimulationSummary (run --out's summary.json) or ReplicateResults (run --seeds -o json) document"
         )));
     }
+    let policies = summaries.first().and_then(|s| s.get("policies")).cloned();
     let runs: Vec<Run> = summaries
         .into_iter()
         .map(|s| (s.get("seed").and_then(Value::as_u64), flatten(s)))
         .collect();
-    Ok(side_of(label, runs))
+    Ok(Side {
+        policies,
+        ..side_of(label, runs)
+    })
 }
 
 /// Per figure (first-seen order, `seed` left out), its statistics across runs.
@@ -369,7 +377,12 @@ fn text(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
     let widths: Vec<usize> = (0..HEAD.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = format!("A: {}\nB: {}\n", a.label, b.label);
+    let mut out = format!(
+        "A: {}\nB: {}\n{}\n",
+        a.label,
+        b.label,
+        crate::policy_diff::line(a.policies.as_ref(), b.policies.as_ref())
+    );
     if let Some(note) = test_note(test, lines) {
         out.push_str(&note);
         out.push('\n');
@@ -409,9 +422,13 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> S
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.differs td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
     );
     out.push_str(&format!(
-        "<p>A: <code>{}</code><br>B: <code>{}</code>{}</p>\n<table>\n<tr>",
+        "<p>A: <code>{}</code><br>B: <code>{}</code><br>{}{}</p>\n<table>\n<tr>",
         escape(&a.label),
         escape(&b.label),
+        escape(&crate::policy_diff::line(
+            a.policies.as_ref(),
+            b.policies.as_ref()
+        )),
         test_note(test, lines).map_or(String::new(), |n| format!("<br>{}", escape(&n)))
     ));
     for h in HEAD {
@@ -449,9 +466,11 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
         .iter()
         .find(|p| !lines.iter().any(|l| crate::sweep::glob(p, &l.figure)))
     {
+        // A name from before the figures said which workloads they count says so.
+        let hint = renamed(p).map_or(String::new(), |r| format!(": it was {r}"));
         return Err(bad(format!(
             "--figures {p}: no figure of either side matches it (the figures are the names \
-             in the first column without --figures)"
+             in the first column without --figures){hint}"
         )));
     }
     lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));

@@ -25,6 +25,7 @@ macro_rules! eprintln_visible {
 
 mod compare;
 mod kubectl;
+mod policy_diff;
 mod replicates;
 mod sweep;
 mod warnings;

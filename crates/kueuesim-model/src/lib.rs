@@ -10,6 +10,7 @@ pub mod gpu;
 pub mod ids;
 pub mod labels;
 pub mod limits;
+pub mod names;
 pub mod objects;
 pub mod quantity;
 pub mod quota;

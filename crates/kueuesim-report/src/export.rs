@@ -165,12 +165,12 @@ pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
 /// The distributions of `queues.csv`, each spread over `<name>Count`, `Mean`, `P50`, `P90`,
 /// `P95`, `P99` and `Max` columns.
 const QUEUE_DISTRIBUTIONS: &[&str] = &[
-    "waitSeconds",
     "waitSecondsInclPending",
-    "timeInQueueSeconds",
+    "waitSecondsAdmitted",
     "timeInQueueSecondsInclPending",
-    "jctSeconds",
-    "boundedSlowdown",
+    "timeInQueueSecondsAdmitted",
+    "jctSecondsFinished",
+    "boundedSlowdownFinished",
 ];
 
 /// The columns of `queues.csv` before and after the distributions.
@@ -257,12 +257,12 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
             f.preemptions_caused.to_string(),
         ]);
         for p in [
-            &f.wait_seconds,
             &f.wait_seconds_incl_pending,
-            &f.time_in_queue_seconds,
+            &f.wait_seconds_admitted,
             &f.time_in_queue_seconds_incl_pending,
-            &f.jct_seconds,
-            &f.bounded_slowdown,
+            &f.time_in_queue_seconds_admitted,
+            &f.jct_seconds_finished,
+            &f.bounded_slowdown_finished,
         ] {
             cells.push(p.count.to_string());
             cells.extend([p.mean, p.p50, p.p90, p.p95, p.p99, p.max].map(num));

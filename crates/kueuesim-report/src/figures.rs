@@ -1,4 +1,4 @@
-//! A run's summary as named figures (`workloads.finished`, `waitSeconds.p90`,
+//! A run's summary as named figures (`workloads.finished`, `waitSecondsInclPending.p90`,
 //! `clusterQueues[ml-team].gpuSeconds`, …), and their statistics across replicate runs: what
 //! seeds, sweeps and `compare` print and write.
 
@@ -11,7 +11,8 @@ pub type Figure = (String, Option<f64>);
 /// Every number of a summary document, flattened in document order: mappings by `.`, lists
 /// of named items by `[name]`, or `[namespace/name]` for namespaced items (LocalQueues of
 /// the same name in two namespaces are two figures). Lists of plain numbers (the per-hour
-/// series) and strings are not figures and are left out.
+/// series) and strings are not figures and are left out, and so are the `policies` (the
+/// settings the run had, which `compare` shows on a line of their own).
 pub fn flatten(summary: &Value) -> Vec<Figure> {
     let mut out = Vec::new();
     walk(summary, &mut String::new(), &mut out);
@@ -24,6 +25,9 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
         Value::Null => out.push((path.clone(), None)),
         Value::Object(m) => {
             for (k, x) in m {
+                if path.is_empty() && k == "policies" {
+                    continue;
+                }
                 let len = path.len();
                 if !path.is_empty() {
                     path.push('.');
@@ -52,6 +56,70 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
         }
         Value::Bool(_) | Value::String(_) => {}
     }
+}
+
+/// The distributions renamed so that a figure's name says which workloads it counts (the
+/// old name, the new one, what the new one counts, and the family that counts the
+/// still-pending workloads too, if any).
+const RENAMED: [(&str, &str, &str, Option<&str>); 4] = [
+    (
+        "waitSeconds",
+        "waitSecondsAdmitted",
+        "admitted",
+        Some("waitSecondsInclPending"),
+    ),
+    (
+        "timeInQueueSeconds",
+        "timeInQueueSecondsAdmitted",
+        "admitted",
+        Some("timeInQueueSecondsInclPending"),
+    ),
+    ("jctSeconds", "jctSecondsFinished", "finished", None),
+    (
+        "boundedSlowdown",
+        "boundedSlowdownFinished",
+        "finished",
+        None,
+    ),
+];
+
+/// For a figure name or pattern that names a renamed distribution (`waitSeconds.p95`,
+/// `clusterQueues[*].waitSeconds.*`), what to write instead:
+/// `"renamed to waitSecondsAdmitted.p95 (the admitted workloads alone); waitSecondsInclPending.p95
+/// counts the still-pending"`. A name whose part between dots (outside `[...]`) is an old
+/// name is one; `waitSecondsInclPending` is not.
+pub fn renamed(pattern: &str) -> Option<String> {
+    // The parts between the dots outside brackets, as byte ranges.
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in pattern.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '.' if depth == 0 => {
+                parts.push(start..i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(start..pattern.len());
+    for range in parts {
+        let part = &pattern[range.clone()];
+        let Some(&(_, new, counts, pending)) = RENAMED.iter().find(|(o, ..)| *o == part) else {
+            continue;
+        };
+        let with =
+            |name: &str| format!("{}{name}{}", &pattern[..range.start], &pattern[range.end..]);
+        let also = pending.map_or(String::new(), |p| {
+            format!("; {} counts the still-pending", with(p))
+        });
+        return Some(format!(
+            "renamed to {} (the {counts} workloads alone){also}",
+            with(new)
+        ));
+    }
+    None
 }
 
 /// Mean, spread and 95 % confidence interval of one figure across replicate runs.
@@ -290,6 +358,40 @@ mod tests {
     /// integrated numerically (Simpson's rule over atan(x), 200,000 steps); the tables' 5 %
     /// points come back.
     #[test]
+    fn old_figure_names_say_what_they_were_renamed_to() {
+        assert_eq!(
+            renamed("waitSeconds.p95").as_deref(),
+            Some(
+                "renamed to waitSecondsAdmitted.p95 (the admitted workloads alone); \
+                 waitSecondsInclPending.p95 counts the still-pending"
+            )
+        );
+        assert_eq!(
+            renamed("clusterQueues[a.b].timeInQueueSeconds.*").as_deref(),
+            Some(
+                "renamed to clusterQueues[a.b].timeInQueueSecondsAdmitted.* (the admitted \
+                 workloads alone); clusterQueues[a.b].timeInQueueSecondsInclPending.* counts \
+                 the still-pending"
+            )
+        );
+        assert_eq!(
+            renamed("localQueues[ns/q].jctSeconds.p50").as_deref(),
+            Some(
+                "renamed to localQueues[ns/q].jctSecondsFinished.p50 (the finished workloads alone)"
+            )
+        );
+        for fine in [
+            "waitSecondsInclPending.p95",
+            "waitSecondsAdmitted.p95",
+            "wait*.p95",
+            "clusterQueues[waitSeconds].gpuShare",
+            "gpu.utilization",
+        ] {
+            assert_eq!(renamed(fine), None, "{fine}");
+        }
+    }
+
+    #[test]
     fn student_t_tails_match_the_integrated_density() {
         let p = student_t_tails;
         for (t, df, want) in [
@@ -346,7 +448,7 @@ mod tests {
     #[test]
     fn flatten_names_nested_and_listed_figures() {
         let v: Value = serde_json::from_str(
-            r#"{"seed": 3, "startTime": "x", "waitSeconds": {"count": 2, "p50": null},
+            r#"{"seed": 3, "startTime": "x", "waitSecondsAdmitted": {"count": 2, "p50": null},
                 "clusterQueues": [{"name": "a", "evictions": 1, "gpuSecondsByHour": [1, 2]}],
                 "localQueues": [{"namespace": "x", "name": "d", "pending": 1},
                                 {"namespace": "y", "name": "d", "pending": 2}],
@@ -364,8 +466,8 @@ mod tests {
                 "localQueues[x/d].pending",
                 "localQueues[y/d].pending",
                 "seed",
-                "waitSeconds.count",
-                "waitSeconds.p50"
+                "waitSecondsAdmitted.count",
+                "waitSecondsAdmitted.p50"
             ]
         );
         assert_eq!(f[0].1, Some(1.0));
@@ -392,8 +494,8 @@ mod tests {
 
     #[test]
     fn human_units() {
-        assert_eq!(human("waitSeconds.p90", 15516.0), "4.31 h");
-        assert_eq!(human("waitSeconds.count", 12.0), "12");
+        assert_eq!(human("waitSecondsInclPending.p90", 15516.0), "4.31 h");
+        assert_eq!(human("waitSecondsInclPending.count", 12.0), "12");
         assert_eq!(human("gpu.utilization", 0.677), "67.7 %");
         assert_eq!(human("workloads.finished", 85.0), "85");
     }

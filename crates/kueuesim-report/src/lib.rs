@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod openmetrics;
 pub mod outdir;
 pub mod output;
+pub mod policies;
 pub mod queues;
 pub mod report;
 pub mod summary_text;

@@ -42,25 +42,35 @@ pub struct Summary {
     /// every figure then describes the run up to `endTime`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<StoppedEarly>,
+    /// The policies in effect (fair sharing, queueing strategies, preemption, …): not
+    /// figures, but what `compare` says differs between two runs.
+    pub policies: crate::policies::Policies,
     pub workloads: StateCounts,
     /// Admissions made (re-admissions count again).
     pub admissions: u64,
+    /// A figure's name says which workloads it counts: `…InclPending` every workload of a
+    /// ClusterQueue that arrived, one still Pending at the end counted at its wait so far
+    /// (censored at the end of the run: a lower bound of its wait, so a lower bound of the
+    /// percentile); `…Admitted` only those admitted (a change that admits more of the long
+    /// waiters can raise it while every wait shortens); `…Finished` only those finished.
+    ///
+    /// Creation to the latest admission, over the workloads of ClusterQueues, with each one
+    /// Pending at the end at its wait so far (creation to the end).
+    pub wait_seconds_incl_pending: Percentiles,
     /// Seconds from creation to the latest admission, over workloads holding (or, finished or
     /// evicted, having held) an admission at the end. A workload preempted and readmitted
-    /// counts the time it ran in between: `timeInQueueSeconds` does not.
-    pub wait_seconds: Percentiles,
-    /// `waitSeconds` of the workloads of ClusterQueues, plus each one Pending at the end at
-    /// its wait so far (creation to the end; censored).
-    pub wait_seconds_incl_pending: Percentiles,
+    /// counts the time it ran in between: `timeInQueueSecondsAdmitted` does not.
+    pub wait_seconds_admitted: Percentiles,
     /// Time in queue (Pending, holding no quota) before the latest admission, summed over
-    /// readmissions, over the workloads of ClusterQueues in `waitSeconds`.
-    pub time_in_queue_seconds: Percentiles,
-    /// `timeInQueueSeconds` plus each workload Pending at the end at its time so far.
+    /// readmissions, over the workloads of ClusterQueues, each one Pending at the end at its
+    /// time so far.
     pub time_in_queue_seconds_incl_pending: Percentiles,
+    /// `timeInQueueSecondsInclPending` over the admitted workloads of ClusterQueues alone.
+    pub time_in_queue_seconds_admitted: Percentiles,
     /// Creation to finish of the finished workloads of ClusterQueues.
-    pub jct_seconds: Percentiles,
+    pub jct_seconds_finished: Percentiles,
     /// (wait + run) / max(run, 10 s) of the finished workloads of ClusterQueues.
-    pub bounded_slowdown: Percentiles,
+    pub bounded_slowdown_finished: Percentiles,
     pub gpu: GpuSummary,
     /// Evictions by the Evicted condition's reason.
     pub evictions: std::collections::BTreeMap<String, u64>,
@@ -485,14 +495,15 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 .stopped
                 .as_ref()
                 .map(|s| StoppedEarly::of(s, end)),
+            policies: crate::policies::policies(world),
             workloads: counts,
             admissions: outcome.stats.admissions,
-            wait_seconds: waits,
             wait_seconds_incl_pending: all.wait_seconds_incl_pending,
-            time_in_queue_seconds: all.time_in_queue_seconds,
+            wait_seconds_admitted: waits,
             time_in_queue_seconds_incl_pending: all.time_in_queue_seconds_incl_pending,
-            jct_seconds: all.jct_seconds,
-            bounded_slowdown: all.bounded_slowdown,
+            time_in_queue_seconds_admitted: all.time_in_queue_seconds_admitted,
+            jct_seconds_finished: all.jct_seconds_finished,
+            bounded_slowdown_finished: all.bounded_slowdown_finished,
             gpu: GpuSummary {
                 capacity: cap,
                 busy_gpu_seconds: busy,

@@ -1,5 +1,5 @@
-//! Figures per ClusterQueue and per LocalQueue for capacity planners: counts, waits (over
-//! admitted workloads, and censored with the still-pending ones), time in queue, job
+//! Figures per ClusterQueue and per LocalQueue for capacity planners: counts, waits (censored
+//! with the still-pending ones, and over admitted workloads alone), time in queue, job
 //! completion time and bounded slowdown, GPU-hours used, lost and held idle, utilisation and
 //! preemptions. Built from the run's `Tally`, so a lean run and a full run agree.
 
@@ -29,24 +29,25 @@ pub struct QueueFigures {
     pub preemptions_suffered: u64,
     /// Workloads its workloads preempted, in any queue.
     pub preemptions_caused: u64,
-    /// Creation to the latest admission, over workloads holding (or, finished or evicted,
-    /// having held) an admission at the end — the run-wide `waitSeconds` meaning. Includes
-    /// time a preempted workload spent running before its readmission.
-    pub wait_seconds: Percentiles,
-    /// `waitSeconds`, plus each workload Pending at the end counted at its wait so far
-    /// (creation to the end of the run): a lower bound of its wait (censored).
+    /// Creation to the latest admission, over the queue's workloads, each one Pending at the
+    /// end counted at its wait so far (creation to the end of the run): censored, a lower
+    /// bound of its wait, so the percentiles are lower bounds too.
     pub wait_seconds_incl_pending: Percentiles,
+    /// Creation to the latest admission, over workloads holding (or, finished or evicted,
+    /// having held) an admission at the end — the run-wide `waitSecondsAdmitted` meaning.
+    /// Includes time a preempted workload spent running before its readmission.
+    pub wait_seconds_admitted: Percentiles,
     /// Time in queue: the time Pending (holding no quota) before the latest admission,
-    /// summed over readmissions (back-off included), over the workloads of `waitSeconds`.
-    pub time_in_queue_seconds: Percentiles,
-    /// `timeInQueueSeconds`, plus each workload Pending at the end at its time in queue so
-    /// far.
+    /// summed over readmissions (back-off included), each workload Pending at the end at its
+    /// time in queue so far.
     pub time_in_queue_seconds_incl_pending: Percentiles,
+    /// `timeInQueueSecondsInclPending` over the workloads of `waitSecondsAdmitted` alone.
+    pub time_in_queue_seconds_admitted: Percentiles,
     /// Job completion time: creation to finish, over finished workloads.
-    pub jct_seconds: Percentiles,
+    pub jct_seconds_finished: Percentiles,
     /// (wait + run) / max(run, 10 s) over finished workloads: JCT over the run time the
     /// workload needs alone (its duration), bounded below by `SLOWDOWN_BOUND_SECONDS`.
-    pub bounded_slowdown: Percentiles,
+    pub bounded_slowdown_finished: Percentiles,
     /// GPU-hours its workloads' pods held (quota-only: admitted GPUs while running).
     pub gpu_hours_used: f64,
     /// GPU-hours of work its workloads lost to evictions of any reason (run time a restart
@@ -189,12 +190,14 @@ pub fn figures<'t>(
         pending_workloads: t.pending,
         preemptions_suffered: t.preempted,
         preemptions_caused: t.preemptions_caused,
-        wait_seconds: percentiles(of(|s| [&s.waits, &EMPTY])),
         wait_seconds_incl_pending: percentiles(of(|s| [&s.waits, &s.pending_waits])),
-        time_in_queue_seconds: percentiles(of(|s| [&s.queued, &EMPTY])),
+        wait_seconds_admitted: percentiles(of(|s| [&s.waits, &EMPTY])),
         time_in_queue_seconds_incl_pending: percentiles(of(|s| [&s.queued, &s.pending_queued])),
-        jct_seconds: percentiles(collect(&mut completions().map(|(j, _)| j.as_secs_f64()))),
-        bounded_slowdown: percentiles(collect(
+        time_in_queue_seconds_admitted: percentiles(of(|s| [&s.queued, &EMPTY])),
+        jct_seconds_finished: percentiles(collect(
+            &mut completions().map(|(j, _)| j.as_secs_f64()),
+        )),
+        bounded_slowdown_finished: percentiles(collect(
             &mut completions()
                 .map(|(j, run)| j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)),
         )),

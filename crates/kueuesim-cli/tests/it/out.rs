@@ -342,7 +342,7 @@ fn report_html_marks_each_queues_p95_as_queues_csv_reports_it() {
     let mut lines = csv.lines();
     let header = csv_cells(lines.next().expect("header"));
     let col = |name: &str| header.iter().position(|h| h == name).expect(name);
-    let (scope, name, p95) = (col("scope"), col("name"), col("waitSecondsP95"));
+    let (scope, name, p95) = (col("scope"), col("name"), col("waitSecondsAdmittedP95"));
     let expected: Vec<(String, f64)> = lines
         .map(csv_cells)
         .filter(|c| c[scope] == "ClusterQueue" && !c[p95].is_empty())

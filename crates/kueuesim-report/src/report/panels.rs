@@ -425,7 +425,7 @@ fn nearest_rank(sorted: &[f64], p: f64) -> Option<f64> {
 }
 
 /// The wait (creation to the latest admission) CDF per ClusterQueue, over the workloads the
-/// summary's `waitSeconds` counts, with each queue's p95 marked.
+/// summary's `waitSecondsAdmitted` counts, with each queue's p95 marked.
 pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) -> String {
     let index: BTreeMap<&str, usize> = world
         .cluster_queues
@@ -553,7 +553,7 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
         &body,
         &keys,
         &format!(
-            "Creation to the latest admission (waitSeconds), over the workloads admitted by the \
+            "Creation to the latest admission (waitSecondsAdmitted), over the workloads admitted by the \
              end; workloads still pending at the end are not counted (the legend says how many), \
              so the curve understates a queue that is not keeping up.{}",
             if none_waited {

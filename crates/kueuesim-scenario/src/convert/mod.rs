@@ -10,9 +10,11 @@ pub(crate) mod core;
 mod gang;
 mod jobs;
 mod kube;
+mod kube_fields;
 mod kueue;
 mod kueue_fields;
 mod lint;
+pub(crate) mod names;
 mod simulation;
 mod topology;
 mod workload;
@@ -22,6 +24,7 @@ pub use self::core::{
     PRIORITY_CLASS_LABEL, QUEUE_LABEL, REMAINING_ANNOTATION,
 };
 pub use self::jobs::kueue_workload_name;
+pub(crate) use self::lint::check_override;
 
 use std::collections::BTreeMap;
 
@@ -285,14 +288,15 @@ impl<'a> Builder<'a> {
                 return Err(ScenarioError::at(
                     pos.clone(),
                     format!(
-                        "unsupported kind {label} (--strict): expected one of the kinds in docs/scenario-format.md"
+                        "unsupported kind {} (--strict): expected one of the kinds in docs/scenario-format.md",
+                        kueuesim_model::names::escaped(label)
                     ),
                     src_text,
                 ));
             }
             let list: Vec<String> = skipped
                 .iter()
-                .map(|(k, (n, _))| format!("{n} {k}"))
+                .map(|(k, (n, _))| format!("{n} {}", kueuesim_model::names::escaped(k)))
                 .collect();
             self.warnings.push(format!(
                 "skipped objects of kinds the simulator does not read: {}",

@@ -2,7 +2,10 @@
 //! openb, Philly, Alibaba DLRM), mapped (constant, column, seeded random draw) and made a
 //! `Workload`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use kueuesim_model::names::{NameRule, from_trace};
 
 use kueuesim_model::limits;
 use kueuesim_model::{
@@ -17,6 +20,26 @@ use super::{
     Attr, Columns, GPU_MODEL_LABEL, GpuSharing, GpuSpec, Rows, Source, TraceFormat, TraceWorkloads,
 };
 use crate::error::ScenarioError;
+
+/// The longest name a trace cell maps to as a namespace or a LocalQueue: a namespace is a
+/// DNS-1123 label (63), and a LocalQueue's name is also the value of Kueue's queue-name label
+/// on the job (a label value, 63).
+pub(crate) const QUEUE_NAME_MAX: usize = 63;
+
+/// The longest name a workload, owner or node may have: a DNS-1123 subdomain.
+pub(crate) const NAME_MAX: usize = kueuesim_model::names::DNS1123_SUBDOMAIN_MAX;
+
+/// The name a trace cell stands for, as `from_trace` maps it (docs/traces.md, "Names"),
+/// in at most `max` bytes of a DNS-1123 subdomain.
+pub(crate) fn trace_name(raw: &str, max: usize) -> Cow<'_, str> {
+    from_trace(raw, NameRule::Dns1123Subdomain, max)
+}
+
+/// The LocalQueue (and ClusterQueue) name a trace cell stands for: Philly's virtual
+/// clusters, a queue column.
+pub(crate) fn queue_name(raw: &str) -> Cow<'_, str> {
+    from_trace(raw, NameRule::Dns1123Subdomain, QUEUE_NAME_MAX)
+}
 
 /// splitmix64: the per-row random draw of a mapping, from (seed, stream, row) only, so a
 /// draw never depends on other draws or on the order rows are read.
@@ -207,7 +230,10 @@ impl TraceWorkloads {
                 }
                 let own_name = name.map(|i| row.cell(i)).filter(|n| !n.is_empty());
                 let name = match own_name {
-                    Some(n) => format!("{}{n}", self.name_prefix),
+                    Some(n) => {
+                        let n = trace_name(n, NAME_MAX.saturating_sub(self.name_prefix.len()));
+                        format!("{}{n}", self.name_prefix)
+                    }
                     None => format!("{}{}-{index:06}", self.name_prefix, self.trace_name),
                 };
                 Draft {
@@ -324,14 +350,23 @@ impl TraceWorkloads {
                 }
                 let (name, owner, duration_ms) = match self.inflated {
                     // A row may be drawn more than once: its position tells the copies apart.
-                    true => (
-                        format!("{}{pod}-{index:05}", self.name_prefix),
-                        format!("{pod}-{index:05}"),
-                        None,
-                    ),
+                    true => {
+                        let copy = format!("-{index:05}");
+                        let max = NAME_MAX.saturating_sub(self.name_prefix.len() + copy.len());
+                        let pod = trace_name(pod, max);
+                        (
+                            format!("{}{pod}{copy}", self.name_prefix),
+                            format!("{pod}{copy}"),
+                            None,
+                        )
+                    }
                     false => (
-                        format!("{}{pod}", self.name_prefix),
-                        pod.to_string(),
+                        format!(
+                            "{}{}",
+                            self.name_prefix,
+                            trace_name(pod, NAME_MAX.saturating_sub(self.name_prefix.len()))
+                        ),
+                        trace_name(pod, NAME_MAX).into_owned(),
                         duration_ms,
                     ),
                 };
@@ -447,10 +482,19 @@ impl TraceWorkloads {
                         "empty instance_sn: expected a name",
                     ));
                 }
+                let app = row.cell(*app);
                 Draft {
-                    name: format!("{}{inst}", self.name_prefix),
+                    name: format!(
+                        "{}{}",
+                        self.name_prefix,
+                        trace_name(inst, NAME_MAX.saturating_sub(self.name_prefix.len()))
+                    ),
                     owner_kind: "Deployment",
-                    owner: row.cell(*app).to_string(),
+                    owner: if app.is_empty() {
+                        String::new()
+                    } else {
+                        trace_name(app, NAME_MAX).into_owned()
+                    },
                     arrival_ms,
                     duration_ms,
                     shapes: vec![Shape {
@@ -500,7 +544,16 @@ impl TraceWorkloads {
                 }
             }
         };
+        let mut v = v;
         if let Some(i) = cell {
+            let mapped = match attr {
+                Attr::Namespace => from_trace(&v, NameRule::Dns1123Label, QUEUE_NAME_MAX),
+                Attr::LocalQueue => queue_name(&v),
+                _ => Cow::Borrowed(v.as_str()),
+            };
+            if let Cow::Owned(m) = mapped {
+                v = m;
+            }
             check_value(attr, &v, &self.names).map_err(|m| cell_error(&self.file, row, i, m))?;
         }
         Ok(Some(v))

@@ -455,13 +455,13 @@ pub fn get(
             "when names are given, -l/--selector cannot be used: give names or a selector".into(),
         ));
     }
-    if !req.names.is_empty() && matches!(req.namespaces, Namespaces::All) {
-        if req.kinds.iter().any(|k| k.namespaced()) {
-            return Err(ViewError::Usage(
-                "a resource cannot be retrieved by name across all namespaces: use -n NAMESPACE"
-                    .into(),
-            ));
-        }
+    if !req.names.is_empty()
+        && matches!(req.namespaces, Namespaces::All)
+        && req.kinds.iter().any(|k| k.namespaced())
+    {
+        return Err(ViewError::Usage(
+            "a resource cannot be retrieved by name across all namespaces: use -n NAMESPACE".into(),
+        ));
     }
     let wide = req.output.wide();
     let mut out = GetOutput::default();

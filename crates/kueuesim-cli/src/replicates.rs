@@ -227,10 +227,12 @@ struct ReplicateResults<'a, R: Serialize> {
 
 /// Every summary figure across `runs` (the seed itself left out), in the first run's order.
 pub(crate) fn aggregate(runs: &[SimulationResult]) -> Vec<FigureStats> {
-    let per_run: Vec<Vec<(String, Option<f64>)>> = runs
+    let mut per_run: Vec<Vec<(String, Option<f64>)>> = runs
         .iter()
         .map(|r| flatten(&serde_json::to_value(&r.summary).expect("the summary serializes")))
         .collect();
+    // A constraint that bound a queue in some seeds is a share of 0 in the others.
+    kueuesim_report::figures::fill_bound_by_zeros(&mut per_run);
     // Figures in first-seen order over all runs (a ClusterQueue absent from one run's
     // summary still counts in the others).
     let mut names: Vec<String> = Vec::new();

@@ -9,6 +9,7 @@
 
 pub mod admission;
 pub mod admitted;
+pub mod bound;
 pub mod event_queue;
 pub mod hooks;
 pub mod outcome;

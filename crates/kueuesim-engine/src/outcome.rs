@@ -279,6 +279,9 @@ pub struct RunStats {
     pub stopped: Option<Stopped>,
     /// With GPU devices: allocation and fragmentation of the GPUs at the end.
     pub gpu_sharing: Option<GpuSharingFigures>,
+    /// Pending workload-milliseconds per ClusterQueue and LocalQueue, by what held them back
+    /// (`pendingBoundBy`; `bound::shares` gives each constraint's share).
+    pub pending_bound: crate::bound::PendingBound,
 }
 
 /// How the GPU devices are used at one instant: allocation and fragmentation as Weng et al.

@@ -155,6 +155,11 @@ pub struct ClusterQueueSummary {
     pub gpu_share_by_hour: Vec<Option<f64>>,
     #[serde(flatten)]
     pub figures: QueueFigures,
+    /// What held its workloads back: each constraint's share of their pending
+    /// workload-seconds (`queues::pending_bound_by`; docs/output.md).
+    pub pending_bound_by: std::collections::BTreeMap<String, f64>,
+    /// Its quota per resource, summed over its flavors.
+    pub quota: std::collections::BTreeMap<String, crate::queues::QuotaOut>,
 }
 
 /// How many workloads are in each state at the end.
@@ -527,13 +532,15 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 &outcome.stats.preemptions,
             ),
             cluster_queues: cq_summaries(world, outcome, &tally, samples),
-            local_queues: crate::queues::local_queue_summaries(
-                world,
-                &tally,
-                samples,
-                cap,
-                secs(end),
-            ),
+            local_queues: {
+                let mut lqs =
+                    crate::queues::local_queue_summaries(world, &tally, samples, cap, secs(end));
+                let ms = &outcome.stats.pending_bound.local_queues;
+                for (i, lq) in lqs.iter_mut().enumerate() {
+                    lq.pending_bound_by = crate::queues::pending_bound_by(world, ms.get(i));
+                }
+                lqs
+            },
             checks: crate::checks::checks_of(world, &tally),
         },
         workloads,
@@ -711,7 +718,8 @@ fn cq_summaries(
     let mut out: Vec<ClusterQueueSummary> = world
         .cluster_queues
         .iter()
-        .map(|cq| ClusterQueueSummary {
+        .enumerate()
+        .map(|(i, cq)| ClusterQueueSummary {
             name: cq.name.clone(),
             cohort: cq.cohort.map(|c| world.cohorts[c.index()].name.clone()),
             admitted_workloads: 0,
@@ -721,6 +729,11 @@ fn cq_summaries(
             gpu_seconds_by_hour: Vec::new(),
             gpu_share_by_hour: Vec::new(),
             figures: QueueFigures::default(),
+            pending_bound_by: crate::queues::pending_bound_by(
+                world,
+                outcome.stats.pending_bound.cluster_queues.get(i),
+            ),
+            quota: crate::queues::quota_of(world, cq),
         })
         .collect();
     let hours = ((outcome.stats.end.millis().max(0) + 3_599_999) / 3_600_000) as usize;

@@ -482,6 +482,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+mod bound;
 mod emit;
 mod hostile;
 mod kubectl;

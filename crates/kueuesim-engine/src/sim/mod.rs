@@ -20,6 +20,7 @@
 
 mod afs;
 mod arrival;
+mod bound;
 mod cycle;
 mod eviction;
 mod invariants;
@@ -235,6 +236,9 @@ struct Recorder {
     audit: Option<Vec<String>>,
     /// Keep only each workload's newest event per source (`Simulation::last_events_only`).
     last_events_only: bool,
+    /// The pending workload-milliseconds per queue and what held them back
+    /// (`pendingBoundBy`), into `stats.pending_bound` at the end.
+    bound: bound::BoundTally,
     gpus_in_use: i64,
     last_accounted: SimTime,
     /// The time of the latest time-series sample taken (the sampler goes on from it).
@@ -352,6 +356,7 @@ impl<'w> Simulation<'w> {
                 spine_of_node: None,
                 audit: None,
                 last_events_only: false,
+                bound: bound::BoundTally::new(world),
                 gpus_in_use: 0,
                 last_accounted: SimTime::ZERO,
                 last_sample: None,
@@ -565,6 +570,7 @@ impl<'w> Simulation<'w> {
             self.rec.account_cq_gpus(&self.runtimes[i], end);
             self.close_idle_quota_at(WorkloadId::from_index(i), end);
         }
+        self.close_bounds(end);
         for (_, rt) in self.runtimes.iter_mut() {
             if rt.gpus_held != 0 {
                 rt.record.gpu_ms +=

@@ -358,7 +358,10 @@ fn parse_path(text: &str) -> Result<Path, JsonPathError> {
             ' ' | '\t' => i += 1,
             '(' => return Err(unsupported("a function call or expression")),
             c if c.is_alphanumeric() || c == '_' => {
-                let (name, _) = field_name(&s, i);
+                let name: String = s[i..]
+                    .iter()
+                    .take_while(|c| c.is_alphanumeric() || **c == '_')
+                    .collect();
                 return Err(unsupported(&format!(
                     "the word {name:?} (client-go knows only range and end; a field starts with '.')"
                 )));

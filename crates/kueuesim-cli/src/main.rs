@@ -24,6 +24,7 @@ macro_rules! eprintln_visible {
 }
 
 mod compare;
+mod kubectl;
 mod policy_diff;
 mod replicates;
 mod sweep;
@@ -32,10 +33,9 @@ mod warnings;
 use kueuesim_engine::Simulation;
 use kueuesim_model::limits;
 use kueuesim_model::{SimDuration, SimTime, World};
-use kueuesim_report::kubectl::{self, Namespaces};
 use kueuesim_report::outdir::{OutDir, OutFile, parse_write};
 use kueuesim_report::output::{
-    SimulationResult, result, result_with, summary_text, to_yaml, write_json,
+    SimulationResult, result_with, summary_text, to_yaml, write_json,
 };
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
@@ -167,69 +167,30 @@ struct RunArgs {
     overrides: OverrideArgs,
 }
 
-/// Where and when `get` and `describe` look.
-#[derive(clap::Args)]
-struct ViewArgs {
-    /// Scenario files or directories, as for `run` (the embedded platform scenario when
-    /// none).
-    paths: Vec<PathBuf>,
-    /// Scenario files or directories (kubectl's spelling; added to the positional paths).
-    #[arg(short = 'f', long = "filename")]
-    files: Vec<PathBuf>,
-    /// Namespace (namespaced kinds).
-    #[arg(short = 'n', long = "namespace", default_value = "default")]
-    namespace: String,
-    /// All namespaces.
-    #[arg(short = 'A', long = "all-namespaces")]
-    all_namespaces: bool,
-    /// The state at this offset from the start (Go duration, or with days: 1d, 1d12h);
-    /// default: the end of the run.
-    #[arg(long, allow_hyphen_values = true)]
-    at: Option<String>,
-    /// Seed of the random streams (overrides Simulation spec.seed).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Where trace paths are looked for after the scenario file's directory.
-    #[arg(long, value_name = "DIR")]
-    trace_root: Option<PathBuf>,
-    #[command(flatten)]
-    overrides: OverrideArgs,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum GetFormat {
-    Wide,
-    Json,
-    Yaml,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scenario (files or directories of Kubernetes YAML); the embedded platform
     /// scenario when no path is given.
     Run(RunArgs),
     /// Show objects at a time of the simulation as `kubectl get` shows them: localqueue,
-    /// clusterqueue, cohort, workload, podgroup, pod or node
-    /// (`get KIND [PATHS...]`; it takes no object name).
+    /// clusterqueue, cohort, resourceflavor, workload, podgroup, pod, node or event
+    /// (`get KIND[,KIND] [NAME...] [PATHS...]`, `get KIND/NAME`; docs/kubectl.md).
     Get {
-        /// The kind (kubectl's names and short names).
+        /// The kind (kubectl's names and short names; `KIND,KIND` or `KIND/NAME`).
         kind: String,
         #[command(flatten)]
-        view: ViewArgs,
-        /// `wide` adds kubectl's priority-1 columns; `json`/`yaml` print the workloads of the
-        /// result document.
-        #[arg(short = 'o', long = "output", value_enum)]
-        output: Option<GetFormat>,
+        view: kubectl::ViewArgs,
+        #[command(flatten)]
+        get: kubectl::GetArgs,
     },
-    /// Show one object at a time of the simulation as `kubectl describe` does: workload,
-    /// pod, node, clusterqueue or localqueue (`describe KIND NAME [PATHS...]`).
+    /// Show objects at a time of the simulation as `kubectl describe` does: workload, pod,
+    /// node, clusterqueue, localqueue, podgroup, cohort or resourceflavor
+    /// (`describe KIND [NAME...] [PATHS...]`; no name: every object of the kind).
     Describe {
-        /// The kind (kubectl's names and short names).
+        /// The kind (kubectl's names and short names, or `KIND/NAME`).
         kind: String,
-        /// The object's name.
-        name: String,
         #[command(flatten)]
-        view: ViewArgs,
+        view: kubectl::ViewArgs,
     },
     /// Run every variant × seed of a Sweep file (kind: Sweep) in parallel into sweep.csv and
     /// sweep-summary.csv, or search for the smallest parameter value meeting a target.
@@ -933,140 +894,6 @@ fn print_streamed(
     }
 }
 
-/// Runs the scenario of `view` up to its `--at` time; returns the world, the result document
-/// and the time (seconds) it describes.
-fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failure> {
-    // Positional paths first, then -f ones; a positional that is no file or directory is
-    // a usage error (most likely an object name given to `get`, which takes none).
-    if let Some(p) = view.paths.iter().find(|p| !p.exists()) {
-        return Err(Failure {
-            code: 2,
-            message: format!(
-                "{}: no such file or directory (get takes KIND [PATHS...], describe KIND NAME [PATHS...])",
-                p.display()
-            ),
-        });
-    }
-    let paths: Vec<PathBuf> = view.paths.iter().chain(&view.files).cloned().collect();
-    let mut loaded = load_sources(
-        &paths,
-        view.overrides.apply_to(LoadOptions {
-            strict: false,
-            trace_root: view.trace_root.clone(),
-            seed: view.seed,
-            stream: false,
-            ..LoadOptions::default()
-        })?,
-    )?;
-    if let Some(a) = &view.at {
-        let d = parse_offset(a).map_err(|e| Failure {
-            code: 2,
-            message: format!("--at: {e}"),
-        })?;
-        loaded.world.config.until = Some(SimTime::ZERO + d);
-    }
-    let outcome = Simulation::new(&loaded.world).run();
-    let doc = result(&loaded.world, &outcome);
-    let at = doc.summary.end_time;
-    Ok((loaded, doc, at))
-}
-
-fn namespaces(view: &ViewArgs) -> Namespaces {
-    if view.all_namespaces {
-        Namespaces::All
-    } else {
-        Namespaces::One(view.namespace.clone())
-    }
-}
-
-fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Failure> {
-    let (loaded, doc, at) = view_state(view)?;
-    let ns = namespaces(view);
-    let text = match output {
-        Some(GetFormat::Json | GetFormat::Yaml) => {
-            if !matches!(kind, "workload" | "workloads" | "kwl" | "wl") {
-                return Err(Failure {
-                    code: 2,
-                    message: format!("-o json/yaml is available for workloads, not {kind:?}"),
-                });
-            }
-            let list = kubectl::workload_objects(&loaded.world, &doc, &ns, at);
-            return print_data(&if matches!(output, Some(GetFormat::Json)) {
-                kubectl::json_text(&list)
-            } else {
-                kubectl::yaml_text(&list)
-            });
-        }
-        _ => kubectl::get(
-            &loaded.world,
-            &doc,
-            kind,
-            &ns,
-            at,
-            matches!(output, Some(GetFormat::Wide)),
-        )
-        .map_err(|message| Failure { code: 2, message })?,
-    };
-    print_out(&text)
-}
-
-fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
-    const KINDS: &[&str] = &[
-        "workload",
-        "workloads",
-        "kwl",
-        "wl",
-        "pod",
-        "pods",
-        "po",
-        "node",
-        "nodes",
-        "no",
-        "clusterqueue",
-        "clusterqueues",
-        "cq",
-        "localqueue",
-        "localqueues",
-        "lq",
-        "queue",
-        "queues",
-    ];
-    if !KINDS.contains(&kind) {
-        return Err(Failure {
-            code: 2,
-            message: format!(
-                "describe {kind:?}: expected workload, pod, node, clusterqueue or localqueue"
-            ),
-        });
-    }
-    let (loaded, doc, at) = view_state(view)?;
-    let world = &loaded.world;
-    let here = kubectl::describe(world, &doc, kind, &view.namespace, name, at);
-    if !view.all_namespaces {
-        return print_out(&here.map_err(|message| Failure { code: 1, message })?);
-    }
-    // `-A`: the object of that name in every namespace that has one, as kubectl describe
-    // does, one description after another; none: the `-n` namespace's not-found error.
-    let mut namespaces: Vec<&str> = world.namespaces.iter().map(|n| n.name.as_str()).collect();
-    namespaces.sort_unstable();
-    namespaces.dedup();
-    let found: Vec<String> = namespaces
-        .iter()
-        .filter_map(|ns| kubectl::describe(world, &doc, kind, ns, name, at).ok())
-        .collect();
-    // Cluster-scoped kinds (node, clusterqueue) are the same in every namespace.
-    let mut unique: Vec<String> = Vec::new();
-    for t in found {
-        if !unique.contains(&t) {
-            unique.push(t);
-        }
-    }
-    if unique.is_empty() {
-        return print_out(&here.map_err(|message| Failure { code: 1, message })?);
-    }
-    print_out(&unique.join("\n\n"))
-}
-
 /// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are
 /// a convenience of the command line only: manifests keep Go's `time.ParseDuration` syntax,
 /// which has no `d` (`SimDuration::parse` stays strict for them).
@@ -1154,8 +981,8 @@ fn main() -> ExitCode {
                 ..LoadOptions::default()
             })
             .and_then(|opts| validate(paths, opts)),
-        Command::Get { kind, view, output } => get(kind, view, *output),
-        Command::Describe { kind, name, view } => describe(kind, name, view),
+        Command::Get { kind, view, get } => kubectl::get(kind, view, get),
+        Command::Describe { kind, view } => kubectl::describe(kind, view),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Compare(args) => compare::compare(args),
     };

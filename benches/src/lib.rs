@@ -116,6 +116,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             job_uid: None,
             creation_blocked: None,
             gang: Default::default(),
+            resilience: Default::default(),
         });
     }
     w
@@ -229,6 +230,7 @@ pub fn cycle_world(
             max_execution_time: None,
             creation_blocked: None,
             gang: Default::default(),
+            resilience: Default::default(),
         });
     };
     for q in 0..n_cqs {
@@ -610,6 +612,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             job_uid: None,
             creation_blocked: None,
             gang: gang.into(),
+            resilience: Default::default(),
         });
     }
     w

@@ -68,6 +68,8 @@ pub struct SimConfig {
     /// GPUs as devices shared by pods, and kube-scheduler's policy for them
     /// (`spec.gpuPlacement`, the openb adapter's `gpuSharing: device`).
     pub gpu: crate::gpu::GpuSharingConfig,
+    /// Seeded random failures of nodes and GPUs (`spec.failures`).
+    pub failures: crate::change::FailureConfig,
 }
 
 /// `spec.policies`: the hooks a scenario replaces, each by a name the caller binds to a
@@ -427,6 +429,7 @@ impl Default for SimConfig {
             kueue_gates: KueueGates::default(),
             policies: PolicyNames::default(),
             gpu: crate::gpu::GpuSharingConfig::default(),
+            failures: crate::change::FailureConfig::default(),
         }
     }
 }
@@ -485,6 +488,9 @@ pub struct World {
     pub workloads: Vec<Workload>,
     /// Settings.
     pub config: SimConfig,
+    /// The changes of the `Timeline` objects, in the order they apply (time, then document
+    /// order); empty: the cluster never changes on schedule.
+    pub timeline: Vec<crate::change::Change>,
 }
 
 impl World {
@@ -559,6 +565,7 @@ impl Default for World {
             kai_queues: Vec::new(),
             workloads: Vec::new(),
             config: SimConfig::default(),
+            timeline: Vec::new(),
         }
     }
 }

@@ -257,6 +257,8 @@ pub struct PriorityClass {
 pub struct JobSpec {
     pub parallelism: Option<Spanned<i64>>,
     pub completions: Option<Spanned<i64>>,
+    /// Pod failures the Job survives (default 6).
+    pub backoff_limit: Option<Spanned<i64>>,
     pub suspend: Option<bool>,
     pub template: PodTemplateSpec,
 }
@@ -296,6 +298,15 @@ pub struct ReplicatedJob {
 #[serde(rename_all = "camelCase", default)]
 pub struct JobSetSpec {
     pub replicated_jobs: Vec<ReplicatedJob>,
+    pub failure_policy: Option<JobSetFailurePolicy>,
+}
+
+/// A JobSet's `spec.failurePolicy`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSetFailurePolicy {
+    /// How often the JobSet recreates its Jobs after one fails (default 0).
+    pub max_restarts: Option<Spanned<i64>>,
 }
 
 /// `jobset.x-k8s.io/v1alpha2` JobSet.
@@ -311,6 +322,8 @@ pub struct JobSet {
 pub struct ReplicaSpec {
     pub replicas: Option<Spanned<i64>>,
     pub template: PodTemplateSpec,
+    /// `Always`, `OnFailure` (the training operator's default), `ExitCode` or `Never`.
+    pub restart_policy: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -325,6 +338,8 @@ pub struct SchedulingPolicy {
 pub struct RunPolicy {
     pub scheduling_policy: Option<SchedulingPolicy>,
     pub suspend: Option<bool>,
+    /// Restarts the job survives (no limit when unset).
+    pub backoff_limit: Option<Spanned<i64>>,
 }
 
 /// Kubeflow `kubeflow.org/v1` PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob and
@@ -1079,6 +1094,10 @@ pub struct WorkloadGeneratorSpec {
     pub priorities: Vec<Spanned<GenPriority>>,
     pub scheduler_names: Vec<Spanned<GenScheduler>>,
     pub topologies: Vec<Spanned<GenTopology>>,
+    /// Work is saved this often (`kueuesim.io/checkpoint-interval` of each workload).
+    pub checkpoint_interval: Option<S>,
+    /// Running time each restart spends before new work (`kueuesim.io/restart-cost`).
+    pub restart_cost: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

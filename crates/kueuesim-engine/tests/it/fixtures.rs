@@ -129,6 +129,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         job_uid: None,
         creation_blocked: None,
         gang: Default::default(),
+        resilience: Default::default(),
     });
     // The engine expects workloads in arrival order.
     w.workloads.sort_by_key(|x| x.arrival);

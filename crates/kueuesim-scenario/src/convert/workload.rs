@@ -285,6 +285,7 @@ impl Builder<'_> {
                     },
                     creation_blocked: None,
                     gang: Arc::new(gang),
+                    resilience: Default::default(),
                 },
             ));
         }

@@ -182,4 +182,6 @@ pub struct GeneratorSettings {
     pub schedulers: Mix<(String, SchedulerKind)>,
     /// Topology request mix.
     pub topologies: Mix<TopologyChoice>,
+    /// `checkpointInterval` and `restartCost`: the work a failure costs each workload.
+    pub resilience: kueuesim_model::Resilience,
 }

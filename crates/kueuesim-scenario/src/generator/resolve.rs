@@ -751,8 +751,23 @@ pub(crate) fn resolve(
         mix(src, topologies, &spec.topologies[0], "topologies")?
     };
 
+    let resilience = kueuesim_model::Resilience {
+        checkpoint_interval: spec
+            .checkpoint_interval
+            .as_ref()
+            .map(|c| crate::convert::core::checkpoint_interval(src, c))
+            .transpose()?,
+        restart_cost: spec
+            .restart_cost
+            .as_ref()
+            .map(|c| crate::convert::core::duration_field(src, c))
+            .transpose()?
+            .unwrap_or(SimDuration::ZERO),
+        ..Default::default()
+    };
     let mut s = seed ^ fnv1a(&name);
     Ok(GeneratorSettings {
+        resilience,
         seed: splitmix64(&mut s),
         name,
         start,

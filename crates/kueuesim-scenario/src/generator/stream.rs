@@ -339,6 +339,7 @@ fn make_workload(
         last_eviction: None,
         creation_blocked: None,
         gang,
+        resilience: s.resilience,
     }
 }
 

@@ -682,6 +682,7 @@ impl TraceWorkloads {
                     ..GangSpec::default()
                 }),
             },
+            resilience: Default::default(),
         })
     }
 

@@ -88,6 +88,8 @@ impl Builder<'_> {
             };
             let mut w =
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            // No controller replaces a bare Pod that ends early.
+            w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Fail;
             // A Pod already bound (`spec.nodeName`) occupies its node from time 0.
             if let Some(node) = self.bound_node(p, &w)? {
                 Arc::make_mut(&mut w.gang).bound_nodes = vec![vec![node]];
@@ -319,6 +321,8 @@ impl Builder<'_> {
                 ),
             ));
         }
+        // Nothing replaces a lost pod of a group of bare Pods.
+        w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Fail;
         // A Kueue pod group's Workload is named after the group.
         w.name = group.to_string();
         let mut names = Vec::with_capacity(roles.len());

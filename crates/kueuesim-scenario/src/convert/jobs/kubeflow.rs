@@ -7,7 +7,7 @@ use std::sync::Arc;
 use kueuesim_model::{NetworkTopology, TierRef, Workload};
 
 use super::JobKind;
-use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of, one_of};
+use crate::convert::core::{Builder, count_in, err_at, err_obj, name_of, namespace_of, one_of};
 use crate::error::ScenarioError;
 use crate::wire;
 
@@ -92,6 +92,35 @@ impl Builder<'_> {
                 &templates,
                 policy.and_then(|p| p.priority_class.as_ref()),
             )?;
+            // The training operator recreates a lost pod, up to `runPolicy.backoffLimit`;
+            // a replica with `restartPolicy: Never` whose pod fails in place fails the job.
+            let backoff_limit = match spec.run_policy.as_ref().and_then(|r| r.backoff_limit.as_ref())
+            {
+                None => None,
+                Some(b) => Some(
+                    count_in(src, b, "runPolicy.backoffLimit", 0, i64::from(i32::MAX))? as u32,
+                ),
+            };
+            let mut never = false;
+            for rs in specs.values() {
+                if let Some(p) = &rs.restart_policy {
+                    never |= one_of(
+                        src,
+                        p,
+                        "restartPolicy",
+                        &[
+                            ("Always", false),
+                            ("OnFailure", false),
+                            ("ExitCode", false),
+                            ("Never", true),
+                        ],
+                    )?;
+                }
+            }
+            w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Replace {
+                backoff_limit,
+                failed_pod_ends_job: never,
+            };
             // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
             if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {
                 Arc::make_mut(&mut w.gang).min_member =

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
+use kueuesim_model::OnPodLoss;
 use kueuesim_model::gpu::{self, GpuShare};
 use kueuesim_model::limits;
 use kueuesim_model::time::SimDuration;
@@ -534,6 +535,7 @@ impl Builder<'_> {
             job_uid: meta.uid.clone(),
             creation_blocked,
             gang: Arc::new(gang),
+            resilience: self.resilience(src, meta, OnPodLoss::default())?,
         })
     }
 

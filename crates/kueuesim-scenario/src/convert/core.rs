@@ -112,6 +112,10 @@ pub(super) struct Builder<'a> {
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
     /// WorkloadGenerators (`crate::generator`), in document order.
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
+    /// Timelines (`convert::timeline`), in document order.
+    pub(super) timelines: Vec<Parsed<'a, wire::Timeline>>,
+    /// Each NodePool's nodes, by pool name: their indexes in `world.nodes`.
+    pub(super) pool_nodes: BTreeMap<String, std::ops::Range<usize>>,
     /// Names to indexes in `world`, so that every reference is found in logarithmic time and
     /// loading stays linear in the number of objects (a chain of 100,000 Cohorts).
     pub(super) index: Index,

@@ -16,6 +16,7 @@ mod kueue_fields;
 mod lint;
 pub(crate) mod names;
 mod simulation;
+mod timeline;
 mod topology;
 mod workload;
 
@@ -209,6 +210,7 @@ impl<'a> Builder<'a> {
                     self.simulation = Some(p);
                 }
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                ("kueuesim.io", "Timeline") => self.timelines.push(parse(src)?),
                 // Read by `crate::trace` before the build.
                 ("kueuesim.io", "WorkloadTrace") => {}
                 ("kueuesim.io", "WorkloadGenerator") => {
@@ -315,6 +317,8 @@ impl<'a> Builder<'a> {
         self.build_priority_classes()?;
         self.build_nodes()?;
         self.build_topologies()?;
+        self.build_timeline()?;
+        self.build_failures()?;
         self.build_kai_queues()?;
         let mut out = Vec::new();
         self.build_jobs(&mut out)?;

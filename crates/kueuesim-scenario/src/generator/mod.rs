@@ -14,7 +14,7 @@ mod resolve;
 mod rng;
 mod stream;
 
-pub(crate) use self::resolve::{MAX_ARRIVAL_MS, resolve};
+pub(crate) use self::resolve::{MAX_ARRIVAL_MS, duration_dist, resolve};
 pub use self::rng::Rng;
 pub use self::stream::{GeneratedWorkloads, GeneratorStream};
 

@@ -339,6 +339,10 @@ pub struct WaitForPodsReady {
     pub backoff_max: SimDuration,
     /// `requeuingStrategy.backoffLimitCount`: requeues before the workload is deactivated.
     pub backoff_limit: Option<u32>,
+    /// `recoveryTimeout`: an admitted workload whose pods were ready and then failed
+    /// (`PodsReady=False`, `WaitForRecovery`) is evicted if they are not all ready again this
+    /// long after; None (`0s`) never. Defaults to `timeout`.
+    pub recovery_timeout: Option<SimDuration>,
 }
 
 impl Default for WaitForPodsReady {
@@ -351,6 +355,7 @@ impl Default for WaitForPodsReady {
             backoff_base: SimDuration::from_secs(60),
             backoff_max: SimDuration::from_secs(3600),
             backoff_limit: None,
+            recovery_timeout: Some(SimDuration::from_secs(30 * 60)),
         }
     }
 }

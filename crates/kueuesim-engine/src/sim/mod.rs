@@ -16,6 +16,9 @@
 //! - `scheduling`: handing workloads to their gang scheduler and placing their pods (TAS);
 //! - `kai`: KAI's PodGroups, topology constraints and reclaim;
 //! - `pods`: pods running, finishing, and GPU accounting;
+//! - `nodes`: nodes cordoned, drained, removed, failed (the Timeline's node operations);
+//! - `failures`: seeded random node and GPU failures;
+//! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
 //! - `record`: conditions and events; `series`: the time series; `invariants`: the checks.
 
 mod afs;
@@ -23,9 +26,12 @@ mod arrival;
 mod bound;
 mod cycle;
 mod eviction;
+mod failures;
 mod invariants;
 mod kai;
+mod nodes;
 mod outbox;
+mod pod_loss;
 mod pods;
 mod pods_ready;
 mod record;
@@ -96,6 +102,10 @@ enum Ev {
     /// Admission Fair Sharing: the LocalQueue controller samples usage
     /// (`usageSamplingInterval`).
     AfsSample,
+    /// Timeline change `i` (`World::timeline`) applies.
+    Change(u32),
+    /// The earliest node or GPU failure or repair is due (`failures::FailureClock`).
+    Failure,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -195,6 +205,11 @@ struct Schedulers {
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
+    /// Nodes cordoned, removed, failed, and failed GPUs; None when nothing changes nodes
+    /// (no Timeline node operation, no failures).
+    nodes: Option<nodes::NodeStates>,
+    /// The next failures and repairs (`spec.failures`); None without failures.
+    failures: Option<failures::FailureClock>,
 }
 
 /// Whether the run is getting anywhere: what has arrived, runs or terminates, and when
@@ -297,7 +312,7 @@ impl<'w> Simulation<'w> {
         } else {
             0
         };
-        Simulation {
+        let mut sim = Simulation {
             world,
             gpu,
             now: SimTime::ZERO,
@@ -335,6 +350,11 @@ impl<'w> Simulation<'w> {
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
                 tas_flavors,
+                nodes: (world.has_nodes()
+                    && (!world.timeline.is_empty() || !world.config.failures.is_empty()))
+                .then(|| nodes::NodeStates::new(world)),
+                failures: (world.has_nodes() && !world.config.failures.is_empty())
+                    .then(|| failures::FailureClock::new(world)),
             },
             progress: Progress {
                 last_effective: SimTime::ZERO,
@@ -368,7 +388,13 @@ impl<'w> Simulation<'w> {
             outbox: None,
             event_budget: None,
             hooks: None,
+        };
+        // The cluster's changes: the Timeline's at their times, the first failure.
+        for (i, c) in world.timeline.iter().enumerate() {
+            sim.events.push(c.at, Ev::Change(i as u32));
         }
+        sim.queue_failure_event();
+        sim
     }
 
     /// With GPU devices, how they are allocated and fragmented now.
@@ -448,6 +474,8 @@ impl<'w> Simulation<'w> {
             Ev::PodsReadyTimeout(w, g) if current(self, w, g) => self.pods_ready_timeout(w),
             Ev::BackoffExpired(w, g) if current(self, w, g) => self.backoff_expired(w),
             Ev::AfsSample => self.afs_sample(),
+            Ev::Change(i) => self.apply_change(i as usize),
+            Ev::Failure => self.failures_due(),
             Ev::PodsRunning(..)
             | Ev::Finish(..)
             | Ev::PodsGone(..)
@@ -575,6 +603,16 @@ impl<'w> Simulation<'w> {
             self.close_idle_quota_at(WorkloadId::from_index(i), end);
         }
         self.close_bounds(end);
+        // The runs going on at the end did useful work up to it (none of it is lost yet).
+        for &i in &live {
+            let w = WorkloadId::from_index(i);
+            if self.runtimes[i].record.state == WorkloadState::Running {
+                let gpus = i128::from(self.workload_gpus(w));
+                let work = pod_loss::run_work(&self.runtimes[i], end).millis();
+                self.runtimes[i].record.useful_ms += i128::from(work);
+                self.rec.stats.useful_gpu_ms += gpus * i128::from(work);
+            }
+        }
         for (_, rt) in self.runtimes.iter_mut() {
             if rt.gpus_held != 0 {
                 rt.record.gpu_ms +=

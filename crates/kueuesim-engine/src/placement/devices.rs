@@ -579,10 +579,7 @@ pub struct GpuSharingFigures {
 impl Devices {
     /// Allocation and fragmentation of every device now; `cpu_free` gives a node's free
     /// millicores.
-    pub fn figures(
-        &mut self,
-        cpu_free: impl Fn(NodeId) -> i64,
-    ) -> GpuSharingFigures {
+    pub fn figures(&mut self, cpu_free: impl Fn(NodeId) -> i64) -> GpuSharingFigures {
         let book = &self.book;
         let mut f = GpuSharingFigures {
             gpus: book.free.len() as i64,

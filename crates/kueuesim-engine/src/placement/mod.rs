@@ -23,8 +23,6 @@ mod cluster;
 pub mod devices;
 mod filters;
 mod gpu_order;
-pub mod gpu_share;
-pub mod hooked;
 pub mod kai;
 pub mod kube;
 mod node_classes;
@@ -44,6 +42,8 @@ use kueuesim_model::{Labels, NodeId, ResourceList, Toleration, Topology, World};
 pub use capacity::*;
 pub use cluster::*;
 pub use filters::*;
+// The paths the simulation names kube-scheduler's variants by.
+pub use kube::{gpu_share, hooked};
 
 /// The topologies in `Cluster` index order: the HyperNode tree, then `world.topologies`.
 pub fn topologies(world: &World) -> impl Iterator<Item = &Topology> {

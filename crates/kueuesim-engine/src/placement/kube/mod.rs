@@ -3,6 +3,9 @@
 //! default score plugins that matter for resource-only pods (NodeResourcesFit LeastAllocated
 //! and NodeResourcesBalancedAllocation) pick the node, ties at random (`selectHost`).
 
+pub mod gpu_share;
+pub mod hooked;
+
 use kueuesim_model::gpu::GpuPolicy;
 use kueuesim_model::{NodeId, World};
 
@@ -377,7 +380,7 @@ fn range_mask(w: usize, lo: usize, hi: usize) -> u64 {
 /// so do the rest of its pod set, which are identical), later pod sets are still tried.
 pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -> Placement {
     if cluster.devices.is_some() && world.config.gpu.policy != GpuPolicy::Default {
-        return super::gpu_share::place(world, cluster, pods, seed);
+        return gpu_share::place(world, cluster, pods, seed);
     }
     let n = world.nodes.len();
     let mut out = Placement::default();

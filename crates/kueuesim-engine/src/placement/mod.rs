@@ -29,10 +29,6 @@ mod node_classes;
 mod noted;
 mod tier_index;
 pub mod volcano;
-mod volcano_explain;
-mod volcano_messages;
-mod volcano_subjobs;
-pub mod volcano_vgpu;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -42,8 +38,9 @@ use kueuesim_model::{Labels, NodeId, ResourceList, Toleration, Topology, World};
 pub use capacity::*;
 pub use cluster::*;
 pub use filters::*;
-// The paths the simulation names kube-scheduler's variants by.
+// The paths the simulation names kube-scheduler's variants and Volcano's vGPU by.
 pub use kube::{gpu_share, hooked};
+pub use volcano::vgpu as volcano_vgpu;
 
 /// The topologies in `Cluster` index order: the HyperNode tree, then `world.topologies`.
 pub fn topologies(world: &World) -> impl Iterator<Item = &Topology> {

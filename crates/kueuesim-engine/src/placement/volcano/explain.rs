@@ -8,9 +8,9 @@
 
 use kueuesim_model::{DomainId, NodeId, World};
 
-use super::volcano::{Failure, TopologyScorer};
-use super::volcano_messages::fit_error;
-use super::{Cluster, GangPods, NodeCapacity, PodNeeds, fill, undo, with_bindings};
+use super::messages::fit_error;
+use super::{Failure, TopologyScorer};
+use crate::placement::{Cluster, GangPods, NodeCapacity, PodNeeds, fill, undo, with_bindings};
 
 /// How many explaining dry runs are kept.
 const KEPT: usize = 8;
@@ -75,7 +75,11 @@ impl KeptExplanations {
         let mut scorer = scorer_base.clone();
         let (b, pod, failed_run) =
             match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
-                Ok(b) => (b, super::first_pending(pods).unwrap_or((0, 0)), false),
+                Ok(b) => (
+                    b,
+                    crate::placement::first_pending(pods).unwrap_or((0, 0)),
+                    false,
+                ),
                 Err((b, pod)) => (b, pod, true),
             };
         let failed = with_bindings(pods, &b);

@@ -5,6 +5,11 @@
 //! normal-pod HyperNode bin-packing (Volcano's `pkg/scheduler/actions/allocate` and
 //! `plugins/network-topology-aware`).
 
+mod explain;
+mod messages;
+mod subjobs;
+pub mod vgpu;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -14,15 +19,15 @@ use super::kube::{
     balanced_allocation, class_scan, feasible_nodes_to_find, float_order, least_allocated,
     most_allocated, sample_feasible,
 };
-use super::volcano_explain::KeptExplanations;
-use super::volcano_messages::volcano_fit;
-pub(super) use super::volcano_messages::{fit_error, fit_error_with, unplaced};
-pub use super::volcano_subjobs::SubJob;
-use super::volcano_subjobs::{Readiness, fill_subgroups};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
+use explain::KeptExplanations;
+use messages::volcano_fit;
+use messages::{fit_error, fit_error_with, unplaced};
+pub use subjobs::SubJob;
+use subjobs::{Readiness, fill_subgroups};
 
 /// A Volcano job as the allocate action sees it.
 pub struct VolcanoJob<'a> {

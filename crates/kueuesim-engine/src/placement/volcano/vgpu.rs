@@ -17,11 +17,9 @@
 use kueuesim_model::gpu::{VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, VgpuRequest};
 use kueuesim_model::{NodeId, VgpuPolicy, World};
 
-use super::kube::{feasible_nodes_to_find, sample_feasible};
-use super::volcano::{
-    Failure, Scoring, VolcanoJob, fit_error_with, normal_pod_hypernode_score, unplaced,
-};
-use super::{Cluster, GangPods, Placement, PodNeeds, counts, tie_key};
+use super::{Failure, Scoring, VolcanoJob, fit_error_with, normal_pod_hypernode_score, unplaced};
+use crate::placement::kube::{feasible_nodes_to_find, sample_feasible};
+use crate::placement::{Cluster, GangPods, Placement, PodNeeds, counts, tie_key};
 
 /// Devices per node the book keeps (a claim is a bit mask).
 pub const MAX_DEVICES: usize = 64;
@@ -419,7 +417,7 @@ fn best_node(
             while processed < n && found.len() < want {
                 let node = all[(start + processed) % n];
                 processed += 1;
-                if super::feasible(world, &cluster.nodes, node, needs)
+                if crate::placement::feasible(world, &cluster.nodes, node, needs)
                     && let Ok((claim, s)) = book.fit(node, req)
                 {
                     found.push((node, claim, book.node_score(s)));

@@ -26,6 +26,7 @@ mod gpu_order;
 pub mod kai;
 pub mod kube;
 mod node_classes;
+mod node_search;
 mod noted;
 mod tier_index;
 pub mod volcano;

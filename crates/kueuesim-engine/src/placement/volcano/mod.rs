@@ -15,7 +15,7 @@ use std::collections::BinaryHeap;
 
 use kueuesim_model::{DomainId, NodeId, Topology, World};
 
-use super::kube::{
+use super::node_search::{
     balanced_allocation, class_scan, feasible_nodes_to_find, float_order, least_allocated,
     most_allocated, sample_feasible,
 };
@@ -797,7 +797,7 @@ fn pick_by_node(
     (best.map(|b| b.2), processed)
 }
 
-/// The same pass by occupancy class (`kube::class_scan`), for one pod set: each class's
+/// The same pass by occupancy class (`node_search::class_scan`), for one pod set: each class's
 /// answer is kept while the class ids last, and a nodeSelector becomes a bitset of the
 /// nodes it matches (on plain nodes the only static filter that can fail).
 struct ClassScan {

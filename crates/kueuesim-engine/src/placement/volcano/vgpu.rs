@@ -18,7 +18,7 @@ use kueuesim_model::gpu::{VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, VgpuRequest};
 use kueuesim_model::{NodeId, VgpuPolicy, World};
 
 use super::{Failure, Scoring, VolcanoJob, fit_error_with, normal_pod_hypernode_score, unplaced};
-use crate::placement::kube::{feasible_nodes_to_find, sample_feasible};
+use crate::placement::node_search::{feasible_nodes_to_find, sample_feasible};
 use crate::placement::{Cluster, GangPods, Placement, PodNeeds, counts, tie_key};
 
 /// Devices per node the book keeps (a claim is a bit mask).

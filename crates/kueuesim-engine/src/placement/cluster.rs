@@ -8,7 +8,7 @@ use kueuesim_model::{DomainId, NodeId, ResourceId, ResourceList, World};
 
 use super::{
     GangPods, NodeCapacity, PodNeeds, all_nodes, devices, gpu_order, kai, noted, tier_index,
-    topologies, volcano_vgpu,
+    topologies, vgpu_book,
 };
 
 /// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
@@ -78,7 +78,7 @@ pub struct Cluster {
     pub devices: Option<devices::Devices>,
     /// Volcano vGPU devices (the deviceshare plugin with `deviceshare.VGPUEnable`); None
     /// without it.
-    pub vgpu: Option<volcano_vgpu::VgpuBook>,
+    pub vgpu: Option<vgpu_book::VgpuBook>,
     /// Buffers Volcano's gradient search refills on every attempt (no meaning between
     /// attempts): kept here so a million attempts do not allocate them afresh.
     pub(super) volcano_scratch: super::volcano::GradientScratch,
@@ -230,7 +230,7 @@ impl Cluster {
         Cluster {
             tier_gpu,
             devices: devices::Devices::new(world),
-            vgpu: volcano_vgpu::VgpuBook::new(world),
+            vgpu: vgpu_book::VgpuBook::new(world),
             volcano_scratch: Default::default(),
             gpu_keyed,
             gpu_stale: noted::NotedNodes::new(world.nodes.len()),

@@ -29,6 +29,7 @@ mod node_classes;
 mod node_search;
 mod noted;
 mod tier_index;
+pub mod vgpu_book;
 pub mod volcano;
 
 use std::cmp::Ordering;
@@ -41,7 +42,11 @@ pub use cluster::*;
 pub use filters::*;
 // The paths the simulation names kube-scheduler's variants and Volcano's vGPU by.
 pub use kube::{gpu_share, hooked};
-pub use volcano::vgpu as volcano_vgpu;
+/// Volcano vGPU by the path the simulation names it: the device book and Volcano's allocation.
+pub mod volcano_vgpu {
+    pub use super::vgpu_book::*;
+    pub use super::volcano::vgpu::place;
+}
 
 /// The topologies in `Cluster` index order: the HyperNode tree, then `world.topologies`.
 pub fn topologies(world: &World) -> impl Iterator<Item = &Topology> {
@@ -80,7 +85,7 @@ pub struct Placement {
     pub claims: Vec<(usize, usize, devices::Claim)>,
     /// With Volcano vGPU: the vGPU devices each new binding of a vGPU pod holds, (pod set,
     /// pod index, claim).
-    pub vgpu: Vec<(usize, usize, volcano_vgpu::VgpuClaim)>,
+    pub vgpu: Vec<(usize, usize, vgpu_book::VgpuClaim)>,
 }
 
 /// A score as the schedulers compute it (a float sum of plugin scores), totally ordered.

@@ -20,8 +20,11 @@
 
 mod capacity;
 mod cluster;
+mod commit;
 pub mod devices;
+mod domain_order;
 mod filters;
+pub mod fit_counts;
 mod gpu_order;
 pub mod kai;
 pub mod kube;
@@ -369,6 +372,34 @@ pub fn first_pending(pods: &GangPods) -> Option<(usize, usize)> {
     pods.iter()
         .enumerate()
         .find_map(|(ps, (_, s))| s.iter().position(Option::is_none).map(|i| (ps, i)))
+}
+
+/// Test nodes of (GPUs, cpu, pod slots, zone, rack) with `zone` and `rack` labels, named so
+/// that id order is not name order; the tests add the topologies they need.
+#[cfg(test)]
+pub(crate) fn test_nodes(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
+    use kueuesim_model::{Labels, Node};
+    let mut w = World::default();
+    let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+    let cpu = w.resources.intern("cpu");
+    let pods = w.resources.intern("pods");
+    for (i, &(g, c, p, zone, rack)) in nodes.iter().enumerate() {
+        let mut alloc = vec![0; 3];
+        alloc[gpu.index()] = g;
+        alloc[cpu.index()] = c;
+        alloc[pods.index()] = p;
+        w.nodes.push(Node {
+            name: format!("n{:03}", (i * 37) % 101),
+            labels: Labels::new(vec![
+                ("zone".into(), format!("z{zone}")),
+                ("rack".into(), format!("r{rack}")),
+            ]),
+            allocatable: alloc,
+            taints: vec![],
+            unschedulable: false,
+        });
+    }
+    w
 }
 
 #[cfg(test)]

@@ -12,11 +12,8 @@
 //! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim;
 //! `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`).
 
-pub(crate) mod bind;
-pub mod counts;
 mod messages;
 mod nodeplacement;
-pub(crate) mod order;
 mod reclaim;
 pub mod sharing;
 mod subgroups;
@@ -147,32 +144,4 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
         }
     }
     out
-}
-
-/// Test nodes of (GPUs, cpu, pod slots, zone, rack) with `zone` and `rack` labels, named so
-/// that id order is not name order; the tests add the topologies they need.
-#[cfg(test)]
-pub(crate) fn test_nodes(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
-    use kueuesim_model::{Labels, Node};
-    let mut w = World::default();
-    let gpu = w.resources.intern(kueuesim_model::resources::GPU);
-    let cpu = w.resources.intern("cpu");
-    let pods = w.resources.intern("pods");
-    for (i, &(g, c, p, zone, rack)) in nodes.iter().enumerate() {
-        let mut alloc = vec![0; 3];
-        alloc[gpu.index()] = g;
-        alloc[cpu.index()] = c;
-        alloc[pods.index()] = p;
-        w.nodes.push(Node {
-            name: format!("n{:03}", (i * 37) % 101),
-            labels: Labels::new(vec![
-                ("zone".into(), format!("z{zone}")),
-                ("rack".into(), format!("r{rack}")),
-            ]),
-            allocatable: alloc,
-            taints: vec![],
-            unschedulable: false,
-        });
-    }
-    w
 }

@@ -81,7 +81,7 @@ pub struct Cluster {
     pub vgpu: Option<vgpu_book::VgpuBook>,
     /// Buffers Volcano's gradient search refills on every attempt (no meaning between
     /// attempts): kept here so a million attempts do not allocate them afresh.
-    pub(super) volcano_scratch: super::volcano::GradientScratch,
+    pub(super) volcano_scratch: super::scratch::GradientScratch,
     /// Per task shape KAI's topology plugin asked about, per domain of every Topology: how
     /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
     /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.

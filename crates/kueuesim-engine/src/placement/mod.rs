@@ -31,6 +31,7 @@ pub mod kube;
 mod node_classes;
 mod node_search;
 mod noted;
+mod scratch;
 mod tier_index;
 pub mod vgpu_book;
 pub mod volcano;

@@ -19,11 +19,11 @@ use super::node_search::{
     balanced_allocation, class_scan, feasible_nodes_to_find, float_order, least_allocated,
     most_allocated, sample_feasible,
 };
+use super::scratch::{Failure, GradientScratch};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
-use explain::KeptExplanations;
 use messages::volcano_fit;
 use messages::{fit_error, fit_error_with, unplaced};
 pub use subjobs::SubJob;
@@ -377,30 +377,6 @@ pub(super) fn job_total(pods: &GangPods) -> Vec<(usize, i64)> {
         }
     }
     v
-}
-
-/// A failed statement: the pod that could not be placed, why, and how many were placed
-/// (also the vGPU path's, `volcano_vgpu`).
-#[derive(Clone, Debug)]
-pub(super) struct Failure {
-    pub(super) pod: (usize, usize),
-    pub(super) fit: String,
-    pub(super) schedulable: usize,
-}
-
-/// The buffers of one gradient search (`topology_attempt`), refilled by every attempt.
-#[derive(Clone, Debug, Default)]
-pub(super) struct GradientScratch {
-    /// A tier's HyperNodes with enough GPUs free (the tier index's answer).
-    with_room: Vec<DomainId>,
-    /// A tier's HyperNodes that pass the resource pre-filter.
-    passing: Vec<DomainId>,
-    /// `passing` of the last tier that had any.
-    last_tier: Vec<DomainId>,
-    /// A tier's HyperNodes worth a dry run, with their gradient keys.
-    candidates: Vec<(Score, u64, Reverse<usize>, DomainId)>,
-    /// The last few failed dry runs that explained a gang that fits nowhere.
-    explained: KeptExplanations,
 }
 
 /// One statement with a hard topology: the ascending gradient search for `need` pods.

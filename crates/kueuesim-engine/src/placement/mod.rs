@@ -1,6 +1,15 @@
 //! Where pods go: node and topology-domain capacity bookkeeping, and the placement policies
 //! of the three schedulers (kube-scheduler, Volcano, KAI), which return bindings as data.
 //!
+//! Layout: the files of this folder are the shared bookkeeping (`Cluster`, node capacity and
+//! its occupancy classes, the filters, GPU devices and Volcano's vGPU devices, the lazily
+//! kept indexes, the `fill` loop and the node search kube-scheduler and Volcano share), and
+//! each scheduler has a folder below it (`kube/`, `volcano/`, `kai/`). A scheduler folder
+//! uses the shared files and never another scheduler's folder; the shared files use no
+//! scheduler folder (what a scheduler keeps in the `Cluster` is declared here, `scratch`,
+//! `fit_counts`, `domain_order`). The test `layering` of the engine's integration tests reads
+//! the sources and holds both rules.
+//!
 //! The filters mirror kube-scheduler's default plugins in their order (NodeUnschedulable,
 //! TaintToleration, NodeAffinity, NodeResourcesFit) so a failure is explained with
 //! kube-scheduler's own `FitError` wording; Volcano's `predicates` plugin and KAI reuse the
@@ -13,9 +22,9 @@
 //! one max-heap per scoring group (leaf or preferred subdomain), so a gang of p pods in a domain
 //! of n nodes costs O(n + p·(groups + log n)).
 //! KAI's topology plugin also gets, per task shape, each domain's count of task copies that
-//! fit, kept in step the same way (`kai::counts`), instead of a pass over the nodes of the
+//! fit, kept in step the same way (`fit_counts`), instead of a pass over the nodes of the
 //! lowest common domain per decision; and its bin-pack dry run of alike GPU pods reads each
-//! domain's nodes in (free GPUs, name) order from per-domain bitsets (`kai::order`) instead
+//! domain's nodes in (free GPUs, name) order from per-domain bitsets (`domain_order`) instead
 //! of scoring every node of the domain.
 
 mod capacity;
@@ -44,7 +53,8 @@ use kueuesim_model::{Labels, NodeId, ResourceList, Toleration, Topology, World};
 pub use capacity::*;
 pub use cluster::*;
 pub use filters::*;
-// The paths the simulation names kube-scheduler's variants and Volcano's vGPU by.
+// The paths the simulation (`sim/`) names kube-scheduler's variants and Volcano's vGPU by,
+// from before the scheduler folders: re-exports, not dependencies of this module.
 pub use kube::{gpu_share, hooked};
 /// Volcano vGPU by the path the simulation names it: the device book and Volcano's allocation.
 pub mod volcano_vgpu {

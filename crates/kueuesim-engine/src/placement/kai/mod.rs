@@ -6,11 +6,13 @@
 //! `pkg/scheduler/actions/allocate`, `plugins/topology`, `plugins/nodeplacement`).
 //!
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
-//! plugin (candidate domains, `checkJobDomainFit`); `counts` its per-domain `AllocatablePods`
-//! counts, kept in step with binds and releases; `nodeplacement` the node scores; `order` each
-//! domain's nodes in bin-pack order, which a dry run of alike GPU pods reads; `subgroups`
-//! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim;
-//! `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`).
+//! plugin (candidate domains, `checkJobDomainFit`); `nodeplacement` the node scores;
+//! `subgroups` PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares
+//! and reclaim; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
+//! `Cluster` keeps in step for KAI on every bind and release are shared bookkeeping, in the
+//! folder above: `placement::fit_counts` (per-domain `AllocatablePods` counts),
+//! `placement::domain_order` (each domain's nodes in bin-pack order, which a dry run of alike
+//! GPU pods reads) and `placement::commit` (an allocation's batched commit).
 
 mod messages;
 mod nodeplacement;

@@ -2,6 +2,11 @@
 //! search samples `percentageOfNodesToScore` of the nodes from a rotating start, and the
 //! default score plugins that matter for resource-only pods (NodeResourcesFit LeastAllocated
 //! and NodeResourcesBalancedAllocation) pick the node, ties at random (`selectHost`).
+//!
+//! Files: this one the default scheduler; `gpu_share` the FGD simulator's score plugins over
+//! GPU devices; `hooked` the caller's node scores in place of the built-in ones. The sampling,
+//! score plugins and occupancy-class scan it shares with Volcano are in
+//! `placement::node_search`.
 
 pub mod gpu_share;
 pub mod hooked;

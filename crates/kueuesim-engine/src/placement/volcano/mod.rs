@@ -4,6 +4,13 @@
 //! network-topology-aware plugin, without one the flat node search with the plugin's
 //! normal-pod HyperNode bin-packing (Volcano's `pkg/scheduler/actions/allocate` and
 //! `plugins/network-topology-aware`).
+//!
+//! Files: this one the job types, the scores and both searches; `subjobs` subjobs inside a
+//! HyperNode and the gang's readiness; `explain` the kept explanations of a gang that fits
+//! nowhere; `messages` Volcano's fit errors and the gang plugin's message; `vgpu` the flat
+//! search of a job with vGPU pods. The vGPU device book (`placement::vgpu_book`) and what the
+//! search keeps in the `Cluster` between attempts (`placement::scratch`) are shared
+//! bookkeeping, in the folder above.
 
 mod explain;
 mod messages;

@@ -10,6 +10,10 @@ use kueuesim_model::{
     Workload, WorkloadId, World,
 };
 
+// Defined beside the device book that works them out, below this module, so that the
+// placement code it depends on does not depend on it in turn.
+pub use crate::placement::devices::GpuSharingFigures;
+
 /// The state of a workload, as the `-o json` contract names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WorkloadState {
@@ -284,23 +288,6 @@ pub struct RunStats {
     /// Pending workload-milliseconds per ClusterQueue and LocalQueue, by what held them back
     /// (`pendingBoundBy`; `bound::shares` gives each constraint's share).
     pub pending_bound: crate::bound::PendingBound,
-}
-
-/// How the GPU devices are used at one instant: allocation and fragmentation as Weng et al.
-/// (USENIX ATC 2023) define them and their simulator reports them (`ClusterAnalysis`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct GpuSharingFigures {
-    /// GPU devices in the cluster.
-    pub gpus: i64,
-    /// Devices some pod holds a share of, or all of.
-    pub gpus_allocated: i64,
-    /// Milli-GPUs held by pods.
-    pub milli_allocated: i64,
-    /// Milli-GPUs free.
-    pub milli_idle: i64,
-    /// Of the free milli-GPUs, those the target workload could not use (FGD's fragmented
-    /// GPU milli: the sum over nodes of `node_fragmentation`); None without a target.
-    pub milli_fragmented: Option<f64>,
 }
 
 /// Why a run stopped before its end (`RunStats::stopped`).

@@ -77,6 +77,9 @@ pub struct WorkloadStream {
     /// Whether the heads were pulled (`prime`).
     primed: bool,
     error: StreamError,
+    /// With a `Simulation.spec.variation`: the varied workloads, which this stream gives in
+    /// place of its sources' (`crate::variation`).
+    varied: Option<Box<crate::variation::Varied>>,
 }
 
 impl std::fmt::Debug for WorkloadStream {
@@ -174,7 +177,16 @@ impl WorkloadStream {
             sources,
             primed: false,
             error: StreamError::default(),
+            varied: None,
         }
+    }
+
+    /// A stream of the workloads `varied` gives.
+    pub(crate) fn of_varied(varied: crate::variation::Varied) -> Self {
+        let mut s =
+            WorkloadStream::new(Vec::new(), GeneratedWorkloads::new(Vec::new()), Vec::new());
+        s.varied = Some(Box::new(varied));
+        s
     }
 
     /// Adds a trace's rows, after everything added before at equal arrivals.
@@ -189,6 +201,9 @@ impl WorkloadStream {
     /// Pulls the first workload of every source, so that an error in the first row of a
     /// trace shows before a run starts.
     pub(crate) fn prime(&mut self) -> Result<(), ScenarioError> {
+        if let Some(v) = &mut self.varied {
+            return v.prime();
+        }
         if !self.primed {
             self.primed = true;
             for (head, source) in self.heads.iter_mut().zip(&mut self.sources) {
@@ -205,6 +220,9 @@ impl WorkloadStream {
 
     /// The next workload, or the first error.
     pub fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError> {
+        if let Some(v) = &mut self.varied {
+            return v.try_next();
+        }
         self.prime()?;
         let best = self
             .heads
@@ -232,6 +250,14 @@ impl kueuesim_engine::WorkloadFeed for WorkloadStream {
         if let Err(e) = self.prime() {
             *self.error.borrow_mut() = Some(e);
             return 0;
+        }
+        // Varied workloads are counted as they are made: how many copies arrive is drawn.
+        if self.varied.is_some() {
+            let mut n = 0;
+            while self.next().is_some() {
+                n += 1;
+            }
+            return n;
         }
         // The heads as (arrival, rank): the merge order of `try_next`.
         // No source can fail and each knows its rest (the scenario's own workloads, generators

@@ -197,6 +197,20 @@ pub fn trace_files(
     Ok(decls.iter().flat_map(|d| d.files.iter().cloned()).collect())
 }
 
+impl TraceDecl {
+    /// Whether its rows draw values from the run's seed (a random mapping, or openb's
+    /// `inflate` sample, with no `spec.seed` of its own): they then differ from seed to seed.
+    pub(crate) fn draws_from_run_seed(&self) -> bool {
+        let random = self
+            .maps
+            .iter()
+            .flatten()
+            .any(|m| matches!(m, MapSource::Random(_)));
+        let inflate = self.openb.inflate.is_some_and(|(_, seed)| seed.is_none());
+        self.seed.is_none() && (random || inflate)
+    }
+}
+
 /// `spec.openb`, checked.
 #[derive(Clone, Debug)]
 pub(crate) struct OpenbDecl {

@@ -687,6 +687,10 @@ fn run_replicates(
         docs.push(doc);
     }
     warn_checks(&docs);
+    let (vary, vary_warning) = replicates::seeds_vary(&docs);
+    if let Some(w) = vary_warning {
+        eprintln!("warning: {w}");
+    }
     let figures = replicates::aggregate(&docs);
     if let Some((dir, _)) = &out {
         // Always: the replicate document is what makes the directory comparable; `--write`
@@ -713,7 +717,7 @@ fn run_replicates(
     if full {
         print_data(&replicates::to_json(&seeds, &figures, &docs))
     } else {
-        print_out(&replicates::aggregate_text(&label, &seeds, &figures))
+        print_out(&replicates::aggregate_text(&label, &seeds, &vary, &figures))
     }
 }
 

@@ -137,6 +137,26 @@ pub fn seeds_vary_text(items: &[String]) -> String {
     }
 }
 
+/// Why the spread across runs of several seeds is not the variation of a day's workload, if
+/// it is not: their seeds vary tie-breaks only (`seeds_vary` of the runs), or every run
+/// replayed the same workloads (one `workload_fingerprint` among two runs or more).
+pub fn seeds_warning(seeds_vary: &[String], fingerprints: &[&str]) -> Option<String> {
+    const ASK: &str =
+        "Simulation spec.variation varies arrivals, durations and load (docs/what-if.md)";
+    if matches!(seeds_vary, [one] if one == "tie-breaks") {
+        return Some(format!(
+            "the seeds vary tie-breaks only: every seed replays the same workloads, so the spread across seeds is tie-break noise, not how much a day varies; {ASK}"
+        ));
+    }
+    let one = fingerprints.first()?;
+    (fingerprints.len() > 1 && fingerprints.iter().all(|f| f == one)).then(|| {
+        format!(
+            "all {} seeds replayed the same workloads (workload fingerprint {one}): the spread across seeds is tie-break noise, not how much a day varies; {ASK}",
+            fingerprints.len()
+        )
+    })
+}
+
 /// Why a run stopped before its end (`Summary::stopped_early`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

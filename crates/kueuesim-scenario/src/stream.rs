@@ -32,6 +32,17 @@ trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
     fn rest_without_errors(&self) -> Option<u64> {
         None
     }
+
+    /// The first workload arriving at `t` or later, the ones before it passed over. By
+    /// default each is built and dropped.
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+        loop {
+            match self.next()? {
+                Ok((_, w)) if w.arrival < t => {}
+                r => return Some(r),
+            }
+        }
+    }
 }
 
 /// The scenario's own workloads, parsed already: they cannot fail, and how many are left is
@@ -52,18 +63,30 @@ impl Source for Explicit {
     }
 }
 
-/// A source that has no cheaper way to move on than building the workload.
-struct Built<I>(I);
+/// A trace's rows, each with the trace's rank.
+struct Traced {
+    trace: TraceWorkloads,
+    rank: usize,
+}
 
-impl<I: Iterator<Item = Result<(usize, Workload), ScenarioError>>> Iterator for Built<I> {
-    type Item = I::Item;
+impl Iterator for Traced {
+    type Item = Result<(usize, Workload), ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next()
+        let rank = self.rank;
+        self.trace.next().map(|w| w.map(|w| (rank, w)))
     }
 }
 
-impl<I: Iterator<Item = Result<(usize, Workload), ScenarioError>>> Source for Built<I> {}
+impl Source for Traced {
+    /// Rows before `t` are read for their arrival alone.
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+        let rank = self.rank;
+        self.trace
+            .first_from(t.millis())
+            .map(|w| w.map(|w| (rank, w)))
+    }
+}
 
 /// Where a bad row or value met while the engine pulls the stream is kept for the caller:
 /// the stream then ends, and the run must be reported as failed with this error.
@@ -138,6 +161,16 @@ impl Generated {
 }
 
 impl Source for Generated {
+    /// Arrivals before `t` are skipped without being built (with the same check).
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+        while self.merged.peek_arrival().is_some_and(|a| a < t) {
+            if let Err(e) = self.next_arrival()? {
+                return Some(Err(e));
+            }
+        }
+        self.next()
+    }
+
     /// Skips the workload without building it (no name, no pod set), with the same check.
     fn next_arrival(&mut self) -> Option<Result<(usize, SimTime), ScenarioError>> {
         let (arrival, i, index) = self.merged.skip_next()?;
@@ -193,9 +226,21 @@ impl WorkloadStream {
     pub(crate) fn add_trace(&mut self, trace: TraceWorkloads) {
         debug_assert!(!self.primed, "sources are added before the first pull");
         let rank = TRACE_RANK + self.sources.len();
-        self.sources
-            .push(Box::new(Built(trace.map(move |w| w.map(|w| (rank, w))))));
+        self.sources.push(Box::new(Traced { trace, rank }));
         self.heads.push(None);
+    }
+
+    /// Moves past every workload arriving before `t` (building as few as its sources allow):
+    /// the next one given arrives at `t` or later.
+    pub(crate) fn skip_before(&mut self, t: SimTime) -> Result<(), ScenarioError> {
+        debug_assert!(self.varied.is_none(), "a varied stream is not skipped");
+        self.prime()?;
+        for (head, source) in self.heads.iter_mut().zip(&mut self.sources) {
+            if head.as_ref().is_some_and(|(_, w)| w.arrival < t) {
+                *head = source.first_from(t).transpose()?;
+            }
+        }
+        Ok(())
     }
 
     /// Pulls the first workload of every source, so that an error in the first row of a

@@ -377,6 +377,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         (rows, text)
     };
     runner.progress.finish();
+    let text = with_seeds_vary(text, &rows);
 
     let failed = rows.iter().filter(|r| !r.error.is_empty()).count();
     print_warnings(&rows);
@@ -787,6 +788,54 @@ fn table(sweep: &spec::Sweep, rows: &[Row]) -> String {
         ));
     }
     out
+}
+
+/// `text` with a line after its first that says what the sweep's seeds vary (each distinct
+/// wording once: variants may differ), and a warning on stderr for every variant whose seeds
+/// do not vary the workload (the intervals then measure tie-break noise).
+fn with_seeds_vary(text: String, rows: &[Row]) -> String {
+    let mut said: Vec<String> = Vec::new();
+    let mut warned: Vec<(&str, String)> = Vec::new();
+    let mut variants: Vec<&str> = rows.iter().map(|r| r.variant.as_str()).collect();
+    variants.dedup();
+    for v in variants {
+        let runs: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.variant == v && r.error.is_empty())
+            .collect();
+        let Some(items) = runs.iter().find_map(|r| r.variation.seeds_vary.as_ref()) else {
+            continue;
+        };
+        let words = kueuesim_report::output::seeds_vary_text(items);
+        if !said.contains(&words) {
+            said.push(words);
+        }
+        let prints: Vec<&str> = runs
+            .iter()
+            .filter_map(|r| r.variation.fingerprint.as_deref())
+            .collect();
+        if runs.len() > 1
+            && let Some(w) = kueuesim_report::output::seeds_warning(items, &prints)
+        {
+            warned.push((v, w));
+        }
+    }
+    // One warning, however many variants: they load the same scenario.
+    if let Some((v, w)) = warned.first() {
+        let more = match warned.len() - 1 {
+            0 => String::new(),
+            n => format!(
+                " (and {n} more variant{} alike)",
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        eprintln!("warning: variant {v}{more}: {w}");
+    }
+    if said.is_empty() {
+        return text;
+    }
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    format!("{first}\nSeeds vary: {}\n{rest}", said.join(" | "))
 }
 
 /// How many kept figures the table shows (its width on a terminal).

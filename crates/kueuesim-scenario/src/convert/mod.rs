@@ -92,9 +92,21 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
         loaded.world.config.seed = seed;
     }
     let mut stream = loaded.stream.take().expect("built with the workloads");
+    let mut opened = Vec::with_capacity(traces.len());
     for d in &traces {
-        stream.add_trace(crate::trace::open(d, &mut loaded.world)?);
+        opened.push(crate::trace::open(d, &mut loaded.world)?);
     }
+    // A resample reads the days afresh from the parts (the traces among them), not from this
+    // stream.
+    let parts = match parts {
+        Some(p) => Some(p.with_traces(opened)),
+        None => {
+            for t in opened {
+                stream.add_trace(t);
+            }
+            None
+        }
+    };
     let mut input_days = None;
     if variation.changes_workloads() {
         use crate::variation::{Input, Resampled, Varied};
@@ -103,7 +115,6 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
             // The days are read afresh from the input's parts; the stream built above
             // is not used.
             Some(parts) => {
-                let parts = parts.with_traces(traces.clone(), loaded.world.clone());
                 let days = Resampled::new(parts, seed)?;
                 input_days = Some(days.input_days());
                 if days.input_days() == 1 {

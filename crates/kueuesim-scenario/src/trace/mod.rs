@@ -294,10 +294,10 @@ enum Columns {
 }
 
 /// Where the rows come from: streamed, or read whole and sorted by arrival (public files that
-/// are not in arrival order; they are small).
+/// are not in arrival order; they are small), shared by the readers `rewound` makes.
 enum Rows {
     Stream(CsvReader<BufReader<File>>),
-    Sorted(std::vec::IntoIter<Row>),
+    Sorted { rows: std::rc::Rc<[Row]>, at: usize },
 }
 
 /// Name lookups of the world, owned so the iterator borrows nothing.
@@ -313,6 +313,8 @@ struct Names {
 /// reader and settings.
 pub struct TraceWorkloads {
     file: String,
+    /// The trace file (a streamed trace is opened again by `rewound`).
+    path: PathBuf,
     format: TraceFormat,
     rows: Rows,
     cols: Columns,

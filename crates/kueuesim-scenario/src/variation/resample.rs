@@ -7,14 +7,14 @@
 
 use std::rc::Rc;
 
-use kueuesim_model::{SimTime, Workload, World};
+use kueuesim_model::{SimTime, Workload};
 
 use super::varied::renamed;
 use super::{DAY_MS, exists_at_start};
 use crate::error::{Pos, ScenarioError};
 use crate::generator::{GeneratedWorkloads, GeneratorSettings, GeneratorStream, Rng};
 use crate::stream::WorkloadStream;
-use crate::trace::TraceDecl;
+use crate::trace::TraceWorkloads;
 
 /// What the merged workload stream is made of, kept to open it again from the start.
 pub(crate) struct StreamParts {
@@ -24,9 +24,8 @@ pub(crate) struct StreamParts {
     generators: Vec<GeneratorSettings>,
     /// Per generator: its document position and where it is written.
     places: Vec<(usize, Pos, Rc<str>)>,
-    /// The traces, and a copy of the world they are opened against (names, resources).
-    traces: Vec<TraceDecl>,
-    world: World,
+    /// The traces, opened: each read again from its start (`TraceWorkloads::rewound`).
+    traces: Vec<TraceWorkloads>,
 }
 
 impl StreamParts {
@@ -40,14 +39,12 @@ impl StreamParts {
             generators,
             places,
             traces: Vec::new(),
-            world: World::default(),
         }
     }
 
-    /// Adds the traces, opened against (a copy of) `world` after the loader opened them once.
-    pub(crate) fn with_traces(mut self, traces: Vec<TraceDecl>, world: World) -> Self {
+    /// Adds the traces as the loader opened them.
+    pub(crate) fn with_traces(mut self, traces: Vec<TraceWorkloads>) -> Self {
         self.traces = traces;
-        self.world = world;
         self
     }
 
@@ -64,29 +61,40 @@ impl StreamParts {
             GeneratedWorkloads::new(streams),
             self.places.clone(),
         );
-        for d in &self.traces {
-            s.add_trace(crate::trace::open(d, &mut self.world)?);
+        for t in &self.traces {
+            s.add_trace(t.rewound()?);
         }
         Ok(s)
     }
 }
 
-/// An open stream of the input, its next workload pulled ahead, and the latest arrival taken
-/// from it (it can move forward to a day that starts after that, not back).
+/// An open stream of the input, its next workload pulled ahead, and how far it has moved:
+/// a day that starts at `from` or later can be read from it, an earlier one cannot.
 struct Reader {
     stream: WorkloadStream,
     next: Option<Workload>,
-    taken: Option<SimTime>,
+    from: i64,
 }
 
 impl Reader {
     fn pull(&mut self) -> Result<Option<Workload>, ScenarioError> {
         let w = self.next.take();
         if let Some(w) = &w {
-            self.taken = Some(w.arrival);
+            // Another workload may arrive at the same instant: a day starting then is behind.
+            self.from = self.from.max(w.arrival.millis() + 1);
             self.next = self.stream.try_next()?;
         }
         Ok(w)
+    }
+
+    /// Moves to the first workload arriving at `t` ms or later.
+    fn skip_before(&mut self, t: i64) -> Result<(), ScenarioError> {
+        if self.next.as_ref().is_some_and(|w| w.arrival.millis() < t) {
+            self.stream.skip_before(SimTime::from_millis(t))?;
+            self.next = self.stream.try_next()?;
+        }
+        self.from = self.from.max(t);
+        Ok(())
     }
 }
 
@@ -98,6 +106,8 @@ pub(crate) struct Resampled {
     /// The day of the run being given.
     day: usize,
     reader: Option<Reader>,
+    /// The day of the run the reader is reading.
+    reading: Option<usize>,
     /// The workloads that exist at the start (kept once, as written), in arrival order, and
     /// how many were given.
     at_start: Vec<Workload>,
@@ -129,6 +139,7 @@ impl Resampled {
             days,
             day: 0,
             reader: None,
+            reading: None,
             at_start,
             given: 0,
             ahead: None,
@@ -168,13 +179,12 @@ impl Resampled {
     fn next_of_days(&mut self) -> Result<Option<Workload>, ScenarioError> {
         while let Some(&k) = self.days.get(self.day) {
             let (lo, hi) = (k * DAY_MS, (k + 1) * DAY_MS);
-            // A reader that has taken a workload of this day or later starts again.
-            if self
-                .reader
-                .as_ref()
-                .is_some_and(|r| r.taken.is_some_and(|t| t.millis() >= lo))
-            {
-                self.reader = None;
+            // Entering a day: a reader that has moved into it or past it starts again.
+            if self.reading != Some(self.day) {
+                if self.reader.as_ref().is_some_and(|r| r.from > lo) {
+                    self.reader = None;
+                }
+                self.reading = Some(self.day);
             }
             if self.reader.is_none() {
                 let mut stream = self.parts.open()?;
@@ -182,13 +192,12 @@ impl Resampled {
                 self.reader = Some(Reader {
                     stream,
                     next,
-                    taken: None,
+                    from: 0,
                 });
             }
             let r = self.reader.as_mut().expect("opened");
-            while r.next.as_ref().is_some_and(|w| w.arrival.millis() < lo) {
-                r.pull()?;
-            }
+            // The days before are passed over, building as few workloads as can be.
+            r.skip_before(lo)?;
             if r.next.as_ref().is_some_and(|w| w.arrival.millis() < hi) {
                 let mut w = r.pull()?.expect("peeked");
                 if exists_at_start(&w) {

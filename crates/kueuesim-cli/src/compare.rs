@@ -546,7 +546,7 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let b = side(&args.b)?;
     // The intervals and P below read the spread across seeds: say when that is not a day's.
     for w in seeds_warnings(&a, &b) {
-        eprintln!("warning: {w}");
+        crate::warnings::warn(&w);
     }
     let test = test_for(&a, &b);
     let mut lines = lines(&a, &b, test);

@@ -824,12 +824,9 @@ fn with_seeds_vary(text: String, rows: &[Row]) -> String {
     if let Some((v, w)) = warned.first() {
         let more = match warned.len() - 1 {
             0 => String::new(),
-            n => format!(
-                " (and {n} more variant{} alike)",
-                if n == 1 { "" } else { "s" }
-            ),
+            n => format!(" and {n} more"),
         };
-        eprintln!("warning: variant {v}{more}: {w}");
+        crate::warnings::warn_for(&format!("{v}{more}"), w);
     }
     if said.is_empty() {
         return text;

@@ -3,7 +3,8 @@
 trace root, docs/traces.md): the measurements behind the reference platform's
 `Simulation.spec.variation` (scenarios/platform/00-simulation.yaml, docs/what-if.md).
 
-Usage: scripts/trace-variation.py [TRACE_ROOT]   (default: $KUEUESIM_TRACE_ROOT)
+Usage: scripts/trace-variation.py [TRACE_ROOT]
+(default: $KUEUESIM_TRACE_ROOT, else shared/traces beside the checkout, as kueuesim looks)
 
 The steady part of the trace is taken: the weekdays from 2017-09-25 (the first week after
 the trace's ramp-up, when fewer than 20 jobs a day were logged) to 2017-12-12 (before the
@@ -30,7 +31,8 @@ FIRST, LAST = datetime.date(2017, 9, 25), datetime.date(2017, 12, 12)
 
 
 def main() -> None:
-    root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("KUEUESIM_TRACE_ROOT", "")
+    beside = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "traces")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("KUEUESIM_TRACE_ROOT", beside)
     path = os.path.join(root, "philly-pollux", "philly.csv")
     jobs = collections.Counter()
     groups_per_day = collections.defaultdict(set)

@@ -102,7 +102,16 @@ pub struct WorkloadStream {
     error: StreamError,
     /// With a `Simulation.spec.variation`: the varied workloads, which this stream gives in
     /// place of its sources' (`crate::variation`).
-    varied: Option<Box<crate::variation::Varied>>,
+    varied: Option<Box<dyn Stage>>,
+}
+
+/// A stage that gives a stream's workloads in place of its sources' (the variation, which
+/// reads streams of its own).
+pub(crate) trait Stage {
+    /// Reads ahead what an error at the start needs (before a run starts).
+    fn prime(&mut self) -> Result<(), ScenarioError>;
+    /// The next workload, in arrival order, or the first error.
+    fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError>;
 }
 
 impl std::fmt::Debug for WorkloadStream {
@@ -214,11 +223,11 @@ impl WorkloadStream {
         }
     }
 
-    /// A stream of the workloads `varied` gives.
-    pub(crate) fn of_varied(varied: crate::variation::Varied) -> Self {
+    /// A stream of the workloads `stage` gives.
+    pub(crate) fn of_stage(stage: Box<dyn Stage>) -> Self {
         let mut s =
             WorkloadStream::new(Vec::new(), GeneratedWorkloads::new(Vec::new()), Vec::new());
-        s.varied = Some(Box::new(varied));
+        s.varied = Some(stage);
         s
     }
 

@@ -126,7 +126,7 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
             }
             None => Input::Stream(Box::new(stream)),
         };
-        stream = WorkloadStream::of_varied(Varied::new(variation.clone(), seed, input));
+        stream = WorkloadStream::of_stage(Box::new(Varied::new(variation.clone(), seed, input)));
     }
     loaded.world.config.variation = variation_note(&variation, input_days, &generators, &traces);
     stream.prime()?;

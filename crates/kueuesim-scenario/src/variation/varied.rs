@@ -73,6 +73,16 @@ pub(crate) struct Varied {
     made: u64,
 }
 
+impl crate::stream::Stage for Varied {
+    fn prime(&mut self) -> Result<(), ScenarioError> {
+        Varied::prime(self)
+    }
+
+    fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError> {
+        Varied::try_next(self)
+    }
+}
+
 impl Varied {
     pub(crate) fn new(settings: Variation, seed: u64, input: Input) -> Self {
         Varied {

@@ -690,6 +690,7 @@ mod tests {
             seed: 1,
             error: String::new(),
             figures: vec![("-w".into(), "-1.5".into())],
+            variation: Default::default(),
             warnings: Vec::new(),
         }];
         let params = vec!["a".to_string(), "+b".to_string(), "c".to_string()];
@@ -697,8 +698,8 @@ mod tests {
         let text = sweep_csv(&params, false, &cols, &rows);
         assert_eq!(
             text,
-            "variant,a,'+b,c,seed,status,error,'-w\n\
-             \"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2,'@SUM(A1),'-1+2,1,ok,,-1.5\n"
+            "variant,a,'+b,c,seed,status,error,seedsVary,workloadFingerprint,'-w\n\
+             \"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2,'@SUM(A1),'-1+2,1,ok,,,,-1.5\n"
         );
         let back = read_rows(&text);
         assert_eq!(back[0].variant, rows[0].variant);

@@ -288,6 +288,34 @@ pub struct RunStats {
     /// Pending workload-milliseconds per ClusterQueue and LocalQueue, by what held them back
     /// (`pendingBoundBy`; `bound::shares` gives each constraint's share).
     pub pending_bound: crate::bound::PendingBound,
+    /// A hash of every arrived workload's namespace, name, arrival, duration and pod sets'
+    /// sizes, in arrival order (`workload_fingerprint`): equal on two runs that replayed
+    /// the same workloads, so a reader can tell seeds that vary the workload from seeds that
+    /// vary tie-breaks only.
+    pub workload_fingerprint: u64,
+}
+
+/// Folds workload `w` into a run's `workload_fingerprint` (FNV-1a, 64 bits, over its
+/// namespace, name, arrival, duration and each pod set's count and requests).
+pub fn workload_fingerprint(mut hash: u64, w: &kueuesim_model::Workload) -> u64 {
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(w.namespace.as_bytes());
+    eat(b"/");
+    eat(w.name.as_bytes());
+    eat(&w.arrival.millis().to_le_bytes());
+    eat(&w.duration.map_or(-1, |d| d.millis()).to_le_bytes());
+    for p in &w.pod_sets {
+        eat(&p.count.to_le_bytes());
+        for (r, v) in p.requests.iter() {
+            eat(&(r.index() as u64).to_le_bytes());
+            eat(&v.to_le_bytes());
+        }
+    }
+    hash
 }
 
 /// Why a run stopped before its end (`RunStats::stopped`).

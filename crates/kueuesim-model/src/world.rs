@@ -70,6 +70,37 @@ pub struct SimConfig {
     pub gpu: crate::gpu::GpuSharingConfig,
     /// Seeded random failures of nodes and GPUs (`spec.failures`).
     pub failures: crate::change::FailureConfig,
+    /// What the seed changes in the workloads (`spec.variation`), as the loader describes it.
+    pub variation: VariationNote,
+}
+
+/// What a run's seed changes in its workloads (`Simulation.spec.variation`, and any input
+/// drawn from the seed), described by the loader for the summary (`summary.variation`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariationNote {
+    /// `spec.variation.arrivals`: `keep`, `jitter <duration>` or `poisson`.
+    pub arrivals: String,
+    /// `spec.variation.durations`: `keep` or `lognormal sigma <σ>`.
+    pub durations: String,
+    /// `spec.variation.load`.
+    pub load: f64,
+    /// `spec.variation.resample`: `none` or `days`.
+    pub resample: String,
+    /// What differs from one seed to the next, in words, `tie-breaks` last (the schedulers'
+    /// seeded tie-breaks are always drawn from the seed).
+    pub seeds_vary: Vec<String>,
+}
+
+impl Default for VariationNote {
+    fn default() -> Self {
+        VariationNote {
+            arrivals: "keep".into(),
+            durations: "keep".into(),
+            load: 1.0,
+            resample: "none".into(),
+            seeds_vary: vec!["tie-breaks".into()],
+        }
+    }
 }
 
 /// `spec.policies`: the hooks a scenario replaces, each by a name the caller binds to a
@@ -435,6 +466,7 @@ impl Default for SimConfig {
             policies: PolicyNames::default(),
             gpu: crate::gpu::GpuSharingConfig::default(),
             failures: crate::change::FailureConfig::default(),
+            variation: VariationNote::default(),
         }
     }
 }

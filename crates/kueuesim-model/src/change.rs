@@ -72,8 +72,6 @@ pub enum NodeOp {
     Drain,
     /// The Node object is deleted: its pods end at once.
     Remove,
-    /// The Node appears (a later change adds it, e.g. a NodePool patched in).
-    Add,
 }
 
 impl NodeOp {
@@ -84,7 +82,6 @@ impl NodeOp {
             NodeOp::Uncordon => "uncordon",
             NodeOp::Drain => "drain",
             NodeOp::Remove => "remove",
-            NodeOp::Add => "add",
         }
     }
 }
@@ -96,9 +93,6 @@ pub struct Change {
     pub at: SimTime,
     /// Node operations, in the order they apply.
     pub nodes: Vec<(NodeOp, Vec<NodeId>)>,
-    /// The objects from this change on (`World::epochs`, by index), when the change patches
-    /// objects (quota, policies): None when it only operates on nodes.
-    pub epoch: Option<usize>,
     /// Where the change is written (`file:line:column`), for messages.
     pub source: String,
 }

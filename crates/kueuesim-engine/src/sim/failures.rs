@@ -159,7 +159,18 @@ impl FailureClock {
 
 impl<'w> Simulation<'w> {
     /// Queues `Ev::Failure` for the earliest failure or repair, unless it is queued already.
-    pub(super) fn queue_failure_event(&mut self) {
+    ///
+    /// Without a horizon, failures stop once nothing else is left to happen and every node and
+    /// GPU is up: more failures could only take capacity from a cluster where nothing waits
+    /// for it, and the run would never end.
+    pub(super) fn queue_failure_event(&mut self, first: bool) {
+        if !first
+            && self.world.config.until.is_none()
+            && self.events.is_empty()
+            && self.sched.nodes.as_ref().is_none_or(|s| s.all_up())
+        {
+            return;
+        }
         let Some(clock) = self.sched.failures.as_mut() else {
             return;
         };
@@ -176,6 +187,7 @@ impl<'w> Simulation<'w> {
         if let Some(clock) = self.sched.failures.as_mut() {
             clock.queued = None;
         }
+        let lost = self.rec.stats.failures.pods_lost;
         loop {
             let now = self.now;
             let Some(clock) = self.sched.failures.as_mut() else {
@@ -190,9 +202,8 @@ impl<'w> Simulation<'w> {
             clock.due.remove(&(at, seq, next));
             self.failure(next);
         }
-        self.retry_placements();
-        self.request_cycle();
-        self.queue_failure_event();
+        self.after_node_change(lost);
+        self.queue_failure_event(false);
     }
 
     fn failure(&mut self, next: Next) {

@@ -393,7 +393,7 @@ impl<'w> Simulation<'w> {
         for (i, c) in world.timeline.iter().enumerate() {
             sim.events.push(c.at, Ev::Change(i as u32));
         }
-        sim.queue_failure_event();
+        sim.queue_failure_event(true);
         sim
     }
 

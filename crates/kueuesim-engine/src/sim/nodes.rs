@@ -68,6 +68,11 @@ impl NodeStates {
         self.removed[i] || self.failed[i]
     }
 
+    /// Whether no node is failed and no GPU is (removed nodes stay removed).
+    pub(super) fn all_up(&self) -> bool {
+        !self.failed.contains(&true) && self.failed_gpus.iter().all(|&g| g == 0)
+    }
+
     /// What the block of `node` takes of resource `r`.
     pub(super) fn blocked(&self, node: NodeId, r: usize) -> i64 {
         self.blocked[node.index() * self.n_res + r]
@@ -136,11 +141,26 @@ impl<'w> Simulation<'w> {
     pub(super) fn apply_change(&mut self, i: usize) {
         let world = self.world;
         let change = &world.timeline[i];
+        let lost = self.rec.stats.failures.pods_lost;
         for (op, nodes) in &change.nodes {
             self.node_op(*op, nodes);
         }
+        self.after_node_change(lost);
+    }
+
+    /// After nodes changed: the workloads waiting for nodes try again, and Kueue looks at its
+    /// queues. The change was idle (it does not move the end of a run without a horizon) when
+    /// it ended no pod and nothing runs, waits for nodes or is still to arrive: it changed
+    /// nothing any workload saw.
+    pub(super) fn after_node_change(&mut self, pods_lost_before: u64) {
+        let waiting = !self.sched.awaiting_placement.is_empty();
         self.retry_placements();
         self.request_cycle();
+        self.progress.idle = self.rec.stats.failures.pods_lost == pods_lost_before
+            && !waiting
+            && self.progress.running == 0
+            && self.progress.terminating == 0
+            && !self.arrivals_pending();
     }
 
     /// One node operation on `nodes`.
@@ -179,12 +199,6 @@ impl<'w> Simulation<'w> {
                 self.end_pods_on(&nodes, Loss::NodeRemoved);
                 let states = self.sched.nodes.as_mut().expect("node states");
                 for &n in &nodes {
-                    states.sync(world, &mut self.sched.cluster, n);
-                }
-            }
-            NodeOp::Add => {
-                for &n in &nodes {
-                    states.removed[n.index()] = false;
                     states.sync(world, &mut self.sched.cluster, n);
                 }
             }

@@ -82,6 +82,11 @@ impl<'w> Simulation<'w> {
             self.release_pods(w, pods);
             return;
         }
+        // Quota held without running pods up to the loss is counted before the loss restarts
+        // the count (`Runtime::lost_at`).
+        if state == WorkloadState::Admitted {
+            self.close_idle_quota(w);
+        }
         let wl = self.spec(w);
         // The event kueuesim records: which pods, on which nodes.
         let mut names: Vec<String> = Vec::new();
@@ -219,6 +224,7 @@ impl<'w> Simulation<'w> {
             };
             rt.record.running_at = None;
             rt.replacing = true;
+            rt.lost_at = Some(self.now);
             // What was scheduled for the pods that ran (their finish, PodsReady timeouts)
             // no longer holds.
             rt.generation += 1;

@@ -128,7 +128,9 @@ impl<'w> Simulation<'w> {
             .zip(&rt.spec.pod_sets)
             .map(|(a, p)| p.requests.get(g) * i64::from(a.count))
             .sum();
-        let held = (until - at).max(SimDuration::ZERO);
+        // After lost pods, from the loss: the time before it ran.
+        let from = rt.lost_at.map_or(at, |l| l.max(at));
+        let held = (until - from).max(SimDuration::ZERO);
         rt.record.idle_quota_gpu_ms += i128::from(gpus) * i128::from(held.millis());
     }
 

@@ -106,6 +106,9 @@ pub(super) struct Runtime<'w> {
     pub(super) pods_lost_since_restart: u32,
     /// JobSet restarts so far (`failurePolicy.maxRestarts`).
     pub(super) job_restarts: u32,
+    /// When it last lost pods while admitted: the quota it holds counts as held without
+    /// running pods from then (`close_idle_quota`), not from its admission.
+    pub(super) lost_at: Option<SimTime>,
     /// Its part in `pendingBoundBy` (`bound`) and since when.
     pub(super) bound: super::bound::Bound,
     pub(super) bound_since: SimTime,
@@ -221,6 +224,7 @@ pub(super) fn new_runtime<'w>(
         pods_lost: 0,
         pods_lost_since_restart: 0,
         job_restarts: 0,
+        lost_at: None,
         bound: super::bound::Bound::Off,
         bound_since: SimTime::ZERO,
         record: WorkloadRecord {

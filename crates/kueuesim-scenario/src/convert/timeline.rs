@@ -21,6 +21,9 @@ pub(super) const DEFAULT_GPU_MTBF: SimDuration = SimDuration::from_secs(86_300 *
 /// The mean repair time by default: an assumption, not a published figure.
 pub(super) const DEFAULT_REPAIR: SimDuration = SimDuration::from_secs(24 * 3600);
 
+/// What a Timeline change that patches objects is told.
+const NOT_YET: &str = "a Timeline change's set and patch (objects that change at an offset) are not simulated yet: expected nodes (cordon, uncordon, drain, remove); for capacity that arrives later, declare its nodes and cordon them at 0s, uncordon them when they arrive";
+
 impl<'a> Builder<'a> {
     /// Every Timeline's changes, in the order they apply (time, then document order), with
     /// their nodes resolved. Needs the nodes built.
@@ -76,19 +79,24 @@ impl<'a> Builder<'a> {
                 }
             }
         }
-        let patches = !c.value.set.is_empty() || c.value.patch.is_some();
-        if nodes.is_empty() && !patches {
+        // Changing objects mid-run (quota, policies, new NodePools) is not simulated yet:
+        // said at the change, never dropped.
+        if let Some(s) = c.value.set.first() {
+            return Err(err_at(src, s, NOT_YET));
+        }
+        if let Some(p) = &c.value.patch {
+            return Err(err_at(src, p, NOT_YET));
+        }
+        if nodes.is_empty() {
             return Err(err_at(
                 src,
                 c,
-                "a change does nothing: expected set, patch or nodes (cordon, uncordon, drain, remove)",
+                "a change does nothing: expected nodes (cordon, uncordon, drain, remove)",
             ));
         }
         Ok(Change {
             at,
             nodes,
-            // Filled in by `crate::timeline` when the change patches objects.
-            epoch: None,
             source: pos_of(src, c).to_string(),
         })
     }
@@ -176,6 +184,14 @@ impl<'a> Builder<'a> {
             });
         }
         if let Some(g) = &f.value.gpus {
+            // A pod holds particular devices there; which one a failure hits is not modelled.
+            if self.world.config.gpu.devices || self.world.config.volcano.deviceshare.is_some() {
+                return Err(err_at(
+                    src,
+                    g,
+                    "spec.failures.gpus with GPUs as devices (spec.gpuPlacement.devices, Volcano vGPU) is not simulated yet: expected node failures alone (spec.failures.nodes)",
+                ));
+            }
             let nodes = self.failure_nodes(src, g, true)?;
             cfg.gpus.push(GpuFailures {
                 nodes,

@@ -350,7 +350,9 @@ impl<'w> Simulation<'w> {
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.release_quota(w);
-        if released > 0 {
+        // While nodes change (`Schedulers::nodes_changing`) the schedulers look once all of
+        // the change has applied.
+        if released > 0 && !self.sched.nodes_changing {
             self.retry_placements();
         }
     }

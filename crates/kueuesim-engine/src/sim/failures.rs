@@ -188,10 +188,11 @@ impl<'w> Simulation<'w> {
             clock.queued = None;
         }
         let lost = self.rec.stats.failures.pods_lost;
+        self.sched.nodes_changing = true;
         loop {
             let now = self.now;
             let Some(clock) = self.sched.failures.as_mut() else {
-                return;
+                break;
             };
             let Some(&(at, seq, next)) = clock.due.first() else {
                 break;

@@ -210,6 +210,10 @@ struct Schedulers {
     nodes: Option<nodes::NodeStates>,
     /// The next failures and repairs (`spec.failures`); None without failures.
     failures: Option<failures::FailureClock>,
+    /// A Timeline change or the failures due at one instant are being applied: a job that
+    /// fails and gives its nodes back does not have the waiting workloads placed yet (they
+    /// could land on a node the same change is about to take), `after_node_change` does.
+    nodes_changing: bool,
 }
 
 /// Whether the run is getting anywhere: what has arrived, runs or terminates, and when
@@ -355,6 +359,7 @@ impl<'w> Simulation<'w> {
                 .then(|| nodes::NodeStates::new(world)),
                 failures: (world.has_nodes() && !world.config.failures.is_empty())
                     .then(|| failures::FailureClock::new(world)),
+                nodes_changing: false,
             },
             progress: Progress {
                 last_effective: SimTime::ZERO,

@@ -142,6 +142,7 @@ impl<'w> Simulation<'w> {
         let world = self.world;
         let change = &world.timeline[i];
         let lost = self.rec.stats.failures.pods_lost;
+        self.sched.nodes_changing = true;
         for (op, nodes) in &change.nodes {
             self.node_op(*op, nodes);
         }
@@ -153,6 +154,7 @@ impl<'w> Simulation<'w> {
     /// it ended no pod and nothing runs, waits for nodes or is still to arrive: it changed
     /// nothing any workload saw.
     pub(super) fn after_node_change(&mut self, pods_lost_before: u64) {
+        self.sched.nodes_changing = false;
         let waiting = !self.sched.awaiting_placement.is_empty();
         self.retry_placements();
         self.request_cycle();

@@ -382,6 +382,13 @@ pub enum Stopped {
     EventBudget(u64),
     /// The caller's progress callback asked it to stop (a wall-time budget, say).
     ByCaller,
+    /// A run without a horizon and with `spec.failures`: every workload has arrived, and for
+    /// `for_` nothing finished or failed while failures kept ending pods (the jobs left
+    /// lose their work faster than they do it, and failures never stop).
+    FailuresWithoutEnd {
+        /// How long nothing finished.
+        for_: SimDuration,
+    },
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.

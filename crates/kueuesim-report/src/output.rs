@@ -213,6 +213,12 @@ impl StoppedEarly {
                 reason: "Interrupted",
                 message: format!("the run was stopped by its caller at simulated {end}"),
             },
+            Stopped::FailuresWithoutEnd { for_ } => StoppedEarly {
+                reason: "FailuresWithoutEnd",
+                message: format!(
+                    "the run has no horizon and, with spec.failures, nothing finished for {for_} while failures kept ending pods (a job that loses its work faster than it does it never finishes): stopped at simulated {end}; give spec.until or --until, or checkpoints (kueuesim.io/checkpoint-interval)"
+                ),
+            },
         }
     }
 }

@@ -160,6 +160,32 @@ impl<'w> Simulation<'w> {
                         self.sched.cluster.nodes.free_pods(id)
                     ));
                 }
+                for r in 0..world.resources.len() {
+                    let free = self.sched.cluster.nodes.free(id, r);
+                    if states.closed(id) && free > 0 {
+                        return Err(format!(
+                            "node {} is cordoned, removed or failed but has {free} {} free",
+                            world.nodes[n].name,
+                            world.resources.name(ResourceId::from_index(r))
+                        ));
+                    }
+                }
+                // A failed GPU is held back as soon as no pod holds it.
+                if let Some(g) = self.sched.cluster.res.gpu
+                    && !states.closed(id)
+                {
+                    let failed = i64::from(states.failed_gpus[n]);
+                    let blocked = states.blocked(id, g);
+                    if blocked > failed
+                        || (blocked < failed && self.sched.cluster.nodes.free(id, g) > 0)
+                    {
+                        return Err(format!(
+                            "node {} has {failed} failed GPUs but {blocked} held back with {} free",
+                            world.nodes[n].name,
+                            self.sched.cluster.nodes.free(id, g)
+                        ));
+                    }
+                }
             }
             for (i, rt) in self.runtimes.iter() {
                 if rt.record.state == WorkloadState::Finished {
@@ -174,10 +200,20 @@ impl<'w> Simulation<'w> {
                         ));
                     }
                 }
+                // Every lost pod is replaced before the workload runs again.
+                if rt.record.state == WorkloadState::Running
+                    && rt.record.placement.iter().flatten().any(Option::is_none)
+                {
+                    return Err(format!(
+                        "{} is running with a pod that is not placed",
+                        rt.spec.name
+                    ));
+                }
                 let w = WorkloadId::from_index(i);
                 let waiting = self.sched.awaiting_placement.iter().any(|&(_, _, x)| x == w);
                 if rt.replacing
                     && matches!(rt.record.state, WorkloadState::Admitted | WorkloadState::Pending)
+                    && rt.record.placement.iter().flatten().any(Option::is_none)
                     && !waiting
                 {
                     return Err(format!(

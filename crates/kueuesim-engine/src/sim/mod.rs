@@ -238,6 +238,10 @@ struct Progress {
     /// Events processed at the current instant (`now`): past `livelock_bound` time has
     /// stopped advancing while decisions repeat.
     events_this_instant: u64,
+    /// With failures: the last arrival, finish or failed job (`failures_without_end`).
+    last_done: SimTime,
+    /// With failures: the longest duration plus restart cost of the workloads arrived.
+    longest: SimDuration,
 }
 
 /// What the run records beside the workloads' own records: its statistics and GPU time, the
@@ -369,6 +373,8 @@ impl<'w> Simulation<'w> {
                 terminating: 0,
                 last_progress: SimTime::ZERO,
                 events_this_instant: 0,
+                last_done: SimTime::ZERO,
+                longest: SimDuration::ZERO,
             },
             rec: Recorder {
                 stats: RunStats {
@@ -560,6 +566,12 @@ impl<'w> Simulation<'w> {
             if until.is_none() && self.only_futile_loops_left() {
                 break;
             }
+            if until.is_none()
+                && let Some(for_) = self.failures_without_end()
+            {
+                self.rec.stats.stopped = Some(Stopped::FailuresWithoutEnd { for_ });
+                break;
+            }
         }
         // A run stopped early describes the time it reached.
         let end = match (until, &self.rec.stats.stopped) {
@@ -717,6 +729,25 @@ impl<'w> Simulation<'w> {
         }
         let round = cfg.timeout + cfg.backoff_max + self.world.config.pod_termination;
         self.now - self.progress.last_progress > round + round
+    }
+
+    /// Without a horizon and with failures: how long nothing has arrived, finished or failed,
+    /// if that is past `FAILURES_WITHOUT_END` times the longest workload (a day at least)
+    /// while every workload has arrived. Failures go on as long as the run does; a job that
+    /// loses its work faster than it does it would keep the run going for ever.
+    pub fn failures_without_end(&self) -> Option<SimDuration> {
+        if self.sched.failures.is_none() || self.arrivals_pending() {
+            return None;
+        }
+        let stretch = SimDuration::from_millis(
+            self.progress
+                .longest
+                .millis()
+                .saturating_mul(FAILURES_WITHOUT_END)
+                .max(SimDuration::from_secs(24 * 3600).millis()),
+        );
+        let quiet = self.now - self.progress.last_done;
+        (quiet > stretch).then_some(quiet)
     }
 
     /// Relabels the UIDs of the live workloads on every arrival instead of only when a gap
@@ -890,6 +921,11 @@ impl<'w> Simulation<'w> {
         self.spec(w).pod_name(ps, idx)
     }
 }
+
+/// Without a horizon, a run with failures stops when nothing has finished for this many times
+/// its longest workload (duration plus restart cost): by then a job has had ten chances to
+/// run through (`Simulation::failures_without_end`).
+const FAILURES_WITHOUT_END: i64 = 10;
 
 /// The most events one simulated instant may take before the run is a livelock
 /// (`Stopped::Livelock`): 20,000, or twenty per workload arrived when more. Every real

@@ -293,6 +293,7 @@ impl<'w> Simulation<'w> {
     /// `Finished=True`, reason `Failed`).
     pub(super) fn fail_job(&mut self, w: WorkloadId, message: &'static str) {
         self.rec.stats.failures.jobs_failed += 1;
+        self.progress.last_done = self.now;
         self.runtimes[w.index()].record.failed = true;
         let managed = self.runtimes[w.index()].record.admission.is_some();
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);

@@ -65,6 +65,7 @@ impl<'w> Simulation<'w> {
     }
 
     pub(super) fn finish(&mut self, w: WorkloadId) {
+        self.progress.last_done = self.now;
         self.progress.running -= 1;
         self.progress.last_progress = self.now;
         let managed = self.runtimes[w.index()].record.admission.is_some();

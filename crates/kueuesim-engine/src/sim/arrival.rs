@@ -143,6 +143,8 @@ impl<'w> Simulation<'w> {
     pub(super) fn arrive(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = self.take_arrival(w);
+        let fp = &mut self.rec.stats.workload_fingerprint;
+        *fp = crate::outcome::workload_fingerprint(*fp, &wl);
         let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.kueue.uid_labels.insert(uid.clone(), w);

@@ -404,11 +404,13 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
     let mut lines = csv.lines();
     let header = csv_cells(lines.next().expect("header"));
     let col = |name: &str| header.iter().position(|h| h == name).expect(name);
-    let (scope, name, p95, bound) = (
+    let (scope, name, p95, bound, used, quota) = (
         col("scope"),
         col("name"),
         col("waitSecondsInclPendingP95"),
         col("pendingBoundBy"),
+        col("gpuHoursUsed"),
+        col("gpuUtilizationOfNominalQuota"),
     );
     let table = &html[html.find("id=\"queues\"").expect("the queue table")..];
     let table = &table[..table.find("</table>").expect("end")];
@@ -431,6 +433,18 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
             c[name]
         );
         assert_eq!(attr_of(row, "bound-by", "data-bound-by"), c[bound], "{}", c[name]);
+        // GPU-hours used (whole hours from 10) and the utilisation of nominal quota, as the
+        // cells after the waits show them.
+        let cells: Vec<&str> = row
+            .split("<td class=\"num\">")
+            .skip(1)
+            .map(|c| &c[..c.find('<').expect("cell end")])
+            .collect();
+        let used: f64 = c[used].parse().expect("gpuHoursUsed");
+        assert!(used >= 10.0, "{}", c[name]);
+        assert_eq!(cells[5], format!("{used:.0}"), "{}: {cells:?}", c[name]);
+        let quota: f64 = c[quota].parse().expect("gpuUtilizationOfNominalQuota");
+        assert_eq!(cells[9], format!("{:.0}%", quota * 100.0), "{}", c[name]);
     }
     // ml-team waited for its GPU quota most of the time: its largest bar, in the tooltip
     // with the rest of the map.
@@ -439,6 +453,31 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
     assert!(attr_of(ml, "bound-by", "title").starts_with("quota:nvidia.com/gpu 8"));
     // ml-team has two LocalQueues with workloads: both listed under it.
     assert_eq!(table.matches("<tr class=\"lq\" data-cq=\"ml-team\"").count(), 2);
+    // The free-GPU panel: a line per spine of the platform, named as timeseries.csv names
+    // its freeGpus columns, and each one-spine gang's time short of room (never negative).
+    let panel = &html[html.find("id=\"free-gpus-by-spine\"").expect("the spine panel")..];
+    let panel = &panel[..panel.find("</section>").expect("end")];
+    let series = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let spines: Vec<String> = csv_cells(series.lines().next().expect("header"))
+        .into_iter()
+        .filter_map(|h| h.strip_prefix("freeGpus:spine=").map(str::to_string))
+        .collect();
+    assert_eq!(spines, ["h100-spine-0", "h100-spine-1"]);
+    for spine in &spines {
+        assert!(
+            panel.contains(&format!("<title>{spine}: free GPUs</title>")),
+            "{spine}"
+        );
+    }
+    assert_eq!(panel.matches("class=\"data spine\"").count(), 2);
+    for gang in panel.split("<g class=\"gang\"").skip(1) {
+        let gang = format!("<g class=\"gang\"{gang}");
+        let short = attr_of(&gang, "class=\"gang\"", "data-short-seconds");
+        assert!(!short.starts_with('-'), "{short}");
+        let short: f64 = short.parse().expect("seconds");
+        assert!((0.0..=86_400.0).contains(&short), "{short}");
+    }
+    assert!(panel.contains("research: 32 GPUs"), "research's largest gang's line");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,8 +1,9 @@
 //! report.html's queue table: one row per ClusterQueue, its LocalQueues under it (as the
 //! summary's queue table has them), with the waits counting the still-pending workloads,
-//! the workloads admitted, finished and pending, the GPU-hours used, lost and held idle,
-//! the use of nominal quota, and what held the queue's pending time back
-//! (`pendingBoundBy`) as small bars, the whole map in a tooltip.
+//! the workloads admitted, finished and pending, the GPU-hours used, lost and held, the GPU
+//! utilisation of capacity and of nominal quota, and what held the queue's pending time back
+//! (`pendingBoundBy`) as small bars, the whole map in a tooltip: the figures and names of the
+//! summary's queue table.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -159,12 +160,16 @@ fn cells(admitted: u64, f: &QueueFigures, bound: &BTreeMap<String, f64>) -> Stri
     ] {
         let _ = write!(s, r#"<td class="num">{}</td>"#, gpu_h(h));
     }
-    let _ = write!(
-        s,
-        r#"<td class="num">{}</td>"#,
-        f.gpu_utilization_of_nominal_quota
-            .map_or("–".into(), |u| format!("{:.0}%", u * 100.0))
-    );
+    for u in [
+        f.gpu_utilization_of_capacity,
+        f.gpu_utilization_of_nominal_quota,
+    ] {
+        let _ = write!(
+            s,
+            r#"<td class="num">{}</td>"#,
+            u.map_or("–".into(), |u| format!("{:.0}%", u * 100.0))
+        );
+    }
     s.push_str(&bound_cell(bound));
     s
 }
@@ -221,7 +226,7 @@ pub(super) fn queue_table(doc: &SimulationResult) -> String {
             if lqs.len() > LOCAL_SHOWN {
                 let _ = write!(
                     rows,
-                    r#"<tr class="more"><td colspan="12">… {} more LocalQueues of {} (queues.csv)</td></tr>"#,
+                    r#"<tr class="more"><td colspan="13">… {} more LocalQueues of {} (queues.csv)</td></tr>"#,
                     lqs.len() - LOCAL_SHOWN,
                     esc(&cq.name)
                 );
@@ -231,7 +236,7 @@ pub(super) fn queue_table(doc: &SimulationResult) -> String {
     if hidden > 0 {
         let _ = write!(
             rows,
-            r#"<tr class="more"><td colspan="12">… {hidden} more ClusterQueues with shorter waits (queues.csv)</td></tr>"#
+            r#"<tr class="more"><td colspan="13">… {hidden} more ClusterQueues with shorter waits (queues.csv)</td></tr>"#
         );
     }
     // The colours of the families some listed queue shows, for the legend under the table.
@@ -256,7 +261,7 @@ pub(super) fn queue_table(doc: &SimulationResult) -> String {
         })
         .collect();
     format!(
-        r#"<section><h2>Queues: waits, workloads, GPU-hours and what held them back</h2><table class="queues" id="queues"><thead><tr><th rowspan="2">ClusterQueue<br>LocalQueue</th><th colspan="3">workloads</th><th colspan="2">wait</th><th rowspan="2">admitted-<br>only p95</th><th colspan="3">GPU-hours</th><th rowspan="2">of nominal<br>quota</th><th rowspan="2">pending time<br>bound by</th></tr><tr><th>admitted</th><th>finished</th><th>pending</th><th>p50</th><th>p95</th><th>used</th><th>lost</th><th>held<br>idle</th></tr></thead><tbody>{rows}</tbody></table><div class="legend">{legend}</div><p class="note">Wait: creation to the latest admission, the still-pending workloads counted at their wait so far (≥: a lower bound; waitSecondsInclPending); admitted-only: the admitted alone (waitSecondsAdmitted). GPU-hours lost to evictions, and held idle: quota held while the workload's pods were not all running. Of nominal quota: GPU-hours used over the ClusterQueue's nominal GPU quota × the run (above 100 % when borrowing). Bound by: each constraint's share of the queue's pending workload-seconds (pendingBoundBy), the largest two as bars (nvidia.com/gpu written gpu; +N: more constraints), the whole map in the cell's tooltip.</p></section>"#
+        r#"<section><h2>Queues: waits, workloads, GPU-hours and what held them back</h2><table class="queues" id="queues"><thead><tr><th rowspan="2">ClusterQueue<br>LocalQueue</th><th colspan="3">workloads</th><th colspan="3">wait</th><th colspan="3">GPU-hours</th><th colspan="2">GPU util</th><th rowspan="2">bound by</th></tr><tr><th>admitted</th><th>finished</th><th>pending</th><th>p50</th><th>p95</th><th>admitted-<br>only p95</th><th>used</th><th>lost</th><th>held</th><th>cap</th><th>quota</th></tr></thead><tbody>{rows}</tbody></table><div class="legend">{legend}</div><p class="note">As the summary's queue table. Wait p50 and p95: creation to the latest admission, the still-pending workloads counted at their wait so far (≥: a lower bound; waitSecondsInclPending); admitted-only p95: the admitted alone (waitSecondsAdmitted). GPU-hours used, lost to evictions, and held: quota held while the workload's pods were not all running (gpuHoursHeldNotRunning). GPU util: GPU-hours used over the GPU capacity × the run (cap) and over the ClusterQueue's nominal GPU quota × the run (quota; above 100 % when borrowing). Bound by: each constraint's share of the queue's pending workload-seconds (pendingBoundBy), the largest two as bars (nvidia.com/gpu written gpu; +N: more constraints), the whole map in the cell's tooltip.</p></section>"#
     )
 }
 

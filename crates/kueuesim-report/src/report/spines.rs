@@ -273,7 +273,8 @@ pub(super) fn free_gpus_by_spine(world: &World, t: &Timeline<'_>) -> Option<Stri
                 };
                 end - series.time(from)
             })
-            .sum()
+            // A fold from +0: a sum of no floats is -0, which would print as "-0".
+            .fold(0.0, |a, b| a + b)
     };
     let short: Vec<f64> = refs.iter().map(|(need, _)| short_of(*need)).collect();
     let largest_spine = spines.iter().map(|s| s.2).max().unwrap_or(0);
@@ -333,12 +334,16 @@ pub(super) fn free_gpus_by_spine(world: &World, t: &Timeline<'_>) -> Option<Stri
             .zip(&short)
             .map(|((need, who), below)| {
                 let gangs: Vec<String> = who.iter().map(|(q, g)| format!("{q}'s {g}")).collect();
-                format!(
-                    "{need} GPUs ({}): {} ({:.0} %)",
-                    gangs.join(", "),
-                    duration(*below),
-                    100.0 * below / t.end().max(1e-9)
-                )
+                let how_long = if *below > 0.0 {
+                    format!(
+                        "{} ({:.0} %)",
+                        duration(*below),
+                        100.0 * below / t.end().max(1e-9)
+                    )
+                } else {
+                    "never".into()
+                };
+                format!("{need} GPUs ({}): {how_long}", gangs.join(", "))
             })
             .collect();
         let _ = write!(

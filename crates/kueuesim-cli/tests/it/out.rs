@@ -300,7 +300,10 @@ fn report_html_renders_every_plot_offline_in_headless_chromium() {
         "the page made no network request"
     );
     // The queue table: a row per ClusterQueue, every bound-by bar laid out with a width.
-    assert!(dom.contains("data-queue-rows=\"3\""), "three ClusterQueue rows");
+    assert!(
+        dom.contains("data-queue-rows=\"3\""),
+        "three ClusterQueue rows"
+    );
     let bars = attr_of(&dom, "id=\"check\"", "data-bound-bars");
     let (drawn, total) = bars.split_once('/').expect("drawn/total");
     assert!(
@@ -338,7 +341,9 @@ fn report_html_renders_every_plot_offline_in_headless_chromium() {
 
 /// The value of attribute `name` of the first element whose tag contains `marker`.
 fn attr_of(html: &str, marker: &str, name: &str) -> String {
-    let at = html.find(marker).unwrap_or_else(|| panic!("{marker} in the page"));
+    let at = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} in the page"));
     let tag = &html[html[..at].rfind('<').expect("tag start")..];
     let tag = &tag[..tag.find('>').expect("tag end")];
     let from = tag
@@ -432,7 +437,12 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
             "{}",
             c[name]
         );
-        assert_eq!(attr_of(row, "bound-by", "data-bound-by"), c[bound], "{}", c[name]);
+        assert_eq!(
+            attr_of(row, "bound-by", "data-bound-by"),
+            c[bound],
+            "{}",
+            c[name]
+        );
         // GPU-hours used (whole hours from 10) and the utilisation of nominal quota, as the
         // cells after the waits show them.
         let cells: Vec<&str> = row
@@ -452,10 +462,17 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
     assert!(ml.contains(">quota:gpu 8"), "{ml}");
     assert!(attr_of(ml, "bound-by", "title").starts_with("quota:nvidia.com/gpu 8"));
     // ml-team has two LocalQueues with workloads: both listed under it.
-    assert_eq!(table.matches("<tr class=\"lq\" data-cq=\"ml-team\"").count(), 2);
+    assert_eq!(
+        table
+            .matches("<tr class=\"lq\" data-cq=\"ml-team\"")
+            .count(),
+        2
+    );
     // The free-GPU panel: a line per spine of the platform, named as timeseries.csv names
     // its freeGpus columns, and each one-spine gang's time short of room (never negative).
-    let panel = &html[html.find("id=\"free-gpus-by-spine\"").expect("the spine panel")..];
+    let panel = &html[html
+        .find("id=\"free-gpus-by-spine\"")
+        .expect("the spine panel")..];
     let panel = &panel[..panel.find("</section>").expect("end")];
     let series = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
     let spines: Vec<String> = csv_cells(series.lines().next().expect("header"))
@@ -477,7 +494,10 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
         let short: f64 = short.parse().expect("seconds");
         assert!((0.0..=86_400.0).contains(&short), "{short}");
     }
-    assert!(panel.contains("research: 32 GPUs"), "research's largest gang's line");
+    assert!(
+        panel.contains("research: 32 GPUs"),
+        "research's largest gang's line"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -536,11 +556,19 @@ fn free_gpus_per_spine_over_time_against_the_largest_one_spine_gang() {
         .map(csv_cells)
         .map(|r| {
             let t = r[0].parse().expect("time");
-            (t, free.iter().map(|&i| r[i].parse().expect("count")).collect())
+            (
+                t,
+                free.iter().map(|&i| r[i].parse().expect("count")).collect(),
+            )
         })
         .collect();
     let at = |secs: f64| {
-        let mut v = rows.iter().find(|r| r.0 == secs).expect("a sample").1.clone();
+        let mut v = rows
+            .iter()
+            .find(|r| r.0 == secs)
+            .expect("a sample")
+            .1
+            .clone();
         v.sort_unstable();
         v
     };
@@ -559,7 +587,9 @@ fn free_gpus_per_spine_over_time_against_the_largest_one_spine_gang() {
     // report.html: a line per spine, and c's 8 GPUs as the team's reference line with how long
     // no spine had them free.
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
-    let panel = &html[html.find("id=\"free-gpus-by-spine\"").expect("the spine panel")..];
+    let panel = &html[html
+        .find("id=\"free-gpus-by-spine\"")
+        .expect("the spine panel")..];
     let panel = &panel[..panel.find("</section>").expect("end")];
     assert_eq!(panel.matches("class=\"data spine\"").count(), 2);
     assert_eq!(panel.matches("<g class=\"gang\"").count(), 1, "{panel}");
@@ -570,7 +600,10 @@ fn free_gpus_per_spine_over_time_against_the_largest_one_spine_gang() {
         .expect("seconds");
     assert_eq!(reported, short);
     assert!(panel.contains("team: 8 GPUs"), "the line's label");
-    assert!(panel.contains("(team's team/job-c-"), "the gang named in the note");
+    assert!(
+        panel.contains("(team's team/job-c-"),
+        "the gang named in the note"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -70,7 +70,10 @@ fn percent(share: f64) -> String {
 fn short_key(key: &str) -> String {
     match key.split_once(':') {
         Some((family, resource)) => {
-            format!("{family}:{}", resource.rsplit('/').next().unwrap_or(resource))
+            format!(
+                "{family}:{}",
+                resource.rsplit('/').next().unwrap_or(resource)
+            )
         }
         None => key.to_string(),
     }

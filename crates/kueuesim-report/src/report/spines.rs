@@ -53,10 +53,7 @@ enum Rule {
     },
     /// The spines are the top level of the first Topology: any required level of it (KAI's
     /// `requiredTopologyLevel` naming it, Kueue TAS's `podset-required-topology`).
-    Levels {
-        name: String,
-        labels: Vec<String>,
-    },
+    Levels { name: String, labels: Vec<String> },
 }
 
 impl OneSpineGangs {
@@ -258,8 +255,7 @@ pub(super) fn free_gpus_by_spine(world: &World, t: &Timeline<'_>) -> Option<Stri
         });
         by_need.entry(gpus).or_default().push((who, name));
     }
-    let refs: Vec<(i64, Vec<(String, &str)>)> =
-        by_need.into_iter().rev().take(MAX_REFS).collect();
+    let refs: Vec<(i64, Vec<(String, &str)>)> = by_need.into_iter().rev().take(MAX_REFS).collect();
     // How long no spine had each need free: the runs of the most free in any one spine.
     let most = series.most_free_of(0..n);
     let short_of = |need: i64| -> f64 {
@@ -402,12 +398,20 @@ mod tests {
         let runs: Vec<(usize, usize, f64)> = s.most_free_of(0..3).runs().collect();
         assert_eq!(
             runs,
-            [(0, 3, 8.0), (3, 1_000_003, 4.0), (1_000_003, 1_000_004, 16.0)]
+            [
+                (0, 3, 8.0),
+                (3, 1_000_003, 4.0),
+                (1_000_003, 1_000_004, 16.0)
+            ]
         );
         let two: Vec<(usize, usize, f64)> = s.most_free_of([0, 2]).runs().collect();
         assert_eq!(
             two,
-            [(0, 3, 8.0), (3, 1_000_003, 4.0), (1_000_003, 1_000_004, 16.0)]
+            [
+                (0, 3, 8.0),
+                (3, 1_000_003, 4.0),
+                (1_000_003, 1_000_004, 16.0)
+            ]
         );
         assert_eq!(s.free_gpus(1).runs().count(), 3);
     }

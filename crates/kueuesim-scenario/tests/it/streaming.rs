@@ -725,12 +725,17 @@ fn a_decade_of_free_gpus_per_spine_is_held_as_its_changes() {
     let doc = result_with(world, &outcome, false);
     let html = kueuesim_report::report::report_html(world, &doc, Some(&sink.series));
     assert!(html.len() < 200_000, "report.html is {} bytes", html.len());
-    let panel = &html[html.find("id=\"free-gpus-by-spine\"").expect("the spine panel")..];
+    let panel = &html[html
+        .find("id=\"free-gpus-by-spine\"")
+        .expect("the spine panel")..];
     let panel = &panel[..panel.find("</section>").expect("end")];
     // 23 spines drawn, the other 41 as the most free in any one of them.
     assert_eq!(panel.matches("class=\"data spine\"").count(), 24);
     assert!(panel.contains("(41 other spines: the most free in any one)"));
     // The 8-GPU gang always found a spine with 8 GPUs free.
     assert!(panel.contains("(team's team/job-short-"), "{panel}");
-    assert!(panel.contains("data-gpus=\"8\" data-short-seconds=\"0\""), "{panel}");
+    assert!(
+        panel.contains("data-gpus=\"8\" data-short-seconds=\"0\""),
+        "{panel}"
+    );
 }

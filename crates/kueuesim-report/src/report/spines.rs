@@ -194,8 +194,17 @@ impl OneSpineGangs {
     }
 }
 
-/// The spines in natural order (spine-2 before spine-10), with their names and GPUs.
-fn spines_in_order(world: &World) -> Option<(Vec<(usize, String, i64)>, usize)> {
+/// A spine as the panel draws it.
+struct Spine {
+    /// Its free-GPU column (`outcome::spine_domains`' order).
+    column: usize,
+    name: String,
+    /// The allocatable GPUs of its nodes.
+    gpus: i64,
+}
+
+/// The spines in natural order (spine-2 before spine-10).
+fn spines_in_order(world: &World) -> Option<Vec<Spine>> {
     let (ti, spines) = kueuesim_engine::outcome::spine_domains(world);
     let gpu = world.resources.lookup(kueuesim_model::resources::GPU)?;
     let t = kueuesim_engine::placement::topologies(world).nth(ti)?;
@@ -212,14 +221,17 @@ fn spines_in_order(world: &World) -> Option<(Vec<(usize, String, i64)>, usize)> 
             })
             .sum()
     };
-    let mut v: Vec<(usize, String, i64)> = spines
+    let mut v: Vec<Spine> = spines
         .iter()
         .enumerate()
-        .map(|(k, &d)| (k, t.domain(d).name.clone(), gpus_of(d)))
+        .map(|(column, &d)| Spine {
+            column,
+            name: t.domain(d).name.clone(),
+            gpus: gpus_of(d),
+        })
         .collect();
-    v.sort_by_cached_key(|(_, name, _)| natural_key(name));
-    let n = v.len();
-    Some((v, n))
+    v.sort_by_cached_key(|s| natural_key(&s.name));
+    Some(v)
 }
 
 /// Free GPUs per spine over time: a line per spine (the first `MAX_LINES - 1` in natural
@@ -231,19 +243,20 @@ pub(super) fn free_gpus_by_spine(world: &World, t: &Timeline<'_>) -> Option<Stri
     if series.spines() == 0 {
         return None;
     }
-    let (spines, n) = spines_in_order(world)?;
-    if n != series.spines() || spines.iter().all(|s| s.2 == 0) {
+    let spines = spines_in_order(world)?;
+    let n = spines.len();
+    if n != series.spines() || spines.iter().all(|s| s.gpus == 0) {
         return None;
     }
     let kept = n.min(if n > MAX_LINES { MAX_LINES - 1 } else { n });
     let mut lines: Vec<(String, Column<'_>)> = spines[..kept]
         .iter()
-        .map(|(k, name, _)| (name.clone(), series.free_gpus(*k)))
+        .map(|s| (s.name.clone(), series.free_gpus(s.column)))
         .collect();
     if kept < n {
         lines.push((
             format!("({} other spines: the most free in any one)", n - kept),
-            series.most_free_of(spines[kept..].iter().map(|s| s.0)),
+            series.most_free_of(spines[kept..].iter().map(|s| s.column)),
         ));
     }
     // Per distinct need, largest first, the ClusterQueues whose largest one-spine gang it is
@@ -273,7 +286,7 @@ pub(super) fn free_gpus_by_spine(world: &World, t: &Timeline<'_>) -> Option<Stri
             .fold(0.0, |a, b| a + b)
     };
     let short: Vec<f64> = refs.iter().map(|(need, _)| short_of(*need)).collect();
-    let largest_spine = spines.iter().map(|s| s.2).max().unwrap_or(0);
+    let largest_spine = spines.iter().map(|s| s.gpus).max().unwrap_or(0);
     let y_max = lines
         .iter()
         .fold(largest_spine as f64, |m, (_, v)| v.max(m))

@@ -417,15 +417,18 @@ mod tests {
                 (1_000_003, 1_000_004, 16.0)
             ]
         );
+        // Without spine 1, whose 8 free GPUs held the most at sample 2.
         let two: Vec<(usize, usize, f64)> = s.most_free_of([0, 2]).runs().collect();
         assert_eq!(
             two,
             [
-                (0, 3, 8.0),
-                (3, 1_000_003, 4.0),
+                (0, 2, 8.0),
+                (2, 1_000_003, 4.0),
                 (1_000_003, 1_000_004, 16.0)
             ]
         );
-        assert_eq!(s.free_gpus(1).runs().count(), 3);
+        // Spine 1: 8 free, then 2 from sample 3 on.
+        let one: Vec<(usize, usize, f64)> = s.free_gpus(1).runs().collect();
+        assert_eq!(one, [(0, 3, 8.0), (3, 1_000_004, 2.0)]);
     }
 }

@@ -26,7 +26,7 @@ const BAR_PX: f64 = 30.0;
 
 /// The families of `pendingBoundBy` keys as the legend names them, in colour order.
 const FAMILIES: [&str; 7] = [
-    "quota:…",
+    "quota",
     "cohort, borrowing or lending limit",
     "nodes",
     "topology",

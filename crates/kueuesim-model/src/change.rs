@@ -32,9 +32,10 @@ pub enum OnPodLoss {
     Replace {
         /// Lost pods the job survives (None: any number).
         backoff_limit: Option<u32>,
-        /// A pod that fails in place (its GPU failed; not deleted with its node) ends the job:
-        /// a Kubeflow replica with `restartPolicy: Never`.
-        failed_pod_ends_job: bool,
+        /// The pod sets (bit i: pod set i) whose pod failing in place (its GPU failed; not
+        /// deleted with its node) ends the job: Kubeflow replica types with
+        /// `restartPolicy: Never`.
+        never_restarted: u32,
     },
     /// JobSet: a child Job fails once more than `backoff_limit` of its pods were lost
     /// (the child template's `backoffLimit`), and the JobSet then recreates all its Jobs, at
@@ -55,7 +56,7 @@ impl Default for OnPodLoss {
     fn default() -> Self {
         OnPodLoss::Replace {
             backoff_limit: None,
-            failed_pod_ends_job: false,
+            never_restarted: 0,
         }
     }
 }

@@ -143,7 +143,7 @@ impl<'w> Simulation<'w> {
             message,
             None,
         );
-        let reaction = self.reaction(w, pods.len() as u32, loss);
+        let reaction = self.reaction(w, pods, loss);
         let was_running = state == WorkloadState::Running;
         if was_running {
             self.progress.running -= 1;
@@ -176,8 +176,9 @@ impl<'w> Simulation<'w> {
         self.await_replacements(w);
     }
 
-    /// What the job's controller does when `n` more of its pods were lost.
-    fn reaction(&mut self, w: WorkloadId, n: u32, loss: Loss) -> Reaction {
+    /// What the job's controller does when it lost `pods` ((pod set, index)) more.
+    fn reaction(&mut self, w: WorkloadId, pods: &[(usize, usize)], loss: Loss) -> Reaction {
+        let n = pods.len() as u32;
         let policy = self.spec(w).resilience.on_pod_loss;
         let rt = &mut self.runtimes[w.index()];
         rt.pods_lost += n;
@@ -185,9 +186,12 @@ impl<'w> Simulation<'w> {
         match policy {
             OnPodLoss::Fail => Reaction::Fail("Pod failed: no controller replaces it"),
             OnPodLoss::Replace {
-                failed_pod_ends_job: true,
-                ..
-            } if loss == Loss::GpuFailed => {
+                never_restarted, ..
+            } if loss == Loss::GpuFailed
+                && pods
+                    .iter()
+                    .any(|&(ps, _)| ps < 32 && never_restarted & (1 << ps) != 0) =>
+            {
                 Reaction::Fail("A replica with restartPolicy Never failed")
             }
             OnPodLoss::Replace {

@@ -19,7 +19,7 @@ fn arb_reaction() -> impl Strategy<Value = OnPodLoss> {
         (prop::option::of(0u32..3), any::<bool>()).prop_map(|(limit, never)| {
             OnPodLoss::Replace {
                 backoff_limit: limit,
-                failed_pod_ends_job: never,
+                never_restarted: u32::from(never),
             }
         }),
         (0u32..2, 0u32..3).prop_map(|(backoff_limit, max_restarts)| OnPodLoss::RestartAll {

@@ -59,7 +59,7 @@ impl Builder<'_> {
             // (a pod deleted before it succeeded counts as failed).
             w.resilience.on_pod_loss = OnPodLoss::Replace {
                 backoff_limit: Some(backoff_limit(src, spec.backoff_limit.as_ref())?),
-                failed_pod_ends_job: false,
+                never_restarted: 0,
             };
             out.push((src.order, w));
         }

@@ -101,10 +101,11 @@ impl Builder<'_> {
                     count_in(src, b, "runPolicy.backoffLimit", 0, i64::from(i32::MAX))? as u32,
                 ),
             };
-            let mut never = false;
-            for rs in specs.values() {
+            // Pod set i is the i-th replica type present, in Kueue's order.
+            let mut never_restarted = 0u32;
+            for (i, rs) in order.iter().filter_map(|t| specs.get(*t)).enumerate() {
                 if let Some(p) = &rs.restart_policy {
-                    never |= one_of(
+                    let never = one_of(
                         src,
                         p,
                         "restartPolicy",
@@ -115,11 +116,14 @@ impl Builder<'_> {
                             ("Never", true),
                         ],
                     )?;
+                    if never {
+                        never_restarted |= 1 << i;
+                    }
                 }
             }
             w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Replace {
                 backoff_limit,
-                failed_pod_ends_job: never,
+                never_restarted,
             };
             // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
             if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {

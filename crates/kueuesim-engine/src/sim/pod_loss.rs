@@ -288,6 +288,8 @@ impl<'w> Simulation<'w> {
                 self.events.push(due, Ev::MaxExecutionTime(w, generation));
             }
         }
+        // Back in its scheduler's queue, once (a workload with pods still unplaced was there).
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.sched
             .awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));

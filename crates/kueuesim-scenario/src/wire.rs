@@ -1610,7 +1610,9 @@ impl<'de> Deserialize<'de> for NodeTargets {
         impl<'de> serde::de::Visitor<'de> for V {
             type Value = NodeTargets;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a list of node names or a label selector (matchLabels, matchExpressions)")
+                f.write_str(
+                    "a list of node names or a label selector (matchLabels, matchExpressions)",
+                )
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use kueuesim_model::{DurationDist, NodeId, SimDuration, SimTime, World, WorkloadId};
+use kueuesim_model::{DurationDist, NodeId, SimDuration, SimTime, WorkloadId, World};
 
 use super::pod_loss::Loss;
 use super::{Ev, Simulation};
@@ -80,7 +80,9 @@ impl Rng {
                     (v as i64).max(*min)
                 }
             }
-            DurationDist::Empirical(values) => values[self.range(0, values.len() as i64 - 1) as usize],
+            DurationDist::Empirical(values) => {
+                values[self.range(0, values.len() as i64 - 1) as usize]
+            }
         };
         SimDuration::from_millis(ms.clamp(at_least, kueuesim_model::limits::MAX_DURATION.millis()))
     }
@@ -131,15 +133,35 @@ impl FailureClock {
         for (s, set) in cfg.nodes.iter().enumerate() {
             for &node in &set.nodes {
                 let at = SimTime::ZERO + clock.rng.draw(&set.mtbf, 1);
-                clock.add(at, Next::NodeFails { node, set: s as u32 });
+                clock.add(
+                    at,
+                    Next::NodeFails {
+                        node,
+                        set: s as u32,
+                    },
+                );
             }
         }
         for (s, set) in cfg.gpus.iter().enumerate() {
             for &node in &set.nodes {
-                let n = gpu.map_or(0, |g| world.node(node).allocatable.get(g.index()).copied().unwrap_or(0));
+                let n = gpu.map_or(0, |g| {
+                    world
+                        .node(node)
+                        .allocatable
+                        .get(g.index())
+                        .copied()
+                        .unwrap_or(0)
+                });
                 for device in 0..n.max(0) as u32 {
                     let at = SimTime::ZERO + clock.rng.draw(&set.mtbf, 1);
-                    clock.add(at, Next::GpuFails { node, device, set: s as u32 });
+                    clock.add(
+                        at,
+                        Next::GpuFails {
+                            node,
+                            device,
+                            set: s as u32,
+                        },
+                    );
                 }
             }
         }
@@ -213,7 +235,11 @@ impl<'w> Simulation<'w> {
         let now = self.now;
         match next {
             Next::NodeFails { node, set } => {
-                let states = self.sched.nodes.as_mut().expect("node states with failures");
+                let states = self
+                    .sched
+                    .nodes
+                    .as_mut()
+                    .expect("node states with failures");
                 if states.removed[node.index()] {
                     // A removed node fails no more.
                     return;
@@ -229,7 +255,11 @@ impl<'w> Simulation<'w> {
                 clock.add(now + repair, Next::NodeRepaired { node, set });
             }
             Next::NodeRepaired { node, set } => {
-                let states = self.sched.nodes.as_mut().expect("node states with failures");
+                let states = self
+                    .sched
+                    .nodes
+                    .as_mut()
+                    .expect("node states with failures");
                 if states.removed[node.index()] {
                     return;
                 }
@@ -240,7 +270,11 @@ impl<'w> Simulation<'w> {
                 clock.add(now + gap, Next::NodeFails { node, set });
             }
             Next::GpuFails { node, device, set } => {
-                let states = self.sched.nodes.as_ref().expect("node states with failures");
+                let states = self
+                    .sched
+                    .nodes
+                    .as_ref()
+                    .expect("node states with failures");
                 if states.removed[node.index()] {
                     return;
                 }
@@ -260,7 +294,11 @@ impl<'w> Simulation<'w> {
                 clock.down_devices[node.index()].push(device);
                 let repair = clock.rng.draw(&cfg.gpus[set as usize].repair, 0);
                 clock.add(now + repair, Next::GpuRepaired { node, device, set });
-                let states = self.sched.nodes.as_mut().expect("node states with failures");
+                let states = self
+                    .sched
+                    .nodes
+                    .as_mut()
+                    .expect("node states with failures");
                 states.failed_gpus[node.index()] += 1;
                 states.sync(world, &mut self.sched.cluster, node);
             }
@@ -269,7 +307,11 @@ impl<'w> Simulation<'w> {
                 clock.down_devices[node.index()].retain(|&d| d != device);
                 let gap = clock.rng.draw(&cfg.gpus[set as usize].mtbf, 1);
                 clock.add(now + gap, Next::GpuFails { node, device, set });
-                let states = self.sched.nodes.as_mut().expect("node states with failures");
+                let states = self
+                    .sched
+                    .nodes
+                    .as_mut()
+                    .expect("node states with failures");
                 if states.removed[node.index()] {
                     return;
                 }

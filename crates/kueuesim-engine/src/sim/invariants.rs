@@ -152,7 +152,11 @@ impl<'w> Simulation<'w> {
                     .filter(|&(_, a)| a != 0)
                     .collect();
                 cap.apply(id, &kueuesim_model::ResourceList::from_pairs(block), 1);
-                cap.apply(id, &kueuesim_model::ResourceList::default(), states.blocked_pods(id) - 1);
+                cap.apply(
+                    id,
+                    &kueuesim_model::ResourceList::default(),
+                    states.blocked_pods(id) - 1,
+                );
                 if states.closed(id) && self.sched.cluster.nodes.free_pods(id) != 0 {
                     return Err(format!(
                         "node {} is cordoned, removed or failed but has {} pod slots free",
@@ -210,9 +214,16 @@ impl<'w> Simulation<'w> {
                     ));
                 }
                 let w = WorkloadId::from_index(i);
-                let waiting = self.sched.awaiting_placement.iter().any(|&(_, _, x)| x == w);
+                let waiting = self
+                    .sched
+                    .awaiting_placement
+                    .iter()
+                    .any(|&(_, _, x)| x == w);
                 if rt.replacing
-                    && matches!(rt.record.state, WorkloadState::Admitted | WorkloadState::Pending)
+                    && matches!(
+                        rt.record.state,
+                        WorkloadState::Admitted | WorkloadState::Pending
+                    )
                     && rt.record.placement.iter().flatten().any(Option::is_none)
                     && !waiting
                 {

@@ -13,7 +13,7 @@
 //! zero); otherwise exactly its failed GPUs. `release` re-blocks what a pod gives back on
 //! a closed node (`reblock`).
 
-use kueuesim_model::{NodeId, NodeOp, ResourceId, ResourceList, World, WorkloadId};
+use kueuesim_model::{NodeId, NodeOp, ResourceId, ResourceList, WorkloadId, World};
 
 use crate::placement::Cluster;
 

@@ -197,7 +197,9 @@ impl<'w> Simulation<'w> {
             OnPodLoss::Replace {
                 backoff_limit: Some(limit),
                 ..
-            } if rt.pods_lost > limit => Reaction::Fail("Job has reached the specified backoff limit"),
+            } if rt.pods_lost > limit => {
+                Reaction::Fail("Job has reached the specified backoff limit")
+            }
             OnPodLoss::Replace { .. } => Reaction::Replace,
             OnPodLoss::RestartAll {
                 backoff_limit,
@@ -270,16 +272,20 @@ impl<'w> Simulation<'w> {
                     .as_ref()
                     .and_then(|c| c.recovery_timeout)
                 {
-                    self.events
-                        .push((since + t).max(self.now), Ev::PodsReadyTimeout(w, generation));
+                    self.events.push(
+                        (since + t).max(self.now),
+                        Ev::PodsReadyTimeout(w, generation),
+                    );
                 }
             } else if let (Some(cfg), Some(at)) = (
                 &self.world.config.kueue.wait_for_pods_ready,
                 self.runtimes[w.index()].record.admitted_at,
             ) {
                 // Never ready yet: the timeout from the admission still runs.
-                self.events
-                    .push((at + cfg.timeout).max(self.now), Ev::PodsReadyTimeout(w, generation));
+                self.events.push(
+                    (at + cfg.timeout).max(self.now),
+                    Ev::PodsReadyTimeout(w, generation),
+                );
             }
             if let Some(max) = wl.max_execution_time
                 && let Some(at) = self.runtimes[w.index()].record.admitted_at
@@ -397,9 +403,9 @@ impl<'w> Simulation<'w> {
         } else {
             match policy {
                 ProgressPolicy::Restart => SimDuration::ZERO,
-                ProgressPolicy::Checkpoint { interval } => SimDuration::from_millis(
-                    work.millis() / interval.millis() * interval.millis(),
-                ),
+                ProgressPolicy::Checkpoint { interval } => {
+                    SimDuration::from_millis(work.millis() / interval.millis() * interval.millis())
+                }
             }
         };
         if !finished {
@@ -416,7 +422,10 @@ impl<'w> Simulation<'w> {
 
 /// The work of the current run of a running workload up to `now`: its running time less
 /// the restart cost of a restart.
-pub(super) fn run_work(rt: &super::runtime::Runtime<'_>, now: kueuesim_model::SimTime) -> SimDuration {
+pub(super) fn run_work(
+    rt: &super::runtime::Runtime<'_>,
+    now: kueuesim_model::SimTime,
+) -> SimDuration {
     let ran = now - rt.record.running_at.unwrap_or(now);
     let cost = if rt.runs > 1 {
         rt.spec.resilience.restart_cost

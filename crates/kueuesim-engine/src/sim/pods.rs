@@ -60,7 +60,8 @@ impl<'w> Simulation<'w> {
                 SimDuration::ZERO
             };
             let g = rt.generation;
-            self.events.push(self.now + cost + remaining, Ev::Finish(w, g));
+            self.events
+                .push(self.now + cost + remaining, Ev::Finish(w, g));
         }
     }
 

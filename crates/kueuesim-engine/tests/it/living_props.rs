@@ -31,13 +31,13 @@ fn arb_reaction() -> impl Strategy<Value = OnPodLoss> {
 }
 
 fn arb_resilience() -> impl Strategy<Value = Resilience> {
-    (arb_reaction(), prop::option::of(1i64..100), 0i64..30).prop_map(
-        |(on_pod_loss, ckpt, cost)| Resilience {
+    (arb_reaction(), prop::option::of(1i64..100), 0i64..30).prop_map(|(on_pod_loss, ckpt, cost)| {
+        Resilience {
             on_pod_loss,
             checkpoint_interval: ckpt.map(SimDuration::from_secs),
             restart_cost: SimDuration::from_secs(cost),
-        },
-    )
+        }
+    })
 }
 
 fn arb_op() -> impl Strategy<Value = NodeOp> {
@@ -87,86 +87,90 @@ fn arb_living_world() -> impl Strategy<Value = World> {
         any::<u64>(),
         devices,
     )
-        .prop_map(|(quotas, nodes, wls, changes, failures, horizon, seed, devices)| {
-            let mut w = world(&quotas);
-            for g in &nodes {
-                add_node(&mut w, *g);
-            }
-            for (q, pods, gpus, prio, arrival, dur, sched, resilience) in wls {
-                add_workload(
-                    &mut w,
-                    Wl {
-                        queue: if q == 2 { None } else { Some(q) },
-                        pods,
-                        gpus_per_pod: gpus,
-                        priority: prio * 100,
-                        arrival_s: arrival,
-                        duration_s: dur,
-                        scheduler: ["default-scheduler", "kai-scheduler", "volcano"][sched],
-                    },
-                );
-                let last = w.workloads.len() - 1;
-                // `add_workload` keeps arrival order: the new one is the last of its time.
-                let i = w
-                    .workloads
-                    .iter()
-                    .rposition(|x| x.name == format!("wl{last}"))
-                    .expect("added");
-                w.workloads[i].resilience = resilience;
-            }
-            let n = w.nodes.len();
-            let mut timeline: Vec<Change> = changes
-                .into_iter()
-                .map(|(at, op, targets)| {
-                    let mut ids: Vec<NodeId> =
-                        targets.into_iter().map(|t| NodeId::from_index(t % n)).collect();
-                    ids.sort();
-                    ids.dedup();
-                    Change {
-                        at: SimTime::from_secs(at),
-                        nodes: vec![(op, ids)],
-                        source: "t.yaml:1:1".into(),
-                    }
-                })
-                .collect();
-            timeline.sort_by_key(|c| c.at);
-            w.timeline = timeline;
-            let all: Vec<NodeId> = (0..n).map(NodeId::from_index).collect();
-            let exp = |s: i64| DurationDist::Exponential {
-                mean_ms: (s * 1000) as f64,
-            };
-            let mut cfg = FailureConfig::default();
-            if let Some((mtbf, repair)) = failures.0 {
-                cfg.nodes.push(NodeFailures {
-                    nodes: all.clone(),
-                    mtbf: exp(mtbf),
-                    repair: exp(repair),
-                });
-            }
-            // GPU failures with devices are refused by the loader (not simulated yet).
-            if let Some((mtbf, repair)) = failures.1.filter(|_| !devices) {
-                let with_gpus: Vec<NodeId> = all
-                    .iter()
-                    .copied()
-                    .filter(|&x| nodes[x.index()] > 0)
-                    .collect();
-                if !with_gpus.is_empty() {
-                    cfg.gpus.push(GpuFailures {
-                        nodes: with_gpus,
-                        mtbf: exp(mtbf),
-                        repair: DurationDist::Uniform {
-                            min: 0,
-                            max: repair * 1000,
+        .prop_map(
+            |(quotas, nodes, wls, changes, failures, horizon, seed, devices)| {
+                let mut w = world(&quotas);
+                for g in &nodes {
+                    add_node(&mut w, *g);
+                }
+                for (q, pods, gpus, prio, arrival, dur, sched, resilience) in wls {
+                    add_workload(
+                        &mut w,
+                        Wl {
+                            queue: if q == 2 { None } else { Some(q) },
+                            pods,
+                            gpus_per_pod: gpus,
+                            priority: prio * 100,
+                            arrival_s: arrival,
+                            duration_s: dur,
+                            scheduler: ["default-scheduler", "kai-scheduler", "volcano"][sched],
                         },
+                    );
+                    let last = w.workloads.len() - 1;
+                    // `add_workload` keeps arrival order: the new one is the last of its time.
+                    let i = w
+                        .workloads
+                        .iter()
+                        .rposition(|x| x.name == format!("wl{last}"))
+                        .expect("added");
+                    w.workloads[i].resilience = resilience;
+                }
+                let n = w.nodes.len();
+                let mut timeline: Vec<Change> = changes
+                    .into_iter()
+                    .map(|(at, op, targets)| {
+                        let mut ids: Vec<NodeId> = targets
+                            .into_iter()
+                            .map(|t| NodeId::from_index(t % n))
+                            .collect();
+                        ids.sort();
+                        ids.dedup();
+                        Change {
+                            at: SimTime::from_secs(at),
+                            nodes: vec![(op, ids)],
+                            source: "t.yaml:1:1".into(),
+                        }
+                    })
+                    .collect();
+                timeline.sort_by_key(|c| c.at);
+                w.timeline = timeline;
+                let all: Vec<NodeId> = (0..n).map(NodeId::from_index).collect();
+                let exp = |s: i64| DurationDist::Exponential {
+                    mean_ms: (s * 1000) as f64,
+                };
+                let mut cfg = FailureConfig::default();
+                if let Some((mtbf, repair)) = failures.0 {
+                    cfg.nodes.push(NodeFailures {
+                        nodes: all.clone(),
+                        mtbf: exp(mtbf),
+                        repair: exp(repair),
                     });
                 }
-            }
-            w.config.failures = cfg;
-            w.config.until = horizon.map(SimTime::from_secs);
-            w.config.seed = seed;
-            w.config.gpu.devices = devices;
-            w
-        })
+                // GPU failures with devices are refused by the loader (not simulated yet).
+                if let Some((mtbf, repair)) = failures.1.filter(|_| !devices) {
+                    let with_gpus: Vec<NodeId> = all
+                        .iter()
+                        .copied()
+                        .filter(|&x| nodes[x.index()] > 0)
+                        .collect();
+                    if !with_gpus.is_empty() {
+                        cfg.gpus.push(GpuFailures {
+                            nodes: with_gpus,
+                            mtbf: exp(mtbf),
+                            repair: DurationDist::Uniform {
+                                min: 0,
+                                max: repair * 1000,
+                            },
+                        });
+                    }
+                }
+                w.config.failures = cfg;
+                w.config.until = horizon.map(SimTime::from_secs);
+                w.config.seed = seed;
+                w.config.gpu.devices = devices;
+                w
+            },
+        )
 }
 
 /// Runs `world`, checking the invariants after every event, for at most `max_steps` events.

@@ -6,10 +6,10 @@ mod device_props;
 mod fixtures;
 /// Invariants under random worlds (proptest): quota, node capacity, gangs, accounting.
 mod invariants;
-/// A living cluster: invariants under random Timelines and node and GPU failures.
-mod living_props;
 /// The module layering read from the sources: scheduler folders, shared code, outcome, hooks.
 mod layering;
+/// A living cluster: invariants under random Timelines and node and GPU failures.
+mod living_props;
 /// Placement invariants over random topologies and gangs: hard limits, whole gangs, books.
 mod placement_props;
 /// Classical preemption never evicts a workload its policies protect, nor one not needed.

@@ -114,7 +114,10 @@ impl<'a> Builder<'a> {
                     return Err(err_at(
                         src,
                         t,
-                        format!("nodes.{} lists no node: expected node names or a selector", op.as_str()),
+                        format!(
+                            "nodes.{} lists no node: expected node names or a selector",
+                            op.as_str()
+                        ),
                     ));
                 }
                 let mut out = Vec::with_capacity(names.len());
@@ -247,7 +250,12 @@ impl<'a> Builder<'a> {
             .filter(|&(k, &kept)| {
                 kept && (!gpus
                     || gpu.is_some_and(|g| {
-                        self.world.nodes[k].allocatable.get(g.index()).copied().unwrap_or(0) > 0
+                        self.world.nodes[k]
+                            .allocatable
+                            .get(g.index())
+                            .copied()
+                            .unwrap_or(0)
+                            > 0
                     }))
             })
             .map(|(k, _)| NodeId::from_index(k))

@@ -21,8 +21,15 @@ fn wl<'a>(r: &'a SimulationResult, namespace: &str, name: &str) -> &'a WorkloadO
 
 /// (restarts, useful seconds, effective training time ratio) of `w`.
 fn failures_of(w: &WorkloadOut) -> (u32, f64, Option<f64>) {
-    let f = w.failures.as_ref().expect("a living cluster reports each workload's failures");
-    (f.restarts, f.useful_seconds, f.effective_training_time_ratio)
+    let f = w
+        .failures
+        .as_ref()
+        .expect("a living cluster reports each workload's failures");
+    (
+        f.restarts,
+        f.useful_seconds,
+        f.effective_training_time_ratio,
+    )
 }
 
 /// (nodeFailures, gpuFailures, podsLost, restarts, jobsFailed, lost GPU-hours).
@@ -65,7 +72,10 @@ fn drain_replaces_the_pod_and_restarts_from_the_checkpoint() {
     assert!(train.evictions.is_empty());
     assert_eq!(train.admitted_at, Some(0.0));
     let ready = condition(train, "PodsReady");
-    assert_eq!((ready.status, ready.reason, ready.at), ("True", "Recovered", 2.5 * H));
+    assert_eq!(
+        (ready.status, ready.reason, ready.at),
+        ("True", "Recovered", 2.5 * H)
+    );
     assert_eq!(condition(train, "Finished").reason, "Succeeded");
     assert_eq!(
         events_from(train, "kueuesim-timeline"),
@@ -75,7 +85,10 @@ fn drain_replaces_the_pod_and_restarts_from_the_checkpoint() {
             "Pods train-wdg2b evicted from node node-a (kubectl drain)"
         )]
     );
-    assert_eq!(failures_of(train), (1, 4.0 * H, Some(4.0 / (4.0 + 40.0 / 60.0))));
+    assert_eq!(
+        failures_of(train),
+        (1, 4.0 * H, Some(4.0 / (4.0 + 40.0 / 60.0)))
+    );
     assert_eq!(summary_failures(&r), (0, 0, 1, 1, 0, 4.0));
     // Useful 4h × 8 over allocated 4h40m × 8.
     assert!((goodput(&r) - 6.0 / 7.0).abs() < 1e-12, "{}", goodput(&r));
@@ -97,11 +110,18 @@ fn a_removed_node_ends_its_pods_a_job_replaces_them_a_bare_pod_fails() {
     assert_eq!(condition(train, "PodsReady").reason, "Recovered");
     assert_eq!(failures_of(train), (1, 3.0 * H, Some(0.75)));
     let notebook = wl(&r, "team", "notebook");
-    assert_eq!((notebook.state, notebook.finished_at), ("Finished", Some(H)));
+    assert_eq!(
+        (notebook.state, notebook.finished_at),
+        ("Finished", Some(H))
+    );
     assert_eq!(failures_of(notebook).0, 0);
     assert_eq!(
         events_from(notebook, "kueuesim-timeline"),
-        [(H, "NodeRemoved", "Node node-a was deleted: pods notebook are gone")]
+        [(
+            H,
+            "NodeRemoved",
+            "Node node-a was deleted: pods notebook are gone"
+        )]
     );
     assert_eq!(summary_failures(&r), (0, 0, 2, 1, 1, 16.0));
     assert_eq!(goodput(&r), 0.75);
@@ -113,12 +133,22 @@ fn node_failures_lose_the_work_since_the_last_checkpoint() {
     let r = run_dir("timeline/node-failure");
     let ckpt = wl(&r, "team", "ckpt");
     // Failed at 2h with 1h30m checkpointed, repaired at 2h20m, 6m to restart, 1h30m left.
-    assert_eq!(times(ckpt), (Some(0.0), Some(2.0 * H + 1200.0), Some(3.0 * H + 56.0 * 60.0)));
+    assert_eq!(
+        times(ckpt),
+        (
+            Some(0.0),
+            Some(2.0 * H + 1200.0),
+            Some(3.0 * H + 56.0 * 60.0)
+        )
+    );
     assert_eq!(ckpt.lost_gpu_seconds, 2.0 * H);
     // Quota held without running pods while the node was down: 20m × 4 GPUs.
     assert_eq!(ckpt.held_not_running_gpu_seconds, 1200.0 * 4.0);
     let ready = condition(ckpt, "PodsReady");
-    assert_eq!((ready.status, ready.reason, ready.at), ("True", "Recovered", 2.0 * H + 1200.0));
+    assert_eq!(
+        (ready.status, ready.reason, ready.at),
+        ("True", "Recovered", 2.0 * H + 1200.0)
+    );
     assert_eq!(failures_of(ckpt).0, 1);
     assert_eq!(failures_of(ckpt).1, 3.0 * H);
     let plain = wl(&r, "team", "plain");
@@ -132,7 +162,11 @@ fn node_failures_lose_the_work_since_the_last_checkpoint() {
     // Kubernetes aggregates repeated events.
     assert_eq!(
         events_from(plain, "kueuesim-failures"),
-        [(2.0 * H, "NodeFailed", "Node node-a failed: pods plain-4bv2w are gone")]
+        [(
+            2.0 * H,
+            "NodeFailed",
+            "Node node-a failed: pods plain-4bv2w are gone"
+        )]
     );
     assert_eq!(summary_failures(&r), (2, 0, 3, 3, 0, 18.0));
     // Useful (12 + 4/3) GPU-hours over allocated (14.4 + 52/3).
@@ -161,12 +195,19 @@ fn gpu_failures_fail_pods_in_place_and_the_recovery_timeout_requeues() {
         (H + 31.0 * 60.0, "PodsReadyTimeout")
     );
     assert_eq!(gpujob.requeue_count, 1);
-    assert_eq!(times(gpujob), (Some(H + 32.0 * 60.0), Some(2.0 * H), Some(4.0 * H)));
+    assert_eq!(
+        times(gpujob),
+        (Some(H + 32.0 * 60.0), Some(2.0 * H), Some(4.0 * H))
+    );
     assert_eq!(gpujob.pod_sets[0].nodes, ["node-b"]);
     assert_eq!(gpujob.lost_gpu_seconds, 4.0 * H);
     assert_eq!(
         events_from(gpujob, "kueuesim-failures"),
-        [(H + 60.0, "GPUFailed", "A GPU of node node-a failed: pod gpujob-dmsr2 failed")]
+        [(
+            H + 60.0,
+            "GPUFailed",
+            "A GPU of node node-a failed: pod gpujob-dmsr2 failed"
+        )]
     );
     assert_eq!(failures_of(gpujob).0, 1);
     assert_eq!(summary_failures(&r), (0, 8, 2, 1, 1, 8.0));
@@ -183,7 +224,10 @@ fn a_jobset_restarts_all_its_jobs_then_fails_past_max_restarts() {
     let finished = condition(js, "Finished");
     assert_eq!(
         (finished.reason, finished.message.as_str()),
-        ("Failed", "jobset failed due to reaching max number of restarts")
+        (
+            "Failed",
+            "jobset failed due to reaching max number of restarts"
+        )
     );
     assert_eq!(js.lost_gpu_seconds, 32.0 * H);
     assert_eq!(failures_of(js), (1, 0.0, Some(0.0)));
@@ -238,7 +282,10 @@ spec:
     };
     let run = |seed: u64| {
         let loaded = crate::util::load_text("t.yaml", &text(seed)).expect("loads");
-        to_json(&result(&loaded.world, &Simulation::new(&loaded.world).run()))
+        to_json(&result(
+            &loaded.world,
+            &Simulation::new(&loaded.world).run(),
+        ))
     };
     let a = run(1);
     assert_eq!(a, run(1), "the same seed gives the same bytes");
@@ -293,13 +340,21 @@ fn timeline_errors_name_the_place() {
         sim,
         &format!("{TIMELINE_HEAD}  - at: 1h\n    nodes: {{drain: [a, c]}}\n"),
     ));
-    assert!(e.starts_with("t.yaml:23:24: node \"c\" does not exist"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:23:24: node \"c\" does not exist"),
+        "{e}"
+    );
     // A selector that matches nothing.
     let e = load_error(&with_nodes(
         sim,
-        &format!("{TIMELINE_HEAD}  - at: 1h\n    nodes: {{remove: {{matchLabels: {{pool: y}}}}}}\n"),
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    nodes: {{remove: {{matchLabels: {{pool: y}}}}}}\n"
+        ),
     ));
-    assert!(e.starts_with("t.yaml:23:21: the selector of nodes.remove matches no node"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:23:21: the selector of nodes.remove matches no node"),
+        "{e}"
+    );
     // No `at`.
     let e = load_error(&with_nodes(
         sim,
@@ -314,7 +369,10 @@ fn timeline_errors_name_the_place() {
         sim,
         &format!("{TIMELINE_HEAD}  - at: 1h\n    set: [\"ClusterQueue/cq:spec.x=1\"]\n"),
     ));
-    assert!(e.starts_with("t.yaml:23:11: a Timeline change's set and patch"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:23:11: a Timeline change's set and patch"),
+        "{e}"
+    );
     assert!(e.contains("not simulated yet"), "{e}");
     // An unknown operation.
     let e = load_error(&with_nodes(
@@ -332,13 +390,22 @@ fn failure_errors_name_the_place() {
         "  failures:\n    nodes: {mtbf: 100h, pools: [gpu]}\n",
         "",
     ));
-    assert!(e.starts_with("t.yaml:6:33: NodePool \"gpu\" does not exist"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:6:33: NodePool \"gpu\" does not exist"),
+        "{e}"
+    );
     // A zero time between failures.
     let e = load_error(&with_nodes("  failures:\n    nodes: {mtbf: 0s}\n", ""));
-    assert!(e.starts_with("t.yaml:6:19: mtbf \"0s\": expected a positive duration"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:6:19: mtbf \"0s\": expected a positive duration"),
+        "{e}"
+    );
     // Not a duration.
     let e = load_error(&with_nodes("  failures:\n    gpus: {mtbf: often}\n", ""));
-    assert!(e.starts_with("t.yaml:6:18: invalid duration \"often\""), "{e}");
+    assert!(
+        e.starts_with("t.yaml:6:18: invalid duration \"often\""),
+        "{e}"
+    );
     // An unknown field.
     let e = load_error(&with_nodes("  failures:\n    nodes: {mtfb: 100h}\n", ""));
     assert!(e.starts_with("t.yaml:6:"), "{e}");
@@ -347,11 +414,17 @@ fn failure_errors_name_the_place() {
     let e = load_error(
         "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec:\n  failures:\n    nodes: {mtbf: 100h}\n",
     );
-    assert!(e.starts_with("t.yaml:6:5: spec.failures needs nodes"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:6:5: spec.failures needs nodes"),
+        "{e}"
+    );
     // A bad checkpoint interval.
     let e = load_error(&with_nodes(
         "  seed: 1\n",
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations: {kueuesim.io/checkpoint-interval: 0s}\nspec:\n  template:\n    spec:\n      containers: [{name: c}]\n",
     ));
-    assert!(e.contains("checkpoint interval \"0s\": expected a positive duration"), "{e}");
+    assert!(
+        e.contains("checkpoint interval \"0s\": expected a positive duration"),
+        "{e}"
+    );
 }

@@ -1,7 +1,7 @@
 //! batch/v1 Job (one pod set `main`) and JobSet (one pod set per replicatedJob).
 
-use kueuesim_model::{OnPodLoss, Workload};
 use kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
+use kueuesim_model::{OnPodLoss, Workload};
 
 use super::JobKind;
 use crate::convert::core::{Builder, count_in, err_at, err_obj, name_of, namespace_of};
@@ -135,8 +135,9 @@ impl Builder<'_> {
                 .and_then(|f| f.max_restarts.as_ref())
             {
                 None => 0,
-                Some(m) => count_in(src, m, "failurePolicy.maxRestarts", 0, i64::from(i32::MAX))?
-                    as u32,
+                Some(m) => {
+                    count_in(src, m, "failurePolicy.maxRestarts", 0, i64::from(i32::MAX))? as u32
+                }
             };
             w.resilience.on_pod_loss = OnPodLoss::RestartAll {
                 backoff_limit: limit,

@@ -94,12 +94,15 @@ impl Builder<'_> {
             )?;
             // The training operator recreates a lost pod, up to `runPolicy.backoffLimit`;
             // a replica with `restartPolicy: Never` whose pod fails in place fails the job.
-            let backoff_limit = match spec.run_policy.as_ref().and_then(|r| r.backoff_limit.as_ref())
+            let backoff_limit = match spec
+                .run_policy
+                .as_ref()
+                .and_then(|r| r.backoff_limit.as_ref())
             {
                 None => None,
-                Some(b) => Some(
-                    count_in(src, b, "runPolicy.backoffLimit", 0, i64::from(i32::MAX))? as u32,
-                ),
+                Some(b) => {
+                    Some(count_in(src, b, "runPolicy.backoffLimit", 0, i64::from(i32::MAX))? as u32)
+                }
             };
             // Pod set i is the i-th replica type present, in Kueue's order.
             let mut never_restarted = 0u32;

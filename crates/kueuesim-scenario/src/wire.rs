@@ -1533,7 +1533,8 @@ pub struct NodeFailureSettings {
 #[derive(Debug)]
 pub enum DistOrDuration {
     Duration(String),
-    Dist(GenDist),
+    /// Boxed: a distribution's settings are large, and a duration is the common case.
+    Dist(Box<GenDist>),
 }
 
 impl<'de> Deserialize<'de> for DistOrDuration {
@@ -1554,7 +1555,7 @@ impl<'de> Deserialize<'de> for DistOrDuration {
                 map: A,
             ) -> Result<DistOrDuration, A::Error> {
                 GenDist::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(DistOrDuration::Dist)
+                    .map(|g| DistOrDuration::Dist(Box::new(g)))
             }
         }
         d.deserialize_any(V)

@@ -357,3 +357,52 @@ impl<'w> Simulation<'w> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_follow_their_distribution_and_their_bounds() {
+        let mut rng = Rng::new(7);
+        // An exponential of mean 1h: the mean of many draws is close to it.
+        let mean = DurationDist::Exponential {
+            mean_ms: 3_600_000.0,
+        };
+        let n = 20_000;
+        let sum: i64 = (0..n).map(|_| rng.draw(&mean, 1).millis()).sum();
+        let avg = sum as f64 / n as f64;
+        assert!((avg / 3_600_000.0 - 1.0).abs() < 0.03, "{avg}");
+        // Fixed, uniform within its bounds, a time between failures at least `at_least`.
+        assert_eq!(rng.draw(&DurationDist::Fixed(5), 0).millis(), 5);
+        assert_eq!(rng.draw(&DurationDist::Fixed(0), 1).millis(), 1);
+        for _ in 0..1000 {
+            let v = rng
+                .draw(&DurationDist::Uniform { min: 10, max: 20 }, 0)
+                .millis();
+            assert!((10..=20).contains(&v), "{v}");
+        }
+        // Never beyond ten years.
+        let huge = DurationDist::Fixed(i64::MAX);
+        assert_eq!(rng.draw(&huge, 0), kueuesim_model::limits::MAX_DURATION);
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_times() {
+        let d = DurationDist::Exponential { mean_ms: 1000.0 };
+        let a: Vec<_> = {
+            let mut r = Rng::new(42);
+            (0..10).map(|_| r.draw(&d, 1)).collect()
+        };
+        let b: Vec<_> = {
+            let mut r = Rng::new(42);
+            (0..10).map(|_| r.draw(&d, 1)).collect()
+        };
+        let c: Vec<_> = {
+            let mut r = Rng::new(43);
+            (0..10).map(|_| r.draw(&d, 1)).collect()
+        };
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}

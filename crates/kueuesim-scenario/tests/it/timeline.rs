@@ -428,3 +428,21 @@ fn failure_errors_name_the_place() {
         "{e}"
     );
 }
+
+#[test]
+fn a_set_moves_a_timeline_change_as_a_sweep_would() {
+    // The second drain of jobset-restart moved from 2h to 90m: the JobSet fails then.
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/jobset-restart")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/maintenance:spec.changes[3].at=90m".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let js = wl(&r, "team", "js");
+    assert_eq!(js.finished_at, Some(1.5 * H));
+    assert_eq!(js.lost_gpu_seconds, 16.0 * H + 8.0 * H);
+}

@@ -93,7 +93,7 @@ def main(argv=None) -> int:
             f"{label:22} finished {len(jcts[label]):6d}  "
             f"JCT p50 {np.percentile(jcts[label], 50):7.2f} h  p90 {np.percentile(jcts[label], 90):7.2f} h  "
             f"mean {jcts[label].mean():7.2f} h  "
-            f"mean wait {s['waitSeconds']['mean'] / 3600:6.2f} h  "
+            f"mean wait {s['waitSecondsAdmitted']['mean'] / 3600:6.2f} h  "
             f"simulated in {r.wall_seconds:.1f} s (+{r.frames_seconds:.2f} s tables, {r.hook_calls} policy calls)"
         )
     try:

@@ -1,14 +1,18 @@
 //! `kueuesim compare A B`: two results side by side, every summary figure with A, B, their
 //! difference (B − A) and relative change, and with replicates on both sides whether the 95 %
 //! confidence intervals overlap and a p-value for equal means (a paired t-test when both
-//! sides ran the same seeds, else Welch's); `--html` writes the same table as a
-//! self-contained page.
+//! sides ran the same seeds, else Welch's), and which policies differ (`policy_diff`);
+//! `--html` writes the same table as a self-contained page.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use kueuesim_report::figures::{Stats, flatten, human, paired_p, welch_p};
+use std::collections::BTreeMap;
+
+use kueuesim_report::figures::{
+    BOUND_BY, Stats, fill_bound_by_zeros, flatten, human, paired_p, renamed, welch_p,
+};
 
 use crate::Failure;
 use crate::sweep::run::read_rows;
@@ -26,7 +30,7 @@ pub(crate) struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Only the figures matching these patterns (`*` any run of characters, as a Sweep's
-    /// `figures`), e.g. `waitSeconds.*,gpu.utilization`; repeatable. A pattern that matches
+    /// `figures`), e.g. `waitSecondsInclPending.*,gpu.utilization`; repeatable. A pattern that matches
     /// no figure of either side is an error.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     figures: Vec<String>,
@@ -38,6 +42,67 @@ pub(crate) struct Side {
     pub(crate) figures: Vec<(String, Stats)>,
     /// Each run's seed (when known) and figures, for the paired test.
     runs: Vec<Run>,
+    /// The policies of its (first) run: `summary.policies` (None: a sweep's variant, or a
+    /// document from before they were recorded).
+    policies: Option<Value>,
+    /// Each run's `summary.variation` (what its seeds vary, its workload fingerprint), when
+    /// the document has it.
+    variation: Vec<RunVariation>,
+}
+
+/// What a run's `summary.variation` says: what the seeds vary, and the run's workload
+/// fingerprint (absent from summaries written before they were recorded).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct RunVariation {
+    pub(crate) seeds_vary: Option<Vec<String>>,
+    pub(crate) fingerprint: Option<String>,
+}
+
+impl RunVariation {
+    fn of(summary: &Value) -> Self {
+        let v = summary.get("variation");
+        RunVariation {
+            seeds_vary: v
+                .and_then(|v| v.get("seedsVary"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                }),
+            fingerprint: v
+                .and_then(|v| v.get("workloadFingerprint"))
+                .and_then(Value::as_str)
+                .map(String::from),
+        }
+    }
+}
+
+impl Side {
+    /// What its seeds vary, in words (its first run's: every run of a side loads the same
+    /// scenario).
+    fn seeds_vary(&self) -> String {
+        match self.variation.iter().find_map(|v| v.seeds_vary.as_ref()) {
+            Some(items) => kueuesim_report::output::seeds_vary_text(items),
+            None => "not recorded (a result from before kueuesim recorded it)".into(),
+        }
+    }
+
+    /// Why the spread across its runs is not a day's variation, if it is not (with two runs
+    /// or more: one run has no spread to read).
+    fn seeds_warning(&self) -> Option<String> {
+        if self.runs.len() < 2 {
+            return None;
+        }
+        let items = self.variation.iter().find_map(|v| v.seeds_vary.as_ref())?;
+        let prints: Option<Vec<&str>> = self
+            .variation
+            .iter()
+            .map(|v| v.fingerprint.as_deref())
+            .collect();
+        kueuesim_report::output::seeds_warning(items, &prints.unwrap_or_default())
+    }
 }
 
 /// A run's seed (when known) and its figures.
@@ -67,13 +132,15 @@ fn test_for(a: &Side, b: &Side) -> Test {
     }
 }
 
-/// A side from its runs' figures.
-fn side_of(label: &str, runs: Vec<Run>) -> Side {
+/// A side from its runs' figures and variations.
+fn side_of(label: &str, runs: Vec<Run>, variation: Vec<RunVariation>) -> Side {
     let figures: Vec<Vec<(String, Option<f64>)>> = runs.iter().map(|r| r.1.clone()).collect();
     Side {
         label: label.to_string(),
         figures: across(&figures),
         runs,
+        policies: None,
+        variation,
     }
 }
 
@@ -86,6 +153,35 @@ fn read(path: &Path) -> Result<String, Failure> {
         code: 1,
         message: format!("{}: {e}", path.display()),
     })
+}
+
+/// The two sides with every `pendingBoundBy` share a run of either side lacks given as 0
+/// where its queue waited in that run (`fill_bound_by_zeros`): a constraint that bound a
+/// queue on one side only, or in some seeds only, is a share of 0 in the other runs, which
+/// the means and the pairs count.
+fn with_bound_by_zeros(a: Side, b: Side) -> (Side, Side) {
+    let n = a.runs.len();
+    let (la, lb) = (a.label, b.label);
+    let (pa, pb) = (a.policies, b.policies);
+    let (va, vb) = (a.variation, b.variation);
+    let mut runs: Vec<Run> = a.runs.into_iter().chain(b.runs).collect();
+    let mut figures: Vec<Vec<(String, Option<f64>)>> =
+        runs.iter_mut().map(|r| std::mem::take(&mut r.1)).collect();
+    fill_bound_by_zeros(&mut figures);
+    for (r, f) in runs.iter_mut().zip(figures) {
+        r.1 = f;
+    }
+    let rb = runs.split_off(n);
+    (
+        Side {
+            policies: pa,
+            ..side_of(&la, runs, va)
+        },
+        Side {
+            policies: pb,
+            ..side_of(&lb, rb, vb)
+        },
+    )
 }
 
 /// Reads one side of the comparison.
@@ -152,11 +248,16 @@ fn document(text: &str, label: &str) -> Result<Side, Failure> {
             "{label}: expected a SimulationResult (run -o json, run --out's result.json), SimulationSummary (run --out's summary.json) or ReplicateResults (run --seeds -o json) document"
         )));
     }
+    let policies = summaries.first().and_then(|s| s.get("policies")).cloned();
+    let variation = summaries.iter().map(|s| RunVariation::of(s)).collect();
     let runs: Vec<Run> = summaries
         .into_iter()
         .map(|s| (s.get("seed").and_then(Value::as_u64), flatten(s)))
         .collect();
-    Ok(side_of(label, runs))
+    Ok(Side {
+        policies,
+        ..side_of(label, runs, variation)
+    })
 }
 
 /// Per figure (first-seen order, `seed` left out), its statistics across runs.
@@ -207,7 +308,8 @@ fn sweep_variant(variant: &str, dir: &Path, label: &str) -> Result<Side, Failure
             (Some(r.seed), figures)
         })
         .collect();
-    Ok(side_of(label, runs))
+    let variation = mine.iter().map(|r| r.variation.clone()).collect();
+    Ok(side_of(label, runs, variation))
 }
 
 /// One line of the comparison.
@@ -369,7 +471,14 @@ fn text(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
     let widths: Vec<usize> = (0..HEAD.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = format!("A: {}\nB: {}\n", a.label, b.label);
+    let mut out = format!(
+        "A: {} (seeds vary: {})\nB: {} (seeds vary: {})\n{}\n",
+        a.label,
+        a.seeds_vary(),
+        b.label,
+        b.seeds_vary(),
+        crate::policy_diff::line(a.policies.as_ref(), b.policies.as_ref())
+    );
     if let Some(note) = test_note(test, lines) {
         out.push_str(&note);
         out.push('\n');
@@ -409,11 +518,24 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> S
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.differs td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
     );
     out.push_str(&format!(
-        "<p>A: <code>{}</code><br>B: <code>{}</code>{}</p>\n<table>\n<tr>",
+        "<p>A: <code>{}</code> (seeds vary: {})<br>B: <code>{}</code> (seeds vary: {})<br>{}{}</p>\n",
         escape(&a.label),
+        escape(&a.seeds_vary()),
         escape(&b.label),
+        escape(&b.seeds_vary()),
+        escape(&crate::policy_diff::line(
+            a.policies.as_ref(),
+            b.policies.as_ref()
+        )),
         test_note(test, lines).map_or(String::new(), |n| format!("<br>{}", escape(&n)))
     ));
+    for w in seeds_warnings(a, b) {
+        out.push_str(&format!(
+            "<p><strong>Warning:</strong> {}</p>\n",
+            escape(&w)
+        ));
+    }
+    out.push_str("<table>\n<tr>");
     for h in HEAD {
         out.push_str(&format!("<th>{}</th>", escape(h)));
     }
@@ -438,10 +560,26 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> S
     out
 }
 
+/// The warnings of a comparison whose sides' seeds do not vary the workload: one for both
+/// sides when both say the same, else one per side that does.
+fn seeds_warnings(a: &Side, b: &Side) -> Vec<String> {
+    match (a.seeds_warning(), b.seeds_warning()) {
+        (Some(x), Some(y)) if x == y => vec![format!("on both sides, {x}")],
+        (x, y) => x
+            .map(|w| format!("A: {w}"))
+            .into_iter()
+            .chain(y.map(|w| format!("B: {w}")))
+            .collect(),
+    }
+}
+
 /// `kueuesim compare A B [--html FILE]`.
 pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
-    let a = side(&args.a)?;
-    let b = side(&args.b)?;
+    let (a, b) = with_bound_by_zeros(side(&args.a)?, side(&args.b)?);
+    // The intervals and P below read the spread across seeds: say when that is not a day's.
+    for w in seeds_warnings(&a, &b) {
+        crate::warnings::warn(&w);
+    }
     let test = test_for(&a, &b);
     let mut lines = lines(&a, &b, test);
     if let Some(p) = args
@@ -449,15 +587,31 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
         .iter()
         .find(|p| !lines.iter().any(|l| crate::sweep::glob(p, &l.figure)))
     {
+        // A name from before the figures said which workloads they count says so.
+        let hint = renamed(p).map_or(String::new(), |r| format!(": it was {r}"));
         return Err(bad(format!(
             "--figures {p}: no figure of either side matches it (the figures are the names \
-             in the first column without --figures)"
+             in the first column without --figures){hint}"
         )));
     }
     lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));
     let zeros = fold_zeros(&mut lines, &args.figures, (a.runs.len(), b.runs.len()));
+    // What held each queue back, on both sides: with every figure, or when `--figures` kept
+    // some `pendingBoundBy` share; the notes on a quota change that did not bind, always.
+    let bound = (args.figures.is_empty() || lines.iter().any(|l| l.figure.contains(BOUND_BY)))
+        .then(|| bound_by_text(&a, &b))
+        .flatten();
+    let notes = binding_notes(&a, &b);
     if let Some(path) = &args.html {
-        std::fs::write(path, html(&a, &b, &lines, test, zeros.as_deref())).map_err(|e| {
+        let mut under = zeros.clone().unwrap_or_default();
+        for extra in bound.iter().chain(&notes) {
+            if !under.is_empty() {
+                under.push_str("\n\n");
+            }
+            under.push_str(extra);
+        }
+        let under = (!under.is_empty()).then_some(under);
+        std::fs::write(path, html(&a, &b, &lines, test, under.as_deref())).map_err(|e| {
             Failure {
                 code: 1,
                 message: format!("{}: {e}", path.display()),
@@ -465,12 +619,178 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
         })?;
     }
     let mut out = text(&a, &b, &lines, test);
-    if let Some(z) = zeros {
+    for extra in zeros.iter().chain(&bound).chain(&notes) {
         out.push('\n');
-        out.push_str(&z);
+        out.push_str(extra);
         out.push('\n');
     }
     crate::print_out(&out)
+}
+
+/// Per queue (its figures' prefix: `clusterQueues[ml-team]`, `localQueues[ns/name]`), the
+/// `pendingBoundBy` shares of a side (means across its runs), by constraint.
+fn bound_by(side: &Side) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut out: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for (name, stats) in &side.figures {
+        if let Some(i) = name.find(BOUND_BY) {
+            out.entry(name[..i].to_string())
+                .or_default()
+                .insert(name[i + BOUND_BY.len()..].to_string(), stats.mean);
+        }
+    }
+    out
+}
+
+/// A queue's largest shares, at most `n`, as `key 12.3 %` joined by commas (`skip` left out).
+fn top_shares(shares: &BTreeMap<String, f64>, n: usize, skip: Option<&str>) -> String {
+    let mut v: Vec<(&String, f64)> = shares
+        .iter()
+        .filter(|(k, _)| Some(k.as_str()) != skip)
+        .map(|(k, &x)| (k, x))
+        .collect();
+    v.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
+    v.iter()
+        .take(n)
+        .map(|(k, x)| format!("{k} {:.1} %", x * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The queue a figure prefix names: `ml-team` for `clusterQueues[ml-team]`.
+fn queue_name(prefix: &str) -> &str {
+    prefix
+        .split_once('[')
+        .and_then(|(_, rest)| rest.strip_suffix(']'))
+        .unwrap_or(prefix)
+}
+
+/// Both sides' `pendingBoundBy`, per queue that waited on either side (its three largest
+/// shares), or None when neither side has any.
+fn bound_by_text(a: &Side, b: &Side) -> Option<String> {
+    let (ba, bb) = (bound_by(a), bound_by(b));
+    let mut queues: Vec<&String> = ba.keys().chain(bb.keys()).collect();
+    queues.sort();
+    queues.dedup();
+    let shown = |m: &BTreeMap<String, BTreeMap<String, f64>>, q: &String| match m.get(q) {
+        Some(s) if s.values().any(|&x| x > 0.0) => top_shares(s, 3, None),
+        _ => "no pending time".to_string(),
+    };
+    let rows: Vec<(String, String, String)> = queues
+        .into_iter()
+        .filter(|q| {
+            let waited = |m: &BTreeMap<String, BTreeMap<String, f64>>| {
+                m.get(*q).is_some_and(|s| s.values().any(|&x| x > 0.0))
+            };
+            waited(&ba) || waited(&bb)
+        })
+        // ClusterQueues by name, then LocalQueues as `namespace/name`.
+        .map(|q| (queue_name(q).to_string(), shown(&ba, q), shown(&bb, q)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let mut out = String::from(
+        "What held each queue back (pendingBoundBy: shares of its pending workload-seconds; \
+         ClusterQueues, then LocalQueues as namespace/name):\n",
+    );
+    for (name, sa, sb) in rows {
+        out.push_str(&format!(
+            "  {name:width$}  A: {sa}\n  {:width$}  B: {sb}\n",
+            ""
+        ));
+    }
+    out.pop();
+    Some(out)
+}
+
+/// Per ClusterQueue, its quota figures of a side (`clusterQueues[q].quota.<resource>.<field>`),
+/// as (queue, resource, field) → value.
+fn quotas(side: &Side) -> BTreeMap<(String, String, &'static str), f64> {
+    let mut out = BTreeMap::new();
+    for (name, stats) in &side.figures {
+        let Some(rest) = name.strip_prefix("clusterQueues[") else {
+            continue;
+        };
+        let Some((queue, rest)) = rest.split_once("].quota.") else {
+            continue;
+        };
+        for field in ["nominal", "borrowingLimit", "lendingLimit"] {
+            if let Some(resource) = rest.strip_suffix(field).and_then(|r| r.strip_suffix('.')) {
+                out.insert((queue.to_string(), resource.to_string(), field), stats.mean);
+            }
+        }
+    }
+    out
+}
+
+/// A quota figure in Kueue's words (`128`, `32000Gi`, `1792`).
+fn amount(resource: &str, v: f64) -> String {
+    // The figure has cpu in cores; Kueue counts millicores.
+    let units = if resource == "cpu" { v * 1000.0 } else { v };
+    kueuesim_model::format_amount(resource, units.round() as i64)
+}
+
+/// The share below which a constraint is taken not to bind a queue.
+const NOT_BINDING: f64 = 0.05;
+
+/// For each ClusterQueue whose nominal quota or borrowing limit of a resource differs between
+/// the sides: when on the side where it is higher the queue still waited and that limit's
+/// constraint held back under `NOT_BINDING` of its pending time, a note that the change did
+/// not bind there, and what did.
+fn binding_notes(a: &Side, b: &Side) -> Option<String> {
+    let (qa, qb) = (quotas(a), quotas(b));
+    let (ba, bb) = (bound_by(a), bound_by(b));
+    let mut notes = Vec::new();
+    for ((queue, resource, field), &va) in &qa {
+        let Some(&vb) = qb.get(&(queue.clone(), resource.clone(), field)) else {
+            continue;
+        };
+        let (key, what) = match *field {
+            "nominal" => (format!("quota:{resource}"), "nominal quota"),
+            "borrowingLimit" => (format!("borrowingLimit:{resource}"), "borrowingLimit"),
+            _ => continue,
+        };
+        if va == vb {
+            continue;
+        }
+        let raised = vb > va;
+        let (high, high_side, low_side) = if raised {
+            (&bb, "B", &ba)
+        } else {
+            (&ba, "A", &bb)
+        };
+        let (high_value, low_value) = if raised {
+            (amount(resource, vb), amount(resource, va))
+        } else {
+            (amount(resource, va), amount(resource, vb))
+        };
+        let prefix = format!("clusterQueues[{queue}]");
+        let Some(shares) = high.get(&prefix).filter(|s| s.values().any(|&x| x > 0.0)) else {
+            continue;
+        };
+        let share = shares.get(&key).copied().unwrap_or(0.0);
+        if share >= NOT_BINDING {
+            continue;
+        }
+        let other = low_side
+            .get(&prefix)
+            .and_then(|s| s.get(&key))
+            .map_or(String::new(), |x| {
+                let low = if raised { "A" } else { "B" };
+                format!("; at {low_value} ({low}) {:.1} %", x * 100.0)
+            });
+        // Raised: the new value did not bind. Lowered: the old one did not.
+        notes.push(format!(
+            "Note: {queue}: {resource} {what} {} → {}{} at {high_value} ({high_side}) its pending time is bound by {} ({key} {:.1} %{other}): the {resource} {what} does not bind at {high_value}",
+            amount(resource, va),
+            amount(resource, vb),
+            if raised { ", but" } else { ";" },
+            top_shares(shares, 3, Some(&key)),
+            share * 100.0,
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// Takes out the lines that are 0 in every run of both sides (an eviction reason neither
@@ -522,7 +842,7 @@ mod tests {
                 x.map(|x| ("x".to_string(), Some(x))).into_iter().collect(),
             )
         };
-        side_of(label, xs.iter().map(run).collect())
+        side_of(label, xs.iter().map(run).collect(), Vec::new())
     }
 
     /// A side of runs `(seed, value of figure "x")`.
@@ -540,6 +860,7 @@ mod tests {
                     Some(1),
                     vec![("w".to_string(), Some(w)), (only.to_string(), Some(1.0))],
                 )],
+                Vec::new(),
             )
         };
         let (a, b) = (one("a", 10.0, "only.a"), one("b", 15.0, "only.b"));
@@ -579,7 +900,7 @@ mod tests {
                     (Some(i as u64 + 1), figures.collect())
                 })
                 .collect();
-            side_of(label, runs)
+            side_of(label, runs, Vec::new())
         };
         // "zero.mean" averages 0 on A (-1 and 1) but is not 0 in every run: it stays.
         let a = side("a", &[[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]]);

@@ -1,4 +1,4 @@
-//! A run's summary as named figures (`workloads.finished`, `waitSeconds.p90`,
+//! A run's summary as named figures (`workloads.finished`, `waitSecondsInclPending.p90`,
 //! `clusterQueues[ml-team].gpuSeconds`, …), and their statistics across replicate runs: what
 //! seeds, sweeps and `compare` print and write.
 
@@ -11,7 +11,9 @@ pub type Figure = (String, Option<f64>);
 /// Every number of a summary document, flattened in document order: mappings by `.`, lists
 /// of named items by `[name]`, or `[namespace/name]` for namespaced items (LocalQueues of
 /// the same name in two namespaces are two figures). Lists of plain numbers (the per-hour
-/// series) and strings are not figures and are left out.
+/// series) and strings are not figures and are left out, and so are the `policies` (the
+/// settings the run had, which `compare` shows on a line of their own) and the `variation`
+/// (what the seed changes: a description of the input, the same in every run of it).
 pub fn flatten(summary: &Value) -> Vec<Figure> {
     let mut out = Vec::new();
     walk(summary, &mut String::new(), &mut out);
@@ -24,6 +26,9 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
         Value::Null => out.push((path.clone(), None)),
         Value::Object(m) => {
             for (k, x) in m {
+                if path.is_empty() && (k == "policies" || k == "variation") {
+                    continue;
+                }
                 let len = path.len();
                 if !path.is_empty() {
                     path.push('.');
@@ -51,6 +56,109 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
             }
         }
         Value::Bool(_) | Value::String(_) => {}
+    }
+}
+
+/// The distributions renamed so that a figure's name says which workloads it counts (the
+/// old name, the new one, what the new one counts, and the family that counts the
+/// still-pending workloads too, if any).
+const RENAMED: [(&str, &str, &str, Option<&str>); 4] = [
+    (
+        "waitSeconds",
+        "waitSecondsAdmitted",
+        "admitted",
+        Some("waitSecondsInclPending"),
+    ),
+    (
+        "timeInQueueSeconds",
+        "timeInQueueSecondsAdmitted",
+        "admitted",
+        Some("timeInQueueSecondsInclPending"),
+    ),
+    ("jctSeconds", "jctSecondsFinished", "finished", None),
+    (
+        "boundedSlowdown",
+        "boundedSlowdownFinished",
+        "finished",
+        None,
+    ),
+];
+
+/// For a figure name or pattern that names a renamed distribution (`waitSeconds.p95`,
+/// `clusterQueues[*].waitSeconds.*`), what to write instead:
+/// `"renamed to waitSecondsAdmitted.p95 (the admitted workloads alone); waitSecondsInclPending.p95
+/// counts the still-pending"`. A name whose part between dots (outside `[...]`) is an old
+/// name is one; `waitSecondsInclPending` is not.
+pub fn renamed(pattern: &str) -> Option<String> {
+    // The parts between the dots outside brackets, as byte ranges.
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in pattern.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '.' if depth == 0 => {
+                parts.push(start..i);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(start..pattern.len());
+    for range in parts {
+        let part = &pattern[range.clone()];
+        let Some(&(_, new, counts, pending)) = RENAMED.iter().find(|(o, ..)| *o == part) else {
+            continue;
+        };
+        let with =
+            |name: &str| format!("{}{name}{}", &pattern[..range.start], &pattern[range.end..]);
+        let also = pending.map_or(String::new(), |p| {
+            format!("; {} counts the still-pending", with(p))
+        });
+        return Some(format!(
+            "renamed to {} (the {counts} workloads alone){also}",
+            with(new)
+        ));
+    }
+    None
+}
+
+/// What marks a `pendingBoundBy` share in a figure's name: the queue's figures before it,
+/// the constraint after it (`clusterQueues[ml-team].pendingBoundBy.quota:cpu`).
+pub const BOUND_BY: &str = ".pendingBoundBy.";
+
+/// Gives each run the `pendingBoundBy` shares another run has and it lacks, as 0, where its
+/// queue had pending time (some share of its own); a queue that never waited has no shares
+/// to give. A run lists only the constraints that bound it, so without this a mean across
+/// seeds would count a constraint only over the seeds it bound in (an eviction reason is a
+/// count of 0 in every summary for the same reason).
+pub fn fill_bound_by_zeros(runs: &mut [Vec<Figure>]) {
+    let queue = |n: &str| n.find(BOUND_BY).map(|i| n[..i].to_string());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut names: Vec<String> = Vec::new();
+    for r in runs.iter() {
+        for (n, _) in r {
+            if n.contains(BOUND_BY) && seen.insert(n.clone()) {
+                names.push(n.clone());
+            }
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    for r in runs.iter_mut() {
+        let waited: std::collections::BTreeSet<String> =
+            r.iter().filter_map(|(n, _)| queue(n)).collect();
+        let has: std::collections::BTreeSet<String> = r
+            .iter()
+            .filter(|(n, _)| n.contains(BOUND_BY))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in &names {
+            if !has.contains(n) && queue(n).is_some_and(|q| waited.contains(&q)) {
+                r.push((n.clone(), Some(0.0)));
+            }
+        }
     }
 }
 
@@ -259,7 +367,10 @@ fn ln_gamma(x: f64) -> f64 {
 /// shares and utilisations as percentages, counts as integers.
 pub fn human(name: &str, v: f64) -> String {
     let leaf = name.rsplit('.').next().unwrap_or(name);
-    if name.contains("Seconds") && !leaf.starts_with("count") {
+    if name.contains(BOUND_BY) {
+        // A share; its key may hold dots (`quota:nvidia.com/gpu`).
+        format!("{:.1} %", v * 100.0)
+    } else if name.contains("Seconds") && !leaf.starts_with("count") {
         let a = v.abs();
         if a >= 3600.0 {
             format!("{:.2} h", v / 3600.0)
@@ -285,10 +396,89 @@ pub fn human(name: &str, v: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A share one run lacks is 0 there when its queue waited, and stays missing when the
+    /// queue never did (no shares at all).
+    #[test]
+    fn missing_shares_are_zero_where_the_queue_waited() {
+        let f = |n: &str, v: f64| (n.to_string(), Some(v));
+        let mut runs = vec![
+            vec![
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 1.0),
+                f("clusterQueues[b].pendingBoundBy.nodes", 1.0),
+            ],
+            vec![
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.6),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.4),
+            ],
+        ];
+        fill_bound_by_zeros(&mut runs);
+        let names = |r: &[Figure]| {
+            let mut v: Vec<(String, Option<f64>)> = r.to_vec();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        assert_eq!(
+            names(&runs[0]),
+            [
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.0),
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 1.0),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.0),
+                f("clusterQueues[b].pendingBoundBy.nodes", 1.0),
+            ]
+        );
+        // Queue b did not wait in the second run: no share of it there.
+        assert_eq!(
+            names(&runs[1]),
+            [
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.6),
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 0.0),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.4),
+            ]
+        );
+        assert_eq!(
+            human("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 0.25),
+            "25.0 %"
+        );
+    }
+
     /// Two-sided p-values of Student's t through the incomplete beta function Welch's test
     /// uses: against the closed forms for 1 and 3 degrees of freedom, else against the density
     /// integrated numerically (Simpson's rule over atan(x), 200,000 steps); the tables' 5 %
     /// points come back.
+    #[test]
+    fn old_figure_names_say_what_they_were_renamed_to() {
+        assert_eq!(
+            renamed("waitSeconds.p95").as_deref(),
+            Some(
+                "renamed to waitSecondsAdmitted.p95 (the admitted workloads alone); \
+                 waitSecondsInclPending.p95 counts the still-pending"
+            )
+        );
+        assert_eq!(
+            renamed("clusterQueues[a.b].timeInQueueSeconds.*").as_deref(),
+            Some(
+                "renamed to clusterQueues[a.b].timeInQueueSecondsAdmitted.* (the admitted \
+                 workloads alone); clusterQueues[a.b].timeInQueueSecondsInclPending.* counts \
+                 the still-pending"
+            )
+        );
+        assert_eq!(
+            renamed("localQueues[ns/q].jctSeconds.p50").as_deref(),
+            Some(
+                "renamed to localQueues[ns/q].jctSecondsFinished.p50 (the finished workloads alone)"
+            )
+        );
+        for fine in [
+            "waitSecondsInclPending.p95",
+            "waitSecondsAdmitted.p95",
+            "wait*.p95",
+            "clusterQueues[waitSeconds].gpuShare",
+            "gpu.utilization",
+        ] {
+            assert_eq!(renamed(fine), None, "{fine}");
+        }
+    }
+
     #[test]
     fn student_t_tails_match_the_integrated_density() {
         let p = student_t_tails;
@@ -346,7 +536,7 @@ mod tests {
     #[test]
     fn flatten_names_nested_and_listed_figures() {
         let v: Value = serde_json::from_str(
-            r#"{"seed": 3, "startTime": "x", "waitSeconds": {"count": 2, "p50": null},
+            r#"{"seed": 3, "startTime": "x", "waitSecondsAdmitted": {"count": 2, "p50": null},
                 "clusterQueues": [{"name": "a", "evictions": 1, "gpuSecondsByHour": [1, 2]}],
                 "localQueues": [{"namespace": "x", "name": "d", "pending": 1},
                                 {"namespace": "y", "name": "d", "pending": 2}],
@@ -364,8 +554,8 @@ mod tests {
                 "localQueues[x/d].pending",
                 "localQueues[y/d].pending",
                 "seed",
-                "waitSeconds.count",
-                "waitSeconds.p50"
+                "waitSecondsAdmitted.count",
+                "waitSecondsAdmitted.p50"
             ]
         );
         assert_eq!(f[0].1, Some(1.0));
@@ -392,8 +582,8 @@ mod tests {
 
     #[test]
     fn human_units() {
-        assert_eq!(human("waitSeconds.p90", 15516.0), "4.31 h");
-        assert_eq!(human("waitSeconds.count", 12.0), "12");
+        assert_eq!(human("waitSecondsInclPending.p90", 15516.0), "4.31 h");
+        assert_eq!(human("waitSecondsInclPending.count", 12.0), "12");
         assert_eq!(human("gpu.utilization", 0.677), "67.7 %");
         assert_eq!(human("workloads.finished", 85.0), "85");
     }

@@ -11,6 +11,7 @@ use kueuesim_model::{
     ClusterQueueId, QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount,
 };
 
+use crate::hourly::{GpuSecondsByHour, GpuShareByHour};
 use crate::queues::{LocalQueueSummary, QueueFigures, Samples};
 
 /// The human summary lives beside the document it reads.
@@ -35,6 +36,8 @@ pub struct Summary {
     /// Seconds from start the report describes.
     pub end_time: f64,
     pub seed: u64,
+    /// What the seed changes in the workloads; not a figure (`figures::flatten` skips it).
+    pub variation: VariationOut,
     /// Kueue scheduling cycles run.
     pub cycles: u64,
     pub events_processed: u64,
@@ -42,25 +45,35 @@ pub struct Summary {
     /// every figure then describes the run up to `endTime`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_early: Option<StoppedEarly>,
+    /// The policies in effect (fair sharing, queueing strategies, preemption, …): not
+    /// figures, but what `compare` says differs between two runs.
+    pub policies: crate::policies::Policies,
     pub workloads: StateCounts,
     /// Admissions made (re-admissions count again).
     pub admissions: u64,
+    /// A figure's name says which workloads it counts: `…InclPending` every workload of a
+    /// ClusterQueue that arrived, one still Pending at the end counted at its wait so far
+    /// (censored at the end of the run: a lower bound of its wait, so a lower bound of the
+    /// percentile); `…Admitted` only those admitted (a change that admits more of the long
+    /// waiters can raise it while every wait shortens); `…Finished` only those finished.
+    ///
+    /// Creation to the latest admission, over the workloads of ClusterQueues, with each one
+    /// Pending at the end at its wait so far (creation to the end).
+    pub wait_seconds_incl_pending: Percentiles,
     /// Seconds from creation to the latest admission, over workloads holding (or, finished or
     /// evicted, having held) an admission at the end. A workload preempted and readmitted
-    /// counts the time it ran in between: `timeInQueueSeconds` does not.
-    pub wait_seconds: Percentiles,
-    /// `waitSeconds` of the workloads of ClusterQueues, plus each one Pending at the end at
-    /// its wait so far (creation to the end; censored).
-    pub wait_seconds_incl_pending: Percentiles,
+    /// counts the time it ran in between: `timeInQueueSecondsAdmitted` does not.
+    pub wait_seconds_admitted: Percentiles,
     /// Time in queue (Pending, holding no quota) before the latest admission, summed over
-    /// readmissions, over the workloads of ClusterQueues in `waitSeconds`.
-    pub time_in_queue_seconds: Percentiles,
-    /// `timeInQueueSeconds` plus each workload Pending at the end at its time so far.
+    /// readmissions, over the workloads of ClusterQueues, each one Pending at the end at its
+    /// time so far.
     pub time_in_queue_seconds_incl_pending: Percentiles,
+    /// `timeInQueueSecondsInclPending` over the admitted workloads of ClusterQueues alone.
+    pub time_in_queue_seconds_admitted: Percentiles,
     /// Creation to finish of the finished workloads of ClusterQueues.
-    pub jct_seconds: Percentiles,
+    pub jct_seconds_finished: Percentiles,
     /// (wait + run) / max(run, 10 s) of the finished workloads of ClusterQueues.
-    pub bounded_slowdown: Percentiles,
+    pub bounded_slowdown_finished: Percentiles,
     pub gpu: GpuSummary,
     /// Evictions by the Evicted condition's reason.
     pub evictions: std::collections::BTreeMap<String, u64>,
@@ -74,6 +87,75 @@ pub struct Summary {
     /// Capacity checks of the loaded cluster and workloads (`checks`), also printed as
     /// warnings.
     pub checks: Vec<crate::checks::Check>,
+}
+
+/// What a run's seed changes in its workloads (`Simulation.spec.variation`), and a
+/// fingerprint of the workloads it replayed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VariationOut {
+    /// `keep`, `jitter <duration>` or `poisson`.
+    pub arrivals: String,
+    /// `keep` or `lognormal sigma <σ>`.
+    pub durations: String,
+    pub load: f64,
+    /// `none` or `days`.
+    pub resample: String,
+    /// What differs from one seed to the next, `tie-breaks` last; `tie-breaks` alone: every
+    /// seed replays the same workloads.
+    pub seeds_vary: Vec<String>,
+    /// 16 hex digits hashing every arrived workload's name, arrival, duration and size
+    /// (`RunStats::workload_fingerprint`): equal across seeds that replayed the same workloads.
+    pub workload_fingerprint: String,
+}
+
+impl VariationOut {
+    /// The loader's note and the run's fingerprint.
+    pub fn of(note: &kueuesim_model::VariationNote, fingerprint: u64) -> Self {
+        VariationOut {
+            arrivals: note.arrivals.clone(),
+            durations: note.durations.clone(),
+            load: note.load,
+            resample: note.resample.clone(),
+            seeds_vary: note.seeds_vary.clone(),
+            workload_fingerprint: format!("{fingerprint:016x}"),
+        }
+    }
+
+    /// What the seeds vary, in one line: `arrivals (…), durations (…), tie-breaks`, or
+    /// `tie-breaks only`.
+    pub fn seeds_vary_text(&self) -> String {
+        seeds_vary_text(&self.seeds_vary)
+    }
+}
+
+/// `seedsVary` as one line: the items joined, or `tie-breaks only` when that is all.
+pub fn seeds_vary_text(items: &[String]) -> String {
+    match items {
+        [one] if one == "tie-breaks" => "tie-breaks only".into(),
+        [] => "nothing".into(),
+        _ => items.join(", "),
+    }
+}
+
+/// Why the spread across runs of several seeds is not the variation of a day's workload, if
+/// it is not: their seeds vary tie-breaks only (`seeds_vary` of the runs), or every run
+/// replayed the same workloads (one `workload_fingerprint` among two runs or more).
+pub fn seeds_warning(seeds_vary: &[String], fingerprints: &[&str]) -> Option<String> {
+    const ASK: &str =
+        "Simulation spec.variation varies arrivals, durations and load (docs/what-if.md)";
+    if matches!(seeds_vary, [one] if one == "tie-breaks") {
+        return Some(format!(
+            "the seeds vary tie-breaks only: every seed replays the same workloads, so the spread across seeds is tie-break noise, not how much a day varies; {ASK}"
+        ));
+    }
+    let one = fingerprints.first()?;
+    (fingerprints.len() > 1 && fingerprints.iter().all(|f| f == one)).then(|| {
+        format!(
+            "all {} seeds replayed the same workloads (workload fingerprint {one}): the spread across seeds is tie-break noise, not how much a day varies; {ASK}",
+            fingerprints.len()
+        )
+    })
 }
 
 /// Why a run stopped before its end (`Summary::stopped_early`).
@@ -139,12 +221,18 @@ pub struct ClusterQueueSummary {
     pub gpu_seconds: f64,
     /// Share of all GPU-seconds held.
     pub gpu_share: Option<f64>,
-    /// GPU-seconds held in each hour of the run.
-    pub gpu_seconds_by_hour: Vec<f64>,
+    /// GPU-seconds held in each hour of the run (a view of the run's series, serialized as
+    /// the array; `hourly`).
+    pub gpu_seconds_by_hour: GpuSecondsByHour,
     /// Its share of the GPU-seconds all ClusterQueues held in each hour (null: none held).
-    pub gpu_share_by_hour: Vec<Option<f64>>,
+    pub gpu_share_by_hour: GpuShareByHour,
     #[serde(flatten)]
     pub figures: QueueFigures,
+    /// What held its workloads back: each constraint's share of their pending
+    /// workload-seconds (`queues::pending_bound_by`; docs/output.md).
+    pub pending_bound_by: std::collections::BTreeMap<String, f64>,
+    /// Its quota per resource, summed over its flavors.
+    pub quota: std::collections::BTreeMap<String, crate::queues::QuotaOut>,
 }
 
 /// How many workloads are in each state at the end.
@@ -478,6 +566,10 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             start_time: format_rfc3339(world.config.start_unix_ms),
             end_time: secs(end),
             seed: world.config.seed,
+            variation: VariationOut::of(
+                &world.config.variation,
+                outcome.stats.workload_fingerprint,
+            ),
             cycles: outcome.stats.cycles,
             events_processed: outcome.stats.events_processed,
             stopped_early: outcome
@@ -485,14 +577,15 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 .stopped
                 .as_ref()
                 .map(|s| StoppedEarly::of(s, end)),
+            policies: crate::policies::policies(world),
             workloads: counts,
             admissions: outcome.stats.admissions,
-            wait_seconds: waits,
             wait_seconds_incl_pending: all.wait_seconds_incl_pending,
-            time_in_queue_seconds: all.time_in_queue_seconds,
+            wait_seconds_admitted: waits,
             time_in_queue_seconds_incl_pending: all.time_in_queue_seconds_incl_pending,
-            jct_seconds: all.jct_seconds,
-            bounded_slowdown: all.bounded_slowdown,
+            time_in_queue_seconds_admitted: all.time_in_queue_seconds_admitted,
+            jct_seconds_finished: all.jct_seconds_finished,
+            bounded_slowdown_finished: all.bounded_slowdown_finished,
             gpu: GpuSummary {
                 capacity: cap,
                 busy_gpu_seconds: busy,
@@ -516,13 +609,15 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 &outcome.stats.preemptions,
             ),
             cluster_queues: cq_summaries(world, outcome, &tally, samples),
-            local_queues: crate::queues::local_queue_summaries(
-                world,
-                &tally,
-                samples,
-                cap,
-                secs(end),
-            ),
+            local_queues: {
+                let mut lqs =
+                    crate::queues::local_queue_summaries(world, &tally, samples, cap, secs(end));
+                let ms = &outcome.stats.pending_bound.local_queues;
+                for (i, lq) in lqs.iter_mut().enumerate() {
+                    lq.pending_bound_by = crate::queues::pending_bound_by(world, ms.get(i));
+                }
+                lqs
+            },
             checks: crate::checks::checks_of(world, &tally),
         },
         workloads,
@@ -700,30 +795,29 @@ fn cq_summaries(
     let mut out: Vec<ClusterQueueSummary> = world
         .cluster_queues
         .iter()
-        .map(|cq| ClusterQueueSummary {
+        .enumerate()
+        .map(|(i, cq)| ClusterQueueSummary {
             name: cq.name.clone(),
             cohort: cq.cohort.map(|c| world.cohorts[c.index()].name.clone()),
             admitted_workloads: 0,
             evictions: 0,
             gpu_seconds: 0.0,
             gpu_share: None,
-            gpu_seconds_by_hour: Vec::new(),
-            gpu_share_by_hour: Vec::new(),
+            gpu_seconds_by_hour: GpuSecondsByHour::default(),
+            gpu_share_by_hour: GpuShareByHour::default(),
             figures: QueueFigures::default(),
+            pending_bound_by: crate::queues::pending_bound_by(
+                world,
+                outcome.stats.pending_bound.cluster_queues.get(i),
+            ),
+            quota: crate::queues::quota_of(world, cq),
         })
         .collect();
     let hours = ((outcome.stats.end.millis().max(0) + 3_599_999) / 3_600_000) as usize;
-    for (s, series) in out.iter_mut().zip(&outcome.stats.cq_gpu_seconds_by_hour) {
-        s.gpu_seconds_by_hour = (0..hours)
-            .map(|h| series.get(h).copied().unwrap_or(0.0))
-            .collect();
-    }
-    for h in 0..hours {
-        let all: f64 = out.iter().map(|s| s.gpu_seconds_by_hour[h]).sum();
-        for s in &mut out {
-            s.gpu_share_by_hour
-                .push((all > 0.0).then(|| s.gpu_seconds_by_hour[h] / all));
-        }
+    let by_hour = crate::hourly::by_hour(&outcome.stats.cq_gpu_seconds_by_hour, hours);
+    for (s, (secs, share)) in out.iter_mut().zip(by_hour) {
+        s.gpu_seconds_by_hour = secs;
+        s.gpu_share_by_hour = share;
     }
     let mut total = 0;
     let nominal = crate::queues::nominal_gpu_quota(world);
@@ -752,6 +846,13 @@ pub fn to_json(result: &SimulationResult) -> String {
     s
 }
 
+/// `to_json` written to `out` as it is serialized, never held whole (the hourly series of
+/// many ClusterQueues over years are gigabytes of text).
+pub fn write_json(result: &SimulationResult, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, result)?;
+    out.write_all(b"\n")
+}
+
 /// A document's `apiVersion`, `kind` and `summary`: the head of `result.json`, the whole
 /// of `summary.json`, and a run of `run --seeds --out`'s summary.json.
 #[derive(Serialize)]
@@ -776,27 +877,71 @@ impl<'a> SummaryDoc<'a> {
 /// `summary.json` of `run --out`: the document's summary alone, as a `SimulationSummary`
 /// (`kueuesim compare` reads it; a large run's `result.json` is gigabytes of workloads).
 pub fn summary_json(result: &SimulationResult) -> String {
-    let doc = SummaryDoc::of(result);
-    let mut s = serde_json::to_string_pretty(&doc).expect("result is always serializable");
-    s.push('\n');
-    s
+    let mut s = Vec::new();
+    write_summary_json(result, &mut s).expect("writing to memory");
+    String::from_utf8(s).expect("JSON is UTF-8")
+}
+
+/// `summary_json` written to `out` as it is serialized, never held whole.
+pub fn write_summary_json(
+    result: &SimulationResult,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &SummaryDoc::of(result))?;
+    out.write_all(b"\n")
 }
 
 /// The document's opening up to its `workloads` list, as `to_json` writes it: what a
 /// streamed `result.json` writes before its workloads (`json_workload`, joined by `,\n`)
 /// and `json_tail`.
 pub fn json_head(result: &SimulationResult) -> String {
+    let mut s = Vec::new();
+    write_json_head(result, &mut s).expect("writing to memory");
+    String::from_utf8(s).expect("JSON is UTF-8")
+}
+
+/// `json_head` written to `out` as it is serialized, never held whole.
+pub fn write_json_head(
+    result: &SimulationResult,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let head = SummaryDoc {
         api_version: result.api_version,
         kind: result.kind,
         summary: &result.summary,
     };
-    let mut s = serde_json::to_string_pretty(&head).expect("result is always serializable");
+    let mut w = HoldBack {
+        out: &mut *out,
+        held: Vec::with_capacity(4),
+    };
+    serde_json::to_writer_pretty(&mut w, &head)?;
     // The object's closing brace gives way to the workloads list.
-    let open = s.strip_suffix("\n}").map_or(s.len(), str::len);
-    s.truncate(open);
-    s.push_str(",\n  \"workloads\": [");
-    s
+    if w.held != b"\n}" {
+        let held = std::mem::take(&mut w.held);
+        out.write_all(&held)?;
+    }
+    out.write_all(b",\n  \"workloads\": [")
+}
+
+/// A writer that passes everything on to `out` but its last two bytes, kept in `held`: the
+/// closing brace of a pretty JSON object, to be left out.
+struct HoldBack<W> {
+    out: W,
+    held: Vec<u8>,
+}
+
+impl<W: std::io::Write> std::io::Write for HoldBack<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        let pass = self.held.len().saturating_sub(2);
+        self.out.write_all(&self.held[..pass])?;
+        self.held.drain(..pass);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// One workload as `to_json` writes it inside the document's `workloads` list (indented two

@@ -1,10 +1,13 @@
-//! Figures per ClusterQueue and per LocalQueue for capacity planners: counts, waits (over
-//! admitted workloads, and censored with the still-pending ones), time in queue, job
+//! Figures per ClusterQueue and per LocalQueue for capacity planners: counts, waits (censored
+//! with the still-pending ones, and over admitted workloads alone), time in queue, job
 //! completion time and bounded slowdown, GPU-hours used, lost and held idle, utilisation and
 //! preemptions. Built from the run's `Tally`, so a lean run and a full run agree.
 
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+
+use kueuesim_engine::bound::{Constraint, shares};
 use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
@@ -29,24 +32,25 @@ pub struct QueueFigures {
     pub preemptions_suffered: u64,
     /// Workloads its workloads preempted, in any queue.
     pub preemptions_caused: u64,
-    /// Creation to the latest admission, over workloads holding (or, finished or evicted,
-    /// having held) an admission at the end — the run-wide `waitSeconds` meaning. Includes
-    /// time a preempted workload spent running before its readmission.
-    pub wait_seconds: Percentiles,
-    /// `waitSeconds`, plus each workload Pending at the end counted at its wait so far
-    /// (creation to the end of the run): a lower bound of its wait (censored).
+    /// Creation to the latest admission, over the queue's workloads, each one Pending at the
+    /// end counted at its wait so far (creation to the end of the run): censored, a lower
+    /// bound of its wait, so the percentiles are lower bounds too.
     pub wait_seconds_incl_pending: Percentiles,
+    /// Creation to the latest admission, over workloads holding (or, finished or evicted,
+    /// having held) an admission at the end — the run-wide `waitSecondsAdmitted` meaning.
+    /// Includes time a preempted workload spent running before its readmission.
+    pub wait_seconds_admitted: Percentiles,
     /// Time in queue: the time Pending (holding no quota) before the latest admission,
-    /// summed over readmissions (back-off included), over the workloads of `waitSeconds`.
-    pub time_in_queue_seconds: Percentiles,
-    /// `timeInQueueSeconds`, plus each workload Pending at the end at its time in queue so
-    /// far.
+    /// summed over readmissions (back-off included), each workload Pending at the end at its
+    /// time in queue so far.
     pub time_in_queue_seconds_incl_pending: Percentiles,
+    /// `timeInQueueSecondsInclPending` over the workloads of `waitSecondsAdmitted` alone.
+    pub time_in_queue_seconds_admitted: Percentiles,
     /// Job completion time: creation to finish, over finished workloads.
-    pub jct_seconds: Percentiles,
+    pub jct_seconds_finished: Percentiles,
     /// (wait + run) / max(run, 10 s) over finished workloads: JCT over the run time the
     /// workload needs alone (its duration), bounded below by `SLOWDOWN_BOUND_SECONDS`.
-    pub bounded_slowdown: Percentiles,
+    pub bounded_slowdown_finished: Percentiles,
     /// GPU-hours its workloads' pods held (quota-only: admitted GPUs while running).
     pub gpu_hours_used: f64,
     /// GPU-hours of work its workloads lost to evictions of any reason (run time a restart
@@ -79,6 +83,74 @@ pub struct LocalQueueSummary {
     pub evictions: u64,
     #[serde(flatten)]
     pub figures: QueueFigures,
+    /// What held its workloads back: each constraint's share of their pending
+    /// workload-seconds (`pending_bound_by`).
+    pub pending_bound_by: BTreeMap<String, f64>,
+}
+
+/// `pendingBoundBy` of a queue from its pending milliseconds per constraint (the run's
+/// `PendingBound`): each constraint's share (`bound::shares`), keyed by its name.
+/// Empty when the queue had no pending time; else the shares sum to 1.
+pub fn pending_bound_by(
+    world: &World,
+    ms: Option<&BTreeMap<Constraint, u64>>,
+) -> BTreeMap<String, f64> {
+    ms.map(shares)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(c, share)| (c.name(world), share))
+        .collect()
+}
+
+/// One ClusterQueue's quota of one resource, summed over its flavors, in the resource's
+/// units (cpu in cores, memory in bytes, others as counted): `clusterQueues[].quota`, which
+/// `compare` reads to tell what changed between two runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaOut {
+    pub nominal: f64,
+    /// Absent: unlimited (some flavor sets none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<f64>,
+    /// Absent: all of nominal may be lent (some flavor sets none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lending_limit: Option<f64>,
+}
+
+/// ClusterQueue `cq`'s quota per resource (by name), summed over its flavors.
+pub fn quota_of(world: &World, cq: &kueuesim_model::ClusterQueue) -> BTreeMap<String, QuotaOut> {
+    let mut out: BTreeMap<String, (i64, Option<i64>, Option<i64>)> = BTreeMap::new();
+    for rq in cq
+        .resource_groups
+        .iter()
+        .flat_map(|rg| &rg.flavors)
+        .flat_map(|f| &f.resources)
+    {
+        let e = out
+            .entry(world.resources.name(rq.resource).to_string())
+            .or_insert((0, Some(0), Some(0)));
+        e.0 += rq.nominal;
+        e.1 = e.1.zip(rq.borrowing_limit).map(|(a, b)| a + b);
+        e.2 = e.2.zip(rq.lending_limit).map(|(a, b)| a + b);
+    }
+    out.into_iter()
+        .map(|(r, (nominal, bl, ll))| {
+            // Kueue keeps cpu in millicores; the figure is in cores.
+            let unit = |a: i64| {
+                if r == "cpu" {
+                    a as f64 / 1000.0
+                } else {
+                    a as f64
+                }
+            };
+            let q = QuotaOut {
+                nominal: unit(nominal),
+                borrowing_limit: bl.map(unit),
+                lending_limit: ll.map(unit),
+            };
+            (r, q)
+        })
+        .collect()
 }
 
 /// No durations: the other half of a measure without pending ones.
@@ -189,12 +261,14 @@ pub fn figures<'t>(
         pending_workloads: t.pending,
         preemptions_suffered: t.preempted,
         preemptions_caused: t.preemptions_caused,
-        wait_seconds: percentiles(of(|s| [&s.waits, &EMPTY])),
         wait_seconds_incl_pending: percentiles(of(|s| [&s.waits, &s.pending_waits])),
-        time_in_queue_seconds: percentiles(of(|s| [&s.queued, &EMPTY])),
+        wait_seconds_admitted: percentiles(of(|s| [&s.waits, &EMPTY])),
         time_in_queue_seconds_incl_pending: percentiles(of(|s| [&s.queued, &s.pending_queued])),
-        jct_seconds: percentiles(collect(&mut completions().map(|(j, _)| j.as_secs_f64()))),
-        bounded_slowdown: percentiles(collect(
+        time_in_queue_seconds_admitted: percentiles(of(|s| [&s.queued, &EMPTY])),
+        jct_seconds_finished: percentiles(collect(
+            &mut completions().map(|(j, _)| j.as_secs_f64()),
+        )),
+        bounded_slowdown_finished: percentiles(collect(
             &mut completions()
                 .map(|(j, run)| j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)),
         )),
@@ -234,6 +308,7 @@ pub fn local_queue_summaries(
                 capacity,
                 end_secs,
             ),
+            pending_bound_by: BTreeMap::new(),
         })
         .collect()
 }

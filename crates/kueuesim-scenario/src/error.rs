@@ -58,6 +58,19 @@ impl ScenarioError {
 }
 
 impl ScenarioError {
+    /// An error at `pos` without a code frame: for a file that is not (or not yet known to be)
+    /// what it was given as, e.g. a binary file, a text file that is not YAML objects, or a
+    /// CSV file whose header is not a trace's. Its lines may be anything (a `--patch` that is
+    /// a symlink to a system file), so only the place and the parser's message are shown,
+    /// never its text.
+    pub fn at_unframed(pos: Pos, message: impl Into<String>) -> Self {
+        ScenarioError::At {
+            pos,
+            message: message.into(),
+            snippet: String::new(),
+        }
+    }
+
     /// An error at `pos` in a file read line by line (a CSV trace): `line_text` is the text of
     /// line `pos.line` alone, for the code frame.
     pub fn at_line(pos: Pos, message: impl Into<String>, line_text: &str) -> Self {

@@ -35,8 +35,9 @@ pub fn decode(name: &str, mut bytes: Vec<u8>) -> Result<String, ScenarioError> {
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let line = before.matches('\n').count() as u64 + 1;
         let column = before[line_start..].chars().count() as u64 + 1;
-        let shown = String::from_utf8_lossy(bytes);
-        ScenarioError::at(
+        // A file that is not UTF-8 is not the text it should be: no code frame (its bytes
+        // are not shown, `ScenarioError::at_unframed`).
+        ScenarioError::at_unframed(
             Pos {
                 file: name.to_string(),
                 line,
@@ -46,7 +47,6 @@ pub fn decode(name: &str, mut bytes: Vec<u8>) -> Result<String, ScenarioError> {
                 "byte 0x{:02X} is not UTF-8: expected the file in UTF-8",
                 bytes[bad]
             ),
-            &shown,
         )
     })
 }
@@ -60,7 +60,7 @@ pub fn read_text(path: &std::path::Path, name: &str) -> Result<String, ScenarioE
     };
     let max = kueuesim_model::limits::MAX_INPUT_BYTES;
     let too_big = |len: String| {
-        ScenarioError::at(
+        ScenarioError::at_unframed(
             Pos {
                 file: name.to_string(),
                 line: 1,
@@ -70,7 +70,6 @@ pub fn read_text(path: &std::path::Path, name: &str) -> Result<String, ScenarioE
                 "the file has {len} bytes: expected at most {max} ({} MiB)",
                 max / (1024 * 1024)
             ),
-            "",
         )
     };
     let meta = std::fs::metadata(path).map_err(io)?;
@@ -154,12 +153,18 @@ impl<'f> ObjectText<'f> {
         ScenarioError::at(pos, message, source)
     }
 
-    /// A parse error of `text`, at its input position.
+    /// A parse error of `text`, at its input position. A type error in an object that is
+    /// YAML (`replicas: many`) shows its line; a syntax error does not, since a document
+    /// that is not YAML may be any file's text (`ScenarioError::at_unframed`). Whether it is
+    /// YAML is asked again here, once per failed load, so that loading parses each object once.
     pub fn yaml_error(&self, e: &serde_saphyr::Error) -> ScenarioError {
         let (line, column) = match e.location() {
             Some(l) if l.line() > 0 => (l.line(), l.column()),
             _ => (1, 1),
         };
+        if from_yaml::<serde::de::IgnoredAny>(&self.text).is_err() {
+            return ScenarioError::at_unframed(self.pos(line, column), yaml_message(e));
+        }
         self.error_at(line, column, yaml_message(e))
     }
 }
@@ -301,20 +306,21 @@ fn quick_flow_head(text: &str) -> Option<(String, String, u64, u64)> {
 }
 
 /// Turns a serde-saphyr error in a text that starts after `line_offset` file lines into ours.
+/// It is raised while a file is split into objects, before its document is known to be a
+/// YAML object with a `kind`, so it has no code frame: the file may be anything given in
+/// place of a manifest (`ScenarioError::at_unframed`).
 pub fn yaml_error(file: &SourceFile, line_offset: u64, e: &serde_saphyr::Error) -> ScenarioError {
     let (line, column) = match e.location() {
         Some(l) if l.line() > 0 => (l.line() + line_offset, l.column()),
         _ => (line_offset + 1, 1),
     };
-    let message = yaml_message(e);
-    ScenarioError::at(
+    ScenarioError::at_unframed(
         Pos {
             file: file.name.clone(),
             line,
             column,
         },
-        message,
-        &file.text,
+        yaml_message(e),
     )
 }
 
@@ -390,6 +396,17 @@ fn explain(message: &str) -> String {
     };
     if let Some(o) = ours {
         return o.to_string();
+    }
+    // serde's `deny_unknown_fields` (kueuesim's own kinds) lists every field: name the
+    // closest first, as the unknown-field lint and `--set` do.
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((field, expected)) = rest.split_once("`, expected one of ")
+    {
+        let names = expected.split(", ").map(|n| n.trim_matches('`'));
+        let hint = crate::overlay::closest_hint(field, names);
+        if !hint.is_empty() {
+            return format!("{message}{hint}");
+        }
     }
     let expected = match message {
         m if m.starts_with("invalid u32") || m.starts_with("invalid u64") => {
@@ -467,14 +484,14 @@ fn push_document<'f>(
             let head: HeadAndItems =
                 from_yaml(&text).map_err(|e| yaml_error(file, line_offset, &e))?;
             let Some(kind) = head.kind else {
-                return Err(ScenarioError::at(
+                // Not a Kubernetes object: the document's text is not shown.
+                return Err(ScenarioError::at_unframed(
                     Pos {
                         file: file.name.clone(),
                         line: line_offset + 1,
                         column: 1,
                     },
                     "object has no `kind`: expected a Kubernetes object with apiVersion and kind",
-                    &file.text,
                 ));
             };
             let pos = Pos {

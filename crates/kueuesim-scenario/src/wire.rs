@@ -13,20 +13,133 @@ use serde_saphyr::Spanned;
 /// A string with its position.
 pub type S = Spanned<String>;
 
+/// A mapping with string keys, read as the `BTreeMap` it dereferences to, that also keeps
+/// where each key and value was written: a key or value the API server would refuse (a
+/// label key or value, a resource name) is reported at its own place (`convert::names`).
+#[derive(Clone, Debug)]
+pub struct Keyed<V> {
+    map: BTreeMap<String, V>,
+    /// Each key as written, with its place, and the place of its value; in written order.
+    pub entries: Vec<(S, serde_saphyr::Location)>,
+}
+
+impl<V> Default for Keyed<V> {
+    fn default() -> Self {
+        Keyed {
+            map: BTreeMap::new(),
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<V> std::ops::Deref for Keyed<V> {
+    type Target = BTreeMap<String, V>;
+    fn deref(&self) -> &Self::Target {
+        &self.map
+    }
+}
+
+impl<'a, V> IntoIterator for &'a Keyed<V> {
+    type Item = (&'a String, &'a V);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, V>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.map.iter()
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Keyed<V> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyedVisitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for KeyedVisitor<V> {
+            type Value = Keyed<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a mapping")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Keyed::default();
+                while let Some((k, v)) = access.next_entry::<S, Spanned<V>>()? {
+                    out.entries.push((k.clone(), v.referenced));
+                    out.map.insert(k.value, v.value);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(KeyedVisitor(std::marker::PhantomData))
+    }
+}
+
 /// `metadata`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
     pub name: Option<S>,
     pub namespace: Option<S>,
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, S>,
+    pub labels: Keyed<String>,
+    pub annotations: Keyed<S>,
     pub creation_timestamp: Option<S>,
     pub uid: Option<String>,
 }
 
+/// A top-level object's `metadata` (None for a kind without one, Kueue's Configuration), so
+/// that the loader checks every object's names in one place (`convert::names::object_meta`).
+pub trait HasMeta {
+    fn meta(&self) -> Option<&ObjectMeta>;
+}
+
+macro_rules! has_meta {
+    ($($t:ident),* $(,)?) => {
+        $(impl HasMeta for $t {
+            fn meta(&self) -> Option<&ObjectMeta> {
+                Some(&self.metadata)
+            }
+        })*
+    };
+}
+
+has_meta!(
+    PodTemplateSpec,
+    Node,
+    Namespace,
+    PriorityClass,
+    Job,
+    ObjectOnly,
+    JobSet,
+    KubeflowJob,
+    RayJob,
+    RayCluster,
+    ReplicatedPods,
+    LeaderWorkerSet,
+    TrainJob,
+    TrainingRuntime,
+    VolcanoJob,
+    ResourceFlavor,
+    Cohort,
+    ClusterQueue,
+    LocalQueue,
+    WorkloadPriorityClass,
+    Workload,
+    Simulation,
+    NodePool,
+    WorkloadGenerator,
+    Topology,
+    HyperNode,
+    VolcanoPodGroup,
+    KaiQueue,
+    KaiPodGroup,
+    WorkloadTrace,
+);
+
+impl HasMeta for Configuration {
+    fn meta(&self) -> Option<&ObjectMeta> {
+        None
+    }
+}
+
 /// A resource list (`requests`, `limits`, `allocatable`): name → quantity.
-pub type ResourceMap = BTreeMap<String, S>;
+pub type ResourceMap = Keyed<S>;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -49,7 +162,7 @@ pub struct Taint {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LabelSelector {
-    pub match_labels: BTreeMap<String, String>,
+    pub match_labels: Keyed<String>,
     pub match_expressions: Vec<SelectorRequirement>,
 }
 
@@ -86,7 +199,7 @@ pub struct PodSpec {
     pub containers: Vec<Container>,
     pub init_containers: Vec<Container>,
     pub overhead: ResourceMap,
-    pub node_selector: BTreeMap<String, String>,
+    pub node_selector: Keyed<String>,
     pub tolerations: Vec<Toleration>,
     pub priority_class_name: Option<S>,
     pub scheduler_name: Option<S>,
@@ -434,10 +547,10 @@ pub struct VolcanoJob {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ResourceFlavorSpec {
-    pub node_labels: BTreeMap<String, String>,
+    pub node_labels: Keyed<String>,
     pub node_taints: Vec<Taint>,
     pub tolerations: Vec<Toleration>,
-    pub topology_name: Option<String>,
+    pub topology_name: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -479,9 +592,9 @@ pub struct ResourceGroup {
 #[serde(rename_all = "camelCase", default)]
 pub struct ClusterQueueSpec {
     /// v1beta2.
-    pub cohort_name: Option<String>,
+    pub cohort_name: Option<S>,
     /// v1beta1.
-    pub cohort: Option<String>,
+    pub cohort: Option<S>,
     pub queueing_strategy: Option<S>,
     pub namespace_selector: Option<LabelSelector>,
     pub resource_groups: Vec<ResourceGroup>,
@@ -649,7 +762,7 @@ pub struct WorkloadSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodSetAssignment {
     pub name: Option<S>,
-    pub flavors: BTreeMap<String, S>,
+    pub flavors: Keyed<S>,
     pub count: Option<Spanned<i64>>,
 }
 
@@ -708,12 +821,93 @@ pub struct SimulationSpec {
     /// How long a Workload admitted in the input (`status.admission`) still runs when it
     /// has neither `kueuesim.io/remaining` nor `kueuesim.io/duration`.
     pub default_remaining: Option<S>,
-    pub schedulers: BTreeMap<String, S>,
+    pub schedulers: Keyed<S>,
     pub kai: Option<KaiSettings>,
     pub volcano: Option<VolcanoSettings>,
     pub kueue: Option<KueueSettings>,
     pub policies: Option<PolicySettings>,
     pub gpu_placement: Option<GpuPlacementSettings>,
+    pub variation: Option<VariationSettings>,
+}
+
+/// `spec.variation`: what a seed changes in the workloads (`crate::variation`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct VariationSettings {
+    /// `keep`, `poisson`, or `{jitter: <duration>}`.
+    pub arrivals: Option<Spanned<WordOr<ArrivalsForm>>>,
+    /// `keep`, or `{lognormal: {sigma: <float>}}`.
+    pub durations: Option<Spanned<WordOr<DurationsForm>>>,
+    /// A factor of the arrivals (read as text so a bad value is an error at its place).
+    pub load: Option<S>,
+    /// `days` (or `none`).
+    pub resample: Option<S>,
+}
+
+/// `arrivals` written as a mapping.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArrivalsForm {
+    pub jitter: S,
+}
+
+/// `durations` written as a mapping.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DurationsForm {
+    pub lognormal: LogNormalNoise,
+}
+
+/// `durations.lognormal`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogNormalNoise {
+    pub sigma: S,
+}
+
+/// A setting written as one word (`keep`) or as a mapping (`{jitter: 10m}`): the mapping is
+/// read as `M`, so a misspelt key in it is an error at its place.
+#[derive(Debug)]
+pub enum WordOr<M> {
+    Word(String),
+    Form(M),
+}
+
+impl<'de, M: Deserialize<'de>> Deserialize<'de> for WordOr<M> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<M>(std::marker::PhantomData<M>);
+        impl<'de, M: Deserialize<'de>> serde::de::Visitor<'de> for V<M> {
+            type Value = WordOr<M>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a word or a mapping")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(String::new()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> Result<Self::Value, A::Error> {
+                M::deserialize(serde::de::value::MapAccessDeserializer::new(a)).map(WordOr::Form)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// `spec.policies`: names of caller-supplied policies (`kueue` and `scheduler` name the
@@ -810,7 +1004,7 @@ pub struct NodePoolLevel {
     /// Prefix of the generated label values (`<prefix>-<index>`); default: the label's last
     /// path segment.
     #[serde(default)]
-    pub value_prefix: Option<String>,
+    pub value_prefix: Option<S>,
     /// Also generate a Volcano HyperNode of this tier for every domain of this level.
     #[serde(default)]
     pub hyper_node_tier: Option<Spanned<i64>>,
@@ -819,7 +1013,7 @@ pub struct NodePoolLevel {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct NodeTemplate {
-    pub labels: BTreeMap<String, String>,
+    pub labels: Keyed<String>,
     pub allocatable: ResourceMap,
     pub taints: Vec<Taint>,
 }
@@ -828,7 +1022,7 @@ pub struct NodeTemplate {
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct NodePoolSpec {
     /// Node names are `<namePrefix>-<index>`; default: the pool's name.
-    pub name_prefix: Option<String>,
+    pub name_prefix: Option<S>,
     /// Topology levels, broadest first.
     pub levels: Vec<NodePoolLevel>,
     /// Nodes under each domain of the narrowest level (or in all, without levels).
@@ -959,7 +1153,7 @@ pub struct WorkloadGeneratorSpec {
     pub until: Option<S>,
     pub arrival: Option<Spanned<GenArrival>>,
     pub pods: Option<Spanned<GenDist>>,
-    pub requests: BTreeMap<String, Spanned<GenDist>>,
+    pub requests: Keyed<Spanned<GenDist>>,
     pub duration: Option<Spanned<GenDist>>,
     pub queues: Vec<Spanned<GenQueue>>,
     pub per_local_queue: bool,
@@ -1267,7 +1461,7 @@ pub struct WorkloadTraceSpec {
     pub path: Option<S>,
     pub limit: Option<Spanned<i64>>,
     pub seed: Option<u64>,
-    pub name_prefix: Option<String>,
+    pub name_prefix: Option<S>,
     pub namespace: Option<TraceMapping>,
     pub local_queue: Option<TraceMapping>,
     pub priority_class: Option<TraceMapping>,
@@ -1282,4 +1476,37 @@ pub struct WorkloadTraceSpec {
 pub struct WorkloadTrace {
     pub metadata: ObjectMeta,
     pub spec: WorkloadTraceSpec,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys and values keep their places, in block and flow style, plain and quoted.
+    #[test]
+    fn keyed_maps_keep_key_and_value_places() {
+        let m: ObjectMeta = serde_saphyr::from_str(
+            "name: x\nlabels:\n  app: web\n  \"x.io/k\": 'v'\nannotations: {a: \"1\", b: 2}\n",
+        )
+        .unwrap();
+        let places: Vec<_> = m
+            .labels
+            .entries
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.value.as_str(),
+                    k.referenced.line(),
+                    k.referenced.column(),
+                    v.line(),
+                    v.column(),
+                )
+            })
+            .collect();
+        assert_eq!(places, [("app", 3, 3, 3, 8), ("x.io/k", 4, 3, 4, 13)]);
+        assert_eq!(m.labels.get("app").map(String::as_str), Some("web"));
+        assert_eq!(m.annotations.get("b").map(|s| s.value.as_str()), Some("2"));
+        let (k, v) = &m.annotations.entries[1];
+        assert_eq!((k.referenced.column(), v.column()), (23, 26));
+    }
 }

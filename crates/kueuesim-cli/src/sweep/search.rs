@@ -1,6 +1,7 @@
 //! `spec.search`: bisection over an integer parameter (assumed monotone: once the target is
 //! met, every larger value meets it) for the smallest value whose runs over the sweep's seeds
-//! meet a figure's bound, by their mean or on every seed.
+//! meet a figure's bound, by their mean or on every seed; a warning when the probes show the
+//! figure going up and down.
 
 use kueuesim_report::figures::{Stats, human};
 use kueuesim_scenario::overlay::closest_hint;
@@ -79,7 +80,46 @@ pub(crate) fn search(runner: &Runner<'_>) -> Result<(Vec<Row>, String), Failure>
         }
         Some(value(hi))
     };
-    Ok((rows, text(runner, s, answer, &steps)))
+    let mut out = text(runner, s, answer, &steps);
+    if let Some(w) = not_one_way(sweep, s, &steps) {
+        eprintln!("warning: {w}");
+        out.push_str(&format!("\nwarning: {w}\n"));
+    }
+    Ok((rows, out))
+}
+
+/// Bisection assumes the figure moves one way as the parameter grows (so that once a value
+/// meets the target every larger one does): when the probes' means, in the order of their
+/// values, go up and down, what that says (the answer may then not be the smallest value
+/// that meets the target, or a value may meet it that the search never tried).
+fn not_one_way(sweep: &Sweep, s: &Search, steps: &[Step]) -> Option<String> {
+    let mut probes: Vec<(i64, f64)> = steps
+        .iter()
+        .filter_map(|st| Some((st.value, st.stats.as_ref()?.mean)))
+        .collect();
+    probes.sort_by_key(|p| p.0);
+    let rises = probes.windows(2).any(|w| w[1].1 > w[0].1);
+    let falls = probes.windows(2).any(|w| w[1].1 < w[0].1);
+    // Whether a value that met the target lies below one that did not.
+    let mut met: Vec<(i64, bool)> = steps.iter().map(|st| (st.value, st.meets)).collect();
+    met.sort_by_key(|m| m.0);
+    let broken = met.windows(2).any(|w| w[0].1 && !w[1].1);
+    let one_way = !(rises && falls);
+    if one_way && !broken {
+        return None;
+    }
+    let param = &sweep.parameters[s.parameter].name;
+    let seen: Vec<String> = probes
+        .iter()
+        .map(|(v, m)| format!("{} at {v}", human(&s.figure, *m)))
+        .collect();
+    Some(format!(
+        "search: {} does not move one way as {param} grows across the probes ({}): bisection \
+         assumes it does, so the answer may not be the smallest {param} that meets the target \
+         (a sweep over spec.parameters[].values shows the whole curve)",
+        s.figure,
+        seen.join(", ")
+    ))
 }
 
 /// Whether one value's runs meet the target.
@@ -165,4 +205,58 @@ fn text(runner: &Runner<'_>, s: &Search, answer: Option<i64>, steps: &[Step]) ->
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep() -> Sweep {
+        let text = "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata: {name: q}\nspec:\n  base: ../platform\n  seeds: 1..2\n  parameters:\n  - name: gpus\n    set: 'cq/a:spec.x={{value}}'\n  search:\n    parameter: gpus\n    min: 0\n    max: 100\n    step: 10\n    target: {figure: waitSecondsInclPending.p95, atMost: 3600}\n";
+        super::super::spec::parse(
+            SourceFile {
+                name: "s.yaml".into(),
+                text: text.into(),
+            },
+            std::path::Path::new("dir"),
+            "s",
+        )
+        .expect("a sweep")
+    }
+
+    fn step(value: i64, mean: f64, meets: bool) -> Step {
+        Step {
+            value,
+            meets,
+            stats: Stats::of([Some(mean)]),
+            failed: 0,
+        }
+    }
+
+    #[test]
+    fn a_figure_that_goes_up_and_down_across_the_probes_is_said() {
+        let sw = sweep();
+        let s = sw.search.as_ref().expect("a search");
+        // In the order run: the largest, the smallest, then the middles.
+        let falling = [
+            step(100, 600.0, true),
+            step(0, 9000.0, false),
+            step(50, 3000.0, true),
+        ];
+        assert_eq!(not_one_way(&sw, s, &falling), None);
+        let bumpy = [
+            step(100, 600.0, true),
+            step(0, 9000.0, false),
+            step(50, 200.0, true),
+            step(20, 7200.0, false),
+        ];
+        let w = not_one_way(&sw, s, &bumpy).expect("a warning");
+        assert!(
+            w.starts_with(
+                "search: waitSecondsInclPending.p95 does not move one way as gpus grows across \
+                 the probes (2.50 h at 0, 2.00 h at 20, 3.3 min at 50, 10.0 min at 100)"
+            ),
+            "{w}"
+        );
+    }
 }

@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_saphyr::Spanned;
 
 use kueuesim_model::SimDuration;
+use kueuesim_report::figures::renamed;
 use kueuesim_scenario::source::yaml_error;
 use kueuesim_scenario::{Pos, ScenarioError, SourceFile};
 
@@ -542,6 +543,17 @@ pub(crate) fn parse(file: SourceFile, dir: &Path, stem: &str) -> Result<Sweep, S
             Some(crate::parse_offset(&u.value).map_err(|e| err(&file, u, format!("until: {e}")))?)
         }
     };
+    // A figure renamed so that its name says which workloads it counts is an error, not a
+    // column that every run leaves empty.
+    for f in &spec.figures {
+        if let Some(instead) = renamed(&f.value) {
+            return Err(err(
+                &file,
+                f,
+                format!("figures: {:?} was {instead}", f.value),
+            ));
+        }
+    }
     let figures = spec.figures.iter().map(|f| f.value.clone()).collect();
     Ok(Sweep {
         file,
@@ -614,6 +626,13 @@ fn search(
         ));
     }
     let t = &w.target;
+    if let Some(instead) = renamed(&t.figure.value) {
+        return Err(err(
+            file,
+            &t.figure,
+            format!("search.target.figure {:?} was {instead}", t.figure.value),
+        ));
+    }
     let (bound, at_most) = match (&t.at_most, &t.at_least) {
         (Some(b), None) => (b.value, true),
         (None, Some(b)) => (b.value, false),

@@ -38,8 +38,19 @@ fn default_run_prints_a_summary_of_the_platform_day() {
     let o = kueuesim(&["run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
+    // First what another seed would change: the reference day declares its variation.
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "Seeds vary:   arrivals (poisson at the input's hourly rate), durations (lognormal σ 0.35), tie-breaks"
+        ),
+        "{out}"
+    );
     assert!(
-        out.starts_with("Simulated 24h0m0s from 2026-03-02T00:00:00Z (seed 42)"),
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("Simulated 24h0m0s from 2026-03-02T00:00:00Z (seed 42)")),
         "{out}"
     );
     assert!(out.contains("Queue wait:   p50"), "{out}");
@@ -47,7 +58,19 @@ fn default_run_prints_a_summary_of_the_platform_day() {
         out.contains("GPU:          256 GPUs (allocatable on nodes), utilisation"),
         "{out}"
     );
-    assert!(out.contains("LocalQueue experiment doesn't exist"), "{out}");
+    // The day as written holds a workload of a LocalQueue no object defines (seed 42's draw
+    // of the day happens to leave it out: a Poisson count of 0).
+    let o = kueuesim(&[
+        "run",
+        "--set",
+        "Simulation/platform-day:spec.variation.arrivals=keep",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("LocalQueue experiment doesn't exist"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -109,7 +132,7 @@ fn validate_reports_what_it_loaded() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).starts_with(
-            "ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 98 workloads"
+            "ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 89 workloads (seed 42; seeds vary: arrivals (poisson at the input's hourly rate), durations (lognormal σ 0.35), tie-breaks)"
         ),
         "{}",
         stdout(&o)
@@ -202,9 +225,9 @@ fn get_prints_kubectl_columns_at_a_time() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        "NAME               QUEUE     RESERVED IN   ADMITTED   FINISHED   AGE
-job-spread-4f17d   q         team          True                  5m
-job-gang-a59a5     q         team          True                  4m
+        "NAME               QUEUE   RESERVED IN   ADMITTED   FINISHED   AGE
+job-gang-a59a5     q       team          True                  4m
+job-spread-4f17d   q       team          True                  5m
 "
     );
     // Before the gang arrives it does not exist yet.
@@ -224,21 +247,21 @@ podgroup-gang   Inqueue   2           0          4m
     let o = kueuesim(&["get", "podgroup", "-A", "-f", &pg]);
     assert_eq!(
         stdout(&o),
-        "NAMESPACE   NAME      STATUS    MINMEMBER   RUNNINGS   AGE
-team        job       Running   2           2          10m
+        "NAMESPACE   NAME   STATUS    MINMEMBER   RUNNINGS   AGE
+team        job    Running   2           2          10m
 "
     );
     let o = kueuesim(&["get", "localqueue", "-A", "-f", &dir, "--at", "5m"]);
     assert_eq!(
         stdout(&o),
-        "NAMESPACE   NAME      CLUSTERQUEUE   PENDING WORKLOADS   ADMITTED WORKLOADS
-team        q         team           0                   2
+        "NAMESPACE   NAME   CLUSTERQUEUE   PENDING WORKLOADS   ADMITTED WORKLOADS
+team        q      team           0                   2
 "
     );
     let o = kueuesim(&["get", "cq", "-o", "wide", "-f", &dir]);
     assert!(
         stdout(&o).starts_with(
-            "NAME      COHORT    STRATEGY         PENDING WORKLOADS   ADMITTED WORKLOADS\n"
+            "NAME   COHORT   STRATEGY         PENDING WORKLOADS   ADMITTED WORKLOADS\n"
         ),
         "{}",
         stdout(&o)
@@ -253,7 +276,7 @@ team        q         team           0                   2
 }
 
 #[test]
-fn describe_workload_shows_conditions_and_the_schedulers_reason() {
+fn describe_workload_shows_conditions_and_kueues_events_and_the_podgroup_its_schedulers() {
     let dir = scenario("golden/first-fit-nodes");
     let o = kueuesim(&[
         "describe",
@@ -277,10 +300,29 @@ fn describe_workload_shows_conditions_and_the_schedulers_reason() {
         out.contains("    Reason:                QuotaReserved\n"),
         "{out}"
     );
-    assert!(out.contains("\nEvents:\n  Type     Reason         Age   From             Message\n  ----     ------         ----  ----             -------\n"), "{out}");
+    // Kueue's events are on the Workload; Volcano's reason for the unplaceable gang is on
+    // its PodGroup, as `kubectl describe podgroup` shows it upstream (it was on the Workload).
     assert!(
-        out.contains("  Warning  Unschedulable  4m    volcano          2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable. Origin reason is gang-jbwps: 0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.\n"),
+        out.contains("\nEvents:\n  Type    Reason         Age   From             Message\n"),
         "{out}"
+    );
+    assert!(!out.contains("volcano"), "{out}");
+    let o = kueuesim(&[
+        "describe",
+        "podgroup",
+        "podgroup-gang",
+        "-n",
+        "team",
+        "-f",
+        &dir,
+        "--at",
+        "5m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pg = stdout(&o);
+    assert!(
+        pg.contains("  Warning  Unschedulable  4m    volcano  2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable. Origin reason is gang-jbwps: 0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.\n"),
+        "{pg}"
     );
     let o = kueuesim(&["describe", "workload", "nope", "-n", "team", "-f", &dir]);
     assert_eq!(o.status.code(), Some(1));
@@ -355,9 +397,10 @@ spec: {clusterQueue: team}
             )
         })
         .collect();
+    // The dump lists the Workloads in the API server's order (by name).
     assert_eq!(
         names,
-        [("job-spread-4f17d", "team"), ("job-gang-a59a5", "team")]
+        [("job-gang-a59a5", "team"), ("job-spread-4f17d", "team")]
     );
     // Reloaded with its admission: it holds quota from the start.
     let admitted = doc["workloads"][0]["admittedAt"]
@@ -462,9 +505,11 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+mod bound;
 mod emit;
 mod hostile;
 mod kubectl;
+mod kubectl_habits;
 mod lint;
 mod metrics;
 mod out;
@@ -472,6 +517,9 @@ mod safe_output;
 mod sweep;
 mod sweep_campaign;
 mod sweep_html;
+/// What the seeds vary: the platform day per seed, the same bytes per seed, and what the
+/// summary, `--seeds` and `compare` say of it.
+mod variation;
 mod warnings;
 
 #[test]
@@ -552,11 +600,15 @@ fn seeds_replicate_in_parallel_with_the_same_answer_as_one_at_a_time() {
         .as_array()
         .expect("aggregate")
         .iter()
-        .find(|f| f["figure"] == "waitSeconds.p90")
+        .find(|f| f["figure"] == "waitSecondsInclPending.p90")
         .expect("p90 figure");
     let values: Vec<f64> = runs
         .iter()
-        .map(|r| r["summary"]["waitSeconds"]["p90"].as_f64().expect("p90"))
+        .map(|r| {
+            r["summary"]["waitSecondsInclPending"]["p90"]
+                .as_f64()
+                .expect("p90")
+        })
         .collect();
     let mean = values.iter().sum::<f64>() / 4.0;
     assert!((fig["mean"].as_f64().expect("mean") - mean).abs() < 1e-9);
@@ -677,7 +729,7 @@ fn seeds_with_out_write_each_seeds_files_and_every_summary() {
             .collect::<Vec<_>>()
     };
     assert!(table(&by_dir).len() > 10, "{:?}", table(&by_dir));
-    assert!(table(&by_dir)[3].contains(" ± "), "{:?}", table(&by_dir));
+    assert!(table(&by_dir)[4].contains(" ± "), "{:?}", table(&by_dir));
     assert_eq!(table(&by_dir), table(&by_json));
     // A re-run whose --write leaves the summary out still writes the replicate document; the
     // capacity checks are said once, as `run` says them.
@@ -791,4 +843,201 @@ fn the_summary_shows_the_thirty_longest_waiting_of_many_cluster_queues() {
         .nth(1)
         .unwrap();
     assert!(header.find("ADMITTED").unwrap() < 25, "{header}");
+}
+
+#[test]
+fn a_misspelt_override_is_exit_2_naming_the_closest_field_in_every_command() {
+    // A what-if whose field does not exist would print the baseline's figures as the
+    // variant's: refused in every command that loads, at the argument's column.
+    let platform = scenario("platform");
+    let typo = "cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuot=192";
+    let want = "--set[1]:1:85: ClusterQueue field spec.resourceGroups[0].flavors[0].resources[2].nominalQuot is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: nominalQuota)";
+    for args in [
+        vec!["run", &platform],
+        vec!["run", &platform, "--seeds", "1..2"],
+        vec!["validate", &platform],
+        vec!["get", "clusterqueue", "-f", &platform],
+        vec!["describe", "clusterqueue", "ml-team", "-f", &platform],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--set", typo]);
+        let o = kueuesim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+    // The same in a patch file: at its line and column.
+    let dir = temp_dir("strict-patch");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let patch = dir.join("typo.yaml");
+    std::fs::write(
+        &patch,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: ml-team}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources:\n      - {name: nvidia.com/gpu, nominalQuot: 192}\n",
+    )
+    .expect("write");
+    let o = kueuesim(&["run", &platform, "--patch", &patch.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("typo.yaml:10:32: ClusterQueue field spec.resourceGroups[0].flavors[0].resources[2].nominalQuot is not a field"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The files of scenarios/patches/.
+fn ready_patches() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(scenario("patches"))
+        .expect("scenarios/patches")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_ready_made_patches_apply_to_the_platform_and_the_summary_says_what_changed() {
+    let platform = scenario("platform");
+    let base = kueuesim(&["run", &platform]);
+    let base_warnings = stderr(&base);
+    let policies = |o: &Output| -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        doc["summary"]["policies"].clone()
+    };
+    let base_json = kueuesim(&["run", &platform, "-o", "json"]);
+    let before = policies(&base_json);
+    assert_eq!(before["fairSharing"]["enabled"], false);
+    // The platform's header: no cohort, BestEffortFIFO for ml-team only.
+    let out = stdout(&base);
+    assert!(
+        out.contains(
+            "\nPolicies:     fair sharing off; admission fair sharing off; waitForPodsReady on ("
+        ),
+        "{out}"
+    );
+    assert!(out.contains("\n  Cohorts:    no cohort: all\n"), "{out}");
+    assert!(
+        out.contains("\n  Queueing:   BestEffortFIFO: all\n"),
+        "{out}"
+    );
+    let names: Vec<String> = ready_patches()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for want in ["fair-sharing.yaml", "strict-fifo.yaml"] {
+        assert!(names.iter().any(|n| n == want), "{names:?}");
+    }
+    for p in ready_patches() {
+        let p = p.display().to_string();
+        // Cleanly: exit 0 and no warning the base run does not give.
+        let o = kueuesim(&["run", &platform, "--patch", &p]);
+        assert!(o.status.success(), "{p}: {}", stderr(&o));
+        assert_eq!(stderr(&o), base_warnings, "{p}");
+        let j = kueuesim(&["run", &platform, "--patch", &p, "-o", "json"]);
+        let after = policies(&j);
+        assert_ne!(after, before, "{p} changes a policy");
+        let cqs = after["clusterQueues"].as_array().expect("cqs");
+        assert_eq!(cqs.len(), 3);
+        if p.ends_with("fair-sharing.yaml") {
+            assert_eq!(after["fairSharing"]["enabled"], true);
+            assert!(
+                cqs.iter().all(|c| c["cohort"] == "all-teams"
+                    && c["preemption"]["reclaimWithinCohort"] == "Any")
+            );
+            assert!(
+                stdout(&o).contains("\nPolicies:     fair sharing on (LessThanOrEqualToFinalShare, LessThanInitialShare);"),
+                "{}",
+                stdout(&o)
+            );
+            assert!(stdout(&o).contains("\n  Cohorts:    cohort all-teams: all\n"));
+        }
+        if p.ends_with("strict-fifo.yaml") {
+            assert!(cqs.iter().all(|c| c["queueingStrategy"] == "StrictFIFO"));
+            assert!(stdout(&o).contains("\n  Queueing:   StrictFIFO: all\n"));
+        }
+    }
+    // compare names the policies that differ.
+    let dir = temp_dir("patch-compare");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&a, &base_json.stdout).expect("write");
+    let strict = ready_patches()
+        .into_iter()
+        .find(|p| p.ends_with("strict-fifo.yaml"))
+        .expect("strict-fifo.yaml");
+    let o = kueuesim(&[
+        "run",
+        &platform,
+        "--patch",
+        &strict.display().to_string(),
+        "-o",
+        "json",
+    ]);
+    std::fs::write(&b, &o.stdout).expect("write");
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let o = kueuesim(&["compare", &a, &b, "--figures", "gpu.utilization"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "\nPolicies that differ (A → B): clusterQueues[*].queueingStrategy BestEffortFIFO → StrictFIFO\n"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = kueuesim(&["compare", &a, &a, "--figures", "gpu.utilization"]);
+    assert!(
+        stdout(&o).contains("\nPolicies: the same on both sides\n"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_headline_wait_counts_the_still_pending_and_says_it_is_a_lower_bound() {
+    let o = kueuesim(&["run", &scenario("platform")]);
+    let out = stdout(&o);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&kueuesim(&["run", &scenario("platform"), "-o", "json"]).stdout)
+            .expect("json");
+    let s = &doc["summary"];
+    let (all, admitted) = (&s["waitSecondsInclPending"], &s["waitSecondsAdmitted"]);
+    assert!(all["count"].as_u64() > s["timeInQueueSecondsAdmitted"]["count"].as_u64());
+    // The old families are gone from the document.
+    for old in [
+        "waitSeconds",
+        "timeInQueueSeconds",
+        "jctSeconds",
+        "boundedSlowdown",
+    ] {
+        assert!(s.get(old).is_none(), "{old}");
+    }
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Queue wait:"))
+        .expect("a Queue wait line");
+    let secs = |v: &serde_json::Value| kueuesim_model_duration(v.as_f64().expect("a p95"));
+    assert!(
+        line.contains(&format!("p95 {},", secs(&all["p95"]))),
+        "{line}\n{out}"
+    );
+    assert!(
+        line.contains("still pending counted at their wait so far, so these are lower bounds"),
+        "{line}"
+    );
+    let next = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Queue wait:"))
+        .nth(1)
+        .expect("the admitted line");
+    assert!(next.starts_with("  admitted:"), "{next}");
+    assert!(
+        next.contains(&format!("p95 {},", secs(&admitted["p95"]))),
+        "{next}"
+    );
+}
+
+/// Seconds as the summary prints a duration (Go's format, `4h10m33s`).
+fn kueuesim_model_duration(s: f64) -> String {
+    kueuesim_model::SimDuration::from_millis((s * 1000.0).round() as i64).to_string()
 }

@@ -24,7 +24,7 @@ fn sweep_file(dir: &Path, name: &str, spec: &str) -> PathBuf {
 
 fn grid(values: &str, seeds: &str) -> String {
     format!(
-        "  seeds: {seeds}\n  figures: [waitSeconds.p90, \"clusterQueues[*].gpuShare\", cycles]\n  parameters:\n  - name: quota\n    values: {values}\n    set:\n    - '{GPU}={{{{value}}}}'\n    - '{CPU}'\n"
+        "  seeds: {seeds}\n  figures: [waitSecondsInclPending.p90, \"clusterQueues[*].gpuShare\", cycles]\n  parameters:\n  - name: quota\n    values: {values}\n    set:\n    - '{GPU}={{{{value}}}}'\n    - '{CPU}'\n"
     )
 }
 
@@ -72,19 +72,37 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
     let page = read(&one.join("sweep.html"));
     assert_eq!(page, read(&two.join("sweep.html")));
     assert!(
-        page.contains("<h2>waitSeconds.p90</h2><svg") && !page.contains("http"),
+        page.contains("<h2>waitSecondsInclPending.p90</h2><svg") && !page.contains("http"),
         "a self-contained page with a plot per figure"
     );
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(
         lines[0].starts_with(
-            "variant,quota,seed,status,error,waitSeconds.p90,clusterQueues[ml-team].gpuShare"
+            "variant,quota,seed,status,error,seedsVary,workloadFingerprint,waitSecondsInclPending.p90,clusterQueues[ml-team].gpuShare"
         ),
         "{csv}"
     );
-    assert!(lines[1].starts_with("quota=128,128,1,ok,,"), "{csv}");
-    assert!(lines[4].starts_with("quota=192,192,2,ok,,"), "{csv}");
+    // What the seeds vary, and each run's workload fingerprint: the same seed replays the
+    // same workloads whatever the quota, another seed others.
+    let vary =
+        "arrivals (poisson at the input's hourly rate); durations (lognormal σ 0.35); tie-breaks";
+    assert!(
+        lines[1].starts_with(&format!("quota=128,128,1,ok,,{vary},")),
+        "{csv}"
+    );
+    assert!(
+        lines[4].starts_with(&format!("quota=192,192,2,ok,,{vary},")),
+        "{csv}"
+    );
+    let print = |l: &str| l.split(',').nth(6).map(str::to_string);
+    assert_eq!(print(lines[1]), print(lines[3]), "{csv}");
+    assert_ne!(print(lines[1]), print(lines[2]), "{csv}");
+    assert!(
+        stdout(&a).contains("\nSeeds vary: arrivals (poisson at the input's hourly rate), durations (lognormal σ 0.35), tie-breaks\n"),
+        "{}",
+        stdout(&a)
+    );
     assert!(stdout(&a).contains("quota=192  2     0"), "{}", stdout(&a));
     // Five kept figures (p90, three ClusterQueues' shares, cycles): the table shows four and
     // names the fifth.
@@ -192,6 +210,32 @@ fn bad_sweep_input_exits_2_with_file_line_column() {
         (
             &grid("[128, 12x8]", "[7]"),
             "b6.yaml:13:105: invalid quantity \"12x8\": expected a number with an optional suffix such as 500m, 16Gi or 8 (variant quota=12x8: --set of parameter quota)",
+        ),
+        // A template that writes a field the kind does not have: the sweep's error before
+        // any run, not every variant printing the baseline's figures.
+        (
+            &format!(
+                "  parameters:\n  - name: quota\n    values: [1, 2]\n    set: '{}={{{{value}}}}'\n",
+                GPU.replace("nominalQuota", "nominalQuot")
+            ),
+            "b7.yaml:10:95: ClusterQueue field spec.resourceGroups[0].flavors[0].resources[2].nominalQuot is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: nominalQuota); an override must name a field the kind has",
+        ),
+        (
+            "  parameters:\n  - name: strategy\n    values: [StrictFIFO]\n    patch: |\n      apiVersion: kueue.x-k8s.io/v1beta2\n      kind: ClusterQueue\n      metadata: {name: ml-team}\n      spec: {queueingStrateg: '{{value}}'}\n",
+            "b8.yaml:14:14: ClusterQueue field spec.queueingStrateg is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: queueingStrategy)",
+        ),
+        // A figure renamed so that its name says which workloads it counts.
+        (
+            &format!(
+                "  seeds: [1]\n  figures: [\"clusterQueues[*].waitSeconds.p95\"]\n  parameters:\n  - name: quota\n    values: [1]\n    set: '{GPU}={{{{value}}}}'\n"
+            ),
+            "b9.yaml:8:13: figures: \"clusterQueues[*].waitSeconds.p95\" was renamed to clusterQueues[*].waitSecondsAdmitted.p95 (the admitted workloads alone); clusterQueues[*].waitSecondsInclPending.p95 counts the still-pending",
+        ),
+        (
+            &format!(
+                "  seeds: 1..2\n  parameters:\n  - name: quota\n    set:\n    - '{GPU}={{{{value}}}}'\n  search:\n    parameter: quota\n    min: 64\n    max: 192\n    target: {{figure: jctSeconds.p50, atMost: 60}}\n"
+            ),
+            "b10.yaml:16:22: search.target.figure \"jctSeconds.p50\" was renamed to jctSecondsFinished.p50 (the finished workloads alone)",
         ),
     ];
     for (i, (spec, want)) in cases.iter().enumerate() {
@@ -596,7 +640,7 @@ fn compare_figures_keeps_the_matching_rows_and_names_a_pattern_that_matches_noth
         d,
         d,
         "--figures",
-        "waitSeconds.*,gpu.utilization",
+        "waitSecondsInclPending.*,gpu.utilization",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     // The table's rows: every line after the header row up to the blank line before the
@@ -612,25 +656,45 @@ fn compare_figures_keeps_the_matching_rows_and_names_a_pattern_that_matches_noth
     let (kept, every) = (rows(&stdout(&o)), rows(&stdout(&all)));
     assert!(kept.contains(&"gpu.utilization".to_string()), "{kept:?}");
     assert!(
-        kept.iter().any(|f| f.starts_with("waitSeconds.")),
+        kept.iter()
+            .any(|f| f.starts_with("waitSecondsInclPending.")),
         "{kept:?}"
     );
     assert!(
         kept.iter()
-            .all(|f| f == "gpu.utilization" || f.starts_with("waitSeconds.")),
+            .all(|f| f == "gpu.utilization" || f.starts_with("waitSecondsInclPending.")),
         "{kept:?}"
     );
     let expected: Vec<&String> = every
         .iter()
-        .filter(|f| *f == "gpu.utilization" || f.starts_with("waitSeconds."))
+        .filter(|f| *f == "gpu.utilization" || f.starts_with("waitSecondsInclPending."))
         .collect();
     assert_eq!(kept.iter().collect::<Vec<_>>(), expected);
-    let bad = kueuesim(&["compare", d, d, "--figures", "waitSeconds.*,no.such.*"]);
+    let bad = kueuesim(&[
+        "compare",
+        d,
+        d,
+        "--figures",
+        "waitSecondsInclPending.*,no.such.*",
+    ]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(
         stderr(&bad).contains("--figures no.such.*: no figure of either side matches it"),
         "{}",
         stderr(&bad)
+    );
+    // A figure's name from before the names said which workloads they count: what it is now.
+    let old = kueuesim(&["compare", d, d, "--figures", "waitSeconds.p95"]);
+    assert_eq!(old.status.code(), Some(2), "{}", stderr(&old));
+    assert!(
+        stderr(&old).contains(
+            "--figures waitSeconds.p95: no figure of either side matches it (the figures are \
+             the names in the first column without --figures): it was renamed to \
+             waitSecondsAdmitted.p95 (the admitted workloads alone); waitSecondsInclPending.p95 \
+             counts the still-pending"
+        ),
+        "{}",
+        stderr(&old)
     );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -54,7 +54,7 @@ metadata:
 spec:
   base: ../platform
   seeds: [1, 5, 9]
-  figures: [\"waitSeconds.*\"]
+  figures: [\"waitSecondsInclPending.*\"]
   variants:
   - name: more-quota
     set: ['cq/ml-team:spec.resourceGroups[0].flavors[name=h100].resources[name=nvidia.com/gpu].nominalQuota=192']

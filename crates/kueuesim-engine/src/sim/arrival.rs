@@ -143,6 +143,8 @@ impl<'w> Simulation<'w> {
     pub(super) fn arrive(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = self.take_arrival(w);
+        let fp = &mut self.rec.stats.workload_fingerprint;
+        *fp = crate::outcome::workload_fingerprint(*fp, &wl);
         let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.kueue.uid_labels.insert(uid.clone(), w);
@@ -228,6 +230,7 @@ impl<'w> Simulation<'w> {
                 if lq.stop_policy != StopPolicy::None {
                     let msg = format!("LocalQueue {} is inactive", lq.name);
                     self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                    self.bound_queued(w);
                     return;
                 }
                 let cq = lq.cluster_queue;
@@ -235,6 +238,7 @@ impl<'w> Simulation<'w> {
                 self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
                 self.kueue.queues.add(cq, strategy, key);
+                self.bound_queued(w);
                 if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
                     // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);

@@ -156,14 +156,15 @@ def _frame(columns: list, backend: str = "pandas"):
     return pd.DataFrame(data, columns=[c[0] for c in columns])
 
 
-#: A distribution of the summary in seconds, flattened (``waitSeconds.p95``): its name
+#: A distribution of the summary in seconds, flattened (``waitSecondsAdmitted.p95``): its name
 #: without the unit, and the statistic.
 _SECONDS_STAT = re.compile(r"^(?P<name>\w+?)Seconds(?P<rest>\w*)\.(?P<stat>count|mean|max|min|p\d+)$")
 
 
 def _queue_times(df):
-    """The queues table's distributions of seconds (``waitSeconds.p95``, ``jctSeconds.mean``)
-    as timedeltas named without the unit (``wait.p95``, ``jct.mean``); their ``count`` stays
+    """The queues table's distributions of seconds (``waitSecondsAdmitted.p95``,
+    ``jctSecondsFinished.mean``) as timedeltas named without the unit (``waitAdmitted.p95``,
+    ``jctFinished.mean``); their ``count`` stays
     a number. Other figures (GPU-seconds and -hours, shares, slowdowns) are not times."""
     import pandas as pd
 
@@ -440,8 +441,8 @@ def sweep(
     """Runs every combination of ``grid`` (``--set`` targets ``KIND/NAME:PATH`` → values) for
     every seed, as ``kueuesim sweep`` runs a grid, and returns one row per run: the grid's
     values, the seed, and the summary's numeric figures flattened (``workloads.total``,
-    ``waitSeconds.p95``, …, numbers as in the summary and ``sweep.csv``; ``figures`` keeps
-    only those named).
+    ``waitSecondsInclPending.p95``, …, numbers as in the summary and ``sweep.csv``; ``figures``
+    keeps only those named).
     """
     import pandas as pd
 

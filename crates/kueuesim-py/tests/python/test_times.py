@@ -76,17 +76,17 @@ def test_the_start_comes_from_the_scenario():
 def test_the_queues_table_has_timedeltas_and_the_summary_keeps_seconds(day):
     q = day.queues
     for stat in ["mean", "p50", "p95", "max"]:
-        for name in ["wait", "waitInclPending", "timeInQueue", "jct"]:
+        for name in ["waitAdmitted", "waitInclPending", "timeInQueueAdmitted", "jctFinished"]:
             assert str(q[f"{name}.{stat}"].dtype) == SPAN_NS, f"{name}.{stat}"
-    assert str(q["wait.count"].dtype) == "int64"
+    assert str(q["waitAdmitted.count"].dtype) == "int64"
     assert not any("Seconds." in c for c in q.columns), list(q.columns)
-    assert str(q["boundedSlowdown.p95"].dtype) == "float64"
+    assert str(q["boundedSlowdownFinished.p95"].dtype) == "float64"
     ml = q[(q.scope == "ClusterQueue") & (q.clusterQueue == "ml-team")].iloc[0]
     summary = next(c for c in day.summary["clusterQueues"] if c["name"] == "ml-team")
     # The summary is the JSON's: numbers of seconds.
-    p95 = summary["waitSeconds"]["p95"]
+    p95 = summary["waitSecondsAdmitted"]["p95"]
     assert isinstance(p95, (int, float)) and p95 > 0
-    assert ml["wait.p95"] == pd.Timedelta(seconds=p95)
+    assert ml["waitAdmitted.p95"] == pd.Timedelta(seconds=p95)
     assert isinstance(day.summary["endTime"], (int, float))
 
 

@@ -84,6 +84,8 @@ pub(super) struct Builder<'a> {
     pub(super) kai_queues: Vec<Parsed<'a, wire::KaiQueue>>,
     /// Simulation `spec.defaultRemaining`.
     pub(super) default_remaining: Option<SimDuration>,
+    /// Simulation `spec.variation`.
+    pub(super) variation: crate::variation::Variation,
     /// Volcano PodGroups, by (namespace, name).
     pub(super) volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
     /// (KAI?, namespace, name) of every PodGroup a pod or job names.
@@ -219,10 +221,15 @@ pub(crate) fn err_obj(src: &ObjectText<'_>, message: impl Into<String>) -> Scena
     ScenarioError::at(src.kind_pos.clone(), message, &src.file.text)
 }
 
-pub(super) fn parse<'a, T: DeserializeOwned>(
+/// Parses an object of a kind the loader reads, and checks its metadata's names as the API
+/// server would (`super::names::object_meta`).
+pub(super) fn parse<'a, T: DeserializeOwned + wire::HasMeta>(
     src: &'a ObjectText<'a>,
 ) -> Result<Parsed<'a, T>, ScenarioError> {
-    let obj = crate::source::from_yaml(&src.text).map_err(|e| src.yaml_error(&e))?;
+    let obj: T = crate::source::from_yaml(&src.text).map_err(|e| src.yaml_error(&e))?;
+    if let Some(meta) = obj.meta() {
+        super::names::object_meta(src, meta)?;
+    }
     Ok(Parsed { src, obj })
 }
 
@@ -400,6 +407,9 @@ pub(super) fn selector(
     src: &ObjectText<'_>,
     s: &wire::LabelSelector,
 ) -> Result<LabelSelector, ScenarioError> {
+    // `ValidateLabelSelector`: matchLabels as labels (a requirement's key and values as a
+    // label key and values, where the selector is used).
+    super::names::labels(src, &s.match_labels, "matchLabels")?;
     let match_expressions = s
         .match_expressions
         .iter()

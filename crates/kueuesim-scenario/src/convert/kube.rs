@@ -62,6 +62,7 @@ impl Builder<'_> {
         src: &ObjectText<'_>,
         map: &wire::ResourceMap,
     ) -> Result<Vec<(usize, i64)>, ScenarioError> {
+        super::names::resource_names(src, map)?;
         let mut out = Vec::new();
         for (r, q) in map {
             let amount = quantity(src, r, q)?;

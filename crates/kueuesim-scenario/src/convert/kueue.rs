@@ -16,6 +16,7 @@ use super::core::{
     Builder, Parsed, count_in, duration, err_at, err_obj, labels, name_of, namespace_of, one_of,
     quantity, quota, seconds, selector, taints, tolerations,
 };
+use super::names;
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -227,7 +228,11 @@ impl Builder<'_> {
                         return Err(err_at(
                             src,
                             w,
-                            format!("resource weight {} for {r}: expected a number ≥ 0", w.value),
+                            format!(
+                                "resource weight {} for {}: expected a number ≥ 0",
+                                w.value,
+                                kueuesim_model::names::shown(r)
+                            ),
                         ));
                     }
                     resource_weights_milli.push((
@@ -318,12 +323,14 @@ impl Builder<'_> {
             let src = p.src;
             let name = name_of(src, &p.obj.metadata)?.to_string();
             let spec = &p.obj.spec;
+            names::labels(src, &spec.node_labels, "nodeLabels")?;
+            names::optional_reference(src, spec.topology_name.as_ref(), "topologyName")?;
             let flavor = ResourceFlavor {
                 name: name.clone(),
                 node_labels: labels(&spec.node_labels),
                 node_taints: taints(src, &spec.node_taints)?,
                 tolerations: tolerations(src, &spec.tolerations)?,
-                topology_name: spec.topology_name.clone(),
+                topology_name: spec.topology_name.as_ref().map(|t| t.value.clone()),
             };
             self.remember(src, "", &name)?;
             self.world.flavors.push(flavor);
@@ -354,6 +361,7 @@ impl Builder<'_> {
         for g in spec_groups {
             let mut covered = Vec::new();
             for r in &g.covered_resources {
+                names::resource_name(src, r)?;
                 if seen_resources.contains(&r.value) {
                     return Err(err_at(
                         src,
@@ -369,6 +377,11 @@ impl Builder<'_> {
             }
             let mut flavors = Vec::new();
             for f in &g.flavors {
+                // Kueue's ResourceFlavorReference: a DNS-1123 subdomain.
+                names::reference(src, &f.name, "flavor name")?;
+                for q in &f.resources {
+                    names::resource_name(src, &q.name)?;
+                }
                 let Some(fid) = self.flavor_id(&f.name.value) else {
                     return Err(err_at(
                         src,
@@ -492,6 +505,7 @@ impl Builder<'_> {
                 .or(p.obj.spec.parent.as_ref())
                 .filter(|n| !n.value.is_empty());
             if let Some(parent) = parent {
+                names::reference(p.src, parent, "parent cohort")?;
                 let id = self.cohort_id(&parent.value);
                 self.world.cohorts[i].parent = Some(id);
             }
@@ -538,14 +552,14 @@ impl Builder<'_> {
                     ],
                 )?,
             };
+            // Kueue's CohortReference: a DNS-1123 subdomain (its CRD's pattern).
+            let cohort = spec.cohort_name.as_ref().or(spec.cohort.as_ref());
+            names::optional_reference(src, cohort, "cohort")?;
             let cq = ClusterQueue {
                 name: name.clone(),
-                cohort: spec
-                    .cohort_name
-                    .clone()
-                    .or_else(|| spec.cohort.clone())
-                    .filter(|c| !c.is_empty())
-                    .map(|c| self.cohort_id(&c)),
+                cohort: cohort
+                    .filter(|c| !c.value.is_empty())
+                    .map(|c| self.cohort_id(&c.value)),
                 preemption: preemption(src, spec.preemption.as_ref())?,
                 flavor_fungibility: fungibility(src, spec.flavor_fungibility.as_ref())?,
                 fair_sharing_weight_milli: weight_milli(src, &spec.fair_sharing)?,
@@ -598,6 +612,8 @@ impl Builder<'_> {
                     ),
                 ));
             };
+            // Kueue's ClusterQueueReference: a DNS-1123 subdomain.
+            names::reference(src, cq_name, "spec.clusterQueue")?;
             let Some(&cq) = self.index.cluster_queues.get(&cq_name.value) else {
                 return Err(err_at(
                     src,
@@ -617,6 +633,7 @@ impl Builder<'_> {
                 .as_ref()
                 .and_then(|f| f.admission_fair_sharing_status.as_ref())
             {
+                names::resource_names(src, &st.consumed_resources)?;
                 for (r, q) in &st.consumed_resources {
                     let amount = quota(src, r, q)?;
                     afs_consumed.push((self.world.resources.intern(r), amount));

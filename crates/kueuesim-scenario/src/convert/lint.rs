@@ -14,7 +14,9 @@ use crate::error::{Pos, ScenarioError};
 use crate::overlay::tree::{Node, Value, parse_mapped};
 use crate::source::ObjectText;
 
-use super::kueue_fields::{Problem, may_have_unknown_field, root_type, unknown_fields};
+use super::kueue_fields::{
+    Problem, UnknownField, may_have_unknown_field, root_type, unknown_fields,
+};
 
 /// The prefixes (domains) whose label and annotation keys are linted. `volcano.sh/` is also
 /// the end of other Volcano domains (`batch.volcano.sh/`, `topology.volcano.sh/`): those are
@@ -221,44 +223,10 @@ impl<'f> Lint<'f> {
         }
         let tree = parse_mapped(src.file, &src.text, src.line_offset, src.origins.as_deref())?;
         if let Some(ty) = root {
-            let api = if group == "kueue.x-k8s.io" {
-                "kueue.x-k8s.io"
-            } else {
-                "config.kueue.x-k8s.io"
-            };
+            let api = api_of(group);
             for u in unknown_fields(&tree, ty, version) {
                 let pos = u.at.pos();
-                let (message, outcome) = match u.problem {
-                    Problem::Unknown { closest } => (
-                        format!(
-                            "{} field {} is not a field of {api} v1beta1 or v1beta2{}",
-                            src.kind,
-                            u.path,
-                            closest.map_or(String::new(), |c| format!(" (closest: {c})"))
-                        ),
-                        "ignored",
-                    ),
-                    Problem::OtherVersion(o) => (
-                        format!(
-                            "{} field {} is a field of {api}/{}, not of {} (an API server \
-                             refuses it under strict field validation, kubectl's default){}",
-                            src.kind,
-                            u.path,
-                            o.version,
-                            src.api_version,
-                            if o.instead.is_empty() {
-                                String::new()
-                            } else {
-                                format!("; {} writes {}", src.api_version, o.instead)
-                            }
-                        ),
-                        if o.read {
-                            "read all the same"
-                        } else {
-                            "ignored"
-                        },
-                    ),
-                };
+                let (message, outcome) = field_message(&src.kind, &src.api_version, api, &u);
                 self.findings.push(Finding {
                     frame: u.at.file.text.as_str(),
                     message,
@@ -341,7 +309,8 @@ impl<'f> Lint<'f> {
             pos: at.pos(),
             frame: at.file.text.as_str(),
             message: format!(
-                "{what} {key} is neither read by the simulator nor a known Kueue, KAI or Volcano key (closest: {closest})"
+                "{what} {} is neither read by the simulator nor a known Kueue, KAI or Volcano key (closest: {closest})",
+                kueuesim_model::names::escaped(key)
             ),
             key: Some(key.to_string()),
             label: what == "label",
@@ -393,6 +362,144 @@ impl<'f> Lint<'f> {
             }
         }
         Ok(())
+    }
+}
+
+/// The API group a finding names: Kueue's, or its Configuration's.
+fn api_of(group: &str) -> &'static str {
+    if group == "kueue.x-k8s.io" {
+        "kueue.x-k8s.io"
+    } else {
+        "config.kueue.x-k8s.io"
+    }
+}
+
+/// What is wrong with an unknown field of an object of `kind` in `api_version` (`api`: its
+/// group as `api_of` names it), and what the loader does with it: `ignored`, or `read all
+/// the same` (a field of the other API version that the loader reads).
+fn field_message(
+    kind: &str,
+    api_version: &str,
+    api: &str,
+    u: &UnknownField<'_>,
+) -> (String, &'static str) {
+    match u.problem {
+        Problem::Unknown { closest } => (
+            format!(
+                "{kind} field {} is not a field of {api} v1beta1 or v1beta2{}",
+                u.path,
+                closest.map_or(String::new(), |c| format!(" (closest: {c})"))
+            ),
+            "ignored",
+        ),
+        Problem::OtherVersion(o) => (
+            format!(
+                "{kind} field {} is a field of {api}/{}, not of {api_version} (an API server \
+                 refuses it under strict field validation, kubectl's default){}",
+                u.path,
+                o.version,
+                if o.instead.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {api_version} writes {}", o.instead)
+                }
+            ),
+            if o.read {
+                "read all the same"
+            } else {
+                "ignored"
+            },
+        ),
+    }
+}
+
+/// Strict field validation of an override, as an API server applies it to a request under
+/// kubectl's default `--validate=strict` (`fieldValidation=Strict`): the first field of a
+/// Kueue kind that `written_by` (a `--patch` file or a `--set` argument) wrote into `tree`
+/// (the whole object after the override) and that the kind does not have, or whose value
+/// the loader would ignore (a field of the other API version it does not read), is an
+/// error at that place of the override; so is a field of the Kubernetes kinds of
+/// `kube_fields` that upstream does not declare, and an annotation key under a linted
+/// domain that nothing knows. A scenario file's own unknown fields stay warnings (`Lint`): a what-if
+/// that silently changes nothing would print the baseline's figures as the variant's.
+pub(crate) fn check_override(
+    tree: &Node<'_>,
+    api_version: &str,
+    kind: &str,
+    written_by: &crate::source::SourceFile,
+) -> Result<(), ScenarioError> {
+    let by_override = |at: &crate::overlay::tree::Origin<'_>| std::ptr::eq(at.file, written_by);
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    if let Some(ty) = root_type(group, kind) {
+        let version = api_version
+            .strip_prefix("kueue.x-k8s.io/")
+            .filter(|v| matches!(*v, "v1beta1" | "v1beta2"));
+        for u in unknown_fields(tree, ty, version) {
+            if !by_override(&u.at) {
+                continue;
+            }
+            let (message, outcome) = field_message(kind, api_version, api_of(group), &u);
+            if outcome == "ignored" {
+                return Err(u.at.error(format!("{message}{STRICT}")));
+            }
+        }
+    }
+    if let Some(ty) = super::kube_fields::root_type(group, kind) {
+        let unknown = super::kube_fields::unknown_fields(tree, ty);
+        if let Some(u) = unknown.into_iter().find(|u| by_override(&u.at)) {
+            return Err(u.at.error(format!(
+                "{kind} field {} is not a field of {api_version} {kind}{}{STRICT}",
+                u.path,
+                u.closest
+                    .map_or(String::new(), |c| format!(" (closest: {c})"))
+            )));
+        }
+    }
+    let mut bad = None;
+    annotation_keys(tree, &mut |key, at| {
+        if bad.is_none()
+            && by_override(&at)
+            && let Some(domain) = linted_domain(key)
+            && !is_known(key)
+        {
+            let same = KNOWN_KEYS
+                .iter()
+                .copied()
+                .filter(|k| linted_domain(k) == Some(domain));
+            let hint = closest(key, same).map_or(String::new(), |c| format!(" (closest: {c})"));
+            bad = Some(at.error(format!(
+                "annotation {key} is neither read by the simulator nor a known Kueue, KAI or \
+                 Volcano key{hint}{STRICT}"
+            )));
+        }
+    });
+    bad.map_or(Ok(()), Err)
+}
+
+/// What an override's unknown field is told, after what is wrong with it.
+const STRICT: &str =
+    "; an override must name a field the kind has (strict field validation, kubectl's default)";
+
+/// Every `metadata.annotations` key of `node`, at any depth (pod templates included).
+fn annotation_keys<'f>(
+    node: &Node<'f>,
+    f: &mut impl FnMut(&str, crate::overlay::tree::Origin<'f>),
+) {
+    match &node.value {
+        Value::Scalar(_) => {}
+        Value::Seq(items) => items.iter().for_each(|i| annotation_keys(i, f)),
+        Value::Map(entries) => {
+            for e in entries {
+                if e.key == "metadata"
+                    && let Some(Value::Map(keys)) = e.value.get("annotations").map(|a| &a.value)
+                {
+                    for k in keys {
+                        f(&k.key, k.key_at);
+                    }
+                }
+                annotation_keys(&e.value, f);
+            }
+        }
     }
 }
 

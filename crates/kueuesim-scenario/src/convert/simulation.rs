@@ -15,6 +15,7 @@ use super::core::{
     ARRIVAL_ANNOTATION, Builder, count_in, duration, err_at, err_obj, name_of, one_of, pos_of,
     taints, time_offset,
 };
+use super::names;
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -254,6 +255,9 @@ impl Builder<'_> {
             if let Some(d) = &spec.default_remaining {
                 self.default_remaining = Some(duration(src, d)?);
             }
+            if let Some(v) = &spec.variation {
+                self.variation = crate::variation::read(src, v)?;
+            }
             if let Some(l) = spec
                 .kueue
                 .as_ref()
@@ -316,6 +320,10 @@ impl Builder<'_> {
                     }
                     _ => ProgressPolicy::Restart,
                 };
+            }
+            // A scheduler's name is what pods write as schedulerName: a DNS-1123 subdomain.
+            for (name, _) in &spec.schedulers.entries {
+                names::reference(src, name, "scheduler name")?;
             }
             for (name, kind) in &spec.schedulers {
                 let k = one_of(
@@ -405,7 +413,11 @@ impl Builder<'_> {
             let pool = name_of(src, &p.obj.metadata)?.to_string();
             let spec = &p.obj.spec;
             self.remember(src, "", &pool)?;
-            let prefix = spec.name_prefix.clone().unwrap_or_else(|| pool.clone());
+            let prefix = spec
+                .name_prefix
+                .as_ref()
+                .map_or_else(|| pool.clone(), |s| s.value.clone());
+            names::labels(src, &spec.template.labels, "template label")?;
             let alloc = self.allocatable(src, &spec.template.allocatable)?;
             let node_taints = taints(src, &spec.template.taints)?;
             let per_domain = match &spec.nodes_per_domain {
@@ -450,6 +462,46 @@ impl Builder<'_> {
                 ));
             }
             let width = (total - 1).max(0).to_string().len();
+            // The names the pool makes follow the rules of what they name: node names
+            // (`IsDNS1123Subdomain`; all of one length, so the last stands for all), each
+            // level's label key and values (`IsQualifiedName`, `IsValidLabelValue`; the
+            // highest index is the longest) and the HyperNodes' names.
+            let prefix_at = spec
+                .name_prefix
+                .as_ref()
+                .or(p.obj.metadata.name.as_ref())
+                .expect("name_of found a name");
+            names::generated(
+                src,
+                prefix_at,
+                "node names",
+                &format!("{prefix}-{:0width$}", total - 1),
+                kueuesim_model::names::dns1123_subdomain,
+            )?;
+            let mut domains: i64 = 1;
+            for level in &spec.levels {
+                names::label_key(src, &level.node_label, "nodeLabel")?;
+                domains = domains.saturating_mul(level.count.value);
+                let value = level_value_prefix(level);
+                let at = level.value_prefix.as_ref().unwrap_or(&level.node_label);
+                let last = format!("{value}-{}", domains - 1);
+                names::generated(
+                    src,
+                    at,
+                    "label values",
+                    &last,
+                    kueuesim_model::names::label_value,
+                )?;
+                if level.hyper_node_tier.is_some() {
+                    names::generated(
+                        src,
+                        at,
+                        "HyperNode names",
+                        &format!("{pool}-{last}"),
+                        kueuesim_model::names::dns1123_subdomain,
+                    )?;
+                }
+            }
             // Levels that also make Volcano HyperNodes: tiers must fall going down.
             let mut tiered: Vec<(usize, i32)> = Vec::new();
             for (i, level) in spec.levels.iter().enumerate() {
@@ -497,15 +549,7 @@ impl Builder<'_> {
                     span /= level.count.value;
                     let index = n / span;
                     let _ = domains_above;
-                    let value_prefix = level.value_prefix.clone().unwrap_or_else(|| {
-                        level
-                            .node_label
-                            .value
-                            .rsplit(['/', '.'])
-                            .next()
-                            .unwrap_or("domain")
-                            .to_string()
-                    });
+                    let value_prefix = level_value_prefix(level);
                     l.push((
                         level.node_label.value.clone(),
                         format!("{value_prefix}-{index}"),
@@ -604,4 +648,21 @@ fn policy_ref(
         name: v.to_string(),
         at: pos_of(src, s).to_string(),
     }))
+}
+
+/// The prefix of a NodePool level's label values: `valuePrefix`, else the label's last path
+/// segment.
+fn level_value_prefix(level: &wire::NodePoolLevel) -> String {
+    level.value_prefix.as_ref().map_or_else(
+        || {
+            level
+                .node_label
+                .value
+                .rsplit(['/', '.'])
+                .next()
+                .unwrap_or("domain")
+                .to_string()
+        },
+        |v| v.value.clone(),
+    )
 }

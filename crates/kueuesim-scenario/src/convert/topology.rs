@@ -54,6 +54,8 @@ impl Builder<'_> {
                         ),
                     ));
                 };
+                // Kueue's Topology CRD pattern for nodeLabel: a qualified name.
+                super::names::label_key(src, label, "nodeLabel")?;
                 if labels.contains(&label.value) {
                     return Err(err_at(
                         src,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use kueuesim_model::names::NameRule;
 use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
 use kueuesim_model::{
     ClusterQueueId, InitialAdmission, PodSet, PodSetAdmission, QueueRef, TopologyRequest, Workload,
@@ -12,6 +13,7 @@ use super::core::{
     Builder, PRIORITY_CLASS_LABEL, QUEUE_LABEL, count_in, err_at, err_obj, name_of, namespace_of,
     pos_of, topology_slice,
 };
+use super::names;
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -30,6 +32,24 @@ impl Builder<'_> {
             let meta = &p.obj.metadata;
             let spec = &p.obj.spec;
             self.remember(src, &namespace, &name)?;
+            // Kueue's CRD patterns: LocalQueueName and the priority class a DNS-1123
+            // subdomain, a PodSetReference a DNS-1123 label.
+            names::optional_reference(src, spec.queue_name.as_ref(), "spec.queueName")?;
+            names::optional_reference(
+                src,
+                spec.priority_class_name.as_ref(),
+                "spec.priorityClassName",
+            )?;
+            names::optional_reference(
+                src,
+                spec.priority_class_ref
+                    .as_ref()
+                    .and_then(|r| r.name.as_ref()),
+                "spec.priorityClassRef.name",
+            )?;
+            for ps in &spec.pod_sets {
+                names::name(src, &ps.name, "pod set name", NameRule::Dns1123Label)?;
+            }
             if spec.pod_sets.is_empty() {
                 return Err(err_obj(
                     src,
@@ -284,6 +304,7 @@ impl Builder<'_> {
                 "status.admission has no clusterQueue: expected the ClusterQueue holding the quota",
             ));
         };
+        names::reference(src, cq_name, "status.admission.clusterQueue")?;
         let Some(cq) = self
             .world
             .cluster_queues
@@ -318,6 +339,10 @@ impl Builder<'_> {
                 ));
             };
             let mut flavors = Vec::new();
+            names::resource_names(src, &psa.flavors)?;
+            for (_, f) in &psa.flavors {
+                names::reference(src, f, "flavor name")?;
+            }
             for (r, f) in &psa.flavors {
                 let Some(fid) = self.flavor_id(&f.value) else {
                     return Err(err_at(

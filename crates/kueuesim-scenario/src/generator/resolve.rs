@@ -15,6 +15,7 @@ use kueuesim_model::{
 use super::rng::{fnv1a, splitmix64};
 use super::{Arrivals, Dist, GeneratorSettings, Mix, QueueChoice, TopologyChoice};
 use crate::convert::core::{err_at, err_obj};
+use crate::convert::names;
 use crate::error::{Pos, ScenarioError};
 use crate::source::ObjectText;
 use crate::wire;
@@ -134,9 +135,13 @@ fn csv_column(
         .unwrap_or_else(|| Path::new(""));
     let path = base.join(c.path.value.trim());
     let shown = path.display().to_string();
-    let bytes = std::fs::read(&path)
-        .map_err(|e| err_at(src, &c.path, format!("cannot read CSV {shown}: {e}")))?;
-    let text = crate::source::decode(&shown, bytes)?;
+    // At most `limits::MAX_INPUT_BYTES`, as every input file.
+    let text = crate::source::read_text(&path, &shown).map_err(|e| match e {
+        ScenarioError::Io { source, .. } => {
+            err_at(src, &c.path, format!("cannot read CSV {shown}: {source}"))
+        }
+        e => e,
+    })?;
     let mut lines = text.lines().enumerate();
     let Some((_, header)) = lines.next() else {
         return Err(err_at(
@@ -149,13 +154,14 @@ fn csv_column(
         .split(',')
         .position(|h| h.trim() == c.column.value.trim())
         .ok_or_else(|| {
+            // The header's cells are not listed: a file without the column may be any
+            // file, and its text is not shown (as `ScenarioError::at_unframed`).
             err_at(
                 src,
                 &c.column,
                 format!(
-                    "CSV {shown} has no column {:?}: expected one of {}",
+                    "CSV {shown} has no column {:?} in its header (line 1): expected a CSV file whose header names it",
                     c.column.value,
-                    header.trim()
                 ),
             )
         })?;
@@ -453,6 +459,25 @@ pub(crate) fn resolve(
             ));
         }
     };
+    // Workload names are `<generator>-<index>` (`stream::workload_name`, the index counting
+    // over every copy): with the highest index the generator can reach, still a DNS-1123
+    // subdomain.
+    if let Some(n) = &g.metadata.name {
+        let copies = if spec.per_local_queue {
+            world.local_queues.len().max(1) as u64
+        } else {
+            1
+        };
+        let per_copy = count.unwrap_or(limits::MAX_WORKLOADS as u64);
+        let last = per_copy.saturating_mul(copies) - 1;
+        names::generated(
+            src,
+            n,
+            "workload names",
+            &format!("{name}-{last}"),
+            kueuesim_model::names::dns1123_subdomain,
+        )?;
+    }
     let until = match &spec.until {
         None => None,
         Some(u) => Some(SimTime::from_millis(value(src, Unit::Duration, u)?)),
@@ -471,6 +496,7 @@ pub(crate) fn resolve(
         Some(d) => dist(src, d, Unit::Count, "pods")?,
         None => Dist::Fixed(1),
     };
+    names::resource_names(src, &spec.requests)?;
     let mut requests = Vec::new();
     for (r, d) in &spec.requests {
         let id = world.resources.intern(r);

@@ -63,7 +63,8 @@ enum Override<'f> {
     Patch {
         doc: ObjectText<'f>,
         tree: Node<'f>,
-        name: String,
+        /// None for a Kueue Configuration: it has no name, and a scenario at most one.
+        name: Option<String>,
         namespace: Option<String>,
         delete: bool,
     },
@@ -146,16 +147,35 @@ fn namespace_matches(
 /// Whether `name` matches `pattern`, where `*` stands for any run of characters (none
 /// included) and everything else for itself. Kubernetes names cannot hold a `*`, so a name
 /// without one matches only itself.
+///
+/// The greedy two-pointer match: a `*` first takes nothing, and on a mismatch the last `*`
+/// seen takes one more byte and the match resumes after it. Only the last `*` ever needs to
+/// be retried (an earlier one taking more could only reach positions the last one covers),
+/// so the work is at most `pattern.len() * name.len()` steps, whatever the number of `*`
+/// (`--set`, a Sweep's `set` and `compare --figures` match user patterns against names of
+/// up to 253 characters). Bytes are compared, not characters: `*` is ASCII and both strings
+/// are UTF-8, so a literal run can only match from a character boundary.
 pub fn glob(pattern: &str, name: &str) -> bool {
-    let Some((head, rest)) = pattern.split_once('*') else {
-        return pattern == name;
-    };
-    let Some(tail) = name.strip_prefix(head) else {
-        return false;
-    };
-    (0..=tail.len())
-        .filter(|&i| tail.is_char_boundary(i))
-        .any(|i| glob(rest, &tail[i..]))
+    let (p, n) = (pattern.as_bytes(), name.as_bytes());
+    let (mut pi, mut ni) = (0usize, 0usize);
+    // The last `*` seen (its index in `p`) and the first byte of `n` it does not yet take.
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if p.get(pi) == Some(&b'*') {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if p.get(pi) == Some(&n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if let Some((sp, sn)) = star {
+            star = Some((sp, sn + 1));
+            pi = sp + 1;
+            ni = sn + 1;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
 }
 
 impl<'f> Overrides<'f> {
@@ -169,7 +189,14 @@ impl<'f> Overrides<'f> {
             for doc in split_objects(f)? {
                 let tree = tree::parse(f, &doc.text, doc.line_offset)?;
                 let meta = tree.get("metadata");
-                let Some(name) = meta.and_then(|m| m.text_of("name")) else {
+                let name = meta.and_then(|m| m.text_of("name"));
+                // Kueue's Configuration is a file, not an API object: it has no name, and a
+                // scenario has at most one, which a patch of it changes (or adds).
+                let name = if is_configuration(&doc) {
+                    None
+                } else if let Some(name) = name {
+                    Some(name)
+                } else {
                     return Err(doc.error_at(
                         1,
                         1,
@@ -232,7 +259,7 @@ impl<'f> Overrides<'f> {
                     objects,
                     doc,
                     tree,
-                    name,
+                    name.as_deref(),
                     namespace.as_deref(),
                     *delete,
                     warnings,
@@ -244,39 +271,77 @@ impl<'f> Overrides<'f> {
     }
 }
 
+/// Whether an object is Kueue's Configuration (`config.kueue.x-k8s.io`).
+fn is_configuration(obj: &ObjectText<'_>) -> bool {
+    obj.kind == "Configuration" && group_of(&obj.api_version) == "config.kueue.x-k8s.io"
+}
+
+/// Strict field validation of what override `written_by` wrote into `tree`, an object of
+/// `obj`'s kind (`convert::check_override`).
+fn check_fields(
+    obj: &ObjectText<'_>,
+    tree: &Node<'_>,
+    written_by: &SourceFile,
+) -> Result<(), ScenarioError> {
+    crate::convert::check_override(tree, &obj.api_version, &obj.kind, written_by)
+}
+
 fn apply_patch<'f>(
     objects: &mut Vec<ObjectText<'f>>,
     doc: &ObjectText<'f>,
     patch: &Node<'f>,
-    name: &str,
+    name: Option<&str>,
     namespace: Option<&str>,
     delete: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(), ScenarioError> {
     let group = group_of(&doc.api_version);
+    // A name with `*` is a pattern, as in `--set` (`metadata.name: "*"`: every object of the
+    // kind, in every namespace unless the patch gives one); a namespace is a name (a patch
+    // that adds an object writes its namespace). A Configuration (no name) is the scenario's
+    // one Configuration.
+    let pattern = name.is_some_and(|n| n.contains('*'));
     let found: Vec<usize> = objects
         .iter()
         .enumerate()
         .filter(|(_, o)| o.kind == doc.kind && group_of(&o.api_version) == group)
         .filter(|(_, o)| {
+            let Some(name) = name else { return true };
             let (n, ns) = name_and_namespace(o);
-            n == name && namespace_matches(namespace, &ns, |w, n| w == n)
+            glob(name, &n) && namespace_matches(namespace, &ns, |w, n| w == n)
         })
         .map(|(i, _)| i)
         .collect();
-    match found.as_slice() {
-        [] if delete => {
+    let what = || match name {
+        Some(n) if pattern => format!("{} matching {n:?}", doc.kind),
+        Some(n) => format!("{} {n:?}", doc.kind),
+        None => format!("Kueue {}", doc.kind),
+    };
+    let hint = |objects: &[ObjectText<'_>]| match name {
+        Some(n) if !pattern => {
             let names = names_of_kind(objects, |k| k == doc.kind);
-            let hint = closest_hint(name, names.iter().map(String::as_str));
-            Err(doc.error_at(
-                1,
-                1,
-                format!(
-                    "`$patch: delete` of {} {name:?}, but the scenario has none{hint}",
-                    doc.kind
-                ),
-            ))
+            closest_hint(n, names.iter().map(String::as_str))
         }
+        _ => String::new(),
+    };
+    match found.as_slice() {
+        [] if delete => Err(doc.error_at(
+            1,
+            1,
+            format!(
+                "`$patch: delete` of {}, but the scenario has none{}",
+                what(),
+                hint(objects)
+            ),
+        )),
+        [] if pattern => Err(doc.error_at(
+            1,
+            1,
+            format!(
+                "a patch of every {}, but the scenario has none: a pattern adds no object",
+                what()
+            ),
+        )),
         [] => {
             // An object the scenario lacks is added, as `kubectl apply` would create it.
             let mut added = doc.clone();
@@ -288,32 +353,52 @@ fn apply_patch<'f>(
                 added.line_offset = 0;
                 added.origins = Some(origins);
             }
-            let names = names_of_kind(objects, |k| k == doc.kind);
-            let hint = closest_hint(name, names.iter().map(String::as_str));
-            warnings.push(format!(
-                "{}: {} {name:?} is not in the scenario: the patch adds it{hint}",
-                doc.kind_pos, doc.kind
-            ));
+            check_fields(doc, &tree, doc.file)?;
+            // A named object the scenario lacks is usually a typo of one it has; a
+            // Configuration has no name to mistype, and without one Kueue runs with its
+            // defaults, which the patch's fields now change.
+            if name.is_some() {
+                warnings.push(format!(
+                    "{}: {} is not in the scenario: the patch adds it{}",
+                    doc.kind_pos,
+                    what(),
+                    hint(objects)
+                ));
+            }
             objects.push(added);
             Ok(())
         }
-        [i] if delete => {
-            objects.remove(*i);
+        found if delete && (found.len() == 1 || pattern) => {
+            for &i in found.iter().rev() {
+                objects.remove(i);
+            }
             Ok(())
         }
-        [i] => {
-            let obj = &mut objects[*i];
-            let mut tree = parse_object(obj)?;
-            merge::merge(&mut tree, patch.clone())?;
-            rewrite(obj, &tree);
+        found if found.len() == 1 || pattern => {
+            // A pattern names the objects; it is not a name to give them.
+            let mut patch = patch.clone();
+            if pattern
+                && let Value::Map(top) = &mut patch.value
+                && let Some(meta) = top.iter_mut().find(|e| e.key == "metadata")
+                && let Value::Map(fields) = &mut meta.value.value
+            {
+                fields.retain(|f| f.key != "name");
+            }
+            for &i in found {
+                let obj = &mut objects[i];
+                let mut tree = parse_object(obj)?;
+                merge::merge(&mut tree, patch.clone())?;
+                check_fields(obj, &tree, doc.file)?;
+                rewrite(obj, &tree);
+            }
             Ok(())
         }
         many => Err(doc.error_at(
             1,
             1,
             format!(
-                "{} {name:?} is in {} namespaces: give metadata.namespace",
-                doc.kind,
+                "{} is in {} namespaces: give metadata.namespace",
+                what(),
                 many.len()
             ),
         )),
@@ -356,26 +441,28 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
             for &i in found {
                 let obj = &mut objects[i];
                 let mut tree = parse_object(obj)?;
-                s.apply(&mut tree).map_err(|e| match e {
-                    ScenarioError::At {
-                        pos,
-                        message,
-                        snippet,
-                    } if pattern => {
-                        let (n, ns) = name_and_namespace(obj);
-                        let ns = if ns.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" in namespace {ns:?}")
-                        };
+                s.apply(&mut tree)
+                    .and_then(|()| check_fields(obj, &tree, s.target_at.file))
+                    .map_err(|e| match e {
                         ScenarioError::At {
                             pos,
-                            message: format!("{} {n:?}{ns}: {message}", obj.kind),
+                            message,
                             snippet,
+                        } if pattern => {
+                            let (n, ns) = name_and_namespace(obj);
+                            let ns = if ns.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" in namespace {ns:?}")
+                            };
+                            ScenarioError::At {
+                                pos,
+                                message: format!("{} {n:?}{ns}: {message}", obj.kind),
+                                snippet,
+                            }
                         }
-                    }
-                    other => other,
-                })?;
+                        other => other,
+                    })?;
                 rewrite(obj, &tree);
             }
             Ok(())

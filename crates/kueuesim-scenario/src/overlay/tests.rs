@@ -196,3 +196,58 @@ fn patch_directives_replace_delete_and_remove() {
     assert!(e.contains("closest: \"name=h100\""), "{e}");
     assert!(e.starts_with("p.yaml:5:7:"), "{e}");
 }
+
+/// The recursive definition `glob` replaced (exponential in the number of `*`): the reference
+/// the linear-time match must agree with.
+fn glob_reference(pattern: &str, name: &str) -> bool {
+    let Some((head, rest)) = pattern.split_once('*') else {
+        return pattern == name;
+    };
+    let Some(tail) = name.strip_prefix(head) else {
+        return false;
+    };
+    (0..=tail.len())
+        .filter(|&i| tail.is_char_boundary(i))
+        .any(|i| glob_reference(rest, &tail[i..]))
+}
+
+proptest::proptest! {
+    /// Short patterns and names over a small alphabet (so that matches are common), with a
+    /// multi-byte character: the two definitions agree.
+    #[test]
+    fn glob_agrees_with_the_recursive_definition(
+        pattern in "[ab*é]{0,10}",
+        name in "[abé]{0,12}",
+    ) {
+        proptest::prop_assert_eq!(
+            super::glob(&pattern, &name),
+            glob_reference(&pattern, &name),
+            "pattern {:?} name {:?}", pattern, name
+        );
+    }
+}
+
+#[test]
+fn glob_matches_runs_of_characters() {
+    use super::glob;
+    assert!(glob("*", ""));
+    assert!(glob("a*", "a"));
+    assert!(glob("*-team", "ml-team"));
+    assert!(glob("*l-*a*", "ml-team"));
+    assert!(glob("é*é", "éxé"));
+    assert!(!glob("a*b", "ac"));
+    assert!(!glob("ml", "ml-team"));
+    assert!(!glob("", "x"));
+}
+
+/// Twenty `*` against a 253-character name (the longest a DNS subdomain can be) that does not
+/// match: the recursive definition tries every way to split the name among the stars (far
+/// more than 10^20) and never finishes; the greedy match is at most 21 × 253 steps.
+#[test]
+fn glob_with_many_stars_against_a_long_name_finishes() {
+    let name = format!("{}b", "a".repeat(252));
+    let pattern = format!("{}c", "a*".repeat(20));
+    assert!(!super::glob(&pattern, &name));
+    let pattern = format!("{}b", "*a".repeat(20));
+    assert!(super::glob(&pattern, &name));
+}

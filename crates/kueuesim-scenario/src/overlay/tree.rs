@@ -165,11 +165,13 @@ pub fn parse_mapped<'f>(
             Some(l) if l.line() > 0 => (l.line() + line_offset, l.column()),
             _ => (line_offset + 1, 1),
         };
+        // Text that is not YAML (a patch file may be any file): its place and the parser's
+        // message, not its line (`ScenarioError::at_unframed`).
         let message = crate::source::yaml_message(&e);
-        match origins.and_then(|m| m.origin(line - line_offset, column)) {
-            Some(at) => at.error(message),
-            None => Origin { file, line, column }.error(message),
-        }
+        let at = origins
+            .and_then(|m| m.origin(line - line_offset, column))
+            .unwrap_or(Origin { file, line, column });
+        ScenarioError::at_unframed(at.pos(), message)
     })?;
     let conv = Convert {
         file,

@@ -132,8 +132,9 @@ impl<R: BufRead> CsvReader<R> {
                 Err(e) => {
                     let good = &bytes[..e.valid_up_to()];
                     let column = String::from_utf8_lossy(good).chars().count() as u64 + 1;
-                    let shown = String::from_utf8_lossy(bytes);
-                    return Err(ScenarioError::at_line(
+                    // Not text: the place and the byte, never the line (a binary file given
+                    // as a trace; `ScenarioError::at_unframed`).
+                    return Err(ScenarioError::at_unframed(
                         Pos {
                             file: self.file.clone(),
                             line: self.line_no,
@@ -143,7 +144,6 @@ impl<R: BufRead> CsvReader<R> {
                             "byte 0x{:02X} is not UTF-8: expected the file in UTF-8",
                             bytes[e.valid_up_to()]
                         ),
-                        shown.trim_end_matches(['\n', '\r']),
                     ));
                 }
             };
@@ -213,6 +213,35 @@ pub(crate) fn at(file: &str, row: &Row, column: u64, message: impl Into<String>)
         message,
         &row.text,
     )
+}
+
+/// The columns of `expected` that the header (`names`, at `header`) lacks, as an error at the
+/// header's line: the first missing one named, with everything `what` (the table) needs. It
+/// has no code frame and does not list the header's cells: a file whose header is not the
+/// table's may be any file given in place of a trace, and its text is not shown
+/// (`ScenarioError::at_unframed`). Every other error of a trace comes after this check, and
+/// shows its line.
+pub(crate) fn require_columns(
+    file: &str,
+    header: &Row,
+    names: &[String],
+    expected: &[&str],
+    what: &str,
+) -> Result<(), ScenarioError> {
+    match expected.iter().find(|e| !names.iter().any(|n| n == *e)) {
+        None => Ok(()),
+        Some(missing) => Err(ScenarioError::at_unframed(
+            Pos {
+                file: file.to_string(),
+                line: header.line,
+                column: 1,
+            },
+            format!(
+                "no column {missing:?}: expected the header of {what}, with columns {}",
+                expected.join(", ")
+            ),
+        )),
+    }
 }
 
 /// An error at cell `i` of `row` in `file`.

@@ -12,6 +12,7 @@ use super::{
     TraceFormat,
 };
 use crate::convert::core::{LoadOptions, err_at, err_obj, pos_of};
+use crate::convert::names;
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -131,6 +132,7 @@ pub(crate) fn declarations(
         }
         let t: wire::WorkloadTrace =
             crate::source::from_yaml(&src.text).map_err(|e| src.yaml_error(&e))?;
+        names::object_meta(src, &t.metadata)?;
         let name = match &t.metadata.name {
             Some(n) if !n.value.trim().is_empty() => n.value.trim().to_string(),
             _ => {
@@ -152,6 +154,19 @@ pub(crate) fn declarations(
             ));
         }
         let spec = &t.spec;
+        // Row names are `<namePrefix><name cell>` or `<namePrefix><trace>-<row>` (the
+        // longest, with the most rows a source may have): DNS-1123 subdomains, so the prefix
+        // must make one (a name cell is mapped to fit behind it, `rows::trace_name`).
+        let prefix = spec.name_prefix.as_ref().map_or("", |p| p.value.as_str());
+        if let Some(at) = spec.name_prefix.as_ref().or(t.metadata.name.as_ref()) {
+            names::generated(
+                src,
+                at,
+                "workload names",
+                &format!("{prefix}{name}-{}", kueuesim_model::limits::MAX_WORKLOADS),
+                kueuesim_model::names::dns1123_subdomain,
+            )?;
+        }
         let Some(fmt) = &spec.format else {
             return Err(ScenarioError::at(
                 src.kind_pos.clone(),
@@ -319,7 +334,8 @@ pub(crate) fn declarations(
                                 src,
                                 n,
                                 format!(
-                                    "extraNodes {model}: {}: expected 0 to 100000 nodes",
+                                    "extraNodes {}: {}: expected 0 to 100000 nodes",
+                                    kueuesim_model::names::escaped(model),
                                     n.value
                                 ),
                             ));
@@ -329,6 +345,9 @@ pub(crate) fn declarations(
                     .collect::<Result<_, _>>()?,
             },
         };
+        if let Some(c) = o.and_then(|o| o.cluster_queue.as_ref()) {
+            names::reference(src, c, "openb.clusterQueue")?;
+        }
         if openb.cluster_queue.is_some() && openb.nodes.is_none() {
             let c = o.and_then(|o| o.cluster_queue.as_ref()).expect("set");
             return Err(err_at(
@@ -405,7 +424,7 @@ pub(crate) fn declarations(
             yaml: src.file.clone(),
             limit,
             seed: spec.seed,
-            name_prefix: spec.name_prefix.clone(),
+            name_prefix: spec.name_prefix.as_ref().map(|p| p.value.clone()),
             maps,
             index: out.len() as u64,
             openb,

@@ -11,9 +11,11 @@ use std::path::Path;
 use crate::error::ScenarioError;
 use crate::source::SourceFile;
 
-use super::csv::{Row, cell_error};
+use super::csv::{Row, cell_error, require_columns};
 use super::root::open_csv;
+use super::rows::{NAME_MAX, queue_name, trace_name};
 use super::{GPU, GPU_MILLI, GPU_MODEL_LABEL, GpuSharing, TraceDecl, TraceFormat};
+use kueuesim_model::names::shown;
 
 /// The YAML files the traces of `decls` generate (none for a trace that asks for nothing).
 pub(crate) fn generate(decls: &[TraceDecl]) -> Result<Vec<SourceFile>, ScenarioError> {
@@ -58,15 +60,12 @@ fn int_cell(file: &str, row: &Row, i: usize, what: &str, max: u64) -> Result<i64
     super::cells::int_cell(file, row, i, what, max).map(|n| n as i64)
 }
 
-fn column(file: &str, header: &Row, names: &[String], want: &str) -> Result<usize, ScenarioError> {
-    names.iter().position(|n| n == want).ok_or_else(|| {
-        super::csv::at(
-            file,
-            header,
-            1,
-            format!("no column {want:?}: expected {}", names.join(", ")),
-        )
-    })
+/// The index of column `want` in a header already checked to hold it (`require_columns`).
+fn column(names: &[String], want: &str) -> usize {
+    names
+        .iter()
+        .position(|n| n == want)
+        .expect("checked by require_columns")
 }
 
 /// One openb node shape: (cpu millicores, memory MiB, GPUs).
@@ -99,17 +98,25 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     let file = r.file.clone();
     let header = r.header().clone();
     let names = r.names().to_vec();
-    let c_sn = column(&file, &header, &names, "sn")?;
-    let c_cpu = column(&file, &header, &names, "cpu_milli")?;
-    let c_mem = column(&file, &header, &names, "memory_mib")?;
-    let c_gpu = column(&file, &header, &names, "gpu")?;
-    let c_model = column(&file, &header, &names, "model")?;
+    require_columns(
+        &file,
+        &header,
+        &names,
+        &["sn", "cpu_milli", "memory_mib", "gpu", "model"],
+        "openb's node list",
+    )?;
+    let c_sn = column(&names, "sn");
+    let c_cpu = column(&names, "cpu_milli");
+    let c_mem = column(&names, "memory_mib");
+    let c_gpu = column(&names, "gpu");
+    let c_model = column(&names, "model");
     let mut s = format!("# Generated from {file} for WorkloadTrace {}.\n", d.name);
     // Models in order of first appearance, with their node shapes counted.
     let mut models: Vec<String> = Vec::new();
     let mut shapes: BTreeMap<String, BTreeMap<Shape, u32>> = BTreeMap::new();
     let mut totals: BTreeMap<String, (i64, i64, i64)> = BTreeMap::new();
     let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut flavor_of: BTreeMap<String, String> = BTreeMap::new();
     while let Some(row) = r.next_row() {
         let row = row?;
         let sn = row.cell(c_sn).to_string();
@@ -126,15 +133,48 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
                 &file,
                 &row,
                 c_sn,
-                format!("duplicate node {sn:?}: first on line {first}"),
+                format!("duplicate node {}: first on line {first}", shown(&sn)),
             ));
         }
+        // The node's name: the cell, mapped to a DNS-1123 subdomain (docs/traces.md, "Names").
+        let node_name = trace_name(&sn, NAME_MAX).into_owned();
         let shape = (
             int_cell(&file, &row, c_cpu, "cpu_milli", 1 << 40)?,
             int_cell(&file, &row, c_mem, "memory_mib", 1 << 40)?,
             int_cell(&file, &row, c_gpu, "gpu", 1 << 20)?,
         );
         let model = row.cell(c_model).to_string();
+        // A model is a label value on its nodes and names a ResourceFlavor (`flavor_name`):
+        // one that is not a label value, or whose flavor name another model has, is refused.
+        if !model.is_empty() {
+            kueuesim_model::names::label_value(&model).map_err(|e| {
+                cell_error(
+                    &file,
+                    &row,
+                    c_model,
+                    format!("model {}: {e}", shown(&model)),
+                )
+            })?;
+            let flavor = flavor_name(&model);
+            match flavor_of.get(&flavor) {
+                Some(other) if *other != model => {
+                    return Err(cell_error(
+                        &file,
+                        &row,
+                        c_model,
+                        format!(
+                            "model {} has the ResourceFlavor name {flavor:?} of model {}: expected models that differ in more than case and punctuation",
+                            shown(&model),
+                            shown(other)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    flavor_of.insert(flavor, model.clone());
+                }
+            }
+        }
         if model.is_empty() != (shape.2 == 0) {
             return Err(cell_error(
                 &file,
@@ -158,7 +198,7 @@ fn openb(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
         t.0 += shape.0;
         t.1 += shape.1;
         t.2 += shape.2;
-        node_yaml(&mut s, &sn, &model, shape, d.openb.gpu_sharing);
+        node_yaml(&mut s, &node_name, &model, shape, d.openb.gpu_sharing);
     }
     for (model, n, pos) in &d.openb.extra_nodes {
         let Some(by_shape) = shapes.get(model) else {
@@ -242,13 +282,22 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     let file = r.file.clone();
     let header = r.header().clone();
     let names = r.names().to_vec();
-    let c_vc = column(&file, &header, &names, "vc")?;
-    let c_nodes = column(&file, &header, &names, "node num")?;
+    require_columns(
+        &file,
+        &header,
+        &names,
+        &["vc", "node num"],
+        "Philly's virtual-cluster table",
+    )?;
+    let c_vc = column(&names, "vc");
+    let c_nodes = column(&names, "node num");
     let mut vcs: Vec<(String, i64)> = Vec::new();
     while let Some(row) = r.next_row() {
         let row = row?;
-        let vc = row.cell(c_vc).to_string();
-        if vc.is_empty() {
+        // The virtual cluster's queues' name (docs/traces.md, "Names"); the job list's
+        // `cluster` cells are mapped the same way (`rows::queue_name`).
+        let vc = queue_name(row.cell(c_vc)).into_owned();
+        if row.cell(c_vc).is_empty() {
             return Err(cell_error(
                 &file,
                 &row,
@@ -261,7 +310,7 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
                 &file,
                 &row,
                 c_vc,
-                format!("duplicate vc {vc:?}"),
+                format!("duplicate vc {}", shown(row.cell(c_vc))),
             ));
         }
         vcs.push((vc, int_cell(&file, &row, c_nodes, "node num", 100_000)?));
@@ -271,13 +320,18 @@ fn philly(d: &TraceDecl, path: &Path) -> Result<SourceFile, ScenarioError> {
     let jfile = jobs.file.clone();
     let jheader = jobs.header().clone();
     let jnames = jobs.names().to_vec();
-    let c_cluster = column(&jfile, &jheader, &jnames, "cluster")?;
+    require_columns(&jfile, &jheader, &jnames, &["cluster"], "Philly's job list")?;
+    let c_cluster = column(&jnames, "cluster");
     let mut missing: Vec<String> = Vec::new();
     while let Some(row) = jobs.next_row() {
         let row = row?;
-        let vc = row.cell(c_cluster);
-        if !vc.is_empty() && !vcs.iter().any(|(v, _)| v == vc) && !missing.iter().any(|m| m == vc) {
-            missing.push(vc.to_string());
+        let raw = row.cell(c_cluster);
+        if raw.is_empty() {
+            continue;
+        }
+        let vc = queue_name(raw);
+        if !vcs.iter().any(|(v, _)| *v == vc) && !missing.iter().any(|m| *m == vc) {
+            missing.push(vc.into_owned());
         }
     }
     missing.sort();

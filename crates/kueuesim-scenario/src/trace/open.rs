@@ -6,7 +6,7 @@ use std::sync::Arc;
 use kueuesim_model::{LocalQueueId, TopologyRequest, World};
 
 use super::cells::philly_time;
-use super::csv::cell_error;
+use super::csv::{cell_error, require_columns};
 use super::root::open_csv;
 use super::{
     ATTRS, Attr, Columns, GPU, GPU_MILLI, GpuSharing, MapSource, Names, Rows, Source, TraceDecl,
@@ -56,8 +56,16 @@ impl TraceDecl {
 }
 
 pub(super) fn check_value(attr: Attr, v: &str, names: &Names) -> Result<(), String> {
+    use kueuesim_model::names::{dns1123_label, dns1123_subdomain, shown};
     match attr {
         Attr::Namespace if v.is_empty() => Err("empty namespace: expected a name".into()),
+        // A namespace is a DNS-1123 label, a LocalQueue's name a DNS-1123 subdomain (as the
+        // API server and Kueue check them); a cell read as one is mapped first
+        // (`rows::trace_value_name`), a value written in the YAML must be one.
+        Attr::Namespace => dns1123_label(v).map_err(|e| format!("namespace {}: {e}", shown(v))),
+        Attr::LocalQueue if !v.is_empty() => {
+            dns1123_subdomain(v).map_err(|e| format!("LocalQueue {}: {e}", shown(v)))
+        }
         Attr::PriorityClass if !v.is_empty() && !names.priority_classes.contains_key(v) => {
             Err(format!(
                 "priority class {v:?} is no WorkloadPriorityClass of the scenario: expected one of {}",
@@ -85,6 +93,30 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
     let file = reader.file.clone();
     let header = reader.header().clone();
     let names_of: Vec<String> = reader.names().to_vec();
+    // The header is the format's before anything else is said about it (or its cells are
+    // named in a message): a file that is not a trace of the format is not shown.
+    let required: &[&str] = match decl.format {
+        TraceFormat::Native => &["arrival"],
+        TraceFormat::AlibabaOpenb => &["name", "cpu_milli", "memory_mib", "num_gpu"],
+        TraceFormat::Philly => &["timestamp", "duration", "num_gpus", "cluster"],
+        TraceFormat::AlibabaDlrm => &[
+            "instance_sn",
+            "app_name",
+            "cpu_request",
+            "gpu_request",
+            "memory_request",
+            "creation_time",
+            "scheduled_time",
+            "deletion_time",
+        ],
+    };
+    require_columns(
+        &file,
+        &header,
+        &names_of,
+        required,
+        &format!("the {} trace format", decl.format.name()),
+    )?;
     // A column named twice would leave one of them unread.
     for (i, n) in names_of.iter().enumerate() {
         if let Some(first) = names_of[..i].iter().position(|m| m == n) {
@@ -100,22 +132,8 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
         }
     }
     let col = |n: &str| names_of.iter().position(|c| c == n);
-    let need = |n: &str| {
-        col(n).ok_or_else(|| {
-            ScenarioError::at_line(
-                Pos {
-                    file: file.clone(),
-                    line: header.line,
-                    column: 1,
-                },
-                format!(
-                    "no column {n:?}: expected the header of the {} format (docs/scenario-format.md)",
-                    decl.format.name()
-                ),
-                &header.text,
-            )
-        })
-    };
+    // A column of `required`, there since `require_columns` passed.
+    let need = |n: &str| col(n).expect("checked by require_columns");
     let mut names = Names {
         schedulers: world
             .config
@@ -225,6 +243,15 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
                             "column \"requests.\" names no resource: expected requests.<resource>, e.g. requests.nvidia.com/gpu",
                         ));
                     }
+                    // A resource name, as everywhere: a qualified name.
+                    kueuesim_model::names::qualified_name(r).map_err(|e| {
+                        cell_error(
+                            &file,
+                            &header,
+                            i,
+                            format!("resource name {}: {e}", kueuesim_model::names::shown(r)),
+                        )
+                    })?;
                     requests.push((i, r.to_string(), world.resources.intern(r)));
                 } else if !known && !mapped_columns.contains(&i) {
                     return Err(cell_error(
@@ -238,7 +265,7 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
                 }
             }
             Columns::Native {
-                arrival: need("arrival")?,
+                arrival: need("arrival"),
                 name: col("name"),
                 own,
                 pods: col("pods"),
@@ -248,10 +275,10 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             }
         }
         TraceFormat::AlibabaOpenb => Columns::Openb {
-            name: need("name")?,
-            cpu: need("cpu_milli")?,
-            memory: need("memory_mib")?,
-            gpu: need("num_gpu")?,
+            name: need("name"),
+            cpu: need("cpu_milli"),
+            memory: need("memory_mib"),
+            gpu: need("num_gpu"),
             gpu_milli: col("gpu_milli"),
             gpu_spec: col("gpu_spec"),
             creation: col("creation_time"),
@@ -259,27 +286,31 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             deletion: col("deletion_time"),
         },
         TraceFormat::Philly => Columns::Philly {
-            timestamp: need("timestamp")?,
-            duration: need("duration")?,
-            gpus: need("num_gpus")?,
-            cluster: need("cluster")?,
+            timestamp: need("timestamp"),
+            duration: need("duration"),
+            gpus: need("num_gpus"),
+            cluster: need("cluster"),
             zero_ms: 0,
         },
         TraceFormat::AlibabaDlrm => Columns::Dlrm {
-            name: need("instance_sn")?,
-            app: need("app_name")?,
-            cpu: need("cpu_request")?,
-            gpu: need("gpu_request")?,
-            memory: need("memory_request")?,
-            creation: need("creation_time")?,
-            scheduled: need("scheduled_time")?,
-            deletion: need("deletion_time")?,
+            name: need("instance_sn"),
+            app: need("app_name"),
+            cpu: need("cpu_request"),
+            gpu: need("gpu_request"),
+            memory: need("memory_request"),
+            creation: need("creation_time"),
+            scheduled: need("scheduled_time"),
+            deletion: need("deletion_time"),
         },
     };
     let mut t = TraceWorkloads {
         file: file.clone(),
+        path: decl.path.clone(),
         format: decl.format,
-        rows: Rows::Sorted(Vec::new().into_iter()),
+        rows: Rows::Sorted {
+            rows: Vec::new().into(),
+            at: 0,
+        },
         cols,
         sources,
         names,
@@ -330,7 +361,10 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             t.arrival_ms(r)?;
         }
         rows.sort_by_cached_key(|r| (t.arrival_ms(r).unwrap_or(i64::MAX), r.index));
-        t.rows = Rows::Sorted(rows.into_iter());
+        t.rows = Rows::Sorted {
+            rows: rows.into(),
+            at: 0,
+        };
     } else if decl.format == TraceFormat::AlibabaOpenb
         && (decl.openb.gpu_sharing == GpuSharing::Device || decl.openb.inflate.is_some())
     {
@@ -353,7 +387,10 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             rows = inflate(world, rows, &shapes, ratio, seed);
             t.inflated = true;
         }
-        t.rows = Rows::Sorted(rows.into_iter());
+        t.rows = Rows::Sorted {
+            rows: rows.into(),
+            at: 0,
+        };
     } else {
         t.rows = Rows::Stream(reader);
     }

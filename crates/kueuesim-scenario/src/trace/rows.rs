@@ -2,7 +2,10 @@
 //! openb, Philly, Alibaba DLRM), mapped (constant, column, seeded random draw) and made a
 //! `Workload`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use kueuesim_model::names::{NameRule, from_trace};
 
 use kueuesim_model::limits;
 use kueuesim_model::{
@@ -17,6 +20,26 @@ use super::{
     Attr, Columns, GPU_MODEL_LABEL, GpuSharing, GpuSpec, Rows, Source, TraceFormat, TraceWorkloads,
 };
 use crate::error::ScenarioError;
+
+/// The longest name a trace cell maps to as a namespace or a LocalQueue: a namespace is a
+/// DNS-1123 label (63), and a LocalQueue's name is also the value of Kueue's queue-name label
+/// on the job (a label value, 63).
+pub(crate) const QUEUE_NAME_MAX: usize = 63;
+
+/// The longest name a workload, owner or node may have: a DNS-1123 subdomain.
+pub(crate) const NAME_MAX: usize = kueuesim_model::names::DNS1123_SUBDOMAIN_MAX;
+
+/// The name a trace cell stands for, as `from_trace` maps it (docs/traces.md, "Names"),
+/// in at most `max` bytes of a DNS-1123 subdomain.
+pub(crate) fn trace_name(raw: &str, max: usize) -> Cow<'_, str> {
+    from_trace(raw, NameRule::Dns1123Subdomain, max)
+}
+
+/// The LocalQueue (and ClusterQueue) name a trace cell stands for: Philly's virtual
+/// clusters, a queue column.
+pub(crate) fn queue_name(raw: &str) -> Cow<'_, str> {
+    from_trace(raw, NameRule::Dns1123Subdomain, QUEUE_NAME_MAX)
+}
 
 /// splitmix64: the per-row random draw of a mapping, from (seed, stream, row) only, so a
 /// draw never depends on other draws or on the order rows are read.
@@ -125,14 +148,119 @@ impl TraceWorkloads {
         }
     }
 
+    /// The native format's rule that rows come in arrival order (the other formats are
+    /// sorted when opened): `row`, arriving at `arrival_ms`, against the row before it.
+    fn check_order(&mut self, row: &Row, arrival_ms: i64) -> Result<(), ScenarioError> {
+        let Columns::Native { arrival, .. } = &self.cols else {
+            return Ok(());
+        };
+        if let Some((prev, line)) = self.last
+            && arrival_ms < prev
+        {
+            return Err(cell_error(
+                &self.file,
+                row,
+                *arrival,
+                format!(
+                    "arrival {:?} is before the previous row's (line {line}): expected the native format's rows in arrival order",
+                    row.cell(*arrival)
+                ),
+            ));
+        }
+        self.last = Some((arrival_ms, row.line));
+        Ok(())
+    }
+
+    /// A reader of the same trace from its first row: sorted rows are shared, a streamed
+    /// file is opened again (`resample: days` reads the input once per day it draws).
+    pub(crate) fn rewound(&self) -> Result<TraceWorkloads, ScenarioError> {
+        Ok(TraceWorkloads {
+            file: self.file.clone(),
+            path: self.path.clone(),
+            format: self.format,
+            rows: match &self.rows {
+                Rows::Stream(_) => Rows::Stream(super::root::open_csv(&self.path)?),
+                Rows::Sorted { rows, .. } => Rows::Sorted {
+                    rows: std::rc::Rc::clone(rows),
+                    at: 0,
+                },
+            },
+            cols: self.cols.clone(),
+            sources: self.sources.clone(),
+            names: self.names.clone(),
+            seed: self.seed,
+            stream: self.stream,
+            limit: self.limit,
+            produced: 0,
+            name_prefix: self.name_prefix.clone(),
+            trace_name: self.trace_name.clone(),
+            last: None,
+            gpu_sharing: self.gpu_sharing,
+            gpu_spec: self.gpu_spec,
+            cpu: self.cpu,
+            memory: self.memory,
+            gpu: self.gpu,
+            gpu_milli: self.gpu_milli,
+            default_gang: Arc::clone(&self.default_gang),
+            inflated: self.inflated,
+        })
+    }
+
+    /// The first workload arriving at `t` ms or later: the rows before it are read for
+    /// their arrival alone (checked as `next` checks it), not built.
+    pub(crate) fn first_from(&mut self, t: i64) -> Option<Result<Workload, ScenarioError>> {
+        loop {
+            let next = match self.take_row()? {
+                Ok(n) => n,
+                Err(e) => return Some(Err(e)),
+            };
+            let row = match &next {
+                NextRow::Shared(rows, i) => &rows[*i],
+                NextRow::Read(row) => row,
+            };
+            let arrival = match self.arrival_ms(row) {
+                Ok(a) => a,
+                Err(e) => return Some(Err(e)),
+            };
+            if arrival >= t {
+                return Some(self.workload(row));
+            }
+            if let Err(e) = self.check_order(row, arrival) {
+                return Some(Err(e));
+            }
+        }
+    }
+
+    /// The next row, counted against `limit`.
+    fn take_row(&mut self) -> Option<Result<NextRow, ScenarioError>> {
+        if self.limit.is_some_and(|l| self.produced >= l) {
+            return None;
+        }
+        let next = match &mut self.rows {
+            Rows::Stream(r) => match r.next_row()? {
+                Ok(row) => NextRow::Read(row),
+                Err(e) => return Some(Err(e)),
+            },
+            Rows::Sorted { rows, at } => {
+                if *at >= rows.len() {
+                    return None;
+                }
+                *at += 1;
+                NextRow::Shared(std::rc::Rc::clone(rows), *at - 1)
+            }
+        };
+        self.produced += 1;
+        Some(Ok(next))
+    }
+
     fn draft(&mut self, row: &Row) -> Result<Draft, ScenarioError> {
         let f = self.file.clone();
         let f = f.as_str();
         let arrival_ms = self.arrival_ms(row)?;
+        self.check_order(row, arrival_ms)?;
         let index = row.index;
         Ok(match &self.cols {
             Columns::Native {
-                arrival,
                 name,
                 pods,
                 min_member,
@@ -140,20 +268,6 @@ impl TraceWorkloads {
                 requests,
                 ..
             } => {
-                if let Some((prev, line)) = self.last
-                    && arrival_ms < prev
-                {
-                    return Err(cell_error(
-                        f,
-                        row,
-                        *arrival,
-                        format!(
-                            "arrival {:?} is before the previous row's (line {line}): expected the native format's rows in arrival order",
-                            row.cell(*arrival)
-                        ),
-                    ));
-                }
-                self.last = Some((arrival_ms, row.line));
                 let count = match pods {
                     Some(i) if !row.cell(*i).is_empty() => {
                         let max = limits::MAX_PODS_PER_WORKLOAD as u64;
@@ -207,7 +321,10 @@ impl TraceWorkloads {
                 }
                 let own_name = name.map(|i| row.cell(i)).filter(|n| !n.is_empty());
                 let name = match own_name {
-                    Some(n) => format!("{}{n}", self.name_prefix),
+                    Some(n) => {
+                        let n = trace_name(n, NAME_MAX.saturating_sub(self.name_prefix.len()));
+                        format!("{}{n}", self.name_prefix)
+                    }
                     None => format!("{}{}-{index:06}", self.name_prefix, self.trace_name),
                 };
                 Draft {
@@ -324,14 +441,23 @@ impl TraceWorkloads {
                 }
                 let (name, owner, duration_ms) = match self.inflated {
                     // A row may be drawn more than once: its position tells the copies apart.
-                    true => (
-                        format!("{}{pod}-{index:05}", self.name_prefix),
-                        format!("{pod}-{index:05}"),
-                        None,
-                    ),
+                    true => {
+                        let copy = format!("-{index:05}");
+                        let max = NAME_MAX.saturating_sub(self.name_prefix.len() + copy.len());
+                        let pod = trace_name(pod, max);
+                        (
+                            format!("{}{pod}{copy}", self.name_prefix),
+                            format!("{pod}{copy}"),
+                            None,
+                        )
+                    }
                     false => (
-                        format!("{}{pod}", self.name_prefix),
-                        pod.to_string(),
+                        format!(
+                            "{}{}",
+                            self.name_prefix,
+                            trace_name(pod, NAME_MAX.saturating_sub(self.name_prefix.len()))
+                        ),
+                        trace_name(pod, NAME_MAX).into_owned(),
                         duration_ms,
                     ),
                 };
@@ -447,10 +573,19 @@ impl TraceWorkloads {
                         "empty instance_sn: expected a name",
                     ));
                 }
+                let app = row.cell(*app);
                 Draft {
-                    name: format!("{}{inst}", self.name_prefix),
+                    name: format!(
+                        "{}{}",
+                        self.name_prefix,
+                        trace_name(inst, NAME_MAX.saturating_sub(self.name_prefix.len()))
+                    ),
                     owner_kind: "Deployment",
-                    owner: row.cell(*app).to_string(),
+                    owner: if app.is_empty() {
+                        String::new()
+                    } else {
+                        trace_name(app, NAME_MAX).into_owned()
+                    },
                     arrival_ms,
                     duration_ms,
                     shapes: vec![Shape {
@@ -500,7 +635,16 @@ impl TraceWorkloads {
                 }
             }
         };
+        let mut v = v;
         if let Some(i) = cell {
+            let mapped = match attr {
+                Attr::Namespace => from_trace(&v, NameRule::Dns1123Label, QUEUE_NAME_MAX),
+                Attr::LocalQueue => queue_name(&v),
+                _ => Cow::Borrowed(v.as_str()),
+            };
+            if let Cow::Owned(m) = mapped {
+                v = m;
+            }
             check_value(attr, &v, &self.names).map_err(|m| cell_error(&self.file, row, i, m))?;
         }
         Ok(Some(v))
@@ -642,19 +786,21 @@ impl Iterator for TraceWorkloads {
     type Item = Result<Workload, ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.limit.is_some_and(|l| self.produced >= l) {
-            return None;
-        }
-        let row = match &mut self.rows {
-            Rows::Stream(r) => match r.next_row()? {
-                Ok(row) => row,
-                Err(e) => return Some(Err(e)),
-            },
-            Rows::Sorted(it) => it.next()?,
+        let next = match self.take_row()? {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e)),
         };
-        self.produced += 1;
-        Some(self.workload(&row))
+        Some(match &next {
+            NextRow::Shared(rows, i) => self.workload(&rows[*i]),
+            NextRow::Read(row) => self.workload(row),
+        })
     }
+}
+
+/// A row taken from a trace: one of its sorted rows (shared), or one read from its file.
+enum NextRow {
+    Shared(std::rc::Rc<[Row]>, usize),
+    Read(Row),
 }
 
 #[cfg(test)]

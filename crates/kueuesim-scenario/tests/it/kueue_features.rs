@@ -1015,9 +1015,9 @@ fn afs_splits_gpu_time_by_local_queue_weight() {
     assert!(
         cq.gpu_seconds_by_hour
             .iter()
-            .all(|&s| s <= 6.0 * 3600.0 + 1e-6)
+            .all(|s| s <= 6.0 * 3600.0 + 1e-6)
     );
-    assert!(cq.gpu_share_by_hour.iter().all(|s| *s == Some(1.0)));
+    assert!(cq.gpu_share_by_hour.iter().all(|s| s == Some(1.0)));
     let ratio = gold / bronze;
     assert!(
         (1.8..=2.2).contains(&ratio),
@@ -1213,24 +1213,24 @@ fn queue_figures_match_the_hand_computation() {
         (4, 2, 1)
     );
     // Creation to latest admission: long's 50 minutes of running count.
-    assert_eq!(a.wait_seconds.max, Some(4861.0));
-    assert_eq!(a.wait_seconds.count, 1);
+    assert_eq!(a.wait_seconds_admitted.max, Some(4861.0));
+    assert_eq!(a.wait_seconds_admitted.count, 1);
     // late, pending at the end, counts at 18000 − 7200.
     assert_eq!(a.wait_seconds_incl_pending.count, 2);
     assert_eq!(a.wait_seconds_incl_pending.max, Some(10800.0));
     // Time in queue across the readmission: 0 + (4861 − 3060).
-    assert_eq!(a.time_in_queue_seconds.max, Some(1801.0));
+    assert_eq!(a.time_in_queue_seconds_admitted.max, Some(1801.0));
     assert_eq!(a.time_in_queue_seconds_incl_pending.max, Some(10800.0));
-    assert_eq!(b.wait_seconds.p50, Some(60.0));
-    assert_eq!(b.wait_seconds.max, Some(8462.0));
-    assert_eq!(b.time_in_queue_seconds.max, Some(8462.0));
-    assert_eq!(cq.wait_seconds.p95, Some(8462.0));
+    assert_eq!(b.wait_seconds_admitted.p50, Some(60.0));
+    assert_eq!(b.wait_seconds_admitted.max, Some(8462.0));
+    assert_eq!(b.time_in_queue_seconds_admitted.max, Some(8462.0));
+    assert_eq!(cq.wait_seconds_admitted.p95, Some(8462.0));
     assert_eq!(cq.wait_seconds_incl_pending.p95, Some(10800.0));
     // JCT and bounded slowdown of the finished ones.
-    assert_eq!(a.jct_seconds.max, Some(12061.0));
-    assert_eq!(b.jct_seconds.max, Some(1860.0));
-    assert!((a.bounded_slowdown.max.unwrap() - 12061.0 / 7200.0).abs() < 1e-12);
-    assert!((b.bounded_slowdown.max.unwrap() - 1860.0 / 1800.0).abs() < 1e-12);
+    assert_eq!(a.jct_seconds_finished.max, Some(12061.0));
+    assert_eq!(b.jct_seconds_finished.max, Some(1860.0));
+    assert!((a.bounded_slowdown_finished.max.unwrap() - 12061.0 / 7200.0).abs() < 1e-12);
+    assert!((b.bounded_slowdown_finished.max.unwrap() - 1860.0 / 1800.0).abs() < 1e-12);
     // GPU-hours.
     assert!((a.gpu_hours_used - 82080.0 / 3600.0).abs() < 1e-9);
     assert!((b.gpu_hours_used - 61904.0 / 3600.0).abs() < 1e-9);
@@ -1250,9 +1250,9 @@ fn queue_figures_match_the_hand_computation() {
     assert_eq!((a.preemptions_suffered, a.preemptions_caused), (1, 0));
     assert_eq!((b.preemptions_suffered, b.preemptions_caused), (0, 1));
     // Run-wide: p95 and the censored and time-in-queue distributions.
-    assert_eq!(s.wait_seconds.p95, Some(8462.0));
+    assert_eq!(s.wait_seconds_admitted.p95, Some(8462.0));
     assert_eq!(s.wait_seconds_incl_pending.count, 4);
-    assert_eq!(s.time_in_queue_seconds.p50, Some(1801.0));
+    assert_eq!(s.time_in_queue_seconds_admitted.p50, Some(1801.0));
     // queues.csv has one row per ClusterQueue and LocalQueue, with the same figures.
     let csv = kueuesim_report::export::queues_csv(&r);
     let lines: Vec<&str> = csv.lines().collect();
@@ -1265,7 +1265,7 @@ fn queue_figures_match_the_hand_computation() {
     assert_eq!(col(lines[1], "scope"), "ClusterQueue");
     assert_eq!(col(lines[2], "scope"), "LocalQueue");
     assert_eq!(col(lines[2], "waitSecondsInclPendingMax"), "10800");
-    assert_eq!(col(lines[2], "timeInQueueSecondsMax"), "1801");
+    assert_eq!(col(lines[2], "timeInQueueSecondsAdmittedMax"), "1801");
     assert_eq!(col(lines[3], "preemptionsCaused"), "1");
 }
 
@@ -1281,7 +1281,7 @@ fn quota_held_until_pods_ready_timeout_is_counted_and_flagged() {
     assert!((s.gpu.held_not_running_gpu_hours - f.gpu_hours_held_not_running).abs() < 1e-9);
     // Time in queue across requeues: stretches 1→1, then from each requeue (pods gone)
     // to the next admission; the gang ends Inactive, so in no wait distribution.
-    assert_eq!(f.wait_seconds.count, 0);
+    assert_eq!(f.wait_seconds_admitted.count, 0);
     // The checks: 16 GPUs of quota on an 8-GPU node; hog bypasses Kueue.
     let kinds: Vec<(&str, &str)> = s
         .checks

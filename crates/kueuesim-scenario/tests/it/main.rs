@@ -3,6 +3,9 @@
 
 /// Malformed or inconsistent input: each case names file:line:column and what was expected.
 mod bad_input;
+/// Files that are not what they were given as (a symlink to a system file, a binary file):
+/// errors without the file's text.
+mod foreign_files;
 /// WorkloadGenerator: seeded arrivals, distributions, mixes, replication, bad settings.
 mod generator;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
@@ -28,8 +31,14 @@ mod lint;
 mod loading;
 /// Mutation fuzzing: extreme numbers, lost and doubled lines, flipped bytes never panic.
 mod mutation;
+/// Names as the API server checks them: hostile names refused at their place, valid ones
+/// loading, trace cells mapped to valid names.
+mod names;
 /// `--patch` and `--set`: overrides merged into the scenario's objects.
 mod overrides;
+/// `pendingBoundBy`: what held each queue back, one scenario per constraint, and the
+/// platform's ml-team across its GPU quota.
+mod pending_bound;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
 mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
@@ -41,3 +50,5 @@ mod streaming;
 mod traces;
 /// Helpers to load text and run it.
 mod util;
+/// `Simulation.spec.variation`: what a seed changes in the workloads.
+mod variation;

@@ -376,3 +376,221 @@ fn a_set_with_a_pattern_sets_every_object_it_matches() {
         "{e}"
     );
 }
+
+#[test]
+fn an_override_that_writes_an_unknown_field_is_an_error_naming_the_closest() {
+    // A misspelt leaf under a selector path, and one under an index path: exit-2 errors at the
+    // field's column of the argument, naming the field it should be (strict field validation,
+    // kubectl's default), where the scenario file's own unknown fields stay warnings.
+    let cases = [
+        (
+            "cq/cq:spec.resourceGroups[0].flavors[name=default].resources[name=nvidia.com/gpu].nominalQuot=24",
+            "--set[1]:1:83: ClusterQueue field spec.resourceGroups[0].flavors[0].resources[0].nominalQuot is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: nominalQuota); an override must name a field the kind has",
+        ),
+        (
+            "cq/cq:spec.queueingStrateg=StrictFIFO",
+            "--set[1]:1:12: ClusterQueue field spec.queueingStrateg is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: queueingStrategy)",
+        ),
+        // A new mapping on the way to a field: the first unknown key is the one named.
+        (
+            "cq/cq:spec.fairSharng.weight=2",
+            "--set[1]:1:12: ClusterQueue field spec.fairSharng is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: fairSharing)",
+        ),
+        // A field of the other API version that the loader ignores.
+        (
+            "cq/cq:spec.admissionChecks=[a]",
+            "--set[1]:1:12: ClusterQueue field spec.admissionChecks is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2",
+        ),
+        // A Kubernetes kind's field, at the top of its spec and in a container.
+        (
+            "job/train:spec.paralelism=3",
+            "--set[1]:1:16: Job field spec.paralelism is not a field of batch/v1 Job (closest: parallelism); an override must name a field the kind has",
+        ),
+        (
+            "job/train:spec.template.spec.containers[name=main].resources.request.cpu=2",
+            "--set[1]:1:62: Job field spec.template.spec.containers[0].resources.request is not a field of batch/v1 Job (closest: requests)",
+        ),
+        // An annotation under a simulator's domain that nothing reads.
+        (
+            "job/train:metadata.annotations.kueuesim\\.io/duraton=2h",
+            "--set[1]:1:32: annotation kueuesim.io/duraton is neither read by the simulator nor a known Kueue, KAI or Volcano key (closest: kueuesim.io/duration); an override must name a field the kind has",
+        ),
+    ];
+    for (arg, want) in cases {
+        let e = with(&[], &[arg]).unwrap_err().to_string();
+        assert!(e.starts_with(want), "{arg}:\n{e}\nwanted {want}");
+    }
+    // The same in a patch: at the patch file's line and column.
+    let patch = "apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuot: 24
+";
+    let e = with(&[patch], &[]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("patch1.yaml:11:9: ClusterQueue field spec.resourceGroups[0].flavors[0].resources[0].nominalQuot is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: nominalQuota)"),
+        "{e}"
+    );
+    // A patch that adds an object is checked whole.
+    let added = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq2, namespace: default}\nspec: {clusterQueu: cq}\n";
+    let e = with(&[added], &[]).unwrap_err().to_string();
+    assert!(
+        e.starts_with("patch1.yaml:4:8: LocalQueue field spec.clusterQueu is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: clusterQueue)"),
+        "{e}"
+    );
+    // A field of the other version that the loader reads all the same stays the lint's
+    // warning; a right field is no error; a kueuesim kind's unknown field names the closest.
+    let l = with(&[], &["cq/cq:spec.cohort=org"]).expect("read all the same");
+    assert!(
+        l.warnings
+            .iter()
+            .any(|w| w.contains("spec.cohort is a field of kueue.x-k8s.io/v1beta1")),
+        "{:?}",
+        l.warnings
+    );
+    let base_unknown = load(
+        &[SourceFile {
+            name: "base.yaml".into(),
+            text: base().text.replace("namespaceSelector", "namespaceSelectr"),
+        }],
+        LoadOptions {
+            sets: vec!["cq/cq:spec.queueingStrategy=StrictFIFO".into()],
+            ..Default::default()
+        },
+    )
+    .expect("the scenario's own unknown field is a warning");
+    assert!(
+        base_unknown
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("base.yaml:") && w.contains("namespaceSelectr")),
+        "{:?}",
+        base_unknown.warnings
+    );
+    let sim = "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: s}\nspec: {podStartup: 1s}\n";
+    let e = load(
+        &[SourceFile {
+            name: "base.yaml".into(),
+            text: format!("{}---\n{sim}", base().text),
+        }],
+        LoadOptions {
+            sets: vec!["simulation/s:spec.podStartp=4s".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("--set[1]:1:19: unknown field `podStartp`, expected one of")
+            && e.contains("(closest: \"podStartup\")"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_configuration_patch_needs_no_name_and_a_star_patches_every_object() {
+    let fair = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n";
+    // No Configuration in the scenario: the patch adds one, without a warning (there is no
+    // name to mistype), and fair sharing is on.
+    let l = with(&[fair], &[]).expect("loads");
+    assert!(l.world.config.kueue.fair_sharing.is_some());
+    assert!(
+        !l.warnings.iter().any(|w| w.contains("Configuration")),
+        "{:?}",
+        l.warnings
+    );
+    // With one in the scenario (named or not), the patch merges into it.
+    let config = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady: {timeout: 7m}\n";
+    let files = [SourceFile {
+        name: "base.yaml".into(),
+        text: format!("{}---\n{config}", base().text),
+    }];
+    let patch = SourceFile {
+        name: "patch1.yaml".into(),
+        text: format!("{fair}metadata: {{name: kueue-config}}\n"),
+    };
+    let l = load(
+        &files,
+        LoadOptions {
+            patches: vec![patch],
+            ..Default::default()
+        },
+    );
+    // A Configuration has no metadata: a patch that writes one is refused as any unknown
+    // field of an override is.
+    let e = l.unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "patch1.yaml:5:1: Configuration field metadata is not a field of config.kueue.x-k8s.io"
+        ),
+        "{e}"
+    );
+    let l = load(
+        &files,
+        LoadOptions {
+            patches: vec![SourceFile {
+                name: "patch1.yaml".into(),
+                text: fair.into(),
+            }],
+            ..Default::default()
+        },
+    )
+    .expect("loads");
+    assert!(l.world.config.kueue.fair_sharing.is_some());
+    let ready = l.world.config.kueue.wait_for_pods_ready.as_ref();
+    assert_eq!(
+        ready.map(|w| w.timeout),
+        Some(kueuesim_model::SimDuration::from_secs(420)),
+        "the scenario's own settings stay"
+    );
+    // `metadata.name: "*"` patches every ClusterQueue; a pattern that matches none is an
+    // error (it cannot add an object).
+    let two = SourceFile {
+        name: "two.yaml".into(),
+        text: format!(
+            "{FLAVOR}---\n{}---\n{}---\n{LQ}",
+            cq("8"),
+            cq("8").replace("name: cq", "name: cq-b")
+        ),
+    };
+    let star = |name: &str| SourceFile {
+        name: "patch1.yaml".into(),
+        text: format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: \"{name}\"}}\nspec: {{queueingStrategy: StrictFIFO}}\n"
+        ),
+    };
+    let l = load(
+        std::slice::from_ref(&two),
+        LoadOptions {
+            patches: vec![star("*")],
+            ..Default::default()
+        },
+    )
+    .expect("loads");
+    assert!(
+        l.world
+            .cluster_queues
+            .iter()
+            .all(|c| c.queueing_strategy == kueuesim_model::QueueingStrategy::StrictFIFO)
+    );
+    let e = load(
+        std::slice::from_ref(&two),
+        LoadOptions {
+            patches: vec![star("team-*")],
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("patch1.yaml:1:1: a patch of every ClusterQueue matching \"team-*\", but the scenario has none"),
+        "{e}"
+    );
+}

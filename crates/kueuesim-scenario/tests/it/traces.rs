@@ -12,6 +12,13 @@ use kueuesim_report::output::result;
 use kueuesim_scenario::trace::default_trace_root;
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 
+/// The name a trace cell becomes (`kueuesim_model::names::from_trace`, a DNS-1123
+/// subdomain).
+fn trace_name(cell: &str) -> String {
+    kueuesim_model::names::from_trace(cell, kueuesim_model::names::NameRule::Dns1123Subdomain, 253)
+        .into_owned()
+}
+
 /// A fresh directory for one test's files.
 fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kueuesim-traces-{}-{test}", std::process::id()));
@@ -773,7 +780,12 @@ fn philly_prefix_keeps_the_invariants() {
 fn dlrm_replays_every_instance_once() {
     let Some(root) = trace_root() else { return };
     let path = root.join("alibaba-gpu-v2025-dlrm/disaggregated_DLRM_trace.csv");
-    let names = column_values(&path, "instance_sn");
+    // `instance_0` is no DNS-1123 subdomain: each name is the cell mapped (docs/traces.md,
+    // "Names").
+    let names: Vec<String> = column_values(&path, "instance_sn")
+        .iter()
+        .map(|n| trace_name(n))
+        .collect();
     let mut loaded = load_trace_scenario("dlrm", |t| t);
     // The whole month takes over a minute in the debug test profile (17 s in release, see
     // docs/traces.md): every instance is loaded, the run covers the first 5 days.
@@ -1126,10 +1138,10 @@ spec:
         ]
     );
     let i1 = &w.workloads[3];
-    assert_eq!(
-        i1.owner,
-        Some(("Deployment".to_string(), "app_1".to_string()))
-    );
+    // The owner `app_1` is no DNS-1123 subdomain: mapped (docs/traces.md, "Names").
+    let owner = trace_name("app_1");
+    assert!(owner.starts_with("app-1-") && owner.len() == 14, "{owner}");
+    assert_eq!(i1.owner, Some(("Deployment".to_string(), owner)));
     let cpu = w.resources.lookup("cpu").expect("cpu");
     let mem = w.resources.lookup("memory").expect("memory");
     assert_eq!(i1.pod_sets[0].requests.get(cpu), 64_000);

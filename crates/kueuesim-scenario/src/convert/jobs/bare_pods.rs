@@ -132,6 +132,9 @@ impl Builder<'_> {
                 continue;
             }
             if kind == Some(by) {
+                // It names a PodGroup (and the workload made of its pods): a DNS-1123
+                // subdomain.
+                crate::convert::names::reference(p.src, g, gang.key())?;
                 return Ok(Some((gang, group.to_string())));
             }
             // Named, so not also reported as a PodGroup without pods.

@@ -26,6 +26,7 @@ use crate::convert::core::{
     SLICE_LEVEL_ANNOTATION, SLICE_SIZE_ANNOTATION, err_at, err_obj, labels, pos_of, quantity,
     spec_shape, tolerations, topology_slice,
 };
+use crate::convert::names;
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -77,6 +78,8 @@ impl Builder<'_> {
     ) -> Result<ResourceList, ScenarioError> {
         let mut container_requests =
             |c: &wire::Container| -> Result<Vec<(usize, i64)>, ScenarioError> {
+                names::resource_names(src, &c.resources.requests)?;
+                names::resource_names(src, &c.resources.limits)?;
                 let mut out = Vec::new();
                 for (r, q) in &c.resources.requests {
                     out.push((self.world.resources.intern(r).index(), quantity(src, r, q)?));
@@ -115,6 +118,7 @@ impl Builder<'_> {
             let e = sum.entry(r).or_default();
             *e = (*e).max(a);
         }
+        names::resource_names(src, &spec.overhead)?;
         for (r, q) in &spec.overhead {
             let a = quantity(src, r, q)?;
             *sum.entry(self.world.resources.intern(r).index())
@@ -166,6 +170,7 @@ impl Builder<'_> {
                 ),
             ));
         }
+        names::pod_template(src, t)?;
         let ann = &t.metadata.annotations;
         let topology_request = match (
             ann.get("kueue.x-k8s.io/podset-required-topology"),

@@ -443,6 +443,10 @@ pub struct GangSpec {
     /// `spec.nodeName`; annotation `kueuesim.io/bound-nodes`): a gang that is partly placed,
     /// e.g. after a pod failed. Empty: nothing runs yet.
     pub bound_nodes: Vec<Vec<crate::ids::NodeId>>,
+    /// Per pod set, parallel to `bound_nodes`: the KAI GPU group of each bound pod that holds
+    /// a GPU share (its `runai-gpu-group` label; shares of one group are on one device).
+    /// Empty: none named.
+    pub bound_gpu_groups: Vec<Vec<Option<String>>>,
     /// The name of the input's PodGroup object this gang is (Volcano or KAI), if any; a
     /// scheduler's messages name it. None: the PodGroup its controller would create.
     pub pod_group: Option<String>,
@@ -549,6 +553,14 @@ pub struct CreationBlocked {
 const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 impl Workload {
+    /// Whether it holds capacity from the start: quota (`status.admission` of the input) or
+    /// nodes (pods already bound). The loader lets such workloads arrive first at their
+    /// instant and the engine books them before it places any pod there, so a snapshot is
+    /// read as a state, not in the order its objects were written.
+    pub fn holds_at_start(&self) -> bool {
+        self.initial_admission.is_some() || self.gang.pre_bound() > 0
+    }
+
     /// The name of pod `idx` of pod set `ps`: its own name when the input names it, else as
     /// its controller would name it: a Job's pods are
     /// `<job>-<5 random chars>` (here derived from the UID and index, so runs are stable); a

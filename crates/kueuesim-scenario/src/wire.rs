@@ -212,6 +212,14 @@ pub struct PodSpec {
 pub struct PodTemplateSpec {
     pub metadata: ObjectMeta,
     pub spec: PodSpec,
+    /// A Pod's status (a pod template has none): `phase` tells a finished pod.
+    pub status: PodStatus,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodStatus {
+    pub phase: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -140,9 +140,36 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// Whether the workload arriving after `w` holds capacity from the start and arrives at
+    /// the same instant (the loader lets such workloads arrive first at their instant).
+    fn next_arrival_holds(&self, w: WorkloadId) -> bool {
+        let next = match &self.feed {
+            Feed::World => self.world.workloads.get(w.index() + 1),
+            Feed::Stream { next, .. } => next.as_deref(),
+        };
+        next.is_some_and(|n| n.arrival == self.now && n.holds_at_start())
+    }
+
     pub(super) fn arrive(&mut self, w: WorkloadId) {
-        let world = self.world;
         let wl = self.take_arrival(w);
+        // A workload that holds capacity from the start (quota admitted in the input, pods
+        // bound to nodes) is booked at once, but its pods still to place wait until every
+        // such workload of this instant is booked: a snapshot is a state, and no pod may be
+        // placed onto capacity a running pod listed later holds.
+        let holds = wl.holds_at_start();
+        if holds {
+            self.sched.defer_placement = true;
+        }
+        self.arrive_booked(w, &wl);
+        if holds && !self.next_arrival_holds(w) {
+            self.sched.defer_placement = false;
+            self.retry_placements();
+        }
+    }
+
+    fn arrive_booked(&mut self, w: WorkloadId, wl: &Spec<'w>) {
+        let world = self.world;
+        let wl = wl.clone();
         let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.kueue.uid_labels.insert(uid.clone(), w);

@@ -63,6 +63,8 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     for f in files {
         objects.extend(split_objects(f)?);
     }
+    // A state, not a sequence: the order of files and documents changes nothing.
+    crate::source::sort_canonically(&mut objects);
     // Overrides of WorkloadTraces apply first: they decide what a trace adapter generates.
     overrides.apply(
         &mut objects,
@@ -310,6 +312,19 @@ impl<'a> Builder<'a> {
         self.build_namespaces()?;
         self.build_flavors()?;
         self.build_cohorts()?;
+        // ClusterQueues by cohort, then name: the order of a cycle's heads that tie (upstream
+        // iterates a map there), and of the outputs. Grouped by cohort, as Kueue's snapshot
+        // holds them in cohort trees.
+        self.cluster_queues.sort_by(|a, b| {
+            let cohort = |c: &Parsed<'_, wire::ClusterQueue>| {
+                let s = &c.obj.spec;
+                s.cohort_name
+                    .as_ref()
+                    .or(s.cohort.as_ref())
+                    .map_or(String::new(), |c| c.value.clone())
+            };
+            crate::source::natural_cmp(&cohort(a), &cohort(b))
+        });
         self.build_cluster_queues()?;
         self.build_local_queues()?;
         self.build_priority_classes()?;

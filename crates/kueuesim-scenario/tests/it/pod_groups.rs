@@ -84,8 +84,8 @@ fn a_volcano_podgroup_and_its_pods_are_one_gang_that_continues_where_it_runs() {
 }
 
 /// KAI: a PodGroup's `spec.queue` and subgroups, pods by `pod-group-name` and
-/// `kai.scheduler/subgroup-name`; bound members listed first in their pod set whatever the
-/// dump's order.
+/// `kai.scheduler/subgroup-name`; pod sets in the order of the PodGroup's subgroups, bound
+/// members listed first in their pod set whatever the dump's order.
 #[test]
 fn a_kai_podgroup_takes_its_queue_and_subgroups_from_the_podgroup() {
     let objects = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: research}\nspec: {resources: {gpu: {quota: -1, limit: -1}}}\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: scheduling.run.ai/v2alpha2\n  kind: PodGroup\n  metadata: {name: llm, namespace: team}\n  spec:\n    queue: research\n    minMember: 3\n    subGroups:\n    - {name: leaders, minMember: 1}\n    - {name: workers, minMember: 2}\n";
@@ -111,10 +111,10 @@ fn a_kai_podgroup_takes_its_queue_and_subgroups_from_the_podgroup() {
         .iter()
         .map(|p| (p.name.as_str(), p.count))
         .collect();
-    assert_eq!(sets, [("workers", 2), ("leaders", 1)]);
+    assert_eq!(sets, [("leaders", 1), ("workers", 2)]);
     assert_eq!(
         w.gang.pod_names,
-        [vec!["llm-w-0", "llm-w-1"], vec!["llm-leader"]]
+        [vec!["llm-leader"], vec!["llm-w-0", "llm-w-1"]]
     );
     assert_eq!(w.gang.pre_bound(), 1);
     assert_eq!(w.gang.min_member, Some(3));
@@ -128,7 +128,7 @@ fn a_kai_podgroup_takes_its_queue_and_subgroups_from_the_podgroup() {
                 .as_str()
         })
         .collect();
-    assert_eq!(subgroups, ["workers", "leaders"]);
+    assert_eq!(subgroups, ["leaders", "workers"]);
 }
 
 #[test]

@@ -352,6 +352,9 @@ pub struct PodSetAdmission {
     pub flavors: Vec<(ResourceId, FlavorId)>,
     /// Admitted pod count (lower than the requested count under partial admission).
     pub count: u32,
+    /// Kueue TAS: the topology assignment (`topologyAssignment`): the topology (index into
+    /// `World::topologies`) and, per lowest-level domain in domain order, its pods.
+    pub topology: Option<(usize, Vec<(crate::topology::DomainId, u32)>)>,
 }
 
 /// A workload: one unit of admission and gang scheduling.

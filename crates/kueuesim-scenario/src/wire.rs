@@ -772,6 +772,56 @@ pub struct PodSetAssignment {
     pub name: Option<S>,
     pub flavors: Keyed<S>,
     pub count: Option<Spanned<i64>>,
+    pub topology_assignment: Option<Spanned<TopologyAssignment>>,
+}
+
+/// Kueue TAS: where an admitted pod set's pods go. v1beta1 lists `domains`; v1beta2 writes
+/// them compressed as `slices`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyAssignment {
+    pub levels: Vec<String>,
+    /// v1beta1.
+    pub domains: Vec<TopologyDomainAssignment>,
+    /// v1beta2.
+    pub slices: Vec<TopologyAssignmentSlice>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyDomainAssignment {
+    pub values: Vec<String>,
+    pub count: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyAssignmentSlice {
+    pub domain_count: i64,
+    pub values_per_level: Vec<SliceLevelValues>,
+    pub pod_counts: SlicePodCounts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SliceLevelValues {
+    pub universal: Option<String>,
+    pub individual: Option<SliceIndividualValues>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SliceIndividualValues {
+    pub prefix: Option<String>,
+    pub suffix: Option<String>,
+    pub roots: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SlicePodCounts {
+    pub universal: Option<i64>,
+    pub individual: Vec<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

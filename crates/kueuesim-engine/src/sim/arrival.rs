@@ -201,7 +201,14 @@ impl<'w> Simulation<'w> {
                     .map(|p| PodSetAssignment {
                         flavors: p.flavors.clone(),
                         count: p.count,
-                        topology: None,
+                        // Kueue TAS: where the input says its pods are (the TAS cache books
+                        // them there, and preemption gives them back from there).
+                        topology: p.topology.as_ref().map(|(t, domains)| {
+                            crate::tas::TopologyAssignment {
+                                topology: *t,
+                                domains: domains.clone(),
+                            }
+                        }),
                     })
                     .collect(),
                 usage: admission::usage_of(world, &self.kueue.tree, cq, &wl, &init.pod_sets),

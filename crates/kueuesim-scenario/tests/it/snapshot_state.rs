@@ -1,0 +1,191 @@
+//! A cluster dump is a state, not an order: what its objects hold (running pods on their
+//! nodes, GPU shares, admitted quota) is booked before anything is scheduled, and the same
+//! objects in any order give the same run, byte for byte.
+
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result, to_json};
+use kueuesim_scenario::{LoadOptions, SourceFile, load};
+use proptest::prelude::*;
+
+use crate::util::{load_text, scenarios_dir, wl};
+
+fn run(text: &str) -> SimulationResult {
+    let loaded = load_text("dump.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    result(&loaded.world, &Simulation::new(&loaded.world).run())
+}
+
+fn nodes(w: &WorkloadOut) -> Vec<&str> {
+    w.pod_sets
+        .iter()
+        .flat_map(|p| p.nodes.iter().map(String::as_str))
+        .collect()
+}
+
+/// A bare Pod in namespace `team` (`extra`: more metadata lines, `spec`: more spec lines,
+/// both indented as fields of their block).
+fn pod(name: &str, extra: &str, spec: &str, requests: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: team\n{extra}spec:\n{spec}  containers:\n  - name: main\n    resources: {{requests: {requests}}}\n"
+    )
+}
+
+/// A node `n1` of 2 cpu and one 40000 MiB GPU, with GPUs as devices.
+const ONE_GPU_NODE: &str = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: t}
+spec: {until: 1h, gpuPlacement: {devices: true}}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {nvidia.com/gpu.memory: \"40000\"}
+status:
+  allocatable: {cpu: \"2\", nvidia.com/gpu: \"1\", pods: \"110\"}
+";
+
+/// A running KAI pod holding half a GPU (`gpu-fraction: "0.5"`, `spec.nodeName`) holds its
+/// share of the device (upstream `addSharedGPUTaskResources`): a pending 0.6 finds no device
+/// and stays pending; a pending 0.5 joins it on the same GPU.
+#[test]
+fn a_running_kai_share_holds_its_part_of_the_gpu() {
+    let kai = "  schedulerName: kai-scheduler\n";
+    let running = pod(
+        "a-running",
+        "  annotations: {gpu-fraction: \"0.5\"}\n  labels: {runai-gpu-group: 6f2c}\n",
+        &format!("{kai}  nodeName: n1\n"),
+        "{cpu: \"500m\"}",
+    );
+    let big = pod(
+        "b-pending",
+        "  annotations: {gpu-fraction: \"0.6\"}\n",
+        kai,
+        "{cpu: \"500m\"}",
+    );
+    let r = run(&format!("{ONE_GPU_NODE}{running}{big}"));
+    assert_eq!(nodes(wl(&r, "team", "a-running")), ["n1"]);
+    let b = wl(&r, "team", "b-pending");
+    assert!(nodes(b).is_empty(), "placed on {:?}", nodes(b));
+    assert_eq!(b.state, "Pending");
+    let half = pod(
+        "c-pending",
+        "  annotations: {gpu-fraction: \"0.5\"}\n",
+        kai,
+        "{cpu: \"500m\"}",
+    );
+    let r = run(&format!("{ONE_GPU_NODE}{running}{half}"));
+    assert_eq!(nodes(wl(&r, "team", "c-pending")), ["n1"]);
+}
+
+/// A pending gang's pod written before a running pod on the same node does not take the
+/// running pod's GPU and cpu: the running pod is booked first, whatever the order the dump
+/// lists them in (kubectl sorts by name, not by state).
+#[test]
+fn a_pending_pod_listed_first_does_not_take_a_running_pods_node() {
+    let gang = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: a-train, namespace: team}\nspec: {minMember: 1}\n";
+    let pending = pod(
+        "a-train-0",
+        "  annotations: {scheduling.k8s.io/group-name: a-train}\n",
+        "  schedulerName: volcano\n",
+        "{cpu: \"2\", nvidia.com/gpu: \"1\"}",
+    );
+    let running = pod(
+        "b-serve",
+        "",
+        "  nodeName: n1\n",
+        "{cpu: \"2\", nvidia.com/gpu: \"1\"}",
+    );
+    for text in [
+        format!("{ONE_GPU_NODE}---\n{gang}{pending}{running}"),
+        format!("{ONE_GPU_NODE}{running}---\n{gang}{pending}"),
+    ] {
+        let r = run(&text);
+        assert_eq!(nodes(wl(&r, "team", "b-serve")), ["n1"]);
+        let train = wl(&r, "team", "a-train");
+        assert!(nodes(train).is_empty(), "placed on {:?}", nodes(train));
+        assert_eq!(train.state, "Pending");
+    }
+    // kube-scheduler's bare pods: 2 + 2 cpu on a 2-cpu node.
+    let pending = pod("a-web", "", "", "{cpu: \"2\"}");
+    let running = pod("b-db", "", "  nodeName: n1\n", "{cpu: \"2\"}");
+    let r = run(&format!("{ONE_GPU_NODE}{pending}{running}"));
+    assert_eq!(nodes(wl(&r, "team", "b-db")), ["n1"]);
+    assert!(nodes(wl(&r, "team", "a-web")).is_empty());
+}
+
+/// The documents of a scenario directory, each a `---` document of one of its files.
+fn documents(rel: &str) -> Vec<String> {
+    let dir = scenarios_dir().join(rel);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("a scenario directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("readable");
+        let mut doc = String::new();
+        for line in text.lines() {
+            if line == "---" || line.starts_with("--- ") {
+                out.push(std::mem::take(&mut doc));
+            } else {
+                doc.push_str(line);
+                doc.push('\n');
+            }
+        }
+        out.push(doc);
+    }
+    out.retain(|d| d.lines().any(|l| l.starts_with("kind:") || l.starts_with('{')));
+    out
+}
+
+/// The `-o json` document of `docs` joined in the given order, as one file of `rel`.
+fn json_of(rel: &str, docs: &[String]) -> String {
+    let name = scenarios_dir().join(rel).join("shuffled.yaml");
+    let files = [SourceFile {
+        name: name.to_string_lossy().into_owned(),
+        text: docs.join("---\n"),
+    }];
+    let loaded = load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    to_json(&result(
+        &loaded.world,
+        &Simulation::new(&loaded.world).run(),
+    ))
+}
+
+/// The golden scenarios and the dump-shaped ones.
+const SCENARIOS: &[&str] = &[
+    "golden/fifo-strategies",
+    "golden/first-fit-nodes",
+    "golden/kai-gpu-sharing",
+    "golden/kubectl-pods",
+    "golden/queue-resolution",
+    "golden/tas-preemption",
+    "golden/tas-preemption-no-help",
+    "golden/volcano-vgpu",
+    "cases/T-13d-tas-fragmented-capacity-preempts-low-in-a-dump",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        // Each case runs one scenario twice; PROPTEST_CASES runs more.
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(24),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// The same objects in any order give byte-identical output.
+    #[test]
+    fn any_object_order_gives_the_same_run(
+        (which, order) in (0..SCENARIOS.len()).prop_flat_map(|i| {
+            let n = documents(SCENARIOS[i]).len();
+            (Just(i), Just((0..n).collect::<Vec<usize>>()).prop_shuffle())
+        })
+    ) {
+        let rel = SCENARIOS[which];
+        let docs = documents(rel);
+        let shuffled: Vec<String> = order.iter().map(|&i| docs[i].clone()).collect();
+        prop_assert!(json_of(rel, &docs) == json_of(rel, &shuffled), "{rel}: order {order:?}");
+    }
+}

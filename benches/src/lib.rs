@@ -108,6 +108,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
                 topology_slice: None,
                 gpu_share: None,
                 vgpu: None,
+                info: None,
             }],
             active: true,
             initial_admission: None,
@@ -215,6 +216,7 @@ pub fn cycle_world(
                 topology_slice: None,
                 gpu_share: None,
                 vgpu: None,
+                info: None,
             }],
             active: true,
             initial_admission: admitted.then(|| InitialAdmission {
@@ -602,6 +604,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
                 topology_slice: None,
                 gpu_share: None,
                 vgpu: None,
+                info: None,
             }],
             active: true,
             initial_admission: None,

@@ -300,6 +300,35 @@ pub struct PodSet {
     /// Volcano vGPU: the pod's `volcano.sh/vgpu-*` requests, read as the deviceshare plugin
     /// reads them (the same amounts stay in `requests`, which Kueue and the node count).
     pub vgpu: Option<crate::gpu::VgpuRequest>,
+    /// The pod template as written, for the views of its pods (`kubectl describe pod`);
+    /// None: not given (trace and generated workloads).
+    pub info: Option<Arc<PodInfo>>,
+}
+
+/// What a pod (or pod template) of the input says beyond its scheduling, as written: shown
+/// by the pod views, never read by a decision.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodInfo {
+    /// `metadata.labels`, sorted by key.
+    pub labels: Vec<(String, String)>,
+    /// `metadata.annotations`, sorted by key.
+    pub annotations: Vec<(String, String)>,
+    /// `spec.containers`, in order.
+    pub containers: Vec<ContainerInfo>,
+    /// `spec.nodeSelector`, sorted by key.
+    pub node_selector: Vec<(String, String)>,
+    /// `spec.tolerations`, as kubectl prints them (`key=value:effect`).
+    pub tolerations: Vec<String>,
+}
+
+/// One container of a pod: its name and its requests as written (limits where a request is
+/// missing, as the API server defaults them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerInfo {
+    /// `name` (empty when not given).
+    pub name: String,
+    /// Resource name and quantity, sorted by resource name.
+    pub requests: Vec<(String, String)>,
 }
 
 /// A pod set's Kueue topology request.
@@ -456,6 +485,10 @@ pub struct GangSpec {
     /// Per pod set, its pods' own names, when the input names them (the bare Pods of a
     /// PodGroup or a Kueue pod group); empty: named as their controller would name them.
     pub pod_names: Vec<Vec<String>>,
+    /// Per pod set, parallel to `pod_names`: each bare Pod's own labels, annotations and
+    /// containers (pods of one role share a spec but not their metadata); empty: the pod
+    /// set's template (`PodSet::info`) stands for every pod.
+    pub pod_info: Vec<Vec<Arc<PodInfo>>>,
 }
 
 impl GangSpec {

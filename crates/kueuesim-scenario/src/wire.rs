@@ -148,6 +148,7 @@ pub struct Toleration {
     pub operator: Option<S>,
     pub value: Option<String>,
     pub effect: Option<S>,
+    pub toleration_seconds: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -205,6 +206,33 @@ pub struct PodSpec {
     pub scheduler_name: Option<S>,
     /// A bound Pod's node.
     pub node_name: Option<S>,
+    pub affinity: Option<Affinity>,
+}
+
+/// `spec.affinity`: only the required node affinity is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Affinity {
+    pub node_affinity: Option<NodeAffinity>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeAffinity {
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelector {
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorTerm {
+    pub match_expressions: Vec<SelectorRequirement>,
+    pub match_fields: Vec<SelectorRequirement>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -121,6 +121,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             topology_slice: None,
             gpu_share: None,
             vgpu: None,
+            info: None,
         }],
         active: true,
         initial_admission: None,

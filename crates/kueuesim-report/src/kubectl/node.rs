@@ -72,6 +72,7 @@ pub(super) fn describe_node(
     let labels: Vec<String> = node
         .labels
         .iter()
+        .filter(|(k, _)| !k.starts_with(kueuesim_model::labels::NODE_AFFINITY_LABEL_PREFIX))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     match labels.split_first() {

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use kueuesim_model::{ResourceList, SchedulerKind, World};
+use kueuesim_model::{PodInfo, ResourceList, SchedulerKind, World};
 
 use super::events::{RawEvent, event_lines};
 use super::{Namespaces, age, rfc1123z, specs, tabwrite};
@@ -78,6 +78,9 @@ pub struct Pod<'a> {
     pub requests: Option<&'a ResourceList>,
     /// The top-level object's kind (`Job`, `Pod`, ...), if any.
     pub owner: Option<(&'a str, &'a str)>,
+    /// What the input says of the pod itself (a bare Pod's own labels, annotations and
+    /// containers) or of its template, if it says it.
+    pub info: Option<&'a PodInfo>,
 }
 
 impl Pod<'_> {
@@ -140,7 +143,15 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
             !managed || matches!(w.state, "Admitted" | "Running" | "Evicted" | "Finished");
         for (psi, ps) in w.pod_sets.iter().enumerate() {
             let requests = spec.and_then(|s| s.pod_sets.get(psi)).map(|p| &p.requests);
-            for pod in &ps.pods {
+            for (idx, pod) in ps.pods.iter().enumerate() {
+                let info = spec.and_then(|s| {
+                    s.gang
+                        .pod_info
+                        .get(psi)
+                        .and_then(|v| v.get(idx))
+                        .or_else(|| s.pod_sets.get(psi).and_then(|p| p.info.as_ref()))
+                        .map(|i| &**i)
+                });
                 let node = pod.node.as_deref();
                 let placed = node.is_some() || quota_only;
                 let status = if !released {
@@ -192,6 +203,7 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
                     deleted_at,
                     requests,
                     owner,
+                    info,
                 });
             }
         }
@@ -375,8 +387,34 @@ pub(super) fn describe_pod(
     if let Some(b) = pod.bound_at {
         kv("Start Time", &rfc1123z(world, b));
     }
-    kv("Labels", "<none>");
-    kv("Annotations", "<none>");
+    // The pod's own labels and annotations, as kubectl prints them (`printLabelsMultiline`,
+    // `printAnnotationsMultiline`).
+    let multiline = |k: &str, pairs: Vec<String>, l: &mut Vec<String>| match pairs.split_first() {
+        None => l.push(format!("{k}:\t<none>")),
+        Some((first, rest)) => {
+            l.push(format!("{k}:\t{first}"));
+            l.extend(rest.iter().map(|x| format!("\t{x}")));
+        }
+    };
+    let info = pod.info;
+    multiline(
+        "Labels",
+        info.map(|i| i.labels.iter().map(|(k, v)| format!("{k}={v}")).collect())
+            .unwrap_or_default(),
+        &mut l,
+    );
+    multiline(
+        "Annotations",
+        info.map(|i| {
+            i.annotations
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect()
+        })
+        .unwrap_or_default(),
+        &mut l,
+    );
+    let mut kv = |k: &str, v: &str| l.push(format!("{k}:\t{v}"));
     match (pod.status, pod.deleted_at) {
         (PodStatus::Terminating, Some(d)) => {
             kv("Status", &format!("Terminating (lasts {})", age(at, d)));
@@ -402,7 +440,55 @@ pub(super) fn describe_pod(
         _ => {}
     }
     l.push("Containers:".into());
-    l.push("  main:".into());
+    // The pod's own containers (one state for all: kueuesim runs a pod as a whole), else
+    // one named `main` with the pod's requests.
+    let containers: Vec<(String, Vec<(String, String)>)> = match info {
+        Some(i) if !i.containers.is_empty() => i
+            .containers
+            .iter()
+            .map(|c| {
+                let name = if c.name.is_empty() { "main" } else { &c.name };
+                (name.to_string(), c.requests.clone())
+            })
+            .collect(),
+        _ => vec![(
+            "main".to_string(),
+            pod.pod_set
+                .requests
+                .iter()
+                .map(|(r, q)| (r.clone(), q.clone()))
+                .collect(),
+        )],
+    };
+    for (name, requests) in containers {
+        l.push(format!("  {name}:"));
+        container_lines(world, pod, &mut l);
+        if !requests.is_empty() {
+            l.push("    Requests:".into());
+            for (r, q) in &requests {
+                l.push(format!("      {r}:\t{q}"));
+            }
+        }
+    }
+    let conds = conditions(pod, failed);
+    if !conds.is_empty() {
+        l.push("Conditions:".into());
+        l.push("  Type\tStatus".into());
+        for (t, s) in conds {
+            l.push(format!("  {t}\t{s}"));
+        }
+    }
+    if pod.status == PodStatus::SchedulingGated {
+        l.push("Scheduling Gates:".into());
+        l.push(format!("  {ADMISSION_GATE}"));
+    }
+    l.extend(event_lines(events, at));
+    Ok(tabwrite(&l))
+}
+
+/// A container's state lines in `describe pod` (every container of a pod runs as the pod).
+fn container_lines(world: &World, pod: &Pod<'_>, l: &mut Vec<String>) {
+    let w = pod.workload;
     let bound = matches!(
         pod.status,
         PodStatus::ContainerCreating
@@ -438,24 +524,4 @@ pub(super) fn describe_pod(
         ));
         l.push("    Restart Count:\t0".into());
     }
-    if !pod.pod_set.requests.is_empty() {
-        l.push("    Requests:".into());
-        for (r, q) in &pod.pod_set.requests {
-            l.push(format!("      {r}:\t{q}"));
-        }
-    }
-    let conds = conditions(pod, failed);
-    if !conds.is_empty() {
-        l.push("Conditions:".into());
-        l.push("  Type\tStatus".into());
-        for (t, s) in conds {
-            l.push(format!("  {t}\t{s}"));
-        }
-    }
-    if pod.status == PodStatus::SchedulingGated {
-        l.push("Scheduling Gates:".into());
-        l.push(format!("  {ADMISSION_GATE}"));
-    }
-    l.extend(event_lines(events, at));
-    Ok(tabwrite(&l))
 }

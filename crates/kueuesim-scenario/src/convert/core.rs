@@ -120,6 +120,9 @@ pub(super) struct Builder<'a> {
     /// (`podset-slice-required-topology-constraints`), which is not modelled: how many, and
     /// the first one's position (one warning for them all).
     pub(super) slice_constraints_ignored: Option<(usize, Pos)>,
+    /// Required node affinities of the pod templates, by the nodeSelector label standing
+    /// for each (`pod_spec`).
+    pub(super) node_affinities: BTreeMap<String, kueuesim_model::NodeAffinity>,
 }
 
 /// Names to indexes of the `World`'s vectors, kept in step as objects are built.
@@ -463,6 +466,29 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
     resources(&mut text, &spec.overhead);
     for (k, v) in &spec.node_selector {
         let _ = write!(text, "ns:{k}={v};");
+    }
+    // The required node affinity, as written (without the positions of its values).
+    if let Some(required) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+    {
+        for term in &required.node_selector_terms {
+            text.push_str("na:");
+            for (kind, list) in [("e", &term.match_expressions), ("f", &term.match_fields)] {
+                for r in list {
+                    let _ = write!(
+                        text,
+                        "{kind}[{}|{}|{}]",
+                        r.key,
+                        r.operator.value,
+                        r.values.join(",")
+                    );
+                }
+            }
+            text.push(';');
+        }
     }
     for t in &spec.tolerations {
         let _ = write!(

@@ -15,6 +15,7 @@ mod kueue;
 mod kueue_fields;
 mod lint;
 pub(crate) mod names;
+mod pod_spec;
 mod simulation;
 mod topology;
 mod workload;
@@ -334,6 +335,7 @@ impl<'a> Builder<'a> {
         let mut out = Vec::new();
         self.build_jobs(&mut out)?;
         self.build_workload_objects(&mut out)?;
+        self.apply_node_affinities();
         self.warn_unnamed_pod_groups();
         self.missing_queue_warnings();
         let stream = self.workload_stream(out)?;

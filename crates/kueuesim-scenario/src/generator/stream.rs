@@ -332,6 +332,7 @@ fn make_workload(
             topology_slice: topo.kueue_slice.clone(),
             gpu_share: None,
             vgpu: None,
+            info: None,
         }],
         active: true,
         max_execution_time: None,

@@ -646,6 +646,7 @@ impl TraceWorkloads {
                     topology_slice: None,
                     gpu_share: None,
                     vgpu: None,
+                    info: None,
                 }
             })
             .collect();

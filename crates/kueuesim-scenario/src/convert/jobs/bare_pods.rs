@@ -10,6 +10,7 @@ use kueuesim_model::{NodeId, QueueRef, SchedulerKind, SimTime, Workload};
 
 use super::JobKind;
 use crate::convert::core::{Builder, Parsed, err_at, err_obj, name_of, namespace_of, spec_shape};
+use crate::convert::pod_spec::pod_info;
 use crate::error::ScenarioError;
 use crate::wire;
 
@@ -113,6 +114,12 @@ impl Builder<'_> {
             };
             let mut w =
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            // A bare Pod keeps its own name (and what it says, for the pod views).
+            {
+                let g = Arc::make_mut(&mut w.gang);
+                g.pod_names = vec![vec![name.clone()]];
+                g.pod_info = vec![vec![pod_info(pod)]];
+            }
             // A Pod already bound (`spec.nodeName`) occupies its node from time 0.
             if let Some(node) = self.bound_node(p, &w)? {
                 let g = Arc::make_mut(&mut w.gang);
@@ -389,9 +396,11 @@ impl Builder<'_> {
         // A Kueue pod group's Workload is named after the group.
         w.name = group.to_string();
         let mut names = Vec::with_capacity(roles.len());
+        let mut infos = Vec::with_capacity(roles.len());
         let mut bound = Vec::with_capacity(roles.len());
         let mut groups = Vec::with_capacity(roles.len());
         for (_, ms) in &roles {
+            infos.push(ms.iter().map(|&m| pod_info(&pods[m].obj)).collect());
             let mut set_names = Vec::with_capacity(ms.len());
             let mut set_bound = Vec::new();
             let mut set_groups = Vec::new();
@@ -408,6 +417,7 @@ impl Builder<'_> {
         }
         let g = Arc::make_mut(&mut w.gang);
         g.pod_names = names;
+        g.pod_info = infos;
         if bound.iter().any(|b| !b.is_empty()) {
             g.bound_nodes = bound;
             if groups.iter().flatten().any(Option::is_some) {

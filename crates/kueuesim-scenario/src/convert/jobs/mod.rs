@@ -231,12 +231,21 @@ impl Builder<'_> {
         let mut requests = self.pod_requests(src, &t.spec)?;
         let gpu_share = self.kai_gpu_share(src, ann, &mut requests)?;
         let vgpu = vgpu::request(src, &t.spec, ann)?;
+        let mut node_selector = labels(&t.spec.node_selector);
+        if let Some(pair) = self.node_affinity_label(src, &t.spec)? {
+            let mut pairs: Vec<(String, String)> = node_selector
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            pairs.push(pair);
+            node_selector = kueuesim_model::Labels::new(pairs);
+        }
         Ok(PodSet {
             name,
             count,
             min_count,
             requests,
-            node_selector: labels(&t.spec.node_selector),
+            node_selector,
             tolerations: tolerations(src, &t.spec.tolerations)?,
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
             spec_shape: spec_shape(&t.spec),
@@ -244,6 +253,7 @@ impl Builder<'_> {
             topology_slice,
             gpu_share,
             vgpu,
+            info: Some(crate::convert::pod_spec::pod_info(t)),
         })
     }
 

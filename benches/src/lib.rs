@@ -116,6 +116,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             max_execution_time: None,
             job_uid: None,
             creation_blocked: None,
+            suspended: false,
             gang: Default::default(),
         });
     }
@@ -230,6 +231,7 @@ pub fn cycle_world(
             last_eviction: None,
             max_execution_time: None,
             creation_blocked: None,
+            suspended: false,
             gang: Default::default(),
         });
     };
@@ -612,6 +614,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             max_execution_time: None,
             job_uid: None,
             creation_blocked: None,
+            suspended: false,
             gang: gang.into(),
         });
     }

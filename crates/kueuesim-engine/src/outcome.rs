@@ -446,6 +446,8 @@ pub struct Tally {
     cluster_queue_keys: BTreeSet<(ClusterQueueId, Option<LocalQueueId>)>,
     /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
     pub unmanaged_by_namespace: BTreeMap<String, u64>,
+    /// Of those, the suspended ones (`Workload::suspended`: they never run), by namespace.
+    pub unmanaged_suspended_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
     pub missing_queues: BTreeMap<(String, String), u64>,
 }
@@ -735,6 +737,7 @@ impl Tally {
             samples: BTreeMap::new(),
             cluster_queue_keys: BTreeSet::new(),
             unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
+            unmanaged_suspended_by_namespace: self.unmanaged_suspended_by_namespace.clone(),
             missing_queues: self.missing_queues.clone(),
         }
     }
@@ -759,6 +762,12 @@ impl Tally {
                     .unmanaged_by_namespace
                     .entry(wl.namespace.clone())
                     .or_default() += 1;
+                if wl.suspended {
+                    *self
+                        .unmanaged_suspended_by_namespace
+                        .entry(wl.namespace.clone())
+                        .or_default() += 1;
+                }
             }
             QueueRef::Missing(q) => {
                 *self

@@ -433,6 +433,10 @@ pub struct Workload {
     /// Why Kueue's job controller could not create the Workload (e.g. its
     /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
     pub creation_blocked: Option<CreationBlocked>,
+    /// A job Kueue does not manage that is suspended (`spec.suspend: true` as written, or
+    /// suspended by Kueue's webhook for a queue-name label in a namespace Kueue's reconciler
+    /// then ignores): nothing unsuspends it, so it never runs.
+    pub suspended: bool,
     /// What its gang scheduler is asked for: gang size and topology constraint. Shared: most
     /// workloads of a generator or trace ask for the same, and a `GangSpec` is 256 bytes of
     /// mostly empty lists (`Arc::make_mut` to change one).

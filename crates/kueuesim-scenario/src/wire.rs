@@ -332,6 +332,7 @@ pub struct ReplicatedJob {
 #[serde(rename_all = "camelCase", default)]
 pub struct JobSetSpec {
     pub replicated_jobs: Vec<ReplicatedJob>,
+    pub suspend: Option<bool>,
 }
 
 /// `jobset.x-k8s.io/v1alpha2` JobSet.
@@ -405,6 +406,8 @@ pub struct RayClusterSpec {
     pub head_group_spec: RayHeadGroup,
     pub worker_group_specs: Vec<RayWorkerGroup>,
     pub enable_in_tree_autoscaling: Option<bool>,
+    /// A RayCluster's own `spec.suspend`.
+    pub suspend: Option<bool>,
 }
 
 /// `ray.io/v1` RayJob (`spec.rayClusterSpec`) or RayCluster (`spec` itself).
@@ -414,6 +417,7 @@ pub struct RayJobSpec {
     pub ray_cluster_spec: Option<RayClusterSpec>,
     pub submission_mode: Option<String>,
     pub submitter_pod_template: Option<PodTemplateSpec>,
+    pub suspend: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1399,6 +1403,11 @@ pub struct WaitForPodsReadyConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Configuration {
+    /// Kueue's own namespace (`kueue-system`), which the default managedJobsNamespaceSelector
+    /// leaves out.
+    pub namespace: Option<S>,
+    pub manage_jobs_without_queue_name: Option<bool>,
+    pub managed_jobs_namespace_selector: Option<LabelSelector>,
     pub resources: Option<ResourcesConfig>,
     pub fair_sharing: Option<FairSharingConfig>,
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,

@@ -35,7 +35,7 @@ fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
 /// has no pods; the preemptor's pod completes; the unadmitted Volcano Job never has pods.
 #[test]
 fn pod_statuses_follow_kueue_and_the_kubelet() {
-    const NOTEBOOK: &str = "pod-notebook-3c9b2-main-0";
+    const NOTEBOOK: &str = "notebook";
     assert_eq!(
         statuses("5s"),
         pairs(&[("low-76lkf", "0/1 ContainerCreating")])
@@ -111,7 +111,7 @@ fn describe_pod_gated_running_and_terminating() {
     let gated = ok(&[
         "describe",
         "pod",
-        "pod-notebook-3c9b2-main-0",
+        "notebook",
         "-n",
         "team",
         &dir,

@@ -357,7 +357,7 @@ spec: {clusterQueue: team}
         .collect();
     assert_eq!(
         names,
-        [("job-spread-4f17d", "team"), ("job-gang-a59a5", "team")]
+        [("job-gang-a59a5", "team"), ("job-spread-4f17d", "team")]
     );
     // Reloaded with its admission: it holds quota from the start.
     let admitted = doc["workloads"][0]["admittedAt"]
@@ -483,7 +483,12 @@ fn set_and_patch_change_the_run_and_bad_ones_exit_2() {
     assert!(more.status.success(), "{}", stderr(&more));
     let admitted = |o: &Output| {
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-        doc["summary"]["clusterQueues"][0]["admittedWorkloads"]
+        doc["summary"]["clusterQueues"]
+            .as_array()
+            .expect("clusterQueues")
+            .iter()
+            .find(|c| c["name"] == "ml-team")
+            .expect("ml-team")["admittedWorkloads"]
             .as_u64()
             .expect("count")
     };

@@ -247,6 +247,20 @@ impl<'w> Simulation<'w> {
             return;
         }
         match &wl.queue {
+            // A suspended job Kueue does not manage: nothing unsuspends it. The Job
+            // controller says so once (`JobSuspended`).
+            QueueRef::Unmanaged if wl.suspended => {
+                if wl.owner.as_ref().is_some_and(|(k, _)| k == "Job") {
+                    self.record_event(
+                        w,
+                        EventType::Normal,
+                        "job-controller",
+                        "Suspended",
+                        "Job suspended".to_string(),
+                        None,
+                    );
+                }
+            }
             QueueRef::Unmanaged => self.release_to_scheduler(w),
             QueueRef::Missing(name) => {
                 // Kueue's workload controller (getQueueBlocker): never queued, never admitted.

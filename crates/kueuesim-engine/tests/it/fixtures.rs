@@ -129,6 +129,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         max_execution_time: None,
         job_uid: None,
         creation_blocked: None,
+        suspended: false,
         gang: Default::default(),
     });
     // The engine expects workloads in arrival order.

@@ -139,8 +139,10 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
         } else {
             recreated.unwrap_or(w.created_at).max(w.created_at)
         };
-        let released =
-            !managed || matches!(w.state, "Admitted" | "Running" | "Evicted" | "Finished");
+        // A suspended job Kueue does not manage has no pods, ever.
+        let suspended = spec.is_some_and(|s| s.suspended);
+        let released = (!managed && !suspended)
+            || matches!(w.state, "Admitted" | "Running" | "Evicted" | "Finished");
         for (psi, ps) in w.pod_sets.iter().enumerate() {
             let requests = spec.and_then(|s| s.pod_sets.get(psi)).map(|p| &p.requests);
             for (idx, pod) in ps.pods.iter().enumerate() {

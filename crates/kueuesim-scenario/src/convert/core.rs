@@ -573,9 +573,16 @@ impl<'a> Builder<'a> {
     /// same of every workload the run saw, traces and generators included, after the run.)
     pub(super) fn missing_queue_warnings(&mut self) {
         for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
-            self.warnings.push(format!(
-                "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
-            ));
+            self.warnings.push(if q.is_empty() {
+                // `manageJobsWithoutQueueName`: managed, with no queue to go to.
+                format!(
+                    "{pos}: {n} job(s) of namespace {ns} name no LocalQueue and Kueue manages them (manageJobsWithoutQueueName; the first here): they will stay pending as Kueue keeps them (\"LocalQueue  doesn't exist\")"
+                )
+            } else {
+                format!(
+                    "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
+                )
+            });
         }
         if let Some((n, pos)) = self.slice_constraints_ignored.take() {
             self.warnings.push(format!(

@@ -285,6 +285,7 @@ impl Builder<'_> {
                         ),
                     },
                     creation_blocked: None,
+                    suspended: false,
                     gang: Arc::new(gang),
                 },
             ));

@@ -339,6 +339,7 @@ fn make_workload(
         initial_admission: None,
         last_eviction: None,
         creation_blocked: None,
+        suspended: false,
         gang,
     }
 }

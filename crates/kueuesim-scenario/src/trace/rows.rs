@@ -676,6 +676,7 @@ impl TraceWorkloads {
             initial_admission: None,
             last_eviction: None,
             creation_blocked: None,
+            suspended: false,
             gang: match d.min_member {
                 None => Arc::clone(&self.default_gang),
                 Some(_) => Arc::new(GangSpec {

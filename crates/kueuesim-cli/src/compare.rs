@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use kueuesim_report::figures::{Stats, flatten, human, paired_p, renamed, welch_p};
+use std::collections::BTreeMap;
+
+use kueuesim_report::figures::{
+    BOUND_BY, Stats, fill_bound_by_zeros, flatten, human, paired_p, renamed, welch_p,
+};
 
 use crate::Failure;
 use crate::sweep::run::read_rows;
@@ -90,6 +94,34 @@ fn read(path: &Path) -> Result<String, Failure> {
         code: 1,
         message: format!("{}: {e}", path.display()),
     })
+}
+
+/// The two sides with every `pendingBoundBy` share a run of either side lacks given as 0
+/// where its queue waited in that run (`fill_bound_by_zeros`): a constraint that bound a
+/// queue on one side only, or in some seeds only, is a share of 0 in the other runs, which
+/// the means and the pairs count.
+fn with_bound_by_zeros(a: Side, b: Side) -> (Side, Side) {
+    let n = a.runs.len();
+    let (la, lb) = (a.label, b.label);
+    let (pa, pb) = (a.policies, b.policies);
+    let mut runs: Vec<Run> = a.runs.into_iter().chain(b.runs).collect();
+    let mut figures: Vec<Vec<(String, Option<f64>)>> =
+        runs.iter_mut().map(|r| std::mem::take(&mut r.1)).collect();
+    fill_bound_by_zeros(&mut figures);
+    for (r, f) in runs.iter_mut().zip(figures) {
+        r.1 = f;
+    }
+    let rb = runs.split_off(n);
+    (
+        Side {
+            policies: pa,
+            ..side_of(&la, runs)
+        },
+        Side {
+            policies: pb,
+            ..side_of(&lb, rb)
+        },
+    )
 }
 
 /// Reads one side of the comparison.
@@ -457,8 +489,7 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> S
 
 /// `kueuesim compare A B [--html FILE]`.
 pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
-    let a = side(&args.a)?;
-    let b = side(&args.b)?;
+    let (a, b) = with_bound_by_zeros(side(&args.a)?, side(&args.b)?);
     let test = test_for(&a, &b);
     let mut lines = lines(&a, &b, test);
     if let Some(p) = args
@@ -475,8 +506,22 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
     }
     lines.retain(|l| crate::sweep::keep(&args.figures, &l.figure));
     let zeros = fold_zeros(&mut lines, &args.figures, (a.runs.len(), b.runs.len()));
+    // What held each queue back, on both sides: with every figure, or when `--figures` kept
+    // some `pendingBoundBy` share; the notes on a quota change that did not bind, always.
+    let bound = (args.figures.is_empty() || lines.iter().any(|l| l.figure.contains(BOUND_BY)))
+        .then(|| bound_by_text(&a, &b))
+        .flatten();
+    let notes = binding_notes(&a, &b);
     if let Some(path) = &args.html {
-        std::fs::write(path, html(&a, &b, &lines, test, zeros.as_deref())).map_err(|e| {
+        let mut under = zeros.clone().unwrap_or_default();
+        for extra in bound.iter().chain(&notes) {
+            if !under.is_empty() {
+                under.push_str("\n\n");
+            }
+            under.push_str(extra);
+        }
+        let under = (!under.is_empty()).then_some(under);
+        std::fs::write(path, html(&a, &b, &lines, test, under.as_deref())).map_err(|e| {
             Failure {
                 code: 1,
                 message: format!("{}: {e}", path.display()),
@@ -484,12 +529,178 @@ pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
         })?;
     }
     let mut out = text(&a, &b, &lines, test);
-    if let Some(z) = zeros {
+    for extra in zeros.iter().chain(&bound).chain(&notes) {
         out.push('\n');
-        out.push_str(&z);
+        out.push_str(extra);
         out.push('\n');
     }
     crate::print_out(&out)
+}
+
+/// Per queue (its figures' prefix: `clusterQueues[ml-team]`, `localQueues[ns/name]`), the
+/// `pendingBoundBy` shares of a side (means across its runs), by constraint.
+fn bound_by(side: &Side) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut out: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for (name, stats) in &side.figures {
+        if let Some(i) = name.find(BOUND_BY) {
+            out.entry(name[..i].to_string())
+                .or_default()
+                .insert(name[i + BOUND_BY.len()..].to_string(), stats.mean);
+        }
+    }
+    out
+}
+
+/// A queue's largest shares, at most `n`, as `key 12.3 %` joined by commas (`skip` left out).
+fn top_shares(shares: &BTreeMap<String, f64>, n: usize, skip: Option<&str>) -> String {
+    let mut v: Vec<(&String, f64)> = shares
+        .iter()
+        .filter(|(k, _)| Some(k.as_str()) != skip)
+        .map(|(k, &x)| (k, x))
+        .collect();
+    v.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(y.0)));
+    v.iter()
+        .take(n)
+        .map(|(k, x)| format!("{k} {:.1} %", x * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The queue a figure prefix names: `ml-team` for `clusterQueues[ml-team]`.
+fn queue_name(prefix: &str) -> &str {
+    prefix
+        .split_once('[')
+        .and_then(|(_, rest)| rest.strip_suffix(']'))
+        .unwrap_or(prefix)
+}
+
+/// Both sides' `pendingBoundBy`, per queue that waited on either side (its three largest
+/// shares), or None when neither side has any.
+fn bound_by_text(a: &Side, b: &Side) -> Option<String> {
+    let (ba, bb) = (bound_by(a), bound_by(b));
+    let mut queues: Vec<&String> = ba.keys().chain(bb.keys()).collect();
+    queues.sort();
+    queues.dedup();
+    let shown = |m: &BTreeMap<String, BTreeMap<String, f64>>, q: &String| match m.get(q) {
+        Some(s) if s.values().any(|&x| x > 0.0) => top_shares(s, 3, None),
+        _ => "no pending time".to_string(),
+    };
+    let rows: Vec<(String, String, String)> = queues
+        .into_iter()
+        .filter(|q| {
+            let waited = |m: &BTreeMap<String, BTreeMap<String, f64>>| {
+                m.get(*q).is_some_and(|s| s.values().any(|&x| x > 0.0))
+            };
+            waited(&ba) || waited(&bb)
+        })
+        // ClusterQueues by name, then LocalQueues as `namespace/name`.
+        .map(|q| (queue_name(q).to_string(), shown(&ba, q), shown(&bb, q)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let mut out = String::from(
+        "What held each queue back (pendingBoundBy: shares of its pending workload-seconds; \
+         ClusterQueues, then LocalQueues as namespace/name):\n",
+    );
+    for (name, sa, sb) in rows {
+        out.push_str(&format!(
+            "  {name:width$}  A: {sa}\n  {:width$}  B: {sb}\n",
+            ""
+        ));
+    }
+    out.pop();
+    Some(out)
+}
+
+/// Per ClusterQueue, its quota figures of a side (`clusterQueues[q].quota.<resource>.<field>`),
+/// as (queue, resource, field) → value.
+fn quotas(side: &Side) -> BTreeMap<(String, String, &'static str), f64> {
+    let mut out = BTreeMap::new();
+    for (name, stats) in &side.figures {
+        let Some(rest) = name.strip_prefix("clusterQueues[") else {
+            continue;
+        };
+        let Some((queue, rest)) = rest.split_once("].quota.") else {
+            continue;
+        };
+        for field in ["nominal", "borrowingLimit", "lendingLimit"] {
+            if let Some(resource) = rest.strip_suffix(field).and_then(|r| r.strip_suffix('.')) {
+                out.insert((queue.to_string(), resource.to_string(), field), stats.mean);
+            }
+        }
+    }
+    out
+}
+
+/// A quota figure in Kueue's words (`128`, `32000Gi`, `1792`).
+fn amount(resource: &str, v: f64) -> String {
+    // The figure has cpu in cores; Kueue counts millicores.
+    let units = if resource == "cpu" { v * 1000.0 } else { v };
+    kueuesim_model::format_amount(resource, units.round() as i64)
+}
+
+/// The share below which a constraint is taken not to bind a queue.
+const NOT_BINDING: f64 = 0.05;
+
+/// For each ClusterQueue whose nominal quota or borrowing limit of a resource differs between
+/// the sides: when on the side where it is higher the queue still waited and that limit's
+/// constraint held back under `NOT_BINDING` of its pending time, a note that the change did
+/// not bind there, and what did.
+fn binding_notes(a: &Side, b: &Side) -> Option<String> {
+    let (qa, qb) = (quotas(a), quotas(b));
+    let (ba, bb) = (bound_by(a), bound_by(b));
+    let mut notes = Vec::new();
+    for ((queue, resource, field), &va) in &qa {
+        let Some(&vb) = qb.get(&(queue.clone(), resource.clone(), field)) else {
+            continue;
+        };
+        let (key, what) = match *field {
+            "nominal" => (format!("quota:{resource}"), "nominal quota"),
+            "borrowingLimit" => (format!("borrowingLimit:{resource}"), "borrowingLimit"),
+            _ => continue,
+        };
+        if va == vb {
+            continue;
+        }
+        let raised = vb > va;
+        let (high, high_side, low_side) = if raised {
+            (&bb, "B", &ba)
+        } else {
+            (&ba, "A", &bb)
+        };
+        let (high_value, low_value) = if raised {
+            (amount(resource, vb), amount(resource, va))
+        } else {
+            (amount(resource, va), amount(resource, vb))
+        };
+        let prefix = format!("clusterQueues[{queue}]");
+        let Some(shares) = high.get(&prefix).filter(|s| s.values().any(|&x| x > 0.0)) else {
+            continue;
+        };
+        let share = shares.get(&key).copied().unwrap_or(0.0);
+        if share >= NOT_BINDING {
+            continue;
+        }
+        let other = low_side
+            .get(&prefix)
+            .and_then(|s| s.get(&key))
+            .map_or(String::new(), |x| {
+                let low = if raised { "A" } else { "B" };
+                format!("; at {low_value} ({low}) {:.1} %", x * 100.0)
+            });
+        // Raised: the new value did not bind. Lowered: the old one did not.
+        notes.push(format!(
+            "Note: {queue}: {resource} {what} {} → {}{} at {high_value} ({high_side}) its pending time is bound by {} ({key} {:.1} %{other}): the {resource} {what} does not bind at {high_value}",
+            amount(resource, va),
+            amount(resource, vb),
+            if raised { ", but" } else { ";" },
+            top_shares(shares, 3, Some(&key)),
+            share * 100.0,
+        ));
+    }
+    (!notes.is_empty()).then(|| notes.join("\n"))
 }
 
 /// Takes out the lines that are 0 in every run of both sides (an eviction reason neither

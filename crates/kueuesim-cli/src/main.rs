@@ -24,6 +24,7 @@ macro_rules! eprintln_visible {
 }
 
 mod compare;
+mod kubectl;
 mod policy_diff;
 mod replicates;
 mod sweep;
@@ -32,10 +33,9 @@ mod warnings;
 use kueuesim_engine::Simulation;
 use kueuesim_model::limits;
 use kueuesim_model::{SimDuration, SimTime, World};
-use kueuesim_report::kubectl::{self, Namespaces};
 use kueuesim_report::outdir::{OutDir, OutFile, parse_write};
 use kueuesim_report::output::{
-    SimulationResult, result, result_with, summary_text, to_json, to_yaml,
+    SimulationResult, result_with, summary_text, to_yaml, write_json,
 };
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
@@ -167,69 +167,30 @@ struct RunArgs {
     overrides: OverrideArgs,
 }
 
-/// Where and when `get` and `describe` look.
-#[derive(clap::Args)]
-struct ViewArgs {
-    /// Scenario files or directories, as for `run` (the embedded platform scenario when
-    /// none).
-    paths: Vec<PathBuf>,
-    /// Scenario files or directories (kubectl's spelling; added to the positional paths).
-    #[arg(short = 'f', long = "filename")]
-    files: Vec<PathBuf>,
-    /// Namespace (namespaced kinds).
-    #[arg(short = 'n', long = "namespace", default_value = "default")]
-    namespace: String,
-    /// All namespaces.
-    #[arg(short = 'A', long = "all-namespaces")]
-    all_namespaces: bool,
-    /// The state at this offset from the start (Go duration, or with days: 1d, 1d12h);
-    /// default: the end of the run.
-    #[arg(long, allow_hyphen_values = true)]
-    at: Option<String>,
-    /// Seed of the random streams (overrides Simulation spec.seed).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Where trace paths are looked for after the scenario file's directory.
-    #[arg(long, value_name = "DIR")]
-    trace_root: Option<PathBuf>,
-    #[command(flatten)]
-    overrides: OverrideArgs,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum GetFormat {
-    Wide,
-    Json,
-    Yaml,
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scenario (files or directories of Kubernetes YAML); the embedded platform
     /// scenario when no path is given.
     Run(RunArgs),
     /// Show objects at a time of the simulation as `kubectl get` shows them: localqueue,
-    /// clusterqueue, cohort, workload, podgroup, pod or node
-    /// (`get KIND [PATHS...]`; it takes no object name).
+    /// clusterqueue, cohort, resourceflavor, workload, podgroup, pod, node or event
+    /// (`get KIND[,KIND] [NAME...] [PATHS...]`, `get KIND/NAME`; docs/kubectl.md).
     Get {
-        /// The kind (kubectl's names and short names).
+        /// The kind (kubectl's names and short names; `KIND,KIND` or `KIND/NAME`).
         kind: String,
         #[command(flatten)]
-        view: ViewArgs,
-        /// `wide` adds kubectl's priority-1 columns; `json`/`yaml` print the workloads of the
-        /// result document.
-        #[arg(short = 'o', long = "output", value_enum)]
-        output: Option<GetFormat>,
+        view: kubectl::ViewArgs,
+        #[command(flatten)]
+        get: kubectl::GetArgs,
     },
-    /// Show one object at a time of the simulation as `kubectl describe` does: workload,
-    /// pod, node, clusterqueue or localqueue (`describe KIND NAME [PATHS...]`).
+    /// Show objects at a time of the simulation as `kubectl describe` does: workload, pod,
+    /// node, clusterqueue, localqueue, podgroup, cohort or resourceflavor
+    /// (`describe KIND [NAME...] [PATHS...]`; no name: every object of the kind).
     Describe {
-        /// The kind (kubectl's names and short names).
+        /// The kind (kubectl's names and short names, or `KIND/NAME`).
         kind: String,
-        /// The object's name.
-        name: String,
         #[command(flatten)]
-        view: ViewArgs,
+        view: kubectl::ViewArgs,
     },
     /// Run every variant × seed of a Sweep file (kind: Sweep) in parallel into sweep.csv and
     /// sweep-summary.csv, or search for the smallest parameter value meeting a target.
@@ -397,6 +358,17 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     let stream = loaded.stream.take();
     let world = &loaded.world;
+    // The size of --out's files over the horizon known before the run, warned before they
+    // are written; a run whose end was not known (a trace without `until`) is warned at its
+    // end, before the files written last.
+    let mut size_warned = false;
+    if out.is_some()
+        && let Some(h) = Horizon::before_run(world, stream.as_ref())
+        && let Some(w) = out_size_warning(world, &files, step, sample, h)
+    {
+        warnings::warn(&w);
+        size_warned = true;
+    }
     // On a terminal one line rewritten in place; with --progress elsewhere (a log), a line
     // every few seconds.
     let terminal = std::io::stderr().is_terminal();
@@ -410,9 +382,6 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     if out.is_some() && files.iter().any(|f| f.needs_samples()) {
         sim = sim.with_time_series(step);
-        if let Some(w) = sample_count_warning(world, step, sample) {
-            warnings::warn(&w);
-        }
     }
     if let Some(n) = max_events {
         sim = sim.with_event_budget(*n);
@@ -422,12 +391,10 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         sim = sim.last_events_only();
     }
     let mut sink = match out {
-        Some(dir) => Some(
-            OutDir::create(dir, world, &files, step).map_err(|e| Failure {
-                code: 1,
-                message: e.to_string(),
-            })?,
-        ),
+        Some(dir) => Some(OutDir::create(dir, world, &files).map_err(|e| Failure {
+            code: 1,
+            message: e.to_string(),
+        })?),
         None => None,
     };
     // A progress line on a terminal once the run has taken a second: simulated time, events
@@ -507,6 +474,18 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         );
     }
     warn_checks(std::slice::from_ref(&doc));
+    if sink.is_some()
+        && !size_warned
+        && let Some(w) = out_size_warning(
+            world,
+            &files,
+            step,
+            sample,
+            Horizon::Ended(outcome.stats.end),
+        )
+    {
+        warnings::warn(&w);
+    }
     if let Some(sink) = sink {
         sink.finish(&mut doc, &outcome).map_err(|e| Failure {
             code: 1,
@@ -514,10 +493,12 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
         })?;
     }
     match output {
-        Format::Summary => print_out(&summary_text(world, &doc)),
-        Format::Json => print_data(&to_json(&doc)),
-        Format::Yaml => print_data(&to_yaml(&doc)),
-    }?;
+        Format::Summary => print_out(&summary_text(world, &doc))?,
+        // Written as it is serialized: the hourly series of many queues over years are
+        // gigabytes of text.
+        Format::Json => print_streamed(|out| write_json(&doc, out))?,
+        Format::Yaml => print_data(&to_yaml(&doc))?,
+    }
     // A budget stopped the run: the output above is the run up to then, and the exit code
     // (3) tells a script it is not the whole run.
     match &doc.summary.stopped_early {
@@ -532,45 +513,182 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
 }
 
-/// Warns when the time series will hold more than a million samples per series: a horizon of
-/// years sampled every minute writes gigabytes (metrics.om) to little use.
-pub(crate) fn sample_count_warning(
-    world: &World,
-    step: SimDuration,
-    sample: &str,
-) -> Option<String> {
-    const MANY: i64 = 1_000_000;
-    let until = world.config.until?;
-    let samples = until.millis() / step.millis() + 1;
-    (samples > MANY).then(|| {
-        let fit = SimDuration::from_millis(((until.millis() + MANY - 1) / MANY).max(1));
-        format!(
-            "--sample {sample} over a horizon of {} takes {samples} samples of every \
-             series (timeseries.csv, metrics.om); --sample {} or longer keeps them under {MANY}",
-            SimDuration::from_millis(until.millis()),
-            round_step(fit)
-        )
-    })
+/// How the end of a run is known when the size of its `--out` files is projected.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Horizon {
+    /// `until`: the run ends there.
+    Until(SimTime),
+    /// The latest arrival plus duration of the workloads known before the run
+    /// (`WorkloadStream::known_end`): the run lasts at least that long.
+    AtLeast(SimTime),
+    /// The run is over and ended here.
+    Ended(SimTime),
 }
 
-/// The smallest of 1m, 5m, 10m, 15m, 30m, 1h, 2h, 6h, 12h, 1d at least `d` (or `d`).
-fn round_step(d: SimDuration) -> String {
-    const STEPS: [(i64, &str); 10] = [
-        (60_000, "1m"),
-        (300_000, "5m"),
-        (600_000, "10m"),
-        (900_000, "15m"),
-        (1_800_000, "30m"),
-        (3_600_000, "1h"),
-        (7_200_000, "2h"),
-        (21_600_000, "6h"),
-        (43_200_000, "12h"),
-        (86_400_000, "1d"),
-    ];
-    STEPS
-        .iter()
-        .find(|(ms, _)| *ms >= d.millis())
-        .map_or_else(|| d.to_string(), |(_, s)| (*s).to_string())
+impl Horizon {
+    /// Before the run: `until`, else the latest end of the workloads known (the world's, or
+    /// the stream's), if any is after the start.
+    pub(crate) fn before_run(
+        world: &World,
+        stream: Option<&kueuesim_scenario::stream::WorkloadStream>,
+    ) -> Option<Horizon> {
+        if let Some(until) = world.config.until {
+            return Some(Horizon::Until(until));
+        }
+        let known = match stream {
+            Some(s) => s.known_end(),
+            None => world
+                .workloads
+                .iter()
+                .map(kueuesim_scenario::stream::earliest_end)
+                .max(),
+        };
+        known.filter(|t| *t > SimTime::ZERO).map(Horizon::AtLeast)
+    }
+
+    fn end(self) -> SimTime {
+        match self {
+            Horizon::Until(t) | Horizon::AtLeast(t) | Horizon::Ended(t) => t,
+        }
+    }
+}
+
+/// `--out` files past this many bytes are worth a warning before they are written.
+const LARGE_OUT: u64 = 1_000_000_000;
+
+/// Time series of more than this many samples of every series are worth a warning.
+const MANY_SAMPLES: u64 = 1_000_000;
+
+/// Round `--sample` steps a warning may suggest, shortest first.
+const ROUND_STEPS: [(i64, &str); 11] = [
+    (60_000, "1m"),
+    (300_000, "5m"),
+    (600_000, "10m"),
+    (900_000, "15m"),
+    (1_800_000, "30m"),
+    (3_600_000, "1h"),
+    (7_200_000, "2h"),
+    (21_600_000, "6h"),
+    (43_200_000, "12h"),
+    (86_400_000, "1d"),
+    (604_800_000, "7d"),
+];
+
+/// A warning when the `--out` files over `horizon` would take more than a gigabyte
+/// (`outdir::projected_sizes`), naming a `--sample` step and a `--write` list that keep them
+/// small; else when the time series would take more than a million samples of every series
+/// (timeseries.csv, metrics.om), naming a step that keeps it under.
+pub(crate) fn out_size_warning(
+    world: &World,
+    files: &std::collections::BTreeSet<OutFile>,
+    step: SimDuration,
+    sample: &str,
+    horizon: Horizon,
+) -> Option<String> {
+    let end = horizon.end();
+    let span = SimDuration::from_millis(end.millis());
+    let span = match horizon {
+        Horizon::Until(_) => format!("a horizon of {span}"),
+        Horizon::AtLeast(_) => {
+            format!("at least {span} (the input's latest arrival plus its duration)")
+        }
+        Horizon::Ended(_) => format!("this run's {span}"),
+    };
+    // The bytes of timeseries.csv and metrics.om, the files a longer step shortens.
+    let is_series = |f: &OutFile| matches!(f, OutFile::Timeseries | OutFile::Om);
+    let series_at = |step: SimDuration| -> u64 {
+        kueuesim_report::outdir::projected_sizes(world, files, step, end)
+            .iter()
+            .filter(|(f, _)| is_series(f))
+            .map(|(_, b)| b)
+            .sum()
+    };
+    let series_files = files.iter().any(is_series);
+    let mut sizes = kueuesim_report::outdir::projected_sizes(world, files, step, end);
+    let total: u64 = sizes.iter().map(|(_, b)| b).sum();
+    if total > LARGE_OUT {
+        sizes.sort_by_key(|&(f, b)| (std::cmp::Reverse(b), f));
+        let list: Vec<String> = sizes
+            .iter()
+            .map(|(f, b)| format!("{} {}", f.file_name(), human_bytes(*b)))
+            .collect();
+        let mut advice = Vec::new();
+        // The shortest round step that brings the time series' files under the limit.
+        if series_at(step) > LARGE_OUT / 10
+            && let Some((name, t)) = ROUND_STEPS
+                .iter()
+                .filter(|(ms, _)| *ms > step.millis())
+                .map(|&(ms, name)| (name, series_at(SimDuration::from_millis(ms))))
+                .find(|&(_, t)| t <= LARGE_OUT)
+        {
+            let names: Vec<&str> = sizes
+                .iter()
+                .filter(|(f, _)| is_series(f))
+                .map(|(f, _)| f.file_name())
+                .collect();
+            advice.push(format!(
+                "--sample {name} brings {} to about {}",
+                names.join(" and "),
+                human_bytes(t)
+            ));
+        }
+        // The files of more than a tenth of the limit left out; the others kept.
+        let big: Vec<OutFile> = sizes
+            .iter()
+            .filter(|(_, b)| *b > LARGE_OUT / 10)
+            .map(|(f, _)| *f)
+            .collect();
+        let keep: Vec<&str> = files
+            .iter()
+            .filter(|f| !big.contains(f))
+            .map(|f| f.word())
+            .collect();
+        if !keep.is_empty() {
+            let left: Vec<&str> = big.iter().map(|f| f.file_name()).collect();
+            advice.push(format!(
+                "--write {} leaves out {}",
+                keep.join(","),
+                left.join(", ")
+            ));
+        }
+        let advice = if advice.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", advice.join("; or "))
+        };
+        return Some(format!(
+            "--out over {span} at --sample {sample} takes about {} ({}){advice}",
+            human_bytes(total),
+            list.join(", ")
+        ));
+    }
+    let samples = end.millis().max(0) as u64 / step.millis().max(1) as u64 + 1;
+    if series_files && samples > MANY_SAMPLES {
+        let fit = end.millis().max(0) as u64 / MANY_SAMPLES + 1;
+        let longer = ROUND_STEPS
+            .iter()
+            .find(|(ms, _)| *ms as u64 >= fit)
+            .map_or_else(
+                || SimDuration::from_millis(fit as i64).to_string(),
+                |(_, s)| s.to_string(),
+            );
+        return Some(format!(
+            "--sample {sample} over {span} takes {samples} samples of every series \
+             (timeseries.csv, metrics.om); --sample {longer} or longer keeps them under {MANY_SAMPLES}"
+        ));
+    }
+    None
+}
+
+/// Bytes in decimal units, to two or three figures ("340 MB", "1.2 GB").
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    match b {
+        _ if b >= 1e12 => format!("{:.1} TB", b / 1e12),
+        _ if b >= 1e9 => format!("{:.1} GB", b / 1e9),
+        _ if b >= 1e6 => format!("{:.0} MB", b / 1e6),
+        _ => format!("{:.0} kB", b / 1e3),
+    }
 }
 
 /// `run --seeds`: the scenario once per seed, in parallel, and the figures across them.
@@ -761,138 +879,19 @@ pub(crate) fn print_data(text: &str) -> Result<(), Failure> {
     }
 }
 
-/// Runs the scenario of `view` up to its `--at` time; returns the world, the result document
-/// and the time (seconds) it describes.
-fn view_state(view: &ViewArgs) -> Result<(Loaded, SimulationResult, f64), Failure> {
-    // Positional paths first, then -f ones; a positional that is no file or directory is
-    // a usage error (most likely an object name given to `get`, which takes none).
-    if let Some(p) = view.paths.iter().find(|p| !p.exists()) {
-        return Err(Failure {
-            code: 2,
-            message: format!(
-                "{}: no such file or directory (get takes KIND [PATHS...], describe KIND NAME [PATHS...])",
-                p.display()
-            ),
-        });
+/// Writes to stdout through `write`, buffered, as `print_out` does a text.
+fn print_streamed(
+    write: impl FnOnce(&mut std::io::BufWriter<std::io::StdoutLock<'_>>) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    let mut stdout = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure {
+            code: 1,
+            message: format!("writing output: {e}"),
+        }),
     }
-    let paths: Vec<PathBuf> = view.paths.iter().chain(&view.files).cloned().collect();
-    let mut loaded = load_sources(
-        &paths,
-        view.overrides.apply_to(LoadOptions {
-            strict: false,
-            trace_root: view.trace_root.clone(),
-            seed: view.seed,
-            stream: false,
-            ..LoadOptions::default()
-        })?,
-    )?;
-    if let Some(a) = &view.at {
-        let d = parse_offset(a).map_err(|e| Failure {
-            code: 2,
-            message: format!("--at: {e}"),
-        })?;
-        loaded.world.config.until = Some(SimTime::ZERO + d);
-    }
-    let outcome = Simulation::new(&loaded.world).run();
-    let doc = result(&loaded.world, &outcome);
-    let at = doc.summary.end_time;
-    Ok((loaded, doc, at))
-}
-
-fn namespaces(view: &ViewArgs) -> Namespaces {
-    if view.all_namespaces {
-        Namespaces::All
-    } else {
-        Namespaces::One(view.namespace.clone())
-    }
-}
-
-fn get(kind: &str, view: &ViewArgs, output: Option<GetFormat>) -> Result<(), Failure> {
-    let (loaded, doc, at) = view_state(view)?;
-    let ns = namespaces(view);
-    let text = match output {
-        Some(GetFormat::Json | GetFormat::Yaml) => {
-            if !matches!(kind, "workload" | "workloads" | "kwl" | "wl") {
-                return Err(Failure {
-                    code: 2,
-                    message: format!("-o json/yaml is available for workloads, not {kind:?}"),
-                });
-            }
-            let list = kubectl::workload_objects(&loaded.world, &doc, &ns, at);
-            return print_data(&if matches!(output, Some(GetFormat::Json)) {
-                kubectl::json_text(&list)
-            } else {
-                kubectl::yaml_text(&list)
-            });
-        }
-        _ => kubectl::get(
-            &loaded.world,
-            &doc,
-            kind,
-            &ns,
-            at,
-            matches!(output, Some(GetFormat::Wide)),
-        )
-        .map_err(|message| Failure { code: 2, message })?,
-    };
-    print_out(&text)
-}
-
-fn describe(kind: &str, name: &str, view: &ViewArgs) -> Result<(), Failure> {
-    const KINDS: &[&str] = &[
-        "workload",
-        "workloads",
-        "kwl",
-        "wl",
-        "pod",
-        "pods",
-        "po",
-        "node",
-        "nodes",
-        "no",
-        "clusterqueue",
-        "clusterqueues",
-        "cq",
-        "localqueue",
-        "localqueues",
-        "lq",
-        "queue",
-        "queues",
-    ];
-    if !KINDS.contains(&kind) {
-        return Err(Failure {
-            code: 2,
-            message: format!(
-                "describe {kind:?}: expected workload, pod, node, clusterqueue or localqueue"
-            ),
-        });
-    }
-    let (loaded, doc, at) = view_state(view)?;
-    let world = &loaded.world;
-    let here = kubectl::describe(world, &doc, kind, &view.namespace, name, at);
-    if !view.all_namespaces {
-        return print_out(&here.map_err(|message| Failure { code: 1, message })?);
-    }
-    // `-A`: the object of that name in every namespace that has one, as kubectl describe
-    // does, one description after another; none: the `-n` namespace's not-found error.
-    let mut namespaces: Vec<&str> = world.namespaces.iter().map(|n| n.name.as_str()).collect();
-    namespaces.sort_unstable();
-    namespaces.dedup();
-    let found: Vec<String> = namespaces
-        .iter()
-        .filter_map(|ns| kubectl::describe(world, &doc, kind, ns, name, at).ok())
-        .collect();
-    // Cluster-scoped kinds (node, clusterqueue) are the same in every namespace.
-    let mut unique: Vec<String> = Vec::new();
-    for t in found {
-        if !unique.contains(&t) {
-            unique.push(t);
-        }
-    }
-    if unique.is_empty() {
-        return print_out(&here.map_err(|message| Failure { code: 1, message })?);
-    }
-    print_out(&unique.join("\n\n"))
 }
 
 /// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are
@@ -982,8 +981,8 @@ fn main() -> ExitCode {
                 ..LoadOptions::default()
             })
             .and_then(|opts| validate(paths, opts)),
-        Command::Get { kind, view, output } => get(kind, view, *output),
-        Command::Describe { kind, name, view } => describe(kind, name, view),
+        Command::Get { kind, view, get } => kubectl::get(kind, view, get),
+        Command::Describe { kind, view } => kubectl::describe(kind, view),
         Command::Sweep(args) => sweep::sweep(args),
         Command::Compare(args) => compare::compare(args),
     };

@@ -152,6 +152,7 @@ pub(crate) fn simulate_staged(
     let stream = loaded.stream.take();
     let mut warnings = std::mem::take(&mut loaded.warnings);
     let world = &loaded.world;
+    let horizon = crate::Horizon::before_run(world, stream.as_ref());
     let mut sim = Simulation::new(world);
     let mut stream_error = None;
     if let Some(stream) = stream {
@@ -162,9 +163,17 @@ pub(crate) fn simulate_staged(
     if let Some((spec, dir)) = out {
         if spec.files.iter().any(|f| f.needs_samples()) {
             sim = sim.with_time_series(spec.step);
-            warnings.extend(crate::sample_count_warning(world, spec.step, spec.sample));
         }
-        sink = Some(OutDir::create(dir, world, spec.files, spec.step).map_err(io)?);
+        if let Some(h) = horizon {
+            warnings.extend(crate::out_size_warning(
+                world,
+                spec.files,
+                spec.step,
+                spec.sample,
+                h,
+            ));
+        }
+        sink = Some(OutDir::create(dir, world, spec.files).map_err(io)?);
     }
     let outcome = match &mut sink {
         Some(sink) => sim.run_with_sink(|_, _| ControlFlow::Continue(()), sink),
@@ -197,7 +206,7 @@ pub(crate) fn simulate_staged(
 pub(crate) struct OutSpec<'a> {
     pub(crate) files: &'a BTreeSet<OutFile>,
     pub(crate) step: SimDuration,
-    /// `--sample` as written, for the warning on too many samples.
+    /// `--sample` as written, for the warning on large files (`out_size_warning`).
     pub(crate) sample: &'a str,
 }
 
@@ -227,10 +236,12 @@ struct ReplicateResults<'a, R: Serialize> {
 
 /// Every summary figure across `runs` (the seed itself left out), in the first run's order.
 pub(crate) fn aggregate(runs: &[SimulationResult]) -> Vec<FigureStats> {
-    let per_run: Vec<Vec<(String, Option<f64>)>> = runs
+    let mut per_run: Vec<Vec<(String, Option<f64>)>> = runs
         .iter()
         .map(|r| flatten(&serde_json::to_value(&r.summary).expect("the summary serializes")))
         .collect();
+    // A constraint that bound a queue in some seeds is a share of 0 in the others.
+    kueuesim_report::figures::fill_bound_by_zeros(&mut per_run);
     // Figures in first-seen order over all runs (a ClusterQueue absent from one run's
     // summary still counts in the others).
     let mut names: Vec<String> = Vec::new();

@@ -9,8 +9,10 @@
 
 pub mod admission;
 pub mod admitted;
+pub mod bound;
 pub mod event_queue;
 pub mod hooks;
+pub mod hourly;
 pub mod outcome;
 pub mod placement;
 pub mod preemption;

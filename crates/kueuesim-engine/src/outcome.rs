@@ -4,6 +4,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use crate::hourly::HourlySeries;
 use kueuesim_model::{
     ClusterQueueId, FlavorId, LocalQueueId, NodeId, QueueRef, ResourceId, SimDuration, SimTime,
     Workload, WorkloadId, World,
@@ -265,8 +266,9 @@ pub struct RunStats {
     pub evictions: std::collections::BTreeMap<&'static str, u64>,
     /// Preemptions by the Preempted condition's reason.
     pub preemptions: std::collections::BTreeMap<&'static str, u64>,
-    /// Per ClusterQueue, GPU-seconds its admitted workloads held in each hour of the run.
-    pub cq_gpu_seconds_by_hour: Vec<Vec<f64>>,
+    /// Per ClusterQueue, GPU-seconds its admitted workloads held in each hour of the run, as
+    /// runs of equal hours (a queue idle for years is one run).
+    pub cq_gpu_seconds_by_hour: Vec<HourlySeries>,
     /// Every quota reservation made by a scheduling cycle: the workload and how long it had
     /// waited since it was created or last requeued (Kueue's `quota_reserved_wait_time`).
     /// Empty for a lean run.
@@ -279,6 +281,9 @@ pub struct RunStats {
     pub stopped: Option<Stopped>,
     /// With GPU devices: allocation and fragmentation of the GPUs at the end.
     pub gpu_sharing: Option<GpuSharingFigures>,
+    /// Pending workload-milliseconds per ClusterQueue and LocalQueue, by what held them back
+    /// (`pendingBoundBy`; `bound::shares` gives each constraint's share).
+    pub pending_bound: crate::bound::PendingBound,
 }
 
 /// How the GPU devices are used at one instant: allocation and fragmentation as Weng et al.

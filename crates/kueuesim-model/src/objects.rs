@@ -592,6 +592,52 @@ pub struct CreationBlocked {
 /// look-alike digits.
 const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
+/// A stand-in for the 5 random characters the API server appends to a `generateName`
+/// (`utilrand.String(5)`): FNV-1a over `seed` and the pod's position, so runs are stable.
+fn random_suffix(seed: &str, ps: usize, idx: usize) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed
+        .bytes()
+        .chain((ps as u64).to_le_bytes())
+        .chain((idx as u64).to_le_bytes())
+    {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (0..5)
+        .map(|i| {
+            let k = (h >> (i * 12)) as usize % SUFFIX_ALPHABET.len();
+            SUFFIX_ALPHABET[k] as char
+        })
+        .collect()
+}
+
+/// A Deployment's `pod-template-hash`: the Deployment controller's `ComputeHash` writes the
+/// 32-bit FNV-1a hash of the pod template in decimal and `rand.SafeEncodeString` maps each
+/// digit into the suffix alphabet; kueuesim hashes the Deployment's name (it keeps no
+/// template), so each Deployment has one hash.
+pub fn pod_template_hash(deployment: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in deployment.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h.to_string()
+        .bytes()
+        .map(|d| SUFFIX_ALPHABET[usize::from(d) % SUFFIX_ALPHABET.len()] as char)
+        .collect()
+}
+
+/// The name the ReplicaSet controller gives a pod of `deployment`:
+/// `<deployment>-<pod-template-hash>-<5 random characters>` (the ReplicaSet is
+/// `<deployment>-<pod-template-hash>` and its pods' `generateName` that plus `-`); the
+/// suffix is derived from `seed` and `idx`.
+pub fn replica_set_pod_name(deployment: &str, seed: &str, idx: usize) -> String {
+    format!(
+        "{deployment}-{}-{}",
+        pod_template_hash(deployment),
+        random_suffix(seed, 0, idx)
+    )
+}
+
 impl Workload {
     /// Whether it holds capacity from the start: quota (`status.admission` of the input) or
     /// nodes (pods already bound). The loader lets such workloads arrive first at their
@@ -602,34 +648,71 @@ impl Workload {
     }
 
     /// The name of pod `idx` of pod set `ps`: its own name when the input names it, else as
-    /// its controller would name it: a Job's pods are
-    /// `<job>-<5 random chars>` (here derived from the UID and index, so runs are stable); a
-    /// bare Workload's are `<workload>-<podset>-<index>`.
+    /// its controller would name it: a Job's pods `<job>-<5 random chars>` (here derived
+    /// from the UID and index, so runs are stable); a plain Pod is its own name; a
+    /// StatefulSet's pods `<statefulset>-<ordinal>`; a Deployment's
+    /// `<deployment>-<pod-template-hash>-<5 random chars>` (`replica_set_pod_name`); a
+    /// LeaderWorkerSet group `<lws>-<group>` (the owner name here) has its leader named so
+    /// and its workers `<lws>-<group>-<worker index>` (the leader is index 0); a Kubeflow
+    /// job's `<job>-<replica type>-<index>` (an MPIJob's launcher `<mpijob>-launcher-<5 random
+    /// chars>`); any other's (a bare Workload, JobSet, RayJob, TrainJob)
+    /// `<workload>-<podset>-<index>`.
     pub fn pod_name(&self, ps: usize, idx: usize) -> String {
         if let Some(name) = self.gang.pod_names.get(ps).and_then(|n| n.get(idx)) {
             return name.clone();
         }
-        match &self.owner {
-            Some((kind, name)) if kind == "Job" => {
-                // FNV-1a over (uid, pod set, index): a stable stand-in for the random suffix.
-                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-                for b in self
-                    .uid
-                    .bytes()
-                    .chain((ps as u64).to_le_bytes())
-                    .chain((idx as u64).to_le_bytes())
-                {
-                    h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        let Some((kind, owner)) = &self.owner else {
+            return format!("{}-{}-{idx}", self.name, self.pod_sets[ps].name);
+        };
+        match kind.as_str() {
+            "Job" => format!("{owner}-{}", random_suffix(&self.uid, ps, idx)),
+            "Pod" if self.pod_sets.len() == 1 && self.pod_sets[0].count == 1 => owner.clone(),
+            "StatefulSet" if self.pod_sets.len() == 1 => format!("{owner}-{idx}"),
+            "Deployment" if self.pod_sets.len() == 1 => replica_set_pod_name(owner, &self.uid, idx),
+            // The training operator's `GenGeneralName`: `<job>-<replica type>-<index>`.
+            "PyTorchJob" | "TFJob" | "XGBoostJob" | "PaddleJob" | "JAXJob" => {
+                format!("{owner}-{}-{idx}", self.pod_sets[ps].name)
+            }
+            // The MPI operator: the launcher is a Job `<mpijob>-launcher`, the workers
+            // `<mpijob>-worker-<index>`.
+            "MPIJob" if self.pod_sets[ps].name == "launcher" => {
+                format!("{owner}-launcher-{}", random_suffix(&self.uid, ps, idx))
+            }
+            "MPIJob" => format!("{owner}-{}-{idx}", self.pod_sets[ps].name),
+            "LeaderWorkerSet" => {
+                // The worker index: the leader pod set's one pod is 0, the workers after it.
+                let worker = match self.pod_sets[ps].name.as_str() {
+                    "leader" => 0,
+                    "worker" => idx + 1,
+                    _ => idx,
+                };
+                if worker == 0 {
+                    owner.clone()
+                } else {
+                    format!("{owner}-{worker}")
                 }
-                let suffix: String = (0..5)
-                    .map(|i| {
-                        let k = (h >> (i * 12)) as usize % SUFFIX_ALPHABET.len();
-                        SUFFIX_ALPHABET[k] as char
-                    })
-                    .collect();
-                format!("{name}-{suffix}")
             }
             _ => format!("{}-{}-{idx}", self.name, self.pod_sets[ps].name),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replica_set_pods_are_named_as_the_replica_set_controller_names_them() {
+        let hash = pod_template_hash("web");
+        // A 32-bit hash in decimal: up to 10 characters, all of the suffix alphabet.
+        assert!((1..=10).contains(&hash.len()), "{hash}");
+        assert!(hash.bytes().all(|b| SUFFIX_ALPHABET.contains(&b)), "{hash}");
+        let a = replica_set_pod_name("web", "uid-1", 0);
+        let b = replica_set_pod_name("web", "uid-1", 1);
+        assert!(a.starts_with(&format!("web-{hash}-")), "{a}");
+        assert_eq!(a.len(), "web-".len() + hash.len() + 6, "{a}");
+        assert_ne!(a, b);
+        assert_eq!(a, replica_set_pod_name("web", "uid-1", 0));
+        assert_ne!(pod_template_hash("api"), hash);
     }
 }

@@ -50,6 +50,8 @@ pub struct QuotaTree {
     in_cycle: Vec<bool>,
     /// Height of each node (0 for a ClusterQueue; `getNodeHeight` for cohorts).
     height: Vec<u32>,
+    /// Whether any node has a lendingLimit (else nothing is ever withheld from a cohort).
+    any_lending_limit: bool,
     /// Usage changes since the oldest open mark, for `rollback_to` (an undo log, so a
     /// scheduling cycle or a preemption simulation costs what it changes, not the tree size).
     undo: Vec<(u32, i64)>,
@@ -81,6 +83,7 @@ impl QuotaTree {
             usage: vec![0; n_nodes * n_fr],
             in_cycle: vec![false; n_nodes],
             height: vec![0; n_nodes],
+            any_lending_limit: false,
             undo: Vec::new(),
             open_marks: 0,
         };
@@ -104,6 +107,7 @@ impl QuotaTree {
             t.parent[n_cqs + j] = co.parent.map(|c| NodeIdx((n_cqs + c.index()) as u32));
             set_quotas(&mut t, n_cqs + j, &co.resource_groups);
         }
+        t.any_lending_limit = t.lending_limit.iter().any(Option::is_some);
         for n in 0..n_nodes {
             if let Some(p) = t.parent[n] {
                 t.children[p.index()].push(NodeIdx(n as u32));
@@ -313,6 +317,19 @@ impl QuotaTree {
 
     /// `available` (unclamped): what `n` could still use, counting what its ancestors lend.
     pub fn available_raw(&self, n: NodeIdx, fr: Fr) -> i64 {
+        self.available_walk::<true>(n, fr)
+    }
+
+    /// `available_raw` as it would be without any borrowingLimit on `n`'s path: what the
+    /// cohort could lend `n` now if no limit stopped it (for telling a borrowing limit that
+    /// binds from a cohort that is used up).
+    pub fn available_without_borrowing_limits(&self, n: NodeIdx, fr: Fr) -> i64 {
+        self.available_walk::<false>(n, fr)
+    }
+
+    /// `available`'s walk, with or without the borrowing limits on the path (`LIMITS`; a
+    /// constant, so the walk the scheduler runs is the plain one).
+    fn available_walk<const LIMITS: bool>(&self, n: NodeIdx, fr: Fr) -> i64 {
         self.with_path(n, |path| {
             // From the root down: a node's available is its unused private quota plus what
             // its parent has available, the latter capped by its borrowing limit.
@@ -320,7 +337,7 @@ impl QuotaTree {
             let mut avail = self.subtree_quota(root, fr) - self.usage(root, fr);
             for &m in below.iter().rev() {
                 let mut parent_available = avail;
-                if let Some(bl) = self.borrowing_limit(m, fr) {
+                if LIMITS && let Some(bl) = self.borrowing_limit(m, fr) {
                     let lq = self.local_quota(m, fr);
                     let stored_in_parent = self.subtree_quota(m, fr) - lq;
                     let used_in_parent = (self.usage(m, fr) - lq).max(0);
@@ -339,17 +356,60 @@ impl QuotaTree {
 
     /// `potentialAvailable`: the largest request `n` could ever hold with the whole tree idle.
     pub fn potential_available(&self, n: NodeIdx, fr: Fr) -> i64 {
+        self.potential_walk::<true>(n, fr)
+    }
+
+    /// `potential_available` without any borrowingLimit on `n`'s path.
+    pub fn potential_available_without_borrowing_limits(&self, n: NodeIdx, fr: Fr) -> i64 {
+        self.potential_walk::<false>(n, fr)
+    }
+
+    fn potential_walk<const LIMITS: bool>(&self, n: NodeIdx, fr: Fr) -> i64 {
         self.with_path(n, |path| {
             let (&root, below) = path.split_last().expect("the path holds n");
             let mut avail = self.subtree_quota(root, fr);
             for &m in below.iter().rev() {
                 avail += self.local_quota(m, fr);
-                if let Some(bl) = self.borrowing_limit(m, fr) {
+                if LIMITS && let Some(bl) = self.borrowing_limit(m, fr) {
                     avail = avail.min(self.subtree_quota(m, fr) + bl);
                 }
             }
             avail
         })
+    }
+
+    /// The quota of `fr` the other nodes of `n`'s tree keep back with their lendingLimit
+    /// (their `localQuota`, the private part no one else may borrow): unused now, or all of
+    /// it with `idle` (as `potentialAvailable` counts the tree). The nodes on `n`'s path to
+    /// the root are left out: `available` counts their private quota already.
+    pub fn withheld_by_lending_limits(&self, n: NodeIdx, fr: Fr, idle: bool) -> i64 {
+        if !self.any_lending_limit {
+            return 0;
+        }
+        let on_path = |m: NodeIdx| {
+            let mut cur = Some(n);
+            while let Some(c) = cur {
+                if c == m {
+                    return true;
+                }
+                cur = self.parent(c);
+            }
+            false
+        };
+        let mut withheld = 0;
+        let mut stack = vec![self.root(n)];
+        while let Some(m) = stack.pop() {
+            stack.extend_from_slice(self.children(m));
+            if on_path(m) {
+                continue;
+            }
+            withheld += if idle {
+                self.local_quota(m, fr)
+            } else {
+                self.local_available(m, fr)
+            };
+        }
+        withheld
     }
 
     /// Starts recording usage changes so they can be undone with `rollback_to`.
@@ -531,6 +591,44 @@ mod tests {
         assert_eq!(t.available(lender, FR), 10);
         t.remove_usage(t.cq_node(borrower), FR, 5);
         assert_eq!(t.usage(t.cohort_node(CohortId(0)), FR), 0);
+    }
+
+    /// What the cohort could give without the limits, for telling which limit binds
+    /// (`pendingBoundBy`): the borrowing limit lifted on the path, and the private quota the
+    /// other members keep back with their lending limit.
+    #[test]
+    fn what_the_limits_hold_back() {
+        // cq0: 10 with borrowingLimit 2; cq1: 10 lending 4 of it; cq2: 6, no limits.
+        let mut t = tree(
+            &[(None, 0)],
+            &[
+                (Some(0), 10, Some(2), None),
+                (Some(0), 10, None, Some(4)),
+                (Some(0), 6, None, None),
+            ],
+        );
+        let n0 = t.cq_node(ClusterQueueId(0));
+        assert_eq!(t.available_raw(n0, FR), 12);
+        assert_eq!(t.available_without_borrowing_limits(n0, FR), 20);
+        assert_eq!(t.potential_available(n0, FR), 12);
+        assert_eq!(t.potential_available_without_borrowing_limits(n0, FR), 20);
+        // cq1 keeps 6 private; cq2 lends all it has.
+        assert_eq!(t.withheld_by_lending_limits(n0, FR, true), 6);
+        t.add_usage(t.cq_node(ClusterQueueId(1)), FR, 8);
+        assert_eq!(t.withheld_by_lending_limits(n0, FR, false), 0);
+        assert_eq!(t.withheld_by_lending_limits(n0, FR, true), 6);
+        // Its own path is never withheld from it.
+        let n1 = t.cq_node(ClusterQueueId(1));
+        assert_eq!(t.withheld_by_lending_limits(n1, FR, true), 0);
+        // Without any lending limit nothing is withheld.
+        let plain = tree(
+            &[(None, 0)],
+            &[(Some(0), 4, None, None), (Some(0), 4, None, None)],
+        );
+        assert_eq!(
+            plain.withheld_by_lending_limits(plain.cq_node(ClusterQueueId(0)), FR, true),
+            0
+        );
     }
 
     #[test]

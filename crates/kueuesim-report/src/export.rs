@@ -207,6 +207,7 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
         }
     }
     header.extend(QUEUE_TAIL.iter().map(|s| s.to_string()));
+    header.push("pendingBoundBy".to_string());
     let mut out = header
         .iter()
         .map(|h| csv_cell(h, CsvColumn::Text))
@@ -225,7 +226,8 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
                 c.name.clone(),
                 c.cohort.clone().unwrap_or_default(),
             ];
-            (head, c.admitted_workloads, c.evictions, &c.figures)
+            let bound = &c.pending_bound_by;
+            (head, c.admitted_workloads, c.evictions, &c.figures, bound)
         })
         .chain(s.local_queues.iter().map(|l| {
             let cohort = s
@@ -241,9 +243,10 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
                 l.cluster_queue.clone(),
                 cohort,
             ];
-            (head, l.admitted_workloads, l.evictions, &l.figures)
+            let bound = &l.pending_bound_by;
+            (head, l.admitted_workloads, l.evictions, &l.figures, bound)
         }));
-    for (head, admitted, evictions, f) in rows {
+    for (head, admitted, evictions, f, bound) in rows {
         let num = |v: Option<f64>| v.map(fmt_num).unwrap_or_default();
         let head_len = head.len();
         let mut cells: Vec<String> = head.to_vec();
@@ -275,13 +278,16 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
             num(f.gpu_utilization_of_capacity),
             num(f.gpu_utilization_of_nominal_quota),
         ]);
+        cells.push(bound_cell(bound));
         debug_assert_eq!(cells.len(), header.len());
-        // The scope and the names are text; every column after them a number.
+        // The scope and the names are text, and so is the last column (pendingBoundBy's
+        // `key=share;…`); every column between them a number.
+        let last = cells.len() - 1;
         let line: Vec<std::borrow::Cow<'_, str>> = cells
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let column = if i < head_len {
+                let column = if i < head_len || i == last {
                     CsvColumn::Text
                 } else {
                     CsvColumn::Number
@@ -293,6 +299,16 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
         out.push('\n');
     }
     out
+}
+
+/// `pendingBoundBy` in one cell: `key=share;key=share`, keys in order, shares to 4 decimals
+/// (no key holds `=` or `;`: resource names are qualified names).
+fn bound_cell(bound: &std::collections::BTreeMap<String, f64>) -> String {
+    bound
+        .iter()
+        .map(|(k, v)| format!("{k}={v:.4}"))
+        .collect::<Vec<_>>()
+        .join(";")
 }
 
 /// A number as JSON would print it: integers without a fraction, others in full precision.
@@ -430,9 +446,14 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
     )
 }
 
+/// The first cell of a `timeseries.csv` row: the sample's time in seconds.
+pub fn timeseries_csv_time(at: kueuesim_model::SimTime) -> String {
+    fmt_num(at.as_secs_f64())
+}
+
 /// One row of `timeseries.csv`.
 pub fn timeseries_csv_row(columns: &TimeseriesColumns, s: &Sample) -> String {
-    let mut row = vec![fmt_num(s.at.as_secs_f64())];
+    let mut row = vec![timeseries_csv_time(s.at)];
     let mut counts = Vec::new();
     timeseries_counts(columns, s, &mut counts);
     row.extend(counts.iter().map(i64::to_string));

@@ -122,6 +122,45 @@ pub fn renamed(pattern: &str) -> Option<String> {
     None
 }
 
+/// What marks a `pendingBoundBy` share in a figure's name: the queue's figures before it,
+/// the constraint after it (`clusterQueues[ml-team].pendingBoundBy.quota:cpu`).
+pub const BOUND_BY: &str = ".pendingBoundBy.";
+
+/// Gives each run the `pendingBoundBy` shares another run has and it lacks, as 0, where its
+/// queue had pending time (some share of its own); a queue that never waited has no shares
+/// to give. A run lists only the constraints that bound it, so without this a mean across
+/// seeds would count a constraint only over the seeds it bound in (an eviction reason is a
+/// count of 0 in every summary for the same reason).
+pub fn fill_bound_by_zeros(runs: &mut [Vec<Figure>]) {
+    let queue = |n: &str| n.find(BOUND_BY).map(|i| n[..i].to_string());
+    let mut seen = std::collections::BTreeSet::new();
+    let mut names: Vec<String> = Vec::new();
+    for r in runs.iter() {
+        for (n, _) in r {
+            if n.contains(BOUND_BY) && seen.insert(n.clone()) {
+                names.push(n.clone());
+            }
+        }
+    }
+    if names.is_empty() {
+        return;
+    }
+    for r in runs.iter_mut() {
+        let waited: std::collections::BTreeSet<String> =
+            r.iter().filter_map(|(n, _)| queue(n)).collect();
+        let has: std::collections::BTreeSet<String> = r
+            .iter()
+            .filter(|(n, _)| n.contains(BOUND_BY))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in &names {
+            if !has.contains(n) && queue(n).is_some_and(|q| waited.contains(&q)) {
+                r.push((n.clone(), Some(0.0)));
+            }
+        }
+    }
+}
+
 /// Mean, spread and 95 % confidence interval of one figure across replicate runs.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -327,7 +366,10 @@ fn ln_gamma(x: f64) -> f64 {
 /// shares and utilisations as percentages, counts as integers.
 pub fn human(name: &str, v: f64) -> String {
     let leaf = name.rsplit('.').next().unwrap_or(name);
-    if name.contains("Seconds") && !leaf.starts_with("count") {
+    if name.contains(BOUND_BY) {
+        // A share; its key may hold dots (`quota:nvidia.com/gpu`).
+        format!("{:.1} %", v * 100.0)
+    } else if name.contains("Seconds") && !leaf.starts_with("count") {
         let a = v.abs();
         if a >= 3600.0 {
             format!("{:.2} h", v / 3600.0)
@@ -352,6 +394,51 @@ pub fn human(name: &str, v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A share one run lacks is 0 there when its queue waited, and stays missing when the
+    /// queue never did (no shares at all).
+    #[test]
+    fn missing_shares_are_zero_where_the_queue_waited() {
+        let f = |n: &str, v: f64| (n.to_string(), Some(v));
+        let mut runs = vec![
+            vec![
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 1.0),
+                f("clusterQueues[b].pendingBoundBy.nodes", 1.0),
+            ],
+            vec![
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.6),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.4),
+            ],
+        ];
+        fill_bound_by_zeros(&mut runs);
+        let names = |r: &[Figure]| {
+            let mut v: Vec<(String, Option<f64>)> = r.to_vec();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        assert_eq!(
+            names(&runs[0]),
+            [
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.0),
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 1.0),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.0),
+                f("clusterQueues[b].pendingBoundBy.nodes", 1.0),
+            ]
+        );
+        // Queue b did not wait in the second run: no share of it there.
+        assert_eq!(
+            names(&runs[1]),
+            [
+                f("clusterQueues[a].pendingBoundBy.quota:cpu", 0.6),
+                f("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 0.0),
+                f("clusterQueues[a].pendingBoundBy.topology", 0.4),
+            ]
+        );
+        assert_eq!(
+            human("clusterQueues[a].pendingBoundBy.quota:nvidia.com/gpu", 0.25),
+            "25.0 %"
+        );
+    }
 
     /// Two-sided p-values of Student's t through the incomplete beta function Welch's test
     /// uses: against the closed forms for 1 and 3 degrees of freedom, else against the density

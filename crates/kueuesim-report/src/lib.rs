@@ -8,6 +8,7 @@ pub mod checks;
 pub mod escape;
 pub mod export;
 pub mod figures;
+pub mod hourly;
 pub mod kubectl;
 pub mod metrics;
 pub mod openmetrics;

@@ -47,6 +47,8 @@ struct Family {
     source: Source,
     /// `name{labels} ` of each series, in the order `values` gives them.
     series: Vec<String>,
+    /// Each series' value in the samples being written.
+    values: Vec<i64>,
     /// Per series, the value and time (ms) of its latest sample written.
     written: Vec<Option<(i64, i64)>>,
     path: PathBuf,
@@ -59,7 +61,6 @@ pub struct OpenMetricsWriter {
     /// Unix milliseconds of simulated time 0 (the run's start, or `DEFAULT_EPOCH_MS`).
     epoch_ms: i64,
     flavors: usize,
-    values: Vec<i64>,
 }
 
 /// A label set as client_golang writes it: pairs sorted by name, values escaped.
@@ -83,9 +84,27 @@ fn labels(name: &str, pairs: &[(&str, &str)]) -> String {
     format!("{name}{{{}}} ", text.join(","))
 }
 
+/// A family's name, help, where its values come from and its series' label texts.
+type FamilySpec = (&'static str, &'static str, Source, Vec<String>);
+
+/// The series `metrics.om` writes for `world` and the bytes of their label texts: what
+/// projecting its size needs (`outdir::projected_sizes`).
+pub(crate) fn series_text(world: &World) -> (usize, usize) {
+    OpenMetricsWriter::family_specs(world)
+        .iter()
+        .flat_map(|(_, _, _, series)| series)
+        .fold((0, 0), |(n, bytes), s| (n + 1, bytes + s.len()))
+}
+
+/// A series steady from one sample to the next is written once every this many samples of
+/// `step` (`OpenMetricsWriter::samples`: a gap may not exceed the lookback).
+pub(crate) fn steady_interval(step: SimDuration) -> i64 {
+    (LOOKBACK_MS / step.millis().max(1)).max(1)
+}
+
 impl OpenMetricsWriter {
-    /// Opens one spill file per family in `dir` (hidden names, removed by `finish`).
-    pub fn create(dir: &Path, world: &World) -> std::io::Result<Self> {
+    /// The families of `world`, in the order they are written.
+    fn family_specs(world: &World) -> Vec<FamilySpec> {
         let cqs = &world.cluster_queues;
         let cohort = |c: usize| {
             cqs[c]
@@ -138,7 +157,7 @@ impl OpenMetricsWriter {
             }
             out
         };
-        let mut specs: Vec<(&'static str, &'static str, Source, Vec<String>)> = vec![
+        let mut specs: Vec<FamilySpec> = vec![
             (
                 "kueue_pending_workloads",
                 "The number of pending workloads, per 'cluster_queue' and 'status'.",
@@ -214,6 +233,12 @@ impl OpenMetricsWriter {
                 series,
             ));
         }
+        specs
+    }
+
+    /// Opens one spill file per family in `dir` (hidden names, removed by `finish`).
+    pub fn create(dir: &Path, world: &World) -> std::io::Result<Self> {
+        let specs = Self::family_specs(world);
         let mut families = Vec::with_capacity(specs.len());
         for (i, (name, help, source, series)) in specs.into_iter().enumerate() {
             let path = dir.join(format!(".metrics.om.{i}.part"));
@@ -224,6 +249,7 @@ impl OpenMetricsWriter {
                 help,
                 source,
                 written: vec![None; series.len()],
+                values: Vec::with_capacity(series.len()),
                 series,
                 path,
                 file,
@@ -236,28 +262,26 @@ impl OpenMetricsWriter {
                 start => start,
             },
             flavors: world.flavors.len(),
-            values: Vec::new(),
         })
     }
 
-    /// Appends one sample's values to every family: a series' value when it changed, or
-    /// when leaving it out could leave a gap longer than Prometheus' lookback (`LOOKBACK_MS`)
-    /// before the next sample. A query at any time then reads the value the series had then,
-    /// as if every sample were written, and a long trace sampled every minute writes a
-    /// fraction of the lines (most series are steady most of the time).
-    pub fn sample(&mut self, s: &Sample, step: SimDuration) -> std::io::Result<()> {
-        let ms = self.epoch_ms + s.at.millis();
-        let step = step.millis();
-        // Seconds, with the milliseconds only when there are some (OpenMetrics timestamps
-        // are seconds; promtool reads either).
-        let ts = if ms.rem_euclid(1000) == 0 {
-            format!("{}", ms.div_euclid(1000))
-        } else {
-            format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
-        };
+    /// Appends `count` samples of one state (`first`, then the same at `first.at + step`, …)
+    /// to every family: a series' value when it changed, or when leaving it out could leave a
+    /// gap longer than Prometheus' lookback (`LOOKBACK_MS`) before the next sample. A query at
+    /// any time then reads the value the series had then, as if every sample were written,
+    /// and a long trace sampled every minute writes a fraction of the lines (most series are
+    /// steady most of the time).
+    pub fn samples(
+        &mut self,
+        first: &Sample,
+        count: u64,
+        step: SimDuration,
+    ) -> std::io::Result<()> {
+        // The values are the state's, read once for all its samples.
         for f in &mut self.families {
-            let v = &mut self.values;
+            let v = &mut f.values;
             v.clear();
+            let s = first;
             match &f.source {
                 Source::PendingByCq => {
                     v.extend(s.pending_active.iter().map(|&n| i64::from(n)));
@@ -283,14 +307,28 @@ impl OpenMetricsWriter {
                 Source::GpusInUse => v.push(s.gpus_in_use),
                 Source::GangsBySpine => v.extend(s.gangs_by_spine.iter().map(|&n| i64::from(n))),
             }
-            for ((series, &value), last) in f.series.iter().zip(v.iter()).zip(&mut f.written) {
-                let due = match *last {
-                    None => true,
-                    Some((was, at)) => was != value || ms + step - at > LOOKBACK_MS,
-                };
-                if due {
-                    writeln!(f.file, "{series}{value} {ts}")?;
-                    *last = Some((value, ms));
+        }
+        let step = step.millis();
+        for k in 0..count as i64 {
+            let ms = self.epoch_ms + first.at.millis() + k * step;
+            // Seconds, with the milliseconds only when there are some (OpenMetrics timestamps
+            // are seconds; promtool reads either).
+            let ts = if ms.rem_euclid(1000) == 0 {
+                format!("{}", ms.div_euclid(1000))
+            } else {
+                format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
+            };
+            for f in &mut self.families {
+                let series = f.series.iter().zip(&f.values).zip(&mut f.written);
+                for ((series, &value), last) in series {
+                    let due = match *last {
+                        None => true,
+                        Some((was, at)) => was != value || ms + step - at > LOOKBACK_MS,
+                    };
+                    if due {
+                        writeln!(f.file, "{series}{value} {ts}")?;
+                        *last = Some((value, ms));
+                    }
                 }
             }
         }

@@ -24,12 +24,12 @@ use kueuesim_model::{SimDuration, Workload, WorkloadId, World};
 
 use crate::export::{
     TimeseriesColumns, event_line, queues_csv, timeseries_csv_header, timeseries_csv_row,
-    workloads_csv_header, workloads_csv_row,
+    timeseries_csv_time, workloads_csv_header, workloads_csv_row,
 };
 use crate::metrics::PromMetrics;
 use crate::openmetrics::OpenMetricsWriter;
 use crate::output::{
-    SimulationResult, WorkloadOut, json_head, json_tail, json_workload, summary_json,
+    SimulationResult, WorkloadOut, json_tail, json_workload, write_json_head, write_summary_json,
 };
 use crate::report::PlottedSeries;
 
@@ -318,18 +318,14 @@ pub struct OutDir<'w> {
     report: Option<(Vec<(WorkloadId, WorkloadOut)>, PlottedSeries)>,
     /// The first failure; the sink's calls cannot return one, `finish` reports it.
     failed: Option<OutError>,
-    /// The time series' step.
-    step: SimDuration,
 }
 
 impl<'w> OutDir<'w> {
     /// Creates `dir` (and its parents) and opens the streamed files of `files`.
-    /// `sample_step` is the time series' step (report.html's plots need it).
     pub fn create(
         dir: &Path,
         world: &'w World,
         files: &BTreeSet<OutFile>,
-        sample_step: SimDuration,
     ) -> Result<Self, OutError> {
         let fail = |path: &Path| {
             let path = path.to_path_buf();
@@ -385,7 +381,6 @@ impl<'w> OutDir<'w> {
                 .contains(&OutFile::Report)
                 .then(|| (Vec::new(), PlottedSeries::new(world))),
             failed: None,
-            step: sample_step,
         })
     }
 
@@ -432,7 +427,11 @@ impl<'w> OutDir<'w> {
             write(OutFile::Queues, &queues_csv(doc))?;
         }
         if self.files.contains(&OutFile::Summary) {
-            write(OutFile::Summary, &summary_json(doc))?;
+            // Streamed: the hourly series of many queues over a long run are gigabytes.
+            let mut file = PartFile::create(&dir.join(OutFile::Summary.file_name()))?;
+            let path = file.path().to_path_buf();
+            write_summary_json(doc, &mut file.file).map_err(fail(&path))?;
+            file.commit()?;
         }
         if let Some(mut prom) = self.prom.take() {
             for w in &doc.workloads {
@@ -499,7 +498,9 @@ impl<'w> OutDir<'w> {
             Some(f) => f.file.write_all(bytes).map_err(fail(&f.dest)),
             None => Ok(()),
         };
-        put(&mut json, json_head(doc).as_bytes())?;
+        if let Some(f) = &mut json {
+            write_json_head(doc, &mut f.file).map_err(fail(&f.dest))?;
+        }
         put(&mut csv, workloads_csv_header().as_bytes())?;
         let mut at = 0u64;
         let mut buf = Vec::new();
@@ -581,19 +582,32 @@ impl RunSink for OutDir<'_> {
         }
     }
 
-    fn sample(&mut self, s: &Sample) {
+    fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
         if let Some((f, columns)) = &mut self.timeseries {
-            let r = f.file.write_all(timeseries_csv_row(columns, s).as_bytes());
+            // The row is formatted once; the samples of a run differ only in their time.
+            let row = timeseries_csv_row(columns, first);
+            let rest = &row[row.find(',').unwrap_or(row.len())..];
+            let mut r = Ok(());
+            for k in 0..count as i64 {
+                let at = first.at + SimDuration::from_millis(k * step.millis());
+                r = f
+                    .file
+                    .write_all(timeseries_csv_time(at).as_bytes())
+                    .and_then(|()| f.file.write_all(rest.as_bytes()));
+                if r.is_err() {
+                    break;
+                }
+            }
             let path = f.dest.clone();
             self.keep_error(&path, r);
         }
         if let Some(om) = &mut self.om {
-            let r = om.sample(s, self.step);
+            let r = om.samples(first, count, step);
             let path = self.dir.join(OutFile::Om.file_name());
             self.keep_error(&path, r);
         }
         if let Some((_, series)) = &mut self.report {
-            series.push(s);
+            series.push(first, count, step);
         }
     }
 
@@ -663,4 +677,50 @@ impl RunSink for OutDir<'_> {
             finished.push((w, out));
         }
     }
+}
+
+/// About how many bytes each file of `files` whose size follows the run's length takes for a
+/// run ending at `end` sampled every `step`: `timeseries.csv` (a row per sample, a cell per
+/// queue), `metrics.om` (a line per series at least every `steady_interval` samples) and the
+/// summary's hourly series in `result.json` and `summary.json` (two numbers per ClusterQueue
+/// per hour). A lower bound: every value taken as one digit, every series as steady; the
+/// files that follow the workloads (their entries, `workloads.csv`, `events.jsonl`) and
+/// `report.html` (bounded) are not counted.
+pub fn projected_sizes(
+    world: &World,
+    files: &BTreeSet<OutFile>,
+    step: SimDuration,
+    end: kueuesim_model::SimTime,
+) -> Vec<(OutFile, u64)> {
+    let end_ms = end.millis().max(0) as u64;
+    let samples = end_ms / step.millis().max(1) as u64 + 1;
+    let hours = end_ms.div_ceil(3_600_000);
+    let mut out = Vec::new();
+    for &f in files {
+        let bytes = match f {
+            OutFile::Timeseries => {
+                let (header, _) = timeseries_csv_header(world);
+                let columns = crate::export::timeseries_columns(world).0.len() as u64;
+                let time = timeseries_csv_time(end).len() as u64;
+                // The time, then "," and a digit per further column, and the line's end.
+                header.len() as u64 + samples * (time + 2 * (columns - 1) + 1)
+            }
+            OutFile::Om => {
+                let (series, labels) = crate::openmetrics::series_text(world);
+                let lines = samples.div_ceil(crate::openmetrics::steady_interval(step) as u64);
+                // Seconds since 1970 (ten digits), with milliseconds when the step has them.
+                let ts = if step.millis() % 1000 == 0 { 10 } else { 14 };
+                // Each line: the labels, a digit, a space, the timestamp, the line's end.
+                lines * (labels as u64 + series as u64 * (3 + ts))
+            }
+            // Two numbers per ClusterQueue and hour, each at least "          0.0,\n" (a
+            // share is null, a byte more, only in an hour no queue held a GPU).
+            OutFile::Result | OutFile::Summary => world.cluster_queues.len() as u64 * hours * 30,
+            _ => 0,
+        };
+        if bytes > 0 {
+            out.push((f, bytes));
+        }
+    }
+    out
 }

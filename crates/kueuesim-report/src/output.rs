@@ -11,6 +11,7 @@ use kueuesim_model::{
     ClusterQueueId, QueueRef, SimDuration, SimTime, Workload, WorkloadId, World, format_amount,
 };
 
+use crate::hourly::{GpuSecondsByHour, GpuShareByHour};
 use crate::queues::{LocalQueueSummary, QueueFigures, Samples};
 
 /// The human summary lives beside the document it reads.
@@ -149,12 +150,18 @@ pub struct ClusterQueueSummary {
     pub gpu_seconds: f64,
     /// Share of all GPU-seconds held.
     pub gpu_share: Option<f64>,
-    /// GPU-seconds held in each hour of the run.
-    pub gpu_seconds_by_hour: Vec<f64>,
+    /// GPU-seconds held in each hour of the run (a view of the run's series, serialized as
+    /// the array; `hourly`).
+    pub gpu_seconds_by_hour: GpuSecondsByHour,
     /// Its share of the GPU-seconds all ClusterQueues held in each hour (null: none held).
-    pub gpu_share_by_hour: Vec<Option<f64>>,
+    pub gpu_share_by_hour: GpuShareByHour,
     #[serde(flatten)]
     pub figures: QueueFigures,
+    /// What held its workloads back: each constraint's share of their pending
+    /// workload-seconds (`queues::pending_bound_by`; docs/output.md).
+    pub pending_bound_by: std::collections::BTreeMap<String, f64>,
+    /// Its quota per resource, summed over its flavors.
+    pub quota: std::collections::BTreeMap<String, crate::queues::QuotaOut>,
 }
 
 /// How many workloads are in each state at the end.
@@ -527,13 +534,15 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                 &outcome.stats.preemptions,
             ),
             cluster_queues: cq_summaries(world, outcome, &tally, samples),
-            local_queues: crate::queues::local_queue_summaries(
-                world,
-                &tally,
-                samples,
-                cap,
-                secs(end),
-            ),
+            local_queues: {
+                let mut lqs =
+                    crate::queues::local_queue_summaries(world, &tally, samples, cap, secs(end));
+                let ms = &outcome.stats.pending_bound.local_queues;
+                for (i, lq) in lqs.iter_mut().enumerate() {
+                    lq.pending_bound_by = crate::queues::pending_bound_by(world, ms.get(i));
+                }
+                lqs
+            },
             checks: crate::checks::checks_of(world, &tally),
         },
         workloads,
@@ -711,30 +720,29 @@ fn cq_summaries(
     let mut out: Vec<ClusterQueueSummary> = world
         .cluster_queues
         .iter()
-        .map(|cq| ClusterQueueSummary {
+        .enumerate()
+        .map(|(i, cq)| ClusterQueueSummary {
             name: cq.name.clone(),
             cohort: cq.cohort.map(|c| world.cohorts[c.index()].name.clone()),
             admitted_workloads: 0,
             evictions: 0,
             gpu_seconds: 0.0,
             gpu_share: None,
-            gpu_seconds_by_hour: Vec::new(),
-            gpu_share_by_hour: Vec::new(),
+            gpu_seconds_by_hour: GpuSecondsByHour::default(),
+            gpu_share_by_hour: GpuShareByHour::default(),
             figures: QueueFigures::default(),
+            pending_bound_by: crate::queues::pending_bound_by(
+                world,
+                outcome.stats.pending_bound.cluster_queues.get(i),
+            ),
+            quota: crate::queues::quota_of(world, cq),
         })
         .collect();
     let hours = ((outcome.stats.end.millis().max(0) + 3_599_999) / 3_600_000) as usize;
-    for (s, series) in out.iter_mut().zip(&outcome.stats.cq_gpu_seconds_by_hour) {
-        s.gpu_seconds_by_hour = (0..hours)
-            .map(|h| series.get(h).copied().unwrap_or(0.0))
-            .collect();
-    }
-    for h in 0..hours {
-        let all: f64 = out.iter().map(|s| s.gpu_seconds_by_hour[h]).sum();
-        for s in &mut out {
-            s.gpu_share_by_hour
-                .push((all > 0.0).then(|| s.gpu_seconds_by_hour[h] / all));
-        }
+    let by_hour = crate::hourly::by_hour(&outcome.stats.cq_gpu_seconds_by_hour, hours);
+    for (s, (secs, share)) in out.iter_mut().zip(by_hour) {
+        s.gpu_seconds_by_hour = secs;
+        s.gpu_share_by_hour = share;
     }
     let mut total = 0;
     let nominal = crate::queues::nominal_gpu_quota(world);
@@ -763,6 +771,13 @@ pub fn to_json(result: &SimulationResult) -> String {
     s
 }
 
+/// `to_json` written to `out` as it is serialized, never held whole (the hourly series of
+/// many ClusterQueues over years are gigabytes of text).
+pub fn write_json(result: &SimulationResult, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, result)?;
+    out.write_all(b"\n")
+}
+
 /// A document's `apiVersion`, `kind` and `summary`: the head of `result.json`, the whole
 /// of `summary.json`, and a run of `run --seeds --out`'s summary.json.
 #[derive(Serialize)]
@@ -787,27 +802,71 @@ impl<'a> SummaryDoc<'a> {
 /// `summary.json` of `run --out`: the document's summary alone, as a `SimulationSummary`
 /// (`kueuesim compare` reads it; a large run's `result.json` is gigabytes of workloads).
 pub fn summary_json(result: &SimulationResult) -> String {
-    let doc = SummaryDoc::of(result);
-    let mut s = serde_json::to_string_pretty(&doc).expect("result is always serializable");
-    s.push('\n');
-    s
+    let mut s = Vec::new();
+    write_summary_json(result, &mut s).expect("writing to memory");
+    String::from_utf8(s).expect("JSON is UTF-8")
+}
+
+/// `summary_json` written to `out` as it is serialized, never held whole.
+pub fn write_summary_json(
+    result: &SimulationResult,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &SummaryDoc::of(result))?;
+    out.write_all(b"\n")
 }
 
 /// The document's opening up to its `workloads` list, as `to_json` writes it: what a
 /// streamed `result.json` writes before its workloads (`json_workload`, joined by `,\n`)
 /// and `json_tail`.
 pub fn json_head(result: &SimulationResult) -> String {
+    let mut s = Vec::new();
+    write_json_head(result, &mut s).expect("writing to memory");
+    String::from_utf8(s).expect("JSON is UTF-8")
+}
+
+/// `json_head` written to `out` as it is serialized, never held whole.
+pub fn write_json_head(
+    result: &SimulationResult,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let head = SummaryDoc {
         api_version: result.api_version,
         kind: result.kind,
         summary: &result.summary,
     };
-    let mut s = serde_json::to_string_pretty(&head).expect("result is always serializable");
+    let mut w = HoldBack {
+        out: &mut *out,
+        held: Vec::with_capacity(4),
+    };
+    serde_json::to_writer_pretty(&mut w, &head)?;
     // The object's closing brace gives way to the workloads list.
-    let open = s.strip_suffix("\n}").map_or(s.len(), str::len);
-    s.truncate(open);
-    s.push_str(",\n  \"workloads\": [");
-    s
+    if w.held != b"\n}" {
+        let held = std::mem::take(&mut w.held);
+        out.write_all(&held)?;
+    }
+    out.write_all(b",\n  \"workloads\": [")
+}
+
+/// A writer that passes everything on to `out` but its last two bytes, kept in `held`: the
+/// closing brace of a pretty JSON object, to be left out.
+struct HoldBack<W> {
+    out: W,
+    held: Vec<u8>,
+}
+
+impl<W: std::io::Write> std::io::Write for HoldBack<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.held.extend_from_slice(buf);
+        let pass = self.held.len().saturating_sub(2);
+        self.out.write_all(&self.held[..pass])?;
+        self.held.drain(..pass);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// One workload as `to_json` writes it inside the document's `workloads` list (indented two

@@ -5,6 +5,9 @@
 
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+
+use kueuesim_engine::bound::{Constraint, shares};
 use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
@@ -80,6 +83,74 @@ pub struct LocalQueueSummary {
     pub evictions: u64,
     #[serde(flatten)]
     pub figures: QueueFigures,
+    /// What held its workloads back: each constraint's share of their pending
+    /// workload-seconds (`pending_bound_by`).
+    pub pending_bound_by: BTreeMap<String, f64>,
+}
+
+/// `pendingBoundBy` of a queue from its pending milliseconds per constraint (the run's
+/// `PendingBound`): each constraint's share (`bound::shares`), keyed by its name.
+/// Empty when the queue had no pending time; else the shares sum to 1.
+pub fn pending_bound_by(
+    world: &World,
+    ms: Option<&BTreeMap<Constraint, u64>>,
+) -> BTreeMap<String, f64> {
+    ms.map(shares)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(c, share)| (c.name(world), share))
+        .collect()
+}
+
+/// One ClusterQueue's quota of one resource, summed over its flavors, in the resource's
+/// units (cpu in cores, memory in bytes, others as counted): `clusterQueues[].quota`, which
+/// `compare` reads to tell what changed between two runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaOut {
+    pub nominal: f64,
+    /// Absent: unlimited (some flavor sets none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<f64>,
+    /// Absent: all of nominal may be lent (some flavor sets none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lending_limit: Option<f64>,
+}
+
+/// ClusterQueue `cq`'s quota per resource (by name), summed over its flavors.
+pub fn quota_of(world: &World, cq: &kueuesim_model::ClusterQueue) -> BTreeMap<String, QuotaOut> {
+    let mut out: BTreeMap<String, (i64, Option<i64>, Option<i64>)> = BTreeMap::new();
+    for rq in cq
+        .resource_groups
+        .iter()
+        .flat_map(|rg| &rg.flavors)
+        .flat_map(|f| &f.resources)
+    {
+        let e = out
+            .entry(world.resources.name(rq.resource).to_string())
+            .or_insert((0, Some(0), Some(0)));
+        e.0 += rq.nominal;
+        e.1 = e.1.zip(rq.borrowing_limit).map(|(a, b)| a + b);
+        e.2 = e.2.zip(rq.lending_limit).map(|(a, b)| a + b);
+    }
+    out.into_iter()
+        .map(|(r, (nominal, bl, ll))| {
+            // Kueue keeps cpu in millicores; the figure is in cores.
+            let unit = |a: i64| {
+                if r == "cpu" {
+                    a as f64 / 1000.0
+                } else {
+                    a as f64
+                }
+            };
+            let q = QuotaOut {
+                nominal: unit(nominal),
+                borrowing_limit: bl.map(unit),
+                lending_limit: ll.map(unit),
+            };
+            (r, q)
+        })
+        .collect()
 }
 
 /// No durations: the other half of a measure without pending ones.
@@ -237,6 +308,7 @@ pub fn local_queue_summaries(
                 capacity,
                 end_secs,
             ),
+            pending_bound_by: BTreeMap::new(),
         })
         .collect()
 }

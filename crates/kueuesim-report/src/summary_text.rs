@@ -244,7 +244,26 @@ fn queue_table(out: &mut String, s: &Summary) {
     }
     let pct = |v: Option<f64>| v.map_or("-".into(), |u| format!("{:.0}%", u * 100.0));
     let ratio = |v: Option<f64>| v.map_or("-".into(), |u| format!("{u:.1}"));
-    let row = |name: String, adm: u64, f: &QueueFigures| -> Vec<String> {
+    // What held the queue back: its two largest shares of pending time.
+    let bound = |b: &std::collections::BTreeMap<String, f64>| -> String {
+        let mut v: Vec<(&String, &f64)> = b.iter().collect();
+        v.sort_by(|x, y| y.1.total_cmp(x.1).then(x.0.cmp(y.0)));
+        let top: Vec<String> = v
+            .iter()
+            .take(2)
+            .map(|(k, x)| format!("{k} {:.0}%", *x * 100.0))
+            .collect();
+        if top.is_empty() {
+            "-".into()
+        } else {
+            top.join(", ")
+        }
+    };
+    let row = |name: String,
+               adm: u64,
+               f: &QueueFigures,
+               b: &std::collections::BTreeMap<String, f64>|
+     -> Vec<String> {
         vec![
             name,
             adm.to_string(),
@@ -266,6 +285,7 @@ fn queue_table(out: &mut String, s: &Summary) {
                 pct(f.gpu_utilization_of_nominal_quota)
             ),
             format!("{}/{}", f.preemptions_suffered, f.preemptions_caused),
+            bound(b),
         ]
     };
     let mut rows = Vec::new();
@@ -292,7 +312,12 @@ fn queue_table(out: &mut String, s: &Summary) {
         active.sort_by_key(|(i, _)| *i);
     }
     for (_, cq) in active {
-        rows.push(row(cq.name.clone(), cq.admitted_workloads, &cq.figures));
+        rows.push(row(
+            cq.name.clone(),
+            cq.admitted_workloads,
+            &cq.figures,
+            &cq.pending_bound_by,
+        ));
         let lqs: Vec<_> = s
             .local_queues
             .iter()
@@ -302,17 +327,22 @@ fn queue_table(out: &mut String, s: &Summary) {
         if lqs.len() > 1 {
             for lq in lqs.iter().take(20) {
                 let name = format!("  {}/{}", lq.namespace, lq.name);
-                rows.push(row(name, lq.admitted_workloads, &lq.figures));
+                rows.push(row(
+                    name,
+                    lq.admitted_workloads,
+                    &lq.figures,
+                    &lq.pending_bound_by,
+                ));
             }
             if lqs.len() > 20 {
-                let mut more = vec![String::new(); 13];
+                let mut more = vec![String::new(); 14];
                 more[0] = format!("  … {} more LocalQueues (see -o json)", lqs.len() - 20);
                 rows.push(more);
             }
         }
     }
     if hidden > 0 {
-        let mut more = vec![String::new(); 13];
+        let mut more = vec![String::new(); 14];
         more[0] = format!("… {hidden} more ClusterQueues with shorter waits (queues.csv, -o json)");
         rows.push(more);
     }
@@ -330,6 +360,7 @@ fn queue_table(out: &mut String, s: &Summary) {
         "GPU-H USED/LOST/HELD",
         "UTIL CAP/QUOTA",
         "PREEMPTED/CAUSED",
+        "BOUND BY",
     ];
     let widths: Vec<usize> = (0..headers.len())
         .map(|i| {
@@ -344,7 +375,7 @@ fn queue_table(out: &mut String, s: &Summary) {
         .collect();
     let _ = writeln!(
         out,
-        "\nQueues (wait: creation to latest admission, still-pending workloads at their wait so far; admitted-only: the admitted alone; in-queue: Pending time; jct, slowdown: finished workloads, slowdown bound 10s; held: quota held with pods not all running):"
+        "\nQueues (wait: creation to latest admission, still-pending workloads at their wait so far; admitted-only: the admitted alone; in-queue: Pending time; jct, slowdown: finished workloads, slowdown bound 10s; held: quota held with pods not all running; bound by: what held its pending time back, largest shares):"
     );
     let line = |cells: Vec<&str>| {
         let mut l = String::from(" ");

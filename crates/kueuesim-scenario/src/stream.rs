@@ -32,6 +32,18 @@ trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
     fn rest_without_errors(&self) -> Option<u64> {
         None
     }
+
+    /// The latest arrival plus duration of the workloads still to come, when they are known
+    /// without pulling them; None: not known (or none).
+    fn known_end(&self) -> Option<SimTime> {
+        None
+    }
+}
+
+/// When a workload is done at the earliest: its arrival plus its duration (a workload
+/// without one runs to the end of the run; its arrival, then).
+pub fn earliest_end(w: &Workload) -> SimTime {
+    w.arrival + w.duration.unwrap_or_default()
 }
 
 /// The scenario's own workloads, parsed already: they cannot fail, and how many are left is
@@ -49,6 +61,10 @@ impl Iterator for Explicit {
 impl Source for Explicit {
     fn rest_without_errors(&self) -> Option<u64> {
         Some(self.0.len() as u64)
+    }
+
+    fn known_end(&self) -> Option<SimTime> {
+        self.0.as_slice().iter().map(|(_, w)| earliest_end(w)).max()
     }
 }
 
@@ -199,6 +215,16 @@ impl WorkloadStream {
             }
         }
         Ok(())
+    }
+
+    /// The latest `earliest_end` of the workloads known before the run: the scenario's own
+    /// and the first of each generator and trace. The run lasts at least that long when they
+    /// are admitted; generators and traces are not read ahead, so it may last longer.
+    pub fn known_end(&self) -> Option<SimTime> {
+        let heads = self.heads.iter().flatten().map(|(_, w)| earliest_end(w));
+        heads
+            .chain(self.sources.iter().filter_map(|s| s.known_end()))
+            .max()
     }
 
     /// Where an error met later is kept (the stream then ends).

@@ -175,8 +175,9 @@ impl Progress {
 
 /// What the rows' figures mean; a change of it (a figure added to every run, a count that
 /// a former version left out where it was 0) makes earlier rows unusable. Version 2: every
-/// eviction and preemption reason is a figure of every run.
-const ROWS_FORMAT: &str = "kueuesim sweep rows 2";
+/// eviction and preemption reason is a figure of every run. Version 3: every queue's
+/// `pendingBoundBy` shares and every ClusterQueue's `quota`.
+const ROWS_FORMAT: &str = "kueuesim sweep rows 3";
 
 /// What a sweep's reuse of earlier rows depends on: the rows' format, the Sweep file and the
 /// base scenario's files, in order.

@@ -123,10 +123,19 @@ pub(crate) struct Row {
 
 impl Row {
     pub(crate) fn figure(&self, name: &str) -> Option<f64> {
-        self.figures
-            .iter()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| v.parse().ok())
+        match self.figures.iter().find(|(n, _)| n == name) {
+            Some((_, v)) => v.parse().ok(),
+            // A `pendingBoundBy` share the run lacks is 0 where its queue waited (some share
+            // of its own), as `fill_bound_by_zeros` makes it for `run --seeds` and compare.
+            None => {
+                let i = name.find(kueuesim_report::figures::BOUND_BY)?;
+                let queue = &name[..i + kueuesim_report::figures::BOUND_BY.len()];
+                self.figures
+                    .iter()
+                    .any(|(n, _)| n.starts_with(queue))
+                    .then_some(0.0)
+            }
+        }
     }
 }
 
@@ -606,6 +615,36 @@ fn unique() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A share a seed lacks counts 0 in its variant's statistics where its queue waited.
+    #[test]
+    fn a_missing_bound_by_share_is_zero_where_the_queue_waited() {
+        let row = Row {
+            variant: "v".into(),
+            step: None,
+            values: Vec::new(),
+            seed: 1,
+            error: String::new(),
+            figures: vec![
+                (
+                    "clusterQueues[a].pendingBoundBy.quota:cpu".into(),
+                    "1".into(),
+                ),
+                ("clusterQueues[a].waitSeconds.p95".into(), String::new()),
+            ],
+            warnings: Vec::new(),
+        };
+        assert_eq!(
+            row.figure("clusterQueues[a].pendingBoundBy.quota:cpu"),
+            Some(1.0)
+        );
+        assert_eq!(
+            row.figure("clusterQueues[a].pendingBoundBy.nodes"),
+            Some(0.0)
+        );
+        assert_eq!(row.figure("clusterQueues[b].pendingBoundBy.nodes"), None);
+        assert_eq!(row.figure("clusterQueues[a].waitSeconds.p95"), None);
+    }
 
     #[test]
     fn rows_round_trip_through_csv() {

@@ -202,9 +202,9 @@ fn get_prints_kubectl_columns_at_a_time() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        "NAME               QUEUE     RESERVED IN   ADMITTED   FINISHED   AGE
-job-spread-4f17d   q         team          True                  5m
-job-gang-a59a5     q         team          True                  4m
+        "NAME               QUEUE   RESERVED IN   ADMITTED   FINISHED   AGE
+job-gang-a59a5     q       team          True                  4m
+job-spread-4f17d   q       team          True                  5m
 "
     );
     // Before the gang arrives it does not exist yet.
@@ -224,21 +224,21 @@ podgroup-gang   Inqueue   2           0          4m
     let o = kueuesim(&["get", "podgroup", "-A", "-f", &pg]);
     assert_eq!(
         stdout(&o),
-        "NAMESPACE   NAME      STATUS    MINMEMBER   RUNNINGS   AGE
-team        job       Running   2           2          10m
+        "NAMESPACE   NAME   STATUS    MINMEMBER   RUNNINGS   AGE
+team        job    Running   2           2          10m
 "
     );
     let o = kueuesim(&["get", "localqueue", "-A", "-f", &dir, "--at", "5m"]);
     assert_eq!(
         stdout(&o),
-        "NAMESPACE   NAME      CLUSTERQUEUE   PENDING WORKLOADS   ADMITTED WORKLOADS
-team        q         team           0                   2
+        "NAMESPACE   NAME   CLUSTERQUEUE   PENDING WORKLOADS   ADMITTED WORKLOADS
+team        q      team           0                   2
 "
     );
     let o = kueuesim(&["get", "cq", "-o", "wide", "-f", &dir]);
     assert!(
         stdout(&o).starts_with(
-            "NAME      COHORT    STRATEGY         PENDING WORKLOADS   ADMITTED WORKLOADS\n"
+            "NAME   COHORT   STRATEGY         PENDING WORKLOADS   ADMITTED WORKLOADS\n"
         ),
         "{}",
         stdout(&o)
@@ -253,7 +253,7 @@ team        q         team           0                   2
 }
 
 #[test]
-fn describe_workload_shows_conditions_and_the_schedulers_reason() {
+fn describe_workload_shows_conditions_and_kueues_events_and_the_podgroup_its_schedulers() {
     let dir = scenario("golden/first-fit-nodes");
     let o = kueuesim(&[
         "describe",
@@ -277,10 +277,29 @@ fn describe_workload_shows_conditions_and_the_schedulers_reason() {
         out.contains("    Reason:                QuotaReserved\n"),
         "{out}"
     );
-    assert!(out.contains("\nEvents:\n  Type     Reason         Age   From             Message\n  ----     ------         ----  ----             -------\n"), "{out}");
+    // Kueue's events are on the Workload; Volcano's reason for the unplaceable gang is on
+    // its PodGroup, as `kubectl describe podgroup` shows it upstream (it was on the Workload).
     assert!(
-        out.contains("  Warning  Unschedulable  4m    volcano          2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable. Origin reason is gang-jbwps: 0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.\n"),
+        out.contains("\nEvents:\n  Type    Reason         Age   From             Message\n"),
         "{out}"
+    );
+    assert!(!out.contains("volcano"), "{out}");
+    let o = kueuesim(&[
+        "describe",
+        "podgroup",
+        "podgroup-gang",
+        "-n",
+        "team",
+        "-f",
+        &dir,
+        "--at",
+        "5m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pg = stdout(&o);
+    assert!(
+        pg.contains("  Warning  Unschedulable  4m    volcano  2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable. Origin reason is gang-jbwps: 0/2 nodes are unavailable: 2 Insufficient nvidia.com/gpu.\n"),
+        "{pg}"
     );
     let o = kueuesim(&["describe", "workload", "nope", "-n", "team", "-f", &dir]);
     assert_eq!(o.status.code(), Some(1));
@@ -355,6 +374,7 @@ spec: {clusterQueue: team}
             )
         })
         .collect();
+    // The dump lists the Workloads in the API server's order (by name).
     assert_eq!(
         names,
         [("job-gang-a59a5", "team"), ("job-spread-4f17d", "team")]
@@ -462,9 +482,11 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+mod bound;
 mod emit;
 mod hostile;
 mod kubectl;
+mod kubectl_habits;
 mod lint;
 mod metrics;
 mod out;

@@ -679,3 +679,138 @@ fn summary_json_is_the_result_documents_summary() {
     assert!(summary.get("workloads").is_none());
     let _ = std::fs::remove_dir_all(&full);
 }
+
+/// `queues` ClusterQueues with a LocalQueue each in their own namespace, and `jobs` as
+/// (arrival, duration) of one-GPU Jobs in the first (scripts/wide-queues.sh, smaller).
+fn long_run_scenario(queues: usize, jobs: &[(&str, &str)]) -> String {
+    let mut y = format!(
+        "{{apiVersion: kueuesim.io/v1alpha1, kind: Simulation, metadata: {{name: long}}, spec: {{seed: 1}}}}
+---
+{{apiVersion: v1, kind: Node, metadata: {{name: n0}}, status: {{allocatable: {{nvidia.com/gpu: \"{queues}\", pods: \"110\"}}}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {{name: gpu}}}}
+"
+    );
+    for q in 0..queues {
+        y.push_str(&format!(
+            "---
+{{apiVersion: v1, kind: Namespace, metadata: {{name: team-{q}}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {{name: team-{q}}}, spec: {{namespaceSelector: {{}}, resourceGroups: [{{coveredResources: [nvidia.com/gpu], flavors: [{{name: gpu, resources: [{{name: nvidia.com/gpu, nominalQuota: 1}}]}}]}}]}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {{name: q, namespace: team-{q}}}, spec: {{clusterQueue: team-{q}}}}}
+"
+        ));
+    }
+    for (i, (arrival, duration)) in jobs.iter().enumerate() {
+        y.push_str(&format!(
+            "---
+{{apiVersion: batch/v1, kind: Job, metadata: {{name: job-{i}, namespace: team-0, labels: {{kueue.x-k8s.io/queue-name: q}}, annotations: {{kueuesim.io/arrival: {arrival}, kueuesim.io/duration: {duration}}}}}, spec: {{suspend: true, template: {{spec: {{restartPolicy: Never, containers: [{{name: main, image: x, resources: {{limits: {{nvidia.com/gpu: \"1\"}}}}}}]}}}}}}}}
+"
+        ));
+    }
+    y
+}
+
+/// Writes `yaml` to a fresh directory named after `test`; returns the file and the directory.
+fn scenario_file(test: &str, yaml: &str) -> (String, PathBuf) {
+    let dir = temp_dir(test);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("long.yaml");
+    std::fs::write(&file, yaml).expect("write scenario");
+    (file.to_str().expect("utf-8").to_string(), dir)
+}
+
+#[test]
+fn out_warns_of_a_large_directory_before_the_run_without_until() {
+    // 50 queues and a job of ten years: no `until`, but the input says the run lasts at least
+    // ten years, and a sample a minute of 50 queues over ten years is hundreds of gigabytes.
+    // The warning comes before the run (here stopped after its first event) and names the
+    // options that keep the directory small.
+    let (file, dir) = scenario_file("size-warning", &long_run_scenario(50, &[("0s", "87600h")]));
+    let out = dir.join("out");
+    let o = kueuesim(&[
+        "run",
+        &file,
+        "-q",
+        "--max-events",
+        "1",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    let warning = err
+        .lines()
+        .find(|l| l.starts_with("warning: --out over"))
+        .unwrap_or_else(|| panic!("no size warning in:\n{err}"));
+    assert!(
+        warning.starts_with(
+            "warning: --out over at least 87600h0m0s (the input's latest arrival plus its \
+             duration) at --sample 1m takes about "
+        ),
+        "{warning}"
+    );
+    for part in [
+        "metrics.om",
+        "timeseries.csv",
+        "result.json",
+        "--sample ",
+        "--write ",
+    ] {
+        assert!(warning.contains(part), "{part}: {warning}");
+    }
+    // The files it suggests keep the directory small: report.html and queues.csv alone do
+    // not grow with the horizon, and are not warned of.
+    let o = kueuesim(&[
+        "run",
+        &file,
+        "-q",
+        "--max-events",
+        "1",
+        "--write",
+        "report,queues",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning: --out"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_sample_count_warning_follows_the_runs_own_end() {
+    // No `until`, and the generator's first job ends within the hour: its second arrives at
+    // 17,000 h, so the series of this run takes more than a million samples a minute. Only
+    // the run finds that out (a generator is not read ahead); it says so at its end, before
+    // the files written last.
+    let generator = "---
+{apiVersion: kueuesim.io/v1alpha1, kind: WorkloadGenerator, metadata: {name: late, namespace: team-0}, spec: {count: 2, arrival: {interval: 17000h}, pods: {fixed: 1}, requests: {nvidia.com/gpu: {fixed: 1}}, duration: {fixed: 1h}, queues: [{name: q}]}}
+";
+    let (file, dir) = scenario_file("samples-warning", &(long_run_scenario(1, &[]) + generator));
+    let out = dir.join("out");
+    let o = kueuesim(&[
+        "run",
+        &file,
+        "-q",
+        "--write",
+        "timeseries",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "warning: --sample 1m over this run's 17001h0m0s takes 1020061 samples of every \
+             series (timeseries.csv, metrics.om); --sample 5m or longer keeps them under 1000000"
+        ),
+        "{err}"
+    );
+    let rows = std::fs::read_to_string(out.join("timeseries.csv"))
+        .expect("timeseries.csv")
+        .lines()
+        .count();
+    assert_eq!(rows, 1 + 1_020_061);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,11 +9,13 @@ use kueuesim_model::{
     ClusterQueueId, FlavorId, PreemptionPolicy, TopologyRequest, WorkloadId, World,
 };
 
+use crate::bound::{BoundSet, Constraint};
 use crate::outcome::PodSetAssignment;
 use crate::preemption::{AdmittedWorkloads, Candidate, QuotaByPriority, Target, TopologyFit};
 use crate::queues::RequeueReason;
 use crate::tas::TasCapacity;
 
+use super::binding::bound_of;
 use super::flavors::{
     FlavorAssigner, Scratch, Subject, preemption_targets, remove_workloads, tas_request,
     topology_assignment,
@@ -423,6 +425,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 not_admitted: NotAdmitted {
                     reason: REASON_SUSPENDED,
                     message: format!("ClusterQueue {} is inactive", queue.name),
+                    bound: BoundSet::one(Constraint::Misconfigured),
                 },
                 scan: specs.last_assignment(h.key.workload).cloned(),
             });
@@ -436,6 +439,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 not_admitted: NotAdmitted {
                     reason: REASON_MISCONFIGURED,
                     message: "workload namespace doesn't match ClusterQueue selector".into(),
+                    bound: BoundSet::one(Constraint::Misconfigured),
                 },
                 scan: specs.last_assignment(h.key.workload).cloned(),
             });
@@ -526,6 +530,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                         message: "Workload has overlapping preemption targets with another \
                                   workload, but will fit after these preemptions complete"
                             .into(),
+                        bound: BoundSet::one(Constraint::Preempting),
                     },
                     scan: None,
                 });
@@ -538,8 +543,13 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         match a.mode {
             Mode::NoFit => {
                 let unfit = a.not_admitted.as_ref().expect("NoFit has a reason");
-                let not_admitted =
-                    unfit.not_admitted(world, specs.spec(h.key.workload), scratch.take_string());
+                let bound = bound_of(tree, h.cq, unfit);
+                let not_admitted = unfit.not_admitted(
+                    world,
+                    specs.spec(h.key.workload),
+                    scratch.take_string(),
+                    bound,
+                );
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::NoFit,
@@ -553,15 +563,21 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 // No candidates: unless the ClusterQueue can always reclaim its nominal quota
                 // (reclaimWithinCohort: Any, `CanAlwaysReclaim`), hold what it would take so
                 // others cannot borrow it in this cycle (`reserveCapacityForUnreclaimablePreempt`).
+                let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
+                // What held it back, read before its own reservation below.
+                let bound = bound_of(tree, h.cq, unfit);
                 let cq = world.cluster_queue(h.cq);
                 if cq.preemption.reclaim_within_cohort != PreemptionPolicy::Any {
                     for (fr, amount) in quota_to_reserve(tree, h.cq, &a) {
                         tree.add_usage(tree.cq_node(h.cq), fr, amount);
                     }
                 }
-                let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
-                let not_admitted =
-                    unfit.not_admitted(world, specs.spec(h.key.workload), scratch.take_string());
+                let not_admitted = unfit.not_admitted(
+                    world,
+                    specs.spec(h.key.workload),
+                    scratch.take_string(),
+                    bound,
+                );
                 decisions.push(Decision::Requeue {
                     head: h,
                     reason: RequeueReason::PreemptionNoCandidates,
@@ -585,6 +601,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     reason: REASON_WAITING_FOR_QUOTA,
                     message: "Workload has overlapping preemption targets with another workload"
                         .into(),
+                    bound: BoundSet::EMPTY,
                 },
                 scan: preserve.then_some(e.scan),
             });
@@ -610,6 +627,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 not_admitted: NotAdmitted {
                     reason: REASON_WAITING_FOR_QUOTA,
                     message: "Workload no longer fits after processing another workload".into(),
+                    bound: BoundSet::EMPTY,
                 },
                 scan: preserve.then_some(e.scan),
             });
@@ -634,6 +652,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 not_admitted: NotAdmitted {
                     reason: REASON_WAITING_FOR_PREEMPTED,
                     message,
+                    bound: BoundSet::one(Constraint::Preempting),
                 },
             });
         } else {
@@ -688,6 +707,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                     not_admitted: NotAdmitted {
                         reason: REASON_WAITING_FOR_QUOTA,
                         message,
+                        bound: BoundSet::one(Constraint::Topology),
                     },
                     scan: preserve.then_some(e.scan),
                 });

@@ -10,6 +10,7 @@ use kueuesim_model::{
     WorkloadId, World,
 };
 
+use crate::bound::Constraint;
 use crate::outcome::PodSetAssignment;
 use crate::preemption::{
     AdmittedWorkloads, FairStrategy, Preemptor, SearchScratch, Target, classical_targets_with,
@@ -549,6 +550,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             flavor,
             resource,
             needed: val - available,
+            requested: val,
         };
         let nominal = self.tree.nominal(self.tree.cq_node(cq), fr);
         if nominal >= val || may_reclaim || self.can_preempt_while_borrowing() {
@@ -639,7 +641,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     &self.world.flavor(fq.flavor).name,
                     self.world.resources.name(r),
                 );
-                reasons.push(Reason::Text(format!(
+                reasons.push(Reason::Text(None, format!(
                     "skipping flavor {fname} as it is not found in the nomination mapping for resource {rname}"
                 )));
                 continue;
@@ -648,7 +650,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
                     tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
                 });
-            if let Some(why) = mismatch.map(Reason::Text) {
+            // A flavor that does not match the workload holds nothing back: another may.
+            if let Some(why) = mismatch.map(|m| Reason::Text(None, m)) {
                 if pinned {
                     reasons.push(why.clone());
                 }
@@ -807,9 +810,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                     }
                     let name = world.resources.name(r);
                     failed = Some((
-                        vec![Reason::Text(format!(
-                            "resource {name} unavailable in ClusterQueue"
-                        ))],
+                        vec![Reason::Text(
+                            Some(Constraint::Misconfigured),
+                            format!("resource {name} unavailable in ClusterQueue"),
+                        )],
                         resolve_no_fit_reason(queue, &ps_attempts),
                     ));
                     break;
@@ -869,8 +873,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                             tas_miss.get_or_insert((ps_index, msg));
                         }
                         Err(msg) => {
-                            failed =
-                                Some((vec![Reason::Text(msg)], REASON_TOPOLOGY_PLACEMENT_FAILED));
+                            failed = Some((
+                                vec![Reason::Text(Some(Constraint::Topology), msg)],
+                                REASON_TOPOLOGY_PLACEMENT_FAILED,
+                            ));
                         }
                     }
                 } else if !fits_when_empty(f, &req) {
@@ -947,7 +953,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         if mode == Mode::Fit
             && let Some((ps_index, msg)) = tas_miss
         {
-            preempt_reasons.push((ps_index, vec![Reason::Text(msg)]));
+            preempt_reasons.push((
+                ps_index,
+                vec![Reason::Text(Some(Constraint::Topology), msg)],
+            ));
             mode = Mode::Preempt;
         }
         if mode == Mode::Preempt {

@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 
 use kueuesim_model::{Amount, FlavorId, ResourceId, Workload, World};
 
+use crate::bound::Constraint;
+
 use super::flavors::PMode;
 use super::{
     NotAdmitted, REASON_EXCEEDS_MAX_QUOTA, REASON_NO_MATCHING_FLAVOR,
@@ -44,14 +46,19 @@ pub(super) enum Reason {
         request: i64,
         max: i64,
     },
-    /// `insufficient unused quota for R in flavor F, N more needed`.
+    /// `insufficient unused quota for R in flavor F, N more needed`; `requested` is what was
+    /// asked in all (the earlier pod sets' and this one's), which `pendingBoundBy` reads
+    /// against the quota tree.
     Unused {
         flavor: FlavorId,
         resource: ResourceId,
         needed: i64,
+        requested: i64,
     },
-    /// Worded already: flavor mismatches, skipped flavors, missing resources, TAS placement.
-    Text(String),
+    /// Worded already: flavor mismatches, skipped flavors, missing resources, TAS placement;
+    /// with the constraint it stands for in `pendingBoundBy`, if any (a flavor that does not
+    /// match the workload is no constraint: another flavor may).
+    Text(Option<Constraint>, String),
 }
 
 impl Reason {
@@ -79,6 +86,7 @@ impl Reason {
                 flavor,
                 resource,
                 needed,
+                ..
             } => {
                 // The fixed words are pushed as they are; only the amount needs formatting.
                 let r = world.resources.name(resource);
@@ -90,7 +98,7 @@ impl Reason {
                 Amount(r, needed).push_to(out);
                 out.push_str(" more needed");
             }
-            Reason::Text(ref text) => out.push_str(text),
+            Reason::Text(_, ref text) => out.push_str(text),
         }
     }
 
@@ -255,18 +263,21 @@ impl Unfit {
         }
     }
 
-    /// The `QuotaReserved=False` condition of workload `wl` this stands for.
-    /// The message is written into `message`, an emptied string the caller recycles.
+    /// The `QuotaReserved=False` condition of workload `wl` this stands for, with what held
+    /// it back (`bound`). The message is written into `message`, an emptied string the
+    /// caller recycles.
     pub(super) fn not_admitted(
         &self,
         world: &World,
         wl: &Workload,
         mut message: String,
+        bound: crate::bound::BoundSet,
     ) -> NotAdmitted {
         self.write_message(world, wl, &mut message);
         NotAdmitted {
             reason: self.reason,
             message,
+            bound,
         }
     }
 }
@@ -295,13 +306,15 @@ mod tests {
                 flavor: zeta,
                 resource: cpu,
                 needed: 2000,
+                requested: 4000,
             },
             Reason::Unused {
                 flavor: alpha,
                 resource: gpu,
                 needed: 1,
+                requested: 8,
             },
-            Reason::Text("flavor alpha skipped".into()),
+            Reason::Text(None, "flavor alpha skipped".into()),
             Reason::ExceedsMax {
                 flavor: zeta,
                 resource: cpu,

@@ -13,6 +13,7 @@
 //! `cycle` nominates, orders and processes the heads, `flavors` assigns flavors (with the
 //! preemption oracle and TAS), and `messages` words what did not fit.
 
+mod binding;
 mod cycle;
 mod flavors;
 mod messages;
@@ -25,6 +26,7 @@ pub use messages::Unfit;
 use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, ResourceId, Workload, WorkloadId};
 
+use crate::bound::BoundSet;
 use crate::outcome::PodSetAssignment;
 use crate::preemption::Target;
 use crate::queues::{QueueKey, RequeueReason};
@@ -52,6 +54,9 @@ pub struct NotAdmitted {
     pub reason: &'static str,
     /// Kueue's message.
     pub message: String,
+    /// What held it back (`pendingBoundBy`); empty when the decision says nothing new (a
+    /// head skipped because another entry of the cycle took the quota first).
+    pub bound: BoundSet,
 }
 
 /// The representative mode of an assignment (`FlavorAssignmentMode`).

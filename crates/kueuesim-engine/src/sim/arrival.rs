@@ -276,6 +276,7 @@ impl<'w> Simulation<'w> {
                 if lq.stop_policy != StopPolicy::None {
                     let msg = format!("LocalQueue {} is inactive", lq.name);
                     self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                    self.bound_queued(w);
                     return;
                 }
                 let cq = lq.cluster_queue;
@@ -283,6 +284,7 @@ impl<'w> Simulation<'w> {
                 self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
                 self.kueue.queues.add(cq, strategy, key);
+                self.bound_queued(w);
                 if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
                     // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);

@@ -307,6 +307,7 @@ impl<'w> Simulation<'w> {
             match d {
                 Decision::Admit { head, assignment } => {
                     if self.admission_blocked() {
+                        self.bound_own(head.key.workload, crate::bound::Constraint::PodsReady);
                         self.set_pending_condition(
                             head.key.workload,
                             "WaitingForPodsReady",
@@ -427,6 +428,7 @@ impl<'w> Simulation<'w> {
         // then takes in its admitted object, an update that moves the ClusterQueue's
         // allocatable generation (`clusterQueue.addOrUpdateWorkload` → `deleteWorkload`).
         self.set_last_assignment(w, None);
+        self.bound_off(w);
         self.kueue.cq_generation[cq.index()] += 1;
         self.rec.stats.admissions += 1;
         self.afs_admit(w, &a.usage);

@@ -35,6 +35,7 @@ impl<'w> Simulation<'w> {
         // the scan loop's question (`ScanLoop`), not this head's.
         let pending_flavors = scan.as_ref().is_some_and(ScanProgress::pending_flavors);
         self.set_last_assignment(head.key.workload, scan);
+        self.bound_decided(head.key.workload, head.cq, &why.bound);
         let moved = self
             .kueue
             .queues
@@ -125,6 +126,13 @@ impl<'w> Simulation<'w> {
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.close_idle_quota(w);
+        // Evicted and backing off is waiting to run (`podsReady`); the pods of any other
+        // eviction terminate first, and the workload waits again once requeued.
+        if reason == "PodsReadyTimeout" {
+            self.bound_own(w, crate::bound::Constraint::PodsReady);
+        } else {
+            self.bound_off(w);
+        }
         let now = self.now;
         debug_assert!(
             crate::outcome::EVICTION_REASONS.contains(&reason),
@@ -269,13 +277,15 @@ impl<'w> Simulation<'w> {
             if lq.stop_policy != StopPolicy::None {
                 let msg = format!("LocalQueue {} is inactive", lq.name);
                 self.set_pending_condition(w, admission::REASON_SUSPENDED, msg);
+                self.bound_queued(w);
                 return;
             }
             let key = self.queue_key(w);
             self.runtimes[w.index()].key = Some(key);
             let strategy = world.cluster_queue(cq).queueing_strategy;
             match self.runtimes[w.index()].requeue_at {
-                // In its back-off window a workload waits as inadmissible.
+                // In its back-off window a workload waits as inadmissible (and stays bound
+                // by its PodsReady eviction).
                 Some(at) if at > self.now => {
                     self.kueue.queues.park(cq, key);
                     let g = self.runtimes[w.index()].generation;
@@ -283,6 +293,7 @@ impl<'w> Simulation<'w> {
                 }
                 _ => {
                     self.kueue.queues.add(cq, strategy, key);
+                    self.bound_queued(w);
                 }
             }
             if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {

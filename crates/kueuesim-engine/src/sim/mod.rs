@@ -21,6 +21,7 @@
 
 mod afs;
 mod arrival;
+mod bound;
 mod cycle;
 mod eviction;
 mod invariants;
@@ -51,7 +52,8 @@ use crate::admitted::AdmittedIndex;
 use crate::event_queue::EventQueue;
 use crate::hooks::Hooks;
 use crate::outcome::{
-    LeanOutcome, Outcome, RunStats, Stopped, Tally, TimeSeries, WorkloadRecord, WorkloadState,
+    HourlySeries, LeanOutcome, Outcome, RunStats, Stopped, Tally, TimeSeries, WorkloadRecord,
+    WorkloadState,
 };
 use crate::placement::Cluster;
 use crate::queues::{QueueManager, QueueStatus};
@@ -243,6 +245,9 @@ struct Recorder {
     audit: Option<Vec<String>>,
     /// Keep only each workload's newest event per source (`Simulation::last_events_only`).
     last_events_only: bool,
+    /// The pending workload-milliseconds per queue and what held them back
+    /// (`pendingBoundBy`), into `stats.pending_bound` at the end.
+    bound: bound::BoundTally,
     gpus_in_use: i64,
     last_accounted: SimTime,
     /// The time of the latest time-series sample taken (the sampler goes on from it).
@@ -353,7 +358,10 @@ impl<'w> Simulation<'w> {
             rec: Recorder {
                 stats: RunStats {
                     gpu_capacity,
-                    cq_gpu_seconds_by_hour: vec![Vec::new(); world.cluster_queues.len()],
+                    cq_gpu_seconds_by_hour: vec![
+                        HourlySeries::default();
+                        world.cluster_queues.len()
+                    ],
                     quota_reserved_waits: Vec::new(),
                     ..RunStats::default()
                 },
@@ -362,6 +370,7 @@ impl<'w> Simulation<'w> {
                 spine_of_node: None,
                 audit: None,
                 last_events_only: false,
+                bound: bound::BoundTally::new(world),
                 gpus_in_use: 0,
                 last_accounted: SimTime::ZERO,
                 last_sample: None,
@@ -575,6 +584,7 @@ impl<'w> Simulation<'w> {
             self.rec.account_cq_gpus(&self.runtimes[i], end);
             self.close_idle_quota_at(WorkloadId::from_index(i), end);
         }
+        self.close_bounds(end);
         for (_, rt) in self.runtimes.iter_mut() {
             if rt.gpus_held != 0 {
                 rt.record.gpu_ms +=

@@ -26,9 +26,12 @@ pub trait RunSink {
     /// A quota reservation by a Kueue scheduling cycle and the time since the workload was
     /// created or last requeued (`QueuedWaitTime`), in the order they happened.
     fn quota_reserved(&mut self, w: WorkloadId, wl: &Workload, waited: SimDuration);
-    /// A time-series sample (`Simulation::with_time_series`), in time order, none after the
-    /// end of the run; the outcome's `time_series` then has no samples.
-    fn sample(&mut self, s: &Sample);
+    /// `count` time-series samples (`Simulation::with_time_series`) of one state: `first`,
+    /// and the same state at `first.at + step`, `first.at + 2·step`, … In time order, none
+    /// after the end of the run; the outcome's `time_series` then has no samples. Nothing
+    /// changes between events, so a quiet stretch of any length is one call: a sink that
+    /// keeps samples keeps this once (`count` ≥ 1).
+    fn samples(&mut self, first: &Sample, count: u64, step: SimDuration);
     /// A workload of a lean run that finished, with its final record, just before the run
     /// lets go of it (a full run keeps every record in the outcome instead). In the order
     /// they finished; not called for the workloads unfinished at the end
@@ -119,17 +122,16 @@ impl Simulation<'_> {
         for (w, spec, e) in out.events.drain(..) {
             sink.event(w, &spec, &e);
         }
-        // One sample at a time, the run's own sample moved along its steps: a long run of
-        // samples is never held expanded, and one not yet due costs nothing.
+        // The runs due, each handed over whole (the part of it due): a long run of samples is
+        // never held expanded, and one not yet due costs nothing.
         while let Some(run) = out.samples.front_mut() {
             if run.first.at > samples_until {
                 break;
             }
             let due = ((samples_until - run.first.at).millis() / run.step.millis() + 1) as u64;
-            for _ in 0..due.min(run.count) {
-                sink.sample(&run.first);
-                run.first.at += run.step;
-            }
+            let n = due.min(run.count);
+            sink.samples(&run.first, n, run.step);
+            run.first.at += SimDuration::from_millis(run.step.millis() * n as i64);
             if due < run.count {
                 run.count -= due;
                 break;

@@ -149,16 +149,10 @@ impl Recorder {
         if gpus == 0 || until <= rt.gpus_since {
             return;
         }
-        let series = &mut self.stats.cq_gpu_seconds_by_hour[adm.cluster_queue.index()];
-        let (mut t, end) = (rt.gpus_since.millis().max(0), until.millis());
-        while t < end {
-            let hour = (t / 3_600_000) as usize;
-            let next = ((hour as i64 + 1) * 3_600_000).min(end);
-            if series.len() <= hour {
-                series.resize(hour + 1, 0.0);
-            }
-            series[hour] += gpus as f64 * (next - t) as f64 / 1000.0;
-            t = next;
-        }
+        self.stats.cq_gpu_seconds_by_hour[adm.cluster_queue.index()].add_gpu_time(
+            rt.gpus_since.millis(),
+            until.millis(),
+            gpus,
+        );
     }
 }

@@ -107,6 +107,7 @@ impl<'w> Simulation<'w> {
         );
         if let Some((cq, key)) = self.queued_at(w) {
             self.kueue.queues.push_active(cq, key);
+            self.bound_queued(w);
             self.request_cycle();
         }
     }

@@ -95,6 +95,9 @@ pub(super) struct Runtime<'w> {
     pub(super) claims: Vec<(NodeId, crate::placement::devices::Claim)>,
     /// With Volcano vGPU: the vGPU devices its bound pods hold, to give back on release.
     pub(super) vgpu: Vec<(NodeId, crate::placement::volcano_vgpu::VgpuClaim)>,
+    /// Its part in `pendingBoundBy` (`bound`) and since when.
+    pub(super) bound: super::bound::Bound,
+    pub(super) bound_since: SimTime,
     pub(super) record: WorkloadRecord,
 }
 
@@ -202,6 +205,8 @@ pub(super) fn new_runtime<'w>(
         last_assignment: None,
         claims: Vec::new(),
         vgpu: Vec::new(),
+        bound: super::bound::Bound::Off,
+        bound_since: SimTime::ZERO,
         record: WorkloadRecord {
             state: WorkloadState::Pending,
             admitted_at: None,

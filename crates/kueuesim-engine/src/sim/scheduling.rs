@@ -310,6 +310,7 @@ impl<'w> Simulation<'w> {
         match result.unplaced {
             None => {
                 self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
+                self.bound_off(w);
                 self.schedule_running(w);
                 true
             }
@@ -326,6 +327,7 @@ impl<'w> Simulation<'w> {
                     message,
                     None,
                 );
+                self.bound_unplaced(w, kind);
                 if kind == SchedulerKind::Kai {
                     self.kai_reclaim(w);
                 }

@@ -1,19 +1,27 @@
 //! `kueuesim get` and `kueuesim describe`: the state at a time T printed as kubectl prints
-//! the real objects (the CRDs' `additionalPrinterColumns`, kubectl's table printer). This module owns the pieces every view
-//! shares (kubectl's ages, table and tabwriter layouts, namespaces, the pods derived from the
-//! result document); each view lives in its own file: `get.rs`, `describe.rs` (workloads),
-//! `pods.rs`, `node.rs`, `queues.rs`, `events.rs` (folding), `objects.rs` (`-o json|yaml`).
+//! the real objects (the CRDs' `additionalPrinterColumns`, kubectl's table printer). This
+//! module owns the pieces every view shares (kubectl's ages, table and tabwriter layouts,
+//! namespaces, the dispatch of `describe`); each view lives in its own file: `kinds.rs`
+//! (kubectl's names of the kinds), `get.rs` (listings, names, selectors, sorting, output
+//! formats), `objects.rs` (each object as the API server returns it), `jsonpath.rs`,
+//! `selector.rs`, `describe.rs` (workloads and the generic describer), `pods.rs`, `node.rs`,
+//! `queues.rs`, `podgroups.rs`, `events.rs` (routing to objects, folding, `get events`).
 
 mod describe;
 mod events;
 mod get;
+mod jsonpath;
+mod kinds;
 mod node;
 mod objects;
+mod podgroups;
 mod pods;
 mod queues;
+mod selector;
 
 use std::collections::BTreeMap;
 
+use kueuesim_model::labels::LabelSelector;
 use kueuesim_model::{SimDuration, Workload, World};
 
 use crate::escape::terminal_field;
@@ -21,35 +29,139 @@ use crate::output::{SimulationResult, WorkloadOut};
 
 pub use describe::describe_workload;
 pub use events::{FoldedEvent, fold_events};
-pub use get::get;
-pub use objects::{json_text, workload_objects, yaml_text};
+pub use get::{GetOutput, GetRequest, NotFound, Output, ViewError, get};
+pub use jsonpath::{JsonPathError, Template};
+pub use kinds::Kind;
+pub use objects::{json_text, yaml_text};
 pub use pods::{Pod, PodStatus, pods_at};
+pub use selector::parse_selector;
 
-/// `kubectl describe KIND NAME` at time `at`: workload, pod, node, clusterqueue, localqueue.
-/// Errs with kubectl's `not found` text (exit 1) or an unknown kind (`Err` starting `usage:`).
+/// What `describe` prints.
+#[derive(Clone, Debug, Default)]
+pub struct DescribeOutput {
+    /// The descriptions, one after another.
+    pub text: String,
+    /// Lines for standard error that are not failures (`No resources found`).
+    pub notes: Vec<String>,
+    /// Names that match no object (exit 1).
+    pub missing: Vec<NotFound>,
+}
+
+/// `kubectl describe KIND [NAME...]` at time `at`: each named object (with `-A`, the object of
+/// that name in every namespace that has one), or with no name every object of the kind in
+/// the namespaces shown that `selector` selects, one description after another.
 pub fn describe(
     world: &World,
     doc: &SimulationResult,
-    kind: &str,
+    kind: Kind,
+    ns: &Namespaces,
+    names: &[String],
+    selector: Option<&LabelSelector>,
+    at: f64,
+) -> Result<DescribeOutput, ViewError> {
+    if !kind.describable() {
+        return Err(ViewError::Usage(format!(
+            "describe {:?}: expected {}",
+            kind.singular(),
+            Kind::DESCRIBE_KINDS
+        )));
+    }
+    if !names.is_empty() && selector.is_some() {
+        return Err(ViewError::Usage(
+            "when names are given, -l/--selector cannot be used: give names or a selector".into(),
+        ));
+    }
+    let items: Vec<get::Item> = get::listings(world, doc, kind, ns, at, false)
+        .into_iter()
+        .flat_map(|l| l.items)
+        .collect();
+    let mut out = DescribeOutput::default();
+    let mut texts = Vec::new();
+    let mut one = |i: &get::Item| -> Result<(), ViewError> {
+        let ns = i.namespace.as_deref().unwrap_or_default();
+        texts.push(describe_one(world, doc, kind, ns, &i.name, &i.object, at)?);
+        Ok(())
+    };
+    if names.is_empty() {
+        let chosen: Vec<&get::Item> = items
+            .iter()
+            .filter(|i| selector.is_none_or(|s| s.matches(&selector::object_labels(&i.object))))
+            .collect();
+        for i in &chosen {
+            one(i)?;
+        }
+        if chosen.is_empty() {
+            out.notes.push(match ns {
+                Namespaces::One(n) if kind.namespaced() => {
+                    format!("No resources found in {n} namespace.")
+                }
+                _ => "No resources found".to_string(),
+            });
+        }
+    } else {
+        for name in names {
+            let matching: Vec<&get::Item> = items.iter().filter(|i| &i.name == name).collect();
+            if matching.is_empty() {
+                out.missing
+                    .push(get::not_found(world, doc, kind, ns, name, at));
+            }
+            for i in matching {
+                one(i)?;
+            }
+        }
+    }
+    out.text = texts.join("\n\n");
+    Ok(out)
+}
+
+fn describe_one(
+    world: &World,
+    doc: &SimulationResult,
+    kind: Kind,
     namespace: &str,
     name: &str,
+    object: &serde_json::Value,
     at: f64,
-) -> Result<String, String> {
+) -> Result<String, ViewError> {
+    let failed = ViewError::Failed;
     match kind {
-        "workload" | "workloads" | "kwl" | "wl" => {
-            describe_workload(world, doc, namespace, name, at)
+        Kind::Workload => describe_workload(world, doc, namespace, name, at).map_err(failed),
+        Kind::Pod => pods::describe_pod(world, doc, namespace, name, at).map_err(failed),
+        Kind::Node => node::describe_node(world, doc, name, at).map_err(failed),
+        Kind::ClusterQueue => queues::describe_cluster_queue(world, doc, name, at).map_err(failed),
+        Kind::LocalQueue => {
+            queues::describe_local_queue(world, doc, namespace, name, at).map_err(failed)
         }
-        "pod" | "pods" | "po" => pods::describe_pod(world, doc, namespace, name, at),
-        "node" | "nodes" | "no" => node::describe_node(world, doc, name, at),
-        "clusterqueue" | "clusterqueues" | "cq" => {
-            queues::describe_cluster_queue(world, doc, name, at)
+        Kind::PodGroup => {
+            let groups = podgroups::pod_groups(world, doc, at);
+            let events = groups
+                .iter()
+                .find(|g| g.workload.namespace == namespace && g.name == name)
+                .map(|g| events::pod_group_events(g, at))
+                .unwrap_or_default();
+            Ok(describe::generic_describe(object, events, at))
         }
-        "localqueue" | "localqueues" | "lq" | "queue" | "queues" => {
-            queues::describe_local_queue(world, doc, namespace, name, at)
+        // Kueue's controllers record no events on Cohorts and ResourceFlavors.
+        Kind::Cohort | Kind::ResourceFlavor => {
+            Ok(describe::generic_describe(object, Vec::new(), at))
         }
-        other => Err(format!(
-            "usage: describe {other:?}: expected workload, pod, node, clusterqueue or localqueue"
+        Kind::Event => Err(ViewError::Usage(
+            "describe events: expected a kind that describes".into(),
         )),
+    }
+}
+
+/// A `Key:` line with several values (labels, taints): the first on the key's line, the
+/// others on lines of their own in the value column; `<none>` when there are none.
+fn multiline(l: &mut Vec<String>, key: &str, values: &[String]) {
+    match values.split_first() {
+        None => l.push(format!("{key}:\t<none>")),
+        Some((first, rest)) => {
+            l.push(format!("{key}:\t{first}"));
+            for x in rest {
+                l.push(format!("\t{x}"));
+            }
+        }
     }
 }
 
@@ -151,8 +263,8 @@ fn human_duration(d: SimDuration) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-/// kubectl's table: its tabwriter (minimum cell width 10, padding 3), the last column not
-/// padded. Each cell's control characters are made visible first, as kubectl's table printer
+/// kubectl's table: its tabwriter (cli-runtime's `printers.GetNewTabWriter`: minimum cell
+/// width 6 with the padding, padding 3), the last column not padded. Each cell's control characters are made visible first, as kubectl's table printer
 /// does (`printers.EscapeTerminal`), so that the widths are those shown.
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<std::borrow::Cow<'_, str>>> = rows
@@ -176,7 +288,7 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
             if i + 1 == n {
                 l.push_str(c);
             } else {
-                let w = (widths[i] + 3).max(10);
+                let w = (widths[i] + 3).max(6);
                 l.push_str(c);
                 l.extend(std::iter::repeat_n(' ', w - c.chars().count()));
             }
@@ -201,7 +313,8 @@ pub enum Namespaces {
 }
 
 impl Namespaces {
-    fn shows(&self, ns: &str) -> bool {
+    /// Whether objects of namespace `ns` are shown.
+    pub fn shows(&self, ns: &str) -> bool {
         match self {
             Namespaces::One(n) => n == ns,
             Namespaces::All => true,
@@ -368,7 +481,7 @@ mod tests {
         );
         assert_eq!(
             t,
-            "NAME      CLUSTERQUEUE   PENDING WORKLOADS\nq         team-a         3\n"
+            "NAME   CLUSTERQUEUE   PENDING WORKLOADS\nq      team-a         3\n"
         );
     }
 }

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use kueuesim_model::{PodInfo, ResourceList, SchedulerKind, World};
 
 use super::events::{RawEvent, event_lines};
-use super::{Namespaces, age, rfc1123z, specs, tabwrite};
+use super::{age, rfc1123z, specs, tabwrite};
 use crate::output::{PodSetOut, SimulationResult, WorkloadOut};
 
 /// Kueue's scheduling gate for pods of an unadmitted workload.
@@ -98,7 +98,7 @@ impl Pod<'_> {
 /// Whether the job kind's pods wait behind Kueue's scheduling gate (rather than the job
 /// being suspended): Kueue's pod integration serves plain Pods, pod groups and the pod-based
 /// integrations (Deployment, StatefulSet, LeaderWorkerSet).
-fn gated_kind(owner: Option<&str>) -> bool {
+pub(super) fn gated_kind(owner: Option<&str>) -> bool {
     matches!(
         owner,
         Some("Pod" | "Deployment" | "StatefulSet" | "LeaderWorkerSet")
@@ -216,43 +216,91 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
 /// `kubectl get pod [-o wide]`: NAME READY STATUS RESTARTS AGE, and with `wide` IP, NODE,
 /// NOMINATED NODE, READINESS GATES (`<none>` for what kueuesim does not model: pod IPs,
 /// nominations and readiness gates).
-pub(super) fn get_pods(
-    world: &World,
-    doc: &SimulationResult,
-    ns: &Namespaces,
-    at: f64,
-    wide: bool,
-) -> (Vec<&'static str>, Vec<(String, Vec<String>)>) {
-    let mut pods: Vec<Pod<'_>> = pods_at(world, doc, at)
-        .into_iter()
-        .filter(|p| ns.shows(&p.workload.namespace))
-        .collect();
-    // The API server lists objects in key order: namespace, then name.
-    pods.sort_by(|a, b| (&a.workload.namespace, a.name).cmp(&(&b.workload.namespace, b.name)));
-    let rows = pods
-        .into_iter()
-        .map(|p| {
-            let mut r = vec![
-                p.name.to_string(),
-                p.ready().to_string(),
-                p.status.as_str().to_string(),
-                "0".to_string(),
-                age(at, p.created),
-            ];
-            if wide {
-                r.push("<none>".into());
-                r.push(p.node.unwrap_or("<none>").to_string());
-                r.push("<none>".into());
-                r.push("<none>".into());
-            }
-            (p.workload.namespace.clone(), r)
-        })
-        .collect();
+pub(super) fn pod_cells(p: &Pod<'_>, at: f64, wide: bool) -> Vec<String> {
+    let mut r = vec![
+        p.name.to_string(),
+        p.ready().to_string(),
+        p.status.as_str().to_string(),
+        "0".to_string(),
+        age(at, p.created),
+    ];
+    if wide {
+        r.push("<none>".into());
+        r.push(p.node.unwrap_or("<none>").to_string());
+        r.push("<none>".into());
+        r.push("<none>".into());
+    }
+    r
+}
+
+/// The headers of `pod_cells`.
+pub(super) fn pod_headers(wide: bool) -> Vec<&'static str> {
     let mut headers = vec!["NAME", "READY", "STATUS", "RESTARTS", "AGE"];
     if wide {
         headers.extend(["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]);
     }
-    (headers, rows)
+    headers
+}
+
+/// Whether the pod's scheduler has reported it unschedulable by `at` (its `PodScheduled`
+/// condition is then False).
+pub(super) fn failed_scheduling(world: &World, pod: &Pod<'_>, at: f64) -> bool {
+    pod_events(world, pod, at)
+        .iter()
+        .any(|e| e.kind == "Warning")
+}
+
+/// A Deployment pod's `pod-template-hash` (the middle of `<deployment>-<hash>-<suffix>`).
+pub(super) fn pod_template_hash<'a>(pod: &Pod<'a>) -> Option<&'a str> {
+    let (kind, deployment) = pod.owner?;
+    if kind != "Deployment" {
+        return None;
+    }
+    let rest = pod.name.strip_prefix(deployment)?.strip_prefix('-')?;
+    rest.rsplit_once('-').map(|(hash, _)| hash)
+}
+
+/// A LeaderWorkerSet pod's set name, group index and worker index (the leader is worker 0),
+/// from LeaderWorkerSet's names: the group's leader `<lws>-<group>`, its workers
+/// `<lws>-<group>-<worker>`.
+pub(super) fn lws_indices<'a>(pod: &Pod<'a>) -> Option<(&'a str, &'a str, u32)> {
+    let (kind, group_name) = pod.owner?;
+    if kind != "LeaderWorkerSet" {
+        return None;
+    }
+    let (lws, group) = group_name.rsplit_once('-')?;
+    let worker = match pod.name.strip_prefix(group_name)?.strip_prefix('-') {
+        Some(w) => w.parse().ok()?,
+        None => 0,
+    };
+    Some((lws, group, worker))
+}
+
+/// The pod's controller (`metadata.ownerReferences`, describe's `Controlled By`): a Job's
+/// pods the Job; a StatefulSet's the StatefulSet; a Deployment's its ReplicaSet
+/// (`<deployment>-<pod-template-hash>`); a LeaderWorkerSet group's leader the leader
+/// StatefulSet `<lws>`, its workers the group's StatefulSet `<lws>-<group>`.
+pub(super) fn controller_of(pod: &Pod<'_>) -> Option<(String, String)> {
+    let (kind, name) = pod.owner?;
+    match kind {
+        "Job" | "VolcanoJob" => Some((kind.to_string(), name.to_string())),
+        "StatefulSet" => Some(("StatefulSet".into(), name.to_string())),
+        "Deployment" => {
+            pod_template_hash(pod).map(|h| ("ReplicaSet".into(), format!("{name}-{h}")))
+        }
+        "LeaderWorkerSet" => {
+            let (lws, _, worker) = lws_indices(pod)?;
+            Some((
+                "StatefulSet".into(),
+                if worker == 0 {
+                    lws.to_string()
+                } else {
+                    name.to_string()
+                },
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// The scheduler that places the pod's workload.
@@ -264,7 +312,10 @@ fn scheduler(world: &World, w: &WorkloadOut) -> SchedulerKind {
 }
 
 /// The pod's conditions (type, status), in the order the kubelet lists them.
-fn conditions(pod: &Pod<'_>, failed_scheduling: bool) -> Vec<(&'static str, &'static str)> {
+pub(super) fn conditions(
+    pod: &Pod<'_>,
+    failed_scheduling: bool,
+) -> Vec<(&'static str, &'static str)> {
     let bound = |ready: bool| {
         let s = if ready { "True" } else { "False" };
         vec![
@@ -289,7 +340,7 @@ fn conditions(pod: &Pod<'_>, failed_scheduling: bool) -> Vec<(&'static str, &'st
 /// existed and was not bound (a gang's `Unschedulable` reaches each pending pod as
 /// `FailedScheduling`, as Volcano's `taskUnschedulable` and kube-scheduler write it), and
 /// `Scheduled` when it was bound.
-fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEvent<'a>> {
+pub(super) fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEvent<'a>> {
     let kind = scheduler(world, pod.workload);
     let source = kind.event_source();
     let until = pod.bound_at.unwrap_or(at);
@@ -389,33 +440,26 @@ pub(super) fn describe_pod(
     if let Some(b) = pod.bound_at {
         kv("Start Time", &rfc1123z(world, b));
     }
-    // The pod's own labels and annotations, as kubectl prints them (`printLabelsMultiline`,
-    // `printAnnotationsMultiline`).
-    let multiline = |k: &str, pairs: Vec<String>, l: &mut Vec<String>| match pairs.split_first() {
-        None => l.push(format!("{k}:\t<none>")),
-        Some((first, rest)) => {
-            l.push(format!("{k}:\t{first}"));
-            l.extend(rest.iter().map(|x| format!("\t{x}")));
-        }
-    };
-    let info = pod.info;
-    multiline(
-        "Labels",
-        info.map(|i| i.labels.iter().map(|(k, v)| format!("{k}={v}")).collect())
-            .unwrap_or_default(),
-        &mut l,
-    );
-    multiline(
-        "Annotations",
-        info.map(|i| {
+    let spec = specs(world)
+        .get(&(w.namespace.as_str(), w.name.as_str()))
+        .copied();
+    // The pod's own labels (with those its controllers and Kueue add) and annotations, as
+    // kubectl prints them (`printLabelsMultiline`, `printAnnotationsMultiline`).
+    let labels: Vec<String> = super::objects::pod_labels(pod, spec)
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    super::multiline(&mut l, "Labels", &labels);
+    let annotations: Vec<String> = pod
+        .info
+        .map(|i| {
             i.annotations
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect()
         })
-        .unwrap_or_default(),
-        &mut l,
-    );
+        .unwrap_or_default();
+    super::multiline(&mut l, "Annotations", &annotations);
     let mut kv = |k: &str, v: &str| l.push(format!("{k}:\t{v}"));
     match (pod.status, pod.deleted_at) {
         (PodStatus::Terminating, Some(d)) => {
@@ -436,15 +480,14 @@ pub(super) fn describe_pod(
     }
     kv("IP", "");
     kv("IPs", "<none>");
-    match pod.owner {
-        Some(("Job" | "VolcanoJob", n)) => kv("Controlled By", &format!("Job/{n}")),
-        Some(("StatefulSet", n)) => kv("Controlled By", &format!("StatefulSet/{n}")),
-        _ => {}
+    if let Some((kind, name)) = controller_of(pod) {
+        let (_, kind) = super::objects::owner_type(&kind);
+        kv("Controlled By", &format!("{kind}/{name}"));
     }
     l.push("Containers:".into());
     // The pod's own containers (one state for all: kueuesim runs a pod as a whole), else
     // one named `main` with the pod's requests.
-    let containers: Vec<(String, Vec<(String, String)>)> = match info {
+    let containers: Vec<(String, Vec<(String, String)>)> = match pod.info {
         Some(i) if !i.containers.is_empty() => i
             .containers
             .iter()

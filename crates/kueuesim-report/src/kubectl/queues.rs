@@ -27,15 +27,15 @@ impl Lines {
 /// Per (flavor, resource) name, the quota its workloads hold: reserved (QuotaReserved=True,
 /// Kueue's `flavorsReservation`) and admitted (Admitted=True, `flavorsUsage`), in Kueue units.
 #[derive(Default)]
-struct Usage {
-    reserved: BTreeMap<(String, String), i64>,
-    admitted: BTreeMap<(String, String), i64>,
-    pending: u32,
-    reserving: u32,
-    admitted_count: u32,
+pub(super) struct Usage {
+    pub reserved: BTreeMap<(String, String), i64>,
+    pub admitted: BTreeMap<(String, String), i64>,
+    pub pending: u32,
+    pub reserving: u32,
+    pub admitted_count: u32,
 }
 
-fn usage<'a>(world: &World, workloads: impl Iterator<Item = &'a WorkloadOut>) -> Usage {
+pub(super) fn usage<'a>(world: &World, workloads: impl Iterator<Item = &'a WorkloadOut>) -> Usage {
     let specs = specs(world);
     let mut u = Usage::default();
     for w in workloads {
@@ -75,7 +75,7 @@ fn usage<'a>(world: &World, workloads: impl Iterator<Item = &'a WorkloadOut>) ->
 }
 
 /// The flavors and resources of a ClusterQueue's resource groups, in their order.
-fn cells(world: &World, cq: &ClusterQueue) -> Vec<(String, Vec<(String, i64)>)> {
+pub(super) fn cells(world: &World, cq: &ClusterQueue) -> Vec<(String, Vec<(String, i64)>)> {
     let mut out: Vec<(String, Vec<(String, i64)>)> = Vec::new();
     for g in &cq.resource_groups {
         for f in &g.flavors {

@@ -2,94 +2,21 @@
 //! requests to the network) with the run's summary in planner's units and its plots, each an
 //! aggregate bounded in points so the page stays small on any trace (per-workload data lives
 //! in workloads.csv and events.jsonl). `axis.rs` words ticks and durations, `plot.rs` draws,
-//! `panels.rs` has one function per panel.
+//! `panels.rs` has one function per panel, `series.rs` keeps the time series' changes.
 
 mod axis;
 mod panels;
 mod plot;
+mod series;
 
 use std::fmt::Write;
 
-use kueuesim_engine::outcome::{GpuSharingFigures, Sample};
-use kueuesim_model::{SimTime, World};
+use kueuesim_model::World;
 
 use crate::output::SimulationResult;
 use axis::duration;
 use plot::esc;
-
-/// What the page reads of the time series: of each sample its time, the GPUs bound, the GPU
-/// quota held per ClusterQueue, the pending workloads per LocalQueue and, with GPU devices,
-/// their allocation and fragmentation, kept column by
-/// column (a ten-year run sampled every minute with one queue is 28 bytes a sample, where
-/// whole `Sample`s with their ten vectors took over 300).
-#[derive(Default)]
-pub struct PlottedSeries {
-    cluster_queues: usize,
-    local_queues: usize,
-    at: Vec<SimTime>,
-    gpus_in_use: Vec<i64>,
-    /// Sample-major: `[sample * cluster_queues + cq]`.
-    gpu_quota_by_cq: Vec<i64>,
-    /// Sample-major: `[sample * local_queues + lq]`.
-    pending_by_lq: Vec<u32>,
-    /// With GPU devices, their allocation and fragmentation per sample (empty without).
-    gpu_sharing: Vec<GpuSharingFigures>,
-}
-
-/// One sample as the page reads it.
-pub(crate) struct PlottedSample<'a> {
-    pub(crate) at: SimTime,
-    pub(crate) gpus_in_use: i64,
-    pub(crate) gpu_quota_by_cq: &'a [i64],
-    pub(crate) pending_by_lq: &'a [u32],
-    pub(crate) gpu_sharing: Option<&'a GpuSharingFigures>,
-}
-
-impl PlottedSeries {
-    /// An empty series for `world`'s queues.
-    pub fn new(world: &World) -> Self {
-        PlottedSeries {
-            cluster_queues: world.cluster_queues.len(),
-            local_queues: world.local_queues.len(),
-            ..PlottedSeries::default()
-        }
-    }
-
-    /// Keeps what the page reads of `s`.
-    pub fn push(&mut self, s: &Sample) {
-        debug_assert_eq!(s.gpu_quota_by_cq.len(), self.cluster_queues);
-        debug_assert_eq!(s.pending_by_lq.len(), self.local_queues);
-        self.at.push(s.at);
-        self.gpus_in_use.push(s.gpus_in_use);
-        self.gpu_quota_by_cq.extend_from_slice(&s.gpu_quota_by_cq);
-        self.pending_by_lq.extend_from_slice(&s.pending_by_lq);
-        if let Some(f) = s.gpu_sharing {
-            self.gpu_sharing.push(f);
-        }
-    }
-
-    /// The samples kept.
-    pub fn len(&self) -> usize {
-        self.at.len()
-    }
-
-    /// Whether no sample was kept.
-    pub fn is_empty(&self) -> bool {
-        self.at.is_empty()
-    }
-
-    /// The samples in time order.
-    pub(crate) fn samples(&self) -> impl Iterator<Item = PlottedSample<'_>> {
-        let (c, l) = (self.cluster_queues, self.local_queues);
-        (0..self.len()).map(move |i| PlottedSample {
-            at: self.at[i],
-            gpus_in_use: self.gpus_in_use[i],
-            gpu_quota_by_cq: &self.gpu_quota_by_cq[i * c..(i + 1) * c],
-            pending_by_lq: &self.pending_by_lq[i * l..(i + 1) * l],
-            gpu_sharing: self.gpu_sharing.get(i),
-        })
-    }
-}
+pub use series::PlottedSeries;
 
 /// The whole page. Of the time series it reads what `PlottedSeries` keeps, and of each finished workload its ClusterQueue, state, times,
 /// whether a pod set was admitted and its evictions' times and reasons: a streamed `--out`

@@ -8,11 +8,12 @@ use std::fmt::Write;
 
 use kueuesim_model::World;
 
+use super::PlottedSeries;
 use super::axis::{duration, time_step, time_ticks, value_ticks};
 use super::plot::{
     Frame, H, MAX_LINES, Mark, REF, W, buckets, esc, keep_top, means, min_max, path, section, style,
 };
-use super::{PlottedSample, PlottedSeries};
+use super::series::Column;
 use crate::output::SimulationResult;
 
 /// Ticks a time axis aims for.
@@ -26,23 +27,22 @@ const EVICTION_BINS: usize = 120;
 /// Spine rows the topology panel draws at most.
 const TOPOLOGY_ROWS: usize = 32;
 
-/// What the time panels share: sample times (seconds), the buckets, and the x axis (to the
-/// end of the run).
+/// What the time panels share: the series, the buckets, and the x axis (to the end of the
+/// run). A panel reads each column it draws sample by sample into at most two points a
+/// bucket (`line`) or one mean a bucket (`means`), so drawing holds no column whole.
 pub(super) struct Timeline<'a> {
     series: &'a PlottedSeries,
-    times: Vec<f64>,
     buckets: Vec<std::ops::Range<usize>>,
     end: f64,
 }
 
 impl<'a> Timeline<'a> {
     pub(super) fn new(series: &'a PlottedSeries, end: f64) -> Timeline<'a> {
-        let times: Vec<f64> = series.samples().map(|s| s.at.as_secs_f64()).collect();
-        let end = times.last().copied().unwrap_or(0.0).max(end).max(60.0);
+        let last = series.len().checked_sub(1).map_or(0.0, |i| series.time(i));
+        let end = last.max(end).max(60.0);
         Timeline {
             series,
-            buckets: buckets(times.len()),
-            times,
+            buckets: buckets(series.len()),
             end,
         }
     }
@@ -53,17 +53,17 @@ impl<'a> Timeline<'a> {
             value_ticks(y_max, Y_TICKS, integer),
         )
     }
-    /// One value of every sample.
-    fn values(&self, f: impl Fn(&PlottedSample<'_>) -> f64) -> Vec<f64> {
-        self.series.samples().map(|s| f(&s)).collect()
-    }
-    /// A line through `values`, its min and max kept per bucket.
-    fn line(&self, f: &Frame, values: &[f64]) -> String {
+    /// A line through `values` (every sample's, in order), its min and max kept per bucket.
+    fn line(&self, f: &Frame, values: impl IntoIterator<Item = f64>) -> String {
         path(
             min_max(values, &self.buckets)
                 .into_iter()
-                .map(|i| (f.x(self.times[i]), f.y(values[i]))),
+                .map(|(i, v)| (f.x(self.series.time(i)), f.y(v))),
         )
+    }
+    /// Each bucket's mean of `values` (every sample's, in order).
+    fn means(&self, values: impl IntoIterator<Item = f64>) -> Vec<f64> {
+        means(values, &self.buckets)
     }
 }
 
@@ -123,17 +123,15 @@ pub(super) fn nominal_gpus(world: &World) -> i64 {
 /// GPUs bound to pods and GPU quota held over time, against the nodes' GPUs and the
 /// ClusterQueues' nominal GPU quota.
 pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
-    let bound = t.values(|s| s.gpus_in_use as f64);
-    let held = t.values(|s| s.gpu_quota_by_cq.iter().sum::<i64>() as f64);
+    let bound = t.series.gpus_in_use();
+    let held = t.series.quota_of(0..world.cluster_queues.len());
     let capacity = node_gpus(world);
     let nominal = Some(nominal_gpus(world)).filter(|&n| n > 0);
-    let y_max = bound
-        .iter()
-        .chain(&held)
-        .copied()
-        .chain(capacity.map(|c| c as f64))
+    let y_max = capacity
+        .map(|c| c as f64)
+        .into_iter()
         .chain(nominal.map(|n| n as f64))
-        .fold(1.0, f64::max);
+        .fold(held.max(bound.max(1.0)), f64::max);
     let f = t.frame(y_max * 1.04, true);
     let mut body = f.axes("time since start", "GPUs");
     let mut keys = Vec::new();
@@ -179,13 +177,13 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
     let (held_style, bound_style) = (style(1), style(0));
     // Quota held is drawn wide underneath, so where it equals GPUs bound it shows as a rim.
     body.push_str(&line_el(
-        &t.line(&f, &held),
+        &t.line(&f, held.iter()),
         held_style,
         4.0,
         "GPU quota held",
     ));
     body.push_str(&line_el(
-        &t.line(&f, &bound),
+        &t.line(&f, bound.iter()),
         bound_style,
         1.5,
         "GPUs bound",
@@ -210,49 +208,35 @@ pub(super) fn gpus_over_time(world: &World, t: &Timeline<'_>) -> String {
 /// `gpu.sharing` figures (Weng et al., USENIX ATC 2023) at every sample; the fragmentation
 /// lines only with a target workload. None without devices.
 pub(super) fn gpu_sharing(t: &Timeline<'_>) -> Option<String> {
-    let figures: Vec<&kueuesim_engine::outcome::GpuSharingFigures> = t
-        .series
-        .samples()
-        .map(|s| s.gpu_sharing)
-        .collect::<Option<_>>()?;
-    let first = figures.first()?;
+    use kueuesim_engine::outcome::GpuSharingFigures;
+    let figures = t.series.gpu_sharing()?;
+    let first = figures.clone().next()?;
     let pct = |a: f64, b: f64| if b > 0.0 { 100.0 * a / b } else { 0.0 };
-    let mut lines: Vec<(&str, Vec<f64>)> = vec![
-        (
-            "GPU allocation ratio (GPUs some pod holds)",
-            figures
-                .iter()
-                .map(|f| pct(f.gpus_allocated as f64, f.gpus as f64))
-                .collect(),
-        ),
-        (
-            "milli-GPU allocation ratio (milli-GPUs held)",
-            figures
-                .iter()
-                .map(|f| pct(f.milli_allocated as f64, (f.gpus * 1000) as f64))
-                .collect(),
-        ),
+    type Ratio = fn(&GpuSharingFigures) -> (f64, f64);
+    let mut lines: Vec<(&str, Ratio)> = vec![
+        ("GPU allocation ratio (GPUs some pod holds)", |f| {
+            (f.gpus_allocated as f64, f.gpus as f64)
+        }),
+        ("milli-GPU allocation ratio (milli-GPUs held)", |f| {
+            (f.milli_allocated as f64, (f.gpus * 1000) as f64)
+        }),
     ];
     if first.milli_fragmented.is_some() {
-        lines.push((
-            "fragmentation rate (of the idle milli-GPUs)",
-            figures
-                .iter()
-                .map(|f| pct(f.milli_fragmented.unwrap_or(0.0), f.milli_idle as f64))
-                .collect(),
-        ));
-        lines.push((
-            "fragmented GPUs (of all GPUs)",
-            figures
-                .iter()
-                .map(|f| pct(f.milli_fragmented.unwrap_or(0.0), (f.gpus * 1000) as f64))
-                .collect(),
-        ));
+        lines.push(("fragmentation rate (of the idle milli-GPUs)", |f| {
+            (f.milli_fragmented.unwrap_or(0.0), f.milli_idle as f64)
+        }));
+        lines.push(("fragmented GPUs (of all GPUs)", |f| {
+            (f.milli_fragmented.unwrap_or(0.0), (f.gpus * 1000) as f64)
+        }));
     }
     let f = t.frame(104.0, false);
     let mut body = f.axes("time since start", "% of GPUs");
     let mut keys = Vec::new();
-    for (k, (name, values)) in lines.iter().enumerate() {
+    for (k, (name, ratio)) in lines.iter().enumerate() {
+        let values = figures.clone().map(|g| {
+            let (a, b) = ratio(&g);
+            pct(a, b)
+        });
         body.push_str(&line_el(&t.line(&f, values), style(k), 1.5, name));
         keys.push((name.to_string(), Mark::Line(style(k))));
     }
@@ -293,16 +277,16 @@ pub(super) fn quota_stack(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
         .map(|&c| {
             (
                 world.cluster_queues[c].name.clone(),
-                means(&t.values(|s| s.gpu_quota_by_cq[c] as f64), &t.buckets),
+                t.means(t.series.quota(c).iter()),
             )
         })
         .collect();
     if kept.len() < n {
         let rest: Vec<usize> = (0..n).filter(|c| !kept.contains(c)).collect();
-        let v = t.values(|s| rest.iter().map(|&c| s.gpu_quota_by_cq[c]).sum::<i64>() as f64);
-        layers.push((others(rest.len(), "ClusterQueues"), means(&v, &t.buckets)));
+        let v = t.series.quota_of(rest.iter().copied());
+        layers.push((others(rest.len(), "ClusterQueues"), t.means(v.iter())));
     }
-    let xs = means(&t.times, &t.buckets);
+    let xs = t.means(t.series.times());
     let mut top = vec![0.0; xs.len()];
     for (_, v) in &layers {
         for (a, b) in top.iter_mut().zip(v) {
@@ -340,7 +324,7 @@ pub(super) fn quota_stack(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
     for a in areas.iter().rev() {
         body.push_str(a);
     }
-    let note = if t.times.len() > xs.len() {
+    let note = if t.series.len() > xs.len() {
         format!(
             "Each point is the mean over {} of samples (areas keep the GPU-hours).",
             duration(t.end / xs.len() as f64)
@@ -361,46 +345,31 @@ pub(super) fn quota_stack(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
 /// Pending workloads per LocalQueue over time (the busiest `MAX_LINES - 1` on their own).
 pub(super) fn pending_by_lq(world: &World, t: &Timeline<'_>) -> String {
     let n = world.local_queues.len();
-    let peak: Vec<f64> = (0..n)
-        .map(|k| {
-            t.series
-                .samples()
-                .map(|s| s.pending_by_lq[k])
-                .max()
-                .unwrap_or(0) as f64
-        })
-        .collect();
+    let peak: Vec<f64> = (0..n).map(|k| t.series.pending(k).max(0.0)).collect();
     let kept = keep_top(n, MAX_LINES, |k| peak[k]);
-    let mut lines: Vec<(String, Vec<f64>)> = kept
+    let mut lines: Vec<(String, Column<'_>)> = kept
         .iter()
         .map(|&k| {
             let l = &world.local_queues[k];
-            (
-                format!("{}/{}", l.namespace, l.name),
-                t.values(|s| f64::from(s.pending_by_lq[k])),
-            )
+            (format!("{}/{}", l.namespace, l.name), t.series.pending(k))
         })
         .collect();
     if kept.len() < n {
         let rest: Vec<usize> = (0..n).filter(|k| !kept.contains(k)).collect();
         lines.push((
             others(rest.len(), "LocalQueues, summed"),
-            t.values(|s| rest.iter().map(|&k| f64::from(s.pending_by_lq[k])).sum()),
+            t.series.pending_of(rest),
         ));
     }
-    let y_max = lines
-        .iter()
-        .flat_map(|(_, v)| v)
-        .copied()
-        .fold(1.0, f64::max);
+    let y_max = lines.iter().fold(1.0, |m, (_, v)| v.max(m));
     let f = t.frame(y_max, true);
     let mut body = f.axes("time since start", "pending workloads");
     let mut keys = Vec::new();
     for (k, (name, v)) in lines.iter().enumerate() {
-        body.push_str(&line_el(&t.line(&f, v), style(k), 1.6, name));
+        body.push_str(&line_el(&t.line(&f, v.iter()), style(k), 1.6, name));
         keys.push((name.clone(), Mark::Line(style(k))));
     }
-    let note = if y_max <= 1.0 && lines.iter().all(|(_, v)| v.iter().all(|&p| p == 0.0)) {
+    let note = if y_max <= 1.0 && lines.iter().all(|(_, v)| v.all_zero()) {
         "No workload was pending at any sample: every line lies on the axis."
     } else {
         ""
@@ -570,14 +539,15 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
 pub(super) fn quota_share(world: &World, t: &Timeline<'_>, kept: &[usize]) -> String {
     let nominal = crate::queues::nominal_gpu_quota(world);
     let n = world.cluster_queues.len();
-    let mut lines: Vec<(String, Vec<f64>)> = kept
+    // Each line: its name, the quota held and the nominal quota it is divided by.
+    let mut lines: Vec<(String, Column<'_>, f64)> = kept
         .iter()
         .filter(|&&c| nominal[c] > 0)
         .map(|&c| {
-            let q = nominal[c] as f64;
             (
                 world.cluster_queues[c].name.clone(),
-                t.values(|s| s.gpu_quota_by_cq[c] as f64 / q),
+                t.series.quota(c),
+                nominal[c] as f64,
             )
         })
         .collect();
@@ -588,26 +558,32 @@ pub(super) fn quota_share(world: &World, t: &Timeline<'_>, kept: &[usize]) -> St
         let q: i64 = rest.iter().map(|&c| nominal[c]).sum();
         lines.push((
             others(rest.len(), "ClusterQueues, pooled"),
-            t.values(|s| rest.iter().map(|&c| s.gpu_quota_by_cq[c]).sum::<i64>() as f64 / q as f64),
+            t.series.quota_of(rest.iter().copied()),
+            q as f64,
         ));
     }
     let without = (0..n).filter(|&c| nominal[c] == 0).count();
-    let y_max = lines
-        .iter()
-        .flat_map(|(_, v)| v)
-        .copied()
-        .fold(1.0, f64::max);
+    // The largest share of any sample: a held value's share is the same whichever sample
+    // holds it.
+    let y_max = lines.iter().fold(1.0, |m, (_, v, q)| {
+        v.distinct().map(|x| x / q).fold(m, f64::max)
+    });
     let f = t.frame(y_max * 1.04, false);
     let mut body = f.axes("time since start", "quota held / nominal quota");
     body.push_str(&ref_line(&f, 1.0, "6 3", "nominal quota", false));
     let mut keys = Vec::new();
     // Legend order follows the stacked panel's (same colour, same queue).
-    for (name, v) in &lines {
+    for (name, v, q) in &lines {
         let k = kept
             .iter()
             .position(|&c| world.cluster_queues[c].name == *name)
             .unwrap_or(kept.len());
-        body.push_str(&line_el(&t.line(&f, v), style(k), 1.6, name));
+        body.push_str(&line_el(
+            &t.line(&f, v.iter().map(|x| x / q)),
+            style(k),
+            1.6,
+            name,
+        ));
         keys.push((name.clone(), Mark::Line(style(k))));
     }
     let note = if without > 0 {

@@ -160,34 +160,45 @@ pub(super) fn buckets(n: usize) -> Vec<Range<usize>> {
     (0..k).map(|b| b * n / k..(b + 1) * n / k).collect()
 }
 
-/// The samples of `values` a line keeps: per bucket its minimum and maximum, in time order
-/// (one when they are the same sample), so a spike survives any downsampling.
-pub(super) fn min_max(values: &[f64], buckets: &[Range<usize>]) -> Vec<usize> {
+/// The samples of `values` (read once, in order; `buckets` are consecutive from 0) a line
+/// keeps, with their values: per bucket its minimum and maximum (the first sample of each),
+/// in time order (one when they are the same sample), so a spike survives any downsampling.
+pub(super) fn min_max(
+    values: impl IntoIterator<Item = f64>,
+    buckets: &[Range<usize>],
+) -> Vec<(usize, f64)> {
+    let mut values = values.into_iter();
     let mut keep = Vec::with_capacity(buckets.len() * 2);
     for r in buckets {
-        let (mut lo, mut hi) = (r.start, r.start);
-        for i in r.clone() {
-            if values[i] < values[lo] {
-                lo = i;
+        let mut lo: Option<(usize, f64)> = None;
+        let mut hi: Option<(usize, f64)> = None;
+        for (i, v) in r.clone().zip(values.by_ref()) {
+            if lo.is_none_or(|(_, l)| v < l) {
+                lo = Some((i, v));
             }
-            if values[i] > values[hi] {
-                hi = i;
+            if hi.is_none_or(|(_, h)| v > h) {
+                hi = Some((i, v));
             }
         }
-        keep.push(lo.min(hi));
-        if lo != hi {
-            keep.push(lo.max(hi));
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            continue;
+        };
+        keep.push(if lo.0 <= hi.0 { lo } else { hi });
+        if lo.0 != hi.0 {
+            keep.push(if lo.0 <= hi.0 { hi } else { lo });
         }
     }
     keep
 }
 
-/// The bucket means of `values`: for a stack, so that the layers still add up to the total
-/// (means add; minima and maxima do not).
-pub(super) fn means(values: &[f64], buckets: &[Range<usize>]) -> Vec<f64> {
+/// The bucket means of `values` (read once, in order; `buckets` are consecutive from 0):
+/// for a stack, so that the layers still add up to the total (means add; minima and maxima
+/// do not).
+pub(super) fn means(values: impl IntoIterator<Item = f64>, buckets: &[Range<usize>]) -> Vec<f64> {
+    let mut values = values.into_iter();
     buckets
         .iter()
-        .map(|r| values[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64)
+        .map(|r| values.by_ref().take(r.len()).sum::<f64>() / r.len().max(1) as f64)
         .collect()
 }
 
@@ -283,12 +294,66 @@ mod tests {
         assert_eq!(b.len(), BUCKETS);
         assert_eq!(b.first().map(|r| r.start), Some(0));
         assert_eq!(b.last().map(|r| r.end), Some(v.len()));
-        let keep = min_max(&v, &b);
+        let keep: Vec<usize> = min_max(v.iter().copied(), &b)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
         assert!(keep.len() <= 2 * BUCKETS);
         assert!(keep.contains(&31_337) && keep.contains(&77_000));
         assert!(keep.windows(2).all(|w| w[0] < w[1]), "in time order");
         // Short series are drawn whole.
-        assert_eq!(min_max(&[3.0, 1.0, 2.0], &buckets(3)), [0, 1, 2]);
+        assert_eq!(
+            min_max([3.0, 1.0, 2.0], &buckets(3)),
+            [(0, 3.0), (1, 1.0), (2, 2.0)]
+        );
+    }
+
+    #[test]
+    fn reading_a_series_once_keeps_what_indexing_it_kept() {
+        // The slice versions these replaced, as references: the streamed ones must pick the
+        // same samples and the same means, bit for bit, ties and all.
+        fn min_max_of(values: &[f64], buckets: &[Range<usize>]) -> Vec<usize> {
+            let mut keep = Vec::new();
+            for r in buckets {
+                let (mut lo, mut hi) = (r.start, r.start);
+                for i in r.clone() {
+                    if values[i] < values[lo] {
+                        lo = i;
+                    }
+                    if values[i] > values[hi] {
+                        hi = i;
+                    }
+                }
+                keep.push(lo.min(hi));
+                if lo != hi {
+                    keep.push(lo.max(hi));
+                }
+            }
+            keep
+        }
+        fn means_of(values: &[f64], buckets: &[Range<usize>]) -> Vec<f64> {
+            buckets
+                .iter()
+                .map(|r| values[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64)
+                .collect()
+        }
+        for n in [1, 7, 600, 601, 5_000, 123_457] {
+            // Steps with ties, and thirds so that the order of a sum shows in its bits.
+            let v: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 13 / 3) as f64 / 3.0 + (i / 1000) as f64)
+                .collect();
+            let b = buckets(n);
+            let kept = min_max(v.iter().copied(), &b);
+            let idx: Vec<usize> = kept.iter().map(|&(i, _)| i).collect();
+            assert_eq!(idx, min_max_of(&v, &b), "n = {n}");
+            assert!(kept.iter().all(|&(i, x)| x.to_bits() == v[i].to_bits()));
+            let (m, want) = (means(v.iter().copied(), &b), means_of(&v, &b));
+            assert_eq!(
+                m.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "n = {n}"
+            );
+        }
     }
 
     #[test]
@@ -297,7 +362,7 @@ mod tests {
         let c: Vec<f64> = (0..5000).map(|i| f64::from(i % 13)).collect();
         let total: Vec<f64> = a.iter().zip(&c).map(|(x, y)| x + y).collect();
         let b = buckets(5000);
-        let (ma, mc, mt) = (means(&a, &b), means(&c, &b), means(&total, &b));
+        let (ma, mc, mt) = (means(a, &b), means(c, &b), means(total, &b));
         for i in 0..b.len() {
             assert!((ma[i] + mc[i] - mt[i]).abs() < 1e-9);
         }

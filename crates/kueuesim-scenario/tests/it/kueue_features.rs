@@ -1015,9 +1015,9 @@ fn afs_splits_gpu_time_by_local_queue_weight() {
     assert!(
         cq.gpu_seconds_by_hour
             .iter()
-            .all(|&s| s <= 6.0 * 3600.0 + 1e-6)
+            .all(|s| s <= 6.0 * 3600.0 + 1e-6)
     );
-    assert!(cq.gpu_share_by_hour.iter().all(|s| *s == Some(1.0)));
+    assert!(cq.gpu_share_by_hour.iter().all(|s| s == Some(1.0)));
     let ratio = gold / bronze;
     assert!(
         (1.8..=2.2).contains(&ratio),

@@ -36,6 +36,9 @@ mod mutation;
 mod names;
 /// `--patch` and `--set`: overrides merged into the scenario's objects.
 mod overrides;
+/// `pendingBoundBy`: what held each queue back, one scenario per constraint, and the
+/// platform's ml-team across its GPU quota.
+mod pending_bound;
 /// Volcano and KAI placement cases (volcano-kai-cases.md V*, K*) as scenarios.
 mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.

@@ -358,7 +358,7 @@ fn load_and_run(bytes: Vec<u8>, dir: &std::path::Path) -> Result<(), ScenarioErr
         sim = sim.with_stream(stream);
     }
     let all = parse_write("all").expect("all files");
-    let mut sink = OutDir::create(dir, world, &all, step).expect("an --out directory");
+    let mut sink = OutDir::create(dir, world, &all).expect("an --out directory");
     let outcome = sim.run_with_sink(|_, _| std::ops::ControlFlow::Continue(()), &mut sink);
     if let Some(e) = error.and_then(|e| e.borrow_mut().take()) {
         return Err(e);

@@ -384,8 +384,18 @@ spec:
     let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let w = wl(&r, "team", "web-7d4f9");
     assert_eq!(w.pod_sets[0].pods[0].name, "web-7d4f9");
-    let d = kueuesim_report::kubectl::describe(&loaded.world, &r, "pod", "team", "web-7d4f9", 60.0)
-        .unwrap_or_else(|e| panic!("{e}"));
+    use kueuesim_report::kubectl::{Kind, Namespaces, describe};
+    let d = describe(
+        &loaded.world,
+        &r,
+        Kind::parse("pod").expect("a kind"),
+        &Namespaces::One("team".into()),
+        &["web-7d4f9".to_string()],
+        None,
+        60.0,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"))
+    .text;
     let line = |prefix: &str| {
         d.lines()
             .find(|l| l.starts_with(prefix))

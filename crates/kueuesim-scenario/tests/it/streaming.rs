@@ -194,6 +194,111 @@ fn a_streamed_run_holds_only_the_live_workloads() {
     assert!(lean.unfinished.is_empty());
 }
 
+/// `queues` ClusterQueues, each with a LocalQueue in its own namespace and one GPU of quota,
+/// and one one-GPU Job that runs ten years in the first (scripts/wide-queues.sh, smaller).
+fn decade_of_idle_queues(queues: usize) -> String {
+    let mut y = format!(
+        "{{apiVersion: kueuesim.io/v1alpha1, kind: Simulation, metadata: {{name: decade}}, spec: {{seed: 1}}}}
+---
+{{apiVersion: v1, kind: Node, metadata: {{name: n0}}, status: {{allocatable: {{nvidia.com/gpu: \"{queues}\", pods: \"110\"}}}}}}
+---
+{FLAVOR}"
+    );
+    for q in 0..queues {
+        y.push_str(&format!(
+            "---
+{{apiVersion: v1, kind: Namespace, metadata: {{name: team-{q}}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {{name: team-{q}}}, spec: {{namespaceSelector: {{}}, resourceGroups: [{{coveredResources: [nvidia.com/gpu], flavors: [{{name: default, resources: [{{name: nvidia.com/gpu, nominalQuota: 1}}]}}]}}]}}}}
+---
+{{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {{name: q, namespace: team-{q}}}, spec: {{clusterQueue: team-{q}}}}}
+"
+        ));
+    }
+    y.push_str(
+        "---
+{apiVersion: batch/v1, kind: Job, metadata: {name: decade, namespace: team-0, labels: {kueue.x-k8s.io/queue-name: q}, annotations: {kueuesim.io/duration: 87600h}}, spec: {suspend: true, template: {spec: {restartPolicy: Never, containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}}}}
+",
+    );
+    y
+}
+
+/// A sink that keeps what report.html reads of the samples, and counts the calls.
+struct Plotted {
+    series: kueuesim_report::report::PlottedSeries,
+    calls: u64,
+    samples: u64,
+}
+
+impl RunSink for Plotted {
+    fn event(&mut self, _: WorkloadId, _: &Workload, _: &Event) {}
+    fn quota_reserved(&mut self, _: WorkloadId, _: &Workload, _: SimDuration) {}
+    fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
+        self.series.push(first, count, step);
+        self.calls += 1;
+        self.samples += count;
+    }
+    fn finished(&mut self, _: WorkloadId, _: &Workload, _: &WorkloadRecord) {}
+}
+
+#[test]
+fn a_decade_of_idle_queues_is_held_as_its_changes() {
+    // 200 queues for ten years, one of them busy: what the run, the report's series and
+    // the summary hold follows the few changes, not queues × samples or queues × hours
+    // (main held 87,601 samples × 400 queue columns for report.html and 87,600 hours × 200
+    // ClusterQueues, twice, for the summary).
+    let queues = 200;
+    let opts = LoadOptions {
+        stream: true,
+        ..LoadOptions::default()
+    };
+    let mut loaded = load_text_with("t.yaml", &decade_of_idle_queues(queues), opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stream = loaded.stream.take().expect("streamed");
+    let world = &loaded.world;
+    let hour = SimDuration::from_secs(3600);
+    let mut sink = Plotted {
+        series: kueuesim_report::report::PlottedSeries::new(world),
+        calls: 0,
+        samples: 0,
+    };
+    let outcome = Simulation::new(world)
+        .with_stream(stream)
+        .with_time_series(hour)
+        .run_with_sink(|_, _| std::ops::ControlFlow::Continue(()), &mut sink);
+    let hours = 87_600;
+    assert_eq!(outcome.stats.end, SimTime::from_millis(hours * 3_600_000));
+    // Every hour's sample reaches the sink, the quiet decade in one call.
+    assert_eq!(sink.samples, hours as u64 + 1);
+    assert!(sink.calls <= 4, "{} calls", sink.calls);
+    assert_eq!(sink.series.len(), hours as usize + 1);
+    // One point per column (GPUs bound, quota per ClusterQueue, pending per LocalQueue,
+    // device figures), a few more where the job starts and ends.
+    let columns = 1 + 2 * queues + 1;
+    assert!(
+        sink.series.points() <= columns + 8,
+        "{} points for {columns} columns",
+        sink.series.points()
+    );
+    // The hourly GPU-seconds: the busy queue's decade is one run (a few with its edges),
+    // each idle queue none.
+    let by_hour = &outcome.stats.cq_gpu_seconds_by_hour;
+    assert!(by_hour[0].run_count() <= 3, "{}", by_hour[0].run_count());
+    assert!(by_hour[1..].iter().all(|s| s.run_count() == 0));
+    // The summary reads them as the hours of the run.
+    let doc = result_with(world, &outcome, false);
+    let busy = &doc.summary.cluster_queues[0];
+    assert_eq!(busy.gpu_seconds_by_hour.len(), hours as usize);
+    assert!(busy.gpu_seconds_by_hour.iter().all(|s| s == 3600.0));
+    assert!(busy.gpu_share_by_hour.iter().all(|s| s == Some(1.0)));
+    let idle = &doc.summary.cluster_queues[1];
+    assert!(idle.gpu_share_by_hour.iter().all(|s| s == Some(0.0)));
+    // And the page draws from them, bounded whatever the run's length.
+    let html = kueuesim_report::report::report_html(world, &doc, Some(&sink.series));
+    assert!(html.len() < 200_000, "report.html is {} bytes", html.len());
+    assert!(html.contains("(181 other ClusterQueues)"), "queues folded");
+}
+
 #[test]
 fn a_streamed_run_retains_per_workload_only_its_tally_entry() {
     // What a lean run keeps of a finished workload is what exact percentiles need: its wait
@@ -280,8 +385,13 @@ impl RunSink for Collect<'_> {
     fn quota_reserved(&mut self, w: WorkloadId, _wl: &Workload, waited: SimDuration) {
         self.waits.push((w, waited));
     }
-    fn sample(&mut self, s: &Sample) {
-        self.samples.push(s.clone());
+    fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
+        for k in 0..count as i64 {
+            self.samples.push(Sample {
+                at: first.at + SimDuration::from_millis(k * step.millis()),
+                ..first.clone()
+            });
+        }
     }
     fn finished(&mut self, w: WorkloadId, wl: &Workload, rec: &WorkloadRecord) {
         let end = rec.finished_at.expect("finished");

@@ -1,6 +1,8 @@
 //! Pod-based kinds: StatefulSet (one pod group), Deployment (a Workload per pod),
 //! LeaderWorkerSet (a Workload per group); bare Pods are in `bare_pods`.
 
+use std::sync::Arc;
+
 use kueuesim_model::Workload;
 
 use super::JobKind;
@@ -48,10 +50,16 @@ impl Builder<'_> {
             let name = name_of(src, meta)?.to_string();
             let namespace = namespace_of(meta);
             self.remember(src, &namespace, &name)?;
-            // Every pod is its own single-pod Workload (the pod integration).
+            // Every pod is its own single-pod Workload (the pod integration), named after
+            // the pod, which the ReplicaSet controller names
+            // `<deployment>-<pod-template-hash>-<5 random characters>`.
             let count = Self::replicas(src, "replicas", p.obj.spec.replicas.as_ref())?;
             let t = &p.obj.spec.template;
             too_many_workloads(src, out.len() + count as usize)?;
+            let seed = meta
+                .uid
+                .clone()
+                .unwrap_or_else(|| format!("{namespace}/{name}"));
             for i in 0..count {
                 let ps = self.pod_set(src, "main".into(), 1, None, t)?;
                 let kind = JobKind {
@@ -59,9 +67,11 @@ impl Builder<'_> {
                     group: "",
                     is_batch_job: false,
                 };
-                let pod = format!("{name}-{i}");
-                let w =
+                let pod = kueuesim_model::replica_set_pod_name(&name, &seed, i as usize);
+                let mut w =
                     self.job_workload(src, meta, kind, &pod, &namespace, vec![ps], &[t], None)?;
+                w.owner = Some(("Deployment".into(), name.clone()));
+                Arc::make_mut(&mut w.gang).pod_names = vec![vec![pod]];
                 out.push((src.order, w));
             }
         }

@@ -117,6 +117,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             job_uid: None,
             creation_blocked: None,
             suspended: false,
+            requeue_state: None,
             gang: Default::default(),
         });
     }
@@ -232,6 +233,7 @@ pub fn cycle_world(
             max_execution_time: None,
             creation_blocked: None,
             suspended: false,
+            requeue_state: None,
             gang: Default::default(),
         });
     };
@@ -615,6 +617,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             job_uid: None,
             creation_blocked: None,
             suspended: false,
+            requeue_state: None,
             gang: gang.into(),
         });
     }

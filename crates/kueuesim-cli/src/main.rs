@@ -34,9 +34,7 @@ use kueuesim_engine::Simulation;
 use kueuesim_model::limits;
 use kueuesim_model::{SimDuration, SimTime, World};
 use kueuesim_report::outdir::{OutDir, OutFile, parse_write};
-use kueuesim_report::output::{
-    SimulationResult, result_with, summary_text, to_yaml, write_json,
-};
+use kueuesim_report::output::{SimulationResult, result_with, summary_text, to_yaml, write_json};
 use kueuesim_scenario::embedded::{default_scenario, read_paths};
 use kueuesim_scenario::{LoadOptions, Loaded, ScenarioError, SourceFile, load};
 

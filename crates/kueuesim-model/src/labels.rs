@@ -153,13 +153,15 @@ impl NodeAffinity {
         self.terms.iter().any(|term| {
             !term.is_empty()
                 && term.iter().all(|r| {
-                    let v = if r.field { Some(name) } else { labels.get(&r.key) };
+                    let v = if r.field {
+                        Some(name)
+                    } else {
+                        labels.get(&r.key)
+                    };
                     let int = |x: &str| x.trim().parse::<i64>().ok();
                     match r.op {
                         NodeSelectorOp::In => v.is_some_and(|v| r.values.iter().any(|x| x == v)),
-                        NodeSelectorOp::NotIn => {
-                            v.is_none_or(|v| r.values.iter().all(|x| x != v))
-                        }
+                        NodeSelectorOp::NotIn => v.is_none_or(|v| r.values.iter().all(|x| x != v)),
                         NodeSelectorOp::Exists => v.is_some(),
                         NodeSelectorOp::DoesNotExist => v.is_none(),
                         NodeSelectorOp::Gt | NodeSelectorOp::Lt => {
@@ -294,10 +296,20 @@ mod tests {
         use NodeSelectorOp::*;
         let a = |terms: Vec<Vec<NodeSelectorRequirement>>| NodeAffinity { terms };
         assert!(a(vec![vec![r("zone", In, &["a", "b"], false)]]).matches("n", &l));
-        assert!(!a(vec![vec![r("zone", In, &["a"], false), r("gen", Lt, &["9"], false)]])
-            .matches("n", &l));
-        assert!(a(vec![vec![r("zone", NotIn, &["a"], false)], vec![r("gen", Gt, &["8"], false)]])
-            .matches("n", &l));
+        assert!(
+            !a(vec![vec![
+                r("zone", In, &["a"], false),
+                r("gen", Lt, &["9"], false)
+            ]])
+            .matches("n", &l)
+        );
+        assert!(
+            a(vec![
+                vec![r("zone", NotIn, &["a"], false)],
+                vec![r("gen", Gt, &["8"], false)]
+            ])
+            .matches("n", &l)
+        );
         assert!(!a(vec![vec![r("gen", Gt, &["x"], false)]]).matches("n", &l));
         assert!(a(vec![vec![r("metadata.name", In, &["n"], true)]]).matches("n", &l));
         assert!(!a(vec![vec![]]).matches("n", &l));

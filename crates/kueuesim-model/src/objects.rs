@@ -386,6 +386,18 @@ pub struct PodSetAdmission {
     pub topology: Option<(usize, Vec<(crate::topology::DomainId, u32)>)>,
 }
 
+/// A Workload's `status.requeueState`, with its `Requeued` condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequeueState {
+    /// `count`: requeues so far (the next back-off doubles from it; `backoffLimitCount`
+    /// counts it).
+    pub count: u32,
+    /// `requeueAt`, relative to the start: it waits, inadmissible, until then.
+    pub requeue_at: Option<SimTime>,
+    /// The `Requeued` condition's reason and message, if the input has one.
+    pub condition: Option<(String, String)>,
+}
+
 /// A workload: one unit of admission and gang scheduling.
 #[derive(Clone, Debug)]
 pub struct Workload {
@@ -433,6 +445,9 @@ pub struct Workload {
     /// Why Kueue's job controller could not create the Workload (e.g. its
     /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
     pub creation_blocked: Option<CreationBlocked>,
+    /// `status.requeueState` of a Workload of the input that was requeued (a PodsReady
+    /// timeout, an admission check) before the start: how often, and until when it waits.
+    pub requeue_state: Option<RequeueState>,
     /// A job Kueue does not manage that is suspended (`spec.suspend: true` as written, or
     /// suspended by Kueue's webhook for a queue-name label in a namespace Kueue's reconciler
     /// then ignores): nothing unsuspends it, so it never runs.

@@ -386,7 +386,9 @@ pub struct KueueConfig {
 
 /// Kueue's default `managedJobsNamespaceSelector`: `kubernetes.io/metadata.name NotIn
 /// [kube-system, <Kueue's namespace>]` (`SetDefaults_Configuration`).
-pub fn default_managed_jobs_namespace_selector(kueue_namespace: &str) -> crate::labels::LabelSelector {
+pub fn default_managed_jobs_namespace_selector(
+    kueue_namespace: &str,
+) -> crate::labels::LabelSelector {
     crate::labels::LabelSelector {
         match_labels: crate::labels::Labels::default(),
         match_expressions: vec![crate::labels::SelectorRequirement {

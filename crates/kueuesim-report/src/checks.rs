@@ -214,9 +214,12 @@ fn bypass_checks(world: &World, tally: &Tally, out: &mut Vec<Check>) {
         // Why Kueue leaves them alone (`ReconcileGenericJob`): the namespace is not one its
         // Configuration manages, or they name no queue and none is defaulted.
         let why = if world.kueue_manages_namespace(ns) {
-            "no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace".to_string()
+            "no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace"
+                .to_string()
         } else {
-            format!("namespace {ns} is outside the Kueue Configuration's managedJobsNamespaceSelector")
+            format!(
+                "namespace {ns} is outside the Kueue Configuration's managedJobsNamespaceSelector"
+            )
         };
         let suspended = tally
             .unmanaged_suspended_by_namespace

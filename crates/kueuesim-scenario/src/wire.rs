@@ -81,6 +81,27 @@ pub struct ObjectMeta {
     pub annotations: Keyed<S>,
     pub creation_timestamp: Option<S>,
     pub uid: Option<String>,
+    pub owner_references: Vec<OwnerReference>,
+}
+
+/// One `metadata.ownerReferences` entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OwnerReference {
+    pub kind: String,
+    pub name: String,
+    pub controller: Option<bool>,
+}
+
+impl ObjectMeta {
+    /// The controlling owner (`controller: true`), else the only owner: (kind, name).
+    pub fn controller(&self) -> Option<(&str, &str)> {
+        let refs = &self.owner_references;
+        refs.iter()
+            .find(|r| r.controller == Some(true))
+            .or_else(|| (refs.len() == 1).then(|| &refs[0]))
+            .map(|r| (r.kind.as_str(), r.name.as_str()))
+    }
 }
 
 /// A top-level object's `metadata` (None for a kind without one, Kueue's Configuration), so
@@ -870,7 +891,15 @@ pub struct StatusCondition {
     pub kind: String,
     pub status: String,
     pub reason: String,
+    pub message: String,
     pub last_transition_time: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RequeueState {
+    pub count: Option<Spanned<i64>>,
+    pub requeue_at: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -878,6 +907,7 @@ pub struct StatusCondition {
 pub struct WorkloadStatus {
     pub admission: Option<Admission>,
     pub conditions: Vec<StatusCondition>,
+    pub requeue_state: Option<RequeueState>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -63,8 +63,7 @@ fn no_cell_of_the_run_files_starts_a_formula_or_holds_a_control_character() {
     let world = &loaded.world;
     let dir = temp_dir("csv-formulas");
     let step = SimDuration::from_secs(600);
-    let mut sink =
-        OutDir::create(&dir, world, &parse_write("csv").expect("csv")).expect("out dir");
+    let mut sink = OutDir::create(&dir, world, &parse_write("csv").expect("csv")).expect("out dir");
     let outcome = Simulation::new(world)
         .with_time_series(step)
         .run_with_sink(|_, _| ControlFlow::Continue(()), &mut sink);

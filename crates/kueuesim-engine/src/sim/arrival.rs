@@ -7,7 +7,7 @@ use std::rc::Rc;
 use kueuesim_model::{QueueRef, StopPolicy, Workload, WorkloadId};
 
 use crate::admission::{self, Assignment};
-use crate::outcome::{EventType, PodSetAssignment, WorkloadState};
+use crate::outcome::{ConditionType, EventType, PodSetAssignment, WorkloadState};
 use crate::queues::QueueKey;
 
 use super::runtime::{Spec, new_runtime};
@@ -283,8 +283,33 @@ impl<'w> Simulation<'w> {
                 let key = self.queue_key(w);
                 self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
-                self.kueue.queues.add(cq, strategy, key);
-                self.bound_queued(w);
+                // Requeued before the start (`status.requeueState`): the next back-off goes
+                // on from its count, and one still running holds it inadmissible until
+                // `requeueAt`, as the workload controller does.
+                let backoff = wl.requeue_state.as_ref().and_then(|rs| {
+                    self.runtimes[w.index()].record.requeue_count = rs.count;
+                    rs.requeue_at.filter(|&at| at > self.now).map(|at| (at, rs))
+                });
+                match backoff {
+                    Some((at, rs)) => {
+                        self.kueue.queues.park(cq, key);
+                        self.runtimes[w.index()].requeue_at = Some(at);
+                        let g = self.runtimes[w.index()].generation;
+                        self.events.push(at, Ev::BackoffExpired(w, g));
+                        // The reasons Kueue writes while a back-off runs.
+                        let (reason, message) = match &rs.condition {
+                            Some((r, m)) if r == "AdmissionCheck" => ("AdmissionCheck", m.clone()),
+                            Some((_, m)) => ("PodsReadyTimeout", m.clone()),
+                            None => ("PodsReadyTimeout", String::new()),
+                        };
+                        self.set_condition(w, ConditionType::Requeued, false, reason, message);
+                        self.bound_own(w, crate::bound::Constraint::PodsReady);
+                    }
+                    None => {
+                        self.kueue.queues.add(cq, strategy, key);
+                        self.bound_queued(w);
+                    }
+                }
                 if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
                     // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);

@@ -130,6 +130,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         job_uid: None,
         creation_blocked: None,
         suspended: false,
+        requeue_state: None,
         gang: Default::default(),
     });
     // The engine expects workloads in arrival order.

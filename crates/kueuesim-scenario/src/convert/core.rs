@@ -123,6 +123,10 @@ pub(super) struct Builder<'a> {
     /// Required node affinities of the pod templates, by the nodeSelector label standing
     /// for each (`pod_spec`).
     pub(super) node_affinities: BTreeMap<String, kueuesim_model::NodeAffinity>,
+    /// The jobs and Workloads a running Pod of the input may belong to (`owners`).
+    pub(super) pod_owners: std::collections::BTreeSet<super::owners::OwnerKey>,
+    /// Running Pods by their owner, until the owners' workloads are built (`owners`).
+    pub(super) owned_pods: super::owners::OwnedPods,
 }
 
 /// Names to indexes of the `World`'s vectors, kept in step as objects are built.
@@ -472,7 +476,10 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
         .affinity
         .as_ref()
         .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
     {
         for term in &required.node_selector_terms {
             text.push_str("na:");

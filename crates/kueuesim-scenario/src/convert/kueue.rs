@@ -315,9 +315,9 @@ impl Builder<'_> {
             .map_or("kueue-system", |n| n.value.as_str());
         let managed_jobs_namespace_selector = match &c.managed_jobs_namespace_selector {
             Some(sel) => Some(selector(src, sel)?),
-            None => Some(kueuesim_model::world::default_managed_jobs_namespace_selector(
-                kueue_namespace,
-            )),
+            None => Some(
+                kueuesim_model::world::default_managed_jobs_namespace_selector(kueue_namespace),
+            ),
         };
         Ok(KueueConfig {
             fair_sharing,

@@ -34,7 +34,10 @@ impl Builder<'_> {
             .affinity
             .as_ref()
             .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|n| n.required_during_scheduling_ignored_during_execution.as_ref())
+            .and_then(|n| {
+                n.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
         else {
             return Ok(None);
         };
@@ -52,7 +55,10 @@ impl Builder<'_> {
         let text = format!("{affinity:?}");
         let mut h = sha1_smol::Sha1::new();
         h.update(text.as_bytes());
-        let label = format!("{NODE_AFFINITY_LABEL_PREFIX}{}", &h.digest().to_string()[..10]);
+        let label = format!(
+            "{NODE_AFFINITY_LABEL_PREFIX}{}",
+            &h.digest().to_string()[..10]
+        );
         self.node_affinities
             .entry(label.clone())
             .or_insert(affinity);

@@ -244,6 +244,8 @@ impl Builder<'_> {
                 },
                 _ => None,
             };
+            let requeue_state =
+                self.requeue_state(src, &p.obj.status, initial_admission.is_some())?;
             let scheduler_name =
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
             let templates: Vec<&wire::ObjectMeta> =
@@ -256,7 +258,10 @@ impl Builder<'_> {
                     namespace,
                     name,
                     kind: "Workload".into(),
-                    owner: None,
+                    // The job it stands for (`ownerReferences`), whose running pods are its.
+                    owner: meta
+                        .controller()
+                        .map(|(k, n)| (k.to_string(), n.to_string())),
                     uid,
                     queue,
                     queue_name: Some(qn),
@@ -286,6 +291,7 @@ impl Builder<'_> {
                     },
                     creation_blocked: None,
                     suspended: false,
+                    requeue_state,
                     gang: Arc::new(gang),
                 },
             ));
@@ -401,6 +407,41 @@ impl Builder<'_> {
 }
 
 impl Builder<'_> {
+    /// `status.requeueState` of a Workload waiting in the input (an admitted one's is
+    /// history): its count and `requeueAt`, with the `Requeued` condition's words.
+    fn requeue_state(
+        &self,
+        src: &ObjectText<'_>,
+        status: &wire::WorkloadStatus,
+        admitted: bool,
+    ) -> Result<Option<kueuesim_model::RequeueState>, ScenarioError> {
+        let Some(rs) = status.requeue_state.as_ref().filter(|_| !admitted) else {
+            return Ok(None);
+        };
+        let count = match &rs.count {
+            None => 0,
+            Some(c) => count_in(src, c, "requeueState.count", 0, i64::from(u32::MAX))? as u32,
+        };
+        let requeue_at = match &rs.requeue_at {
+            None => None,
+            Some(ts) => {
+                let ms =
+                    parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+                Some(SimTime::from_millis(ms - self.world.config.start_unix_ms))
+            }
+        };
+        let condition = status
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Requeued")
+            .map(|c| (c.reason.clone(), c.message.clone()));
+        Ok(Some(kueuesim_model::RequeueState {
+            count,
+            requeue_at,
+            condition,
+        }))
+    }
+
     /// An admitted pod set's `topologyAssignment` (v1beta1 `domains`, v1beta2 `slices`), as
     /// Kueue's TAS cache reads it: per domain of the levels given (down to the lowest level
     /// of the Topology of the pod set's TAS flavor, alone or with the levels above), its pods.
@@ -420,19 +461,16 @@ impl Builder<'_> {
                 "topologyAssignment of a pod set without a TAS flavor: expected one of its flavors to have a topologyName".into(),
             ));
         };
-        let Some(t) = self
-            .world
-            .topologies
-            .iter()
-            .position(|t| &t.name == name)
-        else {
+        let Some(t) = self.world.topologies.iter().position(|t| &t.name == name) else {
             return Err(bad(format!(
                 "topologyAssignment: the Topology {name:?} of the pod set's flavor is not in the input"
             )));
         };
         let topo = &self.world.topologies[t];
         let TopologySource::Levels { labels } = &topo.source else {
-            return Err(bad(format!("topologyAssignment: {name:?} is not a Kueue Topology")));
+            return Err(bad(format!(
+                "topologyAssignment: {name:?} is not a Kueue Topology"
+            )));
         };
         let ta = &ta.value;
         // Each given level's depth in the topology; the last must be the lowest.

@@ -340,6 +340,7 @@ fn make_workload(
         last_eviction: None,
         creation_blocked: None,
         suspended: false,
+        requeue_state: None,
         gang,
     }
 }

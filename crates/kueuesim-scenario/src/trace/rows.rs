@@ -677,6 +677,7 @@ impl TraceWorkloads {
             last_eviction: None,
             creation_blocked: None,
             suspended: false,
+            requeue_state: None,
             gang: match d.min_member {
                 None => Arc::clone(&self.default_gang),
                 Some(_) => Arc::new(GangSpec {

@@ -1449,7 +1449,10 @@ fn management_rules_follow_the_kueue_configuration() {
         assert_eq!((w.kind.as_str(), w.state), ("Job", "Pending"), "{name}");
         assert!(w.pod_sets[0].nodes.is_empty(), "{name} runs");
         let e = w.events.last().expect("the Job controller's event");
-        assert_eq!((e.reason, e.message.as_str()), ("Suspended", "Job suspended"));
+        assert_eq!(
+            (e.reason, e.message.as_str()),
+            ("Suspended", "Job suspended")
+        );
     }
     for name in ["plain", "pod"] {
         let w = wl(&r, "sandbox", name);
@@ -1466,7 +1469,9 @@ fn management_rules_follow_the_kueue_configuration() {
         .collect();
     assert_eq!(
         bypass,
-        ["4 workload(s) in namespace sandbox bypass Kueue: namespace sandbox is outside the Kueue Configuration's managedJobsNamespaceSelector; 2 of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run; their scheduler places the other 2 outside any quota"]
+        [
+            "4 workload(s) in namespace sandbox bypass Kueue: namespace sandbox is outside the Kueue Configuration's managedJobsNamespaceSelector; 2 of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run; their scheduler places the other 2 outside any quota"
+        ]
     );
 }
 
@@ -1503,7 +1508,11 @@ spec:
     let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let w = wl(&r, "team", "paused");
     assert_eq!(w.state, "Pending");
-    assert!(w.pod_sets[0].nodes.is_empty(), "it ran on {:?}", w.pod_sets[0].nodes);
+    assert!(
+        w.pod_sets[0].nodes.is_empty(),
+        "it ran on {:?}",
+        w.pod_sets[0].nodes
+    );
     let check = r
         .summary
         .checks

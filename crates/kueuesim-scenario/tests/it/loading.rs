@@ -78,7 +78,12 @@ fn equal_arrivals_go_by_kind_and_name_whatever_the_document_order() {
     );
     let names = |text: String| -> Vec<String> {
         let loaded = load_text("t.yaml", &text).unwrap();
-        loaded.world.workloads.iter().map(|w| w.name.clone()).collect()
+        loaded
+            .world
+            .workloads
+            .iter()
+            .map(|w| w.name.clone())
+            .collect()
     };
     let forward = names(format!("{SETUP}{first}{}{}", job("second"), job("a-third")));
     let backward = names(format!("{SETUP}{}{first}{}", job("a-third"), job("second")));

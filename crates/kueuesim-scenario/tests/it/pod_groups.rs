@@ -411,6 +411,9 @@ spec:
     let nginx = d.find("  nginx:").expect("container nginx");
     let shipper = d.find("  log-shipper:").expect("container log-shipper");
     assert!(nginx < shipper);
-    assert!(d[nginx..shipper].contains("cpu:") && d[nginx..shipper].contains("500m"), "{d}");
+    assert!(
+        d[nginx..shipper].contains("cpu:") && d[nginx..shipper].contains("500m"),
+        "{d}"
+    );
     assert!(d[shipper..].contains("250m"), "{d}");
 }

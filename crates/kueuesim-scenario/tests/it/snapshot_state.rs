@@ -136,7 +136,10 @@ fn documents(rel: &str) -> Vec<String> {
         }
         out.push(doc);
     }
-    out.retain(|d| d.lines().any(|l| l.starts_with("kind:") || l.starts_with('{')));
+    out.retain(|d| {
+        d.lines()
+            .any(|l| l.starts_with("kind:") || l.starts_with('{'))
+    });
     out
 }
 
@@ -188,4 +191,190 @@ proptest! {
         let shuffled: Vec<String> = order.iter().map(|&i| docs[i].clone()).collect();
         prop_assert!(json_of(rel, &docs) == json_of(rel, &shuffled), "{rel}: order {order:?}");
     }
+}
+
+/// A Kueue cluster of one ClusterQueue `cq` (8 cpu of flavor `default`), LocalQueue `lq` in
+/// `team`, and nodes `n1`, `n2` of 4 cpu, as a dump begins.
+const KUEUE_CLUSTER: &str = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: t}
+spec: {startTime: \"2026-01-01T00:00:00Z\", until: 2h}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: \"8\"}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: \"4\", pods: \"110\"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+status: {allocatable: {cpu: \"4\", pods: \"110\"}}
+";
+
+/// A running pod of Job `train` (its controller), named `name`, on `node`.
+fn job_pod(name: &str, node: &str) -> String {
+    format!(
+        "---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: team
+  labels: {{kueue.x-k8s.io/podset: main, batch.kubernetes.io/job-name: train}}
+  ownerReferences:
+  - {{apiVersion: batch/v1, kind: Job, name: train, uid: job-uid, controller: true}}
+spec:
+  nodeName: {node}
+  containers:
+  - name: trainer
+    resources: {{requests: {{cpu: \"3\"}}}}
+status: {{phase: Running}}
+"
+    )
+}
+
+/// A dump holds a Job, the Workload Kueue made for it (owned by the Job) and the Job's
+/// running pods (owned by the Job): one workload, admitted from the start, whose pods run
+/// on the nodes the dump says under their own names; not a Job queued again beside its
+/// Workload, nor its pods as bare Pods of their own.
+#[test]
+fn a_dumped_job_its_workload_and_its_pods_are_one_running_workload() {
+    let job = "---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team
+  uid: job-uid
+  labels: {kueue.x-k8s.io/queue-name: lq}
+  annotations: {kueuesim.io/duration: 1h}
+  creationTimestamp: \"2026-01-01T00:00:00Z\"
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: false
+  template:
+    spec:
+      containers:
+      - name: trainer
+        resources: {requests: {cpu: \"3\"}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: job-train-3c1a2
+  namespace: team
+  uid: wl-uid
+  creationTimestamp: \"2026-01-01T00:00:00Z\"
+  labels: {kueue.x-k8s.io/job-uid: job-uid}
+  annotations: {kueuesim.io/duration: 1h}
+  ownerReferences:
+  - {apiVersion: batch/v1, kind: Job, name: train, uid: job-uid, controller: true}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 2
+    template:
+      spec:
+        containers:
+        - name: trainer
+          resources: {requests: {cpu: \"3\"}}
+status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - {name: main, count: 2, flavors: {cpu: default}}
+  conditions:
+  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: ok, lastTransitionTime: \"2026-01-01T00:00:00Z\"}
+  - {type: Admitted, status: \"True\", reason: Admitted, message: ok, lastTransitionTime: \"2026-01-01T00:00:00Z\"}
+";
+    let text = format!(
+        "{KUEUE_CLUSTER}{job}{}{}",
+        job_pod("train-b7x2k", "n2"),
+        job_pod("train-q9z4m", "n1")
+    );
+    let loaded = load_text("dump.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let names: Vec<&str> = loaded
+        .world
+        .workloads
+        .iter()
+        .map(|w| w.name.as_str())
+        .collect();
+    assert_eq!(names, ["job-train-3c1a2"]);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let w = wl(&r, "team", "job-train-3c1a2");
+    assert_eq!(w.admitted_at, Some(0.0));
+    assert_eq!(w.running_at, Some(0.0));
+    let placed: Vec<(&str, &str)> = w.pod_sets[0]
+        .pods
+        .iter()
+        .zip(&w.pod_sets[0].nodes)
+        .map(|(p, n)| (p.name.as_str(), n.as_str()))
+        .collect();
+    assert_eq!(placed, [("train-b7x2k", "n2"), ("train-q9z4m", "n1")]);
+}
+
+/// A Workload waiting out a PodsReady back-off in the dump (`status.requeueState` with
+/// `requeueAt` 10 minutes after the start, `Requeued=False`) stays inadmissible until then,
+/// though its ClusterQueue has room, and its requeue count goes on from the dump's.
+#[test]
+fn a_requeued_workload_waits_out_its_back_off() {
+    let workload = "---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: backoff
+  namespace: team
+  creationTimestamp: \"2026-01-01T00:00:00Z\"
+  annotations: {kueuesim.io/duration: 10m}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          resources: {requests: {cpu: \"1\"}}
+status:
+  requeueState: {count: 2, requeueAt: \"2026-01-01T00:10:00Z\"}
+  conditions:
+  - {type: Requeued, status: \"False\", reason: PodsReadyTimeout, message: Exceeded the PodsReady timeout team/backoff, lastTransitionTime: \"2025-12-31T23:58:00Z\"}
+";
+    let loaded = load_text("dump.yaml", &format!("{KUEUE_CLUSTER}{workload}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let w = wl(&r, "team", "backoff");
+    assert_eq!(w.admitted_at, Some(600.0));
+    assert_eq!(w.requeue_count, 2);
+    let requeued = crate::util::condition(w, "Requeued");
+    assert_eq!(
+        (requeued.status, requeued.reason),
+        ("True", "BackoffFinished")
+    );
 }

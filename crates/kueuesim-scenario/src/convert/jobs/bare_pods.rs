@@ -79,8 +79,8 @@ fn holds_capacity(pod: &wire::PodTemplateSpec) -> bool {
         .phase
         .as_ref()
         .is_some_and(|p| matches!(p.value.as_str(), "Succeeded" | "Failed"));
-    let reservation = pod.metadata.labels.get("app").map(String::as_str)
-        == Some("kai-resource-reservation");
+    let reservation =
+        pod.metadata.labels.get("app").map(String::as_str) == Some("kai-resource-reservation");
     !finished && !reservation
 }
 
@@ -98,6 +98,11 @@ impl Builder<'_> {
             let name = name_of(src, meta)?.to_string();
             let namespace = namespace_of(meta);
             self.remember(src, &namespace, &name)?;
+            // A pod of a job or Workload of the input is one of its pods (`owners`).
+            if let Some(owner) = self.pod_owner(meta) {
+                self.keep_owned_pod(owner, p, holds_capacity(&p.obj))?;
+                continue;
+            }
             if !holds_capacity(&p.obj) {
                 continue;
             }
@@ -317,9 +322,12 @@ impl Builder<'_> {
             // created first, equal times by name (the members are in name order).
             PodGang::Volcano => {
                 let created = |m: usize| {
-                    pods[m].obj.metadata.creation_timestamp.as_ref().and_then(|t| {
-                        kueuesim_model::time::parse_rfc3339(t.value.trim()).ok()
-                    })
+                    pods[m]
+                        .obj
+                        .metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .and_then(|t| kueuesim_model::time::parse_rfc3339(t.value.trim()).ok())
                 };
                 by_key.sort_by_key(|(_, _, ms)| created(ms[0]));
             }

@@ -92,10 +92,7 @@ impl Builder<'_> {
                 &templates,
                 policy.and_then(|p| p.priority_class.as_ref()),
             )?;
-            Self::keep_suspended(
-                &mut w,
-                spec.run_policy.as_ref().and_then(|r| r.suspend),
-            );
+            Self::keep_suspended(&mut w, spec.run_policy.as_ref().and_then(|r| r.suspend));
             // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
             if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {
                 Arc::make_mut(&mut w.gang).min_member =

@@ -369,7 +369,10 @@ impl Builder<'_> {
         // `managedJobsNamespaceSelector` and `manageJobsWithoutQueueName`.
         let managed_ns = self.world.kueue_manages_namespace(namespace);
         // The pod-based integrations are exempt outright in a namespace not selected.
-        let pod_based = matches!(kind, "Pod" | "Deployment" | "StatefulSet" | "LeaderWorkerSet");
+        let pod_based = matches!(
+            kind,
+            "Pod" | "Deployment" | "StatefulSet" | "LeaderWorkerSet"
+        );
         let name = match label {
             // A queue-name label outside the selected namespaces: the webhook suspends the
             // job (a queue name is enough), the reconciler then ignores it, so it stays
@@ -566,6 +569,7 @@ impl Builder<'_> {
             job_uid: meta.uid.clone(),
             creation_blocked,
             suspended,
+            requeue_state: None,
             gang: Arc::new(gang),
         })
     }

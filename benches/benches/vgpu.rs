@@ -5,7 +5,7 @@
 //! what the per-device check costs a placement.
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
-use kueuesim_engine::placement::{Cluster, PodNeeds, volcano, volcano_vgpu};
+use kueuesim_engine::placement::{Cluster, PodNeeds, volcano};
 use kueuesim_model::gpu::{VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, VgpuMemory, VgpuRequest};
 use kueuesim_model::{DeviceShareArgs, Node, NodeId, ResourceList, VgpuPolicy, World};
 
@@ -93,7 +93,7 @@ fn allocate(c: &mut Criterion) {
     let job = kueuesim_benches::flat_volcano_job(&pods, &name, 8);
     let reqs = [Some(request(4000))];
     // Sanity: both place the whole job.
-    let out = volcano_vgpu::place(&w, &mut cluster.clone(), &job, &reqs);
+    let out = volcano::vgpu::place(&w, &mut cluster.clone(), &job, &reqs);
     assert_eq!(
         (out.bound.len(), out.vgpu.len()),
         (8, 8),
@@ -107,7 +107,7 @@ fn allocate(c: &mut Criterion) {
         b.iter_batched(
             || cluster.clone(),
             |mut c| {
-                let p = volcano_vgpu::place(&w, &mut c, &job, &reqs);
+                let p = volcano::vgpu::place(&w, &mut c, &job, &reqs);
                 (c, p)
             },
             BatchSize::LargeInput,

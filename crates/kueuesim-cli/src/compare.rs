@@ -45,6 +45,64 @@ pub(crate) struct Side {
     /// The policies of its (first) run: `summary.policies` (None: a sweep's variant, or a
     /// document from before they were recorded).
     policies: Option<Value>,
+    /// Each run's `summary.variation` (what its seeds vary, its workload fingerprint), when
+    /// the document has it.
+    variation: Vec<RunVariation>,
+}
+
+/// What a run's `summary.variation` says: what the seeds vary, and the run's workload
+/// fingerprint (absent from summaries written before they were recorded).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct RunVariation {
+    pub(crate) seeds_vary: Option<Vec<String>>,
+    pub(crate) fingerprint: Option<String>,
+}
+
+impl RunVariation {
+    fn of(summary: &Value) -> Self {
+        let v = summary.get("variation");
+        RunVariation {
+            seeds_vary: v
+                .and_then(|v| v.get("seedsVary"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                }),
+            fingerprint: v
+                .and_then(|v| v.get("workloadFingerprint"))
+                .and_then(Value::as_str)
+                .map(String::from),
+        }
+    }
+}
+
+impl Side {
+    /// What its seeds vary, in words (its first run's: every run of a side loads the same
+    /// scenario).
+    fn seeds_vary(&self) -> String {
+        match self.variation.iter().find_map(|v| v.seeds_vary.as_ref()) {
+            Some(items) => kueuesim_report::output::seeds_vary_text(items),
+            None => "not recorded (a result from before kueuesim recorded it)".into(),
+        }
+    }
+
+    /// Why the spread across its runs is not a day's variation, if it is not (with two runs
+    /// or more: one run has no spread to read).
+    fn seeds_warning(&self) -> Option<String> {
+        if self.runs.len() < 2 {
+            return None;
+        }
+        let items = self.variation.iter().find_map(|v| v.seeds_vary.as_ref())?;
+        let prints: Option<Vec<&str>> = self
+            .variation
+            .iter()
+            .map(|v| v.fingerprint.as_deref())
+            .collect();
+        kueuesim_report::output::seeds_warning(items, &prints.unwrap_or_default())
+    }
 }
 
 /// A run's seed (when known) and its figures.
@@ -74,14 +132,15 @@ fn test_for(a: &Side, b: &Side) -> Test {
     }
 }
 
-/// A side from its runs' figures.
-fn side_of(label: &str, runs: Vec<Run>) -> Side {
+/// A side from its runs' figures and variations.
+fn side_of(label: &str, runs: Vec<Run>, variation: Vec<RunVariation>) -> Side {
     let figures: Vec<Vec<(String, Option<f64>)>> = runs.iter().map(|r| r.1.clone()).collect();
     Side {
         label: label.to_string(),
         figures: across(&figures),
         runs,
         policies: None,
+        variation,
     }
 }
 
@@ -104,6 +163,7 @@ fn with_bound_by_zeros(a: Side, b: Side) -> (Side, Side) {
     let n = a.runs.len();
     let (la, lb) = (a.label, b.label);
     let (pa, pb) = (a.policies, b.policies);
+    let (va, vb) = (a.variation, b.variation);
     let mut runs: Vec<Run> = a.runs.into_iter().chain(b.runs).collect();
     let mut figures: Vec<Vec<(String, Option<f64>)>> =
         runs.iter_mut().map(|r| std::mem::take(&mut r.1)).collect();
@@ -115,11 +175,11 @@ fn with_bound_by_zeros(a: Side, b: Side) -> (Side, Side) {
     (
         Side {
             policies: pa,
-            ..side_of(&la, runs)
+            ..side_of(&la, runs, va)
         },
         Side {
             policies: pb,
-            ..side_of(&lb, rb)
+            ..side_of(&lb, rb, vb)
         },
     )
 }
@@ -189,13 +249,14 @@ fn document(text: &str, label: &str) -> Result<Side, Failure> {
         )));
     }
     let policies = summaries.first().and_then(|s| s.get("policies")).cloned();
+    let variation = summaries.iter().map(|s| RunVariation::of(s)).collect();
     let runs: Vec<Run> = summaries
         .into_iter()
         .map(|s| (s.get("seed").and_then(Value::as_u64), flatten(s)))
         .collect();
     Ok(Side {
         policies,
-        ..side_of(label, runs)
+        ..side_of(label, runs, variation)
     })
 }
 
@@ -247,7 +308,8 @@ fn sweep_variant(variant: &str, dir: &Path, label: &str) -> Result<Side, Failure
             (Some(r.seed), figures)
         })
         .collect();
-    Ok(side_of(label, runs))
+    let variation = mine.iter().map(|r| r.variation.clone()).collect();
+    Ok(side_of(label, runs, variation))
 }
 
 /// One line of the comparison.
@@ -410,9 +472,11 @@ fn text(a: &Side, b: &Side, lines: &[Line], test: Test) -> String {
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!(
-        "A: {}\nB: {}\n{}\n",
+        "A: {} (seeds vary: {})\nB: {} (seeds vary: {})\n{}\n",
         a.label,
+        a.seeds_vary(),
         b.label,
+        b.seeds_vary(),
         crate::policy_diff::line(a.policies.as_ref(), b.policies.as_ref())
     );
     if let Some(note) = test_note(test, lines) {
@@ -454,15 +518,24 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> S
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kueuesim compare</title>\n<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{padding:2px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left;font-family:monospace}tr.differs td{background:#fde8e8}</style></head><body>\n<h1>kueuesim compare</h1>\n",
     );
     out.push_str(&format!(
-        "<p>A: <code>{}</code><br>B: <code>{}</code><br>{}{}</p>\n<table>\n<tr>",
+        "<p>A: <code>{}</code> (seeds vary: {})<br>B: <code>{}</code> (seeds vary: {})<br>{}{}</p>\n",
         escape(&a.label),
+        escape(&a.seeds_vary()),
         escape(&b.label),
+        escape(&b.seeds_vary()),
         escape(&crate::policy_diff::line(
             a.policies.as_ref(),
             b.policies.as_ref()
         )),
         test_note(test, lines).map_or(String::new(), |n| format!("<br>{}", escape(&n)))
     ));
+    for w in seeds_warnings(a, b) {
+        out.push_str(&format!(
+            "<p><strong>Warning:</strong> {}</p>\n",
+            escape(&w)
+        ));
+    }
+    out.push_str("<table>\n<tr>");
     for h in HEAD {
         out.push_str(&format!("<th>{}</th>", escape(h)));
     }
@@ -487,9 +560,26 @@ fn html(a: &Side, b: &Side, lines: &[Line], test: Test, note: Option<&str>) -> S
     out
 }
 
+/// The warnings of a comparison whose sides' seeds do not vary the workload: one for both
+/// sides when both say the same, else one per side that does.
+fn seeds_warnings(a: &Side, b: &Side) -> Vec<String> {
+    match (a.seeds_warning(), b.seeds_warning()) {
+        (Some(x), Some(y)) if x == y => vec![format!("on both sides, {x}")],
+        (x, y) => x
+            .map(|w| format!("A: {w}"))
+            .into_iter()
+            .chain(y.map(|w| format!("B: {w}")))
+            .collect(),
+    }
+}
+
 /// `kueuesim compare A B [--html FILE]`.
 pub(crate) fn compare(args: &CompareArgs) -> Result<(), Failure> {
     let (a, b) = with_bound_by_zeros(side(&args.a)?, side(&args.b)?);
+    // The intervals and P below read the spread across seeds: say when that is not a day's.
+    for w in seeds_warnings(&a, &b) {
+        crate::warnings::warn(&w);
+    }
     let test = test_for(&a, &b);
     let mut lines = lines(&a, &b, test);
     if let Some(p) = args
@@ -752,7 +842,7 @@ mod tests {
                 x.map(|x| ("x".to_string(), Some(x))).into_iter().collect(),
             )
         };
-        side_of(label, xs.iter().map(run).collect())
+        side_of(label, xs.iter().map(run).collect(), Vec::new())
     }
 
     /// A side of runs `(seed, value of figure "x")`.
@@ -770,6 +860,7 @@ mod tests {
                     Some(1),
                     vec![("w".to_string(), Some(w)), (only.to_string(), Some(1.0))],
                 )],
+                Vec::new(),
             )
         };
         let (a, b) = (one("a", 10.0, "only.a"), one("b", 15.0, "only.b"));
@@ -809,7 +900,7 @@ mod tests {
                     (Some(i as u64 + 1), figures.collect())
                 })
                 .collect();
-            side_of(label, runs)
+            side_of(label, runs, Vec::new())
         };
         // "zero.mean" averages 0 on A (-1 and 1) but is not 0 in every run: it stays.
         let a = side("a", &[[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]]);

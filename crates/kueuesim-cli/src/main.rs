@@ -803,6 +803,10 @@ fn run_replicates(
         docs.push(doc);
     }
     warn_checks(&docs);
+    let (vary, vary_warning) = replicates::seeds_vary(&docs);
+    if let Some(w) = vary_warning {
+        warnings::warn(&w);
+    }
     let figures = replicates::aggregate(&docs);
     if let Some((dir, _)) = &out {
         // Always: the replicate document is what makes the directory comparable; `--write`
@@ -829,7 +833,7 @@ fn run_replicates(
     if full {
         print_data(&replicates::to_json(&seeds, &figures, &docs))
     } else {
-        print_out(&replicates::aggregate_text(&label, &seeds, &figures))
+        print_out(&replicates::aggregate_text(&label, &seeds, &vary, &figures))
     }
 }
 
@@ -938,8 +942,19 @@ fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {
         }
     }
     let w = &loaded.world;
+    // Workloads a seed draws (`spec.variation`, generators) are this seed's draw.
+    let vary = &w.config.variation.seeds_vary;
+    let drawn = if vary.len() > 1 {
+        format!(
+            " (seed {}; seeds vary: {})",
+            w.config.seed,
+            kueuesim_report::output::seeds_vary_text(vary)
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "ok: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors, {} nodes, {} workloads",
+        "ok: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors, {} nodes, {} workloads{drawn}",
         w.cluster_queues.len(),
         w.local_queues.len(),
         w.flavors.len(),

@@ -267,10 +267,32 @@ pub(crate) fn aggregate(runs: &[SimulationResult]) -> Vec<FigureStats> {
         .collect()
 }
 
-/// The aggregate as a table for people.
-pub(crate) fn aggregate_text(label: &str, seeds: &[u64], figures: &[FigureStats]) -> String {
+/// What the seeds of `runs` vary (the first run's words: every seed loads the same
+/// scenario), and the warning when that is not a day's variation.
+pub(crate) fn seeds_vary(runs: &[SimulationResult]) -> (String, Option<String>) {
+    let Some(first) = runs.first() else {
+        return (String::new(), None);
+    };
+    let v = &first.summary.variation;
+    let prints: Vec<&str> = runs
+        .iter()
+        .map(|r| r.summary.variation.workload_fingerprint.as_str())
+        .collect();
+    (
+        v.seeds_vary_text(),
+        kueuesim_report::output::seeds_warning(&v.seeds_vary, &prints),
+    )
+}
+
+/// The aggregate as a table for people; `vary` says what the seeds vary.
+pub(crate) fn aggregate_text(
+    label: &str,
+    seeds: &[u64],
+    vary: &str,
+    figures: &[FigureStats],
+) -> String {
     let mut out = format!(
-        "{} runs of {label}, seeds {}: mean ± 95 % confidence interval (Student's t), min – max\n\n",
+        "{} runs of {label}, seeds {}: mean ± 95 % confidence interval (Student's t), min – max\nSeeds vary: {vary}\n\n",
         seeds.len(),
         seeds_text(seeds)
     );

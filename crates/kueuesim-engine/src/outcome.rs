@@ -10,6 +10,10 @@ use kueuesim_model::{
     Workload, WorkloadId, World,
 };
 
+// Defined beside the device book that works them out, below this module, so that the
+// placement code it depends on does not depend on it in turn.
+pub use crate::placement::devices::GpuSharingFigures;
+
 /// The state of a workload, as the `-o json` contract names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WorkloadState {
@@ -284,23 +288,34 @@ pub struct RunStats {
     /// Pending workload-milliseconds per ClusterQueue and LocalQueue, by what held them back
     /// (`pendingBoundBy`; `bound::shares` gives each constraint's share).
     pub pending_bound: crate::bound::PendingBound,
+    /// A hash of every arrived workload's namespace, name, arrival, duration and pod sets'
+    /// sizes, in arrival order (`workload_fingerprint`): equal on two runs that replayed
+    /// the same workloads, so a reader can tell seeds that vary the workload from seeds that
+    /// vary tie-breaks only.
+    pub workload_fingerprint: u64,
 }
 
-/// How the GPU devices are used at one instant: allocation and fragmentation as Weng et al.
-/// (USENIX ATC 2023) define them and their simulator reports them (`ClusterAnalysis`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct GpuSharingFigures {
-    /// GPU devices in the cluster.
-    pub gpus: i64,
-    /// Devices some pod holds a share of, or all of.
-    pub gpus_allocated: i64,
-    /// Milli-GPUs held by pods.
-    pub milli_allocated: i64,
-    /// Milli-GPUs free.
-    pub milli_idle: i64,
-    /// Of the free milli-GPUs, those the target workload could not use (FGD's fragmented
-    /// GPU milli: the sum over nodes of `node_fragmentation`); None without a target.
-    pub milli_fragmented: Option<f64>,
+/// Folds workload `w` into a run's `workload_fingerprint` (FNV-1a, 64 bits, over its
+/// namespace, name, arrival, duration and each pod set's count and requests).
+pub fn workload_fingerprint(mut hash: u64, w: &kueuesim_model::Workload) -> u64 {
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(w.namespace.as_bytes());
+    eat(b"/");
+    eat(w.name.as_bytes());
+    eat(&w.arrival.millis().to_le_bytes());
+    eat(&w.duration.map_or(-1, |d| d.millis()).to_le_bytes());
+    for p in &w.pod_sets {
+        eat(&p.count.to_le_bytes());
+        for (r, v) in p.requests.iter() {
+            eat(&(r.index() as u64).to_le_bytes());
+            eat(&v.to_le_bytes());
+        }
+    }
+    hash
 }
 
 /// Why a run stopped before its end (`RunStats::stopped`).

@@ -35,6 +35,6 @@ pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, CycleWork, DeviceShareArgs,
     FairSharingStrategy, KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs,
     NodeOrderWeights, PlacementStrategy, PolicyNames, PolicyRef, ProgressPolicy, ResourceConfig,
-    ResourceTransformation, SchedulerKind, SimConfig, VgpuPolicy, VolcanoConfig, WaitForPodsReady,
-    World,
+    ResourceTransformation, SchedulerKind, SimConfig, VariationNote, VgpuPolicy, VolcanoConfig,
+    WaitForPodsReady, World,
 };

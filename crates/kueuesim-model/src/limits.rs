@@ -82,6 +82,10 @@ pub const MAX_RATE_PER_SECOND: f64 = 1_000_000.0;
 /// clamped to the unit's range in any case.
 pub const MAX_SIGMA: f64 = 10.0;
 
+/// The largest `Simulation.spec.variation.load`: a hundred copies of every arrival is far
+/// past any what-if of a busier day, and each copy is a workload the run holds.
+pub const MAX_LOAD: f64 = 100.0;
+
 /// Parses a duration (Go syntax, `SimDuration::parse`) of at most [`MAX_DURATION`]; a
 /// longer one, even one past `i64` milliseconds, is refused with the real limit.
 pub fn parse_duration(text: &str) -> Result<SimDuration, String> {

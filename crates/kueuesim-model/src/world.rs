@@ -68,6 +68,37 @@ pub struct SimConfig {
     /// GPUs as devices shared by pods, and kube-scheduler's policy for them
     /// (`spec.gpuPlacement`, the openb adapter's `gpuSharing: device`).
     pub gpu: crate::gpu::GpuSharingConfig,
+    /// What the seed changes in the workloads (`spec.variation`), as the loader describes it.
+    pub variation: VariationNote,
+}
+
+/// What a run's seed changes in its workloads (`Simulation.spec.variation`, and any input
+/// drawn from the seed), described by the loader for the summary (`summary.variation`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariationNote {
+    /// `spec.variation.arrivals`: `keep`, `jitter <duration>` or `poisson`.
+    pub arrivals: String,
+    /// `spec.variation.durations`: `keep` or `lognormal sigma <σ>`.
+    pub durations: String,
+    /// `spec.variation.load`.
+    pub load: f64,
+    /// `spec.variation.resample`: `none` or `days`.
+    pub resample: String,
+    /// What differs from one seed to the next, in words, `tie-breaks` last (the schedulers'
+    /// seeded tie-breaks are always drawn from the seed).
+    pub seeds_vary: Vec<String>,
+}
+
+impl Default for VariationNote {
+    fn default() -> Self {
+        VariationNote {
+            arrivals: "keep".into(),
+            durations: "keep".into(),
+            load: 1.0,
+            resample: "none".into(),
+            seeds_vary: vec!["tie-breaks".into()],
+        }
+    }
 }
 
 /// `spec.policies`: the hooks a scenario replaces, each by a name the caller binds to a
@@ -453,6 +484,7 @@ impl Default for SimConfig {
             kueue_gates: KueueGates::default(),
             policies: PolicyNames::default(),
             gpu: crate::gpu::GpuSharingConfig::default(),
+            variation: VariationNote::default(),
         }
     }
 }

@@ -12,7 +12,8 @@ pub type Figure = (String, Option<f64>);
 /// of named items by `[name]`, or `[namespace/name]` for namespaced items (LocalQueues of
 /// the same name in two namespaces are two figures). Lists of plain numbers (the per-hour
 /// series) and strings are not figures and are left out, and so are the `policies` (the
-/// settings the run had, which `compare` shows on a line of their own).
+/// settings the run had, which `compare` shows on a line of their own) and the `variation`
+/// (what the seed changes: a description of the input, the same in every run of it).
 pub fn flatten(summary: &Value) -> Vec<Figure> {
     let mut out = Vec::new();
     walk(summary, &mut String::new(), &mut out);
@@ -25,7 +26,7 @@ fn walk(v: &Value, path: &mut String, out: &mut Vec<Figure>) {
         Value::Null => out.push((path.clone(), None)),
         Value::Object(m) => {
             for (k, x) in m {
-                if path.is_empty() && k == "policies" {
+                if path.is_empty() && (k == "policies" || k == "variation") {
                     continue;
                 }
                 let len = path.len();

@@ -36,6 +36,8 @@ pub struct Summary {
     /// Seconds from start the report describes.
     pub end_time: f64,
     pub seed: u64,
+    /// What the seed changes in the workloads; not a figure (`figures::flatten` skips it).
+    pub variation: VariationOut,
     /// Kueue scheduling cycles run.
     pub cycles: u64,
     pub events_processed: u64,
@@ -85,6 +87,75 @@ pub struct Summary {
     /// Capacity checks of the loaded cluster and workloads (`checks`), also printed as
     /// warnings.
     pub checks: Vec<crate::checks::Check>,
+}
+
+/// What a run's seed changes in its workloads (`Simulation.spec.variation`), and a
+/// fingerprint of the workloads it replayed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VariationOut {
+    /// `keep`, `jitter <duration>` or `poisson`.
+    pub arrivals: String,
+    /// `keep` or `lognormal sigma <σ>`.
+    pub durations: String,
+    pub load: f64,
+    /// `none` or `days`.
+    pub resample: String,
+    /// What differs from one seed to the next, `tie-breaks` last; `tie-breaks` alone: every
+    /// seed replays the same workloads.
+    pub seeds_vary: Vec<String>,
+    /// 16 hex digits hashing every arrived workload's name, arrival, duration and size
+    /// (`RunStats::workload_fingerprint`): equal across seeds that replayed the same workloads.
+    pub workload_fingerprint: String,
+}
+
+impl VariationOut {
+    /// The loader's note and the run's fingerprint.
+    pub fn of(note: &kueuesim_model::VariationNote, fingerprint: u64) -> Self {
+        VariationOut {
+            arrivals: note.arrivals.clone(),
+            durations: note.durations.clone(),
+            load: note.load,
+            resample: note.resample.clone(),
+            seeds_vary: note.seeds_vary.clone(),
+            workload_fingerprint: format!("{fingerprint:016x}"),
+        }
+    }
+
+    /// What the seeds vary, in one line: `arrivals (…), durations (…), tie-breaks`, or
+    /// `tie-breaks only`.
+    pub fn seeds_vary_text(&self) -> String {
+        seeds_vary_text(&self.seeds_vary)
+    }
+}
+
+/// `seedsVary` as one line: the items joined, or `tie-breaks only` when that is all.
+pub fn seeds_vary_text(items: &[String]) -> String {
+    match items {
+        [one] if one == "tie-breaks" => "tie-breaks only".into(),
+        [] => "nothing".into(),
+        _ => items.join(", "),
+    }
+}
+
+/// Why the spread across runs of several seeds is not the variation of a day's workload, if
+/// it is not: their seeds vary tie-breaks only (`seeds_vary` of the runs), or every run
+/// replayed the same workloads (one `workload_fingerprint` among two runs or more).
+pub fn seeds_warning(seeds_vary: &[String], fingerprints: &[&str]) -> Option<String> {
+    const ASK: &str =
+        "Simulation spec.variation varies arrivals, durations and load (docs/what-if.md)";
+    if matches!(seeds_vary, [one] if one == "tie-breaks") {
+        return Some(format!(
+            "the seeds vary tie-breaks only: every seed replays the same workloads, so the spread across seeds is tie-break noise, not how much a day varies; {ASK}"
+        ));
+    }
+    let one = fingerprints.first()?;
+    (fingerprints.len() > 1 && fingerprints.iter().all(|f| f == one)).then(|| {
+        format!(
+            "all {} seeds replayed the same workloads (workload fingerprint {one}): the spread across seeds is tie-break noise, not how much a day varies; {ASK}",
+            fingerprints.len()
+        )
+    })
 }
 
 /// Why a run stopped before its end (`Summary::stopped_early`).
@@ -495,6 +566,10 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             start_time: format_rfc3339(world.config.start_unix_ms),
             end_time: secs(end),
             seed: world.config.seed,
+            variation: VariationOut::of(
+                &world.config.variation,
+                outcome.stats.workload_fingerprint,
+            ),
             cycles: outcome.stats.cycles,
             events_processed: outcome.stats.events_processed,
             stopped_early: outcome

@@ -19,6 +19,8 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     let s = &result.summary;
     let c = &s.workloads;
     let mut out = String::new();
+    // First, what a replicate of this run would change: `--seeds` answers that question only.
+    let _ = writeln!(out, "Seeds vary:   {}", s.variation.seeds_vary_text());
     let _ = writeln!(
         out,
         "Simulated {} from {} (seed {}): {} Kueue scheduling cycles, {} events",

@@ -10,6 +10,7 @@ pub mod source;
 pub mod stream;
 pub mod synthetic;
 pub mod trace;
+pub mod variation;
 mod wire;
 
 pub use convert::{LoadOptions, Loaded, load};

@@ -38,6 +38,17 @@ trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
     fn known_end(&self) -> Option<SimTime> {
         None
     }
+
+    /// The first workload arriving at `t` or later, the ones before it passed over. By
+    /// default each is built and dropped.
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+        loop {
+            match self.next()? {
+                Ok((_, w)) if w.arrival < t => {}
+                r => return Some(r),
+            }
+        }
+    }
 }
 
 /// When a workload is done at the earliest: its arrival plus its duration (a workload
@@ -68,18 +79,30 @@ impl Source for Explicit {
     }
 }
 
-/// A source that has no cheaper way to move on than building the workload.
-struct Built<I>(I);
+/// A trace's rows, each with the trace's rank.
+struct Traced {
+    trace: TraceWorkloads,
+    rank: usize,
+}
 
-impl<I: Iterator<Item = Result<(usize, Workload), ScenarioError>>> Iterator for Built<I> {
-    type Item = I::Item;
+impl Iterator for Traced {
+    type Item = Result<(usize, Workload), ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next()
+        let rank = self.rank;
+        self.trace.next().map(|w| w.map(|w| (rank, w)))
     }
 }
 
-impl<I: Iterator<Item = Result<(usize, Workload), ScenarioError>>> Source for Built<I> {}
+impl Source for Traced {
+    /// Rows before `t` are read for their arrival alone.
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+        let rank = self.rank;
+        self.trace
+            .first_from(t.millis())
+            .map(|w| w.map(|w| (rank, w)))
+    }
+}
 
 /// Where a bad row or value met while the engine pulls the stream is kept for the caller:
 /// the stream then ends, and the run must be reported as failed with this error.
@@ -93,6 +116,18 @@ pub struct WorkloadStream {
     /// Whether the heads were pulled (`prime`).
     primed: bool,
     error: StreamError,
+    /// With a `Simulation.spec.variation`: the varied workloads, which this stream gives in
+    /// place of its sources' (`crate::variation`).
+    varied: Option<Box<dyn Stage>>,
+}
+
+/// A stage that gives a stream's workloads in place of its sources' (the variation, which
+/// reads streams of its own).
+pub(crate) trait Stage {
+    /// Reads ahead what an error at the start needs (before a run starts).
+    fn prime(&mut self) -> Result<(), ScenarioError>;
+    /// The next workload, in arrival order, or the first error.
+    fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError>;
 }
 
 impl std::fmt::Debug for WorkloadStream {
@@ -151,6 +186,16 @@ impl Generated {
 }
 
 impl Source for Generated {
+    /// Arrivals before `t` are skipped without being built (with the same check).
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+        while self.merged.peek_arrival().is_some_and(|a| a < t) {
+            if let Err(e) = self.next_arrival()? {
+                return Some(Err(e));
+            }
+        }
+        self.next()
+    }
+
     /// Skips the workload without building it (no name, no pod set), with the same check.
     fn next_arrival(&mut self) -> Option<Result<(usize, SimTime), ScenarioError>> {
         let (arrival, i, index) = self.merged.skip_next()?;
@@ -193,21 +238,45 @@ impl WorkloadStream {
             sources,
             primed: false,
             error: StreamError::default(),
+            varied: None,
         }
+    }
+
+    /// A stream of the workloads `stage` gives.
+    pub(crate) fn of_stage(stage: Box<dyn Stage>) -> Self {
+        let mut s =
+            WorkloadStream::new(Vec::new(), GeneratedWorkloads::new(Vec::new()), Vec::new());
+        s.varied = Some(stage);
+        s
     }
 
     /// Adds a trace's rows, after everything added before at equal arrivals.
     pub(crate) fn add_trace(&mut self, trace: TraceWorkloads) {
         debug_assert!(!self.primed, "sources are added before the first pull");
         let rank = TRACE_RANK + self.sources.len();
-        self.sources
-            .push(Box::new(Built(trace.map(move |w| w.map(|w| (rank, w))))));
+        self.sources.push(Box::new(Traced { trace, rank }));
         self.heads.push(None);
+    }
+
+    /// Moves past every workload arriving before `t` (building as few as its sources allow):
+    /// the next one given arrives at `t` or later.
+    pub(crate) fn skip_before(&mut self, t: SimTime) -> Result<(), ScenarioError> {
+        debug_assert!(self.varied.is_none(), "a varied stream is not skipped");
+        self.prime()?;
+        for (head, source) in self.heads.iter_mut().zip(&mut self.sources) {
+            if head.as_ref().is_some_and(|(_, w)| w.arrival < t) {
+                *head = source.first_from(t).transpose()?;
+            }
+        }
+        Ok(())
     }
 
     /// Pulls the first workload of every source, so that an error in the first row of a
     /// trace shows before a run starts.
     pub(crate) fn prime(&mut self) -> Result<(), ScenarioError> {
+        if let Some(v) = &mut self.varied {
+            return v.prime();
+        }
         if !self.primed {
             self.primed = true;
             for (head, source) in self.heads.iter_mut().zip(&mut self.sources) {
@@ -234,6 +303,9 @@ impl WorkloadStream {
 
     /// The next workload, or the first error.
     pub fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError> {
+        if let Some(v) = &mut self.varied {
+            return v.try_next();
+        }
         self.prime()?;
         let best = self
             .heads
@@ -261,6 +333,14 @@ impl kueuesim_engine::WorkloadFeed for WorkloadStream {
         if let Err(e) = self.prime() {
             *self.error.borrow_mut() = Some(e);
             return 0;
+        }
+        // Varied workloads are counted as they are made: how many copies arrive is drawn.
+        if self.varied.is_some() {
+            let mut n = 0;
+            while self.next().is_some() {
+                n += 1;
+            }
+            return n;
         }
         // The heads as (arrival, rank): the merge order of `try_next`.
         // No source can fail and each knows its rest (the scenario's own workloads, generators

@@ -947,6 +947,87 @@ pub struct SimulationSpec {
     pub kueue: Option<KueueSettings>,
     pub policies: Option<PolicySettings>,
     pub gpu_placement: Option<GpuPlacementSettings>,
+    pub variation: Option<VariationSettings>,
+}
+
+/// `spec.variation`: what a seed changes in the workloads (`crate::variation`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct VariationSettings {
+    /// `keep`, `poisson`, or `{jitter: <duration>}`.
+    pub arrivals: Option<Spanned<WordOr<ArrivalsForm>>>,
+    /// `keep`, or `{lognormal: {sigma: <float>}}`.
+    pub durations: Option<Spanned<WordOr<DurationsForm>>>,
+    /// A factor of the arrivals (read as text so a bad value is an error at its place).
+    pub load: Option<S>,
+    /// `days` (or `none`).
+    pub resample: Option<S>,
+}
+
+/// `arrivals` written as a mapping.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArrivalsForm {
+    pub jitter: S,
+}
+
+/// `durations` written as a mapping.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DurationsForm {
+    pub lognormal: LogNormalNoise,
+}
+
+/// `durations.lognormal`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogNormalNoise {
+    pub sigma: S,
+}
+
+/// A setting written as one word (`keep`) or as a mapping (`{jitter: 10m}`): the mapping is
+/// read as `M`, so a misspelt key in it is an error at its place.
+#[derive(Debug)]
+pub enum WordOr<M> {
+    Word(String),
+    Form(M),
+}
+
+impl<'de, M: Deserialize<'de>> Deserialize<'de> for WordOr<M> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<M>(std::marker::PhantomData<M>);
+        impl<'de, M: Deserialize<'de>> serde::de::Visitor<'de> for V<M> {
+            type Value = WordOr<M>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a word or a mapping")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(v.to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(WordOr::Word(String::new()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                a: A,
+            ) -> Result<Self::Value, A::Error> {
+                M::deserialize(serde::de::value::MapAccessDeserializer::new(a)).map(WordOr::Form)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// `spec.policies`: names of caller-supplied policies (`kueue` and `scheduler` name the

@@ -175,9 +175,10 @@ impl Progress {
 
 /// What the rows' figures mean; a change of it (a figure added to every run, a count that
 /// a former version left out where it was 0) makes earlier rows unusable. Version 2: every
-/// eviction and preemption reason is a figure of every run. Version 3: every queue's
-/// `pendingBoundBy` shares and every ClusterQueue's `quota`.
-const ROWS_FORMAT: &str = "kueuesim sweep rows 3";
+/// eviction and preemption reason is a figure of every run. Version 4: every queue's
+/// `pendingBoundBy` shares and every ClusterQueue's `quota`, what the seeds vary and the
+/// workload fingerprint (`seedsVary`, `workloadFingerprint`) before the figures.
+const ROWS_FORMAT: &str = "kueuesim sweep rows 4";
 
 /// What a sweep's reuse of earlier rows depends on: the rows' format, the Sweep file and the
 /// base scenario's files, in order.
@@ -378,6 +379,7 @@ pub(crate) fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         (rows, text)
     };
     runner.progress.finish();
+    let text = with_seeds_vary(text, &rows);
 
     let failed = rows.iter().filter(|r| !r.error.is_empty()).count();
     print_warnings(&rows);
@@ -788,6 +790,51 @@ fn table(sweep: &spec::Sweep, rows: &[Row]) -> String {
         ));
     }
     out
+}
+
+/// `text` with a line after its first that says what the sweep's seeds vary (each distinct
+/// wording once: variants may differ), and a warning on stderr for every variant whose seeds
+/// do not vary the workload (the intervals then measure tie-break noise).
+fn with_seeds_vary(text: String, rows: &[Row]) -> String {
+    let mut said: Vec<String> = Vec::new();
+    let mut warned: Vec<(&str, String)> = Vec::new();
+    let mut variants: Vec<&str> = rows.iter().map(|r| r.variant.as_str()).collect();
+    variants.dedup();
+    for v in variants {
+        let runs: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.variant == v && r.error.is_empty())
+            .collect();
+        let Some(items) = runs.iter().find_map(|r| r.variation.seeds_vary.as_ref()) else {
+            continue;
+        };
+        let words = kueuesim_report::output::seeds_vary_text(items);
+        if !said.contains(&words) {
+            said.push(words);
+        }
+        let prints: Vec<&str> = runs
+            .iter()
+            .filter_map(|r| r.variation.fingerprint.as_deref())
+            .collect();
+        if runs.len() > 1
+            && let Some(w) = kueuesim_report::output::seeds_warning(items, &prints)
+        {
+            warned.push((v, w));
+        }
+    }
+    // One warning, however many variants: they load the same scenario.
+    if let Some((v, w)) = warned.first() {
+        let more = match warned.len() - 1 {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        crate::warnings::warn_for(&format!("{v}{more}"), w);
+    }
+    if said.is_empty() {
+        return text;
+    }
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    format!("{first}\nSeeds vary: {}\n{rest}", said.join(" | "))
 }
 
 /// How many kept figures the table shows (its width on a terminal).

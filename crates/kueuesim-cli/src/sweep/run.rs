@@ -116,6 +116,9 @@ pub(crate) struct Row {
     pub(crate) error: String,
     /// Every figure of the run, in its summary's order, as written (empty: no value).
     pub(crate) figures: Vec<(String, String)>,
+    /// What the run's seed varies and its workload fingerprint (`summary.variation`;
+    /// sweep.csv's `seedsVary` and `workloadFingerprint`).
+    pub(crate) variation: crate::compare::RunVariation,
     /// The loader's warnings and the capacity checks of this run (not in sweep.csv: a row
     /// read back from it has none).
     pub(crate) warnings: Vec<String>,
@@ -286,6 +289,7 @@ impl Runner<'_> {
                 seed,
                 error: f.message.lines().next().unwrap_or("failed").to_string(),
                 figures: Vec::new(),
+                variation: Default::default(),
                 warnings: Vec::new(),
             },
         }
@@ -308,8 +312,14 @@ impl Runner<'_> {
             r => r.map_err(|e| e.failure),
         };
         let mut warnings = Vec::new();
+        let mut variation = crate::compare::RunVariation::default();
         let (error, figures) = match r {
             Ok((doc, loaded)) => {
+                let v = &doc.summary.variation;
+                variation = crate::compare::RunVariation {
+                    seeds_vary: Some(v.seeds_vary.clone()),
+                    fingerprint: Some(v.workload_fingerprint.clone()),
+                };
                 warnings = loaded;
                 // A missing LocalQueue is already the loader's warning, with its position.
                 warnings.extend(
@@ -339,6 +349,7 @@ impl Runner<'_> {
             seed,
             error,
             figures,
+            variation,
             warnings,
         })
     }
@@ -376,6 +387,9 @@ fn csv_field(s: &str, column: CsvColumn) -> String {
     csv_cell(s, column).into_owned()
 }
 
+/// The columns after `error` that say what the run's seed varies: not figures.
+const VARIATION_COLUMNS: [&str; 2] = ["seedsVary", "workloadFingerprint"];
+
 fn header(params: &[String], search: bool, columns: &[String]) -> String {
     let mut h: Vec<String> = vec!["variant".into()];
     if search {
@@ -383,6 +397,7 @@ fn header(params: &[String], search: bool, columns: &[String]) -> String {
     }
     h.extend(params.iter().cloned());
     h.extend(["seed", "status", "error"].map(String::from));
+    h.extend(VARIATION_COLUMNS.map(String::from));
     h.extend(columns.iter().cloned());
     let h: Vec<String> = h.iter().map(|s| csv_field(s, Text)).collect();
     format!("{}\n", h.join(","))
@@ -397,6 +412,13 @@ fn line(r: &Row, search: bool, columns: &[String]) -> String {
     f.push(r.seed.to_string());
     f.push(if r.error.is_empty() { "ok" } else { "error" }.into());
     f.push(csv_field(&r.error, Text));
+    // The items of seedsVary joined by `; ` (an item may hold a comma).
+    let vary = r.variation.seeds_vary.as_ref().map(|v| v.join("; "));
+    f.push(csv_field(vary.as_deref().unwrap_or_default(), Text));
+    f.push(csv_field(
+        r.variation.fingerprint.as_deref().unwrap_or_default(),
+        Text,
+    ));
     for c in columns {
         let v = r.figures.iter().find(|(n, _)| n == c);
         f.push(v.map_or(String::new(), |(_, v)| csv_field(v, Number)));
@@ -477,6 +499,9 @@ pub(crate) fn read_rows(text: &str) -> Vec<Row> {
     };
     let step_at = col("step");
     let first_param = if step_at.is_some() { 2 } else { 1 };
+    // A sweep.csv written before the variation columns has its figures right after `error`.
+    let (vary_at, print_at) = (col(VARIATION_COLUMNS[0]), col(VARIATION_COLUMNS[1]));
+    let first_figure = print_at.map_or(error_at, |i| i.max(error_at)) + 1;
     let mut rows = Vec::new();
     for r in rest {
         if r.len() != head.len() {
@@ -497,13 +522,20 @@ pub(crate) fn read_rows(text: &str) -> Vec<Row> {
                 r[error_at].clone()
             },
             figures: if ok {
-                head[error_at + 1..]
+                head[first_figure..]
                     .iter()
                     .cloned()
-                    .zip(r[error_at + 1..].iter().cloned())
+                    .zip(r[first_figure..].iter().cloned())
                     .collect()
             } else {
                 Vec::new()
+            },
+            variation: crate::compare::RunVariation {
+                seeds_vary: vary_at
+                    .map(|i| &r[i])
+                    .filter(|v| !v.is_empty())
+                    .map(|v| v.split("; ").map(String::from).collect()),
+                fingerprint: print_at.map(|i| r[i].clone()).filter(|v| !v.is_empty()),
             },
             warnings: Vec::new(),
         });
@@ -625,6 +657,7 @@ mod tests {
             values: Vec::new(),
             seed: 1,
             error: String::new(),
+            variation: Default::default(),
             figures: vec![
                 (
                     "clusterQueues[a].pendingBoundBy.quota:cpu".into(),
@@ -656,6 +689,10 @@ mod tests {
                 seed: 3,
                 error: String::new(),
                 figures: vec![("w.p90".into(), "1.5".into()), ("n".into(), String::new())],
+                variation: crate::compare::RunVariation {
+                    seeds_vary: Some(vec!["arrivals (jitter ±10m)".into(), "tie-breaks".into()]),
+                    fingerprint: Some("00000000000000ff".into()),
+                },
                 warnings: Vec::new(),
             },
             Row {
@@ -665,6 +702,7 @@ mod tests {
                 seed: 3,
                 error: "s.yaml:1:2: bad \"thing\"".into(),
                 figures: Vec::new(),
+                variation: Default::default(),
                 warnings: Vec::new(),
             },
         ];
@@ -675,6 +713,12 @@ mod tests {
         assert_eq!(sweep_csv(&params, false, &columns(&[], &back), &back), text);
         assert_eq!(back[1].error, rows[1].error);
         assert_eq!(back[0].figure("w.p90"), Some(1.5));
+        assert_eq!(back[0].variation, rows[0].variation);
+        // A sweep.csv from before the variation columns: figures right after `error`.
+        let old = "variant,a,seed,status,error,w.p90\na=1,1,3,ok,,2.5\n";
+        let rows = read_rows(old);
+        assert_eq!(rows[0].figure("w.p90"), Some(2.5));
+        assert_eq!(rows[0].variation, Default::default());
     }
 
     #[test]
@@ -686,6 +730,7 @@ mod tests {
             seed: 1,
             error: String::new(),
             figures: vec![("-w".into(), "-1.5".into())],
+            variation: Default::default(),
             warnings: Vec::new(),
         }];
         let params = vec!["a".to_string(), "+b".to_string(), "c".to_string()];
@@ -693,8 +738,8 @@ mod tests {
         let text = sweep_csv(&params, false, &cols, &rows);
         assert_eq!(
             text,
-            "variant,a,'+b,c,seed,status,error,'-w\n\
-             \"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2,'@SUM(A1),'-1+2,1,ok,,-1.5\n"
+            "variant,a,'+b,c,seed,status,error,seedsVary,workloadFingerprint,'-w\n\
+             \"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",-2,'@SUM(A1),'-1+2,1,ok,,,,-1.5\n"
         );
         let back = read_rows(&text);
         assert_eq!(back[0].variant, rows[0].variant);

@@ -123,7 +123,7 @@ fn the_summary_table_says_what_bound_each_queue() {
         .find(|l| l.trim_start().starts_with("ml-team "))
         .unwrap();
     assert!(
-        ml.contains("quota:nvidia.com/gpu 82%, quota:cpu 13%"),
+        ml.contains("quota:nvidia.com/gpu 86%, quota:cpu 10%"),
         "{ml}"
     );
     let inference = out

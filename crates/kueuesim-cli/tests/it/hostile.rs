@@ -382,8 +382,9 @@ fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
         Duration::from_secs(60),
     );
     let text = String::from_utf8_lossy(&o.stdout);
+    // (After the line of what the seeds vary and the one of what was simulated.)
     assert!(
-        text.lines().nth(1).is_some_and(|l| l.starts_with(
+        text.lines().nth(2).is_some_and(|l| l.starts_with(
             "Stopped early: the run processed its budget of 500 events at simulated "
         )),
         "{text}"
@@ -400,7 +401,7 @@ fn an_event_budget_stops_the_run_with_the_partial_result_and_exit_3() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let mut lines = text.lines();
+    let mut lines = text.lines().skip(1);
     assert!(
         lines.next().is_some_and(|l| l.ends_with(", 4096 events")),
         "{text}"
@@ -426,7 +427,7 @@ fn a_livelock_at_one_instant_stops_and_names_its_workloads() {
         String::from_utf8_lossy(&o.stderr),
     );
     assert_eq!(o.status.code(), Some(3), "{err}");
-    let stopped = out.lines().nth(1).unwrap_or_default();
+    let stopped = out.lines().nth(2).unwrap_or_default();
     assert!(
         stopped.starts_with("Stopped early: simulated time stopped at 0s: 20001 events at that one instant while decisions repeat (Workload default/w13 evicted "),
         "{out}"

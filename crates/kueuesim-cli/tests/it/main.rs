@@ -38,8 +38,19 @@ fn default_run_prints_a_summary_of_the_platform_day() {
     let o = kueuesim(&["run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
+    // First what another seed would change: the reference day declares its variation.
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "Seeds vary:   arrivals (poisson at the input's hourly rate), durations (lognormal σ 0.35), tie-breaks"
+        ),
+        "{out}"
+    );
     assert!(
-        out.starts_with("Simulated 24h0m0s from 2026-03-02T00:00:00Z (seed 42)"),
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("Simulated 24h0m0s from 2026-03-02T00:00:00Z (seed 42)")),
         "{out}"
     );
     assert!(out.contains("Queue wait:   p50"), "{out}");
@@ -47,7 +58,19 @@ fn default_run_prints_a_summary_of_the_platform_day() {
         out.contains("GPU:          256 GPUs (allocatable on nodes), utilisation"),
         "{out}"
     );
-    assert!(out.contains("LocalQueue experiment doesn't exist"), "{out}");
+    // The day as written holds a workload of a LocalQueue no object defines (seed 42's draw
+    // of the day happens to leave it out: a Poisson count of 0).
+    let o = kueuesim(&[
+        "run",
+        "--set",
+        "Simulation/platform-day:spec.variation.arrivals=keep",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("LocalQueue experiment doesn't exist"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -109,7 +132,7 @@ fn validate_reports_what_it_loaded() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).starts_with(
-            "ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 98 workloads"
+            "ok: 3 ClusterQueues, 5 LocalQueues, 1 ResourceFlavors, 32 nodes, 89 workloads (seed 42; seeds vary: arrivals (poisson at the input's hourly rate), durations (lognormal σ 0.35), tie-breaks)"
         ),
         "{}",
         stdout(&o)
@@ -494,6 +517,9 @@ mod safe_output;
 mod sweep;
 mod sweep_campaign;
 mod sweep_html;
+/// What the seeds vary: the platform day per seed, the same bytes per seed, and what the
+/// summary, `--seeds` and `compare` say of it.
+mod variation;
 mod warnings;
 
 #[test]

@@ -365,6 +365,44 @@ fn report_html_marks_each_queues_p95_as_queues_csv_reports_it() {
     }
 }
 
+#[test]
+fn report_html_p95_of_millisecond_times_is_the_summarys() {
+    // Times with millisecond fractions (as a varied day has): created at 1.1 s, admitted at
+    // 4.3 s, after the job before it finishes at 3.3 s. The wait is 3.2 s in the summary and
+    // queues.csv; subtracting the two times as floats gave 3.1999999999999997.
+    let dir = temp_dir("report-ms");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let job = |name: &str, arrival: &str| {
+        format!(
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: ns\n  labels: {{kueue.x-k8s.io/queue-name: lq}}\n  annotations: {{kueuesim.io/arrival: {arrival}, kueuesim.io/duration: 3300ms}}\nspec:\n  template:\n    spec:\n      containers:\n      - resources: {{requests: {{nvidia.com/gpu: \"1\"}}}}\n"
+        )
+    };
+    let text = format!(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: f}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: cq}}\nspec:\n  namespaceSelector: {{}}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: f\n      resources:\n      - {{name: nvidia.com/gpu, nominalQuota: 1}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: lq, namespace: ns}}\nspec: {{clusterQueue: cq}}\n{}{}",
+        job("first", "0s"),
+        job("second", "1100ms")
+    );
+    let file = dir.join("ms.yaml");
+    std::fs::write(&file, text).expect("scenario");
+    let out = dir.join("out");
+    let o = kueuesim(&[
+        "run",
+        file.to_str().expect("utf-8"),
+        "-q",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).expect("json"))
+            .expect("json");
+    let p95 = doc["summary"]["clusterQueues"][0]["waitSecondsAdmitted"]["p95"].clone();
+    assert_eq!(p95, serde_json::json!(3.2));
+    assert_eq!(report_p95s(&html), [("cq".to_string(), 3.2)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A generated scenario of `cqs` ClusterQueues (one LocalQueue each) in one cohort, 40
 /// spines of 2 leaves of 2 nodes of 8 GPUs (as Volcano HyperNodes with `hypernodes`), and
 /// `workloads` jobs of 1 or 2 pods arriving about 3 an hour (4,000 span ~two months of

@@ -79,12 +79,30 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(
         lines[0].starts_with(
-            "variant,quota,seed,status,error,waitSecondsInclPending.p90,clusterQueues[inference].gpuShare,clusterQueues[ml-team].gpuShare"
+            "variant,quota,seed,status,error,seedsVary,workloadFingerprint,waitSecondsInclPending.p90,clusterQueues[inference].gpuShare,clusterQueues[ml-team].gpuShare"
         ),
         "{csv}"
     );
-    assert!(lines[1].starts_with("quota=128,128,1,ok,,"), "{csv}");
-    assert!(lines[4].starts_with("quota=192,192,2,ok,,"), "{csv}");
+    // What the seeds vary, and each run's workload fingerprint: the same seed replays the
+    // same workloads whatever the quota, another seed others.
+    let vary =
+        "arrivals (poisson at the input's hourly rate); durations (lognormal σ 0.35); tie-breaks";
+    assert!(
+        lines[1].starts_with(&format!("quota=128,128,1,ok,,{vary},")),
+        "{csv}"
+    );
+    assert!(
+        lines[4].starts_with(&format!("quota=192,192,2,ok,,{vary},")),
+        "{csv}"
+    );
+    let print = |l: &str| l.split(',').nth(6).map(str::to_string);
+    assert_eq!(print(lines[1]), print(lines[3]), "{csv}");
+    assert_ne!(print(lines[1]), print(lines[2]), "{csv}");
+    assert!(
+        stdout(&a).contains("\nSeeds vary: arrivals (poisson at the input's hourly rate), durations (lognormal σ 0.35), tie-breaks\n"),
+        "{}",
+        stdout(&a)
+    );
     assert!(stdout(&a).contains("quota=192  2     0"), "{}", stdout(&a));
     // Five kept figures (p90, three ClusterQueues' shares, cycles): the table shows four and
     // names the fifth.

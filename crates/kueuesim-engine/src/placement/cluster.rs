@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use kueuesim_model::{DomainId, NodeId, ResourceId, ResourceList, World};
 
 use super::{
-    GangPods, NodeCapacity, PodNeeds, all_nodes, devices, gpu_order, kai, noted, tier_index,
-    topologies, volcano_vgpu,
+    GangPods, NodeCapacity, PodNeeds, all_nodes, commit, devices, domain_order, fit_counts,
+    gpu_order, noted, tier_index, topologies, vgpu_book,
 };
 
 /// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
@@ -78,20 +78,20 @@ pub struct Cluster {
     pub devices: Option<devices::Devices>,
     /// Volcano vGPU devices (the deviceshare plugin with `deviceshare.VGPUEnable`); None
     /// without it.
-    pub vgpu: Option<volcano_vgpu::VgpuBook>,
+    pub vgpu: Option<vgpu_book::VgpuBook>,
     /// Buffers Volcano's gradient search refills on every attempt (no meaning between
     /// attempts): kept here so a million attempts do not allocate them afresh.
-    pub(super) volcano_scratch: super::volcano::GradientScratch,
+    pub(super) volcano_scratch: super::scratch::GradientScratch,
     /// Per task shape KAI's topology plugin asked about, per domain of every Topology: how
     /// many copies of the task fit (`AllocatablePods`), kept in step on every bind and release
     /// so that `checkJobDomainFit` is a lookup, not a pass over the domain's nodes.
-    pub(super) kai_counts: kai::counts::TaskFitCounts,
+    pub(super) kai_counts: fit_counts::TaskFitCounts,
     /// The buffers of KAI's batched commit (`commit_bound`), reused from one to the next.
-    pub(super) kai_scratch: kai::bind::CommitScratch,
+    pub(super) kai_scratch: commit::CommitScratch,
     /// Per domain of every Topology, its nodes in KAI's bin-pack order (free GPUs, name),
     /// built on the first read (`kai_binpack_in`) and from then on noted on every bind and
     /// release that moves a node's free GPUs, brought up to date when read.
-    pub(super) kai_order: Option<kai::order::DomainOrder>,
+    pub(super) kai_order: Option<domain_order::DomainOrder>,
 }
 
 /// Node label key → value → nodes with that label, in id order.
@@ -230,7 +230,7 @@ impl Cluster {
         Cluster {
             tier_gpu,
             devices: devices::Devices::new(world),
-            vgpu: volcano_vgpu::VgpuBook::new(world),
+            vgpu: vgpu_book::VgpuBook::new(world),
             volcano_scratch: Default::default(),
             gpu_keyed,
             gpu_stale: noted::NotedNodes::new(world.nodes.len()),
@@ -265,8 +265,8 @@ impl Cluster {
                 std::sync::Arc::new(index)
             },
             plain_nodes,
-            kai_counts: kai::counts::TaskFitCounts::default(),
-            kai_scratch: kai::bind::CommitScratch::default(),
+            kai_counts: fit_counts::TaskFitCounts::default(),
+            kai_scratch: commit::CommitScratch::default(),
             kai_order: None,
         }
     }
@@ -279,28 +279,28 @@ impl Cluster {
     pub fn kai_fit_count(
         &mut self,
         world: &World,
-        shape: &kai::counts::Shape,
+        shape: &fit_counts::Shape,
         topology: usize,
         d: DomainId,
-    ) -> kai::counts::FitCount {
+    ) -> fit_counts::FitCount {
         self.kai_counts.get(world, &self.nodes, shape, topology, d)
     }
 
     /// Keeps `shape`'s KAI counts (as `kai_fit_count`) and returns their slot for
     /// `kai_counts_of`: two steps, so that the counts can be read beside the rest of the
     /// cluster while the tree is walked, without a lookup of the shape per domain.
-    pub fn kai_keep(&mut self, world: &World, shape: &kai::counts::Shape) -> usize {
+    pub fn kai_keep(&mut self, world: &World, shape: &fit_counts::Shape) -> usize {
         self.kai_counts.keep(world, &self.nodes, shape)
     }
 
     /// Every domain's counts of `world.topologies[topology]` for the shape in `slot` (from
     /// `kai_keep`, with no other shape asked about since), indexed by domain.
-    pub fn kai_counts_of(&self, slot: usize, topology: usize) -> &[kai::counts::FitCount] {
+    pub fn kai_counts_of(&self, slot: usize, topology: usize) -> &[fit_counts::FitCount] {
         self.kai_counts.of(slot, topology)
     }
 
     /// The task shapes whose KAI counts are kept, least recently asked about first.
-    pub fn kai_shapes(&self) -> Vec<&kai::counts::Shape> {
+    pub fn kai_shapes(&self) -> Vec<&fit_counts::Shape> {
         self.kai_counts.shapes()
     }
 

@@ -559,15 +559,29 @@ impl FragCalc {
     }
 }
 
+/// How the GPU devices are used at one instant: allocation and fragmentation as Weng et al.
+/// (USENIX ATC 2023) define them and their simulator reports them (`ClusterAnalysis`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuSharingFigures {
+    /// GPU devices in the cluster.
+    pub gpus: i64,
+    /// Devices some pod holds a share of, or all of.
+    pub gpus_allocated: i64,
+    /// Milli-GPUs held by pods.
+    pub milli_allocated: i64,
+    /// Milli-GPUs free.
+    pub milli_idle: i64,
+    /// Of the free milli-GPUs, those the target workload could not use (FGD's fragmented
+    /// GPU milli: the sum over nodes of `node_fragmentation`); None without a target.
+    pub milli_fragmented: Option<f64>,
+}
+
 impl Devices {
     /// Allocation and fragmentation of every device now; `cpu_free` gives a node's free
     /// millicores.
-    pub fn figures(
-        &mut self,
-        cpu_free: impl Fn(NodeId) -> i64,
-    ) -> crate::outcome::GpuSharingFigures {
+    pub fn figures(&mut self, cpu_free: impl Fn(NodeId) -> i64) -> GpuSharingFigures {
         let book = &self.book;
-        let mut f = crate::outcome::GpuSharingFigures {
+        let mut f = GpuSharingFigures {
             gpus: book.free.len() as i64,
             ..Default::default()
         };

@@ -1,6 +1,15 @@
 //! Where pods go: node and topology-domain capacity bookkeeping, and the placement policies
 //! of the three schedulers (kube-scheduler, Volcano, KAI), which return bindings as data.
 //!
+//! Layout: the files of this folder are the shared bookkeeping (`Cluster`, node capacity and
+//! its occupancy classes, the filters, GPU devices and Volcano's vGPU devices, the lazily
+//! kept indexes, the `fill` loop and the node search kube-scheduler and Volcano share), and
+//! each scheduler has a folder below it (`kube/`, `volcano/`, `kai/`). A scheduler folder
+//! uses the shared files and never another scheduler's folder; the shared files use no
+//! scheduler folder (what a scheduler keeps in the `Cluster` is declared here, `scratch`,
+//! `fit_counts`, `domain_order`). The test `layering` of the engine's integration tests reads
+//! the sources and holds both rules.
+//!
 //! The filters mirror kube-scheduler's default plugins in their order (NodeUnschedulable,
 //! TaintToleration, NodeAffinity, NodeResourcesFit) so a failure is explained with
 //! kube-scheduler's own `FitError` wording; Volcano's `predicates` plugin and KAI reuse the
@@ -13,28 +22,28 @@
 //! one max-heap per scoring group (leaf or preferred subdomain), so a gang of p pods in a domain
 //! of n nodes costs O(n + p·(groups + log n)).
 //! KAI's topology plugin also gets, per task shape, each domain's count of task copies that
-//! fit, kept in step the same way (`kai::counts`), instead of a pass over the nodes of the
+//! fit, kept in step the same way (`fit_counts`), instead of a pass over the nodes of the
 //! lowest common domain per decision; and its bin-pack dry run of alike GPU pods reads each
-//! domain's nodes in (free GPUs, name) order from per-domain bitsets (`kai::order`) instead
+//! domain's nodes in (free GPUs, name) order from per-domain bitsets (`domain_order`) instead
 //! of scoring every node of the domain.
 
 mod capacity;
 mod cluster;
+mod commit;
 pub mod devices;
+mod domain_order;
 mod filters;
+pub mod fit_counts;
 mod gpu_order;
-pub mod gpu_share;
-pub mod hooked;
 pub mod kai;
 pub mod kube;
 mod node_classes;
+mod node_search;
 mod noted;
+mod scratch;
 mod tier_index;
+pub mod vgpu_book;
 pub mod volcano;
-mod volcano_explain;
-mod volcano_messages;
-mod volcano_subjobs;
-pub mod volcano_vgpu;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -44,6 +53,14 @@ use kueuesim_model::{Labels, NodeId, ResourceList, Toleration, Topology, World};
 pub use capacity::*;
 pub use cluster::*;
 pub use filters::*;
+// The paths the simulation (`sim/`) names kube-scheduler's variants and Volcano's vGPU by,
+// from before the scheduler folders: re-exports, not dependencies of this module.
+pub use kube::{gpu_share, hooked};
+/// Volcano vGPU by the path the simulation names it: the device book and Volcano's allocation.
+pub mod volcano_vgpu {
+    pub use super::vgpu_book::*;
+    pub use super::volcano::vgpu::place;
+}
 
 /// The topologies in `Cluster` index order: the HyperNode tree, then `world.topologies`.
 pub fn topologies(world: &World) -> impl Iterator<Item = &Topology> {
@@ -82,7 +99,7 @@ pub struct Placement {
     pub claims: Vec<(usize, usize, devices::Claim)>,
     /// With Volcano vGPU: the vGPU devices each new binding of a vGPU pod holds, (pod set,
     /// pod index, claim).
-    pub vgpu: Vec<(usize, usize, volcano_vgpu::VgpuClaim)>,
+    pub vgpu: Vec<(usize, usize, vgpu_book::VgpuClaim)>,
 }
 
 /// A score as the schedulers compute it (a float sum of plugin scores), totally ordered.
@@ -366,6 +383,34 @@ pub fn first_pending(pods: &GangPods) -> Option<(usize, usize)> {
     pods.iter()
         .enumerate()
         .find_map(|(ps, (_, s))| s.iter().position(Option::is_none).map(|i| (ps, i)))
+}
+
+/// Test nodes of (GPUs, cpu, pod slots, zone, rack) with `zone` and `rack` labels, named so
+/// that id order is not name order; the tests add the topologies they need.
+#[cfg(test)]
+pub(crate) fn test_nodes(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
+    use kueuesim_model::{Labels, Node};
+    let mut w = World::default();
+    let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+    let cpu = w.resources.intern("cpu");
+    let pods = w.resources.intern("pods");
+    for (i, &(g, c, p, zone, rack)) in nodes.iter().enumerate() {
+        let mut alloc = vec![0; 3];
+        alloc[gpu.index()] = g;
+        alloc[cpu.index()] = c;
+        alloc[pods.index()] = p;
+        w.nodes.push(Node {
+            name: format!("n{:03}", (i * 37) % 101),
+            labels: Labels::new(vec![
+                ("zone".into(), format!("z{zone}")),
+                ("rack".into(), format!("r{rack}")),
+            ]),
+            allocatable: alloc,
+            taints: vec![],
+            unschedulable: false,
+        });
+    }
+    w
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! `numFeasibleNodesToFind` nodes per pod (512 of 10,240) and runs NodeResourcesFit and the
 //! score plugins on each; with each class's members kept as a bitset over nodes, the feasible
 //! nodes of a word are the union of the feasible classes' words, and the best score is the
-//! best feasible class that has a member in the scanned range (`kube::class_scan`). Exact: a
+//! best feasible class that has a member in the scanned range (`node_search::class_scan`). Exact: a
 //! class is the node's whole capacity state, not a summary of it.
 //!
 //! Kept lazily, like the other indexes of the cluster: a bind or release notes its node, and

@@ -170,6 +170,8 @@ impl<'w> Simulation<'w> {
     fn arrive_booked(&mut self, w: WorkloadId, wl: &Spec<'w>) {
         let world = self.world;
         let wl = wl.clone();
+        let fp = &mut self.rec.stats.workload_fingerprint;
+        *fp = crate::outcome::workload_fingerprint(*fp, &wl);
         let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.kueue.uid_labels.insert(uid.clone(), w);

@@ -6,6 +6,8 @@ mod device_props;
 mod fixtures;
 /// Invariants under random worlds (proptest): quota, node capacity, gangs, accounting.
 mod invariants;
+/// The module layering read from the sources: scheduler folders, shared code, outcome, hooks.
+mod layering;
 /// Placement invariants over random topologies and gangs: hard limits, whole gangs, books.
 mod placement_props;
 /// Classical preemption never evicts a workload its policies protect, nor one not needed.

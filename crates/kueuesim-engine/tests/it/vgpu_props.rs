@@ -4,7 +4,7 @@
 //! release; and Volcano jobs with vGPU pods in whole runs, checked after every event.
 
 use kueuesim_engine::Simulation;
-use kueuesim_engine::placement::volcano_vgpu::{VgpuBook, VgpuClaim};
+use kueuesim_engine::placement::vgpu_book::{VgpuBook, VgpuClaim};
 use kueuesim_model::gpu::{VGPU_CORES, VGPU_MEMORY, VGPU_NUMBER, VgpuMemory, VgpuRequest};
 use kueuesim_model::{
     DeviceShareArgs, Labels, Node, NodeId, ResourceList, ResourceQuota, VgpuPolicy, World,

@@ -415,7 +415,10 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
             w.admitted_at,
             w.pod_sets.iter().any(|p| p.admitted_count.is_some()),
         ) {
-            waits[c].push(a - w.created_at);
+            // In whole milliseconds, as the summary subtracts them: seconds with a fraction
+            // (varied arrivals and durations) subtracted as floats differ in the last digit.
+            let ms = |s: f64| (s * 1000.0).round();
+            waits[c].push((ms(a) - ms(w.created_at)) / 1000.0);
         }
     }
     let mut groups: Vec<(String, Vec<f64>, usize)> = kept

@@ -84,6 +84,8 @@ pub(super) struct Builder<'a> {
     pub(super) kai_queues: Vec<Parsed<'a, wire::KaiQueue>>,
     /// Simulation `spec.defaultRemaining`.
     pub(super) default_remaining: Option<SimDuration>,
+    /// Simulation `spec.variation`.
+    pub(super) variation: crate::variation::Variation,
     /// Volcano PodGroups, by (namespace, name).
     pub(super) volcano_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::VolcanoPodGroup>>,
     /// (KAI?, namespace, name) of every PodGroup a pod or job names.

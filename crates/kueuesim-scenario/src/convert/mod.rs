@@ -86,14 +86,53 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
         o.order = i;
     }
     let (seed, streamed) = (opts.seed, opts.stream);
-    let mut loaded = Builder::default().build(&objects, opts)?;
+    let Built {
+        mut loaded,
+        variation,
+        parts,
+        generators,
+    } = Builder::default().build(&objects, opts)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
     let mut stream = loaded.stream.take().expect("built with the workloads");
+    let mut opened = Vec::with_capacity(traces.len());
     for d in &traces {
-        stream.add_trace(crate::trace::open(d, &mut loaded.world)?);
+        opened.push(crate::trace::open(d, &mut loaded.world)?);
     }
+    // A resample reads the days afresh from the parts (the traces among them), not from this
+    // stream.
+    let parts = match parts {
+        Some(p) => Some(p.with_traces(opened)),
+        None => {
+            for t in opened {
+                stream.add_trace(t);
+            }
+            None
+        }
+    };
+    let mut input_days = None;
+    if variation.changes_workloads() {
+        use crate::variation::{Input, Resampled, Varied};
+        let seed = crate::variation::stream_seed(loaded.world.config.seed);
+        let input = match parts {
+            // The days are read afresh from the input's parts; the stream built above
+            // is not used.
+            Some(parts) => {
+                let days = Resampled::new(parts, seed)?;
+                input_days = Some(days.input_days());
+                if days.input_days() == 1 {
+                    loaded.warnings.push(
+                        "Simulation spec.variation.resample: days: the input spans one day, so every seed draws that day".into(),
+                    );
+                }
+                Input::Days(Box::new(days))
+            }
+            None => Input::Stream(Box::new(stream)),
+        };
+        stream = WorkloadStream::of_stage(Box::new(Varied::new(variation.clone(), seed, input)));
+    }
+    loaded.world.config.variation = variation_note(&variation, input_days, &generators, &traces);
     stream.prime()?;
     if streamed {
         // A streamed trace row's namespace is not added to the world: only a workload whose
@@ -114,9 +153,49 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     Ok(loaded)
 }
 
+/// What the seed changes, for the summary: the variation's part, the generators and traces
+/// that draw from the run's seed, and the schedulers' tie-breaks.
+fn variation_note(
+    variation: &crate::variation::Variation,
+    input_days: Option<u64>,
+    generators: &[String],
+    traces: &[crate::trace::TraceDecl],
+) -> kueuesim_model::VariationNote {
+    let mut note = variation.note(input_days);
+    if !generators.is_empty() {
+        note.seeds_vary.push(format!(
+            "generated workloads (WorkloadGenerator {})",
+            generators.join(", ")
+        ));
+    }
+    let drawn: Vec<&str> = traces
+        .iter()
+        .filter(|t| t.draws_from_run_seed())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !drawn.is_empty() {
+        note.seeds_vary.push(format!(
+            "trace values drawn at random (WorkloadTrace {})",
+            drawn.join(", ")
+        ));
+    }
+    note.seeds_vary.push("tie-breaks".into());
+    note
+}
+
 /// The group part of an apiVersion (`""` for the core group).
 fn group_of(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// What the build gives `load`: the loaded scenario, its variation, and what to open its
+/// workload stream again from (only when the variation resamples days).
+struct Built {
+    loaded: Loaded,
+    variation: crate::variation::Variation,
+    parts: Option<crate::variation::StreamParts>,
+    /// The WorkloadGenerators' names (their workloads are drawn from the run's seed).
+    generators: Vec<String>,
 }
 
 impl<'a> Builder<'a> {
@@ -124,7 +203,7 @@ impl<'a> Builder<'a> {
         mut self,
         objects: &'a [ObjectText<'a>],
         opts: LoadOptions,
-    ) -> Result<Loaded, ScenarioError> {
+    ) -> Result<Built, ScenarioError> {
         let mut skipped: BTreeMap<String, (usize, Pos)> = BTreeMap::new();
         let mut lint = Lint::default();
         for src in objects {
@@ -341,30 +420,50 @@ impl<'a> Builder<'a> {
         self.apply_node_affinities();
         self.warn_unnamed_pod_groups();
         self.missing_queue_warnings();
-        let stream = self.workload_stream(out)?;
-        Ok(Loaded {
-            world: self.world,
-            warnings: self.warnings,
-            traces: Vec::new(),
-            stream: Some(stream),
+        let (stream, parts, generators) = self.workload_stream(out)?;
+        Ok(Built {
+            loaded: Loaded {
+                world: self.world,
+                warnings: self.warnings,
+                traces: Vec::new(),
+                stream: Some(stream),
+            },
+            variation: self.variation,
+            parts,
+            generators,
         })
     }
 
     /// The workloads as one stream: the objects' (`out`, with their document order) and the
-    /// WorkloadGenerators'.
+    /// WorkloadGenerators'; with `resample: days`, also what to open it again from; and the
+    /// generators' names.
+    #[allow(clippy::type_complexity)]
     fn workload_stream(
         &mut self,
         out: Vec<(usize, Workload)>,
-    ) -> Result<WorkloadStream, ScenarioError> {
+    ) -> Result<
+        (
+            WorkloadStream,
+            Option<crate::variation::StreamParts>,
+            Vec<String>,
+        ),
+        ScenarioError,
+    > {
         // WorkloadGenerators: merged by arrival (ties: document order), pulled lazily.
         let generators = std::mem::take(&mut self.generators);
         let mut streams = Vec::with_capacity(generators.len());
         let mut places = Vec::with_capacity(generators.len());
+        let mut settings_of = Vec::new();
+        let mut names = Vec::with_capacity(generators.len());
         for p in &generators {
             let seed = self.world.config.seed;
             let settings = crate::generator::resolve(p.src, &p.obj, &mut self.world, seed)?;
             for q in &settings.queues.items {
                 self.ensure_namespace(&q.namespace);
+            }
+            names.push(settings.name.clone());
+            if self.variation.resample_days {
+                settings_of.push(settings.clone());
             }
             streams.push(crate::generator::GeneratorStream::new(settings));
             places.push((
@@ -373,7 +472,11 @@ impl<'a> Builder<'a> {
                 std::rc::Rc::from(p.src.file.text.as_str()),
             ));
         }
+        let parts = self
+            .variation
+            .resample_days
+            .then(|| crate::variation::StreamParts::new(out.clone(), settings_of, places.clone()));
         let generated = crate::generator::GeneratedWorkloads::new(streams);
-        Ok(WorkloadStream::new(out, generated, places))
+        Ok((WorkloadStream::new(out, generated, places), parts, names))
     }
 }

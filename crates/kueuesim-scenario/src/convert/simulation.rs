@@ -255,6 +255,9 @@ impl Builder<'_> {
             if let Some(d) = &spec.default_remaining {
                 self.default_remaining = Some(duration(src, d)?);
             }
+            if let Some(v) = &spec.variation {
+                self.variation = crate::variation::read(src, v)?;
+            }
             if let Some(l) = spec
                 .kueue
                 .as_ref()

@@ -16,6 +16,7 @@ mod stream;
 
 pub(crate) use self::resolve::{MAX_ARRIVAL_MS, resolve};
 pub use self::rng::Rng;
+pub(crate) use self::rng::fnv1a;
 pub use self::stream::{GeneratedWorkloads, GeneratorStream};
 
 use std::sync::Arc;

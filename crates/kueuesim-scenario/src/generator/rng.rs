@@ -12,7 +12,7 @@ pub(super) fn splitmix64(x: &mut u64) -> u64 {
 }
 
 /// FNV-1a of a name, so each generator gets its own stream from one Simulation seed.
-pub(super) fn fnv1a(s: &str) -> u64 {
+pub(crate) fn fnv1a(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

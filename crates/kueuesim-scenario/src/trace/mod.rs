@@ -197,6 +197,20 @@ pub fn trace_files(
     Ok(decls.iter().flat_map(|d| d.files.iter().cloned()).collect())
 }
 
+impl TraceDecl {
+    /// Whether its rows draw values from the run's seed (a random mapping, or openb's
+    /// `inflate` sample, with no `spec.seed` of its own): they then differ from seed to seed.
+    pub(crate) fn draws_from_run_seed(&self) -> bool {
+        let random = self
+            .maps
+            .iter()
+            .flatten()
+            .any(|m| matches!(m, MapSource::Random(_)));
+        let inflate = self.openb.inflate.is_some_and(|(_, seed)| seed.is_none());
+        self.seed.is_none() && (random || inflate)
+    }
+}
+
 /// `spec.openb`, checked.
 #[derive(Clone, Debug)]
 pub(crate) struct OpenbDecl {
@@ -280,10 +294,10 @@ enum Columns {
 }
 
 /// Where the rows come from: streamed, or read whole and sorted by arrival (public files that
-/// are not in arrival order; they are small).
+/// are not in arrival order; they are small), shared by the readers `rewound` makes.
 enum Rows {
     Stream(CsvReader<BufReader<File>>),
-    Sorted(std::vec::IntoIter<Row>),
+    Sorted { rows: std::rc::Rc<[Row]>, at: usize },
 }
 
 /// Name lookups of the world, owned so the iterator borrows nothing.
@@ -299,6 +313,8 @@ struct Names {
 /// reader and settings.
 pub struct TraceWorkloads {
     file: String,
+    /// The trace file (a streamed trace is opened again by `rewound`).
+    path: PathBuf,
     format: TraceFormat,
     rows: Rows,
     cols: Columns,

@@ -305,8 +305,12 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
     };
     let mut t = TraceWorkloads {
         file: file.clone(),
+        path: decl.path.clone(),
         format: decl.format,
-        rows: Rows::Sorted(Vec::new().into_iter()),
+        rows: Rows::Sorted {
+            rows: Vec::new().into(),
+            at: 0,
+        },
         cols,
         sources,
         names,
@@ -357,7 +361,10 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             t.arrival_ms(r)?;
         }
         rows.sort_by_cached_key(|r| (t.arrival_ms(r).unwrap_or(i64::MAX), r.index));
-        t.rows = Rows::Sorted(rows.into_iter());
+        t.rows = Rows::Sorted {
+            rows: rows.into(),
+            at: 0,
+        };
     } else if decl.format == TraceFormat::AlibabaOpenb
         && (decl.openb.gpu_sharing == GpuSharing::Device || decl.openb.inflate.is_some())
     {
@@ -380,7 +387,10 @@ pub fn open(decl: &TraceDecl, world: &mut World) -> Result<TraceWorkloads, Scena
             rows = inflate(world, rows, &shapes, ratio, seed);
             t.inflated = true;
         }
-        t.rows = Rows::Sorted(rows.into_iter());
+        t.rows = Rows::Sorted {
+            rows: rows.into(),
+            at: 0,
+        };
     } else {
         t.rows = Rows::Stream(reader);
     }

@@ -148,14 +148,119 @@ impl TraceWorkloads {
         }
     }
 
+    /// The native format's rule that rows come in arrival order (the other formats are
+    /// sorted when opened): `row`, arriving at `arrival_ms`, against the row before it.
+    fn check_order(&mut self, row: &Row, arrival_ms: i64) -> Result<(), ScenarioError> {
+        let Columns::Native { arrival, .. } = &self.cols else {
+            return Ok(());
+        };
+        if let Some((prev, line)) = self.last
+            && arrival_ms < prev
+        {
+            return Err(cell_error(
+                &self.file,
+                row,
+                *arrival,
+                format!(
+                    "arrival {:?} is before the previous row's (line {line}): expected the native format's rows in arrival order",
+                    row.cell(*arrival)
+                ),
+            ));
+        }
+        self.last = Some((arrival_ms, row.line));
+        Ok(())
+    }
+
+    /// A reader of the same trace from its first row: sorted rows are shared, a streamed
+    /// file is opened again (`resample: days` reads the input once per day it draws).
+    pub(crate) fn rewound(&self) -> Result<TraceWorkloads, ScenarioError> {
+        Ok(TraceWorkloads {
+            file: self.file.clone(),
+            path: self.path.clone(),
+            format: self.format,
+            rows: match &self.rows {
+                Rows::Stream(_) => Rows::Stream(super::root::open_csv(&self.path)?),
+                Rows::Sorted { rows, .. } => Rows::Sorted {
+                    rows: std::rc::Rc::clone(rows),
+                    at: 0,
+                },
+            },
+            cols: self.cols.clone(),
+            sources: self.sources.clone(),
+            names: self.names.clone(),
+            seed: self.seed,
+            stream: self.stream,
+            limit: self.limit,
+            produced: 0,
+            name_prefix: self.name_prefix.clone(),
+            trace_name: self.trace_name.clone(),
+            last: None,
+            gpu_sharing: self.gpu_sharing,
+            gpu_spec: self.gpu_spec,
+            cpu: self.cpu,
+            memory: self.memory,
+            gpu: self.gpu,
+            gpu_milli: self.gpu_milli,
+            default_gang: Arc::clone(&self.default_gang),
+            inflated: self.inflated,
+        })
+    }
+
+    /// The first workload arriving at `t` ms or later: the rows before it are read for
+    /// their arrival alone (checked as `next` checks it), not built.
+    pub(crate) fn first_from(&mut self, t: i64) -> Option<Result<Workload, ScenarioError>> {
+        loop {
+            let next = match self.take_row()? {
+                Ok(n) => n,
+                Err(e) => return Some(Err(e)),
+            };
+            let row = match &next {
+                NextRow::Shared(rows, i) => &rows[*i],
+                NextRow::Read(row) => row,
+            };
+            let arrival = match self.arrival_ms(row) {
+                Ok(a) => a,
+                Err(e) => return Some(Err(e)),
+            };
+            if arrival >= t {
+                return Some(self.workload(row));
+            }
+            if let Err(e) = self.check_order(row, arrival) {
+                return Some(Err(e));
+            }
+        }
+    }
+
+    /// The next row, counted against `limit`.
+    fn take_row(&mut self) -> Option<Result<NextRow, ScenarioError>> {
+        if self.limit.is_some_and(|l| self.produced >= l) {
+            return None;
+        }
+        let next = match &mut self.rows {
+            Rows::Stream(r) => match r.next_row()? {
+                Ok(row) => NextRow::Read(row),
+                Err(e) => return Some(Err(e)),
+            },
+            Rows::Sorted { rows, at } => {
+                if *at >= rows.len() {
+                    return None;
+                }
+                *at += 1;
+                NextRow::Shared(std::rc::Rc::clone(rows), *at - 1)
+            }
+        };
+        self.produced += 1;
+        Some(Ok(next))
+    }
+
     fn draft(&mut self, row: &Row) -> Result<Draft, ScenarioError> {
         let f = self.file.clone();
         let f = f.as_str();
         let arrival_ms = self.arrival_ms(row)?;
+        self.check_order(row, arrival_ms)?;
         let index = row.index;
         Ok(match &self.cols {
             Columns::Native {
-                arrival,
                 name,
                 pods,
                 min_member,
@@ -163,20 +268,6 @@ impl TraceWorkloads {
                 requests,
                 ..
             } => {
-                if let Some((prev, line)) = self.last
-                    && arrival_ms < prev
-                {
-                    return Err(cell_error(
-                        f,
-                        row,
-                        *arrival,
-                        format!(
-                            "arrival {:?} is before the previous row's (line {line}): expected the native format's rows in arrival order",
-                            row.cell(*arrival)
-                        ),
-                    ));
-                }
-                self.last = Some((arrival_ms, row.line));
                 let count = match pods {
                     Some(i) if !row.cell(*i).is_empty() => {
                         let max = limits::MAX_PODS_PER_WORKLOAD as u64;
@@ -698,19 +789,21 @@ impl Iterator for TraceWorkloads {
     type Item = Result<Workload, ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.limit.is_some_and(|l| self.produced >= l) {
-            return None;
-        }
-        let row = match &mut self.rows {
-            Rows::Stream(r) => match r.next_row()? {
-                Ok(row) => row,
-                Err(e) => return Some(Err(e)),
-            },
-            Rows::Sorted(it) => it.next()?,
+        let next = match self.take_row()? {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e)),
         };
-        self.produced += 1;
-        Some(self.workload(&row))
+        Some(match &next {
+            NextRow::Shared(rows, i) => self.workload(&rows[*i]),
+            NextRow::Read(row) => self.workload(row),
+        })
     }
+}
+
+/// A row taken from a trace: one of its sorted rows (shared), or one read from its file.
+enum NextRow {
+    Shared(std::rc::Rc<[Row]>, usize),
+    Read(Row),
 }
 
 #[cfg(test)]

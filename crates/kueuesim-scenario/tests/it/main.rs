@@ -52,3 +52,5 @@ mod streaming;
 mod traces;
 /// Helpers to load text and run it.
 mod util;
+/// `Simulation.spec.variation`: what a seed changes in the workloads.
+mod variation;

@@ -6,17 +6,16 @@
 //! `pkg/scheduler/actions/allocate`, `plugins/topology`, `plugins/nodeplacement`).
 //!
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
-//! plugin (candidate domains, `checkJobDomainFit`); `counts` its per-domain `AllocatablePods`
-//! counts, kept in step with binds and releases; `nodeplacement` the node scores; `order` each
-//! domain's nodes in bin-pack order, which a dry run of alike GPU pods reads; `subgroups`
-//! PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares and reclaim;
-//! `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`).
+//! plugin (candidate domains, `checkJobDomainFit`); `nodeplacement` the node scores;
+//! `subgroups` PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares
+//! and reclaim; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
+//! `Cluster` keeps in step for KAI on every bind and release are shared bookkeeping, in the
+//! folder above: `placement::fit_counts` (per-domain `AllocatablePods` counts),
+//! `placement::domain_order` (each domain's nodes in bin-pack order, which a dry run of alike
+//! GPU pods reads) and `placement::commit` (an allocation's batched commit).
 
-pub(crate) mod bind;
-pub mod counts;
 mod messages;
 mod nodeplacement;
-pub(crate) mod order;
 mod reclaim;
 pub mod sharing;
 mod subgroups;
@@ -147,32 +146,4 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
         }
     }
     out
-}
-
-/// Test nodes of (GPUs, cpu, pod slots, zone, rack) with `zone` and `rack` labels, named so
-/// that id order is not name order; the tests add the topologies they need.
-#[cfg(test)]
-pub(crate) fn test_nodes(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
-    use kueuesim_model::{Labels, Node};
-    let mut w = World::default();
-    let gpu = w.resources.intern(kueuesim_model::resources::GPU);
-    let cpu = w.resources.intern("cpu");
-    let pods = w.resources.intern("pods");
-    for (i, &(g, c, p, zone, rack)) in nodes.iter().enumerate() {
-        let mut alloc = vec![0; 3];
-        alloc[gpu.index()] = g;
-        alloc[cpu.index()] = c;
-        alloc[pods.index()] = p;
-        w.nodes.push(Node {
-            name: format!("n{:03}", (i * 37) % 101),
-            labels: Labels::new(vec![
-                ("zone".into(), format!("z{zone}")),
-                ("rack".into(), format!("r{rack}")),
-            ]),
-            allocatable: alloc,
-            taints: vec![],
-            unschedulable: false,
-        });
-    }
-    w
 }

@@ -270,7 +270,8 @@ pub(super) fn fill_binpack(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::placement::fill;
+    use crate::placement::{fill, undo};
+    use kueuesim_model::{DomainId, Labels, ResourceList, Topology};
 
     use proptest::prelude::*;
 
@@ -415,6 +416,90 @@ mod tests {
             let special = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 9.0];
             let b = if pick < 6 && a.to_bits() % 2 == 0 { special[pick] } else { b };
             prop_assert_eq!(total_order_bits(a).cmp(&total_order_bits(b)), a.total_cmp(&b));
+        }
+    }
+
+    /// Nodes of (GPUs, cpu, pod slots, zone, rack), names shuffled so that id order is not
+    /// name order; the KAI Topology is zone/rack, with a second one of racks alone (another
+    /// tree shape and node order over the same nodes).
+    fn order_world(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
+        let mut w = crate::placement::test_nodes(nodes);
+        w.topologies = vec![
+            Topology::from_levels("t", &["zone".into(), "rack".into()], &w.nodes),
+            Topology::from_levels("r", &["rack".into()], &w.nodes),
+        ];
+        w
+    }
+
+    fn requests(w: &World, g: i64, c: i64) -> ResourceList {
+        let r = |n: &str| w.resources.lookup(n).unwrap();
+        ResourceList::from_pairs(vec![(r(kueuesim_model::resources::GPU), g), (r("cpu"), c)])
+    }
+
+    fn node_strategy() -> impl Strategy<Value = Vec<(i64, i64, i64, u8, u8)>> {
+        prop::collection::vec((0i64..=8, 1i64..=16, 1i64..=4, 0u8..3, 0u8..4), 1..30)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The dry run read from the order binds exactly what `fill` with KAI's bin-pack
+        /// scorer binds over the domain's nodes (alike GPU pods in one or more pod sets,
+        /// several to a node where they fit, pod slots and cpu short on some nodes, nodes
+        /// without GPUs), reports the same count when the domain runs out (leaving nothing
+        /// bound), and leaves the same capacity.
+        #[test]
+        fn binpack_order_fill_matches_fill(
+            nodes in node_strategy(),
+            busy in prop::collection::vec((0usize..100, 0i64..=8, 0i64..=8), 0..30),
+            (sets, gpus, cpu) in (prop::collection::vec(0usize..6, 1..3), 1i64..=8, 0i64..=8),
+            (limit, ti, pick) in (1usize..20, 0usize..2, 0usize..100),
+        ) {
+            let w = order_world(&nodes);
+            let mut cluster = Cluster::new(&w);
+            prop_assume!(cluster.gpu_buckets > 0);
+            for &(n, g, c) in &busy {
+                let node = NodeId::from_index(n % w.nodes.len());
+                let req = requests(&w, g, c);
+                if cluster.nodes.fits(node, &req) {
+                    cluster.apply(&w, node, &req, 1);
+                }
+            }
+            let needs = PodNeeds {
+                requests: requests(&w, gpus, cpu),
+                node_selector: Labels::default(),
+                tolerations: vec![],
+            };
+            let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> =
+                sets.iter().map(|&k| (needs.clone(), vec![None; k])).collect();
+            let t = &w.topologies[ti];
+            let d = DomainId::from_index(pick % t.domains.len());
+            let candidates = t.nodes_of(d);
+            let mut slow = cluster.clone();
+            let gpu = slow.res.gpu.unwrap();
+            let (group_of, scores) = (Vec::new(), vec![0.0]);
+            let name_rank = slow.name_rank.clone();
+            let mut s = scorer(&w, &slow.nodes, Some(gpu), &name_rank, candidates, &group_of, &scores)
+                .with_plain_nodes(true);
+            let expected = fill(&w, &mut slow.nodes, candidates, &pods, limit, &mut s);
+            let got = cluster.kai_binpack_in(&w, ti, d, &pods, limit);
+            match (&got, &expected) {
+                (Some(Ok(a)), Ok(b)) => prop_assert_eq!(a, b),
+                (Some(Err(k)), Err((b, _))) => {
+                    prop_assert_eq!(*k, b.len());
+                    undo(&mut slow.nodes, &pods, b);
+                }
+                // Nothing pending: `fill` decides (and binds nothing).
+                (None, Ok(b)) if sets.iter().all(|&k| k == 0) => prop_assert!(b.is_empty()),
+                _ => prop_assert!(false, "order {:?}, fill {:?}", got, expected),
+            }
+            for n in 0..w.nodes.len() {
+                let n = NodeId::from_index(n);
+                for r in 0..3 {
+                    prop_assert_eq!(cluster.nodes.free(n, r), slow.nodes.free(n, r));
+                }
+                prop_assert_eq!(cluster.nodes.free_pods(n), slow.nodes.free_pods(n));
+            }
         }
     }
 }

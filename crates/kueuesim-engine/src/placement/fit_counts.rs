@@ -13,7 +13,7 @@
 
 use kueuesim_model::{DomainId, NodeId, ResourceList, Topology, World};
 
-use super::bind::NodeBinds;
+use super::commit::NodeBinds;
 use crate::placement::NodeCapacity;
 
 /// How many task shapes are kept: enough for the distinct task sizes a run's KAI jobs use at

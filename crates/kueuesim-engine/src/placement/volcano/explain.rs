@@ -8,32 +8,13 @@
 
 use kueuesim_model::{DomainId, NodeId, World};
 
-use super::volcano::{Failure, TopologyScorer};
-use super::volcano_messages::fit_error;
-use super::{Cluster, GangPods, NodeCapacity, PodNeeds, fill, undo, with_bindings};
+use super::messages::fit_error;
+use super::{Failure, TopologyScorer};
+use crate::placement::scratch::{Explained, KeptExplanations};
+use crate::placement::{Cluster, GangPods, NodeCapacity, fill, undo, with_bindings};
 
 /// How many explaining dry runs are kept.
 const KEPT: usize = 8;
-
-/// The last few failed dry runs that explained a gang fitting nowhere, replaced oldest first.
-#[derive(Clone, Debug, Default)]
-pub(super) struct KeptExplanations {
-    entries: Vec<Explained>,
-    /// The entry to replace next once `KEPT` are kept.
-    next: usize,
-}
-
-/// A failed dry run of one pod set's pods on a HyperNode's nodes, and the capacity state of
-/// those nodes it ran on.
-#[derive(Clone, Debug)]
-struct Explained {
-    d: DomainId,
-    need: usize,
-    pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
-    /// Per node of `d`, in order: free pod slots, then free amount per resource.
-    state: Vec<i64>,
-    failure: Failure,
-}
 
 impl KeptExplanations {
     /// The dry run that explains a gang fitting nowhere: `need` of `pods` on `d`'s nodes, the
@@ -75,7 +56,11 @@ impl KeptExplanations {
         let mut scorer = scorer_base.clone();
         let (b, pod, failed_run) =
             match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
-                Ok(b) => (b, super::first_pending(pods).unwrap_or((0, 0)), false),
+                Ok(b) => (
+                    b,
+                    crate::placement::first_pending(pods).unwrap_or((0, 0)),
+                    false,
+                ),
                 Err((b, pod)) => (b, pod, true),
             };
         let failed = with_bindings(pods, &b);
@@ -151,6 +136,7 @@ fn nodes_in_state(cap: &NodeCapacity, nodes: &[NodeId], state: &[i64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement::PodNeeds;
     use crate::placement::volcano::{OUTSIDE, Scoring};
     use kueuesim_model::{HyperNodeMember, HyperNodeSpec, Labels, Node, Topology};
 

@@ -13,8 +13,8 @@
 use kueuesim_model::gpu::{GpuDemand, GpuPolicy, MILLI};
 use kueuesim_model::{NodeId, ResourceId, World};
 
-use super::devices::{DeviceBook, DeviceChoice, FragCalc};
-use super::{Cluster, GangPods, Placement, PodNeeds, tie_key};
+use crate::placement::devices::{self, DeviceBook, DeviceChoice, FragCalc};
+use crate::placement::{Cluster, GangPods, Placement, PodNeeds, tie_key};
 
 /// kube-scheduler's `MaxNodeScore`.
 const MAX_SCORE: i64 = 100;
@@ -40,7 +40,7 @@ pub struct NodeView<'a> {
     /// Free milli-GPUs per device.
     pub free: &'a [u16],
     /// GPU pods per kind (`Devices::kinds`).
-    pub kinds: &'a [u16; super::devices::KINDS],
+    pub kinds: &'a [u16; devices::KINDS],
 }
 
 /// The score of `node` for `pod` under `policy` and, for a share, the device the policy
@@ -174,8 +174,8 @@ fn fgd(frag: &mut FragCalc, node: NodeView<'_>, pod: PodShape) -> (i64, DeviceCh
         }
         Some(GpuDemand::Whole(n)) => {
             // Which free devices does not change the fragmentation.
-            let n = (n as usize).min(super::devices::MAX_DEVICES);
-            let moves = [(MILLI as u16, 0u16); super::devices::MAX_DEVICES];
+            let n = (n as usize).min(devices::MAX_DEVICES);
+            let moves = [(MILLI as u16, 0u16); devices::MAX_DEVICES];
             (
                 score(frag.moved(cpu_after, &moves[..n])),
                 DeviceChoice::BestFit,
@@ -214,7 +214,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
             let tie_seed = seed ^ (idx as u64) << 32 ^ ps as u64;
             let Some((node, choice)) = best_node(world, cluster, needs, shape, policy, tie_seed)
             else {
-                let why = super::fit_error_all(world, cluster, needs);
+                let why = crate::placement::fit_error_all(world, cluster, needs);
                 out.unplaced.get_or_insert((ps, idx, why));
                 continue 'sets;
             };
@@ -258,7 +258,7 @@ fn best_node(
         let node = NodeId::from_index(n);
         if !nodes.fits(node, &needs.requests)
             || shape.gpu.is_some_and(|d| !book.fits(node, d))
-            || !(plain || super::statically_feasible(world, node, needs))
+            || !(plain || crate::placement::statically_feasible(world, node, needs))
         {
             continue;
         }

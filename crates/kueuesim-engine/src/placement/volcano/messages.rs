@@ -5,8 +5,8 @@
 
 use kueuesim_model::{NodeId, ResourceId, World, decimal_digits};
 
-use super::volcano::{Failure, VolcanoJob};
-use super::{NodeCapacity, PodNeeds};
+use super::{Failure, VolcanoJob};
+use crate::placement::{NodeCapacity, PodNeeds};
 
 /// Volcano's `FitErrors.Error()` for a task none of `nodes` takes: the predicates' reasons,
 /// but a node short of resources reports only the first one short (cpu, memory, then the
@@ -61,14 +61,16 @@ pub(super) fn fit_error_with(
     // node records need not be read (this runs over a HyperNode's nodes on every failure).
     let static_ok = cap.statically_plain(pod);
     for &n in nodes {
-        if cap.fits(n, &pod.requests) && (static_ok || super::statically_feasible(world, n, pod)) {
+        if cap.fits(n, &pod.requests)
+            && (static_ok || crate::placement::statically_feasible(world, n, pod))
+        {
             if let Some(reason) = device(n) {
                 count(&mut hist, Reason::text(reason), 1);
             }
             continue;
         }
-        if !static_ok && !super::statically_feasible(world, n, pod) {
-            let reason = super::node_rejections(world, cap, n, pod)
+        if !static_ok && !crate::placement::statically_feasible(world, n, pod) {
+            let reason = crate::placement::node_rejections(world, cap, n, pod)
                 .into_iter()
                 .next()
                 .unwrap_or_default();

@@ -5,8 +5,8 @@
 
 use kueuesim_model::{DomainId, NodeId, World};
 
-use super::volcano::{OUTSIDE, TopologyScorer, hypernode_binpack, job_total};
-use super::{
+use super::{OUTSIDE, TopologyScorer, hypernode_binpack, job_total};
+use crate::placement::{
     Binding, Cluster, GangPods, PodNeeds, counts, fill, pending_total, tie_key, undo, with_bindings,
 };
 
@@ -231,7 +231,7 @@ pub(super) fn fill_subgroups(
     for g in ready.order(pods) {
         let sj = &ready.subgroups[g];
         let view = only(&current, &sj.pod_sets);
-        let Some(first) = super::first_pending(&view) else {
+        let Some(first) = crate::placement::first_pending(&view) else {
             continue;
         };
         match place_subjob(
@@ -296,7 +296,7 @@ pub(super) fn fill_subgroups(
     // Keep the bindings made before the first failure applied, as `fill` does, for the
     // caller's fit error; it undoes them.
     let (pod, kept) = first_failed.unwrap_or_else(|| {
-        let pod = super::first_pending(pods).unwrap_or((0, 0));
+        let pod = crate::placement::first_pending(pods).unwrap_or((0, 0));
         (pod, 0)
     });
     undo(&mut cluster.nodes, pods, &made[kept..]);

@@ -4,8 +4,8 @@
 
 use kueuesim_model::{NodeId, SimTime, Workload, WorkloadId, World};
 
-use super::{Cluster, GangPods, Placement};
 use crate::hooks::{Hooks, ScoreView};
+use crate::placement::{Cluster, GangPods, Placement};
 
 /// The workload being placed.
 pub struct Pods<'a> {
@@ -35,21 +35,26 @@ pub fn place(
     let labels = cluster.label_index.clone();
     'sets: for (ps, (needs, slots)) in w.pods.iter().enumerate() {
         let selector_nodes = (!needs.node_selector.is_empty())
-            .then(|| super::nodes_matching(&labels, &needs.node_selector));
+            .then(|| crate::placement::nodes_matching(&labels, &needs.node_selector));
         for (idx, slot) in slots.iter().enumerate() {
             if slot.is_some() {
                 continue;
             }
             candidates.clear();
             let cap = &cluster.nodes;
-            let ok = |&n: &NodeId| super::feasible(world, cap, n, needs);
+            let ok = |&n: &NodeId| crate::placement::feasible(world, cap, n, needs);
             match &selector_nodes {
                 Some(nodes) => candidates.extend(nodes.iter().copied().filter(ok)),
-                None => candidates.extend(super::all_nodes(world).into_iter().filter(ok)),
+                None => {
+                    candidates.extend(crate::placement::all_nodes(world).into_iter().filter(ok))
+                }
             }
             if candidates.is_empty() {
-                out.unplaced
-                    .get_or_insert((ps, idx, super::fit_error_all(world, cluster, needs)));
+                out.unplaced.get_or_insert((
+                    ps,
+                    idx,
+                    crate::placement::fit_error_all(world, cluster, needs),
+                ));
                 continue 'sets;
             }
             scores.clear();

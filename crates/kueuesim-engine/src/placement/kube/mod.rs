@@ -2,139 +2,25 @@
 //! search samples `percentageOfNodesToScore` of the nodes from a rotating start, and the
 //! default score plugins that matter for resource-only pods (NodeResourcesFit LeastAllocated
 //! and NodeResourcesBalancedAllocation) pick the node, ties at random (`selectHost`).
+//!
+//! Files: this one the default scheduler; `gpu_share` the FGD simulator's score plugins over
+//! GPU devices; `hooked` the caller's node scores in place of the built-in ones. The sampling,
+//! score plugins and occupancy-class scan it shares with Volcano are in
+//! `placement::node_search`.
+
+pub mod gpu_share;
+pub mod hooked;
 
 use kueuesim_model::gpu::GpuPolicy;
 use kueuesim_model::{NodeId, World};
 
 use super::devices::DeviceChoice;
-use super::{Cluster, GangPods, KeyResources, NodeCapacity, Placement, PodNeeds, tie_key};
-
-/// How many feasible nodes the filter phase looks for among `n` (kube-scheduler
-/// `numFeasibleNodesToFind` with the adaptive default percentage; Volcano's
-/// `CalculateNumOfFeasibleNodesToFind` with its defaults is the same rule).
-pub fn feasible_nodes_to_find(n: usize) -> usize {
-    const MIN_FEASIBLE: usize = 100;
-    if n <= MIN_FEASIBLE {
-        return n;
-    }
-    let pct = 50usize.saturating_sub(n / 125).max(5);
-    (n * pct / 100).max(MIN_FEASIBLE)
-}
-
-/// NodeResourcesFit's `LeastAllocated` score of `node` for one more `pod` (cpu and memory,
-/// weight 1 each, integer arithmetic as upstream).
-pub fn least_allocated(
-    world: &World,
-    cap: &NodeCapacity,
-    res: KeyResources,
-    node: NodeId,
-    pod: &PodNeeds,
-) -> i64 {
-    let alloc = &world.node(node).allocatable;
-    let mut sum = 0;
-    let mut weights = 0;
-    for r in [res.cpu, res.memory].into_iter().flatten() {
-        let a = alloc.get(r).copied().unwrap_or(0);
-        weights += 1;
-        if a == 0 {
-            continue;
-        }
-        let req =
-            a - cap.free(node, r) + pod.requests.get(kueuesim_model::ResourceId::from_index(r));
-        if req > a {
-            continue;
-        }
-        sum += (a - req) * 100 / a;
-    }
-    if weights == 0 { 0 } else { sum / weights }
-}
-
-/// `MostAllocated` (Volcano nodeorder's `mostrequested`): cpu and memory, weight 1 each,
-/// `min(requested, allocatable)·100/allocatable`.
-pub fn most_allocated(
-    world: &World,
-    cap: &NodeCapacity,
-    res: KeyResources,
-    node: NodeId,
-    pod: &PodNeeds,
-) -> i64 {
-    let alloc = &world.node(node).allocatable;
-    let mut sum = 0;
-    let mut weights = 0;
-    for r in [res.cpu, res.memory].into_iter().flatten() {
-        let a = alloc.get(r).copied().unwrap_or(0);
-        weights += 1;
-        if a == 0 {
-            continue;
-        }
-        let req =
-            a - cap.free(node, r) + pod.requests.get(kueuesim_model::ResourceId::from_index(r));
-        sum += req.min(a) * 100 / a;
-    }
-    if weights == 0 { 0 } else { sum / weights }
-}
-
-/// `NodeResourcesBalancedAllocation`: 100 × (1 − the standard deviation of the requested
-/// fractions), over cpu and memory, plus GPUs when `with_gpu` and the pod asks for them
-/// (Volcano's resource list).
-pub fn balanced_allocation(
-    world: &World,
-    cap: &NodeCapacity,
-    res: KeyResources,
-    node: NodeId,
-    pod: &PodNeeds,
-    with_gpu: bool,
-) -> i64 {
-    let alloc = &world.node(node).allocatable;
-    let mut fractions = [0f64; 3];
-    let mut k = 0;
-    let gpu = res
-        .gpu
-        .filter(|&g| with_gpu && pod.requests.get(kueuesim_model::ResourceId::from_index(g)) > 0);
-    for r in [res.cpu, res.memory, gpu].into_iter().flatten() {
-        let a = alloc.get(r).copied().unwrap_or(0);
-        if a == 0 {
-            continue;
-        }
-        let req =
-            a - cap.free(node, r) + pod.requests.get(kueuesim_model::ResourceId::from_index(r));
-        fractions[k] = (req as f64 / a as f64).min(1.0);
-        k += 1;
-    }
-    let f = &fractions[..k];
-    let std = match k {
-        0 | 1 => 0.0,
-        2 => (f[0] - f[1]).abs() / 2.0,
-        _ => {
-            let mean = f.iter().sum::<f64>() / k as f64;
-            (f.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / k as f64).sqrt()
-        }
-    };
-    ((1.0 - std) * 100.0) as i64
-}
-
-/// Scans `nodes` from `start` (wrapping) for up to `want` nodes that can take `pod`, returns
-/// them and how many nodes were looked at.
-pub fn sample_feasible(
-    world: &World,
-    cap: &NodeCapacity,
-    nodes: &[NodeId],
-    pod: &PodNeeds,
-    start: usize,
-    want: usize,
-) -> (Vec<NodeId>, usize) {
-    let n = nodes.len();
-    let mut found = Vec::new();
-    let mut processed = 0;
-    while processed < n && found.len() < want {
-        let node = nodes[(start + processed) % n];
-        processed += 1;
-        if super::feasible(world, cap, node, pod) {
-            found.push(node);
-        }
-    }
-    (found, processed)
-}
+// kube-scheduler's own sampling and score plugins, which Volcano runs too (`node_search`).
+use super::node_search::{Best, class_scan};
+pub use super::node_search::{
+    balanced_allocation, feasible_nodes_to_find, least_allocated, most_allocated, sample_feasible,
+};
+use super::{Cluster, GangPods, NodeCapacity, Placement};
 
 /// `least_allocated + balanced_allocation(.., false)` in one pass, with the pod's cpu and
 /// memory requests looked up once (`rq`) instead of per node: kube-scheduler scores every
@@ -205,179 +91,11 @@ impl ScoreMemo {
     }
 }
 
-/// A float score as an `i64` ordered as `f64::total_cmp` orders the floats (the sign bit
-/// flips the rest of a negative number's bits), so that Volcano's float node scores go
-/// through `class_scan` and `Best` exactly as they compare in Volcano's `SelectBestNode`
-/// (here: `max_by` with `total_cmp`). Only NaNs map to the two lowest keys, which
-/// `class_scan`'s table keeps for itself; no score is NaN.
-pub(super) fn float_order(x: f64) -> i64 {
-    let bits = x.to_bits() as i64;
-    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
-}
-
-/// `by_class` entries: not worked out yet, and "NodeResourcesFit fails" (scores are 0..=200).
-const CLASS_UNKNOWN: i64 = i64::MIN;
-const CLASS_NO_FIT: i64 = i64::MIN + 1;
-
-/// The best (score, tie key, node) so far of `selectHost`: the highest score, ties by a
-/// seeded key, the last of equal keys winning (`max_by_key`). The tie key is only worked out
-/// when a node scores equal to the best.
-#[derive(Default)]
-pub(super) struct Best(Option<(i64, Option<u64>, NodeId)>);
-
-impl Best {
-    /// The node picked, if any was offered.
-    pub(super) fn node(&self) -> Option<NodeId> {
-        self.0.map(|(_, _, node)| node)
-    }
-
-    #[inline(always)]
-    fn offer(&mut self, score: i64, node: NodeId, tie_seed: u64) {
-        match &mut self.0 {
-            Some((b, _, _)) if score < *b => {}
-            Some((b, bt, bn)) if score == *b => {
-                let mine = tie_key(tie_seed, node);
-                let theirs = *bt.get_or_insert_with(|| tie_key(tie_seed, *bn));
-                if mine >= theirs {
-                    self.0 = Some((score, Some(mine), node));
-                }
-            }
-            _ => self.0 = Some((score, None, node)),
-        }
-    }
-}
-
-/// kube-scheduler's filter-and-score scan for one pod (`findNodesThatPassFilters` from
-/// `nextStartNodeIndex` for `want` feasible nodes, then `selectHost` over them), worked out
-/// per occupancy class (`node_classes`; the capacity's classes must be up to date): a class
-/// either fits the pod or not and has one score, so the feasible nodes of a word of 64 are
-/// the union of the feasible classes' member words, the scan's end is found by counting
-/// bits, and the best node is among the members of the best-scoring class(es) with a node
-/// in the scanned range, ties broken node by node in scan order as `Best::offer` does.
-/// `by_class` caches each class's answer for this pod set (score, or `CLASS_NO_FIT`) for one
-/// class generation. `score` is the scheduler's node score, which must depend on the node's
-/// capacity state alone (higher is better; Volcano's float scores come as `float_order`
-/// keys). `mask`: the nodes the pod's static filters pass, one bit per node (a nodeSelector
-/// on otherwise plain nodes); None when every node passes them. Returns the pick and how many
-/// nodes the scan passed, as the node-by-node scan would.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn class_scan(
-    cap: &NodeCapacity,
-    by_class: &mut (u32, Vec<i64>),
-    feasible: &mut Vec<(i64, usize)>,
-    needs: &PodNeeds,
-    score: impl Fn(NodeId) -> i64,
-    mask: Option<&[u64]>,
-    (start, want): (usize, usize),
-    tie_seed: u64,
-) -> (Best, usize) {
-    let classes = cap.classes();
-    let n = cap.free_pods.len();
-    if by_class.0 != classes.generation() {
-        *by_class = (classes.generation(), Vec::new());
-    }
-    let table = &mut by_class.1;
-    table.resize(classes.len(), CLASS_UNKNOWN);
-    feasible.clear();
-    for (k, answer) in table.iter_mut().enumerate() {
-        if classes.count(k) == 0 {
-            continue;
-        }
-        if *answer == CLASS_UNKNOWN {
-            let node = classes.some_member(k);
-            *answer = if cap.fits(node, &needs.requests) {
-                let s = score(node);
-                debug_assert!(
-                    s > CLASS_NO_FIT,
-                    "a score collides with the table's markers"
-                );
-                s
-            } else {
-                CLASS_NO_FIT
-            };
-        }
-        if *answer != CLASS_NO_FIT {
-            feasible.push((*answer, k));
-        }
-    }
-    let mut best = Best::default();
-    if feasible.is_empty() || n == 0 {
-        return (best, n);
-    }
-    let union = |w: usize, of: &[(i64, usize)]| {
-        of.iter().fold(0u64, |m, &(_, k)| m | classes.word(k, w)) & mask.map_or(u64::MAX, |m| m[w])
-    };
-    // The scan's end: the `want`-th feasible node from `start`, wrapping; all nodes if fewer.
-    let mut found = 0;
-    let mut end = None;
-    'walk: for (lo, hi) in [(start, n), (0, start)] {
-        if lo >= hi {
-            continue;
-        }
-        for w in lo / 64..=(hi - 1) / 64 {
-            let mut bits = union(w, feasible) & range_mask(w, lo, hi);
-            let count = bits.count_ones() as usize;
-            if found + count < want {
-                found += count;
-                continue;
-            }
-            for _ in 0..want - found - 1 {
-                bits &= bits - 1;
-            }
-            end = Some(w * 64 + bits.trailing_zeros() as usize);
-            break 'walk;
-        }
-    }
-    let processed = end.map_or(n, |e| (e + n - start) % n + 1);
-    // The scanned range, as up to two runs of node indexes in scan order.
-    let runs: [(usize, usize); 2] = match end {
-        Some(e) if e >= start => [(start, e + 1), (0, 0)],
-        Some(e) => [(start, n), (0, e + 1)],
-        None => [(start, n), (0, start)],
-    };
-    // Best score first; the classes of the best score with a node in the range hold the pick.
-    feasible.sort_unstable_by_key(|a| std::cmp::Reverse(a.0));
-    for level in feasible.chunk_by(|a, b| a.0 == b.0) {
-        let score = level[0].0;
-        for (lo, hi) in runs {
-            if lo >= hi {
-                continue;
-            }
-            for w in lo / 64..=(hi - 1) / 64 {
-                let mut bits = union(w, level) & range_mask(w, lo, hi);
-                while bits != 0 {
-                    let node = NodeId::from_index(w * 64 + bits.trailing_zeros() as usize);
-                    bits &= bits - 1;
-                    best.offer(score, node, tie_seed);
-                }
-            }
-        }
-        if best.0.is_some() {
-            break;
-        }
-    }
-    (best, processed)
-}
-
-/// The bits of word `w` for nodes `lo..hi`.
-#[inline]
-fn range_mask(w: usize, lo: usize, hi: usize) -> u64 {
-    let base = w * 64;
-    let mut m = u64::MAX;
-    if base < lo {
-        m &= u64::MAX << (lo - base);
-    }
-    if hi - base < 64 {
-        m &= (1u64 << (hi - base)) - 1;
-    }
-    m
-}
-
 /// Places every pending pod of `pods` one by one; a pod that fits nowhere stays pending (and
 /// so do the rest of its pod set, which are identical), later pod sets are still tried.
 pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -> Placement {
     if cluster.devices.is_some() && world.config.gpu.policy != GpuPolicy::Default {
-        return super::gpu_share::place(world, cluster, pods, seed);
+        return gpu_share::place(world, cluster, pods, seed);
     }
     let n = world.nodes.len();
     let mut out = Placement::default();
@@ -535,6 +253,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement::{PodNeeds, tie_key};
 
     #[test]
     fn feasible_node_count_follows_the_adaptive_percentage() {

@@ -4,25 +4,37 @@
 //! network-topology-aware plugin, without one the flat node search with the plugin's
 //! normal-pod HyperNode bin-packing (Volcano's `pkg/scheduler/actions/allocate` and
 //! `plugins/network-topology-aware`).
+//!
+//! Files: this one the job types, the scores and both searches; `subjobs` subjobs inside a
+//! HyperNode and the gang's readiness; `explain` the kept explanations of a gang that fits
+//! nowhere; `messages` Volcano's fit errors and the gang plugin's message; `vgpu` the flat
+//! search of a job with vGPU pods. The vGPU device book (`placement::vgpu_book`) and what the
+//! search keeps in the `Cluster` between attempts (`placement::scratch`) are shared
+//! bookkeeping, in the folder above.
+
+mod explain;
+mod messages;
+mod subjobs;
+pub mod vgpu;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use kueuesim_model::{DomainId, NodeId, Topology, World};
 
-use super::kube::{
+use super::node_search::{
     balanced_allocation, class_scan, feasible_nodes_to_find, float_order, least_allocated,
     most_allocated, sample_feasible,
 };
-use super::volcano_explain::KeptExplanations;
-use super::volcano_messages::volcano_fit;
-pub(super) use super::volcano_messages::{fit_error, fit_error_with, unplaced};
-pub use super::volcano_subjobs::SubJob;
-use super::volcano_subjobs::{Readiness, fill_subgroups};
+use super::scratch::{Failure, GradientScratch};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
+use messages::volcano_fit;
+use messages::{fit_error, fit_error_with, unplaced};
+pub use subjobs::SubJob;
+use subjobs::{Readiness, fill_subgroups};
 
 /// A Volcano job as the allocate action sees it.
 pub struct VolcanoJob<'a> {
@@ -372,30 +384,6 @@ pub(super) fn job_total(pods: &GangPods) -> Vec<(usize, i64)> {
         }
     }
     v
-}
-
-/// A failed statement: the pod that could not be placed, why, and how many were placed
-/// (also the vGPU path's, `volcano_vgpu`).
-#[derive(Clone, Debug)]
-pub(super) struct Failure {
-    pub(super) pod: (usize, usize),
-    pub(super) fit: String,
-    pub(super) schedulable: usize,
-}
-
-/// The buffers of one gradient search (`topology_attempt`), refilled by every attempt.
-#[derive(Clone, Debug, Default)]
-pub(super) struct GradientScratch {
-    /// A tier's HyperNodes with enough GPUs free (the tier index's answer).
-    with_room: Vec<DomainId>,
-    /// A tier's HyperNodes that pass the resource pre-filter.
-    passing: Vec<DomainId>,
-    /// `passing` of the last tier that had any.
-    last_tier: Vec<DomainId>,
-    /// A tier's HyperNodes worth a dry run, with their gradient keys.
-    candidates: Vec<(Score, u64, Reverse<usize>, DomainId)>,
-    /// The last few failed dry runs that explained a gang that fits nowhere.
-    explained: KeptExplanations,
 }
 
 /// One statement with a hard topology: the ascending gradient search for `need` pods.
@@ -792,7 +780,7 @@ fn pick_by_node(
     (best.map(|b| b.2), processed)
 }
 
-/// The same pass by occupancy class (`kube::class_scan`), for one pod set: each class's
+/// The same pass by occupancy class (`node_search::class_scan`), for one pod set: each class's
 /// answer is kept while the class ids last, and a nodeSelector becomes a bitset of the
 /// nodes it matches (on plain nodes the only static filter that can fail).
 struct ClassScan {

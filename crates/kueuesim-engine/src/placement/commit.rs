@@ -215,7 +215,7 @@ mod tests {
     /// zone/rack, the HyperNode tree rack alone (its own tree shape and node order). Node
     /// names are shuffled so that id order is not name order.
     fn world(nodes: &[(i64, i64, i64, u8, u8)]) -> World {
-        let mut w = super::super::test_nodes(nodes);
+        let mut w = crate::placement::test_nodes(nodes);
         w.topologies = vec![Topology::from_levels(
             "t",
             &["zone".into(), "rack".into()],
@@ -229,7 +229,7 @@ mod tests {
     fn indexes(c: &Cluster, w: &World) -> impl PartialEq + std::fmt::Debug {
         let mut stale: Vec<NodeId> = c.gpu_stale.iter().collect();
         stale.sort();
-        let counts: Vec<Vec<Vec<crate::placement::kai::counts::FitCount>>> =
+        let counts: Vec<Vec<Vec<crate::placement::fit_counts::FitCount>>> =
             (0..c.kai_counts.shapes().len())
                 .map(|slot| {
                     (0..w.topologies.len())

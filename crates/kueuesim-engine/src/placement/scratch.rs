@@ -1,0 +1,57 @@
+//! What Volcano keeps in the `Cluster` from one attempt to the next, as data: the gradient
+//! search's buffers (refilled by every attempt, kept so that a million attempts do not
+//! allocate them afresh) and the explanations of gangs that fit nowhere (`KeptExplanations`,
+//! served again while the nodes they ran on keep their state). Declared here, below the
+//! scheduler folders, so that the `Cluster` owns them without depending on Volcano's folder;
+//! what they mean and the code that fills and reads them are Volcano's (the gradient search
+//! in `volcano/mod.rs`, `volcano/explain.rs`).
+
+use std::cmp::Reverse;
+
+use kueuesim_model::{DomainId, NodeId};
+
+use super::{PodNeeds, Score};
+
+/// A failed statement: the pod that could not be placed, why, and how many were placed
+/// (also the vGPU path's, `volcano::vgpu`).
+#[derive(Clone, Debug)]
+pub(super) struct Failure {
+    pub(super) pod: (usize, usize),
+    pub(super) fit: String,
+    pub(super) schedulable: usize,
+}
+
+/// The buffers of one gradient search (`topology_attempt`), refilled by every attempt.
+#[derive(Clone, Debug, Default)]
+pub(super) struct GradientScratch {
+    /// A tier's HyperNodes with enough GPUs free (the tier index's answer).
+    pub(super) with_room: Vec<DomainId>,
+    /// A tier's HyperNodes that pass the resource pre-filter.
+    pub(super) passing: Vec<DomainId>,
+    /// `passing` of the last tier that had any.
+    pub(super) last_tier: Vec<DomainId>,
+    /// A tier's HyperNodes worth a dry run, with their gradient keys.
+    pub(super) candidates: Vec<(Score, u64, Reverse<usize>, DomainId)>,
+    /// The last few failed dry runs that explained a gang that fits nowhere.
+    pub(super) explained: KeptExplanations,
+}
+
+/// The last few failed dry runs that explained a gang fitting nowhere, replaced oldest first.
+#[derive(Clone, Debug, Default)]
+pub(super) struct KeptExplanations {
+    pub(super) entries: Vec<Explained>,
+    /// The entry to replace next once `KEPT` are kept.
+    pub(super) next: usize,
+}
+
+/// A failed dry run of one pod set's pods on a HyperNode's nodes, and the capacity state of
+/// those nodes it ran on.
+#[derive(Clone, Debug)]
+pub(super) struct Explained {
+    pub(super) d: DomainId,
+    pub(super) need: usize,
+    pub(super) pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+    /// Per node of `d`, in order: free pod slots, then free amount per resource.
+    pub(super) state: Vec<i64>,
+    pub(super) failure: Failure,
+}

@@ -226,8 +226,10 @@ pub fn cycle_world(
                 pod_sets: vec![PodSetAdmission {
                     flavors: vec![(cpu, FlavorId(0))],
                     count: 1,
+                    topology: None,
                 }],
                 reserved_at: Some(SimTime::from_millis(-created)),
+                pods_ready: false,
             }),
             last_eviction: None,
             max_execution_time: None,

@@ -372,6 +372,10 @@ pub struct InitialAdmission {
     pub pod_sets: Vec<PodSetAdmission>,
     /// When quota was reserved (the QuotaReserved condition's lastTransitionTime), if known.
     pub reserved_at: Option<SimTime>,
+    /// Its pods were ready before the start (`PodsReady=True` in the input, or every admitted
+    /// pod running on its node at the start): `waitForPodsReady` arms no timeout for it, as
+    /// Kueue arms none for a workload whose PodsReady condition is True.
+    pub pods_ready: bool,
 }
 
 /// The admission of one pod set: a flavor per resource and the admitted pod count.

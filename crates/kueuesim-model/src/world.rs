@@ -413,6 +413,8 @@ pub struct KueueConfig {
     /// namespace it does not select. Default: every namespace but `kube-system` and Kueue's
     /// own (`kueue-system`).
     pub managed_jobs_namespace_selector: Option<crate::labels::LabelSelector>,
+    /// Kueue's own namespace (`namespace` of its Configuration, default `kueue-system`).
+    pub namespace: String,
 }
 
 /// Kueue's default `managedJobsNamespaceSelector`: `kubernetes.io/metadata.name NotIn
@@ -463,6 +465,7 @@ impl Default for KueueConfig {
             managed_jobs_namespace_selector: Some(default_managed_jobs_namespace_selector(
                 "kueue-system",
             )),
+            namespace: "kueue-system".into(),
         }
     }
 }
@@ -596,6 +599,13 @@ impl World {
                 namespace.into(),
             )])),
         }
+    }
+
+    /// Whether `namespace` is one of the cluster's own: `kube-system` and Kueue's (those
+    /// Kueue's default `managedJobsNamespaceSelector` leaves out), whose pods run the
+    /// cluster and are nobody's workloads to queue.
+    pub fn is_system_namespace(&self, namespace: &str) -> bool {
+        namespace == "kube-system" || namespace == self.config.kueue.namespace
     }
 
     /// Whether a ClusterQueue `namespaceSelector` admits workloads of `namespace` (`None`

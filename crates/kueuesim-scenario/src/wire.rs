@@ -283,6 +283,8 @@ pub struct NodeSpec {
 pub struct NodeStatus {
     pub allocatable: ResourceMap,
     pub capacity: ResourceMap,
+    /// `Ready` tells a NotReady node (`False`: not ready, `Unknown`: unreachable).
+    pub conditions: Vec<StatusCondition>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -323,6 +325,29 @@ pub struct JobSpec {
 pub struct Job {
     pub metadata: ObjectMeta,
     pub spec: JobSpec,
+    pub status: JobStatus,
+}
+
+/// The status of a job kind that reports its end in conditions (batch Job, JobSet,
+/// TrainJob, the Kubeflow jobs): a dump keeps finished jobs until they are deleted.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobStatus {
+    pub conditions: Vec<StatusCondition>,
+}
+
+impl JobStatus {
+    /// Whether the job has ended: a condition `Complete` (batch Job, TrainJob), `Completed`
+    /// (JobSet), `Succeeded` (Kubeflow) or `Failed` (all of them) with status `True`.
+    pub fn finished(&self) -> bool {
+        self.conditions.iter().any(|c| {
+            c.status == "True"
+                && matches!(
+                    c.kind.as_str(),
+                    "Complete" | "Completed" | "Succeeded" | "Failed"
+                )
+        })
+    }
 }
 
 /// An object read only for its metadata.
@@ -362,6 +387,7 @@ pub struct JobSetSpec {
 pub struct JobSet {
     pub metadata: ObjectMeta,
     pub spec: JobSetSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -404,6 +430,7 @@ pub struct KubeflowSpec {
 pub struct KubeflowJob {
     pub metadata: ObjectMeta,
     pub spec: KubeflowSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -522,6 +549,7 @@ pub struct TrainJobSpec {
 pub struct TrainJob {
     pub metadata: ObjectMeta,
     pub spec: TrainJobSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -55,6 +55,24 @@ fn find<'a>(world: &'a World, name: &str) -> Result<&'a Node, String> {
         .ok_or_else(|| format!("nodes \"{name}\" not found"))
 }
 
+/// `kubectl get node`'s STATUS: `Ready`, or `NotReady` for a node with the taint the node
+/// lifecycle controller gives a node whose `Ready` condition is `False` or `Unknown`
+/// (`node.kubernetes.io/not-ready`, `node.kubernetes.io/unreachable`), with
+/// `,SchedulingDisabled` for a cordoned one.
+pub(super) fn status(node: &kueuesim_model::Node) -> String {
+    let not_ready = node.taints.iter().any(|t| {
+        matches!(
+            t.key.as_str(),
+            "node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable"
+        )
+    });
+    let mut s = if not_ready { "NotReady" } else { "Ready" }.to_string();
+    if node.unschedulable {
+        s.push_str(",SchedulingDisabled");
+    }
+    s
+}
+
 /// `kubectl describe node NAME` at time `at`. kueuesim reads requests only: a pod's limits
 /// for cpu and memory are unknown (`<unknown>`), an extended resource's limits equal its
 /// requests (Kubernetes requires it).

@@ -25,7 +25,7 @@ pub(super) fn owner_type(kind: &str) -> (&'static str, &str) {
         "MPIJob" => "kubeflow.org/v2beta1",
         "PyTorchJob" | "TFJob" | "XGBoostJob" | "PaddleJob" | "JAXJob" => "kubeflow.org/v1",
         "VolcanoJob" => return ("batch.volcano.sh/v1alpha1", "Job"),
-        "StatefulSet" | "Deployment" | "ReplicaSet" => "apps/v1",
+        "StatefulSet" | "Deployment" | "ReplicaSet" | "DaemonSet" => "apps/v1",
         "LeaderWorkerSet" => "leaderworkerset.x-k8s.io/v1",
         "AppWrapper" => "workload.codeflare.dev/v1beta2",
         _ => "v1",

@@ -81,6 +81,9 @@ pub struct Pod<'a> {
     /// What the input says of the pod itself (a bare Pod's own labels, annotations and
     /// containers) or of its template, if it says it.
     pub info: Option<&'a PodInfo>,
+    /// It ran on its node before the start (the input binds it there: `spec.nodeName`,
+    /// `kueuesim.io/bound-nodes`): its scheduling is history, with no `Scheduled` event here.
+    pub bound_before: bool,
 }
 
 impl Pod<'_> {
@@ -179,6 +182,11 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
                         }
                     }
                 };
+                let bound_before = pod.bound_at == Some(0.0)
+                    && w.evictions.is_empty()
+                    && spec.is_some_and(|s| {
+                        s.gang.bound_nodes.get(psi).is_some_and(|b| idx < b.len())
+                    });
                 let deleted_at = (status == PodStatus::Terminating)
                     .then(|| w.evictions.last().map(|e| e.at))
                     .flatten();
@@ -206,6 +214,7 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
                     requests,
                     owner,
                     info,
+                    bound_before,
                 });
             }
         }
@@ -284,7 +293,7 @@ pub(super) fn controller_of(pod: &Pod<'_>) -> Option<(String, String)> {
     let (kind, name) = pod.owner?;
     match kind {
         "Job" | "VolcanoJob" => Some((kind.to_string(), name.to_string())),
-        "StatefulSet" => Some(("StatefulSet".into(), name.to_string())),
+        "StatefulSet" | "DaemonSet" => Some((kind.to_string(), name.to_string())),
         "Deployment" => {
             pod_template_hash(pod).map(|h| ("ReplicaSet".into(), format!("{name}-{h}")))
         }
@@ -339,7 +348,7 @@ pub(super) fn conditions(
 /// The pod's events: its scheduler's, taken from the workload's recorded events while the pod
 /// existed and was not bound (a gang's `Unschedulable` reaches each pending pod as
 /// `FailedScheduling`, as Volcano's `taskUnschedulable` and kube-scheduler write it), and
-/// `Scheduled` when it was bound.
+/// `Scheduled` when it was bound (not for a pod the input has running: that was before).
 pub(super) fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEvent<'a>> {
     let kind = scheduler(world, pod.workload);
     let source = kind.event_source();
@@ -395,6 +404,7 @@ pub(super) fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEv
     }
     if let (Some(b), Some(node)) = (pod.bound_at, pod.node)
         && b <= at
+        && !pod.bound_before
     {
         events.push(RawEvent {
             at: b,

@@ -127,6 +127,9 @@ pub(super) struct Builder<'a> {
     pub(super) node_affinities: BTreeMap<String, kueuesim_model::NodeAffinity>,
     /// The jobs and Workloads a running Pod of the input may belong to (`owners`).
     pub(super) pod_owners: std::collections::BTreeSet<super::owners::OwnerKey>,
+    /// The input's ReplicaSets, each with the Deployment that controls it, if one does
+    /// (`owners`: a Deployment's pods are owned by its ReplicaSet).
+    pub(super) replica_sets: BTreeMap<(String, String), Option<String>>,
     /// Running Pods by their owner, until the owners' workloads are built (`owners`).
     pub(super) owned_pods: super::owners::OwnedPods,
 }

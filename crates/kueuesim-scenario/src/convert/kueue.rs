@@ -326,6 +326,7 @@ impl Builder<'_> {
             resources,
             manage_jobs_without_queue_name: c.manage_jobs_without_queue_name.unwrap_or(false),
             managed_jobs_namespace_selector,
+            namespace: kueue_namespace.to_string(),
         })
     }
 

@@ -278,6 +278,28 @@ impl<'a> Builder<'a> {
                     self.leader_worker_sets.push(parse(src)?)
                 }
                 ("", "Pod") => self.pods.push(parse(src)?),
+                // Read for whom they own: a Deployment's pods are its ReplicaSet's, a
+                // DaemonSet's pods run where the input has them (`owners`).
+                ("apps", "ReplicaSet") => {
+                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
+                    let meta = &p.obj.metadata;
+                    let name = name_of(src, meta)?.to_string();
+                    let deployment = meta
+                        .controller()
+                        .filter(|(kind, _)| *kind == "Deployment")
+                        .map(|(_, d)| d.to_string());
+                    self.replica_sets
+                        .insert((namespace_of(meta), name), deployment);
+                }
+                ("apps", "DaemonSet") => {
+                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
+                    name_of(src, &p.obj.metadata)?;
+                }
+                // A dump's Events are history: the run writes its own.
+                ("", "Event") | ("events.k8s.io", "Event") => {
+                    crate::source::from_yaml::<serde::de::IgnoredAny>(&src.text)
+                        .map_err(|e| src.yaml_error(&e))?;
+                }
                 ("kueuesim.io", "Simulation") => {
                     let p: Parsed<'a, wire::Simulation> = parse(src)?;
                     if let Some(first) = &self.simulation {

@@ -1,11 +1,16 @@
 //! A cluster dump's objects by who owns them: a job (Job, JobSet, …) whose Kueue Workload is
 //! in the input is that Workload (which carries the admission), and the running Pods a job
-//! or Workload owns are its pods on their nodes, not bare Pods of their own.
+//! or Workload owns are its pods on their nodes, not bare Pods of their own. Finished jobs
+//! and Workloads are history: a dump keeps them until they are deleted, and they hold
+//! nothing.
 //!
 //! Ownership is read from `metadata.ownerReferences` (the controller, else the only owner),
 //! as Kueue's jobframework and the garbage collector read it: a Workload's owner is its job
 //! (`ownerReferences` kind and name), a Pod's is the job that created it; JobSet pods are
-//! owned by its child Jobs and carry the label `jobset.sigs.k8s.io/jobset-name`.
+//! owned by its child Jobs and carry the label `jobset.sigs.k8s.io/jobset-name`; a
+//! Deployment's pods are owned by its ReplicaSet, which the Deployment owns (the ReplicaSet
+//! of the input, else the name `<deployment>-<pod-template-hash>` the Deployment controller
+//! gives it); a DaemonSet's pods are its own and run where they are.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -32,8 +37,9 @@ pub(super) struct OwnedPod {
 
 impl Builder<'_> {
     /// The owners of the input's Workloads, and the job objects they stand for left out of
-    /// the build (the Workload is the state Kueue keeps of its job). Then the owners a
-    /// running Pod may have: those, and every job object still read.
+    /// the build (the Workload is the state Kueue keeps of its job); finished jobs and
+    /// Workloads left out too (`Finished`, `Complete`, `Failed`, … conditions). Then the
+    /// owners a running Pod may have: those, and every job object still read.
     pub(super) fn resolve_owners(&mut self) {
         let mut owned: BTreeSet<OwnerKey> = BTreeSet::new();
         for p in &self.workloads {
@@ -42,76 +48,101 @@ impl Builder<'_> {
                 owned.insert((namespace_of(meta), kind.to_string(), name.to_string()));
             }
         }
-        fn keep<T: wire::HasMeta>(
-            list: &mut Vec<Parsed<'_, T>>,
-            kind: &str,
-            owned: &BTreeSet<OwnerKey>,
-            jobs: &mut BTreeSet<OwnerKey>,
-        ) {
-            list.retain(|p| {
-                let Some(meta) = p.obj.meta() else {
-                    return true;
-                };
-                let key = (
-                    namespace_of(meta),
-                    kind.to_string(),
-                    meta.name
-                        .as_ref()
-                        .map_or(String::new(), |n| n.value.clone()),
-                );
-                let stays = !owned.contains(&key);
-                if stays {
-                    jobs.insert(key);
-                }
-                stays
-            });
-        }
-        let mut jobs: BTreeSet<OwnerKey> = BTreeSet::new();
-        keep(&mut self.jobs, "Job", &owned, &mut jobs);
-        keep(&mut self.jobsets, "JobSet", &owned, &mut jobs);
-        keep(&mut self.ray_jobs, "RayJob", &owned, &mut jobs);
-        keep(&mut self.train_jobs, "TrainJob", &owned, &mut jobs);
-        keep(&mut self.ray_clusters, "RayCluster", &owned, &mut jobs);
-        keep(&mut self.statefulsets, "StatefulSet", &owned, &mut jobs);
-        keep(
-            &mut self.leader_worker_sets,
-            "LeaderWorkerSet",
-            &owned,
-            &mut jobs,
-        );
-        self.kubeflow_jobs.retain(|(kind, p)| {
-            let meta = &p.obj.metadata;
-            let key = (
+        // Kueue's `Finished` condition: the Workload's job ended and its quota is released.
+        self.workloads.retain(|p| {
+            !p.obj
+                .status
+                .conditions
+                .iter()
+                .any(|c| c.kind == "Finished" && c.status == "True")
+        });
+        let key_of = |kind: &str, meta: &wire::ObjectMeta| -> OwnerKey {
+            (
                 namespace_of(meta),
                 kind.to_string(),
                 meta.name
                     .as_ref()
                     .map_or(String::new(), |n| n.value.clone()),
-            );
-            let stays = !owned.contains(&key);
-            if stays {
-                jobs.insert(key);
-            }
+            )
+        };
+        // A job stays unless its Workload stands for it or it has finished; every job is an
+        // owner its pods may name.
+        let mut jobs: BTreeSet<OwnerKey> = BTreeSet::new();
+        let mut keep = |key: OwnerKey, finished: bool| -> bool {
+            let stays = !finished && !owned.contains(&key);
+            jobs.insert(key);
             stays
-        });
+        };
+        self.jobs
+            .retain(|p| keep(key_of("Job", &p.obj.metadata), p.obj.status.finished()));
+        self.jobsets
+            .retain(|p| keep(key_of("JobSet", &p.obj.metadata), p.obj.status.finished()));
+        self.train_jobs
+            .retain(|p| keep(key_of("TrainJob", &p.obj.metadata), p.obj.status.finished()));
+        self.kubeflow_jobs
+            .retain(|(kind, p)| keep(key_of(kind, &p.obj.metadata), p.obj.status.finished()));
+        self.ray_jobs
+            .retain(|p| keep(key_of("RayJob", &p.obj.metadata), false));
+        self.ray_clusters
+            .retain(|p| keep(key_of("RayCluster", &p.obj.metadata), false));
+        self.statefulsets
+            .retain(|p| keep(key_of("StatefulSet", &p.obj.metadata), false));
+        self.leader_worker_sets
+            .retain(|p| keep(key_of("LeaderWorkerSet", &p.obj.metadata), false));
+        self.deployments
+            .retain(|p| keep(key_of("Deployment", &p.obj.metadata), false));
         owned.extend(jobs);
         self.pod_owners = owned;
     }
 
-    /// The owner of a Pod among the input's jobs and Workloads (`resolve_owners`), if any.
+    /// The owner of a Pod among the input's jobs and Workloads (`resolve_owners`), if any:
+    /// the pod itself when a Workload of the input is its (Kueue's pod integration), else
+    /// its controller (a ReplicaSet's pods are its Deployment's), else its JobSet.
     pub(super) fn pod_owner(&self, meta: &wire::ObjectMeta) -> Option<OwnerKey> {
         let ns = namespace_of(meta);
-        let by_ref = meta
-            .controller()
-            .map(|(k, n)| (ns.clone(), k.to_string(), n.to_string()));
+        let itself = meta
+            .name
+            .as_ref()
+            .map(|n| (ns.clone(), "Pod".to_string(), n.value.clone()));
+        let by_ref = meta.controller().map(|(kind, name)| {
+            match (kind, self.deployment_of(&ns, name, meta)) {
+                ("ReplicaSet", Some(d)) => (ns.clone(), "Deployment".to_string(), d),
+                _ => (ns.clone(), kind.to_string(), name.to_string()),
+            }
+        });
         let by_jobset = meta
             .labels
             .get("jobset.sigs.k8s.io/jobset-name")
             .map(|n| (ns, "JobSet".to_string(), n.clone()));
-        [by_ref, by_jobset]
+        [itself, by_ref, by_jobset]
             .into_iter()
             .flatten()
             .find(|k| self.pod_owners.contains(k))
+    }
+
+    /// The Deployment owning ReplicaSet `namespace/name`: the controller of the ReplicaSet
+    /// of the input, else (no such ReplicaSet) the name less the pod's `pod-template-hash`
+    /// suffix, as the Deployment controller names its ReplicaSets.
+    fn deployment_of(&self, namespace: &str, name: &str, pod: &wire::ObjectMeta) -> Option<String> {
+        match self
+            .replica_sets
+            .get(&(namespace.to_string(), name.to_string()))
+        {
+            Some(owner) => owner.clone(),
+            None => {
+                let hash = pod.labels.get("pod-template-hash")?;
+                name.strip_suffix(hash.as_str())?
+                    .strip_suffix('-')
+                    .map(str::to_string)
+            }
+        }
+    }
+
+    /// The DaemonSet controlling a Pod, if its controller is one (its pods run where they
+    /// are, and `describe pod` names it).
+    pub(super) fn daemon_set_of(&self, meta: &wire::ObjectMeta) -> Option<String> {
+        let (kind, name) = meta.controller()?;
+        (kind == "DaemonSet").then(|| name.to_string())
     }
 
     /// Keeps an owned Pod that runs (bound to a node, not finished) for its owner's workload;
@@ -149,18 +180,30 @@ impl Builder<'_> {
 
     /// Gives each workload the running Pods its job or Workload owns: bound first in their
     /// pod set (by Kueue's `podset` label, else the first with room), under their own
-    /// names. A managed workload without quota in the input cannot run pods: they are left
-    /// out, with a warning.
+    /// names, in name order; the workloads of one owner (a Deployment's, one per replica)
+    /// take them in turn. A managed workload without quota in the input cannot run pods:
+    /// they are left out, with a warning.
     pub(super) fn attach_owned_pods(&mut self, out: &mut [(usize, Workload)]) {
         let mut owned = std::mem::take(&mut self.owned_pods);
+        for pods in owned.values_mut() {
+            pods.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        // Owners with a workload here: the name of the first, for a warning.
+        let mut with_workload: BTreeMap<OwnerKey, String> = BTreeMap::new();
         for (_, w) in out.iter_mut() {
             let Some((kind, name)) = &w.owner else {
                 continue;
             };
             let key = (w.namespace.clone(), kind.clone(), name.clone());
-            let Some(mut pods) = owned.remove(&key) else {
+            let Some(pods) = owned.get_mut(&key) else {
                 continue;
             };
+            with_workload
+                .entry(key)
+                .or_insert_with(|| format!("{}/{}", w.namespace, w.name));
+            if pods.is_empty() {
+                continue;
+            }
             if w.queue != QueueRef::Unmanaged && w.initial_admission.is_none() {
                 self.warnings.push(format!(
                     "{}/{} runs {} pod(s) in the input but holds no quota there (no Workload with status.admission): they are left out, and its pods start when Kueue admits it",
@@ -168,9 +211,9 @@ impl Builder<'_> {
                     w.name,
                     pods.len()
                 ));
+                pods.clear();
                 continue;
             }
-            pods.sort_by(|a, b| a.name.cmp(&b.name));
             let n = w.pod_sets.len();
             let room: Vec<usize> = (0..n)
                 .map(|ps| {
@@ -183,8 +226,8 @@ impl Builder<'_> {
                 })
                 .collect();
             let mut sets: Vec<Vec<OwnedPod>> = (0..n).map(|_| Vec::new()).collect();
-            let mut extra = 0usize;
-            for pod in pods {
+            let mut rest = Vec::new();
+            for pod in pods.drain(..) {
                 let named = pod
                     .pod_set
                     .as_ref()
@@ -192,20 +235,16 @@ impl Builder<'_> {
                     .filter(|&ps| sets[ps].len() < room[ps]);
                 match named.or_else(|| (0..n).find(|&ps| sets[ps].len() < room[ps])) {
                     Some(ps) => sets[ps].push(pod),
-                    None => extra += 1,
+                    None => rest.push(pod),
                 }
             }
-            if extra > 0 {
-                self.warnings.push(format!(
-                    "{}/{} runs {extra} pod(s) more than its pod sets admit: they are left out",
-                    w.namespace, w.name
-                ));
-            }
+            *pods = rest;
             let g = Arc::make_mut(&mut w.gang);
             g.bound_nodes = sets
                 .iter()
                 .map(|s| s.iter().map(|p| p.node).collect())
                 .collect();
+            // Named pods first, then as their controller names the others.
             g.pod_names = sets
                 .iter()
                 .map(|s| s.iter().map(|p| p.name.clone()).collect())
@@ -224,16 +263,36 @@ impl Builder<'_> {
             if g.pre_bound() > 0 {
                 w.arrival = SimTime::ZERO;
             }
+            // Every admitted pod runs: the workload's pods are ready at the start.
+            let bound = g.pre_bound();
+            if let Some(a) = &mut w.initial_admission
+                && bound >= a.pod_sets.iter().map(|p| p.count as usize).sum::<usize>()
+            {
+                a.pods_ready = true;
+            }
         }
-        let left: usize = owned.values().map(Vec::len).sum();
-        if left > 0 {
-            let owners: Vec<String> = owned
-                .keys()
-                .map(|(ns, k, n)| format!("{k} {ns}/{n}"))
-                .collect();
+        let mut left: Vec<String> = Vec::new();
+        let mut left_count = 0;
+        for (key, pods) in &owned {
+            if pods.is_empty() {
+                continue;
+            }
+            match with_workload.get(key) {
+                Some(workload) => self.warnings.push(format!(
+                    "{workload} runs {} pod(s) more than its pod sets admit: they are left out",
+                    pods.len()
+                )),
+                None => {
+                    let (ns, kind, name) = key;
+                    left.push(format!("{kind} {ns}/{name}"));
+                    left_count += pods.len();
+                }
+            }
+        }
+        if left_count > 0 {
             self.warnings.push(format!(
-                "{left} running pod(s) of {} are not simulated: their owner makes no workload here",
-                owners.join(", ")
+                "{left_count} running pod(s) of {} are not simulated: their owner makes no workload here",
+                left.join(", ")
             ));
         }
     }

@@ -398,10 +398,14 @@ impl Builder<'_> {
             let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
             reserved_at = Some(SimTime::from_millis(ms - self.world.config.start_unix_ms));
         }
+        let pods_ready = conditions
+            .iter()
+            .any(|c| c.kind == "PodsReady" && c.status == "True");
         Ok(InitialAdmission {
             cluster_queue: ClusterQueueId::from_index(cq),
             pod_sets: out,
             reserved_at,
+            pods_ready,
         })
     }
 }

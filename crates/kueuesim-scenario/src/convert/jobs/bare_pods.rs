@@ -119,6 +119,10 @@ impl Builder<'_> {
             };
             let mut w =
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            // A DaemonSet's pod: `describe pod` names its controller.
+            if let Some(ds) = self.daemon_set_of(meta) {
+                w.owner = Some(("DaemonSet".into(), ds));
+            }
             // A bare Pod keeps its own name (and what it says, for the pod views).
             {
                 let g = Arc::make_mut(&mut w.gang);

@@ -506,6 +506,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
 }
 
 mod bound;
+mod dump;
 mod emit;
 mod hostile;
 mod kubectl;

@@ -263,6 +263,14 @@ impl Builder<'_> {
             if g.pre_bound() > 0 {
                 w.arrival = SimTime::ZERO;
             }
+            // A pod Kueue does not manage is its own workload (a Deployment's replica): it
+            // goes by the running pod's name, as the other views name it.
+            if w.queue == QueueRef::Unmanaged
+                && w.kind == "Pod"
+                && let Some(pod) = sets.first().and_then(|s| s.first())
+            {
+                w.name = pod.name.clone();
+            }
             // Every admitted pod runs: the workload's pods are ready at the start.
             let bound = g.pre_bound();
             if let Some(a) = &mut w.initial_admission

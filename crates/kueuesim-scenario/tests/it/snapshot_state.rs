@@ -140,7 +140,37 @@ fn documents(rel: &str) -> Vec<String> {
         d.lines()
             .any(|l| l.starts_with("kind:") || l.starts_with('{'))
     });
-    out
+    // A `kind: List` (kubectl's `-o yaml`) is its items, each a document to shuffle.
+    out.into_iter()
+        .flat_map(|d| list_items(&d).unwrap_or_else(|| vec![d]))
+        .collect()
+}
+
+/// The items of a `kind: List` document in kubectl's block style (`items:` then `- ` entries
+/// indented by two), each as a document of its own; None for any other document.
+fn list_items(doc: &str) -> Option<Vec<String>> {
+    if !doc.lines().any(|l| l == "kind: List") {
+        return None;
+    }
+    let mut items = Vec::new();
+    let mut item: Option<String> = None;
+    let mut in_items = false;
+    for line in doc.lines() {
+        if line == "items:" {
+            in_items = true;
+        } else if !in_items {
+        } else if let Some(first) = line.strip_prefix("- ") {
+            items.extend(item.replace(format!("{first}\n")));
+        } else if let Some(rest) = line.strip_prefix("  ") {
+            let it = item.as_mut()?;
+            it.push_str(rest);
+            it.push('\n');
+        } else {
+            in_items = false;
+        }
+    }
+    items.extend(item);
+    Some(items)
 }
 
 /// The `-o json` document of `docs` joined in the given order, as one file of `rel`.
@@ -168,7 +198,23 @@ const SCENARIOS: &[&str] = &[
     "golden/tas-preemption-no-help",
     "golden/volcano-vgpu",
     "cases/T-13d-tas-fragmented-capacity-preempts-low-in-a-dump",
+    "dump/gpu-cluster",
 ];
+
+/// The documents of the dump-shaped scenarios are their List's items.
+#[test]
+fn a_list_is_shuffled_item_by_item() {
+    let docs = documents("dump/gpu-cluster");
+    assert_eq!(
+        docs.len(),
+        2 + 69,
+        "the Simulation, the Configuration, the items"
+    );
+    assert!(docs.iter().all(|d| !d.contains("kind: List")));
+    let mut reversed = docs.clone();
+    reversed.reverse();
+    assert!(json_of("dump/gpu-cluster", &docs) == json_of("dump/gpu-cluster", &reversed));
+}
 
 proptest! {
     #![proptest_config(ProptestConfig {
@@ -377,4 +423,182 @@ status:
         (requeued.status, requeued.reason),
         ("True", "BackoffFinished")
     );
+}
+
+/// The pods of `w` as (pod, node) pairs.
+fn placed(w: &WorkloadOut) -> Vec<(&str, &str)> {
+    w.pod_sets
+        .iter()
+        .flat_map(|ps| {
+            ps.pods
+                .iter()
+                .zip(&ps.nodes)
+                .map(|(p, n)| (p.name.as_str(), n.as_str()))
+        })
+        .collect()
+}
+
+/// scenarios/dump/gpu-cluster, `kubectl get … -A -o yaml` of a GPU cluster (see its header):
+/// it loads without a warning, and what holds capacity in it holds it from the start.
+#[test]
+fn a_cluster_dump_runs_from_the_state_it_holds() {
+    let loaded = crate::util::load_dir("dump/gpu-cluster");
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    // The running job keeps its pods on their nodes, is never evicted (PodsReady in the dump,
+    // though reserved longer ago than the timeout) and ends when its 2h are up.
+    let pretrain = wl(&r, "team-a", "job-pretrain-17-4c9d2");
+    assert_eq!(
+        placed(pretrain),
+        [
+            ("pretrain-17-b9q4m", "gpu-5"),
+            ("pretrain-17-x7k2p", "gpu-1")
+        ]
+    );
+    assert!(pretrain.evictions.is_empty(), "{:?}", pretrain.evictions);
+    assert_eq!(
+        (pretrain.running_at, pretrain.finished_at),
+        (Some(0.0), Some(7200.0))
+    );
+    // The pending sweep fits team-a's quota and gpu-2's free GPUs at the first cycle.
+    let sweep = wl(&r, "team-a", "job-sweep-4-c03d1");
+    assert_eq!(sweep.admitted_at, Some(0.0));
+    assert_eq!(sweep.pod_sets[0].nodes, ["gpu-2"]);
+    // The requeued one waits out its back-off (requeueAt 10:04:05) and goes on counting.
+    let finetune = wl(&r, "team-b", "job-finetune-4-5e3b9");
+    assert!(
+        finetune.admitted_at.is_some_and(|t| t >= 245.0),
+        "{:?}",
+        finetune.admitted_at
+    );
+    assert!(finetune.requeue_count >= 1);
+    // Finished and failed jobs are history; the system pods keep their nodes and names.
+    for gone in ["eval-8", "data-check"] {
+        assert!(
+            !r.workloads.iter().any(|w| w.name.contains(gone)),
+            "{gone} was simulated"
+        );
+    }
+    let coredns: Vec<(&str, &str)> = r
+        .workloads
+        .iter()
+        .filter(|w| w.namespace == "kube-system" && w.name.starts_with("coredns-"))
+        .flat_map(placed)
+        .collect();
+    assert_eq!(
+        coredns,
+        [
+            ("coredns-5d78c9869d-h5n3c", "cpu-1"),
+            ("coredns-5d78c9869d-r2t8w", "cpu-1")
+        ]
+    );
+    // Nothing new goes to the cordoned gpu-3 or the NotReady gpu-4: only what ran there.
+    for w in &r.workloads {
+        for ps in &w.pod_sets {
+            for (pod, node) in ps.pods.iter().zip(&ps.nodes) {
+                if node == "gpu-4" {
+                    assert!(
+                        pod.name.starts_with("kube-proxy-")
+                            || pod.name.starts_with("nvidia-device-plugin-"),
+                        "{} on gpu-4",
+                        pod.name
+                    );
+                }
+                if node == "gpu-3" {
+                    assert!(
+                        pod.name.starts_with("kube-proxy-")
+                            || pod.name.starts_with("nvidia-device-plugin-")
+                            || pod.name.starts_with("eval-9-"),
+                        "{} on gpu-3",
+                        pod.name
+                    );
+                }
+            }
+        }
+    }
+    // The cluster's own pods bypass nothing; the research namespace's Volcano pods do.
+    let bypass: Vec<&str> = r
+        .summary
+        .checks
+        .iter()
+        .filter(|c| c.kind == "WorkloadsBypassKueue")
+        .map(|c| c.object.as_str())
+        .collect();
+    assert_eq!(bypass, ["Namespace/research"]);
+}
+
+/// A node whose `Ready` condition is `False` (no taint written) gets the node lifecycle
+/// controller's `node.kubernetes.io/not-ready:NoSchedule` taint: a pending pod goes to the
+/// ready node, though the NotReady one comes first by name.
+#[test]
+fn a_not_ready_node_takes_no_new_pod() {
+    let text = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: t}
+spec: {until: 1h}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: a-down}
+status:
+  allocatable: {cpu: \"4\", pods: \"110\"}
+  conditions:
+  - {type: Ready, status: \"False\", reason: KubeletNotReady}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b-up}
+status:
+  allocatable: {cpu: \"4\", pods: \"110\"}
+  conditions:
+  - {type: Ready, status: \"True\", reason: KubeletReady}
+";
+    let text = format!("{text}{}", pod("web", "", "", "{cpu: \"1\"}"));
+    let r = run(&text);
+    assert_eq!(nodes(wl(&r, "team", "web")), ["b-up"]);
+}
+
+/// An admitted Workload of a dump reserved an hour before it, with `PodsReady=True`, is not
+/// evicted by a 10-minute PodsReady timeout at the start (Kueue arms none while PodsReady is
+/// True); its pods, not in the dump, are placed at once.
+#[test]
+fn a_ready_workload_reserved_long_ago_is_not_timed_out() {
+    let config = "---
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady: {timeout: 10m}
+";
+    let workload = "---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: long-running
+  namespace: team
+  creationTimestamp: \"2025-12-31T23:00:00Z\"
+  annotations: {kueuesim.io/remaining: 30m}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          resources: {requests: {cpu: \"1\"}}
+status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - {name: main, count: 1, flavors: {cpu: default}}
+  conditions:
+  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: ok, lastTransitionTime: \"2025-12-31T23:00:00Z\"}
+  - {type: PodsReady, status: \"True\", reason: Started, message: ok, lastTransitionTime: \"2025-12-31T23:01:00Z\"}
+";
+    let loaded = load_text("dump.yaml", &format!("{KUEUE_CLUSTER}{config}{workload}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let w = wl(&r, "team", "long-running");
+    assert!(w.evictions.is_empty(), "{:?}", w.evictions);
+    assert_eq!((w.running_at, w.finished_at), (Some(0.0), Some(1800.0)));
 }

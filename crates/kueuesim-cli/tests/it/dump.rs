@@ -95,3 +95,28 @@ fn events_are_those_of_the_run() {
         "{events}"
     );
 }
+
+/// `get pod -o yaml` shows the pod's own fields: its labels, its containers (and their
+/// statuses) by their own names, its tolerations, its controller.
+#[test]
+fn get_pod_yaml_shows_the_pods_own_fields() {
+    let y = at_1m(&[
+        "get",
+        "pod",
+        "-n",
+        "kube-system",
+        "kube-proxy-m8v6d",
+        "-o",
+        "yaml",
+    ]);
+    for want in [
+        "    k8s-app: kube-proxy\n",
+        "    kind: DaemonSet\n    name: kube-proxy\n",
+        "  containers:\n  - name: kube\n",
+        "  tolerations:\n  - operator: Exists\n",
+        "  containerStatuses:\n  - name: kube\n",
+    ] {
+        assert!(y.contains(want), "no {want:?} in\n{y}");
+    }
+    assert!(!y.contains("name: main"), "{y}");
+}

@@ -536,6 +536,36 @@ pub(super) fn pod_object(world: &World, pod: &Pod<'_>, spec: Option<&Workload>, 
             pod_spec["nodeSelector"] = Value::Object(sel);
         }
     }
+    // The pod set's tolerations: a bare Pod's own (its pod set is the pod), else its
+    // template's.
+    let tolerations: Vec<Value> = spec
+        .and_then(|s| s.pod_sets.get(pod.pod_set_index))
+        .map_or(&[][..], |ps| ps.tolerations.as_slice())
+        .iter()
+        .map(|t| {
+            let mut v = Map::new();
+            if !t.key.is_empty() {
+                v.insert("key".into(), json!(t.key));
+            }
+            v.insert(
+                "operator".into(),
+                json!(match t.op {
+                    kueuesim_model::labels::TolerationOp::Equal => "Equal",
+                    kueuesim_model::labels::TolerationOp::Exists => "Exists",
+                }),
+            );
+            if !t.value.is_empty() {
+                v.insert("value".into(), json!(t.value));
+            }
+            if let Some(e) = t.effect {
+                v.insert("effect".into(), json!(e.as_str()));
+            }
+            Value::Object(v)
+        })
+        .collect();
+    if !tolerations.is_empty() {
+        pod_spec["tolerations"] = json!(tolerations);
+    }
     if let Some(pc) = &w.priority_class {
         pod_spec["priorityClassName"] = json!(pc);
     }
@@ -584,13 +614,20 @@ pub(super) fn pod_object(world: &World, pod: &Pod<'_>, spec: Option<&Workload>, 
         _ => None,
     };
     if let Some(state) = state {
-        status["containerStatuses"] = json!([{
-            "name": "main",
-            "ready": pod.ready() == "1/1",
-            "restartCount": 0,
-            "started": pod.started.is_some() && pod.status != PodStatus::Completed,
-            "state": state,
-        }]);
+        // One status per container, in the spec's order (kueuesim runs a pod as a whole).
+        let statuses: Vec<Value> = containers
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c["name"],
+                    "ready": pod.ready() == "1/1",
+                    "restartCount": 0,
+                    "started": pod.started.is_some() && pod.status != PodStatus::Completed,
+                    "state": state,
+                })
+            })
+            .collect();
+        status["containerStatuses"] = json!(statuses);
     }
     json!({
         "apiVersion": "v1",

@@ -89,8 +89,30 @@ impl Builder<'_> {
             .retain(|p| keep(key_of("StatefulSet", &p.obj.metadata), false));
         self.leader_worker_sets
             .retain(|p| keep(key_of("LeaderWorkerSet", &p.obj.metadata), false));
-        self.deployments
-            .retain(|p| keep(key_of("Deployment", &p.obj.metadata), false));
+        // Kueue's pod integration serves a Deployment pod by pod: when the input has the
+        // Workload of one of its pods, it has them all, and they stand for the Deployment.
+        let per_pod: BTreeSet<OwnerKey> = self
+            .pods
+            .iter()
+            .filter_map(|p| {
+                let meta = &p.obj.metadata;
+                let ns = namespace_of(meta);
+                let name = meta.name.as_ref()?.value.clone();
+                if !owned.contains(&(ns.clone(), "Pod".to_string(), name)) {
+                    return None;
+                }
+                let (kind, rs) = meta.controller()?;
+                let d = self
+                    .deployment_of(&ns, rs, meta)
+                    .filter(|_| kind == "ReplicaSet")?;
+                Some((ns, "Deployment".to_string(), d))
+            })
+            .collect();
+        self.deployments.retain(|p| {
+            let key = key_of("Deployment", &p.obj.metadata);
+            let by_pods = per_pod.contains(&key);
+            keep(key, by_pods)
+        });
         owned.extend(jobs);
         self.pod_owners = owned;
     }

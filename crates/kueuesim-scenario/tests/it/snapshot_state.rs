@@ -602,3 +602,95 @@ status:
     assert!(w.evictions.is_empty(), "{:?}", w.evictions);
     assert_eq!((w.running_at, w.finished_at), (Some(0.0), Some(1800.0)));
 }
+
+/// A Deployment Kueue manages, in a dump: Kueue's pod integration made one Workload per
+/// pod (owned by the pod). Each running pod is its Workload's, found through its ReplicaSet,
+/// and the Deployment makes no replicas of its own beside them.
+#[test]
+fn a_managed_deployments_pods_are_their_workloads() {
+    let mut text = format!(
+        "{KUEUE_CLUSTER}---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: team
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: nginx
+        resources: {{requests: {{cpu: \"1\"}}}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web-6b7f9
+  namespace: team
+  ownerReferences:
+  - {{apiVersion: apps/v1, kind: Deployment, name: web, uid: d, controller: true}}
+spec:
+  replicas: 2
+"
+    );
+    for (pod, node) in [("web-6b7f9-aaaaa", "n1"), ("web-6b7f9-bbbbb", "n2")] {
+        text += &format!(
+            "---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {pod}
+  namespace: team
+  labels: {{pod-template-hash: 6b7f9, kueue.x-k8s.io/queue-name: lq}}
+  ownerReferences:
+  - {{apiVersion: apps/v1, kind: ReplicaSet, name: web-6b7f9, uid: rs, controller: true}}
+spec:
+  nodeName: {node}
+  containers:
+  - name: nginx
+    resources: {{requests: {{cpu: \"1\"}}}}
+status: {{phase: Running}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: pod-{pod}-1f2e3
+  namespace: team
+  ownerReferences:
+  - {{apiVersion: v1, kind: Pod, name: {pod}, uid: {pod}, controller: true}}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: nginx
+          resources: {{requests: {{cpu: \"1\"}}}}
+status:
+  admission:
+    clusterQueue: cq
+    podSetAssignments:
+    - {{name: main, count: 1, flavors: {{cpu: default}}}}
+"
+        );
+    }
+    let loaded = load_text("dump.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let all: Vec<(&str, Vec<(&str, &str)>)> = r
+        .workloads
+        .iter()
+        .map(|w| (w.name.as_str(), placed(w)))
+        .collect();
+    assert_eq!(
+        all,
+        [
+            ("pod-web-6b7f9-aaaaa-1f2e3", vec![("web-6b7f9-aaaaa", "n1")]),
+            ("pod-web-6b7f9-bbbbb-1f2e3", vec![("web-6b7f9-bbbbb", "n2")])
+        ]
+    );
+}

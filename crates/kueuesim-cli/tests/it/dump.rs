@@ -45,6 +45,11 @@ fn nodes_and_pods_read_as_the_cluster_has_them() {
             ("gpu-5", "Ready")
         ]
     );
+    let down = at_1m(&["get", "node", "gpu-4", "-o", "yaml"]);
+    assert!(
+        down.contains("    reason: NodeStatusUnknown\n    status: Unknown\n    type: Ready\n"),
+        "{down}"
+    );
     let pods = at_1m(&["get", "pod", "-A", "-o", "wide"]);
     for (ns, pod, node) in [
         ("team-a", "pretrain-17-x7k2p", "gpu-1"),

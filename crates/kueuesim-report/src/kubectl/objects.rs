@@ -412,7 +412,7 @@ pub(super) fn node_object(world: &World, n: &Node) -> Value {
         "status": {
             "allocatable": allocatable,
             "capacity": allocatable,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
+            "conditions": [super::node::ready_condition(n)],
         },
     })
 }

@@ -526,15 +526,13 @@ pub(super) fn pod_object(world: &World, pod: &Pod<'_>, spec: Option<&Workload>, 
         "priority": w.priority,
         "containers": containers,
     });
-    if let Some(info) = pod.info {
-        if !info.node_selector.is_empty() {
-            let sel: Map<String, Value> = info
-                .node_selector
-                .iter()
-                .map(|(k, v)| (k.clone(), json!(v)))
-                .collect();
-            pod_spec["nodeSelector"] = Value::Object(sel);
-        }
+    if let Some(info) = pod.info.filter(|i| !i.node_selector.is_empty()) {
+        let sel: Map<String, Value> = info
+            .node_selector
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        pod_spec["nodeSelector"] = Value::Object(sel);
     }
     // The pod set's tolerations: a bare Pod's own (its pod set is the pod), else its
     // template's.

@@ -369,13 +369,19 @@ pub struct Sample {
     /// Per spine (`spine_domains`), workloads with pods bound all under it; the last entry
     /// counts those spread over several spines.
     pub gangs_by_spine: Vec<u32>,
+    /// Per spine (`spine_domains`), the GPUs free on its nodes: their allocatable
+    /// `nvidia.com/gpu` less the requests of the pods bound to them (the scheduler's view of
+    /// the domain). Empty without spines or without GPUs. A gang that must fit in one spine
+    /// (Volcano's hard `networkTopology`, KAI's required level) finds room only where this
+    /// reaches its need.
+    pub free_gpus_by_spine: Vec<i64>,
     /// With GPU devices, their allocation and fragmentation (as the summary's, at `at`).
     pub gpu_sharing: Option<GpuSharingFigures>,
 }
 
-/// The domains the time series counts running gangs in: the highest real tier of the
-/// Volcano HyperNodes (the spines on the platform), else the top level of the first
-/// Kueue/KAI Topology. (topology index as in `placement::topologies`, domains).
+/// The domains the time series counts running gangs and free GPUs in: the highest real
+/// tier of the Volcano HyperNodes (the spines on the platform), else the top level of the
+/// first Kueue/KAI Topology. (topology index as in `placement::topologies`, domains).
 pub fn spine_domains(world: &kueuesim_model::World) -> (usize, Vec<kueuesim_model::DomainId>) {
     let hn = &world.hypernodes;
     if hn.domains.len() > 1 {

@@ -359,6 +359,8 @@ pub fn event_line(wl: &Workload, e: &Event) -> String {
 /// running gangs in (`outcome::spine_domains`).
 pub struct TimeseriesColumns {
     spines: bool,
+    /// Spines and GPUs: the free GPUs per spine follow the running gangs.
+    free_gpus: bool,
     /// GPU devices are bookkept: their allocation columns follow.
     devices: bool,
     /// A target workload is known: the fragmentation columns follow too.
@@ -383,7 +385,8 @@ const DEVICE_FIGURES: [&str; 5] = [
 /// The header line of `timeseries.csv` (`time` in seconds, then GPUs bound to pods, GPU quota
 /// held per ClusterQueue and per ResourceFlavor (Kueue's `cluster_queue_resource_usage`), and
 /// pending workloads per ClusterQueue, active and inadmissible (`pending_workloads`), per
-/// LocalQueue, and running gangs per spine), and what the rows need to follow it.
+/// LocalQueue, and running gangs and free GPUs per spine), and what the rows need to follow
+/// it.
 pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
     let (header, columns) = timeseries_columns(world);
     let cells: Vec<_> = header
@@ -429,6 +432,18 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
         );
         header.push("runningGangs:spine=(several)".into());
     }
+    let free_gpus = with_spines
+        && world
+            .resources
+            .lookup(kueuesim_model::resources::GPU)
+            .is_some();
+    if let Some(t) = t.filter(|_| free_gpus) {
+        header.extend(
+            spines
+                .iter()
+                .map(|&d| format!("freeGpus:spine={}", t.domain(d).name)),
+        );
+    }
     let devices = world.config.gpu.devices;
     let fragmentation = devices && !world.config.gpu.target.is_empty();
     if devices {
@@ -440,6 +455,7 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
         header,
         TimeseriesColumns {
             spines: with_spines,
+            free_gpus,
             devices,
             fragmentation,
         },
@@ -474,6 +490,9 @@ pub fn timeseries_counts(columns: &TimeseriesColumns, s: &Sample, out: &mut Vec<
     out.extend(counts.into_iter().flatten().map(|&n| i64::from(n)));
     if columns.spines {
         out.extend(s.gangs_by_spine.iter().map(|&n| i64::from(n)));
+    }
+    if columns.free_gpus {
+        out.extend(&s.free_gpus_by_spine);
     }
     if columns.devices {
         let f = s.gpu_sharing.unwrap_or_default();
@@ -553,6 +572,7 @@ mod tests {
             pending_by_lq: vec![],
             pending_inadmissible_by_lq: vec![],
             gangs_by_spine: vec![],
+            free_gpus_by_spine: vec![],
             gpu_sharing: Some(GpuSharingFigures {
                 gpus: 4,
                 gpus_allocated: 2,

@@ -580,6 +580,9 @@ impl RunSink for OutDir<'_> {
         if let Some(prom) = &mut self.prom {
             prom.observe_wait(self.world, wl, waited);
         }
+        if let Some((_, series)) = &mut self.report {
+            series.note_admitted(wl);
+        }
     }
 
     fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
@@ -643,7 +646,10 @@ impl RunSink for OutDir<'_> {
             let path = spill.path.clone();
             self.keep_error(&path, r);
         }
-        if let Some((finished, _)) = &mut self.report {
+        if let Some((finished, series)) = &mut self.report {
+            // A workload that ran without a Kueue admission (no queue, or admitted before
+            // the start) counts for the spine panel's largest gang too.
+            series.note_admitted(wl);
             // The report reads of a finished workload its ClusterQueue, state, creation and
             // admission times, whether a pod set was admitted, and its evictions' times and
             // reasons (`report::panels`): the rest — names, pods, nodes, maps — goes, so a

@@ -13,6 +13,54 @@ fn fmt_secs(s: Option<f64>) -> String {
     }
 }
 
+/// Why `w` waits in its own words: its last event, else its first False condition.
+fn own_why(w: &WorkloadOut) -> Option<String> {
+    w.events
+        .last()
+        .map(|e| format!("{}: {}", e.reason, e.message))
+        .or_else(|| {
+            w.conditions
+                .iter()
+                .find(|c| c.status == "False")
+                .map(|c| format!("{}: {}", c.reason, c.message))
+        })
+}
+
+/// Why `w` waits when it has no event or condition of its own. Under Kueue's
+/// `SchedulingEquivalenceHashing` a BestEffortFIFO head found inadmissible parks every
+/// pending workload of its scheduling shape with it, and upstream writes the condition on the
+/// head alone; the parked ones are never tried while the head fails. Said here so that an
+/// empty line does not read as "no reason".
+fn why_without_condition(w: &WorkloadOut, waiting: &[&WorkloadOut]) -> String {
+    let same_shape = |o: &WorkloadOut| {
+        o.cluster_queue == w.cluster_queue
+            && o.priority == w.priority
+            && o.pod_sets.len() == w.pod_sets.len()
+            && o.pod_sets.iter().zip(&w.pod_sets).all(|(a, b)| {
+                a.name == b.name
+                    && a.count == b.count
+                    && a.min_count == b.min_count
+                    && a.requests == b.requests
+            })
+    };
+    match w.queue_status.as_deref() {
+        Some("inadmissible") => {
+            let head = waiting
+                .iter()
+                .filter(|o| !std::ptr::eq(**o, w) && same_shape(o))
+                .find_map(|o| own_why(o).map(|why| (o.name.as_str(), why)));
+            match head {
+                Some((name, why)) => format!(
+                    "(no condition of its own: parked as inadmissible with {name}, of the same scheduling shape — SchedulingEquivalenceHashing) {why}"
+                ),
+                None => "(no condition of its own: parked as inadmissible)".to_string(),
+            }
+        }
+        Some("active") => "(no condition yet: not tried since it arrived)".to_string(),
+        _ => String::new(),
+    }
+}
+
 /// The human summary: totals, wait times, GPU use, and why workloads are still waiting.
 pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     use std::fmt::Write;
@@ -185,17 +233,7 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             .iter()
             .take(20)
             .map(|w| {
-                let why = w
-                    .events
-                    .last()
-                    .map(|e| format!("{}: {}", e.reason, e.message))
-                    .or_else(|| {
-                        w.conditions
-                            .iter()
-                            .find(|c| c.status == "False")
-                            .map(|c| format!("{}: {}", c.reason, c.message))
-                    })
-                    .unwrap_or_default();
+                let why = own_why(w).unwrap_or_else(|| why_without_condition(w, &waiting));
                 [
                     w.namespace.clone(),
                     w.name.clone(),

@@ -238,9 +238,9 @@ struct Recorder {
     tally: Option<Tally>,
     /// The time series being sampled, if asked for.
     series: Option<TimeSeries>,
-    /// For the series' gangs per spine: the spine each node is under (`u32::MAX`: none) and
-    /// how many spines there are, worked out once per run (the topology does not change).
-    spine_of_node: Option<(Vec<u32>, usize)>,
+    /// For the series' per-spine columns: the spines and the spine each node is under,
+    /// worked out once per run (the topology does not change).
+    spines: Option<series::Spines>,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
     /// Keep only each workload's newest event per source (`Simulation::last_events_only`).
@@ -367,7 +367,7 @@ impl<'w> Simulation<'w> {
                 },
                 tally: None,
                 series: None,
-                spine_of_node: None,
+                spines: None,
                 audit: None,
                 last_events_only: false,
                 bound: bound::BoundTally::new(world),
@@ -746,7 +746,7 @@ impl<'w> Simulation<'w> {
             step,
             samples: Vec::new(),
         });
-        self.rec.spine_of_node = Some(series::spine_of_node(self.world));
+        self.rec.spines = Some(series::Spines::new(self.world));
         self
     }
 

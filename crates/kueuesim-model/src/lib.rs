@@ -21,8 +21,8 @@ pub mod world;
 
 pub use ids::*;
 pub use labels::{
-    LabelSelector, Labels, SelectorOp, SelectorRequirement, Taint, TaintEffect, Toleration,
-    TolerationOp,
+    LabelSelector, Labels, NodeAffinity, NodeSelectorOp, NodeSelectorRequirement, SelectorOp,
+    SelectorRequirement, Taint, TaintEffect, Toleration, TolerationOp,
 };
 pub use objects::*;
 pub use quantity::{

@@ -41,7 +41,7 @@ impl Builder<'_> {
             };
             let template = &spec.template;
             let pod_set = self.pod_set(src, "main".into(), count as u32, min_count, template)?;
-            let w = self.job_workload(
+            let mut w = self.job_workload(
                 src,
                 meta,
                 JobKind {
@@ -55,6 +55,7 @@ impl Builder<'_> {
                 &[template],
                 None,
             )?;
+            Self::keep_suspended(&mut w, spec.suspend);
             out.push((src.order, w));
         }
         Ok(())
@@ -111,9 +112,10 @@ impl Builder<'_> {
                 group: "jobset.x-k8s.io",
                 is_batch_job: false,
             };
-            let w = self.job_workload(
+            let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             out.push((src.order, w));
         }
         Ok(())

@@ -92,6 +92,7 @@ impl Builder<'_> {
                 &templates,
                 policy.and_then(|p| p.priority_class.as_ref()),
             )?;
+            Self::keep_suspended(&mut w, spec.run_policy.as_ref().and_then(|r| r.suspend));
             // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
             if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {
                 Arc::make_mut(&mut w.gang).min_member =
@@ -227,6 +228,7 @@ impl Builder<'_> {
             let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             // podGroupPolicy: Volcano's PodGroup gets every pod as minMember and the runtime's
             // networkTopology; coscheduling gangs every pod too.
             if let Some(pgp) = &rspec.pod_group_policy {

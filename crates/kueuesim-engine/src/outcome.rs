@@ -523,8 +523,11 @@ pub struct Tally {
     /// LocalQueues, the scan was a million steps per figure). Private, as `samples` is:
     /// `add` keeps the two in step.
     cluster_queue_keys: BTreeSet<(ClusterQueueId, Option<LocalQueueId>)>,
-    /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
+    /// Arrived workloads Kueue does not manage, by namespace, but the cluster's own (a
+    /// DaemonSet's, those of `World::is_system_namespace`) (capacity checks).
     pub unmanaged_by_namespace: BTreeMap<String, u64>,
+    /// Of those, the suspended ones (`Workload::suspended`: they never run), by namespace.
+    pub unmanaged_suspended_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
     pub missing_queues: BTreeMap<(String, String), u64>,
 }
@@ -814,6 +817,7 @@ impl Tally {
             samples: BTreeMap::new(),
             cluster_queue_keys: BTreeSet::new(),
             unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
+            unmanaged_suspended_by_namespace: self.unmanaged_suspended_by_namespace.clone(),
             missing_queues: self.missing_queues.clone(),
         }
     }
@@ -832,12 +836,26 @@ impl Tally {
             self.unmanaged += 1;
         }
         self.by_state[state_slot(rec.state)] += 1;
+        // The cluster's own pods (a DaemonSet's, those of kube-system and Kueue's
+        // namespace) run outside Kueue by design: they bypass nothing.
+        let system = world.is_system_namespace(&wl.namespace)
+            || wl
+                .owner
+                .as_ref()
+                .is_some_and(|(kind, _)| kind == "DaemonSet");
         match &wl.queue {
+            QueueRef::Unmanaged if system => {}
             QueueRef::Unmanaged => {
                 *self
                     .unmanaged_by_namespace
                     .entry(wl.namespace.clone())
                     .or_default() += 1;
+                if wl.suspended {
+                    *self
+                        .unmanaged_suspended_by_namespace
+                        .entry(wl.namespace.clone())
+                        .or_default() += 1;
+                }
             }
             QueueRef::Missing(q) => {
                 *self

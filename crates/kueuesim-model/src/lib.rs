@@ -25,8 +25,8 @@ pub use change::{
 };
 pub use ids::*;
 pub use labels::{
-    LabelSelector, Labels, SelectorOp, SelectorRequirement, Taint, TaintEffect, Toleration,
-    TolerationOp,
+    LabelSelector, Labels, NodeAffinity, NodeSelectorOp, NodeSelectorRequirement, SelectorOp,
+    SelectorRequirement, Taint, TaintEffect, Toleration, TolerationOp,
 };
 pub use objects::*;
 pub use quantity::{

@@ -413,6 +413,30 @@ pub struct KueueConfig {
     pub wait_for_pods_ready: Option<WaitForPodsReady>,
     /// `resources`: how pod requests become quota requests.
     pub resources: ResourceConfig,
+    /// `manageJobsWithoutQueueName`: jobs without a queue-name label in a namespace
+    /// `managed_jobs_namespace_selector` selects are managed too (and wait, with no queue).
+    pub manage_jobs_without_queue_name: bool,
+    /// `managedJobsNamespaceSelector` (None: every namespace): Kueue manages no job of a
+    /// namespace it does not select. Default: every namespace but `kube-system` and Kueue's
+    /// own (`kueue-system`).
+    pub managed_jobs_namespace_selector: Option<crate::labels::LabelSelector>,
+    /// Kueue's own namespace (`namespace` of its Configuration, default `kueue-system`).
+    pub namespace: String,
+}
+
+/// Kueue's default `managedJobsNamespaceSelector`: `kubernetes.io/metadata.name NotIn
+/// [kube-system, <Kueue's namespace>]` (`SetDefaults_Configuration`).
+pub fn default_managed_jobs_namespace_selector(
+    kueue_namespace: &str,
+) -> crate::labels::LabelSelector {
+    crate::labels::LabelSelector {
+        match_labels: crate::labels::Labels::default(),
+        match_expressions: vec![crate::labels::SelectorRequirement {
+            key: "kubernetes.io/metadata.name".into(),
+            op: crate::labels::SelectorOp::NotIn,
+            values: vec!["kube-system".into(), kueue_namespace.into()],
+        }],
+    }
 }
 
 /// `resources` of Kueue's configuration: requests Kueue leaves out of quota, and requests it
@@ -444,6 +468,11 @@ impl Default for KueueConfig {
             admission_fair_sharing: None,
             wait_for_pods_ready: Some(WaitForPodsReady::default()),
             resources: ResourceConfig::default(),
+            manage_jobs_without_queue_name: false,
+            managed_jobs_namespace_selector: Some(default_managed_jobs_namespace_selector(
+                "kueue-system",
+            )),
+            namespace: "kueue-system".into(),
         }
     }
 }
@@ -565,6 +594,29 @@ impl World {
     /// The namespace named `name`, if declared.
     pub fn namespace(&self, name: &str) -> Option<&Namespace> {
         self.namespaces.iter().find(|n| n.name == name)
+    }
+
+    /// Whether Kueue may manage jobs of `namespace` (`managedJobsNamespaceSelector`; a
+    /// namespace not in the input has the one label the API server gives every namespace,
+    /// `kubernetes.io/metadata.name`).
+    pub fn kueue_manages_namespace(&self, namespace: &str) -> bool {
+        let Some(sel) = &self.config.kueue.managed_jobs_namespace_selector else {
+            return true;
+        };
+        match self.namespace(namespace) {
+            Some(n) => sel.matches(&n.labels),
+            None => sel.matches(&crate::labels::Labels::new(vec![(
+                "kubernetes.io/metadata.name".into(),
+                namespace.into(),
+            )])),
+        }
+    }
+
+    /// Whether `namespace` is one of the cluster's own: `kube-system` and Kueue's (those
+    /// Kueue's default `managedJobsNamespaceSelector` leaves out), whose pods run the
+    /// cluster and are nobody's workloads to queue.
+    pub fn is_system_namespace(&self, namespace: &str) -> bool {
+        namespace == "kube-system" || namespace == self.config.kueue.namespace
     }
 
     /// Whether a ClusterQueue `namespaceSelector` admits workloads of `namespace` (`None`

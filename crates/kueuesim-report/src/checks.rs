@@ -29,14 +29,14 @@ pub struct Check {
 pub fn checks_of(world: &World, tally: &Tally) -> Vec<Check> {
     let mut out = Vec::new();
     let Some(gpu) = world.resources.lookup(GPU) else {
-        bypass_checks(tally, &mut out);
+        bypass_checks(world, tally, &mut out);
         return out;
     };
     if world.has_nodes() {
         flavor_checks(world, gpu, &mut out);
     }
     cluster_queue_checks(world, gpu, tally, &mut out);
-    bypass_checks(tally, &mut out);
+    bypass_checks(world, tally, &mut out);
     out
 }
 
@@ -206,24 +206,54 @@ fn cluster_queue_checks(world: &World, gpu: ResourceId, tally: &Tally, out: &mut
 }
 
 /// Workloads Kueue never sees: no `kueue.x-k8s.io/queue-name` label and no `default`
-/// LocalQueue in their namespace; and workloads naming a LocalQueue that does not exist.
-fn bypass_checks(tally: &Tally, out: &mut Vec<Check>) {
+/// LocalQueue in their namespace, or a namespace its `managedJobsNamespaceSelector` leaves
+/// out (and how many of them are suspended, so never run); and workloads naming a
+/// LocalQueue that does not exist.
+fn bypass_checks(world: &World, tally: &Tally, out: &mut Vec<Check>) {
     for (ns, n) in &tally.unmanaged_by_namespace {
+        // Why Kueue leaves them alone (`ReconcileGenericJob`): the namespace is not one its
+        // Configuration manages, or they name no queue and none is defaulted.
+        let why = if world.kueue_manages_namespace(ns) {
+            "no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace"
+                .to_string()
+        } else {
+            format!(
+                "namespace {ns} is outside the Kueue Configuration's managedJobsNamespaceSelector"
+            )
+        };
+        let suspended = tally
+            .unmanaged_suspended_by_namespace
+            .get(ns)
+            .copied()
+            .unwrap_or(0);
+        let rest = match (suspended, n - suspended) {
+            (0, _) => "their scheduler places them outside any quota".to_string(),
+            (s, 0) => format!(
+                "{s} of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run"
+            ),
+            (s, r) => format!(
+                "{s} of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run; their scheduler places the other {r} outside any quota"
+            ),
+        };
         out.push(Check {
             kind: "WorkloadsBypassKueue",
             object: format!("Namespace/{ns}"),
-            message: format!(
-                "{n} workload(s) in namespace {ns} bypass Kueue: no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace; their scheduler places them outside any quota"
-            ),
+            message: format!("{n} workload(s) in namespace {ns} bypass Kueue: {why}; {rest}"),
         });
     }
     for ((ns, q), n) in &tally.missing_queues {
         out.push(Check {
             kind: "WorkloadsNameMissingLocalQueue",
             object: format!("Namespace/{ns}"),
-            message: format!(
-                "{n} workload(s) in namespace {ns} name LocalQueue {q}, which does not exist: they stay pending"
-            ),
+            message: if q.is_empty() {
+                format!(
+                    "{n} workload(s) in namespace {ns} name no LocalQueue and Kueue manages them (manageJobsWithoutQueueName): they stay pending"
+                )
+            } else {
+                format!(
+                    "{n} workload(s) in namespace {ns} name LocalQueue {q}, which does not exist: they stay pending"
+                )
+            },
         });
     }
 }

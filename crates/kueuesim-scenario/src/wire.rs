@@ -81,6 +81,27 @@ pub struct ObjectMeta {
     pub annotations: Keyed<S>,
     pub creation_timestamp: Option<S>,
     pub uid: Option<String>,
+    pub owner_references: Vec<OwnerReference>,
+}
+
+/// One `metadata.ownerReferences` entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OwnerReference {
+    pub kind: String,
+    pub name: String,
+    pub controller: Option<bool>,
+}
+
+impl ObjectMeta {
+    /// The controlling owner (`controller: true`), else the only owner: (kind, name).
+    pub fn controller(&self) -> Option<(&str, &str)> {
+        let refs = &self.owner_references;
+        refs.iter()
+            .find(|r| r.controller == Some(true))
+            .or_else(|| (refs.len() == 1).then(|| &refs[0]))
+            .map(|r| (r.kind.as_str(), r.name.as_str()))
+    }
 }
 
 /// A top-level object's `metadata` (None for a kind without one, Kueue's Configuration), so
@@ -149,6 +170,7 @@ pub struct Toleration {
     pub operator: Option<S>,
     pub value: Option<String>,
     pub effect: Option<S>,
+    pub toleration_seconds: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -206,6 +228,33 @@ pub struct PodSpec {
     pub scheduler_name: Option<S>,
     /// A bound Pod's node.
     pub node_name: Option<S>,
+    pub affinity: Option<Affinity>,
+}
+
+/// `spec.affinity`: only the required node affinity is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Affinity {
+    pub node_affinity: Option<NodeAffinity>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeAffinity {
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelector {
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorTerm {
+    pub match_expressions: Vec<SelectorRequirement>,
+    pub match_fields: Vec<SelectorRequirement>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -213,6 +262,14 @@ pub struct PodSpec {
 pub struct PodTemplateSpec {
     pub metadata: ObjectMeta,
     pub spec: PodSpec,
+    /// A Pod's status (a pod template has none): `phase` tells a finished pod.
+    pub status: PodStatus,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodStatus {
+    pub phase: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -227,6 +284,8 @@ pub struct NodeSpec {
 pub struct NodeStatus {
     pub allocatable: ResourceMap,
     pub capacity: ResourceMap,
+    /// `Ready` tells a NotReady node (`False`: not ready, `Unknown`: unreachable).
+    pub conditions: Vec<StatusCondition>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -269,6 +328,29 @@ pub struct JobSpec {
 pub struct Job {
     pub metadata: ObjectMeta,
     pub spec: JobSpec,
+    pub status: JobStatus,
+}
+
+/// The status of a job kind that reports its end in conditions (batch Job, JobSet,
+/// TrainJob, the Kubeflow jobs): a dump keeps finished jobs until they are deleted.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobStatus {
+    pub conditions: Vec<StatusCondition>,
+}
+
+impl JobStatus {
+    /// Whether the job has ended: a condition `Complete` (batch Job, TrainJob), `Completed`
+    /// (JobSet), `Succeeded` (Kubeflow) or `Failed` (all of them) with status `True`.
+    pub fn finished(&self) -> bool {
+        self.conditions.iter().any(|c| {
+            c.status == "True"
+                && matches!(
+                    c.kind.as_str(),
+                    "Complete" | "Completed" | "Succeeded" | "Failed"
+                )
+        })
+    }
 }
 
 /// An object read only for its metadata.
@@ -300,6 +382,7 @@ pub struct ReplicatedJob {
 pub struct JobSetSpec {
     pub replicated_jobs: Vec<ReplicatedJob>,
     pub failure_policy: Option<JobSetFailurePolicy>,
+    pub suspend: Option<bool>,
 }
 
 /// A JobSet's `spec.failurePolicy`.
@@ -316,6 +399,7 @@ pub struct JobSetFailurePolicy {
 pub struct JobSet {
     pub metadata: ObjectMeta,
     pub spec: JobSetSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -362,6 +446,7 @@ pub struct KubeflowSpec {
 pub struct KubeflowJob {
     pub metadata: ObjectMeta,
     pub spec: KubeflowSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -385,6 +470,8 @@ pub struct RayClusterSpec {
     pub head_group_spec: RayHeadGroup,
     pub worker_group_specs: Vec<RayWorkerGroup>,
     pub enable_in_tree_autoscaling: Option<bool>,
+    /// A RayCluster's own `spec.suspend`.
+    pub suspend: Option<bool>,
 }
 
 /// `ray.io/v1` RayJob (`spec.rayClusterSpec`) or RayCluster (`spec` itself).
@@ -394,6 +481,7 @@ pub struct RayJobSpec {
     pub ray_cluster_spec: Option<RayClusterSpec>,
     pub submission_mode: Option<String>,
     pub submitter_pod_template: Option<PodTemplateSpec>,
+    pub suspend: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -477,6 +565,7 @@ pub struct TrainJobSpec {
 pub struct TrainJob {
     pub metadata: ObjectMeta,
     pub spec: TrainJobSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -780,6 +869,56 @@ pub struct PodSetAssignment {
     pub name: Option<S>,
     pub flavors: Keyed<S>,
     pub count: Option<Spanned<i64>>,
+    pub topology_assignment: Option<Spanned<TopologyAssignment>>,
+}
+
+/// Kueue TAS: where an admitted pod set's pods go. v1beta1 lists `domains`; v1beta2 writes
+/// them compressed as `slices`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyAssignment {
+    pub levels: Vec<String>,
+    /// v1beta1.
+    pub domains: Vec<TopologyDomainAssignment>,
+    /// v1beta2.
+    pub slices: Vec<TopologyAssignmentSlice>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyDomainAssignment {
+    pub values: Vec<String>,
+    pub count: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyAssignmentSlice {
+    pub domain_count: i64,
+    pub values_per_level: Vec<SliceLevelValues>,
+    pub pod_counts: SlicePodCounts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SliceLevelValues {
+    pub universal: Option<String>,
+    pub individual: Option<SliceIndividualValues>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SliceIndividualValues {
+    pub prefix: Option<String>,
+    pub suffix: Option<String>,
+    pub roots: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SlicePodCounts {
+    pub universal: Option<i64>,
+    pub individual: Vec<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -796,7 +935,15 @@ pub struct StatusCondition {
     pub kind: String,
     pub status: String,
     pub reason: String,
+    pub message: String,
     pub last_transition_time: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RequeueState {
+    pub count: Option<Spanned<i64>>,
+    pub requeue_at: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -804,6 +951,7 @@ pub struct StatusCondition {
 pub struct WorkloadStatus {
     pub admission: Option<Admission>,
     pub conditions: Vec<StatusCondition>,
+    pub requeue_state: Option<RequeueState>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1416,6 +1564,11 @@ pub struct WaitForPodsReadyConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Configuration {
+    /// Kueue's own namespace (`kueue-system`), which the default managedJobsNamespaceSelector
+    /// leaves out.
+    pub namespace: Option<S>,
+    pub manage_jobs_without_queue_name: Option<bool>,
+    pub managed_jobs_namespace_selector: Option<LabelSelector>,
     pub resources: Option<ResourcesConfig>,
     pub fair_sharing: Option<FairSharingConfig>,
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,

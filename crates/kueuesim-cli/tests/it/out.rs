@@ -458,7 +458,10 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
     }
     // ml-team waited for its GPU quota most of the time: its largest bar, in the tooltip
     // with the rest of the map.
-    let ml = rows[0];
+    let ml = rows
+        .iter()
+        .find(|r| r.starts_with(" data-cq=\"ml-team\""))
+        .expect("ml-team's row");
     assert!(ml.contains(">quota:gpu 8"), "{ml}");
     assert!(attr_of(ml, "bound-by", "title").starts_with("quota:nvidia.com/gpu 8"));
     // ml-team has two LocalQueues with workloads: both listed under it.

@@ -19,6 +19,7 @@
 //! - `nodes`: nodes cordoned, drained, removed, failed (the Timeline's node operations);
 //! - `failures`: seeded random node and GPU failures;
 //! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
+//! - `start`: the input's running pods booked on their nodes (a snapshot's state);
 //! - `record`: conditions and events; `series`: the time series; `invariants`: the checks.
 
 mod afs;
@@ -38,6 +39,7 @@ mod record;
 mod runtime;
 mod scheduling;
 mod series;
+mod start;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -196,6 +198,12 @@ struct Schedulers {
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     /// Placement attempts so far: seeds each attempt's random tie-breaks.
     placement_attempts: u64,
+    /// While the workloads holding capacity from the start arrive: their pods still to
+    /// place wait until all of them are booked (`arrive`).
+    defer_placement: bool,
+    /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
+    /// running shares, as they are booked (`book_bound_pods`).
+    start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
@@ -355,6 +363,8 @@ impl<'w> Simulation<'w> {
                 cluster: Cluster::new(world),
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
+                defer_placement: false,
+                start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
                 tas_flavors,

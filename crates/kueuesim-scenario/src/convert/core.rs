@@ -130,6 +130,16 @@ pub(super) struct Builder<'a> {
     /// (`podset-slice-required-topology-constraints`), which is not modelled: how many, and
     /// the first one's position (one warning for them all).
     pub(super) slice_constraints_ignored: Option<(usize, Pos)>,
+    /// Required node affinities of the pod templates, by the nodeSelector label standing
+    /// for each (`pod_spec`).
+    pub(super) node_affinities: BTreeMap<String, kueuesim_model::NodeAffinity>,
+    /// The jobs and Workloads a running Pod of the input may belong to (`owners`).
+    pub(super) pod_owners: std::collections::BTreeSet<super::owners::OwnerKey>,
+    /// The input's ReplicaSets, each with the Deployment that controls it, if one does
+    /// (`owners`: a Deployment's pods are owned by its ReplicaSet).
+    pub(super) replica_sets: BTreeMap<(String, String), Option<String>>,
+    /// Running Pods by their owner, until the owners' workloads are built (`owners`).
+    pub(super) owned_pods: super::owners::OwnedPods,
 }
 
 /// Names to indexes of the `World`'s vectors, kept in step as objects are built.
@@ -502,6 +512,32 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
     for (k, v) in &spec.node_selector {
         let _ = write!(text, "ns:{k}={v};");
     }
+    // The required node affinity, as written (without the positions of its values).
+    if let Some(required) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+    {
+        for term in &required.node_selector_terms {
+            text.push_str("na:");
+            for (kind, list) in [("e", &term.match_expressions), ("f", &term.match_fields)] {
+                for r in list {
+                    let _ = write!(
+                        text,
+                        "{kind}[{}|{}|{}]",
+                        r.key,
+                        r.operator.value,
+                        r.values.join(",")
+                    );
+                }
+            }
+            text.push(';');
+        }
+    }
     for t in &spec.tolerations {
         let _ = write!(
             text,
@@ -585,9 +621,16 @@ impl<'a> Builder<'a> {
     /// same of every workload the run saw, traces and generators included, after the run.)
     pub(super) fn missing_queue_warnings(&mut self) {
         for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
-            self.warnings.push(format!(
-                "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
-            ));
+            self.warnings.push(if q.is_empty() {
+                // `manageJobsWithoutQueueName`: managed, with no queue to go to.
+                format!(
+                    "{pos}: {n} job(s) of namespace {ns} name no LocalQueue and Kueue manages them (manageJobsWithoutQueueName; the first here): they will stay pending as Kueue keeps them (\"LocalQueue  doesn't exist\")"
+                )
+            } else {
+                format!(
+                    "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
+                )
+            });
         }
         if let Some((n, pos)) = self.slice_constraints_ignored.take() {
             self.warnings.push(format!(

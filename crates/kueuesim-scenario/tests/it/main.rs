@@ -43,6 +43,8 @@ mod pending_bound;
 mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
 mod pod_groups;
+/// A cluster dump is a state: what it holds is booked first, in any object order.
+mod snapshot_state;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.
 mod streaming;
 /// A living cluster: Timeline drains and removals, node and GPU failures, checkpoints, job

@@ -55,6 +55,7 @@ impl Builder<'_> {
                 &[template],
                 None,
             )?;
+            Self::keep_suspended(&mut w, spec.suspend);
             // The Job controller replaces a lost pod and counts it against `backoffLimit`
             // (a pod deleted before it succeeded counts as failed).
             w.resilience.on_pod_loss = OnPodLoss::Replace {
@@ -120,6 +121,7 @@ impl Builder<'_> {
             let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             // A child Job fails past its `backoffLimit`; the JobSet then recreates all its
             // Jobs, at most `failurePolicy.maxRestarts` times (the tightest child limit
             // stands for all of them).

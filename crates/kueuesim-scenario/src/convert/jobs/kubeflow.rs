@@ -92,6 +92,7 @@ impl Builder<'_> {
                 &templates,
                 policy.and_then(|p| p.priority_class.as_ref()),
             )?;
+            Self::keep_suspended(&mut w, spec.run_policy.as_ref().and_then(|r| r.suspend));
             // The training operator recreates a lost pod, up to `runPolicy.backoffLimit`;
             // a replica with `restartPolicy: Never` whose pod fails in place fails the job.
             let backoff_limit = match spec
@@ -263,6 +264,7 @@ impl Builder<'_> {
             let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             // podGroupPolicy: Volcano's PodGroup gets every pod as minMember and the runtime's
             // networkTopology; coscheduling gangs every pod too.
             if let Some(pgp) = &rspec.pod_group_policy {

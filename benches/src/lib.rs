@@ -119,6 +119,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             suspended: false,
             requeue_state: None,
             gang: Default::default(),
+            resilience: Default::default(),
         });
     }
     w
@@ -237,6 +238,7 @@ pub fn cycle_world(
             suspended: false,
             requeue_state: None,
             gang: Default::default(),
+            resilience: Default::default(),
         });
     };
     for q in 0..n_cqs {
@@ -621,6 +623,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             suspended: false,
             requeue_state: None,
             gang: gang.into(),
+            resilience: Default::default(),
         });
     }
     w

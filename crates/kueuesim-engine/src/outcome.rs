@@ -230,6 +230,45 @@ pub struct WorkloadRecord {
     pub idle_quota_gpu_ms: i128,
     /// Workloads it preempted (Kueue) or reclaimed from (KAI) to be admitted or placed.
     pub preemptions_caused: u32,
+    /// Times its pods ended early (drained, removed, failed) and its job went on: the lost
+    /// pods replaced, or a JobSet restarted.
+    pub restarts: u32,
+    /// Its job failed (lost more pods than its controller allows): `Finished`, reason `Failed`.
+    pub failed: bool,
+    /// Running time that did useful work: every run's work up to its finish or its last
+    /// checkpoint, without restart costs (and the current run's so far, at the end).
+    pub useful_ms: i128,
+    /// When its pods first all ran.
+    pub first_running_at: Option<SimTime>,
+}
+
+impl WorkloadRecord {
+    /// Effective training time ratio (ETTR, Kokolis et al., HPCA 2025): useful running time
+    /// over the wall time from its first start to its finish (or `end`), requeues and
+    /// replacements included; None if it never ran.
+    pub fn ettr(&self, end: SimTime) -> Option<f64> {
+        let from = self.first_running_at?;
+        let to = self.finished_at.unwrap_or(end);
+        let wall = (to - from).millis();
+        (wall > 0).then(|| self.useful_ms as f64 / wall as f64)
+    }
+}
+
+/// What the cluster's changes and failures did (`summary.failures`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FailureStats {
+    /// Node failures (`spec.failures.nodes`).
+    pub node_failures: u64,
+    /// GPU failures (`spec.failures.gpus`).
+    pub gpu_failures: u64,
+    /// Pods that ended early (drained, removed, failed).
+    pub pods_lost: u64,
+    /// Times a job went on after losing pods (replaced, or a JobSet restarted).
+    pub restarts: u64,
+    /// Jobs that failed after losing pods.
+    pub jobs_failed: u64,
+    /// GPU-milliseconds of work lost when pods ended early (beyond the last checkpoint).
+    pub lost_gpu_ms: i128,
 }
 
 /// Every reason an eviction can carry in kueuesim: the `Evicted` condition reasons Kueue
@@ -263,8 +302,15 @@ pub struct RunStats {
     pub gpu_capacity: i64,
     /// Events processed.
     pub events_processed: u64,
-    /// GPU-milliseconds of work lost to evictions, all workloads.
+    /// GPU-milliseconds of work lost to evictions and to pods that ended early, all
+    /// workloads.
     pub lost_gpu_ms: i128,
+    /// GPU-milliseconds of useful work: every run's work up to its finish or its last
+    /// checkpoint (the runs going on at the end, up to the end) (`summary.goodput`'s
+    /// numerator).
+    pub useful_gpu_ms: i128,
+    /// What the cluster's changes and failures did.
+    pub failures: FailureStats,
     /// Evictions by the Evicted condition's reason (one of `EVICTION_REASONS`); reasons that
     /// did not happen are absent.
     pub evictions: std::collections::BTreeMap<&'static str, u64>,
@@ -336,6 +382,13 @@ pub enum Stopped {
     EventBudget(u64),
     /// The caller's progress callback asked it to stop (a wall-time budget, say).
     ByCaller,
+    /// A run without a horizon and with `spec.failures`: every workload has arrived, and for
+    /// `for_` nothing finished or failed while failures kept ending pods (the jobs left
+    /// lose their work faster than they do it, and failures never stop).
+    FailuresWithoutEnd {
+        /// How long nothing finished.
+        for_: SimDuration,
+    },
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.

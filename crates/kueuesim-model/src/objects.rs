@@ -460,6 +460,8 @@ pub struct Workload {
     /// workloads of a generator or trace ask for the same, and a `GangSpec` is 256 bytes of
     /// mostly empty lists (`Arc::make_mut` to change one).
     pub gang: Arc<GangSpec>,
+    /// What its controller does when pods end early, and the work a failure loses.
+    pub resilience: crate::change::Resilience,
 }
 
 /// The gang scheduler's view of a workload (the Volcano or KAI PodGroup its controller

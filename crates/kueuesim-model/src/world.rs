@@ -68,6 +68,8 @@ pub struct SimConfig {
     /// GPUs as devices shared by pods, and kube-scheduler's policy for them
     /// (`spec.gpuPlacement`, the openb adapter's `gpuSharing: device`).
     pub gpu: crate::gpu::GpuSharingConfig,
+    /// Seeded random failures of nodes and GPUs (`spec.failures`).
+    pub failures: crate::change::FailureConfig,
     /// What the seed changes in the workloads (`spec.variation`), as the loader describes it.
     pub variation: VariationNote,
 }
@@ -368,6 +370,10 @@ pub struct WaitForPodsReady {
     pub backoff_max: SimDuration,
     /// `requeuingStrategy.backoffLimitCount`: requeues before the workload is deactivated.
     pub backoff_limit: Option<u32>,
+    /// `recoveryTimeout`: an admitted workload whose pods were ready and then failed
+    /// (`PodsReady=False`, `WaitForRecovery`) is evicted if they are not all ready again this
+    /// long after; None (`0s`) never. Defaults to `timeout`.
+    pub recovery_timeout: Option<SimDuration>,
 }
 
 impl Default for WaitForPodsReady {
@@ -380,6 +386,7 @@ impl Default for WaitForPodsReady {
             backoff_base: SimDuration::from_secs(60),
             backoff_max: SimDuration::from_secs(3600),
             backoff_limit: None,
+            recovery_timeout: Some(SimDuration::from_secs(30 * 60)),
         }
     }
 }
@@ -487,6 +494,7 @@ impl Default for SimConfig {
             kueue_gates: KueueGates::default(),
             policies: PolicyNames::default(),
             gpu: crate::gpu::GpuSharingConfig::default(),
+            failures: crate::change::FailureConfig::default(),
             variation: VariationNote::default(),
         }
     }
@@ -546,6 +554,9 @@ pub struct World {
     pub workloads: Vec<Workload>,
     /// Settings.
     pub config: SimConfig,
+    /// The changes of the `Timeline` objects, in the order they apply (time, then document
+    /// order); empty: the cluster never changes on schedule.
+    pub timeline: Vec<crate::change::Change>,
 }
 
 impl World {
@@ -643,6 +654,7 @@ impl Default for World {
             kai_queues: Vec::new(),
             workloads: Vec::new(),
             config: SimConfig::default(),
+            timeline: Vec::new(),
         }
     }
 }

@@ -42,9 +42,23 @@ pub const WORKLOAD_COLUMNS: &[&str] = &[
     "heldNotRunningGpuSeconds",
 ];
 
-/// The header line of `workloads.csv`.
-pub fn workloads_csv_header() -> String {
-    let mut out = WORKLOAD_COLUMNS.join(",");
+/// The columns `workloads.csv` adds after `WORKLOAD_COLUMNS` when the cluster changes during
+/// the run (a Timeline or `spec.failures`: `output::living`), from each workload's
+/// `failures`.
+pub const FAILURE_COLUMNS: &[&str] = &["restarts", "usefulSeconds", "effectiveTrainingTimeRatio"];
+
+/// The columns of `workloads.csv` of a run (`living`: with `FAILURE_COLUMNS`).
+pub fn workload_columns(living: bool) -> Vec<&'static str> {
+    let mut out = WORKLOAD_COLUMNS.to_vec();
+    if living {
+        out.extend_from_slice(FAILURE_COLUMNS);
+    }
+    out
+}
+
+/// The header line of `workloads.csv` (`living`: the cluster changes during the run).
+pub fn workloads_csv_header(living: bool) -> String {
+    let mut out = workload_columns(living).join(",");
     out.push('\n');
     out
 }
@@ -52,7 +66,7 @@ pub fn workloads_csv_header() -> String {
 /// One line of `workloads.csv`: a workload of the document (rows follow `result.json`'s order).
 pub fn workloads_csv_row(w: &WorkloadOut) -> String {
     let cells = workload_cells(w);
-    debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
+    debug_assert_eq!(cells.len(), workload_columns(w.failures.is_some()).len());
     let line: Vec<String> = cells.into_iter().map(Cell::csv).collect();
     let mut out = line.join(",");
     out.push('\n');
@@ -91,7 +105,7 @@ impl Cell {
     }
 }
 
-/// The cells of a workload's `workloads.csv` row, typed, in `WORKLOAD_COLUMNS` order.
+/// The cells of a workload's `workloads.csv` row, typed, in `workload_columns` order.
 pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
     let opt = |v: &Option<String>| Cell::Text(v.clone().unwrap_or_default());
     let num = Cell::Num;
@@ -128,7 +142,7 @@ pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
         .iter()
         .filter(|e| e.preemption_reason.is_some())
         .count();
-    vec![
+    let mut cells = vec![
         text(&w.namespace),
         text(&w.name),
         text(&w.kind),
@@ -159,7 +173,15 @@ pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
         int(u64::from(w.requeue_count)),
         num(Some(w.time_in_queue_seconds)),
         num(Some(w.held_not_running_gpu_seconds)),
-    ]
+    ];
+    if let Some(f) = &w.failures {
+        cells.extend([
+            int(u64::from(f.restarts)),
+            num(Some(f.useful_seconds)),
+            num(f.effective_training_time_ratio),
+        ]);
+    }
+    cells
 }
 
 /// The distributions of `queues.csv`, each spread over `<name>Count`, `Mean`, `P50`, `P90`,

@@ -501,7 +501,10 @@ impl<'w> OutDir<'w> {
         if let Some(f) = &mut json {
             write_json_head(doc, &mut f.file).map_err(fail(&f.dest))?;
         }
-        put(&mut csv, workloads_csv_header().as_bytes())?;
+        put(
+            &mut csv,
+            workloads_csv_header(doc.summary.failures.is_some()).as_bytes(),
+        )?;
         let mut at = 0u64;
         let mut buf = Vec::new();
         let (mut s, mut d) = (

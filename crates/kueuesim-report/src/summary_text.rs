@@ -215,10 +215,28 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     if g.busy_gpu_seconds > 0.0 || g.lost_gpu_hours > 0.0 || g.held_not_running_gpu_hours > 0.0 {
         let _ = writeln!(
             out,
-            "GPU-hours:    {:.1} used, {:.1} lost to evictions, {:.1} of quota held with pods not all running",
+            "GPU-hours:    {:.1} used, {:.1} lost to evictions{}, {:.1} of quota held with pods not all running",
             g.busy_gpu_seconds / 3600.0,
             g.lost_gpu_hours,
+            if s.failures.is_some() {
+                " and lost pods"
+            } else {
+                ""
+            },
             g.held_not_running_gpu_hours
+        );
+    }
+    if let (Some(f), Some(goodput)) = (&s.failures, s.goodput) {
+        let _ = writeln!(
+            out,
+            "Failures:     {} node, {} GPU; {} pods lost, {} restarts, {} jobs failed; {:.1} GPU-hours of work lost; goodput {}",
+            f.node_failures,
+            f.gpu_failures,
+            f.pods_lost,
+            f.restarts,
+            f.jobs_failed,
+            f.lost_gpu_seconds / 3600.0,
+            goodput.map_or("n/a".to_string(), |g| format!("{:.1}%", g * 100.0)),
         );
     }
     queue_table(&mut out, s);

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 use std::rc::Rc;
 
-use kueuesim_model::{QueueRef, StopPolicy, Workload, WorkloadId};
+use kueuesim_model::{QueueRef, SimDuration, StopPolicy, Workload, WorkloadId};
 
 use crate::admission::{self, Assignment};
 use crate::outcome::{ConditionType, EventType, PodSetAssignment, WorkloadState};
@@ -175,6 +175,11 @@ impl<'w> Simulation<'w> {
         let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.kueue.uid_labels.insert(uid.clone(), w);
+        self.progress.last_done = self.now;
+        if self.sched.failures.is_some() {
+            let longest = wl.duration.unwrap_or(SimDuration::ZERO) + wl.resilience.restart_cost;
+            self.progress.longest = self.progress.longest.max(longest);
+        }
         let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
         self.runtimes.insert(w.index(), Box::new(runtime));
         if label.is_none() || self.kueue.respace_uids_always {

@@ -132,6 +132,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         suspended: false,
         requeue_state: None,
         gang: Default::default(),
+        resilience: Default::default(),
     });
     // The engine expects workloads in arrival order.
     w.workloads.sort_by_key(|x| x.arrival);

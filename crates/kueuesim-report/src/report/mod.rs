@@ -121,6 +121,31 @@ pub fn report_html(
             )
         }),
     );
+    // A cluster that changes (a Timeline, spec.failures): what it cost.
+    if let (Some(f), Some(goodput)) = (&s.failures, s.goodput) {
+        row(
+            "Failures",
+            format!(
+                "{} node and {} GPU failures; {} pods lost, {} restarts, {} jobs failed; {:.1} GPU-hours of work lost",
+                f.node_failures,
+                f.gpu_failures,
+                f.pods_lost,
+                f.restarts,
+                f.jobs_failed,
+                f.lost_gpu_seconds / 3600.0
+            ),
+        );
+        row(
+            "Goodput",
+            goodput.map_or("n/a".into(), |g| {
+                format!(
+                    "{:.1}% ({:.1} useful GPU-hours of those used)",
+                    g * 100.0,
+                    f.useful_gpu_seconds / 3600.0
+                )
+            }),
+        );
+    }
     let fair = world.config.kueue.fair_sharing.is_some();
     let afs = world.config.kueue.admission_fair_sharing.is_some();
     row(

@@ -29,6 +29,10 @@ pub const DURATION_ANNOTATION: &str = "kueuesim.io/duration";
 pub const REMAINING_ANNOTATION: &str = "kueuesim.io/remaining";
 /// An arrival offset from the start; sets both arrival and creation time.
 pub const ARRIVAL_ANNOTATION: &str = "kueuesim.io/arrival";
+/// How often a job saves its work: a failure loses only the work since the last checkpoint.
+pub(crate) const CHECKPOINT_ANNOTATION: &str = "kueuesim.io/checkpoint-interval";
+/// Running time each restart of a job spends before it does new work.
+pub(crate) const RESTART_COST_ANNOTATION: &str = "kueuesim.io/restart-cost";
 /// The name of the LocalQueue used for jobs that name none.
 pub const DEFAULT_LOCAL_QUEUE: &str = "default";
 
@@ -110,6 +114,10 @@ pub(super) struct Builder<'a> {
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
     /// WorkloadGenerators (`crate::generator`), in document order.
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
+    /// Timelines (`convert::timeline`), in document order.
+    pub(super) timelines: Vec<Parsed<'a, wire::Timeline>>,
+    /// Each NodePool's nodes, by pool name: their indexes in `world.nodes`.
+    pub(super) pool_nodes: BTreeMap<String, std::ops::Range<usize>>,
     /// Names to indexes in `world`, so that every reference is found in logarithmic time and
     /// loading stays linear in the number of objects (a chain of 100,000 Cohorts).
     pub(super) index: Index,
@@ -294,6 +302,34 @@ pub(super) fn duration(
     d: &Spanned<String>,
 ) -> Result<SimDuration, ScenarioError> {
     limits::parse_duration(d.value.trim()).map_err(|e| err_at(src, d, e))
+}
+
+/// A duration field, at most `limits::MAX_DURATION` (for the modules beside `convert`).
+pub(crate) fn duration_field(
+    src: &ObjectText<'_>,
+    d: &Spanned<String>,
+) -> Result<SimDuration, ScenarioError> {
+    duration(src, d)
+}
+
+/// A checkpoint interval (`kueuesim.io/checkpoint-interval`, a generator's
+/// `checkpointInterval`): a positive duration.
+pub(crate) fn checkpoint_interval(
+    src: &ObjectText<'_>,
+    d: &Spanned<String>,
+) -> Result<SimDuration, ScenarioError> {
+    let v = duration(src, d)?;
+    if v <= SimDuration::ZERO {
+        return Err(err_at(
+            src,
+            d,
+            format!(
+                "checkpoint interval {:?}: expected a positive duration",
+                d.value
+            ),
+        ));
+    }
+    Ok(v)
 }
 
 /// An offset from the simulation start (an arrival, a horizon), at most `limits::MAX_TIME`.
@@ -639,6 +675,30 @@ impl<'a> Builder<'a> {
             return Ok((created, created.max(SimTime::ZERO)));
         }
         Ok((SimTime::ZERO, SimTime::ZERO))
+    }
+
+    /// A job's `kueuesim.io/checkpoint-interval` and `kueuesim.io/restart-cost`, with its
+    /// controller's reaction to lost pods `on_pod_loss`.
+    pub(super) fn resilience(
+        &self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+        on_pod_loss: kueuesim_model::OnPodLoss,
+    ) -> Result<kueuesim_model::Resilience, ScenarioError> {
+        Ok(kueuesim_model::Resilience {
+            on_pod_loss,
+            checkpoint_interval: meta
+                .annotations
+                .get(CHECKPOINT_ANNOTATION)
+                .map(|c| checkpoint_interval(src, c))
+                .transpose()?,
+            restart_cost: meta
+                .annotations
+                .get(RESTART_COST_ANNOTATION)
+                .map(|c| duration(src, c))
+                .transpose()?
+                .unwrap_or(SimDuration::ZERO),
+        })
     }
 
     pub(super) fn workload_duration(

@@ -256,6 +256,11 @@ impl Builder<'_> {
                 if let Some(t) = &w.timeout {
                     r.timeout = duration(src, t)?;
                 }
+                // `recoveryTimeout` defaults to `timeout`; `0s` turns it off.
+                r.recovery_timeout = match &w.recovery_timeout {
+                    None => Some(r.timeout),
+                    Some(t) => Some(duration(src, t)?).filter(|d| *d > SimDuration::ZERO),
+                };
                 // v1beta1 defaulted blockAdmission to true when enabled.
                 r.block_admission = w.block_admission.unwrap_or(v1beta1);
                 if let Some(rs) = &w.requeuing_strategy {

@@ -18,6 +18,7 @@ pub(crate) mod names;
 mod owners;
 mod pod_spec;
 mod simulation;
+mod timeline;
 mod topology;
 mod workload;
 
@@ -314,6 +315,7 @@ impl<'a> Builder<'a> {
                     self.simulation = Some(p);
                 }
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                ("kueuesim.io", "Timeline") => self.timelines.push(parse(src)?),
                 // Read by `crate::trace` before the build.
                 ("kueuesim.io", "WorkloadTrace") => {}
                 ("kueuesim.io", "WorkloadGenerator") => {
@@ -433,6 +435,8 @@ impl<'a> Builder<'a> {
         self.build_priority_classes()?;
         self.build_nodes()?;
         self.build_topologies()?;
+        self.build_timeline()?;
+        self.build_failures()?;
         self.build_kai_queues()?;
         self.resolve_owners();
         let mut out = Vec::new();

@@ -293,6 +293,7 @@ impl Builder<'_> {
                     suspended: false,
                     requeue_state,
                     gang: Arc::new(gang),
+                    resilience: Default::default(),
                 },
             ));
         }

@@ -342,6 +342,7 @@ fn make_workload(
         suspended: false,
         requeue_state: None,
         gang,
+        resilience: s.resilience,
     }
 }
 

@@ -776,6 +776,7 @@ impl TraceWorkloads {
                     ..GangSpec::default()
                 }),
             },
+            resilience: Default::default(),
         })
     }
 

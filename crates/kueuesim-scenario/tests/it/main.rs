@@ -47,6 +47,9 @@ mod pod_groups;
 mod snapshot_state;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.
 mod streaming;
+/// A living cluster: Timeline drains and removals, node and GPU failures, checkpoints, job
+/// reactions, seeded reruns, and the loader's errors for them.
+mod timeline;
 /// WorkloadTrace: the native CSV format, mappings, the trace root, and the public traces
 /// replayed (conservation, invariants).
 mod traces;

@@ -129,6 +129,8 @@ impl Builder<'_> {
                 g.pod_names = vec![vec![name.clone()]];
                 g.pod_info = vec![vec![pod_info(pod)]];
             }
+            // No controller replaces a bare Pod that ends early.
+            w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Fail;
             // A Pod already bound (`spec.nodeName`) occupies its node from time 0.
             if let Some(node) = self.bound_node(p, &w)? {
                 let g = Arc::make_mut(&mut w.gang);
@@ -405,6 +407,8 @@ impl Builder<'_> {
                 ),
             ));
         }
+        // Nothing replaces a lost pod of a group of bare Pods.
+        w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Fail;
         // A Kueue pod group's Workload is named after the group.
         w.name = group.to_string();
         let mut names = Vec::with_capacity(roles.len());

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
+use kueuesim_model::OnPodLoss;
 use kueuesim_model::gpu::{self, GpuShare};
 use kueuesim_model::limits;
 use kueuesim_model::time::SimDuration;
@@ -571,6 +572,7 @@ impl Builder<'_> {
             suspended,
             requeue_state: None,
             gang: Arc::new(gang),
+            resilience: self.resilience(src, meta, OnPodLoss::default())?,
         })
     }
 

@@ -1,7 +1,7 @@
 //! Admission Fair Sharing (`pkg/cache/queue/afs`): each LocalQueue's decayed consumed usage,
 //! sampled by the LocalQueue controller and charged on admission.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{QueueRef, ResourceId, SimDuration, SimTime, WorkloadId, World};
@@ -23,6 +23,14 @@ pub(super) struct AfsState {
     consumed: Vec<Vec<f64>>,
     last_update: Vec<SimTime>,
     admitted: Vec<Vec<f64>>,
+    /// The LocalQueues of Admission Fair Sharing ClusterQueues that hold or remember some
+    /// usage (a value of `consumed` or `admitted` other than +0.0). The periodic sample
+    /// decays these alone: an idle LocalQueue's decay keeps its zeros and only moves its
+    /// `last_update` to the sample's time, which `since` works out instead. A platform's
+    /// thousands of idle LocalQueues cost nothing per sample.
+    busy: BTreeSet<usize>,
+    /// The time of the last periodic sample (`SimTime::ZERO` before the first).
+    last_sample: SimTime,
     /// Per LocalQueue, an id of its name: preemption compares LocalQueues by
     /// `spec.queueName` alone.
     pub(super) lq_name_id: Vec<u32>,
@@ -72,7 +80,7 @@ impl AfsState {
                         *names.entry(lq.name.as_str()).or_insert(next)
                     })
                     .collect();
-                Some(AfsState {
+                let mut afs = AfsState {
                     half_life_s: cfg.half_life.as_secs_f64(),
                     sampling_s: cfg.sampling_interval.as_secs_f64(),
                     weights,
@@ -81,7 +89,15 @@ impl AfsState {
                     last_update: vec![SimTime::ZERO; world.local_queues.len()],
                     admitted: vec![vec![0.0; n_res]; world.local_queues.len()],
                     lq_name_id,
-                })
+                    busy: BTreeSet::new(),
+                    last_sample: SimTime::ZERO,
+                };
+                for (i, lq) in world.local_queues.iter().enumerate() {
+                    if afs.enabled_cq[lq.cluster_queue.index()] {
+                        afs.note(i);
+                    }
+                }
+                Some(afs)
             })
     }
 
@@ -95,20 +111,44 @@ impl AfsState {
         }
     }
 
+    /// Files LocalQueue `lq` (of an Admission Fair Sharing ClusterQueue) in `busy` or out
+    /// of it, as its values now are.
+    fn note(&mut self, lq: usize) {
+        let zero = |v: &Vec<f64>| v.iter().all(|x| x.to_bits() == 0);
+        if zero(&self.consumed[lq]) && zero(&self.admitted[lq]) {
+            self.busy.remove(&lq);
+        } else {
+            self.busy.insert(lq);
+        }
+    }
+
+    /// When `lq`'s usage was last brought up to date: its own `last_update`, or for an idle
+    /// LocalQueue the last periodic sample after it, which would have decayed its zeros to
+    /// zeros and moved `last_update` there.
+    fn since(&self, lq: usize) -> SimTime {
+        if self.busy.contains(&lq) {
+            self.last_update[lq]
+        } else {
+            self.last_update[lq].max(self.last_sample)
+        }
+    }
+
     /// `CalculateDecayedConsumed` up to `now`.
     fn decay(&mut self, lq: usize, now: SimTime) {
         if self.half_life_s <= 0.0 {
             // `reconcileConsumedUsage` resets the stored usage when there is no half-life.
             self.consumed[lq].iter_mut().for_each(|c| *c = 0.0);
             self.last_update[lq] = now;
+            self.note(lq);
             return;
         }
-        let dt = (now - self.last_update[lq]).as_secs_f64().max(0.0);
+        let dt = (now - self.since(lq)).as_secs_f64().max(0.0);
         let a = self.alpha(dt);
         for (c, u) in self.consumed[lq].iter_mut().zip(&self.admitted[lq]) {
             *c = (1.0 - a) * *c + a * u;
         }
         self.last_update[lq] = now;
+        self.note(lq);
     }
 
     /// `CalculateUsage`: weighted consumed usage over the LocalQueue's weight; weight 0 is
@@ -147,11 +187,14 @@ impl<'w> Simulation<'w> {
         let Some(afs) = &mut self.kueue.afs else {
             return;
         };
-        for (i, lq) in world.local_queues.iter().enumerate() {
-            if afs.enabled_cq[lq.cluster_queue.index()] {
-                afs.decay(i, now);
-            }
+        // Every LocalQueue of an Admission Fair Sharing ClusterQueue is decayed; an idle
+        // one's decay changes only its time, which `AfsState::since` reads from here.
+        let busy: Vec<usize> = afs.busy.iter().copied().collect();
+        for i in busy {
+            debug_assert!(afs.enabled_cq[world.local_queues[i].cluster_queue.index()]);
+            afs.decay(i, now);
         }
+        afs.last_sample = now;
         if !self.events.is_empty() {
             let next = now + SimDuration::from_millis((afs.sampling_s * 1000.0) as i64);
             self.events.push(next, Ev::AfsSample);
@@ -169,6 +212,8 @@ impl<'w> Simulation<'w> {
         for (a, x) in afs.admitted[lq].iter_mut().zip(&add) {
             *a += x;
         }
+        // Its decay below reads its time as it was while idle (`since`), before it is
+        // filed as busy.
         let alpha = afs.alpha(afs.sampling_s);
         afs.decay(lq, now);
         for (c, x) in afs.consumed[lq].iter_mut().zip(&add) {
@@ -184,6 +229,7 @@ impl<'w> Simulation<'w> {
         for (a, x) in afs.admitted[lq].iter_mut().zip(&sub) {
             *a = (*a - x).max(0.0);
         }
+        afs.note(lq);
     }
 
     fn afs_lq(&self, w: WorkloadId) -> Option<usize> {

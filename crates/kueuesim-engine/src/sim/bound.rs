@@ -19,6 +19,7 @@
 //! Nothing recorded here feeds back into a decision.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use kueuesim_model::{
     ClusterQueueId, DomainId, LocalQueueId, QueueRef, QueueingStrategy, ResourceId, SchedulerKind,
@@ -42,13 +43,38 @@ pub(super) enum Bound {
 
 /// The pending workloads of one shape in one BestEffortFIFO ClusterQueue that share its last
 /// set, and since when it is added up.
+///
+/// The ClusterQueue's time is added up at every change to the group. A LocalQueue's is added
+/// up when its own count of followers changes or the group's set does (`Follower::since`),
+/// so an arrival costs the same with ten thousand LocalQueues following the shape as with
+/// one. That is exact only while the set has one member (its split keeps every millisecond);
+/// a set of several splits each addition rounding down, so then every follower is added up
+/// at every change to the group, as it always was, to keep the same milliseconds.
 #[derive(Clone, Debug)]
 struct Group {
     set: BoundSet,
     since: SimTime,
-    /// Followers per LocalQueue.
-    followers: Vec<(LocalQueueId, u32)>,
+    /// The LocalQueues with followers (none with a count of 0).
+    followers: BTreeMap<LocalQueueId, Follower>,
     total: u32,
+}
+
+/// A LocalQueue's followers in a group, and since when their time is not yet added up.
+#[derive(Clone, Copy, Debug)]
+struct Follower {
+    count: u32,
+    since: SimTime,
+}
+
+impl Follower {
+    /// Adds this LocalQueue's time under `set` up to `now` to its tally `lq_ms`.
+    fn flush(&mut self, lq_ms: &mut Vec<u64>, resources: usize, set: &BoundSet, now: SimTime) {
+        let ms = (now - self.since).millis().max(0) as u64;
+        self.since = now;
+        if ms > 0 {
+            add(lq_ms, resources, set, ms * u64::from(self.count));
+        }
+    }
 }
 
 /// The run's pending milliseconds per ClusterQueue, per LocalQueue and per constraint, and
@@ -125,23 +151,26 @@ fn add(v: &mut Vec<u64>, resources: usize, set: &BoundSet, ms: u64) {
     });
 }
 
-/// Adds the time of group `g`'s followers (in ClusterQueue tally `cq_ms`, LocalQueue
-/// tallies `lq_ms`) up to `now`.
+/// Adds the time of group `g`'s followers up to `now`: to the ClusterQueue's tally `cq_ms`,
+/// and to the LocalQueues' tallies `lq_ms` when `every` LocalQueue is due (the set changes,
+/// the run ends) or the set has several members (see `Group`).
 fn flush(
     g: &mut Group,
     cq_ms: &mut Vec<u64>,
     lq_ms: &mut [Vec<u64>],
     resources: usize,
     now: SimTime,
+    every: bool,
 ) {
     let ms = (now - g.since).millis().max(0) as u64;
     g.since = now;
-    if ms == 0 || g.total == 0 {
-        return;
+    if ms > 0 && g.total > 0 {
+        add(cq_ms, resources, &g.set, ms * u64::from(g.total));
     }
-    add(cq_ms, resources, &g.set, ms * u64::from(g.total));
-    for &(lq, n) in &g.followers {
-        add(&mut lq_ms[lq.index()], resources, &g.set, ms * u64::from(n));
+    if every || g.set.len() > 1 {
+        for (lq, f) in &mut g.followers {
+            f.flush(&mut lq_ms[lq.index()], resources, &g.set, now);
+        }
     }
 }
 
@@ -165,8 +194,14 @@ impl BoundTally {
     }
 
     /// Group (`cq`, `shape`), made (`untried`, no followers) on first use, and flushed up to
-    /// `now` (its followers' time so far added up), with the tallies it adds to.
-    fn group(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime) -> &mut Group {
+    /// `now` (its followers' time so far added up; every LocalQueue's too with `every`).
+    fn group(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime, every: bool) -> &mut Group {
+        let i = self.group_index(cq, shape, now, every);
+        &mut self.groups[cq.index()][i]
+    }
+
+    /// `group`'s index in its ClusterQueue's `groups`.
+    fn group_index(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime, every: bool) -> usize {
         let c = cq.index();
         let slots = &mut self.group_of[c];
         let s = shape as usize;
@@ -178,13 +213,14 @@ impl BoundTally {
             self.groups[c].push(Group {
                 set: BoundSet::one(Constraint::Untried),
                 since: now,
-                followers: Vec::new(),
+                followers: BTreeMap::new(),
                 total: 0,
             });
         }
-        let g = &mut self.groups[c][slots[s] as usize];
-        flush(g, &mut self.cq_ms[c], &mut self.lq_ms, self.resources, now);
-        g
+        let i = slots[s] as usize;
+        let g = &mut self.groups[c][i];
+        flush(g, &mut self.cq_ms[c], &mut self.lq_ms, self.resources, now, every);
+        i
     }
 
     /// One more (`step` 1) or one fewer (-1) follower of LocalQueue `lq` in group (`cq`,
@@ -197,11 +233,26 @@ impl BoundTally {
         now: SimTime,
         step: i32,
     ) {
-        let g = self.group(cq, shape, now);
-        match g.followers.iter().position(|f| f.0 == lq) {
-            Some(i) => g.followers[i].1 = g.followers[i].1.saturating_add_signed(step),
-            None if step > 0 => g.followers.push((lq, step as u32)),
-            None => {}
+        let resources = self.resources;
+        let i = self.group_index(cq, shape, now, false);
+        let g = &mut self.groups[cq.index()][i];
+        match g.followers.entry(lq) {
+            Entry::Occupied(mut e) => {
+                let f = e.get_mut();
+                // Its time so far at its old count.
+                f.flush(&mut self.lq_ms[lq.index()], resources, &g.set, now);
+                f.count = f.count.saturating_add_signed(step);
+                if f.count == 0 {
+                    e.remove();
+                }
+            }
+            Entry::Vacant(e) if step > 0 => {
+                e.insert(Follower {
+                    count: step as u32,
+                    since: now,
+                });
+            }
+            Entry::Vacant(_) => {}
         }
         g.total = g.total.saturating_add_signed(step);
     }
@@ -213,7 +264,7 @@ impl BoundTally {
             .filter(|&&i| i != NO_GROUP)
             .is_some_and(|&i| self.groups[cq.index()][i as usize].set == *set);
         if !same {
-            self.group(cq, shape, now).set = *set;
+            self.group(cq, shape, now, true).set = *set;
         }
     }
 
@@ -222,7 +273,7 @@ impl BoundTally {
         let resources = self.resources;
         for (c, groups) in self.groups.iter_mut().enumerate() {
             for g in groups {
-                flush(g, &mut self.cq_ms[c], &mut self.lq_ms, resources, end);
+                flush(g, &mut self.cq_ms[c], &mut self.lq_ms, resources, end, true);
             }
         }
         let per = |v: &[Vec<u64>]| -> Vec<BTreeMap<Constraint, u64>> {

@@ -1009,6 +1009,32 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_queues_with_work_are_visited() {
+        // A platform of a thousand ClusterQueues, three with work: the cycle's heads come
+        // from those, in id order, and a requeue lists only the one with a parked head.
+        let mut m = QueueManager::new(1000);
+        for (c, uid) in [(700, 1), (3, 2), (999, 3)] {
+            m.push_active(ClusterQueueId(c), key(0, 0, uid));
+        }
+        let heads: Vec<u32> = m.pop_heads(all).iter().map(|(c, _)| c.0).collect();
+        assert_eq!(heads, [3, 700, 999]);
+        assert_eq!(m.with_parked().count(), 0, "nothing parked yet");
+        m.requeue(
+            ClusterQueueId(700),
+            QueueingStrategy::BestEffortFIFO,
+            key(0, 0, 1),
+            RequeueReason::NoFit,
+            false,
+        );
+        assert_eq!(m.with_parked().collect::<Vec<_>>(), [ClusterQueueId(700)]);
+        assert!(m.pop_heads(all).is_empty(), "no head left active");
+        assert_eq!(m.requeue_all_inadmissible(ClusterQueueId(700), |_| true), 1);
+        assert_eq!(m.with_parked().count(), 0, "requeued: nothing parked");
+        let heads: Vec<u32> = m.pop_heads(all).iter().map(|(c, _)| c.0).collect();
+        assert_eq!(heads, [700]);
+    }
+
     /// Kueue's own layout, one heap and one inadmissible set per ClusterQueue, as the
     /// reference the per-shape sets must agree with.
     #[derive(Default)]
@@ -1163,6 +1189,10 @@ mod tests {
                     }
                 }
                 let q = m.queue(cq);
+                // A queue left out of the requeues would have changed nothing in one.
+                if m.with_parked().next().is_none() {
+                    proptest::prop_assert!(r.inadmissible.is_empty() && r.parked_shapes.is_empty());
+                }
                 proptest::prop_assert_eq!(q.first_active(), r.active.first());
                 proptest::prop_assert_eq!(q.active_len(), r.active.len());
                 proptest::prop_assert_eq!(q.inadmissible_len(), r.inadmissible.len());

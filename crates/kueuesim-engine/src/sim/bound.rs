@@ -479,3 +479,141 @@ impl Simulation<'_> {
         self.rec.stats.pending_bound = tally.finish(end);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::{LocalQueue, ResourceId, World};
+
+    /// The followers' time as it was added up before LocalQueues were flushed on their own
+    /// changes: at every change to a group, every follower's time since the group's last.
+    #[derive(Default)]
+    struct EveryChange {
+        set: Option<BoundSet>,
+        since: SimTime,
+        followers: Vec<(usize, u32)>,
+        cq: Vec<u64>,
+        lq: Vec<Vec<u64>>,
+    }
+
+    impl EveryChange {
+        fn flush(&mut self, now: SimTime, resources: usize) {
+            let ms = (now - self.since).millis().max(0) as u64;
+            self.since = now;
+            let total: u32 = self.followers.iter().map(|f| f.1).sum();
+            if ms == 0 || total == 0 {
+                return;
+            }
+            let set = self.set.expect("set");
+            add(&mut self.cq, resources, &set, ms * u64::from(total));
+            for &(l, n) in &self.followers {
+                add(&mut self.lq[l], resources, &set, ms * u64::from(n));
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Follow(usize),
+        Unfollow(usize),
+        /// A new set: one constraint, or two of weights 1 and 2 (split with rounding).
+        Set(bool, u8),
+        Wait(u16),
+    }
+
+    fn op(queues: usize) -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0..queues).prop_map(Op::Follow),
+            2 => (0..queues).prop_map(Op::Unfollow),
+            1 => (any::<bool>(), 0u8..3).prop_map(|(two, k)| Op::Set(two, k)),
+            3 => (0u16..1000).prop_map(Op::Wait),
+        ]
+    }
+
+    fn set_of(two: bool, k: u8) -> BoundSet {
+        let r = ResourceId::from_index(0);
+        let first = [Constraint::Quota(r), Constraint::Cohort(r), Constraint::Nodes][k as usize];
+        let mut s = BoundSet::one(first);
+        if two {
+            s.insert(Constraint::BorrowingLimit(r), 2 * crate::bound::WEIGHT_ONE);
+        }
+        s
+    }
+
+    proptest::proptest! {
+        /// A group's LocalQueues added up when their own count changes (one-constraint
+        /// sets) or at every change (several constraints, whose split rounds each part
+        /// down) hold, to the millisecond, what adding every follower up at every change to
+        /// the group did; the ClusterQueue's time too.
+        #[test]
+        fn followers_add_up_as_at_every_change(ops in proptest::collection::vec(op(5), 1..120)) {
+            let mut world = World::default();
+            world.resources.intern("nvidia.com/gpu");
+            world.cluster_queues.push(Default::default());
+            for i in 0..5 {
+                world.local_queues.push(LocalQueue {
+                    namespace: format!("ns-{i}"),
+                    name: "lq".into(),
+                    cluster_queue: ClusterQueueId::from_index(0),
+                    fair_sharing_weight_milli: 1000,
+                    stop_policy: Default::default(),
+                    afs_consumed: Vec::new(),
+                });
+            }
+            let cq = ClusterQueueId::from_index(0);
+            let mut tally = BoundTally::new(&world);
+            let resources = tally.resources;
+            let mut reference = EveryChange {
+                set: Some(BoundSet::one(Constraint::Untried)),
+                lq: vec![Vec::new(); 5],
+                ..EveryChange::default()
+            };
+            let mut now = SimTime::ZERO;
+            for op in ops {
+                match op {
+                    Op::Follow(l) | Op::Unfollow(l) => {
+                        let step = if matches!(op, Op::Follow(_)) { 1 } else { -1 };
+                        // As in a run, only a follower stops following.
+                        let count = reference.followers.iter().find(|f| f.0 == l).map_or(0, |f| f.1);
+                        if step < 0 && count == 0 {
+                            continue;
+                        }
+                        tally.follow(cq, 0, LocalQueueId::from_index(l), now, step);
+                        reference.flush(now, resources);
+                        match reference.followers.iter().position(|f| f.0 == l) {
+                            Some(i) => {
+                                let f = &mut reference.followers[i].1;
+                                *f = f.saturating_add_signed(step);
+                            }
+                            None if step > 0 => reference.followers.push((l, 1)),
+                            None => {}
+                        }
+                    }
+                    Op::Set(two, k) => {
+                        let set = set_of(two, k);
+                        tally.set_group(cq, 0, &set, now);
+                        if reference.set != Some(set) {
+                            reference.flush(now, resources);
+                            reference.set = Some(set);
+                        }
+                    }
+                    Op::Wait(ms) => now = now + kueuesim_model::SimDuration::from_millis(i64::from(ms)),
+                }
+            }
+            reference.flush(now, resources);
+            let got = tally.finish(now);
+            let want = |v: &[u64]| -> BTreeMap<Constraint, u64> {
+                v.iter()
+                    .enumerate()
+                    .filter(|&(_, &t)| t > 0)
+                    .map(|(i, &t)| (constraint_at(i, resources), t))
+                    .collect()
+            };
+            proptest::prop_assert_eq!(&got.cluster_queues[0], &want(&reference.cq));
+            for l in 0..5 {
+                proptest::prop_assert_eq!(&got.local_queues[l], &want(&reference.lq[l]), "LocalQueue {}", l);
+            }
+        }
+    }
+}

@@ -726,3 +726,27 @@ spec:
     }
     y
 }
+
+#[cfg(test)]
+mod tests {
+    /// The bench's scenario is the one `scripts/scale-queues.sh` writes for the CLI's
+    /// measurements, byte for byte.
+    #[test]
+    fn queues_yaml_is_the_scripts_scenario() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/scale-queues.sh");
+        for args in [[20, 7, 3, 2, 80], [5, 1, 1, 1, 150]] {
+            let out = std::process::Command::new("bash")
+                .arg(script)
+                .args(args.map(|a| a.to_string()))
+                .output()
+                .expect("bash runs the script");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let [w, l, c, n, p] = args;
+            assert_eq!(
+                String::from_utf8(out.stdout).expect("utf-8"),
+                super::queues_yaml(w, l, c, n, p),
+                "{args:?}"
+            );
+        }
+    }
+}

@@ -358,15 +358,22 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     // are written; a run whose end was not known (a trace without `until`) is warned at its
     // end, before the files written last.
     let mut size_warned = false;
-    let horizon = Horizon::before_run(world, stream.as_ref());
-    let (step, sample) = step.resolve(sample, world, &files, horizon);
-    if out.is_some()
-        && let Some(h) = horizon
-        && let Some(w) = out_size_warning(world, &files, step, &sample, h)
-    {
-        warnings::warn(&w);
-        size_warned = true;
-    }
+    // Only a run with --out samples (resolving `auto` projects the files' sizes, which
+    // takes a moment with thousands of queues).
+    let (step, sample) = match out {
+        Some(_) => {
+            let horizon = Horizon::before_run(world, stream.as_ref());
+            let (step, sample) = step.resolve(sample, world, &files, horizon);
+            if let Some(h) = horizon
+                && let Some(w) = out_size_warning(world, &files, step, &sample, h)
+            {
+                warnings::warn(&w);
+                size_warned = true;
+            }
+            (step, sample)
+        }
+        None => (SimDuration::ZERO, String::new()),
+    };
     // On a terminal one line rewritten in place; with --progress elsewhere (a log), a line
     // every few seconds.
     let terminal = std::io::stderr().is_terminal();

@@ -652,3 +652,115 @@ pub fn overloaded_world(cqs: usize, workloads: usize) -> World {
     }
     w
 }
+
+/// The scenario of the queue-count measurements (docs/performance.md, "Cost against the
+/// number of queues" and "The scale table"), the same text `scripts/scale-queues.sh` writes:
+/// `workloads` one-GPU jobs (durations uniform from 30 to 90 minutes, a Poisson arrival
+/// rate offering `load_percent` % of the GPUs) drawn uniformly over `local_queues`
+/// LocalQueues, each in its own namespace, which belong to `cluster_queues` ClusterQueues
+/// (LocalQueue i to ClusterQueue i mod `cluster_queues`) in one cohort, each with its share
+/// of the GPUs (rounded up) as nominal quota, over `nodes` nodes of 8 GPUs placed by
+/// kube-scheduler.
+pub fn queues_yaml(
+    workloads: usize,
+    local_queues: usize,
+    cluster_queues: usize,
+    nodes: usize,
+    load_percent: usize,
+) -> String {
+    use std::fmt::Write;
+    assert!(local_queues >= cluster_queues && cluster_queues > 0);
+    let gpus = nodes * 8;
+    let quota = gpus.div_ceil(cluster_queues);
+    let rate = (gpus * load_percent / 100).max(1);
+    let mut y = format!(
+        "# scripts/scale-queues.sh {workloads} {local_queues} {cluster_queues} {nodes} {load_percent}
+apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata:
+  name: scale-queues
+spec:
+  seed: 1
+  startTime: \"2026-01-01T00:00:00Z\"
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata:
+  name: h100
+spec:
+  namePrefix: gpu
+  levels:
+  - nodeLabel: topology.kueuesim.io/rack
+    count: 1
+  nodesPerDomain: {nodes}
+  template:
+    allocatable:
+      cpu: \"112\"
+      memory: 2000Gi
+      nvidia.com/gpu: \"8\"
+      pods: \"110\"
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: h100
+"
+    );
+    for c in 0..cluster_queues {
+        let _ = writeln!(
+            y,
+            "---\n{{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {{name: cq-{c:05}}}, spec: {{cohortName: org, namespaceSelector: {{}}, resourceGroups: [{{coveredResources: [nvidia.com/gpu], flavors: [{{name: h100, resources: [{{name: nvidia.com/gpu, nominalQuota: {quota}}}]}}]}}]}}}}"
+        );
+    }
+    for l in 0..local_queues {
+        let _ = writeln!(
+            y,
+            "---\n{{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {{name: lq, namespace: ns-{l:05}}}, spec: {{clusterQueue: cq-{:05}}}}}",
+            l % cluster_queues
+        );
+    }
+    let _ = write!(
+        y,
+        "---
+apiVersion: kueuesim.io/v1alpha1
+kind: WorkloadGenerator
+metadata:
+  name: jobs
+spec:
+  count: {workloads}
+  arrival: {{rate: {rate}/h}}
+  requests:
+    nvidia.com/gpu: {{fixed: 1}}
+  duration: {{uniform: {{min: 30m, max: 90m}}}}
+  queues:
+"
+    );
+    for l in 0..local_queues {
+        let _ = writeln!(y, "  - {{name: lq, namespace: ns-{l:05}}}");
+    }
+    y
+}
+
+#[cfg(test)]
+mod tests {
+    /// The bench's scenario is the one `scripts/scale-queues.sh` writes for the CLI's
+    /// measurements, byte for byte.
+    #[test]
+    fn queues_yaml_is_the_scripts_scenario() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/scale-queues.sh");
+        for args in [[20, 7, 3, 2, 80], [5, 1, 1, 1, 150]] {
+            let out = std::process::Command::new("bash")
+                .arg(script)
+                .args(args.map(|a| a.to_string()))
+                .output()
+                .expect("bash runs the script");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let [w, l, c, n, p] = args;
+            assert_eq!(
+                String::from_utf8(out.stdout).expect("utf-8"),
+                super::queues_yaml(w, l, c, n, p),
+                "{args:?}"
+            );
+        }
+    }
+}

@@ -150,8 +150,11 @@ struct RunArgs {
     #[arg(long, value_name = "FILES", default_value = "all", requires = "out")]
     write: String,
     /// The step of the time series (timeseries.csv, metrics.om, report.html's plots): a Go
-    /// duration, or with days (10m, 1h, 1d).
-    #[arg(long, value_name = "STEP", default_value = "1m", requires = "out")]
+    /// duration, or with days (10m, 1h, 1d); `auto` (the default) takes 1m unless the run's
+    /// known length would make timeseries.csv and metrics.om together over 50 MB or a
+    /// million samples, then the shortest of 5m, 10m, 15m, 30m, 1h, 2h, 6h, 12h, 1d, 7d
+    /// that keeps them under (docs/output.md).
+    #[arg(long, value_name = "STEP", default_value = "auto", requires = "out")]
     sample: String,
     /// Stop after this many events and report the run up to then (exit code 3): a bound
     /// on the work of any input, the same at every run.
@@ -296,12 +299,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     }
     let usage = |message: String| Failure { code: 2, message };
     let files = parse_write(write).map_err(|e| usage(format!("--write: {e}")))?;
-    let step = parse_offset(sample).map_err(|e| usage(format!("--sample: {e}")))?;
-    if step <= SimDuration::ZERO {
-        return Err(usage(format!(
-            "--sample: {sample:?}: expected a positive duration (10m, 1h)"
-        )));
-    }
+    let step = parse_sample(sample).map_err(usage)?;
     if let Some(seeds) = seeds {
         let out = out.as_deref().map(|dir| {
             (
@@ -360,13 +358,22 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
     // are written; a run whose end was not known (a trace without `until`) is warned at its
     // end, before the files written last.
     let mut size_warned = false;
-    if out.is_some()
-        && let Some(h) = Horizon::before_run(world, stream.as_ref())
-        && let Some(w) = out_size_warning(world, &files, step, sample, h)
-    {
-        warnings::warn(&w);
-        size_warned = true;
-    }
+    // Only a run with --out samples (resolving `auto` projects the files' sizes, which
+    // takes a moment with thousands of queues).
+    let (step, sample) = match out {
+        Some(_) => {
+            let horizon = Horizon::before_run(world, stream.as_ref());
+            let (step, sample) = step.resolve(sample, world, &files, horizon);
+            if let Some(h) = horizon
+                && let Some(w) = out_size_warning(world, &files, step, &sample, h)
+            {
+                warnings::warn(&w);
+                size_warned = true;
+            }
+            (step, sample)
+        }
+        None => (SimDuration::ZERO, String::new()),
+    };
     // On a terminal one line rewritten in place; with --progress elsewhere (a log), a line
     // every few seconds.
     let terminal = std::io::stderr().is_terminal();
@@ -478,7 +485,7 @@ fn run(args: &RunArgs) -> Result<(), Failure> {
             world,
             &files,
             step,
-            sample,
+            &sample,
             Horizon::Ended(outcome.stats.end),
         )
     {
@@ -553,6 +560,83 @@ impl Horizon {
 
 /// `--out` files past this many bytes are worth a warning before they are written.
 const LARGE_OUT: u64 = 1_000_000_000;
+
+/// `--sample auto` keeps the projected timeseries.csv and metrics.om under this many bytes
+/// together (`outdir::projected_sizes`, a lower bound: the files come out up to a few times
+/// larger when the run outlasts what is known of it before, still well under `LARGE_OUT`).
+const AUTO_SERIES_BYTES: u64 = 50_000_000;
+
+/// `--sample`: a step, or `auto` (resolved once the run's length is known, `resolve`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SampleStep {
+    Auto,
+    Every(SimDuration),
+}
+
+/// Reads `--sample`: `auto`, or a positive duration.
+fn parse_sample(sample: &str) -> Result<SampleStep, String> {
+    if sample.trim() == "auto" {
+        return Ok(SampleStep::Auto);
+    }
+    let step = parse_offset(sample).map_err(|e| format!("--sample: {e}"))?;
+    if step <= SimDuration::ZERO {
+        return Err(format!(
+            "--sample: {sample:?}: expected auto or a positive duration (10m, 1h)"
+        ));
+    }
+    Ok(SampleStep::Every(step))
+}
+
+impl SampleStep {
+    /// The step of a run of `world` writing `files` over `horizon` (None: not known before
+    /// the run), and how a warning names it: as `written`, or `auto (15m)`.
+    pub(crate) fn resolve(
+        self,
+        written: &str,
+        world: &World,
+        files: &std::collections::BTreeSet<OutFile>,
+        horizon: Option<Horizon>,
+    ) -> (SimDuration, String) {
+        match self {
+            SampleStep::Every(step) => (step, written.to_string()),
+            SampleStep::Auto => {
+                let (step, name) = auto_step(world, files, horizon);
+                (step, format!("auto ({name})"))
+            }
+        }
+    }
+}
+
+/// The step `--sample auto` takes: the shortest of `ROUND_STEPS` (1m first) whose time series
+/// over `horizon` takes at most `MANY_SAMPLES` samples and whose timeseries.csv and
+/// metrics.om are projected under `AUTO_SERIES_BYTES`; 1m when the end is not known before
+/// the run (it is then warned of at the end, as any step).
+fn auto_step(
+    world: &World,
+    files: &std::collections::BTreeSet<OutFile>,
+    horizon: Option<Horizon>,
+) -> (SimDuration, &'static str) {
+    let (first_ms, first) = ROUND_STEPS[0];
+    let Some(end) = horizon.map(Horizon::end) else {
+        return (SimDuration::from_millis(first_ms), first);
+    };
+    let series = |step: SimDuration| -> u64 {
+        kueuesim_report::outdir::projected_sizes(world, files, step, end)
+            .iter()
+            .filter(|(f, _)| matches!(f, OutFile::Timeseries | OutFile::Om))
+            .map(|(_, b)| b)
+            .sum()
+    };
+    let fits = |ms: i64| {
+        let samples = end.millis().max(0) as u64 / (ms as u64) + 1;
+        samples <= MANY_SAMPLES && series(SimDuration::from_millis(ms)) <= AUTO_SERIES_BYTES
+    };
+    let &(ms, name) = ROUND_STEPS
+        .iter()
+        .find(|&&(ms, _)| fits(ms))
+        .unwrap_or(&ROUND_STEPS[ROUND_STEPS.len() - 1]);
+    (SimDuration::from_millis(ms), name)
+}
 
 /// Time series of more than this many samples of every series are worth a warning.
 const MANY_SAMPLES: u64 = 1_000_000;

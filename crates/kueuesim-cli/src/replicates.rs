@@ -161,16 +161,13 @@ pub(crate) fn simulate_staged(
     }
     let mut sink = None;
     if let Some((spec, dir)) = out {
+        let (step, sample) = spec.step.resolve(spec.sample, world, spec.files, horizon);
         if spec.files.iter().any(|f| f.needs_samples()) {
-            sim = sim.with_time_series(spec.step);
+            sim = sim.with_time_series(step);
         }
         if let Some(h) = horizon {
             warnings.extend(crate::out_size_warning(
-                world,
-                spec.files,
-                spec.step,
-                spec.sample,
-                h,
+                world, spec.files, step, &sample, h,
             ));
         }
         sink = Some(OutDir::create(dir, world, spec.files).map_err(io)?);
@@ -205,7 +202,8 @@ pub(crate) fn simulate_staged(
 /// series' step.
 pub(crate) struct OutSpec<'a> {
     pub(crate) files: &'a BTreeSet<OutFile>,
-    pub(crate) step: SimDuration,
+    /// `--sample`, resolved per run (`SampleStep::resolve`: `auto` follows each run's length).
+    pub(crate) step: crate::SampleStep,
     /// `--sample` as written, for the warning on large files (`out_size_warning`).
     pub(crate) sample: &'a str,
 }

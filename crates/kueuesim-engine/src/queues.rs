@@ -123,6 +123,13 @@ pub struct ClusterQueueQueue {
     /// an overloaded cluster thousands wait in back-off while every release requeues.
     /// Counted as inadmissible, as Kueue keeps them in its inadmissible map.
     held: BTreeSet<QueueKey>,
+    /// Whether the queue is in `QueueManager::with_active`.
+    listed_active: bool,
+    /// Whether something was parked since the last requeue of inadmissible workloads (a
+    /// workload, or a shape marked parked): the queue is in `QueueManager::with_parked`.
+    /// Invariant: when false, no workload is inadmissible and no shape is parked in this
+    /// epoch, so a requeue of inadmissible workloads would change nothing observable.
+    may_requeue: bool,
 }
 
 /// `ClusterQueueQueue::slot` of a shape not seen in the ClusterQueue.
@@ -141,6 +148,8 @@ impl Default for ClusterQueueQueue {
             park_epoch: 1,
             with_parked: Vec::new(),
             held: BTreeSet::new(),
+            listed_active: false,
+            may_requeue: false,
         }
     }
 }
@@ -296,6 +305,7 @@ impl ClusterQueueQueue {
 
     /// Adds `key` to the inadmissible set.
     fn park_key(&mut self, key: QueueKey) {
+        self.may_requeue = true;
         if self.parking_shape(key.shape).inadmissible.insert(key) {
             self.inadmissible_len += 1;
         }
@@ -326,6 +336,7 @@ impl ClusterQueueQueue {
         } else {
             self.fill_popped();
         }
+        self.may_requeue = true;
         let s = self.parking_shape(shape);
         let Some(&first) = s.active.first() else {
             return 0;
@@ -419,15 +430,61 @@ pub struct QueueManager {
     /// parks its whole scheduling shape (`handleInadmissibleHash`). Off, no shape is ever
     /// marked parked, so arrivals are not parked either.
     equivalence_hashing: bool,
+    /// The ClusterQueues with an active workload (`ClusterQueueQueue::listed_active`): a
+    /// cycle pops heads from these alone, so its cost follows the queues with work, not
+    /// the thousands of idle ClusterQueues a platform may have.
+    active_cqs: BTreeSet<ClusterQueueId>,
+    /// The ClusterQueues with something parked since their last requeue of inadmissible
+    /// workloads (`ClusterQueueQueue::may_requeue`): a release of quota requeues these
+    /// alone instead of every ClusterQueue of its cohort.
+    parked_cqs: BTreeSet<ClusterQueueId>,
 }
 
 impl QueueManager {
+    /// Files `cq` in `active_cqs` and `parked_cqs` as its queue now is; called after every
+    /// change to it (a set changes only when the queue's state flips).
+    fn note(&mut self, cq: ClusterQueueId) {
+        let q = &mut self.queues[cq.index()];
+        let active = q.active_len > 0;
+        if active != q.listed_active {
+            q.listed_active = active;
+            if active {
+                self.active_cqs.insert(cq);
+            } else {
+                self.active_cqs.remove(&cq);
+            }
+        }
+        // Only a requeue takes a queue out (`requeued`): parking never clears it.
+        if q.may_requeue {
+            self.parked_cqs.insert(cq);
+        }
+    }
+
+    /// After a requeue of inadmissible workloads in `cq` (its epoch advanced, nothing is
+    /// parked in it): it stays in `parked_cqs` only while workloads remain inadmissible.
+    fn requeued(&mut self, cq: ClusterQueueId) {
+        let q = &mut self.queues[cq.index()];
+        q.may_requeue = q.inadmissible_len > 0;
+        if !q.may_requeue {
+            self.parked_cqs.remove(&cq);
+        }
+        self.note(cq);
+    }
+
+    /// The ClusterQueues a requeue of inadmissible workloads may change, in id order; every
+    /// other one would move nothing (`ClusterQueueQueue::may_requeue`).
+    pub fn with_parked(&self) -> impl Iterator<Item = ClusterQueueId> + '_ {
+        self.parked_cqs.iter().copied()
+    }
+
     /// Empty queues for `n` ClusterQueues, with `SchedulingEquivalenceHashing` on.
     pub fn new(n: usize) -> Self {
         QueueManager {
             queues: (0..n).map(|_| ClusterQueueQueue::default()).collect(),
             active_total: 0,
             equivalence_hashing: true,
+            active_cqs: BTreeSet::new(),
+            parked_cqs: BTreeSet::new(),
         }
     }
 
@@ -455,10 +512,12 @@ impl QueueManager {
                 q.inadmissible_len -= 1;
             }
             q.park_key(key);
+            self.note(cq);
             return QueueStatus::Inadmissible;
         }
         q.unpark_key(&key);
         q.activate(key, total);
+        self.note(cq);
         QueueStatus::Active
     }
 
@@ -469,9 +528,11 @@ impl QueueManager {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.deactivate(&key, total);
         q.unpark_key(&key);
+        q.may_requeue = true;
         if q.held.insert(key) {
             q.inadmissible_len += 1;
         }
+        self.note(cq);
     }
 
     /// Adds a workload to the active heap unconditionally.
@@ -479,6 +540,7 @@ impl QueueManager {
         let (q, total) = (&mut self.queues[cq.index()], &mut self.active_total);
         q.unpark_key(&key);
         q.activate(key, total);
+        self.note(cq);
     }
 
     /// Pops at most one head per ClusterQueue among `eligible` ones, in ClusterQueue id
@@ -502,11 +564,16 @@ impl QueueManager {
         afs_usage: impl Fn(WorkloadId) -> Option<f64>,
         mut head: impl FnMut(ClusterQueueId, QueueKey),
     ) {
-        for (i, q) in self.queues.iter_mut().enumerate() {
-            let cq = ClusterQueueId::from_index(i);
-            if q.active_len == 0 || !eligible(cq) {
+        // In ClusterQueue id order, as upstream's `heads` walks its map of queues; each
+        // step finds the next active queue after the last (a queue's head leaving may empty
+        // it, so the set is not borrowed across the loop).
+        let mut from = ClusterQueueId(0);
+        while let Some(&cq) = self.active_cqs.range(from..).next() {
+            from = ClusterQueueId(cq.0 + 1);
+            if !eligible(cq) {
                 continue;
             }
+            let q = &mut self.queues[cq.index()];
             q.fill_popped();
             let sticky = q.sticky.as_ref().filter(|k| q.is_active(k));
             let first = q.heads.first().expect("non-empty");
@@ -527,6 +594,7 @@ impl QueueManager {
                 sticky.unwrap_or(first)
             };
             q.deactivate(&key, &mut self.active_total);
+            self.note(cq);
             head(cq, key);
         }
     }
@@ -561,6 +629,7 @@ impl QueueManager {
         }
         if back_to_heap(strategy, reason, pending_flavors) {
             q.activate(key, total);
+            self.note(cq);
             return 0;
         }
         let mut moved = 0;
@@ -575,10 +644,12 @@ impl QueueManager {
         {
             let epoch = q.park_epoch;
             q.shape_mut(key.shape).parked_in = epoch;
+            q.may_requeue = true;
             // The shape first: into an empty inadmissible set it is a swap.
             moved = q.park_shape(key.shape, total);
         }
         q.park_key(key);
+        self.note(cq);
         moved
     }
 
@@ -617,7 +688,9 @@ impl QueueManager {
         }
         // Per shape, a storm of releases on an overloaded cluster moves thousands of parked
         // workloads back after every release: each shape's set moves whole.
-        q.unpark_all(total)
+        let moved = q.unpark_all(total);
+        self.requeued(cq);
+        moved
     }
 
     /// Moves the inadmissible workloads of `cq` for which `may_return` holds back to its heap
@@ -639,6 +712,7 @@ impl QueueManager {
             q.unpark_key(&k);
             q.activate(k, total);
         }
+        self.requeued(cq);
         moved
     }
 
@@ -647,6 +721,14 @@ impl QueueManager {
         debug_assert_eq!(
             self.active_total,
             self.queues.iter().map(|q| q.active_len).sum::<usize>()
+        );
+        debug_assert!(
+            self.queues
+                .iter()
+                .enumerate()
+                .all(|(i, q)| (q.active_len > 0)
+                    == self.active_cqs.contains(&ClusterQueueId::from_index(i))),
+            "active_cqs lists exactly the queues with an active workload"
         );
         self.active_total > 0
     }
@@ -659,6 +741,7 @@ impl QueueManager {
         if q.sticky.as_ref() == Some(key) {
             q.sticky = None;
         }
+        self.note(cq);
     }
 
     /// Where `key` is queued in `cq`, if anywhere.
@@ -926,6 +1009,32 @@ mod tests {
         }
     }
 
+    #[test]
+    fn only_queues_with_work_are_visited() {
+        // A platform of a thousand ClusterQueues, three with work: the cycle's heads come
+        // from those, in id order, and a requeue lists only the one with a parked head.
+        let mut m = QueueManager::new(1000);
+        for (c, uid) in [(700, 1), (3, 2), (999, 3)] {
+            m.push_active(ClusterQueueId(c), key(0, 0, uid));
+        }
+        let heads: Vec<u32> = m.pop_heads(all).iter().map(|(c, _)| c.0).collect();
+        assert_eq!(heads, [3, 700, 999]);
+        assert_eq!(m.with_parked().count(), 0, "nothing parked yet");
+        m.requeue(
+            ClusterQueueId(700),
+            QueueingStrategy::BestEffortFIFO,
+            key(0, 0, 1),
+            RequeueReason::NoFit,
+            false,
+        );
+        assert_eq!(m.with_parked().collect::<Vec<_>>(), [ClusterQueueId(700)]);
+        assert!(m.pop_heads(all).is_empty(), "no head left active");
+        assert_eq!(m.requeue_all_inadmissible(ClusterQueueId(700), |_| true), 1);
+        assert_eq!(m.with_parked().count(), 0, "requeued: nothing parked");
+        let heads: Vec<u32> = m.pop_heads(all).iter().map(|(c, _)| c.0).collect();
+        assert_eq!(heads, [700]);
+    }
+
     /// Kueue's own layout, one heap and one inadmissible set per ClusterQueue, as the
     /// reference the per-shape sets must agree with.
     #[derive(Default)]
@@ -1080,6 +1189,10 @@ mod tests {
                     }
                 }
                 let q = m.queue(cq);
+                // A queue left out of the requeues would have changed nothing in one.
+                if m.with_parked().next().is_none() {
+                    proptest::prop_assert!(r.inadmissible.is_empty() && r.parked_shapes.is_empty());
+                }
                 proptest::prop_assert_eq!(q.first_active(), r.active.first());
                 proptest::prop_assert_eq!(q.active_len(), r.active.len());
                 proptest::prop_assert_eq!(q.inadmissible_len(), r.inadmissible.len());

@@ -1,5 +1,7 @@
 //! The whole input of one simulation: every object, resolved, plus the simulator settings.
 
+use std::collections::BTreeMap;
+
 use crate::ids::{ClusterQueueId, FlavorId, LocalQueueId, NodeId, WorkloadId};
 use crate::objects::{
     ClusterQueue, Cohort, LocalQueue, Namespace, Node, PriorityClass, ResourceFlavor, Workload,
@@ -539,8 +541,9 @@ pub struct World {
     pub local_queues: Vec<LocalQueue>,
     /// Priority classes (Workload and pod), in input order.
     pub priority_classes: Vec<PriorityClass>,
-    /// Namespaces, in input order.
-    pub namespaces: Vec<Namespace>,
+    /// Namespaces by name (`add_namespace`): looked up by a workload's namespace, so a
+    /// platform of ten thousand namespaces costs a lookup, not a scan.
+    pub namespaces: BTreeMap<String, Namespace>,
     /// Nodes by `NodeId`; empty means a quota-only simulation.
     pub nodes: Vec<Node>,
     /// Kueue and KAI `Topology` objects as trees over the nodes, sorted by name.
@@ -593,7 +596,17 @@ impl World {
     }
     /// The namespace named `name`, if declared.
     pub fn namespace(&self, name: &str) -> Option<&Namespace> {
-        self.namespaces.iter().find(|n| n.name == name)
+        self.namespaces.get(name)
+    }
+
+    /// Adds namespace `ns` unless one of its name is there already (the first stays).
+    pub fn add_namespace(&mut self, ns: Namespace) {
+        self.namespaces.entry(ns.name.clone()).or_insert(ns);
+    }
+
+    /// Whether a namespace named `name` is declared.
+    pub fn has_namespace(&self, name: &str) -> bool {
+        self.namespaces.contains_key(name)
     }
 
     /// Whether Kueue may manage jobs of `namespace` (`managedJobsNamespaceSelector`; a
@@ -647,7 +660,7 @@ impl Default for World {
             cohorts: Vec::new(),
             local_queues: Vec::new(),
             priority_classes: Vec::new(),
-            namespaces: Vec::new(),
+            namespaces: BTreeMap::new(),
             nodes: Vec::new(),
             topologies: Vec::new(),
             hypernodes: Topology::from_hypernodes(&[], 0).expect("no HyperNodes is a tree"),

@@ -4,11 +4,13 @@
 //! admitted or placed, and workloads that bypass Kueue. The CLI prints them as warnings;
 //! `-o json` lists them in `summary.checks`.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use kueuesim_engine::outcome::Tally;
 use kueuesim_model::resources::GPU;
-use kueuesim_model::{ClusterQueueId, FlavorId, ResourceId, World};
+use kueuesim_model::{ClusterQueueId, CohortId, FlavorId, ResourceId, World};
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -111,36 +113,49 @@ fn flavor_checks(world: &World, gpu: ResourceId, out: &mut Vec<Check>) {
 /// The most GPUs a ClusterQueue can hold in flavor `f`: its nominal quota plus what it may
 /// borrow (the rest of its cohort tree's nominal quota, capped by its borrowingLimit). An
 /// upper bound: lending limits and others' usage only lower it.
-fn reachable_in(world: &World, c: ClusterQueueId, f: FlavorId, gpu: ResourceId) -> i64 {
+///
+/// `tree_nominal` keeps each (root cohort, flavor)'s whole nominal quota once worked out, so
+/// ten thousand ClusterQueues of one cohort cost one pass over them, not one each.
+fn reachable_in(
+    world: &World,
+    c: ClusterQueueId,
+    f: FlavorId,
+    gpu: ResourceId,
+    tree_nominal: &mut BTreeMap<(CohortId, FlavorId), i64>,
+) -> i64 {
     let cq = world.cluster_queue(c);
     let own = nominal_in(world, f, gpu, Some(c));
     let Some(cohort) = cq.cohort else { return own };
-    let root = |mut id: kueuesim_model::CohortId| {
+    let root = |mut id: CohortId| {
         while let Some(p) = world.cohorts[id.index()].parent {
             id = p;
         }
         id
     };
     let r = root(cohort);
-    let others: i64 = world
-        .cluster_queues
-        .iter()
-        .enumerate()
-        .filter(|(j, o)| *j != c.index() && o.cohort.is_some_and(|oc| root(oc) == r))
-        .map(|(j, _)| nominal_in(world, f, gpu, Some(ClusterQueueId::from_index(j))))
-        .sum::<i64>()
-        + world
-            .cohorts
+    // Every ClusterQueue of the tree, this one included, and its cohorts.
+    let whole = *tree_nominal.entry((r, f)).or_insert_with(|| {
+        world
+            .cluster_queues
             .iter()
             .enumerate()
-            .filter(|(j, _)| root(kueuesim_model::CohortId::from_index(*j)) == r)
-            .flat_map(|(_, co)| &co.resource_groups)
-            .flat_map(|rg| &rg.flavors)
-            .filter(|fq| fq.flavor == f)
-            .flat_map(|fq| &fq.resources)
-            .filter(|rq| rq.resource == gpu)
-            .map(|rq| rq.nominal)
-            .sum::<i64>();
+            .filter(|(_, o)| o.cohort.is_some_and(|oc| root(oc) == r))
+            .map(|(j, _)| nominal_in(world, f, gpu, Some(ClusterQueueId::from_index(j))))
+            .sum::<i64>()
+            + world
+                .cohorts
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| root(CohortId::from_index(*j)) == r)
+                .flat_map(|(_, co)| &co.resource_groups)
+                .flat_map(|rg| &rg.flavors)
+                .filter(|fq| fq.flavor == f)
+                .flat_map(|fq| &fq.resources)
+                .filter(|rq| rq.resource == gpu)
+                .map(|rq| rq.nominal)
+                .sum::<i64>()
+    });
+    let others = whole - own;
     let limit = cq
         .resource_groups
         .iter()
@@ -162,6 +177,7 @@ fn cluster_queue_checks(world: &World, gpu: ResourceId, tally: &Tally, out: &mut
         .map(|n| n.allocatable.get(gpu.index()).copied().unwrap_or(0))
         .max()
         .unwrap_or(0);
+    let mut tree_nominal = BTreeMap::new();
     for (i, (cq, t)) in world
         .cluster_queues
         .iter()
@@ -176,7 +192,7 @@ fn cluster_queue_checks(world: &World, gpu: ResourceId, tally: &Tally, out: &mut
                 .iter()
                 .filter(|rg| rg.covered.contains(&gpu))
                 .flat_map(|rg| &rg.flavors)
-                .map(|fq| reachable_in(world, c, fq.flavor, gpu))
+                .map(|fq| reachable_in(world, c, fq.flavor, gpu, &mut tree_nominal))
                 .max()
                 .unwrap_or(0);
             if *gpus > reach {

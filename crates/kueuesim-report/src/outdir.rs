@@ -29,9 +29,9 @@ use crate::export::{
 use crate::metrics::PromMetrics;
 use crate::openmetrics::OpenMetricsWriter;
 use crate::output::{
-    SimulationResult, WorkloadOut, json_tail, json_workload, write_json_head, write_summary_json,
+    SimulationResult, json_tail, json_workload, write_json_head, write_summary_json,
 };
-use crate::report::PlottedSeries;
+use crate::report::{Folded, PlottedSeries};
 
 /// The buffer of each file written: large writes, few system calls (the files of a long
 /// trace run to hundreds of megabytes).
@@ -313,9 +313,9 @@ pub struct OutDir<'w> {
     timeseries: Option<(PartFile, TimeseriesColumns)>,
     om: Option<OpenMetricsWriter>,
     prom: Option<PromMetrics>,
-    /// For report.html: the finished workloads without what it does not read (events,
-    /// conditions, pods and nodes), and the samples.
-    report: Option<(Vec<(WorkloadId, WorkloadOut)>, PlottedSeries)>,
+    /// For report.html: what it reads of the finished workloads, folded in as they finish,
+    /// and the samples.
+    report: Option<(Folded, PlottedSeries)>,
     /// The first failure; the sink's calls cannot return one, `finish` reports it.
     failed: Option<OutError>,
 }
@@ -379,7 +379,7 @@ impl<'w> OutDir<'w> {
                 .then(|| PromMetrics::new(world)),
             report: files
                 .contains(&OutFile::Report)
-                .then(|| (Vec::new(), PlottedSeries::new(world))),
+                .then(|| (Folded::new(world), PlottedSeries::new(world))),
             failed: None,
         })
     }
@@ -445,17 +445,9 @@ impl<'w> OutDir<'w> {
             om.finish(&mut file.file).map_err(fail(&path))?;
             file.commit()?;
         }
-        if let Some((finished, series)) = self.report.take() {
-            if !finished.is_empty() {
-                let rest = std::mem::take(&mut doc.workloads);
-                let mut all: Vec<(WorkloadId, WorkloadOut)> = finished
-                    .into_iter()
-                    .chain(ids.iter().copied().zip(rest))
-                    .collect();
-                all.sort_by_key(|(w, _)| *w);
-                doc.workloads = all.into_iter().map(|(_, w)| w).collect();
-            }
-            let html = crate::report::report_html(self.world, doc, Some(&series));
+        if let Some((folded, series)) = self.report.take() {
+            let html =
+                crate::report::report_html_with(self.world, doc, Some(&series), Some(&folded));
             write(OutFile::Report, &html)?;
         }
         Ok(())
@@ -623,7 +615,7 @@ impl RunSink for OutDir<'_> {
         }
         // A finished workload's entry does not depend on the end of the run.
         let end = rec.finished_at.unwrap_or_default();
-        let mut out = crate::output::workload_out(self.world, wl, rec, end);
+        let out = crate::output::workload_out(self.world, wl, rec, end);
         if let Some(prom) = &mut self.prom {
             prom.add_workload(&out);
         }
@@ -649,41 +641,13 @@ impl RunSink for OutDir<'_> {
             let path = spill.path.clone();
             self.keep_error(&path, r);
         }
-        if let Some((finished, series)) = &mut self.report {
+        if let Some((folded, series)) = &mut self.report {
             // A workload that ran without a Kueue admission (no queue, or admitted before
             // the start) counts for the spine panel's largest gang too.
             series.note_admitted(wl);
-            // The report reads of a finished workload its ClusterQueue, state, creation and
-            // admission times, whether a pod set was admitted, and its evictions' times and
-            // reasons (`report::panels`): the rest — names, pods, nodes, maps — goes, so a
-            // trace's finished workloads cost a few dozen bytes each until the page is made.
-            out.events = Vec::new();
-            out.conditions = Vec::new();
-            out.namespace = String::new();
-            out.name = String::new();
-            out.kind = String::new();
-            out.local_queue = None;
-            out.priority_class = None;
-            out.scheduler_name = String::new();
-            out.queue_status = None;
-            out.topology_domain = None;
-            let admitted = out.pod_sets.iter().position(|p| p.admitted_count.is_some());
-            let mut pod_sets = std::mem::take(&mut out.pod_sets);
-            if let Some(i) = admitted {
-                let mut p = pod_sets.swap_remove(i);
-                p.name = String::new();
-                p.requests.clear();
-                p.flavors.clear();
-                p.pods = Vec::new();
-                p.nodes = Vec::new();
-                p.topology_assignment = None;
-                out.pod_sets = vec![p];
-            }
-            for e in &mut out.evictions {
-                e.preemptor = None;
-                e.preemptor_cluster_queue = None;
-            }
-            finished.push((w, out));
+            // The report reads of a finished workload its ClusterQueue, wait and evictions
+            // (`report::Folded`): those are kept, the entry goes.
+            folded.add(&out);
         }
     }
 }

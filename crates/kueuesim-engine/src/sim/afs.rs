@@ -1,7 +1,7 @@
 //! Admission Fair Sharing (`pkg/cache/queue/afs`): each LocalQueue's decayed consumed usage,
 //! sampled by the LocalQueue controller and charged on admission.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kueuesim_model::quota::{Fr, QuotaTree};
 use kueuesim_model::{QueueRef, ResourceId, SimDuration, SimTime, WorkloadId, World};
@@ -23,6 +23,14 @@ pub(super) struct AfsState {
     consumed: Vec<Vec<f64>>,
     last_update: Vec<SimTime>,
     admitted: Vec<Vec<f64>>,
+    /// The LocalQueues of Admission Fair Sharing ClusterQueues that hold or remember some
+    /// usage (a value of `consumed` or `admitted` other than +0.0). The periodic sample
+    /// decays these alone: an idle LocalQueue's decay keeps its zeros and only moves its
+    /// `last_update` to the sample's time, which `since` works out instead. A platform's
+    /// thousands of idle LocalQueues cost nothing per sample.
+    busy: BTreeSet<usize>,
+    /// The time of the last periodic sample (`SimTime::ZERO` before the first).
+    last_sample: SimTime,
     /// Per LocalQueue, an id of its name: preemption compares LocalQueues by
     /// `spec.queueName` alone.
     pub(super) lq_name_id: Vec<u32>,
@@ -72,7 +80,7 @@ impl AfsState {
                         *names.entry(lq.name.as_str()).or_insert(next)
                     })
                     .collect();
-                Some(AfsState {
+                let mut afs = AfsState {
                     half_life_s: cfg.half_life.as_secs_f64(),
                     sampling_s: cfg.sampling_interval.as_secs_f64(),
                     weights,
@@ -81,7 +89,15 @@ impl AfsState {
                     last_update: vec![SimTime::ZERO; world.local_queues.len()],
                     admitted: vec![vec![0.0; n_res]; world.local_queues.len()],
                     lq_name_id,
-                })
+                    busy: BTreeSet::new(),
+                    last_sample: SimTime::ZERO,
+                };
+                for (i, lq) in world.local_queues.iter().enumerate() {
+                    if afs.enabled_cq[lq.cluster_queue.index()] {
+                        afs.note(i);
+                    }
+                }
+                Some(afs)
             })
     }
 
@@ -95,20 +111,78 @@ impl AfsState {
         }
     }
 
+    /// Files LocalQueue `lq` (of an Admission Fair Sharing ClusterQueue) in `busy` or out
+    /// of it, as its values now are.
+    fn note(&mut self, lq: usize) {
+        let zero = |v: &Vec<f64>| v.iter().all(|x| x.to_bits() == 0);
+        if zero(&self.consumed[lq]) && zero(&self.admitted[lq]) {
+            self.busy.remove(&lq);
+        } else {
+            self.busy.insert(lq);
+        }
+    }
+
+    /// When `lq`'s usage was last brought up to date: its own `last_update`, or for an idle
+    /// LocalQueue the last periodic sample after it, which would have decayed its zeros to
+    /// zeros and moved `last_update` there.
+    fn since(&self, lq: usize) -> SimTime {
+        if self.busy.contains(&lq) {
+            self.last_update[lq]
+        } else {
+            self.last_update[lq].max(self.last_sample)
+        }
+    }
+
     /// `CalculateDecayedConsumed` up to `now`.
     fn decay(&mut self, lq: usize, now: SimTime) {
         if self.half_life_s <= 0.0 {
             // `reconcileConsumedUsage` resets the stored usage when there is no half-life.
             self.consumed[lq].iter_mut().for_each(|c| *c = 0.0);
             self.last_update[lq] = now;
+            self.note(lq);
             return;
         }
-        let dt = (now - self.last_update[lq]).as_secs_f64().max(0.0);
+        let dt = (now - self.since(lq)).as_secs_f64().max(0.0);
         let a = self.alpha(dt);
         for (c, u) in self.consumed[lq].iter_mut().zip(&self.admitted[lq]) {
             *c = (1.0 - a) * *c + a * u;
         }
         self.last_update[lq] = now;
+        self.note(lq);
+    }
+
+    /// `reconcileConsumedUsage` of every LocalQueue of an Admission Fair Sharing ClusterQueue
+    /// at `now`: the busy ones decay; an idle one's decay changes only its time, which
+    /// `since` reads from `last_sample`.
+    fn sample(&mut self, now: SimTime) {
+        let busy: Vec<usize> = self.busy.iter().copied().collect();
+        for i in busy {
+            self.decay(i, now);
+        }
+        self.last_sample = now;
+    }
+
+    /// LocalQueue `lq` is charged `add` (per resource, base units) at `now`: what it holds
+    /// grows, its usage decays to `now` and takes the entry penalty.
+    fn admit(&mut self, lq: usize, add: &[f64], now: SimTime) {
+        for (a, x) in self.admitted[lq].iter_mut().zip(add) {
+            *a += x;
+        }
+        // The decay reads its time as it was while idle (`since`), before it is filed as
+        // busy.
+        let alpha = self.alpha(self.sampling_s);
+        self.decay(lq, now);
+        for (c, x) in self.consumed[lq].iter_mut().zip(add) {
+            *c += x * alpha;
+        }
+    }
+
+    /// LocalQueue `lq` holds `sub` less.
+    fn release(&mut self, lq: usize, sub: &[f64]) {
+        for (a, x) in self.admitted[lq].iter_mut().zip(sub) {
+            *a = (*a - x).max(0.0);
+        }
+        self.note(lq);
     }
 
     /// `CalculateUsage`: weighted consumed usage over the LocalQueue's weight; weight 0 is
@@ -147,11 +221,12 @@ impl<'w> Simulation<'w> {
         let Some(afs) = &mut self.kueue.afs else {
             return;
         };
-        for (i, lq) in world.local_queues.iter().enumerate() {
-            if afs.enabled_cq[lq.cluster_queue.index()] {
-                afs.decay(i, now);
-            }
-        }
+        debug_assert!(
+            afs.busy
+                .iter()
+                .all(|&i| afs.enabled_cq[world.local_queues[i].cluster_queue.index()])
+        );
+        afs.sample(now);
         if !self.events.is_empty() {
             let next = now + SimDuration::from_millis((afs.sampling_s * 1000.0) as i64);
             self.events.push(next, Ev::AfsSample);
@@ -166,14 +241,7 @@ impl<'w> Simulation<'w> {
         let add = usage_by_resource(self.world, &self.kueue.tree, usage);
         let now = self.now;
         let afs = self.kueue.afs.as_mut().expect("afs_lq implies afs");
-        for (a, x) in afs.admitted[lq].iter_mut().zip(&add) {
-            *a += x;
-        }
-        let alpha = afs.alpha(afs.sampling_s);
-        afs.decay(lq, now);
-        for (c, x) in afs.consumed[lq].iter_mut().zip(&add) {
-            *c += x * alpha;
-        }
+        afs.admit(lq, &add, now);
     }
 
     /// The quota of `w` is released: its LocalQueue holds less.
@@ -181,9 +249,7 @@ impl<'w> Simulation<'w> {
         let Some(lq) = self.afs_lq(w) else { return };
         let sub = usage_by_resource(self.world, &self.kueue.tree, usage);
         let afs = self.kueue.afs.as_mut().expect("afs_lq implies afs");
-        for (a, x) in afs.admitted[lq].iter_mut().zip(&sub) {
-            *a = (*a - x).max(0.0);
-        }
+        afs.release(lq, &sub);
     }
 
     fn afs_lq(&self, w: WorkloadId) -> Option<usize> {
@@ -203,4 +269,137 @@ fn usage_by_resource(world: &World, tree: &QuotaTree, usage: &[(Fr, i64)]) -> Ve
         out[r.index()] += base_units(world, r, a);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Admission Fair Sharing as it was kept before idle LocalQueues were left out of the
+    /// periodic sample: every LocalQueue decayed at every sample.
+    struct EveryQueue {
+        half_life_s: f64,
+        sampling_s: f64,
+        consumed: Vec<Vec<f64>>,
+        last_update: Vec<SimTime>,
+        admitted: Vec<Vec<f64>>,
+    }
+
+    impl EveryQueue {
+        fn alpha(&self, dt_s: f64) -> f64 {
+            if self.half_life_s <= 0.0 {
+                0.0
+            } else {
+                1.0 - 0.5f64.powf(dt_s / self.half_life_s)
+            }
+        }
+
+        fn decay(&mut self, lq: usize, now: SimTime) {
+            if self.half_life_s <= 0.0 {
+                self.consumed[lq].iter_mut().for_each(|c| *c = 0.0);
+                self.last_update[lq] = now;
+                return;
+            }
+            let a = self.alpha((now - self.last_update[lq]).as_secs_f64().max(0.0));
+            for (c, u) in self.consumed[lq].iter_mut().zip(&self.admitted[lq]) {
+                *c = (1.0 - a) * *c + a * u;
+            }
+            self.last_update[lq] = now;
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Admit(usize, u8),
+        Release(usize, u8),
+        Sample,
+        Wait(u32),
+    }
+
+    fn op(queues: usize) -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            2 => (0..queues, 1u8..8).prop_map(|(q, a)| Op::Admit(q, a)),
+            2 => (0..queues, 1u8..8).prop_map(|(q, a)| Op::Release(q, a)),
+            2 => Just(Op::Sample),
+            3 => (1u32..10_000_000).prop_map(Op::Wait),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Sampling only the busy LocalQueues leaves every LocalQueue's usage, to the bit,
+        /// where sampling all of them does: an idle one's zeros stay zeros, and its time is
+        /// the last sample's (`AfsState::since`). Half-lives of 0 (no memory), a minute (a
+        /// LocalQueue decays back to exact zeros after long waits) and an hour.
+        #[test]
+        fn sampling_the_busy_queues_is_sampling_them_all(
+            half_life_s in proptest::sample::select(vec![0.0, 60.0, 3600.0]),
+            ops in proptest::collection::vec(op(6), 1..80),
+        ) {
+            let (n, resources) = (6, 2);
+            let mut consumed = vec![vec![0.0; resources]; n];
+            consumed[4] = vec![3.0, 0.5];
+            let mut busy = AfsState {
+                half_life_s,
+                sampling_s: 300.0,
+                weights: vec![1.0; resources],
+                enabled_cq: vec![true],
+                consumed: consumed.clone(),
+                last_update: vec![SimTime::ZERO; n],
+                admitted: vec![vec![0.0; resources]; n],
+                lq_name_id: (0..n as u32).collect(),
+                busy: BTreeSet::new(),
+                last_sample: SimTime::ZERO,
+            };
+            for i in 0..n {
+                busy.note(i);
+            }
+            let mut all = EveryQueue {
+                half_life_s,
+                sampling_s: 300.0,
+                consumed,
+                last_update: vec![SimTime::ZERO; n],
+                admitted: vec![vec![0.0; resources]; n],
+            };
+            let mut now = SimTime::ZERO;
+            for op in ops {
+                match op {
+                    Op::Admit(q, a) => {
+                        let add = [f64::from(a), f64::from(a) / 4.0];
+                        busy.admit(q, &add, now);
+                        for (x, y) in all.admitted[q].iter_mut().zip(&add) {
+                            *x += y;
+                        }
+                        let alpha = all.alpha(all.sampling_s);
+                        all.decay(q, now);
+                        for (c, y) in all.consumed[q].iter_mut().zip(&add) {
+                            *c += y * alpha;
+                        }
+                    }
+                    Op::Release(q, a) => {
+                        let sub = [f64::from(a), f64::from(a) / 4.0];
+                        busy.release(q, &sub);
+                        for (x, y) in all.admitted[q].iter_mut().zip(&sub) {
+                            *x = (*x - y).max(0.0);
+                        }
+                    }
+                    Op::Sample => {
+                        busy.sample(now);
+                        for q in 0..n {
+                            all.decay(q, now);
+                        }
+                    }
+                    Op::Wait(ms) => now = now + SimDuration::from_millis(i64::from(ms)),
+                }
+                for q in 0..n {
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    proptest::prop_assert_eq!(bits(&busy.consumed[q]), bits(&all.consumed[q]));
+                    proptest::prop_assert_eq!(
+                        busy.usage(q, 1000).to_bits(),
+                        all.consumed[q].iter().sum::<f64>().to_bits()
+                    );
+                }
+            }
+        }
+    }
 }

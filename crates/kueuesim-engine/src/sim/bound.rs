@@ -19,6 +19,7 @@
 //! Nothing recorded here feeds back into a decision.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use kueuesim_model::{
     ClusterQueueId, DomainId, LocalQueueId, QueueRef, QueueingStrategy, ResourceId, SchedulerKind,
@@ -42,13 +43,38 @@ pub(super) enum Bound {
 
 /// The pending workloads of one shape in one BestEffortFIFO ClusterQueue that share its last
 /// set, and since when it is added up.
+///
+/// The ClusterQueue's time is added up at every change to the group. A LocalQueue's is added
+/// up when its own count of followers changes or the group's set does (`Follower::since`),
+/// so an arrival costs the same with ten thousand LocalQueues following the shape as with
+/// one. That is exact only while the set has one member (its split keeps every millisecond);
+/// a set of several splits each addition rounding down, so then every follower is added up
+/// at every change to the group, as it always was, to keep the same milliseconds.
 #[derive(Clone, Debug)]
 struct Group {
     set: BoundSet,
     since: SimTime,
-    /// Followers per LocalQueue.
-    followers: Vec<(LocalQueueId, u32)>,
+    /// The LocalQueues with followers (none with a count of 0).
+    followers: BTreeMap<LocalQueueId, Follower>,
     total: u32,
+}
+
+/// A LocalQueue's followers in a group, and since when their time is not yet added up.
+#[derive(Clone, Copy, Debug)]
+struct Follower {
+    count: u32,
+    since: SimTime,
+}
+
+impl Follower {
+    /// Adds this LocalQueue's time under `set` up to `now` to its tally `lq_ms`.
+    fn flush(&mut self, lq_ms: &mut Vec<u64>, resources: usize, set: &BoundSet, now: SimTime) {
+        let ms = (now - self.since).millis().max(0) as u64;
+        self.since = now;
+        if ms > 0 {
+            add(lq_ms, resources, set, ms * u64::from(self.count));
+        }
+    }
 }
 
 /// The run's pending milliseconds per ClusterQueue, per LocalQueue and per constraint, and
@@ -125,23 +151,26 @@ fn add(v: &mut Vec<u64>, resources: usize, set: &BoundSet, ms: u64) {
     });
 }
 
-/// Adds the time of group `g`'s followers (in ClusterQueue tally `cq_ms`, LocalQueue
-/// tallies `lq_ms`) up to `now`.
+/// Adds the time of group `g`'s followers up to `now`: to the ClusterQueue's tally `cq_ms`,
+/// and to the LocalQueues' tallies `lq_ms` when `every` LocalQueue is due (the set changes,
+/// the run ends) or the set has several members (see `Group`).
 fn flush(
     g: &mut Group,
     cq_ms: &mut Vec<u64>,
     lq_ms: &mut [Vec<u64>],
     resources: usize,
     now: SimTime,
+    every: bool,
 ) {
     let ms = (now - g.since).millis().max(0) as u64;
     g.since = now;
-    if ms == 0 || g.total == 0 {
-        return;
+    if ms > 0 && g.total > 0 {
+        add(cq_ms, resources, &g.set, ms * u64::from(g.total));
     }
-    add(cq_ms, resources, &g.set, ms * u64::from(g.total));
-    for &(lq, n) in &g.followers {
-        add(&mut lq_ms[lq.index()], resources, &g.set, ms * u64::from(n));
+    if every || g.set.len() > 1 {
+        for (lq, f) in &mut g.followers {
+            f.flush(&mut lq_ms[lq.index()], resources, &g.set, now);
+        }
     }
 }
 
@@ -165,8 +194,14 @@ impl BoundTally {
     }
 
     /// Group (`cq`, `shape`), made (`untried`, no followers) on first use, and flushed up to
-    /// `now` (its followers' time so far added up), with the tallies it adds to.
-    fn group(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime) -> &mut Group {
+    /// `now` (its followers' time so far added up; every LocalQueue's too with `every`).
+    fn group(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime, every: bool) -> &mut Group {
+        let i = self.group_index(cq, shape, now, every);
+        &mut self.groups[cq.index()][i]
+    }
+
+    /// `group`'s index in its ClusterQueue's `groups`.
+    fn group_index(&mut self, cq: ClusterQueueId, shape: u32, now: SimTime, every: bool) -> usize {
         let c = cq.index();
         let slots = &mut self.group_of[c];
         let s = shape as usize;
@@ -178,13 +213,14 @@ impl BoundTally {
             self.groups[c].push(Group {
                 set: BoundSet::one(Constraint::Untried),
                 since: now,
-                followers: Vec::new(),
+                followers: BTreeMap::new(),
                 total: 0,
             });
         }
-        let g = &mut self.groups[c][slots[s] as usize];
-        flush(g, &mut self.cq_ms[c], &mut self.lq_ms, self.resources, now);
-        g
+        let i = slots[s] as usize;
+        let g = &mut self.groups[c][i];
+        flush(g, &mut self.cq_ms[c], &mut self.lq_ms, self.resources, now, every);
+        i
     }
 
     /// One more (`step` 1) or one fewer (-1) follower of LocalQueue `lq` in group (`cq`,
@@ -197,11 +233,26 @@ impl BoundTally {
         now: SimTime,
         step: i32,
     ) {
-        let g = self.group(cq, shape, now);
-        match g.followers.iter().position(|f| f.0 == lq) {
-            Some(i) => g.followers[i].1 = g.followers[i].1.saturating_add_signed(step),
-            None if step > 0 => g.followers.push((lq, step as u32)),
-            None => {}
+        let resources = self.resources;
+        let i = self.group_index(cq, shape, now, false);
+        let g = &mut self.groups[cq.index()][i];
+        match g.followers.entry(lq) {
+            Entry::Occupied(mut e) => {
+                let f = e.get_mut();
+                // Its time so far at its old count.
+                f.flush(&mut self.lq_ms[lq.index()], resources, &g.set, now);
+                f.count = f.count.saturating_add_signed(step);
+                if f.count == 0 {
+                    e.remove();
+                }
+            }
+            Entry::Vacant(e) if step > 0 => {
+                e.insert(Follower {
+                    count: step as u32,
+                    since: now,
+                });
+            }
+            Entry::Vacant(_) => {}
         }
         g.total = g.total.saturating_add_signed(step);
     }
@@ -213,7 +264,7 @@ impl BoundTally {
             .filter(|&&i| i != NO_GROUP)
             .is_some_and(|&i| self.groups[cq.index()][i as usize].set == *set);
         if !same {
-            self.group(cq, shape, now).set = *set;
+            self.group(cq, shape, now, true).set = *set;
         }
     }
 
@@ -222,7 +273,7 @@ impl BoundTally {
         let resources = self.resources;
         for (c, groups) in self.groups.iter_mut().enumerate() {
             for g in groups {
-                flush(g, &mut self.cq_ms[c], &mut self.lq_ms, resources, end);
+                flush(g, &mut self.cq_ms[c], &mut self.lq_ms, resources, end, true);
             }
         }
         let per = |v: &[Vec<u64>]| -> Vec<BTreeMap<Constraint, u64>> {
@@ -426,5 +477,143 @@ impl Simulation<'_> {
         let world = self.world;
         let tally = std::mem::replace(&mut self.rec.bound, BoundTally::new(world));
         self.rec.stats.pending_bound = tally.finish(end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::{LocalQueue, ResourceId, World};
+
+    /// The followers' time as it was added up before LocalQueues were flushed on their own
+    /// changes: at every change to a group, every follower's time since the group's last.
+    #[derive(Default)]
+    struct EveryChange {
+        set: Option<BoundSet>,
+        since: SimTime,
+        followers: Vec<(usize, u32)>,
+        cq: Vec<u64>,
+        lq: Vec<Vec<u64>>,
+    }
+
+    impl EveryChange {
+        fn flush(&mut self, now: SimTime, resources: usize) {
+            let ms = (now - self.since).millis().max(0) as u64;
+            self.since = now;
+            let total: u32 = self.followers.iter().map(|f| f.1).sum();
+            if ms == 0 || total == 0 {
+                return;
+            }
+            let set = self.set.expect("set");
+            add(&mut self.cq, resources, &set, ms * u64::from(total));
+            for &(l, n) in &self.followers {
+                add(&mut self.lq[l], resources, &set, ms * u64::from(n));
+            }
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Follow(usize),
+        Unfollow(usize),
+        /// A new set: one constraint, or two of weights 1 and 2 (split with rounding).
+        Set(bool, u8),
+        Wait(u16),
+    }
+
+    fn op(queues: usize) -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            3 => (0..queues).prop_map(Op::Follow),
+            2 => (0..queues).prop_map(Op::Unfollow),
+            1 => (any::<bool>(), 0u8..3).prop_map(|(two, k)| Op::Set(two, k)),
+            3 => (0u16..1000).prop_map(Op::Wait),
+        ]
+    }
+
+    fn set_of(two: bool, k: u8) -> BoundSet {
+        let r = ResourceId::from_index(0);
+        let first = [Constraint::Quota(r), Constraint::Cohort(r), Constraint::Nodes][k as usize];
+        let mut s = BoundSet::one(first);
+        if two {
+            s.insert(Constraint::BorrowingLimit(r), 2 * crate::bound::WEIGHT_ONE);
+        }
+        s
+    }
+
+    proptest::proptest! {
+        /// A group's LocalQueues added up when their own count changes (one-constraint
+        /// sets) or at every change (several constraints, whose split rounds each part
+        /// down) hold, to the millisecond, what adding every follower up at every change to
+        /// the group did; the ClusterQueue's time too.
+        #[test]
+        fn followers_add_up_as_at_every_change(ops in proptest::collection::vec(op(5), 1..120)) {
+            let mut world = World::default();
+            world.resources.intern("nvidia.com/gpu");
+            world.cluster_queues.push(Default::default());
+            for i in 0..5 {
+                world.local_queues.push(LocalQueue {
+                    namespace: format!("ns-{i}"),
+                    name: "lq".into(),
+                    cluster_queue: ClusterQueueId::from_index(0),
+                    fair_sharing_weight_milli: 1000,
+                    stop_policy: Default::default(),
+                    afs_consumed: Vec::new(),
+                });
+            }
+            let cq = ClusterQueueId::from_index(0);
+            let mut tally = BoundTally::new(&world);
+            let resources = tally.resources;
+            let mut reference = EveryChange {
+                set: Some(BoundSet::one(Constraint::Untried)),
+                lq: vec![Vec::new(); 5],
+                ..EveryChange::default()
+            };
+            let mut now = SimTime::ZERO;
+            for op in ops {
+                match op {
+                    Op::Follow(l) | Op::Unfollow(l) => {
+                        let step = if matches!(op, Op::Follow(_)) { 1 } else { -1 };
+                        // As in a run, only a follower stops following.
+                        let count = reference.followers.iter().find(|f| f.0 == l).map_or(0, |f| f.1);
+                        if step < 0 && count == 0 {
+                            continue;
+                        }
+                        tally.follow(cq, 0, LocalQueueId::from_index(l), now, step);
+                        reference.flush(now, resources);
+                        match reference.followers.iter().position(|f| f.0 == l) {
+                            Some(i) => {
+                                let f = &mut reference.followers[i].1;
+                                *f = f.saturating_add_signed(step);
+                            }
+                            None if step > 0 => reference.followers.push((l, 1)),
+                            None => {}
+                        }
+                    }
+                    Op::Set(two, k) => {
+                        let set = set_of(two, k);
+                        tally.set_group(cq, 0, &set, now);
+                        if reference.set != Some(set) {
+                            reference.flush(now, resources);
+                            reference.set = Some(set);
+                        }
+                    }
+                    Op::Wait(ms) => now = now + kueuesim_model::SimDuration::from_millis(i64::from(ms)),
+                }
+            }
+            reference.flush(now, resources);
+            let got = tally.finish(now);
+            let want = |v: &[u64]| -> BTreeMap<Constraint, u64> {
+                v.iter()
+                    .enumerate()
+                    .filter(|&(_, &t)| t > 0)
+                    .map(|(i, &t)| (constraint_at(i, resources), t))
+                    .collect()
+            };
+            proptest::prop_assert_eq!(&got.cluster_queues[0], &want(&reference.cq));
+            for l in 0..5 {
+                proptest::prop_assert_eq!(&got.local_queues[l], &want(&reference.lq[l]), "LocalQueue {}", l);
+            }
+        }
     }
 }

@@ -216,28 +216,21 @@ impl<'w> Simulation<'w> {
             return;
         }
         let cq_stopped = &self.kueue.cq_stopped;
-        // Each LocalQueue's usage once per cycle (the snapshot's view), looked up per workload.
+        // A LocalQueue's usage as the cycle's snapshot sees it: nothing changes the usage
+        // between here and the cycle's decisions, so it is worked out where a workload asks,
+        // not for every LocalQueue of the platform on every cycle.
         let world = self.world;
-        let lq_usage: Vec<Option<f64>> = match &self.kueue.afs {
-            None => Vec::new(),
-            Some(afs) => world
-                .local_queues
-                .iter()
-                .enumerate()
-                .map(|(i, l)| {
-                    afs.enabled_cq[l.cluster_queue.index()]
-                        .then(|| afs.usage(i, l.fair_sharing_weight_milli))
-                })
-                .collect(),
-        };
+        let afs_state = &self.kueue.afs;
         let runtimes = &self.runtimes;
         let afs_usage = |w: WorkloadId| -> Option<f64> {
             // Without Admission Fair Sharing there is nothing to look up.
-            if lq_usage.is_empty() {
-                return None;
-            }
+            let afs = afs_state.as_ref()?;
             match &runtimes[w.index()].spec.queue {
-                QueueRef::Local(lq) => lq_usage.get(lq.index()).copied().flatten(),
+                QueueRef::Local(lq) => {
+                    let l = world.local_queue(*lq);
+                    afs.enabled_cq[l.cluster_queue.index()]
+                        .then(|| afs.usage(lq.index(), l.fair_sharing_weight_milli))
+                }
                 _ => None,
             }
         };

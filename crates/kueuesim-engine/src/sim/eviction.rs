@@ -400,7 +400,18 @@ impl<'w> Simulation<'w> {
         let mut moved = 0;
         let world = self.world;
         let now = self.now;
-        for cq in cqs_under(&self.kueue.tree, target) {
+        // Only the ClusterQueues with something parked can change (`QueueManager::
+        // with_parked`): a release in a cohort of thousands of idle ClusterQueues visits the
+        // few with parked workloads, not all of them.
+        let mut cqs = std::mem::take(&mut self.kueue.requeue_cqs);
+        cqs.clear();
+        cqs.extend(
+            self.kueue
+                .queues
+                .with_parked()
+                .filter(|&cq| under(&self.kueue.tree, cq, target)),
+        );
+        for &cq in &cqs {
             // Namespace-mismatched workloads stay parked (`queueInadmissibleWorkloads`).
             let selector = &world.cluster_queue(cq).namespace_selector;
             // With a selector that takes every namespace, every parked workload not in its
@@ -443,6 +454,7 @@ impl<'w> Simulation<'w> {
                 world.namespace_selected(selector.as_ref(), &runtimes[w.index()].spec.namespace)
             });
         }
+        self.kueue.requeue_cqs = cqs;
         if moved > 0 {
             self.request_cycle();
         } else {
@@ -451,15 +463,20 @@ impl<'w> Simulation<'w> {
     }
 }
 
-/// The ClusterQueues of the subtree rooted at `n`.
-fn cqs_under(tree: &QuotaTree, n: NodeIdx) -> Vec<ClusterQueueId> {
-    let mut out = Vec::new();
-    let mut stack = vec![n];
-    while let Some(n) = stack.pop() {
-        match tree.as_cq(n) {
-            Some(cq) => out.push(cq),
-            None => stack.extend(tree.children(n).iter().copied()),
+/// Whether ClusterQueue `cq` is in the subtree rooted at `n` (a ClusterQueue under a cohort
+/// cycle is under no root: it is never reached from one).
+fn under(tree: &QuotaTree, cq: ClusterQueueId, n: NodeIdx) -> bool {
+    if tree.in_cycle(cq) {
+        return false;
+    }
+    let mut at = tree.cq_node(cq);
+    loop {
+        if at == n {
+            return true;
+        }
+        match tree.parent(at) {
+            Some(p) => at = p,
+            None => return false,
         }
     }
-    out
 }

@@ -172,6 +172,9 @@ struct Kueue<'w> {
     /// Inadmissible requeues broadcast while a cycle waited: its entries requeued afterwards
     /// must see them too (`queueInadmissibleCycle >= popCycle` puts them back in the heap).
     requeued_while_suspended: Vec<NodeIdx>,
+    /// The ClusterQueues one requeue of inadmissible workloads visits (a buffer kept from
+    /// one requeue to the next).
+    requeue_cqs: Vec<ClusterQueueId>,
     afs: Option<AfsState>,
     /// Per ClusterQueue, its allocatable generation in the scheduler's cache
     /// (`AllocatableResourceGeneration`): moved on whenever one of its admitted workloads is
@@ -352,6 +355,7 @@ impl<'w> Simulation<'w> {
                 not_ready: 0,
                 suspended: None,
                 requeued_while_suspended: Vec::new(),
+                requeue_cqs: Vec::new(),
                 afs,
                 cq_generation: vec![0; world.cluster_queues.len()],
                 cycle_scratch: crate::admission::CycleScratch::default(),

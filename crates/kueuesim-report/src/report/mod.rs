@@ -12,23 +12,84 @@ mod queues;
 mod series;
 mod spines;
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use kueuesim_model::World;
 
-use crate::output::SimulationResult;
+use crate::output::{SimulationResult, WorkloadOut};
 use axis::duration;
 use plot::esc;
 pub use series::PlottedSeries;
 
+/// What the page reads of workloads that are not in the document: a streamed `--out` run's
+/// finished workloads, each folded in as it finishes (`add`) and let go of. Per workload
+/// 8 bytes (its wait) and 16 per eviction, where a stripped `WorkloadOut` was about 800:
+/// a replay of a hundred thousand workloads keeps under a megabyte for its page.
+#[derive(Clone, Debug, Default)]
+pub struct Folded {
+    /// Each ClusterQueue's index by name, as `panels::wait_cdf` finds them.
+    index: BTreeMap<String, usize>,
+    /// Per ClusterQueue: the waits (seconds, `panels::wait_seconds`) of its admitted
+    /// workloads, and how many were Pending.
+    waits: Vec<Vec<f64>>,
+    pending: Vec<usize>,
+    /// Every eviction's time (seconds) and reason.
+    evictions: Vec<(f64, &'static str)>,
+}
+
+impl Folded {
+    /// Empty, for `world`'s ClusterQueues.
+    pub fn new(world: &World) -> Self {
+        let n = world.cluster_queues.len();
+        Folded {
+            index: world
+                .cluster_queues
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (c.name.clone(), i))
+                .collect(),
+            waits: vec![Vec::new(); n],
+            pending: vec![0; n],
+            evictions: Vec::new(),
+        }
+    }
+
+    /// Folds in `w`: what `panels::wait_cdf` and `panels::evictions` read of it (the
+    /// topology panel reads unfinished workloads only, which stay in the document).
+    pub fn add(&mut self, w: &WorkloadOut) {
+        debug_assert_eq!(w.state, "Finished", "only finished workloads are folded");
+        if let Some(&c) = w.cluster_queue.as_deref().and_then(|q| self.index.get(q)) {
+            match panels::wait_seconds(w) {
+                panels::Wait::Pending => self.pending[c] += 1,
+                panels::Wait::Admitted(s) => self.waits[c].push(s),
+                panels::Wait::Neither => {}
+            }
+        }
+        self.evictions
+            .extend(w.evictions.iter().map(|e| (e.at, e.reason)));
+    }
+}
+
 /// The whole page. Of the time series it reads what `PlottedSeries` keeps, and of each finished workload its ClusterQueue, state, times,
 /// whether a pod set was admitted and its evictions' times and reasons: a streamed `--out`
-/// run keeps just those (`outdir`), and the test that a streamed run's files equal a full
+/// run keeps just those (`Folded`), and the test that a streamed run's files equal a full
 /// run's catches a panel reading more.
 pub fn report_html(
     world: &World,
     doc: &SimulationResult,
     series: Option<&PlottedSeries>,
+) -> String {
+    report_html_with(world, doc, series, None)
+}
+
+/// `report_html` of the document's workloads and those `folded` (a streamed run's finished
+/// workloads, not in the document).
+pub fn report_html_with(
+    world: &World,
+    doc: &SimulationResult,
+    series: Option<&PlottedSeries>,
+    folded: Option<&Folded>,
 ) -> String {
     let s = &doc.summary;
     let mut rows = String::new();
@@ -167,7 +228,7 @@ pub fn report_html(
     if let Some(t) = &timeline {
         plots.push_str(&panels::gpus_over_time(world, t));
     }
-    plots.push_str(&panels::wait_cdf(world, doc, &kept));
+    plots.push_str(&panels::wait_cdf(world, doc, folded, &kept));
     if let Some(t) = &timeline {
         plots.push_str(&panels::quota_stack(world, t, &kept));
     }
@@ -182,7 +243,7 @@ pub fn report_html(
             plots.push_str(&p);
         }
     }
-    plots.push_str(&panels::evictions(doc, end));
+    plots.push_str(&panels::evictions(doc, folded, end));
     if let Some(p) = timeline
         .as_ref()
         .and_then(|t| spines::free_gpus_by_spine(world, t))

@@ -14,7 +14,7 @@ use super::plot::{
     Frame, H, MAX_LINES, Mark, REF, W, buckets, esc, keep_top, means, min_max, path, section, style,
 };
 use super::series::Column;
-use crate::output::SimulationResult;
+use crate::output::{SimulationResult, WorkloadOut};
 
 /// Ticks a time axis aims for.
 const X_TICKS: usize = 6;
@@ -401,9 +401,44 @@ fn nearest_rank(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[rank.min(sorted.len()) - 1])
 }
 
+/// What the wait CDF counts of a workload.
+pub(super) enum Wait {
+    /// Pending: counted as still waiting.
+    Pending,
+    /// Admitted: its wait in seconds.
+    Admitted(f64),
+    /// Neither (never admitted and not pending).
+    Neither,
+}
+
+/// What the wait CDF counts of `w`: Pending, or its wait (creation to the latest admission)
+/// if a pod set was admitted.
+pub(super) fn wait_seconds(w: &WorkloadOut) -> Wait {
+    if w.state == "Pending" {
+        return Wait::Pending;
+    }
+    match (
+        w.admitted_at,
+        w.pod_sets.iter().any(|p| p.admitted_count.is_some()),
+    ) {
+        (Some(a), true) => {
+            // In whole milliseconds, as the summary subtracts them: seconds with a fraction
+            // (varied arrivals and durations) subtracted as floats differ in the last digit.
+            let ms = |s: f64| (s * 1000.0).round();
+            Wait::Admitted((ms(a) - ms(w.created_at)) / 1000.0)
+        }
+        _ => Wait::Neither,
+    }
+}
+
 /// The wait (creation to the latest admission) CDF per ClusterQueue, over the workloads the
 /// summary's `waitSecondsAdmitted` counts, with each queue's p95 marked.
-pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) -> String {
+pub(super) fn wait_cdf(
+    world: &World,
+    doc: &SimulationResult,
+    folded: Option<&super::Folded>,
+    kept: &[usize],
+) -> String {
     let index: BTreeMap<&str, usize> = world
         .cluster_queues
         .iter()
@@ -417,16 +452,18 @@ pub(super) fn wait_cdf(world: &World, doc: &SimulationResult, kept: &[usize]) ->
         let Some(&c) = w.cluster_queue.as_deref().and_then(|q| index.get(q)) else {
             continue;
         };
-        if w.state == "Pending" {
-            pending[c] += 1;
-        } else if let (Some(a), true) = (
-            w.admitted_at,
-            w.pod_sets.iter().any(|p| p.admitted_count.is_some()),
-        ) {
-            // In whole milliseconds, as the summary subtracts them: seconds with a fraction
-            // (varied arrivals and durations) subtracted as floats differ in the last digit.
-            let ms = |s: f64| (s * 1000.0).round();
-            waits[c].push((ms(a) - ms(w.created_at)) / 1000.0);
+        match wait_seconds(w) {
+            Wait::Pending => pending[c] += 1,
+            Wait::Admitted(s) => waits[c].push(s),
+            Wait::Neither => {}
+        }
+    }
+    // The folded workloads' waits (each list is sorted below, so where they join does not
+    // matter).
+    if let Some(f) = folded {
+        for (c, (w, p)) in f.waits.iter().zip(&f.pending).enumerate() {
+            waits[c].extend_from_slice(w);
+            pending[c] += p;
         }
     }
     let mut groups: Vec<(String, Vec<f64>, usize)> = kept
@@ -710,16 +747,24 @@ pub(super) fn fairness(world: &World, doc: &SimulationResult, kept: &[usize]) ->
 }
 
 /// Evictions over time, stacked by reason, in bins of a round duration.
-pub(super) fn evictions(doc: &SimulationResult, end: f64) -> String {
+pub(super) fn evictions(
+    doc: &SimulationResult,
+    folded: Option<&super::Folded>,
+    end: f64,
+) -> String {
     let end = end.max(60.0);
     let bin = time_step(end, EVICTION_BINS);
     let bins = (end / bin).ceil().max(1.0) as usize;
     let mut by_reason: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-    for w in &doc.workloads {
-        for e in &w.evictions {
-            let b = ((e.at / bin) as usize).min(bins - 1);
-            by_reason.entry(e.reason).or_insert_with(|| vec![0; bins])[b] += 1;
-        }
+    let folded = folded.map_or(&[][..], |f| &f.evictions[..]);
+    let all = doc
+        .workloads
+        .iter()
+        .flat_map(|w| w.evictions.iter().map(|e| (e.at, e.reason)))
+        .chain(folded.iter().copied());
+    for (at, reason) in all {
+        let b = ((at / bin) as usize).min(bins - 1);
+        by_reason.entry(reason).or_insert_with(|| vec![0; bins])[b] += 1;
     }
     let y_max = (0..bins)
         .map(|b| by_reason.values().map(|v| v[b]).sum::<u32>())

@@ -566,8 +566,8 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
 /// Makes sure namespace `name` exists in `world`; namespaces are implicit when not declared
 /// (created as Kubernetes would, with its name label).
 pub(super) fn ensure_namespace(world: &mut World, name: &str) {
-    if world.namespace(name).is_none() {
-        world.namespaces.push(Namespace {
+    if !world.has_namespace(name) {
+        world.add_namespace(Namespace {
             name: name.to_string(),
             labels: Labels::new(vec![(
                 "kubernetes.io/metadata.name".into(),

@@ -48,7 +48,7 @@ impl Builder<'_> {
             // The API server sets this label on every namespace.
             l.push(("kubernetes.io/metadata.name".into(), name.clone()));
             self.remember(src, "", &name)?;
-            self.world.namespaces.push(Namespace {
+            self.world.add_namespace(Namespace {
                 name,
                 labels: Labels::new(l),
             });

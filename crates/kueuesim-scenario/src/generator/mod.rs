@@ -145,10 +145,11 @@ impl<T> Mix<T> {
         }
         let total = *self.cumulative.last().unwrap_or(&1.0);
         let x = rng.unit() * total;
-        self.cumulative
-            .iter()
-            .position(|&c| x < c)
-            .unwrap_or(self.items.len() - 1)
+        // The first running sum above `x`, by bisection: the sums never decrease, so this is
+        // the first one a scan would find, and a mix of ten thousand LocalQueues costs 14
+        // steps a draw instead of five thousand.
+        let i = self.cumulative.partition_point(|&c| c <= x);
+        i.min(self.items.len() - 1)
     }
 }
 

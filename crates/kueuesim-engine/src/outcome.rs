@@ -494,8 +494,9 @@ pub struct RepeatedPreemptions {
     /// The victim it preempted most often, as (times, `namespace/name`); the least name
     /// among equals, so the order of folding does not show.
     pub most: (u64, String),
-    /// Its first and last preemption of those victims.
+    /// Its first preemption of those victims.
     pub first: SimTime,
+    /// Its last preemption of those victims.
     pub last: SimTime,
 }
 

@@ -980,7 +980,12 @@ mod tests {
             let mut r = RepeatedPreemptions::default();
             for &i in order {
                 let (name, times, first, last) = victims[i];
-                r.add(name, times, SimTime::from_secs(first), SimTime::from_secs(last));
+                r.add(
+                    name,
+                    times,
+                    SimTime::from_secs(first),
+                    SimTime::from_secs(last),
+                );
             }
             r
         };

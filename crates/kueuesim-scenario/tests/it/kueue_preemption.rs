@@ -316,9 +316,10 @@ fn fair_sharing_victims_readmitted_ahead_of_their_preemptor_every_second() {
         let at: Vec<f64> = w.evictions.iter().map(|e| e.at).collect();
         assert_eq!(at, times, "{name}: preempted every second");
         assert!(
-            w.evictions.iter().all(|e| e.preemption_reason
-                == Some("InCohortFairSharing")
-                && e.preemptor.as_deref() == Some("train/p")),
+            w.evictions
+                .iter()
+                .all(|e| e.preemption_reason == Some("InCohortFairSharing")
+                    && e.preemptor.as_deref() == Some("train/p")),
             "{name}: {:?}",
             w.evictions
         );

@@ -530,6 +530,45 @@ pub struct Tally {
     pub unmanaged_suspended_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
     pub missing_queues: BTreeMap<(String, String), u64>,
+    /// Per preemptor (`namespace/name`), the victims it preempted more than once: a
+    /// preemption loop shows as the same victims preempted again and again (capacity checks'
+    /// `PreemptionLoop`). Only preemptors with such a victim are kept, so it stays small.
+    pub preemption_repeats: BTreeMap<String, RepeatedPreemptions>,
+}
+
+/// One preemptor's repeated preemptions (`Tally::preemption_repeats`): the victims it
+/// preempted at least twice, how often and when. Folded per victim, in any order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepeatedPreemptions {
+    /// Victims it preempted at least twice.
+    pub victims: u64,
+    /// Its preemptions of those victims.
+    pub preemptions: u64,
+    /// The victim it preempted most often, as (times, `namespace/name`); the least name
+    /// among equals, so the order of folding does not show.
+    pub most: (u64, String),
+    /// Its first preemption of those victims.
+    pub first: SimTime,
+    /// Its last preemption of those victims.
+    pub last: SimTime,
+}
+
+impl RepeatedPreemptions {
+    /// Adds victim `victim`, preempted `times` times (at least twice) from `first` to `last`.
+    fn add(&mut self, victim: &str, times: u64, first: SimTime, last: SimTime) {
+        if self.victims == 0 {
+            (self.first, self.last) = (first, last);
+        } else {
+            self.first = self.first.min(first);
+            self.last = self.last.max(last);
+        }
+        self.victims += 1;
+        self.preemptions += times;
+        let (most, name) = &self.most;
+        if times > *most || (times == *most && victim < name.as_str()) {
+            self.most = (times, victim.to_string());
+        }
+    }
 }
 
 /// One queue's part of a `Tally` (a ClusterQueue's or a LocalQueue's): counts and GPU time.
@@ -819,6 +858,7 @@ impl Tally {
             unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
             unmanaged_suspended_by_namespace: self.unmanaged_suspended_by_namespace.clone(),
             missing_queues: self.missing_queues.clone(),
+            preemption_repeats: self.preemption_repeats.clone(),
         }
     }
 
@@ -865,6 +905,7 @@ impl Tally {
             }
             QueueRef::Local(_) => {}
         }
+        self.add_repeated_preemptions(wl, rec);
         let gpu = world.resources.lookup(kueuesim_model::resources::GPU);
         if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
             self.waits.push(at - wl.created_at);
@@ -893,6 +934,32 @@ impl Tally {
         }
         if let Some(lq) = lq {
             self.local_queues[lq.index()].add(wl, rec, gpu);
+        }
+    }
+
+    /// Counts, per preemptor, the preemptions of victim `wl` when it preempted it more
+    /// than once (`preemption_repeats`).
+    fn add_repeated_preemptions(&mut self, wl: &Workload, rec: &WorkloadRecord) {
+        if rec.evictions.len() < 2 {
+            return;
+        }
+        // Per preemptor of this victim: times, first, last (evictions are oldest first).
+        let mut by: BTreeMap<&str, (u64, SimTime, SimTime)> = BTreeMap::new();
+        for e in &rec.evictions {
+            if let Some(p) = &e.preemptor {
+                let entry = by.entry(p.as_str()).or_insert((0, e.at, e.at));
+                entry.0 += 1;
+                entry.2 = e.at;
+            }
+        }
+        let victim = format!("{}/{}", wl.namespace, wl.name);
+        for (preemptor, (times, first, last)) in by {
+            if times >= 2 {
+                self.preemption_repeats
+                    .entry(preemptor.to_string())
+                    .or_default()
+                    .add(&victim, times, first, last);
+            }
         }
     }
 
@@ -947,4 +1014,43 @@ fn state_slot(state: WorkloadState) -> usize {
         .iter()
         .position(|s| *s == state)
         .expect("every state is listed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fold of repeated preemptions reads the same in any order of victims: the most
+    /// preempted victim by count, then least name; the first and last preemption of all.
+    #[test]
+    fn repeated_preemptions_fold_in_any_order() {
+        let victims = [
+            ("ns/b", 3, 20, 40),
+            ("ns/a", 3, 25, 45),
+            ("ns/c", 2, 10, 30),
+        ];
+        let fold = |order: &[usize]| {
+            let mut r = RepeatedPreemptions::default();
+            for &i in order {
+                let (name, times, first, last) = victims[i];
+                r.add(
+                    name,
+                    times,
+                    SimTime::from_secs(first),
+                    SimTime::from_secs(last),
+                );
+            }
+            r
+        };
+        let want = RepeatedPreemptions {
+            victims: 3,
+            preemptions: 8,
+            most: (3, "ns/a".to_string()),
+            first: SimTime::from_secs(10),
+            last: SimTime::from_secs(45),
+        };
+        for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+            assert_eq!(fold(&order), want, "{order:?}");
+        }
+    }
 }

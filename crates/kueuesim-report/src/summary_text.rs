@@ -6,6 +6,9 @@ use kueuesim_model::{SimDuration, World};
 use crate::output::{ClusterQueueSummary, SimulationResult, Summary, WorkloadOut};
 use crate::queues::QueueFigures;
 
+/// Preemption loops the summary names one per line; the rest are counted.
+const MAX_LOOP_LINES: usize = 5;
+
 fn fmt_secs(s: Option<f64>) -> String {
     match s {
         None => "-".into(),
@@ -210,6 +213,24 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             },
             s.gpu.lost_gpu_hours
         );
+        // Preemption loops under the evictions they account for, so that a count in the
+        // thousands is not read as a simulator fault (also a warning: the capacity checks).
+        let loops: Vec<&str> = s
+            .checks
+            .iter()
+            .filter(|c| c.kind == "PreemptionLoop")
+            .map(|c| c.message.as_str())
+            .collect();
+        for message in loops.iter().take(MAX_LOOP_LINES) {
+            let _ = writeln!(out, "  loop:       {message}");
+        }
+        if loops.len() > MAX_LOOP_LINES {
+            let _ = writeln!(
+                out,
+                "  loop:       and {} more (summary.checks of -o json)",
+                loops.len() - MAX_LOOP_LINES
+            );
+        }
     }
     let g = &s.gpu;
     if g.busy_gpu_seconds > 0.0 || g.lost_gpu_hours > 0.0 || g.held_not_running_gpu_hours > 0.0 {

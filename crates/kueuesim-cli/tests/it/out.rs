@@ -1018,6 +1018,9 @@ fn out_warns_of_a_large_directory_before_the_run_without_until() {
         "-q",
         "--max-events",
         "1",
+        // Asked for explicitly: `--sample auto` (the default) would choose a longer step.
+        "--sample",
+        "1m",
         "--out",
         out.to_str().expect("utf-8"),
     ]);
@@ -1078,6 +1081,8 @@ fn the_sample_count_warning_follows_the_runs_own_end() {
         "-q",
         "--write",
         "timeseries",
+        "--sample",
+        "1m",
         "--out",
         out.to_str().expect("utf-8"),
     ]);

@@ -298,6 +298,8 @@ fn a_ten_year_horizon_streams_its_samples_in_bounded_memory() {
             &out,
             "--write",
             "timeseries",
+            "--sample",
+            "1m",
             "--max-events",
             "1",
             "-q",

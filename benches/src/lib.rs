@@ -740,7 +740,11 @@ mod tests {
                 .args(args.map(|a| a.to_string()))
                 .output()
                 .expect("bash runs the script");
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let [w, l, c, n, p] = args;
             assert_eq!(
                 String::from_utf8(out.stdout).expect("utf-8"),

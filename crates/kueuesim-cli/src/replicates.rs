@@ -166,9 +166,7 @@ pub(crate) fn simulate_staged(
             sim = sim.with_time_series(step);
         }
         if let Some(h) = horizon {
-            warnings.extend(crate::out_size_warning(
-                world, spec.files, step, &sample, h,
-            ));
+            warnings.extend(crate::out_size_warning(world, spec.files, step, &sample, h));
         }
         sink = Some(OutDir::create(dir, world, spec.files).map_err(io)?);
     }

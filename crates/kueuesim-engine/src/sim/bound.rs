@@ -219,7 +219,14 @@ impl BoundTally {
         }
         let i = slots[s] as usize;
         let g = &mut self.groups[c][i];
-        flush(g, &mut self.cq_ms[c], &mut self.lq_ms, self.resources, now, every);
+        flush(
+            g,
+            &mut self.cq_ms[c],
+            &mut self.lq_ms,
+            self.resources,
+            now,
+            every,
+        );
         i
     }
 
@@ -533,7 +540,11 @@ mod tests {
 
     fn set_of(two: bool, k: u8) -> BoundSet {
         let r = ResourceId::from_index(0);
-        let first = [Constraint::Quota(r), Constraint::Cohort(r), Constraint::Nodes][k as usize];
+        let first = [
+            Constraint::Quota(r),
+            Constraint::Cohort(r),
+            Constraint::Nodes,
+        ][k as usize];
         let mut s = BoundSet::one(first);
         if two {
             s.insert(Constraint::BorrowingLimit(r), 2 * crate::bound::WEIGHT_ONE);

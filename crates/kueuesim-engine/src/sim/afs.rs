@@ -389,7 +389,7 @@ mod tests {
                             all.decay(q, now);
                         }
                     }
-                    Op::Wait(ms) => now = now + SimDuration::from_millis(i64::from(ms)),
+                    Op::Wait(ms) => now += SimDuration::from_millis(i64::from(ms)),
                 }
                 for q in 0..n {
                     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

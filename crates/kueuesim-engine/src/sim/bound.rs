@@ -609,7 +609,7 @@ mod tests {
                             reference.set = Some(set);
                         }
                     }
-                    Op::Wait(ms) => now = now + kueuesim_model::SimDuration::from_millis(i64::from(ms)),
+                    Op::Wait(ms) => now += kueuesim_model::SimDuration::from_millis(i64::from(ms)),
                 }
             }
             reference.flush(now, resources);

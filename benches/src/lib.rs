@@ -108,6 +108,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
                 topology_slice: None,
                 gpu_share: None,
                 vgpu: None,
+                info: None,
             }],
             active: true,
             initial_admission: None,
@@ -115,7 +116,10 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             max_execution_time: None,
             job_uid: None,
             creation_blocked: None,
+            suspended: false,
+            requeue_state: None,
             gang: Default::default(),
+            resilience: Default::default(),
         });
     }
     w
@@ -215,6 +219,7 @@ pub fn cycle_world(
                 topology_slice: None,
                 gpu_share: None,
                 vgpu: None,
+                info: None,
             }],
             active: true,
             initial_admission: admitted.then(|| InitialAdmission {
@@ -222,13 +227,18 @@ pub fn cycle_world(
                 pod_sets: vec![PodSetAdmission {
                     flavors: vec![(cpu, FlavorId(0))],
                     count: 1,
+                    topology: None,
                 }],
                 reserved_at: Some(SimTime::from_millis(-created)),
+                pods_ready: false,
             }),
             last_eviction: None,
             max_execution_time: None,
             creation_blocked: None,
+            suspended: false,
+            requeue_state: None,
             gang: Default::default(),
+            resilience: Default::default(),
         });
     };
     for q in 0..n_cqs {
@@ -602,6 +612,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
                 topology_slice: None,
                 gpu_share: None,
                 vgpu: None,
+                info: None,
             }],
             active: true,
             initial_admission: None,
@@ -609,7 +620,10 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             max_execution_time: None,
             job_uid: None,
             creation_blocked: None,
+            suspended: false,
+            requeue_state: None,
             gang: gang.into(),
+            resilience: Default::default(),
         });
     }
     w

@@ -230,6 +230,45 @@ pub struct WorkloadRecord {
     pub idle_quota_gpu_ms: i128,
     /// Workloads it preempted (Kueue) or reclaimed from (KAI) to be admitted or placed.
     pub preemptions_caused: u32,
+    /// Times its pods ended early (drained, removed, failed) and its job went on: the lost
+    /// pods replaced, or a JobSet restarted.
+    pub restarts: u32,
+    /// Its job failed (lost more pods than its controller allows): `Finished`, reason `Failed`.
+    pub failed: bool,
+    /// Running time that did useful work: every run's work up to its finish or its last
+    /// checkpoint, without restart costs (and the current run's so far, at the end).
+    pub useful_ms: i128,
+    /// When its pods first all ran.
+    pub first_running_at: Option<SimTime>,
+}
+
+impl WorkloadRecord {
+    /// Effective training time ratio (ETTR, Kokolis et al., HPCA 2025): useful running time
+    /// over the wall time from its first start to its finish (or `end`), requeues and
+    /// replacements included; None if it never ran.
+    pub fn ettr(&self, end: SimTime) -> Option<f64> {
+        let from = self.first_running_at?;
+        let to = self.finished_at.unwrap_or(end);
+        let wall = (to - from).millis();
+        (wall > 0).then(|| self.useful_ms as f64 / wall as f64)
+    }
+}
+
+/// What the cluster's changes and failures did (`summary.failures`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FailureStats {
+    /// Node failures (`spec.failures.nodes`).
+    pub node_failures: u64,
+    /// GPU failures (`spec.failures.gpus`).
+    pub gpu_failures: u64,
+    /// Pods that ended early (drained, removed, failed).
+    pub pods_lost: u64,
+    /// Times a job went on after losing pods (replaced, or a JobSet restarted).
+    pub restarts: u64,
+    /// Jobs that failed after losing pods.
+    pub jobs_failed: u64,
+    /// GPU-milliseconds of work lost when pods ended early (beyond the last checkpoint).
+    pub lost_gpu_ms: i128,
 }
 
 /// Every reason an eviction can carry in kueuesim: the `Evicted` condition reasons Kueue
@@ -263,8 +302,15 @@ pub struct RunStats {
     pub gpu_capacity: i64,
     /// Events processed.
     pub events_processed: u64,
-    /// GPU-milliseconds of work lost to evictions, all workloads.
+    /// GPU-milliseconds of work lost to evictions and to pods that ended early, all
+    /// workloads.
     pub lost_gpu_ms: i128,
+    /// GPU-milliseconds of useful work: every run's work up to its finish or its last
+    /// checkpoint (the runs going on at the end, up to the end) (`summary.goodput`'s
+    /// numerator).
+    pub useful_gpu_ms: i128,
+    /// What the cluster's changes and failures did.
+    pub failures: FailureStats,
     /// Evictions by the Evicted condition's reason (one of `EVICTION_REASONS`); reasons that
     /// did not happen are absent.
     pub evictions: std::collections::BTreeMap<&'static str, u64>,
@@ -336,6 +382,13 @@ pub enum Stopped {
     EventBudget(u64),
     /// The caller's progress callback asked it to stop (a wall-time budget, say).
     ByCaller,
+    /// A run without a horizon and with `spec.failures`: every workload has arrived, and for
+    /// `for_` nothing finished or failed while failures kept ending pods (the jobs left
+    /// lose their work faster than they do it, and failures never stop).
+    FailuresWithoutEnd {
+        /// How long nothing finished.
+        for_: SimDuration,
+    },
 }
 
 /// The state sampled at one instant of a time series: after every event at or before `at`.
@@ -369,13 +422,19 @@ pub struct Sample {
     /// Per spine (`spine_domains`), workloads with pods bound all under it; the last entry
     /// counts those spread over several spines.
     pub gangs_by_spine: Vec<u32>,
+    /// Per spine (`spine_domains`), the GPUs free on its nodes: their allocatable
+    /// `nvidia.com/gpu` less the requests of the pods bound to them (the scheduler's view of
+    /// the domain). Empty without spines or without GPUs. A gang that must fit in one spine
+    /// (Volcano's hard `networkTopology`, KAI's required level) finds room only where this
+    /// reaches its need.
+    pub free_gpus_by_spine: Vec<i64>,
     /// With GPU devices, their allocation and fragmentation (as the summary's, at `at`).
     pub gpu_sharing: Option<GpuSharingFigures>,
 }
 
-/// The domains the time series counts running gangs in: the highest real tier of the
-/// Volcano HyperNodes (the spines on the platform), else the top level of the first
-/// Kueue/KAI Topology. (topology index as in `placement::topologies`, domains).
+/// The domains the time series counts running gangs and free GPUs in: the highest real
+/// tier of the Volcano HyperNodes (the spines on the platform), else the top level of the
+/// first Kueue/KAI Topology. (topology index as in `placement::topologies`, domains).
 pub fn spine_domains(world: &kueuesim_model::World) -> (usize, Vec<kueuesim_model::DomainId>) {
     let hn = &world.hypernodes;
     if hn.domains.len() > 1 {
@@ -464,10 +523,52 @@ pub struct Tally {
     /// LocalQueues, the scan was a million steps per figure). Private, as `samples` is:
     /// `add` keeps the two in step.
     cluster_queue_keys: BTreeSet<(ClusterQueueId, Option<LocalQueueId>)>,
-    /// Arrived workloads Kueue does not manage, by namespace (capacity checks).
+    /// Arrived workloads Kueue does not manage, by namespace, but the cluster's own (a
+    /// DaemonSet's, those of `World::is_system_namespace`) (capacity checks).
     pub unmanaged_by_namespace: BTreeMap<String, u64>,
+    /// Of those, the suspended ones (`Workload::suspended`: they never run), by namespace.
+    pub unmanaged_suspended_by_namespace: BTreeMap<String, u64>,
     /// Arrived workloads naming a LocalQueue that does not exist, by namespace and name.
     pub missing_queues: BTreeMap<(String, String), u64>,
+    /// Per preemptor (`namespace/name`), the victims it preempted more than once: a
+    /// preemption loop shows as the same victims preempted again and again (capacity checks'
+    /// `PreemptionLoop`). Only preemptors with such a victim are kept, so it stays small.
+    pub preemption_repeats: BTreeMap<String, RepeatedPreemptions>,
+}
+
+/// One preemptor's repeated preemptions (`Tally::preemption_repeats`): the victims it
+/// preempted at least twice, how often and when. Folded per victim, in any order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepeatedPreemptions {
+    /// Victims it preempted at least twice.
+    pub victims: u64,
+    /// Its preemptions of those victims.
+    pub preemptions: u64,
+    /// The victim it preempted most often, as (times, `namespace/name`); the least name
+    /// among equals, so the order of folding does not show.
+    pub most: (u64, String),
+    /// Its first preemption of those victims.
+    pub first: SimTime,
+    /// Its last preemption of those victims.
+    pub last: SimTime,
+}
+
+impl RepeatedPreemptions {
+    /// Adds victim `victim`, preempted `times` times (at least twice) from `first` to `last`.
+    fn add(&mut self, victim: &str, times: u64, first: SimTime, last: SimTime) {
+        if self.victims == 0 {
+            (self.first, self.last) = (first, last);
+        } else {
+            self.first = self.first.min(first);
+            self.last = self.last.max(last);
+        }
+        self.victims += 1;
+        self.preemptions += times;
+        let (most, name) = &self.most;
+        if times > *most || (times == *most && victim < name.as_str()) {
+            self.most = (times, victim.to_string());
+        }
+    }
 }
 
 /// One queue's part of a `Tally` (a ClusterQueue's or a LocalQueue's): counts and GPU time.
@@ -755,7 +856,9 @@ impl Tally {
             samples: BTreeMap::new(),
             cluster_queue_keys: BTreeSet::new(),
             unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
+            unmanaged_suspended_by_namespace: self.unmanaged_suspended_by_namespace.clone(),
             missing_queues: self.missing_queues.clone(),
+            preemption_repeats: self.preemption_repeats.clone(),
         }
     }
 
@@ -773,12 +876,26 @@ impl Tally {
             self.unmanaged += 1;
         }
         self.by_state[state_slot(rec.state)] += 1;
+        // The cluster's own pods (a DaemonSet's, those of kube-system and Kueue's
+        // namespace) run outside Kueue by design: they bypass nothing.
+        let system = world.is_system_namespace(&wl.namespace)
+            || wl
+                .owner
+                .as_ref()
+                .is_some_and(|(kind, _)| kind == "DaemonSet");
         match &wl.queue {
+            QueueRef::Unmanaged if system => {}
             QueueRef::Unmanaged => {
                 *self
                     .unmanaged_by_namespace
                     .entry(wl.namespace.clone())
                     .or_default() += 1;
+                if wl.suspended {
+                    *self
+                        .unmanaged_suspended_by_namespace
+                        .entry(wl.namespace.clone())
+                        .or_default() += 1;
+                }
             }
             QueueRef::Missing(q) => {
                 *self
@@ -788,6 +905,7 @@ impl Tally {
             }
             QueueRef::Local(_) => {}
         }
+        self.add_repeated_preemptions(wl, rec);
         let gpu = world.resources.lookup(kueuesim_model::resources::GPU);
         if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
             self.waits.push(at - wl.created_at);
@@ -816,6 +934,32 @@ impl Tally {
         }
         if let Some(lq) = lq {
             self.local_queues[lq.index()].add(wl, rec, gpu);
+        }
+    }
+
+    /// Counts, per preemptor, the preemptions of victim `wl` when it preempted it more
+    /// than once (`preemption_repeats`).
+    fn add_repeated_preemptions(&mut self, wl: &Workload, rec: &WorkloadRecord) {
+        if rec.evictions.len() < 2 {
+            return;
+        }
+        // Per preemptor of this victim: times, first, last (evictions are oldest first).
+        let mut by: BTreeMap<&str, (u64, SimTime, SimTime)> = BTreeMap::new();
+        for e in &rec.evictions {
+            if let Some(p) = &e.preemptor {
+                let entry = by.entry(p.as_str()).or_insert((0, e.at, e.at));
+                entry.0 += 1;
+                entry.2 = e.at;
+            }
+        }
+        let victim = format!("{}/{}", wl.namespace, wl.name);
+        for (preemptor, (times, first, last)) in by {
+            if times >= 2 {
+                self.preemption_repeats
+                    .entry(preemptor.to_string())
+                    .or_default()
+                    .add(&victim, times, first, last);
+            }
         }
     }
 
@@ -870,4 +1014,43 @@ fn state_slot(state: WorkloadState) -> usize {
         .iter()
         .position(|s| *s == state)
         .expect("every state is listed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fold of repeated preemptions reads the same in any order of victims: the most
+    /// preempted victim by count, then least name; the first and last preemption of all.
+    #[test]
+    fn repeated_preemptions_fold_in_any_order() {
+        let victims = [
+            ("ns/b", 3, 20, 40),
+            ("ns/a", 3, 25, 45),
+            ("ns/c", 2, 10, 30),
+        ];
+        let fold = |order: &[usize]| {
+            let mut r = RepeatedPreemptions::default();
+            for &i in order {
+                let (name, times, first, last) = victims[i];
+                r.add(
+                    name,
+                    times,
+                    SimTime::from_secs(first),
+                    SimTime::from_secs(last),
+                );
+            }
+            r
+        };
+        let want = RepeatedPreemptions {
+            victims: 3,
+            preemptions: 8,
+            most: (3, "ns/a".to_string()),
+            first: SimTime::from_secs(10),
+            last: SimTime::from_secs(45),
+        };
+        for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
+            assert_eq!(fold(&order), want, "{order:?}");
+        }
+    }
 }

@@ -100,6 +100,88 @@ impl LabelSelector {
     }
 }
 
+/// The prefix of the node labels the loader gives the nodes a pod's required node affinity
+/// matches (`kueuesim.io/node-affinity-<digest>: "true"`, which the pod then selects): the
+/// nodes never change, so an affinity is a nodeSelector on them. Views leave them out.
+pub const NODE_AFFINITY_LABEL_PREFIX: &str = "kueuesim.io/node-affinity-";
+
+/// The operator of a node selector requirement (`NodeSelectorOperator`): a label
+/// selector's, and `Gt` and `Lt`, which compare the label's value as an integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeSelectorOp {
+    /// The value is one of the values.
+    In,
+    /// The label is absent or its value is none of the values.
+    NotIn,
+    /// The label is present.
+    Exists,
+    /// The label is absent.
+    DoesNotExist,
+    /// The value, an integer, is greater than the one value.
+    Gt,
+    /// The value, an integer, is less than the one value.
+    Lt,
+}
+
+/// One requirement of a node selector term: on a label (`matchExpressions`) or on the
+/// node's name (`matchFields` with key `metadata.name`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NodeSelectorRequirement {
+    /// The label key (`metadata.name` for a field requirement).
+    pub key: String,
+    /// How the value is tested.
+    pub op: NodeSelectorOp,
+    /// The values (one integer for `Gt` and `Lt`, none for `Exists` and `DoesNotExist`).
+    pub values: Vec<String>,
+    /// A `matchFields` requirement: tests the node's name.
+    pub field: bool,
+}
+
+/// A pod's required node affinity (`requiredDuringSchedulingIgnoredDuringExecution`): a
+/// node matches if it matches any term, and a term if it meets all its requirements (a
+/// term without any matches no node), as kube-scheduler's NodeAffinity filter reads it
+/// (`MatchNodeSelectorTerms`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NodeAffinity {
+    /// `nodeSelectorTerms`, each a list of requirements.
+    pub terms: Vec<Vec<NodeSelectorRequirement>>,
+}
+
+impl NodeAffinity {
+    /// Whether the node `name` with `labels` matches.
+    pub fn matches(&self, name: &str, labels: &Labels) -> bool {
+        self.terms.iter().any(|term| {
+            !term.is_empty()
+                && term.iter().all(|r| {
+                    let v = if r.field {
+                        Some(name)
+                    } else {
+                        labels.get(&r.key)
+                    };
+                    let int = |x: &str| x.trim().parse::<i64>().ok();
+                    match r.op {
+                        NodeSelectorOp::In => v.is_some_and(|v| r.values.iter().any(|x| x == v)),
+                        NodeSelectorOp::NotIn => v.is_none_or(|v| r.values.iter().all(|x| x != v)),
+                        NodeSelectorOp::Exists => v.is_some(),
+                        NodeSelectorOp::DoesNotExist => v.is_none(),
+                        NodeSelectorOp::Gt | NodeSelectorOp::Lt => {
+                            match (v.and_then(int), r.values.first().and_then(|x| int(x))) {
+                                (Some(v), Some(bound)) => {
+                                    if r.op == NodeSelectorOp::Gt {
+                                        v > bound
+                                    } else {
+                                        v < bound
+                                    }
+                                }
+                                _ => false,
+                            }
+                        }
+                    }
+                })
+        })
+    }
+}
+
 /// The effect of a taint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TaintEffect {
@@ -198,6 +280,40 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         )
+    }
+
+    /// Terms are ORed, requirements ANDed, a term without requirements matches nothing;
+    /// `Gt`/`Lt` compare integers; `matchFields` test the node's name.
+    #[test]
+    fn node_affinity_terms() {
+        let l = labels(&[("zone", "a"), ("gen", "9")]);
+        let r = |key: &str, op, values: &[&str], field| NodeSelectorRequirement {
+            key: key.into(),
+            op,
+            values: values.iter().map(|v| v.to_string()).collect(),
+            field,
+        };
+        use NodeSelectorOp::*;
+        let a = |terms: Vec<Vec<NodeSelectorRequirement>>| NodeAffinity { terms };
+        assert!(a(vec![vec![r("zone", In, &["a", "b"], false)]]).matches("n", &l));
+        assert!(
+            !a(vec![vec![
+                r("zone", In, &["a"], false),
+                r("gen", Lt, &["9"], false)
+            ]])
+            .matches("n", &l)
+        );
+        assert!(
+            a(vec![
+                vec![r("zone", NotIn, &["a"], false)],
+                vec![r("gen", Gt, &["8"], false)]
+            ])
+            .matches("n", &l)
+        );
+        assert!(!a(vec![vec![r("gen", Gt, &["x"], false)]]).matches("n", &l));
+        assert!(a(vec![vec![r("metadata.name", In, &["n"], true)]]).matches("n", &l));
+        assert!(!a(vec![vec![]]).matches("n", &l));
+        assert!(a(vec![vec![r("rack", DoesNotExist, &[], false)]]).matches("n", &l));
     }
 
     #[test]

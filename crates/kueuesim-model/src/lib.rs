@@ -5,6 +5,7 @@
 //! simulates them. Everything here is deterministic: no hash-map iteration reaches a decision.
 #![warn(missing_docs)]
 
+pub mod change;
 pub mod fair_sharing;
 pub mod gpu;
 pub mod ids;
@@ -19,10 +20,13 @@ pub mod time;
 pub mod topology;
 pub mod world;
 
+pub use change::{
+    Change, DurationDist, FailureConfig, GpuFailures, NodeFailures, NodeOp, OnPodLoss, Resilience,
+};
 pub use ids::*;
 pub use labels::{
-    LabelSelector, Labels, SelectorOp, SelectorRequirement, Taint, TaintEffect, Toleration,
-    TolerationOp,
+    LabelSelector, Labels, NodeAffinity, NodeSelectorOp, NodeSelectorRequirement, SelectorOp,
+    SelectorRequirement, Taint, TaintEffect, Toleration, TolerationOp,
 };
 pub use objects::*;
 pub use quantity::{

@@ -300,6 +300,35 @@ pub struct PodSet {
     /// Volcano vGPU: the pod's `volcano.sh/vgpu-*` requests, read as the deviceshare plugin
     /// reads them (the same amounts stay in `requests`, which Kueue and the node count).
     pub vgpu: Option<crate::gpu::VgpuRequest>,
+    /// The pod template as written, for the views of its pods (`kubectl describe pod`);
+    /// None: not given (trace and generated workloads).
+    pub info: Option<Arc<PodInfo>>,
+}
+
+/// What a pod (or pod template) of the input says beyond its scheduling, as written: shown
+/// by the pod views, never read by a decision.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodInfo {
+    /// `metadata.labels`, sorted by key.
+    pub labels: Vec<(String, String)>,
+    /// `metadata.annotations`, sorted by key.
+    pub annotations: Vec<(String, String)>,
+    /// `spec.containers`, in order.
+    pub containers: Vec<ContainerInfo>,
+    /// `spec.nodeSelector`, sorted by key.
+    pub node_selector: Vec<(String, String)>,
+    /// `spec.tolerations`, as kubectl prints them (`key=value:effect`).
+    pub tolerations: Vec<String>,
+}
+
+/// One container of a pod: its name and its requests as written (limits where a request is
+/// missing, as the API server defaults them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ContainerInfo {
+    /// `name` (empty when not given).
+    pub name: String,
+    /// Resource name and quantity, sorted by resource name.
+    pub requests: Vec<(String, String)>,
 }
 
 /// A pod set's Kueue topology request.
@@ -343,6 +372,10 @@ pub struct InitialAdmission {
     pub pod_sets: Vec<PodSetAdmission>,
     /// When quota was reserved (the QuotaReserved condition's lastTransitionTime), if known.
     pub reserved_at: Option<SimTime>,
+    /// Its pods were ready before the start (`PodsReady=True` in the input, or every admitted
+    /// pod running on its node at the start): `waitForPodsReady` arms no timeout for it, as
+    /// Kueue arms none for a workload whose PodsReady condition is True.
+    pub pods_ready: bool,
 }
 
 /// The admission of one pod set: a flavor per resource and the admitted pod count.
@@ -352,6 +385,21 @@ pub struct PodSetAdmission {
     pub flavors: Vec<(ResourceId, FlavorId)>,
     /// Admitted pod count (lower than the requested count under partial admission).
     pub count: u32,
+    /// Kueue TAS: the topology assignment (`topologyAssignment`): the topology (index into
+    /// `World::topologies`) and, per lowest-level domain in domain order, its pods.
+    pub topology: Option<(usize, Vec<(crate::topology::DomainId, u32)>)>,
+}
+
+/// A Workload's `status.requeueState`, with its `Requeued` condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequeueState {
+    /// `count`: requeues so far (the next back-off doubles from it; `backoffLimitCount`
+    /// counts it).
+    pub count: u32,
+    /// `requeueAt`, relative to the start: it waits, inadmissible, until then.
+    pub requeue_at: Option<SimTime>,
+    /// The `Requeued` condition's reason and message, if the input has one.
+    pub condition: Option<(String, String)>,
 }
 
 /// A workload: one unit of admission and gang scheduling.
@@ -401,10 +449,19 @@ pub struct Workload {
     /// Why Kueue's job controller could not create the Workload (e.g. its
     /// WorkloadPriorityClass does not exist): it stays pending with this Warning event.
     pub creation_blocked: Option<CreationBlocked>,
+    /// `status.requeueState` of a Workload of the input that was requeued (a PodsReady
+    /// timeout, an admission check) before the start: how often, and until when it waits.
+    pub requeue_state: Option<RequeueState>,
+    /// A job Kueue does not manage that is suspended (`spec.suspend: true` as written, or
+    /// suspended by Kueue's webhook for a queue-name label in a namespace Kueue's reconciler
+    /// then ignores): nothing unsuspends it, so it never runs.
+    pub suspended: bool,
     /// What its gang scheduler is asked for: gang size and topology constraint. Shared: most
     /// workloads of a generator or trace ask for the same, and a `GangSpec` is 256 bytes of
     /// mostly empty lists (`Arc::make_mut` to change one).
     pub gang: Arc<GangSpec>,
+    /// What its controller does when pods end early, and the work a failure loses.
+    pub resilience: crate::change::Resilience,
 }
 
 /// The gang scheduler's view of a workload (the Volcano or KAI PodGroup its controller
@@ -443,12 +500,20 @@ pub struct GangSpec {
     /// `spec.nodeName`; annotation `kueuesim.io/bound-nodes`): a gang that is partly placed,
     /// e.g. after a pod failed. Empty: nothing runs yet.
     pub bound_nodes: Vec<Vec<crate::ids::NodeId>>,
+    /// Per pod set, parallel to `bound_nodes`: the KAI GPU group of each bound pod that holds
+    /// a GPU share (its `runai-gpu-group` label; shares of one group are on one device).
+    /// Empty: none named.
+    pub bound_gpu_groups: Vec<Vec<Option<String>>>,
     /// The name of the input's PodGroup object this gang is (Volcano or KAI), if any; a
     /// scheduler's messages name it. None: the PodGroup its controller would create.
     pub pod_group: Option<String>,
     /// Per pod set, its pods' own names, when the input names them (the bare Pods of a
     /// PodGroup or a Kueue pod group); empty: named as their controller would name them.
     pub pod_names: Vec<Vec<String>>,
+    /// Per pod set, parallel to `pod_names`: each bare Pod's own labels, annotations and
+    /// containers (pods of one role share a spec but not their metadata); empty: the pod
+    /// set's template (`PodSet::info`) stands for every pod.
+    pub pod_info: Vec<Vec<Arc<PodInfo>>>,
 }
 
 impl GangSpec {
@@ -595,6 +660,14 @@ pub fn replica_set_pod_name(deployment: &str, seed: &str, idx: usize) -> String 
 }
 
 impl Workload {
+    /// Whether it holds capacity from the start: quota (`status.admission` of the input) or
+    /// nodes (pods already bound). The loader lets such workloads arrive first at their
+    /// instant and the engine books them before it places any pod there, so a snapshot is
+    /// read as a state, not in the order its objects were written.
+    pub fn holds_at_start(&self) -> bool {
+        self.initial_admission.is_some() || self.gang.pre_bound() > 0
+    }
+
     /// The name of pod `idx` of pod set `ps`: its own name when the input names it, else as
     /// its controller would name it: a Job's pods `<job>-<5 random chars>` (here derived
     /// from the UID and index, so runs are stable); a plain Pod is its own name; a

@@ -461,10 +461,14 @@ pub fn resource_amount(resource: &str, q: &Quantity) -> Result<i64, QuantityErro
 /// The inverse of [`resource_amount`] for display: formats an amount of `resource` as Kubernetes
 /// prints a canonical quantity.
 ///
-/// `cpu`: whole cores as `4`, otherwise millicores as `500m` or `1500m`. Other resources: when the
-/// amount is at least 1024 and a multiple of 1024, the largest binary suffix that divides it
-/// exactly (`16Gi`, `1536Mi`, `1Ki`); otherwise the plain integer (`8`, `1000`). Negative amounts
-/// are formatted like their absolute value with a leading `-`.
+/// As Kueue's `ResourceFormatter.ResourceQuantity` then `Quantity.String()` word it (the amounts
+/// in its messages): `cpu` as a DecimalSI milli-quantity (`500m`, `1500m`, `4`, `2k`);
+/// `memory`, `ephemeral-storage` and `hugepages-*` as a canonical BinarySI quantity (at least
+/// 1024 and a multiple of 1024: the largest binary suffix that divides it, `16Gi`, `1536Mi`,
+/// `1000Ki`; otherwise DecimalSI, as the re-parsed quantity of `newCanonicalQuantity` prints:
+/// `8`, `1k`, `100k`); every other resource (GPUs, pods, extended resources) as DecimalSI
+/// (`8`, `6144`, `8k`): the largest power of 1000 that divides it. Negative amounts are
+/// formatted like their absolute value with a leading `-`.
 pub fn format_amount(resource: &str, amount: i64) -> String {
     Amount(resource, amount).to_string()
 }
@@ -475,28 +479,36 @@ pub fn format_amount(resource: &str, amount: i64) -> String {
 pub struct Amount<'a>(pub &'a str, pub i64);
 
 impl Amount<'_> {
-    /// `format_amount`'s form: whether negative, the number and its suffix (`m` for cpu
-    /// millicores that are not whole cores, the largest binary suffix that divides the
-    /// amount, else none).
+    /// `format_amount`'s form: whether negative, the number and its suffix.
     fn parts(self) -> (bool, u64, &'static str) {
         let Amount(resource, amount) = self;
         let abs = amount.unsigned_abs();
+        let negative = amount < 0;
         if resource == "cpu" {
-            return if abs.is_multiple_of(1000) {
-                (amount < 0, abs / 1000, "")
-            } else {
-                (amount < 0, abs, "m")
-            };
+            // NewMilliQuantity(v, DecimalSI): millicores unless whole cores.
+            if !abs.is_multiple_of(1000) {
+                return (negative, abs, "m");
+            }
+            let (value, suffix) = decimal_si(abs / 1000);
+            return (negative, value, suffix);
         }
-        const BINARY: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
-        // Largest suffix first, so 1536Mi is chosen over 1572864Ki.
-        for (i, suffix) in BINARY.iter().enumerate().rev() {
-            let unit = 1u64 << (10 * (i + 1));
-            if abs >= unit && abs.is_multiple_of(unit) {
-                return (amount < 0, abs / unit, suffix);
+        let binary = matches!(resource, "memory" | "ephemeral-storage")
+            || resource.starts_with("hugepages-");
+        if binary && abs >= 1024 {
+            const BINARY: [&str; 6] = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+            // Largest suffix first, so 1536Mi is chosen over 1572864Ki.
+            for (i, suffix) in BINARY.iter().enumerate().rev() {
+                let unit = 1u64 << (10 * (i + 1));
+                if abs.is_multiple_of(unit) {
+                    return (negative, abs / unit, suffix);
+                }
             }
         }
-        (amount < 0, abs, "")
+        // DecimalSI: every other resource, and a binary one below 1024 or not a multiple of
+        // it (BinarySI prints those as DecimalSI, or as a plain integer that
+        // `newCanonicalQuantity` re-parses as DecimalSI).
+        let (value, suffix) = decimal_si(abs);
+        (negative, value, suffix)
     }
 
     /// Appends the amount as `Display` writes it, without the formatting machinery: the
@@ -509,6 +521,18 @@ impl Amount<'_> {
         out.push_str(decimal_digits(value, &mut [0; 20]));
         out.push_str(suffix);
     }
+}
+
+/// `v` as a canonical DecimalSI quantity prints it: the largest power of 1000 that divides it
+/// as its suffix (`8k` for 8000, `1500` for 1500, `0` for 0).
+fn decimal_si(mut v: u64) -> (u64, &'static str) {
+    const DECIMAL: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    let mut i = 0;
+    while v != 0 && v.is_multiple_of(1000) && i + 1 < DECIMAL.len() {
+        v /= 1000;
+        i += 1;
+    }
+    (v, DECIMAL[i])
 }
 
 /// The decimal digits of `v`, as `Display` writes them, in `buf` (a stack buffer: the hot
@@ -727,7 +751,19 @@ mod tests {
         assert_eq!(format_amount("memory", 1_610_612_736), "1536Mi");
         assert_eq!(format_amount("memory", 1024), "1Ki");
         assert_eq!(format_amount("memory", 8), "8");
-        assert_eq!(format_amount("memory", 1000), "1000");
+        // BinarySI below 1024, or not a multiple of it: DecimalSI (`newCanonicalQuantity`).
+        assert_eq!(format_amount("memory", 1000), "1k");
+        assert_eq!(format_amount("memory", 100_000), "100k");
+        assert_eq!(format_amount("memory", 1_024_000), "1000Ki");
+        assert_eq!(format_amount("hugepages-2Mi", 4_194_304), "4Mi");
+        assert_eq!(format_amount("ephemeral-storage", 1500), "1500");
+        // Every other resource is DecimalSI: 6144 GPUs are not "6Ki".
+        assert_eq!(format_amount("nvidia.com/gpu", 6144), "6144");
+        assert_eq!(format_amount("nvidia.com/gpu", 8000), "8k");
+        assert_eq!(format_amount("nvidia.com/gpu", 8), "8");
+        assert_eq!(format_amount("pods", 1024), "1024");
+        assert_eq!(format_amount("cpu", 2_000_000), "2k");
+        assert_eq!(format_amount("cpu", 1_792_000), "1792");
         assert_eq!(format_amount("memory", 0), "0");
         assert_eq!(format_amount("memory", -2048), "-2Ki");
         assert_eq!(format_amount("memory", i64::MIN), "-8Ei");
@@ -748,7 +784,7 @@ mod tests {
         }
 
         #[test]
-        fn any_amount_round_trips(m: i64, resource in prop::sample::select(vec!["cpu", "memory"])) {
+        fn any_amount_round_trips(m: i64, resource in prop::sample::select(vec!["cpu", "memory", "nvidia.com/gpu"])) {
             let shown = format_amount(resource, m);
             let parsed = q(&shown);
             let back = if resource == "cpu" { parsed.milli_value() } else { parsed.value() };

@@ -70,6 +70,8 @@ pub struct SimConfig {
     /// GPUs as devices shared by pods, and kube-scheduler's policy for them
     /// (`spec.gpuPlacement`, the openb adapter's `gpuSharing: device`).
     pub gpu: crate::gpu::GpuSharingConfig,
+    /// Seeded random failures of nodes and GPUs (`spec.failures`).
+    pub failures: crate::change::FailureConfig,
     /// What the seed changes in the workloads (`spec.variation`), as the loader describes it.
     pub variation: VariationNote,
 }
@@ -370,6 +372,10 @@ pub struct WaitForPodsReady {
     pub backoff_max: SimDuration,
     /// `requeuingStrategy.backoffLimitCount`: requeues before the workload is deactivated.
     pub backoff_limit: Option<u32>,
+    /// `recoveryTimeout`: an admitted workload whose pods were ready and then failed
+    /// (`PodsReady=False`, `WaitForRecovery`) is evicted if they are not all ready again this
+    /// long after; None (`0s`) never. Defaults to `timeout`.
+    pub recovery_timeout: Option<SimDuration>,
 }
 
 impl Default for WaitForPodsReady {
@@ -382,6 +388,7 @@ impl Default for WaitForPodsReady {
             backoff_base: SimDuration::from_secs(60),
             backoff_max: SimDuration::from_secs(3600),
             backoff_limit: None,
+            recovery_timeout: Some(SimDuration::from_secs(30 * 60)),
         }
     }
 }
@@ -408,6 +415,30 @@ pub struct KueueConfig {
     pub wait_for_pods_ready: Option<WaitForPodsReady>,
     /// `resources`: how pod requests become quota requests.
     pub resources: ResourceConfig,
+    /// `manageJobsWithoutQueueName`: jobs without a queue-name label in a namespace
+    /// `managed_jobs_namespace_selector` selects are managed too (and wait, with no queue).
+    pub manage_jobs_without_queue_name: bool,
+    /// `managedJobsNamespaceSelector` (None: every namespace): Kueue manages no job of a
+    /// namespace it does not select. Default: every namespace but `kube-system` and Kueue's
+    /// own (`kueue-system`).
+    pub managed_jobs_namespace_selector: Option<crate::labels::LabelSelector>,
+    /// Kueue's own namespace (`namespace` of its Configuration, default `kueue-system`).
+    pub namespace: String,
+}
+
+/// Kueue's default `managedJobsNamespaceSelector`: `kubernetes.io/metadata.name NotIn
+/// [kube-system, <Kueue's namespace>]` (`SetDefaults_Configuration`).
+pub fn default_managed_jobs_namespace_selector(
+    kueue_namespace: &str,
+) -> crate::labels::LabelSelector {
+    crate::labels::LabelSelector {
+        match_labels: crate::labels::Labels::default(),
+        match_expressions: vec![crate::labels::SelectorRequirement {
+            key: "kubernetes.io/metadata.name".into(),
+            op: crate::labels::SelectorOp::NotIn,
+            values: vec!["kube-system".into(), kueue_namespace.into()],
+        }],
+    }
 }
 
 /// `resources` of Kueue's configuration: requests Kueue leaves out of quota, and requests it
@@ -439,6 +470,11 @@ impl Default for KueueConfig {
             admission_fair_sharing: None,
             wait_for_pods_ready: Some(WaitForPodsReady::default()),
             resources: ResourceConfig::default(),
+            manage_jobs_without_queue_name: false,
+            managed_jobs_namespace_selector: Some(default_managed_jobs_namespace_selector(
+                "kueue-system",
+            )),
+            namespace: "kueue-system".into(),
         }
     }
 }
@@ -460,6 +496,7 @@ impl Default for SimConfig {
             kueue_gates: KueueGates::default(),
             policies: PolicyNames::default(),
             gpu: crate::gpu::GpuSharingConfig::default(),
+            failures: crate::change::FailureConfig::default(),
             variation: VariationNote::default(),
         }
     }
@@ -520,6 +557,9 @@ pub struct World {
     pub workloads: Vec<Workload>,
     /// Settings.
     pub config: SimConfig,
+    /// The changes of the `Timeline` objects, in the order they apply (time, then document
+    /// order); empty: the cluster never changes on schedule.
+    pub timeline: Vec<crate::change::Change>,
 }
 
 impl World {
@@ -569,6 +609,29 @@ impl World {
         self.namespaces.contains_key(name)
     }
 
+    /// Whether Kueue may manage jobs of `namespace` (`managedJobsNamespaceSelector`; a
+    /// namespace not in the input has the one label the API server gives every namespace,
+    /// `kubernetes.io/metadata.name`).
+    pub fn kueue_manages_namespace(&self, namespace: &str) -> bool {
+        let Some(sel) = &self.config.kueue.managed_jobs_namespace_selector else {
+            return true;
+        };
+        match self.namespace(namespace) {
+            Some(n) => sel.matches(&n.labels),
+            None => sel.matches(&crate::labels::Labels::new(vec![(
+                "kubernetes.io/metadata.name".into(),
+                namespace.into(),
+            )])),
+        }
+    }
+
+    /// Whether `namespace` is one of the cluster's own: `kube-system` and Kueue's (those
+    /// Kueue's default `managedJobsNamespaceSelector` leaves out), whose pods run the
+    /// cluster and are nobody's workloads to queue.
+    pub fn is_system_namespace(&self, namespace: &str) -> bool {
+        namespace == "kube-system" || namespace == self.config.kueue.namespace
+    }
+
     /// Whether a ClusterQueue `namespaceSelector` admits workloads of `namespace` (`None`
     /// admits none, `{}` all without looking the namespace up, a namespace not in the input
     /// has no labels).
@@ -604,6 +667,7 @@ impl Default for World {
             kai_queues: Vec::new(),
             workloads: Vec::new(),
             config: SimConfig::default(),
+            timeline: Vec::new(),
         }
     }
 }

@@ -141,7 +141,7 @@ fn workloads_table(
     doc: &kueuesim_report::output::SimulationResult,
     clock: Clock,
 ) -> PyResult<Table> {
-    let names: Vec<String> = export::WORKLOAD_COLUMNS
+    let names: Vec<String> = export::workload_columns(doc.summary.failures.is_some())
         .iter()
         .map(|s| s.to_string())
         .collect();

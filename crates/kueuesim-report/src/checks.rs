@@ -1,7 +1,8 @@
 //! Capacity checks: pure analyses of the loaded `World` and the run's workloads (through its
 //! `Tally`) that a planner should see before trusting the figures — GPU quota its nodes cannot
 //! hold, GPU capacity no quota reaches, ClusterQueues whose largest workload can never be
-//! admitted or placed, and workloads that bypass Kueue. The CLI prints them as warnings;
+//! admitted or placed, workloads that bypass Kueue, and preemption loops (a workload that
+//! preempted the same victims again and again). The CLI prints them as warnings;
 //! `-o json` lists them in `summary.checks`.
 
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use serde::Serialize;
 
 use kueuesim_engine::outcome::Tally;
 use kueuesim_model::resources::GPU;
-use kueuesim_model::{ClusterQueueId, CohortId, FlavorId, ResourceId, World};
+use kueuesim_model::{ClusterQueueId, CohortId, FlavorId, ResourceId, SimDuration, World};
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -18,7 +19,7 @@ use kueuesim_model::{ClusterQueueId, CohortId, FlavorId, ResourceId, World};
 pub struct Check {
     /// What was found: `QuotaAboveNodeCapacity`, `CapacityWithoutQuota`,
     /// `WorkloadExceedsQuota`, `PodExceedsNodes`, `WorkloadsBypassKueue`,
-    /// `WorkloadsNameMissingLocalQueue`.
+    /// `WorkloadsNameMissingLocalQueue`, `PreemptionLoop`.
     pub kind: &'static str,
     /// The object it is about (`ResourceFlavor/a`, `ClusterQueue/b`, `Namespace/c`).
     pub object: String,
@@ -31,14 +32,16 @@ pub struct Check {
 pub fn checks_of(world: &World, tally: &Tally) -> Vec<Check> {
     let mut out = Vec::new();
     let Some(gpu) = world.resources.lookup(GPU) else {
-        bypass_checks(tally, &mut out);
+        bypass_checks(world, tally, &mut out);
+        preemption_loop_checks(tally, &mut out);
         return out;
     };
     if world.has_nodes() {
         flavor_checks(world, gpu, &mut out);
     }
     cluster_queue_checks(world, gpu, tally, &mut out);
-    bypass_checks(tally, &mut out);
+    bypass_checks(world, tally, &mut out);
+    preemption_loop_checks(tally, &mut out);
     out
 }
 
@@ -222,24 +225,124 @@ fn cluster_queue_checks(world: &World, gpu: ResourceId, tally: &Tally, out: &mut
 }
 
 /// Workloads Kueue never sees: no `kueue.x-k8s.io/queue-name` label and no `default`
-/// LocalQueue in their namespace; and workloads naming a LocalQueue that does not exist.
-fn bypass_checks(tally: &Tally, out: &mut Vec<Check>) {
+/// LocalQueue in their namespace, or a namespace its `managedJobsNamespaceSelector` leaves
+/// out (and how many of them are suspended, so never run); and workloads naming a
+/// LocalQueue that does not exist.
+fn bypass_checks(world: &World, tally: &Tally, out: &mut Vec<Check>) {
     for (ns, n) in &tally.unmanaged_by_namespace {
+        // Why Kueue leaves them alone (`ReconcileGenericJob`): the namespace is not one its
+        // Configuration manages, or they name no queue and none is defaulted.
+        let why = if world.kueue_manages_namespace(ns) {
+            "no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace"
+                .to_string()
+        } else {
+            format!(
+                "namespace {ns} is outside the Kueue Configuration's managedJobsNamespaceSelector"
+            )
+        };
+        let suspended = tally
+            .unmanaged_suspended_by_namespace
+            .get(ns)
+            .copied()
+            .unwrap_or(0);
+        let rest = match (suspended, n - suspended) {
+            (0, _) => "their scheduler places them outside any quota".to_string(),
+            (s, 0) => format!(
+                "{s} of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run"
+            ),
+            (s, r) => format!(
+                "{s} of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run; their scheduler places the other {r} outside any quota"
+            ),
+        };
         out.push(Check {
             kind: "WorkloadsBypassKueue",
             object: format!("Namespace/{ns}"),
-            message: format!(
-                "{n} workload(s) in namespace {ns} bypass Kueue: no kueue.x-k8s.io/queue-name label and no LocalQueue named default in the namespace; their scheduler places them outside any quota"
-            ),
+            message: format!("{n} workload(s) in namespace {ns} bypass Kueue: {why}; {rest}"),
         });
     }
     for ((ns, q), n) in &tally.missing_queues {
         out.push(Check {
             kind: "WorkloadsNameMissingLocalQueue",
             object: format!("Namespace/{ns}"),
+            message: if q.is_empty() {
+                format!(
+                    "{n} workload(s) in namespace {ns} name no LocalQueue and Kueue manages them (manageJobsWithoutQueueName): they stay pending"
+                )
+            } else {
+                format!(
+                    "{n} workload(s) in namespace {ns} name LocalQueue {q}, which does not exist: they stay pending"
+                )
+            },
+        });
+    }
+}
+
+/// How often one preemptor must have preempted one victim for `PreemptionLoop`. On the
+/// reference platform's days (seeds 1-10 and 42, with and without fair sharing) a pair
+/// repeats at most 5 times outside a loop (a preemptor evicted by PodsReadyTimeout and
+/// readmitted, half an hour a round); a loop repeats every few seconds.
+pub const PREEMPTION_LOOP_REPEATS: u64 = 10;
+
+/// Preemptors that preempted one victim `PREEMPTION_LOOP_REPEATS` times or more: each time
+/// the victim was readmitted in between, and the preemptor did not keep what it freed.
+/// Kueue runs such loops too (docs/semantics.md, "Preemption loops"); said here so that the
+/// run's eviction counts are not read as a simulator fault.
+fn preemption_loop_checks(tally: &Tally, out: &mut Vec<Check>) {
+    for (preemptor, r) in &tally.preemption_repeats {
+        let (times, victim) = &r.most;
+        if *times < PREEMPTION_LOOP_REPEATS {
+            continue;
+        }
+        let start = SimDuration::from_millis(r.first.millis());
+        let end = SimDuration::from_millis(r.last.millis());
+        out.push(Check {
+            kind: "PreemptionLoop",
+            object: format!("Workload/{preemptor}"),
             message: format!(
-                "{n} workload(s) in namespace {ns} name LocalQueue {q}, which does not exist: they stay pending"
+                "workload {preemptor} preempted the same {} workload(s) {} times from {start} to {end} of the run ({victim} {times} times), each readmitted in between: a preemption loop, which Kueue runs too (docs/semantics.md, Preemption loops)",
+                r.victims, r.preemptions
             ),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_engine::outcome::RepeatedPreemptions;
+    use kueuesim_model::SimTime;
+
+    fn tally_with(times: u64) -> Tally {
+        let mut tally = Tally::default();
+        tally.preemption_repeats.insert(
+            "team/p".to_string(),
+            RepeatedPreemptions {
+                victims: 2,
+                preemptions: times + 2,
+                most: (times, "other/v".to_string()),
+                first: SimTime::from_secs(60),
+                last: SimTime::from_secs(3600 + 60),
+            },
+        );
+        tally
+    }
+
+    /// A victim preempted `PREEMPTION_LOOP_REPEATS` times by one preemptor is a loop; one
+    /// time fewer is not (a preemptor timed out by PodsReadyTimeout and readmitted repeats a
+    /// few times on the reference platform's days).
+    #[test]
+    fn a_preemption_loop_is_ten_repeats_of_one_victim() {
+        let mut out = Vec::new();
+        preemption_loop_checks(&tally_with(PREEMPTION_LOOP_REPEATS - 1), &mut out);
+        assert_eq!(out, []);
+        preemption_loop_checks(&tally_with(PREEMPTION_LOOP_REPEATS), &mut out);
+        assert_eq!(
+            out,
+            [Check {
+                kind: "PreemptionLoop",
+                object: "Workload/team/p".to_string(),
+                message: "workload team/p preempted the same 2 workload(s) 12 times from 1m0s to 1h1m0s of the run (other/v 10 times), each readmitted in between: a preemption loop, which Kueue runs too (docs/semantics.md, Preemption loops)".to_string(),
+            }]
+        );
     }
 }

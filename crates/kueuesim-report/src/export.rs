@@ -42,9 +42,23 @@ pub const WORKLOAD_COLUMNS: &[&str] = &[
     "heldNotRunningGpuSeconds",
 ];
 
-/// The header line of `workloads.csv`.
-pub fn workloads_csv_header() -> String {
-    let mut out = WORKLOAD_COLUMNS.join(",");
+/// The columns `workloads.csv` adds after `WORKLOAD_COLUMNS` when the cluster changes during
+/// the run (a Timeline or `spec.failures`: `output::living`), from each workload's
+/// `failures`.
+pub const FAILURE_COLUMNS: &[&str] = &["restarts", "usefulSeconds", "effectiveTrainingTimeRatio"];
+
+/// The columns of `workloads.csv` of a run (`living`: with `FAILURE_COLUMNS`).
+pub fn workload_columns(living: bool) -> Vec<&'static str> {
+    let mut out = WORKLOAD_COLUMNS.to_vec();
+    if living {
+        out.extend_from_slice(FAILURE_COLUMNS);
+    }
+    out
+}
+
+/// The header line of `workloads.csv` (`living`: the cluster changes during the run).
+pub fn workloads_csv_header(living: bool) -> String {
+    let mut out = workload_columns(living).join(",");
     out.push('\n');
     out
 }
@@ -52,7 +66,7 @@ pub fn workloads_csv_header() -> String {
 /// One line of `workloads.csv`: a workload of the document (rows follow `result.json`'s order).
 pub fn workloads_csv_row(w: &WorkloadOut) -> String {
     let cells = workload_cells(w);
-    debug_assert_eq!(cells.len(), WORKLOAD_COLUMNS.len());
+    debug_assert_eq!(cells.len(), workload_columns(w.failures.is_some()).len());
     let line: Vec<String> = cells.into_iter().map(Cell::csv).collect();
     let mut out = line.join(",");
     out.push('\n');
@@ -91,7 +105,7 @@ impl Cell {
     }
 }
 
-/// The cells of a workload's `workloads.csv` row, typed, in `WORKLOAD_COLUMNS` order.
+/// The cells of a workload's `workloads.csv` row, typed, in `workload_columns` order.
 pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
     let opt = |v: &Option<String>| Cell::Text(v.clone().unwrap_or_default());
     let num = Cell::Num;
@@ -128,7 +142,7 @@ pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
         .iter()
         .filter(|e| e.preemption_reason.is_some())
         .count();
-    vec![
+    let mut cells = vec![
         text(&w.namespace),
         text(&w.name),
         text(&w.kind),
@@ -159,7 +173,15 @@ pub fn workload_cells(w: &WorkloadOut) -> Vec<Cell> {
         int(u64::from(w.requeue_count)),
         num(Some(w.time_in_queue_seconds)),
         num(Some(w.held_not_running_gpu_seconds)),
-    ]
+    ];
+    if let Some(f) = &w.failures {
+        cells.extend([
+            int(u64::from(f.restarts)),
+            num(Some(f.useful_seconds)),
+            num(f.effective_training_time_ratio),
+        ]);
+    }
+    cells
 }
 
 /// The distributions of `queues.csv`, each spread over `<name>Count`, `Mean`, `P50`, `P90`,
@@ -359,6 +381,8 @@ pub fn event_line(wl: &Workload, e: &Event) -> String {
 /// running gangs in (`outcome::spine_domains`).
 pub struct TimeseriesColumns {
     spines: bool,
+    /// Spines and GPUs: the free GPUs per spine follow the running gangs.
+    free_gpus: bool,
     /// GPU devices are bookkept: their allocation columns follow.
     devices: bool,
     /// A target workload is known: the fragmentation columns follow too.
@@ -383,7 +407,8 @@ const DEVICE_FIGURES: [&str; 5] = [
 /// The header line of `timeseries.csv` (`time` in seconds, then GPUs bound to pods, GPU quota
 /// held per ClusterQueue and per ResourceFlavor (Kueue's `cluster_queue_resource_usage`), and
 /// pending workloads per ClusterQueue, active and inadmissible (`pending_workloads`), per
-/// LocalQueue, and running gangs per spine), and what the rows need to follow it.
+/// LocalQueue, and running gangs and free GPUs per spine), and what the rows need to follow
+/// it.
 pub fn timeseries_csv_header(world: &World) -> (String, TimeseriesColumns) {
     let (header, columns) = timeseries_columns(world);
     let cells: Vec<_> = header
@@ -429,6 +454,18 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
         );
         header.push("runningGangs:spine=(several)".into());
     }
+    let free_gpus = with_spines
+        && world
+            .resources
+            .lookup(kueuesim_model::resources::GPU)
+            .is_some();
+    if let Some(t) = t.filter(|_| free_gpus) {
+        header.extend(
+            spines
+                .iter()
+                .map(|&d| format!("freeGpus:spine={}", t.domain(d).name)),
+        );
+    }
     let devices = world.config.gpu.devices;
     let fragmentation = devices && !world.config.gpu.target.is_empty();
     if devices {
@@ -440,6 +477,7 @@ pub fn timeseries_columns(world: &World) -> (Vec<String>, TimeseriesColumns) {
         header,
         TimeseriesColumns {
             spines: with_spines,
+            free_gpus,
             devices,
             fragmentation,
         },
@@ -474,6 +512,9 @@ pub fn timeseries_counts(columns: &TimeseriesColumns, s: &Sample, out: &mut Vec<
     out.extend(counts.into_iter().flatten().map(|&n| i64::from(n)));
     if columns.spines {
         out.extend(s.gangs_by_spine.iter().map(|&n| i64::from(n)));
+    }
+    if columns.free_gpus {
+        out.extend(&s.free_gpus_by_spine);
     }
     if columns.devices {
         let f = s.gpu_sharing.unwrap_or_default();
@@ -553,6 +594,7 @@ mod tests {
             pending_by_lq: vec![],
             pending_inadmissible_by_lq: vec![],
             gangs_by_spine: vec![],
+            free_gpus_by_spine: vec![],
             gpu_sharing: Some(GpuSharingFigures {
                 gpus: 4,
                 gpus_allocated: 2,

@@ -493,7 +493,10 @@ impl<'w> OutDir<'w> {
         if let Some(f) = &mut json {
             write_json_head(doc, &mut f.file).map_err(fail(&f.dest))?;
         }
-        put(&mut csv, workloads_csv_header().as_bytes())?;
+        put(
+            &mut csv,
+            workloads_csv_header(doc.summary.failures.is_some()).as_bytes(),
+        )?;
         let mut at = 0u64;
         let mut buf = Vec::new();
         let (mut s, mut d) = (
@@ -572,6 +575,9 @@ impl RunSink for OutDir<'_> {
         if let Some(prom) = &mut self.prom {
             prom.observe_wait(self.world, wl, waited);
         }
+        if let Some((_, series)) = &mut self.report {
+            series.note_admitted(wl);
+        }
     }
 
     fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
@@ -635,7 +641,10 @@ impl RunSink for OutDir<'_> {
             let path = spill.path.clone();
             self.keep_error(&path, r);
         }
-        if let Some((folded, _)) = &mut self.report {
+        if let Some((folded, series)) = &mut self.report {
+            // A workload that ran without a Kueue admission (no queue, or admitted before
+            // the start) counts for the spine panel's largest gang too.
+            series.note_admitted(wl);
             // The report reads of a finished workload its ClusterQueue, wait and evictions
             // (`report::Folded`): those are kept, the entry goes.
             folded.add(&out);

@@ -75,6 +75,15 @@ pub struct Summary {
     /// (wait + run) / max(run, 10 s) of the finished workloads of ClusterQueues.
     pub bounded_slowdown_finished: Percentiles,
     pub gpu: GpuSummary,
+    /// With a Timeline or `spec.failures` (a cluster that changes): what the changes and
+    /// failures did. Absent otherwise, so a scenario without them reports as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailuresOut>,
+    /// With a Timeline or `spec.failures`: useful GPU-seconds over GPU-seconds allocated to
+    /// pods (`FailuresOut::useful_gpu_seconds` over `gpu.busyGpuSeconds`); null when no GPU
+    /// was allocated. Absent without them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput: Option<Option<f64>>,
     /// Evictions by the Evicted condition's reason.
     pub evictions: std::collections::BTreeMap<String, u64>,
     /// Preemptions by the Preempted condition's reason.
@@ -204,6 +213,12 @@ impl StoppedEarly {
                 reason: "Interrupted",
                 message: format!("the run was stopped by its caller at simulated {end}"),
             },
+            Stopped::FailuresWithoutEnd { for_ } => StoppedEarly {
+                reason: "FailuresWithoutEnd",
+                message: format!(
+                    "the run has no horizon and, with spec.failures, nothing finished for {for_} while failures kept ending pods (a job that loses its work faster than it does it never finishes): stopped at simulated {end}; give spec.until or --until, or checkpoints (kueuesim.io/checkpoint-interval)"
+                ),
+            },
         }
     }
 }
@@ -251,6 +266,43 @@ pub struct StateCounts {
     pub not_arrived: u64,
     /// Workloads not managed by Kueue (no queue).
     pub unmanaged: u64,
+}
+
+/// `summary.failures`: what a Timeline's node operations and `spec.failures` did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailuresOut {
+    /// Node failures (`spec.failures.nodes`).
+    pub node_failures: u64,
+    /// GPU failures (`spec.failures.gpus`).
+    pub gpu_failures: u64,
+    /// Pods that ended before they finished: drained, on a removed or failed node, on a
+    /// failed GPU.
+    pub pods_lost: u64,
+    /// Times a job went on after losing pods: the lost pods replaced, or a JobSet restarted.
+    pub restarts: u64,
+    /// Jobs that failed after losing pods (past their backoffLimit or maxRestarts, a bare
+    /// Pod, a replica with restartPolicy Never).
+    pub jobs_failed: u64,
+    /// GPU-seconds of work lost when pods ended early: the work since the job's last
+    /// checkpoint (part of `gpu.lostGpuHours`).
+    pub lost_gpu_seconds: f64,
+    /// GPU-seconds of useful work: every run's work up to its finish or its last checkpoint
+    /// (restart costs excluded), and the runs going on at the end up to the end.
+    pub useful_gpu_seconds: f64,
+}
+
+/// A workload's part in `summary.failures` (present with a Timeline or `spec.failures`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadFailuresOut {
+    /// Times its job went on after losing pods.
+    pub restarts: u32,
+    /// Seconds of useful running time (its GPU-seconds of useful work per GPU).
+    pub useful_seconds: f64,
+    /// Effective training time ratio (Kokolis et al., HPCA 2025): useful running time over
+    /// the wall time from its first start to its finish (or the end); null if it never ran.
+    pub effective_training_time_ratio: Option<f64>,
 }
 
 /// Nearest-rank percentiles.
@@ -371,6 +423,9 @@ pub struct WorkloadOut {
     pub time_in_queue_seconds: f64,
     /// GPU-seconds of admitted GPU quota held while its pods were not all running.
     pub held_not_running_gpu_seconds: f64,
+    /// With a Timeline or `spec.failures`: its restarts and useful work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<WorkloadFailuresOut>,
     pub pod_sets: Vec<PodSetOut>,
     /// The topology domain its gang scheduler placed it in (Volcano's allocated HyperNode,
     /// KAI's domain), when a topology constraint applied.
@@ -481,6 +536,12 @@ pub(crate) fn percentiles(mut v: Vec<f64>) -> Percentiles {
     }
 }
 
+/// Whether the cluster changes during the run (a Timeline or `spec.failures`): then the
+/// summary reports `failures` and `goodput`, and each workload its `failures`.
+pub fn living(world: &World) -> bool {
+    !world.timeline.is_empty() || !world.config.failures.is_empty()
+}
+
 /// Builds the result document.
 pub fn result(world: &World, outcome: &Outcome) -> SimulationResult {
     result_with(world, outcome, true)
@@ -552,6 +613,22 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
     let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;
     let cap = outcome.stats.gpu_capacity;
     let utilization = (cap > 0 && end.millis() > 0).then(|| busy / (cap as f64 * secs(end)));
+    let failures = living(world).then(|| {
+        let f = &outcome.stats.failures;
+        FailuresOut {
+            node_failures: f.node_failures,
+            gpu_failures: f.gpu_failures,
+            pods_lost: f.pods_lost,
+            restarts: f.restarts,
+            jobs_failed: f.jobs_failed,
+            lost_gpu_seconds: f.lost_gpu_ms as f64 / 1000.0,
+            useful_gpu_seconds: outcome.stats.useful_gpu_ms as f64 / 1000.0,
+        }
+    });
+    let goodput = failures.as_ref().map(|_| {
+        (outcome.stats.gpu_busy_ms > 0)
+            .then(|| outcome.stats.useful_gpu_ms as f64 / outcome.stats.gpu_busy_ms as f64)
+    });
     let all = crate::queues::figures(
         &crate::queues::all_queues(&tally),
         samples.all(),
@@ -598,6 +675,8 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                     .as_ref()
                     .map(|f| GpuSharingOut::of(world.config.gpu.policy, f)),
             },
+            failures,
+            goodput,
             // Every reason, zeros included: across seeds and variants a reason one run never
             // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
             evictions: every_reason(
@@ -729,6 +808,11 @@ pub fn workload_out(
         requeue_count: rec.requeue_count,
         time_in_queue_seconds: queued.as_secs_f64(),
         held_not_running_gpu_seconds: rec.idle_quota_gpu_ms as f64 / 1000.0,
+        failures: living(world).then(|| WorkloadFailuresOut {
+            restarts: rec.restarts,
+            useful_seconds: rec.useful_ms as f64 / 1000.0,
+            effective_training_time_ratio: rec.ettr(end),
+        }),
         pod_sets,
         topology_domain: rec.topology_domain.clone(),
         evictions: rec

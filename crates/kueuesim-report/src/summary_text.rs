@@ -6,10 +6,61 @@ use kueuesim_model::{SimDuration, World};
 use crate::output::{ClusterQueueSummary, SimulationResult, Summary, WorkloadOut};
 use crate::queues::QueueFigures;
 
+/// Preemption loops the summary names one per line; the rest are counted.
+const MAX_LOOP_LINES: usize = 5;
+
 fn fmt_secs(s: Option<f64>) -> String {
     match s {
         None => "-".into(),
         Some(s) => SimDuration::from_millis((s * 1000.0).round() as i64).to_string(),
+    }
+}
+
+/// Why `w` waits in its own words: its last event, else its first False condition.
+fn own_why(w: &WorkloadOut) -> Option<String> {
+    w.events
+        .last()
+        .map(|e| format!("{}: {}", e.reason, e.message))
+        .or_else(|| {
+            w.conditions
+                .iter()
+                .find(|c| c.status == "False")
+                .map(|c| format!("{}: {}", c.reason, c.message))
+        })
+}
+
+/// Why `w` waits when it has no event or condition of its own. Under Kueue's
+/// `SchedulingEquivalenceHashing` a BestEffortFIFO head found inadmissible parks every
+/// pending workload of its scheduling shape with it, and upstream writes the condition on the
+/// head alone; the parked ones are never tried while the head fails. Said here so that an
+/// empty line does not read as "no reason".
+fn why_without_condition(w: &WorkloadOut, waiting: &[&WorkloadOut]) -> String {
+    let same_shape = |o: &WorkloadOut| {
+        o.cluster_queue == w.cluster_queue
+            && o.priority == w.priority
+            && o.pod_sets.len() == w.pod_sets.len()
+            && o.pod_sets.iter().zip(&w.pod_sets).all(|(a, b)| {
+                a.name == b.name
+                    && a.count == b.count
+                    && a.min_count == b.min_count
+                    && a.requests == b.requests
+            })
+    };
+    match w.queue_status.as_deref() {
+        Some("inadmissible") => {
+            let head = waiting
+                .iter()
+                .filter(|o| !std::ptr::eq(**o, w) && same_shape(o))
+                .find_map(|o| own_why(o).map(|why| (o.name.as_str(), why)));
+            match head {
+                Some((name, why)) => format!(
+                    "(no condition of its own: parked as inadmissible with {name}, of the same scheduling shape — SchedulingEquivalenceHashing) {why}"
+                ),
+                None => "(no condition of its own: parked as inadmissible)".to_string(),
+            }
+        }
+        Some("active") => "(no condition yet: not tried since it arrived)".to_string(),
+        _ => String::new(),
     }
 }
 
@@ -162,15 +213,51 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             },
             s.gpu.lost_gpu_hours
         );
+        // Preemption loops under the evictions they account for, so that a count in the
+        // thousands is not read as a simulator fault (also a warning: the capacity checks).
+        let loops: Vec<&str> = s
+            .checks
+            .iter()
+            .filter(|c| c.kind == "PreemptionLoop")
+            .map(|c| c.message.as_str())
+            .collect();
+        for message in loops.iter().take(MAX_LOOP_LINES) {
+            let _ = writeln!(out, "  loop:       {message}");
+        }
+        if loops.len() > MAX_LOOP_LINES {
+            let _ = writeln!(
+                out,
+                "  loop:       and {} more (summary.checks of -o json)",
+                loops.len() - MAX_LOOP_LINES
+            );
+        }
     }
     let g = &s.gpu;
     if g.busy_gpu_seconds > 0.0 || g.lost_gpu_hours > 0.0 || g.held_not_running_gpu_hours > 0.0 {
         let _ = writeln!(
             out,
-            "GPU-hours:    {:.1} used, {:.1} lost to evictions, {:.1} of quota held with pods not all running",
+            "GPU-hours:    {:.1} used, {:.1} lost to evictions{}, {:.1} of quota held with pods not all running",
             g.busy_gpu_seconds / 3600.0,
             g.lost_gpu_hours,
+            if s.failures.is_some() {
+                " and lost pods"
+            } else {
+                ""
+            },
             g.held_not_running_gpu_hours
+        );
+    }
+    if let (Some(f), Some(goodput)) = (&s.failures, s.goodput) {
+        let _ = writeln!(
+            out,
+            "Failures:     {} node, {} GPU; {} pods lost, {} restarts, {} jobs failed; {:.1} GPU-hours of work lost; goodput {}",
+            f.node_failures,
+            f.gpu_failures,
+            f.pods_lost,
+            f.restarts,
+            f.jobs_failed,
+            f.lost_gpu_seconds / 3600.0,
+            goodput.map_or("n/a".to_string(), |g| format!("{:.1}%", g * 100.0)),
         );
     }
     queue_table(&mut out, s);
@@ -185,17 +272,7 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             .iter()
             .take(20)
             .map(|w| {
-                let why = w
-                    .events
-                    .last()
-                    .map(|e| format!("{}: {}", e.reason, e.message))
-                    .or_else(|| {
-                        w.conditions
-                            .iter()
-                            .find(|c| c.status == "False")
-                            .map(|c| format!("{}: {}", c.reason, c.message))
-                    })
-                    .unwrap_or_default();
+                let why = own_why(w).unwrap_or_else(|| why_without_condition(w, &waiting));
                 [
                     w.namespace.clone(),
                     w.name.clone(),

@@ -553,6 +553,144 @@ fn push_document<'f>(
     Ok(())
 }
 
+/// The objects in the order the loader reads them: by API group and kind, then namespace and
+/// name (in natural order, `natural_cmp`), whatever the order of the files and documents. A scenario is a state, not a sequence: the same objects
+/// in any order give the same world and the same run. Objects equal in all four keep their
+/// text's order, then their input order (a duplicate is reported at its second place).
+pub fn sort_canonically(objects: &mut Vec<ObjectText<'_>>) {
+    let keys: Vec<(&str, &str, String, String)> = objects
+        .iter()
+        .map(|o| {
+            let (namespace, name) = object_names(&o.text);
+            let group = o.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            (group, o.kind.as_str(), namespace, name)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..objects.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&keys[a], &keys[b]);
+        (ka.0, ka.1)
+            .cmp(&(kb.0, kb.1))
+            .then_with(|| natural_cmp(&ka.2, &kb.2))
+            .then_with(|| natural_cmp(&ka.3, &kb.3))
+            .then_with(|| objects[a].text.cmp(&objects[b].text))
+    });
+    drop(keys);
+    let mut slots: Vec<Option<ObjectText<'_>>> = objects.drain(..).map(Some).collect();
+    objects.extend(
+        order
+            .into_iter()
+            .map(|i| slots[i].take().expect("each index once")),
+    );
+}
+
+/// Names in natural order: runs of digits compare as numbers (`node-2` before `node-10`),
+/// the rest by character; names equal so (`n01`, `n1`) by character.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    fn runs(s: &str) -> impl Iterator<Item = (bool, &str)> {
+        let mut rest = s;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let digit = first.is_ascii_digit();
+            let end = rest
+                .find(|c: char| c.is_ascii_digit() != digit)
+                .unwrap_or(rest.len());
+            let (run, tail) = rest.split_at(end);
+            rest = tail;
+            Some((digit, run))
+        })
+    }
+    let (mut x, mut y) = (runs(a), runs(b));
+    loop {
+        let ord = match (x.next(), y.next()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some((true, p)), Some((true, q))) => {
+                let (p, q) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                p.len().cmp(&q.len()).then_with(|| p.cmp(q))
+            }
+            (Some((_, p)), Some((_, q))) => p.cmp(q),
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+}
+
+/// `metadata.namespace` (default `default`) and `metadata.name` (default empty) of an
+/// object, for its place in the canonical order: read from the text of kubectl's block style
+/// (or a flow-style `metadata: {…}` line), else by the YAML parser. Only the order depends on
+/// it; the loader reads and checks the names when it parses the object.
+fn object_names(text: &str) -> (String, String) {
+    #[derive(Deserialize, Default)]
+    struct Names {
+        namespace: Option<String>,
+        name: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct MetaOnly {
+        metadata: Option<Names>,
+    }
+    let done = |n: Names| {
+        (
+            n.namespace.unwrap_or_else(|| "default".into()),
+            n.name.unwrap_or_default(),
+        )
+    };
+    let quick = || -> Option<Names> {
+        let lines = text.lines().filter(|l| !is_blank(l));
+        let first = lines.clone().next()?;
+        let base = first.len() - first.trim_start_matches(' ').len();
+        let mut lines = lines.skip_while(|l| {
+            let ind = l.len() - l.trim_start_matches(' ').len();
+            !(ind == base && l[ind..].starts_with("metadata:"))
+        });
+        let head = lines.next()?;
+        let rest = head.trim_start()["metadata:".len()..].trim();
+        if !rest.is_empty() && !rest.starts_with('#') {
+            return from_yaml::<Names>(rest).ok();
+        }
+        let mut names = Names::default();
+        let mut child: Option<usize> = None;
+        for l in lines {
+            let ind = l.len() - l.trim_start_matches(' ').len();
+            if ind <= base {
+                break;
+            }
+            if *child.get_or_insert(ind) != ind {
+                continue;
+            }
+            let t = &l[ind..];
+            let plain = |v: &str| -> Option<String> {
+                let v = v.split(" #").next().unwrap_or(v).trim();
+                let v = v
+                    .strip_prefix('"')
+                    .and_then(|x| x.strip_suffix('"'))
+                    .or_else(|| v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')))
+                    .unwrap_or(v);
+                (!v.starts_with(['{', '[', '&', '*', '!', '|', '>'])).then(|| v.to_string())
+            };
+            if let Some(v) = t.strip_prefix("name:") {
+                names.name = Some(plain(v)?);
+            } else if let Some(v) = t.strip_prefix("namespace:") {
+                names.namespace = Some(plain(v)?);
+            }
+        }
+        Some(names)
+    };
+    match quick() {
+        Some(n) => done(n),
+        None => done(
+            from_yaml::<MetaOnly>(text)
+                .ok()
+                .and_then(|m| m.metadata)
+                .unwrap_or_default(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,6 +716,41 @@ mod tests {
             kinds,
             [("Namespace", 4, 7), ("Node", 11, 9), ("Node", 15, 9)]
         );
+    }
+
+    /// The canonical order reads names from block style, a flow-style metadata line and a
+    /// whole flow-style object alike, and does not depend on the input order.
+    #[test]
+    fn objects_sort_by_group_kind_namespace_and_name_whatever_their_order() {
+        let f = file(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: b\n  namespace: x\n---\n{apiVersion: v1, kind: Pod, metadata: {namespace: x, name: a}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n---\napiVersion: v1\nkind: Node\nmetadata:\n  labels: {a: b}\n  name: \"n1\" # first\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: z}\n",
+        );
+        let names = |objs: &[ObjectText<'_>]| -> Vec<(String, String, String)> {
+            objs.iter()
+                .map(|o| {
+                    let (ns, n) = object_names(&o.text);
+                    (o.kind.clone(), ns, n)
+                })
+                .collect()
+        };
+        let mut objs = split_objects(&f).unwrap();
+        sort_canonically(&mut objs);
+        let want = [
+            ("Node", "default", "n1"),
+            ("Node", "default", "n2"),
+            ("Pod", "x", "a"),
+            ("Pod", "x", "b"),
+            ("Job", "default", "z"),
+        ]
+        .map(|(k, ns, n)| (k.to_string(), ns.to_string(), n.to_string()));
+        assert_eq!(names(&objs), want);
+        assert!(natural_cmp("node-2", "node-10").is_lt());
+        assert!(natural_cmp("a-01", "a-1").is_lt());
+        assert!(natural_cmp("cq-0-9-cohort-0", "cq-0-10-cohort-0").is_lt());
+        assert!(natural_cmp("b", "a1").is_gt());
+        objs.reverse();
+        sort_canonically(&mut objs);
+        assert_eq!(names(&objs), want);
     }
 
     #[test]

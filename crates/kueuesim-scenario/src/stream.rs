@@ -222,7 +222,10 @@ impl WorkloadStream {
         generated: GeneratedWorkloads,
         generators: Vec<(usize, Pos, Rc<str>)>,
     ) -> Self {
-        explicit.sort_by_key(|(order, w)| (w.arrival, *order));
+        // What already holds capacity (quota admitted in the input, pods bound to nodes)
+        // arrives first at its instant, so it is booked before anything else is scheduled
+        // there, whatever the objects' order (the engine books it before placing any pod).
+        explicit.sort_by_key(|(order, w)| (w.arrival, !w.holds_at_start(), *order));
         let sources: Vec<Box<dyn Source>> = vec![
             Box::new(Explicit(explicit.into_iter())),
             Box::new(Generated {

@@ -81,6 +81,27 @@ pub struct ObjectMeta {
     pub annotations: Keyed<S>,
     pub creation_timestamp: Option<S>,
     pub uid: Option<String>,
+    pub owner_references: Vec<OwnerReference>,
+}
+
+/// One `metadata.ownerReferences` entry.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OwnerReference {
+    pub kind: String,
+    pub name: String,
+    pub controller: Option<bool>,
+}
+
+impl ObjectMeta {
+    /// The controlling owner (`controller: true`), else the only owner: (kind, name).
+    pub fn controller(&self) -> Option<(&str, &str)> {
+        let refs = &self.owner_references;
+        refs.iter()
+            .find(|r| r.controller == Some(true))
+            .or_else(|| (refs.len() == 1).then(|| &refs[0]))
+            .map(|r| (r.kind.as_str(), r.name.as_str()))
+    }
 }
 
 /// A top-level object's `metadata` (None for a kind without one, Kueue's Configuration), so
@@ -130,6 +151,7 @@ has_meta!(
     KaiQueue,
     KaiPodGroup,
     WorkloadTrace,
+    Timeline,
 );
 
 impl HasMeta for Configuration {
@@ -148,6 +170,7 @@ pub struct Toleration {
     pub operator: Option<S>,
     pub value: Option<String>,
     pub effect: Option<S>,
+    pub toleration_seconds: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -205,6 +228,33 @@ pub struct PodSpec {
     pub scheduler_name: Option<S>,
     /// A bound Pod's node.
     pub node_name: Option<S>,
+    pub affinity: Option<Affinity>,
+}
+
+/// `spec.affinity`: only the required node affinity is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Affinity {
+    pub node_affinity: Option<NodeAffinity>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeAffinity {
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelector {
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct NodeSelectorTerm {
+    pub match_expressions: Vec<SelectorRequirement>,
+    pub match_fields: Vec<SelectorRequirement>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -212,6 +262,14 @@ pub struct PodSpec {
 pub struct PodTemplateSpec {
     pub metadata: ObjectMeta,
     pub spec: PodSpec,
+    /// A Pod's status (a pod template has none): `phase` tells a finished pod.
+    pub status: PodStatus,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodStatus {
+    pub phase: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -226,6 +284,8 @@ pub struct NodeSpec {
 pub struct NodeStatus {
     pub allocatable: ResourceMap,
     pub capacity: ResourceMap,
+    /// `Ready` tells a NotReady node (`False`: not ready, `Unknown`: unreachable).
+    pub conditions: Vec<StatusCondition>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -257,6 +317,8 @@ pub struct PriorityClass {
 pub struct JobSpec {
     pub parallelism: Option<Spanned<i64>>,
     pub completions: Option<Spanned<i64>>,
+    /// Pod failures the Job survives (default 6).
+    pub backoff_limit: Option<Spanned<i64>>,
     pub suspend: Option<bool>,
     pub template: PodTemplateSpec,
 }
@@ -266,6 +328,29 @@ pub struct JobSpec {
 pub struct Job {
     pub metadata: ObjectMeta,
     pub spec: JobSpec,
+    pub status: JobStatus,
+}
+
+/// The status of a job kind that reports its end in conditions (batch Job, JobSet,
+/// TrainJob, the Kubeflow jobs): a dump keeps finished jobs until they are deleted.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobStatus {
+    pub conditions: Vec<StatusCondition>,
+}
+
+impl JobStatus {
+    /// Whether the job has ended: a condition `Complete` (batch Job, TrainJob), `Completed`
+    /// (JobSet), `Succeeded` (Kubeflow) or `Failed` (all of them) with status `True`.
+    pub fn finished(&self) -> bool {
+        self.conditions.iter().any(|c| {
+            c.status == "True"
+                && matches!(
+                    c.kind.as_str(),
+                    "Complete" | "Completed" | "Succeeded" | "Failed"
+                )
+        })
+    }
 }
 
 /// An object read only for its metadata.
@@ -296,6 +381,16 @@ pub struct ReplicatedJob {
 #[serde(rename_all = "camelCase", default)]
 pub struct JobSetSpec {
     pub replicated_jobs: Vec<ReplicatedJob>,
+    pub failure_policy: Option<JobSetFailurePolicy>,
+    pub suspend: Option<bool>,
+}
+
+/// A JobSet's `spec.failurePolicy`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct JobSetFailurePolicy {
+    /// How often the JobSet recreates its Jobs after one fails (default 0).
+    pub max_restarts: Option<Spanned<i64>>,
 }
 
 /// `jobset.x-k8s.io/v1alpha2` JobSet.
@@ -304,6 +399,7 @@ pub struct JobSetSpec {
 pub struct JobSet {
     pub metadata: ObjectMeta,
     pub spec: JobSetSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -311,6 +407,8 @@ pub struct JobSet {
 pub struct ReplicaSpec {
     pub replicas: Option<Spanned<i64>>,
     pub template: PodTemplateSpec,
+    /// `Always`, `OnFailure` (the training operator's default), `ExitCode` or `Never`.
+    pub restart_policy: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -325,6 +423,8 @@ pub struct SchedulingPolicy {
 pub struct RunPolicy {
     pub scheduling_policy: Option<SchedulingPolicy>,
     pub suspend: Option<bool>,
+    /// Restarts the job survives (no limit when unset).
+    pub backoff_limit: Option<Spanned<i64>>,
 }
 
 /// Kubeflow `kubeflow.org/v1` PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob and
@@ -346,6 +446,7 @@ pub struct KubeflowSpec {
 pub struct KubeflowJob {
     pub metadata: ObjectMeta,
     pub spec: KubeflowSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -369,6 +470,8 @@ pub struct RayClusterSpec {
     pub head_group_spec: RayHeadGroup,
     pub worker_group_specs: Vec<RayWorkerGroup>,
     pub enable_in_tree_autoscaling: Option<bool>,
+    /// A RayCluster's own `spec.suspend`.
+    pub suspend: Option<bool>,
 }
 
 /// `ray.io/v1` RayJob (`spec.rayClusterSpec`) or RayCluster (`spec` itself).
@@ -378,6 +481,7 @@ pub struct RayJobSpec {
     pub ray_cluster_spec: Option<RayClusterSpec>,
     pub submission_mode: Option<String>,
     pub submitter_pod_template: Option<PodTemplateSpec>,
+    pub suspend: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -461,6 +565,7 @@ pub struct TrainJobSpec {
 pub struct TrainJob {
     pub metadata: ObjectMeta,
     pub spec: TrainJobSpec,
+    pub status: JobStatus,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -764,6 +869,56 @@ pub struct PodSetAssignment {
     pub name: Option<S>,
     pub flavors: Keyed<S>,
     pub count: Option<Spanned<i64>>,
+    pub topology_assignment: Option<Spanned<TopologyAssignment>>,
+}
+
+/// Kueue TAS: where an admitted pod set's pods go. v1beta1 lists `domains`; v1beta2 writes
+/// them compressed as `slices`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyAssignment {
+    pub levels: Vec<String>,
+    /// v1beta1.
+    pub domains: Vec<TopologyDomainAssignment>,
+    /// v1beta2.
+    pub slices: Vec<TopologyAssignmentSlice>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyDomainAssignment {
+    pub values: Vec<String>,
+    pub count: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TopologyAssignmentSlice {
+    pub domain_count: i64,
+    pub values_per_level: Vec<SliceLevelValues>,
+    pub pod_counts: SlicePodCounts,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SliceLevelValues {
+    pub universal: Option<String>,
+    pub individual: Option<SliceIndividualValues>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SliceIndividualValues {
+    pub prefix: Option<String>,
+    pub suffix: Option<String>,
+    pub roots: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SlicePodCounts {
+    pub universal: Option<i64>,
+    pub individual: Vec<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -780,7 +935,15 @@ pub struct StatusCondition {
     pub kind: String,
     pub status: String,
     pub reason: String,
+    pub message: String,
     pub last_transition_time: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RequeueState {
+    pub count: Option<Spanned<i64>>,
+    pub requeue_at: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -788,6 +951,7 @@ pub struct StatusCondition {
 pub struct WorkloadStatus {
     pub admission: Option<Admission>,
     pub conditions: Vec<StatusCondition>,
+    pub requeue_state: Option<RequeueState>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -812,6 +976,8 @@ pub struct PreemptionProgress {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct SimulationSpec {
+    /// Seeded random failures of nodes and GPUs.
+    pub failures: Option<Spanned<FailureSettings>>,
     pub preemption: Option<PreemptionProgress>,
     pub seed: Option<u64>,
     pub start_time: Option<S>,
@@ -1160,6 +1326,10 @@ pub struct WorkloadGeneratorSpec {
     pub priorities: Vec<Spanned<GenPriority>>,
     pub scheduler_names: Vec<Spanned<GenScheduler>>,
     pub topologies: Vec<Spanned<GenTopology>>,
+    /// Work is saved this often (`kueuesim.io/checkpoint-interval` of each workload).
+    pub checkpoint_interval: Option<S>,
+    /// Running time each restart spends before new work (`kueuesim.io/restart-cost`).
+    pub restart_cost: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1394,6 +1564,11 @@ pub struct WaitForPodsReadyConfig {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Configuration {
+    /// Kueue's own namespace (`kueue-system`), which the default managedJobsNamespaceSelector
+    /// leaves out.
+    pub namespace: Option<S>,
+    pub manage_jobs_without_queue_name: Option<bool>,
+    pub managed_jobs_namespace_selector: Option<LabelSelector>,
     pub resources: Option<ResourcesConfig>,
     pub fair_sharing: Option<FairSharingConfig>,
     pub admission_fair_sharing: Option<AdmissionFairSharingConfig>,
@@ -1476,6 +1651,153 @@ pub struct WorkloadTraceSpec {
 pub struct WorkloadTrace {
     pub metadata: ObjectMeta,
     pub spec: WorkloadTraceSpec,
+}
+
+// ---- a living cluster: Timeline, failures -------------------------------------------------
+
+/// `spec.failures`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct FailureSettings {
+    /// Node failures (every node, or those of `pools` / `selector`).
+    pub nodes: Option<Spanned<NodeFailureSettings>>,
+    /// GPU failures.
+    pub gpus: Option<Spanned<NodeFailureSettings>>,
+}
+
+/// `spec.failures.nodes` or `.gpus`: when a node (a GPU) fails and how long its repair takes,
+/// on which nodes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct NodeFailureSettings {
+    /// Time between failures of one node (one GPU): a duration (an exponential's mean) or a
+    /// WorkloadGenerator distribution.
+    pub mtbf: Option<Spanned<DistOrDuration>>,
+    /// Time to repair: the same forms.
+    pub repair: Option<Spanned<DistOrDuration>>,
+    /// Only the nodes of these NodePools.
+    pub pools: Vec<S>,
+    /// Only the nodes this selector matches.
+    pub selector: Option<Spanned<LabelSelector>>,
+}
+
+/// A duration written alone (the mean of an exponential distribution) or a WorkloadGenerator
+/// distribution (`fixed`, `uniform`, `logNormal`, `empirical`).
+#[derive(Debug)]
+pub enum DistOrDuration {
+    Duration(String),
+    /// Boxed: a distribution's settings are large, and a duration is the common case.
+    Dist(Box<GenDist>),
+}
+
+impl<'de> Deserialize<'de> for DistOrDuration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DistOrDuration;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a duration (e.g. 8000h) or a distribution (fixed, uniform, logNormal, empirical)",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DistOrDuration, E> {
+                Ok(DistOrDuration::Duration(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<DistOrDuration, A::Error> {
+                GenDist::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|g| DistOrDuration::Dist(Box::new(g)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `kueuesim.io/v1alpha1` Timeline.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Timeline {
+    pub metadata: ObjectMeta,
+    pub spec: TimelineSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct TimelineSpec {
+    pub changes: Vec<Spanned<TimelineChange>>,
+}
+
+/// One change: at an offset, `--set` expressions, strategic-merge patches, node operations.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct TimelineChange {
+    pub at: Option<S>,
+    pub set: Vec<S>,
+    /// Objects merged as `--patch` merges them (read from the object's text with positions,
+    /// by the overlay).
+    pub patch: Option<Spanned<serde::de::IgnoredAny>>,
+    pub nodes: Option<Spanned<TimelineNodes>>,
+}
+
+/// A change's node operations, each on nodes by name or by selector.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct TimelineNodes {
+    pub cordon: Option<Spanned<NodeTargets>>,
+    pub uncordon: Option<Spanned<NodeTargets>>,
+    pub drain: Option<Spanned<NodeTargets>>,
+    pub remove: Option<Spanned<NodeTargets>>,
+}
+
+/// Nodes by name (a list) or by label selector (`matchLabels`, `matchExpressions`).
+#[derive(Debug)]
+pub enum NodeTargets {
+    Names(Vec<S>),
+    Selector(LabelSelector),
+}
+
+impl<'de> Deserialize<'de> for NodeTargets {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = NodeTargets;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a list of node names or a label selector (matchLabels, matchExpressions)",
+                )
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<NodeTargets, A::Error> {
+                let mut names = Vec::new();
+                while let Some(n) = seq.next_element::<S>()? {
+                    names.push(n);
+                }
+                Ok(NodeTargets::Names(names))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<NodeTargets, A::Error> {
+                #[derive(Deserialize)]
+                #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+                #[derive(Default)]
+                struct Strict {
+                    match_labels: Keyed<String>,
+                    match_expressions: Vec<SelectorRequirement>,
+                }
+                let s = Strict::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(NodeTargets::Selector(LabelSelector {
+                    match_labels: s.match_labels,
+                    match_expressions: s.match_expressions,
+                }))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[cfg(test)]

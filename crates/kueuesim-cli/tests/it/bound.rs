@@ -169,3 +169,28 @@ fn compare_averages_the_shares_of_replicates() {
     std::fs::remove_dir_all(a).unwrap();
     std::fs::remove_dir_all(b).unwrap();
 }
+
+/// A workload parked with its scheduling shape (SchedulingEquivalenceHashing) has no
+/// condition of its own, as upstream writes none; the summary still says why it waits.
+#[test]
+fn a_workload_parked_with_its_shape_says_why_in_the_summary() {
+    let o = kueuesim(&["run", "--warnings=none"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let waiting: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Waiting at the end"))
+        .skip(2)
+        .collect();
+    assert!(!waiting.is_empty(), "{out}");
+    for l in &waiting {
+        let why = l.split("Pending").nth(1).unwrap_or("").trim();
+        assert!(!why.is_empty(), "a waiting workload without a why: {l}");
+    }
+    assert!(
+        waiting.iter().any(|l| l.contains(
+            "parked as inadmissible with job-pretrain-30-4a758-copy1, of the same scheduling shape"
+        )),
+        "{out}"
+    );
+}

@@ -298,6 +298,7 @@ fn a_ten_year_horizon_streams_its_samples_in_bounded_memory() {
             &out,
             "--write",
             "timeseries",
+            // Asked for explicitly: `--sample auto` (the default) would choose a longer step.
             "--sample",
             "1m",
             "--max-events",

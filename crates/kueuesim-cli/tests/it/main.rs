@@ -506,6 +506,7 @@ fn a_bad_trace_row_met_mid_run_exits_2_with_its_line() {
 }
 
 mod bound;
+mod dump;
 mod emit;
 mod hostile;
 mod kubectl;
@@ -531,7 +532,12 @@ fn set_and_patch_change_the_run_and_bad_ones_exit_2() {
     assert!(more.status.success(), "{}", stderr(&more));
     let admitted = |o: &Output| {
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-        doc["summary"]["clusterQueues"][0]["admittedWorkloads"]
+        doc["summary"]["clusterQueues"]
+            .as_array()
+            .expect("clusterQueues")
+            .iter()
+            .find(|c| c["name"] == "ml-team")
+            .expect("ml-team")["admittedWorkloads"]
             .as_u64()
             .expect("count")
     };

@@ -299,6 +299,25 @@ fn report_html_renders_every_plot_offline_in_headless_chromium() {
         dom.contains("data-requests=\"0\""),
         "the page made no network request"
     );
+    // The queue table: a row per ClusterQueue, every bound-by bar laid out with a width.
+    assert!(
+        dom.contains("data-queue-rows=\"3\""),
+        "three ClusterQueue rows"
+    );
+    let bars = attr_of(&dom, "id=\"check\"", "data-bound-bars");
+    let (drawn, total) = bars.split_once('/').expect("drawn/total");
+    assert!(
+        drawn == total && total.parse::<usize>().expect("count") >= 4,
+        "bound-by bars {bars}"
+    );
+    // The free-GPU panel: one line per spine, each through many points.
+    let points = attr_of(&dom, "id=\"check\"", "data-spine-points");
+    let points: Vec<usize> = points
+        .split(',')
+        .map(|p| p.parse().expect("a count"))
+        .collect();
+    assert_eq!(points.len(), 2, "a line per spine");
+    assert!(points.iter().all(|&p| p > 10), "{points:?}");
     let shot = dir.join("report.png");
     let o = headless(
         &chromium,
@@ -318,6 +337,21 @@ fn report_html_renders_every_plot_offline_in_headless_chromium() {
         png.len()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The value of attribute `name` of the first element whose tag contains `marker`.
+fn attr_of(html: &str, marker: &str, name: &str) -> String {
+    let at = html
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} in the page"));
+    let tag = &html[html[..at].rfind('<').expect("tag start")..];
+    let tag = &tag[..tag.find('>').expect("tag end")];
+    let from = tag
+        .find(&format!(" {name}=\""))
+        .unwrap_or_else(|| panic!("{name} in {tag}"))
+        + name.len()
+        + 3;
+    tag[from..from + tag[from..].find('"').expect("closing quote")].to_string()
 }
 
 /// The `data-p95` of every p95 dot of report.html's wait CDF, by ClusterQueue.
@@ -363,6 +397,217 @@ fn report_html_marks_each_queues_p95_as_queues_csv_reports_it() {
     for d in [dir, fair, again] {
         let _ = std::fs::remove_dir_all(&d);
     }
+}
+
+#[test]
+fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
+    // The platform's three ClusterQueues, their LocalQueues under those with several, each
+    // row's pending-inclusive p95 and pendingBoundBy as queues.csv has them.
+    let dir = run_out("report-queues", "platform", &[]);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    let csv = std::fs::read_to_string(dir.join("queues.csv")).expect("queues.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (scope, name, p95, bound, used, quota) = (
+        col("scope"),
+        col("name"),
+        col("waitSecondsInclPendingP95"),
+        col("pendingBoundBy"),
+        col("gpuHoursUsed"),
+        col("gpuUtilizationOfNominalQuota"),
+    );
+    let table = &html[html.find("id=\"queues\"").expect("the queue table")..];
+    let table = &table[..table.find("</table>").expect("end")];
+    let rows: Vec<&str> = table.split("<tr class=\"cq\"").skip(1).collect();
+    let cqs: Vec<Vec<String>> = lines
+        .map(csv_cells)
+        .filter(|c| c[scope] == "ClusterQueue")
+        .collect();
+    assert_eq!(rows.len(), cqs.len(), "a row per ClusterQueue");
+    for (row, c) in rows.iter().zip(&cqs) {
+        assert!(
+            row.starts_with(&format!(" data-cq=\"{}\"", c[name])),
+            "{row}"
+        );
+        let seconds = attr_of(row, "wait-p95", "data-seconds");
+        assert_eq!(
+            seconds.parse::<f64>().ok(),
+            c[p95].parse::<f64>().ok(),
+            "{}",
+            c[name]
+        );
+        assert_eq!(
+            attr_of(row, "bound-by", "data-bound-by"),
+            c[bound],
+            "{}",
+            c[name]
+        );
+        // GPU-hours used (whole hours from 10) and the utilisation of nominal quota, as the
+        // cells after the waits show them.
+        let cells: Vec<&str> = row
+            .split("<td class=\"num\">")
+            .skip(1)
+            .map(|c| &c[..c.find('<').expect("cell end")])
+            .collect();
+        let used: f64 = c[used].parse().expect("gpuHoursUsed");
+        assert!(used >= 10.0, "{}", c[name]);
+        assert_eq!(cells[5], format!("{used:.0}"), "{}: {cells:?}", c[name]);
+        let quota: f64 = c[quota].parse().expect("gpuUtilizationOfNominalQuota");
+        assert_eq!(cells[9], format!("{:.0}%", quota * 100.0), "{}", c[name]);
+    }
+    // ml-team waited for its GPU quota most of the time: its largest bar, in the tooltip
+    // with the rest of the map.
+    let ml = rows
+        .iter()
+        .find(|r| r.starts_with(" data-cq=\"ml-team\""))
+        .expect("ml-team's row");
+    assert!(ml.contains(">quota:gpu 8"), "{ml}");
+    assert!(attr_of(ml, "bound-by", "title").starts_with("quota:nvidia.com/gpu 8"));
+    // ml-team has two LocalQueues with workloads: both listed under it.
+    assert_eq!(
+        table
+            .matches("<tr class=\"lq\" data-cq=\"ml-team\"")
+            .count(),
+        2
+    );
+    // The free-GPU panel: a line per spine of the platform, named as timeseries.csv names
+    // its freeGpus columns, and each one-spine gang's time short of room (never negative).
+    let panel = &html[html
+        .find("id=\"free-gpus-by-spine\"")
+        .expect("the spine panel")..];
+    let panel = &panel[..panel.find("</section>").expect("end")];
+    let series = std::fs::read_to_string(dir.join("timeseries.csv")).expect("timeseries.csv");
+    let spines: Vec<String> = csv_cells(series.lines().next().expect("header"))
+        .into_iter()
+        .filter_map(|h| h.strip_prefix("freeGpus:spine=").map(str::to_string))
+        .collect();
+    assert_eq!(spines, ["h100-spine-0", "h100-spine-1"]);
+    for spine in &spines {
+        assert!(
+            panel.contains(&format!("<title>{spine}: free GPUs</title>")),
+            "{spine}"
+        );
+    }
+    assert_eq!(panel.matches("class=\"data spine\"").count(), 2);
+    for gang in panel.split("<g class=\"gang\"").skip(1) {
+        let gang = format!("<g class=\"gang\"{gang}");
+        let short = attr_of(&gang, "class=\"gang\"", "data-short-seconds");
+        assert!(!short.starts_with('-'), "{short}");
+        let short: f64 = short.parse().expect("seconds");
+        assert!((0.0..=86_400.0).contains(&short), "{short}");
+    }
+    assert!(
+        panel.contains("research: 32 GPUs"),
+        "research's largest gang's line"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two spines (Volcano HyperNodes of tier 1) of one 8-GPU node each, and three Volcano jobs
+/// that must each fit in one spine: a (6 GPUs, 90 minutes) from 0, b (6 GPUs, an hour) from
+/// a minute, c (two pods of 4 GPUs, an hour) from two minutes. c waits for a spine with 8
+/// GPUs free until b is done, although 4 GPUs are free in the cluster and its quota holds it.
+const ONE_SPINE_GANGS: &str = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: spines}
+spec: {seed: 1}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata: {name: pool}
+spec:
+  levels:
+  - {nodeLabel: topology.kueuesim.io/spine, count: 2, hyperNodeTier: 1}
+  nodesPerDomain: 1
+  template:
+    allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}
+---
+{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: gpu}}
+---
+{apiVersion: v1, kind: Namespace, metadata: {name: team}}
+---
+{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: team}, spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 20}]}]}]}}
+---
+{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: q, namespace: team}, spec: {clusterQueue: team}}
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: a, namespace: team, labels: {kueue.x-k8s.io/queue-name: q}, annotations: {kueuesim.io/arrival: 0s, kueuesim.io/duration: 90m}}, spec: {suspend: true, template: {metadata: {annotations: {volcano.sh/network-topology-mode: hard, volcano.sh/network-topology-highest-tier: \"1\"}}, spec: {schedulerName: volcano-scheduler, restartPolicy: Never, containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"6\"}}}]}}}}
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: b, namespace: team, labels: {kueue.x-k8s.io/queue-name: q}, annotations: {kueuesim.io/arrival: 1m, kueuesim.io/duration: 1h}}, spec: {suspend: true, template: {metadata: {annotations: {volcano.sh/network-topology-mode: hard, volcano.sh/network-topology-highest-tier: \"1\"}}, spec: {schedulerName: volcano-scheduler, restartPolicy: Never, containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"6\"}}}]}}}}
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: c, namespace: team, labels: {kueue.x-k8s.io/queue-name: q}, annotations: {kueuesim.io/arrival: 2m, kueuesim.io/duration: 1h, scheduling.volcano.sh/group-min-member: \"2\"}}, spec: {parallelism: 2, completions: 2, suspend: true, template: {metadata: {annotations: {volcano.sh/network-topology-mode: hard, volcano.sh/network-topology-highest-tier: \"1\"}}, spec: {schedulerName: volcano-scheduler, restartPolicy: Never, containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"4\"}}}]}}}}
+";
+
+#[test]
+fn free_gpus_per_spine_over_time_against_the_largest_one_spine_gang() {
+    let (file, dir) = scenario_file("spines", ONE_SPINE_GANGS);
+    let out = dir.join("out");
+    let o = kueuesim(&["run", &file, "-q", "--out", out.to_str().expect("utf-8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // timeseries.csv: the free GPUs of each spine at every sample.
+    let csv = std::fs::read_to_string(out.join("timeseries.csv")).expect("timeseries.csv");
+    let mut lines = csv.lines();
+    let header = csv_cells(lines.next().expect("header"));
+    let free: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.starts_with("freeGpus:spine="))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(free.len(), 2, "{header:?}");
+    let rows: Vec<(f64, Vec<i64>)> = lines
+        .map(csv_cells)
+        .map(|r| {
+            let t = r[0].parse().expect("time");
+            (
+                t,
+                free.iter().map(|&i| r[i].parse().expect("count")).collect(),
+            )
+        })
+        .collect();
+    let at = |secs: f64| {
+        let mut v = rows
+            .iter()
+            .find(|r| r.0 == secs)
+            .expect("a sample")
+            .1
+            .clone();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(at(0.0), [2, 8], "a on one spine");
+    assert_eq!(at(1800.0), [2, 2], "a and b on one spine each; c waits");
+    assert_eq!(at(4800.0), [0, 2], "c where b was, a still running");
+    assert_eq!(rows.last().expect("rows").1, [8, 8], "all done");
+    // No spine had 8 GPUs free from b's start until a ended: the samples whose most free
+    // spine had fewer, each until the next sample.
+    let short: f64 = rows
+        .windows(2)
+        .filter(|w| w[0].1.iter().max() < Some(&8))
+        .map(|w| w[1].0 - w[0].0)
+        .sum();
+    assert!((5000.0..=5400.0).contains(&short), "{short}");
+    // report.html: a line per spine, and c's 8 GPUs as the team's reference line with how long
+    // no spine had them free.
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+    let panel = &html[html
+        .find("id=\"free-gpus-by-spine\"")
+        .expect("the spine panel")..];
+    let panel = &panel[..panel.find("</section>").expect("end")];
+    assert_eq!(panel.matches("class=\"data spine\"").count(), 2);
+    assert_eq!(panel.matches("<g class=\"gang\"").count(), 1, "{panel}");
+    assert_eq!(attr_of(panel, "class=\"gang\"", "data-cq"), "team");
+    assert_eq!(attr_of(panel, "class=\"gang\"", "data-gpus"), "8");
+    let reported: f64 = attr_of(panel, "class=\"gang\"", "data-short-seconds")
+        .parse()
+        .expect("seconds");
+    assert_eq!(reported, short);
+    assert!(panel.contains("team: 8 GPUs"), "the line's label");
+    assert!(
+        panel.contains("(team's team/job-c-"),
+        "the gang named in the note"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -767,14 +1012,13 @@ fn out_warns_of_a_large_directory_before_the_run_without_until() {
     // options that keep the directory small.
     let (file, dir) = scenario_file("size-warning", &long_run_scenario(50, &[("0s", "87600h")]));
     let out = dir.join("out");
-    // Every minute asked for: the default (`auto`) would take a step that keeps the series
-    // small.
     let o = kueuesim(&[
         "run",
         &file,
         "-q",
         "--max-events",
         "1",
+        // Asked for explicitly: `--sample auto` (the default) would choose a longer step.
         "--sample",
         "1m",
         "--out",

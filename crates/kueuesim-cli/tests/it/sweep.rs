@@ -79,7 +79,7 @@ fn sweep_rows_do_not_depend_on_jobs_and_a_rerun_recomputes_only_missing_rows() {
     assert_eq!(lines.len(), 5, "{csv}");
     assert!(
         lines[0].starts_with(
-            "variant,quota,seed,status,error,seedsVary,workloadFingerprint,waitSecondsInclPending.p90,clusterQueues[ml-team].gpuShare"
+            "variant,quota,seed,status,error,seedsVary,workloadFingerprint,waitSecondsInclPending.p90,clusterQueues[inference].gpuShare,clusterQueues[ml-team].gpuShare"
         ),
         "{csv}"
     );

@@ -1,7 +1,8 @@
 //! `--warnings=all|summary|none`: the embedded scenario's two deliberate warnings (a
 //! LocalQueue no object defines, from the loader; a namespace bypassing Kueue, from the
 //! capacity checks) shown, counted in one line, or not shown, in every command that loads a
-//! scenario; a value it does not know is a usage error.
+//! scenario; a value it does not know is a usage error. A preemption loop found by the run
+//! is a warning too, and a line of the summary.
 
 use std::path::Path;
 
@@ -201,4 +202,30 @@ fn a_run_stopped_early_counts_them_before_its_error() {
         "{err}"
     );
     assert!(lines[1].starts_with("error: stopped early"), "{err}");
+}
+
+/// A preemption loop (scenarios/kueue/fair-sharing-preemption-loop: train/p preempts research's
+/// b2 and b3 once a second, 55 rounds) is a warning and a line under the summary's evictions,
+/// so that 111 preemptions of two workloads are not read as a simulator fault; with
+/// `--warnings=none` the summary still says it.
+#[test]
+fn a_preemption_loop_is_a_warning_and_a_summary_line() {
+    let path = scenario("kueue/fair-sharing-preemption-loop");
+    let said = "workload train/p preempted the same 2 workload(s) 111 times from 20s to 1m15s of the run (research/b3 56 times), each readmitted in between: a preemption loop, which Kueue runs too (docs/semantics.md, Preemption loops)";
+    let o = kueuesim(&["run", &path]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(warning_lines(&o), [format!("warning: {said}")]);
+    let out = stdout(&o);
+    let evictions = out
+        .lines()
+        .position(|l| l.starts_with("Evictions:    111 Preempted"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(
+        out.lines().nth(evictions + 1),
+        Some(format!("  loop:       {said}").as_str()),
+        "{out}"
+    );
+    let quiet = kueuesim(&["run", &path, "--warnings=none"]);
+    assert_eq!(stderr(&quiet), "");
+    assert_eq!(stdout(&quiet), out);
 }

@@ -158,13 +158,20 @@ impl<'c> TargetOrdering<'c> {
                         self.pruned[child.0 as usize] = true;
                         continue;
                     }
-                    // Upstream visits child cohorts in random order and keeps the last of the
-                    // highest (`>=`); here the order is the tree's (cohort id), so among equal
-                    // shares the last child cohort wins.
-                    if best_cohort
-                        .as_ref()
-                        .is_none_or(|(_, b)| drs_compare(&d, b) != Ordering::Less)
-                    {
+                    // Upstream visits child cohorts in random order (`ChildCohorts` lists a
+                    // set) and keeps the last of the highest (`>=`), so a tie has no fixed
+                    // winner there. Here the one with the greatest name wins, as if they were
+                    // visited in name order: the same choice whatever order the scenario
+                    // declares its cohorts in.
+                    let better = match &best_cohort {
+                        None => true,
+                        Some((b, bd)) => match drs_compare(&d, bd) {
+                            Ordering::Greater => true,
+                            Ordering::Equal => cohort_name(world, child) > cohort_name(world, *b),
+                            Ordering::Less => false,
+                        },
+                    };
+                    if better {
                         best_cohort = Some((child, d));
                     }
                 }
@@ -184,6 +191,11 @@ impl<'c> TargetOrdering<'c> {
             (_, Some((q, _))) => Some(q),
         }
     }
+}
+
+/// The name of cohort node `n` (the tree numbers ClusterQueues first, then cohorts).
+fn cohort_name(world: &World, n: NodeIdx) -> &str {
+    &world.cohorts[n.0 as usize - world.cluster_queues.len()].name
 }
 
 /// `getAlmostLCAs`: the nodes just below the lowest common ancestor of the preemptor's and the

@@ -4,10 +4,10 @@
 use std::cmp::Reverse;
 use std::rc::Rc;
 
-use kueuesim_model::{QueueRef, StopPolicy, Workload, WorkloadId};
+use kueuesim_model::{QueueRef, SimDuration, StopPolicy, Workload, WorkloadId};
 
 use crate::admission::{self, Assignment};
-use crate::outcome::{EventType, PodSetAssignment, WorkloadState};
+use crate::outcome::{ConditionType, EventType, PodSetAssignment, WorkloadState};
 use crate::queues::QueueKey;
 
 use super::runtime::{Spec, new_runtime};
@@ -140,14 +140,46 @@ impl<'w> Simulation<'w> {
         }
     }
 
+    /// Whether the workload arriving after `w` holds capacity from the start and arrives at
+    /// the same instant (the loader lets such workloads arrive first at their instant).
+    fn next_arrival_holds(&self, w: WorkloadId) -> bool {
+        let next = match &self.feed {
+            Feed::World => self.world.workloads.get(w.index() + 1),
+            Feed::Stream { next, .. } => next.as_deref(),
+        };
+        next.is_some_and(|n| n.arrival == self.now && n.holds_at_start())
+    }
+
     pub(super) fn arrive(&mut self, w: WorkloadId) {
-        let world = self.world;
         let wl = self.take_arrival(w);
+        // A workload that holds capacity from the start (quota admitted in the input, pods
+        // bound to nodes) is booked at once, but its pods still to place wait until every
+        // such workload of this instant is booked: a snapshot is a state, and no pod may be
+        // placed onto capacity a running pod listed later holds.
+        let holds = wl.holds_at_start();
+        if holds {
+            self.sched.defer_placement = true;
+        }
+        self.arrive_booked(w, &wl);
+        if holds && !self.next_arrival_holds(w) {
+            self.sched.defer_placement = false;
+            self.retry_placements();
+        }
+    }
+
+    fn arrive_booked(&mut self, w: WorkloadId, wl: &Spec<'w>) {
+        let world = self.world;
+        let wl = wl.clone();
         let fp = &mut self.rec.stats.workload_fingerprint;
         *fp = crate::outcome::workload_fingerprint(*fp, &wl);
         let shape = self.kueue.shape_classes.class_of(&wl);
         let uid: Rc<str> = wl.uid.as_str().into();
         let label = self.kueue.uid_labels.insert(uid.clone(), w);
+        self.progress.last_done = self.now;
+        if self.sched.failures.is_some() {
+            let longest = wl.duration.unwrap_or(SimDuration::ZERO) + wl.resilience.restart_cost;
+            self.progress.longest = self.progress.longest.max(longest);
+        }
         let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
         self.runtimes.insert(w.index(), Box::new(runtime));
         if label.is_none() || self.kueue.respace_uids_always {
@@ -176,7 +208,14 @@ impl<'w> Simulation<'w> {
                     .map(|p| PodSetAssignment {
                         flavors: p.flavors.clone(),
                         count: p.count,
-                        topology: None,
+                        // Kueue TAS: where the input says its pods are (the TAS cache books
+                        // them there, and preemption gives them back from there).
+                        topology: p.topology.as_ref().map(|(t, domains)| {
+                            crate::tas::TopologyAssignment {
+                                topology: *t,
+                                domains: domains.clone(),
+                            }
+                        }),
                     })
                     .collect(),
                 usage: admission::usage_of(world, &self.kueue.tree, cq, &wl, &init.pod_sets),
@@ -215,6 +254,20 @@ impl<'w> Simulation<'w> {
             return;
         }
         match &wl.queue {
+            // A suspended job Kueue does not manage: nothing unsuspends it. The Job
+            // controller says so once (`JobSuspended`).
+            QueueRef::Unmanaged if wl.suspended => {
+                if wl.owner.as_ref().is_some_and(|(k, _)| k == "Job") {
+                    self.record_event(
+                        w,
+                        EventType::Normal,
+                        "job-controller",
+                        "Suspended",
+                        "Job suspended".to_string(),
+                        None,
+                    );
+                }
+            }
             QueueRef::Unmanaged => self.release_to_scheduler(w),
             QueueRef::Missing(name) => {
                 // Kueue's workload controller (getQueueBlocker): never queued, never admitted.
@@ -237,8 +290,33 @@ impl<'w> Simulation<'w> {
                 let key = self.queue_key(w);
                 self.runtimes[w.index()].key = Some(key);
                 let strategy = world.cluster_queue(cq).queueing_strategy;
-                self.kueue.queues.add(cq, strategy, key);
-                self.bound_queued(w);
+                // Requeued before the start (`status.requeueState`): the next back-off goes
+                // on from its count, and one still running holds it inadmissible until
+                // `requeueAt`, as the workload controller does.
+                let backoff = wl.requeue_state.as_ref().and_then(|rs| {
+                    self.runtimes[w.index()].record.requeue_count = rs.count;
+                    rs.requeue_at.filter(|&at| at > self.now).map(|at| (at, rs))
+                });
+                match backoff {
+                    Some((at, rs)) => {
+                        self.kueue.queues.park(cq, key);
+                        self.runtimes[w.index()].requeue_at = Some(at);
+                        let g = self.runtimes[w.index()].generation;
+                        self.events.push(at, Ev::BackoffExpired(w, g));
+                        // The reasons Kueue writes while a back-off runs.
+                        let (reason, message) = match &rs.condition {
+                            Some((r, m)) if r == "AdmissionCheck" => ("AdmissionCheck", m.clone()),
+                            Some((_, m)) => ("PodsReadyTimeout", m.clone()),
+                            None => ("PodsReadyTimeout", String::new()),
+                        };
+                        self.set_condition(w, ConditionType::Requeued, false, reason, message);
+                        self.bound_own(w, crate::bound::Constraint::PodsReady);
+                    }
+                    None => {
+                        self.kueue.queues.add(cq, strategy, key);
+                        self.bound_queued(w);
+                    }
+                }
                 if self.kueue.cq_stopped[cq.index()] || self.kueue.tree.in_cycle(cq) {
                     // The workload controller's getQueueBlocker.
                     let msg = format!("ClusterQueue {} is inactive", world.cluster_queue(cq).name);

@@ -552,7 +552,14 @@ impl<'w> Simulation<'w> {
             "Not all pods are ready or succeeded",
             at,
         );
-        if let Some(wfpr) = &world.config.kueue.wait_for_pods_ready {
+        // A workload of the input whose pods were ready before the start has no timeout
+        // (Kueue arms none while PodsReady is True); its pods run again at once.
+        let ready_before = cycle.is_none()
+            && wl.initial_admission.as_ref().is_some_and(|i| i.pods_ready)
+            && self.runtimes[w.index()].record.evictions.is_empty();
+        if let Some(wfpr) = &world.config.kueue.wait_for_pods_ready
+            && !ready_before
+        {
             let g = self.runtimes[w.index()].generation;
             self.events.push(
                 (at + wfpr.timeout).max(self.now),

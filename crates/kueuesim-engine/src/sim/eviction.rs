@@ -2,9 +2,7 @@
 //! gone, and putting workloads back in their queues (`QueueInadmissibleWorkloads`).
 
 use kueuesim_model::quota::{NodeIdx, QuotaTree};
-use kueuesim_model::{
-    ClusterQueueId, ProgressPolicy, QueueRef, SimDuration, StopPolicy, WorkloadId,
-};
+use kueuesim_model::{ClusterQueueId, QueueRef, SimDuration, StopPolicy, WorkloadId};
 
 use crate::admission::{self, Head, NotAdmitted, ScanProgress};
 use crate::outcome::{ConditionType, EventType, Eviction, WorkloadState};
@@ -143,24 +141,13 @@ impl<'w> Simulation<'w> {
             *self.rec.stats.preemptions.entry(p).or_default() += 1;
         }
         // The work done since the pods started running: kept up to the last checkpoint,
-        // lost beyond it (`Simulation` `spec.preemption.progress`).
+        // lost beyond it (`kueuesim.io/checkpoint-interval`, else the Simulation's
+        // `spec.preemption.progress`).
         if self.runtimes[w.index()].record.state == WorkloadState::Running {
             self.progress.running -= 1;
-            let gpus = self.workload_gpus(w);
-            let policy = self.world.config.progress;
-            let rt = &mut self.runtimes[w.index()];
-            let ran = now - rt.record.running_at.unwrap_or(now);
-            let kept = match policy {
-                ProgressPolicy::Restart => SimDuration::ZERO,
-                ProgressPolicy::Checkpoint { interval } => {
-                    SimDuration::from_millis(ran.millis() / interval.millis() * interval.millis())
-                }
-            };
-            rt.progress_saved += kept;
-            let lost = i128::from(gpus) * i128::from((ran - kept).millis());
-            rt.record.lost_gpu_ms += lost;
-            self.rec.stats.lost_gpu_ms += lost;
+            self.end_run(w, false);
         }
+
         let generation = {
             let rt = &mut self.runtimes[w.index()];
             if let Some(at) = rt.record.admitted_at {
@@ -338,6 +325,12 @@ impl<'w> Simulation<'w> {
                 released += 1;
                 let req = &rt.needs[ps].requests;
                 self.sched.cluster.apply(self.world, node, req, -1);
+                // A closed node takes what the pod gave back into its block.
+                if let Some(states) = self.sched.nodes.as_mut()
+                    && (states.closed(node) || states.failed_gpus[node.index()] > 0)
+                {
+                    states.sync(self.world, &mut self.sched.cluster, node);
+                }
                 if let Some(g) = self.gpu {
                     let gpus = req.get(g);
                     self.rec
@@ -346,6 +339,8 @@ impl<'w> Simulation<'w> {
             }
         }
         if !keep_placement {
+            // Every pod is gone: nothing is being replaced any more.
+            self.runtimes[w.index()].replacing = false;
             for slots in &mut self.runtimes[w.index()].record.placement {
                 slots.iter_mut().for_each(|s| *s = None);
             }
@@ -355,7 +350,9 @@ impl<'w> Simulation<'w> {
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.release_quota(w);
-        if released > 0 {
+        // While nodes change (`Schedulers::nodes_changing`) the schedulers look once all of
+        // the change has applied.
+        if released > 0 && !self.sched.nodes_changing {
             self.retry_placements();
         }
     }

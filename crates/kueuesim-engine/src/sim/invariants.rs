@@ -66,7 +66,8 @@ impl<'w> Simulation<'w> {
                 _ => wl.gang.min_member.map_or(total, |m| m as usize).min(total),
             };
             let pre_bound = wl.gang.pre_bound().min(total);
-            if placed != 0 && placed < min_member && placed != pre_bound {
+            // A gang that lost pods keeps the others while its controller replaces them.
+            if placed != 0 && placed < min_member && placed != pre_bound && !rt.replacing {
                 return Err(format!(
                     "gang {} has {placed} of {total} pods placed, below its minMember {min_member}",
                     wl.name
@@ -137,6 +138,99 @@ impl<'w> Simulation<'w> {
             for (ps, slots) in rt.record.placement.iter().enumerate() {
                 for n in slots.iter().flatten() {
                     cap.apply(*n, &rt.needs[ps].requests, 1);
+                }
+            }
+        }
+        // Nodes that changed: a closed node's block holds everything its pods leave, an open
+        // one's its failed GPUs; no pod is on a node that is down; a workload whose lost pods
+        // are being replaced waits for its scheduler (or is on its way out).
+        if let Some(states) = &self.sched.nodes {
+            for n in 0..world.nodes.len() {
+                let id = NodeId::from_index(n);
+                let block: Vec<(ResourceId, i64)> = (0..world.resources.len())
+                    .map(|r| (ResourceId::from_index(r), states.blocked(id, r)))
+                    .filter(|&(_, a)| a != 0)
+                    .collect();
+                cap.apply(id, &kueuesim_model::ResourceList::from_pairs(block), 1);
+                cap.apply(
+                    id,
+                    &kueuesim_model::ResourceList::default(),
+                    states.blocked_pods(id) - 1,
+                );
+                if states.closed(id) && self.sched.cluster.nodes.free_pods(id) != 0 {
+                    return Err(format!(
+                        "node {} is cordoned, removed or failed but has {} pod slots free",
+                        world.nodes[n].name,
+                        self.sched.cluster.nodes.free_pods(id)
+                    ));
+                }
+                for r in 0..world.resources.len() {
+                    let free = self.sched.cluster.nodes.free(id, r);
+                    if states.closed(id) && free > 0 {
+                        return Err(format!(
+                            "node {} is cordoned, removed or failed but has {free} {} free",
+                            world.nodes[n].name,
+                            world.resources.name(ResourceId::from_index(r))
+                        ));
+                    }
+                }
+                // A failed GPU is held back as soon as no pod holds it.
+                if let Some(g) = self.sched.cluster.res.gpu
+                    && !states.closed(id)
+                {
+                    let failed = i64::from(states.failed_gpus[n]);
+                    let blocked = states.blocked(id, g);
+                    if blocked > failed
+                        || (blocked < failed && self.sched.cluster.nodes.free(id, g) > 0)
+                    {
+                        return Err(format!(
+                            "node {} has {failed} failed GPUs but {blocked} held back with {} free",
+                            world.nodes[n].name,
+                            self.sched.cluster.nodes.free(id, g)
+                        ));
+                    }
+                }
+            }
+            for (i, rt) in self.runtimes.iter() {
+                if rt.record.state == WorkloadState::Finished {
+                    continue;
+                }
+                for n in rt.record.placement.iter().flatten().flatten() {
+                    if states.down(*n) {
+                        return Err(format!(
+                            "{} has a pod on node {}, which is removed or failed",
+                            rt.spec.name,
+                            world.node(*n).name
+                        ));
+                    }
+                }
+                // Every lost pod is replaced before the workload runs again.
+                if rt.record.state == WorkloadState::Running
+                    && rt.record.placement.iter().flatten().any(Option::is_none)
+                {
+                    return Err(format!(
+                        "{} is running with a pod that is not placed",
+                        rt.spec.name
+                    ));
+                }
+                let w = WorkloadId::from_index(i);
+                let waiting = self
+                    .sched
+                    .awaiting_placement
+                    .iter()
+                    .any(|&(_, _, x)| x == w);
+                if rt.replacing
+                    && matches!(
+                        rt.record.state,
+                        WorkloadState::Admitted | WorkloadState::Pending
+                    )
+                    && rt.record.placement.iter().flatten().any(Option::is_none)
+                    && !waiting
+                {
+                    return Err(format!(
+                        "{} lost pods that are neither replaced nor waiting for their scheduler",
+                        rt.spec.name
+                    ));
                 }
             }
         }
@@ -263,6 +357,10 @@ impl<'w> Simulation<'w> {
             .filter(|&&w| {
                 self.kueue.admitted.candidate(w).is_some_and(|c| !c.evicted)
                     && self.spec(w).initial_admission.is_none()
+                    // Pods that failed after they were ready are a recovery, not an admission.
+                    && !self.runtimes[w.index()].record.conditions.iter().any(|c| {
+                        c.kind == ConditionType::PodsReady && c.reason == "WaitForRecovery"
+                    })
             })
             .map(|&w| self.runtimes[w.index()].spec.name.as_str())
             .collect();

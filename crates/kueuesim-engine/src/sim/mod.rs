@@ -16,6 +16,10 @@
 //! - `scheduling`: handing workloads to their gang scheduler and placing their pods (TAS);
 //! - `kai`: KAI's PodGroups, topology constraints and reclaim;
 //! - `pods`: pods running, finishing, and GPU accounting;
+//! - `nodes`: nodes cordoned, drained, removed, failed (the Timeline's node operations);
+//! - `failures`: seeded random node and GPU failures;
+//! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
+//! - `start`: the input's running pods booked on their nodes (a snapshot's state);
 //! - `record`: conditions and events; `series`: the time series; `invariants`: the checks.
 
 mod afs;
@@ -23,15 +27,19 @@ mod arrival;
 mod bound;
 mod cycle;
 mod eviction;
+mod failures;
 mod invariants;
 mod kai;
+mod nodes;
 mod outbox;
+mod pod_loss;
 mod pods;
 mod pods_ready;
 mod record;
 mod runtime;
 mod scheduling;
 mod series;
+mod start;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -96,6 +104,10 @@ enum Ev {
     /// Admission Fair Sharing: the LocalQueue controller samples usage
     /// (`usageSamplingInterval`).
     AfsSample,
+    /// Timeline change `i` (`World::timeline`) applies.
+    Change(u32),
+    /// The earliest node or GPU failure or repair is due (`failures::FailureClock`).
+    Failure,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -189,6 +201,12 @@ struct Schedulers {
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     /// Placement attempts so far: seeds each attempt's random tie-breaks.
     placement_attempts: u64,
+    /// While the workloads holding capacity from the start arrive: their pods still to
+    /// place wait until all of them are booked (`arrive`).
+    defer_placement: bool,
+    /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
+    /// running shares, as they are booked (`book_bound_pods`).
+    start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
@@ -198,6 +216,15 @@ struct Schedulers {
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
+    /// Nodes cordoned, removed, failed, and failed GPUs; None when nothing changes nodes
+    /// (no Timeline node operation, no failures).
+    nodes: Option<nodes::NodeStates>,
+    /// The next failures and repairs (`spec.failures`); None without failures.
+    failures: Option<failures::FailureClock>,
+    /// A Timeline change or the failures due at one instant are being applied: a job that
+    /// fails and gives its nodes back does not have the waiting workloads placed yet (they
+    /// could land on a node the same change is about to take), `after_node_change` does.
+    nodes_changing: bool,
 }
 
 /// Whether the run is getting anywhere: what has arrived, runs or terminates, and when
@@ -222,6 +249,10 @@ struct Progress {
     /// Events processed at the current instant (`now`): past `livelock_bound` time has
     /// stopped advancing while decisions repeat.
     events_this_instant: u64,
+    /// With failures: the last arrival, finish or failed job (`failures_without_end`).
+    last_done: SimTime,
+    /// With failures: the longest duration plus restart cost of the workloads arrived.
+    longest: SimDuration,
 }
 
 /// What the run records beside the workloads' own records: its statistics and GPU time, the
@@ -233,9 +264,9 @@ struct Recorder {
     tally: Option<Tally>,
     /// The time series being sampled, if asked for.
     series: Option<TimeSeries>,
-    /// For the series' gangs per spine: the spine each node is under (`u32::MAX`: none) and
-    /// how many spines there are, worked out once per run (the topology does not change).
-    spine_of_node: Option<(Vec<u32>, usize)>,
+    /// For the series' per-spine columns: the spines and the spine each node is under,
+    /// worked out once per run (the topology does not change).
+    spines: Option<series::Spines>,
     /// Record violations of invariants only observable at the moment of a decision.
     audit: Option<Vec<String>>,
     /// Keep only each workload's newest event per source (`Simulation::last_events_only`).
@@ -300,7 +331,7 @@ impl<'w> Simulation<'w> {
         } else {
             0
         };
-        Simulation {
+        let mut sim = Simulation {
             world,
             gpu,
             now: SimTime::ZERO,
@@ -336,9 +367,17 @@ impl<'w> Simulation<'w> {
                 cluster: Cluster::new(world),
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
+                defer_placement: false,
+                start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
                 tas_flavors,
+                nodes: (world.has_nodes()
+                    && (!world.timeline.is_empty() || !world.config.failures.is_empty()))
+                .then(|| nodes::NodeStates::new(world)),
+                failures: (world.has_nodes() && !world.config.failures.is_empty())
+                    .then(|| failures::FailureClock::new(world)),
+                nodes_changing: false,
             },
             progress: Progress {
                 last_effective: SimTime::ZERO,
@@ -348,6 +387,8 @@ impl<'w> Simulation<'w> {
                 terminating: 0,
                 last_progress: SimTime::ZERO,
                 events_this_instant: 0,
+                last_done: SimTime::ZERO,
+                longest: SimDuration::ZERO,
             },
             rec: Recorder {
                 stats: RunStats {
@@ -361,7 +402,7 @@ impl<'w> Simulation<'w> {
                 },
                 tally: None,
                 series: None,
-                spine_of_node: None,
+                spines: None,
                 audit: None,
                 last_events_only: false,
                 bound: bound::BoundTally::new(world),
@@ -372,7 +413,13 @@ impl<'w> Simulation<'w> {
             outbox: None,
             event_budget: None,
             hooks: None,
+        };
+        // The cluster's changes: the Timeline's at their times, the first failure.
+        for (i, c) in world.timeline.iter().enumerate() {
+            sim.events.push(c.at, Ev::Change(i as u32));
         }
+        sim.queue_failure_event(true);
+        sim
     }
 
     /// With GPU devices, how they are allocated and fragmented now.
@@ -452,6 +499,8 @@ impl<'w> Simulation<'w> {
             Ev::PodsReadyTimeout(w, g) if current(self, w, g) => self.pods_ready_timeout(w),
             Ev::BackoffExpired(w, g) if current(self, w, g) => self.backoff_expired(w),
             Ev::AfsSample => self.afs_sample(),
+            Ev::Change(i) => self.apply_change(i as usize),
+            Ev::Failure => self.failures_due(),
             Ev::PodsRunning(..)
             | Ev::Finish(..)
             | Ev::PodsGone(..)
@@ -531,6 +580,12 @@ impl<'w> Simulation<'w> {
             if until.is_none() && self.only_futile_loops_left() {
                 break;
             }
+            if until.is_none()
+                && let Some(for_) = self.failures_without_end()
+            {
+                self.rec.stats.stopped = Some(Stopped::FailuresWithoutEnd { for_ });
+                break;
+            }
         }
         // A run stopped early describes the time it reached.
         let end = match (until, &self.rec.stats.stopped) {
@@ -579,6 +634,16 @@ impl<'w> Simulation<'w> {
             self.close_idle_quota_at(WorkloadId::from_index(i), end);
         }
         self.close_bounds(end);
+        // The runs going on at the end did useful work up to it (none of it is lost yet).
+        for &i in &live {
+            let w = WorkloadId::from_index(i);
+            if self.runtimes[i].record.state == WorkloadState::Running {
+                let gpus = i128::from(self.workload_gpus(w));
+                let work = pod_loss::run_work(&self.runtimes[i], end).millis();
+                self.runtimes[i].record.useful_ms += i128::from(work);
+                self.rec.stats.useful_gpu_ms += gpus * i128::from(work);
+            }
+        }
         for (_, rt) in self.runtimes.iter_mut() {
             if rt.gpus_held != 0 {
                 rt.record.gpu_ms +=
@@ -680,6 +745,25 @@ impl<'w> Simulation<'w> {
         self.now - self.progress.last_progress > round + round
     }
 
+    /// Without a horizon and with failures: how long nothing has arrived, finished or failed,
+    /// if that is past `FAILURES_WITHOUT_END` times the longest workload (a day at least)
+    /// while every workload has arrived. Failures go on as long as the run does; a job that
+    /// loses its work faster than it does it would keep the run going for ever.
+    pub fn failures_without_end(&self) -> Option<SimDuration> {
+        if self.sched.failures.is_none() || self.arrivals_pending() {
+            return None;
+        }
+        let stretch = SimDuration::from_millis(
+            self.progress
+                .longest
+                .millis()
+                .saturating_mul(FAILURES_WITHOUT_END)
+                .max(SimDuration::from_secs(24 * 3600).millis()),
+        );
+        let quiet = self.now - self.progress.last_done;
+        (quiet > stretch).then_some(quiet)
+    }
+
     /// Relabels the UIDs of the live workloads on every arrival instead of only when a gap
     /// is used up (for tests: every kept label must follow, or the order goes wrong).
     pub fn with_uid_respacing(mut self) -> Self {
@@ -740,7 +824,7 @@ impl<'w> Simulation<'w> {
             step,
             samples: Vec::new(),
         });
-        self.rec.spine_of_node = Some(series::spine_of_node(self.world));
+        self.rec.spines = Some(series::Spines::new(self.world));
         self
     }
 
@@ -851,6 +935,11 @@ impl<'w> Simulation<'w> {
         self.spec(w).pod_name(ps, idx)
     }
 }
+
+/// Without a horizon, a run with failures stops when nothing has finished for this many times
+/// its longest workload (duration plus restart cost): by then a job has had ten chances to
+/// run through (`Simulation::failures_without_end`).
+const FAILURES_WITHOUT_END: i64 = 10;
 
 /// The most events one simulated instant may take before the run is a livelock
 /// (`Stopped::Livelock`): 20,000, or twenty per workload arrived when more. Every real

@@ -28,30 +28,49 @@ impl<'w> Simulation<'w> {
             let rt = &mut self.runtimes[w.index()];
             rt.record.state = WorkloadState::Running;
             rt.record.running_at = Some(self.now);
+            rt.record.first_running_at.get_or_insert(self.now);
+            rt.runs += 1;
+            rt.replacing = false;
         }
         self.progress.running += 1;
         self.progress.last_progress = self.now;
         if managed {
+            // Ready again after a pod failed: `Recovered` (the job reconciler's
+            // generatePodsReadyCondition), else `Started`.
+            let recovered = self.runtimes[w.index()]
+                .record
+                .conditions
+                .iter()
+                .any(|c| c.kind == ConditionType::PodsReady && c.reason == "WaitForRecovery");
             self.set_condition(
                 w,
                 ConditionType::PodsReady,
                 true,
-                "Started",
+                if recovered { "Recovered" } else { "Started" },
                 "All pods reached readiness and the workload is running",
             );
         }
         if let Some(d) = self.spec(w).duration {
             let rt = &self.runtimes[w.index()];
             let remaining = (d - rt.progress_saved).max(SimDuration::ZERO);
+            // A restart first spends its restart cost (`kueuesim.io/restart-cost`).
+            let cost = if rt.runs > 1 {
+                rt.spec.resilience.restart_cost
+            } else {
+                SimDuration::ZERO
+            };
             let g = rt.generation;
-            self.events.push(self.now + remaining, Ev::Finish(w, g));
+            self.events
+                .push(self.now + cost + remaining, Ev::Finish(w, g));
         }
     }
 
     pub(super) fn finish(&mut self, w: WorkloadId) {
+        self.progress.last_done = self.now;
         self.progress.running -= 1;
         self.progress.last_progress = self.now;
         let managed = self.runtimes[w.index()].record.admission.is_some();
+        self.end_run(w, true);
         self.release(w, true);
         {
             let rt = &mut self.runtimes[w.index()];
@@ -68,6 +87,12 @@ impl<'w> Simulation<'w> {
                 "Reached expected number of succeeded pods",
             );
         }
+        self.let_go_if_lean(w);
+    }
+
+    /// A lean run lets go of a workload that is done: folded into its tally, and handed to
+    /// the sink, if any.
+    pub(super) fn let_go_if_lean(&mut self, w: WorkloadId) {
         if let Some(tally) = &mut self.rec.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
             self.kueue.uid_labels.remove(&rt.uid, w);
@@ -105,7 +130,9 @@ impl<'w> Simulation<'w> {
             .zip(&rt.spec.pod_sets)
             .map(|(a, p)| p.requests.get(g) * i64::from(a.count))
             .sum();
-        let held = (until - at).max(SimDuration::ZERO);
+        // After lost pods, from the loss: the time before it ran.
+        let from = rt.lost_at.map_or(at, |l| l.max(at));
+        let held = (until - from).max(SimDuration::ZERO);
         rt.record.idle_quota_gpu_ms += i128::from(gpus) * i128::from(held.millis());
     }
 

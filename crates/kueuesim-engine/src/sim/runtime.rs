@@ -95,6 +95,20 @@ pub(super) struct Runtime<'w> {
     pub(super) claims: Vec<(NodeId, crate::placement::devices::Claim)>,
     /// With Volcano vGPU: the vGPU devices its bound pods hold, to give back on release.
     pub(super) vgpu: Vec<(NodeId, crate::placement::volcano_vgpu::VgpuClaim)>,
+    /// Some of its pods ended early and their replacements are not all placed yet: a gang
+    /// may then hold fewer pods than its minMember.
+    pub(super) replacing: bool,
+    /// How often its pods all started running (a run after the first is a restart).
+    pub(super) runs: u32,
+    /// Pods it lost (drained, removed, failed), counted against its `backoffLimit`.
+    pub(super) pods_lost: u32,
+    /// Pods lost since its last JobSet restart (a child Job's failures).
+    pub(super) pods_lost_since_restart: u32,
+    /// JobSet restarts so far (`failurePolicy.maxRestarts`).
+    pub(super) job_restarts: u32,
+    /// When it last lost pods while admitted: the quota it holds counts as held without
+    /// running pods from then (`close_idle_quota`), not from its admission.
+    pub(super) lost_at: Option<SimTime>,
     /// Its part in `pendingBoundBy` (`bound`) and since when.
     pub(super) bound: super::bound::Bound,
     pub(super) bound_since: SimTime,
@@ -205,6 +219,12 @@ pub(super) fn new_runtime<'w>(
         last_assignment: None,
         claims: Vec::new(),
         vgpu: Vec::new(),
+        replacing: false,
+        runs: 0,
+        pods_lost: 0,
+        pods_lost_since_restart: 0,
+        job_restarts: 0,
+        lost_at: None,
         bound: super::bound::Bound::Off,
         bound_since: SimTime::ZERO,
         record: WorkloadRecord {
@@ -227,6 +247,10 @@ pub(super) fn new_runtime<'w>(
             pending_since,
             idle_quota_gpu_ms: 0,
             preemptions_caused: 0,
+            restarts: 0,
+            failed: false,
+            useful_ms: 0,
+            first_running_at: None,
         },
         spec,
     }

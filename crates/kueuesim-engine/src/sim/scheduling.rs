@@ -96,55 +96,15 @@ impl<'w> Simulation<'w> {
         // Pods of the input already running on their nodes (a partly placed gang): bound
         // before the scheduler looks, on the first release only.
         if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
-            let volcano = self.scheduler_of(w) == SchedulerKind::Volcano;
-            for (ps, nodes) in wl.gang.bound_nodes.iter().enumerate() {
-                let pods = self.runtimes[w.index()]
-                    .record
-                    .placement
-                    .get(ps)
-                    .map_or(0, Vec::len);
-                for (idx, &node) in nodes.iter().enumerate().take(pods) {
-                    self.runtimes[w.index()].record.placement[ps][idx] = Some(node);
-                    if let Some(at) = self.runtimes[w.index()].record.bound_at.get_mut(ps) {
-                        at[idx] = Some(self.now);
-                    }
-                    let req = self.runtimes[w.index()].needs[ps].requests.clone();
-                    self.sched.cluster.apply(world, node, &req, 1);
-                    // With GPU devices, a running pod of the input holds the best-fitting
-                    // devices (none if its node's devices cannot hold it: the input
-                    // overcommits the node, which node-level accounting allows too).
-                    if let Some(dev) = self.sched.cluster.devices.as_mut()
-                        && let Some(d) = dev.book.demand(&req)
-                        && let Some(c) =
-                            dev.book
-                                .claim(node, d, placement::devices::DeviceChoice::BestFit)
-                    {
-                        dev.book.apply(node, c, 1);
-                        self.runtimes[w.index()].claims.push((node, c));
-                    }
-                    // With Volcano vGPU, a running vGPU pod of the input holds the devices
-                    // the plugin's device order gives it (none if they cannot hold it).
-                    if let (Some(book), Some(req), true) = (
-                        self.sched.cluster.vgpu.as_mut(),
-                        wl.pod_sets[ps].vgpu,
-                        volcano,
-                    ) && let Ok((c, _)) = book.fit(node, req)
-                        && c.mask != 0
-                    {
-                        book.apply(node, c, 1);
-                        self.runtimes[w.index()].vgpu.push((node, c));
-                    }
-                    if let Some(g) = self.gpu {
-                        self.rec
-                            .gpu_change(&mut self.runtimes[w.index()], req.get(g), self.now);
-                    }
-                }
-            }
+            self.book_bound_pods(w);
         }
         self.sched
             .awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));
-        self.try_place(w);
+        // While the start state is booked, pods wait (`arrive`).
+        if !self.sched.defer_placement {
+            self.try_place(w);
+        }
     }
 
     pub(super) fn scheduler_of(&self, w: WorkloadId) -> SchedulerKind {

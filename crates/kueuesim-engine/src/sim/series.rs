@@ -1,5 +1,6 @@
 //! The time series (`Simulation::with_time_series`): GPU quota held, pending workloads, gangs
-//! per spine and, with GPU devices, their allocation and fragmentation, sampled at a fixed step.
+//! and free GPUs per spine and, with GPU devices, their allocation and fragmentation, sampled
+//! at a fixed step.
 
 use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, QueueRef, SimTime};
@@ -121,8 +122,8 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        let (spine_of, spines) = match &self.rec.spine_of_node {
-            Some((of, n)) => (of.as_slice(), *n),
+        let (spine_of, spines) = match &self.rec.spines {
+            Some(s) => (s.of_node.as_slice(), s.domains.len()),
             None => (&[][..], 0),
         };
         let mut by_spine = vec![0u32; spines + 1];
@@ -147,6 +148,17 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
+        // The cluster keeps every domain's free capacity in step with each bind and release:
+        // a read per spine, no walk over its nodes.
+        let cluster = &self.sched.cluster;
+        let free_by_spine = match (&self.rec.spines, cluster.res.gpu) {
+            (Some(s), Some(g)) => s
+                .domains
+                .iter()
+                .map(|&d| cluster.domain_free(s.topology, d, g))
+                .collect(),
+            _ => Vec::new(),
+        };
         Sample {
             at,
             gpus_in_use: self.rec.gpus_in_use,
@@ -160,32 +172,48 @@ impl<'w> Simulation<'w> {
             pending_by_lq: by_lq,
             pending_inadmissible_by_lq: inadmissible_by_lq,
             gangs_by_spine: by_spine,
+            free_gpus_by_spine: free_by_spine,
             // Filled in by `sample_before`: the fragmentation memo wants `&mut self`.
             gpu_sharing: None,
         }
     }
 }
 
-/// The spine (top-tier domain, `outcome::spine_domains`) each node is under, `u32::MAX` for
-/// none, and the number of spines: what `sample` counts gangs by, once per run instead of a
-/// walk up the topology per pod per sample.
-pub(super) fn spine_of_node(world: &kueuesim_model::World) -> (Vec<u32>, usize) {
-    let (ti, spines) = crate::outcome::spine_domains(world);
-    let mut of = vec![u32::MAX; world.nodes.len()];
-    if spines.is_empty() {
-        return (of, 0);
-    }
-    let t = crate::placement::topologies(world)
-        .nth(ti)
-        .expect("the spines' topology");
-    for (i, slot) in of.iter_mut().enumerate() {
-        let n = kueuesim_model::NodeId::from_index(i);
-        if let Some(s) = t.domain_of(n).and_then(|d| {
-            t.ancestors(d)
-                .find_map(|a| spines.iter().position(|&x| x == a))
-        }) {
-            *slot = s as u32;
+/// The spines (top-tier domains, `outcome::spine_domains`) the series counts by, and the
+/// spine each node is under: what `sample` reads, worked out once per run instead of a walk
+/// up the topology per pod per sample.
+#[derive(Clone)]
+pub(super) struct Spines {
+    /// The topology the spines are domains of (as `placement::topologies` numbers them).
+    topology: usize,
+    /// The spines, in `spine_domains`' order.
+    domains: Vec<kueuesim_model::DomainId>,
+    /// Per node, the index of its spine in `domains`; `u32::MAX` for none.
+    of_node: Vec<u32>,
+}
+
+impl Spines {
+    pub(super) fn new(world: &kueuesim_model::World) -> Spines {
+        let (topology, domains) = crate::outcome::spine_domains(world);
+        let mut of_node = vec![u32::MAX; world.nodes.len()];
+        if !domains.is_empty() {
+            let t = crate::placement::topologies(world)
+                .nth(topology)
+                .expect("the spines' topology");
+            for (i, slot) in of_node.iter_mut().enumerate() {
+                let n = kueuesim_model::NodeId::from_index(i);
+                if let Some(s) = t.domain_of(n).and_then(|d| {
+                    t.ancestors(d)
+                        .find_map(|a| domains.iter().position(|&x| x == a))
+                }) {
+                    *slot = s as u32;
+                }
+            }
+        }
+        Spines {
+            topology,
+            domains,
+            of_node,
         }
     }
-    (of, spines.len())
 }

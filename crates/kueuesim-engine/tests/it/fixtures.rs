@@ -121,6 +121,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             topology_slice: None,
             gpu_share: None,
             vgpu: None,
+            info: None,
         }],
         active: true,
         initial_admission: None,
@@ -128,7 +129,10 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         max_execution_time: None,
         job_uid: None,
         creation_blocked: None,
+        suspended: false,
+        requeue_state: None,
         gang: Default::default(),
+        resilience: Default::default(),
     });
     // The engine expects workloads in arrival order.
     w.workloads.sort_by_key(|x| x.arrival);

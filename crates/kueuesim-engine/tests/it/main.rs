@@ -8,6 +8,8 @@ mod fixtures;
 mod invariants;
 /// The module layering read from the sources: scheduler folders, shared code, outcome, hooks.
 mod layering;
+/// A living cluster: invariants under random Timelines and node and GPU failures.
+mod living_props;
 /// Placement invariants over random topologies and gangs: hard limits, whole gangs, books.
 mod placement_props;
 /// Classical preemption never evicts a workload its policies protect, nor one not needed.

@@ -392,11 +392,7 @@ pub(super) fn listings(
                     });
                     let r = vec![
                         n.name.clone(),
-                        if n.unschedulable {
-                            "Ready,SchedulingDisabled".into()
-                        } else {
-                            "Ready".into()
-                        },
+                        super::node::status(n),
                         "<none>".into(),
                         age(at, 0.0),
                         "<unknown>".into(),

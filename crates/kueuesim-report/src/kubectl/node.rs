@@ -55,6 +55,50 @@ fn find<'a>(world: &'a World, name: &str) -> Result<&'a Node, String> {
         .ok_or_else(|| format!("nodes \"{name}\" not found"))
 }
 
+/// The key of the taint the node lifecycle controller gives a node that is not ready, if the
+/// node has it: `node.kubernetes.io/not-ready` (`Ready` False) or
+/// `node.kubernetes.io/unreachable` (`Ready` Unknown).
+fn ready_taint(node: &kueuesim_model::Node) -> Option<&str> {
+    node.taints.iter().map(|t| t.key.as_str()).find(|k| {
+        matches!(
+            *k,
+            "node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable"
+        )
+    })
+}
+
+/// The node's `Ready` condition as the kubelet or the node lifecycle controller writes it,
+/// from that taint.
+pub(super) fn ready_condition(node: &kueuesim_model::Node) -> serde_json::Value {
+    let (status, reason, message) = match ready_taint(node) {
+        None => ("True", "KubeletReady", "kubelet is posting ready status"),
+        Some("node.kubernetes.io/not-ready") => ("False", "KubeletNotReady", "node is not ready"),
+        Some(_) => (
+            "Unknown",
+            "NodeStatusUnknown",
+            "Kubelet stopped posting node status.",
+        ),
+    };
+    serde_json::json!({"type": "Ready", "status": status, "reason": reason, "message": message})
+}
+
+/// `kubectl get node`'s STATUS: `Ready`, or `NotReady` for a node with the taint the node
+/// lifecycle controller gives a node whose `Ready` condition is `False` or `Unknown`
+/// (`node.kubernetes.io/not-ready`, `node.kubernetes.io/unreachable`), with
+/// `,SchedulingDisabled` for a cordoned one.
+pub(super) fn status(node: &kueuesim_model::Node) -> String {
+    let mut s = if ready_taint(node).is_some() {
+        "NotReady"
+    } else {
+        "Ready"
+    }
+    .to_string();
+    if node.unschedulable {
+        s.push_str(",SchedulingDisabled");
+    }
+    s
+}
+
 /// `kubectl describe node NAME` at time `at`. kueuesim reads requests only: a pod's limits
 /// for cpu and memory are unknown (`<unknown>`), an extended resource's limits equal its
 /// requests (Kubernetes requires it).
@@ -72,6 +116,7 @@ pub(super) fn describe_node(
     let labels: Vec<String> = node
         .labels
         .iter()
+        .filter(|(k, _)| !k.starts_with(kueuesim_model::labels::NODE_AFFINITY_LABEL_PREFIX))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     match labels.split_first() {

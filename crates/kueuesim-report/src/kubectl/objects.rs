@@ -25,7 +25,7 @@ pub(super) fn owner_type(kind: &str) -> (&'static str, &str) {
         "MPIJob" => "kubeflow.org/v2beta1",
         "PyTorchJob" | "TFJob" | "XGBoostJob" | "PaddleJob" | "JAXJob" => "kubeflow.org/v1",
         "VolcanoJob" => return ("batch.volcano.sh/v1alpha1", "Job"),
-        "StatefulSet" | "Deployment" | "ReplicaSet" => "apps/v1",
+        "StatefulSet" | "Deployment" | "ReplicaSet" | "DaemonSet" => "apps/v1",
         "LeaderWorkerSet" => "leaderworkerset.x-k8s.io/v1",
         "AppWrapper" => "workload.codeflare.dev/v1beta2",
         _ => "v1",
@@ -412,7 +412,7 @@ pub(super) fn node_object(world: &World, n: &Node) -> Value {
         "status": {
             "allocatable": allocatable,
             "capacity": allocatable,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
+            "conditions": [super::node::ready_condition(n)],
         },
     })
 }
@@ -424,6 +424,10 @@ pub(super) fn node_object(world: &World, n: &Node) -> Value {
 /// `local-queue-name` and `cluster-queue-name` (`AssignQueueLabelsForPods`).
 pub(super) fn pod_labels(pod: &Pod<'_>, spec: Option<&Workload>) -> Map<String, Value> {
     let mut l = Map::new();
+    // The labels the input gives the pod (a bare Pod's own, or its template's).
+    for (k, v) in pod.info.iter().flat_map(|i| &i.labels) {
+        l.insert(k.clone(), json!(v));
+    }
     let mut put = |k: &str, v: &str| {
         l.insert(k.to_string(), json!(v));
     };
@@ -486,16 +490,80 @@ pub(super) fn pod_object(world: &World, pod: &Pod<'_>, spec: Option<&Workload>, 
     if let Some(r) = super::pods::controller_of(pod) {
         metadata["ownerReferences"] = json!([owner_reference(&r.0, &r.1, None)]);
     }
+    if let Some(info) = pod.info.filter(|i| !i.annotations.is_empty()) {
+        let annotations: Map<String, Value> = info
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        metadata["annotations"] = Value::Object(annotations);
+    }
     if let Some(d) = pod.deleted_at {
         metadata["deletionTimestamp"] = json!(ts(d));
         metadata["deletionGracePeriodSeconds"] =
             json!(world.config.pod_termination.as_secs_f64() as i64);
     }
+    // The pod's own containers, with their requests as written; else one `main` with the
+    // pod's requests.
+    let containers: Vec<Value> = match pod.info.filter(|i| !i.containers.is_empty()) {
+        Some(info) => info
+            .containers
+            .iter()
+            .map(|c| {
+                let requests: Map<String, Value> = c
+                    .requests
+                    .iter()
+                    .map(|(r, q)| (r.clone(), json!(q)))
+                    .collect();
+                let name = if c.name.is_empty() { "main" } else { &c.name };
+                json!({"name": name, "resources": {"requests": requests}})
+            })
+            .collect(),
+        None => vec![json!({"name": "main", "resources": {"requests": pod.pod_set.requests}})],
+    };
     let mut pod_spec = json!({
         "schedulerName": w.scheduler_name,
         "priority": w.priority,
-        "containers": [{"name": "main", "resources": {"requests": pod.pod_set.requests}}],
+        "containers": containers,
     });
+    if let Some(info) = pod.info.filter(|i| !i.node_selector.is_empty()) {
+        let sel: Map<String, Value> = info
+            .node_selector
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        pod_spec["nodeSelector"] = Value::Object(sel);
+    }
+    // The pod set's tolerations: a bare Pod's own (its pod set is the pod), else its
+    // template's.
+    let tolerations: Vec<Value> = spec
+        .and_then(|s| s.pod_sets.get(pod.pod_set_index))
+        .map_or(&[][..], |ps| ps.tolerations.as_slice())
+        .iter()
+        .map(|t| {
+            let mut v = Map::new();
+            if !t.key.is_empty() {
+                v.insert("key".into(), json!(t.key));
+            }
+            v.insert(
+                "operator".into(),
+                json!(match t.op {
+                    kueuesim_model::labels::TolerationOp::Equal => "Equal",
+                    kueuesim_model::labels::TolerationOp::Exists => "Exists",
+                }),
+            );
+            if !t.value.is_empty() {
+                v.insert("value".into(), json!(t.value));
+            }
+            if let Some(e) = t.effect {
+                v.insert("effect".into(), json!(e.as_str()));
+            }
+            Value::Object(v)
+        })
+        .collect();
+    if !tolerations.is_empty() {
+        pod_spec["tolerations"] = json!(tolerations);
+    }
     if let Some(pc) = &w.priority_class {
         pod_spec["priorityClassName"] = json!(pc);
     }
@@ -544,13 +612,20 @@ pub(super) fn pod_object(world: &World, pod: &Pod<'_>, spec: Option<&Workload>, 
         _ => None,
     };
     if let Some(state) = state {
-        status["containerStatuses"] = json!([{
-            "name": "main",
-            "ready": pod.ready() == "1/1",
-            "restartCount": 0,
-            "started": pod.started.is_some() && pod.status != PodStatus::Completed,
-            "state": state,
-        }]);
+        // One status per container, in the spec's order (kueuesim runs a pod as a whole).
+        let statuses: Vec<Value> = containers
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c["name"],
+                    "ready": pod.ready() == "1/1",
+                    "restartCount": 0,
+                    "started": pod.started.is_some() && pod.status != PodStatus::Completed,
+                    "state": state,
+                })
+            })
+            .collect();
+        status["containerStatuses"] = json!(statuses);
     }
     json!({
         "apiVersion": "v1",

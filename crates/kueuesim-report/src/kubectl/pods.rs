@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use kueuesim_model::{ResourceList, SchedulerKind, World};
+use kueuesim_model::{PodInfo, ResourceList, SchedulerKind, World};
 
 use super::events::{RawEvent, event_lines};
 use super::{age, rfc1123z, specs, tabwrite};
@@ -78,6 +78,12 @@ pub struct Pod<'a> {
     pub requests: Option<&'a ResourceList>,
     /// The top-level object's kind (`Job`, `Pod`, ...), if any.
     pub owner: Option<(&'a str, &'a str)>,
+    /// What the input says of the pod itself (a bare Pod's own labels, annotations and
+    /// containers) or of its template, if it says it.
+    pub info: Option<&'a PodInfo>,
+    /// It ran on its node before the start (the input binds it there: `spec.nodeName`,
+    /// `kueuesim.io/bound-nodes`): its scheduling is history, with no `Scheduled` event here.
+    pub bound_before: bool,
 }
 
 impl Pod<'_> {
@@ -136,11 +142,21 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
         } else {
             recreated.unwrap_or(w.created_at).max(w.created_at)
         };
-        let released =
-            !managed || matches!(w.state, "Admitted" | "Running" | "Evicted" | "Finished");
+        // A suspended job Kueue does not manage has no pods, ever.
+        let suspended = spec.is_some_and(|s| s.suspended);
+        let released = (!managed && !suspended)
+            || matches!(w.state, "Admitted" | "Running" | "Evicted" | "Finished");
         for (psi, ps) in w.pod_sets.iter().enumerate() {
             let requests = spec.and_then(|s| s.pod_sets.get(psi)).map(|p| &p.requests);
-            for pod in &ps.pods {
+            for (idx, pod) in ps.pods.iter().enumerate() {
+                let info = spec.and_then(|s| {
+                    s.gang
+                        .pod_info
+                        .get(psi)
+                        .and_then(|v| v.get(idx))
+                        .or_else(|| s.pod_sets.get(psi).and_then(|p| p.info.as_ref()))
+                        .map(|i| &**i)
+                });
                 let node = pod.node.as_deref();
                 let placed = node.is_some() || quota_only;
                 let status = if !released {
@@ -166,6 +182,11 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
                         }
                     }
                 };
+                let bound_before = pod.bound_at == Some(0.0)
+                    && w.evictions.is_empty()
+                    && spec.is_some_and(|s| {
+                        s.gang.bound_nodes.get(psi).is_some_and(|b| idx < b.len())
+                    });
                 let deleted_at = (status == PodStatus::Terminating)
                     .then(|| w.evictions.last().map(|e| e.at))
                     .flatten();
@@ -192,6 +213,8 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
                     deleted_at,
                     requests,
                     owner,
+                    info,
+                    bound_before,
                 });
             }
         }
@@ -270,7 +293,7 @@ pub(super) fn controller_of(pod: &Pod<'_>) -> Option<(String, String)> {
     let (kind, name) = pod.owner?;
     match kind {
         "Job" | "VolcanoJob" => Some((kind.to_string(), name.to_string())),
-        "StatefulSet" => Some(("StatefulSet".into(), name.to_string())),
+        "StatefulSet" | "DaemonSet" => Some((kind.to_string(), name.to_string())),
         "Deployment" => {
             pod_template_hash(pod).map(|h| ("ReplicaSet".into(), format!("{name}-{h}")))
         }
@@ -325,7 +348,7 @@ pub(super) fn conditions(
 /// The pod's events: its scheduler's, taken from the workload's recorded events while the pod
 /// existed and was not bound (a gang's `Unschedulable` reaches each pending pod as
 /// `FailedScheduling`, as Volcano's `taskUnschedulable` and kube-scheduler write it), and
-/// `Scheduled` when it was bound.
+/// `Scheduled` when it was bound (not for a pod the input has running: that was before).
 pub(super) fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEvent<'a>> {
     let kind = scheduler(world, pod.workload);
     let source = kind.event_source();
@@ -381,6 +404,7 @@ pub(super) fn pod_events<'a>(world: &World, pod: &Pod<'a>, at: f64) -> Vec<RawEv
     }
     if let (Some(b), Some(node)) = (pod.bound_at, pod.node)
         && b <= at
+        && !pod.bound_before
     {
         events.push(RawEvent {
             at: b,
@@ -429,13 +453,24 @@ pub(super) fn describe_pod(
     let spec = specs(world)
         .get(&(w.namespace.as_str(), w.name.as_str()))
         .copied();
+    // The pod's own labels (with those its controllers and Kueue add) and annotations, as
+    // kubectl prints them (`printLabelsMultiline`, `printAnnotationsMultiline`).
     let labels: Vec<String> = super::objects::pod_labels(pod, spec)
         .iter()
         .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
         .collect();
     super::multiline(&mut l, "Labels", &labels);
+    let annotations: Vec<String> = pod
+        .info
+        .map(|i| {
+            i.annotations
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    super::multiline(&mut l, "Annotations", &annotations);
     let mut kv = |k: &str, v: &str| l.push(format!("{k}:\t{v}"));
-    kv("Annotations", "<none>");
     match (pod.status, pod.deleted_at) {
         (PodStatus::Terminating, Some(d)) => {
             kv("Status", &format!("Terminating (lasts {})", age(at, d)));
@@ -460,7 +495,55 @@ pub(super) fn describe_pod(
         kv("Controlled By", &format!("{kind}/{name}"));
     }
     l.push("Containers:".into());
-    l.push("  main:".into());
+    // The pod's own containers (one state for all: kueuesim runs a pod as a whole), else
+    // one named `main` with the pod's requests.
+    let containers: Vec<(String, Vec<(String, String)>)> = match pod.info {
+        Some(i) if !i.containers.is_empty() => i
+            .containers
+            .iter()
+            .map(|c| {
+                let name = if c.name.is_empty() { "main" } else { &c.name };
+                (name.to_string(), c.requests.clone())
+            })
+            .collect(),
+        _ => vec![(
+            "main".to_string(),
+            pod.pod_set
+                .requests
+                .iter()
+                .map(|(r, q)| (r.clone(), q.clone()))
+                .collect(),
+        )],
+    };
+    for (name, requests) in containers {
+        l.push(format!("  {name}:"));
+        container_lines(world, pod, &mut l);
+        if !requests.is_empty() {
+            l.push("    Requests:".into());
+            for (r, q) in &requests {
+                l.push(format!("      {r}:\t{q}"));
+            }
+        }
+    }
+    let conds = conditions(pod, failed);
+    if !conds.is_empty() {
+        l.push("Conditions:".into());
+        l.push("  Type\tStatus".into());
+        for (t, s) in conds {
+            l.push(format!("  {t}\t{s}"));
+        }
+    }
+    if pod.status == PodStatus::SchedulingGated {
+        l.push("Scheduling Gates:".into());
+        l.push(format!("  {ADMISSION_GATE}"));
+    }
+    l.extend(event_lines(events, at));
+    Ok(tabwrite(&l))
+}
+
+/// A container's state lines in `describe pod` (every container of a pod runs as the pod).
+fn container_lines(world: &World, pod: &Pod<'_>, l: &mut Vec<String>) {
+    let w = pod.workload;
     let bound = matches!(
         pod.status,
         PodStatus::ContainerCreating
@@ -496,24 +579,4 @@ pub(super) fn describe_pod(
         ));
         l.push("    Restart Count:\t0".into());
     }
-    if !pod.pod_set.requests.is_empty() {
-        l.push("    Requests:".into());
-        for (r, q) in &pod.pod_set.requests {
-            l.push(format!("      {r}:\t{q}"));
-        }
-    }
-    let conds = conditions(pod, failed);
-    if !conds.is_empty() {
-        l.push("Conditions:".into());
-        l.push("  Type\tStatus".into());
-        for (t, s) in conds {
-            l.push(format!("  {t}\t{s}"));
-        }
-    }
-    if pod.status == PodStatus::SchedulingGated {
-        l.push("Scheduling Gates:".into());
-        l.push(format!("  {ADMISSION_GATE}"));
-    }
-    l.extend(event_lines(events, at));
-    Ok(tabwrite(&l))
 }

@@ -2,12 +2,15 @@
 //! requests to the network) with the run's summary in planner's units and its plots, each an
 //! aggregate bounded in points so the page stays small on any trace (per-workload data lives
 //! in workloads.csv and events.jsonl). `axis.rs` words ticks and durations, `plot.rs` draws,
-//! `panels.rs` has one function per panel, `series.rs` keeps the time series' changes.
+//! `panels.rs` has one function per panel, `queues.rs` the queue table, `spines.rs` the free
+//! GPUs per spine, `series.rs` keeps the time series' changes.
 
 mod axis;
 mod panels;
 mod plot;
+mod queues;
 mod series;
+mod spines;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -179,6 +182,31 @@ pub fn report_html_with(
             )
         }),
     );
+    // A cluster that changes (a Timeline, spec.failures): what it cost.
+    if let (Some(f), Some(goodput)) = (&s.failures, s.goodput) {
+        row(
+            "Failures",
+            format!(
+                "{} node and {} GPU failures; {} pods lost, {} restarts, {} jobs failed; {:.1} GPU-hours of work lost",
+                f.node_failures,
+                f.gpu_failures,
+                f.pods_lost,
+                f.restarts,
+                f.jobs_failed,
+                f.lost_gpu_seconds / 3600.0
+            ),
+        );
+        row(
+            "Goodput",
+            goodput.map_or("n/a".into(), |g| {
+                format!(
+                    "{:.1}% ({:.1} useful GPU-hours of those used)",
+                    g * 100.0,
+                    f.useful_gpu_seconds / 3600.0
+                )
+            }),
+        );
+    }
     let fair = world.config.kueue.fair_sharing.is_some();
     let afs = world.config.kueue.admission_fair_sharing.is_some();
     row(
@@ -191,6 +219,7 @@ pub fn report_html_with(
         }
         .into(),
     );
+    let queue_table = queues::queue_table(doc);
     let kept = panels::kept_cluster_queues(world, doc);
     let timeline = series
         .filter(|s| !s.is_empty())
@@ -215,6 +244,12 @@ pub fn report_html_with(
         }
     }
     plots.push_str(&panels::evictions(doc, folded, end));
+    if let Some(p) = timeline
+        .as_ref()
+        .and_then(|t| spines::free_gpus_by_spine(world, t))
+    {
+        plots.push_str(&p);
+    }
     if let Some(t) = panels::topology(world, doc) {
         plots.push_str(&t);
     }
@@ -229,17 +264,26 @@ th, td {{ text-align: left; padding: 3px 10px; border-bottom: 1px solid #ddd; fo
 h1 {{ font-size: 20px; }} h2 {{ font-size: 15px; margin: 22px 0 6px; }}
 .axis {{ stroke: #444; stroke-width: 1; }} .grid {{ stroke: #e4e4e4; stroke-width: 1; }}
 .tick {{ font-size: 10px; fill: #555; }} .label {{ font-size: 11px; fill: #333; }}
-.reflabel {{ font-size: 10px; fill: #222; }}
+.reflabel {{ font-size: 10px; fill: #222; paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }}
 .p95line {{ stroke: #bbb; stroke-width: 1; stroke-dasharray: 3 3; }}
 .legend {{ font-size: 12px; line-height: 1.7; }} .note {{ font-size: 12px; color: #555; margin: 4px 0 0; }}
 .key {{ margin-right: 14px; white-space: nowrap; display: inline-block; }}
 .swatch {{ vertical-align: middle; margin-right: 4px; }}
+table.queues th, table.queues td {{ font-size: 12px; padding: 3px 3px; vertical-align: top; }}
+table.queues td.bound-by {{ cursor: help; }}
+table.queues thead th {{ font-weight: normal; color: #555; text-align: center; border-bottom: 1px solid #bbb; }}
+table.queues th.name {{ font-weight: bold; }} table.queues tr.lq th.name {{ font-weight: normal; padding-left: 16px; }}
+table.queues td.num {{ text-align: right; white-space: nowrap; }}
+table.queues tr.more td {{ color: #555; }}
+.bb {{ white-space: nowrap; font-size: 11px; line-height: 15px; }} .bb .more {{ color: #777; }}
+.bar {{ display: inline-block; height: 9px; margin-right: 4px; vertical-align: -1px; }}
 </style></head>
 <body>
 <h1>kueuesim report</h1>
 <table>{rows}</table>
+{queue_table}
 {plots}
-<div id="check" data-requests="unknown" data-plots="unknown"></div>
+<div id="check" data-requests="unknown" data-plots="unknown" data-queue-rows="unknown" data-bound-bars="unknown" data-spine-points="unknown"></div>
 <script>
 // Self-check for the headless test: every plot has drawn marks, and the page fetched nothing.
 window.addEventListener("load", function () {{
@@ -254,6 +298,17 @@ window.addEventListener("load", function () {{
   }});
   var c = document.getElementById("check");
   c.setAttribute("data-plots", drawn + "/" + plots.length);
+  // The queue table: its ClusterQueue rows, and its bound-by bars laid out with a width.
+  var bars = document.querySelectorAll("td.bound-by .bar");
+  var wide = 0;
+  bars.forEach(function (b) {{ if (b.getBoundingClientRect().width > 0) wide++; }});
+  c.setAttribute("data-queue-rows", String(document.querySelectorAll("table.queues tr.cq").length));
+  c.setAttribute("data-bound-bars", wide + "/" + bars.length);
+  // The spine panel: its lines with the points each drew.
+  var spines = document.querySelectorAll("svg#free-gpus-by-spine path.spine");
+  var points = [];
+  spines.forEach(function (p) {{ points.push(String(p.getTotalLength() > 0 ? p.getAttribute("d").split(/[ML]/).length - 1 : 0)); }});
+  c.setAttribute("data-spine-points", points.join(","));
   c.setAttribute("data-requests", String(performance.getEntriesByType("resource").length));
 }});
 </script>

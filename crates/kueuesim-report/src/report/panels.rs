@@ -46,7 +46,15 @@ impl<'a> Timeline<'a> {
             end,
         }
     }
-    fn frame(&self, y_max: f64, integer: bool) -> Frame {
+    /// The series drawn.
+    pub(super) fn series(&self) -> &'a PlottedSeries {
+        self.series
+    }
+    /// The end of the x axis, in seconds.
+    pub(super) fn end(&self) -> f64 {
+        self.end
+    }
+    pub(super) fn frame(&self, y_max: f64, integer: bool) -> Frame {
         Frame::new(
             self.end,
             time_ticks(self.end, X_TICKS),
@@ -54,7 +62,7 @@ impl<'a> Timeline<'a> {
         )
     }
     /// A line through `values` (every sample's, in order), its min and max kept per bucket.
-    fn line(&self, f: &Frame, values: impl IntoIterator<Item = f64>) -> String {
+    pub(super) fn line(&self, f: &Frame, values: impl IntoIterator<Item = f64>) -> String {
         path(
             min_max(values, &self.buckets)
                 .into_iter()
@@ -67,7 +75,7 @@ impl<'a> Timeline<'a> {
     }
 }
 
-fn line_el(d: &str, s: super::plot::Style, width: f64, title: &str) -> String {
+pub(super) fn line_el(d: &str, s: super::plot::Style, width: f64, title: &str) -> String {
     format!(
         r##"<path class="data" d="{d}" fill="none" stroke="{}" stroke-width="{width}" stroke-dasharray="{}"><title>{}</title></path>"##,
         s.color,
@@ -78,7 +86,7 @@ fn line_el(d: &str, s: super::plot::Style, width: f64, title: &str) -> String {
 
 /// A horizontal reference line across the frame at `v`, labelled at its right end, above the
 /// line or (`below`, for the lower of two close lines) under it.
-fn ref_line(f: &Frame, v: f64, dash: &str, label: &str, below: bool) -> String {
+pub(super) fn ref_line(f: &Frame, v: f64, dash: &str, label: &str, below: bool) -> String {
     let y = f.y(v);
     let ly = if below { y + 11.0 } else { y - 4.0 };
     format!(
@@ -953,7 +961,7 @@ pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> 
 }
 
 /// A name's sort key with every run of digits compared as a number ("spine-2" < "spine-10").
-fn natural_key(name: &str) -> Vec<(String, u64)> {
+pub(super) fn natural_key(name: &str) -> Vec<(String, u64)> {
     let mut key = Vec::new();
     let mut text = String::new();
     let mut chars = name.chars().peekable();

@@ -4,8 +4,12 @@
 //! sampled every minute are a thousand points, not five billion. The panels read a column
 //! back sample by sample (`Column::iter`), never whole.
 
+use std::collections::BTreeMap;
+
 use kueuesim_engine::outcome::{GpuSharingFigures, Sample};
-use kueuesim_model::{SimDuration, SimTime, World};
+use kueuesim_model::{SimDuration, SimTime, Workload, World};
+
+use super::spines::OneSpineGangs;
 
 /// One column of the time series as its change points: (first sample index, value), each
 /// value holding until the next point's index (the last one's up to the series' end).
@@ -48,6 +52,11 @@ impl<T: Copy + PartialEq> Steps<T> {
     fn distinct(&self) -> impl Iterator<Item = T> + '_ {
         self.points.iter().map(|p| p.1)
     }
+
+    /// The change points: (first sample index, value).
+    pub(crate) fn runs(&self) -> &[(usize, T)] {
+        &self.points
+    }
 }
 
 impl Steps<i64> {
@@ -83,6 +92,44 @@ impl Steps<i64> {
         }
         out
     }
+
+    /// The largest of `columns`, sample by sample (each column holding a value from sample
+    /// 0: a column of the series always has a point there). A multiset of the current values
+    /// keeps each change at a logarithm's cost, so many columns of many changes stay cheap.
+    fn max_of<'a>(columns: impl IntoIterator<Item = &'a Steps<i64>>) -> Steps<i64> {
+        let mut changes: Vec<(usize, i64, i64)> = Vec::new();
+        for c in columns {
+            let mut was: Option<i64> = None;
+            for &(at, v) in &c.points {
+                changes.push((at, was.unwrap_or(i64::MIN), v));
+                was = Some(v);
+            }
+        }
+        changes.sort_by_key(|c| c.0);
+        let mut held: BTreeMap<i64, usize> = BTreeMap::new();
+        let mut out = Steps::default();
+        let mut k = 0;
+        while k < changes.len() {
+            let at = changes[k].0;
+            while k < changes.len() && changes[k].0 == at {
+                let (_, old, new) = changes[k];
+                if old != i64::MIN
+                    && let Some(n) = held.get_mut(&old)
+                {
+                    *n -= 1;
+                    if *n == 0 {
+                        held.remove(&old);
+                    }
+                }
+                *held.entry(new).or_insert(0) += 1;
+                k += 1;
+            }
+            if let Some((&top, _)) = held.last_key_value() {
+                out.set(at, top);
+            }
+        }
+        out
+    }
 }
 
 /// A column read back: its values as `f64` for the plots.
@@ -111,12 +158,23 @@ impl Column<'_> {
     pub(crate) fn all_zero(&self) -> bool {
         self.steps.distinct().all(|v| v == 0)
     }
+
+    /// The runs of equal values: (first sample, last sample + 1, value), in order.
+    pub(crate) fn runs(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        let points = self.steps.runs();
+        points.iter().enumerate().map(move |(k, &(from, v))| {
+            let to = points.get(k + 1).map_or(self.len, |p| p.0);
+            (from, to, v as f64)
+        })
+    }
 }
 
 /// What the page reads of the time series: of each sample its time, the GPUs bound, the GPU
-/// quota held per ClusterQueue, the pending workloads per LocalQueue and, with GPU devices,
-/// their allocation and fragmentation; each column as its change points (`Steps`), the times
-/// as runs of a fixed step.
+/// quota held per ClusterQueue, the pending workloads per LocalQueue, the free GPUs per
+/// spine and, with GPU devices, their allocation and fragmentation; each column as its
+/// change points (`Steps`), the times as runs of a fixed step. Beside them, per
+/// ClusterQueue the largest gang the run admitted that must fit in one spine
+/// (`note_admitted`), the free-GPU panel's references.
 #[derive(Default)]
 pub struct PlottedSeries {
     len: usize,
@@ -126,6 +184,10 @@ pub struct PlottedSeries {
     gpus_in_use: Steps<i64>,
     gpu_quota_by_cq: Vec<Steps<i64>>,
     pending_by_lq: Vec<Steps<i64>>,
+    /// Per spine (`outcome::spine_domains`), its free GPUs; empty without spines or GPUs.
+    free_gpus_by_spine: Vec<Steps<i64>>,
+    /// Per ClusterQueue, the largest gang admitted that must fit in one spine.
+    one_spine: OneSpineGangs,
     /// With GPU devices, their allocation and fragmentation (None in a sample without).
     gpu_sharing: Steps<Option<GpuSharingFigures>>,
 }
@@ -133,11 +195,29 @@ pub struct PlottedSeries {
 impl PlottedSeries {
     /// An empty series for `world`'s queues.
     pub fn new(world: &World) -> Self {
+        let one_spine = OneSpineGangs::new(world);
         PlottedSeries {
             gpu_quota_by_cq: vec![Steps::default(); world.cluster_queues.len()],
             pending_by_lq: vec![Steps::default(); world.local_queues.len()],
+            free_gpus_by_spine: vec![Steps::default(); one_spine.spine_columns()],
+            one_spine,
             ..PlottedSeries::default()
         }
+    }
+
+    /// A series of `spines` free-GPU columns and nothing else, for tests.
+    #[cfg(test)]
+    pub(crate) fn for_spines(spines: usize) -> Self {
+        PlottedSeries {
+            free_gpus_by_spine: vec![Steps::default(); spines],
+            ..PlottedSeries::default()
+        }
+    }
+
+    /// Notes a workload Kueue admitted (or that finished): per ClusterQueue, the largest of
+    /// those that must fit in one spine is a reference line of the free-GPU panel.
+    pub fn note_admitted(&mut self, wl: &Workload) {
+        self.one_spine.note(wl);
     }
 
     /// Keeps what the page reads of `count` samples of one state: `first`, then the same at
@@ -145,6 +225,10 @@ impl PlottedSeries {
     pub fn push(&mut self, first: &Sample, count: u64, step: SimDuration) {
         debug_assert_eq!(first.gpu_quota_by_cq.len(), self.gpu_quota_by_cq.len());
         debug_assert_eq!(first.pending_by_lq.len(), self.pending_by_lq.len());
+        debug_assert_eq!(
+            first.free_gpus_by_spine.len(),
+            self.free_gpus_by_spine.len()
+        );
         if count == 0 {
             return;
         }
@@ -161,6 +245,13 @@ impl PlottedSeries {
         }
         for (col, &v) in self.pending_by_lq.iter_mut().zip(&first.pending_by_lq) {
             col.set(i, i64::from(v));
+        }
+        for (col, &v) in self
+            .free_gpus_by_spine
+            .iter_mut()
+            .zip(&first.free_gpus_by_spine)
+        {
+            col.set(i, v);
         }
         self.gpu_sharing.set(i, first.gpu_sharing);
         self.len += count as usize;
@@ -185,6 +276,11 @@ impl PlottedSeries {
                 .map(Steps::points)
                 .sum::<usize>()
             + self.pending_by_lq.iter().map(Steps::points).sum::<usize>()
+            + self
+                .free_gpus_by_spine
+                .iter()
+                .map(Steps::points)
+                .sum::<usize>()
             + self.gpu_sharing.points()
     }
 
@@ -233,6 +329,33 @@ impl PlottedSeries {
         }
     }
 
+    /// Spines with a free-GPU column (`outcome::spine_domains`' order).
+    pub(crate) fn spines(&self) -> usize {
+        self.free_gpus_by_spine.len()
+    }
+
+    /// GPUs free in spine `s`.
+    pub(crate) fn free_gpus(&self, s: usize) -> Column<'_> {
+        self.column(&self.free_gpus_by_spine[s])
+    }
+
+    /// The most GPUs free in any one of the spines `ss`, sample by sample.
+    pub(crate) fn most_free_of(&self, ss: impl IntoIterator<Item = usize>) -> Column<'_> {
+        let max = Steps::max_of(ss.into_iter().map(|s| &self.free_gpus_by_spine[s]));
+        Column {
+            steps: std::borrow::Cow::Owned(max),
+            len: self.len,
+        }
+    }
+
+    /// Per ClusterQueue (`None`: of none), the largest gang admitted that must fit in one
+    /// spine: its GPUs and `namespace/name`.
+    pub(crate) fn largest_one_spine_gangs(
+        &self,
+    ) -> impl Iterator<Item = (Option<usize>, i64, &str)> + '_ {
+        self.one_spine.largest()
+    }
+
     /// With GPU devices in every sample, their figures sample by sample; None otherwise.
     pub(crate) fn gpu_sharing(
         &self,
@@ -278,6 +401,7 @@ mod tests {
             pending_by_lq: vec![0],
             pending_inadmissible_by_lq: Vec::new(),
             gangs_by_spine: Vec::new(),
+            free_gpus_by_spine: Vec::new(),
             gpu_sharing: None,
         }
     }

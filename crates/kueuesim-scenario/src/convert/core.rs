@@ -29,6 +29,10 @@ pub const DURATION_ANNOTATION: &str = "kueuesim.io/duration";
 pub const REMAINING_ANNOTATION: &str = "kueuesim.io/remaining";
 /// An arrival offset from the start; sets both arrival and creation time.
 pub const ARRIVAL_ANNOTATION: &str = "kueuesim.io/arrival";
+/// How often a job saves its work: a failure loses only the work since the last checkpoint.
+pub(crate) const CHECKPOINT_ANNOTATION: &str = "kueuesim.io/checkpoint-interval";
+/// Running time each restart of a job spends before it does new work.
+pub(crate) const RESTART_COST_ANNOTATION: &str = "kueuesim.io/restart-cost";
 /// The name of the LocalQueue used for jobs that name none.
 pub const DEFAULT_LOCAL_QUEUE: &str = "default";
 
@@ -110,6 +114,10 @@ pub(super) struct Builder<'a> {
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
     /// WorkloadGenerators (`crate::generator`), in document order.
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
+    /// Timelines (`convert::timeline`), in document order.
+    pub(super) timelines: Vec<Parsed<'a, wire::Timeline>>,
+    /// Each NodePool's nodes, by pool name: their indexes in `world.nodes`.
+    pub(super) pool_nodes: BTreeMap<String, std::ops::Range<usize>>,
     /// Names to indexes in `world`, so that every reference is found in logarithmic time and
     /// loading stays linear in the number of objects (a chain of 100,000 Cohorts).
     pub(super) index: Index,
@@ -122,6 +130,16 @@ pub(super) struct Builder<'a> {
     /// (`podset-slice-required-topology-constraints`), which is not modelled: how many, and
     /// the first one's position (one warning for them all).
     pub(super) slice_constraints_ignored: Option<(usize, Pos)>,
+    /// Required node affinities of the pod templates, by the nodeSelector label standing
+    /// for each (`pod_spec`).
+    pub(super) node_affinities: BTreeMap<String, kueuesim_model::NodeAffinity>,
+    /// The jobs and Workloads a running Pod of the input may belong to (`owners`).
+    pub(super) pod_owners: std::collections::BTreeSet<super::owners::OwnerKey>,
+    /// The input's ReplicaSets, each with the Deployment that controls it, if one does
+    /// (`owners`: a Deployment's pods are owned by its ReplicaSet).
+    pub(super) replica_sets: BTreeMap<(String, String), Option<String>>,
+    /// Running Pods by their owner, until the owners' workloads are built (`owners`).
+    pub(super) owned_pods: super::owners::OwnedPods,
 }
 
 /// Names to indexes of the `World`'s vectors, kept in step as objects are built.
@@ -284,6 +302,34 @@ pub(super) fn duration(
     d: &Spanned<String>,
 ) -> Result<SimDuration, ScenarioError> {
     limits::parse_duration(d.value.trim()).map_err(|e| err_at(src, d, e))
+}
+
+/// A duration field, at most `limits::MAX_DURATION` (for the modules beside `convert`).
+pub(crate) fn duration_field(
+    src: &ObjectText<'_>,
+    d: &Spanned<String>,
+) -> Result<SimDuration, ScenarioError> {
+    duration(src, d)
+}
+
+/// A checkpoint interval (`kueuesim.io/checkpoint-interval`, a generator's
+/// `checkpointInterval`): a positive duration.
+pub(crate) fn checkpoint_interval(
+    src: &ObjectText<'_>,
+    d: &Spanned<String>,
+) -> Result<SimDuration, ScenarioError> {
+    let v = duration(src, d)?;
+    if v <= SimDuration::ZERO {
+        return Err(err_at(
+            src,
+            d,
+            format!(
+                "checkpoint interval {:?}: expected a positive duration",
+                d.value
+            ),
+        ));
+    }
+    Ok(v)
 }
 
 /// An offset from the simulation start (an arrival, a horizon), at most `limits::MAX_TIME`.
@@ -466,6 +512,32 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
     for (k, v) in &spec.node_selector {
         let _ = write!(text, "ns:{k}={v};");
     }
+    // The required node affinity, as written (without the positions of its values).
+    if let Some(required) = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+    {
+        for term in &required.node_selector_terms {
+            text.push_str("na:");
+            for (kind, list) in [("e", &term.match_expressions), ("f", &term.match_fields)] {
+                for r in list {
+                    let _ = write!(
+                        text,
+                        "{kind}[{}|{}|{}]",
+                        r.key,
+                        r.operator.value,
+                        r.values.join(",")
+                    );
+                }
+            }
+            text.push(';');
+        }
+    }
     for t in &spec.tolerations {
         let _ = write!(
             text,
@@ -549,9 +621,16 @@ impl<'a> Builder<'a> {
     /// same of every workload the run saw, traces and generators included, after the run.)
     pub(super) fn missing_queue_warnings(&mut self) {
         for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
-            self.warnings.push(format!(
-                "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
-            ));
+            self.warnings.push(if q.is_empty() {
+                // `manageJobsWithoutQueueName`: managed, with no queue to go to.
+                format!(
+                    "{pos}: {n} job(s) of namespace {ns} name no LocalQueue and Kueue manages them (manageJobsWithoutQueueName; the first here): they will stay pending as Kueue keeps them (\"LocalQueue  doesn't exist\")"
+                )
+            } else {
+                format!(
+                    "{pos}: LocalQueue {ns}/{q} is not defined in the input; {n} workload(s) name it (the first here) and will stay pending as Kueue keeps them (\"LocalQueue {q} doesn't exist\")"
+                )
+            });
         }
         if let Some((n, pos)) = self.slice_constraints_ignored.take() {
             self.warnings.push(format!(
@@ -596,6 +675,30 @@ impl<'a> Builder<'a> {
             return Ok((created, created.max(SimTime::ZERO)));
         }
         Ok((SimTime::ZERO, SimTime::ZERO))
+    }
+
+    /// A job's `kueuesim.io/checkpoint-interval` and `kueuesim.io/restart-cost`, with its
+    /// controller's reaction to lost pods `on_pod_loss`.
+    pub(super) fn resilience(
+        &self,
+        src: &ObjectText<'_>,
+        meta: &wire::ObjectMeta,
+        on_pod_loss: kueuesim_model::OnPodLoss,
+    ) -> Result<kueuesim_model::Resilience, ScenarioError> {
+        Ok(kueuesim_model::Resilience {
+            on_pod_loss,
+            checkpoint_interval: meta
+                .annotations
+                .get(CHECKPOINT_ANNOTATION)
+                .map(|c| checkpoint_interval(src, c))
+                .transpose()?,
+            restart_cost: meta
+                .annotations
+                .get(RESTART_COST_ANNOTATION)
+                .map(|c| duration(src, c))
+                .transpose()?
+                .unwrap_or(SimDuration::ZERO),
+        })
     }
 
     pub(super) fn workload_duration(

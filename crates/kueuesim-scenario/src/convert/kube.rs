@@ -1,12 +1,37 @@
 //! Kubernetes core objects of the cluster: Namespaces, Nodes (allocatable, labels, taints)
 //! and PriorityClasses (with Kueue's WorkloadPriorityClasses, which share the list).
 
+use kueuesim_model::labels::{Taint, TaintEffect};
 use kueuesim_model::{Labels, Namespace, Node, PriorityClass};
 
 use super::core::{Builder, err_obj, name_of, quantity, taints};
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
+
+/// The taint of a node whose `Ready` condition is not `True`, as the node lifecycle
+/// controller sets it (`TaintNodesByCondition`): `node.kubernetes.io/not-ready` for `False`,
+/// `node.kubernetes.io/unreachable` for `Unknown`, effect `NoSchedule`, unless the input
+/// has a taint of that key already (a dump has it). No new pod is placed there but one
+/// tolerating it; the pods running there go on (the `NoExecute` evictions after
+/// `tolerationSeconds` are not simulated).
+fn not_ready_taint(conditions: &[wire::StatusCondition], taints: &mut Vec<Taint>) {
+    let Some(ready) = conditions.iter().find(|c| c.kind == "Ready") else {
+        return;
+    };
+    let key = match ready.status.as_str() {
+        "False" => "node.kubernetes.io/not-ready",
+        "Unknown" => "node.kubernetes.io/unreachable",
+        _ => return,
+    };
+    if !taints.iter().any(|t| t.key == key) {
+        taints.push(Taint {
+            key: key.into(),
+            value: String::new(),
+            effect: TaintEffect::NoSchedule,
+        });
+    }
+}
 
 impl Builder<'_> {
     pub(super) fn build_namespaces(&mut self) -> Result<(), ScenarioError> {
@@ -95,11 +120,13 @@ impl Builder<'_> {
             if !p.obj.metadata.labels.contains_key("kubernetes.io/hostname") {
                 l.push(("kubernetes.io/hostname".into(), name.clone()));
             }
+            let mut node_taints = taints(src, &p.obj.spec.taints)?;
+            not_ready_taint(&st.conditions, &mut node_taints);
             let node = Node {
                 name: name.clone(),
                 labels: Labels::new(l),
                 allocatable: Vec::new(),
-                taints: taints(src, &p.obj.spec.taints)?,
+                taints: node_taints,
                 unschedulable: p.obj.spec.unschedulable,
             };
             self.remember(src, "", &name)?;

@@ -256,6 +256,11 @@ impl Builder<'_> {
                 if let Some(t) = &w.timeout {
                     r.timeout = duration(src, t)?;
                 }
+                // `recoveryTimeout` defaults to `timeout`; `0s` turns it off.
+                r.recovery_timeout = match &w.recovery_timeout {
+                    None => Some(r.timeout),
+                    Some(t) => Some(duration(src, t)?).filter(|d| *d > SimDuration::ZERO),
+                };
                 // v1beta1 defaulted blockAdmission to true when enabled.
                 r.block_admission = w.block_admission.unwrap_or(v1beta1);
                 if let Some(rs) = &w.requeuing_strategy {
@@ -309,11 +314,24 @@ impl Builder<'_> {
                     });
             }
         }
+        let kueue_namespace = c
+            .namespace
+            .as_ref()
+            .map_or("kueue-system", |n| n.value.as_str());
+        let managed_jobs_namespace_selector = match &c.managed_jobs_namespace_selector {
+            Some(sel) => Some(selector(src, sel)?),
+            None => Some(
+                kueuesim_model::world::default_managed_jobs_namespace_selector(kueue_namespace),
+            ),
+        };
         Ok(KueueConfig {
             fair_sharing,
             admission_fair_sharing,
             wait_for_pods_ready,
             resources,
+            manage_jobs_without_queue_name: c.manage_jobs_without_queue_name.unwrap_or(false),
+            managed_jobs_namespace_selector,
+            namespace: kueue_namespace.to_string(),
         })
     }
 

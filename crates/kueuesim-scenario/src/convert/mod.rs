@@ -15,7 +15,10 @@ mod kueue;
 mod kueue_fields;
 mod lint;
 pub(crate) mod names;
+mod owners;
+mod pod_spec;
 mod simulation;
+mod timeline;
 mod topology;
 mod workload;
 
@@ -63,6 +66,8 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     for f in files {
         objects.extend(split_objects(f)?);
     }
+    // A state, not a sequence: the order of files and documents changes nothing.
+    crate::source::sort_canonically(&mut objects);
     // Overrides of WorkloadTraces apply first: they decide what a trace adapter generates.
     overrides.apply(
         &mut objects,
@@ -274,6 +279,28 @@ impl<'a> Builder<'a> {
                     self.leader_worker_sets.push(parse(src)?)
                 }
                 ("", "Pod") => self.pods.push(parse(src)?),
+                // Read for whom they own: a Deployment's pods are its ReplicaSet's, a
+                // DaemonSet's pods run where the input has them (`owners`).
+                ("apps", "ReplicaSet") => {
+                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
+                    let meta = &p.obj.metadata;
+                    let name = name_of(src, meta)?.to_string();
+                    let deployment = meta
+                        .controller()
+                        .filter(|(kind, _)| *kind == "Deployment")
+                        .map(|(_, d)| d.to_string());
+                    self.replica_sets
+                        .insert((namespace_of(meta), name), deployment);
+                }
+                ("apps", "DaemonSet") => {
+                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
+                    name_of(src, &p.obj.metadata)?;
+                }
+                // A dump's Events are history: the run writes its own.
+                ("", "Event") | ("events.k8s.io", "Event") => {
+                    crate::source::from_yaml::<serde::de::IgnoredAny>(&src.text)
+                        .map_err(|e| src.yaml_error(&e))?;
+                }
                 ("kueuesim.io", "Simulation") => {
                     let p: Parsed<'a, wire::Simulation> = parse(src)?;
                     if let Some(first) = &self.simulation {
@@ -288,6 +315,7 @@ impl<'a> Builder<'a> {
                     self.simulation = Some(p);
                 }
                 ("kueuesim.io", "NodePool") => self.node_pools.push(parse(src)?),
+                ("kueuesim.io", "Timeline") => self.timelines.push(parse(src)?),
                 // Read by `crate::trace` before the build.
                 ("kueuesim.io", "WorkloadTrace") => {}
                 ("kueuesim.io", "WorkloadGenerator") => {
@@ -389,15 +417,33 @@ impl<'a> Builder<'a> {
         self.build_namespaces()?;
         self.build_flavors()?;
         self.build_cohorts()?;
+        // ClusterQueues by cohort, then name: the order of a cycle's heads that tie (upstream
+        // iterates a map there), and of the outputs. Grouped by cohort, as Kueue's snapshot
+        // holds them in cohort trees.
+        self.cluster_queues.sort_by(|a, b| {
+            let cohort = |c: &Parsed<'_, wire::ClusterQueue>| {
+                let s = &c.obj.spec;
+                s.cohort_name
+                    .as_ref()
+                    .or(s.cohort.as_ref())
+                    .map_or(String::new(), |c| c.value.clone())
+            };
+            crate::source::natural_cmp(&cohort(a), &cohort(b))
+        });
         self.build_cluster_queues()?;
         self.build_local_queues()?;
         self.build_priority_classes()?;
         self.build_nodes()?;
         self.build_topologies()?;
+        self.build_timeline()?;
+        self.build_failures()?;
         self.build_kai_queues()?;
+        self.resolve_owners();
         let mut out = Vec::new();
         self.build_jobs(&mut out)?;
         self.build_workload_objects(&mut out)?;
+        self.attach_owned_pods(&mut out);
+        self.apply_node_affinities();
         self.warn_unnamed_pod_groups();
         self.missing_queue_warnings();
         let (stream, parts, generators) = self.workload_stream(out)?;

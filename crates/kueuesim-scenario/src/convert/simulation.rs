@@ -534,6 +534,8 @@ impl Builder<'_> {
             }
             let mut hn_index: BTreeMap<String, usize> = BTreeMap::new();
             let node_base = built.len();
+            self.pool_nodes
+                .insert(pool.clone(), node_base..node_base + total as usize);
             for n in 0..total {
                 let name = format!("{prefix}-{n:0width$}");
                 let mut l: Vec<(String, String)> = spec

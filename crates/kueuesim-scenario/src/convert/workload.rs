@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use kueuesim_model::names::NameRule;
 use kueuesim_model::time::{SimDuration, SimTime, parse_rfc3339};
+use kueuesim_model::topology::{DomainId, TopologySource};
 use kueuesim_model::{
     ClusterQueueId, InitialAdmission, PodSet, PodSetAdmission, QueueRef, TopologyRequest, Workload,
 };
@@ -243,6 +244,8 @@ impl Builder<'_> {
                 },
                 _ => None,
             };
+            let requeue_state =
+                self.requeue_state(src, &p.obj.status, initial_admission.is_some())?;
             let scheduler_name =
                 self.scheduler_name(src, spec.pod_sets[0].template.spec.scheduler_name.as_ref())?;
             let templates: Vec<&wire::ObjectMeta> =
@@ -255,7 +258,10 @@ impl Builder<'_> {
                     namespace,
                     name,
                     kind: "Workload".into(),
-                    owner: None,
+                    // The job it stands for (`ownerReferences`), whose running pods are its.
+                    owner: meta
+                        .controller()
+                        .map(|(k, n)| (k.to_string(), n.to_string())),
                     uid,
                     queue,
                     queue_name: Some(qn),
@@ -284,7 +290,10 @@ impl Builder<'_> {
                         ),
                     },
                     creation_blocked: None,
+                    suspended: false,
+                    requeue_state,
                     gang: Arc::new(gang),
+                    resilience: Default::default(),
                 },
             ));
         }
@@ -371,7 +380,15 @@ impl Builder<'_> {
                     ));
                 }
             };
-            out.push(PodSetAdmission { flavors, count });
+            let topology = match &psa.topology_assignment {
+                None => None,
+                Some(ta) => Some(self.initial_topology(src, ta, &flavors, count)?),
+            };
+            out.push(PodSetAdmission {
+                flavors,
+                count,
+                topology,
+            });
         }
         let mut reserved_at = None;
         if let Some(c) = conditions
@@ -382,15 +399,195 @@ impl Builder<'_> {
             let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
             reserved_at = Some(SimTime::from_millis(ms - self.world.config.start_unix_ms));
         }
+        let pods_ready = conditions
+            .iter()
+            .any(|c| c.kind == "PodsReady" && c.status == "True");
         Ok(InitialAdmission {
             cluster_queue: ClusterQueueId::from_index(cq),
             pod_sets: out,
             reserved_at,
+            pods_ready,
         })
     }
 }
 
 impl Builder<'_> {
+    /// `status.requeueState` of a Workload waiting in the input (an admitted one's is
+    /// history): its count and `requeueAt`, with the `Requeued` condition's words.
+    fn requeue_state(
+        &self,
+        src: &ObjectText<'_>,
+        status: &wire::WorkloadStatus,
+        admitted: bool,
+    ) -> Result<Option<kueuesim_model::RequeueState>, ScenarioError> {
+        let Some(rs) = status.requeue_state.as_ref().filter(|_| !admitted) else {
+            return Ok(None);
+        };
+        let count = match &rs.count {
+            None => 0,
+            Some(c) => count_in(src, c, "requeueState.count", 0, i64::from(u32::MAX))? as u32,
+        };
+        let requeue_at = match &rs.requeue_at {
+            None => None,
+            Some(ts) => {
+                let ms =
+                    parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+                Some(SimTime::from_millis(ms - self.world.config.start_unix_ms))
+            }
+        };
+        let condition = status
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Requeued")
+            .map(|c| (c.reason.clone(), c.message.clone()));
+        Ok(Some(kueuesim_model::RequeueState {
+            count,
+            requeue_at,
+            condition,
+        }))
+    }
+
+    /// An admitted pod set's `topologyAssignment` (v1beta1 `domains`, v1beta2 `slices`), as
+    /// Kueue's TAS cache reads it: per domain of the levels given (down to the lowest level
+    /// of the Topology of the pod set's TAS flavor, alone or with the levels above), its pods.
+    fn initial_topology(
+        &self,
+        src: &ObjectText<'_>,
+        ta: &serde_saphyr::Spanned<wire::TopologyAssignment>,
+        flavors: &[(kueuesim_model::ResourceId, kueuesim_model::FlavorId)],
+        count: u32,
+    ) -> Result<(usize, Vec<(DomainId, u32)>), ScenarioError> {
+        let bad = |msg: String| err_at(src, ta, msg);
+        let Some(name) = flavors
+            .iter()
+            .find_map(|&(_, f)| self.world.flavors[f.index()].topology_name.as_ref())
+        else {
+            return Err(bad(
+                "topologyAssignment of a pod set without a TAS flavor: expected one of its flavors to have a topologyName".into(),
+            ));
+        };
+        let Some(t) = self.world.topologies.iter().position(|t| &t.name == name) else {
+            return Err(bad(format!(
+                "topologyAssignment: the Topology {name:?} of the pod set's flavor is not in the input"
+            )));
+        };
+        let topo = &self.world.topologies[t];
+        let TopologySource::Levels { labels } = &topo.source else {
+            return Err(bad(format!(
+                "topologyAssignment: {name:?} is not a Kueue Topology"
+            )));
+        };
+        let ta = &ta.value;
+        // Each given level's depth in the topology; the last must be the lowest.
+        let mut depths = Vec::with_capacity(ta.levels.len());
+        for l in &ta.levels {
+            match labels.iter().position(|x| x == l) {
+                Some(i) if depths.last().is_none_or(|&d| d < i + 1) => depths.push(i + 1),
+                _ => {
+                    return Err(bad(format!(
+                        "topologyAssignment level {l:?}: expected the levels of Topology {name:?} ({}), broadest first",
+                        labels.join(", ")
+                    )));
+                }
+            }
+        }
+        if depths.last() != Some(&labels.len()) {
+            return Err(bad(format!(
+                "topologyAssignment levels [{}]: expected them to end with the lowest level of Topology {name:?}, {:?}",
+                ta.levels.join(", "),
+                labels.last().map_or("", String::as_str)
+            )));
+        }
+        // Every (values, pods) entry, from either form.
+        let mut entries: Vec<(Vec<String>, i64)> = ta
+            .domains
+            .iter()
+            .map(|d| (d.values.clone(), d.count))
+            .collect();
+        for sl in &ta.slices {
+            let n = usize::try_from(sl.domain_count).unwrap_or(0);
+            if n == 0 || n > kueuesim_model::limits::MAX_PODS_PER_WORKLOAD as usize {
+                return Err(bad(format!(
+                    "topologyAssignment slice domainCount {}: expected at least 1",
+                    sl.domain_count
+                )));
+            }
+            for i in 0..n {
+                let mut values = Vec::with_capacity(sl.values_per_level.len());
+                for v in &sl.values_per_level {
+                    let value = match (&v.universal, &v.individual) {
+                        (Some(u), None) => u.clone(),
+                        (None, Some(ind)) if ind.roots.len() == n => format!(
+                            "{}{}{}",
+                            ind.prefix.as_deref().unwrap_or(""),
+                            ind.roots[i],
+                            ind.suffix.as_deref().unwrap_or("")
+                        ),
+                        _ => {
+                            return Err(bad(
+                                "topologyAssignment slice valuesPerLevel: expected exactly one of universal or individual (with domainCount roots)".into(),
+                            ));
+                        }
+                    };
+                    values.push(value);
+                }
+                let pods = match (sl.pod_counts.universal, sl.pod_counts.individual.get(i)) {
+                    (Some(u), _) if sl.pod_counts.individual.is_empty() => u,
+                    (None, Some(&c)) if sl.pod_counts.individual.len() == n => c,
+                    _ => {
+                        return Err(bad(
+                            "topologyAssignment slice podCounts: expected exactly one of universal or individual (domainCount counts)".into(),
+                        ));
+                    }
+                };
+                entries.push((values, pods));
+            }
+        }
+        let mut domains: Vec<(DomainId, u32)> = Vec::new();
+        let mut total: i64 = 0;
+        for (values, pods) in entries {
+            if values.len() != depths.len() || pods < 1 {
+                return Err(bad(format!(
+                    "topologyAssignment domain [{}] with {pods} pod(s): expected one value per level and at least 1 pod",
+                    values.join(", ")
+                )));
+            }
+            // The lowest-level domain whose ancestors carry these values.
+            let found = topo.domains.iter().enumerate().find(|(id, d)| {
+                d.depth as usize == labels.len()
+                    && topo
+                        .ancestors(DomainId::from_index(*id))
+                        .filter_map(|a| {
+                            let dom = topo.domain(a);
+                            depths
+                                .iter()
+                                .position(|&x| x == dom.depth as usize)
+                                .map(|i| (i, dom))
+                        })
+                        .all(|(i, dom)| dom.value == values[i])
+            });
+            let Some((id, _)) = found else {
+                return Err(bad(format!(
+                    "topologyAssignment domain [{}] is not a domain of Topology {name:?}: expected node label values of its nodes",
+                    values.join(", ")
+                )));
+            };
+            total += pods;
+            let id = DomainId::from_index(id);
+            match domains.iter_mut().find(|(d, _)| *d == id) {
+                Some(e) => e.1 += pods as u32,
+                None => domains.push((id, pods as u32)),
+            }
+        }
+        if total != i64::from(count) {
+            return Err(bad(format!(
+                "topologyAssignment places {total} pod(s): expected the pod set's admitted count, {count}"
+            )));
+        }
+        domains.sort();
+        Ok((t, domains))
+    }
+
     /// A Workload pod set's Kueue TAS request: its `spec.podSets[].topologyRequest`, as the
     /// scheduler reads it (`IsExplicitlyRequestingTAS`, `levelKey` in upstream's
     /// `tas_flavor_snapshot.go`): `required`, else `preferred`, else `unconstrained: true`.

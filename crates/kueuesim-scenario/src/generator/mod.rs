@@ -14,7 +14,7 @@ mod resolve;
 mod rng;
 mod stream;
 
-pub(crate) use self::resolve::{MAX_ARRIVAL_MS, resolve};
+pub(crate) use self::resolve::{MAX_ARRIVAL_MS, duration_dist, resolve};
 pub use self::rng::Rng;
 pub(crate) use self::rng::fnv1a;
 pub use self::stream::{GeneratedWorkloads, GeneratorStream};
@@ -184,4 +184,6 @@ pub struct GeneratorSettings {
     pub schedulers: Mix<(String, SchedulerKind)>,
     /// Topology request mix.
     pub topologies: Mix<TopologyChoice>,
+    /// `checkpointInterval` and `restartCost`: the work a failure costs each workload.
+    pub resilience: kueuesim_model::Resilience,
 }

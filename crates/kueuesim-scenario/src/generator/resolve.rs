@@ -204,13 +204,23 @@ fn csv_column(
     Ok(out)
 }
 
-fn dist(
+/// A duration distribution written `at` (a Simulation's `spec.failures`), in milliseconds.
+pub(crate) fn duration_dist<T>(
     src: &ObjectText<'_>,
-    d: &Spanned<wire::GenDist>,
+    g: &wire::GenDist,
+    at: &Spanned<T>,
+    what: &str,
+) -> Result<Dist, ScenarioError> {
+    dist(src, g, at, Unit::Duration, what)
+}
+
+fn dist<T>(
+    src: &ObjectText<'_>,
+    g: &wire::GenDist,
+    d: &Spanned<T>,
     unit: Unit<'_>,
     what: &str,
 ) -> Result<Dist, ScenarioError> {
-    let g = &d.value;
     let set = [
         g.fixed.is_some(),
         g.uniform.is_some(),
@@ -494,14 +504,14 @@ pub(crate) fn resolve(
 
     // Sizes and durations.
     let pods = match &spec.pods {
-        Some(d) => dist(src, d, Unit::Count, "pods")?,
+        Some(d) => dist(src, &d.value, d, Unit::Count, "pods")?,
         None => Dist::Fixed(1),
     };
     names::resource_names(src, &spec.requests)?;
     let mut requests = Vec::new();
     for (r, d) in &spec.requests {
         let id = world.resources.intern(r);
-        requests.push((id, dist(src, d, Unit::Quantity(r), r)?));
+        requests.push((id, dist(src, &d.value, d, Unit::Quantity(r), r)?));
     }
     requests.sort_by_key(|(r, _)| *r);
     let Some(duration) = &spec.duration else {
@@ -512,7 +522,7 @@ pub(crate) fn resolve(
             ),
         ));
     };
-    let duration = dist(src, duration, Unit::Duration, "duration")?;
+    let duration = dist(src, &duration.value, duration, Unit::Duration, "duration")?;
 
     // Queues, found by (namespace, name) in a map made once: a mix of ten thousand
     // LocalQueues is resolved in ten thousand lookups, not a scan of them all for each.
@@ -757,8 +767,23 @@ pub(crate) fn resolve(
         mix(src, topologies, &spec.topologies[0], "topologies")?
     };
 
+    let resilience = kueuesim_model::Resilience {
+        checkpoint_interval: spec
+            .checkpoint_interval
+            .as_ref()
+            .map(|c| crate::convert::core::checkpoint_interval(src, c))
+            .transpose()?,
+        restart_cost: spec
+            .restart_cost
+            .as_ref()
+            .map(|c| crate::convert::core::duration_field(src, c))
+            .transpose()?
+            .unwrap_or(SimDuration::ZERO),
+        ..Default::default()
+    };
     let mut s = seed ^ fnv1a(&name);
     Ok(GeneratorSettings {
+        resilience,
         seed: splitmix64(&mut s),
         name,
         start,

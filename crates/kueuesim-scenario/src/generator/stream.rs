@@ -332,13 +332,17 @@ fn make_workload(
             topology_slice: topo.kueue_slice.clone(),
             gpu_share: None,
             vgpu: None,
+            info: None,
         }],
         active: true,
         max_execution_time: None,
         initial_admission: None,
         last_eviction: None,
         creation_blocked: None,
+        suspended: false,
+        requeue_state: None,
         gang,
+        resilience: s.resilience,
     }
 }
 

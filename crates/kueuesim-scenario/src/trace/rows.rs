@@ -737,6 +737,7 @@ impl TraceWorkloads {
                     topology_slice: None,
                     gpu_share: None,
                     vgpu: None,
+                    info: None,
                 }
             })
             .collect();
@@ -766,6 +767,8 @@ impl TraceWorkloads {
             initial_admission: None,
             last_eviction: None,
             creation_blocked: None,
+            suspended: false,
+            requeue_state: None,
             gang: match d.min_member {
                 None => Arc::clone(&self.default_gang),
                 Some(_) => Arc::new(GangSpec {
@@ -773,6 +776,7 @@ impl TraceWorkloads {
                     ..GangSpec::default()
                 }),
             },
+            resilience: Default::default(),
         })
     }
 

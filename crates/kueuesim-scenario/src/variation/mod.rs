@@ -277,9 +277,10 @@ pub(crate) fn workload_rng(seed: u64, w: &Workload) -> Rng {
 }
 
 /// Whether `w` exists at the start rather than arriving during the run (created before the
-/// start, or holding quota already): the variation keeps such objects as written.
+/// start, or holding quota or nodes already: `Workload::holds_at_start`): the variation keeps
+/// such objects as written.
 pub(crate) fn exists_at_start(w: &Workload) -> bool {
-    w.initial_admission.is_some() || w.created_at < kueuesim_model::SimTime::ZERO
+    w.holds_at_start() || w.created_at < kueuesim_model::SimTime::ZERO
 }
 
 #[cfg(test)]

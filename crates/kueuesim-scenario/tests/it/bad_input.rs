@@ -145,7 +145,7 @@ fn unknown_scheduler_name() {
 
 #[test]
 fn unknown_kinds_warn_once_with_counts_and_strict_rejects_them() {
-    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: c}\n";
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: c}\n";
     let loaded = load_text("t.yaml", text).expect("unknown kinds are skipped");
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
     assert!(
@@ -154,7 +154,7 @@ fn unknown_kinds_warn_once_with_counts_and_strict_rejects_them() {
         loaded.warnings
     );
     assert!(
-        loaded.warnings[0].contains("1 DaemonSet (apps/v1)"),
+        loaded.warnings[0].contains("1 Ingress (networking.k8s.io/v1)"),
         "{:?}",
         loaded.warnings
     );

@@ -200,7 +200,8 @@ spec:
             .all(|w| w.priority == 50 && w.priority_class.is_none())
     );
     assert!(big.iter().all(|w| w.priority == 200));
-    // The merged list is in arrival order; ties keep document order (small before big).
+    // The merged list is in arrival order; ties go by the generators' names (big before
+    // small), whatever their document order.
     assert!(ws.windows(2).all(|p| p[0].arrival <= p[1].arrival));
     let at_1200: Vec<&str> = ws
         .iter()
@@ -208,7 +209,7 @@ spec:
         .map(|w| w.name.as_str())
         .collect();
     assert_eq!(at_1200.len(), 4);
-    assert!(at_1200[0].starts_with("small-") && at_1200[3].starts_with("big-"));
+    assert!(at_1200[0].starts_with("big-") && at_1200[3].starts_with("small-"));
     let mut names: Vec<(&str, &str)> = ws
         .iter()
         .map(|w| (w.namespace.as_str(), w.name.as_str()))

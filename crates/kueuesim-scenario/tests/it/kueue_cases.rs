@@ -853,6 +853,29 @@ fn t13_tas_fragmented_capacity_preempts_low() {
     assert_eq!(foo.pod_sets[0].nodes, ["y1", "y1"]);
 }
 
+/// T-13 as a cluster dump: the admitted Workloads carry their `topologyAssignment`, and the
+/// victim search sees them exactly as workloads the run admitted (upstream's test gives them
+/// so). The start is the snapshot's time, so the preemption is at 0 and the victim's pods
+/// are gone at 30s.
+#[test]
+fn t13d_tas_preemption_sees_the_admitted_workloads_of_a_dump() {
+    let r = run_dir("cases/T-13d-tas-fragmented-capacity-preempts-low-in-a-dump");
+    let foo = wl(&r, "default", "foo");
+    assert_first_warning(
+        foo,
+        "WaitingForPreemptedWorkloads",
+        "couldn't assign flavors to pod set one: topology \"tas-single-level\" allows to fit only 1 out of 2 pod(s). Pending the preemption of 1 workload(s)",
+    );
+    let low = wl(&r, "default", "low-priority-admitted");
+    assert_preempted_then_requeued(low, 0.0, "default/foo", "InClusterQueue");
+    assert_eq!(condition(low, "Preempted").message, FOO_PREEMPTED);
+    let mid = wl(&r, "default", "mid-priority-admitted");
+    assert_untouched(mid, "cpu", "tas-default");
+    assert_eq!(mid.pod_sets[0].nodes, ["x1"]);
+    assert_eq!(foo.admitted_at, Some(30.0));
+    assert_eq!(foo.pod_sets[0].nodes, ["y1", "y1"]);
+}
+
 #[test]
 fn t15_tas_equal_priority_waits() {
     let r = run_dir("cases/T-15-tas-equal-priority-waits");

@@ -1114,9 +1114,12 @@ fn resource_exclusions_and_transformations() {
         .iter()
         .find(|e| e.kind == "Warning")
         .expect("b waits");
+    // A transformation's output is not memory: Kueue's ResourceFormatter words it as
+    // DecimalSI (only DRA-mapped resources are registered as binary), so 10Gi of it is
+    // written as its integer.
     assert!(
         waited.message.contains(
-            "insufficient unused quota for example-memory in flavor default, 10Gi more needed"
+            "insufficient unused quota for example-memory in flavor default, 10737418240 more needed"
         ),
         "{}",
         waited.message
@@ -1426,4 +1429,104 @@ fn a_best_effort_head_with_flavors_left_stays_active_and_resumes() {
     let r = run_until("pending-flavors-stay-active", 10.0);
     assert_eq!(wl(&r, "default", "w").state, "Running");
     assert_pending(wl(&r, "default", "z"), Some("inadmissible"));
+}
+
+/// `manageJobsWithoutQueueName` and `managedJobsNamespaceSelector` as Kueue's jobframework
+/// applies them (see the scenario's header).
+#[test]
+fn management_rules_follow_the_kueue_configuration() {
+    let r = run("management-rules");
+    let labelled = wl(&r, "team", "labelled");
+    assert_eq!(times(labelled), (Some(0.0), Some(0.0), Some(600.0)));
+    let no_label = wl(&r, "team", "no-label");
+    assert_eq!(no_label.state, "Pending");
+    assert_condition(
+        no_label,
+        "QuotaReserved",
+        "False",
+        "Misconfigured",
+        "LocalQueue  doesn't exist",
+    );
+    for name in ["outside", "held"] {
+        let w = wl(&r, "sandbox", name);
+        assert_eq!((w.kind.as_str(), w.state), ("Job", "Pending"), "{name}");
+        assert!(w.pod_sets[0].nodes.is_empty(), "{name} runs");
+        let e = w.events.last().expect("the Job controller's event");
+        assert_eq!(
+            (e.reason, e.message.as_str()),
+            ("Suspended", "Job suspended")
+        );
+    }
+    for name in ["plain", "pod"] {
+        let w = wl(&r, "sandbox", name);
+        assert_eq!(w.local_queue, None, "{name}");
+        assert_eq!(w.state, "Finished", "{name}");
+        assert_eq!(w.pod_sets[0].nodes, ["n1"], "{name}");
+    }
+    let bypass: Vec<&str> = r
+        .summary
+        .checks
+        .iter()
+        .filter(|c| c.kind == "WorkloadsBypassKueue")
+        .map(|c| c.message.as_str())
+        .collect();
+    assert_eq!(
+        bypass,
+        [
+            "4 workload(s) in namespace sandbox bypass Kueue: namespace sandbox is outside the Kueue Configuration's managedJobsNamespaceSelector; 2 of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run; their scheduler places the other 2 outside any quota"
+        ]
+    );
+}
+
+/// A Job written suspended, without a queue name, on a Kueue with its defaults (which does
+/// not manage jobs without one): no controller unsuspends it, so it never runs, and the
+/// capacity check says so.
+#[test]
+fn an_unmanaged_suspended_job_stays_suspended() {
+    let text = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: s}
+spec: {until: 1h}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: '8', pods: '110'}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: paused
+  namespace: team
+  annotations: {kueuesim.io/duration: 10m}
+spec:
+  suspend: true
+  template:
+    spec:
+      containers:
+      - name: main
+        resources: {requests: {cpu: '1'}}
+";
+    let loaded = crate::util::load_text("t.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let w = wl(&r, "team", "paused");
+    assert_eq!(w.state, "Pending");
+    assert!(
+        w.pod_sets[0].nodes.is_empty(),
+        "it ran on {:?}",
+        w.pod_sets[0].nodes
+    );
+    let check = r
+        .summary
+        .checks
+        .iter()
+        .find(|c| c.kind == "WorkloadsBypassKueue")
+        .expect("a bypass check");
+    assert!(
+        check.message.ends_with(
+            "1 of them are suspended (spec.suspend), which nothing unsuspends outside Kueue: they never run"
+        ),
+        "{}",
+        check.message
+    );
 }

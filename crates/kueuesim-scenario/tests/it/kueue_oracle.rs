@@ -5,7 +5,7 @@
 use kueuesim_engine::Simulation;
 use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
 
-use crate::util::{id, load_dir, run_dir, warnings, wl};
+use crate::util::{id, load_dir, load_text, run_dir, warnings, wl};
 
 /// (admittedAt, state, queueStatus).
 fn status(w: &WorkloadOut) -> (Option<f64>, &str, Option<&str>) {
@@ -177,4 +177,63 @@ fn without_the_gate_an_overlapping_entry_is_skipped_and_reclaims_later() {
         evictions(c),
         [(0.0, Some("InCohortReclamation"), Some("default/b"))]
     );
+}
+
+/// `scenarios/kueue/fair-sharing-tied-cohorts` as written, or with its Cohorts team-a and
+/// team-b declared the other way round.
+fn run_tied_cohorts(swapped: bool) -> SimulationResult {
+    let path = crate::util::scenarios_dir().join("kueue/fair-sharing-tied-cohorts/scenario.yaml");
+    let text = std::fs::read_to_string(path).expect("readable");
+    let text = if swapped {
+        let docs: Vec<&str> = text.split("\n---\n").collect();
+        let at = |name: &str| {
+            docs.iter()
+                .position(|d| {
+                    d.contains("kind: Cohort\n") && d.contains(&format!("name: {name}}}"))
+                })
+                .unwrap_or_else(|| panic!("no Cohort {name}"))
+        };
+        let (a, b) = (at("team-a"), at("team-b"));
+        let mut docs = docs.clone();
+        docs.swap(a, b);
+        docs.join("\n---\n")
+    } else {
+        text
+    };
+    let loaded = load_text("scenario.yaml", &text).expect("loads");
+    let outcome = Simulation::new(&loaded.world).run();
+    result(&loaded.world, &outcome)
+}
+
+#[test]
+fn tied_child_cohorts_give_the_same_victim_in_either_declaration_order() {
+    // team-a and team-b borrow 3 cpu each; small, within its nominal quota in the root's own
+    // ClusterQueue, reclaims from the tied cohort with the greater name, team-b.
+    for swapped in [false, true] {
+        let r = run_tied_cohorts(swapped);
+        assert_eq!(
+            evictions(wl(&r, "default", "b-big")),
+            [(10.0, Some("InCohortReclamation"), Some("default/small"))],
+            "swapped: {swapped}"
+        );
+        assert_eq!(
+            status(wl(&r, "default", "b-big")),
+            (Some(0.0), "Pending", Some("inadmissible")),
+            "swapped: {swapped}"
+        );
+        assert_eq!(
+            status(wl(&r, "default", "small")),
+            (Some(10.0), "Running", None),
+            "swapped: {swapped}"
+        );
+        for name in ["a-big", "shared-1"] {
+            let w = wl(&r, "default", name);
+            assert_eq!(
+                status(w),
+                (Some(0.0), "Running", None),
+                "{name}, swapped: {swapped}"
+            );
+            assert!(w.evictions.is_empty(), "{name}, swapped: {swapped}");
+        }
+    }
 }

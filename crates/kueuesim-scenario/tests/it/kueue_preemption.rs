@@ -1,6 +1,6 @@
 //! Kueue preemption as golden scenarios under `scenarios/kueue/`: within a ClusterQueue,
 //! reclaim and borrowing within a cohort, the sticky preemptor, preemptors and victims taking
-//! turns, victim order, `PreemptionOverBorrowing`, and the eviction writes that hold a
+//! turns (also under fair sharing), victim order, `PreemptionOverBorrowing`, and the eviction writes that hold a
 //! victim's quota. Each scenario's header holds the hand computation; the tests assert it
 //! field by field, with the helpers of `kueue_features`.
 
@@ -296,6 +296,67 @@ fn borrowing_preemptor_and_victim_take_turns() {
     );
     let times: Vec<f64> = wl0.evictions.iter().map(|e| e.at).collect();
     assert_eq!(&times[..3], &[85.0, 105.0, 125.0]);
+}
+
+/// scenarios/kueue/fair-sharing-preemption-loop: under fair sharing the preemptor's victims
+/// are readmitted ahead of it (their ClusterQueue's share with one of them back is below the
+/// preemptor's), then it finds no victim and is parked until the evictions' requeue 1 s
+/// later, when it preempts them again: once a second until a-long finishes at 75s. Upstream
+/// Kueue's scheduler takes the same steps on this case. The run names the loop: a
+/// `PreemptionLoop` check (printed as a warning and in the summary).
+#[test]
+fn fair_sharing_victims_readmitted_ahead_of_their_preemptor_every_second() {
+    let r = run("fair-sharing-preemption-loop");
+    let rounds: Vec<f64> = (20..=74).map(f64::from).collect();
+    for (name, mut times) in [("b2", rounds.clone()), ("b3", rounds.clone())] {
+        if name == "b3" {
+            times.push(75.0);
+        }
+        let w = wl(&r, "research", name);
+        let at: Vec<f64> = w.evictions.iter().map(|e| e.at).collect();
+        assert_eq!(at, times, "{name}: preempted every second");
+        assert!(
+            w.evictions
+                .iter()
+                .all(|e| e.preemption_reason == Some("InCohortFairSharing")
+                    && e.preemptor.as_deref() == Some("train/p")),
+            "{name}: {:?}",
+            w.evictions
+        );
+    }
+    // Each round: b2 readmitted first (p no longer fits), then p finds no victim.
+    let p = wl(&r, "train", "p");
+    let at_21: Vec<(&str, &str)> = p
+        .events
+        .iter()
+        .filter(|e| e.at == 21.0)
+        .map(|e| (e.reason, e.message.as_str()))
+        .collect();
+    assert_eq!(at_21.len(), 5, "{at_21:?}");
+    assert_eq!(at_21[3], ("WaitingForQuota", no_longer_fits()));
+    assert_eq!(
+        at_21[4],
+        (
+            "WaitingForQuota",
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed"
+        )
+    );
+    assert_eq!((p.admitted_at, p.state), (Some(75.0), "Finished"));
+    assert_eq!(wl(&r, "research", "b3").admitted_at, Some(136.0));
+    assert_eq!(wl(&r, "research", "b2").state, "Running");
+    // The loop is named once, for its preemptor.
+    let loops: Vec<_> = r
+        .summary
+        .checks
+        .iter()
+        .filter(|c| c.kind == "PreemptionLoop")
+        .collect();
+    assert_eq!(loops.len(), 1, "{:?}", r.summary.checks);
+    assert_eq!(loops[0].object, "Workload/train/p");
+    assert_eq!(
+        loops[0].message,
+        "workload train/p preempted the same 2 workload(s) 111 times from 20s to 1m15s of the run (research/b3 56 times), each readmitted in between: a preemption loop, which Kueue runs too (docs/semantics.md, Preemption loops)"
+    );
 }
 
 #[test]

@@ -67,29 +67,30 @@ spec:
     )
 }
 
+/// A scenario is a state: equal arrivals are ordered by kind (in the loader's order of API
+/// groups, `batch` before `kueue.x-k8s.io`) and name, never by where they are written.
 #[test]
-fn equal_arrivals_keep_document_order_across_kinds() {
-    // A Workload written before a Job, both arriving at 0 with the same priority and
-    // creation time: the queue tie-break is the UID, so give the Workload the smaller one and
-    // check the world keeps the document order too.
-    let text = format!(
-        "{SETUP}{}{}",
-        workload(
-            "first",
-            "  uid: a\n  annotations: {kueuesim.io/duration: 1h}\n",
-            ""
-        ),
-        job("second")
+fn equal_arrivals_go_by_kind_and_name_whatever_the_document_order() {
+    let first = workload(
+        "first",
+        "  uid: a\n  annotations: {kueuesim.io/duration: 1h}\n",
+        "",
     );
-    let loaded = load_text("t.yaml", &text).unwrap();
-    let names: Vec<&str> = loaded
-        .world
-        .workloads
-        .iter()
-        .map(|w| w.name.as_str())
-        .collect();
-    assert_eq!(names[0], "first");
-    assert!(names[1].starts_with("job-second-"), "{names:?}");
+    let names = |text: String| -> Vec<String> {
+        let loaded = load_text("t.yaml", &text).unwrap();
+        loaded
+            .world
+            .workloads
+            .iter()
+            .map(|w| w.name.clone())
+            .collect()
+    };
+    let forward = names(format!("{SETUP}{first}{}{}", job("second"), job("a-third")));
+    let backward = names(format!("{SETUP}{}{first}{}", job("a-third"), job("second")));
+    assert_eq!(forward, backward);
+    assert!(forward[0].starts_with("job-a-third-"), "{forward:?}");
+    assert!(forward[1].starts_with("job-second-"), "{forward:?}");
+    assert_eq!(forward[2], "first");
 }
 
 #[test]

@@ -43,8 +43,13 @@ mod pending_bound;
 mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
 mod pod_groups;
+/// A cluster dump is a state: what it holds is booked first, in any object order.
+mod snapshot_state;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.
 mod streaming;
+/// A living cluster: Timeline drains and removals, node and GPU failures, checkpoints, job
+/// reactions, seeded reruns, and the loader's errors for them.
+mod timeline;
 /// WorkloadTrace: the native CSV format, mappings, the trace root, and the public traces
 /// replayed (conservation, invariants).
 mod traces;

@@ -84,8 +84,8 @@ fn a_volcano_podgroup_and_its_pods_are_one_gang_that_continues_where_it_runs() {
 }
 
 /// KAI: a PodGroup's `spec.queue` and subgroups, pods by `pod-group-name` and
-/// `kai.scheduler/subgroup-name`; bound members listed first in their pod set whatever the
-/// dump's order.
+/// `kai.scheduler/subgroup-name`; pod sets in the order of the PodGroup's subgroups, bound
+/// members listed first in their pod set whatever the dump's order.
 #[test]
 fn a_kai_podgroup_takes_its_queue_and_subgroups_from_the_podgroup() {
     let objects = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: research}\nspec: {resources: {gpu: {quota: -1, limit: -1}}}\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: scheduling.run.ai/v2alpha2\n  kind: PodGroup\n  metadata: {name: llm, namespace: team}\n  spec:\n    queue: research\n    minMember: 3\n    subGroups:\n    - {name: leaders, minMember: 1}\n    - {name: workers, minMember: 2}\n";
@@ -111,10 +111,10 @@ fn a_kai_podgroup_takes_its_queue_and_subgroups_from_the_podgroup() {
         .iter()
         .map(|p| (p.name.as_str(), p.count))
         .collect();
-    assert_eq!(sets, [("workers", 2), ("leaders", 1)]);
+    assert_eq!(sets, [("leaders", 1), ("workers", 2)]);
     assert_eq!(
         w.gang.pod_names,
-        [vec!["llm-w-0", "llm-w-1"], vec!["llm-leader"]]
+        [vec!["llm-leader"], vec!["llm-w-0", "llm-w-1"]]
     );
     assert_eq!(w.gang.pre_bound(), 1);
     assert_eq!(w.gang.min_member, Some(3));
@@ -128,7 +128,7 @@ fn a_kai_podgroup_takes_its_queue_and_subgroups_from_the_podgroup() {
                 .as_str()
         })
         .collect();
-    assert_eq!(subgroups, ["workers", "leaders"]);
+    assert_eq!(subgroups, ["leaders", "workers"]);
 }
 
 #[test]
@@ -263,4 +263,157 @@ fn a_volcano_subgroup_that_fits_no_leaf_has_no_empty_reason_list() {
         .message;
     assert!(!m.contains("unavailable: ."), "{m}");
     assert!(m.contains("nodes are unavailable"), "{m}");
+}
+
+/// Upstream KAI `allocateTopology_test.go`, "Required topology level - could not schedule on
+/// first domain due to affinity, goes to next", as a dump: a PodGroup of two bare Pods of one
+/// GPU under a required rack, the first with a required node affinity
+/// (`kai.scheduler/type In [affinity1]`) that only rack2's nodes meet. Each pod keeps its
+/// own spec: rack1 cannot hold pod 0, so the gang goes to rack2, pod 0 on node2 and pod 1 on
+/// node3, as upstream expects.
+#[test]
+fn a_bare_pods_own_node_affinity_moves_its_kai_gang_to_the_next_domain() {
+    let mut text = String::from(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec: {until: 1h}\n---\napiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: cluster-topology}\nspec:\n  levels:\n  - nodeLabel: k8s.io/rack\n",
+    );
+    for (i, rack) in ["rack1", "rack1", "rack2", "rack2"].iter().enumerate() {
+        let kind = if *rack == "rack2" {
+            ", kai.scheduler/type: affinity1"
+        } else {
+            ""
+        };
+        text += &format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node{i}\n  labels: {{k8s.io/rack: {rack}{kind}}}\nstatus:\n  allocatable: {{cpu: '8', nvidia.com/gpu: '1', pods: '110'}}\n"
+        );
+    }
+    text += "---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: department-a}
+spec: {resources: {gpu: {quota: 4, limit: -1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: queue0}
+spec:
+  parentQueue: department-a
+  resources: {gpu: {quota: 4, limit: 4, overQuotaWeight: 1}}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: pending-job0, namespace: team}
+spec:
+  queue: queue0
+  minMember: 2
+  topologyConstraint: {topology: cluster-topology, requiredTopologyLevel: k8s.io/rack}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pending-job0-0
+  namespace: team
+  annotations: {pod-group-name: pending-job0}
+spec:
+  schedulerName: kai-scheduler
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: kai.scheduler/type, operator: In, values: [affinity1]}
+  containers:
+  - name: worker
+    resources: {limits: {nvidia.com/gpu: '1'}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pending-job0-1
+  namespace: team
+  annotations: {pod-group-name: pending-job0}
+spec:
+  schedulerName: kai-scheduler
+  containers:
+  - name: worker
+    resources: {limits: {nvidia.com/gpu: '1'}}
+";
+    let loaded = load_text("dump.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let w = wl(&r, "team", "pending-job0");
+    let placed: Vec<(&str, &str)> = w
+        .pod_sets
+        .iter()
+        .flat_map(|ps| {
+            ps.pods
+                .iter()
+                .zip(&ps.nodes)
+                .map(|(p, n)| (p.name.as_str(), n.as_str()))
+        })
+        .collect();
+    let mut placed = placed;
+    placed.sort();
+    assert_eq!(
+        placed,
+        [("pending-job0-0", "node2"), ("pending-job0-1", "node3")]
+    );
+}
+
+/// A bare Pod keeps what it says: its own name, and in `kubectl describe pod` its labels,
+/// annotations and containers with their own requests (not one container `main`).
+#[test]
+fn describe_pod_shows_a_bare_pods_own_labels_annotations_and_containers() {
+    let text = cluster(
+        "apiVersion: v1
+kind: Pod
+metadata:
+  name: web-7d4f9
+  namespace: team
+  labels: {app: web, pod-template-hash: 7d4f9}
+  annotations: {example.com/owner: ops}
+spec:
+  nodeName: s0-n1
+  containers:
+  - name: nginx
+    resources: {requests: {cpu: 500m}}
+  - name: log-shipper
+    resources: {limits: {cpu: 250m}}
+",
+    );
+    let loaded = load_text("dump.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let w = wl(&r, "team", "web-7d4f9");
+    assert_eq!(w.pod_sets[0].pods[0].name, "web-7d4f9");
+    use kueuesim_report::kubectl::{Kind, Namespaces, describe};
+    let d = describe(
+        &loaded.world,
+        &r,
+        Kind::parse("pod").expect("a kind"),
+        &Namespaces::One("team".into()),
+        &["web-7d4f9".to_string()],
+        None,
+        60.0,
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"))
+    .text;
+    let line = |prefix: &str| {
+        d.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in\n{d}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(line("Labels:"), "Labels: app=web");
+    assert!(d.contains("pod-template-hash=7d4f9"), "{d}");
+    assert_eq!(line("Annotations:"), "Annotations: example.com/owner: ops");
+    assert!(!d.contains("  main:"), "{d}");
+    let nginx = d.find("  nginx:").expect("container nginx");
+    let shipper = d.find("  log-shipper:").expect("container log-shipper");
+    assert!(nginx < shipper);
+    assert!(
+        d[nginx..shipper].contains("cpu:") && d[nginx..shipper].contains("500m"),
+        "{d}"
+    );
+    assert!(d[shipper..].contains("250m"), "{d}");
 }

@@ -223,7 +223,8 @@ fn decade_of_idle_queues(queues: usize) -> String {
     y
 }
 
-/// A sink that keeps what report.html reads of the samples, and counts the calls.
+/// A sink that keeps what report.html reads of the samples and admissions, and counts the
+/// calls.
 struct Plotted {
     series: kueuesim_report::report::PlottedSeries,
     calls: u64,
@@ -232,7 +233,9 @@ struct Plotted {
 
 impl RunSink for Plotted {
     fn event(&mut self, _: WorkloadId, _: &Workload, _: &Event) {}
-    fn quota_reserved(&mut self, _: WorkloadId, _: &Workload, _: SimDuration) {}
+    fn quota_reserved(&mut self, _: WorkloadId, wl: &Workload, _: SimDuration) {
+        self.series.note_admitted(wl);
+    }
     fn samples(&mut self, first: &Sample, count: u64, step: SimDuration) {
         self.series.push(first, count, step);
         self.calls += 1;
@@ -655,4 +658,84 @@ spec:
     let message = ec.as_ref().expect("an error").to_string();
     assert!(message.contains("workload slow-"), "{message}");
     assert_eq!(Some(message), ep.as_ref().map(|e| e.to_string()));
+}
+
+/// 64 spines (Volcano HyperNodes of tier 1) of one 8-GPU node each, and two Volcano jobs
+/// that must each fit in one spine: `long` (4 GPUs) runs ten years, `short` (8 GPUs) one day.
+const DECADE_OF_SPINES: &str = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: spines}
+spec: {seed: 1}
+---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata: {name: pool}
+spec:
+  levels:
+  - {nodeLabel: topology.kueuesim.io/spine, count: 64, hyperNodeTier: 1}
+  nodesPerDomain: 1
+  template:
+    allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\", pods: \"110\"}
+---
+{apiVersion: kueue.x-k8s.io/v1beta2, kind: ResourceFlavor, metadata: {name: gpu}}
+---
+{apiVersion: v1, kind: Namespace, metadata: {name: team}}
+---
+{apiVersion: kueue.x-k8s.io/v1beta2, kind: ClusterQueue, metadata: {name: team}, spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 512}]}]}]}}
+---
+{apiVersion: kueue.x-k8s.io/v1beta2, kind: LocalQueue, metadata: {name: q, namespace: team}, spec: {clusterQueue: team}}
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: long, namespace: team, labels: {kueue.x-k8s.io/queue-name: q}, annotations: {kueuesim.io/arrival: 0s, kueuesim.io/duration: 87600h}}, spec: {suspend: true, template: {metadata: {annotations: {volcano.sh/network-topology-mode: hard, volcano.sh/network-topology-highest-tier: \"1\"}}, spec: {schedulerName: volcano-scheduler, restartPolicy: Never, containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"4\"}}}]}}}}
+---
+{apiVersion: batch/v1, kind: Job, metadata: {name: short, namespace: team, labels: {kueue.x-k8s.io/queue-name: q}, annotations: {kueuesim.io/arrival: 1h, kueuesim.io/duration: 24h}}, spec: {suspend: true, template: {metadata: {annotations: {volcano.sh/network-topology-mode: hard, volcano.sh/network-topology-highest-tier: \"1\"}}, spec: {schedulerName: volcano-scheduler, restartPolicy: Never, containers: [{name: main, image: x, resources: {limits: {nvidia.com/gpu: \"8\"}}}]}}}}
+";
+
+#[test]
+fn a_decade_of_free_gpus_per_spine_is_held_as_its_changes() {
+    // report.html's free GPUs per spine, sampled every minute for ten years over 64 spines:
+    // the page keeps each spine's changes (one point for an idle spine, a few where a job
+    // starts or ends), not 5.3 million samples × 64 spines, and draws every spine's line.
+    let opts = LoadOptions {
+        stream: true,
+        ..LoadOptions::default()
+    };
+    let mut loaded =
+        load_text_with("t.yaml", DECADE_OF_SPINES, opts).unwrap_or_else(|e| panic!("{e}"));
+    let stream = loaded.stream.take().expect("streamed");
+    let world = &loaded.world;
+    let mut sink = Plotted {
+        series: kueuesim_report::report::PlottedSeries::new(world),
+        calls: 0,
+        samples: 0,
+    };
+    let outcome = Simulation::new(world)
+        .with_stream(stream)
+        .with_time_series(SimDuration::from_secs(60))
+        .run_with_sink(|_, _| std::ops::ControlFlow::Continue(()), &mut sink);
+    let minutes = 87_600 * 60;
+    assert_eq!(sink.samples, minutes + 1);
+    // GPUs bound, quota and pending of one queue, 64 spines: a point each, and a few more
+    // where the two jobs start and end.
+    let columns = 1 + 1 + 1 + 64;
+    assert!(
+        sink.series.points() <= columns + 12,
+        "{} points for {columns} columns",
+        sink.series.points()
+    );
+    let doc = result_with(world, &outcome, false);
+    let html = kueuesim_report::report::report_html(world, &doc, Some(&sink.series));
+    assert!(html.len() < 200_000, "report.html is {} bytes", html.len());
+    let panel = &html[html
+        .find("id=\"free-gpus-by-spine\"")
+        .expect("the spine panel")..];
+    let panel = &panel[..panel.find("</section>").expect("end")];
+    // 23 spines drawn, the other 41 as the most free in any one of them.
+    assert_eq!(panel.matches("class=\"data spine\"").count(), 24);
+    assert!(panel.contains("(41 other spines: the most free in any one)"));
+    // The 8-GPU gang always found a spine with 8 GPUs free.
+    assert!(panel.contains("(team's team/job-short-"), "{panel}");
+    assert!(
+        panel.contains("data-gpus=\"8\" data-short-seconds=\"0\""),
+        "{panel}"
+    );
 }

@@ -6,10 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use kueuesim_model::{NodeId, QueueRef, SchedulerKind, Workload};
+use kueuesim_model::{NodeId, QueueRef, SchedulerKind, SimTime, Workload};
 
 use super::JobKind;
 use crate::convert::core::{Builder, Parsed, err_at, err_obj, name_of, namespace_of, spec_shape};
+use crate::convert::pod_spec::pod_info;
 use crate::error::ScenarioError;
 use crate::wire;
 
@@ -51,15 +52,37 @@ impl PodGang {
     }
 }
 
-/// Labels that differ from pod to pod of one role by construction (an index or the pod's
-/// name), left out when pods are grouped into pod sets, so that one role stays one pod set.
+/// Labels that differ from pod to pod of one role by construction (an index, the pod's
+/// name, the GPU a share was given), left out when pods are grouped into pod sets, so that
+/// one role stays one pod set.
 const PER_POD_LABELS: &[&str] = &[
     "statefulset.kubernetes.io/pod-name",
     "apps.kubernetes.io/pod-index",
     "batch.kubernetes.io/job-completion-index",
     "controller-uid",
     "batch.kubernetes.io/controller-uid",
+    GPU_GROUP_LABEL,
 ];
+
+/// KAI's label of a pod holding a GPU share: the GPU group (one device) it was given
+/// (`runai-gpu-group`, KAI's `GPUGroup`).
+const GPU_GROUP_LABEL: &str = "runai-gpu-group";
+
+/// Whether a Pod of the input holds (or will hold) capacity: not one that has finished
+/// (`status.phase` `Succeeded` or `Failed`: a dump keeps them until they are deleted, and
+/// they hold nothing), and not KAI's GPU reservation pod (label `app:
+/// kai-resource-reservation`), whose GPU the shares on its device hold here
+/// (`Cluster::apply_claim`), as KAI counts it (`IsResourceReservationTask`).
+fn holds_capacity(pod: &wire::PodTemplateSpec) -> bool {
+    let finished = pod
+        .status
+        .phase
+        .as_ref()
+        .is_some_and(|p| matches!(p.value.as_str(), "Succeeded" | "Failed"));
+    let reservation =
+        pod.metadata.labels.get("app").map(String::as_str) == Some("kai-resource-reservation");
+    !finished && !reservation
+}
 
 impl Builder<'_> {
     /// Pods, alone or in groups (see the module doc).
@@ -75,6 +98,14 @@ impl Builder<'_> {
             let name = name_of(src, meta)?.to_string();
             let namespace = namespace_of(meta);
             self.remember(src, &namespace, &name)?;
+            // A pod of a job or Workload of the input is one of its pods (`owners`).
+            if let Some(owner) = self.pod_owner(meta) {
+                self.keep_owned_pod(owner, p, holds_capacity(&p.obj))?;
+                continue;
+            }
+            if !holds_capacity(&p.obj) {
+                continue;
+            }
             if let Some((gang, group)) = self.pod_gang(p)? {
                 groups.entry((namespace, gang, group)).or_default().push(i);
                 continue;
@@ -88,9 +119,27 @@ impl Builder<'_> {
             };
             let mut w =
                 self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[pod], None)?;
+            // A DaemonSet's pod: `describe pod` names its controller.
+            if let Some(ds) = self.daemon_set_of(meta) {
+                w.owner = Some(("DaemonSet".into(), ds));
+            }
+            // A bare Pod keeps its own name (and what it says, for the pod views).
+            {
+                let g = Arc::make_mut(&mut w.gang);
+                g.pod_names = vec![vec![name.clone()]];
+                g.pod_info = vec![vec![pod_info(pod)]];
+            }
+            // No controller replaces a bare Pod that ends early.
+            w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Fail;
             // A Pod already bound (`spec.nodeName`) occupies its node from time 0.
             if let Some(node) = self.bound_node(p, &w)? {
-                Arc::make_mut(&mut w.gang).bound_nodes = vec![vec![node]];
+                let g = Arc::make_mut(&mut w.gang);
+                g.bound_nodes = vec![vec![node]];
+                if let Some(group) = meta.labels.get(GPU_GROUP_LABEL) {
+                    g.bound_gpu_groups = vec![vec![Some(group.clone())]];
+                }
+                // Running at the start, whatever its creation time (a snapshot's state).
+                w.arrival = SimTime::ZERO;
             }
             out.push((src.order, w));
         }
@@ -260,7 +309,8 @@ impl Builder<'_> {
         }
         // Roles: pods of one spec shape (and, for Volcano and KAI, one task and one set of
         // labels, which subgroup policies and `kai.scheduler/subgroup-name` select on),
-        // in the order of their first pod.
+        // in the order of their first pod (the members are in name order), then as each
+        // grouper orders them.
         let mut by_key: Vec<(String, String, Vec<usize>)> = Vec::new();
         let mut role_of: BTreeMap<String, usize> = BTreeMap::new();
         for &m in members {
@@ -271,9 +321,47 @@ impl Builder<'_> {
             });
             by_key[r].2.push(m);
         }
-        if gang == PodGang::Kueue {
+        match gang {
             // Kueue's pod sets of a pod group, in role-hash order.
-            by_key.sort_by(|a, b| a.0.cmp(&b.0));
+            PodGang::Kueue => by_key.sort_by(|a, b| a.0.cmp(&b.0)),
+            // Volcano's task order (`TaskOrderFn` without a plugin's answer): the earlier
+            // created first, equal times by name (the members are in name order).
+            PodGang::Volcano => {
+                let created = |m: usize| {
+                    pods[m]
+                        .obj
+                        .metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .and_then(|t| kueuesim_model::time::parse_rfc3339(t.value.trim()).ok())
+                };
+                by_key.sort_by_key(|(_, _, ms)| created(ms[0]));
+            }
+            // KAI: in the order of the PodGroup's subgroups (pods of none last).
+            PodGang::Kai => {
+                let key = (namespace.to_string(), group.to_string());
+                let order: Vec<String> = self
+                    .kai_pod_groups
+                    .get(&key)
+                    .map(|pg| {
+                        pg.obj
+                            .spec
+                            .sub_groups
+                            .iter()
+                            .filter_map(|g| g.name.as_ref().map(|n| n.value.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                by_key.sort_by_key(|(_, _, ms)| {
+                    let sub = pods[ms[0]]
+                        .obj
+                        .metadata
+                        .labels
+                        .get("kai.scheduler/subgroup-name");
+                    sub.and_then(|s| order.iter().position(|o| o == s))
+                        .unwrap_or(order.len())
+                });
+            }
         }
         let mut roles: Vec<(String, Vec<usize>)> =
             by_key.into_iter().map(|(_, n, ms)| (n, ms)).collect();
@@ -319,26 +407,39 @@ impl Builder<'_> {
                 ),
             ));
         }
+        // Nothing replaces a lost pod of a group of bare Pods.
+        w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Fail;
         // A Kueue pod group's Workload is named after the group.
         w.name = group.to_string();
         let mut names = Vec::with_capacity(roles.len());
+        let mut infos = Vec::with_capacity(roles.len());
         let mut bound = Vec::with_capacity(roles.len());
+        let mut groups = Vec::with_capacity(roles.len());
         for (_, ms) in &roles {
+            infos.push(ms.iter().map(|&m| pod_info(&pods[m].obj)).collect());
             let mut set_names = Vec::with_capacity(ms.len());
             let mut set_bound = Vec::new();
+            let mut set_groups = Vec::new();
             for &m in ms {
                 set_names.push(name_of(pods[m].src, &pods[m].obj.metadata)?.to_string());
                 if let Some(node) = self.bound_node(&pods[m], &w)? {
                     set_bound.push(node);
+                    set_groups.push(pods[m].obj.metadata.labels.get(GPU_GROUP_LABEL).cloned());
                 }
             }
             names.push(set_names);
             bound.push(set_bound);
+            groups.push(set_groups);
         }
         let g = Arc::make_mut(&mut w.gang);
         g.pod_names = names;
+        g.pod_info = infos;
         if bound.iter().any(|b| !b.is_empty()) {
             g.bound_nodes = bound;
+            if groups.iter().flatten().any(Option::is_some) {
+                g.bound_gpu_groups = groups;
+            }
+            w.arrival = SimTime::ZERO;
         }
         Ok(Some(w))
     }

@@ -1,10 +1,10 @@
 //! batch/v1 Job (one pod set `main`) and JobSet (one pod set per replicatedJob).
 
-use kueuesim_model::Workload;
 use kueuesim_model::limits::MAX_PODS_PER_WORKLOAD;
+use kueuesim_model::{OnPodLoss, Workload};
 
 use super::JobKind;
-use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of};
+use crate::convert::core::{Builder, count_in, err_at, err_obj, name_of, namespace_of};
 use crate::error::ScenarioError;
 
 impl Builder<'_> {
@@ -41,7 +41,7 @@ impl Builder<'_> {
             };
             let template = &spec.template;
             let pod_set = self.pod_set(src, "main".into(), count as u32, min_count, template)?;
-            let w = self.job_workload(
+            let mut w = self.job_workload(
                 src,
                 meta,
                 JobKind {
@@ -55,6 +55,13 @@ impl Builder<'_> {
                 &[template],
                 None,
             )?;
+            Self::keep_suspended(&mut w, spec.suspend);
+            // The Job controller replaces a lost pod and counts it against `backoffLimit`
+            // (a pod deleted before it succeeded counts as failed).
+            w.resilience.on_pod_loss = OnPodLoss::Replace {
+                backoff_limit: Some(backoff_limit(src, spec.backoff_limit.as_ref())?),
+                never_restarted: 0,
+            };
             out.push((src.order, w));
         }
         Ok(())
@@ -111,11 +118,46 @@ impl Builder<'_> {
                 group: "jobset.x-k8s.io",
                 is_batch_job: false,
             };
-            let w = self.job_workload(
+            let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
+            // A child Job fails past its `backoffLimit`; the JobSet then recreates all its
+            // Jobs, at most `failurePolicy.maxRestarts` times (the tightest child limit
+            // stands for all of them).
+            let mut limit = u32::MAX;
+            for rj in &p.obj.spec.replicated_jobs {
+                limit = limit.min(backoff_limit(src, rj.template.spec.backoff_limit.as_ref())?);
+            }
+            let max_restarts = match p
+                .obj
+                .spec
+                .failure_policy
+                .as_ref()
+                .and_then(|f| f.max_restarts.as_ref())
+            {
+                None => 0,
+                Some(m) => {
+                    count_in(src, m, "failurePolicy.maxRestarts", 0, i64::from(i32::MAX))? as u32
+                }
+            };
+            w.resilience.on_pod_loss = OnPodLoss::RestartAll {
+                backoff_limit: limit,
+                max_restarts,
+            };
             out.push((src.order, w));
         }
         Ok(())
+    }
+}
+
+/// A Job's `backoffLimit` (default 6, as the Job API defaults it).
+fn backoff_limit(
+    src: &crate::source::ObjectText<'_>,
+    v: Option<&serde_saphyr::Spanned<i64>>,
+) -> Result<u32, ScenarioError> {
+    match v {
+        None => Ok(6),
+        Some(b) => Ok(count_in(src, b, "backoffLimit", 0, i64::from(i32::MAX))? as u32),
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use kueuesim_model::{NetworkTopology, TierRef, Workload};
 
 use super::JobKind;
-use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of, one_of};
+use crate::convert::core::{Builder, count_in, err_at, err_obj, name_of, namespace_of, one_of};
 use crate::error::ScenarioError;
 use crate::wire;
 
@@ -92,6 +92,43 @@ impl Builder<'_> {
                 &templates,
                 policy.and_then(|p| p.priority_class.as_ref()),
             )?;
+            Self::keep_suspended(&mut w, spec.run_policy.as_ref().and_then(|r| r.suspend));
+            // The training operator recreates a lost pod, up to `runPolicy.backoffLimit`;
+            // a replica with `restartPolicy: Never` whose pod fails in place fails the job.
+            let backoff_limit = match spec
+                .run_policy
+                .as_ref()
+                .and_then(|r| r.backoff_limit.as_ref())
+            {
+                None => None,
+                Some(b) => {
+                    Some(count_in(src, b, "runPolicy.backoffLimit", 0, i64::from(i32::MAX))? as u32)
+                }
+            };
+            // Pod set i is the i-th replica type present, in Kueue's order.
+            let mut never_restarted = 0u32;
+            for (i, rs) in order.iter().filter_map(|t| specs.get(*t)).enumerate() {
+                if let Some(p) = &rs.restart_policy {
+                    let never = one_of(
+                        src,
+                        p,
+                        "restartPolicy",
+                        &[
+                            ("Always", false),
+                            ("OnFailure", false),
+                            ("ExitCode", false),
+                            ("Never", true),
+                        ],
+                    )?;
+                    if never {
+                        never_restarted |= 1 << i;
+                    }
+                }
+            }
+            w.resilience.on_pod_loss = kueuesim_model::OnPodLoss::Replace {
+                backoff_limit,
+                never_restarted,
+            };
             // Gang schedulers: runPolicy.schedulingPolicy.minAvailable, else every pod.
             if let Some(m) = policy.and_then(|p| p.min_available.as_ref()) {
                 Arc::make_mut(&mut w.gang).min_member =
@@ -227,6 +264,7 @@ impl Builder<'_> {
             let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             // podGroupPolicy: Volcano's PodGroup gets every pod as minMember and the runtime's
             // networkTopology; coscheduling gangs every pod too.
             if let Some(pgp) = &rspec.pod_group_policy {

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_saphyr::Spanned;
 
+use kueuesim_model::OnPodLoss;
 use kueuesim_model::gpu::{self, GpuShare};
 use kueuesim_model::limits;
 use kueuesim_model::time::SimDuration;
@@ -231,12 +232,21 @@ impl Builder<'_> {
         let mut requests = self.pod_requests(src, &t.spec)?;
         let gpu_share = self.kai_gpu_share(src, ann, &mut requests)?;
         let vgpu = vgpu::request(src, &t.spec, ann)?;
+        let mut node_selector = labels(&t.spec.node_selector);
+        if let Some(pair) = self.node_affinity_label(src, &t.spec)? {
+            let mut pairs: Vec<(String, String)> = node_selector
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            pairs.push(pair);
+            node_selector = kueuesim_model::Labels::new(pairs);
+        }
         Ok(PodSet {
             name,
             count,
             min_count,
             requests,
-            node_selector: labels(&t.spec.node_selector),
+            node_selector,
             tolerations: tolerations(src, &t.spec.tolerations)?,
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
             spec_shape: spec_shape(&t.spec),
@@ -244,6 +254,7 @@ impl Builder<'_> {
             topology_slice,
             gpu_share,
             vgpu,
+            info: Some(crate::convert::pod_spec::pod_info(t)),
         })
     }
 
@@ -347,17 +358,41 @@ impl Builder<'_> {
 
     /// Resolves the LocalQueue of a job: the queue-name label, else the namespace's `default`
     /// LocalQueue, else not managed by Kueue.
-    fn job_queue(&self, namespace: &str, label: Option<&str>) -> (QueueRef, Option<String>) {
+    fn job_queue(
+        &self,
+        namespace: &str,
+        label: Option<&str>,
+        kind: &str,
+    ) -> (QueueRef, Option<String>, bool) {
+        // Kueue's jobframework: the webhooks default the queue and suspend
+        // (`ApplyDefaultLocalQueue`, `WorkloadShouldBeSuspended`), the reconciler manages
+        // (`ReconcileGenericJob`), both under the Configuration's
+        // `managedJobsNamespaceSelector` and `manageJobsWithoutQueueName`.
+        let managed_ns = self.world.kueue_manages_namespace(namespace);
+        // The pod-based integrations are exempt outright in a namespace not selected.
+        let pod_based = matches!(
+            kind,
+            "Pod" | "Deployment" | "StatefulSet" | "LeaderWorkerSet"
+        );
         let name = match label {
+            // A queue-name label outside the selected namespaces: the webhook suspends the
+            // job (a queue name is enough), the reconciler then ignores it, so it stays
+            // suspended; a pod-based one is left alone.
+            Some(_) if !managed_ns => return (QueueRef::Unmanaged, None, !pod_based),
             Some(n) => n.to_string(),
+            None if !managed_ns => return (QueueRef::Unmanaged, None, false),
             None => match self.lq_id(namespace, DEFAULT_LOCAL_QUEUE) {
                 Some(_) => DEFAULT_LOCAL_QUEUE.to_string(),
-                None => return (QueueRef::Unmanaged, None),
+                // Managed without a queue: its Workload names no LocalQueue and waits.
+                None if self.world.config.kueue.manage_jobs_without_queue_name => {
+                    return (QueueRef::Missing(String::new()), Some(String::new()), false);
+                }
+                None => return (QueueRef::Unmanaged, None, false),
             },
         };
         match self.lq_id(namespace, &name) {
-            Some(id) => (QueueRef::Local(id), Some(name)),
-            None => (QueueRef::Missing(name.clone()), Some(name)),
+            Some(id) => (QueueRef::Local(id), Some(name), false),
+            None => (QueueRef::Missing(name.clone()), Some(name), false),
         }
     }
 
@@ -450,12 +485,13 @@ impl Builder<'_> {
             ));
         }
         let template = templates[0];
-        let (queue, queue_name) = self.job_queue(
+        let (queue, queue_name, suspended) = self.job_queue(
             namespace,
             meta.labels
                 .get(QUEUE_LABEL)
                 .map(String::as_str)
                 .filter(|q| !q.is_empty()),
+            kind.kind,
         );
         if let QueueRef::Missing(q) = &queue {
             self.note_missing_queue(src, namespace, q);
@@ -533,8 +569,19 @@ impl Builder<'_> {
             max_execution_time: job_max_exec,
             job_uid: meta.uid.clone(),
             creation_blocked,
+            suspended,
+            requeue_state: None,
             gang: Arc::new(gang),
+            resilience: self.resilience(src, meta, OnPodLoss::default())?,
         })
+    }
+
+    /// A job written with `spec.suspend: true` that Kueue does not manage stays suspended:
+    /// only Kueue would unsuspend it (`suspend` is the object's own flag).
+    pub(super) fn keep_suspended(w: &mut Workload, suspend: Option<bool>) {
+        if w.queue == QueueRef::Unmanaged && suspend == Some(true) {
+            w.suspended = true;
+        }
     }
 
     /// A replica count (default 1) from 1 to `limits::MAX_REPLICAS`, as a pod count.

@@ -66,9 +66,10 @@ impl Builder<'_> {
                 group: "ray.io",
                 is_batch_job: false,
             };
-            let w = self.job_workload(
+            let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             out.push((src.order, w));
         }
         Ok(())
@@ -92,9 +93,10 @@ impl Builder<'_> {
                 group: "ray.io",
                 is_batch_job: false,
             };
-            let w = self.job_workload(
+            let mut w = self.job_workload(
                 src, meta, kind, &name, &namespace, pod_sets, &templates, None,
             )?;
+            Self::keep_suspended(&mut w, p.obj.spec.suspend);
             out.push((src.order, w));
         }
         Ok(())

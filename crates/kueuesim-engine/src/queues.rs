@@ -438,6 +438,8 @@ pub struct QueueManager {
     /// workloads (`ClusterQueueQueue::may_requeue`): a release of quota requeues these
     /// alone instead of every ClusterQueue of its cohort.
     parked_cqs: BTreeSet<ClusterQueueId>,
+    /// The ClusterQueues a cycle pops heads from (`active_cqs` as the cycle starts).
+    cycle_cqs: Vec<ClusterQueueId>,
 }
 
 impl QueueManager {
@@ -485,6 +487,7 @@ impl QueueManager {
             equivalence_hashing: true,
             active_cqs: BTreeSet::new(),
             parked_cqs: BTreeSet::new(),
+            cycle_cqs: Vec::new(),
         }
     }
 
@@ -564,12 +567,13 @@ impl QueueManager {
         afs_usage: impl Fn(WorkloadId) -> Option<f64>,
         mut head: impl FnMut(ClusterQueueId, QueueKey),
     ) {
-        // In ClusterQueue id order, as upstream's `heads` walks its map of queues; each
-        // step finds the next active queue after the last (a queue's head leaving may empty
-        // it, so the set is not borrowed across the loop).
-        let mut from = ClusterQueueId(0);
-        while let Some(&cq) = self.active_cqs.range(from..).next() {
-            from = ClusterQueueId(cq.0 + 1);
+        // In ClusterQueue id order, as upstream's `heads` walks its map of queues. The set is
+        // copied first (into a buffer kept from cycle to cycle): a queue's head leaving may
+        // empty it.
+        let mut cqs = std::mem::take(&mut self.cycle_cqs);
+        cqs.clear();
+        cqs.extend(self.active_cqs.iter().copied());
+        for &cq in &cqs {
             if !eligible(cq) {
                 continue;
             }
@@ -597,6 +601,7 @@ impl QueueManager {
             self.note(cq);
             head(cq, key);
         }
+        self.cycle_cqs = cqs;
     }
 
     /// Puts back a head that was not admitted (`RequeueIfNotPresent`). StrictFIFO returns

@@ -1068,8 +1068,8 @@ fn out_warns_of_a_large_directory_before_the_run_without_until() {
 fn the_sample_count_warning_follows_the_runs_own_end() {
     // No `until`, and the generator's first job ends within the hour: its second arrives at
     // 17,000 h, so the series of this run takes more than a million samples a minute. Only
-    // the run finds that out (a generator is not read ahead); it says so at its end, before
-    // the files written last.
+    // the run finds that out (a generator is not read ahead), so `--sample auto` took a
+    // minute; the run says so at its end, before the files written last.
     let generator = "---
 {apiVersion: kueuesim.io/v1alpha1, kind: WorkloadGenerator, metadata: {name: late, namespace: team-0}, spec: {count: 2, arrival: {interval: 17000h}, pods: {fixed: 1}, requests: {nvidia.com/gpu: {fixed: 1}}, duration: {fixed: 1h}, queues: [{name: q}]}}
 ";
@@ -1081,8 +1081,6 @@ fn the_sample_count_warning_follows_the_runs_own_end() {
         "-q",
         "--write",
         "timeseries",
-        "--sample",
-        "1m",
         "--out",
         out.to_str().expect("utf-8"),
     ]);
@@ -1090,8 +1088,9 @@ fn the_sample_count_warning_follows_the_runs_own_end() {
     let err = stderr(&o);
     assert!(
         err.contains(
-            "warning: --sample 1m over this run's 17001h0m0s takes 1020061 samples of every \
-             series (timeseries.csv, metrics.om); --sample 5m or longer keeps them under 1000000"
+            "warning: --sample auto (1m) over this run's 17001h0m0s takes 1020061 samples of \
+             every series (timeseries.csv, metrics.om); --sample 5m or longer keeps them under \
+             1000000"
         ),
         "{err}"
     );
@@ -1100,5 +1099,47 @@ fn the_sample_count_warning_follows_the_runs_own_end() {
         .lines()
         .count();
     assert_eq!(rows, 1 + 1_020_061);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sample_auto_takes_a_minute_unless_the_series_would_be_large() {
+    // One queue and ten years: a sample a minute would be 5,256,001 rows, so `auto` takes the
+    // shortest round step under a million samples (and 50 MB of series): 10 minutes, and
+    // nothing is warned of. `--sample 1m` still samples every minute.
+    let (file, dir) = scenario_file("sample-auto", &long_run_scenario(1, &[("0s", "1h")]));
+    let out = dir.join("out");
+    let o = kueuesim(&[
+        "run",
+        &file,
+        "-q",
+        "--until",
+        "87600h",
+        "--write",
+        "timeseries",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let times = sample_times(&out);
+    assert_eq!(times.len(), 525_601, "87600h / 10m + the sample at 0");
+    assert_eq!(&times[..3], &[0, 600, 1200]);
+    // A day of the same queue: every minute.
+    let o = kueuesim(&[
+        "run",
+        &file,
+        "-q",
+        "--until",
+        "24h",
+        "--write",
+        "timeseries",
+        "--out",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let times = sample_times(&out);
+    assert_eq!(times.len(), 1_441);
+    assert_eq!(&times[..2], &[0, 60]);
     let _ = std::fs::remove_dir_all(&dir);
 }

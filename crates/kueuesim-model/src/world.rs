@@ -560,6 +560,14 @@ pub struct World {
     /// The changes of the `Timeline` objects, in the order they apply (time, then document
     /// order); empty: the cluster never changes on schedule.
     pub timeline: Vec<crate::change::Change>,
+    /// The world as each Timeline change with `set` or `patch` leaves its objects
+    /// (`Change::epoch`): the same ids throughout (every node, ClusterQueue and Cohort of any
+    /// epoch is in all of them), different ClusterQueues' and Cohorts' specs; no workloads,
+    /// no timeline and no epochs of its own.
+    pub epochs: Vec<World>,
+    /// The nodes that are not there at the start: a later Timeline change adds them
+    /// (`NodeOp::Add`).
+    pub late_nodes: Vec<NodeId>,
 }
 
 impl World {
@@ -668,6 +676,8 @@ impl Default for World {
             workloads: Vec::new(),
             config: SimConfig::default(),
             timeline: Vec::new(),
+            epochs: Vec::new(),
+            late_nodes: Vec::new(),
         }
     }
 }

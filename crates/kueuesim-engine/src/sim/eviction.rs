@@ -381,7 +381,7 @@ impl<'w> Simulation<'w> {
 
     /// Quota was freed in `cq`: its inadmissible workloads, or those of its whole cohort tree,
     /// return to their heaps after the batch period (`NotifyRetryInadmissible`).
-    fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
+    pub(super) fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
         if self.kueue.tree.in_cycle(cq) {
             return;
         }

@@ -17,6 +17,7 @@
 //! - `kai`: KAI's PodGroups, topology constraints and reclaim;
 //! - `pods`: pods running, finishing, and GPU accounting;
 //! - `nodes`: nodes cordoned, drained, removed, failed (the Timeline's node operations);
+//! - `epoch`: a Timeline change's `set` and `patch` (ClusterQueues and Cohorts updated);
 //! - `failures`: seeded random node and GPU failures;
 //! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
 //! - `start`: the input's running pods booked on their nodes (a snapshot's state);
@@ -26,6 +27,7 @@ mod afs;
 mod arrival;
 mod bound;
 mod cycle;
+mod epoch;
 mod eviction;
 mod failures;
 mod invariants;
@@ -119,7 +121,11 @@ enum Ev {
 /// shared by all.
 #[derive(Clone)]
 pub struct Simulation<'w> {
+    /// The world as it is now: the input's, or the epoch of the last Timeline change that
+    /// set or patched objects (`World::epochs`: same ids, other ClusterQueue and Cohort specs).
     world: &'w World,
+    /// The input's world: its workloads, its Timeline and its epochs.
+    origin: &'w World,
     /// The GPU resource, if the world has one (GPU time and KAI's fair shares count it).
     gpu: Option<ResourceId>,
     now: SimTime,
@@ -333,6 +339,7 @@ impl<'w> Simulation<'w> {
         };
         let mut sim = Simulation {
             world,
+            origin: world,
             gpu,
             now: SimTime::ZERO,
             events,
@@ -419,6 +426,13 @@ impl<'w> Simulation<'w> {
             sim.events.push(c.at, Ev::Change(i as u32));
         }
         sim.queue_failure_event(true);
+        // The nodes a later change adds are not there yet.
+        if let Some(states) = sim.sched.nodes.as_mut() {
+            for &n in &world.late_nodes {
+                states.removed[n.index()] = true;
+                states.sync(world, &mut sim.sched.cluster, n);
+            }
+        }
         sim
     }
 
@@ -675,18 +689,18 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        let world = self.world;
+        let origin = self.origin;
         // Every workload is counted: a stream is read to its end (which also reports bad
         // input past the horizon).
         let not_arrived = match &mut self.feed {
-            Feed::World => (world.workloads.len() - self.progress.arrived) as u64,
+            Feed::World => (origin.workloads.len() - self.progress.arrived) as u64,
             Feed::Stream { next, rest } => next.take().map_or(0, |_| 1 + rest.count_rest()),
         };
         let mut runtimes = std::mem::take(&mut self.runtimes);
         let (workloads, lean) = match self.rec.tally.take() {
             None => {
                 let mut records: Vec<Option<WorkloadRecord>> = Vec::new();
-                records.resize_with(world.workloads.len(), || None);
+                records.resize_with(origin.workloads.len(), || None);
                 for i in live {
                     records[i] = runtimes.remove(i).map(|rt| rt.record);
                 }

@@ -139,10 +139,12 @@ impl<'w> Simulation<'w> {
     /// Applies Timeline change `i`: its node operations in order (`cordon`, `uncordon`, `drain`,
     /// `remove`).
     pub(super) fn apply_change(&mut self, i: usize) {
-        let world = self.world;
-        let change = &world.timeline[i];
+        let change = &self.origin.timeline[i];
         let lost = self.rec.stats.failures.pods_lost;
         self.sched.nodes_changing = true;
+        if let Some(e) = change.epoch {
+            self.enter_epoch(e, &change.updated);
+        }
         for (op, nodes) in &change.nodes {
             self.node_op(*op, nodes);
         }
@@ -171,11 +173,12 @@ impl<'w> Simulation<'w> {
         let Some(states) = self.sched.nodes.as_mut() else {
             return;
         };
-        // A removed node takes no further operation.
+        // A removed node takes no further operation, but coming back (`Add`: a change
+        // created it again).
         let nodes: Vec<NodeId> = nodes
             .iter()
             .copied()
-            .filter(|&n| !states.removed[n.index()])
+            .filter(|&n| op == NodeOp::Add || !states.removed[n.index()])
             .collect();
         match op {
             NodeOp::Cordon | NodeOp::Uncordon => {
@@ -192,6 +195,14 @@ impl<'w> Simulation<'w> {
                     states.sync(world, &mut self.sched.cluster, n);
                 }
                 self.end_pods_on(&nodes, Loss::Evicted);
+            }
+            NodeOp::Add => {
+                // A new Node object: schedulable (its own `spec.unschedulable` aside).
+                for &n in &nodes {
+                    states.removed[n.index()] = false;
+                    states.cordoned[n.index()] = false;
+                    states.sync(world, &mut self.sched.cluster, n);
+                }
             }
             NodeOp::Remove => {
                 for &n in &nodes {

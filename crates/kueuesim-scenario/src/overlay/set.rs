@@ -81,13 +81,16 @@ pub fn parse_on_line(arg: &SourceFile, line: u64) -> Result<SetArg<'_>, Scenario
     for _ in 1..line {
         start += arg.text[start..].find('\n').map_or(0, |i| i + 1);
     }
-    let text = &arg.text[start..];
+    let line_text = &arg.text[start..];
+    // The spaces that place the expression at its column.
+    let indent = line_text.len() - line_text.trim_start_matches(' ').len();
+    let text = &line_text[indent..];
     // Byte offsets into the argument; columns count characters, as an editor's do (a
     // namespace or value with `é` before the error must not shift the caret).
     let at = |byte: usize| Origin {
         file: arg,
         line,
-        column: text[..byte.min(text.len())].chars().count() as u64 + 1,
+        column: (indent + text[..byte.min(text.len())].chars().count()) as u64 + 1,
     };
     let Some(colon) = text.find(':') else {
         return Err(at(0).error(format!("no `:` after the object: {FORM}")));
@@ -127,7 +130,7 @@ pub fn parse_on_line(arg: &SourceFile, line: u64) -> Result<SetArg<'_>, Scenario
     // The value is parsed where it stands in the argument, so its columns are the argument's.
     let padded = format!(
         "{}{}",
-        " ".repeat(text[..value_start].chars().count()),
+        " ".repeat(indent + text[..value_start].chars().count()),
         &text[value_start..]
     );
     let value = if text[value_start..].trim().is_empty() {

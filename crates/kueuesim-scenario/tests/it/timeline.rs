@@ -364,16 +364,6 @@ fn timeline_errors_name_the_place() {
     // A change that does nothing.
     let e = load_error(&with_nodes(sim, &format!("{TIMELINE_HEAD}  - at: 1h\n")));
     assert!(e.starts_with("t.yaml:22:5: a change does nothing"), "{e}");
-    // Patches are not simulated yet: said at the change, never dropped.
-    let e = load_error(&with_nodes(
-        sim,
-        &format!("{TIMELINE_HEAD}  - at: 1h\n    set: [\"ClusterQueue/cq:spec.x=1\"]\n"),
-    ));
-    assert!(
-        e.starts_with("t.yaml:23:11: a Timeline change's set and patch"),
-        "{e}"
-    );
-    assert!(e.contains("not simulated yet"), "{e}");
     // An unknown operation.
     let e = load_error(&with_nodes(
         sim,
@@ -445,4 +435,126 @@ fn a_set_moves_a_timeline_change_as_a_sweep_would() {
     let js = wl(&r, "team", "js");
     assert_eq!(js.finished_at, Some(1.5 * H));
     assert_eq!(js.lost_gpu_seconds, 16.0 * H + 8.0 * H);
+}
+
+#[test]
+fn a_quota_raised_admits_the_waiting_and_a_quota_lowered_evicts_nobody() {
+    let r = run_dir("timeline/quota-change");
+    let (a, b, c) = (wl(&r, "team", "a"), wl(&r, "team", "b"), wl(&r, "team", "c"));
+    assert_eq!(times(a), (Some(0.0), Some(0.0), Some(4.0 * H)));
+    // Raised to 16 at 1h: the ClusterQueue's inadmissible workloads are requeued after the
+    // batch period.
+    assert_eq!(times(b), (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0)));
+    // Lowered to 4 at 2h, below the 16 in use: nobody evicted.
+    assert!(a.evictions.is_empty() && b.evictions.is_empty());
+    // c (4 GPUs) waits while the usage is over the quota: after a ends (8 in use) and
+    // until b ends.
+    assert_eq!(c.admitted_at, Some(5.0 * H + 2.0));
+    assert_eq!(c.finished_at, Some(6.0 * H + 2.0));
+}
+
+#[test]
+fn nodes_and_quota_that_arrive_later_take_the_waiting_workload() {
+    let r = run_dir("timeline/new-nodepool");
+    let (a, b) = (wl(&r, "team", "a"), wl(&r, "team", "b"));
+    assert_eq!(a.pod_sets[0].nodes, ["node-0"]);
+    assert_eq!(times(b), (Some(2.0 * H + 1.0), Some(2.0 * H + 1.0), Some(6.0 * H + 1.0)));
+    // On the node the change added, the only one with room.
+    assert_eq!(b.pod_sets[0].nodes, ["late-0"]);
+    // The late node is not there before its change: the world knows it from the start.
+    let loaded = load_dir("timeline/new-nodepool");
+    assert_eq!(loaded.world.late_nodes.len(), 1);
+    assert_eq!(loaded.world.epochs.len(), 1);
+}
+
+#[test]
+fn a_sweep_moves_when_the_nodes_arrive() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/new-nodepool")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/capacity:spec.changes[0].at=3h".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(wl(&r, "team", "b").admitted_at, Some(3.0 * H + 1.0));
+}
+
+#[test]
+fn clusterqueues_that_join_a_cohort_borrow_from_then_on() {
+    let r = run_dir("timeline/cohort-join");
+    let (a1, a2, b1) = (wl(&r, "team", "a1"), wl(&r, "team", "a2"), wl(&r, "team", "b1"));
+    assert_eq!(times(a1), (Some(0.0), Some(0.0), Some(4.0 * H)));
+    // Borrows cq-b's idle quota once both are in the Cohort.
+    assert_eq!(times(a2), (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0)));
+    // cq-b's quota is lent out and not reclaimed: b1 waits for a1's release.
+    assert_eq!(times(b1), (Some(4.0 * H + 1.0), Some(4.0 * H + 1.0), Some(5.0 * H + 1.0)));
+    assert!(a2.evictions.is_empty() && b1.evictions.is_empty());
+}
+
+#[test]
+fn timeline_set_and_patch_errors_name_the_place() {
+    let sim = "  seed: 1\n";
+    let cq = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n";
+    // A set naming a ClusterQueue that does not exist: at the set's column.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    set: [\"cq/cx:spec.namespaceSelector={{}}\"]\n{cq}"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:23:12: the scenario has no ClusterQueue named \"cx\""),
+        "{e}"
+    );
+    // A field that does not exist in a patch: at the field.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    patch:\n    - apiVersion: kueue.x-k8s.io/v1beta2\n      kind: ClusterQueue\n      metadata: {{name: cq}}\n      spec: {{quota: 3}}\n{cq}"
+        ),
+    ));
+    assert!(e.starts_with("t.yaml:27:"), "{e}");
+    assert!(e.contains("quota"), "{e}");
+    // A kind a change cannot change.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    patch:\n    - apiVersion: kueue.x-k8s.io/v1beta2\n      kind: LocalQueue\n      metadata: {{name: q, namespace: n}}\n{cq}"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:25:13: LocalQueue (kueue.x-k8s.io/v1beta2): a Timeline change sets or patches ClusterQueues"),
+        "{e}"
+    );
+    // A ClusterQueue created by a change.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    patch:\n    - apiVersion: kueue.x-k8s.io/v1beta2\n      kind: ClusterQueue\n      metadata: {{name: other}}\n{cq}"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:22:5: the change creates ClusterQueue \"other\""),
+        "{e}"
+    );
+    // A node changed in place.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    set: [\"node/a:status.allocatable.nvidia\\\\.com/gpu=4\"]\n"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:22:5: the change alters node \"a\" in place"),
+        "{e}"
+    );
+    // A stop policy at an offset.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!("{TIMELINE_HEAD}  - at: 1h\n    set: [\"cq/cq:spec.stopPolicy=Hold\"]\n{cq}"),
+    ));
+    assert!(e.contains("stopPolicy"), "{e}");
 }

@@ -32,6 +32,30 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
+        // Usage over the new limits stays (nobody is evicted for it): the invariants allow
+        // what was over at this change, the higher of it and any earlier change's.
+        let tree = &self.kueue.tree;
+        let n_fr = tree.fr_count();
+        let n_nodes = world.cluster_queues.len() + world.cohorts.len();
+        self.kueue.over_quota.resize(n_nodes * n_fr, 0);
+        for n in 0..n_nodes {
+            let node = kueuesim_model::quota::NodeIdx(n as u32);
+            for f in 0..n_fr {
+                let fr = kueuesim_model::quota::Fr(f as u32);
+                let limit = match tree.as_cq(node) {
+                    Some(cq) => Some(super::invariants::cq_limit(
+                        tree,
+                        world.cluster_queue(cq).cohort.is_some(),
+                        node,
+                        fr,
+                    )),
+                    None => super::invariants::cohort_limit(tree, node, fr),
+                };
+                let over = limit.map_or(0, |l| (tree.usage(node, fr) - l).max(0));
+                let slot = &mut self.kueue.over_quota[n * n_fr + f];
+                *slot = (*slot).max(over);
+            }
+        }
         // A cache update moves the allocatable generation on: flavor-scan progress recorded
         // against the old quota is outdated.
         for g in &mut self.kueue.cq_generation {

@@ -195,6 +195,20 @@ struct Kueue<'w> {
     /// capacity.
     heads: Vec<crate::admission::Head>,
     deferred: Vec<cycle::DeferredRequeue>,
+    /// Per (tree node, `Fr`), how far the usage was over its limit when a Timeline change
+    /// lowered quota (Kueue evicts nobody for it): what the invariants allow beyond the limit.
+    /// Empty until such a change.
+    over_quota: Vec<i64>,
+}
+
+impl Kueue<'_> {
+    /// How far `n`'s usage of `fr` may be over its limit (`over_quota`).
+    fn over_quota_allowed(&self, n: NodeIdx, fr: kueuesim_model::quota::Fr) -> i64 {
+        self.over_quota
+            .get(n.0 as usize * self.tree.fr_count() + fr.index())
+            .copied()
+            .unwrap_or(0)
+    }
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -368,6 +382,7 @@ impl<'w> Simulation<'w> {
                 cycle_scratch: crate::admission::CycleScratch::default(),
                 heads: Vec::new(),
                 deferred: Vec::new(),
+                over_quota: Vec::new(),
                 scan_loop: cycle::ScanLoop::default(),
             },
             sched: Schedulers {

@@ -277,11 +277,12 @@ pub struct FailureStats {
 /// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
 /// of them, zeros included, so that across seeds or variants a reason one run never saw is a
 /// count of 0 rather than a figure that run lacks.
-pub const EVICTION_REASONS: [&str; 7] = [
+pub const EVICTION_REASONS: [&str; 8] = [
     "ClusterQueueStopped",
     "DeactivatedDueToMaximumExecutionTimeExceeded",
     "DeactivatedDueToRequeuingLimitExceeded",
     "LocalQueueStopped",
+    "NodeFailures",
     "PodsReadyTimeout",
     "Preempted",
     "Reclaim",

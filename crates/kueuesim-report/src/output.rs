@@ -679,10 +679,16 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             goodput,
             // Every reason, zeros included: across seeds and variants a reason one run never
             // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
-            evictions: every_reason(
-                &kueuesim_engine::outcome::EVICTION_REASONS,
-                &outcome.stats.evictions,
-            ),
+            evictions: {
+                // `NodeFailures` (Kueue TAS's failed-node eviction) only where nodes fail:
+                // a cluster that never changes reports what it always did.
+                let reasons: Vec<&str> = kueuesim_engine::outcome::EVICTION_REASONS
+                    .iter()
+                    .copied()
+                    .filter(|&r| r != "NodeFailures" || living(world))
+                    .collect();
+                every_reason(&reasons, &outcome.stats.evictions)
+            },
             preemptions: every_reason(
                 &PreemptionReason::ALL.map(PreemptionReason::as_str),
                 &outcome.stats.preemptions,

@@ -231,6 +231,7 @@ impl<'w> Simulation<'w> {
                 WorkloadState::Pending
             };
             rt.record.admission = None;
+            rt.unhealthy_node = None;
             rt.record.running_at = None;
             // Back in its queue: time in queue runs again (back-off included).
             rt.record.pending_since = self.now;

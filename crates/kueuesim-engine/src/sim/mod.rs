@@ -20,6 +20,7 @@
 //! - `epoch`: a Timeline change's `set` and `patch` (ClusterQueues and Cohorts updated);
 //! - `failures`: seeded random node and GPU failures;
 //! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
+//! - `tas_replace`: Kueue TAS's replacement of a failed node in a topology assignment;
 //! - `start`: the input's running pods booked on their nodes (a snapshot's state);
 //! - `record`: conditions and events; `series`: the time series; `invariants`: the checks.
 
@@ -42,6 +43,7 @@ mod runtime;
 mod scheduling;
 mod series;
 mod start;
+mod tas_replace;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -199,6 +201,9 @@ struct Kueue<'w> {
     /// lowered quota (Kueue evicts nobody for it): what the invariants allow beyond the limit.
     /// Empty until such a change.
     over_quota: Vec<i64>,
+    /// Kueue TAS: the workloads with an unhealthy node waiting for the scheduler's second
+    /// pass (`tas_replace`).
+    tas_replacements: BTreeSet<WorkloadId>,
 }
 
 impl Kueue<'_> {
@@ -383,6 +388,7 @@ impl<'w> Simulation<'w> {
                 heads: Vec::new(),
                 deferred: Vec::new(),
                 over_quota: Vec::new(),
+                tas_replacements: BTreeSet::new(),
                 scan_loop: cycle::ScanLoop::default(),
             },
             sched: Schedulers {

@@ -174,6 +174,8 @@ impl<'w> Simulation<'w> {
             _ => self.release_pods(w, pods),
         }
         self.await_replacements(w);
+        // Kueue TAS: a failed node of its topology assignment is to be replaced.
+        self.tas_nodes_failed(w, &nodes, loss);
     }
 
     /// What the job's controller does when it lost `pods` ((pod set, index)) more.

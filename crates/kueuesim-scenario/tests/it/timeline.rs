@@ -558,3 +558,76 @@ fn timeline_set_and_patch_errors_name_the_place() {
     ));
     assert!(e.contains("stopPolicy"), "{e}");
 }
+
+#[test]
+fn tas_replaces_a_failed_node_in_the_required_rack_or_evicts() {
+    let r = run_dir("timeline/tas-node-replacement");
+    let (train, tight) = (wl(&r, "team", "train"), wl(&r, "team", "tight"));
+    // n1 deleted at 1h: its pod replaced on n3 (rack r1), the other kept on n2.
+    assert_eq!(train.pod_sets[0].nodes, ["n3", "n2"]);
+    assert!(train.evictions.is_empty());
+    assert_eq!(times(train), (Some(0.0), Some(H), Some(5.0 * H)));
+    assert_eq!(train.lost_gpu_seconds, 16.0 * H);
+    // n4 deleted at 2h: no free node in rack r2, FailFast evicts.
+    assert_eq!(tight.evictions.len(), 1);
+    assert_eq!(tight.evictions[0].at, 2.0 * H);
+    assert_eq!(tight.evictions[0].reason, "NodeFailures");
+    let evicted = condition(tight, "Evicted");
+    assert!(
+        evicted
+            .message
+            .ends_with("Workload was evicted as there was no replacement for unhealthy node(s): n4"),
+        "{}",
+        evicted.message
+    );
+    assert_eq!(tight.lost_gpu_seconds, 32.0 * H);
+    assert_eq!(times(tight), (Some(3.0 * H + 1.0), Some(3.0 * H + 1.0), Some(7.0 * H + 1.0)));
+    assert_eq!(tight.pod_sets[0].nodes, ["n5", "n6"]);
+    assert_eq!(r.summary.evictions["NodeFailures"], 1);
+}
+
+#[test]
+fn without_tas_failed_node_replacement_the_pods_stay_pinned_to_the_deleted_node() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec![
+            "Simulation/tas-node-replacement:spec.kueue.featureGates.TASFailedNodeReplacement=false"
+                .into(),
+        ],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let train = wl(&r, "team", "train");
+    // Its replacement pod waits for n1 until the recovery timeout (30m) evicts it.
+    assert_eq!(train.evictions[0].at, 1.5 * H);
+    assert_eq!(train.evictions[0].reason, "PodsReadyTimeout");
+    assert_eq!(r.summary.evictions["NodeFailures"], 0);
+}
+
+#[test]
+fn two_failed_nodes_of_one_tas_workload_evict_it() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/outages:spec.changes[0].nodes.remove=[n1, n2]".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let train = wl(&r, "team", "train");
+    assert_eq!(train.evictions[0].at, H);
+    assert_eq!(train.evictions[0].reason, "NodeFailures");
+    assert!(
+        condition(train, "Evicted").message.ends_with(
+            "Workload eviction triggered due to multiple TAS assigned node failures, including: n1, n2"
+        ),
+        "{}",
+        condition(train, "Evicted").message
+    );
+}

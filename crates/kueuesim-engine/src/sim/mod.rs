@@ -238,6 +238,9 @@ struct Schedulers {
     /// The view of a world without TAS flavors, made once: each cycle takes a clone (its
     /// shared parts are reference-counted, so no allocation per cycle).
     tas_none: crate::tas::TasCapacity,
+    /// With GPUs as devices, while the pods of a failed GPU device are lost: the node and
+    /// device, so each gives back its claim on that device.
+    failed_device: Option<(kueuesim_model::NodeId, u32)>,
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
@@ -399,6 +402,7 @@ impl<'w> Simulation<'w> {
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
+                failed_device: None,
                 tas_flavors,
                 nodes: (world.has_nodes()
                     && (!world.timeline.is_empty() || !world.config.failures.is_empty()))

@@ -338,11 +338,15 @@ impl<'w> Simulation<'w> {
             let req = self.runtimes[w.index()].needs[ps].requests.clone();
             // One device claim and one vGPU claim the workload holds on that node go with
             // the pod (the claims are kept per node, not per pod).
-            if let Some(k) = self.runtimes[w.index()]
-                .claims
-                .iter()
-                .position(|(n, _)| *n == node)
-            {
+            // A pod failing with its GPU device gives back the claim on that device.
+            let failed = self.sched.failed_device.filter(|&(n, _)| n == node);
+            let claims = &self.runtimes[w.index()].claims;
+            let on_failed = failed.and_then(|(_, d)| {
+                claims
+                    .iter()
+                    .position(|(n, c)| *n == node && (c.mask >> d) & 1 == 1)
+            });
+            if let Some(k) = on_failed.or_else(|| claims.iter().position(|(n, _)| *n == node)) {
                 let (_, claim) = self.runtimes[w.index()].claims.remove(k);
                 self.sched.cluster.apply_claim(world, node, claim, -1);
             }

@@ -163,8 +163,8 @@ fn arb_living_world() -> impl Strategy<Value = World> {
                         repair: exp(repair),
                     });
                 }
-                // GPU failures with devices are refused by the loader (not simulated yet).
-                if let Some((mtbf, repair)) = failures.1.filter(|_| !devices) {
+                // GPU failures, with GPUs as devices too.
+                if let Some((mtbf, repair)) = failures.1 {
                     let with_gpus: Vec<NodeId> = all
                         .iter()
                         .copied()

@@ -218,12 +218,12 @@ impl<'a> Builder<'a> {
             });
         }
         if let Some(g) = &f.value.gpus {
-            // A pod holds particular devices there; which one a failure hits is not modelled.
-            if self.world.config.gpu.devices || self.world.config.volcano.deviceshare.is_some() {
+            // Volcano's vGPU book keeps devices of its own, which failures do not reach yet.
+            if self.world.config.volcano.deviceshare.is_some() {
                 return Err(err_at(
                     src,
                     g,
-                    "spec.failures.gpus with GPUs as devices (spec.gpuPlacement.devices, Volcano vGPU) is not simulated yet: expected node failures alone (spec.failures.nodes)",
+                    "spec.failures.gpus with Volcano vGPU devices is not simulated yet: expected node failures alone (spec.failures.nodes)",
                 ));
             }
             let nodes = self.failure_nodes(src, g, true)?;

@@ -631,3 +631,25 @@ fn two_failed_nodes_of_one_tas_workload_evict_it() {
         condition(train, "Evicted").message
     );
 }
+
+#[test]
+fn a_failed_gpu_device_fails_every_pod_on_it_and_the_node_keeps_the_others() {
+    let r = run_dir("timeline/gpu-device-failure");
+    for name in ["s1", "s2", "w1"] {
+        let w = wl(&r, "team", name);
+        // Lost at 1h with its device, replaced on node-b, done 2h later.
+        assert_eq!(
+            events_from(w, "kueuesim-failures")
+                .iter()
+                .map(|e| (e.0, e.1))
+                .collect::<Vec<_>>(),
+            [(H, "GPUFailed")],
+            "{name}"
+        );
+        assert_eq!(w.pod_sets[0].nodes, ["node-b"], "{name}");
+        assert_eq!(w.finished_at, Some(3.0 * H), "{name}");
+        assert_eq!(failures_of(w).0, 1, "{name}");
+    }
+    // Two devices failed and three pods with them: both shares of device 0.
+    assert_eq!(summary_failures(&r), (0, 2, 3, 3, 0, 1.0));
+}

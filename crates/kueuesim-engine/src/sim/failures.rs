@@ -248,6 +248,11 @@ impl<'w> Simulation<'w> {
                     states.failed[node.index()] = true;
                     states.sync(world, &mut self.sched.cluster, node);
                     self.rec.stats.failures.node_failures += 1;
+                    self.rec.stats.failures.marks.push(crate::outcome::FailureMark {
+                        at: now,
+                        what: crate::outcome::FailureCause::NodeFailure,
+                        lost_gpu_ms: 0,
+                    });
                     self.end_pods_on(&[node], Loss::NodeFailed);
                 }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
@@ -286,6 +291,11 @@ impl<'w> Simulation<'w> {
                     return;
                 }
                 self.rec.stats.failures.gpu_failures += 1;
+                self.rec.stats.failures.marks.push(crate::outcome::FailureMark {
+                    at: now,
+                    what: crate::outcome::FailureCause::GpuFailure,
+                    lost_gpu_ms: 0,
+                });
                 if self.sched.cluster.devices.is_some() {
                     // GPUs as devices: every pod with a claim on the device fails (a whole
                     // GPU's pod, or each share on it), and the device is out until repaired.

@@ -248,11 +248,15 @@ impl<'w> Simulation<'w> {
                     states.failed[node.index()] = true;
                     states.sync(world, &mut self.sched.cluster, node);
                     self.rec.stats.failures.node_failures += 1;
-                    self.rec.stats.failures.marks.push(crate::outcome::FailureMark {
-                        at: now,
-                        what: crate::outcome::FailureCause::NodeFailure,
-                        lost_gpu_ms: 0,
-                    });
+                    self.rec
+                        .stats
+                        .failures
+                        .marks
+                        .push(crate::outcome::FailureMark {
+                            at: now,
+                            what: crate::outcome::FailureCause::NodeFailure,
+                            lost_gpu_ms: 0,
+                        });
                     self.end_pods_on(&[node], Loss::NodeFailed);
                 }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
@@ -291,11 +295,15 @@ impl<'w> Simulation<'w> {
                     return;
                 }
                 self.rec.stats.failures.gpu_failures += 1;
-                self.rec.stats.failures.marks.push(crate::outcome::FailureMark {
-                    at: now,
-                    what: crate::outcome::FailureCause::GpuFailure,
-                    lost_gpu_ms: 0,
-                });
+                self.rec
+                    .stats
+                    .failures
+                    .marks
+                    .push(crate::outcome::FailureMark {
+                        at: now,
+                        what: crate::outcome::FailureCause::GpuFailure,
+                        lost_gpu_ms: 0,
+                    });
                 if self.sched.cluster.devices.is_some() {
                     // GPUs as devices: every pod with a claim on the device fails (a whole
                     // GPU's pod, or each share on it), and the device is out until repaired.
@@ -362,7 +370,11 @@ impl<'w> Simulation<'w> {
                 continue;
             }
             let mut pods: Vec<(usize, usize)> = Vec::new();
-            for (_, claim) in rt.claims.iter().filter(|(n, c)| *n == node && c.mask & bit != 0) {
+            for (_, claim) in rt
+                .claims
+                .iter()
+                .filter(|(n, c)| *n == node && c.mask & bit != 0)
+            {
                 let fits = |ps: usize| {
                     rt.needs
                         .get(ps)
@@ -374,16 +386,21 @@ impl<'w> Simulation<'w> {
                             kueuesim_model::gpu::GpuDemand::Share(m) => claim.milli == m,
                         })
                 };
-                let pod = rt.record.placement.iter().enumerate().find_map(|(ps, slots)| {
-                    if !fits(ps) {
-                        return None;
-                    }
-                    slots
-                        .iter()
-                        .enumerate()
-                        .find(|&(idx, s)| *s == Some(node) && !pods.contains(&(ps, idx)))
-                        .map(|(idx, _)| (ps, idx))
-                });
+                let pod = rt
+                    .record
+                    .placement
+                    .iter()
+                    .enumerate()
+                    .find_map(|(ps, slots)| {
+                        if !fits(ps) {
+                            return None;
+                        }
+                        slots
+                            .iter()
+                            .enumerate()
+                            .find(|&(idx, s)| *s == Some(node) && !pods.contains(&(ps, idx)))
+                            .map(|(idx, _)| (ps, idx))
+                    });
                 if let Some(p) = pod {
                     pods.push(p);
                 }

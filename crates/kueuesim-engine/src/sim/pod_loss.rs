@@ -151,16 +151,20 @@ impl<'w> Simulation<'w> {
             self.rec.stats.failures.lost_gpu_ms += lost;
             if lost > 0 {
                 use crate::outcome::FailureCause;
-                self.rec.stats.failures.marks.push(crate::outcome::FailureMark {
-                    at: self.now,
-                    what: match loss {
-                        Loss::Evicted => FailureCause::LostToDrain,
-                        Loss::NodeRemoved => FailureCause::LostToRemoval,
-                        Loss::NodeFailed => FailureCause::LostToNodeFailure,
-                        Loss::GpuFailed => FailureCause::LostToGpuFailure,
-                    },
-                    lost_gpu_ms: lost,
-                });
+                self.rec
+                    .stats
+                    .failures
+                    .marks
+                    .push(crate::outcome::FailureMark {
+                        at: self.now,
+                        what: match loss {
+                            Loss::Evicted => FailureCause::LostToDrain,
+                            Loss::NodeRemoved => FailureCause::LostToRemoval,
+                            Loss::NodeFailed => FailureCause::LostToNodeFailure,
+                            Loss::GpuFailed => FailureCause::LostToGpuFailure,
+                        },
+                        lost_gpu_ms: lost,
+                    });
             }
         }
         self.rec.stats.failures.pods_lost += pods.len() as u64;

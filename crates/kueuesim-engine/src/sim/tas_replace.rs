@@ -45,9 +45,10 @@ impl<'w> Simulation<'w> {
             .copied()
             .filter(|&n| {
                 adm.pod_sets.iter().any(|psa| {
-                    psa.topology
-                        .as_ref()
-                        .is_some_and(|topo| leaf_of(world, topo.topology, n).is_some_and(|leaf| topo.domains.iter().any(|&(d, _)| d == leaf)))
+                    psa.topology.as_ref().is_some_and(|topo| {
+                        leaf_of(world, topo.topology, n)
+                            .is_some_and(|leaf| topo.domains.iter().any(|&(d, _)| d == leaf))
+                    })
                 })
             })
             .collect();
@@ -116,7 +117,9 @@ impl<'w> Simulation<'w> {
                 let Some(flavor) = tas_flavor_of(world, psa) else {
                     continue;
                 };
-                let Some(topo) = &mut psa.topology else { continue };
+                let Some(topo) = &mut psa.topology else {
+                    continue;
+                };
                 let Some(leaf) = leaf_of(world, topo.topology, node) else {
                     continue;
                 };
@@ -139,8 +142,7 @@ impl<'w> Simulation<'w> {
                     }
                     _ => None,
                 };
-                match topology_assignment_within(world, tas, flavor, pod_set, count, &req, within)
-                {
+                match topology_assignment_within(world, tas, flavor, pod_set, count, &req, within) {
                     Ok(found) => {
                         tas.apply(world, &found, &pod_set.requests, 1);
                         // In the failed node's place: its pods' slots are that part of the
@@ -161,7 +163,12 @@ impl<'w> Simulation<'w> {
                     rt.record.admission = Some(adm);
                     rt.unhealthy_node = None;
                 }
-                Some(n) if world.config.kueue_gates.tas_failed_node_replacement_fail_fast => {
+                Some(n)
+                    if world
+                        .config
+                        .kueue_gates
+                        .tas_failed_node_replacement_fail_fast =>
+                {
                     self.runtimes[w.index()].unhealthy_node = None;
                     self.evict(
                         w,

@@ -217,7 +217,10 @@ fn with_object_changes(
             source: "t.yaml:1:1".into(),
         });
     }
-    let gpu = w.resources.lookup("nvidia.com/gpu").expect("a GPU resource");
+    let gpu = w
+        .resources
+        .lookup("nvidia.com/gpu")
+        .expect("a GPU resource");
     let mut base = w.clone();
     base.workloads.clear();
     base.timeline.clear();

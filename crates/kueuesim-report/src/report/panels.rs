@@ -913,7 +913,10 @@ pub(super) fn failures_over_time(doc: &SimulationResult, end: f64) -> Option<Str
             fr.y(0.0),
             c = style(2).color
         );
-        keys.push(("no failure, no work lost".into(), Mark::Area(style(2).color)));
+        keys.push((
+            "no failure, no work lost".into(),
+            Mark::Area(style(2).color),
+        ));
     }
     Some(section(
         "failures",

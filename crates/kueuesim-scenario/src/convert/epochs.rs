@@ -104,7 +104,10 @@ pub(crate) fn plan(
     }
     let mut found: Vec<Found<'_, '_>> = Vec::new();
     for (order, t) in &trees {
-        let Some(Value::Seq(changes)) = t.get("spec").and_then(|s| s.get("changes")).map(|c| &c.value)
+        let Some(Value::Seq(changes)) = t
+            .get("spec")
+            .and_then(|s| s.get("changes"))
+            .map(|c| &c.value)
         else {
             continue;
         };
@@ -142,9 +145,9 @@ pub(crate) fn plan(
         let mut files = Vec::new();
         if let Some(s) = f.node.get("set") {
             let Value::Seq(items) = &s.value else {
-                return Err(s.at.error(
-                    "set: expected a list of KIND/NAME:PATH=VALUE, as --set takes them",
-                ));
+                return Err(s
+                    .at
+                    .error("set: expected a list of KIND/NAME:PATH=VALUE, as --set takes them"));
             };
             for item in items {
                 let Value::Scalar(v) = &item.value else {
@@ -161,7 +164,9 @@ pub(crate) fn plan(
         .iter()
         .filter(|o| {
             let g = group_of(&o.api_version);
-            CLUSTER_KINDS.iter().any(|&(cg, ck)| cg == g && ck == o.kind)
+            CLUSTER_KINDS
+                .iter()
+                .any(|&(cg, ck)| cg == g && ck == o.kind)
         })
         .cloned()
         .collect();
@@ -180,9 +185,9 @@ pub(crate) fn plan(
         let mut patches = Vec::new();
         if let Some(p) = f.node.get("patch") {
             let Value::Seq(items) = &p.value else {
-                return Err(p.at.error(
-                    "patch: expected a list of objects, each merged as --patch merges it",
-                ));
+                return Err(p
+                    .at
+                    .error("patch: expected a list of objects, each merged as --patch merges it"));
             };
             for item in items {
                 patches.push(patch_doc(item)?);
@@ -192,7 +197,9 @@ pub(crate) fn plan(
         for (file, line) in files {
             let s = set::parse_on_line(file, *line)?;
             if !CHANGEABLE.iter().any(|&(_, k)| kind_matches(&s.kind, k)) {
-                return Err(s.target_at.error(format!("{:?}: {CHANGEABLE_TEXT}", s.kind)));
+                return Err(s
+                    .target_at
+                    .error(format!("{:?}: {CHANGEABLE_TEXT}", s.kind)));
             }
             sets.push(s);
         }
@@ -311,13 +318,13 @@ fn patch_doc<'f>(item: &Tree<'f>) -> Result<(ObjectText<'f>, Tree<'f>), Scenario
     }
     .unwrap_or(item.at);
     if kind.is_empty() {
-        return Err(item.at.error("a patch entry without kind: expected the kind of the object to change"));
+        return Err(item
+            .at
+            .error("a patch entry without kind: expected the kind of the object to change"));
     }
     let group = group_of(&api_version);
     if !CHANGEABLE.iter().any(|&(g, k)| g == group && k == kind) {
-        return Err(kind_at.error(format!(
-            "{kind} ({api_version}): {CHANGEABLE_TEXT}"
-        )));
+        return Err(kind_at.error(format!("{kind} ({api_version}): {CHANGEABLE_TEXT}")));
     }
     let (text, origins) = tree::emit(item);
     let doc = ObjectText {
@@ -353,9 +360,19 @@ fn node_spec(world: &World, n: &Node) -> String {
         .iter()
         .enumerate()
         .filter(|&(_, &v)| v != 0)
-        .map(|(r, &v)| (world.resources.name(kueuesim_model::ResourceId::from_index(r)), v))
+        .map(|(r, &v)| {
+            (
+                world
+                    .resources
+                    .name(kueuesim_model::ResourceId::from_index(r)),
+                v,
+            )
+        })
         .collect();
-    format!("{:?} {alloc:?} {:?} {}", n.labels, n.taints, n.unschedulable)
+    format!(
+        "{:?} {alloc:?} {:?} {}",
+        n.labels, n.taints, n.unschedulable
+    )
 }
 
 /// The things an epoch keeps from the start, checked at the change: the resources, the
@@ -364,7 +381,11 @@ fn node_spec(world: &World, n: &Node) -> String {
 fn check_same_frame(base: &World, world: &World, at: &Origin<'_>) -> Result<(), ScenarioError> {
     let names = |w: &World| -> Vec<String> {
         (0..w.resources.len())
-            .map(|r| w.resources.name(kueuesim_model::ResourceId::from_index(r)).to_string())
+            .map(|r| {
+                w.resources
+                    .name(kueuesim_model::ResourceId::from_index(r))
+                    .to_string()
+            })
             .collect()
     };
     let (was, now) = (names(base), names(world));
@@ -408,7 +429,8 @@ fn check_same_frame(base: &World, world: &World, at: &Origin<'_>) -> Result<(), 
             )));
         }
     }
-    if world.local_queues.len() != base.local_queues.len() || world.flavors.len() != base.flavors.len()
+    if world.local_queues.len() != base.local_queues.len()
+        || world.flavors.len() != base.flavors.len()
     {
         return Err(at.error(
             "the change alters LocalQueues or ResourceFlavors: expected ClusterQueues, Cohorts, NodePools, Nodes",
@@ -564,14 +586,16 @@ pub(crate) fn epoch_worlds(world: &World, plan: &EpochPlan) -> Vec<World> {
             let cohorts = world
                 .cohorts
                 .iter()
-                .map(|start| match w.cohorts.iter().find(|c| c.name == start.name) {
-                    Some(c) => Cohort {
-                        parent: remap(c.parent),
-                        resource_groups: remap_groups(&c.resource_groups, w, world),
-                        ..c.clone()
+                .map(
+                    |start| match w.cohorts.iter().find(|c| c.name == start.name) {
+                        Some(c) => Cohort {
+                            parent: remap(c.parent),
+                            resource_groups: remap_groups(&c.resource_groups, w, world),
+                            ..c.clone()
+                        },
+                        None => empty_cohort(&start.name),
                     },
-                    None => empty_cohort(&start.name),
-                })
+                )
                 .collect();
             let cluster_queues = world
                 .cluster_queues

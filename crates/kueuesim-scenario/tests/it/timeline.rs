@@ -440,11 +440,18 @@ fn a_set_moves_a_timeline_change_as_a_sweep_would() {
 #[test]
 fn a_quota_raised_admits_the_waiting_and_a_quota_lowered_evicts_nobody() {
     let r = run_dir("timeline/quota-change");
-    let (a, b, c) = (wl(&r, "team", "a"), wl(&r, "team", "b"), wl(&r, "team", "c"));
+    let (a, b, c) = (
+        wl(&r, "team", "a"),
+        wl(&r, "team", "b"),
+        wl(&r, "team", "c"),
+    );
     assert_eq!(times(a), (Some(0.0), Some(0.0), Some(4.0 * H)));
     // Raised to 16 at 1h: the ClusterQueue's inadmissible workloads are requeued after the
     // batch period.
-    assert_eq!(times(b), (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0)));
+    assert_eq!(
+        times(b),
+        (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0))
+    );
     // Lowered to 4 at 2h, below the 16 in use: nobody evicted.
     assert!(a.evictions.is_empty() && b.evictions.is_empty());
     // c (4 GPUs) waits while the usage is over the quota: after a ends (8 in use) and
@@ -458,7 +465,14 @@ fn nodes_and_quota_that_arrive_later_take_the_waiting_workload() {
     let r = run_dir("timeline/new-nodepool");
     let (a, b) = (wl(&r, "team", "a"), wl(&r, "team", "b"));
     assert_eq!(a.pod_sets[0].nodes, ["node-0"]);
-    assert_eq!(times(b), (Some(2.0 * H + 1.0), Some(2.0 * H + 1.0), Some(6.0 * H + 1.0)));
+    assert_eq!(
+        times(b),
+        (
+            Some(2.0 * H + 1.0),
+            Some(2.0 * H + 1.0),
+            Some(6.0 * H + 1.0)
+        )
+    );
     // On the node the change added, the only one with room.
     assert_eq!(b.pod_sets[0].nodes, ["late-0"]);
     // The late node is not there before its change: the world knows it from the start.
@@ -485,12 +499,26 @@ fn a_sweep_moves_when_the_nodes_arrive() {
 #[test]
 fn clusterqueues_that_join_a_cohort_borrow_from_then_on() {
     let r = run_dir("timeline/cohort-join");
-    let (a1, a2, b1) = (wl(&r, "team", "a1"), wl(&r, "team", "a2"), wl(&r, "team", "b1"));
+    let (a1, a2, b1) = (
+        wl(&r, "team", "a1"),
+        wl(&r, "team", "a2"),
+        wl(&r, "team", "b1"),
+    );
     assert_eq!(times(a1), (Some(0.0), Some(0.0), Some(4.0 * H)));
     // Borrows cq-b's idle quota once both are in the Cohort.
-    assert_eq!(times(a2), (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0)));
+    assert_eq!(
+        times(a2),
+        (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0))
+    );
     // cq-b's quota is lent out and not reclaimed: b1 waits for a1's release.
-    assert_eq!(times(b1), (Some(4.0 * H + 1.0), Some(4.0 * H + 1.0), Some(5.0 * H + 1.0)));
+    assert_eq!(
+        times(b1),
+        (
+            Some(4.0 * H + 1.0),
+            Some(4.0 * H + 1.0),
+            Some(5.0 * H + 1.0)
+        )
+    );
     assert!(a2.evictions.is_empty() && b1.evictions.is_empty());
 }
 
@@ -574,14 +602,21 @@ fn tas_replaces_a_failed_node_in_the_required_rack_or_evicts() {
     assert_eq!(tight.evictions[0].reason, "NodeFailures");
     let evicted = condition(tight, "Evicted");
     assert!(
-        evicted
-            .message
-            .ends_with("Workload was evicted as there was no replacement for unhealthy node(s): n4"),
+        evicted.message.ends_with(
+            "Workload was evicted as there was no replacement for unhealthy node(s): n4"
+        ),
         "{}",
         evicted.message
     );
     assert_eq!(tight.lost_gpu_seconds, 32.0 * H);
-    assert_eq!(times(tight), (Some(3.0 * H + 1.0), Some(3.0 * H + 1.0), Some(7.0 * H + 1.0)));
+    assert_eq!(
+        times(tight),
+        (
+            Some(3.0 * H + 1.0),
+            Some(3.0 * H + 1.0),
+            Some(7.0 * H + 1.0)
+        )
+    );
     assert_eq!(tight.pod_sets[0].nodes, ["n5", "n6"]);
     assert_eq!(r.summary.evictions["NodeFailures"], 1);
 }

@@ -688,3 +688,22 @@ fn a_failed_gpu_device_fails_every_pod_on_it_and_the_node_keeps_the_others() {
     // Two devices failed and three pods with them: both shares of device 0.
     assert_eq!(summary_failures(&r), (0, 2, 3, 3, 0, 1.0));
 }
+
+#[test]
+fn a_drained_tas_node_is_replaced_as_a_deleted_one() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/outages:spec.changes[0].nodes={drain: [n1]}".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let train = wl(&r, "team", "train");
+    // Its pod evicted from n1 at 1h, its replacement placed on n3 in rack r1.
+    assert_eq!(train.pod_sets[0].nodes, ["n3", "n2"]);
+    assert!(train.evictions.is_empty());
+    assert_eq!(train.finished_at, Some(5.0 * H));
+}

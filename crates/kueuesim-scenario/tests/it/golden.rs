@@ -434,3 +434,57 @@ fn volcano_vgpu_without_the_plugin_counts_per_node() {
         (Some(2.0), Some(2.0), Some(602.0))
     );
 }
+
+/// A Dynamo-shaped PodCliqueSet on Grove and KAI: each PodGang is one KAI PodGroup with a
+/// subgroup per PodClique, its scaling-group replica packed in one rack and the set's replica
+/// in one spine; a PodGang that cannot have all its minimum places none of its pods.
+#[test]
+fn grove_dynamo() {
+    let r = run_dir("golden/grove-dynamo");
+    let nodes = |gang: &str| -> Vec<Vec<String>> {
+        wl(&r, "serving", gang)
+            .pod_sets
+            .iter()
+            .map(|p| p.nodes.clone())
+            .collect()
+    };
+    let base = wl(&r, "serving", "dynamo-0");
+    let sets: Vec<(&str, u32)> = base
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("dynamo-0-frontend", 1),
+            ("dynamo-0-workers-0-prefill", 1),
+            ("dynamo-0-workers-0-decode", 2)
+        ]
+    );
+    // The scaling-group replica packed in rack r3 (n5, n6), the only rack with 6 free GPUs;
+    // without the rack constraint bin-packing takes n7 (rack r4) first.
+    assert_eq!(nodes("dynamo-0"), [vec!["n5"], vec!["n5"], vec!["n6", "n6"]]);
+    assert_eq!(times(base), (None, Some(0.0), Some(3600.0)));
+    // Scaling-group replica 1 is a PodGang of its own. No rack has its 6 GPUs at 0 s, and
+    // none of its pods is placed: r4's 4 free GPUs would take prefill and one decode pod,
+    // below decode's minAvailable 2 (with that minimum lost, the two would hold r4 and the
+    // gang, pinned there, never complete); it runs once dynamo-0 has finished.
+    let scaled = wl(&r, "serving", "dynamo-0-workers-0");
+    let names: Vec<&str> = scaled.pod_sets.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["dynamo-0-workers-1-prefill", "dynamo-0-workers-1-decode"]
+    );
+    assert_eq!(times(scaled), (None, Some(3600.0), Some(7200.0)));
+    let first = &scaled.events[0];
+    assert_eq!((first.at, first.reason), (0.0, "Unschedulable"));
+    assert!(
+        first.message.contains("required pods"),
+        "{}",
+        first.message
+    );
+    // Nothing of it was bound before 3600 s: its pods start together at 3600 s.
+    assert_eq!(nodes("dynamo-0-workers-0"), [vec!["n5"], vec!["n6", "n6"]]);
+    insta::assert_snapshot!(to_json(&r));
+}

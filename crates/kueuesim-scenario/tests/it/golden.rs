@@ -479,12 +479,64 @@ fn grove_dynamo() {
     assert_eq!(times(scaled), (None, Some(3600.0), Some(7200.0)));
     let first = &scaled.events[0];
     assert_eq!((first.at, first.reason), (0.0, "Unschedulable"));
+    // KAI looked in one spine (the set's packDomain block): s2's racks and nodes alone.
     assert!(
-        first.message.contains("required pods"),
+        first
+            .message
+            .contains("node-group r4 can allocate only 2 of 3 required pods"),
         "{}",
         first.message
     );
+    assert!(!first.message.contains("node-group r1 "), "{}", first.message);
     // Nothing of it was bound before 3600 s: its pods start together at 3600 s.
     assert_eq!(nodes("dynamo-0-workers-0"), [vec!["n5"], vec!["n6", "n6"]]);
     insta::assert_snapshot!(to_json(&r));
+}
+
+/// The KAI PodGroup of each PodGang as KAI's grove pod grouper builds it: minMember the sum
+/// of the PodCliques' minAvailable, a subgroup per PodClique, the scaling-group replica a
+/// parent subgroup packed in a rack, the PodGang packed in a spine, preferring a host.
+#[test]
+fn grove_dynamo_gangs() {
+    let loaded = crate::util::load_dir("golden/grove-dynamo");
+    let base = loaded
+        .world
+        .workloads
+        .iter()
+        .find(|w| w.name == "dynamo-0")
+        .expect("PodGang dynamo-0");
+    let g = &base.gang;
+    assert_eq!(base.scheduler_name, "kai-scheduler");
+    assert_eq!(g.min_member, Some(4));
+    let c = g.kai_topology.as_ref().expect("the set's pack constraint");
+    assert_eq!(
+        (c.topology.as_str(), c.required.as_deref(), c.preferred.as_deref()),
+        (
+            "grove-topology",
+            Some("network.example/spine"),
+            Some("kubernetes.io/hostname")
+        )
+    );
+    let subgroups: Vec<(&str, Option<usize>, u32, Option<&str>)> = g
+        .kai_subgroups
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.parent,
+                s.min_member,
+                s.constraint.as_ref().and_then(|c| c.required.as_deref()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        subgroups,
+        [
+            ("dynamo-0-workers-0", None, 0, Some("network.example/rack")),
+            ("dynamo-0-frontend", None, 1, None),
+            ("dynamo-0-workers-0-prefill", Some(0), 1, None),
+            ("dynamo-0-workers-0-decode", Some(0), 2, None),
+        ]
+    );
+    assert_eq!(g.pod_set_subgroup, [Some(1), Some(2), Some(3)]);
 }

@@ -98,10 +98,11 @@ fn explicit_startup_order_must_not_loop() {
     assert!(e.contains("startsAfter names \"prefill\""), "{e}");
 }
 
-/// Kueue has no Grove integration: the cliques' pods carry its queue label, so its pod
-/// integration serves them; kueuesim admits the PodGang's pods as one Workload.
+/// Kueue has no Grove integration: the cliques' pods are plain Pods. Managed ones must form
+/// one Kueue pod group, which Kueue admits whole: then the PodGang is one Workload of the
+/// LocalQueue, named as the group; alone, each pod would be a Workload (an error here).
 #[test]
-fn kueue_in_front_takes_the_podgang_as_one_workload() {
+fn kueue_in_front_admits_the_podgang_as_its_pod_group() {
     let lq = format!(
         "{FLAVOR}---\n{}---\napiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
@@ -111,13 +112,30 @@ spec: {{clusterQueue: cq}}
 ",
         cq("8")
     );
-    let loaded = load_text("t.yaml", &format!("{lq}{}", pcs(WORKER, ""))).expect("loads");
+    let grouped = |total: &str| {
+        pcs(WORKER, "").replace(
+            "      labels: {kueue.x-k8s.io/queue-name: lq}\n",
+            &format!(
+                "      labels: {{kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/pod-group-name: dynamo}}\n      annotations: {{kueue.x-k8s.io/pod-group-total-count: '{total}'}}\n"
+            ),
+        )
+    };
+    let loaded = load_text("t.yaml", &format!("{lq}{}", grouped("5"))).expect("loads");
     let w = &loaded.world.workloads[0];
-    assert_eq!((w.name.as_str(), w.kind.as_str()), ("pcs-0", "Workload"));
+    assert_eq!((w.name.as_str(), w.kind.as_str()), ("dynamo", "Workload"));
     assert!(matches!(w.queue, QueueRef::Local(_)), "{:?}", w.queue);
     assert_eq!(w.gang.min_member, Some(3));
     let mins: Vec<u32> = w.gang.kai_subgroups.iter().map(|g| g.min_member).collect();
     assert_eq!(mins, [1, 2]);
+    // A total count that is not the PodGang's pods: Kueue would wait for ever.
+    let e = load_error(&format!("{lq}{}", grouped("4")));
+    assert!(e.contains("pod-group-total-count \"4\": expected 5"), "{e}");
+    // Two replicas: two PodGangs in one Kueue group.
+    let e = load_error(&format!("{lq}{}", grouped("5").replace("  replicas: 1\n  template", "  replicas: 2\n  template")));
+    assert!(e.contains("would hold the pods of 2 PodGangs"), "{e}");
+    // The queue label alone: each pod its own Workload.
+    let e = load_error(&format!("{lq}{}", pcs(WORKER, "")));
+    assert!(e.contains("Kueue would admit each pod as a Workload of its own"), "{e}");
     // One clique without the label: the PodGang would be half Kueue's.
     let half = pcs(
         &WORKER.replace("      labels: {kueue.x-k8s.io/queue-name: lq}\n", ""),

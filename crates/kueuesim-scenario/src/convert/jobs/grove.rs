@@ -513,6 +513,7 @@ impl Builder<'_> {
         }
         let gangs = expand(name, replicas, &cliques, &groups, &group_of);
         super::pods::too_many_workloads(src, out.len() + gangs.len())?;
+        let count = gangs.len();
         for gang in gangs {
             let w = self.gang_workload(
                 src,
@@ -524,6 +525,7 @@ impl Builder<'_> {
                 topology.as_ref(),
                 &set_key,
                 gang,
+                count,
             )?;
             out.push((src.order, w));
         }
@@ -634,6 +636,50 @@ impl Builder<'_> {
         Ok(Some(topology))
     }
 
+    /// The Kueue pod group a Kueue-managed PodGang's pods must form (Kueue has no Grove
+    /// integration, and its pod integration admits a plain Pod alone, a split of the gang
+    /// kueuesim does not model): every clique's label `kueue.x-k8s.io/pod-group-name` and
+    /// annotation `kueue.x-k8s.io/pod-group-total-count` (the PodGang's pods), and the
+    /// PodCliqueSet one PodGang (the labels are the same on every replica's pods). Its name is
+    /// the Workload's, as Kueue names a pod group's.
+    fn kueue_pod_group(
+        &self,
+        src: &ObjectText<'_>,
+        members: &[&Clique],
+        queue_name: &Option<String>,
+        gangs_of_set: usize,
+        pods: u32,
+    ) -> Result<String, ScenarioError> {
+        let lq = queue_name.as_deref().unwrap_or_default();
+        let Some(group) = agreed(src, members, "kueue.x-k8s.io/pod-group-name", false)? else {
+            return Err(err_obj(
+                src,
+                format!(
+                    "the PodCliqueSet's pods are managed by Kueue (LocalQueue {lq:?}) as plain Pods (Kueue has no Grove integration): Kueue would admit each pod as a Workload of its own while KAI waits for the PodGang; expected the cliques in one Kueue pod group (label kueue.x-k8s.io/pod-group-name, annotation kueue.x-k8s.io/pod-group-total-count) or no queue-name label"
+                ),
+            ));
+        };
+        if gangs_of_set != 1 {
+            return Err(err_obj(
+                src,
+                format!(
+                    "Kueue pod group {group:?} would hold the pods of {gangs_of_set} PodGangs (every replica's and scaled PodGang's pods carry the cliques' labels): a Kueue Workload over several KAI gangs is not modelled; expected one replica and no scaling-group replicas above minAvailable"
+                ),
+            ));
+        }
+        let total = agreed(src, members, "kueue.x-k8s.io/pod-group-total-count", true)?;
+        if total.as_deref().map(str::trim) != Some(pods.to_string().as_str()) {
+            return Err(err_obj(
+                src,
+                format!(
+                    "Kueue pod group {group:?} has annotation kueue.x-k8s.io/pod-group-total-count {}: expected {pods}, the PodGang's pods (Kueue waits for that many)",
+                    total.as_deref().map_or("missing".to_string(), |t| format!("{t:?}"))
+                ),
+            ));
+        }
+        Ok(group)
+    }
+
     /// The workload of one PodGang: its PodCliques as pod sets, and the KAI PodGroup KAI's
     /// grove pod grouper makes of it.
     #[allow(clippy::too_many_arguments)]
@@ -648,6 +694,7 @@ impl Builder<'_> {
         topology: Option<&GroveTopology>,
         set_key: &Option<String>,
         gang: Gang,
+        gangs_of_set: usize,
     ) -> Result<Workload, ScenarioError> {
         let mut pod_sets = Vec::with_capacity(gang.groups.len());
         for (pclq, ci, _) in &gang.groups {
@@ -657,12 +704,20 @@ impl Builder<'_> {
         let members: Vec<&Clique> = gang.groups.iter().map(|g| &cliques[g.1]).collect();
         // Kueue has no Grove integration: a clique's pods are plain Pods, served by Kueue's
         // pod integration when they carry its queue label (or a `default` LocalQueue exists).
-        let kueue_queue = agreed_label(src, &members, QUEUE_LABEL)?;
+        let kueue_queue = agreed(src, &members, QUEUE_LABEL, false)?;
         let (queue, queue_name, _) = self.job_queue(namespace, kueue_queue.as_deref(), "Pod");
         if let QueueRef::Missing(q) = &queue {
             self.note_missing_queue(src, namespace, q);
         }
         let managed = queue != QueueRef::Unmanaged;
+        // Managed plain Pods are a Workload each unless they form one of Kueue's pod groups:
+        // the PodGang is one gang for KAI only if Kueue admits its pods together.
+        let report_name = if managed {
+            let pods: u32 = gang.groups.iter().map(|g| cliques[g.1].replicas).sum();
+            self.kueue_pod_group(src, &members, &queue_name, gangs_of_set, pods)?
+        } else {
+            gang.name.clone()
+        };
         // The PodGang's priorityClassName is the template's; a pod's own class stands in
         // when the template names none.
         let pod_pc = template.priority_class_name.as_ref().or_else(|| {
@@ -671,7 +726,7 @@ impl Builder<'_> {
                 .find_map(|c| c.template.spec.priority_class_name.as_ref())
         });
         let (priority_class, priority, creation_blocked) = if managed {
-            let wpc = agreed_label(src, &members, PRIORITY_CLASS_LABEL)?;
+            let wpc = agreed(src, &members, PRIORITY_CLASS_LABEL, false)?;
             self.job_priority(wpc.as_deref(), pod_pc, src)?
         } else {
             self.pod_priority(pod_pc, src)?
@@ -680,7 +735,7 @@ impl Builder<'_> {
             self.scheduler_name(src, members[0].template.spec.scheduler_name.as_ref())?;
         // KAI's queue: the pod grouper reads it from the PodGang's labels (Grove's own) or
         // the pod's, which are the clique's.
-        let kai_queue = match agreed_label(src, &members, KAI_QUEUE_LABEL)?.as_deref() {
+        let kai_queue = match agreed(src, &members, KAI_QUEUE_LABEL, false)?.as_deref() {
             None | Some("default-queue") => None,
             Some(q) => match self.index.kai_queues.get(q) {
                 Some(&i) => Some(i),
@@ -746,7 +801,7 @@ impl Builder<'_> {
         self.ensure_namespace(namespace);
         Ok(Workload {
             namespace: namespace.to_string(),
-            name: gang.name.clone(),
+            name: report_name,
             kind: if managed { "Workload" } else { "PodGang" }.into(),
             owner: Some(("PodGang".into(), gang.name.clone())),
             uid: format!("{namespace}/{}", gang.name),
@@ -781,22 +836,32 @@ impl Builder<'_> {
     }
 }
 
-/// The value the cliques of one PodGang give a label: all the same, or none of them.
-fn agreed_label(
+/// The value the cliques of one PodGang give a label (an annotation with `annotation`): all
+/// the same, or none of them.
+fn agreed(
     src: &ObjectText<'_>,
     members: &[&Clique],
     key: &str,
+    annotation: bool,
 ) -> Result<Option<String>, ScenarioError> {
     let values: Vec<Option<&String>> = members
         .iter()
-        .map(|c| c.template.metadata.labels.get(key))
+        .map(|c| {
+            let m = &c.template.metadata;
+            if annotation {
+                m.annotations.get(key).map(|v| &v.value)
+            } else {
+                m.labels.get(key)
+            }
+        })
         .collect();
+    let what = if annotation { "annotation" } else { "label" };
     match values.iter().find(|v| **v != values[0]) {
         None => Ok(values[0].cloned()),
         Some(_) => Err(err_obj(
             src,
             format!(
-                "the cliques of one PodGang give label {key} different values ({}): expected the same value on every clique, or on none",
+                "the cliques of one PodGang give {what} {key} different values ({}): expected the same value on every clique, or on none",
                 members
                     .iter()
                     .zip(&values)

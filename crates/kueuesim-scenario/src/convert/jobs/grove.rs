@@ -511,6 +511,16 @@ impl Builder<'_> {
         for (c, t) in cliques.iter_mut().zip(template.cliques.iter_mut()) {
             c.template.spec = std::mem::take(&mut t.spec.pod_spec);
         }
+        if meta.labels.contains_key(KAI_QUEUE_LABEL)
+            && cliques
+                .iter()
+                .all(|c| !c.template.metadata.labels.contains_key(KAI_QUEUE_LABEL))
+        {
+            self.warnings.push(format!(
+                "{}: label {KAI_QUEUE_LABEL} on the PodCliqueSet is not read by KAI's grove pod grouper (it reads the PodGang's and the pods' labels): put it on the cliques' labels",
+                src.kind_pos
+            ));
+        }
         let gangs = expand(name, replicas, &cliques, &groups, &group_of);
         super::pods::too_many_workloads(src, out.len() + gangs.len())?;
         let count = gangs.len();
@@ -749,12 +759,6 @@ impl Builder<'_> {
                 }
             },
         };
-        if meta.labels.contains_key(KAI_QUEUE_LABEL) && kai_queue.is_none() {
-            self.warnings.push(format!(
-                "{}: label {KAI_QUEUE_LABEL} on the PodCliqueSet is not read by KAI's grove pod grouper (it reads the PodGang's and the pods' labels): put it on the cliques' labels",
-                src.kind_pos
-            ));
-        }
         // The subgroups: the group configs (parents, minimum 0) first, then one per PodClique.
         let mut subgroups: Vec<KaiSubGroup> = gang
             .configs

@@ -540,3 +540,26 @@ fn grove_dynamo_gangs() {
     );
     assert_eq!(g.pod_set_subgroup, [Some(1), Some(2), Some(3)]);
 }
+
+/// Kueue in front of Grove: each PodCliqueSet's PodGang is one Kueue pod group, admitted
+/// whole by quota; KAI places it once admitted. The second set waits for quota while the
+/// nodes have room, its pods gated.
+#[test]
+fn grove_kueue() {
+    let r = run_dir("golden/grove-kueue");
+    let a = wl(&r, "serving", "a");
+    let b = wl(&r, "serving", "b");
+    assert_eq!(a.local_queue.as_deref(), Some("serving"));
+    assert_eq!(times(a), (Some(0.0), Some(0.0), Some(3600.0)));
+    assert_eq!(times(b), (Some(3601.0), Some(3601.0), Some(7201.0)));
+    assert_eq!(
+        (b.events[0].at, b.events[0].reason),
+        (60.0, "WaitingForQuota")
+    );
+    let sets: Vec<&str> = b.pod_sets.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        sets,
+        ["b-0-frontend", "b-0-workers-0-prefill", "b-0-workers-0-decode"]
+    );
+    insta::assert_snapshot!(to_json(&r));
+}

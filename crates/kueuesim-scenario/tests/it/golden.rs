@@ -464,7 +464,10 @@ fn grove_dynamo() {
     );
     // The scaling-group replica packed in rack r3 (n5, n6), the only rack with 6 free GPUs;
     // without the rack constraint bin-packing takes n7 (rack r4) first.
-    assert_eq!(nodes("dynamo-0"), [vec!["n5"], vec!["n5"], vec!["n6", "n6"]]);
+    assert_eq!(
+        nodes("dynamo-0"),
+        [vec!["n5"], vec!["n5"], vec!["n6", "n6"]]
+    );
     assert_eq!(times(base), (None, Some(0.0), Some(3600.0)));
     // Scaling-group replica 1 is a PodGang of its own. No rack has its 6 GPUs at 0 s, and
     // none of its pods is placed: r4's 4 free GPUs would take prefill and one decode pod,
@@ -487,7 +490,11 @@ fn grove_dynamo() {
         "{}",
         first.message
     );
-    assert!(!first.message.contains("node-group r1 "), "{}", first.message);
+    assert!(
+        !first.message.contains("node-group r1 "),
+        "{}",
+        first.message
+    );
     // Nothing of it was bound before 3600 s: its pods start together at 3600 s.
     assert_eq!(nodes("dynamo-0-workers-0"), [vec!["n5"], vec!["n6", "n6"]]);
     insta::assert_snapshot!(to_json(&r));
@@ -510,7 +517,11 @@ fn grove_dynamo_gangs() {
     assert_eq!(g.min_member, Some(4));
     let c = g.kai_topology.as_ref().expect("the set's pack constraint");
     assert_eq!(
-        (c.topology.as_str(), c.required.as_deref(), c.preferred.as_deref()),
+        (
+            c.topology.as_str(),
+            c.required.as_deref(),
+            c.preferred.as_deref()
+        ),
         (
             "grove-topology",
             Some("network.example/spine"),
@@ -559,7 +570,11 @@ fn grove_kueue() {
     let sets: Vec<&str> = b.pod_sets.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(
         sets,
-        ["b-0-frontend", "b-0-workers-0-prefill", "b-0-workers-0-decode"]
+        [
+            "b-0-frontend",
+            "b-0-workers-0-prefill",
+            "b-0-workers-0-decode"
+        ]
     );
     insta::assert_snapshot!(to_json(&r));
 }

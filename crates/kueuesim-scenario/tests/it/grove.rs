@@ -46,13 +46,19 @@ const WORKER: &str = "    - name: worker
 #[test]
 fn a_misspelt_grove_field_is_an_error_at_its_place() {
     let e = load_error(&pcs(&WORKER.replace("minAvailable", "minAvailble"), ""));
-    assert!(e.starts_with("t.yaml:22:9: unknown field `minAvailble`"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:22:9: unknown field `minAvailble`"),
+        "{e}"
+    );
     assert!(e.contains("minAvailble"), "{e}");
 }
 
 #[test]
 fn min_available_above_replicas_is_refused() {
-    let e = load_error(&pcs(&WORKER.replace("minAvailable: 2", "minAvailable: 5"), ""));
+    let e = load_error(&pcs(
+        &WORKER.replace("minAvailable: 2", "minAvailable: 5"),
+        "",
+    ));
     assert!(e.starts_with("t.yaml:22:23: minAvailable 5"), "{e}");
     assert!(e.contains("must not be greater than replicas (4)"), "{e}");
 }
@@ -66,8 +72,14 @@ fn a_pack_domain_needs_a_cluster_topology() {
 
 #[test]
 fn cliques_run_on_kai() {
-    let e = load_error(&pcs(&WORKER.replace("kai-scheduler", "default-scheduler"), ""));
-    assert!(e.contains("the schedulerName for all pods have to be the same"), "{e}");
+    let e = load_error(&pcs(
+        &WORKER.replace("kai-scheduler", "default-scheduler"),
+        "",
+    ));
+    assert!(
+        e.contains("the schedulerName for all pods have to be the same"),
+        "{e}"
+    );
     let alone = pcs("", "").replace("kai-scheduler", "default-scheduler");
     let e = load_error(&alone);
     assert!(e.contains("is not a KAI scheduler"), "{e}");
@@ -76,7 +88,10 @@ fn cliques_run_on_kai() {
 #[test]
 fn explicit_startup_order_must_not_loop() {
     let looped = pcs(
-        &WORKER.replace("        replicas: 4\n", "        replicas: 4\n        startsAfter: [frontend]\n"),
+        &WORKER.replace(
+            "        replicas: 4\n",
+            "        replicas: 4\n        startsAfter: [frontend]\n",
+        ),
         "    cliqueStartupType: CliqueStartupTypeExplicit\n",
     )
     .replace(
@@ -84,13 +99,12 @@ fn explicit_startup_order_must_not_loop() {
         "        replicas: 1\n        startsAfter: [worker]\n",
     );
     let e = load_error(&looped);
-    assert!(e.contains("clique must not have circular dependencies"), "{e}");
+    assert!(
+        e.contains("clique must not have circular dependencies"),
+        "{e}"
+    );
     assert!(e.contains("frontend → worker → frontend"), "{e}");
-    let unknown = pcs(
-        WORKER,
-        "    cliqueStartupType: CliqueStartupTypeExplicit\n",
-    )
-    .replace(
+    let unknown = pcs(WORKER, "    cliqueStartupType: CliqueStartupTypeExplicit\n").replace(
         "        replicas: 1\n",
         "        replicas: 1\n        startsAfter: [prefill]\n",
     );
@@ -131,22 +145,34 @@ spec: {{clusterQueue: cq}}
     let e = load_error(&format!("{lq}{}", grouped("4")));
     assert!(e.contains("pod-group-total-count \"4\": expected 5"), "{e}");
     // Two replicas: two PodGangs in one Kueue group.
-    let e = load_error(&format!("{lq}{}", grouped("5").replace("  replicas: 1\n  template", "  replicas: 2\n  template")));
+    let e = load_error(&format!(
+        "{lq}{}",
+        grouped("5").replace("  replicas: 1\n  template", "  replicas: 2\n  template")
+    ));
     assert!(e.contains("would hold the pods of 2 PodGangs"), "{e}");
     // The queue label alone: each pod its own Workload.
     let e = load_error(&format!("{lq}{}", pcs(WORKER, "")));
-    assert!(e.contains("Kueue would admit each pod as a Workload of its own"), "{e}");
+    assert!(
+        e.contains("Kueue would admit each pod as a Workload of its own"),
+        "{e}"
+    );
     // One clique without the label: the PodGang would be half Kueue's.
     let half = pcs(
         &WORKER.replace("      labels: {kueue.x-k8s.io/queue-name: lq}\n", ""),
         "",
     );
     let e = load_error(&format!("{lq}{half}"));
-    assert!(e.contains("give label kueue.x-k8s.io/queue-name different values"), "{e}");
+    assert!(
+        e.contains("give label kueue.x-k8s.io/queue-name different values"),
+        "{e}"
+    );
     // Without the label and with no `default` LocalQueue, the PodGang bypasses Kueue.
     let none = pcs(WORKER, "").replace("      labels: {kueue.x-k8s.io/queue-name: lq}\n", "");
     let loaded = load_text("t.yaml", &none).expect("loads");
     let w = &loaded.world.workloads[0];
-    assert_eq!((w.kind.as_str(), &w.queue), ("PodGang", &QueueRef::Unmanaged));
+    assert_eq!(
+        (w.kind.as_str(), &w.queue),
+        ("PodGang", &QueueRef::Unmanaged)
+    );
     assert_eq!(w.pod_name(1, 0).len(), "pcs-0-worker-".len() + 5);
 }

@@ -8,10 +8,10 @@ mod bad_input;
 mod foreign_files;
 /// WorkloadGenerator: seeded arrivals, distributions, mixes, replication, bad settings.
 mod generator;
-/// Grove PodCliqueSets: PodGangs as KAI PodGroups, Grove's validation, Kueue in front.
-mod grove;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
+/// Grove PodCliqueSets: PodGangs as KAI PodGroups, Grove's validation, Kueue in front.
+mod grove;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
 mod job_kinds;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.

@@ -180,7 +180,15 @@ impl Builder<'_> {
                     ));
                 }
             };
-            self.pod_clique_set(src, &p.obj.metadata, &name, &namespace, template, replicas, out)?;
+            self.pod_clique_set(
+                src,
+                &p.obj.metadata,
+                &name,
+                &namespace,
+                template,
+                replicas,
+                out,
+            )?;
         }
         Ok(())
     }
@@ -231,47 +239,46 @@ impl Builder<'_> {
             Ok(Some((rank, d.clone())))
         };
         // A packDomain's node label key in the ClusterTopology.
-        let key_of = |p: &Option<(usize, Spanned<String>)>| -> Result<Option<String>, ScenarioError> {
-            let Some((rank, d)) = p else { return Ok(None) };
-            let Some(t) = &topology else {
-                return Err(err_at(
-                    src,
-                    d,
-                    format!(
-                        "packDomain {:?} while topology support is not enabled in the operator: expected a grove.io ClusterTopology named {:?} (the PodCliqueSet's label {TOPOLOGY_LABEL}, else {DEFAULT_TOPOLOGY})",
-                        d.value,
-                        meta.labels.get(TOPOLOGY_LABEL).map_or(DEFAULT_TOPOLOGY, String::as_str)
-                    ),
-                ));
+        let key_of =
+            |p: &Option<(usize, Spanned<String>)>| -> Result<Option<String>, ScenarioError> {
+                let Some((rank, d)) = p else { return Ok(None) };
+                let Some(t) = &topology else {
+                    return Err(err_at(
+                        src,
+                        d,
+                        format!(
+                            "packDomain {:?} while topology support is not enabled in the operator: expected a grove.io ClusterTopology named {:?} (the PodCliqueSet's label {TOPOLOGY_LABEL}, else {DEFAULT_TOPOLOGY})",
+                            d.value,
+                            meta.labels
+                                .get(TOPOLOGY_LABEL)
+                                .map_or(DEFAULT_TOPOLOGY, String::as_str)
+                        ),
+                    ));
+                };
+                match t.levels.iter().find(|(r, _)| r == rank) {
+                    Some((_, key)) => Ok(Some(key.clone())),
+                    None => Err(err_at(
+                        src,
+                        d,
+                        format!(
+                            "packDomain {:?} is not a level of ClusterTopology {}: expected one of {}",
+                            d.value,
+                            t.name,
+                            t.levels
+                                .iter()
+                                .map(|(r, _)| DOMAINS[*r])
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )),
+                }
             };
-            match t.levels.iter().find(|(r, _)| r == rank) {
-                Some((_, key)) => Ok(Some(key.clone())),
-                None => Err(err_at(
-                    src,
-                    d,
-                    format!(
-                        "packDomain {:?} is not a level of ClusterTopology {}: expected one of {}",
-                        d.value,
-                        t.name,
-                        t.levels
-                            .iter()
-                            .map(|(r, _)| DOMAINS[*r])
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )),
-            }
-        };
         let set_pack = pack(&template.topology_constraint, None)?;
         let set_key = key_of(&set_pack)?;
         if let Some(d) = &template.termination_delay
             && duration(src, d)?.millis() <= 0
         {
-            return Err(err_at(
-                src,
-                d,
-                "terminationDelay must be greater than 0",
-            ));
+            return Err(err_at(src, d, "terminationDelay must be greater than 0"));
         }
         let startup = match &template.clique_startup_type {
             None => STARTUP_TYPES[0],
@@ -430,7 +437,9 @@ impl Builder<'_> {
             let Some(r) = &c.spec.replicas else {
                 return Err(err_obj(
                     src,
-                    format!("clique {cname:?} has no spec.replicas: expected its pod count (required)"),
+                    format!(
+                        "clique {cname:?} has no spec.replicas: expected its pod count (required)"
+                    ),
                 ));
             };
             let replicas = count(src, "replicas", Some(r), 1)?;
@@ -468,11 +477,7 @@ impl Builder<'_> {
                         return Err(err_at(src, dep, "clique dependency must not be empty"));
                     }
                     if dep.value == *cname {
-                        return Err(err_at(
-                            src,
-                            dep,
-                            "clique dependency cannot refer to itself",
-                        ));
+                        return Err(err_at(src, dep, "clique dependency cannot refer to itself"));
                     }
                     if !names.contains(&dep.value) {
                         return Err(err_at(
@@ -585,7 +590,11 @@ impl Builder<'_> {
                 return Err(err_at(
                     tsrc,
                     d,
-                    format!("domain {:?}: expected one of {}", d.value, DOMAINS.join(", ")),
+                    format!(
+                        "domain {:?}: expected one of {}",
+                        d.value,
+                        DOMAINS.join(", ")
+                    ),
                 ));
             };
             if k.value.is_empty() || levels.iter().any(|(r, key)| *r == rank || *key == k.value) {
@@ -610,7 +619,12 @@ impl Builder<'_> {
                 template
                     .topology_constraint
                     .iter()
-                    .chain(template.cliques.iter().filter_map(|c| c.topology_constraint.as_ref()))
+                    .chain(
+                        template
+                            .cliques
+                            .iter()
+                            .filter_map(|c| c.topology_constraint.as_ref()),
+                    )
                     .chain(
                         template
                             .pod_clique_scaling_groups
@@ -683,7 +697,9 @@ impl Builder<'_> {
                 src,
                 format!(
                     "Kueue pod group {group:?} has annotation kueue.x-k8s.io/pod-group-total-count {}: expected {pods}, the PodGang's pods (Kueue waits for that many)",
-                    total.as_deref().map_or("missing".to_string(), |t| format!("{t:?}"))
+                    total
+                        .as_deref()
+                        .map_or("missing".to_string(), |t| format!("{t:?}"))
                 ),
             ));
         }
@@ -797,7 +813,9 @@ impl Builder<'_> {
             min_member: Some(min_member),
             kai_topology,
             kai_subgroups: subgroups,
-            pod_set_subgroup: (0..gang.groups.len()).map(|i| Some(first_leaf + i)).collect(),
+            pod_set_subgroup: (0..gang.groups.len())
+                .map(|i| Some(first_leaf + i))
+                .collect(),
             kai_queue,
             ..Default::default()
         };
@@ -922,10 +940,7 @@ fn startup_cycle(
             let last = *path.last().expect("a cycle");
             let from = path.iter().position(|&p| p == last).unwrap_or(0);
             let cycle: Vec<&str> = path[from..].iter().map(|&p| names[p].as_str()).collect();
-            let at = template.cliques[path[from]]
-                .name
-                .as_ref()
-                .expect("named");
+            let at = template.cliques[path[from]].name.as_ref().expect("named");
             return Err(err_at(
                 src,
                 at,
@@ -964,7 +979,9 @@ fn expand(
         let mut config_of: BTreeMap<(usize, u32), usize> = BTreeMap::new();
         for (ci, c) in cliques.iter().enumerate() {
             match group_of[ci] {
-                None => base.groups.push((format!("{pcs}-{r}-{}", c.name), ci, None)),
+                None => base
+                    .groups
+                    .push((format!("{pcs}-{r}-{}", c.name), ci, None)),
                 Some(g) => {
                     let sg = &groups[g];
                     for j in 0..sg.min_available {
@@ -975,7 +992,8 @@ fn expand(
                                 base.configs.len() - 1
                             })
                         });
-                        base.groups.push((format!("{fqn}-{j}-{}", c.name), ci, parent));
+                        base.groups
+                            .push((format!("{fqn}-{j}-{}", c.name), ci, parent));
                     }
                 }
             }
@@ -1023,7 +1041,11 @@ mod tests {
     /// (`GeneratePodGangNameForPodCliqueOwnedByPCSG`).
     #[test]
     fn podgangs_are_named_and_filled_as_the_operator_does() {
-        let cliques = vec![clique("frontend", 1, 1), clique("prefill", 2, 2), clique("decode", 2, 1)];
+        let cliques = vec![
+            clique("frontend", 1, 1),
+            clique("prefill", 2, 2),
+            clique("decode", 2, 1),
+        ];
         let groups = vec![ScalingGroup {
             name: "workers".into(),
             cliques: vec![1, 2],
@@ -1038,14 +1060,21 @@ mod tests {
         let base: Vec<&str> = gangs[0].groups.iter().map(|g| g.0.as_str()).collect();
         assert_eq!(
             base,
-            ["dyn-0-frontend", "dyn-0-workers-0-prefill", "dyn-0-workers-0-decode"]
+            [
+                "dyn-0-frontend",
+                "dyn-0-workers-0-prefill",
+                "dyn-0-workers-0-decode"
+            ]
         );
         assert_eq!(gangs[0].configs, vec![("dyn-0-workers-0".to_string(), 0)]);
         assert_eq!(gangs[0].groups[1].2, Some(0));
         assert_eq!(gangs[0].groups[0].2, None);
         // The first scaled PodGang holds scaling-group replica 1 (minAvailable 1).
         let scaled: Vec<&str> = gangs[1].groups.iter().map(|g| g.0.as_str()).collect();
-        assert_eq!(scaled, ["dyn-0-workers-1-prefill", "dyn-0-workers-1-decode"]);
+        assert_eq!(
+            scaled,
+            ["dyn-0-workers-1-prefill", "dyn-0-workers-1-decode"]
+        );
         assert_eq!(gangs[2].configs[0].0, "dyn-0-workers-2");
     }
 }

@@ -176,3 +176,50 @@ spec: {{clusterQueue: cq}}
     );
     assert_eq!(w.pod_name(1, 0).len(), "pcs-0-worker-".len() + 5);
 }
+
+/// What loads but cannot do what it says is a warning: a set of 0 replicas (the CRD's
+/// default), a ClusterTopology without the KAI Topology KAI looks up by its name, KAI's queue
+/// label on the PodCliqueSet, where KAI's grouper does not read it.
+#[test]
+fn warnings_for_what_does_nothing() {
+    let none = pcs(WORKER, "").replace("  replicas: 1\n  template", "  template");
+    let loaded = load_text("t.yaml", &none).expect("loads");
+    assert!(loaded.world.workloads.is_empty());
+    assert!(
+        loaded.warnings.iter().any(|w| w.contains("has 0 replicas")),
+        "{:?}",
+        loaded.warnings
+    );
+    let topology = "apiVersion: grove.io/v1alpha1
+kind: ClusterTopology
+metadata: {name: grove-topology}
+spec:
+  levels:
+  - {domain: rack, key: example/rack}
+  - {domain: host, key: kubernetes.io/hostname}
+---
+";
+    let queued = pcs(WORKER, "")
+        .replace("      labels: {kueue.x-k8s.io/queue-name: lq}\n", "")
+        .replace(
+            "  namespace: serving\n",
+            "  namespace: serving\n  labels: {kai.scheduler/queue: team}\n",
+        );
+    let loaded = load_text("t.yaml", &format!("{topology}{queued}")).expect("loads");
+    let w = &loaded.world.workloads[0];
+    let c = w.gang.kai_topology.as_ref().expect("preferred level");
+    assert_eq!(
+        (c.required.as_deref(), c.preferred.as_deref()),
+        (None, Some("kubernetes.io/hostname"))
+    );
+    for expected in [
+        "ClusterTopology grove-topology has no KAI Topology of the same name",
+        "label kai.scheduler/queue on the PodCliqueSet is not read",
+    ] {
+        assert!(
+            loaded.warnings.iter().any(|w| w.contains(expected)),
+            "{expected}: {:?}",
+            loaded.warnings
+        );
+    }
+}

@@ -180,6 +180,12 @@ impl Builder<'_> {
                     ));
                 }
             };
+            if replicas == 0 {
+                self.warnings.push(format!(
+                    "{}: PodCliqueSet {namespace}/{name} has 0 replicas (spec.replicas, whose default is 0): no PodGang, nothing to schedule",
+                    src.kind_pos
+                ));
+            }
             self.pod_clique_set(
                 src,
                 &p.obj.metadata,

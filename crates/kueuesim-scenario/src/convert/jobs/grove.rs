@@ -823,6 +823,10 @@ impl Builder<'_> {
                 .map(|i| Some(first_leaf + i))
                 .collect(),
             kai_queue,
+            // The PodGroup KAI's grouper makes is named after the PodGang
+            // (`pg-<podgang>-<uid>` upstream; kueuesim leaves out the UID, as for every
+            // PodGroup it names), whatever Kueue names its Workload.
+            pod_group: Some(format!("pg-{}", gang.name)),
             ..Default::default()
         };
         let (created_at, arrival) = self.times(src, meta)?;

@@ -20,6 +20,11 @@ use crate::placement::Cluster;
 use super::Simulation;
 use super::pod_loss::Loss;
 
+/// Kueue's `UpdatesBatchPeriod`: how long the TAS ResourceFlavor controller waits after a
+/// node change before it reconciles.
+const TAS_UPDATES_BATCH_PERIOD: kueuesim_model::SimDuration =
+    kueuesim_model::SimDuration::from_secs(1);
+
 /// What can happen to a node, and its state.
 #[derive(Clone, Debug)]
 pub(super) struct NodeStates {
@@ -159,6 +164,18 @@ impl<'w> Simulation<'w> {
         self.sched.nodes_changing = false;
         let waiting = !self.sched.awaiting_placement.is_empty();
         self.retry_placements();
+        // Kueue's TAS cache sees the nodes change, and its TAS ResourceFlavor controller
+        // requeues the inadmissible workloads of every ClusterQueue after its batch period
+        // (`rfReconciler.Reconcile` → `NotifyRetryInadmissible`, `UpdatesBatchPeriod` 1 s): a
+        // topology that did not fit may fit now.
+        if self.sched.tas_base.is_some() {
+            for c in 0..self.world.cluster_queues.len() {
+                self.notify_retry_inadmissible(
+                    kueuesim_model::ClusterQueueId::from_index(c),
+                    TAS_UPDATES_BATCH_PERIOD,
+                );
+            }
+        }
         self.request_cycle();
         self.progress.idle = self.rec.stats.failures.pods_lost == pods_lost_before
             && !waiting

@@ -707,3 +707,41 @@ fn a_drained_tas_node_is_replaced_as_a_deleted_one() {
     assert!(train.evictions.is_empty());
     assert_eq!(train.finished_at, Some(5.0 * H));
 }
+
+#[test]
+fn a_node_that_joins_requeues_the_tas_workloads_waiting_for_a_domain() {
+    // tas-node-replacement with a third change: node n7 joins rack r2 at 2h30m. tight, evicted
+    // at 2h and waiting for a rack with two free nodes, finds one (n5, n7): Kueue's TAS
+    // ResourceFlavor controller requeues it 1s after the node change, the requeuer 1s later.
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let patch = kueuesim_scenario::SourceFile {
+        name: "more.yaml".into(),
+        text: "apiVersion: kueuesim.io/v1alpha1
+kind: Timeline
+metadata: {name: outages}
+spec:
+  changes:
+  - {at: 1h, nodes: {remove: [n1]}}
+  - {at: 2h, nodes: {remove: [n4]}}
+  - at: 2h30m
+    patch:
+    - apiVersion: v1
+      kind: Node
+      metadata: {name: n7, labels: {rack: r2}}
+      status: {allocatable: {cpu: \"64\", nvidia.com/gpu: \"8\", pods: \"110\"}}
+"
+        .into(),
+    };
+    let options = kueuesim_scenario::LoadOptions {
+        patches: vec![patch],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let tight = wl(&r, "team", "tight");
+    assert_eq!(tight.admitted_at, Some(2.5 * H + 2.0));
+    assert_eq!(tight.pod_sets[0].nodes, ["n5", "n7"]);
+}

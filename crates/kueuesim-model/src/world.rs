@@ -143,6 +143,14 @@ pub struct KueueGates {
     /// shape created before the next requeue of inadmissible workloads are parked on arrival.
     /// Off, each workload is evaluated on its own.
     pub scheduling_equivalence_hashing: bool,
+    /// `TASFailedNodeReplacement` (beta, on by default since Kueue 0.14): when a node of a
+    /// TAS workload's topology assignment fails (deleted, not ready, drained), Kueue looks for
+    /// a replacement node for its pods in the same required domain, keeping the others.
+    pub tas_failed_node_replacement: bool,
+    /// `TASFailedNodeReplacementFailFast` (beta, on by default since Kueue 0.14): when no
+    /// replacement fits at the first attempt, the workload is evicted (else Kueue keeps
+    /// trying).
+    pub tas_failed_node_replacement_fail_fast: bool,
 }
 
 impl Default for KueueGates {
@@ -151,6 +159,8 @@ impl Default for KueueGates {
             preserve_scan_progress: true,
             recompute_on_overlap: true,
             scheduling_equivalence_hashing: true,
+            tas_failed_node_replacement: true,
+            tas_failed_node_replacement_fail_fast: true,
         }
     }
 }
@@ -560,6 +570,14 @@ pub struct World {
     /// The changes of the `Timeline` objects, in the order they apply (time, then document
     /// order); empty: the cluster never changes on schedule.
     pub timeline: Vec<crate::change::Change>,
+    /// The world as each Timeline change with `set` or `patch` leaves its objects
+    /// (`Change::epoch`): the same ids throughout (every node, ClusterQueue and Cohort of any
+    /// epoch is in all of them), different ClusterQueues' and Cohorts' specs; no workloads,
+    /// no timeline and no epochs of its own.
+    pub epochs: Vec<World>,
+    /// The nodes that are not there at the start: a later Timeline change adds them
+    /// (`NodeOp::Add`).
+    pub late_nodes: Vec<NodeId>,
 }
 
 impl World {
@@ -668,6 +686,8 @@ impl Default for World {
             workloads: Vec::new(),
             config: SimConfig::default(),
             timeline: Vec::new(),
+            epochs: Vec::new(),
+            late_nodes: Vec::new(),
         }
     }
 }

@@ -120,6 +120,9 @@ pub(super) struct Builder<'a> {
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// Timelines (`convert::timeline`), in document order.
     pub(super) timelines: Vec<Parsed<'a, wire::Timeline>>,
+    /// What the Timeline changes with `set` or `patch` do (`convert::epochs`): the nodes and
+    /// Cohorts that appear later are built in from the start.
+    pub(super) epoch_plan: Option<&'a super::epochs::EpochPlan>,
     /// Each NodePool's nodes, by pool name: their indexes in `world.nodes`.
     pub(super) pool_nodes: BTreeMap<String, std::ops::Range<usize>>,
     /// Names to indexes in `world`, so that every reference is found in logarithmic time and

@@ -7,6 +7,7 @@
 //! is its own module over the shared `core`.
 
 pub(crate) mod core;
+mod epochs;
 mod gang;
 mod jobs;
 mod kube;
@@ -86,13 +87,20 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     for (i, o) in objects.iter_mut().enumerate() {
         o.order = i;
     }
+    // Timeline changes that set or patch objects: their epochs, worked out on the cluster's
+    // objects alone before the build, which builds in the nodes and Cohorts they add.
+    let epoch_plan = epochs::plan(&objects, &opts)?;
     let (seed, streamed) = (opts.seed, opts.stream);
     let Built {
         mut loaded,
         variation,
         parts,
         generators,
-    } = Builder::default().build(&objects, opts)?;
+    } = Builder {
+        epoch_plan: epoch_plan.as_ref(),
+        ..Builder::default()
+    }
+    .build(&objects, opts)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
@@ -145,6 +153,10 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
             ensure_namespace(&mut loaded.world, &w.namespace);
             loaded.world.workloads.push(w);
         }
+    }
+    if let Some(plan) = &epoch_plan {
+        // After every namespace is in: an epoch is the whole cluster but its workloads.
+        loaded.world.epochs = epochs::epoch_worlds(&loaded.world, plan);
     }
     loaded.traces = traces;
     if !notes.is_empty() {

@@ -65,12 +65,21 @@ impl<'w> Simulation<'w> {
                 && rt.record.state != WorkloadState::Evicted
                 && x.queue == QueueRef::Unmanaged
             {
+                let mut nodes: Vec<usize> = rt
+                    .record
+                    .placement
+                    .iter()
+                    .flat_map(|slots| slots.iter().flatten().map(|n| n.index()))
+                    .collect();
+                nodes.sort_unstable();
+                nodes.dedup();
                 running.push(placement::kai::RunningJob {
                     key: i,
                     queue: xq,
                     gpus: placed,
                     priority: x.priority,
                     created: x.created_at.millis(),
+                    nodes,
                 });
             }
         }
@@ -83,22 +92,61 @@ impl<'w> Simulation<'w> {
         let fair = placement::kai::fair_shares(&world.kai_queues, total, &requests);
         let rt = &self.runtimes[w.index()];
         let pods = rt.pods();
-        let want: i64 = if wl.gang.pod_group_per_pod {
-            placement::first_pending(&pods).map_or(0, |(ps, _)| pods[ps].0.requests.get(g))
-        } else {
-            pods.iter()
-                .map(|(n, s)| n.requests.get(g) * s.iter().filter(|x| x.is_none()).count() as i64)
-                .sum()
-        };
+        // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
+        // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
+        let (bound, _) = placement::counts(&pods);
         let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
-        let victims = placement::kai::reclaim_victims(
-            &world.kai_queues,
-            &fair,
-            &allocated,
+        let min_member = wl
+            .gang
+            .min_member
+            .map_or(total_pods, |m| (m as usize).min(total_pods));
+        let count = if wl.gang.pod_group_per_pod || bound >= min_member {
+            1
+        } else {
+            min_member - bound
+        };
+        let task_gpus: Vec<i64> = pods
+            .iter()
+            .flat_map(|(n, slots)| {
+                slots
+                    .iter()
+                    .filter(|x| x.is_none())
+                    .map(|_| n.requests.get(g))
+            })
+            .take(count)
+            .collect();
+        let want: i64 = task_gpus.iter().sum();
+        let free_gpus: i64 = world
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                self.sched
+                    .cluster
+                    .nodes
+                    .free(NodeId::from_index(i), g.index())
+            })
+            .sum();
+        // Victims are put back in the job order: higher priority, then older, first.
+        let mut put_back_order: Vec<&placement::kai::RunningJob> = running.iter().collect();
+        put_back_order.sort_by_key(|j| (Reverse(j.priority), j.created, j.key));
+        let put_back_order: Vec<usize> = put_back_order.iter().map(|j| j.key).collect();
+        let state = placement::kai::QueueState {
+            queues: &world.kai_queues,
+            fair: &fair,
+            allocated: &allocated,
+            total,
+        };
+        let reclaimer = placement::kai::Reclaimer {
             queue,
-            want,
+            task_gpus: &task_gpus,
+        };
+        let victims = placement::kai::reclaim_victims(
+            &state,
+            &reclaimer,
             &running,
-            |victims| {
+            free_gpus,
+            |tasks, victims| {
                 let mut scratch = self.sched.cluster.clone();
                 for &v in victims {
                     let vr = &self.runtimes[v];
@@ -108,10 +156,59 @@ impl<'w> Simulation<'w> {
                         }
                     }
                 }
+                // The partial job: its bound pods and its first `tasks` pending ones.
+                let mut left = tasks;
+                let partial: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
+                    .iter()
+                    .map(|(n, slots)| {
+                        let kept = slots
+                            .iter()
+                            .copied()
+                            .filter(|x| {
+                                x.is_some()
+                                    || (left > 0 && {
+                                        left -= 1;
+                                        true
+                                    })
+                            })
+                            .collect();
+                        (n.clone(), kept)
+                    })
+                    .collect();
                 let saved = std::mem::replace(&mut self.sched.cluster, scratch);
-                let r = self.place_kai(w, &pods, total_pods);
-                self.sched.cluster = saved;
-                !r.bound.is_empty()
+                let r = self.place_kai(w, &partial, bound + tasks);
+                let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
+                if r.bound.len() < tasks {
+                    return None;
+                }
+                // Victims that fit back on their own nodes stay (upstream unevicts a victim
+                // it pipelines back to its node); the rest are the victims.
+                let mut left_out = Vec::new();
+                for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
+                    let vr = &self.runtimes[v];
+                    let mut applied = Vec::new();
+                    let mut fits = true;
+                    for (ps, slots) in vr.record.placement.iter().enumerate() {
+                        for n in slots.iter().flatten() {
+                            if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
+                                fits = false;
+                                break;
+                            }
+                            scratch.apply(world, *n, &vr.needs[ps].requests, 1);
+                            applied.push((*n, ps));
+                        }
+                        if !fits {
+                            break;
+                        }
+                    }
+                    if !fits {
+                        for (n, ps) in applied {
+                            scratch.apply(world, n, &vr.needs[ps].requests, -1);
+                        }
+                        left_out.push(v);
+                    }
+                }
+                Some(left_out)
             },
         );
         let Some(victims) = victims else { return };

@@ -416,6 +416,33 @@ fn k22_reclaim_evicts_the_younger_job_of_the_queue_above_its_share() {
 }
 
 #[test]
+fn k23_reclaim_keeps_the_victims_that_fit_back_and_evicts_only_the_gang() {
+    each("K23-reclaim-minimal-victims", |_, r| {
+        let younger = wl(r, "team", "q0-job1");
+        assert!(
+            younger.evictions.is_empty(),
+            "q0-job1 fits back on node3 once the preemptor is placed: {:?}",
+            younger.evictions
+        );
+        assert_eq!(younger.state, "Running");
+        assert_eq!(nodes(younger), ["node3"]);
+        let gang = wl(r, "team", "q0-job0");
+        assert_eq!(
+            gang.evictions.len(),
+            1,
+            "evicted once: {:?}",
+            gang.evictions
+        );
+        assert_eq!(gang.evictions[0].reason, "Reclaim");
+        assert_eq!(gang.evictions[0].preemptor.as_deref(), Some("team/q1-job1"));
+        assert_eq!(gang.state, "Pending", "queue0 may not reclaim back");
+        let reclaimer = wl(r, "team", "q1-job1");
+        assert_eq!(nodes(reclaimer), ["node0", "node1", "node2"]);
+        assert_eq!(reclaimer.running_at, Some(150.0));
+    });
+}
+
+#[test]
 fn volcano_min_task_member_holds_the_gang_back() {
     each("volcano-min-task-member", |_, r| {
         let with = wl(r, "team", "with-task-min");

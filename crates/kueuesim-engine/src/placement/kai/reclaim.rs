@@ -106,7 +106,7 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
 }
 
 /// A running KAI job that reclaim may evict.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RunningJob {
     /// The caller's id for it.
     pub key: usize,
@@ -118,44 +118,350 @@ pub struct RunningJob {
     pub priority: i32,
     /// Creation time: younger jobs are evicted first.
     pub created: i64,
+    /// The nodes its pods run on (ascending, distinct): upstream's by-node scenarios evict
+    /// the potential victims of one node at a time.
+    pub nodes: Vec<usize>,
 }
 
-/// KAI's reclaim for a pending job of `queue` needing `gpus`: allowed while the queue stays
-/// within its fair share with the job; victims come from other queues above
-/// max(deserved, fair share), preemptible ones, lowest priority then youngest first, one at a
-/// time while their queue is still above that share, until `fits(victims)` says the job
-/// would fit once they are gone. None: no reclaim.
+/// The job reclaim runs for.
+pub struct Reclaimer<'a> {
+    /// Its queue.
+    pub queue: usize,
+    /// GPUs of each task it allocates now, in task order (`GetTasksToAllocate`).
+    pub task_gpus: &'a [i64],
+}
+
+/// The queues' state reclaim reads: the proportion plugin's view at the start of the job's
+/// solution (`OnJobSolutionStart`).
+pub struct QueueState<'a> {
+    /// The KAI Queues.
+    pub queues: &'a [kueuesim_model::KaiQueue],
+    /// Fair share of every queue (parents too), from [`fair_shares`].
+    pub fair: &'a [i64],
+    /// GPUs allocated to each queue's own jobs (leaf queues hold the jobs).
+    pub allocated: &'a [i64],
+    /// The cluster's GPUs (an unlimited share counts against them).
+    pub total: i64,
+}
+
+impl QueueState<'_> {
+    /// GPUs allocated in each queue's subtree.
+    fn subtree_allocated(&self) -> Vec<i64> {
+        let mut sub = self.allocated.to_vec();
+        for q in 0..self.queues.len() {
+            let mut p = self.queues[q].parent;
+            while let Some(x) = p {
+                sub[x] += self.allocated[q];
+                p = self.queues[x].parent;
+            }
+        }
+        sub
+    }
+
+    /// `GetAllocatableShare`: max(deserved, fair share), capped by the limit; an unlimited
+    /// deserved quota gives the limit (None: unlimited).
+    fn allocatable(&self, q: usize) -> Option<i64> {
+        let kq = &self.queues[q];
+        match kq.gpu_quota {
+            None => kq.gpu_limit,
+            Some(d) => {
+                let a = d.max(self.fair[q]);
+                Some(kq.gpu_limit.map_or(a, |l| a.min(l)))
+            }
+        }
+    }
+
+    /// The queue and its ancestors, root first (`getHierarchyPath`).
+    fn path(&self, q: usize) -> Vec<usize> {
+        let mut path = vec![q];
+        let mut p = self.queues[q].parent;
+        while let Some(x) = p {
+            path.push(x);
+            p = self.queues[x].parent;
+        }
+        path.reverse();
+        path
+    }
+}
+
+/// KAI's reclaim for one pending job (`reclaim.attemptToReclaimForSpecificJob` with the
+/// `JobSolver`): allowed while the job's queue stays within its fair share with it
+/// (`CanReclaimResources`); the solver then takes the job's tasks one more at a time, and for
+/// each partial job looks for victims: first the victims recorded for the previous tasks
+/// alone, then, adding one potential victim job at a time in victim order
+/// ([`victim_order`]), for each node of the job just added the recorded victims plus every
+/// potential victim with a pod on that node (upstream's by-node scenario). `scenario(tasks,
+/// victims)` simulates one: the victims' pods gone, the first `tasks` tasks placed, then the
+/// victims put back where they fit; it returns the victims left out, None when the tasks do
+/// not fit. A simulation that places the tasks is a solution when the victims left out pass
+/// the proportion plugin's `reclaimableFn` ([`reclaimable`]); its victims are recorded for the
+/// next task. The job's victims are those of its last task; None: no reclaim.
 pub fn reclaim_victims(
-    queues: &[kueuesim_model::KaiQueue],
-    fair: &[i64],
-    allocated: &[i64],
-    queue: usize,
-    gpus: i64,
+    state: &QueueState<'_>,
+    reclaimer: &Reclaimer<'_>,
     running: &[RunningJob],
-    mut fits: impl FnMut(&[usize]) -> bool,
+    free_gpus: i64,
+    mut scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
 ) -> Option<Vec<usize>> {
-    if allocated[queue] + gpus > fair[queue] {
+    let queue = reclaimer.queue;
+    let want: i64 = reclaimer.task_gpus.iter().sum();
+    if want <= 0 || state.allocated[queue] + want > state.fair[queue] {
         return None;
     }
-    let share = |q: usize| fair[q].max(queues[q].gpu_quota.unwrap_or(i64::MAX / 4));
-    let mut order: Vec<&RunningJob> = running
+    // `getOrderedVictimsQueue`: other queues' preemptible running jobs; a queue of
+    // unlimited deserved quota is never reclaimed from ("unlimited GPU quota, should not
+    // reclaim").
+    let candidates: Vec<&RunningJob> = running
         .iter()
-        .filter(|j| j.queue != queue && j.priority < 100 && queues[j.queue].gpu_quota.is_some())
+        .filter(|j| {
+            j.queue != queue && j.priority < 100 && state.queues[j.queue].gpu_quota.is_some()
+        })
         .collect();
-    order.sort_by_key(|j| (j.priority, std::cmp::Reverse(j.created), j.key));
-    let mut left = allocated.to_vec();
-    let mut victims = Vec::new();
-    for j in order {
-        if left[j.queue] <= share(j.queue) {
-            continue;
+    let order = victim_order(state, &candidates);
+    let gpus_of = |keys: &[usize]| -> i64 {
+        keys.iter()
+            .filter_map(|k| candidates.iter().find(|j| j.key == *k))
+            .map(|j| j.gpus)
+            .sum()
+    };
+    let mut recorded: Vec<usize> = Vec::new();
+    for tasks in 1..=reclaimer.task_gpus.len() {
+        let need: i64 = reclaimer.task_gpus[..tasks].iter().sum();
+        let mut attempt = |victims: &[usize]| -> Option<Option<Vec<usize>>> {
+            // The idle-GPUs scenario filter: not enough GPUs free with these victims gone.
+            if free_gpus + gpus_of(victims) < need {
+                return None;
+            }
+            let left = scenario(tasks, victims)?;
+            let by_queue: Vec<(usize, i64)> = left
+                .iter()
+                .filter_map(|k| candidates.iter().find(|j| j.key == *k))
+                .map(|j| (j.queue, j.gpus))
+                .collect();
+            Some(reclaimable(state, queue, need, &by_queue).then_some(left))
+        };
+        let mut solved = None;
+        if !recorded.is_empty()
+            && let Some(Some(v)) = attempt(&recorded)
+        {
+            solved = Some(v);
         }
-        left[j.queue] -= j.gpus;
-        victims.push(j.key);
-        if fits(&victims) {
-            return Some(victims);
+        let mut potential: Vec<&RunningJob> = Vec::new();
+        'jobs: for &j in &order {
+            if solved.is_some() {
+                break;
+            }
+            if recorded.contains(&j.key) {
+                continue;
+            }
+            potential.push(j);
+            for &node in &j.nodes {
+                let mut set = recorded.clone();
+                set.extend(
+                    potential
+                        .iter()
+                        .filter(|p| p.nodes.binary_search(&node).is_ok())
+                        .map(|p| p.key),
+                );
+                match attempt(&set) {
+                    Some(Some(v)) => {
+                        solved = Some(v);
+                        break 'jobs;
+                    }
+                    // A solution the validator refuses ends this scenario.
+                    Some(None) => continue 'jobs,
+                    None => {}
+                }
+            }
+        }
+        match solved {
+            Some(v) => recorded = v,
+            None => return None,
         }
     }
-    None
+    (!recorded.is_empty()).then_some(recorded)
+}
+
+/// The proportion plugin's `Reclaimable` for victims `(queue, gpus)` in order: each victim's
+/// queue, taken at the level where its path and the reclaimer's part
+/// (`getLeveledQueues`), must be above its allocatable share before the victim goes
+/// (`MaintainFairShareStrategy`), or above its deserved quota while the reclaimer's stays
+/// within its own with the job (`GuaranteeDeservedQuotaStrategy`); then, at every level of
+/// the reclaimer's path, the reclaimer's saturation (allocated ÷ fair share) above 1 must stay
+/// below a reclaimed sibling's (`reclaimingQueuesRemainWithinBoundaries`, multiplier 1).
+pub(super) fn reclaimable(
+    state: &QueueState<'_>,
+    reclaimer: usize,
+    request: i64,
+    victims: &[(usize, i64)],
+) -> bool {
+    let sub = state.subtree_allocated();
+    let mut remaining: Vec<Option<i64>> = vec![None; state.queues.len()];
+    let reclaimer_path = state.path(reclaimer);
+    for &(vq, gpus) in victims {
+        let victim_path = state.path(vq);
+        let level = reclaimer_path
+            .iter()
+            .zip(&victim_path)
+            .position(|(a, b)| a != b)
+            .unwrap_or(reclaimer_path.len().min(victim_path.len()) - 1);
+        let (rq, eq) = (reclaimer_path[level], victim_path[level]);
+        let left = *remaining[eq].get_or_insert(sub[eq]);
+        let over_allocatable = state.allocatable(eq).is_some_and(|a| left > a);
+        let deserved = |q: usize| state.queues[q].gpu_quota.unwrap_or(i64::MAX / 4);
+        let guarantee = sub[rq] + request <= deserved(rq) && left > deserved(eq);
+        if !over_allocatable && !guarantee {
+            return false;
+        }
+        for &q in victim_path.iter().rev() {
+            *remaining[q].get_or_insert(sub[q]) -= gpus;
+        }
+    }
+    let ratio = |alloc: i64, fair: i64| -> f64 {
+        if fair == 0 {
+            if alloc > 0 { f64::INFINITY } else { 0.0 }
+        } else {
+            alloc as f64 / fair as f64
+        }
+    };
+    for &rq in reclaimer_path.iter().rev() {
+        let mine = remaining[rq].unwrap_or(sub[rq]) + request;
+        let r = ratio(mine, state.fair[rq]);
+        for (s, left) in remaining.iter().enumerate() {
+            let Some(left) = *left else { continue };
+            if s == rq || state.queues[s].parent != state.queues[rq].parent {
+                continue;
+            }
+            if r > 1.0 && state.fair[s] > 0 && r >= ratio(left, state.fair[s]) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The order potential victims are taken in (`JobsOrderByQueues` with `VictimQueue`): at
+/// each level of the queue tree the queue the proportion plugin's queue order puts last
+/// (`GetQueueOrderResult` reversed: over its fair share, then over its deserved quota, then
+/// the lower priority, then a queue using GPUs with no allocatable share, then the larger
+/// dominant share once the victims already taken from it and its next one are gone, then the
+/// larger share, the larger allocatable share, the newer queue); within a queue the job
+/// order reversed (lowest priority, then the youngest, then the higher id first).
+pub(super) fn victim_order<'a>(
+    state: &QueueState<'_>,
+    candidates: &[&'a RunningJob],
+) -> Vec<&'a RunningJob> {
+    let nq = state.queues.len();
+    let sub = state.subtree_allocated();
+    let total = state.total;
+    // Each leaf's jobs, next victim last.
+    let mut jobs: Vec<Vec<&RunningJob>> = vec![Vec::new(); nq];
+    for &j in candidates {
+        jobs[j.queue].push(j);
+    }
+    for list in &mut jobs {
+        list.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.created, j.key));
+    }
+    let mut taken = vec![0i64; nq];
+    let has_jobs = |q: usize, jobs: &[Vec<&RunningJob>]| -> bool {
+        (0..nq).any(|l| !jobs[l].is_empty() && state.path(l).contains(&q))
+    };
+    let mut out = Vec::new();
+    loop {
+        let mut level: Vec<usize> = (0..nq)
+            .filter(|&q| state.queues[q].parent.is_none() && has_jobs(q, &jobs))
+            .collect();
+        if level.is_empty() {
+            break;
+        }
+        let leaf = loop {
+            // The leaf each candidate would give its next victim from, for the share test.
+            let best = |q: usize| -> usize {
+                let mut cur = q;
+                loop {
+                    let kids: Vec<usize> = (0..nq)
+                        .filter(|&c| state.queues[c].parent == Some(cur) && has_jobs(c, &jobs))
+                        .collect();
+                    if kids.is_empty() {
+                        return cur;
+                    }
+                    cur = pick(state, &sub, &taken, &jobs, total, &kids, &|k| k);
+                }
+            };
+            let chosen = pick(state, &sub, &taken, &jobs, total, &level, &best);
+            let kids: Vec<usize> = (0..nq)
+                .filter(|&c| state.queues[c].parent == Some(chosen) && has_jobs(c, &jobs))
+                .collect();
+            if kids.is_empty() {
+                break chosen;
+            }
+            level = kids;
+        };
+        let Some(j) = jobs[leaf].pop() else { break };
+        for q in state.path(leaf) {
+            taken[q] += j.gpus;
+        }
+        out.push(j);
+    }
+    out
+}
+
+/// The queue of `members` the reversed queue order takes first; `leaf_of` names the leaf
+/// whose next victim counts for a member's dominant share.
+fn pick(
+    state: &QueueState<'_>,
+    sub: &[i64],
+    taken: &[i64],
+    jobs: &[Vec<&RunningJob>],
+    total: i64,
+    members: &[usize],
+    leaf_of: &dyn Fn(usize) -> usize,
+) -> usize {
+    use std::cmp::Ordering;
+    let key = |q: usize| {
+        let kq = &state.queues[q];
+        let alloc = sub[q];
+        let allocatable = state.allocatable(q);
+        let over_fair = alloc > state.fair[q];
+        let over_deserved = kq.gpu_quota.is_some_and(|d| alloc > d);
+        let zero_share = allocatable == Some(0) && alloc > 0;
+        let share = |a: i64| -> f64 {
+            match allocatable {
+                Some(0) => a as f64 * 1000.0,
+                Some(x) => a as f64 / x as f64,
+                None if total > 0 => a as f64 / total as f64,
+                None => 0.0,
+            }
+        };
+        let next = jobs[leaf_of(q)].last().map_or(0, |j| j.gpus);
+        (
+            over_fair,
+            over_deserved,
+            -i64::from(kq.priority),
+            zero_share,
+            share(alloc - taken[q] - next),
+            share(alloc),
+            allocatable.unwrap_or(i64::MAX),
+            q,
+        )
+    };
+    let mut best = members[0];
+    for &q in &members[1..] {
+        let (a, b) = (key(q), key(best));
+        let cmp =
+            a.0.cmp(&b.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+                .then(a.4.total_cmp(&b.4))
+                .then(a.5.total_cmp(&b.5))
+                .then(a.6.cmp(&b.6))
+                .then(a.7.cmp(&b.7));
+        if cmp == Ordering::Greater {
+            best = q;
+        }
+    }
+    best
 }
 
 #[cfg(test)]

@@ -359,14 +359,120 @@ impl<'w> Simulation<'w> {
                 job_name: &job_name,
                 pod_name: &pod_name,
             };
-            return placement::kai::place(world, &mut self.sched.cluster, &job);
+            let over = self.kai_capacity(w);
+            return placement::kai::place_within(
+                world,
+                &mut self.sched.cluster,
+                &job,
+                over.as_deref(),
+            );
         }
-        each_pod_alone(&wl, pods, &pod_name, |job, _| {
+        let over = self.kai_capacity(w);
+        // Each pod is its own PodGroup: the pods bound earlier in this pass count too.
+        let earlier = &std::cell::Cell::new(0i64);
+        let gpu = self.gpu;
+        let per_pod = over
+            .as_deref()
+            .map(|f| move |placed: i64, request: i64| f(earlier.get() + placed, request));
+        let per_pod = per_pod
+            .as_ref()
+            .map(|f| f as &dyn Fn(i64, i64) -> Option<String>);
+        each_pod_alone(&wl, pods, &pod_name, |job, ps| {
             let job = placement::kai::KaiJob { constraint, ..job };
-            placement::kai::place(world, &mut self.sched.cluster, &job)
+            let r = placement::kai::place_within(world, &mut self.sched.cluster, &job, per_pod);
+            if let Some(g) = gpu {
+                earlier.set(earlier.get() + r.bound.len() as i64 * pods[ps].0.requests.get(g));
+            }
+            r
         })
     }
+
+    /// The proportion plugin's capacity policy for a job of a KAI Queue
+    /// (`IsJobOverQueueCapacity`): a pass whose GPUs would take the queue, or a parent of it,
+    /// over its `limit` is refused with `OverLimit` (`resultsOverLimit`); a non-preemptible
+    /// job (priority 100 or more) whose GPUs would take the queue's non-preemptible
+    /// allocation over its deserved quota with `NonPreemptibleOverQuota`
+    /// (`resultsWithNonPreemptibleOverQuota`). None: nothing to check (no KAI Queue, no
+    /// limit on its path, or a preemptible job). The closure takes the GPUs this job bound in
+    /// this pass so far and the GPUs the next allocation asks.
+    fn kai_capacity(&self, w: WorkloadId) -> Option<Box<CapacityCheck<'w>>> {
+        let world = self.world;
+        let wl = self.spec(w);
+        let (Some(queue), Some(g)) = (wl.gang.kai_queue, self.gpu) else {
+            return None;
+        };
+        let queues = &world.kai_queues;
+        let mut path = vec![queue];
+        while let Some(p) = queues[*path.last().expect("non-empty")].parent {
+            path.push(p);
+        }
+        let preemptible = wl.priority < 100;
+        let limited = path.iter().any(|&q| queues[q].gpu_limit.is_some());
+        let quota_bound = !preemptible && path.iter().any(|&q| queues[q].gpu_quota.is_some());
+        if !limited && !quota_bound {
+            return None;
+        }
+        // Each queue's allocated GPUs (subtree), and those of non-preemptible jobs.
+        let mut allocated = vec![0i64; queues.len()];
+        let mut non_preemptible = vec![0i64; queues.len()];
+        for (i, rt) in self.runtimes.iter() {
+            let x = self.spec(WorkloadId::from_index(i));
+            let Some(xq) = x.gang.kai_queue else { continue };
+            if rt.needs.is_empty() || rt.record.state == WorkloadState::Evicted {
+                continue;
+            }
+            let mut held = rt.kai_pipelined;
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
+                held += per * slots.iter().flatten().count() as i64;
+            }
+            let mut q = Some(xq);
+            while let Some(c) = q {
+                allocated[c] += held;
+                if x.priority >= 100 {
+                    non_preemptible[c] += held;
+                }
+                q = queues[c].parent;
+            }
+        }
+        Some(Box::new(
+            move |placed: i64, request: i64| -> Option<String> {
+                if request <= 0 {
+                    return None;
+                }
+                for &q in &path {
+                    if let Some(limit) = queues[q].gpu_limit
+                        && limit < allocated[q] + placed + request
+                    {
+                        return Some(format!(
+                            "OverLimit: {} quota has reached the allowable limit of GPUs. Limit is {limit} GPUs, currently {} GPUs allocated and workload requested {request} GPUs.",
+                            queues[q].name,
+                            allocated[q] + placed
+                        ));
+                    }
+                }
+                if !preemptible {
+                    for &q in &path {
+                        if let Some(deserved) = queues[q].gpu_quota
+                            && deserved < non_preemptible[q] + placed + request
+                        {
+                            return Some(format!(
+                                "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested {request} GPUs, but {} quota is {deserved} GPUs, while {} GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota..",
+                                queues[q].name,
+                                non_preemptible[q] + placed
+                            ));
+                        }
+                    }
+                }
+                None
+            },
+        ))
+    }
 }
+
+/// A KAI capacity check: the GPUs a job bound in this pass so far and those it asks next →
+/// KAI's message when the queue refuses them.
+type CapacityCheck<'w> = dyn Fn(i64, i64) -> Option<String> + 'w;
 
 impl Simulation<'_> {
     /// KAI's allocation of a job with GPU shares: one job of `minMember`, or with a PodGroup

@@ -52,19 +52,22 @@ impl<'w> Simulation<'w> {
                     }
                 }
             }
-            // Pods of an evicted job are releasing: no longer its queue's. A pipelined job's
-            // GPUs are already its queue's.
-            if rt.record.state != WorkloadState::Evicted {
-                allocated[xq] += placed;
+            // Pods of an evicted job are releasing: no longer its queue's (nor those of a
+            // finished one, whose placement is kept for the report). A pipelined job's GPUs
+            // are already its queue's.
+            let gone = matches!(
+                rt.record.state,
+                WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
+            );
+            if gone {
+                placed = 0;
             }
+            allocated[xq] += placed;
             allocated[xq] += rt.kai_pipelined;
             if waiting.contains(&WorkloadId::from_index(i)) {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
             }
-            if placed > 0
-                && rt.record.state != WorkloadState::Evicted
-                && x.queue == QueueRef::Unmanaged
-            {
+            if placed > 0 && x.queue == QueueRef::Unmanaged {
                 let mut nodes: Vec<usize> = rt
                     .record
                     .placement
@@ -418,7 +421,12 @@ impl<'w> Simulation<'w> {
         for (i, rt) in self.runtimes.iter() {
             let x = self.spec(WorkloadId::from_index(i));
             let Some(xq) = x.gang.kai_queue else { continue };
-            if rt.needs.is_empty() || rt.record.state == WorkloadState::Evicted {
+            if rt.needs.is_empty()
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
+                )
+            {
                 continue;
             }
             let mut held = rt.kai_pipelined;

@@ -523,3 +523,21 @@ fn v22_min_sub_groups_beyond_the_nodes_binds_nothing() {
         );
     });
 }
+
+#[test]
+fn kai_reclaim_leaves_finished_jobs_alone() {
+    // A finished job keeps its nodes in the report but holds no GPUs: it is neither counted
+    // in its queue's allocation nor a victim.
+    let r = crate::util::run_dir("kai/reclaim-after-finish");
+    let done = wl(&r, "team", "done");
+    assert_eq!(done.state, "Finished");
+    assert!(done.evictions.is_empty(), "{:?}", done.evictions);
+    let victim = wl(&r, "team", "run-b");
+    assert_eq!(victim.evictions.len(), 1, "{:?}", victim.evictions);
+    assert_eq!(
+        victim.evictions[0].preemptor.as_deref(),
+        Some("team/want-2")
+    );
+    assert!(wl(&r, "team", "run-a").evictions.is_empty());
+    assert_eq!(wl(&r, "team", "want-2").running_at, Some(150.0));
+}

@@ -556,6 +556,12 @@ pub struct KaiQueue {
     pub gpu_limit: Option<i64>,
     /// `spec.priority` (default 100): over-quota goes to higher priorities first.
     pub priority: i32,
+    /// `spec.preemptMinRuntime`: a job of this queue (or below it, unless set lower down)
+    /// that started less than this ago is not preempted (the minruntime plugin). None: unset.
+    pub preempt_min_runtime: Option<crate::SimDuration>,
+    /// `spec.reclaimMinRuntime`: likewise for reclaim, resolved from the child of the
+    /// reclaimer's and the victim's lowest common ancestor up. None: unset.
+    pub reclaim_min_runtime: Option<crate::SimDuration>,
 }
 
 /// One subgroup of a Volcano `subGroupPolicy`: pod sets placed together under their own

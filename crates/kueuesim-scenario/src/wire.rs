@@ -1490,6 +1490,8 @@ pub struct KaiQueueResources {
 pub struct KaiQueueSpec {
     pub parent_queue: Option<S>,
     pub priority: Option<i32>,
+    pub preempt_min_runtime: Option<S>,
+    pub reclaim_min_runtime: Option<S>,
     pub resources: KaiQueueResources,
 }
 

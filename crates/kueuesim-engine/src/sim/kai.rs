@@ -1,5 +1,5 @@
-//! KAI: placing a job's PodGroups, topology constraints, and the reclaim action for jobs Kueue
-//! does not manage.
+//! KAI: placing a job's PodGroups, topology constraints, its queues' capacity policy, and
+//! the reclaim and preempt actions for jobs Kueue does not manage.
 
 use std::cmp::Reverse;
 
@@ -11,19 +11,29 @@ use crate::placement::{self, PodNeeds};
 use super::{Ev, Simulation};
 
 impl<'w> Simulation<'w> {
-    /// KAI's reclaim action for a pending job of a KAI Queue (jobs Kueue does not manage;
-    /// Kueue-managed ones are Kueue's to preempt): evict running jobs of queues above their
-    /// fair share so the job fits, as `kai::reclaim_victims` picks them.
+    /// KAI's reclaim action, then (when it found nothing) its preempt action, for a pending
+    /// job of a KAI Queue (jobs Kueue does not manage; Kueue-managed ones are Kueue's to
+    /// preempt), in upstream's action order: evict running jobs of queues above their fair
+    /// share so the job fits (`kai::reclaim_victims`), else lower-priority running jobs of
+    /// its own queue (`kai::preempt_victims`).
     pub(super) fn kai_reclaim(&mut self, w: WorkloadId) {
+        if !self.kai_evict_for(w, KaiAction::Reclaim) {
+            self.kai_evict_for(w, KaiAction::Preempt);
+        }
+    }
+
+    /// One eviction action for `w`; whether it evicted.
+    fn kai_evict_for(&mut self, w: WorkloadId, action: KaiAction) -> bool {
         let world = self.world;
         let wl = self.spec(w);
         let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
         else {
-            return;
+            return false;
         };
         if self.runtimes[w.index()].kai_pipelined > 0 {
-            return;
+            return false;
         }
+        let mut non_preemptible = 0i64;
         let nq = world.kai_queues.len();
         let mut allocated = vec![0i64; nq];
         let mut pending = vec![0i64; nq];
@@ -63,6 +73,9 @@ impl<'w> Simulation<'w> {
                 placed = 0;
             }
             allocated[xq] += placed;
+            if xq == queue && x.priority >= 100 {
+                non_preemptible += placed + rt.kai_pipelined;
+            }
             allocated[xq] += rt.kai_pipelined;
             if waiting.contains(&WorkloadId::from_index(i)) {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
@@ -83,6 +96,7 @@ impl<'w> Simulation<'w> {
                     priority: x.priority,
                     created: x.created_at.millis(),
                     nodes,
+                    started: rt.record.running_at.map(|t| t.millis()),
                 });
             }
         }
@@ -139,97 +153,111 @@ impl<'w> Simulation<'w> {
             fair: &fair,
             allocated: &allocated,
             total,
+            now: self.now.millis(),
         };
         let reclaimer = placement::kai::Reclaimer {
             queue,
             task_gpus: &task_gpus,
         };
-        let victims = placement::kai::reclaim_victims(
-            &state,
-            &reclaimer,
-            &running,
-            free_gpus,
-            |tasks, victims| {
-                let mut scratch = self.sched.cluster.clone();
-                for &v in victims {
-                    let vr = &self.runtimes[v];
-                    for (ps, slots) in vr.record.placement.iter().enumerate() {
-                        for n in slots.iter().flatten() {
-                            scratch.apply(world, *n, &vr.needs[ps].requests, -1);
-                        }
+        let scenario = |tasks: usize, victims: &[usize]| -> Option<Vec<usize>> {
+            let mut scratch = self.sched.cluster.clone();
+            for &v in victims {
+                let vr = &self.runtimes[v];
+                for (ps, slots) in vr.record.placement.iter().enumerate() {
+                    for n in slots.iter().flatten() {
+                        scratch.apply(world, *n, &vr.needs[ps].requests, -1);
                     }
                 }
-                // The partial job: its bound pods and its first `tasks` pending ones.
-                let mut left = tasks;
-                let partial: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
-                    .iter()
-                    .map(|(n, slots)| {
-                        let kept = slots
-                            .iter()
-                            .copied()
-                            .filter(|x| {
-                                x.is_some()
-                                    || (left > 0 && {
-                                        left -= 1;
-                                        true
-                                    })
-                            })
-                            .collect();
-                        (n.clone(), kept)
-                    })
-                    .collect();
-                let saved = std::mem::replace(&mut self.sched.cluster, scratch);
-                let r = self.place_kai(w, &partial, bound + tasks);
-                let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
-                if r.bound.len() < tasks {
-                    return None;
-                }
-                // Victims that fit back on their own nodes stay (upstream unevicts a victim
-                // it pipelines back to its node); the rest are the victims.
-                let mut left_out = Vec::new();
-                for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
-                    let vr = &self.runtimes[v];
-                    let mut applied = Vec::new();
-                    let mut fits = true;
-                    for (ps, slots) in vr.record.placement.iter().enumerate() {
-                        for n in slots.iter().flatten() {
-                            if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
-                                fits = false;
-                                break;
-                            }
-                            scratch.apply(world, *n, &vr.needs[ps].requests, 1);
-                            applied.push((*n, ps));
-                        }
-                        if !fits {
+            }
+            // The partial job: its bound pods and its first `tasks` pending ones.
+            let mut left = tasks;
+            let partial: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
+                .iter()
+                .map(|(n, slots)| {
+                    let kept = slots
+                        .iter()
+                        .copied()
+                        .filter(|x| {
+                            x.is_some()
+                                || (left > 0 && {
+                                    left -= 1;
+                                    true
+                                })
+                        })
+                        .collect();
+                    (n.clone(), kept)
+                })
+                .collect();
+            let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+            let r = self.place_kai(w, &partial, bound + tasks);
+            let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
+            if r.bound.len() < tasks {
+                return None;
+            }
+            // Victims that fit back on their own nodes stay (upstream unevicts a victim
+            // it pipelines back to its node); the rest are the victims.
+            let mut left_out = Vec::new();
+            for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
+                let vr = &self.runtimes[v];
+                let mut applied = Vec::new();
+                let mut fits = true;
+                for (ps, slots) in vr.record.placement.iter().enumerate() {
+                    for n in slots.iter().flatten() {
+                        if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
+                            fits = false;
                             break;
                         }
+                        scratch.apply(world, *n, &vr.needs[ps].requests, 1);
+                        applied.push((*n, ps));
                     }
                     if !fits {
-                        for (n, ps) in applied {
-                            scratch.apply(world, n, &vr.needs[ps].requests, -1);
-                        }
-                        left_out.push(v);
+                        break;
                     }
                 }
-                Some(left_out)
-            },
-        );
-        let Some(victims) = victims else { return };
+                if !fits {
+                    for (n, ps) in applied {
+                        scratch.apply(world, n, &vr.needs[ps].requests, -1);
+                    }
+                    left_out.push(v);
+                }
+            }
+            Some(left_out)
+        };
+        let victims = match action {
+            KaiAction::Reclaim => {
+                placement::kai::reclaim_victims(&state, &reclaimer, &running, free_gpus, scenario)
+            }
+            KaiAction::Preempt => placement::kai::preempt_victims(
+                &state,
+                &reclaimer,
+                wl.priority,
+                non_preemptible,
+                &running,
+                free_gpus,
+                scenario,
+            ),
+        };
+        let Some(victims) = victims else { return false };
         self.runtimes[w.index()].kai_pipelined = want;
-        let by = format!("{}/{}", wl.namespace, wl.name);
+        let by = match action {
+            KaiAction::Reclaim => format!("{}/{}", wl.namespace, wl.name),
+            KaiAction::Preempt => kai_job_name(&wl),
+        };
         self.runtimes[w.index()].record.preemptions_caused += victims.len() as u32;
         for v in victims {
             self.kai_evict(
                 WorkloadId::from_index(v),
                 &by,
                 &world.kai_queues[queue].name,
+                action,
             );
         }
+        true
     }
 
-    /// KAI evicts a job for reclaim: its pods terminate (`podTermination`), then its
-    /// controller's new pods wait for KAI again.
-    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str) {
+    /// KAI evicts a job for reclaim or preempt: its pods terminate (`podTermination`), then
+    /// its controller's new pods wait for KAI again.
+    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str, action: KaiAction) {
         let now = self.now;
         if self.runtimes[v.index()].record.state == WorkloadState::Running {
             self.progress.running -= 1;
@@ -246,7 +274,7 @@ impl<'w> Simulation<'w> {
             rt.record.state = WorkloadState::Evicted;
             rt.record.evictions.push(Eviction {
                 at: now,
-                reason: "Reclaim",
+                reason: action.reason(),
                 preemption_reason: None,
                 preemptor: Some(by.to_string()),
                 preemptor_cluster_queue: None,
@@ -254,15 +282,45 @@ impl<'w> Simulation<'w> {
             rt.generation += 1;
             rt.generation
         };
-        *self.rec.stats.evictions.entry("Reclaim").or_default() += 1;
-        self.record_event(
-            v,
-            EventType::Normal,
-            SchedulerKind::Kai.event_source(),
-            "Evict",
-            format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
-            None,
-        );
+        *self.rec.stats.evictions.entry(action.reason()).or_default() += 1;
+        match action {
+            KaiAction::Reclaim => self.record_event(
+                v,
+                EventType::Normal,
+                SchedulerKind::Kai.event_source(),
+                "Evict",
+                format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
+                None,
+            ),
+            KaiAction::Preempt => {
+                // `GetPreemptMessage`, once per pod of the victim.
+                let spec = self.spec(v);
+                let pods: Vec<String> = self.runtimes[v.index()]
+                    .record
+                    .placement
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(ps, slots)| {
+                        slots
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, n)| n.is_some())
+                            .map(move |(i, _)| (ps, i))
+                    })
+                    .map(|(ps, i)| format!("{}/{}", spec.namespace, spec.pod_name(ps, i)))
+                    .collect();
+                for pod in pods {
+                    self.record_event(
+                        v,
+                        EventType::Normal,
+                        SchedulerKind::Kai.event_source(),
+                        "Evict",
+                        format!("Pod {pod} was preempted by higher priority workload {by}"),
+                        None,
+                    );
+                }
+            }
+        }
         self.events.push(
             now + self.world.config.pod_termination,
             Ev::KaiPodsGone(v, generation),
@@ -640,5 +698,24 @@ fn kai_job_name(wl: &kueuesim_model::Workload) -> String {
     match &wl.gang.pod_group {
         Some(pg) => format!("{}/{pg}", wl.namespace),
         None => format!("{}/pg-{}", wl.namespace, wl.name),
+    }
+}
+
+/// KAI's eviction actions that kueuesim runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KaiAction {
+    /// `reclaim`: from other queues above their fair share.
+    Reclaim,
+    /// `preempt`: lower-priority jobs of the same queue.
+    Preempt,
+}
+
+impl KaiAction {
+    /// The eviction's reason in the report.
+    fn reason(self) -> &'static str {
+        match self {
+            KaiAction::Reclaim => "Reclaim",
+            KaiAction::Preempt => "Preempt",
+        }
     }
 }

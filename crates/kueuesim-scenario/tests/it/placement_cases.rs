@@ -541,3 +541,51 @@ fn kai_reclaim_leaves_finished_jobs_alone() {
     assert!(wl(&r, "team", "run-a").evictions.is_empty());
     assert_eq!(wl(&r, "team", "want-2").running_at, Some(150.0));
 }
+
+#[test]
+fn k24_preempt_takes_the_lowest_priority_job_of_the_queue() {
+    each("K24-preempt-lowest-priority", |form, r| {
+        let victim = wl(r, "team", "running-job0");
+        assert_eq!(victim.evictions.len(), 1, "{:?}", victim.evictions);
+        assert_eq!(victim.evictions[0].reason, "Preempt");
+        // `GetPreemptMessage`, naming the preemptor's PodGroup (KAI's grouper's `pg-<job>`
+        // for a batch Job).
+        let preemptor_group = match form {
+            Form::Job => "team/pg-pending-job0",
+            Form::PodGroup => "team/pending-job0",
+        };
+        assert!(
+            victim.events.iter().any(|e| e.reason == "Evict"
+                && e.message.starts_with("Pod team/running-job0-")
+                && e.message.ends_with(&format!(
+                    " was preempted by higher priority workload {preemptor_group}"
+                ))),
+            "{:?}",
+            victim.events
+        );
+        assert_eq!(victim.state, "Pending", "its new pod may not preempt back");
+        assert!(wl(r, "team", "running-job1").evictions.is_empty());
+        let preemptor = wl(r, "team", "pending-job0");
+        assert_eq!(nodes(preemptor), ["node0"]);
+        assert_eq!(preemptor.running_at, Some(150.0));
+    });
+}
+
+#[test]
+fn k24_preempt_min_runtime_protects_the_young_job() {
+    // queue0's preemptMinRuntime of 5m protects both victims at 2m: nothing is preempted,
+    // and the build job waits for a GPU.
+    let mut loaded = crate::util::load_dir("placement-podgroups/K24-preempt-lowest-priority");
+    loaded.world.kai_queues[0].preempt_min_runtime =
+        Some(kueuesim_model::SimDuration::from_secs(300));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert!(wl(&r, "team", "running-job0").evictions.is_empty());
+    assert!(wl(&r, "team", "running-job1").evictions.is_empty());
+    assert_eq!(wl(&r, "team", "pending-job0").state, "Pending");
+    // 1m30s: running-job1 (started at 1m) is still protected, running-job0 (0s) is not.
+    loaded.world.kai_queues[0].preempt_min_runtime =
+        Some(kueuesim_model::SimDuration::from_secs(90));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(wl(&r, "team", "running-job0").evictions.len(), 1);
+    assert!(wl(&r, "team", "running-job1").evictions.is_empty());
+}

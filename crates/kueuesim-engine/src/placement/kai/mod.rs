@@ -26,7 +26,9 @@ use kueuesim_model::{PlacementStrategy, ResourceId, World};
 use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
-pub use reclaim::{QueueState, Reclaimer, RunningJob, fair_shares, reclaim_victims};
+pub use reclaim::{
+    QueueState, Reclaimer, RunningJob, fair_shares, preempt_victims, reclaim_victims,
+};
 pub use subgroups::{KaiTree, place_tree};
 use topology::topology_attempt;
 

@@ -121,6 +121,8 @@ pub struct RunningJob {
     /// The nodes its pods run on (ascending, distinct): upstream's by-node scenarios evict
     /// the potential victims of one node at a time.
     pub nodes: Vec<usize>,
+    /// When it last started running (ms; `LastStartTimestamp`), for the min-runtimes.
+    pub started: Option<i64>,
 }
 
 /// The job reclaim runs for.
@@ -142,6 +144,8 @@ pub struct QueueState<'a> {
     pub allocated: &'a [i64],
     /// The cluster's GPUs (an unlimited share counts against them).
     pub total: i64,
+    /// The time of the cycle (ms), for the min-runtimes.
+    pub now: i64,
 }
 
 impl QueueState<'_> {
@@ -184,61 +188,171 @@ impl QueueState<'_> {
     }
 }
 
-/// KAI's reclaim for one pending job (`reclaim.attemptToReclaimForSpecificJob` with the
-/// `JobSolver`): allowed while the job's queue stays within its fair share with it
-/// (`CanReclaimResources`); the solver then takes the job's tasks one more at a time, and for
-/// each partial job looks for victims: first the victims recorded for the previous tasks
-/// alone, then, adding one potential victim job at a time in victim order
-/// ([`victim_order`]), for each node of the job just added the recorded victims plus every
-/// potential victim with a pod on that node (upstream's by-node scenario). `scenario(tasks,
-/// victims)` simulates one: the victims' pods gone, the first `tasks` tasks placed, then the
-/// victims put back where they fit; it returns the victims left out, None when the tasks do
-/// not fit. A simulation that places the tasks is a solution when the victims left out pass
-/// the proportion plugin's `reclaimableFn` ([`reclaimable`]); its victims are recorded for the
-/// next task. The job's victims are those of its last task; None: no reclaim.
+/// KAI's reclaim for one pending job (`reclaim.attemptToReclaimForSpecificJob`): allowed
+/// while the job's queue stays within its fair share with it (`CanReclaimResources`); the
+/// victims are the preemptible running jobs of other queues whose deserved quota is not
+/// unlimited and that `reclaimMinRuntime` does not protect, in victim order
+/// ([`victim_order`]), and a solution must pass the proportion plugin's `reclaimableFn`
+/// ([`reclaimable`]). The search is [`solve`]'s. None: no reclaim.
 pub fn reclaim_victims(
     state: &QueueState<'_>,
     reclaimer: &Reclaimer<'_>,
     running: &[RunningJob],
     free_gpus: i64,
-    mut scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
+    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
 ) -> Option<Vec<usize>> {
     let queue = reclaimer.queue;
     let want: i64 = reclaimer.task_gpus.iter().sum();
     if want <= 0 || state.allocated[queue] + want > state.fair[queue] {
         return None;
     }
-    // `getOrderedVictimsQueue`: other queues' preemptible running jobs; a queue of
-    // unlimited deserved quota is never reclaimed from ("unlimited GPU quota, should not
-    // reclaim").
+    // `getOrderedVictimsQueue`: other queues' preemptible running jobs (`ReclaimVictimFilter`:
+    // the minruntime plugin's protection); a queue of unlimited deserved quota is never
+    // reclaimed from ("unlimited GPU quota, should not reclaim").
     let candidates: Vec<&RunningJob> = running
         .iter()
         .filter(|j| {
-            j.queue != queue && j.priority < 100 && state.queues[j.queue].gpu_quota.is_some()
+            j.queue != queue
+                && j.priority < 100
+                && state.queues[j.queue].gpu_quota.is_some()
+                && !protected(state, j, reclaim_min_runtime(state, queue, j.queue))
         })
         .collect();
     let order = victim_order(state, &candidates);
+    solve(
+        &order,
+        reclaimer.task_gpus,
+        free_gpus,
+        scenario,
+        |need, left| {
+            let by_queue: Vec<(usize, i64)> = left
+                .iter()
+                .filter_map(|k| order.iter().find(|j| j.key == *k))
+                .map(|j| (j.queue, j.gpus))
+                .collect();
+            reclaimable(state, queue, need, &by_queue)
+        },
+    )
+}
+
+/// KAI's preempt for one pending job of `queue` at `priority`
+/// (`preempt.attemptToPreemptForPreemptor`): a non-preemptible job (priority 100 or more)
+/// whose tasks would take its queue's non-preemptible allocation over the deserved quota
+/// does not preempt (`IsNonPreemptibleJobOverQueueQuota`); the victims are the preemptible
+/// running jobs of the same queue at a lower priority that `preemptMinRuntime` does not
+/// protect (`buildFilterFuncForPreempt`), lowest priority then youngest first (the job order
+/// reversed); every solution is valid (the minruntime plugin's validator only concerns
+/// elastic victims). The search is [`solve`]'s. None: no preemption.
+pub fn preempt_victims(
+    state: &QueueState<'_>,
+    preemptor: &Reclaimer<'_>,
+    priority: i32,
+    non_preemptible_allocated: i64,
+    running: &[RunningJob],
+    free_gpus: i64,
+    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
+) -> Option<Vec<usize>> {
+    let queue = preemptor.queue;
+    let want: i64 = preemptor.task_gpus.iter().sum();
+    if want <= 0 {
+        return None;
+    }
+    if priority >= 100
+        && let Some(deserved) = state.queues[queue].gpu_quota
+        && deserved < non_preemptible_allocated + want
+    {
+        return None;
+    }
+    let mut order: Vec<&RunningJob> = running
+        .iter()
+        .filter(|j| {
+            j.queue == queue
+                && j.priority < 100
+                && j.priority < priority
+                && !protected(state, j, preempt_min_runtime(state, j.queue))
+        })
+        .collect();
+    order.sort_by_key(|j| {
+        (
+            j.priority,
+            std::cmp::Reverse(j.created),
+            std::cmp::Reverse(j.key),
+        )
+    });
+    solve(&order, preemptor.task_gpus, free_gpus, scenario, |_, _| {
+        true
+    })
+}
+
+/// Whether `job` started less than `min_runtime` ago (the minruntime plugin).
+fn protected(state: &QueueState<'_>, job: &RunningJob, min_runtime: i64) -> bool {
+    min_runtime > 0 && job.started.is_some_and(|s| state.now < s + min_runtime)
+}
+
+/// `preemptMinRuntime` for a victim of `queue`: the queue's, else the nearest ancestor's,
+/// else 0 (`resolvePreemptMinRuntime`), in ms.
+fn preempt_min_runtime(state: &QueueState<'_>, queue: usize) -> i64 {
+    state
+        .path(queue)
+        .iter()
+        .rev()
+        .find_map(|&q| state.queues[q].preempt_min_runtime)
+        .map_or(0, |d| d.millis())
+}
+
+/// `reclaimMinRuntime` for a reclaimer of `reclaimer` and a victim of `victim`: from the
+/// child of their lowest common ancestor on the victim's side (the victim's top queue when
+/// the two trees differ) up to the root, the first set, else 0
+/// (`resolveReclaimMinRuntimeLCA`), in ms.
+fn reclaim_min_runtime(state: &QueueState<'_>, reclaimer: usize, victim: usize) -> i64 {
+    let (a, b) = (state.path(reclaimer), state.path(victim));
+    let split = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()).min(b.len() - 1));
+    b[..=split]
+        .iter()
+        .rev()
+        .find_map(|&q| state.queues[q].reclaim_min_runtime)
+        .map_or(0, |d| d.millis())
+}
+
+/// Upstream's `JobSolver` over potential victims in `order`: the job's tasks (`task_gpus`,
+/// as `GetTasksToAllocate` gives them) are taken one more at a time, and for each partial
+/// job it looks for victims: first the victims recorded for the previous tasks alone, then,
+/// adding one potential victim job at a time, for each node of the job just added the
+/// recorded victims plus every potential victim with a pod on that node (upstream's
+/// by-node scenario). `scenario(tasks, victims)` simulates one: the victims' pods gone, the
+/// first `tasks` tasks placed, then the victims put back where they fit; it returns the
+/// victims left out, None when the tasks do not fit. A simulation that places the tasks is
+/// a solution when `valid(GPUs of the tasks, victims left out)` (the action's scenario
+/// validator) accepts it; its victims are recorded for the next task. The job's victims are
+/// those of its last task; None when a partial job has no solution or no victim is left.
+/// A scenario without enough GPUs free once its victims are gone is skipped (the idle-GPUs
+/// scenario filter).
+pub(super) fn solve(
+    order: &[&RunningJob],
+    task_gpus: &[i64],
+    free_gpus: i64,
+    mut scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
+    valid: impl Fn(i64, &[usize]) -> bool,
+) -> Option<Vec<usize>> {
     let gpus_of = |keys: &[usize]| -> i64 {
         keys.iter()
-            .filter_map(|k| candidates.iter().find(|j| j.key == *k))
+            .filter_map(|k| order.iter().find(|j| j.key == *k))
             .map(|j| j.gpus)
             .sum()
     };
     let mut recorded: Vec<usize> = Vec::new();
-    for tasks in 1..=reclaimer.task_gpus.len() {
-        let need: i64 = reclaimer.task_gpus[..tasks].iter().sum();
+    for tasks in 1..=task_gpus.len() {
+        let need: i64 = task_gpus[..tasks].iter().sum();
         let mut attempt = |victims: &[usize]| -> Option<Option<Vec<usize>>> {
-            // The idle-GPUs scenario filter: not enough GPUs free with these victims gone.
             if free_gpus + gpus_of(victims) < need {
                 return None;
             }
             let left = scenario(tasks, victims)?;
-            let by_queue: Vec<(usize, i64)> = left
-                .iter()
-                .filter_map(|k| candidates.iter().find(|j| j.key == *k))
-                .map(|j| (j.queue, j.gpus))
-                .collect();
-            Some(reclaimable(state, queue, need, &by_queue).then_some(left))
+            Some(valid(need, &left).then_some(left))
         };
         let mut solved = None;
         if !recorded.is_empty()
@@ -247,7 +361,7 @@ pub fn reclaim_victims(
             solved = Some(v);
         }
         let mut potential: Vec<&RunningJob> = Vec::new();
-        'jobs: for &j in &order {
+        'jobs: for &j in order {
             if solved.is_some() {
                 break;
             }
@@ -477,6 +591,8 @@ mod tests {
             gpu_over_quota_weight: weight,
             gpu_limit: None,
             priority,
+            preempt_min_runtime: None,
+            reclaim_min_runtime: None,
         }
     }
 

@@ -270,6 +270,8 @@ pub struct PodTemplateSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodStatus {
     pub phase: Option<S>,
+    /// When the kubelet started the pod (RFC 3339).
+    pub start_time: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -96,7 +96,17 @@ impl<'w> Simulation<'w> {
                     priority: x.priority,
                     created: x.created_at.millis(),
                     nodes,
-                    started: rt.record.running_at.map(|t| t.millis()),
+                    // `LastStartTimestamp`: a job running since the start, never
+                    // restarted, started when its dump's pods say.
+                    started: match (rt.record.running_at, x.gang.bound_started) {
+                        (Some(at), Some(dump))
+                            if at == kueuesim_model::SimTime::ZERO
+                                && rt.record.evictions.is_empty() =>
+                        {
+                            Some(dump.millis())
+                        }
+                        (at, _) => at.map(|t| t.millis()),
+                    },
                 });
             }
         }

@@ -589,3 +589,20 @@ fn k24_preempt_min_runtime_protects_the_young_job() {
     assert_eq!(wl(&r, "team", "running-job0").evictions.len(), 1);
     assert!(wl(&r, "team", "running-job1").evictions.is_empty());
 }
+
+#[test]
+fn kai_preempt_min_runtime_reads_a_dumps_start_times() {
+    // The younger new-train started 2m before the simulation (status.startTime): still
+    // protected by queue0's 10m preemptMinRuntime at 1m, so old-train (61m) is the victim.
+    let r = crate::util::run_dir("kai/preempt-min-runtime");
+    let old = wl(&r, "team", "old-train");
+    assert_eq!(old.evictions.len(), 1, "{:?}", old.evictions);
+    assert_eq!(
+        (old.evictions[0].at, old.evictions[0].reason),
+        (60.0, "Preempt")
+    );
+    assert!(wl(&r, "team", "new-train").evictions.is_empty());
+    let build = wl(&r, "team", "build");
+    assert_eq!(nodes(build), ["node0"]);
+    assert_eq!(build.running_at, Some(90.0));
+}

@@ -609,4 +609,161 @@ mod tests {
         let qs = [q("hi", Some(0), 1, 200), q("lo", Some(0), 1, 100)];
         assert_eq!(fair_shares(&qs, 4, &[3, 4]), [3, 1]);
     }
+
+    fn job(key: usize, queue: usize, priority: i32, created: i64, nodes: &[usize]) -> RunningJob {
+        RunningJob {
+            key,
+            queue,
+            gpus: nodes.len() as i64,
+            priority,
+            created,
+            nodes: nodes.to_vec(),
+            started: Some(0),
+        }
+    }
+
+    /// A toy cluster of 1-GPU nodes for the solver: the victims' nodes are freed, the
+    /// tasks take free nodes in order, and a victim goes back when all its nodes are free.
+    fn toy(
+        nodes: usize,
+        running: &[RunningJob],
+    ) -> impl FnMut(usize, &[usize]) -> Option<Vec<usize>> + '_ {
+        move |tasks, victims| {
+            let mut used = vec![false; nodes];
+            for j in running {
+                for &n in &j.nodes {
+                    used[n] = true;
+                }
+            }
+            for j in running.iter().filter(|j| victims.contains(&j.key)) {
+                for &n in &j.nodes {
+                    used[n] = false;
+                }
+            }
+            let free: Vec<usize> = (0..nodes).filter(|&n| !used[n]).collect();
+            if free.len() < tasks {
+                return None;
+            }
+            for &n in &free[..tasks] {
+                used[n] = true;
+            }
+            let mut left = Vec::new();
+            let mut back: Vec<&RunningJob> = running
+                .iter()
+                .filter(|j| victims.contains(&j.key))
+                .collect();
+            back.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.created, j.key));
+            for j in back {
+                if j.nodes.iter().all(|&n| !used[n]) {
+                    for &n in &j.nodes {
+                        used[n] = true;
+                    }
+                } else {
+                    left.push(j.key);
+                }
+            }
+            Some(left)
+        }
+    }
+
+    #[test]
+    fn reclaim_keeps_only_the_victims_that_do_not_fit_back() {
+        // reclaim_test "... reclaim for job with multiple tasks from job with multiple
+        // tasks": queue0 (deserved 1, weight 0) runs a 3-pod job on nodes 0-2 and a younger
+        // 1-pod job on node 3; queue1 (deserved 2, weight 1) wants 3 tasks of 1 GPU. The
+        // first task is solved by the younger job alone, the second needs the gang; with the
+        // preemptor placed first on nodes 0-2, the younger job goes back on node 3.
+        let qs = [q("queue0", Some(1), 0, 100), q("queue1", Some(2), 1, 100)];
+        let fair = fair_shares(&qs, 4, &[4, 3]);
+        assert_eq!(fair, [1, 3]);
+        let running = [job(0, 0, 50, 0, &[0, 1, 2]), job(1, 0, 50, 60, &[3])];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 120,
+        };
+        let reclaimer = Reclaimer {
+            queue: 1,
+            task_gpus: &[1, 1, 1],
+        };
+        let victims = reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running));
+        assert_eq!(victims, Some(vec![0]));
+    }
+
+    #[test]
+    fn reclaim_respects_the_reclaim_min_runtime_of_the_victims_queue() {
+        let mut qs = [q("queue0", Some(1), 0, 100), q("queue1", Some(2), 1, 100)];
+        qs[0].reclaim_min_runtime = Some(kueuesim_model::SimDuration::from_secs(600));
+        let fair = fair_shares(&qs, 4, &[4, 3]);
+        let running = [job(0, 0, 50, 0, &[0, 1, 2]), job(1, 0, 50, 60, &[3])];
+        let reclaimer = Reclaimer {
+            queue: 1,
+            task_gpus: &[1, 1, 1],
+        };
+        // Both started at 0: protected until 10m.
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 120_000,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
+            None
+        );
+        let state = QueueState {
+            now: 600_000,
+            ..state
+        };
+        assert_eq!(
+            reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
+            Some(vec![0])
+        );
+    }
+
+    #[test]
+    fn preempt_takes_lower_priorities_of_the_same_queue_only() {
+        let qs = [q("queue0", Some(2), 1, 100), q("queue1", Some(2), 1, 100)];
+        let fair = [2, 2];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[2, 0],
+            total: 2,
+            now: 0,
+        };
+        let one = Reclaimer {
+            queue: 0,
+            task_gpus: &[1],
+        };
+        // preempt_test "1 train job running, 1 build job pending for the same queue - preempt".
+        let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 75, 10, &[1])];
+        assert_eq!(
+            preempt_victims(&state, &one, 100, 0, &running, 0, toy(2, &running)),
+            Some(vec![0]),
+            "the train job (50) before the younger interactive one (75)"
+        );
+        // "1 train job running, 1 train job pending for the same queue - don't preempt".
+        assert_eq!(
+            preempt_victims(&state, &one, 50, 0, &running, 0, toy(2, &running)),
+            None
+        );
+        // "1 train job running, 1 build job pending for the different queue - don't preempt".
+        let other = Reclaimer {
+            queue: 1,
+            task_gpus: &[1],
+        };
+        assert_eq!(
+            preempt_victims(&state, &other, 100, 0, &running, 0, toy(2, &running)),
+            None
+        );
+        // A build job whose queue's non-preemptible GPUs would pass the deserved 2.
+        assert_eq!(
+            preempt_victims(&state, &one, 100, 2, &running, 0, toy(2, &running)),
+            None
+        );
+    }
 }

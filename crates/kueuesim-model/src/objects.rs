@@ -687,7 +687,8 @@ impl Workload {
     /// LeaderWorkerSet group `<lws>-<group>` (the owner name here) has its leader named so
     /// and its workers `<lws>-<group>-<worker index>` (the leader is index 0); a Kubeflow
     /// job's `<job>-<replica type>-<index>` (an MPIJob's launcher `<mpijob>-launcher-<5 random
-    /// chars>`); any other's (a bare Workload, JobSet, RayJob, TrainJob)
+    /// chars>`); a Grove PodGang's `<podclique>-<5 random chars>`; any other's (a bare
+    /// Workload, JobSet, RayJob, TrainJob)
     /// `<workload>-<podset>-<index>`.
     pub fn pod_name(&self, ps: usize, idx: usize) -> String {
         if let Some(name) = self.gang.pod_names.get(ps).and_then(|n| n.get(idx)) {
@@ -711,6 +712,13 @@ impl Workload {
                 format!("{owner}-launcher-{}", random_suffix(&self.uid, ps, idx))
             }
             "MPIJob" => format!("{owner}-{}-{idx}", self.pod_sets[ps].name),
+            // Grove: a PodClique's pods are `<podclique>-<5 random chars>` (`generateName`);
+            // a PodGang's pod sets are its PodCliques.
+            "PodGang" => format!(
+                "{}-{}",
+                self.pod_sets[ps].name,
+                random_suffix(&self.uid, ps, idx)
+            ),
             "LeaderWorkerSet" => {
                 // The worker index: the leader pod set's one pod is 0, the workers after it.
                 let worker = match self.pod_sets[ps].name.as_str() {

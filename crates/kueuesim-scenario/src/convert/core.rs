@@ -109,6 +109,10 @@ pub(super) struct Builder<'a> {
     pub(super) deployments: Vec<Parsed<'a, wire::ReplicatedPods>>,
     pub(super) statefulsets: Vec<Parsed<'a, wire::ReplicatedPods>>,
     pub(super) leader_worker_sets: Vec<Parsed<'a, wire::LeaderWorkerSet>>,
+    /// Grove PodCliqueSets (`jobs::grove`).
+    pub(super) pod_clique_sets: Vec<Parsed<'a, wire::PodCliqueSet>>,
+    /// Grove ClusterTopologies, by name.
+    pub(super) grove_topologies: BTreeMap<String, Parsed<'a, wire::ClusterTopology>>,
     /// Pods: a Pod has a pod template's shape (metadata and spec).
     pub(super) pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,

@@ -279,6 +279,13 @@ impl<'a> Builder<'a> {
                     self.leader_worker_sets.push(parse(src)?)
                 }
                 ("", "Pod") => self.pods.push(parse(src)?),
+                ("grove.io", "PodCliqueSet") => self.pod_clique_sets.push(parse(src)?),
+                ("grove.io", "ClusterTopology") => {
+                    let p: Parsed<'a, wire::ClusterTopology> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                    self.grove_topologies.insert(name, p);
+                }
                 // Read for whom they own: a Deployment's pods are its ReplicaSet's, a
                 // DaemonSet's pods run where the input has them (`owners`).
                 ("apps", "ReplicaSet") => {

@@ -766,4 +766,64 @@ mod tests {
             None
         );
     }
+
+    #[test]
+    fn reclaim_test_cases_without_a_victim_or_with_one_preemptible() {
+        let qs = [q("queue0", Some(1), 1, 100), q("queue1", Some(1), 1, 100)];
+        let one = Reclaimer {
+            queue: 1,
+            task_gpus: &[1],
+        };
+        // "1 job from queue0 and 1 job from queue1 running on node0 - don't reclaim": both at
+        // their fair share of 1, queue1 would go to 2.
+        let fair = fair_shares(&qs, 2, &[2, 2]);
+        assert_eq!(fair, [1, 1]);
+        let running = [job(0, 0, 50, 0, &[0]), job(1, 1, 50, 1, &[1])];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[1, 1],
+            total: 2,
+            now: 0,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
+            None
+        );
+        // "2 jobs from queue0 running on node0 (1 train, 1 build) - 2 pending jobs from
+        // queue1 - reclaim train": the build job (priority 100) is no victim, though younger.
+        let fair = fair_shares(&qs, 2, &[2, 2]);
+        let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 100, 1, &[1])];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[2, 0],
+            total: 2,
+            now: 0,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
+            Some(vec![0])
+        );
+        // "unlimited GPU quota, should not reclaim": queue0 deserves -1 (its inference job,
+        // priority 125, is not preemptible either).
+        let qs = [q("queue0", None, 0, 100), q("queue1", Some(2), 0, 100)];
+        let fair = fair_shares(&qs, 4, &[4, 2]);
+        let running = [job(0, 0, 125, 0, &[0, 1, 2, 3])];
+        let two = Reclaimer {
+            queue: 1,
+            task_gpus: &[1, 1],
+        };
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 0,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &two, &running, 0, toy(4, &running)),
+            None
+        );
+    }
 }

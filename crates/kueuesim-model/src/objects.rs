@@ -504,6 +504,11 @@ pub struct GangSpec {
     /// a GPU share (its `runai-gpu-group` label; shares of one group are on one device).
     /// Empty: none named.
     pub bound_gpu_groups: Vec<Vec<Option<String>>>,
+    /// When the pods running at the start last started: the latest `status.startTime` of
+    /// the bound pods that give one (a dump's), relative to the simulation start (at most
+    /// 0). KAI's minruntime plugin reads it as the job's `LastStartTimestamp`. None: not
+    /// given (the job counts as started at 0).
+    pub bound_started: Option<crate::time::SimTime>,
     /// The name of the input's PodGroup object this gang is (Volcano or KAI), if any; a
     /// scheduler's messages name it. None: the PodGroup its controller would create.
     pub pod_group: Option<String>,
@@ -556,6 +561,12 @@ pub struct KaiQueue {
     pub gpu_limit: Option<i64>,
     /// `spec.priority` (default 100): over-quota goes to higher priorities first.
     pub priority: i32,
+    /// `spec.preemptMinRuntime`: a job of this queue (or below it, unless set lower down)
+    /// that started less than this ago is not preempted (the minruntime plugin). None: unset.
+    pub preempt_min_runtime: Option<crate::SimDuration>,
+    /// `spec.reclaimMinRuntime`: likewise for reclaim, resolved from the child of the
+    /// reclaimer's and the victim's lowest common ancestor up. None: unset.
+    pub reclaim_min_runtime: Option<crate::SimDuration>,
 }
 
 /// One subgroup of a Volcano `subGroupPolicy`: pod sets placed together under their own

@@ -272,6 +272,8 @@ pub struct PodTemplateSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodStatus {
     pub phase: Option<S>,
+    /// When the kubelet started the pod (RFC 3339).
+    pub start_time: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1492,6 +1494,8 @@ pub struct KaiQueueResources {
 pub struct KaiQueueSpec {
     pub parent_queue: Option<S>,
     pub priority: Option<i32>,
+    pub preempt_min_runtime: Option<S>,
+    pub reclaim_min_runtime: Option<S>,
     pub resources: KaiQueueResources,
 }
 

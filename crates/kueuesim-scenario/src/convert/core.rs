@@ -684,6 +684,33 @@ impl<'a> Builder<'a> {
         Ok((SimTime::ZERO, SimTime::ZERO))
     }
 
+    /// A running Pod's `status.startTime` relative to the simulation start, at most 0 (it
+    /// runs at the start); None when not given.
+    pub(super) fn pod_started(
+        &self,
+        src: &ObjectText<'_>,
+        pod: &wire::PodTemplateSpec,
+    ) -> Result<Option<SimTime>, ScenarioError> {
+        let Some(ts) = &pod.status.start_time else {
+            return Ok(None);
+        };
+        let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+        let at = SimTime::from_millis(ms - self.world.config.start_unix_ms);
+        if at.millis().unsigned_abs() > limits::MAX_TIME.millis().unsigned_abs() {
+            return Err(err_at(
+                src,
+                ts,
+                format!(
+                    "status.startTime {} is {} from the simulation start: expected at most {} either way",
+                    ts.value.trim(),
+                    SimDuration::from_millis(at.millis().saturating_abs()),
+                    limits::MAX_TIME
+                ),
+            ));
+        }
+        Ok(Some(at.min(SimTime::ZERO)))
+    }
+
     /// A job's `kueuesim.io/checkpoint-interval` and `kueuesim.io/restart-cost`, with its
     /// controller's reaction to lost pods `on_pod_loss`.
     pub(super) fn resilience(

@@ -435,6 +435,45 @@ fn volcano_vgpu_without_the_plugin_counts_per_node() {
     );
 }
 
+#[test]
+fn kai_queue_limits() {
+    let r = run_dir("kai/queue-limits");
+    let warning = |name: &str| {
+        wl(&r, "team", name)
+            .events
+            .iter()
+            .find(|e| e.kind == "Warning")
+            .map(|e| (e.at, e.message.clone()))
+    };
+    // vision's limit of 3: the fourth 1-GPU job waits with two GPUs idle.
+    assert_eq!(
+        warning("vision-3"),
+        Some((
+            0.0,
+            "OverLimit: vision quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 3 GPUs allocated and workload requested 1 GPUs.".to_string()
+        ))
+    );
+    // The department's limit of 6 holds the 4-GPU gang of nlp, which has no limit of its own.
+    assert_eq!(
+        warning("nlp-gang"),
+        Some((
+            60.0,
+            "OverLimit: research quota has reached the allowable limit of GPUs. Limit is 6 GPUs, currently 3 GPUs allocated and workload requested 4 GPUs.".to_string()
+        ))
+    );
+    for name in ["vision-0", "vision-1", "vision-2"] {
+        assert_eq!(
+            times(wl(&r, "team", name)).1,
+            Some(0.0),
+            "{name} runs at once"
+        );
+    }
+    // At 10m the three finish: vision-3 and the gang fit under both limits (5 ≤ 6).
+    assert_eq!(times(wl(&r, "team", "vision-3")).1, Some(600.0));
+    assert_eq!(times(wl(&r, "team", "nlp-gang")).1, Some(600.0));
+    insta::assert_snapshot!(to_json(&r));
+}
+
 /// A Dynamo-shaped PodCliqueSet on Grove and KAI: each PodGang is one KAI PodGroup with a
 /// subgroup per PodClique, its scaling-group replica packed in one rack and the set's replica
 /// in one spine; a PodGang that cannot have all its minimum places none of its pods.

@@ -106,6 +106,18 @@ pub struct VolcanoQueueing {
     /// `overcommit` with its `overcommit-factor` (default 1.2; below 1 falls back to 1.2),
     /// None when the plugin is not listed.
     pub overcommit_factor: Option<f64>,
+    /// The plugins that vote in the enqueue action, tier by tier in conf order
+    /// (`Session.JobEnqueueable`: the first veto rejects; a tier with a permit ends the vote).
+    pub enqueue_tiers: Vec<Vec<EnqueueVoter>>,
+}
+
+/// A plugin with a say in the enqueue action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnqueueVoter {
+    /// `overcommit`: the cluster's idle resources times the factor.
+    Overcommit,
+    /// The queue plugin (`proportion` or `capacity`): the queue's capability.
+    Queue,
 }
 
 impl VolcanoQueueing {

@@ -40,6 +40,7 @@ mod runtime;
 mod scheduling;
 mod series;
 mod start;
+mod volcano;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;

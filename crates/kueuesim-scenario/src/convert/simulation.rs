@@ -8,7 +8,7 @@ use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
     BinpackArgs, DeviceShareArgs, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
     NetworkTopologyAwareArgs, Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
-    QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy, VolcanoAction, VolcanoConfig,
+    EnqueueVoter, QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy, VolcanoAction, VolcanoConfig,
     VolcanoQueueing,
 };
 
@@ -79,6 +79,20 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
         actions: volcano_actions(src, text, &conf)?,
         plugin: None,
         overcommit_factor: None,
+        enqueue_tiers: conf
+            .tiers
+            .iter()
+            .map(|t| {
+                t.plugins
+                    .iter()
+                    .filter_map(|p| match p.name.as_str() {
+                        "overcommit" => Some(EnqueueVoter::Overcommit),
+                        "proportion" | "capacity" => Some(EnqueueVoter::Queue),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect(),
     };
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
         if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {

@@ -14,6 +14,7 @@
 
 mod explain;
 mod messages;
+pub mod queues;
 mod subjobs;
 pub mod vgpu;
 
@@ -33,6 +34,7 @@ use super::{
 };
 use messages::volcano_fit;
 use messages::{fit_error, fit_error_with, unplaced};
+pub use messages::not_tried_message;
 pub use subjobs::SubJob;
 use subjobs::{Readiness, fill_subgroups};
 

@@ -1,0 +1,293 @@
+//! Volcano's own queues with a volcano-scheduler.conf: Queue objects and the conf's actions
+//! and plugins as read (misspellings are errors naming the closest), and cases transcribed
+//! from upstream's unit tests (volcano ed72c7c8: `proportion_test.go`
+//! TestEnqueueAndAllocable, `enqueue_test.go` TestEnqueue, `overcommit_test.go`
+//! TestOvercommitPlugin): where each pod binds, or that its PodGroup stays Pending with the
+//! event upstream records.
+
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
+
+use crate::util::{load_error, load_text, run_dir, wl};
+
+/// Loads and runs `text` as `t.yaml`.
+fn run_text(text: &str) -> SimulationResult {
+    let loaded = load_text("t.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    result(&loaded.world, &Simulation::new(&loaded.world).run())
+}
+
+/// The nodes of every pod of `w`.
+fn nodes(w: &WorkloadOut) -> Vec<&str> {
+    w.pod_sets
+        .iter()
+        .flat_map(|p| p.nodes.iter().map(String::as_str))
+        .collect()
+}
+
+/// Volcano's events on `w`: (type, reason, message).
+fn volcano_events(w: &WorkloadOut) -> Vec<(&str, &str, &str)> {
+    w.events
+        .iter()
+        .filter(|e| e.source == "volcano")
+        .map(|e| (e.kind, e.reason, e.message.as_str()))
+        .collect()
+}
+
+const SIM: &str = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: t}
+spec:
+  until: 10m
+  volcano:
+    configuration: |
+      actions: \"ACTIONS\"
+      tiers:
+      - plugins:
+        PLUGINS
+";
+
+/// A Simulation whose conf lists `actions` and the plugins `plugins` (one tier).
+fn sim(actions: &str, plugins: &[&str]) -> String {
+    let list: Vec<String> = plugins.iter().map(|p| format!("- name: {p}")).collect();
+    SIM.replace("ACTIONS", actions)
+        .replace("PLUGINS", &list.join("\n        "))
+}
+
+/// A node of `cpu` and `memory`.
+fn node(name: &str, cpu: &str, memory: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{cpu: '{cpu}', memory: {memory}, pods: '10'}}\n"
+    )
+}
+
+/// A PodGroup of minMember 1 in `queue`, with `min` as its minResources (or none), and its
+/// one pending pod of `cpu`/`memory`.
+fn gang(name: &str, queue: &str, min: Option<&str>, cpu: &str, memory: &str) -> String {
+    let min = min.map_or(String::new(), |m| format!("\n  minResources: {m}"));
+    format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {{name: {name}, namespace: ns1}}\nspec:\n  minMember: 1\n  queue: {queue}{min}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}-p\n  namespace: ns1\n  annotations: {{kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: {name}}}\nspec:\n  schedulerName: volcano\n  containers:\n  - resources:\n      requests: {{cpu: '{cpu}', memory: {memory}}}\n"
+    )
+}
+
+#[test]
+fn proportion_cases_0_and_1_bind_within_the_deserved_share() {
+    // Case 0: pod3 asks only for cpu, within q1's deserved 2 cpu; case 1: pod4 asks only
+    // for memory, within q2's deserved 2G.
+    let r = run_dir("volcano/proportion");
+    assert_eq!(nodes(wl(&r, "ns1", "pg3")), ["n1"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg4")), ["n2"]);
+    assert_eq!(wl(&r, "ns1", "pg3").state, "Running");
+    // Let in at once: no enqueue event, no inqueueAt.
+    assert!(volcano_events(wl(&r, "ns1", "pg3")).is_empty());
+    assert_eq!(wl(&r, "ns1", "pg3").inqueue_at, None);
+    insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}
+
+#[test]
+fn proportion_case_2_over_capability_is_not_enqueued() {
+    let r = run_dir("volcano/enqueue-over-capability");
+    let pg5 = wl(&r, "ns1", "pg5");
+    assert!(nodes(pg5).is_empty());
+    assert_eq!(pg5.state, "Pending");
+    assert_eq!(
+        volcano_events(pg5),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient memory"
+        )]
+    );
+    assert_eq!(pg5.inqueue_at, None);
+    insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}
+
+#[test]
+fn proportion_case_4_closed_queue_is_not_enqueued() {
+    let r = run_dir("volcano/closed-queue");
+    let pg6 = wl(&r, "ns1", "pg6");
+    assert!(nodes(pg6).is_empty());
+    // Upstream only logs the closed queue: no event.
+    assert!(volcano_events(pg6).is_empty());
+}
+
+#[test]
+fn enqueue_rejects_min_resources_above_the_queue_capability() {
+    // enqueue_test.go "pggroup cannot enqueue because queue resources are less than
+    // podgroup MinResources": queue c1 (capability 1 cpu/1G), pg1 minResources 8 cpu/8G.
+    let text = format!(
+        "{}{}---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: c1}}\nspec: {{weight: 1, capability: {{cpu: '1', memory: 1G}}}}\n{}",
+        sim("enqueue, allocate", &["drf", "proportion", "sla", "gang"]),
+        node("n1", "16", "16G"),
+        gang("pg1", "c1", Some("{cpu: '8', memory: 8G}"), "1", "1G"),
+    );
+    let r = run_text(&text);
+    let pg1 = wl(&r, "ns1", "pg1");
+    assert!(nodes(pg1).is_empty());
+    assert_eq!(
+        volcano_events(pg1),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu, insufficient memory"
+        )]
+    );
+}
+
+#[test]
+fn enqueue_lets_in_pod_groups_without_min_resources() {
+    // enqueue_test.go "when podgroup status is pending": pg1 (3 cpu) in c1, pg2 (1 cpu) in
+    // c2, both without minResources, each queue capped at 4 cpu/4G: both are let in.
+    let queues = "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: c1}\nspec: {weight: 1, capability: {cpu: '4', memory: 4G}}\n---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: c2}\nspec: {weight: 1, capability: {cpu: '4', memory: 4G}}\n";
+    let text = format!(
+        "{}{}{queues}{}{}",
+        sim("enqueue, allocate", &["drf", "proportion", "sla", "gang"]),
+        node("n1", "8", "8G"),
+        gang("pg1", "c1", None, "3", "1G"),
+        gang("pg2", "c2", None, "1", "1G"),
+    );
+    let r = run_text(&text);
+    assert_eq!(nodes(wl(&r, "ns1", "pg1")), ["n1"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg2")), ["n1"]);
+}
+
+#[test]
+fn overcommit_rejects_min_resources_above_idle_times_the_factor() {
+    // overcommit_test.go "when the required resources of pg are too large": nodes 2 cpu/4Gi
+    // and 4 cpu/16Gi, pg2 minResources 20 cpu/20G, factor 1.2: 7.2 cpu idle.
+    let text = format!(
+        "{}{}{}{}",
+        sim("enqueue, allocate", &["overcommit", "gang"]),
+        node("n1", "2", "4Gi"),
+        node("n2", "4", "16Gi"),
+        gang("pg2", "default", Some("{cpu: 20000m, memory: 20G}"), "1", "1G"),
+    );
+    let r = run_text(&text);
+    let pg2 = wl(&r, "ns1", "pg2");
+    assert!(nodes(pg2).is_empty());
+    assert_eq!(
+        volcano_events(pg2),
+        [(
+            "Normal",
+            "Unschedulable",
+            "resource in cluster is overused: overused cpu"
+        )]
+    );
+    // "overCommitFactor is more than 0": 2 cpu/2G fits.
+    let text = text.replace("{cpu: 20000m, memory: 20G}", "{cpu: 2000m, memory: 2G}");
+    assert_eq!(nodes(wl(&run_text(&text), "ns1", "pg2")).len(), 1);
+}
+
+#[test]
+fn without_enqueue_allocate_lets_the_pod_group_in_itself() {
+    // Only `allocate`: no enqueue vote, so overcommit's limit does not apply (upstream's
+    // allocate moves a Pending PodGroup to Inqueue itself).
+    let text = format!(
+        "{}{}{}",
+        sim("allocate", &["overcommit", "gang"]),
+        node("n1", "2", "4Gi"),
+        gang("pg2", "default", Some("{cpu: 20000m, memory: 20G}"), "1", "1G"),
+    );
+    let r = run_text(&text);
+    assert_eq!(nodes(wl(&r, "ns1", "pg2")), ["n1"]);
+}
+
+#[test]
+fn a_misspelt_queue_field_names_the_closest() {
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec:\n  weight: 1\n  capabilty: {cpu: '2'}\n",
+    );
+    assert!(e.starts_with("t.yaml:6:3: "), "{e}");
+    assert!(e.contains("capabilty"), "{e}");
+    assert!(e.contains("(closest: \"capability\")"), "{e}");
+}
+
+#[test]
+fn a_bad_queue_quantity_and_state_are_errors_at_their_place() {
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec:\n  deserved: {cpu: lots}\n",
+    );
+    assert!(e.starts_with("t.yaml:5:"), "{e}");
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nstatus: {state: Opened}\n",
+    );
+    assert!(e.starts_with("t.yaml:4:"), "{e}");
+    assert!(e.contains("expected Open, Closed"), "{e}");
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec: {weight: 70000}\n",
+    );
+    assert!(e.contains("expected an integer from 1 to 65535"), "{e}");
+}
+
+#[test]
+fn a_missing_parent_or_queue_names_the_closest() {
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: research}\n---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec: {parent: reserch}\n",
+    );
+    assert!(e.contains("(closest: \"research\")"), "{e}");
+    let text = format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: research}}\n{}",
+        gang("pg1", "reserch", None, "1", "1G")
+    );
+    let e = load_error(&text);
+    assert!(e.starts_with("t.yaml:"), "{e}");
+    assert!(e.contains("queue \"reserch\" is not a Volcano Queue"), "{e}");
+    assert!(e.contains("(closest: \"research\")"), "{e}");
+}
+
+#[test]
+fn unknown_actions_and_plugins_name_the_closest() {
+    let e = load_error(&sim("enqeue, allocate", &["gang"]));
+    assert!(e.starts_with("t.yaml:8:"), "{e}");
+    assert!(e.contains("action \"enqeue\""), "{e}");
+    assert!(e.contains("(closest: \"enqueue\")"), "{e}");
+    let e = load_error(&sim("enqueue, allocate", &["proportoin"]));
+    assert!(e.contains("plugin \"proportoin\""), "{e}");
+    assert!(e.contains("(closest: \"proportion\")"), "{e}");
+}
+
+#[test]
+fn kueue_admits_first_then_the_volcano_queue_holds_the_job() {
+    // Both layers: a Kueue-admitted Job (queue-name label, ClusterQueue with room) whose
+    // Volcano queue is capped below its pods stays Pending in Volcano's enqueue.
+    let text = format!(
+        "{}{}{}---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: small}}\nspec: {{weight: 1, capability: {{cpu: 500m}}}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ns1\n  labels: {{kueue.x-k8s.io/queue-name: lq}}\n  annotations: {{kueuesim.io/duration: 1h, scheduling.volcano.sh/queue-name: small}}\nspec:\n  parallelism: 2\n  completions: 2\n  template:\n    spec:\n      schedulerName: volcano\n      containers:\n      - resources:\n          requests: {{cpu: '1'}}\n",
+        sim("enqueue, allocate", &["gang", "proportion"]),
+        node("n1", "8", "8G"),
+        KUEUE,
+    );
+    let r = run_text(&text);
+    let j = wl(&r, "ns1", "j");
+    assert!(j.admitted_at.is_some(), "Kueue admits it");
+    assert!(nodes(j).is_empty());
+    assert_eq!(
+        volcano_events(j),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu"
+        )]
+    );
+}
+
+const KUEUE: &str = "---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: '8'}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: ns1}
+spec: {clusterQueue: cq}
+";

@@ -7,7 +7,9 @@ use kueuesim_model::{
 };
 
 use crate::outcome::{EventType, WorkloadState};
-use crate::placement::volcano::queues::{Overcommit, Proportion, Res, SessionJob, dense};
+use crate::placement::volcano::queues::{
+    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, dense,
+};
 
 use super::Simulation;
 
@@ -116,8 +118,20 @@ impl<'w> Simulation<'w> {
             .map(|r| r.index())
             .collect();
         let queue = &world.volcano_queues[qi];
-        let proportion = (conf.plugin == Some(QueuePlugin::Proportion))
-            .then(|| Proportion::open(&world.volcano_queues, n, &total, &jobs, &cpu_memory));
+        let queues = &world.volcano_queues;
+        let proportion = conf.plugin.map(|plugin| match plugin {
+            QueuePlugin::Proportion => {
+                QueueView::Proportion(Proportion::open(queues, n, &total, &jobs, &cpu_memory))
+            }
+            QueuePlugin::Capacity { hierarchy } => QueueView::Capacity(Capacity::open(
+                queues,
+                n,
+                &total,
+                &jobs,
+                &cpu_memory,
+                hierarchy,
+            )),
+        });
         let source = SchedulerKind::Volcano.event_source();
         // A PodGroup with pods running (a dump's) is past Pending.
         if me.allocated.iter().any(|&x| x > 0.0) {

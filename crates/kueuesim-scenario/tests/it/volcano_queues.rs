@@ -291,3 +291,131 @@ kind: LocalQueue
 metadata: {name: lq, namespace: ns1}
 spec: {clusterQueue: cq}
 ";
+
+/// A PodGroup of minMember 1 in `queue` (minResources `min`) with one pod of `cpu`/`memory`
+/// already running on `node`.
+fn running(name: &str, queue: &str, min: &str, cpu: &str, memory: &str, node: &str) -> String {
+    gang(name, queue, Some(min), cpu, memory).replace(
+        "  schedulerName: volcano\n",
+        &format!("  schedulerName: volcano\n  nodeName: {node}\n"),
+    ) + "status: {phase: Running}\n"
+}
+
+/// A Volcano Queue with `spec` (flow mapping body) and an optional state.
+fn queue(name: &str, spec: &str, state: Option<&str>) -> String {
+    let state = state.map_or(String::new(), |s| format!("status: {{state: {s}}}\n"));
+    format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: {name}}}\nspec: {{{spec}}}\n{state}"
+    )
+}
+
+/// capacity_test.go TestEnqueueAndAllocatable's cluster: n1, n2 of 3 cpu/3G; q1 (deserved
+/// and capability 2 cpu/2G) runs pod1 (1 cpu, 3G) on n1; q2 (deserved 2 cpu/2G, capability
+/// 3 cpu/3G) runs pod2 (3 cpu, 1G) on n2; q3 is Closed.
+fn capacity_cluster() -> String {
+    format!(
+        "{}{}{}{}{}{}{}{}",
+        sim("enqueue, allocate", &["capacity"]),
+        node("n1", "3", "3G"),
+        node("n2", "3", "3G"),
+        queue("q1", "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '2', memory: 2G}", None),
+        queue("q2", "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '3', memory: 3G}", None),
+        queue("q3", "weight: 1, capability: {cpu: '3', memory: 3G}", Some("Closed")),
+        running("pg1", "q1", "{cpu: '1', memory: 3G}", "1", "3G", "n1"),
+        running("pg2", "q2", "{cpu: '3', memory: 1G}", "3", "1G", "n2"),
+    )
+}
+
+#[test]
+fn capacity_enqueue_and_allocatable_cases() {
+    // Case 0: pod3 (1 cpu, 0G) of q1 stays within q1's capability in cpu: n1.
+    // Case 1: pod4 (0 cpu, 1G) of q2 within its capability in memory: n2.
+    let text = capacity_cluster()
+        + &gang("pg3", "q1", Some("{cpu: '1', memory: 0G}"), "1", "0G")
+        + &gang("pg4", "q2", Some("{cpu: '0', memory: 1G}"), "0", "1G");
+    let r = run_text(&text);
+    assert_eq!(nodes(wl(&r, "ns1", "pg3")), ["n1"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg4")), ["n2"]);
+    // Case 2: pod5 (1 cpu, 1G) of q1: 1 cpu/1G + q1's 1 cpu/3G is above 2G.
+    let r = run_text(&(capacity_cluster() + &gang("pg5", "q1", Some("{cpu: '1', memory: 1G}"), "1", "1G")));
+    let pg5 = wl(&r, "ns1", "pg5");
+    assert!(nodes(pg5).is_empty());
+    assert_eq!(
+        volcano_events(pg5),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient memory"
+        )]
+    );
+    // Case 4: the Closed q3 lets nothing in.
+    let r = run_text(&(capacity_cluster() + &gang("pg6", "q3", Some("{cpu: '1', memory: 1G}"), "1", "1G")));
+    assert!(nodes(wl(&r, "ns1", "pg6")).is_empty());
+}
+
+#[test]
+fn capacity_allocates_within_capability_only() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithoutHierarchy, with actions
+    // allocate and reclaim and plugins predicates, gang, capacity. Case 0: q1 (capability
+    // 2 cpu/2Gi) runs p1 (1 cpu, 1Gi) on n1; p2 (1 cpu, 1Gi, nodeSelector selector=worker)
+    // binds on n1. Case 1: q2 (capability 1.5 cpu/1.5Gi) runs p3 (1 cpu, 1Gi); p4 does not
+    // fit the capability.
+    let nodes_text = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {selector: worker}}\nstatus:\n  allocatable: {cpu: '2', memory: 4Gi, pods: '10'}\n".to_string()
+        + &node("n2", "2", "4Gi");
+    let base = sim("allocate, reclaim", &["predicates", "gang", "capacity"]) + &nodes_text;
+    let case0 = base.clone()
+        + &queue("q1", "weight: 1, capability: {cpu: '2', memory: 2Gi}", None)
+        + &running("pg1", "q1", "{cpu: '1', memory: 1Gi}", "1", "1Gi", "n1")
+        + &gang("pg2", "q1", None, "1", "1Gi").replace(
+            "  schedulerName: volcano\n",
+            "  schedulerName: volcano\n  nodeSelector: {selector: worker}\n",
+        );
+    assert_eq!(nodes(wl(&run_text(&case0), "ns1", "pg2")), ["n1"]);
+    let case1 = base
+        + &queue("q2", "weight: 1, capability: {cpu: 1500m, memory: 1536Mi}", None)
+        + &running("pg3", "q2", "{cpu: '1', memory: 1Gi}", "1", "1Gi", "n1")
+        + &gang("pg4", "q2", None, "1", "1Gi");
+    let r = run_text(&case1);
+    let pg4 = wl(&r, "ns1", "pg4");
+    assert!(nodes(pg4).is_empty());
+    assert_eq!(
+        volcano_events(pg4),
+        [(
+            "Warning",
+            "Unschedulable",
+            "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Unschedulable"
+        )]
+    );
+}
+
+#[test]
+fn capacity_hierarchy_checks_every_ancestor() {
+    // enableHierarchy: a leaf under a parent capped at 2 cpu; the leaf itself has no cap.
+    // Its sibling runs 2 cpu, so a 1-cpu job of the leaf waits: the parent has no room.
+    let text = SIM
+        .replace("ACTIONS", "enqueue, allocate")
+        .replace("PLUGINS", "- name: capacity\n          enableHierarchy: true")
+        + &node("n1", "8", "8G")
+        + &queue("team", "weight: 1, capability: {cpu: '2'}", None)
+        + &queue("a", "weight: 1, parent: team", None)
+        + &queue("b", "weight: 1, parent: team", None)
+        + &running("pg1", "b", "{cpu: '2'}", "2", "1G", "n1")
+        + &gang("pg2", "a", Some("{cpu: '1'}"), "1", "1G");
+    let r = run_text(&text);
+    let pg2 = wl(&r, "ns1", "pg2");
+    assert!(nodes(pg2).is_empty());
+    assert_eq!(
+        volcano_events(pg2),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu"
+        )]
+    );
+    // A job of the parent itself is never let in (only leaves hold jobs).
+    let r = run_text(&text.replace("queue: a\n", "queue: team\n"));
+    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // Without the sibling's usage it fits.
+    let free = text.replace("queue: b\n", "queue: default\n");
+    assert_eq!(nodes(wl(&run_text(&free), "ns1", "pg2")), ["n1"]);
+}

@@ -313,3 +313,242 @@ impl Overcommit {
         }
     }
 }
+
+/// `capacity` at session open: each queue's own `deserved`, and its real capability, which
+/// allocation and the enqueue vote check (there is no overused check). With
+/// `enableHierarchy`, every queue gets attributes, a parent's are its subtree's sums, and a
+/// job's queue and all its ancestors are checked.
+#[derive(Clone, Debug)]
+pub struct Capacity {
+    /// By queue index; None for a queue without attributes (no job, flat mode).
+    pub attrs: Vec<Option<QueueAttr>>,
+    /// By queue index: its ancestors, nearest first (empty in flat mode).
+    pub ancestors: Vec<Vec<usize>>,
+    /// By queue index: whether it has child queues (hierarchical mode only).
+    pub has_children: Vec<bool>,
+}
+
+impl Capacity {
+    /// `buildQueueAttrs`, or with `hierarchy` `buildHierarchicalQueueAttrs` under a virtual
+    /// root whose capability is unbounded (upstream's `root` queue without a capability).
+    pub fn open(
+        queues: &[VolcanoQueue],
+        n: usize,
+        total: &[f64],
+        jobs: &[SessionJob],
+        cpu_memory: &[usize],
+        hierarchy: bool,
+    ) -> Self {
+        let nq = queues.len();
+        let mut attrs: Vec<Option<QueueAttr>> = vec![None; nq];
+        let mut ancestors = vec![Vec::new(); nq];
+        let mut has_children = vec![false; nq];
+        let blank = |q: &VolcanoQueue| QueueAttr {
+            weight: q.weight,
+            deserved: q.deserved.as_ref().map_or(vec![0.0; n], |d| dense(d, n)),
+            allocated: vec![0.0; n],
+            request: vec![0.0; n],
+            inqueue: vec![0.0; n],
+            elastic: vec![0.0; n],
+            real_capability: vec![f64::INFINITY; n],
+            guarantee: dense(&q.guarantee, n),
+            share: 0.0,
+        };
+        if hierarchy {
+            for (i, q) in queues.iter().enumerate() {
+                attrs[i] = Some(blank(q));
+                let mut cur = q.parent;
+                while let Some(p) = cur {
+                    ancestors[i].push(p);
+                    cur = queues[p].parent;
+                }
+                if let Some(p) = q.parent {
+                    has_children[p] = true;
+                }
+            }
+            // Top-down (parents before children): a child's effective capability is its
+            // own where it lists a resource (cpu and memory above 0), else its parent's;
+            // its real capability is the parent's less all siblings' guarantees plus its own,
+            // capped by that capability (`checkHierarchicalQueue`).
+            let mut order: Vec<usize> = (0..nq).collect();
+            order.sort_by_key(|&i| ancestors[i].len());
+            let mut effective: Vec<Res> = vec![vec![f64::INFINITY; n]; nq];
+            for &i in &order {
+                let parent = queues[i].parent;
+                let (parent_cap, parent_real) = match parent {
+                    Some(p) => (
+                        effective[p].clone(),
+                        attrs[p].as_ref().map_or(vec![f64::INFINITY; n], |a| a.real_capability.clone()),
+                    ),
+                    None => (vec![f64::INFINITY; n], vec![f64::INFINITY; n]),
+                };
+                let mut cap = parent_cap;
+                if let Some(c) = &queues[i].capability {
+                    for (r, a) in c.iter() {
+                        let k = r.index();
+                        if k < n && !(a <= 0 && cpu_memory.contains(&k)) {
+                            cap[k] = a as f64;
+                        }
+                    }
+                }
+                let mut siblings = vec![0.0; n];
+                for (j, q) in queues.iter().enumerate() {
+                    if q.parent == parent {
+                        add(&mut siblings, &dense(&queues[j].guarantee, n));
+                    }
+                }
+                let attr = attrs[i].as_mut().expect("every queue has attributes");
+                for k in 0..n {
+                    let real = (parent_real[k] - siblings[k]).max(0.0) + attr.guarantee[k];
+                    attr.real_capability[k] = real.min(cap[k]);
+                }
+                effective[i] = cap;
+            }
+        } else {
+            let mut total_guarantee = vec![0.0; n];
+            for q in queues {
+                add(&mut total_guarantee, &dense(&q.guarantee, n));
+            }
+            for job in jobs {
+                attrs[job.queue].get_or_insert_with(|| {
+                    let q = &queues[job.queue];
+                    let mut a = blank(q);
+                    for k in 0..n {
+                        a.real_capability[k] =
+                            (total[k] - total_guarantee[k]).max(0.0) + a.guarantee[k];
+                    }
+                    if let Some(c) = &q.capability {
+                        for (r, x) in c.iter() {
+                            let k = r.index();
+                            if k < n && !(x <= 0 && cpu_memory.contains(&k)) {
+                                a.real_capability[k] = a.real_capability[k].min(x as f64);
+                            }
+                        }
+                    }
+                    a
+                });
+            }
+        }
+        // The jobs' usage, on their queue and (hierarchical) every ancestor.
+        for job in jobs {
+            let chain: Vec<usize> = std::iter::once(job.queue)
+                .chain(ancestors[job.queue].iter().copied())
+                .collect();
+            for q in chain {
+                let Some(attr) = attrs[q].as_mut() else { continue };
+                add(&mut attr.allocated, &job.allocated);
+                add(&mut attr.request, &job.allocated);
+                add(&mut attr.request, &job.pending);
+                if let Some(min) = &job.min_resources {
+                    if job.inqueue || job.running_ready {
+                        for i in 0..n {
+                            attr.inqueue[i] += (min[i] - job.allocated[i]).max(0.0);
+                        }
+                    }
+                    for i in 0..n {
+                        attr.elastic[i] += (job.allocated[i] - min[i]).max(0.0);
+                    }
+                }
+            }
+        }
+        for attr in attrs.iter_mut().flatten() {
+            for k in 0..n {
+                attr.deserved[k] = attr.deserved[k]
+                    .min(attr.real_capability[k])
+                    .max(attr.guarantee[k]);
+            }
+            attr.share = share(&attr.allocated, &attr.deserved);
+        }
+        Capacity {
+            attrs,
+            ancestors,
+            has_children,
+        }
+    }
+
+    /// The queue and its ancestors, leaf first.
+    fn chain(&self, qi: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(qi).chain(self.ancestors[qi].iter().copied())
+    }
+
+    /// `AllocatableFn`: the queue is open (and a leaf), and allocated + request stays
+    /// within the real capability of it and every ancestor, in the dimensions asked for.
+    pub fn allocatable(&self, queue: &VolcanoQueue, qi: usize, request: &[f64]) -> bool {
+        if !queue.open || self.has_children[qi] {
+            return false;
+        }
+        self.chain(qi).all(|q| {
+            self.attrs[q].as_ref().is_none_or(|a| {
+                let mut future = a.allocated.clone();
+                add(&mut future, request);
+                exceeded_in(&future, &a.real_capability, request).is_empty()
+            })
+        })
+    }
+
+    /// `JobEnqueueableFn`: Err(None) for a closed or non-leaf queue, Err(Some(resources))
+    /// when minResources + allocated + inqueue − elastic exceeds the real capability of the
+    /// queue or an ancestor (the first, leaf up, that does).
+    pub fn enqueueable(
+        &self,
+        queue: &VolcanoQueue,
+        qi: usize,
+        min: Option<&[f64]>,
+    ) -> Result<(), Option<Vec<usize>>> {
+        if !queue.open || self.has_children[qi] {
+            return Err(None);
+        }
+        let Some(min) = min else { return Ok(()) };
+        for q in self.chain(qi) {
+            let Some(a) = &self.attrs[q] else { continue };
+            let r: Res = (0..min.len())
+                .map(|i| min[i] + a.allocated[i] + a.inqueue[i] - a.elastic[i])
+                .collect();
+            let over = exceeded_in(&r, &a.real_capability, min);
+            if !over.is_empty() {
+                return Err(Some(over));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The queue plugin of a session.
+#[derive(Clone, Debug)]
+pub enum QueueView {
+    /// `proportion`.
+    Proportion(Proportion),
+    /// `capacity`.
+    Capacity(Capacity),
+}
+
+impl QueueView {
+    /// `OverusedFn` (capacity registers none).
+    pub fn overused(&self, qi: usize) -> bool {
+        match self {
+            QueueView::Proportion(p) => p.overused(qi),
+            QueueView::Capacity(_) => false,
+        }
+    }
+
+    /// `AllocatableFn`.
+    pub fn allocatable(&self, queue: &VolcanoQueue, qi: usize, request: &[f64]) -> bool {
+        match self {
+            QueueView::Proportion(p) => p.allocatable(queue, qi, request),
+            QueueView::Capacity(c) => c.allocatable(queue, qi, request),
+        }
+    }
+
+    /// `JobEnqueueableFn`.
+    pub fn enqueueable(
+        &self,
+        queue: &VolcanoQueue,
+        qi: usize,
+        min: Option<&[f64]>,
+    ) -> Result<(), Option<Vec<usize>>> {
+        match self {
+            QueueView::Proportion(p) => p.enqueueable(queue, qi, min),
+            QueueView::Capacity(c) => c.enqueueable(queue, qi, min),
+        }
+    }
+}

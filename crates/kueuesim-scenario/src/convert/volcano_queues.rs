@@ -67,9 +67,9 @@ impl Builder<'_> {
             };
             let parent = match &spec.parent {
                 None => None,
-                Some(p) if p.value.is_empty() || p.value == "root" => None,
+                Some(p) if p.value.is_empty() => None,
                 Some(p) => match self.index.volcano_queues.get(&p.value) {
-                    Some(&i) if i < names.len() && names[i] == *name => {
+                    Some(&i) if names[i] == *name => {
                         return Err(err_at(
                             src,
                             p,
@@ -77,6 +77,8 @@ impl Builder<'_> {
                         ));
                     }
                     Some(&i) => Some(i),
+                    // Upstream's `root` queue, implicit when the input has none.
+                    None if p.value == "root" => None,
                     None => {
                         return Err(err_at(
                             src,

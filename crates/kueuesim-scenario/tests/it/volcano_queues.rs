@@ -419,3 +419,87 @@ fn capacity_hierarchy_checks_every_ancestor() {
     let free = text.replace("queue: b\n", "queue: default\n");
     assert_eq!(nodes(wl(&run_text(&free), "ns1", "pg2")), ["n1"]);
 }
+
+/// A Queue under `parent` with `deserved` and `capability` (flow mappings, or empty).
+fn child(name: &str, parent: &str, deserved: &str, capability: &str) -> String {
+    let mut spec = format!("weight: 1, parent: {parent}");
+    if !deserved.is_empty() {
+        spec += &format!(", deserved: {deserved}");
+    }
+    if !capability.is_empty() {
+        spec += &format!(", capability: {capability}");
+    }
+    queue(name, &spec, None)
+}
+
+#[test]
+fn capacity_hierarchy_upstream_cases() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithHierarchy (actions enqueue,
+    // reclaim, allocate; plugins capacity with enableHierarchy, predicates, gang), node n1
+    // of 8 cpu/8Gi, a `root` queue without capability.
+    let base = SIM
+        .replace("ACTIONS", "enqueue, reclaim, allocate")
+        .replace(
+            "PLUGINS",
+            "- name: capacity\n          enableHierarchy: true\n        - name: predicates\n        - name: gang",
+        )
+        + &node("n1", "8", "8Gi")
+        + &queue("root", "weight: 1", None);
+    let tree1 = base.clone()
+        + &child("q1", "root", "", "{cpu: '4', memory: 4Gi}")
+        + &child("q2", "root", "", "{cpu: '4', memory: 4Gi}")
+        + &child("q11", "q1", "", "{cpu: '1', memory: 1Gi}")
+        + &child("q12", "q1", "", "{cpu: '3', memory: 3Gi}");
+    // case0 "Pod allocatable when queue is leaf queue": p1 (1 cpu, 1Gi) of q11 → n1.
+    let r = run_text(&(tree1.clone() + &gang("pg1", "q11", None, "1", "1Gi")));
+    assert_eq!(nodes(wl(&r, "ns1", "pg1")), ["n1"]);
+    // case1 "Pod not allocatable when queue is not leaf queue": p2 of q1 waits.
+    let r = run_text(&(tree1 + &gang("pg2", "q1", None, "1", "1Gi")));
+    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // case4 "Pod is not allocatable when ancestor queue's real capability not enough": q3
+    // (capability 4 cpu/4Gi) has q31, q32 running 2 cpu/2Gi each; p10 (3 cpu/3Gi) of q33
+    // fits q33's capability but not q3's.
+    let tree3 = base.clone()
+        + &child("q3", "root", "{cpu: '4', memory: 4Gi, pods: '10'}", "{cpu: '4', memory: 4Gi, pods: '10'}")
+        + &child("q31", "q3", "{cpu: '2', memory: 2Gi, pods: '2'}", "{cpu: '4', memory: 4Gi, pods: '4'}")
+        + &child("q32", "q3", "{cpu: '2', memory: 2Gi, pods: '2'}", "{cpu: '4', memory: 4Gi, pods: '4'}")
+        + &child("q33", "q3", "{cpu: '0', memory: 0Gi, pods: '2'}", "{cpu: '4', memory: 4Gi, pods: '4'}")
+        + &running("pg5", "q31", "{cpu: '2', memory: 2Gi}", "2", "2Gi", "n1")
+        + &running("pg7", "q32", "{cpu: '2', memory: 2Gi}", "2", "2Gi", "n1");
+    let r = run_text(&(tree3 + &gang("pg8", "q33", None, "3", "3Gi")));
+    let pg8 = wl(&r, "ns1", "pg8");
+    assert!(nodes(pg8).is_empty());
+    assert_eq!(volcano_events(pg8).len(), 1);
+    assert_eq!(volcano_events(pg8)[0].0, "Warning");
+    // case5 "If the capability cpu or memory is not specified, the value should be inherited
+    // from parent queue": q5 (4Gi), q51 (2Gi); p11 asks 1 cpu and no memory → n1.
+    let tree5 = base.clone()
+        + &child("q5", "root", "", "{memory: 4Gi}")
+        + &child("q51", "q5", "", "{memory: 2Gi}");
+    let p11 = gang("pg9", "q51", None, "1", "0").replace("memory: 0}", "memory: '0'}");
+    let r = run_text(&(tree5 + &p11));
+    assert_eq!(nodes(wl(&r, "ns1", "pg9")), ["n1"]);
+    // case6 "podgroup can't be enqueued when any ancestor queue's capability is not
+    // enough": q6 (2 cpu/4Gi) over q61 and q62 without capability; pg10 and pg11 each with
+    // minResources 2 cpu/4Gi: the first in is let in, the other waits Pending.
+    let tree6 = base
+        + &child("q6", "root", "", "{cpu: '2', memory: 4Gi}")
+        + &child("q61", "q6", "", "")
+        + &child("q62", "q6", "", "");
+    let r = run_text(
+        &(tree6
+            + &gang("pg10", "q61", Some("{cpu: '2', memory: 4Gi}"), "2", "4Gi")
+            + &gang("pg11", "q62", Some("{cpu: '2', memory: 4Gi}"), "2", "4Gi")),
+    );
+    assert_eq!(nodes(wl(&r, "ns1", "pg10")), ["n1"]);
+    let pg11 = wl(&r, "ns1", "pg11");
+    assert!(nodes(pg11).is_empty());
+    assert_eq!(
+        volcano_events(pg11),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu, insufficient memory"
+        )]
+    );
+}

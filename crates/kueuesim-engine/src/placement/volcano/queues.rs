@@ -355,14 +355,18 @@ impl Capacity {
             share: 0.0,
         };
         if hierarchy {
+            // A Queue named `root` is the root: every other queue without a parent is its
+            // child (upstream's `updateAncestors` defaults a parent to `root`).
+            let root = queues.iter().position(|q| q.name == "root");
+            let parent_of = |i: usize| queues[i].parent.or(root.filter(|&r| r != i));
             for (i, q) in queues.iter().enumerate() {
                 attrs[i] = Some(blank(q));
-                let mut cur = q.parent;
+                let mut cur = parent_of(i);
                 while let Some(p) = cur {
                     ancestors[i].push(p);
-                    cur = queues[p].parent;
+                    cur = parent_of(p);
                 }
-                if let Some(p) = q.parent {
+                if let Some(p) = parent_of(i) {
                     has_children[p] = true;
                 }
             }
@@ -374,7 +378,7 @@ impl Capacity {
             order.sort_by_key(|&i| ancestors[i].len());
             let mut effective: Vec<Res> = vec![vec![f64::INFINITY; n]; nq];
             for &i in &order {
-                let parent = queues[i].parent;
+                let parent = parent_of(i);
                 let (parent_cap, parent_real) = match parent {
                     Some(p) => (
                         effective[p].clone(),
@@ -393,8 +397,8 @@ impl Capacity {
                 }
                 let mut siblings = vec![0.0; n];
                 for (j, q) in queues.iter().enumerate() {
-                    if q.parent == parent {
-                        add(&mut siblings, &dense(&queues[j].guarantee, n));
+                    if parent_of(j) == parent {
+                        add(&mut siblings, &dense(&q.guarantee, n));
                     }
                 }
                 let attr = attrs[i].as_mut().expect("every queue has attributes");

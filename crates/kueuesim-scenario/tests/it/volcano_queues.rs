@@ -503,3 +503,79 @@ fn capacity_hierarchy_upstream_cases() {
         )]
     );
 }
+
+/// A pending pod of `cpu`/`memory`/`gpu` in PodGroup `pg` (without the PodGroup).
+fn gpu_pod(name: &str, pg: &str, cpu: &str, memory: &str, gpu: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ns1\n  annotations: {{kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: {pg}}}\nspec:\n  schedulerName: volcano\n  containers:\n  - resources:\n      requests: {{cpu: '{cpu}', memory: {memory}, nvidia.com/gpu: '{gpu}'}}\n"
+    )
+}
+
+/// A PodGroup of `min_member` in `queue`, without minResources.
+fn pod_group(name: &str, queue: &str, min_member: u32) -> String {
+    format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {{name: {name}, namespace: ns1}}\nspec: {{minMember: {min_member}, queue: {queue}}}\n"
+    )
+}
+
+#[test]
+fn capacity_hierarchy_upstream_allocation_cases_with_scalars() {
+    let head = SIM
+        .replace("ACTIONS", "enqueue, reclaim, allocate")
+        .replace(
+            "PLUGINS",
+            "- name: capacity\n          enableHierarchy: true\n        - name: predicates\n        - name: gang",
+        )
+        + &queue("root", "weight: 1", None);
+    let gpu_node = |name: &str, extra: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{cpu: '8', memory: 8Gi, nvidia.com/gpu: '8', pods: '10'{extra}}}\n"
+        )
+    };
+    // case2 "Pod allocatable when queue has not exceed capability": pg3 (minMember 2) of
+    // q31 with p3 and p4 (2 cpu/2Gi each) under q3 (4 cpu/4Gi): both on n1.
+    let case2 = head.clone()
+        + &node("n1", "8", "8Gi")
+        + &child("q3", "root", "{cpu: '4', memory: 4Gi}", "{cpu: '4', memory: 4Gi}")
+        + &child("q4", "root", "{cpu: '2', memory: 2Gi}", "{cpu: '4', memory: 4Gi}")
+        + &child("q31", "q3", "{cpu: '2', memory: 2Gi}", "{cpu: '4', memory: 4Gi}")
+        + &child("q32", "q3", "{cpu: '2', memory: 2Gi}", "{cpu: '4', memory: 4Gi}")
+        + &pod_group("pg3", "q31", 2)
+        + &gpu_pod("p3", "pg3", "2", "2Gi", "0")
+        + &gpu_pod("p4", "pg3", "2", "2Gi", "0");
+    assert_eq!(nodes(wl(&run_text(&case2), "ns1", "pg3")), ["n1", "n1"]);
+    // case8 "When the queue's deserved value has a scalar resource set, the check can pass":
+    // q8 (deserved 4 cpu/4Gi/8 GPUs) over q81 and q82 (2 cpu/2Gi/4 GPUs); p12 (2 cpu, 2Gi,
+    // 1 GPU) of q81 on n-gpu.
+    let case8 = head.clone()
+        + &gpu_node("n-gpu", "")
+        + &child("q8", "root", "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '8'}", "")
+        + &child("q81", "q8", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}", "")
+        + &child("q82", "q8", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}", "")
+        + &pod_group("pg12", "q81", 1)
+        + &gpu_pod("p12", "pg12", "2", "2Gi", "1");
+    assert_eq!(nodes(wl(&run_text(&case8), "ns1", "pg12")), ["n-gpu"]);
+    // case9 "When some scalar resources are 0 in deserved, the check can still pass".
+    let case9 = head.clone()
+        + &gpu_node("n2", ", hugepages-1Gi: '0'")
+        + &child("q9", "root", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '8', hugepages-1Gi: '0'}", "")
+        + &child("q91", "q9", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4', hugepages-1Gi: '0'}", "")
+        + &pod_group("pg13", "q91", 1)
+        + &gpu_pod("p13", "pg13", "2", "2Gi", "1");
+    assert_eq!(nodes(wl(&run_text(&case9), "ns1", "pg13")), ["n2"]);
+    // case11 "If the capability scalar resources is not specified, the value should be
+    // inherited from parent queue": two leaves capped at 4 GPUs each under a parent without
+    // capability; p14 and p15 (4 GPUs each) both on n2.
+    let case11 = head
+        + &gpu_node("n2", "")
+        + &child("case11-queue1", "root", "", "")
+        + &child("case11-queue11", "case11-queue1", "", "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}")
+        + &child("case11-queue12", "case11-queue1", "", "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}")
+        + &pod_group("pg14", "case11-queue11", 1)
+        + &gpu_pod("p14", "pg14", "1", "1Gi", "4")
+        + &pod_group("pg15", "case11-queue12", 1)
+        + &gpu_pod("p15", "pg15", "1", "1Gi", "4");
+    let r = run_text(&case11);
+    assert_eq!(nodes(wl(&r, "ns1", "pg14")), ["n2"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg15")), ["n2"]);
+}

@@ -28,8 +28,11 @@ impl<'w> Simulation<'w> {
         let Some(qi) = self.spec(w).gang.volcano_queue else {
             return true;
         };
-        // A gang whose pods all run already (a dump's) has nothing to ask of its queue.
-        if !self.runtimes[w.index()].has_unplaced() {
+        // A gang whose pods all run already (a dump's) has nothing to ask of its queue;
+        // and without a queue plugin or overcommit nothing can hold a gang back.
+        if !self.runtimes[w.index()].has_unplaced()
+            || (conf.plugin.is_none() && conf.overcommit_factor.is_none())
+        {
             self.runtimes[w.index()].volcano_inqueue = true;
             return true;
         }

@@ -36,7 +36,9 @@ pub use quantity::{
 pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
-pub use volcano::{EnqueueVoter, MinResources, QueuePlugin, VolcanoAction, VolcanoQueue, VolcanoQueueing};
+pub use volcano::{
+    EnqueueVoter, MinResources, QueuePlugin, VolcanoAction, VolcanoQueue, VolcanoQueueing,
+};
 pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, CycleWork, DeviceShareArgs,
     FairSharingStrategy, KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs,

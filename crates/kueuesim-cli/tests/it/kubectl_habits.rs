@@ -586,5 +586,8 @@ fn volcano_pod_group_held_by_enqueue_shows_pending_with_its_event() {
         ),
         "{described}"
     );
-    assert!(described.contains("Phase:                   Pending"), "{described}");
+    assert!(
+        described.contains("Phase:                   Pending"),
+        "{described}"
+    );
 }

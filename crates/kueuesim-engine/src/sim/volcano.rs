@@ -72,7 +72,10 @@ impl<'w> Simulation<'w> {
                     }
                 }
             }
-            let min_member = spec.gang.min_member.map_or(total, |m| (m as usize).min(total));
+            let min_member = spec
+                .gang
+                .min_member
+                .map_or(total, |m| (m as usize).min(total));
             let min_resources = match &spec.gang.volcano_min_resources {
                 MinResources::Unset => None,
                 MinResources::Given(l) => Some(dense(l, n)),
@@ -259,12 +262,8 @@ impl<'w> Simulation<'w> {
             return true;
         }
         let pending = total_pods - placed;
-        let message = crate::placement::volcano::not_tried_message(
-            placed,
-            pending,
-            min_member,
-            total_pods,
-        );
+        let message =
+            crate::placement::volcano::not_tried_message(placed, pending, min_member, total_pods);
         self.record_event(
             w,
             EventType::Warning,
@@ -282,7 +281,11 @@ impl<'w> Simulation<'w> {
 fn format_names(world: &kueuesim_model::World, prefix: &str, verb: &str, over: &[usize]) -> String {
     let mut names: Vec<&str> = over
         .iter()
-        .map(|&i| world.resources.name(kueuesim_model::ResourceId::from_index(i)))
+        .map(|&i| {
+            world
+                .resources
+                .name(kueuesim_model::ResourceId::from_index(i))
+        })
         .collect();
     names.sort_by_key(|n| (*n != "cpu", *n != "memory", *n));
     if names.is_empty() {

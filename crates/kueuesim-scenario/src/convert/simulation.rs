@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
-    BinpackArgs, DeviceShareArgs, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
+    BinpackArgs, DeviceShareArgs, EnqueueVoter, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
     NetworkTopologyAwareArgs, Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
-    EnqueueVoter, QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy, VolcanoAction, VolcanoConfig,
+    QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy, VolcanoAction, VolcanoConfig,
     VolcanoQueueing,
 };
 

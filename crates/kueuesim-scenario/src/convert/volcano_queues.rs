@@ -43,7 +43,11 @@ impl Builder<'_> {
             let priority = match &spec.priority {
                 None => 0,
                 Some(p) => i32::try_from(p.value).map_err(|_| {
-                    err_at(src, p, format!("priority {}: expected a 32-bit integer", p.value))
+                    err_at(
+                        src,
+                        p,
+                        format!("priority {}: expected a 32-bit integer", p.value),
+                    )
                 })?,
             };
             let open = match &q.obj.status.state {
@@ -73,7 +77,10 @@ impl Builder<'_> {
                         return Err(err_at(
                             src,
                             p,
-                            format!("parent {:?} is the queue itself: expected another Volcano Queue", p.value),
+                            format!(
+                                "parent {:?} is the queue itself: expected another Volcano Queue",
+                                p.value
+                            ),
                         ));
                     }
                     Some(&i) => Some(i),
@@ -86,7 +93,10 @@ impl Builder<'_> {
                             format!(
                                 "parent {:?} is not a Volcano Queue in the input{}: expected a scheduling.volcano.sh Queue name, or root",
                                 p.value,
-                                crate::overlay::closest_hint(&p.value, names.iter().map(String::as_str))
+                                crate::overlay::closest_hint(
+                                    &p.value,
+                                    names.iter().map(String::as_str)
+                                )
                             ),
                         ));
                     }

@@ -159,7 +159,13 @@ fn overcommit_rejects_min_resources_above_idle_times_the_factor() {
         sim("enqueue, allocate", &["overcommit", "gang"]),
         node("n1", "2", "4Gi"),
         node("n2", "4", "16Gi"),
-        gang("pg2", "default", Some("{cpu: 20000m, memory: 20G}"), "1", "1G"),
+        gang(
+            "pg2",
+            "default",
+            Some("{cpu: 20000m, memory: 20G}"),
+            "1",
+            "1G"
+        ),
     );
     let r = run_text(&text);
     let pg2 = wl(&r, "ns1", "pg2");
@@ -185,7 +191,13 @@ fn without_enqueue_allocate_lets_the_pod_group_in_itself() {
         "{}{}{}",
         sim("allocate", &["overcommit", "gang"]),
         node("n1", "2", "4Gi"),
-        gang("pg2", "default", Some("{cpu: 20000m, memory: 20G}"), "1", "1G"),
+        gang(
+            "pg2",
+            "default",
+            Some("{cpu: 20000m, memory: 20G}"),
+            "1",
+            "1G"
+        ),
     );
     let r = run_text(&text);
     assert_eq!(nodes(wl(&r, "ns1", "pg2")), ["n1"]);
@@ -230,7 +242,10 @@ fn a_missing_parent_or_queue_names_the_closest() {
     );
     let e = load_error(&text);
     assert!(e.starts_with("t.yaml:"), "{e}");
-    assert!(e.contains("queue \"reserch\" is not a Volcano Queue"), "{e}");
+    assert!(
+        e.contains("queue \"reserch\" is not a Volcano Queue"),
+        "{e}"
+    );
     assert!(e.contains("(closest: \"research\")"), "{e}");
 }
 
@@ -318,9 +333,21 @@ fn capacity_cluster() -> String {
         sim("enqueue, allocate", &["capacity"]),
         node("n1", "3", "3G"),
         node("n2", "3", "3G"),
-        queue("q1", "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '2', memory: 2G}", None),
-        queue("q2", "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '3', memory: 3G}", None),
-        queue("q3", "weight: 1, capability: {cpu: '3', memory: 3G}", Some("Closed")),
+        queue(
+            "q1",
+            "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '2', memory: 2G}",
+            None
+        ),
+        queue(
+            "q2",
+            "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '3', memory: 3G}",
+            None
+        ),
+        queue(
+            "q3",
+            "weight: 1, capability: {cpu: '3', memory: 3G}",
+            Some("Closed")
+        ),
         running("pg1", "q1", "{cpu: '1', memory: 3G}", "1", "3G", "n1"),
         running("pg2", "q2", "{cpu: '3', memory: 1G}", "3", "1G", "n2"),
     )
@@ -337,7 +364,9 @@ fn capacity_enqueue_and_allocatable_cases() {
     assert_eq!(nodes(wl(&r, "ns1", "pg3")), ["n1"]);
     assert_eq!(nodes(wl(&r, "ns1", "pg4")), ["n2"]);
     // Case 2: pod5 (1 cpu, 1G) of q1: 1 cpu/1G + q1's 1 cpu/3G is above 2G.
-    let r = run_text(&(capacity_cluster() + &gang("pg5", "q1", Some("{cpu: '1', memory: 1G}"), "1", "1G")));
+    let r = run_text(
+        &(capacity_cluster() + &gang("pg5", "q1", Some("{cpu: '1', memory: 1G}"), "1", "1G")),
+    );
     let pg5 = wl(&r, "ns1", "pg5");
     assert!(nodes(pg5).is_empty());
     assert_eq!(
@@ -349,7 +378,9 @@ fn capacity_enqueue_and_allocatable_cases() {
         )]
     );
     // Case 4: the Closed q3 lets nothing in.
-    let r = run_text(&(capacity_cluster() + &gang("pg6", "q3", Some("{cpu: '1', memory: 1G}"), "1", "1G")));
+    let r = run_text(
+        &(capacity_cluster() + &gang("pg6", "q3", Some("{cpu: '1', memory: 1G}"), "1", "1G")),
+    );
     assert!(nodes(wl(&r, "ns1", "pg6")).is_empty());
 }
 
@@ -371,10 +402,13 @@ fn capacity_allocates_within_capability_only() {
             "  schedulerName: volcano\n  nodeSelector: {selector: worker}\n",
         );
     assert_eq!(nodes(wl(&run_text(&case0), "ns1", "pg2")), ["n1"]);
-    let case1 = base
-        + &queue("q2", "weight: 1, capability: {cpu: 1500m, memory: 1536Mi}", None)
-        + &running("pg3", "q2", "{cpu: '1', memory: 1Gi}", "1", "1Gi", "n1")
-        + &gang("pg4", "q2", None, "1", "1Gi");
+    let case1 =
+        base + &queue(
+            "q2",
+            "weight: 1, capability: {cpu: 1500m, memory: 1536Mi}",
+            None,
+        ) + &running("pg3", "q2", "{cpu: '1', memory: 1Gi}", "1", "1Gi", "n1")
+            + &gang("pg4", "q2", None, "1", "1Gi");
     let r = run_text(&case1);
     let pg4 = wl(&r, "ns1", "pg4");
     assert!(nodes(pg4).is_empty());
@@ -392,10 +426,10 @@ fn capacity_allocates_within_capability_only() {
 fn capacity_hierarchy_checks_every_ancestor() {
     // enableHierarchy: a leaf under a parent capped at 2 cpu; the leaf itself has no cap.
     // Its sibling runs 2 cpu, so a 1-cpu job of the leaf waits: the parent has no room.
-    let text = SIM
-        .replace("ACTIONS", "enqueue, allocate")
-        .replace("PLUGINS", "- name: capacity\n          enableHierarchy: true")
-        + &node("n1", "8", "8G")
+    let text = SIM.replace("ACTIONS", "enqueue, allocate").replace(
+        "PLUGINS",
+        "- name: capacity\n          enableHierarchy: true",
+    ) + &node("n1", "8", "8G")
         + &queue("team", "weight: 1, capability: {cpu: '2'}", None)
         + &queue("a", "weight: 1, parent: team", None)
         + &queue("b", "weight: 1, parent: team", None)
@@ -460,10 +494,30 @@ fn capacity_hierarchy_upstream_cases() {
     // (capability 4 cpu/4Gi) has q31, q32 running 2 cpu/2Gi each; p10 (3 cpu/3Gi) of q33
     // fits q33's capability but not q3's.
     let tree3 = base.clone()
-        + &child("q3", "root", "{cpu: '4', memory: 4Gi, pods: '10'}", "{cpu: '4', memory: 4Gi, pods: '10'}")
-        + &child("q31", "q3", "{cpu: '2', memory: 2Gi, pods: '2'}", "{cpu: '4', memory: 4Gi, pods: '4'}")
-        + &child("q32", "q3", "{cpu: '2', memory: 2Gi, pods: '2'}", "{cpu: '4', memory: 4Gi, pods: '4'}")
-        + &child("q33", "q3", "{cpu: '0', memory: 0Gi, pods: '2'}", "{cpu: '4', memory: 4Gi, pods: '4'}")
+        + &child(
+            "q3",
+            "root",
+            "{cpu: '4', memory: 4Gi, pods: '10'}",
+            "{cpu: '4', memory: 4Gi, pods: '10'}",
+        )
+        + &child(
+            "q31",
+            "q3",
+            "{cpu: '2', memory: 2Gi, pods: '2'}",
+            "{cpu: '4', memory: 4Gi, pods: '4'}",
+        )
+        + &child(
+            "q32",
+            "q3",
+            "{cpu: '2', memory: 2Gi, pods: '2'}",
+            "{cpu: '4', memory: 4Gi, pods: '4'}",
+        )
+        + &child(
+            "q33",
+            "q3",
+            "{cpu: '0', memory: 0Gi, pods: '2'}",
+            "{cpu: '4', memory: 4Gi, pods: '4'}",
+        )
         + &running("pg5", "q31", "{cpu: '2', memory: 2Gi}", "2", "2Gi", "n1")
         + &running("pg7", "q32", "{cpu: '2', memory: 2Gi}", "2", "2Gi", "n1");
     let r = run_text(&(tree3 + &gang("pg8", "q33", None, "3", "3Gi")));
@@ -536,10 +590,30 @@ fn capacity_hierarchy_upstream_allocation_cases_with_scalars() {
     // q31 with p3 and p4 (2 cpu/2Gi each) under q3 (4 cpu/4Gi): both on n1.
     let case2 = head.clone()
         + &node("n1", "8", "8Gi")
-        + &child("q3", "root", "{cpu: '4', memory: 4Gi}", "{cpu: '4', memory: 4Gi}")
-        + &child("q4", "root", "{cpu: '2', memory: 2Gi}", "{cpu: '4', memory: 4Gi}")
-        + &child("q31", "q3", "{cpu: '2', memory: 2Gi}", "{cpu: '4', memory: 4Gi}")
-        + &child("q32", "q3", "{cpu: '2', memory: 2Gi}", "{cpu: '4', memory: 4Gi}")
+        + &child(
+            "q3",
+            "root",
+            "{cpu: '4', memory: 4Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &child(
+            "q4",
+            "root",
+            "{cpu: '2', memory: 2Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &child(
+            "q31",
+            "q3",
+            "{cpu: '2', memory: 2Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &child(
+            "q32",
+            "q3",
+            "{cpu: '2', memory: 2Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
         + &pod_group("pg3", "q31", 2)
         + &gpu_pod("p3", "pg3", "2", "2Gi", "0")
         + &gpu_pod("p4", "pg3", "2", "2Gi", "0");
@@ -549,17 +623,42 @@ fn capacity_hierarchy_upstream_allocation_cases_with_scalars() {
     // 1 GPU) of q81 on n-gpu.
     let case8 = head.clone()
         + &gpu_node("n-gpu", "")
-        + &child("q8", "root", "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '8'}", "")
-        + &child("q81", "q8", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}", "")
-        + &child("q82", "q8", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}", "")
+        + &child(
+            "q8",
+            "root",
+            "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '8'}",
+            "",
+        )
+        + &child(
+            "q81",
+            "q8",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}",
+            "",
+        )
+        + &child(
+            "q82",
+            "q8",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}",
+            "",
+        )
         + &pod_group("pg12", "q81", 1)
         + &gpu_pod("p12", "pg12", "2", "2Gi", "1");
     assert_eq!(nodes(wl(&run_text(&case8), "ns1", "pg12")), ["n-gpu"]);
     // case9 "When some scalar resources are 0 in deserved, the check can still pass".
     let case9 = head.clone()
         + &gpu_node("n2", ", hugepages-1Gi: '0'")
-        + &child("q9", "root", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '8', hugepages-1Gi: '0'}", "")
-        + &child("q91", "q9", "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4', hugepages-1Gi: '0'}", "")
+        + &child(
+            "q9",
+            "root",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '8', hugepages-1Gi: '0'}",
+            "",
+        )
+        + &child(
+            "q91",
+            "q9",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4', hugepages-1Gi: '0'}",
+            "",
+        )
         + &pod_group("pg13", "q91", 1)
         + &gpu_pod("p13", "pg13", "2", "2Gi", "1");
     assert_eq!(nodes(wl(&run_text(&case9), "ns1", "pg13")), ["n2"]);
@@ -569,8 +668,18 @@ fn capacity_hierarchy_upstream_allocation_cases_with_scalars() {
     let case11 = head
         + &gpu_node("n2", "")
         + &child("case11-queue1", "root", "", "")
-        + &child("case11-queue11", "case11-queue1", "", "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}")
-        + &child("case11-queue12", "case11-queue1", "", "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}")
+        + &child(
+            "case11-queue11",
+            "case11-queue1",
+            "",
+            "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}",
+        )
+        + &child(
+            "case11-queue12",
+            "case11-queue1",
+            "",
+            "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}",
+        )
         + &pod_group("pg14", "case11-queue11", 1)
         + &gpu_pod("p14", "pg14", "1", "1Gi", "4")
         + &pod_group("pg15", "case11-queue12", 1)

@@ -32,9 +32,9 @@ use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
+pub use messages::not_tried_message;
 use messages::volcano_fit;
 use messages::{fit_error, fit_error_with, unplaced};
-pub use messages::not_tried_message;
 pub use subjobs::SubJob;
 use subjobs::{Readiness, fill_subgroups};
 

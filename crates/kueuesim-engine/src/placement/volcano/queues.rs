@@ -245,7 +245,11 @@ impl Proportion {
             .map(|i| min[i] + a.allocated[i] + a.inqueue[i] - a.elastic[i])
             .collect();
         let over = exceeded_in(&r, &a.real_capability, min);
-        if over.is_empty() { Ok(()) } else { Err(Some(over)) }
+        if over.is_empty() {
+            Ok(())
+        } else {
+            Err(Some(over))
+        }
     }
 
     /// A job let in (`JobEnqueuedFn`): its minResources count as the queue's inqueue.
@@ -382,7 +386,9 @@ impl Capacity {
                 let (parent_cap, parent_real) = match parent {
                     Some(p) => (
                         effective[p].clone(),
-                        attrs[p].as_ref().map_or(vec![f64::INFINITY; n], |a| a.real_capability.clone()),
+                        attrs[p]
+                            .as_ref()
+                            .map_or(vec![f64::INFINITY; n], |a| a.real_capability.clone()),
                     ),
                     None => (vec![f64::INFINITY; n], vec![f64::INFINITY; n]),
                 };
@@ -439,7 +445,9 @@ impl Capacity {
                 .chain(ancestors[job.queue].iter().copied())
                 .collect();
             for q in chain {
-                let Some(attr) = attrs[q].as_mut() else { continue };
+                let Some(attr) = attrs[q].as_mut() else {
+                    continue;
+                };
                 add(&mut attr.allocated, &job.allocated);
                 add(&mut attr.request, &job.allocated);
                 add(&mut attr.request, &job.pending);

@@ -68,6 +68,9 @@ pub(super) struct Runtime<'w> {
     /// Volcano: its PodGroup is Inqueue (let in by the enqueue action, or by allocate
     /// without one); only read when the volcano-scheduler.conf has queue plugins.
     pub(super) volcano_inqueue: bool,
+    /// Its pods were given back (`release`): done or evicted, even while its record still
+    /// names their nodes. Volcano's queues count its pods no more.
+    pub(super) released: bool,
     /// Quota usage held, to give back.
     pub(super) usage: Vec<(Fr, i64)>,
     /// Its position in its ClusterQueue's queue.
@@ -213,6 +216,7 @@ pub(super) fn new_runtime<'w>(
         needs: Vec::new(),
         kai_pipelined: 0,
         volcano_inqueue: false,
+        released: false,
         usage: Vec::new(),
         key: None,
         past_execution: SimDuration::ZERO,

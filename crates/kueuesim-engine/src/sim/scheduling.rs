@@ -19,6 +19,7 @@ impl<'w> Simulation<'w> {
         let wl = self.spec(w);
         let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
         let rt = &mut self.runtimes[w.index()];
+        rt.released = false;
         rt.needs = wl
             .pod_sets
             .iter()

@@ -42,6 +42,7 @@ impl<'w> Simulation<'w> {
         for (i, rt) in self.runtimes.iter() {
             let x = WorkloadId::from_index(i);
             if rt.needs.is_empty()
+                || rt.released
                 || matches!(
                     rt.record.state,
                     WorkloadState::Finished | WorkloadState::Evicted

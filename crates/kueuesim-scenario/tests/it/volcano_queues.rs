@@ -688,3 +688,32 @@ fn capacity_hierarchy_upstream_allocation_cases_with_scalars() {
     assert_eq!(nodes(wl(&r, "ns1", "pg14")), ["n2"]);
     assert_eq!(nodes(wl(&r, "ns1", "pg15")), ["n2"]);
 }
+
+#[test]
+fn weighted_queues_leave_a_node_idle_while_shares_do_not_fit_whole_node_gangs() {
+    let r = run_dir("volcano/weighted-queues");
+    let start = |name: &str| wl(&r, "team", name).running_at;
+    let h = 3600.0;
+    assert_eq!(start("research-0"), Some(0.0));
+    assert_eq!(start("research-1"), Some(0.0));
+    assert_eq!(start("research-2"), Some(h));
+    assert_eq!(start("research-3"), Some(2.0 * h));
+    assert_eq!(start("dev-0"), Some(2.0 * h));
+    assert_eq!(start("dev-1"), Some(3.0 * h));
+    assert_eq!(start("dev-2"), Some(3.0 * h));
+    assert_eq!(start("dev-3"), Some(4.0 * h));
+    // research-3 is let in at 1h, but waits for its share; dev-0 is let in at 2h.
+    assert_eq!(wl(&r, "team", "research-3").inqueue_at, Some(h));
+    assert_eq!(wl(&r, "team", "dev-0").inqueue_at, Some(2.0 * h));
+    assert_eq!(
+        volcano_events(wl(&r, "team", "dev-0"))[0],
+        (
+            "Normal",
+            "Unschedulable",
+            "resource in cluster is overused: overused nvidia.com/gpu"
+        )
+    );
+    // Eight jobs × 8 GPUs × 1 h; one node idles from 1h to 2h and from 4h to 5h.
+    assert_eq!(r.summary.gpu.busy_gpu_seconds, 8.0 * 8.0 * h);
+    insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}

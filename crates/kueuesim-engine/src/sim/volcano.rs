@@ -242,20 +242,17 @@ impl<'w> Simulation<'w> {
                 for (r, a) in rt.needs[ps].requests.iter() {
                     req[r.index()] = a as f64;
                 }
-                let mut with = taken.clone();
-                for i in 0..n {
-                    with[i] += req[i];
+                for (t, r) in taken.iter_mut().zip(&req) {
+                    *t += r;
                 }
                 // Allocatable checks allocated + this task within deserved in the
                 // dimensions the task asks for; earlier tasks of the gang count as allocated.
-                let mut masked = with.clone();
-                for i in 0..n {
-                    if req[i] <= 0.0 {
-                        masked[i] = 0.0;
-                    }
-                }
+                let masked: Res = taken
+                    .iter()
+                    .zip(&req)
+                    .map(|(&t, &r)| if r > 0.0 { t } else { 0.0 })
+                    .collect();
                 fits = p.allocatable(queue, qi, &masked);
-                taken = with;
                 need -= 1;
             }
         }

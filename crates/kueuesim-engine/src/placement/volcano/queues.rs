@@ -28,6 +28,13 @@ fn add(a: &mut [f64], b: &[f64]) {
     }
 }
 
+/// `dst += max(0, a − b)` per resource (upstream's `ExceededPart` added in).
+fn add_excess(dst: &mut [f64], a: &[f64], b: &[f64]) {
+    for ((d, x), y) in dst.iter_mut().zip(a).zip(b) {
+        *d += (x - y).max(0.0);
+    }
+}
+
 /// `Resource.LessEqual(rr, Zero)`: every dimension of `l` at most `r`'s.
 fn less_equal(l: &[f64], r: &[f64]) -> bool {
     l.iter()
@@ -146,14 +153,10 @@ impl Proportion {
             if let Some(min) = &job.min_resources {
                 // GetInqueueResource: the part of minResources not placed yet.
                 if job.inqueue || job.running_ready {
-                    for i in 0..n {
-                        attr.inqueue[i] += (min[i] - job.allocated[i]).max(0.0);
-                    }
+                    add_excess(&mut attr.inqueue, min, &job.allocated);
                 }
                 // GetElasticResources: placed beyond minResources.
-                for i in 0..n {
-                    attr.elastic[i] += (job.allocated[i] - min[i]).max(0.0);
-                }
+                add_excess(&mut attr.elastic, &job.allocated, min);
             }
         }
         let mut remaining = total.to_vec();
@@ -180,24 +183,21 @@ impl Proportion {
                 }
                 let old = attr.deserved.clone();
                 let part = attr.weight as f64 / total_weight as f64;
-                for i in 0..n {
-                    let mut d = attr.deserved[i] + remaining[i] * part;
-                    d = d.min(attr.real_capability[i]);
-                    d = d.min(attr.request[i]);
-                    d = d.max(attr.guarantee[i]);
-                    attr.deserved[i] = d;
+                for (i, d) in attr.deserved.iter_mut().enumerate() {
+                    *d = (*d + remaining[i] * part)
+                        .min(attr.real_capability[i])
+                        .min(attr.request[i])
+                        .max(attr.guarantee[i]);
                 }
                 attr.share = share(&attr.allocated, &attr.deserved);
                 if less_equal(&attr.request, &attr.deserved) || attr.deserved == old {
                     met[q] = true;
                 }
-                for i in 0..n {
-                    increased[i] += (attr.deserved[i] - old[i]).max(0.0);
-                    decreased[i] += (old[i] - attr.deserved[i]).max(0.0);
-                }
+                add_excess(&mut increased, &attr.deserved, &old);
+                add_excess(&mut decreased, &old, &attr.deserved);
             }
-            for i in 0..n {
-                remaining[i] = (remaining[i] + decreased[i] - increased[i]).max(0.0);
+            for ((r, d), i) in remaining.iter_mut().zip(&decreased).zip(&increased) {
+                *r = (*r + d - i).max(0.0);
             }
             if remaining.iter().all(|&r| r < MIN_RESOURCE) || remaining == old_remaining {
                 break;
@@ -293,9 +293,7 @@ impl Overcommit {
             if job.inqueue {
                 add(&mut inqueue, min);
             } else if job.running_ready {
-                for i in 0..n {
-                    inqueue[i] += (min[i] - job.allocated[i]).max(0.0);
-                }
+                add_excess(&mut inqueue, min, &job.allocated);
             }
         }
         Overcommit { idle, inqueue }
@@ -408,9 +406,9 @@ impl Capacity {
                     }
                 }
                 let attr = attrs[i].as_mut().expect("every queue has attributes");
-                for k in 0..n {
-                    let real = (parent_real[k] - siblings[k]).max(0.0) + attr.guarantee[k];
-                    attr.real_capability[k] = real.min(cap[k]);
+                for (k, real) in attr.real_capability.iter_mut().enumerate() {
+                    *real =
+                        ((parent_real[k] - siblings[k]).max(0.0) + attr.guarantee[k]).min(cap[k]);
                 }
                 effective[i] = cap;
             }
@@ -423,9 +421,8 @@ impl Capacity {
                 attrs[job.queue].get_or_insert_with(|| {
                     let q = &queues[job.queue];
                     let mut a = blank(q);
-                    for k in 0..n {
-                        a.real_capability[k] =
-                            (total[k] - total_guarantee[k]).max(0.0) + a.guarantee[k];
+                    for (k, real) in a.real_capability.iter_mut().enumerate() {
+                        *real = (total[k] - total_guarantee[k]).max(0.0) + a.guarantee[k];
                     }
                     if let Some(c) = &q.capability {
                         for (r, x) in c.iter() {
@@ -453,21 +450,20 @@ impl Capacity {
                 add(&mut attr.request, &job.pending);
                 if let Some(min) = &job.min_resources {
                     if job.inqueue || job.running_ready {
-                        for i in 0..n {
-                            attr.inqueue[i] += (min[i] - job.allocated[i]).max(0.0);
-                        }
+                        add_excess(&mut attr.inqueue, min, &job.allocated);
                     }
-                    for i in 0..n {
-                        attr.elastic[i] += (job.allocated[i] - min[i]).max(0.0);
-                    }
+                    add_excess(&mut attr.elastic, &job.allocated, min);
                 }
             }
         }
         for attr in attrs.iter_mut().flatten() {
-            for k in 0..n {
-                attr.deserved[k] = attr.deserved[k]
-                    .min(attr.real_capability[k])
-                    .max(attr.guarantee[k]);
+            for ((d, real), g) in attr
+                .deserved
+                .iter_mut()
+                .zip(&attr.real_capability)
+                .zip(&attr.guarantee)
+            {
+                *d = d.min(*real).max(*g);
             }
             attr.share = share(&attr.allocated, &attr.deserved);
         }

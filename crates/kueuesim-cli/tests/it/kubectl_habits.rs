@@ -591,3 +591,21 @@ fn volcano_pod_group_held_by_enqueue_shows_pending_with_its_event() {
         "{described}"
     );
 }
+
+#[test]
+fn volcano_pod_group_phase_follows_the_enqueue_action_over_time() {
+    // scenarios/volcano/weighted-queues: research-3 is held until 1h, then Inqueue until
+    // it runs at 2h.
+    let dir = scenario("volcano/weighted-queues");
+    let phase = |at: &str| {
+        let got = ok(&["get", "podgroup", "-n", "team", &dir, "--at", at]);
+        got.lines()
+            .find(|l| l.starts_with("podgroup-research-3 "))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_else(|| panic!("{got}"))
+            .to_string()
+    };
+    assert_eq!(phase("30m"), "Pending");
+    assert_eq!(phase("90m"), "Inqueue");
+    assert_eq!(phase("150m"), "Running");
+}

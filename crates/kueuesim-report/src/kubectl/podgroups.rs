@@ -86,6 +86,7 @@ pub(super) fn pod_groups<'a>(
                 "Finished" => "Completed",
                 _ if placed >= min_member && placed > 0 => "Running",
                 _ if held => "Pending",
+                _ if w.inqueue_at.is_some_and(|t| t <= at) => "Inqueue",
                 "Admitted" | "Running" => "Inqueue",
                 _ => "Pending",
             };

@@ -109,6 +109,10 @@ pub struct VolcanoQueueing {
     /// The plugins that vote in the enqueue action, tier by tier in conf order
     /// (`Session.JobEnqueueable`: the first veto rejects; a tier with a permit ends the vote).
     pub enqueue_tiers: Vec<Vec<EnqueueVoter>>,
+    /// The queue plugin's `enabledAllocatable` (default true): allocate checks its room.
+    pub allocatable: bool,
+    /// The queue plugin's `enabledOverused` (default true): allocate skips an overused queue.
+    pub overused: bool,
 }
 
 /// A plugin with a say in the enqueue action.

@@ -1145,6 +1145,12 @@ pub struct VolcanoPlugin {
     pub name: String,
     /// `enableHierarchy` (the capacity plugin's hierarchical queues).
     pub enable_hierarchy: Option<bool>,
+    /// `enableJobEnqueued`: whether the plugin votes in the enqueue action (default on).
+    pub enable_job_enqueued: Option<bool>,
+    /// `enabledAllocatable`: whether the plugin checks allocation (default on).
+    pub enabled_allocatable: Option<bool>,
+    /// `enabledOverused`: whether the plugin's overused check applies (default on).
+    pub enabled_overused: Option<bool>,
     pub arguments: BTreeMap<String, serde_json::Value>,
 }
 

@@ -231,7 +231,7 @@ impl<'w> Simulation<'w> {
             .min_member
             .map_or(total_pods, |m| (m as usize).min(total_pods));
         let mut need = min_member.saturating_sub(placed).max(1);
-        let mut fits = !p.overused(qi) && queue.open;
+        let mut fits = !(conf.overused && p.overused(qi)) && (!conf.allocatable || queue.open);
         let mut taken: Res = vec![0.0; n];
         'pods: for (ps, slots) in rt.record.placement.iter().enumerate() {
             for _ in slots.iter().filter(|s| s.is_none()) {
@@ -252,7 +252,7 @@ impl<'w> Simulation<'w> {
                     .zip(&req)
                     .map(|(&t, &r)| if r > 0.0 { t } else { 0.0 })
                     .collect();
-                fits = p.allocatable(queue, qi, &masked);
+                fits = !conf.allocatable || p.allocatable(queue, qi, &masked);
                 need -= 1;
             }
         }

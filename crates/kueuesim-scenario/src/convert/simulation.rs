@@ -85,6 +85,8 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
             .map(|t| {
                 t.plugins
                     .iter()
+                    // `enableJobEnqueued: false` takes a plugin out of the vote.
+                    .filter(|p| p.enable_job_enqueued != Some(false))
                     .filter_map(|p| match p.name.as_str() {
                         "overcommit" => Some(EnqueueVoter::Overcommit),
                         "proportion" | "capacity" => Some(EnqueueVoter::Queue),
@@ -93,6 +95,8 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
                     .collect()
             })
             .collect(),
+        allocatable: true,
+        overused: true,
     };
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
         if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {
@@ -128,6 +132,8 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
                     ));
                 }
                 queues.plugin = Some(plugin);
+                queues.allocatable = p.enabled_allocatable != Some(false);
+                queues.overused = p.enabled_overused != Some(false);
             }
             "overcommit" => {
                 let factor = float(p, "overcommit-factor", 1.2)?;

@@ -717,3 +717,36 @@ fn weighted_queues_leave_a_node_idle_while_shares_do_not_fit_whole_node_gangs() 
     assert_eq!(r.summary.gpu.busy_gpu_seconds, 8.0 * 8.0 * h);
     insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
 }
+
+#[test]
+fn proportion_case_3_over_deserved_is_not_allocated_with_only_allocatable_on() {
+    // TestEnqueueAndAllocable case 3 ("exceed deserved, can not allocate"): the plugin with
+    // `enabledAllocatable: true`, `enabledOverused: false`, `enableJobEnqueued: false`:
+    // nothing votes, so pg5 is let in; q1's deserved is 2 cpu/2G and 1 cpu/2G + 1 cpu/1G
+    // exceeds it in memory: it is not allocated.
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("volcano/enqueue-over-capability/scenario.yaml"),
+    )
+    .expect("readable")
+    .replace(
+        "        - name: proportion\n",
+        "        - name: proportion\n          enabledAllocatable: true\n          enabledOverused: false\n          enableJobEnqueued: false\n",
+    );
+    let r = run_text(&text);
+    let pg5 = wl(&r, "ns1", "pg5");
+    assert!(nodes(pg5).is_empty());
+    assert_eq!(
+        volcano_events(pg5),
+        [(
+            "Warning",
+            "Unschedulable",
+            "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Unschedulable"
+        )]
+    );
+    // With the plugin's allocatable check off as well, nothing holds it back but the nodes
+    // (n1 has 1 cpu and no memory left, n2 no cpu): the gang's own fit error.
+    let open = text.replace("enabledAllocatable: true", "enabledAllocatable: false");
+    let r = run_text(&open);
+    let events = volcano_events(wl(&r, "ns1", "pg5"));
+    assert!(events[0].2.contains("Origin reason is"), "{events:?}");
+}

@@ -18,6 +18,7 @@ pub mod quota;
 pub mod resources;
 pub mod time;
 pub mod topology;
+pub mod volcano;
 pub mod world;
 
 pub use change::{
@@ -35,6 +36,9 @@ pub use quantity::{
 pub use resources::{ResourceList, ResourceTable};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
+pub use volcano::{
+    EnqueueVoter, MinResources, QueuePlugin, VolcanoAction, VolcanoQueue, VolcanoQueueing,
+};
 pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, CycleWork, DeviceShareArgs,
     FairSharingStrategy, KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs,

@@ -148,6 +148,7 @@ has_meta!(
     Topology,
     HyperNode,
     VolcanoPodGroup,
+    VolcanoQueue,
     KaiQueue,
     KaiPodGroup,
     PodCliqueSet,
@@ -638,7 +639,7 @@ pub struct VolcanoTask {
 pub struct VolcanoJobSpec {
     pub scheduler_name: Option<S>,
     pub min_available: Option<Spanned<i64>>,
-    pub queue: Option<String>,
+    pub queue: Option<S>,
     pub network_topology: Option<VolcanoNetworkTopology>,
     pub tasks: Vec<VolcanoTask>,
 }
@@ -1146,6 +1147,14 @@ pub struct VolcanoTier {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolcanoPlugin {
     pub name: String,
+    /// `enableHierarchy` (the capacity plugin's hierarchical queues).
+    pub enable_hierarchy: Option<bool>,
+    /// `enableJobEnqueued`: whether the plugin votes in the enqueue action (default on).
+    pub enable_job_enqueued: Option<bool>,
+    /// `enabledAllocatable`: whether the plugin checks allocation (default on).
+    pub enabled_allocatable: Option<bool>,
+    /// `enabledOverused`: whether the plugin's overused check applies (default on).
+    pub enabled_overused: Option<bool>,
     pub arguments: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1434,8 +1443,9 @@ pub struct SubGroupPolicy {
 #[serde(rename_all = "camelCase", default)]
 pub struct VolcanoPodGroupSpec {
     pub min_member: Option<Spanned<i64>>,
+    pub min_resources: Option<ResourceMap>,
     pub min_task_member: BTreeMap<String, Spanned<i64>>,
-    pub queue: Option<String>,
+    pub queue: Option<S>,
     pub network_topology: Option<VolcanoNetworkTopology>,
     pub sub_group_policy: Vec<SubGroupPolicy>,
 }
@@ -1445,6 +1455,48 @@ pub struct VolcanoPodGroupSpec {
 pub struct VolcanoPodGroup {
     pub metadata: ObjectMeta,
     pub spec: VolcanoPodGroupSpec,
+}
+
+/// `scheduling.volcano.sh/v1beta1` Queue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoQueue {
+    pub metadata: ObjectMeta,
+    pub spec: VolcanoQueueSpec,
+    pub status: VolcanoQueueStatus,
+}
+
+/// A Volcano Queue's spec: every field of upstream's `QueueSpec`, so a misspelt one is an
+/// error naming the closest.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct VolcanoQueueSpec {
+    pub weight: Option<Spanned<i64>>,
+    pub capability: ResourceMap,
+    pub reclaimable: Option<bool>,
+    pub extend_clusters: Option<serde::de::IgnoredAny>,
+    pub guarantee: VolcanoGuarantee,
+    pub affinity: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub parent: Option<S>,
+    pub deserved: ResourceMap,
+    pub priority: Option<Spanned<i64>>,
+    pub dequeue_strategy: Option<S>,
+}
+
+/// `spec.guarantee`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct VolcanoGuarantee {
+    pub resource: ResourceMap,
+}
+
+/// A Volcano Queue's status: only `state` is read (a dump's counters are not).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VolcanoQueueStatus {
+    pub state: Option<S>,
 }
 
 // ---- KAI PodGroup (scheduling.run.ai/v2alpha2) -------------------------------------------

@@ -44,6 +44,7 @@ mod scheduling;
 mod series;
 mod start;
 mod tas_replace;
+mod volcano;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;

@@ -19,6 +19,7 @@ impl<'w> Simulation<'w> {
         let wl = self.spec(w);
         let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
         let rt = &mut self.runtimes[w.index()];
+        rt.released = false;
         rt.needs = wl
             .pod_sets
             .iter()
@@ -119,6 +120,10 @@ impl<'w> Simulation<'w> {
     pub(super) fn try_place(&mut self, w: WorkloadId) -> bool {
         let world = self.world;
         let kind = self.scheduler_of(w);
+        // Volcano's queues (enqueue, and allocate's queue checks) come before its placement.
+        if kind == SchedulerKind::Volcano && !self.volcano_queue_gate(w) {
+            return false;
+        }
         let wl = self.spec(w);
         let rt = &self.runtimes[w.index()];
         let pods = rt.pods();

@@ -1,0 +1,294 @@
+//! Volcano's own queues before a gang is placed: the enqueue action (PodGroup Pending →
+//! Inqueue when the `overcommit` and queue plugins permit) and the allocate action's queue
+//! checks (`proportion`'s overused and allocatable), with the events upstream records.
+
+use kueuesim_model::{
+    EnqueueVoter, MinResources, QueuePlugin, SchedulerKind, VolcanoAction, WorkloadId,
+};
+
+use crate::outcome::{EventType, WorkloadState};
+use crate::placement::volcano::queues::{
+    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, dense,
+};
+
+use super::Simulation;
+
+impl<'w> Simulation<'w> {
+    /// Whether Volcano's queues let workload `w`'s pods be placed now. Without a
+    /// volcano-scheduler.conf, or without a queue, they always do (kueuesim's placer-only
+    /// Volcano). Otherwise one session is opened over the jobs Volcano holds (released to it
+    /// and not done): a Pending PodGroup must pass the enqueue vote first (when the conf
+    /// lists `enqueue`; allocate lets it in itself otherwise), then its queue must not be
+    /// overused and must have room within its deserved share for the pods the gang needs.
+    pub(super) fn volcano_queue_gate(&mut self, w: WorkloadId) -> bool {
+        let world = self.world;
+        let Some(conf) = &world.config.volcano.queues else {
+            return true;
+        };
+        let Some(qi) = self.spec(w).gang.volcano_queue else {
+            return true;
+        };
+        // A gang whose pods all run already (a dump's) has nothing to ask of its queue;
+        // and without a queue plugin or overcommit nothing can hold a gang back.
+        if !self.runtimes[w.index()].has_unplaced()
+            || (conf.plugin.is_none() && conf.overcommit_factor.is_none())
+        {
+            self.runtimes[w.index()].volcano_inqueue = true;
+            return true;
+        }
+        let n = world.resources.len();
+        let mut me: Option<SessionJob> = None;
+        let mut jobs = Vec::new();
+        for (i, rt) in self.runtimes.iter() {
+            let x = WorkloadId::from_index(i);
+            if rt.needs.is_empty()
+                || rt.released
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Finished | WorkloadState::Evicted
+                )
+                || self.scheduler_of(x) != SchedulerKind::Volcano
+            {
+                continue;
+            }
+            let spec = self.spec(x);
+            let Some(q) = spec.gang.volcano_queue else {
+                continue;
+            };
+            let mut allocated = vec![0.0; n];
+            let mut pending = vec![0.0; n];
+            let mut placed = 0;
+            let mut total = 0;
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                for s in slots {
+                    let to = if s.is_some() {
+                        placed += 1;
+                        &mut allocated
+                    } else {
+                        &mut pending
+                    };
+                    total += 1;
+                    for (r, a) in rt.needs[ps].requests.iter() {
+                        to[r.index()] += a as f64;
+                    }
+                }
+            }
+            let min_member = spec
+                .gang
+                .min_member
+                .map_or(total, |m| (m as usize).min(total));
+            let min_resources = match &spec.gang.volcano_min_resources {
+                MinResources::Unset => None,
+                MinResources::Given(l) => Some(dense(l, n)),
+                // The controller's: the requests of the first minMember pods.
+                MinResources::Derived => {
+                    let mut m = vec![0.0; n];
+                    let mut left = min_member;
+                    for (ps, slots) in rt.record.placement.iter().enumerate() {
+                        let k = slots.len().min(left);
+                        left -= k;
+                        for (r, a) in rt.needs[ps].requests.iter() {
+                            m[r.index()] += a as f64 * k as f64;
+                        }
+                    }
+                    Some(m)
+                }
+            };
+            let job = SessionJob {
+                queue: q,
+                allocated,
+                pending,
+                min_resources,
+                inqueue: rt.volcano_inqueue && placed < min_member,
+                running_ready: placed >= min_member && placed > 0,
+            };
+            if x == w {
+                me = Some(job.clone());
+            }
+            jobs.push(job);
+        }
+        let Some(me) = me else { return true };
+        let mut total: Res = vec![0.0; n];
+        let mut used: Res = vec![0.0; n];
+        let nodes = &self.sched.cluster.nodes;
+        for node in 0..world.nodes.len() {
+            let id = kueuesim_model::NodeId::from_index(node);
+            for r in 0..n {
+                let a = nodes.allocatable(id, r);
+                total[r] += a as f64;
+                used[r] += (a - nodes.free(id, r)) as f64;
+            }
+        }
+        let cpu_memory: Vec<usize> = ["cpu", "memory"]
+            .iter()
+            .filter_map(|r| world.resources.lookup(r))
+            .map(|r| r.index())
+            .collect();
+        let queue = &world.volcano_queues[qi];
+        let queues = &world.volcano_queues;
+        let proportion = conf.plugin.map(|plugin| match plugin {
+            QueuePlugin::Proportion => {
+                QueueView::Proportion(Proportion::open(queues, n, &total, &jobs, &cpu_memory))
+            }
+            QueuePlugin::Capacity { hierarchy } => QueueView::Capacity(Capacity::open(
+                queues,
+                n,
+                &total,
+                &jobs,
+                &cpu_memory,
+                hierarchy,
+            )),
+        });
+        let source = SchedulerKind::Volcano.event_source();
+        // A PodGroup with pods running (a dump's) is past Pending.
+        if me.allocated.iter().any(|&x| x > 0.0) {
+            self.runtimes[w.index()].volcano_inqueue = true;
+        }
+        // The enqueue action, for a PodGroup still Pending.
+        if !self.runtimes[w.index()].volcano_inqueue {
+            if conf.has(VolcanoAction::Enqueue) {
+                let min = me.min_resources.as_deref();
+                let overcommit = conf
+                    .overcommit_factor
+                    .map(|f| Overcommit::open(f, &total, &used, &jobs));
+                let mut rejected: Option<String> = None;
+                'tiers: for tier in &conf.enqueue_tiers {
+                    let mut permitted = false;
+                    for voter in tier {
+                        let verdict = match voter {
+                            EnqueueVoter::Overcommit => match &overcommit {
+                                None => continue,
+                                Some(o) => o.enqueueable(min).map_err(|over| {
+                                    Some(format_names(
+                                        world,
+                                        "resource in cluster is overused",
+                                        "overused",
+                                        &over,
+                                    ))
+                                }),
+                            },
+                            EnqueueVoter::Queue => match &proportion {
+                                None => continue,
+                                Some(p) => p.enqueueable(queue, qi, min).map_err(|over| {
+                                    over.map(|over| {
+                                        format_names(
+                                            world,
+                                            "queue resource quota insufficient",
+                                            "insufficient",
+                                            &over,
+                                        )
+                                    })
+                                }),
+                            },
+                        };
+                        match verdict {
+                            Ok(()) => permitted = true,
+                            Err(message) => {
+                                rejected = Some(message.unwrap_or_default());
+                                break 'tiers;
+                            }
+                        }
+                    }
+                    if permitted {
+                        break;
+                    }
+                }
+                if let Some(message) = rejected {
+                    // A closed queue rejects without an event (upstream only logs it).
+                    if !message.is_empty() {
+                        self.record_event(
+                            w,
+                            EventType::Normal,
+                            source,
+                            "Unschedulable",
+                            message,
+                            None,
+                        );
+                    }
+                    return false;
+                }
+                let rt = &mut self.runtimes[w.index()];
+                if rt.record.events.iter().any(|e| e.source == source) {
+                    rt.record.inqueue_at = Some(self.now);
+                }
+            }
+            self.runtimes[w.index()].volcano_inqueue = true;
+        }
+        // The allocate action: an overused queue is skipped; otherwise the pods the gang
+        // still needs are taken one by one while each stays within the deserved share.
+        let Some(p) = &proportion else { return true };
+        let rt = &self.runtimes[w.index()];
+        let spec = self.spec(w);
+        let total_pods: usize = rt.record.placement.iter().map(Vec::len).sum();
+        let placed: usize = rt
+            .record
+            .placement
+            .iter()
+            .map(|s| s.iter().flatten().count())
+            .sum();
+        let min_member = spec
+            .gang
+            .min_member
+            .map_or(total_pods, |m| (m as usize).min(total_pods));
+        let mut need = min_member.saturating_sub(placed).max(1);
+        let mut fits = !(conf.overused && p.overused(qi)) && (!conf.allocatable || queue.open);
+        let mut taken: Res = vec![0.0; n];
+        'pods: for (ps, slots) in rt.record.placement.iter().enumerate() {
+            for _ in slots.iter().filter(|s| s.is_none()) {
+                if need == 0 || !fits {
+                    break 'pods;
+                }
+                let mut req = vec![0.0; n];
+                for (r, a) in rt.needs[ps].requests.iter() {
+                    req[r.index()] = a as f64;
+                }
+                for (t, r) in taken.iter_mut().zip(&req) {
+                    *t += r;
+                }
+                // Allocatable checks allocated + this task within deserved in the
+                // dimensions the task asks for; earlier tasks of the gang count as allocated.
+                let masked: Res = taken
+                    .iter()
+                    .zip(&req)
+                    .map(|(&t, &r)| if r > 0.0 { t } else { 0.0 })
+                    .collect();
+                fits = !conf.allocatable || p.allocatable(queue, qi, &masked);
+                need -= 1;
+            }
+        }
+        if fits {
+            return true;
+        }
+        let pending = total_pods - placed;
+        let message =
+            crate::placement::volcano::not_tried_message(placed, pending, min_member, total_pods);
+        self.record_event(
+            w,
+            EventType::Warning,
+            source,
+            "Unschedulable",
+            message,
+            None,
+        );
+        false
+    }
+}
+
+/// Upstream's `FormatResourceNames`: `<prefix>: <verb> cpu, <verb> memory, …` (cpu and
+/// memory first, then the other resources by name).
+fn format_names(world: &kueuesim_model::World, prefix: &str, verb: &str, over: &[usize]) -> String {
+    let mut names: Vec<&str> = over
+        .iter()
+        .map(|&i| {
+            world
+                .resources
+                .name(kueuesim_model::ResourceId::from_index(i))
+        })
+        .collect();
+    names.sort_by_key(|n| (*n != "cpu", *n != "memory", *n));
+    if names.is_empty() {
+        return prefix.to_string();
+    }
+    let parts: Vec<String> = names.iter().map(|n| format!("{verb} {n}")).collect();
+    format!("{prefix}: {}", parts.join(", "))
+}

@@ -625,6 +625,7 @@ pub(crate) fn epoch_worlds(world: &World, plan: &EpochPlan) -> Vec<World> {
                 topologies: world.topologies.clone(),
                 hypernodes: world.hypernodes.clone(),
                 kai_queues: world.kai_queues.clone(),
+                volcano_queues: world.volcano_queues.clone(),
                 workloads: Vec::new(),
                 config: world.config.clone(),
                 timeline: Vec::new(),

@@ -560,6 +560,10 @@ pub struct World {
     /// The changes of the `Timeline` objects, in the order they apply (time, then document
     /// order); empty: the cluster never changes on schedule.
     pub timeline: Vec<crate::change::Change>,
+    /// The serving objects that scale (`kueuesim.io/replicas`, a load with
+    /// `kueuesim.io/load-per-replica`), in input order; their replica workloads point here
+    /// (`Workload::serving`).
+    pub serving: Vec<crate::serving::ServingObject>,
 }
 
 impl World {
@@ -668,6 +672,7 @@ impl Default for World {
             workloads: Vec::new(),
             config: SimConfig::default(),
             timeline: Vec::new(),
+            serving: Vec::new(),
         }
     }
 }

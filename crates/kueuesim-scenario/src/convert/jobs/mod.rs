@@ -573,6 +573,7 @@ impl Builder<'_> {
             requeue_state: None,
             gang: Arc::new(gang),
             resilience: self.resilience(src, meta, OnPodLoss::default())?,
+            serving: None,
         })
     }
 

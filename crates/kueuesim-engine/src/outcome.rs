@@ -254,6 +254,20 @@ impl WorkloadRecord {
     }
 }
 
+/// One serving object's figures (`summary.serving`), parallel to `World::serving`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServingStats {
+    /// Replica-milliseconds its `spec.replicas` asked for, from its arrival to the end.
+    pub wanted_ms: i128,
+    /// Replica-milliseconds its replicas were ready (every pod of the replica running).
+    pub ready_ms: i128,
+    /// Replicas its scale-ups created (its first replicas included).
+    pub replicas_created: u32,
+    /// For each replica that became ready, the milliseconds from the scale-up that created
+    /// it to ready, sorted.
+    pub times_to_ready_ms: Vec<i64>,
+}
+
 /// What the cluster's changes and failures did (`summary.failures`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureStats {
@@ -339,6 +353,8 @@ pub struct RunStats {
     /// the same workloads, so a reader can tell seeds that vary the workload from seeds that
     /// vary tie-breaks only.
     pub workload_fingerprint: u64,
+    /// Per serving object that scales (`World::serving`), its figures.
+    pub serving: Vec<ServingStats>,
 }
 
 /// Folds workload `w` into a run's `workload_fingerprint` (FNV-1a, 64 bits, over its

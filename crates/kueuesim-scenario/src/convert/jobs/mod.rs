@@ -8,6 +8,7 @@ mod batch;
 mod kubeflow;
 mod pods;
 mod ray;
+mod serving;
 mod vgpu;
 mod volcano;
 

@@ -175,7 +175,7 @@ pub fn hpa_schedule(
             current = desired;
             steps.push((t, desired));
         }
-        t = t + HPA_SYNC_PERIOD;
+        t += HPA_SYNC_PERIOD;
     }
     // A change at `start` replaces the initial count.
     if steps.len() > 1 && steps[1].0 == start {
@@ -215,13 +215,12 @@ pub fn parse_steps(text: &str, max: u32) -> Result<Vec<(SimTime, u32)>, String> 
             ));
         };
         let at = SimTime::ZERO
-            + crate::limits::parse_time_offset(at.trim()).map_err(|e| format!("step {part:?}: {e}"))?;
-        let n: u32 = n
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n| n <= max)
-            .ok_or_else(|| format!("step {part:?}: expected a replica count from 0 to {max}"))?;
+            + crate::limits::parse_time_offset(at.trim())
+                .map_err(|e| format!("step {part:?}: {e}"))?;
+        let n: u32 =
+            n.trim().parse().ok().filter(|&n| n <= max).ok_or_else(|| {
+                format!("step {part:?}: expected a replica count from 0 to {max}")
+            })?;
         if let Some(&(prev, _)) = out.last()
             && at <= prev
         {
@@ -241,7 +240,11 @@ pub fn parse_steps(text: &str, max: u32) -> Result<Vec<(SimTime, u32)>, String> 
 /// A schedule's steps as seen by an object arriving at `arrival` with `initial` replicas
 /// (its `spec.replicas`): the step in effect at its arrival (else `initial`), then the later
 /// ones, with repeats dropped.
-pub fn steps_from(arrival: SimTime, initial: u32, schedule: &[(SimTime, u32)]) -> Vec<(SimTime, u32)> {
+pub fn steps_from(
+    arrival: SimTime,
+    initial: u32,
+    schedule: &[(SimTime, u32)],
+) -> Vec<(SimTime, u32)> {
     let first = schedule
         .iter()
         .take_while(|s| s.0 <= arrival)
@@ -281,9 +284,21 @@ mod tests {
             parse_steps("0s=2, 6h=4,18h=0", 10).unwrap(),
             vec![(s(0), 2), (s(6 * 3600), 4), (s(18 * 3600), 0)]
         );
-        assert!(parse_steps("6h=4,1h=2", 10).unwrap_err().contains("increasing"));
-        assert!(parse_steps("1h", 10).unwrap_err().contains("<offset>=<replicas>"));
-        assert!(parse_steps("1h=11", 10).unwrap_err().contains("from 0 to 10"));
+        assert!(
+            parse_steps("6h=4,1h=2", 10)
+                .unwrap_err()
+                .contains("increasing")
+        );
+        assert!(
+            parse_steps("1h", 10)
+                .unwrap_err()
+                .contains("<offset>=<replicas>")
+        );
+        assert!(
+            parse_steps("1h=11", 10)
+                .unwrap_err()
+                .contains("from 0 to 10")
+        );
         assert!(parse_steps("1x=1", 10).is_err());
         assert!(parse_steps("", 10).is_err());
     }
@@ -291,8 +306,14 @@ mod tests {
     #[test]
     fn steps_from_an_arrival_take_the_step_in_effect() {
         let sched = vec![(s(0), 2), (s(100), 4), (s(200), 4), (s(300), 1)];
-        assert_eq!(steps_from(s(150), 3, &sched), vec![(s(150), 4), (s(300), 1)]);
-        assert_eq!(steps_from(s(0), 3, &sched[1..]), vec![(s(0), 3), (s(100), 4), (s(300), 1)]);
+        assert_eq!(
+            steps_from(s(150), 3, &sched),
+            vec![(s(150), 4), (s(300), 1)]
+        );
+        assert_eq!(
+            steps_from(s(0), 3, &sched[1..]),
+            vec![(s(0), 3), (s(100), 4), (s(300), 1)]
+        );
     }
 
     #[test]

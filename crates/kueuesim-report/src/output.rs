@@ -673,7 +673,10 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                     .replicas_created
                     .saturating_sub(s.times_to_ready_ms.len() as u32),
                 time_to_ready_seconds: percentiles(
-                    s.times_to_ready_ms.iter().map(|&ms| ms as f64 / 1000.0).collect(),
+                    s.times_to_ready_ms
+                        .iter()
+                        .map(|&ms| ms as f64 / 1000.0)
+                        .collect(),
                 ),
             })
             .collect()

@@ -36,7 +36,10 @@ struct ObjectState {
 
 impl ServingState {
     /// The state of `world`'s serving objects, None without any; queues their scale-downs.
-    pub(super) fn new(world: &World, events: &mut crate::event_queue::EventQueue<Ev>) -> Option<Self> {
+    pub(super) fn new(
+        world: &World,
+        events: &mut crate::event_queue::EventQueue<Ev>,
+    ) -> Option<Self> {
         if world.serving.is_empty() {
             return None;
         }
@@ -129,7 +132,14 @@ impl<'w> Simulation<'w> {
                 obj.namespace,
                 obj.name
             );
-            self.record_event(w, EventType::Normal, SERVING_SOURCE, "ScaledDown", message, None);
+            self.record_event(
+                w,
+                EventType::Normal,
+                SERVING_SOURCE,
+                "ScaledDown",
+                message,
+                None,
+            );
             self.delete_replica(w);
             if let Some(state) = self.serving.as_mut() {
                 state.objects[o].live.retain(|&x| x != w);
@@ -166,15 +176,29 @@ impl<'w> Simulation<'w> {
         match kind {
             ServingKind::StatefulSet | ServingKind::LeaderWorkerSet => {
                 candidates.sort_by_key(|w| {
-                    Reverse(self.runtimes[w.index()].spec.serving.map_or(0, |r| r.ordinal))
+                    Reverse(
+                        self.runtimes[w.index()]
+                            .spec
+                            .serving
+                            .map_or(0, |r| r.ordinal),
+                    )
                 });
             }
             ServingKind::Deployment => {
-                let node_of =
-                    |w: WorkloadId| self.runtimes[w.index()].record.placement.first()?.first().copied()?;
+                let node_of = |w: WorkloadId| {
+                    self.runtimes[w.index()]
+                        .record
+                        .placement
+                        .first()?
+                        .first()
+                        .copied()?
+                };
                 let colocated = |w: WorkloadId| match node_of(w) {
                     None => 0,
-                    Some(node) => candidates.iter().filter(|&&x| node_of(x) == Some(node)).count(),
+                    Some(node) => candidates
+                        .iter()
+                        .filter(|&&x| node_of(x) == Some(node))
+                        .count(),
                 };
                 let mut keyed: Vec<_> = candidates
                     .iter()
@@ -226,9 +250,10 @@ impl<'w> Simulation<'w> {
                 self.close_idle_quota(w);
             }
             WorkloadState::Pending | WorkloadState::Inactive => {
-                if let (QueueRef::Local(lq), Some(key)) =
-                    (&self.runtimes[w.index()].spec.queue, self.runtimes[w.index()].key)
-                {
+                if let (QueueRef::Local(lq), Some(key)) = (
+                    &self.runtimes[w.index()].spec.queue,
+                    self.runtimes[w.index()].key,
+                ) {
                     let cq = self.world.local_queue(*lq).cluster_queue;
                     self.kueue.queues.remove(cq, &key);
                 }

@@ -11,7 +11,10 @@ const H: f64 = 3600.0;
 
 /// The workloads whose name contains `part`, in output order.
 fn named<'a>(r: &'a SimulationResult, part: &str) -> Vec<&'a WorkloadOut> {
-    r.workloads.iter().filter(|w| w.name.contains(part)).collect()
+    r.workloads
+        .iter()
+        .filter(|w| w.name.contains(part))
+        .collect()
 }
 
 fn only<'a>(r: &'a SimulationResult, part: &str) -> &'a WorkloadOut {
@@ -67,18 +70,42 @@ fn a_scale_up_preempts_training_and_the_scale_down_gives_it_back() {
     }
     assert_eq!(
         evicted(train_b),
-        [(2.0 * H, "Preempted", Some(format!("team/{}", t669.name).as_str()))]
+        [(
+            2.0 * H,
+            "Preempted",
+            Some(format!("team/{}", t669.name).as_str())
+        )]
     );
     assert_eq!(
         evicted(train_a),
-        [(2.0 * H + 30.0, "Preempted", Some(format!("team/{}", b9m6s.name).as_str()))]
+        [(
+            2.0 * H + 30.0,
+            "Preempted",
+            Some(format!("team/{}", b9m6s.name).as_str())
+        )]
     );
-    assert_eq!(times(t669), (Some(2.0 * H + 30.0), Some(2.0 * H + 90.0), Some(6.0 * H)));
-    assert_eq!(times(b9m6s), (Some(2.0 * H + 60.0), Some(2.0 * H + 120.0), None));
+    assert_eq!(
+        times(t669),
+        (Some(2.0 * H + 30.0), Some(2.0 * H + 90.0), Some(6.0 * H))
+    );
+    assert_eq!(
+        times(b9m6s),
+        (Some(2.0 * H + 60.0), Some(2.0 * H + 120.0), None)
+    );
     // train-b came back into the GPUs train-a left; train-a after the scale-down.
-    assert_eq!(times(train_b), (Some(2.0 * H + 60.0), Some(2.0 * H + 120.0), Some(5.0 * H + 120.0)));
+    assert_eq!(
+        times(train_b),
+        (
+            Some(2.0 * H + 60.0),
+            Some(2.0 * H + 120.0),
+            Some(5.0 * H + 120.0)
+        )
+    );
     assert_eq!(times(train_a).0, Some(6.0 * H + 1.0));
-    assert_eq!((train_a.lost_gpu_seconds, train_b.lost_gpu_seconds), (14_160.0, 26_160.0));
+    assert_eq!(
+        (train_a.lost_gpu_seconds, train_b.lost_gpu_seconds),
+        (14_160.0, 26_160.0)
+    );
     // The ReplicaSet deleted the two pods sharing node-a (ActivePodsWithRanks), not the newest.
     assert_eq!(zzvjc.state, "Finished");
     assert_eq!(zzvjc.finished_at, Some(6.0 * H));
@@ -110,20 +137,35 @@ fn a_leader_worker_set_deletes_its_highest_groups_and_a_statefulset_scales_to_ze
     let r = run_dir("serving/lws-and-statefulset");
     let group = |g: &str| named(&r, &format!("leaderworkerset-llm-{g}-"));
     assert_eq!(group("0").len(), 1);
-    assert_eq!((group("0")[0].state, group("0")[0].finished_at), ("Running", None));
+    assert_eq!(
+        (group("0")[0].state, group("0")[0].finished_at),
+        ("Running", None)
+    );
     assert_eq!(group("2").len(), 1);
     assert_eq!(group("2")[0].finished_at, Some(H));
     // Group 1 ended at 1h and was made again, under the same name, at 2h.
-    let g1: Vec<(f64, Option<f64>)> = group("1").iter().map(|w| (w.created_at, w.finished_at)).collect();
+    let g1: Vec<(f64, Option<f64>)> = group("1")
+        .iter()
+        .map(|w| (w.created_at, w.finished_at))
+        .collect();
     assert_eq!(g1, [(0.0, Some(H)), (2.0 * H, None)]);
     // The StatefulSet's pod group: ended at 30m, back at 90m with its creation time.
     let cache: Vec<(f64, Option<f64>, Option<f64>)> = named(&r, "statefulset-cache-")
         .iter()
         .map(|w| (w.created_at, w.admitted_at, w.finished_at))
         .collect();
-    assert_eq!(cache, [(0.0, Some(0.0), Some(0.5 * H)), (0.0, Some(1.5 * H), None)]);
-    assert_eq!(figures(serving(&r, "llm")), (6.0 * H, 6.0 * H, 4, 0, Some(0.0), Some(0.0)));
-    assert_eq!(figures(serving(&r, "cache")), (4.0 * H, 4.0 * H, 4, 0, Some(0.0), Some(0.0)));
+    assert_eq!(
+        cache,
+        [(0.0, Some(0.0), Some(0.5 * H)), (0.0, Some(1.5 * H), None)]
+    );
+    assert_eq!(
+        figures(serving(&r, "llm")),
+        (6.0 * H, 6.0 * H, 4, 0, Some(0.0), Some(0.0))
+    );
+    assert_eq!(
+        figures(serving(&r, "cache")),
+        (4.0 * H, 4.0 * H, 4, 0, Some(0.0), Some(0.0))
+    );
 }
 
 #[test]
@@ -136,7 +178,10 @@ fn a_deployment_follows_its_load_as_the_hpa_would() {
     let ended: Vec<Option<f64>> = pods.iter().map(|w| w.finished_at).collect();
     let down = Some(3.0 * H + 4.0 * 60.0 + 45.0);
     assert_eq!(ended, [None, down, down, down, down, down]);
-    assert_eq!(figures(serving(&r, "api")), (55_425.0, 55_425.0, 6, 0, Some(0.0), Some(0.0)));
+    assert_eq!(
+        figures(serving(&r, "api")),
+        (55_425.0, 55_425.0, 6, 0, Some(0.0), Some(0.0))
+    );
 }
 
 #[test]
@@ -166,7 +211,10 @@ fn scaling_errors_name_the_place() {
         "    kueuesim.io/replicas: \"0s=2,1h=3\"\n",
         POD_SPEC,
     ));
-    assert!(e.starts_with("t.yaml:32:27: a StatefulSet managed by Kueue scales only to zero and back"), "{e}");
+    assert!(
+        e.starts_with("t.yaml:32:27: a StatefulSet managed by Kueue scales only to zero and back"),
+        "{e}"
+    );
     // A schedule out of order.
     let e = load_error(&with_object(
         DEPLOYMENT,
@@ -175,8 +223,15 @@ fn scaling_errors_name_the_place() {
     ));
     assert!(e.starts_with("t.yaml:32:27: annotation kueuesim.io/replicas: step \"30m=3\": expected offsets in increasing order"), "{e}");
     // A load without its load per replica, and the reverse.
-    let e = load_error(&with_object(DEPLOYMENT, "    kueuesim.io/load: \"0s=5\"\n", POD_SPEC));
-    assert!(e.contains("a load without kueuesim.io/load-per-replica"), "{e}");
+    let e = load_error(&with_object(
+        DEPLOYMENT,
+        "    kueuesim.io/load: \"0s=5\"\n",
+        POD_SPEC,
+    ));
+    assert!(
+        e.contains("a load without kueuesim.io/load-per-replica"),
+        "{e}"
+    );
     let e = load_error(&with_object(
         DEPLOYMENT,
         "    kueuesim.io/load-per-replica: \"5\"\n",
@@ -189,14 +244,20 @@ fn scaling_errors_name_the_place() {
         "    kueuesim.io/replicas: \"0s=1\"\n    kueuesim.io/load: \"0s=5\"\n    kueuesim.io/load-per-replica: \"5\"\n",
         POD_SPEC,
     ));
-    assert!(e.contains("expected either a step schedule or a load"), "{e}");
+    assert!(
+        e.contains("expected either a step schedule or a load"),
+        "{e}"
+    );
     // A duration on a serving object that scales.
     let e = load_error(&with_object(
         DEPLOYMENT,
         "    kueuesim.io/replicas: \"0s=1\"\n    kueuesim.io/duration: 1h\n",
         POD_SPEC,
     ));
-    assert!(e.contains("serving pods run until a scale-down deletes them"), "{e}");
+    assert!(
+        e.contains("serving pods run until a scale-down deletes them"),
+        "{e}"
+    );
     // A load trace that cannot be read names the file.
     let e = load_error(&with_object(
         DEPLOYMENT,

@@ -32,11 +32,14 @@ impl Builder<'_> {
                 is_batch_job: false,
             };
             let spec_replicas = p.obj.spec.replicas.as_ref();
-            let Some(scaling) = self.serving_scaling(src, meta, ServingKind::StatefulSet, spec_replicas)? else {
+            let Some(scaling) =
+                self.serving_scaling(src, meta, ServingKind::StatefulSet, spec_replicas)?
+            else {
                 // One pod group of `replicas` pods (Kueue's StatefulSet integration).
                 let count = Self::replicas(src, "replicas", spec_replicas)?;
                 let ps = self.pod_set(src, "main".into(), count, None, t)?;
-                let w = self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[t], None)?;
+                let w =
+                    self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[t], None)?;
                 out.push((src.order, w));
                 continue;
             };
@@ -50,14 +53,24 @@ impl Builder<'_> {
                 if prev == 0 && n > 0 {
                     too_many_workloads(src, out.len() + 1)?;
                     let ps = self.pod_set(src, "main".into(), n, None, t)?;
-                    let mut w =
-                        self.job_workload(src, meta, kind, &name, &namespace, vec![ps], &[t], None)?;
+                    let mut w = self.job_workload(
+                        src,
+                        meta,
+                        kind,
+                        &name,
+                        &namespace,
+                        vec![ps],
+                        &[t],
+                        None,
+                    )?;
                     scaled_replica(&mut w, at, object, 0, n, true);
                     out.push((src.order, w));
                 }
                 prev = n;
             }
-            self.world.serving.push(scaling.object(ServingKind::StatefulSet, &namespace, &name));
+            self.world
+                .serving
+                .push(scaling.object(ServingKind::StatefulSet, &namespace, &name));
         }
         Ok(())
     }
@@ -78,7 +91,8 @@ impl Builder<'_> {
             // the pod, which the ReplicaSet controller names
             // `<deployment>-<pod-template-hash>-<5 random characters>`.
             let spec_replicas = p.obj.spec.replicas.as_ref();
-            let scaling = self.serving_scaling(src, meta, ServingKind::Deployment, spec_replicas)?;
+            let scaling =
+                self.serving_scaling(src, meta, ServingKind::Deployment, spec_replicas)?;
             let t = &p.obj.spec.template;
             let seed = meta
                 .uid
@@ -122,7 +136,9 @@ impl Builder<'_> {
                 out.push((src.order, w));
             }
             if let Some(sc) = scaling {
-                self.world.serving.push(sc.object(ServingKind::Deployment, &namespace, &name));
+                self.world
+                    .serving
+                    .push(sc.object(ServingKind::Deployment, &namespace, &name));
             }
         }
         Ok(())
@@ -217,7 +233,9 @@ impl Builder<'_> {
                 out.push((src.order, w));
             }
             if let Some(sc) = scaling {
-                self.world.serving.push(sc.object(ServingKind::LeaderWorkerSet, &namespace, &name));
+                self.world
+                    .serving
+                    .push(sc.object(ServingKind::LeaderWorkerSet, &namespace, &name));
             }
         }
         Ok(())

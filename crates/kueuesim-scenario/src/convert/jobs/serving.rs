@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use kueuesim_model::serving::{Autoscaler, ServingObject, ServingRef, hpa_schedule, parse_steps, steps_from};
+use kueuesim_model::serving::{
+    Autoscaler, ServingObject, ServingRef, hpa_schedule, parse_steps, steps_from,
+};
 use kueuesim_model::{ServingKind, SimDuration, SimTime, Workload, limits};
 
 use crate::convert::core::{Builder, DURATION_ANNOTATION, err_at, err_obj};
@@ -176,7 +178,9 @@ impl Builder<'_> {
                     return Err(err_at(
                         src,
                         b,
-                        format!("{LOAD_ANNOTATION} beside {LOAD_TRACE_ANNOTATION}: expected one load"),
+                        format!(
+                            "{LOAD_ANNOTATION} beside {LOAD_TRACE_ANNOTATION}: expected one load"
+                        ),
                     ));
                 }
                 let Some(p) = per else {
@@ -209,12 +213,13 @@ impl Builder<'_> {
                     None => max_replicas,
                     Some(m) => count(src, m, MAX_REPLICAS_ANNOTATION, min, max_replicas)?,
                 };
-                let window = |k: &str, default: SimDuration| -> Result<SimDuration, ScenarioError> {
-                    match ann(k) {
-                        None => Ok(default),
-                        Some(d) => crate::convert::core::duration_field(src, d),
-                    }
-                };
+                let window =
+                    |k: &str, default: SimDuration| -> Result<SimDuration, ScenarioError> {
+                        match ann(k) {
+                            None => Ok(default),
+                            Some(d) => crate::convert::core::duration_field(src, d),
+                        }
+                    };
                 let a = Autoscaler {
                     load: series,
                     per_replica,
@@ -235,7 +240,9 @@ impl Builder<'_> {
             // Kueue's StatefulSet webhook refuses any other resize (kueue#3279).
             let sizes: Vec<u32> = steps.iter().map(|s| s.1).filter(|&n| n > 0).collect();
             if load.or(inline).is_some() || sizes.windows(2).any(|w| w[0] != w[1]) {
-                let at = schedule.or(load.or(inline).map(|l| l.0)).expect("one annotation");
+                let at = schedule
+                    .or(load.or(inline).map(|l| l.0))
+                    .expect("one annotation");
                 return Err(err_at(
                     src,
                     at,
@@ -248,13 +255,20 @@ impl Builder<'_> {
 }
 
 /// A positive finite number annotation.
-fn positive_number(src: &ObjectText<'_>, s: &Spanned<String>, what: &str) -> Result<f64, ScenarioError> {
+fn positive_number(
+    src: &ObjectText<'_>,
+    s: &Spanned<String>,
+    what: &str,
+) -> Result<f64, ScenarioError> {
     match s.value.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(err_at(
             src,
             s,
-            format!("annotation {what} {:?}: expected a positive number", s.value),
+            format!(
+                "annotation {what} {:?}: expected a positive number",
+                s.value
+            ),
         )),
     }
 }
@@ -284,7 +298,10 @@ fn count(
 fn load_value(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("load {:?}: expected a number, at least 0", text.trim())),
+        _ => Err(format!(
+            "load {:?}: expected a number, at least 0",
+            text.trim()
+        )),
     }
 }
 
@@ -308,12 +325,16 @@ fn parse_load(text: &str) -> Result<Vec<(SimTime, f64)>, String> {
     let mut out: Vec<(SimTime, f64)> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((at, v)) = part.split_once('=') else {
-            return Err(format!("point {part:?}: expected <offset>=<load>, e.g. \"0s=40,6h=120\""));
+            return Err(format!(
+                "point {part:?}: expected <offset>=<load>, e.g. \"0s=40,6h=120\""
+            ));
         };
         let at = offset(at).map_err(|e| format!("point {part:?}: {e}"))?;
         let v = load_value(v).map_err(|e| format!("point {part:?}: {e}"))?;
         if out.last().is_some_and(|l| l.0 >= at) {
-            return Err(format!("point {part:?}: expected offsets in increasing order"));
+            return Err(format!(
+                "point {part:?}: expected offsets in increasing order"
+            ));
         }
         out.push((at, v));
     }
@@ -325,7 +346,10 @@ fn parse_load(text: &str) -> Result<Vec<(SimTime, f64)>, String> {
 
 /// A load trace: a CSV file (path relative to the YAML file) whose header names columns
 /// `time` (an offset from the start: Go duration syntax or seconds) and `load`.
-fn load_csv(src: &ObjectText<'_>, path: &Spanned<String>) -> Result<Vec<(SimTime, f64)>, ScenarioError> {
+fn load_csv(
+    src: &ObjectText<'_>,
+    path: &Spanned<String>,
+) -> Result<Vec<(SimTime, f64)>, ScenarioError> {
     let base = Path::new(&src.file.name)
         .parent()
         .unwrap_or_else(|| Path::new(""));
@@ -340,7 +364,10 @@ fn load_csv(src: &ObjectText<'_>, path: &Spanned<String>) -> Result<Vec<(SimTime
         e => e,
     })?;
     let mut lines = text.lines().enumerate();
-    let header: Vec<&str> = lines.next().map(|(_, h)| h.split(',').map(str::trim).collect()).unwrap_or_default();
+    let header: Vec<&str> = lines
+        .next()
+        .map(|(_, h)| h.split(',').map(str::trim).collect())
+        .unwrap_or_default();
     let col = |name: &str| header.iter().position(|h| *h == name);
     let (Some(tc), Some(lc)) = (col("time"), col("load")) else {
         return Err(err_at(
@@ -360,7 +387,11 @@ fn load_csv(src: &ObjectText<'_>, path: &Spanned<String>) -> Result<Vec<(SimTime
         let at_cell = |c: usize| Pos {
             file: shown.clone(),
             line: i as u64 + 1,
-            column: 1 + cells.iter().take(c).map(|f| f.chars().count() as u64 + 1).sum::<u64>(),
+            column: 1 + cells
+                .iter()
+                .take(c)
+                .map(|f| f.chars().count() as u64 + 1)
+                .sum::<u64>(),
         };
         let (Some(t), Some(l)) = (cells.get(tc), cells.get(lc)) else {
             return Err(ScenarioError::at(
@@ -384,7 +415,9 @@ fn load_csv(src: &ObjectText<'_>, path: &Spanned<String>) -> Result<Vec<(SimTime
         return Err(err_at(
             src,
             path,
-            format!("annotation {LOAD_TRACE_ANNOTATION}: CSV {shown} has no rows: expected time,load rows"),
+            format!(
+                "annotation {LOAD_TRACE_ANNOTATION}: CSV {shown} has no rows: expected time,load rows"
+            ),
         ));
     }
     Ok(out)

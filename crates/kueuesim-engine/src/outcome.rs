@@ -240,6 +240,9 @@ pub struct WorkloadRecord {
     pub useful_ms: i128,
     /// When its pods first all ran.
     pub first_running_at: Option<SimTime>,
+    /// A serving replica deleted by a scale-down (its Workload goes with its pod or group
+    /// upstream): `finished_at` is when.
+    pub scaled_down: bool,
 }
 
 impl WorkloadRecord {

@@ -460,6 +460,10 @@ pub struct WorkloadOut {
     pub evictions: Vec<EvictionOut>,
     pub conditions: Vec<ConditionOut>,
     pub events: Vec<EventOut>,
+    /// A serving replica a scale-down deleted (at `finishedAt`): upstream its Workload is
+    /// gone, so the kubectl views leave it out. Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub scaled_down: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -904,6 +908,7 @@ pub fn workload_out(
                 cycle: e.cycle,
             })
             .collect(),
+        scaled_down: rec.scaled_down,
     }
 }
 

@@ -255,6 +255,7 @@ pub(super) fn new_runtime<'w>(
             failed: false,
             useful_ms: 0,
             first_running_at: None,
+            scaled_down: false,
         },
         spec,
     }

@@ -270,6 +270,7 @@ impl<'w> Simulation<'w> {
             let rt = &mut self.runtimes[w.index()];
             rt.record.state = WorkloadState::Finished;
             rt.record.finished_at = Some(self.now);
+            rt.record.scaled_down = true;
             rt.key = None;
             rt.generation += 1;
         }

@@ -266,3 +266,42 @@ fn scaling_errors_name_the_place() {
     ));
     assert!(e.contains("cannot read CSV missing.csv"), "{e}");
 }
+
+#[test]
+fn a_scale_down_deletes_replicas_in_any_state_unscheduled_ones_first() {
+    let r = run_dir("serving/pending-replicas-go-first");
+    let pod = |name: &str| only(&r, &format!("pod-d-7cc9bbf7b7-{name}-"));
+    // The running pod stays; the three on no node (pending or admitted) go at 1h30m.
+    assert_eq!(
+        (pod("9759h").state, pod("9759h").running_at),
+        ("Running", Some(H))
+    );
+    assert!(!pod("9759h").scaled_down);
+    for name in ["2cct2", "kgtvx", "fchk8"] {
+        let w = pod(name);
+        assert_eq!(
+            (w.state, w.finished_at, w.running_at),
+            ("Finished", Some(1.5 * H), None)
+        );
+        assert!(w.scaled_down, "{name}");
+        assert!(w.pod_sets[0].nodes.is_empty(), "{name}");
+    }
+    // LeaderWorkerSet: group 2 (never placed) and group 1 (running) went at 1h.
+    let groups: Vec<(&str, Option<f64>, bool)> = named(&r, "leaderworkerset-big-")
+        .iter()
+        .map(|w| (w.state, w.finished_at, w.scaled_down))
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("Running", None, false),
+            ("Finished", Some(H), true),
+            ("Finished", Some(H), true),
+            ("Admitted", None, false)
+        ]
+    );
+    let d = serving(&r, "d");
+    // 4 wanted for 1h30m, 1 for 1h30m; only 9759h was ever ready (from 1h, 1h after its
+    // scale-up).
+    assert_eq!(figures(d), (7.5 * H, 2.0 * H, 4, 3, Some(H), Some(H)));
+}

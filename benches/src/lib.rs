@@ -120,6 +120,7 @@ pub fn synthetic_world(cqs: usize, nodes: usize, workloads: usize) -> World {
             requeue_state: None,
             gang: Default::default(),
             resilience: Default::default(),
+            serving: None,
         });
     }
     w
@@ -239,6 +240,7 @@ pub fn cycle_world(
             requeue_state: None,
             gang: Default::default(),
             resilience: Default::default(),
+            serving: None,
         });
     };
     for q in 0..n_cqs {
@@ -624,6 +626,7 @@ pub fn scale_world(zones: usize, workloads: usize, load: f64) -> World {
             requeue_state: None,
             gang: gang.into(),
             resilience: Default::default(),
+            serving: None,
         });
     }
     w

@@ -243,6 +243,9 @@ pub struct WorkloadRecord {
     pub useful_ms: i128,
     /// When its pods first all ran.
     pub first_running_at: Option<SimTime>,
+    /// A serving replica deleted by a scale-down (its Workload goes with its pod or group
+    /// upstream): `finished_at` is when.
+    pub scaled_down: bool,
 }
 
 impl WorkloadRecord {
@@ -255,6 +258,20 @@ impl WorkloadRecord {
         let wall = (to - from).millis();
         (wall > 0).then(|| self.useful_ms as f64 / wall as f64)
     }
+}
+
+/// One serving object's figures (`summary.serving`), parallel to `World::serving`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServingStats {
+    /// Replica-milliseconds its `spec.replicas` asked for, from its arrival to the end.
+    pub wanted_ms: i128,
+    /// Replica-milliseconds its replicas were ready (every pod of the replica running).
+    pub ready_ms: i128,
+    /// Replicas its scale-ups created (its first replicas included).
+    pub replicas_created: u32,
+    /// For each replica that became ready, the milliseconds from the scale-up that created
+    /// it to ready, sorted.
+    pub times_to_ready_ms: Vec<i64>,
 }
 
 /// What the cluster's changes and failures did (`summary.failures`).
@@ -389,6 +406,8 @@ pub struct RunStats {
     /// the same workloads, so a reader can tell seeds that vary the workload from seeds that
     /// vary tie-breaks only.
     pub workload_fingerprint: u64,
+    /// Per serving object that scales (`World::serving`), its figures.
+    pub serving: Vec<ServingStats>,
 }
 
 /// Folds workload `w` into a run's `workload_fingerprint` (FNV-1a, 64 bits, over its

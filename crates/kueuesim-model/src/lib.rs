@@ -16,6 +16,7 @@ pub mod objects;
 pub mod quantity;
 pub mod quota;
 pub mod resources;
+pub mod serving;
 pub mod time;
 pub mod topology;
 pub mod volcano;
@@ -34,6 +35,7 @@ pub use quantity::{
     Amount, Quantity, QuantityError, decimal_digits, format_amount, resource_amount,
 };
 pub use resources::{ResourceList, ResourceTable};
+pub use serving::{ServingKind, ServingObject, ServingRef};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use volcano::{

@@ -462,6 +462,10 @@ pub struct Workload {
     pub gang: Arc<GangSpec>,
     /// What its controller does when pods end early, and the work a failure loses.
     pub resilience: crate::change::Resilience,
+    /// The replica of a scaling serving object it stands for (a Deployment's pod, a
+    /// LeaderWorkerSet's group, a StatefulSet's pod group), if any: its object's controller
+    /// deletes it at a scale-down.
+    pub serving: Option<crate::serving::ServingRef>,
 }
 
 /// The gang scheduler's view of a workload (the Volcano or KAI PodGroup its controller

@@ -577,6 +577,10 @@ pub struct World {
     /// The changes of the `Timeline` objects, in the order they apply (time, then document
     /// order); empty: the cluster never changes on schedule.
     pub timeline: Vec<crate::change::Change>,
+    /// The serving objects that scale (`kueuesim.io/replicas`, a load with
+    /// `kueuesim.io/load-per-replica`), in input order; their replica workloads point here
+    /// (`Workload::serving`).
+    pub serving: Vec<crate::serving::ServingObject>,
     /// The world as each Timeline change with `set` or `patch` leaves its objects
     /// (`Change::epoch`): the same ids throughout (every node, ClusterQueue and Cohort of any
     /// epoch is in all of them), different ClusterQueues' and Cohorts' specs; no workloads,
@@ -694,6 +698,7 @@ impl Default for World {
             workloads: Vec::new(),
             config: SimConfig::default(),
             timeline: Vec::new(),
+            serving: Vec::new(),
             epochs: Vec::new(),
             late_nodes: Vec::new(),
         }

@@ -84,6 +84,10 @@ pub struct Summary {
     /// was allocated. Absent without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub goodput: Option<Option<f64>>,
+    /// Per serving object that scales (`kueuesim.io/replicas`, a load): replicas wanted
+    /// against ready, and how long a scale-up took to be ready. Absent without any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serving: Option<Vec<ServingOut>>,
     /// Evictions by the Evicted condition's reason.
     pub evictions: std::collections::BTreeMap<String, u64>,
     /// Preemptions by the Preempted condition's reason.
@@ -268,6 +272,29 @@ pub struct StateCounts {
     pub unmanaged: u64,
 }
 
+/// One serving object of `summary.serving`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServingOut {
+    /// Deployment, StatefulSet or LeaderWorkerSet.
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    /// Replica-seconds its replicas count asked for, from its arrival to the end.
+    pub replica_seconds_wanted: f64,
+    /// Replica-seconds its replicas were ready (every pod of the replica running).
+    pub replica_seconds_ready: f64,
+    /// `replicaSecondsReady / replicaSecondsWanted`; null when nothing was wanted.
+    pub ready_fraction: Option<f64>,
+    /// Replicas its scale-ups created (its first replicas included).
+    pub replicas_created: u32,
+    /// Replicas deleted by a scale-down, or still there at the end, without ever being ready.
+    pub replicas_never_ready: u32,
+    /// Seconds from the scale-up that created a replica to its being ready, over the
+    /// replicas that became ready.
+    pub time_to_ready_seconds: Percentiles,
+}
+
 /// `summary.failures`: what a Timeline's node operations and `spec.failures` did.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -441,6 +468,10 @@ pub struct WorkloadOut {
     pub evictions: Vec<EvictionOut>,
     pub conditions: Vec<ConditionOut>,
     pub events: Vec<EventOut>,
+    /// A serving replica a scale-down deleted (at `finishedAt`): upstream its Workload is
+    /// gone, so the kubectl views leave it out. Absent otherwise.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub scaled_down: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -642,6 +673,31 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
         (outcome.stats.gpu_busy_ms > 0)
             .then(|| outcome.stats.useful_gpu_ms as f64 / outcome.stats.gpu_busy_ms as f64)
     });
+    let serving = (!world.serving.is_empty()).then(|| {
+        world
+            .serving
+            .iter()
+            .zip(&outcome.stats.serving)
+            .map(|(obj, s)| ServingOut {
+                kind: obj.kind.as_str(),
+                namespace: obj.namespace.clone(),
+                name: obj.name.clone(),
+                replica_seconds_wanted: s.wanted_ms as f64 / 1000.0,
+                replica_seconds_ready: s.ready_ms as f64 / 1000.0,
+                ready_fraction: (s.wanted_ms > 0).then(|| s.ready_ms as f64 / s.wanted_ms as f64),
+                replicas_created: s.replicas_created,
+                replicas_never_ready: s
+                    .replicas_created
+                    .saturating_sub(s.times_to_ready_ms.len() as u32),
+                time_to_ready_seconds: percentiles(
+                    s.times_to_ready_ms
+                        .iter()
+                        .map(|&ms| ms as f64 / 1000.0)
+                        .collect(),
+                ),
+            })
+            .collect()
+    });
     let all = crate::queues::figures(
         &crate::queues::all_queues(&tally),
         samples.all(),
@@ -690,6 +746,7 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             },
             failures,
             goodput,
+            serving,
             // Every reason, zeros included: across seeds and variants a reason one run never
             // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
             evictions: {
@@ -871,6 +928,7 @@ pub fn workload_out(
                 cycle: e.cycle,
             })
             .collect(),
+        scaled_down: rec.scaled_down,
     }
 }
 

@@ -260,6 +260,27 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             goodput.map_or("n/a".to_string(), |g| format!("{:.1}%", g * 100.0)),
         );
     }
+    for v in s.serving.iter().flatten() {
+        let _ = writeln!(
+            out,
+            "Serving:      {} {}/{}: {:.1} of {:.1} replica-hours ready ({}), {} replicas created, {} never ready, time to ready p50 {} p95 {}",
+            v.kind,
+            v.namespace,
+            v.name,
+            v.replica_seconds_ready / 3600.0,
+            v.replica_seconds_wanted / 3600.0,
+            v.ready_fraction
+                .map_or("n/a".to_string(), |f| format!("{:.1}%", f * 100.0)),
+            v.replicas_created,
+            v.replicas_never_ready,
+            v.time_to_ready_seconds
+                .p50
+                .map_or("n/a".to_string(), |t| format!("{t:.0}s")),
+            v.time_to_ready_seconds
+                .p95
+                .map_or("n/a".to_string(), |t| format!("{t:.0}s")),
+        );
+    }
     queue_table(&mut out, s);
     let waiting: Vec<&WorkloadOut> = result
         .workloads

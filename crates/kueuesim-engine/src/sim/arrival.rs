@@ -182,6 +182,7 @@ impl<'w> Simulation<'w> {
         }
         let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
         self.runtimes.insert(w.index(), Box::new(runtime));
+        self.serving_arrived(w);
         if label.is_none() || self.kueue.respace_uids_always {
             self.respace_uid_labels();
         }

@@ -145,6 +145,7 @@ impl<'w> Simulation<'w> {
         // `spec.preemption.progress`).
         if self.runtimes[w.index()].record.state == WorkloadState::Running {
             self.progress.running -= 1;
+            self.serving_ready(w, false);
             self.end_run(w, false);
         }
 
@@ -215,6 +216,10 @@ impl<'w> Simulation<'w> {
     pub(super) fn pods_gone(&mut self, w: WorkloadId) {
         self.progress.terminating -= 1;
         self.release(w, false);
+        if self.runtimes[w.index()].scaled_down {
+            self.end_deleted(w);
+            return;
+        }
         let (reason, message) = self.runtimes[w.index()]
             .record
             .conditions

@@ -271,6 +271,7 @@ impl<'w> Simulation<'w> {
         let now = self.now;
         if self.runtimes[v.index()].record.state == WorkloadState::Running {
             self.progress.running -= 1;
+            self.serving_ready(v, false);
             let gpus = self.workload_gpus(v);
             let rt = &mut self.runtimes[v.index()];
             let lost =

@@ -42,6 +42,7 @@ mod record;
 mod runtime;
 mod scheduling;
 mod series;
+mod serving;
 mod start;
 mod tas_replace;
 mod volcano;
@@ -113,6 +114,8 @@ enum Ev {
     Change(u32),
     /// The earliest node or GPU failure or repair is due (`failures::FailureClock`).
     Failure,
+    /// Serving object `World::serving[o]` scales down to its step `s` (`serving`).
+    Scale(u32, u32),
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -149,6 +152,8 @@ pub struct Simulation<'w> {
     /// The caller's policies (`with_hooks`); None: the built-in ones, asked nothing. Shared,
     /// not owned, so a forked simulation keeps them.
     hooks: Option<Rc<RefCell<dyn Hooks + 'w>>>,
+    /// The serving objects' replicas and figures; None without serving objects that scale.
+    serving: Option<Box<serving::ServingState>>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -446,7 +451,9 @@ impl<'w> Simulation<'w> {
             outbox: None,
             event_budget: None,
             hooks: None,
+            serving: None,
         };
+        sim.serving = serving::ServingState::new(world, &mut sim.events).map(Box::new);
         // The cluster's changes: the Timeline's at their times, the first failure.
         for (i, c) in world.timeline.iter().enumerate() {
             sim.events.push(c.at, Ev::Change(i as u32));
@@ -541,6 +548,7 @@ impl<'w> Simulation<'w> {
             Ev::AfsSample => self.afs_sample(),
             Ev::Change(i) => self.apply_change(i as usize),
             Ev::Failure => self.failures_due(),
+            Ev::Scale(o, s) => self.scale_down(o as usize, s as usize),
             Ev::PodsRunning(..)
             | Ev::Finish(..)
             | Ev::PodsGone(..)
@@ -641,6 +649,9 @@ impl<'w> Simulation<'w> {
             self.rec.stats.gpu_busy_ms -= i128::from(self.rec.gpus_in_use) * i128::from(extra);
         }
         self.rec.stats.end = end;
+        if let Some(serving) = self.serving.take() {
+            self.rec.stats.serving = serving.finish(self.origin, end);
+        }
         self.rec.stats.gpu_sharing = self.gpu_sharing_figures();
         self.rec.stats.final_quota_usage = self
             .world

@@ -147,6 +147,7 @@ impl<'w> Simulation<'w> {
         let was_running = state == WorkloadState::Running;
         if was_running {
             self.progress.running -= 1;
+            self.serving_ready(w, false);
             let lost = self.end_run(w, false);
             self.rec.stats.failures.lost_gpu_ms += lost;
             if lost > 0 {

@@ -34,6 +34,7 @@ impl<'w> Simulation<'w> {
         }
         self.progress.running += 1;
         self.progress.last_progress = self.now;
+        self.serving_ready(w, true);
         if managed {
             // Ready again after a pod failed: `Recovered` (the job reconciler's
             // generatePodsReadyCondition), else `Started`.
@@ -68,6 +69,7 @@ impl<'w> Simulation<'w> {
     pub(super) fn finish(&mut self, w: WorkloadId) {
         self.progress.last_done = self.now;
         self.progress.running -= 1;
+        self.serving_ready(w, false);
         self.progress.last_progress = self.now;
         let managed = self.runtimes[w.index()].record.admission.is_some();
         self.end_run(w, true);

@@ -79,6 +79,9 @@ pub(super) struct Runtime<'w> {
     pub(super) past_execution: SimDuration,
     /// Deactivated (`spec.active: false`): never requeued.
     pub(super) deactivated: bool,
+    /// A serving replica deleted by a scale-down while its pods terminated: done once they
+    /// are gone (`serving`).
+    pub(super) scaled_down: bool,
     /// Running time saved by checkpoints (`ProgressPolicy::Checkpoint`).
     pub(super) progress_saved: SimDuration,
     /// GPUs currently held and since when (for per-workload GPU time).
@@ -224,6 +227,7 @@ pub(super) fn new_runtime<'w>(
         key: None,
         past_execution: SimDuration::ZERO,
         deactivated: false,
+        scaled_down: false,
         progress_saved: SimDuration::ZERO,
         gpus_held: 0,
         gpus_since: SimTime::ZERO,
@@ -269,6 +273,7 @@ pub(super) fn new_runtime<'w>(
             inqueue_at: None,
             useful_ms: 0,
             first_running_at: None,
+            scaled_down: false,
         },
         spec,
     }

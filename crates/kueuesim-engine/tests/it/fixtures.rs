@@ -133,6 +133,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
         requeue_state: None,
         gang: Default::default(),
         resilience: Default::default(),
+        serving: None,
     });
     // The engine expects workloads in arrival order.
     w.workloads.sort_by_key(|x| x.arrival);

@@ -326,9 +326,12 @@ fn condition<'a>(w: &'a WorkloadOut, kind: &str) -> Option<&'a crate::output::Co
     w.conditions.iter().find(|c| c.kind == kind)
 }
 
-/// Workloads that exist at `at` (seconds): arrived.
+/// Workloads that exist at `at` (seconds): arrived, and not deleted by a scale-down (the
+/// document describes the state at `at`, so a deleted one is gone by then).
 fn present(doc: &SimulationResult, at: f64) -> impl Iterator<Item = &WorkloadOut> {
-    doc.workloads.iter().filter(move |w| w.created_at <= at)
+    doc.workloads
+        .iter()
+        .filter(move |w| w.created_at <= at && !w.scaled_down)
 }
 
 fn age(at: f64, since: f64) -> String {

@@ -122,7 +122,12 @@ pub fn pods_at<'a>(world: &'a World, doc: &'a SimulationResult, at: f64) -> Vec<
     // bound nowhere (NODE `<none>`) and follow its state.
     let quota_only = !world.has_nodes();
     let mut out = Vec::new();
-    for w in doc.workloads.iter().filter(|w| w.created_at <= at) {
+    // A serving replica deleted by a scale-down has no pods left.
+    for w in doc
+        .workloads
+        .iter()
+        .filter(|w| w.created_at <= at && !w.scaled_down)
+    {
         let spec = specs.get(&(w.namespace.as_str(), w.name.as_str())).copied();
         let owner = spec
             .and_then(|s| s.owner.as_ref())

@@ -629,6 +629,7 @@ pub(crate) fn epoch_worlds(world: &World, plan: &EpochPlan) -> Vec<World> {
                 workloads: Vec::new(),
                 config: world.config.clone(),
                 timeline: Vec::new(),
+                serving: Vec::new(),
                 epochs: Vec::new(),
                 late_nodes: world.late_nodes.clone(),
             }

@@ -294,6 +294,7 @@ impl Builder<'_> {
                     requeue_state,
                     gang: Arc::new(gang),
                     resilience: Default::default(),
+                    serving: None,
                 },
             ));
         }

@@ -343,6 +343,7 @@ fn make_workload(
         requeue_state: None,
         gang,
         resilience: s.resilience,
+        serving: None,
     }
 }
 

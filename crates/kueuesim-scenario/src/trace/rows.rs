@@ -777,6 +777,7 @@ impl TraceWorkloads {
                 }),
             },
             resilience: Default::default(),
+            serving: None,
         })
     }
 

@@ -276,11 +276,12 @@ pub(crate) fn workload_rng(seed: u64, w: &Workload) -> Rng {
     Rng::new(seed ^ crate::generator::fnv1a(&w.uid).rotate_left(17))
 }
 
-/// Whether `w` exists at the start rather than arriving during the run (created before the
-/// start, or holding quota or nodes already: `Workload::holds_at_start`): the variation keeps
-/// such objects as written.
+/// Whether the variation keeps `w` as written: it exists at the start rather than arriving
+/// during the run (created before the start, or holding quota or nodes already:
+/// `Workload::holds_at_start`), or it is a replica of a serving object that scales, which its
+/// object's schedule or load creates (its arrivals are the scale-ups, not a job's).
 pub(crate) fn exists_at_start(w: &Workload) -> bool {
-    w.holds_at_start() || w.created_at < kueuesim_model::SimTime::ZERO
+    w.holds_at_start() || w.created_at < kueuesim_model::SimTime::ZERO || w.serving.is_some()
 }
 
 #[cfg(test)]

@@ -45,6 +45,9 @@ mod pending_bound;
 mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
 mod pod_groups;
+/// Serving that scales: Deployments, StatefulSets and LeaderWorkerSets following a schedule
+/// or a load, their scale-ups admitted (and preempting) through Kueue, their scale-downs.
+mod serving;
 /// A cluster dump is a state: what it holds is booked first, in any object order.
 mod snapshot_state;
 /// Streamed runs: the summary of the full run, and memory that follows the live workloads.

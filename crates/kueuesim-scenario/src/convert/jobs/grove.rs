@@ -864,6 +864,7 @@ impl Builder<'_> {
                     never_restarted: 0,
                 },
             )?,
+            serving: None,
         })
     }
 }

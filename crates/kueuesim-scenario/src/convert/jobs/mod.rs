@@ -9,6 +9,7 @@ mod grove;
 mod kubeflow;
 mod pods;
 mod ray;
+mod serving;
 mod vgpu;
 mod volcano;
 
@@ -575,6 +576,7 @@ impl Builder<'_> {
             requeue_state: None,
             gang: Arc::new(gang),
             resilience: self.resilience(src, meta, OnPodLoss::default())?,
+            serving: None,
         })
     }
 

@@ -95,6 +95,7 @@ struct Found<'t, 'f> {
 pub(crate) fn plan(
     objects: &[ObjectText<'_>],
     opts: &LoadOptions,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<EpochPlan>, ScenarioError> {
     let mut trees = Vec::new();
     for o in objects {
@@ -203,8 +204,9 @@ pub(crate) fn plan(
             }
             sets.push(s);
         }
-        let mut notes = Vec::new();
-        Overrides::of_change(patches, sets)?.apply(&mut cur, |_| true, &mut notes)?;
+        // A patch that adds an object (a NodePool, a Cohort) warns as `--patch` does, with
+        // the closest existing name: a misspelt name must not pass as a new object unseen.
+        Overrides::of_change(patches, sets)?.apply(&mut cur, |_| true, warnings)?;
         let world = build_cluster(&cur, opts)?;
         let before = if prev == 0 {
             &base

@@ -90,7 +90,7 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     }
     // Timeline changes that set or patch objects: their epochs, worked out on the cluster's
     // objects alone before the build, which builds in the nodes and Cohorts they add.
-    let epoch_plan = epochs::plan(&objects, &opts)?;
+    let epoch_plan = epochs::plan(&objects, &opts, &mut notes)?;
     let (seed, streamed) = (opts.seed, opts.stream);
     let Built {
         mut loaded,

@@ -479,6 +479,15 @@ fn nodes_and_quota_that_arrive_later_take_the_waiting_workload() {
     let loaded = load_dir("timeline/new-nodepool");
     assert_eq!(loaded.world.late_nodes.len(), 1);
     assert_eq!(loaded.world.epochs.len(), 1);
+    // A patch that adds an object says so, with the closest name, as `--patch` does: a
+    // misspelt NodePool or Cohort must not pass as a new one unseen.
+    assert!(
+        loaded.warnings.iter().any(|w| w.ends_with(
+            "scenario.yaml:25:13: NodePool \"late\" is not in the scenario: the patch adds it (closest: \"node\")"
+        )),
+        "{:?}",
+        loaded.warnings
+    );
 }
 
 #[test]

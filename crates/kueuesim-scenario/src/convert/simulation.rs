@@ -267,17 +267,33 @@ const VOLCANO_PLUGINS: &[&str] = &[
 ];
 
 /// The conf's `actions`, comma-separated (`UnmarshalSchedulerConf`: an unknown name is an
-/// error upstream too). Without `actions` upstream's conf fails to load and the scheduler
-/// keeps its default conf, whose actions are `enqueue, allocate, backfill`.
+/// error upstream too). Two confs that upstream takes without a word are load errors here,
+/// since neither is what their writer meant: without `actions` upstream's conf fails to load
+/// and the scheduler keeps its whole default conf (`enqueue, allocate, backfill` with its own
+/// tiers), so the tiers written would be ignored; and without `allocate` Volcano places no
+/// pod with resource requests (`backfill` takes best-effort pods only), so no gang would
+/// ever run.
 fn volcano_actions(
     src: &ObjectText<'_>,
     text: &wire::S,
     conf: &wire::VolcanoConf,
 ) -> Result<Vec<VolcanoAction>, ScenarioError> {
-    let list = conf
-        .actions
-        .as_deref()
-        .unwrap_or("enqueue, allocate, backfill");
+    let Some(list) = conf.actions.as_deref() else {
+        return Err(err_at(
+            src,
+            text,
+            "spec.volcano.configuration has no `actions`: Volcano does not load such a conf and keeps its default one (actions \"enqueue, allocate, backfill\" with its default tiers), ignoring the tiers written here; write the actions, e.g. actions: \"enqueue, allocate, backfill\"".to_string(),
+        ));
+    };
+    if !list.split(',').any(|a| a.trim() == "allocate") {
+        return Err(err_at(
+            src,
+            text,
+            format!(
+                "spec.volcano.configuration: actions {list:?} lack \"allocate\": Volcano would place no pod with resource requests (backfill takes best-effort pods only); add allocate, e.g. actions: \"enqueue, allocate, backfill\""
+            ),
+        ));
+    }
     let mut out = Vec::new();
     for name in list.split(',').map(str::trim) {
         match VolcanoAction::ALL.iter().find(|(n, _)| *n == name) {

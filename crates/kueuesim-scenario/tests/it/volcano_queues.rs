@@ -260,6 +260,21 @@ fn unknown_actions_and_plugins_name_the_closest() {
     assert!(e.contains("(closest: \"proportion\")"), "{e}");
 }
 
+/// Confs upstream takes without a word but that cannot mean what they say: no `actions`
+/// (upstream keeps its whole default conf, these tiers ignored) and no `allocate` (nothing
+/// with requests is ever placed). Both are load errors at the conf.
+#[test]
+fn a_conf_without_actions_or_without_allocate_is_refused() {
+    let e = load_error(
+        &sim("enqueue, allocate", &["gang"]).replace("      actions: \"enqueue, allocate\"\n", ""),
+    );
+    assert!(e.starts_with("t.yaml:"), "{e}");
+    assert!(e.contains("has no `actions`"), "{e}");
+    let e = load_error(&sim("enqueue, backfill", &["gang"]));
+    assert!(e.starts_with("t.yaml:"), "{e}");
+    assert!(e.contains("lack \"allocate\""), "{e}");
+}
+
 #[test]
 fn kueue_admits_first_then_the_volcano_queue_holds_the_job() {
     // Both layers: a Kueue-admitted Job (queue-name label, ClusterQueue with room) whose

@@ -123,7 +123,7 @@ pub(crate) fn plan(
             // A change without a readable `at` is the build's to report.
             let Some(at) = ch
                 .text_of("at")
-                .and_then(|a| kueuesim_model::limits::parse_time_offset(a.trim()).ok())
+                .and_then(|a| kueuesim_model::limits::parse_offset_days(a.trim()).ok())
             else {
                 continue;
             };

@@ -505,6 +505,24 @@ fn a_sweep_moves_when_the_nodes_arrive() {
     assert_eq!(wl(&r, "team", "b").admitted_at, Some(3.0 * H + 1.0));
 }
 
+/// A Timeline's offsets take days as the command line's `--until` does (`10d`, `0.1d`,
+/// `1d2h`): "64 nodes on the 10th" is written as the planner says it.
+#[test]
+fn timeline_offsets_take_days() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/new-nodepool")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/capacity:spec.changes[0].at=0.1d".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    // 0.1 day = 2h24m; the waiting job is admitted 1 s later (Kueue's requeue batch).
+    assert_eq!(wl(&r, "team", "b").admitted_at, Some(8_640.0 + 1.0));
+}
+
 #[test]
 fn clusterqueues_that_join_a_cohort_borrow_from_then_on() {
     let r = run_dir("timeline/cohort-join");

@@ -73,7 +73,8 @@ pub struct ServingRef {
 }
 
 /// A HorizontalPodAutoscaler (autoscaling/v2) on a load: an `External` metric with an
-/// `AverageValue` target of `per_replica`, and the `behavior` defaults.
+/// `AverageValue` target of `per_replica`, without `spec.behavior` or with one whose unwritten
+/// fields take the defaults (`SetDefaults_HorizontalPodAutoscalerBehavior`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Autoscaler {
     /// The load from each time on (a step function, times increasing).
@@ -84,10 +85,16 @@ pub struct Autoscaler {
     pub min: u32,
     /// `maxReplicas`.
     pub max: u32,
-    /// `behavior.scaleUp.stabilizationWindowSeconds` (default 0).
+    /// Whether `spec.behavior` is written. Without it the controller takes its older path
+    /// (`normalizeDesiredReplicas`): no scale-up window, the scale-down window of the
+    /// controller's flag (`scale_down_window`, 300 s) counting proposals exactly that old, and
+    /// a scale-up limit of max(2 × current, 4) per sync (`calculateScaleUpLimit`).
+    pub behavior: bool,
+    /// `behavior.scaleUp.stabilizationWindowSeconds` (default 0; unused without `behavior`).
     pub scale_up_window: SimDuration,
     /// `behavior.scaleDown.stabilizationWindowSeconds` (default 300 s, the controller's
-    /// `--horizontal-pod-autoscaler-downscale-stabilization`).
+    /// `--horizontal-pod-autoscaler-downscale-stabilization`, which is also the window
+    /// without `behavior`).
     pub scale_down_window: SimDuration,
 }
 
@@ -98,6 +105,17 @@ pub const HPA_SYNC_PERIOD: SimDuration = SimDuration::from_secs(15);
 pub const HPA_TOLERANCE: f64 = 0.1;
 /// The default scale-up policy `Pods`: 4 pods per period (with `Percent` 100, the larger).
 const HPA_SCALE_UP_PODS: u32 = 4;
+/// Without `behavior`: `scaleUpLimitMinimum`, the least a sync may scale up to.
+const HPA_LEGACY_SCALE_UP_MIN: u32 = 4;
+
+/// The longest stabilisation window in use: without `behavior` there is no scale-up window.
+fn window_horizon(a: &Autoscaler) -> SimDuration {
+    if a.behavior {
+        a.scale_up_window.max(a.scale_down_window)
+    } else {
+        a.scale_down_window
+    }
+}
 
 impl Autoscaler {
     /// The load at `t` (the latest point at or before it; 0 before the first).
@@ -118,11 +136,17 @@ impl Autoscaler {
 /// - otherwise the metric's proposal (`GetExternalPerPodMetricReplicas`): the current
 ///   replicas while `load / (per_replica × current)` is within `HPA_TOLERANCE` of 1, else
 ///   `ceil(load / per_replica)`;
-/// - `stabilizeRecommendationWithBehaviors`: the proposal is held between the smallest
-///   proposal of the scale-up window and the largest of the scale-down window;
-/// - `convertDesiredReplicasWithBehaviorRate` with the default policies: up by at most
-///   max(4 pods, 100 %) per 15 s period, down by up to 100 %, within min and max. Syncs are
-///   one period apart, so each period starts with the current replicas.
+/// - with `behavior` (`normalizeDesiredReplicasWithBehaviors`):
+///   `stabilizeRecommendationWithBehaviors` holds the proposal between the smallest proposal
+///   of the scale-up window and the largest of the scale-down window (proposals exactly a
+///   window old left out, `After(cutoff)`); `convertDesiredReplicasWithBehaviorRate` with the
+///   default policies: up by at most max(4 pods, 100 %) per 15 s period, down by up to
+///   100 %, within min and max. Syncs are one period apart, so each period starts with the
+///   current replicas;
+/// - without `behavior` (`normalizeDesiredReplicas`): `stabilizeRecommendation` takes the
+///   largest proposal of the scale-down window (proposals exactly a window old counted,
+///   `!Before(cutoff)`); `convertDesiredReplicasWithRules`: up to at most
+///   max(2 × current, 4) (`calculateScaleUpLimit`), within min and max.
 pub fn hpa_schedule(
     a: &Autoscaler,
     start: SimTime,
@@ -130,7 +154,7 @@ pub fn hpa_schedule(
     until: SimTime,
 ) -> Vec<(SimTime, u32)> {
     let last_change = a.load.last().map_or(start, |l| l.0).max(start);
-    let settle = a.scale_up_window.max(a.scale_down_window) + HPA_SYNC_PERIOD + HPA_SYNC_PERIOD;
+    let settle = window_horizon(a) + HPA_SYNC_PERIOD + HPA_SYNC_PERIOD;
     let stop = (last_change + settle).min(until);
     let mut steps = vec![(start, initial)];
     let mut current = initial;
@@ -144,32 +168,45 @@ pub fn hpa_schedule(
             a.min
         } else {
             let proposal = metric_proposal(a, a.load_at(t), current);
-            // Stabilise: proposals strictly after `t − window` count (`After(cutoff)`).
-            let mut up = proposal;
-            let mut down = proposal;
-            for &(at, p) in &proposals {
-                if at > t - a.scale_up_window {
-                    up = up.min(p);
+            let horizon = window_horizon(a);
+            let desired = if a.behavior {
+                // Stabilise: proposals strictly after `t − window` count (`After(cutoff)`).
+                let mut up = proposal;
+                let mut down = proposal;
+                for &(at, p) in &proposals {
+                    if at > t - a.scale_up_window {
+                        up = up.min(p);
+                    }
+                    if at > t - a.scale_down_window {
+                        down = down.max(p);
+                    }
                 }
-                if at > t - a.scale_down_window {
-                    down = down.max(p);
+                let stabilised = current.max(up).min(down);
+                // Rate limits of the default policies, then min and max.
+                if stabilised > current {
+                    let limit = (current + HPA_SCALE_UP_PODS).max(current.saturating_mul(2));
+                    stabilised.min(limit.min(a.max))
+                } else if stabilised < current {
+                    stabilised.max(a.min)
+                } else {
+                    stabilised
                 }
-            }
-            let horizon = a.scale_up_window.max(a.scale_down_window);
+            } else {
+                // `stabilizeRecommendation`: proposals not before `t − window` count.
+                let stabilised = proposals
+                    .iter()
+                    .filter(|&&(at, _)| at >= t - a.scale_down_window)
+                    .fold(proposal, |m, &(_, p)| m.max(p));
+                // `convertDesiredReplicasWithRules` with `calculateScaleUpLimit`.
+                let limit = current.saturating_mul(2).max(HPA_LEGACY_SCALE_UP_MIN);
+                stabilised.min(limit.min(a.max)).max(a.min)
+            };
+            // Drop what no later sync counts.
             while proposals.front().is_some_and(|&(at, _)| at <= t - horizon) {
                 proposals.pop_front();
             }
             proposals.push_back((t, proposal));
-            let stabilised = current.max(up).min(down);
-            // Rate limits of the default policies, then min and max.
-            if stabilised > current {
-                let limit = (current + HPA_SCALE_UP_PODS).max(current.saturating_mul(2));
-                stabilised.min(limit.min(a.max))
-            } else if stabilised < current {
-                stabilised.max(a.min)
-            } else {
-                stabilised
-            }
+            desired
         };
         if desired != current {
             current = desired;
@@ -273,6 +310,7 @@ mod tests {
             per_replica: 10.0,
             min: 1,
             max: 100,
+            behavior: true,
             scale_up_window: SimDuration::ZERO,
             scale_down_window: SimDuration::from_secs(300),
         }
@@ -361,5 +399,34 @@ mod tests {
         let mut c = hpa(vec![(0, 10_000.0)]);
         c.max = 6;
         assert_eq!(hpa_schedule(&c, s(0), 2, s(1000)), vec![(s(0), 6)]);
+    }
+
+    #[test]
+    fn without_behavior_the_older_rules_hold() {
+        // `normalizeDesiredReplicas`: up to max(2 × current, 4) per sync (2 → 4 → 8 → 16 →
+        // 20), where the default policies give 2 → 6 → 12 → 20.
+        let mut a = hpa(vec![(0, 20.0), (60, 200.0)]);
+        a.behavior = false;
+        let steps = hpa_schedule(&a, s(0), 2, s(100_000));
+        assert_eq!(
+            steps,
+            vec![(s(0), 2), (s(60), 4), (s(75), 8), (s(90), 16), (s(105), 20)]
+        );
+        // A proposal exactly 300 s old still counts (`!Before(cutoff)`): the last proposal of
+        // 5 (at 585 s) holds through 885 s, so 2 comes at 900 s, not 885 s.
+        let mut b = hpa(vec![(0, 50.0), (600, 20.0)]);
+        b.behavior = false;
+        assert_eq!(
+            hpa_schedule(&b, s(0), 5, s(100_000)),
+            vec![(s(0), 5), (s(900), 2)]
+        );
+        // No scale-up window without `behavior`, whatever the field says.
+        let mut c = hpa(vec![(0, 20.0), (60, 40.0)]);
+        c.behavior = false;
+        c.scale_up_window = SimDuration::from_secs(300);
+        assert_eq!(
+            hpa_schedule(&c, s(0), 2, s(100_000)),
+            vec![(s(0), 2), (s(60), 4)]
+        );
     }
 }

@@ -128,8 +128,12 @@ impl Autoscaler {
 }
 
 /// The replicas an autoscaler sets, as a step schedule: syncs every `HPA_SYNC_PERIOD` from
-/// `start` (its first at `start`, with `initial` replicas) until the load's last change has
-/// been followed through its stabilisation windows, or `until`.
+/// `start` (its first at `start`, with `initial` replicas) until the replicas have settled
+/// after the load's last change, or `until`. Upstream the HPA syncs for as long as it exists
+/// (`reconcileAutoscaler`); once the load is constant, a sync that changes nothing and that
+/// counted no proposal other than its own is a fixed point (the next sync sees the same
+/// replicas, load and proposals), so every later sync would change nothing either. Rate limits and windows
+/// can take many syncs to get there (e.g. 2 → 100 replicas at max(4, 100 %) per sync).
 ///
 /// Each sync mirrors the HPA controller (`pkg/controller/podautoscaler`):
 /// - below `minReplicas` or above `maxReplicas` it moves to the bound;
@@ -154,14 +158,21 @@ pub fn hpa_schedule(
     until: SimTime,
 ) -> Vec<(SimTime, u32)> {
     let last_change = a.load.last().map_or(start, |l| l.0).max(start);
-    let settle = window_horizon(a) + HPA_SYNC_PERIOD + HPA_SYNC_PERIOD;
-    let stop = (last_change + settle).min(until);
+    // A guard only: the schedule settles long before (a window, then at most ~17 doublings
+    // to the 100,000-replica bound).
+    let guard = last_change
+        + window_horizon(a)
+        + window_horizon(a)
+        + SimDuration::from_millis(HPA_SYNC_PERIOD.millis() * 10_000);
+    let stop = guard.min(until);
     let mut steps = vec![(start, initial)];
     let mut current = initial;
     // The unstabilised proposals of the syncs so far (`recommendations`), oldest first.
     let mut proposals: std::collections::VecDeque<(SimTime, u32)> = Default::default();
     let mut t = start;
     while t <= stop {
+        // Whether this sync is a fixed point (set where a proposal is made).
+        let mut settled = false;
         let desired = if current > a.max {
             a.max
         } else if current < a.min {
@@ -201,16 +212,23 @@ pub fn hpa_schedule(
                 let limit = current.saturating_mul(2).max(HPA_LEGACY_SCALE_UP_MIN);
                 stabilised.min(limit.min(a.max)).max(a.min)
             };
+            // This sync counted no other proposal than its own (checked before the oldest
+            // go, since this sync may have counted them).
+            let alone = proposals.iter().all(|&(_, p)| p == proposal);
             // Drop what no later sync counts.
             while proposals.front().is_some_and(|&(at, _)| at <= t - horizon) {
                 proposals.pop_front();
             }
             proposals.push_back((t, proposal));
+            settled = t >= last_change && desired == current && alone;
             desired
         };
         if desired != current {
             current = desired;
             steps.push((t, desired));
+        }
+        if settled {
+            break;
         }
         t += HPA_SYNC_PERIOD;
     }
@@ -428,5 +446,34 @@ mod tests {
             hpa_schedule(&c, s(0), 2, s(100_000)),
             vec![(s(0), 2), (s(60), 4)]
         );
+    }
+
+    #[test]
+    fn syncs_go_on_until_the_replicas_settle() {
+        // From 2 toward 100 at max(4, 100 %) per sync takes five syncs, and 96 is within the
+        // tolerance of 100 (1000 / 960), so it stays; with no scale-down window the schedule
+        // once stopped 30 s after the load's change (at 24).
+        let mut a = hpa(vec![(0, 20.0), (60, 1000.0)]);
+        a.scale_down_window = SimDuration::ZERO;
+        let steps = hpa_schedule(&a, s(0), 2, s(100_000));
+        assert_eq!(
+            steps,
+            vec![
+                (s(0), 2),
+                (s(60), 6),
+                (s(75), 12),
+                (s(90), 24),
+                (s(105), 48),
+                (s(120), 96)
+            ]
+        );
+        // A 5m scale-up window holds 2 until the last proposal of 2 (at 45 s) leaves it, at
+        // 345 s; the doubling then ran past the old horizon (it stopped at 48 at 390 s).
+        let mut b = hpa(vec![(0, 20.0), (60, 1000.0)]);
+        b.scale_up_window = SimDuration::from_secs(300);
+        let steps = hpa_schedule(&b, s(0), 2, s(100_000));
+        assert_eq!(steps.first(), Some(&(s(0), 2)));
+        assert_eq!(steps[1], (s(345), 6));
+        assert_eq!(steps.last(), Some(&(s(405), 96)));
     }
 }

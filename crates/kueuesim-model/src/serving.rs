@@ -118,11 +118,12 @@ fn window_horizon(a: &Autoscaler) -> SimDuration {
 }
 
 impl Autoscaler {
-    /// The load at `t` (the latest point at or before it; 0 before the first).
-    pub fn load_at(&self, t: SimTime) -> f64 {
+    /// The load at `t` (the latest point at or before it); none before the first point, where
+    /// the metric has no value yet.
+    pub fn load_at(&self, t: SimTime) -> Option<f64> {
         match self.load.partition_point(|&(at, _)| at <= t) {
-            0 => 0.0,
-            i => self.load[i - 1].1,
+            0 => None,
+            i => Some(self.load[i - 1].1),
         }
     }
 }
@@ -137,6 +138,7 @@ impl Autoscaler {
 ///
 /// Each sync mirrors the HPA controller (`pkg/controller/podautoscaler`):
 /// - below `minReplicas` or above `maxReplicas` it moves to the bound;
+/// - otherwise, before the load's first point (no metric yet), it keeps the replicas;
 /// - otherwise the metric's proposal (`GetExternalPerPodMetricReplicas`): the current
 ///   replicas while `load / (per_replica × current)` is within `HPA_TOLERANCE` of 1, else
 ///   `ceil(load / per_replica)`;
@@ -177,8 +179,8 @@ pub fn hpa_schedule(
             a.max
         } else if current < a.min {
             a.min
-        } else {
-            let proposal = metric_proposal(a, a.load_at(t), current);
+        } else if let Some(load) = a.load_at(t) {
+            let proposal = metric_proposal(a, load, current);
             let horizon = window_horizon(a);
             let desired = if a.behavior {
                 // Stabilise: proposals strictly after `t − window` count (`After(cutoff)`).
@@ -222,6 +224,10 @@ pub fn hpa_schedule(
             proposals.push_back((t, proposal));
             settled = t >= last_change && desired == current && alone;
             desired
+        } else {
+            // No metric yet (before the load's first point): `computeReplicasForMetrics` fails
+            // (`FailedGetExternalMetric`), the HPA keeps the replicas and records no proposal.
+            current
         };
         if desired != current {
             current = desired;
@@ -475,5 +481,23 @@ mod tests {
         assert_eq!(steps.first(), Some(&(s(0), 2)));
         assert_eq!(steps[1], (s(345), 6));
         assert_eq!(steps.last(), Some(&(s(405), 96)));
+    }
+
+    #[test]
+    fn before_the_first_load_point_the_replicas_stay() {
+        // No metric before 1h: 5 replicas stay (not load 0, which dropped them to min), then
+        // ceil(100 / 10) = 10 at 1h.
+        let a = hpa(vec![(3600, 100.0)]);
+        assert_eq!(
+            hpa_schedule(&a, s(0), 5, s(100_000)),
+            vec![(s(0), 5), (s(3600), 10)]
+        );
+        // The bounds still hold without a metric (they come before it upstream).
+        let mut b = hpa(vec![(3600, 100.0)]);
+        b.min = 7;
+        assert_eq!(
+            hpa_schedule(&b, s(0), 5, s(100_000)),
+            vec![(s(0), 7), (s(3600), 10)]
+        );
     }
 }

@@ -8,7 +8,7 @@ use kueuesim_model::{
 
 use crate::outcome::{EventType, WorkloadState};
 use crate::placement::volcano::queues::{
-    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, dense,
+    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, Units,
 };
 
 use super::Simulation;
@@ -36,7 +36,9 @@ impl<'w> Simulation<'w> {
             self.runtimes[w.index()].volcano_inqueue = true;
             return true;
         }
-        let n = world.resources.len();
+        // Upstream units (a GPU is 1000 milli-GPUs), so its tolerances apply as upstream's.
+        let units = Units::new(&world.resources);
+        let n = units.len();
         let mut me: Option<SessionJob> = None;
         let mut jobs = Vec::new();
         for (i, rt) in self.runtimes.iter() {
@@ -68,9 +70,7 @@ impl<'w> Simulation<'w> {
                         &mut pending
                     };
                     total += 1;
-                    for (r, a) in rt.needs[ps].requests.iter() {
-                        to[r.index()] += a as f64;
-                    }
+                    units.add_list(to, &rt.needs[ps].requests, 1.0);
                 }
             }
             let min_member = spec
@@ -79,7 +79,7 @@ impl<'w> Simulation<'w> {
                 .map_or(total, |m| (m as usize).min(total));
             let min_resources = match &spec.gang.volcano_min_resources {
                 MinResources::Unset => None,
-                MinResources::Given(l) => Some(dense(l, n)),
+                MinResources::Given(l) => Some(units.dense(l)),
                 // The controller's: the requests of the first minMember pods.
                 MinResources::Derived => {
                     let mut m = vec![0.0; n];
@@ -87,9 +87,7 @@ impl<'w> Simulation<'w> {
                     for (ps, slots) in rt.record.placement.iter().enumerate() {
                         let k = slots.len().min(left);
                         left -= k;
-                        for (r, a) in rt.needs[ps].requests.iter() {
-                            m[r.index()] += a as f64 * k as f64;
-                        }
+                        units.add_list(&mut m, &rt.needs[ps].requests, k as f64);
                     }
                     Some(m)
                 }
@@ -115,29 +113,19 @@ impl<'w> Simulation<'w> {
             let id = kueuesim_model::NodeId::from_index(node);
             for r in 0..n {
                 let a = nodes.allocatable(id, r);
-                total[r] += a as f64;
-                used[r] += (a - nodes.free(id, r)) as f64;
+                total[r] += units.amount(r, a);
+                used[r] += units.amount(r, a - nodes.free(id, r));
             }
         }
-        let cpu_memory: Vec<usize> = ["cpu", "memory"]
-            .iter()
-            .filter_map(|r| world.resources.lookup(r))
-            .map(|r| r.index())
-            .collect();
         let queue = &world.volcano_queues[qi];
         let queues = &world.volcano_queues;
         let proportion = conf.plugin.map(|plugin| match plugin {
             QueuePlugin::Proportion => {
-                QueueView::Proportion(Proportion::open(queues, n, &total, &jobs, &cpu_memory))
+                QueueView::Proportion(Proportion::open(queues, &units, &total, &jobs))
             }
-            QueuePlugin::Capacity { hierarchy } => QueueView::Capacity(Capacity::open(
-                queues,
-                n,
-                &total,
-                &jobs,
-                &cpu_memory,
-                hierarchy,
-            )),
+            QueuePlugin::Capacity { hierarchy } => {
+                QueueView::Capacity(Capacity::open(queues, &units, &total, &jobs, hierarchy))
+            }
         });
         let source = SchedulerKind::Volcano.event_source();
         // A PodGroup with pods running (a dump's) is past Pending.
@@ -238,10 +226,7 @@ impl<'w> Simulation<'w> {
                 if need == 0 || !fits {
                     break 'pods;
                 }
-                let mut req = vec![0.0; n];
-                for (r, a) in rt.needs[ps].requests.iter() {
-                    req[r.index()] = a as f64;
-                }
+                let req = units.dense(&rt.needs[ps].requests);
                 for (t, r) in taken.iter_mut().zip(&req) {
                     *t += r;
                 }

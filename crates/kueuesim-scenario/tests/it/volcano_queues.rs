@@ -798,3 +798,31 @@ fn proportion_counts_gpus_in_milli_units_without_tolerance() {
     // qb deserves 6.05 GPUs: 6 run in both counts.
     assert_eq!((bound("qa", 10), bound("qb", 7)), (3, 6));
 }
+
+/// Allocate skips a task its queue refuses and tries the rest (`allocateResourcesForTasks`:
+/// `if !ssn.Allocatable(queue, task) { continue }`), then JobReady decides: with qa's
+/// GPU capability 0 the worker is refused, the cpu-only launcher is enough for minMember 1.
+#[test]
+fn allocate_skips_a_refused_task_and_binds_the_rest() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '8'}\n"
+        + &queue("qa", "weight: 1, capability: {nvidia.com/gpu: '0'}", None)
+        + &pod_group("job", "qa", 1)
+        // Named so that the worker comes first, as the task the queue meets first.
+        + &gpu_pod("a-worker", "job", "1", "1Gi", "1")
+        + &gpu_pod("b-launcher", "job", "1", "1Gi", "0").replace(", nvidia.com/gpu: '0'", "");
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    // (asks for a GPU, pods bound) by pod set: the launcher only.
+    let bound: Vec<(bool, usize)> = job
+        .pod_sets
+        .iter()
+        .map(|p| (p.requests.contains_key("nvidia.com/gpu"), p.nodes.len()))
+        .collect();
+    assert_eq!(bound, [(true, 0), (false, 1)]);
+    assert!(
+        volcano_events(job).iter().all(|e| e.0 != "Warning"),
+        "{:?}",
+        volcano_events(job)
+    );
+}

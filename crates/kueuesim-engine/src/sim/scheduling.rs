@@ -120,14 +120,35 @@ impl<'w> Simulation<'w> {
     pub(super) fn try_place(&mut self, w: WorkloadId) -> bool {
         let world = self.world;
         let kind = self.scheduler_of(w);
-        // Volcano's queues (enqueue, and allocate's queue checks) come before its placement.
-        if kind == SchedulerKind::Volcano && !self.volcano_queue_gate(w) {
-            return false;
-        }
+        // Volcano's queues (enqueue, and allocate's queue checks) come before its placement;
+        // the pods its queue refused stay out of this attempt.
+        let refused = if kind == SchedulerKind::Volcano {
+            match self.volcano_queue_gate(w) {
+                Some(refused) => refused,
+                None => return false,
+            }
+        } else {
+            Vec::new()
+        };
         let wl = self.spec(w);
         let rt = &self.runtimes[w.index()];
-        let pods = rt.pods();
-        let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        let all = rt.pods();
+        let total: usize = all.iter().map(|(_, s)| s.len()).sum();
+        // `kept[ps][i]`: the index in its pod set of the i-th pod the placer sees.
+        let kept: Vec<Vec<usize>> = all
+            .iter()
+            .enumerate()
+            .map(|(ps, (_, slots))| {
+                (0..slots.len())
+                    .filter(|&i| !refused.contains(&(ps, i)))
+                    .collect()
+            })
+            .collect();
+        let pods: Vec<_> = all
+            .into_iter()
+            .zip(&kept)
+            .map(|((needs, slots), keep)| (needs, keep.iter().map(|&i| slots[i]).collect()))
+            .collect();
         // Ties are broken by a stream seeded per (seed, workload, attempt).
         self.sched.placement_attempts += 1;
         let seed = world.config.seed
@@ -144,9 +165,9 @@ impl<'w> Simulation<'w> {
         let pod_name = |ps: usize, idx: usize| match &tas_index {
             Some(ix) => {
                 let (p, i) = ix[ps][idx];
-                wl.pod_name(p, i)
+                wl.pod_name(p, kept[p][i])
             }
-            None => wl.pod_name(ps, idx),
+            None => wl.pod_name(ps, kept[ps][idx]),
         };
         let mut result = match kind {
             SchedulerKind::Kube => {
@@ -262,6 +283,20 @@ impl<'w> Simulation<'w> {
                 (c.0, c.1) = (p, i);
             }
         }
+        if !refused.is_empty() {
+            for b in &mut result.bound {
+                b.1 = kept[b.0][b.1];
+            }
+            if let Some(u) = &mut result.unplaced {
+                u.1 = kept[u.0][u.1];
+            }
+            for c in &mut result.claims {
+                c.1 = kept[c.0][c.1];
+            }
+            for c in &mut result.vgpu {
+                c.1 = kept[c.0][c.1];
+            }
+        }
         let gpu = self.gpu;
         for &(ps, idx, node) in &result.bound {
             let rt = &mut self.runtimes[w.index()];
@@ -311,6 +346,12 @@ impl<'w> Simulation<'w> {
         }
         if !result.bound.is_empty() {
             self.runtimes[w.index()].kai_pipelined = 0;
+        }
+        // Pods the Volcano queue refused stay pending: the gang is bound as far as its queue
+        // lets it (JobReady held), and is tried again in later sessions.
+        if result.unplaced.is_none() && !refused.is_empty() {
+            self.bound_unplaced(w, kind);
+            return false;
         }
         match result.unplaced {
             None => {

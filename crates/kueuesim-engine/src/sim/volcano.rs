@@ -8,7 +8,7 @@ use kueuesim_model::{
 
 use crate::outcome::{EventType, WorkloadState};
 use crate::placement::volcano::queues::{
-    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, dense,
+    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, Units,
 };
 
 use super::Simulation;
@@ -20,13 +20,15 @@ impl<'w> Simulation<'w> {
     /// and not done): a Pending PodGroup must pass the enqueue vote first (when the conf
     /// lists `enqueue`; allocate lets it in itself otherwise), then its queue must not be
     /// overused and must have room within its deserved share for the pods the gang needs.
-    pub(super) fn volcano_queue_gate(&mut self, w: WorkloadId) -> bool {
+    /// None when the gang is held back; otherwise the pods (pod set, index) the queue
+    /// refused, which the placer must leave pending (upstream's allocate skips them).
+    pub(super) fn volcano_queue_gate(&mut self, w: WorkloadId) -> Option<Vec<(usize, usize)>> {
         let world = self.world;
         let Some(conf) = &world.config.volcano.queues else {
-            return true;
+            return Some(Vec::new());
         };
         let Some(qi) = self.spec(w).gang.volcano_queue else {
-            return true;
+            return Some(Vec::new());
         };
         // A gang whose pods all run already (a dump's) has nothing to ask of its queue;
         // and without a queue plugin or overcommit nothing can hold a gang back.
@@ -34,9 +36,11 @@ impl<'w> Simulation<'w> {
             || (conf.plugin.is_none() && conf.overcommit_factor.is_none())
         {
             self.runtimes[w.index()].volcano_inqueue = true;
-            return true;
+            return Some(Vec::new());
         }
-        let n = world.resources.len();
+        // Upstream units (a GPU is 1000 milli-GPUs), so its tolerances apply as upstream's.
+        let units = Units::new(&world.resources);
+        let n = units.len();
         let mut me: Option<SessionJob> = None;
         let mut jobs = Vec::new();
         for (i, rt) in self.runtimes.iter() {
@@ -68,9 +72,7 @@ impl<'w> Simulation<'w> {
                         &mut pending
                     };
                     total += 1;
-                    for (r, a) in rt.needs[ps].requests.iter() {
-                        to[r.index()] += a as f64;
-                    }
+                    units.add_list(to, &rt.needs[ps].requests, 1.0);
                 }
             }
             let min_member = spec
@@ -79,7 +81,7 @@ impl<'w> Simulation<'w> {
                 .map_or(total, |m| (m as usize).min(total));
             let min_resources = match &spec.gang.volcano_min_resources {
                 MinResources::Unset => None,
-                MinResources::Given(l) => Some(dense(l, n)),
+                MinResources::Given(l) => Some(units.dense(l)),
                 // The controller's: the requests of the first minMember pods.
                 MinResources::Derived => {
                     let mut m = vec![0.0; n];
@@ -87,9 +89,7 @@ impl<'w> Simulation<'w> {
                     for (ps, slots) in rt.record.placement.iter().enumerate() {
                         let k = slots.len().min(left);
                         left -= k;
-                        for (r, a) in rt.needs[ps].requests.iter() {
-                            m[r.index()] += a as f64 * k as f64;
-                        }
+                        units.add_list(&mut m, &rt.needs[ps].requests, k as f64);
                     }
                     Some(m)
                 }
@@ -107,7 +107,9 @@ impl<'w> Simulation<'w> {
             }
             jobs.push(job);
         }
-        let Some(me) = me else { return true };
+        let Some(me) = me else {
+            return Some(Vec::new());
+        };
         let mut total: Res = vec![0.0; n];
         let mut used: Res = vec![0.0; n];
         let nodes = &self.sched.cluster.nodes;
@@ -115,29 +117,19 @@ impl<'w> Simulation<'w> {
             let id = kueuesim_model::NodeId::from_index(node);
             for r in 0..n {
                 let a = nodes.allocatable(id, r);
-                total[r] += a as f64;
-                used[r] += (a - nodes.free(id, r)) as f64;
+                total[r] += units.amount(r, a);
+                used[r] += units.amount(r, a - nodes.free(id, r));
             }
         }
-        let cpu_memory: Vec<usize> = ["cpu", "memory"]
-            .iter()
-            .filter_map(|r| world.resources.lookup(r))
-            .map(|r| r.index())
-            .collect();
         let queue = &world.volcano_queues[qi];
         let queues = &world.volcano_queues;
         let proportion = conf.plugin.map(|plugin| match plugin {
             QueuePlugin::Proportion => {
-                QueueView::Proportion(Proportion::open(queues, n, &total, &jobs, &cpu_memory))
+                QueueView::Proportion(Proportion::open(queues, &units, &total, &jobs))
             }
-            QueuePlugin::Capacity { hierarchy } => QueueView::Capacity(Capacity::open(
-                queues,
-                n,
-                &total,
-                &jobs,
-                &cpu_memory,
-                hierarchy,
-            )),
+            QueuePlugin::Capacity { hierarchy } => {
+                QueueView::Capacity(Capacity::open(queues, &units, &total, &jobs, hierarchy))
+            }
         });
         let source = SchedulerKind::Volcano.event_source();
         // A PodGroup with pods running (a dump's) is past Pending.
@@ -205,7 +197,7 @@ impl<'w> Simulation<'w> {
                             None,
                         );
                     }
-                    return false;
+                    return None;
                 }
                 let rt = &mut self.runtimes[w.index()];
                 if rt.record.events.iter().any(|e| e.source == source) {
@@ -214,9 +206,14 @@ impl<'w> Simulation<'w> {
             }
             self.runtimes[w.index()].volcano_inqueue = true;
         }
-        // The allocate action: an overused queue is skipped; otherwise the pods the gang
-        // still needs are taken one by one while each stays within the deserved share.
-        let Some(p) = &proportion else { return true };
+        // The allocate action (`allocateResourcesForTasks`): an overused queue is skipped;
+        // otherwise the gang's pending pods are tried in order, each only while the queue's
+        // allocated plus the pods taken stays within its deserved share; a pod the queue
+        // refuses is skipped (`if !ssn.Allocatable(queue, task) { continue }`) and the
+        // next one tried, until the gang has the pods it needs (JobReady).
+        let Some(p) = &proportion else {
+            return Some(Vec::new());
+        };
         let rt = &self.runtimes[w.index()];
         let spec = self.spec(w);
         let total_pods: usize = rt.record.placement.iter().map(Vec::len).sum();
@@ -231,33 +228,38 @@ impl<'w> Simulation<'w> {
             .min_member
             .map_or(total_pods, |m| (m as usize).min(total_pods));
         let mut need = min_member.saturating_sub(placed).max(1);
-        let mut fits = !(conf.overused && p.overused(qi)) && (!conf.allocatable || queue.open);
+        let open = !(conf.overused && p.overused(qi)) && (!conf.allocatable || queue.open);
+        let mut refused = Vec::new();
         let mut taken: Res = vec![0.0; n];
         'pods: for (ps, slots) in rt.record.placement.iter().enumerate() {
-            for _ in slots.iter().filter(|s| s.is_none()) {
-                if need == 0 || !fits {
+            for (idx, _) in slots.iter().enumerate().filter(|(_, s)| s.is_none()) {
+                if need == 0 || !open {
                     break 'pods;
                 }
-                let mut req = vec![0.0; n];
-                for (r, a) in rt.needs[ps].requests.iter() {
-                    req[r.index()] = a as f64;
-                }
-                for (t, r) in taken.iter_mut().zip(&req) {
+                let req = units.dense(&rt.needs[ps].requests);
+                let mut with: Res = taken.clone();
+                for (t, r) in with.iter_mut().zip(&req) {
                     *t += r;
                 }
                 // Allocatable checks allocated + this task within deserved in the
                 // dimensions the task asks for; earlier tasks of the gang count as allocated.
-                let masked: Res = taken
+                let masked: Res = with
                     .iter()
                     .zip(&req)
                     .map(|(&t, &r)| if r > 0.0 { t } else { 0.0 })
                     .collect();
-                fits = !conf.allocatable || p.allocatable(queue, qi, &masked);
-                need -= 1;
+                if !conf.allocatable || p.allocatable(queue, qi, &masked) {
+                    taken = with;
+                    need -= 1;
+                } else {
+                    refused.push((ps, idx));
+                }
             }
         }
-        if fits {
-            return true;
+        // A gang already at its minMember is ready whatever its further pods get: no gang
+        // event for them.
+        if open && (need == 0 || placed >= min_member) {
+            return Some(refused);
         }
         let pending = total_pods - placed;
         let message =
@@ -270,7 +272,7 @@ impl<'w> Simulation<'w> {
             message,
             None,
         );
-        false
+        None
     }
 }
 

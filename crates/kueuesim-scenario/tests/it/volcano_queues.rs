@@ -765,3 +765,64 @@ fn proportion_case_3_over_deserved_is_not_allocated_with_only_allocatable_on() {
     let events = volcano_events(wl(&r, "ns1", "pg5"));
     assert!(events[0].2.contains("Origin reason is"), "{events:?}");
 }
+
+/// Whole GPUs in `dense` against the 0.1 `minResource`: upstream counts GPUs in milli
+/// (`NewResource`, `MilliValue`) and `LessEqualWithDimensionAndResourcesName` has no
+/// tolerance. Queues of weight 79 and 121 share 10 GPUs, so qa deserves 3.95 GPUs
+/// (3950 milli): a fourth one-GPU job (4000 > 3950) is refused.
+#[test]
+fn proportion_counts_gpus_in_milli_units_without_tolerance() {
+    let mut text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '10'}\n"
+        + &queue("qa", "weight: 79", None)
+        + &queue("qb", "weight: 121", None)
+        + &queue("qc", "weight: 1", None)
+        // Holds every GPU for a minute, so that the jobs below are all in the session that
+        // places them (qc's job is done by then and counts for nothing).
+        + &pod_group("blocker", "qc", 1)
+        + &gpu_pod("blocker-p", "blocker", "100m", "100Mi", "10")
+            .replace("duration: 1h", "duration: 1m");
+    for (q, jobs) in [("qa", 10), ("qb", 7)] {
+        for i in 0..jobs {
+            let pg = format!("{q}-{i}");
+            text += &pod_group(&pg, q, 1);
+            text += &gpu_pod(&format!("{pg}-p"), &pg, "100m", "100Mi", "1");
+        }
+    }
+    let r = run_text(&text);
+    let bound = |q: &str, jobs: usize| {
+        (0..jobs)
+            .filter(|i| !nodes(wl(&r, "ns1", &format!("{q}-{i}"))).is_empty())
+            .count()
+    };
+    // qb deserves 6.05 GPUs: 6 run in both counts.
+    assert_eq!((bound("qa", 10), bound("qb", 7)), (3, 6));
+}
+
+/// Allocate skips a task its queue refuses and tries the rest (`allocateResourcesForTasks`:
+/// `if !ssn.Allocatable(queue, task) { continue }`), then JobReady decides: with qa's
+/// GPU capability 0 the worker is refused, the cpu-only launcher is enough for minMember 1.
+#[test]
+fn allocate_skips_a_refused_task_and_binds_the_rest() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '8'}\n"
+        + &queue("qa", "weight: 1, capability: {nvidia.com/gpu: '0'}", None)
+        + &pod_group("job", "qa", 1)
+        // Named so that the worker comes first, as the task the queue meets first.
+        + &gpu_pod("a-worker", "job", "1", "1Gi", "1")
+        + &gpu_pod("b-launcher", "job", "1", "1Gi", "0").replace(", nvidia.com/gpu: '0'", "");
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    // (asks for a GPU, pods bound) by pod set: the launcher only.
+    let bound: Vec<(bool, usize)> = job
+        .pod_sets
+        .iter()
+        .map(|p| (p.requests.contains_key("nvidia.com/gpu"), p.nodes.len()))
+        .collect();
+    assert_eq!(bound, [(true, 0), (false, 1)]);
+    assert!(
+        volcano_events(job).iter().all(|e| e.0 != "Warning"),
+        "{:?}",
+        volcano_events(job)
+    );
+}

@@ -1,25 +1,88 @@
 //! Volcano's queue plugins as one session sees them: `proportion`'s deserved shares
 //! (iterative weighted water-filling capped by capability), its overused, allocatable and
 //! enqueueable checks, and `overcommit`'s enqueue check. Amounts are dense by resource id,
-//! in f64 as upstream's `api.Resource` keeps them.
+//! in f64 and in the units upstream's `api.Resource` keeps them in (see [`Units`]).
 
-use kueuesim_model::{ResourceList, VolcanoQueue};
+use kueuesim_model::{ResourceList, ResourceTable, VolcanoQueue};
 
-/// Upstream's `minResource`: amounts closer than this are equal (`lessEqualFunc`).
+/// Upstream's `minResource`: amounts closer than this are equal (`lessEqualFunc`), and a
+/// remainder below it is empty (`IsEmpty`). In upstream units, so 0.0001 of a GPU.
 const MIN_RESOURCE: f64 = 0.1;
 
 /// A dense resource vector.
 pub type Res = Vec<f64>;
 
-/// A list as a dense vector of `n` resources.
-pub fn dense(list: &ResourceList, n: usize) -> Res {
-    let mut v = vec![0.0; n];
-    for (r, a) in list.iter() {
-        if let Some(x) = v.get_mut(r.index()) {
-            *x = a as f64;
+/// How upstream's `NewResource` counts each resource: cpu in millicores and memory in
+/// bytes (as kueuesim does), `pods` as a count, and every other (scalar) resource,
+/// ephemeral-storage and GPUs included, in milli-units (`rQuant.MilliValue()`).
+/// Counting a GPU as 1000 keeps `minResource` a thousandth of a GPU, as upstream.
+#[derive(Clone, Debug)]
+pub struct Units {
+    /// By resource id: upstream units per kueuesim unit.
+    scale: Vec<f64>,
+    /// The ids of cpu and memory, whose capability ≤ 0 upstream reads as no cap
+    /// (`attr.capability.MilliCPU <= 0`).
+    cpu_memory: Vec<usize>,
+}
+
+impl Units {
+    /// The units of a scenario's resources.
+    pub fn new(resources: &ResourceTable) -> Self {
+        let scale = (0..resources.len())
+            .map(|i| {
+                let name = resources.name(kueuesim_model::ResourceId::from_index(i));
+                if matches!(name, "cpu" | "memory" | "pods") {
+                    1.0
+                } else {
+                    1000.0
+                }
+            })
+            .collect();
+        let cpu_memory = ["cpu", "memory"]
+            .iter()
+            .filter_map(|r| resources.lookup(r))
+            .map(|r| r.index())
+            .collect();
+        Units { scale, cpu_memory }
+    }
+
+    /// The number of resources.
+    pub fn len(&self) -> usize {
+        self.scale.len()
+    }
+
+    /// Whether there are no resources.
+    pub fn is_empty(&self) -> bool {
+        self.scale.is_empty()
+    }
+
+    /// `a` kueuesim units of resource `i`, in upstream units.
+    pub fn amount(&self, i: usize, a: i64) -> f64 {
+        a as f64 * self.scale.get(i).copied().unwrap_or(1.0)
+    }
+
+    /// A list as a dense vector in upstream units.
+    pub fn dense(&self, list: &ResourceList) -> Res {
+        let mut v = vec![0.0; self.len()];
+        self.add_list(&mut v, list, 1.0);
+        v
+    }
+
+    /// `dst += times × list`, in upstream units.
+    pub fn add_list(&self, dst: &mut [f64], list: &ResourceList, times: f64) {
+        for (r, a) in list.iter() {
+            let i = r.index();
+            if let Some(x) = dst.get_mut(i) {
+                *x += self.amount(i, a) * times;
+            }
         }
     }
-    v
+
+    /// Whether capability `a` of resource `i` caps it: upstream reads cpu or memory ≤ 0 as
+    /// no cap.
+    fn caps(&self, i: usize, a: i64) -> bool {
+        i < self.len() && !(a <= 0 && self.cpu_memory.contains(&i))
+    }
 }
 
 fn add(a: &mut [f64], b: &[f64]) {
@@ -43,10 +106,11 @@ fn less_equal(l: &[f64], r: &[f64]) -> bool {
 }
 
 /// `LessEqualWithDimensionAndResourcesName(rr, req)`: the dimensions `req` asks for (> 0)
-/// where `l` exceeds `r`; empty when none does.
+/// where `l` exceeds `r`; empty when none does. Strict (`r > rr`): unlike `LessEqual`,
+/// upstream allows no `minResource` tolerance here.
 pub fn exceeded_in(l: &[f64], r: &[f64], req: &[f64]) -> Vec<usize> {
     (0..l.len())
-        .filter(|&i| req[i] > 0.0 && l[i] > r[i] && (l[i] - r[i]).abs() >= MIN_RESOURCE)
+        .filter(|&i| req[i] > 0.0 && l[i] > r[i])
         .collect()
 }
 
@@ -104,24 +168,22 @@ impl Proportion {
     /// it has, capped by its real capability and by its request, raised to its guarantee; a
     /// queue is met when its request fits its deserved or its deserved stopped changing;
     /// rounds end when nothing remains or the remainder stops changing.
-    /// `cpu_memory`: the resource indices of cpu and memory, whose capability ≤ 0 upstream
-    /// reads as no cap (`attr.capability.MilliCPU <= 0`).
     pub fn open(
         queues: &[VolcanoQueue],
-        n: usize,
+        units: &Units,
         total: &[f64],
         jobs: &[SessionJob],
-        cpu_memory: &[usize],
     ) -> Self {
+        let n = units.len();
         let mut total_guarantee = vec![0.0; n];
         for q in queues {
-            add(&mut total_guarantee, &dense(&q.guarantee, n));
+            add(&mut total_guarantee, &units.dense(&q.guarantee));
         }
         let mut attrs: Vec<Option<QueueAttr>> = vec![None; queues.len()];
         for job in jobs {
             let attr = attrs[job.queue].get_or_insert_with(|| {
                 let q = &queues[job.queue];
-                let guarantee = dense(&q.guarantee, n);
+                let guarantee = units.dense(&q.guarantee);
                 // realCapability = (total − Σguarantee) + own guarantee, then capped by
                 // capability where it lists a resource (cpu or memory ≤ 0: no cap).
                 let mut real: Res = (0..n)
@@ -130,8 +192,8 @@ impl Proportion {
                 if let Some(cap) = &q.capability {
                     for (r, a) in cap.iter() {
                         let i = r.index();
-                        if i < n && !(a <= 0 && cpu_memory.contains(&i)) {
-                            real[i] = real[i].min(a as f64);
+                        if units.caps(i, a) {
+                            real[i] = real[i].min(units.amount(i, a));
                         }
                     }
                 }
@@ -335,25 +397,25 @@ impl Capacity {
     /// root whose capability is unbounded (upstream's `root` queue without a capability).
     pub fn open(
         queues: &[VolcanoQueue],
-        n: usize,
+        units: &Units,
         total: &[f64],
         jobs: &[SessionJob],
-        cpu_memory: &[usize],
         hierarchy: bool,
     ) -> Self {
+        let n = units.len();
         let nq = queues.len();
         let mut attrs: Vec<Option<QueueAttr>> = vec![None; nq];
         let mut ancestors = vec![Vec::new(); nq];
         let mut has_children = vec![false; nq];
         let blank = |q: &VolcanoQueue| QueueAttr {
             weight: q.weight,
-            deserved: q.deserved.as_ref().map_or(vec![0.0; n], |d| dense(d, n)),
+            deserved: q.deserved.as_ref().map_or(vec![0.0; n], |d| units.dense(d)),
             allocated: vec![0.0; n],
             request: vec![0.0; n],
             inqueue: vec![0.0; n],
             elastic: vec![0.0; n],
             real_capability: vec![f64::INFINITY; n],
-            guarantee: dense(&q.guarantee, n),
+            guarantee: units.dense(&q.guarantee),
             share: 0.0,
         };
         if hierarchy {
@@ -394,15 +456,15 @@ impl Capacity {
                 if let Some(c) = &queues[i].capability {
                     for (r, a) in c.iter() {
                         let k = r.index();
-                        if k < n && !(a <= 0 && cpu_memory.contains(&k)) {
-                            cap[k] = a as f64;
+                        if units.caps(k, a) {
+                            cap[k] = units.amount(k, a);
                         }
                     }
                 }
                 let mut siblings = vec![0.0; n];
                 for (j, q) in queues.iter().enumerate() {
                     if parent_of(j) == parent {
-                        add(&mut siblings, &dense(&q.guarantee, n));
+                        add(&mut siblings, &units.dense(&q.guarantee));
                     }
                 }
                 let attr = attrs[i].as_mut().expect("every queue has attributes");
@@ -415,7 +477,7 @@ impl Capacity {
         } else {
             let mut total_guarantee = vec![0.0; n];
             for q in queues {
-                add(&mut total_guarantee, &dense(&q.guarantee, n));
+                add(&mut total_guarantee, &units.dense(&q.guarantee));
             }
             for job in jobs {
                 attrs[job.queue].get_or_insert_with(|| {
@@ -427,8 +489,8 @@ impl Capacity {
                     if let Some(c) = &q.capability {
                         for (r, x) in c.iter() {
                             let k = r.index();
-                            if k < n && !(x <= 0 && cpu_memory.contains(&k)) {
-                                a.real_capability[k] = a.real_capability[k].min(x as f64);
+                            if units.caps(k, x) {
+                                a.real_capability[k] = a.real_capability[k].min(units.amount(k, x));
                             }
                         }
                     }

@@ -505,6 +505,31 @@ fn a_sweep_moves_when_the_nodes_arrive() {
     assert_eq!(wl(&r, "team", "b").admitted_at, Some(3.0 * H + 1.0));
 }
 
+/// A node that a Timeline adds later has failures like the others: its clock runs while it
+/// is away (a draw that lands then draws again), so it fails once it is there. A repair due
+/// while a node is away still clears its failure.
+#[test]
+fn a_node_added_later_fails_like_the_others() {
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("timeline/new-nodepool/scenario.yaml"),
+    )
+    .expect("readable")
+    .replace(
+        "metadata: {name: new-nodepool}\n",
+        "metadata: {name: new-nodepool}\nspec:\n  until: 3h\n  failures:\n    nodes: {mtbf: {fixed: 1h}, repair: {fixed: 10m}}\n",
+    )
+    .replace("  - at: 2h\n", "  - at: 1h30m\n");
+    assert!(
+        text.contains("failures:") && text.contains("at: 1h30m"),
+        "{text}"
+    );
+    let loaded = crate::util::load_text("t.yaml", &text).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    // node-0 fails at 1h and 2h10m; late-0, added at 1h30m, at 2h (its draw of 1h landed
+    // while it was away and drew again).
+    assert_eq!(summary_failures(&r).0, 3);
+}
+
 /// A Timeline's offsets take days as the command line's `--until` does (`10d`, `0.1d`,
 /// `1d2h`): "64 nodes on the 10th" is written as the planner says it.
 #[test]

@@ -134,21 +134,28 @@ impl<'w> Simulation<'w> {
         let rt = &self.runtimes[w.index()];
         let all = rt.pods();
         let total: usize = all.iter().map(|(_, s)| s.len()).sum();
-        // `kept[ps][i]`: the index in its pod set of the i-th pod the placer sees.
-        let kept: Vec<Vec<usize>> = all
-            .iter()
-            .enumerate()
-            .map(|(ps, (_, slots))| {
-                (0..slots.len())
-                    .filter(|&i| !refused.contains(&(ps, i)))
-                    .collect()
-            })
-            .collect();
-        let pods: Vec<_> = all
-            .into_iter()
-            .zip(&kept)
-            .map(|((needs, slots), keep)| (needs, keep.iter().map(|&i| slots[i]).collect()))
-            .collect();
+        // Only when Volcano's queue refused pods (rare; none on every other path):
+        // `kept[ps][i]`, the index in its pod set of the i-th pod the placer sees.
+        let kept: Option<Vec<Vec<usize>>> = (!refused.is_empty()).then(|| {
+            all.iter()
+                .enumerate()
+                .map(|(ps, (_, slots))| {
+                    (0..slots.len())
+                        .filter(|&i| !refused.contains(&(ps, i)))
+                        .collect()
+                })
+                .collect()
+        });
+        let pods: Vec<_> = match &kept {
+            None => all,
+            Some(kept) => all
+                .into_iter()
+                .zip(kept)
+                .map(|((needs, slots), keep)| (needs, keep.iter().map(|&i| slots[i]).collect()))
+                .collect(),
+        };
+        // The pod-set index of the i-th pod the placer sees.
+        let original = |ps: usize, i: usize| kept.as_ref().map_or(i, |k| k[ps][i]);
         // Ties are broken by a stream seeded per (seed, workload, attempt).
         self.sched.placement_attempts += 1;
         let seed = world.config.seed
@@ -165,9 +172,9 @@ impl<'w> Simulation<'w> {
         let pod_name = |ps: usize, idx: usize| match &tas_index {
             Some(ix) => {
                 let (p, i) = ix[ps][idx];
-                wl.pod_name(p, kept[p][i])
+                wl.pod_name(p, original(p, i))
             }
-            None => wl.pod_name(ps, kept[ps][idx]),
+            None => wl.pod_name(ps, original(ps, idx)),
         };
         let mut result = match kind {
             SchedulerKind::Kube => {
@@ -283,18 +290,18 @@ impl<'w> Simulation<'w> {
                 (c.0, c.1) = (p, i);
             }
         }
-        if !refused.is_empty() {
+        if kept.is_some() {
             for b in &mut result.bound {
-                b.1 = kept[b.0][b.1];
+                b.1 = original(b.0, b.1);
             }
             if let Some(u) = &mut result.unplaced {
-                u.1 = kept[u.0][u.1];
+                u.1 = original(u.0, u.1);
             }
             for c in &mut result.claims {
-                c.1 = kept[c.0][c.1];
+                c.1 = original(c.0, c.1);
             }
             for c in &mut result.vgpu {
-                c.1 = kept[c.0][c.1];
+                c.1 = original(c.0, c.1);
             }
         }
         let gpu = self.gpu;

@@ -45,13 +45,21 @@ pub fn checks_of(world: &World, tally: &Tally) -> Vec<Check> {
     out
 }
 
-/// GPUs of the nodes a flavor's `nodeLabels` select (Kueue's flavor-to-node matching).
+/// GPUs of the nodes a flavor's `nodeLabels` select (Kueue's flavor-to-node matching) among
+/// the nodes there at the start: a Timeline's later nodes come with their own quota change
+/// (the quota compared with them is the start's too).
 fn flavor_node_gpus(world: &World, f: FlavorId, gpu: ResourceId) -> i64 {
     let labels = &world.flavor(f).node_labels;
+    let mut late = vec![false; world.nodes.len()];
+    for n in &world.late_nodes {
+        late[n.index()] = true;
+    }
     world
         .nodes
         .iter()
-        .filter(|n| n.labels.contains_all(labels))
+        .zip(late)
+        .filter(|(n, late)| !late && n.labels.contains_all(labels))
+        .map(|(n, _)| n)
         .map(|n| n.allocatable.get(gpu.index()).copied().unwrap_or(0))
         .sum()
 }

@@ -1355,6 +1355,22 @@ fn capacity_checks_flag_unreachable_nodes_and_oversized_workloads() {
     );
 }
 
+/// A Timeline's later nodes arrive with their own quota: the capacity check compares the
+/// quota and the nodes of the start. scenarios/timeline/new-nodepool has one 8-GPU node and
+/// 8 GPUs of quota at the start, and a second node with 16 GPUs of quota at 2h: nothing is
+/// out of reach at either time (the late node counted at the start read "its nodes have 16
+/// GPUs but nominal GPU quota totals 8").
+#[test]
+fn capacity_check_leaves_out_the_nodes_a_timeline_adds_later() {
+    let r = run_dir("timeline/new-nodepool");
+    let kinds: Vec<&str> = r.summary.checks.iter().map(|c| c.kind).collect();
+    assert!(
+        !kinds.contains(&"CapacityWithoutQuota"),
+        "{:?}",
+        r.summary.checks
+    );
+}
+
 // ---- flavor-scan progress (LastAssignment) ----
 
 /// Per pod set, its name and the flavor of its cpu.

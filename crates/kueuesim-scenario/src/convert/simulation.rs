@@ -14,7 +14,7 @@ use kueuesim_model::{
 
 use super::core::{
     ARRIVAL_ANNOTATION, Builder, count_in, duration, err_at, err_obj, name_of, one_of, pos_of,
-    taints, time_offset,
+    taints,
 };
 use super::names;
 use crate::error::ScenarioError;
@@ -400,7 +400,10 @@ impl Builder<'_> {
                     parse_rfc3339(st.value.trim()).map_err(|e| err_at(src, st, e.to_string()))?;
             }
             if let Some(u) = &spec.until {
-                cfg.until = Some(time_offset(src, u)?);
+                // A kueuesim kind's offset: days as `--until` takes them (`40d`, `12d2h`).
+                let d = kueuesim_model::limits::parse_offset_days(u.value.trim())
+                    .map_err(|e| err_at(src, u, e))?;
+                cfg.until = Some(kueuesim_model::SimTime::ZERO + d);
             }
             if let Some(d) = &spec.pod_startup {
                 cfg.pod_startup = duration(src, d)?;

@@ -548,6 +548,33 @@ fn timeline_offsets_take_days() {
     assert_eq!(wl(&r, "team", "b").admitted_at, Some(8_640.0 + 1.0));
 }
 
+/// The Simulation's horizon takes days as `--until` does, so a Sweep can vary it in days
+/// (`simulation/NAME:spec.until=40d`); a bad one is an error at its place.
+#[test]
+fn simulation_until_takes_days() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/new-nodepool")
+    ])
+    .expect("readable");
+    let with = |until: &str| {
+        let options = kueuesim_scenario::LoadOptions {
+            sets: vec![format!("simulation/new-nodepool:spec.until={until}")],
+            ..Default::default()
+        };
+        kueuesim_scenario::load(&files, options)
+    };
+    let loaded = with("0.1d").expect("loads");
+    assert_eq!(
+        loaded.world.config.until,
+        Some(kueuesim_model::SimTime::ZERO + kueuesim_model::SimDuration::from_secs(8_640))
+    );
+    let e = with("1xd").err().expect("an error").to_string();
+    assert!(
+        e.contains("expected a Go duration (90m, 1h30m) or days first"),
+        "{e}"
+    );
+}
+
 #[test]
 fn clusterqueues_that_join_a_cohort_borrow_from_then_on() {
     let r = run_dir("timeline/cohort-join");

@@ -348,6 +348,25 @@ fn descending(written: &str) -> Option<(String, usize)> {
     (n > 0 && !joined.starts_with("..")).then_some((joined, n))
 }
 
+/// Whether a file's YAML sets the `kueuesim.io/load-trace` annotation: the key outside a
+/// comment (a `#` at the start of a line or after a blank), quoted or not, in block or flow
+/// style. A comment that names the annotation (the platform's does) sets nothing.
+fn names_load_trace(text: &str) -> bool {
+    const KEY: &str = "kueuesim.io/load-trace";
+    text.lines().any(|line| {
+        let code = line
+            .char_indices()
+            .find(|&(i, c)| c == '#' && (i == 0 || line[..i].ends_with([' ', '\t'])))
+            .map_or(line, |(i, _)| &line[..i]);
+        code.match_indices(KEY).any(|(i, _)| {
+            code[i + KEY.len()..]
+                .trim_start_matches(['"', '\''])
+                .trim_start()
+                .starts_with(':')
+        })
+    })
+}
+
 /// The trace files of every variant (the base with its overrides: a variant may change a
 /// trace's path), each once, checked: written relative to a trace root without `..`, and
 /// found inside the directory it was looked up in (no symbolic link out of it).
@@ -360,10 +379,7 @@ fn traces(
     // A serving object's load CSV (`kueuesim.io/load-trace`) is read beside its YAML file;
     // the ConfigMap does not carry it yet, so the pods would fail to read it: refused here,
     // never left out unseen.
-    if let Some(f) = base
-        .iter()
-        .find(|f| f.text.contains("kueuesim.io/load-trace"))
-    {
+    if let Some(f) = base.iter().find(|f| names_load_trace(&f.text)) {
         return Err(usage(format!(
             "{}: a kueuesim.io/load-trace CSV is not shipped with --emit: expected the load written inline (kueuesim.io/load) for a sweep run on a cluster",
             kueuesim_model::names::shown(&f.name)

@@ -834,4 +834,19 @@ fn emit_refuses_a_load_trace_it_cannot_ship() {
         "{}",
         stderr(&o)
     );
+    // A comment naming the annotation sets nothing: the load written inline is emitted
+    // (the platform's comment says a planner would use kueuesim.io/load-trace).
+    let inline = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/serving/autoscaled/scenario.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scenario.yaml"),
+        format!("# with your own load: kueuesim.io/load-trace: load.csv\n{inline}"),
+    )
+    .unwrap();
+    let o = kueuesim(&["sweep", f.to_str().unwrap(), "--emit", "kubernetes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
 }

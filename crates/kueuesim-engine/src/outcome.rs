@@ -286,6 +286,52 @@ pub struct FailureStats {
     pub jobs_failed: u64,
     /// GPU-milliseconds of work lost when pods ended early (beyond the last checkpoint).
     pub lost_gpu_ms: i128,
+    /// When each failure happened and each loss of work, in time order (the report's plot
+    /// of failures and lost work over time): one entry per failure or per job that lost work.
+    pub marks: Vec<FailureMark>,
+}
+
+/// One entry of `FailureStats::marks`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FailureMark {
+    /// When.
+    pub at: SimTime,
+    /// What happened.
+    pub what: FailureCause,
+    /// GPU-milliseconds of work lost then (0 for a failure itself: its pods' losses follow
+    /// as their own entries).
+    pub lost_gpu_ms: i128,
+}
+
+/// What a `FailureMark` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FailureCause {
+    /// A node failed (`spec.failures.nodes`).
+    NodeFailure,
+    /// A GPU failed (`spec.failures.gpus`).
+    GpuFailure,
+    /// Work lost by pods evicted by a drain.
+    LostToDrain,
+    /// Work lost by pods of a removed node.
+    LostToRemoval,
+    /// Work lost by pods of a failed node.
+    LostToNodeFailure,
+    /// Work lost by pods of a failed GPU.
+    LostToGpuFailure,
+}
+
+impl FailureCause {
+    /// How the report names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureCause::NodeFailure => "node failures",
+            FailureCause::GpuFailure => "GPU failures",
+            FailureCause::LostToDrain => "drained",
+            FailureCause::LostToRemoval => "node removed",
+            FailureCause::LostToNodeFailure => "node failed",
+            FailureCause::LostToGpuFailure => "GPU failed",
+        }
+    }
 }
 
 /// Every reason an eviction can carry in kueuesim: the `Evicted` condition reasons Kueue
@@ -294,11 +340,12 @@ pub struct FailureStats {
 /// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
 /// of them, zeros included, so that across seeds or variants a reason one run never saw is a
 /// count of 0 rather than a figure that run lacks.
-pub const EVICTION_REASONS: [&str; 7] = [
+pub const EVICTION_REASONS: [&str; 8] = [
     "ClusterQueueStopped",
     "DeactivatedDueToMaximumExecutionTimeExceeded",
     "DeactivatedDueToRequeuingLimitExceeded",
     "LocalQueueStopped",
+    "NodeFailures",
     "PodsReadyTimeout",
     "Preempted",
     "Reclaim",

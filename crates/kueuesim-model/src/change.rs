@@ -73,6 +73,9 @@ pub enum NodeOp {
     Drain,
     /// The Node object is deleted: its pods end at once.
     Remove,
+    /// The Node object is created (a Timeline patch added it, or a NodePool grew): the node
+    /// takes pods from now on. Written by the loader, never in a Timeline's `nodes`.
+    Add,
 }
 
 impl NodeOp {
@@ -83,6 +86,7 @@ impl NodeOp {
             NodeOp::Uncordon => "uncordon",
             NodeOp::Drain => "drain",
             NodeOp::Remove => "remove",
+            NodeOp::Add => "add",
         }
     }
 }
@@ -92,7 +96,14 @@ impl NodeOp {
 pub struct Change {
     /// When it applies.
     pub at: SimTime,
-    /// Node operations, in the order they apply.
+    /// The objects as its `set` and `patch` leave them: an index into `World::epochs`, the
+    /// world from this change on (None: the change changes no object).
+    pub epoch: Option<usize>,
+    /// The ClusterQueues whose quota or policies the change altered, directly or through a
+    /// Cohort of theirs: Kueue requeues the inadmissible workloads of their cohort trees.
+    pub updated: Vec<crate::ids::ClusterQueueId>,
+    /// Node operations, in the order they apply (after the objects changed: the nodes a
+    /// patch adds or takes away come first, as `Add` and `Remove`).
     pub nodes: Vec<(NodeOp, Vec<NodeId>)>,
     /// Where the change is written (`file:line:column`), for messages.
     pub source: String,

@@ -508,6 +508,11 @@ pub struct GangSpec {
     /// a GPU share (its `runai-gpu-group` label; shares of one group are on one device).
     /// Empty: none named.
     pub bound_gpu_groups: Vec<Vec<Option<String>>>,
+    /// When the pods running at the start last started: the latest `status.startTime` of
+    /// the bound pods that give one (a dump's), relative to the simulation start (at most
+    /// 0). KAI's minruntime plugin reads it as the job's `LastStartTimestamp`. None: not
+    /// given (the job counts as started at 0).
+    pub bound_started: Option<crate::time::SimTime>,
     /// The name of the input's PodGroup object this gang is (Volcano or KAI), if any; a
     /// scheduler's messages name it. None: the PodGroup its controller would create.
     pub pod_group: Option<String>,
@@ -560,6 +565,12 @@ pub struct KaiQueue {
     pub gpu_limit: Option<i64>,
     /// `spec.priority` (default 100): over-quota goes to higher priorities first.
     pub priority: i32,
+    /// `spec.preemptMinRuntime`: a job of this queue (or below it, unless set lower down)
+    /// that started less than this ago is not preempted (the minruntime plugin). None: unset.
+    pub preempt_min_runtime: Option<crate::SimDuration>,
+    /// `spec.reclaimMinRuntime`: likewise for reclaim, resolved from the child of the
+    /// reclaimer's and the victim's lowest common ancestor up. None: unset.
+    pub reclaim_min_runtime: Option<crate::SimDuration>,
 }
 
 /// One subgroup of a Volcano `subGroupPolicy`: pod sets placed together under their own
@@ -680,7 +691,8 @@ impl Workload {
     /// LeaderWorkerSet group `<lws>-<group>` (the owner name here) has its leader named so
     /// and its workers `<lws>-<group>-<worker index>` (the leader is index 0); a Kubeflow
     /// job's `<job>-<replica type>-<index>` (an MPIJob's launcher `<mpijob>-launcher-<5 random
-    /// chars>`); any other's (a bare Workload, JobSet, RayJob, TrainJob)
+    /// chars>`); a Grove PodGang's `<podclique>-<5 random chars>`; any other's (a bare
+    /// Workload, JobSet, RayJob, TrainJob)
     /// `<workload>-<podset>-<index>`.
     pub fn pod_name(&self, ps: usize, idx: usize) -> String {
         if let Some(name) = self.gang.pod_names.get(ps).and_then(|n| n.get(idx)) {
@@ -704,6 +716,13 @@ impl Workload {
                 format!("{owner}-launcher-{}", random_suffix(&self.uid, ps, idx))
             }
             "MPIJob" => format!("{owner}-{}-{idx}", self.pod_sets[ps].name),
+            // Grove: a PodClique's pods are `<podclique>-<5 random chars>` (`generateName`);
+            // a PodGang's pod sets are its PodCliques.
+            "PodGang" => format!(
+                "{}-{}",
+                self.pod_sets[ps].name,
+                random_suffix(&self.uid, ps, idx)
+            ),
             "LeaderWorkerSet" => {
                 // The worker index: the leader pod set's one pod is 0, the workers after it.
                 let worker = match self.pod_sets[ps].name.as_str() {

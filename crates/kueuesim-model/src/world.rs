@@ -143,6 +143,14 @@ pub struct KueueGates {
     /// shape created before the next requeue of inadmissible workloads are parked on arrival.
     /// Off, each workload is evaluated on its own.
     pub scheduling_equivalence_hashing: bool,
+    /// `TASFailedNodeReplacement` (beta, on by default since Kueue 0.14): when a node of a
+    /// TAS workload's topology assignment fails (deleted, not ready, drained), Kueue looks for
+    /// a replacement node for its pods in the same required domain, keeping the others.
+    pub tas_failed_node_replacement: bool,
+    /// `TASFailedNodeReplacementFailFast` (beta, on by default since Kueue 0.14): when no
+    /// replacement fits at the first attempt, the workload is evicted (else Kueue keeps
+    /// trying).
+    pub tas_failed_node_replacement_fail_fast: bool,
 }
 
 impl Default for KueueGates {
@@ -151,6 +159,8 @@ impl Default for KueueGates {
             preserve_scan_progress: true,
             recompute_on_overlap: true,
             scheduling_equivalence_hashing: true,
+            tas_failed_node_replacement: true,
+            tas_failed_node_replacement_fail_fast: true,
         }
     }
 }
@@ -564,6 +574,14 @@ pub struct World {
     /// `kueuesim.io/load-per-replica`), in input order; their replica workloads point here
     /// (`Workload::serving`).
     pub serving: Vec<crate::serving::ServingObject>,
+    /// The world as each Timeline change with `set` or `patch` leaves its objects
+    /// (`Change::epoch`): the same ids throughout (every node, ClusterQueue and Cohort of any
+    /// epoch is in all of them), different ClusterQueues' and Cohorts' specs; no workloads,
+    /// no timeline and no epochs of its own.
+    pub epochs: Vec<World>,
+    /// The nodes that are not there at the start: a later Timeline change adds them
+    /// (`NodeOp::Add`).
+    pub late_nodes: Vec<NodeId>,
 }
 
 impl World {
@@ -673,6 +691,8 @@ impl Default for World {
             config: SimConfig::default(),
             timeline: Vec::new(),
             serving: Vec::new(),
+            epochs: Vec::new(),
+            late_nodes: Vec::new(),
         }
     }
 }

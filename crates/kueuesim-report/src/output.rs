@@ -317,6 +317,10 @@ pub struct FailuresOut {
     /// GPU-seconds of useful work: every run's work up to its finish or its last checkpoint
     /// (restart costs excluded), and the runs going on at the end up to the end.
     pub useful_gpu_seconds: f64,
+    /// Each failure and each loss of work with its time (seconds), for report.html's plot of
+    /// failures and lost work over time; not written to the summary.
+    #[serde(skip)]
+    pub over_time: Vec<(f64, kueuesim_engine::outcome::FailureCause, f64)>,
 }
 
 /// A workload's part in `summary.failures` (present with a Timeline or `spec.failures`).
@@ -654,6 +658,11 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             jobs_failed: f.jobs_failed,
             lost_gpu_seconds: f.lost_gpu_ms as f64 / 1000.0,
             useful_gpu_seconds: outcome.stats.useful_gpu_ms as f64 / 1000.0,
+            over_time: f
+                .marks
+                .iter()
+                .map(|m| (secs(m.at), m.what, m.lost_gpu_ms as f64 / 1000.0))
+                .collect(),
         }
     });
     let goodput = failures.as_ref().map(|_| {
@@ -736,10 +745,16 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             serving,
             // Every reason, zeros included: across seeds and variants a reason one run never
             // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
-            evictions: every_reason(
-                &kueuesim_engine::outcome::EVICTION_REASONS,
-                &outcome.stats.evictions,
-            ),
+            evictions: {
+                // `NodeFailures` (Kueue TAS's failed-node eviction) only where nodes fail:
+                // a cluster that never changes reports what it always did.
+                let reasons: Vec<&str> = kueuesim_engine::outcome::EVICTION_REASONS
+                    .iter()
+                    .copied()
+                    .filter(|&r| r != "NodeFailures" || living(world))
+                    .collect();
+                every_reason(&reasons, &outcome.stats.evictions)
+            },
             preemptions: every_reason(
                 &PreemptionReason::ALL.map(PreemptionReason::as_str),
                 &outcome.stats.preemptions,

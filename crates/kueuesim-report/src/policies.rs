@@ -116,7 +116,7 @@ fn strategy(s: FairSharingStrategy) -> &'static str {
 }
 
 /// The Kueue feature gates kueuesim models, by Kueue's name, with their value in `g`.
-fn gates(g: &KueueGates) -> [(&'static str, bool); 3] {
+fn gates(g: &KueueGates) -> [(&'static str, bool); 5] {
     [
         (
             "FlavorFungibilityPreserveScanProgress",
@@ -129,6 +129,11 @@ fn gates(g: &KueueGates) -> [(&'static str, bool); 3] {
         (
             "SchedulingEquivalenceHashing",
             g.scheduling_equivalence_hashing,
+        ),
+        ("TASFailedNodeReplacement", g.tas_failed_node_replacement),
+        (
+            "TASFailedNodeReplacementFailFast",
+            g.tas_failed_node_replacement_fail_fast,
         ),
     ]
 }

@@ -150,6 +150,8 @@ has_meta!(
     VolcanoPodGroup,
     KaiQueue,
     KaiPodGroup,
+    PodCliqueSet,
+    ClusterTopology,
     WorkloadTrace,
     Timeline,
 );
@@ -270,6 +272,8 @@ pub struct PodTemplateSpec {
 #[serde(rename_all = "camelCase", default)]
 pub struct PodStatus {
     pub phase: Option<S>,
+    /// When the kubelet started the pod (RFC 3339).
+    pub start_time: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -1490,6 +1494,8 @@ pub struct KaiQueueResources {
 pub struct KaiQueueSpec {
     pub parent_queue: Option<S>,
     pub priority: Option<i32>,
+    pub preempt_min_runtime: Option<S>,
+    pub reclaim_min_runtime: Option<S>,
     pub resources: KaiQueueResources,
 }
 
@@ -1521,6 +1527,103 @@ pub struct ResourceTransformationConfig {
 pub struct ResourcesConfig {
     pub exclude_resource_prefixes: Vec<String>,
     pub transformations: Vec<ResourceTransformationConfig>,
+}
+
+// ---- Grove (grove.io/v1alpha1): PodCliqueSet, ClusterTopology -----------------------------
+// Grove's own fields are read strictly (a misspelt `minAvailable` would silently drop a gang
+// minimum); the metadata, status and pod specs inside are Kubernetes types, read as on every
+// kind.
+
+/// `grove.io/v1alpha1` PodCliqueSet.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodCliqueSet {
+    pub metadata: ObjectMeta,
+    pub spec: PodCliqueSetSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PodCliqueSetSpec {
+    /// Replicas of the whole set, each its own PodGangs (CRD default 0).
+    pub replicas: Option<Spanned<i64>>,
+    pub template: PodCliqueSetTemplate,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PodCliqueSetTemplate {
+    pub cliques: Vec<PodCliqueTemplate>,
+    pub clique_startup_type: Option<S>,
+    pub priority_class_name: Option<S>,
+    /// Read and not modelled (the headless Service of each replica).
+    pub headless_service_config: Option<serde::de::IgnoredAny>,
+    pub topology_constraint: Option<GroveTopologyConstraint>,
+    /// Read and checked (a positive duration); gang termination is not modelled.
+    pub termination_delay: Option<S>,
+    pub pod_clique_scaling_groups: Vec<PodCliqueScalingGroupConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PodCliqueTemplate {
+    pub name: Option<S>,
+    pub labels: Keyed<String>,
+    pub annotations: Keyed<S>,
+    pub topology_constraint: Option<GroveTopologyConstraint>,
+    pub spec: PodCliqueSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PodCliqueSpec {
+    pub role_name: Option<S>,
+    pub pod_spec: PodSpec,
+    pub replicas: Option<Spanned<i64>>,
+    pub min_available: Option<Spanned<i64>>,
+    pub starts_after: Vec<S>,
+    /// Read and not modelled (a HorizontalPodAutoscaler's bounds): the replicas as written.
+    pub auto_scaling_config: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PodCliqueScalingGroupConfig {
+    pub name: Option<S>,
+    pub clique_names: Vec<S>,
+    pub replicas: Option<Spanned<i64>>,
+    pub min_available: Option<Spanned<i64>>,
+    /// Read and not modelled, as a clique's `autoScalingConfig`.
+    pub scale_config: Option<serde::de::IgnoredAny>,
+    pub topology_constraint: Option<GroveTopologyConstraint>,
+}
+
+/// Grove's `topologyConstraint` (of a PodCliqueSet, scaling group or clique).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GroveTopologyConstraint {
+    pub pack_domain: Option<S>,
+}
+
+/// `grove.io/v1alpha1` ClusterTopology (cluster-scoped).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ClusterTopology {
+    pub metadata: ObjectMeta,
+    pub spec: ClusterTopologySpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ClusterTopologySpec {
+    pub levels: Vec<GroveTopologyLevel>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct GroveTopologyLevel {
+    pub domain: Option<S>,
+    pub key: Option<S>,
 }
 
 // ---- config.kueue.x-k8s.io ---------------------------------------------------------------

@@ -1143,3 +1143,28 @@ fn sample_auto_takes_a_minute_unless_the_series_would_be_large() {
     assert_eq!(&times[..2], &[0, 60]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn report_html_plots_failures_and_the_work_they_lost_over_time() {
+    // scenarios/timeline/node-failure: node-a fails at 2h (2 + 8 GPU-hours lost) and 4h20m
+    // (8 more).
+    let dir = run_out("report-failures", "timeline/node-failure", &[]);
+    let html = std::fs::read_to_string(dir.join("report.html")).expect("report.html");
+    assert!(html.contains("id=\"failures\""), "no failures panel");
+    for title in [
+        "<title>node failed: 10.0 GPU-hours lost from 2h</title>",
+        "<title>node failed: 8.0 GPU-hours lost from 4h 20m</title>",
+        "<title>1 node failures from 2h</title>",
+        "<title>1 node failures from 4h 20m</title>",
+        "lost: node failed (18.0 GPU-hours)",
+    ] {
+        assert!(html.contains(title), "{title}");
+    }
+    // A cluster that never changes has no such panel.
+    let still = run_out("report-no-failures", "golden/fifo-strategies", &[]);
+    let still_html = std::fs::read_to_string(still.join("report.html")).expect("report.html");
+    assert!(!still_html.contains("id=\"failures\""));
+    for d in [dir, still] {
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

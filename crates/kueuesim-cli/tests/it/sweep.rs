@@ -778,3 +778,20 @@ fn compare_reads_summary_json_as_it_reads_result_json() {
         std::fs::remove_dir_all(d).unwrap();
     }
 }
+
+#[test]
+fn a_sweep_varies_when_a_timeline_change_brings_nodes() {
+    // scenarios/sweeps/nodes-arrive.yaml: timeline/new-nodepool's change (a NodePool and its
+    // quota) at 1h, 2h, 3h; the waiting job waits for it, plus the 1s requeue batch period.
+    let dir = temp_dir("sweep-nodes-arrive");
+    let o = run_sweep(Path::new(&scenario("sweeps/nodes-arrive.yaml")), &dir, "1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = read(&dir.join("sweep.csv"));
+    let waits: Vec<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().expect("a figure"))
+        .collect();
+    assert_eq!(waits, ["3601", "7201", "10801"], "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

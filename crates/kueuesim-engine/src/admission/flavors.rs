@@ -314,7 +314,7 @@ pub(super) struct OracleSearch {
 
 /// The topology request a pod set has on a ClusterQueue: its annotation, or, when every
 /// flavor of the ClusterQueue is a TAS flavor, an implied unconstrained one.
-pub(super) fn tas_request(
+pub(crate) fn tas_request(
     world: &World,
     cq: ClusterQueueId,
     ps: &kueuesim_model::PodSet,
@@ -1022,6 +1022,20 @@ pub(super) fn topology_assignment(
     count: u32,
     req: &TopologyRequest,
 ) -> Result<TopologyAssignment, String> {
+    topology_assignment_within(world, tas, f, ps, count, req, None)
+}
+
+/// `topology_assignment` with the pods kept inside domain `within` (Kueue's
+/// `requiredReplacementDomain`: the leaves outside it count as full).
+pub(crate) fn topology_assignment_within(
+    world: &World,
+    tas: &TasCapacity,
+    f: FlavorId,
+    ps: &kueuesim_model::PodSet,
+    count: u32,
+    req: &TopologyRequest,
+    within: Option<kueuesim_model::DomainId>,
+) -> Result<TopologyAssignment, String> {
     let name = world.flavor(f).topology_name.as_deref().unwrap_or_default();
     let index = world
         .topologies
@@ -1058,7 +1072,14 @@ pub(super) fn topology_assignment(
             }
         },
     };
-    let (leaves, total, excluded) = tas.pods_per_leaf(world, index, f, ps);
+    let (mut leaves, total, excluded) = tas.pods_per_leaf(world, index, f, ps);
+    if let Some(within) = within {
+        for (d, k) in &mut leaves {
+            if !t.ancestors(*d).any(|a| a == within) {
+                *k = 0;
+            }
+        }
+    }
     let order = match tas.orders.get(index) {
         Some(o) => std::borrow::Cow::Borrowed(o),
         None => std::borrow::Cow::Owned(crate::tas::DomainOrder::new(t)),

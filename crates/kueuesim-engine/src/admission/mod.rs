@@ -21,7 +21,9 @@ mod tas_fit;
 
 pub use cycle::run_cycle;
 pub use flavors::{Scratch as CycleScratch, usage_of};
+pub(crate) use flavors::{tas_request, topology_assignment_within};
 pub use messages::Unfit;
+pub(crate) use tas_fit::tas_flavor_of;
 
 use kueuesim_model::quota::Fr;
 use kueuesim_model::{ClusterQueueId, ResourceId, Workload, WorkloadId};

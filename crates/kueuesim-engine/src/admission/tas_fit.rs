@@ -43,7 +43,7 @@ impl<S: Specs + ?Sized> std::fmt::Debug for PreemptorTopology<'_, S> {
 }
 
 /// The TAS flavor among a pod set assignment's flavors (`onlyTASFlavor`).
-pub(super) fn tas_flavor_of(world: &World, psa: &PodSetAssignment) -> Option<FlavorId> {
+pub(crate) fn tas_flavor_of(world: &World, psa: &PodSetAssignment) -> Option<FlavorId> {
     psa.flavors
         .iter()
         .map(|&(_, f)| f)

@@ -79,6 +79,9 @@ pub struct DeviceBook {
     start: Vec<u32>,
     /// Free milli-GPUs per device.
     free: Vec<u16>,
+    /// Per device, whether it failed (`spec.failures.gpus`): no milli free, no claim on it,
+    /// not counted among the GPUs, until its repair.
+    down: Vec<bool>,
     /// Per node, GPU pods by kind.
     kinds: Vec<[u16; KINDS]>,
     /// Per device, the KAI shares on it (a device with any is held by a reservation pod).
@@ -245,6 +248,7 @@ impl Devices {
             book: DeviceBook {
                 kinds: vec![[0; KINDS]; world.nodes.len()],
                 reserved: vec![0; free.len()],
+                down: vec![false; free.len()],
                 gpu_mib,
                 start,
                 free,
@@ -384,6 +388,31 @@ impl DeviceBook {
         }
     }
 
+    /// Device `i` of `node` fails (`down`: its claims were given back first, so it is wholly
+    /// free) or comes back after its repair.
+    pub fn set_down(&mut self, node: NodeId, i: usize, down: bool) {
+        let d = self.start[node.index()] as usize + i;
+        if d >= self.start[node.index() + 1] as usize || self.down[d] == down {
+            return;
+        }
+        if down {
+            assert_eq!(
+                i64::from(self.free[d]),
+                MILLI,
+                "GPU device {i} of node {} fails with claims on it",
+                node.index()
+            );
+        }
+        self.down[d] = down;
+        self.free[d] = if down { 0 } else { MILLI as u16 };
+    }
+
+    /// Whether device `i` of `node` is down (failed, not repaired).
+    pub fn is_down(&self, node: NodeId, i: usize) -> bool {
+        let d = self.start[node.index()] as usize + i;
+        d < self.start[node.index() + 1] as usize && self.down[d]
+    }
+
     /// Milli-GPUs a KAI share takes on a device of `node` (None: more than one device).
     pub fn share_milli(&self, node: NodeId, share: GpuShare) -> Option<u16> {
         share.milli_on(self.gpu_mib[node.index()])
@@ -436,6 +465,14 @@ impl DeviceBook {
             return Err("the KAI shares per device are stale".into());
         }
         for (d, (&f, &u)) in self.free.iter().zip(&used).enumerate() {
+            if self.down[d] {
+                if f != 0 || u != 0 {
+                    return Err(format!(
+                        "failed GPU device {d} has {f} milli free and claims holding {u}"
+                    ));
+                }
+                continue;
+            }
             if !(0..=MILLI).contains(&i64::from(f)) || i64::from(f) + u != MILLI {
                 return Err(format!(
                     "GPU device {d} has {f} milli free while its claims hold {u}"
@@ -582,14 +619,19 @@ impl Devices {
     pub fn figures(&mut self, cpu_free: impl Fn(NodeId) -> i64) -> GpuSharingFigures {
         let book = &self.book;
         let mut f = GpuSharingFigures {
-            gpus: book.free.len() as i64,
+            gpus: book.down.iter().filter(|&&d| !d).count() as i64,
             ..Default::default()
         };
         let mut frag = 0.0;
         for n in 0..book.kinds.len() {
             let node = NodeId::from_index(n);
             let free = book.free(node);
-            for &d in free {
+            // A failed device is no GPU of the cluster until its repair.
+            let base = book.start[n] as usize;
+            for (i, &d) in free.iter().enumerate() {
+                if book.down[base + i] {
+                    continue;
+                }
                 let d = i64::from(d);
                 f.milli_idle += d;
                 f.milli_allocated += MILLI - d;

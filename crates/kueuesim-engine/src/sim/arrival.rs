@@ -115,7 +115,7 @@ impl<'w> Simulation<'w> {
     /// of every other event at its time, as if all arrivals had been queued at the start).
     fn take_arrival(&mut self, w: WorkloadId) -> Spec<'w> {
         match &mut self.feed {
-            Feed::World => Spec::World(self.world.workload(w)),
+            Feed::World => Spec::World(self.origin.workload(w)),
             Feed::Stream { next, rest } => {
                 let wl = next.take().expect("its arrival was queued with it");
                 *next = rest.next().map(Rc::new);
@@ -135,7 +135,7 @@ impl<'w> Simulation<'w> {
     /// Whether workloads are still to arrive.
     pub(super) fn arrivals_pending(&self) -> bool {
         match &self.feed {
-            Feed::World => self.progress.arrived < self.world.workloads.len(),
+            Feed::World => self.progress.arrived < self.origin.workloads.len(),
             Feed::Stream { next, .. } => next.is_some(),
         }
     }
@@ -144,7 +144,7 @@ impl<'w> Simulation<'w> {
     /// the same instant (the loader lets such workloads arrive first at their instant).
     fn next_arrival_holds(&self, w: WorkloadId) -> bool {
         let next = match &self.feed {
-            Feed::World => self.world.workloads.get(w.index() + 1),
+            Feed::World => self.origin.workloads.get(w.index() + 1),
             Feed::Stream { next, .. } => next.as_deref(),
         };
         next.is_some_and(|n| n.arrival == self.now && n.holds_at_start())

@@ -236,6 +236,7 @@ impl<'w> Simulation<'w> {
                 WorkloadState::Pending
             };
             rt.record.admission = None;
+            rt.unhealthy_node = None;
             rt.record.running_at = None;
             // Back in its queue: time in queue runs again (back-off included).
             rt.record.pending_since = self.now;
@@ -386,7 +387,13 @@ impl<'w> Simulation<'w> {
 
     /// Quota was freed in `cq`: its inadmissible workloads, or those of its whole cohort tree,
     /// return to their heaps after the batch period (`NotifyRetryInadmissible`).
-    fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
+    pub(super) fn notify_capacity_freed(&mut self, cq: ClusterQueueId) {
+        self.notify_retry_inadmissible(cq, SimDuration::ZERO);
+    }
+
+    /// `NotifyRetryInadmissible` for `cq` after `delay` (a controller's own batch period)
+    /// and the requeuer's batch period; a requeue of its tree already pending stands for it.
+    pub(super) fn notify_retry_inadmissible(&mut self, cq: ClusterQueueId, delay: SimDuration) {
         if self.kueue.tree.in_cycle(cq) {
             return;
         }
@@ -394,7 +401,7 @@ impl<'w> Simulation<'w> {
         if !self.kueue.requeue_pending[target.0 as usize] {
             self.kueue.requeue_pending[target.0 as usize] = true;
             self.events.push(
-                self.now + REQUEUE_BATCH_PERIOD,
+                self.now + delay + REQUEUE_BATCH_PERIOD,
                 Ev::RequeueInadmissible(target),
             );
         }

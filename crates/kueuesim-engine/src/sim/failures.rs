@@ -248,6 +248,15 @@ impl<'w> Simulation<'w> {
                     states.failed[node.index()] = true;
                     states.sync(world, &mut self.sched.cluster, node);
                     self.rec.stats.failures.node_failures += 1;
+                    self.rec
+                        .stats
+                        .failures
+                        .marks
+                        .push(crate::outcome::FailureMark {
+                            at: now,
+                            what: crate::outcome::FailureCause::NodeFailure,
+                            lost_gpu_ms: 0,
+                        });
                     self.end_pods_on(&[node], Loss::NodeFailed);
                 }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
@@ -286,8 +295,28 @@ impl<'w> Simulation<'w> {
                     return;
                 }
                 self.rec.stats.failures.gpu_failures += 1;
-                // The pod holding the device, if any, fails; then the device is held back.
-                if let Some((w, pod)) = self.pod_on_device(node, device) {
+                self.rec
+                    .stats
+                    .failures
+                    .marks
+                    .push(crate::outcome::FailureMark {
+                        at: now,
+                        what: crate::outcome::FailureCause::GpuFailure,
+                        lost_gpu_ms: 0,
+                    });
+                if self.sched.cluster.devices.is_some() {
+                    // GPUs as devices: every pod with a claim on the device fails (a whole
+                    // GPU's pod, or each share on it), and the device is out until repaired.
+                    for (w, pods) in self.device_holders(node, device) {
+                        self.sched.failed_device = Some((node, device));
+                        self.lose_pods(w, &pods, Loss::GpuFailed, Some(node));
+                    }
+                    self.sched.failed_device = None;
+                    if let Some(d) = self.sched.cluster.devices.as_mut() {
+                        d.book.set_down(node, device as usize, true);
+                    }
+                } else if let Some((w, pod)) = self.pod_on_device(node, device) {
+                    // The pod holding the device, if any, fails; then the device is held back.
                     self.lose_pods(w, &[pod], Loss::GpuFailed, Some(node));
                 }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
@@ -303,6 +332,9 @@ impl<'w> Simulation<'w> {
                 states.sync(world, &mut self.sched.cluster, node);
             }
             Next::GpuRepaired { node, device, set } => {
+                if let Some(d) = self.sched.cluster.devices.as_mut() {
+                    d.book.set_down(node, device as usize, false);
+                }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
                 clock.down_devices[node.index()].retain(|&d| d != device);
                 let gap = clock.rng.draw(&cfg.gpus[set as usize].mtbf, 1);
@@ -319,6 +351,66 @@ impl<'w> Simulation<'w> {
                 states.sync(world, &mut self.sched.cluster, node);
             }
         }
+    }
+
+    /// With GPUs as devices: the pods holding a claim on device `device` of `node`, per
+    /// workload in id order. A workload's claims are kept per node, not per pod, so each
+    /// claim on the device stands for the first of its pods there of the claim's shape
+    /// (pods of one shape on one node are interchangeable), in (pod set, index) order.
+    fn device_holders(&self, node: NodeId, device: u32) -> Vec<(WorkloadId, Vec<(usize, usize)>)> {
+        let Some(devices) = self.sched.cluster.devices.as_ref() else {
+            return Vec::new();
+        };
+        let Some(bit) = 1u64.checked_shl(device) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (i, rt) in self.runtimes.iter() {
+            if rt.record.state == crate::outcome::WorkloadState::Finished {
+                continue;
+            }
+            let mut pods: Vec<(usize, usize)> = Vec::new();
+            for (_, claim) in rt
+                .claims
+                .iter()
+                .filter(|(n, c)| *n == node && c.mask & bit != 0)
+            {
+                let fits = |ps: usize| {
+                    rt.needs
+                        .get(ps)
+                        .and_then(|n| devices.book.demand(&n.requests))
+                        .is_some_and(|d| match d {
+                            kueuesim_model::gpu::GpuDemand::Whole(k) => {
+                                i64::from(claim.milli) == 1000 && claim.mask.count_ones() == k
+                            }
+                            kueuesim_model::gpu::GpuDemand::Share(m) => claim.milli == m,
+                        })
+                };
+                let pod = rt
+                    .record
+                    .placement
+                    .iter()
+                    .enumerate()
+                    .find_map(|(ps, slots)| {
+                        if !fits(ps) {
+                            return None;
+                        }
+                        slots
+                            .iter()
+                            .enumerate()
+                            .find(|&(idx, s)| *s == Some(node) && !pods.contains(&(ps, idx)))
+                            .map(|(idx, _)| (ps, idx))
+                    });
+                if let Some(p) = pod {
+                    pods.push(p);
+                }
+            }
+            if !pods.is_empty() {
+                pods.sort();
+                out.push((WorkloadId::from_index(i), pods));
+            }
+        }
+        out
     }
 
     /// The pod whose GPUs include healthy device `device` of `node`: the node's pods hold its

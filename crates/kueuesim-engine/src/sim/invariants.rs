@@ -1,7 +1,7 @@
 //! The engine's invariants (`Simulation::check_invariants`, for tests): quota usage and limits,
 //! node capacity, gangs, UID labels and PodsReady tracking.
 
-use kueuesim_model::quota::{Fr, QuotaTree};
+use kueuesim_model::quota::{Fr, NodeIdx, QuotaTree};
 use kueuesim_model::{ClusterQueueId, NodeId, ResourceId, SchedulerKind, WorkloadId};
 
 use crate::outcome::{ConditionType, WorkloadState};
@@ -88,11 +88,8 @@ impl<'w> Simulation<'w> {
                         expected.usage(n, fr)
                     ));
                 }
-                let limit = match (cq.cohort, self.kueue.tree.borrowing_limit(n, fr)) {
-                    (None, _) => self.kueue.tree.nominal(n, fr),
-                    (Some(_), Some(bl)) => self.kueue.tree.nominal(n, fr) + bl,
-                    (Some(_), None) => i64::MAX,
-                };
+                let limit = cq_limit(&self.kueue.tree, cq.cohort.is_some(), n, fr)
+                    .saturating_add(self.kueue.over_quota_allowed(n, fr));
                 let used = live.usage(n, fr);
                 if used > limit {
                     return Err(format!(
@@ -109,14 +106,8 @@ impl<'w> Simulation<'w> {
                     .kueue
                     .tree
                     .cohort_node(kueuesim_model::CohortId::from_index(j));
-                let limit = match (
-                    self.kueue.tree.parent(n),
-                    self.kueue.tree.borrowing_limit(n, fr),
-                ) {
-                    (None, _) => Some(self.kueue.tree.subtree_quota(n, fr)),
-                    (Some(_), Some(bl)) => Some(self.kueue.tree.subtree_quota(n, fr) + bl),
-                    (Some(_), None) => None,
-                };
+                let limit = cohort_limit(&self.kueue.tree, n, fr)
+                    .map(|l| l + self.kueue.over_quota_allowed(n, fr));
                 if let Some(limit) = limit
                     && live.usage(n, fr) > limit
                 {
@@ -370,5 +361,25 @@ impl<'w> Simulation<'w> {
             ));
         }
         Ok(())
+    }
+}
+
+/// What a ClusterQueue may use of `fr` (its node `n`): its nominal quota, plus its
+/// borrowingLimit in a cohort (no limit there without one).
+pub(super) fn cq_limit(tree: &QuotaTree, in_cohort: bool, n: NodeIdx, fr: Fr) -> i64 {
+    match (in_cohort, tree.borrowing_limit(n, fr)) {
+        (false, _) => tree.nominal(n, fr),
+        (true, Some(bl)) => tree.nominal(n, fr) + bl,
+        (true, None) => i64::MAX,
+    }
+}
+
+/// What a cohort may use of `fr`: the root nothing beyond its subtree quota, an inner cohort
+/// up to its borrowingLimit above it (None: no limit).
+pub(super) fn cohort_limit(tree: &QuotaTree, n: NodeIdx, fr: Fr) -> Option<i64> {
+    match (tree.parent(n), tree.borrowing_limit(n, fr)) {
+        (None, _) => Some(tree.subtree_quota(n, fr)),
+        (Some(_), Some(bl)) => Some(tree.subtree_quota(n, fr) + bl),
+        (Some(_), None) => None,
     }
 }

@@ -1,5 +1,5 @@
-//! KAI: placing a job's PodGroups, topology constraints, and the reclaim action for jobs Kueue
-//! does not manage.
+//! KAI: placing a job's PodGroups, topology constraints, its queues' capacity policy, and
+//! the reclaim and preempt actions for jobs Kueue does not manage.
 
 use std::cmp::Reverse;
 
@@ -11,19 +11,29 @@ use crate::placement::{self, PodNeeds};
 use super::{Ev, Simulation};
 
 impl<'w> Simulation<'w> {
-    /// KAI's reclaim action for a pending job of a KAI Queue (jobs Kueue does not manage;
-    /// Kueue-managed ones are Kueue's to preempt): evict running jobs of queues above their
-    /// fair share so the job fits, as `kai::reclaim_victims` picks them.
+    /// KAI's reclaim action, then (when it found nothing) its preempt action, for a pending
+    /// job of a KAI Queue (jobs Kueue does not manage; Kueue-managed ones are Kueue's to
+    /// preempt), in upstream's action order: evict running jobs of queues above their fair
+    /// share so the job fits (`kai::reclaim_victims`), else lower-priority running jobs of
+    /// its own queue (`kai::preempt_victims`).
     pub(super) fn kai_reclaim(&mut self, w: WorkloadId) {
+        if !self.kai_evict_for(w, KaiAction::Reclaim) {
+            self.kai_evict_for(w, KaiAction::Preempt);
+        }
+    }
+
+    /// One eviction action for `w`; whether it evicted.
+    fn kai_evict_for(&mut self, w: WorkloadId, action: KaiAction) -> bool {
         let world = self.world;
         let wl = self.spec(w);
         let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
         else {
-            return;
+            return false;
         };
         if self.runtimes[w.index()].kai_pipelined > 0 {
-            return;
+            return false;
         }
+        let mut non_preemptible = 0i64;
         let nq = world.kai_queues.len();
         let mut allocated = vec![0i64; nq];
         let mut pending = vec![0i64; nq];
@@ -52,25 +62,51 @@ impl<'w> Simulation<'w> {
                     }
                 }
             }
-            // Pods of an evicted job are releasing: no longer its queue's. A pipelined job's
-            // GPUs are already its queue's.
-            if rt.record.state != WorkloadState::Evicted {
-                allocated[xq] += placed;
+            // Pods of an evicted job are releasing: no longer its queue's (nor those of a
+            // finished one, whose placement is kept for the report). A pipelined job's GPUs
+            // are already its queue's.
+            let gone = matches!(
+                rt.record.state,
+                WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
+            );
+            if gone {
+                placed = 0;
+            }
+            allocated[xq] += placed;
+            if xq == queue && x.priority >= 100 {
+                non_preemptible += placed + rt.kai_pipelined;
             }
             allocated[xq] += rt.kai_pipelined;
             if waiting.contains(&WorkloadId::from_index(i)) {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
             }
-            if placed > 0
-                && rt.record.state != WorkloadState::Evicted
-                && x.queue == QueueRef::Unmanaged
-            {
+            if placed > 0 && x.queue == QueueRef::Unmanaged {
+                let mut nodes: Vec<usize> = rt
+                    .record
+                    .placement
+                    .iter()
+                    .flat_map(|slots| slots.iter().flatten().map(|n| n.index()))
+                    .collect();
+                nodes.sort_unstable();
+                nodes.dedup();
                 running.push(placement::kai::RunningJob {
                     key: i,
                     queue: xq,
                     gpus: placed,
                     priority: x.priority,
                     created: x.created_at.millis(),
+                    nodes,
+                    // `LastStartTimestamp`: a job running since the start, never
+                    // restarted, started when its dump's pods say.
+                    started: match (rt.record.running_at, x.gang.bound_started) {
+                        (Some(at), Some(dump))
+                            if at == kueuesim_model::SimTime::ZERO
+                                && rt.record.evictions.is_empty() =>
+                        {
+                            Some(dump.millis())
+                        }
+                        (at, _) => at.map(|t| t.millis()),
+                    },
                 });
             }
         }
@@ -83,53 +119,155 @@ impl<'w> Simulation<'w> {
         let fair = placement::kai::fair_shares(&world.kai_queues, total, &requests);
         let rt = &self.runtimes[w.index()];
         let pods = rt.pods();
-        let want: i64 = if wl.gang.pod_group_per_pod {
-            placement::first_pending(&pods).map_or(0, |(ps, _)| pods[ps].0.requests.get(g))
-        } else {
-            pods.iter()
-                .map(|(n, s)| n.requests.get(g) * s.iter().filter(|x| x.is_none()).count() as i64)
-                .sum()
-        };
+        // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
+        // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
+        let (bound, _) = placement::counts(&pods);
         let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
-        let victims = placement::kai::reclaim_victims(
-            &world.kai_queues,
-            &fair,
-            &allocated,
+        let min_member = wl
+            .gang
+            .min_member
+            .map_or(total_pods, |m| (m as usize).min(total_pods));
+        let count = if wl.gang.pod_group_per_pod || bound >= min_member {
+            1
+        } else {
+            min_member - bound
+        };
+        let task_gpus: Vec<i64> = pods
+            .iter()
+            .flat_map(|(n, slots)| {
+                slots
+                    .iter()
+                    .filter(|x| x.is_none())
+                    .map(|_| n.requests.get(g))
+            })
+            .take(count)
+            .collect();
+        let want: i64 = task_gpus.iter().sum();
+        let free_gpus: i64 = world
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                self.sched
+                    .cluster
+                    .nodes
+                    .free(NodeId::from_index(i), g.index())
+            })
+            .sum();
+        // Victims are put back in the job order: higher priority, then older, first.
+        let mut put_back_order: Vec<&placement::kai::RunningJob> = running.iter().collect();
+        put_back_order.sort_by_key(|j| (Reverse(j.priority), j.created, j.key));
+        let put_back_order: Vec<usize> = put_back_order.iter().map(|j| j.key).collect();
+        let state = placement::kai::QueueState {
+            queues: &world.kai_queues,
+            fair: &fair,
+            allocated: &allocated,
+            total,
+            now: self.now.millis(),
+        };
+        let reclaimer = placement::kai::Reclaimer {
             queue,
-            want,
-            &running,
-            |victims| {
-                let mut scratch = self.sched.cluster.clone();
-                for &v in victims {
-                    let vr = &self.runtimes[v];
-                    for (ps, slots) in vr.record.placement.iter().enumerate() {
-                        for n in slots.iter().flatten() {
-                            scratch.apply(world, *n, &vr.needs[ps].requests, -1);
-                        }
+            task_gpus: &task_gpus,
+        };
+        let scenario = |tasks: usize, victims: &[usize]| -> Option<Vec<usize>> {
+            let mut scratch = self.sched.cluster.clone();
+            for &v in victims {
+                let vr = &self.runtimes[v];
+                for (ps, slots) in vr.record.placement.iter().enumerate() {
+                    for n in slots.iter().flatten() {
+                        scratch.apply(world, *n, &vr.needs[ps].requests, -1);
                     }
                 }
-                let saved = std::mem::replace(&mut self.sched.cluster, scratch);
-                let r = self.place_kai(w, &pods, total_pods);
-                self.sched.cluster = saved;
-                !r.bound.is_empty()
-            },
-        );
-        let Some(victims) = victims else { return };
+            }
+            // The partial job: its bound pods and its first `tasks` pending ones.
+            let mut left = tasks;
+            let partial: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
+                .iter()
+                .map(|(n, slots)| {
+                    let kept = slots
+                        .iter()
+                        .copied()
+                        .filter(|x| {
+                            x.is_some()
+                                || (left > 0 && {
+                                    left -= 1;
+                                    true
+                                })
+                        })
+                        .collect();
+                    (n.clone(), kept)
+                })
+                .collect();
+            let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+            let r = self.place_kai(w, &partial, bound + tasks);
+            let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
+            if r.bound.len() < tasks {
+                return None;
+            }
+            // Victims that fit back on their own nodes stay (upstream unevicts a victim
+            // it pipelines back to its node); the rest are the victims.
+            let mut left_out = Vec::new();
+            for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
+                let vr = &self.runtimes[v];
+                let mut applied = Vec::new();
+                let mut fits = true;
+                for (ps, slots) in vr.record.placement.iter().enumerate() {
+                    for n in slots.iter().flatten() {
+                        if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
+                            fits = false;
+                            break;
+                        }
+                        scratch.apply(world, *n, &vr.needs[ps].requests, 1);
+                        applied.push((*n, ps));
+                    }
+                    if !fits {
+                        break;
+                    }
+                }
+                if !fits {
+                    for (n, ps) in applied {
+                        scratch.apply(world, n, &vr.needs[ps].requests, -1);
+                    }
+                    left_out.push(v);
+                }
+            }
+            Some(left_out)
+        };
+        let victims = match action {
+            KaiAction::Reclaim => {
+                placement::kai::reclaim_victims(&state, &reclaimer, &running, free_gpus, scenario)
+            }
+            KaiAction::Preempt => placement::kai::preempt_victims(
+                &state,
+                &reclaimer,
+                wl.priority,
+                non_preemptible,
+                &running,
+                free_gpus,
+                scenario,
+            ),
+        };
+        let Some(victims) = victims else { return false };
         self.runtimes[w.index()].kai_pipelined = want;
-        let by = format!("{}/{}", wl.namespace, wl.name);
+        let by = match action {
+            KaiAction::Reclaim => format!("{}/{}", wl.namespace, wl.name),
+            KaiAction::Preempt => kai_job_name(&wl),
+        };
         self.runtimes[w.index()].record.preemptions_caused += victims.len() as u32;
         for v in victims {
             self.kai_evict(
                 WorkloadId::from_index(v),
                 &by,
                 &world.kai_queues[queue].name,
+                action,
             );
         }
+        true
     }
 
-    /// KAI evicts a job for reclaim: its pods terminate (`podTermination`), then its
-    /// controller's new pods wait for KAI again.
-    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str) {
+    /// KAI evicts a job for reclaim or preempt: its pods terminate (`podTermination`), then
+    /// its controller's new pods wait for KAI again.
+    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str, action: KaiAction) {
         let now = self.now;
         if self.runtimes[v.index()].record.state == WorkloadState::Running {
             self.progress.running -= 1;
@@ -147,7 +285,7 @@ impl<'w> Simulation<'w> {
             rt.record.state = WorkloadState::Evicted;
             rt.record.evictions.push(Eviction {
                 at: now,
-                reason: "Reclaim",
+                reason: action.reason(),
                 preemption_reason: None,
                 preemptor: Some(by.to_string()),
                 preemptor_cluster_queue: None,
@@ -155,15 +293,45 @@ impl<'w> Simulation<'w> {
             rt.generation += 1;
             rt.generation
         };
-        *self.rec.stats.evictions.entry("Reclaim").or_default() += 1;
-        self.record_event(
-            v,
-            EventType::Normal,
-            SchedulerKind::Kai.event_source(),
-            "Evict",
-            format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
-            None,
-        );
+        *self.rec.stats.evictions.entry(action.reason()).or_default() += 1;
+        match action {
+            KaiAction::Reclaim => self.record_event(
+                v,
+                EventType::Normal,
+                SchedulerKind::Kai.event_source(),
+                "Evict",
+                format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
+                None,
+            ),
+            KaiAction::Preempt => {
+                // `GetPreemptMessage`, once per pod of the victim.
+                let spec = self.spec(v);
+                let pods: Vec<String> = self.runtimes[v.index()]
+                    .record
+                    .placement
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(ps, slots)| {
+                        slots
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, n)| n.is_some())
+                            .map(move |(i, _)| (ps, i))
+                    })
+                    .map(|(ps, i)| format!("{}/{}", spec.namespace, spec.pod_name(ps, i)))
+                    .collect();
+                for pod in pods {
+                    self.record_event(
+                        v,
+                        EventType::Normal,
+                        SchedulerKind::Kai.event_source(),
+                        "Evict",
+                        format!("Pod {pod} was preempted by higher priority workload {by}"),
+                        None,
+                    );
+                }
+            }
+        }
         self.events.push(
             now + self.world.config.pod_termination,
             Ev::KaiPodsGone(v, generation),
@@ -263,14 +431,125 @@ impl<'w> Simulation<'w> {
                 job_name: &job_name,
                 pod_name: &pod_name,
             };
-            return placement::kai::place(world, &mut self.sched.cluster, &job);
+            let over = self.kai_capacity(w);
+            return placement::kai::place_within(
+                world,
+                &mut self.sched.cluster,
+                &job,
+                over.as_deref(),
+            );
         }
-        each_pod_alone(&wl, pods, &pod_name, |job, _| {
+        let over = self.kai_capacity(w);
+        // Each pod is its own PodGroup: the pods bound earlier in this pass count too.
+        let earlier = &std::cell::Cell::new(0i64);
+        let gpu = self.gpu;
+        let per_pod = over
+            .as_deref()
+            .map(|f| move |placed: i64, request: i64| f(earlier.get() + placed, request));
+        let per_pod = per_pod
+            .as_ref()
+            .map(|f| f as &dyn Fn(i64, i64) -> Option<String>);
+        each_pod_alone(&wl, pods, &pod_name, |job, ps| {
             let job = placement::kai::KaiJob { constraint, ..job };
-            placement::kai::place(world, &mut self.sched.cluster, &job)
+            let r = placement::kai::place_within(world, &mut self.sched.cluster, &job, per_pod);
+            if let Some(g) = gpu {
+                earlier.set(earlier.get() + r.bound.len() as i64 * pods[ps].0.requests.get(g));
+            }
+            r
         })
     }
+
+    /// The proportion plugin's capacity policy for a job of a KAI Queue
+    /// (`IsJobOverQueueCapacity`): a pass whose GPUs would take the queue, or a parent of it,
+    /// over its `limit` is refused with `OverLimit` (`resultsOverLimit`); a non-preemptible
+    /// job (priority 100 or more) whose GPUs would take the queue's non-preemptible
+    /// allocation over its deserved quota with `NonPreemptibleOverQuota`
+    /// (`resultsWithNonPreemptibleOverQuota`). None: nothing to check (no KAI Queue, no
+    /// limit on its path, or a preemptible job). The closure takes the GPUs this job bound in
+    /// this pass so far and the GPUs the next allocation asks.
+    fn kai_capacity(&self, w: WorkloadId) -> Option<Box<CapacityCheck<'w>>> {
+        let world = self.world;
+        let wl = self.spec(w);
+        let (Some(queue), Some(g)) = (wl.gang.kai_queue, self.gpu) else {
+            return None;
+        };
+        let queues = &world.kai_queues;
+        let mut path = vec![queue];
+        while let Some(p) = queues[*path.last().expect("non-empty")].parent {
+            path.push(p);
+        }
+        let preemptible = wl.priority < 100;
+        let limited = path.iter().any(|&q| queues[q].gpu_limit.is_some());
+        let quota_bound = !preemptible && path.iter().any(|&q| queues[q].gpu_quota.is_some());
+        if !limited && !quota_bound {
+            return None;
+        }
+        // Each queue's allocated GPUs (subtree), and those of non-preemptible jobs.
+        let mut allocated = vec![0i64; queues.len()];
+        let mut non_preemptible = vec![0i64; queues.len()];
+        for (i, rt) in self.runtimes.iter() {
+            let x = self.spec(WorkloadId::from_index(i));
+            let Some(xq) = x.gang.kai_queue else { continue };
+            if rt.needs.is_empty()
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
+                )
+            {
+                continue;
+            }
+            let mut held = rt.kai_pipelined;
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
+                held += per * slots.iter().flatten().count() as i64;
+            }
+            let mut q = Some(xq);
+            while let Some(c) = q {
+                allocated[c] += held;
+                if x.priority >= 100 {
+                    non_preemptible[c] += held;
+                }
+                q = queues[c].parent;
+            }
+        }
+        Some(Box::new(
+            move |placed: i64, request: i64| -> Option<String> {
+                if request <= 0 {
+                    return None;
+                }
+                for &q in &path {
+                    if let Some(limit) = queues[q].gpu_limit
+                        && limit < allocated[q] + placed + request
+                    {
+                        return Some(format!(
+                            "OverLimit: {} quota has reached the allowable limit of GPUs. Limit is {limit} GPUs, currently {} GPUs allocated and workload requested {request} GPUs.",
+                            queues[q].name,
+                            allocated[q] + placed
+                        ));
+                    }
+                }
+                if !preemptible {
+                    for &q in &path {
+                        if let Some(deserved) = queues[q].gpu_quota
+                            && deserved < non_preemptible[q] + placed + request
+                        {
+                            return Some(format!(
+                                "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested {request} GPUs, but {} quota is {deserved} GPUs, while {} GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota..",
+                                queues[q].name,
+                                non_preemptible[q] + placed
+                            ));
+                        }
+                    }
+                }
+                None
+            },
+        ))
+    }
 }
+
+/// A KAI capacity check: the GPUs a job bound in this pass so far and those it asks next →
+/// KAI's message when the queue refuses them.
+type CapacityCheck<'w> = dyn Fn(i64, i64) -> Option<String> + 'w;
 
 impl Simulation<'_> {
     /// KAI's allocation of a job with GPU shares: one job of `minMember`, or with a PodGroup
@@ -430,5 +709,24 @@ fn kai_job_name(wl: &kueuesim_model::Workload) -> String {
     match &wl.gang.pod_group {
         Some(pg) => format!("{}/{pg}", wl.namespace),
         None => format!("{}/pg-{}", wl.namespace, wl.name),
+    }
+}
+
+/// KAI's eviction actions that kueuesim runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KaiAction {
+    /// `reclaim`: from other queues above their fair share.
+    Reclaim,
+    /// `preempt`: lower-priority jobs of the same queue.
+    Preempt,
+}
+
+impl KaiAction {
+    /// The eviction's reason in the report.
+    fn reason(self) -> &'static str {
+        match self {
+            KaiAction::Reclaim => "Reclaim",
+            KaiAction::Preempt => "Preempt",
+        }
     }
 }

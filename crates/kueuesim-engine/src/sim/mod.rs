@@ -17,8 +17,10 @@
 //! - `kai`: KAI's PodGroups, topology constraints and reclaim;
 //! - `pods`: pods running, finishing, and GPU accounting;
 //! - `nodes`: nodes cordoned, drained, removed, failed (the Timeline's node operations);
+//! - `epoch`: a Timeline change's `set` and `patch` (ClusterQueues and Cohorts updated);
 //! - `failures`: seeded random node and GPU failures;
 //! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
+//! - `tas_replace`: Kueue TAS's replacement of a failed node in a topology assignment;
 //! - `start`: the input's running pods booked on their nodes (a snapshot's state);
 //! - `record`: conditions and events; `series`: the time series; `invariants`: the checks.
 
@@ -26,6 +28,7 @@ mod afs;
 mod arrival;
 mod bound;
 mod cycle;
+mod epoch;
 mod eviction;
 mod failures;
 mod invariants;
@@ -41,6 +44,7 @@ mod scheduling;
 mod series;
 mod serving;
 mod start;
+mod tas_replace;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -122,7 +126,11 @@ enum Ev {
 /// shared by all.
 #[derive(Clone)]
 pub struct Simulation<'w> {
+    /// The world as it is now: the input's, or the epoch of the last Timeline change that
+    /// set or patched objects (`World::epochs`: same ids, other ClusterQueue and Cohort specs).
     world: &'w World,
+    /// The input's world: its workloads, its Timeline and its epochs.
+    origin: &'w World,
     /// The GPU resource, if the world has one (GPU time and KAI's fair shares count it).
     gpu: Option<ResourceId>,
     now: SimTime,
@@ -194,6 +202,23 @@ struct Kueue<'w> {
     /// capacity.
     heads: Vec<crate::admission::Head>,
     deferred: Vec<cycle::DeferredRequeue>,
+    /// Per (tree node, `Fr`), how far the usage was over its limit when a Timeline change
+    /// lowered quota (Kueue evicts nobody for it): what the invariants allow beyond the limit.
+    /// Empty until such a change.
+    over_quota: Vec<i64>,
+    /// Kueue TAS: the workloads with an unhealthy node waiting for the scheduler's second
+    /// pass (`tas_replace`).
+    tas_replacements: BTreeSet<WorkloadId>,
+}
+
+impl Kueue<'_> {
+    /// How far `n`'s usage of `fr` may be over its limit (`over_quota`).
+    fn over_quota_allowed(&self, n: NodeIdx, fr: kueuesim_model::quota::Fr) -> i64 {
+        self.over_quota
+            .get(n.0 as usize * self.tree.fr_count() + fr.index())
+            .copied()
+            .unwrap_or(0)
+    }
 }
 
 /// The gang schedulers' side (kube-scheduler, Volcano, KAI): the nodes they bind pods to,
@@ -218,6 +243,9 @@ struct Schedulers {
     /// The view of a world without TAS flavors, made once: each cycle takes a clone (its
     /// shared parts are reference-counted, so no allocation per cycle).
     tas_none: crate::tas::TasCapacity,
+    /// With GPUs as devices, while the pods of a failed GPU device are lost: the node and
+    /// device, so each gives back its claim on that device.
+    failed_device: Option<(kueuesim_model::NodeId, u32)>,
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
@@ -338,6 +366,7 @@ impl<'w> Simulation<'w> {
         };
         let mut sim = Simulation {
             world,
+            origin: world,
             gpu,
             now: SimTime::ZERO,
             events,
@@ -366,6 +395,8 @@ impl<'w> Simulation<'w> {
                 cycle_scratch: crate::admission::CycleScratch::default(),
                 heads: Vec::new(),
                 deferred: Vec::new(),
+                over_quota: Vec::new(),
+                tas_replacements: BTreeSet::new(),
                 scan_loop: cycle::ScanLoop::default(),
             },
             sched: Schedulers {
@@ -376,6 +407,7 @@ impl<'w> Simulation<'w> {
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
+                failed_device: None,
                 tas_flavors,
                 nodes: (world.has_nodes()
                     && (!world.timeline.is_empty() || !world.config.failures.is_empty()))
@@ -426,6 +458,13 @@ impl<'w> Simulation<'w> {
             sim.events.push(c.at, Ev::Change(i as u32));
         }
         sim.queue_failure_event(true);
+        // The nodes a later change adds are not there yet.
+        if let Some(states) = sim.sched.nodes.as_mut() {
+            for &n in &world.late_nodes {
+                states.removed[n.index()] = true;
+                states.sync(world, &mut sim.sched.cluster, n);
+            }
+        }
         sim
     }
 
@@ -610,7 +649,7 @@ impl<'w> Simulation<'w> {
         }
         self.rec.stats.end = end;
         if let Some(serving) = self.serving.take() {
-            self.rec.stats.serving = serving.finish(self.world, end);
+            self.rec.stats.serving = serving.finish(self.origin, end);
         }
         self.rec.stats.gpu_sharing = self.gpu_sharing_figures();
         self.rec.stats.final_quota_usage = self
@@ -686,18 +725,18 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        let world = self.world;
+        let origin = self.origin;
         // Every workload is counted: a stream is read to its end (which also reports bad
         // input past the horizon).
         let not_arrived = match &mut self.feed {
-            Feed::World => (world.workloads.len() - self.progress.arrived) as u64,
+            Feed::World => (origin.workloads.len() - self.progress.arrived) as u64,
             Feed::Stream { next, rest } => next.take().map_or(0, |_| 1 + rest.count_rest()),
         };
         let mut runtimes = std::mem::take(&mut self.runtimes);
         let (workloads, lean) = match self.rec.tally.take() {
             None => {
                 let mut records: Vec<Option<WorkloadRecord>> = Vec::new();
-                records.resize_with(world.workloads.len(), || None);
+                records.resize_with(origin.workloads.len(), || None);
                 for i in live {
                     records[i] = runtimes.remove(i).map(|rt| rt.record);
                 }

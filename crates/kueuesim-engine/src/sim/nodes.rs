@@ -20,6 +20,11 @@ use crate::placement::Cluster;
 use super::Simulation;
 use super::pod_loss::Loss;
 
+/// Kueue's `UpdatesBatchPeriod`: how long the TAS ResourceFlavor controller waits after a
+/// node change before it reconciles.
+const TAS_UPDATES_BATCH_PERIOD: kueuesim_model::SimDuration =
+    kueuesim_model::SimDuration::from_secs(1);
+
 /// What can happen to a node, and its state.
 #[derive(Clone, Debug)]
 pub(super) struct NodeStates {
@@ -139,10 +144,12 @@ impl<'w> Simulation<'w> {
     /// Applies Timeline change `i`: its node operations in order (`cordon`, `uncordon`, `drain`,
     /// `remove`).
     pub(super) fn apply_change(&mut self, i: usize) {
-        let world = self.world;
-        let change = &world.timeline[i];
+        let change = &self.origin.timeline[i];
         let lost = self.rec.stats.failures.pods_lost;
         self.sched.nodes_changing = true;
+        if let Some(e) = change.epoch {
+            self.enter_epoch(e, &change.updated);
+        }
         for (op, nodes) in &change.nodes {
             self.node_op(*op, nodes);
         }
@@ -157,6 +164,18 @@ impl<'w> Simulation<'w> {
         self.sched.nodes_changing = false;
         let waiting = !self.sched.awaiting_placement.is_empty();
         self.retry_placements();
+        // Kueue's TAS cache sees the nodes change, and its TAS ResourceFlavor controller
+        // requeues the inadmissible workloads of every ClusterQueue after its batch period
+        // (`rfReconciler.Reconcile` → `NotifyRetryInadmissible`, `UpdatesBatchPeriod` 1 s): a
+        // topology that did not fit may fit now.
+        if self.sched.tas_base.is_some() {
+            for c in 0..self.world.cluster_queues.len() {
+                self.notify_retry_inadmissible(
+                    kueuesim_model::ClusterQueueId::from_index(c),
+                    TAS_UPDATES_BATCH_PERIOD,
+                );
+            }
+        }
         self.request_cycle();
         self.progress.idle = self.rec.stats.failures.pods_lost == pods_lost_before
             && !waiting
@@ -171,11 +190,12 @@ impl<'w> Simulation<'w> {
         let Some(states) = self.sched.nodes.as_mut() else {
             return;
         };
-        // A removed node takes no further operation.
+        // A removed node takes no further operation, but coming back (`Add`: a change
+        // created it again).
         let nodes: Vec<NodeId> = nodes
             .iter()
             .copied()
-            .filter(|&n| !states.removed[n.index()])
+            .filter(|&n| op == NodeOp::Add || !states.removed[n.index()])
             .collect();
         match op {
             NodeOp::Cordon | NodeOp::Uncordon => {
@@ -192,6 +212,14 @@ impl<'w> Simulation<'w> {
                     states.sync(world, &mut self.sched.cluster, n);
                 }
                 self.end_pods_on(&nodes, Loss::Evicted);
+            }
+            NodeOp::Add => {
+                // A new Node object: schedulable (its own `spec.unschedulable` aside).
+                for &n in &nodes {
+                    states.removed[n.index()] = false;
+                    states.cordoned[n.index()] = false;
+                    states.sync(world, &mut self.sched.cluster, n);
+                }
             }
             NodeOp::Remove => {
                 for &n in &nodes {

@@ -150,6 +150,23 @@ impl<'w> Simulation<'w> {
             self.serving_ready(w, false);
             let lost = self.end_run(w, false);
             self.rec.stats.failures.lost_gpu_ms += lost;
+            if lost > 0 {
+                use crate::outcome::FailureCause;
+                self.rec
+                    .stats
+                    .failures
+                    .marks
+                    .push(crate::outcome::FailureMark {
+                        at: self.now,
+                        what: match loss {
+                            Loss::Evicted => FailureCause::LostToDrain,
+                            Loss::NodeRemoved => FailureCause::LostToRemoval,
+                            Loss::NodeFailed => FailureCause::LostToNodeFailure,
+                            Loss::GpuFailed => FailureCause::LostToGpuFailure,
+                        },
+                        lost_gpu_ms: lost,
+                    });
+            }
         }
         self.rec.stats.failures.pods_lost += pods.len() as u64;
         if let Reaction::Fail(message) = reaction {
@@ -175,6 +192,8 @@ impl<'w> Simulation<'w> {
             _ => self.release_pods(w, pods),
         }
         self.await_replacements(w);
+        // Kueue TAS: a failed node of its topology assignment is to be replaced.
+        self.tas_nodes_failed(w, &nodes, loss);
     }
 
     /// What the job's controller does when it lost `pods` ((pod set, index)) more.
@@ -337,11 +356,15 @@ impl<'w> Simulation<'w> {
             let req = self.runtimes[w.index()].needs[ps].requests.clone();
             // One device claim and one vGPU claim the workload holds on that node go with
             // the pod (the claims are kept per node, not per pod).
-            if let Some(k) = self.runtimes[w.index()]
-                .claims
-                .iter()
-                .position(|(n, _)| *n == node)
-            {
+            // A pod failing with its GPU device gives back the claim on that device.
+            let failed = self.sched.failed_device.filter(|&(n, _)| n == node);
+            let claims = &self.runtimes[w.index()].claims;
+            let on_failed = failed.and_then(|(_, d)| {
+                claims
+                    .iter()
+                    .position(|(n, c)| *n == node && (c.mask >> d) & 1 == 1)
+            });
+            if let Some(k) = on_failed.or_else(|| claims.iter().position(|(n, _)| *n == node)) {
                 let (_, claim) = self.runtimes[w.index()].claims.remove(k);
                 self.sched.cluster.apply_claim(world, node, claim, -1);
             }

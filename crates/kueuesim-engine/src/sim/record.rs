@@ -182,6 +182,7 @@ pub(super) fn evicted_event_reason(reason: &str) -> &'static str {
         "PodsReadyTimeout" => "EvictedDueToPodsReadyTimeout",
         "ClusterQueueStopped" => "EvictedDueToClusterQueueStopped",
         "LocalQueueStopped" => "EvictedDueToLocalQueueStopped",
+        "NodeFailures" => "EvictedDueToNodeFailures",
         "Deactivated" => "EvictedDueToDeactivated",
         "DeactivatedDueToMaximumExecutionTimeExceeded" => {
             "EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded"

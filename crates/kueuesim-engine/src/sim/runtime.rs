@@ -101,6 +101,9 @@ pub(super) struct Runtime<'w> {
     /// Some of its pods ended early and their replacements are not all placed yet: a gang
     /// may then hold fewer pods than its minMember.
     pub(super) replacing: bool,
+    /// Kueue TAS: the node of its topology assignment that failed and whose pods wait for a
+    /// replacement node (`status.unhealthyNodes`, `TASFailedNodeReplacement`).
+    pub(super) unhealthy_node: Option<NodeId>,
     /// How often its pods all started running (a run after the first is a restart).
     pub(super) runs: u32,
     /// Pods it lost (drained, removed, failed), counted against its `backoffLimit`.
@@ -224,6 +227,7 @@ pub(super) fn new_runtime<'w>(
         claims: Vec::new(),
         vgpu: Vec::new(),
         replacing: false,
+        unhealthy_node: None,
         runs: 0,
         pods_lost: 0,
         pods_lost_since_restart: 0,

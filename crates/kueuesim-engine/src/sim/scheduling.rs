@@ -459,6 +459,9 @@ impl<'w> Simulation<'w> {
     /// This keeps a long queue of identical pods from costing a full node scan each per
     /// release.
     pub(super) fn retry_placements(&mut self) {
+        // Kueue's second pass first: a TAS workload's failed node replaced (or the workload
+        // evicted) before its pods are placed again.
+        self.replace_failed_nodes();
         let waiting: Vec<WorkloadId> = self
             .sched
             .awaiting_placement

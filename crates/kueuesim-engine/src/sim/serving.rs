@@ -112,7 +112,8 @@ impl<'w> Simulation<'w> {
     /// Serving object `o` scales down to its step `step`'s replicas: its controller deletes
     /// the replicas it ranks first (`victims`).
     pub(super) fn scale_down(&mut self, o: usize, step: usize) {
-        let world = self.world;
+        // The input's serving objects (a Timeline's epochs carry none).
+        let world = self.origin;
         let obj = &world.serving[o];
         let (from, to) = (obj.steps[step - 1].1, obj.steps[step].1);
         let Some(state) = self.serving.as_ref() else {

@@ -75,6 +75,21 @@ fn arb_living_world() -> impl Strategy<Value = World> {
         prop::option::of((200i64..4000, 0i64..300)),
     );
     let horizon = prop::option::of(200i64..2000);
+    // Timeline changes that set or patch objects: at an offset, each ClusterQueue's GPU quota
+    // (lowered below its usage or raised), whether it is in the Cohort `shared`, and that
+    // Cohort's own GPU quota; and whether the last node joins only later (a NodePool added).
+    let object_changes = (
+        prop::collection::vec(
+            (
+                0i64..600,
+                prop::collection::vec(0i64..24, 2),
+                prop::collection::vec(any::<bool>(), 2),
+                0i64..16,
+            ),
+            0..3,
+        ),
+        prop::option::of(0i64..600),
+    );
     // GPUs as devices (`spec.gpuPlacement.devices`) with node operations and node failures.
     let devices = any::<bool>();
     (
@@ -85,10 +100,10 @@ fn arb_living_world() -> impl Strategy<Value = World> {
         failures,
         horizon,
         any::<u64>(),
-        devices,
+        (devices, object_changes),
     )
         .prop_map(
-            |(quotas, nodes, wls, changes, failures, horizon, seed, devices)| {
+            |(quotas, nodes, wls, changes, failures, horizon, seed, (devices, object_changes))| {
                 let mut w = world(&quotas);
                 for g in &nodes {
                     add_node(&mut w, *g);
@@ -127,6 +142,8 @@ fn arb_living_world() -> impl Strategy<Value = World> {
                         ids.dedup();
                         Change {
                             at: SimTime::from_secs(at),
+                            epoch: None,
+                            updated: Vec::new(),
                             nodes: vec![(op, ids)],
                             source: "t.yaml:1:1".into(),
                         }
@@ -146,8 +163,8 @@ fn arb_living_world() -> impl Strategy<Value = World> {
                         repair: exp(repair),
                     });
                 }
-                // GPU failures with devices are refused by the loader (not simulated yet).
-                if let Some((mtbf, repair)) = failures.1.filter(|_| !devices) {
+                // GPU failures, with GPUs as devices too.
+                if let Some((mtbf, repair)) = failures.1 {
                     let with_gpus: Vec<NodeId> = all
                         .iter()
                         .copied()
@@ -168,9 +185,72 @@ fn arb_living_world() -> impl Strategy<Value = World> {
                 w.config.until = horizon.map(SimTime::from_secs);
                 w.config.seed = seed;
                 w.config.gpu.devices = devices;
+                with_object_changes(&mut w, object_changes);
                 w
             },
         )
+}
+
+/// Adds random Timeline changes of objects to `w` (complete but for them): epochs with other
+/// ClusterQueue quotas and Cohort membership, and a node that joins later.
+#[allow(clippy::type_complexity)]
+fn with_object_changes(
+    w: &mut World,
+    (changes, late): (Vec<(i64, Vec<i64>, Vec<bool>, i64)>, Option<i64>),
+) {
+    if changes.is_empty() && late.is_none() {
+        return;
+    }
+    w.cohorts.push(kueuesim_model::Cohort {
+        name: "shared".into(),
+        fair_sharing_weight_milli: 1000,
+        ..Default::default()
+    });
+    if let Some(at) = late {
+        let last = NodeId::from_index(w.nodes.len() - 1);
+        w.late_nodes.push(last);
+        w.timeline.push(Change {
+            at: SimTime::from_secs(at),
+            epoch: None,
+            updated: Vec::new(),
+            nodes: vec![(NodeOp::Add, vec![last])],
+            source: "t.yaml:1:1".into(),
+        });
+    }
+    let gpu = w
+        .resources
+        .lookup("nvidia.com/gpu")
+        .expect("a GPU resource");
+    let mut base = w.clone();
+    base.workloads.clear();
+    base.timeline.clear();
+    for (k, (at, quotas, joins, cohort_quota)) in changes.into_iter().enumerate() {
+        let mut e = base.clone();
+        for (i, cq) in e.cluster_queues.iter_mut().enumerate() {
+            for q in &mut cq.resource_groups[0].flavors[0].resources {
+                if q.resource == gpu {
+                    q.nominal = quotas[i % 2];
+                }
+            }
+            cq.cohort = joins[i % 2].then_some(kueuesim_model::CohortId::from_index(0));
+        }
+        let mut groups = e.cluster_queues[0].resource_groups.clone();
+        for q in &mut groups[0].flavors[0].resources {
+            q.nominal = if q.resource == gpu { cohort_quota } else { 0 };
+        }
+        e.cohorts[0].resource_groups = groups;
+        w.epochs.push(e);
+        w.timeline.push(Change {
+            at: SimTime::from_secs(at),
+            epoch: Some(k),
+            updated: (0..w.cluster_queues.len())
+                .map(kueuesim_model::ClusterQueueId::from_index)
+                .collect(),
+            nodes: Vec::new(),
+            source: "t.yaml:1:1".into(),
+        });
+    }
+    w.timeline.sort_by_key(|c| c.at);
 }
 
 /// Runs `world`, checking the invariants after every event, for at most `max_steps` events.

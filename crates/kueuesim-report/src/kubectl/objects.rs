@@ -28,6 +28,7 @@ pub(super) fn owner_type(kind: &str) -> (&'static str, &str) {
         "StatefulSet" | "Deployment" | "ReplicaSet" | "DaemonSet" => "apps/v1",
         "LeaderWorkerSet" => "leaderworkerset.x-k8s.io/v1",
         "AppWrapper" => "workload.codeflare.dev/v1beta2",
+        "PodGang" => "scheduler.grove.io/v1alpha1",
         _ => "v1",
     };
     (api, kind)

@@ -100,11 +100,12 @@ impl Pod<'_> {
 
 /// Whether the job kind's pods wait behind Kueue's scheduling gate (rather than the job
 /// being suspended): Kueue's pod integration serves plain Pods, pod groups and the pod-based
-/// integrations (Deployment, StatefulSet, LeaderWorkerSet).
+/// integrations (Deployment, StatefulSet, LeaderWorkerSet), and Grove's pods (a PodGang's),
+/// which Kueue sees as plain Pods.
 pub(super) fn gated_kind(owner: Option<&str>) -> bool {
     matches!(
         owner,
-        Some("Pod" | "Deployment" | "StatefulSet" | "LeaderWorkerSet")
+        Some("Pod" | "Deployment" | "StatefulSet" | "LeaderWorkerSet" | "PodGang")
     )
 }
 

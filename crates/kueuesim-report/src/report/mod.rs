@@ -244,6 +244,9 @@ pub fn report_html_with(
         }
     }
     plots.push_str(&panels::evictions(doc, folded, end));
+    if let Some(p) = panels::failures_over_time(doc, end) {
+        plots.push_str(&p);
+    }
     if let Some(p) = timeline
         .as_ref()
         .and_then(|t| spines::free_gpus_by_spine(world, t))

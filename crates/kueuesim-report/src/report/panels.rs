@@ -824,6 +824,110 @@ pub(super) fn evictions(
     )
 }
 
+/// A cluster that changes (a Timeline, `spec.failures`): the work lost per time bin, stacked
+/// by what ended the pods, and a tick on the time axis for every bin with node or GPU
+/// failures. None for a cluster that never changes.
+pub(super) fn failures_over_time(doc: &SimulationResult, end: f64) -> Option<String> {
+    use kueuesim_engine::outcome::FailureCause;
+    let f = doc.summary.failures.as_ref()?;
+    let end = end.max(60.0);
+    let bin = time_step(end, EVICTION_BINS);
+    let bins = (end / bin).ceil().max(1.0) as usize;
+    let at = |t: f64| ((t / bin) as usize).min(bins - 1);
+    // GPU-hours lost per bin by cause, and failures per bin by kind.
+    let mut lost: BTreeMap<FailureCause, Vec<f64>> = BTreeMap::new();
+    let mut failures: BTreeMap<FailureCause, Vec<u32>> = BTreeMap::new();
+    for &(t, what, gpu_s) in &f.over_time {
+        match what {
+            FailureCause::NodeFailure | FailureCause::GpuFailure => {
+                failures.entry(what).or_insert_with(|| vec![0; bins])[at(t)] += 1;
+            }
+            _ => lost.entry(what).or_insert_with(|| vec![0.0; bins])[at(t)] += gpu_s / 3600.0,
+        }
+    }
+    let y_max = (0..bins)
+        .map(|b| lost.values().map(|v| v[b]).sum::<f64>())
+        .fold(0.0, f64::max);
+    let y_max = if y_max > 0.0 { y_max } else { 1.0 };
+    let fr = Frame::new(
+        end,
+        time_ticks(end, X_TICKS),
+        value_ticks(y_max, Y_TICKS, false),
+    );
+    let per = duration(bin);
+    let mut body = fr.axes("time since start", &format!("GPU-hours lost per {per}"));
+    let mut below = vec![0.0f64; bins];
+    let mut keys = Vec::new();
+    let bar_w = (fr.x(bin) - fr.x(0.0)) * 0.8;
+    for (k, (what, hours)) in lost.iter().enumerate() {
+        let color = style(k).color;
+        for (b, &h) in hours.iter().enumerate() {
+            if h <= 0.0 {
+                continue;
+            }
+            let (y0, y1) = (fr.y(below[b]), fr.y(below[b] + h));
+            let _ = write!(
+                body,
+                r##"<rect class="data" x="{:.1}" y="{y1:.1}" width="{bar_w:.1}" height="{:.1}" fill="{color}"><title>{}: {h:.1} GPU-hours lost from {}</title></rect>"##,
+                fr.x(b as f64 * bin) + bar_w * 0.1,
+                (y0 - y1).max(0.5),
+                what.as_str(),
+                duration(b as f64 * bin)
+            );
+            below[b] += h;
+        }
+        let total: f64 = hours.iter().sum();
+        keys.push((
+            format!("lost: {} ({total:.1} GPU-hours)", what.as_str()),
+            Mark::Area(color),
+        ));
+    }
+    // The failures themselves: a tick below the bars in each bin that had any.
+    for (k, (what, counts)) in failures.iter().enumerate() {
+        let color = style(lost.len() + k).color;
+        for (b, &c) in counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let x = fr.x(b as f64 * bin) + bar_w * 0.6;
+            let y = fr.y(0.0);
+            let _ = write!(
+                body,
+                r##"<path class="data" d="M{x:.1},{:.1}L{x:.1},{:.1}" stroke="{color}" stroke-width="3"><title>{c} {} from {}</title></path>"##,
+                y - 2.0 - 6.0 * k as f64,
+                y - 8.0 - 6.0 * k as f64,
+                what.as_str(),
+                duration(b as f64 * bin)
+            );
+        }
+        let total: u32 = counts.iter().sum();
+        keys.push((format!("{} ({total})", what.as_str()), Mark::Area(color)));
+    }
+    if lost.is_empty() && failures.is_empty() {
+        let _ = write!(
+            body,
+            r##"<path class="data" d="M{:.1},{:.1}L{:.1},{:.1}" stroke="{c}" stroke-width="2"><title>no failure, no work lost</title></path>"##,
+            fr.x(0.0),
+            fr.y(0.0),
+            fr.x(end),
+            fr.y(0.0),
+            c = style(2).color
+        );
+        keys.push((
+            "no failure, no work lost".into(),
+            Mark::Area(style(2).color),
+        ));
+    }
+    Some(section(
+        "failures",
+        "Failures and work lost over time",
+        H,
+        &body,
+        &keys,
+        "Bars: the work lost when pods ended early (beyond their job's last checkpoint), by what ended them; ticks on the time axis: node and GPU failures.",
+    ))
+}
+
 /// The topology at the end: per spine a row of node cells grouped by leaf, each shaded by the
 /// share of the node's GPUs bound to pods.
 pub(super) fn topology(world: &World, doc: &SimulationResult) -> Option<String> {

@@ -109,6 +109,10 @@ pub(super) struct Builder<'a> {
     pub(super) deployments: Vec<Parsed<'a, wire::ReplicatedPods>>,
     pub(super) statefulsets: Vec<Parsed<'a, wire::ReplicatedPods>>,
     pub(super) leader_worker_sets: Vec<Parsed<'a, wire::LeaderWorkerSet>>,
+    /// Grove PodCliqueSets (`jobs::grove`).
+    pub(super) pod_clique_sets: Vec<Parsed<'a, wire::PodCliqueSet>>,
+    /// Grove ClusterTopologies, by name.
+    pub(super) grove_topologies: BTreeMap<String, Parsed<'a, wire::ClusterTopology>>,
     /// Pods: a Pod has a pod template's shape (metadata and spec).
     pub(super) pods: Vec<Parsed<'a, wire::PodTemplateSpec>>,
     pub(super) workloads: Vec<Parsed<'a, wire::Workload>>,
@@ -116,6 +120,9 @@ pub(super) struct Builder<'a> {
     pub(super) generators: Vec<Parsed<'a, wire::WorkloadGenerator>>,
     /// Timelines (`convert::timeline`), in document order.
     pub(super) timelines: Vec<Parsed<'a, wire::Timeline>>,
+    /// What the Timeline changes with `set` or `patch` do (`convert::epochs`): the nodes and
+    /// Cohorts that appear later are built in from the start.
+    pub(super) epoch_plan: Option<&'a super::epochs::EpochPlan>,
     /// Each NodePool's nodes, by pool name: their indexes in `world.nodes`.
     pub(super) pool_nodes: BTreeMap<String, std::ops::Range<usize>>,
     /// Names to indexes in `world`, so that every reference is found in logarithmic time and
@@ -675,6 +682,33 @@ impl<'a> Builder<'a> {
             return Ok((created, created.max(SimTime::ZERO)));
         }
         Ok((SimTime::ZERO, SimTime::ZERO))
+    }
+
+    /// A running Pod's `status.startTime` relative to the simulation start, at most 0 (it
+    /// runs at the start); None when not given.
+    pub(super) fn pod_started(
+        &self,
+        src: &ObjectText<'_>,
+        pod: &wire::PodTemplateSpec,
+    ) -> Result<Option<SimTime>, ScenarioError> {
+        let Some(ts) = &pod.status.start_time else {
+            return Ok(None);
+        };
+        let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+        let at = SimTime::from_millis(ms - self.world.config.start_unix_ms);
+        if at.millis().unsigned_abs() > limits::MAX_TIME.millis().unsigned_abs() {
+            return Err(err_at(
+                src,
+                ts,
+                format!(
+                    "status.startTime {} is {} from the simulation start: expected at most {} either way",
+                    ts.value.trim(),
+                    SimDuration::from_millis(at.millis().saturating_abs()),
+                    limits::MAX_TIME
+                ),
+            ));
+        }
+        Ok(Some(at.min(SimTime::ZERO)))
     }
 
     /// A job's `kueuesim.io/checkpoint-interval` and `kueuesim.io/restart-cost`, with its

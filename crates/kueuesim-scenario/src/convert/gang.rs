@@ -88,6 +88,20 @@ impl Builder<'_> {
                 gpu_over_quota_weight: weight.max(0.0).floor() as i64,
                 gpu_limit: (limit >= 0.0).then_some(limit.floor() as i64),
                 priority: q.obj.spec.priority.unwrap_or(100),
+                preempt_min_runtime: q
+                    .obj
+                    .spec
+                    .preempt_min_runtime
+                    .as_ref()
+                    .map(|d| super::core::duration(src, d))
+                    .transpose()?,
+                reclaim_min_runtime: q
+                    .obj
+                    .spec
+                    .reclaim_min_runtime
+                    .as_ref()
+                    .map(|d| super::core::duration(src, d))
+                    .transpose()?,
             });
         }
         // KAI's queues form a tree: a parent chain that comes back to a queue (itself

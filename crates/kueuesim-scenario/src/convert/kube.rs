@@ -143,8 +143,35 @@ impl Builder<'_> {
             built.push((node, alloc));
         }
         self.build_node_pools(&mut built)?;
+        // The nodes a Timeline change adds later: in the world from the start, not there
+        // until then (`World::late_nodes`), so every epoch has the same node ids.
+        let mut late = 0;
+        if let Some(plan) = self.epoch_plan {
+            let own: std::collections::BTreeSet<&str> =
+                built.iter().map(|(n, _)| n.name.as_str()).collect();
+            let extra: Vec<(Node, Vec<(usize, i64)>)> = plan
+                .late_nodes
+                .iter()
+                .filter(|(n, _)| !own.contains(n.name.as_str()))
+                .map(|(n, alloc)| {
+                    let alloc = alloc
+                        .iter()
+                        .map(|(r, v)| (self.world.resources.intern(r).index(), *v))
+                        .collect();
+                    (n.clone(), alloc)
+                })
+                .collect();
+            late = extra.len();
+            built.extend(extra);
+        }
+        let first_late = built.len() - late;
         let n_res = self.world.resources.len();
         for (mut node, alloc) in built {
+            if self.world.nodes.len() >= first_late {
+                self.world
+                    .late_nodes
+                    .push(kueuesim_model::NodeId::from_index(self.world.nodes.len()));
+            }
             node.allocatable = vec![0; n_res];
             for (r, a) in alloc {
                 node.allocatable[r] = a;

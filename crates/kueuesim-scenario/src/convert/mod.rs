@@ -7,6 +7,7 @@
 //! is its own module over the shared `core`.
 
 pub(crate) mod core;
+mod epochs;
 mod gang;
 mod jobs;
 mod kube;
@@ -86,13 +87,20 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     for (i, o) in objects.iter_mut().enumerate() {
         o.order = i;
     }
+    // Timeline changes that set or patch objects: their epochs, worked out on the cluster's
+    // objects alone before the build, which builds in the nodes and Cohorts they add.
+    let epoch_plan = epochs::plan(&objects, &opts)?;
     let (seed, streamed) = (opts.seed, opts.stream);
     let Built {
         mut loaded,
         variation,
         parts,
         generators,
-    } = Builder::default().build(&objects, opts)?;
+    } = Builder {
+        epoch_plan: epoch_plan.as_ref(),
+        ..Builder::default()
+    }
+    .build(&objects, opts)?;
     if let Some(seed) = seed {
         loaded.world.config.seed = seed;
     }
@@ -145,6 +153,10 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
             ensure_namespace(&mut loaded.world, &w.namespace);
             loaded.world.workloads.push(w);
         }
+    }
+    if let Some(plan) = &epoch_plan {
+        // After every namespace is in: an epoch is the whole cluster but its workloads.
+        loaded.world.epochs = epochs::epoch_worlds(&loaded.world, plan);
     }
     loaded.traces = traces;
     if !notes.is_empty() {
@@ -279,6 +291,13 @@ impl<'a> Builder<'a> {
                     self.leader_worker_sets.push(parse(src)?)
                 }
                 ("", "Pod") => self.pods.push(parse(src)?),
+                ("grove.io", "PodCliqueSet") => self.pod_clique_sets.push(parse(src)?),
+                ("grove.io", "ClusterTopology") => {
+                    let p: Parsed<'a, wire::ClusterTopology> = parse(src)?;
+                    let name = name_of(src, &p.obj.metadata)?.to_string();
+                    self.remember(src, "", &name)?;
+                    self.grove_topologies.insert(name, p);
+                }
                 // Read for whom they own: a Deployment's pods are its ReplicaSet's, a
                 // DaemonSet's pods run where the input has them (`owners`).
                 ("apps", "ReplicaSet") => {

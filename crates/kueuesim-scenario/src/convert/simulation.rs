@@ -192,11 +192,14 @@ fn feature_gates(
             "FlavorFungibilityPreserveScanProgress" => out.preserve_scan_progress = on,
             "RecomputeAssignmentUponPreemptionTargetsOverlap" => out.recompute_on_overlap = on,
             "SchedulingEquivalenceHashing" => out.scheduling_equivalence_hashing = on,
+            "TASFailedNodeReplacement" => out.tas_failed_node_replacement = on,
+            "TASFailedNodeReplacementFailFast" => out.tas_failed_node_replacement_fail_fast = on,
             _ => warnings.push(format!(
                 "{}: featureGates.{name} is not a Kueue feature gate kueuesim models \
                  (known: FlavorFungibilityPreserveScanProgress, \
                  RecomputeAssignmentUponPreemptionTargetsOverlap, \
-                 SchedulingEquivalenceHashing); ignored",
+                 SchedulingEquivalenceHashing, TASFailedNodeReplacement, \
+                 TASFailedNodeReplacementFailFast); ignored",
                 pos_of(src, value)
             )),
         }

@@ -21,15 +21,20 @@ pub(super) const DEFAULT_GPU_MTBF: SimDuration = SimDuration::from_secs(86_300 *
 /// The mean repair time by default: an assumption, not a published figure.
 pub(super) const DEFAULT_REPAIR: SimDuration = SimDuration::from_secs(24 * 3600);
 
-/// What a Timeline change that patches objects is told.
-const NOT_YET: &str = "a Timeline change's set and patch (objects that change at an offset) are not simulated yet: expected nodes (cordon, uncordon, drain, remove); for capacity that arrives later, declare its nodes and cordon them at 0s, uncordon them when they arrive";
-
 impl<'a> Builder<'a> {
     /// Every Timeline's changes, in the order they apply (time, then document order), with
     /// their nodes resolved. Needs the nodes built.
     pub(super) fn build_timeline(&mut self) -> Result<(), ScenarioError> {
         let timelines = std::mem::take(&mut self.timelines);
         let mut changes: Vec<Change> = Vec::new();
+        // The Cohorts a change brings: in the world from the start, empty until then.
+        if let Some(plan) = self.epoch_plan {
+            for name in &plan.late_cohorts {
+                if !self.world.cohorts.iter().any(|c| &c.name == name) {
+                    self.world.cohorts.push(super::epochs::empty_cohort(name));
+                }
+            }
+        }
         for p in &timelines {
             let src = p.src;
             let name = name_of(src, &p.obj.metadata)?.to_string();
@@ -40,8 +45,8 @@ impl<'a> Builder<'a> {
                     format!("Timeline {name} has no spec.changes: expected at least one change"),
                 ));
             }
-            for c in &p.obj.spec.changes {
-                changes.push(self.change(src, c)?);
+            for (i, c) in p.obj.spec.changes.iter().enumerate() {
+                changes.push(self.change(src, c, (src.order, i))?);
             }
         }
         // A stable sort: equal times keep document order.
@@ -54,6 +59,7 @@ impl<'a> Builder<'a> {
         &self,
         src: &ObjectText<'_>,
         c: &Spanned<wire::TimelineChange>,
+        key: (usize, usize),
     ) -> Result<Change, ScenarioError> {
         let at = match &c.value.at {
             Some(at) => time_offset(src, at)?,
@@ -66,6 +72,37 @@ impl<'a> Builder<'a> {
             }
         };
         let mut nodes = Vec::new();
+        // What its `set` and `patch` do (worked out before the build): the epoch from this
+        // change on, the ClusterQueues it updates, the nodes it adds and takes away (first,
+        // before the change's own node operations).
+        let mut epoch = None;
+        let mut updated = Vec::new();
+        if let Some(plan) = self.epoch_plan.and_then(|p| p.changes.get(&key)) {
+            epoch = Some(plan.epoch);
+            for name in &plan.updated {
+                let i = self
+                    .world
+                    .cluster_queues
+                    .iter()
+                    .position(|q| &q.name == name)
+                    .expect("an epoch has the start's ClusterQueues");
+                updated.push(kueuesim_model::ClusterQueueId::from_index(i));
+            }
+            let ids = |names: &[String]| -> Vec<NodeId> {
+                let mut v: Vec<NodeId> = names
+                    .iter()
+                    .map(|n| NodeId::from_index(self.index.nodes[n.as_str()]))
+                    .collect();
+                v.sort();
+                v
+            };
+            if !plan.added.is_empty() {
+                nodes.push((NodeOp::Add, ids(&plan.added)));
+            }
+            if !plan.removed.is_empty() {
+                nodes.push((NodeOp::Remove, ids(&plan.removed)));
+            }
+        }
         if let Some(n) = &c.value.nodes {
             let ops = [
                 (NodeOp::Cordon, &n.value.cordon),
@@ -79,23 +116,17 @@ impl<'a> Builder<'a> {
                 }
             }
         }
-        // Changing objects mid-run (quota, policies, new NodePools) is not simulated yet:
-        // said at the change, never dropped.
-        if let Some(s) = c.value.set.first() {
-            return Err(err_at(src, s, NOT_YET));
-        }
-        if let Some(p) = &c.value.patch {
-            return Err(err_at(src, p, NOT_YET));
-        }
-        if nodes.is_empty() {
+        if nodes.is_empty() && epoch.is_none() {
             return Err(err_at(
                 src,
                 c,
-                "a change does nothing: expected nodes (cordon, uncordon, drain, remove)",
+                "a change does nothing: expected set, patch or nodes (cordon, uncordon, drain, remove)",
             ));
         }
         Ok(Change {
             at,
+            epoch,
+            updated,
             nodes,
             source: pos_of(src, c).to_string(),
         })
@@ -187,12 +218,12 @@ impl<'a> Builder<'a> {
             });
         }
         if let Some(g) = &f.value.gpus {
-            // A pod holds particular devices there; which one a failure hits is not modelled.
-            if self.world.config.gpu.devices || self.world.config.volcano.deviceshare.is_some() {
+            // Volcano's vGPU book keeps devices of its own, which failures do not reach yet.
+            if self.world.config.volcano.deviceshare.is_some() {
                 return Err(err_at(
                     src,
                     g,
-                    "spec.failures.gpus with GPUs as devices (spec.gpuPlacement.devices, Volcano vGPU) is not simulated yet: expected node failures alone (spec.failures.nodes)",
+                    "spec.failures.gpus with Volcano vGPU devices is not simulated yet: expected node failures alone (spec.failures.nodes)",
                 ));
             }
             let nodes = self.failure_nodes(src, g, true)?;

@@ -188,38 +188,27 @@ impl<'f> Overrides<'f> {
         for f in patches {
             for doc in split_objects(f)? {
                 let tree = tree::parse(f, &doc.text, doc.line_offset)?;
-                let meta = tree.get("metadata");
-                let name = meta.and_then(|m| m.text_of("name"));
-                // Kueue's Configuration is a file, not an API object: it has no name, and a
-                // scenario has at most one, which a patch of it changes (or adds).
-                let name = if is_configuration(&doc) {
-                    None
-                } else if let Some(name) = name {
-                    Some(name)
-                } else {
-                    return Err(doc.error_at(
-                        1,
-                        1,
-                        format!(
-                            "a patch of a {} without metadata.name: expected the name of the object to change",
-                            doc.kind
-                        ),
-                    ));
-                };
-                let namespace = meta.and_then(|m| m.text_of("namespace"));
-                let delete = tree.text_of("$patch").as_deref() == Some("delete");
-                items.push(Override::Patch {
-                    doc,
-                    tree,
-                    name,
-                    namespace,
-                    delete,
-                });
+                items.push(patch_override(doc, tree)?);
             }
         }
         for s in sets {
             items.push(Override::Set(set::parse(s)?));
         }
+        let applied = vec![false; items.len()];
+        Ok(Overrides { items, applied })
+    }
+
+    /// The overrides of one Timeline change: its `patch` objects (each with its tree, placed
+    /// in the Timeline's file) and its `set`s, patches first as on the command line.
+    pub fn of_change(
+        patches: Vec<(ObjectText<'f>, Node<'f>)>,
+        sets: Vec<set::SetArg<'f>>,
+    ) -> Result<Overrides<'f>, ScenarioError> {
+        let mut items = Vec::new();
+        for (doc, tree) in patches {
+            items.push(patch_override(doc, tree)?);
+        }
+        items.extend(sets.into_iter().map(Override::Set));
         let applied = vec![false; items.len()];
         Ok(Overrides { items, applied })
     }
@@ -269,6 +258,37 @@ impl<'f> Overrides<'f> {
         }
         Ok(())
     }
+}
+
+/// A patch document as an override: the object it names and whether it deletes it.
+fn patch_override<'f>(doc: ObjectText<'f>, tree: Node<'f>) -> Result<Override<'f>, ScenarioError> {
+    let meta = tree.get("metadata");
+    let name = meta.and_then(|m| m.text_of("name"));
+    // Kueue's Configuration is a file, not an API object: it has no name, and a
+    // scenario has at most one, which a patch of it changes (or adds).
+    let name = if is_configuration(&doc) {
+        None
+    } else if let Some(name) = name {
+        Some(name)
+    } else {
+        return Err(doc.error_at(
+            1,
+            1,
+            format!(
+                "a patch of a {} without metadata.name: expected the name of the object to change",
+                doc.kind
+            ),
+        ));
+    };
+    let namespace = meta.and_then(|m| m.text_of("namespace"));
+    let delete = tree.text_of("$patch").as_deref() == Some("delete");
+    Ok(Override::Patch {
+        doc,
+        tree,
+        name,
+        namespace,
+        delete,
+    })
 }
 
 /// Whether an object is Kueue's Configuration (`config.kueue.x-k8s.io`).
@@ -533,12 +553,12 @@ fn names_of_kind(objects: &[ObjectText<'_>], select: impl Fn(&str) -> bool) -> V
 }
 
 /// An object's tree, its places in the input (through an earlier override's line map).
-fn parse_object<'f>(obj: &ObjectText<'f>) -> Result<Node<'f>, ScenarioError> {
+pub(crate) fn parse_object<'f>(obj: &ObjectText<'f>) -> Result<Node<'f>, ScenarioError> {
     tree::parse_mapped(obj.file, &obj.text, obj.line_offset, obj.origins.as_deref())
 }
 
 /// Replaces an object's text by its changed tree, with the map back to the input.
-fn rewrite<'f>(obj: &mut ObjectText<'f>, tree: &Node<'f>) {
+pub(crate) fn rewrite<'f>(obj: &mut ObjectText<'f>, tree: &Node<'f>) {
     let (text, origins) = tree::emit(tree);
     obj.text = text;
     obj.line_offset = 0;

@@ -70,13 +70,27 @@ const FORM: &str = "expected KIND/NAME:PATH=VALUE or KIND/NAMESPACE/NAME:PATH=VA
 /// Parses one `--set` argument; `arg` is a source of its own (its name says which argument it
 /// is, its text is the argument), so errors point at a column of it.
 pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
-    let text = arg.text.as_str();
+    parse_on_line(arg, 1)
+}
+
+/// Parses a `set` written inside a file (a Timeline change's `set`): `arg`'s text is blank up
+/// to line `line`, where the expression starts (after spaces up to its column), so errors
+/// and code frames point into that file.
+pub fn parse_on_line(arg: &SourceFile, line: u64) -> Result<SetArg<'_>, ScenarioError> {
+    let mut start = 0;
+    for _ in 1..line {
+        start += arg.text[start..].find('\n').map_or(0, |i| i + 1);
+    }
+    let line_text = &arg.text[start..];
+    // The spaces that place the expression at its column.
+    let indent = line_text.len() - line_text.trim_start_matches(' ').len();
+    let text = &line_text[indent..];
     // Byte offsets into the argument; columns count characters, as an editor's do (a
     // namespace or value with `é` before the error must not shift the caret).
     let at = |byte: usize| Origin {
         file: arg,
-        line: 1,
-        column: text[..byte.min(text.len())].chars().count() as u64 + 1,
+        line,
+        column: (indent + text[..byte.min(text.len())].chars().count()) as u64 + 1,
     };
     let Some(colon) = text.find(':') else {
         return Err(at(0).error(format!("no `:` after the object: {FORM}")));
@@ -116,7 +130,7 @@ pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
     // The value is parsed where it stands in the argument, so its columns are the argument's.
     let padded = format!(
         "{}{}",
-        " ".repeat(text[..value_start].chars().count()),
+        " ".repeat(indent + text[..value_start].chars().count()),
         &text[value_start..]
     );
     let value = if text[value_start..].trim().is_empty() {
@@ -126,7 +140,7 @@ pub fn parse(arg: &SourceFile) -> Result<SetArg<'_>, ScenarioError> {
             at: at(value_start),
         }
     } else {
-        tree::parse(arg, &padded, 0).map_err(|e| multi_line_hint(e, &text[value_start..]))?
+        tree::parse(arg, &padded, line - 1).map_err(|e| multi_line_hint(e, &text[value_start..]))?
     };
     Ok(SetArg {
         kind: kind.to_string(),

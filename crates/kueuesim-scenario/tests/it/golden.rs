@@ -434,3 +434,186 @@ fn volcano_vgpu_without_the_plugin_counts_per_node() {
         (Some(2.0), Some(2.0), Some(602.0))
     );
 }
+
+#[test]
+fn kai_queue_limits() {
+    let r = run_dir("kai/queue-limits");
+    let warning = |name: &str| {
+        wl(&r, "team", name)
+            .events
+            .iter()
+            .find(|e| e.kind == "Warning")
+            .map(|e| (e.at, e.message.clone()))
+    };
+    // vision's limit of 3: the fourth 1-GPU job waits with two GPUs idle.
+    assert_eq!(
+        warning("vision-3"),
+        Some((
+            0.0,
+            "OverLimit: vision quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 3 GPUs allocated and workload requested 1 GPUs.".to_string()
+        ))
+    );
+    // The department's limit of 6 holds the 4-GPU gang of nlp, which has no limit of its own.
+    assert_eq!(
+        warning("nlp-gang"),
+        Some((
+            60.0,
+            "OverLimit: research quota has reached the allowable limit of GPUs. Limit is 6 GPUs, currently 3 GPUs allocated and workload requested 4 GPUs.".to_string()
+        ))
+    );
+    for name in ["vision-0", "vision-1", "vision-2"] {
+        assert_eq!(
+            times(wl(&r, "team", name)).1,
+            Some(0.0),
+            "{name} runs at once"
+        );
+    }
+    // At 10m the three finish: vision-3 and the gang fit under both limits (5 ≤ 6).
+    assert_eq!(times(wl(&r, "team", "vision-3")).1, Some(600.0));
+    assert_eq!(times(wl(&r, "team", "nlp-gang")).1, Some(600.0));
+    insta::assert_snapshot!(to_json(&r));
+}
+
+/// A Dynamo-shaped PodCliqueSet on Grove and KAI: each PodGang is one KAI PodGroup with a
+/// subgroup per PodClique, its scaling-group replica packed in one rack and the set's replica
+/// in one spine; a PodGang that cannot have all its minimum places none of its pods.
+#[test]
+fn grove_dynamo() {
+    let r = run_dir("golden/grove-dynamo");
+    let nodes = |gang: &str| -> Vec<Vec<String>> {
+        wl(&r, "serving", gang)
+            .pod_sets
+            .iter()
+            .map(|p| p.nodes.clone())
+            .collect()
+    };
+    let base = wl(&r, "serving", "dynamo-0");
+    let sets: Vec<(&str, u32)> = base
+        .pod_sets
+        .iter()
+        .map(|p| (p.name.as_str(), p.count))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("dynamo-0-frontend", 1),
+            ("dynamo-0-workers-0-prefill", 1),
+            ("dynamo-0-workers-0-decode", 2)
+        ]
+    );
+    // The scaling-group replica packed in rack r3 (n5, n6), the only rack with 6 free GPUs;
+    // without the rack constraint bin-packing takes n7 (rack r4) first.
+    assert_eq!(
+        nodes("dynamo-0"),
+        [vec!["n5"], vec!["n5"], vec!["n6", "n6"]]
+    );
+    assert_eq!(times(base), (None, Some(0.0), Some(3600.0)));
+    // Scaling-group replica 1 is a PodGang of its own. No rack has its 6 GPUs at 0 s, and
+    // none of its pods is placed: r4's 4 free GPUs would take prefill and one decode pod,
+    // below decode's minAvailable 2 (with that minimum lost, the two would hold r4 and the
+    // gang, pinned there, never complete); it runs once dynamo-0 has finished.
+    let scaled = wl(&r, "serving", "dynamo-0-workers-0");
+    let names: Vec<&str> = scaled.pod_sets.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["dynamo-0-workers-1-prefill", "dynamo-0-workers-1-decode"]
+    );
+    assert_eq!(times(scaled), (None, Some(3600.0), Some(7200.0)));
+    let first = &scaled.events[0];
+    assert_eq!((first.at, first.reason), (0.0, "Unschedulable"));
+    // KAI looked in one spine (the set's packDomain block): s2's racks and nodes alone.
+    assert!(
+        first
+            .message
+            .contains("node-group r4 can allocate only 2 of 3 required pods"),
+        "{}",
+        first.message
+    );
+    assert!(
+        !first.message.contains("node-group r1 "),
+        "{}",
+        first.message
+    );
+    // Nothing of it was bound before 3600 s: its pods start together at 3600 s.
+    assert_eq!(nodes("dynamo-0-workers-0"), [vec!["n5"], vec!["n6", "n6"]]);
+    insta::assert_snapshot!(to_json(&r));
+}
+
+/// The KAI PodGroup of each PodGang as KAI's grove pod grouper builds it: minMember the sum
+/// of the PodCliques' minAvailable, a subgroup per PodClique, the scaling-group replica a
+/// parent subgroup packed in a rack, the PodGang packed in a spine, preferring a host.
+#[test]
+fn grove_dynamo_gangs() {
+    let loaded = crate::util::load_dir("golden/grove-dynamo");
+    let base = loaded
+        .world
+        .workloads
+        .iter()
+        .find(|w| w.name == "dynamo-0")
+        .expect("PodGang dynamo-0");
+    let g = &base.gang;
+    assert_eq!(base.scheduler_name, "kai-scheduler");
+    assert_eq!(g.min_member, Some(4));
+    let c = g.kai_topology.as_ref().expect("the set's pack constraint");
+    assert_eq!(
+        (
+            c.topology.as_str(),
+            c.required.as_deref(),
+            c.preferred.as_deref()
+        ),
+        (
+            "grove-topology",
+            Some("network.example/spine"),
+            Some("kubernetes.io/hostname")
+        )
+    );
+    let subgroups: Vec<(&str, Option<usize>, u32, Option<&str>)> = g
+        .kai_subgroups
+        .iter()
+        .map(|s| {
+            (
+                s.name.as_str(),
+                s.parent,
+                s.min_member,
+                s.constraint.as_ref().and_then(|c| c.required.as_deref()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        subgroups,
+        [
+            ("dynamo-0-workers-0", None, 0, Some("network.example/rack")),
+            ("dynamo-0-frontend", None, 1, None),
+            ("dynamo-0-workers-0-prefill", Some(0), 1, None),
+            ("dynamo-0-workers-0-decode", Some(0), 2, None),
+        ]
+    );
+    assert_eq!(g.pod_set_subgroup, [Some(1), Some(2), Some(3)]);
+}
+
+/// Kueue in front of Grove: each PodCliqueSet's PodGang is one Kueue pod group, admitted
+/// whole by quota; KAI places it once admitted. The second set waits for quota while the
+/// nodes have room, its pods gated.
+#[test]
+fn grove_kueue() {
+    let r = run_dir("golden/grove-kueue");
+    let a = wl(&r, "serving", "a");
+    let b = wl(&r, "serving", "b");
+    assert_eq!(a.local_queue.as_deref(), Some("serving"));
+    assert_eq!(times(a), (Some(0.0), Some(0.0), Some(3600.0)));
+    assert_eq!(times(b), (Some(3601.0), Some(3601.0), Some(7201.0)));
+    assert_eq!(
+        (b.events[0].at, b.events[0].reason),
+        (60.0, "WaitingForQuota")
+    );
+    let sets: Vec<&str> = b.pod_sets.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        sets,
+        [
+            "b-0-frontend",
+            "b-0-workers-0-prefill",
+            "b-0-workers-0-decode"
+        ]
+    );
+    insta::assert_snapshot!(to_json(&r));
+}

@@ -10,6 +10,8 @@ mod foreign_files;
 mod generator;
 /// Golden scenarios of `scenarios/golden/`: hand-computed outcomes plus snapshots.
 mod golden;
+/// Grove PodCliqueSets: PodGangs as KAI PodGroups, Grove's validation, Kueue in front.
+mod grove;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
 mod job_kinds;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.

@@ -416,6 +416,33 @@ fn k22_reclaim_evicts_the_younger_job_of_the_queue_above_its_share() {
 }
 
 #[test]
+fn k23_reclaim_keeps_the_victims_that_fit_back_and_evicts_only_the_gang() {
+    each("K23-reclaim-minimal-victims", |_, r| {
+        let younger = wl(r, "team", "q0-job1");
+        assert!(
+            younger.evictions.is_empty(),
+            "q0-job1 fits back on node3 once the preemptor is placed: {:?}",
+            younger.evictions
+        );
+        assert_eq!(younger.state, "Running");
+        assert_eq!(nodes(younger), ["node3"]);
+        let gang = wl(r, "team", "q0-job0");
+        assert_eq!(
+            gang.evictions.len(),
+            1,
+            "evicted once: {:?}",
+            gang.evictions
+        );
+        assert_eq!(gang.evictions[0].reason, "Reclaim");
+        assert_eq!(gang.evictions[0].preemptor.as_deref(), Some("team/q1-job1"));
+        assert_eq!(gang.state, "Pending", "queue0 may not reclaim back");
+        let reclaimer = wl(r, "team", "q1-job1");
+        assert_eq!(nodes(reclaimer), ["node0", "node1", "node2"]);
+        assert_eq!(reclaimer.running_at, Some(150.0));
+    });
+}
+
+#[test]
 fn volcano_min_task_member_holds_the_gang_back() {
     each("volcano-min-task-member", |_, r| {
         let with = wl(r, "team", "with-task-min");
@@ -495,4 +522,87 @@ fn v22_min_sub_groups_beyond_the_nodes_binds_nothing() {
             "{m}"
         );
     });
+}
+
+#[test]
+fn kai_reclaim_leaves_finished_jobs_alone() {
+    // A finished job keeps its nodes in the report but holds no GPUs: it is neither counted
+    // in its queue's allocation nor a victim.
+    let r = crate::util::run_dir("kai/reclaim-after-finish");
+    let done = wl(&r, "team", "done");
+    assert_eq!(done.state, "Finished");
+    assert!(done.evictions.is_empty(), "{:?}", done.evictions);
+    let victim = wl(&r, "team", "run-b");
+    assert_eq!(victim.evictions.len(), 1, "{:?}", victim.evictions);
+    assert_eq!(
+        victim.evictions[0].preemptor.as_deref(),
+        Some("team/want-2")
+    );
+    assert!(wl(&r, "team", "run-a").evictions.is_empty());
+    assert_eq!(wl(&r, "team", "want-2").running_at, Some(150.0));
+}
+
+#[test]
+fn k24_preempt_takes_the_lowest_priority_job_of_the_queue() {
+    each("K24-preempt-lowest-priority", |form, r| {
+        let victim = wl(r, "team", "running-job0");
+        assert_eq!(victim.evictions.len(), 1, "{:?}", victim.evictions);
+        assert_eq!(victim.evictions[0].reason, "Preempt");
+        // `GetPreemptMessage`, naming the preemptor's PodGroup (KAI's grouper's `pg-<job>`
+        // for a batch Job).
+        let preemptor_group = match form {
+            Form::Job => "team/pg-pending-job0",
+            Form::PodGroup => "team/pending-job0",
+        };
+        assert!(
+            victim.events.iter().any(|e| e.reason == "Evict"
+                && e.message.starts_with("Pod team/running-job0-")
+                && e.message.ends_with(&format!(
+                    " was preempted by higher priority workload {preemptor_group}"
+                ))),
+            "{:?}",
+            victim.events
+        );
+        assert_eq!(victim.state, "Pending", "its new pod may not preempt back");
+        assert!(wl(r, "team", "running-job1").evictions.is_empty());
+        let preemptor = wl(r, "team", "pending-job0");
+        assert_eq!(nodes(preemptor), ["node0"]);
+        assert_eq!(preemptor.running_at, Some(150.0));
+    });
+}
+
+#[test]
+fn k24_preempt_min_runtime_protects_the_young_job() {
+    // queue0's preemptMinRuntime of 5m protects both victims at 2m: nothing is preempted,
+    // and the build job waits for a GPU.
+    let mut loaded = crate::util::load_dir("placement-podgroups/K24-preempt-lowest-priority");
+    loaded.world.kai_queues[0].preempt_min_runtime =
+        Some(kueuesim_model::SimDuration::from_secs(300));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert!(wl(&r, "team", "running-job0").evictions.is_empty());
+    assert!(wl(&r, "team", "running-job1").evictions.is_empty());
+    assert_eq!(wl(&r, "team", "pending-job0").state, "Pending");
+    // 1m30s: running-job1 (started at 1m) is still protected, running-job0 (0s) is not.
+    loaded.world.kai_queues[0].preempt_min_runtime =
+        Some(kueuesim_model::SimDuration::from_secs(90));
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(wl(&r, "team", "running-job0").evictions.len(), 1);
+    assert!(wl(&r, "team", "running-job1").evictions.is_empty());
+}
+
+#[test]
+fn kai_preempt_min_runtime_reads_a_dumps_start_times() {
+    // The younger new-train started 2m before the simulation (status.startTime): still
+    // protected by queue0's 10m preemptMinRuntime at 1m, so old-train (61m) is the victim.
+    let r = crate::util::run_dir("kai/preempt-min-runtime");
+    let old = wl(&r, "team", "old-train");
+    assert_eq!(old.evictions.len(), 1, "{:?}", old.evictions);
+    assert_eq!(
+        (old.evictions[0].at, old.evictions[0].reason),
+        (60.0, "Preempt")
+    );
+    assert!(wl(&r, "team", "new-train").evictions.is_empty());
+    let build = wl(&r, "team", "build");
+    assert_eq!(nodes(build), ["node0"]);
+    assert_eq!(build.running_at, Some(90.0));
 }

@@ -364,16 +364,6 @@ fn timeline_errors_name_the_place() {
     // A change that does nothing.
     let e = load_error(&with_nodes(sim, &format!("{TIMELINE_HEAD}  - at: 1h\n")));
     assert!(e.starts_with("t.yaml:22:5: a change does nothing"), "{e}");
-    // Patches are not simulated yet: said at the change, never dropped.
-    let e = load_error(&with_nodes(
-        sim,
-        &format!("{TIMELINE_HEAD}  - at: 1h\n    set: [\"ClusterQueue/cq:spec.x=1\"]\n"),
-    ));
-    assert!(
-        e.starts_with("t.yaml:23:11: a Timeline change's set and patch"),
-        "{e}"
-    );
-    assert!(e.contains("not simulated yet"), "{e}");
     // An unknown operation.
     let e = load_error(&with_nodes(
         sim,
@@ -445,4 +435,313 @@ fn a_set_moves_a_timeline_change_as_a_sweep_would() {
     let js = wl(&r, "team", "js");
     assert_eq!(js.finished_at, Some(1.5 * H));
     assert_eq!(js.lost_gpu_seconds, 16.0 * H + 8.0 * H);
+}
+
+#[test]
+fn a_quota_raised_admits_the_waiting_and_a_quota_lowered_evicts_nobody() {
+    let r = run_dir("timeline/quota-change");
+    let (a, b, c) = (
+        wl(&r, "team", "a"),
+        wl(&r, "team", "b"),
+        wl(&r, "team", "c"),
+    );
+    assert_eq!(times(a), (Some(0.0), Some(0.0), Some(4.0 * H)));
+    // Raised to 16 at 1h: the ClusterQueue's inadmissible workloads are requeued after the
+    // batch period.
+    assert_eq!(
+        times(b),
+        (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0))
+    );
+    // Lowered to 4 at 2h, below the 16 in use: nobody evicted.
+    assert!(a.evictions.is_empty() && b.evictions.is_empty());
+    // c (4 GPUs) waits while the usage is over the quota: after a ends (8 in use) and
+    // until b ends.
+    assert_eq!(c.admitted_at, Some(5.0 * H + 2.0));
+    assert_eq!(c.finished_at, Some(6.0 * H + 2.0));
+}
+
+#[test]
+fn nodes_and_quota_that_arrive_later_take_the_waiting_workload() {
+    let r = run_dir("timeline/new-nodepool");
+    let (a, b) = (wl(&r, "team", "a"), wl(&r, "team", "b"));
+    assert_eq!(a.pod_sets[0].nodes, ["node-0"]);
+    assert_eq!(
+        times(b),
+        (
+            Some(2.0 * H + 1.0),
+            Some(2.0 * H + 1.0),
+            Some(6.0 * H + 1.0)
+        )
+    );
+    // On the node the change added, the only one with room.
+    assert_eq!(b.pod_sets[0].nodes, ["late-0"]);
+    // The late node is not there before its change: the world knows it from the start.
+    let loaded = load_dir("timeline/new-nodepool");
+    assert_eq!(loaded.world.late_nodes.len(), 1);
+    assert_eq!(loaded.world.epochs.len(), 1);
+}
+
+#[test]
+fn a_sweep_moves_when_the_nodes_arrive() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/new-nodepool")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/capacity:spec.changes[0].at=3h".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(wl(&r, "team", "b").admitted_at, Some(3.0 * H + 1.0));
+}
+
+#[test]
+fn clusterqueues_that_join_a_cohort_borrow_from_then_on() {
+    let r = run_dir("timeline/cohort-join");
+    let (a1, a2, b1) = (
+        wl(&r, "team", "a1"),
+        wl(&r, "team", "a2"),
+        wl(&r, "team", "b1"),
+    );
+    assert_eq!(times(a1), (Some(0.0), Some(0.0), Some(4.0 * H)));
+    // Borrows cq-b's idle quota once both are in the Cohort.
+    assert_eq!(
+        times(a2),
+        (Some(H + 1.0), Some(H + 1.0), Some(5.0 * H + 1.0))
+    );
+    // cq-b's quota is lent out and not reclaimed: b1 waits for a1's release.
+    assert_eq!(
+        times(b1),
+        (
+            Some(4.0 * H + 1.0),
+            Some(4.0 * H + 1.0),
+            Some(5.0 * H + 1.0)
+        )
+    );
+    assert!(a2.evictions.is_empty() && b1.evictions.is_empty());
+}
+
+#[test]
+fn timeline_set_and_patch_errors_name_the_place() {
+    let sim = "  seed: 1\n";
+    let cq = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n";
+    // A set naming a ClusterQueue that does not exist: at the set's column.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    set: [\"cq/cx:spec.namespaceSelector={{}}\"]\n{cq}"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:23:12: the scenario has no ClusterQueue named \"cx\""),
+        "{e}"
+    );
+    // A field that does not exist in a patch: at the field.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    patch:\n    - apiVersion: kueue.x-k8s.io/v1beta2\n      kind: ClusterQueue\n      metadata: {{name: cq}}\n      spec: {{quota: 3}}\n{cq}"
+        ),
+    ));
+    assert!(e.starts_with("t.yaml:27:"), "{e}");
+    assert!(e.contains("quota"), "{e}");
+    // A kind a change cannot change.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    patch:\n    - apiVersion: kueue.x-k8s.io/v1beta2\n      kind: LocalQueue\n      metadata: {{name: q, namespace: n}}\n{cq}"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:25:13: LocalQueue (kueue.x-k8s.io/v1beta2): a Timeline change sets or patches ClusterQueues"),
+        "{e}"
+    );
+    // A ClusterQueue created by a change.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    patch:\n    - apiVersion: kueue.x-k8s.io/v1beta2\n      kind: ClusterQueue\n      metadata: {{name: other}}\n{cq}"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:22:5: the change creates ClusterQueue \"other\""),
+        "{e}"
+    );
+    // A node changed in place.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!(
+            "{TIMELINE_HEAD}  - at: 1h\n    set: [\"node/a:status.allocatable.nvidia\\\\.com/gpu=4\"]\n"
+        ),
+    ));
+    assert!(
+        e.starts_with("t.yaml:22:5: the change alters node \"a\" in place"),
+        "{e}"
+    );
+    // A stop policy at an offset.
+    let e = load_error(&with_nodes(
+        sim,
+        &format!("{TIMELINE_HEAD}  - at: 1h\n    set: [\"cq/cq:spec.stopPolicy=Hold\"]\n{cq}"),
+    ));
+    assert!(e.contains("stopPolicy"), "{e}");
+}
+
+#[test]
+fn tas_replaces_a_failed_node_in_the_required_rack_or_evicts() {
+    let r = run_dir("timeline/tas-node-replacement");
+    let (train, tight) = (wl(&r, "team", "train"), wl(&r, "team", "tight"));
+    // n1 deleted at 1h: its pod replaced on n3 (rack r1), the other kept on n2.
+    assert_eq!(train.pod_sets[0].nodes, ["n3", "n2"]);
+    assert!(train.evictions.is_empty());
+    assert_eq!(times(train), (Some(0.0), Some(H), Some(5.0 * H)));
+    assert_eq!(train.lost_gpu_seconds, 16.0 * H);
+    // n4 deleted at 2h: no free node in rack r2, FailFast evicts.
+    assert_eq!(tight.evictions.len(), 1);
+    assert_eq!(tight.evictions[0].at, 2.0 * H);
+    assert_eq!(tight.evictions[0].reason, "NodeFailures");
+    let evicted = condition(tight, "Evicted");
+    assert!(
+        evicted.message.ends_with(
+            "Workload was evicted as there was no replacement for unhealthy node(s): n4"
+        ),
+        "{}",
+        evicted.message
+    );
+    assert_eq!(tight.lost_gpu_seconds, 32.0 * H);
+    assert_eq!(
+        times(tight),
+        (
+            Some(3.0 * H + 1.0),
+            Some(3.0 * H + 1.0),
+            Some(7.0 * H + 1.0)
+        )
+    );
+    assert_eq!(tight.pod_sets[0].nodes, ["n5", "n6"]);
+    assert_eq!(r.summary.evictions["NodeFailures"], 1);
+}
+
+#[test]
+fn without_tas_failed_node_replacement_the_pods_stay_pinned_to_the_deleted_node() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec![
+            "Simulation/tas-node-replacement:spec.kueue.featureGates.TASFailedNodeReplacement=false"
+                .into(),
+        ],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let train = wl(&r, "team", "train");
+    // Its replacement pod waits for n1 until the recovery timeout (30m) evicts it.
+    assert_eq!(train.evictions[0].at, 1.5 * H);
+    assert_eq!(train.evictions[0].reason, "PodsReadyTimeout");
+    assert_eq!(r.summary.evictions["NodeFailures"], 0);
+}
+
+#[test]
+fn two_failed_nodes_of_one_tas_workload_evict_it() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/outages:spec.changes[0].nodes.remove=[n1, n2]".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let train = wl(&r, "team", "train");
+    assert_eq!(train.evictions[0].at, H);
+    assert_eq!(train.evictions[0].reason, "NodeFailures");
+    assert!(
+        condition(train, "Evicted").message.ends_with(
+            "Workload eviction triggered due to multiple TAS assigned node failures, including: n1, n2"
+        ),
+        "{}",
+        condition(train, "Evicted").message
+    );
+}
+
+#[test]
+fn a_failed_gpu_device_fails_every_pod_on_it_and_the_node_keeps_the_others() {
+    let r = run_dir("timeline/gpu-device-failure");
+    for name in ["s1", "s2", "w1"] {
+        let w = wl(&r, "team", name);
+        // Lost at 1h with its device, replaced on node-b, done 2h later.
+        assert_eq!(
+            events_from(w, "kueuesim-failures")
+                .iter()
+                .map(|e| (e.0, e.1))
+                .collect::<Vec<_>>(),
+            [(H, "GPUFailed")],
+            "{name}"
+        );
+        assert_eq!(w.pod_sets[0].nodes, ["node-b"], "{name}");
+        assert_eq!(w.finished_at, Some(3.0 * H), "{name}");
+        assert_eq!(failures_of(w).0, 1, "{name}");
+    }
+    // Two devices failed and three pods with them: both shares of device 0.
+    assert_eq!(summary_failures(&r), (0, 2, 3, 3, 0, 1.0));
+}
+
+#[test]
+fn a_drained_tas_node_is_replaced_as_a_deleted_one() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/outages:spec.changes[0].nodes={drain: [n1]}".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let train = wl(&r, "team", "train");
+    // Its pod evicted from n1 at 1h, its replacement placed on n3 in rack r1.
+    assert_eq!(train.pod_sets[0].nodes, ["n3", "n2"]);
+    assert!(train.evictions.is_empty());
+    assert_eq!(train.finished_at, Some(5.0 * H));
+}
+
+#[test]
+fn a_node_that_joins_requeues_the_tas_workloads_waiting_for_a_domain() {
+    // tas-node-replacement with a third change: node n7 joins rack r2 at 2h30m. tight, evicted
+    // at 2h and waiting for a rack with two free nodes, finds one (n5, n7): Kueue's TAS
+    // ResourceFlavor controller requeues it 1s after the node change, the requeuer 1s later.
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/tas-node-replacement")
+    ])
+    .expect("readable");
+    let patch = kueuesim_scenario::SourceFile {
+        name: "more.yaml".into(),
+        text: "apiVersion: kueuesim.io/v1alpha1
+kind: Timeline
+metadata: {name: outages}
+spec:
+  changes:
+  - {at: 1h, nodes: {remove: [n1]}}
+  - {at: 2h, nodes: {remove: [n4]}}
+  - at: 2h30m
+    patch:
+    - apiVersion: v1
+      kind: Node
+      metadata: {name: n7, labels: {rack: r2}}
+      status: {allocatable: {cpu: \"64\", nvidia.com/gpu: \"8\", pods: \"110\"}}
+"
+        .into(),
+    };
+    let options = kueuesim_scenario::LoadOptions {
+        patches: vec![patch],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let tight = wl(&r, "team", "tight");
+    assert_eq!(tight.admitted_at, Some(2.5 * H + 2.0));
+    assert_eq!(tight.pod_sets[0].nodes, ["n5", "n7"]);
 }

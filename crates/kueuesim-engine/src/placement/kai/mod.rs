@@ -26,7 +26,9 @@ use kueuesim_model::{PlacementStrategy, ResourceId, World};
 use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
-pub use reclaim::{RunningJob, fair_shares, reclaim_victims};
+pub use reclaim::{
+    QueueState, Reclaimer, RunningJob, fair_shares, preempt_victims, reclaim_victims,
+};
 pub use subgroups::{KaiTree, place_tree};
 use topology::topology_attempt;
 
@@ -60,8 +62,22 @@ pub struct KaiJob<'a> {
 /// succeeds leaves its bindings on the node capacity (the dry run kept), committed to the
 /// per-domain indexes in one batch; a failed one leaves nothing.
 pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placement {
+    place_within(world, cluster, job, None)
+}
+
+/// [`place`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`, run
+/// before every pass of `AllocateJob`), when given: `over(placed, request)` gets the GPUs this call has
+/// bound so far and the GPUs of the pass's tasks, and returns KAI's message when the queue
+/// would go over its limit (or a non-preemptible job over its quota); the job then stops.
+pub fn place_within(
+    world: &World,
+    cluster: &mut Cluster,
+    job: &KaiJob<'_>,
+    over: Option<&dyn Fn(i64, i64) -> Option<String>>,
+) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
+    let mut placed_gpus = 0;
     loop {
         let (bound, pending) = super::counts(&pods);
         if pending == 0 {
@@ -72,6 +88,23 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
         } else {
             1
         };
+        if let (Some(over), Some(g)) = (over, cluster.res.gpu) {
+            let request: i64 = pods
+                .iter()
+                .flat_map(|(n, slots)| {
+                    slots
+                        .iter()
+                        .filter(|x| x.is_none())
+                        .map(move |_| n.requests.get(ResourceId::from_index(g)))
+                })
+                .take(need)
+                .sum();
+            if let Some(message) = over(placed_gpus, request) {
+                let (ps, idx) = super::first_pending(&pods).unwrap_or((0, 0));
+                out.unplaced = Some((ps, idx, message));
+                break;
+            }
+        }
         let attempt = match job.constraint {
             Some(c) => topology_attempt(world, cluster, &pods, need, c, job.job_name),
             None => {
@@ -126,6 +159,12 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
                 // kept, as upstream commits its statement): bring the rest of the cluster in
                 // step.
                 cluster.commit_bound(world, &pods, &b);
+                if let (Some(_), Some(g)) = (over, cluster.res.gpu) {
+                    placed_gpus += b
+                        .iter()
+                        .map(|&(ps, _, _)| pods[ps].0.requests.get(ResourceId::from_index(g)))
+                        .sum::<i64>();
+                }
                 pods = with_bindings(&pods, &b);
                 if let Some(c) = job.constraint {
                     let t = &world.topologies[c.topology];

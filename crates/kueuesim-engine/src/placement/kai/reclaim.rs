@@ -106,7 +106,7 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
 }
 
 /// A running KAI job that reclaim may evict.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RunningJob {
     /// The caller's id for it.
     pub key: usize,
@@ -118,44 +118,464 @@ pub struct RunningJob {
     pub priority: i32,
     /// Creation time: younger jobs are evicted first.
     pub created: i64,
+    /// The nodes its pods run on (ascending, distinct): upstream's by-node scenarios evict
+    /// the potential victims of one node at a time.
+    pub nodes: Vec<usize>,
+    /// When it last started running (ms; `LastStartTimestamp`), for the min-runtimes.
+    pub started: Option<i64>,
 }
 
-/// KAI's reclaim for a pending job of `queue` needing `gpus`: allowed while the queue stays
-/// within its fair share with the job; victims come from other queues above
-/// max(deserved, fair share), preemptible ones, lowest priority then youngest first, one at a
-/// time while their queue is still above that share, until `fits(victims)` says the job
-/// would fit once they are gone. None: no reclaim.
+/// The job reclaim runs for.
+pub struct Reclaimer<'a> {
+    /// Its queue.
+    pub queue: usize,
+    /// GPUs of each task it allocates now, in task order (`GetTasksToAllocate`).
+    pub task_gpus: &'a [i64],
+}
+
+/// The queues' state reclaim reads: the proportion plugin's view at the start of the job's
+/// solution (`OnJobSolutionStart`).
+pub struct QueueState<'a> {
+    /// The KAI Queues.
+    pub queues: &'a [kueuesim_model::KaiQueue],
+    /// Fair share of every queue (parents too), from [`fair_shares`].
+    pub fair: &'a [i64],
+    /// GPUs allocated to each queue's own jobs (leaf queues hold the jobs).
+    pub allocated: &'a [i64],
+    /// The cluster's GPUs (an unlimited share counts against them).
+    pub total: i64,
+    /// The time of the cycle (ms), for the min-runtimes.
+    pub now: i64,
+}
+
+impl QueueState<'_> {
+    /// GPUs allocated in each queue's subtree.
+    fn subtree_allocated(&self) -> Vec<i64> {
+        let mut sub = self.allocated.to_vec();
+        for q in 0..self.queues.len() {
+            let mut p = self.queues[q].parent;
+            while let Some(x) = p {
+                sub[x] += self.allocated[q];
+                p = self.queues[x].parent;
+            }
+        }
+        sub
+    }
+
+    /// `GetAllocatableShare`: max(deserved, fair share), capped by the limit; an unlimited
+    /// deserved quota gives the limit (None: unlimited).
+    fn allocatable(&self, q: usize) -> Option<i64> {
+        let kq = &self.queues[q];
+        match kq.gpu_quota {
+            None => kq.gpu_limit,
+            Some(d) => {
+                let a = d.max(self.fair[q]);
+                Some(kq.gpu_limit.map_or(a, |l| a.min(l)))
+            }
+        }
+    }
+
+    /// The queue and its ancestors, root first (`getHierarchyPath`).
+    fn path(&self, q: usize) -> Vec<usize> {
+        let mut path = vec![q];
+        let mut p = self.queues[q].parent;
+        while let Some(x) = p {
+            path.push(x);
+            p = self.queues[x].parent;
+        }
+        path.reverse();
+        path
+    }
+}
+
+/// KAI's reclaim for one pending job (`reclaim.attemptToReclaimForSpecificJob`): allowed
+/// while the job's queue stays within its fair share with it (`CanReclaimResources`); the
+/// victims are the preemptible running jobs of other queues whose deserved quota is not
+/// unlimited and that `reclaimMinRuntime` does not protect, in victim order
+/// ([`victim_order`]), and a solution must pass the proportion plugin's `reclaimableFn`
+/// ([`reclaimable`]). The search is [`solve`]'s. None: no reclaim.
 pub fn reclaim_victims(
-    queues: &[kueuesim_model::KaiQueue],
-    fair: &[i64],
-    allocated: &[i64],
-    queue: usize,
-    gpus: i64,
+    state: &QueueState<'_>,
+    reclaimer: &Reclaimer<'_>,
     running: &[RunningJob],
-    mut fits: impl FnMut(&[usize]) -> bool,
+    free_gpus: i64,
+    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
 ) -> Option<Vec<usize>> {
-    if allocated[queue] + gpus > fair[queue] {
+    let queue = reclaimer.queue;
+    let want: i64 = reclaimer.task_gpus.iter().sum();
+    if want <= 0 || state.allocated[queue] + want > state.fair[queue] {
         return None;
     }
-    let share = |q: usize| fair[q].max(queues[q].gpu_quota.unwrap_or(i64::MAX / 4));
+    // `getOrderedVictimsQueue`: other queues' preemptible running jobs (`ReclaimVictimFilter`:
+    // the minruntime plugin's protection); a queue of unlimited deserved quota is never
+    // reclaimed from ("unlimited GPU quota, should not reclaim").
+    let candidates: Vec<&RunningJob> = running
+        .iter()
+        .filter(|j| {
+            j.queue != queue
+                && j.priority < 100
+                && state.queues[j.queue].gpu_quota.is_some()
+                && !protected(state, j, reclaim_min_runtime(state, queue, j.queue))
+        })
+        .collect();
+    let order = victim_order(state, &candidates);
+    solve(
+        &order,
+        reclaimer.task_gpus,
+        free_gpus,
+        scenario,
+        |need, left| {
+            let by_queue: Vec<(usize, i64)> = left
+                .iter()
+                .filter_map(|k| order.iter().find(|j| j.key == *k))
+                .map(|j| (j.queue, j.gpus))
+                .collect();
+            reclaimable(state, queue, need, &by_queue)
+        },
+    )
+}
+
+/// KAI's preempt for one pending job of `queue` at `priority`
+/// (`preempt.attemptToPreemptForPreemptor`): a non-preemptible job (priority 100 or more)
+/// whose tasks would take its queue's non-preemptible allocation over the deserved quota
+/// does not preempt (`IsNonPreemptibleJobOverQueueQuota`); the victims are the preemptible
+/// running jobs of the same queue at a lower priority that `preemptMinRuntime` does not
+/// protect (`buildFilterFuncForPreempt`), lowest priority then youngest first (the job order
+/// reversed); every solution is valid (the minruntime plugin's validator only concerns
+/// elastic victims). The search is [`solve`]'s. None: no preemption.
+pub fn preempt_victims(
+    state: &QueueState<'_>,
+    preemptor: &Reclaimer<'_>,
+    priority: i32,
+    non_preemptible_allocated: i64,
+    running: &[RunningJob],
+    free_gpus: i64,
+    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
+) -> Option<Vec<usize>> {
+    let queue = preemptor.queue;
+    let want: i64 = preemptor.task_gpus.iter().sum();
+    if want <= 0 {
+        return None;
+    }
+    if priority >= 100
+        && let Some(deserved) = state.queues[queue].gpu_quota
+        && deserved < non_preemptible_allocated + want
+    {
+        return None;
+    }
     let mut order: Vec<&RunningJob> = running
         .iter()
-        .filter(|j| j.queue != queue && j.priority < 100 && queues[j.queue].gpu_quota.is_some())
+        .filter(|j| {
+            j.queue == queue
+                && j.priority < 100
+                && j.priority < priority
+                && !protected(state, j, preempt_min_runtime(state, j.queue))
+        })
         .collect();
-    order.sort_by_key(|j| (j.priority, std::cmp::Reverse(j.created), j.key));
-    let mut left = allocated.to_vec();
-    let mut victims = Vec::new();
-    for j in order {
-        if left[j.queue] <= share(j.queue) {
-            continue;
+    order.sort_by_key(|j| {
+        (
+            j.priority,
+            std::cmp::Reverse(j.created),
+            std::cmp::Reverse(j.key),
+        )
+    });
+    solve(&order, preemptor.task_gpus, free_gpus, scenario, |_, _| {
+        true
+    })
+}
+
+/// Whether `job` started less than `min_runtime` ago (the minruntime plugin).
+fn protected(state: &QueueState<'_>, job: &RunningJob, min_runtime: i64) -> bool {
+    min_runtime > 0 && job.started.is_some_and(|s| state.now < s + min_runtime)
+}
+
+/// `preemptMinRuntime` for a victim of `queue`: the queue's, else the nearest ancestor's,
+/// else 0 (`resolvePreemptMinRuntime`), in ms.
+fn preempt_min_runtime(state: &QueueState<'_>, queue: usize) -> i64 {
+    state
+        .path(queue)
+        .iter()
+        .rev()
+        .find_map(|&q| state.queues[q].preempt_min_runtime)
+        .map_or(0, |d| d.millis())
+}
+
+/// `reclaimMinRuntime` for a reclaimer of `reclaimer` and a victim of `victim`: from the
+/// child of their lowest common ancestor on the victim's side (the victim's top queue when
+/// the two trees differ) up to the root, the first set, else 0
+/// (`resolveReclaimMinRuntimeLCA`), in ms.
+fn reclaim_min_runtime(state: &QueueState<'_>, reclaimer: usize, victim: usize) -> i64 {
+    let (a, b) = (state.path(reclaimer), state.path(victim));
+    let split = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()).min(b.len() - 1));
+    b[..=split]
+        .iter()
+        .rev()
+        .find_map(|&q| state.queues[q].reclaim_min_runtime)
+        .map_or(0, |d| d.millis())
+}
+
+/// Upstream's `JobSolver` over potential victims in `order`: the job's tasks (`task_gpus`,
+/// as `GetTasksToAllocate` gives them) are taken one more at a time, and for each partial
+/// job it looks for victims: first the victims recorded for the previous tasks alone, then,
+/// adding one potential victim job at a time, for each node of the job just added the
+/// recorded victims plus every potential victim with a pod on that node (upstream's
+/// by-node scenario). `scenario(tasks, victims)` simulates one: the victims' pods gone, the
+/// first `tasks` tasks placed, then the victims put back where they fit; it returns the
+/// victims left out, None when the tasks do not fit. A simulation that places the tasks is
+/// a solution when `valid(GPUs of the tasks, victims left out)` (the action's scenario
+/// validator) accepts it; its victims are recorded for the next task. The job's victims are
+/// those of its last task; None when a partial job has no solution or no victim is left.
+/// A scenario without enough GPUs free once its victims are gone is skipped (the idle-GPUs
+/// scenario filter).
+pub(super) fn solve(
+    order: &[&RunningJob],
+    task_gpus: &[i64],
+    free_gpus: i64,
+    mut scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
+    valid: impl Fn(i64, &[usize]) -> bool,
+) -> Option<Vec<usize>> {
+    let gpus_of = |keys: &[usize]| -> i64 {
+        keys.iter()
+            .filter_map(|k| order.iter().find(|j| j.key == *k))
+            .map(|j| j.gpus)
+            .sum()
+    };
+    let mut recorded: Vec<usize> = Vec::new();
+    for tasks in 1..=task_gpus.len() {
+        let need: i64 = task_gpus[..tasks].iter().sum();
+        let mut attempt = |victims: &[usize]| -> Option<Option<Vec<usize>>> {
+            if free_gpus + gpus_of(victims) < need {
+                return None;
+            }
+            let left = scenario(tasks, victims)?;
+            Some(valid(need, &left).then_some(left))
+        };
+        let mut solved = None;
+        if !recorded.is_empty()
+            && let Some(Some(v)) = attempt(&recorded)
+        {
+            solved = Some(v);
         }
-        left[j.queue] -= j.gpus;
-        victims.push(j.key);
-        if fits(&victims) {
-            return Some(victims);
+        let mut potential: Vec<&RunningJob> = Vec::new();
+        'jobs: for &j in order {
+            if solved.is_some() {
+                break;
+            }
+            if recorded.contains(&j.key) {
+                continue;
+            }
+            potential.push(j);
+            for &node in &j.nodes {
+                let mut set = recorded.clone();
+                set.extend(
+                    potential
+                        .iter()
+                        .filter(|p| p.nodes.binary_search(&node).is_ok())
+                        .map(|p| p.key),
+                );
+                match attempt(&set) {
+                    Some(Some(v)) => {
+                        solved = Some(v);
+                        break 'jobs;
+                    }
+                    // A solution the validator refuses ends this scenario.
+                    Some(None) => continue 'jobs,
+                    None => {}
+                }
+            }
+        }
+        match solved {
+            Some(v) => recorded = v,
+            None => return None,
         }
     }
-    None
+    (!recorded.is_empty()).then_some(recorded)
+}
+
+/// The proportion plugin's `Reclaimable` for victims `(queue, gpus)` in order: each victim's
+/// queue, taken at the level where its path and the reclaimer's part
+/// (`getLeveledQueues`), must be above its allocatable share before the victim goes
+/// (`MaintainFairShareStrategy`), or above its deserved quota while the reclaimer's stays
+/// within its own with the job (`GuaranteeDeservedQuotaStrategy`); then, at every level of
+/// the reclaimer's path, the reclaimer's saturation (allocated ÷ fair share) above 1 must stay
+/// below a reclaimed sibling's (`reclaimingQueuesRemainWithinBoundaries`, multiplier 1).
+pub(super) fn reclaimable(
+    state: &QueueState<'_>,
+    reclaimer: usize,
+    request: i64,
+    victims: &[(usize, i64)],
+) -> bool {
+    let sub = state.subtree_allocated();
+    let mut remaining: Vec<Option<i64>> = vec![None; state.queues.len()];
+    let reclaimer_path = state.path(reclaimer);
+    for &(vq, gpus) in victims {
+        let victim_path = state.path(vq);
+        let level = reclaimer_path
+            .iter()
+            .zip(&victim_path)
+            .position(|(a, b)| a != b)
+            .unwrap_or(reclaimer_path.len().min(victim_path.len()) - 1);
+        let (rq, eq) = (reclaimer_path[level], victim_path[level]);
+        let left = *remaining[eq].get_or_insert(sub[eq]);
+        let over_allocatable = state.allocatable(eq).is_some_and(|a| left > a);
+        let deserved = |q: usize| state.queues[q].gpu_quota.unwrap_or(i64::MAX / 4);
+        let guarantee = sub[rq] + request <= deserved(rq) && left > deserved(eq);
+        if !over_allocatable && !guarantee {
+            return false;
+        }
+        for &q in victim_path.iter().rev() {
+            *remaining[q].get_or_insert(sub[q]) -= gpus;
+        }
+    }
+    let ratio = |alloc: i64, fair: i64| -> f64 {
+        if fair == 0 {
+            if alloc > 0 { f64::INFINITY } else { 0.0 }
+        } else {
+            alloc as f64 / fair as f64
+        }
+    };
+    for &rq in reclaimer_path.iter().rev() {
+        let mine = remaining[rq].unwrap_or(sub[rq]) + request;
+        let r = ratio(mine, state.fair[rq]);
+        for (s, left) in remaining.iter().enumerate() {
+            let Some(left) = *left else { continue };
+            if s == rq || state.queues[s].parent != state.queues[rq].parent {
+                continue;
+            }
+            if r > 1.0 && state.fair[s] > 0 && r >= ratio(left, state.fair[s]) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The order potential victims are taken in (`JobsOrderByQueues` with `VictimQueue`): at
+/// each level of the queue tree the queue the proportion plugin's queue order puts last
+/// (`GetQueueOrderResult` reversed: over its fair share, then over its deserved quota, then
+/// the lower priority, then a queue using GPUs with no allocatable share, then the larger
+/// dominant share once the victims already taken from it and its next one are gone, then the
+/// larger share, the larger allocatable share, the newer queue); within a queue the job
+/// order reversed (lowest priority, then the youngest, then the higher id first).
+pub(super) fn victim_order<'a>(
+    state: &QueueState<'_>,
+    candidates: &[&'a RunningJob],
+) -> Vec<&'a RunningJob> {
+    let nq = state.queues.len();
+    let sub = state.subtree_allocated();
+    let total = state.total;
+    // Each leaf's jobs, next victim last.
+    let mut jobs: Vec<Vec<&RunningJob>> = vec![Vec::new(); nq];
+    for &j in candidates {
+        jobs[j.queue].push(j);
+    }
+    for list in &mut jobs {
+        list.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.created, j.key));
+    }
+    let mut taken = vec![0i64; nq];
+    let has_jobs = |q: usize, jobs: &[Vec<&RunningJob>]| -> bool {
+        (0..nq).any(|l| !jobs[l].is_empty() && state.path(l).contains(&q))
+    };
+    let mut out = Vec::new();
+    loop {
+        let mut level: Vec<usize> = (0..nq)
+            .filter(|&q| state.queues[q].parent.is_none() && has_jobs(q, &jobs))
+            .collect();
+        if level.is_empty() {
+            break;
+        }
+        let leaf = loop {
+            // The leaf each candidate would give its next victim from, for the share test.
+            let best = |q: usize| -> usize {
+                let mut cur = q;
+                loop {
+                    let kids: Vec<usize> = (0..nq)
+                        .filter(|&c| state.queues[c].parent == Some(cur) && has_jobs(c, &jobs))
+                        .collect();
+                    if kids.is_empty() {
+                        return cur;
+                    }
+                    cur = pick(state, &sub, &taken, &jobs, total, &kids, &|k| k);
+                }
+            };
+            let chosen = pick(state, &sub, &taken, &jobs, total, &level, &best);
+            let kids: Vec<usize> = (0..nq)
+                .filter(|&c| state.queues[c].parent == Some(chosen) && has_jobs(c, &jobs))
+                .collect();
+            if kids.is_empty() {
+                break chosen;
+            }
+            level = kids;
+        };
+        let Some(j) = jobs[leaf].pop() else { break };
+        for q in state.path(leaf) {
+            taken[q] += j.gpus;
+        }
+        out.push(j);
+    }
+    out
+}
+
+/// The queue of `members` the reversed queue order takes first; `leaf_of` names the leaf
+/// whose next victim counts for a member's dominant share.
+fn pick(
+    state: &QueueState<'_>,
+    sub: &[i64],
+    taken: &[i64],
+    jobs: &[Vec<&RunningJob>],
+    total: i64,
+    members: &[usize],
+    leaf_of: &dyn Fn(usize) -> usize,
+) -> usize {
+    use std::cmp::Ordering;
+    let key = |q: usize| {
+        let kq = &state.queues[q];
+        let alloc = sub[q];
+        let allocatable = state.allocatable(q);
+        let over_fair = alloc > state.fair[q];
+        let over_deserved = kq.gpu_quota.is_some_and(|d| alloc > d);
+        let zero_share = allocatable == Some(0) && alloc > 0;
+        let share = |a: i64| -> f64 {
+            match allocatable {
+                Some(0) => a as f64 * 1000.0,
+                Some(x) => a as f64 / x as f64,
+                None if total > 0 => a as f64 / total as f64,
+                None => 0.0,
+            }
+        };
+        let next = jobs[leaf_of(q)].last().map_or(0, |j| j.gpus);
+        (
+            over_fair,
+            over_deserved,
+            -i64::from(kq.priority),
+            zero_share,
+            share(alloc - taken[q] - next),
+            share(alloc),
+            allocatable.unwrap_or(i64::MAX),
+            q,
+        )
+    };
+    let mut best = members[0];
+    for &q in &members[1..] {
+        let (a, b) = (key(q), key(best));
+        let cmp =
+            a.0.cmp(&b.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
+                .then(a.4.total_cmp(&b.4))
+                .then(a.5.total_cmp(&b.5))
+                .then(a.6.cmp(&b.6))
+                .then(a.7.cmp(&b.7));
+        if cmp == Ordering::Greater {
+            best = q;
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -171,6 +591,8 @@ mod tests {
             gpu_over_quota_weight: weight,
             gpu_limit: None,
             priority,
+            preempt_min_runtime: None,
+            reclaim_min_runtime: None,
         }
     }
 
@@ -186,5 +608,222 @@ mod tests {
         // A higher-priority band takes the over-quota first.
         let qs = [q("hi", Some(0), 1, 200), q("lo", Some(0), 1, 100)];
         assert_eq!(fair_shares(&qs, 4, &[3, 4]), [3, 1]);
+    }
+
+    fn job(key: usize, queue: usize, priority: i32, created: i64, nodes: &[usize]) -> RunningJob {
+        RunningJob {
+            key,
+            queue,
+            gpus: nodes.len() as i64,
+            priority,
+            created,
+            nodes: nodes.to_vec(),
+            started: Some(0),
+        }
+    }
+
+    /// A toy cluster of 1-GPU nodes for the solver: the victims' nodes are freed, the
+    /// tasks take free nodes in order, and a victim goes back when all its nodes are free.
+    fn toy(
+        nodes: usize,
+        running: &[RunningJob],
+    ) -> impl FnMut(usize, &[usize]) -> Option<Vec<usize>> + '_ {
+        move |tasks, victims| {
+            let mut used = vec![false; nodes];
+            for j in running {
+                for &n in &j.nodes {
+                    used[n] = true;
+                }
+            }
+            for j in running.iter().filter(|j| victims.contains(&j.key)) {
+                for &n in &j.nodes {
+                    used[n] = false;
+                }
+            }
+            let free: Vec<usize> = (0..nodes).filter(|&n| !used[n]).collect();
+            if free.len() < tasks {
+                return None;
+            }
+            for &n in &free[..tasks] {
+                used[n] = true;
+            }
+            let mut left = Vec::new();
+            let mut back: Vec<&RunningJob> = running
+                .iter()
+                .filter(|j| victims.contains(&j.key))
+                .collect();
+            back.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.created, j.key));
+            for j in back {
+                if j.nodes.iter().all(|&n| !used[n]) {
+                    for &n in &j.nodes {
+                        used[n] = true;
+                    }
+                } else {
+                    left.push(j.key);
+                }
+            }
+            Some(left)
+        }
+    }
+
+    #[test]
+    fn reclaim_keeps_only_the_victims_that_do_not_fit_back() {
+        // reclaim_test "... reclaim for job with multiple tasks from job with multiple
+        // tasks": queue0 (deserved 1, weight 0) runs a 3-pod job on nodes 0-2 and a younger
+        // 1-pod job on node 3; queue1 (deserved 2, weight 1) wants 3 tasks of 1 GPU. The
+        // first task is solved by the younger job alone, the second needs the gang; with the
+        // preemptor placed first on nodes 0-2, the younger job goes back on node 3.
+        let qs = [q("queue0", Some(1), 0, 100), q("queue1", Some(2), 1, 100)];
+        let fair = fair_shares(&qs, 4, &[4, 3]);
+        assert_eq!(fair, [1, 3]);
+        let running = [job(0, 0, 50, 0, &[0, 1, 2]), job(1, 0, 50, 60, &[3])];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 120,
+        };
+        let reclaimer = Reclaimer {
+            queue: 1,
+            task_gpus: &[1, 1, 1],
+        };
+        let victims = reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running));
+        assert_eq!(victims, Some(vec![0]));
+    }
+
+    #[test]
+    fn reclaim_respects_the_reclaim_min_runtime_of_the_victims_queue() {
+        let mut qs = [q("queue0", Some(1), 0, 100), q("queue1", Some(2), 1, 100)];
+        qs[0].reclaim_min_runtime = Some(kueuesim_model::SimDuration::from_secs(600));
+        let fair = fair_shares(&qs, 4, &[4, 3]);
+        let running = [job(0, 0, 50, 0, &[0, 1, 2]), job(1, 0, 50, 60, &[3])];
+        let reclaimer = Reclaimer {
+            queue: 1,
+            task_gpus: &[1, 1, 1],
+        };
+        // Both started at 0: protected until 10m.
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 120_000,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
+            None
+        );
+        let state = QueueState {
+            now: 600_000,
+            ..state
+        };
+        assert_eq!(
+            reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
+            Some(vec![0])
+        );
+    }
+
+    #[test]
+    fn preempt_takes_lower_priorities_of_the_same_queue_only() {
+        let qs = [q("queue0", Some(2), 1, 100), q("queue1", Some(2), 1, 100)];
+        let fair = [2, 2];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[2, 0],
+            total: 2,
+            now: 0,
+        };
+        let one = Reclaimer {
+            queue: 0,
+            task_gpus: &[1],
+        };
+        // preempt_test "1 train job running, 1 build job pending for the same queue - preempt".
+        let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 75, 10, &[1])];
+        assert_eq!(
+            preempt_victims(&state, &one, 100, 0, &running, 0, toy(2, &running)),
+            Some(vec![0]),
+            "the train job (50) before the younger interactive one (75)"
+        );
+        // "1 train job running, 1 train job pending for the same queue - don't preempt".
+        assert_eq!(
+            preempt_victims(&state, &one, 50, 0, &running, 0, toy(2, &running)),
+            None
+        );
+        // "1 train job running, 1 build job pending for the different queue - don't preempt".
+        let other = Reclaimer {
+            queue: 1,
+            task_gpus: &[1],
+        };
+        assert_eq!(
+            preempt_victims(&state, &other, 100, 0, &running, 0, toy(2, &running)),
+            None
+        );
+        // A build job whose queue's non-preemptible GPUs would pass the deserved 2.
+        assert_eq!(
+            preempt_victims(&state, &one, 100, 2, &running, 0, toy(2, &running)),
+            None
+        );
+    }
+
+    #[test]
+    fn reclaim_test_cases_without_a_victim_or_with_one_preemptible() {
+        let qs = [q("queue0", Some(1), 1, 100), q("queue1", Some(1), 1, 100)];
+        let one = Reclaimer {
+            queue: 1,
+            task_gpus: &[1],
+        };
+        // "1 job from queue0 and 1 job from queue1 running on node0 - don't reclaim": both at
+        // their fair share of 1, queue1 would go to 2.
+        let fair = fair_shares(&qs, 2, &[2, 2]);
+        assert_eq!(fair, [1, 1]);
+        let running = [job(0, 0, 50, 0, &[0]), job(1, 1, 50, 1, &[1])];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[1, 1],
+            total: 2,
+            now: 0,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
+            None
+        );
+        // "2 jobs from queue0 running on node0 (1 train, 1 build) - 2 pending jobs from
+        // queue1 - reclaim train": the build job (priority 100) is no victim, though younger.
+        let fair = fair_shares(&qs, 2, &[2, 2]);
+        let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 100, 1, &[1])];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[2, 0],
+            total: 2,
+            now: 0,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
+            Some(vec![0])
+        );
+        // "unlimited GPU quota, should not reclaim": queue0 deserves -1 (its inference job,
+        // priority 125, is not preemptible either).
+        let qs = [q("queue0", None, 0, 100), q("queue1", Some(2), 0, 100)];
+        let fair = fair_shares(&qs, 4, &[4, 2]);
+        let running = [job(0, 0, 125, 0, &[0, 1, 2, 3])];
+        let two = Reclaimer {
+            queue: 1,
+            task_gpus: &[1, 1],
+        };
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 0,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &two, &running, 0, toy(4, &running)),
+            None
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 mod bare_pods;
 mod batch;
+mod grove;
 mod kubeflow;
 mod pods;
 mod ray;
@@ -67,6 +68,7 @@ impl Builder<'_> {
         self.build_statefulsets(out)?;
         self.build_deployments(out)?;
         self.build_leader_worker_sets(out)?;
+        self.build_pod_clique_sets(out)?;
         self.build_pods(out)
     }
 

@@ -244,7 +244,7 @@ impl Builder<'_> {
 
 /// Refuses an object that would take the input's workloads past
 /// `limits::MAX_OBJECT_WORKLOADS` (`total`: with its own).
-fn too_many_workloads(src: &ObjectText<'_>, total: usize) -> Result<(), ScenarioError> {
+pub(super) fn too_many_workloads(src: &ObjectText<'_>, total: usize) -> Result<(), ScenarioError> {
     let max = kueuesim_model::limits::MAX_OBJECT_WORKLOADS;
     if total > max {
         return Err(err_obj(

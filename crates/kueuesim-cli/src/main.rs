@@ -980,40 +980,10 @@ fn print_streamed(
     }
 }
 
-/// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`). Days are
-/// a convenience of the command line only: manifests keep Go's `time.ParseDuration` syntax,
-/// which has no `d` (`SimDuration::parse` stays strict for them).
+/// `--at` and `--until`: a Go duration, or one with days (`1d`, `1d12h`, `1.5d`); the model's
+/// `limits::parse_offset_days`, which the Timeline's offsets share.
 pub(crate) fn parse_offset(s: &str) -> Result<SimDuration, String> {
-    let Some(d) = s.find('d') else {
-        return limits::parse_time_offset(s);
-    };
-    let bad = || {
-        format!(
-            "invalid duration {s:?}: expected a Go duration (90m, 1h30m) or days first (1d, 1d12h)"
-        )
-    };
-    let days: f64 = s[..d]
-        .parse()
-        .ok()
-        .filter(|x: &f64| {
-            x.is_finite() && *x >= 0.0 && s[..d].bytes().all(|b| b.is_ascii_digit() || b == b'.')
-        })
-        .ok_or_else(bad)?;
-    let rest = &s[d + 1..];
-    let rest = if rest.is_empty() {
-        SimDuration::ZERO
-    } else {
-        SimDuration::parse(rest).map_err(|e| e.to_string())?
-    };
-    let ms = (days * 86_400_000.0).round();
-    if ms > limits::MAX_TIME.millis() as f64 {
-        return Err(format!(
-            "{s:?} is too late: expected at most {} ({} days)",
-            limits::MAX_TIME,
-            limits::MAX_TIME.millis() / 86_400_000
-        ));
-    }
-    limits::check_time(SimDuration::from_millis(ms as i64) + rest)
+    limits::parse_offset_days(s)
 }
 
 fn validate(paths: &[PathBuf], opts: LoadOptions) -> Result<(), Failure> {

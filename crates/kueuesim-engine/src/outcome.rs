@@ -235,6 +235,9 @@ pub struct WorkloadRecord {
     pub restarts: u32,
     /// Its job failed (lost more pods than its controller allows): `Finished`, reason `Failed`.
     pub failed: bool,
+    /// Volcano: when its PodGroup went Pending → Inqueue, set only for a PodGroup the
+    /// enqueue action held back first (the kubectl views show it Pending until then).
+    pub inqueue_at: Option<SimTime>,
     /// Running time that did useful work: every run's work up to its finish or its last
     /// checkpoint, without restart costs (and the current run's so far, at the end).
     pub useful_ms: i128,

@@ -19,6 +19,7 @@ pub mod resources;
 pub mod serving;
 pub mod time;
 pub mod topology;
+pub mod volcano;
 pub mod world;
 
 pub use change::{
@@ -37,6 +38,9 @@ pub use resources::{ResourceList, ResourceTable};
 pub use serving::{ServingKind, ServingObject, ServingRef};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
+pub use volcano::{
+    EnqueueVoter, MinResources, QueuePlugin, VolcanoAction, VolcanoQueue, VolcanoQueueing,
+};
 pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, CycleWork, DeviceShareArgs,
     FairSharingStrategy, KaiConfig, KueueConfig, KueueGates, NetworkTopologyAwareArgs,

@@ -112,6 +112,43 @@ pub fn parse_time_offset(text: &str) -> Result<SimDuration, String> {
     }
 }
 
+/// An offset from the start written by a planner: a Go duration, or one with days first
+/// (`10d`, `12d2h`, `1.5d`). Days are kueuesim's own convenience, for the command line's
+/// `--at`/`--until` and the offsets of its own Timeline kind; Kubernetes objects keep Go's
+/// `time.ParseDuration` syntax, which has no `d` ([`parse_time_offset`] stays strict).
+pub fn parse_offset_days(s: &str) -> Result<SimDuration, String> {
+    let Some(d) = s.find('d') else {
+        return parse_time_offset(s);
+    };
+    let bad = || {
+        format!(
+            "invalid duration {s:?}: expected a Go duration (90m, 1h30m) or days first (1d, 1d12h)"
+        )
+    };
+    let days: f64 = s[..d]
+        .parse()
+        .ok()
+        .filter(|x: &f64| {
+            x.is_finite() && *x >= 0.0 && s[..d].bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        })
+        .ok_or_else(bad)?;
+    let rest = &s[d + 1..];
+    let rest = if rest.is_empty() {
+        SimDuration::ZERO
+    } else {
+        SimDuration::parse(rest).map_err(|e| e.to_string())?
+    };
+    let ms = (days * 86_400_000.0).round();
+    if ms > MAX_TIME.millis() as f64 {
+        return Err(format!(
+            "{s:?} is too late: expected at most {} ({} days)",
+            MAX_TIME,
+            MAX_TIME.millis() / 86_400_000
+        ));
+    }
+    check_time(SimDuration::from_millis(ms as i64) + rest)
+}
+
 /// `d` is at most [`MAX_DURATION`]; otherwise the message, in our words, stating the limit.
 pub fn check_duration(d: SimDuration) -> Result<SimDuration, String> {
     if d > MAX_DURATION {
@@ -186,6 +223,28 @@ fn years(d: SimDuration) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn offsets_with_days() {
+        let h = |x: i64| SimDuration::from_millis(x * 3_600_000);
+        assert_eq!(parse_offset_days("10d"), Ok(h(240)));
+        assert_eq!(parse_offset_days("12d2h"), Ok(h(290)));
+        assert_eq!(parse_offset_days("1.5d"), Ok(h(36)));
+        assert_eq!(
+            parse_offset_days("90m"),
+            Ok(SimDuration::from_millis(5_400_000))
+        );
+        assert!(parse_offset_days("-1d").is_err());
+        assert!(parse_offset_days("d").is_err());
+        assert!(
+            parse_offset_days("1d2x")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
+        // Kubernetes objects keep Go's syntax.
+        assert!(parse_time_offset("10d").is_err());
+    }
+
     use super::*;
 
     #[test]

@@ -491,6 +491,12 @@ pub struct GangSpec {
     /// KAI: the Queue (index into `World::kai_queues`) from the `kai.scheduler/queue` label;
     /// None: KAI's implicit `default-queue`, which has no quota and takes no part in reclaim.
     pub kai_queue: Option<usize>,
+    /// Volcano: the Queue (index into `World::volcano_queues`) its PodGroup names
+    /// (`spec.queue`, a Volcano Job's `spec.queue`, or the annotation
+    /// `scheduling.volcano.sh/queue-name`); None: no Queue is modelled for it.
+    pub volcano_queue: Option<usize>,
+    /// Volcano PodGroup `spec.minResources`, which the enqueue action checks.
+    pub volcano_min_resources: crate::volcano::MinResources,
     /// Volcano PodGroup `minTaskMember`: (pod set, minimum pods) pairs.
     pub min_task_member: Vec<(usize, u32)>,
     /// Volcano PodGroup `subGroupPolicy` instances (from the PodGroup the workload names with

@@ -73,7 +73,8 @@ pub struct ServingRef {
 }
 
 /// A HorizontalPodAutoscaler (autoscaling/v2) on a load: an `External` metric with an
-/// `AverageValue` target of `per_replica`, and the `behavior` defaults.
+/// `AverageValue` target of `per_replica`, without `spec.behavior` or with one whose unwritten
+/// fields take the defaults (`SetDefaults_HorizontalPodAutoscalerBehavior`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Autoscaler {
     /// The load from each time on (a step function, times increasing).
@@ -84,10 +85,16 @@ pub struct Autoscaler {
     pub min: u32,
     /// `maxReplicas`.
     pub max: u32,
-    /// `behavior.scaleUp.stabilizationWindowSeconds` (default 0).
+    /// Whether `spec.behavior` is written. Without it the controller takes its older path
+    /// (`normalizeDesiredReplicas`): no scale-up window, the scale-down window of the
+    /// controller's flag (`scale_down_window`, 300 s) counting proposals exactly that old, and
+    /// a scale-up limit of max(2 × current, 4) per sync (`calculateScaleUpLimit`).
+    pub behavior: bool,
+    /// `behavior.scaleUp.stabilizationWindowSeconds` (default 0; unused without `behavior`).
     pub scale_up_window: SimDuration,
     /// `behavior.scaleDown.stabilizationWindowSeconds` (default 300 s, the controller's
-    /// `--horizontal-pod-autoscaler-downscale-stabilization`).
+    /// `--horizontal-pod-autoscaler-downscale-stabilization`, which is also the window
+    /// without `behavior`).
     pub scale_down_window: SimDuration,
 }
 
@@ -98,31 +105,54 @@ pub const HPA_SYNC_PERIOD: SimDuration = SimDuration::from_secs(15);
 pub const HPA_TOLERANCE: f64 = 0.1;
 /// The default scale-up policy `Pods`: 4 pods per period (with `Percent` 100, the larger).
 const HPA_SCALE_UP_PODS: u32 = 4;
+/// Without `behavior`: `scaleUpLimitMinimum`, the least a sync may scale up to.
+const HPA_LEGACY_SCALE_UP_MIN: u32 = 4;
+
+/// The longest stabilisation window in use: without `behavior` there is no scale-up window.
+fn window_horizon(a: &Autoscaler) -> SimDuration {
+    if a.behavior {
+        a.scale_up_window.max(a.scale_down_window)
+    } else {
+        a.scale_down_window
+    }
+}
 
 impl Autoscaler {
-    /// The load at `t` (the latest point at or before it; 0 before the first).
-    pub fn load_at(&self, t: SimTime) -> f64 {
+    /// The load at `t` (the latest point at or before it); none before the first point, where
+    /// the metric has no value yet.
+    pub fn load_at(&self, t: SimTime) -> Option<f64> {
         match self.load.partition_point(|&(at, _)| at <= t) {
-            0 => 0.0,
-            i => self.load[i - 1].1,
+            0 => None,
+            i => Some(self.load[i - 1].1),
         }
     }
 }
 
 /// The replicas an autoscaler sets, as a step schedule: syncs every `HPA_SYNC_PERIOD` from
-/// `start` (its first at `start`, with `initial` replicas) until the load's last change has
-/// been followed through its stabilisation windows, or `until`.
+/// `start` (its first at `start`, with `initial` replicas) until the replicas have settled
+/// after the load's last change, or `until`. Upstream the HPA syncs for as long as it exists
+/// (`reconcileAutoscaler`); once the load is constant, a sync that changes nothing and that
+/// counted no proposal other than its own is a fixed point (the next sync sees the same
+/// replicas, load and proposals), so every later sync would change nothing either. Rate limits and windows
+/// can take many syncs to get there (e.g. 2 → 100 replicas at max(4, 100 %) per sync).
 ///
 /// Each sync mirrors the HPA controller (`pkg/controller/podautoscaler`):
 /// - below `minReplicas` or above `maxReplicas` it moves to the bound;
+/// - otherwise, before the load's first point (no metric yet), it keeps the replicas;
 /// - otherwise the metric's proposal (`GetExternalPerPodMetricReplicas`): the current
 ///   replicas while `load / (per_replica × current)` is within `HPA_TOLERANCE` of 1, else
 ///   `ceil(load / per_replica)`;
-/// - `stabilizeRecommendationWithBehaviors`: the proposal is held between the smallest
-///   proposal of the scale-up window and the largest of the scale-down window;
-/// - `convertDesiredReplicasWithBehaviorRate` with the default policies: up by at most
-///   max(4 pods, 100 %) per 15 s period, down by up to 100 %, within min and max. Syncs are
-///   one period apart, so each period starts with the current replicas.
+/// - with `behavior` (`normalizeDesiredReplicasWithBehaviors`):
+///   `stabilizeRecommendationWithBehaviors` holds the proposal between the smallest proposal
+///   of the scale-up window and the largest of the scale-down window (proposals exactly a
+///   window old left out, `After(cutoff)`); `convertDesiredReplicasWithBehaviorRate` with the
+///   default policies: up by at most max(4 pods, 100 %) per 15 s period, down by up to
+///   100 %, within min and max. Syncs are one period apart, so each period starts with the
+///   current replicas;
+/// - without `behavior` (`normalizeDesiredReplicas`): `stabilizeRecommendation` takes the
+///   largest proposal of the scale-down window (proposals exactly a window old counted,
+///   `!Before(cutoff)`); `convertDesiredReplicasWithRules`: up to at most
+///   max(2 × current, 4) (`calculateScaleUpLimit`), within min and max.
 pub fn hpa_schedule(
     a: &Autoscaler,
     start: SimTime,
@@ -130,50 +160,81 @@ pub fn hpa_schedule(
     until: SimTime,
 ) -> Vec<(SimTime, u32)> {
     let last_change = a.load.last().map_or(start, |l| l.0).max(start);
-    let settle = a.scale_up_window.max(a.scale_down_window) + HPA_SYNC_PERIOD + HPA_SYNC_PERIOD;
-    let stop = (last_change + settle).min(until);
+    // A guard only: the schedule settles long before (a window, then at most ~17 doublings
+    // to the 100,000-replica bound).
+    let guard = last_change
+        + window_horizon(a)
+        + window_horizon(a)
+        + SimDuration::from_millis(HPA_SYNC_PERIOD.millis() * 10_000);
+    let stop = guard.min(until);
     let mut steps = vec![(start, initial)];
     let mut current = initial;
     // The unstabilised proposals of the syncs so far (`recommendations`), oldest first.
     let mut proposals: std::collections::VecDeque<(SimTime, u32)> = Default::default();
     let mut t = start;
     while t <= stop {
+        // Whether this sync is a fixed point (set where a proposal is made).
+        let mut settled = false;
         let desired = if current > a.max {
             a.max
         } else if current < a.min {
             a.min
-        } else {
-            let proposal = metric_proposal(a, a.load_at(t), current);
-            // Stabilise: proposals strictly after `t − window` count (`After(cutoff)`).
-            let mut up = proposal;
-            let mut down = proposal;
-            for &(at, p) in &proposals {
-                if at > t - a.scale_up_window {
-                    up = up.min(p);
+        } else if let Some(load) = a.load_at(t) {
+            let proposal = metric_proposal(a, load, current);
+            let horizon = window_horizon(a);
+            let desired = if a.behavior {
+                // Stabilise: proposals strictly after `t − window` count (`After(cutoff)`).
+                let mut up = proposal;
+                let mut down = proposal;
+                for &(at, p) in &proposals {
+                    if at > t - a.scale_up_window {
+                        up = up.min(p);
+                    }
+                    if at > t - a.scale_down_window {
+                        down = down.max(p);
+                    }
                 }
-                if at > t - a.scale_down_window {
-                    down = down.max(p);
+                let stabilised = current.max(up).min(down);
+                // Rate limits of the default policies, then min and max.
+                if stabilised > current {
+                    let limit = (current + HPA_SCALE_UP_PODS).max(current.saturating_mul(2));
+                    stabilised.min(limit.min(a.max))
+                } else if stabilised < current {
+                    stabilised.max(a.min)
+                } else {
+                    stabilised
                 }
-            }
-            let horizon = a.scale_up_window.max(a.scale_down_window);
+            } else {
+                // `stabilizeRecommendation`: proposals not before `t − window` count.
+                let stabilised = proposals
+                    .iter()
+                    .filter(|&&(at, _)| at >= t - a.scale_down_window)
+                    .fold(proposal, |m, &(_, p)| m.max(p));
+                // `convertDesiredReplicasWithRules` with `calculateScaleUpLimit`.
+                let limit = current.saturating_mul(2).max(HPA_LEGACY_SCALE_UP_MIN);
+                stabilised.min(limit.min(a.max)).max(a.min)
+            };
+            // This sync counted no other proposal than its own (checked before the oldest
+            // go, since this sync may have counted them).
+            let alone = proposals.iter().all(|&(_, p)| p == proposal);
+            // Drop what no later sync counts.
             while proposals.front().is_some_and(|&(at, _)| at <= t - horizon) {
                 proposals.pop_front();
             }
             proposals.push_back((t, proposal));
-            let stabilised = current.max(up).min(down);
-            // Rate limits of the default policies, then min and max.
-            if stabilised > current {
-                let limit = (current + HPA_SCALE_UP_PODS).max(current.saturating_mul(2));
-                stabilised.min(limit.min(a.max))
-            } else if stabilised < current {
-                stabilised.max(a.min)
-            } else {
-                stabilised
-            }
+            settled = t >= last_change && desired == current && alone;
+            desired
+        } else {
+            // No metric yet (before the load's first point): `computeReplicasForMetrics` fails
+            // (`FailedGetExternalMetric`), the HPA keeps the replicas and records no proposal.
+            current
         };
         if desired != current {
             current = desired;
             steps.push((t, desired));
+        }
+        if settled {
+            break;
         }
         t += HPA_SYNC_PERIOD;
     }
@@ -273,6 +334,7 @@ mod tests {
             per_replica: 10.0,
             min: 1,
             max: 100,
+            behavior: true,
             scale_up_window: SimDuration::ZERO,
             scale_down_window: SimDuration::from_secs(300),
         }
@@ -361,5 +423,81 @@ mod tests {
         let mut c = hpa(vec![(0, 10_000.0)]);
         c.max = 6;
         assert_eq!(hpa_schedule(&c, s(0), 2, s(1000)), vec![(s(0), 6)]);
+    }
+
+    #[test]
+    fn without_behavior_the_older_rules_hold() {
+        // `normalizeDesiredReplicas`: up to max(2 × current, 4) per sync (2 → 4 → 8 → 16 →
+        // 20), where the default policies give 2 → 6 → 12 → 20.
+        let mut a = hpa(vec![(0, 20.0), (60, 200.0)]);
+        a.behavior = false;
+        let steps = hpa_schedule(&a, s(0), 2, s(100_000));
+        assert_eq!(
+            steps,
+            vec![(s(0), 2), (s(60), 4), (s(75), 8), (s(90), 16), (s(105), 20)]
+        );
+        // A proposal exactly 300 s old still counts (`!Before(cutoff)`): the last proposal of
+        // 5 (at 585 s) holds through 885 s, so 2 comes at 900 s, not 885 s.
+        let mut b = hpa(vec![(0, 50.0), (600, 20.0)]);
+        b.behavior = false;
+        assert_eq!(
+            hpa_schedule(&b, s(0), 5, s(100_000)),
+            vec![(s(0), 5), (s(900), 2)]
+        );
+        // No scale-up window without `behavior`, whatever the field says.
+        let mut c = hpa(vec![(0, 20.0), (60, 40.0)]);
+        c.behavior = false;
+        c.scale_up_window = SimDuration::from_secs(300);
+        assert_eq!(
+            hpa_schedule(&c, s(0), 2, s(100_000)),
+            vec![(s(0), 2), (s(60), 4)]
+        );
+    }
+
+    #[test]
+    fn syncs_go_on_until_the_replicas_settle() {
+        // From 2 toward 100 at max(4, 100 %) per sync takes five syncs, and 96 is within the
+        // tolerance of 100 (1000 / 960), so it stays; with no scale-down window the schedule
+        // once stopped 30 s after the load's change (at 24).
+        let mut a = hpa(vec![(0, 20.0), (60, 1000.0)]);
+        a.scale_down_window = SimDuration::ZERO;
+        let steps = hpa_schedule(&a, s(0), 2, s(100_000));
+        assert_eq!(
+            steps,
+            vec![
+                (s(0), 2),
+                (s(60), 6),
+                (s(75), 12),
+                (s(90), 24),
+                (s(105), 48),
+                (s(120), 96)
+            ]
+        );
+        // A 5m scale-up window holds 2 until the last proposal of 2 (at 45 s) leaves it, at
+        // 345 s; the doubling then ran past the old horizon (it stopped at 48 at 390 s).
+        let mut b = hpa(vec![(0, 20.0), (60, 1000.0)]);
+        b.scale_up_window = SimDuration::from_secs(300);
+        let steps = hpa_schedule(&b, s(0), 2, s(100_000));
+        assert_eq!(steps.first(), Some(&(s(0), 2)));
+        assert_eq!(steps[1], (s(345), 6));
+        assert_eq!(steps.last(), Some(&(s(405), 96)));
+    }
+
+    #[test]
+    fn before_the_first_load_point_the_replicas_stay() {
+        // No metric before 1h: 5 replicas stay (not load 0, which dropped them to min), then
+        // ceil(100 / 10) = 10 at 1h.
+        let a = hpa(vec![(3600, 100.0)]);
+        assert_eq!(
+            hpa_schedule(&a, s(0), 5, s(100_000)),
+            vec![(s(0), 5), (s(3600), 10)]
+        );
+        // The bounds still hold without a metric (they come before it upstream).
+        let mut b = hpa(vec![(3600, 100.0)]);
+        b.min = 7;
+        assert_eq!(
+            hpa_schedule(&b, s(0), 5, s(100_000)),
+            vec![(s(0), 7), (s(3600), 10)]
+        );
     }
 }

@@ -243,6 +243,9 @@ pub struct VolcanoConfig {
     /// `deviceshare` with `deviceshare.VGPUEnable: true`; None otherwise (vGPU requests are
     /// then plain extended resources, as upstream without the plugin's vGPU support).
     pub deviceshare: Option<DeviceShareArgs>,
+    /// The conf's actions and queue plugins; None without a configuration (Volcano then
+    /// places gangs as they come and its Queues take no part).
+    pub queues: Option<crate::volcano::VolcanoQueueing>,
 }
 
 /// `deviceshare` arguments for Volcano vGPU.
@@ -316,6 +319,7 @@ impl Default for VolcanoConfig {
                 fading: 0.8,
             }),
             deviceshare: None,
+            queues: None,
         }
     }
 }
@@ -563,6 +567,9 @@ pub struct World {
     pub hypernodes: Topology,
     /// KAI Queues, in input order (parents before their children is not required).
     pub kai_queues: Vec<crate::objects::KaiQueue>,
+    /// Volcano Queues, in input order (plus Volcano's implicit `default` when a PodGroup
+    /// names it and the input has none).
+    pub volcano_queues: Vec<crate::volcano::VolcanoQueue>,
     /// Workloads by `WorkloadId`, in arrival-then-document order.
     pub workloads: Vec<Workload>,
     /// Settings.
@@ -687,6 +694,7 @@ impl Default for World {
             topologies: Vec::new(),
             hypernodes: Topology::from_hypernodes(&[], 0).expect("no HyperNodes is a tree"),
             kai_queues: Vec::new(),
+            volcano_queues: Vec::new(),
             workloads: Vec::new(),
             config: SimConfig::default(),
             timeline: Vec::new(),

@@ -457,6 +457,10 @@ pub struct WorkloadOut {
     /// With a Timeline or `spec.failures`: its restarts and useful work.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<WorkloadFailuresOut>,
+    /// Volcano: when the enqueue action let its PodGroup in (Pending → Inqueue), for a
+    /// PodGroup it held back first; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inqueue_at: Option<f64>,
     pub pod_sets: Vec<PodSetOut>,
     /// The topology domain its gang scheduler placed it in (Volcano's allocated HyperNode,
     /// KAI's domain), when a topology constraint applied.
@@ -880,6 +884,7 @@ pub fn workload_out(
         requeue_count: rec.requeue_count,
         time_in_queue_seconds: queued.as_secs_f64(),
         held_not_running_gpu_seconds: rec.idle_quota_gpu_ms as f64 / 1000.0,
+        inqueue_at: rec.inqueue_at.map(secs),
         failures: living(world).then(|| WorkloadFailuresOut {
             restarts: rec.restarts,
             useful_seconds: rec.useful_ms as f64 / 1000.0,

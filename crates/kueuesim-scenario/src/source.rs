@@ -733,10 +733,10 @@ fn quick_flow_metadata(text: &str) -> Option<&str> {
             }
             '}' | ']' => {
                 depth = depth.checked_sub(1)?;
-                if depth == 1 {
-                    if let Some(start) = meta_start {
-                        return (c == '}').then(|| &text[start..=i]);
-                    }
+                if depth == 1
+                    && let Some(start) = meta_start
+                {
+                    return (c == '}').then(|| &text[start..=i]);
                 }
                 if depth == 0 {
                     return None;

@@ -357,6 +357,18 @@ fn traces(
     base: &[SourceFile],
     variants: &[Prepared],
 ) -> Result<Vec<(String, TraceFile)>, Failure> {
+    // A serving object's load CSV (`kueuesim.io/load-trace`) is read beside its YAML file;
+    // the ConfigMap does not carry it yet, so the pods would fail to read it: refused here,
+    // never left out unseen.
+    if let Some(f) = base
+        .iter()
+        .find(|f| f.text.contains("kueuesim.io/load-trace"))
+    {
+        return Err(usage(format!(
+            "{}: a kueuesim.io/load-trace CSV is not shipped with --emit: expected the load written inline (kueuesim.io/load) for a sweep run on a cluster",
+            kueuesim_model::names::shown(&f.name)
+        )));
+    }
     let mut out: Vec<(String, TraceFile)> = Vec::new();
     for v in variants {
         let opts = LoadOptions {

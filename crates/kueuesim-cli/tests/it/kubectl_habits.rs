@@ -563,3 +563,49 @@ fn admitted_column_is_kueues_printer_column() {
          job-c-890b9   <none>     <none>\n"
     );
 }
+
+#[test]
+fn volcano_pod_group_held_by_enqueue_shows_pending_with_its_event() {
+    // scenarios/volcano/enqueue-over-capability: q1's capability keeps pg5 Pending.
+    let dir = scenario("volcano/enqueue-over-capability");
+    let got = ok(&["get", "podgroup", "-n", "ns1", "-o", "wide", &dir]);
+    let row = |name: &str| {
+        got.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_else(|| panic!("no {name}: {got}"))
+    };
+    assert_eq!(row("pg5")[1], "Pending", "{got}");
+    assert_eq!(row("pg5").last(), Some(&"q1"), "{got}");
+    assert_eq!(row("pg1")[1], "Running", "{got}");
+    assert_eq!(row("pg2").last(), Some(&"q2"), "{got}");
+    let described = ok(&["describe", "podgroup", "pg5", "-n", "ns1", &dir]);
+    assert!(
+        described.contains(
+            "Normal  Unschedulable  10m   volcano  queue resource quota insufficient: insufficient memory"
+        ),
+        "{described}"
+    );
+    assert!(
+        described.contains("Phase:                   Pending"),
+        "{described}"
+    );
+}
+
+#[test]
+fn volcano_pod_group_phase_follows_the_enqueue_action_over_time() {
+    // scenarios/volcano/weighted-queues: research-3 is held until 1h, then Inqueue until
+    // it runs at 2h.
+    let dir = scenario("volcano/weighted-queues");
+    let phase = |at: &str| {
+        let got = ok(&["get", "podgroup", "-n", "team", &dir, "--at", at]);
+        got.lines()
+            .find(|l| l.starts_with("podgroup-research-3 "))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or_else(|| panic!("{got}"))
+            .to_string()
+    };
+    assert_eq!(phase("30m"), "Pending");
+    assert_eq!(phase("90m"), "Inqueue");
+    assert_eq!(phase("150m"), "Running");
+}

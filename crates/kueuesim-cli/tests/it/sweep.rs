@@ -795,3 +795,43 @@ fn a_sweep_varies_when_a_timeline_change_brings_nodes() {
     assert_eq!(waits, ["3601", "7201", "10801"], "{csv}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A base whose serving object reads its load from a CSV (`kueuesim.io/load-trace`): the
+/// emitted ConfigMap would not carry the CSV, so `--emit` refuses it (exit 2) rather than
+/// leave it out.
+#[test]
+fn emit_refuses_a_load_trace_it_cannot_ship() {
+    let dir = temp_dir("emit_load_trace");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/serving/autoscaled/scenario.yaml"),
+    )
+    .unwrap()
+    .replace(
+        "kueuesim.io/load: \"0s=20,1h=55,3h=10\"",
+        "kueuesim.io/load-trace: load.csv",
+    );
+    assert!(text.contains("load-trace"));
+    std::fs::write(dir.join("scenario.yaml"), text).unwrap();
+    std::fs::write(dir.join("load.csv"), "time,load\n0s,20\n1h,55\n3h,10\n").unwrap();
+    std::fs::write(
+        dir.join("sweep.yaml"),
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata: {name: load}\nspec:\n  base: scenario.yaml\n  parameters:\n  - name: seed\n    values: [1, 2]\n    set: ['Simulation/*:spec.seed={{value}}']\n",
+    )
+    .unwrap();
+    let f = dir.join("sweep.yaml");
+    let o = kueuesim(&["run", "-q", dir.join("scenario.yaml").to_str().unwrap()]);
+    assert!(
+        o.status.success(),
+        "the scenario itself runs: {}",
+        stderr(&o)
+    );
+    let o = kueuesim(&["sweep", f.to_str().unwrap(), "--emit", "kubernetes"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a kueuesim.io/load-trace CSV is not shipped with --emit"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -355,6 +355,7 @@ impl<'w> Simulation<'w> {
             }
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
+        self.runtimes[w.index()].released = true;
         self.release_quota(w);
         // While nodes change (`Schedulers::nodes_changing`) the schedulers look once all of
         // the change has applied.

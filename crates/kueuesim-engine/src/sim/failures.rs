@@ -229,81 +229,90 @@ impl<'w> Simulation<'w> {
         self.queue_failure_event(false);
     }
 
+    /// The node states; they exist whenever failures are configured.
+    fn failing_nodes(&self) -> &super::nodes::NodeStates {
+        self.sched
+            .nodes
+            .as_ref()
+            .expect("node states with failures")
+    }
+
+    /// Changes a node's state with `change`, then brings the capacity held back from the
+    /// schedulers in line with it (`NodeStates::sync`).
+    fn change_node(&mut self, node: NodeId, change: impl FnOnce(&mut super::nodes::NodeStates)) {
+        let world = self.world;
+        let states = self
+            .sched
+            .nodes
+            .as_mut()
+            .expect("node states with failures");
+        change(states);
+        states.sync(world, &mut self.sched.cluster, node);
+    }
+
+    /// Schedules `next` after a draw of `dist` (at least `at_least` ms).
+    fn draw_next(&mut self, dist: &DurationDist, at_least: i64, next: Next) {
+        let now = self.now;
+        let clock = self.sched.failures.as_mut().expect("failure clock");
+        let gap = clock.rng.draw(dist, at_least);
+        clock.add(now + gap, next);
+    }
+
+    /// A failure for the report's failures panel (its lost work is added as pods end).
+    fn mark_failure(&mut self, what: crate::outcome::FailureCause) {
+        let at = self.now;
+        self.rec
+            .stats
+            .failures
+            .marks
+            .push(crate::outcome::FailureMark {
+                at,
+                what,
+                lost_gpu_ms: 0,
+            });
+    }
+
+    /// One failure or repair. A node that is away (removed, or not yet added by a Timeline)
+    /// has nothing to fail, but its clock runs on: it fails again once it is back, and a
+    /// repair due while it is away still clears its failed state, so it comes back whole.
     fn failure(&mut self, next: Next) {
         let world = self.world;
         let cfg = &world.config.failures;
-        let now = self.now;
         match next {
             Next::NodeFails { node, set } => {
-                let states = self
-                    .sched
-                    .nodes
-                    .as_mut()
-                    .expect("node states with failures");
-                if states.removed[node.index()] {
-                    // A removed node fails no more.
+                let (i, states) = (node.index(), self.failing_nodes());
+                if states.removed[i] {
+                    self.draw_next(&cfg.nodes[set as usize].mtbf, 1, next);
                     return;
                 }
-                if !states.failed[node.index()] {
-                    states.failed[node.index()] = true;
-                    states.sync(world, &mut self.sched.cluster, node);
+                if !states.failed[i] {
+                    self.change_node(node, |s| s.failed[i] = true);
                     self.rec.stats.failures.node_failures += 1;
-                    self.rec
-                        .stats
-                        .failures
-                        .marks
-                        .push(crate::outcome::FailureMark {
-                            at: now,
-                            what: crate::outcome::FailureCause::NodeFailure,
-                            lost_gpu_ms: 0,
-                        });
+                    self.mark_failure(crate::outcome::FailureCause::NodeFailure);
                     self.end_pods_on(&[node], Loss::NodeFailed);
                 }
-                let clock = self.sched.failures.as_mut().expect("failure clock");
-                let repair = clock.rng.draw(&cfg.nodes[set as usize].repair, 0);
-                clock.add(now + repair, Next::NodeRepaired { node, set });
+                let repaired = Next::NodeRepaired { node, set };
+                self.draw_next(&cfg.nodes[set as usize].repair, 0, repaired);
             }
             Next::NodeRepaired { node, set } => {
-                let states = self
-                    .sched
-                    .nodes
-                    .as_mut()
-                    .expect("node states with failures");
-                if states.removed[node.index()] {
-                    return;
-                }
-                states.failed[node.index()] = false;
-                states.sync(world, &mut self.sched.cluster, node);
-                let clock = self.sched.failures.as_mut().expect("failure clock");
-                let gap = clock.rng.draw(&cfg.nodes[set as usize].mtbf, 1);
-                clock.add(now + gap, Next::NodeFails { node, set });
+                // A removed node stays closed: `sync` reads its state.
+                self.change_node(node, |s| s.failed[node.index()] = false);
+                self.draw_next(
+                    &cfg.nodes[set as usize].mtbf,
+                    1,
+                    Next::NodeFails { node, set },
+                );
             }
             Next::GpuFails { node, device, set } => {
-                let states = self
-                    .sched
-                    .nodes
-                    .as_ref()
-                    .expect("node states with failures");
-                if states.removed[node.index()] {
-                    return;
-                }
-                if states.failed[node.index()] {
-                    // A node that is down has no GPU in use to fail: the next draw starts now.
-                    let clock = self.sched.failures.as_mut().expect("failure clock");
-                    let gap = clock.rng.draw(&cfg.gpus[set as usize].mtbf, 1);
-                    clock.add(now + gap, Next::GpuFails { node, device, set });
+                let states = self.failing_nodes();
+                if states.removed[node.index()] || states.failed[node.index()] {
+                    // A node that is down or away has no GPU in use to fail: the next draw
+                    // starts now.
+                    self.draw_next(&cfg.gpus[set as usize].mtbf, 1, next);
                     return;
                 }
                 self.rec.stats.failures.gpu_failures += 1;
-                self.rec
-                    .stats
-                    .failures
-                    .marks
-                    .push(crate::outcome::FailureMark {
-                        at: now,
-                        what: crate::outcome::FailureCause::GpuFailure,
-                        lost_gpu_ms: 0,
-                    });
+                self.mark_failure(crate::outcome::FailureCause::GpuFailure);
                 if self.sched.cluster.devices.is_some() {
                     // GPUs as devices: every pod with a claim on the device fails (a whole
                     // GPU's pod, or each share on it), and the device is out until repaired.
@@ -321,15 +330,9 @@ impl<'w> Simulation<'w> {
                 }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
                 clock.down_devices[node.index()].push(device);
-                let repair = clock.rng.draw(&cfg.gpus[set as usize].repair, 0);
-                clock.add(now + repair, Next::GpuRepaired { node, device, set });
-                let states = self
-                    .sched
-                    .nodes
-                    .as_mut()
-                    .expect("node states with failures");
-                states.failed_gpus[node.index()] += 1;
-                states.sync(world, &mut self.sched.cluster, node);
+                let repaired = Next::GpuRepaired { node, device, set };
+                self.draw_next(&cfg.gpus[set as usize].repair, 0, repaired);
+                self.change_node(node, |s| s.failed_gpus[node.index()] += 1);
             }
             Next::GpuRepaired { node, device, set } => {
                 if let Some(d) = self.sched.cluster.devices.as_mut() {
@@ -337,18 +340,9 @@ impl<'w> Simulation<'w> {
                 }
                 let clock = self.sched.failures.as_mut().expect("failure clock");
                 clock.down_devices[node.index()].retain(|&d| d != device);
-                let gap = clock.rng.draw(&cfg.gpus[set as usize].mtbf, 1);
-                clock.add(now + gap, Next::GpuFails { node, device, set });
-                let states = self
-                    .sched
-                    .nodes
-                    .as_mut()
-                    .expect("node states with failures");
-                if states.removed[node.index()] {
-                    return;
-                }
-                states.failed_gpus[node.index()] -= 1;
-                states.sync(world, &mut self.sched.cluster, node);
+                let fails = Next::GpuFails { node, device, set };
+                self.draw_next(&cfg.gpus[set as usize].mtbf, 1, fails);
+                self.change_node(node, |s| s.failed_gpus[node.index()] -= 1);
             }
         }
     }

@@ -45,6 +45,7 @@ mod series;
 mod serving;
 mod start;
 mod tas_replace;
+mod volcano;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;

@@ -65,6 +65,12 @@ pub(super) struct Runtime<'w> {
     /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
+    /// Volcano: its PodGroup is Inqueue (let in by the enqueue action, or by allocate
+    /// without one); only read when the volcano-scheduler.conf has queue plugins.
+    pub(super) volcano_inqueue: bool,
+    /// Its pods were given back (`release`): done or evicted, even while its record still
+    /// names their nodes. Volcano's queues count its pods no more.
+    pub(super) released: bool,
     /// Quota usage held, to give back.
     pub(super) usage: Vec<(Fr, i64)>,
     /// Its position in its ClusterQueue's queue.
@@ -124,6 +130,11 @@ pub(super) struct Runtime<'w> {
 impl Runtime<'_> {
     /// Its pods as its scheduler sees them: per pod set, what one pod needs and where each
     /// of its pods is bound.
+    /// Whether some pod is not placed yet.
+    pub(super) fn has_unplaced(&self) -> bool {
+        self.record.placement.iter().flatten().any(Option::is_none)
+    }
+
     pub(super) fn pods(&self) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
         self.needs
             .iter()
@@ -210,6 +221,8 @@ pub(super) fn new_runtime<'w>(
         generation: 0,
         needs: Vec::new(),
         kai_pipelined: 0,
+        volcano_inqueue: false,
+        released: false,
         usage: Vec::new(),
         key: None,
         past_execution: SimDuration::ZERO,
@@ -257,6 +270,7 @@ pub(super) fn new_runtime<'w>(
             preemptions_caused: 0,
             restarts: 0,
             failed: false,
+            inqueue_at: None,
             useful_ms: 0,
             first_running_at: None,
             scaled_down: false,

@@ -19,6 +19,7 @@ impl<'w> Simulation<'w> {
         let wl = self.spec(w);
         let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
         let rt = &mut self.runtimes[w.index()];
+        rt.released = false;
         rt.needs = wl
             .pod_sets
             .iter()
@@ -119,10 +120,42 @@ impl<'w> Simulation<'w> {
     pub(super) fn try_place(&mut self, w: WorkloadId) -> bool {
         let world = self.world;
         let kind = self.scheduler_of(w);
+        // Volcano's queues (enqueue, and allocate's queue checks) come before its placement;
+        // the pods its queue refused stay out of this attempt.
+        let refused = if kind == SchedulerKind::Volcano {
+            match self.volcano_queue_gate(w) {
+                Some(refused) => refused,
+                None => return false,
+            }
+        } else {
+            Vec::new()
+        };
         let wl = self.spec(w);
         let rt = &self.runtimes[w.index()];
-        let pods = rt.pods();
-        let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        let all = rt.pods();
+        let total: usize = all.iter().map(|(_, s)| s.len()).sum();
+        // Only when Volcano's queue refused pods (rare; none on every other path):
+        // `kept[ps][i]`, the index in its pod set of the i-th pod the placer sees.
+        let kept: Option<Vec<Vec<usize>>> = (!refused.is_empty()).then(|| {
+            all.iter()
+                .enumerate()
+                .map(|(ps, (_, slots))| {
+                    (0..slots.len())
+                        .filter(|&i| !refused.contains(&(ps, i)))
+                        .collect()
+                })
+                .collect()
+        });
+        let pods: Vec<_> = match &kept {
+            None => all,
+            Some(kept) => all
+                .into_iter()
+                .zip(kept)
+                .map(|((needs, slots), keep)| (needs, keep.iter().map(|&i| slots[i]).collect()))
+                .collect(),
+        };
+        // The pod-set index of the i-th pod the placer sees.
+        let original = |ps: usize, i: usize| kept.as_ref().map_or(i, |k| k[ps][i]);
         // Ties are broken by a stream seeded per (seed, workload, attempt).
         self.sched.placement_attempts += 1;
         let seed = world.config.seed
@@ -139,9 +172,9 @@ impl<'w> Simulation<'w> {
         let pod_name = |ps: usize, idx: usize| match &tas_index {
             Some(ix) => {
                 let (p, i) = ix[ps][idx];
-                wl.pod_name(p, i)
+                wl.pod_name(p, original(p, i))
             }
-            None => wl.pod_name(ps, idx),
+            None => wl.pod_name(ps, original(ps, idx)),
         };
         let mut result = match kind {
             SchedulerKind::Kube => {
@@ -257,6 +290,20 @@ impl<'w> Simulation<'w> {
                 (c.0, c.1) = (p, i);
             }
         }
+        if kept.is_some() {
+            for b in &mut result.bound {
+                b.1 = original(b.0, b.1);
+            }
+            if let Some(u) = &mut result.unplaced {
+                u.1 = original(u.0, u.1);
+            }
+            for c in &mut result.claims {
+                c.1 = original(c.0, c.1);
+            }
+            for c in &mut result.vgpu {
+                c.1 = original(c.0, c.1);
+            }
+        }
         let gpu = self.gpu;
         for &(ps, idx, node) in &result.bound {
             let rt = &mut self.runtimes[w.index()];
@@ -306,6 +353,12 @@ impl<'w> Simulation<'w> {
         }
         if !result.bound.is_empty() {
             self.runtimes[w.index()].kai_pipelined = 0;
+        }
+        // Pods the Volcano queue refused stay pending: the gang is bound as far as its queue
+        // lets it (JobReady held), and is tried again in later sessions.
+        if result.unplaced.is_none() && !refused.is_empty() {
+            self.bound_unplaced(w, kind);
+            return false;
         }
         match result.unplaced {
             None => {

@@ -59,9 +59,19 @@ fn arb_world() -> impl Strategy<Value = kueuesim_model::World> {
 fn check_after_every_event(world: &World, max_steps: u32) -> Result<(), TestCaseError> {
     // UID labels are respaced on every arrival, so the check also sees every kept label
     // follow a respacing.
-    let mut sim = Simulation::new(world).with_audit().with_uid_respacing();
+    let sim = Simulation::new(world).with_audit().with_uid_respacing();
+    check_each_event(sim, None, max_steps)
+}
+
+/// Steps `sim` (built `with_audit`) up to `until`, checking the invariants after every event,
+/// for at most `max_steps` events.
+pub(crate) fn check_each_event(
+    mut sim: Simulation<'_>,
+    until: Option<kueuesim_model::SimTime>,
+    max_steps: u32,
+) -> Result<(), TestCaseError> {
     let mut steps = 0;
-    while steps < max_steps && sim.step(None) && !sim.only_futile_loops_left() {
+    while steps < max_steps && sim.step(until) && !sim.only_futile_loops_left() {
         steps += 1;
         if let Err(e) = sim.check_invariants() {
             prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());

@@ -255,15 +255,8 @@ fn with_object_changes(
 
 /// Runs `world`, checking the invariants after every event, for at most `max_steps` events.
 fn check_after_every_event(world: &World, max_steps: u32) -> Result<(), TestCaseError> {
-    let mut sim = Simulation::new(world).with_audit();
-    let mut steps = 0;
-    while steps < max_steps && sim.step(world.config.until) && !sim.only_futile_loops_left() {
-        steps += 1;
-        if let Err(e) = sim.check_invariants() {
-            prop_assert!(false, "after event {steps} at {:?}: {e}", sim.now());
-        }
-    }
-    Ok(())
+    let sim = Simulation::new(world).with_audit();
+    crate::invariants::check_each_event(sim, world.config.until, max_steps)
 }
 
 proptest! {

@@ -72,9 +72,21 @@ pub(super) fn pod_groups<'a>(
             let min_member = spec.gang.min_member.map_or(total, |m| m as usize);
             // The PodGroup phase (Volcano's getPodGroupPhase): Running once minMember pods
             // are scheduled, Completed when done; Inqueue once Kueue released the pods.
+            // With Volcano's queues, a PodGroup the enqueue action holds back is Pending
+            // until `inqueueAt` (its first Normal `Unschedulable` event is the enqueue vote's).
+            let held = scheduler == SchedulerKind::Volcano
+                && w.inqueue_at.is_none_or(|t| t > at)
+                && w.events.iter().any(|e| {
+                    e.source == "volcano"
+                        && e.kind == "Normal"
+                        && e.reason == "Unschedulable"
+                        && e.at <= at
+                });
             let phase = match w.state {
                 "Finished" => "Completed",
                 _ if placed >= min_member && placed > 0 => "Running",
+                _ if held => "Pending",
+                _ if w.inqueue_at.is_some_and(|t| t <= at) => "Inqueue",
                 "Admitted" | "Running" => "Inqueue",
                 _ => "Pending",
             };
@@ -108,7 +120,12 @@ fn queue(world: &World, pg: &PodGroup<'_>) -> String {
             .kai_queue
             .and_then(|q| world.kai_queues.get(q))
             .map_or_else(|| "default-queue".to_string(), |q| q.name.clone()),
-        _ => "default".to_string(),
+        _ => pg
+            .spec
+            .gang
+            .volcano_queue
+            .and_then(|q| world.volcano_queues.get(q))
+            .map_or_else(|| "default".to_string(), |q| q.name.clone()),
     }
 }
 

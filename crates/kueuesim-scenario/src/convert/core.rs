@@ -86,6 +86,8 @@ pub(super) struct Builder<'a> {
     pub(super) kai_pod_groups: BTreeMap<(String, String), Parsed<'a, wire::KaiPodGroup>>,
     /// KAI Queues.
     pub(super) kai_queues: Vec<Parsed<'a, wire::KaiQueue>>,
+    /// Volcano Queues.
+    pub(super) volcano_queues: Vec<Parsed<'a, wire::VolcanoQueue>>,
     /// Simulation `spec.defaultRemaining`.
     pub(super) default_remaining: Option<SimDuration>,
     /// Simulation `spec.variation`.
@@ -162,6 +164,8 @@ pub(super) struct Index {
     pub(super) nodes: BTreeMap<String, usize>,
     /// KAI Queue name → index in `world.kai_queues`.
     pub(super) kai_queues: BTreeMap<String, usize>,
+    /// Volcano Queue name → index in `world.volcano_queues`.
+    pub(super) volcano_queues: BTreeMap<String, usize>,
 }
 
 pub(crate) fn pos_of<T>(src: &ObjectText<'_>, s: &Spanned<T>) -> Pos {

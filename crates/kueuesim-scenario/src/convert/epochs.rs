@@ -95,6 +95,7 @@ struct Found<'t, 'f> {
 pub(crate) fn plan(
     objects: &[ObjectText<'_>],
     opts: &LoadOptions,
+    warnings: &mut Vec<String>,
 ) -> Result<Option<EpochPlan>, ScenarioError> {
     let mut trees = Vec::new();
     for o in objects {
@@ -122,7 +123,7 @@ pub(crate) fn plan(
             // A change without a readable `at` is the build's to report.
             let Some(at) = ch
                 .text_of("at")
-                .and_then(|a| kueuesim_model::limits::parse_time_offset(a.trim()).ok())
+                .and_then(|a| kueuesim_model::limits::parse_offset_days(a.trim()).ok())
             else {
                 continue;
             };
@@ -203,8 +204,9 @@ pub(crate) fn plan(
             }
             sets.push(s);
         }
-        let mut notes = Vec::new();
-        Overrides::of_change(patches, sets)?.apply(&mut cur, |_| true, &mut notes)?;
+        // A patch that adds an object (a NodePool, a Cohort) warns as `--patch` does, with
+        // the closest existing name: a misspelt name must not pass as a new object unseen.
+        Overrides::of_change(patches, sets)?.apply(&mut cur, |_| true, warnings)?;
         let world = build_cluster(&cur, opts)?;
         let before = if prev == 0 {
             &base
@@ -625,6 +627,7 @@ pub(crate) fn epoch_worlds(world: &World, plan: &EpochPlan) -> Vec<World> {
                 topologies: world.topologies.clone(),
                 hypernodes: world.hypernodes.clone(),
                 kai_queues: world.kai_queues.clone(),
+                volcano_queues: world.volcano_queues.clone(),
                 workloads: Vec::new(),
                 config: world.config.clone(),
                 timeline: Vec::new(),

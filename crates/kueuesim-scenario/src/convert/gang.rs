@@ -5,8 +5,8 @@
 use serde_saphyr::Spanned;
 
 use kueuesim_model::{
-    GangSpec, KaiQueue, KaiSubGroup, KaiTopologyConstraint, NetworkTopology, NodeId, PodSet,
-    SchedulerKind, TierRef, VolcanoSubGroup,
+    GangSpec, KaiQueue, KaiSubGroup, KaiTopologyConstraint, MinResources, NetworkTopology, NodeId,
+    PodSet, ResourceList, SchedulerKind, TierRef, VolcanoSubGroup,
 };
 
 use super::core::{Builder, err_at, err_obj, labels, name_of, namespace_of, one_of, selector};
@@ -229,6 +229,15 @@ impl Builder<'_> {
                     };
                     gang.network_topology = Some(NetworkTopology { hard, highest_tier });
                 }
+                // The queue its PodGroup controller copies from the owner's annotation
+                // (`scheduling.volcano.sh/queue-name`), else Volcano's `default`; an input
+                // PodGroup's `spec.queue` overrides it below.
+                let queue = meta.annotations.get("scheduling.volcano.sh/queue-name");
+                gang.volcano_queue = Some(self.volcano_queue_named(
+                    src,
+                    queue,
+                    queue.map_or("default", |q| q.value.as_str()),
+                )?);
                 if let Some(pg) = meta.annotations.get("scheduling.k8s.io/group-name") {
                     self.volcano_pod_group(src, pg, meta, templates, &pod_set_names, &mut gang)?;
                 }
@@ -350,6 +359,21 @@ impl Builder<'_> {
         if let Some(m) = &spec.min_member {
             gang.min_member = Some(min_member(psrc, m)?);
         }
+        // Resolved once the PodGroup is no longer borrowed (below).
+        let queue = spec.queue.clone();
+        // minResources as written; a PodGroup without it is let in by enqueue at once.
+        gang.volcano_min_resources = match &spec.min_resources {
+            None => MinResources::Unset,
+            Some(map) => {
+                super::names::resource_names(psrc, map)?;
+                let mut pairs = Vec::new();
+                for (r, q) in map {
+                    let amount = super::core::quantity(psrc, r, q)?;
+                    pairs.push((self.world.resources.intern(r), amount));
+                }
+                MinResources::Given(ResourceList::from_pairs(pairs))
+            }
+        };
         let topology =
             |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
                 let hard = match &nt.mode {
@@ -491,6 +515,9 @@ impl Builder<'_> {
                 policy: pi,
                 min_available: policies[pi].2,
             });
+        }
+        if let Some(q) = &queue {
+            gang.volcano_queue = Some(self.volcano_queue_named(psrc, Some(q), &q.value)?);
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ mod pod_spec;
 mod simulation;
 mod timeline;
 mod topology;
+mod volcano_queues;
 mod workload;
 
 pub use self::core::{
@@ -89,7 +90,7 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
     }
     // Timeline changes that set or patch objects: their epochs, worked out on the cluster's
     // objects alone before the build, which builds in the nodes and Cohorts they add.
-    let epoch_plan = epochs::plan(&objects, &opts)?;
+    let epoch_plan = epochs::plan(&objects, &opts, &mut notes)?;
     let (seed, streamed) = (opts.seed, opts.stream);
     let Built {
         mut loaded,
@@ -346,13 +347,7 @@ impl<'a> Builder<'a> {
                 ("kueue.x-k8s.io", "Topology") => self.topologies.push((false, parse(src)?)),
                 ("kai.scheduler", "Topology") => self.topologies.push((true, parse(src)?)),
                 ("topology.volcano.sh", "HyperNode") => self.hypernodes.push(parse(src)?),
-                // Volcano Queues: read for their names; they do not hold quota here (Kueue
-                // decides quota; docs/semantics.md).
-                ("scheduling.volcano.sh", "Queue") => {
-                    let p: Parsed<'a, wire::ObjectOnly> = parse(src)?;
-                    let name = name_of(src, &p.obj.metadata)?.to_string();
-                    self.remember(src, "", &name)?;
-                }
+                ("scheduling.volcano.sh", "Queue") => self.volcano_queues.push(parse(src)?),
                 ("scheduling.volcano.sh", "PodGroup") => {
                     let p: Parsed<'a, wire::VolcanoPodGroup> = parse(src)?;
                     let name = name_of(src, &p.obj.metadata)?.to_string();
@@ -452,6 +447,7 @@ impl<'a> Builder<'a> {
         self.build_cluster_queues()?;
         self.build_local_queues()?;
         self.build_priority_classes()?;
+        self.build_volcano_queues()?;
         self.build_nodes()?;
         self.build_topologies()?;
         self.build_timeline()?;

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
-    BinpackArgs, DeviceShareArgs, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
+    BinpackArgs, DeviceShareArgs, EnqueueVoter, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
     NetworkTopologyAwareArgs, Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
-    SchedulerKind, SimConfig, VgpuPolicy, VolcanoConfig,
+    QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy, VolcanoAction, VolcanoConfig,
+    VolcanoQueueing,
 };
 
 use super::core::{
@@ -72,8 +73,75 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
         binpack: None,
         network_topology_aware: None,
         deviceshare: None,
+        queues: None,
+    };
+    let mut queues = VolcanoQueueing {
+        actions: volcano_actions(src, text, &conf)?,
+        plugin: None,
+        overcommit_factor: None,
+        enqueue_tiers: conf
+            .tiers
+            .iter()
+            .map(|t| {
+                t.plugins
+                    .iter()
+                    // `enableJobEnqueued: false` takes a plugin out of the vote.
+                    .filter(|p| p.enable_job_enqueued != Some(false))
+                    .filter_map(|p| match p.name.as_str() {
+                        "overcommit" => Some(EnqueueVoter::Overcommit),
+                        "proportion" | "capacity" => Some(EnqueueVoter::Queue),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect(),
+        allocatable: true,
+        overused: true,
     };
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
+        if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {
+            return Err(err_at(
+                src,
+                text,
+                format!(
+                    "spec.volcano.configuration: plugin {:?} is not a Volcano scheduler plugin{}: expected one of {}",
+                    p.name,
+                    crate::overlay::closest_hint(&p.name, VOLCANO_PLUGINS.iter().copied()),
+                    VOLCANO_PLUGINS.join(", ")
+                ),
+            ));
+        }
+        match p.name.as_str() {
+            "proportion" | "capacity" => {
+                let plugin = if p.name == "proportion" {
+                    QueuePlugin::Proportion
+                } else {
+                    QueuePlugin::Capacity {
+                        hierarchy: p.enable_hierarchy == Some(true),
+                    }
+                };
+                // Upstream's docs: use one of them; both at once would each veto the
+                // other's allocations, which no real configuration means.
+                if let Some(first) = queues.plugin.filter(|f| *f != plugin) {
+                    return Err(err_at(
+                        src,
+                        text,
+                        format!(
+                            "spec.volcano.configuration lists both proportion and capacity (first {first:?}): expected one queue plugin"
+                        ),
+                    ));
+                }
+                queues.plugin = Some(plugin);
+                queues.allocatable = p.enabled_allocatable != Some(false);
+                queues.overused = p.enabled_overused != Some(false);
+            }
+            "overcommit" => {
+                let factor = float(p, "overcommit-factor", 1.2)?;
+                // Upstream warns and takes the default below 1.
+                queues.overcommit_factor = Some(if factor < 1.0 { 1.2 } else { factor });
+            }
+            _ => {}
+        }
         match p.name.as_str() {
             "nodeorder" => {
                 cfg.nodeorder = Some(NodeOrderWeights {
@@ -164,7 +232,89 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
             _ => {}
         }
     }
+    cfg.queues = Some(queues);
     Ok(cfg)
+}
+
+/// The plugin names Volcano's scheduler registers (`pkg/scheduler/plugins/factory.go`):
+/// upstream logs and skips an unknown one; here it is an error, so a typo does not silently
+/// drop a plugin.
+const VOLCANO_PLUGINS: &[&str] = &[
+    "binpack",
+    "capacity",
+    "cdp",
+    "conformance",
+    "deviceshare",
+    "drf",
+    "extender",
+    "gang",
+    "network-topology-aware",
+    "nodegroup",
+    "nodeorder",
+    "numa-aware",
+    "overcommit",
+    "pdb",
+    "predicates",
+    "priority",
+    "proportion",
+    "rescheduling",
+    "resource-strategy-fit",
+    "resourcequota",
+    "sla",
+    "task-topology",
+    "tdm",
+    "usage",
+];
+
+/// The conf's `actions`, comma-separated (`UnmarshalSchedulerConf`: an unknown name is an
+/// error upstream too). Two confs that upstream takes without a word are load errors here,
+/// since neither is what their writer meant: without `actions` upstream's conf fails to load
+/// and the scheduler keeps its whole default conf (`enqueue, allocate, backfill` with its own
+/// tiers), so the tiers written would be ignored; and without `allocate` Volcano places no
+/// pod with resource requests (`backfill` takes best-effort pods only), so no gang would
+/// ever run.
+fn volcano_actions(
+    src: &ObjectText<'_>,
+    text: &wire::S,
+    conf: &wire::VolcanoConf,
+) -> Result<Vec<VolcanoAction>, ScenarioError> {
+    let Some(list) = conf.actions.as_deref() else {
+        return Err(err_at(
+            src,
+            text,
+            "spec.volcano.configuration has no `actions`: Volcano does not load such a conf and keeps its default one (actions \"enqueue, allocate, backfill\" with its default tiers), ignoring the tiers written here; write the actions, e.g. actions: \"enqueue, allocate, backfill\"".to_string(),
+        ));
+    };
+    if !list.split(',').any(|a| a.trim() == "allocate") {
+        return Err(err_at(
+            src,
+            text,
+            format!(
+                "spec.volcano.configuration: actions {list:?} lack \"allocate\": Volcano would place no pod with resource requests (backfill takes best-effort pods only); add allocate, e.g. actions: \"enqueue, allocate, backfill\""
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        match VolcanoAction::ALL.iter().find(|(n, _)| *n == name) {
+            Some(&(_, a)) => out.push(a),
+            None => {
+                return Err(err_at(
+                    src,
+                    text,
+                    format!(
+                        "spec.volcano.configuration: action {name:?} is not a Volcano action{}: expected one of {}",
+                        crate::overlay::closest_hint(
+                            name,
+                            VolcanoAction::ALL.iter().map(|(n, _)| *n)
+                        ),
+                        VolcanoAction::ALL.map(|(n, _)| n).join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `spec.kueue.featureGates`: the Kueue feature gates kueuesim models as switchable.

@@ -8,7 +8,7 @@ use kueuesim_model::{
     Change, DurationDist, FailureConfig, GpuFailures, NodeFailures, NodeId, NodeOp, SimDuration,
 };
 
-use super::core::{Builder, err_at, err_obj, name_of, pos_of, selector, time_offset};
+use super::core::{Builder, err_at, err_obj, name_of, pos_of, selector};
 use crate::error::ScenarioError;
 use crate::source::ObjectText;
 use crate::wire;
@@ -62,7 +62,11 @@ impl<'a> Builder<'a> {
         key: (usize, usize),
     ) -> Result<Change, ScenarioError> {
         let at = match &c.value.at {
-            Some(at) => time_offset(src, at)?,
+            Some(at) => {
+                kueuesim_model::SimTime::ZERO
+                    + kueuesim_model::limits::parse_offset_days(at.value.trim())
+                        .map_err(|e| err_at(src, at, e))?
+            }
             None => {
                 return Err(err_at(
                     src,

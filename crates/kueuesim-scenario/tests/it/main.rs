@@ -62,3 +62,4 @@ mod traces;
 mod util;
 /// `Simulation.spec.variation`: what a seed changes in the workloads.
 mod variation;
+mod volcano_queues;

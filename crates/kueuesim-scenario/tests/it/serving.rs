@@ -173,14 +173,17 @@ fn a_deployment_follows_its_load_as_the_hpa_would() {
     let r = run_dir("serving/autoscaled");
     let pods = named(&r, "pod-api-");
     let created: Vec<f64> = pods.iter().map(|w| w.created_at).collect();
-    assert_eq!(created, [0.0, 0.0, H, H, H, H]);
-    // The scale-down after the 5m window: the five newest go, the first pod stays.
+    // No `behavior` (no stabilization annotation): up to max(2 × current, 4) per sync, so
+    // 4 at 1h and 6 at 1h0m15s (`calculateScaleUpLimit`).
+    assert_eq!(created, [0.0, 0.0, H, H, H + 15.0, H + 15.0]);
+    // The scale-down after the 5m window, which counts a proposal exactly 5m old
+    // (`stabilizeRecommendation`): 1 at 3h5m0s; the five newest go, the first pod stays.
     let ended: Vec<Option<f64>> = pods.iter().map(|w| w.finished_at).collect();
-    let down = Some(3.0 * H + 4.0 * 60.0 + 45.0);
+    let down = Some(3.0 * H + 5.0 * 60.0);
     assert_eq!(ended, [None, down, down, down, down, down]);
     assert_eq!(
         figures(serving(&r, "api")),
-        (55_425.0, 55_425.0, 6, 0, Some(0.0), Some(0.0))
+        (55_470.0, 55_470.0, 6, 0, Some(0.0), Some(0.0))
     );
 }
 

@@ -479,6 +479,15 @@ fn nodes_and_quota_that_arrive_later_take_the_waiting_workload() {
     let loaded = load_dir("timeline/new-nodepool");
     assert_eq!(loaded.world.late_nodes.len(), 1);
     assert_eq!(loaded.world.epochs.len(), 1);
+    // A patch that adds an object says so, with the closest name, as `--patch` does: a
+    // misspelt NodePool or Cohort must not pass as a new one unseen.
+    assert!(
+        loaded.warnings.iter().any(|w| w.ends_with(
+            "scenario.yaml:25:13: NodePool \"late\" is not in the scenario: the patch adds it (closest: \"node\")"
+        )),
+        "{:?}",
+        loaded.warnings
+    );
 }
 
 #[test]
@@ -494,6 +503,49 @@ fn a_sweep_moves_when_the_nodes_arrive() {
     let loaded = kueuesim_scenario::load(&files, options).expect("loads");
     let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
     assert_eq!(wl(&r, "team", "b").admitted_at, Some(3.0 * H + 1.0));
+}
+
+/// A node that a Timeline adds later has failures like the others: its clock runs while it
+/// is away (a draw that lands then draws again), so it fails once it is there. A repair due
+/// while a node is away still clears its failure.
+#[test]
+fn a_node_added_later_fails_like_the_others() {
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("timeline/new-nodepool/scenario.yaml"),
+    )
+    .expect("readable")
+    .replace(
+        "metadata: {name: new-nodepool}\n",
+        "metadata: {name: new-nodepool}\nspec:\n  until: 3h\n  failures:\n    nodes: {mtbf: {fixed: 1h}, repair: {fixed: 10m}}\n",
+    )
+    .replace("  - at: 2h\n", "  - at: 1h30m\n");
+    assert!(
+        text.contains("failures:") && text.contains("at: 1h30m"),
+        "{text}"
+    );
+    let loaded = crate::util::load_text("t.yaml", &text).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    // node-0 fails at 1h and 2h10m; late-0, added at 1h30m, at 2h (its draw of 1h landed
+    // while it was away and drew again).
+    assert_eq!(summary_failures(&r).0, 3);
+}
+
+/// A Timeline's offsets take days as the command line's `--until` does (`10d`, `0.1d`,
+/// `1d2h`): "64 nodes on the 10th" is written as the planner says it.
+#[test]
+fn timeline_offsets_take_days() {
+    let files = kueuesim_scenario::embedded::read_paths(&[
+        crate::util::scenarios_dir().join("timeline/new-nodepool")
+    ])
+    .expect("readable");
+    let options = kueuesim_scenario::LoadOptions {
+        sets: vec!["Timeline/capacity:spec.changes[0].at=0.1d".into()],
+        ..Default::default()
+    };
+    let loaded = kueuesim_scenario::load(&files, options).expect("loads");
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    // 0.1 day = 2h24m; the waiting job is admitted 1 s later (Kueue's requeue batch).
+    assert_eq!(wl(&r, "team", "b").admitted_at, Some(8_640.0 + 1.0));
 }
 
 #[test]

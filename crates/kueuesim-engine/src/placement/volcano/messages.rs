@@ -219,6 +219,21 @@ pub(super) fn unplaced(
     (ps, idx, message)
 }
 
+/// The gang plugin's message for a job allocate did not try (its queue was overused or
+/// had no room within its deserved share): the histogram without an origin reason.
+pub fn not_tried_message(
+    running: usize,
+    pending: usize,
+    min_member: usize,
+    total: usize,
+) -> String {
+    let mut m = gang_message(running, pending, min_member, total, 0, "", "");
+    if let Some(at) = m.find(". Origin reason is ") {
+        m.truncate(at);
+    }
+    m
+}
+
 /// The PodGroup `Unschedulable` event Volcano's gang plugin writes:
 /// `<pending>/<tasks> tasks in gang unschedulable: pod group is not ready, <histogram>;
 /// Pending: <n> Unschedulable[, <m> Schedulable]. Origin reason is <task>: <fit errors>`.

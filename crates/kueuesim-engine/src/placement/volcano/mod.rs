@@ -14,6 +14,7 @@
 
 mod explain;
 mod messages;
+pub mod queues;
 mod subjobs;
 pub mod vgpu;
 
@@ -31,6 +32,7 @@ use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
     pending_total, tie_key, undo, with_bindings,
 };
+pub use messages::not_tried_message;
 use messages::volcano_fit;
 use messages::{fit_error, fit_error_with, unplaced};
 pub use subjobs::SubJob;

@@ -225,6 +225,8 @@ impl Builder<'_> {
                     per_replica,
                     min,
                     max,
+                    behavior: ann(SCALE_UP_ANNOTATION).is_some()
+                        || ann(SCALE_DOWN_ANNOTATION).is_some(),
                     scale_up_window: window(SCALE_UP_ANNOTATION, SimDuration::ZERO)?,
                     scale_down_window: window(SCALE_DOWN_ANNOTATION, SimDuration::from_secs(300))?,
                 };

@@ -212,6 +212,11 @@ impl Builder<'_> {
                 })
                 .collect();
             Arc::make_mut(&mut w.gang).volcano_min_sub_groups = min_partitions;
+            // The job's `spec.queue` (default `default`) is its PodGroup's queue.
+            if let Some(q) = &spec.queue {
+                let queue = self.volcano_queue_named(src, Some(q), &q.value)?;
+                Arc::make_mut(&mut w.gang).volcano_queue = Some(queue);
+            }
             out.push((src.order, w));
         }
         Ok(())

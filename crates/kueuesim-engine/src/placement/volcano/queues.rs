@@ -1,0 +1,624 @@
+//! Volcano's queue plugins as one session sees them: `proportion`'s deserved shares
+//! (iterative weighted water-filling capped by capability), its overused, allocatable and
+//! enqueueable checks, and `overcommit`'s enqueue check. Amounts are dense by resource id,
+//! in f64 and in the units upstream's `api.Resource` keeps them in (see [`Units`]).
+
+use kueuesim_model::{ResourceList, ResourceTable, VolcanoQueue};
+
+/// Upstream's `minResource`: amounts closer than this are equal (`lessEqualFunc`), and a
+/// remainder below it is empty (`IsEmpty`). In upstream units, so 0.0001 of a GPU.
+const MIN_RESOURCE: f64 = 0.1;
+
+/// A dense resource vector.
+pub type Res = Vec<f64>;
+
+/// How upstream's `NewResource` counts each resource: cpu in millicores and memory in
+/// bytes (as kueuesim does), `pods` as a count, and every other (scalar) resource,
+/// ephemeral-storage and GPUs included, in milli-units (`rQuant.MilliValue()`).
+/// Counting a GPU as 1000 keeps `minResource` a thousandth of a GPU, as upstream.
+#[derive(Clone, Debug)]
+pub struct Units {
+    /// By resource id: upstream units per kueuesim unit.
+    scale: Vec<f64>,
+    /// The ids of cpu and memory, whose capability ≤ 0 upstream reads as no cap
+    /// (`attr.capability.MilliCPU <= 0`).
+    cpu_memory: Vec<usize>,
+}
+
+impl Units {
+    /// The units of a scenario's resources.
+    pub fn new(resources: &ResourceTable) -> Self {
+        let scale = (0..resources.len())
+            .map(|i| {
+                let name = resources.name(kueuesim_model::ResourceId::from_index(i));
+                if matches!(name, "cpu" | "memory" | "pods") {
+                    1.0
+                } else {
+                    1000.0
+                }
+            })
+            .collect();
+        let cpu_memory = ["cpu", "memory"]
+            .iter()
+            .filter_map(|r| resources.lookup(r))
+            .map(|r| r.index())
+            .collect();
+        Units { scale, cpu_memory }
+    }
+
+    /// The number of resources.
+    pub fn len(&self) -> usize {
+        self.scale.len()
+    }
+
+    /// Whether there are no resources.
+    pub fn is_empty(&self) -> bool {
+        self.scale.is_empty()
+    }
+
+    /// `a` kueuesim units of resource `i`, in upstream units.
+    pub fn amount(&self, i: usize, a: i64) -> f64 {
+        a as f64 * self.scale.get(i).copied().unwrap_or(1.0)
+    }
+
+    /// A list as a dense vector in upstream units.
+    pub fn dense(&self, list: &ResourceList) -> Res {
+        let mut v = vec![0.0; self.len()];
+        self.add_list(&mut v, list, 1.0);
+        v
+    }
+
+    /// `dst += times × list`, in upstream units.
+    pub fn add_list(&self, dst: &mut [f64], list: &ResourceList, times: f64) {
+        for (r, a) in list.iter() {
+            let i = r.index();
+            if let Some(x) = dst.get_mut(i) {
+                *x += self.amount(i, a) * times;
+            }
+        }
+    }
+
+    /// Whether capability `a` of resource `i` caps it: upstream reads cpu or memory ≤ 0 as
+    /// no cap.
+    fn caps(&self, i: usize, a: i64) -> bool {
+        i < self.len() && !(a <= 0 && self.cpu_memory.contains(&i))
+    }
+}
+
+fn add(a: &mut [f64], b: &[f64]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// `dst += max(0, a − b)` per resource (upstream's `ExceededPart` added in).
+fn add_excess(dst: &mut [f64], a: &[f64], b: &[f64]) {
+    for ((d, x), y) in dst.iter_mut().zip(a).zip(b) {
+        *d += (x - y).max(0.0);
+    }
+}
+
+/// `Resource.LessEqual(rr, Zero)`: every dimension of `l` at most `r`'s.
+fn less_equal(l: &[f64], r: &[f64]) -> bool {
+    l.iter()
+        .zip(r)
+        .all(|(a, b)| a < b || (a - b).abs() < MIN_RESOURCE)
+}
+
+/// `LessEqualWithDimensionAndResourcesName(rr, req)`: the dimensions `req` asks for (> 0)
+/// where `l` exceeds `r`; empty when none does. Strict (`r > rr`): unlike `LessEqual`,
+/// upstream allows no `minResource` tolerance here.
+pub fn exceeded_in(l: &[f64], r: &[f64], req: &[f64]) -> Vec<usize> {
+    (0..l.len())
+        .filter(|&i| req[i] > 0.0 && l[i] > r[i])
+        .collect()
+}
+
+/// One job of the session, as the queue plugins count it.
+#[derive(Clone, Debug)]
+pub struct SessionJob {
+    /// Its queue (index into `World::volcano_queues`).
+    pub queue: usize,
+    /// Requests of its placed pods.
+    pub allocated: Res,
+    /// Requests of its pods not placed yet.
+    pub pending: Res,
+    /// Its PodGroup's `minResources`, if set.
+    pub min_resources: Option<Res>,
+    /// Phase Inqueue (let in, not yet running its minimum).
+    pub inqueue: bool,
+    /// Phase Running with at least minMember pods placed.
+    pub running_ready: bool,
+}
+
+/// `proportion`'s view of one queue (`queueAttr`).
+#[derive(Clone, Debug)]
+pub struct QueueAttr {
+    /// Its weight.
+    pub weight: i64,
+    /// Deserved, from the water-filling.
+    pub deserved: Res,
+    /// Placed requests of its jobs.
+    pub allocated: Res,
+    /// Placed plus pending requests.
+    pub request: Res,
+    /// minResources its Inqueue jobs hold but have not placed yet.
+    pub inqueue: Res,
+    /// Placed beyond its jobs' minResources.
+    pub elastic: Res,
+    /// The cluster less others' guarantees, capped by its capability.
+    pub real_capability: Res,
+    /// Its guarantee.
+    pub guarantee: Res,
+    /// max over resources of allocated/deserved (`updateShare`).
+    pub share: f64,
+}
+
+/// `proportion` at session open: every queue with a job in the session gets its attributes
+/// and its deserved share.
+#[derive(Clone, Debug)]
+pub struct Proportion {
+    /// By queue index; None for a queue without jobs (upstream has no attributes for it).
+    pub attrs: Vec<Option<QueueAttr>>,
+}
+
+impl Proportion {
+    /// `OnSessionOpen`: attributes from the jobs, then deserved by iterative water-filling:
+    /// each round every queue not yet met gets the remainder × weight/Σweight on top of what
+    /// it has, capped by its real capability and by its request, raised to its guarantee; a
+    /// queue is met when its request fits its deserved or its deserved stopped changing;
+    /// rounds end when nothing remains or the remainder stops changing.
+    pub fn open(
+        queues: &[VolcanoQueue],
+        units: &Units,
+        total: &[f64],
+        jobs: &[SessionJob],
+    ) -> Self {
+        let n = units.len();
+        let mut total_guarantee = vec![0.0; n];
+        for q in queues {
+            add(&mut total_guarantee, &units.dense(&q.guarantee));
+        }
+        let mut attrs: Vec<Option<QueueAttr>> = vec![None; queues.len()];
+        for job in jobs {
+            let attr = attrs[job.queue].get_or_insert_with(|| {
+                let q = &queues[job.queue];
+                let guarantee = units.dense(&q.guarantee);
+                // realCapability = (total − Σguarantee) + own guarantee, then capped by
+                // capability where it lists a resource (cpu or memory ≤ 0: no cap).
+                let mut real: Res = (0..n)
+                    .map(|i| (total[i] - total_guarantee[i]).max(0.0) + guarantee[i])
+                    .collect();
+                if let Some(cap) = &q.capability {
+                    for (r, a) in cap.iter() {
+                        let i = r.index();
+                        if units.caps(i, a) {
+                            real[i] = real[i].min(units.amount(i, a));
+                        }
+                    }
+                }
+                QueueAttr {
+                    weight: q.weight,
+                    deserved: vec![0.0; n],
+                    allocated: vec![0.0; n],
+                    request: vec![0.0; n],
+                    inqueue: vec![0.0; n],
+                    elastic: vec![0.0; n],
+                    real_capability: real,
+                    guarantee,
+                    share: 0.0,
+                }
+            });
+            add(&mut attr.allocated, &job.allocated);
+            add(&mut attr.request, &job.allocated);
+            add(&mut attr.request, &job.pending);
+            if let Some(min) = &job.min_resources {
+                // GetInqueueResource: the part of minResources not placed yet.
+                if job.inqueue || job.running_ready {
+                    add_excess(&mut attr.inqueue, min, &job.allocated);
+                }
+                // GetElasticResources: placed beyond minResources.
+                add_excess(&mut attr.elastic, &job.allocated, min);
+            }
+        }
+        let mut remaining = total.to_vec();
+        let mut met = vec![false; queues.len()];
+        // Upstream loops until the remainder is empty or unchanged; the cap only guards
+        // against a float cycle, which a round that changes nothing already ends.
+        for _ in 0..10_000 {
+            let total_weight: i64 = attrs
+                .iter()
+                .enumerate()
+                .filter(|(q, a)| a.is_some() && !met[*q])
+                .map(|(_, a)| a.as_ref().map_or(0, |a| a.weight))
+                .sum();
+            if total_weight == 0 {
+                break;
+            }
+            let old_remaining = remaining.clone();
+            let mut increased = vec![0.0; n];
+            let mut decreased = vec![0.0; n];
+            for (q, attr) in attrs.iter_mut().enumerate() {
+                let Some(attr) = attr else { continue };
+                if met[q] {
+                    continue;
+                }
+                let old = attr.deserved.clone();
+                let part = attr.weight as f64 / total_weight as f64;
+                for (i, d) in attr.deserved.iter_mut().enumerate() {
+                    *d = (*d + remaining[i] * part)
+                        .min(attr.real_capability[i])
+                        .min(attr.request[i])
+                        .max(attr.guarantee[i]);
+                }
+                attr.share = share(&attr.allocated, &attr.deserved);
+                if less_equal(&attr.request, &attr.deserved) || attr.deserved == old {
+                    met[q] = true;
+                }
+                add_excess(&mut increased, &attr.deserved, &old);
+                add_excess(&mut decreased, &old, &attr.deserved);
+            }
+            for ((r, d), i) in remaining.iter_mut().zip(&decreased).zip(&increased) {
+                *r = (*r + d - i).max(0.0);
+            }
+            if remaining.iter().all(|&r| r < MIN_RESOURCE) || remaining == old_remaining {
+                break;
+            }
+        }
+        Proportion { attrs }
+    }
+
+    /// `OverusedFn`: deserved ≤ allocated in every dimension.
+    pub fn overused(&self, queue: usize) -> bool {
+        self.attrs[queue]
+            .as_ref()
+            .is_some_and(|a| less_equal(&a.deserved, &a.allocated))
+    }
+
+    /// `AllocatableFn` for `request` more: the queue is open and allocated + request stays
+    /// within deserved in the dimensions the request asks for.
+    pub fn allocatable(&self, queue: &VolcanoQueue, qi: usize, request: &[f64]) -> bool {
+        if !queue.open {
+            return false;
+        }
+        let Some(a) = &self.attrs[qi] else {
+            return true;
+        };
+        let mut future = a.allocated.clone();
+        add(&mut future, request);
+        exceeded_in(&future, &a.deserved, request).is_empty()
+    }
+
+    /// `JobEnqueueableFn`: Err(None) for a closed queue, Err(Some(resources)) when
+    /// minResources + allocated + inqueue − elastic exceeds the real capability.
+    pub fn enqueueable(
+        &self,
+        queue: &VolcanoQueue,
+        qi: usize,
+        min: Option<&[f64]>,
+    ) -> Result<(), Option<Vec<usize>>> {
+        if !queue.open {
+            return Err(None);
+        }
+        let (Some(a), Some(min)) = (&self.attrs[qi], min) else {
+            return Ok(());
+        };
+        let r: Res = (0..min.len())
+            .map(|i| min[i] + a.allocated[i] + a.inqueue[i] - a.elastic[i])
+            .collect();
+        let over = exceeded_in(&r, &a.real_capability, min);
+        if over.is_empty() {
+            Ok(())
+        } else {
+            Err(Some(over))
+        }
+    }
+
+    /// A job let in (`JobEnqueuedFn`): its minResources count as the queue's inqueue.
+    pub fn enqueued(&mut self, qi: usize, min: Option<&[f64]>) {
+        if let (Some(a), Some(min)) = (self.attrs[qi].as_mut(), min) {
+            add(&mut a.inqueue, min);
+        }
+    }
+}
+
+/// `updateShare`: the largest allocated/deserved over the resources with a deserved amount.
+fn share(allocated: &[f64], deserved: &[f64]) -> f64 {
+    allocated
+        .iter()
+        .zip(deserved)
+        .filter(|(_, d)| **d > 0.0)
+        .map(|(a, d)| a / d)
+        .fold(0.0, f64::max)
+}
+
+/// `overcommit` at session open: idle = total × factor − used; the minResources of Inqueue
+/// jobs not placed yet are already promised.
+#[derive(Clone, Debug)]
+pub struct Overcommit {
+    /// total × factor − used.
+    pub idle: Res,
+    /// Promised to Inqueue jobs.
+    pub inqueue: Res,
+}
+
+impl Overcommit {
+    /// The plugin's state for a session.
+    pub fn open(factor: f64, total: &[f64], used: &[f64], jobs: &[SessionJob]) -> Self {
+        let n = total.len();
+        let idle = (0..n).map(|i| total[i] * factor - used[i]).collect();
+        let mut inqueue = vec![0.0; n];
+        for job in jobs {
+            let Some(min) = &job.min_resources else {
+                continue;
+            };
+            if job.inqueue {
+                add(&mut inqueue, min);
+            } else if job.running_ready {
+                add_excess(&mut inqueue, min, &job.allocated);
+            }
+        }
+        Overcommit { idle, inqueue }
+    }
+
+    /// `JobEnqueueableFn`: inqueue + minResources within idle, in the dimensions asked for.
+    pub fn enqueueable(&self, min: Option<&[f64]>) -> Result<(), Vec<usize>> {
+        let Some(min) = min else { return Ok(()) };
+        let mut r = self.inqueue.clone();
+        add(&mut r, min);
+        let over = exceeded_in(&r, &self.idle, min);
+        if over.is_empty() { Ok(()) } else { Err(over) }
+    }
+
+    /// A job let in.
+    pub fn enqueued(&mut self, min: Option<&[f64]>) {
+        if let Some(min) = min {
+            add(&mut self.inqueue, min);
+        }
+    }
+}
+
+/// `capacity` at session open: each queue's own `deserved`, and its real capability, which
+/// allocation and the enqueue vote check (there is no overused check). With
+/// `enableHierarchy`, every queue gets attributes, a parent's are its subtree's sums, and a
+/// job's queue and all its ancestors are checked.
+#[derive(Clone, Debug)]
+pub struct Capacity {
+    /// By queue index; None for a queue without attributes (no job, flat mode).
+    pub attrs: Vec<Option<QueueAttr>>,
+    /// By queue index: its ancestors, nearest first (empty in flat mode).
+    pub ancestors: Vec<Vec<usize>>,
+    /// By queue index: whether it has child queues (hierarchical mode only).
+    pub has_children: Vec<bool>,
+}
+
+impl Capacity {
+    /// `buildQueueAttrs`, or with `hierarchy` `buildHierarchicalQueueAttrs` under a virtual
+    /// root whose capability is unbounded (upstream's `root` queue without a capability).
+    pub fn open(
+        queues: &[VolcanoQueue],
+        units: &Units,
+        total: &[f64],
+        jobs: &[SessionJob],
+        hierarchy: bool,
+    ) -> Self {
+        let n = units.len();
+        let nq = queues.len();
+        let mut attrs: Vec<Option<QueueAttr>> = vec![None; nq];
+        let mut ancestors = vec![Vec::new(); nq];
+        let mut has_children = vec![false; nq];
+        let blank = |q: &VolcanoQueue| QueueAttr {
+            weight: q.weight,
+            deserved: q.deserved.as_ref().map_or(vec![0.0; n], |d| units.dense(d)),
+            allocated: vec![0.0; n],
+            request: vec![0.0; n],
+            inqueue: vec![0.0; n],
+            elastic: vec![0.0; n],
+            real_capability: vec![f64::INFINITY; n],
+            guarantee: units.dense(&q.guarantee),
+            share: 0.0,
+        };
+        if hierarchy {
+            // A Queue named `root` is the root: every other queue without a parent is its
+            // child (upstream's `updateAncestors` defaults a parent to `root`).
+            let root = queues.iter().position(|q| q.name == "root");
+            let parent_of = |i: usize| queues[i].parent.or(root.filter(|&r| r != i));
+            for (i, q) in queues.iter().enumerate() {
+                attrs[i] = Some(blank(q));
+                let mut cur = parent_of(i);
+                while let Some(p) = cur {
+                    ancestors[i].push(p);
+                    cur = parent_of(p);
+                }
+                if let Some(p) = parent_of(i) {
+                    has_children[p] = true;
+                }
+            }
+            // Top-down (parents before children): a child's effective capability is its
+            // own where it lists a resource (cpu and memory above 0), else its parent's;
+            // its real capability is the parent's less all siblings' guarantees plus its own,
+            // capped by that capability (`checkHierarchicalQueue`).
+            let mut order: Vec<usize> = (0..nq).collect();
+            order.sort_by_key(|&i| ancestors[i].len());
+            let mut effective: Vec<Res> = vec![vec![f64::INFINITY; n]; nq];
+            for &i in &order {
+                let parent = parent_of(i);
+                let (parent_cap, parent_real) = match parent {
+                    Some(p) => (
+                        effective[p].clone(),
+                        attrs[p]
+                            .as_ref()
+                            .map_or(vec![f64::INFINITY; n], |a| a.real_capability.clone()),
+                    ),
+                    None => (vec![f64::INFINITY; n], vec![f64::INFINITY; n]),
+                };
+                let mut cap = parent_cap;
+                if let Some(c) = &queues[i].capability {
+                    for (r, a) in c.iter() {
+                        let k = r.index();
+                        if units.caps(k, a) {
+                            cap[k] = units.amount(k, a);
+                        }
+                    }
+                }
+                let mut siblings = vec![0.0; n];
+                for (j, q) in queues.iter().enumerate() {
+                    if parent_of(j) == parent {
+                        add(&mut siblings, &units.dense(&q.guarantee));
+                    }
+                }
+                let attr = attrs[i].as_mut().expect("every queue has attributes");
+                for (k, real) in attr.real_capability.iter_mut().enumerate() {
+                    *real =
+                        ((parent_real[k] - siblings[k]).max(0.0) + attr.guarantee[k]).min(cap[k]);
+                }
+                effective[i] = cap;
+            }
+        } else {
+            let mut total_guarantee = vec![0.0; n];
+            for q in queues {
+                add(&mut total_guarantee, &units.dense(&q.guarantee));
+            }
+            for job in jobs {
+                attrs[job.queue].get_or_insert_with(|| {
+                    let q = &queues[job.queue];
+                    let mut a = blank(q);
+                    for (k, real) in a.real_capability.iter_mut().enumerate() {
+                        *real = (total[k] - total_guarantee[k]).max(0.0) + a.guarantee[k];
+                    }
+                    if let Some(c) = &q.capability {
+                        for (r, x) in c.iter() {
+                            let k = r.index();
+                            if units.caps(k, x) {
+                                a.real_capability[k] = a.real_capability[k].min(units.amount(k, x));
+                            }
+                        }
+                    }
+                    a
+                });
+            }
+        }
+        // The jobs' usage, on their queue and (hierarchical) every ancestor.
+        for job in jobs {
+            let chain: Vec<usize> = std::iter::once(job.queue)
+                .chain(ancestors[job.queue].iter().copied())
+                .collect();
+            for q in chain {
+                let Some(attr) = attrs[q].as_mut() else {
+                    continue;
+                };
+                add(&mut attr.allocated, &job.allocated);
+                add(&mut attr.request, &job.allocated);
+                add(&mut attr.request, &job.pending);
+                if let Some(min) = &job.min_resources {
+                    if job.inqueue || job.running_ready {
+                        add_excess(&mut attr.inqueue, min, &job.allocated);
+                    }
+                    add_excess(&mut attr.elastic, &job.allocated, min);
+                }
+            }
+        }
+        for attr in attrs.iter_mut().flatten() {
+            for ((d, real), g) in attr
+                .deserved
+                .iter_mut()
+                .zip(&attr.real_capability)
+                .zip(&attr.guarantee)
+            {
+                *d = d.min(*real).max(*g);
+            }
+            attr.share = share(&attr.allocated, &attr.deserved);
+        }
+        Capacity {
+            attrs,
+            ancestors,
+            has_children,
+        }
+    }
+
+    /// The queue and its ancestors, leaf first.
+    fn chain(&self, qi: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(qi).chain(self.ancestors[qi].iter().copied())
+    }
+
+    /// `AllocatableFn`: the queue is open (and a leaf), and allocated + request stays
+    /// within the real capability of it and every ancestor, in the dimensions asked for.
+    pub fn allocatable(&self, queue: &VolcanoQueue, qi: usize, request: &[f64]) -> bool {
+        if !queue.open || self.has_children[qi] {
+            return false;
+        }
+        self.chain(qi).all(|q| {
+            self.attrs[q].as_ref().is_none_or(|a| {
+                let mut future = a.allocated.clone();
+                add(&mut future, request);
+                exceeded_in(&future, &a.real_capability, request).is_empty()
+            })
+        })
+    }
+
+    /// `JobEnqueueableFn`: Err(None) for a closed or non-leaf queue, Err(Some(resources))
+    /// when minResources + allocated + inqueue − elastic exceeds the real capability of the
+    /// queue or an ancestor (the first, leaf up, that does).
+    pub fn enqueueable(
+        &self,
+        queue: &VolcanoQueue,
+        qi: usize,
+        min: Option<&[f64]>,
+    ) -> Result<(), Option<Vec<usize>>> {
+        if !queue.open || self.has_children[qi] {
+            return Err(None);
+        }
+        let Some(min) = min else { return Ok(()) };
+        for q in self.chain(qi) {
+            let Some(a) = &self.attrs[q] else { continue };
+            let r: Res = (0..min.len())
+                .map(|i| min[i] + a.allocated[i] + a.inqueue[i] - a.elastic[i])
+                .collect();
+            let over = exceeded_in(&r, &a.real_capability, min);
+            if !over.is_empty() {
+                return Err(Some(over));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The queue plugin of a session.
+#[derive(Clone, Debug)]
+pub enum QueueView {
+    /// `proportion`.
+    Proportion(Proportion),
+    /// `capacity`.
+    Capacity(Capacity),
+}
+
+impl QueueView {
+    /// `OverusedFn` (capacity registers none).
+    pub fn overused(&self, qi: usize) -> bool {
+        match self {
+            QueueView::Proportion(p) => p.overused(qi),
+            QueueView::Capacity(_) => false,
+        }
+    }
+
+    /// `AllocatableFn`.
+    pub fn allocatable(&self, queue: &VolcanoQueue, qi: usize, request: &[f64]) -> bool {
+        match self {
+            QueueView::Proportion(p) => p.allocatable(queue, qi, request),
+            QueueView::Capacity(c) => c.allocatable(queue, qi, request),
+        }
+    }
+
+    /// `JobEnqueueableFn`.
+    pub fn enqueueable(
+        &self,
+        queue: &VolcanoQueue,
+        qi: usize,
+        min: Option<&[f64]>,
+    ) -> Result<(), Option<Vec<usize>>> {
+        match self {
+            QueueView::Proportion(p) => p.enqueueable(queue, qi, min),
+            QueueView::Capacity(c) => c.enqueueable(queue, qi, min),
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! Volcano's own queues before a gang is placed: the enqueue action (PodGroup Pending →
+//! Inqueue when the `overcommit` and queue plugins permit) and the allocate action's queue
+//! checks (`proportion`'s overused and allocatable), with the events upstream records.
+
+use kueuesim_model::{
+    EnqueueVoter, MinResources, QueuePlugin, SchedulerKind, VolcanoAction, WorkloadId,
+};
+
+use crate::outcome::{EventType, WorkloadState};
+use crate::placement::volcano::queues::{
+    Capacity, Overcommit, Proportion, QueueView, Res, SessionJob, Units,
+};
+
+use super::Simulation;
+
+impl<'w> Simulation<'w> {
+    /// Whether Volcano's queues let workload `w`'s pods be placed now. Without a
+    /// volcano-scheduler.conf, or without a queue, they always do (kueuesim's placer-only
+    /// Volcano). Otherwise one session is opened over the jobs Volcano holds (released to it
+    /// and not done): a Pending PodGroup must pass the enqueue vote first (when the conf
+    /// lists `enqueue`; allocate lets it in itself otherwise), then its queue must not be
+    /// overused and must have room within its deserved share for the pods the gang needs.
+    /// None when the gang is held back; otherwise the pods (pod set, index) the queue
+    /// refused, which the placer must leave pending (upstream's allocate skips them).
+    pub(super) fn volcano_queue_gate(&mut self, w: WorkloadId) -> Option<Vec<(usize, usize)>> {
+        let world = self.world;
+        let Some(conf) = &world.config.volcano.queues else {
+            return Some(Vec::new());
+        };
+        let Some(qi) = self.spec(w).gang.volcano_queue else {
+            return Some(Vec::new());
+        };
+        // A gang whose pods all run already (a dump's) has nothing to ask of its queue;
+        // and without a queue plugin or overcommit nothing can hold a gang back.
+        if !self.runtimes[w.index()].has_unplaced()
+            || (conf.plugin.is_none() && conf.overcommit_factor.is_none())
+        {
+            self.runtimes[w.index()].volcano_inqueue = true;
+            return Some(Vec::new());
+        }
+        // Upstream units (a GPU is 1000 milli-GPUs), so its tolerances apply as upstream's.
+        let units = Units::new(&world.resources);
+        let n = units.len();
+        let mut me: Option<SessionJob> = None;
+        let mut jobs = Vec::new();
+        for (i, rt) in self.runtimes.iter() {
+            let x = WorkloadId::from_index(i);
+            if rt.needs.is_empty()
+                || rt.released
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Finished | WorkloadState::Evicted
+                )
+                || self.scheduler_of(x) != SchedulerKind::Volcano
+            {
+                continue;
+            }
+            let spec = self.spec(x);
+            let Some(q) = spec.gang.volcano_queue else {
+                continue;
+            };
+            let mut allocated = vec![0.0; n];
+            let mut pending = vec![0.0; n];
+            let mut placed = 0;
+            let mut total = 0;
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                for s in slots {
+                    let to = if s.is_some() {
+                        placed += 1;
+                        &mut allocated
+                    } else {
+                        &mut pending
+                    };
+                    total += 1;
+                    units.add_list(to, &rt.needs[ps].requests, 1.0);
+                }
+            }
+            let min_member = spec
+                .gang
+                .min_member
+                .map_or(total, |m| (m as usize).min(total));
+            let min_resources = match &spec.gang.volcano_min_resources {
+                MinResources::Unset => None,
+                MinResources::Given(l) => Some(units.dense(l)),
+                // The controller's: the requests of the first minMember pods.
+                MinResources::Derived => {
+                    let mut m = vec![0.0; n];
+                    let mut left = min_member;
+                    for (ps, slots) in rt.record.placement.iter().enumerate() {
+                        let k = slots.len().min(left);
+                        left -= k;
+                        units.add_list(&mut m, &rt.needs[ps].requests, k as f64);
+                    }
+                    Some(m)
+                }
+            };
+            let job = SessionJob {
+                queue: q,
+                allocated,
+                pending,
+                min_resources,
+                inqueue: rt.volcano_inqueue && placed < min_member,
+                running_ready: placed >= min_member && placed > 0,
+            };
+            if x == w {
+                me = Some(job.clone());
+            }
+            jobs.push(job);
+        }
+        let Some(me) = me else {
+            return Some(Vec::new());
+        };
+        let mut total: Res = vec![0.0; n];
+        let mut used: Res = vec![0.0; n];
+        let nodes = &self.sched.cluster.nodes;
+        for node in 0..world.nodes.len() {
+            let id = kueuesim_model::NodeId::from_index(node);
+            for r in 0..n {
+                let a = nodes.allocatable(id, r);
+                total[r] += units.amount(r, a);
+                used[r] += units.amount(r, a - nodes.free(id, r));
+            }
+        }
+        let queue = &world.volcano_queues[qi];
+        let queues = &world.volcano_queues;
+        let proportion = conf.plugin.map(|plugin| match plugin {
+            QueuePlugin::Proportion => {
+                QueueView::Proportion(Proportion::open(queues, &units, &total, &jobs))
+            }
+            QueuePlugin::Capacity { hierarchy } => {
+                QueueView::Capacity(Capacity::open(queues, &units, &total, &jobs, hierarchy))
+            }
+        });
+        let source = SchedulerKind::Volcano.event_source();
+        // A PodGroup with pods running (a dump's) is past Pending.
+        if me.allocated.iter().any(|&x| x > 0.0) {
+            self.runtimes[w.index()].volcano_inqueue = true;
+        }
+        // The enqueue action, for a PodGroup still Pending.
+        if !self.runtimes[w.index()].volcano_inqueue {
+            if conf.has(VolcanoAction::Enqueue) {
+                let min = me.min_resources.as_deref();
+                let overcommit = conf
+                    .overcommit_factor
+                    .map(|f| Overcommit::open(f, &total, &used, &jobs));
+                let mut rejected: Option<String> = None;
+                'tiers: for tier in &conf.enqueue_tiers {
+                    let mut permitted = false;
+                    for voter in tier {
+                        let verdict = match voter {
+                            EnqueueVoter::Overcommit => match &overcommit {
+                                None => continue,
+                                Some(o) => o.enqueueable(min).map_err(|over| {
+                                    Some(format_names(
+                                        world,
+                                        "resource in cluster is overused",
+                                        "overused",
+                                        &over,
+                                    ))
+                                }),
+                            },
+                            EnqueueVoter::Queue => match &proportion {
+                                None => continue,
+                                Some(p) => p.enqueueable(queue, qi, min).map_err(|over| {
+                                    over.map(|over| {
+                                        format_names(
+                                            world,
+                                            "queue resource quota insufficient",
+                                            "insufficient",
+                                            &over,
+                                        )
+                                    })
+                                }),
+                            },
+                        };
+                        match verdict {
+                            Ok(()) => permitted = true,
+                            Err(message) => {
+                                rejected = Some(message.unwrap_or_default());
+                                break 'tiers;
+                            }
+                        }
+                    }
+                    if permitted {
+                        break;
+                    }
+                }
+                if let Some(message) = rejected {
+                    // A closed queue rejects without an event (upstream only logs it).
+                    if !message.is_empty() {
+                        self.record_event(
+                            w,
+                            EventType::Normal,
+                            source,
+                            "Unschedulable",
+                            message,
+                            None,
+                        );
+                    }
+                    return None;
+                }
+                let rt = &mut self.runtimes[w.index()];
+                if rt.record.events.iter().any(|e| e.source == source) {
+                    rt.record.inqueue_at = Some(self.now);
+                }
+            }
+            self.runtimes[w.index()].volcano_inqueue = true;
+        }
+        // The allocate action (`allocateResourcesForTasks`): an overused queue is skipped;
+        // otherwise the gang's pending pods are tried in order, each only while the queue's
+        // allocated plus the pods taken stays within its deserved share; a pod the queue
+        // refuses is skipped (`if !ssn.Allocatable(queue, task) { continue }`) and the
+        // next one tried, until the gang has the pods it needs (JobReady).
+        let Some(p) = &proportion else {
+            return Some(Vec::new());
+        };
+        let rt = &self.runtimes[w.index()];
+        let spec = self.spec(w);
+        let total_pods: usize = rt.record.placement.iter().map(Vec::len).sum();
+        let placed: usize = rt
+            .record
+            .placement
+            .iter()
+            .map(|s| s.iter().flatten().count())
+            .sum();
+        let min_member = spec
+            .gang
+            .min_member
+            .map_or(total_pods, |m| (m as usize).min(total_pods));
+        let mut need = min_member.saturating_sub(placed).max(1);
+        let open = !(conf.overused && p.overused(qi)) && (!conf.allocatable || queue.open);
+        let mut refused = Vec::new();
+        let mut taken: Res = vec![0.0; n];
+        'pods: for (ps, slots) in rt.record.placement.iter().enumerate() {
+            for (idx, _) in slots.iter().enumerate().filter(|(_, s)| s.is_none()) {
+                if need == 0 || !open {
+                    break 'pods;
+                }
+                let req = units.dense(&rt.needs[ps].requests);
+                let mut with: Res = taken.clone();
+                for (t, r) in with.iter_mut().zip(&req) {
+                    *t += r;
+                }
+                // Allocatable checks allocated + this task within deserved in the
+                // dimensions the task asks for; earlier tasks of the gang count as allocated.
+                let masked: Res = with
+                    .iter()
+                    .zip(&req)
+                    .map(|(&t, &r)| if r > 0.0 { t } else { 0.0 })
+                    .collect();
+                if !conf.allocatable || p.allocatable(queue, qi, &masked) {
+                    taken = with;
+                    need -= 1;
+                } else {
+                    refused.push((ps, idx));
+                }
+            }
+        }
+        // A gang already at its minMember is ready whatever its further pods get: no gang
+        // event for them.
+        if open && (need == 0 || placed >= min_member) {
+            return Some(refused);
+        }
+        let pending = total_pods - placed;
+        let message =
+            crate::placement::volcano::not_tried_message(placed, pending, min_member, total_pods);
+        self.record_event(
+            w,
+            EventType::Warning,
+            source,
+            "Unschedulable",
+            message,
+            None,
+        );
+        None
+    }
+}
+
+/// Upstream's `FormatResourceNames`: `<prefix>: <verb> cpu, <verb> memory, …` (cpu and
+/// memory first, then the other resources by name).
+fn format_names(world: &kueuesim_model::World, prefix: &str, verb: &str, over: &[usize]) -> String {
+    let mut names: Vec<&str> = over
+        .iter()
+        .map(|&i| {
+            world
+                .resources
+                .name(kueuesim_model::ResourceId::from_index(i))
+        })
+        .collect();
+    names.sort_by_key(|n| (*n != "cpu", *n != "memory", *n));
+    if names.is_empty() {
+        return prefix.to_string();
+    }
+    let parts: Vec<String> = names.iter().map(|n| format!("{verb} {n}")).collect();
+    format!("{prefix}: {}", parts.join(", "))
+}

@@ -1,0 +1,145 @@
+//! Volcano's own queueing: `scheduling.volcano.sh/v1beta1` Queues and what a
+//! volcano-scheduler.conf turns on for them (its actions and the queue plugins `proportion`,
+//! `capacity` and `overcommit`).
+
+use crate::resources::ResourceList;
+
+/// A Volcano `Queue` (cluster-scoped), as the queue plugins read it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolcanoQueue {
+    /// Object name.
+    pub name: String,
+    /// `spec.weight` (the admission webhook's default 1): proportion's share of the cluster.
+    pub weight: i64,
+    /// `spec.capability`: a hard cap on the resources it lists (others are unbounded); None
+    /// when unset.
+    pub capability: Option<ResourceList>,
+    /// `spec.deserved` (capacity plugin): what the queue is owed; None when unset.
+    pub deserved: Option<ResourceList>,
+    /// `spec.guarantee.resource`: reserved for the queue alone (empty when unset).
+    pub guarantee: ResourceList,
+    /// `spec.parent`, resolved (capacity plugin's hierarchy); None: under `root`.
+    pub parent: Option<usize>,
+    /// `status.state` is `Open` (the default); `Closed` and `Closing` take no new jobs.
+    pub open: bool,
+    /// `spec.reclaimable` (default true): whether other queues may reclaim from it.
+    pub reclaimable: bool,
+    /// `spec.priority`: higher is ordered first and reclaimed last.
+    pub priority: i32,
+}
+
+impl VolcanoQueue {
+    /// The queue Volcano creates itself (`default`: weight 1, reclaimable, open), standing in
+    /// when the input has no Queue of that name.
+    pub fn implicit_default() -> Self {
+        VolcanoQueue {
+            name: "default".into(),
+            weight: 1,
+            capability: None,
+            deserved: None,
+            guarantee: ResourceList::default(),
+            parent: None,
+            open: true,
+            reclaimable: true,
+            priority: 0,
+        }
+    }
+}
+
+/// A scheduling action of a volcano-scheduler.conf `actions` list (the names upstream's
+/// `framework.RegisterAction` knows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VolcanoAction {
+    /// `enqueue`: PodGroup Pending → Inqueue when the queue plugins permit.
+    Enqueue,
+    /// `allocate`: place Inqueue jobs, queue by queue.
+    Allocate,
+    /// `backfill`: best-effort pods (none here: every simulated pod requests resources).
+    Backfill,
+    /// `preempt`: within a queue, by priority.
+    Preempt,
+    /// `reclaim`: across queues, from queues above their deserved share.
+    Reclaim,
+    /// `shuffle`: the rescheduling plugin's evictions (not modelled).
+    Shuffle,
+    /// `gangpreempt`: preemption by HyperNode domain (not modelled).
+    GangPreempt,
+    /// `gangreclaim`: reclaim by HyperNode domain (not modelled).
+    GangReclaim,
+}
+
+impl VolcanoAction {
+    /// Every action with its conf name, in upstream's registration order.
+    pub const ALL: [(&'static str, VolcanoAction); 8] = [
+        ("reclaim", VolcanoAction::Reclaim),
+        ("allocate", VolcanoAction::Allocate),
+        ("backfill", VolcanoAction::Backfill),
+        ("preempt", VolcanoAction::Preempt),
+        ("gangpreempt", VolcanoAction::GangPreempt),
+        ("gangreclaim", VolcanoAction::GangReclaim),
+        ("enqueue", VolcanoAction::Enqueue),
+        ("shuffle", VolcanoAction::Shuffle),
+    ];
+}
+
+/// Which plugin divides the cluster among the queues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueuePlugin {
+    /// `proportion`: deserved by weight, water-filled, capped by capability.
+    Proportion,
+    /// `capacity`: the Queues' own `deserved`, optionally hierarchical (`enableHierarchy`).
+    Capacity {
+        /// `enableHierarchy: true` on the plugin.
+        hierarchy: bool,
+    },
+}
+
+/// What a volcano-scheduler.conf turns on for Volcano's queues. Present only when the
+/// Simulation gives a configuration: without one, Volcano places gangs as they come (the
+/// queues are read but take no part), as kueuesim always did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolcanoQueueing {
+    /// The `actions` list, in its order.
+    pub actions: Vec<VolcanoAction>,
+    /// The queue plugin listed (proportion or capacity), if any.
+    pub plugin: Option<QueuePlugin>,
+    /// `overcommit` with its `overcommit-factor` (default 1.2; below 1 falls back to 1.2),
+    /// None when the plugin is not listed.
+    pub overcommit_factor: Option<f64>,
+    /// The plugins that vote in the enqueue action, tier by tier in conf order
+    /// (`Session.JobEnqueueable`: the first veto rejects; a tier with a permit ends the vote).
+    pub enqueue_tiers: Vec<Vec<EnqueueVoter>>,
+    /// The queue plugin's `enabledAllocatable` (default true): allocate checks its room.
+    pub allocatable: bool,
+    /// The queue plugin's `enabledOverused` (default true): allocate skips an overused queue.
+    pub overused: bool,
+}
+
+/// A plugin with a say in the enqueue action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnqueueVoter {
+    /// `overcommit`: the cluster's idle resources times the factor.
+    Overcommit,
+    /// The queue plugin (`proportion` or `capacity`): the queue's capability.
+    Queue,
+}
+
+impl VolcanoQueueing {
+    /// Whether the conf lists `action`.
+    pub fn has(&self, action: VolcanoAction) -> bool {
+        self.actions.contains(&action)
+    }
+}
+
+/// A Volcano PodGroup's `spec.minResources`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum MinResources {
+    /// Set by its controller: the requests of the first `minMember` pods (Volcano's job
+    /// controller `calcPGMinResources`, its PodGroup controller `CalTaskRequests`).
+    #[default]
+    Derived,
+    /// Written on the input's PodGroup.
+    Given(ResourceList),
+    /// Not set on the input's PodGroup: the enqueue action lets it in at once.
+    Unset,
+}

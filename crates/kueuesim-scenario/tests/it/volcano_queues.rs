@@ -1,0 +1,828 @@
+//! Volcano's own queues with a volcano-scheduler.conf: Queue objects and the conf's actions
+//! and plugins as read (misspellings are errors naming the closest), and cases transcribed
+//! from upstream's unit tests (volcano ed72c7c8: `proportion_test.go`
+//! TestEnqueueAndAllocable, `enqueue_test.go` TestEnqueue, `overcommit_test.go`
+//! TestOvercommitPlugin): where each pod binds, or that its PodGroup stays Pending with the
+//! event upstream records.
+
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
+
+use crate::util::{load_error, load_text, run_dir, wl};
+
+/// Loads and runs `text` as `t.yaml`.
+fn run_text(text: &str) -> SimulationResult {
+    let loaded = load_text("t.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    result(&loaded.world, &Simulation::new(&loaded.world).run())
+}
+
+/// The nodes of every pod of `w`.
+fn nodes(w: &WorkloadOut) -> Vec<&str> {
+    w.pod_sets
+        .iter()
+        .flat_map(|p| p.nodes.iter().map(String::as_str))
+        .collect()
+}
+
+/// Volcano's events on `w`: (type, reason, message).
+fn volcano_events(w: &WorkloadOut) -> Vec<(&str, &str, &str)> {
+    w.events
+        .iter()
+        .filter(|e| e.source == "volcano")
+        .map(|e| (e.kind, e.reason, e.message.as_str()))
+        .collect()
+}
+
+const SIM: &str = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: t}
+spec:
+  until: 10m
+  volcano:
+    configuration: |
+      actions: \"ACTIONS\"
+      tiers:
+      - plugins:
+        PLUGINS
+";
+
+/// A Simulation whose conf lists `actions` and the plugins `plugins` (one tier).
+fn sim(actions: &str, plugins: &[&str]) -> String {
+    let list: Vec<String> = plugins.iter().map(|p| format!("- name: {p}")).collect();
+    SIM.replace("ACTIONS", actions)
+        .replace("PLUGINS", &list.join("\n        "))
+}
+
+/// A node of `cpu` and `memory`.
+fn node(name: &str, cpu: &str, memory: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{cpu: '{cpu}', memory: {memory}, pods: '10'}}\n"
+    )
+}
+
+/// A PodGroup of minMember 1 in `queue`, with `min` as its minResources (or none), and its
+/// one pending pod of `cpu`/`memory`.
+fn gang(name: &str, queue: &str, min: Option<&str>, cpu: &str, memory: &str) -> String {
+    let min = min.map_or(String::new(), |m| format!("\n  minResources: {m}"));
+    format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {{name: {name}, namespace: ns1}}\nspec:\n  minMember: 1\n  queue: {queue}{min}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}-p\n  namespace: ns1\n  annotations: {{kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: {name}}}\nspec:\n  schedulerName: volcano\n  containers:\n  - resources:\n      requests: {{cpu: '{cpu}', memory: {memory}}}\n"
+    )
+}
+
+#[test]
+fn proportion_cases_0_and_1_bind_within_the_deserved_share() {
+    // Case 0: pod3 asks only for cpu, within q1's deserved 2 cpu; case 1: pod4 asks only
+    // for memory, within q2's deserved 2G.
+    let r = run_dir("volcano/proportion");
+    assert_eq!(nodes(wl(&r, "ns1", "pg3")), ["n1"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg4")), ["n2"]);
+    assert_eq!(wl(&r, "ns1", "pg3").state, "Running");
+    // Let in at once: no enqueue event, no inqueueAt.
+    assert!(volcano_events(wl(&r, "ns1", "pg3")).is_empty());
+    assert_eq!(wl(&r, "ns1", "pg3").inqueue_at, None);
+    insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}
+
+#[test]
+fn proportion_case_2_over_capability_is_not_enqueued() {
+    let r = run_dir("volcano/enqueue-over-capability");
+    let pg5 = wl(&r, "ns1", "pg5");
+    assert!(nodes(pg5).is_empty());
+    assert_eq!(pg5.state, "Pending");
+    assert_eq!(
+        volcano_events(pg5),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient memory"
+        )]
+    );
+    assert_eq!(pg5.inqueue_at, None);
+    insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}
+
+#[test]
+fn proportion_case_4_closed_queue_is_not_enqueued() {
+    let r = run_dir("volcano/closed-queue");
+    let pg6 = wl(&r, "ns1", "pg6");
+    assert!(nodes(pg6).is_empty());
+    // Upstream only logs the closed queue: no event.
+    assert!(volcano_events(pg6).is_empty());
+}
+
+#[test]
+fn enqueue_rejects_min_resources_above_the_queue_capability() {
+    // enqueue_test.go "pggroup cannot enqueue because queue resources are less than
+    // podgroup MinResources": queue c1 (capability 1 cpu/1G), pg1 minResources 8 cpu/8G.
+    let text = format!(
+        "{}{}---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: c1}}\nspec: {{weight: 1, capability: {{cpu: '1', memory: 1G}}}}\n{}",
+        sim("enqueue, allocate", &["drf", "proportion", "sla", "gang"]),
+        node("n1", "16", "16G"),
+        gang("pg1", "c1", Some("{cpu: '8', memory: 8G}"), "1", "1G"),
+    );
+    let r = run_text(&text);
+    let pg1 = wl(&r, "ns1", "pg1");
+    assert!(nodes(pg1).is_empty());
+    assert_eq!(
+        volcano_events(pg1),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu, insufficient memory"
+        )]
+    );
+}
+
+#[test]
+fn enqueue_lets_in_pod_groups_without_min_resources() {
+    // enqueue_test.go "when podgroup status is pending": pg1 (3 cpu) in c1, pg2 (1 cpu) in
+    // c2, both without minResources, each queue capped at 4 cpu/4G: both are let in.
+    let queues = "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: c1}\nspec: {weight: 1, capability: {cpu: '4', memory: 4G}}\n---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: c2}\nspec: {weight: 1, capability: {cpu: '4', memory: 4G}}\n";
+    let text = format!(
+        "{}{}{queues}{}{}",
+        sim("enqueue, allocate", &["drf", "proportion", "sla", "gang"]),
+        node("n1", "8", "8G"),
+        gang("pg1", "c1", None, "3", "1G"),
+        gang("pg2", "c2", None, "1", "1G"),
+    );
+    let r = run_text(&text);
+    assert_eq!(nodes(wl(&r, "ns1", "pg1")), ["n1"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg2")), ["n1"]);
+}
+
+#[test]
+fn overcommit_rejects_min_resources_above_idle_times_the_factor() {
+    // overcommit_test.go "when the required resources of pg are too large": nodes 2 cpu/4Gi
+    // and 4 cpu/16Gi, pg2 minResources 20 cpu/20G, factor 1.2: 7.2 cpu idle.
+    let text = format!(
+        "{}{}{}{}",
+        sim("enqueue, allocate", &["overcommit", "gang"]),
+        node("n1", "2", "4Gi"),
+        node("n2", "4", "16Gi"),
+        gang(
+            "pg2",
+            "default",
+            Some("{cpu: 20000m, memory: 20G}"),
+            "1",
+            "1G"
+        ),
+    );
+    let r = run_text(&text);
+    let pg2 = wl(&r, "ns1", "pg2");
+    assert!(nodes(pg2).is_empty());
+    assert_eq!(
+        volcano_events(pg2),
+        [(
+            "Normal",
+            "Unschedulable",
+            "resource in cluster is overused: overused cpu"
+        )]
+    );
+    // "overCommitFactor is more than 0": 2 cpu/2G fits.
+    let text = text.replace("{cpu: 20000m, memory: 20G}", "{cpu: 2000m, memory: 2G}");
+    assert_eq!(nodes(wl(&run_text(&text), "ns1", "pg2")).len(), 1);
+}
+
+#[test]
+fn without_enqueue_allocate_lets_the_pod_group_in_itself() {
+    // Only `allocate`: no enqueue vote, so overcommit's limit does not apply (upstream's
+    // allocate moves a Pending PodGroup to Inqueue itself).
+    let text = format!(
+        "{}{}{}",
+        sim("allocate", &["overcommit", "gang"]),
+        node("n1", "2", "4Gi"),
+        gang(
+            "pg2",
+            "default",
+            Some("{cpu: 20000m, memory: 20G}"),
+            "1",
+            "1G"
+        ),
+    );
+    let r = run_text(&text);
+    assert_eq!(nodes(wl(&r, "ns1", "pg2")), ["n1"]);
+}
+
+#[test]
+fn a_misspelt_queue_field_names_the_closest() {
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec:\n  weight: 1\n  capabilty: {cpu: '2'}\n",
+    );
+    assert!(e.starts_with("t.yaml:6:3: "), "{e}");
+    assert!(e.contains("capabilty"), "{e}");
+    assert!(e.contains("(closest: \"capability\")"), "{e}");
+}
+
+#[test]
+fn a_bad_queue_quantity_and_state_are_errors_at_their_place() {
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec:\n  deserved: {cpu: lots}\n",
+    );
+    assert!(e.starts_with("t.yaml:5:"), "{e}");
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nstatus: {state: Opened}\n",
+    );
+    assert!(e.starts_with("t.yaml:4:"), "{e}");
+    assert!(e.contains("expected Open, Closed"), "{e}");
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec: {weight: 70000}\n",
+    );
+    assert!(e.contains("expected an integer from 1 to 65535"), "{e}");
+}
+
+#[test]
+fn a_missing_parent_or_queue_names_the_closest() {
+    let e = load_error(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: research}\n---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec: {parent: reserch}\n",
+    );
+    assert!(e.contains("(closest: \"research\")"), "{e}");
+    let text = format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: research}}\n{}",
+        gang("pg1", "reserch", None, "1", "1G")
+    );
+    let e = load_error(&text);
+    assert!(e.starts_with("t.yaml:"), "{e}");
+    assert!(
+        e.contains("queue \"reserch\" is not a Volcano Queue"),
+        "{e}"
+    );
+    assert!(e.contains("(closest: \"research\")"), "{e}");
+}
+
+#[test]
+fn unknown_actions_and_plugins_name_the_closest() {
+    let e = load_error(&sim("enqeue, allocate", &["gang"]));
+    assert!(e.starts_with("t.yaml:8:"), "{e}");
+    assert!(e.contains("action \"enqeue\""), "{e}");
+    assert!(e.contains("(closest: \"enqueue\")"), "{e}");
+    let e = load_error(&sim("enqueue, allocate", &["proportoin"]));
+    assert!(e.contains("plugin \"proportoin\""), "{e}");
+    assert!(e.contains("(closest: \"proportion\")"), "{e}");
+}
+
+/// Confs upstream takes without a word but that cannot mean what they say: no `actions`
+/// (upstream keeps its whole default conf, these tiers ignored) and no `allocate` (nothing
+/// with requests is ever placed). Both are load errors at the conf.
+#[test]
+fn a_conf_without_actions_or_without_allocate_is_refused() {
+    let e = load_error(
+        &sim("enqueue, allocate", &["gang"]).replace("      actions: \"enqueue, allocate\"\n", ""),
+    );
+    assert!(e.starts_with("t.yaml:"), "{e}");
+    assert!(e.contains("has no `actions`"), "{e}");
+    let e = load_error(&sim("enqueue, backfill", &["gang"]));
+    assert!(e.starts_with("t.yaml:"), "{e}");
+    assert!(e.contains("lack \"allocate\""), "{e}");
+}
+
+#[test]
+fn kueue_admits_first_then_the_volcano_queue_holds_the_job() {
+    // Both layers: a Kueue-admitted Job (queue-name label, ClusterQueue with room) whose
+    // Volcano queue is capped below its pods stays Pending in Volcano's enqueue.
+    let text = format!(
+        "{}{}{}---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: small}}\nspec: {{weight: 1, capability: {{cpu: 500m}}}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: ns1\n  labels: {{kueue.x-k8s.io/queue-name: lq}}\n  annotations: {{kueuesim.io/duration: 1h, scheduling.volcano.sh/queue-name: small}}\nspec:\n  parallelism: 2\n  completions: 2\n  template:\n    spec:\n      schedulerName: volcano\n      containers:\n      - resources:\n          requests: {{cpu: '1'}}\n",
+        sim("enqueue, allocate", &["gang", "proportion"]),
+        node("n1", "8", "8G"),
+        KUEUE,
+    );
+    let r = run_text(&text);
+    let j = wl(&r, "ns1", "j");
+    assert!(j.admitted_at.is_some(), "Kueue admits it");
+    assert!(nodes(j).is_empty());
+    assert_eq!(
+        volcano_events(j),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu"
+        )]
+    );
+}
+
+const KUEUE: &str = "---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources:
+      - {name: cpu, nominalQuota: '8'}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: ns1}
+spec: {clusterQueue: cq}
+";
+
+/// A PodGroup of minMember 1 in `queue` (minResources `min`) with one pod of `cpu`/`memory`
+/// already running on `node`.
+fn running(name: &str, queue: &str, min: &str, cpu: &str, memory: &str, node: &str) -> String {
+    gang(name, queue, Some(min), cpu, memory).replace(
+        "  schedulerName: volcano\n",
+        &format!("  schedulerName: volcano\n  nodeName: {node}\n"),
+    ) + "status: {phase: Running}\n"
+}
+
+/// A Volcano Queue with `spec` (flow mapping body) and an optional state.
+fn queue(name: &str, spec: &str, state: Option<&str>) -> String {
+    let state = state.map_or(String::new(), |s| format!("status: {{state: {s}}}\n"));
+    format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {{name: {name}}}\nspec: {{{spec}}}\n{state}"
+    )
+}
+
+/// capacity_test.go TestEnqueueAndAllocatable's cluster: n1, n2 of 3 cpu/3G; q1 (deserved
+/// and capability 2 cpu/2G) runs pod1 (1 cpu, 3G) on n1; q2 (deserved 2 cpu/2G, capability
+/// 3 cpu/3G) runs pod2 (3 cpu, 1G) on n2; q3 is Closed.
+fn capacity_cluster() -> String {
+    format!(
+        "{}{}{}{}{}{}{}{}",
+        sim("enqueue, allocate", &["capacity"]),
+        node("n1", "3", "3G"),
+        node("n2", "3", "3G"),
+        queue(
+            "q1",
+            "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '2', memory: 2G}",
+            None
+        ),
+        queue(
+            "q2",
+            "weight: 1, deserved: {cpu: '2', memory: 2G}, capability: {cpu: '3', memory: 3G}",
+            None
+        ),
+        queue(
+            "q3",
+            "weight: 1, capability: {cpu: '3', memory: 3G}",
+            Some("Closed")
+        ),
+        running("pg1", "q1", "{cpu: '1', memory: 3G}", "1", "3G", "n1"),
+        running("pg2", "q2", "{cpu: '3', memory: 1G}", "3", "1G", "n2"),
+    )
+}
+
+#[test]
+fn capacity_enqueue_and_allocatable_cases() {
+    // Case 0: pod3 (1 cpu, 0G) of q1 stays within q1's capability in cpu: n1.
+    // Case 1: pod4 (0 cpu, 1G) of q2 within its capability in memory: n2.
+    let text = capacity_cluster()
+        + &gang("pg3", "q1", Some("{cpu: '1', memory: 0G}"), "1", "0G")
+        + &gang("pg4", "q2", Some("{cpu: '0', memory: 1G}"), "0", "1G");
+    let r = run_text(&text);
+    assert_eq!(nodes(wl(&r, "ns1", "pg3")), ["n1"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg4")), ["n2"]);
+    // Case 2: pod5 (1 cpu, 1G) of q1: 1 cpu/1G + q1's 1 cpu/3G is above 2G.
+    let r = run_text(
+        &(capacity_cluster() + &gang("pg5", "q1", Some("{cpu: '1', memory: 1G}"), "1", "1G")),
+    );
+    let pg5 = wl(&r, "ns1", "pg5");
+    assert!(nodes(pg5).is_empty());
+    assert_eq!(
+        volcano_events(pg5),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient memory"
+        )]
+    );
+    // Case 4: the Closed q3 lets nothing in.
+    let r = run_text(
+        &(capacity_cluster() + &gang("pg6", "q3", Some("{cpu: '1', memory: 1G}"), "1", "1G")),
+    );
+    assert!(nodes(wl(&r, "ns1", "pg6")).is_empty());
+}
+
+#[test]
+fn capacity_allocates_within_capability_only() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithoutHierarchy, with actions
+    // allocate and reclaim and plugins predicates, gang, capacity. Case 0: q1 (capability
+    // 2 cpu/2Gi) runs p1 (1 cpu, 1Gi) on n1; p2 (1 cpu, 1Gi, nodeSelector selector=worker)
+    // binds on n1. Case 1: q2 (capability 1.5 cpu/1.5Gi) runs p3 (1 cpu, 1Gi); p4 does not
+    // fit the capability.
+    let nodes_text = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {selector: worker}}\nstatus:\n  allocatable: {cpu: '2', memory: 4Gi, pods: '10'}\n".to_string()
+        + &node("n2", "2", "4Gi");
+    let base = sim("allocate, reclaim", &["predicates", "gang", "capacity"]) + &nodes_text;
+    let case0 = base.clone()
+        + &queue("q1", "weight: 1, capability: {cpu: '2', memory: 2Gi}", None)
+        + &running("pg1", "q1", "{cpu: '1', memory: 1Gi}", "1", "1Gi", "n1")
+        + &gang("pg2", "q1", None, "1", "1Gi").replace(
+            "  schedulerName: volcano\n",
+            "  schedulerName: volcano\n  nodeSelector: {selector: worker}\n",
+        );
+    assert_eq!(nodes(wl(&run_text(&case0), "ns1", "pg2")), ["n1"]);
+    let case1 =
+        base + &queue(
+            "q2",
+            "weight: 1, capability: {cpu: 1500m, memory: 1536Mi}",
+            None,
+        ) + &running("pg3", "q2", "{cpu: '1', memory: 1Gi}", "1", "1Gi", "n1")
+            + &gang("pg4", "q2", None, "1", "1Gi");
+    let r = run_text(&case1);
+    let pg4 = wl(&r, "ns1", "pg4");
+    assert!(nodes(pg4).is_empty());
+    assert_eq!(
+        volcano_events(pg4),
+        [(
+            "Warning",
+            "Unschedulable",
+            "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Unschedulable"
+        )]
+    );
+}
+
+#[test]
+fn capacity_hierarchy_checks_every_ancestor() {
+    // enableHierarchy: a leaf under a parent capped at 2 cpu; the leaf itself has no cap.
+    // Its sibling runs 2 cpu, so a 1-cpu job of the leaf waits: the parent has no room.
+    let text = SIM.replace("ACTIONS", "enqueue, allocate").replace(
+        "PLUGINS",
+        "- name: capacity\n          enableHierarchy: true",
+    ) + &node("n1", "8", "8G")
+        + &queue("team", "weight: 1, capability: {cpu: '2'}", None)
+        + &queue("a", "weight: 1, parent: team", None)
+        + &queue("b", "weight: 1, parent: team", None)
+        + &running("pg1", "b", "{cpu: '2'}", "2", "1G", "n1")
+        + &gang("pg2", "a", Some("{cpu: '1'}"), "1", "1G");
+    let r = run_text(&text);
+    let pg2 = wl(&r, "ns1", "pg2");
+    assert!(nodes(pg2).is_empty());
+    assert_eq!(
+        volcano_events(pg2),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu"
+        )]
+    );
+    // A job of the parent itself is never let in (only leaves hold jobs).
+    let r = run_text(&text.replace("queue: a\n", "queue: team\n"));
+    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // Without the sibling's usage it fits.
+    let free = text.replace("queue: b\n", "queue: default\n");
+    assert_eq!(nodes(wl(&run_text(&free), "ns1", "pg2")), ["n1"]);
+}
+
+/// A Queue under `parent` with `deserved` and `capability` (flow mappings, or empty).
+fn child(name: &str, parent: &str, deserved: &str, capability: &str) -> String {
+    let mut spec = format!("weight: 1, parent: {parent}");
+    if !deserved.is_empty() {
+        spec += &format!(", deserved: {deserved}");
+    }
+    if !capability.is_empty() {
+        spec += &format!(", capability: {capability}");
+    }
+    queue(name, &spec, None)
+}
+
+#[test]
+fn capacity_hierarchy_upstream_cases() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithHierarchy (actions enqueue,
+    // reclaim, allocate; plugins capacity with enableHierarchy, predicates, gang), node n1
+    // of 8 cpu/8Gi, a `root` queue without capability.
+    let base = SIM
+        .replace("ACTIONS", "enqueue, reclaim, allocate")
+        .replace(
+            "PLUGINS",
+            "- name: capacity\n          enableHierarchy: true\n        - name: predicates\n        - name: gang",
+        )
+        + &node("n1", "8", "8Gi")
+        + &queue("root", "weight: 1", None);
+    let tree1 = base.clone()
+        + &child("q1", "root", "", "{cpu: '4', memory: 4Gi}")
+        + &child("q2", "root", "", "{cpu: '4', memory: 4Gi}")
+        + &child("q11", "q1", "", "{cpu: '1', memory: 1Gi}")
+        + &child("q12", "q1", "", "{cpu: '3', memory: 3Gi}");
+    // case0 "Pod allocatable when queue is leaf queue": p1 (1 cpu, 1Gi) of q11 → n1.
+    let r = run_text(&(tree1.clone() + &gang("pg1", "q11", None, "1", "1Gi")));
+    assert_eq!(nodes(wl(&r, "ns1", "pg1")), ["n1"]);
+    // case1 "Pod not allocatable when queue is not leaf queue": p2 of q1 waits.
+    let r = run_text(&(tree1 + &gang("pg2", "q1", None, "1", "1Gi")));
+    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // case4 "Pod is not allocatable when ancestor queue's real capability not enough": q3
+    // (capability 4 cpu/4Gi) has q31, q32 running 2 cpu/2Gi each; p10 (3 cpu/3Gi) of q33
+    // fits q33's capability but not q3's.
+    let tree3 = base.clone()
+        + &child(
+            "q3",
+            "root",
+            "{cpu: '4', memory: 4Gi, pods: '10'}",
+            "{cpu: '4', memory: 4Gi, pods: '10'}",
+        )
+        + &child(
+            "q31",
+            "q3",
+            "{cpu: '2', memory: 2Gi, pods: '2'}",
+            "{cpu: '4', memory: 4Gi, pods: '4'}",
+        )
+        + &child(
+            "q32",
+            "q3",
+            "{cpu: '2', memory: 2Gi, pods: '2'}",
+            "{cpu: '4', memory: 4Gi, pods: '4'}",
+        )
+        + &child(
+            "q33",
+            "q3",
+            "{cpu: '0', memory: 0Gi, pods: '2'}",
+            "{cpu: '4', memory: 4Gi, pods: '4'}",
+        )
+        + &running("pg5", "q31", "{cpu: '2', memory: 2Gi}", "2", "2Gi", "n1")
+        + &running("pg7", "q32", "{cpu: '2', memory: 2Gi}", "2", "2Gi", "n1");
+    let r = run_text(&(tree3 + &gang("pg8", "q33", None, "3", "3Gi")));
+    let pg8 = wl(&r, "ns1", "pg8");
+    assert!(nodes(pg8).is_empty());
+    assert_eq!(volcano_events(pg8).len(), 1);
+    assert_eq!(volcano_events(pg8)[0].0, "Warning");
+    // case5 "If the capability cpu or memory is not specified, the value should be inherited
+    // from parent queue": q5 (4Gi), q51 (2Gi); p11 asks 1 cpu and no memory → n1.
+    let tree5 = base.clone()
+        + &child("q5", "root", "", "{memory: 4Gi}")
+        + &child("q51", "q5", "", "{memory: 2Gi}");
+    let p11 = gang("pg9", "q51", None, "1", "0").replace("memory: 0}", "memory: '0'}");
+    let r = run_text(&(tree5 + &p11));
+    assert_eq!(nodes(wl(&r, "ns1", "pg9")), ["n1"]);
+    // case6 "podgroup can't be enqueued when any ancestor queue's capability is not
+    // enough": q6 (2 cpu/4Gi) over q61 and q62 without capability; pg10 and pg11 each with
+    // minResources 2 cpu/4Gi: the first in is let in, the other waits Pending.
+    let tree6 = base
+        + &child("q6", "root", "", "{cpu: '2', memory: 4Gi}")
+        + &child("q61", "q6", "", "")
+        + &child("q62", "q6", "", "");
+    let r = run_text(
+        &(tree6
+            + &gang("pg10", "q61", Some("{cpu: '2', memory: 4Gi}"), "2", "4Gi")
+            + &gang("pg11", "q62", Some("{cpu: '2', memory: 4Gi}"), "2", "4Gi")),
+    );
+    assert_eq!(nodes(wl(&r, "ns1", "pg10")), ["n1"]);
+    let pg11 = wl(&r, "ns1", "pg11");
+    assert!(nodes(pg11).is_empty());
+    assert_eq!(
+        volcano_events(pg11),
+        [(
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu, insufficient memory"
+        )]
+    );
+}
+
+/// A pending pod of `cpu`/`memory`/`gpu` in PodGroup `pg` (without the PodGroup).
+fn gpu_pod(name: &str, pg: &str, cpu: &str, memory: &str, gpu: &str) -> String {
+    format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ns1\n  annotations: {{kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: {pg}}}\nspec:\n  schedulerName: volcano\n  containers:\n  - resources:\n      requests: {{cpu: '{cpu}', memory: {memory}, nvidia.com/gpu: '{gpu}'}}\n"
+    )
+}
+
+/// A PodGroup of `min_member` in `queue`, without minResources.
+fn pod_group(name: &str, queue: &str, min_member: u32) -> String {
+    format!(
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {{name: {name}, namespace: ns1}}\nspec: {{minMember: {min_member}, queue: {queue}}}\n"
+    )
+}
+
+#[test]
+fn capacity_hierarchy_upstream_allocation_cases_with_scalars() {
+    let head = SIM
+        .replace("ACTIONS", "enqueue, reclaim, allocate")
+        .replace(
+            "PLUGINS",
+            "- name: capacity\n          enableHierarchy: true\n        - name: predicates\n        - name: gang",
+        )
+        + &queue("root", "weight: 1", None);
+    let gpu_node = |name: &str, extra: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{cpu: '8', memory: 8Gi, nvidia.com/gpu: '8', pods: '10'{extra}}}\n"
+        )
+    };
+    // case2 "Pod allocatable when queue has not exceed capability": pg3 (minMember 2) of
+    // q31 with p3 and p4 (2 cpu/2Gi each) under q3 (4 cpu/4Gi): both on n1.
+    let case2 = head.clone()
+        + &node("n1", "8", "8Gi")
+        + &child(
+            "q3",
+            "root",
+            "{cpu: '4', memory: 4Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &child(
+            "q4",
+            "root",
+            "{cpu: '2', memory: 2Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &child(
+            "q31",
+            "q3",
+            "{cpu: '2', memory: 2Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &child(
+            "q32",
+            "q3",
+            "{cpu: '2', memory: 2Gi}",
+            "{cpu: '4', memory: 4Gi}",
+        )
+        + &pod_group("pg3", "q31", 2)
+        + &gpu_pod("p3", "pg3", "2", "2Gi", "0")
+        + &gpu_pod("p4", "pg3", "2", "2Gi", "0");
+    assert_eq!(nodes(wl(&run_text(&case2), "ns1", "pg3")), ["n1", "n1"]);
+    // case8 "When the queue's deserved value has a scalar resource set, the check can pass":
+    // q8 (deserved 4 cpu/4Gi/8 GPUs) over q81 and q82 (2 cpu/2Gi/4 GPUs); p12 (2 cpu, 2Gi,
+    // 1 GPU) of q81 on n-gpu.
+    let case8 = head.clone()
+        + &gpu_node("n-gpu", "")
+        + &child(
+            "q8",
+            "root",
+            "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '8'}",
+            "",
+        )
+        + &child(
+            "q81",
+            "q8",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}",
+            "",
+        )
+        + &child(
+            "q82",
+            "q8",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4'}",
+            "",
+        )
+        + &pod_group("pg12", "q81", 1)
+        + &gpu_pod("p12", "pg12", "2", "2Gi", "1");
+    assert_eq!(nodes(wl(&run_text(&case8), "ns1", "pg12")), ["n-gpu"]);
+    // case9 "When some scalar resources are 0 in deserved, the check can still pass".
+    let case9 = head.clone()
+        + &gpu_node("n2", ", hugepages-1Gi: '0'")
+        + &child(
+            "q9",
+            "root",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '8', hugepages-1Gi: '0'}",
+            "",
+        )
+        + &child(
+            "q91",
+            "q9",
+            "{cpu: '2', memory: 2Gi, nvidia.com/gpu: '4', hugepages-1Gi: '0'}",
+            "",
+        )
+        + &pod_group("pg13", "q91", 1)
+        + &gpu_pod("p13", "pg13", "2", "2Gi", "1");
+    assert_eq!(nodes(wl(&run_text(&case9), "ns1", "pg13")), ["n2"]);
+    // case11 "If the capability scalar resources is not specified, the value should be
+    // inherited from parent queue": two leaves capped at 4 GPUs each under a parent without
+    // capability; p14 and p15 (4 GPUs each) both on n2.
+    let case11 = head
+        + &gpu_node("n2", "")
+        + &child("case11-queue1", "root", "", "")
+        + &child(
+            "case11-queue11",
+            "case11-queue1",
+            "",
+            "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}",
+        )
+        + &child(
+            "case11-queue12",
+            "case11-queue1",
+            "",
+            "{cpu: '4', memory: 4Gi, nvidia.com/gpu: '4'}",
+        )
+        + &pod_group("pg14", "case11-queue11", 1)
+        + &gpu_pod("p14", "pg14", "1", "1Gi", "4")
+        + &pod_group("pg15", "case11-queue12", 1)
+        + &gpu_pod("p15", "pg15", "1", "1Gi", "4");
+    let r = run_text(&case11);
+    assert_eq!(nodes(wl(&r, "ns1", "pg14")), ["n2"]);
+    assert_eq!(nodes(wl(&r, "ns1", "pg15")), ["n2"]);
+}
+
+#[test]
+fn weighted_queues_leave_a_node_idle_while_shares_do_not_fit_whole_node_gangs() {
+    let r = run_dir("volcano/weighted-queues");
+    let start = |name: &str| wl(&r, "team", name).running_at;
+    let h = 3600.0;
+    assert_eq!(start("research-0"), Some(0.0));
+    assert_eq!(start("research-1"), Some(0.0));
+    assert_eq!(start("research-2"), Some(h));
+    assert_eq!(start("research-3"), Some(2.0 * h));
+    assert_eq!(start("dev-0"), Some(2.0 * h));
+    assert_eq!(start("dev-1"), Some(3.0 * h));
+    assert_eq!(start("dev-2"), Some(3.0 * h));
+    assert_eq!(start("dev-3"), Some(4.0 * h));
+    // research-3 is let in at 1h, but waits for its share; dev-0 is let in at 2h.
+    assert_eq!(wl(&r, "team", "research-3").inqueue_at, Some(h));
+    assert_eq!(wl(&r, "team", "dev-0").inqueue_at, Some(2.0 * h));
+    assert_eq!(
+        volcano_events(wl(&r, "team", "dev-0"))[0],
+        (
+            "Normal",
+            "Unschedulable",
+            "resource in cluster is overused: overused nvidia.com/gpu"
+        )
+    );
+    // Eight jobs × 8 GPUs × 1 h; one node idles from 1h to 2h and from 4h to 5h.
+    assert_eq!(r.summary.gpu.busy_gpu_seconds, 8.0 * 8.0 * h);
+    insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}
+
+#[test]
+fn proportion_case_3_over_deserved_is_not_allocated_with_only_allocatable_on() {
+    // TestEnqueueAndAllocable case 3 ("exceed deserved, can not allocate"): the plugin with
+    // `enabledAllocatable: true`, `enabledOverused: false`, `enableJobEnqueued: false`:
+    // nothing votes, so pg5 is let in; q1's deserved is 2 cpu/2G and 1 cpu/2G + 1 cpu/1G
+    // exceeds it in memory: it is not allocated.
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("volcano/enqueue-over-capability/scenario.yaml"),
+    )
+    .expect("readable")
+    .replace(
+        "        - name: proportion\n",
+        "        - name: proportion\n          enabledAllocatable: true\n          enabledOverused: false\n          enableJobEnqueued: false\n",
+    );
+    let r = run_text(&text);
+    let pg5 = wl(&r, "ns1", "pg5");
+    assert!(nodes(pg5).is_empty());
+    assert_eq!(
+        volcano_events(pg5),
+        [(
+            "Warning",
+            "Unschedulable",
+            "1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Unschedulable"
+        )]
+    );
+    // With the plugin's allocatable check off as well, nothing holds it back but the nodes
+    // (n1 has 1 cpu and no memory left, n2 no cpu): the gang's own fit error.
+    let open = text.replace("enabledAllocatable: true", "enabledAllocatable: false");
+    let r = run_text(&open);
+    let events = volcano_events(wl(&r, "ns1", "pg5"));
+    assert!(events[0].2.contains("Origin reason is"), "{events:?}");
+}
+
+/// Whole GPUs in `dense` against the 0.1 `minResource`: upstream counts GPUs in milli
+/// (`NewResource`, `MilliValue`) and `LessEqualWithDimensionAndResourcesName` has no
+/// tolerance. Queues of weight 79 and 121 share 10 GPUs, so qa deserves 3.95 GPUs
+/// (3950 milli): a fourth one-GPU job (4000 > 3950) is refused.
+#[test]
+fn proportion_counts_gpus_in_milli_units_without_tolerance() {
+    let mut text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '10'}\n"
+        + &queue("qa", "weight: 79", None)
+        + &queue("qb", "weight: 121", None)
+        + &queue("qc", "weight: 1", None)
+        // Holds every GPU for a minute, so that the jobs below are all in the session that
+        // places them (qc's job is done by then and counts for nothing).
+        + &pod_group("blocker", "qc", 1)
+        + &gpu_pod("blocker-p", "blocker", "100m", "100Mi", "10")
+            .replace("duration: 1h", "duration: 1m");
+    for (q, jobs) in [("qa", 10), ("qb", 7)] {
+        for i in 0..jobs {
+            let pg = format!("{q}-{i}");
+            text += &pod_group(&pg, q, 1);
+            text += &gpu_pod(&format!("{pg}-p"), &pg, "100m", "100Mi", "1");
+        }
+    }
+    let r = run_text(&text);
+    let bound = |q: &str, jobs: usize| {
+        (0..jobs)
+            .filter(|i| !nodes(wl(&r, "ns1", &format!("{q}-{i}"))).is_empty())
+            .count()
+    };
+    // qb deserves 6.05 GPUs: 6 run in both counts.
+    assert_eq!((bound("qa", 10), bound("qb", 7)), (3, 6));
+}
+
+/// Allocate skips a task its queue refuses and tries the rest (`allocateResourcesForTasks`:
+/// `if !ssn.Allocatable(queue, task) { continue }`), then JobReady decides: with qa's
+/// GPU capability 0 the worker is refused, the cpu-only launcher is enough for minMember 1.
+#[test]
+fn allocate_skips_a_refused_task_and_binds_the_rest() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '8'}\n"
+        + &queue("qa", "weight: 1, capability: {nvidia.com/gpu: '0'}", None)
+        + &pod_group("job", "qa", 1)
+        // Named so that the worker comes first, as the task the queue meets first.
+        + &gpu_pod("a-worker", "job", "1", "1Gi", "1")
+        + &gpu_pod("b-launcher", "job", "1", "1Gi", "0").replace(", nvidia.com/gpu: '0'", "");
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    // (asks for a GPU, pods bound) by pod set: the launcher only.
+    let bound: Vec<(bool, usize)> = job
+        .pod_sets
+        .iter()
+        .map(|p| (p.requests.contains_key("nvidia.com/gpu"), p.nodes.len()))
+        .collect();
+    assert_eq!(bound, [(true, 0), (false, 1)]);
+    assert!(
+        volcano_events(job).iter().all(|e| e.0 != "Warning"),
+        "{:?}",
+        volcano_events(job)
+    );
+}

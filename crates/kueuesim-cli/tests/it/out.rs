@@ -462,8 +462,8 @@ fn report_html_has_a_row_per_cluster_queue_with_what_held_it_back() {
         .iter()
         .find(|r| r.starts_with(" data-cq=\"ml-team\""))
         .expect("ml-team's row");
-    assert!(ml.contains(">quota:gpu 8"), "{ml}");
-    assert!(attr_of(ml, "bound-by", "title").starts_with("quota:nvidia.com/gpu 8"));
+    assert!(ml.contains(">quota:gpu 75%"), "{ml}");
+    assert!(attr_of(ml, "bound-by", "title").starts_with("quota:nvidia.com/gpu 75%"));
     // ml-team has two LocalQueues with workloads: both listed under it.
     assert_eq!(
         table

@@ -23,6 +23,9 @@ pub struct AutoscaledPool {
     pub name: String,
     /// Its nodes in index order, `max` of them; those from `min` on are away at the start.
     pub nodes: Vec<NodeId>,
+    /// The nodes the pool lays out (its levels and `nodesPerDomain`), consecutive ids from
+    /// the first: those from `max` on never join.
+    pub laid_out: u32,
     /// `autoscaling.min`: nodes there at the start, and the floor of a scale-down.
     pub min: u32,
     /// `autoscaling.provisioningDelay`: from the scale-up to the node taking pods.

@@ -61,7 +61,10 @@ pub(super) fn autoscaled_pool(
                 return Err(err_at(
                     src,
                     d,
-                    format!("autoscaling.{what} {:?}: expected a duration of at least 0s", d.value),
+                    format!(
+                        "autoscaling.{what} {:?}: expected a duration of at least 0s",
+                        d.value
+                    ),
                 ));
             }
             Ok(v)
@@ -72,6 +75,7 @@ pub(super) fn autoscaled_pool(
         nodes: (0..max as usize)
             .map(|i| kueuesim_model::NodeId::from_index(node_base + i))
             .collect(),
+        laid_out: total as u32,
         min: min as u32,
         provisioning_delay: positive(
             &spec.provisioning_delay,
@@ -133,8 +137,14 @@ impl<'a> Builder<'a> {
                 class,
                 "provisioningClassName",
                 &[
-                    (ProvisioningClass::NAMES[0], ProvisioningClass::CheckCapacity),
-                    (ProvisioningClass::NAMES[1], ProvisioningClass::BestEffortAtomic),
+                    (
+                        ProvisioningClass::NAMES[0],
+                        ProvisioningClass::CheckCapacity,
+                    ),
+                    (
+                        ProvisioningClass::NAMES[1],
+                        ProvisioningClass::BestEffortAtomic,
+                    ),
                 ],
             )?;
             if !spec.managed_resources.is_empty() {
@@ -251,8 +261,7 @@ impl<'a> Builder<'a> {
                     ),
                 ));
             };
-            let Some((_, config)) = by_config.iter().find(|(n, _)| *n == config_name.value)
-            else {
+            let Some((_, config)) = by_config.iter().find(|(n, _)| *n == config_name.value) else {
                 let hint = crate::overlay::closest_hint(
                     &config_name.value,
                     by_config.iter().map(|(n, _)| n.as_str()),
@@ -311,7 +320,9 @@ impl<'a> Builder<'a> {
                         ),
                     ));
                 };
-                check.on_flavors.push(kueuesim_model::FlavorId::from_index(i));
+                check
+                    .on_flavors
+                    .push(kueuesim_model::FlavorId::from_index(i));
             }
             if per_cq.len() <= *cq {
                 per_cq.resize(*cq + 1, None);

@@ -706,6 +706,16 @@ impl<'w> Simulation<'w> {
         let dt = i128::from((end - last).millis().max(0));
         node_ms += i128::from(nodes) * dt;
         gpu_ms += i128::from(gpus) * dt;
+        // A run without a horizon ends at its last effective event: nodes that joined or
+        // went after it (idle scale-downs) are not the run's.
+        let (mut late_added, mut late_removed) = (0u64, 0u64);
+        for &(_, dn, _) in st.changes.iter().filter(|c| c.0 > end) {
+            if dn > 0 {
+                late_added += 1;
+            } else {
+                late_removed += 1;
+            }
+        }
         let s = self
             .rec
             .stats
@@ -715,5 +725,7 @@ impl<'w> Simulation<'w> {
         s.gpu_ms = gpu_ms;
         s.peak_nodes = peak as u64;
         s.nodes_at_end = nodes as u64;
+        s.nodes_added -= late_added;
+        s.nodes_removed -= late_removed;
     }
 }

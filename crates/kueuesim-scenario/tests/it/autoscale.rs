@@ -143,9 +143,21 @@ spec:
     assert_eq!(p.pod_sets[0].nodes, ["gpu-0"]);
     let a = r.summary.autoscaling.as_ref().expect("summary.autoscaling");
     assert_eq!((a.scale_ups, a.nodes_added, a.peak_nodes), (1, 1, 1));
-    // The run ends when the pod does (1h3m); the node goes 7 minutes later, after the end.
+    // The run ends when the pod does (1h3m); the node goes 7 minutes later, after the end,
+    // and is not counted.
     assert_eq!(r.summary.end_time, 3780.0);
+    assert_eq!((a.nodes_removed, a.nodes_at_end), (0, 1));
     assert_eq!(a.node_hours, 1.0);
+    // With a horizon past it, the scale-down is the run's: the node went at 1h10m.
+    let text = format!(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: s}}\nspec: {{until: 2h}}\n---\n{text}"
+    );
+    let loaded = load_text("t.yaml", &text).expect("loads");
+    let outcome = kueuesim_engine::Simulation::new(&loaded.world).run();
+    let r = kueuesim_report::output::result(&loaded.world, &outcome);
+    let a = r.summary.autoscaling.as_ref().expect("summary.autoscaling");
+    assert_eq!((a.nodes_added, a.nodes_removed, a.nodes_at_end), (1, 1, 0));
+    assert_eq!(a.node_hours, (4200.0 - 180.0) / 3600.0);
 }
 
 fn with_check(check: &str, config: &str) -> String {

@@ -114,7 +114,8 @@ impl<'w> Simulation<'w> {
     }
 
     /// At the start: the nodes of each pool above `min` (and those the pool lays out above
-    /// `max`) are away; those there are empty, unneeded from the start.
+    /// `max`) are away; those there are empty (a pool at its `min` has nothing to scale
+    /// down, so no scan is due).
     pub(super) fn autoscale_start(&mut self) {
         let world = self.world;
         let Some(a) = self.origin.autoscaling.as_ref() else {
@@ -127,7 +128,6 @@ impl<'w> Simulation<'w> {
             return;
         };
         let gpu = self.gpu;
-        let mut earliest: Option<SimTime> = None;
         for pool in &a.pools {
             for (i, &n) in pool.nodes.iter().enumerate() {
                 st.slots[n.index()] = self.sched.cluster.nodes.free_pods(n);
@@ -148,13 +148,6 @@ impl<'w> Simulation<'w> {
                     states.sync(world, &mut self.sched.cluster, n);
                 }
             }
-            if pool.min > 0 {
-                let due = SimTime::ZERO + pool.scale_down_unneeded;
-                earliest = Some(earliest.map_or(due, |e: SimTime| e.min(due)));
-            }
-        }
-        if let Some(at) = earliest {
-            self.events.push(at, Ev::AutoscaleScan);
         }
     }
 

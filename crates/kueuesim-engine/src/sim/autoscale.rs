@@ -200,8 +200,8 @@ impl<'w> Simulation<'w> {
             for i in 0..world.nodes.len() {
                 let n = NodeId::from_index(i);
                 let joining_for_w = st.joining[i] && st.booked[i].is_some_and(|(b, _)| b == w);
-                if (states.closed(n) && !joining_for_w)
-                    || (st.joining[i] && !joining_for_w)
+                // A closed or joining node counts only if it joins for `w`.
+                if ((states.closed(n) || st.joining[i]) && !joining_for_w)
                     || self.booked_for_other(n, Some(w))
                     || !statically_feasible(world, n, pod)
                 {

@@ -272,3 +272,91 @@ spec:
     assert!(e.contains("unknown field `minn`"), "{e}");
     assert!(e.contains("(closest: \"min\")"), "{e}");
 }
+
+/// `check-capacity.autoscaling.x-k8s.io` never scales up: a request that does not fit on
+/// the nodes there fails, and the retry after the back-off finds the capacity a finished
+/// job left.
+#[test]
+fn check_capacity_books_what_is_there_and_never_scales_up() {
+    let job = |name: &str, pods: u32| {
+        format!(
+            "---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: team
+  labels: {{kueue.x-k8s.io/queue-name: q}}
+  annotations: {{kueuesim.io/duration: 1h}}
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  template:
+    spec:
+      containers:
+      - resources: {{limits: {{nvidia.com/gpu: \"8\"}}}}
+"
+        )
+    };
+    let text = format!(
+        "{FLAVOR}---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  nodesPerDomain: 3
+  template: {{allocatable: {{nvidia.com/gpu: \"8\", pods: \"110\"}}}}
+  autoscaling: {{min: 2, max: 3}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {{name: check}}
+spec:
+  provisioningClassName: check-capacity.autoscaling.x-k8s.io
+  retryStrategy: {{backoffLimitCount: 1, backoffBaseSeconds: 3600, backoffMaxSeconds: 3600}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {{name: capacity}}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  parameters: {{name: check}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  admissionChecks: [capacity]
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: default
+      resources:
+      - {{name: nvidia.com/gpu, nominalQuota: 24}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: q, namespace: team}}
+spec: {{clusterQueue: cq}}
+{}{}",
+        job("a", 1),
+        job("b", 2)
+    );
+    let loaded = load_text("t.yaml", &text).expect("loads");
+    let outcome = kueuesim_engine::Simulation::new(&loaded.world).run();
+    let r = kueuesim_report::output::result(&loaded.world, &outcome);
+    assert_eq!(
+        times(wl(&r, "team", "a")),
+        (Some(0.0), Some(0.0), Some(3600.0))
+    );
+    let b = wl(&r, "team", "b");
+    let evictions: Vec<(f64, &str)> = b.evictions.iter().map(|e| (e.at, e.reason)).collect();
+    assert_eq!(evictions, [(0.0, "AdmissionCheck")]);
+    assert_eq!(times(b), (Some(3600.0), Some(3600.0), Some(7200.0)));
+    let a = r.summary.autoscaling.as_ref().expect("summary.autoscaling");
+    assert_eq!(
+        (a.scale_ups, a.nodes_added, a.provisioning_requests),
+        (0, 0, 3)
+    );
+}

@@ -274,6 +274,31 @@ pub struct ServingStats {
     pub times_to_ready_ms: Vec<i64>,
 }
 
+/// What the cluster-autoscaler and the ProvisioningRequest check did (`summary.autoscaling`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AutoscalingStats {
+    /// Scale-ups (for pending pods or for a ProvisioningRequest).
+    pub scale_ups: u64,
+    /// Nodes that joined after a scale-up.
+    pub nodes_added: u64,
+    /// Nodes a scale-down removed.
+    pub nodes_removed: u64,
+    /// Most autoscaled nodes there at once.
+    pub peak_nodes: u64,
+    /// Autoscaled nodes there at the end.
+    pub nodes_at_end: u64,
+    /// Integral of autoscaled nodes there over the run, node-milliseconds.
+    pub node_ms: i128,
+    /// Integral of their GPUs, GPU-milliseconds.
+    pub gpu_ms: i128,
+    /// ProvisioningRequests created.
+    pub provisioning_requests: u64,
+    /// ProvisioningRequests that failed.
+    pub provisioning_failed: u64,
+    /// Workloads deactivated after their last retry failed (check Rejected).
+    pub provisioning_rejected: u64,
+}
+
 /// What the cluster's changes and failures did (`summary.failures`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FailureStats {
@@ -343,8 +368,10 @@ impl FailureCause {
 /// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
 /// of them, zeros included, so that across seeds or variants a reason one run never saw is a
 /// count of 0 rather than a figure that run lacks.
-pub const EVICTION_REASONS: [&str; 8] = [
+pub const EVICTION_REASONS: [&str; 10] = [
+    "AdmissionCheck",
     "ClusterQueueStopped",
+    "DeactivatedDueToAdmissionCheck",
     "DeactivatedDueToMaximumExecutionTimeExceeded",
     "DeactivatedDueToRequeuingLimitExceeded",
     "LocalQueueStopped",
@@ -381,6 +408,8 @@ pub struct RunStats {
     /// Evictions by the Evicted condition's reason (one of `EVICTION_REASONS`); reasons that
     /// did not happen are absent.
     pub evictions: std::collections::BTreeMap<&'static str, u64>,
+    /// The autoscaler's figures; None without autoscaled pools and provisioning checks.
+    pub autoscaling: Option<AutoscalingStats>,
     /// Preemptions by the Preempted condition's reason.
     pub preemptions: std::collections::BTreeMap<&'static str, u64>,
     /// Per ClusterQueue, GPU-seconds its admitted workloads held in each hour of the run, as

@@ -5,6 +5,7 @@
 //! simulates them. Everything here is deterministic: no hash-map iteration reaches a decision.
 #![warn(missing_docs)]
 
+pub mod autoscale;
 pub mod change;
 pub mod fair_sharing;
 pub mod gpu;

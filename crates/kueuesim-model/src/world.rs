@@ -589,6 +589,9 @@ pub struct World {
     /// The nodes that are not there at the start: a later Timeline change adds them
     /// (`NodeOp::Add`).
     pub late_nodes: Vec<NodeId>,
+    /// NodePools the cluster-autoscaler scales and ClusterQueues' ProvisioningRequest checks
+    /// (None: nothing autoscaled, no admission check).
+    pub autoscaling: Option<Box<crate::autoscale::Autoscaling>>,
 }
 
 impl World {
@@ -701,6 +704,7 @@ impl Default for World {
             serving: Vec::new(),
             epochs: Vec::new(),
             late_nodes: Vec::new(),
+            autoscaling: None,
         }
     }
 }

@@ -88,6 +88,10 @@ pub struct Summary {
     /// against ready, and how long a scale-up took to be ready. Absent without any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serving: Option<Vec<ServingOut>>,
+    /// With an autoscaled NodePool or a ProvisioningRequest admission check: what the
+    /// cluster-autoscaler and the check did. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<AutoscalingOut>,
     /// Evictions by the Evicted condition's reason.
     pub evictions: std::collections::BTreeMap<String, u64>,
     /// Preemptions by the Preempted condition's reason.
@@ -293,6 +297,32 @@ pub struct ServingOut {
     /// Seconds from the scale-up that created a replica to its being ready, over the
     /// replicas that became ready.
     pub time_to_ready_seconds: Percentiles,
+}
+
+/// `summary.autoscaling`: what the cluster-autoscaler and the ProvisioningRequest check did.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoscalingOut {
+    /// Scale-ups: for pods pending unschedulable, or for a ProvisioningRequest.
+    pub scale_ups: u64,
+    /// Nodes that joined after a scale-up.
+    pub nodes_added: u64,
+    /// Nodes a scale-down removed (empty for `scaleDownUnneeded`).
+    pub nodes_removed: u64,
+    /// Most nodes of the autoscaled NodePools there at once.
+    pub peak_nodes: u64,
+    /// Nodes of the autoscaled NodePools there at the end.
+    pub nodes_at_end: u64,
+    /// Node-hours of the autoscaled NodePools' nodes, from the start to the end of the run.
+    pub node_hours: f64,
+    /// GPU-hours of those nodes (what the capacity cost, used or not).
+    pub gpu_hours: f64,
+    /// ProvisioningRequests Kueue created.
+    pub provisioning_requests: u64,
+    /// ProvisioningRequests that failed (no room to grow).
+    pub provisioning_failed: u64,
+    /// Workloads deactivated when their last retry failed (the check Rejected).
+    pub provisioning_rejected: u64,
 }
 
 /// `summary.failures`: what a Timeline's node operations and `spec.failures` did.
@@ -747,6 +777,21 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             failures,
             goodput,
             serving,
+            autoscaling: world.autoscaling.as_ref().map(|_| {
+                let a = outcome.stats.autoscaling.clone().unwrap_or_default();
+                AutoscalingOut {
+                    scale_ups: a.scale_ups,
+                    nodes_added: a.nodes_added,
+                    nodes_removed: a.nodes_removed,
+                    peak_nodes: a.peak_nodes,
+                    nodes_at_end: a.nodes_at_end,
+                    node_hours: a.node_ms as f64 / 3_600_000.0,
+                    gpu_hours: a.gpu_ms as f64 / 3_600_000.0,
+                    provisioning_requests: a.provisioning_requests,
+                    provisioning_failed: a.provisioning_failed,
+                    provisioning_rejected: a.provisioning_rejected,
+                }
+            }),
             // Every reason, zeros included: across seeds and variants a reason one run never
             // saw is a count of 0 there, not a figure it lacks (which a mean would skip).
             evictions: {
@@ -756,6 +801,14 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                     .iter()
                     .copied()
                     .filter(|&r| r != "NodeFailures" || living(world))
+                    // The admission check's reasons only where a ClusterQueue has one.
+                    .filter(|&r| {
+                        !r.ends_with("AdmissionCheck")
+                            || world
+                                .autoscaling
+                                .as_ref()
+                                .is_some_and(|a| a.checks.iter().any(Option::is_some))
+                    })
                     .collect();
                 every_reason(&reasons, &outcome.stats.evictions)
             },

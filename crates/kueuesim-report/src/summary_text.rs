@@ -260,6 +260,22 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             goodput.map_or("n/a".to_string(), |g| format!("{:.1}%", g * 100.0)),
         );
     }
+    if let Some(a) = &s.autoscaling {
+        let _ = writeln!(
+            out,
+            "Autoscaling:  {} scale-ups, {} nodes added, {} removed, peak {} nodes, {} at the end; {:.1} node-hours ({:.1} GPU-hours); {} ProvisioningRequests, {} failed, {} workloads rejected",
+            a.scale_ups,
+            a.nodes_added,
+            a.nodes_removed,
+            a.peak_nodes,
+            a.nodes_at_end,
+            a.node_hours,
+            a.gpu_hours,
+            a.provisioning_requests,
+            a.provisioning_failed,
+            a.provisioning_rejected,
+        );
+    }
     for v in s.serving.iter().flatten() {
         let _ = writeln!(
             out,

@@ -261,3 +261,27 @@ fn describe_all_namespaces_describes_each_object_of_the_name() {
         stderr(&o)
     );
 }
+
+/// `describe workload` lists the provisioning admission check controller's events with the
+/// scheduler's and the workload controller's: all three record on the Workload upstream.
+#[test]
+fn describe_workload_shows_the_provisioning_check_events() {
+    let dir = scenario("autoscale/provisioning");
+    let out = ok(&[
+        "describe",
+        "workload",
+        "job-b-43aca",
+        "-n",
+        "team",
+        &dir,
+        "--at",
+        "1m",
+    ]);
+    for line in [
+        "Normal  ProvisioningRequestCreated  60s   kueue-provisioning-request-controller  Created ProvisioningRequest: \"job-b-43aca-capacity-1\"",
+        "Normal  AdmissionCheckUpdated       60s   kueue-provisioning-request-controller  Admission check capacity updated state from Pending to Ready with message: Capacity is found in the cluster",
+        "Normal  Admitted                    60s   kueue-workload-controller              Admitted by ClusterQueue cq, wait time since reservation was 0s",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}

@@ -413,6 +413,19 @@ impl<'w> Simulation<'w> {
     ) {
         let world = self.world;
         let cq_name = &world.cluster_queue(cq).name;
+        // Kueue's two phases: with an admission check, quota reservation alone, and
+        // `Admitted` once the check is Ready (a workload of the input admitted before the
+        // start had its checks Ready then).
+        let check = if cycle.is_some() {
+            self.provisioning_check(
+                cq,
+                a.pod_sets
+                    .iter()
+                    .flat_map(|p| p.flavors.iter().map(|&(_, f)| f)),
+            )
+        } else {
+            None
+        };
         let node = self.kueue.tree.cq_node(cq);
         for &(fr, amount) in &a.usage {
             self.kueue.tree.add_usage(node, fr, amount);
@@ -484,8 +497,12 @@ impl<'w> Simulation<'w> {
             rt.usage = a.usage;
             // Time in queue ends at the quota reservation (a snapshot's may predate creation).
             rt.record.queued += (at - rt.record.pending_since).max(SimDuration::ZERO);
-            rt.record.state = WorkloadState::Admitted;
-            rt.record.admitted_at = Some(at);
+            if check.is_some() {
+                rt.record.state = WorkloadState::QuotaReserved;
+            } else {
+                rt.record.state = WorkloadState::Admitted;
+                rt.record.admitted_at = Some(at);
+            }
             rt.record.admission = Some(Admission {
                 cluster_queue: cq,
                 pod_sets: a.pod_sets,
@@ -500,14 +517,16 @@ impl<'w> Simulation<'w> {
                 reserved_msg,
                 cycle,
             );
-            self.record_event(
-                w,
-                EventType::Normal,
-                KUEUE_ADMISSION,
-                "Admitted",
-                admitted_msg,
-                cycle,
-            );
+            if check.is_none() {
+                self.record_event(
+                    w,
+                    EventType::Normal,
+                    KUEUE_ADMISSION,
+                    "Admitted",
+                    admitted_msg,
+                    cycle,
+                );
+            }
         }
         self.set_condition_at(
             w,
@@ -536,6 +555,24 @@ impl<'w> Simulation<'w> {
                 );
             }
         }
+        if let Some(check) = check {
+            self.provisioning_start(w, check);
+            return;
+        }
+        self.complete_admission(w, at, cycle.is_none());
+    }
+
+    /// The second phase of admission: `Admitted=True` (every admission check Ready), the
+    /// PodsReady and maximum-execution-time clocks, and the pods to their scheduler.
+    /// `from_input`: the workload was admitted in the input, before the start.
+    pub(super) fn complete_admission(&mut self, w: WorkloadId, at: SimTime, from_input: bool) {
+        let world = self.world;
+        let wl = self.spec(w);
+        {
+            let rt = &mut self.runtimes[w.index()];
+            rt.record.state = WorkloadState::Admitted;
+            rt.record.admitted_at = Some(at);
+        }
         self.set_condition_at(
             w,
             ConditionType::Admitted,
@@ -554,7 +591,7 @@ impl<'w> Simulation<'w> {
         );
         // A workload of the input whose pods were ready before the start has no timeout
         // (Kueue arms none while PodsReady is True); its pods run again at once.
-        let ready_before = cycle.is_none()
+        let ready_before = from_input
             && wl.initial_admission.as_ref().is_some_and(|i| i.pods_ready)
             && self.runtimes[w.index()].record.evictions.is_empty();
         if let Some(wfpr) = &world.config.kueue.wait_for_pods_ready

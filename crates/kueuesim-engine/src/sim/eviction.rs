@@ -322,6 +322,8 @@ impl<'w> Simulation<'w> {
         // Each bound pod's requests go back to its node, read in place (a release happens for
         // every workload that ran).
         let mut released = 0usize;
+        // The nodes pods left, for the autoscaler's unneeded-node clock.
+        let mut left: Vec<kueuesim_model::NodeId> = Vec::new();
         for ps in 0..self.runtimes[w.index()].record.placement.len() {
             for i in 0..self.runtimes[w.index()].record.placement[ps].len() {
                 let rt = &self.runtimes[w.index()];
@@ -329,6 +331,9 @@ impl<'w> Simulation<'w> {
                     continue;
                 };
                 released += 1;
+                if self.autoscale.is_some() {
+                    left.push(node);
+                }
                 let req = &rt.needs[ps].requests;
                 self.sched.cluster.apply(self.world, node, req, -1);
                 // A closed node takes what the pod gave back into its block.
@@ -356,6 +361,11 @@ impl<'w> Simulation<'w> {
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.runtimes[w.index()].released = true;
+        if !left.is_empty() {
+            left.sort();
+            left.dedup();
+            self.autoscale_released(&left);
+        }
         self.release_quota(w);
         // While nodes change (`Schedulers::nodes_changing`) the schedulers look once all of
         // the change has applied.

@@ -26,6 +26,7 @@
 
 mod afs;
 mod arrival;
+mod autoscale;
 mod bound;
 mod cycle;
 mod epoch;
@@ -116,6 +117,13 @@ enum Ev {
     Failure,
     /// Serving object `World::serving[o]` scales down to its step `s` (`serving`).
     Scale(u32, u32),
+    /// The cluster-autoscaler answers a workload's ProvisioningRequest; stale if the
+    /// generation moved on (`autoscale`).
+    Provision(WorkloadId, u32),
+    /// A node a scale-up asked for joins (`autoscale`).
+    NodeJoin(kueuesim_model::NodeId),
+    /// The cluster-autoscaler looks for unneeded nodes (`autoscale`).
+    AutoscaleScan,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -154,6 +162,8 @@ pub struct Simulation<'w> {
     hooks: Option<Rc<RefCell<dyn Hooks + 'w>>>,
     /// The serving objects' replicas and figures; None without serving objects that scale.
     serving: Option<Box<serving::ServingState>>,
+    /// The cluster-autoscaler's state; None without autoscaled pools or provisioning checks.
+    autoscale: Option<Box<autoscale::AutoscaleState>>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -411,7 +421,9 @@ impl<'w> Simulation<'w> {
                 failed_device: None,
                 tas_flavors,
                 nodes: (world.has_nodes()
-                    && (!world.timeline.is_empty() || !world.config.failures.is_empty()))
+                    && (!world.timeline.is_empty()
+                        || !world.config.failures.is_empty()
+                        || world.autoscaling.is_some()))
                 .then(|| nodes::NodeStates::new(world)),
                 failures: (world.has_nodes() && !world.config.failures.is_empty())
                     .then(|| failures::FailureClock::new(world)),
@@ -452,6 +464,7 @@ impl<'w> Simulation<'w> {
             event_budget: None,
             hooks: None,
             serving: None,
+            autoscale: autoscale::AutoscaleState::new(world).map(Box::new),
         };
         sim.serving = serving::ServingState::new(world, &mut sim.events).map(Box::new);
         // The cluster's changes: the Timeline's at their times, the first failure.
@@ -466,6 +479,7 @@ impl<'w> Simulation<'w> {
                 states.sync(world, &mut sim.sched.cluster, n);
             }
         }
+        sim.autoscale_start();
         sim
     }
 
@@ -549,13 +563,17 @@ impl<'w> Simulation<'w> {
             Ev::Change(i) => self.apply_change(i as usize),
             Ev::Failure => self.failures_due(),
             Ev::Scale(o, s) => self.scale_down(o as usize, s as usize),
+            Ev::Provision(w, g) if current(self, w, g) => self.provision(w),
+            Ev::NodeJoin(n) => self.node_join(n),
+            Ev::AutoscaleScan => self.autoscale_scan(),
             Ev::PodsRunning(..)
             | Ev::Finish(..)
             | Ev::PodsGone(..)
             | Ev::KaiPodsGone(..)
             | Ev::MaxExecutionTime(..)
             | Ev::PodsReadyTimeout(..)
-            | Ev::BackoffExpired(..) => self.progress.idle = true,
+            | Ev::BackoffExpired(..)
+            | Ev::Provision(..) => self.progress.idle = true,
         }
         if self.kueue.not_ready == 0 && self.kueue.suspended.is_some() {
             self.resume_cycle();
@@ -649,6 +667,7 @@ impl<'w> Simulation<'w> {
             self.rec.stats.gpu_busy_ms -= i128::from(self.rec.gpus_in_use) * i128::from(extra);
         }
         self.rec.stats.end = end;
+        self.autoscale_finish(end);
         if let Some(serving) = self.serving.take() {
             self.rec.stats.serving = serving.finish(self.origin, end);
         }

@@ -190,6 +190,8 @@ pub(super) fn evicted_event_reason(reason: &str) -> &'static str {
         "DeactivatedDueToRequeuingLimitExceeded" => {
             "EvictedDueToDeactivatedDueToRequeuingLimitExceeded"
         }
+        "AdmissionCheck" => "EvictedDueToAdmissionCheck",
+        "DeactivatedDueToAdmissionCheck" => "EvictedDueToDeactivatedDueToAdmissionCheck",
         _ => "Evicted",
     }
 }

@@ -17,11 +17,63 @@ impl<'w> Simulation<'w> {
     pub(super) fn release_to_scheduler(&mut self, w: WorkloadId) {
         let world = self.world;
         let wl = self.spec(w);
-        let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
+        let needs = self.pod_needs(w);
         let rt = &mut self.runtimes[w.index()];
         rt.released = false;
-        rt.needs = wl
+        rt.needs = needs;
+        // Partial admission lowers the pod count the scheduler sees.
+        rt.record.placement = wl
             .pod_sets
+            .iter()
+            .enumerate()
+            .map(|(i, ps)| {
+                let n = rt
+                    .record
+                    .admission
+                    .as_ref()
+                    .and_then(|a| a.pod_sets.get(i))
+                    .map_or(ps.count, |a| a.count);
+                vec![None; n as usize]
+            })
+            .collect();
+        // Bind times are for the kubectl pod views of a full run; a lean run reports none.
+        if self.rec.tally.is_none() {
+            rt.record.bound_at = rt
+                .record
+                .placement
+                .iter()
+                .map(|s| vec![None; s.len()])
+                .collect();
+        }
+        if !world.has_nodes() {
+            // Quota-only: an admitted workload runs at once (after the pod start-up delay).
+            self.schedule_running(w);
+            return;
+        }
+        // Pods of the input already running on their nodes (a partly placed gang): bound
+        // before the scheduler looks, on the first release only.
+        if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
+            self.book_bound_pods(w);
+        }
+        self.sched
+            .awaiting_placement
+            .insert((Reverse(wl.priority), self.now, w));
+        // While the start state is booked, pods wait (`arrive`).
+        if !self.sched.defer_placement && !self.try_place(w) {
+            // Pods pending unschedulable: the cluster-autoscaler may add nodes for them.
+            self.scale_up_for_pending(w);
+        }
+    }
+
+    /// What each pod set's pods need of a node as its scheduler sees them: the template's
+    /// nodeSelector and tolerations with the admitted flavors' node labels and tolerations
+    /// (Kueue's `podset.Merge`).
+    pub(super) fn pod_needs(&self, w: WorkloadId) -> Vec<PodNeeds> {
+        let world = self.world;
+        let wl = self.spec(w);
+        let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
+        let rt = &self.runtimes[w.index()];
+        wl.pod_sets
             .iter()
             .enumerate()
             .map(|(i, ps)| {
@@ -64,48 +116,7 @@ impl<'w> Simulation<'w> {
                     tolerations,
                 }
             })
-            .collect();
-        // Partial admission lowers the pod count the scheduler sees.
-        rt.record.placement = wl
-            .pod_sets
-            .iter()
-            .enumerate()
-            .map(|(i, ps)| {
-                let n = rt
-                    .record
-                    .admission
-                    .as_ref()
-                    .and_then(|a| a.pod_sets.get(i))
-                    .map_or(ps.count, |a| a.count);
-                vec![None; n as usize]
-            })
-            .collect();
-        // Bind times are for the kubectl pod views of a full run; a lean run reports none.
-        if self.rec.tally.is_none() {
-            rt.record.bound_at = rt
-                .record
-                .placement
-                .iter()
-                .map(|s| vec![None; s.len()])
-                .collect();
-        }
-        if !world.has_nodes() {
-            // Quota-only: an admitted workload runs at once (after the pod start-up delay).
-            self.schedule_running(w);
-            return;
-        }
-        // Pods of the input already running on their nodes (a partly placed gang): bound
-        // before the scheduler looks, on the first release only.
-        if !wl.gang.bound_nodes.is_empty() && self.runtimes[w.index()].record.evictions.is_empty() {
-            self.book_bound_pods(w);
-        }
-        self.sched
-            .awaiting_placement
-            .insert((Reverse(wl.priority), self.now, w));
-        // While the start state is booked, pods wait (`arrive`).
-        if !self.sched.defer_placement {
-            self.try_place(w);
-        }
+            .collect()
     }
 
     pub(super) fn scheduler_of(&self, w: WorkloadId) -> SchedulerKind {
@@ -557,6 +568,7 @@ impl<'w> Simulation<'w> {
                     }
             };
             if failed.iter().any(same) {
+                self.scale_up_for_pending(w);
                 continue;
             }
             // The state before the attempt, which a failed attempt may have changed.
@@ -571,6 +583,7 @@ impl<'w> Simulation<'w> {
             );
             if !self.try_place(w) {
                 failed.push(key);
+                self.scale_up_for_pending(w);
             }
         }
     }

@@ -134,10 +134,13 @@ impl Involved {
     }
 }
 
-/// Whether an event of `source` is Kueue's own about the Workload (its scheduler and
-/// workload controller record on the Workload object).
+/// Whether an event of `source` is Kueue's own about the Workload (its scheduler, workload
+/// controller and provisioning admission check controller record on the Workload object).
 pub(super) fn on_workload(source: &str) -> bool {
-    matches!(source, "kueue-admission" | "kueue-workload-controller")
+    matches!(
+        source,
+        "kueue-admission" | "kueue-workload-controller" | "kueue-provisioning-request-controller"
+    )
 }
 
 /// A workload's Kueue events up to `at`, as `describe workload` shows them: the scheduler's

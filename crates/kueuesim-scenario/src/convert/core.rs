@@ -62,6 +62,9 @@ pub(super) struct Parsed<'a, T> {
     pub(super) obj: T,
 }
 
+/// An admission check a ClusterQueue lists: its name and `onFlavors`.
+pub(super) type ListedCheck = (wire::S, Vec<wire::S>);
+
 /// The `World` under construction, and the parsed objects of each kind waiting for their API
 /// family's build step (`Builder::build` in `convert` runs the steps in order).
 #[derive(Default)]
@@ -125,6 +128,14 @@ pub(super) struct Builder<'a> {
     /// What the Timeline changes with `set` or `patch` do (`convert::epochs`): the nodes and
     /// Cohorts that appear later are built in from the start.
     pub(super) epoch_plan: Option<&'a super::epochs::EpochPlan>,
+    /// Kueue AdmissionChecks and ProvisioningRequestConfigs (`convert::provisioning`).
+    pub(super) admission_checks: Vec<Parsed<'a, wire::AdmissionCheck>>,
+    pub(super) provisioning_configs: Vec<Parsed<'a, wire::ProvisioningRequestConfig>>,
+    /// Per ClusterQueue (by index) the admission checks it lists: (name, onFlavors), with
+    /// the ClusterQueue's object.
+    pub(super) cq_checks: Vec<(usize, &'a ObjectText<'a>, Vec<ListedCheck>)>,
+    /// NodePools with `spec.autoscaling`, in the order built (pool name order).
+    pub(super) autoscaled_pools: Vec<kueuesim_model::autoscale::AutoscaledPool>,
     /// Each NodePool's nodes, by pool name: their indexes in `world.nodes`.
     pub(super) pool_nodes: BTreeMap<String, std::ops::Range<usize>>,
     /// Names to indexes in `world`, so that every reference is found in logarithmic time and

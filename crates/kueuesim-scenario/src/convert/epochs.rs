@@ -634,6 +634,7 @@ pub(crate) fn epoch_worlds(world: &World, plan: &EpochPlan) -> Vec<World> {
                 serving: Vec::new(),
                 epochs: Vec::new(),
                 late_nodes: world.late_nodes.clone(),
+                autoscaling: world.autoscaling.clone(),
             }
         })
         .collect()

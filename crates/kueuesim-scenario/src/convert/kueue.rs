@@ -607,6 +607,24 @@ impl Builder<'_> {
                 stop_policy: stop_policy(src, &spec.stop_policy)?,
             };
             self.remember(src, "", &name)?;
+            // The admission checks, resolved once the AdmissionChecks are read
+            // (`build_admission_checks`): v1beta1's list, or the strategy's rules.
+            let mut checks: Vec<(wire::S, Vec<wire::S>)> = spec
+                .admission_checks
+                .iter()
+                .map(|c| (c.clone(), Vec::new()))
+                .collect();
+            if let Some(st) = &spec.admission_checks_strategy {
+                checks.extend(
+                    st.admission_checks
+                        .iter()
+                        .map(|r| (r.name.clone(), r.on_flavors.clone())),
+                );
+            }
+            if !checks.is_empty() {
+                self.cq_checks
+                    .push((self.world.cluster_queues.len(), src, checks));
+            }
             self.index
                 .cluster_queues
                 .insert(name, self.world.cluster_queues.len());

@@ -50,7 +50,7 @@ pub(super) struct VersionOnly {
 pub(super) static VERSION_ONLY: &[VersionOnly] = &[
     VersionOnly { ty: "ClusterQueueSpec", field: "cohort", version: "v1beta1", instead: "cohortName", read: true },
     VersionOnly { ty: "ClusterQueueSpec", field: "cohortName", version: "v1beta2", instead: "cohort", read: true },
-    VersionOnly { ty: "ClusterQueueSpec", field: "admissionChecks", version: "v1beta1", instead: "admissionChecksStrategy", read: false },
+    VersionOnly { ty: "ClusterQueueSpec", field: "admissionChecks", version: "v1beta1", instead: "admissionChecksStrategy", read: true },
     VersionOnly { ty: "ClusterQueueSpec", field: "concurrentAdmissionPolicy", version: "v1beta2", instead: "", read: false },
     VersionOnly { ty: "WorkloadSpec", field: "priorityClassName", version: "v1beta1", instead: "priorityClassRef", read: true },
     VersionOnly { ty: "WorkloadSpec", field: "priorityClassSource", version: "v1beta1", instead: "priorityClassRef", read: true },

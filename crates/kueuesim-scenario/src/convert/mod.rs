@@ -18,6 +18,7 @@ mod lint;
 pub(crate) mod names;
 mod owners;
 mod pod_spec;
+mod provisioning;
 mod simulation;
 mod timeline;
 mod topology;
@@ -254,6 +255,10 @@ impl<'a> Builder<'a> {
                 ("kueue.x-k8s.io", "ClusterQueue") => self.cluster_queues.push(parse(src)?),
                 ("kueue.x-k8s.io", "Cohort") => self.cohorts.push(parse(src)?),
                 ("kueue.x-k8s.io", "LocalQueue") => self.local_queues.push(parse(src)?),
+                ("kueue.x-k8s.io", "AdmissionCheck") => self.admission_checks.push(parse(src)?),
+                ("kueue.x-k8s.io", "ProvisioningRequestConfig") => {
+                    self.provisioning_configs.push(parse(src)?)
+                }
                 ("kueue.x-k8s.io", "WorkloadPriorityClass") => self.wpcs.push(parse(src)?),
                 ("kueue.x-k8s.io", "Workload") => self.workloads.push(parse(src)?),
                 ("", "Node") => self.nodes.push(parse(src)?),
@@ -449,6 +454,7 @@ impl<'a> Builder<'a> {
         self.build_priority_classes()?;
         self.build_volcano_queues()?;
         self.build_nodes()?;
+        self.build_admission_checks()?;
         self.build_topologies()?;
         self.build_timeline()?;
         self.build_failures()?;

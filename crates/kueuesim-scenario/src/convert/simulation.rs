@@ -690,6 +690,11 @@ impl Builder<'_> {
             }
             let mut hn_index: BTreeMap<String, usize> = BTreeMap::new();
             let node_base = built.len();
+            if let Some(a) = &spec.autoscaling {
+                let pool_spec =
+                    super::provisioning::autoscaled_pool(src, &pool, a, total, node_base)?;
+                self.autoscaled_pools.push(pool_spec);
+            }
             self.pool_nodes
                 .insert(pool.clone(), node_base..node_base + total as usize);
             for n in 0..total {

@@ -129,6 +129,8 @@ macro_rules! has_meta {
 }
 
 has_meta!(
+    AdmissionCheck,
+    ProvisioningRequestConfig,
     PodTemplateSpec,
     Node,
     Namespace,
@@ -434,6 +436,87 @@ pub struct ClusterQueueSpec {
     pub flavor_fungibility: Option<FlavorFungibility>,
     pub fair_sharing: FairSharing,
     pub admission_scope: Option<AdmissionScope>,
+    /// v1beta1: the AdmissionChecks' names.
+    pub admission_checks: Vec<S>,
+    /// v1beta2 (and v1beta1): the AdmissionChecks with the flavors they apply to.
+    pub admission_checks_strategy: Option<AdmissionChecksStrategy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AdmissionChecksStrategy {
+    pub admission_checks: Vec<AdmissionCheckStrategyRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdmissionCheckStrategyRule {
+    pub name: S,
+    #[serde(default)]
+    pub on_flavors: Vec<S>,
+}
+
+/// Kueue `AdmissionCheck` (read strictly: an unknown field is an error).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AdmissionCheck {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub metadata: ObjectMeta,
+    pub spec: AdmissionCheckSpec,
+    /// Written by Kueue; not read.
+    pub status: serde::de::IgnoredAny,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AdmissionCheckSpec {
+    pub controller_name: Option<S>,
+    pub parameters: Option<AdmissionCheckParameters>,
+    /// Deprecated upstream and unused by the provisioning controller.
+    pub retry_delay_minutes: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct AdmissionCheckParameters {
+    pub api_group: Option<S>,
+    pub kind: Option<S>,
+    pub name: Option<S>,
+}
+
+/// Kueue `ProvisioningRequestConfig` (read strictly).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ProvisioningRequestConfig {
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub metadata: ObjectMeta,
+    pub spec: ProvisioningRequestConfigSpec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ProvisioningRequestConfigSpec {
+    pub provisioning_class_name: Option<S>,
+    /// Passed to the ProvisioningRequest; not read by the simulated autoscaler.
+    pub parameters: BTreeMap<String, String>,
+    pub managed_resources: Vec<S>,
+    pub retry_strategy: Option<ProvisioningRetryStrategy>,
+    /// Names the node labels Kueue copies from the request's details; the simulated
+    /// autoscaler writes no details, so nothing is copied.
+    pub pod_set_updates: Option<serde::de::IgnoredAny>,
+    /// How pod sets are merged into the request's pod sets: the simulated autoscaler counts
+    /// the pods alike either way.
+    pub pod_set_merge_policy: Option<S>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ProvisioningRetryStrategy {
+    pub backoff_limit_count: Option<Spanned<i64>>,
+    pub backoff_base_seconds: Option<Spanned<i64>>,
+    pub backoff_max_seconds: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -928,6 +1011,18 @@ pub struct NodePoolSpec {
     /// Nodes under each domain of the narrowest level (or in all, without levels).
     pub nodes_per_domain: Option<Spanned<i64>>,
     pub template: NodeTemplate,
+    /// The cluster-autoscaler scales the pool (`autoscaling`).
+    pub autoscaling: Option<Spanned<PoolAutoscaling>>,
+}
+
+/// A NodePool's `spec.autoscaling`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct PoolAutoscaling {
+    pub min: Option<Spanned<i64>>,
+    pub max: Option<Spanned<i64>>,
+    pub provisioning_delay: Option<S>,
+    pub scale_down_unneeded: Option<S>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -343,23 +343,22 @@ fn a_field_of_the_other_api_version_names_what_this_version_writes() {
     );
     // v1beta1's admissionChecks alone on a v1beta2 ClusterQueue: the name is also a field
     // of v1beta2's admissionChecksStrategy, and the walk tells them apart by place.
-    let checks = v2.replace("cohort: c", "admissionChecks: [ac]");
+    // Both are read: the check they name must exist.
+    let check = "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ProvisioningRequestConfig\nmetadata: {name: p}\nspec: {provisioningClassName: check-capacity.autoscaling.x-k8s.io}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: ac}\nspec: {controllerName: kueue.x-k8s.io/provisioning-request, parameters: {name: p}}\n";
+    let checks = v2.replace("cohort: c", "admissionChecks: [ac]") + check;
     assert_eq!(
         load_text("t.yaml", &checks).expect("a warning").warnings,
         [
-            "t.yaml:11:3: ClusterQueue field spec.admissionChecks is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it under strict field validation, kubectl's default); kueue.x-k8s.io/v1beta2 writes admissionChecksStrategy; ignored"
+            "t.yaml:11:3: ClusterQueue field spec.admissionChecks is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2 (an API server refuses it under strict field validation, kubectl's default); kueue.x-k8s.io/v1beta2 writes admissionChecksStrategy; read all the same"
         ]
     );
     let strategy = v2.replace(
         "cohort: c",
         "admissionChecksStrategy: {admissionChecks: [{name: ac}]}",
-    );
-    assert!(
-        load_text("t.yaml", &strategy)
-            .expect("v1beta2")
-            .warnings
-            .is_empty()
-    );
+    ) + check;
+    let loaded = load_text("t.yaml", &strategy).expect("v1beta2");
+    assert!(loaded.warnings.is_empty());
+    assert!(loaded.world.autoscaling.expect("read").checks[0].is_some());
     // A field of the other version that nothing reads is ignored, as an unknown one is.
     let gated = v2
         .replace("cohort: c", "concurrentAdmissionPolicy: {}")

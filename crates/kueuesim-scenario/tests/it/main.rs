@@ -2,6 +2,7 @@
 //! checked through kueuesim-report's result document.
 
 /// Malformed or inconsistent input: each case names file:line:column and what was expected.
+mod autoscale;
 mod bad_input;
 /// Files that are not what they were given as (a symlink to a system file, a binary file):
 /// errors without the file's text.

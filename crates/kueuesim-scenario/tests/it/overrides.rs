@@ -396,10 +396,11 @@ fn an_override_that_writes_an_unknown_field_is_an_error_naming_the_closest() {
             "cq/cq:spec.fairSharng.weight=2",
             "--set[1]:1:12: ClusterQueue field spec.fairSharng is not a field of kueue.x-k8s.io v1beta1 or v1beta2 (closest: fairSharing)",
         ),
-        // A field of the other API version that the loader ignores.
+        // A field of the other API version that the loader reads all the same: the
+        // AdmissionCheck it names must exist.
         (
             "cq/cq:spec.admissionChecks=[a]",
-            "--set[1]:1:12: ClusterQueue field spec.admissionChecks is a field of kueue.x-k8s.io/v1beta1, not of kueue.x-k8s.io/v1beta2",
+            "--set[1]:1:29: admission check \"a\": no such AdmissionCheck; expected one defined in the input",
         ),
         // A Kubernetes kind's field, at the top of its spec and in a container.
         (

@@ -82,6 +82,13 @@ impl<'w> Simulation<'w> {
             let min_resources = match &spec.gang.volcano_min_resources {
                 MinResources::Unset => None,
                 MinResources::Given(l) => Some(units.dense(l)),
+                MinResources::Counted(counts) => {
+                    let mut m = vec![0.0; n];
+                    for (need, &k) in rt.needs.iter().zip(counts) {
+                        units.add_list(&mut m, &need.requests, f64::from(k));
+                    }
+                    Some(m)
+                }
                 // The controller's: the requests of the first minMember pods.
                 MinResources::Derived => {
                     let mut m = vec![0.0; n];

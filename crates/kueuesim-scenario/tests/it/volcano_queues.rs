@@ -826,3 +826,52 @@ fn allocate_skips_a_refused_task_and_binds_the_rest() {
         volcano_events(job)
     );
 }
+
+/// A Volcano Job in queue `qa` (`minAvailable` line `job_min`, may be empty) with a `worker`
+/// task (4 replicas, minAvailable 1, one GPU each) and a cpu-only `ps` task (2 replicas,
+/// minAvailable 2, PriorityClass `ps_pc` when given).
+fn volcano_job(job_min: &str, ps_pc: Option<&str>) -> String {
+    let pc = ps_pc.map_or(String::new(), |p| {
+        format!("\n        priorityClassName: {p}")
+    });
+    format!(
+        "---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: job, namespace: ns1, annotations: {{kueuesim.io/duration: 1h}}}}\nspec:\n  schedulerName: volcano\n  queue: qa{job_min}\n  tasks:\n  - name: worker\n    replicas: 4\n    minAvailable: 1\n    template:\n      spec:\n        containers:\n        - resources: {{requests: {{cpu: '1', memory: 1Gi, nvidia.com/gpu: '1'}}}}\n  - name: ps\n    replicas: 2\n    minAvailable: 2\n    template:\n      spec:{pc}\n        containers:\n        - resources: {{requests: {{cpu: '1', memory: 1Gi}}}}\n"
+    )
+}
+
+/// A node of 64 cpu and 8 GPUs, and queue `qa` capped at `gpus` GPUs.
+fn gpu_node_and_queue(gpus: u32) -> String {
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '8'}\n".to_string()
+        + &queue("qa", &format!("weight: 1, capability: {{nvidia.com/gpu: '{gpus}'}}"), None)
+}
+
+/// Volcano's job controller (`calcPGMinResources`, `CalcPGMinResources`): with the job's
+/// minAvailable at its default (the tasks' sum, 3), the PodGroup's minResources are each
+/// task's own minAvailable pods, 1 worker and 2 ps: 1 GPU, within qa's capability of 2.
+#[test]
+fn volcano_job_min_resources_count_each_tasks_min_available() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + &gpu_node_and_queue(2)
+        + &volcano_job("", None);
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    assert!(volcano_events(job).is_empty(), "{:?}", volcano_events(job));
+    // Two workers (qa's capability) and both ps.
+    let bound: Vec<usize> = job.pod_sets.iter().map(|p| p.nodes.len()).collect();
+    assert_eq!(bound, [2, 2]);
+}
+
+/// `CalcFirstCountResources`: a job minAvailable (2) below the tasks' sum (3) counts the
+/// first 2 pods by task PriorityClass, highest first: the ps task's, no GPU.
+#[test]
+fn volcano_job_min_resources_take_tasks_by_priority() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+        + &gpu_node_and_queue(1)
+        + &volcano_job("\n  minAvailable: 2", Some("high"));
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    assert!(volcano_events(job).is_empty(), "{:?}", volcano_events(job));
+    let bound: Vec<usize> = job.pod_sets.iter().map(|p| p.nodes.len()).collect();
+    assert_eq!(bound, [1, 2]);
+}

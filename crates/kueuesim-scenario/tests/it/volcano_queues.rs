@@ -461,9 +461,9 @@ fn capacity_hierarchy_checks_every_ancestor() {
             "queue resource quota insufficient: insufficient cpu"
         )]
     );
-    // A job of the parent itself is never let in (only leaves hold jobs).
-    let r = run_text(&text.replace("queue: a\n", "queue: team\n"));
-    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // A job of the parent itself is an error (upstream would stop scheduling every queue).
+    let e = load_error(&text.replace("queue: a\n", "queue: team\n"));
+    assert!(e.contains("queue \"team\" has child queues (a, b)"), "{e}");
     // Without the sibling's usage it fits.
     let free = text.replace("queue: b\n", "queue: default\n");
     assert_eq!(nodes(wl(&run_text(&free), "ns1", "pg2")), ["n1"]);
@@ -502,9 +502,20 @@ fn capacity_hierarchy_upstream_cases() {
     // case0 "Pod allocatable when queue is leaf queue": p1 (1 cpu, 1Gi) of q11 → n1.
     let r = run_text(&(tree1.clone() + &gang("pg1", "q11", None, "1", "1Gi")));
     assert_eq!(nodes(wl(&r, "ns1", "pg1")), ["n1"]);
-    // case1 "Pod not allocatable when queue is not leaf queue": p2 of q1 waits.
-    let r = run_text(&(tree1 + &gang("pg2", "q1", None, "1", "1Gi")));
-    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // case1 "Pod not allocatable when queue is not leaf queue": p2 of q1 waits upstream, and
+    // so does every other job (`buildHierarchicalQueueAttrs` leaves the plugin not ready to
+    // schedule): here a job in a non-leaf queue is an error at its queue, also beside pg1.
+    for text in [
+        tree1.clone() + &gang("pg2", "q1", None, "1", "1Gi"),
+        tree1 + &gang("pg1", "q11", None, "1", "1Gi") + &gang("pg2", "q1", None, "1", "1Gi"),
+    ] {
+        let e = load_error(&text);
+        assert!(e.starts_with("t.yaml:"), "{e}");
+        assert!(
+            e.contains("queue \"q1\" has child queues (q11, q12): with the capacity plugin's enableHierarchy a job must be in a leaf queue"),
+            "{e}"
+        );
+    }
     // case4 "Pod is not allocatable when ancestor queue's real capability not enough": q3
     // (capability 4 cpu/4Gi) has q31, q32 running 2 cpu/2Gi each; p10 (3 cpu/3Gi) of q33
     // fits q33's capability but not q3's.

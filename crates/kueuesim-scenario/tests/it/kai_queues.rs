@@ -6,7 +6,7 @@
 use kueuesim_engine::Simulation;
 use kueuesim_report::output::{SimulationResult, result};
 
-use crate::util::{load_text, wl};
+use crate::util::{load_error, load_text, wl};
 
 /// Loads and runs `text` as `t.yaml`.
 fn run_text(text: &str) -> SimulationResult {
@@ -128,10 +128,8 @@ fn a_bad_preemptibility_is_an_error() {
             "",
             Some((1, ", preemptibility: never")),
         );
-    let e = load_text("t.yaml", &text)
-        .err()
-        .expect("an error")
-        .to_string();
+    let e = load_error(&text);
+    assert!(e.starts_with("t.yaml:"), "{e}");
     assert!(
         e.contains("spec.preemptibility \"never\": expected preemptible or non-preemptible"),
         "{e}"

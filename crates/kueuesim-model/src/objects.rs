@@ -491,6 +491,10 @@ pub struct GangSpec {
     /// KAI: the Queue (index into `World::kai_queues`) from the `kai.scheduler/queue` label;
     /// None: KAI's implicit `default-queue`, which has no quota and takes no part in reclaim.
     pub kai_queue: Option<usize>,
+    /// KAI: the PodGroup's `spec.preemptibility` (`preemptible`: true, `non-preemptible`:
+    /// false), which KAI's pod grouper sets from the `kai.scheduler/preemptibility` label of
+    /// the owner or pod. None: KAI's default from the priority (`CalculatePreemptibility`).
+    pub kai_preemptible: Option<bool>,
     /// Volcano: the Queue (index into `World::volcano_queues`) its PodGroup names
     /// (`spec.queue`, a Volcano Job's `spec.queue`, or the annotation
     /// `scheduling.volcano.sh/queue-name`); None: no Queue is modelled for it.
@@ -514,10 +518,9 @@ pub struct GangSpec {
     /// a GPU share (its `runai-gpu-group` label; shares of one group are on one device).
     /// Empty: none named.
     pub bound_gpu_groups: Vec<Vec<Option<String>>>,
-    /// When the pods running at the start last started: the latest `status.startTime` of
-    /// the bound pods that give one (a dump's), relative to the simulation start (at most
-    /// 0). KAI's minruntime plugin reads it as the job's `LastStartTimestamp`. None: not
-    /// given (the job counts as started at 0).
+    /// KAI's `LastStartTimestamp` of a job running at the start: its PodGroup's
+    /// `kai.scheduler/last-start-timestamp` annotation, relative to the simulation start (at
+    /// most 0). None: not given; upstream's minruntime plugin then does not protect the job.
     pub bound_started: Option<crate::time::SimTime>,
     /// The name of the input's PodGroup object this gang is (Volcano or KAI), if any; a
     /// scheduler's messages name it. None: the PodGroup its controller would create.
@@ -681,6 +684,13 @@ pub fn replica_set_pod_name(deployment: &str, seed: &str, idx: usize) -> String 
 }
 
 impl Workload {
+    /// Whether KAI may evict it (`PodGroupInfo.IsPreemptibleJob`): its PodGroup's
+    /// preemptibility when set, else preemptible below priority 100
+    /// (`CalculatePreemptibility`).
+    pub fn kai_preemptible(&self) -> bool {
+        self.gang.kai_preemptible.unwrap_or(self.priority < 100)
+    }
+
     /// Whether it holds capacity from the start: quota (`status.admission` of the input) or
     /// nodes (pods already bound). The loader lets such workloads arrive first at their
     /// instant and the engine books them before it places any pod there, so a snapshot is

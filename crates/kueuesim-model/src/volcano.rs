@@ -134,10 +134,14 @@ impl VolcanoQueueing {
 /// A Volcano PodGroup's `spec.minResources`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum MinResources {
-    /// Set by its controller: the requests of the first `minMember` pods (Volcano's job
-    /// controller `calcPGMinResources`, its PodGroup controller `CalTaskRequests`).
+    /// Set by Volcano's PodGroup controller (`CalTaskRequests`): the requests of the first
+    /// `minMember` pods.
     #[default]
     Derived,
+    /// Set by Volcano's job controller (`calcPGMinResources`): the requests of this many pods
+    /// of each pod set, counted per task in PriorityClass order (each task's `minAvailable`
+    /// first, then its other replicas).
+    Counted(Vec<u32>),
     /// Written on the input's PodGroup.
     Given(ResourceList),
     /// Not set on the input's PodGroup: the enqueue action lets it in at once.

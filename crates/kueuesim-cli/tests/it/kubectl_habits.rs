@@ -580,9 +580,11 @@ fn volcano_pod_group_held_by_enqueue_shows_pending_with_its_event() {
     assert_eq!(row("pg1")[1], "Running", "{got}");
     assert_eq!(row("pg2").last(), Some(&"q2"), "{got}");
     let described = ok(&["describe", "podgroup", "pg5", "-n", "ns1", &dir]);
+    // The enqueue vote's Normal event, then the gang Warning upstream's cache records at
+    // session close for a Pending PodGroup (`RecordJobStatusEvent`).
     assert!(
         described.contains(
-            "Normal  Unschedulable  10m   volcano  queue resource quota insufficient: insufficient memory"
+            "  Normal   Unschedulable  10m   volcano  queue resource quota insufficient: insufficient memory\n  Warning  Unschedulable  10m   volcano  1/1 tasks in gang unschedulable: pod group is not ready, 1 Pending, 1 minAvailable; Pending: 1 Unschedulable\n"
         ),
         "{described}"
     );

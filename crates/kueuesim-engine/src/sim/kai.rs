@@ -73,7 +73,7 @@ impl<'w> Simulation<'w> {
                 placed = 0;
             }
             allocated[xq] += placed;
-            if xq == queue && x.priority >= 100 {
+            if xq == queue && !x.kai_preemptible() {
                 non_preemptible += placed + rt.kai_pipelined;
             }
             allocated[xq] += rt.kai_pipelined;
@@ -94,19 +94,11 @@ impl<'w> Simulation<'w> {
                     queue: xq,
                     gpus: placed,
                     priority: x.priority,
+                    preemptible: x.kai_preemptible(),
+                    elastic: elastic_rank(&x, &rt.record.placement),
                     created: x.created_at.millis(),
                     nodes,
-                    // `LastStartTimestamp`: a job running since the start, never
-                    // restarted, started when its dump's pods say.
-                    started: match (rt.record.running_at, x.gang.bound_started) {
-                        (Some(at), Some(dump))
-                            if at == kueuesim_model::SimTime::ZERO
-                                && rt.record.evictions.is_empty() =>
-                        {
-                            Some(dump.millis())
-                        }
-                        (at, _) => at.map(|t| t.millis()),
-                    },
+                    started: rt.kai_last_start.map(|t| t.millis()),
                 });
             }
         }
@@ -156,7 +148,7 @@ impl<'w> Simulation<'w> {
             .sum();
         // Victims are put back in the job order: higher priority, then older, first.
         let mut put_back_order: Vec<&placement::kai::RunningJob> = running.iter().collect();
-        put_back_order.sort_by_key(|j| (Reverse(j.priority), j.created, j.key));
+        put_back_order.sort_by_key(|j| (Reverse(j.priority), j.elastic, j.created, j.key));
         let put_back_order: Vec<usize> = put_back_order.iter().map(|j| j.key).collect();
         let state = placement::kai::QueueState {
             queues: &world.kai_queues,
@@ -168,6 +160,7 @@ impl<'w> Simulation<'w> {
         let reclaimer = placement::kai::Reclaimer {
             queue,
             task_gpus: &task_gpus,
+            preemptible: wl.kai_preemptible(),
         };
         let scenario = |tasks: usize, victims: &[usize]| -> Option<Vec<usize>> {
             let mut scratch = self.sched.cluster.clone();
@@ -462,7 +455,7 @@ impl<'w> Simulation<'w> {
     /// The proportion plugin's capacity policy for a job of a KAI Queue
     /// (`IsJobOverQueueCapacity`): a pass whose GPUs would take the queue, or a parent of it,
     /// over its `limit` is refused with `OverLimit` (`resultsOverLimit`); a non-preemptible
-    /// job (priority 100 or more) whose GPUs would take the queue's non-preemptible
+    /// job (its PodGroup's preemptibility, else priority 100 or more) whose GPUs would take the queue's non-preemptible
     /// allocation over its deserved quota with `NonPreemptibleOverQuota`
     /// (`resultsWithNonPreemptibleOverQuota`). None: nothing to check (no KAI Queue, no
     /// limit on its path, or a preemptible job). The closure takes the GPUs this job bound in
@@ -478,7 +471,7 @@ impl<'w> Simulation<'w> {
         while let Some(p) = queues[*path.last().expect("non-empty")].parent {
             path.push(p);
         }
-        let preemptible = wl.priority < 100;
+        let preemptible = wl.kai_preemptible();
         let limited = path.iter().any(|&q| queues[q].gpu_limit.is_some());
         let quota_bound = !preemptible && path.iter().any(|&q| queues[q].gpu_quota.is_some());
         if !limited && !quota_bound {
@@ -506,7 +499,7 @@ impl<'w> Simulation<'w> {
             let mut q = Some(xq);
             while let Some(c) = q {
                 allocated[c] += held;
-                if x.priority >= 100 {
+                if !x.kai_preemptible() {
                     non_preemptible[c] += held;
                 }
                 q = queues[c].parent;
@@ -728,5 +721,38 @@ impl KaiAction {
             KaiAction::Reclaim => "Reclaim",
             KaiAction::Preempt => "Preempt",
         }
+    }
+}
+
+/// The elastic plugin's job-order rank of a running KAI job (`minAvailableState`): 0 when a
+/// subgroup holding pods has fewer bound than its minMember, else 2 when one has more, else 1.
+/// Without subgroups the PodGroup is one subgroup of minMember (at least 1); a batch Job's
+/// PodGroup per pod is always exactly at its minimum of 1.
+fn elastic_rank(wl: &kueuesim_model::Workload, placement: &[Vec<Option<NodeId>>]) -> u8 {
+    if wl.gang.pod_group_per_pod {
+        return 1;
+    }
+    let bound = |ps: usize| placement.get(ps).map_or(0, |s| s.iter().flatten().count());
+    // (bound, minimum) per subgroup with pods.
+    let groups: Vec<(usize, usize)> = if wl.gang.kai_subgroups.is_empty() {
+        let total: usize = placement.iter().map(Vec::len).sum();
+        let min = wl.gang.min_member.map_or(total, |m| m as usize).max(1);
+        vec![((0..placement.len()).map(bound).sum(), min)]
+    } else {
+        let mut g = vec![(0, 0); wl.gang.kai_subgroups.len()];
+        for (ps, sub) in wl.gang.pod_set_subgroup.iter().enumerate() {
+            if let Some(sg) = *sub {
+                g[sg].0 += bound(ps);
+                g[sg].1 = wl.gang.kai_subgroups[sg].min_member as usize;
+            }
+        }
+        g.into_iter().filter(|&(_, min)| min > 0).collect()
+    };
+    if groups.iter().any(|&(b, min)| b < min) {
+        0
+    } else if groups.iter().any(|&(b, min)| b > min) {
+        2
+    } else {
+        1
     }
 }

@@ -65,6 +65,10 @@ pub(super) struct Runtime<'w> {
     /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
+    /// KAI's `LastStartTimestamp`: when its scheduler last allocated it with none of its pods
+    /// bound (allocate's `setLastStartTimestamp`), or the input's PodGroup annotation for a
+    /// job running at the start; None: never (the min-runtimes do not protect it).
+    pub(super) kai_last_start: Option<SimTime>,
     /// Volcano: its PodGroup is Inqueue (let in by the enqueue action, or by allocate
     /// without one); only read when the volcano-scheduler.conf has queue plugins.
     pub(super) volcano_inqueue: bool,
@@ -221,6 +225,7 @@ pub(super) fn new_runtime<'w>(
         generation: 0,
         needs: Vec::new(),
         kai_pipelined: 0,
+        kai_last_start: None,
         volcano_inqueue: false,
         released: false,
         usage: Vec::new(),

@@ -316,6 +316,12 @@ impl<'w> Simulation<'w> {
             }
         }
         let gpu = self.gpu;
+        // KAI's allocate sets `LastStartTimestamp` when it allocates a job that had no pod
+        // allocated (`setLastStartTimestamp`).
+        let rt = &mut self.runtimes[w.index()];
+        if !result.bound.is_empty() && rt.record.placement.iter().flatten().all(Option::is_none) {
+            rt.kai_last_start = Some(self.now);
+        }
         for &(ps, idx, node) in &result.bound {
             let rt = &mut self.runtimes[w.index()];
             rt.record.placement[ps][idx] = Some(node);

@@ -8,8 +8,9 @@
 //! `Ev::Scale`; the replicas it deletes end at once, whatever their state.
 
 use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
-use kueuesim_model::{QueueRef, ServingKind, SimTime, WorkloadId, World};
+use kueuesim_model::{NodeId, QueueRef, ServingKind, SimTime, WorkloadId, World};
 
 use crate::outcome::{EventType, ServingStats, WorkloadState};
 
@@ -194,13 +195,15 @@ impl<'w> Simulation<'w> {
                         .first()
                         .copied()?
                 };
-                let colocated = |w: WorkloadId| match node_of(w) {
-                    None => 0,
-                    Some(node) => candidates
-                        .iter()
-                        .filter(|&&x| node_of(x) == Some(node))
-                        .count(),
-                };
+                // `ActivePodsWithRanks`' rank: how many of the candidates share a pod's node,
+                // counted once per node (a count per candidate would be quadratic).
+                let mut per_node: BTreeMap<NodeId, usize> = BTreeMap::new();
+                for &w in &candidates {
+                    if let Some(node) = node_of(w) {
+                        *per_node.entry(node).or_default() += 1;
+                    }
+                }
+                let colocated = |w: WorkloadId| node_of(w).map_or(0, |node| per_node[&node]);
                 let mut keyed: Vec<_> = candidates
                     .iter()
                     .map(|&w| {

@@ -14,6 +14,9 @@ impl Simulation<'_> {
         let world = self.world;
         let wl = self.spec(w);
         let volcano = self.scheduler_of(w) == SchedulerKind::Volcano;
+        // KAI's `LastStartTimestamp` of a job running at the start: its PodGroup's
+        // annotation, else none (upstream's minruntime plugin does not protect it).
+        self.runtimes[w.index()].kai_last_start = wl.gang.bound_started;
         for (ps, nodes) in wl.gang.bound_nodes.iter().enumerate() {
             let pods = self.runtimes[w.index()]
                 .record

@@ -82,6 +82,13 @@ impl<'w> Simulation<'w> {
             let min_resources = match &spec.gang.volcano_min_resources {
                 MinResources::Unset => None,
                 MinResources::Given(l) => Some(units.dense(l)),
+                MinResources::Counted(counts) => {
+                    let mut m = vec![0.0; n];
+                    for (need, &k) in rt.needs.iter().zip(counts) {
+                        units.add_list(&mut m, &need.requests, f64::from(k));
+                    }
+                    Some(m)
+                }
                 // The controller's: the requests of the first minMember pods.
                 MinResources::Derived => {
                     let mut m = vec![0.0; n];
@@ -186,14 +193,55 @@ impl<'w> Simulation<'w> {
                     }
                 }
                 if let Some(message) = rejected {
-                    // A closed queue rejects without an event (upstream only logs it).
-                    if !message.is_empty() {
+                    // At session close upstream's cache records, for every Pending or Inqueue
+                    // PodGroup, the gang's Warning (`RecordJobStatusEvent`: no task was tried,
+                    // so no origin reason), after the enqueue vote's Normal event; a closed
+                    // queue rejects without an event of its own (upstream only logs it).
+                    let rt = &self.runtimes[w.index()];
+                    let placed = rt.record.placement.iter().flatten().flatten().count();
+                    let total_pods: usize = rt.record.placement.iter().map(Vec::len).sum();
+                    let min_member = self
+                        .spec(w)
+                        .gang
+                        .min_member
+                        .map_or(total_pods, |m| (m as usize).min(total_pods));
+                    let warning = crate::placement::volcano::not_tried_message(
+                        placed,
+                        total_pods - placed,
+                        min_member,
+                        total_pods,
+                    );
+                    // Recorded once while the pair repeats (Kubernetes aggregates repeats).
+                    let ours: Vec<&crate::outcome::Event> = rt
+                        .record
+                        .events
+                        .iter()
+                        .filter(|e| e.source == source)
+                        .collect();
+                    let repeated = match (message.is_empty(), ours.as_slice()) {
+                        (true, [.., last]) => last.message == warning,
+                        (false, [.., normal, last]) => {
+                            normal.message == message && last.message == warning
+                        }
+                        _ => false,
+                    };
+                    if !repeated {
+                        if !message.is_empty() {
+                            self.record_event(
+                                w,
+                                EventType::Normal,
+                                source,
+                                "Unschedulable",
+                                message,
+                                None,
+                            );
+                        }
                         self.record_event(
                             w,
-                            EventType::Normal,
+                            EventType::Warning,
                             source,
                             "Unschedulable",
-                            message,
+                            warning,
                             None,
                         );
                     }

@@ -699,24 +699,26 @@ impl<'a> Builder<'a> {
         Ok((SimTime::ZERO, SimTime::ZERO))
     }
 
-    /// A running Pod's `status.startTime` relative to the simulation start, at most 0 (it
-    /// runs at the start); None when not given.
-    pub(super) fn pod_started(
+    /// KAI's `LastStartTimestamp` of a job running at the start: the
+    /// `kai.scheduler/last-start-timestamp` annotation (RFC 3339) in `annotations`, relative to
+    /// the simulation start and at most 0 (it runs at the start); None when not given.
+    pub(super) fn kai_last_start(
         &self,
         src: &ObjectText<'_>,
-        pod: &wire::PodTemplateSpec,
+        annotations: &wire::Keyed<wire::S>,
     ) -> Result<Option<SimTime>, ScenarioError> {
-        let Some(ts) = &pod.status.start_time else {
+        let Some(ts) = annotations.get("kai.scheduler/last-start-timestamp") else {
             return Ok(None);
         };
-        let ms = parse_rfc3339(ts.value.trim()).map_err(|e| err_at(src, ts, e.to_string()))?;
+        let ms = parse_rfc3339(ts.value.trim())
+            .map_err(|e| err_at(src, ts, format!("kai.scheduler/last-start-timestamp: {e}")))?;
         let at = SimTime::from_millis(ms - self.world.config.start_unix_ms);
         if at.millis().unsigned_abs() > limits::MAX_TIME.millis().unsigned_abs() {
             return Err(err_at(
                 src,
                 ts,
                 format!(
-                    "status.startTime {} is {} from the simulation start: expected at most {} either way",
+                    "kai.scheduler/last-start-timestamp {} is {} from the simulation start: expected at most {} either way",
                     ts.value.trim(),
                     SimDuration::from_millis(at.millis().saturating_abs()),
                     limits::MAX_TIME

@@ -259,6 +259,26 @@ impl Builder<'_> {
                         }
                     },
                 };
+                // KAI's pod grouper (`calcPodGroupPreemptibilityWithDefaults`): the owner's
+                // `kai.scheduler/preemptibility` label, else the pod's.
+                let label = "kai.scheduler/preemptibility";
+                if let Some(v) = meta
+                    .labels
+                    .get(label)
+                    .or_else(|| template.labels.get(label))
+                {
+                    let Some(p) = preemptibility(v) else {
+                        return Err(err_obj(
+                            src,
+                            format!("label {label} {v:?}: expected preemptible or non-preemptible"),
+                        ));
+                    };
+                    gang.kai_preemptible = Some(p);
+                }
+                // `LastStartTimestamp` of a job running at the start: upstream reads it from
+                // the PodGroup's annotation; the owner's stands in for the PodGroup kueuesim
+                // creates (an input PodGroup's own annotation overrides it below).
+                gang.bound_started = self.kai_last_start(src, &meta.annotations)?;
                 if let Some(pg) = meta.annotations.get("pod-group-name") {
                     self.kai_pod_group(src, pg, meta, templates, &mut gang)?;
                 }
@@ -579,6 +599,26 @@ impl Builder<'_> {
         if let Some(m) = &spec.min_member {
             gang.min_member = Some(min_member(psrc, m)?);
         }
+        if let Some(t) = self.kai_last_start(psrc, &pg.obj.metadata.annotations)? {
+            gang.bound_started = Some(t);
+        }
+        // The scheduler reads the PodGroup's own preemptibility; unset, the priority decides.
+        gang.kai_preemptible = match &spec.preemptibility {
+            Some(p) if !p.value.is_empty() => match preemptibility(&p.value) {
+                Some(b) => Some(b),
+                None => {
+                    return Err(err_at(
+                        psrc,
+                        p,
+                        format!(
+                            "spec.preemptibility {:?}: expected preemptible or non-preemptible",
+                            p.value
+                        ),
+                    ));
+                }
+            },
+            _ => None,
+        };
         let pg_topology = spec
             .topology_constraint
             .as_ref()
@@ -718,5 +758,17 @@ impl Builder<'_> {
             })
             .collect();
         self.warnings.extend(unnamed);
+    }
+}
+
+/// A KAI preemptibility (`ParsePreemptibility`): `preemptible` is true, `non-preemptible`
+/// false; None for anything else, which the caller reports (upstream's CRD refuses it on a
+/// PodGroup; its pod grouper ignores it on a label, which here is an error so that a typo is
+/// not silently dropped).
+fn preemptibility(value: &str) -> Option<bool> {
+    match value.trim() {
+        "preemptible" => Some(true),
+        "non-preemptible" => Some(false),
+        _ => None,
     }
 }

@@ -33,8 +33,6 @@ pub(super) struct OwnedPod {
     pub(super) pod_set: Option<String>,
     pub(super) info: Arc<PodInfo>,
     pub(super) gpu_group: Option<String>,
-    /// Its `status.startTime`, relative to the start.
-    pub(super) started: Option<kueuesim_model::SimTime>,
 }
 
 impl Builder<'_> {
@@ -197,7 +195,6 @@ impl Builder<'_> {
             pod_set: meta.labels.get("kueue.x-k8s.io/podset").cloned(),
             info: super::pod_spec::pod_info(&p.obj),
             gpu_group: meta.labels.get("runai-gpu-group").cloned(),
-            started: self.pod_started(p.src, &p.obj)?,
         };
         self.owned_pods.entry(owner).or_default().push(pod);
         Ok(())
@@ -269,7 +266,6 @@ impl Builder<'_> {
                 .iter()
                 .map(|s| s.iter().map(|p| p.node).collect())
                 .collect();
-            g.bound_started = sets.iter().flatten().filter_map(|p| p.started).max();
             // Named pods first, then as their controller names the others.
             g.pod_names = sets
                 .iter()

@@ -2,7 +2,7 @@
 //! guarantee, parent, priority, reclaimable and `status.state`, and which Queue a Volcano
 //! gang names.
 
-use kueuesim_model::{ResourceList, VolcanoQueue};
+use kueuesim_model::{QueuePlugin, ResourceList, VolcanoQueue};
 
 use super::core::{Builder, err_at, err_obj, name_of, quota};
 use crate::error::ScenarioError;
@@ -172,6 +172,7 @@ impl Builder<'_> {
         name: &str,
     ) -> Result<usize, ScenarioError> {
         if let Some(&i) = self.index.volcano_queues.get(name) {
+            self.refuse_non_leaf_queue(src, at, i)?;
             return Ok(i);
         }
         if name == "default" {
@@ -188,6 +189,45 @@ impl Builder<'_> {
         );
         let message = format!(
             "queue {name:?} is not a Volcano Queue in the input{hint}: expected a scheduling.volcano.sh Queue name, or default"
+        );
+        Err(match at {
+            Some(s) => err_at(src, s, message),
+            None => err_obj(src, message),
+        })
+    }
+
+    /// With the capacity plugin's `enableHierarchy`, a job in a queue that has children is an
+    /// error: upstream's `buildHierarchicalQueueAttrs` then returns false, which leaves the
+    /// plugin not ready to schedule, so `AllocatableFn` and `JobEnqueueableFn` refuse every
+    /// job of every queue for as long as such a PodGroup exists (only the Volcano Job webhook
+    /// refuses a non-leaf queue; a bare PodGroup is let through).
+    fn refuse_non_leaf_queue(
+        &self,
+        src: &ObjectText<'_>,
+        at: Option<&wire::S>,
+        queue: usize,
+    ) -> Result<(), ScenarioError> {
+        let hierarchy = self
+            .world
+            .config
+            .volcano
+            .queues
+            .as_ref()
+            .is_some_and(|q| q.plugin == Some(QueuePlugin::Capacity { hierarchy: true }));
+        let children: Vec<&str> = self
+            .world
+            .volcano_queues
+            .iter()
+            .filter(|q| q.parent == Some(queue))
+            .map(|q| q.name.as_str())
+            .collect();
+        if !hierarchy || children.is_empty() {
+            return Ok(());
+        }
+        let message = format!(
+            "queue {:?} has child queues ({}): with the capacity plugin's enableHierarchy a job must be in a leaf queue; upstream's capacity plugin stops scheduling every queue while a PodGroup sits in a non-leaf one (buildHierarchicalQueueAttrs)",
+            self.world.volcano_queues[queue].name,
+            children.join(", ")
         );
         Err(match at {
             Some(s) => err_at(src, s, message),

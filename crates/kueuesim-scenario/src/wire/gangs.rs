@@ -107,6 +107,7 @@ pub struct KaiSubGroup {
 #[serde(rename_all = "camelCase", default)]
 pub struct KaiPodGroupSpec {
     pub min_member: Option<Spanned<i64>>,
+    pub preemptibility: Option<S>,
     pub queue: Option<String>,
     pub topology_constraint: Option<KaiTopologyConstraint>,
     pub sub_groups: Vec<KaiSubGroup>,

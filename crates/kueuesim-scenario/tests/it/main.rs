@@ -15,6 +15,8 @@ mod golden;
 mod grove;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
 mod job_kinds;
+/// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order.
+mod kai_queues;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
 mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial

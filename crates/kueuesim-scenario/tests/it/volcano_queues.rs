@@ -33,6 +33,22 @@ fn volcano_events(w: &WorkloadOut) -> Vec<(&str, &str, &str)> {
         .collect()
 }
 
+/// The gang Warning upstream's cache records at session close for a PodGroup still Pending
+/// (`RecordJobStatusEvent`): none of its pods was tried, so no origin reason. The PodGroups
+/// of these tests have minMember 1; the histogram is sorted as strings.
+fn held_warning(w: &WorkloadOut) -> String {
+    let total: usize = w.pod_sets.iter().map(|p| p.count as usize).sum();
+    let pending = total - nodes(w).len();
+    let hist = if pending < 2 {
+        format!("{pending} Pending, 1 minAvailable")
+    } else {
+        format!("1 minAvailable, {pending} Pending")
+    };
+    format!(
+        "{pending}/{total} tasks in gang unschedulable: pod group is not ready, {hist}; Pending: {pending} Unschedulable"
+    )
+}
+
 const SIM: &str = "apiVersion: kueuesim.io/v1alpha1
 kind: Simulation
 metadata: {name: t}
@@ -91,11 +107,14 @@ fn proportion_case_2_over_capability_is_not_enqueued() {
     assert_eq!(pg5.state, "Pending");
     assert_eq!(
         volcano_events(pg5),
-        [(
-            "Normal",
-            "Unschedulable",
-            "queue resource quota insufficient: insufficient memory"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient memory"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(pg5)),
+        ]
     );
     assert_eq!(pg5.inqueue_at, None);
     insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
@@ -106,8 +125,11 @@ fn proportion_case_4_closed_queue_is_not_enqueued() {
     let r = run_dir("volcano/closed-queue");
     let pg6 = wl(&r, "ns1", "pg6");
     assert!(nodes(pg6).is_empty());
-    // Upstream only logs the closed queue: no event.
-    assert!(volcano_events(pg6).is_empty());
+    // Upstream only logs the closed queue; its cache's gang Warning follows at session close.
+    assert_eq!(
+        volcano_events(pg6),
+        [("Warning", "Unschedulable", &*held_warning(pg6))]
+    );
 }
 
 #[test]
@@ -125,11 +147,14 @@ fn enqueue_rejects_min_resources_above_the_queue_capability() {
     assert!(nodes(pg1).is_empty());
     assert_eq!(
         volcano_events(pg1),
-        [(
-            "Normal",
-            "Unschedulable",
-            "queue resource quota insufficient: insufficient cpu, insufficient memory"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient cpu, insufficient memory"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(pg1)),
+        ]
     );
 }
 
@@ -172,11 +197,14 @@ fn overcommit_rejects_min_resources_above_idle_times_the_factor() {
     assert!(nodes(pg2).is_empty());
     assert_eq!(
         volcano_events(pg2),
-        [(
-            "Normal",
-            "Unschedulable",
-            "resource in cluster is overused: overused cpu"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "resource in cluster is overused: overused cpu"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(pg2)),
+        ]
     );
     // "overCommitFactor is more than 0": 2 cpu/2G fits.
     let text = text.replace("{cpu: 20000m, memory: 20G}", "{cpu: 2000m, memory: 2G}");
@@ -291,11 +319,14 @@ fn kueue_admits_first_then_the_volcano_queue_holds_the_job() {
     assert!(nodes(j).is_empty());
     assert_eq!(
         volcano_events(j),
-        [(
-            "Normal",
-            "Unschedulable",
-            "queue resource quota insufficient: insufficient cpu"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient cpu"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(j)),
+        ]
     );
 }
 
@@ -386,11 +417,14 @@ fn capacity_enqueue_and_allocatable_cases() {
     assert!(nodes(pg5).is_empty());
     assert_eq!(
         volcano_events(pg5),
-        [(
-            "Normal",
-            "Unschedulable",
-            "queue resource quota insufficient: insufficient memory"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient memory"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(pg5)),
+        ]
     );
     // Case 4: the Closed q3 lets nothing in.
     let r = run_text(
@@ -455,15 +489,18 @@ fn capacity_hierarchy_checks_every_ancestor() {
     assert!(nodes(pg2).is_empty());
     assert_eq!(
         volcano_events(pg2),
-        [(
-            "Normal",
-            "Unschedulable",
-            "queue resource quota insufficient: insufficient cpu"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient cpu"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(pg2)),
+        ]
     );
-    // A job of the parent itself is never let in (only leaves hold jobs).
-    let r = run_text(&text.replace("queue: a\n", "queue: team\n"));
-    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // A job of the parent itself is an error (upstream would stop scheduling every queue).
+    let e = load_error(&text.replace("queue: a\n", "queue: team\n"));
+    assert!(e.contains("queue \"team\" has child queues (a, b)"), "{e}");
     // Without the sibling's usage it fits.
     let free = text.replace("queue: b\n", "queue: default\n");
     assert_eq!(nodes(wl(&run_text(&free), "ns1", "pg2")), ["n1"]);
@@ -502,9 +539,20 @@ fn capacity_hierarchy_upstream_cases() {
     // case0 "Pod allocatable when queue is leaf queue": p1 (1 cpu, 1Gi) of q11 → n1.
     let r = run_text(&(tree1.clone() + &gang("pg1", "q11", None, "1", "1Gi")));
     assert_eq!(nodes(wl(&r, "ns1", "pg1")), ["n1"]);
-    // case1 "Pod not allocatable when queue is not leaf queue": p2 of q1 waits.
-    let r = run_text(&(tree1 + &gang("pg2", "q1", None, "1", "1Gi")));
-    assert!(nodes(wl(&r, "ns1", "pg2")).is_empty());
+    // case1 "Pod not allocatable when queue is not leaf queue": p2 of q1 waits upstream, and
+    // so does every other job (`buildHierarchicalQueueAttrs` leaves the plugin not ready to
+    // schedule): here a job in a non-leaf queue is an error at its queue, also beside pg1.
+    for text in [
+        tree1.clone() + &gang("pg2", "q1", None, "1", "1Gi"),
+        tree1 + &gang("pg1", "q11", None, "1", "1Gi") + &gang("pg2", "q1", None, "1", "1Gi"),
+    ] {
+        let e = load_error(&text);
+        assert!(e.starts_with("t.yaml:"), "{e}");
+        assert!(
+            e.contains("queue \"q1\" has child queues (q11, q12): with the capacity plugin's enableHierarchy a job must be in a leaf queue"),
+            "{e}"
+        );
+    }
     // case4 "Pod is not allocatable when ancestor queue's real capability not enough": q3
     // (capability 4 cpu/4Gi) has q31, q32 running 2 cpu/2Gi each; p10 (3 cpu/3Gi) of q33
     // fits q33's capability but not q3's.
@@ -565,11 +613,14 @@ fn capacity_hierarchy_upstream_cases() {
     assert!(nodes(pg11).is_empty());
     assert_eq!(
         volcano_events(pg11),
-        [(
-            "Normal",
-            "Unschedulable",
-            "queue resource quota insufficient: insufficient cpu, insufficient memory"
-        )]
+        [
+            (
+                "Normal",
+                "Unschedulable",
+                "queue resource quota insufficient: insufficient cpu, insufficient memory"
+            ),
+            ("Warning", "Unschedulable", &*held_warning(pg11)),
+        ]
     );
 }
 
@@ -825,4 +876,53 @@ fn allocate_skips_a_refused_task_and_binds_the_rest() {
         "{:?}",
         volcano_events(job)
     );
+}
+
+/// A Volcano Job in queue `qa` (`minAvailable` line `job_min`, may be empty) with a `worker`
+/// task (4 replicas, minAvailable 1, one GPU each) and a cpu-only `ps` task (2 replicas,
+/// minAvailable 2, PriorityClass `ps_pc` when given).
+fn volcano_job(job_min: &str, ps_pc: Option<&str>) -> String {
+    let pc = ps_pc.map_or(String::new(), |p| {
+        format!("\n        priorityClassName: {p}")
+    });
+    format!(
+        "---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {{name: job, namespace: ns1, annotations: {{kueuesim.io/duration: 1h}}}}\nspec:\n  schedulerName: volcano\n  queue: qa{job_min}\n  tasks:\n  - name: worker\n    replicas: 4\n    minAvailable: 1\n    template:\n      spec:\n        containers:\n        - resources: {{requests: {{cpu: '1', memory: 1Gi, nvidia.com/gpu: '1'}}}}\n  - name: ps\n    replicas: 2\n    minAvailable: 2\n    template:\n      spec:{pc}\n        containers:\n        - resources: {{requests: {{cpu: '1', memory: 1Gi}}}}\n"
+    )
+}
+
+/// A node of 64 cpu and 8 GPUs, and queue `qa` capped at `gpus` GPUs.
+fn gpu_node_and_queue(gpus: u32) -> String {
+    "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: '64', memory: 256Gi, pods: '110', nvidia.com/gpu: '8'}\n".to_string()
+        + &queue("qa", &format!("weight: 1, capability: {{nvidia.com/gpu: '{gpus}'}}"), None)
+}
+
+/// Volcano's job controller (`calcPGMinResources`, `CalcPGMinResources`): with the job's
+/// minAvailable at its default (the tasks' sum, 3), the PodGroup's minResources are each
+/// task's own minAvailable pods, 1 worker and 2 ps: 1 GPU, within qa's capability of 2.
+#[test]
+fn volcano_job_min_resources_count_each_tasks_min_available() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + &gpu_node_and_queue(2)
+        + &volcano_job("", None);
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    assert!(volcano_events(job).is_empty(), "{:?}", volcano_events(job));
+    // Two workers (qa's capability) and both ps.
+    let bound: Vec<usize> = job.pod_sets.iter().map(|p| p.nodes.len()).collect();
+    assert_eq!(bound, [2, 2]);
+}
+
+/// `CalcFirstCountResources`: a job minAvailable (2) below the tasks' sum (3) counts the
+/// first 2 pods by task PriorityClass, highest first: the ps task's, no GPU.
+#[test]
+fn volcano_job_min_resources_take_tasks_by_priority() {
+    let text = sim("enqueue, allocate", &["gang", "proportion"])
+        + "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+        + &gpu_node_and_queue(1)
+        + &volcano_job("\n  minAvailable: 2", Some("high"));
+    let r = run_text(&text);
+    let job = wl(&r, "ns1", "job");
+    assert!(volcano_events(job).is_empty(), "{:?}", volcano_events(job));
+    let bound: Vec<usize> = job.pod_sets.iter().map(|p| p.nodes.len()).collect();
+    assert_eq!(bound, [1, 2]);
 }

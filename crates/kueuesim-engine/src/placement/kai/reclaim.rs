@@ -114,8 +114,15 @@ pub struct RunningJob {
     pub queue: usize,
     /// GPUs it holds.
     pub gpus: i64,
-    /// Its priority (preemptible below 100, KAI's default).
+    /// Its priority.
     pub priority: i32,
+    /// Whether KAI may evict it (`IsPreemptibleJob`: its PodGroup's preemptibility, else
+    /// priority below 100).
+    pub preemptible: bool,
+    /// The elastic plugin's job-order rank (`JobOrderFn`): 0 below its minimum (a subgroup
+    /// below its minAvailable), 1 exactly at it, 2 above it. Among jobs of one priority, the
+    /// job order puts lower ranks first, so victims are taken above-minimum first.
+    pub elastic: u8,
     /// Creation time: younger jobs are evicted first.
     pub created: i64,
     /// The nodes its pods run on (ascending, distinct): upstream's by-node scenarios evict
@@ -131,6 +138,9 @@ pub struct Reclaimer<'a> {
     pub queue: usize,
     /// GPUs of each task it allocates now, in task order (`GetTasksToAllocate`).
     pub task_gpus: &'a [i64],
+    /// Whether it is preemptible itself (`IsPreemptibleJob`); a non-preemptible preemptor is
+    /// bound by its queue's deserved quota.
+    pub preemptible: bool,
 }
 
 /// The queues' state reclaim reads: the proportion plugin's view at the start of the job's
@@ -190,8 +200,8 @@ impl QueueState<'_> {
 
 /// KAI's reclaim for one pending job (`reclaim.attemptToReclaimForSpecificJob`): allowed
 /// while the job's queue stays within its fair share with it (`CanReclaimResources`); the
-/// victims are the preemptible running jobs of other queues whose deserved quota is not
-/// unlimited and that `reclaimMinRuntime` does not protect, in victim order
+/// victims are the preemptible running jobs of other queues that `reclaimMinRuntime` does not
+/// protect, in victim order
 /// ([`victim_order`]), and a solution must pass the proportion plugin's `reclaimableFn`
 /// ([`reclaimable`]). The search is [`solve`]'s. None: no reclaim.
 pub fn reclaim_victims(
@@ -207,14 +217,14 @@ pub fn reclaim_victims(
         return None;
     }
     // `getOrderedVictimsQueue`: other queues' preemptible running jobs (`ReclaimVictimFilter`:
-    // the minruntime plugin's protection); a queue of unlimited deserved quota is never
-    // reclaimed from ("unlimited GPU quota, should not reclaim").
+    // the minruntime plugin's protection). A queue of unlimited deserved quota is reclaimed
+    // from only above its `limit`: its allocatable share is the limit (`GetAllocatableShare`
+    // returns MaxAllowed), and without one `reclaimable` never accepts it.
     let candidates: Vec<&RunningJob> = running
         .iter()
         .filter(|j| {
             j.queue != queue
-                && j.priority < 100
-                && state.queues[j.queue].gpu_quota.is_some()
+                && j.preemptible
                 && !protected(state, j, reclaim_min_runtime(state, queue, j.queue))
         })
         .collect();
@@ -236,12 +246,12 @@ pub fn reclaim_victims(
 }
 
 /// KAI's preempt for one pending job of `queue` at `priority`
-/// (`preempt.attemptToPreemptForPreemptor`): a non-preemptible job (priority 100 or more)
+/// (`preempt.attemptToPreemptForPreemptor`): a non-preemptible job (`preemptible` false)
 /// whose tasks would take its queue's non-preemptible allocation over the deserved quota
 /// does not preempt (`IsNonPreemptibleJobOverQueueQuota`); the victims are the preemptible
 /// running jobs of the same queue at a lower priority that `preemptMinRuntime` does not
-/// protect (`buildFilterFuncForPreempt`), lowest priority then youngest first (the job order
-/// reversed); every solution is valid (the minruntime plugin's validator only concerns
+/// protect (`buildFilterFuncForPreempt`), lowest priority, then above its minimum (the elastic
+/// plugin), then youngest first (the job order reversed); every solution is valid (the minruntime plugin's validator only concerns
 /// elastic victims). The search is [`solve`]'s. None: no preemption.
 pub fn preempt_victims(
     state: &QueueState<'_>,
@@ -257,7 +267,7 @@ pub fn preempt_victims(
     if want <= 0 {
         return None;
     }
-    if priority >= 100
+    if !preemptor.preemptible
         && let Some(deserved) = state.queues[queue].gpu_quota
         && deserved < non_preemptible_allocated + want
     {
@@ -267,7 +277,7 @@ pub fn preempt_victims(
         .iter()
         .filter(|j| {
             j.queue == queue
-                && j.priority < 100
+                && j.preemptible
                 && j.priority < priority
                 && !protected(state, j, preempt_min_runtime(state, j.queue))
         })
@@ -275,6 +285,7 @@ pub fn preempt_victims(
     order.sort_by_key(|j| {
         (
             j.priority,
+            std::cmp::Reverse(j.elastic),
             std::cmp::Reverse(j.created),
             std::cmp::Reverse(j.key),
         )
@@ -460,7 +471,9 @@ pub(super) fn reclaimable(
 /// the lower priority, then a queue using GPUs with no allocatable share, then the larger
 /// dominant share once the victims already taken from it and its next one are gone, then the
 /// larger share, the larger allocatable share, the newer queue); within a queue the job
-/// order reversed (lowest priority, then the youngest, then the higher id first).
+/// order of the default tiers reversed (the priority plugin: lowest priority; the elastic
+/// plugin: above its minimum, then exactly at it, then below; then the youngest, then the
+/// higher id first).
 pub(super) fn victim_order<'a>(
     state: &QueueState<'_>,
     candidates: &[&'a RunningJob],
@@ -474,7 +487,7 @@ pub(super) fn victim_order<'a>(
         jobs[j.queue].push(j);
     }
     for list in &mut jobs {
-        list.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.created, j.key));
+        list.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.elastic, j.created, j.key));
     }
     let mut taken = vec![0i64; nq];
     let has_jobs = |q: usize, jobs: &[Vec<&RunningJob>]| -> bool {
@@ -616,6 +629,8 @@ mod tests {
             queue,
             gpus: nodes.len() as i64,
             priority,
+            preemptible: priority < 100,
+            elastic: 1,
             created,
             nodes: nodes.to_vec(),
             started: Some(0),
@@ -687,6 +702,7 @@ mod tests {
         let reclaimer = Reclaimer {
             queue: 1,
             task_gpus: &[1, 1, 1],
+            preemptible: false,
         };
         let victims = reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running));
         assert_eq!(victims, Some(vec![0]));
@@ -701,6 +717,7 @@ mod tests {
         let reclaimer = Reclaimer {
             queue: 1,
             task_gpus: &[1, 1, 1],
+            preemptible: false,
         };
         // Both started at 0: protected until 10m.
         let state = QueueState {
@@ -738,6 +755,7 @@ mod tests {
         let one = Reclaimer {
             queue: 0,
             task_gpus: &[1],
+            preemptible: false,
         };
         // preempt_test "1 train job running, 1 build job pending for the same queue - preempt".
         let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 75, 10, &[1])];
@@ -747,14 +765,20 @@ mod tests {
             "the train job (50) before the younger interactive one (75)"
         );
         // "1 train job running, 1 train job pending for the same queue - don't preempt".
+        let train = Reclaimer {
+            queue: 0,
+            task_gpus: &[1],
+            preemptible: true,
+        };
         assert_eq!(
-            preempt_victims(&state, &one, 50, 0, &running, 0, toy(2, &running)),
+            preempt_victims(&state, &train, 50, 0, &running, 0, toy(2, &running)),
             None
         );
         // "1 train job running, 1 build job pending for the different queue - don't preempt".
         let other = Reclaimer {
             queue: 1,
             task_gpus: &[1],
+            preemptible: false,
         };
         assert_eq!(
             preempt_victims(&state, &other, 100, 0, &running, 0, toy(2, &running)),
@@ -773,6 +797,7 @@ mod tests {
         let one = Reclaimer {
             queue: 1,
             task_gpus: &[1],
+            preemptible: false,
         };
         // "1 job from queue0 and 1 job from queue1 running on node0 - don't reclaim": both at
         // their fair share of 1, queue1 would go to 2.
@@ -813,6 +838,7 @@ mod tests {
         let two = Reclaimer {
             queue: 1,
             task_gpus: &[1, 1],
+            preemptible: false,
         };
         let state = QueueState {
             queues: &qs,

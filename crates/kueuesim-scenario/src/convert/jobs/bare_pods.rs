@@ -135,7 +135,6 @@ impl Builder<'_> {
             if let Some(node) = self.bound_node(p, &w)? {
                 let g = Arc::make_mut(&mut w.gang);
                 g.bound_nodes = vec![vec![node]];
-                g.bound_started = self.pod_started(src, pod)?;
                 if let Some(group) = meta.labels.get(GPU_GROUP_LABEL) {
                     g.bound_gpu_groups = vec![vec![Some(group.clone())]];
                 }
@@ -416,7 +415,6 @@ impl Builder<'_> {
         let mut infos = Vec::with_capacity(roles.len());
         let mut bound = Vec::with_capacity(roles.len());
         let mut groups = Vec::with_capacity(roles.len());
-        let mut started: Option<SimTime> = None;
         for (_, ms) in &roles {
             infos.push(ms.iter().map(|&m| pod_info(&pods[m].obj)).collect());
             let mut set_names = Vec::with_capacity(ms.len());
@@ -426,9 +424,6 @@ impl Builder<'_> {
                 set_names.push(name_of(pods[m].src, &pods[m].obj.metadata)?.to_string());
                 if let Some(node) = self.bound_node(&pods[m], &w)? {
                     set_bound.push(node);
-                    if let Some(t) = self.pod_started(pods[m].src, &pods[m].obj)? {
-                        started = Some(started.map_or(t, |s: SimTime| s.max(t)));
-                    }
                     set_groups.push(pods[m].obj.metadata.labels.get(GPU_GROUP_LABEL).cloned());
                 }
             }
@@ -441,7 +436,6 @@ impl Builder<'_> {
         g.pod_info = infos;
         if bound.iter().any(|b| !b.is_empty()) {
             g.bound_nodes = bound;
-            g.bound_started = started;
             if groups.iter().flatten().any(Option::is_some) {
                 g.bound_gpu_groups = groups;
             }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use kueuesim_model::{
-    NetworkTopology, QueueRef, SchedulerKind, TierRef, VolcanoSubGroup, Workload,
+    MinResources, NetworkTopology, QueueRef, SchedulerKind, TierRef, VolcanoSubGroup, Workload,
 };
 
 use super::JobKind;
@@ -55,6 +55,9 @@ impl Builder<'_> {
             // `minAvailable`, a task's own defaulting to minPartitions × partitionSize when
             // minPartitions is set, else to its replicas.
             let mut default_min: u64 = 0;
+            // Per task, for its PodGroup's minResources: its pod sets, replicas, webhook-defaulted
+            // minAvailable and PriorityClass value.
+            let mut tasks: Vec<TaskCount> = Vec::new();
             let topology =
                 |nt: &wire::VolcanoNetworkTopology| -> Result<NetworkTopology, ScenarioError> {
                     let hard = match &nt.mode {
@@ -122,11 +125,18 @@ impl Builder<'_> {
                                 ));
                             }
                         };
-                        default_min += match &t.min_available {
+                        let task_min = match &t.min_available {
                             Some(m) => m.value.max(0) as u64,
                             None if min_parts > 0 => u64::from(min_parts) * u64::from(size),
                             None => u64::from(replicas),
                         };
+                        default_min += task_min;
+                        tasks.push(TaskCount {
+                            pod_sets: pod_sets.len()..pod_sets.len() + total as usize,
+                            replicas: u64::from(replicas),
+                            min_available: task_min,
+                            priority: self.task_priority(src, &t.template)?,
+                        });
                         let policy = min_partitions.len();
                         min_partitions.push(min_parts);
                         for i in 0..total {
@@ -142,10 +152,17 @@ impl Builder<'_> {
                         }
                     }
                     None => {
-                        default_min += t
+                        let task_min = t
                             .min_available
                             .as_ref()
                             .map_or(u64::from(replicas), |m| m.value.max(0) as u64);
+                        default_min += task_min;
+                        tasks.push(TaskCount {
+                            pod_sets: pod_sets.len()..pod_sets.len() + 1,
+                            replicas: u64::from(replicas),
+                            min_available: task_min,
+                            priority: self.task_priority(src, &t.template)?,
+                        });
                         if let Some(m) = &t.min_available {
                             task_mins.push((
                                 pod_sets.len(),
@@ -198,6 +215,20 @@ impl Builder<'_> {
                 _ if default_min == total_pods => None,
                 _ => Some(u32::try_from(default_min).unwrap_or(u32::MAX)),
             };
+            let job_min = match spec.min_available.as_ref() {
+                Some(m) if m.value > 0 => m.value as u64,
+                _ => default_min,
+            };
+            let per_task = min_resource_counts(&tasks, job_min, default_min);
+            let mut counts = vec![0u32; w.pod_sets.len()];
+            for (task, mut left) in tasks.iter().zip(per_task) {
+                for ps in task.pod_sets.clone() {
+                    let k = left.min(u64::from(w.pod_sets[ps].count));
+                    counts[ps] = u32::try_from(k).unwrap_or(u32::MAX);
+                    left -= k;
+                }
+            }
+            Arc::make_mut(&mut w.gang).volcano_min_resources = MinResources::Counted(counts);
             Arc::make_mut(&mut w.gang).min_task_member = task_mins;
             Arc::make_mut(&mut w.gang).network_topology =
                 spec.network_topology.as_ref().map(topology).transpose()?;
@@ -221,4 +252,83 @@ impl Builder<'_> {
         }
         Ok(())
     }
+
+    /// A task's priority for Volcano's job controller (`calcPGMinResources`): its template's
+    /// PriorityClass value; 0 without one (the controller does not read the global default).
+    fn task_priority(
+        &self,
+        src: &crate::source::ObjectText<'_>,
+        template: &wire::PodTemplateSpec,
+    ) -> Result<i32, ScenarioError> {
+        let Some(pc) = template.spec.priority_class_name.as_ref() else {
+            return Ok(0);
+        };
+        match self.pod_pc(&pc.value) {
+            Some(p) => Ok(p.value),
+            None => Err(err_at(
+                src,
+                pc,
+                format!(
+                    "priorityClassName {:?} names no PriorityClass: expected a scheduling.k8s.io PriorityClass defined in the input (the API server rejects such pods)",
+                    pc.value
+                ),
+            )),
+        }
+    }
+}
+
+/// A Volcano Job task as its job controller counts it for the PodGroup's minResources.
+struct TaskCount {
+    /// Its pod sets (one, or one per partition), in order.
+    pod_sets: std::ops::Range<usize>,
+    replicas: u64,
+    /// `minAvailable`, as the admission webhook defaults it.
+    min_available: u64,
+    /// Its template's PriorityClass value.
+    priority: i32,
+}
+
+/// Per task, how many of its pods Volcano's job controller counts in the PodGroup's
+/// minResources (`calcPGMinResources`), tasks taken by PriorityClass value, highest first:
+/// - job minAvailable below the tasks' minAvailable sum (`CalcFirstCountResources`): the
+///   first `job_min` pods, each task's replicas in turn;
+/// - otherwise (`CalcPGMinResources`): each task's minAvailable, then the rest up to
+///   `job_min` from the tasks' other replicas.
+fn min_resource_counts(tasks: &[TaskCount], job_min: u64, min_sum: u64) -> Vec<u64> {
+    // Upstream sorts with sort.Sort, which keeps the order of equal tasks at these sizes
+    // (insertion sort below 12 elements); a stable sort keeps it at every size.
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(tasks[i].priority));
+    let mut counts = vec![0u64; tasks.len()];
+    if job_min < min_sum {
+        let mut left = job_min;
+        for &i in &order {
+            let k = left.min(tasks[i].replicas);
+            counts[i] = k;
+            left -= k;
+            if left == 0 {
+                break;
+            }
+        }
+        return counts;
+    }
+    let mut placed = 0;
+    for &i in &order {
+        let k = tasks[i].min_available.min(job_min - placed);
+        counts[i] = k;
+        placed += k;
+        if placed >= job_min {
+            return counts;
+        }
+    }
+    let mut left = job_min - placed;
+    for &i in &order {
+        let k = left.min(tasks[i].replicas.saturating_sub(tasks[i].min_available));
+        counts[i] += k;
+        left -= k;
+        if left == 0 {
+            break;
+        }
+    }
+    counts
 }

@@ -568,7 +568,10 @@ fn simulation_until_takes_days() {
         loaded.world.config.until,
         Some(kueuesim_model::SimTime::ZERO + kueuesim_model::SimDuration::from_secs(8_640))
     );
-    let e = with("1xd").err().expect("an error").to_string();
+    let Err(e) = with("1xd") else {
+        panic!("1xd loaded")
+    };
+    let e = e.to_string();
     assert!(
         e.contains("expected a Go duration (90m, 1h30m) or days first"),
         "{e}"

@@ -130,19 +130,20 @@ pub(super) struct Attempt {
 /// `FormatFlavorAssignmentAttemptsForEvents` for one pod set: every flavor considered that did
 /// not simply fit without borrowing, sorted by flavor name:
 /// `flavor(Mode[;borrow=N][;reasons])`, or `flavor(preemptionMode=P;...)` when preemption
-/// was considered.
-fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
-    let mut sorted: Vec<&Attempt> = attempts
-        .iter()
-        .filter(|a| !(a.mode == PMode::Fit && a.borrow == 0))
-        .collect();
+/// was considered. Appended to `out`; nothing when every attempt is a plain fit.
+fn write_attempts(world: &World, attempts: &[Attempt], out: &mut String) {
+    let shown = |a: &&Attempt| !(a.mode == PMode::Fit && a.borrow == 0);
+    // Most admissions fit their one flavor without borrowing: nothing to say, no vector.
+    if !attempts.iter().any(|a| shown(&a)) {
+        return;
+    }
+    let mut sorted: Vec<&Attempt> = attempts.iter().filter(shown).collect();
     sorted.sort_by(|a, b| {
         world
             .flavor(a.flavor)
             .name
             .cmp(&world.flavor(b.flavor).name)
     });
-    let mut out = String::new();
     for (i, a) in sorted.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -161,11 +162,10 @@ fn format_attempts(world: &World, attempts: &[Attempt]) -> String {
         }
         for r in &a.reasons {
             out.push(';');
-            r.write(world, &mut out);
+            r.write(world, out);
         }
         out.push(')');
     }
-    out
 }
 
 /// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
@@ -176,15 +176,23 @@ pub(super) fn considered_message(
     pod_sets: &[kueuesim_model::PodSet],
     considered: &[(usize, Vec<Attempt>)],
 ) -> String {
-    considered
-        .iter()
-        .filter_map(|(ps, attempts)| {
-            let text = format_attempts(world, attempts);
-            let name = &pod_sets[*ps].name;
-            (!text.is_empty()).then(|| format!("{name}: {text}"))
-        })
-        .collect::<Vec<_>>()
-        .join(" | ")
+    // Written in place, each pod set's part taken back when its attempts say nothing: this
+    // runs for every admission.
+    let mut out = String::new();
+    for (ps, attempts) in considered {
+        let start = out.len();
+        if start > 0 {
+            out.push_str(" | ");
+        }
+        out.push_str(&pod_sets[*ps].name);
+        out.push_str(": ");
+        let text_at = out.len();
+        write_attempts(world, attempts, &mut out);
+        if out.len() == text_at {
+            out.truncate(start);
+        }
+    }
+    out
 }
 
 /// `resolveNoFitReason` for a pod set that failed, over the flavor attempts of every resource

@@ -433,6 +433,13 @@ impl Builder<'_> {
                 }
             }
             if let Some(k) = &spec.kueue {
+                if let Some(e) = &k.enabled {
+                    // Whether Kueue is installed in front of the schedulers: off, the
+                    // workload stream hands every job to its scheduler directly
+                    // (`crate::stream::without_kueue`).
+                    cfg.kueue_enabled =
+                        one_of(src, e, "kueue.enabled", &[("true", true), ("false", false)])?;
+                }
                 feature_gates(
                     src,
                     &k.feature_gates,

@@ -55,8 +55,14 @@ fn assert_kueue_in_front(r: &SimulationResult) {
     for b in ["b-0", "b-1"] {
         assert_eq!(ran(r, "team-b", b), (Some(600.0), Some(600.0 + H)), "{b}");
     }
-    assert_eq!(ran(r, "team-a", "a-0"), (Some(H + 1.0), Some(2.0 * H + 1.0)));
-    assert_eq!(ran(r, "team-a", "a-1"), (Some(H + 601.0), Some(2.0 * H + 601.0)));
+    assert_eq!(
+        ran(r, "team-a", "a-0"),
+        (Some(H + 1.0), Some(2.0 * H + 1.0))
+    );
+    assert_eq!(
+        ran(r, "team-a", "a-1"),
+        (Some(H + 601.0), Some(2.0 * H + 601.0))
+    );
     for a in ["a-0", "a-1"] {
         let w = wl(r, "team-a", a);
         assert_eq!(w.evictions.len(), 1, "{a}");
@@ -147,7 +153,9 @@ spec:
 ";
     let e = load_error(text);
     assert!(
-        e.starts_with("t.yaml:6:14: invalid kueue.enabled \"flase\": expected one of true, false\n"),
+        e.starts_with(
+            "t.yaml:6:14: invalid kueue.enabled \"flase\": expected one of true, false\n"
+        ),
         "{e}"
     );
 }

@@ -108,6 +108,12 @@ fn kai_alone_reclaims_by_fair_share() {
     for w in &r.workloads {
         assert_eq!(w.admitted_at, None, "{}: no Kueue, no admission", w.name);
     }
+    assert_eq!(r.summary.policies.kueue_enabled, Some(false));
+    assert_eq!(
+        kueuesim_report::policies::header_lines(&r.summary.policies),
+        ["Policies:     Kueue off (spec.kueue.enabled: false): every job goes to its scheduler directly"]
+    );
+    assert!(r.summary.checks.is_empty(), "nothing bypasses a Kueue that is not there");
     assert_eq!(ran(&r, "team-a", "a-0"), (Some(0.0), Some(H)));
     assert_eq!(ran(&r, "team-a", "a-1"), (Some(0.0), Some(H)));
     assert_eq!(ran(&r, "team-b", "b-0"), (Some(600.0), Some(600.0 + H)));

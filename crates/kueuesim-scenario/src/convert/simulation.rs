@@ -755,7 +755,12 @@ impl Builder<'_> {
                         .members
                         .push(HyperNodeMember::Node(id));
                 }
-                let dup_key = ("Node".to_string(), String::new(), name.clone());
+                let dup_key = (
+                    String::new(),
+                    "Node".to_string(),
+                    String::new(),
+                    name.clone(),
+                );
                 if let Some(first) = self.seen.get(&dup_key) {
                     return Err(err_obj(
                         src,

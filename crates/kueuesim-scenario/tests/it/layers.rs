@@ -111,9 +111,14 @@ fn kai_alone_reclaims_by_fair_share() {
     assert_eq!(r.summary.policies.kueue_enabled, Some(false));
     assert_eq!(
         kueuesim_report::policies::header_lines(&r.summary.policies),
-        ["Policies:     Kueue off (spec.kueue.enabled: false): every job goes to its scheduler directly"]
+        [
+            "Policies:     Kueue off (spec.kueue.enabled: false): every job goes to its scheduler directly"
+        ]
     );
-    assert!(r.summary.checks.is_empty(), "nothing bypasses a Kueue that is not there");
+    assert!(
+        r.summary.checks.is_empty(),
+        "nothing bypasses a Kueue that is not there"
+    );
     assert_eq!(ran(&r, "team-a", "a-0"), (Some(0.0), Some(H)));
     assert_eq!(ran(&r, "team-a", "a-1"), (Some(0.0), Some(H)));
     assert_eq!(ran(&r, "team-b", "b-0"), (Some(600.0), Some(600.0 + H)));
@@ -146,6 +151,33 @@ fn volcano_alone_does_not_reclaim() {
     assert_eq!(ran(&r, "team-b", "b-1"), (Some(H), Some(2.0 * H)));
     assert_eq!(ran(&r, "team-a", "a-3"), (Some(H), Some(2.0 * H)));
     assert!(r.workloads.iter().all(|w| w.evictions.is_empty()));
+}
+
+/// KAI's and Volcano's `Queue` (and `PodGroup`) are kinds of different API groups: one name
+/// in each is two objects, as the API server keeps them, not a duplicate.
+#[test]
+fn a_kai_queue_and_a_volcano_queue_may_share_a_name() {
+    let text = "apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team}
+spec:
+  resources:
+    gpu: {quota: 1}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: team}
+spec:
+  weight: 1
+";
+    let loaded = crate::util::load_text("t.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.world.kai_queues.len(), 1);
+    // The same kind twice in one group is still a duplicate.
+    let twice = format!(
+        "{text}---\n{}",
+        &text[..text.find("---").expect("two documents")]
+    );
+    assert!(load_error(&twice).contains("duplicate Queue \"team\""));
 }
 
 #[test]

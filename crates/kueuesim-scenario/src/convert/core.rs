@@ -644,7 +644,13 @@ impl<'a> Builder<'a> {
     /// per queue, with the count and the first workload's place. (A run's report checks the
     /// same of every workload the run saw, traces and generators included, after the run.)
     pub(super) fn missing_queue_warnings(&mut self) {
-        for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
+        let mut missing = std::mem::take(&mut self.missing_queues);
+        if !self.world.config.kueue_enabled {
+            // Without Kueue (`spec.kueue.enabled: false`) no workload waits for a LocalQueue:
+            // its pods go to their scheduler.
+            missing.clear();
+        }
+        for ((ns, q), (n, pos)) in missing {
             self.warnings.push(if q.is_empty() {
                 // `manageJobsWithoutQueueName`: managed, with no queue to go to.
                 format!(

@@ -180,6 +180,28 @@ spec:
     assert!(load_error(&twice).contains("duplicate Queue \"team\""));
 }
 
+/// Without Kueue a job naming a LocalQueue that does not exist runs: the load does not warn
+/// that it will stay pending (the platform's research/experiment).
+#[test]
+fn without_kueue_a_missing_local_queue_is_no_warning() {
+    let load_platform = |sets: &[&str]| {
+        let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir().join("platform")])
+            .expect("readable");
+        let opts = LoadOptions {
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        load(&files, opts).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let missing = |w: &[String]| {
+        w.iter()
+            .any(|w| w.contains("LocalQueue research/experiment"))
+    };
+    assert!(missing(&load_platform(&[]).warnings));
+    let off = load_platform(&["simulation/platform-day:spec.kueue.enabled=false"]);
+    assert!(!missing(&off.warnings), "{:?}", off.warnings);
+}
+
 #[test]
 fn kueue_enabled_takes_true_or_false() {
     let text = "apiVersion: kueuesim.io/v1alpha1

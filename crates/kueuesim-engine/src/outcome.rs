@@ -976,7 +976,10 @@ impl Tally {
         self.by_state[state_slot(rec.state)] += 1;
         // The cluster's own pods (a DaemonSet's, those of kube-system and Kueue's
         // namespace) run outside Kueue by design: they bypass nothing.
-        let system = world.is_system_namespace(&wl.namespace)
+        // Without Kueue (`spec.kueue.enabled: false`) every workload goes to its scheduler
+        // by the scenario's choice: nothing bypasses a Kueue that is not there.
+        let system = !world.config.kueue_enabled
+            || world.is_system_namespace(&wl.namespace)
             || wl
                 .owner
                 .as_ref()

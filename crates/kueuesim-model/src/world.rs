@@ -52,6 +52,11 @@ pub struct SimConfig {
     pub pod_termination: SimDuration,
     /// `schedulerName` → scheduler, sorted by name.
     pub schedulers: Vec<(String, SchedulerKind)>,
+    /// Whether Kueue is in front of the pod schedulers (`spec.kueue.enabled`, default true).
+    /// Off, every job goes straight to its scheduler, as on a cluster without Kueue: the
+    /// gang schedulers' own queues are the only layer (the loader makes every workload
+    /// unmanaged).
+    pub kueue_enabled: bool,
     /// Kueue's own configuration (the `Configuration` object, defaulted as v1beta2 does).
     pub kueue: KueueConfig,
     /// What a preempted or evicted workload keeps of the work it did.
@@ -502,6 +507,7 @@ impl Default for SimConfig {
             pod_startup: SimDuration::ZERO,
             pod_termination: SimDuration::ZERO,
             schedulers: default_schedulers(),
+            kueue_enabled: true,
             kueue: KueueConfig::default(),
             progress: ProgressPolicy::default(),
             kai: KaiConfig::default(),

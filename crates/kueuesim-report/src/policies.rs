@@ -14,6 +14,10 @@ use kueuesim_model::{FairSharingStrategy, KueueGates, PreemptionPolicy, World};
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Policies {
+    /// `false` when the Simulation leaves Kueue out (`spec.kueue.enabled: false`: every job
+    /// goes to its scheduler directly); absent when Kueue is in front, as in every run before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kueue_enabled: Option<bool>,
     /// Kueue's Configuration `fairSharing`.
     pub fair_sharing: FairSharingPolicy,
     /// Kueue's Configuration `admissionFairSharing`, and the ClusterQueues whose
@@ -146,6 +150,7 @@ pub fn policies(world: &World) -> Policies {
     let wfpr = k.wait_for_pods_ready.as_ref();
     let defaults = gates(&KueueGates::default());
     Policies {
+        kueue_enabled: (!world.config.kueue_enabled).then_some(false),
         fair_sharing: FairSharingPolicy {
             enabled: k.fair_sharing.is_some(),
             preemption_strategies: fair.iter().map(|s| strategy(*s)).collect(),
@@ -229,6 +234,13 @@ fn folded(items: &[(String, String)]) -> String {
 
 /// The summary's header lines for `p` (none without ClusterQueues: no Kueue policy applies).
 pub fn header_lines(p: &Policies) -> Vec<String> {
+    if p.kueue_enabled == Some(false) {
+        // No Kueue policy applies: its objects stay in the input and admit nothing.
+        return vec![
+            "Policies:     Kueue off (spec.kueue.enabled: false): every job goes to its scheduler directly"
+                .to_string(),
+        ];
+    }
     if p.cluster_queues.is_empty() {
         return Vec::new();
     }

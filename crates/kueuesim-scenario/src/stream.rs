@@ -119,6 +119,27 @@ pub struct WorkloadStream {
     /// With a `Simulation.spec.variation`: the varied workloads, which this stream gives in
     /// place of its sources' (`crate::variation`).
     varied: Option<Box<dyn Stage>>,
+    /// `Simulation.spec.kueue.enabled: false`: every workload is given without Kueue
+    /// (`without_kueue`).
+    without_kueue: bool,
+}
+
+/// Workload `w` on a cluster without Kueue: no webhook suspends its job and no controller
+/// makes a Workload of it, so its pods go straight to their scheduler (Kueue's
+/// `QueueRef::Unmanaged`), whatever queue-name label it carries. What only Kueue reads goes
+/// with it: quota held in the input (`status.admission`), a requeue or eviction recorded in
+/// a Workload's status, `maximumExecutionTimeSeconds`, and a WorkloadPriorityClass that does
+/// not exist (Kueue's job controller could not create the Workload; without Kueue nothing
+/// needs one). The priority Kueue resolved is kept, so both layers see the same priorities
+/// (docs/semantics.md, "Without Kueue"). Pods bound in the input stay on their nodes.
+pub fn without_kueue(w: &mut Workload) {
+    w.queue = kueuesim_model::QueueRef::Unmanaged;
+    w.queue_name = None;
+    w.initial_admission = None;
+    w.last_eviction = None;
+    w.requeue_state = None;
+    w.creation_blocked = None;
+    w.max_execution_time = None;
 }
 
 /// A stage that gives a stream's workloads in place of its sources' (the variation, which
@@ -239,6 +260,7 @@ impl WorkloadStream {
             primed: false,
             error: StreamError::default(),
             varied: None,
+            without_kueue: false,
         }
     }
 
@@ -248,6 +270,11 @@ impl WorkloadStream {
             WorkloadStream::new(Vec::new(), GeneratedWorkloads::new(Vec::new()), Vec::new());
         s.varied = Some(stage);
         s
+    }
+
+    /// Gives every workload without Kueue from now on (`without_kueue`).
+    pub(crate) fn set_without_kueue(&mut self) {
+        self.without_kueue = true;
     }
 
     /// Adds a trace's rows, after everything added before at equal arrivals.
@@ -303,6 +330,17 @@ impl WorkloadStream {
 
     /// The next workload, or the first error.
     pub fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError> {
+        let mut next = self.try_next_of_sources()?;
+        if self.without_kueue
+            && let Some(w) = &mut next
+        {
+            without_kueue(w);
+        }
+        Ok(next)
+    }
+
+    /// The next workload of the variation or of the merged sources.
+    fn try_next_of_sources(&mut self) -> Result<Option<Workload>, ScenarioError> {
         if let Some(v) = &mut self.varied {
             return v.try_next();
         }

@@ -65,10 +65,13 @@ impl<'w> Simulation<'w> {
             // Pods of an evicted job are releasing: no longer its queue's (nor those of a
             // finished one, whose placement is kept for the report). A pipelined job's GPUs
             // are already its queue's.
-            let gone = matches!(
-                rt.record.state,
-                WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
-            );
+            // A job whose release is under way (it finished this instant: its placement is
+            // kept for the report) holds nothing either.
+            let gone = rt.released
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
+                );
             if gone {
                 placed = 0;
             }
@@ -337,6 +340,9 @@ impl<'w> Simulation<'w> {
         self.release(v, false);
         {
             let rt = &mut self.runtimes[v.index()];
+            // Its new pods are the scheduler's again, as when Kueue releases a workload: what
+            // they bind counts for its queue.
+            rt.released = false;
             rt.record.state = WorkloadState::Pending;
             rt.record.running_at = None;
         }
@@ -483,7 +489,12 @@ impl<'w> Simulation<'w> {
         for (i, rt) in self.runtimes.iter() {
             let x = self.spec(WorkloadId::from_index(i));
             let Some(xq) = x.gang.kai_queue else { continue };
+            // A job whose nodes were given back holds nothing, also while its release is
+            // under way: a job finishing now keeps its placement for the report and turns
+            // `Finished` only after the release has retried the waiting jobs (it was counted
+            // then, and a job its queue's limit held back never started).
             if rt.needs.is_empty()
+                || rt.released
                 || matches!(
                     rt.record.state,
                     WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive

@@ -73,7 +73,8 @@ pub(super) struct Runtime<'w> {
     /// without one); only read when the volcano-scheduler.conf has queue plugins.
     pub(super) volcano_inqueue: bool,
     /// Its pods were given back (`release`): done or evicted, even while its record still
-    /// names their nodes. Volcano's queues count its pods no more.
+    /// names their nodes. Volcano's and KAI's queues count its pods no more (until a KAI
+    /// victim's new pods wait for KAI again, `kai_pods_gone`).
     pub(super) released: bool,
     /// Quota usage held, to give back.
     pub(super) usage: Vec<(Fr, i64)>,

@@ -532,12 +532,20 @@ impl<'w> Simulation<'w> {
         // Kueue's second pass first: a TAS workload's failed node replaced (or the workload
         // evicted) before its pods are placed again.
         self.replace_failed_nodes();
-        let waiting: Vec<WorkloadId> = self
+        let mut waiting: Vec<WorkloadId> = self
             .sched
             .awaiting_placement
             .iter()
             .map(|&(_, _, w)| w)
             .collect();
+        // KAI pipelines a reclaimer or preemptor onto its victims' releasing resources: what
+        // they give back is its, ahead of every job that was waiting before (upstream binds
+        // it there in the next session; a job of the victims' queue, which the action took
+        // over its fair share, would otherwise take them back).
+        let pipelined = |w: &WorkloadId| self.runtimes[w.index()].kai_pipelined > 0;
+        if waiting.iter().any(pipelined) {
+            waiting.sort_by_key(|w| !pipelined(w));
+        }
         /// A workload's gang request, compared by value.
         struct GangOf<'w>(Spec<'w>);
         impl PartialEq for GangOf<'_> {

@@ -142,7 +142,10 @@ pub(super) struct Builder<'a> {
     /// loading stays linear in the number of objects (a chain of 100,000 Cohorts).
     pub(super) index: Index,
     /// (kind, namespace, name) → first position, for duplicate detection.
-    pub(super) seen: BTreeMap<(String, String, String), Pos>,
+    /// Objects read, by (API group, kind, namespace, name): two kinds of one name in
+    /// different groups (KAI's and Volcano's `Queue` and `PodGroup`) are different objects,
+    /// as the API server keeps them.
+    pub(super) seen: BTreeMap<(String, String, String, String), Pos>,
     /// (namespace, LocalQueue) → how many workloads of the input's objects name that
     /// LocalQueue, which does not exist, and the first such object's position.
     pub(super) missing_queues: BTreeMap<(String, String), (usize, Pos)>,
@@ -606,7 +609,17 @@ impl<'a> Builder<'a> {
         namespace: &str,
         name: &str,
     ) -> Result<(), ScenarioError> {
-        let key = (src.kind.clone(), namespace.to_string(), name.to_string());
+        let group = src
+            .api_version
+            .rsplit_once('/')
+            .map_or("", |(g, _)| g)
+            .to_string();
+        let key = (
+            group,
+            src.kind.clone(),
+            namespace.to_string(),
+            name.to_string(),
+        );
         if let Some(first) = self.seen.get(&key) {
             let what = if namespace.is_empty() {
                 name.to_string()
@@ -642,7 +655,13 @@ impl<'a> Builder<'a> {
     /// per queue, with the count and the first workload's place. (A run's report checks the
     /// same of every workload the run saw, traces and generators included, after the run.)
     pub(super) fn missing_queue_warnings(&mut self) {
-        for ((ns, q), (n, pos)) in std::mem::take(&mut self.missing_queues) {
+        let mut missing = std::mem::take(&mut self.missing_queues);
+        if !self.world.config.kueue_enabled {
+            // Without Kueue (`spec.kueue.enabled: false`) no workload waits for a LocalQueue:
+            // its pods go to their scheduler.
+            missing.clear();
+        }
+        for ((ns, q), (n, pos)) in missing {
             self.warnings.push(if q.is_empty() {
                 // `manageJobsWithoutQueueName`: managed, with no queue to go to.
                 format!(

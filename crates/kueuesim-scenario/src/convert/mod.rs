@@ -144,6 +144,9 @@ pub fn load(files: &[SourceFile], mut opts: LoadOptions) -> Result<Loaded, Scena
         stream = WorkloadStream::of_stage(Box::new(Varied::new(variation.clone(), seed, input)));
     }
     loaded.world.config.variation = variation_note(&variation, input_days, &generators, &traces);
+    if !loaded.world.config.kueue_enabled {
+        stream.set_without_kueue();
+    }
     stream.prime()?;
     if streamed {
         // A streamed trace row's namespace is not added to the world: only a workload whose

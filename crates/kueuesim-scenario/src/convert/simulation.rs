@@ -436,6 +436,13 @@ impl Builder<'_> {
                 }
             }
             if let Some(k) = &spec.kueue {
+                if let Some(e) = &k.enabled {
+                    // Whether Kueue is installed in front of the schedulers: off, the
+                    // workload stream hands every job to its scheduler directly
+                    // (`crate::stream::without_kueue`).
+                    cfg.kueue_enabled =
+                        one_of(src, e, "kueue.enabled", &[("true", true), ("false", false)])?;
+                }
                 feature_gates(
                     src,
                     &k.feature_gates,
@@ -756,7 +763,12 @@ impl Builder<'_> {
                         .members
                         .push(HyperNodeMember::Node(id));
                 }
-                let dup_key = ("Node".to_string(), String::new(), name.clone());
+                let dup_key = (
+                    String::new(),
+                    "Node".to_string(),
+                    String::new(),
+                    name.clone(),
+                );
                 if let Some(first) = self.seen.get(&dup_key) {
                     return Err(err_obj(
                         src,

@@ -26,7 +26,7 @@ impl Builder<'_> {
             } else {
                 "Topology"
             };
-            let dup = (key.to_string(), String::new(), name.clone());
+            let dup = (String::new(), key.to_string(), String::new(), name.clone());
             if let Some(first) = self.seen.get(&dup) {
                 return Err(err_obj(
                     src,

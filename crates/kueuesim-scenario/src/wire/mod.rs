@@ -906,6 +906,8 @@ pub struct GpuPlacementSettings {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct KueueSettings {
+    /// `true` (default) or `false`: whether Kueue is in front of the pod schedulers.
+    pub enabled: Option<S>,
     pub controller_latency: Option<ControllerLatencySettings>,
     /// Kueue feature gates by name (`FlavorFungibilityPreserveScanProgress: false`); the
     /// values are read as text so a non-boolean is an error at its place.

@@ -30,6 +30,8 @@ mod kueue_perf;
 /// Kueue preemption as golden scenarios of `scenarios/kueue/`: within a ClusterQueue, in a
 /// cohort, victim order, the eviction writes.
 mod kueue_preemption;
+/// Both layers (Kueue, then KAI's or Volcano's queues) and each gang scheduler alone.
+mod layers;
 /// The lint for likely typos: unknown keys and Kueue fields, missing LocalQueues.
 mod lint;
 /// How objects become workloads: document order, times, snapshot state.

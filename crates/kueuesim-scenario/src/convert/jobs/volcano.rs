@@ -24,7 +24,12 @@ impl Builder<'_> {
             let meta = &p.obj.metadata;
             let name = name_of(src, meta)?.to_string();
             let namespace = namespace_of(meta);
-            let dup = ("VolcanoJob".to_string(), namespace.clone(), name.clone());
+            let dup = (
+                "batch.volcano.sh".to_string(),
+                "VolcanoJob".to_string(),
+                namespace.clone(),
+                name.clone(),
+            );
             if let Some(first) = self.seen.get(&dup) {
                 return Err(err_obj(
                     src,

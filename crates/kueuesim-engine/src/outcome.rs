@@ -346,6 +346,8 @@ pub enum FailureCause {
     LostToNodeFailure,
     /// Work lost by pods of a failed GPU.
     LostToGpuFailure,
+    /// Work lost by pods KAI's `staleGangEviction` evicted.
+    LostToStaleGangEviction,
 }
 
 impl FailureCause {
@@ -358,6 +360,7 @@ impl FailureCause {
             FailureCause::LostToRemoval => "node removed",
             FailureCause::LostToNodeFailure => "node failed",
             FailureCause::LostToGpuFailure => "GPU failed",
+            FailureCause::LostToStaleGangEviction => "stale gang evicted",
         }
     }
 }

@@ -346,7 +346,8 @@ pub enum FailureCause {
     LostToNodeFailure,
     /// Work lost by pods of a failed GPU.
     LostToGpuFailure,
-    /// Work lost by pods KAI's `staleGangEviction` evicted.
+    /// Work lost by pods KAI's `staleGangEviction` evicted: none so far, as a gang is stale
+    /// only after a loss that already ended its run.
     LostToStaleGangEviction,
 }
 

@@ -54,4 +54,6 @@ fn stale_gang_is_evicted_after_the_grace_period() {
     let other = wl(&r, "team", "other");
     assert_eq!(other.running_at, Some(660.0));
     assert_eq!(other.state, "Running");
+    // 2 GPUs × 10m, the survivor's 1m, other's 19m.
+    assert_eq!(r.summary.gpu.busy_gpu_seconds, 2400.0);
 }

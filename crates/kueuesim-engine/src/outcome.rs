@@ -346,6 +346,9 @@ pub enum FailureCause {
     LostToNodeFailure,
     /// Work lost by pods of a failed GPU.
     LostToGpuFailure,
+    /// Work lost by pods KAI's `staleGangEviction` evicted: none so far, as a gang is stale
+    /// only after a loss that already ended its run.
+    LostToStaleGangEviction,
 }
 
 impl FailureCause {
@@ -358,6 +361,7 @@ impl FailureCause {
             FailureCause::LostToRemoval => "node removed",
             FailureCause::LostToNodeFailure => "node failed",
             FailureCause::LostToGpuFailure => "GPU failed",
+            FailureCause::LostToStaleGangEviction => "stale gang evicted",
         }
     }
 }

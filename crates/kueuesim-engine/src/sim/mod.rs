@@ -97,6 +97,9 @@ enum Ev {
     /// The pods KAI's reclaim evicted from a workload Kueue does not manage are gone: its
     /// nodes are released and its controller's new pods wait for KAI.
     KaiPodsGone(WorkloadId, u32),
+    /// KAI's `staleGangEviction` action looks at a gang stale since a grace period ago;
+    /// outdated unless its stale period (`Runtime::kai_stale_epoch`) is still that one.
+    KaiStaleGang(WorkloadId, u32),
     /// Inadmissible workloads of a ClusterQueue or a whole cohort tree (by its root node)
     /// return to their heaps (`QueueInadmissibleWorkloads`, batched).
     RequeueInadmissible(NodeIdx),
@@ -548,6 +551,11 @@ impl<'w> Simulation<'w> {
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
+            Ev::KaiStaleGang(w, e) => {
+                if !self.kai_stale_gang_due(w, e) {
+                    self.progress.idle = true;
+                }
+            }
             Ev::RequeueInadmissible(n) => {
                 if self.kueue.suspended.is_some() {
                     self.kueue.requeued_while_suspended.push(n);

@@ -27,6 +27,9 @@ pub(crate) enum Loss {
     NodeFailed,
     /// Their GPU failed: the pod failed in place (its node keeps its other GPUs).
     GpuFailed,
+    /// KAI's `staleGangEviction` evicted them: their gang stayed below its minMember for
+    /// the staleness grace period (`sim/kai.rs` records KAI's own events for it).
+    StaleGang,
 }
 
 impl Loss {
@@ -37,6 +40,7 @@ impl Loss {
             Loss::NodeRemoved => "NodeRemoved",
             Loss::NodeFailed => "NodeFailed",
             Loss::GpuFailed => "GPUFailed",
+            Loss::StaleGang => "Evict",
         }
     }
 
@@ -45,6 +49,7 @@ impl Loss {
         match self {
             Loss::Evicted | Loss::NodeRemoved => TIMELINE_SOURCE,
             Loss::NodeFailed | Loss::GpuFailed => FAILURES_SOURCE,
+            Loss::StaleGang => kueuesim_model::SchedulerKind::Kai.event_source(),
         }
     }
 }
@@ -87,6 +92,8 @@ impl<'w> Simulation<'w> {
         if state == WorkloadState::Admitted {
             self.close_idle_quota(w);
         }
+        // KAI: whether the gang was stale before this loss (its stale clock then runs on).
+        let was_stale = self.kai_gang_stale(w);
         let wl = self.spec(w);
         // The event kueuesim records: which pods, on which nodes.
         let mut names: Vec<String> = Vec::new();
@@ -134,15 +141,19 @@ impl<'w> Simulation<'w> {
                 node_names.join(", "),
                 names.join(", ")
             ),
+            // KAI's events for it are recorded by its action.
+            Loss::StaleGang => String::new(),
         };
-        self.record_event(
-            w,
-            EventType::Warning,
-            loss.source(),
-            loss.reason(),
-            message,
-            None,
-        );
+        if loss != Loss::StaleGang {
+            self.record_event(
+                w,
+                EventType::Warning,
+                loss.source(),
+                loss.reason(),
+                message,
+                None,
+            );
+        }
         let reaction = self.reaction(w, pods, loss);
         let was_running = state == WorkloadState::Running;
         if was_running {
@@ -163,6 +174,7 @@ impl<'w> Simulation<'w> {
                             Loss::NodeRemoved => FailureCause::LostToRemoval,
                             Loss::NodeFailed => FailureCause::LostToNodeFailure,
                             Loss::GpuFailed => FailureCause::LostToGpuFailure,
+                            Loss::StaleGang => FailureCause::LostToStaleGangEviction,
                         },
                         lost_gpu_ms: lost,
                     });
@@ -194,6 +206,7 @@ impl<'w> Simulation<'w> {
         self.await_replacements(w);
         // Kueue TAS: a failed node of its topology assignment is to be replaced.
         self.tas_nodes_failed(w, &nodes, loss);
+        self.kai_watch_stale(w, was_stale);
     }
 
     /// What the job's controller does when it lost `pods` ((pod set, index)) more.

@@ -123,6 +123,11 @@ pub(super) struct Runtime<'w> {
     pub(super) pods_lost_since_restart: u32,
     /// JobSet restarts so far (`failurePolicy.maxRestarts`).
     pub(super) job_restarts: u32,
+    /// KAI: since when its gang has been stale (fewer bound pods than a minMember, some
+    /// still bound: `PodGroupInfo.IsStale`), KAI's `StalenessInfo.TimeStamp`; and the count
+    /// of such stale periods, which the due stale-gang check must match.
+    pub(super) kai_stale_since: Option<SimTime>,
+    pub(super) kai_stale_epoch: u32,
     /// When it last lost pods while admitted: the quota it holds counts as held without
     /// running pods from then (`close_idle_quota`), not from its admission.
     pub(super) lost_at: Option<SimTime>,
@@ -303,6 +308,8 @@ pub(super) fn new_runtime<'w>(
         pods_lost: 0,
         pods_lost_since_restart: 0,
         job_restarts: 0,
+        kai_stale_since: None,
+        kai_stale_epoch: 0,
         lost_at: None,
         bound: super::bound::Bound::Off,
         bound_since: SimTime::ZERO,

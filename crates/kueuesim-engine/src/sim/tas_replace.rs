@@ -30,7 +30,10 @@ impl<'w> Simulation<'w> {
     /// workload is evicted.
     pub(super) fn tas_nodes_failed(&mut self, w: WorkloadId, nodes: &[NodeId], loss: Loss) {
         let world = self.world;
-        if !world.config.kueue_gates.tas_failed_node_replacement || loss == Loss::GpuFailed {
+        // A failed GPU, or KAI evicting a stale gang, leaves the node healthy.
+        if !world.config.kueue_gates.tas_failed_node_replacement
+            || matches!(loss, Loss::GpuFailed | Loss::StaleGang)
+        {
             return;
         }
         let rt = &self.runtimes[w.index()];

@@ -17,6 +17,8 @@ mod grove;
 mod job_kinds;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order.
 mod kai_queues;
+/// KAI's staleGangEviction action.
+mod kai_stale_gang;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
 mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial

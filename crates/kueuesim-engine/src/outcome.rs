@@ -258,6 +258,17 @@ impl WorkloadRecord {
         let wall = (to - from).millis();
         (wall > 0).then(|| self.useful_ms as f64 / wall as f64)
     }
+
+    /// Every placed pod as (pod set, index), in pod-set then index order.
+    pub fn placed_pods(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.placement.iter().enumerate().flat_map(|(ps, slots)| {
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.is_some())
+                .map(move |(i, _)| (ps, i))
+        })
+    }
 }
 
 /// One serving object's figures (`summary.serving`), parallel to `World::serving`.

@@ -304,16 +304,7 @@ impl<'w> Simulation<'w> {
                 let spec = self.spec(v);
                 let pods: Vec<String> = self.runtimes[v.index()]
                     .record
-                    .placement
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(ps, slots)| {
-                        slots
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, n)| n.is_some())
-                            .map(move |(i, _)| (ps, i))
-                    })
+                    .placed_pods()
                     .map(|(ps, i)| format!("{}/{}", spec.namespace, spec.pod_name(ps, i)))
                     .collect();
                 for pod in pods {
@@ -402,17 +393,7 @@ impl<'w> Simulation<'w> {
         }
         let spec = self.spec(w);
         let placement = &self.runtimes[w.index()].record.placement;
-        let pods: Vec<(usize, usize)> = placement
-            .iter()
-            .enumerate()
-            .flat_map(|(ps, slots)| {
-                slots
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| n.is_some())
-                    .map(move |(i, _)| (ps, i))
-            })
-            .collect();
+        let pods: Vec<(usize, usize)> = self.runtimes[w.index()].record.placed_pods().collect();
         // `recordStaleJobEvent`: the active pods and minMember summed over the subgroups,
         // then each unsatisfied named subgroup.
         let groups = gang_groups(&spec, placement);

@@ -406,9 +406,13 @@ impl<'w> Simulation<'w> {
                 touched.push(node);
             }
         }
-        for node in touched {
+        for &node in &touched {
             self.reblock(node);
         }
+        // A node these pods leave empty starts its scale-down clock now, as after any
+        // release (`scaleDownUnneeded` counts from the last pod gone).
+        touched.sort();
+        self.autoscale_released(&touched);
     }
 
     /// A closed node (or one with failed GPUs) takes back into its block what its pods gave

@@ -360,3 +360,53 @@ spec: {{clusterQueue: cq}}
         (0, 0, 3)
     );
 }
+
+/// A node emptied by a pod lost (here a Job's pod on a failed GPU; the Job's replacement
+/// pod finds no GPU there) starts its `scaleDownUnneeded` clock then, as after any release:
+/// the node joins at 3m, loses its pod at 30m and goes at 37m. When only a workload's
+/// release started the clock, it stayed empty to the 2h horizon (1.95 node-hours).
+#[test]
+fn a_node_emptied_by_a_lost_pod_goes_after_scale_down_unneeded() {
+    let text = format!(
+        "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {{name: s}}
+spec:
+  until: 2h
+  failures:
+    nodes: {{mtbf: 87600h}}
+    gpus: {{mtbf: {{fixed: 30m}}, repair: 24h}}
+---
+{FLAVOR}---
+apiVersion: kueuesim.io/v1alpha1
+kind: NodePool
+metadata: {{name: gpu}}
+spec:
+  nodesPerDomain: 1
+  template: {{allocatable: {{nvidia.com/gpu: \"8\", pods: \"110\"}}}}
+  autoscaling: {{min: 0, max: 1, provisioningDelay: 3m, scaleDownUnneeded: 7m}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  annotations: {{kueuesim.io/duration: 1h}}
+spec:
+  template:
+    spec:
+      containers:
+      - resources: {{limits: {{nvidia.com/gpu: \"8\"}}}}
+"
+    );
+    let loaded = load_text("t.yaml", &text).expect("loads");
+    let outcome = kueuesim_engine::Simulation::new(&loaded.world).run();
+    let r = kueuesim_report::output::result(&loaded.world, &outcome);
+    let a = r.summary.autoscaling.as_ref().expect("summary.autoscaling");
+    assert_eq!(a.nodes_removed, 1);
+    // 34 minutes of the first node, then a few of the one a later scale-up brings for the
+    // replacement.
+    assert!(
+        a.node_hours > 34.0 / 60.0 && a.node_hours < 40.0 / 60.0,
+        "{a:?}"
+    );
+}

@@ -383,7 +383,7 @@ impl FailureCause {
 /// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
 /// of them, zeros included, so that across seeds or variants a reason one run never saw is a
 /// count of 0 rather than a figure that run lacks.
-pub const EVICTION_REASONS: [&str; 10] = [
+pub const EVICTION_REASONS: [&str; 11] = [
     "AdmissionCheck",
     "ClusterQueueStopped",
     "DeactivatedDueToAdmissionCheck",
@@ -392,6 +392,7 @@ pub const EVICTION_REASONS: [&str; 10] = [
     "LocalQueueStopped",
     "NodeFailures",
     "PodsReadyTimeout",
+    "Preempt",
     "Preempted",
     "Reclaim",
 ];

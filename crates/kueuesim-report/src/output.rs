@@ -801,6 +801,8 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                     .iter()
                     .copied()
                     .filter(|&r| r != "NodeFailures" || living(world))
+                    // KAI's in-queue `preempt` only where KAI Queues are declared.
+                    .filter(|&r| r != "Preempt" || !world.kai_queues.is_empty())
                     // The admission check's reasons only where a ClusterQueue has one.
                     .filter(|&r| {
                         !r.ends_with("AdmissionCheck")

@@ -289,6 +289,7 @@ impl<'w> Simulation<'w> {
             rt.generation += 1;
             rt.generation
         };
+        debug_assert!(crate::outcome::EVICTION_REASONS.contains(&action.reason()));
         *self.rec.stats.evictions.entry(action.reason()).or_default() += 1;
         match action {
             KaiAction::Reclaim => self.record_event(

@@ -33,8 +33,10 @@ const CHANGEABLE: [(&str, &str); 4] = [
 const CHANGEABLE_TEXT: &str = "a Timeline change sets or patches ClusterQueues, Cohorts, NodePools and Nodes: expected one of these kinds (the other objects stay as they are at the start)";
 
 /// The kinds that make up the cluster (not the workloads): what an epoch is built from.
-const CLUSTER_KINDS: [(&str, &str); 17] = [
+const CLUSTER_KINDS: [(&str, &str); 19] = [
     ("kueue.x-k8s.io", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "AdmissionCheck"),
+    ("kueue.x-k8s.io", "ProvisioningRequestConfig"),
     ("kueue.x-k8s.io", "ClusterQueue"),
     ("kueue.x-k8s.io", "Cohort"),
     ("kueue.x-k8s.io", "LocalQueue"),
@@ -430,6 +432,41 @@ fn check_same_frame(base: &World, world: &World, at: &Origin<'_>) -> Result<(), 
                 kueuesim_model::names::shown(&cq.name)
             )));
         }
+    }
+    // Autoscaled pools and admission checks as the start has them (their nodes aside: a
+    // change may add nodes elsewhere): the autoscaler and Kueue's checks are set up once.
+    let frame = |w: &World| {
+        w.autoscaling.as_ref().map(|a| {
+            let pools: Vec<_> = a
+                .pools
+                .iter()
+                .map(|p| {
+                    let kueuesim_model::autoscale::AutoscaledPool {
+                        name,
+                        nodes,
+                        laid_out,
+                        min,
+                        provisioning_delay,
+                        scale_down_unneeded,
+                    } = p;
+                    let max = nodes.len();
+                    (
+                        name.clone(),
+                        max,
+                        *laid_out,
+                        *min,
+                        *provisioning_delay,
+                        *scale_down_unneeded,
+                    )
+                })
+                .collect();
+            (pools, a.checks.clone())
+        })
+    };
+    if frame(world) != frame(base) {
+        return Err(at.error(
+            "the change alters a NodePool's spec.autoscaling or a ClusterQueue's admissionChecks: not simulated yet (expected those of the start)",
+        ));
     }
     if world.local_queues.len() != base.local_queues.len()
         || world.flavors.len() != base.flavors.len()

@@ -410,3 +410,30 @@ spec:
         "{a:?}"
     );
 }
+
+/// A Timeline change to an autoscaled pool's bounds or a ClusterQueue's checks is refused
+/// at the change: the autoscaler and Kueue's checks are set up once (it loaded and did
+/// nothing).
+#[test]
+fn a_timeline_changing_autoscaling_is_an_error() {
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("autoscale/provisioning/scenario.yaml"),
+    )
+    .expect("readable");
+    let text = format!(
+        "{text}---\napiVersion: kueuesim.io/v1alpha1\nkind: Timeline\nmetadata: {{name: grow}}\nspec:\n  changes:\n  - at: 1h\n    set: ['nodepool/gpu:spec.autoscaling.max=4']\n"
+    );
+    let e = load_error(&text);
+    assert!(
+        e.contains("alters a NodePool's spec.autoscaling or a ClusterQueue's admissionChecks"),
+        "{e}"
+    );
+    // Any other change loads with the checks as they are (the epoch's build found no
+    // AdmissionCheck and refused every Timeline of a ClusterQueue with a check).
+    let quota = text.replace(
+        "'nodepool/gpu:spec.autoscaling.max=4'",
+        "'cq/cq:spec.resourceGroups[0].flavors[0].resources[0].nominalQuota=40'",
+    );
+    let loaded = load_text("t.yaml", &quota).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.world.autoscaling.is_some());
+}

@@ -328,7 +328,11 @@ fn patch_doc<'f>(item: &Tree<'f>) -> Result<(ObjectText<'f>, Tree<'f>), Scenario
     }
     let group = group_of(&api_version);
     if !CHANGEABLE.iter().any(|&(g, k)| g == group && k == kind) {
-        return Err(kind_at.error(format!("{kind} ({api_version}): {CHANGEABLE_TEXT}")));
+        return Err(kind_at.error(format!(
+            "{} ({}): {CHANGEABLE_TEXT}",
+            kueuesim_model::names::escaped(&kind),
+            kueuesim_model::names::escaped(&api_version)
+        )));
     }
     let (text, origins) = tree::emit(item);
     let doc = ObjectText {

@@ -223,3 +223,21 @@ spec:
         );
     }
 }
+
+/// A ClusterTopology level's key is a node label key, checked as the API server checks one
+/// (it reaches warnings and the terminal): an invalid one is an error at its place.
+#[test]
+fn a_cluster_topology_key_that_is_no_label_key_is_an_error() {
+    let dir = crate::util::scenarios_dir().join("golden/grove-dynamo");
+    let mut text = String::new();
+    for e in std::fs::read_dir(&dir).expect("readable").flatten() {
+        if e.path().extension().is_some_and(|x| x == "yaml") {
+            text.push_str(&std::fs::read_to_string(e.path()).expect("readable"));
+            text.push_str("\n---\n");
+        }
+    }
+    let bad = text.replace("key: network.example/rack}", "key: \"rack\\u001b[31m\"}");
+    assert_ne!(bad, text);
+    let e = load_error(&bad);
+    assert!(e.contains("key \"rack\\u{1b}[31m\""), "{e}");
+}

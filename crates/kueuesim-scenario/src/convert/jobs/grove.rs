@@ -603,6 +603,10 @@ impl Builder<'_> {
                     ),
                 ));
             };
+            // A node label key, printed in warnings and matched against nodes' labels.
+            if !k.value.is_empty() {
+                crate::convert::names::label_key(tsrc, k, "key")?;
+            }
             if k.value.is_empty() || levels.iter().any(|(r, key)| *r == rank || *key == k.value) {
                 return Err(err_at(
                     tsrc,

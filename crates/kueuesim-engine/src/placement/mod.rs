@@ -56,6 +56,8 @@ pub use filters::*;
 // The paths the simulation (`sim/`) names kube-scheduler's variants and Volcano's vGPU by,
 // from before the scheduler folders: re-exports, not dependencies of this module.
 pub use kube::{gpu_share, hooked};
+/// The multiplicative hash step the occupancy classes use, shared with the shape classes.
+pub(crate) use node_classes::mix;
 /// Volcano vGPU by the path the simulation names it: the device book and Volcano's allocation.
 pub mod volcano_vgpu {
     pub use super::vgpu_book::*;

@@ -138,7 +138,7 @@ impl NodeClasses {
 /// FxHash's step: the key is a few dozen integers and the table is ours alone, so a
 /// multiplicative hash is enough.
 #[inline]
-fn mix(h: u64, x: i64) -> u64 {
+pub(crate) fn mix(h: u64, x: i64) -> u64 {
     (h.rotate_left(5) ^ x as u64).wrapping_mul(0x517c_c1b7_2722_0a95)
 }
 

@@ -138,13 +138,13 @@ pub(super) struct Runtime<'w> {
 }
 
 impl Runtime<'_> {
-    /// Its pods as its scheduler sees them: per pod set, what one pod needs and where each
-    /// of its pods is bound.
     /// Whether some pod is not placed yet.
     pub(super) fn has_unplaced(&self) -> bool {
         self.record.placement.iter().flatten().any(Option::is_none)
     }
 
+    /// Its pods as its scheduler sees them: per pod set, what one pod needs and where each
+    /// of its pods is bound.
     pub(super) fn pods(&self) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
         self.needs
             .iter()
@@ -188,7 +188,7 @@ struct ShapeHasher(u64);
 impl ShapeHasher {
     #[inline]
     fn mix(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+        self.0 = crate::placement::mix(self.0, x as i64);
     }
 }
 

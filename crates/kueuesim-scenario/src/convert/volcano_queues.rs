@@ -26,6 +26,24 @@ impl Builder<'_> {
         for (q, name) in queues.iter().zip(&names) {
             let src = q.src;
             let spec = &q.obj.spec;
+            // Read so that a misspelt field is an error, but not simulated: said, not dropped.
+            let unsimulated: Vec<&str> = [
+                ("affinity", spec.affinity.is_some()),
+                ("extendClusters", spec.extend_clusters.is_some()),
+                ("type", spec.type_.is_some()),
+                ("dequeueStrategy", spec.dequeue_strategy.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(f, set)| set.then_some(f))
+            .collect();
+            if !unsimulated.is_empty() {
+                self.warnings.push(format!(
+                    "{}: Volcano Queue {}: spec.{} not simulated yet: the queue places its jobs as without it",
+                    src.kind_pos,
+                    kueuesim_model::names::shown(name),
+                    unsimulated.join(", spec.")
+                ));
+            }
             // The admission webhook's defaults: weight 1, reclaimable true; it refuses a
             // weight outside 1..65535 (`validateQueue`), so that is an error here.
             let weight = match &spec.weight {

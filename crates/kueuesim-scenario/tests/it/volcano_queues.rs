@@ -926,3 +926,28 @@ fn volcano_job_min_resources_take_tasks_by_priority() {
     let bound: Vec<usize> = job.pod_sets.iter().map(|p| p.nodes.len()).collect();
     assert_eq!(bound, [1, 2]);
 }
+
+/// A Queue's fields that are read but not simulated (node affinity, extendClusters, type,
+/// dequeueStrategy) are a warning naming them, not dropped unseen.
+#[test]
+fn unsimulated_queue_fields_are_a_warning() {
+    let text = format!(
+        "{}{}{}{}",
+        sim("enqueue, allocate", &["proportion"]),
+        node("n1", "4", "4G"),
+        queue(
+            "q1",
+            "weight: 1, dequeueStrategy: fifo, affinity: {nodeGroupAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [g1]}}",
+            None
+        ),
+        gang("pg1", "q1", None, "1", "1G"),
+    );
+    let loaded = crate::util::load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded.warnings.iter().any(|w| w.contains(
+            "Volcano Queue \"q1\": spec.affinity, spec.dequeueStrategy not simulated yet"
+        )),
+        "{:?}",
+        loaded.warnings
+    );
+}

@@ -327,11 +327,15 @@ impl<'w> Simulation<'w> {
         if self.autoscale.is_none() || self.pools().is_empty() {
             return;
         }
-        let needs = self.runtimes[w.index()].needs.clone();
+        // Every pool at its max: no plan can add a node, so none is worked out (this runs
+        // on every failed placement).
+        if (0..self.pools().len()).all(|p| self.headroom(p) == 0) {
+            return;
+        }
         let pods: Vec<&PodNeeds> = {
             let rt = &self.runtimes[w.index()];
             let mut pods = Vec::new();
-            for (ps, need) in needs.iter().enumerate() {
+            for (ps, need) in rt.needs.iter().enumerate() {
                 let count = rt
                     .record
                     .placement

@@ -951,3 +951,34 @@ fn unsimulated_queue_fields_are_a_warning() {
         loaded.warnings
     );
 }
+
+/// The job webhook's bounds (`validateJobCreate`, `validateTaskTemplate`): a task's
+/// minAvailable from 0 to its replicas, the job's from 0 to the tasks' total; each out of
+/// range is an error at its place (they were clamped to 0, or let through).
+#[test]
+fn volcano_job_min_available_out_of_range_is_an_error() {
+    let base = sim("enqueue, allocate", &["gang", "proportion"]) + &gpu_node_and_queue(8);
+    let task_over = volcano_job("", None).replace(
+        "replicas: 4\n    minAvailable: 1",
+        "replicas: 4\n    minAvailable: 5",
+    );
+    let e = crate::util::load_error(&(base.clone() + &task_over));
+    assert!(
+        e.contains("task minAvailable 5: expected an integer from 0 to 4"),
+        "{e}"
+    );
+    let task_negative = volcano_job("", None).replace(
+        "replicas: 2\n    minAvailable: 2",
+        "replicas: 2\n    minAvailable: -1",
+    );
+    let e = crate::util::load_error(&(base.clone() + &task_negative));
+    assert!(
+        e.contains("task minAvailable -1: expected an integer from 0 to 2"),
+        "{e}"
+    );
+    let e = crate::util::load_error(&(base + &volcano_job("\n  minAvailable: 7", None)));
+    assert!(
+        e.contains("minAvailable 7: expected an integer from 0 to 6"),
+        "{e}"
+    );
+}

@@ -8,7 +8,7 @@ use kueuesim_model::{
 };
 
 use super::JobKind;
-use crate::convert::core::{Builder, err_at, err_obj, name_of, namespace_of, one_of};
+use crate::convert::core::{Builder, count_in, err_at, err_obj, name_of, namespace_of, one_of};
 use crate::error::ScenarioError;
 use crate::wire;
 
@@ -130,8 +130,12 @@ impl Builder<'_> {
                                 ));
                             }
                         };
+                        // The job webhook's `validateTaskTemplate`: 0 to the task's replicas.
                         let task_min = match &t.min_available {
-                            Some(m) => m.value.max(0) as u64,
+                            Some(m) => {
+                                count_in(src, m, "task minAvailable", 0, i64::from(replicas))?
+                                    as u64
+                            }
                             None if min_parts > 0 => u64::from(min_parts) * u64::from(size),
                             None => u64::from(replicas),
                         };
@@ -157,10 +161,13 @@ impl Builder<'_> {
                         }
                     }
                     None => {
-                        let task_min = t
-                            .min_available
-                            .as_ref()
-                            .map_or(u64::from(replicas), |m| m.value.max(0) as u64);
+                        let task_min = match &t.min_available {
+                            Some(m) => {
+                                count_in(src, m, "task minAvailable", 0, i64::from(replicas))?
+                                    as u64
+                            }
+                            None => u64::from(replicas),
+                        };
                         default_min += task_min;
                         tasks.push(TaskCount {
                             pod_sets: pod_sets.len()..pod_sets.len() + 1,
@@ -215,6 +222,10 @@ impl Builder<'_> {
             // An unset or 0 `minAvailable` is the webhook's default; the default of a job
             // whose tasks all need every pod stays None (every pod).
             let total_pods: u64 = w.pod_sets.iter().map(|p| u64::from(p.count)).sum();
+            // The job webhook: 0 to the tasks' total replicas.
+            if let Some(m) = spec.min_available.as_ref() {
+                count_in(src, m, "minAvailable", 0, total_pods as i64)?;
+            }
             Arc::make_mut(&mut w.gang).min_member = match spec.min_available.as_ref() {
                 Some(m) if m.value > 0 => Some(u32::try_from(m.value).unwrap_or(u32::MAX)),
                 _ if default_min == total_pods => None,

@@ -24,7 +24,11 @@ use crate::wire;
 /// `spec.volcano.configuration`: the node-order plugins of a volcano-scheduler.conf and
 /// their arguments (other plugins do not change where resource-only pods go and are not
 /// modelled; see docs/semantics.md).
-fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig, ScenarioError> {
+fn volcano_config(
+    src: &ObjectText<'_>,
+    text: &wire::S,
+    warnings: &mut Vec<String>,
+) -> Result<VolcanoConfig, ScenarioError> {
     let conf: wire::VolcanoConf = crate::source::from_yaml(&text.value).map_err(|e| {
         err_at(
             src,
@@ -137,7 +141,13 @@ fn volcano_config(src: &ObjectText<'_>, text: &wire::S) -> Result<VolcanoConfig,
             }
             "overcommit" => {
                 let factor = float(p, "overcommit-factor", 1.2)?;
-                // Upstream warns and takes the default below 1.
+                // Upstream warns and takes the default below 1 (overcommit's `New`).
+                if factor < 1.0 {
+                    warnings.push(format!(
+                        "{}: spec.volcano.configuration: overcommit-factor {factor} is below 1: the overcommit plugin takes its default, 1.2, as upstream does",
+                        pos_of(src, text)
+                    ));
+                }
                 queues.overcommit_factor = Some(if factor < 1.0 { 1.2 } else { factor });
             }
             _ => {}
@@ -529,6 +539,7 @@ impl Builder<'_> {
                 )?;
             }
         }
+        let mut conf_warnings = Vec::new();
         if let Some(sim) = &self.simulation
             && let Some(text) = sim
                 .obj
@@ -537,8 +548,9 @@ impl Builder<'_> {
                 .as_ref()
                 .and_then(|v| v.configuration.as_ref())
         {
-            cfg.volcano = volcano_config(sim.src, text)?;
+            cfg.volcano = volcano_config(sim.src, text, &mut conf_warnings)?;
         }
+        self.warnings.extend(conf_warnings);
         if let Some(sim) = &self.simulation
             && let Some(g) = &sim.obj.spec.gpu_placement
         {

@@ -982,3 +982,27 @@ fn volcano_job_min_available_out_of_range_is_an_error() {
         "{e}"
     );
 }
+
+/// An overcommit-factor below 1 is taken as the default 1.2, as upstream's plugin does, and
+/// said in a warning, as upstream logs it (it was taken silently).
+#[test]
+fn an_overcommit_factor_below_one_is_a_warning() {
+    let text = sim(
+        "enqueue, allocate",
+        &[
+            "proportion",
+            "overcommit\n          arguments: {overcommit-factor: 0.5}",
+        ],
+    ) + &node("n1", "4", "4G")
+        + &queue("q1", "weight: 1", None)
+        + &gang("pg1", "q1", None, "1", "1G");
+    let loaded = crate::util::load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("overcommit-factor 0.5 is below 1")),
+        "{:?}",
+        loaded.warnings
+    );
+}

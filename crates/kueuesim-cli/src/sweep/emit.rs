@@ -379,7 +379,23 @@ fn traces(
     // A serving object's load CSV (`kueuesim.io/load-trace`) is read beside its YAML file;
     // the ConfigMap does not carry it yet, so the pods would fail to read it: refused here,
     // never left out unseen.
-    if let Some(f) = base.iter().find(|f| names_load_trace(&f.text)) {
+    // A variant's patch may add the annotation too, and a `--set` may write it.
+    let patches = variants.iter().flat_map(|v| &v.patches);
+    let set = variants
+        .iter()
+        .flat_map(|v| &v.sets)
+        .find(|s| s.contains("kueuesim.io/load-trace") || s.contains("kueuesim\\.io/load-trace"));
+    if let Some(s) = set {
+        return Err(usage(format!(
+            "--set {}: a kueuesim.io/load-trace CSV is not shipped with --emit: expected the load written inline (kueuesim.io/load) for a sweep run on a cluster",
+            kueuesim_model::names::shown(s)
+        )));
+    }
+    if let Some(f) = base
+        .iter()
+        .chain(patches)
+        .find(|f| names_load_trace(&f.text))
+    {
         return Err(usage(format!(
             "{}: a kueuesim.io/load-trace CSV is not shipped with --emit: expected the load written inline (kueuesim.io/load) for a sweep run on a cluster",
             kueuesim_model::names::shown(&f.name)

@@ -848,5 +848,18 @@ fn emit_refuses_a_load_trace_it_cannot_ship() {
     .unwrap();
     let o = kueuesim(&["sweep", f.to_str().unwrap(), "--emit", "kubernetes"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A variant's patch that adds the annotation is refused as the base's is.
+    std::fs::write(
+        dir.join("sweep.yaml"),
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Sweep\nmetadata: {name: load}\nspec:\n  base: scenario.yaml\n  variants:\n  - name: csv\n    patch: |\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n        name: api\n        namespace: serve\n        annotations: {kueuesim.io/load-trace: load.csv}\n",
+    )
+    .unwrap();
+    let o = kueuesim(&["sweep", f.to_str().unwrap(), "--emit", "kubernetes"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a kueuesim.io/load-trace CSV is not shipped with --emit"),
+        "{}",
+        stderr(&o)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -250,8 +250,10 @@ impl Builder<'_> {
                     Some(q) => match self.index.kai_queues.get(q) {
                         Some(&i) => Some(i),
                         None => {
-                            return Err(err_obj(
+                            return Err(super::names::at_label_value(
                                 src,
+                                &meta.labels,
+                                "kai.scheduler/queue",
                                 format!(
                                     "label kai.scheduler/queue {q:?} names no KAI Queue in the input: expected a scheduling.run.ai Queue of that name, or default-queue"
                                 ),
@@ -262,14 +264,16 @@ impl Builder<'_> {
                 // KAI's pod grouper (`calcPodGroupPreemptibilityWithDefaults`): the owner's
                 // `kai.scheduler/preemptibility` label, else the pod's.
                 let label = "kai.scheduler/preemptibility";
-                if let Some(v) = meta
-                    .labels
-                    .get(label)
-                    .or_else(|| template.labels.get(label))
-                {
+                let written = match meta.labels.get(label) {
+                    Some(v) => Some((v, &meta.labels)),
+                    None => template.labels.get(label).map(|v| (v, &template.labels)),
+                };
+                if let Some((v, labels)) = written {
                     let Some(p) = preemptibility(v) else {
-                        return Err(err_obj(
+                        return Err(super::names::at_label_value(
                             src,
+                            labels,
+                            label,
                             format!("label {label} {v:?}: expected preemptible or non-preemptible"),
                         ));
                     };

@@ -85,6 +85,20 @@ pub(crate) fn object_meta(
     annotations(src, &meta.annotations)
 }
 
+/// An error about the value of label `key` of `map`, at that value's place (at the object
+/// when the label is not in `map`).
+pub(crate) fn at_label_value(
+    src: &ObjectText<'_>,
+    map: &Keyed<String>,
+    key: &str,
+    message: String,
+) -> ScenarioError {
+    match map.entries.iter().find(|(k, _)| k.value == key) {
+        Some((_, at)) => error_at_location(src, at, message),
+        None => super::core::err_obj(src, message),
+    }
+}
+
 /// Labels (or a nodeSelector, a flavor's nodeLabels, a selector's matchLabels; `what`
 /// names them in messages) as `ValidateLabels` checks them: each key a qualified name
 /// (`IsQualifiedName`), each value a label value (`IsValidLabelValue`). Kueue's queue-name

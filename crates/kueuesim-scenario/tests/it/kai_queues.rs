@@ -134,6 +134,30 @@ fn a_bad_preemptibility_is_an_error() {
         e.contains("spec.preemptibility \"never\": expected preemptible or non-preemptible"),
         "{e}"
     );
+    // The label's bad value, at the value's place (it was at the object's kind).
+    let text = cluster("", 1, "")
+        + &job(
+            "build",
+            "queue0",
+            1,
+            "build",
+            "0s",
+            ", kai.scheduler/preemptibility: never",
+            None,
+        );
+    let e = load_error(&text);
+    let value_column = text
+        .lines()
+        .find(|l| l.contains("preemptibility: never"))
+        .and_then(|l| l.find("never"))
+        .expect("the label")
+        + 1;
+    assert!(
+        e.contains(&format!(
+            ":{value_column}: label kai.scheduler/preemptibility \"never\""
+        )),
+        "{e}"
+    );
 }
 
 /// Allocate's `setLastStartTimestamp`: a job's start is when KAI allocates it, not when its

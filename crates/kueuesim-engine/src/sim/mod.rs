@@ -34,6 +34,7 @@ mod eviction;
 mod failures;
 mod invariants;
 mod kai;
+mod kai_stale;
 mod nodes;
 mod outbox;
 mod pod_loss;

@@ -21,62 +21,49 @@
 //! last of its nodes joined (`BookingExpired`). kube-scheduler does not read bookings, as
 //! upstream: another pending pod may take a booked node first.
 
-use kueuesim_model::autoscale::{
-    AutoscaledPool, ProvisioningCheck, ProvisioningClass, SCALE_DOWN_DELAY_AFTER_ADD,
-};
-use kueuesim_model::{ClusterQueueId, NodeId, NodeOp, SimDuration, SimTime, WorkloadId, World};
+use kueuesim_model::autoscale::{AutoscaledPool, SCALE_DOWN_DELAY_AFTER_ADD};
+use kueuesim_model::{NodeId, NodeOp, SimDuration, SimTime, WorkloadId, World};
 
-use crate::outcome::{AutoscalingStats, ConditionType, EventType, WorkloadState};
+use crate::outcome::{AutoscalingStats, WorkloadState};
 use crate::placement::{PodNeeds, statically_feasible};
 
-use super::record::KUEUE_WORKLOAD_CONTROLLER;
 use super::{Ev, Simulation};
-
-/// The event source of Kueue's provisioning admission check controller.
-pub(super) const KUEUE_PROVISIONING: &str = "kueue-provisioning-request-controller";
 
 /// The cluster-autoscaler books a ProvisioningRequest's capacity this long
 /// (`BookingExpired` after it).
-const BOOKING: SimDuration = SimDuration::from_secs(600);
-
-/// The cluster-autoscaler's condition message on a ProvisioningRequest it provisioned
-/// (`CapacityIsProvisionedMsg`, the same words as `CapacityIsFoundMsg`).
-const PROVISIONED_MSG: &str = "Capacity is found in the cluster";
-/// Its `Failed` message when it finds no capacity for a request that does not retry
-/// (`setCapacityNotFoundCondition` with `noRetry`).
-const FAILED_MSG: &str = "CA could not find requested capacity";
+pub(super) const BOOKING: SimDuration = SimDuration::from_secs(600);
 
 /// The autoscaler's state; None in a run without autoscaled pools or provisioning checks.
 #[derive(Clone, Debug)]
 pub(super) struct AutoscaleState {
     /// Per node: the autoscaled pool it belongs to (index in `Autoscaling::pools`).
-    pool_of: Vec<Option<u32>>,
+    pub(super) pool_of: Vec<Option<u32>>,
     /// Per node: requested by a scale-up, not joined yet.
-    joining: Vec<bool>,
+    pub(super) joining: Vec<bool>,
     /// Per node: booked for a workload until a time.
-    booked: Vec<Option<(WorkloadId, SimTime)>>,
+    pub(super) booked: Vec<Option<(WorkloadId, SimTime)>>,
     /// Per node: empty since (None: has pods, or away).
-    empty_since: Vec<Option<SimTime>>,
+    pub(super) empty_since: Vec<Option<SimTime>>,
     /// Per node: its pod slots when empty.
-    slots: Vec<i64>,
+    pub(super) slots: Vec<i64>,
     /// Per pool: nodes there or joining.
-    size: Vec<u32>,
+    pub(super) size: Vec<u32>,
     /// The last scale-up (`--scale-down-delay-after-add` counts from it).
-    last_scale_up: Option<SimTime>,
+    pub(super) last_scale_up: Option<SimTime>,
     /// Per workload: its failed ProvisioningRequests so far (the check's `retryCount`).
-    retries: std::collections::BTreeMap<WorkloadId, u32>,
+    pub(super) retries: std::collections::BTreeMap<WorkloadId, u32>,
     /// Nodes there over time: (time, change in nodes, change in GPUs).
-    changes: Vec<(SimTime, i64, i64)>,
+    pub(super) changes: Vec<(SimTime, i64, i64)>,
 }
 
 /// What a scale-up for a set of pods needs.
-struct Plan {
+pub(super) struct Plan {
     /// The pool that can grow for them (None: none fits them).
-    pool: Option<usize>,
+    pub(super) pool: Option<usize>,
     /// Nodes there (or joining for this workload) whose free capacity the pods take.
-    existing: Vec<NodeId>,
+    pub(super) existing: Vec<NodeId>,
     /// New nodes the remaining pods need.
-    new_nodes: u32,
+    pub(super) new_nodes: u32,
 }
 
 impl AutoscaleState {
@@ -106,7 +93,7 @@ impl AutoscaleState {
 }
 
 impl<'w> Simulation<'w> {
-    fn pools(&self) -> &'w [AutoscaledPool] {
+    pub(super) fn pools(&self) -> &'w [AutoscaledPool] {
         self.origin
             .autoscaling
             .as_ref()
@@ -151,20 +138,8 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// The check of ClusterQueue `cq` that applies to an assignment of these flavors.
-    pub(super) fn provisioning_check(
-        &self,
-        cq: ClusterQueueId,
-        flavors: impl Iterator<Item = kueuesim_model::FlavorId>,
-    ) -> Option<&'w ProvisioningCheck> {
-        let check = self.origin.autoscaling.as_ref()?.check(cq)?;
-        let mut flavors = flavors;
-        (check.on_flavors.is_empty() || flavors.any(|f| check.on_flavors.contains(&f)))
-            .then_some(check)
-    }
-
     /// Whether the booking of `node` still holds against other workloads.
-    fn booked_for_other(&self, node: NodeId, w: Option<WorkloadId>) -> bool {
+    pub(super) fn booked_for_other(&self, node: NodeId, w: Option<WorkloadId>) -> bool {
         let Some(st) = self.autoscale.as_ref() else {
             return false;
         };
@@ -184,7 +159,7 @@ impl<'w> Simulation<'w> {
     /// The capacity the pending pods `pods` of workload `w` need: the free capacity they take
     /// on the nodes there (or joining for `w`), first fit in node order, and the new nodes of
     /// the first autoscaled pool whose nodes can take every remaining pod.
-    fn plan_for(&self, w: WorkloadId, pods: &[&PodNeeds]) -> Plan {
+    pub(super) fn plan_for(&self, w: WorkloadId, pods: &[&PodNeeds]) -> Plan {
         let world = self.world;
         let st = self.autoscale.as_ref().expect("autoscale state");
         let states = self.sched.nodes.as_ref().expect("node states");
@@ -284,7 +259,7 @@ impl<'w> Simulation<'w> {
     }
 
     /// Scales pool `p` up by `k` nodes for `w`, booking them (and `existing`) for it.
-    fn scale_up(&mut self, p: usize, k: u32, w: WorkloadId, existing: &[NodeId]) {
+    pub(super) fn scale_up(&mut self, p: usize, k: u32, w: WorkloadId, existing: &[NodeId]) {
         let pool = &self.pools()[p];
         let delay = pool.provisioning_delay;
         let until = self.now + delay + BOOKING;
@@ -315,7 +290,7 @@ impl<'w> Simulation<'w> {
     }
 
     /// Headroom of pool `p`: nodes it may still add.
-    fn headroom(&self, p: usize) -> u32 {
+    pub(super) fn headroom(&self, p: usize) -> u32 {
         let st = self.autoscale.as_ref().expect("autoscale state");
         self.pools()[p].nodes.len() as u32 - st.size[p]
     }
@@ -356,203 +331,6 @@ impl<'w> Simulation<'w> {
             if k > 0 {
                 self.scale_up(p, k, w, &plan.existing);
             }
-        }
-    }
-
-    /// Quota reserved under a ProvisioningRequest check: the provisioning controller
-    /// creates the request, which the cluster-autoscaler then answers (`Ev::Provision`).
-    pub(super) fn provisioning_start(&mut self, w: WorkloadId, check: &'w ProvisioningCheck) {
-        let attempt = self
-            .autoscale
-            .as_ref()
-            .and_then(|s| s.retries.get(&w).copied())
-            .unwrap_or(0)
-            + 1;
-        let name = format!("{}-{}-{attempt}", self.spec(w).name, check.name);
-        self.record_event(
-            w,
-            EventType::Normal,
-            KUEUE_PROVISIONING,
-            "ProvisioningRequestCreated",
-            format!("Created ProvisioningRequest: {name:?}"),
-            None,
-        );
-        self.rec
-            .stats
-            .autoscaling
-            .get_or_insert_with(AutoscalingStats::default)
-            .provisioning_requests += 1;
-        let g = self.runtimes[w.index()].generation;
-        self.events.push(self.now, Ev::Provision(w, g));
-    }
-
-    /// The cluster-autoscaler answers the ProvisioningRequest of `w`, and Kueue's provisioning
-    /// controller and workload controller act on the answer.
-    pub(super) fn provision(&mut self, w: WorkloadId) {
-        if self.runtimes[w.index()].record.state != WorkloadState::QuotaReserved {
-            return;
-        }
-        let Some(cq) = self.runtimes[w.index()]
-            .record
-            .admission
-            .as_ref()
-            .map(|a| a.cluster_queue)
-        else {
-            return;
-        };
-        let Some(check) = self.origin.autoscaling.as_ref().and_then(|a| a.check(cq)) else {
-            return;
-        };
-        let needs = self.pod_needs(w);
-        let pods: Vec<&PodNeeds> = {
-            let rt = &self.runtimes[w.index()];
-            let mut pods = Vec::new();
-            for (ps, need) in needs.iter().enumerate() {
-                let count = rt
-                    .record
-                    .admission
-                    .as_ref()
-                    .and_then(|a| a.pod_sets.get(ps))
-                    .map_or(rt.spec.pod_sets[ps].count, |a| a.count);
-                pods.extend(std::iter::repeat_n(need, count as usize));
-            }
-            pods
-        };
-        let plan = if self.autoscale.is_some() && self.world.has_nodes() {
-            Some(self.plan_for(w, &pods))
-        } else {
-            None
-        };
-        let provisioned = match (&plan, check.class) {
-            // Without nodes there is nothing to provision: the capacity is the quota's.
-            (None, _) => true,
-            (Some(p), ProvisioningClass::CheckCapacity) => p.new_nodes == 0,
-            (Some(p), ProvisioningClass::BestEffortAtomic) => {
-                p.new_nodes == 0
-                    || p.pool
-                        .is_some_and(|pool| p.new_nodes <= self.headroom(pool))
-            }
-        };
-        if provisioned {
-            if let Some(p) = plan {
-                match p.pool {
-                    Some(pool) if p.new_nodes > 0 => {
-                        self.scale_up(pool, p.new_nodes, w, &p.existing);
-                    }
-                    _ => {
-                        let until = self.now + BOOKING;
-                        let st = self.autoscale.as_mut().expect("autoscale state");
-                        for &n in &p.existing {
-                            st.booked[n.index()] = Some((w, until));
-                        }
-                    }
-                }
-            }
-            self.record_event(
-                w,
-                EventType::Normal,
-                KUEUE_PROVISIONING,
-                "AdmissionCheckUpdated",
-                format!(
-                    "Admission check {} updated state from Pending to Ready with message: {PROVISIONED_MSG}",
-                    check.name
-                ),
-                None,
-            );
-            let reserved_at = self.runtimes[w.index()]
-                .record
-                .conditions
-                .iter()
-                .find(|c| c.kind == ConditionType::QuotaReserved && c.status)
-                .map_or(self.now, |c| c.at);
-            let cq_name = &self.world.cluster_queue(cq).name;
-            let mut msg =
-                format!("Admitted by ClusterQueue {cq_name}, wait time since reservation was ");
-            (self.now - reserved_at).push_whole_secs(&mut msg);
-            msg.push('s');
-            self.record_event(
-                w,
-                EventType::Normal,
-                KUEUE_WORKLOAD_CONTROLLER,
-                "Admitted",
-                msg,
-                None,
-            );
-            self.complete_admission(w, self.now, false);
-            return;
-        }
-        // Failed: retried with back-off while attempts last, then rejected.
-        let st = self.autoscale.as_mut().expect("autoscale state");
-        let retries = st.retries.get(&w).copied().unwrap_or(0);
-        let attempt = retries + 1;
-        let stats = self
-            .rec
-            .stats
-            .autoscaling
-            .get_or_insert_with(AutoscalingStats::default);
-        stats.provisioning_failed += 1;
-        if attempt <= check.backoff_limit_count {
-            st.retries.insert(w, attempt);
-            let message = format!("Retrying after failure: {FAILED_MSG}");
-            self.record_event(
-                w,
-                EventType::Normal,
-                KUEUE_PROVISIONING,
-                "AdmissionCheckUpdated",
-                format!(
-                    "Admission check {} updated state from Pending to Retry with message: {message}",
-                    check.name
-                ),
-                None,
-            );
-            self.runtimes[w.index()].requeue_at = Some(self.now + check.backoff(attempt));
-            self.release_quota(w);
-            self.evict(
-                w,
-                "AdmissionCheck",
-                None,
-                None,
-                format!(
-                    "Evicted due to AdmissionCheck in Retry state: {:?} ({message})",
-                    check.name
-                ),
-                None,
-            );
-        } else {
-            stats.provisioning_rejected += 1;
-            let detail = format!(
-                "AdmissionCheck in Rejected state: {:?} ({FAILED_MSG})",
-                check.name
-            );
-            self.record_event(
-                w,
-                EventType::Normal,
-                KUEUE_PROVISIONING,
-                "AdmissionCheckUpdated",
-                format!(
-                    "Admission check {} updated state from Pending to Rejected with message: {FAILED_MSG}",
-                    check.name
-                ),
-                None,
-            );
-            self.record_event(
-                w,
-                EventType::Warning,
-                KUEUE_WORKLOAD_CONTROLLER,
-                "AdmissionCheckRejected",
-                format!("Deactivated due to {detail}"),
-                None,
-            );
-            self.runtimes[w.index()].deactivated = true;
-            self.release_quota(w);
-            self.evict(
-                w,
-                "DeactivatedDueToAdmissionCheck",
-                None,
-                None,
-                format!("The workload is deactivated due to {detail}"),
-                None,
-            );
         }
     }
 

@@ -40,6 +40,7 @@ mod outbox;
 mod pod_loss;
 mod pods;
 mod pods_ready;
+mod provisioning;
 mod record;
 mod runtime;
 mod scheduling;

@@ -52,6 +52,8 @@ mod pending_bound;
 mod placement_cases;
 /// PodGroup + bare Pods input: one gang per PodGroup, errors and warnings.
 mod pod_groups;
+/// The summary's queue figures and the capacity checks, hand-computed.
+mod queue_figures;
 /// Serving that scales: Deployments, StatefulSets and LeaderWorkerSets following a schedule
 /// or a load, their scale-ups admitted (and preempting) through Kueue, their scale-downs.
 mod serving;

@@ -144,14 +144,21 @@ impl Builder<'_> {
             let mut steps = 0;
             while let Some(c) = cur {
                 steps += 1;
-                if c == start || steps > vq.len() {
-                    return Err(err_obj(
-                        queues[start].src,
-                        format!(
-                            "Volcano Queue {} is its own ancestor through spec.parent: expected a tree of queues",
-                            vq[start].name
-                        ),
-                    ));
+                if c == start {
+                    let message = format!(
+                        "Volcano Queue {} is its own ancestor through spec.parent: expected a tree of queues",
+                        kueuesim_model::names::shown(&vq[start].name)
+                    );
+                    let src = queues[start].src;
+                    return Err(match &queues[start].obj.spec.parent {
+                        Some(p) => err_at(src, p, message),
+                        None => err_obj(src, message),
+                    });
+                }
+                // A chain that leads into a cycle without being part of it: the cycle's
+                // own queues report it.
+                if steps > vq.len() {
+                    break;
                 }
                 cur = vq[c].parent;
             }

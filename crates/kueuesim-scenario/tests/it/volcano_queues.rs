@@ -1006,3 +1006,25 @@ fn an_overcommit_factor_below_one_is_a_warning() {
         loaded.warnings
     );
 }
+
+/// A cycle of parents is an error at the spec.parent of a queue in the cycle: a queue that
+/// only leads into it (a, whose parent b is in the cycle b -> c -> b) is not the one named.
+#[test]
+fn a_parent_cycle_is_an_error_at_a_queue_in_it() {
+    let text = sim("enqueue, allocate", &["capacity"])
+        + &node("n1", "4", "4G")
+        + &queue("a", "parent: b", None)
+        + &queue("b", "parent: c", None)
+        + &queue("c", "parent: b", None);
+    let e = crate::util::load_error(&text);
+    assert!(
+        e.contains("Volcano Queue \"b\" is its own ancestor through spec.parent"),
+        "{e}"
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("name: b}"))
+        .expect("queue b")
+        + 2;
+    assert!(e.starts_with(&format!("t.yaml:{line}:")), "{e}");
+}

@@ -316,7 +316,8 @@ fn gang_references_that_do_not_resolve() {
     let e = load_error(&job("scheduling.k8s.io/group-name: nope", "", "volcano"));
     assert!(e.contains("no Volcano PodGroup team/nope"), "{e}");
     let e = load_error(&job("", "kai.scheduler/queue: nope", "kai-scheduler"));
-    assert!(e.starts_with("t.yaml:2:"), "{e}");
+    // At the label's value.
+    assert!(e.starts_with("t.yaml:6:33:"), "{e}");
     assert!(
         e.contains("label kai.scheduler/queue \"nope\" names no KAI Queue"),
         "{e}"

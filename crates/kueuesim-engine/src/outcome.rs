@@ -623,6 +623,16 @@ pub struct Tally {
     pub by_state: [u64; 7],
     /// Per admitted workload, from creation to its latest admission.
     pub waits: Durations,
+    /// Per arrived workload but the cluster's own (`Tally::is_cluster_own`), whether Kueue
+    /// admits it or not: creation to its pods first all running, one not yet running at the
+    /// end counted at its wait so far (censored: a lower bound); one that ended without
+    /// running (failed, scaled down) or is deactivated (`Inactive`) is not counted.
+    pub starts: Durations,
+    /// Of `starts`, those still waiting at the end (counted at their wait so far).
+    pub starts_waiting: u64,
+    /// Arrived workloads but the cluster's own that no ClusterQueue counts (Kueue does not
+    /// manage them, or is left out): the queue figures miss them, `starts` does not.
+    pub outside_queues: u64,
     /// Per ClusterQueue (its admission's, else its LocalQueue's).
     pub cluster_queues: Vec<ClusterQueueTally>,
     /// Per LocalQueue (`World::local_queues` order): the workloads that name it.
@@ -965,6 +975,9 @@ impl Tally {
             unmanaged: self.unmanaged,
             by_state: self.by_state,
             waits: Durations::new(),
+            starts: Durations::new(),
+            starts_waiting: self.starts_waiting,
+            outside_queues: self.outside_queues,
             cluster_queues: self.cluster_queues.clone(),
             local_queues: self.local_queues.clone(),
             samples: BTreeMap::new(),
@@ -994,12 +1007,8 @@ impl Tally {
         // namespace) run outside Kueue by design: they bypass nothing.
         // Without Kueue (`spec.kueue.enabled: false`) every workload goes to its scheduler
         // by the scenario's choice: nothing bypasses a Kueue that is not there.
-        let system = !world.config.kueue_enabled
-            || world.is_system_namespace(&wl.namespace)
-            || wl
-                .owner
-                .as_ref()
-                .is_some_and(|(kind, _)| kind == "DaemonSet");
+        let cluster_own = Self::is_cluster_own(world, wl);
+        let system = !world.config.kueue_enabled || cluster_own;
         match &wl.queue {
             QueueRef::Unmanaged if system => {}
             QueueRef::Unmanaged => {
@@ -1036,6 +1045,12 @@ impl Tally {
             QueueRef::Local(lq) => Some(lq),
             _ => None,
         };
+        if !cluster_own {
+            self.add_start(wl, rec, end);
+            if cq.is_none() {
+                self.outside_queues += 1;
+            }
+        }
         if let Some(cq) = cq {
             self.cluster_queues[cq.index()].add(wl, rec, gpu);
             // Once per workload, for its ClusterQueue and its LocalQueue together (a
@@ -1051,6 +1066,31 @@ impl Tally {
         }
         if let Some(lq) = lq {
             self.local_queues[lq.index()].add(wl, rec, gpu);
+        }
+    }
+
+    /// The cluster's own workloads (a DaemonSet's pods, those of kube-system and Kueue's
+    /// namespace): they run outside Kueue by design and start at once, so the run's time to
+    /// start leaves them out.
+    pub fn is_cluster_own(world: &World, wl: &Workload) -> bool {
+        world.is_system_namespace(&wl.namespace)
+            || wl
+                .owner
+                .as_ref()
+                .is_some_and(|(kind, _)| kind == "DaemonSet")
+    }
+
+    /// Adds `wl`'s time to start (`starts`): creation to its pods first all running, or,
+    /// still waiting at `end`, its wait so far.
+    fn add_start(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
+        match rec.first_running_at {
+            Some(at) => self.starts.push(at - wl.created_at),
+            // Deactivated (Inactive) is out of the queue as Kueue's waits count it.
+            None if !matches!(rec.state, WorkloadState::Finished | WorkloadState::Inactive) => {
+                self.starts.push(end - wl.created_at);
+                self.starts_waiting += 1;
+            }
+            None => {}
         }
     }
 
@@ -1112,6 +1152,7 @@ impl Tally {
     /// per workload (for tests of what a run retains).
     pub fn reserved_bytes(&self) -> usize {
         self.waits.reserved_bytes()
+            + self.starts.reserved_bytes()
             + self
                 .samples
                 .values()

@@ -70,6 +70,18 @@ pub struct Summary {
     pub time_in_queue_seconds_incl_pending: Percentiles,
     /// `timeInQueueSecondsInclPending` over the admitted workloads of ClusterQueues alone.
     pub time_in_queue_seconds_admitted: Percentiles,
+    /// Creation to the pods first all running, over every arrived workload whether Kueue
+    /// admits it or not (Kueue left out, workloads it does not manage), but the cluster's
+    /// own (DaemonSet pods, system namespaces); one not yet running at the end counted at
+    /// its wait so far (a lower bound); one that ended without running, or deactivated, not
+    /// counted. The figure that compares runs with and without Kueue.
+    pub start_seconds_incl_pending: Percentiles,
+    /// Of `startSecondsInclPending`, the workloads still waiting to start at the end.
+    pub start_waiting: u64,
+    /// Arrived workloads but the cluster's own that no ClusterQueue counts: the summary
+    /// prints the time to start when the queue figures miss some (`Tally::outside_queues`).
+    #[serde(skip)]
+    pub outside_queues: u64,
     /// Creation to finish of the finished workloads of ClusterQueues.
     pub jct_seconds_finished: Percentiles,
     /// (wait + run) / max(run, 10 s) of the finished workloads of ClusterQueues.
@@ -678,6 +690,11 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
         v.extend(samples.waits().map(|d| d.as_secs_f64()));
         percentiles(v)
     };
+    let starts = {
+        let mut v = Vec::with_capacity(samples.starts().count());
+        v.extend(samples.starts().map(|d| d.as_secs_f64()));
+        percentiles(v)
+    };
     let end = outcome.stats.end;
     let busy = outcome.stats.gpu_busy_ms as f64 / 1000.0;
     let cap = outcome.stats.gpu_capacity;
@@ -760,6 +777,9 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             wait_seconds_admitted: waits,
             time_in_queue_seconds_incl_pending: all.time_in_queue_seconds_incl_pending,
             time_in_queue_seconds_admitted: all.time_in_queue_seconds_admitted,
+            start_seconds_incl_pending: starts,
+            start_waiting: tally.starts_waiting,
+            outside_queues: tally.outside_queues,
             jct_seconds_finished: all.jct_seconds_finished,
             bounded_slowdown_finished: all.bounded_slowdown_finished,
             gpu: GpuSummary {

@@ -185,6 +185,11 @@ impl<'t> Samples<'t> {
         self.tallies().flat_map(|t| t.waits.iter())
     }
 
+    /// Every workload's time to start (`Tally::starts`), Kueue's or not.
+    pub fn starts(self) -> impl Iterator<Item = SimDuration> + Clone + 't {
+        self.tallies().flat_map(|t| t.starts.iter())
+    }
+
     /// Every queue's durations: the run-wide figures'.
     pub fn all(self) -> impl Iterator<Item = &'t QueueSamples> + Clone {
         self.tallies().flat_map(Tally::all_samples)

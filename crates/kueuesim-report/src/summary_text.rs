@@ -144,6 +144,26 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
             fmt_secs(q.max),
         );
     }
+    // Kueue's waits count the workloads of ClusterQueues; where some run without Kueue (it
+    // is left out, or does not manage them), the time to start covers every workload.
+    if s.outside_queues > 0 && s.start_seconds_incl_pending.count > 0 {
+        let t = &s.start_seconds_incl_pending;
+        let waiting = match s.start_waiting {
+            0 => "none still waiting".to_string(),
+            n => format!("the {n} still waiting counted at their wait so far"),
+        };
+        let _ = writeln!(
+            out,
+            "To start:     p50 {}, p90 {}, p95 {}, p99 {}, max {} (creation to all pods running, {} workloads with or without Kueue, {} outside its ClusterQueues; {waiting})",
+            fmt_secs(t.p50),
+            fmt_secs(t.p90),
+            fmt_secs(t.p95),
+            fmt_secs(t.p99),
+            fmt_secs(t.max),
+            t.count,
+            s.outside_queues,
+        );
+    }
     let mode = if world.has_nodes() {
         "allocatable on nodes"
     } else {

@@ -273,3 +273,44 @@ spec:
     assert_eq!(ran(&r, "team", "x"), (Some(0.0), Some(600.0)));
     assert_eq!(ran(&r, "team", "y"), (Some(600.0), Some(1200.0)));
 }
+
+/// Time to start (`startSecondsInclPending`), the figure that compares the layers: creation
+/// to all pods first running, over every job whether Kueue admits it or not. Kueue + KAI:
+/// a-3 starts at 10m (when Kueue's preemptions free its KAI queue's room), the others at
+/// once (b-0 and b-1 at their 10m arrival). KAI alone: a-3 waits at its limit until 1h.
+/// Volcano alone: a-3 and b-1 (created at 10m) start at 1h. Without Kueue the queue waits
+/// count nothing, and the summary says how long the jobs took to start instead.
+#[test]
+fn time_to_start_counts_every_job_with_or_without_kueue() {
+    let starts = |r: &SimulationResult| {
+        let s = &r.summary.start_seconds_incl_pending;
+        (s.count, s.p50, s.max, r.summary.start_waiting)
+    };
+    let with = run_layers(&[]);
+    assert_eq!(starts(&with), (6, Some(0.0), Some(600.0), 0));
+    let kai = run_layers(&[NO_KUEUE]);
+    assert_eq!(starts(&kai), (6, Some(0.0), Some(H), 0));
+    assert_eq!(kai.summary.wait_seconds_incl_pending.count, 0);
+    let volcano = run_layers(&[VOLCANO, NO_KUEUE]);
+    assert_eq!(volcano.summary.start_seconds_incl_pending.max, Some(H));
+    assert_eq!(
+        volcano.summary.start_seconds_incl_pending.mean,
+        Some((H + (H - 600.0)) / 6.0),
+        "a-3 and b-1 (created at 10m) start at 1h, the others at once"
+    );
+    // The summary prints it where the queue figures miss jobs, and only there.
+    let text = |r: &SimulationResult| {
+        let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir().join("layers")])
+            .expect("readable");
+        let loaded = load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        kueuesim_report::summary_text::summary_text(&loaded.world, r)
+    };
+    assert!(
+        text(&kai).contains(
+            "To start:     p50 0s, p90 1h0m0s, p95 1h0m0s, p99 1h0m0s, max 1h0m0s (creation to all pods running, 6 workloads with or without Kueue, 6 outside its ClusterQueues; none still waiting)"
+        ),
+        "{}",
+        text(&kai)
+    );
+    assert!(!text(&with).contains("To start:"), "{}", text(&with));
+}

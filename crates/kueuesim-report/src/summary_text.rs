@@ -112,15 +112,19 @@ pub fn summary_text(world: &World, result: &SimulationResult) -> String {
     } else {
         format!("{} workloads, none still pending", wp.count)
     };
-    let _ = writeln!(
-        out,
-        "Queue wait:   p50 {}, p90 {}, p95 {}, p99 {}, max {} ({counted})",
-        fmt_secs(wp.p50),
-        fmt_secs(wp.p90),
-        fmt_secs(wp.p95),
-        fmt_secs(wp.p99),
-        fmt_secs(wp.max),
-    );
+    // Without Kueue (`spec.kueue.enabled: false`) no workload has a queue wait: the time
+    // to start below says what they waited.
+    if world.config.kueue_enabled {
+        let _ = writeln!(
+            out,
+            "Queue wait:   p50 {}, p90 {}, p95 {}, p99 {}, max {} ({counted})",
+            fmt_secs(wp.p50),
+            fmt_secs(wp.p90),
+            fmt_secs(wp.p95),
+            fmt_secs(wp.p99),
+            fmt_secs(wp.max),
+        );
+    }
     let w = &s.wait_seconds_admitted;
     if still > 0 {
         let _ = writeln!(

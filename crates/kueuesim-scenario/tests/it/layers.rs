@@ -299,18 +299,25 @@ fn time_to_start_counts_every_job_with_or_without_kueue() {
         "a-3 and b-1 (created at 10m) start at 1h, the others at once"
     );
     // The summary prints it where the queue figures miss jobs, and only there.
-    let text = |r: &SimulationResult| {
+    let text = |r: &SimulationResult, sets: &[&str]| {
         let files = kueuesim_scenario::embedded::read_paths(&[scenarios_dir().join("layers")])
             .expect("readable");
-        let loaded = load(&files, LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let opts = LoadOptions {
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let loaded = load(&files, opts).unwrap_or_else(|e| panic!("{e}"));
         kueuesim_report::summary_text::summary_text(&loaded.world, r)
     };
+    let (kai_text, with_text) = (text(&kai, &[NO_KUEUE]), text(&with, &[]));
     assert!(
-        text(&kai).contains(
+        kai_text.contains(
             "To start:     p50 0s, p90 1h0m0s, p95 1h0m0s, p99 1h0m0s, max 1h0m0s (creation to all pods running, 6 workloads with or without Kueue, 6 outside its ClusterQueues; none still waiting)"
         ),
-        "{}",
-        text(&kai)
+        "{kai_text}"
     );
-    assert!(!text(&with).contains("To start:"), "{}", text(&with));
+    assert!(!with_text.contains("To start:"), "{with_text}");
+    // Without Kueue there is no queue wait to print.
+    assert!(!kai_text.contains("Queue wait:"), "{kai_text}");
+    assert!(with_text.contains("Queue wait:"), "{with_text}");
 }

@@ -72,6 +72,12 @@ pub(super) struct Runtime<'w> {
     /// Volcano: its PodGroup is Inqueue (let in by the enqueue action, or by allocate
     /// without one); only read when the volcano-scheduler.conf has queue plugins.
     pub(super) volcano_inqueue: bool,
+    /// Volcano: pods of this pending job its `preempt` or `reclaim` action pipelined onto
+    /// the resources of victims still terminating; it is tried first once they are gone.
+    pub(super) volcano_pipelined: u32,
+    /// Volcano: its pods that `preempt` or `reclaim` evicted, terminating until the time
+    /// given (upstream's `Releasing`): (gone at, pod set, index, by reclaim).
+    pub(super) volcano_releasing: Vec<(kueuesim_model::SimTime, usize, usize, bool)>,
     /// Its pods were given back (`release`): done or evicted, even while its record still
     /// names their nodes. Volcano's and KAI's queues count its pods no more (until a KAI
     /// victim's new pods wait for KAI again, `kai_pods_gone`).
@@ -285,6 +291,8 @@ pub(super) fn new_runtime<'w>(
         kai_pipelined: 0,
         kai_last_start: None,
         volcano_inqueue: false,
+        volcano_pipelined: 0,
+        volcano_releasing: Vec::new(),
         released: false,
         usage: Vec::new(),
         key: None,

@@ -212,6 +212,11 @@ impl Simulation<'_> {
             }
             ready.insert(x, n);
         }
+        // The candidates by node (`node.Tasks`), in session order.
+        let mut on_node: Vec<Vec<usize>> = vec![Vec::new(); world.nodes.len()];
+        for (k, t) in tasks.iter().enumerate() {
+            on_node[t.node.index()].push(k);
+        }
         let my_min = min_member.get(&w).copied().unwrap_or(0);
         let my_total: usize = self.runtimes[w.index()]
             .record
@@ -288,11 +293,12 @@ impl Simulation<'_> {
                     continue;
                 }
                 // The candidates on the node (`node.Tasks` through the action's filter).
-                let candidates: Vec<usize> = (0..tasks.len())
+                let candidates: Vec<usize> = on_node[node.index()]
+                    .iter()
+                    .copied()
                     .filter(|&k| {
                         let t = &tasks[k];
-                        t.node == node
-                            && !evicted.contains(&k)
+                        !evicted.contains(&k)
                             && t.preemptable
                             && match action {
                                 Action::Preempt => t.queue == qi,

@@ -1055,7 +1055,7 @@ fn evict_events(w: &WorkloadOut) -> Vec<(f64, &str)> {
 
 /// The pods evicted from `w`: its pods left without a node (each victim's replacement
 /// finds no room in these cases).
-fn evicted<'a>(w: &'a WorkloadOut) -> Vec<&'a str> {
+fn evicted(w: &WorkloadOut) -> Vec<&str> {
     pods(w)
         .into_iter()
         .filter(|p| p.1.is_none())

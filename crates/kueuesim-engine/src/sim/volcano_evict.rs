@@ -573,3 +573,106 @@ fn vote(
     }
     Vec::new()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(annotations: &[(&str, &str)], labels: &[(&str, &str)]) -> kueuesim_model::PodInfo {
+        let own = |l: &[(&str, &str)]| {
+            l.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        kueuesim_model::PodInfo {
+            labels: own(labels),
+            annotations: own(annotations),
+            ..Default::default()
+        }
+    }
+
+    /// `GetPodPreemptable`: the annotation first, then the label, a Go bool; unset is true,
+    /// an unreadable value false.
+    #[test]
+    fn preemptable_reads_the_annotation_then_the_label() {
+        assert!(pod_preemptable(None));
+        assert!(pod_preemptable(Some(&info(&[], &[]))));
+        assert!(!pod_preemptable(Some(&info(
+            &[(PREEMPTABLE, "false")],
+            &[]
+        ))));
+        assert!(!pod_preemptable(Some(&info(
+            &[],
+            &[(PREEMPTABLE, "false")]
+        ))));
+        assert!(pod_preemptable(Some(&info(
+            &[(PREEMPTABLE, "true")],
+            &[(PREEMPTABLE, "false")]
+        ))));
+        assert!(!pod_preemptable(Some(&info(&[(PREEMPTABLE, "yes")], &[]))));
+        assert!(pod_preemptable(Some(&info(&[(PREEMPTABLE, "T")], &[]))));
+    }
+
+    fn task(w: u32, priority: i32, critical: bool) -> Task {
+        Task {
+            w: WorkloadId(w),
+            ps: 0,
+            i: 0,
+            node: NodeId::from_index(0),
+            requests: ResourceList::default(),
+            req: Vec::new(),
+            queue: 0,
+            priority,
+            preemptable: true,
+            critical,
+            created: 0,
+            name: String::new(),
+        }
+    }
+
+    /// `Session.Preemptable`: a tier whose intersection is empty decides nothing and the
+    /// next tier votes; within a tier the lists intersect; gang keeps each job at its
+    /// minAvailable, counting the candidates in order.
+    #[test]
+    fn vote_intersects_within_a_tier_and_falls_through_an_empty_one() {
+        let tasks = vec![task(1, 5, false), task(1, 5, false), task(2, 50, true)];
+        let all = [0, 1, 2];
+        let ready = BTreeMap::from([(WorkloadId(1), 2), (WorkloadId(2), 1)]);
+        let min = BTreeMap::from([(WorkloadId(1), 1), (WorkloadId(2), 0)]);
+        let one = vec![vec![
+            EvictVoter::Conformance,
+            EvictVoter::Gang,
+            EvictVoter::Priority,
+        ]];
+        // Gang gives one pod of job 1 (2 ready, minAvailable 1) and job 2's pod; conformance
+        // refuses the critical pod; priority takes the jobs below 10.
+        assert_eq!(
+            vote(Action::Preempt, &one, &all, &tasks, &ready, &min, 10, None),
+            [0]
+        );
+        // Every gang at its minimum: the first tier leaves none, the second decides.
+        let at_min = BTreeMap::from([(WorkloadId(1), 2), (WorkloadId(2), 1)]);
+        let two = vec![
+            vec![EvictVoter::Gang],
+            vec![EvictVoter::Priority, EvictVoter::Conformance],
+        ];
+        assert_eq!(
+            vote(
+                Action::Preempt,
+                &two,
+                &all,
+                &tasks,
+                &ready,
+                &at_min,
+                100,
+                None
+            ),
+            [0, 1]
+        );
+        // priority has no say in reclaim: conformance alone decides there.
+        assert_eq!(
+            vote(Action::Reclaim, &one, &all, &tasks, &ready, &min, 1, None),
+            [0]
+        );
+    }
+}

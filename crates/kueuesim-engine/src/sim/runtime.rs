@@ -72,9 +72,12 @@ pub(super) struct Runtime<'w> {
     /// Volcano: its PodGroup is Inqueue (let in by the enqueue action, or by allocate
     /// without one); only read when the volcano-scheduler.conf has queue plugins.
     pub(super) volcano_inqueue: bool,
-    /// Volcano: pods of this pending job its `preempt` or `reclaim` action pipelined onto
-    /// the resources of victims still terminating; it is tried first once they are gone.
-    pub(super) volcano_pipelined: u32,
+    /// Volcano: when the victims its `preempt` or `reclaim` action pipelined this pending
+    /// job onto are gone. Until then, and at that instant (other victims may be going at
+    /// it too), it asks for no more evictions (upstream's pipelined task holds their
+    /// resources); at that instant it is tried first; should it still not bind, it may
+    /// preempt or reclaim again when it is next tried, as in upstream's next session.
+    pub(super) volcano_pipelined: Option<kueuesim_model::SimTime>,
     /// Volcano: its pods that `preempt` or `reclaim` evicted, terminating until the time
     /// given (upstream's `Releasing`): (gone at, pod set, index, by reclaim).
     pub(super) volcano_releasing: Vec<(kueuesim_model::SimTime, usize, usize, bool)>,
@@ -291,7 +294,7 @@ pub(super) fn new_runtime<'w>(
         kai_pipelined: 0,
         kai_last_start: None,
         volcano_inqueue: false,
-        volcano_pipelined: 0,
+        volcano_pipelined: None,
         volcano_releasing: Vec::new(),
         released: false,
         usage: Vec::new(),

@@ -374,7 +374,7 @@ impl<'w> Simulation<'w> {
         }
         if !result.bound.is_empty() {
             self.runtimes[w.index()].kai_pipelined = 0;
-            self.runtimes[w.index()].volcano_pipelined = 0;
+            self.runtimes[w.index()].volcano_pipelined = None;
         }
         // Pods the Volcano queue refused stay pending: the gang is bound as far as its queue
         // lets it (JobReady held), and is tried again in later sessions.
@@ -553,7 +553,7 @@ impl<'w> Simulation<'w> {
         // Volcano's preempt and reclaim pipeline a job likewise.
         let pipelined = |w: &WorkloadId| {
             let rt = &self.runtimes[w.index()];
-            rt.kai_pipelined > 0 || rt.volcano_pipelined > 0
+            rt.kai_pipelined > 0 || rt.volcano_pipelined.is_some_and(|t| t >= self.now)
         };
         if waiting.iter().any(pipelined) {
             waiting.sort_by_key(|w| !pipelined(w));

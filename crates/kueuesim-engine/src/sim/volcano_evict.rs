@@ -104,7 +104,7 @@ impl Simulation<'_> {
         if spec.queue != QueueRef::Unmanaged
             || spec.gang.volcano_queue.is_none()
             || !rt.volcano_inqueue
-            || rt.volcano_pipelined > 0
+            || rt.volcano_pipelined.is_some_and(|t| self.now <= t)
             || rt.needs.is_empty()
         {
             return;
@@ -403,21 +403,14 @@ impl Simulation<'_> {
         if !is_pipelined || evicted.is_empty() {
             return false;
         }
-        self.volcano_commit(w, action, &pipelined, &evicted, &tasks);
+        self.volcano_commit(w, action, &evicted, &tasks);
         true
     }
 
     /// Commits a statement: every victim pod is evicted (`SchedulerCache.Evict`: the
     /// PodGroup's Normal `Evict` event with the action's reason) and terminates for
     /// `podTermination`; the preemptor waits, pipelined, for their resources.
-    fn volcano_commit(
-        &mut self,
-        w: WorkloadId,
-        action: Action,
-        pipelined: &[(usize, usize, NodeId)],
-        evicted: &[usize],
-        tasks: &[Task],
-    ) {
+    fn volcano_commit(&mut self, w: WorkloadId, action: Action, evicted: &[usize], tasks: &[Task]) {
         let gone_at = self.now + self.world.config.pod_termination;
         let mut victims: Vec<WorkloadId> = Vec::new();
         for &k in evicted {
@@ -450,7 +443,7 @@ impl Simulation<'_> {
             self.events.push(gone_at, Ev::VolcanoPodsGone(v));
         }
         let rt = &mut self.runtimes[w.index()];
-        rt.volcano_pipelined = pipelined.len() as u32;
+        rt.volcano_pipelined = Some(gone_at);
         rt.record.preemptions_caused += evicted.len() as u32;
     }
 

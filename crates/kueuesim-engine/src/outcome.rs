@@ -360,6 +360,8 @@ pub enum FailureCause {
     /// Work lost by pods KAI's `staleGangEviction` evicted: none so far, as a gang is stale
     /// only after a loss that already ended its run.
     LostToStaleGangEviction,
+    /// Work lost by pods Volcano's `preempt` or `reclaim` action evicted.
+    LostToVolcanoEviction,
 }
 
 impl FailureCause {
@@ -373,6 +375,7 @@ impl FailureCause {
             FailureCause::LostToNodeFailure => "node failed",
             FailureCause::LostToGpuFailure => "GPU failed",
             FailureCause::LostToStaleGangEviction => "stale gang evicted",
+            FailureCause::LostToVolcanoEviction => "preempted or reclaimed by Volcano",
         }
     }
 }

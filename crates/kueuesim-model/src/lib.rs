@@ -40,7 +40,8 @@ pub use serving::{ServingKind, ServingObject, ServingRef};
 pub use time::{SimDuration, SimTime};
 pub use topology::{DomainId, HyperNodeMember, HyperNodeSpec, Topology};
 pub use volcano::{
-    EnqueueVoter, MinResources, QueuePlugin, VolcanoAction, VolcanoQueue, VolcanoQueueing,
+    EnqueueVoter, EvictVoter, MinResources, QueuePlugin, VolcanoAction, VolcanoQueue,
+    VolcanoQueueing,
 };
 pub use world::{
     AdmissionFairSharing, BinpackArgs, ControllerLatency, CycleWork, DeviceShareArgs,

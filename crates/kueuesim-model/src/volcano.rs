@@ -113,6 +113,26 @@ pub struct VolcanoQueueing {
     pub allocatable: bool,
     /// The queue plugin's `enabledOverused` (default true): allocate skips an overused queue.
     pub overused: bool,
+    /// The plugins that vote on victims in the `preempt` and `reclaim` actions
+    /// (`Session.Preemptable`, `Session.Reclaimable`) and on `JobStarving`, tier by tier in
+    /// conf order: within a tier the victims are the intersection of the voters' lists, and
+    /// the first tier that leaves victims decides.
+    pub evict_tiers: Vec<Vec<EvictVoter>>,
+}
+
+/// A plugin with a say in the `preempt` and `reclaim` actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvictVoter {
+    /// `conformance`: critical pods and kube-system pods are never victims.
+    Conformance,
+    /// `gang`: a victim job keeps its minAvailable; a job is starving below it.
+    Gang,
+    /// `priority`: only lower-priority jobs are preempted (no reclaim vote); a job is starving
+    /// while some task is neither ready nor pipelined.
+    Priority,
+    /// The queue plugin (`proportion`): only queues above their deserved share are reclaimed
+    /// from (no preempt vote).
+    Queue,
 }
 
 /// A plugin with a say in the enqueue action.

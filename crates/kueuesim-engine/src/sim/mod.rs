@@ -49,6 +49,7 @@ mod serving;
 mod start;
 mod tas_replace;
 mod volcano;
+mod volcano_evict;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -102,6 +103,9 @@ enum Ev {
     /// KAI's `staleGangEviction` action looks at a gang stale since a grace period ago;
     /// outdated unless its stale period (`Runtime::kai_stale_epoch`) is still that one.
     KaiStaleGang(WorkloadId, u32),
+    /// Pods of a workload that Volcano's `preempt` or `reclaim` evicted are gone
+    /// (`Runtime::volcano_releasing` says which and when).
+    VolcanoPodsGone(WorkloadId),
     /// Inadmissible workloads of a ClusterQueue or a whole cohort tree (by its root node)
     /// return to their heaps (`QueueInadmissibleWorkloads`, batched).
     RequeueInadmissible(NodeIdx),
@@ -553,6 +557,11 @@ impl<'w> Simulation<'w> {
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
+            Ev::VolcanoPodsGone(w) => {
+                if !self.volcano_pods_gone(w) {
+                    self.progress.idle = true;
+                }
+            }
             Ev::KaiStaleGang(w, e) => {
                 if !self.kai_stale_gang_due(w, e) {
                     self.progress.idle = true;

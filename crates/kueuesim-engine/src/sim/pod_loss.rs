@@ -30,6 +30,9 @@ pub(crate) enum Loss {
     /// KAI's `staleGangEviction` evicted them: their gang stayed below its minMember for
     /// the staleness grace period (`sim/kai.rs` records KAI's own events for it).
     StaleGang,
+    /// Volcano's `preempt` or `reclaim` action evicted them (`sim/volcano_evict.rs` records
+    /// Volcano's `Evict` events for it).
+    VolcanoEvicted,
 }
 
 impl Loss {
@@ -40,7 +43,7 @@ impl Loss {
             Loss::NodeRemoved => "NodeRemoved",
             Loss::NodeFailed => "NodeFailed",
             Loss::GpuFailed => "GPUFailed",
-            Loss::StaleGang => "Evict",
+            Loss::StaleGang | Loss::VolcanoEvicted => "Evict",
         }
     }
 
@@ -50,6 +53,7 @@ impl Loss {
             Loss::Evicted | Loss::NodeRemoved => TIMELINE_SOURCE,
             Loss::NodeFailed | Loss::GpuFailed => FAILURES_SOURCE,
             Loss::StaleGang => kueuesim_model::SchedulerKind::Kai.event_source(),
+            Loss::VolcanoEvicted => kueuesim_model::SchedulerKind::Volcano.event_source(),
         }
     }
 }
@@ -141,10 +145,10 @@ impl<'w> Simulation<'w> {
                 node_names.join(", "),
                 names.join(", ")
             ),
-            // KAI's events for it are recorded by its action.
-            Loss::StaleGang => String::new(),
+            // KAI's and Volcano's events for it are recorded by their actions.
+            Loss::StaleGang | Loss::VolcanoEvicted => String::new(),
         };
-        if loss != Loss::StaleGang {
+        if !matches!(loss, Loss::StaleGang | Loss::VolcanoEvicted) {
             self.record_event(
                 w,
                 EventType::Warning,
@@ -175,6 +179,7 @@ impl<'w> Simulation<'w> {
                             Loss::NodeFailed => FailureCause::LostToNodeFailure,
                             Loss::GpuFailed => FailureCause::LostToGpuFailure,
                             Loss::StaleGang => FailureCause::LostToStaleGangEviction,
+                            Loss::VolcanoEvicted => FailureCause::LostToVolcanoEviction,
                         },
                         lost_gpu_ms: lost,
                     });
@@ -217,6 +222,10 @@ impl<'w> Simulation<'w> {
         rt.pods_lost += n;
         rt.pods_lost_since_restart += n;
         match policy {
+            // A pod Volcano evicted (a bare Pod of a PodGroup, typically) leaves its gang
+            // running: the job goes on, its pod pending again as if recreated (kueuesim
+            // keeps a workload's pod count), rather than failing as a lost bare Pod does.
+            OnPodLoss::Fail if loss == Loss::VolcanoEvicted => Reaction::Replace,
             OnPodLoss::Fail => Reaction::Fail("Pod failed: no controller replaces it"),
             OnPodLoss::Replace {
                 never_restarted, ..

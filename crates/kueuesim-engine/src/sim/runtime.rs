@@ -72,6 +72,15 @@ pub(super) struct Runtime<'w> {
     /// Volcano: its PodGroup is Inqueue (let in by the enqueue action, or by allocate
     /// without one); only read when the volcano-scheduler.conf has queue plugins.
     pub(super) volcano_inqueue: bool,
+    /// Volcano: when the victims its `preempt` or `reclaim` action pipelined this pending
+    /// job onto are gone. Until then, and at that instant (other victims may be going at
+    /// it too), it asks for no more evictions (upstream's pipelined task holds their
+    /// resources); at that instant it is tried first; should it still not bind, it may
+    /// preempt or reclaim again when it is next tried, as in upstream's next session.
+    pub(super) volcano_pipelined: Option<kueuesim_model::SimTime>,
+    /// Volcano: its pods that `preempt` or `reclaim` evicted, terminating until the time
+    /// given (upstream's `Releasing`): (gone at, pod set, index, by reclaim).
+    pub(super) volcano_releasing: Vec<(kueuesim_model::SimTime, usize, usize, bool)>,
     /// Its pods were given back (`release`): done or evicted, even while its record still
     /// names their nodes. Volcano's and KAI's queues count its pods no more (until a KAI
     /// victim's new pods wait for KAI again, `kai_pods_gone`).
@@ -285,6 +294,8 @@ pub(super) fn new_runtime<'w>(
         kai_pipelined: 0,
         kai_last_start: None,
         volcano_inqueue: false,
+        volcano_pipelined: None,
+        volcano_releasing: Vec::new(),
         released: false,
         usage: Vec::new(),
         key: None,

@@ -136,7 +136,11 @@ impl<'w> Simulation<'w> {
         let refused = if kind == SchedulerKind::Volcano {
             match self.volcano_queue_gate(w) {
                 Some(refused) => refused,
-                None => return false,
+                None => {
+                    // Allocate left the job short: the conf's preempt and reclaim.
+                    self.volcano_evict_for(w);
+                    return false;
+                }
             }
         } else {
             Vec::new()
@@ -370,6 +374,7 @@ impl<'w> Simulation<'w> {
         }
         if !result.bound.is_empty() {
             self.runtimes[w.index()].kai_pipelined = 0;
+            self.runtimes[w.index()].volcano_pipelined = None;
         }
         // Pods the Volcano queue refused stay pending: the gang is bound as far as its queue
         // lets it (JobReady held), and is tried again in later sessions.
@@ -400,6 +405,9 @@ impl<'w> Simulation<'w> {
                 self.bound_unplaced(w, kind);
                 if kind == SchedulerKind::Kai {
                     self.kai_reclaim(w);
+                }
+                if kind == SchedulerKind::Volcano {
+                    self.volcano_evict_for(w);
                 }
                 false
             }
@@ -542,7 +550,11 @@ impl<'w> Simulation<'w> {
         // they give back is its, ahead of every job that was waiting before (upstream binds
         // it there in the next session; a job of the victims' queue, which the action took
         // over its fair share, would otherwise take them back).
-        let pipelined = |w: &WorkloadId| self.runtimes[w.index()].kai_pipelined > 0;
+        // Volcano's preempt and reclaim pipeline a job likewise.
+        let pipelined = |w: &WorkloadId| {
+            let rt = &self.runtimes[w.index()];
+            rt.kai_pipelined > 0 || rt.volcano_pipelined.is_some_and(|t| t >= self.now)
+        };
         if waiting.iter().any(pipelined) {
             waiting.sort_by_key(|w| !pipelined(w));
         }

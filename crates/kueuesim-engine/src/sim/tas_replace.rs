@@ -32,7 +32,10 @@ impl<'w> Simulation<'w> {
         let world = self.world;
         // A failed GPU, or KAI evicting a stale gang, leaves the node healthy.
         if !world.config.kueue_gates.tas_failed_node_replacement
-            || matches!(loss, Loss::GpuFailed | Loss::StaleGang)
+            || matches!(
+                loss,
+                Loss::GpuFailed | Loss::StaleGang | Loss::VolcanoEvicted
+            )
         {
             return;
         }

@@ -41,93 +41,12 @@ impl<'w> Simulation<'w> {
         // Upstream units (a GPU is 1000 milli-GPUs), so its tolerances apply as upstream's.
         let units = Units::new(&world.resources);
         let n = units.len();
-        let mut me: Option<SessionJob> = None;
-        let mut jobs = Vec::new();
-        for (i, rt) in self.runtimes.iter() {
-            let x = WorkloadId::from_index(i);
-            if rt.needs.is_empty()
-                || rt.released
-                || matches!(
-                    rt.record.state,
-                    WorkloadState::Finished | WorkloadState::Evicted
-                )
-                || self.scheduler_of(x) != SchedulerKind::Volcano
-            {
-                continue;
-            }
-            let spec = self.spec(x);
-            let Some(q) = spec.gang.volcano_queue else {
-                continue;
-            };
-            let mut allocated = vec![0.0; n];
-            let mut pending = vec![0.0; n];
-            let mut placed = 0;
-            let mut total = 0;
-            for (ps, slots) in rt.record.placement.iter().enumerate() {
-                for s in slots {
-                    let to = if s.is_some() {
-                        placed += 1;
-                        &mut allocated
-                    } else {
-                        &mut pending
-                    };
-                    total += 1;
-                    units.add_list(to, &rt.needs[ps].requests, 1.0);
-                }
-            }
-            let min_member = spec
-                .gang
-                .min_member
-                .map_or(total, |m| (m as usize).min(total));
-            let min_resources = match &spec.gang.volcano_min_resources {
-                MinResources::Unset => None,
-                MinResources::Given(l) => Some(units.dense(l)),
-                MinResources::Counted(counts) => {
-                    let mut m = vec![0.0; n];
-                    for (need, &k) in rt.needs.iter().zip(counts) {
-                        units.add_list(&mut m, &need.requests, f64::from(k));
-                    }
-                    Some(m)
-                }
-                // The controller's: the requests of the first minMember pods.
-                MinResources::Derived => {
-                    let mut m = vec![0.0; n];
-                    let mut left = min_member;
-                    for (ps, slots) in rt.record.placement.iter().enumerate() {
-                        let k = slots.len().min(left);
-                        left -= k;
-                        units.add_list(&mut m, &rt.needs[ps].requests, k as f64);
-                    }
-                    Some(m)
-                }
-            };
-            let job = SessionJob {
-                queue: q,
-                allocated,
-                pending,
-                min_resources,
-                inqueue: rt.volcano_inqueue && placed < min_member,
-                running_ready: placed >= min_member && placed > 0,
-            };
-            if x == w {
-                me = Some(job.clone());
-            }
-            jobs.push(job);
-        }
-        let Some(me) = me else {
+        let jobs: Vec<(WorkloadId, SessionJob)> = self.volcano_session_jobs(&units);
+        let Some(me) = jobs.iter().find(|(x, _)| *x == w).map(|(_, j)| j.clone()) else {
             return Some(Vec::new());
         };
-        let mut total: Res = vec![0.0; n];
-        let mut used: Res = vec![0.0; n];
-        let nodes = &self.sched.cluster.nodes;
-        for node in 0..world.nodes.len() {
-            let id = kueuesim_model::NodeId::from_index(node);
-            for r in 0..n {
-                let a = nodes.allocatable(id, r);
-                total[r] += units.amount(r, a);
-                used[r] += units.amount(r, a - nodes.free(id, r));
-            }
-        }
+        let jobs: Vec<SessionJob> = jobs.into_iter().map(|(_, j)| j).collect();
+        let (total, used) = self.volcano_totals(&units);
         let queue = &world.volcano_queues[qi];
         let queues = &world.volcano_queues;
         let proportion = conf.plugin.map(|plugin| match plugin {
@@ -321,6 +240,102 @@ impl<'w> Simulation<'w> {
             None,
         );
         None
+    }
+}
+
+impl Simulation<'_> {
+    /// The jobs of a Volcano session, as the queue plugins count them: every job Volcano
+    /// holds (released to it and not done) that has a Volcano Queue.
+    pub(super) fn volcano_session_jobs(&self, units: &Units) -> Vec<(WorkloadId, SessionJob)> {
+        let n = units.len();
+        let mut jobs = Vec::new();
+        for (i, rt) in self.runtimes.iter() {
+            let x = WorkloadId::from_index(i);
+            if rt.needs.is_empty()
+                || rt.released
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Finished | WorkloadState::Evicted
+                )
+                || self.scheduler_of(x) != SchedulerKind::Volcano
+            {
+                continue;
+            }
+            let spec = self.spec(x);
+            let Some(q) = spec.gang.volcano_queue else {
+                continue;
+            };
+            let mut allocated = vec![0.0; n];
+            let mut pending = vec![0.0; n];
+            let mut placed = 0;
+            let mut total = 0;
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                for s in slots {
+                    let to = if s.is_some() {
+                        placed += 1;
+                        &mut allocated
+                    } else {
+                        &mut pending
+                    };
+                    total += 1;
+                    units.add_list(to, &rt.needs[ps].requests, 1.0);
+                }
+            }
+            let min_member = spec
+                .gang
+                .min_member
+                .map_or(total, |m| (m as usize).min(total));
+            let min_resources = match &spec.gang.volcano_min_resources {
+                MinResources::Unset => None,
+                MinResources::Given(l) => Some(units.dense(l)),
+                MinResources::Counted(counts) => {
+                    let mut m = vec![0.0; n];
+                    for (need, &k) in rt.needs.iter().zip(counts) {
+                        units.add_list(&mut m, &need.requests, f64::from(k));
+                    }
+                    Some(m)
+                }
+                // The controller's: the requests of the first minMember pods.
+                MinResources::Derived => {
+                    let mut m = vec![0.0; n];
+                    let mut left = min_member;
+                    for (ps, slots) in rt.record.placement.iter().enumerate() {
+                        let k = slots.len().min(left);
+                        left -= k;
+                        units.add_list(&mut m, &rt.needs[ps].requests, k as f64);
+                    }
+                    Some(m)
+                }
+            };
+            let job = SessionJob {
+                queue: q,
+                allocated,
+                pending,
+                min_resources,
+                inqueue: rt.volcano_inqueue && placed < min_member,
+                running_ready: placed >= min_member && placed > 0,
+            };
+            jobs.push((x, job));
+        }
+        jobs
+    }
+
+    /// The cluster's allocatable and used amounts, in upstream units.
+    pub(super) fn volcano_totals(&self, units: &Units) -> (Res, Res) {
+        let world = self.world;
+        let n = units.len();
+        let mut total: Res = vec![0.0; n];
+        let mut used: Res = vec![0.0; n];
+        let nodes = &self.sched.cluster.nodes;
+        for node in 0..world.nodes.len() {
+            let id = kueuesim_model::NodeId::from_index(node);
+            for r in 0..n {
+                let a = nodes.allocatable(id, r);
+                total[r] += units.amount(r, a);
+                used[r] += units.amount(r, a - nodes.free(id, r));
+            }
+        }
+        (total, used)
     }
 }
 

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::time::{SimDuration, parse_rfc3339};
 use kueuesim_model::{
-    BinpackArgs, DeviceShareArgs, EnqueueVoter, HyperNodeMember, HyperNodeSpec, KueueGates, Labels,
-    NetworkTopologyAwareArgs, Node, NodeId, NodeOrderWeights, PlacementStrategy, ProgressPolicy,
-    QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy, VolcanoAction, VolcanoConfig,
-    VolcanoQueueing,
+    BinpackArgs, DeviceShareArgs, EnqueueVoter, EvictVoter, HyperNodeMember, HyperNodeSpec,
+    KueueGates, Labels, NetworkTopologyAwareArgs, Node, NodeId, NodeOrderWeights,
+    PlacementStrategy, ProgressPolicy, QueuePlugin, SchedulerKind, SimConfig, VgpuPolicy,
+    VolcanoAction, VolcanoConfig, VolcanoQueueing,
 };
 
 use super::core::{
@@ -101,6 +101,22 @@ fn volcano_config(
             .collect(),
         allocatable: true,
         overused: true,
+        evict_tiers: conf
+            .tiers
+            .iter()
+            .map(|t| {
+                t.plugins
+                    .iter()
+                    .filter_map(|p| match p.name.as_str() {
+                        "conformance" => Some(EvictVoter::Conformance),
+                        "gang" => Some(EvictVoter::Gang),
+                        "priority" => Some(EvictVoter::Priority),
+                        "proportion" | "capacity" => Some(EvictVoter::Queue),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect(),
     };
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
         if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {

@@ -99,7 +99,7 @@ fn add_excess(dst: &mut [f64], a: &[f64], b: &[f64]) {
 }
 
 /// `Resource.LessEqual(rr, Zero)`: every dimension of `l` at most `r`'s.
-fn less_equal(l: &[f64], r: &[f64]) -> bool {
+pub fn less_equal(l: &[f64], r: &[f64]) -> bool {
     l.iter()
         .zip(r)
         .all(|(a, b)| a < b || (a - b).abs() < MIN_RESOURCE)
@@ -619,6 +619,36 @@ impl QueueView {
         match self {
             QueueView::Proportion(p) => p.enqueueable(queue, qi, min),
             QueueView::Capacity(c) => c.enqueueable(queue, qi, min),
+        }
+    }
+
+    /// A queue's attributes (None: the queue has no job in the session).
+    pub fn attr(&self, qi: usize) -> Option<&QueueAttr> {
+        match self {
+            QueueView::Proportion(p) => p.attrs[qi].as_ref(),
+            QueueView::Capacity(c) => c.attrs[qi].as_ref(),
+        }
+    }
+
+    /// A task of queue `qi` allocated (`sign` 1, the plugins' `AllocateFunc`) or evicted
+    /// (-1, `DeallocateFunc`) in the session: the queue's allocated (and with capacity's
+    /// hierarchy its ancestors') and its share follow.
+    pub fn account(&mut self, qi: usize, request: &[f64], sign: f64) {
+        let chain: Vec<usize> = match self {
+            QueueView::Proportion(_) => vec![qi],
+            QueueView::Capacity(c) => c.chain(qi).collect(),
+        };
+        for q in chain {
+            let attr = match self {
+                QueueView::Proportion(p) => p.attrs[q].as_mut(),
+                QueueView::Capacity(c) => c.attrs[q].as_mut(),
+            };
+            if let Some(a) = attr {
+                for (x, r) in a.allocated.iter_mut().zip(request) {
+                    *x += sign * r;
+                }
+                a.share = share(&a.allocated, &a.deserved);
+            }
         }
     }
 }

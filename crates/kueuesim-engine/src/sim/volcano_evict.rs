@@ -1,0 +1,671 @@
+//! Volcano's `preempt` and `reclaim` actions (volcano `pkg/scheduler/actions/preempt` and
+//! `reclaim`) for a starving job Kueue does not manage: one statement per job, task by task,
+//! node by node, victims voted by the plugins (`Session.Preemptable`, `Session.Reclaimable`),
+//! evicted pod by pod (`Statement.Evict`) and committed only when the job is pipelined.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use kueuesim_model::{
+    EvictVoter, NodeId, QueuePlugin, QueueRef, ResourceList, SchedulerKind, VolcanoAction,
+    WorkloadId,
+};
+
+use crate::outcome::{EventType, WorkloadState};
+use crate::placement::volcano::queues::{Capacity, Proportion, QueueView, Res, Units, less_equal};
+
+use super::pod_loss::Loss;
+use super::{Ev, Simulation};
+
+/// `scheduling.SystemClusterCritical` and `SystemNodeCritical`: conformance never evicts them.
+const CRITICAL_CLASSES: [&str; 2] = ["system-cluster-critical", "system-node-critical"];
+
+/// `v1beta1.PodPreemptable`.
+const PREEMPTABLE: &str = "volcano.sh/preemptable";
+
+/// A running pod of the session the actions may evict.
+#[derive(Clone, Debug)]
+struct Task {
+    w: WorkloadId,
+    ps: usize,
+    i: usize,
+    node: NodeId,
+    requests: ResourceList,
+    /// Its requests in upstream units.
+    req: Res,
+    queue: usize,
+    /// Its job's priority (kueuesim's pods share their job's).
+    priority: i32,
+    /// `TaskInfo.Preemptable` (`GetPodPreemptable`).
+    preemptable: bool,
+    /// A critical pod or one in kube-system (conformance).
+    critical: bool,
+    /// Its job's creation time and pod name, for the victims' order.
+    created: i64,
+    name: String,
+}
+
+/// Which action runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Preempt,
+    Reclaim,
+}
+
+impl Action {
+    /// The reason `Statement.Evict` passes, which the cache records as the event message.
+    fn reason(self) -> &'static str {
+        match self {
+            Action::Preempt => "preempt",
+            Action::Reclaim => "reclaim",
+        }
+    }
+
+    /// kueuesim's `summary.evictions` reason.
+    fn counted_as(self) -> &'static str {
+        match self {
+            Action::Preempt => "Preempt",
+            Action::Reclaim => "Reclaim",
+        }
+    }
+}
+
+/// `GetPodPreemptable`: the pod's `volcano.sh/preemptable` annotation, else its label, read
+/// as a Go bool (an unreadable value is false); true when neither is set.
+fn pod_preemptable(info: Option<&kueuesim_model::PodInfo>) -> bool {
+    let Some(info) = info else { return true };
+    let value = info
+        .annotations
+        .iter()
+        .chain(&info.labels)
+        .find(|(k, _)| k == PREEMPTABLE)
+        .map(|(_, v)| v.as_str());
+    match value {
+        None => true,
+        Some(v) => matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True"),
+    }
+}
+
+impl Simulation<'_> {
+    /// After allocate left Volcano job `w` short: the conf's `reclaim` and `preempt` actions
+    /// in the conf's order, for a job Kueue does not manage (Kueue's own preemption owns the
+    /// jobs it admits), past enqueue, with a Volcano Queue, and not already pipelined onto
+    /// pods still terminating. The first action that pipelines the job ends it.
+    pub(super) fn volcano_evict_for(&mut self, w: WorkloadId) {
+        let world = self.world;
+        let Some(conf) = &world.config.volcano.queues else {
+            return;
+        };
+        if !(conf.has(VolcanoAction::Preempt) || conf.has(VolcanoAction::Reclaim)) {
+            return;
+        }
+        let spec = self.spec(w);
+        let rt = &self.runtimes[w.index()];
+        if spec.queue != QueueRef::Unmanaged
+            || spec.gang.volcano_queue.is_none()
+            || !rt.volcano_inqueue
+            || rt.volcano_pipelined.is_some_and(|t| self.now <= t)
+            || rt.needs.is_empty()
+        {
+            return;
+        }
+        for &action in &conf.actions {
+            let done = match action {
+                VolcanoAction::Preempt => self.volcano_statement(w, Action::Preempt),
+                VolcanoAction::Reclaim => self.volcano_statement(w, Action::Reclaim),
+                _ => false,
+            };
+            if done {
+                return;
+            }
+        }
+    }
+
+    /// One statement of `action` for job `w`; whether it evicted and pipelined the job.
+    fn volcano_statement(&mut self, w: WorkloadId, action: Action) -> bool {
+        let world = self.world;
+        let Some(conf) = &world.config.volcano.queues else {
+            return false;
+        };
+        let spec = self.spec(w);
+        let Some(qi) = spec.gang.volcano_queue else {
+            return false;
+        };
+        // Upstream's preempt skips jobs with a networkTopology (volcano issue 4374); the
+        // capacity plugin's reclaim rules (its deserved, hierarchy) are not modelled.
+        if action == Action::Preempt && spec.gang.network_topology.is_some() {
+            return false;
+        }
+        if action == Action::Reclaim && matches!(conf.plugin, Some(QueuePlugin::Capacity { .. })) {
+            return false;
+        }
+        let units = Units::new(&world.resources);
+        let jobs = self.volcano_session_jobs(&units);
+        let (total, _) = self.volcano_totals(&units);
+        let session: Vec<_> = jobs.iter().map(|(_, j)| j.clone()).collect();
+        let queues = &world.volcano_queues;
+        let mut view = conf.plugin.map(|plugin| match plugin {
+            QueuePlugin::Proportion => {
+                QueueView::Proportion(Proportion::open(queues, &units, &total, &session))
+            }
+            QueuePlugin::Capacity { hierarchy } => {
+                QueueView::Capacity(Capacity::open(queues, &units, &total, &session, hierarchy))
+            }
+        });
+        let queue = &queues[qi];
+        // reclaim: an overused queue reclaims nothing (`ssn.Overused`).
+        if action == Action::Reclaim
+            && conf.overused
+            && view.as_ref().is_some_and(|v| v.overused(qi))
+        {
+            return false;
+        }
+        let tiers = &conf.evict_tiers;
+        let has = |v: EvictVoter| tiers.iter().flatten().any(|&x| x == v);
+        // The running pods of the session's other jobs Kueue does not manage, not already
+        // terminating; and every job's ready pods (`ReadyTaskNum`).
+        let mut tasks: Vec<Task> = Vec::new();
+        let mut ready: BTreeMap<WorkloadId, usize> = BTreeMap::new();
+        let mut min_member: BTreeMap<WorkloadId, usize> = BTreeMap::new();
+        for &(x, ref job) in &jobs {
+            let xs = self.spec(x);
+            let rt = &self.runtimes[x.index()];
+            let total_pods: usize = rt.record.placement.iter().map(Vec::len).sum();
+            min_member.insert(
+                x,
+                xs.gang
+                    .min_member
+                    .map_or(total_pods, |m| (m as usize).min(total_pods)),
+            );
+            let mut n = 0;
+            for (ps, i) in rt.record.placed_pods() {
+                if rt.volcano_releasing.iter().any(|r| (r.1, r.2) == (ps, i)) {
+                    continue;
+                }
+                n += 1;
+                if x == w || xs.queue != QueueRef::Unmanaged {
+                    continue;
+                }
+                let Some(node) = rt.record.placement[ps][i] else {
+                    continue;
+                };
+                let info = xs.gang.pod_info.get(ps).and_then(|p| p.get(i));
+                let critical = xs.namespace == "kube-system"
+                    || xs
+                        .priority_class
+                        .as_deref()
+                        .is_some_and(|c| CRITICAL_CLASSES.contains(&c));
+                tasks.push(Task {
+                    w: x,
+                    ps,
+                    i,
+                    node,
+                    requests: rt.needs[ps].requests.clone(),
+                    req: units.dense(&rt.needs[ps].requests),
+                    queue: job.queue,
+                    priority: xs.priority,
+                    preemptable: pod_preemptable(info.map(|a| &**a)),
+                    critical,
+                    created: xs.created_at.millis(),
+                    name: xs.pod_name(ps, i),
+                });
+            }
+            ready.insert(x, n);
+        }
+        // The candidates by node (`node.Tasks`), in session order.
+        let mut on_node: Vec<Vec<usize>> = vec![Vec::new(); world.nodes.len()];
+        for (k, t) in tasks.iter().enumerate() {
+            on_node[t.node.index()].push(k);
+        }
+        let my_min = min_member.get(&w).copied().unwrap_or(0);
+        let my_total: usize = self.runtimes[w.index()]
+            .record
+            .placement
+            .iter()
+            .map(Vec::len)
+            .sum();
+        let my_ready = ready.get(&w).copied().unwrap_or(0);
+        // `JobStarving`: the first tier with a voter decides; gang: ready + pipelined below
+        // minAvailable; priority: below the job's task count.
+        let starving = |pipelined: usize| -> bool {
+            for tier in tiers {
+                let mut found = false;
+                for v in tier {
+                    let ok = match v {
+                        EvictVoter::Gang => my_ready + pipelined < my_min,
+                        EvictVoter::Priority => my_ready + pipelined < my_total,
+                        _ => continue,
+                    };
+                    found = true;
+                    if !ok {
+                        return false;
+                    }
+                }
+                if found {
+                    return true;
+                }
+            }
+            false
+        };
+        if !starving(0) {
+            return false;
+        }
+        // The preemptor's pending tasks, in task order (one priority: pod order).
+        let rt = &self.runtimes[w.index()];
+        let pending: Vec<(usize, usize)> = rt
+            .record
+            .placement
+            .iter()
+            .enumerate()
+            .flat_map(|(ps, slots)| {
+                slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.is_none())
+                    .map(move |(i, _)| (ps, i))
+            })
+            .collect();
+        let needs = rt.needs.clone();
+        let my_priority = spec.priority;
+        let mut scratch = self.sched.cluster.clone();
+        let mut evicted: Vec<usize> = Vec::new();
+        let mut pipelined: Vec<(usize, usize, NodeId)> = Vec::new();
+        for (ps, i) in pending {
+            if !starving(pipelined.len()) {
+                break;
+            }
+            let pod = &needs[ps];
+            let req = units.dense(&pod.requests);
+            // Allocatable (preempt's `preemptorFitsOnNode`) and Preemptive (reclaim):
+            // proportion's `queueAllocatable` for the one task.
+            let allocatable = |view: &Option<QueueView>| {
+                view.as_ref().is_none_or(|v| {
+                    let masked: Res = req.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
+                    v.allocatable(queue, qi, &masked)
+                })
+            };
+            if action == Action::Reclaim && !allocatable(&view) {
+                continue;
+            }
+            for node in 0..world.nodes.len() {
+                let node = NodeId::from_index(node);
+                if !crate::placement::statically_feasible(world, node, pod) {
+                    continue;
+                }
+                // The candidates on the node (`node.Tasks` through the action's filter).
+                let candidates: Vec<usize> = on_node[node.index()]
+                    .iter()
+                    .copied()
+                    .filter(|&k| {
+                        let t = &tasks[k];
+                        !evicted.contains(&k)
+                            && t.preemptable
+                            && match action {
+                                Action::Preempt => t.queue == qi,
+                                Action::Reclaim => t.queue != qi && queues[t.queue].reclaimable,
+                            }
+                    })
+                    .collect();
+                if action == Action::Reclaim && candidates.is_empty() {
+                    continue;
+                }
+                let mut victims = vote(
+                    action,
+                    tiers,
+                    &candidates,
+                    &tasks,
+                    &ready,
+                    &min_member,
+                    my_priority,
+                    view.as_ref(),
+                );
+                // `ValidateVictims`: the node's future idle with every victim gone fits the
+                // task.
+                let fits_with = |gone: &[usize], scratch: &crate::placement::Cluster| {
+                    let nodes = &scratch.nodes;
+                    nodes.free_pods(node) + gone.len() as i64 >= 1
+                        && pod.requests.iter().all(|(r, a)| {
+                            let freed: i64 = gone.iter().map(|&k| tasks[k].requests.get(r)).sum();
+                            a <= nodes.free(node, r.index()) + freed
+                        })
+                };
+                if !fits_with(&victims, &scratch) {
+                    continue;
+                }
+                // `BuildVictimsPriorityQueue`: other queues by the victim queue order (lower
+                // queue priority, then larger share, first), then lower job priority, then
+                // the task scheduled last.
+                let share = |q: usize| {
+                    view.as_ref()
+                        .and_then(|v| v.attr(q))
+                        .map_or(0.0, |a| a.share)
+                };
+                victims.sort_by(|&a, &b| {
+                    let (ta, tb) = (&tasks[a], &tasks[b]);
+                    let by_queue = if ta.queue != tb.queue {
+                        queues[ta.queue]
+                            .priority
+                            .cmp(&queues[tb.queue].priority)
+                            .then(share(tb.queue).total_cmp(&share(ta.queue)))
+                            .then(tb.queue.cmp(&ta.queue))
+                    } else {
+                        std::cmp::Ordering::Equal
+                    };
+                    by_queue
+                        .then(ta.priority.cmp(&tb.priority))
+                        .then(Reverse(ta.created).cmp(&Reverse(tb.created)))
+                        .then(Reverse(&ta.name).cmp(&Reverse(&tb.name)))
+                });
+                let mut here: Vec<usize> = Vec::new();
+                let fits_now = |scratch: &crate::placement::Cluster, view: &Option<QueueView>| {
+                    scratch.nodes.fits(node, &pod.requests)
+                        && (action == Action::Reclaim || allocatable(view))
+                };
+                let mut fits = fits_now(&scratch, &view);
+                for &k in &victims {
+                    if fits {
+                        break;
+                    }
+                    let t = &tasks[k];
+                    scratch.apply(world, t.node, &t.requests, -1);
+                    if let Some(v) = view.as_mut() {
+                        v.account(t.queue, &t.req, -1.0);
+                    }
+                    *ready.entry(t.w).or_default() -= 1;
+                    here.push(k);
+                    fits = fits_now(&scratch, &view);
+                }
+                if !fits {
+                    // Discard: the node's evictions are undone.
+                    for &k in &here {
+                        let t = &tasks[k];
+                        scratch.apply(world, t.node, &t.requests, 1);
+                        if let Some(v) = view.as_mut() {
+                            v.account(t.queue, &t.req, 1.0);
+                        }
+                        *ready.entry(t.w).or_default() += 1;
+                    }
+                    continue;
+                }
+                // Pipeline the task on the node; the node's evictions join the statement.
+                scratch.apply(world, node, &pod.requests, 1);
+                if let Some(v) = view.as_mut() {
+                    v.account(qi, &req, 1.0);
+                }
+                pipelined.push((ps, i, node));
+                evicted.extend(here);
+                break;
+            }
+        }
+        // `JobPipelined` (gang: ready + pipelined reach minAvailable) commits the statement;
+        // otherwise it is discarded.
+        let is_pipelined = !has(EvictVoter::Gang) || my_ready + pipelined.len() >= my_min;
+        if !is_pipelined || evicted.is_empty() {
+            return false;
+        }
+        self.volcano_commit(w, action, &evicted, &tasks);
+        true
+    }
+
+    /// Commits a statement: every victim pod is evicted (`SchedulerCache.Evict`: the
+    /// PodGroup's Normal `Evict` event with the action's reason) and terminates for
+    /// `podTermination`; the preemptor waits, pipelined, for their resources.
+    fn volcano_commit(&mut self, w: WorkloadId, action: Action, evicted: &[usize], tasks: &[Task]) {
+        let gone_at = self.now + self.world.config.pod_termination;
+        let mut victims: Vec<WorkloadId> = Vec::new();
+        for &k in evicted {
+            let t = &tasks[k];
+            self.record_event(
+                t.w,
+                EventType::Normal,
+                SchedulerKind::Volcano.event_source(),
+                "Evict",
+                action.reason().to_string(),
+                None,
+            );
+            self.runtimes[t.w.index()].volcano_releasing.push((
+                gone_at,
+                t.ps,
+                t.i,
+                action == Action::Reclaim,
+            ));
+            *self
+                .rec
+                .stats
+                .evictions
+                .entry(action.counted_as())
+                .or_default() += 1;
+            if !victims.contains(&t.w) {
+                victims.push(t.w);
+            }
+        }
+        for v in victims {
+            self.events.push(gone_at, Ev::VolcanoPodsGone(v));
+        }
+        let rt = &mut self.runtimes[w.index()];
+        rt.volcano_pipelined = Some(gone_at);
+        rt.record.preemptions_caused += evicted.len() as u32;
+    }
+
+    /// The pods `preempt` or `reclaim` evicted from `v` that are due now are gone: their
+    /// nodes are free and the job's controller replaces them as it does any lost pod; the
+    /// jobs waiting are tried again, the pipelined preemptor first. Whether any was.
+    pub(super) fn volcano_pods_gone(&mut self, v: WorkloadId) -> bool {
+        let now = self.now;
+        let Some(rt) = self.runtimes.get_mut(v.index()) else {
+            return false;
+        };
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut rt.volcano_releasing)
+            .into_iter()
+            .partition(|r| r.0 <= now);
+        rt.volcano_releasing = later;
+        let pods: Vec<(usize, usize)> = due
+            .iter()
+            .filter(|r| rt.record.placement[r.1][r.2].is_some())
+            .map(|r| (r.1, r.2))
+            .collect();
+        if pods.is_empty() {
+            return false;
+        }
+        let done = matches!(
+            rt.record.state,
+            WorkloadState::Finished | WorkloadState::Evicted
+        );
+        if done {
+            self.release_pods(v, &pods);
+        } else {
+            self.lose_pods(v, &pods, Loss::VolcanoEvicted, None);
+        }
+        self.retry_placements();
+        true
+    }
+}
+
+/// The plugins' vote on the victims among `candidates` (`Session.Preemptable` or
+/// `Session.Reclaimable`): tier by tier, the intersection of the voters' lists; a voter with
+/// none ends the tier without victims; the first tier with victims decides.
+#[allow(clippy::too_many_arguments)]
+fn vote(
+    action: Action,
+    tiers: &[Vec<EvictVoter>],
+    candidates: &[usize],
+    tasks: &[Task],
+    ready: &BTreeMap<WorkloadId, usize>,
+    min_member: &BTreeMap<WorkloadId, usize>,
+    preemptor_priority: i32,
+    view: Option<&QueueView>,
+) -> Vec<usize> {
+    for tier in tiers {
+        let mut victims: Option<Vec<usize>> = None;
+        for voter in tier {
+            let list: Vec<usize> = match (voter, action) {
+                (EvictVoter::Conformance, _) => candidates
+                    .iter()
+                    .copied()
+                    .filter(|&k| !tasks[k].critical)
+                    .collect(),
+                // gang: a job gives pods only while it keeps more than minAvailable ready.
+                (EvictVoter::Gang, _) => {
+                    let mut occupied: BTreeMap<WorkloadId, usize> = BTreeMap::new();
+                    let mut out = Vec::new();
+                    for &k in candidates {
+                        let x = tasks[k].w;
+                        let n = occupied
+                            .entry(x)
+                            .or_insert_with(|| ready.get(&x).copied().unwrap_or(0));
+                        if *n > min_member.get(&x).copied().unwrap_or(0) {
+                            *n -= 1;
+                            out.push(k);
+                        }
+                    }
+                    out
+                }
+                // priority (preempt only): another job of lower priority.
+                (EvictVoter::Priority, Action::Preempt) => candidates
+                    .iter()
+                    .copied()
+                    .filter(|&k| tasks[k].priority < preemptor_priority)
+                    .collect(),
+                // proportion (reclaim only): the victim's queue still above its deserved.
+                (EvictVoter::Queue, Action::Reclaim) => {
+                    let Some(view) = view else { continue };
+                    let mut left: BTreeMap<usize, Res> = BTreeMap::new();
+                    let mut out = Vec::new();
+                    for &k in candidates {
+                        let t = &tasks[k];
+                        let Some(attr) = view.attr(t.queue) else {
+                            continue;
+                        };
+                        let allocated = left
+                            .entry(t.queue)
+                            .or_insert_with(|| attr.allocated.clone());
+                        if !less_equal(allocated, &attr.deserved) {
+                            for (a, r) in allocated.iter_mut().zip(&t.req) {
+                                *a -= r;
+                            }
+                            out.push(k);
+                        }
+                    }
+                    out
+                }
+                _ => continue,
+            };
+            if list.is_empty() {
+                victims = None;
+                break;
+            }
+            victims = Some(match victims {
+                None => list,
+                Some(v) => v.into_iter().filter(|k| list.contains(k)).collect(),
+            });
+        }
+        // An empty intersection is no decision (upstream's nil list): the next tier votes.
+        if let Some(v) = victims.filter(|v| !v.is_empty()) {
+            return v;
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(annotations: &[(&str, &str)], labels: &[(&str, &str)]) -> kueuesim_model::PodInfo {
+        let own = |l: &[(&str, &str)]| {
+            l.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        kueuesim_model::PodInfo {
+            labels: own(labels),
+            annotations: own(annotations),
+            ..Default::default()
+        }
+    }
+
+    /// `GetPodPreemptable`: the annotation first, then the label, a Go bool; unset is true,
+    /// an unreadable value false.
+    #[test]
+    fn preemptable_reads_the_annotation_then_the_label() {
+        assert!(pod_preemptable(None));
+        assert!(pod_preemptable(Some(&info(&[], &[]))));
+        assert!(!pod_preemptable(Some(&info(
+            &[(PREEMPTABLE, "false")],
+            &[]
+        ))));
+        assert!(!pod_preemptable(Some(&info(
+            &[],
+            &[(PREEMPTABLE, "false")]
+        ))));
+        assert!(pod_preemptable(Some(&info(
+            &[(PREEMPTABLE, "true")],
+            &[(PREEMPTABLE, "false")]
+        ))));
+        assert!(!pod_preemptable(Some(&info(&[(PREEMPTABLE, "yes")], &[]))));
+        assert!(pod_preemptable(Some(&info(&[(PREEMPTABLE, "T")], &[]))));
+    }
+
+    fn task(w: u32, priority: i32, critical: bool) -> Task {
+        Task {
+            w: WorkloadId(w),
+            ps: 0,
+            i: 0,
+            node: NodeId::from_index(0),
+            requests: ResourceList::default(),
+            req: Vec::new(),
+            queue: 0,
+            priority,
+            preemptable: true,
+            critical,
+            created: 0,
+            name: String::new(),
+        }
+    }
+
+    /// `Session.Preemptable`: a tier whose intersection is empty decides nothing and the
+    /// next tier votes; within a tier the lists intersect; gang keeps each job at its
+    /// minAvailable, counting the candidates in order.
+    #[test]
+    fn vote_intersects_within_a_tier_and_falls_through_an_empty_one() {
+        let tasks = vec![task(1, 5, false), task(1, 5, false), task(2, 50, true)];
+        let all = [0, 1, 2];
+        let ready = BTreeMap::from([(WorkloadId(1), 2), (WorkloadId(2), 1)]);
+        let min = BTreeMap::from([(WorkloadId(1), 1), (WorkloadId(2), 0)]);
+        let one = vec![vec![
+            EvictVoter::Conformance,
+            EvictVoter::Gang,
+            EvictVoter::Priority,
+        ]];
+        // Gang gives one pod of job 1 (2 ready, minAvailable 1) and job 2's pod; conformance
+        // refuses the critical pod; priority takes the jobs below 10.
+        assert_eq!(
+            vote(Action::Preempt, &one, &all, &tasks, &ready, &min, 10, None),
+            [0]
+        );
+        // Every gang at its minimum: the first tier leaves none, the second decides.
+        let at_min = BTreeMap::from([(WorkloadId(1), 2), (WorkloadId(2), 1)]);
+        let two = vec![
+            vec![EvictVoter::Gang],
+            vec![EvictVoter::Priority, EvictVoter::Conformance],
+        ];
+        assert_eq!(
+            vote(
+                Action::Preempt,
+                &two,
+                &all,
+                &tasks,
+                &ready,
+                &at_min,
+                100,
+                None
+            ),
+            [0, 1]
+        );
+        // priority has no say in reclaim: conformance alone decides there.
+        assert_eq!(
+            vote(Action::Reclaim, &one, &all, &tasks, &ready, &min, 1, None),
+            [0]
+        );
+    }
+}

@@ -360,6 +360,8 @@ pub enum FailureCause {
     /// Work lost by pods KAI's `staleGangEviction` evicted: none so far, as a gang is stale
     /// only after a loss that already ended its run.
     LostToStaleGangEviction,
+    /// Work lost by pods KAI's consolidation moved to other nodes.
+    LostToConsolidation,
 }
 
 impl FailureCause {
@@ -373,6 +375,7 @@ impl FailureCause {
             FailureCause::LostToNodeFailure => "node failed",
             FailureCause::LostToGpuFailure => "GPU failed",
             FailureCause::LostToStaleGangEviction => "stale gang evicted",
+            FailureCause::LostToConsolidation => "consolidation moved",
         }
     }
 }
@@ -380,12 +383,14 @@ impl FailureCause {
 /// Every reason an eviction can carry in kueuesim: the `Evicted` condition reasons Kueue
 /// sets for what is modelled (`Preempted`, `PodsReadyTimeout`, `ClusterQueueStopped`,
 /// `LocalQueueStopped`, and the deactivations `DeactivatedDueToMaximumExecutionTimeExceeded`
-/// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
-/// of them, zeros included, so that across seeds or variants a reason one run never saw is a
-/// count of 0 rather than a figure that run lacks.
-pub const EVICTION_REASONS: [&str; 11] = [
+/// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`, `Preempt` and
+/// `Consolidation`. A summary counts each of them, zeros included, so that across seeds or
+/// variants a reason one run never saw is a count of 0 rather than a figure that run lacks
+/// (the report leaves some out where they cannot happen).
+pub const EVICTION_REASONS: [&str; 12] = [
     "AdmissionCheck",
     "ClusterQueueStopped",
+    "Consolidation",
     "DeactivatedDueToAdmissionCheck",
     "DeactivatedDueToMaximumExecutionTimeExceeded",
     "DeactivatedDueToRequeuingLimitExceeded",

@@ -34,6 +34,7 @@ mod eviction;
 mod failures;
 mod invariants;
 mod kai;
+mod kai_consolidation;
 mod kai_stale;
 mod nodes;
 mod outbox;
@@ -99,6 +100,9 @@ enum Ev {
     /// The pods KAI's reclaim evicted from a workload Kueue does not manage are gone: its
     /// nodes are released and its controller's new pods wait for KAI.
     KaiPodsGone(WorkloadId, u32),
+    /// The pods KAI's consolidation moved for a job (this one) are gone: their replacements
+    /// bind to the planned nodes and the job is placed.
+    KaiConsolidated(WorkloadId),
     /// KAI's `staleGangEviction` action looks at a gang stale since a grace period ago;
     /// outdated unless its stale period (`Runtime::kai_stale_epoch`) is still that one.
     KaiStaleGang(WorkloadId, u32),
@@ -553,6 +557,7 @@ impl<'w> Simulation<'w> {
             Ev::Finish(w, g) if current(self, w, g) => self.finish(w),
             Ev::PodsGone(w, g) if current(self, w, g) => self.pods_gone(w),
             Ev::KaiPodsGone(w, g) if current(self, w, g) => self.kai_pods_gone(w),
+            Ev::KaiConsolidated(w) => self.kai_consolidated(w),
             Ev::KaiStaleGang(w, e) => {
                 if !self.kai_stale_gang_due(w, e) {
                     self.progress.idle = true;

@@ -30,6 +30,9 @@ pub(crate) enum Loss {
     /// KAI's `staleGangEviction` evicted them: their gang stayed below its minMember for
     /// the staleness grace period (`sim/kai.rs` records KAI's own events for it).
     StaleGang,
+    /// KAI's consolidation moved them to other nodes: deleted, and their replacements bind
+    /// to the planned nodes (`sim/kai_consolidation.rs` records KAI's own events for it).
+    Consolidation,
 }
 
 impl Loss {
@@ -40,7 +43,7 @@ impl Loss {
             Loss::NodeRemoved => "NodeRemoved",
             Loss::NodeFailed => "NodeFailed",
             Loss::GpuFailed => "GPUFailed",
-            Loss::StaleGang => "Evict",
+            Loss::StaleGang | Loss::Consolidation => "Evict",
         }
     }
 
@@ -49,7 +52,9 @@ impl Loss {
         match self {
             Loss::Evicted | Loss::NodeRemoved => TIMELINE_SOURCE,
             Loss::NodeFailed | Loss::GpuFailed => FAILURES_SOURCE,
-            Loss::StaleGang => kueuesim_model::SchedulerKind::Kai.event_source(),
+            Loss::StaleGang | Loss::Consolidation => {
+                kueuesim_model::SchedulerKind::Kai.event_source()
+            }
         }
     }
 }
@@ -142,9 +147,9 @@ impl<'w> Simulation<'w> {
                 names.join(", ")
             ),
             // KAI's events for it are recorded by its action.
-            Loss::StaleGang => String::new(),
+            Loss::StaleGang | Loss::Consolidation => String::new(),
         };
-        if loss != Loss::StaleGang {
+        if !matches!(loss, Loss::StaleGang | Loss::Consolidation) {
             self.record_event(
                 w,
                 EventType::Warning,
@@ -175,6 +180,7 @@ impl<'w> Simulation<'w> {
                             Loss::NodeFailed => FailureCause::LostToNodeFailure,
                             Loss::GpuFailed => FailureCause::LostToGpuFailure,
                             Loss::StaleGang => FailureCause::LostToStaleGangEviction,
+                            Loss::Consolidation => FailureCause::LostToConsolidation,
                         },
                         lost_gpu_ms: lost,
                     });

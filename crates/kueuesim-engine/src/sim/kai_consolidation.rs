@@ -174,16 +174,29 @@ impl Simulation<'_> {
         for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
             let vw = WorkloadId::from_index(v);
             let old = self.runtimes[v].record.placement.clone();
-            let again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = self.runtimes[v]
+            // Its running pods are placed again; allocate places `minMember` of them, then
+            // one per pass (an elastic job), so passes go on while they bind.
+            let mut again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = self.runtimes[v]
                 .pods()
                 .into_iter()
-                .map(|(n, slots)| (n, vec![None; slots.len()]))
+                .map(|(n, slots)| {
+                    let running = slots.iter().flatten().count();
+                    (n, vec![None; running])
+                })
                 .collect();
             let count: usize = again.iter().map(|(_, s)| s.len()).sum();
-            let placed = self.place_kai(vw, &again, count);
-            // Only its running pods count: a pod it never had placed is not a victim's.
-            let running: usize = old.iter().map(|s| s.iter().flatten().count()).sum();
-            if placed.bound.len() < running.max(1) {
+            let mut bound = 0;
+            while bound < count {
+                let placed = self.place_kai(vw, &again, count);
+                if placed.bound.is_empty() {
+                    break;
+                }
+                for &(ps, idx, node) in &placed.bound {
+                    again[ps].1[idx] = Some(node);
+                }
+                bound += placed.bound.len();
+            }
+            if bound < count {
                 plan.lost.push(v);
                 continue;
             }
@@ -191,12 +204,7 @@ impl Simulation<'_> {
             for (ps, slots) in old.iter().enumerate() {
                 // Per pod set, pods are alike: a pod whose node is among the new ones stays,
                 // the others take the new nodes left over.
-                let mut fresh: Vec<NodeId> = placed
-                    .bound
-                    .iter()
-                    .filter(|b| b.0 == ps)
-                    .map(|b| b.2)
-                    .collect();
+                let mut fresh: Vec<NodeId> = again[ps].1.iter().flatten().copied().collect();
                 let mut movers = Vec::new();
                 for (idx, node) in slots.iter().enumerate() {
                     let Some(node) = node else { continue };

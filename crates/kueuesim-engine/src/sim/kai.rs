@@ -536,7 +536,9 @@ impl<'w> Simulation<'w> {
             {
                 continue;
             }
-            let mut held = rt.kai_pipelined;
+            // A pipelined job's GPUs are its queue's, except for the job itself: what it asks
+            // now is those GPUs (`placed`, `request` below), counted once.
+            let mut held = if i == w.index() { 0 } else { rt.kai_pipelined };
             for (ps, slots) in rt.record.placement.iter().enumerate() {
                 let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
                 held += per * slots.iter().flatten().count() as i64;

@@ -235,3 +235,14 @@ fn k35_a_gang_on_two_nodes_freed_by_two_moves() {
         assert_eq!(r.summary.evictions.get("Consolidation"), Some(&2));
     });
 }
+
+#[test]
+fn k36_a_rack_freed_for_a_gang_with_a_required_topology() {
+    // queue0's limit of 4 is reached exactly once the gang binds: its pipelined GPUs are
+    // counted once (they were counted twice before, and the limit refused the gang).
+    each("K36-consolidate-for-a-rack", |r| {
+        untouched(r, "running-job0", &["node0"]);
+        moved(r, "running-job1", "team/pending-job0", &["node0"]);
+        placed_after_consolidation(r, "pending-job0", &["node1", "node1"]);
+    });
+}

@@ -543,6 +543,10 @@ impl<'w> Simulation<'w> {
                 let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
                 held += per * slots.iter().flatten().count() as i64;
             }
+            // In a consolidation scenario, what the job holds there.
+            if let Some(&(_, gpus)) = self.sched.kai_scenario_gpus.iter().find(|x| x.0 == i) {
+                held = gpus;
+            }
             let mut q = Some(xq);
             while let Some(c) = q {
                 allocated[c] += held;

@@ -161,12 +161,26 @@ impl Simulation<'_> {
                 (n.clone(), kept)
             })
             .collect();
+        let gpu = self.gpu;
+        let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| {
+            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g)))
+        };
+        // The victims are out of their queues until they are placed again.
+        self.sched.kai_scenario_gpus = victims.iter().map(|&v| (v, 0)).collect();
         let saved = std::mem::replace(&mut self.sched.cluster, scratch);
         let r = self.place_kai(w, &partial, bound + tasks);
         if r.bound.len() < tasks {
             self.sched.cluster = saved;
+            self.sched.kai_scenario_gpus.clear();
             return None;
         }
+        // The job holds its bound pods and the tasks just placed.
+        let rt = &self.runtimes[w.index()];
+        let mut job_gpus: i64 = r.bound.iter().map(|b| gpus_of(rt, b.0)).sum();
+        for (ps, slots) in rt.record.placement.iter().enumerate() {
+            job_gpus += gpus_of(rt, ps) * slots.iter().flatten().count() as i64;
+        }
+        self.sched.kai_scenario_gpus.push((w.index(), job_gpus));
         let mut plan = placement::kai::ConsolidationPlan {
             preemptor: r.bound.iter().map(|b| (b.0, b.2.index())).collect(),
             ..Default::default()
@@ -200,6 +214,15 @@ impl Simulation<'_> {
                 plan.lost.push(v);
                 continue;
             }
+            let rt = &self.runtimes[v];
+            let placed: i64 = again
+                .iter()
+                .enumerate()
+                .map(|(ps, (_, slots))| gpus_of(rt, ps) * slots.iter().flatten().count() as i64)
+                .sum();
+            if let Some(x) = self.sched.kai_scenario_gpus.iter_mut().find(|x| x.0 == v) {
+                x.1 = placed;
+            }
             let mut moved = false;
             for (ps, slots) in old.iter().enumerate() {
                 // Per pod set, pods are alike: a pod whose node is among the new ones stays,
@@ -225,6 +248,7 @@ impl Simulation<'_> {
             }
         }
         self.sched.cluster = saved;
+        self.sched.kai_scenario_gpus.clear();
         Some(plan)
     }
 

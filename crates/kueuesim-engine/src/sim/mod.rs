@@ -266,6 +266,11 @@ struct Schedulers {
     /// With GPUs as devices, while the pods of a failed GPU device are lost: the node and
     /// device, so each gives back its claim on that device.
     failed_device: Option<(kueuesim_model::NodeId, u32)>,
+    /// While KAI's consolidation simulates a scenario: the GPUs each job of it holds there
+    /// (workload index, GPUs), which KAI's queue-limit check reads instead of the job's
+    /// real placement (upstream's scenario deallocates the victims from their queues and
+    /// allocates what it pipelines). Empty otherwise.
+    kai_scenario_gpus: Vec<(usize, i64)>,
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
@@ -428,6 +433,7 @@ impl<'w> Simulation<'w> {
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
                 failed_device: None,
+                kai_scenario_gpus: Vec::new(),
                 tas_flavors,
                 nodes: (world.has_nodes()
                     && (!world.timeline.is_empty()

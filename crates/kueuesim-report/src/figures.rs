@@ -412,6 +412,25 @@ pub fn human(name: &str, v: f64) -> String {
 mod tests {
     use super::*;
 
+    /// KAI's consolidation evictions, listed only by the runs where it moved pods, are 0 in
+    /// the other runs (a mean across seeds counts them), and absent where no run has them.
+    #[test]
+    fn missing_consolidation_evictions_are_zero() {
+        let f = |n: &str, v: f64| (n.to_string(), Some(v));
+        let mut runs = vec![
+            vec![f(CONSOLIDATION_EVICTIONS, 2.0)],
+            vec![f("evictions.Reclaim", 1.0)],
+        ];
+        fill_bound_by_zeros(&mut runs);
+        assert!(
+            runs[1].contains(&f(CONSOLIDATION_EVICTIONS, 0.0)),
+            "{runs:?}"
+        );
+        let mut none = vec![vec![f("evictions.Reclaim", 1.0)]];
+        fill_bound_by_zeros(&mut none);
+        assert_eq!(none, [vec![f("evictions.Reclaim", 1.0)]]);
+    }
+
     /// A share one run lacks is 0 there when its queue waited, and stays missing when the
     /// queue never did (no shares at all).
     #[test]

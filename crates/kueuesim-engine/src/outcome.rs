@@ -362,6 +362,8 @@ pub enum FailureCause {
     LostToStaleGangEviction,
     /// Work lost by pods Volcano's `preempt` or `reclaim` action evicted.
     LostToVolcanoEviction,
+    /// Work lost by pods KAI's consolidation moved to other nodes.
+    LostToConsolidation,
 }
 
 impl FailureCause {
@@ -376,6 +378,7 @@ impl FailureCause {
             FailureCause::LostToGpuFailure => "GPU failed",
             FailureCause::LostToStaleGangEviction => "stale gang evicted",
             FailureCause::LostToVolcanoEviction => "preempted or reclaimed by Volcano",
+            FailureCause::LostToConsolidation => "consolidation moved",
         }
     }
 }
@@ -383,12 +386,14 @@ impl FailureCause {
 /// Every reason an eviction can carry in kueuesim: the `Evicted` condition reasons Kueue
 /// sets for what is modelled (`Preempted`, `PodsReadyTimeout`, `ClusterQueueStopped`,
 /// `LocalQueueStopped`, and the deactivations `DeactivatedDueToMaximumExecutionTimeExceeded`
-/// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`. A summary counts each
-/// of them, zeros included, so that across seeds or variants a reason one run never saw is a
-/// count of 0 rather than a figure that run lacks.
-pub const EVICTION_REASONS: [&str; 11] = [
+/// and `DeactivatedDueToRequeuingLimitExceeded`), and KAI's `Reclaim`, `Preempt` and
+/// `Consolidation`. A summary counts each of them, zeros included, so that across seeds or
+/// variants a reason one run never saw is a count of 0 rather than a figure that run lacks
+/// (the report leaves some out where they cannot happen).
+pub const EVICTION_REASONS: [&str; 12] = [
     "AdmissionCheck",
     "ClusterQueueStopped",
+    "Consolidation",
     "DeactivatedDueToAdmissionCheck",
     "DeactivatedDueToMaximumExecutionTimeExceeded",
     "DeactivatedDueToRequeuingLimitExceeded",

@@ -127,12 +127,28 @@ pub fn renamed(pattern: &str) -> Option<String> {
 /// the constraint after it (`clusterQueues[ml-team].pendingBoundBy.quota:cpu`).
 pub const BOUND_BY: &str = ".pendingBoundBy.";
 
+/// The summary figure of KAI's consolidation evictions, which a summary lists only where the
+/// action moved pods (so that runs without it read as before it was modelled).
+pub const CONSOLIDATION_EVICTIONS: &str = "evictions.Consolidation";
+
 /// Gives each run the `pendingBoundBy` shares another run has and it lacks, as 0, where its
 /// queue had pending time (some share of its own); a queue that never waited has no shares
 /// to give. A run lists only the constraints that bound it, so without this a mean across
 /// seeds would count a constraint only over the seeds it bound in (an eviction reason is a
-/// count of 0 in every summary for the same reason).
+/// count of 0 in every summary for the same reason). Likewise KAI's `Consolidation`
+/// evictions ([`CONSOLIDATION_EVICTIONS`]), listed only by runs where it moved pods: 0 in the
+/// others.
 pub fn fill_bound_by_zeros(runs: &mut [Vec<Figure>]) {
+    if runs
+        .iter()
+        .any(|r| r.iter().any(|(n, _)| n == CONSOLIDATION_EVICTIONS))
+    {
+        for r in runs.iter_mut() {
+            if !r.iter().any(|(n, _)| n == CONSOLIDATION_EVICTIONS) {
+                r.push((CONSOLIDATION_EVICTIONS.to_string(), Some(0.0)));
+            }
+        }
+    }
     let queue = |n: &str| n.find(BOUND_BY).map(|i| n[..i].to_string());
     let mut seen = std::collections::BTreeSet::new();
     let mut names: Vec<String> = Vec::new();
@@ -395,6 +411,25 @@ pub fn human(name: &str, v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// KAI's consolidation evictions, listed only by the runs where it moved pods, are 0 in
+    /// the other runs (a mean across seeds counts them), and absent where no run has them.
+    #[test]
+    fn missing_consolidation_evictions_are_zero() {
+        let f = |n: &str, v: f64| (n.to_string(), Some(v));
+        let mut runs = vec![
+            vec![f(CONSOLIDATION_EVICTIONS, 2.0)],
+            vec![f("evictions.Reclaim", 1.0)],
+        ];
+        fill_bound_by_zeros(&mut runs);
+        assert!(
+            runs[1].contains(&f(CONSOLIDATION_EVICTIONS, 0.0)),
+            "{runs:?}"
+        );
+        let mut none = vec![vec![f("evictions.Reclaim", 1.0)]];
+        fill_bound_by_zeros(&mut none);
+        assert_eq!(none, [vec![f("evictions.Reclaim", 1.0)]]);
+    }
 
     /// A share one run lacks is 0 there when its queue waited, and stays missing when the
     /// queue never did (no shares at all).

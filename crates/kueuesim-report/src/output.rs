@@ -823,6 +823,9 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
                     .filter(|&r| r != "NodeFailures" || living(world))
                     // KAI's in-queue `preempt` only where KAI Queues are declared.
                     .filter(|&r| r != "Preempt" || !world.kai_queues.is_empty())
+                    // KAI's `consolidation` only where it moved pods: runs it never acted in
+                    // report what they did before it was modelled.
+                    .filter(|&r| r != "Consolidation" || outcome.stats.evictions.contains_key(r))
                     // The admission check's reasons only where a ClusterQueue has one.
                     .filter(|&r| {
                         !r.ends_with("AdmissionCheck")

@@ -128,6 +128,8 @@ impl Row {
     pub(crate) fn figure(&self, name: &str) -> Option<f64> {
         match self.figures.iter().find(|(n, _)| n == name) {
             Some((_, v)) => v.parse().ok(),
+            // KAI's consolidation evictions, listed only where it moved pods: 0 elsewhere.
+            None if name == kueuesim_report::figures::CONSOLIDATION_EVICTIONS => Some(0.0),
             // A `pendingBoundBy` share the run lacks is 0 where its queue waited (some share
             // of its own), as `fill_bound_by_zeros` makes it for `run --seeds` and compare.
             None => {

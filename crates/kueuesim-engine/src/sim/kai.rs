@@ -11,27 +11,34 @@ use crate::placement::{self, PodNeeds};
 use super::{Ev, Simulation};
 
 impl<'w> Simulation<'w> {
-    /// KAI's reclaim action, then (when it found nothing) its preempt action, for a pending
-    /// job of a KAI Queue (jobs Kueue does not manage; Kueue-managed ones are Kueue's to
-    /// preempt), in upstream's action order: evict running jobs of queues above their fair
+    /// KAI's consolidation action, then its reclaim action, then its preempt action (each only
+    /// when the one before found nothing), for a pending job of a KAI Queue (jobs Kueue does
+    /// not manage; Kueue-managed ones are Kueue's to preempt), in upstream's action order
+    /// (`allocate, consolidation, reclaim, preempt`): move running jobs to other nodes so the
+    /// job fits (`kai_consolidate`), else evict running jobs of queues above their fair
     /// share so the job fits (`kai::reclaim_victims`), else lower-priority running jobs of
     /// its own queue (`kai::preempt_victims`).
     pub(super) fn kai_reclaim(&mut self, w: WorkloadId) {
+        if self.kai_consolidate(w) {
+            return;
+        }
         if !self.kai_evict_for(w, KaiAction::Reclaim) {
             self.kai_evict_for(w, KaiAction::Preempt);
         }
     }
 
-    /// One eviction action for `w`; whether it evicted.
-    fn kai_evict_for(&mut self, w: WorkloadId, action: KaiAction) -> bool {
+    /// What KAI's eviction actions read for pending job `w` (the session's view): None
+    /// when no action applies (no KAI Queue or GPU resource, a Kueue-managed job, or one
+    /// already pipelined onto its victims' resources).
+    pub(super) fn kai_view(&self, w: WorkloadId) -> Option<KaiView> {
         let world = self.world;
         let wl = self.spec(w);
         let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
         else {
-            return false;
+            return None;
         };
         if self.runtimes[w.index()].kai_pipelined > 0 {
-            return false;
+            return None;
         }
         let mut non_preemptible = 0i64;
         let nq = world.kai_queues.len();
@@ -83,7 +90,8 @@ impl<'w> Simulation<'w> {
             if waiting.contains(&WorkloadId::from_index(i)) {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
             }
-            if placed > 0 && x.queue == QueueRef::Unmanaged {
+            // A job whose pods KAI's consolidation is moving is nobody's victim meanwhile.
+            if placed > 0 && x.queue == QueueRef::Unmanaged && rt.kai_moves.is_empty() {
                 let mut nodes: Vec<usize> = rt
                     .record
                     .placement
@@ -112,8 +120,7 @@ impl<'w> Simulation<'w> {
             .sum();
         let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
         let fair = placement::kai::fair_shares(&world.kai_queues, total, &requests);
-        let rt = &self.runtimes[w.index()];
-        let pods = rt.pods();
+        let pods = self.runtimes[w.index()].pods();
         // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
         // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
         let (bound, _) = placement::counts(&pods);
@@ -137,7 +144,6 @@ impl<'w> Simulation<'w> {
             })
             .take(count)
             .collect();
-        let want: i64 = task_gpus.iter().sum();
         let free_gpus: i64 = world
             .nodes
             .iter()
@@ -153,6 +159,42 @@ impl<'w> Simulation<'w> {
         let mut put_back_order: Vec<&placement::kai::RunningJob> = running.iter().collect();
         put_back_order.sort_by_key(|j| (Reverse(j.priority), j.elastic, j.created, j.key));
         let put_back_order: Vec<usize> = put_back_order.iter().map(|j| j.key).collect();
+        Some(KaiView {
+            queue,
+            running,
+            allocated,
+            fair,
+            total,
+            non_preemptible,
+            pods,
+            bound,
+            task_gpus,
+            free_gpus,
+            put_back_order,
+        })
+    }
+
+    /// One eviction action for `w`; whether it evicted.
+    fn kai_evict_for(&mut self, w: WorkloadId, action: KaiAction) -> bool {
+        let world = self.world;
+        let wl = self.spec(w);
+        let Some(view) = self.kai_view(w) else {
+            return false;
+        };
+        let KaiView {
+            queue,
+            running,
+            allocated,
+            fair,
+            total,
+            non_preemptible,
+            pods,
+            bound,
+            task_gpus,
+            free_gpus,
+            put_back_order,
+        } = view;
+        let want: i64 = task_gpus.iter().sum();
         let state = placement::kai::QueueState {
             queues: &world.kai_queues,
             fair: &fair,
@@ -494,10 +536,16 @@ impl<'w> Simulation<'w> {
             {
                 continue;
             }
-            let mut held = rt.kai_pipelined;
+            // A pipelined job's GPUs are its queue's, except for the job itself: what it asks
+            // now is those GPUs (`placed`, `request` below), counted once.
+            let mut held = if i == w.index() { 0 } else { rt.kai_pipelined };
             for (ps, slots) in rt.record.placement.iter().enumerate() {
                 let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
                 held += per * slots.iter().flatten().count() as i64;
+            }
+            // In a consolidation scenario, what the job holds there.
+            if let Some(&(_, gpus)) = self.sched.kai_scenario_gpus.iter().find(|x| x.0 == i) {
+                held = gpus;
             }
             let mut q = Some(xq);
             while let Some(c) = q {
@@ -701,11 +749,38 @@ fn resolve_kai(
 
 /// The PodGroup KAI's messages name (`<namespace/name>`): the input's PodGroup, else the one
 /// KAI's pod grouper would create for the workload (`pg-<name>`).
-fn kai_job_name(wl: &kueuesim_model::Workload) -> String {
+pub(super) fn kai_job_name(wl: &kueuesim_model::Workload) -> String {
     match &wl.gang.pod_group {
         Some(pg) => format!("{}/{pg}", wl.namespace),
         None => format!("{}/pg-{}", wl.namespace, wl.name),
     }
+}
+
+/// What KAI's eviction actions read for one pending job (`Simulation::kai_view`).
+pub(super) struct KaiView {
+    /// The job's KAI Queue.
+    pub(super) queue: usize,
+    /// Running KAI jobs Kueue does not manage, the potential victims.
+    pub(super) running: Vec<placement::kai::RunningJob>,
+    /// GPUs allocated per queue (pipelined ones included).
+    pub(super) allocated: Vec<i64>,
+    /// Fair share per queue.
+    pub(super) fair: Vec<i64>,
+    /// The cluster's GPUs.
+    pub(super) total: i64,
+    /// GPUs of non-preemptible jobs of the job's queue.
+    pub(super) non_preemptible: i64,
+    /// The job's pods (needs, nodes of those bound).
+    pub(super) pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+    /// How many of its pods are bound.
+    pub(super) bound: usize,
+    /// GPUs of each task it allocates now (`GetTasksToAllocate`).
+    pub(super) task_gpus: Vec<i64>,
+    /// Free GPUs of the cluster.
+    pub(super) free_gpus: i64,
+    /// The running jobs' keys in job order (higher priority, then older, first): the order
+    /// victims are placed again in a scenario.
+    pub(super) put_back_order: Vec<usize>,
 }
 
 /// KAI's eviction actions that kueuesim runs.

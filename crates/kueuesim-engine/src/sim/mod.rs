@@ -34,6 +34,7 @@ mod eviction;
 mod failures;
 mod invariants;
 mod kai;
+mod kai_consolidation;
 mod kai_stale;
 mod nodes;
 mod outbox;
@@ -100,6 +101,9 @@ enum Ev {
     /// The pods KAI's reclaim evicted from a workload Kueue does not manage are gone: its
     /// nodes are released and its controller's new pods wait for KAI.
     KaiPodsGone(WorkloadId, u32),
+    /// The pods KAI's consolidation moved for a job (this one) are gone: their replacements
+    /// bind to the planned nodes and the job is placed.
+    KaiConsolidated(WorkloadId),
     /// KAI's `staleGangEviction` action looks at a gang stale since a grace period ago;
     /// outdated unless its stale period (`Runtime::kai_stale_epoch`) is still that one.
     KaiStaleGang(WorkloadId, u32),
@@ -266,6 +270,11 @@ struct Schedulers {
     /// With GPUs as devices, while the pods of a failed GPU device are lost: the node and
     /// device, so each gives back its claim on that device.
     failed_device: Option<(kueuesim_model::NodeId, u32)>,
+    /// While KAI's consolidation simulates a scenario: the GPUs each job of it holds there
+    /// (workload index, GPUs), which KAI's queue-limit check reads instead of the job's
+    /// real placement (upstream's scenario deallocates the victims from their queues and
+    /// allocates what it pipelines). Empty otherwise.
+    kai_scenario_gpus: Vec<(usize, i64)>,
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
@@ -428,6 +437,7 @@ impl<'w> Simulation<'w> {
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
                 failed_device: None,
+                kai_scenario_gpus: Vec::new(),
                 tas_flavors,
                 nodes: (world.has_nodes()
                     && (!world.timeline.is_empty()
@@ -562,6 +572,7 @@ impl<'w> Simulation<'w> {
                     self.progress.idle = true;
                 }
             }
+            Ev::KaiConsolidated(w) => self.kai_consolidated(w),
             Ev::KaiStaleGang(w, e) => {
                 if !self.kai_stale_gang_due(w, e) {
                     self.progress.idle = true;

@@ -33,6 +33,9 @@ pub(crate) enum Loss {
     /// Volcano's `preempt` or `reclaim` action evicted them (`sim/volcano_evict.rs` records
     /// Volcano's `Evict` events for it).
     VolcanoEvicted,
+    /// KAI's consolidation moved them to other nodes: deleted, and their replacements bind
+    /// to the planned nodes (`sim/kai_consolidation.rs` records KAI's own events for it).
+    Consolidation,
 }
 
 impl Loss {
@@ -43,7 +46,7 @@ impl Loss {
             Loss::NodeRemoved => "NodeRemoved",
             Loss::NodeFailed => "NodeFailed",
             Loss::GpuFailed => "GPUFailed",
-            Loss::StaleGang | Loss::VolcanoEvicted => "Evict",
+            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation => "Evict",
         }
     }
 
@@ -52,7 +55,9 @@ impl Loss {
         match self {
             Loss::Evicted | Loss::NodeRemoved => TIMELINE_SOURCE,
             Loss::NodeFailed | Loss::GpuFailed => FAILURES_SOURCE,
-            Loss::StaleGang => kueuesim_model::SchedulerKind::Kai.event_source(),
+            Loss::StaleGang | Loss::Consolidation => {
+                kueuesim_model::SchedulerKind::Kai.event_source()
+            }
             Loss::VolcanoEvicted => kueuesim_model::SchedulerKind::Volcano.event_source(),
         }
     }
@@ -146,9 +151,12 @@ impl<'w> Simulation<'w> {
                 names.join(", ")
             ),
             // KAI's and Volcano's events for it are recorded by their actions.
-            Loss::StaleGang | Loss::VolcanoEvicted => String::new(),
+            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation => String::new(),
         };
-        if !matches!(loss, Loss::StaleGang | Loss::VolcanoEvicted) {
+        if !matches!(
+            loss,
+            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation
+        ) {
             self.record_event(
                 w,
                 EventType::Warning,
@@ -180,6 +188,7 @@ impl<'w> Simulation<'w> {
                             Loss::GpuFailed => FailureCause::LostToGpuFailure,
                             Loss::StaleGang => FailureCause::LostToStaleGangEviction,
                             Loss::VolcanoEvicted => FailureCause::LostToVolcanoEviction,
+                            Loss::Consolidation => FailureCause::LostToConsolidation,
                         },
                         lost_gpu_ms: lost,
                     });

@@ -65,6 +65,17 @@ pub(super) struct Runtime<'w> {
     /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
+    /// KAI: the pods KAI's consolidation is moving (pod set, index, planned node) while they
+    /// terminate; empty otherwise.
+    pub(super) kai_moves: Vec<(usize, usize, NodeId)>,
+    /// KAI: the job whose consolidation moves them (set with `kai_moves`), and this job's
+    /// generation then.
+    pub(super) kai_moved_for: Option<(WorkloadId, u32)>,
+    /// KAI: what a job KAI's consolidation pipelined holds of its planned nodes while the
+    /// moved pods terminate (node, requests).
+    pub(super) kai_holds: Vec<(NodeId, kueuesim_model::ResourceList)>,
+    /// KAI: the jobs whose pods this job's consolidation moves.
+    pub(super) kai_movers: Vec<WorkloadId>,
     /// KAI's `LastStartTimestamp`: when its scheduler last allocated it with none of its pods
     /// bound (allocate's `setLastStartTimestamp`), or the input's PodGroup annotation for a
     /// job running at the start; None: never (the min-runtimes do not protect it).
@@ -292,6 +303,10 @@ pub(super) fn new_runtime<'w>(
         generation: 0,
         needs: Vec::new(),
         kai_pipelined: 0,
+        kai_moves: Vec::new(),
+        kai_moved_for: None,
+        kai_holds: Vec::new(),
+        kai_movers: Vec::new(),
         kai_last_start: None,
         volcano_inqueue: false,
         volcano_pipelined: None,

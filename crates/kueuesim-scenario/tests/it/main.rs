@@ -15,6 +15,8 @@ mod golden;
 mod grove;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
 mod job_kinds;
+/// KAI's consolidation action: its unit-test cases (K25–K35) as scenarios.
+mod kai_consolidation;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order.
 mod kai_queues;
 /// KAI's staleGangEviction action.

@@ -8,12 +8,13 @@
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
 //! plugin (candidate domains, `checkJobDomainFit`); `nodeplacement` the node scores;
 //! `subgroups` PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares
-//! and reclaim; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
+//! and reclaim; `consolidation` the consolidation action's victims and search; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
 //! `Cluster` keeps in step for KAI on every bind and release are shared bookkeeping, in the
 //! folder above: `placement::fit_counts` (per-domain `AllocatablePods` counts),
 //! `placement::domain_order` (each domain's nodes in bin-pack order, which a dry run of alike
 //! GPU pods reads) and `placement::commit` (an allocation's batched commit).
 
+mod consolidation;
 mod messages;
 mod nodeplacement;
 mod reclaim;
@@ -24,6 +25,7 @@ mod topology;
 use kueuesim_model::{PlacementStrategy, ResourceId, World};
 
 use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
+pub use consolidation::{ConsolidationPlan, MAX_CONSOLIDATION_PREEMPTEES, consolidation_plan};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
 pub use reclaim::{

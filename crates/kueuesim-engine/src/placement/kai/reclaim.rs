@@ -346,9 +346,32 @@ pub(super) fn solve(
     order: &[&RunningJob],
     task_gpus: &[i64],
     free_gpus: i64,
-    mut scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
+    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
     valid: impl Fn(i64, &[usize]) -> bool,
 ) -> Option<Vec<usize>> {
+    solve_with(
+        order,
+        task_gpus,
+        free_gpus,
+        scenario,
+        |need, left: &Vec<usize>| valid(need, left),
+        |left: &Vec<usize>| left.clone(),
+    )
+    .filter(|left| !left.is_empty())
+}
+
+/// [`solve`]'s search with any simulation result `V`: `recorded(v)` gives the victims a
+/// solution records for the next task (reclaim and preempt: the victims left out; the
+/// consolidation action: the victims its simulation moved). The last task's solution, None
+/// when a partial job has none.
+pub(super) fn solve_with<V>(
+    order: &[&RunningJob],
+    task_gpus: &[i64],
+    free_gpus: i64,
+    mut scenario: impl FnMut(usize, &[usize]) -> Option<V>,
+    valid: impl Fn(i64, &V) -> bool,
+    recorded_of: impl Fn(&V) -> Vec<usize>,
+) -> Option<V> {
     let gpus_of = |keys: &[usize]| -> i64 {
         keys.iter()
             .filter_map(|k| order.iter().find(|j| j.key == *k))
@@ -356,14 +379,15 @@ pub(super) fn solve(
             .sum()
     };
     let mut recorded: Vec<usize> = Vec::new();
+    let mut last = None;
     for tasks in 1..=task_gpus.len() {
         let need: i64 = task_gpus[..tasks].iter().sum();
-        let mut attempt = |victims: &[usize]| -> Option<Option<Vec<usize>>> {
+        let mut attempt = |victims: &[usize]| -> Option<Option<V>> {
             if free_gpus + gpus_of(victims) < need {
                 return None;
             }
-            let left = scenario(tasks, victims)?;
-            Some(valid(need, &left).then_some(left))
+            let result = scenario(tasks, victims)?;
+            Some(valid(need, &result).then_some(result))
         };
         let mut solved = None;
         if !recorded.is_empty()
@@ -400,11 +424,14 @@ pub(super) fn solve(
             }
         }
         match solved {
-            Some(v) => recorded = v,
+            Some(v) => {
+                recorded = recorded_of(&v);
+                last = Some(v);
+            }
             None => return None,
         }
     }
-    (!recorded.is_empty()).then_some(recorded)
+    last
 }
 
 /// The proportion plugin's `Reclaimable` for victims `(queue, gpus)` in order: each victim's

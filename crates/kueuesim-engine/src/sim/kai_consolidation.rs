@@ -1,0 +1,394 @@
+//! KAI's consolidation action for a pending job of a KAI Queue that Kueue does not manage:
+//! running pods are moved to other nodes so the job fits, and the moved pods' replacements
+//! bind to the nodes the action planned for them.
+
+use kueuesim_model::{NodeId, SchedulerKind, WorkloadId};
+
+use crate::outcome::{EventType, Eviction, WorkloadState};
+use crate::placement::{self, PodNeeds};
+
+use super::kai::{KaiView, kai_job_name};
+use super::{Ev, Simulation};
+
+/// The reason kueuesim records for a job whose pods the consolidation moved (one per job, as
+/// KAI's `Reclaim` and `Preempt`): upstream's action name (`framework.Consolidation`).
+pub(super) const CONSOLIDATION_REASON: &str = "Consolidation";
+
+impl Simulation<'_> {
+    /// KAI's consolidation action for pending job `w` (`attemptToConsolidateForPreemptor`);
+    /// whether it moved pods. Jobs with GPU shares take no part (neither as the job nor as
+    /// a victim): kueuesim does not re-place shares in a scenario.
+    pub(super) fn kai_consolidate(&mut self, w: WorkloadId) -> bool {
+        let world = self.world;
+        let wl = self.spec(w);
+        if wl.pod_sets.iter().any(|p| p.gpu_share.is_some()) {
+            return false;
+        }
+        let Some(view) = self.kai_view(w) else {
+            return false;
+        };
+        let KaiView {
+            queue,
+            running,
+            allocated,
+            fair,
+            total,
+            pods,
+            bound,
+            task_gpus,
+            free_gpus,
+            put_back_order,
+            ..
+        } = view;
+        let want: i64 = task_gpus.iter().sum();
+        // `buildPreemptibleFilterFunc`: not the job itself; a job whose pods are being moved
+        // already is not moved again. Jobs with GPU shares are left out (see above).
+        let running: Vec<placement::kai::RunningJob> = running
+            .into_iter()
+            .filter(|j| {
+                let v = WorkloadId::from_index(j.key);
+                j.key != w.index()
+                    && self.runtimes[j.key].kai_moves.is_empty()
+                    && !self.spec(v).pod_sets.iter().any(|p| p.gpu_share.is_some())
+            })
+            .collect();
+        let state = placement::kai::QueueState {
+            queues: &world.kai_queues,
+            fair: &fair,
+            allocated: &allocated,
+            total,
+            now: self.now.millis(),
+        };
+        let preemptor = placement::kai::Reclaimer {
+            queue,
+            task_gpus: &task_gpus,
+            preemptible: wl.kai_preemptible(),
+        };
+        let scenario =
+            |tasks: usize, victims: &[usize]| -> Option<placement::kai::ConsolidationPlan> {
+                self.consolidation_scenario(w, &pods, bound, tasks, victims, &put_back_order)
+            };
+        let Some(plan) =
+            placement::kai::consolidation_plan(&state, &preemptor, &running, free_gpus, scenario)
+        else {
+            return false;
+        };
+        self.runtimes[w.index()].kai_pipelined = want;
+        self.runtimes[w.index()].record.preemptions_caused += plan.moved.len() as u32;
+        let by = kai_job_name(&wl);
+        for &v in &plan.moved {
+            let moves: Vec<(usize, usize, NodeId)> = plan
+                .moves
+                .iter()
+                .filter(|m| m.0 == v)
+                .map(|&(_, ps, idx, node)| (ps, idx, NodeId::from_index(node)))
+                .collect();
+            self.kai_move(WorkloadId::from_index(v), w, moves, &by);
+        }
+        // The job is pipelined onto its planned nodes: what is idle there now is held for it
+        // (upstream's allocate pipelines it onto the releasing resources in the next
+        // sessions, ahead of the jobs after it), the rest is the moved pods' to give back.
+        let mut holds = Vec::new();
+        for &(ps, node) in &plan.preemptor {
+            let node = NodeId::from_index(node);
+            let free: Vec<(kueuesim_model::ResourceId, i64)> = self.runtimes[w.index()].needs[ps]
+                .requests
+                .iter()
+                .map(|(r, a)| {
+                    let idle = self.sched.cluster.nodes.free(node, r.index()).max(0);
+                    (r, a.min(idle))
+                })
+                .collect();
+            let hold = kueuesim_model::ResourceList::from_pairs(free);
+            self.sched.cluster.apply(world, node, &hold, 1);
+            holds.push((node, hold));
+        }
+        let rt = &mut self.runtimes[w.index()];
+        rt.kai_holds = holds;
+        rt.kai_movers = plan
+            .moved
+            .iter()
+            .map(|&v| WorkloadId::from_index(v))
+            .collect();
+        self.events.push(
+            self.now + world.config.pod_termination,
+            Ev::KaiConsolidated(w),
+        );
+        true
+    }
+
+    /// One scenario of the consolidation (`TryToVirtuallyAllocatePreemptorAndGetVictims` on
+    /// a copy of the cluster): the victims' pods gone, the job's bound pods and first `tasks`
+    /// pending ones placed by KAI's allocation, then each victim, in job order, placed again
+    /// by KAI's allocation wherever it fits (`AllocateJob` pipeline-only on every feasible
+    /// node). A victim's pods that land on the nodes they ran on stay (upstream unevicts a
+    /// task it pipelines back to its node); the others move. None: the tasks do not fit.
+    fn consolidation_scenario(
+        &mut self,
+        w: WorkloadId,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+        bound: usize,
+        tasks: usize,
+        victims: &[usize],
+        put_back_order: &[usize],
+    ) -> Option<placement::kai::ConsolidationPlan> {
+        let world = self.world;
+        let mut scratch = self.sched.cluster.clone();
+        for &v in victims {
+            let vr = &self.runtimes[v];
+            for (ps, slots) in vr.record.placement.iter().enumerate() {
+                for n in slots.iter().flatten() {
+                    scratch.apply(world, *n, &vr.needs[ps].requests, -1);
+                }
+            }
+        }
+        // The partial job: its bound pods and its first `tasks` pending ones.
+        let mut left = tasks;
+        let partial: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
+            .iter()
+            .map(|(n, slots)| {
+                let kept = slots
+                    .iter()
+                    .copied()
+                    .filter(|x| {
+                        x.is_some()
+                            || (left > 0 && {
+                                left -= 1;
+                                true
+                            })
+                    })
+                    .collect();
+                (n.clone(), kept)
+            })
+            .collect();
+        let gpu = self.gpu;
+        let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| {
+            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g)))
+        };
+        // The victims are out of their queues until they are placed again.
+        self.sched.kai_scenario_gpus = victims.iter().map(|&v| (v, 0)).collect();
+        let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+        let r = self.place_kai(w, &partial, bound + tasks);
+        if r.bound.len() < tasks {
+            self.sched.cluster = saved;
+            self.sched.kai_scenario_gpus.clear();
+            return None;
+        }
+        // The job holds its bound pods and the tasks just placed.
+        let rt = &self.runtimes[w.index()];
+        let mut job_gpus: i64 = r.bound.iter().map(|b| gpus_of(rt, b.0)).sum();
+        for (ps, slots) in rt.record.placement.iter().enumerate() {
+            job_gpus += gpus_of(rt, ps) * slots.iter().flatten().count() as i64;
+        }
+        self.sched.kai_scenario_gpus.push((w.index(), job_gpus));
+        let mut plan = placement::kai::ConsolidationPlan {
+            preemptor: r.bound.iter().map(|b| (b.0, b.2.index())).collect(),
+            ..Default::default()
+        };
+        for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
+            let vw = WorkloadId::from_index(v);
+            let old = self.runtimes[v].record.placement.clone();
+            // Its running pods are placed again; allocate places `minMember` of them, then
+            // one per pass (an elastic job), so passes go on while they bind.
+            let mut again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = self.runtimes[v]
+                .pods()
+                .into_iter()
+                .map(|(n, slots)| {
+                    let running = slots.iter().flatten().count();
+                    (n, vec![None; running])
+                })
+                .collect();
+            let count: usize = again.iter().map(|(_, s)| s.len()).sum();
+            let mut bound = 0;
+            while bound < count {
+                let placed = self.place_kai(vw, &again, count);
+                if placed.bound.is_empty() {
+                    break;
+                }
+                for &(ps, idx, node) in &placed.bound {
+                    again[ps].1[idx] = Some(node);
+                }
+                bound += placed.bound.len();
+            }
+            if bound < count {
+                plan.lost.push(v);
+                continue;
+            }
+            let rt = &self.runtimes[v];
+            let placed: i64 = again
+                .iter()
+                .enumerate()
+                .map(|(ps, (_, slots))| gpus_of(rt, ps) * slots.iter().flatten().count() as i64)
+                .sum();
+            if let Some(x) = self.sched.kai_scenario_gpus.iter_mut().find(|x| x.0 == v) {
+                x.1 = placed;
+            }
+            let mut moved = false;
+            for (ps, slots) in old.iter().enumerate() {
+                // Per pod set, pods are alike: a pod whose node is among the new ones stays,
+                // the others take the new nodes left over.
+                let mut fresh: Vec<NodeId> = again[ps].1.iter().flatten().copied().collect();
+                let mut movers = Vec::new();
+                for (idx, node) in slots.iter().enumerate() {
+                    let Some(node) = node else { continue };
+                    match fresh.iter().position(|n| n == node) {
+                        Some(k) => {
+                            fresh.remove(k);
+                        }
+                        None => movers.push(idx),
+                    }
+                }
+                for (idx, node) in movers.into_iter().zip(fresh) {
+                    plan.moves.push((v, ps, idx, node.index()));
+                    moved = true;
+                }
+            }
+            if moved {
+                plan.moved.push(v);
+            }
+        }
+        self.sched.cluster = saved;
+        self.sched.kai_scenario_gpus.clear();
+        Some(plan)
+    }
+
+    /// The consolidation evicts the pods of `v` it moves (`moves`: pod set, index, planned
+    /// node) for job `w` (its PodGroup `by`): `Evict` (`GetConsolidateMessage`) and
+    /// `Pipelined` events per pod; the pods terminate (`podTermination`), then are lost as
+    /// any deleted pods and their controller's replacements bind to the planned nodes
+    /// (`kai_consolidated`). Meanwhile the planned nodes hold the moved pods' requests:
+    /// upstream's next sessions give the victim's new pods those nodes (its PodGroup is
+    /// older than the pending jobs after it).
+    fn kai_move(
+        &mut self,
+        v: WorkloadId,
+        w: WorkloadId,
+        moves: Vec<(usize, usize, NodeId)>,
+        by: &str,
+    ) {
+        let now = self.now;
+        let world = self.world;
+        let spec = self.spec(v);
+        for &(ps, idx, node) in &moves {
+            let req = self.runtimes[v.index()].needs[ps].requests.clone();
+            self.sched.cluster.apply(world, node, &req, 1);
+            let pod = format!("{}/{}", spec.namespace, spec.pod_name(ps, idx));
+            self.record_event(
+                v,
+                EventType::Normal,
+                SchedulerKind::Kai.event_source(),
+                "Evict",
+                format!(
+                    "Pod {pod} was preempted and rescheduled due to bin packing (resource consolidation) procedure"
+                ),
+                None,
+            );
+            self.record_event(
+                v,
+                EventType::Normal,
+                SchedulerKind::Kai.event_source(),
+                "Pipelined",
+                format!("Pod {pod} was pipelined to node {}", world.node(node).name),
+                None,
+            );
+        }
+        *self
+            .rec
+            .stats
+            .evictions
+            .entry(CONSOLIDATION_REASON)
+            .or_default() += 1;
+        let rt = &mut self.runtimes[v.index()];
+        rt.record.evictions.push(Eviction {
+            at: now,
+            reason: CONSOLIDATION_REASON,
+            preemption_reason: None,
+            preemptor: Some(by.to_string()),
+            preemptor_cluster_queue: None,
+        });
+        rt.kai_moves = moves;
+        rt.kai_moved_for = Some((w, rt.generation));
+    }
+
+    /// The pods the consolidation for `w` moved are gone (`podTermination` after it): the
+    /// holds on the planned nodes go; each victim still in the run it was moved in loses the
+    /// pods as deleted pods are lost (`Loss::Consolidation`: its controller replaces them,
+    /// or it fails without one) and each replacement binds to its planned node while it
+    /// fits there (the others wait for KAI); then the waiting jobs are tried, `w` first
+    /// (pipelined).
+    pub(super) fn kai_consolidated(&mut self, w: WorkloadId) {
+        let world = self.world;
+        for (node, hold) in std::mem::take(&mut self.runtimes[w.index()].kai_holds) {
+            self.sched.cluster.apply(world, node, &hold, -1);
+        }
+        for v in std::mem::take(&mut self.runtimes[w.index()].kai_movers) {
+            let moves = std::mem::take(&mut self.runtimes[v.index()].kai_moves);
+            let moved_for = self.runtimes[v.index()].kai_moved_for.take();
+            for &(ps, _, node) in &moves {
+                let req = self.runtimes[v.index()].needs[ps].requests.clone();
+                self.sched.cluster.apply(world, node, &req, -1);
+            }
+            if moved_for != Some((w, self.runtimes[v.index()].generation)) {
+                // The victim ended (or lost pods otherwise) meanwhile: only the holds go.
+                continue;
+            }
+            let pods: Vec<(usize, usize)> = moves
+                .iter()
+                .filter(|&&(ps, idx, _)| {
+                    self.runtimes[v.index()].record.placement[ps][idx].is_some()
+                })
+                .map(|&(ps, idx, _)| (ps, idx))
+                .collect();
+            self.lose_pods(v, &pods, super::pod_loss::Loss::Consolidation, None);
+            if self.runtimes[v.index()].record.state != WorkloadState::Finished {
+                self.bind_planned(v, &moves);
+            }
+        }
+        self.retry_placements();
+    }
+
+    /// Binds replacement pods of `v` to their planned nodes (`moves`) where they fit; a job
+    /// then fully placed starts running.
+    fn bind_planned(&mut self, v: WorkloadId, moves: &[(usize, usize, NodeId)]) {
+        let world = self.world;
+        let gpu = self.gpu;
+        for &(ps, idx, node) in moves {
+            let rt = &self.runtimes[v.index()];
+            let req = rt.needs[ps].requests.clone();
+            if rt.record.placement[ps][idx].is_some() || !self.sched.cluster.nodes.fits(node, &req)
+            {
+                continue;
+            }
+            self.sched.cluster.apply(world, node, &req, 1);
+            let rt = &mut self.runtimes[v.index()];
+            rt.record.placement[ps][idx] = Some(node);
+            if let Some(at) = rt.record.bound_at.get_mut(ps) {
+                at[idx] = Some(self.now);
+            }
+            if let Some(g) = gpu {
+                self.rec.gpu_change(rt, req.get(g), self.now);
+            }
+            // With GPU devices, the pod takes the best-fitting free devices, as KAI's
+            // whole-GPU binds do.
+            if let Some(dev) = self.sched.cluster.devices.as_mut()
+                && let Some(d @ kueuesim_model::gpu::GpuDemand::Whole(_)) = dev.book.demand(&req)
+                && let Some(c) = dev
+                    .book
+                    .claim(node, d, placement::devices::DeviceChoice::BestFit)
+            {
+                dev.book.apply(node, c, 1);
+                self.runtimes[v.index()].claims.push((node, c));
+            }
+        }
+        let all_bound = self.runtimes[v.index()]
+            .record
+            .placement
+            .iter()
+            .all(|s| s.iter().all(Option::is_some));
+        if all_bound && self.runtimes[v.index()].record.state == WorkloadState::Pending {
+            self.sched.awaiting_placement.retain(|&(_, _, x)| x != v);
+            self.bound_off(v);
+            self.schedule_running(v);
+        }
+    }
+}

@@ -449,7 +449,14 @@ impl<'w> Simulation<'w> {
                 job_name: &job_name,
                 pod_name: &pod_name,
             };
-            return placement::kai::place_tree(world, &mut self.sched.cluster, &job, &tree);
+            let over = self.kai_capacity(w);
+            return placement::kai::place_tree_within(
+                world,
+                &mut self.sched.cluster,
+                &job,
+                &tree,
+                over.as_deref(),
+            );
         }
         if !wl.gang.pod_group_per_pod {
             let job_name = kai_job_name(&wl);

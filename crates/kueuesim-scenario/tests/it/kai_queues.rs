@@ -237,3 +237,57 @@ fn an_unlimited_queue_above_its_limit_is_reclaimable() {
     assert_eq!(victims(&r).len(), 1, "{:?}", victims(&r));
     assert_eq!(wl(&r, "team", "pending").state, "Running");
 }
+
+/// `IsJobOverQueueCapacity` for a job with subgroups, pass by pass as for any job: queue0's
+/// limit is 3 GPUs, the job's two subgroups (minMember 1, two 1-GPU pods each) ask one task
+/// each in the first pass (2 GPUs), then one more (3 GPUs); the fourth pod would take the
+/// queue to 4, so it waits with upstream's `OverLimit` message while three run.
+#[test]
+fn a_job_with_subgroups_stops_at_its_queue_limit() {
+    let mut text = cluster("", 4, "").replace(
+        "gpu: {quota: 1, overQuotaWeight: 1, limit: -1}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: queue1}",
+        "gpu: {quota: 1, overQuotaWeight: 1, limit: 3}\n---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: queue1}",
+    );
+    assert!(text.contains("limit: 3"));
+    text += "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: pg, namespace: team}\nspec:\n  queue: queue0\n  subGroups:\n  - {name: subgroup-a, minMember: 1}\n  - {name: subgroup-b, minMember: 1}\n";
+    for (pod, group) in [
+        ("a-0", "subgroup-a"),
+        ("a-1", "subgroup-a"),
+        ("b-0", "subgroup-b"),
+        ("b-1", "subgroup-b"),
+    ] {
+        text += &format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  namespace: team\n  labels: {{kai.scheduler/queue: queue0, kai.scheduler/subgroup-name: {group}}}\n  annotations: {{kueuesim.io/duration: 1h, pod-group-name: pg}}\nspec:\n  schedulerName: kai-scheduler\n  priorityClassName: train\n  containers:\n  - resources:\n      limits: {{nvidia.com/gpu: '1'}}\n"
+        );
+    }
+    let r = run_text(&text);
+    let w = r
+        .workloads
+        .iter()
+        .find(|w| {
+            w.pod_sets
+                .iter()
+                .flat_map(|ps| &ps.pods)
+                .any(|p| p.name.starts_with("a-"))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the PodGroup's workload: {:?}",
+                r.workloads.iter().map(|w| &w.name).collect::<Vec<_>>()
+            )
+        });
+    let pods: Vec<_> = w.pod_sets.iter().flat_map(|ps| &ps.pods).collect();
+    let bound = pods.iter().filter(|p| p.node.is_some()).count();
+    assert_eq!(bound, 3, "{pods:?}");
+    let refused = w
+        .events
+        .iter()
+        .find(|e| e.reason == "Unschedulable")
+        .map(|e| e.message.as_str());
+    assert_eq!(
+        refused,
+        Some(
+            "OverLimit: queue0 quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 3 GPUs allocated and workload requested 1 GPUs."
+        )
+    );
+}

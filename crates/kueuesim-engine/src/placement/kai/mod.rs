@@ -31,7 +31,7 @@ use nodeplacement::{fill_binpack, scored_resource, scorer};
 pub use reclaim::{
     QueueState, Reclaimer, RunningJob, fair_shares, preempt_victims, reclaim_victims,
 };
-pub use subgroups::{KaiTree, place_tree};
+pub use subgroups::{KaiTree, place_tree, place_tree_within};
 use topology::topology_attempt;
 
 /// A KAI topology constraint resolved against its Topology.

@@ -2,7 +2,7 @@
 //! below its minimum (or one task of the least-allocated one), each subgroup solved inside
 //! its parent's domain under its own topology constraint, with checkpoint and rollback.
 
-use kueuesim_model::{DomainId, NodeId, World};
+use kueuesim_model::{DomainId, NodeId, ResourceId, World};
 
 use super::messages::{fit_errors, job_message};
 use super::nodeplacement::{scored_resource, scorer};
@@ -232,8 +232,32 @@ pub fn place_tree(
     job: &KaiJob<'_>,
     tree: &KaiTree<'_>,
 ) -> Placement {
+    place_tree_within(world, cluster, job, tree, None)
+}
+
+/// [`place_tree`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`,
+/// checked before every pass of `AllocateJob` with the pass's tasks, subgroups or not), as
+/// `place_within` takes it: `over(placed, request)` gets the GPUs bound so far in this call
+/// and those of the pass's tasks, and returns KAI's message when the queue refuses them.
+pub fn place_tree_within(
+    world: &World,
+    cluster: &mut Cluster,
+    job: &KaiJob<'_>,
+    tree: &KaiTree<'_>,
+    over: Option<&dyn Fn(i64, i64) -> Option<String>>,
+) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
+    let mut placed_gpus = 0;
+    let gpu = cluster.res.gpu;
+    let gpus_of = |pods: &[(PodNeeds, Vec<Option<NodeId>>)], tasks: &[(usize, usize)]| -> i64 {
+        gpu.map_or(0, |g| {
+            tasks
+                .iter()
+                .map(|&(ps, _)| pods[ps].0.requests.get(ResourceId::from_index(g)))
+                .sum()
+        })
+    };
     // Leaf groups: per subgroup (or the PodGroup itself), its pods.
     let group_of = |ps: usize| tree.pod_set_subgroup.get(ps).copied().flatten();
     let groups: Vec<Option<usize>> = {
@@ -291,6 +315,12 @@ pub fn place_tree(
                 None => break,
             }
         }
+        let request = gpus_of(&pods, &tasks);
+        if let Some(message) = over.and_then(|over| over(placed_gpus, request)) {
+            let (ps, idx) = tasks[0];
+            out.unplaced = Some((ps, idx, message));
+            break;
+        }
         let scores = (Vec::new(), vec![0.0]);
         let now = KaiJob {
             pods: &pods,
@@ -311,6 +341,7 @@ pub fn place_tree(
         );
         match result {
             Ok(b) => {
+                placed_gpus += request;
                 pods = with_bindings(&pods, &b);
                 out.bound.extend(b);
             }

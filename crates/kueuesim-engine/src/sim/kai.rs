@@ -22,9 +22,60 @@ impl<'w> Simulation<'w> {
         if self.kai_consolidate(w) {
             return;
         }
-        if !self.kai_evict_for(w, KaiAction::Reclaim) {
-            self.kai_evict_for(w, KaiAction::Preempt);
+        if !self.kai_evict_for(w, KaiAction::Reclaim) && !self.kai_evict_for(w, KaiAction::Preempt)
+        {
+            self.kai_retry_when_protection_ends(w);
         }
+    }
+
+    /// After reclaim and preempt found nothing for `w`: when a min-runtime kept a victim
+    /// from it, `w` tries again the instant the first such protection ends (upstream runs
+    /// its actions every session, so a job waits no longer than that).
+    fn kai_retry_when_protection_ends(&mut self, w: WorkloadId) {
+        let Some(view) = self.kai_view(w) else {
+            return;
+        };
+        let state = placement::kai::QueueState {
+            queues: &self.world.kai_queues,
+            fair: &view.fair,
+            allocated: &view.allocated,
+            total: view.total,
+            now: self.now.millis(),
+        };
+        let priority = self.spec(w).priority;
+        let Some(ends) =
+            placement::kai::protection_ends(&state, view.queue, priority, &view.running)
+        else {
+            return;
+        };
+        let at = kueuesim_model::SimTime::from_millis(ends);
+        let rt = &mut self.runtimes[w.index()];
+        if rt.kai_retry_at.is_some_and(|t| t <= at && t > self.now) {
+            return;
+        }
+        rt.kai_retry_at = Some(at);
+        self.events.push(at, Ev::KaiProtectionEnds(w));
+    }
+
+    /// `Ev::KaiProtectionEnds`: `w`, still waiting for KAI, tries again (allocate, then its
+    /// actions). Whether anything was done.
+    pub(super) fn kai_protection_ends(&mut self, w: WorkloadId) -> bool {
+        let rt = &mut self.runtimes[w.index()];
+        if rt.kai_retry_at != Some(self.now) {
+            return false;
+        }
+        rt.kai_retry_at = None;
+        if rt.kai_pipelined > 0
+            || !self
+                .sched
+                .awaiting_placement
+                .iter()
+                .any(|&(_, _, x)| x == w)
+        {
+            return false;
+        }
+        self.try_place(w);
+        true
     }
 
     /// What KAI's eviction actions read for pending job `w` (the session's view): None

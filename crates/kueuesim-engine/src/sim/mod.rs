@@ -104,6 +104,9 @@ enum Ev {
     /// The pods KAI's consolidation moved for a job (this one) are gone: their replacements
     /// bind to the planned nodes and the job is placed.
     KaiConsolidated(WorkloadId),
+    /// A min-runtime that kept a victim from a pending KAI job ends: the job tries again
+    /// (upstream tries every session); outdated unless `Runtime::kai_retry_at` is now.
+    KaiProtectionEnds(WorkloadId),
     /// KAI's `staleGangEviction` action looks at a gang stale since a grace period ago;
     /// outdated unless its stale period (`Runtime::kai_stale_epoch`) is still that one.
     KaiStaleGang(WorkloadId, u32),
@@ -573,6 +576,11 @@ impl<'w> Simulation<'w> {
                 }
             }
             Ev::KaiConsolidated(w) => self.kai_consolidated(w),
+            Ev::KaiProtectionEnds(w) => {
+                if !self.kai_protection_ends(w) {
+                    self.progress.idle = true;
+                }
+            }
             Ev::KaiStaleGang(w, e) => {
                 if !self.kai_stale_gang_due(w, e) {
                     self.progress.idle = true;

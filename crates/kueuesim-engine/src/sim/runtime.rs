@@ -65,6 +65,9 @@ pub(super) struct Runtime<'w> {
     /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
+    /// KAI: when this pending job tries its actions again because a min-runtime that kept a
+    /// victim from it ends then (`Ev::KaiProtectionEnds`); None when none is due.
+    pub(super) kai_retry_at: Option<SimTime>,
     /// KAI: the pods KAI's consolidation is moving (pod set, index, planned node) while they
     /// terminate; empty otherwise.
     pub(super) kai_moves: Vec<(usize, usize, NodeId)>,
@@ -303,6 +306,7 @@ pub(super) fn new_runtime<'w>(
         generation: 0,
         needs: Vec::new(),
         kai_pipelined: 0,
+        kai_retry_at: None,
         kai_moves: Vec::new(),
         kai_moved_for: None,
         kai_holds: Vec::new(),

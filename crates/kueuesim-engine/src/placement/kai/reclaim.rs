@@ -295,6 +295,33 @@ pub fn preempt_victims(
     })
 }
 
+/// When the first victim that a min-runtime keeps from a job of `queue` at `priority` now
+/// stops being protected (ms): a preemptible running job of another queue under its
+/// `reclaimMinRuntime`, or of the same queue at a lower priority under its
+/// `preemptMinRuntime`. Upstream tries its actions again every session, so the job tries
+/// again then; None when no min-runtime protects a candidate now.
+pub fn protection_ends(
+    state: &QueueState<'_>,
+    queue: usize,
+    priority: i32,
+    running: &[RunningJob],
+) -> Option<i64> {
+    running
+        .iter()
+        .filter(|j| j.preemptible)
+        .filter_map(|j| {
+            let min_runtime = if j.queue != queue {
+                reclaim_min_runtime(state, queue, j.queue)
+            } else if j.priority < priority {
+                preempt_min_runtime(state, j.queue)
+            } else {
+                return None;
+            };
+            protected(state, j, min_runtime).then(|| j.started.map(|s| s + min_runtime))?
+        })
+        .min()
+}
+
 /// Whether `job` started less than `min_runtime` ago (the minruntime plugin).
 fn protected(state: &QueueState<'_>, job: &RunningJob, min_runtime: i64) -> bool {
     min_runtime > 0 && job.started.is_some_and(|s| state.now < s + min_runtime)

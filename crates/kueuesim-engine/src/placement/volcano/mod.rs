@@ -509,6 +509,7 @@ fn gradient_search(
         // keys come out as a stable sort would give them.
         passing.clear();
         candidates.clear();
+        let mut best: Option<Candidate> = None;
         for &d in looked_at.iter() {
             debug_assert!(!all_within || t.within(d, root), "a HyperNode with GPUs");
             if !((all_within || t.within(d, root)) && cluster.domain_may_hold(0, d, &pending)) {
@@ -519,16 +520,25 @@ fn gradient_search(
                 continue;
             }
             let (score, tie) = order_key(cluster, d);
-            candidates.push((Score(score), tie, Reverse(candidates.len()), d));
+            let candidate = (Score(score), tie, Reverse(candidates.len()), d);
+            if best.is_none_or(|b| candidate > b) {
+                best = Some(candidate);
+            }
+            candidates.push(candidate);
         }
         if passing.is_empty() {
             continue;
         }
-        // Best-first as a heap, not a sort: the first HyperNode tried usually holds the gang,
-        // so ordering the rest would be wasted.
-        let mut gradient = BinaryHeap::from(std::mem::take(candidates));
         std::mem::swap(last_tier, passing);
-        while let Some((_, _, _, d)) = gradient.pop() {
+        // Best-first: the first HyperNode tried usually holds the gang, so the best candidate
+        // is picked in the pass above and the rest are ordered (as a heap, popped one at a
+        // time) only when it does not.
+        let mut gradient = BestFirst {
+            best,
+            rest: None,
+            left: candidates.len(),
+        };
+        while let Some(d) = gradient.pop(candidates) {
             let mut scorer = scorer_base.clone();
             let attempt = if subgroups.is_empty() {
                 fill(
@@ -545,13 +555,13 @@ fn gradient_search(
             match attempt {
                 Ok(b) => {
                     undo(&mut cluster.nodes, pods, &b);
-                    *candidates = gradient.into_vec();
+                    gradient.give_back(candidates);
                     return Ok((b, d));
                 }
                 Err((b, pod)) => {
                     // Only the tier's last HyperNode tried can be the one the message quotes
                     // (the last in search order): the others' failures are not written up.
-                    if gradient.is_empty() {
+                    if gradient.left == 0 {
                         let failed = with_bindings(pods, &b);
                         let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, t.nodes_of(d));
                         last_failure = Some((
@@ -567,7 +577,7 @@ fn gradient_search(
                 }
             }
         }
-        *candidates = gradient.into_vec();
+        gradient.give_back(candidates);
     }
     // Nothing fits: explain with the last HyperNode tried, or, when none passed the
     // resource pre-filter, with the roomiest allowed one.
@@ -613,6 +623,49 @@ fn gradient_search(
         (d != DomainId::ROOT).then(|| t.domain(d).name.as_str()),
     );
     Err(f)
+}
+
+/// A candidate HyperNode of the gradient: its bin-pack score, its seeded tie key and its
+/// position among the tier's candidates (earlier first on equal keys), best the greatest.
+type Candidate = (Score, u64, Reverse<usize>, DomainId);
+
+/// A tier's candidates in best-first order: the best, found while the candidates were
+/// collected, then the others from a heap built only if the best does not hold the gang.
+/// Every key is distinct (the position), so the order is the one a heap of all of them pops.
+struct BestFirst {
+    best: Option<Candidate>,
+    /// The candidates but the best, once the best has been tried.
+    rest: Option<BinaryHeap<Candidate>>,
+    /// Candidates not yet popped.
+    left: usize,
+}
+
+impl BestFirst {
+    /// The next HyperNode to try; `candidates` is the tier's list, taken into the heap when
+    /// it is first needed.
+    fn pop(&mut self, candidates: &mut Vec<Candidate>) -> Option<DomainId> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        if let Some(b) = self.best.take() {
+            return Some(b.3);
+        }
+        let rest = self.rest.get_or_insert_with(|| {
+            let mut heap = BinaryHeap::from(std::mem::take(candidates));
+            // The best, tried already.
+            heap.pop();
+            heap
+        });
+        rest.pop().map(|c| c.3)
+    }
+
+    /// Hands the candidates' buffer back for the next tier or attempt.
+    fn give_back(self, candidates: &mut Vec<Candidate>) {
+        if let Some(heap) = self.rest {
+            *candidates = heap.into_vec();
+        }
+    }
 }
 
 /// A pod outside a subgroup's view.
@@ -1115,6 +1168,42 @@ mod tests {
                 by_class.apply(&w, at, &freed, -1);
                 by_node.apply(&w, at, &freed, -1);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// The gradient tried best-first (the best picked in the candidates' pass, the rest
+        /// from a heap built after it) pops the sequence a heap of every candidate pops, with
+        /// many equal scores and tie keys, whether the search stops after the first or not.
+        #[test]
+        fn best_first_pops_as_a_heap_of_all(
+            keys in proptest::collection::vec((0u8..4, 0u64..3), 0..40),
+            stop_after in 0usize..45,
+        ) {
+            let mut candidates: Vec<Candidate> = Vec::new();
+            let mut best: Option<Candidate> = None;
+            for (i, &(score, tie)) in keys.iter().enumerate() {
+                let c = (Score(f64::from(score) / 4.0), tie, Reverse(i), DomainId::from_index(i));
+                if best.is_none_or(|b| c > b) {
+                    best = Some(c);
+                }
+                candidates.push(c);
+            }
+            let mut all = BinaryHeap::from(candidates.clone());
+            let mut gradient = BestFirst { best, rest: None, left: candidates.len() };
+            let mut popped = 0;
+            while let Some(d) = gradient.pop(&mut candidates) {
+                proptest::prop_assert_eq!(Some(d), all.pop().map(|c| c.3));
+                proptest::prop_assert_eq!(gradient.left, all.len());
+                popped += 1;
+                if popped == stop_after {
+                    break;
+                }
+            }
+            if popped < stop_after {
+                proptest::prop_assert!(all.is_empty());
+            }
+            gradient.give_back(&mut candidates);
         }
     }
 

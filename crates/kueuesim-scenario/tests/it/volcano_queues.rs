@@ -1265,3 +1265,16 @@ fn capacity_reclaim_cases_that_evict_nothing() {
     assert_eq!(evictions(&r, "Reclaim"), 0);
     assert_eq!(pods(wl(&r, "ns1", "pg34")), [("p34", None)]);
 }
+
+#[test]
+fn capacity_hierarchy_reclaim_cases_3_and_12() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithHierarchy "case3" and "case12".
+    let r = run_dir("volcano/capacity-hierarchy-reclaim");
+    assert_eq!(all_evicted(&r), [("pg5", vec!["p7"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg6")), [("p8", Some("n1"))]);
+    let r = run_dir("volcano/capacity-hierarchy-reclaim-scalar");
+    assert_eq!(all_evicted(&r), [("pg17", vec!["p17"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg16")), [("p16", Some("n3"))]);
+}

@@ -1278,3 +1278,48 @@ fn capacity_hierarchy_reclaim_cases_3_and_12() {
     assert_eq!(evictions(&r, "Reclaim"), 1);
     assert_eq!(pods(wl(&r, "ns1", "pg16")), [("p16", Some("n3"))]);
 }
+
+#[test]
+fn capacity_ancestor_reclaim_cases_that_evict() {
+    // capacity_test.go Test_capacityPlugin_AncestorReclaimScenarios "case1", "case5" and
+    // "case6": the reclaimer's parent deserves what it asks for (level 1); the victim's
+    // queue is above its deserved (level 0), and so is its parent (level 1).
+    let r = run_dir("volcano/capacity-ancestor-parent-deserved");
+    assert_eq!(all_evicted(&r), [("pg1", vec!["p1"])]);
+    assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", Some("n1"))]);
+    for dir in ["capacity-ancestor-level-0", "capacity-ancestor-level-1"] {
+        let r = run_dir(&format!("volcano/{dir}"));
+        assert_eq!(all_evicted(&r), [("pg-victim", vec!["p-victim"])], "{dir}");
+        assert_eq!(evictions(&r, "Reclaim"), 1, "{dir}");
+        assert_eq!(
+            pods(wl(&r, "ns1", "pg-reclaimer")),
+            [("p-reclaimer", Some("n1"))],
+            "{dir}"
+        );
+    }
+}
+
+#[test]
+fn capacity_ancestor_reclaim_cases_that_evict_nothing() {
+    // "case4", "case7" (the level-1 tree of case 6 at level 2: the grandparent is within
+    // its deserved), "case8", "case9", "case10" and "case11". Guards: today's main evicts
+    // nothing either.
+    let r = run_dir("volcano/capacity-ancestor-victim-within-deserved");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", None)]);
+    for dir in [
+        "capacity-ancestor-level-2",
+        "capacity-ancestor-siblings-unset",
+        "capacity-ancestor-shared-grandparent",
+        "capacity-ancestor-unbalanced",
+        "capacity-ancestor-unbalanced-depth-2",
+    ] {
+        let r = run_dir(&format!("volcano/{dir}"));
+        assert_eq!(evictions(&r, "Reclaim"), 0, "{dir}");
+        assert_eq!(
+            pods(wl(&r, "ns1", "pg-reclaimer")),
+            [("p-reclaimer", None)],
+            "{dir}"
+        );
+    }
+}

@@ -1251,7 +1251,11 @@ fn capacity_reclaim_case_8_only_in_the_reclaimer_dimensions() {
 
 #[test]
 fn capacity_reclaim_cases_that_evict_nothing() {
-    // "case6", "case7", "case9" and "case10". Guards: today's main evicts nothing either.
+    // "case6", "case7", "case9" and "case10", and reclaim_test.go "can not reclaim resources
+    // when queue is not open(capacity plugin)". Guards: today's main evicts nothing either.
+    let r = run_dir("volcano/capacity-reclaim-closed-queue");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
     let r = run_dir("volcano/capacity-reclaim-above-deserved");
     assert_eq!(evictions(&r, "Reclaim"), 0);
     assert_eq!(pods(wl(&r, "ns1", "pg20")), [("p20", None)]);

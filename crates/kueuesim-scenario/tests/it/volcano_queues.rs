@@ -1291,6 +1291,12 @@ fn capacity_ancestor_reclaim_cases_that_evict() {
     let r = run_dir("volcano/capacity-ancestor-parent-deserved");
     assert_eq!(all_evicted(&r), [("pg1", vec!["p1"])]);
     assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", Some("n1"))]);
+    // "case2": across project roots, the lowest-priority victim of the queue above its
+    // deserved under a parent above its own.
+    let r = run_dir("volcano/capacity-ancestor-cross-parent");
+    assert_eq!(all_evicted(&r), [("pg4", vec!["p4"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg5")), [("p5", Some("n1"))]);
     for dir in ["capacity-ancestor-level-0", "capacity-ancestor-level-1"] {
         let r = run_dir(&format!("volcano/{dir}"));
         assert_eq!(all_evicted(&r), [("pg-victim", vec!["p-victim"])], "{dir}");

@@ -284,8 +284,10 @@ impl Simulation<'_> {
             // Allocatable (preempt's `preemptorFitsOnNode`) and Preemptive (reclaim):
             // proportion's `queueAllocatable` for the one task; capacity's own
             // `PreemptiveFn`.
-            let allocatable =
-                |view: &Option<QueueView>| view.as_ref().is_none_or(|v| v.allocatable(queue, qi, &masked));
+            let allocatable = |view: &Option<QueueView>| {
+                view.as_ref()
+                    .is_none_or(|v| v.allocatable(queue, qi, &masked))
+            };
             let preemptive = match view.as_ref() {
                 Some(QueueView::Capacity(c)) => c.preemptive(
                     queues,
@@ -554,7 +556,8 @@ fn vote(
                 (EvictVoter::Queue, Action::Reclaim)
                     if matches!(view, Some(QueueView::Capacity(_))) =>
                 {
-                    let (Some(QueueView::Capacity(c)), Some((queues, units, r))) = (view, reclaimer)
+                    let (Some(QueueView::Capacity(c)), Some((queues, units, r))) =
+                        (view, reclaimer)
                     else {
                         continue;
                     };
@@ -680,7 +683,17 @@ mod tests {
         // Gang gives one pod of job 1 (2 ready, minAvailable 1) and job 2's pod; conformance
         // refuses the critical pod; priority takes the jobs below 10.
         assert_eq!(
-            vote(Action::Preempt, &one, &all, &tasks, &ready, &min, 10, None, None),
+            vote(
+                Action::Preempt,
+                &one,
+                &all,
+                &tasks,
+                &ready,
+                &min,
+                10,
+                None,
+                None
+            ),
             [0]
         );
         // Every gang at its minimum: the first tier leaves none, the second decides.
@@ -705,7 +718,17 @@ mod tests {
         );
         // priority has no say in reclaim: conformance alone decides there.
         assert_eq!(
-            vote(Action::Reclaim, &one, &all, &tasks, &ready, &min, 1, None, None),
+            vote(
+                Action::Reclaim,
+                &one,
+                &all,
+                &tasks,
+                &ready,
+                &min,
+                1,
+                None,
+                None
+            ),
             [0]
         );
     }

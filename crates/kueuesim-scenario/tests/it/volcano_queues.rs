@@ -1222,7 +1222,10 @@ fn capacity_reclaim_case_2_from_a_queue_above_its_deserved() {
     assert_eq!(evict_events(wl(&r, "ns1", "pg5")), [(0.0, "reclaim")]);
     assert_eq!(evictions(&r, "Reclaim"), 1);
     assert_eq!(pods(wl(&r, "ns1", "pg6")), [("p7", Some("n2"))]);
-    assert_eq!(wl(&r, "ns1", "pg6").pod_sets[0].pods[0].bound_at, Some(30.0));
+    assert_eq!(
+        wl(&r, "ns1", "pg6").pod_sets[0].pods[0].bound_at,
+        Some(30.0)
+    );
 }
 
 #[test]

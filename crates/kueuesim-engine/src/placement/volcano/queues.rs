@@ -778,9 +778,7 @@ impl Capacity {
                     eligible = false;
                     break;
                 };
-                let t_alloc = allocations
-                    .entry(t)
-                    .or_insert_with(|| ta.allocated.clone());
+                let t_alloc = allocations.entry(t).or_insert_with(|| ta.allocated.clone());
                 if !checked.contains(&t) {
                     checked.push(t);
                 }

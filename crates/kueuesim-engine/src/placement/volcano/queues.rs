@@ -875,3 +875,76 @@ impl QueueView {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// cpu, memory, nvidia.com/gpu, pods.
+    fn units() -> Units {
+        let mut t = ResourceTable::default();
+        for r in ["cpu", "memory", "nvidia.com/gpu", "pods"] {
+            t.intern(r);
+        }
+        Units::new(&t)
+    }
+
+    /// `LessEqualPartlyWithDimensionZeroFiltered`: one resource asked for within is enough;
+    /// a resource both sides lack is left out, and `pods` never counts.
+    #[test]
+    fn preemptive_needs_room_in_one_resource_asked_for() {
+        let u = units();
+        // 4 cpu used of 2 deserved, memory within: preemptive on memory.
+        assert!(less_equal_partly_zero_filtered(
+            &u,
+            &[4000.0, 4.0, 0.0, 0.0],
+            &[2000.0, 4.0, 0.0, 0.0],
+            &[2000.0, 3.0, 0.0, 0.0]
+        ));
+        // Above in cpu, memory not asked for: not preemptive.
+        assert!(!less_equal_partly_zero_filtered(
+            &u,
+            &[4000.0, 0.0, 0.0, 1.0],
+            &[2000.0, 4.0, 0.0, 10.0],
+            &[2000.0, 0.0, 0.0, 1.0]
+        ));
+        // GPUs neither used nor deserved are left out (not "0 ≤ 0").
+        assert!(!less_equal_partly_zero_filtered(
+            &u,
+            &[4000.0, 0.0, 0.0, 0.0],
+            &[2000.0, 0.0, 0.0, 0.0],
+            &[2000.0, 0.0, 1000.0, 0.0]
+        ));
+    }
+
+    /// `GreaterPartlyWithRelevantDimensions`: strictly above, in a resource the reclaimee asks
+    /// for and the queue deserves.
+    #[test]
+    fn reclaimable_only_above_the_deserved_in_resources_it_deserves() {
+        let u = units();
+        let deserved = [2000.0, 4.0, 0.0, 0.0];
+        // Equal is not above.
+        assert!(!greater_partly_relevant(
+            &u,
+            &[2000.0, 4.0, 0.0, 0.0],
+            &deserved,
+            &[2000.0, 4.0, 0.0, 0.0]
+        ));
+        // GPUs above a deserved the queue lacks do not count.
+        assert!(!greater_partly_relevant(
+            &u,
+            &[2000.0, 4.0, 3000.0, 0.0],
+            &deserved,
+            &[0.0, 0.0, 1000.0, 0.0]
+        ));
+        assert!(greater_partly_relevant(
+            &u,
+            &[3000.0, 4.0, 0.0, 0.0],
+            &deserved,
+            &[1000.0, 0.0, 0.0, 0.0]
+        ));
+        // `hasRelevantDeserved` counts a deserved `pods` (every task holds one).
+        assert!(!u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &deserved));
+        assert!(u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &[0.0, 0.0, 0.0, 2.0]));
+    }
+}

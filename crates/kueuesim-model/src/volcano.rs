@@ -118,6 +118,13 @@ pub struct VolcanoQueueing {
     /// conf order: within a tier the victims are the intersection of the voters' lists, and
     /// the first tier that leaves victims decides.
     pub evict_tiers: Vec<Vec<EvictVoter>>,
+    /// The voters of `Session.Reclaimable`: `evict_tiers` without the plugins whose
+    /// `enableReclaimable` is false (gang still decides `JobStarving` there).
+    pub reclaim_tiers: Vec<Vec<EvictVoter>>,
+    /// The capacity plugin's `ancestorReclaimLevel` argument (default 0; negative reads as
+    /// 0, as upstream's `parseArguments`): with `enableHierarchy`, how many ancestor levels
+    /// reclaim checks.
+    pub ancestor_reclaim_level: u32,
 }
 
 /// A plugin with a say in the `preempt` and `reclaim` actions.
@@ -130,8 +137,8 @@ pub enum EvictVoter {
     /// `priority`: only lower-priority jobs are preempted (no reclaim vote); a job is starving
     /// while some task is neither ready nor pipelined.
     Priority,
-    /// The queue plugin (`proportion`): only queues above their deserved share are reclaimed
-    /// from (no preempt vote).
+    /// The queue plugin (`proportion` or `capacity`): only queues above their deserved share
+    /// are reclaimed from (no preempt vote).
     Queue,
 }
 

@@ -8,11 +8,13 @@ use std::collections::BTreeMap;
 
 use kueuesim_model::{
     EvictVoter, NodeId, QueuePlugin, QueueRef, ResourceList, SchedulerKind, VolcanoAction,
-    WorkloadId,
+    VolcanoQueue, WorkloadId,
 };
 
 use crate::outcome::{EventType, WorkloadState};
-use crate::placement::volcano::queues::{Capacity, Proportion, QueueView, Res, Units, less_equal};
+use crate::placement::volcano::queues::{
+    Capacity, Proportion, QueueView, Reclaimer, Res, Units, less_equal,
+};
 
 use super::pod_loss::Loss;
 use super::{Ev, Simulation};
@@ -131,12 +133,8 @@ impl Simulation<'_> {
         let Some(qi) = spec.gang.volcano_queue else {
             return false;
         };
-        // Upstream's preempt skips jobs with a networkTopology (volcano issue 4374); the
-        // capacity plugin's reclaim rules (its deserved, hierarchy) are not modelled.
+        // Upstream's preempt skips jobs with a networkTopology (volcano issue 4374).
         if action == Action::Preempt && spec.gang.network_topology.is_some() {
-            return false;
-        }
-        if action == Action::Reclaim && matches!(conf.plugin, Some(QueuePlugin::Capacity { .. })) {
             return false;
         }
         let units = Units::new(&world.resources);
@@ -161,6 +159,12 @@ impl Simulation<'_> {
             return false;
         }
         let tiers = &conf.evict_tiers;
+        // `Session.Reclaimable` asks only the plugins whose `enableReclaimable` is on.
+        let vote_tiers = match action {
+            Action::Preempt => &conf.evict_tiers,
+            Action::Reclaim => &conf.reclaim_tiers,
+        };
+        let hierarchy = matches!(conf.plugin, Some(QueuePlugin::Capacity { hierarchy: true }));
         let has = |v: EvictVoter| tiers.iter().flatten().any(|&x| x == v);
         // The running pods of the session's other jobs Kueue does not manage, not already
         // terminating; and every job's ready pods (`ReadyTaskNum`).
@@ -276,17 +280,34 @@ impl Simulation<'_> {
             }
             let pod = &needs[ps];
             let req = units.dense(&pod.requests);
+            let masked: Res = req.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
             // Allocatable (preempt's `preemptorFitsOnNode`) and Preemptive (reclaim):
-            // proportion's `queueAllocatable` for the one task.
+            // proportion's `queueAllocatable` for the one task; capacity's own
+            // `PreemptiveFn`.
             let allocatable = |view: &Option<QueueView>| {
-                view.as_ref().is_none_or(|v| {
-                    let masked: Res = req.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
-                    v.allocatable(queue, qi, &masked)
-                })
+                view.as_ref()
+                    .is_none_or(|v| v.allocatable(queue, qi, &masked))
             };
-            if action == Action::Reclaim && !allocatable(&view) {
+            let preemptive = match view.as_ref() {
+                Some(QueueView::Capacity(c)) => c.preemptive(
+                    queues,
+                    &units,
+                    qi,
+                    &masked,
+                    hierarchy,
+                    conf.ancestor_reclaim_level,
+                ),
+                _ => allocatable(&view),
+            };
+            if action == Action::Reclaim && !preemptive {
                 continue;
             }
+            let reclaimer = Reclaimer {
+                queue: qi,
+                req: &masked,
+                hierarchy,
+                level: conf.ancestor_reclaim_level,
+            };
             for node in 0..world.nodes.len() {
                 let node = NodeId::from_index(node);
                 if !crate::placement::statically_feasible(world, node, pod) {
@@ -311,13 +332,14 @@ impl Simulation<'_> {
                 }
                 let mut victims = vote(
                     action,
-                    tiers,
+                    vote_tiers,
                     &candidates,
                     &tasks,
                     &ready,
                     &min_member,
                     my_priority,
                     view.as_ref(),
+                    Some((queues, &units, reclaimer)),
                 );
                 // `ValidateVictims`: the node's future idle with every victim gone fits the
                 // task.
@@ -332,30 +354,7 @@ impl Simulation<'_> {
                 if !fits_with(&victims, &scratch) {
                     continue;
                 }
-                // `BuildVictimsPriorityQueue`: other queues by the victim queue order (lower
-                // queue priority, then larger share, first), then lower job priority, then
-                // the task scheduled last.
-                let share = |q: usize| {
-                    view.as_ref()
-                        .and_then(|v| v.attr(q))
-                        .map_or(0.0, |a| a.share)
-                };
-                victims.sort_by(|&a, &b| {
-                    let (ta, tb) = (&tasks[a], &tasks[b]);
-                    let by_queue = if ta.queue != tb.queue {
-                        queues[ta.queue]
-                            .priority
-                            .cmp(&queues[tb.queue].priority)
-                            .then(share(tb.queue).total_cmp(&share(ta.queue)))
-                            .then(tb.queue.cmp(&ta.queue))
-                    } else {
-                        std::cmp::Ordering::Equal
-                    };
-                    by_queue
-                        .then(ta.priority.cmp(&tb.priority))
-                        .then(Reverse(ta.created).cmp(&Reverse(tb.created)))
-                        .then(Reverse(&ta.name).cmp(&Reverse(&tb.name)))
-                });
+                victims.sort_by(|&a, &b| victim_order(&tasks[a], &tasks[b], queues, view.as_ref()));
                 let mut here: Vec<usize> = Vec::new();
                 let fits_now = |scratch: &crate::placement::Cluster, view: &Option<QueueView>| {
                     scratch.nodes.fits(node, &pod.requests)
@@ -481,6 +480,31 @@ impl Simulation<'_> {
     }
 }
 
+/// `BuildVictimsPriorityQueue`'s order: other queues by the victim queue order (lower
+/// queue priority, then larger share, first), then lower job priority, then the task
+/// scheduled last.
+fn victim_order(
+    ta: &Task,
+    tb: &Task,
+    queues: &[VolcanoQueue],
+    view: Option<&QueueView>,
+) -> std::cmp::Ordering {
+    let share = |q: usize| view.and_then(|v| v.attr(q)).map_or(0.0, |a| a.share);
+    let by_queue = if ta.queue != tb.queue {
+        queues[ta.queue]
+            .priority
+            .cmp(&queues[tb.queue].priority)
+            .then(share(tb.queue).total_cmp(&share(ta.queue)))
+            .then(tb.queue.cmp(&ta.queue))
+    } else {
+        std::cmp::Ordering::Equal
+    };
+    by_queue
+        .then(ta.priority.cmp(&tb.priority))
+        .then(Reverse(ta.created).cmp(&Reverse(tb.created)))
+        .then(Reverse(&ta.name).cmp(&Reverse(&tb.name)))
+}
+
 /// The plugins' vote on the victims among `candidates` (`Session.Preemptable` or
 /// `Session.Reclaimable`): tier by tier, the intersection of the voters' lists; a voter with
 /// none ends the tier without victims; the first tier with victims decides.
@@ -494,6 +518,7 @@ fn vote(
     min_member: &BTreeMap<WorkloadId, usize>,
     preemptor_priority: i32,
     view: Option<&QueueView>,
+    reclaimer: Option<(&[VolcanoQueue], &Units, Reclaimer)>,
 ) -> Vec<usize> {
     for tier in tiers {
         let mut victims: Option<Vec<usize>> = None;
@@ -526,6 +551,24 @@ fn vote(
                     .copied()
                     .filter(|&k| tasks[k].priority < preemptor_priority)
                     .collect(),
+                // capacity (reclaim only): its `ReclaimableFn`, over the candidates in the
+                // victims' order.
+                (EvictVoter::Queue, Action::Reclaim)
+                    if matches!(view, Some(QueueView::Capacity(_))) =>
+                {
+                    let (Some(QueueView::Capacity(c)), Some((queues, units, r))) =
+                        (view, reclaimer)
+                    else {
+                        continue;
+                    };
+                    let mut ordered = candidates.to_vec();
+                    ordered.sort_by(|&a, &b| victim_order(&tasks[a], &tasks[b], queues, view));
+                    let reclaimees: Vec<(usize, usize, &[f64])> = ordered
+                        .iter()
+                        .map(|&k| (k, tasks[k].queue, tasks[k].req.as_slice()))
+                        .collect();
+                    c.reclaimable(queues, units, r, &reclaimees)
+                }
                 // proportion (reclaim only): the victim's queue still above its deserved.
                 (EvictVoter::Queue, Action::Reclaim) => {
                     let Some(view) = view else { continue };
@@ -640,7 +683,17 @@ mod tests {
         // Gang gives one pod of job 1 (2 ready, minAvailable 1) and job 2's pod; conformance
         // refuses the critical pod; priority takes the jobs below 10.
         assert_eq!(
-            vote(Action::Preempt, &one, &all, &tasks, &ready, &min, 10, None),
+            vote(
+                Action::Preempt,
+                &one,
+                &all,
+                &tasks,
+                &ready,
+                &min,
+                10,
+                None,
+                None
+            ),
             [0]
         );
         // Every gang at its minimum: the first tier leaves none, the second decides.
@@ -658,13 +711,24 @@ mod tests {
                 &ready,
                 &at_min,
                 100,
+                None,
                 None
             ),
             [0, 1]
         );
         // priority has no say in reclaim: conformance alone decides there.
         assert_eq!(
-            vote(Action::Reclaim, &one, &all, &tasks, &ready, &min, 1, None),
+            vote(
+                Action::Reclaim,
+                &one,
+                &all,
+                &tasks,
+                &ready,
+                &min,
+                1,
+                None,
+                None
+            ),
             [0]
         );
     }

@@ -101,22 +101,10 @@ fn volcano_config(
             .collect(),
         allocatable: true,
         overused: true,
-        evict_tiers: conf
-            .tiers
-            .iter()
-            .map(|t| {
-                t.plugins
-                    .iter()
-                    .filter_map(|p| match p.name.as_str() {
-                        "conformance" => Some(EvictVoter::Conformance),
-                        "gang" => Some(EvictVoter::Gang),
-                        "priority" => Some(EvictVoter::Priority),
-                        "proportion" | "capacity" => Some(EvictVoter::Queue),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .collect(),
+        evict_tiers: evict_tiers(&conf, false),
+        // `enableReclaimable: false` takes a plugin out of `Session.Reclaimable` only.
+        reclaim_tiers: evict_tiers(&conf, true),
+        ancestor_reclaim_level: 0,
     };
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
         if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {
@@ -152,6 +140,11 @@ fn volcano_config(
                     ));
                 }
                 queues.plugin = Some(plugin);
+                if p.name == "capacity" {
+                    // `parseArguments`: a negative level falls back to 0.
+                    queues.ancestor_reclaim_level =
+                        int(p, "ancestorReclaimLevel", 0)?.clamp(0, i64::from(u32::MAX)) as u32;
+                }
                 queues.allocatable = p.enabled_allocatable != Some(false);
                 queues.overused = p.enabled_overused != Some(false);
             }
@@ -291,6 +284,27 @@ const VOLCANO_PLUGINS: &[&str] = &[
     "tdm",
     "usage",
 ];
+
+/// The plugins with a say in the preempt and reclaim actions, tier by tier; with
+/// `reclaim`, without those whose `enableReclaimable` is false.
+fn evict_tiers(conf: &wire::VolcanoConf, reclaim: bool) -> Vec<Vec<EvictVoter>> {
+    conf.tiers
+        .iter()
+        .map(|t| {
+            t.plugins
+                .iter()
+                .filter(|p| !reclaim || p.enable_reclaimable != Some(false))
+                .filter_map(|p| match p.name.as_str() {
+                    "conformance" => Some(EvictVoter::Conformance),
+                    "gang" => Some(EvictVoter::Gang),
+                    "priority" => Some(EvictVoter::Priority),
+                    "proportion" | "capacity" => Some(EvictVoter::Queue),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
 
 /// The conf's `actions`, comma-separated (`UnmarshalSchedulerConf`: an unknown name is an
 /// error upstream too). Two confs that upstream takes without a word are load errors here,

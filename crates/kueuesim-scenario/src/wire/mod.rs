@@ -961,6 +961,8 @@ pub struct VolcanoPlugin {
     pub enabled_allocatable: Option<bool>,
     /// `enabledOverused`: whether the plugin's overused check applies (default on).
     pub enabled_overused: Option<bool>,
+    /// `enableReclaimable`: whether the plugin votes on reclaim's victims (default on).
+    pub enable_reclaimable: Option<bool>,
     pub arguments: BTreeMap<String, serde_json::Value>,
 }
 

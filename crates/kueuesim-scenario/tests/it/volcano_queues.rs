@@ -1204,3 +1204,135 @@ fn reclaim_cases_that_evict_nothing() {
         [("preemptor1", Some("n1"))]
     );
 }
+
+/// The pods of every workload that ended without a node, by PodGroup.
+fn all_evicted(r: &SimulationResult) -> Vec<(&str, Vec<&str>)> {
+    r.workloads
+        .iter()
+        .map(|w| (w.name.as_str(), evicted(w)))
+        .filter(|(_, e)| !e.is_empty())
+        .collect()
+}
+
+#[test]
+fn capacity_reclaim_case_2_from_a_queue_above_its_deserved() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithoutHierarchy "case2".
+    let r = run_dir("volcano/capacity-reclaim-below-deserved");
+    assert_eq!(evicted(wl(&r, "ns1", "pg5")), ["p6"]);
+    assert_eq!(evict_events(wl(&r, "ns1", "pg5")), [(0.0, "reclaim")]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg6")), [("p7", Some("n2"))]);
+    assert_eq!(
+        wl(&r, "ns1", "pg6").pod_sets[0].pods[0].bound_at,
+        Some(30.0)
+    );
+}
+
+#[test]
+fn capacity_reclaim_case_3_a_scalar_only_reclaimer() {
+    let r = run_dir("volcano/capacity-reclaim-scalar-only");
+    assert_eq!(all_evicted(&r), [("pg7", vec!["p9"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg9")), [("p12", Some("n4"))]);
+}
+
+#[test]
+fn capacity_reclaim_case_5_within_the_deserved_in_one_dimension() {
+    let r = run_dir("volcano/capacity-reclaim-one-dimension");
+    assert_eq!(all_evicted(&r), [("pg18", vec!["p18"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg17")), [("p17", Some("n1"))]);
+}
+
+#[test]
+fn capacity_reclaim_case_8_only_in_the_reclaimer_dimensions() {
+    let r = run_dir("volcano/capacity-reclaim-reclaimer-dimensions");
+    assert_eq!(all_evicted(&r), [("pg28", vec!["p28"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg30")), [("p30", Some("n8"))]);
+}
+
+#[test]
+fn capacity_reclaim_cases_that_evict_nothing() {
+    // "case6", "case7", "case9" and "case10", and reclaim_test.go "can not reclaim resources
+    // when queue is not open(capacity plugin)". Guards: today's main evicts nothing either.
+    let r = run_dir("volcano/capacity-reclaim-closed-queue");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    let r = run_dir("volcano/capacity-reclaim-above-deserved");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "ns1", "pg20")), [("p20", None)]);
+    let r = run_dir("volcano/capacity-reclaim-scalar-not-allocated");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "ns1", "pg25")), [("p25", None)]);
+    let r = run_dir("volcano/capacity-reclaim-scalar-queue");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "ns1", "pg32")), [("p32", None)]);
+    let r = run_dir("volcano/capacity-reclaim-capability");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "ns1", "pg34")), [("p34", None)]);
+}
+
+#[test]
+fn capacity_hierarchy_reclaim_cases_3_and_12() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithHierarchy "case3" and "case12".
+    let r = run_dir("volcano/capacity-hierarchy-reclaim");
+    assert_eq!(all_evicted(&r), [("pg5", vec!["p7"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg6")), [("p8", Some("n1"))]);
+    let r = run_dir("volcano/capacity-hierarchy-reclaim-scalar");
+    assert_eq!(all_evicted(&r), [("pg17", vec!["p17"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg16")), [("p16", Some("n3"))]);
+}
+
+#[test]
+fn capacity_ancestor_reclaim_cases_that_evict() {
+    // capacity_test.go Test_capacityPlugin_AncestorReclaimScenarios "case1", "case5" and
+    // "case6": the reclaimer's parent deserves what it asks for (level 1); the victim's
+    // queue is above its deserved (level 0), and so is its parent (level 1).
+    let r = run_dir("volcano/capacity-ancestor-parent-deserved");
+    assert_eq!(all_evicted(&r), [("pg1", vec!["p1"])]);
+    assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", Some("n1"))]);
+    // "case2": across project roots, the lowest-priority victim of the queue above its
+    // deserved under a parent above its own.
+    let r = run_dir("volcano/capacity-ancestor-cross-parent");
+    assert_eq!(all_evicted(&r), [("pg4", vec!["p4"])]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg5")), [("p5", Some("n1"))]);
+    for dir in ["capacity-ancestor-level-0", "capacity-ancestor-level-1"] {
+        let r = run_dir(&format!("volcano/{dir}"));
+        assert_eq!(all_evicted(&r), [("pg-victim", vec!["p-victim"])], "{dir}");
+        assert_eq!(evictions(&r, "Reclaim"), 1, "{dir}");
+        assert_eq!(
+            pods(wl(&r, "ns1", "pg-reclaimer")),
+            [("p-reclaimer", Some("n1"))],
+            "{dir}"
+        );
+    }
+}
+
+#[test]
+fn capacity_ancestor_reclaim_cases_that_evict_nothing() {
+    // "case4", "case7" (the level-1 tree of case 6 at level 2: the grandparent is within
+    // its deserved), "case8", "case9", "case10" and "case11". Guards: today's main evicts
+    // nothing either.
+    let r = run_dir("volcano/capacity-ancestor-victim-within-deserved");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", None)]);
+    for dir in [
+        "capacity-ancestor-level-2",
+        "capacity-ancestor-siblings-unset",
+        "capacity-ancestor-shared-grandparent",
+        "capacity-ancestor-unbalanced",
+        "capacity-ancestor-unbalanced-depth-2",
+    ] {
+        let r = run_dir(&format!("volcano/{dir}"));
+        assert_eq!(evictions(&r, "Reclaim"), 0, "{dir}");
+        assert_eq!(
+            pods(wl(&r, "ns1", "pg-reclaimer")),
+            [("p-reclaimer", None)],
+            "{dir}"
+        );
+    }
+}

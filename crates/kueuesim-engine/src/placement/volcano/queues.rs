@@ -23,6 +23,8 @@ pub struct Units {
     /// The ids of cpu and memory, whose capability ≤ 0 upstream reads as no cap
     /// (`attr.capability.MilliCPU <= 0`).
     cpu_memory: Vec<usize>,
+    /// The id of `pods`, which upstream's resource comparisons skip (`ignoredScalarResources`).
+    pods: Option<usize>,
 }
 
 impl Units {
@@ -43,7 +45,12 @@ impl Units {
             .filter_map(|r| resources.lookup(r))
             .map(|r| r.index())
             .collect();
-        Units { scale, cpu_memory }
+        let pods = resources.lookup("pods").map(|r| r.index());
+        Units {
+            scale,
+            cpu_memory,
+            pods,
+        }
     }
 
     /// The number of resources.
@@ -76,6 +83,35 @@ impl Units {
                 *x += self.amount(i, a) * times;
             }
         }
+    }
+
+    /// Whether upstream's comparisons skip resource `i` (`IsIgnoredScalarResource`: `pods`).
+    pub fn ignored(&self, i: usize) -> bool {
+        self.pods == Some(i)
+    }
+
+    /// Whether `i` is cpu or memory (upstream's `MilliCPU` and `Memory`, not a scalar).
+    fn is_cpu_memory(&self, i: usize) -> bool {
+        self.cpu_memory.contains(&i)
+    }
+
+    /// `ResourceNames` less the ignored ones: the resources of `r` at least `minResource`.
+    fn names(&self, r: &[f64]) -> impl Iterator<Item = usize> + '_ {
+        let named: Vec<usize> = (0..r.len())
+            .filter(|&i| r[i] >= MIN_RESOURCE && !self.ignored(i))
+            .collect();
+        named.into_iter()
+    }
+
+    /// `IntersectionWithIgnoredScalarResources` is not empty: `a` and `b` share a resource.
+    fn intersect(&self, a: &[f64], b: &[f64]) -> bool {
+        self.names(a).any(|i| b[i] >= MIN_RESOURCE)
+    }
+
+    /// `hasRelevantDeserved`: a task of requests `req` asks for something `deserved` lists
+    /// (`Intersection`, which skips nothing: a task's `Resreq` always holds one `pods`).
+    fn relevant_deserved(&self, req: &[f64], deserved: &[f64]) -> bool {
+        self.intersect(req, deserved) || self.pods.is_some_and(|p| deserved[p] >= MIN_RESOURCE)
     }
 
     /// Whether capability `a` of resource `i` caps it: upstream reads cpu or memory ≤ 0 as
@@ -583,6 +619,193 @@ impl Capacity {
     }
 }
 
+/// The reclaimer `Capacity::reclaimable` votes for: its queue and requests, and the
+/// plugin's `enableHierarchy` and `ancestorReclaimLevel`.
+#[derive(Clone, Copy, Debug)]
+pub struct Reclaimer<'a> {
+    /// Its queue (index into `World::volcano_queues`).
+    pub queue: usize,
+    /// Its requests (`InitResreq`), in upstream units.
+    pub req: &'a [f64],
+    /// `enableHierarchy`.
+    pub hierarchy: bool,
+    /// `ancestorReclaimLevel`.
+    pub level: u32,
+}
+
+/// `LessEqualPartlyWithDimensionZeroFiltered(rr, req)`: some resource `req` asks for, where
+/// `l` or `r` is not empty, has `l` at most `r` (with `minResource` tolerance).
+fn less_equal_partly_zero_filtered(units: &Units, l: &[f64], r: &[f64], req: &[f64]) -> bool {
+    (0..l.len()).any(|i| {
+        req[i] > 0.0
+            && !units.ignored(i)
+            && !(l[i] < MIN_RESOURCE && r[i] < MIN_RESOURCE)
+            && (l[i] < r[i] || (l[i] - r[i]).abs() < MIN_RESOURCE)
+    })
+}
+
+/// `GreaterPartlyWithRelevantDimensions(rr, req)`: some resource `req` asks for and `r`
+/// holds has `l` strictly above `r`. Upstream keeps cpu and memory when `r`'s is at least
+/// `minResource` and a scalar when `r` lists it; kueuesim's dense amounts read a scalar
+/// listed at 0 as not listed.
+fn greater_partly_relevant(units: &Units, l: &[f64], r: &[f64], req: &[f64]) -> bool {
+    (0..l.len()).any(|i| {
+        let relevant = if units.is_cpu_memory(i) {
+            r[i] >= MIN_RESOURCE
+        } else {
+            r[i] > 0.0
+        };
+        req[i] > 0.0 && !units.ignored(i) && relevant && l[i] > r[i]
+    })
+}
+
+impl Capacity {
+    /// `queueAncestorAtDepth`: the ancestor `depth` levels up (1: the parent); None past
+    /// the top or at a Queue named `root` (upstream's `rootQueueID`, which it never checks).
+    fn ancestor_at(&self, queues: &[VolcanoQueue], qi: usize, depth: u32) -> Option<usize> {
+        let a = *self.ancestors[qi].get(depth.checked_sub(1)? as usize)?;
+        (queues[a].name != "root").then_some(a)
+    }
+
+    /// `sharesAnyNonRootAncestorWithinLevel`.
+    fn share_ancestor(&self, queues: &[VolcanoQueue], a: usize, b: usize, level: u32) -> bool {
+        (1..=level).any(|d| {
+            self.ancestor_at(queues, a, d)
+                .is_some_and(|x| (1..=level).any(|e| self.ancestor_at(queues, b, e) == Some(x)))
+        })
+    }
+
+    /// `PreemptiveFn`: whether queue `qi` may reclaim for `request`: the queue is open,
+    /// allocated + request stays within its real capability (in the dimensions asked for),
+    /// and in some dimension asked for it stays within its deserved; else, with the
+    /// hierarchy and `ancestorReclaimLevel`, within the deserved of an ancestor up to that
+    /// level (the root aside).
+    pub fn preemptive(
+        &self,
+        queues: &[VolcanoQueue],
+        units: &Units,
+        qi: usize,
+        request: &[f64],
+        hierarchy: bool,
+        level: u32,
+    ) -> bool {
+        if !queues[qi].open {
+            return false;
+        }
+        let Some(a) = &self.attrs[qi] else {
+            return false;
+        };
+        let mut future = a.allocated.clone();
+        add(&mut future, request);
+        if !exceeded_in(&future, &a.real_capability, request).is_empty() {
+            return false;
+        }
+        if less_equal_partly_zero_filtered(units, &future, &a.deserved, request) {
+            return true;
+        }
+        hierarchy
+            && (1..=level).any(|d| {
+                self.ancestor_at(queues, qi, d)
+                    .and_then(|p| self.attrs[p].as_ref())
+                    .is_some_and(|p| {
+                        let mut future = p.allocated.clone();
+                        add(&mut future, request);
+                        less_equal_partly_zero_filtered(units, &future, &p.deserved, request)
+                    })
+            })
+    }
+
+    /// `ReclaimableFn`: of `reclaimees` (key, queue, requests), in the victims' order
+    /// (`BuildVictimsPriorityQueue`), those reclaim may take for `reclaimer`. A reclaimee
+    /// sharing no resource with the reclaimer is skipped (`shouldSkipReclaimee`); its queue
+    /// must keep its guarantee without it (`checkGuaranteeConstraint`); it is a victim when
+    /// it asks for nothing the queue deserves (`isImmediateVictim`) or when the queue's
+    /// allocated, less the victims already taken, exceeds its deserved in a resource the
+    /// reclaimee asks for (`checkDeservedExceedance`). With the hierarchy and
+    /// `ancestorReclaimLevel`, an immediate victim sharing an ancestor within the level with
+    /// a reclaimer that asks for nothing its queue deserves is spared, and every ancestor of
+    /// the reclaimee up to the level that the reclaimer does not share must exceed its
+    /// deserved as well (`getReclaimeeAncestorToCheck`).
+    pub fn reclaimable(
+        &self,
+        queues: &[VolcanoQueue],
+        units: &Units,
+        reclaimer: Reclaimer,
+        reclaimees: &[(usize, usize, &[f64])],
+    ) -> Vec<usize> {
+        let Some(reclaimer_attr) = &self.attrs[reclaimer.queue] else {
+            return Vec::new();
+        };
+        let level = if reclaimer.hierarchy {
+            reclaimer.level
+        } else {
+            0
+        };
+        let mut allocations: std::collections::BTreeMap<usize, Res> = Default::default();
+        let mut victims = Vec::new();
+        for &(key, q, req) in reclaimees {
+            let Some(attr) = &self.attrs[q] else { continue };
+            if !units.intersect(req, reclaimer.req) {
+                continue;
+            }
+            let allocated = allocations
+                .entry(q)
+                .or_insert_with(|| attr.allocated.clone());
+            let without: Res = allocated.iter().zip(req).map(|(a, r)| a - r).collect();
+            if !less_equal(&attr.guarantee, &without) {
+                continue;
+            }
+            if !units.relevant_deserved(req, &attr.deserved) {
+                if level > 0
+                    && self.share_ancestor(queues, reclaimer.queue, q, level)
+                    && !units.relevant_deserved(reclaimer.req, &reclaimer_attr.deserved)
+                {
+                    continue;
+                }
+            } else if !greater_partly_relevant(units, allocated, &attr.deserved, req) {
+                continue;
+            }
+            let mut checked: Vec<usize> = Vec::new();
+            let mut eligible = true;
+            for d in 1..=level {
+                let Some(t) = self.ancestor_at(queues, q, d) else {
+                    continue;
+                };
+                if self.ancestor_at(queues, reclaimer.queue, d) == Some(t) {
+                    continue;
+                }
+                let Some(ta) = &self.attrs[t] else {
+                    eligible = false;
+                    break;
+                };
+                let t_alloc = allocations.entry(t).or_insert_with(|| ta.allocated.clone());
+                if !checked.contains(&t) {
+                    checked.push(t);
+                }
+                if !units.relevant_deserved(req, &ta.deserved) {
+                    continue;
+                }
+                if !greater_partly_relevant(units, t_alloc, &ta.deserved, req) {
+                    eligible = false;
+                    break;
+                }
+            }
+            if !eligible {
+                continue;
+            }
+            for x in std::iter::once(q).chain(checked) {
+                if let Some(a) = allocations.get_mut(&x) {
+                    for (v, r) in a.iter_mut().zip(req) {
+                        *v -= r;
+                    }
+                }
+            }
+            victims.push(key);
+        }
+        victims
+    }
+}
+
 /// The queue plugin of a session.
 #[derive(Clone, Debug)]
 pub enum QueueView {
@@ -650,5 +873,78 @@ impl QueueView {
                 a.share = share(&a.allocated, &a.deserved);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// cpu, memory, nvidia.com/gpu, pods.
+    fn units() -> Units {
+        let mut t = ResourceTable::default();
+        for r in ["cpu", "memory", "nvidia.com/gpu", "pods"] {
+            t.intern(r);
+        }
+        Units::new(&t)
+    }
+
+    /// `LessEqualPartlyWithDimensionZeroFiltered`: one resource asked for within is enough;
+    /// a resource both sides lack is left out, and `pods` never counts.
+    #[test]
+    fn preemptive_needs_room_in_one_resource_asked_for() {
+        let u = units();
+        // 4 cpu used of 2 deserved, memory within: preemptive on memory.
+        assert!(less_equal_partly_zero_filtered(
+            &u,
+            &[4000.0, 4.0, 0.0, 0.0],
+            &[2000.0, 4.0, 0.0, 0.0],
+            &[2000.0, 3.0, 0.0, 0.0]
+        ));
+        // Above in cpu, memory not asked for: not preemptive.
+        assert!(!less_equal_partly_zero_filtered(
+            &u,
+            &[4000.0, 0.0, 0.0, 1.0],
+            &[2000.0, 4.0, 0.0, 10.0],
+            &[2000.0, 0.0, 0.0, 1.0]
+        ));
+        // GPUs neither used nor deserved are left out (not "0 ≤ 0").
+        assert!(!less_equal_partly_zero_filtered(
+            &u,
+            &[4000.0, 0.0, 0.0, 0.0],
+            &[2000.0, 0.0, 0.0, 0.0],
+            &[2000.0, 0.0, 1000.0, 0.0]
+        ));
+    }
+
+    /// `GreaterPartlyWithRelevantDimensions`: strictly above, in a resource the reclaimee asks
+    /// for and the queue deserves.
+    #[test]
+    fn reclaimable_only_above_the_deserved_in_resources_it_deserves() {
+        let u = units();
+        let deserved = [2000.0, 4.0, 0.0, 0.0];
+        // Equal is not above.
+        assert!(!greater_partly_relevant(
+            &u,
+            &[2000.0, 4.0, 0.0, 0.0],
+            &deserved,
+            &[2000.0, 4.0, 0.0, 0.0]
+        ));
+        // GPUs above a deserved the queue lacks do not count.
+        assert!(!greater_partly_relevant(
+            &u,
+            &[2000.0, 4.0, 3000.0, 0.0],
+            &deserved,
+            &[0.0, 0.0, 1000.0, 0.0]
+        ));
+        assert!(greater_partly_relevant(
+            &u,
+            &[3000.0, 4.0, 0.0, 0.0],
+            &deserved,
+            &[1000.0, 0.0, 0.0, 0.0]
+        ));
+        // `hasRelevantDeserved` counts a deserved `pods` (every task holds one).
+        assert!(!u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &deserved));
+        assert!(u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &[0.0, 0.0, 0.0, 2.0]));
     }
 }

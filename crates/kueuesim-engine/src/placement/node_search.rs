@@ -242,7 +242,10 @@ pub(super) fn class_scan(
     // A whole block of `BLOCK_WORDS` words inside `lo..hi` starting at word `w`, without a
     // selector's mask: its feasible nodes are counted per class (`NodeClasses::block`).
     let whole_block = |w: usize, lo: usize, hi: usize| {
-        mask.is_none() && w % BLOCK_WORDS == 0 && w * 64 >= lo && (w + BLOCK_WORDS) * 64 <= hi
+        mask.is_none()
+            && w.is_multiple_of(BLOCK_WORDS)
+            && w * 64 >= lo
+            && (w + BLOCK_WORDS) * 64 <= hi
     };
     let block_count = |w: usize, of: &[(i64, usize)]| -> usize {
         of.iter()

@@ -127,8 +127,14 @@ impl Ord for Score {
 /// in (seed, node), so runs repeat exactly.
 #[inline]
 pub fn tie_key(seed: u64, node: NodeId) -> u64 {
+    tie_key_at(seed, u64::from(node.0))
+}
+
+/// `tie_key` of the node with index `at`, for scans that walk node indexes in bitsets.
+#[inline(always)]
+pub(crate) fn tie_key_at(seed: u64, at: u64) -> u64 {
     // splitmix64 over the pair.
-    let mut z = seed ^ (u64::from(node.0).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut z = seed ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)

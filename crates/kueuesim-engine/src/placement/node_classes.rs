@@ -31,13 +31,19 @@ const MIN_LIMIT: usize = if cfg!(test) { 4 } else { 64 };
 const MAX_SCANNED_CLASSES: usize = 128;
 const RETRY_AFTER: u32 = 1024;
 
+/// Words of a block (512 nodes): each class counts its members per block, so that a scan
+/// looking for the `want`-th feasible node passes a whole block by adding one count per
+/// feasible class instead of reading eight member words of each.
+pub(crate) const BLOCK_WORDS: usize = 8;
+
 #[derive(Debug)]
 pub(crate) struct NodeClasses {
     /// Values per state: `2 · resources + 1`.
     stride: usize,
-    /// Nodes, and words per member bitset.
+    /// Nodes, words per member bitset, and blocks of `BLOCK_WORDS` words.
     nodes: usize,
     words: usize,
+    blocks: usize,
     /// Class `k` stands for `states[k·stride .. (k+1)·stride]`: (free per resource,
     /// allocatable per resource, free pod slots).
     states: Vec<i64>,
@@ -51,6 +57,8 @@ pub(crate) struct NodeClasses {
     members: Vec<u64>,
     /// Class `k`'s node count.
     count: Vec<u32>,
+    /// Class `k`'s node count per block: `block_count[k·blocks + b]`.
+    block_count: Vec<u32>,
     /// Nodes whose capacity changed since they were filed.
     stale: NotedNodes,
     /// Registry size that triggers a rebuild.
@@ -75,12 +83,14 @@ impl NodeClasses {
             stride: 2 * n_resources + 1,
             nodes,
             words: nodes.div_ceil(64),
+            blocks: nodes.div_ceil(64).div_ceil(BLOCK_WORDS),
             states: Vec::new(),
             buckets: Vec::new(),
             built: false,
             class_of: Vec::new(),
             members: Vec::new(),
             count: Vec::new(),
+            block_count: Vec::new(),
             stale: NotedNodes::default(),
             limit: MIN_LIMIT,
             generation: 0,
@@ -110,6 +120,12 @@ impl NodeClasses {
     #[inline]
     pub(crate) fn word(&self, k: usize, w: usize) -> u64 {
         self.members[k * self.words + w]
+    }
+
+    /// How many of class `k`'s nodes are in block `b` (words `b·BLOCK_WORDS..`).
+    #[inline]
+    pub(crate) fn block(&self, k: usize, b: usize) -> u32 {
+        self.block_count[k * self.blocks + b]
     }
 
     /// Some node of class `k` (which must have one).
@@ -192,6 +208,9 @@ impl NodeCapacity {
                     cl.members[new * cl.words + w] |= b;
                     cl.count[old] -= 1;
                     cl.count[new] += 1;
+                    let b = w / BLOCK_WORDS;
+                    cl.block_count[old * cl.blocks + b] -= 1;
+                    cl.block_count[new * cl.blocks + b] += 1;
                     cl.class_of[node.index()] = new as u32;
                 }
             }
@@ -213,6 +232,7 @@ impl NodeCapacity {
         cl.buckets.resize(64, 0);
         cl.members.clear();
         cl.count.clear();
+        cl.block_count.clear();
         cl.class_of.clear();
         cl.class_of.resize(cl.nodes, 0);
         cl.stale = NotedNodes::new(cl.nodes);
@@ -223,6 +243,7 @@ impl NodeCapacity {
             let cl = &mut self.classes;
             cl.members[k * cl.words + n / 64] |= 1 << (n % 64);
             cl.count[k] += 1;
+            cl.block_count[k * cl.blocks + n / 64 / BLOCK_WORDS] += 1;
             cl.class_of[n] = k as u32;
         }
         let cl = &mut self.classes;
@@ -270,6 +291,7 @@ impl NodeCapacity {
         cl.states.extend_from_slice(alloc);
         cl.states.push(pods);
         cl.count.push(0);
+        cl.block_count.resize(cl.block_count.len() + cl.blocks, 0);
         cl.members.resize(cl.members.len() + cl.words, 0);
         cl.buckets[i] = k as u32 + 1;
         if 2 * cl.len() > cl.buckets.len() {
@@ -301,9 +323,11 @@ impl NodeCapacity {
         }
         let nr = self.n_resources;
         let mut count = vec![0u32; cl.len()];
+        let mut block_count = vec![0u32; cl.len() * cl.blocks];
         for n in 0..cl.nodes {
             let k = cl.class_of[n] as usize;
             count[k] += 1;
+            block_count[k * cl.blocks + n / 64 / BLOCK_WORDS] += 1;
             for j in 0..cl.len() {
                 let member = cl.members[j * cl.words + n / 64] & (1 << (n % 64)) != 0;
                 if member != (j == k) {
@@ -328,6 +352,12 @@ impl NodeCapacity {
             return Err(format!(
                 "class counts {:?}, nodes filed {count:?}",
                 cl.count
+            ));
+        }
+        if block_count != cl.block_count {
+            return Err(format!(
+                "class counts per block {:?}, nodes filed {block_count:?}",
+                cl.block_count
             ));
         }
         Ok(())

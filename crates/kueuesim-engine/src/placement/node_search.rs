@@ -7,7 +7,8 @@
 
 use kueuesim_model::{NodeId, World};
 
-use super::{KeyResources, NodeCapacity, PodNeeds, tie_key};
+use super::node_classes::BLOCK_WORDS;
+use super::{KeyResources, NodeCapacity, PodNeeds, tie_key, tie_key_at};
 
 /// How many feasible nodes the filter phase looks for among `n` (kube-scheduler
 /// `numFeasibleNodesToFind` with the adaptive default percentage; Volcano's
@@ -238,6 +239,19 @@ pub(super) fn class_scan(
     let union = |w: usize, of: &[(i64, usize)]| {
         of.iter().fold(0u64, |m, &(_, k)| m | classes.word(k, w)) & mask.map_or(u64::MAX, |m| m[w])
     };
+    // A whole block of `BLOCK_WORDS` words inside `lo..hi` starting at word `w`, without a
+    // selector's mask: its feasible nodes are counted per class (`NodeClasses::block`).
+    let whole_block = |w: usize, lo: usize, hi: usize| {
+        mask.is_none()
+            && w.is_multiple_of(BLOCK_WORDS)
+            && w * 64 >= lo
+            && (w + BLOCK_WORDS) * 64 <= hi
+    };
+    let block_count = |w: usize, of: &[(i64, usize)]| -> usize {
+        of.iter()
+            .map(|&(_, k)| classes.block(k, w / BLOCK_WORDS) as usize)
+            .sum()
+    };
     // The scan's end: the `want`-th feasible node from `start`, wrapping; all nodes if fewer.
     let mut found = 0;
     let mut end = None;
@@ -245,8 +259,18 @@ pub(super) fn class_scan(
         if lo >= hi {
             continue;
         }
-        for w in lo / 64..=(hi - 1) / 64 {
+        let mut w = lo / 64;
+        while w <= (hi - 1) / 64 {
+            if whole_block(w, lo, hi) {
+                let count = block_count(w, feasible);
+                if found + count < want {
+                    found += count;
+                    w += BLOCK_WORDS;
+                    continue;
+                }
+            }
             let mut bits = union(w, feasible) & range_mask(w, lo, hi);
+            w += 1;
             let count = bits.count_ones() as usize;
             if found + count < want {
                 found += count;
@@ -255,7 +279,7 @@ pub(super) fn class_scan(
             for _ in 0..want - found - 1 {
                 bits &= bits - 1;
             }
-            end = Some(w * 64 + bits.trailing_zeros() as usize);
+            end = Some((w - 1) * 64 + bits.trailing_zeros() as usize);
             break 'walk;
         }
     }
@@ -267,23 +291,39 @@ pub(super) fn class_scan(
         None => [(start, n), (0, start)],
     };
     // Best score first; the classes of the best score with a node in the range hold the pick.
+    // All nodes of a level score the same, so `Best::offer` comes down to the highest tie
+    // key, the last of equal keys winning; the key is worked out for every node offered
+    // (`Best` leaves it out when one node alone is offered).
     feasible.sort_unstable_by_key(|a| std::cmp::Reverse(a.0));
     for level in feasible.chunk_by(|a, b| a.0 == b.0) {
-        let score = level[0].0;
+        let (mut best_key, mut best_at, mut offered) = (0u64, 0usize, 0usize);
         for (lo, hi) in runs {
             if lo >= hi {
                 continue;
             }
-            for w in lo / 64..=(hi - 1) / 64 {
-                let mut bits = union(w, level) & range_mask(w, lo, hi);
-                while bits != 0 {
-                    let node = NodeId::from_index(w * 64 + bits.trailing_zeros() as usize);
-                    bits &= bits - 1;
-                    best.offer(score, node, tie_seed);
+            let mut w = lo / 64;
+            while w <= (hi - 1) / 64 {
+                if whole_block(w, lo, hi) && block_count(w, level) == 0 {
+                    w += BLOCK_WORDS;
+                    continue;
                 }
+                let mut bits = union(w, level) & range_mask(w, lo, hi);
+                offered += bits.count_ones() as usize;
+                while bits != 0 {
+                    let at = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    // The first node offered takes the empty pick whatever its key.
+                    let key = tie_key_at(tie_seed, at as u64);
+                    if key >= best_key {
+                        (best_key, best_at) = (key, at);
+                    }
+                }
+                w += 1;
             }
         }
-        if best.0.is_some() {
+        if offered > 0 {
+            let node = NodeId::from_index(best_at);
+            best.0 = Some((level[0].0, (offered > 1).then_some(best_key), node));
             break;
         }
     }

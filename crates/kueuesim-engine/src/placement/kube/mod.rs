@@ -392,10 +392,14 @@ mod tests {
         /// the rotating start exactly as the node-by-node scan; pod after pod, as the bitsets
         /// and classes follow every bind, and again after a release. Nodes of two sizes
         /// (a class is a whole capacity state, allocatable included); in tests the class
-        /// registry starts over after 16 states, so its restarts are exercised too.
+        /// registry starts over after 16 states, so its restarts are exercised too. A load
+        /// from `full_from` up fills a node's GPUs: with few full nodes the scan finds its
+        /// feasible nodes in a part of the cluster and stops past whole blocks of 512 nodes
+        /// (counted per class, `NodeClasses::block`), with many it goes round them all.
         #[test]
         fn plain_scan_matches_the_full_scan(
             busy in proptest::collection::vec((0i64..9, proptest::bool::ANY), 1..3000),
+            full_from in 4i64..10,
             pod_gpus in 1i64..5,
             pods in 1usize..6,
             start_at in 0usize..3000,
@@ -424,7 +428,7 @@ mod tests {
             for (i, &(b, _)) in busy.iter().enumerate() {
                 // Mostly full nodes (8 GPUs busy), as behind a training gang.
                 let used = kueuesim_model::ResourceList::from_pairs(vec![
-                    (cpu, b * 4_000), (mem, b * 32), (gpu, if b >= 4 { 8 } else { b }),
+                    (cpu, b * 4_000), (mem, b * 32), (gpu, if b >= full_from { 8 } else { b.min(8) }),
                 ]);
                 cluster.apply(&w, NodeId::from_index(i), &used, 1);
             }

@@ -573,15 +573,20 @@ fn k24_preempt_takes_the_lowest_priority_job_of_the_queue() {
 
 #[test]
 fn k24_preempt_min_runtime_protects_the_young_job() {
-    // queue0's preemptMinRuntime of 5m protects both victims at 2m: nothing is preempted,
-    // and the build job waits for a GPU.
+    // queue0's preemptMinRuntime of 5m protects both victims at 2m: nothing is preempted
+    // then. The build job tries again when the first protection ends (running-job0, started
+    // at 0s, at 5m; upstream tries every session) and preempts it then.
     let mut loaded = crate::util::load_dir("placement-podgroups/K24-preempt-lowest-priority");
     loaded.world.kai_queues[0].preempt_min_runtime =
         Some(kueuesim_model::SimDuration::from_secs(300));
     let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
-    assert!(wl(&r, "team", "running-job0").evictions.is_empty());
+    let at: Vec<f64> = wl(&r, "team", "running-job0")
+        .evictions
+        .iter()
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(at, [300.0]);
     assert!(wl(&r, "team", "running-job1").evictions.is_empty());
-    assert_eq!(wl(&r, "team", "pending-job0").state, "Pending");
     // 1m30s: running-job1 (started at 1m) is still protected, running-job0 (0s) is not.
     loaded.world.kai_queues[0].preempt_min_runtime =
         Some(kueuesim_model::SimDuration::from_secs(90));

@@ -106,7 +106,23 @@ fn volcano_config(
         reclaim_tiers: evict_tiers(&conf, true),
         ancestor_reclaim_level: 0,
     };
+    if conf.configurations.is_some() {
+        warnings.push(format!(
+            "{}: spec.volcano.configuration: configurations (the actions' own arguments) are not simulated: every action runs with its defaults",
+            pos_of(src, text)
+        ));
+    }
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
+        let unsimulated = p.unsimulated_switches();
+        if !unsimulated.is_empty() {
+            warnings.push(format!(
+                "{}: spec.volcano.configuration: plugin {}: {} not simulated: the plugin takes part as by default",
+                pos_of(src, text),
+                p.name,
+                unsimulated.join(", ")
+                    + if unsimulated.len() == 1 { " is" } else { " are" }
+            ));
+        }
         if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {
             return Err(err_at(
                 src,

@@ -935,22 +935,31 @@ pub struct VolcanoSettings {
     pub configuration: Option<S>,
 }
 
-/// volcano-scheduler.conf.
+/// volcano-scheduler.conf, with every key upstream's `SchedulerConfiguration` reads
+/// (`pkg/scheduler/conf/scheduler_conf.go`): a key it does not know is a misspelling, an
+/// error here (upstream's non-strict YAML would drop it unseen).
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct VolcanoConf {
     pub actions: Option<String>,
     pub tiers: Vec<VolcanoTier>,
+    /// The actions' own arguments (`Configuration`): not simulated (a warning).
+    pub configurations: Option<serde_json::Value>,
+    /// The metrics settings: no bearing on decisions.
+    pub metrics: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct VolcanoTier {
     pub plugins: Vec<VolcanoPlugin>,
 }
 
+/// One plugin of a tier (`PluginOption`). The `enable…` switches kueuesim does not simulate
+/// are read so that a misspelt one is an error and a set one a warning
+/// (`VolcanoPlugin::unsimulated_switches`).
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct VolcanoPlugin {
     pub name: String,
     /// `enableHierarchy` (the capacity plugin's hierarchical queues).
@@ -964,6 +973,66 @@ pub struct VolcanoPlugin {
     /// `enableReclaimable`: whether the plugin votes on reclaim's victims (default on).
     pub enable_reclaimable: Option<bool>,
     pub arguments: BTreeMap<String, serde_json::Value>,
+    pub enable_job_order: Option<bool>,
+    pub enable_job_ready: Option<bool>,
+    pub enable_job_pipelined: Option<bool>,
+    pub enable_task_order: Option<bool>,
+    pub enable_preemptable: Option<bool>,
+    pub enable_preemptive: Option<bool>,
+    pub enable_queue_order: Option<bool>,
+    #[serde(rename = "enabledClusterOrder")]
+    pub enabled_cluster_order: Option<bool>,
+    pub enable_predicate: Option<bool>,
+    pub enable_best_node: Option<bool>,
+    pub enable_node_order: Option<bool>,
+    pub enable_target_job: Option<bool>,
+    pub enable_reserved_nodes: Option<bool>,
+    #[serde(rename = "enabledVictim")]
+    pub enabled_victim: Option<bool>,
+    pub enable_job_starving: Option<bool>,
+    #[serde(rename = "enabledHyperNodeOrder")]
+    pub enabled_hyper_node_order: Option<bool>,
+    #[serde(rename = "enabledSubJobReady")]
+    pub enabled_sub_job_ready: Option<bool>,
+    #[serde(rename = "enabledSubJobPipelined")]
+    pub enabled_sub_job_pipelined: Option<bool>,
+    #[serde(rename = "enabledSubJobOrder")]
+    pub enabled_sub_job_order: Option<bool>,
+    #[serde(rename = "enabledHyperNodeGradient")]
+    pub enabled_hyper_node_gradient: Option<bool>,
+}
+
+impl VolcanoPlugin {
+    /// The `enable…` switches set in this plugin that kueuesim does not simulate (each
+    /// plugin takes part as its defaults say), by upstream's key.
+    pub fn unsimulated_switches(&self) -> Vec<&'static str> {
+        [
+            ("enableJobOrder", self.enable_job_order),
+            ("enableJobReady", self.enable_job_ready),
+            ("enableJobPipelined", self.enable_job_pipelined),
+            ("enableTaskOrder", self.enable_task_order),
+            ("enablePreemptable", self.enable_preemptable),
+            ("enablePreemptive", self.enable_preemptive),
+            ("enableQueueOrder", self.enable_queue_order),
+            ("enabledClusterOrder", self.enabled_cluster_order),
+            ("enablePredicate", self.enable_predicate),
+            ("enableBestNode", self.enable_best_node),
+            ("enableNodeOrder", self.enable_node_order),
+            ("enableTargetJob", self.enable_target_job),
+            ("enableReservedNodes", self.enable_reserved_nodes),
+            ("enabledVictim", self.enabled_victim),
+            ("enableJobStarving", self.enable_job_starving),
+            ("enabledHyperNodeOrder", self.enabled_hyper_node_order),
+            ("enabledSubJobReady", self.enabled_sub_job_ready),
+            ("enabledSubJobPipelined", self.enabled_sub_job_pipelined),
+            ("enabledSubJobOrder", self.enabled_sub_job_order),
+            ("enabledHyperNodeGradient", self.enabled_hyper_node_gradient),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| k)
+        .collect()
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1008,6 +1008,60 @@ fn an_overcommit_factor_below_one_is_a_warning() {
     );
 }
 
+/// A plugin key upstream's `PluginOption` does not have is a misspelling, an error (it was
+/// dropped unseen, so `enableReclaimabel: false` left the plugin voting); a switch upstream
+/// has but kueuesim does not simulate is a warning; the actions' `configurations` too.
+#[test]
+fn a_misspelt_plugin_switch_is_an_error_and_an_unsimulated_one_a_warning() {
+    let base = |plugin: &str| {
+        sim("enqueue, allocate, reclaim", &["proportion", plugin])
+            + &node("n1", "4", "4G")
+            + &queue("q1", "weight: 1", None)
+            + &gang("pg1", "q1", None, "1", "1G")
+    };
+    let e = crate::util::load_error(&base(
+        "gang
+          enableReclaimabel: false",
+    ));
+    assert!(
+        e.contains("unknown field `enableReclaimabel`") && e.contains("spec.volcano.configuration"),
+        "{e}"
+    );
+    let loaded = crate::util::load_text(
+        "t.yaml",
+        &base(
+            "gang
+          enableJobOrder: false",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded.warnings.iter().any(|w| w.contains(
+            "plugin gang: enableJobOrder is not simulated: the plugin takes part as by default"
+        )),
+        "{:?}",
+        loaded.warnings
+    );
+    let text = base("gang").replacen(
+        "tiers:",
+        "configurations:
+      - name: preempt
+        arguments: {enableTopologyAwarePreemption: true}
+      tiers:",
+        1,
+    );
+    assert!(text.contains("configurations:"), "{text}");
+    let loaded = crate::util::load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("configurations (the actions' own arguments) are not simulated")),
+        "{:?}",
+        loaded.warnings
+    );
+}
+
 /// A cycle of parents is an error at the spec.parent of a queue in the cycle: a queue that
 /// only leads into it (a, whose parent b is in the cycle b -> c -> b) is not the one named.
 #[test]

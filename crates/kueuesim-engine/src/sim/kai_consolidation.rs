@@ -7,7 +7,8 @@ use kueuesim_model::{NodeId, SchedulerKind, WorkloadId};
 use crate::outcome::{EventType, Eviction, WorkloadState};
 use crate::placement::{self, PodNeeds};
 
-use super::kai::{KaiView, kai_job_name};
+use super::kai::kai_job_name;
+use super::kai_actions::{KaiView, partial_job};
 use super::{Ev, Simulation};
 
 /// The reason kueuesim records for a job whose pods the consolidation moved (one per job, as
@@ -27,46 +28,38 @@ impl Simulation<'_> {
         let Some(view) = self.kai_view(w) else {
             return false;
         };
+        let state = view.queue_state(&world.kai_queues, self.now);
         let KaiView {
             queue,
-            running,
-            allocated,
-            fair,
-            total,
-            pods,
+            ref running,
+            ref pods,
             bound,
-            task_gpus,
+            ref task_gpus,
             free_gpus,
-            put_back_order,
+            ref put_back_order,
             ..
         } = view;
         let want: i64 = task_gpus.iter().sum();
         // `buildPreemptibleFilterFunc`: not the job itself; a job whose pods are being moved
         // already is not moved again. Jobs with GPU shares are left out (see above).
         let running: Vec<placement::kai::RunningJob> = running
-            .into_iter()
-            .filter(|j| {
+            .iter()
+            .filter(|&j| {
                 let v = WorkloadId::from_index(j.key);
                 j.key != w.index()
                     && self.runtimes[j.key].kai_moves.is_empty()
                     && !self.spec(v).pod_sets.iter().any(|p| p.gpu_share.is_some())
             })
+            .cloned()
             .collect();
-        let state = placement::kai::QueueState {
-            queues: &world.kai_queues,
-            fair: &fair,
-            allocated: &allocated,
-            total,
-            now: self.now.millis(),
-        };
         let preemptor = placement::kai::Reclaimer {
             queue,
-            task_gpus: &task_gpus,
+            task_gpus,
             preemptible: wl.kai_preemptible(),
         };
         let scenario =
             |tasks: usize, victims: &[usize]| -> Option<placement::kai::ConsolidationPlan> {
-                self.consolidation_scenario(w, &pods, bound, tasks, victims, &put_back_order)
+                self.consolidation_scenario(w, pods, bound, tasks, victims, put_back_order)
             };
         let Some(plan) =
             placement::kai::consolidation_plan(&state, &preemptor, &running, free_gpus, scenario)
@@ -132,35 +125,8 @@ impl Simulation<'_> {
         victims: &[usize],
         put_back_order: &[usize],
     ) -> Option<placement::kai::ConsolidationPlan> {
-        let world = self.world;
-        let mut scratch = self.sched.cluster.clone();
-        for &v in victims {
-            let vr = &self.runtimes[v];
-            for (ps, slots) in vr.record.placement.iter().enumerate() {
-                for n in slots.iter().flatten() {
-                    scratch.apply(world, *n, &vr.needs[ps].requests, -1);
-                }
-            }
-        }
-        // The partial job: its bound pods and its first `tasks` pending ones.
-        let mut left = tasks;
-        let partial: Vec<(PodNeeds, Vec<Option<NodeId>>)> = pods
-            .iter()
-            .map(|(n, slots)| {
-                let kept = slots
-                    .iter()
-                    .copied()
-                    .filter(|x| {
-                        x.is_some()
-                            || (left > 0 && {
-                                left -= 1;
-                                true
-                            })
-                    })
-                    .collect();
-                (n.clone(), kept)
-            })
-            .collect();
+        let scratch = self.cluster_without(victims);
+        let partial = partial_job(pods, tasks);
         let gpu = self.gpu;
         let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| {
             gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g)))

@@ -34,6 +34,7 @@ mod eviction;
 mod failures;
 mod invariants;
 mod kai;
+mod kai_actions;
 mod kai_consolidation;
 mod kai_stale;
 mod nodes;

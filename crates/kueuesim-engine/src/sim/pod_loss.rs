@@ -28,7 +28,7 @@ pub(crate) enum Loss {
     /// Their GPU failed: the pod failed in place (its node keeps its other GPUs).
     GpuFailed,
     /// KAI's `staleGangEviction` evicted them: their gang stayed below its minMember for
-    /// the staleness grace period (`sim/kai.rs` records KAI's own events for it).
+    /// the staleness grace period (`sim/kai_stale.rs` records KAI's own events for it).
     StaleGang,
     /// Volcano's `preempt` or `reclaim` action evicted them (`sim/volcano_evict.rs` records
     /// Volcano's `Evict` events for it).

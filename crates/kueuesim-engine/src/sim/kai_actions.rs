@@ -1,0 +1,523 @@
+//! KAI's reclaim and preempt actions for jobs Kueue does not manage (after consolidation,
+//! `kai_consolidation.rs`): the session's view of the queues and running jobs, the victims'
+//! eviction, and the retry when a min-runtime protection ends.
+
+use std::cmp::Reverse;
+
+use kueuesim_model::{NodeId, QueueRef, SchedulerKind, SimTime, WorkloadId};
+
+use crate::outcome::{EventType, Eviction, WorkloadState};
+use crate::placement::{self, Cluster, PodNeeds};
+
+use super::kai::{gang_groups, kai_job_name};
+use super::{Ev, Simulation};
+
+impl<'w> Simulation<'w> {
+    /// KAI's consolidation action, then its reclaim action, then its preempt action (each only
+    /// when the one before found nothing), for a pending job of a KAI Queue (jobs Kueue does
+    /// not manage; Kueue-managed ones are Kueue's to preempt), in upstream's action order
+    /// (`allocate, consolidation, reclaim, preempt`): move running jobs to other nodes so the
+    /// job fits (`kai_consolidate`), else evict running jobs of queues above their fair
+    /// share so the job fits (`kai::reclaim_victims`), else lower-priority running jobs of
+    /// its own queue (`kai::preempt_victims`).
+    pub(super) fn kai_reclaim(&mut self, w: WorkloadId) {
+        if self.kai_consolidate(w) {
+            return;
+        }
+        if !self.kai_evict_for(w, KaiAction::Reclaim) && !self.kai_evict_for(w, KaiAction::Preempt)
+        {
+            self.kai_retry_when_protection_ends(w);
+        }
+    }
+
+    /// After reclaim and preempt found nothing for `w`: when a min-runtime kept a victim
+    /// from it, `w` tries again the instant the first such protection ends (upstream runs
+    /// its actions every session, so a job waits no longer than that).
+    fn kai_retry_when_protection_ends(&mut self, w: WorkloadId) {
+        let Some(view) = self.kai_view(w) else {
+            return;
+        };
+        let state = view.queue_state(&self.world.kai_queues, self.now);
+        let priority = self.spec(w).priority;
+        let Some(ends) =
+            placement::kai::protection_ends(&state, view.queue, priority, &view.running)
+        else {
+            return;
+        };
+        let at = kueuesim_model::SimTime::from_millis(ends);
+        let rt = &mut self.runtimes[w.index()];
+        if rt.kai_retry_at.is_some_and(|t| t <= at && t > self.now) {
+            return;
+        }
+        rt.kai_retry_at = Some(at);
+        self.events.push(at, Ev::KaiProtectionEnds(w));
+    }
+
+    /// `Ev::KaiProtectionEnds`: `w`, still waiting for KAI, tries again (allocate, then its
+    /// actions). Whether anything was done.
+    pub(super) fn kai_protection_ends(&mut self, w: WorkloadId) -> bool {
+        let rt = &mut self.runtimes[w.index()];
+        if rt.kai_retry_at != Some(self.now) {
+            return false;
+        }
+        rt.kai_retry_at = None;
+        if rt.kai_pipelined > 0
+            || !self
+                .sched
+                .awaiting_placement
+                .iter()
+                .any(|&(_, _, x)| x == w)
+        {
+            return false;
+        }
+        self.try_place(w);
+        true
+    }
+
+    /// What KAI's eviction actions read for pending job `w` (the session's view): None
+    /// when no action applies (no KAI Queue or GPU resource, a Kueue-managed job, or one
+    /// already pipelined onto its victims' resources).
+    pub(super) fn kai_view(&self, w: WorkloadId) -> Option<KaiView> {
+        let world = self.world;
+        let wl = self.spec(w);
+        let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
+        else {
+            return None;
+        };
+        if self.runtimes[w.index()].kai_pipelined > 0 {
+            return None;
+        }
+        let mut non_preemptible = 0i64;
+        let nq = world.kai_queues.len();
+        let mut allocated = vec![0i64; nq];
+        let mut pending = vec![0i64; nq];
+        let mut running = Vec::new();
+        let waiting: Vec<WorkloadId> = self
+            .sched
+            .awaiting_placement
+            .iter()
+            .map(|&(_, _, x)| x)
+            .collect();
+        for (i, rt) in self.runtimes.iter() {
+            let x = self.spec(WorkloadId::from_index(i));
+            let Some(xq) = x.gang.kai_queue else { continue };
+            if rt.needs.is_empty()
+                || self.scheduler_of(WorkloadId::from_index(i)) != SchedulerKind::Kai
+            {
+                continue;
+            }
+            let (mut placed, mut unplaced) = (0, 0);
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
+                for s in slots {
+                    match s {
+                        Some(_) => placed += per,
+                        None => unplaced += per,
+                    }
+                }
+            }
+            // Pods of an evicted job are releasing: no longer its queue's (nor those of a
+            // finished one, whose placement is kept for the report). A pipelined job's GPUs
+            // are already its queue's.
+            // A job whose release is under way (it finished this instant: its placement is
+            // kept for the report) holds nothing either.
+            let gone = rt.released
+                || matches!(
+                    rt.record.state,
+                    WorkloadState::Evicted | WorkloadState::Finished | WorkloadState::Inactive
+                );
+            if gone {
+                placed = 0;
+            }
+            allocated[xq] += placed;
+            if xq == queue && !x.kai_preemptible() {
+                non_preemptible += placed + rt.kai_pipelined;
+            }
+            allocated[xq] += rt.kai_pipelined;
+            if waiting.contains(&WorkloadId::from_index(i)) {
+                pending[xq] += (unplaced - rt.kai_pipelined).max(0);
+            }
+            // A job whose pods KAI's consolidation is moving is nobody's victim meanwhile.
+            if placed > 0 && x.queue == QueueRef::Unmanaged && rt.kai_moves.is_empty() {
+                let mut nodes: Vec<usize> = rt
+                    .record
+                    .placement
+                    .iter()
+                    .flat_map(|slots| slots.iter().flatten().map(|n| n.index()))
+                    .collect();
+                nodes.sort_unstable();
+                nodes.dedup();
+                running.push(placement::kai::RunningJob {
+                    key: i,
+                    queue: xq,
+                    gpus: placed,
+                    priority: x.priority,
+                    preemptible: x.kai_preemptible(),
+                    elastic: elastic_rank(&x, &rt.record.placement),
+                    created: x.created_at.millis(),
+                    nodes,
+                    started: rt.kai_last_start.map(|t| t.millis()),
+                });
+            }
+        }
+        let total: i64 = world
+            .nodes
+            .iter()
+            .map(|n| n.allocatable.get(g.index()).copied().unwrap_or(0))
+            .sum();
+        let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
+        let fair = placement::kai::fair_shares(&world.kai_queues, total, &requests);
+        let pods = self.runtimes[w.index()].pods();
+        // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
+        // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
+        let (bound, _) = placement::counts(&pods);
+        let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        let min_member = wl
+            .gang
+            .min_member
+            .map_or(total_pods, |m| (m as usize).min(total_pods));
+        let count = if wl.gang.pod_group_per_pod || bound >= min_member {
+            1
+        } else {
+            min_member - bound
+        };
+        let task_gpus: Vec<i64> = pods
+            .iter()
+            .flat_map(|(n, slots)| {
+                slots
+                    .iter()
+                    .filter(|x| x.is_none())
+                    .map(|_| n.requests.get(g))
+            })
+            .take(count)
+            .collect();
+        let free_gpus: i64 = world
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, _)| {
+                self.sched
+                    .cluster
+                    .nodes
+                    .free(NodeId::from_index(i), g.index())
+            })
+            .sum();
+        // Victims are put back in the job order: higher priority, then older, first.
+        let mut put_back_order: Vec<&placement::kai::RunningJob> = running.iter().collect();
+        put_back_order.sort_by_key(|j| (Reverse(j.priority), j.elastic, j.created, j.key));
+        let put_back_order: Vec<usize> = put_back_order.iter().map(|j| j.key).collect();
+        Some(KaiView {
+            queue,
+            running,
+            allocated,
+            fair,
+            total,
+            non_preemptible,
+            pods,
+            bound,
+            task_gpus,
+            free_gpus,
+            put_back_order,
+        })
+    }
+
+    /// One eviction action for `w`; whether it evicted.
+    fn kai_evict_for(&mut self, w: WorkloadId, action: KaiAction) -> bool {
+        let world = self.world;
+        let wl = self.spec(w);
+        let Some(view) = self.kai_view(w) else {
+            return false;
+        };
+        let state = view.queue_state(&world.kai_queues, self.now);
+        let KaiView {
+            queue,
+            ref running,
+            non_preemptible,
+            ref pods,
+            bound,
+            ref task_gpus,
+            free_gpus,
+            ref put_back_order,
+            ..
+        } = view;
+        let want: i64 = task_gpus.iter().sum();
+        let reclaimer = placement::kai::Reclaimer {
+            queue,
+            task_gpus,
+            preemptible: wl.kai_preemptible(),
+        };
+        let scenario = |tasks: usize, victims: &[usize]| -> Option<Vec<usize>> {
+            let scratch = self.cluster_without(victims);
+            let partial = partial_job(pods, tasks);
+            let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+            let r = self.place_kai(w, &partial, bound + tasks);
+            let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
+            if r.bound.len() < tasks {
+                return None;
+            }
+            // Victims that fit back on their own nodes stay (upstream unevicts a victim
+            // it pipelines back to its node); the rest are the victims.
+            let mut left_out = Vec::new();
+            for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
+                let vr = &self.runtimes[v];
+                let mut applied = Vec::new();
+                let mut fits = true;
+                for (ps, slots) in vr.record.placement.iter().enumerate() {
+                    for n in slots.iter().flatten() {
+                        if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
+                            fits = false;
+                            break;
+                        }
+                        scratch.apply(world, *n, &vr.needs[ps].requests, 1);
+                        applied.push((*n, ps));
+                    }
+                    if !fits {
+                        break;
+                    }
+                }
+                if !fits {
+                    for (n, ps) in applied {
+                        scratch.apply(world, n, &vr.needs[ps].requests, -1);
+                    }
+                    left_out.push(v);
+                }
+            }
+            Some(left_out)
+        };
+        let victims = match action {
+            KaiAction::Reclaim => {
+                placement::kai::reclaim_victims(&state, &reclaimer, running, free_gpus, scenario)
+            }
+            KaiAction::Preempt => placement::kai::preempt_victims(
+                &state,
+                &reclaimer,
+                wl.priority,
+                non_preemptible,
+                running,
+                free_gpus,
+                scenario,
+            ),
+        };
+        let Some(victims) = victims else { return false };
+        self.runtimes[w.index()].kai_pipelined = want;
+        let by = match action {
+            KaiAction::Reclaim => format!("{}/{}", wl.namespace, wl.name),
+            KaiAction::Preempt => kai_job_name(&wl),
+        };
+        self.runtimes[w.index()].record.preemptions_caused += victims.len() as u32;
+        for v in victims {
+            self.kai_evict(
+                WorkloadId::from_index(v),
+                &by,
+                &world.kai_queues[queue].name,
+                action,
+            );
+        }
+        true
+    }
+
+    /// KAI evicts a job for reclaim or preempt: its pods terminate (`podTermination`), then
+    /// its controller's new pods wait for KAI again.
+    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str, action: KaiAction) {
+        let now = self.now;
+        if self.runtimes[v.index()].record.state == WorkloadState::Running {
+            self.progress.running -= 1;
+            self.serving_ready(v, false);
+            let gpus = self.workload_gpus(v);
+            let rt = &mut self.runtimes[v.index()];
+            let lost =
+                i128::from(gpus) * i128::from((now - rt.record.running_at.unwrap_or(now)).millis());
+            rt.record.lost_gpu_ms += lost;
+            self.rec.stats.lost_gpu_ms += lost;
+        }
+        self.sched.awaiting_placement.retain(|&(_, _, x)| x != v);
+        let generation = {
+            let rt = &mut self.runtimes[v.index()];
+            rt.record.state = WorkloadState::Evicted;
+            rt.record.evictions.push(Eviction {
+                at: now,
+                reason: action.reason(),
+                preemption_reason: None,
+                preemptor: Some(by.to_string()),
+                preemptor_cluster_queue: None,
+            });
+            rt.generation += 1;
+            rt.generation
+        };
+        debug_assert!(crate::outcome::EVICTION_REASONS.contains(&action.reason()));
+        *self.rec.stats.evictions.entry(action.reason()).or_default() += 1;
+        match action {
+            KaiAction::Reclaim => self.record_event(
+                v,
+                EventType::Normal,
+                SchedulerKind::Kai.event_source(),
+                "Evict",
+                format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
+                None,
+            ),
+            KaiAction::Preempt => {
+                // `GetPreemptMessage`, once per pod of the victim.
+                let spec = self.spec(v);
+                let pods: Vec<String> = self.runtimes[v.index()]
+                    .record
+                    .placed_pods()
+                    .map(|(ps, i)| format!("{}/{}", spec.namespace, spec.pod_name(ps, i)))
+                    .collect();
+                for pod in pods {
+                    self.record_event(
+                        v,
+                        EventType::Normal,
+                        SchedulerKind::Kai.event_source(),
+                        "Evict",
+                        format!("Pod {pod} was preempted by higher priority workload {by}"),
+                        None,
+                    );
+                }
+            }
+        }
+        self.events.push(
+            now + self.world.config.pod_termination,
+            Ev::KaiPodsGone(v, generation),
+        );
+    }
+
+    /// The reclaimed pods are gone: nodes released (the reclaimer, waiting, is placed), and
+    /// the job's new pods wait for KAI.
+    pub(super) fn kai_pods_gone(&mut self, v: WorkloadId) {
+        self.release(v, false);
+        {
+            let rt = &mut self.runtimes[v.index()];
+            // Its new pods are the scheduler's again, as when Kueue releases a workload: what
+            // they bind counts for its queue.
+            rt.released = false;
+            rt.record.state = WorkloadState::Pending;
+            rt.record.running_at = None;
+        }
+        let prio = self.spec(v).priority;
+        self.sched
+            .awaiting_placement
+            .insert((Reverse(prio), self.now, v));
+        self.try_place(v);
+    }
+
+    /// A copy of the cluster with the pods of `victims` (runtime indices) gone: where a
+    /// scenario of an eviction action places the job (`TryToVirtuallyAllocate…`).
+    pub(super) fn cluster_without(&self, victims: &[usize]) -> Cluster {
+        let mut scratch = self.sched.cluster.clone();
+        for &v in victims {
+            let vr = &self.runtimes[v];
+            for (ps, slots) in vr.record.placement.iter().enumerate() {
+                for n in slots.iter().flatten() {
+                    scratch.apply(self.world, *n, &vr.needs[ps].requests, -1);
+                }
+            }
+        }
+        scratch
+    }
+}
+
+/// The partial job a scenario places (upstream's job of `tasks` tasks): its bound pods and
+/// its first `tasks` pending ones.
+pub(super) fn partial_job(
+    pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+    tasks: usize,
+) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
+    let mut left = tasks;
+    pods.iter()
+        .map(|(n, slots)| {
+            let kept = slots
+                .iter()
+                .copied()
+                .filter(|x| {
+                    x.is_some()
+                        || (left > 0 && {
+                            left -= 1;
+                            true
+                        })
+                })
+                .collect();
+            (n.clone(), kept)
+        })
+        .collect()
+}
+
+/// What KAI's eviction actions read for one pending job (`Simulation::kai_view`).
+pub(super) struct KaiView {
+    /// The job's KAI Queue.
+    pub(super) queue: usize,
+    /// Running KAI jobs Kueue does not manage, the potential victims.
+    pub(super) running: Vec<placement::kai::RunningJob>,
+    /// GPUs allocated per queue (pipelined ones included).
+    pub(super) allocated: Vec<i64>,
+    /// Fair share per queue.
+    pub(super) fair: Vec<i64>,
+    /// The cluster's GPUs.
+    pub(super) total: i64,
+    /// GPUs of non-preemptible jobs of the job's queue.
+    pub(super) non_preemptible: i64,
+    /// The job's pods (needs, nodes of those bound).
+    pub(super) pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+    /// How many of its pods are bound.
+    pub(super) bound: usize,
+    /// GPUs of each task it allocates now (`GetTasksToAllocate`).
+    pub(super) task_gpus: Vec<i64>,
+    /// Free GPUs of the cluster.
+    pub(super) free_gpus: i64,
+    /// The running jobs' keys in job order (higher priority, then older, first): the order
+    /// victims are placed again in a scenario.
+    pub(super) put_back_order: Vec<usize>,
+}
+
+impl KaiView {
+    /// The proportion plugin's view of the queues at `now`, for the victim searches.
+    pub(super) fn queue_state<'a>(
+        &'a self,
+        queues: &'a [kueuesim_model::KaiQueue],
+        now: SimTime,
+    ) -> placement::kai::QueueState<'a> {
+        placement::kai::QueueState {
+            queues,
+            fair: &self.fair,
+            allocated: &self.allocated,
+            total: self.total,
+            now: now.millis(),
+        }
+    }
+}
+
+/// KAI's eviction actions that kueuesim runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KaiAction {
+    /// `reclaim`: from other queues above their fair share.
+    Reclaim,
+    /// `preempt`: lower-priority jobs of the same queue.
+    Preempt,
+}
+
+impl KaiAction {
+    /// The eviction's reason in the report.
+    fn reason(self) -> &'static str {
+        match self {
+            KaiAction::Reclaim => "Reclaim",
+            KaiAction::Preempt => "Preempt",
+        }
+    }
+}
+
+/// The elastic plugin's job-order rank of a running KAI job (`minAvailableState`): 0 when a
+/// subgroup holding pods has fewer bound than its minMember, else 2 when one has more, else 1.
+/// Without subgroups the PodGroup is one subgroup of minMember (at least 1); a batch Job's
+/// PodGroup per pod is always exactly at its minimum of 1.
+fn elastic_rank(wl: &kueuesim_model::Workload, placement: &[Vec<Option<NodeId>>]) -> u8 {
+    if wl.gang.pod_group_per_pod {
+        return 1;
+    }
+    let groups = gang_groups(wl, placement);
+    if groups.iter().any(|&(b, min)| b < min) {
+        0
+    } else if groups.iter().any(|&(b, min)| b > min) {
+        2
+    } else {
+        1
+    }
+}

@@ -10,6 +10,7 @@ pub(crate) mod core;
 mod epochs;
 mod gang;
 mod jobs;
+mod kai_pod_group;
 mod kube;
 mod kube_fields;
 mod kueue;

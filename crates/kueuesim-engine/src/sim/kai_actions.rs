@@ -20,23 +20,26 @@ impl<'w> Simulation<'w> {
     /// job fits (`kai_consolidate`), else evict running jobs of queues above their fair
     /// share so the job fits (`kai::reclaim_victims`), else lower-priority running jobs of
     /// its own queue (`kai::preempt_victims`).
+    /// The session's view is built once: an action that finds nothing changes nothing, so
+    /// the next one reads the same (each rebuild scans every runtime).
     pub(super) fn kai_reclaim(&mut self, w: WorkloadId) {
-        if self.kai_consolidate(w) {
+        let Some(view) = self.kai_view(w) else {
+            return;
+        };
+        if self.kai_consolidate(w, &view) {
             return;
         }
-        if !self.kai_evict_for(w, KaiAction::Reclaim) && !self.kai_evict_for(w, KaiAction::Preempt)
+        if !self.kai_evict_for(w, &view, KaiAction::Reclaim)
+            && !self.kai_evict_for(w, &view, KaiAction::Preempt)
         {
-            self.kai_retry_when_protection_ends(w);
+            self.kai_retry_when_protection_ends(w, &view);
         }
     }
 
     /// After reclaim and preempt found nothing for `w`: when a min-runtime kept a victim
     /// from it, `w` tries again the instant the first such protection ends (upstream runs
     /// its actions every session, so a job waits no longer than that).
-    fn kai_retry_when_protection_ends(&mut self, w: WorkloadId) {
-        let Some(view) = self.kai_view(w) else {
-            return;
-        };
+    fn kai_retry_when_protection_ends(&mut self, w: WorkloadId, view: &KaiView) {
         let state = view.queue_state(&self.world.kai_queues, self.now);
         let priority = self.spec(w).priority;
         let Some(ends) =
@@ -222,12 +225,9 @@ impl<'w> Simulation<'w> {
     }
 
     /// One eviction action for `w`; whether it evicted.
-    fn kai_evict_for(&mut self, w: WorkloadId, action: KaiAction) -> bool {
+    fn kai_evict_for(&mut self, w: WorkloadId, view: &KaiView, action: KaiAction) -> bool {
         let world = self.world;
         let wl = self.spec(w);
-        let Some(view) = self.kai_view(w) else {
-            return false;
-        };
         let state = view.queue_state(&world.kai_queues, self.now);
         let KaiView {
             queue,
@@ -239,7 +239,7 @@ impl<'w> Simulation<'w> {
             free_gpus,
             ref put_back_order,
             ..
-        } = view;
+        } = *view;
         let want: i64 = task_gpus.iter().sum();
         let reclaimer = placement::kai::Reclaimer {
             queue,

@@ -19,15 +19,12 @@ impl Simulation<'_> {
     /// KAI's consolidation action for pending job `w` (`attemptToConsolidateForPreemptor`);
     /// whether it moved pods. Jobs with GPU shares take no part (neither as the job nor as
     /// a victim): kueuesim does not re-place shares in a scenario.
-    pub(super) fn kai_consolidate(&mut self, w: WorkloadId) -> bool {
+    pub(super) fn kai_consolidate(&mut self, w: WorkloadId, view: &KaiView) -> bool {
         let world = self.world;
         let wl = self.spec(w);
         if wl.pod_sets.iter().any(|p| p.gpu_share.is_some()) {
             return false;
         }
-        let Some(view) = self.kai_view(w) else {
-            return false;
-        };
         let state = view.queue_state(&world.kai_queues, self.now);
         let KaiView {
             queue,
@@ -38,7 +35,7 @@ impl Simulation<'_> {
             free_gpus,
             ref put_back_order,
             ..
-        } = view;
+        } = *view;
         let want: i64 = task_gpus.iter().sum();
         // `buildPreemptibleFilterFunc`: not the job itself; a job whose pods are being moved
         // already is not moved again. Jobs with GPU shares are left out (see above).

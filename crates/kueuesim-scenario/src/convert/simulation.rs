@@ -113,16 +113,6 @@ fn volcano_config(
         ));
     }
     for p in conf.tiers.iter().flat_map(|t| &t.plugins) {
-        let unsimulated = p.unsimulated_switches();
-        if !unsimulated.is_empty() {
-            warnings.push(format!(
-                "{}: spec.volcano.configuration: plugin {}: {} not simulated: the plugin takes part as by default",
-                pos_of(src, text),
-                p.name,
-                unsimulated.join(", ")
-                    + if unsimulated.len() == 1 { " is" } else { " are" }
-            ));
-        }
         if !VOLCANO_PLUGINS.contains(&p.name.as_str()) {
             return Err(err_at(
                 src,
@@ -133,6 +123,17 @@ fn volcano_config(
                     crate::overlay::closest_hint(&p.name, VOLCANO_PLUGINS.iter().copied()),
                     VOLCANO_PLUGINS.join(", ")
                 ),
+            ));
+        }
+        // After the name's check: only a known plugin's name reaches the terminal.
+        let unsimulated = p.unsimulated_switches();
+        if !unsimulated.is_empty() {
+            warnings.push(format!(
+                "{}: spec.volcano.configuration: plugin {}: {} not simulated: the plugin takes part as by default",
+                pos_of(src, text),
+                p.name,
+                unsimulated.join(", ")
+                    + if unsimulated.len() == 1 { " is" } else { " are" }
             ));
         }
         match p.name.as_str() {

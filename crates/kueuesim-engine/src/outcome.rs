@@ -364,6 +364,9 @@ pub enum FailureCause {
     LostToVolcanoEviction,
     /// Work lost by pods KAI's consolidation moved to other nodes.
     LostToConsolidation,
+    /// Work lost by pods KAI's reclaim or preempt evicted from an elastic job above its
+    /// minimum (kueuesim's job runs only with all its pods).
+    LostToKaiEviction,
 }
 
 impl FailureCause {
@@ -379,6 +382,7 @@ impl FailureCause {
             FailureCause::LostToStaleGangEviction => "stale gang evicted",
             FailureCause::LostToVolcanoEviction => "preempted or reclaimed by Volcano",
             FailureCause::LostToConsolidation => "consolidation moved",
+            FailureCause::LostToKaiEviction => "reclaimed or preempted by KAI",
         }
     }
 }

@@ -112,7 +112,11 @@ impl<'w> Simulation<'w> {
             let (mut placed, mut unplaced) = (0, 0);
             for (ps, slots) in rt.record.placement.iter().enumerate() {
                 let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
-                for s in slots {
+                for (idx, s) in slots.iter().enumerate() {
+                    // Pods reclaim or preempt evicted are releasing: no longer its queue's.
+                    if rt.kai_releasing.contains(&(ps, idx)) {
+                        continue;
+                    }
                     match s {
                         Some(_) => placed += per,
                         None => unplaced += per,
@@ -140,8 +144,13 @@ impl<'w> Simulation<'w> {
             if waiting.contains(&WorkloadId::from_index(i)) {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
             }
-            // A job whose pods KAI's consolidation is moving is nobody's victim meanwhile.
-            if placed > 0 && x.queue == QueueRef::Unmanaged && rt.kai_moves.is_empty() {
+            // A job whose pods KAI's consolidation is moving, or whose pods reclaim or
+            // preempt evicted, is nobody's victim while they terminate.
+            if placed > 0
+                && x.queue == QueueRef::Unmanaged
+                && rt.kai_moves.is_empty()
+                && rt.kai_releasing.is_empty()
+            {
                 let mut nodes: Vec<usize> = rt
                     .record
                     .placement
@@ -150,6 +159,8 @@ impl<'w> Simulation<'w> {
                     .collect();
                 nodes.sort_unstable();
                 nodes.dedup();
+                let (pods, pieces, min_pods) =
+                    victim_pieces(&x, &rt.record.placement, &rt.needs, g);
                 running.push(placement::kai::RunningJob {
                     key: i,
                     queue: xq,
@@ -160,6 +171,9 @@ impl<'w> Simulation<'w> {
                     created: x.created_at.millis(),
                     nodes,
                     started: rt.kai_last_start.map(|t| t.millis()),
+                    pods,
+                    pieces,
+                    min_pods,
                 });
             }
         }
@@ -246,8 +260,11 @@ impl<'w> Simulation<'w> {
             task_gpus,
             preemptible: wl.kai_preemptible(),
         };
-        let scenario = |tasks: usize, victims: &[usize]| -> Option<Vec<usize>> {
-            let scratch = self.cluster_without(victims);
+        let job = |k: usize| running.iter().find(|j| j.key == k);
+        let scenario = |tasks: usize,
+                        victims: &[(usize, usize)]|
+         -> Option<placement::kai::Victims> {
+            let scratch = self.cluster_without_victims(running, victims);
             let partial = partial_job(pods, tasks);
             let saved = std::mem::replace(&mut self.sched.cluster, scratch);
             let r = self.place_kai(w, &partial, bound + tasks);
@@ -256,30 +273,46 @@ impl<'w> Simulation<'w> {
                 return None;
             }
             // Victims that fit back on their own nodes stay (upstream unevicts a victim
-            // it pipelines back to its node); the rest are the victims.
+            // it pipelines back to its node), piece by piece from the last taken (the
+            // pods kept longest); the rest are the victims.
             let mut left_out = Vec::new();
-            for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
-                let vr = &self.runtimes[v];
-                let mut applied = Vec::new();
-                let mut fits = true;
-                for (ps, slots) in vr.record.placement.iter().enumerate() {
-                    for n in slots.iter().flatten() {
-                        if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
-                            fits = false;
+            for &k in put_back_order {
+                let Some(&(_, count)) = victims.iter().find(|v| v.0 == k) else {
+                    continue;
+                };
+                let Some(j) = job(k) else { continue };
+                let vr = &self.runtimes[k];
+                let mut kept = count;
+                for piece in j.pieces.iter().rev() {
+                    if piece.upto > kept {
+                        continue;
+                    }
+                    let from = j
+                        .pieces
+                        .iter()
+                        .map(|p| p.upto)
+                        .filter(|&u| u < piece.upto)
+                        .max()
+                        .unwrap_or(0);
+                    let mut applied = Vec::new();
+                    for p in &j.pods[from..piece.upto] {
+                        let (n, req) = (NodeId::from_index(p.node), &vr.needs[p.pod_set].requests);
+                        if !scratch.nodes.fits(n, req) {
                             break;
                         }
-                        scratch.apply(world, *n, &vr.needs[ps].requests, 1);
-                        applied.push((*n, ps));
+                        scratch.apply(world, n, req, 1);
+                        applied.push(n);
                     }
-                    if !fits {
+                    if applied.len() < piece.upto - from {
+                        for (n, p) in applied.into_iter().zip(&j.pods[from..]) {
+                            scratch.apply(world, n, &vr.needs[p.pod_set].requests, -1);
+                        }
                         break;
                     }
+                    kept = from;
                 }
-                if !fits {
-                    for (n, ps) in applied {
-                        scratch.apply(world, n, &vr.needs[ps].requests, -1);
-                    }
-                    left_out.push(v);
+                if kept > 0 {
+                    left_out.push((k, kept));
                 }
             }
             Some(left_out)
@@ -305,20 +338,154 @@ impl<'w> Simulation<'w> {
             KaiAction::Preempt => kai_job_name(&wl),
         };
         self.runtimes[w.index()].record.preemptions_caused += victims.len() as u32;
-        for v in victims {
-            self.kai_evict(
-                WorkloadId::from_index(v),
-                &by,
-                &world.kai_queues[queue].name,
-                action,
+        // With an elastic victim that keeps some pods, every victim's pods go at once and
+        // the job is placed before any victim's replacements (upstream pipelines it onto the
+        // releasing resources); without one, each victim goes as before.
+        let partial = victims
+            .iter()
+            .any(|&(v, count)| job(v).is_some_and(|j| !j.all(count)));
+        let queue_name = &world.kai_queues[queue].name;
+        let mut gone = Vec::new();
+        for (v, count) in victims {
+            let Some(j) = job(v) else { continue };
+            let vw = WorkloadId::from_index(v);
+            if j.all(count) {
+                let generation = self.kai_evict(vw, &by, queue_name, action, !partial);
+                gone.push((vw, None, generation));
+            } else {
+                let pods: Vec<(usize, usize)> = j.pods[..count]
+                    .iter()
+                    .map(|p| (p.pod_set, p.index))
+                    .collect();
+                self.kai_evict_pods(vw, &pods, &by, queue_name, action);
+                gone.push((vw, Some(pods), 0));
+            }
+        }
+        if partial {
+            self.runtimes[w.index()].kai_victims = gone;
+            self.events.push(
+                self.now + world.config.pod_termination,
+                Ev::KaiVictimPodsGone(w),
             );
         }
         true
     }
 
+    /// KAI evicts pods `pods` (pod set, index) of an elastic job above its minimum for
+    /// reclaim or preempt (upstream's victim tasks); the job keeps its other pods. The
+    /// events are those of a whole job's eviction, for these pods; the pods terminate
+    /// (`podTermination`), then are lost pods replaced by the job's controller
+    /// (`kai_victim_pods_gone`).
+    fn kai_evict_pods(
+        &mut self,
+        v: WorkloadId,
+        pods: &[(usize, usize)],
+        by: &str,
+        queue: &str,
+        action: KaiAction,
+    ) {
+        let now = self.now;
+        let spec = self.spec(v);
+        match action {
+            KaiAction::Reclaim => self.record_event(
+                v,
+                EventType::Normal,
+                SchedulerKind::Kai.event_source(),
+                "Evict",
+                format!("Evicted to reclaim resources for {by} of queue {queue}, which is below its fair share"),
+                None,
+            ),
+            KaiAction::Preempt => {
+                for &(ps, i) in pods {
+                    self.record_event(
+                        v,
+                        EventType::Normal,
+                        SchedulerKind::Kai.event_source(),
+                        "Evict",
+                        format!(
+                            "Pod {}/{} was preempted by higher priority workload {by}",
+                            spec.namespace,
+                            spec.pod_name(ps, i)
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+        *self.rec.stats.evictions.entry(action.reason()).or_default() += 1;
+        let rt = &mut self.runtimes[v.index()];
+        rt.record.evictions.push(Eviction {
+            at: now,
+            reason: action.reason(),
+            preemption_reason: None,
+            preemptor: Some(by.to_string()),
+            preemptor_cluster_queue: None,
+        });
+        rt.kai_releasing = pods.to_vec();
+    }
+
+    /// `Ev::KaiVictimPodsGone`: the pods reclaim or preempt evicted for `w` are gone, an
+    /// elastic victim's among them. Every victim's pods are released first and `w`, pipelined,
+    /// is tried before anything else; then a whole victim's new pods wait for KAI, and an
+    /// elastic victim's evicted pods are lost pods (`Loss::KaiEvicted`: its controller
+    /// replaces them; a bare Pod of a PodGroup is pending again, as for Volcano's evictions).
+    /// Whether there were victims.
+    pub(super) fn kai_victim_pods_gone(&mut self, w: WorkloadId) -> bool {
+        let victims = std::mem::take(&mut self.runtimes[w.index()].kai_victims);
+        if victims.is_empty() {
+            return false;
+        }
+        let mut lost = Vec::new();
+        let mut whole = Vec::new();
+        for (v, pods, generation) in victims {
+            match pods {
+                None => {
+                    if self.runtimes[v.index()].generation == generation {
+                        self.release(v, false);
+                        whole.push(v);
+                    }
+                }
+                Some(pods) => {
+                    let rt = &mut self.runtimes[v.index()];
+                    rt.kai_releasing.clear();
+                    let pods: Vec<(usize, usize)> = pods
+                        .into_iter()
+                        .filter(|&(ps, i)| rt.record.placement[ps][i].is_some())
+                        .collect();
+                    let done = matches!(
+                        rt.record.state,
+                        WorkloadState::Finished | WorkloadState::Evicted | WorkloadState::Inactive
+                    );
+                    self.release_pods(v, &pods);
+                    if !done && !pods.is_empty() {
+                        lost.push((v, pods));
+                    }
+                }
+            }
+        }
+        self.retry_placements();
+        for v in whole {
+            self.kai_pods_gone_requeue(v);
+        }
+        for (v, pods) in lost {
+            self.lose_pods(v, &pods, super::pod_loss::Loss::KaiEvicted, None);
+        }
+        self.retry_placements();
+        true
+    }
+
     /// KAI evicts a job for reclaim or preempt: its pods terminate (`podTermination`), then
     /// its controller's new pods wait for KAI again.
-    fn kai_evict(&mut self, v: WorkloadId, by: &str, queue: &str, action: KaiAction) {
+    /// Its generation after the eviction; `gone_event`: whether `Ev::KaiPodsGone` ends it
+    /// (else the action's `Ev::KaiVictimPodsGone` does).
+    fn kai_evict(
+        &mut self,
+        v: WorkloadId,
+        by: &str,
+        queue: &str,
+        action: KaiAction,
+        gone_event: bool,
+    ) -> u32 {
         let now = self.now;
         if self.runtimes[v.index()].record.state == WorkloadState::Running {
             self.progress.running -= 1;
@@ -375,16 +542,25 @@ impl<'w> Simulation<'w> {
                 }
             }
         }
-        self.events.push(
-            now + self.world.config.pod_termination,
-            Ev::KaiPodsGone(v, generation),
-        );
+        if gone_event {
+            self.events.push(
+                now + self.world.config.pod_termination,
+                Ev::KaiPodsGone(v, generation),
+            );
+        }
+        generation
     }
 
     /// The reclaimed pods are gone: nodes released (the reclaimer, waiting, is placed), and
     /// the job's new pods wait for KAI.
     pub(super) fn kai_pods_gone(&mut self, v: WorkloadId) {
         self.release(v, false);
+        self.kai_pods_gone_requeue(v);
+        self.try_place(v);
+    }
+
+    /// A whole victim's pods are gone and released: its new pods wait for KAI.
+    fn kai_pods_gone_requeue(&mut self, v: WorkloadId) {
         {
             let rt = &mut self.runtimes[v.index()];
             // Its new pods are the scheduler's again, as when Kueue releases a workload: what
@@ -397,7 +573,28 @@ impl<'w> Simulation<'w> {
         self.sched
             .awaiting_placement
             .insert((Reverse(prio), self.now, v));
-        self.try_place(v);
+    }
+
+    /// A copy of the cluster with the pods of `victims` gone ((runtime index, how many of
+    /// its pods in eviction order), `running` giving the pods): where a scenario of reclaim
+    /// or preempt places the job.
+    fn cluster_without_victims(
+        &self,
+        running: &[placement::kai::RunningJob],
+        victims: &[(usize, usize)],
+    ) -> Cluster {
+        let mut scratch = self.sched.cluster.clone();
+        for &(v, count) in victims {
+            let Some(j) = running.iter().find(|j| j.key == v) else {
+                continue;
+            };
+            let vr = &self.runtimes[v];
+            for p in j.pods.iter().take(count) {
+                let n = NodeId::from_index(p.node);
+                scratch.apply(self.world, n, &vr.needs[p.pod_set].requests, -1);
+            }
+        }
+        scratch
     }
 
     /// A copy of the cluster with the pods of `victims` (runtime indices) gone: where a
@@ -520,4 +717,86 @@ fn elastic_rank(wl: &kueuesim_model::Workload, placement: &[Vec<Option<NodeId>>]
     } else {
         1
     }
+}
+
+/// A running KAI job's pods in upstream's eviction order, and the pieces the victims queue
+/// takes them in (`GetTasksToEvict` at each pop of the job): while a subgroup (without
+/// subgroups, the PodGroup) has more pods bound than its minMember, one pod of it, the last
+/// in pod order first (the task order reversed: the youngest pod, the larger name); then
+/// the rest at once. A batch Job's PodGroup per pod is one piece (kueuesim keeps such a job
+/// whole). Also how many pods the last piece holds (its minimum, `RunningJob::min_pods`).
+fn victim_pieces(
+    wl: &kueuesim_model::Workload,
+    placement: &[Vec<Option<NodeId>>],
+    needs: &[PodNeeds],
+    g: kueuesim_model::ResourceId,
+) -> (
+    Vec<placement::kai::VictimPod>,
+    Vec<placement::kai::Piece>,
+    usize,
+) {
+    let mut left: Vec<placement::kai::VictimPod> = Vec::new();
+    for (ps, slots) in placement.iter().enumerate().rev() {
+        for (index, node) in slots.iter().enumerate().rev() {
+            if let Some(node) = node {
+                left.push(placement::kai::VictimPod {
+                    pod_set: ps,
+                    index,
+                    node: node.index(),
+                    gpus: needs.get(ps).map_or(0, |n| n.requests.get(g)),
+                });
+            }
+        }
+    }
+    let subgroups = &wl.gang.kai_subgroups;
+    let total: usize = placement.iter().map(Vec::len).sum();
+    let group_of = |ps: usize| -> Option<usize> {
+        if subgroups.is_empty() {
+            Some(0)
+        } else {
+            wl.gang.pod_set_subgroup.get(ps).copied().flatten()
+        }
+    };
+    let min_of = |sg: usize| -> usize {
+        if subgroups.is_empty() {
+            wl.gang.min_member.map_or(total, |m| m as usize).max(1)
+        } else {
+            subgroups[sg].min_member as usize
+        }
+    };
+    let mut bound = vec![0usize; subgroups.len().max(1)];
+    for p in &left {
+        if let Some(sg) = group_of(p.pod_set) {
+            bound[sg] += 1;
+        }
+    }
+    let mut current = placement.to_vec();
+    let mut pods = Vec::new();
+    let mut pieces = Vec::new();
+    if !wl.gang.pod_group_per_pod {
+        while let Some(k) = left
+            .iter()
+            .position(|p| group_of(p.pod_set).is_some_and(|sg| bound[sg] > min_of(sg)))
+        {
+            let p = left.remove(k);
+            pieces.push(placement::kai::Piece {
+                upto: pods.len() + 1,
+                rank: elastic_rank(wl, &current),
+            });
+            if let Some(sg) = group_of(p.pod_set) {
+                bound[sg] -= 1;
+            }
+            current[p.pod_set][p.index] = None;
+            pods.push(p);
+        }
+    }
+    let min_pods = left.len();
+    if !left.is_empty() {
+        pods.extend(left);
+        pieces.push(placement::kai::Piece {
+            upto: pods.len(),
+            rank: elastic_rank(wl, &current),
+        });
+    }
+    (pods, pieces, min_pods)
 }

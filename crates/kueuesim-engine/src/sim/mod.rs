@@ -102,6 +102,10 @@ enum Ev {
     /// The pods KAI's reclaim evicted from a workload Kueue does not manage are gone: its
     /// nodes are released and its controller's new pods wait for KAI.
     KaiPodsGone(WorkloadId, u32),
+    /// The pods KAI's reclaim or preempt evicted for this job are gone, when a victim was an
+    /// elastic job that keeps some pods (`Runtime::kai_victims`): the job is placed first,
+    /// then the victims' lost pods are replaced.
+    KaiVictimPodsGone(WorkloadId),
     /// The pods KAI's consolidation moved for a job (this one) are gone: their replacements
     /// bind to the planned nodes and the job is placed.
     KaiConsolidated(WorkloadId),
@@ -577,6 +581,11 @@ impl<'w> Simulation<'w> {
                 }
             }
             Ev::KaiConsolidated(w) => self.kai_consolidated(w),
+            Ev::KaiVictimPodsGone(w) => {
+                if !self.kai_victim_pods_gone(w) {
+                    self.progress.idle = true;
+                }
+            }
             Ev::KaiProtectionEnds(w) => {
                 if !self.kai_protection_ends(w) {
                     self.progress.idle = true;

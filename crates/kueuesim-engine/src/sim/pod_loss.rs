@@ -36,6 +36,9 @@ pub(crate) enum Loss {
     /// KAI's consolidation moved them to other nodes: deleted, and their replacements bind
     /// to the planned nodes (`sim/kai_consolidation.rs` records KAI's own events for it).
     Consolidation,
+    /// KAI's reclaim or preempt evicted them from an elastic job above its minimum, which
+    /// keeps its other pods (`sim/kai_actions.rs` records KAI's own events for it).
+    KaiEvicted,
 }
 
 impl Loss {
@@ -46,7 +49,9 @@ impl Loss {
             Loss::NodeRemoved => "NodeRemoved",
             Loss::NodeFailed => "NodeFailed",
             Loss::GpuFailed => "GPUFailed",
-            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation => "Evict",
+            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation | Loss::KaiEvicted => {
+                "Evict"
+            }
         }
     }
 
@@ -55,7 +60,7 @@ impl Loss {
         match self {
             Loss::Evicted | Loss::NodeRemoved => TIMELINE_SOURCE,
             Loss::NodeFailed | Loss::GpuFailed => FAILURES_SOURCE,
-            Loss::StaleGang | Loss::Consolidation => {
+            Loss::StaleGang | Loss::Consolidation | Loss::KaiEvicted => {
                 kueuesim_model::SchedulerKind::Kai.event_source()
             }
             Loss::VolcanoEvicted => kueuesim_model::SchedulerKind::Volcano.event_source(),
@@ -151,11 +156,13 @@ impl<'w> Simulation<'w> {
                 names.join(", ")
             ),
             // KAI's and Volcano's events for it are recorded by their actions.
-            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation => String::new(),
+            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation | Loss::KaiEvicted => {
+                String::new()
+            }
         };
         if !matches!(
             loss,
-            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation
+            Loss::StaleGang | Loss::VolcanoEvicted | Loss::Consolidation | Loss::KaiEvicted
         ) {
             self.record_event(
                 w,
@@ -189,6 +196,7 @@ impl<'w> Simulation<'w> {
                             Loss::StaleGang => FailureCause::LostToStaleGangEviction,
                             Loss::VolcanoEvicted => FailureCause::LostToVolcanoEviction,
                             Loss::Consolidation => FailureCause::LostToConsolidation,
+                            Loss::KaiEvicted => FailureCause::LostToKaiEviction,
                         },
                         lost_gpu_ms: lost,
                     });
@@ -234,7 +242,9 @@ impl<'w> Simulation<'w> {
             // A pod Volcano evicted (a bare Pod of a PodGroup, typically) leaves its gang
             // running: the job goes on, its pod pending again as if recreated (kueuesim
             // keeps a workload's pod count), rather than failing as a lost bare Pod does.
-            OnPodLoss::Fail if loss == Loss::VolcanoEvicted => Reaction::Replace,
+            OnPodLoss::Fail if matches!(loss, Loss::VolcanoEvicted | Loss::KaiEvicted) => {
+                Reaction::Replace
+            }
             OnPodLoss::Fail => Reaction::Fail("Pod failed: no controller replaces it"),
             OnPodLoss::Replace {
                 never_restarted, ..

@@ -71,6 +71,14 @@ pub(super) struct Runtime<'w> {
     /// KAI: the pods KAI's consolidation is moving (pod set, index, planned node) while they
     /// terminate; empty otherwise.
     pub(super) kai_moves: Vec<(usize, usize, NodeId)>,
+    /// KAI: pods (pod set, index) of this job that reclaim or preempt evicted while the job
+    /// keeps its other pods (an elastic victim above its minimum), terminating until
+    /// `Ev::KaiVictimPodsGone`.
+    pub(super) kai_releasing: Vec<(usize, usize)>,
+    /// KAI: the victims of the reclaim or preempt that pipelined this job, when one of them
+    /// loses only some pods (victim, its evicted pods or None for the whole job, the whole
+    /// job's generation then): all go at once at `Ev::KaiVictimPodsGone`.
+    pub(super) kai_victims: Vec<(WorkloadId, Option<Vec<(usize, usize)>>, u32)>,
     /// KAI: the job whose consolidation moves them (set with `kai_moves`), and this job's
     /// generation then.
     pub(super) kai_moved_for: Option<(WorkloadId, u32)>,
@@ -308,6 +316,8 @@ pub(super) fn new_runtime<'w>(
         kai_pipelined: 0,
         kai_retry_at: None,
         kai_moves: Vec::new(),
+        kai_releasing: Vec::new(),
+        kai_victims: Vec::new(),
         kai_moved_for: None,
         kai_holds: Vec::new(),
         kai_movers: Vec::new(),

@@ -43,16 +43,33 @@ pub fn consolidation_plan(
     if want <= 0 || !preemptor.preemptible || free_gpus < want {
         return None;
     }
-    let candidates: Vec<&RunningJob> = running.iter().filter(|j| j.preemptible).collect();
+    // Victims are taken whole here: the scenario re-places a victim's running pods, every
+    // one of them (an elastic victim's pods one at a time is reclaim's and preempt's).
+    let whole: Vec<RunningJob> = running
+        .iter()
+        .filter(|j| j.preemptible)
+        .map(|j| j.clone().whole())
+        .collect();
+    let candidates: Vec<&RunningJob> = whole.iter().collect();
     let mut order = victim_order(state, &candidates);
     order.truncate(MAX_CONSOLIDATION_PREEMPTEES + 1);
+    let mut scenario = scenario;
     solve_with(
         &order,
         preemptor.task_gpus,
         free_gpus,
-        scenario,
+        |tasks, victims| {
+            let keys: Vec<usize> = victims.iter().map(|v| v.0).collect();
+            scenario(tasks, &keys)
+        },
         |_, plan| plan.lost.is_empty(),
-        |plan| plan.moved.clone(),
+        |plan| {
+            plan.moved
+                .iter()
+                .filter_map(|&k| whole.iter().find(|j| j.key == k))
+                .map(|j| (j.key, j.pods.len()))
+                .collect()
+        },
     )
     .filter(|plan| !plan.moved.is_empty())
 }
@@ -87,6 +104,14 @@ mod tests {
             created,
             nodes: vec![node],
             started: Some(0),
+            pods: vec![super::super::reclaim::VictimPod {
+                pod_set: 0,
+                index: 0,
+                node,
+                gpus,
+            }],
+            pieces: Vec::new(),
+            min_pods: 1,
         }
     }
 

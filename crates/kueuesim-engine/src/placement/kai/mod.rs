@@ -29,8 +29,8 @@ pub use consolidation::{ConsolidationPlan, MAX_CONSOLIDATION_PREEMPTEES, consoli
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
 pub use reclaim::{
-    QueueState, Reclaimer, RunningJob, fair_shares, preempt_victims, protection_ends,
-    reclaim_victims,
+    Piece, QueueState, Reclaimer, RunningJob, VictimPod, Victims, fair_shares, preempt_victims,
+    protection_ends, reclaim_victims,
 };
 pub use subgroups::{KaiTree, place_tree, place_tree_within};
 use topology::topology_attempt;

@@ -130,6 +130,123 @@ pub struct RunningJob {
     pub nodes: Vec<usize>,
     /// When it last started running (ms; `LastStartTimestamp`), for the min-runtimes.
     pub started: Option<i64>,
+    /// Its running pods in upstream's eviction order (`GetTasksToEvict`: the task order
+    /// reversed, the pods above their subgroup's minimum first).
+    pub pods: Vec<VictimPod>,
+    /// How the solver takes it, piece by piece (`GetTasksToEvict` per pop of the victims
+    /// queue): each piece ends at `pods[..upto]`. An elastic job above its minimum gives one
+    /// pod per piece, then the rest at once; any other job is one piece.
+    pub pieces: Vec<Piece>,
+    /// How many of its pods its minimum keeps (the sum of its subgroups' minAvailable): a
+    /// victim's evicted pods beyond this many count one by one in `reclaimable` (the
+    /// proportion plugin's `splitVictimTasks`: elastic tasks alone, core tasks together).
+    pub min_pods: usize,
+}
+
+/// One running pod of a potential victim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VictimPod {
+    /// Its pod set.
+    pub pod_set: usize,
+    /// Its index in the pod set.
+    pub index: usize,
+    /// Its node.
+    pub node: usize,
+    /// Its GPUs.
+    pub gpus: i64,
+}
+
+/// One piece of a victim job: what one pop of upstream's victims queue takes from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// The job's pods taken once this piece is taken (`pods[..upto]`).
+    pub upto: usize,
+    /// The job's elastic rank before this piece is taken (`RunningJob::elastic` of what is
+    /// left of it), for the victim order.
+    pub rank: u8,
+}
+
+/// Victims of a scenario: (job key, how many of its pods, the first in eviction order).
+pub type Victims = Vec<(usize, usize)>;
+
+impl RunningJob {
+    /// The job as one piece of all its pods (a job that is not elastic, or one the action
+    /// takes whole).
+    pub fn whole(mut self) -> Self {
+        self.pieces = vec![Piece {
+            upto: self.pods.len(),
+            rank: self.elastic,
+        }];
+        self
+    }
+
+    /// GPUs of its first `count` pods.
+    fn gpus_of(&self, count: usize) -> i64 {
+        self.pods.iter().take(count).map(|p| p.gpus).sum()
+    }
+
+    /// The GPUs of its first `count` pods as the proportion plugin weighs them
+    /// (`getVictimResources`): the pods beyond its minimum one by one, then the others
+    /// together.
+    fn victim_chunks(&self, count: usize) -> Vec<i64> {
+        if count <= self.min_pods {
+            return vec![self.gpus_of(count)];
+        }
+        let elastic = count - self.min_pods;
+        let mut chunks: Vec<i64> = self.pods[..elastic].iter().map(|p| p.gpus).collect();
+        chunks.push(self.pods[elastic..count].iter().map(|p| p.gpus).sum());
+        chunks
+    }
+
+    /// Whether all of its pods are taken once `count` are.
+    pub fn all(&self, count: usize) -> bool {
+        count >= self.pods.len()
+    }
+}
+
+/// A piece of a job in the victim order.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PieceRef<'a> {
+    /// The job.
+    pub(super) job: &'a RunningJob,
+    /// The piece's index in `job.pieces`.
+    pub(super) piece: usize,
+}
+
+impl PieceRef<'_> {
+    /// The first pod of the piece.
+    fn from(&self) -> usize {
+        match self.piece {
+            0 => 0,
+            p => self.job.pieces[p - 1].upto,
+        }
+    }
+
+    /// The job's pods taken with the piece.
+    fn upto(&self) -> usize {
+        self.job.pieces[self.piece].upto
+    }
+
+    /// GPUs of the piece.
+    fn gpus(&self) -> i64 {
+        self.job.pods[self.from()..self.upto()]
+            .iter()
+            .map(|p| p.gpus)
+            .sum()
+    }
+
+    /// The job's elastic rank before the piece.
+    fn rank(&self) -> u8 {
+        self.job.pieces[self.piece].rank
+    }
+
+    /// The next piece of the same job, if any.
+    fn next(&self) -> Option<Self> {
+        (self.piece + 1 < self.job.pieces.len()).then_some(PieceRef {
+            job: self.job,
+            piece: self.piece + 1,
+        })
+    }
 }
 
 /// The job reclaim runs for.
@@ -201,16 +318,17 @@ impl QueueState<'_> {
 /// KAI's reclaim for one pending job (`reclaim.attemptToReclaimForSpecificJob`): allowed
 /// while the job's queue stays within its fair share with it (`CanReclaimResources`); the
 /// victims are the preemptible running jobs of other queues that `reclaimMinRuntime` does not
-/// protect, in victim order
-/// ([`victim_order`]), and a solution must pass the proportion plugin's `reclaimableFn`
-/// ([`reclaimable`]). The search is [`solve`]'s. None: no reclaim.
+/// protect (a protected elastic job only above its minimum, [`unprotected_part`]), in victim
+/// order ([`victim_order`]), and a solution must pass the proportion plugin's
+/// `reclaimableFn` ([`reclaimable`]). The search is [`solve`]'s; the victims are (job, how
+/// many of its pods in eviction order). None: no reclaim.
 pub fn reclaim_victims(
     state: &QueueState<'_>,
     reclaimer: &Reclaimer<'_>,
     running: &[RunningJob],
     free_gpus: i64,
-    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
-) -> Option<Vec<usize>> {
+    scenario: impl FnMut(usize, &[(usize, usize)]) -> Option<Victims>,
+) -> Option<Victims> {
     let queue = reclaimer.queue;
     let want: i64 = reclaimer.task_gpus.iter().sum();
     if want <= 0 || state.allocated[queue] + want > state.fair[queue] {
@@ -220,14 +338,12 @@ pub fn reclaim_victims(
     // the minruntime plugin's protection). A queue of unlimited deserved quota is reclaimed
     // from only above its `limit`: its allocatable share is the limit (`GetAllocatableShare`
     // returns MaxAllowed), and without one `reclaimable` never accepts it.
-    let candidates: Vec<&RunningJob> = running
+    let candidates: Vec<RunningJob> = running
         .iter()
-        .filter(|j| {
-            j.queue != queue
-                && j.preemptible
-                && !protected(state, j, reclaim_min_runtime(state, queue, j.queue))
-        })
+        .filter(|j| j.queue != queue && j.preemptible)
+        .filter_map(|j| unprotected_part(state, j, reclaim_min_runtime(state, queue, j.queue)))
         .collect();
+    let candidates: Vec<&RunningJob> = candidates.iter().collect();
     let order = victim_order(state, &candidates);
     solve(
         &order,
@@ -237,8 +353,14 @@ pub fn reclaim_victims(
         |need, left| {
             let by_queue: Vec<(usize, i64)> = left
                 .iter()
-                .filter_map(|k| order.iter().find(|j| j.key == *k))
-                .map(|j| (j.queue, j.gpus))
+                .filter_map(|&(k, count)| {
+                    candidates.iter().find(|j| j.key == k).map(|j| (j, count))
+                })
+                .flat_map(|(j, count)| {
+                    j.victim_chunks(count)
+                        .into_iter()
+                        .map(move |gpus| (j.queue, gpus))
+                })
                 .collect();
             reclaimable(state, queue, need, &by_queue)
         },
@@ -250,9 +372,13 @@ pub fn reclaim_victims(
 /// whose tasks would take its queue's non-preemptible allocation over the deserved quota
 /// does not preempt (`IsNonPreemptibleJobOverQueueQuota`); the victims are the preemptible
 /// running jobs of the same queue at a lower priority that `preemptMinRuntime` does not
-/// protect (`buildFilterFuncForPreempt`), lowest priority, then above its minimum (the elastic
-/// plugin), then youngest first (the job order reversed); every solution is valid (the minruntime plugin's validator only concerns
-/// elastic victims). The search is [`solve`]'s. None: no preemption.
+/// protect (`buildFilterFuncForPreempt`; a protected elastic job only above its minimum,
+/// [`unprotected_part`]), lowest priority, then above its minimum (the elastic plugin),
+/// then youngest first (the job order reversed), an elastic job's pieces put back in that
+/// order as upstream pushes what is left of a victim back into its queue; every solution is
+/// valid (the minruntime plugin's validator only refuses a protected elastic job below its
+/// minimum, which [`unprotected_part`] leaves out). The search is [`solve`]'s. None: no
+/// preemption.
 pub fn preempt_victims(
     state: &QueueState<'_>,
     preemptor: &Reclaimer<'_>,
@@ -260,8 +386,8 @@ pub fn preempt_victims(
     non_preemptible_allocated: i64,
     running: &[RunningJob],
     free_gpus: i64,
-    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
-) -> Option<Vec<usize>> {
+    scenario: impl FnMut(usize, &[(usize, usize)]) -> Option<Victims>,
+) -> Option<Victims> {
     let queue = preemptor.queue;
     let want: i64 = preemptor.task_gpus.iter().sum();
     if want <= 0 {
@@ -273,26 +399,61 @@ pub fn preempt_victims(
     {
         return None;
     }
-    let mut order: Vec<&RunningJob> = running
+    let candidates: Vec<RunningJob> = running
         .iter()
-        .filter(|j| {
-            j.queue == queue
-                && j.preemptible
-                && j.priority < priority
-                && !protected(state, j, preempt_min_runtime(state, j.queue))
-        })
+        .filter(|j| j.queue == queue && j.preemptible && j.priority < priority)
+        .filter_map(|j| unprotected_part(state, j, preempt_min_runtime(state, j.queue)))
         .collect();
-    order.sort_by_key(|j| {
+    // The job order reversed, one piece at a time: after a piece, what is left of its job
+    // goes back among the others with its new elastic rank.
+    let key = |p: &PieceRef<'_>| {
         (
-            j.priority,
-            std::cmp::Reverse(j.elastic),
-            std::cmp::Reverse(j.created),
-            std::cmp::Reverse(j.key),
+            p.job.priority,
+            std::cmp::Reverse(p.rank()),
+            std::cmp::Reverse(p.job.created),
+            std::cmp::Reverse(p.job.key),
         )
-    });
+    };
+    let mut heads: Vec<PieceRef<'_>> = candidates
+        .iter()
+        .filter(|j| !j.pieces.is_empty())
+        .map(|job| PieceRef { job, piece: 0 })
+        .collect();
+    let mut order = Vec::new();
+    while let Some(i) = (0..heads.len()).min_by_key(|&i| key(&heads[i])) {
+        let p = heads[i];
+        order.push(p);
+        match p.next() {
+            Some(n) => heads[i] = n,
+            None => {
+                heads.remove(i);
+            }
+        }
+    }
     solve(&order, preemptor.task_gpus, free_gpus, scenario, |_, _| {
         true
     })
+}
+
+/// A potential victim as the minruntime plugin lets it through: an unprotected job as it
+/// is; a protected one only while it is elastic above its minimum, and then only its pieces
+/// above the minimum (upstream's filters, `reclaimFilterFn` and `preemptFilterFn`, let a
+/// protected elastic job through, and its scenario validator refuses only a solution taking
+/// the job below its minAvailable). None: no victim.
+fn unprotected_part(
+    state: &QueueState<'_>,
+    job: &RunningJob,
+    min_runtime: i64,
+) -> Option<RunningJob> {
+    if !protected(state, job, min_runtime) {
+        return Some(job.clone());
+    }
+    if job.pieces.len() < 2 {
+        return None;
+    }
+    let mut part = job.clone();
+    part.pieces.pop();
+    Some(part)
 }
 
 /// When the first victim that a min-runtime keeps from a job of `queue` at `priority` now
@@ -356,35 +517,30 @@ fn reclaim_min_runtime(state: &QueueState<'_>, reclaimer: usize, victim: usize) 
         .map_or(0, |d| d.millis())
 }
 
-/// Upstream's `JobSolver` over potential victims in `order`: the job's tasks (`task_gpus`,
-/// as `GetTasksToAllocate` gives them) are taken one more at a time, and for each partial
-/// job it looks for victims: first the victims recorded for the previous tasks alone, then,
-/// adding one potential victim job at a time, for each node of the job just added the
-/// recorded victims plus every potential victim with a pod on that node (upstream's
-/// by-node scenario). `scenario(tasks, victims)` simulates one: the victims' pods gone, the
-/// first `tasks` tasks placed, then the victims put back where they fit; it returns the
-/// victims left out, None when the tasks do not fit. A simulation that places the tasks is
-/// a solution when `valid(GPUs of the tasks, victims left out)` (the action's scenario
-/// validator) accepts it; its victims are recorded for the next task. The job's victims are
-/// those of its last task; None when a partial job has no solution or no victim is left.
-/// A scenario without enough GPUs free once its victims are gone is skipped (the idle-GPUs
-/// scenario filter).
+/// Upstream's `JobSolver` over potential victims in `order` (pieces of jobs, as the
+/// victims queue pops them): the job's tasks (`task_gpus`, as `GetTasksToAllocate` gives
+/// them) are taken one more at a time, and for each partial job it looks for victims: first
+/// the victims recorded for the previous tasks alone, then, adding one potential victim
+/// piece at a time (a piece of a job with recorded pods is skipped, as
+/// `addNextPotentialVictims` jumps over recorded victims), for each node of the piece just
+/// added the recorded victims plus every potential victim job with a taken pod on that node,
+/// all its pieces taken so far (upstream's by-node scenario). `scenario(tasks, victims)`
+/// simulates one: the victims' pods gone, the first `tasks` tasks placed, then the victims
+/// put back where they fit; it returns the victims left out, None when the tasks do not fit.
+/// A simulation that places the tasks is a solution when `valid(GPUs of the tasks, victims
+/// left out)` (the action's scenario validator) accepts it; its victims are recorded for the
+/// next task. The job's victims are those of its last task; None when a partial job has no
+/// solution or no victim is left. A scenario without enough GPUs free once its victims are
+/// gone is skipped (the idle-GPUs scenario filter).
 pub(super) fn solve(
-    order: &[&RunningJob],
+    order: &[PieceRef<'_>],
     task_gpus: &[i64],
     free_gpus: i64,
-    scenario: impl FnMut(usize, &[usize]) -> Option<Vec<usize>>,
-    valid: impl Fn(i64, &[usize]) -> bool,
-) -> Option<Vec<usize>> {
-    solve_with(
-        order,
-        task_gpus,
-        free_gpus,
-        scenario,
-        |need, left: &Vec<usize>| valid(need, left),
-        |left: &Vec<usize>| left.clone(),
-    )
-    .filter(|left| !left.is_empty())
+    scenario: impl FnMut(usize, &[(usize, usize)]) -> Option<Victims>,
+    valid: impl Fn(i64, &Victims) -> bool,
+) -> Option<Victims> {
+    solve_with(order, task_gpus, free_gpus, scenario, valid, Victims::clone)
+        .filter(|left| !left.is_empty())
 }
 
 /// [`solve`]'s search with any simulation result `V`: `recorded(v)` gives the victims a
@@ -392,24 +548,30 @@ pub(super) fn solve(
 /// consolidation action: the victims its simulation moved). The last task's solution, None
 /// when a partial job has none.
 pub(super) fn solve_with<V>(
-    order: &[&RunningJob],
+    order: &[PieceRef<'_>],
     task_gpus: &[i64],
     free_gpus: i64,
-    mut scenario: impl FnMut(usize, &[usize]) -> Option<V>,
+    mut scenario: impl FnMut(usize, &[(usize, usize)]) -> Option<V>,
     valid: impl Fn(i64, &V) -> bool,
-    recorded_of: impl Fn(&V) -> Vec<usize>,
+    recorded_of: impl Fn(&V) -> Victims,
 ) -> Option<V> {
-    let gpus_of = |keys: &[usize]| -> i64 {
-        keys.iter()
-            .filter_map(|k| order.iter().find(|j| j.key == *k))
-            .map(|j| j.gpus)
+    let job_of = |k: usize| order.iter().find(|p| p.job.key == k).map(|p| p.job);
+    let gpus_of = |victims: &[(usize, usize)]| -> i64 {
+        victims
+            .iter()
+            .filter_map(|&(k, count)| Some(job_of(k)?.gpus_of(count)))
             .sum()
     };
-    let mut recorded: Vec<usize> = Vec::new();
+    // Adds (job, count) to a victim set, keeping the larger count of a job already in it.
+    let add = |set: &mut Victims, k: usize, count: usize| match set.iter_mut().find(|x| x.0 == k) {
+        Some(x) => x.1 = x.1.max(count),
+        None => set.push((k, count)),
+    };
+    let mut recorded: Victims = Vec::new();
     let mut last = None;
     for tasks in 1..=task_gpus.len() {
         let need: i64 = task_gpus[..tasks].iter().sum();
-        let mut attempt = |victims: &[usize]| -> Option<Option<V>> {
+        let mut attempt = |victims: &[(usize, usize)]| -> Option<Option<V>> {
             if free_gpus + gpus_of(victims) < need {
                 return None;
             }
@@ -422,30 +584,41 @@ pub(super) fn solve_with<V>(
         {
             solved = Some(v);
         }
-        let mut potential: Vec<&RunningJob> = Vec::new();
-        'jobs: for &j in order {
+        // The potential victims so far: (job, its pods taken).
+        let mut potential: Victims = Vec::new();
+        'pieces: for p in order {
             if solved.is_some() {
                 break;
             }
-            if recorded.contains(&j.key) {
+            if recorded
+                .iter()
+                .any(|&(k, c)| k == p.job.key && c > p.from())
+            {
                 continue;
             }
-            potential.push(j);
-            for &node in &j.nodes {
+            add(&mut potential, p.job.key, p.upto());
+            let mut nodes: Vec<usize> = p.job.pods[p.from()..p.upto()]
+                .iter()
+                .map(|x| x.node)
+                .collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            for node in nodes {
                 let mut set = recorded.clone();
-                set.extend(
-                    potential
-                        .iter()
-                        .filter(|p| p.nodes.binary_search(&node).is_ok())
-                        .map(|p| p.key),
-                );
+                for &(k, count) in &potential {
+                    let on_node =
+                        job_of(k).is_some_and(|j| j.pods[..count].iter().any(|x| x.node == node));
+                    if on_node {
+                        add(&mut set, k, count);
+                    }
+                }
                 match attempt(&set) {
                     Some(Some(v)) => {
                         solved = Some(v);
-                        break 'jobs;
+                        break 'pieces;
                     }
                     // A solution the validator refuses ends this scenario.
-                    Some(None) => continue 'jobs,
+                    Some(None) => continue 'pieces,
                     None => {}
                 }
             }
@@ -531,20 +704,29 @@ pub(super) fn reclaimable(
 pub(super) fn victim_order<'a>(
     state: &QueueState<'_>,
     candidates: &[&'a RunningJob],
-) -> Vec<&'a RunningJob> {
+) -> Vec<PieceRef<'a>> {
     let nq = state.queues.len();
     let sub = state.subtree_allocated();
     let total = state.total;
-    // Each leaf's jobs, next victim last.
-    let mut jobs: Vec<Vec<&RunningJob>> = vec![Vec::new(); nq];
-    for &j in candidates {
-        jobs[j.queue].push(j);
+    // Each leaf's jobs (their next pieces), next victim last; what is left of a job after a
+    // piece goes back in its place by the job order (upstream's `PushJob` of the clone).
+    let job_order = |p: &PieceRef<'_>| {
+        (
+            std::cmp::Reverse(p.job.priority),
+            p.rank(),
+            p.job.created,
+            p.job.key,
+        )
+    };
+    let mut jobs: Vec<Vec<PieceRef<'a>>> = vec![Vec::new(); nq];
+    for &job in candidates.iter().filter(|j| !j.pieces.is_empty()) {
+        jobs[job.queue].push(PieceRef { job, piece: 0 });
     }
     for list in &mut jobs {
-        list.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.elastic, j.created, j.key));
+        list.sort_by_key(job_order);
     }
     let mut taken = vec![0i64; nq];
-    let has_jobs = |q: usize, jobs: &[Vec<&RunningJob>]| -> bool {
+    let has_jobs = |q: usize, jobs: &[Vec<PieceRef<'_>>]| -> bool {
         (0..nq).any(|l| !jobs[l].is_empty() && state.path(l).contains(&q))
     };
     let mut out = Vec::new();
@@ -578,11 +760,16 @@ pub(super) fn victim_order<'a>(
             }
             level = kids;
         };
-        let Some(j) = jobs[leaf].pop() else { break };
+        let Some(p) = jobs[leaf].pop() else { break };
         for q in state.path(leaf) {
-            taken[q] += j.gpus;
+            taken[q] += p.gpus();
         }
-        out.push(j);
+        if let Some(next) = p.next() {
+            let list = &mut jobs[leaf];
+            let at = list.partition_point(|x| job_order(x) < job_order(&next));
+            list.insert(at, next);
+        }
+        out.push(p);
     }
     out
 }
@@ -593,7 +780,7 @@ fn pick(
     state: &QueueState<'_>,
     sub: &[i64],
     taken: &[i64],
-    jobs: &[Vec<&RunningJob>],
+    jobs: &[Vec<PieceRef<'_>>],
     total: i64,
     members: &[usize],
     leaf_of: &dyn Fn(usize) -> usize,
@@ -614,7 +801,7 @@ fn pick(
                 None => 0.0,
             }
         };
-        let next = jobs[leaf_of(q)].last().map_or(0, |j| j.gpus);
+        let next = jobs[leaf_of(q)].last().map_or(0, PieceRef::gpus);
         (
             over_fair,
             over_deserved,
@@ -688,7 +875,20 @@ mod tests {
             created,
             nodes: nodes.to_vec(),
             started: Some(0),
+            pods: nodes
+                .iter()
+                .enumerate()
+                .map(|(index, &node)| VictimPod {
+                    pod_set: 0,
+                    index,
+                    node,
+                    gpus: 1,
+                })
+                .collect(),
+            pieces: Vec::new(),
+            min_pods: nodes.len(),
         }
+        .whole()
     }
 
     /// A toy cluster of 1-GPU nodes for the solver: the victims' nodes are freed, the
@@ -696,7 +896,7 @@ mod tests {
     fn toy(
         nodes: usize,
         running: &[RunningJob],
-    ) -> impl FnMut(usize, &[usize]) -> Option<Vec<usize>> + '_ {
+    ) -> impl FnMut(usize, &[(usize, usize)]) -> Option<Victims> + '_ {
         move |tasks, victims| {
             let mut used = vec![false; nodes];
             for j in running {
@@ -704,7 +904,10 @@ mod tests {
                     used[n] = true;
                 }
             }
-            for j in running.iter().filter(|j| victims.contains(&j.key)) {
+            for j in running
+                .iter()
+                .filter(|j| victims.iter().any(|v| v.0 == j.key))
+            {
                 for &n in &j.nodes {
                     used[n] = false;
                 }
@@ -719,7 +922,7 @@ mod tests {
             let mut left = Vec::new();
             let mut back: Vec<&RunningJob> = running
                 .iter()
-                .filter(|j| victims.contains(&j.key))
+                .filter(|j| victims.iter().any(|v| v.0 == j.key))
                 .collect();
             back.sort_by_key(|j| (std::cmp::Reverse(j.priority), j.created, j.key));
             for j in back {
@@ -728,7 +931,7 @@ mod tests {
                         used[n] = true;
                     }
                 } else {
-                    left.push(j.key);
+                    left.push((j.key, j.pods.len()));
                 }
             }
             Some(left)
@@ -759,7 +962,7 @@ mod tests {
             preemptible: false,
         };
         let victims = reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running));
-        assert_eq!(victims, Some(vec![0]));
+        assert_eq!(victims, Some(vec![(0, 3)]));
     }
 
     #[test]
@@ -791,7 +994,7 @@ mod tests {
         };
         assert_eq!(
             reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
-            Some(vec![0])
+            Some(vec![(0, 3)])
         );
     }
 
@@ -815,7 +1018,7 @@ mod tests {
         let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 75, 10, &[1])];
         assert_eq!(
             preempt_victims(&state, &one, 100, 0, &running, 0, toy(2, &running)),
-            Some(vec![0]),
+            Some(vec![(0, 1)]),
             "the train job (50) before the younger interactive one (75)"
         );
         // "1 train job running, 1 train job pending for the same queue - don't preempt".
@@ -882,7 +1085,7 @@ mod tests {
         };
         assert_eq!(
             reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
-            Some(vec![0])
+            Some(vec![(0, 1)])
         );
         // "unlimited GPU quota, should not reclaim": queue0 deserves -1 (its inference job,
         // priority 125, is not preemptible either).

@@ -10,6 +10,7 @@ use crate::outcome::{EventType, Eviction, WorkloadState};
 use crate::placement::{self, Cluster, PodNeeds};
 
 use super::kai::{gang_groups, kai_job_name};
+use super::runtime::KaiVictim;
 use super::{Ev, Simulation};
 
 impl<'w> Simulation<'w> {
@@ -351,14 +352,22 @@ impl<'w> Simulation<'w> {
             let vw = WorkloadId::from_index(v);
             if j.all(count) {
                 let generation = self.kai_evict(vw, &by, queue_name, action, !partial);
-                gone.push((vw, None, generation));
+                gone.push(KaiVictim {
+                    job: vw,
+                    pods: None,
+                    generation,
+                });
             } else {
                 let pods: Vec<(usize, usize)> = j.pods[..count]
                     .iter()
                     .map(|p| (p.pod_set, p.index))
                     .collect();
                 self.kai_evict_pods(vw, &pods, &by, queue_name, action);
-                gone.push((vw, Some(pods), 0));
+                gone.push(KaiVictim {
+                    job: vw,
+                    pods: Some(pods),
+                    generation: 0,
+                });
             }
         }
         if partial {
@@ -437,7 +446,12 @@ impl<'w> Simulation<'w> {
         }
         let mut lost = Vec::new();
         let mut whole = Vec::new();
-        for (v, pods, generation) in victims {
+        for KaiVictim {
+            job: v,
+            pods,
+            generation,
+        } in victims
+        {
             match pods {
                 None => {
                     if self.runtimes[v.index()].generation == generation {

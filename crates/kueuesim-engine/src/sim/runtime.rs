@@ -78,7 +78,7 @@ pub(super) struct Runtime<'w> {
     /// KAI: the victims of the reclaim or preempt that pipelined this job, when one of them
     /// loses only some pods (victim, its evicted pods or None for the whole job, the whole
     /// job's generation then): all go at once at `Ev::KaiVictimPodsGone`.
-    pub(super) kai_victims: Vec<(WorkloadId, Option<Vec<(usize, usize)>>, u32)>,
+    pub(super) kai_victims: Vec<KaiVictim>,
     /// KAI: the job whose consolidation moves them (set with `kai_moves`), and this job's
     /// generation then.
     pub(super) kai_moved_for: Option<(WorkloadId, u32)>,
@@ -382,4 +382,16 @@ pub(super) fn new_runtime<'w>(
         },
         spec,
     }
+}
+
+/// A victim of the KAI reclaim or preempt that pipelined a job, whose pods go at the job's
+/// `Ev::KaiVictimPodsGone` (`Runtime::kai_victims`).
+#[derive(Clone, Debug)]
+pub(super) struct KaiVictim {
+    /// The victim.
+    pub(super) job: WorkloadId,
+    /// Its evicted pods (pod set, index); None: the whole job.
+    pub(super) pods: Option<Vec<(usize, usize)>>,
+    /// The whole job's generation after its eviction (an outdated one is not released).
+    pub(super) generation: u32,
 }

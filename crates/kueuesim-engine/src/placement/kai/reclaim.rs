@@ -1109,4 +1109,152 @@ mod tests {
             None
         );
     }
+    /// An elastic job of one 1-GPU pod per node of `nodes`, keeping `min` pods: one piece
+    /// per pod above the minimum (the last pod first), then the rest.
+    fn elastic(key: usize, queue: usize, nodes: &[usize], min: usize) -> RunningJob {
+        let mut j = job(key, queue, 50, 0, nodes);
+        j.pods.reverse();
+        let n = nodes.len();
+        j.pieces = (1..=n - min)
+            .map(|upto| Piece { upto, rank: 2 })
+            .chain(std::iter::once(Piece {
+                upto: n,
+                rank: if min == n { 1 } else { 2 },
+            }))
+            .collect();
+        j.pieces[n - min].rank = 1;
+        j.min_pods = min;
+        j.elastic = 2;
+        j
+    }
+
+    /// A toy cluster of 1-GPU nodes for elastic victims: a victim's first `count` pods
+    /// leave their nodes, the tasks take free nodes in order, and every victim stays out
+    /// (the nodes are full once the tasks are placed in these cases).
+    fn toy_pods(
+        nodes: usize,
+        running: &[RunningJob],
+    ) -> impl FnMut(usize, &[(usize, usize)]) -> Option<Victims> + '_ {
+        move |tasks, victims| {
+            let mut used = vec![false; nodes];
+            for j in running {
+                for p in &j.pods {
+                    used[p.node] = true;
+                }
+            }
+            for &(k, count) in victims {
+                let j = running.iter().find(|j| j.key == k)?;
+                for p in &j.pods[..count] {
+                    used[p.node] = false;
+                }
+            }
+            let free = used.iter().filter(|u| !**u).count();
+            (free >= tasks).then(|| victims.to_vec())
+        }
+    }
+
+    #[test]
+    fn an_elastic_victim_gives_pods_above_its_minimum_one_at_a_time() {
+        // reclaim_elastic_test "Reclaim several tasks from elastic job": queue0 (deserved 1,
+        // weight 1) runs a 4-pod job of minimum 1; queue1 (deserved 1, weight 1) wants one
+        // task of 2 GPUs: two pods go, the job keeps two.
+        let qs = [q("queue0", Some(1), 1, 100), q("queue1", Some(1), 1, 100)];
+        let fair = fair_shares(&qs, 4, &[4, 2]);
+        assert_eq!(fair, [2, 2]);
+        let running = [elastic(0, 0, &[0, 1, 2, 3], 1)];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4, 0],
+            total: 4,
+            now: 0,
+        };
+        let two = Reclaimer {
+            queue: 1,
+            task_gpus: &[2],
+            preemptible: false,
+        };
+        assert_eq!(
+            reclaim_victims(&state, &two, &running, 0, toy_pods(4, &running)),
+            Some(vec![(0, 2)])
+        );
+        // "Don't reclaim elastic job which is in quota": with a minimum of 3 and queue0
+        // deserving 3, the pod above the minimum is too little and the minimum's pods would
+        // take queue0 below its deserved quota (weighed one by one above the minimum, then
+        // together).
+        let qs = [q("queue0", Some(3), 1, 100), q("queue1", Some(1), 1, 100)];
+        let running = [elastic(0, 0, &[0, 1, 2, 3], 3)];
+        let state = QueueState {
+            queues: &qs,
+            fair: &[3, 1],
+            ..state
+        };
+        assert_eq!(
+            reclaim_victims(&state, &two, &running, 0, toy_pods(4, &running)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_protected_elastic_victim_gives_only_pods_above_its_minimum() {
+        let mut qs = [q("queue0", Some(4), 1, 100)];
+        qs[0].preempt_min_runtime = Some(kueuesim_model::SimDuration::from_secs(600));
+        let fair = [4];
+        let state = QueueState {
+            queues: &qs,
+            fair: &fair,
+            allocated: &[4],
+            total: 4,
+            now: 60_000,
+        };
+        let want = |gpus: &'static [i64]| Reclaimer {
+            queue: 0,
+            task_gpus: gpus,
+            preemptible: false,
+        };
+        // Minimum 2: two pods above it may go though the job started 1m ago.
+        let running = [elastic(0, 0, &[0, 1, 2, 3], 2)];
+        assert_eq!(
+            preempt_victims(
+                &state,
+                &want(&[2]),
+                100,
+                0,
+                &running,
+                0,
+                toy_pods(4, &running)
+            ),
+            Some(vec![(0, 2)])
+        );
+        // Three would take it below its minimum: nothing while it is protected.
+        assert_eq!(
+            preempt_victims(
+                &state,
+                &want(&[3]),
+                100,
+                0,
+                &running,
+                0,
+                toy_pods(4, &running)
+            ),
+            None
+        );
+        // Unprotected, the whole job goes.
+        let state = QueueState {
+            now: 600_000,
+            ..state
+        };
+        assert_eq!(
+            preempt_victims(
+                &state,
+                &want(&[3]),
+                100,
+                0,
+                &running,
+                0,
+                toy_pods(4, &running)
+            ),
+            Some(vec![(0, 4)])
+        );
+    }
 }

@@ -272,6 +272,10 @@ impl Simulation<'_> {
         let needs = rt.needs.clone();
         let my_priority = spec.priority;
         let mut scratch = self.sched.cluster.clone();
+        // The session's nodes as preempt's node scores read them: the statement's
+        // pipelined tasks added, its victims still there (releasing pods stay in
+        // upstream's `NodeInfo.Tasks`).
+        let mut session_nodes = (action == Action::Preempt).then(|| scratch.nodes.clone());
         let mut evicted: Vec<usize> = Vec::new();
         let mut pipelined: Vec<(usize, usize, NodeId)> = Vec::new();
         for (ps, i) in pending {
@@ -308,11 +312,18 @@ impl Simulation<'_> {
                 hierarchy,
                 level: conf.ancestor_reclaim_level,
             };
-            for node in 0..world.nodes.len() {
-                let node = NodeId::from_index(node);
-                if !crate::placement::statically_feasible(world, node, pod) {
-                    continue;
-                }
+            // The predicate nodes; preempt tries them by node score (`PrioritizeNodes`,
+            // `SortNodes`), reclaim in their order.
+            let mut nodes: Vec<NodeId> = (0..world.nodes.len())
+                .map(NodeId::from_index)
+                .filter(|&node| crate::placement::statically_feasible(world, node, pod))
+                .collect();
+            if let Some(cap) = &session_nodes {
+                crate::placement::volcano::preempt_node_order(
+                    world, &scratch, cap, pod, &mut nodes,
+                );
+            }
+            for node in nodes {
                 // The candidates on the node (`node.Tasks` through the action's filter).
                 let candidates: Vec<usize> = on_node[node.index()]
                     .iter()
@@ -388,6 +399,9 @@ impl Simulation<'_> {
                 }
                 // Pipeline the task on the node; the node's evictions join the statement.
                 scratch.apply(world, node, &pod.requests, 1);
+                if let Some(cap) = session_nodes.as_mut() {
+                    cap.apply(node, &pod.requests, 1);
+                }
                 if let Some(v) = view.as_mut() {
                     v.account(qi, &req, 1.0);
                 }

@@ -1163,6 +1163,19 @@ fn preempt_case_commits_only_the_node_that_fits() {
 }
 
 #[test]
+fn preempt_tries_the_nodes_by_node_score() {
+    // `normalPreempt` sorts the predicate nodes by the node-order plugins' score
+    // (`PrioritizeNodes`, `SortNodes`): leastrequested puts n2 (more memory left) before
+    // n1, so b1 is the victim, not a1 as node order would have it.
+    let r = run_dir("volcano/preempt-node-score");
+    assert_eq!(pods(wl(&r, "c1", "pga")), [("a1", Some("n1"))]);
+    assert!(evict_events(wl(&r, "c1", "pga")).is_empty());
+    assert_eq!(evicted(wl(&r, "c1", "pgb")), ["b1"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n2"))]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+}
+
+#[test]
 fn preempt_case_multi_queue_preempts_within_the_queue() {
     let r = run_dir("volcano/preempt-multi-queue");
     assert_eq!(pods(wl(&r, "c1", "pg1")), [("q1-runner1", Some("n1"))]);

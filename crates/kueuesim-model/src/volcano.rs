@@ -140,6 +140,9 @@ pub enum EvictVoter {
     /// The queue plugin (`proportion` or `capacity`): only queues above their deserved share
     /// are reclaimed from (no preempt vote).
     Queue,
+    /// `drf`: a victim's job keeps a dominant share at least the preemptor's job's with the
+    /// task (preempt only; its reclaim vote needs `enableHierarchy`, not simulated).
+    Drf,
 }
 
 /// A plugin with a say in the enqueue action.

@@ -171,6 +171,9 @@ impl Simulation<'_> {
         let mut tasks: Vec<Task> = Vec::new();
         let mut ready: BTreeMap<WorkloadId, usize> = BTreeMap::new();
         let mut min_member: BTreeMap<WorkloadId, usize> = BTreeMap::new();
+        // drf's `jobAttrs`: each job's allocated tasks (`AllocatedStatus`: not releasing),
+        // kept up to date through the statement as its event handlers do.
+        let mut drf_alloc: BTreeMap<WorkloadId, Res> = BTreeMap::new();
         for &(x, ref job) in &jobs {
             let xs = self.spec(x);
             let rt = &self.runtimes[x.index()];
@@ -182,11 +185,13 @@ impl Simulation<'_> {
                     .map_or(total_pods, |m| (m as usize).min(total_pods)),
             );
             let mut n = 0;
+            let alloc = drf_alloc.entry(x).or_insert_with(|| vec![0.0; units.len()]);
             for (ps, i) in rt.record.placed_pods() {
                 if rt.volcano_releasing.iter().any(|r| (r.1, r.2) == (ps, i)) {
                     continue;
                 }
                 n += 1;
+                units.add_list(alloc, &rt.needs[ps].requests, 1.0);
                 if x == w || xs.queue != QueueRef::Unmanaged {
                     continue;
                 }
@@ -341,6 +346,20 @@ impl Simulation<'_> {
                 if action == Action::Reclaim && candidates.is_empty() {
                     continue;
                 }
+                // drf's share of the preemptor's job with this task (`lalloc`).
+                let mut with_task = drf_alloc
+                    .get(&w)
+                    .cloned()
+                    .unwrap_or_else(|| vec![0.0; units.len()]);
+                for (a, r) in with_task.iter_mut().zip(&req) {
+                    *a += r;
+                }
+                let drf = Drf {
+                    allocated: &drf_alloc,
+                    total: &total,
+                    units: &units,
+                    preemptor_share: units.dominant_share(&with_task, &total),
+                };
                 let mut victims = vote(
                     action,
                     vote_tiers,
@@ -351,6 +370,7 @@ impl Simulation<'_> {
                     my_priority,
                     view.as_ref(),
                     Some((queues, &units, reclaimer)),
+                    &drf,
                 );
                 // `ValidateVictims`: the node's future idle with every victim gone fits the
                 // task.
@@ -382,6 +402,11 @@ impl Simulation<'_> {
                         v.account(t.queue, &t.req, -1.0);
                     }
                     *ready.entry(t.w).or_default() -= 1;
+                    if let Some(a) = drf_alloc.get_mut(&t.w) {
+                        for (a, r) in a.iter_mut().zip(&t.req) {
+                            *a -= r;
+                        }
+                    }
                     here.push(k);
                     fits = fits_now(&scratch, &view);
                 }
@@ -394,6 +419,11 @@ impl Simulation<'_> {
                             v.account(t.queue, &t.req, 1.0);
                         }
                         *ready.entry(t.w).or_default() += 1;
+                        if let Some(a) = drf_alloc.get_mut(&t.w) {
+                            for (a, r) in a.iter_mut().zip(&t.req) {
+                                *a += r;
+                            }
+                        }
                     }
                     continue;
                 }
@@ -404,6 +434,10 @@ impl Simulation<'_> {
                 }
                 if let Some(v) = view.as_mut() {
                     v.account(qi, &req, 1.0);
+                }
+                let mine = drf_alloc.entry(w).or_insert_with(|| vec![0.0; units.len()]);
+                for (a, r) in mine.iter_mut().zip(&req) {
+                    *a += r;
                 }
                 pipelined.push((ps, i, node));
                 evicted.extend(here);
@@ -494,6 +528,18 @@ impl Simulation<'_> {
     }
 }
 
+/// drf's `shareDelta`: shares this close are equal.
+const DRF_SHARE_DELTA: f64 = 0.000_001;
+
+/// What drf's preempt vote reads: each job's allocated requests (upstream units), the
+/// cluster's total and the preemptor's job's dominant share with its task.
+struct Drf<'a> {
+    allocated: &'a BTreeMap<WorkloadId, Res>,
+    total: &'a Res,
+    units: &'a Units,
+    preemptor_share: f64,
+}
+
 /// `BuildVictimsPriorityQueue`'s order: other queues by the victim queue order (lower
 /// queue priority, then larger share, first), then lower job priority, then the task
 /// scheduled last.
@@ -533,6 +579,7 @@ fn vote(
     preemptor_priority: i32,
     view: Option<&QueueView>,
     reclaimer: Option<(&[VolcanoQueue], &Units, Reclaimer)>,
+    drf: &Drf<'_>,
 ) -> Vec<usize> {
     for tier in tiers {
         let mut victims: Option<Vec<usize>> = None;
@@ -565,6 +612,29 @@ fn vote(
                     .copied()
                     .filter(|&k| tasks[k].priority < preemptor_priority)
                     .collect(),
+                // drf (preempt only): a candidate whose job, less the candidates of the job
+                // taken before it, keeps a dominant share at least the preemptor's job's
+                // with the task (`ls < rs`, or equal within `shareDelta`).
+                (EvictVoter::Drf, Action::Preempt) => {
+                    let mut left: BTreeMap<WorkloadId, Res> = BTreeMap::new();
+                    let mut out = Vec::new();
+                    for &k in candidates {
+                        let t = &tasks[k];
+                        let Some(alloc) = drf.allocated.get(&t.w) else {
+                            continue;
+                        };
+                        let alloc = left.entry(t.w).or_insert_with(|| alloc.clone());
+                        for (a, r) in alloc.iter_mut().zip(&t.req) {
+                            *a -= r;
+                        }
+                        let rs = drf.units.dominant_share(alloc, drf.total);
+                        let ls = drf.preemptor_share;
+                        if ls < rs || (ls - rs).abs() <= DRF_SHARE_DELTA {
+                            out.push(k);
+                        }
+                    }
+                    out
+                }
                 // capacity (reclaim only): its `ReclaimableFn`, over the candidates in the
                 // victims' order.
                 (EvictVoter::Queue, Action::Reclaim)
@@ -687,6 +757,14 @@ mod tests {
     fn vote_intersects_within_a_tier_and_falls_through_an_empty_one() {
         let tasks = vec![task(1, 5, false), task(1, 5, false), task(2, 50, true)];
         let all = [0, 1, 2];
+        let (allocated, total) = (BTreeMap::new(), Vec::new());
+        let units = Units::new(&kueuesim_model::ResourceTable::default());
+        let no_drf = Drf {
+            allocated: &allocated,
+            total: &total,
+            units: &units,
+            preemptor_share: 0.0,
+        };
         let ready = BTreeMap::from([(WorkloadId(1), 2), (WorkloadId(2), 1)]);
         let min = BTreeMap::from([(WorkloadId(1), 1), (WorkloadId(2), 0)]);
         let one = vec![vec![
@@ -706,7 +784,8 @@ mod tests {
                 &min,
                 10,
                 None,
-                None
+                None,
+                &no_drf
             ),
             [0]
         );
@@ -726,7 +805,8 @@ mod tests {
                 &at_min,
                 100,
                 None,
-                None
+                None,
+                &no_drf
             ),
             [0, 1]
         );
@@ -741,9 +821,50 @@ mod tests {
                 &min,
                 1,
                 None,
-                None
+                None,
+                &no_drf
             ),
             [0]
         );
+    }
+    #[test]
+    fn drf_takes_a_victim_while_its_job_keeps_at_least_the_preemptors_share() {
+        // One resource of 10: job 1 holds 6 (two tasks of 3), job 2 holds 2; the preemptor's
+        // job holds 1 and its task asks for 2, a share of 0.3. Job 1's first task leaves
+        // it 0.3 (equal: a victim), its second 0.0 (below: not); job 2's task leaves 0.1.
+        let mut tasks = vec![task(1, 5, false), task(1, 5, false), task(2, 5, false)];
+        tasks[0].req = vec![3.0];
+        tasks[1].req = vec![3.0];
+        tasks[2].req = vec![1.0];
+        let mut resources = kueuesim_model::ResourceTable::default();
+        resources.intern("cpu");
+        let units = Units::new(&resources);
+        let allocated = BTreeMap::from([(WorkloadId(1), vec![6.0]), (WorkloadId(2), vec![2.0])]);
+        let total = vec![10.0];
+        let drf = Drf {
+            allocated: &allocated,
+            total: &total,
+            units: &units,
+            preemptor_share: units.dominant_share(&[3.0], &total),
+        };
+        let ready = BTreeMap::new();
+        let tiers = vec![vec![EvictVoter::Drf]];
+        let vote_on = |action| {
+            vote(
+                action,
+                &tiers,
+                &[0, 1, 2],
+                &tasks,
+                &ready,
+                &ready,
+                0,
+                None,
+                None,
+                &drf,
+            )
+        };
+        assert_eq!(vote_on(Action::Preempt), [0]);
+        // drf has no reclaim vote without enableHierarchy.
+        assert!(vote_on(Action::Reclaim).is_empty());
     }
 }

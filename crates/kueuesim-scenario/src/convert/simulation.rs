@@ -136,6 +136,14 @@ fn volcano_config(
                     + if unsimulated.len() == 1 { " is" } else { " are" }
             ));
         }
+        // drf's `enableHierarchy` is hierarchical DRF (hdrf: a queue order and a reclaim
+        // vote by the namespace hierarchy), which kueuesim does not simulate.
+        if p.name == "drf" && p.enable_hierarchy == Some(true) {
+            warnings.push(format!(
+                "{}: spec.volcano.configuration: plugin drf: enableHierarchy (hierarchical DRF) is not simulated: drf votes in preempt only, as without it",
+                pos_of(src, text)
+            ));
+        }
         match p.name.as_str() {
             "proportion" | "capacity" => {
                 let plugin = if p.name == "proportion" {
@@ -316,6 +324,7 @@ fn evict_tiers(conf: &wire::VolcanoConf, reclaim: bool) -> Vec<Vec<EvictVoter>> 
                     "gang" => Some(EvictVoter::Gang),
                     "priority" => Some(EvictVoter::Priority),
                     "proportion" | "capacity" => Some(EvictVoter::Queue),
+                    "drf" => Some(EvictVoter::Drf),
                     _ => None,
                 })
                 .collect()

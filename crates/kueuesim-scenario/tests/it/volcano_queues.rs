@@ -1042,6 +1042,23 @@ fn a_misspelt_plugin_switch_is_an_error_and_an_unsimulated_one_a_warning() {
         "{:?}",
         loaded.warnings
     );
+    // drf's enableHierarchy (hierarchical DRF) is not simulated: a warning, not silence.
+    let loaded = crate::util::load_text(
+        "t.yaml",
+        &base(
+            "drf
+          enableHierarchy: true",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("plugin drf: enableHierarchy (hierarchical DRF) is not simulated")),
+        "{:?}",
+        loaded.warnings
+    );
     let text = base("gang").replacen(
         "tiers:",
         "configurations:
@@ -1173,6 +1190,30 @@ fn preempt_tries_the_nodes_by_node_score() {
     assert_eq!(evicted(wl(&r, "c1", "pgb")), ["b1"]);
     assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n2"))]);
     assert_eq!(evictions(&r, "Preempt"), 1);
+}
+
+#[test]
+fn drf_votes_victims_among_jobs_of_one_priority() {
+    // The first tier (priority, gang, conformance) finds no victim of a lower priority, so
+    // drf's vote in the second decides: pga keeps the preemptor's share (0.5) without a1.
+    let r = run_dir("volcano/preempt-drf");
+    assert_eq!(evicted(wl(&r, "c1", "pga")), ["a1"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", Some("n1"))]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    // A task of 3 cpu gives pg2 a share of 0.75, above what pga keeps without a1 (0.5):
+    // drf votes for no one and nothing is evicted.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/volcano/preempt-drf/scenario.yaml"
+    ))
+    .unwrap()
+    .replace(
+        "requests: {cpu: '2', memory: 256Mi}",
+        "requests: {cpu: '3', memory: 256Mi}",
+    );
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", None)]);
 }
 
 #[test]

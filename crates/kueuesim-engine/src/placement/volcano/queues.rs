@@ -63,6 +63,20 @@ impl Units {
         self.scale.is_empty()
     }
 
+    /// drf's `calculateShare`: the largest `allocated / total` over the resources the
+    /// cluster has (`Resource.ResourceNames`: at least `minResource`; `pods` is upstream's
+    /// `MaxTaskNum`, not a resource there).
+    pub fn dominant_share(&self, allocated: &[f64], total: &[f64]) -> f64 {
+        let mut share = 0.0_f64;
+        for (i, (&a, &t)) in allocated.iter().zip(total).enumerate() {
+            if Some(i) == self.pods || t < MIN_RESOURCE {
+                continue;
+            }
+            share = share.max(a / t);
+        }
+        share
+    }
+
     /// `a` kueuesim units of resource `i`, in upstream units.
     pub fn amount(&self, i: usize, a: i64) -> f64 {
         a as f64 * self.scale.get(i).copied().unwrap_or(1.0)

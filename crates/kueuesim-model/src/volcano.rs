@@ -113,14 +113,20 @@ pub struct VolcanoQueueing {
     pub allocatable: bool,
     /// The queue plugin's `enabledOverused` (default true): allocate skips an overused queue.
     pub overused: bool,
-    /// The plugins that vote on victims in the `preempt` and `reclaim` actions
-    /// (`Session.Preemptable`, `Session.Reclaimable`) and on `JobStarving`, tier by tier in
-    /// conf order: within a tier the victims are the intersection of the voters' lists, and
-    /// the first tier that leaves victims decides.
-    pub evict_tiers: Vec<Vec<EvictVoter>>,
-    /// The voters of `Session.Reclaimable`: `evict_tiers` without the plugins whose
-    /// `enableReclaimable` is false (gang still decides `JobStarving` there).
+    /// The plugins that vote on victims in the `preempt` action (`Session.Preemptable`),
+    /// tier by tier in conf order, without those whose `enablePreemptable` is false: within
+    /// a tier the victims are the intersection of the voters' lists, and the first tier that
+    /// leaves victims decides.
+    pub preempt_tiers: Vec<Vec<EvictVoter>>,
+    /// The voters of `Session.Reclaimable`: the same without the plugins whose
+    /// `enableReclaimable` is false.
     pub reclaim_tiers: Vec<Vec<EvictVoter>>,
+    /// The plugins asked `JobStarving` (gang, priority), without those whose
+    /// `enableJobStarving` is false: the first tier with one decides.
+    pub starving_tiers: Vec<Vec<EvictVoter>>,
+    /// Whether gang decides `JobPipelined` (listed; its `enableJobPipelined`, which allocate
+    /// reads too, is not simulated); without it every statement is pipelined.
+    pub gang_pipelined: bool,
     /// The capacity plugin's `ancestorReclaimLevel` argument (default 0; negative reads as
     /// 0, as upstream's `parseArguments`): with `enableHierarchy`, how many ancestor levels
     /// reclaim checks.

@@ -158,14 +158,11 @@ impl Simulation<'_> {
         {
             return false;
         }
-        let tiers = &conf.evict_tiers;
-        // `Session.Reclaimable` asks only the plugins whose `enableReclaimable` is on.
         let vote_tiers = match action {
-            Action::Preempt => &conf.evict_tiers,
+            Action::Preempt => &conf.preempt_tiers,
             Action::Reclaim => &conf.reclaim_tiers,
         };
         let hierarchy = matches!(conf.plugin, Some(QueuePlugin::Capacity { hierarchy: true }));
-        let has = |v: EvictVoter| tiers.iter().flatten().any(|&x| x == v);
         // The running pods of the session's other jobs Kueue does not manage, not already
         // terminating; and every job's ready pods (`ReadyTaskNum`).
         let mut tasks: Vec<Task> = Vec::new();
@@ -237,7 +234,7 @@ impl Simulation<'_> {
         // `JobStarving`: the first tier with a voter decides; gang: ready + pipelined below
         // minAvailable; priority: below the job's task count.
         let starving = |pipelined: usize| -> bool {
-            for tier in tiers {
+            for tier in &conf.starving_tiers {
                 let mut found = false;
                 for v in tier {
                     let ok = match v {
@@ -446,7 +443,7 @@ impl Simulation<'_> {
         }
         // `JobPipelined` (gang: ready + pipelined reach minAvailable) commits the statement;
         // otherwise it is discarded.
-        let is_pipelined = !has(EvictVoter::Gang) || my_ready + pipelined.len() >= my_min;
+        let is_pipelined = !conf.gang_pipelined || my_ready + pipelined.len() >= my_min;
         if !is_pipelined || evicted.is_empty() {
             return false;
         }

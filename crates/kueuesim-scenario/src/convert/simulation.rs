@@ -101,9 +101,16 @@ fn volcano_config(
             .collect(),
         allocatable: true,
         overused: true,
-        evict_tiers: evict_tiers(&conf, false),
-        // `enableReclaimable: false` takes a plugin out of `Session.Reclaimable` only.
-        reclaim_tiers: evict_tiers(&conf, true),
+        // Each `enable…` switch takes a plugin out of its own session function only
+        // (`isEnabled`, default on).
+        preempt_tiers: evict_tiers(&conf, |p| p.enable_preemptable),
+        reclaim_tiers: evict_tiers(&conf, |p| p.enable_reclaimable),
+        starving_tiers: evict_tiers(&conf, |p| p.enable_job_starving),
+        gang_pipelined: conf
+            .tiers
+            .iter()
+            .flat_map(|t| &t.plugins)
+            .any(|p| p.name == "gang"),
         ancestor_reclaim_level: 0,
     };
     if conf.configurations.is_some() {
@@ -310,15 +317,18 @@ const VOLCANO_PLUGINS: &[&str] = &[
     "usage",
 ];
 
-/// The plugins with a say in the preempt and reclaim actions, tier by tier; with
-/// `reclaim`, without those whose `enableReclaimable` is false.
-fn evict_tiers(conf: &wire::VolcanoConf, reclaim: bool) -> Vec<Vec<EvictVoter>> {
+/// The plugins with a say in the preempt and reclaim actions, tier by tier, without those
+/// whose `switch` (`enablePreemptable`, `enableReclaimable`, `enableJobStarving`) is false.
+fn evict_tiers(
+    conf: &wire::VolcanoConf,
+    switch: impl Fn(&wire::VolcanoPlugin) -> Option<bool>,
+) -> Vec<Vec<EvictVoter>> {
     conf.tiers
         .iter()
         .map(|t| {
             t.plugins
                 .iter()
-                .filter(|p| !reclaim || p.enable_reclaimable != Some(false))
+                .filter(|p| switch(p) != Some(false))
                 .filter_map(|p| match p.name.as_str() {
                     "conformance" => Some(EvictVoter::Conformance),
                     "gang" => Some(EvictVoter::Gang),

@@ -1202,18 +1202,68 @@ fn drf_votes_victims_among_jobs_of_one_priority() {
     assert_eq!(evictions(&r, "Preempt"), 1);
     // A task of 3 cpu gives pg2 a share of 0.75, above what pga keeps without a1 (0.5):
     // drf votes for no one and nothing is evicted.
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../scenarios/volcano/preempt-drf/scenario.yaml"
-    ))
-    .unwrap()
-    .replace(
+    let text = volcano_scenario("preempt-drf").replace(
         "requests: {cpu: '2', memory: 256Mi}",
         "requests: {cpu: '3', memory: 256Mi}",
     );
     let r = run_text(&text);
     assert_eq!(evictions(&r, "Preempt"), 0);
     assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", None)]);
+}
+
+/// A scenario file of `scenarios/volcano/` as text.
+fn volcano_scenario(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../../scenarios/volcano/{name}/scenario.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn enable_preemptable_and_enable_job_starving_take_a_plugin_out_of_their_function() {
+    // `enablePreemptable: false` on priority (one tier, jobs of one priority): priority no
+    // longer vetoes, so gang and conformance vote every pod of pga (`Session.Preemptable`
+    // skips priority) and the victims' order takes the one scheduled last, a3.
+    let text = volcano_scenario("preempt-drf").replace(
+        "      - plugins:
+        - name: priority
+        - name: gang
+        - name: conformance
+      - plugins:
+        - name: drf
+        - name: proportion",
+        "      - plugins:
+        - name: priority
+          enablePreemptable: false
+        - name: gang
+        - name: conformance
+        - name: proportion",
+    );
+    assert!(text.contains("enablePreemptable: false"), "{text}");
+    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !loaded.warnings.iter().any(|w| w.contains("not simulated")),
+        "{:?}",
+        loaded.warnings
+    );
+    let r = run_text(&text);
+    assert_eq!(evicted(wl(&r, "c1", "pga")), ["a3"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", Some("n1"))]);
+    // `enableJobStarving: false` on gang and priority: no plugin says the preemptor's job
+    // starves (`Session.JobStarving` is false without one), so preempt skips it.
+    let text = volcano_scenario("preempt-one-task").replace(
+        "        - name: gang
+        - name: priority",
+        "        - name: gang
+          enableJobStarving: false
+        - name: priority
+          enableJobStarving: false",
+    );
+    assert!(text.contains("enableJobStarving: false"), "{text}");
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert!(evicted(wl(&r, "c1", "pg1")).is_empty());
 }
 
 #[test]

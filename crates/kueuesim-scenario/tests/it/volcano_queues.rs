@@ -1267,6 +1267,25 @@ fn enable_preemptable_and_enable_job_starving_take_a_plugin_out_of_their_functio
 }
 
 #[test]
+fn preempt_cases_with_best_effort_pods_take_the_pod_slot() {
+    // preempt_test.go "unBestEffort high-priority pod preempt BestEffort low-priority pod
+    // in same queue": n1 holds one pod; the BestEffort victim goes, the preemptor binds.
+    // Guards: today's main agrees; each fails if the pod count stopped counting or a pod
+    // without requests stopped being a victim.
+    let r = run_dir("volcano/preempt-best-effort-victim");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+    // "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue":
+    // one eviction, as upstream expects; allocate then places neither BestEffort pod
+    // (backfill's work, not listed).
+    let r = run_dir("volcano/preempt-best-effort-preemptor");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+}
+
+#[test]
 fn preempt_case_multi_queue_preempts_within_the_queue() {
     let r = run_dir("volcano/preempt-multi-queue");
     assert_eq!(pods(wl(&r, "c1", "pg1")), [("q1-runner1", Some("n1"))]);

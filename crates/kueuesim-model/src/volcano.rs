@@ -54,7 +54,7 @@ pub enum VolcanoAction {
     Enqueue,
     /// `allocate`: place Inqueue jobs, queue by queue.
     Allocate,
-    /// `backfill`: best-effort pods (none here: every simulated pod requests resources).
+    /// `backfill`: BestEffort pods (no requests), which allocate skips.
     Backfill,
     /// `preempt`: within a queue, by priority.
     Preempt,

@@ -1270,19 +1270,39 @@ fn enable_preemptable_and_enable_job_starving_take_a_plugin_out_of_their_functio
 fn preempt_cases_with_best_effort_pods_take_the_pod_slot() {
     // preempt_test.go "unBestEffort high-priority pod preempt BestEffort low-priority pod
     // in same queue": n1 holds one pod; the BestEffort victim goes, the preemptor binds.
-    // Guards: today's main agrees; each fails if the pod count stopped counting or a pod
-    // without requests stopped being a victim.
+    // Guards: the main branch before BestEffort pods were told apart agrees; each fails if
+    // the pod count stopped counting or a pod without requests stopped being a victim.
     let r = run_dir("volcano/preempt-best-effort-victim");
     assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
     assert_eq!(evictions(&r, "Preempt"), 1);
     assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
     // "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue":
-    // one eviction, as upstream expects; allocate then places neither BestEffort pod
-    // (backfill's work, not listed).
+    // one eviction, as upstream expects (the job starves: gang counts no pending
+    // BestEffort pod as occupied); allocate then places neither BestEffort pod (backfill's
+    // work, not listed).
     let r = run_dir("volcano/preempt-best-effort-preemptor");
     assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
     assert_eq!(evictions(&r, "Preempt"), 1);
     assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+}
+
+#[test]
+fn backfill_places_best_effort_pods_and_nothing_else_does() {
+    // backfill places be1 although proportion reads q1 (whose jobs request nothing) as
+    // overused: it checks no queue.
+    let r = run_dir("volcano/backfill-best-effort");
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("be1", Some("n1"))]);
+    // Without backfill, allocate skips BestEffort tasks: be1 stays pending, with the
+    // queue plugin or without it.
+    let text = volcano_scenario("backfill-best-effort").replace(
+        r#"actions: "enqueue, allocate, backfill""#,
+        r#"actions: "enqueue, allocate""#,
+    );
+    assert!(!text.contains("backfill\""), "{text}");
+    let r = run_text(&text);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("be1", None)]);
+    let r = run_text(&text.replace("        - name: proportion\n", ""));
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("be1", None)]);
 }
 
 #[test]

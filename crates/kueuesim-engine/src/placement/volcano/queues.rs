@@ -77,6 +77,14 @@ impl Units {
         share
     }
 
+    /// Upstream's `Resource.IsEmpty`: no resource at `minResource` or more (`pods` is
+    /// `MaxTaskNum` there, not a resource). A task whose requests are empty is BestEffort.
+    pub fn requests_nothing(&self, r: &[f64]) -> bool {
+        r.iter()
+            .enumerate()
+            .all(|(i, &a)| Some(i) == self.pods || a < MIN_RESOURCE)
+    }
+
     /// `a` kueuesim units of resource `i`, in upstream units.
     pub fn amount(&self, i: usize, a: i64) -> f64 {
         a as f64 * self.scale.get(i).copied().unwrap_or(1.0)

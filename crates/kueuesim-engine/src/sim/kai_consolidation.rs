@@ -2,6 +2,7 @@
 //! running pods are moved to other nodes so the job fits, and the moved pods' replacements
 //! bind to the nodes the action planned for them.
 
+use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{NodeId, SchedulerKind, WorkloadId};
 
 use crate::outcome::{EventType, Eviction, WorkloadState};
@@ -25,7 +26,7 @@ impl Simulation<'_> {
         if wl.pod_sets.iter().any(|p| p.gpu_share.is_some()) {
             return false;
         }
-        let state = view.queue_state(&world.kai_queues, self.now);
+        let state = view.queue_state(self.now);
         let KaiView {
             queue,
             ref running,
@@ -125,8 +126,9 @@ impl Simulation<'_> {
         let scratch = self.cluster_without(victims);
         let partial = partial_job(pods, tasks);
         let gpu = self.gpu;
+        // Milli-GPUs, as the capacity check counts them (`kai_milli`).
         let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| {
-            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g)))
+            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g))) * MILLI
         };
         // The victims are out of their queues until they are placed again.
         self.sched.kai_scenario_gpus = victims.iter().map(|&v| (v, 0)).collect();

@@ -62,7 +62,7 @@ pub(super) struct Runtime<'w> {
     pub(super) generation: u32,
     /// Per pod set, what one pod needs from a node (set when released to its scheduler).
     pub(super) needs: Vec<PodNeeds>,
-    /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
+    /// KAI: milli-GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
     /// KAI: when this pending job tries its actions again because a min-runtime that kept a

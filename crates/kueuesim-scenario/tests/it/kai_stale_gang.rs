@@ -82,7 +82,11 @@ fn bound_nodes(w: &kueuesim_report::output::WorkloadOut) -> Vec<&str> {
 fn not_evicted(r: &kueuesim_report::output::SimulationResult, name: &str, on: &[&str]) {
     let w = wl(r, "team", name);
     assert!(kai_events(w, "Evict").is_empty(), "{name}: {:?}", w.events);
-    assert!(kai_events(w, "StaleJob").is_empty(), "{name}: {:?}", w.events);
+    assert!(
+        kai_events(w, "StaleJob").is_empty(),
+        "{name}: {:?}",
+        w.events
+    );
     assert_eq!(bound_nodes(w), on, "{name}");
 }
 
@@ -147,11 +151,17 @@ fn upstream_stale_gang_eviction_cases() {
         evicted(
             &r,
             &format!("{class}-job0"),
-            &[format!("Workload doesn't meet the minimum required number of pods (2), evicting remaining pod: team/{class}-job0-main-0")],
+            &[format!(
+                "Workload doesn't meet the minimum required number of pods (2), evicting remaining pod: team/{class}-job0-main-0"
+            )],
             "Job is stale. 1 pods are active, minMember is 2",
             &[],
         );
-        not_evicted(&r, &format!("{class}-job1"), &[&format!("{}-a", &class[..1])]);
+        not_evicted(
+            &r,
+            &format!("{class}-job1"),
+            &[&format!("{}-a", &class[..1])],
+        );
         assert_eq!(wl(&r, "team", &format!("{class}-job1")).state, "Running");
     }
 }

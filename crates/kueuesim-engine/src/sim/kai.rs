@@ -453,3 +453,18 @@ pub(super) fn gang_groups(
         g.into_iter().filter(|&(_, min)| min > 0).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::gpus;
+
+    #[test]
+    fn gpus_print_as_kai_humanizes_them() {
+        assert_eq!(gpus(2000), "2");
+        assert_eq!(gpus(0), "0");
+        assert_eq!(gpus(500), "0.5");
+        assert_eq!(gpus(1250), "1.25");
+        assert_eq!(gpus(1001), "1.001");
+        assert_eq!(gpus(-500), "-0.5");
+    }
+}

@@ -140,3 +140,56 @@ fn preempt_a_share_for_a_share() {
     victim(&r, "running-job1", "Preempt", "team/pg-pending-job0");
     placed_after_victims(&r, "pending-job0");
 }
+
+/// The `kai-scheduler` `Unschedulable` events of `name`, as (at, message).
+fn unschedulable<'a>(r: &'a SimulationResult, name: &str) -> Vec<(f64, &'a str)> {
+    job(r, name)
+        .events
+        .iter()
+        .filter(|e| e.source == "kai-scheduler" && e.reason == "Unschedulable")
+        .map(|e| (e.at, e.message.as_str()))
+        .collect()
+}
+
+#[test]
+fn queue_limits_count_gpu_shares() {
+    // The capacity policy counts a share as its fraction (max_allowed_check_test.go "no
+    // allocated under max allowed", "over max allowed only gpu"): queue0 at its limit of 2
+    // with 1 + 0.5 + 0.5, queue1's non-preemptible shares at its deserved 1.
+    let r = run_dir("kai/fractions/queue-limits");
+    for (name, at) in [
+        ("a-whole", 0.0),
+        ("b-half", 1.0),
+        ("d-half", 3.0),
+        ("f-half", 5.0),
+        ("g-half", 6.0),
+    ] {
+        let w = job(&r, name);
+        assert_eq!((w.state, w.running_at), ("Running", Some(at)), "{name}");
+    }
+    for name in ["c-whole", "e-half", "h-half"] {
+        let w = job(&r, name);
+        assert_eq!((w.state, w.running_at), ("Pending", None), "{name}");
+    }
+    assert_eq!(
+        unschedulable(&r, "c-whole"),
+        [(
+            2.0,
+            "OverLimit: queue0 quota has reached the allowable limit of GPUs. Limit is 2 GPUs, currently 1.5 GPUs allocated and workload requested 1 GPUs."
+        )]
+    );
+    assert_eq!(
+        unschedulable(&r, "e-half"),
+        [(
+            4.0,
+            "OverLimit: queue0 quota has reached the allowable limit of GPUs. Limit is 2 GPUs, currently 2 GPUs allocated and workload requested 0.5 GPUs."
+        )]
+    );
+    assert_eq!(
+        unschedulable(&r, "h-half"),
+        [(
+            7.0,
+            "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested 0.5 GPUs, but queue1 quota is 1 GPUs, while 1 GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota.."
+        )]
+    );
+}

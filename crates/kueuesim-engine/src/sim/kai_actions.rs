@@ -481,7 +481,11 @@ fn put_back(
 /// either holds other shares or is idle with a whole GPU free on the node for KAI's
 /// reservation pod (a whole-GPU pod placed in the scenario counts on the node, not yet on
 /// a device).
-fn share_fits(scratch: &Cluster, node: NodeId, c: crate::placement::devices::Claim) -> bool {
+pub(super) fn share_fits(
+    scratch: &Cluster,
+    node: NodeId,
+    c: crate::placement::devices::Claim,
+) -> bool {
     let Some(dev) = scratch.devices.as_ref() else {
         return true;
     };

@@ -193,3 +193,44 @@ fn queue_limits_count_gpu_shares() {
         )]
     );
 }
+
+#[test]
+fn consolidate_a_share_onto_the_other_device_of_its_node() {
+    // consolidation_test.go, "2 jobs of 0.5 task running on different GPUs, 1 job of 1 gpus
+    // is pending - Consolidate and run the pending job": running-job1's share moves from
+    // GPU 1 to GPU 0 of node0, and the pending job takes GPU 1.
+    let r = case("consolidate-shares");
+    untouched(&r, "running-job0");
+    let w = job(&r, "running-job1");
+    let got: Vec<(f64, &str, Option<&str>)> = w
+        .evictions
+        .iter()
+        .map(|e| (e.at, e.reason, e.preemptor.as_deref()))
+        .collect();
+    assert_eq!(got, [(60.0, "Consolidation", Some("team/pg-pending-job0"))]);
+    let kai: Vec<(f64, &str, &str)> = w
+        .events
+        .iter()
+        .filter(|e| e.source == "kai-scheduler")
+        .map(|e| (e.at, e.reason, e.message.as_str()))
+        .collect();
+    assert_eq!(
+        kai,
+        [
+            (
+                60.0,
+                "Evict",
+                "Pod team/running-job1-a was preempted and rescheduled due to bin packing (resource consolidation) procedure"
+            ),
+            (
+                60.0,
+                "Pipelined",
+                "Pod team/running-job1-a was pipelined to node node0"
+            ),
+        ]
+    );
+    // Its replacement runs again on node0 once the moved pod is gone, beside the pending job.
+    assert_eq!((w.state, w.running_at), ("Running", Some(90.0)));
+    assert_eq!(w.pod_sets[0].nodes, ["node0"]);
+    placed_after_victims(&r, "pending-job0");
+}

@@ -198,7 +198,7 @@ impl<'w> Simulation<'w> {
             })
             .take(count)
             .collect();
-        if task_gpus.iter().any(|&t| t == 0)
+        if task_gpus.contains(&0)
             && wl
                 .pod_sets
                 .iter()

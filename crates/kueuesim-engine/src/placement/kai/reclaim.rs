@@ -690,6 +690,26 @@ mod tests {
         assert_eq!(fair_shares(&qs, 4, &[3, 4], 1), [3, 1]);
     }
 
+    #[test]
+    fn fair_share_in_milli_gpus_counts_fractions() {
+        // Whole GPUs in milli-GPUs divide as in GPUs.
+        let qs = [q("a", Some(2000), 3, 100), q("b", Some(1000), 1, 100)];
+        assert_eq!(
+            fair_shares(&qs, 10_000, &[20_000, 20_000], 1000),
+            [8000, 2000]
+        );
+        // A queue asking 0.4 gets exactly that; the 0.6 left is below one GPU: floored to
+        // nothing in the round, then given whole as the remainder (`divideRemainingResource`:
+        // min(1, left)).
+        let qs = [q("a", Some(1000), 1, 100), q("b", Some(1000), 1, 100)];
+        assert_eq!(fair_shares(&qs, 2000, &[2000, 400], 1000), [1600, 400]);
+        // reclaim_test.go "queue0 is under fair share, queue1 is over fair share": 4 GPUs,
+        // deserved 1 and 2, weights 3 and 1, asking 2 and 2.5: the GPU left goes to queue0's
+        // larger remainder (0.75 against 0.25).
+        let qs = [q("q0", Some(1000), 3, 100), q("q1", Some(2000), 1, 100)];
+        assert_eq!(fair_shares(&qs, 4000, &[2000, 2500], 1000), [2000, 2000]);
+    }
+
     fn job(key: usize, queue: usize, priority: i32, created: i64, nodes: &[usize]) -> RunningJob {
         RunningJob {
             key,

@@ -275,7 +275,7 @@ struct Schedulers {
     /// device, so each gives back its claim on that device.
     failed_device: Option<(kueuesim_model::NodeId, u32)>,
     /// While KAI's consolidation simulates a scenario: the GPUs each job of it holds there
-    /// (workload index, GPUs), which KAI's queue-limit check reads instead of the job's
+    /// (workload index, milli-GPUs), which KAI's queue-limit check reads instead of the job's
     /// real placement (upstream's scenario deallocates the victims from their queues and
     /// allocates what it pipelines). Empty otherwise.
     kai_scenario_gpus: Vec<(usize, i64)>,

@@ -17,6 +17,8 @@ mod grove;
 mod job_kinds;
 /// KAI's consolidation action: its unit-test cases (K25–K35) as scenarios.
 mod kai_consolidation;
+/// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
+mod kai_fractions;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order.
 mod kai_queues;
 /// KAI's staleGangEviction action.

@@ -101,6 +101,7 @@ fn volcano_config(
             .collect(),
         allocatable: true,
         overused: true,
+        queue_order: true,
         evict_tiers: evict_tiers(&conf, false),
         // `enableReclaimable: false` takes a plugin out of `Session.Reclaimable` only.
         reclaim_tiers: evict_tiers(&conf, true),
@@ -164,6 +165,7 @@ fn volcano_config(
                 }
                 queues.allocatable = p.enabled_allocatable != Some(false);
                 queues.overused = p.enabled_overused != Some(false);
+                queues.queue_order = p.enable_queue_order != Some(false);
             }
             "overcommit" => {
                 let factor = float(p, "overcommit-factor", 1.2)?;

@@ -1013,7 +1013,12 @@ impl VolcanoPlugin {
             ("enableTaskOrder", self.enable_task_order),
             ("enablePreemptable", self.enable_preemptable),
             ("enablePreemptive", self.enable_preemptive),
-            ("enableQueueOrder", self.enable_queue_order),
+            // The queue plugin's is simulated (`VolcanoQueueing::queue_order`).
+            (
+                "enableQueueOrder",
+                self.enable_queue_order
+                    .filter(|_| !matches!(self.name.as_str(), "proportion" | "capacity")),
+            ),
             ("enabledClusterOrder", self.enabled_cluster_order),
             ("enablePredicate", self.enable_predicate),
             ("enableBestNode", self.enable_best_node),

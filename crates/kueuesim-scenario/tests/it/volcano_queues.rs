@@ -1390,3 +1390,43 @@ fn capacity_ancestor_reclaim_cases_that_evict_nothing() {
         );
     }
 }
+
+#[test]
+fn allocate_takes_the_queues_by_priority() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithoutHierarchy "case4" and
+    // proportion_test.go TestAllocate "case0": one node free, a pending job in the queue of
+    // priority 1 and one in the queue of priority 10 (listed after it); the second binds.
+    let r = run_dir("volcano/capacity-queue-priority");
+    assert_eq!(pods(wl(&r, "ns1", "pg12")), [("p15", Some("n6"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg11")), [("p14", None)]);
+    let r = run_dir("volcano/proportion-queue-priority");
+    assert_eq!(pods(wl(&r, "ns1", "pg3")), [("p3", Some("n2"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", None)]);
+}
+
+#[test]
+fn allocate_takes_queues_of_equal_priority_by_share() {
+    // proportion's QueueOrderFn after the priority: the smaller share first. qa runs 1 cpu
+    // and deserves 1 (share 1), qb runs nothing (share 0); of the two 1-cpu jobs, ga listed
+    // first, only one fits n1: qb's. The queue checks are off so that only the order decides.
+    let conf = SIM.replace("ACTIONS", "allocate").replace(
+        "PLUGINS",
+        "- name: proportion\n          enabledAllocatable: false\n          enabledOverused: false",
+    );
+    let text = |qa: &str| {
+        conf.clone()
+            + &node("n1", "2", "2G")
+            + &queue("qa", qa, None)
+            + &queue("qb", "weight: 1", None)
+            + &running("pa", "qa", "{cpu: '1', memory: 1G}", "1", "1G", "n1")
+            + &gang("ga", "qa", None, "1", "1G")
+            + &gang("gb", "qb", None, "1", "1G")
+    };
+    let r = run_text(&text("weight: 1"));
+    assert_eq!(nodes(wl(&r, "ns1", "gb")), ["n1"]);
+    assert!(nodes(wl(&r, "ns1", "ga")).is_empty());
+    // A queue's higher priority goes before its larger share.
+    let r = run_text(&text("weight: 1, priority: 1"));
+    assert!(nodes(wl(&r, "ns1", "gb")).is_empty());
+    assert_eq!(nodes(wl(&r, "ns1", "ga")), ["n1"]);
+}

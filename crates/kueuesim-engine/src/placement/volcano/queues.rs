@@ -876,6 +876,85 @@ impl QueueView {
     }
 }
 
+impl QueueView {
+    /// The session's `QueueOrderFn` between queues `a` and `b` (Less: `a` is taken first by
+    /// the allocate action). With the plugin's queue order on (`enableQueueOrder`, default
+    /// true), proportion's and capacity's own: the higher `spec.priority` first, then the
+    /// smaller share; capacity puts a queue with a `deserved` before one without at an equal
+    /// share (`compareShareWithDeserved`), and with `enableHierarchy` compares, below the
+    /// queues' deepest common ancestor, the two subtrees' shares. Equal when the plugin
+    /// does not tell them apart (upstream then takes the queue created first, then the
+    /// smaller UID).
+    pub fn queue_order(
+        &self,
+        queues: &[VolcanoQueue],
+        by_plugin: bool,
+        a: usize,
+        b: usize,
+    ) -> std::cmp::Ordering {
+        if !by_plugin {
+            return std::cmp::Ordering::Equal;
+        }
+        let by_priority = queues[b].priority.cmp(&queues[a].priority);
+        if by_priority.is_ne() {
+            return by_priority;
+        }
+        let by_share = match self {
+            QueueView::Proportion(_) => self.order_share(a).total_cmp(&self.order_share(b)),
+            QueueView::Capacity(c) => {
+                let (leaf_a, leaf_b) = (!c.has_children[a], !c.has_children[b]);
+                if leaf_a != leaf_b {
+                    // A leaf queue first.
+                    leaf_b.cmp(&leaf_a)
+                } else {
+                    // `getQueueLevel`: below the deepest common ancestor, each side's
+                    // subtree (or the queue itself); in flat mode the queues themselves.
+                    let path = |q: usize| {
+                        let mut p: Vec<usize> = c.ancestors[q].iter().rev().copied().collect();
+                        p.push(q);
+                        p
+                    };
+                    let (pa, pb) = (path(a), path(b));
+                    let common = pa.iter().zip(&pb).take_while(|(x, y)| x == y).count();
+                    let sa = pa.get(common).copied().unwrap_or(a);
+                    let sb = pb.get(common).copied().unwrap_or(b);
+                    self.order_share(sa)
+                        .total_cmp(&self.order_share(sb))
+                        .then_with(|| {
+                            // At an equal share a queue with a deserved first.
+                            let deserves = |q: usize| {
+                                self.attr(q)
+                                    .is_some_and(|x| x.deserved.iter().any(|&d| d >= MIN_RESOURCE))
+                            };
+                            deserves(sb).cmp(&deserves(sa))
+                        })
+                }
+            }
+        };
+        by_share
+    }
+
+    /// A queue's share as its plugin's `updateQueueAttrShare` has it: the largest
+    /// allocated/deserved over the resources it deserves (`ResourceNames`: at least
+    /// `minResource`); capacity gives a queue that deserves nothing 1 (best-effort, after
+    /// every queue below its deserved).
+    fn order_share(&self, q: usize) -> f64 {
+        let Some(attr) = self.attr(q) else {
+            return 0.0;
+        };
+        let named = attr.deserved.iter().any(|&d| d >= MIN_RESOURCE);
+        if !named && matches!(self, QueueView::Capacity(_)) {
+            return 1.0;
+        }
+        attr.allocated
+            .iter()
+            .zip(&attr.deserved)
+            .filter(|(_, d)| **d >= MIN_RESOURCE)
+            .map(|(a, d)| a / d)
+            .fold(0.0, f64::max)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1354,6 +1354,14 @@ fn capacity_ancestor_reclaim_cases_that_evict() {
     assert_eq!(all_evicted(&r), [("pg4", vec!["p4"])]);
     assert_eq!(evictions(&r, "Reclaim"), 1);
     assert_eq!(pods(wl(&r, "ns1", "pg5")), [("p5", Some("n1"))]);
+    // "case3": the sibling queue's victim p3 for pg6; pg4-reclaimed, whose queue deserves
+    // nothing, reclaims nothing. The test's PodGroup phases (Inqueue, Pending) are not read:
+    // both are let in. A guard: today's main evicts the same.
+    let r = run_dir("volcano/capacity-ancestor-sibling-first");
+    assert_eq!(evict_events(wl(&r, "ns1", "pg3")), [(0.0, "reclaim")]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg6")), [("p6", Some("n1"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg4-reclaimed")), [("p4", None)]);
     for dir in ["capacity-ancestor-level-0", "capacity-ancestor-level-1"] {
         let r = run_dir(&format!("volcano/{dir}"));
         assert_eq!(all_evicted(&r), [("pg-victim", vec!["p-victim"])], "{dir}");
@@ -1402,6 +1410,23 @@ fn allocate_takes_the_queues_by_priority() {
     let r = run_dir("volcano/proportion-queue-priority");
     assert_eq!(pods(wl(&r, "ns1", "pg3")), [("p3", Some("n2"))]);
     assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", None)]);
+    // With capacity's `enableQueueOrder: false` nothing orders the queues: the jobs go in
+    // kueuesim's placement order, p14 (listed first) binds.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/volcano/capacity-queue-priority/scenario.yaml"),
+    )
+    .expect("the scenario");
+    let off = text.replace(
+        "        - name: capacity\n",
+        "        - name: capacity\n          enableQueueOrder: false\n",
+    );
+    assert_ne!(off, text);
+    let loaded = load_text("t.yaml", &off).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(pods(wl(&r, "ns1", "pg11")), [("p14", Some("n6"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg12")), [("p15", None)]);
 }
 
 #[test]

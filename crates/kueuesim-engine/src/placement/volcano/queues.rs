@@ -1026,4 +1026,55 @@ mod tests {
         assert!(!u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &deserved));
         assert!(u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &[0.0, 0.0, 0.0, 2.0]));
     }
+
+    /// capacity's hierarchical `QueueOrderFn`: below the common ancestor, the subtrees'
+    /// shares decide, not the leaves' own; a queue with a deserved goes before a best-effort
+    /// one at an equal share; a higher priority before everything.
+    #[test]
+    fn hierarchical_queue_order_compares_the_subtrees_below_the_common_ancestor() {
+        let mut t = ResourceTable::default();
+        let cpu = t.intern("cpu");
+        let u = Units::new(&t);
+        let q = |name: &str, parent: Option<usize>, deserved: Option<i64>| VolcanoQueue {
+            name: name.into(),
+            parent,
+            deserved: deserved.map(|d| ResourceList::from_pairs(vec![(cpu, d)])),
+            ..VolcanoQueue::implicit_default()
+        };
+        // 0 a (deserves 4), 1 a1 (2), 2 a2 (2), 3 b (4), 4 b1 (2), 5 b2 (none).
+        let mut queues = vec![
+            q("a", None, Some(4000)),
+            q("a1", Some(0), Some(2000)),
+            q("a2", Some(0), Some(2000)),
+            q("b", None, Some(4000)),
+            q("b1", Some(3), Some(2000)),
+            q("b2", Some(3), None),
+        ];
+        let job = |queue: usize, allocated: f64| SessionJob {
+            queue,
+            allocated: vec![allocated],
+            pending: vec![1000.0],
+            min_resources: None,
+            inqueue: true,
+            running_ready: false,
+        };
+        // a1 runs 2 cpu (a: share 0.5, a1: 1), b1 runs 1 cpu (b: 0.25, b1: 0.5).
+        let jobs = [job(1, 2000.0), job(2, 0.0), job(4, 1000.0), job(5, 0.0)];
+        let view = |queues: &[VolcanoQueue]| {
+            QueueView::Capacity(Capacity::open(queues, &u, &[16000.0], &jobs, true))
+        };
+        let v = view(&queues);
+        use std::cmp::Ordering::{Greater, Less};
+        // a2's own share is 0, b1's 0.5, but b's subtree is below a's.
+        assert_eq!(v.queue_order(&queues, true, 2, 4), Greater);
+        // Under a: a2 (0) before a1 (1).
+        assert_eq!(v.queue_order(&queues, true, 2, 1), Less);
+        // Under b: b1 (0.5) before the best-effort b2 (1).
+        assert_eq!(v.queue_order(&queues, true, 4, 5), Less);
+        // Without the plugin's queue order, nothing tells them apart.
+        assert!(v.queue_order(&queues, false, 2, 4).is_eq());
+        // A higher priority first, whatever the shares.
+        queues[1].priority = 1;
+        assert_eq!(view(&queues).queue_order(&queues, true, 1, 4), Less);
+    }
 }

@@ -238,6 +238,8 @@ pub struct PodSpec {
     pub node_selector: Keyed<String>,
     pub tolerations: Vec<Toleration>,
     pub priority_class_name: Option<S>,
+    /// `Never` or `PreemptLowerPriority` (the default).
+    pub preemption_policy: Option<S>,
     pub scheduler_name: Option<S>,
     /// A bound Pod's node.
     pub node_name: Option<S>,
@@ -323,6 +325,8 @@ pub struct PriorityClass {
     pub metadata: ObjectMeta,
     pub value: i32,
     pub global_default: bool,
+    /// `Never` or `PreemptLowerPriority` (the default).
+    pub preemption_policy: Option<S>,
 }
 
 // ---- batch/v1 ----------------------------------------------------------------------------

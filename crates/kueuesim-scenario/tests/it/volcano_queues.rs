@@ -1455,3 +1455,102 @@ fn allocate_takes_queues_of_equal_priority_by_share() {
     assert!(nodes(wl(&r, "ns1", "gb")).is_empty());
     assert_eq!(nodes(wl(&r, "ns1", "ga")), ["n1"]);
 }
+
+/// The text of `scenarios/<rel>/scenario.yaml`.
+fn scenario_text(rel: &str) -> String {
+    std::fs::read_to_string(crate::util::scenarios_dir().join(rel).join("scenario.yaml"))
+        .expect("the scenario")
+}
+
+#[test]
+fn preempt_case_preemption_policy_never_evicts_nothing() {
+    // preempt_test.go "can not preempt resources when task preemption policy is never".
+    let r = run_dir("volcano/preempt-policy-never");
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1")), [("preemptee1", Some("n1"))]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    // Without the policy the same job preempts (the guard of the case).
+    let text = scenario_text("volcano/preempt-policy-never");
+    let r = run_text(&text.replace("  preemptionPolicy: Never\n", ""));
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+}
+
+#[test]
+fn reclaim_cases_preemption_policy_never() {
+    // reclaim_test.go "can not reclaim resources when task preemption policy is never": as
+    // upstream (pg2 of minMember 0 does not starve either), then with minMember 1, where
+    // only the policy keeps reclaim from evicting.
+    let r = run_dir("volcano/reclaim-policy-never");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    // The variant: pg2 of minMember 1, and n1 of 2 cpu, 2Gi full with a second pod of pg1,
+    // so that q2 deserves the 1 cpu preemptor1 asks for (weights 5 and 10: q1 1 cpu, q2 1).
+    let original = scenario_text("volcano/reclaim-policy-never");
+    let preemptee = &original[original
+        .find("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: preemptee1")
+        .expect("preemptee1")..];
+    let preemptee = &preemptee[..preemptee[4..].find("---").expect("a next document") + 4];
+    let text = original
+        .replace(
+            "metadata: {name: pg2, namespace: c1}\nspec: {minMember: 0",
+            "metadata: {name: pg2, namespace: c1}\nspec: {minMember: 1",
+        )
+        .replace(
+            "allocatable: {cpu: '1', memory: 1Gi, pods: '1'}",
+            "allocatable: {cpu: '2', memory: 2Gi, pods: '2'}",
+        )
+        + &preemptee.replace("preemptee1", "preemptee2");
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(
+        pods(wl(&r, "c1", "pg1")),
+        [("preemptee1", Some("n1")), ("preemptee2", Some("n1"))]
+    );
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    // The pod's own policy taken out: its PriorityClass's Never (copied into the pod by the
+    // API server's Priority admission) still holds it back.
+    let class_only = text.replace("  preemptionPolicy: Never\n", "");
+    assert_ne!(class_only, text);
+    assert_eq!(evictions(&run_text(&class_only), "Reclaim"), 0);
+    // The pod's own PreemptLowerPriority goes before its class's Never: it reclaims.
+    let own = text.replace(
+        "  preemptionPolicy: Never\n",
+        "  preemptionPolicy: PreemptLowerPriority\n",
+    );
+    let r = run_text(&own);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(evicted(wl(&r, "c1", "pg1")).len(), 1);
+    // "Reclaim succeeds for second task when first task has PreemptionPolicy=Never": the
+    // second task evicts victim-pod (a guard: main evicts it for the first task); with both
+    // tasks Never nothing is evicted.
+    let r = run_dir("volcano/reclaim-policy-never-second-task");
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(evicted(wl(&r, "c1", "pg-victim")), ["victim-pod"]);
+    let text = scenario_text("volcano/reclaim-policy-never-second-task");
+    let both = text.replace(
+        "  name: preemptor-task2-preemptable\n  namespace: c1\n  annotations: {kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: pg-preemptor}\nspec:\n  schedulerName: volcano\n",
+        "  name: preemptor-task2-preemptable\n  namespace: c1\n  annotations: {kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: pg-preemptor}\nspec:\n  schedulerName: volcano\n  preemptionPolicy: Never\n",
+    );
+    assert_ne!(both, text);
+    let r = run_text(&both);
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert!(evicted(wl(&r, "c1", "pg-victim")).is_empty());
+}
+
+#[test]
+fn a_misspelt_preemption_policy_is_an_error_at_its_place() {
+    let text = scenario_text("volcano/reclaim-policy-never");
+    let e = load_error(&text.replace("  preemptionPolicy: Never\n", "  preemptionPolicy: Nevr\n"));
+    assert!(
+        e.contains(
+            "invalid preemptionPolicy \"Nevr\": expected one of Never, PreemptLowerPriority"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("t.yaml:"), "{e}");
+    let e = load_error(&text.replace(
+        "value: 1000\npreemptionPolicy: Never",
+        "value: 1000\npreemptionPolicy: never",
+    ));
+    assert!(e.contains("invalid preemptionPolicy \"never\""), "{e}");
+}

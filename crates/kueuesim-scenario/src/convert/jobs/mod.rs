@@ -252,9 +252,14 @@ impl Builder<'_> {
                 None => {
                     match &t.spec.priority_class_name {
                         Some(pc) => self.pod_pc(&pc.value).is_some_and(|c| c.preempt_never),
-                        None => self.world.priority_classes.iter().any(|c| {
-                            c.is_pod_priority_class && c.global_default && c.preempt_never
-                        }),
+                        // The lowest-valued global default, as the pods' priority takes it.
+                        None => self
+                            .world
+                            .priority_classes
+                            .iter()
+                            .filter(|c| c.is_pod_priority_class && c.global_default)
+                            .min_by_key(|c| c.value)
+                            .is_some_and(|c| c.preempt_never),
                     }
                 }
             };

@@ -1,7 +1,8 @@
-//! Volcano's allocate order among queues (`actions/allocate`): the Volcano jobs waiting for
-//! capacity are tried queue by queue, the session's `QueueOrderFn` picking the queue before
-//! each job and the queue's share following what each job got, and a job released to
-//! Volcano waits for the session of its instant rather than being tried alone.
+//! Volcano's session per instant, with its allocate order among queues: the enqueue action
+//! (`actions/enqueue`) over the Pending jobs, then allocate (`actions/allocate`) queue by
+//! queue, the session's `QueueOrderFn` picking the queue before each job and the queue's
+//! share following what each job got; a job released to Volcano, or waiting for capacity,
+//! is tried in the session of its instant rather than alone.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -13,7 +14,7 @@ use super::{Ev, Simulation};
 
 /// The Volcano jobs of one session in allocate's order.
 pub(super) struct AllocateOrder {
-    /// The queue plugin's view at the pass's start, its allocated amounts kept up to date.
+    /// The queue plugin's view at the session's opening, its allocated amounts kept up to date.
     view: QueueView,
     /// The queue plugin's `enableQueueOrder`.
     by_plugin: bool,
@@ -98,18 +99,21 @@ impl<'w> Simulation<'w> {
             .queues
             .as_ref()
             .is_some_and(|c| c.has(VolcanoAction::Enqueue));
+        // The jobs the enqueue action held back (still Pending), sorted.
+        let mut held: Vec<WorkloadId> = Vec::new();
         if enqueue {
             // What the enqueue action lets in changes no queue's share.
             let mut jobs = order.jobs.clone();
             while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut jobs) {
-                if !self.runtimes[w.index()].volcano_inqueue {
-                    self.volcano_enqueue(w);
+                if !self.runtimes[w.index()].volcano_inqueue && !self.volcano_enqueue(w) {
+                    held.push(w);
                 }
             }
+            held.sort_unstable();
         }
         while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut order.jobs) {
-            // Allocate leaves a job the enqueue action held back (still Pending) alone.
-            if enqueue && !self.runtimes[w.index()].volcano_inqueue {
+            // Allocate leaves a job the enqueue action held back alone.
+            if held.binary_search(&w).is_ok() {
                 self.scale_up_for_pending(w);
                 continue;
             }

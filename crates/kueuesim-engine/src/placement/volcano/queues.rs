@@ -899,7 +899,7 @@ impl QueueView {
         if by_priority.is_ne() {
             return by_priority;
         }
-        let by_share = match self {
+        match self {
             QueueView::Proportion(_) => self.order_share(a).total_cmp(&self.order_share(b)),
             QueueView::Capacity(c) => {
                 let (leaf_a, leaf_b) = (!c.has_children[a], !c.has_children[b]);
@@ -930,8 +930,7 @@ impl QueueView {
                         })
                 }
             }
-        };
-        by_share
+        }
     }
 
     /// A queue's share as its plugin's `updateQueueAttrShare` has it: the largest

@@ -113,6 +113,9 @@ pub struct VolcanoQueueing {
     pub allocatable: bool,
     /// The queue plugin's `enabledOverused` (default true): allocate skips an overused queue.
     pub overused: bool,
+    /// The queue plugin's `enableQueueOrder` (default true): allocate takes the queues by
+    /// the plugin's `QueueOrderFn` (priority, then share); off, by creation (input order).
+    pub queue_order: bool,
     /// The plugins that vote on victims in the `preempt` action (`Session.Preemptable`),
     /// tier by tier in conf order, without those whose `enablePreemptable` is false: within
     /// a tier the victims are the intersection of the voters' lists, and the first tier that

@@ -52,6 +52,7 @@ mod start;
 mod tas_replace;
 mod volcano;
 mod volcano_evict;
+mod volcano_order;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -141,6 +142,9 @@ enum Ev {
     NodeJoin(kueuesim_model::NodeId),
     /// The cluster-autoscaler looks for unneeded nodes (`autoscale`).
     AutoscaleScan,
+    /// Volcano's session of this instant: the jobs released to it are tried in its
+    /// allocate order among queues (`volcano_order`).
+    VolcanoSession,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -262,6 +266,8 @@ struct Schedulers {
     /// While the workloads holding capacity from the start arrive: their pods still to
     /// place wait until all of them are booked (`arrive`).
     defer_placement: bool,
+    /// The instant of the pending `Ev::VolcanoSession`, if one is queued.
+    volcano_session_at: Option<SimTime>,
     /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
     /// running shares, as they are booked (`book_bound_pods`).
     start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
@@ -437,6 +443,7 @@ impl<'w> Simulation<'w> {
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
                 defer_placement: false,
+                volcano_session_at: None,
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
@@ -577,6 +584,7 @@ impl<'w> Simulation<'w> {
                 }
             }
             Ev::KaiConsolidated(w) => self.kai_consolidated(w),
+            Ev::VolcanoSession => self.volcano_session(),
             Ev::KaiProtectionEnds(w) => {
                 if !self.kai_protection_ends(w) {
                     self.progress.idle = true;

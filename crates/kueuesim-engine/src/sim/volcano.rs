@@ -23,6 +23,21 @@ impl<'w> Simulation<'w> {
     /// None when the gang is held back; otherwise the pods (pod set, index) the queue
     /// refused, which the placer must leave pending (upstream's allocate skips them).
     pub(super) fn volcano_queue_gate(&mut self, w: WorkloadId) -> Option<Vec<(usize, usize)>> {
+        self.volcano_queue_gate_until(w, false)
+    }
+
+    /// The enqueue action alone for workload `w` (a session's enqueue, which runs over
+    /// every job before allocate): whether its PodGroup is let in (or already was).
+    pub(super) fn volcano_enqueue(&mut self, w: WorkloadId) -> bool {
+        self.volcano_queue_gate_until(w, true).is_some()
+    }
+
+    /// `volcano_queue_gate`, or with `enqueue_only` its enqueue action alone.
+    fn volcano_queue_gate_until(
+        &mut self,
+        w: WorkloadId,
+        enqueue_only: bool,
+    ) -> Option<Vec<(usize, usize)>> {
         let world = self.world;
         let Some(conf) = &world.config.volcano.queues else {
             return Some(Vec::new());
@@ -211,6 +226,9 @@ impl<'w> Simulation<'w> {
                 }
             }
             self.runtimes[w.index()].volcano_inqueue = true;
+        }
+        if enqueue_only {
+            return Some(Vec::new());
         }
         // The allocate action (`allocateResourcesForTasks`): an overused queue is skipped;
         // otherwise the gang's pending pods are tried in order, each only while the queue's

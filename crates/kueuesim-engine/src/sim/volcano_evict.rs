@@ -272,6 +272,8 @@ impl Simulation<'_> {
             })
             .collect();
         let needs = rt.needs.clone();
+        // `preemptionPolicy: Never` by pod set.
+        let never: Vec<bool> = spec.pod_sets.iter().map(|p| p.preempt_never).collect();
         let my_priority = spec.priority;
         let mut scratch = self.sched.cluster.clone();
         // The session's nodes as preempt's node scores read them: the statement's
@@ -283,6 +285,12 @@ impl Simulation<'_> {
         for (ps, i) in pending {
             if !starving(pipelined.len()) {
                 break;
+            }
+            // A task whose `preemptionPolicy` is `Never` evicts nothing (preempt's
+            // `taskEligibleToPreempt`, reclaim's check before `Preemptive`); the job's other
+            // tasks still may.
+            if never.get(ps).copied().unwrap_or(false) {
+                continue;
             }
             let pod = &needs[ps];
             let req = units.dense(&pod.requests);

@@ -101,6 +101,7 @@ fn volcano_config(
             .collect(),
         allocatable: true,
         overused: true,
+        queue_order: true,
         // Each `enable…` switch takes a plugin out of its own session function only
         // (`isEnabled`, default on).
         preempt_tiers: evict_tiers(&conf, |p| p.enable_preemptable),
@@ -179,6 +180,7 @@ fn volcano_config(
                 }
                 queues.allocatable = p.enabled_allocatable != Some(false);
                 queues.overused = p.enabled_overused != Some(false);
+                queues.queue_order = p.enable_queue_order != Some(false);
             }
             "overcommit" => {
                 let factor = float(p, "overcommit-factor", 1.2)?;

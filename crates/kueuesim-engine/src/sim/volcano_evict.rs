@@ -36,8 +36,12 @@ struct Task {
     /// Its requests in upstream units.
     req: Res,
     queue: usize,
-    /// Its job's priority (kueuesim's pods share their job's).
+    /// Its job's priority (`JobInfo.Priority`, the PodGroup's), which the plugins compare
+    /// across jobs.
     priority: i32,
+    /// Its own priority (`TaskInfo.Priority`: its pod set's PriorityClass, else its job's),
+    /// which orders the victims of one job.
+    pod_priority: i32,
     /// `TaskInfo.Preemptable` (`GetPodPreemptable`).
     preemptable: bool,
     /// A critical pod or one in kube-system (conformance).
@@ -210,6 +214,17 @@ impl Simulation<'_> {
                     req: units.dense(&rt.needs[ps].requests),
                     queue: job.queue,
                     priority: xs.priority,
+                    pod_priority: xs
+                        .pod_sets
+                        .get(ps)
+                        .and_then(|p| p.priority_class_name.as_deref())
+                        .and_then(|name| {
+                            world
+                                .priority_classes
+                                .iter()
+                                .find(|c| c.is_pod_priority_class && c.name == name)
+                        })
+                        .map_or(xs.priority, |c| c.value),
                     preemptable: pod_preemptable(info.map(|a| &**a)),
                     critical,
                     created: xs.created_at.millis(),
@@ -546,8 +561,9 @@ struct Drf<'a> {
 }
 
 /// `BuildVictimsPriorityQueue`'s order: other queues by the victim queue order (lower
-/// queue priority, then larger share, first), then lower job priority, then the task
-/// scheduled last.
+/// queue priority, then larger share, first), then lower job priority; within one job the
+/// task order reversed (`!TaskOrderFn`: the priority plugin's lower task priority first);
+/// then the task scheduled last.
 fn victim_order(
     ta: &Task,
     tb: &Task,
@@ -564,8 +580,13 @@ fn victim_order(
     } else {
         std::cmp::Ordering::Equal
     };
+    let by_priority = if ta.w == tb.w {
+        ta.pod_priority.cmp(&tb.pod_priority)
+    } else {
+        ta.priority.cmp(&tb.priority)
+    };
     by_queue
-        .then(ta.priority.cmp(&tb.priority))
+        .then(by_priority)
         .then(Reverse(ta.created).cmp(&Reverse(tb.created)))
         .then(Reverse(&ta.name).cmp(&Reverse(&tb.name)))
 }
@@ -748,6 +769,7 @@ mod tests {
             req: Vec::new(),
             queue: 0,
             priority,
+            pod_priority: priority,
             preemptable: true,
             critical,
             created: 0,

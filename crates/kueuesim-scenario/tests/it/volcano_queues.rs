@@ -1306,6 +1306,17 @@ fn backfill_places_best_effort_pods_and_nothing_else_does() {
 }
 
 #[test]
+fn preempt_case_takes_a_jobs_lower_priority_pod_first() {
+    // preempt_test.go "preempt low priority job in same queue but not pod with
+    // preemptable=false or higher priority": preemptee1 is not preemptable, preemptee3's own
+    // priority is high; the victims' order takes preemptee2 (its job's task order reversed).
+    let r = run_dir("volcano/preempt-task-priority");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee2"]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+}
+
+#[test]
 fn preempt_case_multi_queue_preempts_within_the_queue() {
     let r = run_dir("volcano/preempt-multi-queue");
     assert_eq!(pods(wl(&r, "c1", "pg1")), [("q1-runner1", Some("n1"))]);

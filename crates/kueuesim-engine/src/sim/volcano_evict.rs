@@ -309,6 +309,7 @@ impl Simulation<'_> {
             }
             let pod = &needs[ps];
             let req = units.dense(&pod.requests);
+            let best_effort = units.requests_nothing(&req);
             let masked: Res = req.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
             // Allocatable (preempt's `preemptorFitsOnNode`) and Preemptive (reclaim):
             // proportion's `queueAllocatable` for the one task; capacity's own
@@ -358,7 +359,12 @@ impl Simulation<'_> {
                         !evicted.contains(&k)
                             && t.preemptable
                             && match action {
-                                Action::Preempt => t.queue == qi,
+                                // "BestEffort pod is not supported to preempt unBestEffort
+                                // pod" (preempt's filter only).
+                                Action::Preempt => {
+                                    t.queue == qi
+                                        && (!best_effort || units.requests_nothing(&t.req))
+                                }
                                 Action::Reclaim => t.queue != qi && queues[t.queue].reclaimable,
                             }
                     })

@@ -1284,6 +1284,22 @@ fn preempt_cases_with_best_effort_pods_take_the_pod_slot() {
     assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
     assert_eq!(evictions(&r, "Preempt"), 1);
     assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    // "BestEffort pod is not supported to preempt unBestEffort pod" (preempt's filter): the
+    // BestEffort preemptor leaves a victim that requests resources alone.
+    let text = volcano_scenario("preempt-best-effort-preemptor").replacen(
+        "  nodeName: n1
+  containers:
+  - name: c",
+        "  nodeName: n1
+  containers:
+  - resources:
+      requests: {cpu: '1', memory: 1G}",
+        1,
+    );
+    assert!(text.contains("requests: {cpu: '1', memory: 1G}"), "{text}");
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1")), [("preemptee1", Some("n1"))]);
 }
 
 #[test]

@@ -240,6 +240,9 @@ pub struct PriorityClass {
     pub is_pod_priority_class: bool,
     /// `globalDefault` (pod PriorityClass only).
     pub global_default: bool,
+    /// `preemptionPolicy: Never` (pod PriorityClass only; the API server's Priority
+    /// admission copies it into the pods that name the class).
+    pub preempt_never: bool,
 }
 
 /// A namespace and its labels (for ClusterQueue namespaceSelectors).
@@ -283,6 +286,9 @@ pub struct PodSet {
     pub tolerations: Vec<Toleration>,
     /// The pod template's `priorityClassName`, used for priority when no WorkloadPriorityClass.
     pub priority_class_name: Option<String>,
+    /// The pods' `preemptionPolicy` is `Never` (their own, else their PriorityClass's):
+    /// Volcano's preempt and reclaim evict nothing for them.
+    pub preempt_never: bool,
     /// A digest of the pod template's scheduling-relevant spec (per-container requests and
     /// limits, init containers, overhead, nodeSelector, tolerations, classes): part of Kueue's
     /// scheduling equivalence hash (`SpecShape`).

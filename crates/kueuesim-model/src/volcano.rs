@@ -54,7 +54,7 @@ pub enum VolcanoAction {
     Enqueue,
     /// `allocate`: place Inqueue jobs, queue by queue.
     Allocate,
-    /// `backfill`: best-effort pods (none here: every simulated pod requests resources).
+    /// `backfill`: BestEffort pods (no requests), which allocate skips.
     Backfill,
     /// `preempt`: within a queue, by priority.
     Preempt,
@@ -113,14 +113,23 @@ pub struct VolcanoQueueing {
     pub allocatable: bool,
     /// The queue plugin's `enabledOverused` (default true): allocate skips an overused queue.
     pub overused: bool,
-    /// The plugins that vote on victims in the `preempt` and `reclaim` actions
-    /// (`Session.Preemptable`, `Session.Reclaimable`) and on `JobStarving`, tier by tier in
-    /// conf order: within a tier the victims are the intersection of the voters' lists, and
-    /// the first tier that leaves victims decides.
-    pub evict_tiers: Vec<Vec<EvictVoter>>,
-    /// The voters of `Session.Reclaimable`: `evict_tiers` without the plugins whose
-    /// `enableReclaimable` is false (gang still decides `JobStarving` there).
+    /// The queue plugin's `enableQueueOrder` (default true): allocate takes the queues by
+    /// the plugin's `QueueOrderFn` (priority, then share); off, by creation (input order).
+    pub queue_order: bool,
+    /// The plugins that vote on victims in the `preempt` action (`Session.Preemptable`),
+    /// tier by tier in conf order, without those whose `enablePreemptable` is false: within
+    /// a tier the victims are the intersection of the voters' lists, and the first tier that
+    /// leaves victims decides.
+    pub preempt_tiers: Vec<Vec<EvictVoter>>,
+    /// The voters of `Session.Reclaimable`: the same without the plugins whose
+    /// `enableReclaimable` is false.
     pub reclaim_tiers: Vec<Vec<EvictVoter>>,
+    /// The plugins asked `JobStarving` (gang, priority), without those whose
+    /// `enableJobStarving` is false: the first tier with one decides.
+    pub starving_tiers: Vec<Vec<EvictVoter>>,
+    /// Whether gang decides `JobPipelined` (listed; its `enableJobPipelined`, which allocate
+    /// reads too, is not simulated); without it every statement is pipelined.
+    pub gang_pipelined: bool,
     /// The capacity plugin's `ancestorReclaimLevel` argument (default 0; negative reads as
     /// 0, as upstream's `parseArguments`): with `enableHierarchy`, how many ancestor levels
     /// reclaim checks.
@@ -140,6 +149,9 @@ pub enum EvictVoter {
     /// The queue plugin (`proportion` or `capacity`): only queues above their deserved share
     /// are reclaimed from (no preempt vote).
     Queue,
+    /// `drf`: a victim's job keeps a dominant share at least the preemptor's job's with the
+    /// task (preempt only; its reclaim vote needs `enableHierarchy`, not simulated).
+    Drf,
 }
 
 /// A plugin with a say in the enqueue action.

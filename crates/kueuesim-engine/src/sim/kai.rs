@@ -1,6 +1,7 @@
 //! KAI: placing a job's PodGroups, topology constraints and its queues' capacity policy
 //! (the reclaim and preempt actions are `kai_actions.rs`'s).
 
+use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{NodeId, WorkloadId, World};
 
 use crate::outcome::WorkloadState;
@@ -115,7 +116,8 @@ impl<'w> Simulation<'w> {
             let job = placement::kai::KaiJob { constraint, ..job };
             let r = placement::kai::place_within(world, &mut self.sched.cluster, &job, per_pod);
             if let Some(g) = gpu {
-                earlier.set(earlier.get() + r.bound.len() as i64 * pods[ps].0.requests.get(g));
+                earlier
+                    .set(earlier.get() + r.bound.len() as i64 * pods[ps].0.requests.get(g) * MILLI);
             }
             r
         })
@@ -167,11 +169,9 @@ impl<'w> Simulation<'w> {
             }
             // A pipelined job's GPUs are its queue's, except for the job itself: what it asks
             // now is those GPUs (`placed`, `request` below), counted once.
+            // Milli-GPUs, a bound GPU share counting as its fraction (`kai_milli`).
             let mut held = if i == w.index() { 0 } else { rt.kai_pipelined };
-            for (ps, slots) in rt.record.placement.iter().enumerate() {
-                let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
-                held += per * slots.iter().flatten().count() as i64;
-            }
+            held += self.kai_milli(i, g).0;
             // In a consolidation scenario, what the job holds there.
             if let Some(&(_, gpus)) = self.sched.kai_scenario_gpus.iter().find(|x| x.0 == i) {
                 held = gpus;
@@ -191,25 +191,29 @@ impl<'w> Simulation<'w> {
                     return None;
                 }
                 for &q in &path {
-                    if let Some(limit) = queues[q].gpu_limit
+                    if let Some(limit) = queues[q].gpu_limit.map(|l| l * MILLI)
                         && limit < allocated[q] + placed + request
                     {
                         return Some(format!(
-                            "OverLimit: {} quota has reached the allowable limit of GPUs. Limit is {limit} GPUs, currently {} GPUs allocated and workload requested {request} GPUs.",
+                            "OverLimit: {} quota has reached the allowable limit of GPUs. Limit is {} GPUs, currently {} GPUs allocated and workload requested {} GPUs.",
                             queues[q].name,
-                            allocated[q] + placed
+                            gpus(limit),
+                            gpus(allocated[q] + placed),
+                            gpus(request)
                         ));
                     }
                 }
                 if !preemptible {
                     for &q in &path {
-                        if let Some(deserved) = queues[q].gpu_quota
+                        if let Some(deserved) = queues[q].gpu_quota.map(|d| d * MILLI)
                             && deserved < non_preemptible[q] + placed + request
                         {
                             return Some(format!(
-                                "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested {request} GPUs, but {} quota is {deserved} GPUs, while {} GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota..",
+                                "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested {} GPUs, but {} quota is {} GPUs, while {} GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota..",
+                                gpus(request),
                                 queues[q].name,
-                                non_preemptible[q] + placed
+                                gpus(deserved),
+                                gpus(non_preemptible[q] + placed)
                             ));
                         }
                     }
@@ -220,9 +224,21 @@ impl<'w> Simulation<'w> {
     }
 }
 
-/// A KAI capacity check: the GPUs a job bound in this pass so far and those it asks next →
-/// KAI's message when the queue refuses them.
+/// A KAI capacity check: the milli-GPUs a job bound in this pass so far and those it asks
+/// next → KAI's message when the queue refuses them.
 type CapacityCheck<'w> = dyn Fn(i64, i64) -> Option<String> + 'w;
+
+/// Milli-GPUs as KAI's messages print GPUs (`HumanizeResource`: up to three decimals, no
+/// trailing zeros): 2000 → "2", 500 → "0.5", 1250 → "1.25".
+fn gpus(milli: i64) -> String {
+    let (whole, frac) = (milli / MILLI, (milli % MILLI).abs());
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let sign = if milli < 0 && whole == 0 { "-" } else { "" };
+    let digits = format!("{frac:03}");
+    format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
+}
 
 impl Simulation<'_> {
     /// KAI's allocation of a job with GPU shares: one job of `minMember`, or with a PodGroup
@@ -249,11 +265,41 @@ impl Simulation<'_> {
                 job_name: &job_name,
                 pod_name: &pod_name,
             };
-            return placement::kai::sharing::place(world, &mut self.sched.cluster, &job, shares);
+            let over = self.kai_capacity(w);
+            return placement::kai::sharing::place(
+                world,
+                &mut self.sched.cluster,
+                &job,
+                shares,
+                over.as_deref(),
+            );
         }
+        // Each pod is its own PodGroup: the pods bound earlier in this pass count too.
+        let over = self.kai_capacity(w);
+        let earlier = &std::cell::Cell::new(0i64);
+        let per_pod = over
+            .as_deref()
+            .map(|f| move |placed: i64, request: i64| f(earlier.get() + placed, request));
+        let per_pod = per_pod
+            .as_ref()
+            .map(|f| f as &dyn Fn(i64, i64) -> Option<String>);
+        let gpu = self.gpu;
         each_pod_alone(&wl, pods, &pod_name, |job, ps| {
             let share = [shares[ps]];
-            placement::kai::sharing::place(world, &mut self.sched.cluster, &job, &share)
+            let r = placement::kai::sharing::place(
+                world,
+                &mut self.sched.cluster,
+                &job,
+                &share,
+                per_pod,
+            );
+            let whole = gpu.map_or(0, |g| pods[ps].0.requests.get(g) * MILLI);
+            let fraction = match shares[ps] {
+                Some(kueuesim_model::gpu::GpuShare::Fraction(m)) => i64::from(m),
+                _ => 0,
+            };
+            earlier.set(earlier.get() + r.bound.len() as i64 * (whole + fraction));
+            r
         })
     }
 }
@@ -405,5 +451,20 @@ pub(super) fn gang_groups(
             }
         }
         g.into_iter().filter(|&(_, min)| min > 0).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gpus;
+
+    #[test]
+    fn gpus_print_as_kai_humanizes_them() {
+        assert_eq!(gpus(2000), "2");
+        assert_eq!(gpus(0), "0");
+        assert_eq!(gpus(500), "0.5");
+        assert_eq!(gpus(1250), "1.25");
+        assert_eq!(gpus(1001), "1.001");
+        assert_eq!(gpus(-500), "-0.5");
     }
 }

@@ -4,7 +4,8 @@
 
 use std::cmp::Reverse;
 
-use kueuesim_model::{NodeId, QueueRef, SchedulerKind, SimTime, WorkloadId};
+use kueuesim_model::gpu::{GpuShare, MILLI};
+use kueuesim_model::{NodeId, QueueRef, ResourceId, SchedulerKind, SimTime, WorkloadId};
 
 use crate::outcome::{EventType, Eviction, WorkloadState};
 use crate::placement::{self, Cluster, PodNeeds};
@@ -41,7 +42,7 @@ impl<'w> Simulation<'w> {
     /// from it, `w` tries again the instant the first such protection ends (upstream runs
     /// its actions every session, so a job waits no longer than that).
     fn kai_retry_when_protection_ends(&mut self, w: WorkloadId, view: &KaiView) {
-        let state = view.queue_state(&self.world.kai_queues, self.now);
+        let state = view.queue_state(self.now);
         let priority = self.spec(w).priority;
         let Some(ends) =
             placement::kai::protection_ends(&state, view.queue, priority, &view.running)
@@ -110,19 +111,10 @@ impl<'w> Simulation<'w> {
             {
                 continue;
             }
-            let (mut placed, mut unplaced) = (0, 0);
-            for (ps, slots) in rt.record.placement.iter().enumerate() {
-                let per = rt.needs.get(ps).map_or(0, |n| n.requests.get(g));
-                for (idx, s) in slots.iter().enumerate() {
-                    // Pods reclaim or preempt evicted are releasing: no longer its queue's.
-                    if rt.kai_releasing.contains(&(ps, idx)) {
-                        continue;
-                    }
-                    match s {
-                        Some(_) => placed += per,
-                        None => unplaced += per,
-                    }
-                }
+            let (mut placed, unplaced) = self.kai_milli(i, g);
+            // Pods reclaim or preempt evicted are releasing: no longer its queue's.
+            for &(ps, _) in &rt.kai_releasing {
+                placed -= rt.needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI;
             }
             // Pods of an evicted job are releasing: no longer its queue's (nor those of a
             // finished one, whose placement is kept for the report). A pipelined job's GPUs
@@ -162,7 +154,7 @@ impl<'w> Simulation<'w> {
                 nodes.dedup();
                 let (pods, pieces, min_pods) =
                     victim_pieces(&x, &rt.record.placement, &rt.needs, g);
-                running.push(placement::kai::RunningJob {
+                let job = placement::kai::RunningJob {
                     key: i,
                     queue: xq,
                     gpus: placed,
@@ -175,16 +167,31 @@ impl<'w> Simulation<'w> {
                     pods,
                     pieces,
                     min_pods,
-                });
+                };
+                // A job with GPU shares is taken whole: its shares are counted per device,
+                // not per pod.
+                let shares = rt.claims.iter().any(|(_, c)| c.reserve);
+                running.push(if shares { job.whole() } else { job });
             }
         }
         let total: i64 = world
             .nodes
             .iter()
             .map(|n| n.allocatable.get(g.index()).copied().unwrap_or(0))
-            .sum();
+            .sum::<i64>()
+            * MILLI;
         let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
-        let fair = placement::kai::fair_shares(&world.kai_queues, total, &requests);
+        // The queues' quotas and limits in milli-GPUs, as every figure here.
+        let queues: Vec<kueuesim_model::KaiQueue> = world
+            .kai_queues
+            .iter()
+            .map(|q| kueuesim_model::KaiQueue {
+                gpu_quota: q.gpu_quota.map(|d| d * MILLI),
+                gpu_limit: q.gpu_limit.map(|l| l * MILLI),
+                ..q.clone()
+            })
+            .collect();
+        let fair = placement::kai::fair_shares(&queues, total, &requests, MILLI);
         let pods = self.runtimes[w.index()].pods();
         // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
         // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
@@ -199,25 +206,41 @@ impl<'w> Simulation<'w> {
         } else {
             min_member - bound
         };
+        // A task's GPUs: its whole GPUs, or its `gpu-fraction` (a `gpu-memory` share's
+        // fraction depends on the node it lands on: 0 here, and such a job takes no part).
         let task_gpus: Vec<i64> = pods
             .iter()
-            .flat_map(|(n, slots)| {
-                slots
-                    .iter()
-                    .filter(|x| x.is_none())
-                    .map(|_| n.requests.get(g))
+            .enumerate()
+            .flat_map(|(ps, (n, slots))| {
+                let per = n.requests.get(g) * MILLI + pending_share_milli(&wl, ps);
+                slots.iter().filter(|x| x.is_none()).map(move |_| per)
             })
             .take(count)
             .collect();
+        if task_gpus.contains(&0)
+            && wl
+                .pod_sets
+                .iter()
+                .any(|p| matches!(p.gpu_share, Some(GpuShare::Memory(_))))
+        {
+            return None;
+        }
+        // Free GPUs: whole GPUs free, and what is free on the devices KAI's shares hold
+        // (upstream's idle GPUs count a shared GPU group's free part).
+        let cluster = &self.sched.cluster;
         let free_gpus: i64 = world
             .nodes
             .iter()
             .enumerate()
             .map(|(i, _)| {
-                self.sched
-                    .cluster
-                    .nodes
-                    .free(NodeId::from_index(i), g.index())
+                let node = NodeId::from_index(i);
+                let shared: i64 = cluster.devices.as_ref().map_or(0, |d| {
+                    (0..d.book.count(node))
+                        .filter(|&k| d.book.is_shared(node, k))
+                        .map(|k| i64::from(d.book.free(node)[k]))
+                        .sum()
+                });
+                cluster.nodes.free(node, g.index()) * MILLI + shared
             })
             .sum();
         // Victims are put back in the job order: higher priority, then older, first.
@@ -226,6 +249,7 @@ impl<'w> Simulation<'w> {
         let put_back_order: Vec<usize> = put_back_order.iter().map(|j| j.key).collect();
         Some(KaiView {
             queue,
+            queues,
             running,
             allocated,
             fair,
@@ -243,7 +267,7 @@ impl<'w> Simulation<'w> {
     fn kai_evict_for(&mut self, w: WorkloadId, view: &KaiView, action: KaiAction) -> bool {
         let world = self.world;
         let wl = self.spec(w);
-        let state = view.queue_state(&world.kai_queues, self.now);
+        let state = view.queue_state(self.now);
         let KaiView {
             queue,
             ref running,
@@ -283,6 +307,12 @@ impl<'w> Simulation<'w> {
                 };
                 let Some(j) = job(k) else { continue };
                 let vr = &self.runtimes[k];
+                if j.all(count) {
+                    if !put_back(world, &mut scratch, vr) {
+                        left_out.push((k, count));
+                    }
+                    continue;
+                }
                 let mut kept = count;
                 for piece in j.pieces.iter().rev() {
                     if piece.upto > kept {
@@ -570,7 +600,18 @@ impl<'w> Simulation<'w> {
     pub(super) fn kai_pods_gone(&mut self, v: WorkloadId) {
         self.release(v, false);
         self.kai_pods_gone_requeue(v);
-        self.try_place(v);
+        // A job pipelined onto the victims' resources that still does not fit (other
+        // victims of its action are still going, at this same instant) comes first: the
+        // victim's new pods wait for the next retry rather than take back what this one
+        // gave (upstream's next session allocates the pipelined job first).
+        let pipelined_waiting = self
+            .sched
+            .awaiting_placement
+            .iter()
+            .any(|&(_, _, x)| x != v && self.runtimes[x.index()].kai_pipelined > 0);
+        if !pipelined_waiting {
+            self.try_place(v);
+        }
     }
 
     /// A whole victim's pods are gone and released: its new pods wait for KAI.
@@ -591,15 +632,21 @@ impl<'w> Simulation<'w> {
 
     /// A copy of the cluster with the pods of `victims` gone ((runtime index, how many of
     /// its pods in eviction order), `running` giving the pods): where a scenario of reclaim
-    /// or preempt places the job.
+    /// or preempt places the job. A victim taken whole leaves as in `cluster_without` (its
+    /// GPU shares too).
     fn cluster_without_victims(
         &self,
         running: &[placement::kai::RunningJob],
         victims: &[(usize, usize)],
     ) -> Cluster {
-        let mut scratch = self.sched.cluster.clone();
+        let whole: Vec<usize> = victims
+            .iter()
+            .filter(|&&(v, count)| running.iter().any(|j| j.key == v && j.all(count)))
+            .map(|v| v.0)
+            .collect();
+        let mut scratch = self.cluster_without(&whole);
         for &(v, count) in victims {
-            let Some(j) = running.iter().find(|j| j.key == v) else {
+            let Some(j) = running.iter().find(|j| j.key == v && !j.all(count)) else {
                 continue;
             };
             let vr = &self.runtimes[v];
@@ -622,9 +669,83 @@ impl<'w> Simulation<'w> {
                     scratch.apply(self.world, *n, &vr.needs[ps].requests, -1);
                 }
             }
+            // Its GPU shares leave their devices (the last share on a device takes KAI's
+            // reservation pod with it, giving the node its GPU back).
+            for &(n, c) in vr.claims.iter().filter(|(_, c)| c.reserve) {
+                scratch.apply_claim(self.world, n, c, -1);
+            }
         }
         scratch
     }
+}
+
+/// A victim of a scenario put back where it ran, if all of it fits there again (upstream
+/// unevicts a victim it pipelines back to its node): its pods' requests on their nodes and
+/// its GPU shares on their devices (a device no share holds any more needs a whole GPU free
+/// on the node again, for KAI's reservation pod). Whether it fit; if not, `scratch` is as
+/// before.
+fn put_back(
+    world: &kueuesim_model::World,
+    scratch: &mut Cluster,
+    vr: &super::runtime::Runtime<'_>,
+) -> bool {
+    let mut applied = Vec::new();
+    let mut fits = true;
+    'pods: for (ps, slots) in vr.record.placement.iter().enumerate() {
+        for n in slots.iter().flatten() {
+            if !scratch.nodes.fits(*n, &vr.needs[ps].requests) {
+                fits = false;
+                break 'pods;
+            }
+            scratch.apply(world, *n, &vr.needs[ps].requests, 1);
+            applied.push((*n, ps));
+        }
+    }
+    let mut claimed = Vec::new();
+    if fits {
+        for &(n, c) in vr.claims.iter().filter(|(_, c)| c.reserve) {
+            if !share_fits(scratch, n, c) {
+                fits = false;
+                break;
+            }
+            scratch.apply_claim(world, n, c, 1);
+            claimed.push((n, c));
+        }
+    }
+    if !fits {
+        for (n, c) in claimed.into_iter().rev() {
+            scratch.apply_claim(world, n, c, -1);
+        }
+        for (n, ps) in applied {
+            scratch.apply(world, n, &vr.needs[ps].requests, -1);
+        }
+    }
+    fits
+}
+
+/// Whether KAI share `c` fits its device on `node` again: the device has its milli free and
+/// either holds other shares or is idle with a whole GPU free on the node for KAI's
+/// reservation pod (a whole-GPU pod placed in the scenario counts on the node, not yet on
+/// a device).
+pub(super) fn share_fits(
+    scratch: &Cluster,
+    node: NodeId,
+    c: crate::placement::devices::Claim,
+) -> bool {
+    let Some(dev) = scratch.devices.as_ref() else {
+        return true;
+    };
+    let book = &dev.book;
+    (0..book.count(node))
+        .filter(|&k| c.mask & (1 << k) != 0)
+        .all(|k| {
+            book.free(node)[k] >= c.milli
+                && (book.is_shared(node, k)
+                    || scratch
+                        .res
+                        .gpu
+                        .is_some_and(|g| scratch.nodes.free(node, g) > 0))
+        })
 }
 
 /// The partial job a scenario places (upstream's job of `tasks` tasks): its bound pods and
@@ -656,9 +777,13 @@ pub(super) fn partial_job(
 pub(super) struct KaiView {
     /// The job's KAI Queue.
     pub(super) queue: usize,
+    /// The KAI Queues, quotas and limits in milli-GPUs.
+    pub(super) queues: Vec<kueuesim_model::KaiQueue>,
     /// Running KAI jobs Kueue does not manage, the potential victims.
     pub(super) running: Vec<placement::kai::RunningJob>,
-    /// GPUs allocated per queue (pipelined ones included).
+    /// Milli-GPUs allocated per queue (pipelined ones included). Every GPU figure of the
+    /// view is in milli-GPUs, so that KAI's GPU shares count as their fractions, as the
+    /// proportion plugin counts them.
     pub(super) allocated: Vec<i64>,
     /// Fair share per queue.
     pub(super) fair: Vec<i64>,
@@ -681,13 +806,9 @@ pub(super) struct KaiView {
 
 impl KaiView {
     /// The proportion plugin's view of the queues at `now`, for the victim searches.
-    pub(super) fn queue_state<'a>(
-        &'a self,
-        queues: &'a [kueuesim_model::KaiQueue],
-        now: SimTime,
-    ) -> placement::kai::QueueState<'a> {
+    pub(super) fn queue_state(&self, now: SimTime) -> placement::kai::QueueState<'_> {
         placement::kai::QueueState {
-            queues,
+            queues: &self.queues,
             fair: &self.fair,
             allocated: &self.allocated,
             total: self.total,
@@ -757,7 +878,7 @@ fn victim_pieces(
                     pod_set: ps,
                     index,
                     node: node.index(),
-                    gpus: needs.get(ps).map_or(0, |n| n.requests.get(g)),
+                    gpus: needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI,
                 });
             }
         }
@@ -813,4 +934,41 @@ fn victim_pieces(
         });
     }
     (pods, pieces, min_pods)
+}
+
+/// The milli-GPUs of one pending pod's share of pod set `ps` of `wl`: its `gpu-fraction`;
+/// 0 for a `gpu-memory` share (its fraction depends on the node) and for no share.
+fn pending_share_milli(wl: &kueuesim_model::Workload, ps: usize) -> i64 {
+    match wl.pod_sets.get(ps).and_then(|p| p.gpu_share) {
+        Some(GpuShare::Fraction(m)) => i64::from(m),
+        _ => 0,
+    }
+}
+
+impl Simulation<'_> {
+    /// Runtime `i`'s GPUs as KAI's queues count them, in milli-GPUs: (bound, not bound).
+    /// A whole GPU is 1000; a bound share is the part of its device it holds (its claim),
+    /// a pending one its `gpu-fraction` (`pending_share_milli`).
+    pub(super) fn kai_milli(&self, i: usize, g: ResourceId) -> (i64, i64) {
+        let rt = &self.runtimes[i];
+        let wl = self.spec(WorkloadId::from_index(i));
+        let (mut placed, mut unplaced) = (0, 0);
+        for (ps, slots) in rt.record.placement.iter().enumerate() {
+            let whole = rt.needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI;
+            let share = pending_share_milli(&wl, ps);
+            for s in slots {
+                match s {
+                    Some(_) => placed += whole,
+                    None => unplaced += whole + share,
+                }
+            }
+        }
+        placed += rt
+            .claims
+            .iter()
+            .filter(|(_, c)| c.reserve)
+            .map(|(_, c)| i64::from(c.milli))
+            .sum::<i64>();
+        (placed, unplaced)
+    }
 }

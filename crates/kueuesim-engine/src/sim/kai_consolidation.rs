@@ -2,14 +2,16 @@
 //! running pods are moved to other nodes so the job fits, and the moved pods' replacements
 //! bind to the nodes the action planned for them.
 
+use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{NodeId, SchedulerKind, WorkloadId};
 
 use crate::outcome::{EventType, Eviction, WorkloadState};
 use crate::placement::{self, PodNeeds};
 
 use super::kai::kai_job_name;
-use super::kai_actions::{KaiView, partial_job};
+use super::kai_actions::{KaiView, partial_job, share_fits};
 use super::{Ev, Simulation};
+use crate::placement::devices::Claim;
 
 /// The reason kueuesim records for a job whose pods the consolidation moved (one per job, as
 /// KAI's `Reclaim` and `Preempt`): upstream's action name (`framework.Consolidation`).
@@ -17,15 +19,12 @@ pub(super) const CONSOLIDATION_REASON: &str = "Consolidation";
 
 impl Simulation<'_> {
     /// KAI's consolidation action for pending job `w` (`attemptToConsolidateForPreemptor`);
-    /// whether it moved pods. Jobs with GPU shares take no part (neither as the job nor as
-    /// a victim): kueuesim does not re-place shares in a scenario.
+    /// whether it moved pods. GPU shares take part as their fractions (`KaiView`); a share
+    /// placed again on another device of its node moves as a pod to another node does.
     pub(super) fn kai_consolidate(&mut self, w: WorkloadId, view: &KaiView) -> bool {
         let world = self.world;
         let wl = self.spec(w);
-        if wl.pod_sets.iter().any(|p| p.gpu_share.is_some()) {
-            return false;
-        }
-        let state = view.queue_state(&world.kai_queues, self.now);
+        let state = view.queue_state(self.now);
         let KaiView {
             queue,
             ref running,
@@ -38,15 +37,10 @@ impl Simulation<'_> {
         } = *view;
         let want: i64 = task_gpus.iter().sum();
         // `buildPreemptibleFilterFunc`: not the job itself; a job whose pods are being moved
-        // already is not moved again. Jobs with GPU shares are left out (see above).
+        // already is not moved again.
         let running: Vec<placement::kai::RunningJob> = running
             .iter()
-            .filter(|&j| {
-                let v = WorkloadId::from_index(j.key);
-                j.key != w.index()
-                    && self.runtimes[j.key].kai_moves.is_empty()
-                    && !self.spec(v).pod_sets.iter().any(|p| p.gpu_share.is_some())
-            })
+            .filter(|&j| j.key != w.index() && self.runtimes[j.key].kai_moves.is_empty())
             .cloned()
             .collect();
         let preemptor = placement::kai::Reclaimer {
@@ -73,7 +67,13 @@ impl Simulation<'_> {
                 .filter(|m| m.0 == v)
                 .map(|&(_, ps, idx, node)| (ps, idx, NodeId::from_index(node)))
                 .collect();
-            self.kai_move(WorkloadId::from_index(v), w, moves, &by);
+            let claims: Vec<(usize, usize, Claim)> = plan
+                .move_claims
+                .iter()
+                .filter(|m| m.0 == v)
+                .map(|&(_, ps, idx, c)| (ps, idx, c))
+                .collect();
+            self.kai_move(WorkloadId::from_index(v), w, moves, claims, &by);
         }
         // The job is pipelined onto its planned nodes: what is idle there now is held for it
         // (upstream's allocate pipelines it onto the releasing resources in the next
@@ -125,8 +125,13 @@ impl Simulation<'_> {
         let scratch = self.cluster_without(victims);
         let partial = partial_job(pods, tasks);
         let gpu = self.gpu;
+        // Milli-GPUs, as the capacity check counts them (`kai_milli`): whole GPUs here, the
+        // shares' claims added where they are placed.
         let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| {
-            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g)))
+            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g))) * MILLI
+        };
+        let claims_milli = |claims: &[(usize, usize, Claim)]| -> i64 {
+            claims.iter().map(|c| i64::from(c.2.milli)).sum()
         };
         // The victims are out of their queues until they are placed again.
         self.sched.kai_scenario_gpus = victims.iter().map(|&v| (v, 0)).collect();
@@ -139,9 +144,10 @@ impl Simulation<'_> {
         }
         // The job holds its bound pods and the tasks just placed.
         let rt = &self.runtimes[w.index()];
-        let mut job_gpus: i64 = r.bound.iter().map(|b| gpus_of(rt, b.0)).sum();
-        for (ps, slots) in rt.record.placement.iter().enumerate() {
-            job_gpus += gpus_of(rt, ps) * slots.iter().flatten().count() as i64;
+        let mut job_gpus: i64 =
+            r.bound.iter().map(|b| gpus_of(rt, b.0)).sum::<i64>() + claims_milli(&r.claims);
+        if let Some(g) = gpu {
+            job_gpus += self.kai_milli(w.index(), g).0;
         }
         self.sched.kai_scenario_gpus.push((w.index(), job_gpus));
         let mut plan = placement::kai::ConsolidationPlan {
@@ -163,6 +169,7 @@ impl Simulation<'_> {
                 .collect();
             let count: usize = again.iter().map(|(_, s)| s.len()).sum();
             let mut bound = 0;
+            let mut again_claims: Vec<(usize, usize, Claim)> = Vec::new();
             while bound < count {
                 let placed = self.place_kai(vw, &again, count);
                 if placed.bound.is_empty() {
@@ -171,6 +178,7 @@ impl Simulation<'_> {
                 for &(ps, idx, node) in &placed.bound {
                     again[ps].1[idx] = Some(node);
                 }
+                again_claims.extend(placed.claims.iter().copied());
                 bound += placed.bound.len();
             }
             if bound < count {
@@ -182,12 +190,52 @@ impl Simulation<'_> {
                 .iter()
                 .enumerate()
                 .map(|(ps, (_, slots))| gpus_of(rt, ps) * slots.iter().flatten().count() as i64)
-                .sum();
+                .sum::<i64>()
+                + claims_milli(&again_claims);
+            // The devices its shares hold now (node, device mask), each kept by one pod
+            // placed again onto it.
+            let mut old_claims: Vec<(NodeId, u64)> = rt
+                .claims
+                .iter()
+                .filter(|(_, c)| c.reserve)
+                .map(|(n, c)| (*n, c.mask))
+                .collect();
             if let Some(x) = self.sched.kai_scenario_gpus.iter_mut().find(|x| x.0 == v) {
                 x.1 = placed;
             }
             let mut moved = false;
             for (ps, slots) in old.iter().enumerate() {
+                if self.spec(vw).pod_sets[ps].gpu_share.is_some() {
+                    // A share stays when placed again on a device it holds on the same node;
+                    // the others move, also to another device of their node.
+                    let mut fresh: Vec<(NodeId, Claim)> = again_claims
+                        .iter()
+                        .filter(|c| c.0 == ps)
+                        .filter_map(|&(_, idx, c)| again[ps].1[idx].map(|n| (n, c)))
+                        .collect();
+                    let mut movers = Vec::new();
+                    for (idx, node) in slots.iter().enumerate() {
+                        let Some(node) = node else { continue };
+                        let keep = fresh
+                            .iter()
+                            .position(|(n, c)| n == node && old_claims.contains(&(*n, c.mask)));
+                        match keep {
+                            Some(k) => {
+                                let (n, c) = fresh.remove(k);
+                                if let Some(o) = old_claims.iter().position(|&x| x == (n, c.mask)) {
+                                    old_claims.remove(o);
+                                }
+                            }
+                            None => movers.push(idx),
+                        }
+                    }
+                    for (idx, (node, c)) in movers.into_iter().zip(fresh) {
+                        plan.moves.push((v, ps, idx, node.index()));
+                        plan.move_claims.push((v, ps, idx, c));
+                        moved = true;
+                    }
+                    continue;
+                }
                 // Per pod set, pods are alike: a pod whose node is among the new ones stays,
                 // the others take the new nodes left over.
                 let mut fresh: Vec<NodeId> = again[ps].1.iter().flatten().copied().collect();
@@ -227,6 +275,7 @@ impl Simulation<'_> {
         v: WorkloadId,
         w: WorkloadId,
         moves: Vec<(usize, usize, NodeId)>,
+        claims: Vec<(usize, usize, Claim)>,
         by: &str,
     ) {
         let now = self.now;
@@ -235,6 +284,10 @@ impl Simulation<'_> {
         for &(ps, idx, node) in &moves {
             let req = self.runtimes[v.index()].needs[ps].requests.clone();
             self.sched.cluster.apply(world, node, &req, 1);
+            // A moved share also holds its planned device.
+            if let Some(&(_, _, c)) = claims.iter().find(|c| (c.0, c.1) == (ps, idx)) {
+                self.sched.cluster.apply_claim(world, node, c, 1);
+            }
             let pod = format!("{}/{}", spec.namespace, spec.pod_name(ps, idx));
             self.record_event(
                 v,
@@ -270,6 +323,7 @@ impl Simulation<'_> {
             preemptor_cluster_queue: None,
         });
         rt.kai_moves = moves;
+        rt.kai_move_claims = claims;
         rt.kai_moved_for = Some((w, rt.generation));
     }
 
@@ -286,10 +340,14 @@ impl Simulation<'_> {
         }
         for v in std::mem::take(&mut self.runtimes[w.index()].kai_movers) {
             let moves = std::mem::take(&mut self.runtimes[v.index()].kai_moves);
+            let claims = std::mem::take(&mut self.runtimes[v.index()].kai_move_claims);
             let moved_for = self.runtimes[v.index()].kai_moved_for.take();
-            for &(ps, _, node) in &moves {
+            for &(ps, idx, node) in &moves {
                 let req = self.runtimes[v.index()].needs[ps].requests.clone();
                 self.sched.cluster.apply(world, node, &req, -1);
+                if let Some(&(_, _, c)) = claims.iter().find(|c| (c.0, c.1) == (ps, idx)) {
+                    self.sched.cluster.apply_claim(world, node, c, -1);
+                }
             }
             if moved_for != Some((w, self.runtimes[v.index()].generation)) {
                 // The victim ended (or lost pods otherwise) meanwhile: only the holds go.
@@ -304,25 +362,37 @@ impl Simulation<'_> {
                 .collect();
             self.lose_pods(v, &pods, super::pod_loss::Loss::Consolidation, None);
             if self.runtimes[v.index()].record.state != WorkloadState::Finished {
-                self.bind_planned(v, &moves);
+                self.bind_planned(v, &moves, &claims);
             }
         }
         self.retry_placements();
     }
 
-    /// Binds replacement pods of `v` to their planned nodes (`moves`) where they fit; a job
-    /// then fully placed starts running.
-    fn bind_planned(&mut self, v: WorkloadId, moves: &[(usize, usize, NodeId)]) {
+    /// Binds replacement pods of `v` to their planned nodes (`moves`), a share to its
+    /// planned device (`claims`), where they fit; a job then fully placed starts running.
+    fn bind_planned(
+        &mut self,
+        v: WorkloadId,
+        moves: &[(usize, usize, NodeId)],
+        claims: &[(usize, usize, Claim)],
+    ) {
         let world = self.world;
         let gpu = self.gpu;
         for &(ps, idx, node) in moves {
             let rt = &self.runtimes[v.index()];
             let req = rt.needs[ps].requests.clone();
-            if rt.record.placement[ps][idx].is_some() || !self.sched.cluster.nodes.fits(node, &req)
+            let share = claims.iter().find(|c| (c.0, c.1) == (ps, idx)).map(|c| c.2);
+            if rt.record.placement[ps][idx].is_some()
+                || !self.sched.cluster.nodes.fits(node, &req)
+                || share.is_some_and(|c| !share_fits(&self.sched.cluster, node, c))
             {
                 continue;
             }
             self.sched.cluster.apply(world, node, &req, 1);
+            if let Some(c) = share {
+                self.sched.cluster.apply_claim(world, node, c, 1);
+                self.runtimes[v.index()].claims.push((node, c));
+            }
             let rt = &mut self.runtimes[v.index()];
             rt.record.placement[ps][idx] = Some(node);
             if let Some(at) = rt.record.bound_at.get_mut(ps) {
@@ -333,7 +403,8 @@ impl Simulation<'_> {
             }
             // With GPU devices, the pod takes the best-fitting free devices, as KAI's
             // whole-GPU binds do.
-            if let Some(dev) = self.sched.cluster.devices.as_mut()
+            if share.is_none()
+                && let Some(dev) = self.sched.cluster.devices.as_mut()
                 && let Some(d @ kueuesim_model::gpu::GpuDemand::Whole(_)) = dev.book.demand(&req)
                 && let Some(c) = dev
                     .book

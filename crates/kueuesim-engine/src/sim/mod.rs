@@ -52,6 +52,7 @@ mod start;
 mod tas_replace;
 mod volcano;
 mod volcano_evict;
+mod volcano_order;
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -145,6 +146,9 @@ enum Ev {
     NodeJoin(kueuesim_model::NodeId),
     /// The cluster-autoscaler looks for unneeded nodes (`autoscale`).
     AutoscaleScan,
+    /// Volcano's session of this instant: the jobs released to it are tried in its
+    /// allocate order among queues (`volcano_order`).
+    VolcanoSession,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -266,6 +270,8 @@ struct Schedulers {
     /// While the workloads holding capacity from the start arrive: their pods still to
     /// place wait until all of them are booked (`arrive`).
     defer_placement: bool,
+    /// The instant of the pending `Ev::VolcanoSession`, if one is queued.
+    volcano_session_at: Option<SimTime>,
     /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
     /// running shares, as they are booked (`book_bound_pods`).
     start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
@@ -279,7 +285,7 @@ struct Schedulers {
     /// device, so each gives back its claim on that device.
     failed_device: Option<(kueuesim_model::NodeId, u32)>,
     /// While KAI's consolidation simulates a scenario: the GPUs each job of it holds there
-    /// (workload index, GPUs), which KAI's queue-limit check reads instead of the job's
+    /// (workload index, milli-GPUs), which KAI's queue-limit check reads instead of the job's
     /// real placement (upstream's scenario deallocates the victims from their queues and
     /// allocates what it pipelines). Empty otherwise.
     kai_scenario_gpus: Vec<(usize, i64)>,
@@ -441,6 +447,7 @@ impl<'w> Simulation<'w> {
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
                 defer_placement: false,
+                volcano_session_at: None,
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
@@ -586,6 +593,7 @@ impl<'w> Simulation<'w> {
                     self.progress.idle = true;
                 }
             }
+            Ev::VolcanoSession => self.volcano_session(),
             Ev::KaiProtectionEnds(w) => {
                 if !self.kai_protection_ends(w) {
                     self.progress.idle = true;

@@ -62,7 +62,7 @@ pub(super) struct Runtime<'w> {
     pub(super) generation: u32,
     /// Per pod set, what one pod needs from a node (set when released to its scheduler).
     pub(super) needs: Vec<PodNeeds>,
-    /// KAI: GPUs this pending job is pipelined on (victims of its reclaim are terminating);
+    /// KAI: milli-GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
     /// KAI: when this pending job tries its actions again because a min-runtime that kept a
@@ -79,6 +79,9 @@ pub(super) struct Runtime<'w> {
     /// loses only some pods (victim, its evicted pods or None for the whole job, the whole
     /// job's generation then): all go at once at `Ev::KaiVictimPodsGone`.
     pub(super) kai_victims: Vec<KaiVictim>,
+    /// KAI: the device share each moved GPU-share pod is planned onto (pod set, index,
+    /// claim), held on its planned node with `kai_moves`; empty otherwise.
+    pub(super) kai_move_claims: Vec<(usize, usize, crate::placement::devices::Claim)>,
     /// KAI: the job whose consolidation moves them (set with `kai_moves`), and this job's
     /// generation then.
     pub(super) kai_moved_for: Option<(WorkloadId, u32)>,
@@ -318,6 +321,7 @@ pub(super) fn new_runtime<'w>(
         kai_moves: Vec::new(),
         kai_releasing: Vec::new(),
         kai_victims: Vec::new(),
+        kai_move_claims: Vec::new(),
         kai_moved_for: None,
         kai_holds: Vec::new(),
         kai_movers: Vec::new(),

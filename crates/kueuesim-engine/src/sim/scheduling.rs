@@ -59,7 +59,16 @@ impl<'w> Simulation<'w> {
             .awaiting_placement
             .insert((Reverse(wl.priority), self.now, w));
         // While the start state is booked, pods wait (`arrive`).
-        if !self.sched.defer_placement && !self.try_place(w) {
+        if self.sched.defer_placement {
+            return;
+        }
+        // Volcano's allocate takes its jobs queue by queue: one released now waits for the
+        // session of this instant, which sees every job released in it.
+        if self.volcano_queue_ordered(w) {
+            self.defer_to_volcano_session();
+            return;
+        }
+        if !self.try_place(w) {
             // Pods pending unschedulable: the cluster-autoscaler may add nodes for them.
             self.scale_up_for_pending(w);
         }
@@ -528,7 +537,19 @@ impl<'w> Simulation<'w> {
         Some((groups, index))
     }
 
-    /// Retries every workload waiting for nodes, in scheduler queue order.
+    /// Whether workload `w` is pipelined onto its victims' releasing resources: KAI's or
+    /// Volcano's reclaim or preempt chose it; what they give back is its, ahead of every job
+    /// that was waiting before (upstream binds it there in the next session; a job of the
+    /// victims' queue, which the action took over its fair share, would otherwise take them
+    /// back).
+    pub(super) fn pipelined(&self, w: WorkloadId) -> bool {
+        let rt = &self.runtimes[w.index()];
+        rt.kai_pipelined > 0 || rt.volcano_pipelined.is_some_and(|t| t >= self.now)
+    }
+
+    /// Retries every workload waiting for nodes, in scheduler queue order; the Volcano jobs
+    /// that Volcano takes queue by queue (`volcano_order`) in its session at the end of
+    /// this instant.
     ///
     /// Within one pass, a workload whose pods, bindings, gang and topology request are those
     /// of one that just failed is not tried again: nothing it could use changed in between
@@ -546,71 +567,84 @@ impl<'w> Simulation<'w> {
             .iter()
             .map(|&(_, _, w)| w)
             .collect();
-        // KAI pipelines a reclaimer or preemptor onto its victims' releasing resources: what
-        // they give back is its, ahead of every job that was waiting before (upstream binds
-        // it there in the next session; a job of the victims' queue, which the action took
-        // over its fair share, would otherwise take them back).
-        // Volcano's preempt and reclaim pipeline a job likewise.
-        let pipelined = |w: &WorkloadId| {
-            let rt = &self.runtimes[w.index()];
-            rt.kai_pipelined > 0 || rt.volcano_pipelined.is_some_and(|t| t >= self.now)
-        };
-        if waiting.iter().any(pipelined) {
-            waiting.sort_by_key(|w| !pipelined(w));
+        if waiting.iter().any(|&w| self.pipelined(w)) {
+            waiting.sort_by_key(|&w| !self.pipelined(w));
         }
-        /// A workload's gang request, compared by value.
-        struct GangOf<'w>(Spec<'w>);
-        impl PartialEq for GangOf<'_> {
-            fn eq(&self, other: &Self) -> bool {
-                self.0.gang == other.0.gang
-            }
-        }
-        type Key<'k> = (
-            SchedulerKind,
-            Vec<(PodNeeds, Vec<Option<NodeId>>)>,
-            GangOf<'k>,
-            Option<Vec<Option<crate::tas::TopologyAssignment>>>,
-        );
         let mut failed: Vec<Key<'w>> = Vec::new();
+        let mut to_volcano_session = false;
         for w in waiting {
-            let rt = &self.runtimes[w.index()];
-            let kind = self.scheduler_of(w);
-            // Compared in place: the key is copied only for a workload that is tried.
-            let same = |k: &Key<'w>| {
-                k.0 == kind
-                    && k.1.len() == rt.needs.len().min(rt.record.placement.len())
-                    && k.1
-                        .iter()
-                        .zip(rt.needs.iter().zip(&rt.record.placement))
-                        .all(|(a, (needs, placed))| a.0 == *needs && a.1 == *placed)
-                    && k.2.0.gang == rt.spec.gang
-                    && match (&k.3, &rt.record.admission) {
-                        (None, None) => true,
-                        (Some(t), Some(a)) => {
-                            t.len() == a.pod_sets.len()
-                                && t.iter().zip(&a.pod_sets).all(|(t, p)| *t == p.topology)
-                        }
-                        _ => false,
-                    }
-            };
-            if failed.iter().any(same) {
-                self.scale_up_for_pending(w);
+            // Volcano takes these in its session of this instant, queue by queue, once
+            // everything else of the instant is done (upstream's allocate sees the
+            // cluster as its session opens).
+            if self.volcano_queue_ordered(w) && !self.pipelined(w) {
+                to_volcano_session = true;
                 continue;
             }
-            // The state before the attempt, which a failed attempt may have changed.
-            let key: Key<'w> = (
-                kind,
-                rt.pods(),
-                GangOf(rt.spec.clone()),
-                rt.record
-                    .admission
-                    .as_ref()
-                    .map(|a| a.pod_sets.iter().map(|p| p.topology.clone()).collect()),
-            );
-            if !self.try_place(w) {
-                failed.push(key);
-                self.scale_up_for_pending(w);
-            }
+            self.retry_one(w, &mut failed);
+        }
+        if to_volcano_session {
+            self.defer_to_volcano_session();
+        }
+    }
+
+    /// One attempt of `retry_placements`, skipped when a workload of the same request
+    /// failed earlier in the pass (`failed`).
+    pub(super) fn retry_one(&mut self, w: WorkloadId, failed: &mut Vec<Key<'w>>) {
+        let rt = &self.runtimes[w.index()];
+        let kind = self.scheduler_of(w);
+        // Compared in place: the key is copied only for a workload that is tried.
+        let same = |k: &Key<'w>| {
+            k.0 == kind
+                && k.1.len() == rt.needs.len().min(rt.record.placement.len())
+                && k.1
+                    .iter()
+                    .zip(rt.needs.iter().zip(&rt.record.placement))
+                    .all(|(a, (needs, placed))| a.0 == *needs && a.1 == *placed)
+                && k.2.0.gang == rt.spec.gang
+                && match (&k.3, &rt.record.admission) {
+                    (None, None) => true,
+                    (Some(t), Some(a)) => {
+                        t.len() == a.pod_sets.len()
+                            && t.iter().zip(&a.pod_sets).all(|(t, p)| *t == p.topology)
+                    }
+                    _ => false,
+                }
+        };
+        if failed.iter().any(same) {
+            self.scale_up_for_pending(w);
+            return;
+        }
+        // The state before the attempt, which a failed attempt may have changed.
+        let key: Key<'w> = (
+            kind,
+            rt.pods(),
+            GangOf(rt.spec.clone()),
+            rt.record
+                .admission
+                .as_ref()
+                .map(|a| a.pod_sets.iter().map(|p| p.topology.clone()).collect()),
+        );
+        if !self.try_place(w) {
+            failed.push(key);
+            self.scale_up_for_pending(w);
         }
     }
 }
+
+/// A workload's gang request, compared by value.
+pub(super) struct GangOf<'w>(Spec<'w>);
+
+impl PartialEq for GangOf<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.gang == other.0.gang
+    }
+}
+
+/// What a failed attempt of `retry_placements` tried: the scheduler, each pod set's needs
+/// and bindings, the gang request and the topology assignment.
+pub(super) type Key<'k> = (
+    SchedulerKind,
+    Vec<(PodNeeds, Vec<Option<NodeId>>)>,
+    GangOf<'k>,
+    Option<Vec<Option<crate::tas::TopologyAssignment>>>,
+);

@@ -23,6 +23,21 @@ impl<'w> Simulation<'w> {
     /// None when the gang is held back; otherwise the pods (pod set, index) the queue
     /// refused, which the placer must leave pending (upstream's allocate skips them).
     pub(super) fn volcano_queue_gate(&mut self, w: WorkloadId) -> Option<Vec<(usize, usize)>> {
+        self.volcano_queue_gate_until(w, false)
+    }
+
+    /// The enqueue action alone for workload `w` (a session's enqueue, which runs over
+    /// every job before allocate): whether its PodGroup is let in (or already was).
+    pub(super) fn volcano_enqueue(&mut self, w: WorkloadId) -> bool {
+        self.volcano_queue_gate_until(w, true).is_some()
+    }
+
+    /// `volcano_queue_gate`, or with `enqueue_only` its enqueue action alone.
+    fn volcano_queue_gate_until(
+        &mut self,
+        w: WorkloadId,
+        enqueue_only: bool,
+    ) -> Option<Vec<(usize, usize)>> {
         let world = self.world;
         let Some(conf) = &world.config.volcano.queues else {
             return Some(Vec::new());
@@ -30,16 +45,55 @@ impl<'w> Simulation<'w> {
         let Some(qi) = self.spec(w).gang.volcano_queue else {
             return Some(Vec::new());
         };
-        // A gang whose pods all run already (a dump's) has nothing to ask of its queue;
-        // and without a queue plugin or overcommit nothing can hold a gang back.
-        if !self.runtimes[w.index()].has_unplaced()
-            || (conf.plugin.is_none() && conf.overcommit_factor.is_none())
-        {
+        // Upstream units (a GPU is 1000 milli-GPUs), so its tolerances apply as upstream's.
+        let units = Units::new(&world.resources);
+        // BestEffort pods (`TaskInfo.BestEffort`: requests nothing) are not allocate's:
+        // upstream's allocate skips them and the `backfill` action places them, without
+        // the queue checks. Without backfill in the conf they stay pending.
+        let backfill = conf.has(VolcanoAction::Backfill);
+        let best_effort = |needs: &crate::placement::PodNeeds| {
+            units.requests_nothing(&units.dense(&needs.requests))
+        };
+        // The pending BestEffort pods, which stay pending without backfill.
+        let mut unplaced_best_effort: Vec<(usize, usize)> = Vec::new();
+        if !backfill {
+            let rt = &self.runtimes[w.index()];
+            for (ps, slots) in rt.record.placement.iter().enumerate() {
+                if best_effort(&rt.needs[ps]) {
+                    unplaced_best_effort.extend(
+                        (0..slots.len())
+                            .filter(|&i| slots[i].is_none())
+                            .map(|i| (ps, i)),
+                    );
+                }
+            }
+        }
+        // A gang whose pods all run already (a dump's) has nothing to ask of its queue.
+        if !self.runtimes[w.index()].has_unplaced() {
             self.runtimes[w.index()].volcano_inqueue = true;
             return Some(Vec::new());
         }
-        // Upstream units (a GPU is 1000 milli-GPUs), so its tolerances apply as upstream's.
-        let units = Units::new(&world.resources);
+        // A job whose pending pods all request nothing is backfill's alone, which checks
+        // no queue (a queue whose jobs request nothing deserves nothing and reads as
+        // overused to allocate). Without backfill nothing places them and the job starves
+        // (gang counts no pending BestEffort task as occupied), so preempt and reclaim act
+        // for it; the gang plugin records nothing, as `JobInfo.IsReady` counts them.
+        let rt = &self.runtimes[w.index()];
+        let best_effort_only = rt
+            .record
+            .placement
+            .iter()
+            .enumerate()
+            .all(|(ps, slots)| slots.iter().all(Option::is_some) || best_effort(&rt.needs[ps]));
+        if best_effort_only {
+            self.runtimes[w.index()].volcano_inqueue = true;
+            return backfill.then_some(Vec::new());
+        }
+        // Without a queue plugin or overcommit nothing can hold a gang back.
+        if conf.plugin.is_none() && conf.overcommit_factor.is_none() {
+            self.runtimes[w.index()].volcano_inqueue = true;
+            return Some(unplaced_best_effort);
+        }
         let n = units.len();
         let jobs: Vec<(WorkloadId, SessionJob)> = self.volcano_session_jobs(&units);
         let Some(me) = jobs.iter().find(|(x, _)| *x == w).map(|(_, j)| j.clone()) else {
@@ -173,6 +227,9 @@ impl<'w> Simulation<'w> {
             }
             self.runtimes[w.index()].volcano_inqueue = true;
         }
+        if enqueue_only {
+            return Some(Vec::new());
+        }
         // The allocate action (`allocateResourcesForTasks`): an overused queue is skipped;
         // otherwise the gang's pending pods are tried in order, each only while the queue's
         // allocated plus the pods taken stays within its deserved share; a pod the queue
@@ -202,6 +259,16 @@ impl<'w> Simulation<'w> {
             for (idx, _) in slots.iter().enumerate().filter(|(_, s)| s.is_none()) {
                 if need == 0 || !open {
                     break 'pods;
+                }
+                // A pending BestEffort pod counts for the gang's readiness
+                // (`PendingBestEffortTaskNum`) without asking the queue; it is backfill's
+                // to place, or stays pending without it.
+                if best_effort(&rt.needs[ps]) {
+                    need -= 1;
+                    if !backfill {
+                        refused.push((ps, idx));
+                    }
+                    continue;
                 }
                 let req = units.dense(&rt.needs[ps].requests);
                 let mut with: Res = taken.clone();

@@ -36,8 +36,12 @@ struct Task {
     /// Its requests in upstream units.
     req: Res,
     queue: usize,
-    /// Its job's priority (kueuesim's pods share their job's).
+    /// Its job's priority (`JobInfo.Priority`, the PodGroup's), which the plugins compare
+    /// across jobs.
     priority: i32,
+    /// Its own priority (`TaskInfo.Priority`: its pod set's PriorityClass, else its job's),
+    /// which orders the victims of one job.
+    pod_priority: i32,
     /// `TaskInfo.Preemptable` (`GetPodPreemptable`).
     preemptable: bool,
     /// A critical pod or one in kube-system (conformance).
@@ -158,19 +162,19 @@ impl Simulation<'_> {
         {
             return false;
         }
-        let tiers = &conf.evict_tiers;
-        // `Session.Reclaimable` asks only the plugins whose `enableReclaimable` is on.
         let vote_tiers = match action {
-            Action::Preempt => &conf.evict_tiers,
+            Action::Preempt => &conf.preempt_tiers,
             Action::Reclaim => &conf.reclaim_tiers,
         };
         let hierarchy = matches!(conf.plugin, Some(QueuePlugin::Capacity { hierarchy: true }));
-        let has = |v: EvictVoter| tiers.iter().flatten().any(|&x| x == v);
         // The running pods of the session's other jobs Kueue does not manage, not already
         // terminating; and every job's ready pods (`ReadyTaskNum`).
         let mut tasks: Vec<Task> = Vec::new();
         let mut ready: BTreeMap<WorkloadId, usize> = BTreeMap::new();
         let mut min_member: BTreeMap<WorkloadId, usize> = BTreeMap::new();
+        // drf's `jobAttrs`: each job's allocated tasks (`AllocatedStatus`: not releasing),
+        // kept up to date through the statement as its event handlers do.
+        let mut drf_alloc: BTreeMap<WorkloadId, Res> = BTreeMap::new();
         for &(x, ref job) in &jobs {
             let xs = self.spec(x);
             let rt = &self.runtimes[x.index()];
@@ -182,11 +186,13 @@ impl Simulation<'_> {
                     .map_or(total_pods, |m| (m as usize).min(total_pods)),
             );
             let mut n = 0;
+            let alloc = drf_alloc.entry(x).or_insert_with(|| vec![0.0; units.len()]);
             for (ps, i) in rt.record.placed_pods() {
                 if rt.volcano_releasing.iter().any(|r| (r.1, r.2) == (ps, i)) {
                     continue;
                 }
                 n += 1;
+                units.add_list(alloc, &rt.needs[ps].requests, 1.0);
                 if x == w || xs.queue != QueueRef::Unmanaged {
                     continue;
                 }
@@ -208,6 +214,17 @@ impl Simulation<'_> {
                     req: units.dense(&rt.needs[ps].requests),
                     queue: job.queue,
                     priority: xs.priority,
+                    pod_priority: xs
+                        .pod_sets
+                        .get(ps)
+                        .and_then(|p| p.priority_class_name.as_deref())
+                        .and_then(|name| {
+                            world
+                                .priority_classes
+                                .iter()
+                                .find(|c| c.is_pod_priority_class && c.name == name)
+                        })
+                        .map_or(xs.priority, |c| c.value),
                     preemptable: pod_preemptable(info.map(|a| &**a)),
                     critical,
                     created: xs.created_at.millis(),
@@ -232,7 +249,7 @@ impl Simulation<'_> {
         // `JobStarving`: the first tier with a voter decides; gang: ready + pipelined below
         // minAvailable; priority: below the job's task count.
         let starving = |pipelined: usize| -> bool {
-            for tier in tiers {
+            for tier in &conf.starving_tiers {
                 let mut found = false;
                 for v in tier {
                     let ok = match v {
@@ -270,16 +287,29 @@ impl Simulation<'_> {
             })
             .collect();
         let needs = rt.needs.clone();
+        // `preemptionPolicy: Never` by pod set.
+        let never: Vec<bool> = spec.pod_sets.iter().map(|p| p.preempt_never).collect();
         let my_priority = spec.priority;
         let mut scratch = self.sched.cluster.clone();
+        // The session's nodes as preempt's node scores read them: the statement's
+        // pipelined tasks added, its victims still there (releasing pods stay in
+        // upstream's `NodeInfo.Tasks`).
+        let mut session_nodes = (action == Action::Preempt).then(|| scratch.nodes.clone());
         let mut evicted: Vec<usize> = Vec::new();
         let mut pipelined: Vec<(usize, usize, NodeId)> = Vec::new();
         for (ps, i) in pending {
             if !starving(pipelined.len()) {
                 break;
             }
+            // A task whose `preemptionPolicy` is `Never` evicts nothing (preempt's
+            // `taskEligibleToPreempt`, reclaim's check before `Preemptive`); the job's other
+            // tasks still may.
+            if never.get(ps).copied().unwrap_or(false) {
+                continue;
+            }
             let pod = &needs[ps];
             let req = units.dense(&pod.requests);
+            let best_effort = units.requests_nothing(&req);
             let masked: Res = req.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
             // Allocatable (preempt's `preemptorFitsOnNode`) and Preemptive (reclaim):
             // proportion's `queueAllocatable` for the one task; capacity's own
@@ -308,11 +338,18 @@ impl Simulation<'_> {
                 hierarchy,
                 level: conf.ancestor_reclaim_level,
             };
-            for node in 0..world.nodes.len() {
-                let node = NodeId::from_index(node);
-                if !crate::placement::statically_feasible(world, node, pod) {
-                    continue;
-                }
+            // The predicate nodes; preempt tries them by node score (`PrioritizeNodes`,
+            // `SortNodes`), reclaim in their order.
+            let mut nodes: Vec<NodeId> = (0..world.nodes.len())
+                .map(NodeId::from_index)
+                .filter(|&node| crate::placement::statically_feasible(world, node, pod))
+                .collect();
+            if let Some(cap) = &session_nodes {
+                crate::placement::volcano::preempt_node_order(
+                    world, &scratch, cap, pod, &mut nodes,
+                );
+            }
+            for node in nodes {
                 // The candidates on the node (`node.Tasks` through the action's filter).
                 let candidates: Vec<usize> = on_node[node.index()]
                     .iter()
@@ -322,7 +359,12 @@ impl Simulation<'_> {
                         !evicted.contains(&k)
                             && t.preemptable
                             && match action {
-                                Action::Preempt => t.queue == qi,
+                                // "BestEffort pod is not supported to preempt unBestEffort
+                                // pod" (preempt's filter only).
+                                Action::Preempt => {
+                                    t.queue == qi
+                                        && (!best_effort || units.requests_nothing(&t.req))
+                                }
                                 Action::Reclaim => t.queue != qi && queues[t.queue].reclaimable,
                             }
                     })
@@ -330,6 +372,20 @@ impl Simulation<'_> {
                 if action == Action::Reclaim && candidates.is_empty() {
                     continue;
                 }
+                // drf's share of the preemptor's job with this task (`lalloc`).
+                let mut with_task = drf_alloc
+                    .get(&w)
+                    .cloned()
+                    .unwrap_or_else(|| vec![0.0; units.len()]);
+                for (a, r) in with_task.iter_mut().zip(&req) {
+                    *a += r;
+                }
+                let drf = Drf {
+                    allocated: &drf_alloc,
+                    total: &total,
+                    units: &units,
+                    preemptor_share: units.dominant_share(&with_task, &total),
+                };
                 let mut victims = vote(
                     action,
                     vote_tiers,
@@ -340,6 +396,7 @@ impl Simulation<'_> {
                     my_priority,
                     view.as_ref(),
                     Some((queues, &units, reclaimer)),
+                    &drf,
                 );
                 // `ValidateVictims`: the node's future idle with every victim gone fits the
                 // task.
@@ -371,6 +428,11 @@ impl Simulation<'_> {
                         v.account(t.queue, &t.req, -1.0);
                     }
                     *ready.entry(t.w).or_default() -= 1;
+                    if let Some(a) = drf_alloc.get_mut(&t.w) {
+                        for (a, r) in a.iter_mut().zip(&t.req) {
+                            *a -= r;
+                        }
+                    }
                     here.push(k);
                     fits = fits_now(&scratch, &view);
                 }
@@ -383,13 +445,25 @@ impl Simulation<'_> {
                             v.account(t.queue, &t.req, 1.0);
                         }
                         *ready.entry(t.w).or_default() += 1;
+                        if let Some(a) = drf_alloc.get_mut(&t.w) {
+                            for (a, r) in a.iter_mut().zip(&t.req) {
+                                *a += r;
+                            }
+                        }
                     }
                     continue;
                 }
                 // Pipeline the task on the node; the node's evictions join the statement.
                 scratch.apply(world, node, &pod.requests, 1);
+                if let Some(cap) = session_nodes.as_mut() {
+                    cap.apply(node, &pod.requests, 1);
+                }
                 if let Some(v) = view.as_mut() {
                     v.account(qi, &req, 1.0);
+                }
+                let mine = drf_alloc.entry(w).or_insert_with(|| vec![0.0; units.len()]);
+                for (a, r) in mine.iter_mut().zip(&req) {
+                    *a += r;
                 }
                 pipelined.push((ps, i, node));
                 evicted.extend(here);
@@ -398,7 +472,7 @@ impl Simulation<'_> {
         }
         // `JobPipelined` (gang: ready + pipelined reach minAvailable) commits the statement;
         // otherwise it is discarded.
-        let is_pipelined = !has(EvictVoter::Gang) || my_ready + pipelined.len() >= my_min;
+        let is_pipelined = !conf.gang_pipelined || my_ready + pipelined.len() >= my_min;
         if !is_pipelined || evicted.is_empty() {
             return false;
         }
@@ -480,9 +554,22 @@ impl Simulation<'_> {
     }
 }
 
+/// drf's `shareDelta`: shares this close are equal.
+const DRF_SHARE_DELTA: f64 = 0.000_001;
+
+/// What drf's preempt vote reads: each job's allocated requests (upstream units), the
+/// cluster's total and the preemptor's job's dominant share with its task.
+struct Drf<'a> {
+    allocated: &'a BTreeMap<WorkloadId, Res>,
+    total: &'a Res,
+    units: &'a Units,
+    preemptor_share: f64,
+}
+
 /// `BuildVictimsPriorityQueue`'s order: other queues by the victim queue order (lower
-/// queue priority, then larger share, first), then lower job priority, then the task
-/// scheduled last.
+/// queue priority, then larger share, first), then lower job priority; within one job the
+/// task order reversed (`!TaskOrderFn`: the priority plugin's lower task priority first);
+/// then the task scheduled last.
 fn victim_order(
     ta: &Task,
     tb: &Task,
@@ -499,8 +586,13 @@ fn victim_order(
     } else {
         std::cmp::Ordering::Equal
     };
+    let by_priority = if ta.w == tb.w {
+        ta.pod_priority.cmp(&tb.pod_priority)
+    } else {
+        ta.priority.cmp(&tb.priority)
+    };
     by_queue
-        .then(ta.priority.cmp(&tb.priority))
+        .then(by_priority)
         .then(Reverse(ta.created).cmp(&Reverse(tb.created)))
         .then(Reverse(&ta.name).cmp(&Reverse(&tb.name)))
 }
@@ -519,6 +611,7 @@ fn vote(
     preemptor_priority: i32,
     view: Option<&QueueView>,
     reclaimer: Option<(&[VolcanoQueue], &Units, Reclaimer)>,
+    drf: &Drf<'_>,
 ) -> Vec<usize> {
     for tier in tiers {
         let mut victims: Option<Vec<usize>> = None;
@@ -551,6 +644,29 @@ fn vote(
                     .copied()
                     .filter(|&k| tasks[k].priority < preemptor_priority)
                     .collect(),
+                // drf (preempt only): a candidate whose job, less the candidates of the job
+                // taken before it, keeps a dominant share at least the preemptor's job's
+                // with the task (`ls < rs`, or equal within `shareDelta`).
+                (EvictVoter::Drf, Action::Preempt) => {
+                    let mut left: BTreeMap<WorkloadId, Res> = BTreeMap::new();
+                    let mut out = Vec::new();
+                    for &k in candidates {
+                        let t = &tasks[k];
+                        let Some(alloc) = drf.allocated.get(&t.w) else {
+                            continue;
+                        };
+                        let alloc = left.entry(t.w).or_insert_with(|| alloc.clone());
+                        for (a, r) in alloc.iter_mut().zip(&t.req) {
+                            *a -= r;
+                        }
+                        let rs = drf.units.dominant_share(alloc, drf.total);
+                        let ls = drf.preemptor_share;
+                        if ls < rs || (ls - rs).abs() <= DRF_SHARE_DELTA {
+                            out.push(k);
+                        }
+                    }
+                    out
+                }
                 // capacity (reclaim only): its `ReclaimableFn`, over the candidates in the
                 // victims' order.
                 (EvictVoter::Queue, Action::Reclaim)
@@ -659,6 +775,7 @@ mod tests {
             req: Vec::new(),
             queue: 0,
             priority,
+            pod_priority: priority,
             preemptable: true,
             critical,
             created: 0,
@@ -673,6 +790,14 @@ mod tests {
     fn vote_intersects_within_a_tier_and_falls_through_an_empty_one() {
         let tasks = vec![task(1, 5, false), task(1, 5, false), task(2, 50, true)];
         let all = [0, 1, 2];
+        let (allocated, total) = (BTreeMap::new(), Vec::new());
+        let units = Units::new(&kueuesim_model::ResourceTable::default());
+        let no_drf = Drf {
+            allocated: &allocated,
+            total: &total,
+            units: &units,
+            preemptor_share: 0.0,
+        };
         let ready = BTreeMap::from([(WorkloadId(1), 2), (WorkloadId(2), 1)]);
         let min = BTreeMap::from([(WorkloadId(1), 1), (WorkloadId(2), 0)]);
         let one = vec![vec![
@@ -692,7 +817,8 @@ mod tests {
                 &min,
                 10,
                 None,
-                None
+                None,
+                &no_drf
             ),
             [0]
         );
@@ -712,7 +838,8 @@ mod tests {
                 &at_min,
                 100,
                 None,
-                None
+                None,
+                &no_drf
             ),
             [0, 1]
         );
@@ -727,9 +854,50 @@ mod tests {
                 &min,
                 1,
                 None,
-                None
+                None,
+                &no_drf
             ),
             [0]
         );
+    }
+    #[test]
+    fn drf_takes_a_victim_while_its_job_keeps_at_least_the_preemptors_share() {
+        // One resource of 10: job 1 holds 6 (two tasks of 3), job 2 holds 2; the preemptor's
+        // job holds 1 and its task asks for 2, a share of 0.3. Job 1's first task leaves
+        // it 0.3 (equal: a victim), its second 0.0 (below: not); job 2's task leaves 0.1.
+        let mut tasks = vec![task(1, 5, false), task(1, 5, false), task(2, 5, false)];
+        tasks[0].req = vec![3.0];
+        tasks[1].req = vec![3.0];
+        tasks[2].req = vec![1.0];
+        let mut resources = kueuesim_model::ResourceTable::default();
+        resources.intern("cpu");
+        let units = Units::new(&resources);
+        let allocated = BTreeMap::from([(WorkloadId(1), vec![6.0]), (WorkloadId(2), vec![2.0])]);
+        let total = vec![10.0];
+        let drf = Drf {
+            allocated: &allocated,
+            total: &total,
+            units: &units,
+            preemptor_share: units.dominant_share(&[3.0], &total),
+        };
+        let ready = BTreeMap::new();
+        let tiers = vec![vec![EvictVoter::Drf]];
+        let vote_on = |action| {
+            vote(
+                action,
+                &tiers,
+                &[0, 1, 2],
+                &tasks,
+                &ready,
+                &ready,
+                0,
+                None,
+                None,
+                &drf,
+            )
+        };
+        assert_eq!(vote_on(Action::Preempt), [0]);
+        // drf has no reclaim vote without enableHierarchy.
+        assert!(vote_on(Action::Reclaim).is_empty());
     }
 }

@@ -116,6 +116,7 @@ pub(crate) fn add_workload(w: &mut World, wl: Wl) {
             node_selector: Labels::default(),
             tolerations: vec![],
             priority_class_name: None,
+            preempt_never: false,
             spec_shape: 0,
             topology_request: None,
             topology_slice: None,

@@ -573,6 +573,10 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
             t.effect.as_ref().map_or("", |e| e.value.as_str())
         );
     }
+    // Only when set, so that the digests of pods without it stay as they were.
+    if let Some(p) = &spec.preemption_policy {
+        let _ = write!(text, "pp:{};", p.value);
+    }
     let _ = write!(
         text,
         "pc:{};sn:{}",

@@ -66,17 +66,20 @@ impl Builder<'_> {
                 value: p.obj.value,
                 is_pod_priority_class: false,
                 global_default: false,
+                preempt_never: false,
             });
         }
         let pcs = std::mem::take(&mut self.pcs);
         for p in &pcs {
             let name = name_of(p.src, &p.obj.metadata)?.to_string();
             self.remember(p.src, "", &name)?;
+            let preempt_never = preempt_never(p.src, p.obj.preemption_policy.as_ref())?;
             self.world.priority_classes.push(PriorityClass {
                 name,
                 value: p.obj.value,
                 is_pod_priority_class: true,
                 global_default: p.obj.global_default,
+                preempt_never: preempt_never.unwrap_or(false),
             });
         }
         Ok(())
@@ -190,4 +193,23 @@ impl Builder<'_> {
             .iter()
             .find(|p| p.is_pod_priority_class && p.name == name)
     }
+}
+
+/// A `preemptionPolicy` (a Pod's or a PriorityClass's): Some(true) for `Never`, Some(false)
+/// for `PreemptLowerPriority`, None when unset; another value is an error at it, as the API
+/// server's validation refuses it.
+pub(super) fn preempt_never(
+    src: &ObjectText<'_>,
+    policy: Option<&wire::S>,
+) -> Result<Option<bool>, ScenarioError> {
+    policy
+        .map(|p| {
+            super::core::one_of(
+                src,
+                p,
+                "preemptionPolicy",
+                &[("Never", true), ("PreemptLowerPriority", false)],
+            )
+        })
+        .transpose()
 }

@@ -101,9 +101,17 @@ fn volcano_config(
             .collect(),
         allocatable: true,
         overused: true,
-        evict_tiers: evict_tiers(&conf, false),
-        // `enableReclaimable: false` takes a plugin out of `Session.Reclaimable` only.
-        reclaim_tiers: evict_tiers(&conf, true),
+        queue_order: true,
+        // Each `enable…` switch takes a plugin out of its own session function only
+        // (`isEnabled`, default on).
+        preempt_tiers: evict_tiers(&conf, |p| p.enable_preemptable),
+        reclaim_tiers: evict_tiers(&conf, |p| p.enable_reclaimable),
+        starving_tiers: evict_tiers(&conf, |p| p.enable_job_starving),
+        gang_pipelined: conf
+            .tiers
+            .iter()
+            .flat_map(|t| &t.plugins)
+            .any(|p| p.name == "gang"),
         ancestor_reclaim_level: 0,
     };
     if conf.configurations.is_some() {
@@ -136,6 +144,14 @@ fn volcano_config(
                     + if unsimulated.len() == 1 { " is" } else { " are" }
             ));
         }
+        // drf's `enableHierarchy` is hierarchical DRF (hdrf: a queue order and a reclaim
+        // vote by the namespace hierarchy), which kueuesim does not simulate.
+        if p.name == "drf" && p.enable_hierarchy == Some(true) {
+            warnings.push(format!(
+                "{}: spec.volcano.configuration: plugin drf: enableHierarchy (hierarchical DRF) is not simulated: drf votes in preempt only, as without it",
+                pos_of(src, text)
+            ));
+        }
         match p.name.as_str() {
             "proportion" | "capacity" => {
                 let plugin = if p.name == "proportion" {
@@ -164,6 +180,7 @@ fn volcano_config(
                 }
                 queues.allocatable = p.enabled_allocatable != Some(false);
                 queues.overused = p.enabled_overused != Some(false);
+                queues.queue_order = p.enable_queue_order != Some(false);
             }
             "overcommit" => {
                 let factor = float(p, "overcommit-factor", 1.2)?;
@@ -302,20 +319,24 @@ const VOLCANO_PLUGINS: &[&str] = &[
     "usage",
 ];
 
-/// The plugins with a say in the preempt and reclaim actions, tier by tier; with
-/// `reclaim`, without those whose `enableReclaimable` is false.
-fn evict_tiers(conf: &wire::VolcanoConf, reclaim: bool) -> Vec<Vec<EvictVoter>> {
+/// The plugins with a say in the preempt and reclaim actions, tier by tier, without those
+/// whose `switch` (`enablePreemptable`, `enableReclaimable`, `enableJobStarving`) is false.
+fn evict_tiers(
+    conf: &wire::VolcanoConf,
+    switch: impl Fn(&wire::VolcanoPlugin) -> Option<bool>,
+) -> Vec<Vec<EvictVoter>> {
     conf.tiers
         .iter()
         .map(|t| {
             t.plugins
                 .iter()
-                .filter(|p| !reclaim || p.enable_reclaimable != Some(false))
+                .filter(|p| switch(p) != Some(false))
                 .filter_map(|p| match p.name.as_str() {
                     "conformance" => Some(EvictVoter::Conformance),
                     "gang" => Some(EvictVoter::Gang),
                     "priority" => Some(EvictVoter::Priority),
                     "proportion" | "capacity" => Some(EvictVoter::Queue),
+                    "drf" => Some(EvictVoter::Drf),
                     _ => None,
                 })
                 .collect()

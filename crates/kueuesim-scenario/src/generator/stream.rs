@@ -328,6 +328,7 @@ fn make_workload(
             node_selector: Default::default(),
             tolerations: Vec::new(),
             priority_class_name: None,
+            preempt_never: false,
             topology_request: topo.kueue.clone(),
             topology_slice: topo.kueue_slice.clone(),
             gpu_share: None,

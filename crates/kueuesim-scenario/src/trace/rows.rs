@@ -732,6 +732,7 @@ impl TraceWorkloads {
                     node_selector: Labels::new(s.node_selector),
                     tolerations: Vec::new(),
                     priority_class_name: None,
+                    preempt_never: false,
                     spec_shape: shape.0,
                     topology_request: topology_request.clone(),
                     topology_slice: None,

@@ -238,6 +238,8 @@ pub struct PodSpec {
     pub node_selector: Keyed<String>,
     pub tolerations: Vec<Toleration>,
     pub priority_class_name: Option<S>,
+    /// `Never` or `PreemptLowerPriority` (the default).
+    pub preemption_policy: Option<S>,
     pub scheduler_name: Option<S>,
     /// A bound Pod's node.
     pub node_name: Option<S>,
@@ -323,6 +325,8 @@ pub struct PriorityClass {
     pub metadata: ObjectMeta,
     pub value: i32,
     pub global_default: bool,
+    /// `Never` or `PreemptLowerPriority` (the default).
+    pub preemption_policy: Option<S>,
 }
 
 // ---- batch/v1 ----------------------------------------------------------------------------
@@ -1011,9 +1015,13 @@ impl VolcanoPlugin {
             ("enableJobReady", self.enable_job_ready),
             ("enableJobPipelined", self.enable_job_pipelined),
             ("enableTaskOrder", self.enable_task_order),
-            ("enablePreemptable", self.enable_preemptable),
             ("enablePreemptive", self.enable_preemptive),
-            ("enableQueueOrder", self.enable_queue_order),
+            // The queue plugin's is simulated (`VolcanoQueueing::queue_order`).
+            (
+                "enableQueueOrder",
+                self.enable_queue_order
+                    .filter(|_| !matches!(self.name.as_str(), "proportion" | "capacity")),
+            ),
             ("enabledClusterOrder", self.enabled_cluster_order),
             ("enablePredicate", self.enable_predicate),
             ("enableBestNode", self.enable_best_node),
@@ -1021,7 +1029,6 @@ impl VolcanoPlugin {
             ("enableTargetJob", self.enable_target_job),
             ("enableReservedNodes", self.enable_reserved_nodes),
             ("enabledVictim", self.enabled_victim),
-            ("enableJobStarving", self.enable_job_starving),
             ("enabledHyperNodeOrder", self.enabled_hyper_node_order),
             ("enabledSubJobReady", self.enabled_sub_job_ready),
             ("enabledSubJobPipelined", self.enabled_sub_job_pipelined),

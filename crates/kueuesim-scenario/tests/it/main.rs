@@ -19,6 +19,8 @@ mod job_kinds;
 mod kai_consolidation;
 /// KAI's reclaim and preempt of elastic jobs pod by pod: their unit-test cases (K37–K45).
 mod kai_elastic_victims;
+/// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
+mod kai_fractions;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order.
 mod kai_queues;
 /// KAI's staleGangEviction action.

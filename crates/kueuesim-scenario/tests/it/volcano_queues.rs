@@ -1042,6 +1042,23 @@ fn a_misspelt_plugin_switch_is_an_error_and_an_unsimulated_one_a_warning() {
         "{:?}",
         loaded.warnings
     );
+    // drf's enableHierarchy (hierarchical DRF) is not simulated: a warning, not silence.
+    let loaded = crate::util::load_text(
+        "t.yaml",
+        &base(
+            "drf
+          enableHierarchy: true",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("plugin drf: enableHierarchy (hierarchical DRF) is not simulated")),
+        "{:?}",
+        loaded.warnings
+    );
     let text = base("gang").replacen(
         "tiers:",
         "configurations:
@@ -1160,6 +1177,159 @@ fn preempt_case_commits_only_the_node_that_fits() {
     assert_eq!(evicted(wl(&r, "c1", "pg3")), ["preemptee2"]);
     assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n2"))]);
     assert_eq!(evictions(&r, "Preempt"), 1);
+}
+
+#[test]
+fn preempt_tries_the_nodes_by_node_score() {
+    // `normalPreempt` sorts the predicate nodes by the node-order plugins' score
+    // (`PrioritizeNodes`, `SortNodes`): leastrequested puts n2 (more memory left) before
+    // n1, so b1 is the victim, not a1 as node order would have it.
+    let r = run_dir("volcano/preempt-node-score");
+    assert_eq!(pods(wl(&r, "c1", "pga")), [("a1", Some("n1"))]);
+    assert!(evict_events(wl(&r, "c1", "pga")).is_empty());
+    assert_eq!(evicted(wl(&r, "c1", "pgb")), ["b1"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n2"))]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+}
+
+#[test]
+fn drf_votes_victims_among_jobs_of_one_priority() {
+    // The first tier (priority, gang, conformance) finds no victim of a lower priority, so
+    // drf's vote in the second decides: pga keeps the preemptor's share (0.5) without a1.
+    let r = run_dir("volcano/preempt-drf");
+    assert_eq!(evicted(wl(&r, "c1", "pga")), ["a1"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", Some("n1"))]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    // A task of 3 cpu gives pg2 a share of 0.75, above what pga keeps without a1 (0.5):
+    // drf votes for no one and nothing is evicted.
+    let text = volcano_scenario("preempt-drf").replace(
+        "requests: {cpu: '2', memory: 256Mi}",
+        "requests: {cpu: '3', memory: 256Mi}",
+    );
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", None)]);
+}
+
+/// A scenario file of `scenarios/volcano/` as text.
+fn volcano_scenario(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../../scenarios/volcano/{name}/scenario.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn enable_preemptable_and_enable_job_starving_take_a_plugin_out_of_their_function() {
+    // `enablePreemptable: false` on priority (one tier, jobs of one priority): priority no
+    // longer vetoes, so gang and conformance vote every pod of pga (`Session.Preemptable`
+    // skips priority) and the victims' order takes the one scheduled last, a3.
+    let text = volcano_scenario("preempt-drf").replace(
+        "      - plugins:
+        - name: priority
+        - name: gang
+        - name: conformance
+      - plugins:
+        - name: drf
+        - name: proportion",
+        "      - plugins:
+        - name: priority
+          enablePreemptable: false
+        - name: gang
+        - name: conformance
+        - name: proportion",
+    );
+    assert!(text.contains("enablePreemptable: false"), "{text}");
+    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !loaded.warnings.iter().any(|w| w.contains("not simulated")),
+        "{:?}",
+        loaded.warnings
+    );
+    let r = run_text(&text);
+    assert_eq!(evicted(wl(&r, "c1", "pga")), ["a3"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("p1", Some("n1"))]);
+    // `enableJobStarving: false` on gang and priority: no plugin says the preemptor's job
+    // starves (`Session.JobStarving` is false without one), so preempt skips it.
+    let text = volcano_scenario("preempt-one-task").replace(
+        "        - name: gang
+        - name: priority",
+        "        - name: gang
+          enableJobStarving: false
+        - name: priority
+          enableJobStarving: false",
+    );
+    assert!(text.contains("enableJobStarving: false"), "{text}");
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert!(evicted(wl(&r, "c1", "pg1")).is_empty());
+}
+
+#[test]
+fn preempt_cases_with_best_effort_pods_take_the_pod_slot() {
+    // preempt_test.go "unBestEffort high-priority pod preempt BestEffort low-priority pod
+    // in same queue": n1 holds one pod; the BestEffort victim goes, the preemptor binds.
+    // Guards: the main branch before BestEffort pods were told apart agrees; each fails if
+    // the pod count stopped counting or a pod without requests stopped being a victim.
+    let r = run_dir("volcano/preempt-best-effort-victim");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+    // "BestEffort high-priority pod preempt BestEffort low-priority pod in same queue":
+    // one eviction, as upstream expects (the job starves: gang counts no pending
+    // BestEffort pod as occupied); allocate then places neither BestEffort pod (backfill's
+    // work, not listed).
+    let r = run_dir("volcano/preempt-best-effort-preemptor");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    // "BestEffort pod is not supported to preempt unBestEffort pod" (preempt's filter): the
+    // BestEffort preemptor leaves a victim that requests resources alone.
+    let text = volcano_scenario("preempt-best-effort-preemptor").replacen(
+        "  nodeName: n1
+  containers:
+  - name: c",
+        "  nodeName: n1
+  containers:
+  - resources:
+      requests: {cpu: '1', memory: 1G}",
+        1,
+    );
+    assert!(text.contains("requests: {cpu: '1', memory: 1G}"), "{text}");
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1")), [("preemptee1", Some("n1"))]);
+}
+
+#[test]
+fn backfill_places_best_effort_pods_and_nothing_else_does() {
+    // backfill places be1 although proportion reads q1 (whose jobs request nothing) as
+    // overused: it checks no queue.
+    let r = run_dir("volcano/backfill-best-effort");
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("be1", Some("n1"))]);
+    // Without backfill, allocate skips BestEffort tasks: be1 stays pending, with the
+    // queue plugin or without it.
+    let text = volcano_scenario("backfill-best-effort").replace(
+        r#"actions: "enqueue, allocate, backfill""#,
+        r#"actions: "enqueue, allocate""#,
+    );
+    assert!(!text.contains("backfill\""), "{text}");
+    let r = run_text(&text);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("be1", None)]);
+    let r = run_text(&text.replace("        - name: proportion\n", ""));
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("be1", None)]);
+}
+
+#[test]
+fn preempt_case_takes_a_jobs_lower_priority_pod_first() {
+    // preempt_test.go "preempt low priority job in same queue but not pod with
+    // preemptable=false or higher priority": preemptee1 is not preemptable, preemptee3's own
+    // priority is high; the victims' order takes preemptee2 (its job's task order reversed).
+    let r = run_dir("volcano/preempt-task-priority");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee2"]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
 }
 
 #[test]
@@ -1354,6 +1524,14 @@ fn capacity_ancestor_reclaim_cases_that_evict() {
     assert_eq!(all_evicted(&r), [("pg4", vec!["p4"])]);
     assert_eq!(evictions(&r, "Reclaim"), 1);
     assert_eq!(pods(wl(&r, "ns1", "pg5")), [("p5", Some("n1"))]);
+    // "case3": the sibling queue's victim p3 for pg6; pg4-reclaimed, whose queue deserves
+    // nothing, reclaims nothing. The test's PodGroup phases (Inqueue, Pending) are not read:
+    // both are let in. A guard: today's main evicts the same.
+    let r = run_dir("volcano/capacity-ancestor-sibling-first");
+    assert_eq!(evict_events(wl(&r, "ns1", "pg3")), [(0.0, "reclaim")]);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(pods(wl(&r, "ns1", "pg6")), [("p6", Some("n1"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg4-reclaimed")), [("p4", None)]);
     for dir in ["capacity-ancestor-level-0", "capacity-ancestor-level-1"] {
         let r = run_dir(&format!("volcano/{dir}"));
         assert_eq!(all_evicted(&r), [("pg-victim", vec!["p-victim"])], "{dir}");
@@ -1389,4 +1567,160 @@ fn capacity_ancestor_reclaim_cases_that_evict_nothing() {
             "{dir}"
         );
     }
+}
+
+#[test]
+fn allocate_takes_the_queues_by_priority() {
+    // capacity_test.go Test_capacityPlugin_OnSessionOpenWithoutHierarchy "case4" and
+    // proportion_test.go TestAllocate "case0": one node free, a pending job in the queue of
+    // priority 1 and one in the queue of priority 10 (listed after it); the second binds.
+    let r = run_dir("volcano/capacity-queue-priority");
+    assert_eq!(pods(wl(&r, "ns1", "pg12")), [("p15", Some("n6"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg11")), [("p14", None)]);
+    let r = run_dir("volcano/proportion-queue-priority");
+    assert_eq!(pods(wl(&r, "ns1", "pg3")), [("p3", Some("n2"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg2")), [("p2", None)]);
+    // With capacity's `enableQueueOrder: false` nothing orders the queues: the jobs go in
+    // kueuesim's placement order, p14 (listed first) binds.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scenarios/volcano/capacity-queue-priority/scenario.yaml"),
+    )
+    .expect("the scenario");
+    let off = text.replace(
+        "        - name: capacity\n",
+        "        - name: capacity\n          enableQueueOrder: false\n",
+    );
+    assert_ne!(off, text);
+    let loaded = load_text("t.yaml", &off).unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    assert_eq!(pods(wl(&r, "ns1", "pg11")), [("p14", Some("n6"))]);
+    assert_eq!(pods(wl(&r, "ns1", "pg12")), [("p15", None)]);
+}
+
+#[test]
+fn allocate_takes_queues_of_equal_priority_by_share() {
+    // proportion's QueueOrderFn after the priority: the smaller share first. qa runs 1 cpu
+    // and deserves 1 (share 1), qb runs nothing (share 0); of the two 1-cpu jobs, ga listed
+    // first, only one fits n1: qb's. The queue checks are off so that only the order decides.
+    let conf = SIM.replace("ACTIONS", "allocate").replace(
+        "PLUGINS",
+        "- name: proportion\n          enabledAllocatable: false\n          enabledOverused: false",
+    );
+    let text = |qa: &str| {
+        conf.clone()
+            + &node("n1", "2", "2G")
+            + &queue("qa", qa, None)
+            + &queue("qb", "weight: 1", None)
+            + &running("pa", "qa", "{cpu: '1', memory: 1G}", "1", "1G", "n1")
+            + &gang("ga", "qa", None, "1", "1G")
+            + &gang("gb", "qb", None, "1", "1G")
+    };
+    let r = run_text(&text("weight: 1"));
+    assert_eq!(nodes(wl(&r, "ns1", "gb")), ["n1"]);
+    assert!(nodes(wl(&r, "ns1", "ga")).is_empty());
+    // A queue's higher priority goes before its larger share.
+    let r = run_text(&text("weight: 1, priority: 1"));
+    assert!(nodes(wl(&r, "ns1", "gb")).is_empty());
+    assert_eq!(nodes(wl(&r, "ns1", "ga")), ["n1"]);
+}
+
+/// The text of `scenarios/<rel>/scenario.yaml`.
+fn scenario_text(rel: &str) -> String {
+    std::fs::read_to_string(crate::util::scenarios_dir().join(rel).join("scenario.yaml"))
+        .expect("the scenario")
+}
+
+#[test]
+fn preempt_case_preemption_policy_never_evicts_nothing() {
+    // preempt_test.go "can not preempt resources when task preemption policy is never".
+    let r = run_dir("volcano/preempt-policy-never");
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1")), [("preemptee1", Some("n1"))]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    // Without the policy the same job preempts (the guard of the case).
+    let text = scenario_text("volcano/preempt-policy-never");
+    let r = run_text(&text.replace("  preemptionPolicy: Never\n", ""));
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+}
+
+#[test]
+fn reclaim_cases_preemption_policy_never() {
+    // reclaim_test.go "can not reclaim resources when task preemption policy is never": as
+    // upstream (pg2 of minMember 0 does not starve either), then with minMember 1, where
+    // only the policy keeps reclaim from evicting.
+    let r = run_dir("volcano/reclaim-policy-never");
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    // The variant: pg2 of minMember 1, and n1 of 2 cpu, 2Gi full with a second pod of pg1,
+    // so that q2 deserves the 1 cpu preemptor1 asks for (weights 5 and 10: q1 1 cpu, q2 1).
+    let original = scenario_text("volcano/reclaim-policy-never");
+    let preemptee = &original[original
+        .find("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: preemptee1")
+        .expect("preemptee1")..];
+    let preemptee = &preemptee[..preemptee[4..].find("---").expect("a next document") + 4];
+    let text = original
+        .replace(
+            "metadata: {name: pg2, namespace: c1}\nspec: {minMember: 0",
+            "metadata: {name: pg2, namespace: c1}\nspec: {minMember: 1",
+        )
+        .replace(
+            "allocatable: {cpu: '1', memory: 1Gi, pods: '1'}",
+            "allocatable: {cpu: '2', memory: 2Gi, pods: '2'}",
+        )
+        + &preemptee.replace("preemptee1", "preemptee2");
+    let r = run_text(&text);
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert_eq!(
+        pods(wl(&r, "c1", "pg1")),
+        [("preemptee1", Some("n1")), ("preemptee2", Some("n1"))]
+    );
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+    // The pod's own policy taken out: its PriorityClass's Never (copied into the pod by the
+    // API server's Priority admission) still holds it back.
+    let class_only = text.replace("  preemptionPolicy: Never\n", "");
+    assert_ne!(class_only, text);
+    assert_eq!(evictions(&run_text(&class_only), "Reclaim"), 0);
+    // The pod's own PreemptLowerPriority goes before its class's Never: it reclaims.
+    let own = text.replace(
+        "  preemptionPolicy: Never\n",
+        "  preemptionPolicy: PreemptLowerPriority\n",
+    );
+    let r = run_text(&own);
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(evicted(wl(&r, "c1", "pg1")).len(), 1);
+    // "Reclaim succeeds for second task when first task has PreemptionPolicy=Never": the
+    // second task evicts victim-pod (a guard: main evicts it for the first task); with both
+    // tasks Never nothing is evicted.
+    let r = run_dir("volcano/reclaim-policy-never-second-task");
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(evicted(wl(&r, "c1", "pg-victim")), ["victim-pod"]);
+    let text = scenario_text("volcano/reclaim-policy-never-second-task");
+    let both = text.replace(
+        "  name: preemptor-task2-preemptable\n  namespace: c1\n  annotations: {kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: pg-preemptor}\nspec:\n  schedulerName: volcano\n",
+        "  name: preemptor-task2-preemptable\n  namespace: c1\n  annotations: {kueuesim.io/duration: 1h, scheduling.k8s.io/group-name: pg-preemptor}\nspec:\n  schedulerName: volcano\n  preemptionPolicy: Never\n",
+    );
+    assert_ne!(both, text);
+    let r = run_text(&both);
+    assert_eq!(evictions(&r, "Reclaim"), 0);
+    assert!(evicted(wl(&r, "c1", "pg-victim")).is_empty());
+}
+
+#[test]
+fn a_misspelt_preemption_policy_is_an_error_at_its_place() {
+    let text = scenario_text("volcano/reclaim-policy-never");
+    let e = load_error(&text.replace("  preemptionPolicy: Never\n", "  preemptionPolicy: Nevr\n"));
+    assert!(
+        e.contains(
+            "invalid preemptionPolicy \"Nevr\": expected one of Never, PreemptLowerPriority"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("t.yaml:"), "{e}");
+    let e = load_error(&text.replace(
+        "value: 1000\npreemptionPolicy: Never",
+        "value: 1000\npreemptionPolicy: never",
+    ));
+    assert!(e.contains("invalid preemptionPolicy \"never\""), "{e}");
 }

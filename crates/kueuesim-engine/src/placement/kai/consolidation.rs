@@ -18,6 +18,9 @@ pub struct ConsolidationPlan {
     pub lost: Vec<usize>,
     /// Every moved pod: (victim, pod set, pod index, its new node).
     pub moves: Vec<(usize, usize, usize, usize)>,
+    /// The device share of every moved GPU-share pod: (victim, pod set, pod index, claim on
+    /// its new node); a share moves also between the devices of one node.
+    pub move_claims: Vec<(usize, usize, usize, crate::placement::devices::Claim)>,
     /// The pending job's tasks placed: (pod set, node).
     pub preemptor: Vec<(usize, usize)>,
 }

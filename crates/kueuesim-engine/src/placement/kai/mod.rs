@@ -22,6 +22,7 @@ pub mod sharing;
 mod subgroups;
 mod topology;
 
+use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{PlacementStrategy, ResourceId, World};
 
 use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
@@ -70,7 +71,7 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
 
 /// [`place`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`, run
 /// before every pass of `AllocateJob`), when given: `over(placed, request)` gets the GPUs this call has
-/// bound so far and the GPUs of the pass's tasks, and returns KAI's message when the queue
+/// bound so far and the GPUs of the pass's tasks (in milli-GPUs, as KAI's queues count GPU shares), and returns KAI's message when the queue
 /// would go over its limit (or a non-preemptible job over its quota); the job then stops.
 pub fn place_within(
     world: &World,
@@ -102,7 +103,7 @@ pub fn place_within(
                 })
                 .take(need)
                 .sum();
-            if let Some(message) = over(placed_gpus, request) {
+            if let Some(message) = over(placed_gpus * MILLI, request * MILLI) {
                 let (ps, idx) = super::first_pending(&pods).unwrap_or((0, 0));
                 out.unplaced = Some((ps, idx, message));
                 break;

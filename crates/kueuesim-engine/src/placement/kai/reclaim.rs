@@ -3,10 +3,18 @@
 
 /// KAI's fair share of GPUs per queue (`resource_division`): each queue first gets its
 /// deserved quota (up to what it requests and its limit), then what is left goes out by
-/// over-quota weight, highest queue priority first, in whole GPUs; a parent's share is split
-/// among its children the same way. `requests[q]`: GPUs allocated plus pending in the queue's
-/// subtree.
-pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[i64]) -> Vec<i64> {
+/// over-quota weight, highest queue priority first, in whole GPUs (a queue whose request
+/// the slice covers gets its request, a fraction of a GPU included); a parent's share is
+/// split among its children the same way. Quantities are in units of `unit` per GPU (the
+/// simulation counts milli-GPUs, 1000, so that GPU shares count as their fractions; the
+/// queues' quotas and limits are in the same units). `requests[q]`: GPUs allocated plus
+/// pending in the queue's subtree.
+pub fn fair_shares(
+    queues: &[kueuesim_model::KaiQueue],
+    total: i64,
+    requests: &[i64],
+    unit: i64,
+) -> Vec<i64> {
     let mut share = vec![0i64; queues.len()];
     // Subtree requests.
     let mut sub = requests.to_vec();
@@ -23,6 +31,7 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
         pool: i64,
         sub: &[i64],
         share: &mut [i64],
+        unit: i64,
     ) {
         let requestable = |q: usize| queues[q].gpu_limit.map_or(sub[q], |l| sub[q].min(l)).max(0);
         let mut remaining = pool;
@@ -56,15 +65,17 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
                 let pool_now = remaining;
                 let mut gave = 0;
                 for &q in &open {
-                    let slice =
-                        pool_now as f64 * queues[q].gpu_over_quota_weight as f64 / weights as f64;
+                    // In GPUs: exact for whole units, so whole-GPU runs divide as before.
+                    let slice = (pool_now as f64 / unit as f64)
+                        * queues[q].gpu_over_quota_weight as f64
+                        / weights as f64;
                     let need = requestable(q) - share[q];
-                    let give = if (need as f64) <= slice {
+                    let give = if (need as f64 / unit as f64) <= slice {
                         frac[q] = 0.0;
                         need
                     } else {
                         frac[q] = slice - slice.floor();
-                        slice.floor() as i64
+                        slice.floor() as i64 * unit
                     };
                     share[q] += give;
                     gave += give;
@@ -76,7 +87,8 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
             }
         }
         // Whole units left by the flooring go one at a time to the largest unmet fractions
-        // (ties: the older queue, here the input order).
+        // (ties: the older queue, here the input order); the last may be a fraction of a GPU
+        // (`divideRemainingResource`: min(1, left)).
         while remaining > 0 {
             let next = members
                 .iter()
@@ -84,9 +96,10 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
                 .filter(|&q| requestable(q) > share[q] && frac[q] > 0.0)
                 .max_by(|&a, &b| frac[a].total_cmp(&frac[b]).then(b.cmp(&a)));
             let Some(q) = next else { break };
-            share[q] += 1;
+            let give = remaining.min(unit);
+            share[q] += give;
             frac[q] = 0.0;
-            remaining -= 1;
+            remaining -= give;
         }
         for &q in members {
             let children: Vec<usize> = (0..queues.len())
@@ -94,14 +107,14 @@ pub fn fair_shares(queues: &[kueuesim_model::KaiQueue], total: i64, requests: &[
                 .collect();
             if !children.is_empty() {
                 let pool = share[q];
-                divide(queues, &children, pool, sub, share);
+                divide(queues, &children, pool, sub, share, unit);
             }
         }
     }
     let top: Vec<usize> = (0..queues.len())
         .filter(|&q| queues[q].parent.is_none())
         .collect();
-    divide(queues, &top, total, &sub, &mut share);
+    divide(queues, &top, total, &sub, &mut share, unit);
     share
 }
 
@@ -177,11 +190,16 @@ impl RunningJob {
             upto: self.pods.len(),
             rank: self.elastic,
         }];
+        self.min_pods = self.pods.len();
         self
     }
 
-    /// GPUs of its first `count` pods.
+    /// GPUs of its first `count` pods; all of them: every GPU it holds (its GPU shares
+    /// too, which are counted per device, not per pod).
     fn gpus_of(&self, count: usize) -> i64 {
+        if self.all(count) {
+            return self.gpus;
+        }
         self.pods.iter().take(count).map(|p| p.gpus).sum()
     }
 
@@ -194,7 +212,7 @@ impl RunningJob {
         }
         let elastic = count - self.min_pods;
         let mut chunks: Vec<i64> = self.pods[..elastic].iter().map(|p| p.gpus).collect();
-        chunks.push(self.pods[elastic..count].iter().map(|p| p.gpus).sum());
+        chunks.push(self.gpus_of(count) - self.gpus_of(elastic));
         chunks
     }
 
@@ -229,10 +247,7 @@ impl PieceRef<'_> {
 
     /// GPUs of the piece.
     fn gpus(&self) -> i64 {
-        self.job.pods[self.from()..self.upto()]
-            .iter()
-            .map(|p| p.gpus)
-            .sum()
+        self.job.gpus_of(self.upto()) - self.job.gpus_of(self.from())
     }
 
     /// The job's elastic rank before the piece.
@@ -856,12 +871,32 @@ mod tests {
         // and 1); the next round splits the 1 left as .75 and .25, floored to nothing, and the
         // unit goes to the larger unmet fraction, a's.
         let qs = [q("a", Some(2), 3, 100), q("b", Some(1), 1, 100)];
-        assert_eq!(fair_shares(&qs, 10, &[20, 20]), [8, 2]);
+        assert_eq!(fair_shares(&qs, 10, &[20, 20], 1), [8, 2]);
         // A queue asking for less gets exactly its request; the rest goes on.
-        assert_eq!(fair_shares(&qs, 10, &[3, 20]), [3, 7]);
+        assert_eq!(fair_shares(&qs, 10, &[3, 20], 1), [3, 7]);
         // A higher-priority band takes the over-quota first.
         let qs = [q("hi", Some(0), 1, 200), q("lo", Some(0), 1, 100)];
-        assert_eq!(fair_shares(&qs, 4, &[3, 4]), [3, 1]);
+        assert_eq!(fair_shares(&qs, 4, &[3, 4], 1), [3, 1]);
+    }
+
+    #[test]
+    fn fair_share_in_milli_gpus_counts_fractions() {
+        // Whole GPUs in milli-GPUs divide as in GPUs.
+        let qs = [q("a", Some(2000), 3, 100), q("b", Some(1000), 1, 100)];
+        assert_eq!(
+            fair_shares(&qs, 10_000, &[20_000, 20_000], 1000),
+            [8000, 2000]
+        );
+        // A queue asking 0.4 gets exactly that; the 0.6 left is below one GPU: floored to
+        // nothing in the round, then given whole as the remainder (`divideRemainingResource`:
+        // min(1, left)).
+        let qs = [q("a", Some(1000), 1, 100), q("b", Some(1000), 1, 100)];
+        assert_eq!(fair_shares(&qs, 2000, &[2000, 400], 1000), [1600, 400]);
+        // reclaim_test.go "queue0 is under fair share, queue1 is over fair share": 4 GPUs,
+        // deserved 1 and 2, weights 3 and 1, asking 2 and 2.5: the GPU left goes to queue0's
+        // larger remainder (0.75 against 0.25).
+        let qs = [q("q0", Some(1000), 3, 100), q("q1", Some(2000), 1, 100)];
+        assert_eq!(fair_shares(&qs, 4000, &[2000, 2500], 1000), [2000, 2000]);
     }
 
     fn job(key: usize, queue: usize, priority: i32, created: i64, nodes: &[usize]) -> RunningJob {
@@ -946,7 +981,7 @@ mod tests {
         // first task is solved by the younger job alone, the second needs the gang; with the
         // preemptor placed first on nodes 0-2, the younger job goes back on node 3.
         let qs = [q("queue0", Some(1), 0, 100), q("queue1", Some(2), 1, 100)];
-        let fair = fair_shares(&qs, 4, &[4, 3]);
+        let fair = fair_shares(&qs, 4, &[4, 3], 1);
         assert_eq!(fair, [1, 3]);
         let running = [job(0, 0, 50, 0, &[0, 1, 2]), job(1, 0, 50, 60, &[3])];
         let state = QueueState {
@@ -969,7 +1004,7 @@ mod tests {
     fn reclaim_respects_the_reclaim_min_runtime_of_the_victims_queue() {
         let mut qs = [q("queue0", Some(1), 0, 100), q("queue1", Some(2), 1, 100)];
         qs[0].reclaim_min_runtime = Some(kueuesim_model::SimDuration::from_secs(600));
-        let fair = fair_shares(&qs, 4, &[4, 3]);
+        let fair = fair_shares(&qs, 4, &[4, 3], 1);
         let running = [job(0, 0, 50, 0, &[0, 1, 2]), job(1, 0, 50, 60, &[3])];
         let reclaimer = Reclaimer {
             queue: 1,
@@ -1058,7 +1093,7 @@ mod tests {
         };
         // "1 job from queue0 and 1 job from queue1 running on node0 - don't reclaim": both at
         // their fair share of 1, queue1 would go to 2.
-        let fair = fair_shares(&qs, 2, &[2, 2]);
+        let fair = fair_shares(&qs, 2, &[2, 2], 1);
         assert_eq!(fair, [1, 1]);
         let running = [job(0, 0, 50, 0, &[0]), job(1, 1, 50, 1, &[1])];
         let state = QueueState {
@@ -1074,7 +1109,7 @@ mod tests {
         );
         // "2 jobs from queue0 running on node0 (1 train, 1 build) - 2 pending jobs from
         // queue1 - reclaim train": the build job (priority 100) is no victim, though younger.
-        let fair = fair_shares(&qs, 2, &[2, 2]);
+        let fair = fair_shares(&qs, 2, &[2, 2], 1);
         let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 100, 1, &[1])];
         let state = QueueState {
             queues: &qs,
@@ -1090,7 +1125,7 @@ mod tests {
         // "unlimited GPU quota, should not reclaim": queue0 deserves -1 (its inference job,
         // priority 125, is not preemptible either).
         let qs = [q("queue0", None, 0, 100), q("queue1", Some(2), 0, 100)];
-        let fair = fair_shares(&qs, 4, &[4, 2]);
+        let fair = fair_shares(&qs, 4, &[4, 2], 1);
         let running = [job(0, 0, 125, 0, &[0, 1, 2, 3])];
         let two = Reclaimer {
             queue: 1,
@@ -1159,7 +1194,7 @@ mod tests {
         // weight 1) runs a 4-pod job of minimum 1; queue1 (deserved 1, weight 1) wants one
         // task of 2 GPUs: two pods go, the job keeps two.
         let qs = [q("queue0", Some(1), 1, 100), q("queue1", Some(1), 1, 100)];
-        let fair = fair_shares(&qs, 4, &[4, 2]);
+        let fair = fair_shares(&qs, 4, &[4, 2], 1);
         assert_eq!(fair, [2, 2]);
         let running = [elastic(0, 0, &[0, 1, 2, 3], 1)];
         let state = QueueState {

@@ -10,7 +10,7 @@
 //! share leaves. A share never spans devices (`gpu-fraction-num-devices` above 1 is refused
 //! at load).
 
-use kueuesim_model::gpu::GpuShare;
+use kueuesim_model::gpu::{GpuShare, MILLI};
 use kueuesim_model::{NodeId, PlacementStrategy, ResourceId, World};
 
 use super::KaiJob;
@@ -27,14 +27,27 @@ const SHORT_GPU_MEMORY: &str = "node(s) didn't have enough resources: GPU memory
 /// allocate loop as in `place` (`minMember − allocated` tasks while below the minimum, then
 /// one per pass, a failed batch undone), each task to the best node of its own ordering.
 /// Topology constraints and subgroups are not applied to such jobs (docs/semantics.md).
+/// `over` is the proportion plugin's capacity policy as for `place_within`, in milli-GPUs: a
+/// task's whole GPUs, or its `gpu-fraction` (a `gpu-memory` share counts 0: its fraction
+/// depends on the node it lands on).
 pub fn place(
     world: &World,
     cluster: &mut Cluster,
     job: &KaiJob<'_>,
     shares: &[Option<GpuShare>],
+    over: Option<&dyn Fn(i64, i64) -> Option<String>>,
 ) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
+    let gpu = cluster.res.gpu;
+    let milli_of = |ps: usize| -> i64 {
+        let whole = gpu.map_or(0, |g| pods_gpus(job, ps, ResourceId::from_index(g)));
+        match shares.get(ps).copied().flatten() {
+            Some(GpuShare::Fraction(m)) => whole + i64::from(m),
+            _ => whole,
+        }
+    };
+    let mut placed_milli = 0;
     loop {
         let (bound, pending) = crate::placement::counts(&pods);
         if pending == 0 {
@@ -49,6 +62,12 @@ pub fn place(
             .map(|(ps, i, _)| (ps, i))
             .take(need)
             .collect();
+        let request: i64 = todo.iter().map(|&(ps, _)| milli_of(ps)).sum();
+        if let Some(message) = over.and_then(|over| over(placed_milli, request)) {
+            let (ps, idx) = first_pending(&pods).unwrap_or(todo[0]);
+            out.unplaced = Some((ps, idx, message));
+            break;
+        }
         // The batch is committed task by task (KAI's statement), so each task is scored on
         // the nodes and devices the earlier ones left.
         let mut batch: Vec<(usize, usize, NodeId, Option<Claim>)> = Vec::new();
@@ -71,6 +90,7 @@ pub fn place(
         }
         match failed {
             None => {
+                placed_milli += request;
                 for (ps, idx, node, claim) in batch {
                     pods[ps].1[idx] = Some(node);
                     out.bound.push((ps, idx, node));
@@ -106,6 +126,11 @@ pub fn place(
         }
     }
     out
+}
+
+/// Whole GPUs of one pod of pod set `ps` of `job`, in milli-GPUs.
+fn pods_gpus(job: &KaiJob<'_>, ps: usize, g: ResourceId) -> i64 {
+    job.pods.get(ps).map_or(0, |(n, _)| n.requests.get(g)) * MILLI
 }
 
 /// The device a share takes on `node`, if any fits (`FittingGPUs` sorted by the GPU order

@@ -2,6 +2,7 @@
 //! below its minimum (or one task of the least-allocated one), each subgroup solved inside
 //! its parent's domain under its own topology constraint, with checkpoint and rollback.
 
+use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{DomainId, NodeId, ResourceId, World};
 
 use super::messages::{fit_errors, job_message};
@@ -316,7 +317,8 @@ pub fn place_tree_within(
             }
         }
         let request = gpus_of(&pods, &tasks);
-        if let Some(message) = over.and_then(|over| over(placed_gpus, request)) {
+        // The capacity check counts milli-GPUs.
+        if let Some(message) = over.and_then(|over| over(placed_gpus * MILLI, request * MILLI)) {
             let (ps, idx) = tasks[0];
             out.unplaced = Some((ps, idx, message));
             break;

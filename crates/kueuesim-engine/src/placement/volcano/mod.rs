@@ -149,6 +149,32 @@ impl Scoring {
     }
 }
 
+/// The order in which Volcano's `preempt` action tries `nodes` for one task of a job without
+/// a `networkTopology` (`normalPreempt`): `PrioritizeNodes` scores each node by the
+/// node-order plugins (nodeorder's scorers and binpack, `Scoring::node_order`) on `cap`,
+/// and `SortNodes` takes the scores highest first, the nodes of one score in the order
+/// given (upstream's predicate order, which its parallel predicates leave unspecified;
+/// kueuesim's is the canonical node order). `cap` is the session's state: pods releasing
+/// in the statement still count as used, as they stay in upstream's `NodeInfo.Tasks`.
+pub fn preempt_node_order(
+    world: &World,
+    cluster: &Cluster,
+    cap: &NodeCapacity,
+    pod: &PodNeeds,
+    nodes: &mut [NodeId],
+) {
+    let scoring = Scoring::new(world, cluster.res);
+    let mut scored: Vec<(f64, NodeId)> = nodes
+        .iter()
+        .map(|&n| (scoring.node_order(world, cap, n, pod), n))
+        .collect();
+    // Stable: equal scores keep the given order.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (slot, (_, n)) in nodes.iter_mut().zip(scored) {
+        *slot = n;
+    }
+}
+
 /// The node's own HyperNode as the plugin sees it (`FindHyperNodeForNode` looks only at the
 /// globally lowest tier): its lowest domain if that has the lowest tier.
 pub(super) fn own_hypernode(t: &Topology, min_tier: i32, node: NodeId) -> Option<DomainId> {

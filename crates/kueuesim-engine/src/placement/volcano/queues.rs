@@ -63,6 +63,28 @@ impl Units {
         self.scale.is_empty()
     }
 
+    /// drf's `calculateShare`: the largest `allocated / total` over the resources the
+    /// cluster has (`Resource.ResourceNames`: at least `minResource`; `pods` is upstream's
+    /// `MaxTaskNum`, not a resource there).
+    pub fn dominant_share(&self, allocated: &[f64], total: &[f64]) -> f64 {
+        let mut share = 0.0_f64;
+        for (i, (&a, &t)) in allocated.iter().zip(total).enumerate() {
+            if Some(i) == self.pods || t < MIN_RESOURCE {
+                continue;
+            }
+            share = share.max(a / t);
+        }
+        share
+    }
+
+    /// Upstream's `Resource.IsEmpty`: no resource at `minResource` or more (`pods` is
+    /// `MaxTaskNum` there, not a resource). A task whose requests are empty is BestEffort.
+    pub fn requests_nothing(&self, r: &[f64]) -> bool {
+        r.iter()
+            .enumerate()
+            .all(|(i, &a)| Some(i) == self.pods || a < MIN_RESOURCE)
+    }
+
     /// `a` kueuesim units of resource `i`, in upstream units.
     pub fn amount(&self, i: usize, a: i64) -> f64 {
         a as f64 * self.scale.get(i).copied().unwrap_or(1.0)
@@ -876,6 +898,84 @@ impl QueueView {
     }
 }
 
+impl QueueView {
+    /// The session's `QueueOrderFn` between queues `a` and `b` (Less: `a` is taken first by
+    /// the allocate action). With the plugin's queue order on (`enableQueueOrder`, default
+    /// true), proportion's and capacity's own: the higher `spec.priority` first, then the
+    /// smaller share; capacity puts a queue with a `deserved` before one without at an equal
+    /// share (`compareShareWithDeserved`), and with `enableHierarchy` compares, below the
+    /// queues' deepest common ancestor, the two subtrees' shares. Equal when the plugin
+    /// does not tell them apart (upstream then takes the queue created first, then the
+    /// smaller UID).
+    pub fn queue_order(
+        &self,
+        queues: &[VolcanoQueue],
+        by_plugin: bool,
+        a: usize,
+        b: usize,
+    ) -> std::cmp::Ordering {
+        if !by_plugin {
+            return std::cmp::Ordering::Equal;
+        }
+        let by_priority = queues[b].priority.cmp(&queues[a].priority);
+        if by_priority.is_ne() {
+            return by_priority;
+        }
+        match self {
+            QueueView::Proportion(_) => self.order_share(a).total_cmp(&self.order_share(b)),
+            QueueView::Capacity(c) => {
+                let (leaf_a, leaf_b) = (!c.has_children[a], !c.has_children[b]);
+                if leaf_a != leaf_b {
+                    // A leaf queue first.
+                    leaf_b.cmp(&leaf_a)
+                } else {
+                    // `getQueueLevel`: below the deepest common ancestor, each side's
+                    // subtree (or the queue itself); in flat mode the queues themselves.
+                    let path = |q: usize| {
+                        let mut p: Vec<usize> = c.ancestors[q].iter().rev().copied().collect();
+                        p.push(q);
+                        p
+                    };
+                    let (pa, pb) = (path(a), path(b));
+                    let common = pa.iter().zip(&pb).take_while(|(x, y)| x == y).count();
+                    let sa = pa.get(common).copied().unwrap_or(a);
+                    let sb = pb.get(common).copied().unwrap_or(b);
+                    self.order_share(sa)
+                        .total_cmp(&self.order_share(sb))
+                        .then_with(|| {
+                            // At an equal share a queue with a deserved first.
+                            let deserves = |q: usize| {
+                                self.attr(q)
+                                    .is_some_and(|x| x.deserved.iter().any(|&d| d >= MIN_RESOURCE))
+                            };
+                            deserves(sb).cmp(&deserves(sa))
+                        })
+                }
+            }
+        }
+    }
+
+    /// A queue's share as its plugin's `updateQueueAttrShare` has it: the largest
+    /// allocated/deserved over the resources it deserves (`ResourceNames`: at least
+    /// `minResource`); capacity gives a queue that deserves nothing 1 (best-effort, after
+    /// every queue below its deserved).
+    fn order_share(&self, q: usize) -> f64 {
+        let Some(attr) = self.attr(q) else {
+            return 0.0;
+        };
+        let named = attr.deserved.iter().any(|&d| d >= MIN_RESOURCE);
+        if !named && matches!(self, QueueView::Capacity(_)) {
+            return 1.0;
+        }
+        attr.allocated
+            .iter()
+            .zip(&attr.deserved)
+            .filter(|(_, d)| **d >= MIN_RESOURCE)
+            .map(|(a, d)| a / d)
+            .fold(0.0, f64::max)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -946,5 +1046,56 @@ mod tests {
         // `hasRelevantDeserved` counts a deserved `pods` (every task holds one).
         assert!(!u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &deserved));
         assert!(u.relevant_deserved(&[0.0, 0.0, 1000.0, 0.0], &[0.0, 0.0, 0.0, 2.0]));
+    }
+
+    /// capacity's hierarchical `QueueOrderFn`: below the common ancestor, the subtrees'
+    /// shares decide, not the leaves' own; a queue with a deserved goes before a best-effort
+    /// one at an equal share; a higher priority before everything.
+    #[test]
+    fn hierarchical_queue_order_compares_the_subtrees_below_the_common_ancestor() {
+        let mut t = ResourceTable::default();
+        let cpu = t.intern("cpu");
+        let u = Units::new(&t);
+        let q = |name: &str, parent: Option<usize>, deserved: Option<i64>| VolcanoQueue {
+            name: name.into(),
+            parent,
+            deserved: deserved.map(|d| ResourceList::from_pairs(vec![(cpu, d)])),
+            ..VolcanoQueue::implicit_default()
+        };
+        // 0 a (deserves 4), 1 a1 (2), 2 a2 (2), 3 b (4), 4 b1 (2), 5 b2 (none).
+        let mut queues = vec![
+            q("a", None, Some(4000)),
+            q("a1", Some(0), Some(2000)),
+            q("a2", Some(0), Some(2000)),
+            q("b", None, Some(4000)),
+            q("b1", Some(3), Some(2000)),
+            q("b2", Some(3), None),
+        ];
+        let job = |queue: usize, allocated: f64| SessionJob {
+            queue,
+            allocated: vec![allocated],
+            pending: vec![1000.0],
+            min_resources: None,
+            inqueue: true,
+            running_ready: false,
+        };
+        // a1 runs 2 cpu (a: share 0.5, a1: 1), b1 runs 1 cpu (b: 0.25, b1: 0.5).
+        let jobs = [job(1, 2000.0), job(2, 0.0), job(4, 1000.0), job(5, 0.0)];
+        let view = |queues: &[VolcanoQueue]| {
+            QueueView::Capacity(Capacity::open(queues, &u, &[16000.0], &jobs, true))
+        };
+        let v = view(&queues);
+        use std::cmp::Ordering::{Greater, Less};
+        // a2's own share is 0, b1's 0.5, but b's subtree is below a's.
+        assert_eq!(v.queue_order(&queues, true, 2, 4), Greater);
+        // Under a: a2 (0) before a1 (1).
+        assert_eq!(v.queue_order(&queues, true, 2, 1), Less);
+        // Under b: b1 (0.5) before the best-effort b2 (1).
+        assert_eq!(v.queue_order(&queues, true, 4, 5), Less);
+        // Without the plugin's queue order, nothing tells them apart.
+        assert!(v.queue_order(&queues, false, 2, 4).is_eq());
+        // A higher priority first, whatever the shares.
+        queues[1].priority = 1;
+        assert_eq!(view(&queues).queue_order(&queues, true, 1, 4), Less);
     }
 }

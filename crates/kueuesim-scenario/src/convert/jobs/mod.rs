@@ -244,6 +244,25 @@ impl Builder<'_> {
             pairs.push(pair);
             node_selector = kueuesim_model::Labels::new(pairs);
         }
+        // The pod's `preemptionPolicy`, else the one the API server's Priority admission
+        // copies from its PriorityClass (the one it names, else the global default).
+        let preempt_never =
+            match super::kube::preempt_never(src, t.spec.preemption_policy.as_ref())? {
+                Some(never) => never,
+                None => {
+                    match &t.spec.priority_class_name {
+                        Some(pc) => self.pod_pc(&pc.value).is_some_and(|c| c.preempt_never),
+                        // The lowest-valued global default, as the pods' priority takes it.
+                        None => self
+                            .world
+                            .priority_classes
+                            .iter()
+                            .filter(|c| c.is_pod_priority_class && c.global_default)
+                            .min_by_key(|c| c.value)
+                            .is_some_and(|c| c.preempt_never),
+                    }
+                }
+            };
         Ok(PodSet {
             name,
             count,
@@ -252,6 +271,7 @@ impl Builder<'_> {
             node_selector,
             tolerations: tolerations(src, &t.spec.tolerations)?,
             priority_class_name: t.spec.priority_class_name.as_ref().map(|s| s.value.clone()),
+            preempt_never,
             spec_shape: spec_shape(&t.spec),
             topology_request,
             topology_slice,

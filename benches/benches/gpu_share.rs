@@ -214,7 +214,7 @@ fn kai_world() -> (World, Cluster) {
             None => vec![(cpu, 1000), (gpu, 1)],
         };
         let pods = [(kai_pod(requests), vec![None])];
-        kai::sharing::place(&w, &mut cluster, &kai_job(&pods, &name), &[share]);
+        kai::sharing::place(&w, &mut cluster, &kai_job(&pods, &name), &[share], None);
     }
     (w, cluster)
 }
@@ -255,6 +255,7 @@ fn kai_decision(c: &mut Criterion) {
         &mut cluster.clone(),
         &kai_job(&share_pods, &name),
         &share,
+        None,
     );
     assert_eq!(out.bound.len(), 1, "{:?}", out.unplaced);
     let out = kai::place(&w, &mut cluster.clone(), &kai_job(&whole_pods, &name));
@@ -264,7 +265,7 @@ fn kai_decision(c: &mut Criterion) {
         b.iter_batched(
             || cluster.clone(),
             |mut c| {
-                let p = kai::sharing::place(&w, &mut c, &kai_job(&share_pods, &name), &share);
+                let p = kai::sharing::place(&w, &mut c, &kai_job(&share_pods, &name), &share, None);
                 (c, p)
             },
             BatchSize::LargeInput,

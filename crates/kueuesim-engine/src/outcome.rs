@@ -1093,10 +1093,14 @@ impl Tally {
     }
 
     /// Adds `wl`'s time to start (`starts`): creation to its pods first all running, or,
-    /// still waiting at `end`, its wait so far.
+    /// still waiting at `end`, its wait so far. A workload the input binds at the start
+    /// runs from it whatever creation time it gives (a later one only orders it, its age):
+    /// it waited 0, not a negative time.
     fn add_start(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
         match rec.first_running_at {
-            Some(at) => self.starts.push(at - wl.created_at),
+            Some(at) => self
+                .starts
+                .push((at - wl.created_at).max(kueuesim_model::SimDuration::ZERO)),
             // Deactivated (Inactive) is out of the queue as Kueue's waits count it.
             None if !matches!(rec.state, WorkloadState::Finished | WorkloadState::Inactive) => {
                 self.starts.push(end - wl.created_at);

@@ -321,3 +321,36 @@ fn time_to_start_counts_every_job_with_or_without_kueue() {
     assert!(!kai_text.contains("Queue wait:"), "{kai_text}");
     assert!(with_text.contains("Queue wait:"), "{with_text}");
 }
+
+#[test]
+fn a_pod_bound_at_the_start_waited_nothing_whatever_its_creation_time() {
+    // Bound at the start (spec.nodeName), created at 1s by its arrival annotation (which
+    // then only orders it by age): it runs from 0, and its time to start is 0, not -1s.
+    let text = "apiVersion: kueuesim.io/v1alpha1
+kind: Simulation
+metadata: {name: bound}
+spec: {until: 1m}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: '4', memory: 4G, pods: '10'}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: team
+  annotations: {kueuesim.io/arrival: 1s, kueuesim.io/duration: 1h}
+spec:
+  nodeName: n1
+  containers:
+  - resources: {requests: {cpu: '1'}}
+";
+    let loaded = crate::util::load_text("t.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    let outcome = Simulation::new(&loaded.world).run();
+    let r = result(&loaded.world, &outcome);
+    let s = &r.summary.start_seconds_incl_pending;
+    assert_eq!((s.count, s.p50, s.max), (1, Some(0.0), Some(0.0)));
+}

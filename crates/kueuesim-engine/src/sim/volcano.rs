@@ -295,6 +295,12 @@ impl<'w> Simulation<'w> {
         if open && (need == 0 || placed >= min_member) {
             return Some(refused);
         }
+        // Skipped (its queue overused or closed) while already ready: the gang plugin marks
+        // only a job that is not ready (`OnSessionClose`: `!job.IsReady()`), and the cache
+        // records the PodGroup's Unschedulable event only before it runs.
+        if placed >= min_member {
+            return None;
+        }
         let pending = total_pods - placed;
         let message =
             crate::placement::volcano::not_tried_message(placed, pending, min_member, total_pods);

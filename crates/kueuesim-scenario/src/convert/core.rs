@@ -573,9 +573,16 @@ pub(super) fn spec_shape(spec: &wire::PodSpec) -> u64 {
             t.effect.as_ref().map_or("", |e| e.value.as_str())
         );
     }
-    // Only when set, so that the digests of pods without it stay as they were.
-    if let Some(p) = &spec.preemption_policy {
-        let _ = write!(text, "pp:{};", p.value);
+    // Only `Never`, the one value that changes what the pods do (Volcano's preempt and
+    // reclaim skip them): `PreemptLowerPriority`, which the API server writes into every
+    // pod of a dump, behaves as no policy, so such pods keep the digest (and the pod set
+    // name) they had.
+    if spec
+        .preemption_policy
+        .as_ref()
+        .is_some_and(|p| p.value.trim() == "Never")
+    {
+        text.push_str("pp:Never;");
     }
     let _ = write!(
         text,

@@ -1141,6 +1141,15 @@ fn preempt_case_one_task_of_another_job_for_the_gang() {
     let pg1 = wl(&r, "c1", "pg1");
     assert_eq!(evicted(pg1), ["preemptee1"]);
     assert_eq!(evict_events(pg1), [(0.0, "preempt")]);
+    // pg1 keeps its minMember running: the gang plugin marks only a job that is not ready,
+    // so its replacement pod's wait gives no PodGroup Unschedulable event.
+    assert!(
+        !volcano_events(pg1)
+            .iter()
+            .any(|(_, reason, _)| *reason == "Unschedulable"),
+        "{:?}",
+        volcano_events(pg1)
+    );
     assert_eq!(evictions(&r, "Preempt"), 1);
     assert_eq!(
         pods(wl(&r, "c1", "pg2")),

@@ -53,12 +53,17 @@ impl Simulation<'_> {
         // The victims of the job's queue that come before it in the job order (higher
         // priority, else older, else the lower key for upstream's UID): the scenario places
         // them again before the job (`GetJobsToAllocate` puts the evicted victims and the
-        // job in one `JobsOrderByQueues`; both are below their minimum then, so the elastic
-        // plugin ties them and the priority plugin, then the creation time, decides).
+        // job in one `JobsOrderByQueues`). A victim at its minimum loses all its pods, so it
+        // is below its minimum as the job is: the elastic plugin ties them and the priority
+        // plugin, then the creation time, decides. A victim above its minimum gives up its
+        // extra pods first and stays at its minimum, which the elastic plugin orders after
+        // the job: kueuesim takes it whole but places it after the job, as upstream's first
+        // scenarios for it do.
         let job_order = (Reverse(wl.priority), wl.created_at.millis(), w.index());
         let ahead: Vec<usize> = running
             .iter()
-            .filter(|j| j.queue == queue && (Reverse(j.priority), j.created, j.key) < job_order)
+            .filter(|j| j.queue == queue && j.elastic <= 1)
+            .filter(|j| (Reverse(j.priority), j.created, j.key) < job_order)
             .map(|j| j.key)
             .collect();
         let scenario =

@@ -321,15 +321,3 @@ fn k50_both_subgroups_of_a_running_job_move() {
         placed_after_consolidation(r, "pending-job", &["node1", "node2"]);
     });
 }
-
-#[test]
-fn k51_a_subgroup_above_its_minimum_moves_one_pod() {
-    // "job with sub groups above minAvailable consolidated by a pending job - complete
-    // eviction": the pod on node0 stays, the one on node1 moves to node0. Placing the pending
-    // job first put it on node0 and moved that pod instead.
-    each("K51-consolidate-a-subgroup-above-its-minimum", |r| {
-        moved(r, "running-job0", "team/pg-pending-job", &["node0", "node0"]);
-        assert_eq!(evicted_pods(r, "running-job0"), ["team/running-job0-a-1"]);
-        placed_after_consolidation(r, "pending-job", &["node1"]);
-    });
-}

@@ -189,8 +189,7 @@ impl Simulation<'_> {
     /// moved pods and its lost state go into `plan`.
     fn place_victim_again(&mut self, v: usize, plan: &mut placement::kai::ConsolidationPlan) {
         let gpu = self.gpu;
-        let gpus_of =
-            |rt: &super::runtime::Runtime<'_>, ps: usize| pod_milli_gpus(gpu, rt, ps);
+        let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| pod_milli_gpus(gpu, rt, ps);
         let vw = WorkloadId::from_index(v);
         let old = self.runtimes[v].record.placement.clone();
         // Its running pods are placed again; allocate places `minMember` of them, then

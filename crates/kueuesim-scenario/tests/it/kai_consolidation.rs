@@ -283,7 +283,10 @@ fn k47_subgroups_consolidate_up_to_their_minimums() {
         let w = job(r, "pending-job0");
         assert_eq!(w.state, "Pending");
         let per_set: Vec<&[String]> = w.pod_sets.iter().map(|p| p.nodes.as_slice()).collect();
-        assert_eq!(per_set, [&["node1".to_string()][..], &["node1".to_string()][..]]);
+        assert_eq!(
+            per_set,
+            [&["node1".to_string()][..], &["node1".to_string()][..]]
+        );
     });
 }
 

@@ -2,6 +2,8 @@
 //! running pods are moved to other nodes so the job fits, and the moved pods' replacements
 //! bind to the nodes the action planned for them.
 
+use std::cmp::Reverse;
+
 use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{NodeId, SchedulerKind, WorkloadId};
 
@@ -48,9 +50,25 @@ impl Simulation<'_> {
             task_gpus,
             preemptible: wl.kai_preemptible(),
         };
+        // The victims of the job's queue that come before it in the job order (higher
+        // priority, else older, else the lower key for upstream's UID): the scenario places
+        // them again before the job (`GetJobsToAllocate` puts the evicted victims and the
+        // job in one `JobsOrderByQueues`). A victim at its minimum loses all its pods, so it
+        // is below its minimum as the job is: the elastic plugin ties them and the priority
+        // plugin, then the creation time, decides. A victim above its minimum gives up its
+        // extra pods first and stays at its minimum, which the elastic plugin orders after
+        // the job: kueuesim takes it whole but places it after the job, as upstream's first
+        // scenarios for it do.
+        let job_order = (Reverse(wl.priority), wl.created_at.millis(), w.index());
+        let ahead: Vec<usize> = running
+            .iter()
+            .filter(|j| j.queue == queue && j.elastic <= 1)
+            .filter(|j| (Reverse(j.priority), j.created, j.key) < job_order)
+            .map(|j| j.key)
+            .collect();
         let scenario =
             |tasks: usize, victims: &[usize]| -> Option<placement::kai::ConsolidationPlan> {
-                self.consolidation_scenario(w, pods, bound, tasks, victims, put_back_order)
+                self.consolidation_scenario(w, pods, bound, tasks, victims, put_back_order, &ahead)
             };
         let Some(plan) =
             placement::kai::consolidation_plan(&state, &preemptor, &running, free_gpus, scenario)
@@ -108,11 +126,14 @@ impl Simulation<'_> {
     }
 
     /// One scenario of the consolidation (`TryToVirtuallyAllocatePreemptorAndGetVictims` on
-    /// a copy of the cluster): the victims' pods gone, the job's bound pods and first `tasks`
-    /// pending ones placed by KAI's allocation, then each victim, in job order, placed again
-    /// by KAI's allocation wherever it fits (`AllocateJob` pipeline-only on every feasible
-    /// node). A victim's pods that land on the nodes they ran on stay (upstream unevicts a
-    /// task it pipelines back to its node); the others move. None: the tasks do not fit.
+    /// a copy of the cluster): the victims' pods gone, then the victims and the job in job
+    /// order: each victim of `ahead` (the job's queue, before the job in the job order)
+    /// placed again by KAI's allocation wherever it fits, the job's bound pods and first
+    /// `tasks` pending ones placed by KAI's allocation, then the other victims in job order
+    /// (`AllocateJob` pipeline-only on every feasible node). A victim's pods that land on the
+    /// nodes they ran on stay (upstream unevicts a task it pipelines back to its node); the
+    /// others move. None: the tasks do not fit.
+    #[allow(clippy::too_many_arguments)]
     fn consolidation_scenario(
         &mut self,
         w: WorkloadId,
@@ -121,21 +142,22 @@ impl Simulation<'_> {
         tasks: usize,
         victims: &[usize],
         put_back_order: &[usize],
+        ahead: &[usize],
     ) -> Option<placement::kai::ConsolidationPlan> {
         let scratch = self.cluster_without(victims);
         let partial = partial_job(pods, tasks);
-        let gpu = self.gpu;
-        // Milli-GPUs, as the capacity check counts them (`kai_milli`): whole GPUs here, the
-        // shares' claims added where they are placed.
-        let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| {
-            gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g))) * MILLI
-        };
-        let claims_milli = |claims: &[(usize, usize, Claim)]| -> i64 {
-            claims.iter().map(|c| i64::from(c.2.milli)).sum()
-        };
         // The victims are out of their queues until they are placed again.
         self.sched.kai_scenario_gpus = victims.iter().map(|&v| (v, 0)).collect();
         let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+        let mut plan = placement::kai::ConsolidationPlan::default();
+        let order: Vec<usize> = put_back_order
+            .iter()
+            .copied()
+            .filter(|k| victims.contains(k))
+            .collect();
+        for &v in order.iter().filter(|k| ahead.contains(k)) {
+            self.place_victim_again(v, &mut plan);
+        }
         let r = self.place_kai(w, &partial, bound + tasks);
         if r.bound.len() < tasks {
             self.sched.cluster = saved;
@@ -144,123 +166,132 @@ impl Simulation<'_> {
         }
         // The job holds its bound pods and the tasks just placed.
         let rt = &self.runtimes[w.index()];
-        let mut job_gpus: i64 =
-            r.bound.iter().map(|b| gpus_of(rt, b.0)).sum::<i64>() + claims_milli(&r.claims);
-        if let Some(g) = gpu {
+        let mut job_gpus: i64 = r
+            .bound
+            .iter()
+            .map(|b| pod_milli_gpus(self.gpu, rt, b.0))
+            .sum::<i64>()
+            + claims_milli(&r.claims);
+        if let Some(g) = self.gpu {
             job_gpus += self.kai_milli(w.index(), g).0;
         }
         self.sched.kai_scenario_gpus.push((w.index(), job_gpus));
-        let mut plan = placement::kai::ConsolidationPlan {
-            preemptor: r.bound.iter().map(|b| (b.0, b.2.index())).collect(),
-            ..Default::default()
-        };
-        for &v in put_back_order.iter().filter(|k| victims.contains(k)) {
-            let vw = WorkloadId::from_index(v);
-            let old = self.runtimes[v].record.placement.clone();
-            // Its running pods are placed again; allocate places `minMember` of them, then
-            // one per pass (an elastic job), so passes go on while they bind.
-            let mut again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = self.runtimes[v]
-                .pods()
-                .into_iter()
-                .map(|(n, slots)| {
-                    let running = slots.iter().flatten().count();
-                    (n, vec![None; running])
-                })
-                .collect();
-            let count: usize = again.iter().map(|(_, s)| s.len()).sum();
-            let mut bound = 0;
-            let mut again_claims: Vec<(usize, usize, Claim)> = Vec::new();
-            while bound < count {
-                let placed = self.place_kai(vw, &again, count);
-                if placed.bound.is_empty() {
-                    break;
-                }
-                for &(ps, idx, node) in &placed.bound {
-                    again[ps].1[idx] = Some(node);
-                }
-                again_claims.extend(placed.claims.iter().copied());
-                bound += placed.bound.len();
-            }
-            if bound < count {
-                plan.lost.push(v);
-                continue;
-            }
-            let rt = &self.runtimes[v];
-            let placed: i64 = again
-                .iter()
-                .enumerate()
-                .map(|(ps, (_, slots))| gpus_of(rt, ps) * slots.iter().flatten().count() as i64)
-                .sum::<i64>()
-                + claims_milli(&again_claims);
-            // The devices its shares hold now (node, device mask), each kept by one pod
-            // placed again onto it.
-            let mut old_claims: Vec<(NodeId, u64)> = rt
-                .claims
-                .iter()
-                .filter(|(_, c)| c.reserve)
-                .map(|(n, c)| (*n, c.mask))
-                .collect();
-            if let Some(x) = self.sched.kai_scenario_gpus.iter_mut().find(|x| x.0 == v) {
-                x.1 = placed;
-            }
-            let mut moved = false;
-            for (ps, slots) in old.iter().enumerate() {
-                if self.spec(vw).pod_sets[ps].gpu_share.is_some() {
-                    // A share stays when placed again on a device it holds on the same node;
-                    // the others move, also to another device of their node.
-                    let mut fresh: Vec<(NodeId, Claim)> = again_claims
-                        .iter()
-                        .filter(|c| c.0 == ps)
-                        .filter_map(|&(_, idx, c)| again[ps].1[idx].map(|n| (n, c)))
-                        .collect();
-                    let mut movers = Vec::new();
-                    for (idx, node) in slots.iter().enumerate() {
-                        let Some(node) = node else { continue };
-                        let keep = fresh
-                            .iter()
-                            .position(|(n, c)| n == node && old_claims.contains(&(*n, c.mask)));
-                        match keep {
-                            Some(k) => {
-                                let (n, c) = fresh.remove(k);
-                                if let Some(o) = old_claims.iter().position(|&x| x == (n, c.mask)) {
-                                    old_claims.remove(o);
-                                }
-                            }
-                            None => movers.push(idx),
-                        }
-                    }
-                    for (idx, (node, c)) in movers.into_iter().zip(fresh) {
-                        plan.moves.push((v, ps, idx, node.index()));
-                        plan.move_claims.push((v, ps, idx, c));
-                        moved = true;
-                    }
-                    continue;
-                }
-                // Per pod set, pods are alike: a pod whose node is among the new ones stays,
-                // the others take the new nodes left over.
-                let mut fresh: Vec<NodeId> = again[ps].1.iter().flatten().copied().collect();
-                let mut movers = Vec::new();
-                for (idx, node) in slots.iter().enumerate() {
-                    let Some(node) = node else { continue };
-                    match fresh.iter().position(|n| n == node) {
-                        Some(k) => {
-                            fresh.remove(k);
-                        }
-                        None => movers.push(idx),
-                    }
-                }
-                for (idx, node) in movers.into_iter().zip(fresh) {
-                    plan.moves.push((v, ps, idx, node.index()));
-                    moved = true;
-                }
-            }
-            if moved {
-                plan.moved.push(v);
-            }
+        plan.preemptor = r.bound.iter().map(|b| (b.0, b.2.index())).collect();
+        for &v in order.iter().filter(|k| !ahead.contains(k)) {
+            self.place_victim_again(v, &mut plan);
         }
         self.sched.cluster = saved;
         self.sched.kai_scenario_gpus.clear();
         Some(plan)
+    }
+
+    /// Victim `v` of a consolidation scenario placed again (`AllocateJob` pipeline-only): its
+    /// moved pods and its lost state go into `plan`.
+    fn place_victim_again(&mut self, v: usize, plan: &mut placement::kai::ConsolidationPlan) {
+        let gpu = self.gpu;
+        let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| pod_milli_gpus(gpu, rt, ps);
+        let vw = WorkloadId::from_index(v);
+        let old = self.runtimes[v].record.placement.clone();
+        // Its running pods are placed again; allocate places `minMember` of them, then
+        // one per pass (an elastic job), so passes go on while they bind.
+        let mut again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = self.runtimes[v]
+            .pods()
+            .into_iter()
+            .map(|(n, slots)| {
+                let running = slots.iter().flatten().count();
+                (n, vec![None; running])
+            })
+            .collect();
+        let count: usize = again.iter().map(|(_, s)| s.len()).sum();
+        let mut bound = 0;
+        let mut again_claims: Vec<(usize, usize, Claim)> = Vec::new();
+        while bound < count {
+            let placed = self.place_kai(vw, &again, count);
+            if placed.bound.is_empty() {
+                break;
+            }
+            for &(ps, idx, node) in &placed.bound {
+                again[ps].1[idx] = Some(node);
+            }
+            again_claims.extend(placed.claims.iter().copied());
+            bound += placed.bound.len();
+        }
+        if bound < count {
+            plan.lost.push(v);
+            return;
+        }
+        let rt = &self.runtimes[v];
+        let placed: i64 = again
+            .iter()
+            .enumerate()
+            .map(|(ps, (_, slots))| gpus_of(rt, ps) * slots.iter().flatten().count() as i64)
+            .sum::<i64>()
+            + claims_milli(&again_claims);
+        // The devices its shares hold now (node, device mask), each kept by one pod
+        // placed again onto it.
+        let mut old_claims: Vec<(NodeId, u64)> = rt
+            .claims
+            .iter()
+            .filter(|(_, c)| c.reserve)
+            .map(|(n, c)| (*n, c.mask))
+            .collect();
+        if let Some(x) = self.sched.kai_scenario_gpus.iter_mut().find(|x| x.0 == v) {
+            x.1 = placed;
+        }
+        let mut moved = false;
+        for (ps, slots) in old.iter().enumerate() {
+            if self.spec(vw).pod_sets[ps].gpu_share.is_some() {
+                // A share stays when placed again on a device it holds on the same node;
+                // the others move, also to another device of their node.
+                let mut fresh: Vec<(NodeId, Claim)> = again_claims
+                    .iter()
+                    .filter(|c| c.0 == ps)
+                    .filter_map(|&(_, idx, c)| again[ps].1[idx].map(|n| (n, c)))
+                    .collect();
+                let mut movers = Vec::new();
+                for (idx, node) in slots.iter().enumerate() {
+                    let Some(node) = node else { continue };
+                    let keep = fresh
+                        .iter()
+                        .position(|(n, c)| n == node && old_claims.contains(&(*n, c.mask)));
+                    match keep {
+                        Some(k) => {
+                            let (n, c) = fresh.remove(k);
+                            if let Some(o) = old_claims.iter().position(|&x| x == (n, c.mask)) {
+                                old_claims.remove(o);
+                            }
+                        }
+                        None => movers.push(idx),
+                    }
+                }
+                for (idx, (node, c)) in movers.into_iter().zip(fresh) {
+                    plan.moves.push((v, ps, idx, node.index()));
+                    plan.move_claims.push((v, ps, idx, c));
+                    moved = true;
+                }
+                continue;
+            }
+            // Per pod set, pods are alike: a pod whose node is among the new ones stays,
+            // the others take the new nodes left over.
+            let mut fresh: Vec<NodeId> = again[ps].1.iter().flatten().copied().collect();
+            let mut movers = Vec::new();
+            for (idx, node) in slots.iter().enumerate() {
+                let Some(node) = node else { continue };
+                match fresh.iter().position(|n| n == node) {
+                    Some(k) => {
+                        fresh.remove(k);
+                    }
+                    None => movers.push(idx),
+                }
+            }
+            for (idx, node) in movers.into_iter().zip(fresh) {
+                plan.moves.push((v, ps, idx, node.index()));
+                moved = true;
+            }
+        }
+        if moved {
+            plan.moved.push(v);
+        }
     }
 
     /// The consolidation evicts the pods of `v` it moves (`moves`: pod set, index, planned
@@ -425,4 +456,19 @@ impl Simulation<'_> {
             self.schedule_running(v);
         }
     }
+}
+
+/// Milli-GPUs of one pod of pod set `ps`, as the capacity check counts them (`kai_milli`):
+/// whole GPUs here, the shares' claims added where they are placed.
+fn pod_milli_gpus(
+    gpu: Option<kueuesim_model::ResourceId>,
+    rt: &super::runtime::Runtime<'_>,
+    ps: usize,
+) -> i64 {
+    gpu.map_or(0, |g| rt.needs.get(ps).map_or(0, |n| n.requests.get(g))) * MILLI
+}
+
+/// Milli-GPUs of the device shares placed (`claims`: pod set, index, claim).
+fn claims_milli(claims: &[(usize, usize, Claim)]) -> i64 {
+    claims.iter().map(|c| i64::from(c.2.milli)).sum()
 }

@@ -1,7 +1,8 @@
-//! KAI's consolidation action: the cases of upstream's `consolidation_test.go` as scenarios
-//! (`scenarios/placement/K25`–`K35`, batch Jobs whose running pods start on the test's nodes
-//! through `kueuesim.io/bound-nodes`), each under ten seeds: which pods moved where, which
-//! pending job took the freed nodes, and KAI's events.
+//! KAI's consolidation action: the cases of upstream's `consolidation_test.go`
+//! (`scenarios/placement/K25`–`K36`) and `consolidation_subgroups_test.go` (`K46`…) as
+//! scenarios, batch Jobs (a PodGroup with bare Pods for a job with subgroups) whose running
+//! pods start on the test's nodes through `kueuesim.io/bound-nodes`, each under ten seeds:
+//! which pods moved where, which pending job took the freed nodes, and KAI's events.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -244,5 +245,82 @@ fn k36_a_rack_freed_for_a_gang_with_a_required_topology() {
         untouched(r, "running-job0", &["node0"]);
         moved(r, "running-job1", "team/pending-job0", &["node0"]);
         placed_after_consolidation(r, "pending-job0", &["node1", "node1"]);
+    });
+}
+
+#[test]
+fn k46_a_job_with_subgroups_consolidates_a_running_job() {
+    // consolidation_subgroups_test "job with sub groups consolidates a running job":
+    // running-job1 is older than the pending job, so the scenario places it again first (job
+    // order): it takes node0's free 2 GPUs and both subgroups' pods take node1. Placing the
+    // job first put sub-0's 1-GPU pod on node0 and left running-job1 no node.
+    each("K46-consolidate-for-a-job-with-subgroups", |r| {
+        untouched(r, "running-job0", &["node0"]);
+        moved(r, "running-job1", "team/pending-job0", &["node0"]);
+        placed_after_consolidation(r, "pending-job0", &["node1", "node1"]);
+        assert_eq!(r.summary.evictions.get("Consolidation"), Some(&1));
+    });
+}
+
+/// The pods of `name` that KAI's consolidation evicted (its `Evict` events' messages name
+/// them), in event order.
+fn evicted_pods(r: &SimulationResult, name: &str) -> Vec<String> {
+    job(r, name)
+        .events
+        .iter()
+        .filter(|e| e.reason == "Evict")
+        .map(|e| e.message.split(' ').nth(1).unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn k47_subgroups_consolidate_up_to_their_minimums() {
+    // "Job with sub groups consolidates another job up to MinAvailable": the pass asks one pod
+    // of each subgroup; the other four find no room.
+    each("K47-consolidate-for-subgroups-up-to-their-minimum", |r| {
+        untouched(r, "running-job0", &["node0"]);
+        moved(r, "running-job1", "team/pending-job0", &["node0"]);
+        let w = job(r, "pending-job0");
+        assert_eq!(w.state, "Pending");
+        let per_set: Vec<&[String]> = w.pod_sets.iter().map(|p| p.nodes.as_slice()).collect();
+        assert_eq!(
+            per_set,
+            [&["node1".to_string()][..], &["node1".to_string()][..]]
+        );
+    });
+}
+
+#[test]
+fn k48_no_consolidation_when_a_subgroup_cannot_be_satisfied() {
+    // "… cannot satisfy sub group gang": 6 GPUs asked, 4 free.
+    each("K48-no-consolidation-for-an-unsatisfiable-subgroup", |r| {
+        untouched(r, "running-job0", &["node0"]);
+        untouched(r, "running-job1", &["node1"]);
+        still_pending(r, "pending-job0");
+        assert_eq!(r.summary.evictions.get("Consolidation"), None);
+    });
+}
+
+#[test]
+fn k49_one_subgroup_of_a_running_job_moves() {
+    // "job with sub groups consolidated by a pending job - partial eviction": the victim,
+    // older, is placed again before the pending job; its sub-0 pod stays on node0 and only
+    // its sub-1 pod moves there. Placing the pending job first put it on node0 and moved the
+    // sub-0 pod to node1 instead.
+    each("K49-consolidate-part-of-a-job-with-subgroups", |r| {
+        moved(r, "running-job", "team/pg-pending-job", &["node0", "node0"]);
+        assert_eq!(evicted_pods(r, "running-job"), ["team/running-job-b-0"]);
+        placed_after_consolidation(r, "pending-job", &["node1"]);
+    });
+}
+
+#[test]
+fn k50_both_subgroups_of_a_running_job_move() {
+    // "job with sub groups consolidated by a pending job - complete eviction".
+    each("K50-consolidate-all-of-a-job-with-subgroups", |r| {
+        untouched(r, "running-job0", &["node0"]);
+        moved(r, "running-job1", "team/pending-job", &["node0", "node0"]);
+        assert_eq!(evicted_pods(r, "running-job1").len(), 2);
+        placed_after_consolidation(r, "pending-job", &["node1", "node2"]);
     });
 }

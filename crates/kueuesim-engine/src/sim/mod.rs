@@ -36,6 +36,7 @@ mod invariants;
 mod kai;
 mod kai_actions;
 mod kai_consolidation;
+mod kai_evict;
 mod kai_stale;
 mod nodes;
 mod outbox;

@@ -77,4 +77,5 @@ mod traces;
 mod util;
 /// `Simulation.spec.variation`: what a seed changes in the workloads.
 mod variation;
+mod volcano_evictions;
 mod volcano_queues;

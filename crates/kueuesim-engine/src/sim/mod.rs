@@ -45,6 +45,7 @@ mod pods;
 mod pods_ready;
 mod provisioning;
 mod record;
+mod retry;
 mod runtime;
 mod scheduling;
 mod series;

@@ -3,6 +3,8 @@
 //! consolidation, reclaim and preempt actions, each over every job still pending, in that
 //! order (upstream's action list `allocate, consolidation, reclaim, preempt`).
 
+use std::collections::BTreeSet;
+
 use kueuesim_model::{QueueRef, SchedulerKind, WorkloadId};
 
 use crate::placement;
@@ -32,9 +34,7 @@ impl<'w> Simulation<'w> {
     /// instant's other arrivals and releases): upstream's session sees every job created
     /// before it opens.
     pub(super) fn kai_session_for(&mut self, w: WorkloadId) {
-        if !self.sched.kai_due.contains(&w) {
-            self.sched.kai_due.push(w);
-        }
+        self.sched.kai_due.insert(w);
         if self.sched.kai_session_at != Some(self.now) {
             self.sched.kai_session_at = Some(self.now);
             self.events.push(self.now, Ev::KaiSession);
@@ -79,11 +79,17 @@ impl<'w> Simulation<'w> {
             Step::Evict(KaiAction::Reclaim),
             Step::Evict(KaiAction::Preempt),
         ] {
+            let waiting: BTreeSet<WorkloadId> = self
+                .sched
+                .awaiting_placement
+                .iter()
+                .map(|&(_, _, w)| w)
+                .collect();
             let pending: Vec<WorkloadId> = jobs
                 .iter()
                 .copied()
                 .filter(|&w| {
-                    self.kai_waiting(w)
+                    waiting.contains(&w)
                         && !self.pipelined(w)
                         && (step != Step::Consolidate || self.spec(w).kai_preemptible())
                 })
@@ -125,14 +131,6 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Whether `w` waits for nodes.
-    fn kai_waiting(&self, w: WorkloadId) -> bool {
-        self.sched
-            .awaiting_placement
-            .iter()
-            .any(|&(_, _, x)| x == w)
-    }
-
     /// The milli-GPUs job `w` has bound (a share as the part of its device it holds).
     fn kai_bound_milli(&self, w: WorkloadId) -> i64 {
         self.gpu.map_or(0, |g| self.kai_milli(w.index(), g).0)
@@ -147,8 +145,7 @@ impl<'w> Simulation<'w> {
         jobs: &[WorkloadId],
         mut act: impl FnMut(&mut Self, WorkloadId) -> i64,
     ) {
-        let (Some(g), Some(view)) = (self.gpu, jobs.iter().find_map(|&w| self.kai_view(w)))
-        else {
+        let (Some(g), Some(view)) = (self.gpu, jobs.iter().find_map(|&w| self.kai_view(w))) else {
             for &w in jobs {
                 act(self, w);
             }

@@ -281,7 +281,7 @@ struct Schedulers {
     /// The instant of the pending `Ev::KaiSession`, if one is queued.
     kai_session_at: Option<SimTime>,
     /// The jobs the pending `Ev::KaiSession` tries (`kai_session_for`).
-    kai_due: Vec<WorkloadId>,
+    kai_due: BTreeSet<WorkloadId>,
     /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
     /// running shares, as they are booked (`book_bound_pods`).
     start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
@@ -459,7 +459,7 @@ impl<'w> Simulation<'w> {
                 defer_placement: false,
                 volcano_session_at: None,
                 kai_session_at: None,
-                kai_due: Vec::new(),
+                kai_due: BTreeSet::new(),
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),

@@ -322,7 +322,12 @@ fn allocate_takes_the_queues_in_turn_as_their_shares_grow() {
     // Upstream's "6 pending train jobs - allocate the 1st 2 of each queue (verify the share is
     // being updated during the allocation)": two jobs of each queue bind, in turns.
     let r = crate::util::run_dir("kai/action-order/allocate-by-queue-share");
-    for name in ["pending-job0", "pending-job1", "pending-job3", "pending-job4"] {
+    for name in [
+        "pending-job0",
+        "pending-job1",
+        "pending-job3",
+        "pending-job4",
+    ] {
         assert_eq!(placed(&r, name), running(60.0, "node0"), "{name}");
     }
     for name in ["pending-job2", "pending-job5"] {

@@ -86,7 +86,8 @@ impl<'a> JobsOrder<'a> {
         };
         let sub = state.subtree_allocated();
         let nq = self.queues.len();
-        let has_jobs = |q: usize| (0..nq).any(|l| !self.jobs[l].is_empty() && state.path(l).contains(&q));
+        let has_jobs =
+            |q: usize| (0..nq).any(|l| !self.jobs[l].is_empty() && state.path(l).contains(&q));
         let children = |q: Option<usize>| -> Vec<usize> {
             (0..nq)
                 .filter(|&c| self.queues[c].parent == q && has_jobs(c))
@@ -145,7 +146,7 @@ impl<'a> JobsOrder<'a> {
                 alloc > state.fair[q],
                 // `prioritizeUnderQuotaWithJob`: a queue its job keeps within its deserved
                 // quota first (an unlimited quota keeps every job within it).
-                !kq.gpu_quota.is_none_or(|d| alloc + job <= d),
+                kq.gpu_quota.is_some_and(|d| alloc + job > d),
                 // `prioritizePrioritized`: the higher queue priority first.
                 Reverse(kq.priority),
                 // `penalizeZeroShareWithJob`: a queue that would use GPUs with no

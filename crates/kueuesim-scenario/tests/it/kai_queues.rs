@@ -1,7 +1,9 @@
 //! KAI's queue actions as upstream (KAI-Scheduler 72de64fc) runs them: a PodGroup's
 //! preemptibility (`IsPreemptibleJob`), `LastStartTimestamp` for the min-runtimes (allocate's
-//! `setLastStartTimestamp`, the `kai.scheduler/last-start-timestamp` annotation) and the
-//! victim order of the default tiers (priority, then the elastic plugin's job order).
+//! `setLastStartTimestamp`, the `kai.scheduler/last-start-timestamp` annotation), the
+//! victim order of the default tiers (priority, then the elastic plugin's job order) and the
+//! session's action order (allocate over every job in `JobsOrderByQueues` order, then each
+//! eviction action over those still pending).
 
 use kueuesim_engine::Simulation;
 use kueuesim_report::output::{SimulationResult, result};

@@ -235,6 +235,32 @@ mod tests {
         assert_eq!(got, vec![0, 3, 1, 4, 2, 5]);
     }
 
+    /// With a hierarchy, the departments are ordered first (each judged by the next job of
+    /// its subtree), then the queues inside the one chosen: a leaf within its own share
+    /// waits while its department is over its fair share.
+    #[test]
+    fn departments_are_ordered_before_their_queues() {
+        let mut queues = vec![q("d1", 2), q("d2", 2), q("a", 1), q("b", 1)];
+        queues[2].parent = Some(0);
+        queues[3].parent = Some(1);
+        // d1's other leaf (not listed with jobs) holds 3 GPUs: d1 is over its fair share.
+        let mut other = q("c", 0);
+        other.parent = Some(0);
+        queues.push(other);
+        let fair = [2000, 2000, 1000, 1000, 0];
+        let allocated = [0, 0, 0, 1000, 3000];
+        let state = QueueState {
+            queues: &queues,
+            fair: &fair,
+            allocated: &allocated,
+            total: 4000,
+            now: 0,
+        };
+        let mut order = JobsOrder::new(&state, &[job(0, 2), job(1, 3)]);
+        assert_eq!(order.pop().map(|j| j.key), Some(1));
+        assert_eq!(order.pop().map(|j| j.key), Some(0));
+    }
+
     /// A queue over its fair share comes after one within it, whatever the input order.
     #[test]
     fn a_queue_over_its_fair_share_comes_last() {

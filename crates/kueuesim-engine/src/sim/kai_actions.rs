@@ -414,7 +414,7 @@ impl<'w> Simulation<'w> {
     /// its pods in eviction order), `running` giving the pods): where a scenario of reclaim
     /// or preempt places the job. A victim taken whole leaves as in `cluster_without` (its
     /// GPU shares too).
-    fn cluster_without_victims(
+    pub(super) fn cluster_without_victims(
         &self,
         running: &[placement::kai::RunningJob],
         victims: &[(usize, usize)],

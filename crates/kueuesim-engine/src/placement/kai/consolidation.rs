@@ -270,4 +270,48 @@ mod tests {
         assert_eq!(tried, (3..20).collect::<Vec<_>>());
         assert_eq!(MAX_CONSOLIDATION_PREEMPTEES + 1, 17);
     }
+
+    #[test]
+    fn the_seventeen_potential_victims_are_jobs_not_pieces() {
+        // As "at most seventeen", but the youngest job (19) runs 2 pods above its minimum of
+        // 1, so the victims queue takes it in two pieces: still 17 jobs are candidates
+        // (keys 3..19), not 17 pieces.
+        let mut running: Vec<RunningJob> = (0..20).map(|k| job(k, 1, k, k as i64, 50)).collect();
+        let pod = |index| super::super::reclaim::VictimPod {
+            pod_set: 0,
+            index,
+            node: 19,
+            gpus: 1,
+        };
+        running[19].pods = vec![pod(1), pod(0)];
+        running[19].gpus = 2;
+        running[19].elastic = 2;
+        running[19].min_pods = 1;
+        running[19].pieces = vec![
+            super::super::reclaim::Piece { upto: 1, rank: 2 },
+            super::super::reclaim::Piece { upto: 2, rank: 1 },
+        ];
+        let queues = [queue0()];
+        let state = QueueState {
+            queues: &queues,
+            fair: &[40],
+            allocated: &[21],
+            total: 40,
+            now: 0,
+        };
+        let preemptor = Reclaimer {
+            queue: 0,
+            task_gpus: &[2],
+            preemptible: true,
+        };
+        let mut tried = Vec::new();
+        let plan = consolidation_plan(&state, &preemptor, &running, 19, |_, victims| {
+            tried.extend(victims.iter().map(|v| v.0));
+            None
+        });
+        assert_eq!(plan, None);
+        tried.sort_unstable();
+        tried.dedup();
+        assert_eq!(tried, (3..20).collect::<Vec<_>>());
+    }
 }

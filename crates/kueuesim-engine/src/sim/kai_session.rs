@@ -9,7 +9,7 @@ use kueuesim_model::{QueueRef, SchedulerKind, WorkloadId};
 
 use crate::placement;
 
-use super::kai_actions::{KaiAction, KaiView, elastic_rank, kai_task_gpus};
+use super::kai_actions::{KaiAction, KaiView, elastic_rank};
 use super::{Ev, Simulation};
 
 /// An action of the session after allocate.
@@ -159,7 +159,7 @@ impl<'w> Simulation<'w> {
                 Some(placement::kai::PendingJob {
                     key: w.index(),
                     queue: wl.gang.kai_queue?,
-                    gpus: kai_task_gpus(&wl, &rt.pods(), g).iter().sum(),
+                    gpus: self.kai_task_gpus(&wl, &rt.pods(), g).iter().sum(),
                     priority: wl.priority,
                     elastic: elastic_rank(&wl, &rt.record.placement),
                     created: wl.created_at.millis(),

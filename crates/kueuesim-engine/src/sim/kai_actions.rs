@@ -1,6 +1,7 @@
-//! KAI's reclaim and preempt actions for jobs Kueue does not manage (after consolidation,
-//! `kai_consolidation.rs`): the session's view of the queues and running jobs, the choice of
-//! victims (their eviction is `kai_evict.rs`), and the retry when a min-runtime protection ends.
+//! KAI's reclaim and preempt actions for jobs Kueue does not manage (run over the pending
+//! jobs by the session, `kai_session.rs`, after consolidation, `kai_consolidation.rs`): the
+//! session's view of the queues and running jobs, the choice of victims (their eviction is
+//! `kai_evict.rs`), and the retry when a min-runtime protection ends.
 
 use std::cmp::Reverse;
 
@@ -15,33 +16,10 @@ use super::runtime::KaiVictim;
 use super::{Ev, Simulation};
 
 impl<'w> Simulation<'w> {
-    /// KAI's consolidation action, then its reclaim action, then its preempt action (each only
-    /// when the one before found nothing), for a pending job of a KAI Queue (jobs Kueue does
-    /// not manage; Kueue-managed ones are Kueue's to preempt), in upstream's action order
-    /// (`allocate, consolidation, reclaim, preempt`): move running jobs to other nodes so the
-    /// job fits (`kai_consolidate`), else evict running jobs of queues above their fair
-    /// share so the job fits (`kai::reclaim_victims`), else lower-priority running jobs of
-    /// its own queue (`kai::preempt_victims`).
-    /// The session's view is built once: an action that finds nothing changes nothing, so
-    /// the next one reads the same (each rebuild scans every runtime).
-    pub(super) fn kai_reclaim(&mut self, w: WorkloadId) {
-        let Some(view) = self.kai_view(w) else {
-            return;
-        };
-        if self.kai_consolidate(w, &view) {
-            return;
-        }
-        if !self.kai_evict_for(w, &view, KaiAction::Reclaim)
-            && !self.kai_evict_for(w, &view, KaiAction::Preempt)
-        {
-            self.kai_retry_when_protection_ends(w, &view);
-        }
-    }
-
     /// After reclaim and preempt found nothing for `w`: when a min-runtime kept a victim
     /// from it, `w` tries again the instant the first such protection ends (upstream runs
     /// its actions every session, so a job waits no longer than that).
-    fn kai_retry_when_protection_ends(&mut self, w: WorkloadId, view: &KaiView) {
+    pub(super) fn kai_retry_when_protection_ends(&mut self, w: WorkloadId, view: &KaiView) {
         let state = view.queue_state(self.now);
         let priority = self.spec(w).priority;
         let Some(ends) =
@@ -58,8 +36,8 @@ impl<'w> Simulation<'w> {
         self.events.push(at, Ev::KaiProtectionEnds(w));
     }
 
-    /// `Ev::KaiProtectionEnds`: `w`, still waiting for KAI, tries again (allocate, then its
-    /// actions). Whether anything was done.
+    /// `Ev::KaiProtectionEnds`: `w`, still waiting for KAI, tries again in the session of
+    /// this instant (allocate, then the actions). Whether anything was done.
     pub(super) fn kai_protection_ends(&mut self, w: WorkloadId) -> bool {
         let rt = &mut self.runtimes[w.index()];
         if rt.kai_retry_at != Some(self.now) {
@@ -75,7 +53,7 @@ impl<'w> Simulation<'w> {
         {
             return false;
         }
-        self.try_place(w);
+        self.kai_session_for(w);
         true
     }
 
@@ -193,30 +171,8 @@ impl<'w> Simulation<'w> {
             .collect();
         let fair = placement::kai::fair_shares(&queues, total, &requests, MILLI);
         let pods = self.runtimes[w.index()].pods();
-        // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
-        // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
         let (bound, _) = placement::counts(&pods);
-        let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
-        let min_member = wl
-            .gang
-            .min_member
-            .map_or(total_pods, |m| (m as usize).min(total_pods));
-        let count = if wl.gang.pod_group_per_pod || bound >= min_member {
-            1
-        } else {
-            min_member - bound
-        };
-        // A task's GPUs: its whole GPUs, or its share (`pending_share_milli`: a
-        // `gpu-memory` share against the smallest GPU memory of the GPU nodes).
-        let task_gpus: Vec<i64> = pods
-            .iter()
-            .enumerate()
-            .flat_map(|(ps, (n, slots))| {
-                let per = n.requests.get(g) * MILLI + self.pending_share_milli(&wl, ps);
-                slots.iter().filter(|x| x.is_none()).map(move |_| per)
-            })
-            .take(count)
-            .collect();
+        let task_gpus = self.kai_task_gpus(&wl, &pods, g);
         // Free GPUs: whole GPUs free, and what is free on the devices KAI's shares hold
         // (upstream's idle GPUs count a shared GPU group's free part).
         let cluster = &self.sched.cluster;
@@ -256,7 +212,12 @@ impl<'w> Simulation<'w> {
     }
 
     /// One eviction action for `w`; whether it evicted.
-    fn kai_evict_for(&mut self, w: WorkloadId, view: &KaiView, action: KaiAction) -> bool {
+    pub(super) fn kai_evict_for(
+        &mut self,
+        w: WorkloadId,
+        view: &KaiView,
+        action: KaiAction,
+    ) -> bool {
         let world = self.world;
         let wl = self.spec(w);
         let state = view.queue_state(self.now);
@@ -612,7 +573,7 @@ impl KaiAction {
 /// subgroup holding pods has fewer bound than its minMember, else 2 when one has more, else 1.
 /// Without subgroups the PodGroup is one subgroup of minMember (at least 1); a batch Job's
 /// PodGroup per pod is always exactly at its minimum of 1.
-fn elastic_rank(wl: &kueuesim_model::Workload, placement: &[Vec<Option<NodeId>>]) -> u8 {
+pub(super) fn elastic_rank(wl: &kueuesim_model::Workload, placement: &[Vec<Option<NodeId>>]) -> u8 {
     if wl.gang.pod_group_per_pod {
         return 1;
     }
@@ -709,6 +670,38 @@ fn victim_pieces(
 }
 
 impl Simulation<'_> {
+    /// Milli-GPUs of each task KAI allocates now for job `wl` of pods `pods`
+    /// (`GetTasksToAllocate`): `minMember − allocated` tasks while below the minimum, else
+    /// one; a batch Job's PodGroup per pod: its next pod. A task's GPUs are its whole GPUs,
+    /// or its share (`pending_share_milli`: a `gpu-memory` share against the smallest GPU
+    /// memory of the GPU nodes).
+    pub(super) fn kai_task_gpus(
+        &self,
+        wl: &kueuesim_model::Workload,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+        g: ResourceId,
+    ) -> Vec<i64> {
+        let (bound, _) = placement::counts(pods);
+        let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
+        let min_member = wl
+            .gang
+            .min_member
+            .map_or(total_pods, |m| (m as usize).min(total_pods));
+        let count = if wl.gang.pod_group_per_pod || bound >= min_member {
+            1
+        } else {
+            min_member - bound
+        };
+        pods.iter()
+            .enumerate()
+            .flat_map(|(ps, (n, slots))| {
+                let per = n.requests.get(g) * MILLI + self.pending_share_milli(wl, ps);
+                slots.iter().filter(|x| x.is_none()).map(move |_| per)
+            })
+            .take(count)
+            .collect()
+    }
+
     /// The milli-GPUs of one pending pod's share of pod set `ps` of `wl`, as KAI's queues
     /// and actions count it before a node is chosen: its `gpu-fraction`, or its
     /// `gpu-memory` against the smallest GPU memory of the GPU nodes (the proportion

@@ -141,7 +141,11 @@ impl Simulation<'_> {
             .iter()
             .any(|&(_, _, x)| x != v && self.runtimes[x.index()].kai_pipelined > 0);
         if !pipelined_waiting {
-            self.try_place(v);
+            if self.kai_session_job(v) {
+                self.kai_session_for(v);
+            } else {
+                self.try_place(v);
+            }
         }
     }
 

@@ -37,6 +37,7 @@ mod kai;
 mod kai_actions;
 mod kai_consolidation;
 mod kai_evict;
+mod kai_session;
 mod kai_stale;
 mod nodes;
 mod outbox;
@@ -151,6 +152,9 @@ enum Ev {
     /// Volcano's session of this instant: the jobs released to it are tried in its
     /// allocate order among queues (`volcano_order`).
     VolcanoSession,
+    /// KAI's session of this instant: allocate, consolidation, reclaim and preempt, each
+    /// over the jobs due in `JobsOrderByQueues` order (`kai_session`).
+    KaiSession,
 }
 
 /// A simulation of one world. Cloning it forks the run (benchmarks measure one step from
@@ -274,6 +278,10 @@ struct Schedulers {
     defer_placement: bool,
     /// The instant of the pending `Ev::VolcanoSession`, if one is queued.
     volcano_session_at: Option<SimTime>,
+    /// The instant of the pending `Ev::KaiSession`, if one is queued.
+    kai_session_at: Option<SimTime>,
+    /// The jobs the pending `Ev::KaiSession` tries (`kai_session_for`).
+    kai_due: BTreeSet<WorkloadId>,
     /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
     /// running shares, as they are booked (`book_bound_pods`).
     start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
@@ -450,6 +458,8 @@ impl<'w> Simulation<'w> {
                 placement_attempts: 0,
                 defer_placement: false,
                 volcano_session_at: None,
+                kai_session_at: None,
+                kai_due: BTreeSet::new(),
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),
@@ -596,6 +606,7 @@ impl<'w> Simulation<'w> {
                 }
             }
             Ev::VolcanoSession => self.volcano_session(),
+            Ev::KaiSession => self.kai_session(),
             Ev::KaiProtectionEnds(w) => {
                 if !self.kai_protection_ends(w) {
                     self.progress.idle = true;

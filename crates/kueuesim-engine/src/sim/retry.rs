@@ -1,6 +1,6 @@
 //! Retrying the workloads waiting for nodes when capacity frees: the pipelined jobs of KAI's
-//! and Volcano's actions first, Volcano's queue-ordered jobs deferred to its session, and a
-//! request that just failed not tried again in the same pass.
+//! and Volcano's actions first, Volcano's queue-ordered jobs and KAI's own deferred to their
+//! sessions, and a request that just failed not tried again in the same pass.
 
 use kueuesim_model::{NodeId, SchedulerKind, WorkloadId};
 
@@ -21,8 +21,8 @@ impl<'w> Simulation<'w> {
     }
 
     /// Retries every workload waiting for nodes, in scheduler queue order; the Volcano jobs
-    /// that Volcano takes queue by queue (`volcano_order`) in its session at the end of
-    /// this instant.
+    /// that Volcano takes queue by queue (`volcano_order`), and the KAI jobs of KAI's
+    /// session (`kai_session`), in their sessions at the end of this instant.
     ///
     /// Within one pass, a workload whose pods, bindings, gang and topology request are those
     /// of one that just failed is not tried again: nothing it could use changed in between
@@ -51,6 +51,11 @@ impl<'w> Simulation<'w> {
             // cluster as its session opens).
             if self.volcano_queue_ordered(w) && !self.pipelined(w) {
                 to_volcano_session = true;
+                continue;
+            }
+            // So does KAI, for the jobs of its queues that Kueue does not manage.
+            if self.kai_session_job(w) && !self.pipelined(w) {
+                self.kai_session_for(w);
                 continue;
             }
             self.retry_one(w, &mut failed);

@@ -67,6 +67,12 @@ impl<'w> Simulation<'w> {
             self.defer_to_volcano_session();
             return;
         }
+        // So does KAI's, for the jobs its actions serve: allocate takes them queue by queue,
+        // then consolidation, reclaim and preempt take those still pending.
+        if self.kai_session_job(w) {
+            self.kai_session_for(w);
+            return;
+        }
         if !self.try_place(w) {
             // Pods pending unschedulable: the cluster-autoscaler may add nodes for them.
             self.scale_up_for_pending(w);
@@ -410,10 +416,9 @@ impl<'w> Simulation<'w> {
                     message,
                     None,
                 );
+                // KAI's consolidation, reclaim and preempt run in its session, over every job
+                // allocate left pending (`kai_session`).
                 self.bound_unplaced(w, kind);
-                if kind == SchedulerKind::Kai {
-                    self.kai_reclaim(w);
-                }
                 if kind == SchedulerKind::Volcano {
                     self.volcano_evict_for(w);
                 }

@@ -1,7 +1,9 @@
 //! KAI's queue actions as upstream (KAI-Scheduler 72de64fc) runs them: a PodGroup's
 //! preemptibility (`IsPreemptibleJob`), `LastStartTimestamp` for the min-runtimes (allocate's
-//! `setLastStartTimestamp`, the `kai.scheduler/last-start-timestamp` annotation) and the
-//! victim order of the default tiers (priority, then the elastic plugin's job order).
+//! `setLastStartTimestamp`, the `kai.scheduler/last-start-timestamp` annotation), the
+//! victim order of the default tiers (priority, then the elastic plugin's job order) and the
+//! session's action order (allocate over every job in `JobsOrderByQueues` order, then each
+//! eviction action over those still pending).
 
 use kueuesim_engine::Simulation;
 use kueuesim_report::output::{SimulationResult, result};
@@ -293,5 +295,73 @@ fn a_job_with_subgroups_stops_at_its_queue_limit() {
         Some(
             "OverLimit: queue0 quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 3 GPUs allocated and workload requested 1 GPUs."
         )
+    );
+}
+
+/// Job `name` of namespace `team`: its state, when it last started running (s) and its nodes.
+fn placed(r: &SimulationResult, name: &str) -> (String, Option<f64>, Vec<String>) {
+    let w = wl(r, "team", name);
+    let nodes = w.pod_sets.iter().flat_map(|p| p.nodes.clone()).collect();
+    (w.state.to_string(), w.running_at, nodes)
+}
+
+/// Running since `at` on `node`.
+fn running(at: f64, node: &str) -> (String, Option<f64>, Vec<String>) {
+    ("Running".into(), Some(at), vec![node.into()])
+}
+
+/// Never placed.
+fn pending() -> (String, Option<f64>, Vec<String>) {
+    ("Pending".into(), None, Vec::new())
+}
+
+// KAI's session: allocate over every pending job in `JobsOrderByQueues` order, then
+// consolidation, reclaim and preempt over those still pending (`scenarios/kai/action-order/`).
+// Per job (kueuesim before the session) each of these ended with an eviction.
+
+#[test]
+fn allocate_takes_the_queues_in_turn_as_their_shares_grow() {
+    // Upstream's "6 pending train jobs - allocate the 1st 2 of each queue (verify the share is
+    // being updated during the allocation)": two jobs of each queue bind, in turns.
+    let r = crate::util::run_dir("kai/action-order/allocate-by-queue-share");
+    for name in [
+        "pending-job0",
+        "pending-job1",
+        "pending-job3",
+        "pending-job4",
+    ] {
+        assert_eq!(placed(&r, name), running(60.0, "node0"), "{name}");
+    }
+    for name in ["pending-job2", "pending-job5"] {
+        assert_eq!(placed(&r, name), pending(), "{name}");
+    }
+    assert!(victims(&r).is_empty(), "{:?}", victims(&r));
+}
+
+#[test]
+fn allocate_serves_the_queue_its_job_keeps_within_its_deserved_quota_first() {
+    // Upstream's "Both queues have deserved of 2, overall 4 gpus, queue0 will pass the
+    // deserved if its pending jobs will be allocated - allocate a job from queue1".
+    let r = crate::util::run_dir("kai/action-order/allocate-within-deserved-quota-first");
+    assert_eq!(placed(&r, "pending-job1"), running(60.0, "node0"));
+    assert_eq!(placed(&r, "pending-job0"), pending());
+    assert_eq!(placed(&r, "running-job0"), running(0.0, "node0"));
+    assert_eq!(placed(&r, "running-job1"), running(0.0, "node0"));
+    assert!(victims(&r).is_empty(), "{:?}", victims(&r));
+}
+
+#[test]
+fn reclaim_runs_after_allocate_placed_every_job() {
+    // Built from the action order (no upstream test found): the later small job binds before
+    // the big one reclaims, so the big one takes the victim that frees a whole node.
+    let r = crate::util::run_dir("kai/action-order/allocate-before-reclaim");
+    assert_eq!(placed(&r, "small"), running(60.0, "node0"));
+    assert_eq!(placed(&r, "big"), running(90.0, "node1"));
+    assert_eq!(placed(&r, "running-b2"), running(0.0, "node0"));
+    assert_eq!(victims(&r), ["running-b1"]);
+    let e = &wl(&r, "team", "running-b1").evictions[0];
+    assert_eq!(
+        (e.reason, e.at, e.preemptor.as_deref()),
+        ("Reclaim", 60.0, Some("team/big"))
     );
 }

@@ -21,7 +21,8 @@ mod kai_consolidation;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
-/// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order.
+/// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
+/// action order.
 mod kai_queues;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;

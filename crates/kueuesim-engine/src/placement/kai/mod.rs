@@ -8,7 +8,7 @@
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
 //! plugin (candidate domains, `checkJobDomainFit`); `nodeplacement` the node scores;
 //! `subgroups` PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares
-//! and reclaim; `consolidation` the consolidation action's victims and search; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
+//! and reclaim; `queue_order` the order the session's actions take pending jobs in; `consolidation` the consolidation action's victims and search; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
 //! `Cluster` keeps in step for KAI on every bind and release are shared bookkeeping, in the
 //! folder above: `placement::fit_counts` (per-domain `AllocatablePods` counts),
 //! `placement::domain_order` (each domain's nodes in bin-pack order, which a dry run of alike
@@ -17,6 +17,7 @@
 mod consolidation;
 mod messages;
 mod nodeplacement;
+mod queue_order;
 mod reclaim;
 pub mod sharing;
 mod subgroups;
@@ -29,6 +30,7 @@ use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
 pub use consolidation::{ConsolidationPlan, MAX_CONSOLIDATION_PREEMPTEES, consolidation_plan};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
+pub use queue_order::{JobsOrder, PendingJob};
 pub use reclaim::{
     Piece, QueueState, Reclaimer, RunningJob, VictimPod, Victims, fair_shares, preempt_victims,
     protection_ends, reclaim_victims,

@@ -292,7 +292,7 @@ pub struct QueueState<'a> {
 
 impl QueueState<'_> {
     /// GPUs allocated in each queue's subtree.
-    fn subtree_allocated(&self) -> Vec<i64> {
+    pub(super) fn subtree_allocated(&self) -> Vec<i64> {
         let mut sub = self.allocated.to_vec();
         for q in 0..self.queues.len() {
             let mut p = self.queues[q].parent;
@@ -306,7 +306,7 @@ impl QueueState<'_> {
 
     /// `GetAllocatableShare`: max(deserved, fair share), capped by the limit; an unlimited
     /// deserved quota gives the limit (None: unlimited).
-    fn allocatable(&self, q: usize) -> Option<i64> {
+    pub(super) fn allocatable(&self, q: usize) -> Option<i64> {
         let kq = &self.queues[q];
         match kq.gpu_quota {
             None => kq.gpu_limit,
@@ -318,7 +318,7 @@ impl QueueState<'_> {
     }
 
     /// The queue and its ancestors, root first (`getHierarchyPath`).
-    fn path(&self, q: usize) -> Vec<usize> {
+    pub(super) fn path(&self, q: usize) -> Vec<usize> {
         let mut path = vec![q];
         let mut p = self.queues[q].parent;
         while let Some(x) = p {

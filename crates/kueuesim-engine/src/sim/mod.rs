@@ -274,6 +274,9 @@ struct Schedulers {
     defer_placement: bool,
     /// The instant of the pending `Ev::VolcanoSession`, if one is queued.
     volcano_session_at: Option<SimTime>,
+    /// While a Volcano session allocates: a job allocate leaves short waits for the
+    /// session's preempt and reclaim, which run after allocate over all its jobs.
+    volcano_in_session: bool,
     /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
     /// running shares, as they are booked (`book_bound_pods`).
     start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
@@ -450,6 +453,7 @@ impl<'w> Simulation<'w> {
                 placement_attempts: 0,
                 defer_placement: false,
                 volcano_session_at: None,
+                volcano_in_session: false,
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),

@@ -76,7 +76,12 @@ enum Phase {
 /// `Session.JobStarving` for a job with `ready` ready and pipelined tasks: the first tier
 /// with a `JobStarvingFn` decides, every one in it agreeing (gang: below minAvailable;
 /// priority: below the job's task count); with none a job never starves.
-pub(super) fn job_starving(tiers: &[Vec<EvictVoter>], ready: usize, min: usize, total: usize) -> bool {
+pub(super) fn job_starving(
+    tiers: &[Vec<EvictVoter>],
+    ready: usize,
+    min: usize,
+    total: usize,
+) -> bool {
     for tier in tiers {
         let mut found = false;
         for v in tier {

@@ -1009,6 +1009,22 @@ mod tests {
             [0]
         );
     }
+    /// `JobStarving`: the first tier with gang or priority decides, all of it agreeing.
+    #[test]
+    fn job_starving_asks_the_first_tier_with_a_starving_voter() {
+        use EvictVoter::{Conformance, Gang, Priority};
+        let one = vec![vec![Priority, Gang, Conformance]];
+        // 2 ready of 3 tasks, minMember 1: priority says yes, gang no.
+        assert!(!job_starving(&one, 2, 1, 3));
+        assert!(job_starving(&one, 0, 1, 3));
+        // priority alone in the first tier decides; a tier without a voter is passed over.
+        let split = vec![vec![Conformance], vec![Priority], vec![Gang]];
+        assert!(job_starving(&split, 2, 1, 3));
+        assert!(!job_starving(&split, 3, 1, 3));
+        // With no voter a job never starves.
+        assert!(!job_starving(&[vec![Conformance]], 0, 1, 3));
+    }
+
     #[test]
     fn drf_takes_a_victim_while_its_job_keeps_at_least_the_preemptors_share() {
         // One resource of 10: job 1 holds 6 (two tasks of 3), job 2 holds 2; the preemptor's

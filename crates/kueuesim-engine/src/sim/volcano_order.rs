@@ -83,15 +83,18 @@ impl<'w> Simulation<'w> {
     }
 
     /// The enqueue action over the jobs of `order` still Pending, queue by queue in the
-    /// order allocate takes them (what it lets in changes no queue's share).
-    fn volcano_enqueue_action(&mut self, order: &AllocateOrder) {
+    /// order allocate takes them (what it lets in changes no queue's share); whether it let
+    /// one in.
+    fn volcano_enqueue_action(&mut self, order: &AllocateOrder) -> bool {
         let world = self.world;
         let mut jobs = order.jobs.clone();
+        let mut let_in = false;
         while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut jobs) {
             if !self.runtimes[w.index()].volcano_inqueue {
-                self.volcano_enqueue(w);
+                let_in |= self.volcano_enqueue(w);
             }
         }
+        let_in
     }
 
     /// Tries the jobs of `order` as upstream's allocate does: pick the first queue by
@@ -166,15 +169,24 @@ impl<'w> Simulation<'w> {
         let Some(conf) = &world.config.volcano.queues else {
             return;
         };
+        let mut allocated = false;
         for &action in &conf.actions {
             match action {
                 VolcanoAction::Enqueue => {
                     let waiting = self.volcano_waiting();
                     if let Some(order) = self.volcano_allocate_order(&waiting) {
-                        self.volcano_enqueue_action(&order);
+                        let let_in = self.volcano_enqueue_action(&order);
+                        // Listed after allocate, what it lets in waits for the next
+                        // session's allocate: one more session at this instant.
+                        if allocated && let_in {
+                            self.defer_to_volcano_session();
+                        }
                     }
                 }
-                VolcanoAction::Allocate => self.volcano_allocate_action(),
+                VolcanoAction::Allocate => {
+                    self.volcano_allocate_action();
+                    allocated = true;
+                }
                 VolcanoAction::Preempt => self.volcano_preempt_action(),
                 VolcanoAction::Reclaim => self.volcano_reclaim_action(),
                 _ => {}

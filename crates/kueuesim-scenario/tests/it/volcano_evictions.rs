@@ -637,6 +637,25 @@ fn reclaim_listed_before_preempt_runs_first_over_all_jobs() {
 }
 
 #[test]
+fn enqueue_listed_after_allocate_lets_jobs_in_for_the_next_allocate() {
+    // `proportion` with `allocate, enqueue`: the session's allocate leaves the Pending
+    // PodGroups alone (enqueue is in the conf), its enqueue lets them in, and the next
+    // session (at the same instant here, where upstream's comes a period later) binds them
+    // as in the conf's usual order.
+    let text = scenario_text("volcano/proportion");
+    assert!(text.contains("actions: \"enqueue, allocate\""));
+    let r = run_text(&text.replace(
+        "actions: \"enqueue, allocate\"",
+        "actions: \"allocate, enqueue\"",
+    ));
+    for (pg, node) in [("pg3", "n1"), ("pg4", "n2")] {
+        let w = wl(&r, "ns1", pg);
+        assert_eq!(pods(w).first().and_then(|p| p.1), Some(node), "{pg}");
+        assert_eq!(w.pod_sets[0].pods[0].bound_at, Some(0.0), "{pg}");
+    }
+}
+
+#[test]
 fn preempt_within_a_job_takes_its_lower_priority_task() {
     // preempt.go's second loop, "Preemption between Task within Job": master (high task
     // priority) evicts a worker of its own job (low), once, and binds in its place.
@@ -667,4 +686,12 @@ fn preempt_within_a_job_takes_its_lower_priority_task() {
         1,
     ));
     assert_eq!(evictions(&r, "Preempt"), 0);
+    // master with `preemptionPolicy: Never` ends its job's loop at once.
+    let r = run_text(&text.replacen(
+        "  priorityClassName: high-priority\n",
+        "  priorityClassName: high-priority\n  preemptionPolicy: Never\n",
+        1,
+    ));
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1"))[0], ("master", None));
 }

@@ -192,7 +192,7 @@ impl Simulation<'_> {
         spec.queue == QueueRef::Unmanaged
             && spec.gang.volcano_queue.is_some()
             && rt.volcano_inqueue
-            && !rt.volcano_pipelined.is_some_and(|t| self.now <= t)
+            && rt.volcano_pipelined.is_none_or(|t| self.now > t)
             && !rt.needs.is_empty()
     }
 

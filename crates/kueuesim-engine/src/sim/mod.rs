@@ -282,6 +282,9 @@ struct Schedulers {
     kai_session_at: Option<SimTime>,
     /// The jobs the pending `Ev::KaiSession` tries (`kai_session_for`).
     kai_due: BTreeSet<WorkloadId>,
+    /// While a Volcano session allocates: a job allocate leaves short waits for the
+    /// session's preempt and reclaim, which run after allocate over all its jobs.
+    volcano_in_session: bool,
     /// The device of each KAI GPU group (node, `runai-gpu-group`, device) of the input's
     /// running shares, as they are booked (`book_bound_pods`).
     start_gpu_groups: Vec<(kueuesim_model::NodeId, String, usize)>,
@@ -460,6 +463,7 @@ impl<'w> Simulation<'w> {
                 volcano_session_at: None,
                 kai_session_at: None,
                 kai_due: BTreeSet::new(),
+                volcano_in_session: false,
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),
                 tas_none: crate::tas::TasCapacity::none(),

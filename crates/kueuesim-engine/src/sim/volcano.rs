@@ -343,14 +343,19 @@ impl Simulation<'_> {
             let mut placed = 0;
             let mut total = 0;
             for (ps, slots) in rt.record.placement.iter().enumerate() {
-                for s in slots {
+                for (i, s) in slots.iter().enumerate() {
+                    total += 1;
+                    // A pod preempt or reclaim evicted is Releasing until it is gone: no
+                    // longer the queue's allocated (`AllocatedStatus`), nor pending.
+                    if s.is_some() && rt.volcano_releasing.iter().any(|r| (r.1, r.2) == (ps, i)) {
+                        continue;
+                    }
                     let to = if s.is_some() {
                         placed += 1;
                         &mut allocated
                     } else {
                         &mut pending
                     };
-                    total += 1;
                     units.add_list(to, &rt.needs[ps].requests, 1.0);
                 }
             }

@@ -51,6 +51,57 @@ struct Task {
     name: String,
 }
 
+/// The preemptor as the priority plugin's `PreemptableFn` reads it.
+#[derive(Clone, Copy, Debug)]
+struct Preemptor {
+    job: WorkloadId,
+    /// Its job's priority, compared with other jobs'.
+    priority: i32,
+    /// The pending task's own priority, compared with its job's other tasks'.
+    task_priority: i32,
+}
+
+/// Which loop of an action a statement belongs to (`preempt.go` Execute has two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Between jobs: preempt's first loop (other jobs of the queue) or reclaim's (other
+    /// queues); the job's statement commits only when the job is pipelined.
+    Jobs,
+    /// preempt's second loop ("Preemption between Task within Job"): each pending task
+    /// against its own job's running tasks, its statement committed when the task is
+    /// pipelined; the job's first task that is not ends the loop.
+    WithinJob,
+}
+
+/// `Session.JobStarving` for a job with `ready` ready and pipelined tasks: the first tier
+/// with a `JobStarvingFn` decides, every one in it agreeing (gang: below minAvailable;
+/// priority: below the job's task count); with none a job never starves.
+pub(super) fn job_starving(
+    tiers: &[Vec<EvictVoter>],
+    ready: usize,
+    min: usize,
+    total: usize,
+) -> bool {
+    for tier in tiers {
+        let mut found = false;
+        for v in tier {
+            let ok = match v {
+                EvictVoter::Gang => ready < min,
+                EvictVoter::Priority => ready < total,
+                _ => continue,
+            };
+            found = true;
+            if !ok {
+                return false;
+            }
+        }
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
 /// Which action runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Action {
@@ -93,32 +144,30 @@ fn pod_preemptable(info: Option<&kueuesim_model::PodInfo>) -> bool {
 }
 
 impl Simulation<'_> {
-    /// After allocate left Volcano job `w` short: the conf's `reclaim` and `preempt` actions
-    /// in the conf's order, for a job Kueue does not manage (Kueue's own preemption owns the
-    /// jobs it admits), past enqueue, with a Volcano Queue, and not already pipelined onto
-    /// pods still terminating. The first action that pipelines the job ends it.
+    /// After allocate left Volcano job `w` short, outside a session (a job Volcano does not
+    /// take queue by queue, or one retried alone): the conf's `reclaim` and `preempt`
+    /// actions in the conf's order for this job alone. The first action that pipelines the
+    /// job ends it. In a session the actions run over all its jobs after allocate
+    /// (`volcano_session_actions`).
     pub(super) fn volcano_evict_for(&mut self, w: WorkloadId) {
         let world = self.world;
         let Some(conf) = &world.config.volcano.queues else {
             return;
         };
-        if !(conf.has(VolcanoAction::Preempt) || conf.has(VolcanoAction::Reclaim)) {
-            return;
-        }
-        let spec = self.spec(w);
-        let rt = &self.runtimes[w.index()];
-        if spec.queue != QueueRef::Unmanaged
-            || spec.gang.volcano_queue.is_none()
-            || !rt.volcano_inqueue
-            || rt.volcano_pipelined.is_some_and(|t| self.now <= t)
-            || rt.needs.is_empty()
-        {
+        if self.sched.volcano_in_session || !self.volcano_may_evict(w) {
             return;
         }
         for &action in &conf.actions {
             let done = match action {
-                VolcanoAction::Preempt => self.volcano_statement(w, Action::Preempt),
-                VolcanoAction::Reclaim => self.volcano_statement(w, Action::Reclaim),
+                VolcanoAction::Preempt => {
+                    let starving = self.volcano_starving(w);
+                    let pipelined = self.volcano_preempt_between(w);
+                    if starving {
+                        self.volcano_preempt_within(w, &pipelined);
+                    }
+                    !pipelined.is_empty()
+                }
+                VolcanoAction::Reclaim => self.volcano_reclaim_for(w),
                 _ => false,
             };
             if done {
@@ -127,19 +176,105 @@ impl Simulation<'_> {
         }
     }
 
-    /// One statement of `action` for job `w`; whether it evicted and pipelined the job.
-    fn volcano_statement(&mut self, w: WorkloadId, action: Action) -> bool {
+    /// Whether job `w` may take part in `preempt` and `reclaim` at all: the conf lists one of
+    /// them, Kueue does not manage the job (Kueue's own preemption owns the jobs it admits),
+    /// it is past enqueue, has a Volcano Queue and pods, and is not already pipelined onto
+    /// pods still terminating.
+    pub(super) fn volcano_may_evict(&self, w: WorkloadId) -> bool {
+        let Some(conf) = &self.world.config.volcano.queues else {
+            return false;
+        };
+        if !(conf.has(VolcanoAction::Preempt) || conf.has(VolcanoAction::Reclaim)) {
+            return false;
+        }
+        let spec = self.spec(w);
+        let rt = &self.runtimes[w.index()];
+        spec.queue == QueueRef::Unmanaged
+            && spec.gang.volcano_queue.is_some()
+            && rt.volcano_inqueue
+            && rt.volcano_pipelined.is_none_or(|t| self.now > t)
+            && !rt.needs.is_empty()
+    }
+
+    /// `JobStarving` for job `w` as it stands (nothing pipelined in this statement).
+    pub(super) fn volcano_starving(&self, w: WorkloadId) -> bool {
+        let Some(conf) = &self.world.config.volcano.queues else {
+            return false;
+        };
+        let rt = &self.runtimes[w.index()];
+        let ready = rt
+            .record
+            .placed_pods()
+            .filter(|&(ps, i)| !rt.volcano_releasing.iter().any(|r| (r.1, r.2) == (ps, i)))
+            .count();
+        let total: usize = rt.record.placement.iter().map(Vec::len).sum();
+        let min = self
+            .spec(w)
+            .gang
+            .min_member
+            .map_or(total, |m| (m as usize).min(total));
+        job_starving(&conf.starving_tiers, ready, min, total)
+    }
+
+    /// preempt's first loop for job `w` ("Preemption between Jobs within Queue"): one
+    /// statement over its pending tasks against the other jobs of its queue. The tasks it
+    /// pipelined when it committed (none otherwise).
+    pub(super) fn volcano_preempt_between(&mut self, w: WorkloadId) -> Vec<(usize, usize)> {
+        self.volcano_statement(w, Action::Preempt, Phase::Jobs, &[])
+    }
+
+    /// preempt's second loop for job `w` ("Preemption between Task within Job"): its pending
+    /// tasks (less `pipelined`, those the first loop pipelined) in task order, each against
+    /// the job's own running tasks.
+    pub(super) fn volcano_preempt_within(&mut self, w: WorkloadId, pipelined: &[(usize, usize)]) {
+        self.volcano_statement(w, Action::Preempt, Phase::WithinJob, pipelined);
+    }
+
+    /// reclaim for job `w`: one statement over its pending tasks against other queues'
+    /// running tasks; whether it committed.
+    pub(super) fn volcano_reclaim_for(&mut self, w: WorkloadId) -> bool {
+        !self
+            .volcano_statement(w, Action::Reclaim, Phase::Jobs, &[])
+            .is_empty()
+    }
+
+    /// Task priority (`TaskInfo.Priority`) of job `x`'s pods of pod set `ps`: its pod set's
+    /// PriorityClass, else its job's.
+    fn volcano_pod_priority(&self, x: WorkloadId, ps: usize) -> i32 {
+        let spec = self.spec(x);
+        spec.pod_sets
+            .get(ps)
+            .and_then(|p| p.priority_class_name.as_deref())
+            .and_then(|name| {
+                self.world
+                    .priority_classes
+                    .iter()
+                    .find(|c| c.is_pod_priority_class && c.name == name)
+            })
+            .map_or(spec.priority, |c| c.value)
+    }
+
+    /// The statements of `action` for job `w` in `phase`: between jobs one statement,
+    /// committed when the job is pipelined; within the job one per task, committed when the
+    /// task is pipelined, until a task cannot be. The tasks pipelined by what was committed.
+    fn volcano_statement(
+        &mut self,
+        w: WorkloadId,
+        action: Action,
+        phase: Phase,
+        skip: &[(usize, usize)],
+    ) -> Vec<(usize, usize)> {
         let world = self.world;
         let Some(conf) = &world.config.volcano.queues else {
-            return false;
+            return Vec::new();
         };
         let spec = self.spec(w);
         let Some(qi) = spec.gang.volcano_queue else {
-            return false;
+            return Vec::new();
         };
         // Upstream's preempt skips jobs with a networkTopology (volcano issue 4374).
         if action == Action::Preempt && spec.gang.network_topology.is_some() {
-            return false;
+            return Vec::new();
         }
         let units = Units::new(&world.resources);
         let jobs = self.volcano_session_jobs(&units);
@@ -160,15 +295,16 @@ impl Simulation<'_> {
             && conf.overused
             && view.as_ref().is_some_and(|v| v.overused(qi))
         {
-            return false;
+            return Vec::new();
         }
         let vote_tiers = match action {
             Action::Preempt => &conf.preempt_tiers,
             Action::Reclaim => &conf.reclaim_tiers,
         };
         let hierarchy = matches!(conf.plugin, Some(QueuePlugin::Capacity { hierarchy: true }));
-        // The running pods of the session's other jobs Kueue does not manage, not already
-        // terminating; and every job's ready pods (`ReadyTaskNum`).
+        // The candidates: the running pods, not already terminating, of the session's other
+        // jobs Kueue does not manage (within the job: of job `w` itself); and every job's
+        // ready pods (`ReadyTaskNum`).
         let mut tasks: Vec<Task> = Vec::new();
         let mut ready: BTreeMap<WorkloadId, usize> = BTreeMap::new();
         let mut min_member: BTreeMap<WorkloadId, usize> = BTreeMap::new();
@@ -193,7 +329,7 @@ impl Simulation<'_> {
                 }
                 n += 1;
                 units.add_list(alloc, &rt.needs[ps].requests, 1.0);
-                if x == w || xs.queue != QueueRef::Unmanaged {
+                if (x == w) != (phase == Phase::WithinJob) || xs.queue != QueueRef::Unmanaged {
                     continue;
                 }
                 let Some(node) = rt.record.placement[ps][i] else {
@@ -214,17 +350,7 @@ impl Simulation<'_> {
                     req: units.dense(&rt.needs[ps].requests),
                     queue: job.queue,
                     priority: xs.priority,
-                    pod_priority: xs
-                        .pod_sets
-                        .get(ps)
-                        .and_then(|p| p.priority_class_name.as_deref())
-                        .and_then(|name| {
-                            world
-                                .priority_classes
-                                .iter()
-                                .find(|c| c.is_pod_priority_class && c.name == name)
-                        })
-                        .map_or(xs.priority, |c| c.value),
+                    pod_priority: self.volcano_pod_priority(x, ps),
                     preemptable: pod_preemptable(info.map(|a| &**a)),
                     critical,
                     created: xs.created_at.millis(),
@@ -246,34 +372,19 @@ impl Simulation<'_> {
             .map(Vec::len)
             .sum();
         let my_ready = ready.get(&w).copied().unwrap_or(0);
-        // `JobStarving`: the first tier with a voter decides; gang: ready + pipelined below
-        // minAvailable; priority: below the job's task count.
+        // `JobStarving` with the statement's pipelined tasks; the loop within the job does
+        // not ask it (its jobs starved as the action began).
         let starving = |pipelined: usize| -> bool {
-            for tier in &conf.starving_tiers {
-                let mut found = false;
-                for v in tier {
-                    let ok = match v {
-                        EvictVoter::Gang => my_ready + pipelined < my_min,
-                        EvictVoter::Priority => my_ready + pipelined < my_total,
-                        _ => continue,
-                    };
-                    found = true;
-                    if !ok {
-                        return false;
-                    }
-                }
-                if found {
-                    return true;
-                }
-            }
-            false
+            phase == Phase::WithinJob
+                || job_starving(&conf.starving_tiers, my_ready + pipelined, my_min, my_total)
         };
         if !starving(0) {
-            return false;
+            return Vec::new();
         }
-        // The preemptor's pending tasks, in task order (one priority: pod order).
+        // The preemptor's pending tasks, in task order (`TaskOrderFn`: the priority
+        // plugin's higher task priority first, then pod order).
         let rt = &self.runtimes[w.index()];
-        let pending: Vec<(usize, usize)> = rt
+        let mut pending: Vec<(usize, usize)> = rt
             .record
             .placement
             .iter()
@@ -285,11 +396,15 @@ impl Simulation<'_> {
                     .filter(|(_, s)| s.is_none())
                     .map(move |(i, _)| (ps, i))
             })
+            .filter(|t| !skip.contains(t))
             .collect();
+        let task_priority: Vec<i32> = (0..rt.needs.len())
+            .map(|ps| self.volcano_pod_priority(w, ps))
+            .collect();
+        pending.sort_by_key(|&(ps, _)| Reverse(task_priority[ps]));
         let needs = rt.needs.clone();
         // `preemptionPolicy: Never` by pod set.
         let never: Vec<bool> = spec.pod_sets.iter().map(|p| p.preempt_never).collect();
-        let my_priority = spec.priority;
         let mut scratch = self.sched.cluster.clone();
         // The session's nodes as preempt's node scores read them: the statement's
         // pipelined tasks added, its victims still there (releasing pods stay in
@@ -303,8 +418,11 @@ impl Simulation<'_> {
             }
             // A task whose `preemptionPolicy` is `Never` evicts nothing (preempt's
             // `taskEligibleToPreempt`, reclaim's check before `Preemptive`); the job's other
-            // tasks still may.
+            // tasks still may, except within the job, where a task not pipelined ends it.
             if never.get(ps).copied().unwrap_or(false) {
+                if phase == Phase::WithinJob {
+                    break;
+                }
                 continue;
             }
             let pod = &needs[ps];
@@ -349,6 +467,7 @@ impl Simulation<'_> {
                     world, &scratch, cap, pod, &mut nodes,
                 );
             }
+            let mut assigned = false;
             for node in nodes {
                 // The candidates on the node (`node.Tasks` through the action's filter).
                 let candidates: Vec<usize> = on_node[node.index()]
@@ -393,7 +512,11 @@ impl Simulation<'_> {
                     &tasks,
                     &ready,
                     &min_member,
-                    my_priority,
+                    Preemptor {
+                        job: w,
+                        priority: spec.priority,
+                        task_priority: task_priority[ps],
+                    },
                     view.as_ref(),
                     Some((queues, &units, reclaimer)),
                     &drf,
@@ -467,17 +590,26 @@ impl Simulation<'_> {
                 }
                 pipelined.push((ps, i, node));
                 evicted.extend(here);
+                assigned = true;
+                break;
+            }
+            // Within the job, the first task not pipelined discards its statement and ends
+            // the job's loop (the tasks before it stay committed).
+            if !assigned && phase == Phase::WithinJob {
                 break;
             }
         }
-        // `JobPipelined` (gang: ready + pipelined reach minAvailable) commits the statement;
-        // otherwise it is discarded.
-        let is_pipelined = !conf.gang_pipelined || my_ready + pipelined.len() >= my_min;
+        // Between jobs, `JobPipelined` (gang: ready + pipelined reach minAvailable) commits
+        // the statement; otherwise it is discarded. Within the job each pipelined task's
+        // statement was committed: one commit of them all is the same.
+        let is_pipelined = phase == Phase::WithinJob
+            || !conf.gang_pipelined
+            || my_ready + pipelined.len() >= my_min;
         if !is_pipelined || evicted.is_empty() {
-            return false;
+            return Vec::new();
         }
         self.volcano_commit(w, action, &evicted, &tasks);
-        true
+        pipelined.iter().map(|&(ps, i, _)| (ps, i)).collect()
     }
 
     /// Commits a statement: every victim pod is evicted (`SchedulerCache.Evict`: the
@@ -608,7 +740,7 @@ fn vote(
     tasks: &[Task],
     ready: &BTreeMap<WorkloadId, usize>,
     min_member: &BTreeMap<WorkloadId, usize>,
-    preemptor_priority: i32,
+    preemptor: Preemptor,
     view: Option<&QueueView>,
     reclaimer: Option<(&[VolcanoQueue], &Units, Reclaimer)>,
     drf: &Drf<'_>,
@@ -638,11 +770,19 @@ fn vote(
                     }
                     out
                 }
-                // priority (preempt only): another job of lower priority.
+                // priority (preempt only): another job of lower priority; within the job, a
+                // task of lower priority.
                 (EvictVoter::Priority, Action::Preempt) => candidates
                     .iter()
                     .copied()
-                    .filter(|&k| tasks[k].priority < preemptor_priority)
+                    .filter(|&k| {
+                        let t = &tasks[k];
+                        if t.w == preemptor.job {
+                            t.pod_priority < preemptor.task_priority
+                        } else {
+                            t.priority < preemptor.priority
+                        }
+                    })
                     .collect(),
                 // drf (preempt only): a candidate whose job, less the candidates of the job
                 // taken before it, keeps a dominant share at least the preemptor's job's
@@ -765,6 +905,15 @@ mod tests {
         assert!(pod_preemptable(Some(&info(&[(PREEMPTABLE, "T")], &[]))));
     }
 
+    /// A preemptor of job 99 (no candidate's) of `priority`.
+    fn prio(priority: i32) -> Preemptor {
+        Preemptor {
+            job: WorkloadId(99),
+            priority,
+            task_priority: priority,
+        }
+    }
+
     fn task(w: u32, priority: i32, critical: bool) -> Task {
         Task {
             w: WorkloadId(w),
@@ -815,7 +964,7 @@ mod tests {
                 &tasks,
                 &ready,
                 &min,
-                10,
+                prio(10),
                 None,
                 None,
                 &no_drf
@@ -836,7 +985,7 @@ mod tests {
                 &tasks,
                 &ready,
                 &at_min,
-                100,
+                prio(100),
                 None,
                 None,
                 &no_drf
@@ -852,7 +1001,7 @@ mod tests {
                 &tasks,
                 &ready,
                 &min,
-                1,
+                prio(1),
                 None,
                 None,
                 &no_drf
@@ -860,6 +1009,22 @@ mod tests {
             [0]
         );
     }
+    /// `JobStarving`: the first tier with gang or priority decides, all of it agreeing.
+    #[test]
+    fn job_starving_asks_the_first_tier_with_a_starving_voter() {
+        use EvictVoter::{Conformance, Gang, Priority};
+        let one = vec![vec![Priority, Gang, Conformance]];
+        // 2 ready of 3 tasks, minMember 1: priority says yes, gang no.
+        assert!(!job_starving(&one, 2, 1, 3));
+        assert!(job_starving(&one, 0, 1, 3));
+        // priority alone in the first tier decides; a tier without a voter is passed over.
+        let split = vec![vec![Conformance], vec![Priority], vec![Gang]];
+        assert!(job_starving(&split, 2, 1, 3));
+        assert!(!job_starving(&split, 3, 1, 3));
+        // With no voter a job never starves.
+        assert!(!job_starving(&[vec![Conformance]], 0, 1, 3));
+    }
+
     #[test]
     fn drf_takes_a_victim_while_its_job_keeps_at_least_the_preemptors_share() {
         // One resource of 10: job 1 holds 6 (two tasks of 3), job 2 holds 2; the preemptor's
@@ -890,7 +1055,7 @@ mod tests {
                 &tasks,
                 &ready,
                 &ready,
-                0,
+                prio(0),
                 None,
                 None,
                 &drf,

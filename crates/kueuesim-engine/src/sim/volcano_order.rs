@@ -1,8 +1,9 @@
-//! Volcano's session per instant, with its allocate order among queues: the enqueue action
-//! (`actions/enqueue`) over the Pending jobs, then allocate (`actions/allocate`) queue by
-//! queue, the session's `QueueOrderFn` picking the queue before each job and the queue's
-//! share following what each job got; a job released to Volcano, or waiting for capacity,
-//! is tried in the session of its instant rather than alone.
+//! Volcano's session per instant, its actions in the conf's order over all its jobs: the
+//! enqueue action (`actions/enqueue`) over the Pending jobs, then allocate
+//! (`actions/allocate`) queue by queue, the session's `QueueOrderFn` picking the queue
+//! before each job and the queue's share following what each job got, then `preempt` and
+//! `reclaim` over the jobs still starving; a job released to Volcano, or waiting for
+//! capacity, is tried in the session of its instant rather than alone.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -81,8 +82,22 @@ impl<'w> Simulation<'w> {
         })
     }
 
-    /// Tries the jobs of `order` as upstream's session does: the enqueue action (when the
-    /// conf lists it) over the jobs still Pending, then allocate: pick the first queue by
+    /// The enqueue action over the jobs of `order` still Pending, queue by queue in the
+    /// order allocate takes them (what it lets in changes no queue's share); whether it let
+    /// one in.
+    fn volcano_enqueue_action(&mut self, order: &AllocateOrder) -> bool {
+        let world = self.world;
+        let mut jobs = order.jobs.clone();
+        let mut let_in = false;
+        while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut jobs) {
+            if !self.runtimes[w.index()].volcano_inqueue {
+                let_in |= self.volcano_enqueue(w);
+            }
+        }
+        let_in
+    }
+
+    /// Tries the jobs of `order` as upstream's allocate does: pick the first queue by
     /// `QueueOrderFn`, try its next job (`attempt`), count the pods it got on the queue, and
     /// pick again, until every job was tried once. Queues the plugin does not tell apart go
     /// by their next job's place in kueuesim's placement order (upstream: the queue created
@@ -93,27 +108,16 @@ impl<'w> Simulation<'w> {
         mut attempt: impl FnMut(&mut Self, WorkloadId),
     ) {
         let world = self.world;
+        // With the enqueue action in the conf, allocate leaves a job still Pending alone
+        // (upstream's allocate skips it; without enqueue, allocate lets it in itself).
         let enqueue = world
             .config
             .volcano
             .queues
             .as_ref()
             .is_some_and(|c| c.has(VolcanoAction::Enqueue));
-        // The jobs the enqueue action held back (still Pending), sorted.
-        let mut held: Vec<WorkloadId> = Vec::new();
-        if enqueue {
-            // What the enqueue action lets in changes no queue's share.
-            let mut jobs = order.jobs.clone();
-            while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut jobs) {
-                if !self.runtimes[w.index()].volcano_inqueue && !self.volcano_enqueue(w) {
-                    held.push(w);
-                }
-            }
-            held.sort_unstable();
-        }
         while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut order.jobs) {
-            // Allocate leaves a job the enqueue action held back alone.
-            if held.binary_search(&w).is_ok() {
+            if enqueue && !self.runtimes[w.index()].volcano_inqueue {
                 self.scale_up_for_pending(w);
                 continue;
             }
@@ -156,16 +160,47 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// The session of this instant: the waiting Volcano jobs in allocate's order.
+    /// The session of this instant (`scheduler.go` runOnce): the conf's actions in its
+    /// order, each over all the waiting Volcano jobs (`enqueue`, `allocate`, `preempt`,
+    /// `reclaim`; `backfill` goes with allocate, see `volcano_queue_gate`).
     pub(super) fn volcano_session(&mut self) {
         self.sched.volcano_session_at = None;
-        let waiting: Vec<WorkloadId> = self
-            .sched
-            .awaiting_placement
-            .iter()
-            .map(|&(_, _, w)| w)
-            .collect();
+        let world = self.world;
+        let Some(conf) = &world.config.volcano.queues else {
+            return;
+        };
+        let mut allocated = false;
+        for &action in &conf.actions {
+            match action {
+                VolcanoAction::Enqueue => {
+                    let waiting = self.volcano_waiting();
+                    if let Some(order) = self.volcano_allocate_order(&waiting) {
+                        let let_in = self.volcano_enqueue_action(&order);
+                        // Listed after allocate, what it lets in waits for the next
+                        // session's allocate: one more session at this instant.
+                        if allocated && let_in {
+                            self.defer_to_volcano_session();
+                        }
+                    }
+                }
+                VolcanoAction::Allocate => {
+                    self.volcano_allocate_action();
+                    allocated = true;
+                }
+                VolcanoAction::Preempt => self.volcano_preempt_action(),
+                VolcanoAction::Reclaim => self.volcano_reclaim_action(),
+                _ => {}
+            }
+        }
+    }
+
+    /// The allocate action: the pipelined jobs first (upstream binds their pipelined tasks),
+    /// then the others in allocate's order. A job it leaves short waits for the conf's
+    /// preempt and reclaim, which run after it over all the jobs.
+    fn volcano_allocate_action(&mut self) {
+        let waiting = self.volcano_waiting();
         let mut failed = Vec::new();
+        self.sched.volcano_in_session = true;
         for &w in &waiting {
             if self.pipelined(w) && self.volcano_queue_ordered(w) {
                 self.retry_one(w, &mut failed);
@@ -173,6 +208,70 @@ impl<'w> Simulation<'w> {
         }
         if let Some(order) = self.volcano_allocate_order(&waiting) {
             self.run_allocate_order(order, |s, w| s.retry_one(w, &mut failed));
+        }
+        self.sched.volcano_in_session = false;
+    }
+
+    /// The workloads waiting for nodes, in placement order.
+    fn volcano_waiting(&self) -> Vec<WorkloadId> {
+        self.sched
+            .awaiting_placement
+            .iter()
+            .map(|&(_, _, w)| w)
+            .collect()
+    }
+
+    /// The session's jobs that preempt and reclaim act for, as the action begins: those
+    /// `volcano_may_evict` lets act that starve (`JobStarving`), by queue in job order, with
+    /// the queues' view. None when there are none.
+    fn volcano_preemptors(&self) -> Option<AllocateOrder> {
+        let waiting = self.volcano_waiting();
+        let mut order = self.volcano_allocate_order(&waiting)?;
+        for list in order.jobs.values_mut() {
+            list.retain(|&(_, w)| self.volcano_may_evict(w) && self.volcano_starving(w));
+        }
+        order.jobs.retain(|_, list| !list.is_empty());
+        (!order.jobs.is_empty()).then_some(order)
+    }
+
+    /// The `preempt` action (`preempt.go` Execute): queue by queue in `QueueOrderFn` order,
+    /// first each starving job in job order against the other jobs of its queue, then each
+    /// of those jobs' pending tasks against the job's own tasks. Upstream takes the second
+    /// loop's jobs in its session's map order; kueuesim in job order.
+    fn volcano_preempt_action(&mut self) {
+        let Some(order) = self.volcano_preemptors() else {
+            return;
+        };
+        let world = self.world;
+        let front = |q: usize| order.jobs.get(&q).and_then(|l| l.front()).map(|&(p, _)| p);
+        let mut queues: Vec<usize> = order.jobs.keys().copied().collect();
+        queues.sort_by(|&a, &b| {
+            order
+                .view
+                .queue_order(&world.volcano_queues, order.by_plugin, a, b)
+                .then_with(|| front(a).cmp(&front(b)))
+        });
+        for q in queues {
+            let jobs: Vec<WorkloadId> = order.jobs[&q].iter().map(|&(_, w)| w).collect();
+            let pipelined: Vec<Vec<(usize, usize)>> = jobs
+                .iter()
+                .map(|&w| self.volcano_preempt_between(w))
+                .collect();
+            for (&w, pipelined) in jobs.iter().zip(&pipelined) {
+                self.volcano_preempt_within(w, pipelined);
+            }
+        }
+    }
+
+    /// The `reclaim` action (`reclaim.go` Execute): the first queue by `QueueOrderFn`, its
+    /// next starving job, then the first queue again, until every starving job was taken.
+    fn volcano_reclaim_action(&mut self) {
+        let Some(mut order) = self.volcano_preemptors() else {
+            return;
+        };
+        let world = self.world;
+        while let Some(w) = next_job(&order.view, order.by_plugin, world, &mut order.jobs) {
+            self.volcano_reclaim_for(w);
         }
     }
 }

@@ -575,3 +575,123 @@ fn a_misspelt_preemption_policy_is_an_error_at_its_place() {
     ));
     assert!(e.contains("invalid preemptionPolicy \"never\""), "{e}");
 }
+
+#[test]
+fn preempt_runs_after_allocate_has_placed_every_job() {
+    // Upstream semantics (runOnce: each action over all jobs): allocate places pg-b on the
+    // idle cpu before preempt starts, so pg-a's preempt finds on n1 only the 1 cpu of the
+    // pod gang lets pg-low give, short of its 2 (`ValidateVictims`), and evicts nothing.
+    let r = run_dir("volcano/preempt-after-allocate");
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(
+        pods(wl(&r, "c1", "pg-low")),
+        [("low-1", Some("n1")), ("low-2", Some("n1"))]
+    );
+    assert_eq!(pods(wl(&r, "c1", "pg-b")), [("b-1", Some("n1"))]);
+    assert_eq!(pods(wl(&r, "c1", "pg-a")), [("a-1", None)]);
+    assert!(evict_events(wl(&r, "c1", "pg-low")).is_empty());
+    // Without pg-b, pg-a preempts low-1 and binds in its place (the guard of the case).
+    let text = scenario_text("volcano/preempt-after-allocate");
+    let cut = text.find("metadata: {name: pg-b").expect("pg-b");
+    let start = text[..cut].rfind("---").expect("its document");
+    let r = run_text(&text[..start]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg-a")), [("a-1", Some("n1"))]);
+}
+
+#[test]
+fn reclaim_listed_before_preempt_runs_first_over_all_jobs() {
+    // Upstream semantics: with `reclaim` before `preempt` in the conf, pg-b (q2) reclaims a
+    // pod of pg-low before pg-a (q1, first in allocate's queue order) may preempt it; gang
+    // then keeps pg-low's last pod from pg-a.
+    let r = run_dir("volcano/reclaim-before-preempt");
+    assert_eq!(evictions(&r, "Reclaim"), 1);
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    let low = wl(&r, "c1", "pg-low");
+    assert_eq!(evict_events(low), [(0.0, "reclaim")]);
+    assert_eq!(evicted(low), ["low-2"]);
+    assert_eq!(pods(wl(&r, "c1", "pg-b")), [("b-1", Some("n1"))]);
+    assert_eq!(
+        wl(&r, "c1", "pg-b").pod_sets[0].pods[0].bound_at,
+        Some(30.0)
+    );
+    assert_eq!(pods(wl(&r, "c1", "pg-a")), [("a-1", None)]);
+    // In the conf's other order preempt goes first: pg-a takes low-1 at once; reclaim in the
+    // same session then finds q1 within its deserved (low-1, Releasing, no longer counts in
+    // its allocated) and takes low-2 for pg-b only at the next session, once a-1 holds
+    // q1's cpu.
+    let text = scenario_text("volcano/reclaim-before-preempt");
+    let r = run_text(&text.replace(
+        "actions: \"allocate, reclaim, preempt\"",
+        "actions: \"allocate, preempt, reclaim\"",
+    ));
+    assert_eq!(
+        evict_events(wl(&r, "c1", "pg-low")),
+        [(0.0, "preempt"), (30.0, "reclaim")]
+    );
+    assert_eq!(pods(wl(&r, "c1", "pg-a")), [("a-1", Some("n1"))]);
+    assert_eq!(
+        wl(&r, "c1", "pg-a").pod_sets[0].pods[0].bound_at,
+        Some(30.0)
+    );
+}
+
+#[test]
+fn enqueue_listed_after_allocate_lets_jobs_in_for_the_next_allocate() {
+    // `proportion` with `allocate, enqueue`: the session's allocate leaves the Pending
+    // PodGroups alone (enqueue is in the conf), its enqueue lets them in, and the next
+    // session (at the same instant here, where upstream's comes a period later) binds them
+    // as in the conf's usual order.
+    let text = scenario_text("volcano/proportion");
+    assert!(text.contains("actions: \"enqueue, allocate\""));
+    let r = run_text(&text.replace(
+        "actions: \"enqueue, allocate\"",
+        "actions: \"allocate, enqueue\"",
+    ));
+    for (pg, node) in [("pg3", "n1"), ("pg4", "n2")] {
+        let w = wl(&r, "ns1", pg);
+        assert_eq!(pods(w).first().and_then(|p| p.1), Some(node), "{pg}");
+        assert_eq!(w.pod_sets[0].pods[0].bound_at, Some(0.0), "{pg}");
+    }
+}
+
+#[test]
+fn preempt_within_a_job_takes_its_lower_priority_task() {
+    // preempt.go's second loop, "Preemption between Task within Job": master (high task
+    // priority) evicts a worker of its own job (low), once, and binds in its place.
+    let r = run_dir("volcano/preempt-within-job");
+    let pg1 = wl(&r, "c1", "pg1");
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(evict_events(pg1), [(0.0, "preempt")]);
+    assert_eq!(
+        pods(pg1),
+        [
+            ("master", Some("n1")),
+            ("worker-0", None),
+            ("worker-1", Some("n1"))
+        ]
+    );
+    assert_eq!(pg1.pod_sets[0].pods[0].bound_at, Some(30.0));
+    // With gang deciding JobStarving too (upstream's default), pg1 at its minMember does
+    // not starve: nothing is evicted and master waits.
+    let text = scenario_text("volcano/preempt-within-job");
+    let r = run_text(&text.replace("          enableJobStarving: false\n", ""));
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1"))[0], ("master", None));
+    // A task of the job's own priority is no victim: with master at low-priority nothing
+    // is evicted either.
+    let r = run_text(&text.replacen(
+        "  priorityClassName: high-priority\n",
+        "  priorityClassName: low-priority\n",
+        1,
+    ));
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    // master with `preemptionPolicy: Never` ends its job's loop at once.
+    let r = run_text(&text.replacen(
+        "  priorityClassName: high-priority\n",
+        "  priorityClassName: high-priority\n  preemptionPolicy: Never\n",
+        1,
+    ));
+    assert_eq!(evictions(&r, "Preempt"), 0);
+    assert_eq!(pods(wl(&r, "c1", "pg1"))[0], ("master", None));
+}

@@ -66,7 +66,7 @@ impl<'w> Simulation<'w> {
             return false;
         }
         rt.kai_retry_at = None;
-        if rt.kai_pipelined > 0
+        if rt.kai_is_pipelined()
             || !self
                 .sched
                 .awaiting_placement
@@ -80,18 +80,22 @@ impl<'w> Simulation<'w> {
     }
 
     /// What KAI's eviction actions read for pending job `w` (the session's view): None
-    /// when no action applies (no KAI Queue or GPU resource, a Kueue-managed job, or one
-    /// already pipelined onto its victims' resources).
+    /// when no action applies (no KAI Queue, a Kueue-managed job, or one already pipelined
+    /// onto its victims' resources).
     pub(super) fn kai_view(&self, w: WorkloadId) -> Option<KaiView> {
         let world = self.world;
         let wl = self.spec(w);
-        let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
-        else {
+        let (Some(queue), QueueRef::Unmanaged) = (wl.gang.kai_queue, &wl.queue) else {
             return None;
         };
-        if self.runtimes[w.index()].kai_pipelined > 0 {
+        if self.runtimes[w.index()].kai_is_pipelined() {
             return None;
         }
+        // GPUs count in milli-GPUs (none without the resource); CPU and memory as the
+        // proportion plugin divides them too (`kai_cpu_memory`).
+        let gpu = self.gpu;
+        let gpus_of = |n: &PodNeeds| gpu.map_or(0, |g| n.requests.get(g));
+        let mut cpu_memory = CpuMemoryBooks::new(world.kai_queues.len());
         let mut non_preemptible = 0i64;
         let nq = world.kai_queues.len();
         let mut allocated = vec![0i64; nq];
@@ -111,10 +115,13 @@ impl<'w> Simulation<'w> {
             {
                 continue;
             }
-            let (mut placed, unplaced) = self.kai_milli(i, g);
+            let (mut placed, unplaced) = gpu.map_or((0, 0), |g| self.kai_milli(i, g));
+            let (mut placed_other, unplaced_other) = self.kai_cpu_memory(i);
             // Pods reclaim or preempt evicted are releasing: no longer its queue's.
             for &(ps, _) in &rt.kai_releasing {
-                placed -= rt.needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI;
+                placed -= rt.needs.get(ps).map_or(0, gpus_of) * MILLI;
+                let other = rt.needs.get(ps).map_or([0, 0], |n| self.cpu_memory_of(n));
+                placed_other = [placed_other[0] - other[0], placed_other[1] - other[1]];
             }
             // Pods of an evicted job are releasing: no longer its queue's (nor those of a
             // finished one, whose placement is kept for the report). A pipelined job's GPUs
@@ -128,18 +135,27 @@ impl<'w> Simulation<'w> {
                 );
             if gone {
                 placed = 0;
+                placed_other = [0, 0];
             }
             allocated[xq] += placed;
             if xq == queue && !x.kai_preemptible() {
                 non_preemptible += placed + rt.kai_pipelined;
             }
             allocated[xq] += rt.kai_pipelined;
-            if waiting.contains(&WorkloadId::from_index(i)) {
+            let is_waiting = waiting.contains(&WorkloadId::from_index(i));
+            if is_waiting {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
             }
+            cpu_memory.add(
+                xq,
+                placed_other,
+                rt.kai_pipelined_cpu_memory,
+                is_waiting.then_some(unplaced_other),
+                xq == queue && !x.kai_preemptible(),
+            );
             // A job whose pods KAI's consolidation is moving, or whose pods reclaim or
             // preempt evicted, is nobody's victim while they terminate.
-            if placed > 0
+            if (placed > 0 || placed_other.iter().any(|&v| v > 0))
                 && x.queue == QueueRef::Unmanaged
                 && rt.kai_moves.is_empty()
                 && rt.kai_releasing.is_empty()
@@ -153,7 +169,17 @@ impl<'w> Simulation<'w> {
                 nodes.sort_unstable();
                 nodes.dedup();
                 let (pods, pieces, min_pods) =
-                    victim_pieces(&x, &rt.record.placement, &rt.needs, g);
+                    victim_pieces(&x, &rt.record.placement, &rt.needs, gpu);
+                // Its pods' CPU and memory, in the same (eviction) order.
+                let pods_other: Vec<placement::kai::CpuMemory> = pods
+                    .iter()
+                    .map(|p| {
+                        rt.needs
+                            .get(p.pod_set)
+                            .map_or([0, 0], |n| self.cpu_memory_of(n))
+                    })
+                    .collect();
+                cpu_memory.pods.push((i, pods_other));
                 let job = placement::kai::RunningJob {
                     key: i,
                     queue: xq,
@@ -174,12 +200,16 @@ impl<'w> Simulation<'w> {
                 running.push(if shares { job.whole() } else { job });
             }
         }
-        let total: i64 = world
-            .nodes
-            .iter()
-            .map(|n| n.allocatable.get(g.index()).copied().unwrap_or(0))
-            .sum::<i64>()
-            * MILLI;
+        let total_of = |r: Option<usize>| -> i64 {
+            r.map_or(0, |r| {
+                world
+                    .nodes
+                    .iter()
+                    .map(|n| n.allocatable.get(r).copied().unwrap_or(0))
+                    .sum()
+            })
+        };
+        let total = total_of(gpu.map(|g| g.index())) * MILLI;
         let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
         // The queues' quotas and limits in milli-GPUs, as every figure here.
         let queues: Vec<kueuesim_model::KaiQueue> = world
@@ -192,6 +222,11 @@ impl<'w> Simulation<'w> {
             })
             .collect();
         let fair = placement::kai::fair_shares(&queues, total, &requests, MILLI);
+        let res = self.sched.cluster.res;
+        let mut cpu_memory = cpu_memory.into_state(
+            &world.kai_queues,
+            [total_of(res.cpu), total_of(res.memory)],
+        );
         let pods = self.runtimes[w.index()].pods();
         // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
         // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
@@ -212,7 +247,15 @@ impl<'w> Simulation<'w> {
             .iter()
             .enumerate()
             .flat_map(|(ps, (n, slots))| {
-                let per = n.requests.get(g) * MILLI + pending_share_milli(&wl, ps);
+                let per = gpus_of(n) * MILLI + pending_share_milli(&wl, ps);
+                slots.iter().filter(|x| x.is_none()).map(move |_| per)
+            })
+            .take(count)
+            .collect();
+        cpu_memory.tasks = pods
+            .iter()
+            .flat_map(|(n, slots)| {
+                let per = self.cpu_memory_of(n);
                 slots.iter().filter(|x| x.is_none()).map(move |_| per)
             })
             .take(count)
@@ -240,7 +283,7 @@ impl<'w> Simulation<'w> {
                         .map(|k| i64::from(d.book.free(node)[k]))
                         .sum()
                 });
-                cluster.nodes.free(node, g.index()) * MILLI + shared
+                gpu.map_or(0, |g| cluster.nodes.free(node, g.index())) * MILLI + shared
             })
             .sum();
         // Victims are put back in the job order: higher priority, then older, first.
@@ -260,6 +303,7 @@ impl<'w> Simulation<'w> {
             task_gpus,
             free_gpus,
             put_back_order,
+            cpu_memory,
         })
     }
 
@@ -348,12 +392,19 @@ impl<'w> Simulation<'w> {
             }
             Some(left_out)
         };
+        let other = &view.cpu_memory;
         let victims = match action {
-            KaiAction::Reclaim => {
-                placement::kai::reclaim_victims(&state, &reclaimer, running, free_gpus, scenario)
-            }
+            KaiAction::Reclaim => placement::kai::reclaim_victims(
+                &state,
+                other,
+                &reclaimer,
+                running,
+                free_gpus,
+                scenario,
+            ),
             KaiAction::Preempt => placement::kai::preempt_victims(
                 &state,
+                other,
                 &reclaimer,
                 wl.priority,
                 non_preemptible,
@@ -364,6 +415,7 @@ impl<'w> Simulation<'w> {
         };
         let Some(victims) = victims else { return false };
         self.runtimes[w.index()].kai_pipelined = want;
+        self.runtimes[w.index()].kai_pipelined_cpu_memory = other.tasks_total();
         let by = match action {
             KaiAction::Reclaim => format!("{}/{}", wl.namespace, wl.name),
             KaiAction::Preempt => kai_job_name(&wl),
@@ -582,6 +634,8 @@ pub(super) struct KaiView {
     /// The running jobs' keys in job order (higher priority, then older, first): the order
     /// victims are placed again in a scenario.
     pub(super) put_back_order: Vec<usize>,
+    /// The queues' CPU and memory shares, the job's tasks' and the running jobs' pods'.
+    pub(super) cpu_memory: placement::kai::CpuMemoryState,
 }
 
 impl KaiView {
@@ -644,7 +698,7 @@ fn victim_pieces(
     wl: &kueuesim_model::Workload,
     placement: &[Vec<Option<NodeId>>],
     needs: &[PodNeeds],
-    g: kueuesim_model::ResourceId,
+    g: Option<kueuesim_model::ResourceId>,
 ) -> (
     Vec<placement::kai::VictimPod>,
     Vec<placement::kai::Piece>,
@@ -658,7 +712,10 @@ fn victim_pieces(
                     pod_set: ps,
                     index,
                     node: node.index(),
-                    gpus: needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI,
+                    gpus: needs
+                        .get(ps)
+                        .map_or(0, |n| g.map_or(0, |g| n.requests.get(g)))
+                        * MILLI,
                 });
             }
         }
@@ -750,5 +807,110 @@ impl Simulation<'_> {
             .map(|(_, c)| i64::from(c.milli))
             .sum::<i64>();
         (placed, unplaced)
+    }
+}
+
+impl Simulation<'_> {
+    /// One pod's CPU (millicores) and memory (bytes), as the proportion plugin counts them.
+    fn cpu_memory_of(&self, needs: &PodNeeds) -> placement::kai::CpuMemory {
+        let res = self.sched.cluster.res;
+        let of = |r: Option<usize>| r.map_or(0, |r| needs.requests.get(ResourceId::from_index(r)));
+        [of(res.cpu), of(res.memory)]
+    }
+
+    /// Runtime `i`'s CPU and memory: (its bound pods', its pods not bound).
+    pub(super) fn kai_cpu_memory(&self, i: usize) -> (placement::kai::CpuMemory, placement::kai::CpuMemory) {
+        let rt = &self.runtimes[i];
+        let (mut placed, mut unplaced) = ([0, 0], [0, 0]);
+        for (ps, slots) in rt.record.placement.iter().enumerate() {
+            let per = rt.needs.get(ps).map_or([0, 0], |n| self.cpu_memory_of(n));
+            for s in slots {
+                let to = if s.is_some() { &mut placed } else { &mut unplaced };
+                to[0] += per[0];
+                to[1] += per[1];
+            }
+        }
+        (placed, unplaced)
+    }
+}
+
+/// CPU and memory per KAI Queue while `kai_view` scans the runtimes.
+struct CpuMemoryBooks {
+    /// Allocated (bound and pipelined), per queue: CPU, memory.
+    allocated: [Vec<i64>; 2],
+    /// Allocated plus pending of waiting jobs, per queue (the division's requests).
+    requests: [Vec<i64>; 2],
+    /// Non-preemptible allocation of the pending job's queue.
+    non_preemptible: placement::kai::CpuMemory,
+    /// Running jobs' pods' CPU and memory, in eviction order.
+    pods: Vec<(usize, Vec<placement::kai::CpuMemory>)>,
+}
+
+impl CpuMemoryBooks {
+    /// Empty books for `n` queues.
+    fn new(n: usize) -> Self {
+        Self {
+            allocated: [vec![0; n], vec![0; n]],
+            requests: [vec![0; n], vec![0; n]],
+            non_preemptible: [0, 0],
+            pods: Vec::new(),
+        }
+    }
+
+    /// A job of `queue`: its bound pods' amounts, its pipelined amounts, its pending pods'
+    /// when it waits (a pipelined job's pipelined part is allocated, not pending), and
+    /// whether it is a non-preemptible job of the pending job's queue.
+    fn add(
+        &mut self,
+        queue: usize,
+        placed: placement::kai::CpuMemory,
+        pipelined: placement::kai::CpuMemory,
+        pending: Option<placement::kai::CpuMemory>,
+        non_preemptible: bool,
+    ) {
+        for r in 0..2 {
+            let held = placed[r] + pipelined[r];
+            self.allocated[r][queue] += held;
+            self.requests[r][queue] +=
+                held + pending.map_or(0, |p| (p[r] - pipelined[r]).max(0));
+            if non_preemptible {
+                self.non_preemptible[r] += held;
+            }
+        }
+    }
+
+    /// The state reclaim and preempt read: each resource divided among the queues
+    /// (`resource_division`, per resource, in millicores and bytes) of the cluster's
+    /// `totals` (CPU, memory).
+    fn into_state(
+        self,
+        queues: &[kueuesim_model::KaiQueue],
+        totals: placement::kai::CpuMemory,
+    ) -> placement::kai::CpuMemoryState {
+        let quotas = [
+            queues.iter().map(|q| q.cpu).collect::<Vec<_>>(),
+            queues.iter().map(|q| q.memory).collect::<Vec<_>>(),
+        ];
+        let [allocated_cpu, allocated_memory] = self.allocated;
+        let shares = quotas
+            .into_iter()
+            .zip([allocated_cpu, allocated_memory])
+            .zip(self.requests)
+            .zip(totals)
+            .map(|(((quota, allocated), requests), total)| {
+                let fair = placement::kai::divide_shares(queues, &quota, total, &requests, 1);
+                placement::kai::ResourceShares {
+                    quota,
+                    fair,
+                    allocated,
+                }
+            })
+            .collect();
+        placement::kai::CpuMemoryState {
+            shares,
+            tasks: Vec::new(),
+            pods: self.pods,
+            non_preemptible: self.non_preemptible,
+        }
     }
 }

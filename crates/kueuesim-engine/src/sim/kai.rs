@@ -141,7 +141,7 @@ impl<'w> Simulation<'w> {
     /// skipped. None: nothing to check (no KAI Queue, no limit on its path, or a preemptible
     /// job). The closure takes what this job bound in this pass so far and what the next
     /// allocation asks ([`placement::kai::CapacityCheck`]).
-    fn kai_capacity(&self, w: WorkloadId) -> Option<Box<CapacityCheck<'w>>> {
+    pub(super) fn kai_capacity(&self, w: WorkloadId) -> Option<Box<CapacityCheck<'w>>> {
         let world = self.world;
         let wl = self.spec(w);
         let queue = wl.gang.kai_queue?;
@@ -198,7 +198,11 @@ impl<'w> Simulation<'w> {
             if let Some(&(_, gpus)) = self.sched.kai_scenario_gpus.iter().find(|x| x.0 == i) {
                 held = gpus;
             }
-            let (bound, _) = self.kai_cpu_memory(i);
+            let (mut bound, _) = self.kai_cpu_memory(i);
+            if let Some(&(_, held)) = self.sched.kai_scenario_cpu_memory.iter().find(|x| x.0 == i)
+            {
+                bound = held;
+            }
             let pipelined = if itself {
                 [0, 0]
             } else {

@@ -336,11 +336,23 @@ impl<'w> Simulation<'w> {
             let scratch = self.cluster_without_victims(running, victims);
             let partial = partial_job(pods, tasks);
             let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+            // The victims' evicted pods are off their queues in the scenario (the statement
+            // evicts them and the proportion plugin's deallocate handler takes them off), so
+            // a limit the victims' queues share does not count them.
+            self.kai_scenario_victims(running, victims);
             let r = self.place_kai(w, &partial, bound + tasks);
             let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
             if r.bound.len() < tasks {
+                self.sched.kai_scenario_gpus.clear();
+                self.sched.kai_scenario_cpu_memory.clear();
                 return None;
             }
+            // The job's tasks hold their queue's share while the victims go back (a victim
+            // goes back only within its queue's limits: upstream allocates it again, under
+            // the capacity policy).
+            let [cpu, memory] = view.cpu_memory.tasks_amount(tasks);
+            let placed = [task_gpus[..tasks].iter().sum(), cpu, memory];
+            self.kai_scenario_hold(w.index(), placed);
             // Victims that fit back on their own nodes stay (upstream unevicts a victim
             // it pipelines back to its node), piece by piece from the last taken (the
             // pods kept longest); the rest are the victims.
@@ -350,13 +362,20 @@ impl<'w> Simulation<'w> {
                     continue;
                 };
                 let Some(j) = job(k) else { continue };
-                let vr = &self.runtimes[k];
                 if j.all(count) {
-                    if !put_back(world, &mut scratch, vr) {
+                    let (cpu_memory, _) = self.kai_cpu_memory(k);
+                    let whole = [j.gpus, cpu_memory[0], cpu_memory[1]];
+                    if !self.kai_limits_allow(k, whole)
+                        || !put_back(world, &mut scratch, &self.runtimes[k])
+                    {
                         left_out.push((k, count));
+                    } else {
+                        self.kai_scenario_hold(k, whole);
                     }
                     continue;
                 }
+                // Its pods' needs (cloned: the scenario's books change as pieces go back).
+                let needs = self.runtimes[k].needs.clone();
                 let mut kept = count;
                 for piece in j.pieces.iter().rev() {
                     if piece.upto > kept {
@@ -369,9 +388,19 @@ impl<'w> Simulation<'w> {
                         .filter(|&u| u < piece.upto)
                         .max()
                         .unwrap_or(0);
+                    let piece_pods = &j.pods[from..piece.upto];
+                    let mut amounts = [piece_pods.iter().map(|p| p.gpus).sum::<i64>(), 0, 0];
+                    for p in piece_pods {
+                        let [cpu, memory] = self.cpu_memory_of(&needs[p.pod_set]);
+                        amounts[1] += cpu;
+                        amounts[2] += memory;
+                    }
+                    if !self.kai_limits_allow(k, amounts) {
+                        break;
+                    }
                     let mut applied = Vec::new();
-                    for p in &j.pods[from..piece.upto] {
-                        let (n, req) = (NodeId::from_index(p.node), &vr.needs[p.pod_set].requests);
+                    for p in piece_pods {
+                        let (n, req) = (NodeId::from_index(p.node), &needs[p.pod_set].requests);
                         if !scratch.nodes.fits(n, req) {
                             break;
                         }
@@ -380,16 +409,19 @@ impl<'w> Simulation<'w> {
                     }
                     if applied.len() < piece.upto - from {
                         for (n, p) in applied.into_iter().zip(&j.pods[from..]) {
-                            scratch.apply(world, n, &vr.needs[p.pod_set].requests, -1);
+                            scratch.apply(world, n, &needs[p.pod_set].requests, -1);
                         }
                         break;
                     }
+                    self.kai_scenario_hold(k, amounts);
                     kept = from;
                 }
                 if kept > 0 {
                     left_out.push((k, kept));
                 }
             }
+            self.sched.kai_scenario_gpus.clear();
+            self.sched.kai_scenario_cpu_memory.clear();
             Some(left_out)
         };
         let other = &view.cpu_memory;
@@ -460,6 +492,64 @@ impl<'w> Simulation<'w> {
             );
         }
         true
+    }
+
+    /// Sets what each of `victims` (runtime index, how many of its pods in eviction order)
+    /// still holds in a scenario, for the queue-limit check (`kai_capacity`).
+    fn kai_scenario_victims(
+        &mut self,
+        running: &[placement::kai::RunningJob],
+        victims: &[(usize, usize)],
+    ) {
+        for &(v, count) in victims {
+            let Some(j) = running.iter().find(|j| j.key == v) else {
+                continue;
+            };
+            let taken = &j.pods[..count.min(j.pods.len())];
+            let gpus = if j.all(count) {
+                0
+            } else {
+                j.gpus - taken.iter().map(|p| p.gpus).sum::<i64>()
+            };
+            let (mut held, _) = self.kai_cpu_memory(v);
+            for p in taken {
+                let needs = &self.runtimes[v].needs[p.pod_set];
+                let [cpu, memory] = self.cpu_memory_of(needs);
+                held = [held[0] - cpu, held[1] - memory];
+            }
+            self.sched.kai_scenario_gpus.push((v, gpus));
+            self.sched.kai_scenario_cpu_memory.push((v, held));
+        }
+    }
+
+    /// Whether the queue limits of runtime `v`'s queue and its parents allow it `amounts`
+    /// more (GPUs in milli-GPUs, CPU, memory) in the scenario under way (`kai_capacity`).
+    fn kai_limits_allow(&self, v: usize, amounts: placement::kai::Amounts) -> bool {
+        self.kai_capacity(WorkloadId::from_index(v))
+            .is_none_or(|over| over([0; 3], amounts).is_none())
+    }
+
+    /// Runtime `v` holds `amounts` more in the scenario under way: its figures for the
+    /// queue-limit check (from its real ones when the scenario has none yet).
+    fn kai_scenario_hold(&mut self, v: usize, amounts: placement::kai::Amounts) {
+        let sched = &self.sched;
+        let gpus = match sched.kai_scenario_gpus.iter().find(|x| x.0 == v) {
+            Some(&(_, g)) => g,
+            None => self.gpu.map_or(0, |g| self.kai_milli(v, g).0) + self.runtimes[v].kai_pipelined,
+        };
+        let other = match sched.kai_scenario_cpu_memory.iter().find(|x| x.0 == v) {
+            Some(&(_, held)) => held,
+            None => self.kai_cpu_memory(v).0,
+        };
+        let (gpus, other) = (
+            gpus + amounts[0],
+            [other[0] + amounts[1], other[1] + amounts[2]],
+        );
+        let sched = &mut self.sched;
+        sched.kai_scenario_gpus.retain(|x| x.0 != v);
+        sched.kai_scenario_gpus.push((v, gpus));
+        sched.kai_scenario_cpu_memory.retain(|x| x.0 != v);
+        sched.kai_scenario_cpu_memory.push((v, other));
     }
 
     /// A copy of the cluster with the pods of `victims` gone ((runtime index, how many of

@@ -54,3 +54,28 @@ fn reclaim_from_the_queue_over_its_memory_share() {
     let b1 = job(&r, "b-1");
     assert_eq!((b1.state, b1.running_at), ("Running", Some(90.0)));
 }
+
+#[test]
+fn reclaim_one_pod_under_a_departments_cpu_limit() {
+    // reclaim_elastic_test.go "Elastic job reclaims single task from another elastic job -
+    // equal queues".
+    let r = case("reclaim-under-a-cpu-limit");
+    assert_eq!(
+        unschedulable(&r, "pending-job").first(),
+        Some(&(
+            60.0,
+            "OverLimit: department-a quota has reached the allowable limit of CPU cores. Limit is 4 cores, currently 4 cores allocated and workload requested 1 cores."
+        )),
+        "the department's CPU limit holds the second pod back"
+    );
+    assert_eq!(
+        evictions(&r, "running-job0"),
+        [(60.0, "Reclaim", Some("team/pending-job"))]
+    );
+    let victim = job(&r, "running-job0");
+    let nodes: Vec<&str> = victim.pod_sets[0].nodes.iter().map(String::as_str).collect();
+    assert_eq!(nodes, ["node0", "node0"], "it keeps two pods; the third waits");
+    let reclaimer = job(&r, "pending-job");
+    let nodes: Vec<&str> = reclaimer.pod_sets[0].nodes.iter().map(String::as_str).collect();
+    assert_eq!(nodes, ["node0", "node0"], "two pods bound, the third waits");
+}

@@ -174,7 +174,7 @@ impl CpuMemoryState {
     }
 
     /// CPU and memory of the first `tasks` tasks of the pending job.
-    pub(super) fn tasks_amount(&self, tasks: usize) -> CpuMemory {
+    pub fn tasks_amount(&self, tasks: usize) -> CpuMemory {
         self.tasks
             .iter()
             .take(tasks)

@@ -79,3 +79,26 @@ fn reclaim_one_pod_under_a_departments_cpu_limit() {
     let nodes: Vec<&str> = reclaimer.pod_sets[0].nodes.iter().map(String::as_str).collect();
     assert_eq!(nodes, ["node0", "node0"], "two pods bound, the third waits");
 }
+
+#[test]
+fn reclaim_between_jobs_without_gpus_by_memory() {
+    // integration_tests/reclaim/reclaim_test.go "q0 allocated only cpu tasks, has 0 deserved
+    // resources ... q1 requires cpu only tasks of same priority to be allocated and reclaims
+    // from q0 jobs".
+    let r = case("reclaim-cpu-only-jobs");
+    assert_eq!(
+        evictions(&r, "running-job1"),
+        [(60.0, "Reclaim", Some("team/pending-job0"))]
+    );
+    assert_eq!(
+        evictions(&r, "running-job0"),
+        [(60.0, "Reclaim", Some("team/pending-job1"))]
+    );
+    for name in ["running-job0", "running-job1"] {
+        assert_eq!(job(&r, name).state, "Pending", "{name}'s new pod waits");
+    }
+    for name in ["pending-job0", "pending-job1"] {
+        let w = job(&r, name);
+        assert_eq!((w.state, w.running_at), ("Running", Some(90.0)), "{name}");
+    }
+}

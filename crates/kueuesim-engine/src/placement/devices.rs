@@ -88,6 +88,8 @@ pub struct DeviceBook {
     reserved: Vec<u16>,
     /// Per node, one GPU's memory in MiB as KAI reads it (`nvidia.com/gpu.memory`).
     gpu_mib: Vec<i64>,
+    /// The smallest GPU memory of the nodes with GPUs, MiB (KAI's `MinNodeGPUMemory`).
+    min_gpu_mib: i64,
     /// `nvidia.com/gpu` and `kueuesim.io/gpu-milli`, if any object mentions them.
     gpu: Option<ResourceId>,
     milli: Option<ResourceId>,
@@ -209,11 +211,16 @@ impl Devices {
             ));
         }
         start.push(free.len() as u32);
-        let gpu_mib = world
+        let gpu_mib: Vec<i64> = world
             .nodes
             .iter()
             .map(|n| kueuesim_model::gpu::kai_gpu_memory(n.labels.get(NODE_GPU_MEMORY_LABEL)))
             .collect();
+        let min_gpu_mib = (0..world.nodes.len())
+            .filter(|&n| start[n + 1] > start[n])
+            .map(|n| gpu_mib[n])
+            .min()
+            .unwrap_or(kueuesim_model::gpu::KAI_DEFAULT_GPU_MEMORY);
         let target: Arc<[TargetPod]> = world.config.gpu.target.clone().into();
         let mut demands: Vec<(i64, usize)> = Vec::new();
         let mut demand_of = Vec::with_capacity(target.len());
@@ -250,6 +257,7 @@ impl Devices {
                 reserved: vec![0; free.len()],
                 down: vec![false; free.len()],
                 gpu_mib,
+                min_gpu_mib,
                 start,
                 free,
                 gpu,
@@ -416,6 +424,20 @@ impl DeviceBook {
     /// Milli-GPUs a KAI share takes on a device of `node` (None: more than one device).
     pub fn share_milli(&self, node: NodeId, share: GpuShare) -> Option<u16> {
         share.milli_on(self.gpu_mib[node.index()])
+    }
+
+    /// Milli-GPUs a pending KAI share counts for KAI's queues and actions, before a node is
+    /// chosen: a fraction as asked, a memory request against the smallest GPU memory of the
+    /// GPU nodes (`GetTasksToAllocateInitResource` with `MinNodeGPUMemory`), rounded up to
+    /// the next milli; above one device when it asks more than that GPU has.
+    pub fn pending_share_milli(&self, share: GpuShare) -> i64 {
+        match share {
+            GpuShare::Fraction(m) => i64::from(m),
+            GpuShare::Memory(mib) => {
+                let per = self.min_gpu_mib.max(1);
+                (mib * MILLI + per - 1) / per
+            }
+        }
     }
 
     /// Whether device `i` of `node` holds KAI shares (KAI's `UsedSharedGPUsMemory` entry).
@@ -667,6 +689,39 @@ mod tests {
         w.config.gpu.devices = true;
         w.config.gpu.target = target;
         Devices::new(&w).unwrap().frag
+    }
+
+    #[test]
+    fn a_pending_memory_share_counts_against_the_smallest_gpu_memory() {
+        // Nodes of 80 GB and 40 GB GPUs and a CPU node (its default 100 MiB is no GPU's):
+        // `MinNodeGPUMemory` is 40 GB, so 20 GB count half a GPU and 60 GB one and a half.
+        let mut w = World::default();
+        let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+        for (name, gpus, mib) in [
+            ("a", 2, Some("80000")),
+            ("b", 1, Some("40000")),
+            ("c", 0, None),
+        ] {
+            let mut alloc = vec![0; w.resources.len()];
+            alloc[gpu.index()] = gpus;
+            let labels = mib
+                .map(|m| (NODE_GPU_MEMORY_LABEL.to_string(), m.to_string()))
+                .into_iter()
+                .collect();
+            w.nodes.push(kueuesim_model::Node {
+                name: name.into(),
+                labels: kueuesim_model::Labels::new(labels),
+                allocatable: alloc,
+                taints: vec![],
+                unschedulable: false,
+            });
+        }
+        w.config.gpu.devices = true;
+        let book = Devices::new(&w).unwrap().book;
+        assert_eq!(book.pending_share_milli(GpuShare::Memory(20000)), 500);
+        assert_eq!(book.pending_share_milli(GpuShare::Memory(60000)), 1500);
+        assert_eq!(book.pending_share_milli(GpuShare::Memory(1)), 1);
+        assert_eq!(book.pending_share_milli(GpuShare::Fraction(300)), 300);
     }
 
     fn pod(cpu_milli: i64, gpu: Option<GpuDemand>, freq: f64) -> TargetPod {

@@ -241,13 +241,13 @@ impl<'w> Simulation<'w> {
         } else {
             min_member - bound
         };
-        // A task's GPUs: its whole GPUs, or its `gpu-fraction` (a `gpu-memory` share's
-        // fraction depends on the node it lands on: 0 here, and such a job takes no part).
+        // A task's GPUs: its whole GPUs, or its share (`pending_share_milli`: a
+        // `gpu-memory` share against the smallest GPU memory of the GPU nodes).
         let task_gpus: Vec<i64> = pods
             .iter()
             .enumerate()
             .flat_map(|(ps, (n, slots))| {
-                let per = gpus_of(n) * MILLI + pending_share_milli(&wl, ps);
+                let per = gpus_of(n) * MILLI + self.pending_share_milli(&wl, ps);
                 slots.iter().filter(|x| x.is_none()).map(move |_| per)
             })
             .take(count)
@@ -260,14 +260,6 @@ impl<'w> Simulation<'w> {
             })
             .take(count)
             .collect();
-        if task_gpus.contains(&0)
-            && wl
-                .pod_sets
-                .iter()
-                .any(|p| matches!(p.gpu_share, Some(GpuShare::Memory(_))))
-        {
-            return None;
-        }
         // Free GPUs: whole GPUs free, and what is free on the devices KAI's shares hold
         // (upstream's idle GPUs count a shared GPU group's free part).
         let cluster = &self.sched.cluster;
@@ -556,7 +548,7 @@ impl<'w> Simulation<'w> {
     /// its pods in eviction order), `running` giving the pods): where a scenario of reclaim
     /// or preempt places the job. A victim taken whole leaves as in `cluster_without` (its
     /// GPU shares too).
-    fn cluster_without_victims(
+    pub(super) fn cluster_without_victims(
         &self,
         running: &[placement::kai::RunningJob],
         victims: &[(usize, usize)],
@@ -863,26 +855,31 @@ fn victim_pieces(
     (pods, pieces, min_pods)
 }
 
-/// The milli-GPUs of one pending pod's share of pod set `ps` of `wl`: its `gpu-fraction`;
-/// 0 for a `gpu-memory` share (its fraction depends on the node) and for no share.
-fn pending_share_milli(wl: &kueuesim_model::Workload, ps: usize) -> i64 {
-    match wl.pod_sets.get(ps).and_then(|p| p.gpu_share) {
-        Some(GpuShare::Fraction(m)) => i64::from(m),
-        _ => 0,
-    }
-}
-
 impl Simulation<'_> {
+    /// The milli-GPUs of one pending pod's share of pod set `ps` of `wl`, as KAI's queues
+    /// and actions count it before a node is chosen: its `gpu-fraction`, or its
+    /// `gpu-memory` against the smallest GPU memory of the GPU nodes (the proportion
+    /// plugin's and `GetTasksToAllocateInitResource`'s `MinNodeGPUMemory`); 0 without a
+    /// share.
+    fn pending_share_milli(&self, wl: &kueuesim_model::Workload, ps: usize) -> i64 {
+        let share = wl.pod_sets.get(ps).and_then(|p| p.gpu_share);
+        match (share, self.sched.cluster.devices.as_ref()) {
+            (Some(GpuShare::Fraction(m)), _) => i64::from(m),
+            (Some(share), Some(dev)) => dev.book.pending_share_milli(share),
+            _ => 0,
+        }
+    }
+
     /// Runtime `i`'s GPUs as KAI's queues count them, in milli-GPUs: (bound, not bound).
     /// A whole GPU is 1000; a bound share is the part of its device it holds (its claim),
-    /// a pending one its `gpu-fraction` (`pending_share_milli`).
+    /// a pending one its fraction (`pending_share_milli`).
     pub(super) fn kai_milli(&self, i: usize, g: ResourceId) -> (i64, i64) {
         let rt = &self.runtimes[i];
         let wl = self.spec(WorkloadId::from_index(i));
         let (mut placed, mut unplaced) = (0, 0);
         for (ps, slots) in rt.record.placement.iter().enumerate() {
             let whole = rt.needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI;
-            let share = pending_share_milli(&wl, ps);
+            let share = self.pending_share_milli(&wl, ps);
             for s in slots {
                 match s {
                     Some(_) => placed += whole,

@@ -34,7 +34,6 @@ impl Simulation<'_> {
             bound,
             ref task_gpus,
             free_gpus,
-            ref put_back_order,
             ..
         } = *view;
         let want: i64 = task_gpus.iter().sum();
@@ -50,26 +49,14 @@ impl Simulation<'_> {
             task_gpus,
             preemptible: wl.kai_preemptible(),
         };
-        // The victims of the job's queue that come before it in the job order (higher
-        // priority, else older, else the lower key for upstream's UID): the scenario places
-        // them again before the job (`GetJobsToAllocate` puts the evicted victims and the
-        // job in one `JobsOrderByQueues`). A victim at its minimum loses all its pods, so it
-        // is below its minimum as the job is: the elastic plugin ties them and the priority
-        // plugin, then the creation time, decides. A victim above its minimum gives up its
-        // extra pods first and stays at its minimum, which the elastic plugin orders after
-        // the job: kueuesim takes it whole but places it after the job, as upstream's first
-        // scenarios for it do.
-        let job_order = (Reverse(wl.priority), wl.created_at.millis(), w.index());
-        let ahead: Vec<usize> = running
-            .iter()
-            .filter(|j| j.queue == queue && j.elastic <= 1)
-            .filter(|j| (Reverse(j.priority), j.created, j.key) < job_order)
-            .map(|j| j.key)
-            .collect();
-        let scenario =
-            |tasks: usize, victims: &[usize]| -> Option<placement::kai::ConsolidationPlan> {
-                self.consolidation_scenario(w, pods, bound, tasks, victims, put_back_order, &ahead)
-            };
+        // The job's place in the job order (below its minimum, as a pending job is): the
+        // victims of its queue before it are placed again first (`consolidation_scenario`).
+        let job_order = (Reverse(wl.priority), 0u8, wl.created_at.millis(), w.index());
+        let scenario = |tasks: usize,
+                        victims: &[(usize, usize)]|
+         -> Option<placement::kai::ConsolidationPlan> {
+            self.consolidation_scenario(w, pods, bound, tasks, victims, &running, job_order)
+        };
         let Some(plan) =
             placement::kai::consolidation_plan(&state, &preemptor, &running, free_gpus, scenario)
         else {
@@ -126,13 +113,17 @@ impl Simulation<'_> {
     }
 
     /// One scenario of the consolidation (`TryToVirtuallyAllocatePreemptorAndGetVictims` on
-    /// a copy of the cluster): the victims' pods gone, then the victims and the job in job
-    /// order: each victim of `ahead` (the job's queue, before the job in the job order)
-    /// placed again by KAI's allocation wherever it fits, the job's bound pods and first
-    /// `tasks` pending ones placed by KAI's allocation, then the other victims in job order
-    /// (`AllocateJob` pipeline-only on every feasible node). A victim's pods that land on the
-    /// nodes they ran on stay (upstream unevicts a task it pipelines back to its node); the
-    /// others move. None: the tasks do not fit.
+    /// a copy of the cluster): the victims' taken pods gone (`victims`: job, how many of its
+    /// pods in eviction order), then the victims and the job in job order (upstream pops
+    /// them from one `JobsOrderByQueues`, on the jobs as the evictions left them): each
+    /// victim of the job's queue before the job (`job_order`) placed again by KAI's
+    /// allocation wherever it fits, the job's bound pods and first `tasks` pending ones
+    /// placed by KAI's allocation, then the other victims (`AllocateJob` pipeline-only on
+    /// every feasible node). A victim that lost all its pods is below its minimum as the
+    /// job is, so the priority, then the creation time, decides; one that keeps its minimum
+    /// (it gave up pods above it) comes after a job below its minimum (the elastic plugin).
+    /// A victim's pods that land on the nodes they ran on stay (upstream unevicts a task it
+    /// pipelines back to its node); the others move. None: the tasks do not fit.
     #[allow(clippy::too_many_arguments)]
     fn consolidation_scenario(
         &mut self,
@@ -140,23 +131,33 @@ impl Simulation<'_> {
         pods: &[(PodNeeds, Vec<Option<NodeId>>)],
         bound: usize,
         tasks: usize,
-        victims: &[usize],
-        put_back_order: &[usize],
-        ahead: &[usize],
+        victims: &[(usize, usize)],
+        running: &[placement::kai::RunningJob],
+        job_order: JobOrder,
     ) -> Option<placement::kai::ConsolidationPlan> {
-        let scratch = self.cluster_without(victims);
+        let scratch = self.cluster_without_victims(running, victims);
         let partial = partial_job(pods, tasks);
-        // The victims are out of their queues until they are placed again.
-        self.sched.kai_scenario_gpus = victims.iter().map(|&v| (v, 0)).collect();
+        let queue = self.spec(w).gang.kai_queue;
+        // The victims in job order, as the evictions leave them; whether each comes before
+        // the job.
+        let mut order: Vec<(JobOrder, &placement::kai::RunningJob, usize, bool)> = victims
+            .iter()
+            .filter_map(|&(k, count)| {
+                let j = running.iter().find(|j| j.key == k)?;
+                let key = (Reverse(j.priority), rank_after(j, count), j.created, j.key);
+                Some((key, j, count, Some(j.queue) == queue && key < job_order))
+            })
+            .collect();
+        order.sort_by_key(|x| x.0);
+        // The victims hold only their kept pods until they are placed again.
+        self.sched.kai_scenario_gpus = order
+            .iter()
+            .map(|&(_, j, count, _)| (j.key, kept_milli(j, count)))
+            .collect();
         let saved = std::mem::replace(&mut self.sched.cluster, scratch);
         let mut plan = placement::kai::ConsolidationPlan::default();
-        let order: Vec<usize> = put_back_order
-            .iter()
-            .copied()
-            .filter(|k| victims.contains(k))
-            .collect();
-        for &v in order.iter().filter(|k| ahead.contains(k)) {
-            self.place_victim_again(v, &mut plan);
+        for &(_, j, count, _) in order.iter().filter(|x| x.3) {
+            self.place_victim_again(j, count, &mut plan);
         }
         let r = self.place_kai(w, &partial, bound + tasks);
         if r.bound.len() < tasks {
@@ -177,36 +178,64 @@ impl Simulation<'_> {
         }
         self.sched.kai_scenario_gpus.push((w.index(), job_gpus));
         plan.preemptor = r.bound.iter().map(|b| (b.0, b.2.index())).collect();
-        for &v in order.iter().filter(|k| !ahead.contains(k)) {
-            self.place_victim_again(v, &mut plan);
+        for &(_, j, count, _) in order.iter().filter(|x| !x.3) {
+            self.place_victim_again(j, count, &mut plan);
         }
         self.sched.cluster = saved;
         self.sched.kai_scenario_gpus.clear();
         Some(plan)
     }
 
-    /// Victim `v` of a consolidation scenario placed again (`AllocateJob` pipeline-only): its
-    /// moved pods and its lost state go into `plan`.
-    fn place_victim_again(&mut self, v: usize, plan: &mut placement::kai::ConsolidationPlan) {
+    /// The first `count` pods (in eviction order) of victim `j` of a consolidation scenario
+    /// placed again (`AllocateJob` pipeline-only), its other pods staying bound: its moved
+    /// pods and its lost state go into `plan`.
+    fn place_victim_again(
+        &mut self,
+        j: &placement::kai::RunningJob,
+        count: usize,
+        plan: &mut placement::kai::ConsolidationPlan,
+    ) {
         let gpu = self.gpu;
         let gpus_of = |rt: &super::runtime::Runtime<'_>, ps: usize| pod_milli_gpus(gpu, rt, ps);
+        let v = j.key;
         let vw = WorkloadId::from_index(v);
         let old = self.runtimes[v].record.placement.clone();
-        // Its running pods are placed again; allocate places `minMember` of them, then
-        // one per pass (an elastic job), so passes go on while they bind.
-        let mut again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = self.runtimes[v]
-            .pods()
-            .into_iter()
-            .map(|(n, slots)| {
-                let running = slots.iter().flatten().count();
-                (n, vec![None; running])
-            })
-            .collect();
-        let count: usize = again.iter().map(|(_, s)| s.len()).sum();
+        let taken = |ps: usize, idx: usize| {
+            j.all(count)
+                || j.pods[..count]
+                    .iter()
+                    .any(|p| (p.pod_set, p.index) == (ps, idx))
+        };
+        // Its running pods, per pod set in pod order: a taken one to place again, a kept one
+        // bound where it runs. Allocate places up to `minMember` of them, then one per pass
+        // (an elastic job), so passes go on while they bind.
+        let mut again: Vec<(PodNeeds, Vec<Option<NodeId>>)> = Vec::new();
+        // The pod index of each slot of `again`.
+        let mut index_of: Vec<Vec<usize>> = Vec::new();
+        for (ps, (n, slots)) in self.runtimes[v].pods().into_iter().enumerate() {
+            let running: Vec<(usize, NodeId)> = slots
+                .iter()
+                .enumerate()
+                .filter_map(|(idx, node)| node.map(|node| (idx, node)))
+                .collect();
+            again.push((
+                n,
+                running
+                    .iter()
+                    .map(|&(idx, node)| (!taken(ps, idx)).then_some(node))
+                    .collect(),
+            ));
+            index_of.push(running.iter().map(|x| x.0).collect());
+        }
+        let total: usize = again.iter().map(|(_, s)| s.len()).sum();
+        let to_place = again
+            .iter()
+            .map(|(_, s)| s.iter().filter(|x| x.is_none()).count())
+            .sum::<usize>();
         let mut bound = 0;
         let mut again_claims: Vec<(usize, usize, Claim)> = Vec::new();
-        while bound < count {
-            let placed = self.place_kai(vw, &again, count);
+        while bound < to_place {
+            let placed = self.place_kai(vw, &again, total);
             if placed.bound.is_empty() {
                 break;
             }
@@ -216,7 +245,7 @@ impl Simulation<'_> {
             again_claims.extend(placed.claims.iter().copied());
             bound += placed.bound.len();
         }
-        if bound < count {
+        if bound < to_place {
             plan.lost.push(v);
             return;
         }
@@ -241,8 +270,9 @@ impl Simulation<'_> {
         let mut moved = false;
         for (ps, slots) in old.iter().enumerate() {
             if self.spec(vw).pod_sets[ps].gpu_share.is_some() {
-                // A share stays when placed again on a device it holds on the same node;
-                // the others move, also to another device of their node.
+                // A job with shares is taken whole (`kai_view`). A share stays when placed
+                // again on a device it holds on the same node; the others move, also to
+                // another device of their node.
                 let mut fresh: Vec<(NodeId, Claim)> = again_claims
                     .iter()
                     .filter(|c| c.0 == ps)
@@ -271,12 +301,20 @@ impl Simulation<'_> {
                 }
                 continue;
             }
-            // Per pod set, pods are alike: a pod whose node is among the new ones stays,
-            // the others take the new nodes left over.
-            let mut fresh: Vec<NodeId> = again[ps].1.iter().flatten().copied().collect();
+            // Per pod set, pods are alike: a taken pod whose node is among the new ones
+            // stays, the others take the new nodes left over.
+            let mut fresh: Vec<NodeId> = index_of[ps]
+                .iter()
+                .zip(&again[ps].1)
+                .filter(|&(&idx, _)| taken(ps, idx))
+                .filter_map(|(_, n)| *n)
+                .collect();
             let mut movers = Vec::new();
             for (idx, node) in slots.iter().enumerate() {
                 let Some(node) = node else { continue };
+                if !taken(ps, idx) {
+                    continue;
+                }
                 match fresh.iter().position(|n| n == node) {
                     Some(k) => {
                         fresh.remove(k);
@@ -456,6 +494,32 @@ impl Simulation<'_> {
             self.schedule_running(v);
         }
     }
+}
+
+/// A job's place in KAI's job order (the default tiers): higher priority first, then the
+/// elastic plugin's rank (below its minimum first), then older, then the lower key for
+/// upstream's UID.
+type JobOrder = (Reverse<i32>, u8, i64, usize);
+
+/// The elastic rank of victim `j` once its first `count` pods are taken
+/// (`RunningJob::elastic` of what is left): below its minimum when all are taken, else the
+/// rank of the piece that comes next.
+fn rank_after(j: &placement::kai::RunningJob, count: usize) -> u8 {
+    if j.all(count) {
+        return 0;
+    }
+    j.pieces
+        .iter()
+        .find(|p| p.upto > count)
+        .map_or(0, |p| p.rank)
+}
+
+/// Milli-GPUs victim `j` keeps once its first `count` pods are taken.
+fn kept_milli(j: &placement::kai::RunningJob, count: usize) -> i64 {
+    if j.all(count) {
+        return 0;
+    }
+    j.gpus - j.pods[..count].iter().map(|p| p.gpus).sum::<i64>()
 }
 
 /// Milli-GPUs of one pod of pod set `ps`, as the capacity check counts them (`kai_milli`):

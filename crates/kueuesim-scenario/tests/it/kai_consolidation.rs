@@ -324,3 +324,24 @@ fn k50_both_subgroups_of_a_running_job_move() {
         placed_after_consolidation(r, "pending-job", &["node1", "node2"]);
     });
 }
+
+#[test]
+fn k51_only_the_pod_above_the_minimum_moves() {
+    // "job with sub groups above minAvailable consolidated by a pending job - complete
+    // eviction": running-job0's sub-0 (minAvailable 1) holds 2 pods, so the victims queue
+    // takes one pod of it first, the last in pod order (node1's, `GetTasksToEvict`); what is
+    // left of running-job0 is at its minimum, after the pending job in the job order: the
+    // job takes the emptied node1 and the pod goes to node0. Taking running-job0 whole put
+    // the job on node0 and moved node0's pod to node1.
+    each("K51-consolidate-a-subgroup-above-its-minimum", |r| {
+        moved(
+            r,
+            "running-job0",
+            "team/pg-pending-job",
+            &["node0", "node0"],
+        );
+        assert_eq!(evicted_pods(r, "running-job0"), ["team/running-job0-a-1"]);
+        placed_after_consolidation(r, "pending-job", &["node1"]);
+        assert_eq!(r.summary.evictions.get("Consolidation"), Some(&1));
+    });
+}

@@ -1,7 +1,7 @@
-//! KAI's reclaim, preempt and queue limits with GPU shares (`gpu-fraction`): upstream's
-//! cases as scenarios (`scenarios/kai/fractions/`, computed by hand in their headers), where
-//! a queue's GPUs count its shares as fractions, a fractional victim frees its share of a
-//! device, and a fractional job needs only its share.
+//! KAI's reclaim, preempt, consolidation and queue limits with GPU shares (`gpu-fraction`,
+//! `gpu-memory`): upstream's cases as scenarios (`scenarios/kai/fractions/`, computed by hand
+//! in their headers), where a queue's GPUs count its shares as fractions, a fractional victim
+//! frees its share of a device, and a fractional job needs only its share.
 
 use kueuesim_report::output::{SimulationResult, WorkloadOut};
 
@@ -233,4 +233,160 @@ fn consolidate_a_share_onto_the_other_device_of_its_node() {
     assert_eq!((w.state, w.running_at), ("Running", Some(90.0)));
     assert_eq!(w.pod_sets[0].nodes, ["node0"]);
     placed_after_victims(&r, "pending-job0");
+}
+
+/// `name` runs on `on` from 1m30s, never evicted (pipelined by an action at 1m, bound once
+/// its victims' pods were gone).
+fn runs_after_victims_on(r: &SimulationResult, name: &str, on: &[&str]) {
+    let w = job(r, name);
+    assert!(w.evictions.is_empty(), "{name}: {:?}", w.evictions);
+    assert_eq!((w.state, w.running_at), ("Running", Some(90.0)), "{name}");
+    let nodes: Vec<&str> = w
+        .pod_sets
+        .iter()
+        .flat_map(|p| p.nodes.iter().map(String::as_str))
+        .collect();
+    assert_eq!(nodes, on, "{name}");
+}
+
+/// `name` was moved once by the consolidation at 1m for `by` and its replacement runs on
+/// node0 from 1m30s.
+fn moved_to_node0(r: &SimulationResult, name: &str, by: &str) {
+    let w = job(r, name);
+    let got: Vec<(f64, &str, Option<&str>)> = w
+        .evictions
+        .iter()
+        .map(|e| (e.at, e.reason, e.preemptor.as_deref()))
+        .collect();
+    assert_eq!(got, [(60.0, "Consolidation", Some(by))], "{name}");
+    assert_eq!((w.state, w.running_at), ("Running", Some(90.0)), "{name}");
+    assert_eq!(w.pod_sets[0].nodes, ["node0"], "{name}");
+}
+
+// `gpu-memory` shares (100-MiB GPUs, as upstream's fake nodes): a pending one counts its
+// memory against the smallest GPU memory of the GPU nodes (`MinNodeGPUMemory`). On the main
+// branch before, a pending `gpu-memory` job took no part in the actions and waited.
+
+#[test]
+fn preempt_a_memory_share_for_a_memory_share() {
+    // preemptGpuMemory_test.go, "build preempts train based on gpu memory".
+    let r = case("memory-preempt-a-share");
+    victim(&r, "running-train", "Preempt", "team/pg-pending-build");
+    placed_after_victims(&r, "pending-build");
+}
+
+#[test]
+fn preempt_the_lowest_priority_memory_share_only() {
+    // "minimal victim preemption by priority": without the lower-priority share, 30 + 55 MiB
+    // fit.
+    let r = case("memory-preempt-the-lowest-priority-share");
+    untouched(&r, "running-train-a");
+    victim(&r, "running-train-b", "Preempt", "team/pg-pending-build");
+    placed_after_victims(&r, "pending-build");
+}
+
+#[test]
+fn preempt_a_share_of_a_whole_device_for_a_memory_share() {
+    // "fractional build preempts whole gpu train" (its train asks the device's 100 MiB).
+    let r = case("memory-preempt-a-whole-device-share");
+    victim(
+        &r,
+        "running-whole-train",
+        "Preempt",
+        "team/pg-pending-build",
+    );
+    placed_after_victims(&r, "pending-build");
+}
+
+#[test]
+fn preempt_two_memory_shares_for_a_gang_of_two() {
+    // "multi task build preempts across gpus": each task of 80 MiB needs a device freed.
+    let r = case("memory-preempt-across-gpus");
+    victim(
+        &r,
+        "running-train-gpu0",
+        "Preempt",
+        "team/pending-build-two-tasks",
+    );
+    victim(
+        &r,
+        "running-train-gpu1",
+        "Preempt",
+        "team/pending-build-two-tasks",
+    );
+    runs_after_victims_on(&r, "pending-build-two-tasks", &["node0", "node0"]);
+}
+
+#[test]
+fn no_memory_share_preempted_at_the_same_priority() {
+    // "no preemption on same priority". A guard: the pending memory job now takes part in
+    // the actions, and none of them may evict here.
+    let r = case("memory-no-preemption-at-the-same-priority");
+    untouched(&r, "running-train");
+    let w = job(&r, "pending-train");
+    assert_eq!((w.state, w.running_at), ("Pending", None));
+}
+
+#[test]
+fn preempt_a_share_for_a_memory_share() {
+    // preemptFractional_test.go (integration), "Preempt fractional train by fractional
+    // interactive GPU memory request job".
+    let r = case("memory-preempt-a-share-for-a-memory-share");
+    untouched(&r, "running-job0");
+    victim(&r, "running-job1", "Preempt", "team/pg-pending-job0");
+    placed_after_victims(&r, "pending-job0");
+}
+
+#[test]
+fn reclaim_the_lower_priority_memory_share() {
+    // reclaimGpuMemory_test.go, "reclaim minimal lower priority victims across queues":
+    // queue1 stays within its fair share with the pending 0.5.
+    let r = case("memory-reclaim-the-lower-priority-share");
+    for name in ["q0-train-a", "q1-running"] {
+        untouched(&r, name);
+    }
+    victim(&r, "q0-train-b", "Reclaim", "team/q1-pending");
+    runs_after_victims_on(&r, "q1-pending", &["node1"]);
+}
+
+#[test]
+fn consolidate_for_a_memory_share() {
+    // consolidationGpuMemory_test.go, "consolidate two memory jobs to free gpu":
+    // running-job1's share moves to GPU 0 beside running-job0, the job takes GPU 1.
+    let r = case("memory-consolidate-two-shares");
+    untouched(&r, "running-job0");
+    moved_to_node0(&r, "running-job1", "team/pg-pending-job");
+    runs_after_victims_on(&r, "pending-job", &["node0"]);
+}
+
+#[test]
+fn no_consolidation_when_the_memory_shares_do_not_fit_together() {
+    // "no consolidation when memory does not fit". A guard: the pending memory job now
+    // takes part in the consolidation, which must find no scenario placing both victims.
+    let r = case("memory-no-consolidation-when-memory-does-not-fit");
+    untouched(&r, "running-job0");
+    untouched(&r, "running-job1");
+    let w = job(&r, "pending-job");
+    assert_eq!((w.state, w.running_at), ("Pending", None));
+}
+
+#[test]
+fn consolidate_three_memory_shares_for_two_tasks() {
+    // "consolidate three jobs to enable two large tasks": the first task frees node2, the
+    // second node1; both victims go to node0 beside running-job0.
+    let r = case("memory-consolidate-three-shares-for-two-tasks");
+    untouched(&r, "running-job0");
+    moved_to_node0(&r, "running-job1", "team/pending-job");
+    moved_to_node0(&r, "running-job2", "team/pending-job");
+    runs_after_victims_on(&r, "pending-job", &["node1", "node2"]);
+}
+
+#[test]
+fn consolidate_memory_shares_for_a_whole_gpu() {
+    // "consolidate to free gpu for whole job". A guard: running memory shares were
+    // consolidation victims before, so the main branch before gives the same.
+    let r = case("memory-consolidate-for-a-whole-gpu");
+    untouched(&r, "running-small0");
+    moved_to_node0(&r, "running-small1", "team/pg-pending-whole");
+    runs_after_victims_on(&r, "pending-whole", &["node1"]);
 }

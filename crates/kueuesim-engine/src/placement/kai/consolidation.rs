@@ -23,6 +23,8 @@ pub struct ConsolidationPlan {
     pub move_claims: Vec<(usize, usize, usize, crate::placement::devices::Claim)>,
     /// The pending job's tasks placed: (pod set, node).
     pub preemptor: Vec<(usize, usize)>,
+    /// The potential victims of the scenario: (job, how many of its pods in eviction order).
+    pub taken: Vec<(usize, usize)>,
 }
 
 /// KAI's consolidation for one pending job: allowed for a preemptible job only (the action's
@@ -31,46 +33,54 @@ pub struct ConsolidationPlan {
 /// victims are the preemptible running jobs of every queue but the job itself, no more than
 /// [`MAX_CONSOLIDATION_PREEMPTEES`] + 1 of them (`buildPreemptibleFilterFunc`; unlike
 /// reclaim and preempt no min-runtime protects them), in the victims' queue order
-/// (`GetVictimsQueue`, as reclaim's); the search is the `JobSolver`'s, and a scenario is a
-/// solution only when every potential victim it evicted was placed again
-/// (`allPodsReallocated`). `scenario(tasks, victims)`: the plan of that simulation, None when
-/// the job's first `tasks` tasks do not fit. None: no consolidation.
+/// (`GetVictimsQueue`, as reclaim's), each taken piece by piece as reclaim takes it (an
+/// elastic job above its minimum pod by pod, `GetTasksToEvict`); the search is the
+/// `JobSolver`'s, and a scenario is a solution only when every pod it evicted was placed
+/// again (`allPodsReallocated`). `scenario(tasks, victims)`: the plan of that simulation,
+/// `victims` being (job, how many of its pods in eviction order); None when the job's first
+/// `tasks` tasks do not fit. None: no consolidation.
 pub fn consolidation_plan(
     state: &QueueState<'_>,
     preemptor: &Reclaimer<'_>,
     running: &[RunningJob],
     free_gpus: i64,
-    scenario: impl FnMut(usize, &[usize]) -> Option<ConsolidationPlan>,
+    scenario: impl FnMut(usize, &[(usize, usize)]) -> Option<ConsolidationPlan>,
 ) -> Option<ConsolidationPlan> {
     let want: i64 = preemptor.task_gpus.iter().sum();
     if want <= 0 || !preemptor.preemptible || free_gpus < want {
         return None;
     }
-    // Victims are taken whole here: the scenario re-places a victim's running pods, every
-    // one of them (an elastic victim's pods one at a time is reclaim's and preempt's).
-    let whole: Vec<RunningJob> = running
-        .iter()
-        .filter(|j| j.preemptible)
-        .map(|j| j.clone().whole())
-        .collect();
-    let candidates: Vec<&RunningJob> = whole.iter().collect();
+    let candidates: Vec<&RunningJob> = running.iter().filter(|j| j.preemptible).collect();
     let mut order = victim_order(state, &candidates);
-    order.truncate(MAX_CONSOLIDATION_PREEMPTEES + 1);
+    // The filter counts jobs, not pieces: the pieces of the first 17 jobs in victim order.
+    let mut jobs: Vec<usize> = Vec::new();
+    order.retain(|p| {
+        if !jobs.contains(&p.job.key) {
+            if jobs.len() > MAX_CONSOLIDATION_PREEMPTEES {
+                return false;
+            }
+            jobs.push(p.job.key);
+        }
+        true
+    });
     let mut scenario = scenario;
     solve_with(
         &order,
         preemptor.task_gpus,
         free_gpus,
         |tasks, victims| {
-            let keys: Vec<usize> = victims.iter().map(|v| v.0).collect();
-            scenario(tasks, &keys)
+            let mut plan = scenario(tasks, victims)?;
+            plan.taken = victims.to_vec();
+            Some(plan)
         },
         |_, plan| plan.lost.is_empty(),
+        // The victims recorded for the next task: the pods taken from the jobs that moved
+        // (upstream records the pipelined victims' tasks).
         |plan| {
-            plan.moved
+            plan.taken
                 .iter()
-                .filter_map(|&k| whole.iter().find(|j| j.key == k))
-                .map(|j| (j.key, j.pods.len()))
+                .copied()
+                .filter(|(k, _)| plan.moved.contains(k))
                 .collect()
         },
     )
@@ -118,6 +128,7 @@ mod tests {
             pieces: Vec::new(),
             min_pods: 1,
         }
+        .whole()
     }
 
     /// A toy cluster of nodes with `capacity` GPUs each: the victims leave, the tasks (all of
@@ -127,9 +138,10 @@ mod tests {
         capacity: &[i64],
         running: &'a [RunningJob],
         task: i64,
-    ) -> impl FnMut(usize, &[usize]) -> Option<ConsolidationPlan> + 'a {
+    ) -> impl FnMut(usize, &[(usize, usize)]) -> Option<ConsolidationPlan> + 'a {
         let capacity = capacity.to_vec();
         move |tasks, victims| {
+            let victims: Vec<usize> = victims.iter().map(|v| v.0).collect();
             let mut free = capacity.clone();
             for j in running.iter().filter(|j| !victims.contains(&j.key)) {
                 free[j.nodes[0]] -= j.gpus;
@@ -251,7 +263,7 @@ mod tests {
             preemptible: true,
         };
         let plan = consolidation_plan(&state, &preemptor, &running, 20, |_, victims| {
-            tried.extend_from_slice(victims);
+            tried.extend(victims.iter().map(|v| v.0));
             None
         });
         assert_eq!(plan, None);
@@ -259,5 +271,49 @@ mod tests {
         tried.dedup();
         assert_eq!(tried, (3..20).collect::<Vec<_>>());
         assert_eq!(MAX_CONSOLIDATION_PREEMPTEES + 1, 17);
+    }
+
+    #[test]
+    fn the_seventeen_potential_victims_are_jobs_not_pieces() {
+        // As "at most seventeen", but the youngest job (19) runs 2 pods above its minimum of
+        // 1, so the victims queue takes it in two pieces: still 17 jobs are candidates
+        // (keys 3..19), not 17 pieces.
+        let mut running: Vec<RunningJob> = (0..20).map(|k| job(k, 1, k, k as i64, 50)).collect();
+        let pod = |index| super::super::reclaim::VictimPod {
+            pod_set: 0,
+            index,
+            node: 19,
+            gpus: 1,
+        };
+        running[19].pods = vec![pod(1), pod(0)];
+        running[19].gpus = 2;
+        running[19].elastic = 2;
+        running[19].min_pods = 1;
+        running[19].pieces = vec![
+            super::super::reclaim::Piece { upto: 1, rank: 2 },
+            super::super::reclaim::Piece { upto: 2, rank: 1 },
+        ];
+        let queues = [queue0()];
+        let state = QueueState {
+            queues: &queues,
+            fair: &[40],
+            allocated: &[21],
+            total: 40,
+            now: 0,
+        };
+        let preemptor = Reclaimer {
+            queue: 0,
+            task_gpus: &[2],
+            preemptible: true,
+        };
+        let mut tried = Vec::new();
+        let plan = consolidation_plan(&state, &preemptor, &running, 19, |_, victims| {
+            tried.extend(victims.iter().map(|v| v.0));
+            None
+        });
+        assert_eq!(plan, None);
+        tried.sort_unstable();
+        tried.dedup();
+        assert_eq!(tried, (3..20).collect::<Vec<_>>());
     }
 }

@@ -159,7 +159,7 @@ pub struct CpuMemoryState {
     pub shares: Vec<ResourceShares>,
     /// CPU and memory of each task the pending job allocates now, in task order.
     pub tasks: Vec<CpuMemory>,
-    /// Each running job's (by its key) pods' CPU and memory, in its eviction order
+    /// Each running job's (by its key, ascending) pods' CPU and memory, in its eviction order
     /// (`RunningJob::pods`).
     pub pods: Vec<(usize, Vec<CpuMemory>)>,
     /// CPU and memory of the non-preemptible jobs of the pending job's queue.
@@ -183,9 +183,10 @@ impl CpuMemoryState {
 
     /// CPU and memory of the pods `from..upto` of running job `key` (in eviction order).
     pub(super) fn pods_amount(&self, key: usize, from: usize, upto: usize) -> CpuMemory {
-        let Some((_, pods)) = self.pods.iter().find(|(k, _)| *k == key) else {
+        let Ok(i) = self.pods.binary_search_by_key(&key, |(k, _)| *k) else {
             return [0, 0];
         };
+        let pods = &self.pods[i].1;
         pods.iter()
             .take(upto)
             .skip(from)

@@ -355,10 +355,9 @@ pub(super) fn reclaimable(
 }
 
 /// The capacity policy's quota check for a non-preemptible job
-/// (`isAllocatedNonPreemptibleOverQuota`) on CPU and memory: the first resource whose
-/// non-preemptible allocation of `queue` with `want` would pass its deserved quota (a
-/// resource the job does not ask, or of unlimited quota, is skipped). `resource` names: CPU
-/// then memory.
+/// (`isAllocatedNonPreemptibleOverQuota`) on CPU and memory: whether the non-preemptible
+/// allocation of `queue` with `want` would pass its deserved quota of either (a resource the
+/// job does not ask, or of unlimited quota, is skipped).
 pub(super) fn non_preemptible_over_quota(
     other: &CpuMemoryState,
     queue: usize,

@@ -156,14 +156,21 @@ impl<'w> Simulation<'w> {
         let bounds = |q: usize| -> [(Option<i64>, Option<i64>); 3] {
             let kq = &queues[q];
             [
-                (kq.gpu_quota.map(|d| d * MILLI), kq.gpu_limit.map(|l| l * MILLI)),
+                (
+                    kq.gpu_quota.map(|d| d * MILLI),
+                    kq.gpu_limit.map(|l| l * MILLI),
+                ),
                 (kq.cpu.quota, kq.cpu.limit),
                 (kq.memory.quota, kq.memory.limit),
             ]
         };
-        let limited = path.iter().any(|&q| bounds(q).iter().any(|b| b.1.is_some()));
-        let quota_bound =
-            !preemptible && path.iter().any(|&q| bounds(q).iter().any(|b| b.0.is_some()));
+        let limited = path
+            .iter()
+            .any(|&q| bounds(q).iter().any(|b| b.1.is_some()));
+        let quota_bound = !preemptible
+            && path
+                .iter()
+                .any(|&q| bounds(q).iter().any(|b| b.0.is_some()));
         if !limited && !quota_bound {
             return None;
         }
@@ -199,8 +206,7 @@ impl<'w> Simulation<'w> {
                 held = gpus;
             }
             let (mut bound, _) = self.kai_cpu_memory(i);
-            if let Some(&(_, held)) = self.sched.kai_scenario_cpu_memory.iter().find(|x| x.0 == i)
-            {
+            if let Some(&(_, held)) = self.sched.kai_scenario_cpu_memory.iter().find(|x| x.0 == i) {
                 bound = held;
             }
             let pipelined = if itself {
@@ -568,7 +574,7 @@ pub(super) fn gang_groups(
 
 #[cfg(test)]
 mod tests {
-    use super::gpus;
+    use super::{gpus, humanize, over_limit_message, over_quota_message};
 
     #[test]
     fn gpus_print_as_kai_humanizes_them() {
@@ -578,5 +584,22 @@ mod tests {
         assert_eq!(gpus(1250), "1.25");
         assert_eq!(gpus(1001), "1.001");
         assert_eq!(gpus(-500), "-0.5");
+    }
+
+    #[test]
+    fn cpu_and_memory_print_as_kai_humanizes_them() {
+        // Cores from millicores, GB (10^9 bytes) from bytes, three decimals cut off.
+        assert_eq!(humanize(1, 4000), "4");
+        assert_eq!(humanize(1, 1500), "1.5");
+        assert_eq!(humanize(2, 7_500_000_000), "7.5");
+        assert_eq!(humanize(2, 1_234_567_890), "1.234");
+        assert_eq!(
+            over_limit_message("q", 2, 3_000_000_000, 2_500_000_000, 1_000_000_000),
+            "OverLimit: q quota has reached the allowable limit of memory. Limit is 3 GB, currently 2.5 GB allocated and workload requested 1 GB."
+        );
+        assert_eq!(
+            over_quota_message("q", 1, 2000, 1500, 1000),
+            "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested 1 CPU cores, but q quota is 2 cores, while 1.5 cores are already allocated for non-preemptible pods. Use a preemptible workload to go over quota.."
+        );
     }
 }

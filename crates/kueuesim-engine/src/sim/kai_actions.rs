@@ -223,10 +223,8 @@ impl<'w> Simulation<'w> {
             .collect();
         let fair = placement::kai::fair_shares(&queues, total, &requests, MILLI);
         let res = self.sched.cluster.res;
-        let mut cpu_memory = cpu_memory.into_state(
-            &world.kai_queues,
-            [total_of(res.cpu), total_of(res.memory)],
-        );
+        let mut cpu_memory =
+            cpu_memory.into_state(&world.kai_queues, [total_of(res.cpu), total_of(res.memory)]);
         let pods = self.runtimes[w.index()].pods();
         // The tasks KAI allocates now (`GetTasksToAllocate`): `minMember − allocated` while
         // below the minimum, else one; a batch Job's PodGroup per pod: its next pod.
@@ -322,109 +320,103 @@ impl<'w> Simulation<'w> {
             preemptible: wl.kai_preemptible(),
         };
         let job = |k: usize| running.iter().find(|j| j.key == k);
-        let scenario = |tasks: usize,
-                        victims: &[(usize, usize)]|
-         -> Option<placement::kai::Victims> {
-            let scratch = self.cluster_without_victims(running, victims);
-            let partial = partial_job(pods, tasks);
-            let saved = std::mem::replace(&mut self.sched.cluster, scratch);
-            // The victims' evicted pods are off their queues in the scenario (the statement
-            // evicts them and the proportion plugin's deallocate handler takes them off), so
-            // a limit the victims' queues share does not count them.
-            self.kai_scenario_victims(running, victims);
-            let r = self.place_kai(w, &partial, bound + tasks);
-            let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
-            if r.bound.len() < tasks {
-                self.sched.kai_scenario_gpus.clear();
-                self.sched.kai_scenario_cpu_memory.clear();
-                return None;
-            }
-            // The job's tasks hold their queue's share while the victims go back (a victim
-            // goes back only within its queue's limits: upstream allocates it again, under
-            // the capacity policy).
-            let [cpu, memory] = view.cpu_memory.tasks_amount(tasks);
-            let placed = [task_gpus[..tasks].iter().sum(), cpu, memory];
-            self.kai_scenario_hold(w.index(), placed);
-            // Victims that fit back on their own nodes stay (upstream unevicts a victim
-            // it pipelines back to its node), piece by piece from the last taken (the
-            // pods kept longest); the rest are the victims.
-            let mut left_out = Vec::new();
-            for &k in put_back_order {
-                let Some(&(_, count)) = victims.iter().find(|v| v.0 == k) else {
-                    continue;
-                };
-                let Some(j) = job(k) else { continue };
-                if j.all(count) {
-                    let (cpu_memory, _) = self.kai_cpu_memory(k);
-                    let whole = [j.gpus, cpu_memory[0], cpu_memory[1]];
-                    if !self.kai_limits_allow(k, whole)
-                        || !put_back(world, &mut scratch, &self.runtimes[k])
-                    {
-                        left_out.push((k, count));
-                    } else {
-                        self.kai_scenario_hold(k, whole);
-                    }
-                    continue;
+        let scenario =
+            |tasks: usize, victims: &[(usize, usize)]| -> Option<placement::kai::Victims> {
+                let scratch = self.cluster_without_victims(running, victims);
+                let partial = partial_job(pods, tasks);
+                let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+                // The victims' evicted pods are off their queues in the scenario (the statement
+                // evicts them and the proportion plugin's deallocate handler takes them off), so
+                // a limit the victims' queues share does not count them.
+                self.kai_scenario_victims(running, victims);
+                let r = self.place_kai(w, &partial, bound + tasks);
+                let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
+                if r.bound.len() < tasks {
+                    self.sched.kai_scenario_gpus.clear();
+                    self.sched.kai_scenario_cpu_memory.clear();
+                    return None;
                 }
-                // Its pods' needs (cloned: the scenario's books change as pieces go back).
-                let needs = self.runtimes[k].needs.clone();
-                let mut kept = count;
-                for piece in j.pieces.iter().rev() {
-                    if piece.upto > kept {
+                // The job's tasks hold their queue's share while the victims go back (a victim
+                // goes back only within its queue's limits: upstream allocates it again, under
+                // the capacity policy).
+                let [cpu, memory] = view.cpu_memory.tasks_amount(tasks);
+                let placed = [task_gpus[..tasks].iter().sum(), cpu, memory];
+                self.kai_scenario_hold(w.index(), placed);
+                // Victims that fit back on their own nodes stay (upstream unevicts a victim
+                // it pipelines back to its node), piece by piece from the last taken (the
+                // pods kept longest); the rest are the victims.
+                let mut left_out = Vec::new();
+                for &k in put_back_order {
+                    let Some(&(_, count)) = victims.iter().find(|v| v.0 == k) else {
+                        continue;
+                    };
+                    let Some(j) = job(k) else { continue };
+                    if j.all(count) {
+                        let (cpu_memory, _) = self.kai_cpu_memory(k);
+                        let whole = [j.gpus, cpu_memory[0], cpu_memory[1]];
+                        if !self.kai_limits_allow(k, whole)
+                            || !put_back(world, &mut scratch, &self.runtimes[k])
+                        {
+                            left_out.push((k, count));
+                        } else {
+                            self.kai_scenario_hold(k, whole);
+                        }
                         continue;
                     }
-                    let from = j
-                        .pieces
-                        .iter()
-                        .map(|p| p.upto)
-                        .filter(|&u| u < piece.upto)
-                        .max()
-                        .unwrap_or(0);
-                    let piece_pods = &j.pods[from..piece.upto];
-                    let mut amounts = [piece_pods.iter().map(|p| p.gpus).sum::<i64>(), 0, 0];
-                    for p in piece_pods {
-                        let [cpu, memory] = self.cpu_memory_of(&needs[p.pod_set]);
-                        amounts[1] += cpu;
-                        amounts[2] += memory;
-                    }
-                    if !self.kai_limits_allow(k, amounts) {
-                        break;
-                    }
-                    let mut applied = Vec::new();
-                    for p in piece_pods {
-                        let (n, req) = (NodeId::from_index(p.node), &needs[p.pod_set].requests);
-                        if !scratch.nodes.fits(n, req) {
+                    // Its pods' needs (cloned: the scenario's books change as pieces go back).
+                    let needs = self.runtimes[k].needs.clone();
+                    let mut kept = count;
+                    for piece in j.pieces.iter().rev() {
+                        if piece.upto > kept {
+                            continue;
+                        }
+                        let from = j
+                            .pieces
+                            .iter()
+                            .map(|p| p.upto)
+                            .filter(|&u| u < piece.upto)
+                            .max()
+                            .unwrap_or(0);
+                        let piece_pods = &j.pods[from..piece.upto];
+                        let mut amounts = [piece_pods.iter().map(|p| p.gpus).sum::<i64>(), 0, 0];
+                        for p in piece_pods {
+                            let [cpu, memory] = self.cpu_memory_of(&needs[p.pod_set]);
+                            amounts[1] += cpu;
+                            amounts[2] += memory;
+                        }
+                        if !self.kai_limits_allow(k, amounts) {
                             break;
                         }
-                        scratch.apply(world, n, req, 1);
-                        applied.push(n);
-                    }
-                    if applied.len() < piece.upto - from {
-                        for (n, p) in applied.into_iter().zip(&j.pods[from..]) {
-                            scratch.apply(world, n, &needs[p.pod_set].requests, -1);
+                        let mut applied = Vec::new();
+                        for p in piece_pods {
+                            let (n, req) = (NodeId::from_index(p.node), &needs[p.pod_set].requests);
+                            if !scratch.nodes.fits(n, req) {
+                                break;
+                            }
+                            scratch.apply(world, n, req, 1);
+                            applied.push(n);
                         }
-                        break;
+                        if applied.len() < piece.upto - from {
+                            for (n, p) in applied.into_iter().zip(&j.pods[from..]) {
+                                scratch.apply(world, n, &needs[p.pod_set].requests, -1);
+                            }
+                            break;
+                        }
+                        self.kai_scenario_hold(k, amounts);
+                        kept = from;
                     }
-                    self.kai_scenario_hold(k, amounts);
-                    kept = from;
+                    if kept > 0 {
+                        left_out.push((k, kept));
+                    }
                 }
-                if kept > 0 {
-                    left_out.push((k, kept));
-                }
-            }
-            self.sched.kai_scenario_gpus.clear();
-            self.sched.kai_scenario_cpu_memory.clear();
-            Some(left_out)
-        };
+                self.sched.kai_scenario_gpus.clear();
+                self.sched.kai_scenario_cpu_memory.clear();
+                Some(left_out)
+            };
         let other = &view.cpu_memory;
         let victims = match action {
             KaiAction::Reclaim => placement::kai::reclaim_victims(
-                &state,
-                other,
-                &reclaimer,
-                running,
-                free_gpus,
-                scenario,
+                &state, other, &reclaimer, running, free_gpus, scenario,
             ),
             KaiAction::Preempt => placement::kai::preempt_victims(
                 &state,
@@ -906,13 +898,20 @@ impl Simulation<'_> {
     }
 
     /// Runtime `i`'s CPU and memory: (its bound pods', its pods not bound).
-    pub(super) fn kai_cpu_memory(&self, i: usize) -> (placement::kai::CpuMemory, placement::kai::CpuMemory) {
+    pub(super) fn kai_cpu_memory(
+        &self,
+        i: usize,
+    ) -> (placement::kai::CpuMemory, placement::kai::CpuMemory) {
         let rt = &self.runtimes[i];
         let (mut placed, mut unplaced) = ([0, 0], [0, 0]);
         for (ps, slots) in rt.record.placement.iter().enumerate() {
             let per = rt.needs.get(ps).map_or([0, 0], |n| self.cpu_memory_of(n));
             for s in slots {
-                let to = if s.is_some() { &mut placed } else { &mut unplaced };
+                let to = if s.is_some() {
+                    &mut placed
+                } else {
+                    &mut unplaced
+                };
                 to[0] += per[0];
                 to[1] += per[1];
             }
@@ -958,8 +957,7 @@ impl CpuMemoryBooks {
         for r in 0..2 {
             let held = placed[r] + pipelined[r];
             self.allocated[r][queue] += held;
-            self.requests[r][queue] +=
-                held + pending.map_or(0, |p| (p[r] - pipelined[r]).max(0));
+            self.requests[r][queue] += held + pending.map_or(0, |p| (p[r] - pipelined[r]).max(0));
             if non_preemptible {
                 self.non_preemptible[r] += held;
             }

@@ -5,8 +5,8 @@
 use serde_saphyr::Spanned;
 
 use kueuesim_model::{
-    GangSpec, KaiQueue, KaiQueueResource, KaiTopologyConstraint, MinResources, NetworkTopology, NodeId, PodSet,
-    ResourceList, SchedulerKind, TierRef, VolcanoSubGroup,
+    GangSpec, KaiQueue, KaiQueueResource, KaiTopologyConstraint, MinResources, NetworkTopology,
+    NodeId, PodSet, ResourceList, SchedulerKind, TierRef, VolcanoSubGroup,
 };
 
 use super::core::{Builder, err_at, err_obj, labels, name_of, namespace_of, one_of, selector};

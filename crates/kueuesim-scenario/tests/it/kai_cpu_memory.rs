@@ -73,10 +73,22 @@ fn reclaim_one_pod_under_a_departments_cpu_limit() {
         [(60.0, "Reclaim", Some("team/pending-job"))]
     );
     let victim = job(&r, "running-job0");
-    let nodes: Vec<&str> = victim.pod_sets[0].nodes.iter().map(String::as_str).collect();
-    assert_eq!(nodes, ["node0", "node0"], "it keeps two pods; the third waits");
+    let nodes: Vec<&str> = victim.pod_sets[0]
+        .nodes
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        nodes,
+        ["node0", "node0"],
+        "it keeps two pods; the third waits"
+    );
     let reclaimer = job(&r, "pending-job");
-    let nodes: Vec<&str> = reclaimer.pod_sets[0].nodes.iter().map(String::as_str).collect();
+    let nodes: Vec<&str> = reclaimer.pod_sets[0]
+        .nodes
+        .iter()
+        .map(String::as_str)
+        .collect();
     assert_eq!(nodes, ["node0", "node0"], "two pods bound, the third waits");
 }
 

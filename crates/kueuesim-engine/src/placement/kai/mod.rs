@@ -26,7 +26,7 @@ mod topology;
 use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{PlacementStrategy, ResourceId, World};
 
-use super::{Cluster, GangPods, PodNeeds, Placement, fill, undo, with_bindings};
+use super::{Cluster, GangPods, Placement, PodNeeds, fill, undo, with_bindings};
 pub use consolidation::{ConsolidationPlan, MAX_CONSOLIDATION_PREEMPTEES, consolidation_plan};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
@@ -81,7 +81,8 @@ pub type CapacityCheck<'a> = Option<&'a dyn Fn(Amounts, Amounts) -> Option<Strin
 /// The GPUs (milli-GPUs, whole GPUs only), CPU and memory of `count` pods of `needs` each,
 /// summed: what the capacity policy counts of tasks (`getRequiredQuota`).
 pub fn amounts_of<'n>(cluster: &Cluster, needs: impl IntoIterator<Item = &'n PodNeeds>) -> Amounts {
-    let of = |n: &PodNeeds, r: Option<usize>| r.map_or(0, |r| n.requests.get(ResourceId::from_index(r)));
+    let of =
+        |n: &PodNeeds, r: Option<usize>| r.map_or(0, |r| n.requests.get(ResourceId::from_index(r)));
     needs.into_iter().fold([0; 3], |a, n| {
         [
             a[0] + of(n, cluster.res.gpu) * MILLI,

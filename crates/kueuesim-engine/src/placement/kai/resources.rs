@@ -307,8 +307,7 @@ pub(super) fn reclaimable(
             .unwrap_or(reclaimer_path.len().min(victim_path.len()) - 1);
         let (rq, eq) = (reclaimer_path[level], victim_path[level]);
         let left = *remaining[eq].get_or_insert_with(|| start(eq));
-        let over_allocatable =
-            (0..nr).any(|r| res.allocatable(r, eq).is_some_and(|a| left[r] > a));
+        let over_allocatable = (0..nr).any(|r| res.allocatable(r, eq).is_some_and(|a| left[r] > a));
         let reclaimer_within = (0..nr).all(|r| {
             res.deserved(r, rq)
                 .is_none_or(|d| res.allocated(r, rq) + request[r] <= d)
@@ -393,7 +392,7 @@ mod tests {
 
     fn quota(quota: Option<i64>, weight: i64, limit: Option<i64>) -> KaiQueueResource {
         KaiQueueResource {
-            quota: Some(quota.unwrap_or(-1)).filter(|&q| q >= 0),
+            quota,
             over_quota_weight: weight,
             limit,
         }
@@ -413,7 +412,13 @@ mod tests {
         );
         let q = [quota(Some(1_500_000_000), 1, None); 2];
         assert_eq!(
-            divide(&qs, &q, 30_000_000_000, &[22_500_000_000, 15_000_000_000], 1),
+            divide(
+                &qs,
+                &q,
+                30_000_000_000,
+                &[22_500_000_000, 15_000_000_000],
+                1
+            ),
             [15_000_000_000, 15_000_000_000],
             "memory: queue0 is held to half of what is over the quotas"
         );
@@ -441,7 +446,12 @@ mod tests {
     }
 
     /// A view of `n` queues with one resource besides GPUs (CPU), GPUs all zero.
-    fn cpu_view(qs: &[KaiQueue], quotas: &[KaiQueueResource], fair: &[i64], alloc: &[i64]) -> Resources {
+    fn cpu_view(
+        qs: &[KaiQueue],
+        quotas: &[KaiQueueResource],
+        fair: &[i64],
+        alloc: &[i64],
+    ) -> Resources {
         let zeros = vec![0; qs.len()];
         let state = QueueState {
             queues: qs,
@@ -476,6 +486,34 @@ mod tests {
     }
 
     #[test]
+    fn a_non_preemptible_job_stays_within_its_queues_cpu_quota() {
+        // quota_check.go (`isAllocatedNonPreemptibleOverQuota`) on CPU: deserved 2000
+        // millicores with 1500 non-preemptible; 500 more fits, 501 does not; memory, of
+        // unlimited quota, never refuses; a resource the job does not ask is skipped.
+        let other = CpuMemoryState {
+            shares: vec![
+                ResourceShares {
+                    quota: vec![quota(Some(2000), 1, None)],
+                    ..Default::default()
+                },
+                ResourceShares {
+                    quota: vec![quota(None, 1, None)],
+                    ..Default::default()
+                },
+            ],
+            non_preemptible: [1500, 1 << 40],
+            ..Default::default()
+        };
+        assert!(!non_preemptible_over_quota(&other, 0, &[500, 1 << 40]));
+        assert!(non_preemptible_over_quota(&other, 0, &[501, 0]));
+        let other = CpuMemoryState {
+            non_preemptible: [2500, 0],
+            ..other
+        };
+        assert!(!non_preemptible_over_quota(&other, 0, &[0, 1]));
+    }
+
+    #[test]
     fn a_victim_queue_over_its_allocatable_share_in_one_resource_is_reclaimable() {
         // A queue over its fair share in CPU only is reclaimable (`MaintainFairShare`: not
         // LessEqual in every resource); one within it in CPU is not, when GPUs do not count.
@@ -490,8 +528,20 @@ mod tests {
             now: 0,
         };
         let res = cpu_view(&qs, &q, &[2000, 2000], &[3000, 1000]);
-        assert!(reclaimable(&state, &res, 1, &[0, 1000, 0], &[(0, [0, 1000, 0])]));
+        assert!(reclaimable(
+            &state,
+            &res,
+            1,
+            &[0, 1000, 0],
+            &[(0, [0, 1000, 0])]
+        ));
         let res = cpu_view(&qs, &q, &[3000, 2000], &[3000, 1000]);
-        assert!(!reclaimable(&state, &res, 1, &[0, 1000, 0], &[(0, [0, 1000, 0])]));
+        assert!(!reclaimable(
+            &state,
+            &res,
+            1,
+            &[0, 1000, 0],
+            &[(0, [0, 1000, 0])]
+        ));
     }
 }

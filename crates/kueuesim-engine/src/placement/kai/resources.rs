@@ -313,7 +313,9 @@ pub(super) fn reclaimable(
                 .is_none_or(|d| res.allocated(r, rq) + request[r] <= d)
         });
         let victim_over = (0..nr).any(|r| res.deserved(r, eq).is_some_and(|d| left[r] > d));
-        if !over_allocatable && !(reclaimer_within && victim_over) {
+        // `MaintainFairShareStrategy` or `GuaranteeDeservedQuotaStrategy`.
+        let guarantee = reclaimer_within && victim_over;
+        if !(over_allocatable || guarantee) {
             return false;
         }
         for &q in victim_path.iter().rev() {

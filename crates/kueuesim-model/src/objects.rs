@@ -565,7 +565,7 @@ pub enum TierRef {
     Name(String),
 }
 
-/// A KAI Queue (`scheduling.run.ai/v2`), as far as GPU fair share and reclaim go.
+/// A KAI Queue (`scheduling.run.ai/v2`), as far as fair share, limits and reclaim go.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KaiQueue {
     /// Object name.
@@ -586,6 +586,31 @@ pub struct KaiQueue {
     /// `spec.reclaimMinRuntime`: likewise for reclaim, resolved from the child of the
     /// reclaimer's and the victim's lowest common ancestor up. None: unset.
     pub reclaim_min_runtime: Option<crate::SimDuration>,
+    /// `spec.resources.cpu`, in millicores.
+    pub cpu: KaiQueueResource,
+    /// `spec.resources.memory`, in bytes (the Queue gives megabytes of 10^6 bytes).
+    pub memory: KaiQueueResource,
+}
+
+/// One resource of a KAI Queue besides GPUs (the proportion plugin's `ResourceShare` inputs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KaiQueueResource {
+    /// `quota` (deserved); None: unlimited (-1).
+    pub quota: Option<i64>,
+    /// `overQuotaWeight`.
+    pub over_quota_weight: i64,
+    /// `limit`; None: no limit (-1).
+    pub limit: Option<i64>,
+}
+
+impl KaiQueueResource {
+    /// A resource the Queue does not bound: unlimited deserved quota and limit, weight 1 (a
+    /// Queue without the section; every queue then gets its whole request as fair share).
+    pub const UNLIMITED: Self = Self {
+        quota: None,
+        over_quota_weight: 1,
+        limit: None,
+    };
 }
 
 /// One subgroup of a Volcano `subGroupPolicy`: pod sets placed together under their own

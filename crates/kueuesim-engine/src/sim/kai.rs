@@ -5,6 +5,7 @@ use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{NodeId, WorkloadId, World};
 
 use crate::outcome::WorkloadState;
+use crate::placement::kai::Amounts;
 use crate::placement::{self, PodNeeds};
 
 use super::Simulation;
@@ -104,53 +105,80 @@ impl<'w> Simulation<'w> {
         }
         let over = self.kai_capacity(w);
         // Each pod is its own PodGroup: the pods bound earlier in this pass count too.
-        let earlier = &std::cell::Cell::new(0i64);
-        let gpu = self.gpu;
-        let per_pod = over
-            .as_deref()
-            .map(|f| move |placed: i64, request: i64| f(earlier.get() + placed, request));
+        let earlier = &std::cell::Cell::new([0i64; 3]);
+        let per_pod = over.as_deref().map(|f| {
+            move |placed: Amounts, request: Amounts| {
+                let mut before = earlier.get();
+                placement::kai::add_amounts(&mut before, placed);
+                f(before, request)
+            }
+        });
         let per_pod = per_pod
             .as_ref()
-            .map(|f| f as &dyn Fn(i64, i64) -> Option<String>);
+            .map(|f| f as &dyn Fn(Amounts, Amounts) -> Option<String>);
         each_pod_alone(&wl, pods, &pod_name, |job, ps| {
             let job = placement::kai::KaiJob { constraint, ..job };
             let r = placement::kai::place_within(world, &mut self.sched.cluster, &job, per_pod);
-            if let Some(g) = gpu {
-                earlier
-                    .set(earlier.get() + r.bound.len() as i64 * pods[ps].0.requests.get(g) * MILLI);
-            }
+            let bound = placement::kai::amounts_of(
+                &self.sched.cluster,
+                r.bound.iter().map(|_| &pods[ps].0),
+            );
+            let mut sum = earlier.get();
+            placement::kai::add_amounts(&mut sum, bound);
+            earlier.set(sum);
             r
         })
     }
 
     /// The proportion plugin's capacity policy for a job of a KAI Queue
-    /// (`IsJobOverQueueCapacity`): a pass whose GPUs would take the queue, or a parent of it,
-    /// over its `limit` is refused with `OverLimit` (`resultsOverLimit`); a non-preemptible
-    /// job (its PodGroup's preemptibility, else priority 100 or more) whose GPUs would take the queue's non-preemptible
-    /// allocation over its deserved quota with `NonPreemptibleOverQuota`
-    /// (`resultsWithNonPreemptibleOverQuota`). None: nothing to check (no KAI Queue, no
-    /// limit on its path, or a preemptible job). The closure takes the GPUs this job bound in
-    /// this pass so far and the GPUs the next allocation asks.
-    fn kai_capacity(&self, w: WorkloadId) -> Option<Box<CapacityCheck<'w>>> {
+    /// (`IsJobOverQueueCapacity`): a pass whose GPUs, CPU or memory would take the queue, or a
+    /// parent of it, over its `limit` of that resource is refused with `OverLimit`
+    /// (`resultsOverLimit`); a non-preemptible job (its PodGroup's preemptibility, else
+    /// priority 100 or more) whose request would take the queue's non-preemptible allocation
+    /// of a resource over its deserved quota with `NonPreemptibleOverQuota`
+    /// (`resultsWithNonPreemptibleOverQuota`). Each queue of the path, leaf first, is checked
+    /// in upstream's resource order (CPU, memory, GPUs), a resource the pass does not ask
+    /// skipped. None: nothing to check (no KAI Queue, no limit on its path, or a preemptible
+    /// job). The closure takes what this job bound in this pass so far and what the next
+    /// allocation asks ([`placement::kai::CapacityCheck`]).
+    pub(super) fn kai_capacity(&self, w: WorkloadId) -> Option<Box<CapacityCheck<'w>>> {
         let world = self.world;
         let wl = self.spec(w);
-        let (Some(queue), Some(g)) = (wl.gang.kai_queue, self.gpu) else {
-            return None;
-        };
+        let queue = wl.gang.kai_queue?;
         let queues = &world.kai_queues;
         let mut path = vec![queue];
         while let Some(p) = queues[*path.last().expect("non-empty")].parent {
             path.push(p);
         }
         let preemptible = wl.kai_preemptible();
-        let limited = path.iter().any(|&q| queues[q].gpu_limit.is_some());
-        let quota_bound = !preemptible && path.iter().any(|&q| queues[q].gpu_quota.is_some());
+        // Per resource (GPU, CPU, memory): a queue's (deserved quota, limit), None unlimited;
+        // GPUs in milli-GPUs.
+        let bounds = |q: usize| -> [(Option<i64>, Option<i64>); 3] {
+            let kq = &queues[q];
+            [
+                (
+                    kq.gpu_quota.map(|d| d * MILLI),
+                    kq.gpu_limit.map(|l| l * MILLI),
+                ),
+                (kq.cpu.quota, kq.cpu.limit),
+                (kq.memory.quota, kq.memory.limit),
+            ]
+        };
+        let limited = path
+            .iter()
+            .any(|&q| bounds(q).iter().any(|b| b.1.is_some()));
+        let quota_bound = !preemptible
+            && path
+                .iter()
+                .any(|&q| bounds(q).iter().any(|b| b.0.is_some()));
         if !limited && !quota_bound {
             return None;
         }
-        // Each queue's allocated GPUs (subtree), and those of non-preemptible jobs.
-        let mut allocated = vec![0i64; queues.len()];
-        let mut non_preemptible = vec![0i64; queues.len()];
+        // Without GPUs as a resource, only CPU and memory count.
+        let g = self.gpu;
+        // Each queue's allocation (subtree), and that of non-preemptible jobs.
+        let mut allocated = vec![[0i64; 3]; queues.len()];
+        let mut non_preemptible = vec![[0i64; 3]; queues.len()];
         for (i, rt) in self.runtimes.iter() {
             let x = self.spec(WorkloadId::from_index(i));
             let Some(xq) = x.gang.kai_queue else { continue };
@@ -167,54 +195,73 @@ impl<'w> Simulation<'w> {
             {
                 continue;
             }
-            // A pipelined job's GPUs are its queue's, except for the job itself: what it asks
-            // now is those GPUs (`placed`, `request` below), counted once.
+            // A pipelined job's resources are its queue's, except for the job itself: what it
+            // asks now is those (`placed`, `request` below), counted once.
             // Milli-GPUs, a bound GPU share counting as its fraction (`kai_milli`).
-            let mut held = if i == w.index() { 0 } else { rt.kai_pipelined };
-            held += self.kai_milli(i, g).0;
+            let itself = i == w.index();
+            let mut held = if itself { 0 } else { rt.kai_pipelined };
+            held += g.map_or(0, |g| self.kai_milli(i, g).0);
             // In a consolidation scenario, what the job holds there.
             if let Some(&(_, gpus)) = self.sched.kai_scenario_gpus.iter().find(|x| x.0 == i) {
                 held = gpus;
             }
+            let (mut bound, _) = self.kai_cpu_memory(i);
+            if let Some(&(_, held)) = self.sched.kai_scenario_cpu_memory.iter().find(|x| x.0 == i) {
+                bound = held;
+            }
+            let pipelined = if itself {
+                [0, 0]
+            } else {
+                rt.kai_pipelined_cpu_memory
+            };
+            let held = [held, bound[0] + pipelined[0], bound[1] + pipelined[1]];
             let mut q = Some(xq);
             while let Some(c) = q {
-                allocated[c] += held;
+                placement::kai::add_amounts(&mut allocated[c], held);
                 if !x.kai_preemptible() {
-                    non_preemptible[c] += held;
+                    placement::kai::add_amounts(&mut non_preemptible[c], held);
                 }
                 q = queues[c].parent;
             }
         }
         Some(Box::new(
-            move |placed: i64, request: i64| -> Option<String> {
-                if request <= 0 {
+            move |placed: Amounts, request: Amounts| -> Option<String> {
+                if request.iter().all(|&r| r <= 0) {
                     return None;
                 }
+                // Upstream's resource order (`rs.AllResources`): CPU, memory, GPUs.
+                const ORDER: [usize; 3] = [1, 2, 0];
                 for &q in &path {
-                    if let Some(limit) = queues[q].gpu_limit.map(|l| l * MILLI)
-                        && limit < allocated[q] + placed + request
-                    {
-                        return Some(format!(
-                            "OverLimit: {} quota has reached the allowable limit of GPUs. Limit is {} GPUs, currently {} GPUs allocated and workload requested {} GPUs.",
-                            queues[q].name,
-                            gpus(limit),
-                            gpus(allocated[q] + placed),
-                            gpus(request)
-                        ));
+                    for r in ORDER {
+                        if let Some(limit) = bounds(q)[r].1
+                            && request[r] > 0
+                            && limit < allocated[q][r] + placed[r] + request[r]
+                        {
+                            return Some(over_limit_message(
+                                &queues[q].name,
+                                r,
+                                limit,
+                                allocated[q][r] + placed[r],
+                                request[r],
+                            ));
+                        }
                     }
                 }
                 if !preemptible {
                     for &q in &path {
-                        if let Some(deserved) = queues[q].gpu_quota.map(|d| d * MILLI)
-                            && deserved < non_preemptible[q] + placed + request
-                        {
-                            return Some(format!(
-                                "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested {} GPUs, but {} quota is {} GPUs, while {} GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota..",
-                                gpus(request),
-                                queues[q].name,
-                                gpus(deserved),
-                                gpus(non_preemptible[q] + placed)
-                            ));
+                        for r in ORDER {
+                            if let Some(deserved) = bounds(q)[r].0
+                                && request[r] > 0
+                                && deserved < non_preemptible[q][r] + placed[r] + request[r]
+                            {
+                                return Some(over_quota_message(
+                                    &queues[q].name,
+                                    r,
+                                    deserved,
+                                    non_preemptible[q][r] + placed[r],
+                                    request[r],
+                                ));
+                            }
                         }
                     }
                 }
@@ -224,18 +271,80 @@ impl<'w> Simulation<'w> {
     }
 }
 
-/// A KAI capacity check: the milli-GPUs a job bound in this pass so far and those it asks
-/// next → KAI's message when the queue refuses them.
-type CapacityCheck<'w> = dyn Fn(i64, i64) -> Option<String> + 'w;
+/// A KAI capacity check: what a job bound in this pass so far and what it asks next →
+/// KAI's message when the queue refuses them.
+type CapacityCheck<'w> = dyn Fn(Amounts, Amounts) -> Option<String> + 'w;
+
+/// KAI's `OverLimit` message for resource `r` (0 GPUs, 1 CPU, 2 memory) of `queue`
+/// (`GetJobOverMaxAllowedMessageForQueue`), amounts in milli-GPUs, millicores or bytes.
+fn over_limit_message(queue: &str, r: usize, limit: i64, used: i64, requested: i64) -> String {
+    let (what, unit) = match r {
+        0 => ("GPUs", "GPUs"),
+        1 => ("CPU cores", "cores"),
+        _ => ("memory", "GB"),
+    };
+    let h = |v: i64| humanize(r, v);
+    format!(
+        "OverLimit: {queue} quota has reached the allowable limit of {what}. Limit is {} {unit}, currently {} {unit} allocated and workload requested {} {unit}.",
+        h(limit),
+        h(used),
+        h(requested)
+    )
+}
+
+/// KAI's `NonPreemptibleOverQuota` message for resource `r` of `queue`
+/// (`GetBuildOverCapacityMessageForQueue`).
+fn over_quota_message(queue: &str, r: usize, deserved: i64, used: i64, requested: i64) -> String {
+    let h = |v: i64| humanize(r, v);
+    let details = match r {
+        0 => format!(
+            "Workload requested {} GPUs, but {queue} quota is {} GPUs, while {} GPUs are already allocated for non-preemptible pods.",
+            h(requested),
+            h(deserved),
+            h(used)
+        ),
+        1 => format!(
+            "Workload requested {} CPU cores, but {queue} quota is {} cores, while {} cores are already allocated for non-preemptible pods.",
+            h(requested),
+            h(deserved),
+            h(used)
+        ),
+        _ => format!(
+            "Workload requested {} GB memory, but {queue} quota is {} GB, while {} GB are already allocated for non-preemptible pods.",
+            h(requested),
+            h(deserved),
+            h(used)
+        ),
+    };
+    format!(
+        "NonPreemptibleOverQuota: Non-preemptible workload is over quota. {details} Use a preemptible workload to go over quota.."
+    )
+}
+
+/// An amount of resource `r` as KAI's messages print it (`HumanizeResource`): GPUs from
+/// milli-GPUs, cores from millicores, GB (10^9 bytes) from bytes.
+fn humanize(r: usize, v: i64) -> String {
+    match r {
+        0 | 1 => gpus(v),
+        _ => decimal(v, 1_000_000_000),
+    }
+}
 
 /// Milli-GPUs as KAI's messages print GPUs (`HumanizeResource`: up to three decimals, no
 /// trailing zeros): 2000 → "2", 500 → "0.5", 1250 → "1.25".
 fn gpus(milli: i64) -> String {
-    let (whole, frac) = (milli / MILLI, (milli % MILLI).abs());
+    decimal(milli, MILLI)
+}
+
+/// `v ÷ per` with up to three decimals, the rest cut off, no trailing zeros
+/// (`humanize.FtoaWithDigits(v, 3)`).
+fn decimal(v: i64, per: i64) -> String {
+    let whole = v / per;
+    let frac = ((v % per).abs() as i128 * 1000 / per as i128) as i64;
     if frac == 0 {
         return whole.to_string();
     }
-    let sign = if milli < 0 && whole == 0 { "-" } else { "" };
+    let sign = if v < 0 && whole == 0 { "-" } else { "" };
     let digits = format!("{frac:03}");
     format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
 }
@@ -276,14 +385,17 @@ impl Simulation<'_> {
         }
         // Each pod is its own PodGroup: the pods bound earlier in this pass count too.
         let over = self.kai_capacity(w);
-        let earlier = &std::cell::Cell::new(0i64);
-        let per_pod = over
-            .as_deref()
-            .map(|f| move |placed: i64, request: i64| f(earlier.get() + placed, request));
+        let earlier = &std::cell::Cell::new([0i64; 3]);
+        let per_pod = over.as_deref().map(|f| {
+            move |placed: Amounts, request: Amounts| {
+                let mut before = earlier.get();
+                placement::kai::add_amounts(&mut before, placed);
+                f(before, request)
+            }
+        });
         let per_pod = per_pod
             .as_ref()
-            .map(|f| f as &dyn Fn(i64, i64) -> Option<String>);
-        let gpu = self.gpu;
+            .map(|f| f as &dyn Fn(Amounts, Amounts) -> Option<String>);
         each_pod_alone(&wl, pods, &pod_name, |job, ps| {
             let share = [shares[ps]];
             let r = placement::kai::sharing::place(
@@ -293,12 +405,18 @@ impl Simulation<'_> {
                 &share,
                 per_pod,
             );
-            let whole = gpu.map_or(0, |g| pods[ps].0.requests.get(g) * MILLI);
             let fraction = match shares[ps] {
                 Some(kueuesim_model::gpu::GpuShare::Fraction(m)) => i64::from(m),
                 _ => 0,
             };
-            earlier.set(earlier.get() + r.bound.len() as i64 * (whole + fraction));
+            let mut bound = placement::kai::amounts_of(
+                &self.sched.cluster,
+                r.bound.iter().map(|_| &pods[ps].0),
+            );
+            bound[0] += r.bound.len() as i64 * fraction;
+            let mut sum = earlier.get();
+            placement::kai::add_amounts(&mut sum, bound);
+            earlier.set(sum);
             r
         })
     }
@@ -456,7 +574,7 @@ pub(super) fn gang_groups(
 
 #[cfg(test)]
 mod tests {
-    use super::gpus;
+    use super::{gpus, humanize, over_limit_message, over_quota_message};
 
     #[test]
     fn gpus_print_as_kai_humanizes_them() {
@@ -466,5 +584,22 @@ mod tests {
         assert_eq!(gpus(1250), "1.25");
         assert_eq!(gpus(1001), "1.001");
         assert_eq!(gpus(-500), "-0.5");
+    }
+
+    #[test]
+    fn cpu_and_memory_print_as_kai_humanizes_them() {
+        // Cores from millicores, GB (10^9 bytes) from bytes, three decimals cut off.
+        assert_eq!(humanize(1, 4000), "4");
+        assert_eq!(humanize(1, 1500), "1.5");
+        assert_eq!(humanize(2, 7_500_000_000), "7.5");
+        assert_eq!(humanize(2, 1_234_567_890), "1.234");
+        assert_eq!(
+            over_limit_message("q", 2, 3_000_000_000, 2_500_000_000, 1_000_000_000),
+            "OverLimit: q quota has reached the allowable limit of memory. Limit is 3 GB, currently 2.5 GB allocated and workload requested 1 GB."
+        );
+        assert_eq!(
+            over_quota_message("q", 1, 2000, 1500, 1000),
+            "NonPreemptibleOverQuota: Non-preemptible workload is over quota. Workload requested 1 CPU cores, but q quota is 2 cores, while 1.5 cores are already allocated for non-preemptible pods. Use a preemptible workload to go over quota.."
+        );
     }
 }

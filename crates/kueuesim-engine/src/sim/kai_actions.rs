@@ -44,7 +44,7 @@ impl<'w> Simulation<'w> {
             return false;
         }
         rt.kai_retry_at = None;
-        if rt.kai_pipelined > 0
+        if rt.kai_is_pipelined()
             || !self
                 .sched
                 .awaiting_placement
@@ -58,18 +58,22 @@ impl<'w> Simulation<'w> {
     }
 
     /// What KAI's eviction actions read for pending job `w` (the session's view): None
-    /// when no action applies (no KAI Queue or GPU resource, a Kueue-managed job, or one
-    /// already pipelined onto its victims' resources).
+    /// when no action applies (no KAI Queue, a Kueue-managed job, or one already pipelined
+    /// onto its victims' resources).
     pub(super) fn kai_view(&self, w: WorkloadId) -> Option<KaiView> {
         let world = self.world;
         let wl = self.spec(w);
-        let (Some(queue), Some(g), QueueRef::Unmanaged) = (wl.gang.kai_queue, self.gpu, &wl.queue)
-        else {
+        let (Some(queue), QueueRef::Unmanaged) = (wl.gang.kai_queue, &wl.queue) else {
             return None;
         };
-        if self.runtimes[w.index()].kai_pipelined > 0 {
+        if self.runtimes[w.index()].kai_is_pipelined() {
             return None;
         }
+        // GPUs count in milli-GPUs (none without the resource); CPU and memory as the
+        // proportion plugin divides them too (`kai_cpu_memory`).
+        let gpu = self.gpu;
+        let gpus_of = |n: &PodNeeds| gpu.map_or(0, |g| n.requests.get(g));
+        let mut cpu_memory = CpuMemoryBooks::new(world.kai_queues.len());
         let mut non_preemptible = 0i64;
         let nq = world.kai_queues.len();
         let mut allocated = vec![0i64; nq];
@@ -89,10 +93,13 @@ impl<'w> Simulation<'w> {
             {
                 continue;
             }
-            let (mut placed, unplaced) = self.kai_milli(i, g);
+            let (mut placed, unplaced) = gpu.map_or((0, 0), |g| self.kai_milli(i, g));
+            let (mut placed_other, unplaced_other) = self.kai_cpu_memory(i);
             // Pods reclaim or preempt evicted are releasing: no longer its queue's.
             for &(ps, _) in &rt.kai_releasing {
-                placed -= rt.needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI;
+                placed -= rt.needs.get(ps).map_or(0, gpus_of) * MILLI;
+                let other = rt.needs.get(ps).map_or([0, 0], |n| self.cpu_memory_of(n));
+                placed_other = [placed_other[0] - other[0], placed_other[1] - other[1]];
             }
             // Pods of an evicted job are releasing: no longer its queue's (nor those of a
             // finished one, whose placement is kept for the report). A pipelined job's GPUs
@@ -106,18 +113,27 @@ impl<'w> Simulation<'w> {
                 );
             if gone {
                 placed = 0;
+                placed_other = [0, 0];
             }
             allocated[xq] += placed;
             if xq == queue && !x.kai_preemptible() {
                 non_preemptible += placed + rt.kai_pipelined;
             }
             allocated[xq] += rt.kai_pipelined;
-            if waiting.contains(&WorkloadId::from_index(i)) {
+            let is_waiting = waiting.contains(&WorkloadId::from_index(i));
+            if is_waiting {
                 pending[xq] += (unplaced - rt.kai_pipelined).max(0);
             }
+            cpu_memory.add(
+                xq,
+                placed_other,
+                rt.kai_pipelined_cpu_memory,
+                is_waiting.then_some(unplaced_other),
+                xq == queue && !x.kai_preemptible(),
+            );
             // A job whose pods KAI's consolidation is moving, or whose pods reclaim or
             // preempt evicted, is nobody's victim while they terminate.
-            if placed > 0
+            if (placed > 0 || placed_other.iter().any(|&v| v > 0))
                 && x.queue == QueueRef::Unmanaged
                 && rt.kai_moves.is_empty()
                 && rt.kai_releasing.is_empty()
@@ -131,7 +147,17 @@ impl<'w> Simulation<'w> {
                 nodes.sort_unstable();
                 nodes.dedup();
                 let (pods, pieces, min_pods) =
-                    victim_pieces(&x, &rt.record.placement, &rt.needs, g);
+                    victim_pieces(&x, &rt.record.placement, &rt.needs, gpu);
+                // Its pods' CPU and memory, in the same (eviction) order.
+                let pods_other: Vec<placement::kai::CpuMemory> = pods
+                    .iter()
+                    .map(|p| {
+                        rt.needs
+                            .get(p.pod_set)
+                            .map_or([0, 0], |n| self.cpu_memory_of(n))
+                    })
+                    .collect();
+                cpu_memory.pods.push((i, pods_other));
                 let job = placement::kai::RunningJob {
                     key: i,
                     queue: xq,
@@ -152,12 +178,16 @@ impl<'w> Simulation<'w> {
                 running.push(if shares { job.whole() } else { job });
             }
         }
-        let total: i64 = world
-            .nodes
-            .iter()
-            .map(|n| n.allocatable.get(g.index()).copied().unwrap_or(0))
-            .sum::<i64>()
-            * MILLI;
+        let total_of = |r: Option<usize>| -> i64 {
+            r.map_or(0, |r| {
+                world
+                    .nodes
+                    .iter()
+                    .map(|n| n.allocatable.get(r).copied().unwrap_or(0))
+                    .sum()
+            })
+        };
+        let total = total_of(gpu.map(|g| g.index())) * MILLI;
         let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
         // The queues' quotas and limits in milli-GPUs, as every figure here.
         let queues: Vec<kueuesim_model::KaiQueue> = world
@@ -170,9 +200,23 @@ impl<'w> Simulation<'w> {
             })
             .collect();
         let fair = placement::kai::fair_shares(&queues, total, &requests, MILLI);
+        let res = self.sched.cluster.res;
+        let mut cpu_memory =
+            cpu_memory.into_state(&world.kai_queues, [total_of(res.cpu), total_of(res.memory)]);
         let pods = self.runtimes[w.index()].pods();
         let (bound, _) = placement::counts(&pods);
-        let task_gpus = self.kai_task_gpus(&wl, &pods, g);
+        // A task's GPUs: its whole GPUs, or its share (`pending_share_milli`: a
+        // `gpu-memory` share against the smallest GPU memory of the GPU nodes); its CPU
+        // and memory for the same tasks.
+        let task_gpus = self.kai_task_gpus(&wl, &pods, gpu);
+        cpu_memory.tasks = pods
+            .iter()
+            .flat_map(|(n, slots)| {
+                let per = self.cpu_memory_of(n);
+                slots.iter().filter(|x| x.is_none()).map(move |_| per)
+            })
+            .take(pending_task_count(&wl, &pods))
+            .collect();
         // Free GPUs: whole GPUs free, and what is free on the devices KAI's shares hold
         // (upstream's idle GPUs count a shared GPU group's free part).
         let cluster = &self.sched.cluster;
@@ -188,7 +232,7 @@ impl<'w> Simulation<'w> {
                         .map(|k| i64::from(d.book.free(node)[k]))
                         .sum()
                 });
-                cluster.nodes.free(node, g.index()) * MILLI + shared
+                gpu.map_or(0, |g| cluster.nodes.free(node, g.index())) * MILLI + shared
             })
             .sum();
         // Victims are put back in the job order: higher priority, then older, first.
@@ -208,6 +252,7 @@ impl<'w> Simulation<'w> {
             task_gpus,
             free_gpus,
             put_back_order,
+            cpu_memory,
         })
     }
 
@@ -239,74 +284,107 @@ impl<'w> Simulation<'w> {
             preemptible: wl.kai_preemptible(),
         };
         let job = |k: usize| running.iter().find(|j| j.key == k);
-        let scenario = |tasks: usize,
-                        victims: &[(usize, usize)]|
-         -> Option<placement::kai::Victims> {
-            let scratch = self.cluster_without_victims(running, victims);
-            let partial = partial_job(pods, tasks);
-            let saved = std::mem::replace(&mut self.sched.cluster, scratch);
-            let r = self.place_kai(w, &partial, bound + tasks);
-            let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
-            if r.bound.len() < tasks {
-                return None;
-            }
-            // Victims that fit back on their own nodes stay (upstream unevicts a victim
-            // it pipelines back to its node), piece by piece from the last taken (the
-            // pods kept longest); the rest are the victims.
-            let mut left_out = Vec::new();
-            for &k in put_back_order {
-                let Some(&(_, count)) = victims.iter().find(|v| v.0 == k) else {
-                    continue;
-                };
-                let Some(j) = job(k) else { continue };
-                let vr = &self.runtimes[k];
-                if j.all(count) {
-                    if !put_back(world, &mut scratch, vr) {
-                        left_out.push((k, count));
-                    }
-                    continue;
+        let scenario =
+            |tasks: usize, victims: &[(usize, usize)]| -> Option<placement::kai::Victims> {
+                let scratch = self.cluster_without_victims(running, victims);
+                let partial = partial_job(pods, tasks);
+                let saved = std::mem::replace(&mut self.sched.cluster, scratch);
+                // The victims' evicted pods are off their queues in the scenario (the statement
+                // evicts them and the proportion plugin's deallocate handler takes them off), so
+                // a limit the victims' queues share does not count them.
+                self.kai_scenario_victims(running, victims);
+                let r = self.place_kai(w, &partial, bound + tasks);
+                let mut scratch = std::mem::replace(&mut self.sched.cluster, saved);
+                if r.bound.len() < tasks {
+                    self.sched.kai_scenario_gpus.clear();
+                    self.sched.kai_scenario_cpu_memory.clear();
+                    return None;
                 }
-                let mut kept = count;
-                for piece in j.pieces.iter().rev() {
-                    if piece.upto > kept {
+                // The job's tasks hold their queue's share while the victims go back (a victim
+                // goes back only within its queue's limits: upstream allocates it again, under
+                // the capacity policy).
+                let [cpu, memory] = view.cpu_memory.tasks_amount(tasks);
+                let placed = [task_gpus[..tasks].iter().sum(), cpu, memory];
+                self.kai_scenario_hold(w.index(), placed);
+                // Victims that fit back on their own nodes stay (upstream unevicts a victim
+                // it pipelines back to its node), piece by piece from the last taken (the
+                // pods kept longest); the rest are the victims.
+                let mut left_out = Vec::new();
+                for &k in put_back_order {
+                    let Some(&(_, count)) = victims.iter().find(|v| v.0 == k) else {
+                        continue;
+                    };
+                    let Some(j) = job(k) else { continue };
+                    if j.all(count) {
+                        let (cpu_memory, _) = self.kai_cpu_memory(k);
+                        let whole = [j.gpus, cpu_memory[0], cpu_memory[1]];
+                        if !self.kai_limits_allow(k, whole)
+                            || !put_back(world, &mut scratch, &self.runtimes[k])
+                        {
+                            left_out.push((k, count));
+                        } else {
+                            self.kai_scenario_hold(k, whole);
+                        }
                         continue;
                     }
-                    let from = j
-                        .pieces
-                        .iter()
-                        .map(|p| p.upto)
-                        .filter(|&u| u < piece.upto)
-                        .max()
-                        .unwrap_or(0);
-                    let mut applied = Vec::new();
-                    for p in &j.pods[from..piece.upto] {
-                        let (n, req) = (NodeId::from_index(p.node), &vr.needs[p.pod_set].requests);
-                        if !scratch.nodes.fits(n, req) {
+                    // Its pods' needs (cloned: the scenario's books change as pieces go back).
+                    let needs = self.runtimes[k].needs.clone();
+                    let mut kept = count;
+                    for piece in j.pieces.iter().rev() {
+                        if piece.upto > kept {
+                            continue;
+                        }
+                        let from = j
+                            .pieces
+                            .iter()
+                            .map(|p| p.upto)
+                            .filter(|&u| u < piece.upto)
+                            .max()
+                            .unwrap_or(0);
+                        let piece_pods = &j.pods[from..piece.upto];
+                        let mut amounts = [piece_pods.iter().map(|p| p.gpus).sum::<i64>(), 0, 0];
+                        for p in piece_pods {
+                            let [cpu, memory] = self.cpu_memory_of(&needs[p.pod_set]);
+                            amounts[1] += cpu;
+                            amounts[2] += memory;
+                        }
+                        if !self.kai_limits_allow(k, amounts) {
                             break;
                         }
-                        scratch.apply(world, n, req, 1);
-                        applied.push(n);
-                    }
-                    if applied.len() < piece.upto - from {
-                        for (n, p) in applied.into_iter().zip(&j.pods[from..]) {
-                            scratch.apply(world, n, &vr.needs[p.pod_set].requests, -1);
+                        let mut applied = Vec::new();
+                        for p in piece_pods {
+                            let (n, req) = (NodeId::from_index(p.node), &needs[p.pod_set].requests);
+                            if !scratch.nodes.fits(n, req) {
+                                break;
+                            }
+                            scratch.apply(world, n, req, 1);
+                            applied.push(n);
                         }
-                        break;
+                        if applied.len() < piece.upto - from {
+                            for (n, p) in applied.into_iter().zip(&j.pods[from..]) {
+                                scratch.apply(world, n, &needs[p.pod_set].requests, -1);
+                            }
+                            break;
+                        }
+                        self.kai_scenario_hold(k, amounts);
+                        kept = from;
                     }
-                    kept = from;
+                    if kept > 0 {
+                        left_out.push((k, kept));
+                    }
                 }
-                if kept > 0 {
-                    left_out.push((k, kept));
-                }
-            }
-            Some(left_out)
-        };
+                self.sched.kai_scenario_gpus.clear();
+                self.sched.kai_scenario_cpu_memory.clear();
+                Some(left_out)
+            };
+        let other = &view.cpu_memory;
         let victims = match action {
-            KaiAction::Reclaim => {
-                placement::kai::reclaim_victims(&state, &reclaimer, running, free_gpus, scenario)
-            }
+            KaiAction::Reclaim => placement::kai::reclaim_victims(
+                &state, other, &reclaimer, running, free_gpus, scenario,
+            ),
             KaiAction::Preempt => placement::kai::preempt_victims(
                 &state,
+                other,
                 &reclaimer,
                 wl.priority,
                 non_preemptible,
@@ -317,6 +395,7 @@ impl<'w> Simulation<'w> {
         };
         let Some(victims) = victims else { return false };
         self.runtimes[w.index()].kai_pipelined = want;
+        self.runtimes[w.index()].kai_pipelined_cpu_memory = other.tasks_total();
         let by = match action {
             KaiAction::Reclaim => format!("{}/{}", wl.namespace, wl.name),
             KaiAction::Preempt => kai_job_name(&wl),
@@ -361,6 +440,64 @@ impl<'w> Simulation<'w> {
             );
         }
         true
+    }
+
+    /// Sets what each of `victims` (runtime index, how many of its pods in eviction order)
+    /// still holds in a scenario, for the queue-limit check (`kai_capacity`).
+    fn kai_scenario_victims(
+        &mut self,
+        running: &[placement::kai::RunningJob],
+        victims: &[(usize, usize)],
+    ) {
+        for &(v, count) in victims {
+            let Some(j) = running.iter().find(|j| j.key == v) else {
+                continue;
+            };
+            let taken = &j.pods[..count.min(j.pods.len())];
+            let gpus = if j.all(count) {
+                0
+            } else {
+                j.gpus - taken.iter().map(|p| p.gpus).sum::<i64>()
+            };
+            let (mut held, _) = self.kai_cpu_memory(v);
+            for p in taken {
+                let needs = &self.runtimes[v].needs[p.pod_set];
+                let [cpu, memory] = self.cpu_memory_of(needs);
+                held = [held[0] - cpu, held[1] - memory];
+            }
+            self.sched.kai_scenario_gpus.push((v, gpus));
+            self.sched.kai_scenario_cpu_memory.push((v, held));
+        }
+    }
+
+    /// Whether the queue limits of runtime `v`'s queue and its parents allow it `amounts`
+    /// more (GPUs in milli-GPUs, CPU, memory) in the scenario under way (`kai_capacity`).
+    fn kai_limits_allow(&self, v: usize, amounts: placement::kai::Amounts) -> bool {
+        self.kai_capacity(WorkloadId::from_index(v))
+            .is_none_or(|over| over([0; 3], amounts).is_none())
+    }
+
+    /// Runtime `v` holds `amounts` more in the scenario under way: its figures for the
+    /// queue-limit check (from its real ones when the scenario has none yet).
+    fn kai_scenario_hold(&mut self, v: usize, amounts: placement::kai::Amounts) {
+        let sched = &self.sched;
+        let gpus = match sched.kai_scenario_gpus.iter().find(|x| x.0 == v) {
+            Some(&(_, g)) => g,
+            None => self.gpu.map_or(0, |g| self.kai_milli(v, g).0) + self.runtimes[v].kai_pipelined,
+        };
+        let other = match sched.kai_scenario_cpu_memory.iter().find(|x| x.0 == v) {
+            Some(&(_, held)) => held,
+            None => self.kai_cpu_memory(v).0,
+        };
+        let (gpus, other) = (
+            gpus + amounts[0],
+            [other[0] + amounts[1], other[1] + amounts[2]],
+        );
+        let sched = &mut self.sched;
+        sched.kai_scenario_gpus.retain(|x| x.0 != v);
+        sched.kai_scenario_gpus.push((v, gpus));
+        sched.kai_scenario_cpu_memory.retain(|x| x.0 != v);
+        sched.kai_scenario_cpu_memory.push((v, other));
     }
 
     /// A copy of the cluster with the pods of `victims` gone ((runtime index, how many of
@@ -535,6 +672,8 @@ pub(super) struct KaiView {
     /// The running jobs' keys in job order (higher priority, then older, first): the order
     /// victims are placed again in a scenario.
     pub(super) put_back_order: Vec<usize>,
+    /// The queues' CPU and memory shares, the job's tasks' and the running jobs' pods'.
+    pub(super) cpu_memory: placement::kai::CpuMemoryState,
 }
 
 impl KaiView {
@@ -597,7 +736,7 @@ fn victim_pieces(
     wl: &kueuesim_model::Workload,
     placement: &[Vec<Option<NodeId>>],
     needs: &[PodNeeds],
-    g: kueuesim_model::ResourceId,
+    g: Option<kueuesim_model::ResourceId>,
 ) -> (
     Vec<placement::kai::VictimPod>,
     Vec<placement::kai::Piece>,
@@ -611,7 +750,10 @@ fn victim_pieces(
                     pod_set: ps,
                     index,
                     node: node.index(),
-                    gpus: needs.get(ps).map_or(0, |n| n.requests.get(g)) * MILLI,
+                    gpus: needs
+                        .get(ps)
+                        .map_or(0, |n| g.map_or(0, |g| n.requests.get(g)))
+                        * MILLI,
                 });
             }
         }
@@ -679,26 +821,16 @@ impl Simulation<'_> {
         &self,
         wl: &kueuesim_model::Workload,
         pods: &[(PodNeeds, Vec<Option<NodeId>>)],
-        g: ResourceId,
+        gpu: Option<ResourceId>,
     ) -> Vec<i64> {
-        let (bound, _) = placement::counts(pods);
-        let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
-        let min_member = wl
-            .gang
-            .min_member
-            .map_or(total_pods, |m| (m as usize).min(total_pods));
-        let count = if wl.gang.pod_group_per_pod || bound >= min_member {
-            1
-        } else {
-            min_member - bound
-        };
         pods.iter()
             .enumerate()
             .flat_map(|(ps, (n, slots))| {
-                let per = n.requests.get(g) * MILLI + self.pending_share_milli(wl, ps);
+                let whole = gpu.map_or(0, |g| n.requests.get(g));
+                let per = whole * MILLI + self.pending_share_milli(wl, ps);
                 slots.iter().filter(|x| x.is_none()).map(move |_| per)
             })
-            .take(count)
+            .take(pending_task_count(wl, pods))
             .collect()
     }
 
@@ -740,5 +872,133 @@ impl Simulation<'_> {
             .map(|(_, c)| i64::from(c.milli))
             .sum::<i64>();
         (placed, unplaced)
+    }
+}
+
+impl Simulation<'_> {
+    /// One pod's CPU (millicores) and memory (bytes), as the proportion plugin counts them.
+    fn cpu_memory_of(&self, needs: &PodNeeds) -> placement::kai::CpuMemory {
+        let res = self.sched.cluster.res;
+        let of = |r: Option<usize>| r.map_or(0, |r| needs.requests.get(ResourceId::from_index(r)));
+        [of(res.cpu), of(res.memory)]
+    }
+
+    /// Runtime `i`'s CPU and memory: (its bound pods', its pods not bound).
+    pub(super) fn kai_cpu_memory(
+        &self,
+        i: usize,
+    ) -> (placement::kai::CpuMemory, placement::kai::CpuMemory) {
+        let rt = &self.runtimes[i];
+        let (mut placed, mut unplaced) = ([0, 0], [0, 0]);
+        for (ps, slots) in rt.record.placement.iter().enumerate() {
+            let per = rt.needs.get(ps).map_or([0, 0], |n| self.cpu_memory_of(n));
+            for s in slots {
+                let to = if s.is_some() {
+                    &mut placed
+                } else {
+                    &mut unplaced
+                };
+                to[0] += per[0];
+                to[1] += per[1];
+            }
+        }
+        (placed, unplaced)
+    }
+}
+
+/// CPU and memory per KAI Queue while `kai_view` scans the runtimes.
+struct CpuMemoryBooks {
+    /// Allocated (bound and pipelined), per queue: CPU, memory.
+    allocated: [Vec<i64>; 2],
+    /// Allocated plus pending of waiting jobs, per queue (the division's requests).
+    requests: [Vec<i64>; 2],
+    /// Non-preemptible allocation of the pending job's queue.
+    non_preemptible: placement::kai::CpuMemory,
+    /// Running jobs' pods' CPU and memory, in eviction order.
+    pods: Vec<(usize, Vec<placement::kai::CpuMemory>)>,
+}
+
+impl CpuMemoryBooks {
+    /// Empty books for `n` queues.
+    fn new(n: usize) -> Self {
+        Self {
+            allocated: [vec![0; n], vec![0; n]],
+            requests: [vec![0; n], vec![0; n]],
+            non_preemptible: [0, 0],
+            pods: Vec::new(),
+        }
+    }
+
+    /// A job of `queue`: its bound pods' amounts, its pipelined amounts, its pending pods'
+    /// when it waits (a pipelined job's pipelined part is allocated, not pending), and
+    /// whether it is a non-preemptible job of the pending job's queue.
+    fn add(
+        &mut self,
+        queue: usize,
+        placed: placement::kai::CpuMemory,
+        pipelined: placement::kai::CpuMemory,
+        pending: Option<placement::kai::CpuMemory>,
+        non_preemptible: bool,
+    ) {
+        for r in 0..2 {
+            let held = placed[r] + pipelined[r];
+            self.allocated[r][queue] += held;
+            self.requests[r][queue] += held + pending.map_or(0, |p| (p[r] - pipelined[r]).max(0));
+            if non_preemptible {
+                self.non_preemptible[r] += held;
+            }
+        }
+    }
+
+    /// The state reclaim and preempt read: each resource divided among the queues
+    /// (`resource_division`, per resource, in millicores and bytes) of the cluster's
+    /// `totals` (CPU, memory).
+    fn into_state(
+        self,
+        queues: &[kueuesim_model::KaiQueue],
+        totals: placement::kai::CpuMemory,
+    ) -> placement::kai::CpuMemoryState {
+        let quotas = [
+            queues.iter().map(|q| q.cpu).collect::<Vec<_>>(),
+            queues.iter().map(|q| q.memory).collect::<Vec<_>>(),
+        ];
+        let [allocated_cpu, allocated_memory] = self.allocated;
+        let shares = quotas
+            .into_iter()
+            .zip([allocated_cpu, allocated_memory])
+            .zip(self.requests)
+            .zip(totals)
+            .map(|(((quota, allocated), requests), total)| {
+                let fair = placement::kai::divide_shares(queues, &quota, total, &requests, 1);
+                placement::kai::ResourceShares {
+                    quota,
+                    fair,
+                    allocated,
+                }
+            })
+            .collect();
+        placement::kai::CpuMemoryState {
+            shares,
+            tasks: Vec::new(),
+            pods: self.pods,
+            non_preemptible: self.non_preemptible,
+        }
+    }
+}
+
+/// How many of `wl`'s pending pods one task of KAI's actions stands for: one pod, or, for a
+/// gang below its `minMember`, the pods it still needs to reach it (the pending tasks
+/// upstream's `GetTasksToAllocate` hands the actions together).
+fn pending_task_count(wl: &kueuesim_model::Workload, pods: &[(PodNeeds, Vec<Option<NodeId>>)]) -> usize {
+    let (bound, _) = placement::counts(pods);
+    let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
+    let min_member = wl
+        .gang
+        .min_member
+        .map_or(total_pods, |m| (m as usize).min(total_pods));
+    if wl.gang.pod_group_per_pod || bound >= min_member {
+        1
+    } else {
+        min_member - bound
     }
 }

@@ -139,7 +139,7 @@ impl Simulation<'_> {
             .sched
             .awaiting_placement
             .iter()
-            .any(|&(_, _, x)| x != v && self.runtimes[x.index()].kai_pipelined > 0);
+            .any(|&(_, _, x)| x != v && self.runtimes[x.index()].kai_is_pipelined());
         if !pipelined_waiting {
             if self.kai_session_job(v) {
                 self.kai_session_for(v);

@@ -159,7 +159,7 @@ impl<'w> Simulation<'w> {
                 Some(placement::kai::PendingJob {
                     key: w.index(),
                     queue: wl.gang.kai_queue?,
-                    gpus: self.kai_task_gpus(&wl, &rt.pods(), g).iter().sum(),
+                    gpus: self.kai_task_gpus(&wl, &rt.pods(), Some(g)).iter().sum(),
                     priority: wl.priority,
                     elastic: elastic_rank(&wl, &rt.record.placement),
                     created: wl.created_at.millis(),

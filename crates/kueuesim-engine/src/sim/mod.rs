@@ -302,6 +302,9 @@ struct Schedulers {
     /// real placement (upstream's scenario deallocates the victims from their queues and
     /// allocates what it pipelines). Empty otherwise.
     kai_scenario_gpus: Vec<(usize, i64)>,
+    /// Likewise the CPU (millicores) and memory (bytes) a victim of KAI's reclaim or preempt
+    /// still holds in a scenario (workload index, amounts). Empty otherwise.
+    kai_scenario_cpu_memory: Vec<(usize, [i64; 2])>,
     /// The TAS flavors the cycle's snapshot builds (`controllerLatency.perTasFlavor`): the
     /// ResourceFlavors with a `topologyName` when there is a TAS cluster, else none.
     tas_flavors: usize,
@@ -469,6 +472,7 @@ impl<'w> Simulation<'w> {
                 tas_none: crate::tas::TasCapacity::none(),
                 failed_device: None,
                 kai_scenario_gpus: Vec::new(),
+                kai_scenario_cpu_memory: Vec::new(),
                 tas_flavors,
                 nodes: (world.has_nodes()
                     && (!world.timeline.is_empty()

@@ -17,7 +17,7 @@ impl<'w> Simulation<'w> {
     /// back).
     pub(super) fn pipelined(&self, w: WorkloadId) -> bool {
         let rt = &self.runtimes[w.index()];
-        rt.kai_pipelined > 0 || rt.volcano_pipelined.is_some_and(|t| t >= self.now)
+        rt.kai_is_pipelined() || rt.volcano_pipelined.is_some_and(|t| t >= self.now)
     }
 
     /// Retries every workload waiting for nodes, in scheduler queue order; the Volcano jobs

@@ -65,6 +65,9 @@ pub(super) struct Runtime<'w> {
     /// KAI: milli-GPUs this pending job is pipelined on (victims of its reclaim are terminating);
     /// they count as its queue's allocation until it is placed.
     pub(super) kai_pipelined: i64,
+    /// KAI: the CPU (millicores) and memory (bytes) the job is pipelined on, as
+    /// `kai_pipelined` (a job asking no GPUs is pipelined on these alone).
+    pub(super) kai_pipelined_cpu_memory: [i64; 2],
     /// KAI: when this pending job tries its actions again because a min-runtime that kept a
     /// victim from it ends then (`Ev::KaiProtectionEnds`); None when none is due.
     pub(super) kai_retry_at: Option<SimTime>,
@@ -172,6 +175,12 @@ pub(super) struct Runtime<'w> {
 }
 
 impl Runtime<'_> {
+    /// KAI: whether this pending job is pipelined onto its victims' releasing resources
+    /// (GPUs, or CPU and memory for a job asking none).
+    pub(super) fn kai_is_pipelined(&self) -> bool {
+        self.kai_pipelined > 0 || self.kai_pipelined_cpu_memory.iter().any(|&x| x > 0)
+    }
+
     /// Whether some pod is not placed yet.
     pub(super) fn has_unplaced(&self) -> bool {
         self.record.placement.iter().flatten().any(Option::is_none)
@@ -317,6 +326,7 @@ pub(super) fn new_runtime<'w>(
         generation: 0,
         needs: Vec::new(),
         kai_pipelined: 0,
+        kai_pipelined_cpu_memory: [0, 0],
         kai_retry_at: None,
         kai_moves: Vec::new(),
         kai_releasing: Vec::new(),

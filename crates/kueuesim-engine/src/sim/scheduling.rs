@@ -388,6 +388,7 @@ impl<'w> Simulation<'w> {
         }
         if !result.bound.is_empty() {
             self.runtimes[w.index()].kai_pipelined = 0;
+            self.runtimes[w.index()].kai_pipelined_cpu_memory = [0, 0];
             self.runtimes[w.index()].volcano_pipelined = None;
         }
         // Pods the Volcano queue refused stay pending: the gang is bound as far as its queue

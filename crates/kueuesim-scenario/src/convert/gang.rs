@@ -5,8 +5,8 @@
 use serde_saphyr::Spanned;
 
 use kueuesim_model::{
-    GangSpec, KaiQueue, KaiTopologyConstraint, MinResources, NetworkTopology, NodeId, PodSet,
-    ResourceList, SchedulerKind, TierRef, VolcanoSubGroup,
+    GangSpec, KaiQueue, KaiQueueResource, KaiTopologyConstraint, MinResources, NetworkTopology,
+    NodeId, PodSet, ResourceList, SchedulerKind, TierRef, VolcanoSubGroup,
 };
 
 use super::core::{Builder, err_at, err_obj, labels, name_of, namespace_of, one_of, selector};
@@ -29,8 +29,8 @@ pub(super) fn min_member(src: &ObjectText<'_>, m: &Spanned<i64>) -> Result<u32, 
 }
 
 impl Builder<'_> {
-    /// KAI Queues: GPU quota (deserved), over-quota weight and limit (-1: unlimited),
-    /// priority and parent.
+    /// KAI Queues: GPU, CPU and memory quota (deserved), over-quota weight and limit (-1:
+    /// unlimited), priority and parent.
     pub(super) fn build_kai_queues(&mut self) -> Result<(), ScenarioError> {
         let queues = std::mem::take(&mut self.kai_queues);
         let names: Vec<String> = queues
@@ -66,6 +66,28 @@ impl Builder<'_> {
             let quota = num(gpu.and_then(|g| g.quota.as_ref()), 0.0)?;
             let weight = num(gpu.and_then(|g| g.over_quota_weight.as_ref()), 1.0)?;
             let limit = num(gpu.and_then(|g| g.limit.as_ref()), -1.0)?;
+            // CPU (millicores) and memory (megabytes of 10^6 bytes, kept in bytes), as the
+            // proportion plugin reads them (`createQueueResourceAttrs`): a section the Queue
+            // leaves out bounds nothing (unlimited quota and limit, as KAI's quick-start queues
+            // set them); within a section the defaults are those of the GPU section.
+            let other = |r: Option<&wire::KaiQueueResource>,
+                         scale: f64|
+             -> Result<KaiQueueResource, ScenarioError> {
+                let Some(r) = r else {
+                    return Ok(KaiQueueResource::UNLIMITED);
+                };
+                // `as` saturates: a quota of more bytes than i64 holds is as good as unlimited.
+                let amount = |v: f64| (v >= 0.0).then(|| (v * scale).floor() as i64);
+                Ok(KaiQueueResource {
+                    quota: amount(num(r.quota.as_ref(), 0.0)?),
+                    over_quota_weight: num(r.over_quota_weight.as_ref(), 1.0)?.max(0.0).floor()
+                        as i64,
+                    limit: amount(num(r.limit.as_ref(), -1.0)?),
+                })
+            };
+            let resources = &q.obj.spec.resources;
+            let cpu = other(resources.cpu.as_ref(), 1.0)?;
+            let memory = other(resources.memory.as_ref(), 1e6)?;
             let parent = match &q.obj.spec.parent_queue {
                 None => None,
                 Some(p) => match self.index.kai_queues.get(&p.value) {
@@ -103,6 +125,8 @@ impl Builder<'_> {
                     .as_ref()
                     .map(|d| super::core::duration(src, d))
                     .transpose()?,
+                cpu,
+                memory,
             });
         }
         // KAI's queues form a tree: a parent chain that comes back to a queue (itself

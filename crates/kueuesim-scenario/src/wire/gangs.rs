@@ -125,6 +125,8 @@ pub struct KaiQueueResource {
 #[serde(rename_all = "camelCase", default)]
 pub struct KaiQueueResources {
     pub gpu: Option<KaiQueueResource>,
+    pub cpu: Option<KaiQueueResource>,
+    pub memory: Option<KaiQueueResource>,
 }
 
 #[derive(Debug, Default, Deserialize)]

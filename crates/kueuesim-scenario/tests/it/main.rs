@@ -17,6 +17,8 @@ mod grove;
 mod job_kinds;
 /// KAI's consolidation action: its unit-test cases (K25–K35) as scenarios.
 mod kai_consolidation;
+/// KAI's queues over CPU and memory: fair shares, reclaim and limits per resource.
+mod kai_cpu_memory;
 /// KAI's reclaim and preempt of elastic jobs pod by pod: their unit-test cases (K37–K45).
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).

@@ -102,6 +102,8 @@ mod tests {
             priority: 100,
             preempt_min_runtime: None,
             reclaim_min_runtime: None,
+            cpu: kueuesim_model::KaiQueueResource::UNLIMITED,
+            memory: kueuesim_model::KaiQueueResource::UNLIMITED,
         }
     }
 

@@ -8,7 +8,7 @@
 //! Files by concern: this one the job types and the allocate loop; `topology` the topology
 //! plugin (candidate domains, `checkJobDomainFit`); `nodeplacement` the node scores;
 //! `subgroups` PodGroup subgroups; `messages` KAI's wording of failures; `reclaim` fair shares
-//! and reclaim; `queue_order` the order the session's actions take pending jobs in; `consolidation` the consolidation action's victims and search; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
+//! and reclaim; `resources` the proportion plugin's per-resource shares and checks (GPU, CPU, memory); `queue_order` the order the session's actions take pending jobs in; `consolidation` the consolidation action's victims and search; `sharing` GPU sharing (`gpu-fraction`, `gpu-memory`). The indexes the
 //! `Cluster` keeps in step for KAI on every bind and release are shared bookkeeping, in the
 //! folder above: `placement::fit_counts` (per-domain `AllocatablePods` counts),
 //! `placement::domain_order` (each domain's nodes in bin-pack order, which a dry run of alike
@@ -19,6 +19,7 @@ mod messages;
 mod nodeplacement;
 mod queue_order;
 mod reclaim;
+mod resources;
 pub mod sharing;
 mod subgroups;
 mod topology;
@@ -26,7 +27,7 @@ mod topology;
 use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{PlacementStrategy, ResourceId, World};
 
-use super::{Cluster, GangPods, Placement, fill, undo, with_bindings};
+use super::{Cluster, GangPods, Placement, PodNeeds, fill, undo, with_bindings};
 pub use consolidation::{ConsolidationPlan, MAX_CONSOLIDATION_PREEMPTEES, consolidation_plan};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
@@ -35,6 +36,7 @@ pub use reclaim::{
     Piece, QueueState, Reclaimer, RunningJob, VictimPod, Victims, fair_shares, preempt_victims,
     protection_ends, reclaim_victims,
 };
+pub use resources::{Amounts, CpuMemory, CpuMemoryState, ResourceShares, divide as divide_shares};
 pub use subgroups::{KaiTree, place_tree, place_tree_within};
 use topology::topology_attempt;
 
@@ -71,19 +73,46 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placemen
     place_within(world, cluster, job, None)
 }
 
+/// The proportion plugin's capacity check as allocation calls it: `over(placed, request)`
+/// gets what the job bound so far in this call and what the pass's tasks ask (GPUs in
+/// milli-GPUs, as KAI's queues count GPU shares, CPU in millicores, memory in bytes), and
+/// returns KAI's message when the queue would go over a limit (or a non-preemptible job over
+/// its quota).
+pub type CapacityCheck<'a> = Option<&'a dyn Fn(Amounts, Amounts) -> Option<String>>;
+
+/// The GPUs (milli-GPUs, whole GPUs only), CPU and memory of `count` pods of `needs` each,
+/// summed: what the capacity policy counts of tasks (`getRequiredQuota`).
+pub fn amounts_of<'n>(cluster: &Cluster, needs: impl IntoIterator<Item = &'n PodNeeds>) -> Amounts {
+    let of =
+        |n: &PodNeeds, r: Option<usize>| r.map_or(0, |r| n.requests.get(ResourceId::from_index(r)));
+    needs.into_iter().fold([0; 3], |a, n| {
+        [
+            a[0] + of(n, cluster.res.gpu) * MILLI,
+            a[1] + of(n, cluster.res.cpu),
+            a[2] + of(n, cluster.res.memory),
+        ]
+    })
+}
+
+/// Adds amount `b` to `a`.
+pub fn add_amounts(a: &mut Amounts, b: Amounts) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
 /// [`place`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`, run
-/// before every pass of `AllocateJob`), when given: `over(placed, request)` gets the GPUs this call has
-/// bound so far and the GPUs of the pass's tasks (in milli-GPUs, as KAI's queues count GPU shares), and returns KAI's message when the queue
-/// would go over its limit (or a non-preemptible job over its quota); the job then stops.
+/// before every pass of `AllocateJob`), when given ([`CapacityCheck`]); the job stops where
+/// it refuses a pass.
 pub fn place_within(
     world: &World,
     cluster: &mut Cluster,
     job: &KaiJob<'_>,
-    over: Option<&dyn Fn(i64, i64) -> Option<String>>,
+    over: CapacityCheck<'_>,
 ) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
-    let mut placed_gpus = 0;
+    let mut placed = [0; 3];
     loop {
         let (bound, pending) = super::counts(&pods);
         if pending == 0 {
@@ -94,18 +123,14 @@ pub fn place_within(
         } else {
             1
         };
-        if let (Some(over), Some(g)) = (over, cluster.res.gpu) {
-            let request: i64 = pods
-                .iter()
-                .flat_map(|(n, slots)| {
-                    slots
-                        .iter()
-                        .filter(|x| x.is_none())
-                        .map(move |_| n.requests.get(ResourceId::from_index(g)))
-                })
-                .take(need)
-                .sum();
-            if let Some(message) = over(placed_gpus * MILLI, request * MILLI) {
+        if let Some(over) = over {
+            let request = amounts_of(
+                cluster,
+                pods.iter()
+                    .flat_map(|(n, slots)| slots.iter().filter(|x| x.is_none()).map(move |_| n))
+                    .take(need),
+            );
+            if let Some(message) = over(placed, request) {
                 let (ps, idx) = super::first_pending(&pods).unwrap_or((0, 0));
                 out.unplaced = Some((ps, idx, message));
                 break;
@@ -165,11 +190,11 @@ pub fn place_within(
                 // kept, as upstream commits its statement): bring the rest of the cluster in
                 // step.
                 cluster.commit_bound(world, &pods, &b);
-                if let (Some(_), Some(g)) = (over, cluster.res.gpu) {
-                    placed_gpus += b
-                        .iter()
-                        .map(|&(ps, _, _)| pods[ps].0.requests.get(ResourceId::from_index(g)))
-                        .sum::<i64>();
+                if over.is_some() {
+                    add_amounts(
+                        &mut placed,
+                        amounts_of(cluster, b.iter().map(|&(ps, _, _)| &pods[ps].0)),
+                    );
                 }
                 pods = with_bindings(&pods, &b);
                 if let Some(c) = job.constraint {

@@ -1,5 +1,8 @@
-//! KAI's fair share of GPUs per queue (the proportion plugin's `resource_division`) and its
-//! reclaim of other queues' jobs for a job within its fair share.
+//! KAI's fair share of GPUs per queue (the proportion plugin's `resource_division`; CPU and
+//! memory divide alike, `resources`) and its reclaim of other queues' jobs for a job within
+//! its fair share, and preempt within a queue.
+
+use super::resources::{self, Amounts, CpuMemoryState, Resources};
 
 /// KAI's fair share of GPUs per queue (`resource_division`): each queue first gets its
 /// deserved quota (up to what it requests and its limit), then what is left goes out by
@@ -15,107 +18,15 @@ pub fn fair_shares(
     requests: &[i64],
     unit: i64,
 ) -> Vec<i64> {
-    let mut share = vec![0i64; queues.len()];
-    // Subtree requests.
-    let mut sub = requests.to_vec();
-    for q in 0..queues.len() {
-        let mut p = queues[q].parent;
-        while let Some(x) = p {
-            sub[x] += requests[q];
-            p = queues[x].parent;
-        }
-    }
-    fn divide(
-        queues: &[kueuesim_model::KaiQueue],
-        members: &[usize],
-        pool: i64,
-        sub: &[i64],
-        share: &mut [i64],
-        unit: i64,
-    ) {
-        let requestable = |q: usize| queues[q].gpu_limit.map_or(sub[q], |l| sub[q].min(l)).max(0);
-        let mut remaining = pool;
-        for &q in members {
-            let deserved = queues[q].gpu_quota.unwrap_or(pool);
-            share[q] = deserved.min(requestable(q));
-            remaining -= share[q];
-        }
-        remaining = remaining.max(0);
-        // Over quota, by priority band (highest first), by weight, in whole units.
-        // Fractions lost to flooring in the last round, for the leftover units.
-        let mut frac = vec![0f64; queues.len()];
-        let mut bands: Vec<i32> = members.iter().map(|&q| queues[q].priority).collect();
-        bands.sort_unstable_by(|a, b| b.cmp(a));
-        bands.dedup();
-        for band in bands {
-            loop {
-                let open: Vec<usize> = members
-                    .iter()
-                    .copied()
-                    .filter(|&q| {
-                        queues[q].priority == band
-                            && queues[q].gpu_over_quota_weight > 0
-                            && requestable(q) > share[q]
-                    })
-                    .collect();
-                let weights: i64 = open.iter().map(|&q| queues[q].gpu_over_quota_weight).sum();
-                if open.is_empty() || remaining <= 0 || weights == 0 {
-                    break;
-                }
-                let pool_now = remaining;
-                let mut gave = 0;
-                for &q in &open {
-                    // In GPUs: exact for whole units, so whole-GPU runs divide as before.
-                    let slice = (pool_now as f64 / unit as f64)
-                        * queues[q].gpu_over_quota_weight as f64
-                        / weights as f64;
-                    let need = requestable(q) - share[q];
-                    let give = if (need as f64 / unit as f64) <= slice {
-                        frac[q] = 0.0;
-                        need
-                    } else {
-                        frac[q] = slice - slice.floor();
-                        slice.floor() as i64 * unit
-                    };
-                    share[q] += give;
-                    gave += give;
-                }
-                remaining -= gave;
-                if gave == 0 {
-                    break;
-                }
-            }
-        }
-        // Whole units left by the flooring go one at a time to the largest unmet fractions
-        // (ties: the older queue, here the input order); the last may be a fraction of a GPU
-        // (`divideRemainingResource`: min(1, left)).
-        while remaining > 0 {
-            let next = members
-                .iter()
-                .copied()
-                .filter(|&q| requestable(q) > share[q] && frac[q] > 0.0)
-                .max_by(|&a, &b| frac[a].total_cmp(&frac[b]).then(b.cmp(&a)));
-            let Some(q) = next else { break };
-            let give = remaining.min(unit);
-            share[q] += give;
-            frac[q] = 0.0;
-            remaining -= give;
-        }
-        for &q in members {
-            let children: Vec<usize> = (0..queues.len())
-                .filter(|&c| queues[c].parent == Some(q))
-                .collect();
-            if !children.is_empty() {
-                let pool = share[q];
-                divide(queues, &children, pool, sub, share, unit);
-            }
-        }
-    }
-    let top: Vec<usize> = (0..queues.len())
-        .filter(|&q| queues[q].parent.is_none())
+    let quotas: Vec<kueuesim_model::KaiQueueResource> = queues
+        .iter()
+        .map(|q| kueuesim_model::KaiQueueResource {
+            quota: q.gpu_quota,
+            over_quota_weight: q.gpu_over_quota_weight,
+            limit: q.gpu_limit,
+        })
         .collect();
-    divide(queues, &top, total, &sub, &mut share, unit);
-    share
+    super::resources::divide(queues, &quotas, total, requests, unit)
 }
 
 /// A running KAI job that reclaim may evict.
@@ -339,14 +250,16 @@ impl QueueState<'_> {
 /// many of its pods in eviction order). None: no reclaim.
 pub fn reclaim_victims(
     state: &QueueState<'_>,
+    other: &CpuMemoryState,
     reclaimer: &Reclaimer<'_>,
     running: &[RunningJob],
     free_gpus: i64,
     scenario: impl FnMut(usize, &[(usize, usize)]) -> Option<Victims>,
 ) -> Option<Victims> {
     let queue = reclaimer.queue;
-    let want: i64 = reclaimer.task_gpus.iter().sum();
-    if want <= 0 || state.allocated[queue] + want > state.fair[queue] {
+    let res = Resources::new(state, other);
+    let want = request(reclaimer, other, reclaimer.task_gpus.len());
+    if want.iter().all(|&x| x <= 0) || !resources::within_fair_share(&res, queue, &want) {
         return None;
     }
     // `getOrderedVictimsQueue`: other queues' preemptible running jobs (`ReclaimVictimFilter`:
@@ -360,26 +273,62 @@ pub fn reclaim_victims(
         .collect();
     let candidates: Vec<&RunningJob> = candidates.iter().collect();
     let order = victim_order(state, &candidates);
+    // The validator weighs the tasks of the scenario it checks: the solver's scenario is
+    // simulated (with its task count) right before its victims are validated.
+    let tasks_now = std::cell::Cell::new(0);
+    let mut scenario = scenario;
     solve(
         &order,
         reclaimer.task_gpus,
         free_gpus,
-        scenario,
-        |need, left| {
-            let by_queue: Vec<(usize, i64)> = left
+        |tasks, victims| {
+            tasks_now.set(tasks);
+            scenario(tasks, victims)
+        },
+        |_, left| {
+            let by_queue: Vec<(usize, Amounts)> = left
                 .iter()
                 .filter_map(|&(k, count)| {
                     candidates.iter().find(|j| j.key == k).map(|j| (j, count))
                 })
                 .flat_map(|(j, count)| {
-                    j.victim_chunks(count)
+                    victim_chunks(j, count, other)
                         .into_iter()
-                        .map(move |gpus| (j.queue, gpus))
+                        .map(move |amounts| (j.queue, amounts))
                 })
                 .collect();
-            reclaimable(state, queue, need, &by_queue)
+            let need = request(reclaimer, other, tasks_now.get());
+            resources::reclaimable(state, &res, queue, &need, &by_queue)
         },
     )
+}
+
+/// GPUs, CPU and memory of the first `tasks` tasks of the job reclaim or preempt runs for.
+fn request(reclaimer: &Reclaimer<'_>, other: &CpuMemoryState, tasks: usize) -> Amounts {
+    let [cpu, memory] = other.tasks_amount(tasks);
+    [reclaimer.task_gpus.iter().take(tasks).sum(), cpu, memory]
+}
+
+/// [`RunningJob::victim_chunks`] with CPU and memory: the amounts of its first `count` pods
+/// as the proportion plugin weighs them (`getVictimResources`).
+fn victim_chunks(job: &RunningJob, count: usize, other: &CpuMemoryState) -> Vec<Amounts> {
+    let gpus = job.victim_chunks(count);
+    let bounds: Vec<(usize, usize)> = if count <= job.min_pods {
+        vec![(0, count)]
+    } else {
+        let elastic = count - job.min_pods;
+        (0..elastic)
+            .map(|i| (i, i + 1))
+            .chain(std::iter::once((elastic, count)))
+            .collect()
+    };
+    gpus.into_iter()
+        .zip(bounds)
+        .map(|(g, (from, upto))| {
+            let [cpu, memory] = other.pods_amount(job.key, from, upto);
+            [g, cpu, memory]
+        })
+        .collect()
 }
 
 /// KAI's preempt for one pending job of `queue` at `priority`
@@ -394,8 +343,10 @@ pub fn reclaim_victims(
 /// valid (the minruntime plugin's validator only refuses a protected elastic job below its
 /// minimum, which [`unprotected_part`] leaves out). The search is [`solve`]'s. None: no
 /// preemption.
+#[allow(clippy::too_many_arguments)]
 pub fn preempt_victims(
     state: &QueueState<'_>,
+    other: &CpuMemoryState,
     preemptor: &Reclaimer<'_>,
     priority: i32,
     non_preemptible_allocated: i64,
@@ -405,14 +356,18 @@ pub fn preempt_victims(
 ) -> Option<Victims> {
     let queue = preemptor.queue;
     let want: i64 = preemptor.task_gpus.iter().sum();
-    if want <= 0 {
+    let want_other = other.tasks_amount(preemptor.task_gpus.len());
+    if want <= 0 && want_other.iter().all(|&x| x <= 0) {
         return None;
     }
-    if !preemptor.preemptible
-        && let Some(deserved) = state.queues[queue].gpu_quota
-        && deserved < non_preemptible_allocated + want
-    {
-        return None;
+    if !preemptor.preemptible {
+        let over_gpus = want > 0
+            && state.queues[queue]
+                .gpu_quota
+                .is_some_and(|deserved| deserved < non_preemptible_allocated + want);
+        if over_gpus || resources::non_preemptible_over_quota(other, queue, &want_other) {
+            return None;
+        }
     }
     let candidates: Vec<RunningJob> = running
         .iter()
@@ -649,64 +604,6 @@ pub(super) fn solve_with<V>(
     last
 }
 
-/// The proportion plugin's `Reclaimable` for victims `(queue, gpus)` in order: each victim's
-/// queue, taken at the level where its path and the reclaimer's part
-/// (`getLeveledQueues`), must be above its allocatable share before the victim goes
-/// (`MaintainFairShareStrategy`), or above its deserved quota while the reclaimer's stays
-/// within its own with the job (`GuaranteeDeservedQuotaStrategy`); then, at every level of
-/// the reclaimer's path, the reclaimer's saturation (allocated ÷ fair share) above 1 must stay
-/// below a reclaimed sibling's (`reclaimingQueuesRemainWithinBoundaries`, multiplier 1).
-pub(super) fn reclaimable(
-    state: &QueueState<'_>,
-    reclaimer: usize,
-    request: i64,
-    victims: &[(usize, i64)],
-) -> bool {
-    let sub = state.subtree_allocated();
-    let mut remaining: Vec<Option<i64>> = vec![None; state.queues.len()];
-    let reclaimer_path = state.path(reclaimer);
-    for &(vq, gpus) in victims {
-        let victim_path = state.path(vq);
-        let level = reclaimer_path
-            .iter()
-            .zip(&victim_path)
-            .position(|(a, b)| a != b)
-            .unwrap_or(reclaimer_path.len().min(victim_path.len()) - 1);
-        let (rq, eq) = (reclaimer_path[level], victim_path[level]);
-        let left = *remaining[eq].get_or_insert(sub[eq]);
-        let over_allocatable = state.allocatable(eq).is_some_and(|a| left > a);
-        let deserved = |q: usize| state.queues[q].gpu_quota.unwrap_or(i64::MAX / 4);
-        let guarantee = sub[rq] + request <= deserved(rq) && left > deserved(eq);
-        if !over_allocatable && !guarantee {
-            return false;
-        }
-        for &q in victim_path.iter().rev() {
-            *remaining[q].get_or_insert(sub[q]) -= gpus;
-        }
-    }
-    let ratio = |alloc: i64, fair: i64| -> f64 {
-        if fair == 0 {
-            if alloc > 0 { f64::INFINITY } else { 0.0 }
-        } else {
-            alloc as f64 / fair as f64
-        }
-    };
-    for &rq in reclaimer_path.iter().rev() {
-        let mine = remaining[rq].unwrap_or(sub[rq]) + request;
-        let r = ratio(mine, state.fair[rq]);
-        for (s, left) in remaining.iter().enumerate() {
-            let Some(left) = *left else { continue };
-            if s == rq || state.queues[s].parent != state.queues[rq].parent {
-                continue;
-            }
-            if r > 1.0 && state.fair[s] > 0 && r >= ratio(left, state.fair[s]) {
-                return false;
-            }
-        }
-    }
-    true
-}
-
 /// The order potential victims are taken in (`JobsOrderByQueues` with `VictimQueue`): at
 /// each level of the queue tree the queue the proportion plugin's queue order puts last
 /// (`GetQueueOrderResult` reversed: over its fair share, then over its deserved quota, then
@@ -862,8 +759,18 @@ mod tests {
             priority,
             preempt_min_runtime: None,
             reclaim_min_runtime: None,
+            cpu: kueuesim_model::KaiQueueResource::UNLIMITED,
+            memory: kueuesim_model::KaiQueueResource::UNLIMITED,
         }
     }
+
+    /// No CPU or memory shares: GPUs alone decide, as before CPU and memory were divided.
+    const NONE: CpuMemoryState = CpuMemoryState {
+        shares: Vec::new(),
+        tasks: Vec::new(),
+        pods: Vec::new(),
+        non_preemptible: [0, 0],
+    };
 
     #[test]
     fn fair_share_deserved_first_then_weights_then_priority_bands() {
@@ -996,7 +903,7 @@ mod tests {
             task_gpus: &[1, 1, 1],
             preemptible: false,
         };
-        let victims = reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running));
+        let victims = reclaim_victims(&state, &NONE, &reclaimer, &running, 0, toy(4, &running));
         assert_eq!(victims, Some(vec![(0, 3)]));
     }
 
@@ -1020,7 +927,7 @@ mod tests {
             now: 120_000,
         };
         assert_eq!(
-            reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
+            reclaim_victims(&state, &NONE, &reclaimer, &running, 0, toy(4, &running)),
             None
         );
         let state = QueueState {
@@ -1028,7 +935,7 @@ mod tests {
             ..state
         };
         assert_eq!(
-            reclaim_victims(&state, &reclaimer, &running, 0, toy(4, &running)),
+            reclaim_victims(&state, &NONE, &reclaimer, &running, 0, toy(4, &running)),
             Some(vec![(0, 3)])
         );
     }
@@ -1052,7 +959,7 @@ mod tests {
         // preempt_test "1 train job running, 1 build job pending for the same queue - preempt".
         let running = [job(0, 0, 50, 0, &[0]), job(1, 0, 75, 10, &[1])];
         assert_eq!(
-            preempt_victims(&state, &one, 100, 0, &running, 0, toy(2, &running)),
+            preempt_victims(&state, &NONE, &one, 100, 0, &running, 0, toy(2, &running)),
             Some(vec![(0, 1)]),
             "the train job (50) before the younger interactive one (75)"
         );
@@ -1063,7 +970,7 @@ mod tests {
             preemptible: true,
         };
         assert_eq!(
-            preempt_victims(&state, &train, 50, 0, &running, 0, toy(2, &running)),
+            preempt_victims(&state, &NONE, &train, 50, 0, &running, 0, toy(2, &running)),
             None
         );
         // "1 train job running, 1 build job pending for the different queue - don't preempt".
@@ -1073,12 +980,12 @@ mod tests {
             preemptible: false,
         };
         assert_eq!(
-            preempt_victims(&state, &other, 100, 0, &running, 0, toy(2, &running)),
+            preempt_victims(&state, &NONE, &other, 100, 0, &running, 0, toy(2, &running)),
             None
         );
         // A build job whose queue's non-preemptible GPUs would pass the deserved 2.
         assert_eq!(
-            preempt_victims(&state, &one, 100, 2, &running, 0, toy(2, &running)),
+            preempt_victims(&state, &NONE, &one, 100, 2, &running, 0, toy(2, &running)),
             None
         );
     }
@@ -1104,7 +1011,7 @@ mod tests {
             now: 0,
         };
         assert_eq!(
-            reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
+            reclaim_victims(&state, &NONE, &one, &running, 0, toy(2, &running)),
             None
         );
         // "2 jobs from queue0 running on node0 (1 train, 1 build) - 2 pending jobs from
@@ -1119,7 +1026,7 @@ mod tests {
             now: 0,
         };
         assert_eq!(
-            reclaim_victims(&state, &one, &running, 0, toy(2, &running)),
+            reclaim_victims(&state, &NONE, &one, &running, 0, toy(2, &running)),
             Some(vec![(0, 1)])
         );
         // "unlimited GPU quota, should not reclaim": queue0 deserves -1 (its inference job,
@@ -1140,7 +1047,7 @@ mod tests {
             now: 0,
         };
         assert_eq!(
-            reclaim_victims(&state, &two, &running, 0, toy(4, &running)),
+            reclaim_victims(&state, &NONE, &two, &running, 0, toy(4, &running)),
             None
         );
     }
@@ -1210,7 +1117,7 @@ mod tests {
             preemptible: false,
         };
         assert_eq!(
-            reclaim_victims(&state, &two, &running, 0, toy_pods(4, &running)),
+            reclaim_victims(&state, &NONE, &two, &running, 0, toy_pods(4, &running)),
             Some(vec![(0, 2)])
         );
         // "Don't reclaim elastic job which is in quota": with a minimum of 3 and queue0
@@ -1225,7 +1132,7 @@ mod tests {
             ..state
         };
         assert_eq!(
-            reclaim_victims(&state, &two, &running, 0, toy_pods(4, &running)),
+            reclaim_victims(&state, &NONE, &two, &running, 0, toy_pods(4, &running)),
             None
         );
     }
@@ -1252,6 +1159,7 @@ mod tests {
         assert_eq!(
             preempt_victims(
                 &state,
+                &NONE,
                 &want(&[2]),
                 100,
                 0,
@@ -1265,6 +1173,7 @@ mod tests {
         assert_eq!(
             preempt_victims(
                 &state,
+                &NONE,
                 &want(&[3]),
                 100,
                 0,
@@ -1282,6 +1191,7 @@ mod tests {
         assert_eq!(
             preempt_victims(
                 &state,
+                &NONE,
                 &want(&[3]),
                 100,
                 0,

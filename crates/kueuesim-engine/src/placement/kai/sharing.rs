@@ -27,15 +27,15 @@ const SHORT_GPU_MEMORY: &str = "node(s) didn't have enough resources: GPU memory
 /// allocate loop as in `place` (`minMember − allocated` tasks while below the minimum, then
 /// one per pass, a failed batch undone), each task to the best node of its own ordering.
 /// Topology constraints and subgroups are not applied to such jobs (docs/semantics.md).
-/// `over` is the proportion plugin's capacity policy as for `place_within`, in milli-GPUs: a
-/// task's whole GPUs, or its `gpu-fraction` (a `gpu-memory` share counts 0: its fraction
+/// `over` is the proportion plugin's capacity policy as for `place_within`; a task's GPUs are
+/// its whole GPUs, or its `gpu-fraction` (a `gpu-memory` share counts 0: its fraction
 /// depends on the node it lands on).
 pub fn place(
     world: &World,
     cluster: &mut Cluster,
     job: &KaiJob<'_>,
     shares: &[Option<GpuShare>],
-    over: Option<&dyn Fn(i64, i64) -> Option<String>>,
+    over: super::CapacityCheck<'_>,
 ) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
@@ -47,7 +47,7 @@ pub fn place(
             _ => whole,
         }
     };
-    let mut placed_milli = 0;
+    let mut placed = [0; 3];
     loop {
         let (bound, pending) = crate::placement::counts(&pods);
         if pending == 0 {
@@ -62,8 +62,9 @@ pub fn place(
             .map(|(ps, i, _)| (ps, i))
             .take(need)
             .collect();
-        let request: i64 = todo.iter().map(|&(ps, _)| milli_of(ps)).sum();
-        if let Some(message) = over.and_then(|over| over(placed_milli, request)) {
+        let mut request = super::amounts_of(cluster, todo.iter().map(|&(ps, _)| &pods[ps].0));
+        request[0] = todo.iter().map(|&(ps, _)| milli_of(ps)).sum();
+        if let Some(message) = over.and_then(|over| over(placed, request)) {
             let (ps, idx) = first_pending(&pods).unwrap_or(todo[0]);
             out.unplaced = Some((ps, idx, message));
             break;
@@ -90,7 +91,7 @@ pub fn place(
         }
         match failed {
             None => {
-                placed_milli += request;
+                super::add_amounts(&mut placed, request);
                 for (ps, idx, node, claim) in batch {
                     pods[ps].1[idx] = Some(node);
                     out.bound.push((ps, idx, node));

@@ -2,8 +2,7 @@
 //! below its minimum (or one task of the least-allocated one), each subgroup solved inside
 //! its parent's domain under its own topology constraint, with checkpoint and rollback.
 
-use kueuesim_model::gpu::MILLI;
-use kueuesim_model::{DomainId, NodeId, ResourceId, World};
+use kueuesim_model::{DomainId, NodeId, World};
 
 use super::messages::{fit_errors, job_message};
 use super::nodeplacement::{scored_resource, scorer};
@@ -238,27 +237,18 @@ pub fn place_tree(
 
 /// [`place_tree`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`,
 /// checked before every pass of `AllocateJob` with the pass's tasks, subgroups or not), as
-/// `place_within` takes it: `over(placed, request)` gets the GPUs bound so far in this call
-/// and those of the pass's tasks, and returns KAI's message when the queue refuses them.
+/// `place_within` takes it ([`super::CapacityCheck`]: what this call bound so far and what
+/// the pass's tasks ask).
 pub fn place_tree_within(
     world: &World,
     cluster: &mut Cluster,
     job: &KaiJob<'_>,
     tree: &KaiTree<'_>,
-    over: Option<&dyn Fn(i64, i64) -> Option<String>>,
+    over: super::CapacityCheck<'_>,
 ) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
-    let mut placed_gpus = 0;
-    let gpu = cluster.res.gpu;
-    let gpus_of = |pods: &[(PodNeeds, Vec<Option<NodeId>>)], tasks: &[(usize, usize)]| -> i64 {
-        gpu.map_or(0, |g| {
-            tasks
-                .iter()
-                .map(|&(ps, _)| pods[ps].0.requests.get(ResourceId::from_index(g)))
-                .sum()
-        })
-    };
+    let mut placed = [0; 3];
     // Leaf groups: per subgroup (or the PodGroup itself), its pods.
     let group_of = |ps: usize| tree.pod_set_subgroup.get(ps).copied().flatten();
     let groups: Vec<Option<usize>> = {
@@ -316,9 +306,8 @@ pub fn place_tree_within(
                 None => break,
             }
         }
-        let request = gpus_of(&pods, &tasks);
-        // The capacity check counts milli-GPUs.
-        if let Some(message) = over.and_then(|over| over(placed_gpus * MILLI, request * MILLI)) {
+        let request = super::amounts_of(cluster, tasks.iter().map(|&(ps, _)| &pods[ps].0));
+        if let Some(message) = over.and_then(|over| over(placed, request)) {
             let (ps, idx) = tasks[0];
             out.unplaced = Some((ps, idx, message));
             break;
@@ -343,7 +332,7 @@ pub fn place_tree_within(
         );
         match result {
             Ok(b) => {
-                placed_gpus += request;
+                super::add_amounts(&mut placed, request);
                 pods = with_bindings(&pods, &b);
                 out.bound.extend(b);
             }

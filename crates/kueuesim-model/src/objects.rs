@@ -572,11 +572,12 @@ pub struct KaiQueue {
     pub name: String,
     /// `spec.parentQueue`, resolved (parents are departments: they hold no jobs).
     pub parent: Option<usize>,
-    /// `spec.resources.gpu.quota` (deserved); None: unlimited (-1).
+    /// `spec.resources.gpu.quota` (deserved) in milli-GPUs (a fraction of a GPU allowed, as
+    /// upstream's float); None: unlimited (-1).
     pub gpu_quota: Option<i64>,
     /// `spec.resources.gpu.overQuotaWeight`.
     pub gpu_over_quota_weight: i64,
-    /// `spec.resources.gpu.limit`; None: no limit (-1).
+    /// `spec.resources.gpu.limit` in milli-GPUs; None: no limit (-1).
     pub gpu_limit: Option<i64>,
     /// `spec.priority` (default 100): over-quota goes to higher priorities first.
     pub priority: i32,

@@ -156,10 +156,7 @@ impl<'w> Simulation<'w> {
         let bounds = |q: usize| -> [(Option<i64>, Option<i64>); 3] {
             let kq = &queues[q];
             [
-                (
-                    kq.gpu_quota.map(|d| d * MILLI),
-                    kq.gpu_limit.map(|l| l * MILLI),
-                ),
+                (kq.gpu_quota, kq.gpu_limit),
                 (kq.cpu.quota, kq.cpu.limit),
                 (kq.memory.quota, kq.memory.limit),
             ]

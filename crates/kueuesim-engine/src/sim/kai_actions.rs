@@ -189,16 +189,8 @@ impl<'w> Simulation<'w> {
         };
         let total = total_of(gpu.map(|g| g.index())) * MILLI;
         let requests: Vec<i64> = allocated.iter().zip(&pending).map(|(a, p)| a + p).collect();
-        // The queues' quotas and limits in milli-GPUs, as every figure here.
-        let queues: Vec<kueuesim_model::KaiQueue> = world
-            .kai_queues
-            .iter()
-            .map(|q| kueuesim_model::KaiQueue {
-                gpu_quota: q.gpu_quota.map(|d| d * MILLI),
-                gpu_limit: q.gpu_limit.map(|l| l * MILLI),
-                ..q.clone()
-            })
-            .collect();
+        // The queues' quotas and limits are in milli-GPUs (as loaded), as every figure here.
+        let queues: Vec<kueuesim_model::KaiQueue> = world.kai_queues.clone();
         let fair = placement::kai::fair_shares(&queues, total, &requests, MILLI);
         let res = self.sched.cluster.res;
         let mut cpu_memory =

@@ -65,6 +65,18 @@ impl Builder<'_> {
             };
             let quota = num(gpu.and_then(|g| g.quota.as_ref()), 0.0)?;
             let weight = num(gpu.and_then(|g| g.over_quota_weight.as_ref()), 1.0)?;
+            // The over-quota split divides by whole weights: say so rather than drop a
+            // fraction unseen.
+            if let Some(w) = gpu.and_then(|g| g.over_quota_weight.as_ref()) {
+                if w.value.fract() != 0.0 && w.value > 0.0 {
+                    self.warnings.push(format!(
+                        "{}: KAI Queue {name}'s gpu overQuotaWeight {} is taken as {} (kueuesim divides the over-quota GPUs by whole weights)",
+                        src.kind_pos,
+                        w.value,
+                        w.value.floor()
+                    ));
+                }
+            }
             let limit = num(gpu.and_then(|g| g.limit.as_ref()), -1.0)?;
             // CPU (millicores) and memory (megabytes of 10^6 bytes, kept in bytes), as the
             // proportion plugin reads them (`createQueueResourceAttrs`): a section the Queue
@@ -107,9 +119,11 @@ impl Builder<'_> {
             self.world.kai_queues.push(KaiQueue {
                 name: name.clone(),
                 parent,
-                gpu_quota: (quota >= 0.0).then_some(quota.floor() as i64),
+                // In milli-GPUs, as KAI's actions count GPU shares: a Queue may deserve a
+                // fraction of a GPU (`deserved: 0.5`), which upstream keeps as a float.
+                gpu_quota: (quota >= 0.0).then_some(milli_gpus(quota)),
                 gpu_over_quota_weight: weight.max(0.0).floor() as i64,
-                gpu_limit: (limit >= 0.0).then_some(limit.floor() as i64),
+                gpu_limit: (limit >= 0.0).then_some(milli_gpus(limit)),
                 priority: q.obj.spec.priority.unwrap_or(100),
                 preempt_min_runtime: q
                     .obj
@@ -602,4 +616,9 @@ impl Builder<'_> {
             .collect();
         self.warnings.extend(unnamed);
     }
+}
+
+/// `gpus` GPUs in milli-GPUs, to the nearest thousandth (0.29 is 289.99… as a float).
+fn milli_gpus(gpus: f64) -> i64 {
+    (gpus * 1000.0).round() as i64
 }

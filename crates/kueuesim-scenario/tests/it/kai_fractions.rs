@@ -350,6 +350,19 @@ fn reclaim_the_lower_priority_memory_share() {
 }
 
 #[test]
+fn reclaim_memory_shares_by_priority_under_fractional_quotas() {
+    // reclaimGpuMemory_test.go, "multiple victims reclaimed by priority": queue0 deserves
+    // 0.2 GPU and queue1 0.8; q1-pending's 0.8 keeps queue1 at its deserved share, so
+    // reclaim takes queue0's two lowest priority shares and leaves q0-train-a. Fails when
+    // a Queue's fractional quota is floored to whole GPUs (both 0: no reclaim).
+    let r = case("memory-reclaim-victims-by-priority");
+    untouched(&r, "q0-train-a");
+    victim(&r, "q0-train-b", "Reclaim", "team/q1-pending");
+    victim(&r, "q0-train-c", "Reclaim", "team/q1-pending");
+    runs_after_victims_on(&r, "q1-pending", &["node0"]);
+}
+
+#[test]
 fn consolidate_for_a_memory_share() {
     // consolidationGpuMemory_test.go, "consolidate two memory jobs to free gpu":
     // running-job1's share moves to GPU 0 beside running-job0, the job takes GPU 1.

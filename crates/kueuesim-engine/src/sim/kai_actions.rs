@@ -981,7 +981,10 @@ impl CpuMemoryBooks {
 /// How many of `wl`'s pending pods one task of KAI's actions stands for: one pod, or, for a
 /// gang below its `minMember`, the pods it still needs to reach it (the pending tasks
 /// upstream's `GetTasksToAllocate` hands the actions together).
-fn pending_task_count(wl: &kueuesim_model::Workload, pods: &[(PodNeeds, Vec<Option<NodeId>>)]) -> usize {
+fn pending_task_count(
+    wl: &kueuesim_model::Workload,
+    pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+) -> usize {
     let (bound, _) = placement::counts(pods);
     let total_pods: usize = pods.iter().map(|(_, s)| s.len()).sum();
     let min_member = wl

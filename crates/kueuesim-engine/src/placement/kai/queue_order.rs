@@ -197,6 +197,8 @@ mod tests {
             priority: 0,
             preempt_min_runtime: None,
             reclaim_min_runtime: None,
+            cpu: kueuesim_model::KaiQueueResource::UNLIMITED,
+            memory: kueuesim_model::KaiQueueResource::UNLIMITED,
         }
     }
 

@@ -67,15 +67,16 @@ impl Builder<'_> {
             let weight = num(gpu.and_then(|g| g.over_quota_weight.as_ref()), 1.0)?;
             // The over-quota split divides by whole weights: say so rather than drop a
             // fraction unseen.
-            if let Some(w) = gpu.and_then(|g| g.over_quota_weight.as_ref()) {
-                if w.value.fract() != 0.0 && w.value > 0.0 {
-                    self.warnings.push(format!(
-                        "{}: KAI Queue {name}'s gpu overQuotaWeight {} is taken as {} (kueuesim divides the over-quota GPUs by whole weights)",
-                        src.kind_pos,
-                        w.value,
-                        w.value.floor()
-                    ));
-                }
+            if let Some(w) = gpu.and_then(|g| g.over_quota_weight.as_ref())
+                && w.value.fract() != 0.0
+                && w.value > 0.0
+            {
+                self.warnings.push(format!(
+                    "{}: KAI Queue {name}'s gpu overQuotaWeight {} is taken as {} (kueuesim divides the over-quota GPUs by whole weights)",
+                    src.kind_pos,
+                    w.value,
+                    w.value.floor()
+                ));
             }
             let limit = num(gpu.and_then(|g| g.limit.as_ref()), -1.0)?;
             // CPU (millicores) and memory (megabytes of 10^6 bytes, kept in bytes), as the

@@ -403,3 +403,22 @@ fn consolidate_memory_shares_for_a_whole_gpu() {
     moved_to_node0(&r, "running-small1", "team/pg-pending-whole");
     runs_after_victims_on(&r, "pending-whole", &["node1"]);
 }
+
+/// A KAI Queue's fractional GPU quota is kept (a fraction of a GPU deserved), and a fractional
+/// overQuotaWeight, which the over-quota split takes whole, is a warning naming it rather than
+/// floored unseen.
+#[test]
+fn a_fractional_queue_quota_is_kept_and_a_fractional_weight_warns() {
+    let text = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q0}\nspec:\n  resources:\n    gpu: {quota: 0.29, overQuotaWeight: 1.5, limit: 2.5}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus:\n  allocatable: {cpu: \"8\", nvidia.com/gpu: \"1\", pods: \"110\"}\n";
+    let loaded = crate::util::load_text("q.yaml", text).unwrap_or_else(|e| panic!("{e}"));
+    let q = &loaded.world.kai_queues[0];
+    assert_eq!((q.gpu_quota, q.gpu_limit), (Some(290), Some(2500)));
+    assert!(
+        loaded
+            .warnings
+            .iter()
+            .any(|w| w.contains("KAI Queue q0's gpu overQuotaWeight 1.5 is taken as 1")),
+        "{:?}",
+        loaded.warnings
+    );
+}

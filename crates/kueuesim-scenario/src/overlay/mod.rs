@@ -96,6 +96,8 @@ fn group_of(api_version: &str) -> &str {
 /// Whether `written` (a `--set` argument's kind: `clusterqueue`, `ClusterQueues`, `cq`) names
 /// objects of `kind`, as kubectl resolves a resource name: the kind, its plural, or a short name.
 pub fn kind_matches(written: &str, kind: &str) -> bool {
+    // `KIND.GROUP` (kubectl's RESOURCE.GROUP): the group is checked by `group_matches`.
+    let written = written.split_once('.').map_or(written, |(k, _)| k);
     let w = written.to_ascii_lowercase();
     let k = kind.to_ascii_lowercase();
     if w == k || w == format!("{k}s") || w == format!("{k}es") {
@@ -116,6 +118,20 @@ pub fn kind_matches(written: &str, kind: &str) -> bool {
         _ => &[],
     };
     short.contains(&w.as_str())
+}
+
+/// Whether an object of `api_version` is in the API group a written `KIND.GROUP` names
+/// (`queue.scheduling.run.ai`: KAI's Queue, `queue.scheduling.volcano.sh`: Volcano's), as
+/// kubectl's RESOURCE.GROUP tells kinds of one name apart; a kind without a group matches
+/// every group.
+fn group_matches(written: &str, api_version: &str) -> bool {
+    match written.split_once('.') {
+        None => true,
+        Some((_, group)) => {
+            let of_object = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            of_object.eq_ignore_ascii_case(group)
+        }
+    }
 }
 
 /// An object's name and namespace (empty when missing).
@@ -432,7 +448,7 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
     let found: Vec<usize> = objects
         .iter()
         .enumerate()
-        .filter(|(_, o)| kind_matches(&s.kind, &o.kind))
+        .filter(|(_, o)| kind_matches(&s.kind, &o.kind) && group_matches(&s.kind, &o.api_version))
         .filter(|(_, o)| {
             let (n, ns) = name_and_namespace(o);
             glob(&s.name, &n) && namespace_matches(s.namespace.as_deref(), &ns, glob)
@@ -446,11 +462,14 @@ fn apply_set<'f>(objects: &mut [ObjectText<'f>], s: &set::SetArg<'f>) -> Result<
                 .iter()
                 .map(|i| {
                     let (_, ns) = name_and_namespace(&objects[*i]);
-                    format!("{} in {:?}", objects[*i].kind, ns)
+                    format!(
+                        "{} of {} in {:?}",
+                        objects[*i].kind, objects[*i].api_version, ns
+                    )
                 })
                 .collect();
             Err(s.target_at.error(format!(
-                "{}/{} names {} objects ({}): give KIND/NAMESPACE/NAME",
+                "{}/{} names {} objects ({}): give KIND/NAMESPACE/NAME, with KIND.GROUP (queue.scheduling.run.ai) for kinds of one name in different API groups",
                 s.kind,
                 s.name,
                 many.len(),

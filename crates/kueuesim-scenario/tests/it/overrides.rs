@@ -595,3 +595,38 @@ fn a_configuration_patch_needs_no_name_and_a_star_patches_every_object() {
         "{e}"
     );
 }
+
+/// A `--set` on a kind whose name two API groups share (KAI's and Volcano's `Queue`) takes
+/// `KIND.GROUP`, as kubectl's RESOURCE.GROUP; the bare kind names every such object and the
+/// error says how to tell them apart.
+#[test]
+fn set_tells_kinds_of_one_name_apart_by_api_group() {
+    let queues = "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\nspec:\n  resources:\n    gpu: {quota: 4}\n---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: team}\nspec: {weight: 1}\n";
+    let load_with = |set: &str| {
+        load(
+            &[
+                base(),
+                SourceFile {
+                    name: "queues.yaml".into(),
+                    text: queues.into(),
+                },
+            ],
+            LoadOptions {
+                sets: vec![set.into()],
+                ..Default::default()
+            },
+        )
+    };
+    let l = load_with("queue.scheduling.run.ai/team:spec.resources.gpu.quota=12.5")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.world.kai_queues[0].gpu_quota, Some(12_500));
+    let l = load_with("queues.scheduling.volcano.sh/team:spec.weight=3")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(l.world.kai_queues[0].gpu_quota, Some(4_000));
+    let e = load_with("queue/team:spec.weight=3").expect_err("two Queues named team");
+    assert!(
+        e.to_string()
+            .contains("with KIND.GROUP (queue.scheduling.run.ai) for kinds of one name"),
+        "{e}"
+    );
+}

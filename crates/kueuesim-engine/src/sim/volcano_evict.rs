@@ -431,11 +431,14 @@ impl Simulation<'_> {
             let masked: Res = req.iter().map(|&r| if r > 0.0 { r } else { 0.0 }).collect();
             // Allocatable (preempt's `preemptorFitsOnNode`) and Preemptive (reclaim):
             // proportion's `queueAllocatable` for the one task; capacity's own
-            // `PreemptiveFn`.
-            let allocatable = |view: &Option<QueueView>| {
+            // `PreemptiveFn`. `Session.Allocatable` skips a plugin whose
+            // `enabledAllocatable` is false (then any queue is allocatable); `Preemptive`
+            // reads `enablePreemptive` instead, which kueuesim does not read (on).
+            let queue_room = |view: &Option<QueueView>| {
                 view.as_ref()
                     .is_none_or(|v| v.allocatable(queue, qi, &masked))
             };
+            let allocatable = |view: &Option<QueueView>| !conf.allocatable || queue_room(view);
             let preemptive = match view.as_ref() {
                 Some(QueueView::Capacity(c)) => c.preemptive(
                     queues,
@@ -445,7 +448,7 @@ impl Simulation<'_> {
                     hierarchy,
                     conf.ancestor_reclaim_level,
                 ),
-                _ => allocatable(&view),
+                _ => queue_room(&view),
             };
             if action == Action::Reclaim && !preemptive {
                 continue;

@@ -86,6 +86,23 @@ fn preempt_case_low_priority_job_for_the_queue_share() {
     assert_eq!(evictions(&r, "Preempt"), 1);
 }
 
+/// `Session.Allocatable` skips a plugin whose `enabledAllocatable` is false: preempt's
+/// `preemptorFitsOnNode` then reads the node alone, so a preemptor above its queue's
+/// capability on its own still preempts (it waited for good while the switch was read by
+/// allocate only). With the switch on, nothing is evicted.
+#[test]
+fn preempt_reads_the_queue_plugins_enabled_allocatable() {
+    let r = run_dir("volcano/preempt-allocatable-off");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    let on = scenario_text("volcano/preempt-allocatable-off")
+        .replace("          enabledAllocatable: false\n", "");
+    let r = run_text(&on);
+    assert!(evicted(wl(&r, "c1", "pg1")).is_empty());
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", None)]);
+}
+
 #[test]
 fn preempt_case_commits_only_the_node_that_fits() {
     let r = run_dir("volcano/preempt-commit-one-node");

@@ -363,6 +363,30 @@ fn reclaim_memory_shares_by_priority_under_fractional_quotas() {
 }
 
 #[test]
+fn reclaim_for_a_memory_share_within_half_a_gpu() {
+    // reclaimGpuMemory_test.go, "fair share reclaim for pending gpu memory job" and
+    // "reclaim whole gpu for fractional request within fair share": queues of 0.5 GPU each;
+    // the pending share keeps queue1 within its 0.5, queue0 holds more than its own.
+    for (case_name, running) in [
+        ("memory-fair-share-reclaim", "q0-running"),
+        ("memory-reclaim-a-whole-gpu-for-a-share", "q0-whole-gpu"),
+    ] {
+        let r = case(case_name);
+        victim(&r, running, "Reclaim", "team/q1-pending");
+        runs_after_victims_on(&r, "q1-pending", &["node0"]);
+    }
+}
+
+#[test]
+fn no_reclaim_for_a_memory_share_above_half_a_gpu() {
+    // "no reclaim when queue at deserved": queue0 at its 0.5, queue1 would be at 0.6.
+    let r = case("memory-no-reclaim-at-deserved");
+    untouched(&r, "q0-running");
+    let w = job(&r, "q1-pending");
+    assert_eq!((w.state, w.running_at), ("Pending", None));
+}
+
+#[test]
 fn consolidate_for_a_memory_share() {
     // consolidationGpuMemory_test.go, "consolidate two memory jobs to free gpu":
     // running-job1's share moves to GPU 0 beside running-job0, the job takes GPU 1.

@@ -6,7 +6,7 @@
 
 use std::cmp::{Ordering, Reverse};
 
-use super::reclaim::QueueState;
+use super::reclaim::{QueueOrderKey, QueueState, cmp_queue_order_keys};
 
 /// A pending job in the session's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,19 +128,12 @@ impl<'a> JobsOrder<'a> {
         members: &[usize],
         leaf_of: &dyn Fn(usize) -> usize,
     ) -> usize {
-        let key = |q: usize| {
+        let key = |q: usize| -> QueueOrderKey {
             let kq = &state.queues[q];
             let alloc = sub[q];
             let job = self.jobs[leaf_of(q)].last().map_or(0, |j| j.gpus);
             let allocatable = state.allocatable(q);
-            let share = |a: i64| -> f64 {
-                match allocatable {
-                    Some(0) => a as f64 * 1000.0,
-                    Some(x) => a as f64 / x as f64,
-                    None if state.total > 0 => a as f64 / state.total as f64,
-                    None => 0.0,
-                }
-            };
+            let share = |a: i64| state.gpu_share(q, a);
             (
                 // `prioritizeUnderUtilized`: a queue over its fair share last.
                 alloc > state.fair[q],
@@ -148,7 +141,7 @@ impl<'a> JobsOrder<'a> {
                 // quota first (an unlimited quota keeps every job within it).
                 kq.gpu_quota.is_some_and(|d| alloc + job > d),
                 // `prioritizePrioritized`: the higher queue priority first.
-                Reverse(kq.priority),
+                -i64::from(kq.priority),
                 // `penalizeZeroShareWithJob`: a queue that would use GPUs with no
                 // allocatable share last.
                 allocatable == Some(0) && alloc + job > 0,
@@ -164,17 +157,7 @@ impl<'a> JobsOrder<'a> {
         };
         let mut best = members[0];
         for &q in &members[1..] {
-            let (a, b) = (key(q), key(best));
-            let cmp =
-                a.0.cmp(&b.0)
-                    .then(a.1.cmp(&b.1))
-                    .then(a.2.cmp(&b.2))
-                    .then(a.3.cmp(&b.3))
-                    .then(a.4.total_cmp(&b.4))
-                    .then(a.5.total_cmp(&b.5))
-                    .then(a.6.cmp(&b.6))
-                    .then(a.7.cmp(&b.7));
-            if cmp == Ordering::Less {
+            if cmp_queue_order_keys(&key(q), &key(best)) == Ordering::Less {
                 best = q;
             }
         }

@@ -2,6 +2,8 @@
 //! memory divide alike, `resources`) and its reclaim of other queues' jobs for a job within
 //! its fair share, and preempt within a queue.
 
+use std::cmp::Ordering;
+
 use super::resources::{self, Amounts, CpuMemoryState, Resources};
 
 /// KAI's fair share of GPUs per queue (`resource_division`): each queue first gets its
@@ -225,6 +227,18 @@ impl QueueState<'_> {
                 let a = d.max(self.fair[q]);
                 Some(kq.gpu_limit.map_or(a, |l| a.min(l)))
             }
+        }
+    }
+
+    /// `a` GPUs as a share of queue `q`'s allocatable share (`GetAllocatableShare`), the
+    /// share the proportion plugin's queue order compares; of the cluster's GPUs when the
+    /// queue's share is unlimited, and far above any other when it is zero.
+    pub(super) fn gpu_share(&self, q: usize, a: i64) -> f64 {
+        match self.allocatable(q) {
+            Some(0) => a as f64 * 1000.0,
+            Some(x) => a as f64 / x as f64,
+            None if self.total > 0 => a as f64 / self.total as f64,
+            None => 0.0,
         }
     }
 
@@ -619,7 +633,6 @@ pub(super) fn victim_order<'a>(
 ) -> Vec<PieceRef<'a>> {
     let nq = state.queues.len();
     let sub = state.subtree_allocated();
-    let total = state.total;
     // Each leaf's jobs (their next pieces), next victim last; what is left of a job after a
     // piece goes back in its place by the job order (upstream's `PushJob` of the clone).
     let job_order = |p: &PieceRef<'_>| {
@@ -660,10 +673,10 @@ pub(super) fn victim_order<'a>(
                     if kids.is_empty() {
                         return cur;
                     }
-                    cur = pick(state, &sub, &taken, &jobs, total, &kids, &|k| k);
+                    cur = pick(state, &sub, &taken, &jobs, &kids, &|k| k);
                 }
             };
-            let chosen = pick(state, &sub, &taken, &jobs, total, &level, &best);
+            let chosen = pick(state, &sub, &taken, &jobs, &level, &best);
             let kids: Vec<usize> = (0..nq)
                 .filter(|&c| state.queues[c].parent == Some(chosen) && has_jobs(c, &jobs))
                 .collect();
@@ -693,26 +706,17 @@ fn pick(
     sub: &[i64],
     taken: &[i64],
     jobs: &[Vec<PieceRef<'_>>],
-    total: i64,
     members: &[usize],
     leaf_of: &dyn Fn(usize) -> usize,
 ) -> usize {
-    use std::cmp::Ordering;
-    let key = |q: usize| {
+    let key = |q: usize| -> QueueOrderKey {
         let kq = &state.queues[q];
         let alloc = sub[q];
         let allocatable = state.allocatable(q);
         let over_fair = alloc > state.fair[q];
         let over_deserved = kq.gpu_quota.is_some_and(|d| alloc > d);
         let zero_share = allocatable == Some(0) && alloc > 0;
-        let share = |a: i64| -> f64 {
-            match allocatable {
-                Some(0) => a as f64 * 1000.0,
-                Some(x) => a as f64 / x as f64,
-                None if total > 0 => a as f64 / total as f64,
-                None => 0.0,
-            }
-        };
+        let share = |a: i64| state.gpu_share(q, a);
         let next = jobs[leaf_of(q)].last().map_or(0, PieceRef::gpus);
         (
             over_fair,
@@ -727,21 +731,29 @@ fn pick(
     };
     let mut best = members[0];
     for &q in &members[1..] {
-        let (a, b) = (key(q), key(best));
-        let cmp =
-            a.0.cmp(&b.0)
-                .then(a.1.cmp(&b.1))
-                .then(a.2.cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-                .then(a.4.total_cmp(&b.4))
-                .then(a.5.total_cmp(&b.5))
-                .then(a.6.cmp(&b.6))
-                .then(a.7.cmp(&b.7));
-        if cmp == Ordering::Greater {
+        if cmp_queue_order_keys(&key(q), &key(best)) == Ordering::Greater {
             best = q;
         }
     }
     best
+}
+
+/// A queue's place in the proportion plugin's queue order (`GetQueueOrderResult`), compared
+/// field by field: over its fair share, over its deserved quota, minus its priority, a zero
+/// allocatable share in use, its share with the next job (or victim), its share without
+/// it, its allocatable share, its position in the input. Lower comes first.
+pub(super) type QueueOrderKey = (bool, bool, i64, bool, f64, f64, i64, usize);
+
+/// Compares two [`QueueOrderKey`]s, the shares by `total_cmp`.
+pub(super) fn cmp_queue_order_keys(a: &QueueOrderKey, b: &QueueOrderKey) -> Ordering {
+    a.0.cmp(&b.0)
+        .then(a.1.cmp(&b.1))
+        .then(a.2.cmp(&b.2))
+        .then(a.3.cmp(&b.3))
+        .then(a.4.total_cmp(&b.4))
+        .then(a.5.total_cmp(&b.5))
+        .then(a.6.cmp(&b.6))
+        .then(a.7.cmp(&b.7))
 }
 
 #[cfg(test)]

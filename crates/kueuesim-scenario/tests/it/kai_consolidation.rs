@@ -345,3 +345,20 @@ fn k51_only_the_pod_above_the_minimum_moves() {
         assert_eq!(r.summary.evictions.get("Consolidation"), Some(&1));
     });
 }
+
+#[test]
+fn k54_nothing_moves_for_an_mpi_job_above_its_queues_limit() {
+    // A guard: upstream's "MPI jobs consolidation" leaves everything as it is, as does the
+    // main branch before consolidation was simulated.
+    each("K54-no-consolidation-for-mpi-jobs-at-the-queue-limit", |r| {
+        for name in ["running-job0", "running-job1", "running-job2"] {
+            untouched(r, name, &["node1", "node0", "node0"]);
+        }
+        still_pending(r, "pending-job");
+        let limit = job(r, "pending-job")
+            .events
+            .iter()
+            .any(|e| e.reason == "Unschedulable" && e.message.contains("limit"));
+        assert!(limit, "{:?}", job(r, "pending-job").events);
+    });
+}

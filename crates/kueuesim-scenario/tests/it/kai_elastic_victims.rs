@@ -216,3 +216,50 @@ fn a_protected_elastic_job_loses_pods_above_its_minimum_only() {
         assert_eq!(job(r, "pending-job0").running_at, Some(330.0));
     });
 }
+
+/// (node, bound_at) of every pod of `name`, in pod order.
+fn pods<'a>(r: &'a SimulationResult, name: &str) -> Vec<(Option<&'a str>, Option<f64>)> {
+    job(r, name).pod_sets[0]
+        .pods
+        .iter()
+        .map(|p| (p.node.as_deref(), p.bound_at))
+        .collect()
+}
+
+#[test]
+fn k52_an_elastic_job_reclaims_a_whole_job() {
+    each("K52-elastic-job-reclaims-a-whole-job", |r| {
+        evicted_whole(r, "running-job0", "Reclaim", "team/pending-job");
+        let w = job(r, "pending-job");
+        assert!(w.evictions.is_empty(), "{:?}", w.evictions);
+        assert_eq!(
+            pods(r, "pending-job"),
+            [(Some("node0"), Some(90.0)), (Some("node0"), Some(90.0))],
+            "both pods bind once running-job0's pod is gone"
+        );
+    });
+}
+
+#[test]
+fn k53_an_elastic_job_reclaims_one_pod_of_another_for_its_pending_pod() {
+    each("K53-elastic-job-reclaims-one-pod-of-an-elastic-job", |r| {
+        let w = job(r, "running-job0");
+        let evictions: Vec<(f64, &str, Option<&str>)> = w
+            .evictions
+            .iter()
+            .map(|e| (e.at, e.reason, e.preemptor.as_deref()))
+            .collect();
+        assert_eq!(evictions, [(0.0, "Reclaim", Some("team/pending-job"))]);
+        assert_eq!(
+            pods(r, "running-job0"),
+            [(Some("node0"), Some(0.0)), (None, None)],
+            "its first pod keeps running, its second's replacement waits"
+        );
+        assert!(job(r, "pending-job").evictions.is_empty());
+        assert_eq!(
+            pods(r, "pending-job"),
+            [(Some("node0"), Some(0.0)), (Some("node0"), Some(30.0))],
+            "the first pod runs on, the second binds once the victim is gone"
+        );
+    });
+}

@@ -26,6 +26,9 @@ mod kai_fractions;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
 /// action order.
 mod kai_queues;
+/// KAI's reclaim over whole clusters: upstream's integration cases with CPU-only or mixed
+/// CPU and GPU tasks.
+mod kai_reclaim_cases;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.

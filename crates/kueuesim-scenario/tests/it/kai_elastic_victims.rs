@@ -1,7 +1,8 @@
 //! KAI's reclaim and preempt take an elastic victim above its minimum pod by pod
 //! (`GetTasksToEvict`): the cases of upstream's `reclaim_elastic_test.go` and
-//! `preempt_elastic_test.go` as scenarios (`scenarios/placement/K37`–`K45`: every job placed
-//! by KAI at the start, the pending job arriving at 1m), each under ten seeds: which pods were
+//! `preempt_elastic_test.go` as scenarios (`scenarios/placement/K37`–`K45`, `K52`, `K53`:
+//! every job placed by KAI at the start, the pending job arriving at 1m; in K53 the
+//! reclaimer's first pod is bound from the start), each under ten seeds: which pods were
 //! evicted, which kept running from the start, and where the pending job runs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};

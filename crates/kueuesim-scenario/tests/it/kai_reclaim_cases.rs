@@ -213,7 +213,10 @@ fn cpu_only_jobs_of_a_queue_of_unlimited_cpu_and_memory_are_not_reclaimed() {
     // unlimited, so it deserves the node's whole 100 MB and holds no more: no victim.
     check(
         &node(1, 100_000_000),
-        &[queue("queue0", 0.0, 0.0, None), queue("queue1", 1.0, 1.0, None)],
+        &[
+            queue("queue0", 0.0, 0.0, None),
+            queue("queue1", 1.0, 1.0, None),
+        ],
         &[
             running("running-job0", "queue0", (0, 2, MB50), "train"),
             running("running-job1", "queue0", (0, 2, MB50), "train"),
@@ -240,7 +243,10 @@ fn a_gpu_job_is_reclaimed_and_the_cpu_only_job_before_it_takes_the_memory() {
     // The end state is upstream's: running-job1 and pending-job1 pending, the others running.
     check(
         &node(1, 100_000_000),
-        &[queue("queue0", 0.0, 0.0, None), queue("queue1", 1.0, 1.0, None)],
+        &[
+            queue("queue0", 0.0, 0.0, None),
+            queue("queue1", 1.0, 1.0, None),
+        ],
         &[
             running("running-job0", "queue0", (0, 2, MB50), "train"),
             running("running-job1", "queue0", (1, 2, MB50), "train"),

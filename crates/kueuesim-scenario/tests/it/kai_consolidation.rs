@@ -1,8 +1,9 @@
 //! KAI's consolidation action: the cases of upstream's `consolidation_test.go`
-//! (`scenarios/placement/K25`–`K36`) and `consolidation_subgroups_test.go` (`K46`…) as
-//! scenarios, batch Jobs (a PodGroup with bare Pods for a job with subgroups) whose running
-//! pods start on the test's nodes through `kueuesim.io/bound-nodes`, each under ten seeds:
-//! which pods moved where, which pending job took the freed nodes, and KAI's events.
+//! (`scenarios/placement/K25`–`K36`, `K54`) and `consolidation_subgroups_test.go`
+//! (`K46`–`K51`) as scenarios, batch Jobs (a PodGroup with bare Pods for a job with subgroups
+//! or an MPI job) whose running pods start on the test's nodes through
+//! `kueuesim.io/bound-nodes` or `spec.nodeName`, each under ten seeds: which pods moved
+//! where, which pending job took the freed nodes, and KAI's events.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -344,4 +345,24 @@ fn k51_only_the_pod_above_the_minimum_moves() {
         placed_after_consolidation(r, "pending-job", &["node1"]);
         assert_eq!(r.summary.evictions.get("Consolidation"), Some(&1));
     });
+}
+
+#[test]
+fn k54_nothing_moves_for_an_mpi_job_above_its_queues_limit() {
+    // A guard: upstream's "MPI jobs consolidation" leaves everything as it is, as does the
+    // main branch before consolidation was simulated.
+    each(
+        "K54-no-consolidation-for-mpi-jobs-at-the-queue-limit",
+        |r| {
+            for name in ["running-job0", "running-job1", "running-job2"] {
+                untouched(r, name, &["node1", "node0", "node0"]);
+            }
+            still_pending(r, "pending-job");
+            let limit = job(r, "pending-job")
+                .events
+                .iter()
+                .any(|e| e.reason == "Unschedulable" && e.message.starts_with("OverLimit: queue0"));
+            assert!(limit, "{:?}", job(r, "pending-job").events);
+        },
+    );
 }

@@ -1,7 +1,8 @@
 //! KAI's reclaim and preempt take an elastic victim above its minimum pod by pod
 //! (`GetTasksToEvict`): the cases of upstream's `reclaim_elastic_test.go` and
-//! `preempt_elastic_test.go` as scenarios (`scenarios/placement/K37`–`K45`: every job placed
-//! by KAI at the start, the pending job arriving at 1m), each under ten seeds: which pods were
+//! `preempt_elastic_test.go` as scenarios (`scenarios/placement/K37`–`K45`, `K52`, `K53`:
+//! every job placed by KAI at the start, the pending job arriving at 1m; in K53 the
+//! reclaimer's first pod is bound from the start), each under ten seeds: which pods were
 //! evicted, which kept running from the start, and where the pending job runs.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -214,5 +215,52 @@ fn a_protected_elastic_job_loses_pods_above_its_minimum_only() {
         assert_eq!(at, [300.0], "{:?}", w.evictions);
         assert!(w.pod_sets[0].nodes.is_empty(), "{:?}", w.pod_sets[0].nodes);
         assert_eq!(job(r, "pending-job0").running_at, Some(330.0));
+    });
+}
+
+/// (node, bound_at) of every pod of `name`, in pod order.
+fn pods<'a>(r: &'a SimulationResult, name: &str) -> Vec<(Option<&'a str>, Option<f64>)> {
+    job(r, name).pod_sets[0]
+        .pods
+        .iter()
+        .map(|p| (p.node.as_deref(), p.bound_at))
+        .collect()
+}
+
+#[test]
+fn k52_an_elastic_job_reclaims_a_whole_job() {
+    each("K52-elastic-job-reclaims-a-whole-job", |r| {
+        evicted_whole(r, "running-job0", "Reclaim", "team/pending-job");
+        let w = job(r, "pending-job");
+        assert!(w.evictions.is_empty(), "{:?}", w.evictions);
+        assert_eq!(
+            pods(r, "pending-job"),
+            [(Some("node0"), Some(90.0)), (Some("node0"), Some(90.0))],
+            "both pods bind once running-job0's pod is gone"
+        );
+    });
+}
+
+#[test]
+fn k53_an_elastic_job_reclaims_one_pod_of_another_for_its_pending_pod() {
+    each("K53-elastic-job-reclaims-one-pod-of-an-elastic-job", |r| {
+        let w = job(r, "running-job0");
+        let evictions: Vec<(f64, &str, Option<&str>)> = w
+            .evictions
+            .iter()
+            .map(|e| (e.at, e.reason, e.preemptor.as_deref()))
+            .collect();
+        assert_eq!(evictions, [(0.0, "Reclaim", Some("team/pending-job"))]);
+        assert_eq!(
+            pods(r, "running-job0"),
+            [(Some("node0"), Some(0.0)), (None, None)],
+            "its first pod keeps running, its second's replacement waits"
+        );
+        assert!(job(r, "pending-job").evictions.is_empty());
+        assert_eq!(
+            pods(r, "pending-job"),
+            [(Some("node0"), Some(0.0)), (Some("node0"), Some(30.0))],
+            "the first pod runs on, the second binds once the victim is gone"
+        );
     });
 }

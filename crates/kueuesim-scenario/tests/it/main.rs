@@ -15,17 +15,21 @@ mod golden;
 mod grove;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
 mod job_kinds;
-/// KAI's consolidation action: its unit-test cases (K25–K35) as scenarios.
+/// KAI's consolidation action: its unit-test cases (K25–K36, K46–K51, K54) as scenarios.
 mod kai_consolidation;
 /// KAI's queues over CPU and memory: fair shares, reclaim and limits per resource.
 mod kai_cpu_memory;
-/// KAI's reclaim and preempt of elastic jobs pod by pod: their unit-test cases (K37–K45).
+/// KAI's reclaim and preempt of elastic jobs pod by pod: their unit-test cases (K37–K45,
+/// K52, K53).
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
 /// action order.
 mod kai_queues;
+/// KAI's reclaim over whole clusters: upstream's integration cases with CPU-only or mixed
+/// CPU and GPU tasks.
+mod kai_reclaim_cases;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.

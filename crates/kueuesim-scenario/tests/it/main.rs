@@ -24,6 +24,8 @@ mod kai_cpu_memory;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
+/// KAI's preempt action: its unit-test cases written from their tables.
+mod kai_preempt_unit_cases;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
 /// action order.
 mod kai_queues;
@@ -32,6 +34,8 @@ mod kai_queues;
 mod kai_reclaim_cases;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;
+/// The table harness of the KAI action cases transcribed from upstream's unit tests.
+mod kai_tables;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
 mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial

@@ -21,6 +21,10 @@ pub(crate) struct Queue {
     pub limit: Option<f64>,
     pub parent: Option<&'static str>,
     pub priority: Option<u32>,
+    /// Deserved CPU (millicores, as a Queue counts it) and memory (MB), upstream's
+    /// `DeservedCPUs` and `DeservedMemory`; `None`: unlimited.
+    pub cpu: Option<f64>,
+    pub memory: Option<f64>,
 }
 
 /// A queue of `gpus` deserved GPUs, weight 0, no limit, no parent.
@@ -32,6 +36,8 @@ pub(crate) const fn q(name: &'static str, gpus: f64) -> Queue {
         limit: None,
         parent: None,
         priority: None,
+        cpu: None,
+        memory: None,
     }
 }
 
@@ -43,6 +49,8 @@ pub(crate) struct Task {
     pub sub: Option<&'static str>,
     /// A node the task must run on (upstream's `NodeAffinityNames`, a nodeSelector here).
     pub pin: Option<&'static str>,
+    /// The task's own GPUs (upstream's `RequiredGPUs`), else the job's.
+    pub gpus: Option<u32>,
 }
 
 /// A task running on `node` from the start.
@@ -51,6 +59,7 @@ pub(crate) const fn on(node: &'static str) -> Task {
         node: Some(node),
         sub: None,
         pin: None,
+        gpus: None,
     }
 }
 
@@ -59,6 +68,7 @@ pub(crate) const P: Task = Task {
     node: None,
     sub: None,
     pin: None,
+    gpus: None,
 };
 
 impl Task {
@@ -66,6 +76,14 @@ impl Task {
     pub(crate) const fn sub(self, sub: &'static str) -> Task {
         Task {
             sub: Some(sub),
+            ..self
+        }
+    }
+
+    /// The same task asking `gpus` GPUs.
+    pub(crate) const fn gpus(self, gpus: u32) -> Task {
+        Task {
+            gpus: Some(gpus),
             ..self
         }
     }
@@ -92,9 +110,12 @@ pub(crate) struct Job {
     pub pc: &'static str,
     pub gpus: u32,
     pub cpu: u32,
+    pub memory: u64,
     pub min: Option<u32>,
     pub preemptible: Option<bool>,
     pub subgroups: Vec<(&'static str, u32)>,
+    /// Subgroups of subgroups: (child, parent).
+    pub parents: Vec<(&'static str, &'static str)>,
     pub tasks: Vec<Task>,
 }
 
@@ -112,9 +133,11 @@ pub(crate) fn job(
         pc,
         gpus,
         cpu: 0,
+        memory: 0,
         min: None,
         preemptible: None,
         subgroups: Vec::new(),
+        parents: Vec::new(),
         tasks: tasks.to_vec(),
     }
 }
@@ -137,15 +160,19 @@ impl Job {
         }
     }
 
-    /// The same job with `cpu` millicores per task.
-    pub(crate) fn cpu(self, cpu: u32) -> Job {
-        Job { cpu, ..self }
+    /// The same job with `cores` CPU and `memory` bytes per task.
+    pub(crate) fn cpu_memory(self, cores: u32, memory: u64) -> Job {
+        Job {
+            cpu: cores,
+            memory,
+            ..self
+        }
     }
 
-    /// The same job with an explicit preemptibility.
-    pub(crate) fn preemptible(self, preemptible: bool) -> Job {
+    /// The same job whose subgroups `(child, parent)` are children of other subgroups.
+    pub(crate) fn parents(self, parents: &[(&'static str, &'static str)]) -> Job {
         Job {
-            preemptible: Some(preemptible),
+            parents: parents.to_vec(),
             ..self
         }
     }
@@ -158,7 +185,8 @@ impl Job {
 /// A case: its nodes (name, GPUs, CPU millicores), departments (name, deserved GPUs; their
 /// over-quota weight is their deserved GPUs, as upstream's builder sets it), queues and jobs.
 pub(crate) struct Case {
-    pub nodes: Vec<(&'static str, u32, u32)>,
+    /// Name, GPUs, CPU cores, memory bytes.
+    pub nodes: Vec<(&'static str, u32, u32, u64)>,
     pub departments: Vec<(&'static str, f64)>,
     pub queues: Vec<Queue>,
     pub jobs: Vec<Job>,
@@ -166,10 +194,13 @@ pub(crate) struct Case {
     pub placement: Option<&'static str>,
 }
 
-/// Nodes of `gpus` GPUs each (and upstream's fake CPU of 20000 cores... written as 20000
-/// millicores times a thousand is not needed: no task here asks more than a node's CPU).
-pub(crate) fn nodes(list: &[(&'static str, u32)]) -> Vec<(&'static str, u32, u32)> {
-    list.iter().map(|&(n, g)| (n, g, 20_000_000)).collect()
+/// Nodes of `gpus` GPUs each, with upstream's fake node's CPU and memory
+/// (`cpuMilliAllocatable` "20000" and `memoryAllocatable` "20G", read by `MustParse` as
+/// 20000 cores and 20 GB).
+pub(crate) fn nodes(list: &[(&'static str, u32)]) -> Vec<(&'static str, u32, u32, u64)> {
+    list.iter()
+        .map(|&(n, g)| (n, g, 20_000, 20_000_000_000))
+        .collect()
 }
 
 /// When the jobs with nothing running arrive (s): a job with some running task is in the
@@ -192,9 +223,9 @@ pub(crate) fn scenario(case: &Case) -> String {
     if let Some(p) = case.placement {
         s += &format!("  kai: {{placementStrategy: {p}}}\n");
     }
-    for &(n, g, cpu) in &case.nodes {
+    for &(n, g, cpu, memory) in &case.nodes {
         s += &format!(
-            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{test/node: {n}}}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{g}', cpu: '{cpu}m', pods: '110'}}\n"
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{test/node: {n}}}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{g}', cpu: '{cpu}', memory: '{memory}', pods: '110'}}\n"
         );
     }
     for (pc, v) in [
@@ -229,6 +260,11 @@ pub(crate) fn scenario(case: &Case) -> String {
             qu.weight,
             qu.limit.unwrap_or(-1.0)
         );
+        s += &format!(
+            "    cpu: {{quota: {}, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: {}, overQuotaWeight: 1, limit: -1}}\n",
+            qu.cpu.unwrap_or(-1.0),
+            qu.memory.unwrap_or(-1.0)
+        );
     }
     let mut jobs: Vec<&Job> = case.jobs.iter().collect();
     jobs.sort_by_key(|j| std::cmp::Reverse(priority(j.pc)));
@@ -243,10 +279,21 @@ pub(crate) fn scenario(case: &Case) -> String {
         } else {
             // The root's minimum is its subgroups' (upstream's `SubGroupSet` sums its
             // children's); left out, kueuesim would read every pod.
-            let sum: u32 = j.subgroups.iter().map(|(_, m)| m).sum();
+            let sum: u32 = j
+                .subgroups
+                .iter()
+                .filter(|(n, _)| !j.parents.iter().any(|(c, _)| c == n))
+                .map(|(_, m)| m)
+                .sum();
             s += &format!("  minMember: {}\n  subGroups:\n", j.min.unwrap_or(sum));
             for (n, m) in &j.subgroups {
-                s += &format!("  - {{name: {n}, minMember: {m}}}\n");
+                let parent = j
+                    .parents
+                    .iter()
+                    .find(|(c, _)| c == n)
+                    .map(|(_, p)| format!(", parent: {p}"))
+                    .unwrap_or_default();
+                s += &format!("  - {{name: {n}, minMember: {m}{parent}}}\n");
             }
         }
         if let Some(p) = j.preemptible {
@@ -267,10 +314,18 @@ pub(crate) fn scenario(case: &Case) -> String {
                 .pin
                 .map(|n| format!("  nodeSelector: {{test/node: {n}}}\n"))
                 .unwrap_or_default();
-            let mut limits = format!("nvidia.com/gpu: '{}'", j.gpus);
-            if j.cpu > 0 {
-                limits += &format!(", cpu: '{}m'", j.cpu);
+            let mut limits = Vec::new();
+            let gpus = t.gpus.unwrap_or(j.gpus);
+            if gpus > 0 {
+                limits.push(format!("nvidia.com/gpu: '{gpus}'"));
             }
+            if j.cpu > 0 {
+                limits.push(format!("cpu: '{}'", j.cpu));
+            }
+            if j.memory > 0 {
+                limits.push(format!("memory: '{}'", j.memory));
+            }
+            let limits = limits.join(", ");
             s += &format!(
                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {}-{i}\n  namespace: team{labels}\n  annotations: {{pod-group-name: {}, kueuesim.io/arrival: {}}}\nspec:\n  schedulerName: kai-scheduler\n  priorityClassName: {}\n{node}{pin}  containers:\n  - resources: {{limits: {{{limits}}}}}\n",
                 j.name,
@@ -442,7 +497,13 @@ pub(crate) fn check(case: &Case, expect: &[Expect], at: f64) {
                     e.job,
                     ctx()
                 );
-                assert_eq!(evicted_pods, pods_out, "{}: pods evicted{}", e.job, ctx());
+                // Reclaim's `Evict` event names the job, not its pods.
+                if reason != "Reclaim" {
+                    assert_eq!(evicted_pods, pods_out, "{}: pods evicted{}", e.job, ctx());
+                } else {
+                    let n = w.events.iter().filter(|ev| ev.reason == "Evict").count();
+                    assert_eq!(n, 1, "{}: one Evict event{}", e.job, ctx());
+                }
             }
         }
         // Pods running from the start and not evicted stay bound since 0.

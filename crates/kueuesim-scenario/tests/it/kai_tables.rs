@@ -517,10 +517,10 @@ pub(crate) fn check(case: &Case, expect: &[Expect], at: f64) {
                     "{name} runs on since the start{}",
                     ctx()
                 );
-            } else if node.is_some() {
-                if let Some(b) = e.bound_at {
-                    assert_eq!(*bound, Some(b), "{name} bound at{}", ctx());
-                }
+            } else if node.is_some()
+                && let Some(b) = e.bound_at
+            {
+                assert_eq!(*bound, Some(b), "{name} bound at{}", ctx());
             }
         }
     }

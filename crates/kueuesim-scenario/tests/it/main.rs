@@ -15,6 +15,8 @@ mod golden;
 mod grove;
 /// Every job kind Kueue admits, with the pod sets Kueue derives.
 mod job_kinds;
+/// KAI's allocate action: its unit-test cases written from their tables.
+mod kai_allocate_cases;
 /// KAI's consolidation action: its unit-test cases (K25–K36, K46–K51, K54) as scenarios.
 mod kai_consolidation;
 /// KAI's queues over CPU and memory: fair shares, reclaim and limits per resource.
@@ -24,6 +26,8 @@ mod kai_cpu_memory;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
+/// KAI's preempt action: its unit-test cases written from their tables.
+mod kai_preempt_unit_cases;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
 /// action order.
 mod kai_queues;
@@ -32,6 +36,8 @@ mod kai_queues;
 mod kai_reclaim_cases;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;
+/// The table harness of the KAI action cases transcribed from upstream's unit tests.
+mod kai_tables;
 /// Kueue's own scheduler unit-test cases (kueue-cases.md S-*, O-*) as scenarios.
 mod kueue_cases;
 /// Kueue features as golden scenarios of `scenarios/kueue/`: cohorts, flavors, partial

@@ -1,0 +1,423 @@
+//! KAI's reclaim action against upstream's unit tests: the cases of
+//! `pkg/scheduler/actions/reclaim/reclaim_test.go`, `reclaimDepartments_test.go`,
+//! `reclaim_sub_group_test.go` and `reclaimGang_test.go` (`TestTopologyBasic` tables), each
+//! written from a table of nodes, queues (departments are parent Queues) and jobs, run until
+//! the cluster settles, and checked job by job: which were evicted, when, why and for whom,
+//! and where each pod ends, bound since when.
+//!
+//! Every job is a KAI PodGroup with bare Pods (upstream's fake jobs: one PodGroup, a gang of
+//! all its tasks unless the test gives a smaller minimum), the pods named as upstream names
+//! its tasks (`<job>-<index>`); `_` in upstream's names is `-` here (a DNS-1123 name). A
+//! running task is a Pod bound to its node (`spec.nodeName`); the running jobs arrive in
+//! upstream's creation order (`BuildJobsAndTasksMaps`: sorted by priority, highest first, then
+//! in the test's order, the first the oldest), one second apart, and the pending ones at 1m.
+//! Upstream's `Releasing` victim is an eviction at 1m here, and its `Pipelined` job binds
+//! once the victims are gone (`podTermination` 30s: at 1m30s).
+
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, result};
+
+use crate::util::{load_text, wl};
+
+/// A KAI queue of the test: deserved GPUs (-1: unlimited), GPU over-quota weight and parent
+/// (a department). CPU and memory are left unlimited, as upstream's test builder leaves them.
+struct Queue {
+    name: &'static str,
+    gpus: f64,
+    weight: f64,
+    parent: Option<&'static str>,
+}
+
+/// A queue of `gpus` deserved GPUs at weight `weight` (upstream's `GPUOverQuotaWeight`,
+/// 0 where a test leaves it out) without a department.
+fn q(name: &'static str, gpus: f64, weight: f64) -> Queue {
+    Queue {
+        name,
+        gpus,
+        weight,
+        parent: None,
+    }
+}
+
+/// A queue of department `parent`.
+fn qd(name: &'static str, gpus: f64, weight: f64, parent: &'static str) -> Queue {
+    Queue {
+        parent: Some(parent),
+        ..q(name, gpus, weight)
+    }
+}
+
+/// A department of upstream's test builder (`BuildDepartmentInfoMap`): a Queue whose GPU
+/// over-quota weight is its deserved GPUs.
+fn dept(name: &'static str, gpus: f64) -> Queue {
+    q(name, gpus, gpus)
+}
+
+/// Upstream's PriorityClass of a job.
+#[derive(Clone, Copy, PartialEq)]
+enum Pc {
+    /// `PriorityTrainNumber`, 50 (preemptible).
+    Train,
+    /// `PriorityTrainNumber - 1`.
+    TrainMinusOne,
+    /// `PriorityInteractivePreemptibleNumber`, 75 (preemptible).
+    InteractivePreemptible,
+    /// `PriorityBuildNumber`, 100 (not preemptible).
+    Build,
+    /// `PriorityInferenceNumber`, 125 (not preemptible).
+    Inference,
+}
+
+impl Pc {
+    fn name(self) -> &'static str {
+        match self {
+            Pc::Train => "train",
+            Pc::TrainMinusOne => "train-minus-one",
+            Pc::InteractivePreemptible => "interactive-preemptible",
+            Pc::Build => "build",
+            Pc::Inference => "inference",
+        }
+    }
+
+    fn value(self) -> i32 {
+        match self {
+            Pc::Train => 50,
+            Pc::TrainMinusOne => 49,
+            Pc::InteractivePreemptible => 75,
+            Pc::Build => 100,
+            Pc::Inference => 125,
+        }
+    }
+}
+
+const ALL_PCS: [Pc; 5] = [
+    Pc::Train,
+    Pc::TrainMinusOne,
+    Pc::InteractivePreemptible,
+    Pc::Build,
+    Pc::Inference,
+];
+
+/// One task: the node it runs on (`None`: pending), its subgroup, and whether it asks a node
+/// label no node has (upstream's `NodeAffinityNames: ["unexisting-node-affinity"]`).
+#[derive(Clone, Copy)]
+struct Task {
+    node: Option<&'static str>,
+    subgroup: Option<&'static str>,
+    unplaceable: bool,
+}
+
+/// A task running on `node`.
+const fn on(node: &'static str) -> Task {
+    Task {
+        node: Some(node),
+        subgroup: None,
+        unplaceable: false,
+    }
+}
+
+/// A pending task.
+const P: Task = Task {
+    node: None,
+    subgroup: None,
+    unplaceable: false,
+};
+
+/// A job: its queue, PriorityClass, GPUs per task (a fraction: a `gpu-fraction` share),
+/// tasks, gang minimum (`None`: all its tasks) and subgroups (name, minimum).
+struct Job {
+    name: &'static str,
+    queue: &'static str,
+    pc: Pc,
+    gpus: f64,
+    tasks: Vec<Task>,
+    min: Option<usize>,
+    subgroups: &'static [(&'static str, usize)],
+}
+
+/// A job of `tasks`.
+fn job(name: &'static str, queue: &'static str, pc: Pc, gpus: f64, tasks: &[Task]) -> Job {
+    Job {
+        name,
+        queue,
+        pc,
+        gpus,
+        tasks: tasks.to_vec(),
+        min: None,
+        subgroups: &[],
+    }
+}
+
+impl Job {
+    fn running(&self) -> bool {
+        self.tasks.iter().any(|t| t.node.is_some())
+    }
+}
+
+/// The jobs in upstream's creation order (oldest first): by priority, highest first, stable.
+fn creation_order(jobs: &[Job]) -> Vec<&Job> {
+    let mut order: Vec<&Job> = jobs.iter().collect();
+    order.sort_by_key(|j| std::cmp::Reverse(j.pc.value()));
+    order
+}
+
+/// The scenario text: a Simulation of 10m with a podTermination of 30s, the nodes (GPUs
+/// only, as upstream's tasks ask nothing else), the PriorityClasses, the queues and the jobs.
+fn scenario(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job]) -> String {
+    let mut s = "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec: {until: 10m, podTermination: 30s}\n".to_string();
+    for (name, gpus) in nodes {
+        s += &format!(
+            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{gpus}', pods: '110'}}\n"
+        );
+    }
+    for pc in ALL_PCS {
+        s += &format!(
+            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {}}}\nvalue: {}\n",
+            pc.name(),
+            pc.value()
+        );
+    }
+    for q in queues {
+        let parent = q
+            .parent
+            .map(|p| format!("  parentQueue: {p}\n"))
+            .unwrap_or_default();
+        s += &format!(
+            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {}}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {}, overQuotaWeight: {}, limit: -1}}\n",
+            q.name, q.gpus, q.weight
+        );
+    }
+    let mut started = 0;
+    for j in creation_order(jobs) {
+        let arrival = if j.running() {
+            started += 1;
+            format!("{}s", started - 1)
+        } else {
+            "1m".to_string()
+        };
+        let min = j.min.unwrap_or(j.tasks.len());
+        let mut groups = String::new();
+        if !j.subgroups.is_empty() {
+            groups += "\n  subGroups:";
+            for (name, m) in j.subgroups {
+                groups += &format!("\n  - {{name: {name}, minMember: {m}}}");
+            }
+        }
+        s += &format!(
+            "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {{name: {}, namespace: team}}\nspec:\n  queue: {}\n  minMember: {min}{groups}\n",
+            j.name, j.queue
+        );
+        for (i, t) in j.tasks.iter().enumerate() {
+            let (limits, fraction) = if j.gpus.fract() == 0.0 {
+                (format!("{{nvidia.com/gpu: '{}'}}", j.gpus), String::new())
+            } else {
+                ("{cpu: '1'}".to_string(), format!(", gpu-fraction: '{}'", j.gpus))
+            };
+            let labels = t
+                .subgroup
+                .map(|g| format!("{{kai.scheduler/subgroup-name: {g}}}"))
+                .unwrap_or_else(|| "{}".to_string());
+            let node = t
+                .node
+                .map(|n| format!("  nodeName: {n}\n"))
+                .unwrap_or_default();
+            let selector = if t.unplaceable {
+                "  nodeSelector: {unexisting-node-affinity: 'true'}\n"
+            } else {
+                ""
+            };
+            s += &format!(
+                "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {}-{i}\n  namespace: team\n  labels: {labels}\n  annotations: {{pod-group-name: {}, kueuesim.io/arrival: {arrival}{fraction}}}\nspec:\n  schedulerName: kai-scheduler\n  priorityClassName: {}\n{node}{selector}  containers:\n  - resources: {{limits: {limits}}}\n",
+                j.name,
+                j.name,
+                j.pc.name()
+            );
+        }
+    }
+    s
+}
+
+/// What a job shows once the cluster settles: its evictions (time, reason, preemptor job)
+/// and, per pod in task order, its node and since when it is bound (`None`: unbound).
+struct Expect {
+    evictions: Vec<(f64, &'static str, &'static str)>,
+    pods: Vec<Option<(&'static str, f64)>>,
+}
+
+/// Reclaimed whole at `at` for `by`; its pods find no room again.
+fn reclaimed(by: &'static str, at: f64, pods: usize) -> Expect {
+    Expect {
+        evictions: vec![(at, "Reclaim", by)],
+        pods: vec![None; pods],
+    }
+}
+
+/// A pending job whose pods bind at `at` on `nodes` (in task order).
+fn binds(at: f64, nodes: &[&'static str]) -> Expect {
+    Expect {
+        evictions: vec![],
+        pods: nodes.iter().map(|n| Some((*n, at))).collect(),
+    }
+}
+
+/// Runs the case and checks every job: those `expect` names as it says, every other running
+/// job on its nodes since it arrived and never evicted, every other pending job unbound.
+fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str, Expect)]) {
+    for (name, _) in expect {
+        assert!(jobs.iter().any(|j| j.name == *name), "no job {name}");
+    }
+    let text = scenario(nodes, queues, jobs);
+    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let r: SimulationResult = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let got = |j: &Job| {
+        let w = wl(&r, "team", j.name);
+        let evictions: Vec<(f64, &str, String)> = w
+            .evictions
+            .iter()
+            .map(|e| (e.at, e.reason, e.preemptor.clone().unwrap_or_default()))
+            .collect();
+        let pods: Vec<Option<(String, f64)>> = (0..j.tasks.len())
+            .map(|i| {
+                let name = format!("{}-{i}", j.name);
+                let p = w
+                    .pod_sets
+                    .iter()
+                    .flat_map(|ps| &ps.pods)
+                    .find(|p| p.name == name)
+                    .unwrap_or_else(|| panic!("{name}: no such pod"));
+                p.node.clone().zip(p.bound_at)
+            })
+            .collect();
+        (evictions, pods, w.created_at)
+    };
+    let all: Vec<String> = jobs
+        .iter()
+        .map(|j| {
+            let (e, p, _) = got(j);
+            format!("{}: {e:?} {p:?}", j.name)
+        })
+        .collect();
+    let all = all.join("\n");
+    for j in jobs {
+        let (evictions, pods, created) = got(j);
+        let (want_evictions, want_pods): (Vec<(f64, &str, String)>, Vec<Option<(String, f64)>>) =
+            match expect.iter().find(|(n, _)| *n == j.name) {
+                Some((_, e)) => (
+                    e.evictions
+                        .iter()
+                        .map(|(at, reason, by)| (*at, *reason, format!("team/{by}")))
+                        .collect(),
+                    e.pods
+                        .iter()
+                        .map(|p| p.map(|(n, at)| (n.to_string(), at)))
+                        .collect(),
+                ),
+                None => (
+                    vec![],
+                    j.tasks
+                        .iter()
+                        .map(|t| t.node.map(|n| (n.to_string(), created)))
+                        .collect(),
+                ),
+            };
+        assert_eq!(evictions, want_evictions, "{} evictions; all:\n{all}", j.name);
+        assert_eq!(pods, want_pods, "{} pods; all:\n{all}", j.name);
+    }
+}
+
+// reclaimGang_test.go (TestHandleGangReclaim).
+
+#[test]
+fn gang_reclaim_other_job_and_pipeline_all_tasks_of_job() {
+    // reclaimGang_test.go "Reclaim other job and pipeline all tasks of job".
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 2.0)],
+        &[
+            job("running-job0", "queue0", Pc::Train, 1.0, &[on("node0")]),
+            job("pending-job0", "queue1", Pc::Build, 1.0, &[P, P]),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0", "node0"])),
+        ],
+    );
+}
+
+#[test]
+fn gang_if_cant_allocate_all_tasks_dont_reclaim() {
+    // reclaimGang_test.go "If can't allocate all tasks, dont' reclaim": the gang of two
+    // 1-GPU tasks does not fit node0's one GPU even with running-job0 gone.
+    check(
+        &[("node0", 1)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 2.0)],
+        &[
+            job("running-job0", "queue0", Pc::Train, 1.0, &[on("node0")]),
+            job("pending-job0", "queue1", Pc::Build, 1.0, &[P, P]),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn gang_dont_reclaim_if_will_go_over_quota() {
+    // reclaimGang_test.go "dont reclaim if will go over quota": the build job's 4 GPUs take
+    // queue1 over its deserved 2 (a non-preemptible job stays within it).
+    check(
+        &[("node0", 10)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 2.0)],
+        &[
+            job("running-job0", "queue0", Pc::Train, 10.0, &[on("node0")]),
+            job("pending-job0", "queue1", Pc::Build, 2.0, &[P, P]),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn gang_reclaim_mpi_job() {
+    // reclaimGang_test.go "reclaim mpi job": both tasks of the running gang go.
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 2.0)],
+        &[
+            job(
+                "running-job0",
+                "queue0",
+                Pc::Train,
+                1.0,
+                &[on("node0"), on("node0")],
+            ),
+            job("pending-job0", "queue1", Pc::Build, 2.0, &[P]),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 2)),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn gang_job_reclaims_from_job_on_two_nodes() {
+    // reclaimGang_test.go "job reclaims from job on two nodes": queue0's gang of two tasks
+    // (node0, node1) is above its deserved 1; both tasks go (the gang keeps none), and the
+    // pending task takes one of the nodes (upstream does not say which).
+    check(
+        &[("node0", 1), ("node1", 1)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            job(
+                "running-job0",
+                "queue0",
+                Pc::Train,
+                1.0,
+                &[on("node0"), on("node1")],
+            ),
+            job("pending-job", "queue1", Pc::Train, 1.0, &[P]),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job", 60.0, 2)),
+            ("pending-job", binds(90.0, &["node0"])),
+        ],
+    );
+}

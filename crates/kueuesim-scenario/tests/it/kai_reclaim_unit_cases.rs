@@ -152,6 +152,13 @@ impl Job {
     fn running(&self) -> bool {
         self.tasks.iter().any(|t| t.node.is_some())
     }
+
+    /// Whether the job is written as bare Pods (tasks of subgroups, or of node constraints of
+    /// their own), else as a batch Job whose pods its controller replaces when they are
+    /// evicted or moved (upstream's tests leave that to the next session).
+    fn bare_pods(&self) -> bool {
+        !self.subgroups.is_empty() || self.tasks.iter().any(|t| t.unplaceable)
+    }
 }
 
 /// The jobs in upstream's creation order (oldest first): by priority, highest first, stable.
@@ -164,7 +171,15 @@ fn creation_order(jobs: &[Job]) -> Vec<&Job> {
 /// The scenario text: a Simulation of 10m with a podTermination of 30s, the nodes (GPUs
 /// only, as upstream's tasks ask nothing else), the PriorityClasses, the queues and the jobs.
 fn scenario(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job]) -> String {
-    let mut s = "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec: {until: 10m, podTermination: 30s}\n".to_string();
+    // GPU shares need KAI's GPU sharing (`gpuPlacement.devices`).
+    let sharing = if jobs.iter().any(|j| j.gpus.fract() != 0.0) {
+        ", gpuPlacement: {devices: true}"
+    } else {
+        ""
+    };
+    let mut s = format!(
+        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec: {{until: 10m, podTermination: 30s{sharing}}}\n"
+    );
     for (name, gpus) in nodes {
         s += &format!(
             "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{gpus}', pods: '110'}}\n"
@@ -207,12 +222,35 @@ fn scenario(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job]) -> String {
             "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {{name: {}, namespace: team}}\nspec:\n  queue: {}\n  minMember: {min}{groups}\n",
             j.name, j.queue
         );
-        for (i, t) in j.tasks.iter().enumerate() {
-            let (limits, fraction) = if j.gpus.fract() == 0.0 {
-                (format!("{{nvidia.com/gpu: '{}'}}", j.gpus), String::new())
+        let (limits, fraction) = if j.gpus.fract() == 0.0 {
+            (format!("{{nvidia.com/gpu: '{}'}}", j.gpus), String::new())
+        } else {
+            // A share asks no resource of the node's (its fraction is in the annotation).
+            ("{}".to_string(), format!("gpu-fraction: '{}'", j.gpus))
+        };
+        if !j.bare_pods() {
+            // A batch Job of the PodGroup, its running pods bound from the start.
+            let bound: Vec<&str> = j.tasks.iter().filter_map(|t| t.node).collect();
+            let bound = if bound.is_empty() {
+                String::new()
             } else {
-                ("{cpu: '1'}".to_string(), format!(", gpu-fraction: '{}'", j.gpus))
+                format!(", kueuesim.io/bound-nodes: '{}'", bound.join(","))
             };
+            s += &format!(
+                "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team\n  labels: {{kai.scheduler/queue: {}}}\n  annotations: {{pod-group-name: {name}, kueuesim.io/arrival: {arrival}{bound}}}\nspec:\n  parallelism: {n}\n  completions: {n}\n  template:\n    metadata: {{annotations: {{{fraction}}}}}\n    spec:\n      schedulerName: kai-scheduler\n      priorityClassName: {}\n      containers:\n      - resources: {{limits: {limits}}}\n",
+                j.queue,
+                j.pc.name(),
+                name = j.name,
+                n = j.tasks.len(),
+            );
+            continue;
+        }
+        let fraction = if fraction.is_empty() {
+            fraction
+        } else {
+            format!(", {fraction}")
+        };
+        for (i, t) in j.tasks.iter().enumerate() {
             let labels = t
                 .subgroup
                 .map(|g| format!("{{kai.scheduler/subgroup-name: {g}}}"))
@@ -261,12 +299,15 @@ fn binds(at: f64, nodes: &[&'static str]) -> Expect {
 }
 
 /// Runs the case and checks every job: those `expect` names as it says, every other running
-/// job on its nodes since it arrived and never evicted, every other pending job unbound.
+/// job never evicted and on its nodes since it started, every other pending job unbound.
 fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str, Expect)]) {
     for (name, _) in expect {
         assert!(jobs.iter().any(|j| j.name == *name), "no job {name}");
     }
     let text = scenario(nodes, queues, jobs);
+    if let Ok(d) = std::env::var("KR_DUMP") {
+        std::fs::write(format!("{d}/{}.yaml", std::thread::current().name().unwrap_or("x").replace("::", "_")), &text).unwrap();
+    }
     let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let r: SimulationResult = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let got = |j: &Job| {
@@ -276,19 +317,26 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
             .iter()
             .map(|e| (e.at, e.reason, e.preemptor.clone().unwrap_or_default()))
             .collect();
+        // A bare Pod by its name, a batch Job's pods in order.
+        let all_pods: Vec<_> = w.pod_sets.iter().flat_map(|ps| &ps.pods).collect();
         let pods: Vec<Option<(String, f64)>> = (0..j.tasks.len())
             .map(|i| {
-                let name = format!("{}-{i}", j.name);
-                let p = w
-                    .pod_sets
-                    .iter()
-                    .flat_map(|ps| &ps.pods)
-                    .find(|p| p.name == name)
-                    .unwrap_or_else(|| panic!("{name}: no such pod"));
+                let p = if j.bare_pods() {
+                    let name = format!("{}-{i}", j.name);
+                    all_pods
+                        .iter()
+                        .find(|p| p.name == name)
+                        .unwrap_or_else(|| panic!("{name}: no such pod"))
+                } else {
+                    all_pods[i]
+                };
                 p.node.clone().zip(p.bound_at)
             })
             .collect();
-        (evictions, pods, w.created_at)
+        // A bound bare Pod occupies its node from time 0; a batch Job's pods from its
+        // arrival.
+        let start = if j.bare_pods() { 0.0 } else { w.created_at };
+        (evictions, pods, start)
     };
     let all: Vec<String> = jobs
         .iter()
@@ -299,7 +347,7 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
         .collect();
     let all = all.join("\n");
     for j in jobs {
-        let (evictions, pods, created) = got(j);
+        let (evictions, pods, start) = got(j);
         let (want_evictions, want_pods): (Vec<(f64, &str, String)>, Vec<Option<(String, f64)>>) =
             match expect.iter().find(|(n, _)| *n == j.name) {
                 Some((_, e)) => (
@@ -316,7 +364,7 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
                     vec![],
                     j.tasks
                         .iter()
-                        .map(|t| t.node.map(|n| (n.to_string(), created)))
+                        .map(|t| t.node.map(|n| (n.to_string(), start)))
                         .collect(),
                 ),
             };
@@ -419,5 +467,672 @@ fn gang_job_reclaims_from_job_on_two_nodes() {
             ("running-job0", reclaimed("pending-job", 60.0, 2)),
             ("pending-job", binds(90.0, &["node0"])),
         ],
+    );
+}
+
+// reclaim_test.go (TestHandleReclaim).
+
+/// A job of one task of `gpus` GPUs running on `node`.
+fn run1(name: &'static str, queue: &'static str, pc: Pc, gpus: f64, node: &'static str) -> Job {
+    job(name, queue, pc, gpus, &[on(node)])
+}
+
+/// A job of one pending task of `gpus` GPUs.
+fn pend1(name: &'static str, queue: &'static str, pc: Pc, gpus: f64) -> Job {
+    job(name, queue, pc, gpus, &[P])
+}
+
+#[test]
+fn reclaim_jobs_according_to_queue_fair_share() {
+    // reclaim_test.go "Reclaim jobs according to queue fair share": three queues of
+    // department d1; the reclaimer's two tasks take the lowest-priority job of each of the
+    // other queues.
+    check(
+        &[("node0", 6)],
+        &[
+            dept("d1", 1.0),
+            qd("queue0", 1.0, 1.0, "d1"),
+            qd("queue1", 1.0, 1.0, "d1"),
+            qd("reclaimer-queue", 2.0, 0.0, "d1"),
+        ],
+        &[
+            run1("q0-running-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("q0-running-job1", "queue0", Pc::Train, 1.0, "node0"),
+            run1("q0-running-job2", "queue0", Pc::TrainMinusOne, 1.0, "node0"),
+            run1("q1-running-job0", "queue1", Pc::Train, 1.0, "node0"),
+            run1("q1-running-job1", "queue1", Pc::Train, 1.0, "node0"),
+            run1("q1-running-job2", "queue1", Pc::TrainMinusOne, 1.0, "node0"),
+            job("reclaimer", "reclaimer-queue", Pc::Train, 1.0, &[P, P]),
+        ],
+        &[
+            ("q0-running-job2", reclaimed("reclaimer", 60.0, 1)),
+            ("q1-running-job2", reclaimed("reclaimer", 60.0, 1)),
+            ("reclaimer", binds(90.0, &["node0", "node0"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_queue0_over_deserved_quota_will_go_below_quota() {
+    // reclaim_test.go "queue1 is under deserved quota, queue0 is over deserved quota and will
+    // go below quota - reclaim": queue0's gang of two 10-GPU tasks goes whole.
+    check(
+        &[("node0", 16), ("node1", 16)],
+        &[q("queue0", 10.0, 1.0), q("queue1", 10.0, 1.0)],
+        &[
+            job(
+                "q0-running-job",
+                "queue0",
+                Pc::Train,
+                10.0,
+                &[on("node0"), on("node1")],
+            ),
+            pend1("q1-pending-job", "queue1", Pc::Train, 10.0),
+        ],
+        &[
+            ("q0-running-job", reclaimed("q1-pending-job", 60.0, 2)),
+            ("q1-pending-job", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_queue0_over_deserved_quota_but_under_fair_share() {
+    // reclaim_test.go "queue1 is under deserved quota, queue0 is over deserved quota but
+    // under fair share - reclaim": the youngest of queue0's jobs goes; its pending jobs wait.
+    check(
+        &[
+            ("node0", 3),
+            ("node1", 3),
+            ("node2", 3),
+            ("node3", 3),
+            ("node4", 3),
+            ("node5", 3),
+        ],
+        &[q("queue0", 2.0, 1.0), q("queue1", 2.0, 1.0)],
+        &[
+            run1("q0-running-job0", "queue0", Pc::Train, 2.0, "node0"),
+            run1("q0-running-job1", "queue0", Pc::Train, 2.0, "node1"),
+            run1("q0-running-job2", "queue0", Pc::Train, 2.0, "node2"),
+            run1("q0-running-job3", "queue0", Pc::Train, 2.0, "node3"),
+            run1("q0-running-job4", "queue0", Pc::Train, 2.0, "node4"),
+            run1("q0-running-job5", "queue0", Pc::Train, 2.0, "node5"),
+            pend1("q0-pending-job6", "queue0", Pc::Train, 2.0),
+            pend1("q0-pending-job7", "queue0", Pc::Train, 2.0),
+            pend1("q0-pending-job8", "queue0", Pc::Train, 2.0),
+            pend1("q1-pending-job0", "queue1", Pc::Train, 2.0),
+        ],
+        &[
+            ("q0-running-job5", reclaimed("q1-pending-job0", 60.0, 1)),
+            ("q1-pending-job0", binds(90.0, &["node5"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_from_multiple_queues_on_multiple_nodes_for_a_job_with_multiple_tasks() {
+    // reclaim_test.go "reclaim from multiple queues running on multiple nodes for a job with
+    // multiple tasks": job0, job2 (queue0, deserving nothing) and job3 (queue1, above its 1)
+    // go; job1 keeps queue1's deserved GPU.
+    check(
+        &[("node0", 2), ("node1", 2)],
+        &[
+            q("queue0", 0.0, 0.0),
+            q("queue1", 1.0, 0.0),
+            q("queue2", 3.0, 0.0),
+        ],
+        &[
+            run1("job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("job1", "queue1", Pc::Train, 1.0, "node0"),
+            run1("job2", "queue0", Pc::Train, 1.0, "node1"),
+            run1("job3", "queue1", Pc::Train, 1.0, "node1"),
+            job("pending-job", "queue2", Pc::Train, 1.0, &[P, P, P]),
+        ],
+        &[
+            ("job0", reclaimed("pending-job", 60.0, 1)),
+            ("job2", reclaimed("pending-job", 60.0, 1)),
+            ("job3", reclaimed("pending-job", 60.0, 1)),
+            ("pending-job", binds(90.0, &["node0", "node1", "node1"])),
+        ],
+    );
+}
+
+/// Two 1-GPU jobs running on node0 (2 GPUs), one of each queue (1 deserved, weight 1), and
+/// a pending job of each: nobody is above its share.
+fn two_fair_queues() -> [Job; 4] {
+    [
+        run1("running-job0", "queue0", Pc::Train, 1.0, "node0"),
+        run1("running-job1", "queue1", Pc::Train, 1.0, "node0"),
+        pend1("pending-job0", "queue0", Pc::Train, 1.0),
+        pend1("pending-job1", "queue1", Pc::Train, 1.0),
+    ]
+}
+
+#[test]
+fn dont_reclaim_when_theres_fairness_between_the_queues() {
+    // reclaim_test.go "Don't reclaim when there's fairness between the queues".
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &two_fair_queues(),
+        &[],
+    );
+}
+
+#[test]
+fn dont_reclaim_when_used_gpus_equal_the_deserved_gpus() {
+    // reclaim_test.go "Queues are over provisioned, ratio between queues are equal, yet don't
+    // reclaim since number of used GPUs is equal to the deserved GPUs": queue0 deserves 2 and
+    // holds 2.
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 2.0, 2.0), q("queue1", 2.0, 2.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("running-job1", "queue0", Pc::Train, 1.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+            pend1("pending-job1", "queue1", Pc::Train, 1.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn reclaim_a_2_gpu_train_job_for_the_first_of_two_pending_jobs() {
+    // reclaim_test.go "1 train job of 2 GPUs from queue0 running on node0 with deserved of 1,
+    // 2 pending jobs from queue1 - reclaim": pending-job0 reclaims running-job0 and is
+    // pipelined; upstream's one session leaves pending-job1 pending, and here, the run going
+    // on, it takes the GPU running-job0 left at 1m30s (upstream's next session would too:
+    // running-job0's new pod asks 2 GPUs, one is free).
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 2.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+            pend1("pending-job1", "queue1", Pc::Train, 1.0),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
+            ("pending-job1", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_a_2_gpu_train_job_for_the_build_job_first() {
+    // reclaim_test.go "1 train job of 2 GPUs from queue0 running on node0 with deserved of 1,
+    // 2 pending jobs (1 build) from queue1 - reclaim": the build job comes first in queue1's
+    // job order and is the reclaimer; pending-job0 then takes the GPU left (as above).
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 2.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+            pend1("pending-job1", "queue1", Pc::Build, 1.0),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job1", 60.0, 1)),
+            ("pending-job1", binds(90.0, &["node0"])),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn dont_reclaim_for_a_build_job_above_its_deserved_quota() {
+    // reclaim_test.go "2 train job of 1 GPUs from queue0 running on node0 with deserved of 1,
+    // 1 pending build job of 2 GPUs from queue1 with deserved of 1 - don't reclaim" (the
+    // running job is one of 2 GPUs, as upstream's table gives it).
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 2.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Build, 2.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn reclaim_the_train_job_before_the_preemptible_interactive_one() {
+    // reclaim_test.go "1 train and 1 preemptible interactive are over quota - reclaim train".
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1(
+                "running-job1",
+                "queue0",
+                Pc::InteractivePreemptible,
+                1.0,
+                "node0",
+            ),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_the_younger_of_two_preemptible_interactive_jobs() {
+    // reclaim_test.go "2 preemptible interactive are over quota - reclaim".
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1(
+                "running-job0",
+                "queue0",
+                Pc::InteractivePreemptible,
+                1.0,
+                "node0",
+            ),
+            run1(
+                "running-job1",
+                "queue0",
+                Pc::InteractivePreemptible,
+                1.0,
+                "node0",
+            ),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+        ],
+        &[
+            ("running-job1", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn never_reclaim_an_interactive_job() {
+    // reclaim_test.go "1 interactive job is running with more GPUs than the quota, 1
+    // interactive job form different project is pending - don't reclaim (never kill
+    // interactive jobs)": upstream's interactive job is a build job (priority 100, not
+    // preemptible).
+    check(
+        &[("node0", 1)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Build, 1.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Build, 1.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn interactive_jobs_use_the_deserved_gpus_not_the_reclaimable_share() {
+    // reclaim_test.go "Interactive jobs should use the number of deserved GPUs, and not the
+    // reclaimable deserved GPUs": queue0's build job holds its deserved GPU, so a second
+    // build job of queue0 neither binds nor reclaims.
+    check(
+        &[("node0", 4)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Build, 1.0, "node0"),
+            run1("running-job1", "queue1", Pc::Train, 3.0, "node0"),
+            pend1("pending-job0", "queue0", Pc::Build, 1.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn inactive_queues_dont_affect_the_reclaimable_share() {
+    // reclaim_test.go "Verify inactive queues don't affect the reclaimable deserved
+    // calculation": queue2 has no job; queue0's youngest job goes.
+    check(
+        &[("node0", 4)],
+        &[
+            q("queue0", 1.0, 1.0),
+            q("queue1", 1.0, 1.0),
+            q("queue2", 1.0, 1.0),
+        ],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("running-job1", "queue0", Pc::Train, 1.0, "node0"),
+            run1("running-job2", "queue0", Pc::Train, 1.0, "node0"),
+            run1("running-job3", "queue1", Pc::Train, 1.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+        ],
+        &[
+            ("running-job2", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_from_a_job_above_its_queues_fair_share_no_remaining() {
+    // reclaim_test.go "reclaim from job that allocated more resources than its' fairShare (no
+    // remaining)" (the table has this case twice, identical): of node0's 10 GPUs queue0's
+    // share is 4 and queue1's 6, so queue1's 6-GPU job reclaims queue0's 8.
+    check(
+        &[("node0", 10)],
+        &[q("queue0", 2.0, 1.0), q("queue1", 2.0, 2.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 8.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 6.0),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn dont_reclaim_from_a_job_within_its_queues_fair_share() {
+    // reclaim_test.go "don't reclaim from job that allocated resources within its' fairShare":
+    // queue1's share is 6, its job asks 7.
+    check(
+        &[("node0", 10)],
+        &[q("queue0", 2.0, 1.0), q("queue1", 2.0, 2.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 4.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 7.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn reclaim_when_the_remaining_gpu_went_to_the_lower_weight_queue() {
+    // reclaim_test.go "reclaim from job that allocated more resources than its' fairShare
+    // (remaining was given to queue with lower over quota weight)": node0 has 12 GPUs.
+    check(
+        &[("node0", 12)],
+        &[q("queue0", 2.0, 1.0), q("queue1", 2.0, 2.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 10.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 7.0),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+/// Upstream's pair of nodes for the cases where queue0's 1-GPU job moves from node1 to
+/// node0 so queue1's 2-GPU job fits node1: node0 has 3 GPUs, node1 2.
+const NODES_3_2: [(&str, u32); 2] = [("node0", 3), ("node1", 2)];
+
+/// q0-job1 moved from node1 to node0 for `by` and bound again at 1m30s; upstream's reclaim
+/// pipelines it there (its solver places a victim again where it fits), and here the
+/// consolidation action, which the session runs before reclaim, moves it.
+fn moved_to_node0(by: &'static str) -> Expect {
+    Expect {
+        evictions: vec![(60.0, "Consolidation", by)],
+        pods: vec![Some(("node0", 90.0))],
+    }
+}
+
+#[test]
+fn reclaim_for_a_queue_under_deserved_quota_moves_a_job() {
+    // reclaim_test.go "queue0 is under deserved quota, queue1 is over deserved quota but not
+    // over fair share - reclaim": q0-job1 is pipelined to node0, q1-job0 to node1.
+    check(
+        &NODES_3_2,
+        &[q("queue0", 2.0, 1.0), q("queue1", 2.0, 0.0)],
+        &[
+            run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
+            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
+            pend1("q1-job0", "queue1", Pc::Train, 2.0),
+        ],
+        &[
+            ("q0-job1", moved_to_node0("q1-job0")),
+            ("q1-job0", binds(90.0, &["node1"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_a_single_job_for_a_queue_under_deserved_quota() {
+    // reclaim_test.go "queue0 is under deserved quota and submitted multiple jobs, queue1 is
+    // over deserved quota but not over fair share - reclaim single job": as above; q1-job1
+    // waits.
+    check(
+        &NODES_3_2,
+        &[q("queue0", 2.0, 3.0), q("queue1", 2.0, 0.0)],
+        &[
+            run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
+            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
+            pend1("q1-job0", "queue1", Pc::Train, 2.0),
+            pend1("q1-job1", "queue1", Pc::Train, 2.0),
+        ],
+        &[
+            ("q0-job1", moved_to_node0("q1-job0")),
+            ("q1-job0", binds(90.0, &["node1"])),
+        ],
+    );
+}
+
+#[test]
+fn a_queue_at_its_deserved_quota_is_consolidated_not_reclaimed() {
+    // reclaim_test.go "queue1 is under deserved quota, queue0 has exactly deserved quota -
+    // should consolidate q0 to node0 and pipeline q1 to node1".
+    check(
+        &NODES_3_2,
+        &[q("queue0", 3.0, 0.0), q("queue1", 2.0, 0.0)],
+        &[
+            run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
+            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
+            pend1("q1-job0", "queue1", Pc::Train, 2.0),
+        ],
+        &[
+            ("q0-job1", moved_to_node0("q1-job0")),
+            ("q1-job0", binds(90.0, &["node1"])),
+        ],
+    );
+}
+
+#[test]
+fn an_inference_job_is_not_reclaimed() {
+    // reclaim_test.go "Attempt to reclaim from an inference workload": inference (priority
+    // 125) is not preemptible.
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 0.0), q("queue1", 1.0, 0.0)],
+        &[
+            run1("q0-job0", "queue0", Pc::Inference, 1.0, "node0"),
+            run1("q0-job1", "queue0", Pc::Inference, 1.0, "node0"),
+            pend1("q1-job0", "queue1", Pc::Inference, 1.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn unlimited_gpu_quota_first_one_already_running_should_not_reclaim() {
+    // reclaim_test.go "unlimited GPU quota, first one is already running, should not
+    // reclaim": both queues deserve unlimited GPUs; the running job is inference.
+    check(
+        &[("node0", 4)],
+        &[q("queue0", -1.0, 0.0), q("queue1", -1.0, 0.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Inference, 4.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 2.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn unlimited_gpu_quota_using_department_should_not_reclaim() {
+    // reclaim_test.go "unlimited GPU quota using department, should not reclaim":
+    // department0 deserves unlimited GPUs (upstream's builder gives it an over-quota weight
+    // of its deserved -1; here 0).
+    check(
+        &[("node0", 4)],
+        &[
+            q("department0", -1.0, 0.0),
+            dept("department1", 2.0),
+            qd("queue0", -1.0, 0.0, "department0"),
+            qd("queue1", 2.0, 0.0, "department1"),
+        ],
+        &[
+            run1("running-job0", "queue0", Pc::Inference, 4.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 2.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn reclaim_based_on_releasing_resources_with_consolidation() {
+    // reclaim_test.go "Reclaim based on releasing resources with consolidation": two shares
+    // of 0.5 on node0 and node1; running-job1's moves beside running-job0's, and pending-job
+    // takes node1's whole GPU.
+    check(
+        &[("node0", 1), ("node1", 1)],
+        &[
+            q("queue0", 0.0, 0.0),
+            q("queue1", 0.0, 0.0),
+            q("queue2", 2.0, 0.0),
+        ],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 0.5, "node0"),
+            run1("running-job1", "queue1", Pc::Train, 0.5, "node1"),
+            pend1("pending-job", "queue2", Pc::Train, 1.0),
+        ],
+        &[
+            (
+                "running-job1",
+                Expect {
+                    evictions: vec![(60.0, "Consolidation", "pending-job")],
+                    pods: vec![Some(("node0", 90.0))],
+                },
+            ),
+            ("pending-job", binds(90.0, &["node1"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_based_on_releasing_resources_without_consolidation() {
+    // reclaim_test.go "Reclaim based on releasing resources without consolidation": shares of
+    // 0.7 cannot share a GPU; queue1's (the newer queue) is reclaimed.
+    check(
+        &[("node0", 1), ("node1", 1)],
+        &[
+            q("queue0", 0.0, 0.0),
+            q("queue1", 0.0, 0.0),
+            q("queue2", 2.0, 0.0),
+        ],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 0.7, "node0"),
+            run1("running-job1", "queue1", Pc::Train, 0.7, "node1"),
+            pend1("pending-job", "queue2", Pc::Train, 1.0),
+        ],
+        &[
+            ("running-job1", reclaimed("pending-job", 60.0, 1)),
+            ("pending-job", binds(90.0, &["node1"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_based_on_releasing_and_idle_resources() {
+    // reclaim_test.go "Reclaim based on releasing and idle resources": one task of pending-job
+    // takes idle node1, the other node0's GPU running-job's share releases; both bind once
+    // the share is gone. Upstream pipelines the first task to node1 and the second to node0;
+    // here the first pod binds to node0 and the second to node1 (the job's pods are alike).
+    check(
+        &[("node0", 1), ("node1", 1)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 0.0)],
+        &[
+            run1("running-job", "queue0", Pc::Train, 0.7, "node0"),
+            job("pending-job", "queue1", Pc::Train, 1.0, &[P, P]),
+        ],
+        &[
+            ("running-job", reclaimed("pending-job", 60.0, 1)),
+            ("pending-job", binds(90.0, &["node0", "node1"])),
+        ],
+    );
+}
+
+#[test]
+fn reclaim_based_on_releasing_and_idle_resources_with_fractions() {
+    // reclaim_test.go "Reclaim based on releasing and idle resources with fractions": the
+    // pending job's two 0.7 shares go to node1 (beside running-job1's 0.3) and to node0,
+    // whose 0.7 share running-job0 releases.
+    check(
+        &[("node0", 1), ("node1", 1)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 0.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 0.7, "node0"),
+            run1("running-job1", "queue1", Pc::Train, 0.3, "node1"),
+            job("pending-job", "queue1", Pc::Train, 0.7, &[P, P]),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job", 60.0, 1)),
+            ("pending-job", binds(90.0, &["node1", "node0"])),
+        ],
+    );
+}
+
+#[test]
+fn gang_job_fails_to_allocate_enough_pods() {
+    // reclaim_test.go "gang job fails to allocate enough pods": q1-job0 needs 4 of its 5
+    // tasks, and two of them ask a node label no node has.
+    let unplaceable = Task {
+        unplaceable: true,
+        ..P
+    };
+    let mut gang = job(
+        "q1-job0",
+        "queue1",
+        Pc::Train,
+        1.0,
+        &[P, P, P, unplaceable, unplaceable],
+    );
+    gang.min = Some(4);
+    check(
+        &[("node0", 1), ("node1", 1), ("node2", 1), ("node3", 1)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 1.0)],
+        &[
+            run1("q0-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
+            run1("q0-job2", "queue0", Pc::Train, 1.0, "node2"),
+            run1("q0-job3", "queue0", Pc::Train, 1.0, "node3"),
+            gang,
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn queue_in_deserved_share_is_not_reclaimed_for_multiple_tasks() {
+    // reclaim_test.go "queue0 is in deserved share, queue1 is under fair share - do not
+    // reclaim - multiple tasks": queue0 holds 16 GPUs where it deserves 12; queue1's gang of 5
+    // would leave it 11, below its deserved quota.
+    let mut jobs = Vec::new();
+    const NAMES: [[&str; 4]; 4] = [
+        ["q0-n0-job0", "q0-n0-job1", "q0-n0-job2", "q0-n0-job3"],
+        ["q0-n1-job0", "q0-n1-job1", "q0-n1-job2", "q0-n1-job3"],
+        ["q0-n2-job0", "q0-n2-job1", "q0-n2-job2", "q0-n2-job3"],
+        ["q0-n3-job0", "q0-n3-job1", "q0-n3-job2", "q0-n3-job3"],
+    ];
+    const NODES: [&str; 4] = ["node0", "node1", "node2", "node3"];
+    for (node, names) in NODES.iter().zip(NAMES) {
+        for name in names {
+            jobs.push(run1(name, "queue0", Pc::Train, 1.0, node));
+        }
+    }
+    jobs.push(job("q1-job1", "queue1", Pc::Train, 1.0, &[P; 5]));
+    check(
+        &[("node0", 4), ("node1", 4), ("node2", 4), ("node3", 4)],
+        &[q("queue0", 12.0, 0.0), q("queue1", 5.0, 1.0)],
+        &jobs,
+        &[],
     );
 }

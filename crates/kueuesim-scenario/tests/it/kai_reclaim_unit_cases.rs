@@ -305,9 +305,6 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
         assert!(jobs.iter().any(|j| j.name == *name), "no job {name}");
     }
     let text = scenario(nodes, queues, jobs);
-    if let Ok(d) = std::env::var("KR_DUMP") {
-        std::fs::write(format!("{d}/{}.yaml", std::thread::current().name().unwrap_or("x").replace("::", "_")), &text).unwrap();
-    }
     let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let r: SimulationResult = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let got = |j: &Job| {
@@ -1366,6 +1363,258 @@ fn departments_reclaim_from_the_department_over_quota() {
         &[
             ("d2-job8", reclaimed("d1-p1-pending-job", 60.0, 1)),
             ("d1-p1-pending-job", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+// reclaim_sub_group_test.go (TestHandleReclaimSubGroups). The queues leave
+// `GPUOverQuotaWeight` out (0); a job's subgroups are KAI PodGroup subgroups, its tasks bare
+// Pods labelled with theirs.
+
+/// A task of subgroup `group`, running on `node` or pending.
+const fn sg(node: Option<&'static str>, group: &'static str) -> Task {
+    Task {
+        node,
+        subgroup: Some(group),
+        unplaceable: false,
+    }
+}
+
+/// A job of `tasks` in subgroups `groups` (name, minimum); its gang minimum is theirs summed.
+fn grouped(
+    name: &'static str,
+    queue: &'static str,
+    gpus: f64,
+    groups: &'static [(&'static str, usize)],
+    tasks: &[Task],
+) -> Job {
+    Job {
+        min: Some(groups.iter().map(|(_, m)| m).sum()),
+        subgroups: groups,
+        ..job(name, queue, Pc::Train, gpus, tasks)
+    }
+}
+
+const SUB_MIN_1: &[(&str, usize)] = &[("sub-0", 1), ("sub-1", 1)];
+
+/// queue0 (deserving nothing) runs a gang of two 1-GPU tasks on node0 (2 GPUs); queue1
+/// deserves 2.
+fn subgroup_victim_cluster() -> ([(&'static str, u32); 1], [Queue; 2], Job) {
+    (
+        [("node0", 2)],
+        [q("queue0", 0.0, 0.0), q("queue1", 2.0, 0.0)],
+        job(
+            "running-job",
+            "queue0",
+            Pc::Train,
+            1.0,
+            &[on("node0"), on("node0")],
+        ),
+    )
+}
+
+#[test]
+fn subgroups_reclaim_resources_for_job_with_sub_groups() {
+    // reclaim_sub_group_test.go "Reclaim resources for job with sub groups".
+    let (nodes, queues, victim) = subgroup_victim_cluster();
+    check(
+        &nodes,
+        &queues,
+        &[
+            victim,
+            grouped(
+                "pending-job",
+                "queue1",
+                1.0,
+                SUB_MIN_1,
+                &[sg(None, "sub-0"), sg(None, "sub-1")],
+            ),
+        ],
+        &[
+            ("running-job", reclaimed("pending-job", 60.0, 2)),
+            ("pending-job", binds(90.0, &["node0", "node0"])),
+        ],
+    );
+}
+
+#[test]
+fn subgroups_reclaim_for_a_partial_allocation_of_the_pending_job() {
+    // reclaim_sub_group_test.go "Reclaim resources for job with sub groups - partial
+    // allocation of the pending job" (two cases of that name; the second gives the pending
+    // tasks a NodeName, which a pending task does not use): one task of each subgroup binds
+    // (pending-job-0 and pending-job-2), the others wait.
+    let (nodes, queues, victim) = subgroup_victim_cluster();
+    check(
+        &nodes,
+        &queues,
+        &[
+            victim,
+            grouped(
+                "pending-job",
+                "queue1",
+                1.0,
+                SUB_MIN_1,
+                &[
+                    sg(None, "sub-0"),
+                    sg(None, "sub-0"),
+                    sg(None, "sub-1"),
+                    sg(None, "sub-1"),
+                ],
+            ),
+        ],
+        &[
+            ("running-job", reclaimed("pending-job", 60.0, 2)),
+            (
+                "pending-job",
+                Expect {
+                    evictions: vec![],
+                    pods: vec![Some(("node0", 90.0)), None, Some(("node0", 90.0)), None],
+                },
+            ),
+        ],
+    );
+}
+
+#[test]
+fn subgroups_cannot_reclaim_when_a_sub_group_gang_cannot_be_satisfied() {
+    // reclaim_sub_group_test.go "Job with sub groups cannot reclaim resources - cannot satisfy
+    // sub group gang": two 2-GPU tasks, one per subgroup, on a node of 2 GPUs.
+    let (nodes, queues, victim) = subgroup_victim_cluster();
+    check(
+        &nodes,
+        &queues,
+        &[
+            victim,
+            grouped(
+                "pending-job",
+                "queue1",
+                2.0,
+                SUB_MIN_1,
+                &[sg(None, "sub-0"), sg(None, "sub-1")],
+            ),
+        ],
+        &[],
+    );
+}
+
+/// queue0's job of four 1-GPU tasks on node0 (4 GPUs), two per subgroup of minimum `min`,
+/// and queue1's pending job of one 2-GPU task; both queues deserve 2.
+fn subgroup_victim_of_four(groups: &'static [(&'static str, usize)]) -> [Job; 2] {
+    [
+        grouped(
+            "running-job",
+            "queue0",
+            1.0,
+            groups,
+            &[
+                sg(Some("node0"), "sub-0"),
+                sg(Some("node0"), "sub-0"),
+                sg(Some("node0"), "sub-1"),
+                sg(Some("node0"), "sub-1"),
+            ],
+        ),
+        pend1("pending-job", "queue1", Pc::Train, 2.0),
+    ]
+}
+
+#[test]
+fn subgroups_partial_eviction_of_a_job_with_sub_groups() {
+    // reclaim_sub_group_test.go "Reclaim resources from job with sub groups - partial
+    // eviction": each subgroup (minimum 1) gives its last task, running-job-1 and -3; the
+    // others stay bound (kueuesim runs a job only with all its pods, so they wait there for
+    // the replacements, which find no room).
+    check(
+        &[("node0", 4)],
+        &[q("queue0", 2.0, 0.0), q("queue1", 2.0, 0.0)],
+        &subgroup_victim_of_four(SUB_MIN_1),
+        &[
+            (
+                "running-job",
+                Expect {
+                    evictions: vec![(60.0, "Reclaim", "pending-job")],
+                    pods: vec![Some(("node0", 0.0)), None, Some(("node0", 0.0)), None],
+                },
+            ),
+            ("pending-job", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+#[test]
+fn subgroups_complete_eviction_of_a_job_with_sub_groups() {
+    // reclaim_sub_group_test.go "Reclaim resources from job with sub groups - complete
+    // eviction": each subgroup needs both its tasks, so the whole job goes.
+    check(
+        &[("node0", 4)],
+        &[q("queue0", 2.0, 0.0), q("queue1", 2.0, 0.0)],
+        &subgroup_victim_of_four(&[("sub-0", 2), ("sub-1", 2)]),
+        &[
+            ("running-job", reclaimed("pending-job", 60.0, 4)),
+            ("pending-job", binds(90.0, &["node0"])),
+        ],
+    );
+}
+
+// reclaim_test.go cases validation.md already names as checked on the solver alone, run here
+// over the whole cluster too.
+
+#[test]
+fn reclaim_for_a_job_with_multiple_tasks_from_four_jobs() {
+    // reclaim_test.go "queue0 is over fair share, queue1 is under fair share - reclaim for job
+    // with multiple tasks": the four running jobs are all queue0's (upstream's "q1_job0" too),
+    // which deserves nothing; q1-job1's four tasks take all four nodes.
+    check(
+        &[("node0", 1), ("node1", 1), ("node2", 1), ("node3", 1)],
+        &[q("queue0", 0.0, 0.0), q("queue1", 2.0, 1.0)],
+        &[
+            run1("q0-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
+            run1("q0-job2", "queue0", Pc::Train, 1.0, "node2"),
+            run1("q1-job0", "queue0", Pc::Train, 1.0, "node3"),
+            job("q1-job1", "queue1", Pc::Train, 1.0, &[P, P, P, P]),
+        ],
+        &[
+            ("q0-job0", reclaimed("q1-job1", 60.0, 1)),
+            ("q0-job1", reclaimed("q1-job1", 60.0, 1)),
+            ("q0-job2", reclaimed("q1-job1", 60.0, 1)),
+            ("q1-job0", reclaimed("q1-job1", 60.0, 1)),
+            (
+                "q1-job1",
+                binds(90.0, &["node0", "node1", "node2", "node3"]),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn dont_reclaim_one_job_of_each_queue() {
+    // reclaim_test.go "1 job from queue0 and 1 job from queue1 running on node0 - don't
+    // reclaim" (the same table as "Don't reclaim when there's fairness between the queues").
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &two_fair_queues(),
+        &[],
+    );
+}
+
+#[test]
+fn reclaim_the_train_job_not_the_build_job() {
+    // reclaim_test.go "2 jobs from queue0 running on node0 (1 train, 1 build)- 2 pending jobs
+    // from queue1 - reclaim train": the build job is not preemptible. pending-job1 waits
+    // (queue1 at its fair share of 1).
+    check(
+        &[("node0", 2)],
+        &[q("queue0", 1.0, 1.0), q("queue1", 1.0, 1.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Train, 1.0, "node0"),
+            run1("running-job1", "queue0", Pc::Build, 1.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 1.0),
+            pend1("pending-job1", "queue1", Pc::Train, 1.0),
+        ],
+        &[
+            ("running-job0", reclaimed("pending-job0", 60.0, 1)),
+            ("pending-job0", binds(90.0, &["node0"])),
         ],
     );
 }

@@ -949,6 +949,21 @@ fn an_inference_job_is_not_reclaimed() {
 }
 
 #[test]
+fn unlimited_gpu_quota_should_not_reclaim() {
+    // reclaim_test.go "unlimited GPU quota, should not reclaim": queue0 deserves unlimited
+    // GPUs (so it is never above its share), queue1 2.
+    check(
+        &[("node0", 4)],
+        &[q("queue0", -1.0, 0.0), q("queue1", 2.0, 0.0)],
+        &[
+            run1("running-job0", "queue0", Pc::Inference, 4.0, "node0"),
+            pend1("pending-job0", "queue1", Pc::Train, 2.0),
+        ],
+        &[],
+    );
+}
+
+#[test]
 fn unlimited_gpu_quota_first_one_already_running_should_not_reclaim() {
     // reclaim_test.go "unlimited GPU quota, first one is already running, should not
     // reclaim": both queues deserve unlimited GPUs; the running job is inference.

@@ -282,6 +282,12 @@ struct Expect {
     pods: Vec<Option<(&'static str, f64)>>,
 }
 
+/// An eviction as the result shows it: time, reason, preemptor (`<namespace>/<job>`).
+type EvictionSeen<'a> = (f64, &'a str, String);
+
+/// A pod as the result shows it: its node and since when it is bound, `None` unbound.
+type PodSeen = Option<(String, f64)>;
+
 /// Reclaimed whole at `at` for `by`; its pods find no room again.
 fn reclaimed(by: &'static str, at: f64, pods: usize) -> Expect {
     Expect {
@@ -309,14 +315,14 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
     let r: SimulationResult = result(&loaded.world, &Simulation::new(&loaded.world).run());
     let got = |j: &Job| {
         let w = wl(&r, "team", j.name);
-        let evictions: Vec<(f64, &str, String)> = w
+        let evictions: Vec<EvictionSeen> = w
             .evictions
             .iter()
             .map(|e| (e.at, e.reason, e.preemptor.clone().unwrap_or_default()))
             .collect();
         // A bare Pod by its name, a batch Job's pods in order.
         let all_pods: Vec<_> = w.pod_sets.iter().flat_map(|ps| &ps.pods).collect();
-        let pods: Vec<Option<(String, f64)>> = (0..j.tasks.len())
+        let pods: Vec<PodSeen> = (0..j.tasks.len())
             .map(|i| {
                 let p = if j.bare_pods() {
                     let name = format!("{}-{i}", j.name);
@@ -345,7 +351,7 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
     let all = all.join("\n");
     for j in jobs {
         let (evictions, pods, start) = got(j);
-        let (want_evictions, want_pods): (Vec<(f64, &str, String)>, Vec<Option<(String, f64)>>) =
+        let (want_evictions, want_pods): (Vec<EvictionSeen>, Vec<PodSeen>) =
             match expect.iter().find(|(n, _)| *n == j.name) {
                 Some((_, e)) => (
                     e.evictions
@@ -365,7 +371,11 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
                         .collect(),
                 ),
             };
-        assert_eq!(evictions, want_evictions, "{} evictions; all:\n{all}", j.name);
+        assert_eq!(
+            evictions, want_evictions,
+            "{} evictions; all:\n{all}",
+            j.name
+        );
         assert_eq!(pods, want_pods, "{} pods; all:\n{all}", j.name);
     }
 }

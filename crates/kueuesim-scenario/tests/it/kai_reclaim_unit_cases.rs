@@ -5,12 +5,15 @@
 //! the cluster settles, and checked job by job: which were evicted, when, why and for whom,
 //! and where each pod ends, bound since when.
 //!
-//! Every job is a KAI PodGroup with bare Pods (upstream's fake jobs: one PodGroup, a gang of
-//! all its tasks unless the test gives a smaller minimum), the pods named as upstream names
-//! its tasks (`<job>-<index>`); `_` in upstream's names is `-` here (a DNS-1123 name). A
-//! running task is a Pod bound to its node (`spec.nodeName`); the running jobs arrive in
-//! upstream's creation order (`BuildJobsAndTasksMaps`: sorted by priority, highest first, then
-//! in the test's order, the first the oldest), one second apart, and the pending ones at 1m.
+//! Every job is a KAI PodGroup (upstream's fake jobs: one PodGroup, a gang of all its tasks
+//! unless the test gives a smaller minimum) with a batch Job, whose running pods are bound
+//! from its arrival (`kueuesim.io/bound-nodes`) and replaced when evicted or moved; a job
+//! whose tasks have subgroups or node constraints of their own has bare Pods instead, named
+//! as upstream names its tasks (`<job>-<index>`), the running ones bound from time 0
+//! (`spec.nodeName`). `_` in upstream's names is `-` here (a DNS-1123 name). The running
+//! jobs arrive in upstream's creation order (`BuildJobsAndTasksMaps`: sorted by priority,
+//! highest first, then in the test's order, the first the oldest), one second apart, which
+//! dates them for KAI's job order; the pending ones arrive at 1m.
 //! Upstream's `Releasing` victim is an eviction at 1m here, and its `Pipelined` job binds
 //! once the victims are gone (`podTermination` 30s: at 1m30s).
 

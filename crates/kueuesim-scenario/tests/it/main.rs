@@ -34,6 +34,9 @@ mod kai_queues;
 /// KAI's reclaim over whole clusters: upstream's integration cases with CPU-only or mixed
 /// CPU and GPU tasks.
 mod kai_reclaim_cases;
+/// KAI's reclaim action: upstream's unit cases of `pkg/scheduler/actions/reclaim` (plain,
+/// departments, subgroups, gangs).
+mod kai_reclaim_unit_cases;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;
 /// The table harness of the KAI action cases transcribed from upstream's unit tests.

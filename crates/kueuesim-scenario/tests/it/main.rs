@@ -24,6 +24,9 @@ mod kai_cpu_memory;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
+/// KAI's reclaim, preempt and consolidation over whole clusters with GPU jobs: upstream's
+/// integration cases (`integration_tests/{reclaim,preempt,consolidation,…}`).
+mod kai_integration_cases;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
 /// action order.
 mod kai_queues;

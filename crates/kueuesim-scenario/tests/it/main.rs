@@ -26,6 +26,9 @@ mod kai_cpu_memory;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
+/// KAI's reclaim, preempt and consolidation over whole clusters with GPU jobs: upstream's
+/// integration cases (`integration_tests/{reclaim,preempt,consolidation,…}`).
+mod kai_integration_cases;
 /// KAI's preempt action: its unit-test cases written from their tables.
 mod kai_preempt_unit_cases;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's

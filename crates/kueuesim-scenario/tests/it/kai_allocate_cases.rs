@@ -1,0 +1,601 @@
+//! KAI's allocate action over whole clusters: the cases of upstream's
+//! `pkg/scheduler/actions/allocate/allocateFractionalGpu_test.go`, `allocateGpuMemory_test.go`
+//! and of `pkg/scheduler/actions/integration_tests/allocate/` (`allocate_test.go`,
+//! `allocate_topology_test.go`, `allocateFractionalGpu_test.go`), each written from a table
+//! (nodes, KAI queues and departments, PodGroups of bare Pods, running ones bound from the
+//! start with their GPU groups) as upstream's `TestTopologyBasic` gives it, run until the
+//! cluster settles, and checked for which jobs run on which nodes from when, which wait, and
+//! how many GPU devices end up held.
+
+use kueuesim_engine::Simulation;
+use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
+
+use crate::util::{load_text, wl};
+
+/// KAI's priority classes of upstream's tests (`pkg/scheduler/constants/priorities.go`):
+/// train 50, interactive-preemptible 75, build 100, inference 125. Build and inference are not
+/// preemptible (priority 100 and above).
+const PRIORITY_CLASSES: [(&str, u32); 4] = [
+    ("train", 50),
+    ("interactive-preemptible", 75),
+    ("build", 100),
+    ("inference", 125),
+];
+
+/// A node of upstream's `nodes_fake.TestNodeBasic`: GPUs, CPU in millicores, memory in bytes,
+/// labels (topology levels), and a GPU memory label in MiB for `gpu-memory` requests.
+#[derive(Clone)]
+struct Node {
+    name: &'static str,
+    gpus: u32,
+    cpu_millis: u64,
+    memory: u64,
+    labels: Vec<(&'static str, &'static str)>,
+    gpu_memory_mib: Option<u64>,
+}
+
+/// Upstream's default fake node: `cpuMilliAllocatable` 20000 read as cores (as the fake
+/// nodes of KAI's tests offer them) and 100 GB of memory, so neither binds.
+fn node(name: &'static str, gpus: u32) -> Node {
+    Node {
+        name,
+        gpus,
+        cpu_millis: 20_000_000,
+        memory: 100_000_000_000,
+        labels: Vec::new(),
+        gpu_memory_mib: None,
+    }
+}
+
+impl Node {
+    fn label(mut self, key: &'static str, value: &'static str) -> Self {
+        self.labels.push((key, value));
+        self
+    }
+    fn cpu_millis(mut self, millis: u64) -> Self {
+        self.cpu_millis = millis;
+        self
+    }
+    fn gpu_memory(mut self, mib: u64) -> Self {
+        self.gpu_memory_mib = Some(mib);
+        self
+    }
+}
+
+/// A KAI Queue (or department: a queue others name as parent) with its GPU quota,
+/// over-quota weight and limit, and CPU (millicores) and memory (MB) quotas and limits,
+/// `None` for upstream's unlimited.
+#[derive(Clone)]
+struct Queue {
+    name: &'static str,
+    parent: Option<&'static str>,
+    gpus: f64,
+    weight: f64,
+    limit: f64,
+    cpu: Option<(f64, f64)>,
+    priority: Option<u32>,
+}
+
+fn queue(name: &'static str, gpus: f64) -> Queue {
+    Queue {
+        name,
+        parent: None,
+        gpus,
+        weight: 1.0,
+        limit: -1.0,
+        cpu: None,
+        priority: None,
+    }
+}
+
+impl Queue {
+    fn parent(mut self, parent: &'static str) -> Self {
+        self.parent = Some(parent);
+        self
+    }
+    fn weight(mut self, weight: f64) -> Self {
+        self.weight = weight;
+        self
+    }
+    fn limit(mut self, limit: f64) -> Self {
+        self.limit = limit;
+        self
+    }
+    /// CPU quota and limit in millicores (-1: none).
+    fn cpu(mut self, quota: f64, limit: f64) -> Self {
+        self.cpu = Some((quota, limit));
+        self
+    }
+}
+
+/// What one pod of a job asks of the GPUs.
+#[derive(Clone, Copy)]
+enum Gpu {
+    Whole(u32),
+    Fraction(f64),
+    MemoryMib(u64),
+}
+
+/// A task: bound from the start on a node (with its GPU group for a share), or pending.
+#[derive(Clone)]
+enum Task {
+    Running(&'static str, Option<&'static str>),
+    Pending,
+}
+
+/// A job: one KAI PodGroup of bare Pods, all of one request.
+#[derive(Clone)]
+struct Job {
+    name: &'static str,
+    queue: &'static str,
+    pc: &'static str,
+    gpu: Gpu,
+    cpu_millis: u64,
+    memory: u64,
+    tasks: Vec<Task>,
+    min_member: Option<usize>,
+    /// (topology, required level, preferred level).
+    topology: Option<(&'static str, Option<&'static str>, Option<&'static str>)>,
+    node_selector: Option<(&'static str, &'static str)>,
+}
+
+fn job(name: &'static str, queue: &'static str, pc: &'static str, gpu: Gpu) -> Job {
+    Job {
+        name,
+        queue,
+        pc,
+        gpu,
+        cpu_millis: 0,
+        memory: 0,
+        tasks: Vec::new(),
+        min_member: None,
+        topology: None,
+        node_selector: None,
+    }
+}
+
+impl Job {
+    /// A task bound from the start on `node`.
+    fn on(mut self, node: &'static str) -> Self {
+        self.tasks.push(Task::Running(node, None));
+        self
+    }
+    /// A share bound from the start on `node`'s GPU group `group`.
+    fn on_group(mut self, node: &'static str, group: &'static str) -> Self {
+        self.tasks.push(Task::Running(node, Some(group)));
+        self
+    }
+    /// `n` pending tasks.
+    fn pending(mut self, n: usize) -> Self {
+        self.tasks.extend((0..n).map(|_| Task::Pending));
+        self
+    }
+    fn cpu(mut self, millis: u64, memory: u64) -> Self {
+        self.cpu_millis = millis;
+        self.memory = memory;
+        self
+    }
+    fn min_member(mut self, n: usize) -> Self {
+        self.min_member = Some(n);
+        self
+    }
+    fn topology(
+        mut self,
+        topology: &'static str,
+        required: Option<&'static str>,
+        preferred: Option<&'static str>,
+    ) -> Self {
+        self.topology = Some((topology, required, preferred));
+        self
+    }
+    fn node_selector(mut self, key: &'static str, value: &'static str) -> Self {
+        self.node_selector = Some((key, value));
+        self
+    }
+    fn running(&self) -> bool {
+        self.tasks.iter().any(|t| matches!(t, Task::Running(..)))
+    }
+}
+
+/// A case: the cluster and the jobs; `topologies` are (name, levels).
+struct Case {
+    nodes: Vec<Node>,
+    queues: Vec<Queue>,
+    jobs: Vec<Job>,
+    topologies: Vec<(&'static str, Vec<&'static str>)>,
+    placement: Option<&'static str>,
+}
+
+fn case(nodes: Vec<Node>, queues: Vec<Queue>, jobs: Vec<Job>) -> Case {
+    Case {
+        nodes,
+        queues,
+        jobs,
+        topologies: Vec::new(),
+        placement: None,
+    }
+}
+
+impl Case {
+    fn topology(mut self, name: &'static str, levels: Vec<&'static str>) -> Self {
+        self.topologies.push((name, levels));
+        self
+    }
+    fn placement(mut self, strategy: &'static str) -> Self {
+        self.placement = Some(strategy);
+        self
+    }
+
+    /// The scenario text: a Simulation of 10m with a podTermination of 30s and GPU devices
+    /// bookkept (KAI's GPU sharing), the nodes, queues, priority classes and jobs. Jobs with a
+    /// task bound from the start arrive at 0s, one second apart in the table's order (upstream
+    /// dates them so); the pending ones all arrive at 1m, in the table's order.
+    fn text(&self) -> String {
+        let kai = match self.placement {
+            Some(p) => format!(", kai: {{placementStrategy: {p}}}"),
+            None => String::new(),
+        };
+        let mut s = format!(
+            "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec: {{until: 10m, podTermination: 30s, gpuPlacement: {{devices: true}}{kai}}}\n"
+        );
+        for (name, levels) in &self.topologies {
+            s += &format!(
+                "---\napiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {{name: {name}}}\nspec:\n  levels:\n"
+            );
+            for l in levels {
+                s += &format!("  - nodeLabel: {l}\n");
+            }
+        }
+        for n in &self.nodes {
+            let mut labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            if let Some(mib) = n.gpu_memory_mib {
+                labels.push(format!("nvidia.com/gpu.memory: '{mib}'"));
+            }
+            s += &format!(
+                "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {}\n  labels: {{{}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{}', cpu: '{}m', memory: '{}', pods: '110'}}\n",
+                n.name,
+                labels.join(", "),
+                n.gpus,
+                n.cpu_millis,
+                n.memory
+            );
+        }
+        for (name, value) in PRIORITY_CLASSES {
+            s += &format!(
+                "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
+            );
+        }
+        for q in &self.queues {
+            s += &format!(
+                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {}}}\nspec:\n",
+                q.name
+            );
+            if let Some(p) = q.parent {
+                s += &format!("  parentQueue: {p}\n");
+            }
+            if let Some(p) = q.priority {
+                s += &format!("  priority: {p}\n");
+            }
+            s += &format!(
+                "  resources:\n    gpu: {{quota: {}, overQuotaWeight: {}, limit: {}}}\n",
+                q.gpus, q.weight, q.limit
+            );
+            if let Some((quota, limit)) = q.cpu {
+                s += &format!("    cpu: {{quota: {quota}, overQuotaWeight: 1, limit: {limit}}}\n");
+            }
+        }
+        let mut started = 0;
+        for j in &self.jobs {
+            let arrival = if j.running() {
+                started += 1;
+                format!("{}s", started - 1)
+            } else {
+                "1m".to_string()
+            };
+            let mut pg = format!("minMember: {}, queue: {}", j.min_member.unwrap_or(j.tasks.len()), j.queue);
+            if let Some((topology, required, preferred)) = j.topology {
+                let mut c = format!("topology: {topology}");
+                if let Some(r) = required {
+                    c += &format!(", requiredTopologyLevel: {r}");
+                }
+                if let Some(p) = preferred {
+                    c += &format!(", preferredTopologyLevel: {p}");
+                }
+                pg += &format!(", topologyConstraint: {{{c}}}");
+            }
+            s += &format!(
+                "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {{name: {}, namespace: team}}\nspec: {{{pg}}}\n",
+                k8s(j.name)
+            );
+            let mut limits = Vec::new();
+            if j.cpu_millis > 0 {
+                limits.push(format!("cpu: '{}m'", j.cpu_millis));
+            }
+            if j.memory > 0 {
+                limits.push(format!("memory: '{}'", j.memory));
+            }
+            let mut annotations = vec![
+                format!("kueuesim.io/arrival: {arrival}"),
+                format!("pod-group-name: {}", k8s(j.name)),
+            ];
+            match j.gpu {
+                Gpu::Whole(0) => {}
+                Gpu::Whole(n) => limits.push(format!("nvidia.com/gpu: '{n}'")),
+                Gpu::Fraction(f) => annotations.push(format!("gpu-fraction: '{f}'")),
+                Gpu::MemoryMib(m) => annotations.push(format!("gpu-memory: '{m}'")),
+            }
+            for (i, t) in j.tasks.iter().enumerate() {
+                let mut labels = vec![format!("kai.scheduler/queue: {}", j.queue)];
+                let mut spec = String::new();
+                if let Task::Running(node, group) = t {
+                    spec += &format!("  nodeName: {node}\n");
+                    if let Some(g) = group {
+                        labels.push(format!("runai-gpu-group: '{g}'"));
+                    }
+                }
+                if let Some((k, v)) = j.node_selector {
+                    spec += &format!("  nodeSelector: {{{k}: {v}}}\n");
+                }
+                s += &format!(
+                    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {}-{i}\n  namespace: team\n  labels: {{{}}}\n  annotations: {{{}}}\nspec:\n  schedulerName: kai-scheduler\n  priorityClassName: {}\n{spec}  containers:\n  - resources: {{limits: {{{}}}}}\n",
+                    k8s(j.name),
+                    labels.join(", "),
+                    annotations.join(", "),
+                    j.pc,
+                    limits.join(", ")
+                );
+            }
+        }
+        s
+    }
+
+    fn run(&self) -> Run {
+        let text = self.text();
+        let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+        let names = self.jobs.iter().map(|j| j.name).collect();
+        Run { r, names }
+    }
+}
+
+/// A case's result, with its jobs' names for failure messages.
+struct Run {
+    r: SimulationResult,
+    names: Vec<&'static str>,
+}
+
+impl Run {
+    fn job(&self, name: &str) -> &WorkloadOut {
+        wl(&self.r, "team", &k8s(name))
+    }
+
+    /// Every job's state, start, nodes and evictions.
+    fn all(&self) -> String {
+        self.names
+            .iter()
+            .map(|n| {
+                let w = self.job(n);
+                let ev: Vec<(f64, &str)> = w.evictions.iter().map(|e| (e.at, e.reason)).collect();
+                format!("{n} {} {:?} {:?} {ev:?}", w.state, w.running_at, self.nodes(n))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The nodes of `name`'s bound pods, in pod order.
+    fn nodes(&self, name: &str) -> Vec<String> {
+        self.job(name)
+            .pod_sets
+            .iter()
+            .flat_map(|ps| ps.pods.iter().filter_map(|p| p.node.clone()))
+            .collect()
+    }
+
+    /// `name` runs since `at` (s) with its pods on `nodes` (in pod order), never evicted.
+    fn runs(&self, name: &str, at: f64, nodes: &[&str]) -> &Self {
+        let w = self.job(name);
+        assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
+        assert_eq!((w.state, w.running_at), ("Running", Some(at)), "{name}; {}", self.all());
+        assert_eq!(self.nodes(name), nodes, "{name}; {}", self.all());
+        self
+    }
+
+    /// `name` runs since the start on `nodes`, untouched.
+    fn stays(&self, name: &str, nodes: &[&str]) -> &Self {
+        let at = self.job(name).created_at;
+        self.runs(name, at, nodes)
+    }
+
+    /// `name` waits at the end with no pod bound and was never evicted.
+    fn waits(&self, name: &str) -> &Self {
+        let w = self.job(name);
+        assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
+        assert_eq!(w.state, "Pending", "{name}; {}", self.all());
+        assert!(self.nodes(name).is_empty(), "{name}; {}", self.all());
+        self
+    }
+
+    /// GPU devices some pod holds (all or part of) at the end.
+    fn devices_held(&self, n: i64) -> &Self {
+        let sharing = self.r.summary.gpu.sharing.as_ref().expect("GPU devices bookkept");
+        assert_eq!(sharing.gpus_allocated, n, "devices held; {}", self.all());
+        self
+    }
+}
+
+/// Upstream's job names have underscores, which Kubernetes names may not: they become '-'.
+fn k8s(name: &str) -> String {
+    name.replace('_', "-")
+}
+
+const TRAIN: &str = "train";
+const BUILD: &str = "build";
+const INTERACTIVE: &str = "interactive-preemptible";
+
+// allocate/allocateFractionalGpu_test.go
+
+/// A department `department-a` deserving 1 GPU with a limit of 1, and queue0 in it.
+fn department_of_one_gpu(queue0: Queue) -> Vec<Queue> {
+    vec![
+        queue("department-a", 1.0).limit(1.0),
+        queue0.parent("department-a"),
+    ]
+}
+
+#[test]
+fn fractions_over_the_projects_limit_are_not_allocated() {
+    // allocateFractionalGpu_test.go, "allocate job with multiple pods but does not allow it
+    // because project goes over allowance": 3 × 0.5 GPU against queue0's limit of 1.
+    let c = case(
+        vec![node("node0", 4)],
+        department_of_one_gpu(queue("queue0", 1.0).limit(1.0)),
+        vec![job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(3)],
+    );
+    c.run().waits("pending_job0");
+}
+
+#[test]
+fn fractions_over_the_departments_limit_are_not_allocated() {
+    // allocateFractionalGpu_test.go, "allocate job with multiple pods but does not allow it
+    // because department to go over allowance": 3 × 0.5 GPU against department-a's limit of 1.
+    let c = case(
+        vec![node("node0", 4)],
+        department_of_one_gpu(queue("queue0", 1.0)),
+        vec![job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(3)],
+    );
+    c.run().waits("pending_job0");
+}
+
+#[test]
+fn a_share_goes_to_the_shared_gpu_it_fits() {
+    // allocateFractionalGpu_test.go, "1 shared gpu job running, 1 pending interactive shared
+    // gpu job, allocate to same gpu": one device ends up held by both halves.
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "1"),
+            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_shared_gpu_job0", &["node0"])
+        .runs("pending_shared_gpu_job1", 60.0, &["node0"])
+        .devices_held(1);
+}
+
+#[test]
+fn a_share_goes_to_the_node_of_the_shared_gpu_it_fits() {
+    // allocateFractionalGpu_test.go, "1 shared gpu job running, 1 pending interactive shared
+    // gpu job, allocate to same gpu - even if multiple nodes, to check gpusharingorder
+    // plugin": node1's shared device wins over node0's idle ones.
+    let c = case(
+        vec![node("node0", 2), node("node1", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node1", "1"),
+            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_shared_gpu_job0", &["node1"])
+        .runs("pending_shared_gpu_job1", 60.0, &["node1"])
+        .devices_held(1);
+}
+
+/// 0.6 of a GPU running on node0 (2 GPUs) and 0.5 pending, queue0 deserving `deserved`.
+fn six_tenths_and_a_half(deserved: f64) -> Case {
+    case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", deserved)],
+        vec![
+            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.6)).on_group("node0", "0"),
+            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+        ],
+    )
+}
+
+#[test]
+fn a_share_that_does_not_fit_the_shared_gpu_opens_a_new_one() {
+    // allocateFractionalGpu_test.go and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // "1 shared gpu job running, 1 pending interactive shared gpu job - allocate to new gpu".
+    six_tenths_and_a_half(2.0)
+        .run()
+        .stays("running_shared_gpu_job0", &["node0"])
+        .runs("pending_shared_gpu_job1", 60.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn a_non_preemptible_share_over_the_queues_quota_is_not_allocated() {
+    // allocateFractionalGpu_test.go, both cases "1 shared gpu job running, 1 pending
+    // interactive shared gpu job - queue will be overused, don't allocate" (they differ only in
+    // the order of a task's fields): 0.6 + 0.5 of a build priority exceeds queue0's 1 GPU.
+    six_tenths_and_a_half(1.0)
+        .run()
+        .stays("running_shared_gpu_job0", &["node0"])
+        .waits("pending_shared_gpu_job1")
+        .devices_held(1);
+}
+
+#[test]
+fn a_share_beside_a_whole_gpu_job() {
+    // allocateFractionalGpu_test.go and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // "1 whole gpu job running, 1 pending interactive shared gpu job - allocate".
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_job0", "queue0", TRAIN, Gpu::Whole(1)).on("node0"),
+            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_job0", &["node0"])
+        .runs("pending_shared_gpu_job1", 60.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn a_whole_gpu_beside_a_share() {
+    // allocateFractionalGpu_test.go, "1 shared gpu interactive job running, 1 pending whole
+    // gpu job - allocate".
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "1"),
+            job("pending_whole_gpu_job1", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_shared_gpu_job0", &["node0"])
+        .runs("pending_whole_gpu_job1", 60.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn three_of_four_shares_fit_beside_a_running_share() {
+    // allocateFractionalGpu_test.go and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // "1 interactive shared gpu job running, 4 pending interactive shared gpus pending -
+    // allocate 3 of the shared GPUs jobs": 0.6 opens GPU 1, 0.5 fills GPU 0, the next 0.5 fits
+    // nowhere, 0.3 joins GPU 1.
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "0"),
+            job("pending_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.6)).pending(1),
+            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+            job("pending_shared_gpu_job2", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+            job("pending_shared_gpu_job3", "queue0", BUILD, Gpu::Fraction(0.3)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_shared_gpu_job0", &["node0"])
+        .runs("pending_shared_gpu_job0", 60.0, &["node0"])
+        .runs("pending_shared_gpu_job1", 60.0, &["node0"])
+        .waits("pending_shared_gpu_job2")
+        .runs("pending_shared_gpu_job3", 60.0, &["node0"])
+        .devices_held(2);
+}

@@ -137,6 +137,8 @@ struct Job {
     /// (topology, required level, preferred level).
     topology: Option<(&'static str, Option<&'static str>, Option<&'static str>)>,
     node_selector: Option<(&'static str, &'static str)>,
+    /// An arrival other than the default (a probe job arriving after the case's session).
+    arrival: Option<&'static str>,
 }
 
 fn job(name: &'static str, queue: &'static str, pc: &'static str, gpu: Gpu) -> Job {
@@ -151,6 +153,7 @@ fn job(name: &'static str, queue: &'static str, pc: &'static str, gpu: Gpu) -> J
         min_member: None,
         topology: None,
         node_selector: None,
+        arrival: None,
     }
 }
 
@@ -190,6 +193,10 @@ impl Job {
     }
     fn node_selector(mut self, key: &'static str, value: &'static str) -> Self {
         self.node_selector = Some((key, value));
+        self
+    }
+    fn arrives(mut self, at: &'static str) -> Self {
+        self.arrival = Some(at);
         self
     }
     fn running(&self) -> bool {
@@ -286,7 +293,9 @@ impl Case {
         }
         let mut started = 0;
         for j in &self.jobs {
-            let arrival = if j.running() {
+            let arrival = if let Some(at) = j.arrival {
+                at.to_string()
+            } else if j.running() {
                 started += 1;
                 format!("{}s", started - 1)
             } else {
@@ -400,10 +409,9 @@ impl Run {
         self
     }
 
-    /// `name` runs since the start on `nodes`, untouched.
+    /// `name` runs since the start on `nodes`, untouched (bound pods are booked at 0s).
     fn stays(&self, name: &str, nodes: &[&str]) -> &Self {
-        let at = self.job(name).created_at;
-        self.runs(name, at, nodes)
+        self.runs(name, 0.0, nodes)
     }
 
     /// `name` waits at the end with no pod bound and was never evicted.
@@ -488,19 +496,25 @@ fn a_share_goes_to_the_shared_gpu_it_fits() {
 fn a_share_goes_to_the_node_of_the_shared_gpu_it_fits() {
     // allocateFractionalGpu_test.go, "1 shared gpu job running, 1 pending interactive shared
     // gpu job, allocate to same gpu - even if multiple nodes, to check gpusharingorder
-    // plugin": node1's shared device wins over node0's idle ones.
-    let c = case(
-        vec![node("node0", 2), node("node1", 2)],
-        vec![queue("queue0", 2.0)],
-        vec![
-            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node1", "1"),
-            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
-        ],
-    );
-    c.run()
-        .stays("running_shared_gpu_job0", &["node1"])
-        .runs("pending_shared_gpu_job1", 60.0, &["node1"])
-        .devices_held(1);
+    // plugin" (queue0 deserves 2), and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // "test gpuSharingOrder - one node empty and one node with already running frac job -
+    // allocate to the node with already running job" (3): node1's shared device wins over
+    // node0's idle ones.
+    for deserved in [2.0, 3.0] {
+        let c = case(
+            vec![node("node0", 2), node("node1", 2)],
+            vec![queue("queue0", deserved)],
+            vec![
+                job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5))
+                    .on_group("node1", "1"),
+                job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+            ],
+        );
+        c.run()
+            .stays("running_shared_gpu_job0", &["node1"])
+            .runs("pending_shared_gpu_job1", 60.0, &["node1"])
+            .devices_held(1);
+    }
 }
 
 /// 0.6 of a GPU running on node0 (2 GPUs) and 0.5 pending, queue0 deserving `deserved`.
@@ -598,4 +612,194 @@ fn three_of_four_shares_fit_beside_a_running_share() {
         .waits("pending_shared_gpu_job2")
         .runs("pending_shared_gpu_job3", 60.0, &["node0"])
         .devices_held(2);
+}
+
+#[test]
+fn a_share_counts_as_its_fraction_in_the_queues_gpus() {
+    // allocateFractionalGpu_test.go, "Verify allocated fractional GPU jobs are counted in the
+    // overall number of GPUs the default department will have": 0.5 + 1 of queue0's 2.
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "1"),
+            job("pending_job0", "queue0", BUILD, Gpu::Whole(1)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_job0", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn a_train_share_is_allocated_over_quota_beside_two_shares() {
+    // allocateFractionalGpu_test.go and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // the first "Allow allocation of fractional training when over quota with fractional jobs":
+    // two build halves fill GPU 0 (queue0 deserves 1); a train half, preemptible, may go over
+    // quota and opens GPU 1.
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 1.0)],
+        vec![
+            job("running_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "0"),
+            job("running_job1", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "0"),
+            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_job0", &["node0"])
+        .stays("running_job1", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn a_train_share_is_allocated_over_quota_beside_a_whole_gpu() {
+    // allocateFractionalGpu_test.go and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // the second "Allow allocation of fractional training when over quota with fractional
+    // jobs": a build job holds queue0's 1 deserved GPU whole.
+    let c = case(
+        vec![node("node0", 2)],
+        vec![queue("queue0", 1.0)],
+        vec![
+            job("running_job0", "queue0", BUILD, Gpu::Whole(1)).on("node0"),
+            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_job0", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn spread_takes_the_node_without_a_share() {
+    // allocateFractionalGpu_test.go, "Spread across nodes, when 1 node has shared GPU"
+    // (nodeplacement spread for GPU and CPU, gpuspread: `placementStrategy: spread`).
+    let c = case(
+        vec![node("node0", 2), node("node1", 2)],
+        vec![queue("queue0", 2.0)],
+        vec![
+            job("running_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).on_group("node0", "0"),
+            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.2)).pending(1),
+        ],
+    )
+    .placement("spread");
+    c.run()
+        .stays("running_job0", &["node0"])
+        .runs("pending_job0", 60.0, &["node1"])
+        .devices_held(2);
+}
+
+#[test]
+fn binpack_puts_a_share_on_the_shared_gpu() {
+    // allocateFractionalGpu_test.go, "Pack jobs on nodes" (the default configuration).
+    let c = case(
+        vec![node("node0", 2), node("node1", 2)],
+        vec![queue("queue0", 4.0)],
+        vec![
+            job("running_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).on_group("node0", "0"),
+            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.2)).pending(1),
+        ],
+    );
+    c.run()
+        .stays("running_job0", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .devices_held(1);
+}
+
+/// node0's GPU 1 holds 0.5 and GPU 0 0.7 (of `gpus` GPUs); a 0.2 share arrives at 1m, and at
+/// 2m a probe of 0.5, which fits beside the other shares only if the 0.2 went to GPU 0 (0.9
+/// used, GPU 1 0.5 free) and not to GPU 1 (0.7 used, 0.3 free on each): the output does not
+/// name a pod's device, the probe tells which it was.
+fn shares_of_a_half_and_seven_tenths(gpus: u32, strategy: &'static str) -> Case {
+    case(
+        vec![node("node0", gpus)],
+        vec![queue("queue0", f64::from(gpus))],
+        vec![
+            job("running_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).on_group("node0", "1"),
+            job("running_job1", "queue0", TRAIN, Gpu::Fraction(0.7)).on_group("node0", "0"),
+            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.2)).pending(1),
+            job("probe", "queue0", TRAIN, Gpu::Fraction(0.5))
+                .pending(1)
+                .arrives("2m"),
+        ],
+    )
+    .placement(strategy)
+}
+
+#[test]
+fn gpupack_puts_a_share_on_the_most_used_gpu() {
+    // allocateFractionalGpu_test.go, "Pack jobs on GPUs" (gpupack): the 0.2 joins GPU 0's 0.7.
+    let r = shares_of_a_half_and_seven_tenths(2, "binpack").run();
+    r.stays("running_job0", &["node0"])
+        .stays("running_job1", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .runs("probe", 120.0, &["node0"])
+        .devices_held(2);
+}
+
+#[test]
+fn gpuspread_puts_a_share_on_the_least_used_gpu() {
+    // allocateFractionalGpu_test.go, "Spread jobs across GPUs" (gpuspread; one node, so the
+    // node strategy does not matter): the 0.2 joins GPU 1's 0.5, and the probe finds no room.
+    let r = shares_of_a_half_and_seven_tenths(2, "spread").run();
+    r.stays("running_job0", &["node0"])
+        .stays("running_job1", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .waits("probe")
+        .devices_held(2);
+}
+
+#[test]
+fn gpuspread_opens_an_idle_gpu_before_a_shared_one() {
+    // allocateFractionalGpu_test.go, "Spread jobs across free GPUs" (gpuspread, node0 of 8
+    // GPUs): gpuspread's order scores an idle device 1 and a shared one 1 − its used portion,
+    // so the 0.2 opens a third device and the probe's 0.5 finds room. Upstream expects GPU
+    // group "1", the name its fake gives a new group (as in "allocate to new gpu").
+    let r = shares_of_a_half_and_seven_tenths(8, "spread").run();
+    r.stays("running_job0", &["node0"])
+        .stays("running_job1", &["node0"])
+        .runs("pending_job0", 60.0, &["node0"])
+        .runs("probe", 120.0, &["node0"])
+        .devices_held(4);
+}
+
+// allocate/allocateGpuMemory_test.go (upstream's fake nodes have GPUs of 100 MiB)
+
+/// A job of three pending 40 MiB tasks at priority `pc` on node0 (2 GPUs of 100 MiB), queue0
+/// deserving 1 GPU up to `limit`.
+fn three_memory_shares(pc: &'static str, limit: f64) -> Case {
+    case(
+        vec![node("node0", 2).gpu_memory(100)],
+        vec![queue("queue0", 1.0).limit(limit)],
+        vec![job("pending_job-0", "queue0", pc, Gpu::MemoryMib(40)).pending(3)],
+    )
+}
+
+#[test]
+fn memory_shares_of_a_build_job_over_the_deserved_quota_wait() {
+    // allocateGpuMemory_test.go, "Non preemptible job requests gpu memory over deserved
+    // quota": 3 × 0.4 GPU of a build job against queue0's 1.
+    three_memory_shares(BUILD, -1.0).run().waits("pending_job-0");
+}
+
+#[test]
+fn memory_shares_over_the_queue_limit_wait() {
+    // allocateGpuMemory_test.go, "Preemptible job requests gpu memory over queue limit":
+    // 3 × 0.4 GPU of a train job against queue0's limit of 1.
+    three_memory_shares(TRAIN, 1.0).run().waits("pending_job-0");
+}
+
+#[test]
+fn a_memory_share_on_an_empty_cluster() {
+    // allocateGpuMemory_test.go and integration_tests/allocate/allocateFractionalGpu_test.go,
+    // "Basic request gpu by memory when cluster is empty": 50 MiB of node0's 100 MiB GPU.
+    let c = case(
+        vec![node("node0", 1).gpu_memory(100)],
+        vec![queue("queue0", 1.0)],
+        vec![job("pending_job-0", "queue0", BUILD, Gpu::MemoryMib(50)).pending(1)],
+    );
+    c.run().runs("pending_job-0", 60.0, &["node0"]).devices_held(1);
 }

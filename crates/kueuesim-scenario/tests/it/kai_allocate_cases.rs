@@ -131,7 +131,8 @@ enum Task {
     Pending,
 }
 
-/// A job: one KAI PodGroup of bare Pods, all of one request.
+/// A job: one KAI PodGroup of bare Pods, all of one request, a gang of all its pods
+/// (upstream's default `MinAvailable`).
 #[derive(Clone)]
 struct Job {
     name: &'static str,
@@ -141,10 +142,8 @@ struct Job {
     cpu_millis: u64,
     memory: u64,
     tasks: Vec<Task>,
-    min_member: Option<usize>,
     /// (topology, required level, preferred level).
     topology: Option<(&'static str, Option<&'static str>, Option<&'static str>)>,
-    node_selector: Option<(&'static str, &'static str)>,
     /// An arrival other than the default (a probe job arriving after the case's session).
     arrival: Option<&'static str>,
 }
@@ -158,9 +157,7 @@ fn job(name: &'static str, queue: &'static str, pc: &'static str, gpu: Gpu) -> J
         cpu_millis: 0,
         memory: 0,
         tasks: Vec::new(),
-        min_member: None,
         topology: None,
-        node_selector: None,
         arrival: None,
     }
 }
@@ -186,10 +183,6 @@ impl Job {
         self.memory = memory;
         self
     }
-    fn min_member(mut self, n: usize) -> Self {
-        self.min_member = Some(n);
-        self
-    }
     fn topology(
         mut self,
         topology: &'static str,
@@ -197,10 +190,6 @@ impl Job {
         preferred: Option<&'static str>,
     ) -> Self {
         self.topology = Some((topology, required, preferred));
-        self
-    }
-    fn node_selector(mut self, key: &'static str, value: &'static str) -> Self {
-        self.node_selector = Some((key, value));
         self
     }
     fn arrives(mut self, at: &'static str) -> Self {
@@ -262,7 +251,8 @@ impl Case {
             }
         }
         for n in &self.nodes {
-            let mut labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            let mut labels: Vec<String> =
+                n.labels.iter().map(|(k, v)| format!("{k}: {v}")).collect();
             if let Some(mib) = n.gpu_memory_mib {
                 labels.push(format!("nvidia.com/gpu.memory: '{mib}'"));
             }
@@ -309,7 +299,7 @@ impl Case {
             } else {
                 "1m".to_string()
             };
-            let mut pg = format!("minMember: {}, queue: {}", j.min_member.unwrap_or(j.tasks.len()), j.queue);
+            let mut pg = format!("minMember: {}, queue: {}", j.tasks.len(), j.queue);
             if let Some((topology, required, preferred)) = j.topology {
                 let mut c = format!("topology: {topology}");
                 if let Some(r) = required {
@@ -349,9 +339,6 @@ impl Case {
                     if let Some(g) = group {
                         labels.push(format!("runai-gpu-group: '{g}'"));
                     }
-                }
-                if let Some((k, v)) = j.node_selector {
-                    spec += &format!("  nodeSelector: {{{k}: {v}}}\n");
                 }
                 s += &format!(
                     "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {}-{i}\n  namespace: team\n  labels: {{{}}}\n  annotations: {{{}}}\nspec:\n  schedulerName: kai-scheduler\n  priorityClassName: {}\n{spec}  containers:\n  - resources: {{limits: {{{}}}}}\n",
@@ -393,7 +380,12 @@ impl Run {
             .map(|n| {
                 let w = self.job(n);
                 let ev: Vec<(f64, &str)> = w.evictions.iter().map(|e| (e.at, e.reason)).collect();
-                format!("{n} {} {:?} {:?} {ev:?}", w.state, w.running_at, self.nodes(n))
+                format!(
+                    "{n} {} {:?} {:?} {ev:?}",
+                    w.state,
+                    w.running_at,
+                    self.nodes(n)
+                )
             })
             .collect::<Vec<_>>()
             .join("; ")
@@ -412,7 +404,12 @@ impl Run {
     fn runs(&self, name: &str, at: f64, nodes: &[&str]) -> &Self {
         let w = self.job(name);
         assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
-        assert_eq!((w.state, w.running_at), ("Running", Some(at)), "{name}; {}", self.all());
+        assert_eq!(
+            (w.state, w.running_at),
+            ("Running", Some(at)),
+            "{name}; {}",
+            self.all()
+        );
         assert_eq!(self.nodes(name), nodes, "{name}; {}", self.all());
         self
     }
@@ -421,7 +418,12 @@ impl Run {
     fn runs_within(&self, name: &str, at: f64, pods: usize, nodes: &[&str]) -> &Self {
         let w = self.job(name);
         assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
-        assert_eq!((w.state, w.running_at), ("Running", Some(at)), "{name}; {}", self.all());
+        assert_eq!(
+            (w.state, w.running_at),
+            ("Running", Some(at)),
+            "{name}; {}",
+            self.all()
+        );
         let on = self.nodes(name);
         assert_eq!(on.len(), pods, "{name}; {}", self.all());
         assert!(
@@ -455,14 +457,25 @@ impl Run {
             .map(|e| (e.at, e.reason, e.preemptor.as_deref()))
             .collect();
         let by = format!("team/{}", k8s(by));
-        assert_eq!(got, [(at, reason, Some(by.as_str()))], "{name}; {}", self.all());
+        assert_eq!(
+            got,
+            [(at, reason, Some(by.as_str()))],
+            "{name}; {}",
+            self.all()
+        );
         assert_eq!(w.state, "Pending", "{name}; {}", self.all());
         self
     }
 
     /// GPU devices some pod holds (all or part of) at the end.
     fn devices_held(&self, n: i64) -> &Self {
-        let sharing = self.r.summary.gpu.sharing.as_ref().expect("GPU devices bookkept");
+        let sharing = self
+            .r
+            .summary
+            .gpu
+            .sharing
+            .as_ref()
+            .expect("GPU devices bookkept");
         assert_eq!(sharing.gpus_allocated, n, "devices held; {}", self.all());
         self
     }
@@ -475,7 +488,6 @@ fn k8s(name: &str) -> String {
 
 const TRAIN: &str = "train";
 const BUILD: &str = "build";
-const INTERACTIVE: &str = "interactive-preemptible";
 
 // allocate/allocateFractionalGpu_test.go
 
@@ -519,8 +531,20 @@ fn a_share_goes_to_the_shared_gpu_it_fits() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "1"),
-            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+            job(
+                "running_shared_gpu_job0",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .on_group("node0", "1"),
+            job(
+                "pending_shared_gpu_job1",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .pending(1),
         ],
     );
     c.run()
@@ -542,9 +566,20 @@ fn a_share_goes_to_the_node_of_the_shared_gpu_it_fits() {
             vec![node("node0", 2), node("node1", 2)],
             vec![queue("queue0", deserved)],
             vec![
-                job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5))
-                    .on_group("node1", "1"),
-                job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+                job(
+                    "running_shared_gpu_job0",
+                    "queue0",
+                    BUILD,
+                    Gpu::Fraction(0.5),
+                )
+                .on_group("node1", "1"),
+                job(
+                    "pending_shared_gpu_job1",
+                    "queue0",
+                    BUILD,
+                    Gpu::Fraction(0.5),
+                )
+                .pending(1),
             ],
         );
         c.run()
@@ -560,8 +595,20 @@ fn six_tenths_and_a_half(deserved: f64) -> Case {
         vec![node("node0", 2)],
         vec![queue("queue0", deserved)],
         vec![
-            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.6)).on_group("node0", "0"),
-            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+            job(
+                "running_shared_gpu_job0",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.6),
+            )
+            .on_group("node0", "0"),
+            job(
+                "pending_shared_gpu_job1",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .pending(1),
         ],
     )
 }
@@ -598,7 +645,13 @@ fn a_share_beside_a_whole_gpu_job() {
         vec![queue("queue0", 2.0)],
         vec![
             job("running_job0", "queue0", TRAIN, Gpu::Whole(1)).on("node0"),
-            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
+            job(
+                "pending_shared_gpu_job1",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .pending(1),
         ],
     );
     c.run()
@@ -615,7 +668,13 @@ fn a_whole_gpu_beside_a_share() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "1"),
+            job(
+                "running_shared_gpu_job0",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .on_group("node0", "1"),
             job("pending_whole_gpu_job1", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
         ],
     );
@@ -635,11 +694,41 @@ fn three_of_four_shares_fit_beside_a_running_share() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job("running_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "0"),
-            job("pending_shared_gpu_job0", "queue0", BUILD, Gpu::Fraction(0.6)).pending(1),
-            job("pending_shared_gpu_job1", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
-            job("pending_shared_gpu_job2", "queue0", BUILD, Gpu::Fraction(0.5)).pending(1),
-            job("pending_shared_gpu_job3", "queue0", BUILD, Gpu::Fraction(0.3)).pending(1),
+            job(
+                "running_shared_gpu_job0",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .on_group("node0", "0"),
+            job(
+                "pending_shared_gpu_job0",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.6),
+            )
+            .pending(1),
+            job(
+                "pending_shared_gpu_job1",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .pending(1),
+            job(
+                "pending_shared_gpu_job2",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.5),
+            )
+            .pending(1),
+            job(
+                "pending_shared_gpu_job3",
+                "queue0",
+                BUILD,
+                Gpu::Fraction(0.3),
+            )
+            .pending(1),
         ],
     );
     c.run()
@@ -819,7 +908,9 @@ fn three_memory_shares(pc: &'static str, limit: f64) -> Case {
 fn memory_shares_of_a_build_job_over_the_deserved_quota_wait() {
     // allocateGpuMemory_test.go, "Non preemptible job requests gpu memory over deserved
     // quota": 3 × 0.4 GPU of a build job against queue0's 1.
-    three_memory_shares(BUILD, -1.0).run().waits("pending_job-0");
+    three_memory_shares(BUILD, -1.0)
+        .run()
+        .waits("pending_job-0");
 }
 
 #[test]
@@ -838,7 +929,9 @@ fn a_memory_share_on_an_empty_cluster() {
         vec![queue("queue0", 1.0)],
         vec![job("pending_job-0", "queue0", BUILD, Gpu::MemoryMib(50)).pending(1)],
     );
-    c.run().runs("pending_job-0", 60.0, &["node0"]).devices_held(1);
+    c.run()
+        .runs("pending_job-0", 60.0, &["node0"])
+        .devices_held(1);
 }
 
 // integration_tests/allocate/allocate_test.go
@@ -1039,7 +1132,12 @@ fn a_build_job_preempts_a_train_job_at_the_queues_limit() {
         ],
     );
     c.run()
-        .evicted("running_job_train", "Preempt", "pending_job_interactive", 60.0)
+        .evicted(
+            "running_job_train",
+            "Preempt",
+            "pending_job_interactive",
+            60.0,
+        )
         .runs("pending_job_interactive", 90.0, &["node0"]);
 }
 
@@ -1289,9 +1387,11 @@ fn a_job_requiring_a_rack_takes_the_free_one() {
                 .topology("rack-topology", Some(RACK), None),
         ],
     );
-    c.run()
-        .stays("running_job0", &["node0", "node1"])
-        .runs("pending_job0", 60.0, &["node2", "node2"]);
+    c.run().stays("running_job0", &["node0", "node1"]).runs(
+        "pending_job0",
+        60.0,
+        &["node2", "node2"],
+    );
 }
 
 #[test]

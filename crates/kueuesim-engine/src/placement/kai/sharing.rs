@@ -96,7 +96,9 @@ pub fn place(
                     ps,
                     idx,
                     share,
-                    Some(format!("node does not have enough capacity. Reason: {message}")),
+                    Some(format!(
+                        "node does not have enough capacity. Reason: {message}"
+                    )),
                 ));
                 break;
             }

@@ -882,8 +882,9 @@ fn gpuspread_puts_a_share_on_the_least_used_gpu() {
 fn gpuspread_opens_an_idle_gpu_before_a_shared_one() {
     // allocateFractionalGpu_test.go, "Spread jobs across free GPUs" (gpuspread, node0 of 8
     // GPUs): gpuspread's order scores an idle device 1 and a shared one 1 − its used portion,
-    // so the 0.2 opens a third device and the probe's 0.5 finds room. Upstream expects GPU
-    // group "1", the name its fake gives a new group (as in "allocate to new gpu").
+    // so the 0.2 opens a third device and the probe's 0.5 finds room. Upstream's table names
+    // group "1", but its `MatchExpectedAndRealTasks` compares groups only when the task's
+    // groups equal the expected ones, so a new group passes there.
     let r = shares_of_a_half_and_seven_tenths(8, "spread").run();
     r.stays("running_job0", &["node0"])
         .stays("running_job1", &["node0"])

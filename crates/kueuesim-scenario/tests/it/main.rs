@@ -17,6 +17,8 @@ mod grove;
 mod job_kinds;
 /// KAI's allocate action: its unit-test cases written from their tables.
 mod kai_allocate_cases;
+/// KAI's allocate action: upstream's fractional, GPU-memory, queue and topology cases.
+mod kai_allocate_fraction_cases;
 /// KAI's consolidation action: its unit-test cases (K25–K36, K46–K51, K54) as scenarios.
 mod kai_consolidation;
 /// KAI's queues over CPU and memory: fair shares, reclaim and limits per resource.

@@ -21,7 +21,7 @@ const APPEND_STEP: u64 = 1 << 40;
 const INSERT_STEP: u64 = 1 << 20;
 /// The most entries a run holds before it is split in two: a run's entries are moved on
 /// every insertion into it, so it is kept to a few kilobytes.
-const RUN_MAX: usize = 128;
+const RUN_MAX: usize = 64;
 
 /// A UID as a search key: its first 32 bytes inline (zero-padded, so they order as the
 /// strings do, coarsely), the whole string only for a tie there. Finding a new UID's

@@ -265,6 +265,23 @@ fn preempt_case_multi_queue_preempts_within_the_queue() {
     assert_eq!(pods(wl(&r, "c1", "pg3")), [("q2-preemptor1", Some("n1"))]);
 }
 
+/// TestTopologyAwarePreempt "preemption with priority queues", on the normal path: the
+/// node is full with a pod of each queue, and preempt evicts only within the preemptor's
+/// queue q1 (preemptee1), never q2's preemptee2 though q2's job is of the same priority
+/// as the preemptor and q2 is the higher-priority queue.
+#[test]
+fn preempt_case_priority_queues_evicts_within_the_queue() {
+    let r = run_dir("volcano/preempt-priority-queues");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(evict_events(wl(&r, "c1", "pg1")), [(0.0, "preempt")]);
+    assert_eq!(pods(wl(&r, "c1", "pg3")), [("preemptee2", Some("n1"))]);
+    assert!(evict_events(wl(&r, "c1", "pg3")).is_empty());
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+    // Bound once preemptee1 has terminated (podTermination 30s).
+    assert_eq!(wl(&r, "c1", "pg2").pod_sets[0].pods[0].bound_at, Some(30.0));
+}
+
 #[test]
 fn preempt_cases_that_evict_nothing() {
     // "do not preempt if there are enough idle resources", "do not preempt if job is

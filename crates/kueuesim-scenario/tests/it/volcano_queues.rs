@@ -211,6 +211,33 @@ fn overcommit_rejects_min_resources_above_idle_times_the_factor() {
     // "overCommitFactor is more than 0": 2 cpu/2G fits.
     let text = text.replace("{cpu: 20000m, memory: 20G}", "{cpu: 2000m, memory: 2G}");
     assert_eq!(nodes(wl(&run_text(&text), "ns1", "pg2")).len(), 1);
+    // "overCommitFactor is less than 0" (factor 0.8): taken as the default 1.2, as
+    // upstream's plugin does; 2 cpu/2G fits either way.
+    let below_one = text.replace(
+        "- name: overcommit",
+        "- name: overcommit\n          arguments: {overcommit-factor: 0.8}",
+    );
+    assert!(below_one.contains("overcommit-factor: 0.8"), "{below_one}");
+    assert_eq!(nodes(wl(&run_text(&below_one), "ns1", "pg2")).len(), 1);
+}
+
+#[test]
+fn overcommit_lets_in_a_pod_group_without_min_resources() {
+    // overcommit_test.go "when pg does not fill MinResources": pg3 has no minResources, its
+    // queue c1 a capability of 200m/0.5G that overcommit does not read: let in at once.
+    let text = format!(
+        "{}{}{}{}{}",
+        sim("enqueue, allocate", &["overcommit", "gang"]),
+        node("n1", "2", "4Gi"),
+        node("n2", "4", "16Gi"),
+        queue("c1", "weight: 1, capability: {cpu: 200m, memory: 0.5G}", None),
+        gang("pg3", "c1", None, "100m", "100M"),
+    );
+    let r = run_text(&text);
+    let pg3 = wl(&r, "ns1", "pg3");
+    assert_eq!(nodes(pg3).len(), 1);
+    assert!(volcano_events(pg3).is_empty(), "{:?}", volcano_events(pg3));
+    assert_eq!(pg3.inqueue_at, None);
 }
 
 #[test]
@@ -784,6 +811,51 @@ fn weighted_queues_leave_a_node_idle_while_shares_do_not_fit_whole_node_gangs() 
     // Eight jobs × 8 GPUs × 1 h; one node idles from 1h to 2h and from 4h to 5h.
     assert_eq!(r.summary.gpu.busy_gpu_seconds, 8.0 * 8.0 * h);
     insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
+}
+
+/// proportion_test.go TestJobEnqueuedOnOtherPluginsReject ("phantom inqueue reservation:
+/// rejecter blocks pgA, pgB must still be admitted"), with overcommit in the test-only
+/// rejecter's place in the same tier: proportion counts a PodGroup's minResources as its
+/// queue's inqueue only once every plugin has let it in (`JobEnqueued`), so pg-a
+/// (upstream's pgA), which proportion permits and overcommit vetoes, takes none of q1's
+/// 1 cpu and pg-b is let in. n1 has 4 cpu and 10G, of which q2's pod uses 8G: overcommit's
+/// memory left is 12G - 8G = 4G, under pg-a's 5G; q1's real capability (10G) holds it.
+#[test]
+fn proportion_counts_a_pod_group_inqueue_only_once_every_plugin_lets_it_in() {
+    let text = sim("enqueue, allocate", &["gang", "proportion", "overcommit"])
+        + &node("n1", "4", "10G")
+        + &queue("q1", "weight: 1, capability: {cpu: '1', memory: 10G}", None)
+        + &queue("q2", "weight: 1", None)
+        + &running("pg-q2", "q2", "{cpu: 100m, memory: 8G}", "100m", "8G", "n1")
+        + &gang("pg-a", "q1", Some("{cpu: '1', memory: 5G}"), "1", "1G")
+        + &gang("pg-b", "q1", Some("{cpu: '1', memory: 1G}"), "1", "1G");
+    let r = run_text(&text);
+    let pga = wl(&r, "ns1", "pg-a");
+    assert!(nodes(pga).is_empty());
+    assert_eq!(
+        volcano_events(pga)[0],
+        (
+            "Normal",
+            "Unschedulable",
+            "resource in cluster is overused: overused memory"
+        )
+    );
+    assert_eq!(nodes(wl(&r, "ns1", "pg-b")), ["n1"]);
+    // Guard: without pg-a's veto (minResources within overcommit's 4G) proportion lets pg-a
+    // in first, and q1's 1 cpu is then taken: pg-b waits on proportion.
+    let fits = text.replace("{cpu: '1', memory: 5G}", "{cpu: '1', memory: 2G}");
+    let r = run_text(&fits);
+    assert_eq!(nodes(wl(&r, "ns1", "pg-a")), ["n1"]);
+    let pgb = wl(&r, "ns1", "pg-b");
+    assert!(nodes(pgb).is_empty());
+    assert_eq!(
+        volcano_events(pgb)[0],
+        (
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu"
+        )
+    );
 }
 
 #[test]

@@ -230,7 +230,11 @@ fn overcommit_lets_in_a_pod_group_without_min_resources() {
         sim("enqueue, allocate", &["overcommit", "gang"]),
         node("n1", "2", "4Gi"),
         node("n2", "4", "16Gi"),
-        queue("c1", "weight: 1, capability: {cpu: 200m, memory: 0.5G}", None),
+        queue(
+            "c1",
+            "weight: 1, capability: {cpu: 200m, memory: 0.5G}",
+            None
+        ),
         gang("pg3", "c1", None, "100m", "100M"),
     );
     let r = run_text(&text);
@@ -1229,4 +1233,90 @@ fn allocate_takes_queues_of_equal_priority_by_share() {
     let r = run_text(&text("weight: 1, priority: 1"));
     assert!(nodes(wl(&r, "ns1", "gb")).is_empty());
     assert_eq!(nodes(wl(&r, "ns1", "ga")), ["n1"]);
+}
+
+/// The YAML documents of `text` but the objects named `names` (a PodGroup also takes its
+/// pods), joined again.
+fn without_documents(text: &str, names: &[&str]) -> String {
+    let kept = text
+        .split("\n---\n")
+        .filter(|doc| {
+            !names.iter().any(|n| {
+                doc.contains(&format!("{{name: {n},"))
+                    || doc.contains(&format!("  name: {n}\n"))
+                    || doc.contains(&format!("group-name: {n}}}"))
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("\n---\n");
+    assert!(kept.contains("kind: Simulation"), "{kept}");
+    kept
+}
+
+#[test]
+fn allocate_case_two_jobs_on_one_node_one_pod_per_queue() {
+    // allocate_test.go TestAllocate "two Jobs on one node": proportion's allocatable check
+    // holds each queue at its deserved half of n1.
+    let r = run_dir("volcano/allocate-two-queues");
+    assert_eq!(
+        pods(wl(&r, "c1", "pg1")),
+        [("pg1-p-1", Some("n1")), ("pg1-p-2", None)]
+    );
+    assert_eq!(
+        pods(wl(&r, "c2", "pg2")),
+        [("pg2-p-1", Some("n1")), ("pg2-p-2", None)]
+    );
+    // TestAllocate "high priority queue should not block others": c1's job (3 cpu) does
+    // not fit n1, c2's (1 cpu) binds.
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("volcano/allocate-two-queues/scenario.yaml"),
+    )
+    .expect("readable");
+    let text = without_documents(&text, &["pg1-p-2", "pg2-p-2"]).replacen(
+        "requests: {cpu: '1', memory: 1G}",
+        "requests: {cpu: '3', memory: 1G}",
+        1,
+    );
+    assert!(text.contains("cpu: '3'"), "{text}");
+    let r = run_text(&text);
+    assert_eq!(pods(wl(&r, "c1", "pg1")), [("pg1-p-1", None)]);
+    assert_eq!(pods(wl(&r, "c2", "pg2")), [("pg2-p-1", Some("n1"))]);
+}
+
+#[test]
+fn allocate_fair_share_cases_take_the_queue_of_the_lowest_share_first() {
+    // TestFareShareAllocate "queue's DRF share value will be updated …": q-2 places
+    // pod-large-2, then q-1 (share 0.4 against q-2's 0.8) pod-large-1; pod-small-2 waits.
+    let r = run_dir("volcano/allocate-queue-share");
+    let bound = |r: &SimulationResult, pg: &str| pods(wl(r, "ns-1", pg))[0].1.is_some();
+    assert!(bound(&r, "pg-large-1"));
+    assert!(bound(&r, "pg-large-2"));
+    assert!(!bound(&r, "pg-small-2"));
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("volcano/allocate-queue-share/scenario.yaml"),
+    )
+    .expect("readable");
+    // "queue with low DRF share value has high priority, should allocate first": without
+    // pg-small-2 and with pod-large-2 at 3 cpu, q-2 goes first and the node keeps 1 cpu.
+    let case_0 = without_documents(&text, &["pg-small-2"]);
+    let case_0 = {
+        // pod-large-2 is the last document: its request becomes 3 cpu.
+        let at = case_0
+            .rfind("requests: {cpu: '2'")
+            .expect("pod-large-2's request");
+        assert!(case_0[..at].contains("name: pod-large-2"), "{case_0}");
+        format!(
+            "{}requests: {{cpu: '3'{}",
+            &case_0[..at],
+            &case_0[at + "requests: {cpu: '2'".len()..]
+        )
+    };
+    let r = run_text(&case_0);
+    assert!(bound(&r, "pg-large-2"));
+    assert!(!bound(&r, "pg-large-1"));
+    // "queue's one jobs has no pending tasks, should be put back to queues for next job":
+    // q-1 alone, pg-small-1 running and pg-large-1 pending: pod-large-1 binds.
+    let case_2 = without_documents(&text, &["pg-small-2", "pg-large-2"]);
+    let r = run_text(&case_2);
+    assert!(bound(&r, "pg-large-1"));
 }

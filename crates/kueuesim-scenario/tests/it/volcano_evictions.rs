@@ -1,5 +1,6 @@
 //! Volcano's preempt and reclaim actions with a volcano-scheduler.conf: cases transcribed
-//! from upstream's unit tests (volcano ed72c7c8: `preempt_test.go` TestPreempt,
+//! from upstream's unit tests (volcano ed72c7c8: `preempt_test.go` TestPreempt and
+//! TestTopologyAwarePreempt's "preemption with priority queues",
 //! `reclaim_test.go` TestReclaim, `capacity_test.go`'s reclaim cases and
 //! AncestorReclaimScenarios) and the plugins' votes and switches: which pods each action
 //! evicts, and where the preemptor binds.

@@ -1,8 +1,9 @@
 //! Volcano's own queues with a volcano-scheduler.conf: Queue objects and the conf's actions
 //! and plugins as read (misspellings are errors naming the closest), and cases transcribed
 //! from upstream's unit tests (volcano ed72c7c8: `proportion_test.go`
-//! TestEnqueueAndAllocable, `enqueue_test.go` TestEnqueue, `overcommit_test.go`
-//! TestOvercommitPlugin, `capacity_test.go`, the allocate queue order): where each pod binds,
+//! TestEnqueueAndAllocable and TestJobEnqueuedOnOtherPluginsReject, `enqueue_test.go`
+//! TestEnqueue, `overcommit_test.go` TestOvercommitPlugin, `capacity_test.go`,
+//! `allocate_test.go`'s queue cases, the allocate queue order): where each pod binds,
 //! or that its PodGroup stays Pending with the event upstream records. The preempt and
 //! reclaim actions' cases are `volcano_evictions.rs`.
 

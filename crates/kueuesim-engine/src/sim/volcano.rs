@@ -235,6 +235,11 @@ impl<'w> Simulation<'w> {
         // allocated plus the pods taken stays within its deserved share; a pod the queue
         // refuses is skipped (`if !ssn.Allocatable(queue, task) { continue }`) and the
         // next one tried, until the gang has the pods it needs (JobReady).
+        // A ready job with pods left goes back to its queue's jobs (`jobs.Push(job)`), and
+        // the queue back to the queues, so each further pod is one more pop of the queue,
+        // checked by `ssn.Allocatable` as the first ones were (a queue overused by the pods
+        // taken, which upstream's `ssn.Overused` drops for the session, refuses any pod
+        // that asks for something: allocated + request then exceeds the deserved share).
         let Some(p) = &proportion else {
             return Some(Vec::new());
         };
@@ -257,14 +262,14 @@ impl<'w> Simulation<'w> {
         let mut taken: Res = vec![0.0; n];
         'pods: for (ps, slots) in rt.record.placement.iter().enumerate() {
             for (idx, _) in slots.iter().enumerate().filter(|(_, s)| s.is_none()) {
-                if need == 0 || !open {
+                if !open {
                     break 'pods;
                 }
                 // A pending BestEffort pod counts for the gang's readiness
                 // (`PendingBestEffortTaskNum`) without asking the queue; it is backfill's
                 // to place, or stays pending without it.
                 if best_effort(&rt.needs[ps]) {
-                    need -= 1;
+                    need = need.saturating_sub(1);
                     if !backfill {
                         refused.push((ps, idx));
                     }
@@ -284,7 +289,7 @@ impl<'w> Simulation<'w> {
                     .collect();
                 if !conf.allocatable || p.allocatable(queue, qi, &masked) {
                     taken = with;
-                    need -= 1;
+                    need = need.saturating_sub(1);
                 } else {
                     refused.push((ps, idx));
                 }

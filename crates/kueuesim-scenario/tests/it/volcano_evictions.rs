@@ -1,5 +1,6 @@
 //! Volcano's preempt and reclaim actions with a volcano-scheduler.conf: cases transcribed
-//! from upstream's unit tests (volcano ed72c7c8: `preempt_test.go` TestPreempt,
+//! from upstream's unit tests (volcano ed72c7c8: `preempt_test.go` TestPreempt and
+//! TestTopologyAwarePreempt's "preemption with priority queues",
 //! `reclaim_test.go` TestReclaim, `capacity_test.go`'s reclaim cases and
 //! AncestorReclaimScenarios) and the plugins' votes and switches: which pods each action
 //! evicts, and where the preemptor binds.
@@ -263,6 +264,23 @@ fn preempt_case_multi_queue_preempts_within_the_queue() {
     assert_eq!(pods(wl(&r, "c1", "pg1")), [("q1-runner1", Some("n1"))]);
     assert_eq!(evicted(wl(&r, "c1", "pg2")), ["q2-preemptee1"]);
     assert_eq!(pods(wl(&r, "c1", "pg3")), [("q2-preemptor1", Some("n1"))]);
+}
+
+/// TestTopologyAwarePreempt "preemption with priority queues", on the normal path: the
+/// node is full with a pod of each queue, and preempt evicts only within the preemptor's
+/// queue q1 (preemptee1), never q2's preemptee2 though q2's job is of the same priority
+/// as the preemptor and q2 is the higher-priority queue.
+#[test]
+fn preempt_case_priority_queues_evicts_within_the_queue() {
+    let r = run_dir("volcano/preempt-priority-queues");
+    assert_eq!(evicted(wl(&r, "c1", "pg1")), ["preemptee1"]);
+    assert_eq!(evict_events(wl(&r, "c1", "pg1")), [(0.0, "preempt")]);
+    assert_eq!(pods(wl(&r, "c1", "pg3")), [("preemptee2", Some("n1"))]);
+    assert!(evict_events(wl(&r, "c1", "pg3")).is_empty());
+    assert_eq!(evictions(&r, "Preempt"), 1);
+    assert_eq!(pods(wl(&r, "c1", "pg2")), [("preemptor1", Some("n1"))]);
+    // Bound once preemptee1 has terminated (podTermination 30s).
+    assert_eq!(wl(&r, "c1", "pg2").pod_sets[0].pods[0].bound_at, Some(30.0));
 }
 
 #[test]

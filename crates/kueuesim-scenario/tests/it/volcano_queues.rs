@@ -1,8 +1,9 @@
 //! Volcano's own queues with a volcano-scheduler.conf: Queue objects and the conf's actions
 //! and plugins as read (misspellings are errors naming the closest), and cases transcribed
 //! from upstream's unit tests (volcano ed72c7c8: `proportion_test.go`
-//! TestEnqueueAndAllocable, `enqueue_test.go` TestEnqueue, `overcommit_test.go`
-//! TestOvercommitPlugin, `capacity_test.go`, the allocate queue order): where each pod binds,
+//! TestEnqueueAndAllocable and TestJobEnqueuedOnOtherPluginsReject, `enqueue_test.go`
+//! TestEnqueue, `overcommit_test.go` TestOvercommitPlugin, `capacity_test.go`,
+//! `allocate_test.go`'s queue cases, the allocate queue order): where each pod binds,
 //! or that its PodGroup stays Pending with the event upstream records. The preempt and
 //! reclaim actions' cases are `volcano_evictions.rs`.
 
@@ -211,6 +212,37 @@ fn overcommit_rejects_min_resources_above_idle_times_the_factor() {
     // "overCommitFactor is more than 0": 2 cpu/2G fits.
     let text = text.replace("{cpu: 20000m, memory: 20G}", "{cpu: 2000m, memory: 2G}");
     assert_eq!(nodes(wl(&run_text(&text), "ns1", "pg2")).len(), 1);
+    // "overCommitFactor is less than 0" (factor 0.8): taken as the default 1.2, as
+    // upstream's plugin does; 2 cpu/2G fits either way.
+    let below_one = text.replace(
+        "- name: overcommit",
+        "- name: overcommit\n          arguments: {overcommit-factor: 0.8}",
+    );
+    assert!(below_one.contains("overcommit-factor: 0.8"), "{below_one}");
+    assert_eq!(nodes(wl(&run_text(&below_one), "ns1", "pg2")).len(), 1);
+}
+
+#[test]
+fn overcommit_lets_in_a_pod_group_without_min_resources() {
+    // overcommit_test.go "when pg does not fill MinResources": pg3 has no minResources, its
+    // queue c1 a capability of 200m/0.5G that overcommit does not read: let in at once.
+    let text = format!(
+        "{}{}{}{}{}",
+        sim("enqueue, allocate", &["overcommit", "gang"]),
+        node("n1", "2", "4Gi"),
+        node("n2", "4", "16Gi"),
+        queue(
+            "c1",
+            "weight: 1, capability: {cpu: 200m, memory: 0.5G}",
+            None
+        ),
+        gang("pg3", "c1", None, "100m", "100M"),
+    );
+    let r = run_text(&text);
+    let pg3 = wl(&r, "ns1", "pg3");
+    assert_eq!(nodes(pg3).len(), 1);
+    assert!(volcano_events(pg3).is_empty(), "{:?}", volcano_events(pg3));
+    assert_eq!(pg3.inqueue_at, None);
 }
 
 #[test]
@@ -786,6 +818,51 @@ fn weighted_queues_leave_a_node_idle_while_shares_do_not_fit_whole_node_gangs() 
     insta::assert_snapshot!(kueuesim_report::output::to_json(&r));
 }
 
+/// proportion_test.go TestJobEnqueuedOnOtherPluginsReject ("phantom inqueue reservation:
+/// rejecter blocks pgA, pgB must still be admitted"), with overcommit in the test-only
+/// rejecter's place in the same tier: proportion counts a PodGroup's minResources as its
+/// queue's inqueue only once every plugin has let it in (`JobEnqueued`), so pg-a
+/// (upstream's pgA), which proportion permits and overcommit vetoes, takes none of q1's
+/// 1 cpu and pg-b is let in. n1 has 4 cpu and 10G, of which q2's pod uses 8G: overcommit's
+/// memory left is 12G - 8G = 4G, under pg-a's 5G; q1's real capability (10G) holds it.
+#[test]
+fn proportion_counts_a_pod_group_inqueue_only_once_every_plugin_lets_it_in() {
+    let text = sim("enqueue, allocate", &["gang", "proportion", "overcommit"])
+        + &node("n1", "4", "10G")
+        + &queue("q1", "weight: 1, capability: {cpu: '1', memory: 10G}", None)
+        + &queue("q2", "weight: 1", None)
+        + &running("pg-q2", "q2", "{cpu: 100m, memory: 8G}", "100m", "8G", "n1")
+        + &gang("pg-a", "q1", Some("{cpu: '1', memory: 5G}"), "1", "1G")
+        + &gang("pg-b", "q1", Some("{cpu: '1', memory: 1G}"), "1", "1G");
+    let r = run_text(&text);
+    let pga = wl(&r, "ns1", "pg-a");
+    assert!(nodes(pga).is_empty());
+    assert_eq!(
+        volcano_events(pga)[0],
+        (
+            "Normal",
+            "Unschedulable",
+            "resource in cluster is overused: overused memory"
+        )
+    );
+    assert_eq!(nodes(wl(&r, "ns1", "pg-b")), ["n1"]);
+    // Guard: without pg-a's veto (minResources within overcommit's 4G) proportion lets pg-a
+    // in first, and q1's 1 cpu is then taken: pg-b waits on proportion.
+    let fits = text.replace("{cpu: '1', memory: 5G}", "{cpu: '1', memory: 2G}");
+    let r = run_text(&fits);
+    assert_eq!(nodes(wl(&r, "ns1", "pg-a")), ["n1"]);
+    let pgb = wl(&r, "ns1", "pg-b");
+    assert!(nodes(pgb).is_empty());
+    assert_eq!(
+        volcano_events(pgb)[0],
+        (
+            "Normal",
+            "Unschedulable",
+            "queue resource quota insufficient: insufficient cpu"
+        )
+    );
+}
+
 #[test]
 fn proportion_case_3_over_deserved_is_not_allocated_with_only_allocatable_on() {
     // TestEnqueueAndAllocable case 3 ("exceed deserved, can not allocate"): the plugin with
@@ -1157,4 +1234,90 @@ fn allocate_takes_queues_of_equal_priority_by_share() {
     let r = run_text(&text("weight: 1, priority: 1"));
     assert!(nodes(wl(&r, "ns1", "gb")).is_empty());
     assert_eq!(nodes(wl(&r, "ns1", "ga")), ["n1"]);
+}
+
+/// The YAML documents of `text` but the objects named `names` (a PodGroup also takes its
+/// pods), joined again.
+fn without_documents(text: &str, names: &[&str]) -> String {
+    let kept = text
+        .split("\n---\n")
+        .filter(|doc| {
+            !names.iter().any(|n| {
+                doc.contains(&format!("{{name: {n},"))
+                    || doc.contains(&format!("  name: {n}\n"))
+                    || doc.contains(&format!("group-name: {n}}}"))
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("\n---\n");
+    assert!(kept.contains("kind: Simulation"), "{kept}");
+    kept
+}
+
+#[test]
+fn allocate_case_two_jobs_on_one_node_one_pod_per_queue() {
+    // allocate_test.go TestAllocate "two Jobs on one node": proportion's allocatable check
+    // holds each queue at its deserved half of n1.
+    let r = run_dir("volcano/allocate-two-queues");
+    assert_eq!(
+        pods(wl(&r, "c1", "pg1")),
+        [("pg1-p-1", Some("n1")), ("pg1-p-2", None)]
+    );
+    assert_eq!(
+        pods(wl(&r, "c2", "pg2")),
+        [("pg2-p-1", Some("n1")), ("pg2-p-2", None)]
+    );
+    // TestAllocate "high priority queue should not block others": c1's job (3 cpu) does
+    // not fit n1, c2's (1 cpu) binds.
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("volcano/allocate-two-queues/scenario.yaml"),
+    )
+    .expect("readable");
+    let text = without_documents(&text, &["pg1-p-2", "pg2-p-2"]).replacen(
+        "requests: {cpu: '1', memory: 1G}",
+        "requests: {cpu: '3', memory: 1G}",
+        1,
+    );
+    assert!(text.contains("cpu: '3'"), "{text}");
+    let r = run_text(&text);
+    assert_eq!(pods(wl(&r, "c1", "pg1")), [("pg1-p-1", None)]);
+    assert_eq!(pods(wl(&r, "c2", "pg2")), [("pg2-p-1", Some("n1"))]);
+}
+
+#[test]
+fn allocate_fair_share_cases_take_the_queue_of_the_lowest_share_first() {
+    // TestFareShareAllocate "queue's DRF share value will be updated …": q-2 places
+    // pod-large-2, then q-1 (share 0.4 against q-2's 0.8) pod-large-1; pod-small-2 waits.
+    let r = run_dir("volcano/allocate-queue-share");
+    let bound = |r: &SimulationResult, pg: &str| pods(wl(r, "ns-1", pg))[0].1.is_some();
+    assert!(bound(&r, "pg-large-1"));
+    assert!(bound(&r, "pg-large-2"));
+    assert!(!bound(&r, "pg-small-2"));
+    let text = std::fs::read_to_string(
+        crate::util::scenarios_dir().join("volcano/allocate-queue-share/scenario.yaml"),
+    )
+    .expect("readable");
+    // "queue with low DRF share value has high priority, should allocate first": without
+    // pg-small-2 and with pod-large-2 at 3 cpu, q-2 goes first and the node keeps 1 cpu.
+    let case_0 = without_documents(&text, &["pg-small-2"]);
+    let case_0 = {
+        // pod-large-2 is the last document: its request becomes 3 cpu.
+        let at = case_0
+            .rfind("requests: {cpu: '2'")
+            .expect("pod-large-2's request");
+        assert!(case_0[..at].contains("name: pod-large-2"), "{case_0}");
+        format!(
+            "{}requests: {{cpu: '3'{}",
+            &case_0[..at],
+            &case_0[at + "requests: {cpu: '2'".len()..]
+        )
+    };
+    let r = run_text(&case_0);
+    assert!(bound(&r, "pg-large-2"));
+    assert!(!bound(&r, "pg-large-1"));
+    // "queue's one jobs has no pending tasks, should be put back to queues for next job":
+    // q-1 alone, pg-small-1 running and pg-large-1 pending: pod-large-1 binds.
+    let case_2 = without_documents(&text, &["pg-small-2", "pg-large-2"]);
+    let r = run_text(&case_2);
+    assert!(bound(&r, "pg-large-1"));
 }

@@ -80,6 +80,7 @@ impl<'w> Simulation<'w> {
                 &job,
                 &tree,
                 over.as_deref(),
+                self.sched.kai_passes,
             );
         }
         if !wl.gang.pod_group_per_pod {
@@ -101,6 +102,7 @@ impl<'w> Simulation<'w> {
                 &mut self.sched.cluster,
                 &job,
                 over.as_deref(),
+                self.sched.kai_passes,
             );
         }
         let over = self.kai_capacity(w);
@@ -118,7 +120,14 @@ impl<'w> Simulation<'w> {
             .map(|f| f as &dyn Fn(Amounts, Amounts) -> Option<String>);
         each_pod_alone(&wl, pods, &pod_name, |job, ps| {
             let job = placement::kai::KaiJob { constraint, ..job };
-            let r = placement::kai::place_within(world, &mut self.sched.cluster, &job, per_pod);
+            // Each PodGroup of one pod allocates it in one pass.
+            let r = placement::kai::place_within(
+                world,
+                &mut self.sched.cluster,
+                &job,
+                per_pod,
+                placement::kai::Passes::All,
+            );
             let bound = placement::kai::amounts_of(
                 &self.sched.cluster,
                 r.bound.iter().map(|_| &pods[ps].0),
@@ -372,12 +381,13 @@ impl Simulation<'_> {
                 pod_name: &pod_name,
             };
             let over = self.kai_capacity(w);
-            return placement::kai::sharing::place(
+            return placement::kai::sharing::place_passes(
                 world,
                 &mut self.sched.cluster,
                 &job,
                 shares,
                 over.as_deref(),
+                self.sched.kai_passes,
             );
         }
         // Each pod is its own PodGroup: the pods bound earlier in this pass count too.

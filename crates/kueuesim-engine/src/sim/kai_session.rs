@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use kueuesim_model::{QueueRef, SchedulerKind, WorkloadId};
+use kueuesim_model::{QueueRef, ResourceId, SchedulerKind, WorkloadId};
 
 use crate::placement;
 
@@ -61,12 +61,28 @@ impl<'w> Simulation<'w> {
         if jobs.is_empty() {
             return;
         }
+        // Allocate: one pass of a job at a time (its minimum while below it, else one more
+        // task); a job a pass left with tasks to allocate goes back into the order
+        // (`PushJob`), behind the jobs the queue order and the job order now put first.
         let mut failed = Vec::new();
+        self.sched.kai_passes = placement::kai::Passes::One;
         self.kai_in_order(&jobs, |s, w| {
             let before = s.kai_bound_milli(w);
-            s.retry_one(w, &mut failed);
-            s.kai_bound_milli(w) - before
+            let bound_before = s.kai_bound_pods(w);
+            if s.sched.kai_pushed_back {
+                // A later pass is always tried, not skipped for a like job that failed: the
+                // job's pass ends its passes with its own outcome (and event).
+                if !s.try_place(w) {
+                    s.scale_up_for_pending(w);
+                }
+            } else {
+                s.retry_one(w, &mut failed);
+            }
+            let again = s.kai_bound_pods(w) > bound_before
+                && s.sched.awaiting_placement.iter().any(|&(_, _, x)| x == w);
+            (s.kai_bound_milli(w) - before, again)
         });
+        self.sched.kai_passes = placement::kai::Passes::All;
         // The views each action read for a job, with the number of actions that had
         // succeeded when it was built: an action that finds nothing changes nothing, so a
         // view stays valid until another job's action succeeds (each build scans every
@@ -103,7 +119,7 @@ impl<'w> Simulation<'w> {
                     Some(i) => views.swap_remove(i).2,
                     None => match s.kai_view(w) {
                         Some(v) => v,
-                        None => return 0,
+                        None => return (0, false),
                     },
                 };
                 let acted = match step {
@@ -113,14 +129,14 @@ impl<'w> Simulation<'w> {
                 if acted {
                     done += 1;
                     views.retain(|v| v.0 != w);
-                    return s.runtimes[w.index()].kai_pipelined;
+                    return (s.runtimes[w.index()].kai_pipelined, false);
                 }
                 if step == Step::Evict(KaiAction::Preempt) {
                     tried_preempt.push(w);
                 }
                 views.retain(|v| v.0 != w);
                 views.push((w, done, view));
-                0
+                (0, false)
             });
         }
         for w in tried_preempt {
@@ -136,42 +152,71 @@ impl<'w> Simulation<'w> {
         self.gpu.map_or(0, |g| self.kai_milli(w.index(), g).0)
     }
 
+    /// The pods job `w` has bound.
+    fn kai_bound_pods(&self, w: WorkloadId) -> usize {
+        self.runtimes[w.index()]
+            .record
+            .placement
+            .iter()
+            .flatten()
+            .filter(|n| n.is_some())
+            .count()
+    }
+
+    /// Job `w` as the session's order sees it now: its queue, the milli-GPUs of the tasks
+    /// its next pass allocates, its priority, elastic rank and creation time.
+    fn kai_pending_job(&self, w: WorkloadId, g: ResourceId) -> Option<placement::kai::PendingJob> {
+        let wl = self.spec(w);
+        let rt = &self.runtimes[w.index()];
+        Some(placement::kai::PendingJob {
+            key: w.index(),
+            queue: wl.gang.kai_queue?,
+            gpus: self.kai_task_gpus(&wl, &rt.pods(), Some(g)).iter().sum(),
+            priority: wl.priority,
+            elastic: elastic_rank(&wl, &rt.record.placement),
+            created: wl.created_at.millis(),
+        })
+    }
+
     /// Runs `act` on each of `jobs` in `JobsOrderByQueues` order (`placement::kai::JobsOrder`)
     /// over the queues as they are now; `act` returns the milli-GPUs the job's queue gained,
-    /// which the order counts before its next pick. Without a view of the queues (no GPU
-    /// resource) the jobs go in the order given (kube-scheduler's activeQ order).
+    /// which the order counts before its next pick, and whether the job goes back into the
+    /// order (allocate's `PushJob`, with its elastic rank and next tasks as they are now).
+    /// Without a view of the queues (no GPU resource) the jobs go in the order given
+    /// (kube-scheduler's activeQ order), a job pushed back taken again at once.
     fn kai_in_order(
         &mut self,
         jobs: &[WorkloadId],
-        mut act: impl FnMut(&mut Self, WorkloadId) -> i64,
+        mut act: impl FnMut(&mut Self, WorkloadId) -> (i64, bool),
     ) {
         let (Some(g), Some(view)) = (self.gpu, jobs.iter().find_map(|&w| self.kai_view(w))) else {
             for &w in jobs {
-                act(self, w);
+                while act(self, w).1 {
+                    self.sched.kai_pushed_back = true;
+                }
+                self.sched.kai_pushed_back = false;
             }
             return;
         };
         let pending: Vec<placement::kai::PendingJob> = jobs
             .iter()
-            .filter_map(|&w| {
-                let wl = self.spec(w);
-                let rt = &self.runtimes[w.index()];
-                Some(placement::kai::PendingJob {
-                    key: w.index(),
-                    queue: wl.gang.kai_queue?,
-                    gpus: self.kai_task_gpus(&wl, &rt.pods(), Some(g)).iter().sum(),
-                    priority: wl.priority,
-                    elastic: elastic_rank(&wl, &rt.record.placement),
-                    created: wl.created_at.millis(),
-                })
-            })
+            .filter_map(|&w| self.kai_pending_job(w, g))
             .collect();
         let state = view.queue_state(self.now);
         let mut order = placement::kai::JobsOrder::new(&state, &pending);
+        // The jobs pushed back: their next pass is not a new placement attempt.
+        let mut pushed: BTreeSet<usize> = BTreeSet::new();
         while let Some(job) = order.pop() {
-            let got = act(self, WorkloadId::from_index(job.key));
+            self.sched.kai_pushed_back = pushed.contains(&job.key);
+            let w = WorkloadId::from_index(job.key);
+            let (got, again) = act(self, w);
+            self.sched.kai_pushed_back = false;
             if got != 0 {
                 order.account(job.queue, got);
+            }
+            if again && let Some(next) = self.kai_pending_job(w, g) {
+                pushed.insert(job.key);
+                order.push(next);
             }
         }
     }

@@ -282,6 +282,13 @@ struct Schedulers {
     kai_session_at: Option<SimTime>,
     /// The jobs the pending `Ev::KaiSession` tries (`kai_session_for`).
     kai_due: BTreeSet<WorkloadId>,
+    /// While KAI's session allocates, `Passes::One`: a KAI job's placement makes its next
+    /// pass only, and the session pushes the job back into its order (`kai_session`);
+    /// `Passes::All` otherwise.
+    kai_passes: crate::placement::kai::Passes,
+    /// While KAI's session allocates a job it pushed back: the job's next pass is not a new
+    /// placement attempt (the attempts seeding tie-breaks do not count it).
+    kai_pushed_back: bool,
     /// While a Volcano session allocates: a job allocate leaves short waits for the
     /// session's preempt and reclaim, which run after allocate over all its jobs.
     volcano_in_session: bool,
@@ -466,6 +473,8 @@ impl<'w> Simulation<'w> {
                 volcano_session_at: None,
                 kai_session_at: None,
                 kai_due: BTreeSet::new(),
+                kai_passes: crate::placement::kai::Passes::All,
+                kai_pushed_back: false,
                 volcano_in_session: false,
                 start_gpu_groups: Vec::new(),
                 tas_base: (tas_flavors > 0).then(|| crate::tas::TasCapacity::new(world)),

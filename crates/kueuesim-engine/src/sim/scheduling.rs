@@ -141,7 +141,8 @@ impl<'w> Simulation<'w> {
             .unwrap_or(SchedulerKind::Kube)
     }
 
-    /// One placement attempt; returns whether the workload is now fully placed.
+    /// One placement attempt; returns whether the workload is now fully placed, or (KAI's
+    /// session, `Passes::One`) whether its pass succeeded.
     pub(super) fn try_place(&mut self, w: WorkloadId) -> bool {
         let world = self.world;
         let kind = self.scheduler_of(w);
@@ -185,8 +186,11 @@ impl<'w> Simulation<'w> {
         };
         // The pod-set index of the i-th pod the placer sees.
         let original = |ps: usize, i: usize| kept.as_ref().map_or(i, |k| k[ps][i]);
-        // Ties are broken by a stream seeded per (seed, workload, attempt).
-        self.sched.placement_attempts += 1;
+        // Ties are broken by a stream seeded per (seed, workload, attempt); a KAI job's later
+        // pass in its session is part of the same attempt.
+        if !self.sched.kai_pushed_back {
+            self.sched.placement_attempts += 1;
+        }
         let seed = world.config.seed
             ^ (u64::from(w.0) << 32)
             ^ self
@@ -396,6 +400,20 @@ impl<'w> Simulation<'w> {
         if result.unplaced.is_none() && !refused.is_empty() {
             self.bound_unplaced(w, kind);
             return false;
+        }
+        // KAI's session: a pass succeeded with tasks left to allocate; the session pushes the
+        // job back into its order for the next pass (`PushJob`), the job still waiting.
+        if result.unplaced.is_none()
+            && self.sched.kai_passes == placement::kai::Passes::One
+            && kind == SchedulerKind::Kai
+            && self.runtimes[w.index()]
+                .record
+                .placement
+                .iter()
+                .flatten()
+                .any(Option::is_none)
+        {
+            return true;
         }
         match result.unplaced {
             None => {

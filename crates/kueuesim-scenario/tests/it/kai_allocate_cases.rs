@@ -556,17 +556,15 @@ fn two_elastic_jobs_one_whole_one_in_part() {
 
 #[test]
 fn two_elastic_jobs_both_in_part() {
-    // "Allocate 2 elastic jobs - both partial allocate": upstream's allocate pushes a job
-    // back after each pass (`PushJob`), and the elastic plugin's job order (below its
-    // minimum, then at it, then above it) makes the jobs take turns: 3 and 2 pods. kueuesim's
-    // session allocates a job pass after pass until one fails before it takes the next job
-    // (docs/semantics.md, "KAI's session"): pending-job0 gets its four pods, pending-job1
-    // the last GPU. A difference (docs/validation.md).
+    // "Allocate 2 elastic jobs - both partial allocate": the session's allocate pushes a job
+    // back into the order after each pass (`PushJob`), and the elastic plugin's job order
+    // (below its minimum, then at it, then above it) makes the jobs take turns: 3 and 2 of
+    // the 5 GPUs.
     check(
         &two_elastic(4),
         &[
-            ends("pending-job0", &["node0", "node0", "node0", "node0"], AT),
-            ends("pending-job1", &["node0", "-", "-", "-"], AT),
+            ends("pending-job0", &["node0", "node0", "node0", "-"], AT),
+            ends("pending-job1", &["node0", "node0", "-", "-"], AT),
         ],
         AT,
     );
@@ -819,17 +817,15 @@ fn a_subgroup_whose_minimum_does_not_fit_holds_the_job() {
 
 #[test]
 fn two_jobs_with_subgroups_get_one_task_of_each() {
-    // "Allocate multiple jobs with SubGroups": upstream gives each job the minimum of each
-    // subgroup (its allocate pushes a job back after each pass, and a job below its minimum
-    // comes first). kueuesim's session allocates pending-job0 pass after pass, all four
-    // pods, before it takes pending-job1, which finds no GPU (docs/semantics.md, "KAI's
-    // session"). A difference (docs/validation.md).
+    // "Allocate multiple jobs with SubGroups": each job gets the minimum of each subgroup
+    // (the session's allocate pushes a job back after each pass, and a job below its
+    // minimum comes before one at it), which takes the 4 GPUs.
     let j = |n| job(n, "queue0", "train", 1, &two_by_two()).subgroups(&[("sub0", 1), ("sub1", 1)]);
     check(
         &with_subgroups(4, vec![j("pending-job0"), j("pending-job1")]),
         &[
-            ends("pending-job0", &["node0"; 4], AT),
-            stays("pending-job1", &["-"; 4]),
+            ends("pending-job0", &["node0", "-", "node0", "-"], AT),
+            ends("pending-job1", &["node0", "-", "node0", "-"], AT),
         ],
         AT,
     );

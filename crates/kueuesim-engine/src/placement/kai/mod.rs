@@ -65,12 +65,24 @@ pub struct KaiJob<'a> {
     pub pod_name: &'a dyn Fn(usize, usize) -> String,
 }
 
+/// How many passes of KAI's allocate action a call makes for a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passes {
+    /// Pass after pass until every task is bound or a pass fails: a job KAI's session does
+    /// not order against others (placed when released or retried).
+    All,
+    /// The next pass only (the job's minimum while below it, else one more task): KAI's
+    /// session pushes the job back into its `JobsOrderByQueues` after a pass that left
+    /// tasks to allocate (`PushJob`), so the other jobs' passes come in between.
+    One,
+}
+
 /// Allocates the job: `minMember − allocated` tasks while below the minimum, then one task
-/// per pass (KAI pushes the job back and keeps going in the same cycle). An attempt that
-/// succeeds leaves its bindings on the node capacity (the dry run kept), committed to the
-/// per-domain indexes in one batch; a failed one leaves nothing.
+/// per pass, every pass at once ([`Passes::All`]). An attempt that succeeds leaves its
+/// bindings on the node capacity (the dry run kept), committed to the per-domain indexes in
+/// one batch; a failed one leaves nothing.
 pub fn place(world: &World, cluster: &mut Cluster, job: &KaiJob<'_>) -> Placement {
-    place_within(world, cluster, job, None)
+    place_within(world, cluster, job, None, Passes::All)
 }
 
 /// The proportion plugin's capacity check as allocation calls it: `over(placed, request)`
@@ -103,12 +115,14 @@ pub fn add_amounts(a: &mut Amounts, b: Amounts) {
 
 /// [`place`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`, run
 /// before every pass of `AllocateJob`), when given ([`CapacityCheck`]); the job stops where
-/// it refuses a pass.
+/// it refuses a pass. With [`Passes::One`], the call stops after the first pass that
+/// succeeds, its other tasks pending and no `unplaced` reason.
 pub fn place_within(
     world: &World,
     cluster: &mut Cluster,
     job: &KaiJob<'_>,
     over: CapacityCheck<'_>,
+    passes: Passes,
 ) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
@@ -207,6 +221,9 @@ pub fn place_within(
                         .map(|d| display_name(t, d));
                 }
                 out.bound.extend(b);
+                if passes == Passes::One {
+                    break;
+                }
             }
             Err(message) => {
                 let (ps, idx) = super::first_pending(&pods).unwrap_or((0, 0));

@@ -74,6 +74,15 @@ impl<'a> JobsOrder<'a> {
         }
     }
 
+    /// Puts `job` back among its queue's pending jobs by the job order, as it is now (its
+    /// elastic rank and next tasks after a pass of KAI's allocate: `PushJob`).
+    pub fn push(&mut self, job: PendingJob) {
+        if let Some(list) = self.jobs.get_mut(job.queue) {
+            let at = list.partition_point(|j| j.order() > job.order());
+            list.insert(at, job);
+        }
+    }
+
     /// Takes the next job: from the roots down, the queue the queue order puts first among
     /// those with pending jobs in their subtree, then its leaf's next job (`PopNextJob`).
     pub fn pop(&mut self) -> Option<PendingJob> {
@@ -244,6 +253,37 @@ mod tests {
         let mut order = JobsOrder::new(&state, &[job(0, 2), job(1, 3)]);
         assert_eq!(order.pop().map(|j| j.key), Some(1));
         assert_eq!(order.pop().map(|j| j.key), Some(0));
+    }
+
+    /// Upstream's "Allocate 2 elastic jobs - both partial allocate" as the session orders
+    /// it: a job pushed back after a pass goes behind the other job when the elastic rank
+    /// it now has (at its minimum, then above it) comes after the other's.
+    #[test]
+    fn a_job_pushed_back_goes_by_its_new_elastic_rank() {
+        let queues = [q("queue0", 5)];
+        let fair = [5000];
+        let allocated = [0];
+        let state = QueueState {
+            queues: &queues,
+            fair: &fair,
+            allocated: &allocated,
+            total: 5000,
+            now: 0,
+        };
+        let mut order = JobsOrder::new(&state, &[job(0, 0), job(1, 0)]);
+        // Each job has 4 tasks of minMember 1 (rank 0 below it, 1 at it, 2 above it); the
+        // node's 5 GPUs take 5 passes of one task.
+        let mut bound = [0u8; 2];
+        let mut got = Vec::new();
+        while got.len() < 5
+            && let Some(mut j) = order.pop()
+        {
+            got.push(j.key);
+            bound[j.key] += 1;
+            j.elastic = bound[j.key].min(2);
+            order.push(j);
+        }
+        assert_eq!(got, vec![0, 1, 0, 1, 0]);
     }
 
     /// A queue over its fair share comes after one within it, whatever the input order.

@@ -37,6 +37,18 @@ pub fn place(
     shares: &[Option<GpuShare>],
     over: super::CapacityCheck<'_>,
 ) -> Placement {
+    place_passes(world, cluster, job, shares, over, super::Passes::All)
+}
+
+/// [`place`] making all passes or only the next one ([`super::Passes`]).
+pub fn place_passes(
+    world: &World,
+    cluster: &mut Cluster,
+    job: &KaiJob<'_>,
+    shares: &[Option<GpuShare>],
+    over: super::CapacityCheck<'_>,
+    passes: super::Passes,
+) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
     let gpu = cluster.res.gpu;
@@ -134,6 +146,9 @@ pub fn place(
                     if let Some(c) = claim {
                         out.claims.push((ps, idx, c));
                     }
+                }
+                if passes == super::Passes::One {
+                    break;
                 }
             }
             Some((ps, idx, share, refused)) => {

@@ -232,19 +232,20 @@ pub fn place_tree(
     job: &KaiJob<'_>,
     tree: &KaiTree<'_>,
 ) -> Placement {
-    place_tree_within(world, cluster, job, tree, None)
+    place_tree_within(world, cluster, job, tree, None, super::Passes::All)
 }
 
 /// [`place_tree`] under the proportion plugin's capacity policy (`IsJobOverQueueCapacity`,
 /// checked before every pass of `AllocateJob` with the pass's tasks, subgroups or not), as
 /// `place_within` takes it ([`super::CapacityCheck`]: what this call bound so far and what
-/// the pass's tasks ask).
+/// the pass's tasks ask); with [`super::Passes::One`] only the next pass.
 pub fn place_tree_within(
     world: &World,
     cluster: &mut Cluster,
     job: &KaiJob<'_>,
     tree: &KaiTree<'_>,
     over: super::CapacityCheck<'_>,
+    passes: super::Passes,
 ) -> Placement {
     let mut pods = job.pods.to_vec();
     let mut out = Placement::default();
@@ -335,6 +336,9 @@ pub fn place_tree_within(
                 super::add_amounts(&mut placed, request);
                 pods = with_bindings(&pods, &b);
                 out.bound.extend(b);
+                if passes == super::Passes::One {
+                    break;
+                }
             }
             Err(message) => {
                 let (ps, idx) = tasks[0];

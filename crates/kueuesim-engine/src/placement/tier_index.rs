@@ -44,16 +44,81 @@ pub(super) struct TierGpuIndex {
     clock: u64,
 }
 
-/// How many pods of one size each HyperNode could host by GPUs, per tier.
+/// How many pods of one size each HyperNode could host by GPUs, per tier, and per count
+/// level the HyperNodes that reach it as bits (a read then visits only the words of its level
+/// and the HyperNodes that pass, not the whole tier).
 #[derive(Clone, Debug)]
 struct PodCounts {
     gpus: i64,
     last_asked: u64,
     by_tier: Vec<Vec<u32>>,
+    /// Per tier: `LEVELS` bitsets over the tier's positions, level c (from 1) holding the
+    /// positions whose count is at least c.
+    levels: Vec<Vec<u64>>,
 }
 
 /// How many pod sizes the index keeps counts for.
 const PODS_KEPT: usize = 4;
+
+/// Count levels kept as bitsets; a read above the last filters the last level's HyperNodes by
+/// their counts.
+const LEVELS: u32 = 32;
+
+impl PodCounts {
+    /// Counts of `gpus`-GPU pods over `t`'s tiers, `pods(d, gpus)` each.
+    fn new(t: &Topology, gpus: i64, pods: impl Fn(DomainId, i64) -> u64) -> Self {
+        let mut counts = PodCounts {
+            gpus,
+            last_asked: 0,
+            by_tier: t.by_tier.iter().map(|(_, ds)| vec![0; ds.len()]).collect(),
+            levels: t
+                .by_tier
+                .iter()
+                .map(|(_, ds)| vec![0; LEVELS as usize * ds.len().div_ceil(64)])
+                .collect(),
+        };
+        for (ti, (_, ds)) in t.by_tier.iter().enumerate() {
+            for (pos, &d) in ds.iter().enumerate() {
+                counts.set(ti, pos, saturate(pods(d, gpus)));
+            }
+        }
+        counts
+    }
+
+    /// Moves the count at (`ti`, `pos`) to `count`, and its bits with it.
+    fn set(&mut self, ti: usize, pos: usize, count: u32) {
+        let was = std::mem::replace(&mut self.by_tier[ti][pos], count);
+        let words = self.by_tier[ti].len().div_ceil(64);
+        let levels = &mut self.levels[ti];
+        // The levels between the two counts flip: set going up, cleared going down.
+        for c in was.min(count) + 1..=was.max(count).min(LEVELS) {
+            levels[(c - 1) as usize * words + pos / 64] ^= 1 << (pos % 64);
+        }
+    }
+
+    /// The positions of tier `ti` whose count is at least `at_least`, in order, mapped
+    /// through `ds` into `out`.
+    fn read(&self, ti: usize, at_least: u32, ds: &[DomainId], out: &mut Vec<DomainId>) {
+        let counts = &self.by_tier[ti];
+        if at_least == 0 {
+            out.extend_from_slice(ds);
+            return;
+        }
+        let words = counts.len().div_ceil(64);
+        let level = at_least.min(LEVELS);
+        let bits = &self.levels[ti][(level - 1) as usize * words..][..words];
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let pos = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                if at_least <= LEVELS || counts[pos] >= at_least {
+                    out.push(ds[pos]);
+                }
+            }
+        }
+    }
+}
 
 impl TierGpuIndex {
     /// The index over `t` (the HyperNode tree) with each HyperNode's free GPUs `free(d)`;
@@ -122,7 +187,8 @@ impl TierGpuIndex {
             };
             self.free[ti as usize][pos as usize] = free(d);
             for counts in &mut self.pods {
-                counts.by_tier[ti as usize][pos as usize] = saturate(pods(d, counts.gpus));
+                let count = saturate(pods(d, counts.gpus));
+                counts.set(ti as usize, pos as usize, count);
             }
         }
         self.touched = touched;
@@ -145,15 +211,7 @@ impl TierGpuIndex {
         let slot = match self.pods.iter().position(|c| c.gpus == gpus) {
             Some(i) => i,
             None => {
-                let counts = PodCounts {
-                    gpus,
-                    last_asked: 0,
-                    by_tier: t
-                        .by_tier
-                        .iter()
-                        .map(|(_, ds)| ds.iter().map(|&d| saturate(pods(d, gpus))).collect())
-                        .collect(),
-                };
+                let counts = PodCounts::new(t, gpus, pods);
                 if self.pods.len() < PODS_KEPT {
                     self.pods.push(counts);
                     self.pods.len() - 1
@@ -173,14 +231,7 @@ impl TierGpuIndex {
         let Ok(at_least) = u32::try_from(at_least) else {
             return;
         };
-        let ds = &t.by_tier[ti].1;
-        out.extend(
-            counts.by_tier[ti]
-                .iter()
-                .zip(ds)
-                .filter(|&(&c, _)| c >= at_least)
-                .map(|(_, &d)| d),
-        );
+        counts.read(ti, at_least, &t.by_tier[ti].1, out);
     }
 
     /// The HyperNodes of tier `ti` with at least `gpus` free GPUs, in the tier's order, into
@@ -229,6 +280,19 @@ impl TierGpuIndex {
                 }
                 for counts in &self.pods {
                     let keyed = counts.by_tier[ti][pos];
+                    let words = ds.len().div_ceil(64);
+                    for c in 1..=LEVELS {
+                        let bit = counts.levels[ti][(c - 1) as usize * words + pos / 64]
+                            >> (pos % 64)
+                            & 1;
+                        if (bit == 1) != (keyed >= c) {
+                            return Err(format!(
+                                "HyperNode {} is kept at {keyed} pods of {} GPUs but its level {c} bit is {bit}",
+                                t.domain(d).name,
+                                counts.gpus
+                            ));
+                        }
+                    }
                     let want = saturate(pods(d, counts.gpus));
                     if !lagging[d.index()] && keyed != want {
                         return Err(format!(

@@ -426,13 +426,50 @@ impl Cluster {
         if !self.tier_gpu.enabled() {
             return None;
         }
-        let n_res = self.nodes.n_resources;
-        let free = &self.domain_free[0];
-        self.tier_gpu
-            .sync(&world.hypernodes, |d| free[d.index() * n_res + g]);
+        self.sync_tier_index(world, g);
         self.tier_gpu
             .with_free(&world.hypernodes, tier_index, gpus, out);
         Some(())
+    }
+
+    /// The HyperNodes of the `tier_index`-th tier of the HyperNode tree whose nodes could host
+    /// at least `at_least` pods of `gpus` GPUs each, counting GPUs only (`domain_gpu_pods`), in
+    /// the tier's order, into `out`; None when that is not kept (no GPUs, no HyperNode tiers,
+    /// no GPU histogram, or `gpus` not positive), and the caller looks at the HyperNodes
+    /// another way.
+    pub fn hypernodes_with_gpu_pods(
+        &mut self,
+        world: &World,
+        tier_index: usize,
+        (gpus, at_least): (i64, u64),
+        out: &mut Vec<DomainId>,
+    ) -> Option<()> {
+        let g = self.res.gpu?;
+        if !self.tier_gpu.enabled() || self.gpu_buckets == 0 || gpus <= 0 {
+            return None;
+        }
+        self.sync_tier_index(world, g);
+        let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
+        self.tier_gpu.with_pods(
+            &world.hypernodes,
+            tier_index,
+            (gpus, at_least),
+            |d, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
+            out,
+        );
+        Some(())
+    }
+
+    /// Brings Volcano's tier index up to date with the nodes noted since it was last read.
+    fn sync_tier_index(&mut self, world: &World, g: usize) {
+        let n_res = self.nodes.n_resources;
+        let free = &self.domain_free[0];
+        let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
+        self.tier_gpu.sync(
+            &world.hypernodes,
+            |d| free[d.index() * n_res + g],
+            |d, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
+        );
     }
 
     /// The nodes with GPUs by (free GPUs, name rank), as of the last `sync_gpu_order`.
@@ -455,9 +492,11 @@ impl Cluster {
             order.check(world, &self.nodes, g)?;
         }
         let n_res = self.nodes.n_resources;
-        self.tier_gpu.check(&world.hypernodes, |d| {
-            self.domain_free[0][d.index() * n_res + g]
-        })?;
+        self.tier_gpu.check(
+            &world.hypernodes,
+            |d| self.domain_free[0][d.index() * n_res + g],
+            |d, k| self.domain_gpu_pods(0, d, k).unwrap_or(0),
+        )?;
         let with_gpus = (0..world.nodes.len())
             .map(NodeId::from_index)
             .filter(|&n| world.node(n).allocatable.get(g).copied().unwrap_or(0) > 0);
@@ -516,13 +555,7 @@ impl Cluster {
             return None;
         }
         let h = &self.gpu_hist[t][d.index() * self.gpu_buckets..][..self.gpu_buckets];
-        Some(
-            h.iter()
-                .enumerate()
-                .skip(gpus as usize)
-                .map(|(free, &count)| u64::from(count) * (free as u64 / gpus as u64))
-                .sum(),
-        )
+        Some(gpu_pods_in(h, gpus))
     }
 
     /// The GPUs per pod and the number of pending pods of each pod set of `pods` with pods
@@ -591,4 +624,14 @@ impl Cluster {
     pub fn domain_may_hold(&self, t: usize, d: DomainId, total: &[(usize, i64)]) -> bool {
         total.iter().all(|&(r, q)| self.domain_free(t, d, r) >= q)
     }
+}
+
+/// How many pods of `gpus` GPUs (positive) the nodes of a GPU histogram row (nodes per count
+/// of free GPUs) could host, counting GPUs only.
+fn gpu_pods_in(hist: &[u32], gpus: i64) -> u64 {
+    hist.iter()
+        .enumerate()
+        .skip(gpus as usize)
+        .map(|(free, &count)| u64::from(count) * (free as u64 / gpus as u64))
+        .sum()
 }

@@ -10,6 +10,12 @@
 //! is (`Cluster::sync_gpu_order`): a bind or release only notes its node when the node's free
 //! GPUs move, and the entries of the HyperNodes above the noted nodes are brought up to date
 //! when a search reads the index.
+//!
+//! Beside the free GPUs, the index keeps for a few pod sizes (GPUs per pod) how many such pods
+//! each HyperNode's nodes could host by GPUs (`Cluster::domain_gpu_pods`, read from the
+//! per-domain GPU histogram). A gang of one pod size then reads only the HyperNodes whose
+//! nodes can take its pods, the few that its dry run may place it on, instead of every
+//! HyperNode with enough GPUs free in sum (on the million-workload cluster about 26 of 84).
 
 use kueuesim_model::{DomainId, NodeId, Topology};
 
@@ -29,6 +35,89 @@ pub(super) struct TierGpuIndex {
     seen: Vec<bool>,
     /// The HyperNodes the current `sync` looks at (reused).
     touched: Vec<DomainId>,
+    /// Per pod size asked about (GPUs per pod; the last `PODS_KEPT` asked, the least
+    /// recently asked replaced first): per tier, per position in the tier's list, how many
+    /// pods of that size the HyperNode could host by GPUs (saturated at `u32::MAX`), as of
+    /// the last `sync`.
+    pods: Vec<PodCounts>,
+    /// Asks so far, to find the least recently asked pod size.
+    clock: u64,
+}
+
+/// How many pods of one size each HyperNode could host by GPUs, per tier, and per count
+/// level the HyperNodes that reach it as bits (a read then visits only the words of its level
+/// and the HyperNodes that pass, not the whole tier).
+#[derive(Clone, Debug)]
+struct PodCounts {
+    gpus: i64,
+    last_asked: u64,
+    by_tier: Vec<Vec<u32>>,
+    /// Per tier: `LEVELS` bitsets over the tier's positions, level c (from 1) holding the
+    /// positions whose count is at least c.
+    levels: Vec<Vec<u64>>,
+}
+
+/// How many pod sizes the index keeps counts for.
+const PODS_KEPT: usize = 4;
+
+/// Count levels kept as bitsets; a read above the last filters the last level's HyperNodes by
+/// their counts.
+const LEVELS: u32 = 32;
+
+impl PodCounts {
+    /// Counts of `gpus`-GPU pods over `t`'s tiers, `pods(d, gpus)` each.
+    fn new(t: &Topology, gpus: i64, pods: impl Fn(DomainId, i64) -> u64) -> Self {
+        let mut counts = PodCounts {
+            gpus,
+            last_asked: 0,
+            by_tier: t.by_tier.iter().map(|(_, ds)| vec![0; ds.len()]).collect(),
+            levels: t
+                .by_tier
+                .iter()
+                .map(|(_, ds)| vec![0; LEVELS as usize * ds.len().div_ceil(64)])
+                .collect(),
+        };
+        for (ti, (_, ds)) in t.by_tier.iter().enumerate() {
+            for (pos, &d) in ds.iter().enumerate() {
+                counts.set(ti, pos, saturate(pods(d, gpus)));
+            }
+        }
+        counts
+    }
+
+    /// Moves the count at (`ti`, `pos`) to `count`, and its bits with it.
+    fn set(&mut self, ti: usize, pos: usize, count: u32) {
+        let was = std::mem::replace(&mut self.by_tier[ti][pos], count);
+        let words = self.by_tier[ti].len().div_ceil(64);
+        let levels = &mut self.levels[ti];
+        // The levels between the two counts flip: set going up, cleared going down.
+        for c in was.min(count) + 1..=was.max(count).min(LEVELS) {
+            levels[(c - 1) as usize * words + pos / 64] ^= 1 << (pos % 64);
+        }
+    }
+
+    /// The positions of tier `ti` whose count is at least `at_least`, in order, mapped
+    /// through `ds` into `out`.
+    fn read(&self, ti: usize, at_least: u32, ds: &[DomainId], out: &mut Vec<DomainId>) {
+        let counts = &self.by_tier[ti];
+        if at_least == 0 {
+            out.extend_from_slice(ds);
+            return;
+        }
+        let words = counts.len().div_ceil(64);
+        let level = at_least.min(LEVELS);
+        let bits = &self.levels[ti][(level - 1) as usize * words..][..words];
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let pos = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                if at_least <= LEVELS || counts[pos] >= at_least {
+                    out.push(ds[pos]);
+                }
+            }
+        }
+    }
 }
 
 impl TierGpuIndex {
@@ -52,6 +141,8 @@ impl TierGpuIndex {
             free: by_tier,
             stale: NotedNodes::new(nodes),
             touched: Vec::new(),
+            pods: Vec::new(),
+            clock: 0,
         }
     }
 
@@ -68,8 +159,14 @@ impl TierGpuIndex {
         }
     }
 
-    /// Brings the entries of the HyperNodes above the noted nodes to `free(d)`.
-    pub(super) fn sync(&mut self, t: &Topology, free: impl Fn(DomainId) -> i64) {
+    /// Brings the entries of the HyperNodes above the noted nodes to `free(d)`, and their pod
+    /// counts to `pods(d, gpus)`.
+    pub(super) fn sync(
+        &mut self,
+        t: &Topology,
+        free: impl Fn(DomainId) -> i64,
+        pods: impl Fn(DomainId, i64) -> u64,
+    ) {
         let mut touched = std::mem::take(&mut self.touched);
         for n in self.stale.drain() {
             let mut cur = t.domain_of(n);
@@ -89,8 +186,52 @@ impl TierGpuIndex {
                 continue;
             };
             self.free[ti as usize][pos as usize] = free(d);
+            for counts in &mut self.pods {
+                let count = saturate(pods(d, counts.gpus));
+                counts.set(ti as usize, pos as usize, count);
+            }
         }
         self.touched = touched;
+    }
+
+    /// The HyperNodes of tier `ti` whose nodes could host at least `at_least` pods of `gpus`
+    /// GPUs each by GPUs (`pods(d, gpus)`, which must be what `sync` was given), in the tier's
+    /// order, into `out` (cleared first). Reads the index as of the last `sync`; the first
+    /// ask of a pod size counts it for every HyperNode.
+    pub(super) fn with_pods(
+        &mut self,
+        t: &Topology,
+        ti: usize,
+        (gpus, at_least): (i64, u64),
+        pods: impl Fn(DomainId, i64) -> u64,
+        out: &mut Vec<DomainId>,
+    ) {
+        debug_assert!(self.stale.is_empty(), "tier index read before sync");
+        self.clock += 1;
+        let slot = match self.pods.iter().position(|c| c.gpus == gpus) {
+            Some(i) => i,
+            None => {
+                let counts = PodCounts::new(t, gpus, pods);
+                if self.pods.len() < PODS_KEPT {
+                    self.pods.push(counts);
+                    self.pods.len() - 1
+                } else {
+                    let oldest = (0..self.pods.len())
+                        .min_by_key(|&i| self.pods[i].last_asked)
+                        .unwrap_or(0);
+                    self.pods[oldest] = counts;
+                    oldest
+                }
+            }
+        };
+        let counts = &mut self.pods[slot];
+        counts.last_asked = self.clock;
+        out.clear();
+        // A count is at most u32::MAX, so a larger ask matches nothing.
+        let Ok(at_least) = u32::try_from(at_least) else {
+            return;
+        };
+        counts.read(ti, at_least, &t.by_tier[ti].1, out);
     }
 
     /// The HyperNodes of tier `ti` with at least `gpus` free GPUs, in the tier's order, into
@@ -110,7 +251,12 @@ impl TierGpuIndex {
 
     /// Whether every entry carries its HyperNode's `free(d)` (noted nodes aside: their
     /// HyperNodes may lag until the next `sync`).
-    pub(super) fn check(&self, t: &Topology, free: impl Fn(DomainId) -> i64) -> Result<(), String> {
+    pub(super) fn check(
+        &self,
+        t: &Topology,
+        free: impl Fn(DomainId) -> i64,
+        pods: impl Fn(DomainId, i64) -> u64,
+    ) -> Result<(), String> {
         if !self.enabled() {
             return Ok(());
         }
@@ -132,8 +278,37 @@ impl TierGpuIndex {
                         free(d)
                     ));
                 }
+                for counts in &self.pods {
+                    let keyed = counts.by_tier[ti][pos];
+                    let words = ds.len().div_ceil(64);
+                    for c in 1..=LEVELS {
+                        let bit = counts.levels[ti][(c - 1) as usize * words + pos / 64]
+                            >> (pos % 64)
+                            & 1;
+                        if (bit == 1) != (keyed >= c) {
+                            return Err(format!(
+                                "HyperNode {} is kept at {keyed} pods of {} GPUs but its level {c} bit is {bit}",
+                                t.domain(d).name,
+                                counts.gpus
+                            ));
+                        }
+                    }
+                    let want = saturate(pods(d, counts.gpus));
+                    if !lagging[d.index()] && keyed != want {
+                        return Err(format!(
+                            "HyperNode {} could host {want} pods of {} GPUs but its tier index says {keyed}",
+                            t.domain(d).name,
+                            counts.gpus
+                        ));
+                    }
+                }
             }
         }
         Ok(())
     }
+}
+
+/// A pod count as the index keeps it.
+fn saturate(pods: u64) -> u32 {
+    u32::try_from(pods).unwrap_or(u32::MAX)
 }

@@ -379,7 +379,8 @@ proptest! {
 
     /// Volcano's per-tier index of HyperNodes by free GPUs, kept lazily through binds and
     /// releases, answers "which HyperNodes of this tier have at least q GPUs free, in the
-    /// tier's order" exactly as a scan of the tier's HyperNodes does, after any history.
+    /// tier's order" exactly as a scan of the tier's HyperNodes does, after any history; and
+    /// so does its count of pods of k GPUs the HyperNodes could host.
     #[test]
     fn hypernode_tier_index_equals_a_scan(
         layout in prop::collection::vec(
@@ -437,6 +438,23 @@ proptest! {
                         .filter(|&d| cluster.domain_free(0, d, gpu.index()) >= q)
                         .collect();
                     prop_assert_eq!(&out, &scan, "tier {}, at least {} GPUs", ti, q);
+                    // The same tier by pods of k GPUs (seven sizes, more than the index
+                    // keeps, so sizes fall out and are counted again), at least 0 to 36 of
+                    // them (above 32 the index filters its last level by the counts).
+                    // Not kept (None) only without a GPU histogram: no node has a GPU.
+                    let (k, at_least) = (q % 7 + 1, (q / 7 % 5 * 9) as u64);
+                    let kept = cluster.hypernodes_with_gpu_pods(&w, ti, (k, at_least), &mut out);
+                    let root_pods = cluster.domain_gpu_pods(0, DomainId::ROOT, k);
+                    prop_assert_eq!(kept.is_some(), root_pods.is_some());
+                    if kept.is_some() {
+                        let scan: Vec<DomainId> = w.hypernodes.by_tier[ti]
+                            .1
+                            .iter()
+                            .copied()
+                            .filter(|&d| cluster.domain_gpu_pods(0, d, k) >= Some(at_least))
+                            .collect();
+                        prop_assert_eq!(&out, &scan, "tier {}, {} pods of {} GPUs", ti, at_least, k);
+                    }
                 }
             }
             prop_assert_eq!(cluster.check_indexes(&w), Ok(()));

@@ -500,6 +500,26 @@ fn gradient_search(
         )
     };
     let gpu_sets = cluster.pending_gpu_pods(pods);
+    // A gang whose pending pods are one pod set of GPU pods, without subjobs: its candidates
+    // are the HyperNodes whose nodes can take `need` of its pods by GPUs
+    // (`domain_may_place`), read from the tier index by that count, so the tier's other
+    // HyperNodes are not looked at. The pre-filter's list (`passing`) is then worked out only
+    // if the gang fits nowhere, for the message (`last_tier`).
+    let one_size = match gpu_sets.as_deref() {
+        Some(&[(gpus, pending_pods)]) if subgroups.is_empty() && gpus > 0 => {
+            // min(pods that fit, pending) >= need: none passes with fewer pods pending.
+            Some((
+                gpus,
+                if pending_pods >= need as u64 {
+                    need as u64
+                } else {
+                    u64::MAX
+                },
+            ))
+        }
+        _ => None,
+    };
+    let mut last_tier_known = true;
     for (ti, (tier, domains)) in t.by_tier.iter().enumerate() {
         if *tier > tier_limit {
             break;
@@ -508,54 +528,70 @@ fn gradient_search(
         if !cluster.tier_may_hold(0, ti, &pending) {
             continue;
         }
-        // With GPUs pending, only the HyperNodes with that many GPUs free can pass: read them
-        // from the tier's index (in the tier's order, as the scan would meet them) instead of
-        // checking every HyperNode of the tier.
-        let gpus = cluster
-            .res
-            .gpu
-            .and_then(|g| pending.iter().find(|&&(r, _)| r == g))
-            .map_or(0, |&(_, q)| q);
-        let indexed = gpus > 0
-            && cluster
-                .hypernodes_with_free_gpus(world, ti, gpus, with_room)
-                .is_some();
-        let looked_at: &[DomainId] = if indexed { with_room } else { domains };
-        // A HyperNode with GPUs free has nodes, so it is under the virtual root: the check
-        // (and the read of its record) is needed only below a pinned HyperNode.
-        let all_within = indexed && root == DomainId::ROOT;
-        // One pass over the tier: the HyperNodes that pass the resource pre-filter
-        // (`passing`), and of those the ones the per-domain GPU histogram does not rule out
-        // (`domain_may_place`: their dry run would fail), with their gradient keys.
-        //
+        passing.clear();
+        candidates.clear();
+        let mut best: Option<Candidate> = None;
+        let by_pods = one_size.is_some_and(|size| {
+            cluster
+                .hypernodes_with_gpu_pods(world, ti, size, with_room)
+                .is_some()
+        });
+        if by_pods {
+            last_tier_known = false;
+            for &d in with_room.iter() {
+                // A HyperNode with room for a pod has nodes, so it is under the virtual root.
+                if !((root == DomainId::ROOT || t.within(d, root))
+                    && cluster.domain_may_hold(0, d, &pending))
+                {
+                    continue;
+                }
+                let (score, tie) = order_key(cluster, d);
+                let candidate = (Score(score), tie, Reverse(candidates.len()), d);
+                if best.is_none_or(|b| candidate > b) {
+                    best = Some(candidate);
+                }
+                candidates.push(candidate);
+            }
+            if candidates.is_empty() {
+                continue;
+            }
+        } else {
+            // The HyperNodes that pass the resource pre-filter (`passing`), and of those the
+            // ones the per-domain GPU histogram does not rule out (`domain_may_place`: their
+            // dry run would fail), with their gradient keys.
+            tier_passing(
+                world,
+                cluster,
+                (ti, domains),
+                root,
+                &pending,
+                with_room,
+                passing,
+            );
+            for &d in passing.iter() {
+                if subgroups.is_empty()
+                    && !cluster.domain_may_place(0, d, gpu_sets.as_deref(), need)
+                {
+                    continue;
+                }
+                let (score, tie) = order_key(cluster, d);
+                let candidate = (Score(score), tie, Reverse(candidates.len()), d);
+                if best.is_none_or(|b| candidate > b) {
+                    best = Some(candidate);
+                }
+                candidates.push(candidate);
+            }
+            if passing.is_empty() {
+                continue;
+            }
+            std::mem::swap(last_tier, passing);
+            last_tier_known = true;
+        }
         // Upstream dry-runs every HyperNode of the gradient and takes the best score, ties at
         // random. Trying them best-first, equal scores in a seeded random order, and keeping
         // the first that holds the gang picks the same way without the other dry runs. The
         // key ends with the HyperNode's position among the candidates (earlier first) so equal
         // keys come out as a stable sort would give them.
-        passing.clear();
-        candidates.clear();
-        let mut best: Option<Candidate> = None;
-        for &d in looked_at.iter() {
-            debug_assert!(!all_within || t.within(d, root), "a HyperNode with GPUs");
-            if !((all_within || t.within(d, root)) && cluster.domain_may_hold(0, d, &pending)) {
-                continue;
-            }
-            passing.push(d);
-            if subgroups.is_empty() && !cluster.domain_may_place(0, d, gpu_sets.as_deref(), need) {
-                continue;
-            }
-            let (score, tie) = order_key(cluster, d);
-            let candidate = (Score(score), tie, Reverse(candidates.len()), d);
-            if best.is_none_or(|b| candidate > b) {
-                best = Some(candidate);
-            }
-            candidates.push(candidate);
-        }
-        if passing.is_empty() {
-            continue;
-        }
-        std::mem::swap(last_tier, passing);
         // Best-first: the first HyperNode tried usually holds the gang, so the best candidate
         // is picked in the pass above and the rest are ordered (as a heap, popped one at a
         // time) only when it does not.
@@ -605,8 +641,30 @@ fn gradient_search(
         }
         gradient.give_back(candidates);
     }
-    // Nothing fits: explain with the last HyperNode tried, or, when none passed the
-    // resource pre-filter, with the roomiest allowed one.
+    // Nothing fits. The pre-filter's list of the last tier that had any, if the search did not
+    // keep it (cluster state is as before the search: every dry run was undone).
+    if !last_tier_known {
+        last_tier.clear();
+        for (ti, (tier, domains)) in t.by_tier.iter().enumerate().rev() {
+            if *tier > tier_limit || !cluster.tier_may_hold(0, ti, &pending) {
+                continue;
+            }
+            tier_passing(
+                world,
+                cluster,
+                (ti, domains),
+                root,
+                &pending,
+                with_room,
+                last_tier,
+            );
+            if !last_tier.is_empty() {
+                break;
+            }
+        }
+    }
+    // Explain with the last HyperNode tried, or, when none passed the resource pre-filter,
+    // with the roomiest allowed one.
     // The first of the lowest keys (as `min_by` gives it), each key worked out once: a gang
     // that fits nowhere comes here after every release, over hundreds of HyperNodes.
     let mut last_in_order: Option<(DomainId, (f64, u64))> = None;
@@ -649,6 +707,43 @@ fn gradient_search(
         (d != DomainId::ROOT).then(|| t.domain(d).name.as_str()),
     );
     Err(f)
+}
+
+/// The HyperNodes of one tier (`ti`, its `domains`) under `root` that pass the resource
+/// pre-filter (at least `pending` free of every resource), in the tier's order, into `out`
+/// (cleared first). With GPUs pending only the HyperNodes with that many GPUs free can pass:
+/// they are read from the tier's index (in the tier's order, as the scan would meet them,
+/// into `with_room`) instead of checking every HyperNode of the tier.
+fn tier_passing(
+    world: &World,
+    cluster: &mut Cluster,
+    (ti, domains): (usize, &[DomainId]),
+    root: DomainId,
+    pending: &[(usize, i64)],
+    with_room: &mut Vec<DomainId>,
+    out: &mut Vec<DomainId>,
+) {
+    let t = &world.hypernodes;
+    out.clear();
+    let gpus = cluster
+        .res
+        .gpu
+        .and_then(|g| pending.iter().find(|&&(r, _)| r == g))
+        .map_or(0, |&(_, q)| q);
+    let indexed = gpus > 0
+        && cluster
+            .hypernodes_with_free_gpus(world, ti, gpus, with_room)
+            .is_some();
+    let looked_at: &[DomainId] = if indexed { with_room } else { domains };
+    // A HyperNode with GPUs free has nodes, so it is under the virtual root: the check
+    // (and the read of its record) is needed only below a pinned HyperNode.
+    let all_within = indexed && root == DomainId::ROOT;
+    for &d in looked_at {
+        debug_assert!(!all_within || t.within(d, root), "a HyperNode with GPUs");
+        if (all_within || t.within(d, root)) && cluster.domain_may_hold(0, d, pending) {
+            out.push(d);
+        }
+    }
 }
 
 /// A candidate HyperNode of the gradient: its bin-pack score, its seeded tie key and its

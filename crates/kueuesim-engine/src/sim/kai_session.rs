@@ -63,9 +63,10 @@ impl<'w> Simulation<'w> {
         }
         let mut failed = Vec::new();
         self.kai_in_order(&jobs, |s, w| {
-            let before = s.kai_bound_milli(w);
+            let before = s.kai_bound_amounts(w);
             s.retry_one(w, &mut failed);
-            s.kai_bound_milli(w) - before
+            let after = s.kai_bound_amounts(w);
+            std::array::from_fn(|r| after[r] - before[r])
         });
         // The views each action read for a job, with the number of actions that had
         // succeeded when it was built: an action that finds nothing changes nothing, so a
@@ -103,7 +104,7 @@ impl<'w> Simulation<'w> {
                     Some(i) => views.swap_remove(i).2,
                     None => match s.kai_view(w) {
                         Some(v) => v,
-                        None => return 0,
+                        None => return [0; 3],
                     },
                 };
                 let acted = match step {
@@ -113,14 +114,16 @@ impl<'w> Simulation<'w> {
                 if acted {
                     done += 1;
                     views.retain(|v| v.0 != w);
-                    return s.runtimes[w.index()].kai_pipelined;
+                    let rt = &s.runtimes[w.index()];
+                    let [cpu, memory] = rt.kai_pipelined_cpu_memory;
+                    return [rt.kai_pipelined, cpu, memory];
                 }
                 if step == Step::Evict(KaiAction::Preempt) {
                     tried_preempt.push(w);
                 }
                 views.retain(|v| v.0 != w);
                 views.push((w, done, view));
-                0
+                [0; 3]
             });
         }
         for w in tried_preempt {
@@ -131,19 +134,23 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// The milli-GPUs job `w` has bound (a share as the part of its device it holds).
-    fn kai_bound_milli(&self, w: WorkloadId) -> i64 {
-        self.gpu.map_or(0, |g| self.kai_milli(w.index(), g).0)
+    /// The milli-GPUs (a share as the part of its device it holds), CPU and memory job `w`
+    /// has bound.
+    fn kai_bound_amounts(&self, w: WorkloadId) -> placement::kai::Amounts {
+        let gpus = self.gpu.map_or(0, |g| self.kai_milli(w.index(), g).0);
+        let ([cpu, memory], _) = self.kai_cpu_memory(w.index());
+        [gpus, cpu, memory]
     }
 
     /// Runs `act` on each of `jobs` in `JobsOrderByQueues` order (`placement::kai::JobsOrder`)
-    /// over the queues as they are now; `act` returns the milli-GPUs the job's queue gained,
-    /// which the order counts before its next pick. Without a view of the queues (no GPU
-    /// resource) the jobs go in the order given (kube-scheduler's activeQ order).
+    /// over the queues as they are now; `act` returns what the job's queue gained
+    /// (milli-GPUs, CPU, memory), which the order counts before its next pick. Without a
+    /// view of the queues (no GPU resource) the jobs go in the order given
+    /// (kube-scheduler's activeQ order).
     fn kai_in_order(
         &mut self,
         jobs: &[WorkloadId],
-        mut act: impl FnMut(&mut Self, WorkloadId) -> i64,
+        mut act: impl FnMut(&mut Self, WorkloadId) -> placement::kai::Amounts,
     ) {
         let (Some(g), Some(view)) = (self.gpu, jobs.iter().find_map(|&w| self.kai_view(w))) else {
             for &w in jobs {
@@ -156,10 +163,16 @@ impl<'w> Simulation<'w> {
             .filter_map(|&w| {
                 let wl = self.spec(w);
                 let rt = &self.runtimes[w.index()];
+                let pods = rt.pods();
+                let cpu_memory = self
+                    .kai_task_cpu_memory(&wl, &pods)
+                    .iter()
+                    .fold([0, 0], |a, t| [a[0] + t[0], a[1] + t[1]]);
                 Some(placement::kai::PendingJob {
                     key: w.index(),
                     queue: wl.gang.kai_queue?,
-                    gpus: self.kai_task_gpus(&wl, &rt.pods(), Some(g)).iter().sum(),
+                    gpus: self.kai_task_gpus(&wl, &pods, Some(g)).iter().sum(),
+                    cpu_memory,
                     priority: wl.priority,
                     elastic: elastic_rank(&wl, &rt.record.placement),
                     created: wl.created_at.millis(),
@@ -167,11 +180,11 @@ impl<'w> Simulation<'w> {
             })
             .collect();
         let state = view.queue_state(self.now);
-        let mut order = placement::kai::JobsOrder::new(&state, &pending);
+        let mut order = placement::kai::JobsOrder::new(&state, &view.cpu_memory, &pending);
         while let Some(job) = order.pop() {
             let got = act(self, WorkloadId::from_index(job.key));
-            if got != 0 {
-                order.account(job.queue, got);
+            if got != [0; 3] {
+                order.account(job.queue, &got);
             }
         }
     }

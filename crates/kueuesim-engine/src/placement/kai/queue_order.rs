@@ -370,4 +370,71 @@ mod tests {
         assert_eq!(order.pop().map(|j| j.key), Some(0));
         assert_eq!(order.pop(), None);
     }
+
+    /// A view with CPU (unlimited quota and limit: the cluster's `total` counts) and no
+    /// memory use, `cpu[q]` millicores allocated to queue `q`.
+    fn cpu_state(n: usize, cpu: &[i64], total: i64) -> CpuMemoryState {
+        let unlimited = kueuesim_model::KaiQueueResource::UNLIMITED;
+        let share = |allocated: Vec<i64>, total: i64| super::super::resources::ResourceShares {
+            quota: vec![unlimited; n],
+            fair: allocated.clone(),
+            allocated,
+            total,
+        };
+        CpuMemoryState {
+            shares: vec![share(cpu.to_vec(), total), share(vec![0; n], 0)],
+            ..Default::default()
+        }
+    }
+
+    /// `GetDominantResourceShare` takes the largest share over the resources: with equal
+    /// GPU shares, the queue using less of the cluster's CPU goes first, whatever the input
+    /// order.
+    #[test]
+    fn equal_gpu_shares_are_ordered_by_the_dominant_cpu_share() {
+        let queues = [q("queue0", 2), q("queue1", 2)];
+        let fair = [2000, 2000];
+        let allocated = [1000, 1000];
+        let state = QueueState {
+            queues: &queues,
+            fair: &fair,
+            allocated: &allocated,
+            total: 4000,
+            now: 0,
+        };
+        // queue0 holds 3 of the cluster's 4 cores (0.75 over 0.5 of its GPUs).
+        let other = cpu_state(2, &[3000, 1000], 4000);
+        let mut order = JobsOrder::new(&state, &other, &[job(0, 0), job(1, 1)]);
+        assert_eq!(order.pop().map(|j| j.key), Some(1));
+        // GPUs alone tie, and the queue created first goes first.
+        let mut order = JobsOrder::new(&state, &CpuMemoryState::default(), &[job(0, 0), job(1, 1)]);
+        assert_eq!(order.pop().map(|j| j.key), Some(0));
+    }
+
+    /// `prioritizeUnderUtilized` asks `FairShare.Less(Allocated)`: a queue is over its fair
+    /// share only above it in every resource, so a queue over its GPU share but within its
+    /// CPU share is ordered by the later tests (here its higher priority puts it first).
+    #[test]
+    fn a_queue_over_its_gpu_share_only_is_not_over_utilized() {
+        // queue0 deserves 4 GPUs but its fair share is 2: with its job it stays within
+        // its deserved quota (`prioritizeUnderQuotaWithJob` ties).
+        let mut queues = [q("queue0", 4), q("queue1", 2)];
+        queues[0].priority = 1;
+        let fair = [2000, 2000];
+        let allocated = [3000, 0];
+        let state = QueueState {
+            queues: &queues,
+            fair: &fair,
+            allocated: &allocated,
+            total: 4000,
+            now: 0,
+        };
+        // CPU: fair share equal to the allocation (an unlimited quota's request).
+        let other = cpu_state(2, &[1000, 0], 4000);
+        let mut order = JobsOrder::new(&state, &other, &[job(0, 0), job(1, 1)]);
+        assert_eq!(order.pop().map(|j| j.key), Some(0));
+        // Over its fair share in GPUs only, and GPUs the only resource: last.
+        let mut order = JobsOrder::new(&state, &CpuMemoryState::default(), &[job(0, 0), job(1, 1)]);
+        assert_eq!(order.pop().map(|j| j.key), Some(1));
+    }
 }

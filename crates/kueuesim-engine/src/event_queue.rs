@@ -25,17 +25,30 @@ pub struct EventQueue<T> {
     presorted_next: usize,
 }
 
+/// A heap entry: its time and sequence number packed into one integer that orders as the pair
+/// (`Entry::key`), so each comparison of a push or pop is one integer comparison.
 #[derive(Clone, Debug)]
 struct Entry<T> {
-    at: SimTime,
-    seq: u64,
+    key: u128,
     item: T,
 }
 
-// Ordering looks only at (at, seq): seq is unique, so this is a total order.
+impl<T> Entry<T> {
+    /// The time with its sign bit flipped (so that negative times, objects created before the
+    /// start, order below the others as unsigned numbers) above the sequence number.
+    fn key(at: SimTime, seq: u64) -> u128 {
+        (u128::from(at.0 as u64 ^ (1 << 63)) << 64) | u128::from(seq)
+    }
+
+    fn at(&self) -> SimTime {
+        SimTime(((self.key >> 64) as u64 ^ (1 << 63)) as i64)
+    }
+}
+
+// Ordering looks only at the key, (at, seq): seq is unique, so this is a total order.
 impl<T> PartialEq for Entry<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<T> Eq for Entry<T> {}
@@ -46,7 +59,7 @@ impl<T> PartialOrd for Entry<T> {
 }
 impl<T> Ord for Entry<T> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
+        self.key.cmp(&other.key)
     }
 }
 
@@ -66,7 +79,10 @@ impl<T> EventQueue<T> {
     pub fn push(&mut self, at: SimTime, item: T) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry { at, seq, item }));
+        self.heap.push(Reverse(Entry {
+            key: Entry::<T>::key(at, seq),
+            item,
+        }));
     }
 
     /// A queue holding `items` as if pushed in this order into an empty queue; the items'
@@ -97,7 +113,7 @@ impl<T> EventQueue<T> {
         match (self.presorted.get(self.presorted_next), self.heap.peek()) {
             (None, _) => false,
             (Some(_), None) => true,
-            (Some((at, _)), Some(Reverse(e))) => *at <= e.at,
+            (Some((at, _)), Some(Reverse(e))) => *at <= e.at(),
         }
     }
 
@@ -115,7 +131,7 @@ impl<T> EventQueue<T> {
             }
             return Some((at, item));
         }
-        self.heap.pop().map(|Reverse(e)| (e.at, e.item))
+        self.heap.pop().map(|Reverse(e)| (e.at(), e.item))
     }
 
     /// The earliest event, if any.
@@ -124,7 +140,7 @@ impl<T> EventQueue<T> {
             let (at, item) = &self.presorted[self.presorted_next];
             return Some((*at, item));
         }
-        self.heap.peek().map(|Reverse(e)| (e.at, &e.item))
+        self.heap.peek().map(|Reverse(e)| (e.at(), &e.item))
     }
 
     /// The time of the earliest event.
@@ -156,6 +172,29 @@ mod tests {
         q.push(SimTime(1), "b");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, x)| x).collect();
         assert_eq!(order, ["a", "b", "c", "d"]);
+    }
+
+    /// Times before the start (negative) and the far end order as times, not as the bits
+    /// of the packed key.
+    #[test]
+    fn negative_and_extreme_times_order_as_times() {
+        let mut q = EventQueue::default();
+        q.push(SimTime::MAX, "last");
+        q.push(SimTime(0), "zero");
+        q.push(SimTime(-1), "minus-one");
+        q.push(SimTime(i64::MIN), "first");
+        q.push(SimTime(-1), "minus-one-again");
+        let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            popped,
+            [
+                (SimTime(i64::MIN), "first"),
+                (SimTime(-1), "minus-one"),
+                (SimTime(-1), "minus-one-again"),
+                (SimTime(0), "zero"),
+                (SimTime::MAX, "last"),
+            ]
+        );
     }
 
     proptest::proptest! {

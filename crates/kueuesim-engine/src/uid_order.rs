@@ -11,7 +11,6 @@
 //! it keeps (queue keys, preemption candidates): relabelling keeps the order, so no heap or
 //! set is reordered.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use kueuesim_model::WorkloadId;
@@ -20,10 +19,13 @@ use kueuesim_model::WorkloadId;
 const APPEND_STEP: u64 = 1 << 40;
 /// Room left after a predecessor inside a gap.
 const INSERT_STEP: u64 = 1 << 20;
+/// The most entries a run holds before it is split in two: a run's entries are moved on
+/// every insertion into it, so it is kept to a few kilobytes.
+const RUN_MAX: usize = 64;
 
 /// A UID as a search key: its first 32 bytes inline (zero-padded, so they order as the
 /// strings do, coarsely), the whole string only for a tie there. Finding a new UID's
-/// neighbours then rarely leaves the tree's own nodes (a cache miss per string otherwise).
+/// neighbours then rarely leaves the runs' own memory (a cache miss per string otherwise).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct UidSortKey {
     head: (u128, u128),
@@ -46,41 +48,99 @@ impl UidSortKey {
     }
 }
 
-/// The labels of the live workloads, by UID.
+/// The labels of the live workloads, by UID: a sorted sequence cut into runs of at most
+/// `RUN_MAX` entries, each run non-empty and sorted, the runs in order. Finding a UID is a
+/// binary search over the runs' first keys and one within a run, and its neighbours are the
+/// entries beside where it goes, so an arrival costs one search (an ordered map searched
+/// three times: the predecessor, the successor, the insertion).
 #[derive(Clone, Debug, Default)]
 pub struct UidLabels {
-    live: BTreeMap<UidSortKey, u64>,
+    runs: Vec<Vec<(UidSortKey, u64)>>,
     /// Respacings so far; each uses other values than the last, so that a label kept from
     /// before one can never pass for a current one (the engine's invariant check sees it).
     epochs: u64,
 }
 
 impl UidLabels {
+    /// Where `key` is or would go: the run (the last whose first key is not above it, else
+    /// the first) and the position in it.
+    fn locate(&self, key: &UidSortKey) -> (usize, usize) {
+        let run = self
+            .runs
+            .partition_point(|r| r[0].0 <= *key)
+            .saturating_sub(1);
+        let at = self
+            .runs
+            .get(run)
+            .map_or(0, |r| r.partition_point(|e| e.0 < *key));
+        (run, at)
+    }
+
     /// Labels arriving workload `w` with UID `uid`; `None` when its gap is used up (the
     /// workload is registered all the same: `respace` then labels it with the others).
     pub fn insert(&mut self, uid: Rc<str>, w: WorkloadId) -> Option<u64> {
-        let at = UidSortKey::new(uid, w);
-        let before = self.live.range(..&at).next_back().map(|(_, &l)| l);
-        let after = self.live.range(&at..).next().map(|(_, &l)| l);
+        let key = UidSortKey::new(uid, w);
+        if self.runs.is_empty() {
+            let label = u64::MAX / 2;
+            let mut run = Vec::with_capacity(RUN_MAX + 1);
+            run.push((key, label));
+            self.runs.push(run);
+            return Some(label);
+        }
+        let (run, at) = self.locate(&key);
+        // The neighbours: beside the position, or across a run boundary (`locate` puts a key
+        // below every run's first at the start of the first run, so only the successor can
+        // be in the next run). A new key equals none kept (its workload is new).
+        let before = at.checked_sub(1).map(|i| self.runs[run][i].1);
+        let after = self.runs[run]
+            .get(at)
+            .or_else(|| self.runs.get(run + 1).map(|r| &r[0]))
+            .map(|e| e.1);
         let label = match (before, after) {
             (None, None) => Some(u64::MAX / 2),
             (Some(p), None) => p.checked_add(APPEND_STEP),
             (None, Some(s)) => s.checked_sub(APPEND_STEP),
             (Some(p), Some(s)) => Some(p + INSERT_STEP.min((s - p) / 2)).filter(|&l| l > p),
         };
-        self.live.insert(at, label.unwrap_or(0));
+        let entries = &mut self.runs[run];
+        entries.insert(at, (key, label.unwrap_or(0)));
+        if entries.len() > RUN_MAX {
+            let mut upper = Vec::with_capacity(RUN_MAX + 1);
+            upper.extend(entries.drain(RUN_MAX / 2..));
+            self.runs.insert(run + 1, upper);
+        }
         label
     }
 
     /// Forgets workload `w`, whose UID is `uid` (let go of).
     pub fn remove(&mut self, uid: &Rc<str>, w: WorkloadId) {
-        self.live.remove(&UidSortKey::new(uid.clone(), w));
+        let key = UidSortKey::new(uid.clone(), w);
+        let (run, at) = self.locate(&key);
+        let Some(entries) = self.runs.get_mut(run) else {
+            return;
+        };
+        if entries.get(at).is_none_or(|e| e.0 != key) {
+            return;
+        }
+        entries.remove(at);
+        let left = entries.len();
+        if left == 0 {
+            self.runs.remove(run);
+        } else if left < RUN_MAX / 8
+            && let Some(next) = self.runs.get(run + 1)
+            && left + next.len() <= RUN_MAX / 2
+        {
+            // A run left nearly empty joins the next, so that churn leaves no trail of tiny
+            // runs (their count is what the first search walks).
+            let next = self.runs.remove(run + 1);
+            self.runs[run].extend(next);
+        }
     }
 
     /// Labels every live workload afresh, evenly spaced in UID order; returns the new labels.
     pub fn respace(&mut self) -> Vec<(WorkloadId, u64)> {
         self.epochs += 1;
-        let n = self.live.len() as u64 + 1;
+        let n = self.runs.iter().map(Vec::len).sum::<usize>() as u64 + 1;
         // Alternate halves of the range, so no label survives a respacing by coincidence.
         let (start, span) = if self.epochs % 2 == 1 {
             (0, u64::MAX / 2)
@@ -88,8 +148,9 @@ impl UidLabels {
             (u64::MAX / 2 + 1, u64::MAX / 2)
         };
         let step = span / n;
-        self.live
+        self.runs
             .iter_mut()
+            .flatten()
             .enumerate()
             .map(|(i, (key, label))| {
                 *label = start + step * (i as u64 + 1);
@@ -101,6 +162,8 @@ impl UidLabels {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     /// Any order of arrivals: labels order exactly as their UIDs do, respacing when a gap is
@@ -154,5 +217,51 @@ mod tests {
                 assert_eq!(la.cmp(lb), (ua, wa).cmp(&(ub, wb)), "{ua} vs {ub}");
             }
         }
+    }
+
+    /// Long churn (arrivals in several increasing streams, most of them let go soon after):
+    /// runs split, empty and join, and the labels still order as the UIDs, as an ordered
+    /// map of the same entries orders them.
+    #[test]
+    fn labels_survive_churn_across_runs() {
+        let mut labels = UidLabels::default();
+        let mut current: BTreeMap<(String, WorkloadId), u64> = BTreeMap::new();
+        let mut order: Vec<(String, WorkloadId)> = Vec::new();
+        for i in 0..6000usize {
+            let u = format!("ns-{}/gen-{}", i % 5, i / 5);
+            let w = WorkloadId::from_index(i);
+            match labels.insert(u.as_str().into(), w) {
+                Some(l) => {
+                    current.insert((u.clone(), w), l);
+                }
+                None => {
+                    current.insert((u.clone(), w), 0);
+                    let fresh: BTreeMap<WorkloadId, u64> = labels.respace().into_iter().collect();
+                    for ((_, x), l) in current.iter_mut() {
+                        *l = fresh[x];
+                    }
+                }
+            }
+            order.push((u, w));
+            // Let go of all but every ninth, a few hundred arrivals later.
+            if i >= 300 && (i - 300) % 9 != 0 {
+                let (u, w) = order[i - 300].clone();
+                labels.remove(&u.as_str().into(), w);
+                current.remove(&(u, w));
+            }
+        }
+        let live: usize = labels.runs.iter().map(Vec::len).sum();
+        assert_eq!(live, current.len());
+        assert!(
+            labels
+                .runs
+                .iter()
+                .all(|r| !r.is_empty() && r.len() <= RUN_MAX)
+        );
+        let in_uid_order: Vec<u64> = current.values().copied().collect();
+        assert!(
+            in_uid_order.windows(2).all(|p| p[0] < p[1]),
+            "labels follow UID order"
+        );
     }
 }

@@ -17,6 +17,8 @@ mod grove;
 mod job_kinds;
 /// KAI's allocate action: its unit-test cases written from their tables.
 mod kai_allocate_cases;
+/// KAI's allocate action: upstream's fractional, GPU-memory, queue and topology cases.
+mod kai_allocate_fraction_cases;
 /// KAI's consolidation action: its unit-test cases (K25–K36, K46–K51, K54) as scenarios.
 mod kai_consolidation;
 /// KAI's queues over CPU and memory: fair shares, reclaim and limits per resource.
@@ -26,6 +28,9 @@ mod kai_cpu_memory;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
+/// KAI's reclaim, preempt and consolidation over whole clusters with GPU jobs: upstream's
+/// integration cases (`integration_tests/{reclaim,preempt,consolidation,…}`).
+mod kai_integration_cases;
 /// KAI's preempt action: its unit-test cases written from their tables.
 mod kai_preempt_unit_cases;
 /// KAI's queue actions: preemptibility, `LastStartTimestamp`, victim order, the session's
@@ -34,6 +39,9 @@ mod kai_queues;
 /// KAI's reclaim over whole clusters: upstream's integration cases with CPU-only or mixed
 /// CPU and GPU tasks.
 mod kai_reclaim_cases;
+/// KAI's reclaim action: upstream's unit cases of `pkg/scheduler/actions/reclaim` (plain,
+/// departments, subgroups, gangs).
+mod kai_reclaim_unit_cases;
 /// KAI's staleGangEviction action.
 mod kai_stale_gang;
 /// The table harness of the KAI action cases transcribed from upstream's unit tests.

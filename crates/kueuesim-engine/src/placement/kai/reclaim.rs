@@ -734,10 +734,11 @@ mod tests {
     #[test]
     fn fair_share_deserved_first_then_weights_then_priority_bands() {
         // 10 GPUs: deserved 2 and 1; the 7 left by weight 3:1 (5.25 and 1.75, floored to 5
-        // and 1); the next round splits the 1 left as .75 and .25, floored to nothing, and the
-        // unit goes to the larger unmet fraction, a's.
+        // and 1); no queue asked less than its slice, so no second round
+        // (`divideUpToFairShare`), and the unit left goes to the larger unmet fraction, b's .75
+        // (`divideRemainingResource`).
         let qs = [q("a", Some(2), 3, 100), q("b", Some(1), 1, 100)];
-        assert_eq!(fair_shares(&qs, 10, &[20, 20], 1), [8, 2]);
+        assert_eq!(fair_shares(&qs, 10, &[20, 20], 1), [7, 3]);
         // A queue asking for less gets exactly its request; the rest goes on.
         assert_eq!(fair_shares(&qs, 10, &[3, 20], 1), [3, 7]);
         // A higher-priority band takes the over-quota first.
@@ -751,7 +752,7 @@ mod tests {
         let qs = [q("a", Some(2000), 3, 100), q("b", Some(1000), 1, 100)];
         assert_eq!(
             fair_shares(&qs, 10_000, &[20_000, 20_000], 1000),
-            [8000, 2000]
+            [7000, 3000]
         );
         // A queue asking 0.4 gets exactly that; the 0.6 left is below one GPU: floored to
         // nothing in the round, then given whole as the remainder (`divideRemainingResource`:

@@ -81,12 +81,17 @@ fn divide_among(
             }
             let pool_now = remaining;
             let mut gave = 0;
+            // `divideUpToFairShare` runs another round only when a queue asked less than its
+            // slice (`requested < fairShare`), leaving some of the pool: the units a round
+            // floored away go to the largest fractions below, not to a second round by weight.
+            let mut another = false;
             for &q in &open {
                 // In units: exact for whole units, so whole-GPU runs divide as in GPUs.
                 let slice = (pool_now as f64 / unit as f64) * weight(q) as f64 / weights as f64;
                 let need = requestable(q) - share[q];
                 let give = if (need as f64 / unit as f64) <= slice {
                     frac[q] = 0.0;
+                    another |= (need as f64 / unit as f64) < slice;
                     need
                 } else {
                     frac[q] = slice - slice.floor();
@@ -96,7 +101,7 @@ fn divide_among(
                 gave += give;
             }
             remaining -= gave;
-            if gave == 0 {
+            if gave == 0 || !another {
                 break;
             }
         }

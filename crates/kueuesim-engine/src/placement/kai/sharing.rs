@@ -28,8 +28,8 @@ const SHORT_GPU_MEMORY: &str = "node(s) didn't have enough resources: GPU memory
 /// one per pass, a failed batch undone), each task to the best node of its own ordering.
 /// Topology constraints and subgroups are not applied to such jobs (docs/semantics.md).
 /// `over` is the proportion plugin's capacity policy as for `place_within`; a task's GPUs are
-/// its whole GPUs, or its `gpu-fraction` (a `gpu-memory` share counts 0: its fraction
-/// depends on the node it lands on).
+/// its whole GPUs, or its `gpu-fraction`; a `gpu-memory` share counts 0 in the job's check
+/// (`GetGpusQuota`) and its fraction of the chosen node's device in the per-node check.
 pub fn place(
     world: &World,
     cluster: &mut Cluster,
@@ -73,10 +73,45 @@ pub fn place(
         // the nodes and devices the earlier ones left.
         let mut batch: Vec<(usize, usize, NodeId, Option<Claim>)> = Vec::new();
         let mut failed = None;
+        // Milli-GPUs of the batch's tasks placed so far, and of its `gpu-memory` shares.
+        let mut batch_milli = 0;
+        let mut memory_milli = 0;
         for (ps, idx) in todo {
             let share = shares.get(ps).copied().flatten();
-            match choose(world, cluster, &pods[ps].0, share) {
+            let chosen = choose(world, cluster, &pods[ps].0, share);
+            // The predicates plugin's per-node capacity check
+            // (`IsTaskAllocationOnNodeOverCapacity`): a `gpu-memory` share counts there as
+            // its fraction of the chosen node's device (`GetRequiredInitQuota`), with what
+            // the job took in this pass before it. Nodes of other GPU memory are not tried.
+            let refused = match (share, chosen, over) {
+                (Some(GpuShare::Memory(_)), Some((_, Some(claim))), Some(over)) => {
+                    let mut so_far = placed;
+                    so_far[0] += batch_milli;
+                    over(so_far, [i64::from(claim.milli), 0, 0])
+                }
+                _ => None,
+            };
+            if let Some(message) = refused {
+                failed = Some((
+                    ps,
+                    idx,
+                    share,
+                    Some(format!(
+                        "node does not have enough capacity. Reason: {message}"
+                    )),
+                ));
+                break;
+            }
+            match chosen {
                 Some((node, claim)) => {
+                    let milli = match share {
+                        Some(GpuShare::Memory(_)) => claim.map_or(0, |c| i64::from(c.milli)),
+                        _ => milli_of(ps),
+                    };
+                    batch_milli += milli;
+                    if matches!(share, Some(GpuShare::Memory(_))) {
+                        memory_milli += milli;
+                    }
                     cluster.apply(world, node, &pods[ps].0.requests, 1);
                     if let Some(c) = claim {
                         cluster.apply_claim(world, node, c, 1);
@@ -84,7 +119,7 @@ pub fn place(
                     batch.push((ps, idx, node, claim));
                 }
                 None => {
-                    failed = Some((ps, idx, share));
+                    failed = Some((ps, idx, share, None));
                     break;
                 }
             }
@@ -92,6 +127,7 @@ pub fn place(
         match failed {
             None => {
                 super::add_amounts(&mut placed, request);
+                placed[0] += memory_milli;
                 for (ps, idx, node, claim) in batch {
                     pods[ps].1[idx] = Some(node);
                     out.bound.push((ps, idx, node));
@@ -100,8 +136,8 @@ pub fn place(
                     }
                 }
             }
-            Some((ps, idx, share)) => {
-                let why = why_not(world, cluster, &pods[ps].0, share);
+            Some((ps, idx, share, refused)) => {
+                let why = refused.unwrap_or_else(|| why_not(world, cluster, &pods[ps].0, share));
                 for &(ps, _, node, claim) in batch.iter().rev() {
                     if let Some(c) = claim {
                         cluster.apply_claim(world, node, c, -1);

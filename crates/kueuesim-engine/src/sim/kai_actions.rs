@@ -201,14 +201,7 @@ impl<'w> Simulation<'w> {
         // `gpu-memory` share against the smallest GPU memory of the GPU nodes); its CPU
         // and memory for the same tasks.
         let task_gpus = self.kai_task_gpus(&wl, &pods, gpu);
-        cpu_memory.tasks = pods
-            .iter()
-            .flat_map(|(n, slots)| {
-                let per = self.cpu_memory_of(n);
-                slots.iter().filter(|x| x.is_none()).map(move |_| per)
-            })
-            .take(pending_task_count(&wl, &pods))
-            .collect();
+        cpu_memory.tasks = self.kai_task_cpu_memory(&wl, &pods);
         // Free GPUs: whole GPUs free, and what is free on the devices KAI's shares hold
         // (upstream's idle GPUs count a shared GPU group's free part).
         let cluster = &self.sched.cluster;
@@ -826,6 +819,22 @@ impl Simulation<'_> {
             .collect()
     }
 
+    /// CPU and memory of each task `wl` allocates now, in the order of
+    /// [`Self::kai_task_gpus`].
+    pub(super) fn kai_task_cpu_memory(
+        &self,
+        wl: &kueuesim_model::Workload,
+        pods: &[(PodNeeds, Vec<Option<NodeId>>)],
+    ) -> Vec<placement::kai::CpuMemory> {
+        pods.iter()
+            .flat_map(|(n, slots)| {
+                let per = self.cpu_memory_of(n);
+                slots.iter().filter(|x| x.is_none()).map(move |_| per)
+            })
+            .take(pending_task_count(wl, pods))
+            .collect()
+    }
+
     /// The milli-GPUs of one pending pod's share of pod set `ps` of `wl`, as KAI's queues
     /// and actions count it before a node is chosen: its `gpu-fraction`, or its
     /// `gpu-memory` against the smallest GPU memory of the GPU nodes (the proportion
@@ -966,6 +975,7 @@ impl CpuMemoryBooks {
                     quota,
                     fair,
                     allocated,
+                    total,
                 }
             })
             .collect();

@@ -57,9 +57,14 @@ impl Simulation<'_> {
          -> Option<placement::kai::ConsolidationPlan> {
             self.consolidation_scenario(w, pods, bound, tasks, victims, &running, job_order)
         };
-        let Some(plan) =
-            placement::kai::consolidation_plan(&state, &preemptor, &running, free_gpus, scenario)
-        else {
+        let Some(plan) = placement::kai::consolidation_plan(
+            &state,
+            &view.cpu_memory,
+            &preemptor,
+            &running,
+            free_gpus,
+            scenario,
+        ) else {
             return false;
         };
         self.runtimes[w.index()].kai_pipelined = want;

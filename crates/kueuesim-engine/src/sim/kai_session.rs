@@ -67,7 +67,7 @@ impl<'w> Simulation<'w> {
         let mut failed = Vec::new();
         self.sched.kai_passes = placement::kai::Passes::One;
         self.kai_in_order(&jobs, |s, w| {
-            let before = s.kai_bound_milli(w);
+            let before = s.kai_bound_amounts(w);
             let bound_before = s.kai_bound_pods(w);
             if s.sched.kai_pushed_back {
                 // A later pass is always tried, not skipped for a like job that failed: the
@@ -80,7 +80,8 @@ impl<'w> Simulation<'w> {
             }
             let again = s.kai_bound_pods(w) > bound_before
                 && s.sched.awaiting_placement.iter().any(|&(_, _, x)| x == w);
-            (s.kai_bound_milli(w) - before, again)
+            let after = s.kai_bound_amounts(w);
+            (std::array::from_fn(|r| after[r] - before[r]), again)
         });
         self.sched.kai_passes = placement::kai::Passes::All;
         // The views each action read for a job, with the number of actions that had
@@ -119,7 +120,7 @@ impl<'w> Simulation<'w> {
                     Some(i) => views.swap_remove(i).2,
                     None => match s.kai_view(w) {
                         Some(v) => v,
-                        None => return (0, false),
+                        None => return ([0; 3], false),
                     },
                 };
                 let acted = match step {
@@ -129,14 +130,16 @@ impl<'w> Simulation<'w> {
                 if acted {
                     done += 1;
                     views.retain(|v| v.0 != w);
-                    return (s.runtimes[w.index()].kai_pipelined, false);
+                    let rt = &s.runtimes[w.index()];
+                    let [cpu, memory] = rt.kai_pipelined_cpu_memory;
+                    return ([rt.kai_pipelined, cpu, memory], false);
                 }
                 if step == Step::Evict(KaiAction::Preempt) {
                     tried_preempt.push(w);
                 }
                 views.retain(|v| v.0 != w);
                 views.push((w, done, view));
-                (0, false)
+                ([0; 3], false)
             });
         }
         for w in tried_preempt {
@@ -147,9 +150,12 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// The milli-GPUs job `w` has bound (a share as the part of its device it holds).
-    fn kai_bound_milli(&self, w: WorkloadId) -> i64 {
-        self.gpu.map_or(0, |g| self.kai_milli(w.index(), g).0)
+    /// The milli-GPUs (a share as the part of its device it holds), CPU and memory job `w`
+    /// has bound.
+    fn kai_bound_amounts(&self, w: WorkloadId) -> placement::kai::Amounts {
+        let gpus = self.gpu.map_or(0, |g| self.kai_milli(w.index(), g).0);
+        let ([cpu, memory], _) = self.kai_cpu_memory(w.index());
+        [gpus, cpu, memory]
     }
 
     /// The pods job `w` has bound.
@@ -163,15 +169,21 @@ impl<'w> Simulation<'w> {
             .count()
     }
 
-    /// Job `w` as the session's order sees it now: its queue, the milli-GPUs of the tasks
-    /// its next pass allocates, its priority, elastic rank and creation time.
+    /// Job `w` as the session's order sees it now: its queue, the milli-GPUs, CPU and memory
+    /// of the tasks its next pass allocates, its priority, elastic rank and creation time.
     fn kai_pending_job(&self, w: WorkloadId, g: ResourceId) -> Option<placement::kai::PendingJob> {
         let wl = self.spec(w);
         let rt = &self.runtimes[w.index()];
+        let pods = rt.pods();
+        let cpu_memory = self
+            .kai_task_cpu_memory(&wl, &pods)
+            .iter()
+            .fold([0, 0], |a, t| [a[0] + t[0], a[1] + t[1]]);
         Some(placement::kai::PendingJob {
             key: w.index(),
             queue: wl.gang.kai_queue?,
-            gpus: self.kai_task_gpus(&wl, &rt.pods(), Some(g)).iter().sum(),
+            gpus: self.kai_task_gpus(&wl, &pods, Some(g)).iter().sum(),
+            cpu_memory,
             priority: wl.priority,
             elastic: elastic_rank(&wl, &rt.record.placement),
             created: wl.created_at.millis(),
@@ -179,15 +191,15 @@ impl<'w> Simulation<'w> {
     }
 
     /// Runs `act` on each of `jobs` in `JobsOrderByQueues` order (`placement::kai::JobsOrder`)
-    /// over the queues as they are now; `act` returns the milli-GPUs the job's queue gained,
-    /// which the order counts before its next pick, and whether the job goes back into the
+    /// over the queues as they are now; `act` returns what the job's queue gained
+    /// (milli-GPUs, CPU, memory), which the order counts before its next pick, and whether the job goes back into the
     /// order (allocate's `PushJob`, with its elastic rank and next tasks as they are now).
     /// Without a view of the queues (no GPU resource) the jobs go in the order given
     /// (kube-scheduler's activeQ order), a job pushed back taken again at once.
     fn kai_in_order(
         &mut self,
         jobs: &[WorkloadId],
-        mut act: impl FnMut(&mut Self, WorkloadId) -> (i64, bool),
+        mut act: impl FnMut(&mut Self, WorkloadId) -> (placement::kai::Amounts, bool),
     ) {
         let (Some(g), Some(view)) = (self.gpu, jobs.iter().find_map(|&w| self.kai_view(w))) else {
             for &w in jobs {
@@ -203,7 +215,7 @@ impl<'w> Simulation<'w> {
             .filter_map(|&w| self.kai_pending_job(w, g))
             .collect();
         let state = view.queue_state(self.now);
-        let mut order = placement::kai::JobsOrder::new(&state, &pending);
+        let mut order = placement::kai::JobsOrder::new(&state, &view.cpu_memory, &pending);
         // The jobs pushed back: their next pass is not a new placement attempt.
         let mut pushed: BTreeSet<usize> = BTreeSet::new();
         while let Some(job) = order.pop() {
@@ -211,8 +223,8 @@ impl<'w> Simulation<'w> {
             let w = WorkloadId::from_index(job.key);
             let (got, again) = act(self, w);
             self.sched.kai_pushed_back = false;
-            if got != 0 {
-                order.account(job.queue, got);
+            if got != [0; 3] {
+                order.account(job.queue, &got);
             }
             if again && let Some(next) = self.kai_pending_job(w, g) {
                 pushed.insert(job.key);

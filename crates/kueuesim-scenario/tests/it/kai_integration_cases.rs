@@ -11,7 +11,7 @@ use kueuesim_report::output::{SimulationResult, result};
 
 use crate::util::{load_text, wl};
 use Task::{On, Pending, Share};
-use Want::{Evicted, Moves, Runs, Stays, Waits};
+use Want::{Evicted, EvictedThenRuns, Moves, Runs, Stays, Waits};
 
 /// Upstream's fake node: its GPUs and topology labels (CPU and memory are left out: upstream's
 /// GPU tasks ask none here).
@@ -67,6 +67,9 @@ enum Want {
     Evicted(&'static str, &'static str, f64),
     /// Evicted by consolidation for `by` at `at` (s), its pods bound again on `on` (sorted).
     Moves(&'static str, f64, &'static [&'static str]),
+    /// Evicted once, at `at` (s), by `reason` for `by`, then bound again from `again` (s)
+    /// (a later session's action makes room for its new pods).
+    EvictedThenRuns(&'static str, &'static str, f64, f64),
     /// A pending job: runs from `at` (s) on `on` (sorted node per pod), never evicted.
     Runs(f64, &'static [&'static str]),
     /// A pending job still pending at the end.
@@ -305,6 +308,11 @@ fn check(case: &Case<'_>) {
                 let by = format!("team/{by}");
                 assert_eq!(evictions, [(*at, *reason, Some(by))], "{msg}");
                 assert_eq!(w.state, "Pending", "{msg}");
+            }
+            Want::EvictedThenRuns(reason, by, at, again) => {
+                let by = format!("team/{by}");
+                assert_eq!(evictions, [(*at, *reason, Some(by))], "{msg}");
+                assert_eq!((w.state, w.running_at), ("Running", Some(*again)), "{msg}");
             }
             Want::Moves(by, at, on) => {
                 let by = format!("team/{by}");
@@ -590,12 +598,13 @@ fn reclaim_2_train_job_for_overquota_project_1_1_job_for_overquota_project_with_
 #[test]
 fn reclaim_2_train_job_for_overquota_project_1_1_job_for_overquota_project_with_d_2() {
     // integration_tests/reclaim/reclaim_test.go: "2 train job for overquota project 1, 1 job for overquota project with deserved of 0, 1 job recalim from different project - reclaim from less prioritized queue".
-    // DIFFERENCE (docs/semantics.md, KAI reclaim): upstream reclaims running-job1 from
-    // queue0, the queue of lower priority: its victim queue order (`prioritizeUnderUtilized`)
-    // calls a queue over its fair share only when it is over in GPUs, CPU and memory alike
-    // (`FairShare.Less(AllocatedShare)`), which no queue of these CPU-less jobs is, so the
-    // queue priority decides. kueuesim's order weighs GPUs alone: queue2 holds 2 GPUs of its
-    // fair share of 1 (over-quota weight 0) and loses its youngest job, running-job3.
+    // As upstream: running-job1 is reclaimed from queue0, the queue of lower priority: the
+    // victim queue order (`prioritizeUnderUtilized`) calls a queue over its fair share only
+    // when it is over in GPUs, CPU and memory alike (`FairShare.Less(AllocatedShare)`), which
+    // no queue of these CPU-less jobs is, so the queue priority decides. Upstream's case
+    // stops after one session; here running-job1's new pod, its queue within its fair share
+    // of 2 GPUs with it, reclaims running-job3 of queue2 (over its fair share of 1) at 1m30s
+    // and runs from 2m.
     check(&Case {
         nodes: &[node("node0", 4)],
         queues: &[
@@ -613,9 +622,12 @@ fn reclaim_2_train_job_for_overquota_project_1_1_job_for_overquota_project_with_
         topology: &[],
         want: &[
             ("running-job0", Stays),
-            ("running-job1", Stays),
+            (
+                "running-job1",
+                EvictedThenRuns("Reclaim", "pending-job0", 60.0, 120.0),
+            ),
             ("running-job2", Stays),
-            ("running-job3", Evicted("Reclaim", "pending-job0", 60.0)),
+            ("running-job3", Evicted("Reclaim", "running-job1", 90.0)),
             ("pending-job0", Runs(90.0, &["node0"])),
         ],
     });

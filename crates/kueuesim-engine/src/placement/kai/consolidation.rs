@@ -3,6 +3,7 @@
 //! frees room for the job while every moved pod finds a new node (`allPodsReallocated`).
 
 use super::reclaim::{QueueState, Reclaimer, RunningJob, solve_with, victim_order};
+use super::resources::CpuMemoryState;
 
 /// KAI's default `--max-consolidation-preemptees` (`defaultMaxConsolidationPreemptees`,
 /// 16): `buildPreemptibleFilterFunc` stops accepting potential victims once it counted more
@@ -38,9 +39,11 @@ pub struct ConsolidationPlan {
 /// `JobSolver`'s, and a scenario is a solution only when every pod it evicted was placed
 /// again (`allPodsReallocated`). `scenario(tasks, victims)`: the plan of that simulation,
 /// `victims` being (job, how many of its pods in eviction order); None when the job's first
-/// `tasks` tasks do not fit. None: no consolidation.
+/// `tasks` tasks do not fit. `other`: the queues' CPU and memory (and the running jobs'
+/// pods'), for the victims' queue order. None: no consolidation.
 pub fn consolidation_plan(
     state: &QueueState<'_>,
+    other: &CpuMemoryState,
     preemptor: &Reclaimer<'_>,
     running: &[RunningJob],
     free_gpus: i64,
@@ -51,7 +54,7 @@ pub fn consolidation_plan(
         return None;
     }
     let candidates: Vec<&RunningJob> = running.iter().filter(|j| j.preemptible).collect();
-    let mut order = victim_order(state, &candidates);
+    let mut order = victim_order(state, other, &candidates);
     // The filter counts jobs, not pieces: the pieces of the first 17 jobs in victim order.
     let mut jobs: Vec<usize> = Vec::new();
     order.retain(|p| {
@@ -202,6 +205,7 @@ mod tests {
         let free = total - allocated[0];
         consolidation_plan(
             &state,
+            &CpuMemoryState::default(),
             &preemptor,
             running,
             free,
@@ -262,10 +266,17 @@ mod tests {
             task_gpus: &[2],
             preemptible: true,
         };
-        let plan = consolidation_plan(&state, &preemptor, &running, 20, |_, victims| {
-            tried.extend(victims.iter().map(|v| v.0));
-            None
-        });
+        let plan = consolidation_plan(
+            &state,
+            &CpuMemoryState::default(),
+            &preemptor,
+            &running,
+            20,
+            |_, victims| {
+                tried.extend(victims.iter().map(|v| v.0));
+                None
+            },
+        );
         assert_eq!(plan, None);
         tried.sort_unstable();
         tried.dedup();
@@ -307,10 +318,17 @@ mod tests {
             preemptible: true,
         };
         let mut tried = Vec::new();
-        let plan = consolidation_plan(&state, &preemptor, &running, 19, |_, victims| {
-            tried.extend(victims.iter().map(|v| v.0));
-            None
-        });
+        let plan = consolidation_plan(
+            &state,
+            &CpuMemoryState::default(),
+            &preemptor,
+            &running,
+            19,
+            |_, victims| {
+                tried.extend(victims.iter().map(|v| v.0));
+                None
+            },
+        );
         assert_eq!(plan, None);
         tried.sort_unstable();
         tried.dedup();

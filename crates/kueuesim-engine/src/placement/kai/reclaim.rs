@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use super::queue_order::{QueueRank, cmp_queue_ranks};
 use super::resources::{self, Amounts, CpuMemoryState, Resources};
 
 /// KAI's fair share of GPUs per queue (`resource_division`): each queue first gets its
@@ -163,6 +164,13 @@ impl PieceRef<'_> {
         self.job.gpus_of(self.upto()) - self.job.gpus_of(self.from())
     }
 
+    /// GPUs, CPU and memory of the piece (what the victims' queue order takes away from
+    /// its queue's allocation).
+    fn amounts(&self, other: &CpuMemoryState) -> Amounts {
+        let [cpu, memory] = other.pods_amount(self.job.key, self.from(), self.upto());
+        [self.gpus(), cpu, memory]
+    }
+
     /// The job's elastic rank before the piece.
     fn rank(&self) -> u8 {
         self.job.pieces[self.piece].rank
@@ -204,44 +212,6 @@ pub struct QueueState<'a> {
 }
 
 impl QueueState<'_> {
-    /// GPUs allocated in each queue's subtree.
-    pub(super) fn subtree_allocated(&self) -> Vec<i64> {
-        let mut sub = self.allocated.to_vec();
-        for q in 0..self.queues.len() {
-            let mut p = self.queues[q].parent;
-            while let Some(x) = p {
-                sub[x] += self.allocated[q];
-                p = self.queues[x].parent;
-            }
-        }
-        sub
-    }
-
-    /// `GetAllocatableShare`: max(deserved, fair share), capped by the limit; an unlimited
-    /// deserved quota gives the limit (None: unlimited).
-    pub(super) fn allocatable(&self, q: usize) -> Option<i64> {
-        let kq = &self.queues[q];
-        match kq.gpu_quota {
-            None => kq.gpu_limit,
-            Some(d) => {
-                let a = d.max(self.fair[q]);
-                Some(kq.gpu_limit.map_or(a, |l| a.min(l)))
-            }
-        }
-    }
-
-    /// `a` GPUs as a share of queue `q`'s allocatable share (`GetAllocatableShare`), the
-    /// share the proportion plugin's queue order compares; of the cluster's GPUs when the
-    /// queue's share is unlimited, and far above any other when it is zero.
-    pub(super) fn gpu_share(&self, q: usize, a: i64) -> f64 {
-        match self.allocatable(q) {
-            Some(0) => a as f64 * 1000.0,
-            Some(x) => a as f64 / x as f64,
-            None if self.total > 0 => a as f64 / self.total as f64,
-            None => 0.0,
-        }
-    }
-
     /// The queue and its ancestors, root first (`getHierarchyPath`).
     pub(super) fn path(&self, q: usize) -> Vec<usize> {
         let mut path = vec![q];
@@ -286,7 +256,7 @@ pub fn reclaim_victims(
         .filter_map(|j| unprotected_part(state, j, reclaim_min_runtime(state, queue, j.queue)))
         .collect();
     let candidates: Vec<&RunningJob> = candidates.iter().collect();
-    let order = victim_order(state, &candidates);
+    let order = victim_order(state, other, &candidates);
     // The validator weighs the tasks of the scenario it checks: the solver's scenario is
     // simulated (with its task count) right before its victims are validated.
     let tasks_now = std::cell::Cell::new(0);
@@ -620,19 +590,21 @@ pub(super) fn solve_with<V>(
 
 /// The order potential victims are taken in (`JobsOrderByQueues` with `VictimQueue`): at
 /// each level of the queue tree the queue the proportion plugin's queue order puts last
-/// (`GetQueueOrderResult` reversed: over its fair share, then over its deserved quota, then
-/// the lower priority, then a queue using GPUs with no allocatable share, then the larger
+/// (`GetQueueOrderResult` reversed, over GPUs, CPU and memory, [`QueueRank`]: over its fair
+/// share in every resource, then over its deserved quota in some resource, then the lower
+/// priority, then a queue using a resource with no allocatable share, then the larger
 /// dominant share once the victims already taken from it and its next one are gone, then the
-/// larger share, the larger allocatable share, the newer queue); within a queue the job
-/// order of the default tiers reversed (the priority plugin: lowest priority; the elastic
-/// plugin: above its minimum, then exactly at it, then below; then the youngest, then the
-/// higher id first).
+/// larger dominant share, the larger allocatable share, the newer queue); within a queue the
+/// job order of the default tiers reversed (the priority plugin: lowest priority; the
+/// elastic plugin: above its minimum, then exactly at it, then below; then the youngest,
+/// then the higher id first).
 pub(super) fn victim_order<'a>(
     state: &QueueState<'_>,
+    other: &CpuMemoryState,
     candidates: &[&'a RunningJob],
 ) -> Vec<PieceRef<'a>> {
     let nq = state.queues.len();
-    let sub = state.subtree_allocated();
+    let res = Resources::new(state, other);
     // Each leaf's jobs (their next pieces), next victim last; what is left of a job after a
     // piece goes back in its place by the job order (upstream's `PushJob` of the clone).
     let job_order = |p: &PieceRef<'_>| {
@@ -650,7 +622,8 @@ pub(super) fn victim_order<'a>(
     for list in &mut jobs {
         list.sort_by_key(job_order);
     }
-    let mut taken = vec![0i64; nq];
+    // GPUs, CPU and memory of the victims taken so far from each queue's subtree.
+    let mut taken: Vec<Amounts> = vec![[0; 3]; nq];
     let has_jobs = |q: usize, jobs: &[Vec<PieceRef<'_>>]| -> bool {
         (0..nq).any(|l| !jobs[l].is_empty() && state.path(l).contains(&q))
     };
@@ -673,10 +646,10 @@ pub(super) fn victim_order<'a>(
                     if kids.is_empty() {
                         return cur;
                     }
-                    cur = pick(state, &sub, &taken, &jobs, &kids, &|k| k);
+                    cur = pick(state, other, &res, &taken, &jobs, &kids, &|k| k);
                 }
             };
-            let chosen = pick(state, &sub, &taken, &jobs, &level, &best);
+            let chosen = pick(state, other, &res, &taken, &jobs, &level, &best);
             let kids: Vec<usize> = (0..nq)
                 .filter(|&c| state.queues[c].parent == Some(chosen) && has_jobs(c, &jobs))
                 .collect();
@@ -686,8 +659,11 @@ pub(super) fn victim_order<'a>(
             level = kids;
         };
         let Some(p) = jobs[leaf].pop() else { break };
+        let amounts = p.amounts(other);
         for q in state.path(leaf) {
-            taken[q] += p.gpus();
+            for (t, a) in taken[q].iter_mut().zip(amounts) {
+                *t += a;
+            }
         }
         if let Some(next) = p.next() {
             let list = &mut jobs[leaf];
@@ -703,57 +679,28 @@ pub(super) fn victim_order<'a>(
 /// whose next victim counts for a member's dominant share.
 fn pick(
     state: &QueueState<'_>,
-    sub: &[i64],
-    taken: &[i64],
+    other: &CpuMemoryState,
+    res: &Resources,
+    taken: &[Amounts],
     jobs: &[Vec<PieceRef<'_>>],
     members: &[usize],
     leaf_of: &dyn Fn(usize) -> usize,
 ) -> usize {
-    let key = |q: usize| -> QueueOrderKey {
-        let kq = &state.queues[q];
-        let alloc = sub[q];
-        let allocatable = state.allocatable(q);
-        let over_fair = alloc > state.fair[q];
-        let over_deserved = kq.gpu_quota.is_some_and(|d| alloc > d);
-        let zero_share = allocatable == Some(0) && alloc > 0;
-        let share = |a: i64| state.gpu_share(q, a);
-        let next = jobs[leaf_of(q)].last().map_or(0, PieceRef::gpus);
-        (
-            over_fair,
-            over_deserved,
-            -i64::from(kq.priority),
-            zero_share,
-            share(alloc - taken[q] - next),
-            share(alloc),
-            allocatable.unwrap_or(i64::MAX),
-            q,
-        )
+    let rank = |q: usize| -> QueueRank {
+        let next = jobs[leaf_of(q)].last().map_or([0; 3], |p| p.amounts(other));
+        let victims: Amounts = std::array::from_fn(|r| taken[q][r] + next[r]);
+        QueueRank::new(state.queues, res, q, &[0; 3], &victims)
     };
     let mut best = members[0];
+    let mut best_rank = rank(best);
     for &q in &members[1..] {
-        if cmp_queue_order_keys(&key(q), &key(best)) == Ordering::Greater {
+        let r = rank(q);
+        if cmp_queue_ranks(&r, &best_rank) == Ordering::Greater {
             best = q;
+            best_rank = r;
         }
     }
     best
-}
-
-/// A queue's place in the proportion plugin's queue order (`GetQueueOrderResult`), compared
-/// field by field: over its fair share, over its deserved quota, minus its priority, a zero
-/// allocatable share in use, its share with the next job (or victim), its share without
-/// it, its allocatable share, its position in the input. Lower comes first.
-pub(super) type QueueOrderKey = (bool, bool, i64, bool, f64, f64, i64, usize);
-
-/// Compares two [`QueueOrderKey`]s, the shares by `total_cmp`.
-pub(super) fn cmp_queue_order_keys(a: &QueueOrderKey, b: &QueueOrderKey) -> Ordering {
-    a.0.cmp(&b.0)
-        .then(a.1.cmp(&b.1))
-        .then(a.2.cmp(&b.2))
-        .then(a.3.cmp(&b.3))
-        .then(a.4.total_cmp(&b.4))
-        .then(a.5.total_cmp(&b.5))
-        .then(a.6.cmp(&b.6))
-        .then(a.7.cmp(&b.7))
 }
 
 #[cfg(test)]

@@ -153,6 +153,9 @@ pub struct ResourceShares {
     pub fair: Vec<i64>,
     /// The resource allocated to each queue's own jobs.
     pub allocated: Vec<i64>,
+    /// The cluster's amount of the resource (what an unlimited allocatable share counts
+    /// against in the dominant share, `GetDominantResourceShare`).
+    pub total: i64,
 }
 
 /// What reclaim and preempt read of CPU and memory: the queues' shares of each, and the
@@ -205,6 +208,8 @@ pub(super) struct Resources {
     /// Per resource taking part (GPU first): (quota, fair share, subtree allocation) per
     /// queue.
     per: Vec<(Vec<KaiQueueResource>, Vec<i64>, Vec<i64>)>,
+    /// The cluster's amount of each resource taking part.
+    total: Vec<i64>,
 }
 
 impl Resources {
@@ -224,14 +229,33 @@ impl Resources {
             state.fair.to_vec(),
             subtree(state.queues, state.allocated),
         )];
+        let mut total = vec![state.total];
         for s in &other.shares {
             per.push((
                 s.quota.clone(),
                 s.fair.clone(),
                 subtree(state.queues, &s.allocated),
             ));
+            total.push(s.total);
         }
-        Self { per }
+        Self { per, total }
+    }
+
+    /// Adds `amounts` to the allocation of queue `q` and of its ancestors (a job allocated
+    /// in `q`, as the proportion plugin's allocate event handler counts it up the tree).
+    pub(super) fn add(&mut self, queues: &[KaiQueue], q: usize, amounts: &Amounts) {
+        for (r, (_, _, allocated)) in self.per.iter_mut().enumerate() {
+            let mut cur = Some(q);
+            while let Some(x) = cur {
+                allocated[x] += amounts[r];
+                cur = queues[x].parent;
+            }
+        }
+    }
+
+    /// The cluster's amount of resource `r`.
+    pub(super) fn total(&self, r: usize) -> i64 {
+        self.total[r]
     }
 
     /// How many resources take part.
@@ -472,6 +496,7 @@ mod tests {
                 quota: quotas.to_vec(),
                 fair: fair.to_vec(),
                 allocated: alloc.to_vec(),
+                total: 0,
             }],
             ..Default::default()
         };

@@ -7,6 +7,8 @@
 //! workloads; for a cohort, the part of each child's usage that spills out of the child's
 //! private, non-lendable quota). Availability is computed by walking to the root.
 
+use std::cell::Cell;
+
 use crate::ids::{ClusterQueueId, CohortId, FlavorId, ResourceId};
 use crate::objects::ResourceGroup;
 use crate::world::World;
@@ -56,12 +58,29 @@ pub struct QuotaTree {
     /// scheduling cycle or a preemption simulation costs what it changes, not the tree size).
     undo: Vec<(u32, i64)>,
     open_marks: u32,
+    /// `potentialAvailable` per (node, `Fr`), worked out once: it reads only quotas, which
+    /// never change after `new` (0 for a node in a cohort cycle, whose walk is not taken).
+    potential: Vec<i64>,
+    /// Which usage the tree holds: a fresh id for every usage change, and on `rollback_to`
+    /// the id the mark saw (the usage is then exactly what it was). Equal ids mean equal
+    /// usage everywhere, so a value computed from usage at one id holds while the id stays.
+    state: u64,
+    /// The last id handed out (ids are never reused, so no two usages share one).
+    last_state: u64,
+    /// `available_raw` per (node, `Fr`) and the usage id it was computed at: the scheduler
+    /// asks the same ClusterQueue and `Fr` several times per head (the flavor scan, the
+    /// preemption oracle, `GetTargets`) with the usage unchanged or rolled back in between.
+    /// Debug builds check every hit against the walk.
+    available_cache: Vec<Cell<(u64, i64)>>,
 }
+
+/// An id no usage has: an `available_cache` entry holding it was never computed.
+const NO_STATE: u64 = u64::MAX;
 
 /// A point to roll usage back to (see `QuotaTree::mark`).
 #[derive(Debug)]
 #[must_use = "a mark must be rolled back or released"]
-pub struct UsageMark(usize);
+pub struct UsageMark(usize, u64);
 
 impl QuotaTree {
     /// Builds the tree of `world` with zero usage.
@@ -86,6 +105,10 @@ impl QuotaTree {
             any_lending_limit: false,
             undo: Vec::new(),
             open_marks: 0,
+            potential: vec![0; n_nodes * n_fr],
+            state: 0,
+            last_state: 0,
+            available_cache: vec![Cell::new((NO_STATE, 0)); n_nodes * n_fr],
         };
         let set_quotas = |t: &mut QuotaTree, node: usize, groups: &[ResourceGroup]| {
             for g in groups {
@@ -147,6 +170,15 @@ impl QuotaTree {
         for n in 0..n_nodes {
             if t.parent[n].is_none() && !t.in_cycle[n] {
                 t.update_subtree(n);
+            }
+        }
+        for n in 0..n_nodes {
+            if t.in_cycle[n] {
+                continue;
+            }
+            for fr in 0..n_fr {
+                t.potential[n * n_fr + fr] =
+                    t.potential_walk::<true>(NodeIdx(n as u32), Fr(fr as u32));
             }
         }
         t
@@ -316,8 +348,17 @@ impl QuotaTree {
     }
 
     /// `available` (unclamped): what `n` could still use, counting what its ancestors lend.
+    /// Remembered per node and `Fr` while the usage stays the same (`available_cache`).
     pub fn available_raw(&self, n: NodeIdx, fr: Fr) -> i64 {
-        self.available_walk::<true>(n, fr)
+        let cell = &self.available_cache[self.at(n, fr)];
+        let (state, value) = cell.get();
+        if state == self.state {
+            debug_assert_eq!(value, self.available_walk::<true>(n, fr), "stale available");
+            return value;
+        }
+        let value = self.available_walk::<true>(n, fr);
+        cell.set((self.state, value));
+        value
     }
 
     /// `available_raw` as it would be without any borrowingLimit on `n`'s path: what the
@@ -356,7 +397,12 @@ impl QuotaTree {
 
     /// `potentialAvailable`: the largest request `n` could ever hold with the whole tree idle.
     pub fn potential_available(&self, n: NodeIdx, fr: Fr) -> i64 {
-        self.potential_walk::<true>(n, fr)
+        if self.in_cycle[n.index()] {
+            return self.potential_walk::<true>(n, fr);
+        }
+        let value = self.potential[self.at(n, fr)];
+        debug_assert_eq!(value, self.potential_walk::<true>(n, fr), "stale potential");
+        value
     }
 
     /// `potential_available` without any borrowingLimit on `n`'s path.
@@ -415,7 +461,7 @@ impl QuotaTree {
     /// Starts recording usage changes so they can be undone with `rollback_to`.
     pub fn mark(&mut self) -> UsageMark {
         self.open_marks += 1;
-        UsageMark(self.undo.len())
+        UsageMark(self.undo.len(), self.state)
     }
 
     /// Undoes every usage change since `mark` (marks nest; roll back inner ones first).
@@ -424,6 +470,8 @@ impl QuotaTree {
             let (i, delta) = self.undo.pop().expect("non-empty");
             self.usage[i as usize] -= delta;
         }
+        // Every change since the mark undone: the usage is the one the mark saw.
+        self.state = mark.1;
         self.release(mark);
     }
 
@@ -441,6 +489,8 @@ impl QuotaTree {
 
     fn change_usage(&mut self, i: usize, delta: i64) {
         self.usage[i] += delta;
+        self.last_state += 1;
+        self.state = self.last_state;
         if self.open_marks > 0 {
             self.undo.push((i as u32, delta));
         }

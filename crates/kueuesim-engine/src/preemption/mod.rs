@@ -321,17 +321,18 @@ fn same_queue_candidates<'c>(
     if !policy_may_admit_some(ctx.p, admitted.lowest_priority(ctx.p.cq), policy) {
         return Vec::new();
     }
-    admitted
-        .admitted_in(ctx.p.cq)
-        .iter()
-        .filter_map(|c| {
-            ctx.classify(c, false).map(|variant| Elem {
-                cand: c,
-                lca: None,
-                variant,
-            })
+    let all = admitted.admitted_in(ctx.p.cq);
+    // Room for every workload at once: a search that gets here usually keeps most of its
+    // ClusterQueue's (hundreds under overload), and growing the list by doubling showed.
+    let mut out = Vec::with_capacity(all.len());
+    out.extend(all.iter().filter_map(|c| {
+        ctx.classify(c, false).map(|variant| Elem {
+            cand: c,
+            lca: None,
+            variant,
         })
-        .collect()
+    }));
+    out
 }
 
 /// `collectCandidatesForHierarchicalReclaim`: walks from the preemptor's parent cohort to the
@@ -611,13 +612,25 @@ fn policy_may_take(p: &Preemptor<'_>, priority: i32, policy: PreemptionPolicy) -
 /// borrowing runs. Removing more never takes room away, and the TAS half of `workloadFits` is
 /// taken to pass, so when this says no, so does `could_fit` (debug builds check it). Under
 /// overload most searches that get this far end here, without reading hundreds of candidates.
+///
+/// It also tells when its answer is `could_fit`'s exactly (`Bound::Fits`): the attempt with
+/// borrowing fits (every attempt list holds it, and `could_fit` tries it first) and, on the
+/// `Fr`s `preemptor_fits` reads, this removed just what `could_fit` removes for it. That holds
+/// when the preemptor has no TAS pod sets, every `Fr` of its usage is contested (so a workload
+/// that uses no contested `Fr` holds none of them, and what else either removes is in columns
+/// nobody reads: a removal touches its `Fr`'s column only), the within-ClusterQueue policy
+/// reads the priority alone (`LowerPriority`, `Any`, `Never`: `policy_may_take` then is
+/// `satisfies_policy`), and no other ClusterQueue's quota was removed for the attempt (the
+/// candidates `could_fit` takes there are among those, so it takes none either). Under
+/// overload that is most searches past the bound: a ClusterQueue at its borrowing limit
+/// preempting its own lower-priority work.
 fn could_fit_bound(
     ctx: &Ctx<'_, '_>,
     tree: &mut QuotaTree,
     admitted: &impl AdmittedWorkloads,
     only_with_borrowing: bool,
     scratch: &mut SearchScratch,
-) -> bool {
+) -> Bound {
     let p = ctx.p;
     // (ClusterQueue, Fr, amount) to remove for the attempt with borrowing, and the
     // `ReclaimWithoutBorrowing` rest for the one without.
@@ -633,6 +646,7 @@ fn could_fit_bound(
             }
         });
     }
+    let own_only = with_borrowing.len();
     let reclaim = ctx.settings.reclaim_within_cohort;
     let forbidden = ctx.borrow_within_cohort_forbidden();
     let threshold = ctx.settings.borrow_max_priority_threshold;
@@ -661,7 +675,8 @@ fn could_fit_bound(
     for &(cq, fr, amount) in with_borrowing.iter() {
         tree.remove_usage(tree.cq_node(cq), fr, amount);
     }
-    let mut fits = preemptor_fits(tree, p, true);
+    let fits_with_borrowing = preemptor_fits(tree, p, true);
+    let mut fits = fits_with_borrowing;
     if !fits && !only_with_borrowing {
         for &(cq, fr, amount) in without_borrowing.iter() {
             tree.remove_usage(tree.cq_node(cq), fr, amount);
@@ -669,7 +684,28 @@ fn could_fit_bound(
         fits = preemptor_fits(tree, p, false);
     }
     tree.rollback_to(mark);
-    fits
+    let exact = p.topology.is_none()
+        && p.usage.iter().all(|(fr, _)| p.contested.contains(fr))
+        && within != PreemptionPolicy::LowerOrNewerEqualPriority
+        && with_borrowing.len() == own_only;
+    if fits_with_borrowing && exact {
+        Bound::Fits
+    } else if fits {
+        Bound::MayFit
+    } else {
+        Bound::CannotFit
+    }
+}
+
+/// What `could_fit_bound` tells of `could_fit`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Bound {
+    /// `could_fit` is false.
+    CannotFit,
+    /// `could_fit` may be either.
+    MayFit,
+    /// `could_fit` is true.
+    Fits,
 }
 
 /// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal on every
@@ -809,7 +845,7 @@ pub fn classical_targets_with(
     let only_with_borrowing = forbidden && !under_nominal_on_contested(tree, p);
     // Tests (debug builds) go on to check the bound against the search it spares.
     let bound = could_fit_bound(&ctx, tree, admitted, only_with_borrowing, scratch);
-    if !bound && !cfg!(debug_assertions) {
+    if bound == Bound::CannotFit && !cfg!(debug_assertions) {
         return Vec::new();
     }
 
@@ -832,10 +868,19 @@ pub fn classical_targets_with(
         return Vec::new();
     }
     let lists = [&hierarchy, &priority, &same_queue];
-    let possible = could_fit(tree, p, &lists, attempts);
+    // Tests (debug builds) check the bound's exact answer against `could_fit`.
+    let possible = if bound == Bound::Fits && !cfg!(debug_assertions) {
+        true
+    } else {
+        could_fit(tree, p, &lists, attempts)
+    };
     assert!(
-        bound || !possible,
+        bound != Bound::CannotFit || !possible,
         "could_fit_bound ruled out a preemption could_fit allows"
+    );
+    assert!(
+        bound != Bound::Fits || possible,
+        "could_fit_bound's exact answer differs from could_fit's"
     );
     // Tests (debug builds) check the shortcut against the search it spares.
     if !possible && !cfg!(debug_assertions) {

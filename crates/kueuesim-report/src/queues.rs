@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use kueuesim_engine::bound::{Constraint, shares};
@@ -226,7 +226,7 @@ pub fn nominal_gpu_quota(world: &World) -> Vec<i64> {
 }
 
 /// The distributions of `QueueFigures`, as `FigureMemo` keys.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Measure {
     WaitInclPending,
     WaitAdmitted,
@@ -244,7 +244,7 @@ enum Measure {
 /// million workloads' durations are most of a report's time). Same input, same figures.
 #[derive(Default)]
 pub struct FigureMemo<'t> {
-    taken: HashMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
+    taken: BTreeMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
     samples: PhantomData<&'t QueueSamples>,
 }
 

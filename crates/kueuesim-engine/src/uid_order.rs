@@ -112,16 +112,40 @@ impl UidLabels {
         label
     }
 
-    /// Forgets workload `w`, whose UID is `uid` (let go of).
-    pub fn remove(&mut self, uid: &Rc<str>, w: WorkloadId) {
+    /// Forgets workload `w`, whose UID is `uid` and label `label` (let go of).
+    ///
+    /// Found by its label first: the labels increase along the runs as the UIDs do (between
+    /// respacings every one is in its gap), so two integer searches find it without
+    /// comparing UIDs. The UID's search is the fallback should the label not lead to `w`.
+    pub fn remove(&mut self, uid: &Rc<str>, w: WorkloadId, label: u64) {
+        let run = self
+            .runs
+            .partition_point(|r| r[0].1 <= label)
+            .saturating_sub(1);
+        if let Some(entries) = self.runs.get(run) {
+            let at = entries.partition_point(|e| e.1 < label);
+            if entries
+                .get(at)
+                .is_some_and(|e| e.1 == label && e.0.workload == w)
+            {
+                self.remove_at(run, at);
+                return;
+            }
+        }
         let key = UidSortKey::new(uid.clone(), w);
         let (run, at) = self.locate(&key);
-        let Some(entries) = self.runs.get_mut(run) else {
+        let Some(entries) = self.runs.get(run) else {
             return;
         };
         if entries.get(at).is_none_or(|e| e.0 != key) {
             return;
         }
+        self.remove_at(run, at);
+    }
+
+    /// Removes entry `at` of run `run`.
+    fn remove_at(&mut self, run: usize, at: usize) {
+        let entries = &mut self.runs[run];
         entries.remove(at);
         let left = entries.len();
         if left == 0 {
@@ -206,7 +230,9 @@ mod tests {
                 }
             }
             if i % 7 == 3 {
-                labels.remove(&u.as_str().into(), w);
+                // Now and then by a label that is not its own: found by its UID then.
+                let label = current[&w].1 + u64::from(i % 2 == 0);
+                labels.remove(&u.as_str().into(), w, label);
                 current.remove(&w);
             }
         }
@@ -246,7 +272,8 @@ mod tests {
             // Let go of all but every ninth, a few hundred arrivals later.
             if i >= 300 && (i - 300) % 9 != 0 {
                 let (u, w) = order[i - 300].clone();
-                labels.remove(&u.as_str().into(), w);
+                let label = current[&(u.clone(), w)];
+                labels.remove(&u.as_str().into(), w, label);
                 current.remove(&(u, w));
             }
         }

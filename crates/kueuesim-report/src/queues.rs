@@ -6,13 +6,14 @@
 use serde::Serialize;
 
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 
 use kueuesim_engine::bound::{Constraint, shares};
 use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally};
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
 
-use crate::output::{Percentiles, percentiles};
+use crate::output::{Percentiles, percentiles, percentiles_of_millis};
 
 /// The bound of bounded slowdown, in seconds (Tiresias, Gavel): a job's slowdown is its
 /// completion time over its run time, the run time taken as at least this long so that very
@@ -156,10 +157,6 @@ pub fn quota_of(world: &World, cq: &kueuesim_model::ClusterQueue) -> BTreeMap<St
 /// No durations: the other half of a measure without pending ones.
 static EMPTY: Durations = Durations::new();
 
-fn secs(v: &Durations) -> impl Iterator<Item = f64> + '_ {
-    v.iter().map(|d| d.as_secs_f64())
-}
-
 /// The durations a report's percentiles are taken over: its tally's, and a lean run's
 /// finished workloads' read where the run left them (`LeanOutcome::tally`) rather than
 /// copied into the report's tally (a million workloads hold tens of megabytes of them).
@@ -228,37 +225,84 @@ pub fn nominal_gpu_quota(world: &World) -> Vec<i64> {
         .collect()
 }
 
+/// The distributions of `QueueFigures`, as `FigureMemo` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Measure {
+    WaitInclPending,
+    WaitAdmitted,
+    QueuedInclPending,
+    QueuedAdmitted,
+    Jct,
+    BoundedSlowdown,
+}
+
+/// Percentiles already taken for one report, by what they were taken over: a measure and
+/// the `QueueSamples` it read, in order (by address: the memo borrows them, so none moves or
+/// goes while it lives). A ClusterQueue with a single LocalQueue reads the same samples as
+/// that LocalQueue, and without pending workloads a measure "including pending" reads what
+/// its admitted-only twin reads: each such distribution is collected and sorted once (a
+/// million workloads' durations are most of a report's time). Same input, same figures.
+#[derive(Default)]
+pub struct FigureMemo<'t> {
+    taken: BTreeMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
+    samples: PhantomData<&'t QueueSamples>,
+}
+
 /// A queue's figures from its tally and the durations of its workloads (`samples`: the keys
 /// of `Tally::samples` that are the queue's); `capacity` GPUs over `end_secs` for
-/// utilisation. Each distribution is collected, sorted and let go of in turn.
+/// utilisation. Each distribution is collected, sorted and let go of in turn, unless `memo`
+/// already has it.
 pub fn figures<'t>(
     t: &ClusterQueueTally,
     samples: impl Iterator<Item = &'t QueueSamples> + Clone,
     nominal: i64,
     capacity: i64,
     end_secs: f64,
+    memo: &mut FigureMemo<'t>,
 ) -> QueueFigures {
     let hours = |ms: i128| ms as f64 / 3_600_000.0;
     let used = hours(t.gpu_ms);
     let share =
         |gpus: i64| (gpus > 0 && end_secs > 0.0).then(|| used * 3600.0 / (gpus as f64 * end_secs));
-    // Each list collected at its length (a million workloads' durations, one at a time).
-    let of = |f: fn(&QueueSamples) -> [&Durations; 2]| -> Vec<f64> {
+    // Each list collected at its length (a million workloads' durations, one at a time), in
+    // whole milliseconds (`percentiles_of_millis`).
+    let of = |f: fn(&QueueSamples) -> [&Durations; 2]| -> Percentiles {
         let n = samples.clone().flat_map(f).map(Durations::len).sum();
         let mut v = Vec::with_capacity(n);
         v.extend(
             samples
                 .clone()
-                .flat_map(|s| f(s).into_iter().flat_map(secs)),
+                .flat_map(|s| f(s).into_iter().flat_map(Durations::iter))
+                .map(SimDuration::millis),
         );
-        v
+        percentiles_of_millis(v)
     };
     let completions = || samples.clone().flat_map(|s| s.completions.iter());
     let n_completions = samples.clone().map(|s| s.completions.len()).sum();
-    let collect = |it: &mut dyn Iterator<Item = f64>| -> Vec<f64> {
-        let mut v = Vec::with_capacity(n_completions);
-        v.extend(it);
-        v
+    let groups: Vec<*const QueueSamples> = samples.clone().map(|s| s as *const _).collect();
+    let mut take = |measure: Measure, make: &dyn Fn() -> Percentiles| {
+        memo.taken
+            .entry((measure, groups.clone()))
+            .or_insert_with(make)
+            .clone()
+    };
+    // Without pending durations, "including pending" is the admitted-only list.
+    let (wait_incl, queued_incl) = {
+        let mut all = samples.clone();
+        let no_pending_waits = all.clone().all(|s| s.pending_waits.is_empty());
+        let no_pending_queued = all.all(|s| s.pending_queued.is_empty());
+        (
+            if no_pending_waits {
+                Measure::WaitAdmitted
+            } else {
+                Measure::WaitInclPending
+            },
+            if no_pending_queued {
+                Measure::QueuedAdmitted
+            } else {
+                Measure::QueuedInclPending
+            },
+        )
     };
     QueueFigures {
         workloads: t.workloads,
@@ -266,17 +310,28 @@ pub fn figures<'t>(
         pending_workloads: t.pending,
         preemptions_suffered: t.preempted,
         preemptions_caused: t.preemptions_caused,
-        wait_seconds_incl_pending: percentiles(of(|s| [&s.waits, &s.pending_waits])),
-        wait_seconds_admitted: percentiles(of(|s| [&s.waits, &EMPTY])),
-        time_in_queue_seconds_incl_pending: percentiles(of(|s| [&s.queued, &s.pending_queued])),
-        time_in_queue_seconds_admitted: percentiles(of(|s| [&s.queued, &EMPTY])),
-        jct_seconds_finished: percentiles(collect(
-            &mut completions().map(|(j, _)| j.as_secs_f64()),
-        )),
-        bounded_slowdown_finished: percentiles(collect(
-            &mut completions()
-                .map(|(j, run)| j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)),
-        )),
+        wait_seconds_incl_pending: take(wait_incl, &|| of(|s| [&s.waits, &s.pending_waits])),
+        wait_seconds_admitted: take(Measure::WaitAdmitted, &|| of(|s| [&s.waits, &EMPTY])),
+        time_in_queue_seconds_incl_pending: take(queued_incl, &|| {
+            of(|s| [&s.queued, &s.pending_queued])
+        }),
+        time_in_queue_seconds_admitted: take(Measure::QueuedAdmitted, &|| {
+            of(|s| [&s.queued, &EMPTY])
+        }),
+        jct_seconds_finished: take(Measure::Jct, &|| {
+            let mut v = Vec::with_capacity(n_completions);
+            v.extend(completions().map(|(j, _)| j.millis()));
+            percentiles_of_millis(v)
+        }),
+        bounded_slowdown_finished: take(Measure::BoundedSlowdown, &|| {
+            let mut v = Vec::with_capacity(n_completions);
+            v.extend(
+                completions().map(|(j, run)| {
+                    j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)
+                }),
+            );
+            percentiles(v)
+        }),
         gpu_hours_used: used,
         gpu_hours_lost: hours(t.lost_gpu_ms),
         gpu_hours_held_not_running: hours(t.idle_quota_gpu_ms),
@@ -287,12 +342,13 @@ pub fn figures<'t>(
 }
 
 /// Every LocalQueue's figures, in `World::local_queues` order.
-pub fn local_queue_summaries(
+pub fn local_queue_summaries<'t>(
     world: &World,
     tally: &Tally,
-    samples: Samples<'_>,
+    samples: Samples<'t>,
     capacity: i64,
     end_secs: f64,
+    memo: &mut FigureMemo<'t>,
 ) -> Vec<LocalQueueSummary> {
     let nominal = nominal_gpu_quota(world);
     world
@@ -312,6 +368,7 @@ pub fn local_queue_summaries(
                 nominal[lq.cluster_queue.index()],
                 capacity,
                 end_secs,
+                memo,
             ),
             pending_bound_by: BTreeMap::new(),
         })

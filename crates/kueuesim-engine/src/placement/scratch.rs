@@ -34,6 +34,36 @@ pub(super) struct GradientScratch {
     pub(super) candidates: Vec<(Score, u64, Reverse<usize>, DomainId)>,
     /// The last few failed dry runs that explained a gang that fits nowhere.
     pub(super) explained: KeptExplanations,
+    /// The resource pre-filter and bin-pack keys of a few tiers, for the gangs that fit
+    /// nowhere (`volcano/last_tier.rs`).
+    pub(super) tiers: TierMemos,
+}
+
+/// The resource pre-filter's verdict and the bin-pack score of every HyperNode of a tier, for
+/// a few (tier, search root, pending request, bin-pack request) asked about, each with the free
+/// capacity rows they were worked out on; replaced oldest first.
+#[derive(Clone, Debug, Default)]
+pub(super) struct TierMemos {
+    pub(super) entries: Vec<TierMemo>,
+    /// The entry to replace next once the most are kept.
+    pub(super) next: usize,
+}
+
+/// One tier's pre-filter and scores for one request (`TierMemos`).
+#[derive(Clone, Debug)]
+pub(super) struct TierMemo {
+    /// The tier's position in `by_tier`.
+    pub(super) ti: usize,
+    pub(super) root: DomainId,
+    /// The pending pods' requests (the pre-filter).
+    pub(super) pending: Vec<(usize, i64)>,
+    /// The job's cpu and memory (the bin-pack score).
+    pub(super) request: [Option<(usize, i64)>; 2],
+    /// Per HyperNode of the tier, in the tier's order: its free row (every resource) as of the
+    /// last look.
+    pub(super) rows: Vec<i64>,
+    /// Per HyperNode of the tier: its bin-pack score if it passes the pre-filter under `root`.
+    pub(super) keys: Vec<Option<f64>>,
 }
 
 /// The last few failed dry runs that explained a gang fitting nowhere, replaced oldest first.

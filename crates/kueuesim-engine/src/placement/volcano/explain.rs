@@ -11,7 +11,7 @@ use kueuesim_model::{DomainId, NodeId, World};
 use super::messages::fit_error;
 use super::{Failure, TopologyScorer};
 use crate::placement::scratch::{Explained, KeptExplanations};
-use crate::placement::{Cluster, GangPods, NodeCapacity, fill, undo, with_bindings};
+use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, fill, undo, with_bindings};
 
 /// How many explaining dry runs are kept.
 const KEPT: usize = 8;
@@ -53,16 +53,50 @@ impl KeptExplanations {
         {
             return e.failure.clone();
         }
-        let mut scorer = scorer_base.clone();
-        let (b, pod, failed_run) =
-            match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
-                Ok(b) => (
-                    b,
-                    crate::placement::first_pending(pods).unwrap_or((0, 0)),
-                    false,
-                ),
-                Err((b, pod)) => (b, pod, true),
+        // One pod set pending: each node filled while one more pod fits, without the
+        // scoring (the outcome does not depend on the order, as above); the real dry run
+        // only when that places them all (then the bindings are the scorer's).
+        let counted = if one_set {
+            fill_by_counts(world, &mut cluster.nodes, nodes, pods, need)
+        } else {
+            None
+        };
+        #[cfg(debug_assertions)]
+        if let Some((b, pod)) = &counted {
+            // The dry run it stands for fails at the same pod with the nodes in the same
+            // state (compared through the FitError they give).
+            let mut cap = cluster.nodes.clone();
+            undo(&mut cap, pods, b);
+            let run = fill(world, &mut cap, nodes, pods, need, &mut scorer_base.clone());
+            let Err((rb, rpod)) = run else {
+                panic!("fill_by_counts failed where fill succeeds")
             };
+            let needs = &pods[pod.0].0;
+            assert_eq!(
+                (rb.len(), rpod),
+                (b.len(), *pod),
+                "fill_by_counts stops as fill"
+            );
+            assert_eq!(
+                fit_error(world, &cap, needs, nodes),
+                fit_error(world, &cluster.nodes, needs, nodes),
+                "fill_by_counts leaves the nodes as fill"
+            );
+        }
+        let (b, pod, failed_run) = match counted {
+            Some((b, pod)) => (b, pod, true),
+            None => {
+                let mut scorer = scorer_base.clone();
+                match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
+                    Ok(b) => (
+                        b,
+                        crate::placement::first_pending(pods).unwrap_or((0, 0)),
+                        false,
+                    ),
+                    Err((b, pod)) => (b, pod, true),
+                }
+            }
+        };
         let failed = with_bindings(pods, &b);
         let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, nodes);
         undo(&mut cluster.nodes, pods, &b);
@@ -108,6 +142,61 @@ impl KeptExplanations {
         nodes_state(cap, nodes, &mut e.state);
         e.failure.clone_from(failure);
     }
+}
+
+/// The failed `fill` of a gang with one pod set pending on `nodes`, worked out node by node:
+/// `fill` gives each feasible node pods while one more fits (a node stays in its heap until
+/// then) and fails only once every node is full for the pod, so when it fails the nodes hold
+/// what they hold here, whatever order the scorer took them in, and it stops at the pending
+/// slot after the last one bound. The pods are left bound (for the FitError; the caller
+/// undoes them) and returned with the slot it stops at. None, with nothing bound, when the
+/// pods all fit: `fill` then succeeds with the scorer's choice of nodes.
+fn fill_by_counts(
+    world: &World,
+    cap: &mut NodeCapacity,
+    nodes: &[NodeId],
+    pods: &GangPods,
+    need: usize,
+) -> Option<(Vec<Binding>, (usize, usize))> {
+    let (ps, (needs, slots)) = pods
+        .iter()
+        .enumerate()
+        .find(|(_, (_, slots))| slots.iter().any(Option::is_none))?;
+    // `fill` takes at most `need` pending slots, in slot order.
+    let pending: Vec<usize> = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_none())
+        .map(|(i, _)| i)
+        .take(need)
+        .collect();
+    // `fill`'s first filter is `feasible`; on plain nodes its static part passes everywhere.
+    let static_ok = cap.statically_plain(needs);
+    let mut bound: Vec<Binding> = Vec::new();
+    for &n in nodes {
+        if !(cap.fits(n, &needs.requests)
+            && (static_ok || crate::placement::statically_feasible(world, n, needs)))
+        {
+            continue;
+        }
+        loop {
+            if bound.len() == pending.len() {
+                undo(cap, pods, &bound);
+                return None;
+            }
+            cap.apply(n, &needs.requests, 1);
+            bound.push((ps, pending[bound.len()], n));
+            if !cap.fits(n, &needs.requests) {
+                break;
+            }
+        }
+    }
+    if bound.len() == pending.len() {
+        undo(cap, pods, &bound);
+        return None;
+    }
+    let at = (ps, pending[bound.len()]);
+    Some((bound, at))
 }
 
 /// The capacity state an explanation keeps of `nodes`, into `out` (cleared first).

@@ -7,12 +7,14 @@
 //!
 //! Files: this one the job types, the scores and both searches; `subjobs` subjobs inside a
 //! HyperNode and the gang's readiness; `explain` the kept explanations of a gang that fits
-//! nowhere; `messages` Volcano's fit errors and the gang plugin's message; `vgpu` the flat
-//! search of a job with vGPU pods. The vGPU device book (`placement::vgpu_book`) and what the
+//! nowhere; `last_tier` which HyperNode explains it (the kept tier pre-filters); `messages`
+//! Volcano's fit errors and the gang plugin's message; `vgpu` the flat search of a job with
+//! vGPU pods. The vGPU device book (`placement::vgpu_book`) and what the
 //! search keeps in the `Cluster` between attempts (`placement::scratch`) are shared
 //! bookkeeping, in the folder above.
 
 mod explain;
+mod last_tier;
 mod messages;
 pub mod queues;
 mod subjobs;
@@ -457,6 +459,7 @@ fn gradient_search(
         last_tier,
         candidates,
         explained,
+        tiers,
     } = scratch;
     last_tier.clear();
     let subgroups = ready.subgroups;
@@ -641,43 +644,37 @@ fn gradient_search(
         }
         gradient.give_back(candidates);
     }
-    // Nothing fits. The pre-filter's list of the last tier that had any, if the search did not
-    // keep it (cluster state is as before the search: every dry run was undone).
-    if !last_tier_known {
-        last_tier.clear();
-        for (ti, (tier, domains)) in t.by_tier.iter().enumerate().rev() {
-            if *tier > tier_limit || !cluster.tier_may_hold(0, ti, &pending) {
-                continue;
-            }
-            tier_passing(
-                world,
-                cluster,
-                (ti, domains),
-                root,
-                &pending,
-                with_room,
-                last_tier,
-            );
-            if !last_tier.is_empty() {
-                break;
-            }
-        }
-    }
-    // Explain with the last HyperNode tried, or, when none passed the resource pre-filter,
-    // with the roomiest allowed one.
-    // The first of the lowest keys (as `min_by` gives it), each key worked out once: a gang
-    // that fits nowhere comes here after every release, over hundreds of HyperNodes.
-    let mut last_in_order: Option<(DomainId, (f64, u64))> = None;
-    for &d in last_tier.iter() {
-        let k = order_key(cluster, d);
-        let lower = last_in_order
-            .as_ref()
-            .is_none_or(|(_, m)| k.0.total_cmp(&m.0).then(k.1.cmp(&m.1)).is_lt());
-        if lower {
-            last_in_order = Some((d, k));
-        }
-    }
-    let last_in_order = last_in_order.map(|(d, _)| d);
+    // Nothing fits. Explain with the last HyperNode in search order of the last tier whose
+    // pre-filter passed any: the lowest gradient key of that tier's list, kept by the search
+    // when it worked the list out, or else read from the tier memos (cluster state is as
+    // before the search: every dry run was undone).
+    let last_in_order = if last_tier_known {
+        last_tier::first_lowest(
+            last_tier
+                .iter()
+                .map(|&d| (d, hypernode_binpack_for(cluster, d, &request))),
+            seed,
+        )
+    } else {
+        t.by_tier
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|&(ti, (tier, _))| {
+                *tier <= tier_limit && cluster.tier_may_hold(0, ti, &pending)
+            })
+            .find_map(|(ti, (_, domains))| {
+                tiers.lowest(
+                    world,
+                    cluster,
+                    (ti, domains),
+                    root,
+                    &pending,
+                    &request,
+                    seed,
+                )
+            })
+    };
     let (d, mut f) = match (last_in_order, last_failure) {
         (Some(d), Some((fd, f))) if d == fd => (fd, f),
         (skipped, _) => {

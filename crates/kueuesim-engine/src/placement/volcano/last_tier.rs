@@ -1,0 +1,136 @@
+//! The HyperNode whose dry run explains a gang that fits nowhere: of the last tier (in search
+//! order) with HyperNodes passing the network-topology-aware plugin's resource pre-filter, the
+//! last the gradient would try (the lowest bin-pack key), each tier's verdicts and scores kept
+//! with the free capacity they were worked out on.
+//!
+//! A gang that fits nowhere is retried after every release: in the million-workload run
+//! 395,816 failed attempts each filtered the 80 spines and scored the ~67 that passed
+//! (`tier_passing` 2.1 G instructions, `hypernode_binpack_for` 2.3 G), while a release moves
+//! the free capacity of one spine or a few. Kept per tier with each HyperNode's free row,
+//! only the HyperNodes whose row moved are filtered and scored again.
+
+use kueuesim_model::{DomainId, NodeId, World};
+
+use super::{hypernode_binpack_for, tie_key};
+use crate::placement::Cluster;
+use crate::placement::scratch::{TierMemo, TierMemos};
+
+/// How many (tier, root, request) memos are kept: the million's gangs come in nine sizes.
+const KEPT: usize = 16;
+
+impl TierMemos {
+    /// The lowest gradient key (bin-pack score, then the seeded tie key; the first of equal
+    /// keys in the tier's order) among the HyperNodes of tier `ti` (`domains`) under `root`
+    /// that hold `pending` free (`tier_passing`'s list); None when none does.
+    ///
+    /// Invariant: an entry's `keys[i]` is what `tier_passing` and `hypernode_binpack_for` give
+    /// for the tier's i-th HyperNode when its free row is `rows[i]` (both read only that row,
+    /// the fixed allocatable and the fixed tree), so refreshing the entries whose row moved
+    /// makes the entry the current answer. Debug builds compare it with a recomputation.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lowest(
+        &mut self,
+        world: &World,
+        cluster: &Cluster,
+        (ti, domains): (usize, &[DomainId]),
+        root: DomainId,
+        pending: &[(usize, i64)],
+        request: &[Option<(usize, i64)>; 2],
+        seed: u64,
+    ) -> Option<DomainId> {
+        let t = &world.hypernodes;
+        let n = cluster.nodes.n_resources;
+        let free = &cluster.domain_free[0];
+        let at = self.entries.iter().position(|e| {
+            e.ti == ti && e.root == root && e.request == *request && e.pending[..] == *pending
+        });
+        let i = match at {
+            Some(i) => i,
+            None => {
+                let fresh = TierMemo {
+                    ti,
+                    root,
+                    pending: pending.to_vec(),
+                    request: *request,
+                    rows: Vec::new(),
+                    keys: Vec::new(),
+                };
+                if self.entries.len() < KEPT {
+                    self.entries.push(fresh);
+                    self.entries.len() - 1
+                } else {
+                    let i = self.next;
+                    self.next = (i + 1) % KEPT;
+                    self.entries[i] = fresh;
+                    i
+                }
+            }
+        };
+        let e = &mut self.entries[i];
+        let key = |d: DomainId| {
+            (t.within(d, root) && cluster.domain_may_hold(0, d, pending))
+                .then(|| hypernode_binpack_for(cluster, d, request))
+        };
+        if e.keys.len() != domains.len() {
+            e.rows.clear();
+            e.keys.clear();
+            for &d in domains {
+                e.rows.extend_from_slice(&free[d.index() * n..][..n]);
+                e.keys.push(key(d));
+            }
+        } else {
+            for ((&d, row), k) in domains
+                .iter()
+                .zip(e.rows.chunks_exact_mut(n))
+                .zip(&mut e.keys)
+            {
+                let now = &free[d.index() * n..][..n];
+                if row != now {
+                    row.copy_from_slice(now);
+                    *k = key(d);
+                }
+            }
+        }
+        let lowest = first_lowest(
+            domains
+                .iter()
+                .zip(&e.keys)
+                .filter_map(|(&d, k)| k.map(|s| (d, s))),
+            seed,
+        );
+        debug_assert_eq!(
+            lowest,
+            first_lowest(domains.iter().filter_map(|&d| key(d).map(|s| (d, s))), seed),
+            "the kept tier memo is the tier's pre-filter and scores"
+        );
+        lowest
+    }
+}
+
+/// The first HyperNode of the lowest gradient key among `scored` (HyperNode, bin-pack score)
+/// in order: scores by `total_cmp`, equal scores by the seeded tie key, worked out only for
+/// them (as a `min_by` of the (score, tie) pairs gives it).
+pub(super) fn first_lowest(
+    scored: impl Iterator<Item = (DomainId, f64)>,
+    seed: u64,
+) -> Option<DomainId> {
+    let tie = |d: DomainId| tie_key(seed ^ 0x5eed, NodeId(d.0));
+    let mut best: Option<(DomainId, f64, Option<u64>)> = None;
+    for (d, s) in scored {
+        match &mut best {
+            None => best = Some((d, s, None)),
+            Some((bd, bs, bt)) => match s.total_cmp(bs) {
+                std::cmp::Ordering::Less => best = Some((d, s, None)),
+                std::cmp::Ordering::Equal => {
+                    let known = *bt.get_or_insert_with(|| tie(*bd));
+                    let mine = tie(d);
+                    if mine < known {
+                        best = Some((d, s, Some(mine)));
+                    }
+                }
+                std::cmp::Ordering::Greater => {}
+            },
+        }
+    }
+    best.map(|b| b.0)
+}

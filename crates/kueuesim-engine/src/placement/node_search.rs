@@ -328,21 +328,9 @@ pub(super) fn class_scan(
     // Best score first; the classes of the best score with a node in the range hold the pick.
     // All nodes of a level score the same, so `Best::offer` comes down to the highest tie
     // key, the last of equal keys winning; the key is worked out for every node offered
-    // (`Best` leaves it out when one node alone is offered). The levels are taken best
-    // first by moving the classes of the top score left to the front, instead of sorting
-    // them all: the first level usually holds the pick.
-    let mut rest = &mut feasible[..];
-    while let Some(top) = rest.iter().map(|a| a.0).max() {
-        let mut m = 0;
-        for i in 0..rest.len() {
-            if rest[i].0 == top {
-                rest.swap(i, m);
-                m += 1;
-            }
-        }
-        let (level, tail) = std::mem::take(&mut rest).split_at_mut(m);
-        rest = tail;
-        let level = &*level;
+    // (`Best` leaves it out when one node alone is offered).
+    feasible.sort_unstable_by_key(|a| std::cmp::Reverse(a.0));
+    for level in feasible.chunk_by(|a, b| a.0 == b.0) {
         let mut pick = TiePick::default();
         for (lo, hi) in runs {
             if lo >= hi {

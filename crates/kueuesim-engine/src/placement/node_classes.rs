@@ -362,6 +362,12 @@ impl NodeCapacity {
             return Ok(());
         }
         let nr = self.n_resources;
+        // `alloc_hash` is worked out once per build from the allocatable, which never changes.
+        for (n, &h) in cl.alloc_hash.iter().enumerate() {
+            if h != alloc_hash(&self.alloc[n * nr..(n + 1) * nr]) {
+                return Err(format!("node {n}: allocatable hash out of date"));
+            }
+        }
         let mut count = vec![0u32; cl.len()];
         let mut block_count = vec![0u32; cl.len() * cl.blocks];
         for n in 0..cl.nodes {

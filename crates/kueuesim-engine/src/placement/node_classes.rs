@@ -59,6 +59,9 @@ pub(crate) struct NodeClasses {
     count: Vec<u32>,
     /// Class `k`'s node count per block: `block_count[k·blocks + b]`.
     block_count: Vec<u32>,
+    /// Per node, `alloc_hash` of its allocatable (fixed for the run): the part of the
+    /// state's hash `class_id` need not work out again at every re-filing.
+    alloc_hash: Vec<u64>,
     /// Nodes whose capacity changed since they were filed.
     stale: NotedNodes,
     /// Registry size that triggers a rebuild.
@@ -91,6 +94,7 @@ impl NodeClasses {
             members: Vec::new(),
             count: Vec::new(),
             block_count: Vec::new(),
+            alloc_hash: Vec::new(),
             stale: NotedNodes::default(),
             limit: MIN_LIMIT,
             generation: 0,
@@ -120,6 +124,12 @@ impl NodeClasses {
     #[inline]
     pub(crate) fn word(&self, k: usize, w: usize) -> u64 {
         self.members[k * self.words + w]
+    }
+
+    /// Class `k`'s member bitset, one word per 64 nodes.
+    #[inline]
+    pub(crate) fn row(&self, k: usize) -> &[u64] {
+        &self.members[k * self.words..(k + 1) * self.words]
     }
 
     /// How many of class `k`'s nodes are in block `b` (words `b·BLOCK_WORDS..`).
@@ -156,6 +166,19 @@ impl NodeClasses {
 #[inline]
 pub(crate) fn mix(h: u64, x: i64) -> u64 {
     (h.rotate_left(5) ^ x as u64).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
+/// The allocatable's part of a state's hash (`state_hash`).
+fn alloc_hash(alloc: &[i64]) -> u64 {
+    alloc.iter().fold(0, |h, &x| mix(h, x))
+}
+
+/// A state's hash in the registry: the allocatable's part (`alloc_hash`, kept per node), then
+/// the free capacity and pod slots. Only bucket positions depend on it, never class ids
+/// (those go by first registration).
+#[inline]
+fn state_hash(alloc_h: u64, free: &[i64], pods: i64) -> u64 {
+    mix(free.iter().fold(alloc_h, |h, &x| mix(h, x)), pods)
 }
 
 impl NodeCapacity {
@@ -196,6 +219,11 @@ impl NodeCapacity {
             let mut stale = std::mem::take(&mut self.classes.stale);
             for node in stale.drain() {
                 let old = self.classes.class_of[node.index()] as usize;
+                if self.in_state_of(node, old) {
+                    // Back in the state it was filed under (a bind undone, a pod gone and
+                    // another alike bound): nothing moves, as `class_id` would answer `old`.
+                    continue;
+                }
                 let new = self.class_id(node);
                 if self.classes.generation != generation {
                     // The registry was rebuilt: every node is filed already.
@@ -236,6 +264,12 @@ impl NodeCapacity {
         cl.class_of.clear();
         cl.class_of.resize(cl.nodes, 0);
         cl.stale = NotedNodes::new(cl.nodes);
+        if cl.alloc_hash.is_empty() {
+            let nr = self.n_resources;
+            cl.alloc_hash = (0..cl.nodes)
+                .map(|n| alloc_hash(&self.alloc[n * nr..(n + 1) * nr]))
+                .collect();
+        }
         // No rebuild from inside this one: every state of the nodes gets registered.
         cl.limit = usize::MAX;
         for n in 0..self.classes.nodes {
@@ -251,6 +285,17 @@ impl NodeCapacity {
         cl.built = true;
     }
 
+    /// Whether `node`'s current state is class `k`'s.
+    #[inline]
+    fn in_state_of(&self, node: NodeId, k: usize) -> bool {
+        let (nr, cl) = (self.n_resources, &self.classes);
+        let base = node.index() * nr;
+        let s = &cl.states[k * cl.stride..(k + 1) * cl.stride];
+        s[2 * nr] == self.free_pods[node.index()]
+            && s[..nr] == self.free[base..base + nr]
+            && s[nr..2 * nr] == self.alloc[base..base + nr]
+    }
+
     /// The class of `node`'s current state, registering the state if it is new. A new state
     /// past the registry's limit rebuilds the whole index first (the generation changes: the
     /// caller's view of the other nodes' classes is then void).
@@ -260,11 +305,8 @@ impl NodeCapacity {
         let free = &self.free[base..base + nr];
         let alloc = &self.alloc[base..base + nr];
         let pods = self.free_pods[node.index()];
-        let h = free
-            .iter()
-            .chain(alloc)
-            .fold(mix(0, pods), |h, &x| mix(h, x));
         let cl = &mut self.classes;
+        let h = state_hash(cl.alloc_hash[node.index()], free, pods);
         let stride = cl.stride;
         let mask = cl.buckets.len() - 1;
         let mut i = (h >> 32) as usize & mask;
@@ -299,9 +341,7 @@ impl NodeCapacity {
             cl.buckets = vec![0; size];
             for k in 0..cl.len() {
                 let s = &cl.states[k * stride..(k + 1) * stride];
-                let h = s[..2 * nr]
-                    .iter()
-                    .fold(mix(0, s[2 * nr]), |h, &x| mix(h, x));
+                let h = state_hash(alloc_hash(&s[nr..2 * nr]), &s[..nr], s[2 * nr]);
                 let mut i = (h >> 32) as usize & (size - 1);
                 while cl.buckets[i] != 0 {
                     i = (i + 1) & (size - 1);
@@ -322,6 +362,12 @@ impl NodeCapacity {
             return Ok(());
         }
         let nr = self.n_resources;
+        // `alloc_hash` is worked out once per build from the allocatable, which never changes.
+        for (n, &h) in cl.alloc_hash.iter().enumerate() {
+            if h != alloc_hash(&self.alloc[n * nr..(n + 1) * nr]) {
+                return Err(format!("node {n}: allocatable hash out of date"));
+            }
+        }
         let mut count = vec![0u32; cl.len()];
         let mut block_count = vec![0u32; cl.len() * cl.blocks];
         for n in 0..cl.nodes {

@@ -240,7 +240,8 @@ pub(super) fn class_scan(
         of.iter().fold(0u64, |m, &(_, k)| m | classes.word(k, w)) & mask.map_or(u64::MAX, |m| m[w])
     };
     // A whole block of `BLOCK_WORDS` words inside `lo..hi` starting at word `w`, without a
-    // selector's mask: its feasible nodes are counted per class (`NodeClasses::block`).
+    // selector's mask: its feasible nodes are counted per class (`NodeClasses::block`), and
+    // its words are ORed over the classes a block at a time (`block_union`).
     let whole_block = |w: usize, lo: usize, hi: usize| {
         mask.is_none()
             && w.is_multiple_of(BLOCK_WORDS)
@@ -252,10 +253,35 @@ pub(super) fn class_scan(
             .map(|&(_, k)| classes.block(k, w / BLOCK_WORDS) as usize)
             .sum()
     };
+    // The member words of the whole block from word `w`, ORed over the classes `of`: the
+    // same words `union` gives one at a time, as fixed-size arrays the compiler ORs in
+    // vector registers.
+    let block_union = |w: usize, of: &[(i64, usize)]| -> [u64; BLOCK_WORDS] {
+        let mut acc = [0u64; BLOCK_WORDS];
+        for &(_, k) in of {
+            if let Some(chunk) = classes.row(k)[w..].first_chunk::<BLOCK_WORDS>() {
+                for (a, x) in acc.iter_mut().zip(chunk) {
+                    *a |= x;
+                }
+            }
+        }
+        acc
+    };
     // The scan's end: the `want`-th feasible node from `start`, wrapping; all nodes if fewer.
+    // Without a mask the classes' counts say at once whether there are fewer: then the walk
+    // would count every feasible node without reaching `want`, and is skipped.
+    let total: usize = feasible
+        .iter()
+        .map(|&(_, k)| classes.count(k) as usize)
+        .sum();
+    let walk = if mask.is_none() && total < want {
+        [(0, 0), (0, 0)]
+    } else {
+        [(start, n), (0, start)]
+    };
     let mut found = 0;
     let mut end = None;
-    'walk: for (lo, hi) in [(start, n), (0, start)] {
+    'walk: for (lo, hi) in walk {
         if lo >= hi {
             continue;
         }
@@ -268,18 +294,31 @@ pub(super) fn class_scan(
                     w += BLOCK_WORDS;
                     continue;
                 }
+                // The end is in this block: its words, a block's union at once.
+                let acc = block_union(w, feasible);
+                // Index loops over the array: an array iterator costs more than the work.
+                #[allow(clippy::needless_range_loop)]
+                for j in 0..BLOCK_WORDS {
+                    let bits = acc[j];
+                    let count = bits.count_ones() as usize;
+                    if found + count < want {
+                        found += count;
+                        continue;
+                    }
+                    end = Some((w + j) * 64 + nth_set_bit(bits, want - found - 1));
+                    break 'walk;
+                }
+                w += BLOCK_WORDS;
+                continue;
             }
-            let mut bits = union(w, feasible) & range_mask(w, lo, hi);
+            let bits = union(w, feasible) & range_mask(w, lo, hi);
             w += 1;
             let count = bits.count_ones() as usize;
             if found + count < want {
                 found += count;
                 continue;
             }
-            for _ in 0..want - found - 1 {
-                bits &= bits - 1;
-            }
-            end = Some((w - 1) * 64 + bits.trailing_zeros() as usize);
+            end = Some((w - 1) * 64 + nth_set_bit(bits, want - found - 1));
             break 'walk;
         }
     }
@@ -296,38 +335,72 @@ pub(super) fn class_scan(
     // (`Best` leaves it out when one node alone is offered).
     feasible.sort_unstable_by_key(|a| std::cmp::Reverse(a.0));
     for level in feasible.chunk_by(|a, b| a.0 == b.0) {
-        let (mut best_key, mut best_at, mut offered) = (0u64, 0usize, 0usize);
+        let mut pick = TiePick::default();
         for (lo, hi) in runs {
             if lo >= hi {
                 continue;
             }
             let mut w = lo / 64;
             while w <= (hi - 1) / 64 {
-                if whole_block(w, lo, hi) && block_count(w, level) == 0 {
+                if whole_block(w, lo, hi) {
+                    if block_count(w, level) > 0 {
+                        let acc = block_union(w, level);
+                        #[allow(clippy::needless_range_loop)]
+                        for j in 0..BLOCK_WORDS {
+                            pick.offer_word(w + j, acc[j], tie_seed);
+                        }
+                    }
                     w += BLOCK_WORDS;
                     continue;
                 }
-                let mut bits = union(w, level) & range_mask(w, lo, hi);
-                offered += bits.count_ones() as usize;
-                while bits != 0 {
-                    let at = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    // The first node offered takes the empty pick whatever its key.
-                    let key = tie_key_at(tie_seed, at as u64);
-                    if key >= best_key {
-                        (best_key, best_at) = (key, at);
-                    }
-                }
+                pick.offer_word(w, union(w, level) & range_mask(w, lo, hi), tie_seed);
                 w += 1;
             }
         }
-        if offered > 0 {
-            let node = NodeId::from_index(best_at);
-            best.0 = Some((level[0].0, (offered > 1).then_some(best_key), node));
+        if pick.offered > 0 {
+            let node = NodeId::from_index(pick.at);
+            best.0 = Some((level[0].0, (pick.offered > 1).then_some(pick.key), node));
             break;
         }
     }
     (best, processed)
+}
+
+/// The index of the `i`-th (from 0) set bit of `bits`, which has more than `i`.
+#[inline]
+fn nth_set_bit(mut bits: u64, i: usize) -> usize {
+    for _ in 0..i {
+        bits &= bits - 1;
+    }
+    bits.trailing_zeros() as usize
+}
+
+/// `selectHost` over the nodes of one score level, offered in scan order: the highest tie
+/// key, the last of equal keys winning, and how many nodes were offered.
+#[derive(Default)]
+struct TiePick {
+    key: u64,
+    at: usize,
+    offered: usize,
+}
+
+impl TiePick {
+    /// Offers the nodes of word `w` whose bits are set, lowest first.
+    #[inline(always)]
+    fn offer_word(&mut self, w: usize, mut bits: u64, tie_seed: u64) {
+        // Counted node by node: a word's `count_ones` is a dozen instructions without the
+        // POPCNT of the baseline x86-64 target, and most words offer no node.
+        while bits != 0 {
+            self.offered += 1;
+            let at = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            // The first node offered takes the empty pick whatever its key.
+            let key = tie_key_at(tie_seed, at as u64);
+            if key >= self.key {
+                (self.key, self.at) = (key, at);
+            }
+        }
+    }
 }
 
 /// The bits of word `w` for nodes `lo..hi`.

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod openmetrics;
 pub mod outdir;
 pub mod output;
+mod percentiles;
 pub mod policies;
 pub mod queues;
 pub mod report;

@@ -13,7 +13,8 @@ use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally
 use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
 
-use crate::output::{Percentiles, percentiles, percentiles_of_millis};
+use crate::output::Percentiles;
+use crate::percentiles::{percentiles, percentiles_of_millis};
 
 /// The bound of bounded slowdown, in seconds (Tiresias, Gavel): a job's slowdown is its
 /// completion time over its run time, the run time taken as at least this long so that very

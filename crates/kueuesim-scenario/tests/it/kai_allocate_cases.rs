@@ -7,21 +7,10 @@
 //! and preempt) and the sessions after it, where upstream's test runs one allocate action:
 //! each case's comment says why the later actions change nothing.
 
-use crate::kai_tables::{Case, Job, P, Queue, check, ends, job, nodes, on, q, run, stays};
+use crate::kai_tables::{Case, Job, P, Queue, case, check, ends, job, on, q, run, stays};
 
 /// When the pending jobs arrive and are allocated (s).
 const AT: f64 = 60.0;
-
-/// The nodes (name, GPUs), the queues and the jobs.
-fn case(list: &[(&'static str, u32)], queues: &[Queue], jobs: Vec<Job>) -> Case {
-    Case {
-        nodes: nodes(list),
-        departments: Vec::new(),
-        queues: queues.to_vec(),
-        jobs,
-        placement: None,
-    }
-}
 
 // ---- allocate_test.go ----
 

@@ -7,24 +7,13 @@
 //! upstream's test runs the preempt action alone; no case here gives the other actions
 //! anything to do.
 
-use crate::kai_tables::{Case, Job, P, Queue, check, ends, evicted, job, nodes, on, q, stays};
+use crate::kai_tables::{Case, Job, P, case, check, ends, evicted, job, on, q, stays};
 
 /// When the pending jobs arrive and the session preempts for them (s).
 const AT: f64 = 60.0;
 /// When a pipelined job binds: the victims are gone.
 const BOUND: f64 = 90.0;
 const PREEMPT: &str = "Preempt";
-
-/// The nodes (name, GPUs), the queues and the jobs.
-fn case(list: &[(&'static str, u32)], queues: &[Queue], jobs: Vec<Job>) -> Case {
-    Case {
-        nodes: nodes(list),
-        departments: Vec::new(),
-        queues: queues.to_vec(),
-        jobs,
-        placement: None,
-    }
-}
 
 /// A 1-GPU train job running on node0 and a 1-GPU job of `pc` pending, in queue0 deserving
 /// `deserved`, on node0 of 1 GPU.

@@ -390,20 +390,13 @@ impl Run {
 
     /// `name` runs since `at` (s) with its pods on `nodes` (in pod order), never evicted.
     fn runs(&self, name: &str, at: f64, nodes: &[&str]) -> &Self {
-        let w = self.job(name);
-        assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
-        assert_eq!(
-            (w.state, w.running_at),
-            ("Running", Some(at)),
-            "{name}; {}",
-            self.all()
-        );
+        self.running_since(name, at);
         assert_eq!(self.nodes(name), nodes, "{name}; {}", self.all());
         self
     }
 
-    /// `name` runs since `at` (s), never evicted, every pod on one of `nodes`.
-    fn runs_within(&self, name: &str, at: f64, pods: usize, nodes: &[&str]) -> &Self {
+    /// `name` was never evicted and runs since `at` (s).
+    fn running_since(&self, name: &str, at: f64) {
         let w = self.job(name);
         assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
         assert_eq!(
@@ -412,6 +405,11 @@ impl Run {
             "{name}; {}",
             self.all()
         );
+    }
+
+    /// `name` runs since `at` (s), never evicted, every pod on one of `nodes`.
+    fn runs_within(&self, name: &str, at: f64, pods: usize, nodes: &[&str]) -> &Self {
+        self.running_since(name, at);
         let on = self.nodes(name);
         assert_eq!(on.len(), pods, "{name}; {}", self.all());
         assert!(

@@ -7,15 +7,15 @@
 //! cluster settles, and checked for which jobs run on which nodes from when, which wait, and
 //! how many GPU devices end up held.
 
-use kueuesim_engine::Simulation;
-use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
+use kueuesim_report::output::{SimulationResult, WorkloadOut};
 
-use crate::util::{load_text, wl};
+use crate::kai_harness::{self, priority_classes, simulation};
+use crate::util::wl;
 
 /// KAI's priority classes of upstream's tests (`pkg/scheduler/constants/priorities.go`):
 /// train 50, interactive-preemptible 75, build 100, inference 125. Build and inference are not
 /// preemptible (priority 100 and above).
-const PRIORITY_CLASSES: [(&str, u32); 4] = [
+const PRIORITY_CLASSES: [(&str, i32); 4] = [
     ("train", 50),
     ("interactive-preemptible", 75),
     ("build", 100),
@@ -162,6 +162,16 @@ fn job(name: &'static str, queue: &'static str, pc: &'static str, gpu: Gpu) -> J
     }
 }
 
+/// A job of `gpus` whole GPUs per pod.
+fn whole(name: &'static str, queue: &'static str, pc: &'static str, gpus: u32) -> Job {
+    job(name, queue, pc, Gpu::Whole(gpus))
+}
+
+/// A job of a `gpu-fraction` share of `fraction` per pod.
+fn frac(name: &'static str, queue: &'static str, pc: &'static str, fraction: f64) -> Job {
+    job(name, queue, pc, Gpu::Fraction(fraction))
+}
+
 impl Job {
     /// A task bound from the start on `node`.
     fn on(mut self, node: &'static str) -> Self {
@@ -235,13 +245,7 @@ impl Case {
     /// task bound from the start arrive at 0s, one second apart in the table's order (upstream
     /// dates them so); the pending ones all arrive at 1m, in the table's order.
     fn text(&self) -> String {
-        let kai = match self.placement {
-            Some(p) => format!(", kai: {{placementStrategy: {p}}}"),
-            None => String::new(),
-        };
-        let mut s = format!(
-            "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec: {{until: 10m, podTermination: 30s, gpuPlacement: {{devices: true}}{kai}}}\n"
-        );
+        let mut s = simulation(true, self.placement);
         for (name, levels) in &self.topologies {
             s += &format!(
                 "---\napiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {{name: {name}}}\nspec:\n  levels:\n"
@@ -256,38 +260,24 @@ impl Case {
             if let Some(mib) = n.gpu_memory_mib {
                 labels.push(format!("nvidia.com/gpu.memory: '{mib}'"));
             }
-            s += &format!(
-                "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {}\n  labels: {{{}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{}', cpu: '{}m', memory: '{}', pods: '110'}}\n",
-                n.name,
-                labels.join(", "),
-                n.gpus,
-                n.cpu_millis,
-                n.memory
-            );
+            let allocatable = [
+                format!("nvidia.com/gpu: '{}'", n.gpus),
+                format!("cpu: '{}m'", n.cpu_millis),
+                format!("memory: '{}'", n.memory),
+            ];
+            s += &kai_harness::node(n.name, &labels, &allocatable);
         }
-        for (name, value) in PRIORITY_CLASSES {
-            s += &format!(
-                "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {name}}}\nvalue: {value}\n"
-            );
-        }
+        s += &priority_classes(&PRIORITY_CLASSES);
         for q in &self.queues {
-            s += &format!(
-                "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {}}}\nspec:\n",
-                q.name
-            );
-            if let Some(p) = q.parent {
-                s += &format!("  parentQueue: {p}\n");
-            }
-            if let Some(p) = q.priority {
-                s += &format!("  priority: {p}\n");
-            }
-            s += &format!(
-                "  resources:\n    gpu: {{quota: {}, overQuotaWeight: {}, limit: {}}}\n",
-                q.gpus, q.weight, q.limit
-            );
-            if let Some((quota, limit)) = q.cpu {
-                s += &format!("    cpu: {{quota: {quota}, overQuotaWeight: 1, limit: {limit}}}\n");
-            }
+            let cpu = q
+                .cpu
+                .map(|(quota, limit)| {
+                    format!("    cpu: {{quota: {quota}, overQuotaWeight: 1, limit: {limit}}}\n")
+                })
+                .unwrap_or_default();
+            let gpu = [q.gpus, q.weight, q.limit];
+            let priority = q.priority.map(i64::from);
+            s += &kai_harness::queue(q.name, q.parent, priority, gpu, &cpu);
         }
         let mut started = 0;
         for j in &self.jobs {
@@ -354,9 +344,7 @@ impl Case {
     }
 
     fn run(&self) -> Run {
-        let text = self.text();
-        let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
+        let r = kai_harness::run(&self.text());
         let names = self.jobs.iter().map(|j| j.name).collect();
         Run { r, names }
     }
@@ -402,20 +390,13 @@ impl Run {
 
     /// `name` runs since `at` (s) with its pods on `nodes` (in pod order), never evicted.
     fn runs(&self, name: &str, at: f64, nodes: &[&str]) -> &Self {
-        let w = self.job(name);
-        assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
-        assert_eq!(
-            (w.state, w.running_at),
-            ("Running", Some(at)),
-            "{name}; {}",
-            self.all()
-        );
+        self.running_since(name, at);
         assert_eq!(self.nodes(name), nodes, "{name}; {}", self.all());
         self
     }
 
-    /// `name` runs since `at` (s), never evicted, every pod on one of `nodes`.
-    fn runs_within(&self, name: &str, at: f64, pods: usize, nodes: &[&str]) -> &Self {
+    /// `name` was never evicted and runs since `at` (s).
+    fn running_since(&self, name: &str, at: f64) {
         let w = self.job(name);
         assert!(w.evictions.is_empty(), "{name} evicted; {}", self.all());
         assert_eq!(
@@ -424,6 +405,11 @@ impl Run {
             "{name}; {}",
             self.all()
         );
+    }
+
+    /// `name` runs since `at` (s), never evicted, every pod on one of `nodes`.
+    fn runs_within(&self, name: &str, at: f64, pods: usize, nodes: &[&str]) -> &Self {
+        self.running_since(name, at);
         let on = self.nodes(name);
         assert_eq!(on.len(), pods, "{name}; {}", self.all());
         assert!(

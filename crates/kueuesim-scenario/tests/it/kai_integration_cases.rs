@@ -6,19 +6,19 @@
 //! and checked against upstream's expected end state: which jobs were evicted (by which action,
 //! for whom, when), which moved where, which pending jobs run where and from when.
 
-use kueuesim_engine::Simulation;
-use kueuesim_report::output::{SimulationResult, result};
+use kueuesim_report::output::SimulationResult;
 
-use crate::util::{load_text, wl};
+use crate::kai_harness::{self, PRIORITY_CLASSES, evictions, priority_classes, simulation};
+use crate::util::wl;
 use Task::{On, Pending, Share};
-use Want::{Evicted, EvictedThenRuns, Moves, Runs, Stays, Waits};
+use Want::{Evicted, EvictedThenRuns, Moves, Runs};
 
 /// Upstream's fake node: its GPUs and topology labels (CPU and memory are left out: upstream's
 /// GPU tasks ask none here).
 struct Node {
     name: &'static str,
     gpus: u32,
-    labels: &'static [(&'static str, &'static str)],
+    labels: Vec<(&'static str, &'static str)>,
 }
 
 /// A KAI queue or department (`TestQueueBasic`, `TestDepartmentBasic`): its GPU quota,
@@ -36,6 +36,7 @@ struct Queue {
 
 /// One pod of a job as the test starts: pending, running on a node, or (a GPU share) running
 /// on a node's GPU group.
+#[derive(Clone, Copy)]
 enum Task {
     Pending,
     On(&'static str),
@@ -46,12 +47,12 @@ enum Task {
 /// `pc` (`train` 50, `interactive` 75, `build` 100, `inference` 125, as KAI's constants), its
 /// pods, and a required topology level for all of them. A job of several pods is a gang (a KAI
 /// PodGroup with minMember the pod count, upstream's default subgroup).
-struct Job<'a> {
+struct Job {
     name: &'static str,
     queue: &'static str,
     pc: &'static str,
     gpus: f64,
-    tasks: &'a [Task],
+    tasks: Vec<Task>,
     required_level: Option<&'static str>,
     /// A `gpu-memory` share (MiB of a device of 100 MiB, upstream's `RequiredGpuMemory` and
     /// the `DefaultGpuMemory` of its fake nodes) in place of `gpus`.
@@ -80,9 +81,12 @@ enum Want {
 struct Case<'a> {
     nodes: &'a [Node],
     queues: &'a [Queue],
-    jobs: &'a [Job<'a>],
+    jobs: &'a [Job],
     /// The levels (node labels, top first) of KAI Topology `cluster-topology`, if any.
-    topology: &'static [&'static str],
+    topology: &'a [&'a str],
+    /// What upstream expects of the jobs it names; a job left out keeps what it had: a job
+    /// running from the start `Stays`, a pending one `Waits` (upstream's tables list those
+    /// too, and they are checked all the same).
     want: &'a [(&'static str, Want)],
 }
 
@@ -95,36 +99,19 @@ struct Case<'a> {
 fn scenario(case: &Case<'_>) -> String {
     let shares = case.jobs.iter().any(|j| j.gpus < 1.0);
     let memory = case.jobs.iter().any(|j| j.gpu_memory.is_some());
-    let devices = if shares {
-        ", gpuPlacement: {devices: true}"
-    } else {
-        ""
-    };
-    let mut s = format!(
-        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec: {{until: 10m, podTermination: 30s{devices}}}\n"
-    );
+    let mut s = simulation(shares, None);
     for n in case.nodes {
         let mut labels: Vec<String> = n.labels.iter().map(|(k, v)| format!("{k}: {v}")).collect();
         if memory {
             labels.push("nvidia.com/gpu.memory: '100'".to_string());
         }
-        s += &format!(
-            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {}, labels: {{{}}}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{}', cpu: '100', pods: '110'}}\n",
-            n.name,
-            labels.join(", "),
-            n.gpus
-        );
+        let allocatable = [
+            format!("nvidia.com/gpu: '{}'", n.gpus),
+            "cpu: '100'".to_string(),
+        ];
+        s += &kai_harness::node(n.name, &labels, &allocatable);
     }
-    for (pc, value) in [
-        ("train", 50),
-        ("interactive", 75),
-        ("build", 100),
-        ("inference", 125),
-    ] {
-        s += &format!(
-            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {pc}}}\nvalue: {value}\n"
-        );
-    }
+    s += &priority_classes(&PRIORITY_CLASSES);
     if !case.topology.is_empty() {
         s += "---\napiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: cluster-topology}\nspec:\n  levels:\n";
         for level in case.topology {
@@ -132,21 +119,9 @@ fn scenario(case: &Case<'_>) -> String {
         }
     }
     for q in case.queues {
-        let parent = q
-            .parent
-            .map(|p| format!("  parentQueue: {p}\n"))
-            .unwrap_or_default();
-        let priority = q
-            .priority
-            .map(|p| format!("  priority: {p}\n"))
-            .unwrap_or_default();
-        s += &format!(
-            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {}}}\nspec:\n{parent}{priority}  resources:\n    gpu: {{quota: {}, overQuotaWeight: {}, limit: {}}}\n",
-            q.name,
-            q.quota,
-            q.weight,
-            q.limit.unwrap_or(-1.0)
-        );
+        let gpu = [q.quota, q.weight, q.limit.unwrap_or(-1.0)];
+        let priority = q.priority.map(i64::from);
+        s += &kai_harness::queue(q.name, q.parent, priority, gpu, "");
     }
     for (i, j) in case.jobs.iter().enumerate() {
         s += &job_text(i, j);
@@ -157,7 +132,7 @@ fn scenario(case: &Case<'_>) -> String {
 /// A job's objects: its batch Job (with a KAI PodGroup when it has several pods), and the
 /// running pods: `kueuesim.io/bound-nodes` for whole GPUs, Pods owned by the Job (carrying
 /// their GPU group) for shares.
-fn job_text(index: usize, j: &Job<'_>) -> String {
+fn job_text(index: usize, j: &Job) -> String {
     let running = j.tasks.iter().any(|t| !matches!(t, Task::Pending));
     let arrival = if running {
         format!("{index}s")
@@ -240,22 +215,40 @@ fn nodes_of(r: &SimulationResult, name: &str) -> Vec<String> {
     nodes
 }
 
-/// Runs the case and checks every job against `want`.
-fn check(case: &Case<'_>) {
+/// Runs a case of `nodes`, `queues` and `jobs` without a KAI Topology and checks every job
+/// against `want` (see `Case::want`).
+fn check(nodes: &[Node], queues: &[Queue], jobs: &[Job], want: &[(&'static str, Want)]) {
+    check_topology(&[], nodes, queues, jobs, want);
+}
+
+/// `check` with KAI Topology `cluster-topology` of `levels` (node labels, top first).
+fn check_topology(
+    levels: &[&str],
+    nodes: &[Node],
+    queues: &[Queue],
+    jobs: &[Job],
+    want: &[(&'static str, Want)],
+) {
+    check_case(&Case {
+        nodes,
+        queues,
+        jobs,
+        topology: levels,
+        want,
+    });
+}
+
+/// Runs the case and checks every job against its want.
+fn check_case(case: &Case<'_>) {
     let text = scenario(case);
-    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let r: SimulationResult = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let r = kai_harness::run(&text);
     // Every job's state, bind time, nodes and evictions, for a failure's message.
     let all: Vec<String> = case
         .jobs
         .iter()
         .map(|j| {
             let w = wl(&r, "team", j.name);
-            let ev: Vec<(f64, &str, Option<&str>)> = w
-                .evictions
-                .iter()
-                .map(|e| (e.at, e.reason, e.preemptor.as_deref()))
-                .collect();
+            let ev = evictions(w);
             format!(
                 "{} {} {:?} {:?} {ev:?}",
                 j.name,
@@ -266,13 +259,15 @@ fn check(case: &Case<'_>) {
         })
         .collect();
     let all = all.join("\n  ");
-    assert_eq!(case.want.len(), case.jobs.len(), "a want per job");
+    for (name, _) in case.want {
+        assert!(case.jobs.iter().any(|j| j.name == *name), "no job {name}");
+    }
     for j in case.jobs {
-        let (_, want) = case
-            .want
-            .iter()
-            .find(|(n, _)| *n == j.name)
-            .unwrap_or_else(|| panic!("no want for {}", j.name));
+        let want = match case.want.iter().find(|(n, _)| *n == j.name) {
+            Some((_, want)) => want,
+            None if j.tasks.iter().any(|t| !matches!(t, Task::Pending)) => &Want::Stays,
+            None => &Want::Waits,
+        };
         let w = wl(&r, "team", j.name);
         // The preemptor as its job: preempt and consolidation name the KAI PodGroup, which
         // for a batch Job's pod is `pg-<job>`.
@@ -344,7 +339,15 @@ fn node(name: &'static str, gpus: u32) -> Node {
     Node {
         name,
         gpus,
-        labels: &[],
+        labels: Vec::new(),
+    }
+}
+
+/// A node of `gpus` GPUs in topology `zone` and `rack` (node labels of those names).
+fn racked(name: &'static str, gpus: u32, zone: &'static str, rack: &'static str) -> Node {
+    Node {
+        labels: vec![("zone", zone), ("rack", rack)],
+        ..node(name, gpus)
     }
 }
 
@@ -366,20 +369,6 @@ fn department(name: &'static str, quota: f64) -> Queue {
     queue(name, quota, quota)
 }
 
-/// A job of one `gpu-memory` share of `mib` per pod.
-fn memory_job<'a>(
-    name: &'static str,
-    queue: &'static str,
-    pc: &'static str,
-    mib: u32,
-    tasks: &'a [Task],
-) -> Job<'a> {
-    Job {
-        gpu_memory: Some(mib),
-        ..job(name, queue, pc, 0.0, tasks)
-    }
-}
-
 impl Queue {
     fn parent(self, parent: &'static str) -> Queue {
         Queue {
@@ -397,22 +386,80 @@ impl Queue {
 }
 
 /// A job of `gpus` per pod with pods `tasks`, no topology constraint.
-fn job<'a>(
+fn job(
     name: &'static str,
     queue: &'static str,
     pc: &'static str,
     gpus: f64,
-    tasks: &'a [Task],
-) -> Job<'a> {
+    tasks: &[Task],
+) -> Job {
     Job {
         name,
         queue,
         pc,
         gpus,
-        tasks,
+        tasks: tasks.to_vec(),
         required_level: None,
         gpu_memory: None,
     }
+}
+
+/// A job of one pod of `gpus` running on `node` from the start.
+fn on(
+    name: &'static str,
+    queue: &'static str,
+    pc: &'static str,
+    gpus: f64,
+    node: &'static str,
+) -> Job {
+    job(name, queue, pc, gpus, &[On(node)])
+}
+
+/// A job of one pod of `gpus`, pending.
+fn pending(name: &'static str, queue: &'static str, pc: &'static str, gpus: f64) -> Job {
+    job(name, queue, pc, gpus, &[Pending])
+}
+
+/// A job of one share of `gpus` (below 1) running on `node`'s GPU group `group`.
+fn share(
+    name: &'static str,
+    queue: &'static str,
+    pc: &'static str,
+    gpus: f64,
+    node: &'static str,
+    group: &'static str,
+) -> Job {
+    job(name, queue, pc, gpus, &[Share(node, group)])
+}
+
+impl Job {
+    /// The same job with its pods required within one `level` of the cluster's topology.
+    fn required(self, level: &'static str) -> Job {
+        Job {
+            required_level: Some(level),
+            ..self
+        }
+    }
+
+    /// The same job asking a `gpu-memory` share of `mib` per pod in place of its GPUs (which
+    /// must be 0, so that the pods are shares).
+    fn memory(self, mib: u32) -> Job {
+        assert_eq!(self.gpus, 0.0, "{}: a memory share asks no GPUs", self.name);
+        Job {
+            gpu_memory: Some(mib),
+            ..self
+        }
+    }
+}
+
+/// Reclaimed for `by` when it arrives (1m), its new pods finding no room.
+fn reclaimed(by: &'static str) -> Want {
+    Evicted("Reclaim", by, 60.0)
+}
+
+/// Preempted for `by` when it arrives (1m), its new pods finding no room.
+fn preempted(by: &'static str) -> Want {
+    Evicted("Preempt", by, 60.0)
 }
 
 mod consolidation;

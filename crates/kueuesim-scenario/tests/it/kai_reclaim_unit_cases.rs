@@ -17,10 +17,8 @@
 //! Upstream's `Releasing` victim is an eviction at 1m here, and its `Pipelined` job binds
 //! once the victims are gone (`podTermination` 30s: at 1m30s).
 
-use kueuesim_engine::Simulation;
-use kueuesim_report::output::{SimulationResult, result};
-
-use crate::util::{load_text, wl};
+use crate::kai_harness::{self, priority_classes, simulation};
+use crate::util::wl;
 
 /// A KAI queue of the test: deserved GPUs (-1: unlimited), GPU over-quota weight and parent
 /// (a department). CPU and memory are left unlimited, as upstream's test builder leaves them.
@@ -175,35 +173,13 @@ fn creation_order(jobs: &[Job]) -> Vec<&Job> {
 /// only, as upstream's tasks ask nothing else), the PriorityClasses, the queues and the jobs.
 fn scenario(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job]) -> String {
     // GPU shares need KAI's GPU sharing (`gpuPlacement.devices`).
-    let sharing = if jobs.iter().any(|j| j.gpus.fract() != 0.0) {
-        ", gpuPlacement: {devices: true}"
-    } else {
-        ""
-    };
-    let mut s = format!(
-        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {{name: t}}\nspec: {{until: 10m, podTermination: 30s{sharing}}}\n"
-    );
+    let mut s = simulation(jobs.iter().any(|j| j.gpus.fract() != 0.0), None);
     for (name, gpus) in nodes {
-        s += &format!(
-            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{gpus}', pods: '110'}}\n"
-        );
+        s += &kai_harness::node(name, &[], &[format!("nvidia.com/gpu: '{gpus}'")]);
     }
-    for pc in ALL_PCS {
-        s += &format!(
-            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {}}}\nvalue: {}\n",
-            pc.name(),
-            pc.value()
-        );
-    }
+    s += &priority_classes(&ALL_PCS.map(|pc| (pc.name(), pc.value())));
     for q in queues {
-        let parent = q
-            .parent
-            .map(|p| format!("  parentQueue: {p}\n"))
-            .unwrap_or_default();
-        s += &format!(
-            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {}}}\nspec:\n{parent}  resources:\n    gpu: {{quota: {}, overQuotaWeight: {}, limit: -1}}\n",
-            q.name, q.gpus, q.weight
-        );
+        s += &kai_harness::queue(q.name, q.parent, None, [q.gpus, q.weight, -1.0], "");
     }
     let mut started = 0;
     for j in creation_order(jobs) {
@@ -313,9 +289,7 @@ fn check(nodes: &[(&str, u32)], queues: &[Queue], jobs: &[Job], expect: &[(&str,
     for (name, _) in expect {
         assert!(jobs.iter().any(|j| j.name == *name), "no job {name}");
     }
-    let text = scenario(nodes, queues, jobs);
-    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let r: SimulationResult = result(&loaded.world, &Simulation::new(&loaded.world).run());
+    let r = kai_harness::run(&scenario(nodes, queues, jobs));
     let got = |j: &Job| {
         let w = wl(&r, "team", j.name);
         let evictions: Vec<EvictionSeen> = w

@@ -4,10 +4,12 @@
 //! PodGroups with bare Pods, run until the cluster settles, and each pod's end checked: its
 //! node, when it was bound, which pods were evicted, by which action and for whom.
 
-use kueuesim_engine::Simulation;
-use kueuesim_report::output::{SimulationResult, WorkloadOut, result};
+use std::borrow::Cow;
 
-use crate::util::{load_text, wl};
+use kueuesim_report::output::{SimulationResult, WorkloadOut};
+
+use crate::kai_harness::{self, PRIORITY_CLASSES, evictions, priority_classes, simulation};
+use crate::util::wl;
 
 /// A KAI queue of the test: deserved GPUs, GPU over-quota weight (upstream's test queues
 /// leave `GPUOverQuotaWeight` at 0), GPU limit (`MaxAllowedGPUs`, `None`: unlimited), its
@@ -194,6 +196,18 @@ pub(crate) struct Case {
     pub placement: Option<&'static str>,
 }
 
+/// A case of the nodes `list` (name, GPUs; see `nodes`), the queues and the jobs, no
+/// department and the default placement.
+pub(crate) fn case(list: &[(&'static str, u32)], queues: &[Queue], jobs: Vec<Job>) -> Case {
+    Case {
+        nodes: nodes(list),
+        departments: Vec::new(),
+        queues: queues.to_vec(),
+        jobs,
+        placement: None,
+    }
+}
+
 /// Nodes of `gpus` GPUs each, with upstream's fake node's CPU and memory
 /// (`cpuMilliAllocatable` "20000" and `memoryAllocatable` "20G", read by `MustParse` as
 /// 20000 cores and 20 GB).
@@ -217,54 +231,28 @@ fn secs(t: f64) -> String {
 /// first, and dates them oldest first in that order; here a running job's pods are in the
 /// input from the start and a pending job's arrive at 1m, ties by input order).
 pub(crate) fn scenario(case: &Case) -> String {
-    let mut s = String::from(
-        "apiVersion: kueuesim.io/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec:\n  until: 10m\n  podTermination: 30s\n",
-    );
-    if let Some(p) = case.placement {
-        s += &format!("  kai: {{placementStrategy: {p}}}\n");
-    }
+    let mut s = simulation(false, case.placement);
     for &(n, g, cpu, memory) in &case.nodes {
-        s += &format!(
-            "---\napiVersion: v1\nkind: Node\nmetadata: {{name: {n}, labels: {{test/node: {n}}}}}\nstatus:\n  allocatable: {{nvidia.com/gpu: '{g}', cpu: '{cpu}', memory: '{memory}', pods: '110'}}\n"
-        );
+        let allocatable = [
+            format!("nvidia.com/gpu: '{g}'"),
+            format!("cpu: '{cpu}'"),
+            format!("memory: '{memory}'"),
+        ];
+        s += &kai_harness::node(n, &[format!("test/node: {n}")], &allocatable);
     }
-    for (pc, v) in [
-        ("train", 50),
-        ("interactive", 75),
-        ("build", 100),
-        ("inference", 125),
-    ] {
-        s += &format!(
-            "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: {pc}}}\nvalue: {v}\n"
-        );
-    }
+    s += &priority_classes(&PRIORITY_CLASSES);
     for &(d, gpus) in &case.departments {
-        s += &format!(
-            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {d}}}\nspec:\n  resources:\n    gpu: {{quota: {gpus}, overQuotaWeight: {gpus}, limit: -1}}\n"
-        );
+        s += &kai_harness::queue(d, None, None, [gpus, gpus, -1.0], "");
     }
     for qu in &case.queues {
-        s += &format!(
-            "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {{name: {}}}\nspec:\n",
-            qu.name
-        );
-        if let Some(p) = qu.parent {
-            s += &format!("  parentQueue: {p}\n");
-        }
-        if let Some(p) = qu.priority {
-            s += &format!("  priority: {p}\n");
-        }
-        s += &format!(
-            "  resources:\n    gpu: {{quota: {}, overQuotaWeight: {}, limit: {}}}\n",
-            qu.gpus,
-            qu.weight,
-            qu.limit.unwrap_or(-1.0)
-        );
-        s += &format!(
+        let cpu_memory = format!(
             "    cpu: {{quota: {}, overQuotaWeight: 1, limit: -1}}\n    memory: {{quota: {}, overQuotaWeight: 1, limit: -1}}\n",
             qu.cpu.unwrap_or(-1.0),
             qu.memory.unwrap_or(-1.0)
         );
+        let gpu = [qu.gpus, qu.weight, qu.limit.unwrap_or(-1.0)];
+        let priority = qu.priority.map(i64::from);
+        s += &kai_harness::queue(qu.name, qu.parent, priority, gpu, &cpu_memory);
     }
     let mut jobs: Vec<&Job> = case.jobs.iter().collect();
     jobs.sort_by_key(|j| std::cmp::Reverse(priority(j.pc)));
@@ -352,7 +340,7 @@ fn priority(pc: &str) -> u32 {
 pub(crate) struct Expect {
     pub job: &'static str,
     /// Each pod's node at the end, `-` for a pod pending.
-    pub nodes: &'static [&'static str],
+    pub nodes: Cow<'static, [&'static str]>,
     /// The pods evicted (indices), with the eviction's reason (`Preempt`, `Reclaim`,
     /// `Consolidation`) and the job they were evicted for, at `at`.
     pub evicted: Option<(&'static [usize], &'static str, &'static str)>,
@@ -365,17 +353,18 @@ pub(crate) struct Expect {
 pub(crate) const fn ends(job: &'static str, nodes: &'static [&'static str], at: f64) -> Expect {
     Expect {
         job,
-        nodes,
+        nodes: Cow::Borrowed(nodes),
         evicted: None,
         bound_at: Some(at),
     }
 }
 
-/// `job` keeps its running pods where they run, nothing evicted, its pending pods pending.
-pub(crate) const fn stays(job: &'static str, nodes: &'static [&'static str]) -> Expect {
+/// What `check` expects of a job the case does not name: it keeps its running pods where
+/// they run since the start, its pending pods pending, nothing evicted.
+fn kept(job: &Job) -> Expect {
     Expect {
-        job,
-        nodes,
+        job: job.name,
+        nodes: job.tasks.iter().map(|t| t.node.unwrap_or("-")).collect(),
         evicted: None,
         bound_at: None,
     }
@@ -391,7 +380,7 @@ pub(crate) const fn evicted(
 ) -> Expect {
     Expect {
         job,
-        nodes,
+        nodes: Cow::Borrowed(nodes),
         evicted: Some((pods, reason, by)),
         bound_at: None,
     }
@@ -400,9 +389,7 @@ pub(crate) const fn evicted(
 /// Runs `case` and returns its result, panicking with the scenario on a load error.
 pub(crate) fn run(case: &Case) -> (SimulationResult, String) {
     let text = scenario(case);
-    let loaded = load_text("t.yaml", &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let r = result(&loaded.world, &Simulation::new(&loaded.world).run());
-    (r, text)
+    (kai_harness::run(&text), text)
 }
 
 /// Each pod of `w` with its node and bind time, in pod name order.
@@ -430,29 +417,34 @@ fn describe(r: &SimulationResult, case: &Case) -> String {
         .iter()
         .map(|j| {
             let w = wl(r, "team", j.name);
-            let ev: Vec<_> = w
-                .evictions
-                .iter()
-                .map(|e| (e.at, e.reason, e.preemptor.clone()))
-                .collect();
+            let ev = evictions(w);
             format!("\n  {} {} {:?} ev={ev:?}", j.name, w.state, pods(w))
         })
         .collect()
 }
 
-/// Runs `case` and checks every job of it against `expect` (every job must be listed), the
-/// action at `at` (s) and the bindings after it at `bound` (s) unless an `Expect` says.
+/// Runs `case` and checks every job of it against `expect` (a job left out is `kept`: upstream's
+/// tables list those too, and they are checked all the same), the action at `at` (s) and the
+/// bindings after it at `bound` (s) unless an `Expect` says.
 pub(crate) fn check(case: &Case, expect: &[Expect], at: f64) {
     let (r, text) = run(case);
     let all = describe(&r, case);
     let ctx = || format!("{all}\n--- scenario:\n{text}");
-    assert_eq!(
-        case.jobs.len(),
-        expect.len(),
-        "every job is expected{}",
-        ctx()
-    );
     for e in expect {
+        assert!(
+            case.jobs.iter().any(|j| j.name == e.job),
+            "no job {}{}",
+            e.job,
+            ctx()
+        );
+    }
+    let kept: Vec<Expect> = case
+        .jobs
+        .iter()
+        .filter(|j| !expect.iter().any(|e| e.job == j.name))
+        .map(kept)
+        .collect();
+    for e in expect.iter().chain(&kept) {
         let j = case
             .jobs
             .iter()
@@ -464,7 +456,7 @@ pub(crate) fn check(case: &Case, expect: &[Expect], at: f64) {
             .iter()
             .map(|(_, n, _)| n.as_deref().unwrap_or("-"))
             .collect();
-        assert_eq!(got, e.nodes, "{}: nodes{}", e.job, ctx());
+        assert_eq!(got, *e.nodes, "{}: nodes{}", e.job, ctx());
         // The pods evicted: those with KAI's `Evict` event.
         let mut evicted_pods: Vec<usize> = w
             .events
@@ -478,11 +470,7 @@ pub(crate) fn check(case: &Case, expect: &[Expect], at: f64) {
             .collect();
         evicted_pods.sort_unstable();
         evicted_pods.dedup();
-        let evictions: Vec<(f64, &str, Option<&str>)> = w
-            .evictions
-            .iter()
-            .map(|x| (x.at, x.reason, x.preemptor.as_deref()))
-            .collect();
+        let evictions = evictions(w);
         match e.evicted {
             None => {
                 assert!(evictions.is_empty(), "{}: no eviction{}", e.job, ctx());

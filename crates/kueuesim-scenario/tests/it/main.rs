@@ -28,6 +28,9 @@ mod kai_cpu_memory;
 mod kai_elastic_victims;
 /// KAI's reclaim, preempt and queue limits with GPU shares (upstream's fractional cases).
 mod kai_fractions;
+/// What the KAI case harnesses write and read alike (Simulation, Node, PriorityClass and
+/// Queue documents, the run, a job's evictions).
+mod kai_harness;
 /// KAI's reclaim, preempt and consolidation over whole clusters with GPU jobs: upstream's
 /// integration cases (`integration_tests/{reclaim,preempt,consolidation,…}`).
 mod kai_integration_cases;

@@ -19,7 +19,7 @@ fn fractions_over_the_projects_limit_are_not_allocated() {
     let c = case(
         vec![node("node0", 4)],
         department_of_one_gpu(queue("queue0", 1.0).weight(1.0).limit(1.0)),
-        vec![job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(3)],
+        vec![frac("pending_job0", "queue0", TRAIN, 0.5).pending(3)],
     );
     c.run().waits("pending_job0");
 }
@@ -31,7 +31,7 @@ fn fractions_over_the_departments_limit_are_not_allocated() {
     let c = case(
         vec![node("node0", 4)],
         department_of_one_gpu(queue("queue0", 1.0).weight(1.0)),
-        vec![job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(3)],
+        vec![frac("pending_job0", "queue0", TRAIN, 0.5).pending(3)],
     );
     c.run().waits("pending_job0");
 }
@@ -44,20 +44,8 @@ fn a_share_goes_to_the_shared_gpu_it_fits() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job(
-                "running_shared_gpu_job0",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .on_group("node0", "1"),
-            job(
-                "pending_shared_gpu_job1",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .pending(1),
+            frac("running_shared_gpu_job0", "queue0", BUILD, 0.5).on_group("node0", "1"),
+            frac("pending_shared_gpu_job1", "queue0", BUILD, 0.5).pending(1),
         ],
     );
     c.run()
@@ -79,20 +67,8 @@ fn a_share_goes_to_the_node_of_the_shared_gpu_it_fits() {
             vec![node("node0", 2), node("node1", 2)],
             vec![queue("queue0", deserved)],
             vec![
-                job(
-                    "running_shared_gpu_job0",
-                    "queue0",
-                    BUILD,
-                    Gpu::Fraction(0.5),
-                )
-                .on_group("node1", "1"),
-                job(
-                    "pending_shared_gpu_job1",
-                    "queue0",
-                    BUILD,
-                    Gpu::Fraction(0.5),
-                )
-                .pending(1),
+                frac("running_shared_gpu_job0", "queue0", BUILD, 0.5).on_group("node1", "1"),
+                frac("pending_shared_gpu_job1", "queue0", BUILD, 0.5).pending(1),
             ],
         );
         c.run()
@@ -108,20 +84,8 @@ fn six_tenths_and_a_half(deserved: f64) -> Case {
         vec![node("node0", 2)],
         vec![queue("queue0", deserved)],
         vec![
-            job(
-                "running_shared_gpu_job0",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.6),
-            )
-            .on_group("node0", "0"),
-            job(
-                "pending_shared_gpu_job1",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .pending(1),
+            frac("running_shared_gpu_job0", "queue0", BUILD, 0.6).on_group("node0", "0"),
+            frac("pending_shared_gpu_job1", "queue0", BUILD, 0.5).pending(1),
         ],
     )
 }
@@ -157,14 +121,8 @@ fn a_share_beside_a_whole_gpu_job() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Whole(1)).on("node0"),
-            job(
-                "pending_shared_gpu_job1",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .pending(1),
+            whole("running_job0", "queue0", TRAIN, 1).on("node0"),
+            frac("pending_shared_gpu_job1", "queue0", BUILD, 0.5).pending(1),
         ],
     );
     c.run()
@@ -181,14 +139,8 @@ fn a_whole_gpu_beside_a_share() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job(
-                "running_shared_gpu_job0",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .on_group("node0", "1"),
-            job("pending_whole_gpu_job1", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
+            frac("running_shared_gpu_job0", "queue0", BUILD, 0.5).on_group("node0", "1"),
+            whole("pending_whole_gpu_job1", "queue0", TRAIN, 1).pending(1),
         ],
     );
     c.run()
@@ -207,41 +159,11 @@ fn three_of_four_shares_fit_beside_a_running_share() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job(
-                "running_shared_gpu_job0",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .on_group("node0", "0"),
-            job(
-                "pending_shared_gpu_job0",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.6),
-            )
-            .pending(1),
-            job(
-                "pending_shared_gpu_job1",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .pending(1),
-            job(
-                "pending_shared_gpu_job2",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.5),
-            )
-            .pending(1),
-            job(
-                "pending_shared_gpu_job3",
-                "queue0",
-                BUILD,
-                Gpu::Fraction(0.3),
-            )
-            .pending(1),
+            frac("running_shared_gpu_job0", "queue0", BUILD, 0.5).on_group("node0", "0"),
+            frac("pending_shared_gpu_job0", "queue0", BUILD, 0.6).pending(1),
+            frac("pending_shared_gpu_job1", "queue0", BUILD, 0.5).pending(1),
+            frac("pending_shared_gpu_job2", "queue0", BUILD, 0.5).pending(1),
+            frac("pending_shared_gpu_job3", "queue0", BUILD, 0.3).pending(1),
         ],
     );
     c.run()
@@ -261,8 +183,8 @@ fn a_share_counts_as_its_fraction_in_the_queues_gpus() {
         vec![node("node0", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job("running_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "1"),
-            job("pending_job0", "queue0", BUILD, Gpu::Whole(1)).pending(1),
+            frac("running_job0", "queue0", BUILD, 0.5).on_group("node0", "1"),
+            whole("pending_job0", "queue0", BUILD, 1).pending(1),
         ],
     );
     c.run()
@@ -281,9 +203,9 @@ fn a_train_share_is_allocated_over_quota_beside_two_shares() {
         vec![node("node0", 2)],
         vec![queue("queue0", 1.0)],
         vec![
-            job("running_job0", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "0"),
-            job("running_job1", "queue0", BUILD, Gpu::Fraction(0.5)).on_group("node0", "0"),
-            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(1),
+            frac("running_job0", "queue0", BUILD, 0.5).on_group("node0", "0"),
+            frac("running_job1", "queue0", BUILD, 0.5).on_group("node0", "0"),
+            frac("pending_job0", "queue0", TRAIN, 0.5).pending(1),
         ],
     );
     c.run()
@@ -302,8 +224,8 @@ fn a_train_share_is_allocated_over_quota_beside_a_whole_gpu() {
         vec![node("node0", 2)],
         vec![queue("queue0", 1.0)],
         vec![
-            job("running_job0", "queue0", BUILD, Gpu::Whole(1)).on("node0"),
-            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).pending(1),
+            whole("running_job0", "queue0", BUILD, 1).on("node0"),
+            frac("pending_job0", "queue0", TRAIN, 0.5).pending(1),
         ],
     );
     c.run()
@@ -320,8 +242,8 @@ fn spread_takes_the_node_without_a_share() {
         vec![node("node0", 2), node("node1", 2)],
         vec![queue("queue0", 2.0)],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).on_group("node0", "0"),
-            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.2)).pending(1),
+            frac("running_job0", "queue0", TRAIN, 0.5).on_group("node0", "0"),
+            frac("pending_job0", "queue0", TRAIN, 0.2).pending(1),
         ],
     )
     .placement("spread");
@@ -338,8 +260,8 @@ fn binpack_puts_a_share_on_the_shared_gpu() {
         vec![node("node0", 2), node("node1", 2)],
         vec![queue("queue0", 4.0)],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).on_group("node0", "0"),
-            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.2)).pending(1),
+            frac("running_job0", "queue0", TRAIN, 0.5).on_group("node0", "0"),
+            frac("pending_job0", "queue0", TRAIN, 0.2).pending(1),
         ],
     );
     c.run()
@@ -357,12 +279,10 @@ fn shares_of_a_half_and_seven_tenths(gpus: u32, strategy: &'static str) -> Case 
         vec![node("node0", gpus)],
         vec![queue("queue0", f64::from(gpus))],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Fraction(0.5)).on_group("node0", "1"),
-            job("running_job1", "queue0", TRAIN, Gpu::Fraction(0.7)).on_group("node0", "0"),
-            job("pending_job0", "queue0", TRAIN, Gpu::Fraction(0.2)).pending(1),
-            job("probe", "queue0", TRAIN, Gpu::Fraction(0.5))
-                .pending(1)
-                .arrives("2m"),
+            frac("running_job0", "queue0", TRAIN, 0.5).on_group("node0", "1"),
+            frac("running_job1", "queue0", TRAIN, 0.7).on_group("node0", "0"),
+            frac("pending_job0", "queue0", TRAIN, 0.2).pending(1),
+            frac("probe", "queue0", TRAIN, 0.5).pending(1).arrives("2m"),
         ],
     )
     .placement(strategy)

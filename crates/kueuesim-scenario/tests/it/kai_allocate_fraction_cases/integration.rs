@@ -10,8 +10,8 @@ fn two_jobs_of_two_gpus(queues: Vec<Queue>) -> Case {
         vec![node("node0", 4)],
         queues,
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(2)).pending(1),
-            job("pending_job1", "queue0", TRAIN, Gpu::Whole(2)).pending(1),
+            whole("pending_job0", "queue0", TRAIN, 2).pending(1),
+            whole("pending_job1", "queue0", TRAIN, 2).pending(1),
         ],
     )
 }
@@ -51,8 +51,8 @@ fn a_train_job_goes_over_quota_beside_a_build_job() {
         vec![node("node0", 2)],
         vec![queue("queue0", 1.0), queue("queue1", 1.0)],
         vec![
-            job("pending_job0", "queue0", BUILD, Gpu::Whole(1)).pending(1),
-            job("pending_job1", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
+            whole("pending_job0", "queue0", BUILD, 1).pending(1),
+            whole("pending_job1", "queue0", TRAIN, 1).pending(1),
         ],
     );
     c.run()
@@ -66,7 +66,7 @@ fn a_build_job_over_its_queues_quota_waits() {
     let c = case(
         vec![node("node0", 4)],
         vec![queue("queue0", 1.0), queue("queue1", 1.0)],
-        vec![job("pending_job0", "queue0", BUILD, Gpu::Whole(2)).pending(1)],
+        vec![whole("pending_job0", "queue0", BUILD, 2).pending(1)],
     );
     c.run().waits("pending_job0");
 }
@@ -77,8 +77,8 @@ fn two_queues_one_gpu(queue0: Queue, queue1: Queue) -> Case {
         vec![node("node0", 1)],
         vec![queue0, queue1],
         vec![
-            job("pending_job0", "queue0", BUILD, Gpu::Whole(1)).pending(1),
-            job("pending_job1", "queue1", BUILD, Gpu::Whole(1)).pending(1),
+            whole("pending_job0", "queue0", BUILD, 1).pending(1),
+            whole("pending_job1", "queue1", BUILD, 1).pending(1),
         ],
     )
 }
@@ -127,12 +127,12 @@ fn four_queues_share_two_gpus_one_job_each() {
             queue("queue3", 1.0),
         ],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job1", "queue1", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job2", "queue2", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job3", "queue3", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job4", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job5", "queue1", TRAIN, Gpu::Whole(1)).pending(1),
+            whole("pending_job0", "queue0", TRAIN, 1).pending(1),
+            whole("pending_job1", "queue1", TRAIN, 1).pending(1),
+            whole("pending_job2", "queue2", TRAIN, 1).pending(1),
+            whole("pending_job3", "queue3", TRAIN, 1).pending(1),
+            whole("pending_job4", "queue0", TRAIN, 1).pending(1),
+            whole("pending_job5", "queue1", TRAIN, 1).pending(1),
         ],
     );
     c.run()
@@ -158,9 +158,9 @@ fn the_department_of_the_smaller_ratio_allocates_first() {
             queue("queue2", 1.0).parent("d2"),
         ],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job1", "queue1", TRAIN, Gpu::Whole(1)).pending(1),
-            job("pending_job2", "queue2", TRAIN, Gpu::Whole(1)).pending(1),
+            whole("pending_job0", "queue0", TRAIN, 1).pending(1),
+            whole("pending_job1", "queue1", TRAIN, 1).pending(1),
+            whole("pending_job2", "queue2", TRAIN, 1).pending(1),
         ],
     );
     c.run()
@@ -181,7 +181,7 @@ fn a_build_job_over_its_departments_quota_waits() {
             queue("queue0", 2.0).parent("d1"),
             queue("queue1", 2.0).parent("d2"),
         ],
-        vec![job("pending_job0", "queue0", BUILD, Gpu::Whole(2)).pending(1)],
+        vec![whole("pending_job0", "queue0", BUILD, 2).pending(1)],
     );
     c.run().waits("pending_job0");
 }
@@ -195,8 +195,8 @@ fn a_build_job_preempts_a_train_job_at_the_queues_limit() {
         vec![node("node0", 2)],
         vec![queue("queue0", 1.0).weight(1.0).limit(1.0)],
         vec![
-            job("running_job_train", "queue0", TRAIN, Gpu::Whole(1)).on("node0"),
-            job("pending_job_interactive", "queue0", BUILD, Gpu::Whole(1)).pending(1),
+            whole("running_job_train", "queue0", TRAIN, 1).on("node0"),
+            whole("pending_job_interactive", "queue0", BUILD, 1).pending(1),
         ],
     );
     c.run()
@@ -217,8 +217,8 @@ fn a_train_job_waits_at_the_queues_limit() {
         vec![node("node0", 2)],
         vec![queue("queue0", 1.0).weight(1.0).limit(1.0)],
         vec![
-            job("pending_job_interactive0", "queue0", BUILD, Gpu::Whole(1)).on("node0"),
-            job("pending_job_train1", "queue0", TRAIN, Gpu::Whole(1)).pending(1),
+            whole("pending_job_interactive0", "queue0", BUILD, 1).on("node0"),
+            whole("pending_job_train1", "queue0", TRAIN, 1).pending(1),
         ],
     );
     c.run()
@@ -233,10 +233,10 @@ fn two_jobs_of_2000_cores(queues: Vec<Queue>) -> Case {
         vec![node("node0", 4).cpu_millis(5_000_000)],
         queues,
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .cpu(2_000_000, 0)
                 .pending(1),
-            job("pending_job1", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job1", "queue0", TRAIN, 1)
                 .cpu(2_000_000, 0)
                 .pending(1),
         ],
@@ -284,7 +284,7 @@ fn a_job_of_a_single_level_queue_runs() {
     let c = case(
         vec![node("node0", 2)],
         vec![queue("root-queue", 2.0)],
-        vec![job("pending_job0", "root-queue", TRAIN, Gpu::Whole(1)).pending(1)],
+        vec![whole("pending_job0", "root-queue", TRAIN, 1).pending(1)],
     );
     c.run().runs("pending_job0", 60.0, &["node0"]);
 }
@@ -301,8 +301,8 @@ fn jobs_of_two_teams_of_a_three_level_hierarchy_run() {
             queue("team2", 1.0).parent("dept1"),
         ],
         vec![
-            job("job_team1", "team1", TRAIN, Gpu::Whole(1)).pending(1),
-            job("job_team2", "team2", TRAIN, Gpu::Whole(1)).pending(1),
+            whole("job_team1", "team1", TRAIN, 1).pending(1),
+            whole("job_team2", "team2", TRAIN, 1).pending(1),
         ],
     );
     c.run()
@@ -321,7 +321,7 @@ fn a_job_at_the_fourth_level_runs() {
             queue("department", 3.0).parent("division"),
             queue("project", 2.0).parent("department"),
         ],
-        vec![job("deep_job", "project", TRAIN, Gpu::Whole(2)).pending(1)],
+        vec![whole("deep_job", "project", TRAIN, 2).pending(1)],
     );
     c.run().runs("deep_job", 60.0, &["node0"]);
 }

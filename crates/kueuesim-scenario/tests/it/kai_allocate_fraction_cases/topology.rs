@@ -30,7 +30,7 @@ fn a_job_requiring_a_zone_preferring_a_rack_stays_in_one_zone() {
         ],
         vec![queue("queue0", 6.0)],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .pending(3)
                 .topology("datacenter-topology", Some(ZONE), Some(RACK)),
         ],
@@ -48,10 +48,10 @@ fn a_required_rack_prefers_the_rack_already_used() {
         vec![in_rack("node0", 3, "rack1"), in_rack("node1", 3, "rack2")],
         vec![queue("queue0", 6.0)],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("running_job0", "queue0", TRAIN, 1)
                 .on("node0")
                 .topology("rack-topology", Some(RACK), None),
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .pending(2)
                 .topology("rack-topology", Some(RACK), None),
         ],
@@ -73,7 +73,7 @@ fn a_job_no_rack_can_hold_waits() {
         ],
         vec![queue("queue0", 4.0)],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(2))
+            whole("pending_job0", "queue0", TRAIN, 2)
                 .pending(2)
                 .topology("rack-topology", Some(RACK), None),
         ],
@@ -100,7 +100,7 @@ fn a_job_requiring_a_region_stays_in_it() {
         ],
         vec![queue("queue0", 8.0)],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .pending(4)
                 .topology("complex-topology", Some(REGION), Some(RACK)),
         ],
@@ -122,11 +122,11 @@ fn a_job_requiring_a_rack_takes_the_free_one() {
         ],
         vec![queue("queue0", 2.0), queue("queue1", 2.0)],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("running_job0", "queue0", TRAIN, 1)
                 .on("node0")
                 .on("node1")
                 .topology("rack-topology", Some(RACK), None),
-            job("pending_job0", "queue1", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue1", TRAIN, 1)
                 .pending(2)
                 .topology("rack-topology", Some(RACK), None),
         ],
@@ -146,9 +146,9 @@ fn a_preferred_rack_that_cannot_be_had_does_not_block() {
         vec![in_rack("node0", 2, "rack1"), in_rack("node1", 2, "rack2")],
         vec![queue("queue0", 4.0)],
         vec![
-            job("running_job0", "queue0", TRAIN, Gpu::Whole(1)).on("node0"),
-            job("running_job1", "queue0", TRAIN, Gpu::Whole(1)).on("node1"),
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("running_job0", "queue0", TRAIN, 1).on("node0"),
+            whole("running_job1", "queue0", TRAIN, 1).on("node1"),
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .pending(2)
                 .topology("rack-topology", None, Some(RACK)),
         ],
@@ -170,7 +170,7 @@ fn a_required_rack_with_the_cpu_for_the_job() {
         ],
         vec![queue("queue0", 4.0)],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .cpu(2_000_000, 0)
                 .pending(2)
                 .topology("rack-topology", Some(RACK), None),
@@ -192,7 +192,7 @@ fn a_job_of_four_tasks_waits_when_every_rack_has_two_gpus() {
         ],
         vec![queue("queue0", 8.0)],
         vec![
-            job("pending_job0", "queue0", TRAIN, Gpu::Whole(1))
+            whole("pending_job0", "queue0", TRAIN, 1)
                 .pending(4)
                 .topology("rack-topology", Some(RACK), None),
         ],

@@ -373,37 +373,38 @@ fn reclaim_when_the_remaining_gpu_went_to_the_lower_weight_queue() {
     );
 }
 
-/// Upstream's pair of nodes for the cases where queue0's 1-GPU job moves from node1 to
-/// node0 so queue1's 2-GPU job fits node1: node0 has 3 GPUs, node1 2.
-const NODES_3_2: [(&str, u32); 2] = [("node0", 3), ("node1", 2)];
-
-/// q0-job1 moved from node1 to node0 for `by` and bound again at 1m30s; upstream's reclaim
-/// pipelines it there (its solver places a victim again where it fits), and here the
-/// consolidation action, which the session runs before reclaim, moves it.
-fn moved_to_node0(by: &'static str) -> Expect {
-    Expect {
-        evictions: vec![(60.0, "Consolidation", by)],
-        pods: vec![Some(("node0", 90.0))],
+/// Upstream's cases where queue0's 1-GPU job moves from node1 to node0 so that queue1's
+/// 2-GPU job fits node1: node0 has 3 GPUs and runs queue0's 2-GPU q0-job0, node1 2 GPUs and
+/// runs q0-job1; queue1's q1-job0 of 2 GPUs is pending (and `also_pending`, alike). q0-job1
+/// is moved to node0 for q1-job0 and bound again at 1m30s, when q1-job0 binds on node1:
+/// upstream's reclaim pipelines it there (its solver places a victim again where it fits),
+/// and here the consolidation action, which the session runs before reclaim, moves it.
+fn q0_job1_moves_for_q1_job0(queues: &[Queue], also_pending: &[&'static str]) {
+    let mut jobs = vec![
+        run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
+        run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
+        pend1("q1-job0", "queue1", Pc::Train, 2.0),
+    ];
+    for &name in also_pending {
+        jobs.push(pend1(name, "queue1", Pc::Train, 2.0));
     }
+    let moved = Expect {
+        evictions: vec![(60.0, "Consolidation", "q1-job0")],
+        pods: vec![Some(("node0", 90.0))],
+    };
+    check(
+        &[("node0", 3), ("node1", 2)],
+        queues,
+        &jobs,
+        &[("q0-job1", moved), ("q1-job0", binds(90.0, &["node1"]))],
+    );
 }
 
 #[test]
 fn reclaim_for_a_queue_under_deserved_quota_moves_a_job() {
     // reclaim_test.go "queue0 is under deserved quota, queue1 is over deserved quota but not
     // over fair share - reclaim": q0-job1 is pipelined to node0, q1-job0 to node1.
-    check(
-        &NODES_3_2,
-        &[q("queue0", 2.0, 1.0), q("queue1", 2.0, 0.0)],
-        &[
-            run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
-            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
-            pend1("q1-job0", "queue1", Pc::Train, 2.0),
-        ],
-        &[
-            ("q0-job1", moved_to_node0("q1-job0")),
-            ("q1-job0", binds(90.0, &["node1"])),
-        ],
-    );
+    q0_job1_moves_for_q1_job0(&[q("queue0", 2.0, 1.0), q("queue1", 2.0, 0.0)], &[]);
 }
 
 #[test]
@@ -411,19 +412,9 @@ fn reclaim_a_single_job_for_a_queue_under_deserved_quota() {
     // reclaim_test.go "queue0 is under deserved quota and submitted multiple jobs, queue1 is
     // over deserved quota but not over fair share - reclaim single job": as above; q1-job1
     // waits.
-    check(
-        &NODES_3_2,
+    q0_job1_moves_for_q1_job0(
         &[q("queue0", 2.0, 3.0), q("queue1", 2.0, 0.0)],
-        &[
-            run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
-            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
-            pend1("q1-job0", "queue1", Pc::Train, 2.0),
-            pend1("q1-job1", "queue1", Pc::Train, 2.0),
-        ],
-        &[
-            ("q0-job1", moved_to_node0("q1-job0")),
-            ("q1-job0", binds(90.0, &["node1"])),
-        ],
+        &["q1-job1"],
     );
 }
 
@@ -431,19 +422,7 @@ fn reclaim_a_single_job_for_a_queue_under_deserved_quota() {
 fn a_queue_at_its_deserved_quota_is_consolidated_not_reclaimed() {
     // reclaim_test.go "queue1 is under deserved quota, queue0 has exactly deserved quota -
     // should consolidate q0 to node0 and pipeline q1 to node1".
-    check(
-        &NODES_3_2,
-        &[q("queue0", 3.0, 0.0), q("queue1", 2.0, 0.0)],
-        &[
-            run1("q0-job0", "queue0", Pc::Train, 2.0, "node0"),
-            run1("q0-job1", "queue0", Pc::Train, 1.0, "node1"),
-            pend1("q1-job0", "queue1", Pc::Train, 2.0),
-        ],
-        &[
-            ("q0-job1", moved_to_node0("q1-job0")),
-            ("q1-job0", binds(90.0, &["node1"])),
-        ],
-    );
+    q0_job1_moves_for_q1_job0(&[q("queue0", 3.0, 0.0), q("queue1", 2.0, 0.0)], &[]);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 /// The allocator the `kueuesim` binary runs with, so the runs cost what they cost there.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: kueuesim_alloc::Allocator = kueuesim_alloc::Allocator;
 
 use std::path::Path;
 use std::time::Duration;

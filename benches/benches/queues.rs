@@ -9,7 +9,7 @@
 /// The allocator the `kueuesim` binary runs with, so that the runs cost what they cost there
 /// (with the system allocator, ten thousand queues' small lists cost more to grow and free).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: kueuesim_alloc::Allocator = kueuesim_alloc::Allocator;
 
 use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
 use kueuesim_benches::queues_yaml;

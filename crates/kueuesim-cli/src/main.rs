@@ -5,7 +5,7 @@
 /// objects per workload and per scheduling attempt, and glibc's malloc spent about a third of
 /// a Kueue-shaped run in its own bookkeeping (docs/performance.md has the comparison).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: kueuesim_alloc::Allocator = kueuesim_alloc::Allocator;
 
 use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;

@@ -6,7 +6,7 @@
 /// and frees many small objects, and the module must match the CLI's time for the same work.
 /// Python's own objects still come from its allocator.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: kueuesim_alloc::Allocator = kueuesim_alloc::Allocator;
 
 mod columns;
 mod hooks;

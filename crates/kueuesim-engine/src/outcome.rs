@@ -106,8 +106,9 @@ pub struct Condition {
     pub status: bool,
     /// Reason.
     pub reason: &'static str,
-    /// Message.
-    pub message: String,
+    /// Message: most are fixed words ("The workload has no reservation", "Quota reserved in
+    /// ..." is built), borrowed rather than copied into a string of their own.
+    pub message: std::borrow::Cow<'static, str>,
     /// lastTransitionTime.
     pub at: SimTime,
 }

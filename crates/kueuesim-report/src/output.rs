@@ -966,7 +966,7 @@ pub fn workload_out(
                 kind: c.kind.as_str(),
                 status: if c.status { "True" } else { "False" },
                 reason: c.reason,
-                message: c.message.clone(),
+                message: c.message.to_string(),
                 at: secs(c.at),
             })
             .collect(),

@@ -6,6 +6,10 @@
 //! traces are declared. A loader either collects the stream into `World::workloads` or hands
 //! it to the engine (`Simulation::with_stream`), which pulls each workload when the one
 //! before it arrives, so a replay never holds the whole trace.
+//!
+//! Each workload is put in its `Rc` where it is made (`Shared`) and passed on as that: the
+//! engine keeps it so (`WorkloadFeed::next_shared`), and a `Workload` is about 500 bytes that
+//! every layer passing it by value would copy (a million times in `scale/million`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,8 +23,11 @@ use crate::trace::TraceWorkloads;
 /// Rank of trace rows at equal arrivals: after every object of the scenario.
 const TRACE_RANK: usize = usize::MAX / 2;
 
+/// A workload in the `Rc` the engine keeps it in.
+type Shared = Rc<Workload>;
+
 /// One source of workloads, each with its rank for ties (its document position).
-trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
+trait Source: Iterator<Item = Result<(usize, Shared), ScenarioError>> {
     /// The next workload's rank and arrival, or the error `next` would give: all that
     /// counting the rest of a stream needs. By default the workload is built and dropped.
     fn next_arrival(&mut self) -> Option<Result<(usize, SimTime), ScenarioError>> {
@@ -41,7 +48,7 @@ trait Source: Iterator<Item = Result<(usize, Workload), ScenarioError>> {
 
     /// The first workload arriving at `t` or later, the ones before it passed over. By
     /// default each is built and dropped.
-    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Shared), ScenarioError>> {
         loop {
             match self.next()? {
                 Ok((_, w)) if w.arrival < t => {}
@@ -62,10 +69,10 @@ pub fn earliest_end(w: &Workload) -> SimTime {
 struct Explicit(std::vec::IntoIter<(usize, Workload)>);
 
 impl Iterator for Explicit {
-    type Item = Result<(usize, Workload), ScenarioError>;
+    type Item = Result<(usize, Shared), ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(Ok)
+        self.0.next().map(|(rank, w)| Ok((rank, Rc::new(w))))
     }
 }
 
@@ -86,21 +93,21 @@ struct Traced {
 }
 
 impl Iterator for Traced {
-    type Item = Result<(usize, Workload), ScenarioError>;
+    type Item = Result<(usize, Shared), ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let rank = self.rank;
-        self.trace.next().map(|w| w.map(|w| (rank, w)))
+        self.trace.next().map(|w| w.map(|w| (rank, Rc::new(w))))
     }
 }
 
 impl Source for Traced {
     /// Rows before `t` are read for their arrival alone.
-    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Shared), ScenarioError>> {
         let rank = self.rank;
         self.trace
             .first_from(t.millis())
-            .map(|w| w.map(|w| (rank, w)))
+            .map(|w| w.map(|w| (rank, Rc::new(w))))
     }
 }
 
@@ -112,7 +119,7 @@ pub type StreamError = Rc<RefCell<Option<ScenarioError>>>;
 pub struct WorkloadStream {
     sources: Vec<Box<dyn Source>>,
     /// The next workload of each source, pulled ahead.
-    heads: Vec<Option<(usize, Workload)>>,
+    heads: Vec<Option<(usize, Shared)>>,
     /// Whether the heads were pulled (`prime`).
     primed: bool,
     error: StreamError,
@@ -167,11 +174,11 @@ struct Generated {
 }
 
 impl Iterator for Generated {
-    type Item = Result<(usize, Workload), ScenarioError>;
+    type Item = Result<(usize, Shared), ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         let i = self.merged.peek_stream()?;
-        let w = self.merged.next()?;
+        let w = self.merged.next_shared()?;
         if let Err(e) = self.check(i, w.arrival, || w.name.clone()) {
             return Some(Err(e));
         }
@@ -208,7 +215,7 @@ impl Generated {
 
 impl Source for Generated {
     /// Arrivals before `t` are skipped without being built (with the same check).
-    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Workload), ScenarioError>> {
+    fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Shared), ScenarioError>> {
         while self.merged.peek_arrival().is_some_and(|a| a < t) {
             if let Err(e) = self.next_arrival()? {
                 return Some(Err(e));
@@ -330,19 +337,26 @@ impl WorkloadStream {
 
     /// The next workload, or the first error.
     pub fn try_next(&mut self) -> Result<Option<Workload>, ScenarioError> {
+        // Nothing else holds the `Rc` yet, so the workload is moved out of it.
+        let next = self.try_next_shared()?;
+        Ok(next.map(|w| Rc::try_unwrap(w).unwrap_or_else(|w| (*w).clone())))
+    }
+
+    /// `try_next`, the workload in its `Rc` (`Shared`).
+    pub fn try_next_shared(&mut self) -> Result<Option<Rc<Workload>>, ScenarioError> {
         let mut next = self.try_next_of_sources()?;
         if self.without_kueue
             && let Some(w) = &mut next
         {
-            without_kueue(w);
+            without_kueue(Rc::make_mut(w));
         }
         Ok(next)
     }
 
     /// The next workload of the variation or of the merged sources.
-    fn try_next_of_sources(&mut self) -> Result<Option<Workload>, ScenarioError> {
+    fn try_next_of_sources(&mut self) -> Result<Option<Shared>, ScenarioError> {
         if let Some(v) = &mut self.varied {
-            return v.try_next();
+            return Ok(v.try_next()?.map(Rc::new));
         }
         self.prime()?;
         let best = self
@@ -360,6 +374,20 @@ impl WorkloadStream {
 }
 
 impl kueuesim_engine::WorkloadFeed for WorkloadStream {
+    /// `next` without moving the workload out of the `Rc` it was made in.
+    fn next_shared(&mut self) -> Option<Rc<Workload>> {
+        if self.error.borrow().is_some() {
+            return None;
+        }
+        match self.try_next_shared() {
+            Ok(w) => w,
+            Err(e) => {
+                *self.error.borrow_mut() = Some(e);
+                None
+            }
+        }
+    }
+
     /// What counting `next` until it gives None would give, and the same error kept, but
     /// generated workloads are skipped rather than built (a run cut short by `until` counts
     /// every workload after it; trace rows are still read, so a bad row past the horizon

@@ -304,8 +304,7 @@ impl<'w> Simulation<'w> {
                         self.set_pending_condition(
                             head.key.workload,
                             "WaitingForPodsReady",
-                            "waiting for all admitted workloads to be in PodsReady condition"
-                                .into(),
+                            "waiting for all admitted workloads to be in PodsReady condition",
                         );
                         state.rest.push(Decision::Admit { head, assignment });
                         self.kueue.suspended = Some(state);

@@ -226,7 +226,7 @@ impl<'w> Simulation<'w> {
             .iter()
             .find(|c| c.kind == ConditionType::Evicted && c.status)
             .map(|c| (c.reason, c.message.clone()))
-            .unwrap_or(("Evicted", String::new()));
+            .unwrap_or(("Evicted", std::borrow::Cow::Borrowed("")));
         let deactivated = self.runtimes[w.index()].deactivated;
         {
             let rt = &mut self.runtimes[w.index()];

@@ -963,7 +963,7 @@ impl<'w> Simulation<'w> {
             "a streamed run takes every workload from the stream"
         );
         let mut rest: Box<dyn WorkloadFeed + 'w> = Box::new(stream);
-        let next = rest.next().map(Rc::new);
+        let next = rest.next_shared();
         if let Some(n) = &next {
             self.events
                 .push_presorted(n.arrival, Ev::Arrive(WorkloadId::from_index(0)));

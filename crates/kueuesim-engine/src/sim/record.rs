@@ -21,7 +21,7 @@ impl<'w> Simulation<'w> {
         &mut self,
         w: WorkloadId,
         reason: &'static str,
-        message: String,
+        message: impl Into<std::borrow::Cow<'static, str>>,
     ) {
         self.set_condition(w, ConditionType::QuotaReserved, false, reason, message);
         // Already so after every failed attempt but the first: skip building the message.
@@ -71,27 +71,17 @@ impl<'w> Simulation<'w> {
                 }
                 c.status = status;
                 c.reason = reason;
-                match message {
-                    // Fixed words are copied into the condition's own string.
-                    std::borrow::Cow::Borrowed(text) => {
-                        if c.message != text {
-                            c.message.clear();
-                            c.message.push_str(text);
-                        }
-                    }
-                    // The replaced message's string serves a later message (under overload
-                    // every failed attempt rewrites its condition).
-                    std::borrow::Cow::Owned(message) => {
-                        let old = std::mem::replace(&mut c.message, message);
-                        self.kueue.cycle_scratch.give_string(old);
-                    }
+                // The replaced message's string serves a later message (under overload
+                // every failed attempt rewrites its condition); fixed words are borrowed.
+                if let std::borrow::Cow::Owned(old) = std::mem::replace(&mut c.message, message) {
+                    self.kueue.cycle_scratch.give_string(old);
                 }
             }
             None => conds.push(Condition {
                 kind,
                 status,
                 reason,
-                message: message.into_owned(),
+                message,
                 at,
             }),
         }

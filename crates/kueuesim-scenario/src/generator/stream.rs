@@ -4,6 +4,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use kueuesim_model::{
@@ -196,16 +197,37 @@ impl GeneratorStream {
     }
 }
 
+impl GeneratorStream {
+    /// The next workload, made straight into what `wrap` puts it in (`Rc::new` for a
+    /// streamed run, which keeps it shared): a `Workload` is about 500 bytes, and each layer
+    /// that passes it on by value copies it.
+    #[inline(always)]
+    fn next_into<T>(&mut self, wrap: impl FnOnce(Workload) -> T) -> Option<T> {
+        let Reverse((arrival, c)) = self.heap.pop()?;
+        let copy = &mut self.copies[c];
+        let d = draw(&self.settings, copy);
+        let w = wrap(make_workload(
+            &self.settings,
+            &self.gangs,
+            d,
+            arrival,
+            self.index,
+        ));
+        self.finish_one(c);
+        Some(w)
+    }
+
+    /// `next`, the workload in an `Rc` (`next_into`).
+    pub fn next_shared(&mut self) -> Option<Rc<Workload>> {
+        self.next_into(Rc::new)
+    }
+}
+
 impl Iterator for GeneratorStream {
     type Item = Workload;
 
     fn next(&mut self) -> Option<Workload> {
-        let Reverse((arrival, c)) = self.heap.pop()?;
-        let copy = &mut self.copies[c];
-        let d = draw(&self.settings, copy);
-        let w = make_workload(&self.settings, &self.gangs, d, arrival, self.index);
-        self.finish_one(c);
-        Some(w)
+        self.next_into(|w| w)
     }
 }
 
@@ -401,6 +423,18 @@ impl GeneratedWorkloads {
     /// The name of workload `index` of stream `stream`.
     pub fn name_of(&self, stream: usize, index: u64) -> String {
         self.streams[stream].name_of(index)
+    }
+}
+
+impl GeneratedWorkloads {
+    /// `next`, the workload in an `Rc` (`GeneratorStream::next_shared`).
+    pub fn next_shared(&mut self) -> Option<Rc<Workload>> {
+        let Reverse((_, i)) = self.heap.pop()?;
+        let w = self.streams[i].next_shared();
+        if let Some(t) = self.streams[i].peek_arrival() {
+            self.heap.push(Reverse((t, i)));
+        }
+        w
     }
 }
 

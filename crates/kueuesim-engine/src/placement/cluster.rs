@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use kueuesim_model::{DomainId, NodeId, ResourceId, ResourceList, World};
 
 use super::{
-    GangPods, NodeCapacity, PodNeeds, all_nodes, commit, devices, domain_order, fit_counts,
-    gpu_order, noted, tier_index, topologies, vgpu_book,
+    GangPods, NodeCapacity, PodNeeds, all_nodes, ancestors, commit, devices, domain_order,
+    fit_counts, gpu_order, noted, tier_index, topologies, vgpu_book,
 };
 
 /// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
@@ -25,6 +25,9 @@ pub struct Cluster {
     pub(super) domain_free: Vec<Vec<i64>>,
     /// The same layout: allocatable capacity (fixed).
     pub(super) domain_alloc: Vec<Vec<i64>>,
+    /// Per node, the domains `apply` changes (its domain and the ancestors, every topology):
+    /// fixed, shared between clones.
+    pub(super) ancestors: std::sync::Arc<ancestors::AncestorChains>,
     /// Per topology, per entry of its `by_tier`: the largest allocatable of any domain of
     /// that tier, per resource (fixed), to skip whole tiers a gang cannot fit in.
     pub(super) tier_max_alloc: Vec<Vec<Vec<i64>>>,
@@ -240,6 +243,7 @@ impl Cluster {
             gpu_buckets,
             tier_max_alloc,
             domain_alloc: domain_free.clone(),
+            ancestors: std::sync::Arc::new(ancestors::AncestorChains::new(world)),
             domain_free,
             name_rank,
             res: KeyResources {
@@ -348,29 +352,25 @@ impl Cluster {
         };
         let n_res = self.nodes.n_resources;
         let buckets = self.gpu_buckets;
-        for ((t, free), hist) in topologies(world)
-            .zip(&mut self.domain_free)
-            .zip(&mut self.gpu_hist)
-        {
-            let Some(mut a) = t.domain_of(node) else {
-                continue;
-            };
-            // The node's domain and its ancestors, by parent links (a plain loop: this runs
-            // per topology on every bind and release).
-            loop {
-                let row = &mut free[a.index() * n_res..][..n_res];
-                for (r, q) in requests.iter() {
-                    row[r.index()] -= sign * q;
-                }
-                if let Some((from, to)) = moved {
-                    let h = &mut hist[a.index() * buckets..][..buckets];
-                    h[from] -= 1;
-                    h[to] += 1;
-                }
-                match t.domain(a).parent {
-                    Some(p) => a = p,
-                    None => break,
-                }
+        // The node's domain and its ancestors in every topology, from the fixed chains (this
+        // runs on every bind and release): the same rows the parent links lead to, each
+        // changed once, so the sums are the same whatever the order.
+        let Cluster {
+            ancestors,
+            domain_free,
+            gpu_hist,
+            ..
+        } = self;
+        for &(t, d) in ancestors.of(node) {
+            let (t, d) = (t as usize, d as usize);
+            let row = &mut domain_free[t][d * n_res..][..n_res];
+            for (r, q) in requests.iter() {
+                row[r.index()] -= sign * q;
+            }
+            if let Some((from, to)) = moved {
+                let h = &mut gpu_hist[t][d * buckets..][..buckets];
+                h[from] -= 1;
+                h[to] += 1;
             }
         }
     }
@@ -485,6 +485,7 @@ impl Cluster {
     /// KAI's kept counts and bin-pack order agree with the nodes' free capacity (an invariant
     /// `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
+        self.ancestors.check(world)?;
         self.kai_counts.check(world, &self.nodes)?;
         self.nodes.check_classes()?;
         let Some(g) = self.res.gpu else { return Ok(()) };

@@ -27,6 +27,7 @@
 //! domain's nodes in (free GPUs, name) order from per-domain bitsets (`domain_order`) instead
 //! of scoring every node of the domain.
 
+mod ancestors;
 mod capacity;
 mod cluster;
 mod commit;

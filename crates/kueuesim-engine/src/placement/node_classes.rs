@@ -59,6 +59,12 @@ pub(crate) struct NodeClasses {
     count: Vec<u32>,
     /// Class `k`'s node count per block: `block_count[k·blocks + b]`.
     block_count: Vec<u32>,
+    /// Per class `k`, the class the last node re-filed out of `k` went to (`u32::MAX`: none
+    /// yet): nodes leave a class mostly the same way (the same pod shape bound or gone), so
+    /// re-filing tries that class's state first, a comparison, before the registry's hash.
+    /// Any class will do for correctness: a node in a class's state is filed there, as each
+    /// state has one class (`class_id` registers a state only when it is not found).
+    moved_to: Vec<u32>,
     /// Per node, `alloc_hash` of its allocatable (fixed for the run): the part of the
     /// state's hash `class_id` need not work out again at every re-filing.
     alloc_hash: Vec<u64>,
@@ -94,6 +100,7 @@ impl NodeClasses {
             members: Vec::new(),
             count: Vec::new(),
             block_count: Vec::new(),
+            moved_to: Vec::new(),
             alloc_hash: Vec::new(),
             stale: NotedNodes::default(),
             limit: MIN_LIMIT,
@@ -224,11 +231,18 @@ impl NodeCapacity {
                     // another alike bound): nothing moves, as `class_id` would answer `old`.
                     continue;
                 }
-                let new = self.class_id(node);
-                if self.classes.generation != generation {
-                    // The registry was rebuilt: every node is filed already.
-                    break;
-                }
+                let hint = self.classes.moved_to[old];
+                let new = if hint != u32::MAX && self.in_state_of(node, hint as usize) {
+                    hint as usize
+                } else {
+                    let new = self.class_id(node);
+                    if self.classes.generation != generation {
+                        // The registry was rebuilt: every node is filed already.
+                        break;
+                    }
+                    self.classes.moved_to[old] = new as u32;
+                    new
+                };
                 if new != old {
                     let cl = &mut self.classes;
                     let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
@@ -261,6 +275,7 @@ impl NodeCapacity {
         cl.members.clear();
         cl.count.clear();
         cl.block_count.clear();
+        cl.moved_to.clear();
         cl.class_of.clear();
         cl.class_of.resize(cl.nodes, 0);
         cl.stale = NotedNodes::new(cl.nodes);
@@ -333,6 +348,7 @@ impl NodeCapacity {
         cl.states.extend_from_slice(alloc);
         cl.states.push(pods);
         cl.count.push(0);
+        cl.moved_to.push(u32::MAX);
         cl.block_count.resize(cl.block_count.len() + cl.blocks, 0);
         cl.members.resize(cl.members.len() + cl.words, 0);
         cl.buckets[i] = k as u32 + 1;
@@ -367,6 +383,24 @@ impl NodeCapacity {
             if h != alloc_hash(&self.alloc[n * nr..(n + 1) * nr]) {
                 return Err(format!("node {n}: allocatable hash out of date"));
             }
+        }
+        if cl.moved_to.len() != cl.len()
+            || cl
+                .moved_to
+                .iter()
+                .any(|&k| k != u32::MAX && k as usize >= cl.len())
+        {
+            return Err(format!(
+                "re-filing hints {:?} for {} classes",
+                cl.moved_to,
+                cl.len()
+            ));
+        }
+        // Each registered state has one class: a node in a hinted class's state belongs there.
+        let mut states: Vec<&[i64]> = cl.states.chunks(cl.stride).collect();
+        states.sort_unstable();
+        if states.windows(2).any(|p| p[0] == p[1]) {
+            return Err("a state is registered under two classes".into());
         }
         let mut count = vec![0u32; cl.len()];
         let mut block_count = vec![0u32; cl.len() * cl.blocks];

@@ -1,0 +1,130 @@
+//! Per node, the topology domains a bind or release on it changes: its domain and every
+//! ancestor up to the root, in every topology, worked out once from the parent links.
+//!
+//! `Cluster::apply` runs on every bind and release of every placement and dry run (millions
+//! of times in the scale scenarios) and used to find the chain per call, topology by topology
+//! (the node's domain, then parent link after parent link in each `Domain`); the chains never
+//! change (neither the nodes nor the topologies do during a run), so they are read here as one
+//! flat list instead.
+
+use kueuesim_model::{DomainId, NodeId, World};
+
+use super::topologies;
+
+/// Invariant: node `n`'s entries `entries[at[n]..at[n + 1]]` are, topology after topology in
+/// `Cluster` index order (`topologies`), the node's domain then each parent up to the root,
+/// as `(topology index, domain index)` (`check` compares them with a walk of the parent links).
+#[derive(Debug, Default)]
+pub(super) struct AncestorChains {
+    at: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+}
+
+impl AncestorChains {
+    /// The chains of every node of `world`.
+    pub(super) fn new(world: &World) -> Self {
+        let mut chains = AncestorChains {
+            at: Vec::with_capacity(world.nodes.len() + 1),
+            entries: Vec::new(),
+        };
+        chains.at.push(0);
+        for n in 0..world.nodes.len() {
+            walk(world, NodeId::from_index(n), |t, d| {
+                chains.entries.push((t as u32, d.index() as u32));
+            });
+            chains.at.push(chains.entries.len() as u32);
+        }
+        chains
+    }
+
+    /// The domains above `node` (its own included), as (topology index, domain index).
+    #[inline(always)]
+    pub(super) fn of(&self, node: NodeId) -> &[(u32, u32)] {
+        let n = node.index();
+        &self.entries[self.at[n] as usize..self.at[n + 1] as usize]
+    }
+
+    /// Whether every node's chain is the one the parent links give now.
+    pub(super) fn check(&self, world: &World) -> Result<(), String> {
+        if self.at.len() != world.nodes.len() + 1 {
+            return Err(format!(
+                "ancestor chains for {} nodes, the world has {}",
+                self.at.len().saturating_sub(1),
+                world.nodes.len()
+            ));
+        }
+        for n in 0..world.nodes.len() {
+            let node = NodeId::from_index(n);
+            let chain = self.of(node);
+            let (mut at, mut same) = (0, true);
+            walk(world, node, |t, d| {
+                same &= chain.get(at) == Some(&(t as u32, d.index() as u32));
+                at += 1;
+            });
+            if !same || at != chain.len() {
+                return Err(format!(
+                    "node {}: ancestor chain {chain:?} is not the parent links' walk",
+                    world.node(node).name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Calls `f(topology index, domain)` for `node`'s domain and each ancestor, topology after
+/// topology, by the parent links.
+fn walk(world: &World, node: NodeId, mut f: impl FnMut(usize, DomainId)) {
+    for (ti, t) in topologies(world).enumerate() {
+        let mut next = t.domain_of(node);
+        while let Some(d) = next {
+            f(ti, d);
+            next = t.domain(d).parent;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kueuesim_model::{DomainId, NodeId, ResourceId, ResourceList, Topology};
+
+    use super::super::{Cluster, test_nodes, topologies};
+
+    /// Binds and releases through the chains leave every domain's free capacity equal to the
+    /// sum over its nodes, in both topologies (a level Topology and a HyperNode tree).
+    #[test]
+    fn apply_by_chains_keeps_domain_sums() {
+        let mut w = test_nodes(&[
+            (8, 16, 4, 0, 0),
+            (8, 16, 4, 0, 1),
+            (4, 8, 4, 1, 2),
+            (8, 16, 4, 1, 2),
+            (2, 4, 4, 0, 1),
+        ]);
+        w.topologies = vec![Topology::from_levels(
+            "t",
+            &["zone".into(), "rack".into()],
+            &w.nodes,
+        )];
+        w.hypernodes = Topology::from_levels("h", &["rack".into()], &w.nodes);
+        let mut c = Cluster::new(&w);
+        assert_eq!(c.check_indexes(&w), Ok(()));
+        let pod = ResourceList::from_pairs(vec![
+            (ResourceId::from_index(0), 2),
+            (ResourceId::from_index(1), 3),
+        ]);
+        for (n, sign) in [(0, 1), (3, 1), (3, 1), (4, 1), (0, -1), (2, 1)] {
+            c.apply(&w, NodeId::from_index(n), &pod, sign);
+        }
+        for (ti, t) in topologies(&w).enumerate() {
+            for d in 0..t.domains.len() {
+                let d = DomainId::from_index(d);
+                for r in 0..c.nodes.n_resources {
+                    let sum: i64 = t.nodes_of(d).iter().map(|&n| c.nodes.free(n, r)).sum();
+                    assert_eq!(c.domain_free(ti, d, r), sum, "topology {ti} domain {d:?}");
+                }
+            }
+        }
+        assert_eq!(c.check_indexes(&w), Ok(()));
+    }
+}

@@ -293,6 +293,7 @@ impl Scratch {
         if let Some(unfit) = a.not_admitted {
             p.give_per_pod_set(unfit.pod_sets);
         }
+        self.give_string(a.considered);
     }
 }
 
@@ -992,7 +993,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         self.scratch.flavors = flavors;
         self.scratch.totals = totals;
         let considered_text = if mode == Mode::Fit {
-            considered_message(world, &self.subject.wl.pod_sets, &considered)
+            let out = self.scratch.take_string();
+            considered_message(world, &self.subject.wl.pod_sets, &considered, out)
         } else {
             String::new()
         };

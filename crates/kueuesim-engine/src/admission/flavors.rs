@@ -347,11 +347,7 @@ pub(crate) fn tas_request(
 
 /// Why a flavor cannot serve a pod set's (lack of) topology request (`checkPodSetAndFlavorMatchForTAS`);
 /// `request` is the pod set's `tas_request` on the ClusterQueue.
-fn tas_mismatch(
-    world: &World,
-    f: FlavorId,
-    request: Option<&TopologyRequest>,
-) -> Option<String> {
+fn tas_mismatch(world: &World, f: FlavorId, request: Option<&TopologyRequest>) -> Option<String> {
     let flavor = world.flavor(f);
     match (request, &flavor.topology_name) {
         (None, None) => None,
@@ -662,9 +658,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 )));
                 continue;
             }
-            let mismatch =
-                flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps)
-                    .or_else(|| tas_mismatch(self.world, fq.flavor, tas_req));
+            let mismatch = flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps)
+                .or_else(|| tas_mismatch(self.world, fq.flavor, tas_req));
             // A flavor that does not match the workload holds nothing back: another may.
             if let Some(why) = mismatch.map(|m| Reason::Text(None, m)) {
                 if pinned {

@@ -189,6 +189,10 @@ pub struct Scratch {
     pub(super) entries: Vec<Option<super::cycle::Entry>>,
     pub(super) order: Vec<u32>,
     pub(super) decisions: Vec<Decision>,
+    /// The id of the `pods` resource in the world (`ResourceTable::lookup`, a search by name
+    /// that every head's quota requests made), once looked up. A scratch serves one
+    /// simulation, whose world does not change; debug builds check it against the lookup.
+    pods: Option<Option<ResourceId>>,
 }
 
 /// The vectors of dropped assignments, emptied, handed to the next ones (`Scratch::recycle`):
@@ -243,6 +247,13 @@ impl Pools {
 }
 
 impl Scratch {
+    /// The id of the `pods` resource (see `pods`).
+    fn pods_resource(&mut self, world: &World) -> Option<ResourceId> {
+        *self
+            .pods
+            .get_or_insert_with(|| world.resources.lookup("pods"))
+    }
+
     /// Takes back a cycle's decisions vector once every decision in it is applied.
     pub fn give_decisions(&mut self, mut decisions: Vec<Decision>) {
         decisions.clear();
@@ -293,6 +304,7 @@ impl Scratch {
         if let Some(unfit) = a.not_admitted {
             p.give_per_pod_set(unfit.pod_sets);
         }
+        self.give_string(a.considered);
     }
 }
 
@@ -333,17 +345,11 @@ pub(crate) fn tas_request(
     all_tas.then_some(TopologyRequest::Unconstrained)
 }
 
-/// Why a flavor cannot serve a pod set's (lack of) topology request (`checkPodSetAndFlavorMatchForTAS`).
-fn tas_mismatch(
-    world: &World,
-    cq: ClusterQueueId,
-    f: FlavorId,
-    wl: &Workload,
-    ps: usize,
-) -> Option<String> {
+/// Why a flavor cannot serve a pod set's (lack of) topology request (`checkPodSetAndFlavorMatchForTAS`);
+/// `request` is the pod set's `tas_request` on the ClusterQueue.
+fn tas_mismatch(world: &World, f: FlavorId, request: Option<&TopologyRequest>) -> Option<String> {
     let flavor = world.flavor(f);
-    let pod = &wl.pod_sets[ps];
-    match (tas_request(world, cq, pod), &flavor.topology_name) {
+    match (request, &flavor.topology_name) {
         (None, None) => None,
         (None, Some(_)) => Some(format!(
             "Flavor \"{}\" supports only TopologyAwareScheduling",
@@ -360,7 +366,7 @@ fn tas_mismatch(
                     flavor.name
                 ));
             };
-            let level = match &req {
+            let level = match req {
                 TopologyRequest::Required(l) | TopologyRequest::Preferred(l) => Some(l),
                 TopologyRequest::Unconstrained => None,
             };
@@ -389,16 +395,19 @@ fn quota_requests(
     count: u32,
 ) -> ResourceList {
     let mut req = ResourceList::default();
-    quota_requests_into(world, cq, per_pod, count, &mut req);
+    let pods = world.resources.lookup("pods");
+    quota_requests_into(world, cq, per_pod, count, pods, &mut req);
     req
 }
 
-/// `quota_requests`, written into `req` (its vector reused: this runs for every head).
+/// `quota_requests`, written into `req` (its vector reused: this runs for every head);
+/// `pods` is the id of the `pods` resource, if the world has one.
 fn quota_requests_into(
     world: &World,
     cq: ClusterQueueId,
     per_pod: &ResourceList,
     count: u32,
+    pods: Option<ResourceId>,
     req: &mut ResourceList,
 ) {
     let rc = &world.config.kueue.resources;
@@ -436,7 +445,8 @@ fn quota_requests_into(
         }
         *req = ResourceList::from_pairs(pairs).scaled(n);
     }
-    if let Some(pods) = world.resources.lookup("pods")
+    debug_assert_eq!(pods, world.resources.lookup("pods"));
+    if let Some(pods) = pods
         && world.cluster_queue(cq).group_of(pods).is_some()
     {
         req.set(pods, n);
@@ -604,6 +614,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
 
     /// `findFlavorForPodSets` for one resource group of pod set `ps`, reached through its
     /// requested resource `r`.
+    /// `tas_req` is the pod set's `tas_request` on the ClusterQueue.
     fn find_flavor(
         &mut self,
         ps: usize,
@@ -611,6 +622,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         group: &ResourceGroup,
         requested: &[(ResourceId, i64)],
         assigned: &[(Fr, i64)],
+        tas_req: Option<&TopologyRequest>,
     ) -> GroupChoice {
         let fung = self.world.cluster_queue(self.subject.cq).flavor_fungibility;
         let mut found = false;
@@ -646,10 +658,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                 )));
                 continue;
             }
-            let mismatch =
-                flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps).or_else(|| {
-                    tas_mismatch(self.world, self.subject.cq, fq.flavor, self.subject.wl, ps)
-                });
+            let mismatch = flavor_mismatch(self.world, fq.flavor, self.subject.wl, ps)
+                .or_else(|| tas_mismatch(self.world, fq.flavor, tas_req));
             // A flavor that does not match the workload holds nothing back: another may.
             if let Some(why) = mismatch.map(|m| Reason::Text(None, m)) {
                 if pinned {
@@ -790,7 +800,11 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         let mut totals = std::mem::take(&mut self.scratch.totals);
         for (ps_index, ps) in self.subject.wl.pod_sets.iter().enumerate() {
             let count = counts[ps_index];
-            quota_requests_into(world, cq, &ps.requests, count, &mut totals);
+            // Worked out once per pod set (every flavor tried reads it): it depends on the
+            // pod set and the ClusterQueue alone.
+            let ps_tas = tas_request(world, cq, ps);
+            let pods = self.scratch.pods_resource(world);
+            quota_requests_into(world, cq, &ps.requests, count, pods, &mut totals);
             // Resources in name order, as Kueue iterates its requests.
             resources.clear();
             resources.extend(totals.iter());
@@ -825,7 +839,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
                         .copied()
                         .filter(|(x, _)| group.covered.contains(x)),
                 );
-                let choice = self.find_flavor(ps_index, r, group, &requested, &usage);
+                let choice =
+                    self.find_flavor(ps_index, r, group, &requested, &usage, ps_tas.as_ref());
                 if choice.found {
                     let chosen = &self.scratch.best;
                     tried.extend(chosen.iter().map(|c| (c.0, choice.tried)));
@@ -843,7 +858,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             // Kueue TAS: with quota fitting, where in the flavor's topology the pods go.
             let mut topology = None;
             let tas = match failed {
-                None => tas_request(world, cq, ps).and_then(|req| {
+                None => ps_tas.and_then(|req| {
                     flavors
                         .iter()
                         .find(|f| world.flavor(f.1).topology_name.is_some())
@@ -992,7 +1007,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         self.scratch.flavors = flavors;
         self.scratch.totals = totals;
         let considered_text = if mode == Mode::Fit {
-            considered_message(world, &self.subject.wl.pod_sets, &considered)
+            let out = self.scratch.take_string();
+            considered_message(world, &self.subject.wl.pod_sets, &considered, out)
         } else {
             String::new()
         };

@@ -133,8 +133,15 @@ pub(super) struct Attempt {
 /// was considered. Appended to `out`; nothing when every attempt is a plain fit.
 fn write_attempts(world: &World, attempts: &[Attempt], out: &mut String) {
     let shown = |a: &&Attempt| !(a.mode == PMode::Fit && a.borrow == 0);
-    // Most admissions fit their one flavor without borrowing: nothing to say, no vector.
-    if !attempts.iter().any(|a| shown(&a)) {
+    // Most admissions fit their one flavor without borrowing: nothing to say, no vector;
+    // and most of the others (a ClusterQueue borrowing) have one flavor to tell of, which
+    // needs no sorting either.
+    let mut shown_ones = attempts.iter().filter(shown);
+    let Some(first) = shown_ones.next() else {
+        return;
+    };
+    if shown_ones.next().is_none() {
+        write_attempt(world, first, out);
         return;
     }
     let mut sorted: Vec<&Attempt> = attempts.iter().filter(shown).collect();
@@ -148,37 +155,61 @@ fn write_attempts(world: &World, attempts: &[Attempt], out: &mut String) {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&world.flavor(a.flavor).name);
-        out.push('(');
-        out.push_str(match a.mode {
-            PMode::NoFit => "NoFit",
-            PMode::Fit => "Fit",
-            PMode::NoCandidates => "preemptionMode=NoCandidates",
-            PMode::Preempt => "preemptionMode=Preempt",
-            PMode::Reclaim => "preemptionMode=Reclaim",
-        });
-        if a.borrow > 0 {
-            let _ = write!(out, ";borrow={}", a.borrow);
-        }
-        for r in &a.reasons {
-            out.push(';');
-            r.write(world, out);
-        }
-        out.push(')');
+        write_attempt(world, a, out);
     }
+}
+
+/// One attempt of `write_attempts`: `flavor(Mode[;borrow=N][;reasons])`.
+fn write_attempt(world: &World, a: &Attempt, out: &mut String) {
+    out.push_str(&world.flavor(a.flavor).name);
+    out.push('(');
+    out.push_str(match a.mode {
+        PMode::NoFit => "NoFit",
+        PMode::Fit => "Fit",
+        PMode::NoCandidates => "preemptionMode=NoCandidates",
+        PMode::Preempt => "preemptionMode=Preempt",
+        PMode::Reclaim => "preemptionMode=Reclaim",
+    });
+    if a.borrow > 0 {
+        out.push_str(";borrow=");
+        push_decimal(out, a.borrow);
+    }
+    for r in &a.reasons {
+        out.push(';');
+        r.write(world, out);
+    }
+    out.push(')');
+}
+
+/// Appends `n` in decimal, as `{}` formats it, without the formatting machinery (this runs
+/// for every admission of a borrowing ClusterQueue).
+fn push_decimal(out: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
 /// joined by ` | ` over the pod sets with something to say.
 /// `considered` holds each pod set's index in `pod_sets` and its attempts.
+/// Written into `out`, an emptied string (a recycled one: this runs for every admission, and
+/// the admission's event hands it back once copied).
 pub(super) fn considered_message(
     world: &World,
     pod_sets: &[kueuesim_model::PodSet],
     considered: &[(usize, Vec<Attempt>)],
+    mut out: String,
 ) -> String {
-    // Written in place, each pod set's part taken back when its attempts say nothing: this
-    // runs for every admission.
-    let mut out = String::new();
+    // Written in place, each pod set's part taken back when its attempts say nothing.
+    debug_assert!(out.is_empty());
     for (ps, attempts) in considered {
         let start = out.len();
         if start > 0 {
@@ -294,6 +325,16 @@ impl Unfit {
 mod tests {
     use super::*;
     use kueuesim_model::ResourceFlavor;
+
+    /// `push_decimal` writes what `{}` formats.
+    #[test]
+    fn decimal_digits_as_formatted() {
+        for n in [0, 1, 9, 10, 99, 100, 12345, 4_000_000_000, u32::MAX] {
+            let mut out = String::from("x");
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
+    }
 
     /// Reasons are kept as data but ordered by their words, as upstream sorts its message
     /// strings: here the data's order (variant, flavor id) is not the words' order.

@@ -218,6 +218,7 @@ impl<'p, 'u> Ctx<'p, 'u> {
     }
 
     /// `WorkloadUsesResources`: only workloads holding some contested `Fr` can help.
+    #[inline]
     fn uses_contested(&self, c: &Candidate) -> bool {
         if self.contested.is_empty() {
             return c.usage.iter().any(|(fr, _)| self.p.contested.contains(fr));
@@ -283,6 +284,7 @@ fn policy_may_admit_some(p: &Preemptor<'_>, lowest: Option<i32>, policy: Preempt
 }
 
 /// `SatisfiesPreemptionPolicy`: whether `policy` lets `p` preempt `c`.
+#[inline]
 fn satisfies_policy(p: &Preemptor<'_>, c: &Candidate, policy: PreemptionPolicy) -> bool {
     let lower = c.priority < p.priority;
     match policy {
@@ -325,13 +327,27 @@ fn same_queue_candidates<'c>(
     // Room for every workload at once: a search that gets here usually keeps most of its
     // ClusterQueue's (hundreds under overload), and growing the list by doubling showed.
     let mut out = Vec::with_capacity(all.len());
+    // `classify` for a workload of the preemptor's own ClusterQueue, written out: the policy
+    // is `withinClusterQueue`'s and the variant `WithinCQ` (this reads every workload of the
+    // ClusterQueue, hundreds under overload, for each search that gets this far).
     out.extend(all.iter().filter_map(|c| {
-        ctx.classify(c, false).map(|variant| Elem {
+        debug_assert_eq!(c.cq, ctx.p.cq, "admitted_in(cq) holds cq's workloads");
+        (satisfies_policy(ctx.p, c, policy) && ctx.uses_contested(c)).then_some(Elem {
             cand: c,
             lca: None,
-            variant,
+            variant: Variant::WithinCq,
         })
     }));
+    debug_assert!(
+        out.iter()
+            .all(|e| ctx.classify(e.cand, false) == Some(Variant::WithinCq))
+            && out.len()
+                == all
+                    .iter()
+                    .filter(|c| ctx.classify(c, false).is_some())
+                    .count(),
+        "the same-queue filter is classify's"
+    );
     out
 }
 

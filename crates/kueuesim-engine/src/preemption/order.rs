@@ -128,12 +128,56 @@ impl<'c> GlobalOrder<'c> {
         if i >= self.sorted {
             let rest = &mut self.order[self.sorted..];
             let chunk = (self.sorted.max(Self::FIRST_CHUNK)).min(rest.len());
-            if chunk < rest.len() {
-                rest.select_nth_unstable_by_key(chunk - 1, |(k, _)| *k);
-            }
-            rest[..chunk].sort_unstable_by_key(|(k, _)| *k);
-            self.sorted += chunk;
+            let taken = if chunk < rest.len() {
+                front_smallest(rest, chunk)
+            } else {
+                chunk
+            };
+            rest[..taken].sort_unstable_by_key(|(k, _)| *k);
+            self.sorted += taken;
         }
         Some(self.order[i].1)
     }
+}
+
+/// Moves the `k` smallest keys of `v` (`0 < k < v.len()`) to its front, in no particular
+/// order, and returns how many went there (`k`; more only if keys tie with the `k`-th, which
+/// the UID rules out). The first chunk of a search is a few candidates out of hundreds (a
+/// ClusterQueue's low-priority work): one pass keeps the `k` smallest keys seen so far in a
+/// small sorted list, and a second moves every key up to the `k`-th smallest to the front,
+/// where `select_nth_unstable` swapped the whole list's elements around several times.
+/// For larger chunks (a search that reads far) that selection is used as before.
+fn front_smallest<T: Copy>(v: &mut [(Key, T)], k: usize) -> usize {
+    const SMALL: usize = 16;
+    if k > SMALL {
+        v.select_nth_unstable_by_key(k - 1, |(key, _)| *key);
+        return k;
+    }
+    // The `k` smallest keys so far, ascending, in `best[..len]`.
+    let mut best: [Key; SMALL] = [v[0].0; SMALL];
+    let mut len = 0;
+    for &(key, _) in v.iter() {
+        if len == k {
+            if key >= best[k - 1] {
+                continue;
+            }
+            len -= 1;
+        }
+        let mut at = len;
+        while at > 0 && best[at - 1] > key {
+            best[at] = best[at - 1];
+            at -= 1;
+        }
+        best[at] = key;
+        len += 1;
+    }
+    let threshold = best[k - 1];
+    let mut front = 0;
+    for j in 0..v.len() {
+        if v[j].0 <= threshold {
+            v.swap(front, j);
+            front += 1;
+        }
+    }
+    front
 }

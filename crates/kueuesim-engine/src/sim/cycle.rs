@@ -491,6 +491,8 @@ impl<'w> Simulation<'w> {
         } else {
             (String::new(), String::new())
         };
+        // Copied into the event's message: its string goes back for the next admission's.
+        self.kueue.cycle_scratch.give_string(a.considered);
         {
             let rt = &mut self.runtimes[w.index()];
             rt.usage = a.usage;

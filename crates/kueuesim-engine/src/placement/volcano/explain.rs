@@ -8,17 +8,18 @@
 
 use kueuesim_model::{DomainId, NodeId, World};
 
-use super::messages::{fit_error, fit_text, short_order};
-use super::{Failure, TopologyScorer};
+use super::messages::{fit_error, fit_text, short_order, volcano_fit};
+use super::{Failure, TopologyScorer, hypernode_name};
 use crate::placement::scratch::{Explained, KeptExplanations};
 use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, fill, undo, with_bindings};
 
 /// How many explaining dry runs are kept.
-const KEPT: usize = 8;
+const KEPT: usize = 32;
 
 impl KeptExplanations {
     /// The dry run that explains a gang fitting nowhere: `need` of `pods` on `d`'s nodes, the
-    /// pod it stops at, and the FitError of that pod there with the others bound.
+    /// pod it stops at, and the FitError of that pod there with the others bound, prefixed
+    /// with the HyperNode (`volcano_fit`).
     ///
     /// When one pod set alone has pods pending and the run fails, its outcome is a function
     /// of the nodes' capacity state: `fill` gives each node pods while one more fits (a node
@@ -69,7 +70,7 @@ impl KeptExplanations {
         // One pod set pending: each node filled while one more pod fits, without the
         // scoring (the outcome does not depend on the order, as above); the real dry run
         // only when that places them all (then the bindings are the scorer's).
-        let counted = if one_set {
+        let mut counted = if one_set {
             explain_one_set(world, &mut cluster.nodes, nodes, pods, need)
         } else {
             None
@@ -94,6 +95,9 @@ impl KeptExplanations {
                 "the counted explanation's FitError is the one on fill's nodes"
             );
         }
+        if let Some(f) = &mut counted {
+            f.fit = volcano_fit(&f.fit, hypernode_name(&world.hypernodes, d));
+        }
         let (failure, failed_run) = match counted {
             Some(f) => (f, true),
             None => {
@@ -108,7 +112,10 @@ impl KeptExplanations {
                         Err((b, pod)) => (b, pod, true),
                     };
                 let failed = with_bindings(pods, &b);
-                let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, nodes);
+                let fit = volcano_fit(
+                    &fit_error(world, &cluster.nodes, &failed[pod.0].0, nodes),
+                    hypernode_name(&world.hypernodes, d),
+                );
                 undo(&mut cluster.nodes, pods, &b);
                 let failure = Failure {
                     pod,

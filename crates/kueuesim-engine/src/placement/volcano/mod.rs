@@ -675,8 +675,12 @@ fn gradient_search(
                 )
             })
     };
-    let (d, mut f) = match (last_in_order, last_failure) {
-        (Some(d), Some((fd, f))) if d == fd => (fd, f),
+    // The explaining HyperNode's name prefixes the FitError (`explain` keeps it prefixed).
+    match (last_in_order, last_failure) {
+        (Some(d), Some((fd, mut f))) if d == fd => {
+            f.fit = volcano_fit(&f.fit, hypernode_name(t, fd));
+            Err(f)
+        }
         (skipped, _) => {
             let d = skipped.unwrap_or_else(|| {
                 t.by_tier
@@ -693,17 +697,14 @@ fn gradient_search(
                     })
                     .unwrap_or(root)
             });
-            (
-                d,
-                explained.explain(world, cluster, pods, need, d, &scorer_base),
-            )
+            Err(explained.explain(world, cluster, pods, need, d, &scorer_base))
         }
-    };
-    f.fit = volcano_fit(
-        &f.fit,
-        (d != DomainId::ROOT).then(|| t.domain(d).name.as_str()),
-    );
-    Err(f)
+    }
+}
+
+/// The name a fit error quotes for HyperNode `d` (`volcano_fit`): none for the virtual root.
+pub(super) fn hypernode_name(t: &Topology, d: DomainId) -> Option<&str> {
+    (d != DomainId::ROOT).then(|| t.domain(d).name.as_str())
 }
 
 /// The HyperNodes of one tier (`ti`, its `domains`) under `root` that pass the resource

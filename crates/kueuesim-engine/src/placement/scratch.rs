@@ -83,5 +83,6 @@ pub(super) struct Explained {
     /// The nodes' capacity version it was worked out at (`NodeCapacity::version`): it holds
     /// while none of `d`'s nodes changed since (`NodeCapacity::unchanged_since`).
     pub(super) version: u64,
+    /// The outcome, its FitError prefixed with the HyperNode as the message quotes it.
     pub(super) failure: Failure,
 }

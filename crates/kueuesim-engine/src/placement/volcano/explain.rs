@@ -8,8 +8,8 @@
 
 use kueuesim_model::{DomainId, NodeId, World};
 
-use super::messages::{fit_error, fit_text, short_order, volcano_fit};
-use super::{Failure, TopologyScorer, hypernode_name};
+use super::messages::{fit_error, fit_text, hypernode_name, short_order, volcano_fit};
+use super::{Failure, TopologyScorer};
 use crate::placement::scratch::{Explained, KeptExplanations};
 use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, fill, undo, with_bindings};
 

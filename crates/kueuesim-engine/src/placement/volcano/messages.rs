@@ -3,7 +3,7 @@
 //! the gang plugin's `Unschedulable` message for a PodGroup that is not ready. Written piece
 //! by piece: a waiting gang fails again after every release.
 
-use kueuesim_model::{NodeId, ResourceId, World, decimal_digits};
+use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World, decimal_digits};
 
 use super::{Failure, VolcanoJob};
 use crate::placement::{NodeCapacity, PodNeeds};
@@ -205,6 +205,11 @@ fn counted_text_cmp(a: (usize, &str), b: (usize, &str)) -> std::cmp::Ordering {
     let ia = ia.chain(*b" ").chain(a.1.bytes());
     let ib = ib.chain(*b" ").chain(b.1.bytes());
     ia.cmp(ib)
+}
+
+/// The name a fit error quotes for HyperNode `d` (`volcano_fit`): none for the virtual root.
+pub(super) fn hypernode_name(t: &Topology, d: DomainId) -> Option<&str> {
+    (d != DomainId::ROOT).then(|| t.domain(d).name.as_str())
 }
 
 /// The HyperNode prefix of fit errors from hypernode searches.

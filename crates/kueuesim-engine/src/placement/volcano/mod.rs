@@ -35,8 +35,8 @@ use super::{
     pending_total, tie_key, undo, with_bindings,
 };
 pub use messages::not_tried_message;
-use messages::volcano_fit;
 use messages::{fit_error, fit_error_with, unplaced};
+use messages::{hypernode_name, volcano_fit};
 pub use subjobs::SubJob;
 use subjobs::{Readiness, fill_subgroups};
 
@@ -700,11 +700,6 @@ fn gradient_search(
             Err(explained.explain(world, cluster, pods, need, d, &scorer_base))
         }
     }
-}
-
-/// The name a fit error quotes for HyperNode `d` (`volcano_fit`): none for the virtual root.
-pub(super) fn hypernode_name(t: &Topology, d: DomainId) -> Option<&str> {
-    (d != DomainId::ROOT).then(|| t.domain(d).name.as_str())
 }
 
 /// The HyperNodes of one tier (`ti`, its `domains`) under `root` that pass the resource

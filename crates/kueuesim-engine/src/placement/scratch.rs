@@ -1,7 +1,7 @@
 //! What Volcano keeps in the `Cluster` from one attempt to the next, as data: the gradient
 //! search's buffers (refilled by every attempt, kept so that a million attempts do not
 //! allocate them afresh) and the explanations of gangs that fit nowhere (`KeptExplanations`,
-//! served again while the nodes they ran on keep their state). Declared here, below the
+//! served again while no node they ran on is bound or released on). Declared here, below the
 //! scheduler folders, so that the `Cluster` owns them without depending on Volcano's folder;
 //! what they mean and the code that fills and reads them are Volcano's (the gradient search
 //! in `volcano/mod.rs`, `volcano/explain.rs`).
@@ -74,14 +74,15 @@ pub(super) struct KeptExplanations {
     pub(super) next: usize,
 }
 
-/// A failed dry run of one pod set's pods on a HyperNode's nodes, and the capacity state of
-/// those nodes it ran on.
+/// A failed dry run of one pod set's pods on a HyperNode's nodes, and when it was worked out.
 #[derive(Clone, Debug)]
 pub(super) struct Explained {
     pub(super) d: DomainId,
     pub(super) need: usize,
     pub(super) pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
-    /// Per node of `d`, in order: free pod slots, then free amount per resource.
-    pub(super) state: Vec<i64>,
+    /// The nodes' capacity version it was worked out at (`NodeCapacity::version`): it holds
+    /// while none of `d`'s nodes changed since (`NodeCapacity::unchanged_since`).
+    pub(super) version: u64,
+    /// The outcome, its FitError prefixed with the HyperNode as the message quotes it.
     pub(super) failure: Failure,
 }

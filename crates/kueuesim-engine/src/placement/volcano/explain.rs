@@ -8,26 +8,29 @@
 
 use kueuesim_model::{DomainId, NodeId, World};
 
-use super::messages::fit_error;
+use super::messages::{fit_error, fit_text, hypernode_name, short_order, volcano_fit};
 use super::{Failure, TopologyScorer};
 use crate::placement::scratch::{Explained, KeptExplanations};
 use crate::placement::{Binding, Cluster, GangPods, NodeCapacity, fill, undo, with_bindings};
 
 /// How many explaining dry runs are kept.
-const KEPT: usize = 8;
+const KEPT: usize = 32;
 
 impl KeptExplanations {
     /// The dry run that explains a gang fitting nowhere: `need` of `pods` on `d`'s nodes, the
-    /// pod it stops at, and the FitError of that pod there with the others bound.
+    /// pod it stops at, and the FitError of that pod there with the others bound, prefixed
+    /// with the HyperNode (`volcano_fit`).
     ///
     /// When one pod set alone has pods pending and the run fails, its outcome is a function
     /// of the nodes' capacity state: `fill` gives each node pods while one more fits (a node
     /// stays a candidate until then), so every feasible node ends full for this pod
     /// whichever order the pods took them, the count bound is the sum of what each node
     /// holds, and the FitError counts the same full nodes. Such an outcome is kept with the
-    /// nodes' state and served again while that state holds, whatever the attempt's seed. A
-    /// run that succeeds (its bindings depend on the order) or that has several pod sets
-    /// pending (the first set's choices shape the next's) is worked out afresh every time.
+    /// capacity version it was worked out at and served again while none of the nodes has
+    /// been bound or released on since (`NodeCapacity::unchanged_since`), whatever the
+    /// attempt's seed. A run that succeeds (its bindings depend on the order) or that has
+    /// several pod sets pending (the first set's choices shape the next's) is worked out
+    /// afresh every time. Debug builds work a served outcome out afresh and compare.
     pub(super) fn explain(
         &mut self,
         world: &World,
@@ -48,75 +51,91 @@ impl KeptExplanations {
                 e.d == d
                     && e.need == need
                     && e.pods[..] == pods[..]
-                    && nodes_in_state(&cluster.nodes, nodes, &e.state)
+                    && cluster.nodes.unchanged_since(nodes, e.version)
             })
         {
-            return e.failure.clone();
+            let kept = e.failure.clone();
+            #[cfg(debug_assertions)]
+            {
+                let fresh =
+                    KeptExplanations::default().explain(world, cluster, pods, need, d, scorer_base);
+                assert_eq!(
+                    (&kept.pod, &kept.fit, kept.schedulable),
+                    (&fresh.pod, &fresh.fit, fresh.schedulable),
+                    "a kept explanation is the dry run on the unchanged nodes"
+                );
+            }
+            return kept;
         }
         // One pod set pending: each node filled while one more pod fits, without the
         // scoring (the outcome does not depend on the order, as above); the real dry run
         // only when that places them all (then the bindings are the scorer's).
-        let counted = if one_set {
-            fill_by_counts(world, &mut cluster.nodes, nodes, pods, need)
+        let mut counted = if one_set {
+            explain_one_set(world, &mut cluster.nodes, nodes, pods, need)
         } else {
             None
         };
         #[cfg(debug_assertions)]
-        if let Some((b, pod)) = &counted {
-            // The dry run it stands for fails at the same pod with the nodes in the same
-            // state (compared through the FitError they give).
+        if let Some(f) = &counted {
+            // The dry run it stands for fails at the same pod, having bound as many, and
+            // leaves the nodes where the same FitError is read.
             let mut cap = cluster.nodes.clone();
-            undo(&mut cap, pods, b);
             let run = fill(world, &mut cap, nodes, pods, need, &mut scorer_base.clone());
             let Err((rb, rpod)) = run else {
-                panic!("fill_by_counts failed where fill succeeds")
+                panic!("the counted explanation failed where fill succeeds")
             };
-            let needs = &pods[pod.0].0;
             assert_eq!(
                 (rb.len(), rpod),
-                (b.len(), *pod),
-                "fill_by_counts stops as fill"
+                (f.schedulable, f.pod),
+                "the counted explanation stops as fill"
             );
             assert_eq!(
-                fit_error(world, &cap, needs, nodes),
-                fit_error(world, &cluster.nodes, needs, nodes),
-                "fill_by_counts leaves the nodes as fill"
+                fit_error(world, &cap, &pods[rpod.0].0, nodes),
+                f.fit,
+                "the counted explanation's FitError is the one on fill's nodes"
             );
         }
-        let (b, pod, failed_run) = match counted {
-            Some((b, pod)) => (b, pod, true),
+        if let Some(f) = &mut counted {
+            f.fit = volcano_fit(&f.fit, hypernode_name(&world.hypernodes, d));
+        }
+        let (failure, failed_run) = match counted {
+            Some(f) => (f, true),
             None => {
                 let mut scorer = scorer_base.clone();
-                match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
-                    Ok(b) => (
-                        b,
-                        crate::placement::first_pending(pods).unwrap_or((0, 0)),
-                        false,
-                    ),
-                    Err((b, pod)) => (b, pod, true),
-                }
+                let (b, pod, failed_run) =
+                    match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
+                        Ok(b) => (
+                            b,
+                            crate::placement::first_pending(pods).unwrap_or((0, 0)),
+                            false,
+                        ),
+                        Err((b, pod)) => (b, pod, true),
+                    };
+                let failed = with_bindings(pods, &b);
+                let fit = volcano_fit(
+                    &fit_error(world, &cluster.nodes, &failed[pod.0].0, nodes),
+                    hypernode_name(&world.hypernodes, d),
+                );
+                undo(&mut cluster.nodes, pods, &b);
+                let failure = Failure {
+                    pod,
+                    fit,
+                    schedulable: b.len(),
+                };
+                (failure, failed_run)
             }
         };
-        let failed = with_bindings(pods, &b);
-        let fit = fit_error(world, &cluster.nodes, &failed[pod.0].0, nodes);
-        undo(&mut cluster.nodes, pods, &b);
-        let failure = Failure {
-            pod,
-            fit,
-            schedulable: b.len(),
-        };
         if one_set && failed_run {
-            self.keep(&cluster.nodes, nodes, (d, need, pods), &failure);
+            self.keep(&cluster.nodes, (d, need, pods), &failure);
         }
         failure
     }
 
-    /// Keeps `failure` of `(d, need, pods)` with the state of `nodes`: a new entry until
-    /// `KEPT`, then the oldest one's buffers refilled.
+    /// Keeps `failure` of `(d, need, pods)` at the capacity's current version: a new entry
+    /// until `KEPT`, then the oldest one's buffers refilled.
     fn keep(
         &mut self,
         cap: &NodeCapacity,
-        nodes: &[NodeId],
         (d, need, pods): (DomainId, usize, &GangPods),
         failure: &Failure,
     ) {
@@ -125,7 +144,7 @@ impl KeptExplanations {
                 d,
                 need,
                 pods: Vec::new(),
-                state: Vec::new(),
+                version: 0,
                 failure: failure.clone(),
             });
             self.entries.len() - 1
@@ -139,9 +158,91 @@ impl KeptExplanations {
         e.need = need;
         e.pods.clear();
         e.pods.extend_from_slice(pods);
-        nodes_state(cap, nodes, &mut e.state);
+        e.version = cap.version();
         e.failure.clone_from(failure);
     }
+}
+
+/// The failed `fill` of a gang with one pod set pending on `nodes` and its FitError, worked
+/// out without the scorer (see `fill_by_counts`); None when the pods all fit (`fill` then
+/// succeeds with the scorer's choice of nodes). The nodes are left as they were.
+fn explain_one_set(
+    world: &World,
+    cap: &mut NodeCapacity,
+    nodes: &[NodeId],
+    pods: &GangPods,
+    need: usize,
+) -> Option<Failure> {
+    let (ps, (needs, _)) = pods
+        .iter()
+        .enumerate()
+        .find(|(_, (_, slots))| slots.iter().any(Option::is_none))?;
+    if cap.statically_plain(needs) {
+        return count_failure(world, cap, nodes, (ps, &pods[ps]), need);
+    }
+    let (b, pod) = fill_by_counts(world, cap, nodes, pods, need)?;
+    let fit = fit_error(world, cap, needs, nodes);
+    undo(cap, pods, &b);
+    Some(Failure {
+        pod,
+        fit,
+        schedulable: b.len(),
+    })
+}
+
+/// `fill_by_counts` and the FitError over the filled nodes in one pass, without binding, for
+/// a pod that passes the static filters on every node (`statically_plain`): a node that fits
+/// the pod takes as many as its free pod slots and each requested resource allow
+/// (`fill`'s loop binds while one more fits), and its reason in the FitError is then the
+/// first resource short (`ShortOrder`), or its pod slots, after those pods; a node that does
+/// not fit gives its reason as it is. None when the pending pods (at most `need`) all fit.
+fn count_failure(
+    world: &World,
+    cap: &NodeCapacity,
+    nodes: &[NodeId],
+    (ps, (needs, slots)): (usize, &(crate::placement::PodNeeds, Vec<Option<NodeId>>)),
+    need: usize,
+) -> Option<Failure> {
+    // `fill` takes at most `need` pending slots, in slot order.
+    let pending = slots.iter().filter(|s| s.is_none()).count().min(need);
+    let short = short_order(world, needs);
+    let mut insufficient = vec![0usize; short.len()];
+    let mut too_many = 0usize;
+    let mut bound = 0usize;
+    for &n in nodes {
+        let mut k = 0;
+        if cap.fits(n, &needs.requests) {
+            // At least one: it fits.
+            k = cap.free_pods(n);
+            for (r, a) in needs.requests.iter() {
+                if a > 0 {
+                    k = k.min(cap.free(n, r.index()) / a);
+                }
+            }
+            bound += k as usize;
+            if bound >= pending {
+                return None;
+            }
+        }
+        match short
+            .iter()
+            .position(|&(_, _, r, a)| a > cap.free(n, r.index()) - k * a)
+        {
+            Some(i) => insufficient[i] += 1,
+            None => too_many += 1,
+        }
+    }
+    let at = slots
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_none())
+        .nth(bound)
+        .map(|(i, _)| i)?;
+    Some(Failure {
+        pod: (ps, at),
+        fit: fit_text(Vec::new(), &short, &insufficient, too_many),
+        schedulable: bound,
+    })
 }
 
 /// The failed `fill` of a gang with one pod set pending on `nodes`, worked out node by node:
@@ -197,29 +298,6 @@ fn fill_by_counts(
     }
     let at = (ps, pending[bound.len()]);
     Some((bound, at))
-}
-
-/// The capacity state an explanation keeps of `nodes`, into `out` (cleared first).
-fn nodes_state(cap: &NodeCapacity, nodes: &[NodeId], out: &mut Vec<i64>) {
-    out.clear();
-    let n = cap.n_resources;
-    for &node in nodes {
-        out.push(cap.free_pods[node.index()]);
-        out.extend_from_slice(&cap.free[node.index() * n..][..n]);
-    }
-}
-
-/// Whether `nodes` are in the capacity state `state` (`nodes_state`).
-fn nodes_in_state(cap: &NodeCapacity, nodes: &[NodeId], state: &[i64]) -> bool {
-    let n = cap.n_resources;
-    state.len() == nodes.len() * (n + 1)
-        && nodes
-            .iter()
-            .zip(state.chunks_exact(n + 1))
-            .all(|(&node, row)| {
-                row[0] == cap.free_pods[node.index()]
-                    && row[1..] == cap.free[node.index() * n..][..n]
-            })
 }
 
 #[cfg(test)]

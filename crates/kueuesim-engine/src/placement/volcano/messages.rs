@@ -3,7 +3,7 @@
 //! the gang plugin's `Unschedulable` message for a PodGroup that is not ready. Written piece
 //! by piece: a waiting gang fails again after every release.
 
-use kueuesim_model::{NodeId, ResourceId, World, decimal_digits};
+use kueuesim_model::{DomainId, NodeId, ResourceId, Topology, World, decimal_digits};
 
 use super::{Failure, VolcanoJob};
 use crate::placement::{NodeCapacity, PodNeeds};
@@ -33,26 +33,7 @@ pub(super) fn fit_error_with(
     // Per distinct reason, its node count: a few reasons, so a short list (no string is made
     // per reason unless a node rejection worded one).
     let mut hist: Vec<(Reason<'_>, usize)> = Vec::new();
-    fn count<'a>(hist: &mut Vec<(Reason<'a>, usize)>, reason: Reason<'a>, n: usize) {
-        match hist.iter_mut().find(|(r, _)| r.same_text(&reason)) {
-            Some((_, c)) => *c += n,
-            None => hist.push((reason, n)),
-        }
-    }
-    let mut short: Vec<(u8, &str, ResourceId, i64)> = pod
-        .requests
-        .iter()
-        .map(|(r, a)| {
-            let name = world.resources.name(r);
-            let rank = match name {
-                "cpu" => 0,
-                "memory" => 1,
-                _ => 2,
-            };
-            (rank, name, r, a)
-        })
-        .collect();
-    short.sort();
+    let short = short_order(world, pod);
     // Counted by cause without a string per node (this runs on every failed attempt over
     // every node of the domain); the words are made once per distinct cause below.
     let mut insufficient = vec![0usize; short.len()];
@@ -84,6 +65,41 @@ pub(super) fn fit_error_with(
             too_many += 1;
         }
     }
+    fit_text(hist, &short, &insufficient, too_many)
+}
+
+/// The order in which a node short of resources reports the first one short: cpu, memory,
+/// then the others by name (with their amounts requested by the pod).
+pub(super) type ShortOrder<'w> = Vec<(u8, &'w str, ResourceId, i64)>;
+
+/// `pod`'s requests in `ShortOrder`.
+pub(super) fn short_order<'w>(world: &'w World, pod: &PodNeeds) -> ShortOrder<'w> {
+    let mut short: ShortOrder<'w> = pod
+        .requests
+        .iter()
+        .map(|(r, a)| {
+            let name = world.resources.name(r);
+            let rank = match name {
+                "cpu" => 0,
+                "memory" => 1,
+                _ => 2,
+            };
+            (rank, name, r, a)
+        })
+        .collect();
+    short.sort();
+    short
+}
+
+/// `FitErrors.Error()` from the nodes counted per reason: `hist` the worded ones, then
+/// `insufficient[i]` nodes short first of `short[i]`'s resource and `too_many` without a pod
+/// slot.
+pub(super) fn fit_text<'a>(
+    mut hist: Vec<(Reason<'a>, usize)>,
+    short: &ShortOrder<'a>,
+    insufficient: &[usize],
+    too_many: usize,
+) -> String {
     for (i, &c) in insufficient.iter().enumerate() {
         if c > 0 {
             let reason = Reason {
@@ -122,9 +138,17 @@ pub(super) fn fit_error_with(
     out
 }
 
+/// Adds `n` nodes to `reason`'s count in `hist` (keyed by the text, however it is made).
+fn count<'a>(hist: &mut Vec<(Reason<'a>, usize)>, reason: Reason<'a>, n: usize) {
+    match hist.iter_mut().find(|(r, _)| r.same_text(&reason)) {
+        Some((_, c)) => *c += n,
+        None => hist.push((reason, n)),
+    }
+}
+
 /// A fit-error reason: its text is `prefix` then `text` (`Insufficient ` and a resource's
 /// name, or a whole reason with an empty prefix).
-struct Reason<'a> {
+pub(super) struct Reason<'a> {
     prefix: &'static str,
     text: std::borrow::Cow<'a, str>,
 }
@@ -181,6 +205,11 @@ fn counted_text_cmp(a: (usize, &str), b: (usize, &str)) -> std::cmp::Ordering {
     let ia = ia.chain(*b" ").chain(a.1.bytes());
     let ib = ib.chain(*b" ").chain(b.1.bytes());
     ia.cmp(ib)
+}
+
+/// The name a fit error quotes for HyperNode `d` (`volcano_fit`): none for the virtual root.
+pub(super) fn hypernode_name(t: &Topology, d: DomainId) -> Option<&str> {
+    (d != DomainId::ROOT).then(|| t.domain(d).name.as_str())
 }
 
 /// The HyperNode prefix of fit errors from hypernode searches.

@@ -35,8 +35,8 @@ use super::{
     pending_total, tie_key, undo, with_bindings,
 };
 pub use messages::not_tried_message;
-use messages::volcano_fit;
 use messages::{fit_error, fit_error_with, unplaced};
+use messages::{hypernode_name, volcano_fit};
 pub use subjobs::SubJob;
 use subjobs::{Readiness, fill_subgroups};
 
@@ -675,8 +675,12 @@ fn gradient_search(
                 )
             })
     };
-    let (d, mut f) = match (last_in_order, last_failure) {
-        (Some(d), Some((fd, f))) if d == fd => (fd, f),
+    // The explaining HyperNode's name prefixes the FitError (`explain` keeps it prefixed).
+    match (last_in_order, last_failure) {
+        (Some(d), Some((fd, mut f))) if d == fd => {
+            f.fit = volcano_fit(&f.fit, hypernode_name(t, fd));
+            Err(f)
+        }
         (skipped, _) => {
             let d = skipped.unwrap_or_else(|| {
                 t.by_tier
@@ -693,17 +697,9 @@ fn gradient_search(
                     })
                     .unwrap_or(root)
             });
-            (
-                d,
-                explained.explain(world, cluster, pods, need, d, &scorer_base),
-            )
+            Err(explained.explain(world, cluster, pods, need, d, &scorer_base))
         }
-    };
-    f.fit = volcano_fit(
-        &f.fit,
-        (d != DomainId::ROOT).then(|| t.domain(d).name.as_str()),
-    );
-    Err(f)
+    }
 }
 
 /// The HyperNodes of one tier (`ti`, its `domains`) under `root` that pass the resource

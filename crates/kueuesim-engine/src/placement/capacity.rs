@@ -144,6 +144,11 @@ impl NodeCapacity {
 
     /// Whether none of `nodes` changed after version `v` (`version`): a bind or release on
     /// one of them since, even one undone later, answers false.
+    ///
+    /// Versions mean something only within one history: two clones that each changed a
+    /// different node since their common version hold the same number. A version must be
+    /// compared only with this capacity's own (Volcano's kept explanations live in the same
+    /// `Cluster` as these nodes and are cloned with them; nothing moves one without the other).
     #[inline]
     pub fn unchanged_since(&self, nodes: &[NodeId], v: u64) -> bool {
         nodes.iter().all(|n| self.changed_at[n.index()] <= v)

@@ -181,3 +181,51 @@ fn front_smallest<T: Copy>(v: &mut [(Key, T)], k: usize) -> usize {
     }
     front
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `front_smallest` moves to the front exactly the elements a selection of the `k`
+        /// smallest would (all of them, with every key tied to the `k`-th; the UID label makes
+        /// keys unique in the engine, but ties are drawn here too), leaves the rest behind,
+        /// and loses none: what `select_nth_unstable` then a sort gave before.
+        #[test]
+        fn front_smallest_is_the_k_smallest(
+            raw in prop::collection::vec((any::<bool>(), 0u8..3, -2i32..3, 0i64..4, 0u64..6), 2..60),
+            k_pick in any::<prop::sample::Index>(),
+        ) {
+            let mut v: Vec<(Key, usize)> = raw
+                .iter()
+                .enumerate()
+                .map(|(i, &(e, l, p, t, u))| ((e, l, p, std::cmp::Reverse(SimTime(t)), u), i))
+                .collect();
+            let k = 1 + k_pick.index(v.len() - 1);
+            let mut sorted: Vec<Key> = v.iter().map(|(key, _)| *key).collect();
+            sorted.sort_unstable();
+            let threshold = sorted[k - 1];
+            let expected_front = sorted.iter().filter(|key| **key <= threshold).count();
+            let before: Vec<(Key, usize)> = { let mut b = v.clone(); b.sort_unstable(); b };
+            let taken = front_smallest(&mut v, k);
+            prop_assert!(taken >= k);
+            if k <= 16 {
+                prop_assert_eq!(taken, expected_front);
+                prop_assert!(v[..taken].iter().all(|(key, _)| *key <= threshold));
+                prop_assert!(v[taken..].iter().all(|(key, _)| *key > threshold));
+            } else {
+                // The selection path: the k-th in place, the smaller before it.
+                prop_assert_eq!(v[k - 1].0, threshold);
+                prop_assert!(v[..k].iter().all(|(key, _)| *key <= threshold));
+            }
+            let mut after = v.clone();
+            after.sort_unstable();
+            prop_assert_eq!(after, before);
+            // Sorting the front gives the first `taken` of the whole sort.
+            let mut front: Vec<Key> = v[..taken].iter().map(|(key, _)| *key).collect();
+            front.sort_unstable();
+            prop_assert_eq!(&front[..], &sorted[..taken]);
+        }
+    }
+}

@@ -225,12 +225,9 @@ impl Cluster {
             .map(|n| gpu.map_or(0, |g| nodes.free(NodeId::from_index(n), g)))
             .collect();
         let tier_gpu = match gpu {
-            Some(g) => tier_index::TierGpuIndex::new(
-                &world.hypernodes,
-                world.nodes.len(),
-                |n| nodes.free(n, g),
-                |d| domain_free[0][d.index() * n_res + g],
-            ),
+            Some(g) => tier_index::TierGpuIndex::new(&world.hypernodes, world.nodes.len(), |d| {
+                domain_free[0][d.index() * n_res + g]
+            }),
             None => tier_index::TierGpuIndex::default(),
         };
         Cluster {
@@ -463,13 +460,16 @@ impl Cluster {
         Some(())
     }
 
-    /// Brings Volcano's tier index up to date with the nodes noted since it was last read
-    /// (their moves; `TierGpuIndex::sync`).
-    #[inline]
+    /// Brings Volcano's tier index up to date with the nodes noted since it was last read.
     fn sync_tier_index(&mut self, world: &World, g: usize) {
-        let nodes = &self.nodes;
-        self.tier_gpu
-            .sync(&world.hypernodes, |n| nodes.free(n, g), self.gpu_buckets);
+        let n_res = self.nodes.n_resources;
+        let free = &self.domain_free[0];
+        let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
+        self.tier_gpu.sync(
+            &world.hypernodes,
+            |d| free[d.index() * n_res + g],
+            |d, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
+        );
     }
 
     /// The nodes with GPUs by (free GPUs, name rank), as of the last `sync_gpu_order`.
@@ -495,7 +495,6 @@ impl Cluster {
         let n_res = self.nodes.n_resources;
         self.tier_gpu.check(
             &world.hypernodes,
-            |n| self.nodes.free(n, g),
             |d| self.domain_free[0][d.index() * n_res + g],
             |d, k| self.domain_gpu_pods(0, d, k).unwrap_or(0),
         )?;

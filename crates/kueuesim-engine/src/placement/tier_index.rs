@@ -6,11 +6,10 @@
 //! and 80 spines checked against the gang's pending requests for every gang, each check
 //! reading the HyperNode's record and its row of free capacity (a cache miss apiece), though
 //! a busy cluster has room in few of them. Here each tier's free GPUs sit in one dense array
-//! in the tier's order, so the first filter is a pass over a few kilobytes. The array is kept
-//! lazily, as the bin-pack order of nodes is (`Cluster::sync_gpu_order`): a bind or release
-//! only notes its node when the node's free GPUs move, and when a search reads the index the
-//! entries of the HyperNodes above the noted nodes move by those nodes' moves since the last
-//! read (a node bound and released in between moves nothing).
+//! in the tier's order, so the first filter is a pass over a few kilobytes. The array is kept lazily, as the bin-pack order of nodes
+//! is (`Cluster::sync_gpu_order`): a bind or release only notes its node when the node's free
+//! GPUs move, and the entries of the HyperNodes above the noted nodes are brought up to date
+//! when a search reads the index.
 //!
 //! Beside the free GPUs, the index keeps for a few pod sizes (GPUs per pod) how many such pods
 //! each HyperNode's nodes could host by GPUs (`Cluster::domain_gpu_pods`, read from the
@@ -32,11 +31,13 @@ pub(super) struct TierGpuIndex {
     free: Vec<Vec<i64>>,
     /// The nodes whose free GPUs may have moved since the last `sync`.
     stale: NotedNodes,
-    /// Per node: its free GPUs as of the last `sync` (what the entries above it count).
-    keyed: Vec<i64>,
+    /// Per HyperNode: seen in the current `sync` (cleared before it returns).
+    seen: Vec<bool>,
+    /// The HyperNodes the current `sync` looks at (reused).
+    touched: Vec<DomainId>,
     /// Per pod size asked about (GPUs per pod; the last `PODS_KEPT` asked, the least
     /// recently asked replaced first): per tier, per position in the tier's list, how many
-    /// pods of that size the HyperNode could host by GPUs (its levels saturated at `u32::MAX`), as of
+    /// pods of that size the HyperNode could host by GPUs (saturated at `u32::MAX`), as of
     /// the last `sync`.
     pods: Vec<PodCounts>,
     /// Asks so far, to find the least recently asked pod size.
@@ -50,8 +51,7 @@ pub(super) struct TierGpuIndex {
 struct PodCounts {
     gpus: i64,
     last_asked: u64,
-    /// Per tier, per position: the count (exact; the levels saturate it at `u32::MAX`).
-    by_tier: Vec<Vec<u64>>,
+    by_tier: Vec<Vec<u32>>,
     /// Per tier: `LEVELS` bitsets over the tier's positions, level c (from 1) holding the
     /// positions whose count is at least c.
     levels: Vec<Vec<u64>>,
@@ -79,16 +79,15 @@ impl PodCounts {
         };
         for (ti, (_, ds)) in t.by_tier.iter().enumerate() {
             for (pos, &d) in ds.iter().enumerate() {
-                counts.set(ti, pos, pods(d, gpus));
+                counts.set(ti, pos, saturate(pods(d, gpus)));
             }
         }
         counts
     }
 
     /// Moves the count at (`ti`, `pos`) to `count`, and its bits with it.
-    fn set(&mut self, ti: usize, pos: usize, count: u64) {
-        let was = saturate(std::mem::replace(&mut self.by_tier[ti][pos], count));
-        let count = saturate(count);
+    fn set(&mut self, ti: usize, pos: usize, count: u32) {
+        let was = std::mem::replace(&mut self.by_tier[ti][pos], count);
         let words = self.by_tier[ti].len().div_ceil(64);
         let levels = &mut self.levels[ti];
         // The levels between the two counts flip: set going up, cleared going down.
@@ -113,7 +112,7 @@ impl PodCounts {
             while word != 0 {
                 let pos = w * 64 + word.trailing_zeros() as usize;
                 word &= word - 1;
-                if at_least <= LEVELS || counts[pos] >= u64::from(at_least) {
+                if at_least <= LEVELS || counts[pos] >= at_least {
                     out.push(ds[pos]);
                 }
             }
@@ -122,15 +121,9 @@ impl PodCounts {
 }
 
 impl TierGpuIndex {
-    /// The index over `t` (the HyperNode tree) with each node's free GPUs `node_free(n)`
-    /// (`nodes` nodes) and each HyperNode's `free(d)`, their sum; empty (never read) when the
-    /// cluster has no GPUs or the tree no tiers.
-    pub(super) fn new(
-        t: &Topology,
-        nodes: usize,
-        node_free: impl Fn(NodeId) -> i64,
-        free: impl Fn(DomainId) -> i64,
-    ) -> Self {
+    /// The index over `t` (the HyperNode tree) with each HyperNode's free GPUs `free(d)`;
+    /// empty (never read) when the cluster has no GPUs or the tree no tiers.
+    pub(super) fn new(t: &Topology, nodes: usize, free: impl Fn(DomainId) -> i64) -> Self {
         if t.by_tier.is_empty() {
             return Self::default();
         }
@@ -143,10 +136,11 @@ impl TierGpuIndex {
             by_tier.push(ds.iter().map(|&d| free(d)).collect());
         }
         TierGpuIndex {
+            seen: vec![false; place.len()],
             place,
             free: by_tier,
             stale: NotedNodes::new(nodes),
-            keyed: (0..nodes).map(|n| node_free(NodeId::from_index(n))).collect(),
+            touched: Vec::new(),
             pods: Vec::new(),
             clock: 0,
         }
@@ -165,58 +159,39 @@ impl TierGpuIndex {
         }
     }
 
-    /// Brings the entries of the HyperNodes above the noted nodes up to date with the nodes'
-    /// free GPUs `node_free(n)`, the pod counts with those clamped to `0..buckets` as the
-    /// per-domain GPU histograms file them (`Cluster::gpu_hist`).
-    ///
-    /// Invariant: each entry is the sum over the HyperNode's nodes of their `keyed` free GPUs,
-    /// and each pod count the sum of their clamped `keyed` GPUs divided by the pod size (what
-    /// `gpu_pods_in` reads from the histogram). A node not noted since the last sync has its
-    /// `keyed` count free (every bind and release that moves a node's free GPUs notes it:
-    /// `Cluster::note_gpu_move`), so adding each noted node's move to the HyperNodes above it
-    /// makes every entry current: sums do not depend on the order, and a node bound and
-    /// released in between moves nothing. The HyperNodes' own rows (`Cluster::domain_free`,
-    /// the histograms) are not read here; `check` compares the entries with them. The nodes
-    /// must not carry a dry run's binds when read (the searches undo theirs before reading).
-    pub(super) fn sync(&mut self, t: &Topology, node_free: impl Fn(NodeId) -> i64, buckets: usize) {
-        let TierGpuIndex {
-            place,
-            free,
-            stale,
-            keyed,
-            pods,
-            ..
-        } = self;
-        for n in stale.drain() {
-            let now = node_free(n);
-            let was = std::mem::replace(&mut keyed[n.index()], now);
-            if was == now {
-                continue;
-            }
-            // Pod counts are kept only with the histograms (`buckets > 0`).
-            let bucket = |gpus: i64| gpus.clamp(0, buckets as i64 - 1);
-            let (from, to) = if pods.is_empty() {
-                (0, 0)
-            } else {
-                (bucket(was), bucket(now))
-            };
+    /// Brings the entries of the HyperNodes above the noted nodes to `free(d)`, and their pod
+    /// counts to `pods(d, gpus)`.
+    pub(super) fn sync(
+        &mut self,
+        t: &Topology,
+        free: impl Fn(DomainId) -> i64,
+        pods: impl Fn(DomainId, i64) -> u64,
+    ) {
+        let mut touched = std::mem::take(&mut self.touched);
+        for n in self.stale.drain() {
             let mut cur = t.domain_of(n);
             while let Some(d) = cur {
-                if let Some((ti, pos)) = place[d.index()] {
-                    let (ti, pos) = (ti as usize, pos as usize);
-                    free[ti][pos] += now - was;
-                    for counts in pods.iter_mut() {
-                        let k = counts.gpus;
-                        let moved = to / k - from / k;
-                        if moved != 0 {
-                            let count = counts.by_tier[ti][pos].wrapping_add_signed(moved);
-                            counts.set(ti, pos, count);
-                        }
-                    }
+                if self.seen[d.index()] {
+                    // Its ancestors were seen with it.
+                    break;
                 }
+                self.seen[d.index()] = true;
+                touched.push(d);
                 cur = t.domain(d).parent;
             }
         }
+        for d in touched.drain(..) {
+            self.seen[d.index()] = false;
+            let Some((ti, pos)) = self.place[d.index()] else {
+                continue;
+            };
+            self.free[ti as usize][pos as usize] = free(d);
+            for counts in &mut self.pods {
+                let count = saturate(pods(d, counts.gpus));
+                counts.set(ti as usize, pos as usize, count);
+            }
+        }
+        self.touched = touched;
     }
 
     /// The HyperNodes of tier `ti` whose nodes could host at least `at_least` pods of `gpus`
@@ -252,8 +227,7 @@ impl TierGpuIndex {
         let counts = &mut self.pods[slot];
         counts.last_asked = self.clock;
         out.clear();
-        // An ask beyond u32 matches nothing (the levels saturate at u32::MAX; no HyperNode of
-        // fewer than 2^24 nodes holds that many pods, at most `MAX_GPU_BUCKETS - 1` a node).
+        // A count is at most u32::MAX, so a larger ask matches nothing.
         let Ok(at_least) = u32::try_from(at_least) else {
             return;
         };
@@ -275,28 +249,16 @@ impl TierGpuIndex {
         );
     }
 
-    /// Whether every entry carries its HyperNode's `free(d)` and pod counts `pods(d, k)`, and
-    /// every node its `node_free(n)` (noted nodes aside: they and their HyperNodes may lag
-    /// until the next `sync`).
+    /// Whether every entry carries its HyperNode's `free(d)` (noted nodes aside: their
+    /// HyperNodes may lag until the next `sync`).
     pub(super) fn check(
         &self,
         t: &Topology,
-        node_free: impl Fn(NodeId) -> i64,
         free: impl Fn(DomainId) -> i64,
         pods: impl Fn(DomainId, i64) -> u64,
     ) -> Result<(), String> {
         if !self.enabled() {
             return Ok(());
-        }
-        for (n, &keyed) in self.keyed.iter().enumerate() {
-            let n = NodeId::from_index(n);
-            if !self.stale.contains(n) && keyed != node_free(n) {
-                return Err(format!(
-                    "node {} has {} GPUs free but the tier index keeps {keyed} and it is not noted",
-                    n.index(),
-                    node_free(n)
-                ));
-            }
         }
         let mut lagging = vec![false; t.domains.len()];
         for n in self.stale.iter() {
@@ -323,7 +285,7 @@ impl TierGpuIndex {
                         let bit = counts.levels[ti][(c - 1) as usize * words + pos / 64]
                             >> (pos % 64)
                             & 1;
-                        if (bit == 1) != (saturate(keyed) >= c) {
+                        if (bit == 1) != (keyed >= c) {
                             return Err(format!(
                                 "HyperNode {} is kept at {keyed} pods of {} GPUs but its level {c} bit is {bit}",
                                 t.domain(d).name,
@@ -331,7 +293,7 @@ impl TierGpuIndex {
                             ));
                         }
                     }
-                    let want = pods(d, counts.gpus);
+                    let want = saturate(pods(d, counts.gpus));
                     if !lagging[d.index()] && keyed != want {
                         return Err(format!(
                             "HyperNode {} could host {want} pods of {} GPUs but its tier index says {keyed}",

@@ -64,6 +64,9 @@ pub(super) struct TierMemo {
     pub(super) rows: Vec<i64>,
     /// Per HyperNode of the tier: its bin-pack score if it passes the pre-filter under `root`.
     pub(super) keys: Vec<Option<f64>>,
+    /// The lowest of `keys` (by `total_cmp`) and the positions holding it, in the tier's
+    /// order; None when no HyperNode passes.
+    pub(super) lowest: Option<(f64, Vec<u32>)>,
 }
 
 /// The last few failed dry runs that explained a gang fitting nowhere, replaced oldest first.

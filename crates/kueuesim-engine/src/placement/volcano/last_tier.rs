@@ -7,7 +7,9 @@
 //! 395,816 failed attempts each filtered the 80 spines and scored the ~67 that passed
 //! (`tier_passing` 2.1 G instructions, `hypernode_binpack_for` 2.3 G), while a release moves
 //! the free capacity of one spine or a few. Kept per tier with each HyperNode's free row,
-//! only the HyperNodes whose row moved are filtered and scored again.
+//! only the HyperNodes whose row moved are filtered and scored again, and the lowest key with
+//! the HyperNodes holding it is kept too: a failure whose moved HyperNodes neither held it
+//! nor went below it reads the answer from those few instead of the whole tier.
 
 use kueuesim_model::{DomainId, NodeId, World};
 
@@ -26,7 +28,12 @@ impl TierMemos {
     /// Invariant: an entry's `keys[i]` is what `tier_passing` and `hypernode_binpack_for` give
     /// for the tier's i-th HyperNode when its free row is `rows[i]` (both read only that row,
     /// the fixed allocatable and the fixed tree), so refreshing the entries whose row moved
-    /// makes the entry the current answer. Debug builds compare it with a recomputation.
+    /// makes the entry the current answer. `lowest` is the lowest of `keys` and every position
+    /// holding it: a refresh that moves no holder's key keeps it but for the moved keys that
+    /// reach it (added) or go below it (replacing it), and one that moves a holder's key works
+    /// it out again from `keys`. The answer is then `first_lowest` over the holders alone,
+    /// which is `first_lowest` over the whole tier: every other HyperNode scores higher, and
+    /// the holders come in the tier's order. Debug builds compare it with a recomputation.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn lowest(
         &mut self,
@@ -54,6 +61,7 @@ impl TierMemos {
                     request: *request,
                     rows: Vec::new(),
                     keys: Vec::new(),
+                    lowest: None,
                 };
                 if self.entries.len() < KEPT {
                     self.entries.push(fresh);
@@ -71,6 +79,7 @@ impl TierMemos {
             (t.within(d, root) && cluster.domain_may_hold(0, d, pending))
                 .then(|| hypernode_binpack_for(cluster, d, request))
         };
+        let mut recount = false;
         if e.keys.len() != domains.len() {
             e.rows.clear();
             e.keys.clear();
@@ -78,26 +87,81 @@ impl TierMemos {
                 e.rows.extend_from_slice(&free[d.index() * n..][..n]);
                 e.keys.push(key(d));
             }
+            recount = true;
         } else {
-            for ((&d, row), k) in domains
+            for (pos, ((&d, row), k)) in domains
                 .iter()
                 .zip(e.rows.chunks_exact_mut(n))
                 .zip(&mut e.keys)
+                .enumerate()
             {
                 let now = &free[d.index() * n..][..n];
-                if row != now {
-                    row.copy_from_slice(now);
-                    *k = key(d);
+                // Element by element: a few resources, and most rows have not moved (a
+                // slice `!=` calls memcmp for each).
+                if row.iter().zip(now).all(|(a, b)| a == b) {
+                    continue;
+                }
+                row.copy_from_slice(now);
+                let was = std::mem::replace(k, key(d));
+                if recount {
+                    continue;
+                }
+                let held = |s: Option<f64>| matches!((s, &e.lowest), (Some(s), Some((l, _))) if s.total_cmp(l).is_eq());
+                if held(was) {
+                    recount = true;
+                    continue;
+                }
+                let Some(s) = *k else { continue };
+                match &mut e.lowest {
+                    Some((l, at)) => match s.total_cmp(l) {
+                        std::cmp::Ordering::Less => {
+                            *l = s;
+                            at.clear();
+                            at.push(pos as u32);
+                        }
+                        std::cmp::Ordering::Equal => {
+                            // Kept in the tier's order.
+                            let i = at.partition_point(|&p| p < pos as u32);
+                            at.insert(i, pos as u32);
+                        }
+                        std::cmp::Ordering::Greater => {}
+                    },
+                    None => e.lowest = Some((s, vec![pos as u32])),
                 }
             }
         }
-        let lowest = first_lowest(
-            domains
-                .iter()
-                .zip(&e.keys)
-                .filter_map(|(&d, k)| k.map(|s| (d, s))),
-            seed,
-        );
+        if recount {
+            let mut lowest: Option<(f64, Vec<u32>)> = e.lowest.take().map(|(l, mut at)| {
+                at.clear();
+                (l, at)
+            });
+            let mut found = false;
+            for (pos, k) in e.keys.iter().enumerate() {
+                let Some(s) = *k else { continue };
+                match &mut lowest {
+                    Some((l, at)) if found => match s.total_cmp(l) {
+                        std::cmp::Ordering::Less => {
+                            *l = s;
+                            at.clear();
+                            at.push(pos as u32);
+                        }
+                        std::cmp::Ordering::Equal => at.push(pos as u32),
+                        std::cmp::Ordering::Greater => {}
+                    },
+                    Some((l, at)) => {
+                        *l = s;
+                        at.push(pos as u32);
+                    }
+                    None => lowest = Some((s, vec![pos as u32])),
+                }
+                found = true;
+            }
+            e.lowest = lowest.filter(|_| found);
+        }
+        let lowest = e
+            .lowest
+            .as_ref()
+            .and_then(|(l, at)| first_lowest(at.iter().map(|&p| (domains[p as usize], *l)), seed));
         debug_assert_eq!(
             lowest,
             first_lowest(domains.iter().filter_map(|&d| key(d).map(|s| (d, s))), seed),

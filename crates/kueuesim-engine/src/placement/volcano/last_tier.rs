@@ -11,6 +11,8 @@
 //! the HyperNodes holding it is kept too: a failure whose moved HyperNodes neither held it
 //! nor went below it reads the answer from those few instead of the whole tier.
 
+use std::cmp::Ordering;
+
 use kueuesim_model::{DomainId, NodeId, World};
 
 use super::{hypernode_binpack_for, tie_key};
@@ -106,57 +108,33 @@ impl TierMemos {
                 if recount {
                     continue;
                 }
-                let held = |s: Option<f64>| matches!((s, &e.lowest), (Some(s), Some((l, _))) if s.total_cmp(l).is_eq());
-                if held(was) {
+                // A holder moved: the lowest may have gone up, work it out again.
+                let low = e.lowest.as_ref().map(|l| l.0);
+                if matches!((was, low), (Some(w), Some(l)) if w.total_cmp(&l).is_eq()) {
                     recount = true;
                     continue;
                 }
                 let Some(s) = *k else { continue };
-                match &mut e.lowest {
-                    Some((l, at)) => match s.total_cmp(l) {
-                        std::cmp::Ordering::Less => {
-                            *l = s;
-                            at.clear();
-                            at.push(pos as u32);
-                        }
-                        std::cmp::Ordering::Equal => {
-                            // Kept in the tier's order.
-                            let i = at.partition_point(|&p| p < pos as u32);
-                            at.insert(i, pos as u32);
-                        }
-                        std::cmp::Ordering::Greater => {}
-                    },
-                    None => e.lowest = Some((s, vec![pos as u32])),
+                match (&mut e.lowest, low.map(|l| s.total_cmp(&l))) {
+                    (Some((_, at)), Some(Ordering::Equal)) => {
+                        // Kept in the tier's order.
+                        let i = at.partition_point(|&p| p < pos as u32);
+                        at.insert(i, pos as u32);
+                    }
+                    (_, Some(Ordering::Greater)) => {}
+                    // Below the lowest, or the first to pass.
+                    (lowest, _) => {
+                        let mut at = lowest.take().map(|l| l.1).unwrap_or_default();
+                        at.clear();
+                        at.push(pos as u32);
+                        *lowest = Some((s, at));
+                    }
                 }
             }
         }
         if recount {
-            let mut lowest: Option<(f64, Vec<u32>)> = e.lowest.take().map(|(l, mut at)| {
-                at.clear();
-                (l, at)
-            });
-            let mut found = false;
-            for (pos, k) in e.keys.iter().enumerate() {
-                let Some(s) = *k else { continue };
-                match &mut lowest {
-                    Some((l, at)) if found => match s.total_cmp(l) {
-                        std::cmp::Ordering::Less => {
-                            *l = s;
-                            at.clear();
-                            at.push(pos as u32);
-                        }
-                        std::cmp::Ordering::Equal => at.push(pos as u32),
-                        std::cmp::Ordering::Greater => {}
-                    },
-                    Some((l, at)) => {
-                        *l = s;
-                        at.push(pos as u32);
-                    }
-                    None => lowest = Some((s, vec![pos as u32])),
-                }
-                found = true;
-            }
-            e.lowest = lowest.filter(|_| found);
+            let at = e.lowest.take().map(|l| l.1).unwrap_or_default();
+            e.lowest = lowest_of(&e.keys, at);
         }
         let lowest = e
             .lowest
@@ -169,6 +147,26 @@ impl TierMemos {
         );
         lowest
     }
+}
+
+/// The lowest of `keys` (by `total_cmp`) and the positions holding it, in order (into `at`,
+/// cleared first); None when every key is None.
+fn lowest_of(keys: &[Option<f64>], mut at: Vec<u32>) -> Option<(f64, Vec<u32>)> {
+    at.clear();
+    let mut low: Option<f64> = None;
+    for (pos, k) in keys.iter().enumerate() {
+        let Some(s) = *k else { continue };
+        match low.map(|l| s.total_cmp(&l)) {
+            Some(Ordering::Greater) => {}
+            Some(Ordering::Equal) => at.push(pos as u32),
+            Some(Ordering::Less) | None => {
+                low = Some(s);
+                at.clear();
+                at.push(pos as u32);
+            }
+        }
+    }
+    low.map(|l| (l, at))
 }
 
 /// The first HyperNode of the lowest gradient key among `scored` (HyperNode, bin-pack score)
@@ -184,15 +182,15 @@ pub(super) fn first_lowest(
         match &mut best {
             None => best = Some((d, s, None)),
             Some((bd, bs, bt)) => match s.total_cmp(bs) {
-                std::cmp::Ordering::Less => best = Some((d, s, None)),
-                std::cmp::Ordering::Equal => {
+                Ordering::Less => best = Some((d, s, None)),
+                Ordering::Equal => {
                     let known = *bt.get_or_insert_with(|| tie(*bd));
                     let mine = tie(d);
                     if mine < known {
                         best = Some((d, s, Some(mine)));
                     }
                 }
-                std::cmp::Ordering::Greater => {}
+                Ordering::Greater => {}
             },
         }
     }

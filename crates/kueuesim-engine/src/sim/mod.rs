@@ -198,6 +198,9 @@ pub struct Simulation<'w> {
     /// Keys of retried placement attempts that succeeded (`retry_one`), kept for their
     /// vectors: the next attempt's key is written over one.
     spare_keys: Vec<retry::Key<'w>>,
+    /// The vector a `retry_placements` pass collects its failed keys in, empty between
+    /// passes (kept for its capacity).
+    failed_keys: Vec<retry::Key<'w>>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -542,6 +545,7 @@ impl<'w> Simulation<'w> {
             serving: None,
             autoscale: autoscale::AutoscaleState::new(world).map(Box::new),
             spare_keys: Vec::new(),
+            failed_keys: Vec::new(),
         };
         sim.serving = serving::ServingState::new(world, &mut sim.events).map(Box::new);
         // The cluster's changes: the Timeline's at their times, the first failure.

@@ -42,7 +42,7 @@ impl<'w> Simulation<'w> {
         if waiting.iter().any(|&w| self.pipelined(w)) {
             waiting.sort_by_key(|&w| !self.pipelined(w));
         }
-        let mut failed: Vec<Key<'w>> = Vec::new();
+        let mut failed = std::mem::take(&mut self.failed_keys);
         let mut to_volcano_session = false;
         for &w in &waiting {
             // Volcano takes these in its session of this instant, queue by queue, once
@@ -61,6 +61,7 @@ impl<'w> Simulation<'w> {
         }
         // The pass is over: its keys serve the next pass's attempts.
         self.spare_keys.append(&mut failed);
+        self.failed_keys = failed;
         self.sched.waiting_scratch = waiting;
         if to_volcano_session {
             self.defer_to_volcano_session();

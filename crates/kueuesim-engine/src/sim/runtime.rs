@@ -211,7 +211,15 @@ impl Runtime<'_> {
             match out.get_mut(i) {
                 Some((n, s)) => {
                     if n != needs {
-                        n.clone_from(needs);
+                        // Field by field, into the vectors `n` has (`ResourceList::clone_from`).
+                        let PodNeeds {
+                            requests,
+                            node_selector,
+                            tolerations,
+                        } = needs;
+                        n.requests.clone_from(requests);
+                        n.node_selector.clone_from(node_selector);
+                        n.tolerations.clone_from(tolerations);
                     }
                     s.clone_from(slots);
                 }

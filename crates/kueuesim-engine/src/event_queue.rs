@@ -126,7 +126,15 @@ impl<T> EventQueue<T> {
             let (at, item) = self.presorted[self.presorted_next].clone();
             self.presorted_next += 1;
             if self.presorted_next == self.presorted.len() {
-                self.presorted = Vec::new();
+                // Drained. A stream's arrivals come one at a time (`push_presorted` after
+                // each pop), so a short vector is kept for the next one: a new one per
+                // arrival cost an allocation and a free each. A long list (the world's
+                // arrivals, given at the start) is let go.
+                if self.presorted.capacity() > 64 {
+                    self.presorted = Vec::new();
+                } else {
+                    self.presorted.clear();
+                }
                 self.presorted_next = 0;
             }
             return Some((at, item));

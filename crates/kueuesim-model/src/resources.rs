@@ -51,8 +51,20 @@ impl ResourceTable {
 }
 
 /// A sparse list of `(resource, amount)` sorted by resource id, zero amounts kept only if given.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct ResourceList(Vec<(ResourceId, i64)>);
+
+/// Cloned as its vector, so that `clone_from` writes into the vector the list already has
+/// (the engine copies a pod's requests into kept buffers on every placement attempt).
+impl Clone for ResourceList {
+    fn clone(&self) -> Self {
+        ResourceList(self.0.clone())
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.0.clone_from(&source.0);
+    }
+}
 
 impl ResourceList {
     /// Builds a list; amounts of a repeated resource are summed (containers of one pod).

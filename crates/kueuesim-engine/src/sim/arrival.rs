@@ -187,7 +187,11 @@ impl<'w> Simulation<'w> {
             let longest = wl.duration.unwrap_or(SimDuration::ZERO) + wl.resilience.restart_cost;
             self.progress.longest = self.progress.longest.max(longest);
         }
-        let runtime = new_runtime(wl.clone(), shape, uid, label.unwrap_or(0));
+        let scheduler = world
+            .config
+            .scheduler(&wl.scheduler_name)
+            .unwrap_or(kueuesim_model::SchedulerKind::Kube);
+        let runtime = new_runtime(wl.clone(), scheduler, shape, uid, label.unwrap_or(0));
         self.runtimes.insert(w.index(), Box::new(runtime));
         self.serving_arrived(w);
         if label.is_none() || self.kueue.respace_uids_always {

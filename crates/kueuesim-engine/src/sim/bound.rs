@@ -444,7 +444,10 @@ impl Simulation<'_> {
     }
 
     /// Whether topology `t`'s whole tree has the free capacity for `w`'s pending pods.
-    fn tree_would_hold(&self, w: WorkloadId, t: usize) -> bool {
+    fn tree_would_hold(&mut self, w: WorkloadId, t: usize) -> bool {
+        // The pods are read into the placement attempts' buffer (`try_place`), which is
+        // free again by now.
+        let mut pods = std::mem::take(&mut self.sched.pods_scratch);
         let rt = &self.runtimes[w.index()];
         let cluster = &self.sched.cluster;
         let mut totals: Vec<(usize, i64)> = Vec::new();
@@ -460,8 +463,10 @@ impl Simulation<'_> {
                 }
             }
         }
-        let pods: Vec<_> = rt.pods();
+        rt.pods_into(&mut pods);
         let gpu_sets = cluster.pending_gpu_pods(&pods);
+        self.sched.pods_scratch = pods;
+        let cluster = &self.sched.cluster;
         cluster.domain_may_hold(t, DomainId::ROOT, &totals)
             && cluster.domain_may_place(t, DomainId::ROOT, gpu_sets.as_deref(), need)
     }

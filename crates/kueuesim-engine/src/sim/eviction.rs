@@ -322,32 +322,36 @@ impl<'w> Simulation<'w> {
         // Each bound pod's requests go back to its node, read in place (a release happens for
         // every workload that ran).
         let mut released = 0usize;
+        // The GPUs the pods held: given back in one `gpu_change` after the loop, which is
+        // what one call per pod adds up to (at one instant only the first call accounts
+        // time, and the nodes' bookkeeping in between reads no GPU time).
+        let mut gpus_back = 0;
         // The nodes pods left, for the autoscaler's unneeded-node clock.
         let mut left: Vec<kueuesim_model::NodeId> = Vec::new();
-        for ps in 0..self.runtimes[w.index()].record.placement.len() {
-            for i in 0..self.runtimes[w.index()].record.placement[ps].len() {
-                let rt = &self.runtimes[w.index()];
-                let Some(node) = rt.record.placement[ps][i] else {
-                    continue;
-                };
+        let world = self.world;
+        let rt = &self.runtimes[w.index()];
+        for (ps, slots) in rt.record.placement.iter().enumerate() {
+            for &node in slots.iter().flatten() {
                 released += 1;
                 if self.autoscale.is_some() {
                     left.push(node);
                 }
                 let req = &rt.needs[ps].requests;
-                self.sched.cluster.apply(self.world, node, req, -1);
+                self.sched.cluster.apply(world, node, req, -1);
                 // A closed node takes what the pod gave back into its block.
                 if let Some(states) = self.sched.nodes.as_mut()
                     && (states.closed(node) || states.failed_gpus[node.index()] > 0)
                 {
-                    states.sync(self.world, &mut self.sched.cluster, node);
+                    states.sync(world, &mut self.sched.cluster, node);
                 }
                 if let Some(g) = self.gpu {
-                    let gpus = req.get(g);
-                    self.rec
-                        .gpu_change(&mut self.runtimes[w.index()], -gpus, self.now);
+                    gpus_back += req.get(g);
                 }
             }
+        }
+        if released > 0 && self.gpu.is_some() {
+            self.rec
+                .gpu_change(&mut self.runtimes[w.index()], -gpus_back, self.now);
         }
         if !keep_placement {
             // Every pod is gone: nothing is being replaced any more.

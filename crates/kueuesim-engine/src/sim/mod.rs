@@ -195,6 +195,12 @@ pub struct Simulation<'w> {
     serving: Option<Box<serving::ServingState>>,
     /// The cluster-autoscaler's state; None without autoscaled pools or provisioning checks.
     autoscale: Option<Box<autoscale::AutoscaleState>>,
+    /// Keys of retried placement attempts that succeeded (`retry_one`), kept for their
+    /// vectors: the next attempt's key is written over one.
+    spare_keys: Vec<retry::Key<'w>>,
+    /// The vector a `retry_placements` pass collects its failed keys in, empty between
+    /// passes (kept for its capacity).
+    failed_keys: Vec<retry::Key<'w>>,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -273,6 +279,14 @@ struct Schedulers {
     awaiting_placement: BTreeSet<(Reverse<i32>, SimTime, WorkloadId)>,
     /// Placement attempts so far: seeds each attempt's random tie-breaks.
     placement_attempts: u64,
+    /// The pods of the last placement attempt (`try_place`), kept for their vectors: the
+    /// next attempt writes its own over them.
+    pods_scratch: Vec<(
+        crate::placement::PodNeeds,
+        Vec<Option<kueuesim_model::NodeId>>,
+    )>,
+    /// The workloads the last `retry_placements` pass went through, kept for the vector.
+    waiting_scratch: Vec<WorkloadId>,
     /// While the workloads holding capacity from the start arrive: their pods still to
     /// place wait until all of them are booked (`arrive`).
     defer_placement: bool,
@@ -469,6 +483,8 @@ impl<'w> Simulation<'w> {
                 cluster: Cluster::new(world),
                 awaiting_placement: BTreeSet::new(),
                 placement_attempts: 0,
+                pods_scratch: Vec::new(),
+                waiting_scratch: Vec::new(),
                 defer_placement: false,
                 volcano_session_at: None,
                 kai_session_at: None,
@@ -528,6 +544,8 @@ impl<'w> Simulation<'w> {
             hooks: None,
             serving: None,
             autoscale: autoscale::AutoscaleState::new(world).map(Box::new),
+            spare_keys: Vec::new(),
+            failed_keys: Vec::new(),
         };
         sim.serving = serving::ServingState::new(world, &mut sim.events).map(Box::new);
         // The cluster's changes: the Timeline's at their times, the first failure.

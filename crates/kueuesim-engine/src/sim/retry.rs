@@ -34,18 +34,17 @@ impl<'w> Simulation<'w> {
         // Kueue's second pass first: a TAS workload's failed node replaced (or the workload
         // evicted) before its pods are placed again.
         self.replace_failed_nodes();
-        let mut waiting: Vec<WorkloadId> = self
-            .sched
-            .awaiting_placement
-            .iter()
-            .map(|&(_, _, w)| w)
-            .collect();
+        // Into the last pass's vector (a pass nested in this one finds it taken and makes
+        // its own).
+        let mut waiting = std::mem::take(&mut self.sched.waiting_scratch);
+        waiting.clear();
+        waiting.extend(self.sched.awaiting_placement.iter().map(|&(_, _, w)| w));
         if waiting.iter().any(|&w| self.pipelined(w)) {
             waiting.sort_by_key(|&w| !self.pipelined(w));
         }
-        let mut failed: Vec<Key<'w>> = Vec::new();
+        let mut failed = std::mem::take(&mut self.failed_keys);
         let mut to_volcano_session = false;
-        for w in waiting {
+        for &w in &waiting {
             // Volcano takes these in its session of this instant, queue by queue, once
             // everything else of the instant is done (upstream's allocate sees the
             // cluster as its session opens).
@@ -60,6 +59,10 @@ impl<'w> Simulation<'w> {
             }
             self.retry_one(w, &mut failed);
         }
+        // The pass is over: its keys serve the next pass's attempts.
+        self.spare_keys.append(&mut failed);
+        self.failed_keys = failed;
+        self.sched.waiting_scratch = waiting;
         if to_volcano_session {
             self.defer_to_volcano_session();
         }
@@ -92,17 +95,29 @@ impl<'w> Simulation<'w> {
             self.scale_up_for_pending(w);
             return;
         }
-        // The state before the attempt, which a failed attempt may have changed.
-        let key: Key<'w> = (
-            kind,
-            rt.pods(),
-            GangOf(rt.spec.clone()),
-            rt.record
-                .admission
-                .as_ref()
-                .map(|a| a.pod_sets.iter().map(|p| p.topology.clone()).collect()),
-        );
-        if !self.try_place(w) {
+        // The state before the attempt, which a failed attempt may have changed: written
+        // over a spare key's vectors (a key of an attempt that succeeded, or of an earlier
+        // pass), so that trying allocates nothing once keys of this shape have been made.
+        let mut key = match self.spare_keys.pop() {
+            Some(mut key) => {
+                key.0 = kind;
+                key.2 = GangOf(rt.spec.clone());
+                key
+            }
+            None => (kind, Vec::new(), GangOf(rt.spec.clone()), None),
+        };
+        rt.pods_into(&mut key.1);
+        match &rt.record.admission {
+            None => key.3 = None,
+            Some(a) => {
+                let t = key.3.get_or_insert_with(Vec::new);
+                t.clear();
+                t.extend(a.pod_sets.iter().map(|p| p.topology.clone()));
+            }
+        }
+        if self.try_place(w) {
+            self.spare_keys.push(key);
+        } else {
             failed.push(key);
             self.scale_up_for_pending(w);
         }
@@ -110,6 +125,7 @@ impl<'w> Simulation<'w> {
 }
 
 /// A workload's gang request, compared by value.
+#[derive(Clone)]
 pub(super) struct GangOf<'w>(Spec<'w>);
 
 impl PartialEq for GangOf<'_> {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use kueuesim_model::quota::Fr;
-use kueuesim_model::{NodeId, SimDuration, SimTime, Workload, WorkloadId};
+use kueuesim_model::{NodeId, SchedulerKind, SimDuration, SimTime, Workload, WorkloadId};
 
 use crate::admission;
 use crate::outcome::{WorkloadRecord, WorkloadState};
@@ -56,6 +56,10 @@ impl admission::Specs for Window<Box<Runtime<'_>>> {
 pub(super) struct Runtime<'w> {
     /// Its spec.
     pub(super) spec: Spec<'w>,
+    /// The scheduler its `schedulerName` names (kube-scheduler when the config names none),
+    /// looked up once on arrival: the spec does not change, and every epoch keeps the
+    /// start's config (`World::epochs`; `scheduler_of` checks it in debug builds).
+    pub(super) scheduler: SchedulerKind,
     /// Controller latency: its pods start no earlier than its admission's API write is done.
     pub(super) starts_after: SimTime,
     /// Bumped whenever scheduled PodsRunning/Finish/PodsGone events become stale.
@@ -195,6 +199,35 @@ impl Runtime<'_> {
             .zip(self.record.placement.iter().cloned())
             .collect()
     }
+
+    /// `pods`, written over `out` with the vectors it holds: a pod set's needs are copied
+    /// only where they differ from `out`'s, its bindings into the vector already there. A
+    /// placement attempt reads its pods this way (`try_place`, and a retry's key), so a
+    /// buffer kept from one attempt to the next allocates nothing once it has held a
+    /// workload of the same pod sets.
+    pub(super) fn pods_into(&self, out: &mut Vec<(PodNeeds, Vec<Option<NodeId>>)>) {
+        out.truncate(self.needs.len().min(self.record.placement.len()));
+        for (i, (needs, slots)) in self.needs.iter().zip(&self.record.placement).enumerate() {
+            match out.get_mut(i) {
+                Some((n, s)) => {
+                    if n != needs {
+                        // Field by field, into the vectors `n` has (`ResourceList::clone_from`).
+                        let PodNeeds {
+                            requests,
+                            node_selector,
+                            tolerations,
+                        } = needs;
+                        n.requests.clone_from(requests);
+                        n.node_selector.clone_from(node_selector);
+                        n.tolerations.clone_from(tolerations);
+                    }
+                    s.clone_from(slots);
+                }
+                None => out.push((needs.clone(), slots.clone())),
+            }
+        }
+        debug_assert!(*out == self.pods(), "pods_into gives pods");
+    }
 }
 
 /// Scheduling-shape classes (`SchedulingEquivalenceHashing`), numbered in order of first
@@ -311,6 +344,7 @@ fn same_shape(a: &Workload, b: &Workload) -> bool {
 /// A workload's runtime state on arrival.
 pub(super) fn new_runtime<'w>(
     spec: Spec<'w>,
+    scheduler: SchedulerKind,
     shape: u32,
     uid: Rc<str>,
     uid_label: u64,
@@ -322,6 +356,7 @@ pub(super) fn new_runtime<'w>(
         .collect();
     let pending_since = spec.created_at;
     Runtime {
+        scheduler,
         starts_after: SimTime::ZERO,
         generation: 0,
         needs: Vec::new(),

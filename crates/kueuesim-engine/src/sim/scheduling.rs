@@ -20,29 +20,26 @@ impl<'w> Simulation<'w> {
         let rt = &mut self.runtimes[w.index()];
         rt.released = false;
         rt.needs = needs;
-        // Partial admission lowers the pod count the scheduler sees.
-        rt.record.placement = wl
-            .pod_sets
-            .iter()
-            .enumerate()
-            .map(|(i, ps)| {
-                let n = rt
-                    .record
-                    .admission
-                    .as_ref()
-                    .and_then(|a| a.pod_sets.get(i))
-                    .map_or(ps.count, |a| a.count);
-                vec![None; n as usize]
-            })
-            .collect();
+        // Partial admission lowers the pod count the scheduler sees. Every slot starts
+        // empty, in the vectors the arrival made (or an earlier release left).
+        let placement = &mut rt.record.placement;
+        placement.truncate(wl.pod_sets.len());
+        for (i, ps) in wl.pod_sets.iter().enumerate() {
+            let n = rt
+                .record
+                .admission
+                .as_ref()
+                .and_then(|a| a.pod_sets.get(i))
+                .map_or(ps.count, |a| a.count);
+            empty_slots(placement, i, n as usize);
+        }
         // Bind times are for the kubectl pod views of a full run; a lean run reports none.
         if self.rec.tally.is_none() {
-            rt.record.bound_at = rt
-                .record
-                .placement
-                .iter()
-                .map(|s| vec![None; s.len()])
-                .collect();
+            let bound_at = &mut rt.record.bound_at;
+            bound_at.truncate(rt.record.placement.len());
+            for (i, slots) in rt.record.placement.iter().enumerate() {
+                empty_slots(bound_at, i, slots.len());
+            }
         }
         if !world.has_nodes() {
             // Quota-only: an admitted workload runs at once (after the pod start-up delay).
@@ -85,48 +82,68 @@ impl<'w> Simulation<'w> {
     pub(super) fn pod_needs(&self, w: WorkloadId) -> Vec<PodNeeds> {
         let world = self.world;
         let wl = self.spec(w);
-        let milli = world.resources.lookup(kueuesim_model::gpu::GPU_MILLI);
         let rt = &self.runtimes[w.index()];
         wl.pod_sets
             .iter()
             .enumerate()
             .map(|(i, ps)| {
-                let mut selector: Vec<(String, String)> = ps
-                    .node_selector
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect();
                 let mut tolerations = ps.tolerations.clone();
-                if let Some(adm) = &rt.record.admission {
-                    let mut flavors: Vec<_> = adm
-                        .pod_sets
-                        .get(i)
-                        .map(|p| p.flavors.iter().map(|&(_, f)| f).collect())
-                        .unwrap_or_default();
-                    flavors.sort();
-                    flavors.dedup();
-                    for f in flavors {
-                        let flavor = world.flavor(f);
-                        selector.extend(
-                            flavor
-                                .node_labels
-                                .iter()
-                                .map(|(k, v)| (k.to_string(), v.to_string())),
-                        );
-                        tolerations.extend(flavor.tolerations.iter().cloned());
+                // The admitted flavors, each once in id order (as a sorted, deduplicated
+                // list gives them), found by repeated minimum: a pod set names a flavor per
+                // resource, a handful, so this allocates nothing per release.
+                let flavors = rt
+                    .record
+                    .admission
+                    .as_ref()
+                    .and_then(|adm| adm.pod_sets.get(i))
+                    .map_or(&[][..], |p| p.flavors.as_slice());
+                let next_flavor = |after: Option<kueuesim_model::FlavorId>| {
+                    flavors
+                        .iter()
+                        .map(|&(_, f)| f)
+                        .filter(|&f| after.is_none_or(|a| f > a))
+                        .min()
+                };
+                // The template's nodeSelector is a `Labels` already (sorted, one value a
+                // key): with no flavor node labels to add, `Labels::new` would give it back
+                // unchanged.
+                let mut selector: Option<Vec<(String, String)>> = None;
+                let mut at = next_flavor(None);
+                while let Some(f) = at {
+                    let flavor = world.flavor(f);
+                    if !flavor.node_labels.is_empty() {
+                        selector
+                            .get_or_insert_with(|| {
+                                ps.node_selector
+                                    .iter()
+                                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                                    .collect()
+                            })
+                            .extend(
+                                flavor
+                                    .node_labels
+                                    .iter()
+                                    .map(|(k, v)| (k.to_string(), v.to_string())),
+                            );
                     }
+                    tolerations.extend(flavor.tolerations.iter().cloned());
+                    at = next_flavor(Some(f));
                 }
                 // A KAI share's `kueuesim.io/gpu-milli` is Kueue's charge only: the node sees
                 // the pod without it (its device is held by KAI's reservation pod).
-                let requests = match (ps.gpu_share, milli) {
-                    (Some(_), Some(m)) => kueuesim_model::ResourceList::from_pairs(
+                let milli = ps
+                    .gpu_share
+                    .as_ref()
+                    .and_then(|_| world.resources.lookup(kueuesim_model::gpu::GPU_MILLI));
+                let requests = match milli {
+                    Some(m) => kueuesim_model::ResourceList::from_pairs(
                         ps.requests.iter().filter(|&(r, _)| r != m).collect(),
                     ),
-                    _ => ps.requests.clone(),
+                    None => ps.requests.clone(),
                 };
                 PodNeeds {
                     requests,
-                    node_selector: Labels::new(selector),
+                    node_selector: selector.map_or_else(|| ps.node_selector.clone(), Labels::new),
                     tolerations,
                 }
             })
@@ -134,11 +151,16 @@ impl<'w> Simulation<'w> {
     }
 
     pub(super) fn scheduler_of(&self, w: WorkloadId) -> SchedulerKind {
-        let name = &self.spec(w).scheduler_name;
-        self.world
-            .config
-            .scheduler(name)
-            .unwrap_or(SchedulerKind::Kube)
+        let kind = self.runtimes[w.index()].scheduler;
+        debug_assert_eq!(
+            kind,
+            self.world
+                .config
+                .scheduler(&self.spec(w).scheduler_name)
+                .unwrap_or(SchedulerKind::Kube),
+            "the scheduler kept on arrival is the config's"
+        );
+        kind
     }
 
     /// One placement attempt; returns whether the workload is now fully placed, or (KAI's
@@ -161,8 +183,10 @@ impl<'w> Simulation<'w> {
             Vec::new()
         };
         let wl = self.spec(w);
-        let rt = &self.runtimes[w.index()];
-        let all = rt.pods();
+        // The pods as the scheduler sees them, written into the buffer the last attempt
+        // gave back (an attempt nested in this one finds it taken and makes its own).
+        let mut all = std::mem::take(&mut self.sched.pods_scratch);
+        self.runtimes[w.index()].pods_into(&mut all);
         let total: usize = all.iter().map(|(_, s)| s.len()).sum();
         // Only when Volcano's queue refused pods (rare; none on every other path):
         // `kept[ps][i]`, the index in its pod set of the i-th pod the placer sees.
@@ -305,6 +329,8 @@ impl<'w> Simulation<'w> {
             }
             SchedulerKind::Kai => self.place_kai(w, &pods, total),
         };
+        // Read no more: its vectors serve the next attempt.
+        self.sched.pods_scratch = pods;
         if let Some(ix) = &tas_index {
             for b in &mut result.bound {
                 let (p, i) = ix[b.0][b.1];
@@ -344,16 +370,20 @@ impl<'w> Simulation<'w> {
         if !result.bound.is_empty() && rt.record.placement.iter().flatten().all(Option::is_none) {
             rt.kai_last_start = Some(self.now);
         }
+        // The GPUs the bound pods take: one `gpu_change` for them all, which is what one per
+        // pod adds up to at one instant.
+        let mut gpus_taken = 0;
         for &(ps, idx, node) in &result.bound {
-            let rt = &mut self.runtimes[w.index()];
             rt.record.placement[ps][idx] = Some(node);
             if let Some(at) = rt.record.bound_at.get_mut(ps) {
                 at[idx] = Some(self.now);
             }
             if let Some(g) = gpu {
-                let gpus = rt.needs[ps].requests.get(g);
-                self.rec.gpu_change(rt, gpus, self.now);
+                gpus_taken += rt.needs[ps].requests.get(g);
             }
+        }
+        if gpu.is_some() && !result.bound.is_empty() {
+            self.rec.gpu_change(rt, gpus_taken, self.now);
         }
         for &(ps, idx, claim) in &result.claims {
             let rt = &mut self.runtimes[w.index()];
@@ -558,5 +588,17 @@ impl<'w> Simulation<'w> {
             }
         }
         Some((groups, index))
+    }
+}
+
+/// Makes pod set `i` of `sets` (one past its end at most) `n` empty slots, in the vector
+/// already there if any.
+fn empty_slots<T: Clone>(sets: &mut Vec<Vec<Option<T>>>, i: usize, n: usize) {
+    match sets.get_mut(i) {
+        Some(slots) => {
+            slots.clear();
+            slots.resize(n, None);
+        }
+        None => sets.push(vec![None; n]),
     }
 }

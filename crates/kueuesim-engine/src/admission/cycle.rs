@@ -360,6 +360,20 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
     // answer stands for the scheduler's only without TAS.
     let s = &fa.scratch.oracle;
+    // With classical preemption, a search where no workload can be a candidate answers no
+    // targets for any usage; told without asking whether the oracle's answer holds for this
+    // usage (`usage_is_inert` per resource). Under overload most heads that do not fit end
+    // here: the lowest priority in a ClusterQueue at its borrowing limit.
+    if world.config.kueue.fair_sharing.is_none()
+        && crate::preemption::classical_none_possible(world, fa.tree, fa.admitted, &p)
+    {
+        debug_assert!(
+            preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search)
+                .is_empty(),
+            "no candidate possible, yet a search found targets"
+        );
+        return Vec::new();
+    }
     // The oracle searched with the contested resource only; the assignment's other resources
     // may change nothing (`usage_is_inert`, classical preemption), and then its answer holds.
     let same_usage = s.usage == a.usage

@@ -341,6 +341,9 @@ pub(super) struct OracleSearch {
     pub(super) usage: Vec<(Fr, i64)>,
     pub(super) contested: Vec<Fr>,
     pub(super) targets: Vec<Target>,
+    /// Whether the search ended because no workload could be a candidate
+    /// (`SearchScratch::none_possible`).
+    pub(super) none_possible: bool,
 }
 
 /// The topology request a pod set has on a ClusterQueue: its annotation, or, when every
@@ -603,6 +606,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             search.contested.clear();
             search.contested.extend_from_slice(&contested);
             search.targets.clone_from(&targets);
+            search.none_possible = self.scratch.search.none_possible;
             if targets.is_empty() {
                 return (PMode::NoCandidates, borrow, Some(msg), "");
             }

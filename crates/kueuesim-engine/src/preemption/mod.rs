@@ -748,24 +748,6 @@ fn no_candidates_possible(
     !any_level
 }
 
-/// Whether `classical_targets_with` answers no targets for `p` because no workload can be
-/// a candidate (`no_candidates_possible`): a cheap check, which spares the caller asking
-/// whether an earlier answer for another usage still holds.
-pub(crate) fn classical_none_possible(
-    world: &World,
-    tree: &QuotaTree,
-    admitted: &impl AdmittedWorkloads,
-    p: &Preemptor<'_>,
-) -> bool {
-    if tree.in_cycle(p.cq) {
-        return false;
-    }
-    let ctx = Ctx::new(world, tree, p);
-    let only_with_borrowing =
-        ctx.borrow_within_cohort_forbidden() && !under_nominal_on_contested(tree, p);
-    no_candidates_possible(&ctx, tree, admitted, only_with_borrowing)
-}
-
 /// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal on every
 /// contested `Fr`.
 fn under_nominal_on_contested(tree: &QuotaTree, p: &Preemptor<'_>) -> bool {
@@ -874,6 +856,9 @@ pub struct SearchScratch {
     /// borrowing, and the rest for the one without.
     with_borrowing: Vec<(ClusterQueueId, Fr, i64)>,
     without_borrowing: Vec<(ClusterQueueId, Fr, i64)>,
+    /// Whether the last classical search ended because no workload could be a candidate
+    /// (`no_candidates_possible`), so that its caller can carry that verdict over.
+    pub(crate) none_possible: bool,
 }
 
 /// `classical_targets` with the caller's scratch vectors.
@@ -884,6 +869,7 @@ pub fn classical_targets_with(
     p: &Preemptor<'_>,
     scratch: &mut SearchScratch,
 ) -> Vec<Target> {
+    scratch.none_possible = false;
     // A ClusterQueue in a cohort cycle is inactive; its walk to the root would not end.
     if tree.in_cycle(p.cq) {
         return Vec::new();
@@ -904,6 +890,7 @@ pub fn classical_targets_with(
     // No workload can be a candidate: both lists come out empty, and the answer is no
     // targets whatever the bound says. Tests (debug builds) go on to check it on the lists.
     let none_possible = no_candidates_possible(&ctx, tree, admitted, only_with_borrowing);
+    scratch.none_possible = none_possible;
     if none_possible && !cfg!(debug_assertions) {
         return Vec::new();
     }

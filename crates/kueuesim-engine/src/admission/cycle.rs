@@ -360,6 +360,27 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
     // answer stands for the scheduler's only without TAS.
     let s = &fa.scratch.oracle;
+    // The oracle's classical search ended because no workload could be a candidate
+    // (`no_candidates_possible`). That holds for this usage too when it holds the oracle's
+    // entries and contests the same resources: the lowest-priority check reads neither, the
+    // nominal check reads the contested resources, and the walk to the root visits a level
+    // only where the usage fits on the way up, which a usage with more resources (the same
+    // amounts on the oracle's) does nowhere the oracle's does not. Under overload most heads
+    // that do not fit end here: the lowest priority in a ClusterQueue at its borrowing limit.
+    if world.config.kueue.fair_sharing.is_none()
+        && fa.searched
+        && s.none_possible
+        && s.contested == a.contested
+        && s.usage.iter().all(|u| a.usage.contains(u))
+    {
+        debug_assert!(
+            preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search)
+                .is_empty()
+                && fa.scratch.search.none_possible,
+            "the oracle's verdict of no candidate does not hold for the assignment's usage"
+        );
+        return Vec::new();
+    }
     // The oracle searched with the contested resource only; the assignment's other resources
     // may change nothing (`usage_is_inert`, classical preemption), and then its answer holds.
     let same_usage = s.usage == a.usage

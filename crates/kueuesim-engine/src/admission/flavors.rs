@@ -193,6 +193,8 @@ pub struct Scratch {
     /// that every head's quota requests made), once looked up. A scratch serves one
     /// simulation, whose world does not change; debug builds check it against the lookup.
     pods: Option<Option<ResourceId>>,
+    /// Each resource's rank in name order, by resource id, once worked out (`name_ranks`).
+    name_rank: Vec<u32>,
 }
 
 /// The vectors of dropped assignments, emptied, handed to the next ones (`Scratch::recycle`):
@@ -252,6 +254,23 @@ impl Scratch {
         *self
             .pods
             .get_or_insert_with(|| world.resources.lookup("pods"))
+    }
+
+    /// Each resource's rank in name order, by resource id: a pod set's requests are sorted
+    /// by name for every head (as Kueue iterates them), and ranks compare without reading
+    /// the names. Names are unique, so the ranks order the ids exactly as the names do.
+    /// Worked out once; a scratch serves one simulation, whose world does not change.
+    fn name_ranks(&mut self, world: &World) -> &[u32] {
+        let table = &world.resources;
+        if self.name_rank.len() != table.len() {
+            let mut ids: Vec<ResourceId> = (0..table.len()).map(ResourceId::from_index).collect();
+            ids.sort_by(|&a, &b| table.name(a).cmp(table.name(b)));
+            self.name_rank = vec![0; ids.len()];
+            for (rank, id) in ids.into_iter().enumerate() {
+                self.name_rank[id.index()] = rank as u32;
+            }
+        }
+        &self.name_rank
     }
 
     /// Takes back a cycle's decisions vector once every decision in it is applied.
@@ -322,6 +341,9 @@ pub(super) struct OracleSearch {
     pub(super) usage: Vec<(Fr, i64)>,
     pub(super) contested: Vec<Fr>,
     pub(super) targets: Vec<Target>,
+    /// Whether the search ended because no workload could be a candidate
+    /// (`SearchScratch::none_possible`).
+    pub(super) none_possible: bool,
 }
 
 /// The topology request a pod set has on a ClusterQueue: its annotation, or, when every
@@ -584,6 +606,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             search.contested.clear();
             search.contested.extend_from_slice(&contested);
             search.targets.clone_from(&targets);
+            search.none_possible = self.scratch.search.none_possible;
             if targets.is_empty() {
                 return (PMode::NoCandidates, borrow, Some(msg), "");
             }
@@ -808,7 +831,16 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             // Resources in name order, as Kueue iterates its requests.
             resources.clear();
             resources.extend(totals.iter());
-            resources.sort_by(|a, b| world.resources.name(a.0).cmp(world.resources.name(b.0)));
+            {
+                let ranks = self.scratch.name_ranks(world);
+                resources.sort_by_key(|a| ranks[a.0.index()]);
+            }
+            debug_assert!(
+                resources
+                    .windows(2)
+                    .all(|w| world.resources.name(w[0].0) < world.resources.name(w[1].0)),
+                "requests not in name order"
+            );
             flavors.clear();
             let mut ps_attempts: Vec<Attempt> = Vec::new();
             let mut reasons: Vec<Reason> = Vec::new();
@@ -931,7 +963,10 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             let status_fit = reasons.is_empty();
             for &(r, f, m, b) in &flavors {
                 let fr = self.tree.fr(f, r);
-                let amount = totals.get(r);
+                // `resources` holds the pod set's totals, one entry per resource (a
+                // binary search in `totals` would find the same amount).
+                let amount = resources.iter().find(|x| x.0 == r).map_or(0, |x| x.1);
+                debug_assert_eq!(amount, totals.get(r));
                 usage.push((fr, amount));
                 borrowing = borrowing.max(b);
                 if m != PMode::Fit {

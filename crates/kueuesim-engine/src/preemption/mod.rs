@@ -724,6 +724,30 @@ enum Bound {
     Fits,
 }
 
+/// Whether the classical search can have no candidate at all, read without collecting
+/// any: no workload of the preemptor's own ClusterQueue satisfies `withinClusterQueue` (by
+/// its lowest priority, as `collectSameQueueCandidates` starts), and the walk of
+/// `collectCandidatesForHierarchicalReclaim` visits no level (`cohort_levels`: no cohort,
+/// `reclaimWithinCohort: Never`, or, with `priority_unusable`, no hierarchical advantage on
+/// the way up). Then the candidate lists are empty and so is the answer, whatever the
+/// quota. In the million this is every search for a lowest-priority head of a ClusterQueue
+/// at its borrowing limit (`withinClusterQueue: LowerPriority`, borrowWithinCohort off),
+/// most searches of the run.
+fn no_candidates_possible(
+    ctx: &Ctx<'_, '_>,
+    tree: &QuotaTree,
+    admitted: &impl AdmittedWorkloads,
+    priority_unusable: bool,
+) -> bool {
+    let within = ctx.settings.within_cluster_queue;
+    if policy_may_admit_some(ctx.p, admitted.lowest_priority(ctx.p.cq), within) {
+        return false;
+    }
+    let mut any_level = false;
+    cohort_levels(ctx, tree, priority_unusable, |_| any_level = true);
+    !any_level
+}
+
 /// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal on every
 /// contested `Fr`.
 fn under_nominal_on_contested(tree: &QuotaTree, p: &Preemptor<'_>) -> bool {
@@ -832,6 +856,9 @@ pub struct SearchScratch {
     /// borrowing, and the rest for the one without.
     with_borrowing: Vec<(ClusterQueueId, Fr, i64)>,
     without_borrowing: Vec<(ClusterQueueId, Fr, i64)>,
+    /// Whether the last classical search ended because no workload could be a candidate
+    /// (`no_candidates_possible`), so that its caller can carry that verdict over.
+    pub(crate) none_possible: bool,
 }
 
 /// `classical_targets` with the caller's scratch vectors.
@@ -842,6 +869,7 @@ pub fn classical_targets_with(
     p: &Preemptor<'_>,
     scratch: &mut SearchScratch,
 ) -> Vec<Target> {
+    scratch.none_possible = false;
     // A ClusterQueue in a cohort cycle is inactive; its walk to the root would not end.
     if tree.in_cycle(p.cq) {
         return Vec::new();
@@ -859,6 +887,13 @@ pub fn classical_targets_with(
     // priority candidate is `ReclaimWithoutBorrowing` (not valid in it): they need not be
     // collected. Under overload this is most searches, and most of their cost.
     let only_with_borrowing = forbidden && !under_nominal_on_contested(tree, p);
+    // No workload can be a candidate: both lists come out empty, and the answer is no
+    // targets whatever the bound says. Tests (debug builds) go on to check it on the lists.
+    let none_possible = no_candidates_possible(&ctx, tree, admitted, only_with_borrowing);
+    scratch.none_possible = none_possible;
+    if none_possible && !cfg!(debug_assertions) {
+        return Vec::new();
+    }
     // Tests (debug builds) go on to check the bound against the search it spares.
     let bound = could_fit_bound(&ctx, tree, admitted, only_with_borrowing, scratch);
     if bound == Bound::CannotFit && !cfg!(debug_assertions) {
@@ -869,6 +904,10 @@ pub fn classical_targets_with(
     let (hierarchy, priority) = cohort_candidates(&ctx, tree, admitted, only_with_borrowing);
     let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
     let no_hierarchy_candidates = hierarchy.is_empty();
+    debug_assert!(
+        !none_possible || (no_other_queue_candidates && same_queue.is_empty()),
+        "no_candidates_possible said no candidate, the lists hold some"
+    );
     let attempts: &[bool] = if no_other_queue_candidates || only_with_borrowing {
         &[true]
     } else if forbidden && no_hierarchy_candidates {

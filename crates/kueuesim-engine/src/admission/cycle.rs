@@ -17,9 +17,9 @@ use crate::tas::TasCapacity;
 
 use super::binding::bound_of;
 use super::flavors::{
-    FlavorAssigner, Scratch, Subject, preemption_targets, remove_workloads, tas_request,
-    topology_assignment,
+    FlavorAssigner, Scratch, Subject, preemption_targets, remove_workloads, topology_assignment,
 };
+use super::pod_set_fit::tas_request;
 use super::tas_fit::{PreemptorTopology, tas_flavor_of};
 use super::{
     Assignment, Decision, Head, Mode, NotAdmitted, REASON_MISCONFIGURED, REASON_SUSPENDED,

@@ -17,12 +17,14 @@ mod binding;
 mod cycle;
 mod flavors;
 mod messages;
+mod pod_set_fit;
 mod tas_fit;
 
 pub use cycle::run_cycle;
+pub(crate) use flavors::topology_assignment_within;
 pub use flavors::{Scratch as CycleScratch, usage_of};
-pub(crate) use flavors::{tas_request, topology_assignment_within};
 pub use messages::Unfit;
+pub(crate) use pod_set_fit::tas_request;
 pub(crate) use tas_fit::tas_flavor_of;
 
 use kueuesim_model::quota::Fr;

@@ -12,7 +12,8 @@ use crate::outcome::PodSetAssignment;
 use crate::preemption::TopologyFit;
 use crate::tas::TasCapacity;
 
-use super::flavors::{tas_request, topology_assignment};
+use super::flavors::topology_assignment;
+use super::pod_set_fit::tas_request;
 use super::{Assignment, Specs};
 
 /// One pod set's TAS request (`TASPodSetRequests`).

@@ -312,8 +312,8 @@ struct Schedulers {
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
-    /// The view of a world without TAS flavors, made once: each cycle takes a clone (its
-    /// shared parts are reference-counted, so no allocation per cycle).
+    /// The view of a world without TAS flavors, made once and lent to each cycle (the cycle
+    /// writes to its view only for a topology assignment, which needs a TAS flavor).
     tas_none: crate::tas::TasCapacity,
     /// With GPUs as devices, while the pods of a failed GPU device are lost: the node and
     /// device, so each gives back its claim on that device.

@@ -14,6 +14,10 @@ use super::{
 /// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
 pub(super) const MAX_GPU_BUCKETS: usize = 257;
 
+/// `Cluster::apply` sums a pod's requests into a dense row of this many resources when the
+/// world has no more (it usually has four: cpu, memory, GPUs, pods).
+const DENSE_RESOURCES: usize = 8;
+
 /// Node capacity plus, for every topology, the free capacity of each domain (the sum over its
 /// nodes), kept in step on every bind and release.
 #[derive(Clone, Debug)]
@@ -338,37 +342,56 @@ impl Cluster {
         self.nodes.apply(node, requests, sign);
         self.kai_counts
             .changed(world, &self.nodes, node, requests, sign);
-        if let (Some(g), Some(b)) = (self.res.gpu, before) {
-            self.note_gpu_move(node, g, b, self.nodes.free(node, g));
-        }
-        let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
-        let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
-        let moved = match (gpu, before) {
-            (Some(g), Some(b)) => {
-                let after = self.nodes.free(node, g);
-                (bucket(b) != bucket(after)).then(|| (bucket(b), bucket(after)))
-            }
-            _ => None,
-        };
-        let n_res = self.nodes.n_resources;
         let buckets = self.gpu_buckets;
+        let mut moved = None;
+        if let (Some(g), Some(b)) = (self.res.gpu, before) {
+            let after = self.nodes.free(node, g);
+            self.note_gpu_move(node, g, b, after);
+            let bucket = |free: i64| free.clamp(0, buckets as i64 - 1) as usize;
+            if buckets > 0 && bucket(b) != bucket(after) {
+                moved = Some((bucket(b), bucket(after)));
+            }
+        }
+        let n_res = self.nodes.n_resources;
         // The node's domain and its ancestors in every topology, from the fixed chains (this
-        // runs on every bind and release): the same rows the parent links lead to, each
-        // changed once, so the sums are the same whatever the order.
+        // runs on every bind and release of every scheduler and of every release): the same
+        // rows the parent links lead to, each changed once, so the sums are the same whatever
+        // the order.
         let Cluster {
             ancestors,
             domain_free,
             gpu_hist,
             ..
         } = self;
-        for &(t, d) in ancestors.of(node) {
-            let (t, d) = (t as usize, d as usize);
-            let row = &mut domain_free[t][d * n_res..][..n_res];
+        let chain = ancestors.of(node);
+        if n_res <= DENSE_RESOURCES {
+            // The change as one dense row (the request list's pairs summed into it, as the
+            // per-pair updates would sum them), added to each domain's row in one pass: no
+            // per-pair index and bounds check per domain. Integer sums, so the rows end the
+            // same as with the pairs applied one by one.
+            let mut delta = [0i64; DENSE_RESOURCES];
             for (r, q) in requests.iter() {
-                row[r.index()] -= sign * q;
+                debug_assert!(r.index() < n_res, "a request for an unknown resource");
+                delta[r.index()] -= sign * q;
             }
-            if let Some((from, to)) = moved {
-                let h = &mut gpu_hist[t][d * buckets..][..buckets];
+            let delta = &delta[..n_res];
+            for &(t, d) in chain {
+                let row = &mut domain_free[t as usize][d as usize * n_res..][..n_res];
+                for (f, x) in row.iter_mut().zip(delta) {
+                    *f += x;
+                }
+            }
+        } else {
+            for &(t, d) in chain {
+                let row = &mut domain_free[t as usize][d as usize * n_res..][..n_res];
+                for (r, q) in requests.iter() {
+                    row[r.index()] -= sign * q;
+                }
+            }
+        }
+        if let Some((from, to)) = moved {
+            for &(t, d) in chain {
+                let h = &mut gpu_hist[t as usize][d as usize * buckets..][..buckets];
                 h[from] -= 1;
                 h[to] += 1;
             }

@@ -364,36 +364,47 @@ impl Cluster {
             ..
         } = self;
         let chain = ancestors.of(node);
+        let moved = moved.map(|(from, to)| (buckets, from, to));
+        // The change as one dense row (the request list's pairs summed into it, as the
+        // per-pair updates would sum them), added to each domain's row as a fixed-size array
+        // of the world's resource count: no per-pair index and bounds check per domain.
+        // Integer sums, so the rows end the same as with the pairs applied one by one.
+        let mut delta = [0i64; DENSE_RESOURCES];
         if n_res <= DENSE_RESOURCES {
-            // The change as one dense row (the request list's pairs summed into it, as the
-            // per-pair updates would sum them), added to each domain's row in one pass: no
-            // per-pair index and bounds check per domain. Integer sums, so the rows end the
-            // same as with the pairs applied one by one.
-            let mut delta = [0i64; DENSE_RESOURCES];
             for (r, q) in requests.iter() {
                 debug_assert!(r.index() < n_res, "a request for an unknown resource");
                 delta[r.index()] -= sign * q;
             }
-            let delta = &delta[..n_res];
-            for &(t, d) in chain {
-                let row = &mut domain_free[t as usize][d as usize * n_res..][..n_res];
-                for (f, x) in row.iter_mut().zip(delta) {
-                    *f += x;
-                }
-            }
-        } else {
-            for &(t, d) in chain {
-                let row = &mut domain_free[t as usize][d as usize * n_res..][..n_res];
-                for (r, q) in requests.iter() {
-                    row[r.index()] -= sign * q;
-                }
-            }
         }
-        if let Some((from, to)) = moved {
-            for &(t, d) in chain {
-                let h = &mut gpu_hist[t as usize][d as usize * buckets..][..buckets];
-                h[from] -= 1;
-                h[to] += 1;
+        let rows = (
+            chain,
+            &mut domain_free[..],
+            &mut gpu_hist[..],
+            &delta,
+            moved,
+        );
+        match n_res {
+            1 => add_along_chain::<1>(rows),
+            2 => add_along_chain::<2>(rows),
+            3 => add_along_chain::<3>(rows),
+            4 => add_along_chain::<4>(rows),
+            5 => add_along_chain::<5>(rows),
+            6 => add_along_chain::<6>(rows),
+            7 => add_along_chain::<7>(rows),
+            8 => add_along_chain::<8>(rows),
+            _ => {
+                for &(t, d) in chain {
+                    let (t, d) = (t as usize, d as usize);
+                    let row = &mut domain_free[t][d * n_res..][..n_res];
+                    for (r, q) in requests.iter() {
+                        row[r.index()] -= sign * q;
+                    }
+                    if let Some((buckets, from, to)) = moved {
+                        let h = &mut gpu_hist[t][d * buckets..][..buckets];
+                        h[from] -= 1;
+                        h[to] += 1;
+                    }
+                }
             }
         }
     }
@@ -647,6 +658,39 @@ impl Cluster {
     /// for a gang needing `total` to fit there.
     pub fn domain_may_hold(&self, t: usize, d: DomainId, total: &[(usize, i64)]) -> bool {
         total.iter().all(|&(r, q)| self.domain_free(t, d, r) >= q)
+    }
+}
+
+/// `Cluster::apply`'s part per domain, for a world of `N` resources: adds the dense change
+/// `delta` (its first `N` entries) to the free row of every domain of `chain`, and when the
+/// node moved between GPU buckets (`moved`: buckets per domain, from, to) moves one node in
+/// each domain's histogram. The row is a fixed-size array, so the additions are unrolled.
+#[inline(always)]
+fn add_along_chain<const N: usize>(
+    (chain, domain_free, gpu_hist, delta, moved): (
+        &[(u32, u32)],
+        &mut [Vec<i64>],
+        &mut [Vec<u32>],
+        &[i64; DENSE_RESOURCES],
+        Option<(usize, usize, usize)>,
+    ),
+) {
+    let delta = delta
+        .first_chunk::<N>()
+        .expect("N is at most DENSE_RESOURCES");
+    for &(t, d) in chain {
+        let (t, d) = (t as usize, d as usize);
+        let row = domain_free[t][d * N..]
+            .first_chunk_mut::<N>()
+            .expect("every domain has a row");
+        for (f, x) in row.iter_mut().zip(delta) {
+            *f += x;
+        }
+        if let Some((buckets, from, to)) = moved {
+            let h = &mut gpu_hist[t][d * buckets..][..buckets];
+            h[from] -= 1;
+            h[to] += 1;
+        }
     }
 }
 

@@ -661,20 +661,23 @@ impl Cluster {
     }
 }
 
+/// What `add_along_chain` changes and by how much: the node's ancestor chain, the per-domain
+/// free rows and GPU histograms of every topology, the dense change, and the GPU bucket
+/// move (buckets per domain, from, to) if any.
+type ChainRows<'a> = (
+    &'a [(u32, u32)],
+    &'a mut [Vec<i64>],
+    &'a mut [Vec<u32>],
+    &'a [i64; DENSE_RESOURCES],
+    Option<(usize, usize, usize)>,
+);
+
 /// `Cluster::apply`'s part per domain, for a world of `N` resources: adds the dense change
 /// `delta` (its first `N` entries) to the free row of every domain of `chain`, and when the
 /// node moved between GPU buckets (`moved`: buckets per domain, from, to) moves one node in
 /// each domain's histogram. The row is a fixed-size array, so the additions are unrolled.
 #[inline(always)]
-fn add_along_chain<const N: usize>(
-    (chain, domain_free, gpu_hist, delta, moved): (
-        &[(u32, u32)],
-        &mut [Vec<i64>],
-        &mut [Vec<u32>],
-        &[i64; DENSE_RESOURCES],
-        Option<(usize, usize, usize)>,
-    ),
-) {
+fn add_along_chain<const N: usize>((chain, domain_free, gpu_hist, delta, moved): ChainRows<'_>) {
     let delta = delta
         .first_chunk::<N>()
         .expect("N is at most DENSE_RESOURCES");

@@ -14,6 +14,10 @@ use super::{
 /// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
 pub(super) const MAX_GPU_BUCKETS: usize = 257;
 
+/// `Cluster::apply` sums a pod's requests into a dense row of this many resources when the
+/// world has no more (it usually has four: cpu, memory, GPUs, pods).
+const DENSE_RESOURCES: usize = 8;
+
 /// Node capacity plus, for every topology, the free capacity of each domain (the sum over its
 /// nodes), kept in step on every bind and release.
 #[derive(Clone, Debug)]
@@ -338,39 +342,69 @@ impl Cluster {
         self.nodes.apply(node, requests, sign);
         self.kai_counts
             .changed(world, &self.nodes, node, requests, sign);
-        if let (Some(g), Some(b)) = (self.res.gpu, before) {
-            self.note_gpu_move(node, g, b, self.nodes.free(node, g));
-        }
-        let gpu = self.res.gpu.filter(|_| self.gpu_buckets > 0);
-        let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1) as usize;
-        let moved = match (gpu, before) {
-            (Some(g), Some(b)) => {
-                let after = self.nodes.free(node, g);
-                (bucket(b) != bucket(after)).then(|| (bucket(b), bucket(after)))
-            }
-            _ => None,
-        };
-        let n_res = self.nodes.n_resources;
         let buckets = self.gpu_buckets;
+        let mut moved = None;
+        if let (Some(g), Some(b)) = (self.res.gpu, before) {
+            let after = self.nodes.free(node, g);
+            self.note_gpu_move(node, g, b, after);
+            let bucket = |free: i64| free.clamp(0, buckets as i64 - 1) as usize;
+            if buckets > 0 && bucket(b) != bucket(after) {
+                moved = Some((bucket(b), bucket(after)));
+            }
+        }
+        let n_res = self.nodes.n_resources;
         // The node's domain and its ancestors in every topology, from the fixed chains (this
-        // runs on every bind and release): the same rows the parent links lead to, each
-        // changed once, so the sums are the same whatever the order.
+        // runs on every bind and release of every scheduler and of every release): the same
+        // rows the parent links lead to, each changed once, so the sums are the same whatever
+        // the order.
         let Cluster {
             ancestors,
             domain_free,
             gpu_hist,
             ..
         } = self;
-        for &(t, d) in ancestors.of(node) {
-            let (t, d) = (t as usize, d as usize);
-            let row = &mut domain_free[t][d * n_res..][..n_res];
+        let chain = ancestors.of(node);
+        let moved = moved.map(|(from, to)| (buckets, from, to));
+        // The change as one dense row (the request list's pairs summed into it, as the
+        // per-pair updates would sum them), added to each domain's row as a fixed-size array
+        // of the world's resource count: no per-pair index and bounds check per domain.
+        // Integer sums, so the rows end the same as with the pairs applied one by one.
+        let mut delta = [0i64; DENSE_RESOURCES];
+        if n_res <= DENSE_RESOURCES {
             for (r, q) in requests.iter() {
-                row[r.index()] -= sign * q;
+                debug_assert!(r.index() < n_res, "a request for an unknown resource");
+                delta[r.index()] -= sign * q;
             }
-            if let Some((from, to)) = moved {
-                let h = &mut gpu_hist[t][d * buckets..][..buckets];
-                h[from] -= 1;
-                h[to] += 1;
+        }
+        let rows = (
+            chain,
+            &mut domain_free[..],
+            &mut gpu_hist[..],
+            &delta,
+            moved,
+        );
+        match n_res {
+            1 => add_along_chain::<1>(rows),
+            2 => add_along_chain::<2>(rows),
+            3 => add_along_chain::<3>(rows),
+            4 => add_along_chain::<4>(rows),
+            5 => add_along_chain::<5>(rows),
+            6 => add_along_chain::<6>(rows),
+            7 => add_along_chain::<7>(rows),
+            8 => add_along_chain::<8>(rows),
+            _ => {
+                for &(t, d) in chain {
+                    let (t, d) = (t as usize, d as usize);
+                    let row = &mut domain_free[t][d * n_res..][..n_res];
+                    for (r, q) in requests.iter() {
+                        row[r.index()] -= sign * q;
+                    }
+                    if let Some((buckets, from, to)) = moved {
+                        let h = &mut gpu_hist[t][d * buckets..][..buckets];
+                        h[from] -= 1;
+                        h[to] += 1;
+                    }
+                }
             }
         }
     }
@@ -624,6 +658,42 @@ impl Cluster {
     /// for a gang needing `total` to fit there.
     pub fn domain_may_hold(&self, t: usize, d: DomainId, total: &[(usize, i64)]) -> bool {
         total.iter().all(|&(r, q)| self.domain_free(t, d, r) >= q)
+    }
+}
+
+/// What `add_along_chain` changes and by how much: the node's ancestor chain, the per-domain
+/// free rows and GPU histograms of every topology, the dense change, and the GPU bucket
+/// move (buckets per domain, from, to) if any.
+type ChainRows<'a> = (
+    &'a [(u32, u32)],
+    &'a mut [Vec<i64>],
+    &'a mut [Vec<u32>],
+    &'a [i64; DENSE_RESOURCES],
+    Option<(usize, usize, usize)>,
+);
+
+/// `Cluster::apply`'s part per domain, for a world of `N` resources: adds the dense change
+/// `delta` (its first `N` entries) to the free row of every domain of `chain`, and when the
+/// node moved between GPU buckets (`moved`: buckets per domain, from, to) moves one node in
+/// each domain's histogram. The row is a fixed-size array, so the additions are unrolled.
+#[inline(always)]
+fn add_along_chain<const N: usize>((chain, domain_free, gpu_hist, delta, moved): ChainRows<'_>) {
+    let delta = delta
+        .first_chunk::<N>()
+        .expect("N is at most DENSE_RESOURCES");
+    for &(t, d) in chain {
+        let (t, d) = (t as usize, d as usize);
+        let row = domain_free[t][d * N..]
+            .first_chunk_mut::<N>()
+            .expect("every domain has a row");
+        for (f, x) in row.iter_mut().zip(delta) {
+            *f += x;
+        }
+        if let Some((buckets, from, to)) = moved {
+            let h = &mut gpu_hist[t][d * buckets..][..buckets];
+            h[from] -= 1;
+            h[to] += 1;
+        }
     }
 }
 

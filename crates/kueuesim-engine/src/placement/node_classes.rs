@@ -64,6 +64,8 @@ pub(crate) struct NodeClasses {
     /// re-filing tries that class's state first, a comparison, before the registry's hash.
     /// Any class will do for correctness: a node in a class's state is filed there, as each
     /// state has one class (`class_id` registers a state only when it is not found).
+    /// Invariant: the hint's allocatable is `k`'s (the node that moved kept its
+    /// allocatable), so `in_state_of` compares only the free part (`check_classes` checks).
     moved_to: Vec<u32>,
     /// Per node, `alloc_hash` of its allocatable (fixed for the run): the part of the
     /// state's hash `class_id` need not work out again at every re-filing.
@@ -300,15 +302,25 @@ impl NodeCapacity {
         cl.built = true;
     }
 
-    /// Whether `node`'s current state is class `k`'s.
-    #[inline]
+    /// Whether `node`'s current state is class `k`'s, for a class `k` whose allocatable is
+    /// the node's: the class it is filed under, or that class's `moved_to` hint (see there).
+    /// The allocatable never changes, so only the free pod slots and free capacity are
+    /// compared, element by element (a slice comparison calls `memcmp`, which costs more
+    /// than the handful of values here; this runs for every node re-filed).
+    #[inline(always)]
     fn in_state_of(&self, node: NodeId, k: usize) -> bool {
         let (nr, cl) = (self.n_resources, &self.classes);
         let base = node.index() * nr;
-        let s = &cl.states[k * cl.stride..(k + 1) * cl.stride];
+        let s = &cl.states[k * cl.stride..][..cl.stride];
+        debug_assert!(
+            s[nr..2 * nr] == self.alloc[base..base + nr],
+            "in_state_of asked about a class of another allocatable"
+        );
         s[2 * nr] == self.free_pods[node.index()]
-            && s[..nr] == self.free[base..base + nr]
-            && s[nr..2 * nr] == self.alloc[base..base + nr]
+            && s[..nr]
+                .iter()
+                .zip(&self.free[base..base + nr])
+                .all(|(a, b)| a == b)
     }
 
     /// The class of `node`'s current state, registering the state if it is new. A new state
@@ -396,6 +408,15 @@ impl NodeCapacity {
                 cl.len()
             ));
         }
+        // A hint has its class's allocatable (`in_state_of` compares only the free part).
+        for (k, &hint) in cl.moved_to.iter().enumerate() {
+            let alloc_of = |k: usize| &cl.states[k * cl.stride + nr..][..nr];
+            if hint != u32::MAX && alloc_of(hint as usize) != alloc_of(k) {
+                return Err(format!(
+                    "class {k}'s re-filing hint {hint} has another allocatable"
+                ));
+            }
+        }
         // Each registered state has one class: a node in a hinted class's state belongs there.
         let mut states: Vec<&[i64]> = cl.states.chunks(cl.stride).collect();
         states.sort_unstable();
@@ -453,6 +474,8 @@ mod tests {
     proptest::proptest! {
         /// Binds and releases of varied sizes, read now and then: every read files each node
         /// under its current state, across the registry's rebuilds (many distinct states).
+        /// Nodes of two sizes, so that equal free capacities of different allocatables are
+        /// different classes (re-filing compares only the free part, `in_state_of`).
         #[test]
         fn classes_follow_binds_and_releases(
             ops in proptest::collection::vec((0usize..40, 1i64..9, proptest::bool::ANY, proptest::bool::ANY), 1..300),
@@ -464,7 +487,7 @@ mod tests {
                 w.nodes.push(kueuesim_model::Node {
                     name: format!("n{i}"),
                     labels: Default::default(),
-                    allocatable: vec![64_000, 8],
+                    allocatable: if i % 2 == 0 { vec![64_000, 8] } else { vec![56_000, 8] },
                     taints: vec![],
                     unschedulable: false,
                 });

@@ -127,4 +127,57 @@ mod tests {
         }
         assert_eq!(c.check_indexes(&w), Ok(()));
     }
+
+    /// `Cluster::apply` adds a pod's change as a fixed-size row for worlds of 1 to 8
+    /// resources (one arm each) and per pair above: every arm, and the fallback, keeps each
+    /// domain's row the sum of its nodes (`check_indexes` recounts them), with requests that
+    /// name some resources only, in any order.
+    #[test]
+    fn apply_keeps_domain_rows_for_every_resource_count() {
+        use kueuesim_model::{Labels, Node, World};
+        for n_res in 1..=10usize {
+            let mut w = World::default();
+            let ids: Vec<ResourceId> = (0..n_res)
+                .map(|r| w.resources.intern(&format!("r{r}")))
+                .collect();
+            for i in 0..6usize {
+                w.nodes.push(Node {
+                    name: format!("n{i}"),
+                    labels: Labels::new(vec![
+                        ("zone".into(), format!("z{}", i % 2)),
+                        ("rack".into(), format!("r{}", i % 3)),
+                    ]),
+                    allocatable: (0..n_res).map(|r| 100 + (i * 7 + r * 3) as i64).collect(),
+                    taints: vec![],
+                    unschedulable: false,
+                });
+            }
+            w.topologies = vec![Topology::from_levels(
+                "t",
+                &["zone".into(), "rack".into()],
+                &w.nodes,
+            )];
+            w.hypernodes = Topology::from_levels("h", &["rack".into()], &w.nodes);
+            let mut c = Cluster::new(&w);
+            // Pods asking for every other resource, the last first, with distinct amounts,
+            // so a row written at the wrong offset or width shows in the recount.
+            let pairs: Vec<(ResourceId, i64)> = ids
+                .iter()
+                .enumerate()
+                .rev()
+                .filter(|(r, _)| r % 2 == 0 || *r + 1 == n_res)
+                .map(|(r, &id)| (id, 1 + r as i64))
+                .collect();
+            let pod = ResourceList::from_pairs(pairs);
+            for (n, sign) in [(0, 1), (5, 1), (3, 1), (5, 1), (0, -1), (2, 1), (5, -1)] {
+                c.apply(&w, NodeId::from_index(n), &pod, sign);
+                assert_eq!(c.check_indexes(&w), Ok(()), "{n_res} resources");
+            }
+            assert_ne!(
+                c.domain_free,
+                Cluster::new(&w).domain_free,
+                "{n_res} resources: nothing bound"
+            );
+        }
+    }
 }

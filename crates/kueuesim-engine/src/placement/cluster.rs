@@ -354,7 +354,7 @@ impl Cluster {
         }
         let n_res = self.nodes.n_resources;
         // The node's domain and its ancestors in every topology, from the fixed chains (this
-        // runs on every bind and release of every scheduler and of every release): the same
+        // runs for every pod bound or released, by every scheduler and dry run): the same
         // rows the parent links lead to, each changed once, so the sums are the same whatever
         // the order.
         let Cluster {
@@ -372,7 +372,10 @@ impl Cluster {
         let mut delta = [0i64; DENSE_RESOURCES];
         if n_res <= DENSE_RESOURCES {
             for (r, q) in requests.iter() {
-                debug_assert!(r.index() < n_res, "a request for an unknown resource");
+                // A request names a resource of the world (the loader interns every name):
+                // checked in release too, as the per-pair rows' slice did, so a stray id
+                // cannot fall silently into the unused tail of `delta`.
+                assert!(r.index() < n_res, "a request for an unknown resource");
                 delta[r.index()] -= sign * q;
             }
         }
@@ -515,13 +518,35 @@ impl Cluster {
         &self.gpu_order
     }
 
-    /// Whether the GPU order, the per-domain GPU histograms, Volcano's per-tier free GPUs and
-    /// KAI's kept counts and bin-pack order agree with the nodes' free capacity (an invariant
-    /// `Simulation::check_invariants` states).
+    /// Whether every domain's free row (every topology, every resource) is the sum of its
+    /// nodes' free capacity, as `new` made it and `apply`'s dense rows keep it.
+    fn check_domain_free(&self, world: &World) -> Result<(), String> {
+        let n_res = self.nodes.n_resources;
+        for (ti, t) in topologies(world).enumerate() {
+            for d in 0..t.domains.len() {
+                let dom = DomainId::from_index(d);
+                for r in 0..n_res {
+                    let sum: i64 = t.nodes_of(dom).iter().map(|&n| self.nodes.free(n, r)).sum();
+                    let kept = self.domain_free[ti][d * n_res + r];
+                    if kept != sum {
+                        return Err(format!(
+                            "topology {ti} domain {d} resource {r}: {kept} free kept, its nodes have {sum}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every domain's free row, the GPU order, the per-domain GPU histograms,
+    /// Volcano's per-tier free GPUs and KAI's kept counts and bin-pack order agree with the
+    /// nodes' free capacity (an invariant `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
         self.ancestors.check(world)?;
         self.kai_counts.check(world, &self.nodes)?;
         self.nodes.check_classes()?;
+        self.check_domain_free(world)?;
         let Some(g) = self.res.gpu else { return Ok(()) };
         if let Some(order) = &self.kai_order {
             order.check(world, &self.nodes, g)?;

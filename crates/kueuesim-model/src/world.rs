@@ -590,10 +590,11 @@ pub struct World {
     /// The world as each Timeline change with `set` or `patch` leaves its objects
     /// (`Change::epoch`): the same ids throughout (every node, ClusterQueue and Cohort of any
     /// epoch is in all of them), different ClusterQueues' and Cohorts' specs; no workloads,
-    /// no timeline and no epochs of its own. The resources, nodes and topologies are the
-    /// start's in every epoch (the loader clones them and rejects a change to them): the
-    /// engine keeps what it derives from them (resource ids, per-node ancestor chains) for
-    /// the whole run (checked in debug builds only).
+    /// no timeline and no epochs of its own. The resources, nodes, topologies and config
+    /// are the start's in every epoch (the loader clones them and rejects a change to the
+    /// first three): the engine keeps what it derives from them (resource ids, per-node
+    /// ancestor chains, each workload's scheduler) for the whole run (`Simulation::new`
+    /// checks the config; the rest is checked in debug builds only).
     pub epochs: Vec<World>,
     /// The nodes that are not there at the start: a later Timeline change adds them
     /// (`NodeOp::Add`).

@@ -363,10 +363,12 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // The oracle's classical search ended because no workload could be a candidate
     // (`no_candidates_possible`). That holds for this usage too when it holds the oracle's
     // entries and contests the same resources: the lowest-priority check reads neither, the
-    // nominal check reads the contested resources, and the walk to the root visits a level
-    // only where the usage fits on the way up, which a usage with more resources (the same
-    // amounts on the oracle's) does nowhere the oracle's does not. Under overload most heads
-    // that do not fit end here: the lowest priority in a ClusterQueue at its borrowing limit.
+    // nominal check reads the contested resources, and the cohort walk either visits no
+    // level whatever the usage (no cohort, `reclaimWithinCohort: Never`) or, with
+    // `priority_unusable`, visits a level only once the usage has fitted at or below it,
+    // which a usage holding the oracle's (one pair: its contested resource) with more
+    // resources does nowhere the oracle's does not. Under overload most heads that do not
+    // fit end here (the condition is `no_candidates_possible`'s).
     if world.config.kueue.fair_sharing.is_none()
         && fa.searched
         && s.none_possible

@@ -730,9 +730,10 @@ enum Bound {
 /// `collectCandidatesForHierarchicalReclaim` visits no level (`cohort_levels`: no cohort,
 /// `reclaimWithinCohort: Never`, or, with `priority_unusable`, no hierarchical advantage on
 /// the way up). Then the candidate lists are empty and so is the answer, whatever the
-/// quota. In the million this is every search for a lowest-priority head of a ClusterQueue
-/// at its borrowing limit (`withinClusterQueue: LowerPriority`, borrowWithinCohort off),
-/// most searches of the run.
+/// quota. In the million this is most searches of the run: a head whose priority is at or
+/// below the lowest admitted in its ClusterQueue (`withinClusterQueue: LowerPriority`), with
+/// borrowWithinCohort off, at or above nominal on a contested resource, and a request that
+/// fits in no subtree on the way up.
 fn no_candidates_possible(
     ctx: &Ctx<'_, '_>,
     tree: &QuotaTree,

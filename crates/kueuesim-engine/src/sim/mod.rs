@@ -196,7 +196,9 @@ pub struct Simulation<'w> {
     /// The cluster-autoscaler's state; None without autoscaled pools or provisioning checks.
     autoscale: Option<Box<autoscale::AutoscaleState>>,
     /// Keys of retried placement attempts that succeeded (`retry_one`), kept for their
-    /// vectors: the next attempt's key is written over one.
+    /// vectors: the next attempt's key is written over one. A kept key may hold its
+    /// workload's `Rc` after the workload finished, until the key is reused: memory only,
+    /// bounded by the most failed keys of one pass (nothing reads `Rc` counts).
     spare_keys: Vec<retry::Key<'w>>,
     /// The vector a `retry_placements` pass collects its failed keys in, empty between
     /// passes (kept for its capacity).
@@ -312,8 +314,8 @@ struct Schedulers {
     /// Kueue's TAS view of the empty cluster (with the per-flavor snapshot masks), when a
     /// TAS flavor and nodes exist: each cycle's view starts from its shared parts.
     tas_base: Option<crate::tas::TasCapacity>,
-    /// The view of a world without TAS flavors, made once and lent to each cycle (the cycle
-    /// writes to its view only for a topology assignment, which needs a TAS flavor).
+    /// The TAS view without nodes (no TAS flavor, or no nodes), made once and lent to each
+    /// cycle: with no nodes, nothing a cycle books on it changes it.
     tas_none: crate::tas::TasCapacity,
     /// With GPUs as devices, while the pods of a failed GPU device are lost: the node and
     /// device, so each gives back its claim on that device.
@@ -396,6 +398,16 @@ struct Recorder {
 impl<'w> Simulation<'w> {
     /// Prepares the simulation of `world`; nothing has happened yet.
     pub fn new(world: &'w World) -> Self {
+        // Each workload's scheduler is looked up once on arrival from the start's config
+        // (`Runtime::scheduler`): an epoch with other schedulers would be a World built in
+        // code against `World::epochs`' rule (the loader copies the config), not an input.
+        assert!(
+            world
+                .epochs
+                .iter()
+                .all(|e| e.config.schedulers == world.config.schedulers),
+            "an epoch's schedulers differ from the start's (World::epochs)"
+        );
         // The arrivals are known up front: they wait beside the heap, first at equal times.
         let mut events = EventQueue::presorted(
             world

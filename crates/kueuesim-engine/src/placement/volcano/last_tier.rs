@@ -32,8 +32,8 @@ impl TierMemos {
     /// the fixed allocatable and the fixed tree), so refreshing the entries whose row moved
     /// makes the entry the current answer. `lowest` is the lowest of `keys` and every position
     /// holding it: a refresh that moves no holder's key keeps it but for the moved keys that
-    /// reach it (added) or go below it (replacing it), and one that moves a holder's key works
-    /// it out again from `keys`. The answer is then `first_lowest` over the holders alone,
+    /// reach it (added) or go below it (replacing it), and one that moves a holder's row
+    /// (whether or not its key changes) works it out again from `keys`. The answer is then `first_lowest` over the holders alone,
     /// which is `first_lowest` over the whole tier: every other HyperNode scores higher, and
     /// the holders come in the tier's order. Debug builds compare it with a recomputation.
     #[allow(clippy::too_many_arguments)]
@@ -195,4 +195,75 @@ pub(super) fn first_lowest(
         }
     }
     best.map(|b| b.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kueuesim_model::{HyperNodeMember, HyperNodeSpec, Labels, Node, ResourceList, Topology};
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+        /// A kept tier memo answers as a fresh one, attempt after attempt, as pods are bound
+        /// and released between attempts: on six leaves of two nodes under three spines,
+        /// with nodes of equal free capacity common (so equal keys, several holders of the
+        /// lowest, holders moving and keys going below the lowest all occur), for several
+        /// requests whose memos share the ring.
+        #[test]
+        fn a_kept_tier_memo_answers_as_a_fresh_one(
+            steps in proptest::collection::vec(
+                (0usize..12, 1i64..5, proptest::bool::ANY, 0usize..3, 0u64..4), 1..40,
+            ),
+        ) {
+            let mut w = World::default();
+            let gpu = w.resources.intern(kueuesim_model::resources::GPU);
+            let mut hns = Vec::new();
+            for leaf in 0..6 {
+                let mut members = Vec::new();
+                for _ in 0..2 {
+                    members.push(HyperNodeMember::Node(NodeId::from_index(w.nodes.len())));
+                    w.nodes.push(Node {
+                        name: format!("n{:02}", w.nodes.len()),
+                        labels: Labels::default(),
+                        allocatable: vec![8],
+                        taints: vec![],
+                        unschedulable: false,
+                    });
+                }
+                hns.push(HyperNodeSpec { name: format!("l{leaf}"), tier: 1, tier_name: None, members });
+            }
+            for spine in 0..3 {
+                hns.push(HyperNodeSpec {
+                    name: format!("s{spine}"),
+                    tier: 2,
+                    tier_name: None,
+                    members: vec![
+                        HyperNodeMember::HyperNode(format!("l{}", 2 * spine)),
+                        HyperNodeMember::HyperNode(format!("l{}", 2 * spine + 1)),
+                    ],
+                });
+            }
+            w.hypernodes = Topology::from_hypernodes(&hns, w.nodes.len()).unwrap();
+            let mut cluster = Cluster::new(&w);
+            let mut kept = TierMemos::default();
+            let g = gpu.index();
+            for &(node, amount, bind, size, seed) in &steps {
+                let node = NodeId::from_index(node);
+                let l = ResourceList::from_pairs(vec![(gpu, amount)]);
+                if bind && cluster.nodes.fits(node, &l) {
+                    cluster.apply(&w, node, &l, 1);
+                } else if !bind && cluster.nodes.free(node, g) + amount <= 8 {
+                    cluster.apply(&w, node, &l, -1);
+                }
+                // Gangs of one to three pods of two GPUs.
+                let pending = [(g, 2 * (size as i64 + 1))];
+                let request = [Some((g, 2)), None];
+                for (ti, (_, domains)) in w.hypernodes.by_tier.iter().enumerate() {
+                    let got = kept.lowest(&w, &cluster, (ti, domains), DomainId::ROOT, &pending, &request, seed);
+                    let want = TierMemos::default().lowest(&w, &cluster, (ti, domains), DomainId::ROOT, &pending, &request, seed);
+                    proptest::prop_assert_eq!(got, want);
+                }
+            }
+        }
+    }
 }

@@ -447,17 +447,11 @@ impl kueuesim_engine::WorkloadFeed for WorkloadStream {
 impl Iterator for WorkloadStream {
     type Item = Workload;
 
-    /// The next workload; after an error (kept in `error`), none.
+    /// The next workload; after an error (kept in `error`), none. Nothing else holds the
+    /// `Rc` yet (`next_shared`), so the workload is moved out of it.
     fn next(&mut self) -> Option<Workload> {
-        if self.error.borrow().is_some() {
-            return None;
-        }
-        match self.try_next() {
-            Ok(w) => w,
-            Err(e) => {
-                *self.error.borrow_mut() = Some(e);
-                None
-            }
-        }
+        use kueuesim_engine::WorkloadFeed;
+        self.next_shared()
+            .map(|w| Rc::try_unwrap(w).unwrap_or_else(|w| (*w).clone()))
     }
 }

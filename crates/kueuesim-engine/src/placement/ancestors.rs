@@ -90,6 +90,17 @@ mod tests {
 
     use super::super::{Cluster, test_nodes, topologies};
 
+    /// Both kinds of topology over the nodes' `zone` and `rack` labels: a level Topology
+    /// (zone, rack) and a HyperNode tree (rack).
+    fn zone_rack_topologies(w: &mut kueuesim_model::World) {
+        w.topologies = vec![Topology::from_levels(
+            "t",
+            &["zone".into(), "rack".into()],
+            &w.nodes,
+        )];
+        w.hypernodes = Topology::from_levels("h", &["rack".into()], &w.nodes);
+    }
+
     /// Binds and releases through the chains leave every domain's free capacity equal to the
     /// sum over its nodes, in both topologies (a level Topology and a HyperNode tree).
     #[test]
@@ -101,12 +112,7 @@ mod tests {
             (8, 16, 4, 1, 2),
             (2, 4, 4, 0, 1),
         ]);
-        w.topologies = vec![Topology::from_levels(
-            "t",
-            &["zone".into(), "rack".into()],
-            &w.nodes,
-        )];
-        w.hypernodes = Topology::from_levels("h", &["rack".into()], &w.nodes);
+        zone_rack_topologies(&mut w);
         let mut c = Cluster::new(&w);
         assert_eq!(c.check_indexes(&w), Ok(()));
         let pod = ResourceList::from_pairs(vec![
@@ -152,12 +158,7 @@ mod tests {
                     unschedulable: false,
                 });
             }
-            w.topologies = vec![Topology::from_levels(
-                "t",
-                &["zone".into(), "rack".into()],
-                &w.nodes,
-            )];
-            w.hypernodes = Topology::from_levels("h", &["rack".into()], &w.nodes);
+            zone_rack_topologies(&mut w);
             let mut c = Cluster::new(&w);
             // Pods asking for every other resource, the last first, with distinct amounts,
             // so a row written at the wrong offset or width shows in the recount.

@@ -5,8 +5,8 @@
 //! module applies them, keeps quota and node capacity in step, and records conditions and
 //! events as Kueue and the schedulers write them.
 //!
-//! This file holds the `Simulation` type and its state, its builders, the run loop with the
-//! event dispatch, and its public queries; each handler lives with its concern:
+//! This file holds the `Simulation` type and its state and the run loop with the event
+//! dispatch; each handler lives with its concern:
 //! - `runtime`: a workload's runtime state, spec and scheduling-shape class;
 //! - `arrival`: arrivals (from the world or a stream), UID labels, queue positions;
 //! - `cycle`: the Kueue scheduling cycle, applying its decisions, controller latency;
@@ -22,12 +22,14 @@
 //! - `pod_loss`: pods that end early, the jobs' and Kueue's reactions, work kept and lost;
 //! - `tas_replace`: Kueue TAS's replacement of a failed node in a topology assignment;
 //! - `start`: the input's running pods booked on their nodes (a snapshot's state);
-//! - `record`: conditions and events; `series`: the time series; `invariants`: the checks.
+//! - `record`: conditions and events; `series`: the time series; `invariants`: the checks;
+//! - `builders`: the run's options (`with_*`, `lean`); `queries`: the public queries.
 
 mod afs;
 mod arrival;
 mod autoscale;
 mod bound;
+mod builders;
 mod cycle;
 mod epoch;
 mod eviction;
@@ -45,6 +47,7 @@ mod pod_loss;
 mod pods;
 mod pods_ready;
 mod provisioning;
+mod queries;
 mod record;
 mod retry;
 mod runtime;
@@ -576,29 +579,10 @@ impl<'w> Simulation<'w> {
         sim
     }
 
-    /// With GPU devices, how they are allocated and fragmented now.
-    pub fn gpu_sharing_figures(&mut self) -> Option<crate::outcome::GpuSharingFigures> {
-        let cluster = &mut self.sched.cluster;
-        let (nodes, cpu) = (&cluster.nodes, cluster.res.cpu);
-        let devices = cluster.devices.as_mut()?;
-        Some(devices.figures(|n| cpu.map_or(0, |c| nodes.free(n, c))))
-    }
-
     /// The spec of arrived workload `w` (a cheap handle, free of any borrow of `self`).
     #[inline]
     fn spec(&self, w: WorkloadId) -> Spec<'w> {
         self.runtimes[w.index()].spec.clone()
-    }
-
-    /// How many workload ids the run holds state for: from the oldest live workload to the
-    /// newest arrival (what a lean run's memory follows).
-    pub fn live_workloads(&self) -> usize {
-        self.runtimes.span()
-    }
-
-    /// The current simulated time.
-    pub fn now(&self) -> SimTime {
-        self.now
     }
 
     /// Processes the next event if it is at or before `until`; returns false when none is.
@@ -917,103 +901,6 @@ impl<'w> Simulation<'w> {
         }
     }
 
-    /// Whether the run can only go round in circles: nothing runs or is still to arrive, and for
-    /// two full PodsReady timeout + back-off rounds nothing has started or finished. Without a
-    /// horizon the run ends there (Kueue would go on evicting and readmitting forever).
-    pub fn only_futile_loops_left(&self) -> bool {
-        let Some(cfg) = &self.world.config.kueue.wait_for_pods_ready else {
-            return false;
-        };
-        if self.arrivals_pending() || self.progress.running > 0 || self.progress.terminating > 0 {
-            return false;
-        }
-        let round = cfg.timeout + cfg.backoff_max + self.world.config.pod_termination;
-        self.now - self.progress.last_progress > round + round
-    }
-
-    /// Without a horizon and with failures: how long nothing has arrived, finished or failed,
-    /// if that is past `FAILURES_WITHOUT_END` times the longest workload (a day at least)
-    /// while every workload has arrived. Failures go on as long as the run does; a job that
-    /// loses its work faster than it does it would keep the run going for ever.
-    pub fn failures_without_end(&self) -> Option<SimDuration> {
-        if self.sched.failures.is_none() || self.arrivals_pending() {
-            return None;
-        }
-        let stretch = SimDuration::from_millis(
-            self.progress
-                .longest
-                .millis()
-                .saturating_mul(FAILURES_WITHOUT_END)
-                .max(SimDuration::from_secs(24 * 3600).millis()),
-        );
-        let quiet = self.now - self.progress.last_done;
-        (quiet > stretch).then_some(quiet)
-    }
-
-    /// Relabels the UIDs of the live workloads on every arrival instead of only when a gap
-    /// is used up (for tests: every kept label must follow, or the order goes wrong).
-    pub fn with_uid_respacing(mut self) -> Self {
-        self.kueue.respace_uids_always = true;
-        self
-    }
-
-    /// Turns on auditing of decisions (for tests): `check_invariants` then also reports a
-    /// StrictFIFO ClusterQueue admitting a workload while one ahead of it waits in its heap.
-    pub fn with_audit(mut self) -> Self {
-        self.rec.audit = Some(Vec::new());
-        self
-    }
-
-    /// Keeps only what a summary reads: a finished workload is folded into the run's `Tally`
-    /// (its state, its wait, its ClusterQueue's admissions, evictions and GPU time) and let go
-    /// of, and the outcome reports the tally and the unfinished workloads whole
-    /// (`Outcome::lean`). Decisions are unchanged (nothing recorded feeds back into them).
-    pub fn lean(mut self) -> Self {
-        self.rec.tally = Some(Tally::new(self.world));
-        self
-    }
-
-    /// For a run whose only reader is the summary text: each workload keeps only its newest
-    /// event of each source (what the summary's "Waiting at the end" and the folding of
-    /// repeats read), not its whole event history. Under overload a pending workload's
-    /// "N more needed" message changes with every release, and its history grew without
-    /// bound. Decisions are unchanged (nothing recorded feeds back into them).
-    pub fn last_events_only(mut self) -> Self {
-        self.rec.last_events_only = true;
-        self
-    }
-
-    /// Feeds the run from `stream` instead of `world.workloads` (which must be empty): each
-    /// workload is pulled when the one before it arrives, in arrival order, and its id is its
-    /// position in the stream. The run is lean (`Simulation::lean`): memory then follows the
-    /// live workloads, whatever the length of the stream.
-    pub fn with_stream(mut self, stream: impl WorkloadFeed + 'w) -> Self {
-        assert!(
-            self.world.workloads.is_empty(),
-            "a streamed run takes every workload from the stream"
-        );
-        let mut rest: Box<dyn WorkloadFeed + 'w> = Box::new(stream);
-        let next = rest.next_shared();
-        if let Some(n) = &next {
-            self.events
-                .push_presorted(n.arrival, Ev::Arrive(WorkloadId::from_index(0)));
-        }
-        self.feed = Feed::Stream { next, rest };
-        self.lean()
-    }
-
-    /// Samples the state every `step` from time 0 to the end of the run
-    /// (`Outcome::time_series`).
-    pub fn with_time_series(mut self, step: SimDuration) -> Self {
-        assert!(step > SimDuration::ZERO, "a time-series step is positive");
-        self.rec.series = Some(TimeSeries {
-            step,
-            samples: Vec::new(),
-        });
-        self.rec.spines = Some(series::Spines::new(self.world));
-        self
-    }
-
     /// What a livelock at `now` is: the live workloads evicted most often at this instant
     /// (the preemptors and victims that take the quota from each other), at most five.
     fn livelock(&self) -> Stopped {
@@ -1044,13 +931,6 @@ impl<'w> Simulation<'w> {
                 })
                 .collect(),
         }
-    }
-
-    /// Replaces built-in policies by the caller's (`hooks::Hooks`): the queue order within a
-    /// priority level and kube-scheduler's node scores.
-    pub fn with_hooks(mut self, hooks: Rc<RefCell<dyn Hooks + 'w>>) -> Self {
-        self.hooks = Some(hooks);
-        self
     }
 
     /// Where `w` waits, if queued through a LocalQueue: its ClusterQueue and its queue key.
@@ -1088,26 +968,9 @@ impl<'w> Simulation<'w> {
             .map_or(0, crate::hooks::order_key)
     }
 
-    /// Stops the run once it has processed `max` events (`Stopped::EventBudget`): a bound on
-    /// the work of any input, the same at every run of it.
-    pub fn with_event_budget(mut self, max: u64) -> Self {
-        self.event_budget = Some(max);
-        self
-    }
-
     /// Runs to the end (see `run_with_progress`).
     pub fn run(self) -> Outcome {
         self.run_with_progress(|_, _| ControlFlow::Continue(()))
-    }
-
-    /// The state of workload `w` now, or `None` before it arrives.
-    pub fn state_of(&self, w: WorkloadId) -> Option<WorkloadState> {
-        match self.runtimes.get(w.index()) {
-            Some(rt) => Some(rt.record.state),
-            // A lean run lets go of a workload when it finishes.
-            None if w.index() < self.progress.arrived => Some(WorkloadState::Finished),
-            None => None,
-        }
     }
 
     fn advance_to(&mut self, at: SimTime) {
@@ -1115,17 +978,7 @@ impl<'w> Simulation<'w> {
         self.rec.gpu_busy_until(at);
         self.now = at;
     }
-
-    /// A pod's name as its controller would name it (see `Workload::pod_name`).
-    pub fn pod_name(&self, w: WorkloadId, ps: usize, idx: usize) -> String {
-        self.spec(w).pod_name(ps, idx)
-    }
 }
-
-/// Without a horizon, a run with failures stops when nothing has finished for this many times
-/// its longest workload (duration plus restart cost): by then a job has had ten chances to
-/// run through (`Simulation::failures_without_end`).
-const FAILURES_WITHOUT_END: i64 = 10;
 
 /// The most events one simulated instant may take before the run is a livelock
 /// (`Stopped::Livelock`): 20,000, or twenty per workload arrived when more. Every real

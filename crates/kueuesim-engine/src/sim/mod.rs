@@ -9,7 +9,7 @@
 //! dispatch; each handler lives with its concern:
 //! - `runtime`: a workload's runtime state, spec and scheduling-shape class;
 //! - `arrival`: arrivals (from the world or a stream), UID labels, queue positions;
-//! - `cycle`: the Kueue scheduling cycle, applying its decisions, controller latency;
+//! - `cycle`: the Kueue scheduling cycle, applying its decisions; `latency`: controller latency;
 //! - `eviction`: eviction, releasing quota and nodes, requeueing;
 //! - `pods_ready`: `waitForPodsReady`;
 //! - `afs`: Admission Fair Sharing;
@@ -41,6 +41,7 @@ mod kai_consolidation;
 mod kai_evict;
 mod kai_session;
 mod kai_stale;
+mod latency;
 mod nodes;
 mod outbox;
 mod pod_loss;

@@ -383,11 +383,12 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         request: i64,
     ) -> (PMode, u32, Option<Reason>, &'static str) {
         let cq = self.subject.cq;
-        let (flavor, resource) = self.tree.split(fr);
         let available = self.tree.available(cq, fr);
         let max_capacity = self.tree.potential_available(self.tree.cq_node(cq), fr);
         let val = assumed + request;
+        // The flavor and resource name a reason: a resource that fits (most) needs neither.
         if val > max_capacity {
+            let (flavor, resource) = self.tree.split(fr);
             let msg = Reason::ExceedsMax {
                 flavor,
                 resource,
@@ -401,6 +402,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         if val <= available {
             return (PMode::Fit, borrow, None, "");
         }
+        let (flavor, resource) = self.tree.split(fr);
         let msg = Reason::Unused {
             flavor,
             resource,
@@ -626,7 +628,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
     }
 
     /// `assignFlavors` by the general scan: every pod set, every resource group, every flavor.
-    fn assign_scan(&mut self, counts: &[u32]) -> Assignment {
+    pub(super) fn assign_scan(&mut self, counts: &[u32]) -> Assignment {
         let world = self.world;
         let cq = self.subject.cq;
         let queue = world.cluster_queue(cq);

@@ -354,9 +354,6 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     specs: &S,
 ) -> Vec<Target> {
     let (world, tas, wl, cq) = (fa.world, fa.tas, fa.subject.wl, fa.subject.cq);
-    let topology = PreemptorTopology::new(world, tas, specs, cq, wl, a);
-    let mut p = fa.preemptor(&a.usage, &a.contested);
-    p.topology = topology.as_ref().map(|t| t as &dyn TopologyFit);
     // The oracle's search is quota only (`SimulatePreemption` has no TAS requests): its
     // answer stands for the scheduler's only without TAS.
     let s = &fa.scratch.oracle;
@@ -368,21 +365,33 @@ fn targets_for<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // `priority_unusable`, visits a level only once the usage has fitted at or below it,
     // which a usage holding the oracle's (one pair: its contested resource) with more
     // resources does nowhere the oracle's does not. Under overload most heads that do not
-    // fit end here (the condition is `no_candidates_possible`'s).
+    // fit end here (the condition is `no_candidates_possible`'s). No candidate is no
+    // candidate whatever the topology, so the preemptor's TAS requests are not gathered
+    // for this answer (but in debug builds, which check it with them).
     if world.config.kueue.fair_sharing.is_none()
         && fa.searched
         && s.none_possible
         && s.contested == a.contested
         && s.usage.iter().all(|u| a.usage.contains(u))
     {
-        debug_assert!(
-            preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search)
-                .is_empty()
-                && fa.scratch.search.none_possible,
-            "the oracle's verdict of no candidate does not hold for the assignment's usage"
-        );
+        #[cfg(debug_assertions)]
+        {
+            let topology = PreemptorTopology::new(world, tas, specs, cq, wl, a);
+            let mut p = fa.preemptor(&a.usage, &a.contested);
+            p.topology = topology.as_ref().map(|t| t as &dyn TopologyFit);
+            assert!(
+                preemption_targets(fa.world, fa.tree, fa.admitted, &p, &mut fa.scratch.search)
+                    .is_empty()
+                    && fa.scratch.search.none_possible,
+                "the oracle's verdict of no candidate does not hold for the assignment's usage"
+            );
+        }
         return Vec::new();
     }
+    let topology = PreemptorTopology::new(world, tas, specs, cq, wl, a);
+    let mut p = fa.preemptor(&a.usage, &a.contested);
+    p.topology = topology.as_ref().map(|t| t as &dyn TopologyFit);
+    let s = &fa.scratch.oracle;
     // The oracle searched with the contested resource only; the assignment's other resources
     // may change nothing (`usage_is_inert`, classical preemption), and then its answer holds.
     let same_usage = s.usage == a.usage

@@ -45,23 +45,23 @@ pub(super) enum PMode {
 
 /// `granularMode`: preemption mode and borrowing level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Granular {
-    mode: PMode,
-    borrow: u32,
+pub(super) struct Granular {
+    pub(super) mode: PMode,
+    pub(super) borrow: u32,
 }
 
-const WORST: Granular = Granular {
+pub(super) const WORST: Granular = Granular {
     mode: PMode::NoFit,
     borrow: u32::MAX,
 };
 
-const BEST: Granular = Granular {
+pub(super) const BEST: Granular = Granular {
     mode: PMode::Fit,
     borrow: 0,
 };
 
 /// `isPreferred`: whether `a` is better than `b` under the ClusterQueue's fungibility.
-fn is_preferred(a: Granular, b: Granular, f: &FlavorFungibility) -> bool {
+pub(super) fn is_preferred(a: Granular, b: Granular, f: &FlavorFungibility) -> bool {
     if a.mode == PMode::NoFit {
         return false;
     }
@@ -93,7 +93,7 @@ fn is_preferred(a: Granular, b: Granular, f: &FlavorFungibility) -> bool {
 }
 
 /// `shouldTryNextFlavor`.
-fn should_try_next(m: Granular, f: &FlavorFungibility) -> bool {
+pub(super) fn should_try_next(m: Granular, f: &FlavorFungibility) -> bool {
     matches!(m.mode, PMode::NoFit | PMode::NoCandidates)
         || (matches!(m.mode, PMode::Preempt | PMode::Reclaim)
             && f.when_can_preempt == FungibilityPolicy::TryNextFlavor)
@@ -166,7 +166,7 @@ pub(super) struct FlavorAssigner<'a, A: AdmittedWorkloads> {
 #[derive(Default)]
 pub struct Scratch {
     /// A pod set's requested resources, in name order.
-    resources: Vec<(ResourceId, i64)>,
+    pub(super) resources: Vec<(ResourceId, i64)>,
     /// Those of them one resource group covers.
     requested: Vec<(ResourceId, i64)>,
     /// `find_flavor`'s choice for the flavor being tried, and the best so far (swapped when
@@ -174,13 +174,13 @@ pub struct Scratch {
     chosen: Vec<(ResourceId, FlavorId, PMode, u32)>,
     best: Vec<(ResourceId, FlavorId, PMode, u32)>,
     /// `assign`'s choices for the pod set at hand.
-    flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
+    pub(super) flavors: Vec<(ResourceId, FlavorId, PMode, u32)>,
     /// The pod set's requests as counted against quota (`quota_requests`).
-    totals: ResourceList,
+    pub(super) totals: ResourceList,
     /// `assign`'s flavor attempts per pod set (its index), for the QuotaReserved event.
     considered: Vec<(usize, Vec<Attempt>)>,
     /// The vectors of assignments the cycle dropped, for the next ones.
-    pools: Pools,
+    pub(super) pools: Pools,
     /// The preemption oracle's last search for the workload at hand (valid while
     /// `FlavorAssigner::searched`): refilled rather than allocated for every head.
     pub(super) oracle: OracleSearch,
@@ -203,17 +203,17 @@ pub struct Scratch {
 /// under overload a cycle drops nearly every assignment it makes (a head that does not fit
 /// is requeued with its message), millions in a run, each holding a handful of small vectors.
 #[derive(Default)]
-struct Pools {
-    usage: Vec<Vec<(Fr, i64)>>,
-    frs: Vec<Vec<Fr>>,
-    pod_sets: Vec<Vec<PodSetAssignment>>,
-    flavors: Vec<Vec<(ResourceId, FlavorId)>>,
-    reasons: Vec<Vec<Reason>>,
-    per_pod_set: Vec<Vec<(usize, Vec<Reason>)>>,
+pub(super) struct Pools {
+    pub(super) usage: Vec<Vec<(Fr, i64)>>,
+    pub(super) frs: Vec<Vec<Fr>>,
+    pub(super) pod_sets: Vec<Vec<PodSetAssignment>>,
+    pub(super) flavors: Vec<Vec<(ResourceId, FlavorId)>>,
+    pub(super) reasons: Vec<Vec<Reason>>,
+    pub(super) per_pod_set: Vec<Vec<(usize, Vec<Reason>)>>,
     attempts: Vec<Vec<Attempt>>,
     /// A scan progress's outer and per-pod-set vectors (`ScanProgress::last_tried`).
-    scans: Vec<Vec<Vec<(ResourceId, i32)>>>,
-    tried: Vec<Vec<(ResourceId, i32)>>,
+    pub(super) scans: Vec<Vec<Vec<(ResourceId, i32)>>>,
+    pub(super) tried: Vec<Vec<(ResourceId, i32)>>,
     /// Emptied message strings (`Scratch::take_string`).
     strings: Vec<String>,
 }
@@ -222,12 +222,12 @@ struct Pools {
 const POOL_MAX: usize = 64;
 
 /// An emptied vector from `pool`, or a new one.
-fn take<T>(pool: &mut Vec<Vec<T>>) -> Vec<T> {
+pub(super) fn take<T>(pool: &mut Vec<Vec<T>>) -> Vec<T> {
     pool.pop().unwrap_or_default()
 }
 
 /// Empties `v` into `pool` if it holds memory and the pool has room.
-fn give<T>(pool: &mut Vec<Vec<T>>, mut v: Vec<T>) {
+pub(super) fn give<T>(pool: &mut Vec<Vec<T>>, mut v: Vec<T>) {
     if v.capacity() > 0 && pool.len() < POOL_MAX {
         v.clear();
         pool.push(v);
@@ -242,7 +242,7 @@ impl Pools {
         give(&mut self.attempts, attempts);
     }
 
-    fn give_per_pod_set(&mut self, mut per_pod_set: Vec<(usize, Vec<Reason>)>) {
+    pub(super) fn give_per_pod_set(&mut self, mut per_pod_set: Vec<(usize, Vec<Reason>)>) {
         for (_, reasons) in per_pod_set.drain(..) {
             give(&mut self.reasons, reasons);
         }
@@ -252,7 +252,7 @@ impl Pools {
 
 impl Scratch {
     /// The id of the `pods` resource (see `pods`).
-    fn pods_resource(&mut self, world: &World) -> Option<ResourceId> {
+    pub(super) fn pods_resource(&mut self, world: &World) -> Option<ResourceId> {
         *self
             .pods
             .get_or_insert_with(|| world.resources.lookup("pods"))
@@ -262,7 +262,7 @@ impl Scratch {
     /// by name for every head (as Kueue iterates them), and ranks compare without reading
     /// the names. Names are unique, so the ranks order the ids exactly as the names do.
     /// Worked out once; a scratch serves one simulation, whose world does not change.
-    fn name_ranks(&mut self, world: &World) -> &[u32] {
+    pub(super) fn name_ranks(&mut self, world: &World) -> &[u32] {
         let table = &world.resources;
         if self.name_rank.len() != table.len() {
             let mut ids: Vec<ResourceId> = (0..table.len()).map(ResourceId::from_index).collect();
@@ -376,18 +376,19 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
     /// `fitsResourceQuota`: the mode of `request` more of `fr` on top of `assumed` already
     /// assigned to earlier pod sets, its borrowing level, and the reason when it does not fit
     /// (as data: most are never worded).
-    fn fits_resource_quota(
+    pub(super) fn fits_resource_quota(
         &mut self,
         fr: Fr,
         assumed: i64,
         request: i64,
     ) -> (PMode, u32, Option<Reason>, &'static str) {
         let cq = self.subject.cq;
-        let (flavor, resource) = self.tree.split(fr);
         let available = self.tree.available(cq, fr);
         let max_capacity = self.tree.potential_available(self.tree.cq_node(cq), fr);
         let val = assumed + request;
+        // The flavor and resource name a reason: a resource that fits (most) needs neither.
         if val > max_capacity {
+            let (flavor, resource) = self.tree.split(fr);
             let msg = Reason::ExceedsMax {
                 flavor,
                 resource,
@@ -401,6 +402,7 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         if val <= available {
             return (PMode::Fit, borrow, None, "");
         }
+        let (flavor, resource) = self.tree.split(fr);
         let msg = Reason::Unused {
             flavor,
             resource,
@@ -612,8 +614,21 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         topology_assignment(self.world, self.tas, f, ps, count, req)
     }
 
-    /// `assignFlavors`: flavors for every pod set at `counts` pods.
+    /// `assignFlavors`: flavors for every pod set at `counts` pods. The common shape (one
+    /// pod set, one resource group of one flavor, no TAS) takes `assign_one_flavor`, which
+    /// gives the same assignment as the general scan (`assign_scan`) with less bookkeeping;
+    /// debug builds compare the two on every call.
     pub(super) fn assign(&mut self, counts: &[u32]) -> Assignment {
+        let Some(fast) = self.assign_one_flavor(counts) else {
+            return self.assign_scan(counts);
+        };
+        #[cfg(debug_assertions)]
+        self.check_one_flavor(counts, &fast);
+        fast
+    }
+
+    /// `assignFlavors` by the general scan: every pod set, every resource group, every flavor.
+    pub(super) fn assign_scan(&mut self, counts: &[u32]) -> Assignment {
         let world = self.world;
         let cq = self.subject.cq;
         let queue = world.cluster_queue(cq);

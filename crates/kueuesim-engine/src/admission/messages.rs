@@ -226,6 +226,24 @@ pub(super) fn considered_message(
     out
 }
 
+/// `considered_message` for one pod set with one flavor attempt (`assign_one_flavor`):
+/// `<pod set>: <attempt>`, or nothing when the attempt is a plain fit without borrowing.
+pub(super) fn considered_message_one(
+    world: &World,
+    pod_set: &str,
+    attempt: &Attempt,
+    mut out: String,
+) -> String {
+    debug_assert!(out.is_empty());
+    if attempt.mode == PMode::Fit && attempt.borrow == 0 {
+        return out;
+    }
+    out.push_str(pod_set);
+    out.push_str(": ");
+    write_attempt(world, attempt, &mut out);
+    out
+}
+
 /// `resolveNoFitReason` for a pod set that failed, over the flavor attempts of every resource
 /// group processed for it: within a group the least severe NoFit attempt stands for the group
 /// (an alternative was closer), across groups the most severe wins (co-requisites). With no

@@ -17,6 +17,7 @@ mod binding;
 mod cycle;
 mod flavors;
 mod messages;
+mod one_flavor;
 mod pod_set_fit;
 mod tas_fit;
 

@@ -8,7 +8,7 @@ use kueuesim_model::quota::Fr;
 use kueuesim_model::{NodeId, SchedulerKind, SimDuration, SimTime, Workload, WorkloadId};
 
 use crate::admission;
-use crate::outcome::{WorkloadRecord, WorkloadState};
+use crate::outcome::{Wide, WorkloadRecord, WorkloadState};
 use crate::placement::PodNeeds;
 use crate::queues::QueueKey;
 use crate::window::Window;
@@ -50,6 +50,10 @@ impl admission::Specs for Window<Box<Runtime<'_>>> {
             .map(|a| a.pod_sets.as_slice())
     }
 }
+
+// Word-aligned (`outcome::Wide`), so that its box is a plain `mi_malloc` (`kueuesim-alloc`):
+// one per arriving workload.
+const _: () = assert!(std::mem::align_of::<Runtime<'static>>() <= std::mem::size_of::<usize>());
 
 /// The runtime state of one workload.
 #[derive(Clone, Debug)]
@@ -415,17 +419,17 @@ pub(super) fn new_runtime<'w>(
             conditions: Vec::new(),
             events: Vec::new(),
             queue_status: None,
-            gpu_ms: 0,
-            lost_gpu_ms: 0,
+            gpu_ms: Wide::default(),
+            lost_gpu_ms: Wide::default(),
             requeue_count: 0,
             queued: SimDuration::ZERO,
             pending_since,
-            idle_quota_gpu_ms: 0,
+            idle_quota_gpu_ms: Wide::default(),
             preemptions_caused: 0,
             restarts: 0,
             failed: false,
             inqueue_at: None,
-            useful_ms: 0,
+            useful_ms: Wide::default(),
             first_running_at: None,
             scaled_down: false,
         },

@@ -20,7 +20,7 @@ pub(crate) fn percentiles(v: Vec<f64>) -> Percentiles {
     // Sorted as the integers `f64::total_cmp` compares (`total_key`), which keeps no order
     // among equal values: those are the same bits, so none shows.
     let mut keys: Vec<u64> = v.into_iter().map(total_key).collect();
-    sort_keys(&mut keys);
+    keys.sort_unstable();
     percentiles_of_sorted(&keys, from_total_key)
 }
 
@@ -29,19 +29,18 @@ pub(crate) fn percentiles(v: Vec<f64>) -> Percentiles {
 /// since a millisecond count's seconds never decrease as it grows (an integer's nearest
 /// float, over a positive constant), the floats come out in `total_cmp` order, the one
 /// sorted list of their values: the same figures, the mean summed in the same order.
-pub(crate) fn percentiles_of_millis(ms: Vec<i64>) -> Percentiles {
-    let mut keys: Vec<u64> = ms.into_iter().map(signed_key).collect();
-    sort_keys(&mut keys);
-    let secs = |k: u64| SimDuration::from_millis(from_signed_key(k)).as_secs_f64();
-    debug_assert!(keys.is_sorted_by(|&a, &b| secs(a).total_cmp(&secs(b)).is_le()));
-    percentiles_of_sorted(&keys, secs)
+pub(crate) fn percentiles_of_millis(mut ms: Vec<i64>) -> Percentiles {
+    ms.sort_unstable();
+    let secs = |m: i64| SimDuration::from_millis(m).as_secs_f64();
+    debug_assert!(ms.is_sorted_by(|&a, &b| secs(a).total_cmp(&secs(b)).is_le()));
+    percentiles_of_sorted(&ms, secs)
 }
 
 /// Nearest-rank percentiles of the values `value` gives of `keys`, which are in the
 /// values' `f64::total_cmp` order: the mean is summed in that order, as a sorted list of the
 /// values would be (no list of them is made: a million workloads' durations are most of a
 /// report's time).
-fn percentiles_of_sorted(keys: &[u64], value: impl Fn(u64) -> f64) -> Percentiles {
+fn percentiles_of_sorted<K: Copy>(keys: &[K], value: impl Fn(K) -> f64) -> Percentiles {
     let Some(&last) = keys.last() else {
         return Percentiles::default();
     };
@@ -83,52 +82,6 @@ fn from_signed_key(k: u64) -> i64 {
     (k ^ (1 << 63)) as i64
 }
 
-/// Sorts `keys` ascending. A long list (a million workloads' durations) is sorted by its
-/// 11-bit digits, least significant first, each digit a counting pass that keeps the order
-/// of the pass before (an LSD radix sort): a digit every key shares (the high digits of
-/// millisecond counts) costs no pass, so a list of durations takes three passes where a
-/// comparison sort takes some twenty levels. Sorted integers are one list, however sorted.
-fn sort_keys(keys: &mut Vec<u64>) {
-    const BITS: u32 = 11;
-    const BUCKETS: usize = 1 << BITS;
-    const DIGITS: usize = 64usize.div_ceil(BITS as usize);
-    const MASK: u64 = BUCKETS as u64 - 1;
-    // Below this a comparison sort is cheaper than clearing and summing the counts.
-    const RADIX_FROM: usize = 4096;
-    let n = keys.len();
-    if n < RADIX_FROM {
-        keys.sort_unstable();
-        return;
-    }
-    let digit = |k: u64, d: usize| ((k >> (BITS as usize * d)) & MASK) as usize;
-    let mut counts = vec![[0usize; BUCKETS]; DIGITS];
-    for &k in keys.iter() {
-        for (d, c) in counts.iter_mut().enumerate() {
-            c[digit(k, d)] += 1;
-        }
-    }
-    let mut other = vec![0u64; n];
-    for (d, c) in counts.iter_mut().enumerate() {
-        if c[digit(keys[0], d)] == n {
-            continue;
-        }
-        // Each bucket's first place in the pass's output.
-        let mut at = 0;
-        for slot in c.iter_mut() {
-            let count = *slot;
-            *slot = at;
-            at += count;
-        }
-        for &k in keys.iter() {
-            let b = digit(k, d);
-            other[c[b]] = k;
-            c[b] += 1;
-        }
-        std::mem::swap(keys, &mut other);
-    }
-    debug_assert!(keys.is_sorted());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,27 +98,6 @@ mod tests {
                 z ^ (z >> 31)
             })
             .collect()
-    }
-
-    /// The radix sort gives what a comparison sort gives: short and long lists, keys of every
-    /// width, many equal keys.
-    #[test]
-    fn sort_keys_is_a_sort() {
-        for (seed, n, shift) in [
-            (1, 0, 0),
-            (2, 10, 0),
-            (3, 5_000, 0),
-            (4, 5_000, 40),
-            (5, 20_000, 34),
-            (6, 20_000, 60),
-            (7, 9_000, 63),
-        ] {
-            let mut keys: Vec<u64> = numbers(seed, n).into_iter().map(|k| k >> shift).collect();
-            let mut expected = keys.clone();
-            expected.sort_unstable();
-            sort_keys(&mut keys);
-            assert_eq!(keys, expected, "seed {seed}, n {n}, shift {shift}");
-        }
     }
 
     /// The keys order as `total_cmp` and give back the same bits, signed integers as `Ord`.
@@ -198,8 +130,7 @@ mod tests {
         }
     }
 
-    /// The figures are those of the sorted list of values, long lists (the radix sort) and
-    /// short ones alike, the mean summed in sorted order.
+    /// The figures are those of the sorted list of values, the mean summed in sorted order.
     #[test]
     fn figures_are_those_of_the_sorted_values() {
         for n in [1, 3, 100, 10_000] {

@@ -416,8 +416,11 @@ pub(super) fn new_runtime<'w>(
             placement,
             topology_domain: None,
             evictions: Vec::new(),
-            conditions: Vec::new(),
-            events: Vec::new(),
+            // The capacity their first push would give (a `Vec`'s least for such sizes):
+            // nearly every workload gets a condition and an event, and an allocation made
+            // here skips the growth path each first push took.
+            conditions: Vec::with_capacity(4),
+            events: Vec::with_capacity(4),
             queue_status: None,
             gpu_ms: Wide::default(),
             lost_gpu_ms: Wide::default(),

@@ -787,7 +787,8 @@ mod tests {
         #[test]
         fn decimal_digits_are_display(v: u64, shift in 0u32..64) {
             let v = v >> shift;
-            prop_assert_eq!(decimal_digits(v, &mut [0; 20]), v.to_string());
+            let mut buf = [0; 20];
+            prop_assert_eq!(decimal_digits(v, &mut buf), v.to_string());
         }
 
         #[test]

@@ -186,6 +186,39 @@ pub struct PodSetAssignment {
     pub topology: Option<crate::tas::TopologyAssignment>,
 }
 
+/// A workload's running count of (GPU-)milliseconds: an `i128`, kept word-aligned. A field
+/// of `i128` itself is 16-byte aligned, and would make `WorkloadRecord` and the engine's boxed
+/// state of each workload that holds it 16-byte aligned too: an alignment the allocator
+/// meets only through mimalloc's slow aligned entry (`kueuesim-alloc`), once per workload,
+/// and whose blocks take its slower free. The arithmetic is the `i128`'s.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, packed(8))]
+pub struct Wide(i128);
+
+impl Wide {
+    /// The count.
+    #[inline]
+    pub fn get(self) -> i128 {
+        self.0
+    }
+}
+
+impl std::ops::AddAssign<i128> for Wide {
+    #[inline]
+    fn add_assign(&mut self, x: i128) {
+        let sum = self.0 + x;
+        self.0 = sum;
+    }
+}
+
+impl std::fmt::Debug for Wide {
+    /// As the `i128` it holds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        std::fmt::Debug::fmt(&v, f)
+    }
+}
+
 /// Everything reported about one workload.
 #[derive(Clone, Debug)]
 pub struct WorkloadRecord {
@@ -218,9 +251,9 @@ pub struct WorkloadRecord {
     /// as inadmissible.
     pub queue_status: Option<crate::queues::QueueStatus>,
     /// GPU-milliseconds its pods held (quota-only: while running with admitted GPUs).
-    pub gpu_ms: i128,
+    pub gpu_ms: Wide,
     /// GPU-milliseconds of work lost to evictions (not checkpointed).
-    pub lost_gpu_ms: i128,
+    pub lost_gpu_ms: Wide,
     /// Requeues after a PodsReady timeout (`requeueState.count`).
     pub requeue_count: u32,
     /// Time in queue: how long it was Pending (holding no quota) before its latest admission,
@@ -231,7 +264,7 @@ pub struct WorkloadRecord {
     /// GPU-milliseconds of admitted GPU quota it held while its pods were not all running:
     /// from each admission to all pods running, or to its eviction if they never did (a
     /// gang Kueue admitted that its scheduler cannot place until `PodsReadyTimeout`).
-    pub idle_quota_gpu_ms: i128,
+    pub idle_quota_gpu_ms: Wide,
     /// Workloads it preempted (Kueue) or reclaimed from (KAI) to be admitted or placed.
     pub preemptions_caused: u32,
     /// Times its pods ended early (drained, removed, failed) and its job went on: the lost
@@ -244,7 +277,7 @@ pub struct WorkloadRecord {
     pub inqueue_at: Option<SimTime>,
     /// Running time that did useful work: every run's work up to its finish or its last
     /// checkpoint, without restart costs (and the current run's so far, at the end).
-    pub useful_ms: i128,
+    pub useful_ms: Wide,
     /// When its pods first all ran.
     pub first_running_at: Option<SimTime>,
     /// A serving replica deleted by a scale-down (its Workload goes with its pod or group
@@ -260,7 +293,7 @@ impl WorkloadRecord {
         let from = self.first_running_at?;
         let to = self.finished_at.unwrap_or(end);
         let wall = (to - from).millis();
-        (wall > 0).then(|| self.useful_ms as f64 / wall as f64)
+        (wall > 0).then(|| self.useful_ms.get() as f64 / wall as f64)
     }
 
     /// Every placed pod as (pod set, index), in pod-set then index order.

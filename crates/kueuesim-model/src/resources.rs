@@ -70,14 +70,16 @@ impl ResourceList {
     /// Builds a list; amounts of a repeated resource are summed (containers of one pod).
     pub fn from_pairs(mut pairs: Vec<(ResourceId, i64)>) -> Self {
         pairs.sort_by_key(|p| p.0);
-        let mut out: Vec<(ResourceId, i64)> = Vec::with_capacity(pairs.len());
-        for (r, a) in pairs {
-            match out.last_mut() {
-                Some(last) if last.0 == r => last.1 += a,
-                _ => out.push((r, a)),
+        // In place (every generated workload builds one): a repeat is added to the entry
+        // kept before it, in order.
+        pairs.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
             }
-        }
-        ResourceList(out)
+            same
+        });
+        ResourceList(pairs)
     }
 
     /// The amount of `r` (0 if absent).

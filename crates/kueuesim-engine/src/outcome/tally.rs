@@ -308,9 +308,9 @@ impl ClusterQueueTally {
             .filter(|e| e.preemptor.is_some())
             .count() as u64;
         self.preemptions_caused += u64::from(rec.preemptions_caused);
-        self.gpu_ms += rec.gpu_ms;
-        self.lost_gpu_ms += rec.lost_gpu_ms;
-        self.idle_quota_gpu_ms += rec.idle_quota_gpu_ms;
+        self.gpu_ms += rec.gpu_ms.get();
+        self.lost_gpu_ms += rec.lost_gpu_ms.get();
+        self.idle_quota_gpu_ms += rec.idle_quota_gpu_ms.get();
         if rec.state == WorkloadState::Pending {
             self.pending += 1;
         }

@@ -961,7 +961,7 @@ impl<'w> Simulation<'w> {
             workload: wl,
             cluster_queue: cq,
             now: self.now,
-            attained_gpu_ms: i64::try_from(rt.record.gpu_ms).unwrap_or(i64::MAX),
+            attained_gpu_ms: i64::try_from(rt.record.gpu_ms.get()).unwrap_or(i64::MAX),
             evictions: rt.record.evictions.len(),
         };
         h.borrow_mut()

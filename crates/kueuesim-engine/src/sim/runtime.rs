@@ -8,7 +8,7 @@ use kueuesim_model::quota::Fr;
 use kueuesim_model::{NodeId, SchedulerKind, SimDuration, SimTime, Workload, WorkloadId};
 
 use crate::admission;
-use crate::outcome::{WorkloadRecord, WorkloadState};
+use crate::outcome::{Wide, WorkloadRecord, WorkloadState};
 use crate::placement::PodNeeds;
 use crate::queues::QueueKey;
 use crate::window::Window;
@@ -50,6 +50,10 @@ impl admission::Specs for Window<Box<Runtime<'_>>> {
             .map(|a| a.pod_sets.as_slice())
     }
 }
+
+// Word-aligned (`outcome::Wide`), so that its box is a plain `mi_malloc` (`kueuesim-alloc`):
+// one per arriving workload.
+const _: () = assert!(std::mem::align_of::<Runtime<'static>>() <= std::mem::size_of::<usize>());
 
 /// The runtime state of one workload.
 #[derive(Clone, Debug)]
@@ -412,20 +416,23 @@ pub(super) fn new_runtime<'w>(
             placement,
             topology_domain: None,
             evictions: Vec::new(),
-            conditions: Vec::new(),
-            events: Vec::new(),
+            // The capacity their first push would give (a `Vec`'s least for such sizes):
+            // nearly every workload gets a condition and an event, and an allocation made
+            // here skips the growth path each first push took.
+            conditions: Vec::with_capacity(4),
+            events: Vec::with_capacity(4),
             queue_status: None,
-            gpu_ms: 0,
-            lost_gpu_ms: 0,
+            gpu_ms: Wide::default(),
+            lost_gpu_ms: Wide::default(),
             requeue_count: 0,
             queued: SimDuration::ZERO,
             pending_since,
-            idle_quota_gpu_ms: 0,
+            idle_quota_gpu_ms: Wide::default(),
             preemptions_caused: 0,
             restarts: 0,
             failed: false,
             inqueue_at: None,
-            useful_ms: 0,
+            useful_ms: Wide::default(),
             first_running_at: None,
             scaled_down: false,
         },

@@ -179,9 +179,7 @@ impl<'a> Reason<'a> {
     }
 }
 
-/// How `<ca> <a>` and `<cb> <b>` compare as written strings (`sort.Strings` on Volcano's
-/// count histograms), without writing them: decimal digits compare as text, so "10 x" sorts
-/// before "2 x".
+/// How `<ca> <a>` and `<cb> <b>` compare as written strings (`counted_text_cmp`).
 fn counted_cmp(ca: usize, a: &Reason<'_>, cb: usize, b: &Reason<'_>) -> std::cmp::Ordering {
     let (mut da, mut db) = ([0; 20], [0; 20]);
     let ia = decimal_digits(ca as u64, &mut da).bytes();
@@ -195,6 +193,18 @@ fn counted_cmp(ca: usize, a: &Reason<'_>, cb: usize, b: &Reason<'_>) -> std::cmp
 fn push_count(out: &mut String, n: usize) {
     let mut buf = [0; 20];
     out.push_str(decimal_digits(n as u64, &mut buf));
+}
+
+/// How `format!("{count} {text}")` of `a` and of `b` compare as strings (`sort.Strings` on
+/// Volcano's and Kubernetes' count histograms), without writing them: decimal digits compare
+/// as text, so "10 x" sorts before "2 x".
+fn counted_text_cmp(a: (usize, &str), b: (usize, &str)) -> std::cmp::Ordering {
+    let (mut da, mut db) = ([0; 20], [0; 20]);
+    let ia = decimal_digits(a.0 as u64, &mut da).bytes();
+    let ib = decimal_digits(b.0 as u64, &mut db).bytes();
+    let ia = ia.chain(*b" ").chain(a.1.bytes());
+    let ib = ib.chain(*b" ").chain(b.1.bytes());
+    ia.cmp(ib)
 }
 
 /// The name a fit error quotes for HyperNode `d` (`volcano_fit`): none for the virtual root.
@@ -253,35 +263,6 @@ pub fn not_tried_message(
     m
 }
 
-/// One `<count> <word>` part of the gang plugin's histogram, written into a fixed buffer: up
-/// to 20 digits, a space and the longest word (`minAvailable`).
-struct Part {
-    buf: [u8; 40],
-    len: usize,
-}
-
-impl Part {
-    fn new(count: usize, word: &str) -> Part {
-        let mut digits = [0; 20];
-        let count = decimal_digits(count as u64, &mut digits);
-        let mut buf = [0; 40];
-        let len = count.len() + 1 + word.len();
-        buf[..count.len()].copy_from_slice(count.as_bytes());
-        buf[count.len()] = b' ';
-        buf[count.len() + 1..len].copy_from_slice(word.as_bytes());
-        Part { buf, len }
-    }
-
-    fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-
-    fn push_to(&self, out: &mut String) {
-        // Digits, a space and an ASCII word.
-        out.push_str(std::str::from_utf8(self.bytes()).expect("ASCII"));
-    }
-}
-
 /// The PodGroup `Unschedulable` event Volcano's gang plugin writes:
 /// `<pending>/<tasks> tasks in gang unschedulable: pod group is not ready, <histogram>;
 /// Pending: <n> Unschedulable[, <m> Schedulable]. Origin reason is <task>: <fit errors>`.
@@ -294,15 +275,14 @@ pub(super) fn gang_message(
     task: &str,
     fit: &str,
 ) -> String {
-    // The histogram's parts sorted as strings (`sort.Strings`), each written once into a
-    // buffer of its own and compared as bytes (this runs for every failed attempt of a gang).
+    // The histogram's parts sorted as strings (`sort.Strings`), written into one string.
     let mut hist = [
-        Part::new(pending, "Pending"),
-        Part::new(min_member, "minAvailable"),
-        Part::new(running, "Running"),
+        (pending, "Pending"),
+        (min_member, "minAvailable"),
+        (running, "Running"),
     ];
     let parts = if running > 0 { 3 } else { 2 };
-    hist[..parts].sort_unstable_by(|a, b| a.bytes().cmp(b.bytes()));
+    hist[..parts].sort_by(|&a, &b| counted_text_cmp(a, b));
     let unschedulable = pending - schedulable.min(pending);
     // Written piece by piece: this runs for every failed attempt of a gang.
     let mut out = String::with_capacity(128 + task.len() + fit.len());
@@ -310,11 +290,13 @@ pub(super) fn gang_message(
     out.push('/');
     push_count(&mut out, total);
     out.push_str(" tasks in gang unschedulable: pod group is not ready, ");
-    for (i, part) in hist[..parts].iter().enumerate() {
+    for (i, (c, word)) in hist[..parts].iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        part.push_to(&mut out);
+        push_count(&mut out, *c);
+        out.push(' ');
+        out.push_str(word);
     }
     out.push_str("; Pending: ");
     push_count(&mut out, unschedulable);
@@ -339,21 +321,17 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Comparing `<count> <text>` without writing it, or as a histogram part, orders as
-        /// the written strings do.
+        /// Comparing `<count> <text>` without writing it orders as the written strings do.
         #[test]
         fn counted_text_orders_as_the_written_strings(
             a in (0usize..100_000, "[A-Za-z ./]{0,6}"),
             b in (0usize..100_000, "[A-Za-z ./]{0,6}"),
         ) {
             let written = |(c, t): &(usize, String)| format!("{c} {t}");
-            let want = written(&a).cmp(&written(&b));
-            let reason = |t: &str| Reason::owned(t.to_string());
-            prop_assert_eq!(counted_cmp(a.0, &reason(&a.1), b.0, &reason(&b.1)), want);
-            prop_assert_eq!(Part::new(a.0, &a.1).bytes().cmp(Part::new(b.0, &b.1).bytes()), want);
-            let mut out = String::new();
-            Part::new(a.0, &a.1).push_to(&mut out);
-            prop_assert_eq!(out, written(&a));
+            prop_assert_eq!(
+                counted_text_cmp((a.0, &a.1), (b.0, &b.1)),
+                written(&a).cmp(&written(&b))
+            );
         }
 
         /// The gang message, written into one string, is the one built from sorted parts.

@@ -31,14 +31,17 @@ impl KeptExplanations {
     /// attempt's seed. A run that succeeds (its bindings depend on the order) or that has
     /// several pod sets pending (the first set's choices shape the next's) is worked out
     /// afresh every time. Debug builds work a served outcome out afresh and compare.
-    pub(super) fn explain(
+    ///
+    /// `scorer_base` makes the dry run's scorer when first asked: a served or counted outcome
+    /// needs none.
+    pub(super) fn explain<'s, 'w: 's>(
         &mut self,
         world: &World,
         cluster: &mut Cluster,
         pods: &GangPods,
         need: usize,
         d: DomainId,
-        scorer_base: &TopologyScorer<'_>,
+        scorer_base: &dyn Fn() -> &'s TopologyScorer<'w>,
     ) -> Failure {
         let nodes = world.hypernodes.nodes_of(d);
         let one_set = pods
@@ -88,7 +91,14 @@ impl KeptExplanations {
             // The dry run it stands for fails at the same pod, having bound as many, and
             // leaves the nodes where the same FitError is read.
             let mut cap = cluster.nodes.clone();
-            let run = fill(world, &mut cap, nodes, pods, need, &mut scorer_base.clone());
+            let run = fill(
+                world,
+                &mut cap,
+                nodes,
+                pods,
+                need,
+                &mut scorer_base().clone(),
+            );
             let Err((rb, rpod)) = run else {
                 panic!("the counted explanation failed where fill succeeds")
             };
@@ -109,7 +119,7 @@ impl KeptExplanations {
         let (failure, failed_run) = match counted {
             Some(f) => (f, true),
             None => {
-                let mut scorer = scorer_base.clone();
+                let mut scorer = scorer_base().clone();
                 let (b, pod, failed_run) =
                     match fill(world, &mut cluster.nodes, nodes, pods, need, &mut scorer) {
                         Ok(b) => (
@@ -393,9 +403,10 @@ mod tests {
             let mut kept = KeptExplanations::default();
             for &(which, seed, op, node, g) in &steps {
                 let d = t.by_tier.iter().flat_map(|(_, ds)| ds.iter().copied()).nth(which as usize).unwrap_or(DomainId::ROOT);
-                let got = kept.explain(&w, &mut cluster, &pods, need, d, &scorer(seed));
+                let base = scorer(seed);
+                let got = kept.explain(&w, &mut cluster, &pods, need, d, &|| &base);
                 // On a clone, so that the fresh dry run does not count as a change of the nodes.
-                let want = KeptExplanations::default().explain(&w, &mut cluster.clone(), &pods, need, d, &scorer(seed));
+                let want = KeptExplanations::default().explain(&w, &mut cluster.clone(), &pods, need, d, &|| &base);
                 proptest::prop_assert_eq!(
                     (got.pod, &got.fit, got.schedulable),
                     (want.pod, &want.fit, want.schedulable)

@@ -20,6 +20,7 @@ pub mod queues;
 mod subjobs;
 pub mod vgpu;
 
+use std::cell::OnceCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -486,9 +487,17 @@ fn gradient_search(
         Vec::new()
     };
     let whole = job_total(pods);
-    let scoring = Scoring::new(world, cluster.res);
     // Without subgroups the job is one subjob (the default one, with the job's topology).
-    let scorer_base = TopologyScorer::new(world, &scoring, allocated, seed).for_subjob(pods, None);
+    // Made on first use: only a dry run needs it, and a gang that fits nowhere is mostly
+    // explained by a kept dry run (`explain`) without one.
+    let res = cluster.res;
+    let (scoring, scorer) = (OnceCell::new(), OnceCell::new());
+    let scorer_base = || {
+        scorer.get_or_init(|| {
+            let scoring = scoring.get_or_init(|| Scoring::new(world, res));
+            TopologyScorer::new(world, scoring, allocated, seed).for_subjob(pods, None)
+        })
+    };
     // Candidates under the search root within the limit, with the resource pre-filter
     // (minResources / the subjob's pending requests on idle capacity).
     let mut last_failure: Option<(DomainId, Failure)> = None;
@@ -604,7 +613,7 @@ fn gradient_search(
             left: candidates.len(),
         };
         while let Some(d) = gradient.pop(candidates) {
-            let mut scorer = scorer_base.clone();
+            let mut scorer = scorer_base().clone();
             let attempt = if subgroups.is_empty() {
                 fill(
                     world,
@@ -615,7 +624,7 @@ fn gradient_search(
                     &mut scorer,
                 )
             } else {
-                fill_subgroups(world, cluster, pods, ready, d, &scorer_base, seed)
+                fill_subgroups(world, cluster, pods, ready, d, scorer_base(), seed)
             };
             match attempt {
                 Ok(b) => {
@@ -1003,7 +1012,8 @@ impl ClassScan {
 /// Allocates the job: the gang first (commit only when minMember pods are placed), then the
 /// extra replicas one statement each, as Volcano pushes a ready job back into its queue.
 pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Placement {
-    let mut pods = job.pods.to_vec();
+    // Copied only when a statement binds pods (half the attempts fail at the first).
+    let mut pods: std::borrow::Cow<'_, GangPods> = std::borrow::Cow::Borrowed(job.pods);
     let mut out = Placement::default();
     let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
     loop {
@@ -1070,7 +1080,7 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
             let k = chosen.len();
             (Some(v), k)
         };
-        let statement = view.as_deref().unwrap_or(&pods);
+        let statement = view.as_deref().unwrap_or(&*pods);
         let ready = Readiness {
             min_member: job.min_member,
             min_task_member: job.min_task_member,
@@ -1091,12 +1101,16 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
         };
         match attempt {
             Ok((b, d)) => {
+                // `with_bindings`, in place.
+                let pods = pods.to_mut();
+                for &(ps, idx, n) in &b {
+                    pods[ps].1[idx] = Some(n);
+                }
                 if let Some(d) = d {
                     let t = &world.hypernodes;
-                    let pinned = allocated_hypernode(world, &with_bindings(&pods, &b)).unwrap_or(d);
+                    let pinned = allocated_hypernode(world, pods).unwrap_or(d);
                     out.domain = Some(t.domain(pinned).name.clone());
                 }
-                pods = with_bindings(&pods, &b);
                 out.bound.extend(b);
             }
             Err(f) => {

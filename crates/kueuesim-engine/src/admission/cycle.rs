@@ -203,12 +203,16 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
         on_heap = wl.pod_sets.iter().map(|p| p.count).collect();
         &on_heap
     };
-    let full = fa.assign(full_counts);
+    // An assignment in preempt mode may come without its pod sets (`complete_one_flavor`):
+    // it gets them only once it is kept with preemption targets, since one dropped (most, under
+    // overload) is read only for its usage, mode, borrowing level, reasons and scan progress.
+    let mut full = fa.assign(full_counts);
     match full.mode {
         Mode::Fit => return (full, Vec::new()),
         Mode::Preempt => {
             let targets = targets_for(&mut fa, &full, specs);
             if !targets.is_empty() {
+                fa.complete_one_flavor(&mut full, full_counts);
                 return (full, targets);
             }
         }
@@ -233,12 +237,18 @@ fn initial_assignment<A: AdmittedWorkloads, S: Specs + ?Sized>(
         let mut found: Option<(Assignment, Vec<Target>)> = None;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let a = fa.assign(&counts_at(mid));
+            let counts = counts_at(mid);
+            let mut a = fa.assign(&counts);
             let ok = match a.mode {
                 Mode::Fit => Some((a, Vec::new())),
                 Mode::Preempt => {
                     let t = targets_for(&mut fa, &a, specs);
-                    (!t.is_empty()).then_some((a, t))
+                    if t.is_empty() {
+                        None
+                    } else {
+                        fa.complete_one_flavor(&mut a, &counts);
+                        Some((a, t))
+                    }
                 }
                 Mode::NoFit => None,
             };

@@ -3,7 +3,7 @@
 //! (`FlavorAssigner::assign_scan`) gives, without the scan's per-group and per-attempt
 //! vectors (a million-workload run assigns millions of heads of this shape, one per cycle).
 
-use kueuesim_model::FlavorId;
+use kueuesim_model::{FlavorId, ResourceId};
 
 use crate::preemption::AdmittedWorkloads;
 
@@ -122,7 +122,8 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
 
         let pools = &mut self.scratch.pools;
         let mut usage = take(&mut pools.usage);
-        let mut pod_sets = take(&mut pools.pod_sets);
+        // Made only for an assignment that fits (see `complete_one_flavor`).
+        let mut pod_sets = Vec::new();
         let mut contested = take(&mut pools.frs);
         let mut per_pod_set = take(&mut pools.per_pod_set);
         let mut last_tried = take(&mut pools.scans);
@@ -179,14 +180,13 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
             sort_reasons(world, &mut reasons);
             per_pod_set.push((0, reasons));
         }
-        let mut assigned = take(&mut self.scratch.pools.flavors);
-        assigned.extend(chosen.iter().map(|c| (c.0, c.1)));
-        assigned.sort();
-        pod_sets.push(PodSetAssignment {
-            flavors: assigned,
-            count,
-            topology: None,
-        });
+        // A Preempt assignment leaves its pod set assignment out: under overload most have
+        // no preemption target and are dropped, and nothing reads the pod sets of a dropped
+        // one; the few kept get it from `complete_one_flavor`.
+        if mode == Mode::Fit {
+            pod_sets = take(&mut self.scratch.pools.pod_sets);
+            pod_sets.push(self.one_pod_set(f, chosen.iter().map(|c| c.0), count));
+        }
         contested.sort();
         contested.dedup();
         let not_admitted = match mode {
@@ -219,8 +219,51 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         })
     }
 
+    /// The assignment of the one pod set to flavor `f` for `resources`, `count` pods.
+    fn one_pod_set(
+        &mut self,
+        f: FlavorId,
+        resources: impl Iterator<Item = ResourceId>,
+        count: u32,
+    ) -> PodSetAssignment {
+        let mut assigned = take(&mut self.scratch.pools.flavors);
+        assigned.extend(resources.map(|r| (r, f)));
+        assigned.sort();
+        PodSetAssignment {
+            flavors: assigned,
+            count,
+            topology: None,
+        }
+    }
+
+    /// Makes the pod set assignment `assign_one_flavor` leaves out of a Preempt assignment
+    /// `a` (at `counts` pods), once the cycle keeps it (it has preemption targets); any
+    /// other assignment is left as it is.
+    ///
+    /// Invariant: a Preempt assignment with no pod sets is `assign_one_flavor`'s (the general
+    /// scan's Preempt assignments hold every pod set, at least one). Until completed, only
+    /// what a dropped head reads is in it: its mode, usage, borrowing level, contested
+    /// resources, reasons (`not_admitted`) and scan progress; the preemption search reads
+    /// pod sets only for their TAS flavors (`PreemptorTopology`), which this path has none
+    /// of. Its one pod set took the ClusterQueue's one flavor for every resource its scan
+    /// progress lists (`last_tried[0]`, one entry per resource chosen). Debug builds check
+    /// the completed assignment against the general scan's (`check_one_flavor`).
+    pub(super) fn complete_one_flavor(&mut self, a: &mut Assignment, counts: &[u32]) {
+        if a.mode != Mode::Preempt || !a.pod_sets.is_empty() {
+            return;
+        }
+        let group = &self.world.cluster_queue(self.subject.cq).resource_groups[0];
+        let f = group.flavors[0].flavor;
+        let tried = std::mem::take(&mut a.last_tried[0]);
+        let ps = self.one_pod_set(f, tried.iter().map(|t| t.0), counts[0]);
+        a.last_tried[0] = tried;
+        a.pod_sets = take(&mut self.scratch.pools.pod_sets);
+        a.pod_sets.push(ps);
+    }
+
     /// Debug builds: `assign_one_flavor`'s answer `fast` is the general scan's, and so is
-    /// what the preemption oracle's last search left behind.
+    /// what the preemption oracle's last search left behind. A Preempt answer is compared
+    /// on what it keeps, then completed (`complete_one_flavor`) and compared whole.
     #[cfg(debug_assertions)]
     pub(super) fn check_one_flavor(&mut self, counts: &[u32], fast: &Assignment) {
         let oracle = |fa: &Self| {
@@ -236,10 +279,31 @@ impl<A: AdmittedWorkloads> FlavorAssigner<'_, A> {
         };
         let after_fast = oracle(self);
         let full = self.assign_scan(counts);
-        assert_eq!(
-            &full, fast,
-            "assign_one_flavor differs from the general scan"
-        );
+        if fast.mode == Mode::Preempt {
+            assert!(
+                fast.pod_sets.is_empty(),
+                "a Preempt assignment of the one-flavor path has its pod sets"
+            );
+            let kept = Assignment {
+                pod_sets: Vec::new(),
+                ..full.clone()
+            };
+            assert_eq!(
+                &kept, fast,
+                "assign_one_flavor differs from the general scan on what it keeps"
+            );
+            let mut completed = fast.clone();
+            self.complete_one_flavor(&mut completed, counts);
+            assert_eq!(
+                completed, full,
+                "a completed one-flavor assignment differs from the general scan"
+            );
+        } else {
+            assert_eq!(
+                &full, fast,
+                "assign_one_flavor differs from the general scan"
+            );
+        }
         assert_eq!(
             oracle(self),
             after_fast,

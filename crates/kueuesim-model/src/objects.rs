@@ -672,6 +672,13 @@ const SUFFIX_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 /// A stand-in for the 5 random characters the API server appends to a `generateName`
 /// (`utilrand.String(5)`): FNV-1a over `seed` and the pod's position, so runs are stable.
 fn random_suffix(seed: &str, ps: usize, idx: usize) -> String {
+    let mut out = String::with_capacity(5);
+    push_random_suffix(&mut out, seed, ps, idx);
+    out
+}
+
+/// Appends `random_suffix(seed, ps, idx)` to `out` (no string of its own).
+fn push_random_suffix(out: &mut String, seed: &str, ps: usize, idx: usize) {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in seed
         .bytes()
@@ -680,12 +687,32 @@ fn random_suffix(seed: &str, ps: usize, idx: usize) -> String {
     {
         h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
     }
-    (0..5)
-        .map(|i| {
-            let k = (h >> (i * 12)) as usize % SUFFIX_ALPHABET.len();
-            SUFFIX_ALPHABET[k] as char
-        })
-        .collect()
+    for i in 0..5 {
+        let k = (h >> (i * 12)) as usize % SUFFIX_ALPHABET.len();
+        out.push(SUFFIX_ALPHABET[k] as char);
+    }
+}
+
+/// What `Workload::pod_name` reserves: a name of this length or less is written with one
+/// allocation (a longer one grows the string as pushes do).
+pub const POD_NAME_ROOM: usize = 64;
+
+/// Appends `n` in decimal to `out`, as `format!("{n}")` writes it, without the formatting
+/// machinery (pod names are built on every failed placement).
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
 }
 
 /// A Deployment's `pod-template-hash`: the Deployment controller's `ComputeHash` writes the
@@ -743,34 +770,68 @@ impl Workload {
     /// Workload, JobSet, RayJob, TrainJob)
     /// `<workload>-<podset>-<index>`.
     pub fn pod_name(&self, ps: usize, idx: usize) -> String {
+        // Room for the usual shapes at once, so that the pushes do not regrow it.
+        let mut out = String::with_capacity(POD_NAME_ROOM);
+        self.push_pod_name(&mut out, ps, idx);
+        out
+    }
+
+    /// Appends `pod_name(ps, idx)` to `out`: the schedulers' failure messages name a pod
+    /// on every failed placement, so the name is built in place, piece by piece, instead of
+    /// through `format!` (byte for byte the same name; a test compares the two).
+    pub fn push_pod_name(&self, out: &mut String, ps: usize, idx: usize) {
         if let Some(name) = self.gang.pod_names.get(ps).and_then(|n| n.get(idx)) {
-            return name.clone();
+            out.push_str(name);
+            return;
         }
+        // `<a>-<b>-<idx>`, the fallback shape.
+        let dashed = |out: &mut String, a: &str, b: &str| {
+            out.push_str(a);
+            out.push('-');
+            out.push_str(b);
+            out.push('-');
+            push_decimal(out, idx);
+        };
         let Some((kind, owner)) = &self.owner else {
-            return format!("{}-{}-{idx}", self.name, self.pod_sets[ps].name);
+            dashed(out, &self.name, &self.pod_sets[ps].name);
+            return;
         };
         match kind.as_str() {
-            "Job" => format!("{owner}-{}", random_suffix(&self.uid, ps, idx)),
-            "Pod" if self.pod_sets.len() == 1 && self.pod_sets[0].count == 1 => owner.clone(),
-            "StatefulSet" if self.pod_sets.len() == 1 => format!("{owner}-{idx}"),
-            "Deployment" if self.pod_sets.len() == 1 => replica_set_pod_name(owner, &self.uid, idx),
+            "Job" => {
+                out.push_str(owner);
+                out.push('-');
+                push_random_suffix(out, &self.uid, ps, idx);
+            }
+            "Pod" if self.pod_sets.len() == 1 && self.pod_sets[0].count == 1 => {
+                out.push_str(owner);
+            }
+            "StatefulSet" if self.pod_sets.len() == 1 => {
+                out.push_str(owner);
+                out.push('-');
+                push_decimal(out, idx);
+            }
+            "Deployment" if self.pod_sets.len() == 1 => {
+                out.push_str(&replica_set_pod_name(owner, &self.uid, idx));
+            }
             // The training operator's `GenGeneralName`: `<job>-<replica type>-<index>`.
             "PyTorchJob" | "TFJob" | "XGBoostJob" | "PaddleJob" | "JAXJob" => {
-                format!("{owner}-{}-{idx}", self.pod_sets[ps].name)
+                dashed(out, owner, &self.pod_sets[ps].name);
             }
             // The MPI operator: the launcher is a Job `<mpijob>-launcher`, the workers
             // `<mpijob>-worker-<index>`.
             "MPIJob" if self.pod_sets[ps].name == "launcher" => {
-                format!("{owner}-launcher-{}", random_suffix(&self.uid, ps, idx))
+                out.push_str(owner);
+                out.push_str("-launcher-");
+                push_random_suffix(out, &self.uid, ps, idx);
             }
-            "MPIJob" => format!("{owner}-{}-{idx}", self.pod_sets[ps].name),
+            "MPIJob" => dashed(out, owner, &self.pod_sets[ps].name),
             // Grove: a PodClique's pods are `<podclique>-<5 random chars>` (`generateName`);
             // a PodGang's pod sets are its PodCliques.
-            "PodGang" => format!(
-                "{}-{}",
-                self.pod_sets[ps].name,
-                random_suffix(&self.uid, ps, idx)
-            ),
+            "PodGang" => {
+                out.push_str(&self.pod_sets[ps].name);
+                out.push('-');
+                push_random_suffix(out, &self.uid, ps, idx);
+            }
             "LeaderWorkerSet" => {
                 // The worker index: the leader pod set's one pod is 0, the workers after it.
                 let worker = match self.pod_sets[ps].name.as_str() {
@@ -778,13 +839,13 @@ impl Workload {
                     "worker" => idx + 1,
                     _ => idx,
                 };
-                if worker == 0 {
-                    owner.clone()
-                } else {
-                    format!("{owner}-{worker}")
+                out.push_str(owner);
+                if worker != 0 {
+                    out.push('-');
+                    push_decimal(out, worker);
                 }
             }
-            _ => format!("{}-{}-{idx}", self.name, self.pod_sets[ps].name),
+            _ => dashed(out, &self.name, &self.pod_sets[ps].name),
         }
     }
 }
@@ -806,5 +867,32 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a, replica_set_pod_name("web", "uid-1", 0));
         assert_ne!(pod_template_hash("api"), hash);
+    }
+
+    #[test]
+    fn pod_name_pieces_are_written_as_format_writes_them() {
+        // `push_pod_name` builds names from these pieces where `format!` did before.
+        for n in [0, 1, 9, 10, 99, 100, 12_345, usize::MAX] {
+            let mut out = String::from("x-");
+            push_decimal(&mut out, n);
+            assert_eq!(out, format!("x-{n}"));
+        }
+        let mut out = String::new();
+        push_random_suffix(&mut out, "uid-7", 1, 3);
+        let old: String = {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in "uid-7"
+                .bytes()
+                .chain(1u64.to_le_bytes())
+                .chain(3u64.to_le_bytes())
+            {
+                h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            (0..5)
+                .map(|i| SUFFIX_ALPHABET[(h >> (i * 12)) as usize % SUFFIX_ALPHABET.len()] as char)
+                .collect()
+        };
+        assert_eq!(out, old);
+        assert_eq!(random_suffix("uid-7", 1, 3), old);
     }
 }

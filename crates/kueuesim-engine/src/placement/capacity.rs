@@ -20,11 +20,6 @@ pub struct NodeCapacity {
     /// Bumped on every change of `free`: results worked out on one version stay true while
     /// it holds.
     pub(super) version: u64,
-    /// Per node, the `version` its free capacity or pod slots last changed at (0: never):
-    /// nodes whose entries are all at most `v` are in the state they had at version `v`.
-    /// Volcano's kept explanations check this instead of comparing each node's row
-    /// (`volcano/explain.rs`).
-    pub(super) changed_at: Vec<u64>,
     /// Per resource, a bitset over nodes (64 to a word, `words` words): bit set while the node
     /// has some of the resource free. A pod asking for a positive amount cannot fit where the
     /// bit is clear, so a filter scan skips 64 such nodes at a time (`candidates`).
@@ -61,7 +56,6 @@ impl NodeCapacity {
             free,
             free_pods,
             version: 0,
-            changed_at: vec![0; world.nodes.len()],
             has_free: vec![0; n_resources * words],
             has_pod_slot: vec![0; words],
             words,
@@ -87,7 +81,6 @@ impl NodeCapacity {
             free_pods: Vec::new(),
             alloc: Vec::new(),
             version: 0,
-            changed_at: Vec::new(),
             has_free: Vec::new(),
             has_pod_slot: Vec::new(),
             words: 0,
@@ -142,18 +135,6 @@ impl NodeCapacity {
         self.version
     }
 
-    /// Whether none of `nodes` changed after version `v` (`version`): a bind or release on
-    /// one of them since, even one undone later, answers false.
-    ///
-    /// Versions mean something only within one history: two clones that each changed a
-    /// different node since their common version hold the same number. A version must be
-    /// compared only with this capacity's own (Volcano's kept explanations live in the same
-    /// `Cluster` as these nodes and are cloned with them; nothing moves one without the other).
-    #[inline]
-    pub fn unchanged_since(&self, nodes: &[NodeId], v: u64) -> bool {
-        nodes.iter().all(|n| self.changed_at[n.index()] <= v)
-    }
-
     /// Allocatable amount of resource index `r` on `node`.
     #[inline]
     pub fn allocatable(&self, node: NodeId, r: usize) -> i64 {
@@ -183,7 +164,6 @@ impl NodeCapacity {
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
         self.version += 1;
-        self.changed_at[node.index()] = self.version;
         self.classes.note(node);
         let base = node.index() * self.n_resources;
         // A bit changes only when its amount crosses zero (one): the bitsets' words are

@@ -29,6 +29,19 @@ pub struct Cluster {
     pub(super) domain_free: Vec<Vec<i64>>,
     /// The same layout: allocatable capacity (fixed).
     pub(super) domain_alloc: Vec<Vec<i64>>,
+    /// Counts the committed binds and releases (`apply`, and one per `commit_bound`), the
+    /// changes that move `domain_free`: a dry run on `nodes` alone, undone before anything
+    /// reads a domain row again, does not count.
+    pub(super) rows_version: u64,
+    /// Per HyperNode (domain of topology 0): the `rows_version` of the last committed bind or
+    /// release on one of its nodes (0: none), set for the node's whole chain, so a HyperNode's
+    /// is at least each child's. Invariant: while a HyperNode's entry is at most `v`, its free
+    /// row and its nodes' free capacity and pod slots are what they were at `rows_version`
+    /// `v` (`check_indexes` checks what the entries can say of themselves; Volcano's tier
+    /// memos compare the rows in debug builds). Volcano's failure path reads this instead of
+    /// comparing every HyperNode's row or every node of one (`volcano/last_tier.rs`,
+    /// `volcano/explain.rs`).
+    pub(super) hypernode_changed: Vec<u64>,
     /// Per node, the domains `apply` changes (its domain and the ancestors, every topology):
     /// fixed, shared between clones.
     pub(super) ancestors: std::sync::Arc<ancestors::AncestorChains>,
@@ -247,6 +260,8 @@ impl Cluster {
             gpu_buckets,
             tier_max_alloc,
             domain_alloc: domain_free.clone(),
+            rows_version: 0,
+            hypernode_changed: vec![0; world.hypernodes.domains.len()],
             ancestors: std::sync::Arc::new(ancestors::AncestorChains::new(world)),
             domain_free,
             name_rank,
@@ -361,8 +376,11 @@ impl Cluster {
             ancestors,
             domain_free,
             gpu_hist,
+            rows_version,
+            hypernode_changed,
             ..
         } = self;
+        *rows_version += 1;
         let chain = ancestors.of(node);
         let moved = moved.map(|(from, to)| (buckets, from, to));
         // The change as one dense row (the request list's pairs summed into it, as the
@@ -385,6 +403,7 @@ impl Cluster {
             &mut gpu_hist[..],
             &delta,
             moved,
+            (&mut hypernode_changed[..], *rows_version),
         );
         match n_res {
             1 => add_along_chain::<1>(rows),
@@ -398,6 +417,9 @@ impl Cluster {
             _ => {
                 for &(t, d) in chain {
                     let (t, d) = (t as usize, d as usize);
+                    if t == 0 {
+                        hypernode_changed[d] = *rows_version;
+                    }
                     let row = &mut domain_free[t][d * n_res..][..n_res];
                     for (r, q) in requests.iter() {
                         row[r.index()] -= sign * q;
@@ -539,14 +561,55 @@ impl Cluster {
         Ok(())
     }
 
+    /// Whether the HyperNodes' change versions say what they can of themselves: none is past
+    /// `rows_version`, a bind or release stamps a node's whole chain so a HyperNode's is at
+    /// least each child's, and one whose nodes are all under its children (none of its own)
+    /// was stamped last by a change under one of them, so it is the latest of theirs.
+    fn check_hypernode_changed(&self, world: &World) -> Result<(), String> {
+        let t = &world.hypernodes;
+        let changed = &self.hypernode_changed;
+        if changed.len() != t.domains.len() {
+            return Err(format!(
+                "{} HyperNode change versions for {} HyperNodes",
+                changed.len(),
+                t.domains.len()
+            ));
+        }
+        for (i, &at) in changed.iter().enumerate() {
+            let d = DomainId::from_index(i);
+            let name = &t.domain(d).name;
+            if at > self.rows_version {
+                return Err(format!(
+                    "HyperNode {name:?} changed at {at}, past the rows' version {}",
+                    self.rows_version
+                ));
+            }
+            let children = &t.domain(d).children;
+            let latest = children
+                .iter()
+                .map(|c| changed[c.index()])
+                .max()
+                .unwrap_or(0);
+            let under: usize = children.iter().map(|&c| t.nodes_of(c).len()).sum();
+            if at < latest || (under == t.nodes_of(d).len() && at != latest) {
+                return Err(format!(
+                    "HyperNode {name:?} changed at {at}, its children last at {latest}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Whether every domain's free row, the GPU order, the per-domain GPU histograms,
     /// Volcano's per-tier free GPUs and KAI's kept counts and bin-pack order agree with the
-    /// nodes' free capacity (an invariant `Simulation::check_invariants` states).
+    /// nodes' free capacity, and the HyperNodes' change versions with each other (an
+    /// invariant `Simulation::check_invariants` states).
     pub fn check_indexes(&self, world: &World) -> Result<(), String> {
         self.ancestors.check(world)?;
         self.kai_counts.check(world, &self.nodes)?;
         self.nodes.check_classes()?;
         self.check_domain_free(world)?;
+        self.check_hypernode_changed(world)?;
         let Some(g) = self.res.gpu else { return Ok(()) };
         if let Some(order) = &self.kai_order {
             order.check(world, &self.nodes, g)?;
@@ -687,27 +750,35 @@ impl Cluster {
 }
 
 /// What `add_along_chain` changes and by how much: the node's ancestor chain, the per-domain
-/// free rows and GPU histograms of every topology, the dense change, and the GPU bucket
-/// move (buckets per domain, from, to) if any.
+/// free rows and GPU histograms of every topology, the dense change, the GPU bucket
+/// move (buckets per domain, from, to) if any, and the HyperNodes' change versions with the
+/// version to set.
 type ChainRows<'a> = (
     &'a [(u32, u32)],
     &'a mut [Vec<i64>],
     &'a mut [Vec<u32>],
     &'a [i64; DENSE_RESOURCES],
     Option<(usize, usize, usize)>,
+    (&'a mut [u64], u64),
 );
 
 /// `Cluster::apply`'s part per domain, for a world of `N` resources: adds the dense change
 /// `delta` (its first `N` entries) to the free row of every domain of `chain`, and when the
 /// node moved between GPU buckets (`moved`: buckets per domain, from, to) moves one node in
-/// each domain's histogram. The row is a fixed-size array, so the additions are unrolled.
+/// each domain's histogram; each HyperNode of the chain is stamped with `version`. The row is
+/// a fixed-size array, so the additions are unrolled.
 #[inline(always)]
-fn add_along_chain<const N: usize>((chain, domain_free, gpu_hist, delta, moved): ChainRows<'_>) {
+fn add_along_chain<const N: usize>(
+    (chain, domain_free, gpu_hist, delta, moved, (changed, version)): ChainRows<'_>,
+) {
     let delta = delta
         .first_chunk::<N>()
         .expect("N is at most DENSE_RESOURCES");
     for &(t, d) in chain {
         let (t, d) = (t as usize, d as usize);
+        if t == 0 {
+            changed[d] = version;
+        }
         let row = domain_free[t][d * N..]
             .first_chunk_mut::<N>()
             .expect("every domain has a row");

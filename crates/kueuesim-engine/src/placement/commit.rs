@@ -82,8 +82,15 @@ struct RunSums {
 
 impl RunSums {
     /// Adds the sums to domain `from` and its ancestors in `free` and `hist` (one
-    /// topology's rows), and clears them.
-    fn flush(&mut self, t: &Topology, free: &mut [i64], hist: &mut [u32], from: DomainId) {
+    /// topology's rows), stamps them in `changed` with the commit's version when given (the
+    /// HyperNodes' `Cluster::hypernode_changed`), and clears the sums.
+    fn flush(
+        &mut self,
+        t: &Topology,
+        (free, hist): (&mut [i64], &mut [u32]),
+        changed: Option<(&mut [u64], u64)>,
+        from: DomainId,
+    ) {
         let n_res = self.requests.len();
         let buckets = self.hist.len();
         self.moved.clear();
@@ -93,8 +100,12 @@ impl RunSums {
                 self.moved.push((b, v));
             }
         }
+        let mut changed = changed;
         let mut a = from;
         loop {
+            if let Some((changed, version)) = &mut changed {
+                changed[a.index()] = *version;
+            }
             let row = &mut free[a.index() * n_res..][..n_res];
             for (f, q) in row.iter_mut().zip(&self.requests) {
                 *f -= q;
@@ -170,16 +181,23 @@ impl Cluster {
         sums.requests.resize(n_res, 0);
         sums.hist.clear();
         sums.hist.resize(buckets, 0);
-        for ((t, free), hist) in topologies(world)
+        // One committed change of the rows: the HyperNodes above the batch's nodes are
+        // stamped with it (`hypernode_changed`), as `apply` stamps them per pod.
+        self.rows_version += 1;
+        let version = self.rows_version;
+        for (ti, ((t, free), hist)) in topologies(world)
             .zip(&mut self.domain_free)
             .zip(&mut self.gpu_hist)
+            .enumerate()
         {
             let mut run: Option<DomainId> = None;
             for (i, &n) in batch.nodes.iter().enumerate() {
                 let Some(d) = t.domain_of(n) else { continue };
                 if run != Some(d) {
                     if let Some(x) = run {
-                        sums.flush(t, free, hist, x);
+                        let changed =
+                            (ti == 0).then_some((&mut self.hypernode_changed[..], version));
+                        sums.flush(t, (free, hist), changed, x);
                     }
                     run = Some(d);
                 }
@@ -197,7 +215,8 @@ impl Cluster {
                 }
             }
             if let Some(x) = run {
-                sums.flush(t, free, hist, x);
+                let changed = (ti == 0).then_some((&mut self.hypernode_changed[..], version));
+                sums.flush(t, (free, hist), changed, x);
             }
         }
         self.kai_scratch = scratch;

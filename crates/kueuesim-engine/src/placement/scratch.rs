@@ -62,6 +62,9 @@ pub(super) struct TierMemo {
     /// Per HyperNode of the tier, in the tier's order: its free row (every resource) as of the
     /// last look.
     pub(super) rows: Vec<i64>,
+    /// The cluster's `rows_version` at the last look: a HyperNode whose
+    /// `Cluster::hypernode_changed` is at most this still has its row in `rows`.
+    pub(super) seen: u64,
     /// Per HyperNode of the tier: its bin-pack score if it passes the pre-filter under `root`.
     pub(super) keys: Vec<Option<f64>>,
     /// The lowest of `keys` (by `total_cmp`) and the positions holding it, in the tier's
@@ -83,8 +86,9 @@ pub(super) struct Explained {
     pub(super) d: DomainId,
     pub(super) need: usize,
     pub(super) pods: Vec<(PodNeeds, Vec<Option<NodeId>>)>,
-    /// The nodes' capacity version it was worked out at (`NodeCapacity::version`): it holds
-    /// while none of `d`'s nodes changed since (`NodeCapacity::unchanged_since`).
+    /// The cluster's `rows_version` it was worked out at: it holds while no committed bind
+    /// or release has touched `d`'s nodes since (`Cluster::hypernode_changed` of `d` at most
+    /// this).
     pub(super) version: u64,
     /// The outcome, its FitError prefixed with the HyperNode as the message quotes it.
     pub(super) failure: Failure,

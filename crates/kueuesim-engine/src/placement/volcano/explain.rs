@@ -26,9 +26,11 @@ impl KeptExplanations {
     /// stays a candidate until then), so every feasible node ends full for this pod
     /// whichever order the pods took them, the count bound is the sum of what each node
     /// holds, and the FitError counts the same full nodes. Such an outcome is kept with the
-    /// capacity version it was worked out at and served again while none of the nodes has
-    /// been bound or released on since (`NodeCapacity::unchanged_since`), whatever the
-    /// attempt's seed. A run that succeeds (its bindings depend on the order) or that has
+    /// cluster's `rows_version` it was worked out at and served again while no committed bind
+    /// or release has touched `d` since (its `Cluster::hypernode_changed`: one compare, not
+    /// one per node), whatever the attempt's seed. The dry runs in between (this one's, the
+    /// gradient's) bind on the nodes alone and are undone before the search explains, so the
+    /// nodes are then as the committed binds and releases left them. A run that succeeds (its bindings depend on the order) or that has
     /// several pod sets pending (the first set's choices shape the next's) is worked out
     /// afresh every time. Debug builds work a served outcome out afresh and compare.
     ///
@@ -44,6 +46,7 @@ impl KeptExplanations {
         scorer_base: &dyn Fn() -> &'s TopologyScorer<'w>,
     ) -> Failure {
         let nodes = world.hypernodes.nodes_of(d);
+        let changed = cluster.hypernode_changed[d.index()];
         let one_set = pods
             .iter()
             .filter(|(_, slots)| slots.iter().any(Option::is_none))
@@ -51,17 +54,14 @@ impl KeptExplanations {
             == 1;
         if one_set
             && let Some(e) = self.entries.iter().find(|e| {
-                e.d == d
-                    && e.need == need
-                    && e.pods[..] == pods[..]
-                    && cluster.nodes.unchanged_since(nodes, e.version)
+                e.d == d && e.need == need && e.pods[..] == pods[..] && changed <= e.version
             })
         {
             let kept = e.failure.clone();
             #[cfg(debug_assertions)]
             {
-                // On a clone: a dry run binds and undoes pods, which counts as a change of
-                // its nodes, and would keep the next attempt from being served here.
+                // On a clone: the check leaves the cluster as the attempt has it, whatever
+                // it does.
                 let fresh = KeptExplanations::default().explain(
                     world,
                     &mut cluster.clone(),
@@ -144,16 +144,16 @@ impl KeptExplanations {
             }
         };
         if one_set && failed_run {
-            self.keep(&cluster.nodes, (d, need, pods), &failure);
+            self.keep(cluster.rows_version, (d, need, pods), &failure);
         }
         failure
     }
 
-    /// Keeps `failure` of `(d, need, pods)` at the capacity's current version: a new entry
-    /// until `KEPT`, then the oldest one's buffers refilled.
+    /// Keeps `failure` of `(d, need, pods)` at the cluster's `rows_version` `version`: a new
+    /// entry until `KEPT`, then the oldest one's buffers refilled.
     fn keep(
         &mut self,
-        cap: &NodeCapacity,
+        version: u64,
         (d, need, pods): (DomainId, usize, &GangPods),
         failure: &Failure,
     ) {
@@ -176,7 +176,7 @@ impl KeptExplanations {
         e.need = need;
         e.pods.clear();
         e.pods.extend_from_slice(pods);
-        e.version = cap.version();
+        e.version = version;
         e.failure.clone_from(failure);
     }
 }
@@ -405,8 +405,9 @@ mod tests {
                 let d = t.by_tier.iter().flat_map(|(_, ds)| ds.iter().copied()).nth(which as usize).unwrap_or(DomainId::ROOT);
                 let base = scorer(seed);
                 let got = kept.explain(&w, &mut cluster, &pods, need, d, &|| &base);
-                // On a clone, so that the fresh dry run does not count as a change of the nodes.
-                let want = KeptExplanations::default().explain(&w, &mut cluster.clone(), &pods, need, d, &|| &base);
+                // On the cluster itself: its dry run binds and undoes pods on the nodes, as
+                // the gradient's do between two explanations, and the kept ones stay served.
+                let want = KeptExplanations::default().explain(&w, &mut cluster, &pods, need, d, &|| &base);
                 proptest::prop_assert_eq!(
                     (got.pod, &got.fit, got.schedulable),
                     (want.pod, &want.fit, want.schedulable)

@@ -9,7 +9,9 @@
 //! the free capacity of one spine or a few. Kept per tier with each HyperNode's free row,
 //! only the HyperNodes whose row moved are filtered and scored again, and the lowest key with
 //! the HyperNodes holding it is kept too: a failure whose moved HyperNodes neither held it
-//! nor went below it reads the answer from those few instead of the whole tier.
+//! nor went below it reads the answer from those few instead of the whole tier. Which rows
+//! moved is read from the HyperNodes' change versions (`Cluster::hypernode_changed`): one
+//! compare per HyperNode, its row compared only when a committed bind or release touched it.
 
 use std::cmp::Ordering;
 
@@ -62,6 +64,7 @@ impl TierMemos {
                     pending: pending.to_vec(),
                     request: *request,
                     rows: Vec::new(),
+                    seen: 0,
                     keys: Vec::new(),
                     lowest: None,
                 };
@@ -82,6 +85,7 @@ impl TierMemos {
                 .then(|| hypernode_binpack_for(cluster, d, request))
         };
         let mut recount = false;
+        let (version, changed) = (cluster.rows_version, &cluster.hypernode_changed);
         if e.keys.len() != domains.len() {
             e.rows.clear();
             e.keys.clear();
@@ -90,7 +94,11 @@ impl TierMemos {
                 e.keys.push(key(d));
             }
             recount = true;
-        } else {
+        } else if e.seen != version {
+            // Only the HyperNodes a committed bind or release touched since the last look
+            // (`hypernode_changed` past `seen`) can have moved; no committed change at all
+            // (another gang of the same shape failing in the same cycle) skips the loop.
+            let seen = e.seen;
             for (pos, ((&d, row), k)) in domains
                 .iter()
                 .zip(e.rows.chunks_exact_mut(n))
@@ -98,8 +106,12 @@ impl TierMemos {
                 .enumerate()
             {
                 let now = &free[d.index() * n..][..n];
-                // Element by element: a few resources, and most rows have not moved (a
-                // slice `!=` calls memcmp for each).
+                if changed[d.index()] <= seen {
+                    debug_assert_eq!(&*row, now, "an unstamped HyperNode's row has not moved");
+                    continue;
+                }
+                // Element by element: a few resources (a slice `!=` calls memcmp for each).
+                // A stamped row may be back where it was (a bind and a release).
                 if row.iter().zip(now).all(|(a, b)| a == b) {
                     continue;
                 }
@@ -132,6 +144,15 @@ impl TierMemos {
                 }
             }
         }
+        #[cfg(debug_assertions)]
+        for (&d, row) in domains.iter().zip(e.rows.chunks_exact(n)) {
+            assert_eq!(
+                row,
+                &free[d.index() * n..][..n],
+                "the tier memo's rows are the HyperNodes' rows after a look"
+            );
+        }
+        e.seen = version;
         if recount {
             let at = e.lowest.take().map(|l| l.1).unwrap_or_default();
             e.lowest = lowest_of(&e.keys, at);

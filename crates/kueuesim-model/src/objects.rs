@@ -698,8 +698,9 @@ fn push_random_suffix(out: &mut String, seed: &str, ps: usize, idx: usize) {
 pub const POD_NAME_ROOM: usize = 64;
 
 /// Appends `n` in decimal to `out`, as `format!("{n}")` writes it, without the formatting
-/// machinery (pod names are built on every failed placement).
-fn push_decimal(out: &mut String, mut n: usize) {
+/// machinery (pod names are built on every failed placement, the engine's flavor-attempt
+/// messages on every admission of a borrowing ClusterQueue).
+pub fn push_decimal(out: &mut String, mut n: usize) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {

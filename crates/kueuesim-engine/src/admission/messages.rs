@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use kueuesim_model::objects::push_decimal;
 use kueuesim_model::{Amount, FlavorId, ResourceId, Workload, World};
 
 use crate::bound::Constraint;
@@ -172,29 +173,13 @@ fn write_attempt(world: &World, a: &Attempt, out: &mut String) {
     });
     if a.borrow > 0 {
         out.push_str(";borrow=");
-        push_decimal(out, a.borrow);
+        push_decimal(out, a.borrow as usize);
     }
     for r in &a.reasons {
         out.push(';');
         r.write(world, out);
     }
     out.push(')');
-}
-
-/// Appends `n` in decimal, as `{}` formats it, without the formatting machinery (this runs
-/// for every admission of a borrowing ClusterQueue).
-fn push_decimal(out: &mut String, mut n: u32) {
-    let mut digits = [0u8; 10];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
 }
 
 /// The flavors considered for each pod set, for the QuotaReserved event: `<pod set>: <attempts>`
@@ -344,12 +329,12 @@ mod tests {
     use super::*;
     use kueuesim_model::ResourceFlavor;
 
-    /// `push_decimal` writes what `{}` formats.
+    /// `push_decimal` writes what `{}` formats, for every borrowing level a message names.
     #[test]
     fn decimal_digits_as_formatted() {
         for n in [0, 1, 9, 10, 99, 100, 12345, 4_000_000_000, u32::MAX] {
             let mut out = String::from("x");
-            push_decimal(&mut out, n);
+            push_decimal(&mut out, n as usize);
             assert_eq!(out, format!("x{n}"));
         }
     }

@@ -66,19 +66,25 @@ impl Clone for ResourceList {
     }
 }
 
+/// Sorts `pairs` by key and sums the amounts of equal keys into one entry, in place (no
+/// allocation): resource lists built from containers, quota usage merged per flavor-resource.
+pub fn sum_by_key<K: Ord + Copy>(pairs: &mut Vec<(K, i64)>) {
+    pairs.sort_by_key(|p| p.0);
+    // `dedup_by` hands the later element first and the kept earlier one second.
+    pairs.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 += later.1;
+        }
+        same
+    });
+}
+
 impl ResourceList {
     /// Builds a list; amounts of a repeated resource are summed (containers of one pod).
     pub fn from_pairs(mut pairs: Vec<(ResourceId, i64)>) -> Self {
-        pairs.sort_by_key(|p| p.0);
-        // In place (every generated workload builds one): a repeat is added to the entry
-        // kept before it, in order.
-        pairs.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 += later.1;
-            }
-            same
-        });
+        // In place: every generated workload builds one.
+        sum_by_key(&mut pairs);
         ResourceList(pairs)
     }
 

@@ -184,14 +184,6 @@ pub(super) fn flavor_mismatch(
 /// Sorts usage by `Fr` and sums the amounts of each, in place (it runs for every pod set of
 /// every assignment, so it allocates nothing).
 pub(super) fn merge_usage(mut v: Vec<(Fr, i64)>) -> Vec<(Fr, i64)> {
-    v.sort_by_key(|u| u.0);
-    // `dedup_by` hands the later element first and the kept earlier one second.
-    v.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            kept.1 += later.1;
-        }
-        same
-    });
+    kueuesim_model::resources::sum_by_key(&mut v);
     v
 }

@@ -342,10 +342,15 @@ pub fn undo(cap: &mut NodeCapacity, pods: &GangPods, bound: &[Binding]) {
 /// `pods` with `bound` recorded as bound.
 pub fn with_bindings(pods: &GangPods, bound: &[Binding]) -> Vec<(PodNeeds, Vec<Option<NodeId>>)> {
     let mut v = pods.to_vec();
-    for &(ps, idx, n) in bound {
-        v[ps].1[idx] = Some(n);
-    }
+    record_bindings(&mut v, bound);
     v
+}
+
+/// Records `bound` as bound in `pods`, in place (`with_bindings` without the copy).
+pub fn record_bindings(pods: &mut [(PodNeeds, Vec<Option<NodeId>>)], bound: &[Binding]) {
+    for &(ps, idx, n) in bound {
+        pods[ps].1[idx] = Some(n);
+    }
 }
 
 /// Σ over pending pods of their requests, by resource index: what a gang still needs.

@@ -27,7 +27,7 @@ mod topology;
 use kueuesim_model::gpu::MILLI;
 use kueuesim_model::{PlacementStrategy, ResourceId, World};
 
-use super::{Cluster, GangPods, Placement, PodNeeds, fill, undo, with_bindings};
+use super::{Cluster, GangPods, Placement, PodNeeds, fill, record_bindings, undo, with_bindings};
 pub use consolidation::{ConsolidationPlan, MAX_CONSOLIDATION_PREEMPTEES, consolidation_plan};
 use messages::{display_name, fit_errors};
 use nodeplacement::{fill_binpack, scored_resource, scorer};
@@ -210,7 +210,7 @@ pub fn place_within(
                         amounts_of(cluster, b.iter().map(|&(ps, _, _)| &pods[ps].0)),
                     );
                 }
-                pods = with_bindings(&pods, &b);
+                record_bindings(&mut pods, &b);
                 if let Some(c) = job.constraint {
                     let t = &world.topologies[c.topology];
                     out.domain = pods

@@ -9,7 +9,7 @@ use super::nodeplacement::{scored_resource, scorer};
 use super::topology::{candidate_fits, candidates};
 use super::{KaiConstraint, KaiJob};
 use crate::placement::{
-    Binding, Cluster, GangPods, Placement, PodNeeds, fill, undo, with_bindings,
+    Binding, Cluster, GangPods, Placement, PodNeeds, fill, record_bindings, undo, with_bindings,
 };
 
 /// Preferred-level node scores: per node a group, per group a score.
@@ -334,7 +334,7 @@ pub fn place_tree_within(
         match result {
             Ok(b) => {
                 super::add_amounts(&mut placed, request);
-                pods = with_bindings(&pods, &b);
+                record_bindings(&mut pods, &b);
                 out.bound.extend(b);
                 if passes == super::Passes::One {
                     break;

@@ -33,7 +33,7 @@ use super::node_search::{
 use super::scratch::{Failure, GradientScratch};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
-    pending_total, tie_key, undo, with_bindings,
+    pending_total, record_bindings, tie_key, undo, with_bindings,
 };
 pub use messages::not_tried_message;
 use messages::{fit_error, fit_error_with, unplaced};
@@ -1101,11 +1101,8 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
         };
         match attempt {
             Ok((b, d)) => {
-                // `with_bindings`, in place.
                 let pods = pods.to_mut();
-                for &(ps, idx, n) in &b {
-                    pods[ps].1[idx] = Some(n);
-                }
+                record_bindings(pods, &b);
                 if let Some(d) = d {
                     let t = &world.hypernodes;
                     let pinned = allocated_hypernode(world, pods).unwrap_or(d);

@@ -700,20 +700,9 @@ pub const POD_NAME_ROOM: usize = 64;
 /// Appends `n` in decimal to `out`, as `format!("{n}")` writes it, without the formatting
 /// machinery (pod names are built on every failed placement, the engine's flavor-attempt
 /// messages on every admission of a borrowing ClusterQueue).
-pub fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
-    }
+pub fn push_decimal(out: &mut String, n: usize) {
+    let mut buf = [0u8; 20];
+    out.push_str(crate::quantity::decimal_digits(n as u64, &mut buf));
 }
 
 /// A Deployment's `pod-template-hash`: the Deployment controller's `ComputeHash` writes the

@@ -128,12 +128,17 @@ pub(super) struct Attempt {
     pub(super) no_fit_reason: &'static str,
 }
 
+/// Whether an attempt is told of in the message: all but a plain fit without borrowing.
+fn is_shown(a: &Attempt) -> bool {
+    !(a.mode == PMode::Fit && a.borrow == 0)
+}
+
 /// `FormatFlavorAssignmentAttemptsForEvents` for one pod set: every flavor considered that did
 /// not simply fit without borrowing, sorted by flavor name:
 /// `flavor(Mode[;borrow=N][;reasons])`, or `flavor(preemptionMode=P;...)` when preemption
 /// was considered. Appended to `out`; nothing when every attempt is a plain fit.
 fn write_attempts(world: &World, attempts: &[Attempt], out: &mut String) {
-    let shown = |a: &&Attempt| !(a.mode == PMode::Fit && a.borrow == 0);
+    let shown = |a: &&Attempt| is_shown(a);
     // Most admissions fit their one flavor without borrowing: nothing to say, no vector;
     // and most of the others (a ClusterQueue borrowing) have one flavor to tell of, which
     // needs no sorting either.
@@ -220,7 +225,7 @@ pub(super) fn considered_message_one(
     mut out: String,
 ) -> String {
     debug_assert!(out.is_empty());
-    if attempt.mode == PMode::Fit && attempt.borrow == 0 {
+    if !is_shown(attempt) {
         return out;
     }
     out.push_str(pod_set);

@@ -98,7 +98,8 @@ impl<'w> Simulation<'w> {
         if let Some(tally) = &mut self.rec.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
             self.kueue.uid_labels.remove(&rt.spec.uid, w, rt.uid_label);
-            tally.add(self.world, &rt.spec, &rt.record, self.now);
+            // Its queues' counts go to its queue pair's bucket, settled once at the end.
+            tally.fold(self.world, &rt.spec, &rt.record, self.now);
             // A sink streams the record out before it goes (`run_with_sink`).
             if let Some(out) = &mut self.outbox {
                 let rt = *rt;

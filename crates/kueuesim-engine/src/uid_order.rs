@@ -11,6 +11,7 @@
 //! it keeps (queue keys, preemption candidates): relabelling keeps the order, so no heap or
 //! set is reordered.
 
+use std::cmp::Ordering;
 use std::rc::Rc;
 
 use kueuesim_model::WorkloadId;
@@ -22,31 +23,97 @@ const INSERT_STEP: u64 = 1 << 20;
 /// The most entries a run holds before it is split in two: a run's entries are moved on
 /// every insertion into it, so it is kept to a few kilobytes.
 const RUN_MAX: usize = 64;
+/// The bytes of a UID a key holds inline.
+const INLINE: usize = 32;
+
+/// A UID's first `INLINE` bytes, zero-padded, as four big-endian words: the words order as
+/// the bytes do, so comparing heads is four integer comparisons.
+type Head = [u64; 4];
+
+/// The words of `a` and `b` compared in order (the bytes' lexicographic order).
+#[inline]
+fn head_cmp(a: &Head, b: &Head) -> Ordering {
+    a[0].cmp(&b[0])
+        .then(a[1].cmp(&b[1]))
+        .then(a[2].cmp(&b[2]))
+        .then(a[3].cmp(&b[3]))
+}
 
 /// A UID as a search key: its first 32 bytes inline (zero-padded, so they order as the
 /// strings do, coarsely), the whole string only for a tie there. Finding a new UID's
 /// neighbours then rarely leaves the runs' own memory (a cache miss per string otherwise).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+///
+/// A UID of at most 32 bytes is held whole by its head and length, so it needs no copy of
+/// its own: only a longer one keeps the whole string (`long`). Keys order as (UID bytes,
+/// workload), the order of (`String`, `WorkloadId`).
+#[derive(Clone, Debug)]
 struct UidSortKey {
-    head: (u128, u128),
-    uid: Rc<str>,
+    head: Head,
+    /// The whole UID when longer than `INLINE` bytes (the head holds it all otherwise).
+    long: Option<Rc<str>>,
+    len: u32,
     workload: WorkloadId,
 }
 
 impl UidSortKey {
-    fn new(uid: Rc<str>, workload: WorkloadId) -> Self {
-        let mut bytes = [0u8; 32];
-        let n = uid.len().min(32);
+    fn new(uid: &str, workload: WorkloadId) -> Self {
+        let mut bytes = [0u8; INLINE];
+        let n = uid.len().min(INLINE);
         bytes[..n].copy_from_slice(&uid.as_bytes()[..n]);
-        let (a, b) = bytes.split_at(16);
-        let half = |h: &[u8]| u128::from_be_bytes(h.try_into().expect("16 bytes"));
+        let word = |i: usize| u64::from_be_bytes(bytes[i * 8..][..8].try_into().expect("8 bytes"));
         UidSortKey {
-            head: (half(a), half(b)),
-            uid,
+            head: [word(0), word(1), word(2), word(3)],
+            long: (uid.len() > INLINE).then(|| uid.into()),
+            len: u32::try_from(uid.len()).unwrap_or(u32::MAX),
             workload,
         }
     }
+
+    /// The UID's bytes compared with `o`'s, their heads being equal (a short UID's bytes are
+    /// its head's first `len`).
+    #[cold]
+    fn cmp_whole(&self, o: &UidSortKey) -> Ordering {
+        let inline = |k: &UidSortKey| {
+            let mut bytes = [0u8; INLINE];
+            for (i, w) in k.head.iter().enumerate() {
+                bytes[i * 8..][..8].copy_from_slice(&w.to_be_bytes());
+            }
+            bytes
+        };
+        fn whole<'a>(k: &'a UidSortKey, inline: &'a [u8; INLINE]) -> &'a [u8] {
+            match &k.long {
+                Some(u) => u.as_bytes(),
+                None => &inline[..k.len as usize],
+            }
+        }
+        let (a, b) = (inline(self), inline(o));
+        whole(self, &a).cmp(whole(o, &b))
+    }
 }
+
+impl Ord for UidSortKey {
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        match head_cmp(&self.head, &o.head) {
+            Ordering::Equal => self.cmp_whole(o).then(self.workload.cmp(&o.workload)),
+            unequal => unequal,
+        }
+    }
+}
+
+impl PartialOrd for UidSortKey {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl PartialEq for UidSortKey {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+
+impl Eq for UidSortKey {}
 
 /// The labels of the live workloads, by UID: a sorted sequence cut into runs of at most
 /// `RUN_MAX` entries, each run non-empty and sorted, the runs in order. Finding a UID is a
@@ -56,6 +123,10 @@ impl UidSortKey {
 #[derive(Clone, Debug, Default)]
 pub struct UidLabels {
     runs: Vec<Vec<(UidSortKey, u64)>>,
+    /// The head of each run's first key (`firsts[i] == runs[i][0].0.head`), side by side:
+    /// the search over the runs reads this one array and follows a run's pointer only on a
+    /// tie of heads (checked by `firsts_match` in debug builds).
+    firsts: Vec<Head>,
     /// Respacings so far; each uses other values than the last, so that a label kept from
     /// before one can never pass for a current one (the engine's invariant check sees it).
     epochs: u64,
@@ -65,10 +136,22 @@ impl UidLabels {
     /// Where `key` is or would go: the run (the last whose first key is not above it, else
     /// the first) and the position in it.
     fn locate(&self, key: &UidSortKey) -> (usize, usize) {
-        let run = self
-            .runs
-            .partition_point(|r| r[0].0 <= *key)
-            .saturating_sub(1);
+        // `partition_point` over the runs by `runs[i][0].0 <= key`, read from `firsts`.
+        let (mut lo, mut hi) = (0, self.firsts.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let first_not_above = match head_cmp(&self.firsts[mid], &key.head) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => self.runs[mid][0].0 <= *key,
+            };
+            if first_not_above {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let run = lo.saturating_sub(1);
         let at = self
             .runs
             .get(run)
@@ -76,13 +159,24 @@ impl UidLabels {
         (run, at)
     }
 
+    /// Whether `firsts` holds each run's first head (the mirror `locate` reads).
+    fn firsts_match(&self) -> bool {
+        self.firsts.len() == self.runs.len()
+            && self
+                .runs
+                .iter()
+                .zip(&self.firsts)
+                .all(|(r, f)| r[0].0.head == *f)
+    }
+
     /// Labels arriving workload `w` with UID `uid`; `None` when its gap is used up (the
     /// workload is registered all the same: `respace` then labels it with the others).
-    pub fn insert(&mut self, uid: Rc<str>, w: WorkloadId) -> Option<u64> {
+    pub fn insert(&mut self, uid: &str, w: WorkloadId) -> Option<u64> {
         let key = UidSortKey::new(uid, w);
         if self.runs.is_empty() {
             let label = u64::MAX / 2;
             let mut run = Vec::with_capacity(RUN_MAX + 1);
+            self.firsts.push(key.head);
             run.push((key, label));
             self.runs.push(run);
             return Some(label);
@@ -103,12 +197,17 @@ impl UidLabels {
             (Some(p), Some(s)) => Some(p + INSERT_STEP.min((s - p) / 2)).filter(|&l| l > p),
         };
         let entries = &mut self.runs[run];
+        if at == 0 {
+            self.firsts[run] = key.head;
+        }
         entries.insert(at, (key, label.unwrap_or(0)));
         if entries.len() > RUN_MAX {
             let mut upper = Vec::with_capacity(RUN_MAX + 1);
             upper.extend(entries.drain(RUN_MAX / 2..));
+            self.firsts.insert(run + 1, upper[0].0.head);
             self.runs.insert(run + 1, upper);
         }
+        debug_assert!(self.firsts_match());
         label
     }
 
@@ -117,7 +216,7 @@ impl UidLabels {
     /// Found by its label first: the labels increase along the runs as the UIDs do (between
     /// respacings every one is in its gap), so two integer searches find it without
     /// comparing UIDs. The UID's search is the fallback should the label not lead to `w`.
-    pub fn remove(&mut self, uid: &Rc<str>, w: WorkloadId, label: u64) {
+    pub fn remove(&mut self, uid: &str, w: WorkloadId, label: u64) {
         let run = self
             .runs
             .partition_point(|r| r[0].1 <= label)
@@ -132,7 +231,7 @@ impl UidLabels {
                 return;
             }
         }
-        let key = UidSortKey::new(uid.clone(), w);
+        let key = UidSortKey::new(uid, w);
         let (run, at) = self.locate(&key);
         let Some(entries) = self.runs.get(run) else {
             return;
@@ -150,15 +249,23 @@ impl UidLabels {
         let left = entries.len();
         if left == 0 {
             self.runs.remove(run);
-        } else if left < RUN_MAX / 8
-            && let Some(next) = self.runs.get(run + 1)
-            && left + next.len() <= RUN_MAX / 2
-        {
-            // A run left nearly empty joins the next, so that churn leaves no trail of tiny
-            // runs (their count is what the first search walks).
-            let next = self.runs.remove(run + 1);
-            self.runs[run].extend(next);
+            self.firsts.remove(run);
+        } else {
+            if at == 0 {
+                self.firsts[run] = entries[0].0.head;
+            }
+            if left < RUN_MAX / 8
+                && let Some(next) = self.runs.get(run + 1)
+                && left + next.len() <= RUN_MAX / 2
+            {
+                // A run left nearly empty joins the next, so that churn leaves no trail of
+                // tiny runs (their count is what the first search walks).
+                let next = self.runs.remove(run + 1);
+                self.firsts.remove(run + 1);
+                self.runs[run].extend(next);
+            }
         }
+        debug_assert!(self.firsts_match());
     }
 
     /// Labels every live workload afresh, evenly spaced in UID order; returns the new labels.
@@ -217,7 +324,7 @@ mod tests {
         let mut respaced = 0;
         for (i, u) in uids.iter().enumerate() {
             let w = WorkloadId::from_index(i);
-            match labels.insert(u.as_str().into(), w) {
+            match labels.insert(u, w) {
                 Some(l) => {
                     current.insert(w, (u.clone(), l));
                 }
@@ -232,7 +339,7 @@ mod tests {
             if i % 7 == 3 {
                 // Now and then by a label that is not its own: found by its UID then.
                 let label = current[&w].1 + u64::from(i % 2 == 0);
-                labels.remove(&u.as_str().into(), w, label);
+                labels.remove(u, w, label);
                 current.remove(&w);
             }
         }
@@ -256,7 +363,7 @@ mod tests {
         for i in 0..6000usize {
             let u = format!("ns-{}/gen-{}", i % 5, i / 5);
             let w = WorkloadId::from_index(i);
-            match labels.insert(u.as_str().into(), w) {
+            match labels.insert(&u, w) {
                 Some(l) => {
                     current.insert((u.clone(), w), l);
                 }
@@ -273,7 +380,7 @@ mod tests {
             if i >= 300 && (i - 300) % 9 != 0 {
                 let (u, w) = order[i - 300].clone();
                 let label = current[&(u.clone(), w)];
-                labels.remove(&u.as_str().into(), w, label);
+                labels.remove(&u, w, label);
                 current.remove(&(u, w));
             }
         }
@@ -290,5 +397,24 @@ mod tests {
             in_uid_order.windows(2).all(|p| p[0] < p[1]),
             "labels follow UID order"
         );
+    }
+
+    proptest::proptest! {
+        /// Keys order as (UID, workload) do, whether the UIDs fit the inline head or not
+        /// (zero bytes against the padding, long UIDs sharing their first 32 bytes).
+        #[test]
+        fn keys_order_as_their_uids(
+            common in "[ab\\x00]{0,36}",
+            sa in "[ab\\x00]{0,4}",
+            sb in "[ab\\x00]{0,4}",
+            wa in 0usize..3,
+            wb in 0usize..3,
+        ) {
+            let (a, b) = (format!("{common}{sa}"), format!("{common}{sb}"));
+            let (wa, wb) = (WorkloadId::from_index(wa), WorkloadId::from_index(wb));
+            let (ka, kb) = (UidSortKey::new(&a, wa), UidSortKey::new(&b, wb));
+            proptest::prop_assert_eq!(ka.cmp(&kb), (&a, wa).cmp(&(&b, wb)));
+            proptest::prop_assert_eq!(ka == kb, (&a, wa) == (&b, wb));
+        }
     }
 }

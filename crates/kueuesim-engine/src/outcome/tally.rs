@@ -52,8 +52,9 @@ pub struct Tally {
     /// The queue figures' durations, by the LocalQueue the workload names (if any) and the
     /// ClusterQueue it is counted in (as `cluster_queues`): a ClusterQueue's are those of its
     /// keys, a LocalQueue's those of its keys (`Tally::cluster_queue_samples`,
-    /// `Tally::local_queue_samples`).
-    samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueSamples>,
+    /// `Tally::local_queue_samples`). Beside them, the counts `Tally::fold` has not yet
+    /// added to `cluster_queues` and `local_queues` (`Tally::settle`).
+    samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueBucket>,
     /// The keys of `samples` in ClusterQueue order, so that a ClusterQueue's figures find
     /// its keys by range instead of reading every key (with 1,000 ClusterQueues and as many
     /// LocalQueues, the scan was a million steps per figure). Private, as `samples` is:
@@ -247,6 +248,14 @@ impl DurationPairs {
     }
 }
 
+/// One key of `Tally::samples`: its durations, and the queue counts of the workloads
+/// `Tally::fold` counted there since the last `Tally::settle` (default once settled).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct QueueBucket {
+    samples: QueueSamples,
+    unsettled: ClusterQueueTally,
+}
+
 impl QueueSamples {
     fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
         if rec.state == WorkloadState::Pending {
@@ -396,6 +405,10 @@ impl Tally {
     /// unfinished workloads to such a copy and reads the finished ones' durations where the
     /// run left them, instead of copying them.
     pub fn clone_counts(&self) -> Tally {
+        debug_assert!(
+            self.is_settled(),
+            "a folded tally is settled before it is read"
+        );
         Tally {
             total: self.total,
             not_arrived: self.not_arrived,
@@ -425,6 +438,50 @@ impl Tally {
     /// Counts an arrived workload as it is at `end`, the time the report describes (a
     /// finished workload's figures do not depend on it).
     pub fn add(&mut self, world: &World, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
+        self.add_one(world, wl, rec, end, false);
+    }
+
+    /// Counts an arrived workload as `add` does, but its ClusterQueue's and LocalQueue's
+    /// counts go to the bucket of its (LocalQueue, ClusterQueue) key only, once: `settle`
+    /// adds every bucket to both queues' counts before they are read (a lean run folds each
+    /// finished workload so, instead of counting it twice). The figures are sums and a
+    /// greatest (GPUs, name), so adding a bucket's fold (`ClusterQueueTally::merge`) gives
+    /// what adding its workloads one at a time gives.
+    pub fn fold(&mut self, world: &World, wl: &Workload, rec: &WorkloadRecord, end: SimTime) {
+        self.add_one(world, wl, rec, end, true);
+    }
+
+    /// Adds every bucket's counts (`fold`) to its ClusterQueue's and LocalQueue's, and
+    /// empties the buckets.
+    pub fn settle(&mut self) {
+        for (&(lq, cq), bucket) in &mut self.samples {
+            if bucket.unsettled == ClusterQueueTally::default() {
+                continue;
+            }
+            let folded = std::mem::take(&mut bucket.unsettled);
+            self.cluster_queues[cq.index()].merge(&folded);
+            if let Some(lq) = lq {
+                self.local_queues[lq.index()].merge(&folded);
+            }
+        }
+    }
+
+    /// Whether no bucket holds counts `settle` has still to add.
+    pub fn is_settled(&self) -> bool {
+        self.samples
+            .values()
+            .all(|b| b.unsettled == ClusterQueueTally::default())
+    }
+
+    /// `add` (`by_bucket` false) or `fold` (true).
+    fn add_one(
+        &mut self,
+        world: &World,
+        wl: &Workload,
+        rec: &WorkloadRecord,
+        end: SimTime,
+        by_bucket: bool,
+    ) {
         self.total += 1;
         if wl.queue == QueueRef::Unmanaged {
             self.unmanaged += 1;
@@ -479,18 +536,23 @@ impl Tally {
             }
         }
         if let Some(cq) = cq {
-            self.cluster_queues[cq.index()].add(wl, rec, gpu);
             // Once per workload, for its ClusterQueue and its LocalQueue together (a
             // LocalQueue names one ClusterQueue: one key each, but for admissions elsewhere).
-            let samples = match self.samples.entry((lq, cq)) {
+            let bucket = match self.samples.entry((lq, cq)) {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => {
                     self.cluster_queue_keys.insert((cq, lq));
-                    e.insert(QueueSamples::default())
+                    e.insert(QueueBucket::default())
                 }
             };
-            samples.add(wl, rec, end);
+            bucket.samples.add(wl, rec, end);
+            if by_bucket {
+                bucket.unsettled.add(wl, rec, gpu);
+                return;
+            }
+            self.cluster_queues[cq.index()].add(wl, rec, gpu);
         }
+        // (A workload with a LocalQueue always has a ClusterQueue: its LocalQueue's.)
         if let Some(lq) = lq {
             self.local_queues[lq.index()].add(wl, rec, gpu);
         }
@@ -560,12 +622,12 @@ impl Tally {
         self.cluster_queue_keys
             .range((cq, None)..)
             .take_while(move |(c, _)| *c == cq)
-            .map(move |&(c, lq)| &self.samples[&(lq, c)])
+            .map(move |&(c, lq)| &self.samples[&(lq, c)].samples)
     }
 
     /// Every queue's durations (the run-wide figures'), by (LocalQueue, ClusterQueue).
     pub fn all_samples(&self) -> impl Iterator<Item = &QueueSamples> + Clone {
-        self.samples.values()
+        self.samples.values().map(|b| &b.samples)
     }
 
     /// The durations of LocalQueue `lq`'s figures.
@@ -576,7 +638,7 @@ impl Tally {
         self.samples
             .range((Some(lq), ClusterQueueId::from_index(0))..)
             .take_while(move |((l, _), _)| *l == Some(lq))
-            .map(|(_, s)| s)
+            .map(|(_, b)| &b.samples)
     }
 
     /// The bytes the tally's lists of durations have reserved: what a lean run's tally holds
@@ -587,7 +649,7 @@ impl Tally {
             + self
                 .samples
                 .values()
-                .map(QueueSamples::reserved_bytes)
+                .map(|b| b.samples.reserved_bytes())
                 .sum::<usize>()
     }
 

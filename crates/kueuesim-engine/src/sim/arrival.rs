@@ -180,8 +180,7 @@ impl<'w> Simulation<'w> {
         let fp = &mut self.rec.stats.workload_fingerprint;
         *fp = crate::outcome::workload_fingerprint(*fp, &wl);
         let shape = self.kueue.shape_classes.class_of(&wl);
-        let uid: Rc<str> = wl.uid.as_str().into();
-        let label = self.kueue.uid_labels.insert(uid.clone(), w);
+        let label = self.kueue.uid_labels.insert(&wl.uid, w);
         self.progress.last_done = self.now;
         if self.sched.failures.is_some() {
             let longest = wl.duration.unwrap_or(SimDuration::ZERO) + wl.resilience.restart_cost;
@@ -191,7 +190,7 @@ impl<'w> Simulation<'w> {
             .config
             .scheduler(&wl.scheduler_name)
             .unwrap_or(kueuesim_model::SchedulerKind::Kube);
-        let runtime = new_runtime(wl.clone(), scheduler, shape, uid, label.unwrap_or(0));
+        let runtime = new_runtime(wl.clone(), scheduler, shape, label.unwrap_or(0));
         self.runtimes.insert(w.index(), Box::new(runtime));
         self.serving_arrived(w);
         if label.is_none() || self.kueue.respace_uids_always {

@@ -280,7 +280,7 @@ impl<'w> Simulation<'w> {
         let mut live: Vec<(&str, usize, u64)> = self
             .runtimes
             .iter()
-            .map(|(i, rt)| (&*rt.uid, i, rt.uid_label))
+            .map(|(i, rt)| (rt.spec.uid.as_str(), i, rt.uid_label))
             .collect();
         live.sort();
         if let Some(w) = live.windows(2).find(|w| w[0].2 >= w[1].2) {

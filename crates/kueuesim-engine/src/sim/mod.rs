@@ -864,6 +864,8 @@ impl<'w> Simulation<'w> {
                 (records, None)
             }
             Some(mut tally) => {
+                // The finished workloads' queue counts, folded by queue pair (`Tally::fold`).
+                tally.settle();
                 tally.add_not_arrived(not_arrived);
                 let unfinished = live
                     .into_iter()

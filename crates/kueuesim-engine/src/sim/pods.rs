@@ -97,8 +97,9 @@ impl<'w> Simulation<'w> {
     pub(super) fn let_go_if_lean(&mut self, w: WorkloadId) {
         if let Some(tally) = &mut self.rec.tally {
             let rt = self.runtimes.remove(w.index()).expect("finishing workload");
-            self.kueue.uid_labels.remove(&rt.uid, w, rt.uid_label);
-            tally.add(self.world, &rt.spec, &rt.record, self.now);
+            self.kueue.uid_labels.remove(&rt.spec.uid, w, rt.uid_label);
+            // Its queues' counts go to its queue pair's bucket, settled once at the end.
+            tally.fold(self.world, &rt.spec, &rt.record, self.now);
             // A sink streams the record out before it goes (`run_with_sink`).
             if let Some(out) = &mut self.outbox {
                 let rt = *rt;

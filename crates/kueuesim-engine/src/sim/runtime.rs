@@ -141,8 +141,6 @@ pub(super) struct Runtime<'w> {
     pub(super) requeue_at: Option<SimTime>,
     /// Holds quota without `PodsReady=True` (in the cache's `WorkloadsNotReady`).
     pub(super) not_ready: bool,
-    /// Its UID, shared with its entry in `uid_labels` (so letting go of it allocates nothing).
-    pub(super) uid: Rc<str>,
     /// The label of its UID (`uid_order`), in its queue key and candidate record.
     pub(super) uid_label: u64,
     /// Its scheduling-shape class (`SchedulingEquivalenceHashing`).
@@ -350,7 +348,6 @@ pub(super) fn new_runtime<'w>(
     spec: Spec<'w>,
     scheduler: SchedulerKind,
     shape: u32,
-    uid: Rc<str>,
     uid_label: u64,
 ) -> Runtime<'w> {
     let placement = spec
@@ -389,7 +386,6 @@ pub(super) fn new_runtime<'w>(
         gpus_since: SimTime::ZERO,
         requeue_at: None,
         not_ready: false,
-        uid,
         uid_label,
         shape,
         last_assignment: None,

@@ -1,6 +1,7 @@
 //! Invariants that hold after every event of any run: no node over its allocatable, no
 //! ClusterQueue over quota plus borrowing limit, gangs all-or-nothing, hard topology kept.
 
+use kueuesim_engine::outcome::Tally;
 use kueuesim_engine::{Simulation, WorkloadState};
 use kueuesim_model::{QueueingStrategy, WorkloadId, World};
 use proptest::prelude::*;
@@ -127,6 +128,31 @@ proptest! {
         let a = Simulation::new(&world).run();
         let b = Simulation::new(&world).run();
         prop_assert_eq!(format!("{:?}", a.workloads), format!("{:?}", b.workloads));
+    }
+
+    /// A lean run folds each finished workload's queue counts into its (LocalQueue,
+    /// ClusterQueue) bucket and settles them at the end (`Tally::fold`, `Tally::settle`):
+    /// every ClusterQueue's and LocalQueue's counts are then those of the full run's records
+    /// added one at a time (`Tally::add`), as the report reads them.
+    #[test]
+    fn lean_tally_counts_the_queues_as_the_full_run(world in arb_world()) {
+        let full = Simulation::new(&world).run();
+        let mut want = Tally::new(&world);
+        for (i, rec) in full.workloads.iter().enumerate() {
+            let rec = rec.as_ref().expect("without a horizon every workload arrives");
+            want.add(&world, world.workload(WorkloadId::from_index(i)), rec, full.stats.end);
+        }
+        let lean = Simulation::new(&world).lean().run();
+        let end = lean.stats.end;
+        let lean = lean.lean.expect("a lean run");
+        prop_assert!(lean.tally.is_settled());
+        let mut got = lean.tally.clone_counts();
+        for (_, wl, rec) in &lean.unfinished {
+            got.add(&world, wl, rec, end);
+        }
+        prop_assert_eq!(&got.cluster_queues, &want.cluster_queues);
+        prop_assert_eq!(&got.local_queues, &want.local_queues);
+        prop_assert_eq!(got.by_state, want.by_state);
     }
 }
 

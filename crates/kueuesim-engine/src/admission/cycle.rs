@@ -544,10 +544,6 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
     // Process, with usage accumulating in the snapshot; undone at the end.
     let mark = tree.mark();
     let mut preempted: Vec<WorkloadId> = Vec::new();
-    // Whether an entry processed so far left usage in the snapshot: until one does, it holds
-    // the usage every assignment was computed against (the nominations, the recomputations
-    // and the checks change it only inside marks they roll back).
-    let mut held = false;
     while !order.is_empty() {
         let next = if fair {
             let live: Vec<&Entry> = order.iter().map(|&i| entry(&entries, i)).collect();
@@ -555,11 +551,6 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
         } else {
             order.pop().expect("non-empty")
         };
-        // The last entry processed: the snapshot is rolled back after it and nothing reads
-        // it in between, so the usage an entry holds for the entries after it (its own,
-        // a reservation, a deferred fit's) is not added. Most cycles of an overloaded run
-        // have one head.
-        let last_entry = order.is_empty();
         let mut e = entries[next as usize].take().expect("processed once");
         let h = e.head;
         if recompute_on_overlap && e.targets.iter().any(|t| preempted.contains(&t.workload)) {
@@ -570,11 +561,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 // DeferredFit: it fits once the preemptions issued so far are done, so it
                 // waits for them, holding its usage in the snapshot for the rest of the cycle,
                 // and its next attempt scans every flavor again (`LastAssignment` cleared).
-                if !last_entry {
-                    held = true;
-                    for &(fr, amount) in &a.usage {
-                        tree.add_usage(tree.cq_node(h.cq), fr, amount);
-                    }
+                for &(fr, amount) in &a.usage {
+                    tree.add_usage(tree.cq_node(h.cq), fr, amount);
                 }
                 decisions.push(Decision::Requeue {
                     head: h,
@@ -621,8 +609,7 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 // What held it back, read before its own reservation below.
                 let bound = bound_of(tree, h.cq, unfit);
                 let cq = world.cluster_queue(h.cq);
-                if cq.preemption.reclaim_within_cohort != PreemptionPolicy::Any && !last_entry {
-                    held = true;
+                if cq.preemption.reclaim_within_cohort != PreemptionPolicy::Any {
                     for (fr, amount) in quota_to_reserve(tree, h.cq, &a) {
                         tree.add_usage(tree.cq_node(h.cq), fr, amount);
                     }
@@ -662,33 +649,19 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             });
             continue;
         }
-        // Fits once every victim chosen so far (this entry's and earlier ones') is gone? An
-        // assignment that fits, with no victim anywhere and the snapshot's usage the one it
-        // was computed against (no entry before it held any), fits: each of its `Fr`s was
-        // found within what is available (`fitsResourceQuota`), its pod sets' requests summed.
-        let unchanged_fit =
-            a.mode == Mode::Fit && e.targets.is_empty() && preempted.is_empty() && !held;
-        let ok = if unchanged_fit {
-            debug_assert!(
-                fits(tree, h.cq, &a.usage),
-                "a fit on the unchanged snapshot no longer fits"
-            );
-            true
-        } else {
-            let check = tree.mark();
-            remove_workloads(
-                tree,
-                admitted,
-                world,
-                preempted
-                    .iter()
-                    .copied()
-                    .chain(e.targets.iter().map(|t| t.workload)),
-            );
-            let ok = fits(tree, h.cq, &a.usage);
-            tree.rollback_to(check);
-            ok
-        };
+        // Fits once every victim chosen so far (this entry's and earlier ones') is gone?
+        let check = tree.mark();
+        remove_workloads(
+            tree,
+            admitted,
+            world,
+            preempted
+                .iter()
+                .copied()
+                .chain(e.targets.iter().map(|t| t.workload)),
+        );
+        let ok = fits(tree, h.cq, &a.usage);
+        tree.rollback_to(check);
         if !ok {
             decisions.push(Decision::Requeue {
                 head: h,
@@ -703,11 +676,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
             continue;
         }
         preempted.extend(e.targets.iter().map(|t| t.workload));
-        if !last_entry {
-            held = true;
-            for &(fr, amount) in &a.usage {
-                tree.add_usage(tree.cq_node(h.cq), fr, amount);
-            }
+        for &(fr, amount) in &a.usage {
+            tree.add_usage(tree.cq_node(h.cq), fr, amount);
         }
         if a.mode == Mode::Preempt {
             let unfit = a.not_admitted.as_ref().expect("Preempt has a message");
@@ -768,10 +738,8 @@ pub fn run_cycle<A: AdmittedWorkloads, S: Specs + ?Sized>(
                 }
             }
             if let Some(message) = tas_failure {
-                if !last_entry {
-                    for &(fr, amount) in &a.usage {
-                        tree.add_usage(tree.cq_node(h.cq), fr, -amount);
-                    }
+                for &(fr, amount) in &a.usage {
+                    tree.add_usage(tree.cq_node(h.cq), fr, -amount);
                 }
                 // Upstream recomputes the assignment from the first flavor for TAS
                 // (`updateAssignmentIfNeeded`) and then skips the entry (`markSkipped`).

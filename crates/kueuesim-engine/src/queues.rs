@@ -10,6 +10,10 @@ use std::collections::BTreeSet;
 
 use kueuesim_model::{ClusterQueueId, QueueingStrategy, SimTime, WorkloadId};
 
+mod sorted_keys;
+
+use sorted_keys::SortedKeys;
+
 /// The position of a workload in a ClusterQueue: the ordering key of `baseCompareFunc`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct QueueKey {
@@ -69,9 +73,9 @@ impl QueueStatus {
 #[derive(Clone, Debug, Default)]
 struct ShapeQueue {
     /// Its workloads that may be popped as heads.
-    active: BTreeSet<QueueKey>,
+    active: SortedKeys,
     /// Its workloads found inadmissible, waiting for a capacity change.
-    inadmissible: BTreeSet<QueueKey>,
+    inadmissible: SortedKeys,
     /// Whether the shape is in `ClusterQueueQueue::with_parked`.
     listed: bool,
     /// The `ClusterQueueQueue::park_epoch` in which the shape was found inadmissible; the
@@ -90,8 +94,9 @@ struct ShapeQueue {
 #[derive(Clone, Debug)]
 pub struct ClusterQueueQueue {
     /// The first active key of every shape with an active workload (but `unfilled`'s): the
-    /// heap's candidates.
-    heads: BTreeSet<QueueKey>,
+    /// heap's candidates. A shape's sets and these are `SortedKeys`, so that the pop of a
+    /// head, a shape's first key and the first of `heads`, takes it from the front of each.
+    heads: SortedKeys,
     /// The slot of the shape whose first key was just taken out (a popped head) and whose
     /// next key is not yet in `heads`. A popped head that fails parks its whole shape at
     /// once, so filling its place at the pop would insert a key into `heads` only to remove
@@ -138,7 +143,7 @@ const NO_SLOT: u32 = u32::MAX;
 impl Default for ClusterQueueQueue {
     fn default() -> Self {
         ClusterQueueQueue {
-            heads: BTreeSet::new(),
+            heads: SortedKeys::default(),
             unfilled: None,
             shapes: Vec::new(),
             slot: Vec::new(),
@@ -341,9 +346,8 @@ impl ClusterQueueQueue {
         let Some(&first) = s.active.first() else {
             return 0;
         };
-        let moved = std::mem::take(&mut s.active);
-        let n = moved.len();
-        merge_into(&mut s.inadmissible, moved);
+        let n = s.active.len();
+        s.inadmissible.append(&mut s.active);
         if !popped {
             self.heads.remove(&first);
         }
@@ -367,7 +371,7 @@ impl ClusterQueueQueue {
             moved += s.inadmissible.len();
             // Keys are unique per workload and a workload is in one set only, so the merge
             // keeps every key.
-            merge_into(&mut s.active, std::mem::take(&mut s.inadmissible));
+            s.active.append(&mut s.inadmissible);
             let first = *s.active.first().expect("just filled");
             if old_first != Some(first) {
                 if let Some(f) = old_first {
@@ -380,24 +384,6 @@ impl ClusterQueueQueue {
         self.inadmissible_len -= moved;
         *total += moved;
         moved
-    }
-}
-
-/// Adds every key of `from` to `into`, by the cheapest way for their sizes: a swap into an
-/// empty set, one insertion per key of a much smaller set, else `BTreeSet::append` (which
-/// rebuilds both whole: on an overloaded cluster a shape's thousands of parked workloads
-/// would be rebuilt for every one workload joining them).
-fn merge_into(into: &mut BTreeSet<QueueKey>, mut from: BTreeSet<QueueKey>) {
-    if from.len() > into.len() {
-        std::mem::swap(into, &mut from);
-    }
-    if from.is_empty() {
-        return;
-    }
-    if from.len() * 16 <= into.len() {
-        into.extend(from);
-    } else {
-        into.append(&mut from);
     }
 }
 

@@ -407,20 +407,18 @@ impl Cluster {
             stamp: (hypernode_changed, *rows_version),
         };
         match n_res {
-            1 => chains.add(|free, chain| add_rows::<1>(free, chain, &delta)),
-            2 => chains.add(|free, chain| add_rows::<2>(free, chain, &delta)),
-            3 => chains.add(|free, chain| add_rows::<3>(free, chain, &delta)),
-            4 => chains.add(|free, chain| add_rows::<4>(free, chain, &delta)),
-            5 => chains.add(|free, chain| add_rows::<5>(free, chain, &delta)),
-            6 => chains.add(|free, chain| add_rows::<6>(free, chain, &delta)),
-            7 => chains.add(|free, chain| add_rows::<7>(free, chain, &delta)),
-            8 => chains.add(|free, chain| add_rows::<8>(free, chain, &delta)),
-            _ => chains.add(|free, chain| {
-                for &d in chain {
-                    let row = &mut free[d as usize * n_res..][..n_res];
-                    for (r, q) in requests.iter() {
-                        row[r.index()] -= sign * q;
-                    }
+            1 => chains.add(|free, d| add_row::<1>(free, d, &delta)),
+            2 => chains.add(|free, d| add_row::<2>(free, d, &delta)),
+            3 => chains.add(|free, d| add_row::<3>(free, d, &delta)),
+            4 => chains.add(|free, d| add_row::<4>(free, d, &delta)),
+            5 => chains.add(|free, d| add_row::<5>(free, d, &delta)),
+            6 => chains.add(|free, d| add_row::<6>(free, d, &delta)),
+            7 => chains.add(|free, d| add_row::<7>(free, d, &delta)),
+            8 => chains.add(|free, d| add_row::<8>(free, d, &delta)),
+            _ => chains.add(|free, d| {
+                let row = &mut free[d * n_res..][..n_res];
+                for (r, q) in requests.iter() {
+                    row[r.index()] -= sign * q;
                 }
             }),
         }
@@ -647,45 +645,44 @@ struct Chains<'a> {
 
 impl Chains<'_> {
     /// Topology by topology, the domains above the node (its own included, from the fixed
-    /// chains): stamps each HyperNode with the version, moves the node between the GPU
-    /// buckets of each domain's histogram, and changes each domain's free row by `add_rows`
-    /// (the topology's rows, the chain's domains). One look-up of the chain per topology;
+    /// chains), in one pass each: stamps each HyperNode with the version, moves the node
+    /// between the GPU buckets of each domain's histogram, and changes each domain's free row
+    /// by `add_row` (the topology's rows, the domain). One look-up of the chain per topology;
     /// each domain's row is changed once, so the sums are the same whatever the order.
     #[inline(always)]
-    fn add(self, mut add_rows: impl FnMut(&mut [i64], &[u32])) {
+    fn add(self, mut add_row: impl FnMut(&mut [i64], usize)) {
         let (changed, version) = self.stamp;
-        for (t, (free, hist)) in self.domain_free.iter_mut().zip(self.gpu_hist).enumerate() {
+        for t in 0..self.domain_free.len() {
             let chain = self.ancestors.of(self.node, t);
-            if t == 0 {
-                for &d in chain {
-                    changed[d as usize] = version;
+            let (free, hist) = (&mut self.domain_free[t][..], &mut self.gpu_hist[t][..]);
+            for &d in chain {
+                let d = d as usize;
+                if t == 0 {
+                    changed[d] = version;
                 }
-            }
-            if let Some((buckets, from, to)) = self.moved {
-                for &d in chain {
-                    let row = d as usize * buckets;
-                    hist[row + from] -= 1;
-                    hist[row + to] += 1;
+                if let Some((buckets, from, to)) = self.moved {
+                    hist[d * buckets + from] -= 1;
+                    hist[d * buckets + to] += 1;
                 }
+                add_row(free, d);
             }
-            add_rows(free, chain);
         }
     }
 }
 
-/// Adds the dense change `delta` (its first `N` entries, for a world of `N` resources) to the
-/// free row of each domain of `chain` in one topology's rows `free`: the rows are taken as
-/// fixed-size arrays, so a domain costs one bounds check and the additions are unrolled.
+/// Adds the dense change `delta` (its first `N` entries, for a world of `N` resources) to
+/// domain `d`'s free row in one topology's rows `free`, taken as a fixed-size array: one
+/// bounds check, the additions unrolled.
 #[inline(always)]
-fn add_rows<const N: usize>(free: &mut [i64], chain: &[u32], delta: &[i64; DENSE_RESOURCES]) {
+fn add_row<const N: usize>(free: &mut [i64], d: usize, delta: &[i64; DENSE_RESOURCES]) {
     let delta = delta
         .first_chunk::<N>()
         .expect("N is at most DENSE_RESOURCES");
-    let (rows, _) = free.as_chunks_mut::<N>();
-    for &d in chain {
-        for (f, x) in rows[d as usize].iter_mut().zip(delta) {
-            *f += x;
-        }
+    let row = free[d * N..]
+        .first_chunk_mut::<N>()
+        .expect("every domain has a row");
+    for (f, x) in row.iter_mut().zip(delta) {
+        *f += x;
     }
 }
 

@@ -11,61 +11,77 @@ use kueuesim_model::{DomainId, NodeId, World};
 
 use super::topologies;
 
-/// Invariant: node `n`'s entries `entries[at[n]..at[n + 1]]` are, topology after topology in
-/// `Cluster` index order (`topologies`), the node's domain then each parent up to the root,
-/// as `(topology index, domain index)` (`check` compares them with a walk of the parent links).
+/// Invariant: node `n`'s domains in topology `t` (`Cluster` index order, `topologies`) are
+/// `entries[at[n·T + t]..at[n·T + t + 1]]` for `T` topologies: the node's domain then each
+/// parent up to the root, as domain indices (`check` compares them with a walk of the parent
+/// links). Kept per topology so that `Cluster::apply` takes each topology's rows once and
+/// runs over its few domains without a topology index per entry.
 #[derive(Debug, Default)]
 pub(super) struct AncestorChains {
+    topologies: usize,
     at: Vec<u32>,
-    entries: Vec<(u32, u32)>,
+    entries: Vec<u32>,
 }
 
 impl AncestorChains {
     /// The chains of every node of `world`.
     pub(super) fn new(world: &World) -> Self {
+        let topologies = topologies(world).count();
         let mut chains = AncestorChains {
-            at: Vec::with_capacity(world.nodes.len() + 1),
+            topologies,
+            at: Vec::with_capacity(world.nodes.len() * topologies + 1),
             entries: Vec::new(),
         };
         chains.at.push(0);
         for n in 0..world.nodes.len() {
+            let mut next_t = 0;
             walk(world, NodeId::from_index(n), |t, d| {
-                chains.entries.push((t as u32, d.index() as u32));
+                // Close the segments of the topologies before `t` (none of them past it).
+                while next_t < t {
+                    chains.at.push(chains.entries.len() as u32);
+                    next_t += 1;
+                }
+                chains.entries.push(d.index() as u32);
             });
-            chains.at.push(chains.entries.len() as u32);
+            while next_t < topologies {
+                chains.at.push(chains.entries.len() as u32);
+                next_t += 1;
+            }
         }
         chains
     }
 
-    /// The domains above `node` (its own included), as (topology index, domain index).
+    /// The domains above `node` (its own included) in topology `t`, lowest first, as domain
+    /// indices.
     #[inline(always)]
-    pub(super) fn of(&self, node: NodeId) -> &[(u32, u32)] {
-        let n = node.index();
-        &self.entries[self.at[n] as usize..self.at[n + 1] as usize]
+    pub(super) fn of(&self, node: NodeId, t: usize) -> &[u32] {
+        let i = node.index() * self.topologies + t;
+        &self.entries[self.at[i] as usize..self.at[i + 1] as usize]
     }
 
     /// Whether every node's chain is the one the parent links give now.
     pub(super) fn check(&self, world: &World) -> Result<(), String> {
-        if self.at.len() != world.nodes.len() + 1 {
+        let topologies = topologies(world).count();
+        if self.topologies != topologies || self.at.len() != world.nodes.len() * topologies + 1 {
             return Err(format!(
-                "ancestor chains for {} nodes, the world has {}",
-                self.at.len().saturating_sub(1),
+                "ancestor chains of {} entries over {} topologies, the world has {} nodes and {topologies} topologies",
+                self.at.len(),
+                self.topologies,
                 world.nodes.len()
             ));
         }
         for n in 0..world.nodes.len() {
             let node = NodeId::from_index(n);
-            let chain = self.of(node);
-            let (mut at, mut same) = (0, true);
-            walk(world, node, |t, d| {
-                same &= chain.get(at) == Some(&(t as u32, d.index() as u32));
-                at += 1;
-            });
-            if !same || at != chain.len() {
-                return Err(format!(
-                    "node {}: ancestor chain {chain:?} is not the parent links' walk",
-                    world.node(node).name
-                ));
+            let mut walked = vec![Vec::new(); topologies];
+            walk(world, node, |t, d| walked[t].push(d.index() as u32));
+            for (t, want) in walked.iter().enumerate() {
+                if self.of(node, t) != &want[..] {
+                    return Err(format!(
+                        "node {} topology {t}: ancestor chain {:?} is not the parent links' walk {want:?}",
+                        world.node(node).name,
+                        self.of(node, t)
+                    ));
+                }
             }
         }
         Ok(())

@@ -383,7 +383,6 @@ impl Cluster {
             ..
         } = self;
         *rows_version += 1;
-        let chain = ancestors.of(node);
         let moved = moved.map(|(from, to)| (buckets, from, to));
         // The change as one dense row (the request list's pairs summed into it, as the
         // per-pair updates would sum them), added to each domain's row as a fixed-size array
@@ -399,40 +398,29 @@ impl Cluster {
                 delta[r.index()] -= sign * q;
             }
         }
-        let rows = (
-            chain,
-            &mut domain_free[..],
-            &mut gpu_hist[..],
-            &delta,
+        let chains = Chains {
+            ancestors,
+            node,
+            domain_free,
+            gpu_hist,
             moved,
-            (&mut hypernode_changed[..], *rows_version),
-        );
+            stamp: (hypernode_changed, *rows_version),
+        };
         match n_res {
-            1 => add_along_chain::<1>(rows),
-            2 => add_along_chain::<2>(rows),
-            3 => add_along_chain::<3>(rows),
-            4 => add_along_chain::<4>(rows),
-            5 => add_along_chain::<5>(rows),
-            6 => add_along_chain::<6>(rows),
-            7 => add_along_chain::<7>(rows),
-            8 => add_along_chain::<8>(rows),
-            _ => {
-                for &(t, d) in chain {
-                    let (t, d) = (t as usize, d as usize);
-                    if t == 0 {
-                        hypernode_changed[d] = *rows_version;
-                    }
-                    let row = &mut domain_free[t][d * n_res..][..n_res];
-                    for (r, q) in requests.iter() {
-                        row[r.index()] -= sign * q;
-                    }
-                    if let Some((buckets, from, to)) = moved {
-                        let h = &mut gpu_hist[t][d * buckets..][..buckets];
-                        h[from] -= 1;
-                        h[to] += 1;
-                    }
+            1 => chains.add(|free, d| add_row::<1>(free, d, &delta)),
+            2 => chains.add(|free, d| add_row::<2>(free, d, &delta)),
+            3 => chains.add(|free, d| add_row::<3>(free, d, &delta)),
+            4 => chains.add(|free, d| add_row::<4>(free, d, &delta)),
+            5 => chains.add(|free, d| add_row::<5>(free, d, &delta)),
+            6 => chains.add(|free, d| add_row::<6>(free, d, &delta)),
+            7 => chains.add(|free, d| add_row::<7>(free, d, &delta)),
+            8 => chains.add(|free, d| add_row::<8>(free, d, &delta)),
+            _ => chains.add(|free, d| {
+                let row = &mut free[d * n_res..][..n_res];
+                for (r, q) in requests.iter() {
+                    row[r.index()] -= sign * q;
                 }
-            }
+            }),
         }
     }
 
@@ -488,8 +476,18 @@ impl Cluster {
             return None;
         }
         self.sync_tier_index(world, g);
-        self.tier_gpu
-            .with_free(&world.hypernodes, tier_index, gpus, out);
+        let n_res = self.nodes.n_resources;
+        let free = &self.domain_free[0];
+        let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
+        self.tier_gpu.with_free(
+            &world.hypernodes,
+            (tier_index, gpus),
+            (
+                |d: DomainId| free[d.index() * n_res + g],
+                |d: DomainId, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
+            ),
+            out,
+        );
         Some(())
     }
 
@@ -510,12 +508,17 @@ impl Cluster {
             return None;
         }
         self.sync_tier_index(world, g);
+        let n_res = self.nodes.n_resources;
+        let free = &self.domain_free[0];
         let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
         self.tier_gpu.with_pods(
             &world.hypernodes,
             tier_index,
             (gpus, at_least),
-            |d, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
+            (
+                |d: DomainId| free[d.index() * n_res + g],
+                |d: DomainId, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
+            ),
             out,
         );
         Some(())
@@ -523,11 +526,19 @@ impl Cluster {
 
     /// Brings Volcano's tier index up to date with the nodes noted since it was last read.
     fn sync_tier_index(&mut self, world: &World, g: usize) {
+        debug_assert!(
+            std::ptr::eq(
+                &world.hypernodes,
+                topologies(world).next().expect("the HyperNodes")
+            ),
+            "topology 0 is the HyperNode tree"
+        );
         let n_res = self.nodes.n_resources;
         let free = &self.domain_free[0];
         let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
+        let ancestors = &*self.ancestors;
         self.tier_gpu.sync(
-            &world.hypernodes,
+            |n| ancestors.of(n, 0),
             |d| free[d.index() * n_res + g],
             |d, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
         );
@@ -620,56 +631,73 @@ impl Cluster {
     }
 }
 
-/// What `add_along_chain` changes and by how much: the node's ancestor chain, the per-domain
-/// free rows and GPU histograms of every topology, the dense change, the GPU bucket
-/// move (buckets per domain, from, to) if any, and the HyperNodes' change versions with the
-/// version to set.
-type ChainRows<'a> = (
-    &'a [(u32, u32)],
-    &'a mut [Vec<i64>],
-    &'a mut [Vec<u32>],
-    &'a [i64; DENSE_RESOURCES],
-    Option<(usize, usize, usize)>,
-    (&'a mut [u64], u64),
-);
+/// What `Cluster::apply` changes above a node: the node's ancestor chains, the per-domain
+/// free rows and GPU histograms of every topology, the GPU bucket move (buckets per domain,
+/// from, to) if any, and the HyperNodes' change versions with the version to set.
+struct Chains<'a> {
+    ancestors: &'a ancestors::AncestorChains,
+    node: NodeId,
+    domain_free: &'a mut [Vec<i64>],
+    gpu_hist: &'a mut [Vec<u32>],
+    moved: Option<(usize, usize, usize)>,
+    stamp: (&'a mut [u64], u64),
+}
 
-/// `Cluster::apply`'s part per domain, for a world of `N` resources: adds the dense change
-/// `delta` (its first `N` entries) to the free row of every domain of `chain`, and when the
-/// node moved between GPU buckets (`moved`: buckets per domain, from, to) moves one node in
-/// each domain's histogram; each HyperNode of the chain is stamped with `version`. The row is
-/// a fixed-size array, so the additions are unrolled.
+impl Chains<'_> {
+    /// Topology by topology, the domains above the node (its own included, from the fixed
+    /// chains), in one pass each: stamps each HyperNode with the version, moves the node
+    /// between the GPU buckets of each domain's histogram, and changes each domain's free row
+    /// by `add_row` (the topology's rows, the domain). One look-up of the chain per topology;
+    /// each domain's row is changed once, so the sums are the same whatever the order.
+    #[inline(always)]
+    fn add(self, mut add_row: impl FnMut(&mut [i64], usize)) {
+        let (changed, version) = self.stamp;
+        for t in 0..self.domain_free.len() {
+            let chain = self.ancestors.of(self.node, t);
+            let (free, hist) = (&mut self.domain_free[t][..], &mut self.gpu_hist[t][..]);
+            for &d in chain {
+                let d = d as usize;
+                if t == 0 {
+                    changed[d] = version;
+                }
+                if let Some((buckets, from, to)) = self.moved {
+                    hist[d * buckets + from] -= 1;
+                    hist[d * buckets + to] += 1;
+                }
+                add_row(free, d);
+            }
+        }
+    }
+}
+
+/// Adds the dense change `delta` (its first `N` entries, for a world of `N` resources) to
+/// domain `d`'s free row in one topology's rows `free`, taken as a fixed-size array: one
+/// bounds check, the additions unrolled.
 #[inline(always)]
-fn add_along_chain<const N: usize>(
-    (chain, domain_free, gpu_hist, delta, moved, (changed, version)): ChainRows<'_>,
-) {
+fn add_row<const N: usize>(free: &mut [i64], d: usize, delta: &[i64; DENSE_RESOURCES]) {
     let delta = delta
         .first_chunk::<N>()
         .expect("N is at most DENSE_RESOURCES");
-    for &(t, d) in chain {
-        let (t, d) = (t as usize, d as usize);
-        if t == 0 {
-            changed[d] = version;
-        }
-        let row = domain_free[t][d * N..]
-            .first_chunk_mut::<N>()
-            .expect("every domain has a row");
-        for (f, x) in row.iter_mut().zip(delta) {
-            *f += x;
-        }
-        if let Some((buckets, from, to)) = moved {
-            let h = &mut gpu_hist[t][d * buckets..][..buckets];
-            h[from] -= 1;
-            h[to] += 1;
-        }
+    let row = free[d * N..]
+        .first_chunk_mut::<N>()
+        .expect("every domain has a row");
+    for (f, x) in row.iter_mut().zip(delta) {
+        *f += x;
     }
 }
 
 /// How many pods of `gpus` GPUs (positive) the nodes of a GPU histogram row (nodes per count
 /// of free GPUs) could host, counting GPUs only.
 fn gpu_pods_in(hist: &[u32], gpus: i64) -> u64 {
-    hist.iter()
-        .enumerate()
-        .skip(gpus as usize)
-        .map(|(free, &count)| u64::from(count) * (free as u64 / gpus as u64))
-        .sum()
+    let k = gpus as usize;
+    let Some(fitting) = hist.get(k..) else {
+        return 0;
+    };
+    // A plain loop over the buckets from `k` up (the tier index's sync runs this for every
+    // HyperNode it recounts): bucket `k + i` holds nodes of `(k + i) / k` pods each.
+    let mut pods = 0;
+    for (i, &count) in fitting.iter().enumerate() {
+        pods += u64::from(count) * ((k + i) / k) as u64;
+    }
+    pods
 }

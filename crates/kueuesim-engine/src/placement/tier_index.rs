@@ -27,14 +27,21 @@ use super::noted::NotedNodes;
 pub(super) struct TierGpuIndex {
     /// Per HyperNode: its tier (index into `by_tier`) and position in that tier's list.
     place: Vec<Option<(u32, u32)>>,
-    /// Per tier, per position in the tier's list: free GPUs, as of the last `sync`.
+    /// Per tier, per position in the tier's list: free GPUs, as of the last `sync` (tiers
+    /// in `kept` only; the others as of when they were last worked out).
     free: Vec<Vec<i64>>,
+    /// Per tier: whether `sync` keeps its entries (free GPUs and pod counts). A tier is kept
+    /// from its first read on (`keep_tier` works its entries out afresh then): Volcano's
+    /// gradient reads the tiers up to its jobs' `highestTier` only, so the HyperNodes above
+    /// (the zones of the million-workload cluster, a third of the HyperNodes a bind's chain
+    /// touches) are not recounted on every sync for nothing.
+    kept: Vec<bool>,
     /// The nodes whose free GPUs may have moved since the last `sync`.
     stale: NotedNodes,
     /// Per HyperNode: seen in the current `sync` (cleared before it returns).
     seen: Vec<bool>,
     /// The HyperNodes the current `sync` looks at (reused).
-    touched: Vec<DomainId>,
+    touched: Vec<u32>,
     /// Per pod size asked about (GPUs per pod; the last `PODS_KEPT` asked, the least
     /// recently asked replaced first): per tier, per position in the tier's list, how many
     /// pods of that size the HyperNode could host by GPUs (saturated at `u32::MAX`), as of
@@ -138,6 +145,7 @@ impl TierGpuIndex {
         TierGpuIndex {
             seen: vec![false; place.len()],
             place,
+            kept: vec![false; by_tier.len()],
             free: by_tier,
             stale: NotedNodes::new(nodes),
             touched: Vec::new(),
@@ -159,54 +167,90 @@ impl TierGpuIndex {
         }
     }
 
-    /// Brings the entries of the HyperNodes above the noted nodes to `free(d)`, and their pod
-    /// counts to `pods(d, gpus)`.
-    pub(super) fn sync(
+    /// Brings the entries of the kept tiers' HyperNodes above the noted nodes to `free(d)`,
+    /// and their pod counts to `pods(d, gpus)`; `chain(n)` is node `n`'s HyperNode and its
+    /// ancestors, lowest first (`AncestorChains::of` for topology 0).
+    pub(super) fn sync<'c>(
         &mut self,
-        t: &Topology,
+        chain: impl Fn(NodeId) -> &'c [u32],
         free: impl Fn(DomainId) -> i64,
         pods: impl Fn(DomainId, i64) -> u64,
     ) {
-        let mut touched = std::mem::take(&mut self.touched);
-        for n in self.stale.drain() {
-            let mut cur = t.domain_of(n);
-            while let Some(d) = cur {
-                if self.seen[d.index()] {
+        let TierGpuIndex {
+            place,
+            free: kept_free,
+            kept,
+            stale,
+            seen,
+            touched,
+            pods: counts,
+            ..
+        } = self;
+        for n in stale.drain() {
+            for &d in chain(n) {
+                let seen = &mut seen[d as usize];
+                if *seen {
                     // Its ancestors were seen with it.
                     break;
                 }
-                self.seen[d.index()] = true;
+                *seen = true;
                 touched.push(d);
-                cur = t.domain(d).parent;
             }
         }
-        for d in touched.drain(..) {
-            self.seen[d.index()] = false;
-            let Some((ti, pos)) = self.place[d.index()] else {
+        for &d in touched.iter() {
+            seen[d as usize] = false;
+            let Some((ti, pos)) = place[d as usize] else {
                 continue;
             };
-            self.free[ti as usize][pos as usize] = free(d);
-            for counts in &mut self.pods {
-                let count = saturate(pods(d, counts.gpus));
-                counts.set(ti as usize, pos as usize, count);
+            let (ti, pos) = (ti as usize, pos as usize);
+            if !kept[ti] {
+                continue;
+            }
+            let d = DomainId::from_index(d as usize);
+            kept_free[ti][pos] = free(d);
+            for c in counts.iter_mut() {
+                let count = saturate(pods(d, c.gpus));
+                c.set(ti, pos, count);
             }
         }
-        self.touched = touched;
+        touched.clear();
+    }
+
+    /// Keeps tier `ti` from now on (see `kept`), its entries worked out afresh the first time:
+    /// `free` and `pods` as `sync` takes them, the index synced.
+    fn keep_tier(
+        &mut self,
+        t: &Topology,
+        ti: usize,
+        free: impl Fn(DomainId) -> i64,
+        pods: impl Fn(DomainId, i64) -> u64,
+    ) {
+        if self.kept[ti] {
+            return;
+        }
+        self.kept[ti] = true;
+        for (pos, &d) in t.by_tier[ti].1.iter().enumerate() {
+            self.free[ti][pos] = free(d);
+            for c in &mut self.pods {
+                c.set(ti, pos, saturate(pods(d, c.gpus)));
+            }
+        }
     }
 
     /// The HyperNodes of tier `ti` whose nodes could host at least `at_least` pods of `gpus`
-    /// GPUs each by GPUs (`pods(d, gpus)`, which must be what `sync` was given), in the tier's
-    /// order, into `out` (cleared first). Reads the index as of the last `sync`; the first
-    /// ask of a pod size counts it for every HyperNode.
+    /// GPUs each by GPUs (`pods(d, gpus)`; `free` and `pods` must be what `sync` was given),
+    /// in the tier's order, into `out` (cleared first). Reads the index as of the last
+    /// `sync`; the first ask of a pod size counts it for every HyperNode.
     pub(super) fn with_pods(
         &mut self,
         t: &Topology,
         ti: usize,
         (gpus, at_least): (i64, u64),
-        pods: impl Fn(DomainId, i64) -> u64,
+        (free, pods): (impl Fn(DomainId) -> i64, impl Fn(DomainId, i64) -> u64),
         out: &mut Vec<DomainId>,
     ) {
         debug_assert!(self.stale.is_empty(), "tier index read before sync");
+        self.keep_tier(t, ti, free, &pods);
         self.clock += 1;
         let slot = match self.pods.iter().position(|c| c.gpus == gpus) {
             Some(i) => i,
@@ -235,9 +279,17 @@ impl TierGpuIndex {
     }
 
     /// The HyperNodes of tier `ti` with at least `gpus` free GPUs, in the tier's order, into
-    /// `out` (cleared first). Reads the index as of the last `sync`.
-    pub(super) fn with_free(&self, t: &Topology, ti: usize, gpus: i64, out: &mut Vec<DomainId>) {
+    /// `out` (cleared first). Reads the index as of the last `sync` (`free` and `pods` as
+    /// `sync` was given them).
+    pub(super) fn with_free(
+        &mut self,
+        t: &Topology,
+        (ti, gpus): (usize, i64),
+        (free, pods): (impl Fn(DomainId) -> i64, impl Fn(DomainId, i64) -> u64),
+        out: &mut Vec<DomainId>,
+    ) {
         debug_assert!(self.stale.is_empty(), "tier index read before sync");
+        self.keep_tier(t, ti, free, pods);
         out.clear();
         let ds = &t.by_tier[ti].1;
         out.extend(
@@ -249,8 +301,9 @@ impl TierGpuIndex {
         );
     }
 
-    /// Whether every entry carries its HyperNode's `free(d)` (noted nodes aside: their
-    /// HyperNodes may lag until the next `sync`).
+    /// Whether every entry of a kept tier carries its HyperNode's `free(d)` and pod counts
+    /// (noted nodes aside: their HyperNodes may lag until the next `sync`), and every pod
+    /// count its level bits.
     pub(super) fn check(
         &self,
         t: &Topology,
@@ -270,8 +323,10 @@ impl TierGpuIndex {
         }
         for (ti, (_, ds)) in t.by_tier.iter().enumerate() {
             for (pos, &d) in ds.iter().enumerate() {
+                // An unkept tier's entries are worked out afresh when it is first read.
+                let lagging = lagging[d.index()] || !self.kept[ti];
                 let keyed = self.free[ti][pos];
-                if !lagging[d.index()] && keyed != free(d) {
+                if !lagging && keyed != free(d) {
                     return Err(format!(
                         "HyperNode {} has {} GPUs free but its tier index says {keyed}",
                         t.domain(d).name,
@@ -294,7 +349,7 @@ impl TierGpuIndex {
                         }
                     }
                     let want = saturate(pods(d, counts.gpus));
-                    if !lagging[d.index()] && keyed != want {
+                    if !lagging && keyed != want {
                         return Err(format!(
                             "HyperNode {} could host {want} pods of {} GPUs but its tier index says {keyed}",
                             t.domain(d).name,

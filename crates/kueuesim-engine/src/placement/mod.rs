@@ -376,9 +376,16 @@ pub fn record_bindings(pods: &mut [(PodNeeds, Vec<Option<NodeId>>)], bound: &[Bi
 
 /// Σ over pending pods of their requests, by resource index: what a gang still needs.
 pub fn pending_total(pods: &GangPods) -> Vec<(usize, i64)> {
+    let mut total = Vec::new();
+    pending_total_into(pods, &mut total);
+    total
+}
+
+/// `pending_total` written into `total` (its vector reused: Volcano's every attempt).
+pub fn pending_total_into(pods: &GangPods, total: &mut Vec<(usize, i64)>) {
     // A handful of resources: a vector kept in resource order (as a `BTreeMap` would give
     // them) without the map's node allocations, on every Volcano attempt.
-    let mut total: Vec<(usize, i64)> = Vec::new();
+    total.clear();
     for (needs, slots) in pods {
         let pending = slots.iter().filter(|s| s.is_none()).count() as i64;
         for (r, a) in needs.requests.iter() {
@@ -388,7 +395,6 @@ pub fn pending_total(pods: &GangPods) -> Vec<(usize, i64)> {
             }
         }
     }
-    total
 }
 
 /// The number of pods already bound and the number pending.

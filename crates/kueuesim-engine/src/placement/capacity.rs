@@ -200,3 +200,37 @@ impl NodeCapacity {
                 .all(|(r, a)| a <= self.free(node, r.index()))
     }
 }
+
+/// One pod's requests laid out for `NodeCapacity::fits` over node after node (`fill`'s pass
+/// over a domain's candidates): the resource that turned the last node down is compared
+/// first, as it most likely turns the next one down too (on a busy GPU cluster, GPUs), so a
+/// node that cannot take the pod mostly costs one comparison. The answer is `fits`'s own:
+/// the same comparisons, a conjunction of them taken in another order.
+#[derive(Default)]
+pub(crate) struct FitCheck {
+    /// (resource index, amount) of each request; the order changes, the set does not.
+    requests: Vec<(usize, i64)>,
+}
+
+impl FitCheck {
+    /// Checks for `requests` from now on (the buffer reused).
+    pub(crate) fn set(&mut self, requests: &ResourceList) {
+        self.requests.clear();
+        self.requests
+            .extend(requests.iter().map(|(r, a)| (r.index(), a)));
+    }
+
+    /// `cap.fits(node, requests)`.
+    #[inline]
+    pub(crate) fn fits(&mut self, cap: &NodeCapacity, node: NodeId) -> bool {
+        let base = node.index() * cap.n_resources;
+        for i in 0..self.requests.len() {
+            let (r, a) = self.requests[i];
+            if a > cap.free[base + r] {
+                self.requests.swap(0, i);
+                return false;
+            }
+        }
+        cap.free_pods[node.index()] >= 1
+    }
+}

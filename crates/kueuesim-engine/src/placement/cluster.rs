@@ -567,16 +567,26 @@ impl Cluster {
     /// pending, in order: what `domain_may_place` reads, worked out once per decision rather
     /// than once per domain. None when GPUs are not tracked per domain.
     pub fn pending_gpu_pods(&self, pods: &GangPods) -> Option<Vec<(i64, u64)>> {
-        let g = self.res.gpu.filter(|_| self.gpu_buckets > 0)?;
-        Some(
+        let mut sets = Vec::new();
+        self.pending_gpu_pods_into(pods, &mut sets).then_some(sets)
+    }
+
+    /// `pending_gpu_pods` written into `sets` (its vector reused: Volcano's every attempt);
+    /// false for None.
+    pub fn pending_gpu_pods_into(&self, pods: &GangPods, sets: &mut Vec<(i64, u64)>) -> bool {
+        sets.clear();
+        let Some(g) = self.res.gpu.filter(|_| self.gpu_buckets > 0) else {
+            return false;
+        };
+        sets.extend(
             pods.iter()
                 .map(|(needs, slots)| {
                     let pending = slots.iter().filter(|s| s.is_none()).count() as u64;
                     (needs.requests.get(ResourceId::from_index(g)), pending)
                 })
-                .filter(|&(_, pending)| pending > 0)
-                .collect(),
-        )
+                .filter(|&(_, pending)| pending > 0),
+        );
+        true
     }
 
     /// Whether domain `d` of topology `t` could host `need` of the pending pods by GPUs alone

@@ -197,16 +197,19 @@ pub fn fill<S: Scorer>(
 ) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
     let pending_total: usize = pods.iter().map(|(_, s)| s.len()).sum();
     let mut bound = Vec::with_capacity(limit.min(pending_total));
-    // Group → slot in `heaps`, created on first use, so only groups with candidates are
-    // looked at per pod. Candidates of one domain have groups in a narrow id range.
-    let (lo, hi) = candidates
-        .iter()
-        .map(|&n| scorer.group(n))
-        .fold((usize::MAX, 0), |(lo, hi), g| (lo.min(g), hi.max(g)));
-    let lo = lo.min(hi);
-    let mut slot_of: Vec<u32> = vec![u32::MAX; hi - lo + 1];
     type Entry = (Score, u64, NodeId);
     let mut heaps: Vec<(usize, BinaryHeap<Entry>)> = Vec::new();
+    // Group - lo → slot in `heaps`, created on first use, so only groups with a node that
+    // can take the pod are looked at per pod. Candidates of one domain have groups in a
+    // narrow id range.
+    let mut slot_of: Vec<u32> = Vec::new();
+    // The candidates that can take a pod of the pod set, with their groups: most nodes of a
+    // busy domain cannot, and they cost one capacity comparison (`FitCheck`) and nothing more.
+    let mut open: Vec<(NodeId, usize)> = Vec::new();
+    let mut check = FitCheck::default();
+    // Per heap, its group's score for the pod at hand (read twice per pod: the tie bonus and
+    // the totals).
+    let mut group_scores: Vec<f64> = Vec::new();
     for (ps, (needs, slots)) in pods.iter().enumerate() {
         if bound.len() >= limit {
             break;
@@ -221,12 +224,30 @@ pub fn fill<S: Scorer>(
         if pending.peek().is_none() {
             continue;
         }
-        for (g, h) in &mut heaps {
-            h.clear();
-            slot_of[*g - lo] = u32::MAX;
-        }
         heaps.clear();
-        let plain = scorer.statically_plain(needs);
+        check.set(&needs.requests);
+        // Static filters pass everywhere when the scorer or the capacity knows (no node
+        // unschedulable or tainted, no node selector): `feasible` is then `fits` alone.
+        let plain = scorer.statically_plain(needs) || cap.statically_plain(needs);
+        open.clear();
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for &n in candidates {
+            let ok = check.fits(cap, n) && (plain || statically_feasible(world, n, needs));
+            debug_assert_eq!(
+                ok,
+                feasible(world, cap, n, needs),
+                "fill's filter is `feasible`"
+            );
+            if ok {
+                let g = scorer.group(n);
+                (lo, hi) = (lo.min(g), hi.max(g));
+                open.push((n, g));
+            }
+        }
+        slot_of.clear();
+        if !open.is_empty() {
+            slot_of.resize(hi - lo + 1, u32::MAX);
+        }
         // With scores per capacity state, the last few states scored, each with a node in
         // that state: a domain's nodes are mostly in a handful of states (empty, full, one
         // pod in), so most candidates reuse a score. Valid for this loop only (nothing is
@@ -235,57 +256,56 @@ pub fn fill<S: Scorer>(
         let mut scored: [(NodeId, Score); STATES_KEPT] =
             [(NodeId(u32::MAX), Score(0.0)); STATES_KEPT];
         let mut next_slot = 0;
-        for &n in candidates {
-            let ok = if plain {
-                cap.fits(n, &needs.requests)
-            } else {
-                feasible(world, cap, n, needs)
-            };
-            if ok {
-                let g = scorer.group(n);
-                if slot_of[g - lo] == u32::MAX {
-                    slot_of[g - lo] = heaps.len() as u32;
-                    // The first group's heap has room for every candidate: with one group
-                    // (KAI without a preferred level) it never grows.
-                    let heap = if heaps.is_empty() {
-                        BinaryHeap::with_capacity(candidates.len())
-                    } else {
-                        BinaryHeap::new()
-                    };
-                    heaps.push((g, heap));
-                }
-                let score = if per_state {
-                    match scored
-                        .iter()
-                        .find(|&&(m, _)| m.0 != u32::MAX && cap.same_state(m, n))
-                    {
-                        Some(&(_, s)) => s,
-                        None => {
-                            let s = Score(scorer.node_score(cap, n, needs));
-                            scored[next_slot] = (n, s);
-                            next_slot = (next_slot + 1) % STATES_KEPT;
-                            s
-                        }
-                    }
+        for &(n, g) in &open {
+            if slot_of[g - lo] == u32::MAX {
+                slot_of[g - lo] = heaps.len() as u32;
+                // The first group's heap has room for every node that fits: with one group
+                // (KAI without a preferred level) it never grows.
+                let heap = if heaps.is_empty() {
+                    BinaryHeap::with_capacity(open.len())
                 } else {
-                    Score(scorer.node_score(cap, n, needs))
+                    BinaryHeap::new()
                 };
-                heaps[slot_of[g - lo] as usize]
-                    .1
-                    .push((score, scorer.tie(n), n));
+                heaps.push((g, heap));
             }
+            let score = if per_state {
+                match scored
+                    .iter()
+                    .find(|&&(m, _)| m.0 != u32::MAX && cap.same_state(m, n))
+                {
+                    Some(&(_, s)) => s,
+                    None => {
+                        let s = Score(scorer.node_score(cap, n, needs));
+                        scored[next_slot] = (n, s);
+                        next_slot = (next_slot + 1) % STATES_KEPT;
+                        s
+                    }
+                }
+            } else {
+                Score(scorer.node_score(cap, n, needs))
+            };
+            heaps[slot_of[g - lo] as usize]
+                .1
+                .push((score, scorer.tie(n), n));
         }
         for idx in pending {
+            group_scores.clear();
+            group_scores.extend(heaps.iter().map(|(g, h)| {
+                if h.is_empty() {
+                    f64::NAN
+                } else {
+                    scorer.group_score(*g)
+                }
+            }));
             // The highest group score among groups with a feasible node, when more than one
             // node shares it (the only case the tie bonus applies).
             let tied_max = if scorer.has_tie_bonus() {
                 let mut max = f64::NEG_INFINITY;
                 let mut nodes = 0;
-                for (g, h) in &heaps {
+                for ((_, h), &s) in heaps.iter().zip(&group_scores) {
                     if h.is_empty() {
                         continue;
                     }
-                    let s = scorer.group_score(*g);
                     match s.total_cmp(&max) {
                         std::cmp::Ordering::Greater => (max, nodes) = (s, h.len()),
                         std::cmp::Ordering::Equal => nodes += h.len(),
@@ -298,9 +318,8 @@ pub fn fill<S: Scorer>(
             };
             // The best node of each group, then the best group total.
             let mut best: Option<(Score, u64, usize, NodeId)> = None;
-            for (k, (g, h)) in heaps.iter().enumerate() {
+            for (k, ((g, h), &group)) in heaps.iter().zip(&group_scores).enumerate() {
                 let Some(&(s, t, n)) = h.peek() else { continue };
-                let group = scorer.group_score(*g);
                 let bonus = match tied_max {
                     Some(m) if group.total_cmp(&m).is_eq() => scorer.tie_bonus(*g),
                     _ => 0.0,
@@ -317,7 +336,9 @@ pub fn fill<S: Scorer>(
             cap.apply(node, &needs.requests, 1);
             bound.push((ps, idx, node));
             scorer.bound(node);
-            if cap.fits(node, &needs.requests) {
+            let fits = check.fits(cap, node);
+            debug_assert_eq!(fits, cap.fits(node, &needs.requests), "FitCheck is `fits`");
+            if fits {
                 heaps[g].1.push((
                     Score(scorer.node_score(cap, node, needs)),
                     scorer.tie(node),
@@ -355,9 +376,16 @@ pub fn record_bindings(pods: &mut [(PodNeeds, Vec<Option<NodeId>>)], bound: &[Bi
 
 /// Σ over pending pods of their requests, by resource index: what a gang still needs.
 pub fn pending_total(pods: &GangPods) -> Vec<(usize, i64)> {
+    let mut total = Vec::new();
+    pending_total_into(pods, &mut total);
+    total
+}
+
+/// `pending_total` written into `total` (its vector reused: Volcano's every attempt).
+pub fn pending_total_into(pods: &GangPods, total: &mut Vec<(usize, i64)>) {
     // A handful of resources: a vector kept in resource order (as a `BTreeMap` would give
     // them) without the map's node allocations, on every Volcano attempt.
-    let mut total: Vec<(usize, i64)> = Vec::new();
+    total.clear();
     for (needs, slots) in pods {
         let pending = slots.iter().filter(|s| s.is_none()).count() as i64;
         for (r, a) in needs.requests.iter() {
@@ -367,7 +395,6 @@ pub fn pending_total(pods: &GangPods) -> Vec<(usize, i64)> {
             }
         }
     }
-    total
 }
 
 /// The number of pods already bound and the number pending.

@@ -37,6 +37,10 @@ pub(super) struct GradientScratch {
     /// The resource pre-filter and bin-pack keys of a few tiers, for the gangs that fit
     /// nowhere (`volcano/last_tier.rs`).
     pub(super) tiers: TierMemos,
+    /// The pending pods' requests (`pending_total`).
+    pub(super) pending: Vec<(usize, i64)>,
+    /// The pending pods' GPUs per pod and count, per pod set (`Cluster::pending_gpu_pods`).
+    pub(super) gpu_sets: Vec<(i64, u64)>,
 }
 
 /// The resource pre-filter's verdict and the bin-pack score of every HyperNode of a tier, for

@@ -33,7 +33,7 @@ use super::node_search::{
 use super::scratch::{Failure, GradientScratch};
 use super::{
     Binding, Cluster, GangPods, NodeCapacity, Placement, PodNeeds, Score, Scorer, counts, fill,
-    pending_total, record_bindings, tie_key, undo, with_bindings,
+    pending_total_into, record_bindings, tie_key, undo, with_bindings,
 };
 pub use messages::not_tried_message;
 use messages::{fit_error, fit_error_with, unplaced};
@@ -379,6 +379,21 @@ fn binpack_request(cluster: &Cluster, job_total: &[(usize, i64)]) -> [Option<(us
         .map(|r| r.map(|r| (r, job_total.iter().find(|x| x.0 == r).map_or(0, |x| x.1))))
 }
 
+/// `binpack_request` of `job_total(pods)`, read from the pods without the vector of every
+/// resource (once per gradient search).
+fn job_binpack_request(cluster: &Cluster, pods: &GangPods) -> [Option<(usize, i64)>; 2] {
+    [cluster.res.cpu, cluster.res.memory].map(|r| {
+        r.map(|r| {
+            let id = kueuesim_model::ResourceId::from_index(r);
+            let total = pods
+                .iter()
+                .map(|(needs, slots)| needs.requests.get(id) * slots.len() as i64)
+                .sum();
+            (r, total)
+        })
+    })
+}
+
 /// `hypernode_binpack` with the request resolved (`binpack_request`).
 fn hypernode_binpack_for(
     cluster: &Cluster,
@@ -461,6 +476,8 @@ fn gradient_search(
         candidates,
         explained,
         tiers,
+        pending,
+        gpu_sets,
     } = scratch;
     last_tier.clear();
     let subgroups = ready.subgroups;
@@ -481,12 +498,12 @@ fn gradient_search(
     // (`minMember`, `minSubGroups`) has no job-level pre-filter (upstream's comes from
     // PodGroup `minResources`), only its subjobs' own.
     let total: usize = pods.iter().map(|(_, s)| s.len()).sum();
-    let pending = if subgroups.is_empty() || ready.min_member >= total {
-        pending_total(pods)
+    if subgroups.is_empty() || ready.min_member >= total {
+        pending_total_into(pods, pending);
     } else {
-        Vec::new()
-    };
-    let whole = job_total(pods);
+        pending.clear();
+    }
+    let pending = &pending[..];
     // Without subgroups the job is one subjob (the default one, with the job's topology).
     // Made on first use: only a dry run needs it, and a gang that fits nowhere is mostly
     // explained by a kept dry run (`explain`) without one.
@@ -504,20 +521,27 @@ fn gradient_search(
     // The HyperNodes that passed the resource pre-filter in the last tier that had any: the
     // last of them in the search order is the one upstream dry-runs last, whose failure the
     // message quotes when nothing fits.
-    let request = binpack_request(cluster, &whole);
+    let request = job_binpack_request(cluster, pods);
+    debug_assert_eq!(
+        request,
+        binpack_request(cluster, &job_total(pods)),
+        "the job's cpu and memory are job_total's"
+    );
     let order_key = |cluster: &Cluster, d: DomainId| {
         (
             hypernode_binpack_for(cluster, d, &request),
             tie_key(seed ^ 0x5eed, NodeId(d.0)),
         )
     };
-    let gpu_sets = cluster.pending_gpu_pods(pods);
+    let gpu_sets = cluster
+        .pending_gpu_pods_into(pods, gpu_sets)
+        .then_some(&gpu_sets[..]);
     // A gang whose pending pods are one pod set of GPU pods, without subjobs: its candidates
     // are the HyperNodes whose nodes can take `need` of its pods by GPUs
     // (`domain_may_place`), read from the tier index by that count, so the tier's other
     // HyperNodes are not looked at. The pre-filter's list (`passing`) is then worked out only
     // if the gang fits nowhere, for the message (`last_tier`).
-    let one_size = match gpu_sets.as_deref() {
+    let one_size = match gpu_sets {
         Some(&[(gpus, pending_pods)]) if subgroups.is_empty() && gpus > 0 => {
             // min(pods that fit, pending) >= need: none passes with fewer pods pending.
             Some((
@@ -537,7 +561,7 @@ fn gradient_search(
             break;
         }
         // No domain of this tier is big enough: skip the tier without looking at its domains.
-        if !cluster.tier_may_hold(0, ti, &pending) {
+        if !cluster.tier_may_hold(0, ti, pending) {
             continue;
         }
         passing.clear();
@@ -553,7 +577,7 @@ fn gradient_search(
             for &d in with_room.iter() {
                 // A HyperNode with room for a pod has nodes, so it is under the virtual root.
                 if !((root == DomainId::ROOT || t.within(d, root))
-                    && cluster.domain_may_hold(0, d, &pending))
+                    && cluster.domain_may_hold(0, d, pending))
                 {
                     continue;
                 }
@@ -576,14 +600,12 @@ fn gradient_search(
                 cluster,
                 (ti, domains),
                 root,
-                &pending,
+                pending,
                 with_room,
                 passing,
             );
             for &d in passing.iter() {
-                if subgroups.is_empty()
-                    && !cluster.domain_may_place(0, d, gpu_sets.as_deref(), need)
-                {
+                if subgroups.is_empty() && !cluster.domain_may_place(0, d, gpu_sets, need) {
                     continue;
                 }
                 let (score, tie) = order_key(cluster, d);
@@ -669,19 +691,9 @@ fn gradient_search(
             .iter()
             .enumerate()
             .rev()
-            .filter(|&(ti, (tier, _))| {
-                *tier <= tier_limit && cluster.tier_may_hold(0, ti, &pending)
-            })
+            .filter(|&(ti, (tier, _))| *tier <= tier_limit && cluster.tier_may_hold(0, ti, pending))
             .find_map(|(ti, (_, domains))| {
-                tiers.lowest(
-                    world,
-                    cluster,
-                    (ti, domains),
-                    root,
-                    &pending,
-                    &request,
-                    seed,
-                )
+                tiers.lowest(world, cluster, (ti, domains), root, pending, &request, seed)
             })
     };
     // The explaining HyperNode's name prefixes the FitError (`explain` keeps it prefixed).

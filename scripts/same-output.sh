@@ -12,7 +12,7 @@
 set -uo pipefail
 old=${1:?usage: same-output.sh OLD_BIN NEW_BIN}
 new=${2:?usage: same-output.sh OLD_BIN NEW_BIN}
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 differ=0 same=0
@@ -30,7 +30,7 @@ compare() { # label, command args...
   local label=$1; shift
   for side in old new; do
     local bin=$old; [ "$side" = new ] && bin=$new
-    rm -rf "$work/$side"; mkdir -p "$work/$side"
+    rm -rf "${work:?}/$side"; mkdir -p "$work/$side"
     "$bin" "$@" -o json > "$work/$side/stdout.json" 2> "$work/$side/stderr" ; echo "exit $?" >> "$work/$side/stderr"
     "$bin" "$@" --quiet --out "$work/$side/out" > "$work/$side/summary.txt" 2>> "$work/$side/stderr"; echo "exit $?" >> "$work/$side/stderr"
   done

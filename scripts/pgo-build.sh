@@ -22,6 +22,11 @@ cd "$(dirname "$0")/.."
 [ $# -eq 0 ] || { echo "usage: scripts/pgo-build.sh (no arguments)" >&2; exit 2; }
 
 dir=$PWD/target/pgo
+# RUSTFLAGS is split at whitespace, so the profile's path cannot hold any: refuse rather
+# than hand rustc a broken flag.
+case "$dir" in
+  *[[:space:]]*) echo "pgo-build: the checkout's path has whitespace, which RUSTFLAGS cannot carry: $dir" >&2; exit 2 ;;
+esac
 sysroot=$(rustc --print sysroot)
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata=$sysroot/lib/rustlib/$host/bin/llvm-profdata

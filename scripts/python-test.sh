@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python module's test suite (docs/python.md): creates target/py-venv with the pinned
 # tools of crates/kueuesim-py/requirements-dev.txt (again only when that file changes), builds
-# the wheel with maturin (KUEUESIM_PY_PROFILE, default dev; release for measurements),
+# the wheel with maturin (KUEUESIM_PY_PROFILE, default dev; python, the release build that unwinds, for measurements),
 # installs it, and runs pytest against the CLI (KUEUESIM_BIN, else a debug build).
 # `cargo test --workspace` runs this through crates/kueuesim-py/tests/it.
 set -euo pipefail

@@ -357,6 +357,34 @@ impl Cluster {
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
         let before = self.res.gpu.map(|g| self.nodes.free(node, g));
         self.nodes.apply(node, requests, sign);
+        self.apply_above(world, node, requests, sign, before);
+    }
+
+    /// `apply(world, node, requests, 1)` of a bind a dry run already made on `nodes` alone and
+    /// kept (Volcano's statement that holds): the rest of the cluster follows the node as
+    /// `apply` would have after undoing the dry run's bind and making it again. Exact when no
+    /// later bind of the same dry run is on `node` (the caller checks): the node is then in
+    /// the state `apply` leaves it in, and its free GPUs before were those plus the request.
+    pub(crate) fn apply_kept_bind(&mut self, world: &World, node: NodeId, requests: &ResourceList) {
+        let before = self
+            .res
+            .gpu
+            .map(|g| self.nodes.free(node, g) + requests.get(ResourceId::from_index(g)));
+        self.apply_above(world, node, requests, 1, before);
+    }
+
+    /// What `apply` changes besides the node's own capacity (`nodes`, already changed):
+    /// the KAI fit counts, the GPU notes and buckets, and every domain above the node.
+    /// `before` is the node's free GPUs before the change.
+    #[inline(always)]
+    fn apply_above(
+        &mut self,
+        world: &World,
+        node: NodeId,
+        requests: &ResourceList,
+        sign: i64,
+        before: Option<i64>,
+    ) {
         self.kai_counts
             .changed(world, &self.nodes, node, requests, sign);
         let buckets = self.gpu_buckets;

@@ -227,25 +227,41 @@ fn count_failure(
     let mut insufficient = vec![0usize; short.len()];
     let mut too_many = 0usize;
     let mut bound = 0usize;
+    // The pod's requests in `ShortOrder` as (resource index, amount), read against each node's
+    // row of free capacity: this runs for every node of a spine on each explanation worked out
+    // afresh, and most nodes of a busy spine cannot take the pod.
+    let asked: Vec<(usize, i64)> = short.iter().map(|&(_, _, r, a)| (r.index(), a)).collect();
+    let n_res = cap.n_resources;
     for &n in nodes {
-        let mut k = 0;
-        if cap.fits(n, &needs.requests) {
+        let free = &cap.free[n.index() * n_res..][..n_res];
+        let pods = cap.free_pods[n.index()];
+        // The first resource short in Volcano's order. With none and a pod slot free the node
+        // fits the pod (`NodeCapacity::fits`: the same comparisons, in another order) and
+        // takes as many as fit; otherwise it takes none, and its reason is that resource
+        // (with none short, its pod slots).
+        let first_short = asked.iter().position(|&(r, a)| a > free[r]);
+        debug_assert_eq!(
+            pods >= 1 && first_short.is_none(),
+            cap.fits(n, &needs.requests),
+            "no resource short and a pod slot free is `fits`"
+        );
+        let reason = if pods >= 1 && first_short.is_none() {
             // At least one: it fits.
-            k = cap.free_pods(n);
-            for (r, a) in needs.requests.iter() {
+            let mut k = pods;
+            for &(r, a) in &asked {
                 if a > 0 {
-                    k = k.min(cap.free(n, r.index()) / a);
+                    k = k.min(free[r] / a);
                 }
             }
             bound += k as usize;
             if bound >= pending {
                 return None;
             }
-        }
-        match short
-            .iter()
-            .position(|&(_, _, r, a)| a > cap.free(n, r.index()) - k * a)
-        {
+            asked.iter().position(|&(r, a)| a > free[r] - k * a)
+        } else {
+            first_short
+        };
+        match reason {
             Some(i) => insufficient[i] += 1,
             None => too_many += 1,
         }

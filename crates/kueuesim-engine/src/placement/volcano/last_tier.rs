@@ -81,7 +81,7 @@ impl TierMemos {
         };
         let e = &mut self.entries[i];
         let key = |d: DomainId| {
-            (t.within(d, root) && cluster.domain_may_hold(0, d, pending))
+            (t.within(d, root) && super::may_hold(cluster, d, pending))
                 .then(|| hypernode_binpack_for(cluster, d, request))
         };
         let mut recount = false;
@@ -99,17 +99,20 @@ impl TierMemos {
             // (`hypernode_changed` past `seen`) can have moved; no committed change at all
             // (another gang of the same shape failing in the same cycle) skips the loop.
             let seen = e.seen;
-            for (pos, ((&d, row), k)) in domains
-                .iter()
-                .zip(e.rows.chunks_exact_mut(n))
-                .zip(&mut e.keys)
-                .enumerate()
-            {
-                let now = &free[d.index() * n..][..n];
+            // The stamp first, and the rows (kept and current) sliced only for a stamped
+            // HyperNode: every failure passes the whole tier, and few HyperNodes are stamped.
+            for (pos, &d) in domains.iter().enumerate() {
                 if changed[d.index()] <= seen {
-                    debug_assert_eq!(&*row, now, "an unstamped HyperNode's row has not moved");
+                    debug_assert_eq!(
+                        &e.rows[pos * n..][..n],
+                        &free[d.index() * n..][..n],
+                        "an unstamped HyperNode's row has not moved"
+                    );
                     continue;
                 }
+                let now = &free[d.index() * n..][..n];
+                let row = &mut e.rows[pos * n..][..n];
+                let k = &mut e.keys[pos];
                 // Element by element: a few resources (a slice `!=` calls memcmp for each).
                 // A stamped row may be back where it was (a bind and a release).
                 if row.iter().zip(now).all(|(a, b)| a == b) {

@@ -67,7 +67,9 @@ pub struct VolcanoJob<'a> {
     pub min_task_member: &'a [(usize, u32)],
 }
 
-/// One statement with a hard topology: the ascending gradient search for `need` pods.
+/// One statement with a hard topology: the ascending gradient search for `need` pods. When
+/// it holds, its bindings are those of its last dry run, left applied to `cluster.nodes`
+/// alone (`commit_kept` commits them).
 fn topology_attempt(
     world: &World,
     cluster: &mut Cluster,
@@ -211,8 +213,7 @@ fn gradient_search(
             last_tier_known = false;
             for &d in with_room.iter() {
                 // A HyperNode with room for a pod has nodes, so it is under the virtual root.
-                if !((root == DomainId::ROOT || t.within(d, root))
-                    && cluster.domain_may_hold(0, d, pending))
+                if !((root == DomainId::ROOT || t.within(d, root)) && may_hold(cluster, d, pending))
                 {
                     continue;
                 }
@@ -285,7 +286,7 @@ fn gradient_search(
             };
             match attempt {
                 Ok(b) => {
-                    undo(&mut cluster.nodes, pods, &b);
+                    // Kept applied to the nodes: the statement commits them (`commit_kept`).
                     gradient.give_back(candidates);
                     return Ok((b, d));
                 }
@@ -389,10 +390,21 @@ fn tier_passing(
     let all_within = indexed && root == DomainId::ROOT;
     for &d in looked_at {
         debug_assert!(!all_within || t.within(d, root), "a HyperNode with GPUs");
-        if (all_within || t.within(d, root)) && cluster.domain_may_hold(0, d, pending) {
+        if (all_within || t.within(d, root)) && may_hold(cluster, d, pending) {
             out.push(d);
         }
     }
+}
+
+/// `Cluster::domain_may_hold` for a HyperNode (topology 0), its row of free capacity sliced
+/// once: the resource pre-filter of every candidate of every gradient search.
+#[inline]
+fn may_hold(cluster: &Cluster, d: DomainId, pending: &[(usize, i64)]) -> bool {
+    let n = cluster.nodes.n_resources;
+    let free = &cluster.domain_free[0][d.index() * n..][..n];
+    let holds = pending.iter().all(|&(r, q)| free[r] >= q);
+    debug_assert_eq!(holds, cluster.domain_may_hold(0, d, pending));
+    holds
 }
 
 /// A candidate HyperNode of the gradient: its bin-pack score, its seeded tie key and its
@@ -656,6 +668,50 @@ impl ClassScan {
     }
 }
 
+/// Commits a statement's bindings `b` that its dry run left applied to `cluster.nodes` alone
+/// (`topology_attempt`): the rest of the cluster follows each bind, in order, as
+/// `Cluster::apply` would after the dry run was undone. With each pod on its own node (the
+/// million's gangs, one 8-GPU pod to a node) each node is already in the state that bind
+/// leaves it in, so only the rest is done (`Cluster::apply_kept_bind`): a dry run's undo and
+/// the commit's bind of every pod on the node capacity saved, the same states reached in the
+/// same order. Otherwise the dry run is undone and the binds made again.
+fn commit_kept(world: &World, cluster: &mut Cluster, pods: &GangPods, b: &[Binding]) {
+    let own_nodes = b
+        .iter()
+        .enumerate()
+        .all(|(i, &(_, _, n))| b[i + 1..].iter().all(|&(_, _, m)| m != n));
+    if own_nodes {
+        // The cluster as the undo and the binds made again leave it, to compare with.
+        #[cfg(debug_assertions)]
+        let expected = {
+            let mut c = cluster.clone();
+            undo(&mut c.nodes, pods, b);
+            for &(ps, _, n) in b {
+                c.apply(world, n, &pods[ps].0.requests, 1);
+            }
+            c
+        };
+        for &(ps, _, n) in b {
+            cluster.apply_kept_bind(world, n, &pods[ps].0.requests);
+        }
+        #[cfg(debug_assertions)]
+        assert!(
+            cluster.nodes.free == expected.nodes.free
+                && cluster.nodes.free_pods == expected.nodes.free_pods
+                && cluster.domain_free == expected.domain_free
+                && cluster.gpu_hist == expected.gpu_hist
+                && cluster.rows_version == expected.rows_version
+                && cluster.hypernode_changed == expected.hypernode_changed,
+            "a kept dry run committed is the dry run undone and bound again"
+        );
+    } else {
+        undo(&mut cluster.nodes, pods, b);
+        for &(ps, _, n) in b {
+            cluster.apply(world, n, &pods[ps].0.requests, 1);
+        }
+    }
+}
+
 /// Allocates the job: the gang first (commit only when minMember pods are placed), then the
 /// extra replicas one statement each, as Volcano pushes a ready job back into its queue.
 pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Placement {
@@ -739,9 +795,7 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
                 world, cluster, statement, need, limit, &ready, job.seed,
             )
             .map(|(b, d)| {
-                for &(ps, _, n) in &b {
-                    cluster.apply(world, n, &pods[ps].0.requests, 1);
-                }
+                commit_kept(world, cluster, &pods, &b);
                 (b, Some(d))
             }),
             None => flat_attempt(world, cluster, statement, need, job.seed).map(|b| (b, None)),

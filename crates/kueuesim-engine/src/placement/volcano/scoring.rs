@@ -361,14 +361,20 @@ pub(super) fn hypernode_binpack_for(
     d: DomainId,
     request: &[Option<(usize, i64)>; 2],
 ) -> f64 {
+    // The HyperNode's rows sliced once (every candidate of every gradient search is scored).
+    let n = cluster.nodes.n_resources;
+    let (alloc_row, free_row) = (
+        &cluster.domain_alloc[0][d.index() * n..][..n],
+        &cluster.domain_free[0][d.index() * n..][..n],
+    );
     let mut sum = 0.0;
     let mut weights = 0.0;
     for &(r, req) in request.iter().flatten() {
-        let alloc = cluster.domain_alloc(0, d, r);
+        let alloc = alloc_row[r];
         if alloc == 0 {
             continue;
         }
-        let used = alloc - cluster.domain_free(0, d, r);
+        let used = alloc - free_row[r];
         if used + req > alloc {
             return 0.0;
         }

@@ -699,3 +699,19 @@ fn api_server_time(start_unix_ms: i64, at: SimTime) -> SimTime {
     let instant = start_unix_ms.saturating_add(at.millis());
     SimTime::from_millis(instant.div_euclid(1000) * 1000 - start_unix_ms)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::push_priority;
+
+    /// `push_priority` writes what `{}` formats for an `i32`, signs and extremes included
+    /// (the preemption messages name both priorities twice).
+    #[test]
+    fn priority_as_formatted() {
+        for p in [0, 1, -1, 9, -10, 100, 1000, -12345, i32::MAX, i32::MIN] {
+            let mut out = String::from("x");
+            push_priority(&mut out, p);
+            assert_eq!(out, format!("x{p}"));
+        }
+    }
+}

@@ -458,6 +458,13 @@ impl QuotaTree {
         withheld
     }
 
+    /// Which usage the tree holds (`state`): equal ids mean equal usage everywhere, so an
+    /// answer read from the usage at one id holds while the id stays (a rolled-back change
+    /// gives the id back).
+    pub fn usage_id(&self) -> u64 {
+        self.state
+    }
+
     /// Starts recording usage changes so they can be undone with `rollback_to`.
     pub fn mark(&mut self) -> UsageMark {
         self.open_marks += 1;

@@ -1,7 +1,8 @@
 //! The Kueue scheduling cycle and applying its decisions (`processEntry`): admissions, preemptions
 //! and requeues (the controller latency around them is `latency`'s).
 
-use kueuesim_model::quota::QuotaTree;
+use kueuesim_model::objects::push_decimal;
+use kueuesim_model::quota::{NodeIdx, QuotaTree};
 use kueuesim_model::{ClusterQueueId, QueueRef, SimDuration, SimTime, WorkloadId, World};
 
 use crate::admission::{self, Assignment, Decision, Head, NotAdmitted, ScanClock, ScanProgress};
@@ -479,21 +480,15 @@ impl<'w> Simulation<'w> {
         );
         // SetQuotaReservation resets an earlier eviction's conditions.
         for kind in [ConditionType::Evicted, ConditionType::Preempted] {
-            let prev = self.runtimes[w.index()]
+            // "Previously: " and the old message, written without copying the old one first.
+            let previously = self.runtimes[w.index()]
                 .record
                 .conditions
                 .iter()
                 .find(|c| c.kind == kind && c.status)
-                .map(|c| c.message.clone());
-            if let Some(prev) = prev {
-                self.set_condition_at(
-                    w,
-                    kind,
-                    false,
-                    "QuotaReserved",
-                    format!("Previously: {prev}"),
-                    at,
-                );
+                .map(|c| ["Previously: ", c.message.as_ref()].concat());
+            if let Some(previously) = previously {
+                self.set_condition_at(w, kind, false, "QuotaReserved", previously, at);
             }
         }
         if let Some(check) = check {
@@ -575,42 +570,67 @@ impl<'w> Simulation<'w> {
                 .candidate(t.workload)
                 .map(|c| c.cq)
                 .expect("admitted");
-            let message = format!(
-                "Preempted to accommodate a workload (UID: {}, JobUID: {}) due to {}; preemptor path: {}; preemptee path: {}",
-                self.spec(preemptor).uid,
-                self.spec(preemptor).job_uid.as_deref().unwrap_or("UNKNOWN"),
-                human_reason(t.reason),
-                cq_path(self.world, &self.kueue.tree, head.cq),
-                cq_path(self.world, &self.kueue.tree, victim_cq)
+            // The messages are written piece by piece, as `format!` would write them: five
+            // `format!`s and two paths (a vector of names joined) per victim showed in
+            // profiles of the million's preemptions.
+            let (by, victim) = (self.spec(preemptor), self.spec(t.workload));
+            let tree = &self.kueue.tree;
+            let mut message = String::with_capacity(256);
+            message.push_str("Preempted to accommodate a workload (UID: ");
+            message.push_str(&by.uid);
+            message.push_str(", JobUID: ");
+            message.push_str(by.job_uid.as_deref().unwrap_or("UNKNOWN"));
+            message.push_str(") due to ");
+            message.push_str(human_reason(t.reason));
+            message.push_str("; preemptor path: ");
+            push_cq_path(&mut message, world, tree, head.cq);
+            message.push_str("; preemptee path: ");
+            push_cq_path(&mut message, world, tree, victim_cq);
+            let mut priorities = String::with_capacity(128);
+            priorities.push_str("; preemptor effective priority: ");
+            push_priority(&mut priorities, by.priority);
+            priorities.push_str(" (base: ");
+            push_priority(&mut priorities, by.priority);
+            priorities.push_str(", boost: 0); preemptee effective priority: ");
+            push_priority(&mut priorities, victim.priority);
+            priorities.push_str(" (base: ");
+            push_priority(&mut priorities, victim.priority);
+            priorities.push_str(", boost: 0)");
+            let mut preempted_msg = String::with_capacity(message.len() + priorities.len());
+            preempted_msg.push_str(&message);
+            preempted_msg.push_str(&priorities);
+            let victim_cq_name = &world.cluster_queue(victim_cq).name;
+            let mut workload_msg = String::with_capacity(
+                64 + victim.namespace.len()
+                    + victim.name.len()
+                    + victim.uid.len()
+                    + victim_cq_name.len()
+                    + priorities.len(),
             );
-            let (pp, vp) = (
-                self.spec(preemptor).priority,
-                self.spec(t.workload).priority,
-            );
-            let priorities = format!(
-                "; preemptor effective priority: {pp} (base: {pp}, boost: 0); preemptee effective priority: {vp} (base: {vp}, boost: 0)"
-            );
+            workload_msg.push_str("Preempted workload ");
+            workload_msg.push_str(&victim.namespace);
+            workload_msg.push('/');
+            workload_msg.push_str(&victim.name);
+            workload_msg.push_str(" (UID: ");
+            workload_msg.push_str(&victim.uid);
+            workload_msg.push_str(") in ClusterQueue ");
+            workload_msg.push_str(victim_cq_name);
+            workload_msg.push_str(&priorities);
+            let preemptor_name = [by.namespace.as_str(), "/", by.name.as_str()].concat();
             self.record_event(
                 t.workload,
                 EventType::Normal,
                 KUEUE_ADMISSION,
                 "Preempted",
-                format!("{message}{priorities}"),
+                preempted_msg,
                 Some(cycle),
             );
-            let victim = self.spec(t.workload);
             self.record_event(
                 preemptor,
                 EventType::Normal,
                 KUEUE_ADMISSION,
                 "PreemptedWorkload",
-                format!(
-                    "Preempted workload {}/{} (UID: {}) in ClusterQueue {}{priorities}",
-                    victim.namespace,
-                    victim.name,
-                    victim.uid,
-                    world.cluster_queue(victim_cq).name
-                ),
+                workload_msg,
                 Some(cycle),
             );
             self.set_condition(
@@ -621,11 +641,6 @@ impl<'w> Simulation<'w> {
                 message.clone(),
             );
             self.runtimes[preemptor.index()].record.preemptions_caused += 1;
-            let preemptor_name = format!(
-                "{}/{}",
-                self.spec(preemptor).namespace,
-                self.spec(preemptor).name
-            );
             // `IssuePreemptions` patches each victim's `Evicted` condition on Kueue's client
             // and waits for the patches; the victim's quota is released once the patch is
             // done (the harness's runner, or the job controller, then clears the reservation).
@@ -652,18 +667,29 @@ impl<'w> Simulation<'w> {
     }
 }
 
-/// `/root/.../cq` (`buildCQPath`).
-fn cq_path(world: &World, tree: &QuotaTree, cq: ClusterQueueId) -> String {
-    let mut parts = vec![world.cluster_queue(cq).name.clone()];
-    let mut n = tree.cq_node(cq);
-    while let Some(p) = tree.parent(n) {
-        let cohort =
-            kueuesim_model::CohortId::from_index(p.0 as usize - world.cluster_queues.len());
-        parts.push(world.cohorts[cohort.index()].name.clone());
-        n = p;
+/// Appends `/root/.../cq` (`buildCQPath`): the cohorts from the root down, then the
+/// ClusterQueue, each after a `/`.
+fn push_cq_path(out: &mut String, world: &World, tree: &QuotaTree, cq: ClusterQueueId) {
+    fn push_cohorts(out: &mut String, world: &World, tree: &QuotaTree, n: NodeIdx) {
+        if let Some(p) = tree.parent(n) {
+            push_cohorts(out, world, tree, p);
+            let cohort =
+                kueuesim_model::CohortId::from_index(p.0 as usize - world.cluster_queues.len());
+            out.push('/');
+            out.push_str(&world.cohorts[cohort.index()].name);
+        }
     }
-    parts.reverse();
-    format!("/{}", parts.join("/"))
+    push_cohorts(out, world, tree, tree.cq_node(cq));
+    out.push('/');
+    out.push_str(&world.cluster_queue(cq).name);
+}
+
+/// Appends a priority in decimal, as `{}` formats an `i32`.
+fn push_priority(out: &mut String, p: i32) {
+    if p < 0 {
+        out.push('-');
+    }
+    push_decimal(out, p.unsigned_abs() as usize);
 }
 
 /// `at` as Kueue reads it back of a condition's `lastTransitionTime`: the API server stores a
@@ -672,4 +698,20 @@ fn cq_path(world: &World, tree: &QuotaTree, cq: ClusterQueueId) -> String {
 fn api_server_time(start_unix_ms: i64, at: SimTime) -> SimTime {
     let instant = start_unix_ms.saturating_add(at.millis());
     SimTime::from_millis(instant.div_euclid(1000) * 1000 - start_unix_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_priority;
+
+    /// `push_priority` writes what `{}` formats for an `i32`, signs and extremes included
+    /// (the preemption messages name both priorities twice).
+    #[test]
+    fn priority_as_formatted() {
+        for p in [0, 1, -1, 9, -10, 100, 1000, -12345, i32::MAX, i32::MIN] {
+            let mut out = String::from("x");
+            push_priority(&mut out, p);
+            assert_eq!(out, format!("x{p}"));
+        }
+    }
 }

@@ -224,47 +224,65 @@ impl NodeCapacity {
         if !self.classes.built {
             self.rebuild_classes();
         } else if !self.classes.stale.is_empty() {
-            let generation = self.classes.generation;
-            let mut stale = std::mem::take(&mut self.classes.stale);
-            for node in stale.drain() {
-                let old = self.classes.class_of[node.index()] as usize;
-                if self.in_state_of(node, old) {
-                    // Back in the state it was filed under (a bind undone, a pod gone and
-                    // another alike bound): nothing moves, as `class_id` would answer `old`.
-                    continue;
-                }
-                let hint = self.classes.moved_to[old];
-                let new = if hint != u32::MAX && self.in_state_of(node, hint as usize) {
-                    hint as usize
-                } else {
-                    let new = self.class_id(node);
-                    if self.classes.generation != generation {
-                        // The registry was rebuilt: every node is filed already.
-                        break;
-                    }
-                    self.classes.moved_to[old] = new as u32;
-                    new
-                };
-                if new != old {
-                    let cl = &mut self.classes;
-                    let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
-                    cl.members[old * cl.words + w] &= !b;
-                    cl.members[new * cl.words + w] |= b;
-                    cl.count[old] -= 1;
-                    cl.count[new] += 1;
-                    let b = w / BLOCK_WORDS;
-                    cl.block_count[old * cl.blocks + b] -= 1;
-                    cl.block_count[new * cl.blocks + b] += 1;
-                    cl.class_of[node.index()] = new as u32;
-                }
-            }
-            if self.classes.generation == generation {
-                // Keep the emptied list's buffer and marks for the next notes (a rebuild
-                // made fresh ones).
-                self.classes.stale = stale;
+            // The world's resource count as a constant (usually four: cpu, memory, GPUs,
+            // pods): each re-filed node's state is compared as fixed-size rows.
+            match self.n_resources {
+                1 => self.refile_stale::<1>(),
+                2 => self.refile_stale::<2>(),
+                3 => self.refile_stale::<3>(),
+                4 => self.refile_stale::<4>(),
+                5 => self.refile_stale::<5>(),
+                6 => self.refile_stale::<6>(),
+                7 => self.refile_stale::<7>(),
+                8 => self.refile_stale::<8>(),
+                _ => self.refile_stale::<0>(),
             }
         }
         &self.classes
+    }
+
+    /// Files each node noted stale under the class of its current state; `N`: the world's
+    /// resource count, or 0 when it is larger than the fixed-size comparison is made for.
+    fn refile_stale<const N: usize>(&mut self) {
+        let generation = self.classes.generation;
+        let mut stale = std::mem::take(&mut self.classes.stale);
+        for node in stale.drain() {
+            let old = self.classes.class_of[node.index()] as usize;
+            if self.in_state::<N>(node, old) {
+                // Back in the state it was filed under (a bind undone, a pod gone and
+                // another alike bound): nothing moves, as `class_id` would answer `old`.
+                continue;
+            }
+            let hint = self.classes.moved_to[old];
+            let new = if hint != u32::MAX && self.in_state::<N>(node, hint as usize) {
+                hint as usize
+            } else {
+                let new = self.class_id(node);
+                if self.classes.generation != generation {
+                    // The registry was rebuilt: every node is filed already.
+                    break;
+                }
+                self.classes.moved_to[old] = new as u32;
+                new
+            };
+            if new != old {
+                let cl = &mut self.classes;
+                let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
+                cl.members[old * cl.words + w] &= !b;
+                cl.members[new * cl.words + w] |= b;
+                cl.count[old] -= 1;
+                cl.count[new] += 1;
+                let b = w / BLOCK_WORDS;
+                cl.block_count[old * cl.blocks + b] -= 1;
+                cl.block_count[new * cl.blocks + b] += 1;
+                cl.class_of[node.index()] = new as u32;
+            }
+        }
+        if self.classes.generation == generation {
+            // Keep the emptied list's buffer and marks for the next notes (a rebuild made
+            // fresh ones).
+            self.classes.stale = stale;
+        }
     }
 
     /// Files every node afresh under a new registry of the states they are in.
@@ -321,6 +339,27 @@ impl NodeCapacity {
                 .iter()
                 .zip(&self.free[base..base + nr])
                 .all(|(a, b)| a == b)
+    }
+
+    /// `in_state_of` with the world's resource count `N` known (0: not known), the free
+    /// row compared as a fixed-size array (no loop over a run-time length, no `memcmp`).
+    #[inline(always)]
+    fn in_state<const N: usize>(&self, node: NodeId, k: usize) -> bool {
+        if N == 0 {
+            return self.in_state_of(node, k);
+        }
+        let cl = &self.classes;
+        debug_assert_eq!(self.n_resources, N, "a fixed row of another resource count");
+        let s = &cl.states[k * cl.stride..];
+        debug_assert!(
+            s[N..2 * N] == self.alloc[node.index() * N..][..N],
+            "in_state asked about a class of another allocatable"
+        );
+        let class_free = s.first_chunk::<N>().expect("a class has a state");
+        let free = self.free[node.index() * N..]
+            .first_chunk::<N>()
+            .expect("every node has a row");
+        s[2 * N] == self.free_pods[node.index()] && class_free.iter().zip(free).all(|(a, b)| a == b)
     }
 
     /// The class of `node`'s current state, registering the state if it is new. A new state

@@ -14,7 +14,7 @@
 //! the next reader re-files the noted nodes. A clone of the capacity (KAI's reclaim check,
 //! the TAS cache) starts unbuilt, so it pays nothing unless a kube-scheduler scan reads it.
 
-use kueuesim_model::NodeId;
+use kueuesim_model::{NodeId, ResourceList};
 
 use super::NodeCapacity;
 use super::noted::NotedNodes;
@@ -30,6 +30,10 @@ const MIN_LIMIT: usize = if cfg!(test) { 4 } else { 64 };
 /// node; `RETRY_AFTER` reads later it is built again to see.
 const MAX_SCANNED_CLASSES: usize = 128;
 const RETRY_AFTER: u32 = 1024;
+
+/// Request lists whose class answers are kept (`NodeClasses::answers`): kube-scheduler pods
+/// come in a handful of sizes.
+const MAX_ANSWERS: usize = 16;
 
 /// Words of a block (512 nodes): each class counts its members per block, so that a scan
 /// looking for the `want`-th feasible node passes a whole block by adding one count per
@@ -78,6 +82,13 @@ pub(crate) struct NodeClasses {
     generation: u32,
     /// Reads left before the index, dropped for having too many classes, is tried again.
     given_up: u32,
+    /// kube-scheduler's answers per class for the pod requests it scanned lately (`kube::place`):
+    /// (requests, (the generation the answers are for, per class its score or no fit)). A
+    /// class's state never changes while its id stands, so the answers hold for the whole
+    /// generation; `class_scan` starts a table of another generation over. Kept here, not in
+    /// the cluster, so that a copy (which starts unbuilt, its ids from a generation count of
+    /// its own) never reads them.
+    answers: Vec<(ResourceList, (u32, Vec<i64>))>,
 }
 
 impl Clone for NodeClasses {
@@ -108,7 +119,33 @@ impl NodeClasses {
             limit: MIN_LIMIT,
             generation: 0,
             given_up: 0,
+            answers: Vec::new(),
         }
+    }
+
+    /// The class answers kept for pods of `requests` (`answers`), taken out; a table of no
+    /// generation when none are kept.
+    pub(crate) fn take_answers(&mut self, requests: &ResourceList) -> (u32, Vec<i64>) {
+        match self.answers.iter().position(|(r, _)| r == requests) {
+            Some(i) => std::mem::take(&mut self.answers[i].1),
+            None => (u32::MAX, Vec::new()),
+        }
+    }
+
+    /// Keeps `table`, the class answers for pods of `requests`, for the next scan of such
+    /// pods; past `MAX_ANSWERS` request lists the one kept longest makes room.
+    pub(crate) fn keep_answers(&mut self, requests: &ResourceList, table: (u32, Vec<i64>)) {
+        if table.0 == u32::MAX {
+            return;
+        }
+        if let Some(i) = self.answers.iter().position(|(r, _)| r == requests) {
+            self.answers[i].1 = table;
+            return;
+        }
+        if self.answers.len() >= MAX_ANSWERS {
+            self.answers.remove(0);
+        }
+        self.answers.push((requests.clone(), table));
     }
 
     /// A bind or release changed `node`'s capacity.

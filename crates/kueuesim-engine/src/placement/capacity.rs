@@ -163,6 +163,61 @@ impl NodeCapacity {
 
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
     pub fn apply(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
+        // A world of a handful of resources (usually four: cpu, memory, GPUs, pods) takes
+        // the change as one dense row of its resource count (`apply_delta`).
+        match self.n_resources {
+            1 => self.apply_delta::<1>(node, &dense_delta(requests, sign), sign),
+            2 => self.apply_delta::<2>(node, &dense_delta(requests, sign), sign),
+            3 => self.apply_delta::<3>(node, &dense_delta(requests, sign), sign),
+            4 => self.apply_delta::<4>(node, &dense_delta(requests, sign), sign),
+            5 => self.apply_delta::<5>(node, &dense_delta(requests, sign), sign),
+            6 => self.apply_delta::<6>(node, &dense_delta(requests, sign), sign),
+            7 => self.apply_delta::<7>(node, &dense_delta(requests, sign), sign),
+            8 => self.apply_delta::<8>(node, &dense_delta(requests, sign), sign),
+            _ => self.apply_pairs(node, requests, sign),
+        }
+    }
+
+    /// `apply` with the change of `node`'s free capacity as a dense row (`delta[r]`: what
+    /// resource `r`'s free amount moves by, `-sign·request` summed over the request's
+    /// pairs) for a world of exactly `N` resources: the row is added as a fixed-size array,
+    /// and a `has_free` bit is rewritten only where the amount crossed zero. The same state
+    /// as `apply_pairs`: the sums are integer sums, and as a bit always says whether its
+    /// amount is positive (`mark`), the bit after the pairs one by one is the sign of the
+    /// final amount whichever crossings happened in between.
+    #[inline(always)]
+    pub(super) fn apply_delta<const N: usize>(
+        &mut self,
+        node: NodeId,
+        delta: &[i64; N],
+        sign: i64,
+    ) {
+        debug_assert_eq!(self.n_resources, N, "a dense row of another resource count");
+        self.version += 1;
+        self.classes.note(node);
+        let (w, b) = (node.index() / 64, node.index() % 64);
+        let row = self.free[node.index() * N..]
+            .first_chunk_mut::<N>()
+            .expect("every node has a row");
+        for (r, (free, &d)) in row.iter_mut().zip(delta).enumerate() {
+            let had = *free > 0;
+            *free += d;
+            let has = *free > 0;
+            if had != has {
+                let word = &mut self.has_free[r * self.words + w];
+                *word = *word & !(1 << b) | u64::from(has) << b;
+            }
+        }
+        let pods = &mut self.free_pods[node.index()];
+        let had = *pods >= 1;
+        *pods -= sign;
+        if had != (*pods >= 1) {
+            self.mark_pods(node);
+        }
+    }
+
+    /// `apply` pair by pair, for a world of more resources than `apply_delta` is made for.
+    fn apply_pairs(&mut self, node: NodeId, requests: &ResourceList, sign: i64) {
         self.version += 1;
         self.classes.note(node);
         let base = node.index() * self.n_resources;
@@ -199,6 +254,21 @@ impl NodeCapacity {
                 .iter()
                 .all(|(r, a)| a <= self.free(node, r.index()))
     }
+}
+
+/// The change one pod's `requests` bound (sign 1) or released (sign -1) makes to a node's
+/// free capacity, as a dense row of a world's `N` resources (the pairs summed into it).
+#[inline(always)]
+pub(super) fn dense_delta<const N: usize>(requests: &ResourceList, sign: i64) -> [i64; N] {
+    let mut delta = [0i64; N];
+    for (r, q) in requests.iter() {
+        // A request names a resource of the world (the loader interns every name): checked
+        // in release too, as the per-pair rows' index was, so that a stray id cannot fall
+        // silently into another resource's amount.
+        assert!(r.index() < N, "a request for an unknown resource");
+        delta[r.index()] -= sign * q;
+    }
+    delta
 }
 
 /// One pod's requests laid out for `NodeCapacity::fits` over node after node (`fill`'s pass

@@ -16,10 +16,6 @@ mod checks;
 /// Per-domain GPU histograms are kept for nodes of at most this many GPUs.
 pub(super) const MAX_GPU_BUCKETS: usize = 257;
 
-/// `Cluster::apply` sums a pod's requests into a dense row of this many resources when the
-/// world has no more (it usually has four: cpu, memory, GPUs, pods).
-const DENSE_RESOURCES: usize = 8;
-
 /// Node capacity plus, for every topology, the free capacity of each domain (the sum over its
 /// nodes), kept in step on every bind and release.
 #[derive(Clone, Debug)]
@@ -355,9 +351,57 @@ impl Cluster {
     /// Binds (sign 1) or releases (sign -1) one pod on `node`, in the node and in every
     /// domain above it.
     pub fn apply(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
-        let before = self.res.gpu.map(|g| self.nodes.free(node, g));
+        // The change as one dense row of the world's resource count (usually four: cpu,
+        // memory, GPUs, pods), summed once from the request's pairs, then added to the node's
+        // row and to each domain's row as a fixed-size array: no per-pair index and bounds
+        // check per row. Integer sums, so the rows end the same as with the pairs applied one
+        // by one.
+        match self.nodes.n_resources {
+            1 => self.apply_delta::<1>(world, node, requests, sign),
+            2 => self.apply_delta::<2>(world, node, requests, sign),
+            3 => self.apply_delta::<3>(world, node, requests, sign),
+            4 => self.apply_delta::<4>(world, node, requests, sign),
+            5 => self.apply_delta::<5>(world, node, requests, sign),
+            6 => self.apply_delta::<6>(world, node, requests, sign),
+            7 => self.apply_delta::<7>(world, node, requests, sign),
+            8 => self.apply_delta::<8>(world, node, requests, sign),
+            _ => self.apply_pairs(world, node, requests, sign),
+        }
+    }
+
+    /// `apply` for a world of exactly `N` resources (`NodeCapacity::apply_delta`).
+    #[inline(always)]
+    fn apply_delta<const N: usize>(
+        &mut self,
+        world: &World,
+        node: NodeId,
+        requests: &ResourceList,
+        sign: i64,
+    ) {
+        let delta = super::capacity::dense_delta::<N>(requests, sign);
+        let gpu_before = self.res.gpu.map(|g| self.nodes.free(node, g));
+        self.nodes.apply_delta(node, &delta, sign);
+        self.after_node_change(world, node, requests, sign, gpu_before, |free, d| {
+            let row = free[d * N..]
+                .first_chunk_mut::<N>()
+                .expect("every domain has a row");
+            for (f, x) in row.iter_mut().zip(&delta) {
+                *f += x;
+            }
+        });
+    }
+
+    /// `apply` pair by pair, for a world of more resources than `apply_delta` is made for.
+    fn apply_pairs(&mut self, world: &World, node: NodeId, requests: &ResourceList, sign: i64) {
+        let n_res = self.nodes.n_resources;
+        let gpu_before = self.res.gpu.map(|g| self.nodes.free(node, g));
         self.nodes.apply(node, requests, sign);
-        self.apply_above(world, node, requests, sign, before);
+        self.after_node_change(world, node, requests, sign, gpu_before, |free, d| {
+            let row = &mut free[d * n_res..][..n_res];
+            for (r, q) in requests.iter() {
+                row[r.index()] -= sign * q;
+            }
+        });
     }
 
     /// `apply(world, node, requests, 1)` of a bind a dry run already made on `nodes` alone and
@@ -366,38 +410,85 @@ impl Cluster {
     /// later bind of the same dry run is on `node` (the caller checks): the node is then in
     /// the state `apply` leaves it in, and its free GPUs before were those plus the request.
     pub(crate) fn apply_kept_bind(&mut self, world: &World, node: NodeId, requests: &ResourceList) {
-        let before = self
-            .res
-            .gpu
-            .map(|g| self.nodes.free(node, g) + requests.get(ResourceId::from_index(g)));
-        self.apply_above(world, node, requests, 1, before);
+        match self.nodes.n_resources {
+            1 => self.kept_bind_delta::<1>(world, node, requests),
+            2 => self.kept_bind_delta::<2>(world, node, requests),
+            3 => self.kept_bind_delta::<3>(world, node, requests),
+            4 => self.kept_bind_delta::<4>(world, node, requests),
+            5 => self.kept_bind_delta::<5>(world, node, requests),
+            6 => self.kept_bind_delta::<6>(world, node, requests),
+            7 => self.kept_bind_delta::<7>(world, node, requests),
+            8 => self.kept_bind_delta::<8>(world, node, requests),
+            _ => {
+                let n_res = self.nodes.n_resources;
+                let gpu_before = self.kept_gpu_before(node, requests);
+                self.after_node_change(world, node, requests, 1, gpu_before, |free, d| {
+                    let row = &mut free[d * n_res..][..n_res];
+                    for (r, q) in requests.iter() {
+                        row[r.index()] -= q;
+                    }
+                });
+            }
+        }
     }
 
-    /// What `apply` changes besides the node's own capacity (`nodes`, already changed):
-    /// the KAI fit counts, the GPU notes and buckets, and every domain above the node.
-    /// `before` is the node's free GPUs before the change.
+    /// `apply_kept_bind` for a world of exactly `N` resources: the domains get the bind's
+    /// dense row, as `apply_delta` gives them.
     #[inline(always)]
-    fn apply_above(
+    fn kept_bind_delta<const N: usize>(
+        &mut self,
+        world: &World,
+        node: NodeId,
+        requests: &ResourceList,
+    ) {
+        let delta = super::capacity::dense_delta::<N>(requests, 1);
+        let gpu_before = self.kept_gpu_before(node, requests);
+        self.after_node_change(world, node, requests, 1, gpu_before, |free, d| {
+            let row = free[d * N..]
+                .first_chunk_mut::<N>()
+                .expect("every domain has a row");
+            for (f, x) in row.iter_mut().zip(&delta) {
+                *f += x;
+            }
+        });
+    }
+
+    /// The free GPUs `node` had before a kept bind of `requests` (already on the node).
+    fn kept_gpu_before(&self, node: NodeId, requests: &ResourceList) -> Option<i64> {
+        self.res
+            .gpu
+            .map(|g| self.nodes.free(node, g) + requests.get(ResourceId::from_index(g)))
+    }
+
+    /// What a bind or release changes past `node`'s own capacity (already changed): the
+    /// kept shapes' task-copy counts, the GPU indexes' notes, and the node's domain and its
+    /// ancestors in every topology (`add_row` changes one domain's free row). `gpu_before`:
+    /// the node's free GPUs before the change (None: no GPU resource).
+    #[inline(always)]
+    fn after_node_change(
         &mut self,
         world: &World,
         node: NodeId,
         requests: &ResourceList,
         sign: i64,
-        before: Option<i64>,
+        gpu_before: Option<i64>,
+        add_row: impl FnMut(&mut [i64], usize),
     ) {
-        self.kai_counts
-            .changed(world, &self.nodes, node, requests, sign);
+        // No KAI task shape kept (a run without KAI's topology plugin): nothing to count.
+        if !self.kai_counts.is_empty() {
+            self.kai_counts
+                .changed(world, &self.nodes, node, requests, sign);
+        }
         let buckets = self.gpu_buckets;
         let mut moved = None;
-        if let (Some(g), Some(b)) = (self.res.gpu, before) {
+        if let (Some(g), Some(before)) = (self.res.gpu, gpu_before) {
             let after = self.nodes.free(node, g);
-            self.note_gpu_move(node, g, b, after);
+            self.note_gpu_move(node, g, before, after);
             let bucket = |free: i64| free.clamp(0, buckets as i64 - 1) as usize;
-            if buckets > 0 && bucket(b) != bucket(after) {
-                moved = Some((bucket(b), bucket(after)));
+            if buckets > 0 && bucket(before) != bucket(after) {
+                moved = Some((buckets, bucket(before), bucket(after)));
             }
         }
-        let n_res = self.nodes.n_resources;
         // The node's domain and its ancestors in every topology, from the fixed chains (this
         // runs for every pod bound or released, by every scheduler and dry run): the same
         // rows the parent links lead to, each changed once, so the sums are the same whatever
@@ -411,21 +502,6 @@ impl Cluster {
             ..
         } = self;
         *rows_version += 1;
-        let moved = moved.map(|(from, to)| (buckets, from, to));
-        // The change as one dense row (the request list's pairs summed into it, as the
-        // per-pair updates would sum them), added to each domain's row as a fixed-size array
-        // of the world's resource count: no per-pair index and bounds check per domain.
-        // Integer sums, so the rows end the same as with the pairs applied one by one.
-        let mut delta = [0i64; DENSE_RESOURCES];
-        if n_res <= DENSE_RESOURCES {
-            for (r, q) in requests.iter() {
-                // A request names a resource of the world (the loader interns every name):
-                // checked in release too, as the per-pair rows' slice did, so a stray id
-                // cannot fall silently into the unused tail of `delta`.
-                assert!(r.index() < n_res, "a request for an unknown resource");
-                delta[r.index()] -= sign * q;
-            }
-        }
         let chains = Chains {
             ancestors,
             node,
@@ -434,22 +510,7 @@ impl Cluster {
             moved,
             stamp: (hypernode_changed, *rows_version),
         };
-        match n_res {
-            1 => chains.add(|free, d| add_row::<1>(free, d, &delta)),
-            2 => chains.add(|free, d| add_row::<2>(free, d, &delta)),
-            3 => chains.add(|free, d| add_row::<3>(free, d, &delta)),
-            4 => chains.add(|free, d| add_row::<4>(free, d, &delta)),
-            5 => chains.add(|free, d| add_row::<5>(free, d, &delta)),
-            6 => chains.add(|free, d| add_row::<6>(free, d, &delta)),
-            7 => chains.add(|free, d| add_row::<7>(free, d, &delta)),
-            8 => chains.add(|free, d| add_row::<8>(free, d, &delta)),
-            _ => chains.add(|free, d| {
-                let row = &mut free[d * n_res..][..n_res];
-                for (r, q) in requests.iter() {
-                    row[r.index()] -= sign * q;
-                }
-            }),
-        }
+        chains.add(add_row);
     }
 
     /// A committed bind or release moved `node`'s free GPUs (resource `g`) from `before` to
@@ -705,22 +766,6 @@ impl Chains<'_> {
                 add_row(free, d);
             }
         }
-    }
-}
-
-/// Adds the dense change `delta` (its first `N` entries, for a world of `N` resources) to
-/// domain `d`'s free row in one topology's rows `free`, taken as a fixed-size array: one
-/// bounds check, the additions unrolled.
-#[inline(always)]
-fn add_row<const N: usize>(free: &mut [i64], d: usize, delta: &[i64; DENSE_RESOURCES]) {
-    let delta = delta
-        .first_chunk::<N>()
-        .expect("N is at most DENSE_RESOURCES");
-    let row = free[d * N..]
-        .first_chunk_mut::<N>()
-        .expect("every domain has a row");
-    for (f, x) in row.iter_mut().zip(delta) {
-        *f += x;
     }
 }
 

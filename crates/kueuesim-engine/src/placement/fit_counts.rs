@@ -138,6 +138,12 @@ impl TaskFitCounts {
         self.entries[i].counts[t][d.index()]
     }
 
+    /// Whether no shape is kept (then a bind or release has no counts to change).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// The slot of `shape`'s counts (for `of`), building them if the shape is not kept, and
     /// marking it used now.
     pub fn keep(&mut self, world: &World, nodes: &NodeCapacity, shape: &Shape) -> usize {

@@ -14,7 +14,7 @@
 //! the next reader re-files the noted nodes. A clone of the capacity (KAI's reclaim check,
 //! the TAS cache) starts unbuilt, so it pays nothing unless a kube-scheduler scan reads it.
 
-use kueuesim_model::NodeId;
+use kueuesim_model::{NodeId, ResourceList};
 
 use super::NodeCapacity;
 use super::noted::NotedNodes;
@@ -30,6 +30,10 @@ const MIN_LIMIT: usize = if cfg!(test) { 4 } else { 64 };
 /// node; `RETRY_AFTER` reads later it is built again to see.
 const MAX_SCANNED_CLASSES: usize = 128;
 const RETRY_AFTER: u32 = 1024;
+
+/// Request lists whose class answers are kept (`NodeClasses::answers`): kube-scheduler pods
+/// come in a handful of sizes.
+const MAX_ANSWERS: usize = 16;
 
 /// Words of a block (512 nodes): each class counts its members per block, so that a scan
 /// looking for the `want`-th feasible node passes a whole block by adding one count per
@@ -78,6 +82,13 @@ pub(crate) struct NodeClasses {
     generation: u32,
     /// Reads left before the index, dropped for having too many classes, is tried again.
     given_up: u32,
+    /// kube-scheduler's answers per class for the pod requests it scanned lately (`kube::place`):
+    /// (requests, (the generation the answers are for, per class its score or no fit)). A
+    /// class's state never changes while its id stands, so the answers hold for the whole
+    /// generation; `class_scan` starts a table of another generation over. Kept here, not in
+    /// the cluster, so that a copy (which starts unbuilt, its ids from a generation count of
+    /// its own) never reads them.
+    answers: Vec<(ResourceList, (u32, Vec<i64>))>,
 }
 
 impl Clone for NodeClasses {
@@ -108,7 +119,33 @@ impl NodeClasses {
             limit: MIN_LIMIT,
             generation: 0,
             given_up: 0,
+            answers: Vec::new(),
         }
+    }
+
+    /// The class answers kept for pods of `requests` (`answers`), taken out; a table of no
+    /// generation when none are kept.
+    pub(crate) fn take_answers(&mut self, requests: &ResourceList) -> (u32, Vec<i64>) {
+        match self.answers.iter().position(|(r, _)| r == requests) {
+            Some(i) => std::mem::take(&mut self.answers[i].1),
+            None => (u32::MAX, Vec::new()),
+        }
+    }
+
+    /// Keeps `table`, the class answers for pods of `requests`, for the next scan of such
+    /// pods; past `MAX_ANSWERS` request lists the one kept longest makes room.
+    pub(crate) fn keep_answers(&mut self, requests: &ResourceList, table: (u32, Vec<i64>)) {
+        if table.0 == u32::MAX {
+            return;
+        }
+        if let Some(i) = self.answers.iter().position(|(r, _)| r == requests) {
+            self.answers[i].1 = table;
+            return;
+        }
+        if self.answers.len() >= MAX_ANSWERS {
+            self.answers.remove(0);
+        }
+        self.answers.push((requests.clone(), table));
     }
 
     /// A bind or release changed `node`'s capacity.
@@ -224,47 +261,65 @@ impl NodeCapacity {
         if !self.classes.built {
             self.rebuild_classes();
         } else if !self.classes.stale.is_empty() {
-            let generation = self.classes.generation;
-            let mut stale = std::mem::take(&mut self.classes.stale);
-            for node in stale.drain() {
-                let old = self.classes.class_of[node.index()] as usize;
-                if self.in_state_of(node, old) {
-                    // Back in the state it was filed under (a bind undone, a pod gone and
-                    // another alike bound): nothing moves, as `class_id` would answer `old`.
-                    continue;
-                }
-                let hint = self.classes.moved_to[old];
-                let new = if hint != u32::MAX && self.in_state_of(node, hint as usize) {
-                    hint as usize
-                } else {
-                    let new = self.class_id(node);
-                    if self.classes.generation != generation {
-                        // The registry was rebuilt: every node is filed already.
-                        break;
-                    }
-                    self.classes.moved_to[old] = new as u32;
-                    new
-                };
-                if new != old {
-                    let cl = &mut self.classes;
-                    let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
-                    cl.members[old * cl.words + w] &= !b;
-                    cl.members[new * cl.words + w] |= b;
-                    cl.count[old] -= 1;
-                    cl.count[new] += 1;
-                    let b = w / BLOCK_WORDS;
-                    cl.block_count[old * cl.blocks + b] -= 1;
-                    cl.block_count[new * cl.blocks + b] += 1;
-                    cl.class_of[node.index()] = new as u32;
-                }
-            }
-            if self.classes.generation == generation {
-                // Keep the emptied list's buffer and marks for the next notes (a rebuild
-                // made fresh ones).
-                self.classes.stale = stale;
+            // The world's resource count as a constant (usually four: cpu, memory, GPUs,
+            // pods): each re-filed node's state is compared as fixed-size rows.
+            match self.n_resources {
+                1 => self.refile_stale::<1>(),
+                2 => self.refile_stale::<2>(),
+                3 => self.refile_stale::<3>(),
+                4 => self.refile_stale::<4>(),
+                5 => self.refile_stale::<5>(),
+                6 => self.refile_stale::<6>(),
+                7 => self.refile_stale::<7>(),
+                8 => self.refile_stale::<8>(),
+                _ => self.refile_stale::<0>(),
             }
         }
         &self.classes
+    }
+
+    /// Files each node noted stale under the class of its current state; `N`: the world's
+    /// resource count, or 0 when it is larger than the fixed-size comparison is made for.
+    fn refile_stale<const N: usize>(&mut self) {
+        let generation = self.classes.generation;
+        let mut stale = std::mem::take(&mut self.classes.stale);
+        for node in stale.drain() {
+            let old = self.classes.class_of[node.index()] as usize;
+            if self.in_state::<N>(node, old) {
+                // Back in the state it was filed under (a bind undone, a pod gone and
+                // another alike bound): nothing moves, as `class_id` would answer `old`.
+                continue;
+            }
+            let hint = self.classes.moved_to[old];
+            let new = if hint != u32::MAX && self.in_state::<N>(node, hint as usize) {
+                hint as usize
+            } else {
+                let new = self.class_id(node);
+                if self.classes.generation != generation {
+                    // The registry was rebuilt: every node is filed already.
+                    break;
+                }
+                self.classes.moved_to[old] = new as u32;
+                new
+            };
+            if new != old {
+                let cl = &mut self.classes;
+                let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
+                cl.members[old * cl.words + w] &= !b;
+                cl.members[new * cl.words + w] |= b;
+                cl.count[old] -= 1;
+                cl.count[new] += 1;
+                let b = w / BLOCK_WORDS;
+                cl.block_count[old * cl.blocks + b] -= 1;
+                cl.block_count[new * cl.blocks + b] += 1;
+                cl.class_of[node.index()] = new as u32;
+            }
+        }
+        if self.classes.generation == generation {
+            // Keep the emptied list's buffer and marks for the next notes (a rebuild made
+            // fresh ones).
+            self.classes.stale = stale;
+        }
     }
 
     /// Files every node afresh under a new registry of the states they are in.
@@ -321,6 +376,27 @@ impl NodeCapacity {
                 .iter()
                 .zip(&self.free[base..base + nr])
                 .all(|(a, b)| a == b)
+    }
+
+    /// `in_state_of` with the world's resource count `N` known (0: not known), the free
+    /// row compared as a fixed-size array (no loop over a run-time length, no `memcmp`).
+    #[inline(always)]
+    fn in_state<const N: usize>(&self, node: NodeId, k: usize) -> bool {
+        if N == 0 {
+            return self.in_state_of(node, k);
+        }
+        let cl = &self.classes;
+        debug_assert_eq!(self.n_resources, N, "a fixed row of another resource count");
+        let s = &cl.states[k * cl.stride..];
+        debug_assert!(
+            s[N..2 * N] == self.alloc[node.index() * N..][..N],
+            "in_state asked about a class of another allocatable"
+        );
+        let class_free = s.first_chunk::<N>().expect("a class has a state");
+        let free = self.free[node.index() * N..]
+            .first_chunk::<N>()
+            .expect("every node has a row");
+        s[2 * N] == self.free_pods[node.index()] && class_free.iter().zip(free).all(|(a, b)| a == b)
     }
 
     /// The class of `node`'s current state, registering the state if it is new. A new state

@@ -186,8 +186,8 @@ impl Best {
 /// the union of the feasible classes' member words, the scan's end is found by counting
 /// bits, and the best node is among the members of the best-scoring class(es) with a node
 /// in the scanned range, ties broken node by node in scan order as `Best::offer` does.
-/// `by_class` caches each class's answer for this pod set (score, or `CLASS_NO_FIT`) for one
-/// class generation. `score` is the scheduler's node score, which must depend on the node's
+/// `by_class` caches each class's answer for these requests (score, or `CLASS_NO_FIT`) for
+/// one class generation. `score` is the scheduler's node score, which must depend on the node's
 /// capacity state alone (higher is better; Volcano's float scores come as `float_order`
 /// keys). `mask`: the nodes the pod's static filters pass, one bit per node (a nodeSelector
 /// on otherwise plain nodes); None when every node passes them. Returns the pick and how many
@@ -215,9 +215,10 @@ pub(super) fn class_scan(
         if classes.count(k) == 0 {
             continue;
         }
-        if *answer == CLASS_UNKNOWN {
+        // The class's answer: NodeResourcesFit, then the score, on any of its nodes.
+        let work_out = |k: usize| {
             let node = classes.some_member(k);
-            *answer = if cap.fits(node, &needs.requests) {
+            if cap.fits(node, &needs.requests) {
                 let s = score(node);
                 debug_assert!(
                     s > CLASS_NO_FIT,
@@ -226,7 +227,14 @@ pub(super) fn class_scan(
                 s
             } else {
                 CLASS_NO_FIT
-            };
+            }
+        };
+        if *answer == CLASS_UNKNOWN {
+            *answer = work_out(k);
+        } else {
+            // A table kept from an earlier scan (kube-scheduler keeps one per request list
+            // and generation, `NodeClasses::answers`) answers as a fresh one would.
+            debug_assert_eq!(*answer, work_out(k), "a kept class answer is out of date");
         }
         if *answer != CLASS_NO_FIT {
             feasible.push((*answer, k));

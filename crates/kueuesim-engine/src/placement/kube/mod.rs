@@ -101,7 +101,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
     let mut out = Placement::default();
     // The label index is shared and never changes: held apart from the cluster binds go to.
     let labels = cluster.label_index.clone();
-    'sets: for (ps, (needs, slots)) in pods.iter().enumerate() {
+    for (ps, (needs, slots)) in pods.iter().enumerate() {
         let res = cluster.res;
         let rq = [res.cpu, res.memory].map(|r| {
             r.map(|r| {
@@ -115,8 +115,10 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
         });
         let mut memo = ScoreMemo::new();
         // Per occupancy class of the nodes: this pod set's score there, or that it does not
-        // fit (`CLASS_NO_FIT`), or not yet worked out; valid for one class generation.
-        let mut by_class: (u32, Vec<i64>) = (u32::MAX, Vec::new());
+        // fit (`CLASS_NO_FIT`), or not yet worked out; valid for one class generation. Kept
+        // from the last scan of pods with the same requests (the class scan asks nothing
+        // else of the pod), so each class is answered once per generation, not per attempt.
+        let mut by_class = cluster.nodes.classes.take_answers(&needs.requests);
         let mut feasible_classes: Vec<(i64, usize)> = Vec::new();
         let positive = super::positive_requests(&needs.requests);
         // With GPU devices, the GPU-share filter after NodeResourcesFit.
@@ -127,7 +129,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
         // The nodes a nodeSelector allows, once per pod set.
         let selector_nodes = (!needs.node_selector.is_empty())
             .then(|| super::nodes_matching(&labels, &needs.node_selector));
-        for (idx, slot) in slots.iter().enumerate() {
+        'slots: for (idx, slot) in slots.iter().enumerate() {
             if slot.is_some() {
                 continue;
             }
@@ -138,7 +140,7 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                 // Failed on this very capacity already: every node was looked at and the
                 // rotating start went full circle, so the scan would end the same way.
                 out.unplaced.get_or_insert((ps, idx, why.clone()));
-                continue 'sets;
+                break 'slots;
             }
             let want = feasible_nodes_to_find(n);
             let start = cluster.next_start[0];
@@ -242,10 +244,14 @@ pub fn place(world: &World, cluster: &mut Cluster, pods: &GangPods, seed: u64) -
                     }
                     cluster.unplaceable.1.push((needs.clone(), why.clone()));
                     out.unplaced.get_or_insert((ps, idx, why));
-                    continue 'sets;
+                    break 'slots;
                 }
             }
         }
+        cluster
+            .nodes
+            .classes
+            .keep_answers(&needs.requests, by_class);
     }
     out
 }

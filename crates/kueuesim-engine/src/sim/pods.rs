@@ -5,7 +5,8 @@ use kueuesim_model::{SimDuration, SimTime, WorkloadId};
 
 use crate::outcome::{ConditionType, WorkloadState};
 
-use super::runtime::Runtime;
+use super::arrival::Feed;
+use super::runtime::{Runtime, Spec};
 use super::{Ev, Recorder, Simulation};
 
 impl<'w> Simulation<'w> {
@@ -100,10 +101,16 @@ impl<'w> Simulation<'w> {
             self.kueue.uid_labels.remove(&rt.spec.uid, w, rt.uid_label);
             // Its queues' counts go to its queue pair's bucket, settled once at the end.
             tally.fold(self.world, &rt.spec, &rt.record, self.now);
-            // A sink streams the record out before it goes (`run_with_sink`).
+            // A sink streams the record out before it goes (`run_with_sink`); else a streamed
+            // spec goes back to its feed, which writes a later arrival over it
+            // (`WorkloadFeed::recycle`).
             if let Some(out) = &mut self.outbox {
                 let rt = *rt;
                 out.push_finished(w, rt.spec, rt.record);
+            } else if let (Spec::Streamed(spec), Feed::Stream { rest, .. }) =
+                (rt.spec, &mut self.feed)
+            {
+                rest.recycle(spec);
             }
         }
     }

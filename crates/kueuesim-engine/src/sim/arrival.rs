@@ -198,7 +198,8 @@ impl<'w> Simulation<'w> {
             .config
             .scheduler(&wl.scheduler_name)
             .unwrap_or(kueuesim_model::SchedulerKind::Kube);
-        let runtime = new_runtime(wl.clone(), scheduler, shape, label.unwrap_or(0));
+        let vecs = self.spare_vecs.take();
+        let runtime = new_runtime(wl.clone(), scheduler, shape, label.unwrap_or(0), vecs);
         self.runtimes.insert(w.index(), Box::new(runtime));
         self.serving_arrived(w);
         if label.is_none() || self.kueue.respace_uids_always {

@@ -88,6 +88,12 @@ impl ResourceList {
         ResourceList(pairs)
     }
 
+    /// The list's vector, sorted by resource: to be written over and given back to
+    /// `from_pairs` (a generator remaking a workload in place keeps its buffer so).
+    pub fn into_pairs(self) -> Vec<(ResourceId, i64)> {
+        self.0
+    }
+
     /// The amount of `r` (0 if absent).
     pub fn get(&self, r: ResourceId) -> i64 {
         self.0

@@ -46,6 +46,16 @@ trait Source: Iterator<Item = Result<(usize, Shared), ScenarioError>> {
         None
     }
 
+    /// `next`, made over one of `spare` (workloads the run let go of, held by nothing else)
+    /// where the source can write one in place. By default `next`.
+    fn next_in(
+        &mut self,
+        spare: &mut Vec<Shared>,
+    ) -> Option<Result<(usize, Shared), ScenarioError>> {
+        let _ = spare;
+        self.next()
+    }
+
     /// The first workload arriving at `t` or later, the ones before it passed over. By
     /// default each is built and dropped.
     fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Shared), ScenarioError>> {
@@ -129,7 +139,15 @@ pub struct WorkloadStream {
     /// `Simulation.spec.kueue.enabled: false`: every workload is given without Kueue
     /// (`without_kueue`).
     without_kueue: bool,
+    /// Workloads the run let go of and gave back (`WorkloadFeed::recycle`), held by nothing
+    /// else: a generator writes its next workload over one instead of allocating its `Rc`,
+    /// strings and vectors afresh (`Source::next_in`). At most `SPARE_WORKLOADS`.
+    spare: Vec<Shared>,
 }
+
+/// The most spare workloads a stream keeps: a run lets go of about one workload per arrival,
+/// so a few serve every arrival.
+const SPARE_WORKLOADS: usize = 16;
 
 /// Workload `w` on a cluster without Kueue: no webhook suspends its job and no controller
 /// makes a Workload of it, so its pods go straight to their scheduler (Kueue's
@@ -177,8 +195,15 @@ impl Iterator for Generated {
     type Item = Result<(usize, Shared), ScenarioError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        self.next_in(&mut Vec::new())
+    }
+}
+
+impl Generated {
+    /// `next`, written over a spare workload if `spare` has one.
+    fn next_over(&mut self, spare: &mut Vec<Shared>) -> Option<<Self as Iterator>::Item> {
         let i = self.merged.peek_stream()?;
-        let w = self.merged.next_shared()?;
+        let w = self.merged.next_shared_in(spare.pop())?;
         if let Err(e) = self.check(i, w.arrival, || w.name.clone()) {
             return Some(Err(e));
         }
@@ -214,6 +239,14 @@ impl Generated {
 }
 
 impl Source for Generated {
+    /// A generated workload is written over a spare one (`GeneratorStream::next_shared_in`).
+    fn next_in(
+        &mut self,
+        spare: &mut Vec<Shared>,
+    ) -> Option<Result<(usize, Shared), ScenarioError>> {
+        self.next_over(spare)
+    }
+
     /// Arrivals before `t` are skipped without being built (with the same check).
     fn first_from(&mut self, t: SimTime) -> Option<Result<(usize, Shared), ScenarioError>> {
         while self.merged.peek_arrival().is_some_and(|a| a < t) {
@@ -268,6 +301,7 @@ impl WorkloadStream {
             error: StreamError::default(),
             varied: None,
             without_kueue: false,
+            spare: Vec::new(),
         }
     }
 
@@ -368,7 +402,7 @@ impl WorkloadStream {
             .map(|(_, i)| i);
         let Some(i) = best else { return Ok(None) };
         let (_, w) = self.heads[i].take().expect("chosen head");
-        self.heads[i] = self.sources[i].next().transpose()?;
+        self.heads[i] = self.sources[i].next_in(&mut self.spare).transpose()?;
         Ok(Some(w))
     }
 }
@@ -385,6 +419,18 @@ impl kueuesim_engine::WorkloadFeed for WorkloadStream {
                 *self.error.borrow_mut() = Some(e);
                 None
             }
+        }
+    }
+
+    /// Kept to be written over (`spare`) when nothing else holds it and fewer than
+    /// `SPARE_WORKLOADS` are kept; a stream of a variation makes its own workloads, and
+    /// keeps none.
+    fn recycle(&mut self, mut spent: Rc<Workload>) {
+        if self.varied.is_none()
+            && self.spare.len() < SPARE_WORKLOADS
+            && Rc::get_mut(&mut spent).is_some()
+        {
+            self.spare.push(spent);
         }
     }
 

@@ -22,6 +22,14 @@ pub trait WorkloadFeed: Iterator<Item = Workload> {
         self.next().map(Rc::new)
     }
 
+    /// Takes back a workload the run let go of (a lean run's finished one, its record
+    /// folded into the tally), so that the feed may write a later workload over it rather
+    /// than allocate one. By default it is dropped. The run holds no other handle on it,
+    /// and reads nothing of it afterwards.
+    fn recycle(&mut self, spent: Rc<Workload>) {
+        drop(spent);
+    }
+
     /// Reads the feed to its end and gives how many workloads it still held: what a run cut
     /// short by `until` reports as not yet arrived. The default builds each one; a feed that
     /// can move past a workload without building it says so here.
@@ -190,7 +198,8 @@ impl<'w> Simulation<'w> {
             .config
             .scheduler(&wl.scheduler_name)
             .unwrap_or(kueuesim_model::SchedulerKind::Kube);
-        let runtime = new_runtime(wl.clone(), scheduler, shape, label.unwrap_or(0));
+        let vecs = self.spare_vecs.take();
+        let runtime = new_runtime(wl.clone(), scheduler, shape, label.unwrap_or(0), vecs);
         self.runtimes.insert(w.index(), Box::new(runtime));
         self.serving_arrived(w);
         if label.is_none() || self.kueue.respace_uids_always {

@@ -207,6 +207,8 @@ pub struct Simulation<'w> {
     /// The vector a `retry_placements` pass collects its failed keys in, empty between
     /// passes (kept for its capacity).
     failed_keys: Vec<retry::Key<'w>>,
+    /// Record vectors of workloads a lean run let go of, for later arrivals.
+    spare_vecs: runtime::SpareVecs,
 }
 
 /// Kueue's side: its queues, the quota tree and the cache of admitted workloads, and the
@@ -562,6 +564,7 @@ impl<'w> Simulation<'w> {
             autoscale: autoscale::AutoscaleState::new(world).map(Box::new),
             spare_keys: Vec::new(),
             failed_keys: Vec::new(),
+            spare_vecs: runtime::SpareVecs::default(),
         };
         sim.serving = serving::ServingState::new(world, &mut sim.events).map(Box::new);
         // The cluster's changes: the Timeline's at their times, the first failure.

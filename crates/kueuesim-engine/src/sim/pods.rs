@@ -5,7 +5,8 @@ use kueuesim_model::{SimDuration, SimTime, WorkloadId};
 
 use crate::outcome::{ConditionType, WorkloadState};
 
-use super::runtime::Runtime;
+use super::arrival::Feed;
+use super::runtime::{Runtime, Spec};
 use super::{Ev, Recorder, Simulation};
 
 impl<'w> Simulation<'w> {
@@ -96,14 +97,23 @@ impl<'w> Simulation<'w> {
     /// the sink, if any.
     pub(super) fn let_go_if_lean(&mut self, w: WorkloadId) {
         if let Some(tally) = &mut self.rec.tally {
-            let rt = self.runtimes.remove(w.index()).expect("finishing workload");
+            let mut rt = self.runtimes.remove(w.index()).expect("finishing workload");
             self.kueue.uid_labels.remove(&rt.spec.uid, w, rt.uid_label);
             // Its queues' counts go to its queue pair's bucket, settled once at the end.
             tally.fold(self.world, &rt.spec, &rt.record, self.now);
-            // A sink streams the record out before it goes (`run_with_sink`).
+            // A sink streams the record out before it goes (`run_with_sink`); else a streamed
+            // spec goes back to its feed, which writes a later arrival over it
+            // (`WorkloadFeed::recycle`).
             if let Some(out) = &mut self.outbox {
                 let rt = *rt;
                 out.push_finished(w, rt.spec, rt.record);
+            } else {
+                // Its record's vectors serve a later arrival (`SpareVecs`).
+                self.spare_vecs.keep(&mut rt);
+                if let (Spec::Streamed(spec), Feed::Stream { rest, .. }) = (rt.spec, &mut self.feed)
+                {
+                    rest.recycle(spec);
+                }
             }
         }
     }

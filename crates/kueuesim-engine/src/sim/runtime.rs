@@ -343,18 +343,86 @@ fn same_shape(a: &Workload, b: &Workload) -> bool {
         })
 }
 
-/// A workload's runtime state on arrival.
+/// The most sets of vectors `SpareVecs` keeps: a lean run lets go of about one workload per
+/// arrival, so a few serve every arrival.
+const SPARE_RUNTIMES: usize = 16;
+
+/// The record's vectors of workloads a lean run let go of (`let_go_if_lean`), emptied and
+/// handed to later arrivals (`new_runtime`) instead of freed and allocated again: every
+/// arrival needs its pods' slots, a condition and an event. Only capacity carries over,
+/// which nothing observes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct SpareVecs {
+    kept: Vec<RecordVecs>,
+}
+
+/// One let-go workload's vectors (`SpareVecs`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct RecordVecs {
+    placement: Vec<Vec<Option<NodeId>>>,
+    conditions: Vec<crate::outcome::Condition>,
+    events: Vec<crate::outcome::Event>,
+}
+
+impl SpareVecs {
+    /// Keeps `rt`'s vectors (taken out of it) unless enough are kept.
+    pub(super) fn keep(&mut self, rt: &mut Runtime<'_>) {
+        if self.kept.len() < SPARE_RUNTIMES {
+            self.kept.push(RecordVecs {
+                placement: std::mem::take(&mut rt.record.placement),
+                conditions: std::mem::take(&mut rt.record.conditions),
+                events: std::mem::take(&mut rt.record.events),
+            });
+        }
+    }
+
+    /// A kept set of vectors, or new ones.
+    pub(super) fn take(&mut self) -> RecordVecs {
+        self.kept.pop().unwrap_or_default()
+    }
+}
+
+/// A workload's runtime state on arrival, its record's vectors written into `vecs` (kept
+/// from a workload let go of, or new): the same lengths and elements as new ones.
 pub(super) fn new_runtime<'w>(
     spec: Spec<'w>,
     scheduler: SchedulerKind,
     shape: u32,
     uid_label: u64,
+    vecs: RecordVecs,
 ) -> Runtime<'w> {
-    let placement = spec
-        .pod_sets
-        .iter()
-        .map(|p| vec![None; p.count as usize])
-        .collect();
+    let RecordVecs {
+        mut placement,
+        mut conditions,
+        mut events,
+    } = vecs;
+    // A slot per pod, every one empty.
+    placement.truncate(spec.pod_sets.len());
+    for (i, p) in spec.pod_sets.iter().enumerate() {
+        let n = p.count as usize;
+        match placement.get_mut(i) {
+            Some(slots) => {
+                slots.clear();
+                slots.resize(n, None);
+            }
+            None => placement.push(vec![None; n]),
+        }
+    }
+    debug_assert!(
+        placement.len() == spec.pod_sets.len()
+            && placement
+                .iter()
+                .zip(&spec.pod_sets)
+                .all(|(s, p)| s.len() == p.count as usize && s.iter().all(Option::is_none)),
+        "a reused slot vector is a new one's: a slot per pod, every one empty"
+    );
+    // The capacity their first push would give (a `Vec`'s least for such sizes): nearly
+    // every workload gets a condition and an event, and an allocation made here skips the
+    // growth path each first push took.
+    conditions.clear();
+    conditions.reserve(4);
+    events.clear();
+    events.reserve(4);
     let pending_since = spec.created_at;
     Runtime {
         scheduler,
@@ -412,11 +480,8 @@ pub(super) fn new_runtime<'w>(
             placement,
             topology_domain: None,
             evictions: Vec::new(),
-            // The capacity their first push would give (a `Vec`'s least for such sizes):
-            // nearly every workload gets a condition and an event, and an allocation made
-            // here skips the growth path each first push took.
-            conditions: Vec::with_capacity(4),
-            events: Vec::with_capacity(4),
+            conditions,
+            events,
             queue_status: None,
             gpu_ms: Wide::default(),
             lost_gpu_ms: Wide::default(),

@@ -174,7 +174,7 @@ impl GeneratorStream {
     pub fn skip_next(&mut self) -> Option<(SimTime, u64)> {
         let Reverse((arrival, c)) = self.heap.pop()?;
         let copy = &mut self.copies[c];
-        draw(&self.settings, copy);
+        draw(&self.settings, copy, Vec::new());
         let index = self.index;
         self.finish_one(c);
         Some((arrival, index))
@@ -205,7 +205,11 @@ impl GeneratorStream {
     fn next_into<T>(&mut self, wrap: impl FnOnce(Workload) -> T) -> Option<T> {
         let Reverse((arrival, c)) = self.heap.pop()?;
         let copy = &mut self.copies[c];
-        let d = draw(&self.settings, copy);
+        let d = draw(
+            &self.settings,
+            copy,
+            Vec::with_capacity(self.settings.requests.len()),
+        );
         let w = wrap(make_workload(
             &self.settings,
             &self.gangs,
@@ -220,6 +224,39 @@ impl GeneratorStream {
     /// `next`, the workload in an `Rc` (`next_into`).
     pub fn next_shared(&mut self) -> Option<Rc<Workload>> {
         self.next_into(Rc::new)
+    }
+
+    /// `next_shared`, written over `spare` when one is given: a workload the run let go of
+    /// (`WorkloadFeed::recycle`), held by nothing else, whose strings and vectors then take
+    /// the next workload's text and pods without an allocation (a generated workload made
+    /// afresh allocates about ten times, its `Rc` included). The workload is the one
+    /// `make_workload` makes, field by field (`remake_workload`).
+    pub fn next_shared_in(&mut self, spare: Option<Rc<Workload>>) -> Option<Rc<Workload>> {
+        let Some(mut spare) = spare.filter(|w| Rc::strong_count(w) == 1 && Rc::weak_count(w) == 0)
+        else {
+            return self.next_shared();
+        };
+        let Reverse((arrival, c)) = self.heap.pop()?;
+        let w = Rc::get_mut(&mut spare).expect("a spare workload is held by nothing else");
+        // The drawn requests go into the spare's own vector.
+        let mut requests = w
+            .pod_sets
+            .first_mut()
+            .map(|p| std::mem::take(&mut p.requests).into_pairs())
+            .unwrap_or_default();
+        requests.clear();
+        let d = draw(&self.settings, &mut self.copies[c], requests);
+        #[cfg(debug_assertions)]
+        let made = make_workload(&self.settings, &self.gangs, d.clone(), arrival, self.index);
+        remake_workload(w, &self.settings, &self.gangs, d, arrival, self.index);
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            format!("{w:?}"),
+            format!("{made:?}"),
+            "a remade workload is the one made afresh"
+        );
+        self.finish_one(c);
+        Some(spare)
     }
 }
 
@@ -255,16 +292,44 @@ fn kind_index(kind: SchedulerKind) -> usize {
 /// `{generator}-{index}`, written without the formatting machinery (every generated
 /// workload pays for its name and its uid).
 fn workload_name(generator: &str, index: u64) -> String {
-    let mut buf = [0; 20];
-    let digits = kueuesim_model::decimal_digits(index, &mut buf);
-    let mut name = String::with_capacity(generator.len() + 1 + digits.len());
-    name.push_str(generator);
-    name.push('-');
-    name.push_str(digits);
+    let mut name = String::new();
+    write_workload_name(&mut name, generator, index);
     name
 }
 
+/// `workload_name` written over `name` (its buffer kept, grown only when too short).
+fn write_workload_name(name: &mut String, generator: &str, index: u64) {
+    let mut buf = [0; 20];
+    let digits = kueuesim_model::decimal_digits(index, &mut buf);
+    name.clear();
+    name.reserve_exact(generator.len() + 1 + digits.len());
+    name.push_str(generator);
+    name.push('-');
+    name.push_str(digits);
+}
+
+/// `namespace/name`, a generated workload's uid, written over `uid`.
+fn write_uid(uid: &mut String, namespace: &str, name: &str) {
+    uid.clear();
+    uid.reserve_exact(namespace.len() + 1 + name.len());
+    uid.push_str(namespace);
+    uid.push('/');
+    uid.push_str(name);
+}
+
+/// `text` written over `out`, an optional string (its buffer kept when both are some).
+fn set_text(out: &mut Option<String>, text: Option<&str>) {
+    match (out.as_mut(), text) {
+        (Some(o), Some(t)) => {
+            o.clear();
+            o.push_str(t);
+        }
+        (_, t) => *out = t.map(str::to_owned),
+    }
+}
+
 /// What one workload draws from its copy's stream, in this order: everything random about it.
+#[cfg_attr(debug_assertions, derive(Clone))]
 struct Drawn {
     queue: usize,
     priority: usize,
@@ -275,9 +340,14 @@ struct Drawn {
     duration: SimDuration,
 }
 
-/// One workload's draws. `GeneratorStream::skip_next` makes them too, so skipping a workload
-/// leaves the stream where building it would.
-fn draw(s: &GeneratorSettings, copy: &mut CopyState) -> Drawn {
+/// One workload's draws, its requests pushed onto `requests` (empty: a vector to reuse).
+/// `GeneratorStream::skip_next` makes them too, so skipping a workload leaves the stream
+/// where building it would.
+fn draw(
+    s: &GeneratorSettings,
+    copy: &mut CopyState,
+    mut requests: Vec<(ResourceId, i64)>,
+) -> Drawn {
     let rng = &mut copy.rng;
     let queue = match copy.queue {
         Some(i) => i,
@@ -287,11 +357,8 @@ fn draw(s: &GeneratorSettings, copy: &mut CopyState) -> Drawn {
     let scheduler = s.schedulers.pick(rng);
     let topology = s.topologies.pick(rng);
     let pods = s.pods.sample(rng).max(1) as u32;
-    let requests: Vec<(ResourceId, i64)> = s
-        .requests
-        .iter()
-        .map(|(r, d)| (*r, d.sample(rng).max(0)))
-        .collect();
+    debug_assert!(requests.is_empty());
+    requests.extend(s.requests.iter().map(|(r, d)| (*r, d.sample(rng).max(0))));
     let duration = SimDuration::from_millis(s.duration.sample(rng).max(0));
     Drawn {
         queue,
@@ -370,6 +437,134 @@ fn make_workload(
     }
 }
 
+/// `make_workload`'s workload written over `w`, a workload let go of (of any source): each
+/// field set as `make_workload` sets it, strings and vectors written into the ones `w` has.
+/// Every field is named (no `..`), so a field added to `Workload` or `PodSet` must be
+/// set here too.
+fn remake_workload(
+    w: &mut Workload,
+    s: &GeneratorSettings,
+    gangs: &[[Arc<GangSpec>; 3]],
+    d: Drawn,
+    arrival_at: SimTime,
+    index: u64,
+) {
+    let q = &s.queues.items[d.queue];
+    let (class, priority_of) = &s.priorities.items[d.priority];
+    let (scheduler, kind_of) = &s.schedulers.items[d.scheduler];
+    let topo_index = d.topology;
+    let topo = &s.topologies.items[topo_index];
+    let Workload {
+        namespace,
+        name,
+        kind,
+        owner,
+        uid,
+        job_uid,
+        queue,
+        queue_name,
+        priority_class,
+        priority,
+        scheduler_name,
+        created_at,
+        arrival,
+        duration,
+        pod_sets,
+        active,
+        max_execution_time,
+        initial_admission,
+        last_eviction,
+        creation_blocked,
+        requeue_state,
+        suspended,
+        gang,
+        resilience,
+        serving,
+    } = w;
+    write_workload_name(name, &s.name, index);
+    write_uid(uid, &q.namespace, name);
+    namespace.clone_from(&q.namespace);
+    kind.clear();
+    kind.push_str("Workload");
+    *owner = None;
+    *job_uid = None;
+    *queue = match q.id {
+        Some(id) => QueueRef::Local(id),
+        None => QueueRef::Unmanaged,
+    };
+    set_text(queue_name, q.id.map(|_| q.name.as_str()));
+    set_text(priority_class, class.as_deref());
+    *priority = *priority_of;
+    scheduler_name.clone_from(scheduler);
+    *created_at = arrival_at;
+    *arrival = arrival_at;
+    *duration = Some(d.duration);
+    pod_sets.truncate(1);
+    let spec_shape_of = shape_of(&d.requests);
+    let requests_of = ResourceList::from_pairs(d.requests);
+    match pod_sets.first_mut() {
+        None => pod_sets.push(PodSet {
+            name: "main".into(),
+            count: d.pods,
+            min_count: None,
+            spec_shape: spec_shape_of,
+            requests: requests_of,
+            node_selector: Default::default(),
+            tolerations: Vec::new(),
+            priority_class_name: None,
+            preempt_never: false,
+            topology_request: topo.kueue.clone(),
+            topology_slice: topo.kueue_slice.clone(),
+            gpu_share: None,
+            vgpu: None,
+            info: None,
+        }),
+        Some(p) => {
+            let PodSet {
+                name,
+                count,
+                min_count,
+                requests,
+                node_selector,
+                tolerations,
+                priority_class_name,
+                preempt_never,
+                spec_shape,
+                topology_request,
+                topology_slice,
+                gpu_share,
+                vgpu,
+                info,
+            } = p;
+            name.clear();
+            name.push_str("main");
+            *count = d.pods;
+            *min_count = None;
+            *spec_shape = spec_shape_of;
+            *requests = requests_of;
+            *node_selector = Default::default();
+            tolerations.clear();
+            *priority_class_name = None;
+            *preempt_never = false;
+            topology_request.clone_from(&topo.kueue);
+            topology_slice.clone_from(&topo.kueue_slice);
+            *gpu_share = None;
+            *vgpu = None;
+            *info = None;
+        }
+    }
+    *active = true;
+    *max_execution_time = None;
+    *initial_admission = None;
+    *last_eviction = None;
+    *creation_blocked = None;
+    *suspended = false;
+    *requeue_state = None;
+    *gang = Arc::clone(&gangs[topo_index][kind_index(*kind_of)]);
+    *resilience = s.resilience;
+    *serving = None;
+}
+
 /// Several generators merged by arrival time (ties: the generator listed first).
 #[derive(Clone, Debug, Default)]
 pub struct GeneratedWorkloads {
@@ -429,8 +624,14 @@ impl GeneratedWorkloads {
 impl GeneratedWorkloads {
     /// `next`, the workload in an `Rc` (`GeneratorStream::next_shared`).
     pub fn next_shared(&mut self) -> Option<Rc<Workload>> {
+        self.next_shared_in(None)
+    }
+
+    /// `next_shared`, written over `spare` when one is given
+    /// (`GeneratorStream::next_shared_in`).
+    pub fn next_shared_in(&mut self, spare: Option<Rc<Workload>>) -> Option<Rc<Workload>> {
         let Reverse((_, i)) = self.heap.pop()?;
-        let w = self.streams[i].next_shared();
+        let w = self.streams[i].next_shared_in(spare);
         if let Some(t) = self.streams[i].peek_arrival() {
             self.heap.push(Reverse((t, i)));
         }

@@ -668,18 +668,39 @@ impl<'w> Simulation<'w> {
 }
 
 /// Appends `/root/.../cq` (`buildCQPath`): the cohorts from the root down, then the
-/// ClusterQueue, each after a `/`.
+/// ClusterQueue, each after a `/`. A loop, not a recursion: a cohort chain is as deep as the
+/// input makes it (the loader takes chains of 100,000 cohorts), deeper than a thread's stack.
 fn push_cq_path(out: &mut String, world: &World, tree: &QuotaTree, cq: ClusterQueueId) {
-    fn push_cohorts(out: &mut String, world: &World, tree: &QuotaTree, n: NodeIdx) {
-        if let Some(p) = tree.parent(n) {
-            push_cohorts(out, world, tree, p);
-            let cohort =
-                kueuesim_model::CohortId::from_index(p.0 as usize - world.cluster_queues.len());
-            out.push('/');
-            out.push_str(&world.cohorts[cohort.index()].name);
+    // The cohorts from the ClusterQueue up, in a stack array for the usual shallow tree and
+    // in a vector past it (as `QuotaTree::with_path` keeps its path).
+    const SHALLOW: usize = 16;
+    let mut shallow = [NodeIdx(0); SHALLOW];
+    let mut deep = Vec::new();
+    let mut len = 0;
+    let mut n = tree.cq_node(cq);
+    while let Some(p) = tree.parent(n) {
+        if len < SHALLOW {
+            shallow[len] = p;
+        } else {
+            if deep.is_empty() {
+                deep.extend_from_slice(&shallow);
+            }
+            deep.push(p);
         }
+        len += 1;
+        n = p;
     }
-    push_cohorts(out, world, tree, tree.cq_node(cq));
+    let up: &[NodeIdx] = if len <= SHALLOW {
+        &shallow[..len]
+    } else {
+        &deep
+    };
+    for &p in up.iter().rev() {
+        let cohort =
+            kueuesim_model::CohortId::from_index(p.0 as usize - world.cluster_queues.len());
+        out.push('/');
+        out.push_str(&world.cohorts[cohort.index()].name);
+    }
     out.push('/');
     out.push_str(&world.cluster_queue(cq).name);
 }
@@ -702,7 +723,59 @@ fn api_server_time(start_unix_ms: i64, at: SimTime) -> SimTime {
 
 #[cfg(test)]
 mod tests {
-    use super::push_priority;
+    use kueuesim_model::objects::{ClusterQueue, Cohort};
+    use kueuesim_model::quota::QuotaTree;
+    use kueuesim_model::{ClusterQueueId, CohortId, World};
+
+    use super::{push_cq_path, push_priority};
+
+    /// A world of one ClusterQueue `cq` under a chain of `depth` cohorts `c0` ← `c1` ← ….
+    fn chain(depth: u32) -> World {
+        let mut w = World::default();
+        for i in 0..depth {
+            w.cohorts.push(Cohort {
+                name: format!("c{i}"),
+                parent: i.checked_sub(1).map(CohortId),
+                resource_groups: Vec::new(),
+                fair_sharing_weight_milli: 1000,
+                declared: true,
+            });
+        }
+        w.cluster_queues.push(ClusterQueue {
+            name: "cq".into(),
+            cohort: depth.checked_sub(1).map(CohortId),
+            ..Default::default()
+        });
+        w
+    }
+
+    /// `buildCQPath` from the root down, on chains around the 16 cohorts kept on the stack,
+    /// and on 100,000 in a thread of 256 KiB of stack: a walk that recursed once per cohort
+    /// would overflow it.
+    #[test]
+    fn cq_path_of_a_deep_chain_without_recursion() {
+        let path = |depth: u32| {
+            let w = chain(depth);
+            let tree = QuotaTree::new(&w);
+            let mut out = String::from(">");
+            push_cq_path(&mut out, &w, &tree, ClusterQueueId(0));
+            out
+        };
+        let expected = |depth: u32| {
+            let cohorts: String = (0..depth).map(|i| format!("/c{i}")).collect();
+            format!(">{cohorts}/cq")
+        };
+        for depth in [0, 1, 15, 16, 17, 40] {
+            assert_eq!(path(depth), expected(depth), "depth {depth}");
+        }
+        let deep = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || path(100_000))
+            .expect("a thread")
+            .join()
+            .expect("the walk ends without overflowing its stack");
+        assert_eq!(deep, expected(100_000));
+    }
 
     /// `push_priority` writes what `{}` formats for an `i32`, signs and extremes included
     /// (the preemption messages name both priorities twice).

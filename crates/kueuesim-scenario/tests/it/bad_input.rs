@@ -489,6 +489,45 @@ fn a_chain_of_cohorts_loads_in_linear_time() {
     );
 }
 
+/// A preemption in a ClusterQueue under a chain of 40 cohorts: the messages' paths
+/// (`buildCQPath`) name every cohort from the root down, past the 16 the walk keeps on the
+/// stack (the engine's unit test `cq_path_of_a_deep_chain_without_recursion` walks 100,000).
+#[test]
+fn a_preemption_under_a_cohort_chain_names_its_whole_path() {
+    let depth = 40;
+    let mut text = String::new();
+    for i in 0..depth {
+        let parent = if i == 0 {
+            String::new()
+        } else {
+            format!("parentName: c{}", i - 1)
+        };
+        text.push_str(&format!(
+            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i}}}\nspec: {{{parent}}}\n"
+        ));
+    }
+    let job = |name: &str, class: &str, arrival: &str| {
+        format!(
+            "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team\n  labels: {{kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: {class}}}\n  annotations: {{kueuesim.io/duration: 1h, kueuesim.io/arrival: {arrival}}}\nspec:\n  template:\n    spec:\n      containers:\n      - resources: {{requests: {{cpu: \"1\"}}}}\n"
+        )
+    };
+    text.push_str(&format!(
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: default}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {{name: low}}\nvalue: 0\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {{name: high}}\nvalue: 1000\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: cq}}\nspec:\n  cohortName: c{last}\n  namespaceSelector: {{}}\n  preemption: {{withinClusterQueue: LowerPriority}}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: default\n      resources:\n      - {{name: cpu, nominalQuota: 1}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: q, namespace: team}}\nspec: {{clusterQueue: cq}}\n{low}{high}",
+        last = depth - 1,
+        low = job("low", "low", "0s"),
+        high = job("high", "high", "1m"),
+    ));
+    let r = crate::volcano_queues::run_text(&text);
+    let path: String = (0..depth).map(|i| format!("/c{i}")).collect::<String>() + "/cq";
+    let low = crate::util::wl(&r, "team", "low");
+    assert_eq!(
+        crate::util::condition(low, "Requeued").message,
+        format!(
+            "Preempted to accommodate a workload (UID: team/high, JobUID: UNKNOWN) due to prioritization in the ClusterQueue; preemptor path: {path}; preemptee path: {path}"
+        )
+    );
+}
+
 /// A KAI pod whose pod template carries `annotations` (and `gpu` in its requests), with GPU
 /// devices on or off.
 fn kai_share_job(devices: bool, annotations: &str, gpu: &str) -> String {

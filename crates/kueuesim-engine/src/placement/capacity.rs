@@ -263,8 +263,8 @@ pub(super) fn dense_delta<const N: usize>(requests: &ResourceList, sign: i64) ->
     let mut delta = [0i64; N];
     for (r, q) in requests.iter() {
         // A request names a resource of the world (the loader interns every name): checked
-        // in release too, as the per-pair rows' index was, so that a stray id cannot fall
-        // silently into another resource's amount.
+        // in release too, so that a stray id cannot fall silently into another resource's
+        // amount (`apply_pairs`, for worlds past eight resources, relies on the loader alone).
         assert!(r.index() < N, "a request for an unknown resource");
         delta[r.index()] -= sign * q;
     }

@@ -24,8 +24,9 @@ pub trait WorkloadFeed: Iterator<Item = Workload> {
 
     /// Takes back a workload the run let go of (a lean run's finished one, its record
     /// folded into the tally), so that the feed may write a later workload over it rather
-    /// than allocate one. By default it is dropped. The run holds no other handle on it,
-    /// and reads nothing of it afterwards.
+    /// than allocate one. By default it is dropped. The run reads nothing of it afterwards,
+    /// but may still hold a handle on it (the shape classes keep the first workload of each
+    /// shape): a feed writes over it only when `Rc::get_mut` gives it.
     fn recycle(&mut self, spent: Rc<Workload>) {
         drop(spent);
     }

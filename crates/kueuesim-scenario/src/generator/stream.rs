@@ -13,7 +13,7 @@ use kueuesim_model::{
 };
 
 use super::rng::{Rng, splitmix64};
-use super::{Arrivals, GeneratorSettings};
+use super::{Arrivals, GeneratorSettings, TopologyChoice};
 
 /// One copy's stream state.
 #[derive(Clone, Debug)]
@@ -408,22 +408,12 @@ fn make_workload(
         created_at: arrival,
         arrival,
         duration: Some(duration),
-        pod_sets: vec![PodSet {
-            name: "main".into(),
-            count: pods,
-            min_count: None,
-            spec_shape: shape_of(&requests),
-            requests: ResourceList::from_pairs(requests),
-            node_selector: Default::default(),
-            tolerations: Vec::new(),
-            priority_class_name: None,
-            preempt_never: false,
-            topology_request: topo.kueue.clone(),
-            topology_slice: topo.kueue_slice.clone(),
-            gpu_share: None,
-            vgpu: None,
-            info: None,
-        }],
+        pod_sets: vec![main_pod_set(
+            pods,
+            shape_of(&requests),
+            ResourceList::from_pairs(requests),
+            topo,
+        )],
         active: true,
         max_execution_time: None,
         initial_admission: None,
@@ -434,6 +424,32 @@ fn make_workload(
         gang,
         resilience: s.resilience,
         serving: None,
+    }
+}
+
+/// A generated workload's one pod set, `main`, as `make_workload` makes it and
+/// `remake_workload` makes it where a recycled workload has none.
+fn main_pod_set(
+    count: u32,
+    spec_shape: u64,
+    requests: ResourceList,
+    topo: &TopologyChoice,
+) -> PodSet {
+    PodSet {
+        name: "main".into(),
+        count,
+        min_count: None,
+        spec_shape,
+        requests,
+        node_selector: Default::default(),
+        tolerations: Vec::new(),
+        priority_class_name: None,
+        preempt_never: false,
+        topology_request: topo.kueue.clone(),
+        topology_slice: topo.kueue_slice.clone(),
+        gpu_share: None,
+        vgpu: None,
+        info: None,
     }
 }
 
@@ -503,22 +519,7 @@ fn remake_workload(
     let spec_shape_of = shape_of(&d.requests);
     let requests_of = ResourceList::from_pairs(d.requests);
     match pod_sets.first_mut() {
-        None => pod_sets.push(PodSet {
-            name: "main".into(),
-            count: d.pods,
-            min_count: None,
-            spec_shape: spec_shape_of,
-            requests: requests_of,
-            node_selector: Default::default(),
-            tolerations: Vec::new(),
-            priority_class_name: None,
-            preempt_never: false,
-            topology_request: topo.kueue.clone(),
-            topology_slice: topo.kueue_slice.clone(),
-            gpu_share: None,
-            vgpu: None,
-            info: None,
-        }),
+        None => pod_sets.push(main_pod_set(d.pods, spec_shape_of, requests_of, topo)),
         Some(p) => {
             let PodSet {
                 name,

@@ -459,12 +459,10 @@ fn kai_queue_parent_cycles_are_errors_at_the_parent() {
     );
 }
 
-#[test]
-fn a_chain_of_cohorts_loads_in_linear_time() {
-    // 20,000 cohorts, each the parent of the next: with the old quadratic lookups and walks
-    // this test took minutes.
+/// Cohorts `c0` ← `c1` ← … ← `c{depth - 1}`, each the parent of the next, as YAML documents.
+fn cohort_chain(depth: u32) -> String {
     let mut text = String::new();
-    for i in 0..20_000 {
+    for i in 0..depth {
         let parent = if i == 0 {
             String::new()
         } else {
@@ -474,6 +472,14 @@ fn a_chain_of_cohorts_loads_in_linear_time() {
             "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i}}}\nspec: {{{parent}}}\n"
         ));
     }
+    text
+}
+
+#[test]
+fn a_chain_of_cohorts_loads_in_linear_time() {
+    // 20,000 cohorts, each the parent of the next: with the old quadratic lookups and walks
+    // this test took minutes.
+    let text = cohort_chain(20_000);
     let loaded = load_text("t.yaml", &text).expect("loads");
     assert_eq!(loaded.world.cohorts.len(), 20_000);
     assert_eq!(
@@ -495,17 +501,7 @@ fn a_chain_of_cohorts_loads_in_linear_time() {
 #[test]
 fn a_preemption_under_a_cohort_chain_names_its_whole_path() {
     let depth = 40;
-    let mut text = String::new();
-    for i in 0..depth {
-        let parent = if i == 0 {
-            String::new()
-        } else {
-            format!("parentName: c{}", i - 1)
-        };
-        text.push_str(&format!(
-            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i}}}\nspec: {{{parent}}}\n"
-        ));
-    }
+    let mut text = cohort_chain(depth);
     let job = |name: &str, class: &str, arrival: &str| {
         format!(
             "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team\n  labels: {{kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: {class}}}\n  annotations: {{kueuesim.io/duration: 1h, kueuesim.io/arrival: {arrival}}}\nspec:\n  template:\n    spec:\n      containers:\n      - resources: {{requests: {{cpu: \"1\"}}}}\n"

@@ -901,9 +901,27 @@ pub fn classical_targets_with(
         return Vec::new();
     }
 
-    let same_queue = same_queue_candidates(&ctx, admitted);
     let (hierarchy, priority) = cohort_candidates(&ctx, tree, admitted, only_with_borrowing);
     let no_other_queue_candidates = hierarchy.is_empty() && priority.is_empty();
+    // Only the preemptor's own ClusterQueue has candidates and the bound knows a preemption
+    // is possible (`Bound::Fits`, so `could_fit` is not asked): the search reads the
+    // ClusterQueue's workloads in order without the same-queue list (`OwnQueueOrder`), with
+    // the one attempt the lists' emptiness leaves (with borrowing). Under overload that is
+    // most searches that find targets: a ClusterQueue at its borrowing limit preempting its
+    // own lower-priority work. Tests (debug builds) go on to check it against the search
+    // over the lists.
+    let own_queue_targets = if no_other_queue_candidates && bound == Bound::Fits {
+        let all = admitted.admitted_in(p.cq);
+        order::OwnQueueOrder::new(&ctx, all, admitted.lowest_priority(p.cq))
+            .map(|mut order| search_in(&ctx, tree, |i| order.get(i), &[true]))
+    } else {
+        None
+    };
+    let own_queue_targets = match own_queue_targets {
+        Some(targets) if !cfg!(debug_assertions) => return targets,
+        other => other,
+    };
+    let same_queue = same_queue_candidates(&ctx, admitted);
     let no_hierarchy_candidates = hierarchy.is_empty();
     debug_assert!(
         !none_possible || (no_other_queue_candidates && same_queue.is_empty()),
@@ -920,7 +938,11 @@ pub fn classical_targets_with(
     // No candidate anywhere: the removal loop has nothing to take, so there are no targets
     // whatever the quota says. Under overload most searches end here (a ClusterQueue above
     // its nominal quota, with borrowWithinCohort off and no hierarchical advantage).
+    let own_queue_agrees = |targets: &[Target]| {
+        own_queue_targets.as_ref().is_none_or(|own| own == targets)
+    };
     if no_other_queue_candidates && same_queue.is_empty() {
+        debug_assert!(own_queue_agrees(&[]), "the own-queue search found targets");
         return Vec::new();
     }
     let lists = [&hierarchy, &priority, &same_queue];
@@ -947,6 +969,10 @@ pub fn classical_targets_with(
         possible || targets.is_empty(),
         "could_fit ruled out a preemption the search found"
     );
+    assert!(
+        own_queue_agrees(&targets),
+        "the search over the own ClusterQueue in order differs from the lists' search"
+    );
     targets
 }
 
@@ -959,13 +985,24 @@ fn search(
     lists: [Vec<Elem<'_>>; 3],
     attempts: &[bool],
 ) -> Vec<Target> {
+    let mut order = order::GlobalOrder::new(lists, ctx.p.cq);
+    search_in(ctx, tree, |i| order.get(i), attempts)
+}
+
+/// `search` over candidates read in the global order from `candidate` (the `i`-th, None past
+/// the last).
+fn search_in<'c>(
+    ctx: &Ctx<'_, '_>,
+    tree: &mut QuotaTree,
+    mut candidate: impl FnMut(usize) -> Option<Elem<'c>>,
+    attempts: &[bool],
+) -> Vec<Target> {
     let p = ctx.p;
-    let mut order = order::GlobalOrder::new(lists, p.cq);
     for &allow_borrowing in attempts {
         let mark = tree.mark();
         let mut removed: Vec<Elem<'_>> = Vec::new();
         let mut i = 0;
-        while let Some(e) = order.get(i) {
+        while let Some(e) = candidate(i) {
             i += 1;
             if !still_valid(ctx, tree, &e, allow_borrowing) {
                 continue;

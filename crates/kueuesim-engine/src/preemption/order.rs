@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use kueuesim_model::{ClusterQueueId, SimTime};
 
-use super::{Candidate, Elem};
+use super::{Candidate, Ctx, Elem, Variant, policy_may_admit_some, satisfies_policy};
 
 /// `CandidatesOrdering`: evicted first, other ClusterQueues before the preemptor's own, then
 /// (Admission Fair Sharing, both in one ClusterQueue under different LocalQueue names) the
@@ -86,21 +86,24 @@ fn merge_sort<T: Copy>(v: &mut [T], cmp: &impl Fn(&T, &T) -> Ordering) {
 /// of candidates without Admission Fair Sharing usages, as one key.
 type Key = (bool, u8, i32, std::cmp::Reverse<SimTime>, u64);
 
+/// The key of candidate `c` in list `list` (0 hierarchy, 1 priority, 2 same queue).
+#[inline]
+fn key(list: usize, c: &Candidate) -> Key {
+    (
+        !c.evicted,
+        list as u8,
+        c.priority,
+        std::cmp::Reverse(c.reserved_at),
+        c.uid_rank,
+    )
+}
+
 impl<'c> GlobalOrder<'c> {
     /// Sorted a chunk at a time: the first chunk, then twice as many each time.
     const FIRST_CHUNK: usize = 8;
 
     pub(super) fn new(lists: [Vec<Elem<'c>>; 3], own: ClusterQueueId) -> Self {
-        let key = |list: usize, e: &Elem<'c>| {
-            let c = e.cand;
-            (
-                !c.evicted,
-                list as u8,
-                c.priority,
-                std::cmp::Reverse(c.reserved_at),
-                c.uid_rank,
-            )
-        };
+        let key = |list: usize, e: &Elem<'c>| key(list, e.cand);
         let fair = lists.iter().flatten().any(|e| e.cand.lq_fs_usage.is_some());
         let total = lists.iter().map(|l| l.len()).sum();
         let mut order = Vec::with_capacity(total);
@@ -137,6 +140,133 @@ impl<'c> GlobalOrder<'c> {
             self.sorted += taken;
         }
         Some(self.order[i].1)
+    }
+}
+
+/// The global order of a search whose only list is the preemptor's own ClusterQueue's
+/// (`collectSameQueueCandidates`; no hierarchy or priority candidates), read straight from
+/// that ClusterQueue's workloads a chunk at a time instead of from a list of them.
+///
+/// `GlobalOrder` over such a list reads every workload three times (the filter that makes the
+/// list, the (key, candidate) list, the first chunk's selection), hundreds per search for a
+/// ClusterQueue preempting its own low-priority work under overload. Here one pass per chunk
+/// keeps the smallest keys above the last one read (`after`), and the filter's second half
+/// (`WorkloadUsesResources`, which reads the candidate's usage) runs only for a workload whose
+/// key would enter the chunk. The sequence read is the list's sorted order, `GlobalOrder`'s:
+/// the list is `same_queue_candidates`' (the policy, then the contested resources), and the
+/// keys are unique (the UID label breaks every tie), so the chunks are consecutive runs of
+/// the one sorted order. A workload with an Admission Fair Sharing usage that passes the
+/// policy makes `new` give up (None): `GlobalOrder` then sorts by `CandidatesOrdering`
+/// itself, which is not this key's order.
+pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c> {
+    ctx: &'a Ctx<'p, 'u>,
+    all: &'c [Candidate],
+    /// The candidates read so far, in order.
+    read: Vec<(Key, Elem<'c>)>,
+    /// Whether `read` holds every candidate.
+    done: bool,
+}
+
+/// The chunk an `OwnQueueOrder` pass selects.
+const OWN_CHUNK: usize = 8;
+
+impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
+    /// The same-queue list's place in the global order's key.
+    const LIST: usize = 2;
+    /// The chunk a pass selects (the first two passes; a third sorts the rest whole).
+    const CHUNK: usize = OWN_CHUNK;
+
+    /// The order of the workloads of the preemptor's ClusterQueue, `all`, that
+    /// `same_queue_candidates` keeps, with its first chunk read; None when one with an
+    /// Admission Fair Sharing usage passes the policy.
+    pub(super) fn new(ctx: &'a Ctx<'p, 'u>, all: &'c [Candidate], lowest: Option<i32>) -> Option<Self> {
+        let mut order = OwnQueueOrder {
+            ctx,
+            all,
+            read: Vec::new(),
+            done: false,
+        };
+        if !policy_may_admit_some(ctx.p, lowest, ctx.settings.within_cluster_queue) {
+            // `collectSameQueueCandidates` collects nothing.
+            order.done = true;
+            return Some(order);
+        }
+        order.next_chunk(true)?;
+        Some(order)
+    }
+
+    /// The `i`-th candidate in order, if there are that many.
+    pub(super) fn get(&mut self, i: usize) -> Option<Elem<'c>> {
+        while i >= self.read.len() && !self.done {
+            self.next_chunk(false);
+        }
+        self.read.get(i).map(|r| r.1)
+    }
+
+    /// Reads the next chunk: the smallest keys above the last read. None (on the first pass
+    /// only) when a workload passing the policy has an Admission Fair Sharing usage.
+    fn next_chunk(&mut self, first: bool) -> Option<()> {
+        let (ctx, p) = (self.ctx, self.ctx.p);
+        let policy = ctx.settings.within_cluster_queue;
+        let after = self.read.last().map(|r| r.0);
+        let above = |k: &Key| after.is_none_or(|a| *k > a);
+        let elem = |c| Elem {
+            cand: c,
+            lca: None,
+            variant: Variant::WithinCq,
+        };
+        if self.read.len() >= 2 * Self::CHUNK {
+            // Far into the list (rare): the rest, sorted whole.
+            let start = self.read.len();
+            self.read.extend(
+                self.all
+                    .iter()
+                    .filter(|c| satisfies_policy(p, c, policy))
+                    .map(|c| (key(Self::LIST, c), c))
+                    .filter(|(k, c)| above(k) && ctx.uses_contested(c))
+                    .map(|(k, c)| (k, elem(c))),
+            );
+            self.read[start..].sort_unstable_by_key(|r| r.0);
+            self.done = true;
+            return Some(());
+        }
+        // The chunk's keys so far, ascending, in `best[..len]`.
+        let mut best: [(Key, Option<&'c Candidate>); OWN_CHUNK] =
+            [((false, 0, 0, std::cmp::Reverse(SimTime(0)), 0), None); OWN_CHUNK];
+        let mut len = 0;
+        // Newest first: the ClusterQueue's workloads are mostly in admission order and the
+        // most recently reserved come first in the order, so the chunk fills early and most
+        // workloads are turned down by one comparison. (Any order selects the same keys.)
+        for c in self.all.iter().rev() {
+            if !satisfies_policy(p, c, policy) {
+                continue;
+            }
+            if first && c.lq_fs_usage.is_some() {
+                return None;
+            }
+            let k = key(Self::LIST, c);
+            if (len == Self::CHUNK && k >= best[len - 1].0) || !above(&k) || !ctx.uses_contested(c)
+            {
+                continue;
+            }
+            if len == Self::CHUNK {
+                len -= 1;
+            }
+            let mut at = len;
+            while at > 0 && best[at - 1].0 > k {
+                best[at] = best[at - 1];
+                at -= 1;
+            }
+            best[at] = (k, Some(c));
+            len += 1;
+        }
+        self.read.extend(
+            best[..len]
+                .iter()
+                .map(|&(k, c)| (k, elem(c.expect("filled")))),
+        );
+        self.done = len < Self::CHUNK;
+        Some(())
     }
 }
 

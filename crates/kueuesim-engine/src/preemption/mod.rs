@@ -938,9 +938,8 @@ pub fn classical_targets_with(
     // No candidate anywhere: the removal loop has nothing to take, so there are no targets
     // whatever the quota says. Under overload most searches end here (a ClusterQueue above
     // its nominal quota, with borrowWithinCohort off and no hierarchical advantage).
-    let own_queue_agrees = |targets: &[Target]| {
-        own_queue_targets.as_ref().is_none_or(|own| own == targets)
-    };
+    let own_queue_agrees =
+        |targets: &[Target]| own_queue_targets.as_ref().is_none_or(|own| own == targets);
     if no_other_queue_candidates && same_queue.is_empty() {
         debug_assert!(own_queue_agrees(&[]), "the own-queue search found targets");
         return Vec::new();

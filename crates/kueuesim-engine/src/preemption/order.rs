@@ -143,6 +143,24 @@ impl<'c> GlobalOrder<'c> {
     }
 }
 
+/// `key` in the same-queue list, packed into integers that compare as the key does: (not
+/// evicted, priority) above the reservation time, reversed (most recent first), in one
+/// `u128`, then the UID label. A whole-key comparison of hundreds of workloads per search was
+/// most of a chunk's pass; this is two integer comparisons, almost always one.
+type Packed = (u128, u64);
+
+#[inline]
+fn packed(c: &Candidate) -> Packed {
+    // Each part maps to unsigned integers in the same order: `false < true`, an `i32` with
+    // its sign bit flipped, an `i64` with its sign bit flipped then every bit (reversed).
+    let first = (u64::from(!c.evicted) << 32) | u64::from((c.priority as u32) ^ (1 << 31));
+    let recent_first = !((c.reserved_at.0 as u64) ^ (1 << 63));
+    (
+        (u128::from(first) << 64) | u128::from(recent_first),
+        c.uid_rank,
+    )
+}
+
 /// The global order of a search whose only list is the preemptor's own ClusterQueue's
 /// (`collectSameQueueCandidates`; no hierarchy or priority candidates), read straight from
 /// that ClusterQueue's workloads a chunk at a time instead of from a list of them.
@@ -161,8 +179,8 @@ impl<'c> GlobalOrder<'c> {
 pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c> {
     ctx: &'a Ctx<'p, 'u>,
     all: &'c [Candidate],
-    /// The candidates read so far, in order.
-    read: Vec<(Key, Elem<'c>)>,
+    /// The candidates read so far, in order, with their keys.
+    read: Vec<(Packed, Elem<'c>)>,
     /// Whether `read` holds every candidate.
     done: bool,
 }
@@ -171,15 +189,17 @@ pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c> {
 const OWN_CHUNK: usize = 8;
 
 impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
-    /// The same-queue list's place in the global order's key.
-    const LIST: usize = 2;
     /// The chunk a pass selects (the first two passes; a third sorts the rest whole).
     const CHUNK: usize = OWN_CHUNK;
 
     /// The order of the workloads of the preemptor's ClusterQueue, `all`, that
     /// `same_queue_candidates` keeps, with its first chunk read; None when one with an
     /// Admission Fair Sharing usage passes the policy.
-    pub(super) fn new(ctx: &'a Ctx<'p, 'u>, all: &'c [Candidate], lowest: Option<i32>) -> Option<Self> {
+    pub(super) fn new(
+        ctx: &'a Ctx<'p, 'u>,
+        all: &'c [Candidate],
+        lowest: Option<i32>,
+    ) -> Option<Self> {
         let mut order = OwnQueueOrder {
             ctx,
             all,
@@ -209,7 +229,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         let (ctx, p) = (self.ctx, self.ctx.p);
         let policy = ctx.settings.within_cluster_queue;
         let after = self.read.last().map(|r| r.0);
-        let above = |k: &Key| after.is_none_or(|a| *k > a);
+        let above = |k: &Packed| after.is_none_or(|a| *k > a);
         let elem = |c| Elem {
             cand: c,
             lca: None,
@@ -222,7 +242,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
                 self.all
                     .iter()
                     .filter(|c| satisfies_policy(p, c, policy))
-                    .map(|c| (key(Self::LIST, c), c))
+                    .map(|c| (packed(c), c))
                     .filter(|(k, c)| above(k) && ctx.uses_contested(c))
                     .map(|(k, c)| (k, elem(c))),
             );
@@ -231,8 +251,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
             return Some(());
         }
         // The chunk's keys so far, ascending, in `best[..len]`.
-        let mut best: [(Key, Option<&'c Candidate>); OWN_CHUNK] =
-            [((false, 0, 0, std::cmp::Reverse(SimTime(0)), 0), None); OWN_CHUNK];
+        let mut best: [(Packed, Option<&'c Candidate>); OWN_CHUNK] = [((0, 0), None); OWN_CHUNK];
         let mut len = 0;
         // Newest first: the ClusterQueue's workloads are mostly in admission order and the
         // most recently reserved come first in the order, so the chunk fills early and most
@@ -244,7 +263,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
             if first && c.lq_fs_usage.is_some() {
                 return None;
             }
-            let k = key(Self::LIST, c);
+            let k = packed(c);
             if (len == Self::CHUNK && k >= best[len - 1].0) || !above(&k) || !ctx.uses_contested(c)
             {
                 continue;
@@ -317,7 +336,36 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A candidate of ClusterQueue 0 with the fields the order reads.
+    fn candidate(evicted: bool, priority: i32, reserved_at: i64, uid_rank: u64) -> Candidate {
+        Candidate {
+            workload: kueuesim_model::WorkloadId::from_index(0),
+            cq: ClusterQueueId::from_index(0),
+            priority,
+            timestamp: SimTime(0),
+            reserved_at: SimTime(reserved_at),
+            evicted,
+            uid_rank,
+            lq_fs_usage: None,
+            usage: Vec::new(),
+        }
+    }
+
     proptest! {
+        /// `packed` orders same-queue candidates as `key` does, extremes included (the
+        /// priorities and times are drawn from narrow ranges around zero and the type's ends,
+        /// so that ties and sign changes are common).
+        #[test]
+        fn packed_orders_as_the_key(
+            a in (any::<bool>(), prop_oneof![-2i32..3, Just(i32::MIN), Just(i32::MAX)],
+                  prop_oneof![-2i64..3, Just(i64::MIN), Just(i64::MAX)], 0u64..3),
+            b in (any::<bool>(), prop_oneof![-2i32..3, Just(i32::MIN), Just(i32::MAX)],
+                  prop_oneof![-2i64..3, Just(i64::MIN), Just(i64::MAX)], 0u64..3),
+        ) {
+            let (a, b) = (candidate(a.0, a.1, a.2, a.3), candidate(b.0, b.1, b.2, b.3));
+            prop_assert_eq!(packed(&a).cmp(&packed(&b)), key(2, &a).cmp(&key(2, &b)));
+        }
+
         /// `front_smallest` moves to the front exactly the elements a selection of the `k`
         /// smallest would (all of them, with every key tied to the `k`-th; the UID label makes
         /// keys unique in the engine, but ties are drawn here too), leaves the rest behind,

@@ -152,13 +152,16 @@ impl NodeCapacity {
     #[inline]
     pub fn same_state(&self, a: NodeId, b: NodeId) -> bool {
         let n = self.n_resources;
-        let (ra, rb) = (
-            a.index() * n..(a.index() + 1) * n,
-            b.index() * n..(b.index() + 1) * n,
-        );
-        self.free_pods[a.index()] == self.free_pods[b.index()]
-            && self.free[ra.clone()] == self.free[rb.clone()]
-            && self.alloc[ra] == self.alloc[rb]
+        let (a, b) = (a.index(), b.index());
+        // Element by element: a slice `==` on `i64` calls libc's `memcmp` for rows of a
+        // handful of resources (`fill` asks this of every node that can take the pod).
+        let same = |rows: &[i64]| {
+            rows[a * n..][..n]
+                .iter()
+                .zip(&rows[b * n..][..n])
+                .all(|(x, y)| x == y)
+        };
+        self.free_pods[a] == self.free_pods[b] && same(&self.free) && same(&self.alloc)
     }
 
     /// Binds (sign 1) or releases (sign -1) one pod with `requests` on `node`.
@@ -276,7 +279,7 @@ pub(super) fn dense_delta<const N: usize>(requests: &ResourceList, sign: i64) ->
 /// first, as it most likely turns the next one down too (on a busy GPU cluster, GPUs), so a
 /// node that cannot take the pod mostly costs one comparison. The answer is `fits`'s own:
 /// the same comparisons, a conjunction of them taken in another order.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct FitCheck {
     /// (resource index, amount) of each request; the order changes, the set does not.
     requests: Vec<(usize, i64)>,

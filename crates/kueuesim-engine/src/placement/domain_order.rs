@@ -242,6 +242,13 @@ impl DomainOrder {
         Ok(bound)
     }
 
+    /// The nodes noted since the bits were last brought up to date (for comparisons in
+    /// debug checks).
+    #[cfg(debug_assertions)]
+    pub(crate) fn noted(&self) -> &NotedNodes {
+        &self.stale
+    }
+
     /// Whether the bits agree with the nodes: every node not noted stale stands at its free
     /// GPUs now, and every bitset holds exactly the nodes of its domain standing at its count
     /// (an invariant `Cluster::check_indexes` states).

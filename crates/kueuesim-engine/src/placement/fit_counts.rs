@@ -39,7 +39,7 @@ pub struct FitCount {
 }
 
 /// The counts of one kept shape.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Entry {
     shape: Box<Shape>,
     /// When it was last asked about (`TaskFitCounts::clock`), for the least recently used
@@ -50,7 +50,7 @@ struct Entry {
 }
 
 /// The kept shapes and their per-domain counts.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TaskFitCounts {
     entries: Vec<Entry>,
     clock: u64,

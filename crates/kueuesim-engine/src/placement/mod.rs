@@ -182,6 +182,32 @@ pub trait Scorer {
 /// A pod binding: (pod set, pod index, node).
 pub type Binding = (usize, usize, NodeId);
 
+/// An entry of one of `fill`'s per-group heaps: the node's own score, its tie key, the node.
+type FillEntry = (Score, u64, NodeId);
+
+/// `fill`'s working vectors and per-group heaps, kept by a caller that fills often (Volcano's
+/// gradient search, once per placed gang) so that they are not allocated and grown afresh on
+/// every call (about seven vector growths a call on the million-workload run). No meaning
+/// between calls: `fill_in` clears what it reads, except `states`.
+///
+/// `states` keeps node scores across calls, by capacity state and pod, for a scorer whose
+/// `node_score` is per state (`Scorer::score_is_per_state`). The caller vouches that every
+/// call with the same buffers scores nodes with the same function of (state, pod): Volcano's
+/// gradient, whose node score is its node-order plugins' (`Scoring::node_order`), resolved
+/// from the world's configuration and fixed for the run. Debug builds score afresh every
+/// node served from it and compare.
+#[derive(Clone, Debug, Default)]
+pub struct FillBuffers {
+    states: StateScores,
+    /// The heaps of the pod set at hand are the first ones (`fill_in`'s `used`); the rest are
+    /// kept for their allocations.
+    heaps: Vec<(usize, BinaryHeap<FillEntry>)>,
+    slot_of: Vec<u32>,
+    open: Vec<(NodeId, usize)>,
+    check: FitCheck,
+    group_scores: Vec<f64>,
+}
+
 /// Binds up to `limit` pending pods of `pods`, pod set by pod set, each to the best-scoring
 /// feasible node among `candidates`, updating `cap`. Stops at the first pod no candidate can
 /// take and returns it as `Err((bound so far, (pod set, index)))`; the caller undoes or keeps
@@ -195,21 +221,47 @@ pub fn fill<S: Scorer>(
     limit: usize,
     scorer: &mut S,
 ) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
+    fill_in(
+        world,
+        cap,
+        candidates,
+        pods,
+        limit,
+        scorer,
+        &mut FillBuffers::default(),
+    )
+}
+
+/// `fill` with its working buffers kept by the caller (`FillBuffers`).
+#[allow(clippy::type_complexity)]
+pub fn fill_in<S: Scorer>(
+    world: &World,
+    cap: &mut NodeCapacity,
+    candidates: &[NodeId],
+    pods: &GangPods,
+    limit: usize,
+    scorer: &mut S,
+    buffers: &mut FillBuffers,
+) -> Result<Vec<Binding>, (Vec<Binding>, (usize, usize))> {
     let pending_total: usize = pods.iter().map(|(_, s)| s.len()).sum();
     let mut bound = Vec::with_capacity(limit.min(pending_total));
-    type Entry = (Score, u64, NodeId);
-    let mut heaps: Vec<(usize, BinaryHeap<Entry>)> = Vec::new();
-    // Group - lo → slot in `heaps`, created on first use, so only groups with a node that
-    // can take the pod are looked at per pod. Candidates of one domain have groups in a
-    // narrow id range.
-    let mut slot_of: Vec<u32> = Vec::new();
-    // The candidates that can take a pod of the pod set, with their groups: most nodes of a
-    // busy domain cannot, and they cost one capacity comparison (`FitCheck`) and nothing more.
-    let mut open: Vec<(NodeId, usize)> = Vec::new();
-    let mut check = FitCheck::default();
-    // Per heap, its group's score for the pod at hand (read twice per pod: the tie bonus and
-    // the totals).
-    let mut group_scores: Vec<f64> = Vec::new();
+    let FillBuffers {
+        // One heap per scoring group of the pod set at hand: `heaps[..used]`.
+        heaps,
+        // Group - lo → slot in `heaps`, created on first use, so only groups with a node that
+        // can take the pod are looked at per pod. Candidates of one domain have groups in a
+        // narrow id range.
+        slot_of,
+        // The candidates that can take a pod of the pod set, with their groups: most nodes of
+        // a busy domain cannot, and they cost one capacity comparison (`FitCheck`) and nothing
+        // more.
+        open,
+        check,
+        // Per heap, its group's score for the pod at hand (read twice per pod: the tie bonus
+        // and the totals).
+        group_scores,
+        states,
+    } = buffers;
     for (ps, (needs, slots)) in pods.iter().enumerate() {
         if bound.len() >= limit {
             break;
@@ -224,7 +276,7 @@ pub fn fill<S: Scorer>(
         if pending.peek().is_none() {
             continue;
         }
-        heaps.clear();
+        let mut used = 0;
         check.set(&needs.requests);
         // Static filters pass everywhere when the scorer or the capacity knows (no node
         // unschedulable or tainted, no node selector): `feasible` is then `fits` alone.
@@ -256,17 +308,23 @@ pub fn fill<S: Scorer>(
         let mut scored: [(NodeId, Score); STATES_KEPT] =
             [(NodeId(u32::MAX), Score(0.0)); STATES_KEPT];
         let mut next_slot = 0;
-        for &(n, g) in &open {
+        for &(n, g) in open.iter() {
             if slot_of[g - lo] == u32::MAX {
-                slot_of[g - lo] = heaps.len() as u32;
+                slot_of[g - lo] = used as u32;
+                // A kept heap is emptied; its order is its entries' alone (every entry is
+                // distinct, ending with its node), whatever its capacity or past.
+                if used == heaps.len() {
+                    heaps.push((g, BinaryHeap::new()));
+                } else {
+                    heaps[used].0 = g;
+                    heaps[used].1.clear();
+                }
                 // The first group's heap has room for every node that fits: with one group
                 // (KAI without a preferred level) it never grows.
-                let heap = if heaps.is_empty() {
-                    BinaryHeap::with_capacity(open.len())
-                } else {
-                    BinaryHeap::new()
-                };
-                heaps.push((g, heap));
+                if used == 0 {
+                    heaps[0].1.reserve(open.len());
+                }
+                used += 1;
             }
             let score = if per_state {
                 match scored
@@ -275,7 +333,8 @@ pub fn fill<S: Scorer>(
                 {
                     Some(&(_, s)) => s,
                     None => {
-                        let s = Score(scorer.node_score(cap, n, needs));
+                        let s =
+                            states.score(cap, n, needs, || Score(scorer.node_score(cap, n, needs)));
                         scored[next_slot] = (n, s);
                         next_slot = (next_slot + 1) % STATES_KEPT;
                         s
@@ -290,6 +349,7 @@ pub fn fill<S: Scorer>(
         }
         for idx in pending {
             group_scores.clear();
+            let heaps = &mut heaps[..used];
             group_scores.extend(heaps.iter().map(|(g, h)| {
                 if h.is_empty() {
                     f64::NAN
@@ -302,7 +362,7 @@ pub fn fill<S: Scorer>(
             let tied_max = if scorer.has_tie_bonus() {
                 let mut max = f64::NEG_INFINITY;
                 let mut nodes = 0;
-                for ((_, h), &s) in heaps.iter().zip(&group_scores) {
+                for ((_, h), &s) in heaps.iter().zip(group_scores.iter()) {
                     if h.is_empty() {
                         continue;
                     }
@@ -318,7 +378,7 @@ pub fn fill<S: Scorer>(
             };
             // The best node of each group, then the best group total.
             let mut best: Option<(Score, u64, usize, NodeId)> = None;
-            for (k, ((g, h), &group)) in heaps.iter().zip(&group_scores).enumerate() {
+            for (k, ((g, h), &group)) in heaps.iter().zip(group_scores.iter()).enumerate() {
                 let Some(&(s, t, n)) = h.peek() else { continue };
                 let bonus = match tied_max {
                     Some(m) if group.total_cmp(&m).is_eq() => scorer.tie_bonus(*g),
@@ -352,6 +412,69 @@ pub fn fill<S: Scorer>(
 
 /// How many capacity states `fill` keeps scores of (`Scorer::score_is_per_state`).
 const STATES_KEPT: usize = 4;
+
+/// Node scores by (capacity state, pod) kept across `fill_in` calls (`FillBuffers`): on the
+/// million-workload run every dry run scores the one state of an empty node for one of a few
+/// pod shapes, a 755-instruction `Scoring::node_order` per placed gang.
+#[derive(Clone, Debug, Default)]
+struct StateScores {
+    /// (free row, free pod slots, allocatable row) of a node, its pod's requests, the score.
+    entries: Vec<(Vec<i64>, ResourceList, Score)>,
+    /// The entry to replace next once `STATE_SCORES_KEPT` are kept.
+    next: usize,
+}
+
+/// How many (state, pod) scores `StateScores` keeps.
+const STATE_SCORES_KEPT: usize = 8;
+
+impl StateScores {
+    /// The score of one more `pod` on `node` in its state now: a kept one, else `score()`
+    /// (kept from now on).
+    #[inline]
+    fn score(
+        &mut self,
+        cap: &NodeCapacity,
+        node: NodeId,
+        pod: &PodNeeds,
+        score: impl FnOnce() -> Score,
+    ) -> Score {
+        let n = cap.n_resources;
+        let i = node.index();
+        let (free, alloc) = (&cap.free[i * n..][..n], &cap.alloc[i * n..][..n]);
+        let pods = cap.free_pods[i];
+        // The state as `NodeCapacity::same_state` compares it: what a per-state score reads.
+        let same = |key: &[i64]| {
+            key.len() == 2 * n + 1
+                && key[..n].iter().zip(free).all(|(a, b)| a == b)
+                && key[n] == pods
+                && key[n + 1..].iter().zip(alloc).all(|(a, b)| a == b)
+        };
+        if let Some(&(_, _, s)) = self
+            .entries
+            .iter()
+            .find(|(key, requests, _)| same(key) && *requests == pod.requests)
+        {
+            debug_assert!(
+                s.cmp(&score()).is_eq(),
+                "a kept score of a state is the scorer's"
+            );
+            return s;
+        }
+        let s = score();
+        let mut key = Vec::with_capacity(2 * n + 1);
+        key.extend_from_slice(free);
+        key.push(pods);
+        key.extend_from_slice(alloc);
+        let entry = (key, pod.requests.clone(), s);
+        if self.entries.len() < STATE_SCORES_KEPT {
+            self.entries.push(entry);
+        } else {
+            self.entries[self.next] = entry;
+            self.next = (self.next + 1) % STATE_SCORES_KEPT;
+        }
+        s
+    }
+}
 
 /// Gives back bindings made on `cap` (a discarded dry run).
 pub fn undo(cap: &mut NodeCapacity, pods: &GangPods, bound: &[Binding]) {
@@ -491,7 +614,8 @@ mod tests {
 
     proptest! {
         /// `fill` scoring one node per capacity state binds exactly as scoring every node,
-        /// whatever states the nodes are in (few allocatable sizes, so many equal states).
+        /// whatever states the nodes are in (few allocatable sizes, so many equal states), and
+        /// so does `fill_in` served the scores of states a previous call kept.
         #[test]
         fn fill_scoring_per_state_binds_as_scoring_every_node(
             sizes in prop::collection::vec((1i64..4, 1i64..3, 1i64..4), 1..24),
@@ -531,7 +655,16 @@ mod tests {
                 &mut StateScore { per_state: true });
             let per_node = fill(&w, &mut cap.clone(), &nodes, &pods, count,
                 &mut StateScore { per_state: false });
-            prop_assert_eq!(per_state, per_node);
+            prop_assert_eq!(&per_state, &per_node);
+            // Buffers kept across calls: the second fill is served the states the first one
+            // scored (`StateScores`), with the same bindings.
+            let mut buffers = FillBuffers::default();
+            let mut first = cap.clone();
+            let _ = fill_in(&w, &mut first, &nodes, &pods, count,
+                &mut StateScore { per_state: true }, &mut buffers);
+            let kept = fill_in(&w, &mut cap.clone(), &nodes, &pods, count,
+                &mut StateScore { per_state: true }, &mut buffers);
+            prop_assert_eq!(kept, per_node);
         }
     }
 }

@@ -5,7 +5,7 @@ use kueuesim_model::NodeId;
 
 /// Nodes noted since the last drain, each once (so the list is bounded by the node count
 /// however long the index goes unread).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct NotedNodes {
     list: Vec<NodeId>,
     /// Per node: whether it is in `list`.

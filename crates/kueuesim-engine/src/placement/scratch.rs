@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 
 use kueuesim_model::{DomainId, NodeId};
 
-use super::{PodNeeds, Score};
+use super::{FillBuffers, PodNeeds, Score};
 
 /// A failed statement: the pod that could not be placed, why, and how many were placed
 /// (also the vGPU path's, `volcano::vgpu`).
@@ -41,6 +41,8 @@ pub(super) struct GradientScratch {
     pub(super) pending: Vec<(usize, i64)>,
     /// The pending pods' GPUs per pod and count, per pod set (`Cluster::pending_gpu_pods`).
     pub(super) gpu_sets: Vec<(i64, u64)>,
+    /// The dry runs' working buffers (`fill_in`).
+    pub(super) fill_buffers: FillBuffers,
 }
 
 /// The resource pre-filter's verdict and the bin-pack score of every HyperNode of a tier, for

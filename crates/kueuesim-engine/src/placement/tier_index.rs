@@ -154,6 +154,12 @@ impl TierGpuIndex {
         }
     }
 
+    /// The nodes noted since the last `sync` (for comparisons in debug checks).
+    #[cfg(debug_assertions)]
+    pub(super) fn noted(&self) -> &NotedNodes {
+        &self.stale
+    }
+
     /// Whether the index is kept (GPUs and HyperNode tiers exist).
     pub(super) fn enabled(&self) -> bool {
         !self.free.is_empty()

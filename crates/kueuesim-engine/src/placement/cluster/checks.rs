@@ -8,6 +8,42 @@ use super::Cluster;
 use crate::placement::topologies;
 
 impl Cluster {
+    /// The first part of what a committed bind or release keeps in step in which `self` and
+    /// `other` differ (None: none): the nodes' rows and pod slots, the domain rows and GPU
+    /// histograms, the change versions, KAI's kept fit counts and the nodes noted for each
+    /// lazily kept index (the GPU order, Volcano's tier index, KAI's bin-pack order). Debug
+    /// builds compare a commit made a faster way with the plain `apply`s (Volcano's
+    /// `commit_kept`).
+    #[cfg(debug_assertions)]
+    pub(crate) fn commit_differs(&self, other: &Cluster) -> Option<&'static str> {
+        let parts: [(&'static str, bool); 10] = [
+            ("node free rows", self.nodes.free == other.nodes.free),
+            (
+                "node pod slots",
+                self.nodes.free_pods == other.nodes.free_pods,
+            ),
+            ("domain free rows", self.domain_free == other.domain_free),
+            ("GPU histograms", self.gpu_hist == other.gpu_hist),
+            ("rows version", self.rows_version == other.rows_version),
+            (
+                "HyperNode change versions",
+                self.hypernode_changed == other.hypernode_changed,
+            ),
+            ("KAI fit counts", self.kai_counts == other.kai_counts),
+            ("GPU order notes", self.gpu_stale == other.gpu_stale),
+            (
+                "tier index notes",
+                self.tier_gpu.noted() == other.tier_gpu.noted(),
+            ),
+            (
+                "KAI bin-pack order notes",
+                self.kai_order.as_ref().map(|o| o.noted())
+                    == other.kai_order.as_ref().map(|o| o.noted()),
+            ),
+        ];
+        parts.iter().find(|(_, same)| !same).map(|&(part, _)| part)
+    }
+
     /// Whether every domain's free row (every topology, every resource) is the sum of its
     /// nodes' free capacity, as `new` made it and `apply`'s dense rows keep it.
     fn check_domain_free(&self, world: &World) -> Result<(), String> {

@@ -31,7 +31,7 @@ use kueuesim_model::{DomainId, NodeId, World};
 use super::node_search::{class_scan, feasible_nodes_to_find, float_order, sample_feasible};
 use super::scratch::{Failure, GradientScratch};
 use super::{
-    Binding, Cluster, GangPods, Placement, PodNeeds, Score, counts, fill, pending_total_into,
+    Binding, Cluster, GangPods, Placement, PodNeeds, Score, counts, fill_in, pending_total_into,
     record_bindings, tie_key, undo, with_bindings,
 };
 pub use messages::not_tried_message;
@@ -67,6 +67,12 @@ pub struct VolcanoJob<'a> {
     pub min_task_member: &'a [(usize, u32)],
 }
 
+/// A statement that holds: its bindings, the HyperNode its dry run held on, and the job's
+/// allocated HyperNode with them (`allocated_hypernode` of every pod bound, the statement's
+/// included) when the dry run's scorer followed every pod (`TopologyScorer::allocated`; None:
+/// the caller works it out).
+type Held = (Vec<Binding>, DomainId, Option<DomainId>);
+
 /// One statement with a hard topology: the ascending gradient search for `need` pods. When
 /// it holds, its bindings are those of its last dry run, left applied to `cluster.nodes`
 /// alone (`commit_kept` commits them).
@@ -78,7 +84,7 @@ fn topology_attempt(
     tier_limit: i32,
     ready: &Readiness<'_>,
     seed: u64,
-) -> Result<(Vec<Binding>, DomainId), Failure> {
+) -> Result<Held, Failure> {
     let mut scratch = std::mem::take(&mut cluster.volcano_scratch);
     let r = gradient_search(
         world,
@@ -105,7 +111,7 @@ fn gradient_search(
     ready: &Readiness<'_>,
     seed: u64,
     scratch: &mut GradientScratch,
-) -> Result<(Vec<Binding>, DomainId), Failure> {
+) -> Result<Held, Failure> {
     let GradientScratch {
         with_room,
         passing,
@@ -115,6 +121,7 @@ fn gradient_search(
         tiers,
         pending,
         gpu_sets,
+        fill_buffers,
     } = scratch;
     last_tier.clear();
     let subgroups = ready.subgroups;
@@ -164,12 +171,9 @@ fn gradient_search(
         binpack_request(cluster, &job_total(pods)),
         "the job's cpu and memory are job_total's"
     );
-    let order_key = |cluster: &Cluster, d: DomainId| {
-        (
-            hypernode_binpack_for(cluster, d, &request),
-            tie_key(seed ^ 0x5eed, NodeId(d.0)),
-        )
-    };
+    // The gradient's seeded tie key, worked out only between equal bin-pack scores (and for
+    // every candidate if the best does not hold the gang): `BestFirst`.
+    let tie = |d: DomainId| tie_key(seed ^ 0x5eed, NodeId(d.0));
     let gpu_sets = cluster
         .pending_gpu_pods_into(pods, gpu_sets)
         .then_some(&gpu_sets[..]);
@@ -203,7 +207,7 @@ fn gradient_search(
         }
         passing.clear();
         candidates.clear();
-        let mut best: Option<Candidate> = None;
+        let mut gradient = BestFirst::default();
         let by_pods = one_size.is_some_and(|size| {
             cluster
                 .hypernodes_with_gpu_pods(world, ti, size, with_room)
@@ -217,12 +221,8 @@ fn gradient_search(
                 {
                     continue;
                 }
-                let (score, tie) = order_key(cluster, d);
-                let candidate = (Score(score), tie, Reverse(candidates.len()), d);
-                if best.is_none_or(|b| candidate > b) {
-                    best = Some(candidate);
-                }
-                candidates.push(candidate);
+                let score = Score(hypernode_binpack_for(cluster, d, &request));
+                gradient.offer(candidates, score, d, tie);
             }
             if candidates.is_empty() {
                 continue;
@@ -244,12 +244,8 @@ fn gradient_search(
                 if subgroups.is_empty() && !cluster.domain_may_place(0, d, gpu_sets, need) {
                     continue;
                 }
-                let (score, tie) = order_key(cluster, d);
-                let candidate = (Score(score), tie, Reverse(candidates.len()), d);
-                if best.is_none_or(|b| candidate > b) {
-                    best = Some(candidate);
-                }
-                candidates.push(candidate);
+                let score = Score(hypernode_binpack_for(cluster, d, &request));
+                gradient.offer(candidates, score, d, tie);
             }
             if passing.is_empty() {
                 continue;
@@ -265,21 +261,18 @@ fn gradient_search(
         // Best-first: the first HyperNode tried usually holds the gang, so the best candidate
         // is picked in the pass above and the rest are ordered (as a heap, popped one at a
         // time) only when it does not.
-        let mut gradient = BestFirst {
-            best,
-            rest: None,
-            left: candidates.len(),
-        };
-        while let Some(d) = gradient.pop(candidates) {
+        while let Some(d) = gradient.pop(candidates, tie) {
             let mut scorer = scorer_base().clone();
-            let attempt = if subgroups.is_empty() {
-                fill(
+            let whole_job = subgroups.is_empty();
+            let attempt = if whole_job {
+                fill_in(
                     world,
                     &mut cluster.nodes,
                     t.nodes_of(d),
                     pods,
                     need,
                     &mut scorer,
+                    fill_buffers,
                 )
             } else {
                 fill_subgroups(world, cluster, pods, ready, d, scorer_base(), seed)
@@ -288,7 +281,12 @@ fn gradient_search(
                 Ok(b) => {
                     // Kept applied to the nodes: the statement commits them (`commit_kept`).
                     gradient.give_back(candidates);
-                    return Ok((b, d));
+                    // The scorer was made from every pod already bound (`for_subjob` of the
+                    // whole job, pods outside the statement's view aside, which are not
+                    // bound) and told of each bind since, so its allocated HyperNode is the
+                    // LCA of every bound pod's: `allocated_hypernode` after the commit.
+                    let allocated = if whole_job { scorer.allocated } else { None };
+                    return Ok((b, d, allocated));
                 }
                 Err((b, pod)) => {
                     // Only the tier's last HyperNode tried can be the one the message quotes
@@ -409,13 +407,23 @@ fn may_hold(cluster: &Cluster, d: DomainId, pending: &[(usize, i64)]) -> bool {
 
 /// A candidate HyperNode of the gradient: its bin-pack score, its seeded tie key and its
 /// position among the tier's candidates (earlier first on equal keys), best the greatest.
+/// The tie key is 0 until worked out (`BestFirst`).
 type Candidate = (Score, u64, Reverse<usize>, DomainId);
 
-/// A tier's candidates in best-first order: the best, found while the candidates were
-/// collected, then the others from a heap built only if the best does not hold the gang.
-/// Every key is distinct (the position), so the order is the one a heap of all of them pops.
+/// A tier's candidates in best-first order: the best, found while the candidates are
+/// collected (`offer`), then the others from a heap built only if the best does not hold the
+/// gang. Every key is distinct (the position), so the order is the one a heap of all of them
+/// pops.
+///
+/// The seeded tie key (`tie`, a pure function of the HyperNode) decides only between equal
+/// scores, so the pass works it out only when a candidate's score equals the best's so far
+/// (for both): the best of (score, tie, earlier) over the candidates is then the same as with
+/// every key worked out, since a lower score loses and a higher one wins whatever the ties.
+/// The heap, when needed, gets every tie key first.
+#[derive(Default)]
 struct BestFirst {
-    best: Option<Candidate>,
+    /// The best so far: its position in the candidates, and its tie key once worked out.
+    best: Option<(usize, Option<u64>)>,
     /// The candidates but the best, once the best has been tried.
     rest: Option<BinaryHeap<Candidate>>,
     /// Candidates not yet popped.
@@ -423,17 +431,56 @@ struct BestFirst {
 }
 
 impl BestFirst {
-    /// The next HyperNode to try; `candidates` is the tier's list, taken into the heap when
-    /// it is first needed.
-    fn pop(&mut self, candidates: &mut Vec<Candidate>) -> Option<DomainId> {
+    /// Adds HyperNode `d` of bin-pack score `score` to `candidates` (its tie key left 0) and
+    /// keeps the best so far.
+    #[inline]
+    fn offer(
+        &mut self,
+        candidates: &mut Vec<Candidate>,
+        score: Score,
+        d: DomainId,
+        tie: impl Fn(DomainId) -> u64,
+    ) {
+        let at = candidates.len();
+        candidates.push((score, 0, Reverse(at), d));
+        self.left += 1;
+        let Some((b, b_tie)) = &mut self.best else {
+            self.best = Some((at, None));
+            return;
+        };
+        let best = &candidates[*b];
+        match score.cmp(&best.0) {
+            std::cmp::Ordering::Greater => self.best = Some((at, None)),
+            std::cmp::Ordering::Equal => {
+                let held = *b_tie.get_or_insert_with(|| tie(best.3));
+                let mine = tie(d);
+                // On equal ties the earlier candidate (the best so far) wins.
+                if mine > held {
+                    self.best = Some((at, Some(mine)));
+                }
+            }
+            std::cmp::Ordering::Less => {}
+        }
+    }
+
+    /// The next HyperNode to try; `candidates` is the tier's list, taken into the heap (every
+    /// tie key worked out) when it is first needed.
+    fn pop(
+        &mut self,
+        candidates: &mut Vec<Candidate>,
+        tie: impl Fn(DomainId) -> u64,
+    ) -> Option<DomainId> {
         if self.left == 0 {
             return None;
         }
         self.left -= 1;
-        if let Some(b) = self.best.take() {
-            return Some(b.3);
+        if let Some((b, _)) = self.best.take() {
+            return Some(candidates[b].3);
         }
         let rest = self.rest.get_or_insert_with(|| {
+            for c in candidates.iter_mut() {
+                c.1 = tie(c.3);
+            }
             let mut heap = BinaryHeap::from(std::mem::take(candidates));
             // The best, tried already.
             heap.pop();
@@ -695,15 +742,9 @@ fn commit_kept(world: &World, cluster: &mut Cluster, pods: &GangPods, b: &[Bindi
             cluster.apply_kept_bind(world, n, &pods[ps].0.requests);
         }
         #[cfg(debug_assertions)]
-        assert!(
-            cluster.nodes.free == expected.nodes.free
-                && cluster.nodes.free_pods == expected.nodes.free_pods
-                && cluster.domain_free == expected.domain_free
-                && cluster.gpu_hist == expected.gpu_hist
-                && cluster.rows_version == expected.rows_version
-                && cluster.hypernode_changed == expected.hypernode_changed,
-            "a kept dry run committed is the dry run undone and bound again"
-        );
+        if let Some(part) = cluster.commit_differs(&expected) {
+            panic!("a kept dry run committed is the dry run undone and bound again: {part} differ");
+        }
     } else {
         undo(&mut cluster.nodes, pods, b);
         for &(ps, _, n) in b {
@@ -794,9 +835,9 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
             Some(limit) => topology_attempt(
                 world, cluster, statement, need, limit, &ready, job.seed,
             )
-            .map(|(b, d)| {
+            .map(|(b, d, allocated)| {
                 commit_kept(world, cluster, &pods, &b);
-                (b, Some(d))
+                (b, Some((d, allocated)))
             }),
             None => flat_attempt(world, cluster, statement, need, job.seed).map(|b| (b, None)),
         };
@@ -804,9 +845,15 @@ pub fn place(world: &World, cluster: &mut Cluster, job: &VolcanoJob<'_>) -> Plac
             Ok((b, d)) => {
                 let pods = pods.to_mut();
                 record_bindings(pods, &b);
-                if let Some(d) = d {
+                if let Some((d, allocated)) = d {
                     let t = &world.hypernodes;
-                    let pinned = allocated_hypernode(world, pods).unwrap_or(d);
+                    debug_assert!(
+                        allocated.is_none_or(|a| Some(a) == allocated_hypernode(world, pods)),
+                        "the dry run's allocated HyperNode is the bound pods'"
+                    );
+                    let pinned = allocated
+                        .or_else(|| allocated_hypernode(world, pods))
+                        .unwrap_or(d);
                     out.domain = Some(t.domain(pinned).name.clone());
                 }
                 out.bound.extend(b);
@@ -998,27 +1045,38 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// The gradient tried best-first (the best picked in the candidates' pass, the rest
-        /// from a heap built after it) pops the sequence a heap of every candidate pops, with
-        /// many equal scores and tie keys, whether the search stops after the first or not.
+        /// The gradient tried best-first (the best picked in the candidates' pass with tie
+        /// keys worked out only between equal scores, the rest from a heap built after it)
+        /// pops the sequence a heap of every candidate with every key pops, with many equal
+        /// scores and tie keys, whether the search stops after the first or not; and the
+        /// pass works out no tie key of a candidate whose score never equals the best's.
         #[test]
         fn best_first_pops_as_a_heap_of_all(
             keys in proptest::collection::vec((0u8..4, 0u64..3), 0..40),
             stop_after in 0usize..45,
         ) {
+            let ties: Vec<u64> = keys.iter().map(|k| k.1).collect();
+            let asked = std::cell::RefCell::new(Vec::new());
+            let tie = |d: DomainId| {
+                asked.borrow_mut().push(d.index());
+                ties[d.index()]
+            };
             let mut candidates: Vec<Candidate> = Vec::new();
-            let mut best: Option<Candidate> = None;
-            for (i, &(score, tie)) in keys.iter().enumerate() {
-                let c = (Score(f64::from(score) / 4.0), tie, Reverse(i), DomainId::from_index(i));
-                if best.is_none_or(|b| c > b) {
-                    best = Some(c);
+            let mut all = BinaryHeap::new();
+            let mut gradient = BestFirst::default();
+            let mut best_score = None;
+            for (i, &(score, t)) in keys.iter().enumerate() {
+                let score = Score(f64::from(score) / 4.0);
+                all.push((score, t, Reverse(i), DomainId::from_index(i)));
+                let before = asked.borrow().len();
+                gradient.offer(&mut candidates, score, DomainId::from_index(i), tie);
+                if best_score.is_none_or(|b| score > b) {
+                    best_score = Some(score);
+                    proptest::prop_assert_eq!(asked.borrow().len(), before, "a new best score");
                 }
-                candidates.push(c);
             }
-            let mut all = BinaryHeap::from(candidates.clone());
-            let mut gradient = BestFirst { best, rest: None, left: candidates.len() };
             let mut popped = 0;
-            while let Some(d) = gradient.pop(&mut candidates) {
+            while let Some(d) = gradient.pop(&mut candidates, tie) {
                 proptest::prop_assert_eq!(Some(d), all.pop().map(|c| c.3));
                 proptest::prop_assert_eq!(gradient.left, all.len());
                 popped += 1;
@@ -1031,6 +1089,68 @@ mod tests {
             }
             gradient.give_back(&mut candidates);
         }
+    }
+
+    /// Volcano gangs placed by the gradient on a cluster that also keeps KAI's task-shape
+    /// counts and bin-pack order: each held statement is committed from its kept dry run
+    /// (`commit_kept`, whose debug check compares every kept part, KAI's counts and the
+    /// nodes noted for the lazy indexes included, with the undo-and-bind commit), and the
+    /// indexes agree with a recount after each gang.
+    #[test]
+    fn kept_commits_keep_kai_counts_and_notes() {
+        // 2 zones × 2 racks × 4 nodes of 8 GPUs; the KAI Topology and the HyperNode tree
+        // are both zone/rack (racks tier 1, zones tier 2).
+        let nodes: Vec<(i64, i64, i64, u8, u8)> = (0..16)
+            .map(|i| (8, 64, 110, (i / 8) as u8, ((i / 4) % 2) as u8))
+            .collect();
+        let mut w = crate::placement::test_nodes(&nodes);
+        let levels = ["zone".to_string(), "rack".to_string()];
+        w.topologies = vec![Topology::from_levels("t", &levels, &w.nodes)];
+        w.hypernodes = Topology::from_levels("h", &levels, &w.nodes);
+        let gpu = w.resources.lookup(kueuesim_model::resources::GPU).unwrap();
+        let cpu = w.resources.lookup("cpu").unwrap();
+        let mut cluster = Cluster::new(&w);
+        // Some load, then KAI's kept shapes and order, which every later bind moves.
+        let load = kueuesim_model::ResourceList::from_pairs(vec![(gpu, 3), (cpu, 8)]);
+        for n in [1, 6, 9] {
+            cluster.apply(&w, NodeId::from_index(n), &load, 1);
+        }
+        cluster.kai_keep(&w, &[(gpu.index(), 8)]);
+        cluster.kai_keep(&w, &[(gpu.index(), 2), (cpu.index(), 4)]);
+        cluster.kai_order = Some(crate::placement::domain_order::DomainOrder::new(
+            &w,
+            &cluster.nodes,
+            gpu.index(),
+            cluster.gpu_buckets,
+            &cluster.name_rank,
+        ));
+        let name = |ps: usize, i: usize| format!("p{ps}-{i}");
+        let mut placed = 0;
+        // Whole-node pods (each pod on its own node: the kept commit) and small ones.
+        for (round, &(gpus, count)) in [(8, 4), (8, 3), (2, 6), (8, 2), (8, 4)].iter().enumerate() {
+            let needs = PodNeeds {
+                requests: kueuesim_model::ResourceList::from_pairs(vec![(gpu, gpus), (cpu, 4)]),
+                node_selector: Labels::default(),
+                tolerations: vec![],
+            };
+            let pods = vec![(needs, vec![None; count])];
+            let job = VolcanoJob {
+                pods: &pods,
+                min_member: count,
+                highest_tier: Some(2),
+                pod_name: &name,
+                seed: round as u64,
+                subgroups: &[],
+                min_sub_groups: &[],
+                min_task_member: &[],
+            };
+            let out = place(&w, &mut cluster, &job);
+            if out.unplaced.is_none() {
+                placed += 1;
+            }
+            assert_eq!(cluster.check_indexes(&w), Ok(()), "round {round}");
+        }
+        assert!(placed >= 3, "the gangs mostly fit: {placed} placed");
     }
 
     /// `float_order` orders floats as `total_cmp` does, negative ones and zeros included.

@@ -470,6 +470,7 @@ fn range_mask(w: usize, lo: usize, hi: usize) -> u64 {
 mod tests {
     use super::*;
     use crate::placement::tie_key_at;
+    use proptest::prelude::*;
 
     proptest::proptest! {
         /// `TiePick` over words and blocks picks what `selectHost`'s pick node by node does:
@@ -488,7 +489,6 @@ mod tests {
             seed in proptest::num::u64::ANY,
             as_blocks in proptest::bool::ANY,
         ) {
-            use proptest::prelude::*;
             let mut pick = TiePick::default();
             let mut w = 0;
             while w < words.len() {

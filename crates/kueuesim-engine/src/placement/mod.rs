@@ -134,12 +134,28 @@ pub fn tie_key(seed: u64, node: NodeId) -> u64 {
 /// `tie_key` of the node with index `at`, for scans that walk node indexes in bitsets.
 #[inline(always)]
 pub(crate) fn tie_key_at(seed: u64, at: u64) -> u64 {
-    // splitmix64 over the pair.
+    tie_key_finish(tie_key_mixed(seed, at))
+}
+
+/// splitmix64 over the pair (seed, node index) up to its last step (`tie_key_finish`):
+/// `selectHost`'s scan over many nodes compares this value's top bits first
+/// (`TIE_KEY_TOP`), which the last step leaves as they are.
+#[inline(always)]
+pub(crate) fn tie_key_mixed(seed: u64, at: u64) -> u64 {
     let mut z = seed ^ at.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb)
+}
+
+/// splitmix64's last step: `z ^ (z >> 31)`, which changes only bits 0..=32 (the shifted
+/// value has no higher bit), so `tie_key_finish(z) & TIE_KEY_TOP == z & TIE_KEY_TOP`.
+#[inline(always)]
+pub(crate) fn tie_key_finish(z: u64) -> u64 {
     z ^ (z >> 31)
 }
+
+/// The bits of a tie key that splitmix64's last step leaves alone (bits 33..=63).
+pub(crate) const TIE_KEY_TOP: u64 = !((1u64 << 33) - 1);
 
 /// How `fill` ranks nodes: a node's score is its group's score plus its own. Groups let a
 /// policy express "stay in the same leaf" (Volcano) or "roomiest preferred subdomain first"

@@ -166,6 +166,11 @@ impl NodeClasses {
         self.count[k]
     }
 
+    /// Every class's node count, by class id.
+    pub(crate) fn counts(&self) -> &[u32] {
+        &self.count
+    }
+
     /// Word `w` of class `k`'s member bitset.
     #[inline]
     pub(crate) fn word(&self, k: usize, w: usize) -> u64 {

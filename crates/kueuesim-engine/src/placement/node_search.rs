@@ -8,7 +8,9 @@
 use kueuesim_model::{NodeId, World};
 
 use super::node_classes::BLOCK_WORDS;
-use super::{KeyResources, NodeCapacity, PodNeeds, tie_key, tie_key_at};
+use super::{
+    KeyResources, NodeCapacity, PodNeeds, TIE_KEY_TOP, tie_key, tie_key_finish, tie_key_mixed,
+};
 
 /// How many feasible nodes the filter phase looks for among `n` (kube-scheduler
 /// `numFeasibleNodesToFind` with the adaptive default percentage; Volcano's
@@ -211,8 +213,10 @@ pub(super) fn class_scan(
     let table = &mut by_class.1;
     table.resize(classes.len(), CLASS_UNKNOWN);
     feasible.clear();
-    for (k, answer) in table.iter_mut().enumerate() {
-        if classes.count(k) == 0 {
+    // Zipped with the counts (as many as classes): most classes of the registry have no node
+    // at a time, and each costs a load and a test here, no index check.
+    for (k, (answer, &count)) in table.iter_mut().zip(classes.counts()).enumerate() {
+        if count == 0 {
             continue;
         }
         // The class's answer: NodeResourcesFit, then the score, on any of its nodes.
@@ -339,8 +343,8 @@ pub(super) fn class_scan(
     };
     // Best score first; the classes of the best score with a node in the range hold the pick.
     // All nodes of a level score the same, so `Best::offer` comes down to the highest tie
-    // key, the last of equal keys winning; the key is worked out for every node offered
-    // (`Best` leaves it out when one node alone is offered).
+    // key, the last of equal keys winning; every node offered has its key's first steps
+    // worked out, the last step only when it may win (`TiePick::offer_bits`).
     feasible.sort_unstable_by_key(|a| std::cmp::Reverse(a.0));
     for level in feasible.chunk_by(|a, b| a.0 == b.0) {
         let mut pick = TiePick::default();
@@ -352,11 +356,7 @@ pub(super) fn class_scan(
             while w <= (hi - 1) / 64 {
                 if whole_block(w, lo, hi) {
                     if block_count(w, level) > 0 {
-                        let acc = block_union(w, level);
-                        #[allow(clippy::needless_range_loop)]
-                        for j in 0..BLOCK_WORDS {
-                            pick.offer_word(w + j, acc[j], tie_seed);
-                        }
+                        pick.offer_block(w, &block_union(w, level), tie_seed);
                     }
                     w += BLOCK_WORDS;
                     continue;
@@ -365,9 +365,10 @@ pub(super) fn class_scan(
                 w += 1;
             }
         }
-        if pick.offered > 0 {
-            let node = NodeId::from_index(pick.at);
-            best.0 = Some((level[0].0, (pick.offered > 1).then_some(pick.key), node));
+        if let Some(at) = pick.picked() {
+            // The winner's full key, as `Best::offer` would have worked out had another node
+            // been offered after it (the callers read only the node).
+            best.0 = Some((level[0].0, Some(pick.key), NodeId::from_index(at)));
             break;
         }
     }
@@ -384,28 +385,68 @@ fn nth_set_bit(mut bits: u64, i: usize) -> usize {
 }
 
 /// `selectHost` over the nodes of one score level, offered in scan order: the highest tie
-/// key, the last of equal keys winning, and how many nodes were offered.
-#[derive(Default)]
+/// key, the last of equal keys winning.
 struct TiePick {
     key: u64,
+    /// The node picked; `usize::MAX` while none was offered (the first node offered takes
+    /// the pick whatever its key).
     at: usize,
-    offered: usize,
+    /// `key & TIE_KEY_TOP`: a node whose key can reach `key` has its splitmix64 value
+    /// before the last step (`tie_key_mixed`) at least this (see `offer_bits`).
+    floor: u64,
+}
+
+impl Default for TiePick {
+    fn default() -> Self {
+        TiePick {
+            key: 0,
+            at: usize::MAX,
+            floor: 0,
+        }
+    }
 }
 
 impl TiePick {
+    /// The node picked, if any was offered.
+    fn picked(&self) -> Option<usize> {
+        (self.at != usize::MAX).then_some(self.at)
+    }
+
     /// Offers the nodes of word `w` whose bits are set, lowest first.
     #[inline(always)]
-    fn offer_word(&mut self, w: usize, mut bits: u64, tie_seed: u64) {
-        // Counted node by node: a word's `count_ones` is a dozen instructions without the
-        // POPCNT of the baseline x86-64 target, and most words offer no node.
+    fn offer_word(&mut self, w: usize, bits: u64, tie_seed: u64) {
+        self.offer_bits(w * 64, bits, tie_seed);
+    }
+
+    /// The eight words of a whole block from word `w` (`block_union`), one after another.
+    /// Not inlined: unrolled into the scan, the eight words' loops ran out of registers.
+    #[inline(never)]
+    fn offer_block(&mut self, w: usize, words: &[u64; BLOCK_WORDS], tie_seed: u64) {
+        for (j, &bits) in words.iter().enumerate() {
+            self.offer_bits((w + j) * 64, bits, tie_seed);
+        }
+    }
+
+    /// The nodes `base + i` for each set bit `i` of `bits`, lowest first. A node's key is
+    /// `tie_key_finish(z)` of `z = tie_key_mixed(..)`, whose top bits (`TIE_KEY_TOP`) are
+    /// `z`'s: a key at least the best key has `z` at least `floor` (the best key's top
+    /// bits, the rest zero), so a node below `floor` cannot win and its last step is not
+    /// worked out. Exact: every node that could win (key ≥ best, the last of equal keys
+    /// winning) is compared in full, in the same order.
+    #[inline(always)]
+    fn offer_bits(&mut self, base: usize, mut bits: u64, tie_seed: u64) {
         while bits != 0 {
-            self.offered += 1;
-            let at = w * 64 + bits.trailing_zeros() as usize;
+            // `base` is a multiple of 64, so this is `base + trailing_zeros`.
+            let at = base | bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            // The first node offered takes the empty pick whatever its key.
-            let key = tie_key_at(tie_seed, at as u64);
-            if key >= self.key {
-                (self.key, self.at) = (key, at);
+            let z = tie_key_mixed(tie_seed, at as u64);
+            if z >= self.floor {
+                // The first node offered takes the empty pick whatever its key (floor and
+                // key 0).
+                let key = tie_key_finish(z);
+                if key >= self.key {
+                    (self.key, self.at, self.floor) = (key, at, key & TIE_KEY_TOP);
+                }
             }
         }
     }
@@ -423,4 +464,65 @@ fn range_mask(w: usize, lo: usize, hi: usize) -> u64 {
         m &= (1u64 << (hi - base)) - 1;
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::tie_key_at;
+    use proptest::prelude::*;
+
+    proptest::proptest! {
+        /// `TiePick` over words and blocks picks what `selectHost`'s pick node by node does:
+        /// the highest `tie_key_at`, the last of equal keys winning, or none when no node is
+        /// offered; the floor's shortcut is taken on most nodes.
+        #[test]
+        fn tie_pick_matches_the_key_by_key_pick(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(0u64),
+                    proptest::num::u64::ANY,
+                    (0u32..64).prop_map(|b| 1u64 << b),
+                ],
+                BLOCK_WORDS..4 * BLOCK_WORDS,
+            ),
+            seed in proptest::num::u64::ANY,
+            as_blocks in proptest::bool::ANY,
+        ) {
+            let mut pick = TiePick::default();
+            let mut w = 0;
+            while w < words.len() {
+                if as_blocks && w + BLOCK_WORDS <= words.len() {
+                    let block = words[w..].first_chunk::<BLOCK_WORDS>().unwrap();
+                    pick.offer_block(w, block, seed);
+                    w += BLOCK_WORDS;
+                } else {
+                    pick.offer_word(w, words[w], seed);
+                    w += 1;
+                }
+            }
+            let mut best: Option<(u64, usize)> = None;
+            for (w, &bits) in words.iter().enumerate() {
+                for b in 0..64 {
+                    if bits >> b & 1 == 1 {
+                        let at = w * 64 + b;
+                        let key = tie_key_at(seed, at as u64);
+                        if best.is_none_or(|(k, _)| key >= k) {
+                            best = Some((key, at));
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(pick.picked(), best.map(|b| b.1));
+            if let Some((key, _)) = best {
+                prop_assert_eq!(pick.key, key);
+            }
+        }
+
+        /// splitmix64's last step leaves the top bits the floor compares.
+        #[test]
+        fn tie_key_finish_keeps_the_top_bits(z in proptest::num::u64::ANY) {
+            proptest::prop_assert_eq!(tie_key_finish(z) & TIE_KEY_TOP, z & TIE_KEY_TOP);
+        }
+    }
 }

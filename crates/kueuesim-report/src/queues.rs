@@ -14,7 +14,9 @@ use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
 
 use crate::output::Percentiles;
-use crate::percentiles::{percentiles, percentiles_of_millis};
+use crate::percentiles::{
+    from_total_key, millis_secs, percentiles_of_runs, percentiles_of_sorted, total_key,
+};
 
 /// The bound of bounded slowdown, in seconds (Tiresias, Gavel): a job's slowdown is its
 /// completion time over its run time, the run time taken as at least this long so that very
@@ -243,10 +245,103 @@ enum Measure {
 /// that LocalQueue, and without pending workloads a measure "including pending" reads what
 /// its admitted-only twin reads: each such distribution is collected and sorted once (a
 /// million workloads' durations are most of a report's time). Same input, same figures.
+///
+/// A distribution over several `QueueSamples` (the run-wide figures) sorts each one's list
+/// apart, keeps its figures (those its ClusterQueue and LocalQueue then read), and merges
+/// the sorted lists (`percentiles_of_runs`) rather than sorting all of them again.
 #[derive(Default)]
 pub struct FigureMemo<'t> {
     taken: BTreeMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
     samples: PhantomData<&'t QueueSamples>,
+}
+
+impl<'t> FigureMemo<'t> {
+    /// The percentiles of `measure` over `groups`' lists, taken once.
+    fn take(&mut self, measure: Measure, groups: &[&'t QueueSamples]) -> Percentiles {
+        let key = (measure, groups.iter().map(|&s| s as *const _).collect());
+        if let Some(p) = self.taken.get(&key) {
+            return p.clone();
+        }
+        let p = match measure {
+            Measure::BoundedSlowdown => self.of_runs(measure, groups, from_total_key, |s, v| {
+                v.extend(s.completions.iter().map(|(j, run)| {
+                    total_key(j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS))
+                }));
+            }),
+            Measure::Jct => self.of_runs(measure, groups, millis_secs, |s, v| {
+                v.extend(s.completions.iter().map(|(j, _)| j.millis()));
+            }),
+            _ => self.of_runs(measure, groups, millis_secs, |s, v| {
+                for d in lists(measure, s) {
+                    v.extend(d.iter().map(SimDuration::millis));
+                }
+            }),
+        };
+        self.taken.insert(key, p.clone());
+        p
+    }
+
+    /// `measure`'s percentiles over the keys `collect` writes of each of `groups`, each
+    /// group's sorted apart when there are several (its own figures kept as its own key's,
+    /// which its own call would take: the same list, the same sort) and the runs merged.
+    fn of_runs<K: Copy + Ord>(
+        &mut self,
+        measure: Measure,
+        groups: &[&'t QueueSamples],
+        value: fn(K) -> f64,
+        collect: impl Fn(&QueueSamples, &mut Vec<K>),
+    ) -> Percentiles {
+        // Collected at its length (a million workloads' durations, one at a time).
+        let n = groups.iter().map(|s| list_len(measure, s)).sum();
+        let mut keys = Vec::with_capacity(n);
+        let mut starts = Vec::with_capacity(groups.len() + 1);
+        starts.push(0);
+        for &s in groups {
+            collect(s, &mut keys);
+            starts.push(keys.len());
+        }
+        if groups.len() <= 1 {
+            keys.sort_unstable();
+            return percentiles_of_sorted(&keys, value);
+        }
+        for (r, &s) in starts.windows(2).zip(groups) {
+            let run = &mut keys[r[0]..r[1]];
+            run.sort_unstable();
+            self.taken
+                .entry((own_measure(measure, s), vec![s as *const _]))
+                .or_insert_with(|| percentiles_of_sorted(run, value));
+        }
+        percentiles_of_runs(&keys, &starts, value)
+    }
+}
+
+/// The durations `measure` reads of one `QueueSamples` (all but bounded slowdown).
+fn lists(measure: Measure, s: &QueueSamples) -> [&Durations; 2] {
+    match measure {
+        Measure::WaitInclPending => [&s.waits, &s.pending_waits],
+        Measure::WaitAdmitted => [&s.waits, &EMPTY],
+        Measure::QueuedInclPending => [&s.queued, &s.pending_queued],
+        Measure::QueuedAdmitted => [&s.queued, &EMPTY],
+        Measure::Jct | Measure::BoundedSlowdown => [&EMPTY, &EMPTY],
+    }
+}
+
+/// How many values `measure` reads of `s`.
+fn list_len(measure: Measure, s: &QueueSamples) -> usize {
+    match measure {
+        Measure::Jct | Measure::BoundedSlowdown => s.completions.len(),
+        _ => lists(measure, s).iter().map(|d| d.len()).sum(),
+    }
+}
+
+/// The measure a queue whose durations are `s` alone takes for `measure`'s list (`figures`:
+/// "including pending" without pending durations is the admitted-only list).
+fn own_measure(measure: Measure, s: &QueueSamples) -> Measure {
+    match measure {
+        Measure::WaitInclPending if s.pending_waits.is_empty() => Measure::WaitAdmitted,
+        Measure::QueuedInclPending if s.pending_queued.is_empty() => Measure::QueuedAdmitted,
+        m => m,
+    }
 }
 
 /// A queue's figures from its tally and the durations of its workloads (`samples`: the keys
@@ -265,45 +360,17 @@ pub fn figures<'t>(
     let used = hours(t.gpu_ms);
     let share =
         |gpus: i64| (gpus > 0 && end_secs > 0.0).then(|| used * 3600.0 / (gpus as f64 * end_secs));
-    // Each list collected at its length (a million workloads' durations, one at a time), in
-    // whole milliseconds (`percentiles_of_millis`).
-    let of = |f: fn(&QueueSamples) -> [&Durations; 2]| -> Percentiles {
-        let n = samples.clone().flat_map(f).map(Durations::len).sum();
-        let mut v = Vec::with_capacity(n);
-        v.extend(
-            samples
-                .clone()
-                .flat_map(|s| f(s).into_iter().flat_map(Durations::iter))
-                .map(SimDuration::millis),
-        );
-        percentiles_of_millis(v)
-    };
-    let completions = || samples.clone().flat_map(|s| s.completions.iter());
-    let n_completions = samples.clone().map(|s| s.completions.len()).sum();
-    let groups: Vec<*const QueueSamples> = samples.clone().map(|s| s as *const _).collect();
-    let mut take = |measure: Measure, make: &dyn Fn() -> Percentiles| {
-        memo.taken
-            .entry((measure, groups.clone()))
-            .or_insert_with(make)
-            .clone()
-    };
+    let groups: Vec<&'t QueueSamples> = samples.collect();
     // Without pending durations, "including pending" is the admitted-only list.
-    let (wait_incl, queued_incl) = {
-        let mut all = samples.clone();
-        let no_pending_waits = all.clone().all(|s| s.pending_waits.is_empty());
-        let no_pending_queued = all.all(|s| s.pending_queued.is_empty());
-        (
-            if no_pending_waits {
-                Measure::WaitAdmitted
-            } else {
-                Measure::WaitInclPending
-            },
-            if no_pending_queued {
-                Measure::QueuedAdmitted
-            } else {
-                Measure::QueuedInclPending
-            },
-        )
+    let wait_incl = if groups.iter().all(|s| s.pending_waits.is_empty()) {
+        Measure::WaitAdmitted
+    } else {
+        Measure::WaitInclPending
+    };
+    let queued_incl = if groups.iter().all(|s| s.pending_queued.is_empty()) {
+        Measure::QueuedAdmitted
+    } else {
+        Measure::QueuedInclPending
     };
     QueueFigures {
         workloads: t.workloads,
@@ -311,28 +378,12 @@ pub fn figures<'t>(
         pending_workloads: t.pending,
         preemptions_suffered: t.preempted,
         preemptions_caused: t.preemptions_caused,
-        wait_seconds_incl_pending: take(wait_incl, &|| of(|s| [&s.waits, &s.pending_waits])),
-        wait_seconds_admitted: take(Measure::WaitAdmitted, &|| of(|s| [&s.waits, &EMPTY])),
-        time_in_queue_seconds_incl_pending: take(queued_incl, &|| {
-            of(|s| [&s.queued, &s.pending_queued])
-        }),
-        time_in_queue_seconds_admitted: take(Measure::QueuedAdmitted, &|| {
-            of(|s| [&s.queued, &EMPTY])
-        }),
-        jct_seconds_finished: take(Measure::Jct, &|| {
-            let mut v = Vec::with_capacity(n_completions);
-            v.extend(completions().map(|(j, _)| j.millis()));
-            percentiles_of_millis(v)
-        }),
-        bounded_slowdown_finished: take(Measure::BoundedSlowdown, &|| {
-            let mut v = Vec::with_capacity(n_completions);
-            v.extend(
-                completions().map(|(j, run)| {
-                    j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)
-                }),
-            );
-            percentiles(v)
-        }),
+        wait_seconds_incl_pending: memo.take(wait_incl, &groups),
+        wait_seconds_admitted: memo.take(Measure::WaitAdmitted, &groups),
+        time_in_queue_seconds_incl_pending: memo.take(queued_incl, &groups),
+        time_in_queue_seconds_admitted: memo.take(Measure::QueuedAdmitted, &groups),
+        jct_seconds_finished: memo.take(Measure::Jct, &groups),
+        bounded_slowdown_finished: memo.take(Measure::BoundedSlowdown, &groups),
         gpu_hours_used: used,
         gpu_hours_lost: hours(t.lost_gpu_ms),
         gpu_hours_held_not_running: hours(t.idle_quota_gpu_ms),

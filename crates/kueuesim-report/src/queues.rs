@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use std::collections::BTreeMap;
-use std::marker::PhantomData;
 
 use kueuesim_engine::bound::{Constraint, shares};
 use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally};
@@ -246,73 +245,103 @@ enum Measure {
 /// its admitted-only twin reads: each such distribution is collected and sorted once (a
 /// million workloads' durations are most of a report's time). Same input, same figures.
 ///
-/// A distribution over several `QueueSamples` (the run-wide figures) sorts each one's list
-/// apart, keeps its figures (those its ClusterQueue and LocalQueue then read), and merges
-/// the sorted lists (`percentiles_of_runs`) rather than sorting all of them again.
+/// The run-wide figures read every ClusterQueue's samples (`split`): each ClusterQueue's
+/// list is sorted apart, its figures kept for its own call, and the sorted lists merged
+/// (`percentiles_of_runs`) rather than every workload's durations sorted once more.
 #[derive(Default)]
 pub struct FigureMemo<'t> {
     taken: BTreeMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
-    samples: PhantomData<&'t QueueSamples>,
+    /// Parts that a distribution over all of them together is taken from: the
+    /// ClusterQueues' samples, which partition the run-wide ones.
+    parts: Vec<Vec<&'t QueueSamples>>,
 }
 
 impl<'t> FigureMemo<'t> {
+    /// Distributions over exactly the union of `parts` (disjoint, each a ClusterQueue's
+    /// samples) are taken part by part, each part's figures kept under its own key.
+    pub fn split(&mut self, parts: Vec<Vec<&'t QueueSamples>>) {
+        self.parts = parts;
+    }
+
     /// The percentiles of `measure` over `groups`' lists, taken once.
     fn take(&mut self, measure: Measure, groups: &[&'t QueueSamples]) -> Percentiles {
-        let key = (measure, groups.iter().map(|&s| s as *const _).collect());
+        let key = (measure, addresses(groups));
         if let Some(p) = self.taken.get(&key) {
             return p.clone();
         }
+        let mut whole = addresses(groups);
+        whole.sort_unstable();
+        let mut union: Vec<_> = self.parts.iter().flat_map(|p| addresses(p)).collect();
+        union.sort_unstable();
+        // Taken by parts only over exactly their union (each group once).
+        let split = groups.len() > 1 && whole == union;
+        let parts = if split {
+            std::mem::take(&mut self.parts)
+        } else {
+            vec![groups.to_vec()]
+        };
         let p = match measure {
-            Measure::BoundedSlowdown => self.of_runs(measure, groups, from_total_key, |s, v| {
+            Measure::BoundedSlowdown => self.of_parts(measure, &parts, from_total_key, |s, v| {
                 v.extend(s.completions.iter().map(|(j, run)| {
                     total_key(j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS))
                 }));
             }),
-            Measure::Jct => self.of_runs(measure, groups, millis_secs, |s, v| {
+            Measure::Jct => self.of_parts(measure, &parts, millis_secs, |s, v| {
                 v.extend(s.completions.iter().map(|(j, _)| j.millis()));
             }),
-            _ => self.of_runs(measure, groups, millis_secs, |s, v| {
+            _ => self.of_parts(measure, &parts, millis_secs, |s, v| {
                 for d in lists(measure, s) {
                     v.extend(d.iter().map(SimDuration::millis));
                 }
             }),
         };
+        if split {
+            self.parts = parts;
+        }
         self.taken.insert(key, p.clone());
         p
     }
 
-    /// `measure`'s percentiles over the keys `collect` writes of each of `groups`, each
-    /// group's sorted apart when there are several (its own figures kept as its own key's,
-    /// which its own call would take: the same list, the same sort) and the runs merged.
-    fn of_runs<K: Copy + Ord>(
+    /// `measure`'s percentiles over the keys `collect` writes of every group of `parts`:
+    /// one part's sorted whole; several parts' sorted apart, each part's figures kept as its
+    /// own key's (which its own call would take: the same list, the same sort), and the
+    /// sorted parts merged.
+    fn of_parts<K: Copy + Ord>(
         &mut self,
         measure: Measure,
-        groups: &[&'t QueueSamples],
+        parts: &[Vec<&'t QueueSamples>],
         value: fn(K) -> f64,
         collect: impl Fn(&QueueSamples, &mut Vec<K>),
     ) -> Percentiles {
         // Collected at its length (a million workloads' durations, one at a time).
-        let n = groups.iter().map(|s| list_len(measure, s)).sum();
+        let n = parts.iter().flatten().map(|s| list_len(measure, s)).sum();
         let mut keys = Vec::with_capacity(n);
-        let mut starts = Vec::with_capacity(groups.len() + 1);
+        let mut starts = Vec::with_capacity(parts.len() + 1);
         starts.push(0);
-        for &s in groups {
-            collect(s, &mut keys);
+        for part in parts {
+            for &s in part {
+                collect(s, &mut keys);
+            }
             starts.push(keys.len());
         }
-        if groups.len() <= 1 {
+        if let [_] = parts {
             keys.sort_unstable();
             return percentiles_of_sorted(&keys, value);
         }
-        for (r, &s) in starts.windows(2).zip(groups) {
+        for (r, part) in starts.windows(2).zip(parts) {
             let run = &mut keys[r[0]..r[1]];
             run.sort_unstable();
             self.taken
-                .entry((own_measure(measure, s), vec![s as *const _]))
+                .entry((own_measure(measure, part), addresses(part)))
                 .or_insert_with(|| percentiles_of_sorted(run, value));
         }
         percentiles_of_runs(&keys, &starts, value)
     }
+}
+
+/// The memo's key of `groups`.
+fn addresses(groups: &[&QueueSamples]) -> Vec<*const QueueSamples> {
+    groups.iter().map(|&s| s as *const _).collect()
 }
 
 /// The durations `measure` reads of one `QueueSamples` (all but bounded slowdown).
@@ -334,12 +363,16 @@ fn list_len(measure: Measure, s: &QueueSamples) -> usize {
     }
 }
 
-/// The measure a queue whose durations are `s` alone takes for `measure`'s list (`figures`:
+/// The measure a queue whose durations are `groups`' takes for `measure`'s list (`figures`:
 /// "including pending" without pending durations is the admitted-only list).
-fn own_measure(measure: Measure, s: &QueueSamples) -> Measure {
+fn own_measure(measure: Measure, groups: &[&QueueSamples]) -> Measure {
     match measure {
-        Measure::WaitInclPending if s.pending_waits.is_empty() => Measure::WaitAdmitted,
-        Measure::QueuedInclPending if s.pending_queued.is_empty() => Measure::QueuedAdmitted,
+        Measure::WaitInclPending if groups.iter().all(|s| s.pending_waits.is_empty()) => {
+            Measure::WaitAdmitted
+        }
+        Measure::QueuedInclPending if groups.iter().all(|s| s.pending_queued.is_empty()) => {
+            Measure::QueuedAdmitted
+        }
         m => m,
     }
 }
@@ -362,16 +395,8 @@ pub fn figures<'t>(
         |gpus: i64| (gpus > 0 && end_secs > 0.0).then(|| used * 3600.0 / (gpus as f64 * end_secs));
     let groups: Vec<&'t QueueSamples> = samples.collect();
     // Without pending durations, "including pending" is the admitted-only list.
-    let wait_incl = if groups.iter().all(|s| s.pending_waits.is_empty()) {
-        Measure::WaitAdmitted
-    } else {
-        Measure::WaitInclPending
-    };
-    let queued_incl = if groups.iter().all(|s| s.pending_queued.is_empty()) {
-        Measure::QueuedAdmitted
-    } else {
-        Measure::QueuedInclPending
-    };
+    let wait_incl = own_measure(Measure::WaitInclPending, &groups);
+    let queued_incl = own_measure(Measure::QueuedInclPending, &groups);
     QueueFigures {
         workloads: t.workloads,
         finished_workloads: t.finished,

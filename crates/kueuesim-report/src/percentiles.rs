@@ -1,10 +1,6 @@
 //! Nearest-rank percentiles of the report's distributions (waits, time in queue, job
 //! completion, slowdown), from floats or from whole milliseconds.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::collections::binary_heap::PeekMut;
-
 use kueuesim_model::SimDuration;
 use serde::Serialize;
 
@@ -70,83 +66,6 @@ pub(crate) fn percentiles_of_sorted<K: Copy>(keys: &[K], value: impl Fn(K) -> f6
         p99: Some(p99),
         max: Some(max),
     }
-}
-
-/// `percentiles_of_sorted` of the union of sorted runs: `keys[starts[i]..starts[i + 1]]`,
-/// each in increasing order, their keys ordering their values as `total_cmp` does, and keys
-/// equal only where their values are the same bits (`total_key`, or whole milliseconds).
-/// The runs are merged as they are read (a heap of their heads), never into a list: the
-/// merged order is the one sorted order of the keys, so the ranks and the mean, summed in
-/// that order, are those of sorting the whole list. A ClusterQueue's figures sort its own
-/// list; the run-wide figures merge those instead of sorting every workload's again.
-pub(crate) fn percentiles_of_runs<K: Copy + Ord>(
-    keys: &[K],
-    starts: &[usize],
-    value: impl Fn(K) -> f64,
-) -> Percentiles {
-    debug_assert!(
-        starts.first() == Some(&0)
-            && starts.last() == Some(&keys.len())
-            && starts.is_sorted()
-            && starts.windows(2).all(|r| keys[r[0]..r[1]].is_sorted()),
-        "runs cover the keys, each sorted"
-    );
-    if keys.is_empty() {
-        return Percentiles::default();
-    }
-    let ranks = ranks(keys.len());
-    let mut at = [0.0; 5];
-    let mut next = 0;
-    let mut i = 0;
-    // `sum` as `percentiles_of_sorted` sums: the same fold over the same values, in order.
-    let sum = merged(keys, starts)
-        .map(|k| {
-            let v = value(k);
-            while next < ranks.len() && ranks[next] == i {
-                at[next] = v;
-                next += 1;
-            }
-            i += 1;
-            v
-        })
-        .sum::<f64>();
-    debug_assert_eq!(i, keys.len());
-    let [p50, p90, p95, p99, max] = at;
-    Percentiles {
-        count: keys.len() as u64,
-        mean: Some(sum / keys.len() as f64),
-        p50: Some(p50),
-        p90: Some(p90),
-        p95: Some(p95),
-        p99: Some(p99),
-        max: Some(max),
-    }
-}
-
-/// The keys of sorted runs `keys[starts[i]..starts[i + 1]]` in increasing order: a k-way
-/// merge by a heap of each run's next key (ties in any order: equal keys are equal values).
-fn merged<'k, K: Copy + Ord>(keys: &'k [K], starts: &[usize]) -> impl Iterator<Item = K> + 'k {
-    // (head, run), and each run's next index and end.
-    let mut heads = BinaryHeap::with_capacity(starts.len());
-    let mut runs: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
-    for r in starts.windows(2) {
-        if r[0] < r[1] {
-            heads.push(Reverse((keys[r[0]], runs.len())));
-            runs.push((r[0] + 1, r[1]));
-        }
-    }
-    std::iter::from_fn(move || {
-        let mut top = heads.peek_mut()?;
-        let Reverse((k, run)) = *top;
-        let (next, end) = &mut runs[run];
-        if *next < *end {
-            *top = Reverse((keys[*next], run));
-            *next += 1;
-        } else {
-            PeekMut::pop(top);
-        }
-        Some(k)
-    })
 }
 
 /// `x` as an unsigned integer that orders as `f64::total_cmp` orders the floats (the same
@@ -251,69 +170,5 @@ mod tests {
                 assert_eq!(p.max, sorted.last().copied());
             }
         }
-    }
-
-    /// Figures to compare bit for bit.
-    fn bits(p: &Percentiles) -> [Option<u64>; 7] {
-        let b = |x: Option<f64>| x.map(f64::to_bits);
-        [
-            Some(p.count),
-            b(p.mean),
-            b(p.p50),
-            b(p.p90),
-            b(p.p95),
-            b(p.p99),
-            b(p.max),
-        ]
-    }
-
-    /// Sorted runs merged give the figures of the whole list sorted, bit for bit: runs
-    /// empty, of one key, of repeated keys, and floats with zeros of both signs and NaN.
-    #[test]
-    fn merged_runs_are_the_sorted_list() {
-        for (seed, runs) in [(1, 1), (2, 2), (3, 5), (4, 16), (5, 40)] {
-            let lens: Vec<usize> = numbers(seed, runs)
-                .into_iter()
-                .enumerate()
-                .map(|(i, k)| if i % 7 == 3 { 0 } else { (k % 300) as usize })
-                .collect();
-            let total: usize = lens.iter().sum();
-            let raw = numbers(seed + 100, total);
-            let ms: Vec<i64> = raw.iter().map(|&k| (k % 5_000) as i64 - 20).collect();
-            let specials = [0.0, -0.0, f64::NAN, 1.5, -2.25, f64::INFINITY];
-            let floats: Vec<u64> = raw
-                .iter()
-                .map(|&k| {
-                    let x = if k % 5 == 0 {
-                        specials[(k / 5 % 6) as usize]
-                    } else {
-                        (k % 10_000) as f64 / 7.0
-                    };
-                    total_key(x)
-                })
-                .collect();
-            let mut starts = vec![0];
-            for l in &lens {
-                starts.push(starts.last().unwrap() + l);
-            }
-            fn check<K: Copy + Ord>(keys: &[K], starts: &[usize], value: fn(K) -> f64) {
-                let mut runs = keys.to_vec();
-                for r in starts.windows(2) {
-                    runs[r[0]..r[1]].sort_unstable();
-                }
-                let mut sorted = keys.to_vec();
-                sorted.sort_unstable();
-                assert_eq!(
-                    bits(&percentiles_of_runs(&runs, starts, value)),
-                    bits(&percentiles_of_sorted(&sorted, value))
-                );
-            }
-            check(&ms, &starts, millis_secs);
-            check(&floats, &starts, from_total_key);
-        }
-        assert_eq!(
-            bits(&percentiles_of_runs::<i64>(&[], &[0, 0, 0], millis_secs)),
-            bits(&Percentiles::default())
-        );
     }
 }

@@ -13,9 +13,7 @@ use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
 
 use crate::output::Percentiles;
-use crate::percentiles::{
-    from_total_key, millis_secs, percentiles_of_runs, percentiles_of_sorted, total_key,
-};
+use crate::percentiles::{from_total_key, millis_secs, percentiles_of_sorted, total_key};
 
 /// The bound of bounded slowdown, in seconds (Tiresias, Gavel): a job's slowdown is its
 /// completion time over its run time, the run time taken as at least this long so that very
@@ -247,7 +245,7 @@ enum Measure {
 ///
 /// The run-wide figures read every ClusterQueue's samples (`split`): each ClusterQueue's
 /// list is sorted apart, its figures kept for its own call, and the sorted lists merged
-/// (`percentiles_of_runs`) rather than every workload's durations sorted once more.
+/// rather than every workload's durations sorted once more.
 #[derive(Default)]
 pub struct FigureMemo<'t> {
     taken: BTreeMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
@@ -335,7 +333,11 @@ impl<'t> FigureMemo<'t> {
                 .entry((own_measure(measure, part), addresses(part)))
                 .or_insert_with(|| percentiles_of_sorted(run, value));
         }
-        percentiles_of_runs(&keys, &starts, value)
+        // The stable sort finds the sorted parts as runs and merges them (`slice::sort`,
+        // driftsort), much cheaper than sorting the keys again. Keys equal only where their
+        // values are the same bits: the one sorted list, whichever sort made it.
+        keys.sort();
+        percentiles_of_sorted(&keys, value)
     }
 }
 
@@ -460,4 +462,100 @@ pub fn all_queues(tally: &Tally) -> ClusterQueueTally {
         all.merge(t);
     }
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Figures to compare bit for bit.
+    fn bits(f: &QueueFigures) -> Vec<Option<u64>> {
+        [
+            &f.wait_seconds_incl_pending,
+            &f.wait_seconds_admitted,
+            &f.time_in_queue_seconds_incl_pending,
+            &f.time_in_queue_seconds_admitted,
+            &f.jct_seconds_finished,
+            &f.bounded_slowdown_finished,
+        ]
+        .into_iter()
+        .flat_map(|p| {
+            [
+                Some(p.count),
+                p.mean.map(f64::to_bits),
+                p.p50.map(f64::to_bits),
+                p.p90.map(f64::to_bits),
+                p.p95.map(f64::to_bits),
+                p.p99.map(f64::to_bits),
+                p.max.map(f64::to_bits),
+            ]
+        })
+        .collect()
+    }
+
+    /// The run-wide figures taken from the ClusterQueues' sorted parts (`FigureMemo::split`)
+    /// are those of the whole lists sorted, and so are each part's figures the memo keeps:
+    /// groups with and without pending durations, empty ones, repeated and long durations.
+    #[test]
+    fn split_figures_are_the_whole_lists() {
+        let mut state = 7u64;
+        let mut draw = |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        let groups: Vec<QueueSamples> = (0..7)
+            .map(|g| {
+                let mut s = QueueSamples::default();
+                let n = if g == 3 { 0 } else { draw(400) };
+                let ms = |x: u64| SimDuration::from_millis(x as i64);
+                for _ in 0..n {
+                    // Now and then a duration too long for 32 bits.
+                    let long = if draw(50) == 0 { 1 << 33 } else { 0 };
+                    s.waits.push(ms(draw(90_000) + long));
+                    s.queued.push(ms(draw(3_000)));
+                    s.completions.push(ms(draw(200_000)), ms(draw(100_000)));
+                    if g % 2 == 0 {
+                        s.pending_waits.push(ms(draw(70_000)));
+                        s.pending_queued.push(ms(draw(700)));
+                    }
+                }
+                s
+            })
+            .collect();
+        let t = ClusterQueueTally::default();
+        let all: Vec<&QueueSamples> = groups.iter().collect();
+        // Parts as ClusterQueues would have them, one of them empty, in another order.
+        let parts: Vec<Vec<&QueueSamples>> = vec![
+            vec![all[4], all[0]],
+            vec![],
+            vec![all[1]],
+            vec![all[6], all[2], all[3], all[5]],
+        ];
+        let mut split = FigureMemo::default();
+        split.split(parts.clone());
+        let merged = figures(&t, all.iter().copied(), 0, 8, 3600.0, &mut split);
+        let whole = figures(
+            &t,
+            all.iter().copied(),
+            0,
+            8,
+            3600.0,
+            &mut FigureMemo::default(),
+        );
+        assert_eq!(bits(&merged), bits(&whole));
+        for part in parts {
+            let kept = figures(&t, part.iter().copied(), 0, 8, 3600.0, &mut split);
+            let fresh = figures(
+                &t,
+                part.iter().copied(),
+                0,
+                8,
+                3600.0,
+                &mut FigureMemo::default(),
+            );
+            assert_eq!(bits(&kept), bits(&fresh));
+        }
+    }
 }

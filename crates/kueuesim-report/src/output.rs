@@ -718,6 +718,16 @@ pub fn result_with(world: &World, outcome: &Outcome, with_workloads: bool) -> Si
             })
             .collect()
     });
+    // The run-wide distributions are the ClusterQueues' together: taken from theirs.
+    memo.split(
+        (0..world.cluster_queues.len())
+            .map(|i| {
+                samples
+                    .cluster_queue(ClusterQueueId::from_index(i))
+                    .collect()
+            })
+            .collect(),
+    );
     let all = crate::queues::figures(
         &crate::queues::all_queues(&tally),
         samples.all(),

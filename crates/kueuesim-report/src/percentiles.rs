@@ -31,43 +31,52 @@ pub(crate) fn percentiles(v: Vec<f64>) -> Percentiles {
 /// sorted list of their values: the same figures, the mean summed in the same order.
 pub(crate) fn percentiles_of_millis(mut ms: Vec<i64>) -> Percentiles {
     ms.sort_unstable();
-    let secs = |m: i64| SimDuration::from_millis(m).as_secs_f64();
-    debug_assert!(ms.is_sorted_by(|&a, &b| secs(a).total_cmp(&secs(b)).is_le()));
-    percentiles_of_sorted(&ms, secs)
+    debug_assert!(ms.is_sorted_by(|&a, &b| millis_secs(a).total_cmp(&millis_secs(b)).is_le()));
+    percentiles_of_sorted(&ms, millis_secs)
+}
+
+/// The seconds of `m` milliseconds (`SimDuration::as_secs_f64`): the value of a millisecond
+/// key.
+pub(crate) fn millis_secs(m: i64) -> f64 {
+    SimDuration::from_millis(m).as_secs_f64()
+}
+
+/// The nearest ranks (indexes into the sorted list) of p50, p90, p95 and p99 and the
+/// maximum among `n` values, in increasing order.
+fn ranks(n: usize) -> [usize; 5] {
+    let at = |p: f64| ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
+    [at(0.50), at(0.90), at(0.95), at(0.99), n - 1]
 }
 
 /// Nearest-rank percentiles of the values `value` gives of `keys`, which are in the
 /// values' `f64::total_cmp` order: the mean is summed in that order, as a sorted list of the
 /// values would be (no list of them is made: a million workloads' durations are most of a
 /// report's time).
-fn percentiles_of_sorted<K: Copy>(keys: &[K], value: impl Fn(K) -> f64) -> Percentiles {
-    let Some(&last) = keys.last() else {
+pub(crate) fn percentiles_of_sorted<K: Copy>(keys: &[K], value: impl Fn(K) -> f64) -> Percentiles {
+    if keys.is_empty() {
         return Percentiles::default();
-    };
-    let rank = |p: f64| {
-        let i = ((p * keys.len() as f64).ceil() as usize).clamp(1, keys.len()) - 1;
-        value(keys[i])
-    };
+    }
+    let [p50, p90, p95, p99, max] = ranks(keys.len()).map(|i| value(keys[i]));
     Percentiles {
         count: keys.len() as u64,
         mean: Some(keys.iter().map(|&k| value(k)).sum::<f64>() / keys.len() as f64),
-        p50: Some(rank(0.50)),
-        p90: Some(rank(0.90)),
-        p95: Some(rank(0.95)),
-        p99: Some(rank(0.99)),
-        max: Some(value(last)),
+        p50: Some(p50),
+        p90: Some(p90),
+        p95: Some(p95),
+        p99: Some(p99),
+        max: Some(max),
     }
 }
 
 /// `x` as an unsigned integer that orders as `f64::total_cmp` orders the floats (the same
 /// transform `total_cmp` makes, then the sign bit flipped so that the order is unsigned).
-fn total_key(x: f64) -> u64 {
+pub(crate) fn total_key(x: f64) -> u64 {
     let bits = x.to_bits() as i64;
     signed_key(bits ^ (((bits >> 63) as u64) >> 1) as i64)
 }
 
 /// The float whose `total_key` is `k`.
-fn from_total_key(k: u64) -> f64 {
+pub(crate) fn from_total_key(k: u64) -> f64 {
     let bits = from_signed_key(k);
     f64::from_bits((bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64)
 }

@@ -6,7 +6,6 @@
 use serde::Serialize;
 
 use std::collections::BTreeMap;
-use std::marker::PhantomData;
 
 use kueuesim_engine::bound::{Constraint, shares};
 use kueuesim_engine::outcome::{ClusterQueueTally, Durations, QueueSamples, Tally};
@@ -14,7 +13,7 @@ use kueuesim_model::resources::GPU;
 use kueuesim_model::{ClusterQueueId, LocalQueueId, SimDuration, World};
 
 use crate::output::Percentiles;
-use crate::percentiles::{percentiles, percentiles_of_millis};
+use crate::percentiles::{from_total_key, millis_secs, percentiles_of_sorted, total_key};
 
 /// The bound of bounded slowdown, in seconds (Tiresias, Gavel): a job's slowdown is its
 /// completion time over its run time, the run time taken as at least this long so that very
@@ -243,10 +242,141 @@ enum Measure {
 /// that LocalQueue, and without pending workloads a measure "including pending" reads what
 /// its admitted-only twin reads: each such distribution is collected and sorted once (a
 /// million workloads' durations are most of a report's time). Same input, same figures.
+///
+/// The run-wide figures read every ClusterQueue's samples (`split`): each ClusterQueue's
+/// list is sorted apart, its figures kept for its own call, and the sorted lists merged
+/// rather than every workload's durations sorted once more.
 #[derive(Default)]
 pub struct FigureMemo<'t> {
     taken: BTreeMap<(Measure, Vec<*const QueueSamples>), Percentiles>,
-    samples: PhantomData<&'t QueueSamples>,
+    /// Parts that a distribution over all of them together is taken from: the
+    /// ClusterQueues' samples, which partition the run-wide ones.
+    parts: Vec<Vec<&'t QueueSamples>>,
+}
+
+impl<'t> FigureMemo<'t> {
+    /// Distributions over exactly the union of `parts` (disjoint, each a ClusterQueue's
+    /// samples) are taken part by part, each part's figures kept under its own key.
+    pub fn split(&mut self, parts: Vec<Vec<&'t QueueSamples>>) {
+        self.parts = parts;
+    }
+
+    /// The percentiles of `measure` over `groups`' lists, taken once.
+    fn take(&mut self, measure: Measure, groups: &[&'t QueueSamples]) -> Percentiles {
+        let key = (measure, addresses(groups));
+        if let Some(p) = self.taken.get(&key) {
+            return p.clone();
+        }
+        let mut whole = addresses(groups);
+        whole.sort_unstable();
+        let mut union: Vec<_> = self.parts.iter().flat_map(|p| addresses(p)).collect();
+        union.sort_unstable();
+        // Taken by parts only over exactly their union (each group once).
+        let split = groups.len() > 1 && whole == union;
+        let parts = if split {
+            std::mem::take(&mut self.parts)
+        } else {
+            vec![groups.to_vec()]
+        };
+        let p = match measure {
+            Measure::BoundedSlowdown => self.of_parts(measure, &parts, from_total_key, |s, v| {
+                v.extend(s.completions.iter().map(|(j, run)| {
+                    total_key(j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS))
+                }));
+            }),
+            Measure::Jct => self.of_parts(measure, &parts, millis_secs, |s, v| {
+                v.extend(s.completions.iter().map(|(j, _)| j.millis()));
+            }),
+            _ => self.of_parts(measure, &parts, millis_secs, |s, v| {
+                for d in lists(measure, s) {
+                    v.extend(d.iter().map(SimDuration::millis));
+                }
+            }),
+        };
+        if split {
+            self.parts = parts;
+        }
+        self.taken.insert(key, p.clone());
+        p
+    }
+
+    /// `measure`'s percentiles over the keys `collect` writes of every group of `parts`:
+    /// one part's sorted whole; several parts' sorted apart, each part's figures kept as its
+    /// own key's (which its own call would take: the same list, the same sort), and the
+    /// sorted parts merged.
+    fn of_parts<K: Copy + Ord>(
+        &mut self,
+        measure: Measure,
+        parts: &[Vec<&'t QueueSamples>],
+        value: fn(K) -> f64,
+        collect: impl Fn(&QueueSamples, &mut Vec<K>),
+    ) -> Percentiles {
+        // Collected at its length (a million workloads' durations, one at a time).
+        let n = parts.iter().flatten().map(|s| list_len(measure, s)).sum();
+        let mut keys = Vec::with_capacity(n);
+        let mut starts = Vec::with_capacity(parts.len() + 1);
+        starts.push(0);
+        for part in parts {
+            for &s in part {
+                collect(s, &mut keys);
+            }
+            starts.push(keys.len());
+        }
+        if let [_] = parts {
+            keys.sort_unstable();
+            return percentiles_of_sorted(&keys, value);
+        }
+        for (r, part) in starts.windows(2).zip(parts) {
+            let run = &mut keys[r[0]..r[1]];
+            run.sort_unstable();
+            self.taken
+                .entry((own_measure(measure, part), addresses(part)))
+                .or_insert_with(|| percentiles_of_sorted(run, value));
+        }
+        // The stable sort finds the sorted parts as runs and merges them (`slice::sort`,
+        // driftsort), much cheaper than sorting the keys again. Keys equal only where their
+        // values are the same bits: the one sorted list, whichever sort made it.
+        keys.sort();
+        percentiles_of_sorted(&keys, value)
+    }
+}
+
+/// The memo's key of `groups`.
+fn addresses(groups: &[&QueueSamples]) -> Vec<*const QueueSamples> {
+    groups.iter().map(|&s| s as *const _).collect()
+}
+
+/// The durations `measure` reads of one `QueueSamples` (all but bounded slowdown).
+fn lists(measure: Measure, s: &QueueSamples) -> [&Durations; 2] {
+    match measure {
+        Measure::WaitInclPending => [&s.waits, &s.pending_waits],
+        Measure::WaitAdmitted => [&s.waits, &EMPTY],
+        Measure::QueuedInclPending => [&s.queued, &s.pending_queued],
+        Measure::QueuedAdmitted => [&s.queued, &EMPTY],
+        Measure::Jct | Measure::BoundedSlowdown => [&EMPTY, &EMPTY],
+    }
+}
+
+/// How many values `measure` reads of `s`.
+fn list_len(measure: Measure, s: &QueueSamples) -> usize {
+    match measure {
+        Measure::Jct | Measure::BoundedSlowdown => s.completions.len(),
+        _ => lists(measure, s).iter().map(|d| d.len()).sum(),
+    }
+}
+
+/// The measure a queue whose durations are `groups`' takes for `measure`'s list (`figures`:
+/// "including pending" without pending durations is the admitted-only list).
+fn own_measure(measure: Measure, groups: &[&QueueSamples]) -> Measure {
+    match measure {
+        Measure::WaitInclPending if groups.iter().all(|s| s.pending_waits.is_empty()) => {
+            Measure::WaitAdmitted
+        }
+        Measure::QueuedInclPending if groups.iter().all(|s| s.pending_queued.is_empty()) => {
+            Measure::QueuedAdmitted
+        }
+        m => m,
+    }
 }
 
 /// A queue's figures from its tally and the durations of its workloads (`samples`: the keys
@@ -265,74 +395,22 @@ pub fn figures<'t>(
     let used = hours(t.gpu_ms);
     let share =
         |gpus: i64| (gpus > 0 && end_secs > 0.0).then(|| used * 3600.0 / (gpus as f64 * end_secs));
-    // Each list collected at its length (a million workloads' durations, one at a time), in
-    // whole milliseconds (`percentiles_of_millis`).
-    let of = |f: fn(&QueueSamples) -> [&Durations; 2]| -> Percentiles {
-        let n = samples.clone().flat_map(f).map(Durations::len).sum();
-        let mut v = Vec::with_capacity(n);
-        v.extend(
-            samples
-                .clone()
-                .flat_map(|s| f(s).into_iter().flat_map(Durations::iter))
-                .map(SimDuration::millis),
-        );
-        percentiles_of_millis(v)
-    };
-    let completions = || samples.clone().flat_map(|s| s.completions.iter());
-    let n_completions = samples.clone().map(|s| s.completions.len()).sum();
-    let groups: Vec<*const QueueSamples> = samples.clone().map(|s| s as *const _).collect();
-    let mut take = |measure: Measure, make: &dyn Fn() -> Percentiles| {
-        memo.taken
-            .entry((measure, groups.clone()))
-            .or_insert_with(make)
-            .clone()
-    };
+    let groups: Vec<&'t QueueSamples> = samples.collect();
     // Without pending durations, "including pending" is the admitted-only list.
-    let (wait_incl, queued_incl) = {
-        let mut all = samples.clone();
-        let no_pending_waits = all.clone().all(|s| s.pending_waits.is_empty());
-        let no_pending_queued = all.all(|s| s.pending_queued.is_empty());
-        (
-            if no_pending_waits {
-                Measure::WaitAdmitted
-            } else {
-                Measure::WaitInclPending
-            },
-            if no_pending_queued {
-                Measure::QueuedAdmitted
-            } else {
-                Measure::QueuedInclPending
-            },
-        )
-    };
+    let wait_incl = own_measure(Measure::WaitInclPending, &groups);
+    let queued_incl = own_measure(Measure::QueuedInclPending, &groups);
     QueueFigures {
         workloads: t.workloads,
         finished_workloads: t.finished,
         pending_workloads: t.pending,
         preemptions_suffered: t.preempted,
         preemptions_caused: t.preemptions_caused,
-        wait_seconds_incl_pending: take(wait_incl, &|| of(|s| [&s.waits, &s.pending_waits])),
-        wait_seconds_admitted: take(Measure::WaitAdmitted, &|| of(|s| [&s.waits, &EMPTY])),
-        time_in_queue_seconds_incl_pending: take(queued_incl, &|| {
-            of(|s| [&s.queued, &s.pending_queued])
-        }),
-        time_in_queue_seconds_admitted: take(Measure::QueuedAdmitted, &|| {
-            of(|s| [&s.queued, &EMPTY])
-        }),
-        jct_seconds_finished: take(Measure::Jct, &|| {
-            let mut v = Vec::with_capacity(n_completions);
-            v.extend(completions().map(|(j, _)| j.millis()));
-            percentiles_of_millis(v)
-        }),
-        bounded_slowdown_finished: take(Measure::BoundedSlowdown, &|| {
-            let mut v = Vec::with_capacity(n_completions);
-            v.extend(
-                completions().map(|(j, run)| {
-                    j.as_secs_f64() / run.as_secs_f64().max(SLOWDOWN_BOUND_SECONDS)
-                }),
-            );
-            percentiles(v)
-        }),
+        wait_seconds_incl_pending: memo.take(wait_incl, &groups),
+        wait_seconds_admitted: memo.take(Measure::WaitAdmitted, &groups),
+        time_in_queue_seconds_incl_pending: memo.take(queued_incl, &groups),
+        time_in_queue_seconds_admitted: memo.take(Measure::QueuedAdmitted, &groups),
+        jct_seconds_finished: memo.take(Measure::Jct, &groups),
+        bounded_slowdown_finished: memo.take(Measure::BoundedSlowdown, &groups),
         gpu_hours_used: used,
         gpu_hours_lost: hours(t.lost_gpu_ms),
         gpu_hours_held_not_running: hours(t.idle_quota_gpu_ms),
@@ -384,4 +462,100 @@ pub fn all_queues(tally: &Tally) -> ClusterQueueTally {
         all.merge(t);
     }
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Figures to compare bit for bit.
+    fn bits(f: &QueueFigures) -> Vec<Option<u64>> {
+        [
+            &f.wait_seconds_incl_pending,
+            &f.wait_seconds_admitted,
+            &f.time_in_queue_seconds_incl_pending,
+            &f.time_in_queue_seconds_admitted,
+            &f.jct_seconds_finished,
+            &f.bounded_slowdown_finished,
+        ]
+        .into_iter()
+        .flat_map(|p| {
+            [
+                Some(p.count),
+                p.mean.map(f64::to_bits),
+                p.p50.map(f64::to_bits),
+                p.p90.map(f64::to_bits),
+                p.p95.map(f64::to_bits),
+                p.p99.map(f64::to_bits),
+                p.max.map(f64::to_bits),
+            ]
+        })
+        .collect()
+    }
+
+    /// The run-wide figures taken from the ClusterQueues' sorted parts (`FigureMemo::split`)
+    /// are those of the whole lists sorted, and so are each part's figures the memo keeps:
+    /// groups with and without pending durations, empty ones, repeated and long durations.
+    #[test]
+    fn split_figures_are_the_whole_lists() {
+        let mut state = 7u64;
+        let mut draw = |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        let groups: Vec<QueueSamples> = (0..7)
+            .map(|g| {
+                let mut s = QueueSamples::default();
+                let n = if g == 3 { 0 } else { draw(400) };
+                let ms = |x: u64| SimDuration::from_millis(x as i64);
+                for _ in 0..n {
+                    // Now and then a duration too long for 32 bits.
+                    let long = if draw(50) == 0 { 1 << 33 } else { 0 };
+                    s.waits.push(ms(draw(90_000) + long));
+                    s.queued.push(ms(draw(3_000)));
+                    s.completions.push(ms(draw(200_000)), ms(draw(100_000)));
+                    if g % 2 == 0 {
+                        s.pending_waits.push(ms(draw(70_000)));
+                        s.pending_queued.push(ms(draw(700)));
+                    }
+                }
+                s
+            })
+            .collect();
+        let t = ClusterQueueTally::default();
+        let all: Vec<&QueueSamples> = groups.iter().collect();
+        // Parts as ClusterQueues would have them, one of them empty, in another order.
+        let parts: Vec<Vec<&QueueSamples>> = vec![
+            vec![all[4], all[0]],
+            vec![],
+            vec![all[1]],
+            vec![all[6], all[2], all[3], all[5]],
+        ];
+        let mut split = FigureMemo::default();
+        split.split(parts.clone());
+        let merged = figures(&t, all.iter().copied(), 0, 8, 3600.0, &mut split);
+        let whole = figures(
+            &t,
+            all.iter().copied(),
+            0,
+            8,
+            3600.0,
+            &mut FigureMemo::default(),
+        );
+        assert_eq!(bits(&merged), bits(&whole));
+        for part in parts {
+            let kept = figures(&t, part.iter().copied(), 0, 8, 3600.0, &mut split);
+            let fresh = figures(
+                &t,
+                part.iter().copied(),
+                0,
+                8,
+                3600.0,
+                &mut FigureMemo::default(),
+            );
+            assert_eq!(bits(&kept), bits(&fresh));
+        }
+    }
 }

@@ -201,6 +201,23 @@ impl<'w> Simulation<'w> {
             .unwrap_or(kueuesim_model::SchedulerKind::Kube);
         let vecs = self.spare_vecs.take();
         let runtime = new_runtime(wl.clone(), scheduler, shape, label.unwrap_or(0), vecs);
+        // Vectors kept from a workload let go of (`SpareVecs`) carry nothing of it: the
+        // record is the one new vectors give, field for field.
+        debug_assert_eq!(
+            format!("{:?}", runtime.record),
+            format!(
+                "{:?}",
+                new_runtime(
+                    wl.clone(),
+                    scheduler,
+                    shape,
+                    label.unwrap_or(0),
+                    Default::default()
+                )
+                .record
+            ),
+            "a recycled record vector carried stale contents"
+        );
         self.runtimes.insert(w.index(), Box::new(runtime));
         self.serving_arrived(w);
         if label.is_none() || self.kueue.respace_uids_always {

@@ -408,14 +408,6 @@ pub(super) fn new_runtime<'w>(
             None => placement.push(vec![None; n]),
         }
     }
-    debug_assert!(
-        placement.len() == spec.pod_sets.len()
-            && placement
-                .iter()
-                .zip(&spec.pod_sets)
-                .all(|(s, p)| s.len() == p.count as usize && s.iter().all(Option::is_none)),
-        "a reused slot vector is a new one's: a slot per pod, every one empty"
-    );
     // The capacity their first push would give (a `Vec`'s least for such sizes): nearly
     // every workload gets a condition and an event, and an allocation made here skips the
     // growth path each first push took.

@@ -177,7 +177,11 @@ pub trait Scorer {
     }
     /// Whether `node_score` depends on the node's capacity state only (free, free pod slots,
     /// allocatable; `NodeCapacity::same_state`), so `fill` may score one node per state; false
-    /// unless a scorer knows.
+    /// unless a scorer knows. Saying true also promises what `fill_in`'s kept scores
+    /// (`FillBuffers`) rely on: the score reads the pod only through its `requests` (not its
+    /// node selector or tolerations), the allocatable it reads is `NodeCapacity::alloc` (set
+    /// once from the world, never written), and the score function is the same on every call
+    /// with the same buffers.
     fn score_is_per_state(&self) -> bool {
         false
     }
@@ -211,10 +215,13 @@ type FillEntry = (Score, u64, NodeId);
 /// call with the same buffers scores nodes with the same function of (state, pod): Volcano's
 /// gradient, whose node score is its node-order plugins' (`Scoring::node_order`), resolved
 /// from the world's configuration and fixed for the run. Debug builds score afresh every
-/// node served from it and compare.
+/// node served from it and compare. A one-off `fill` sets `score_afresh` and keeps nothing:
+/// its buffers die with the call, so a kept score would be an allocation never read.
 #[derive(Clone, Debug, Default)]
-pub struct FillBuffers {
+pub(crate) struct FillBuffers {
     states: StateScores,
+    /// Score every state with the scorer and keep no score (`fill`'s one-off buffers).
+    score_afresh: bool,
     /// The heaps of the pod set at hand are the first ones (`fill_in`'s `used`); the rest are
     /// kept for their allocations.
     heaps: Vec<(usize, BinaryHeap<FillEntry>)>,
@@ -244,13 +251,16 @@ pub fn fill<S: Scorer>(
         pods,
         limit,
         scorer,
-        &mut FillBuffers::default(),
+        &mut FillBuffers {
+            score_afresh: true,
+            ..FillBuffers::default()
+        },
     )
 }
 
 /// `fill` with its working buffers kept by the caller (`FillBuffers`).
 #[allow(clippy::type_complexity)]
-pub fn fill_in<S: Scorer>(
+pub(crate) fn fill_in<S: Scorer>(
     world: &World,
     cap: &mut NodeCapacity,
     candidates: &[NodeId],
@@ -277,6 +287,7 @@ pub fn fill_in<S: Scorer>(
         // and the totals).
         group_scores,
         states,
+        score_afresh,
     } = buffers;
     for (ps, (needs, slots)) in pods.iter().enumerate() {
         if bound.len() >= limit {
@@ -349,8 +360,11 @@ pub fn fill_in<S: Scorer>(
                 {
                     Some(&(_, s)) => s,
                     None => {
-                        let s =
-                            states.score(cap, n, needs, || Score(scorer.node_score(cap, n, needs)));
+                        let s = if *score_afresh {
+                            Score(scorer.node_score(cap, n, needs))
+                        } else {
+                            states.score(cap, n, needs, || Score(scorer.node_score(cap, n, needs)))
+                        };
                         scored[next_slot] = (n, s);
                         next_slot = (next_slot + 1) % STATES_KEPT;
                         s

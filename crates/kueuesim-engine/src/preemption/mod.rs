@@ -935,11 +935,13 @@ pub fn classical_targets_with(
         &[true, false]
     };
 
+    // Release builds returned the own-queue search's targets above, so only tests (debug
+    // builds) get here with them.
+    let own_queue_agrees =
+        |targets: &[Target]| own_queue_targets.as_ref().is_none_or(|own| own == targets);
     // No candidate anywhere: the removal loop has nothing to take, so there are no targets
     // whatever the quota says. Under overload most searches end here (a ClusterQueue above
     // its nominal quota, with borrowWithinCohort off and no hierarchical advantage).
-    let own_queue_agrees =
-        |targets: &[Target]| own_queue_targets.as_ref().is_none_or(|own| own == targets);
     if no_other_queue_candidates && same_queue.is_empty() {
         debug_assert!(own_queue_agrees(&[]), "the own-queue search found targets");
         return Vec::new();
@@ -968,7 +970,7 @@ pub fn classical_targets_with(
         possible || targets.is_empty(),
         "could_fit ruled out a preemption the search found"
     );
-    assert!(
+    debug_assert!(
         own_queue_agrees(&targets),
         "the search over the own ClusterQueue in order differs from the lists' search"
     );

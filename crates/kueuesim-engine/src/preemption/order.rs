@@ -185,13 +185,11 @@ pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c> {
     done: bool,
 }
 
-/// The chunk an `OwnQueueOrder` pass selects.
+/// The chunk an `OwnQueueOrder` pass selects (the first two passes; a third sorts the rest
+/// whole).
 const OWN_CHUNK: usize = 8;
 
 impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
-    /// The chunk a pass selects (the first two passes; a third sorts the rest whole).
-    const CHUNK: usize = OWN_CHUNK;
-
     /// The order of the workloads of the preemptor's ClusterQueue, `all`, that
     /// `same_queue_candidates` keeps, with its first chunk read; None when one with an
     /// Admission Fair Sharing usage passes the policy.
@@ -200,6 +198,17 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         all: &'c [Candidate],
         lowest: Option<i32>,
     ) -> Option<Self> {
+        // A pass takes the keys strictly above the last one read, so two candidates with one
+        // key would lose one of them where `GlobalOrder` keeps both. The UID label makes keys
+        // unique (`UidLabels` labels live workloads apart); tests check it.
+        debug_assert!(
+            {
+                let mut labels: Vec<u64> = all.iter().map(|c| c.uid_rank).collect();
+                labels.sort_unstable();
+                labels.windows(2).all(|w| w[0] != w[1])
+            },
+            "two admitted workloads of one ClusterQueue share a UID label"
+        );
         let mut order = OwnQueueOrder {
             ctx,
             all,
@@ -235,7 +244,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
             lca: None,
             variant: Variant::WithinCq,
         };
-        if self.read.len() >= 2 * Self::CHUNK {
+        if self.read.len() >= 2 * OWN_CHUNK {
             // Far into the list (rare): the rest, sorted whole.
             let start = self.read.len();
             self.read.extend(
@@ -264,11 +273,10 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
                 return None;
             }
             let k = packed(c);
-            if (len == Self::CHUNK && k >= best[len - 1].0) || !above(&k) || !ctx.uses_contested(c)
-            {
+            if (len == OWN_CHUNK && k >= best[len - 1].0) || !above(&k) || !ctx.uses_contested(c) {
                 continue;
             }
-            if len == Self::CHUNK {
+            if len == OWN_CHUNK {
                 len -= 1;
             }
             let mut at = len;
@@ -284,7 +292,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
                 .iter()
                 .map(|&(k, c)| (k, elem(c.expect("filled")))),
         );
-        self.done = len < Self::CHUNK;
+        self.done = len < OWN_CHUNK;
         Some(())
     }
 }

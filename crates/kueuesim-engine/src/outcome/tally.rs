@@ -54,7 +54,7 @@ pub struct Tally {
     /// keys, a LocalQueue's those of its keys (`Tally::cluster_queue_samples`,
     /// `Tally::local_queue_samples`). Beside them, the counts `Tally::fold` has not yet
     /// added to `cluster_queues` and `local_queues` (`Tally::settle`).
-    samples: BTreeMap<(Option<LocalQueueId>, ClusterQueueId), QueueBucket>,
+    samples: Buckets,
     /// The keys of `samples` in ClusterQueue order, so that a ClusterQueue's figures find
     /// its keys by range instead of reading every key (with 1,000 ClusterQueues and as many
     /// LocalQueues, the scan was a million steps per figure). Private, as `samples` is:
@@ -248,6 +248,105 @@ impl DurationPairs {
     }
 }
 
+/// The key of a `Tally::samples` bucket: the LocalQueue the workload names (if any) and the
+/// ClusterQueue it is counted in.
+type BucketKey = (Option<LocalQueueId>, ClusterQueueId);
+
+/// `Tally::samples`: the buckets by key, in a map from key to a place in a dense list, so
+/// that a fold finds its bucket by its LocalQueue's index (`by_local_queue`) instead of a
+/// search of the map per finished workload. Two are equal when they hold the same buckets
+/// under the same keys, whatever order the buckets were made in (the order of `list`) and
+/// whatever the caches hold.
+#[derive(Clone, Debug, Default)]
+struct Buckets {
+    /// Every key, with its bucket's place in `list`.
+    index: BTreeMap<BucketKey, u32>,
+    /// The buckets, in the order they were made.
+    list: Vec<QueueBucket>,
+    /// A cache of `index` by LocalQueue index: the ClusterQueue and place of the last key
+    /// (Some(that LocalQueue), ClusterQueue) found or made, `NO_BUCKET` where none yet. A
+    /// LocalQueue's workloads are nearly all counted in its own ClusterQueue, so one entry
+    /// per LocalQueue answers nearly every fold; a miss searches `index` and refills it.
+    by_local_queue: Vec<(ClusterQueueId, u32)>,
+    /// The GPU resource's id (`ResourceTable::lookup` of `resources::GPU` in the world the
+    /// tally folds from), looked up at the first fold instead of by name at every one.
+    gpu: Option<Option<ResourceId>>,
+}
+
+/// `Buckets::by_local_queue`'s place for a LocalQueue no bucket was found for yet.
+const NO_BUCKET: u32 = u32::MAX;
+
+impl PartialEq for Buckets {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Buckets {}
+
+impl Buckets {
+    /// The bucket of `key`, made empty if it has none yet; `made` is called once a key is
+    /// new.
+    #[inline]
+    fn entry(&mut self, key: BucketKey, made: impl FnOnce()) -> &mut QueueBucket {
+        let (lq, cq) = key;
+        if let Some(lq) = lq
+            && let Some(&(c, at)) = self.by_local_queue.get(lq.index())
+            && c == cq
+            && at != NO_BUCKET
+        {
+            debug_assert_eq!(
+                self.index.get(&key),
+                Some(&at),
+                "the LocalQueue cache is the map's"
+            );
+            return &mut self.list[at as usize];
+        }
+        self.entry_slow(key, made)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn entry_slow(&mut self, key: BucketKey, made: impl FnOnce()) -> &mut QueueBucket {
+        let at = match self.index.entry(key) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                made();
+                let at = u32::try_from(self.list.len()).expect("fewer buckets than u32::MAX");
+                assert!(at != NO_BUCKET, "fewer buckets than u32::MAX");
+                self.list.push(QueueBucket::default());
+                *e.insert(at)
+            }
+        };
+        if let (Some(lq), cq) = key {
+            let i = lq.index();
+            if self.by_local_queue.len() <= i {
+                self.by_local_queue
+                    .resize(i + 1, (ClusterQueueId::default(), NO_BUCKET));
+            }
+            self.by_local_queue[i] = (cq, at);
+        }
+        &mut self.list[at as usize]
+    }
+
+    /// The bucket of `key`, if it has one.
+    fn get(&self, key: &BucketKey) -> Option<&QueueBucket> {
+        self.index.get(key).map(|&at| &self.list[at as usize])
+    }
+
+    /// Every key and its bucket, in key order.
+    fn iter(&self) -> impl Iterator<Item = (&BucketKey, &QueueBucket)> + Clone {
+        self.index
+            .iter()
+            .map(|(key, &at)| (key, &self.list[at as usize]))
+    }
+
+    /// Every bucket, in no particular order (the order they were made in).
+    fn values(&self) -> impl Iterator<Item = &QueueBucket> {
+        self.list.iter()
+    }
+}
+
 /// One key of `Tally::samples`: its durations, and the queue counts of the workloads
 /// `Tally::fold` counted there since the last `Tally::settle` (default once settled).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -294,12 +393,14 @@ impl ClusterQueueTally {
     fn add(&mut self, wl: &Workload, rec: &WorkloadRecord, gpu: Option<ResourceId>) {
         self.workloads += 1;
         if let Some(g) = gpu {
-            let total: i64 = wl
-                .pod_sets
-                .iter()
-                .map(|p| p.requests.get(g) * i64::from(p.count))
-                .sum();
-            let pod = wl.pod_sets.iter().map(|p| p.requests.get(g)).max();
+            // Each pod set's GPUs read once for both figures (the sum in pod set order, as
+            // `Iterator::sum` adds).
+            let (mut total, mut pod) = (0i64, None::<i64>);
+            for p in &wl.pod_sets {
+                let per_pod = p.requests.get(g);
+                total += per_pod * i64::from(p.count);
+                pod = Some(pod.map_or(per_pod, |m| m.max(per_pod)));
+            }
             // `namespace/name`, compared in its parts without building it: most workloads
             // of a trace tie on GPUs.
             let joined = [wl.namespace.as_bytes(), b"/", wl.name.as_bytes()];
@@ -420,7 +521,7 @@ impl Tally {
             outside_queues: self.outside_queues,
             cluster_queues: self.cluster_queues.clone(),
             local_queues: self.local_queues.clone(),
-            samples: BTreeMap::new(),
+            samples: Buckets::default(),
             cluster_queue_keys: BTreeSet::new(),
             unmanaged_by_namespace: self.unmanaged_by_namespace.clone(),
             unmanaged_suspended_by_namespace: self.unmanaged_suspended_by_namespace.clone(),
@@ -454,7 +555,9 @@ impl Tally {
     /// Adds every bucket's counts (`fold`) to its ClusterQueue's and LocalQueue's, and
     /// empties the buckets.
     pub fn settle(&mut self) {
-        for (&(lq, cq), bucket) in &mut self.samples {
+        let Buckets { index, list, .. } = &mut self.samples;
+        for (&(lq, cq), &at) in index.iter() {
+            let bucket = &mut list[at as usize];
             if bucket.unsettled == ClusterQueueTally::default() {
                 continue;
             }
@@ -516,7 +619,15 @@ impl Tally {
             QueueRef::Local(_) => {}
         }
         self.add_repeated_preemptions(wl, rec);
-        let gpu = world.resources.lookup(kueuesim_model::resources::GPU);
+        let gpu = *self
+            .samples
+            .gpu
+            .get_or_insert_with(|| world.resources.lookup(kueuesim_model::resources::GPU));
+        debug_assert_eq!(
+            gpu,
+            world.resources.lookup(kueuesim_model::resources::GPU),
+            "a tally folds from one world"
+        );
         if let (Some(at), true) = (rec.admitted_at, rec.admission.is_some()) {
             self.waits.push(at - wl.created_at);
         }
@@ -538,13 +649,10 @@ impl Tally {
         if let Some(cq) = cq {
             // Once per workload, for its ClusterQueue and its LocalQueue together (a
             // LocalQueue names one ClusterQueue: one key each, but for admissions elsewhere).
-            let bucket = match self.samples.entry((lq, cq)) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => {
-                    self.cluster_queue_keys.insert((cq, lq));
-                    e.insert(QueueBucket::default())
-                }
-            };
+            let keys = &mut self.cluster_queue_keys;
+            let bucket = self.samples.entry((lq, cq), || {
+                keys.insert((cq, lq));
+            });
             bucket.samples.add(wl, rec, end);
             if by_bucket {
                 bucket.unsettled.add(wl, rec, gpu);
@@ -622,12 +730,18 @@ impl Tally {
         self.cluster_queue_keys
             .range((cq, None)..)
             .take_while(move |(c, _)| *c == cq)
-            .map(move |&(c, lq)| &self.samples[&(lq, c)].samples)
+            .map(move |&(c, lq)| {
+                &self
+                    .samples
+                    .get(&(lq, c))
+                    .expect("every ClusterQueue key has its bucket")
+                    .samples
+            })
     }
 
     /// Every queue's durations (the run-wide figures'), by (LocalQueue, ClusterQueue).
     pub fn all_samples(&self) -> impl Iterator<Item = &QueueSamples> + Clone {
-        self.samples.values().map(|b| &b.samples)
+        self.samples.iter().map(|(_, b)| &b.samples)
     }
 
     /// The durations of LocalQueue `lq`'s figures.
@@ -635,10 +749,11 @@ impl Tally {
         &self,
         lq: LocalQueueId,
     ) -> impl Iterator<Item = &QueueSamples> + Clone {
-        self.samples
+        let Buckets { index, list, .. } = &self.samples;
+        index
             .range((Some(lq), ClusterQueueId::from_index(0))..)
             .take_while(move |((l, _), _)| *l == Some(lq))
-            .map(|(_, b)| &b.samples)
+            .map(move |(_, &at)| &list[at as usize].samples)
     }
 
     /// The bytes the tally's lists of durations have reserved: what a lean run's tally holds
@@ -702,6 +817,45 @@ mod tests {
         };
         for order in [[0, 1, 2], [2, 1, 0], [1, 2, 0]] {
             assert_eq!(fold(&order), want, "{order:?}");
+        }
+    }
+
+    /// The buckets' LocalQueue cache answers as the map does: buckets made in two orders,
+    /// then found again through the cache (and a miss that refills it), hold the same
+    /// samples under the same keys and compare equal, and read in key order.
+    #[test]
+    fn buckets_by_local_queue_are_the_map() {
+        let lq = |i| Some(LocalQueueId::from_index(i));
+        let cq = ClusterQueueId::from_index;
+        let keys = [
+            (lq(2), cq(0)),
+            (None, cq(1)),
+            (lq(0), cq(1)),
+            (lq(2), cq(3)),
+        ];
+        let fill = |order: &[usize]| {
+            let mut b = Buckets::default();
+            let mut made = 0;
+            for round in 0..3 {
+                for &i in order {
+                    let bucket = b.entry(keys[i], || made += 1);
+                    bucket.unsettled.workloads += 1;
+                    bucket.samples.waits.push(SimDuration::from_millis(
+                        i64::try_from(10 * i + round).expect("small"),
+                    ));
+                }
+            }
+            assert_eq!(made, keys.len(), "one bucket a key");
+            b
+        };
+        let (a, b) = (fill(&[0, 1, 2, 3]), fill(&[3, 2, 1, 0]));
+        assert_eq!(a, b);
+        let mut sorted = keys.to_vec();
+        sorted.sort();
+        assert_eq!(a.iter().map(|(k, _)| *k).collect::<Vec<_>>(), sorted);
+        for (k, bucket) in a.iter() {
+            assert_eq!(bucket.unsettled.workloads, 3, "{k:?}");
+            assert_eq!(b.get(k), Some(bucket));
         }
     }
 

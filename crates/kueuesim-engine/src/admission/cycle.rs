@@ -11,9 +11,7 @@ use kueuesim_model::{
 
 use crate::bound::{BoundSet, Constraint};
 use crate::outcome::PodSetAssignment;
-use crate::preemption::{
-    AdmittedWorkloads, Candidate, OwnKey, QuotaByPriority, Target, TopologyFit,
-};
+use crate::preemption::{AdmittedWorkloads, Candidate, QuotaByPriority, Target, TopologyFit};
 use crate::queues::RequeueReason;
 use crate::tas::TasCapacity;
 
@@ -105,14 +103,6 @@ impl<A: AdmittedWorkloads> AdmittedWorkloads for WithoutVictims<'_, A> {
             return None;
         }
         self.admitted.candidate(w)
-    }
-
-    fn own_keys(&self, cq: ClusterQueueId) -> Option<&[OwnKey]> {
-        // A ClusterQueue that lost victims has its own list (`left`) without kept keys.
-        match self.left.iter().find(|(q, _)| *q == cq) {
-            Some(_) => None,
-            None => self.admitted.own_keys(cq),
-        }
     }
 
     fn priority_usage(&self, cq: ClusterQueueId, f: &mut QuotaByPriority<'_>) {

@@ -20,7 +20,6 @@ mod fair;
 mod order;
 
 pub use fair::{FairStrategy, fair_targets};
-pub use order::{OwnKey, own_key};
 
 use order::candidates_ordering;
 
@@ -137,14 +136,6 @@ pub trait AdmittedWorkloads {
 
     /// The record of `w`, if it holds quota.
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate>;
-
-    /// The same-queue order key (`own_key`) of each of `admitted_in(cq)`, at the same
-    /// positions, when none of them carries an Admission Fair Sharing usage; None when it
-    /// does or the keys are not kept. `OwnQueueOrder` then scans the keys, not the
-    /// candidates.
-    fn own_keys(&self, _cq: ClusterQueueId) -> Option<&[OwnKey]> {
-        None
-    }
 
     /// The quota the workloads of `cq` hold, by priority: `f(priority, usage)` for each
     /// priority or for each workload (summing the calls of one priority gives the same
@@ -921,8 +912,7 @@ pub fn classical_targets_with(
     // over the lists.
     let own_queue_targets = if no_other_queue_candidates && bound == Bound::Fits {
         let all = admitted.admitted_in(p.cq);
-        let keys = admitted.own_keys(p.cq);
-        order::OwnQueueOrder::new(&ctx, all, keys, admitted.lowest_priority(p.cq))
+        order::OwnQueueOrder::new(&ctx, all, admitted.lowest_priority(p.cq))
             .map(|mut order| search_in(&ctx, tree, |i| order.get(i), &[true]))
     } else {
         None

@@ -147,13 +147,10 @@ impl<'c> GlobalOrder<'c> {
 /// evicted, priority) above the reservation time, reversed (most recent first), in one
 /// `u128`, then the UID label. A whole-key comparison of hundreds of workloads per search was
 /// most of a chunk's pass; this is two integer comparisons, almost always one.
-/// `AdmittedIndex` keeps one per workload (`AdmittedWorkloads::own_keys`).
-pub type OwnKey = (u128, u64);
+type Packed = (u128, u64);
 
-/// The `OwnKey` of candidate `c`: its place in `CandidatesOrdering` among the workloads of
-/// its own ClusterQueue without Admission Fair Sharing usages.
 #[inline]
-pub fn own_key(c: &Candidate) -> OwnKey {
+fn packed(c: &Candidate) -> Packed {
     // Each part maps to unsigned integers in the same order: `false < true`, an `i32` with
     // its sign bit flipped, an `i64` with its sign bit flipped then every bit (reversed).
     let first = (u64::from(!c.evicted) << 32) | u64::from((c.priority as u32) ^ (1 << 31));
@@ -182,11 +179,8 @@ pub fn own_key(c: &Candidate) -> OwnKey {
 pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c> {
     ctx: &'a Ctx<'p, 'u>,
     all: &'c [Candidate],
-    /// `own_key` of each of `all`, at the same positions, when the index keeps them
-    /// (`AdmittedWorkloads::own_keys`: none of `all` has an Admission Fair Sharing usage).
-    keys: Option<&'c [OwnKey]>,
     /// The candidates read so far, in order, with their keys.
-    read: Vec<(OwnKey, Elem<'c>)>,
+    read: Vec<(Packed, Elem<'c>)>,
     /// Whether `read` holds every candidate.
     done: bool,
 }
@@ -204,14 +198,11 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
     pub(super) fn new(
         ctx: &'a Ctx<'p, 'u>,
         all: &'c [Candidate],
-        keys: Option<&'c [OwnKey]>,
         lowest: Option<i32>,
     ) -> Option<Self> {
-        debug_assert!(keys.is_none_or(|k| k.len() == all.len()));
         let mut order = OwnQueueOrder {
             ctx,
             all,
-            keys,
             read: Vec::new(),
             done: false,
         };
@@ -238,7 +229,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         let (ctx, p) = (self.ctx, self.ctx.p);
         let policy = ctx.settings.within_cluster_queue;
         let after = self.read.last().map(|r| r.0);
-        let above = |k: &OwnKey| after.is_none_or(|a| *k > a);
+        let above = |k: &Packed| after.is_none_or(|a| *k > a);
         let elem = |c| Elem {
             cand: c,
             lca: None,
@@ -251,7 +242,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
                 self.all
                     .iter()
                     .filter(|c| satisfies_policy(p, c, policy))
-                    .map(|c| (own_key(c), c))
+                    .map(|c| (packed(c), c))
                     .filter(|(k, c)| above(k) && ctx.uses_contested(c))
                     .map(|(k, c)| (k, elem(c))),
             );
@@ -260,48 +251,33 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
             return Some(());
         }
         // The chunk's keys so far, ascending, in `best[..len]`.
-        let mut best: [(OwnKey, Option<&'c Candidate>); OWN_CHUNK] = [((0, 0), None); OWN_CHUNK];
+        let mut best: [(Packed, Option<&'c Candidate>); OWN_CHUNK] = [((0, 0), None); OWN_CHUNK];
         let mut len = 0;
         // Newest first: the ClusterQueue's workloads are mostly in admission order and the
         // most recently reserved come first in the order, so the chunk fills early and most
         // workloads are turned down by one comparison. (Any order selects the same keys.)
-        if let Some(keys) = self.keys {
-            // The index's keys, dense: a workload whose key cannot enter the full chunk is
-            // turned down by one comparison without reading its candidate, the filter
-            // (`withinClusterQueue`'s policy, `WorkloadUsesResources`) runs for the rest.
-            // Turning a key down before the filter selects the same chunk: the chunk's keys
-            // all passed it and are smaller. No workload here has an Admission Fair Sharing
-            // usage (`own_keys`), so nothing makes the first pass give up.
-            let all = &self.all[..keys.len()];
-            for i in (0..keys.len()).rev() {
-                let k = keys[i];
-                if len == Self::CHUNK && k >= best[len - 1].0 {
-                    continue;
-                }
-                let c = &all[i];
-                debug_assert_eq!(k, own_key(c), "the index's key is its candidate's");
-                if !above(&k) || !satisfies_policy(p, c, policy) || !ctx.uses_contested(c) {
-                    continue;
-                }
-                enter_chunk(&mut best, &mut len, k, c);
+        for c in self.all.iter().rev() {
+            if !satisfies_policy(p, c, policy) {
+                continue;
             }
-        } else {
-            for c in self.all.iter().rev() {
-                if !satisfies_policy(p, c, policy) {
-                    continue;
-                }
-                if first && c.lq_fs_usage.is_some() {
-                    return None;
-                }
-                let k = own_key(c);
-                if (len == Self::CHUNK && k >= best[len - 1].0)
-                    || !above(&k)
-                    || !ctx.uses_contested(c)
-                {
-                    continue;
-                }
-                enter_chunk(&mut best, &mut len, k, c);
+            if first && c.lq_fs_usage.is_some() {
+                return None;
             }
+            let k = packed(c);
+            if (len == Self::CHUNK && k >= best[len - 1].0) || !above(&k) || !ctx.uses_contested(c)
+            {
+                continue;
+            }
+            if len == Self::CHUNK {
+                len -= 1;
+            }
+            let mut at = len;
+            while at > 0 && best[at - 1].0 > k {
+                best[at] = best[at - 1];
+                at -= 1;
+            }
+            best[at] = (k, Some(c));
+            len += 1;
         }
         self.read.extend(
             best[..len]
@@ -311,27 +287,6 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         self.done = len < Self::CHUNK;
         Some(())
     }
-}
-
-/// Puts candidate `c` with key `k` into the chunk `best[..len]` (ascending keys), dropping
-/// the largest when the chunk is full; the caller has checked that `k` is smaller than it.
-#[inline(always)]
-fn enter_chunk<'c>(
-    best: &mut [(OwnKey, Option<&'c Candidate>); OWN_CHUNK],
-    len: &mut usize,
-    k: OwnKey,
-    c: &'c Candidate,
-) {
-    if *len == OWN_CHUNK {
-        *len -= 1;
-    }
-    let mut at = *len;
-    while at > 0 && best[at - 1].0 > k {
-        best[at] = best[at - 1];
-        at -= 1;
-    }
-    best[at] = (k, Some(c));
-    *len += 1;
 }
 
 /// Moves the `k` smallest keys of `v` (`0 < k < v.len()`) to its front, in no particular
@@ -408,7 +363,7 @@ mod tests {
                   prop_oneof![-2i64..3, Just(i64::MIN), Just(i64::MAX)], 0u64..3),
         ) {
             let (a, b) = (candidate(a.0, a.1, a.2, a.3), candidate(b.0, b.1, b.2, b.3));
-            prop_assert_eq!(own_key(&a).cmp(&own_key(&b)), key(2, &a).cmp(&key(2, &b)));
+            prop_assert_eq!(packed(&a).cmp(&packed(&b)), key(2, &a).cmp(&key(2, &b)));
         }
 
         /// `front_smallest` moves to the front exactly the elements a selection of the `k`

@@ -176,9 +176,6 @@ impl<'w> Simulation<'w> {
         self.rec.stats.cycles += 1;
         let cycle = self.rec.stats.cycles;
         self.kueue.scan_loop.start();
-        // The order keys of the candidates evicted since the last cycle, for the own-queue
-        // preemption search (`OwnQueueOrder`).
-        self.kueue.admitted.refresh_keys();
         if let Some(afs) = &self.kueue.afs {
             // The snapshot's `LocalQueueFSUsage` of every workload holding quota.
             self.kueue.admitted.set_lq_fs_usage(|w| {

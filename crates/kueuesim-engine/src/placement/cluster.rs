@@ -525,11 +525,10 @@ impl Cluster {
         if !self.gpu_stale.contains(node) && self.nodes.allocatable(node, g) > 0 {
             self.gpu_stale.note(node);
         }
+        self.tier_gpu.note(node);
         let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1);
-        let buckets = (self.gpu_buckets > 0).then(|| (bucket(before), bucket(after)));
-        self.tier_gpu.note(node, buckets);
-        if let Some((from, to)) = buckets
-            && from != to
+        if self.gpu_buckets > 0
+            && bucket(before) != bucket(after)
             && let Some(order) = &mut self.kai_order
         {
             order.note(node);

@@ -38,14 +38,8 @@ pub(super) struct TierGpuIndex {
     kept: Vec<bool>,
     /// The nodes whose free GPUs may have moved since the last `sync`.
     stale: NotedNodes,
-    /// Per node: whether one of its moves since the last `sync` changed how many pods of a
-    /// kept size it could host (`note`); only the HyperNodes above such a node have their
-    /// pod counts recounted (cleared as `sync` drains `stale`).
-    crossed: Vec<bool>,
-    /// Per HyperNode, in the current `sync`: `UNSEEN`, `FREE_STALE` (its free GPUs to
-    /// recount) or `PODS_STALE` (its pod counts too); back to `UNSEEN` before it returns.
-    /// A HyperNode's mark is at least each child's (the walk up marks whole chains).
-    seen: Vec<u8>,
+    /// Per HyperNode: seen in the current `sync` (cleared before it returns).
+    seen: Vec<bool>,
     /// The HyperNodes the current `sync` looks at (reused).
     touched: Vec<u32>,
     /// Per pod size asked about (GPUs per pod; the last `PODS_KEPT` asked, the least
@@ -69,11 +63,6 @@ struct PodCounts {
     /// positions whose count is at least c.
     levels: Vec<Vec<u64>>,
 }
-
-/// `TierGpuIndex::seen`'s marks, ordered: a higher one asks for more.
-const UNSEEN: u8 = 0;
-const FREE_STALE: u8 = 1;
-const PODS_STALE: u8 = 2;
 
 /// How many pod sizes the index keeps counts for.
 const PODS_KEPT: usize = 4;
@@ -154,12 +143,11 @@ impl TierGpuIndex {
             by_tier.push(ds.iter().map(|&d| free(d)).collect());
         }
         TierGpuIndex {
-            seen: vec![UNSEEN; place.len()],
+            seen: vec![false; place.len()],
             place,
             kept: vec![false; by_tier.len()],
             free: by_tier,
             stale: NotedNodes::new(nodes),
-            crossed: vec![false; nodes],
             touched: Vec::new(),
             pods: Vec::new(),
             clock: 0,
@@ -177,26 +165,11 @@ impl TierGpuIndex {
         !self.free.is_empty()
     }
 
-    /// Notes that `node`'s free GPUs moved, from GPU bucket `before` to `after` (the
-    /// clamped free GPUs the per-domain histogram files it under; None: no histogram).
-    ///
-    /// A HyperNode's count of `k`-GPU pods is the sum over its nodes of `bucket / k`
-    /// (`gpu_pods_in`), so a move that keeps `bucket / k` for every kept size leaves every
-    /// count of every HyperNode above the node as it was: only its free GPUs need the
-    /// recount. The sizes kept change only when the index is read, with nothing noted.
+    /// Notes that `node`'s free GPUs moved.
     #[inline]
-    pub(super) fn note(&mut self, node: NodeId, buckets: Option<(i64, i64)>) {
+    pub(super) fn note(&mut self, node: NodeId) {
         if self.enabled() {
             self.stale.note(node);
-            let crossed = &mut self.crossed[node.index()];
-            if !*crossed {
-                *crossed = match buckets {
-                    Some((before, after)) => {
-                        self.pods.iter().any(|c| before / c.gpus != after / c.gpus)
-                    }
-                    None => true,
-                };
-            }
         }
     }
 
@@ -214,32 +187,24 @@ impl TierGpuIndex {
             free: kept_free,
             kept,
             stale,
-            crossed,
             seen,
             touched,
             pods: counts,
             ..
         } = self;
         for n in stale.drain() {
-            let want = if std::mem::take(&mut crossed[n.index()]) {
-                PODS_STALE
-            } else {
-                FREE_STALE
-            };
             for &d in chain(n) {
                 let seen = &mut seen[d as usize];
-                if *seen >= want {
-                    // Its ancestors were marked with it, at least as high.
+                if *seen {
+                    // Its ancestors were seen with it.
                     break;
                 }
-                if *seen == UNSEEN {
-                    touched.push(d);
-                }
-                *seen = want;
+                *seen = true;
+                touched.push(d);
             }
         }
         for &d in touched.iter() {
-            let mark = std::mem::replace(&mut seen[d as usize], UNSEEN);
+            seen[d as usize] = false;
             let Some((ti, pos)) = place[d as usize] else {
                 continue;
             };
@@ -249,21 +214,9 @@ impl TierGpuIndex {
             }
             let d = DomainId::from_index(d as usize);
             kept_free[ti][pos] = free(d);
-            if mark == PODS_STALE {
-                for c in counts.iter_mut() {
-                    let count = saturate(pods(d, c.gpus));
-                    c.set(ti, pos, count);
-                }
-            } else {
-                // No node under it changed how many pods of a kept size it could host.
-                #[cfg(debug_assertions)]
-                for c in counts.iter() {
-                    debug_assert_eq!(
-                        c.by_tier[ti][pos],
-                        saturate(pods(d, c.gpus)),
-                        "a HyperNode without a crossing node keeps its pod counts"
-                    );
-                }
+            for c in counts.iter_mut() {
+                let count = saturate(pods(d, c.gpus));
+                c.set(ti, pos, count);
             }
         }
         touched.clear();

@@ -187,6 +187,18 @@ pub trait Scorer {
     }
     /// A pod was bound to `node`.
     fn bound(&mut self, node: NodeId);
+    /// `bound` for a `node` whose group `fill` already knows (`group(node)`): a scorer that
+    /// counts binds per group need not look it up again.
+    fn bound_in(&mut self, node: NodeId, _group: usize) {
+        self.bound(node);
+    }
+    /// A version of the group scores: while it stays the same (`Some` and equal), every
+    /// `group_score` answers as before, so `fill` keeps the scores it asked for the last pod
+    /// instead of asking again per pod. None (the default): any bind may move them, and
+    /// `fill` asks for every group's score before every pod.
+    fn group_scores_version(&self) -> Option<u64> {
+        None
+    }
     /// Whether groups tied at the highest group score get `tie_bonus` for this pod (Volcano's
     /// network-topology-aware task-count bonus); false for every other scheduler.
     fn has_tie_bonus(&self) -> bool {
@@ -377,16 +389,39 @@ pub(crate) fn fill_in<S: Scorer>(
                 .1
                 .push((score, scorer.tie(n), n));
         }
+        // The version of the group scores in `group_scores` (None: not asked for this pod
+        // set yet). Between two pods of one pod set only the heap popped from changes, so
+        // while the scorer's version stays, the kept scores are what asking again gives, the
+        // popped heap's made NaN below if the pop emptied it (Volcano: the LCA score moves
+        // only with the subjob's allocated HyperNode, a few times a gang).
+        let mut scores_version = None;
         for idx in pending {
-            group_scores.clear();
             let heaps = &mut heaps[..used];
-            group_scores.extend(heaps.iter().map(|(g, h)| {
-                if h.is_empty() {
+            let version = scorer.group_scores_version();
+            if version.is_none() || version != scores_version {
+                group_scores.clear();
+                group_scores.extend(heaps.iter().map(|(g, h)| {
+                    if h.is_empty() {
+                        f64::NAN
+                    } else {
+                        scorer.group_score(*g)
+                    }
+                }));
+                scores_version = version;
+            }
+            #[cfg(debug_assertions)]
+            for ((g, h), &kept) in heaps.iter().zip(group_scores.iter()) {
+                let asked = if h.is_empty() {
                     f64::NAN
                 } else {
                     scorer.group_score(*g)
-                }
-            }));
+                };
+                debug_assert_eq!(
+                    kept.to_bits(),
+                    asked.to_bits(),
+                    "a kept group score is what asking again gives"
+                );
+            }
             // The highest group score among groups with a feasible node, when more than one
             // node shares it (the only case the tie bonus applies).
             let tied_max = if scorer.has_tie_bonus() {
@@ -425,7 +460,7 @@ pub(crate) fn fill_in<S: Scorer>(
             heaps[g].1.pop();
             cap.apply(node, &needs.requests, 1);
             bound.push((ps, idx, node));
-            scorer.bound(node);
+            scorer.bound_in(node, heaps[g].0);
             let fits = check.fits(cap, node);
             debug_assert_eq!(fits, cap.fits(node, &needs.requests), "FitCheck is `fits`");
             if fits {
@@ -434,6 +469,9 @@ pub(crate) fn fill_in<S: Scorer>(
                     scorer.tie(node),
                     node,
                 ));
+            } else if heaps[g].1.is_empty() {
+                // An emptied group is asked no score (NaN, as the pass above gives it).
+                group_scores[g] = f64::NAN;
             }
         }
     }

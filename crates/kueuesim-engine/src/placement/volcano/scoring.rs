@@ -208,6 +208,12 @@ impl Scorer for TopologyScorer<'_> {
     }
     fn bound(&mut self, node: NodeId) {
         let g = self.group(node);
+        self.bound_in(node, g);
+    }
+    /// `fill` passes the group it filed the node under (`group(node)`), so the node's own
+    /// HyperNode is not looked up again per bind.
+    fn bound_in(&mut self, node: NodeId, g: usize) {
+        debug_assert_eq!(g, self.group(node), "fill's group is the node's");
         match self.tasks.iter_mut().find(|x| x.0 == g) {
             Some(x) => x.1 += 1,
             None => self.tasks.push((g, 1)),
@@ -223,6 +229,12 @@ impl Scorer for TopologyScorer<'_> {
                 self.cache.clear();
             }
         }
+    }
+    /// The LCA score (`lca_score`) of a group reads only the subjob's allocated HyperNode
+    /// besides fixed configuration, so the allocated HyperNode is the version: `fill` asks
+    /// again only after a bind moved it (up the tree, a few times a gang).
+    fn group_scores_version(&self) -> Option<u64> {
+        Some(self.allocated.map_or(u64::MAX, |d| u64::from(d.0)))
     }
     /// `batchNodeOrderFnForNetworkAwarePods` scores nodes only once the subjob has an
     /// allocated HyperNode, and adds the task-count bonus only then.

@@ -281,14 +281,7 @@ pub fn queues_csv(doc: &SimulationResult) -> String {
             f.preemptions_suffered.to_string(),
             f.preemptions_caused.to_string(),
         ]);
-        for p in [
-            &f.wait_seconds_incl_pending,
-            &f.wait_seconds_admitted,
-            &f.time_in_queue_seconds_incl_pending,
-            &f.time_in_queue_seconds_admitted,
-            &f.jct_seconds_finished,
-            &f.bounded_slowdown_finished,
-        ] {
+        for p in f.distributions() {
             cells.push(p.count.to_string());
             cells.extend([p.mean, p.p50, p.p90, p.p95, p.p99, p.max].map(num));
         }

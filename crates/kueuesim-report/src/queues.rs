@@ -71,6 +71,20 @@ pub struct QueueFigures {
     pub gpu_utilization_of_nominal_quota: Option<f64>,
 }
 
+impl QueueFigures {
+    /// The six distributions, in the order the queue table and `queues.csv` give them.
+    pub fn distributions(&self) -> [&Percentiles; 6] {
+        [
+            &self.wait_seconds_incl_pending,
+            &self.wait_seconds_admitted,
+            &self.time_in_queue_seconds_incl_pending,
+            &self.time_in_queue_seconds_admitted,
+            &self.jct_seconds_finished,
+            &self.bounded_slowdown_finished,
+        ]
+    }
+}
+
 /// One LocalQueue's figures.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -476,27 +490,20 @@ mod tests {
 
     /// Figures to compare bit for bit.
     fn bits(f: &QueueFigures) -> Vec<Option<u64>> {
-        [
-            &f.wait_seconds_incl_pending,
-            &f.wait_seconds_admitted,
-            &f.time_in_queue_seconds_incl_pending,
-            &f.time_in_queue_seconds_admitted,
-            &f.jct_seconds_finished,
-            &f.bounded_slowdown_finished,
-        ]
-        .into_iter()
-        .flat_map(|p| {
-            [
-                Some(p.count),
-                p.mean.map(f64::to_bits),
-                p.p50.map(f64::to_bits),
-                p.p90.map(f64::to_bits),
-                p.p95.map(f64::to_bits),
-                p.p99.map(f64::to_bits),
-                p.max.map(f64::to_bits),
-            ]
-        })
-        .collect()
+        f.distributions()
+            .into_iter()
+            .flat_map(|p| {
+                [
+                    Some(p.count),
+                    p.mean.map(f64::to_bits),
+                    p.p50.map(f64::to_bits),
+                    p.p90.map(f64::to_bits),
+                    p.p95.map(f64::to_bits),
+                    p.p99.map(f64::to_bits),
+                    p.max.map(f64::to_bits),
+                ]
+            })
+            .collect()
     }
 
     /// The run-wide figures taken from the ClusterQueues' sorted parts (`FigureMemo::split`)

@@ -210,6 +210,20 @@ impl NodeClasses {
     pub(crate) fn generation(&self) -> u32 {
         self.generation
     }
+
+    /// Moves node `i` from class `old` to class `new`: its member bit, the counts, its class.
+    #[inline(always)]
+    fn move_node(&mut self, i: usize, old: usize, new: usize) {
+        let (w, bit) = (i / 64, 1u64 << (i % 64));
+        self.members[old * self.words + w] &= !bit;
+        self.members[new * self.words + w] |= bit;
+        self.count[old] -= 1;
+        self.count[new] += 1;
+        let b = w / BLOCK_WORDS;
+        self.block_count[old * self.blocks + b] -= 1;
+        self.block_count[new * self.blocks + b] += 1;
+        self.class_of[i] = new as u32;
+    }
 }
 
 /// FxHash's step: the key is a few dozen integers and the table is ours alone, so a
@@ -277,54 +291,137 @@ impl NodeCapacity {
                 6 => self.refile_stale::<6>(),
                 7 => self.refile_stale::<7>(),
                 8 => self.refile_stale::<8>(),
-                _ => self.refile_stale::<0>(),
+                _ => self.refile_stale_any(),
             }
         }
         &self.classes
     }
 
     /// Files each node noted stale under the class of its current state; `N`: the world's
-    /// resource count, or 0 when it is larger than the fixed-size comparison is made for.
+    /// resource count (1 to 8; `refile_stale_any` for more). Most nodes are back in their class's state or in its `moved_to` hint's: those are
+    /// re-filed by `refile_known` with the rows borrowed once; a node in neither goes through
+    /// the registry (`refile_new`), which may add a class or rebuild.
     fn refile_stale<const N: usize>(&mut self) {
         let generation = self.classes.generation;
         let mut stale = std::mem::take(&mut self.classes.stale);
-        for node in stale.drain() {
-            let old = self.classes.class_of[node.index()] as usize;
-            if self.in_state::<N>(node, old) {
-                // Back in the state it was filed under (a bind undone, a pod gone and
-                // another alike bound): nothing moves, as `class_id` would answer `old`.
-                continue;
-            }
-            let hint = self.classes.moved_to[old];
-            let new = if hint != u32::MAX && self.in_state::<N>(node, hint as usize) {
-                hint as usize
-            } else {
-                let new = self.class_id(node);
-                if self.classes.generation != generation {
-                    // The registry was rebuilt: every node is filed already.
-                    break;
-                }
-                self.classes.moved_to[old] = new as u32;
-                new
-            };
-            if new != old {
-                let cl = &mut self.classes;
-                let (w, b) = (node.index() / 64, 1u64 << (node.index() % 64));
-                cl.members[old * cl.words + w] &= !b;
-                cl.members[new * cl.words + w] |= b;
-                cl.count[old] -= 1;
-                cl.count[new] += 1;
-                let b = w / BLOCK_WORDS;
-                cl.block_count[old * cl.blocks + b] -= 1;
-                cl.block_count[new * cl.blocks + b] += 1;
-                cl.class_of[node.index()] = new as u32;
+        let mut nodes = stale.drain();
+        while let Some(node) = self.refile_known::<N>(&mut nodes) {
+            if !self.refile_new(node, true) {
+                // The registry was rebuilt: every node is filed already.
+                break;
             }
         }
+        drop(nodes);
         if self.classes.generation == generation {
             // Keep the emptied list's buffer and marks for the next notes (a rebuild made
             // fresh ones).
             self.classes.stale = stale;
         }
+    }
+
+    /// `refile_stale` node by node for a world of more resources than it is made for.
+    fn refile_stale_any(&mut self) {
+        let generation = self.classes.generation;
+        let mut stale = std::mem::take(&mut self.classes.stale);
+        for node in stale.drain() {
+            if !self.refile_new(node, false) {
+                break;
+            }
+        }
+        if self.classes.generation == generation {
+            self.classes.stale = stale;
+        }
+    }
+
+    /// Re-files the nodes of `nodes`, in order, that are in their class's state (nothing
+    /// moves, as `class_id` would answer that class) or in its `moved_to` hint's (the node
+    /// moves there), for a world of `N > 0` resources; stops at the first node in neither
+    /// and returns it. The rows are borrowed once and cut to the node and class counts, so
+    /// that a node's or a class's index is checked once, not at every row; a node's free
+    /// part is read once for both comparisons, a class's state is one row of the constant
+    /// stride `2·N + 1`, compared as fixed-size arrays (no `memcmp`). Exact as `in_state_of`
+    /// (the two classes asked about have the node's allocatable).
+    fn refile_known<const N: usize>(
+        &mut self,
+        nodes: &mut impl Iterator<Item = NodeId>,
+    ) -> Option<NodeId> {
+        let cl = &mut self.classes;
+        debug_assert_eq!(
+            cl.stride,
+            2 * N + 1,
+            "a fixed row of another resource count"
+        );
+        let (n, len) = (cl.nodes, cl.count.len());
+        let free = &self.free.as_chunks::<N>().0[..n];
+        let free_pods = &self.free_pods[..n];
+        let class_of = &mut cl.class_of[..n];
+        let states = &cl.states[..len * (2 * N + 1)];
+        let moved_to = &cl.moved_to[..len];
+        let count = &mut cl.count[..len];
+        let (members, words) = (&mut cl.members, cl.words);
+        let (block_count, blocks) = (&mut cl.block_count, cl.blocks);
+        for node in nodes {
+            let i = node.index();
+            let old = class_of[i] as usize;
+            let mine = (&free[i], free_pods[i]);
+            let in_state = |k: usize| {
+                let s = &states[k * (2 * N + 1)..][..2 * N + 1];
+                debug_assert!(
+                    s[N..2 * N] == self.alloc[i * N..][..N],
+                    "refile_known asked about a class of another allocatable"
+                );
+                s[2 * N] == mine.1 && s.first_chunk::<N>() == Some(mine.0)
+            };
+            if in_state(old) {
+                continue;
+            }
+            let hint = moved_to[old] as usize;
+            if hint == u32::MAX as usize || !in_state(hint) {
+                return Some(node);
+            }
+            // Not `old`: the node is not in `old`'s state, the hint's is the node's, and
+            // each state has one class.
+            debug_assert_ne!(hint, old, "a hint to its own class");
+            let (w, bit) = (i / 64, 1u64 << (i % 64));
+            members[old * words + w] &= !bit;
+            members[hint * words + w] |= bit;
+            count[old] -= 1;
+            count[hint] += 1;
+            let b = w / BLOCK_WORDS;
+            block_count[old * blocks + b] -= 1;
+            block_count[hint * blocks + b] += 1;
+            class_of[i] = hint as u32;
+        }
+        None
+    }
+
+    /// Re-files `node` (through the hint first unless `compared`: `refile_known` found the
+    /// node in neither its class's state nor the hint's), registering its state if new;
+    /// false when that rebuilt the registry (every node is then filed already).
+    fn refile_new(&mut self, node: NodeId, compared: bool) -> bool {
+        let generation = self.classes.generation;
+        let old = self.classes.class_of[node.index()] as usize;
+        if !compared && self.in_state_of(node, old) {
+            // Back in the state it was filed under (a bind undone, a pod gone and
+            // another alike bound): nothing moves, as `class_id` would answer `old`.
+            return true;
+        }
+        let hint = self.classes.moved_to[old];
+        let new = if !compared && hint != u32::MAX && self.in_state_of(node, hint as usize) {
+            hint as usize
+        } else {
+            let new = self.class_id(node);
+            if self.classes.generation != generation {
+                return false;
+            }
+            self.classes.moved_to[old] = new as u32;
+            new
+        };
+        // Not `old`: the node is not in `old`'s state, and each state has one class (the
+        // hint's state is the node's; `class_id` answers the node's).
+        debug_assert_ne!(new, old, "a node re-filed under the class it left");
+        self.classes.move_node(node.index(), old, new);
+        true
     }
 
     /// Files every node afresh under a new registry of the states they are in.
@@ -381,27 +478,6 @@ impl NodeCapacity {
                 .iter()
                 .zip(&self.free[base..base + nr])
                 .all(|(a, b)| a == b)
-    }
-
-    /// `in_state_of` with the world's resource count `N` known (0: not known), the free
-    /// row compared as a fixed-size array (no loop over a run-time length, no `memcmp`).
-    #[inline(always)]
-    fn in_state<const N: usize>(&self, node: NodeId, k: usize) -> bool {
-        if N == 0 {
-            return self.in_state_of(node, k);
-        }
-        let cl = &self.classes;
-        debug_assert_eq!(self.n_resources, N, "a fixed row of another resource count");
-        let s = &cl.states[k * cl.stride..];
-        debug_assert!(
-            s[N..2 * N] == self.alloc[node.index() * N..][..N],
-            "in_state asked about a class of another allocatable"
-        );
-        let class_free = s.first_chunk::<N>().expect("a class has a state");
-        let free = self.free[node.index() * N..]
-            .first_chunk::<N>()
-            .expect("every node has a row");
-        s[2 * N] == self.free_pods[node.index()] && class_free.iter().zip(free).all(|(a, b)| a == b)
     }
 
     /// The class of `node`'s current state, registering the state if it is new. A new state

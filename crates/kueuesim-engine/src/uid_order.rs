@@ -22,8 +22,8 @@ const APPEND_STEP: u64 = 1 << 40;
 const INSERT_STEP: u64 = 1 << 20;
 /// The most entries a run holds before it is split in two: a run's entries after the place
 /// are moved on every insertion into it and every removal from it (half a run of 64-byte
-/// entries on average), so it is kept to a kilobyte or two; one more step of the search
-/// over the runs costs less than the moves a larger run makes.
+/// entries on average), so it is kept to about two kilobytes. On the million 32 and 64 cost
+/// about the same: 32 spares the removals' moves what it adds in splits and a search step.
 const RUN_MAX: usize = 32;
 /// The bytes of a UID a key holds inline.
 const INLINE: usize = 32;

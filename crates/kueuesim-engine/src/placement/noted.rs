@@ -42,8 +42,7 @@ impl NotedNodes {
         self.list.is_empty()
     }
 
-    /// The noted nodes, in the order noted (for tests' comparisons).
-    #[cfg(test)]
+    /// The noted nodes, in the order noted.
     pub(crate) fn iter(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.list.iter().copied()
     }

@@ -171,6 +171,9 @@ impl Cluster {
                 let after = self.nodes.free(n, g);
                 let before = after + batch.requests[i * n_res + g];
                 self.note_gpu_move(n, g, before, after);
+                if before != after {
+                    self.note_tier_chain(n);
+                }
                 if buckets > 0 && bucket(before) != bucket(after) {
                     mv = Some((bucket(before), bucket(after)));
                 }

@@ -8,10 +8,8 @@
 //! a busy cluster has room in few of them. Here each tier's free GPUs sit in one dense array
 //! in the tier's order, so the first filter is a pass over a few kilobytes. The array is kept lazily, as the bin-pack order of nodes
 //! is (`Cluster::sync_gpu_order`): a bind or release only notes its node when the node's free
-//! GPUs move; a search that reads a tier notes the HyperNodes of the kept tiers above the
-//! noted nodes, and brings that tier's noted HyperNodes up to date, not the other tiers'
-//! (each noted HyperNode is recounted once, at its own tier's next read, however many syncs
-//! noted it before).
+//! GPUs move, and the entries of the HyperNodes above the noted nodes are brought up to date
+//! when a search reads the index.
 //!
 //! Beside the free GPUs, the index keeps for a few pod sizes (GPUs per pod) how many such pods
 //! each HyperNode's nodes could host by GPUs (`Cluster::domain_gpu_pods`, read from the
@@ -19,9 +17,7 @@
 //! nodes can take its pods, the few that its dry run may place it on, instead of every
 //! HyperNode with enough GPUs free in sum (on the million-workload cluster about 26 of 84).
 
-use kueuesim_model::{DomainId, NodeId, Topology};
-
-use super::noted::NotedNodes;
+use kueuesim_model::{DomainId, Topology};
 
 /// Per tier of the HyperNode tree (`Topology::by_tier`), the free GPUs of its HyperNodes in
 /// the tier's order.
@@ -38,8 +34,6 @@ pub(super) struct TierGpuIndex {
     /// (the zones of the million-workload cluster, a third of the HyperNodes a bind's chain
     /// touches) are neither noted nor recounted for nothing.
     kept: Vec<bool>,
-    /// The nodes whose free GPUs may have moved since the last `sync`.
-    stale: NotedNodes,
     /// Per HyperNode: `UNKEPT` (its tier is not kept, or it is in no tier: a move is not
     /// noted), `SYNCED` (its entries carry its current free GPUs and pod counts) or `NOTED`
     /// (a GPU move under it since its tier's last `sync`; it is in `noted[its tier]`).
@@ -139,7 +133,7 @@ impl PodCounts {
 impl TierGpuIndex {
     /// The index over `t` (the HyperNode tree) with each HyperNode's free GPUs `free(d)`;
     /// empty (never read) when the cluster has no GPUs or the tree no tiers.
-    pub(super) fn new(t: &Topology, nodes: usize, free: impl Fn(DomainId) -> i64) -> Self {
+    pub(super) fn new(t: &Topology, free: impl Fn(DomainId) -> i64) -> Self {
         if t.by_tier.is_empty() {
             return Self::default();
         }
@@ -157,17 +151,16 @@ impl TierGpuIndex {
             kept: vec![false; by_tier.len()],
             noted: vec![Vec::new(); by_tier.len()],
             free: by_tier,
-            stale: NotedNodes::new(nodes),
             pods: Vec::new(),
             clock: 0,
         }
     }
 
-    /// The nodes noted since the last `sync`, and per HyperNode whether it is noted (`state`;
-    /// for comparisons in debug checks: the same HyperNodes noted, whatever the order).
+    /// Per HyperNode whether it is noted (`state`; for comparisons in debug checks: the same
+    /// HyperNodes noted, whatever the order).
     #[cfg(debug_assertions)]
-    pub(super) fn noted(&self) -> (&NotedNodes, &[u8]) {
-        (&self.stale, &self.state)
+    pub(super) fn noted(&self) -> &[u8] {
+        &self.state
     }
 
     /// Whether the index is kept (GPUs and HyperNode tiers exist).
@@ -175,24 +168,37 @@ impl TierGpuIndex {
         !self.free.is_empty()
     }
 
-    /// Notes that `node`'s free GPUs moved.
-    #[inline]
-    pub(super) fn note(&mut self, node: NodeId) {
-        if self.enabled() {
-            self.stale.note(node);
+    /// Notes that the free GPUs of a node under HyperNode `d` (a domain index of the
+    /// HyperNode tree) moved: `d`'s entries are recounted at its tier's next `sync` when the
+    /// tier is kept. `Cluster::apply` calls it for each HyperNode of the node's chain as it
+    /// walks them, `note_chain` for a whole chain.
+    #[inline(always)]
+    pub(super) fn note(&mut self, d: u32) {
+        let state = &mut self.state[d as usize];
+        if *state == SYNCED {
+            *state = NOTED;
+            if let Some((ti, _)) = self.place[d as usize] {
+                self.noted[ti as usize].push(d);
+            }
         }
     }
 
-    /// Notes the HyperNodes of the kept tiers above the noted nodes (`chain(n)` is node `n`'s
-    /// HyperNode and its ancestors, lowest first: `AncestorChains::of` for topology 0), then
-    /// brings the entries of tier `ti`'s noted HyperNodes to `free(d)`, and their pod counts
+    /// `note` for every HyperNode of `chain` (a node's HyperNode and its ancestors).
+    pub(super) fn note_chain(&mut self, chain: &[u32]) {
+        if self.enabled() {
+            for &d in chain {
+                self.note(d);
+            }
+        }
+    }
+
+    /// Brings the entries of tier `ti`'s noted HyperNodes to `free(d)`, and their pod counts
     /// to `pods(d, gpus)`. Each entry is worked out afresh from the HyperNode's current rows
     /// (and a pod count's level bits flipped from the count it had to the new one), so the
-    /// order of the notes and how many syncs noted a HyperNode do not matter.
-    pub(super) fn sync<'c>(
+    /// order of the notes and how many moves each HyperNode saw do not matter.
+    pub(super) fn sync(
         &mut self,
         ti: usize,
-        chain: impl Fn(NodeId) -> &'c [u32],
         free: impl Fn(DomainId) -> i64,
         pods: impl Fn(DomainId, i64) -> u64,
     ) {
@@ -201,23 +207,9 @@ impl TierGpuIndex {
             free: kept_free,
             state,
             noted,
-            stale,
             pods: counts,
             ..
         } = self;
-        for n in stale.drain() {
-            for &d in chain(n) {
-                let s = &mut state[d as usize];
-                // Noted already, or of a tier not kept (the zones above the million's
-                // spines): nothing to note.
-                if *s == SYNCED {
-                    *s = NOTED;
-                    if let Some((t, _)) = place[d as usize] {
-                        noted[t as usize].push(d);
-                    }
-                }
-            }
-        }
         let Some(noted) = noted.get_mut(ti) else {
             return;
         };
@@ -272,7 +264,7 @@ impl TierGpuIndex {
         out: &mut Vec<DomainId>,
     ) {
         debug_assert!(
-            self.stale.is_empty() && self.noted.get(ti).is_none_or(|n| n.is_empty()),
+            self.noted.get(ti).is_none_or(|n| n.is_empty()),
             "tier index read before sync"
         );
         self.keep_tier(t, ti, free, &pods);
@@ -314,7 +306,7 @@ impl TierGpuIndex {
         out: &mut Vec<DomainId>,
     ) {
         debug_assert!(
-            self.stale.is_empty() && self.noted.get(ti).is_none_or(|n| n.is_empty()),
+            self.noted.get(ti).is_none_or(|n| n.is_empty()),
             "tier index read before sync"
         );
         self.keep_tier(t, ti, free, pods);
@@ -330,8 +322,7 @@ impl TierGpuIndex {
     }
 
     /// Whether every entry of a kept tier carries its HyperNode's `free(d)` and pod counts
-    /// (noted HyperNodes and those above noted nodes aside: they may lag until their tier's
-    /// next `sync`), every pod count
+    /// (noted HyperNodes aside: they may lag until their tier's next `sync`), every pod count
     /// its level bits, and the notes their states (a kept tier's HyperNodes `SYNCED` or
     /// `NOTED`, the noted ones listed once under their tier, the others `UNKEPT`).
     pub(super) fn check(
@@ -342,14 +333,6 @@ impl TierGpuIndex {
     ) -> Result<(), String> {
         if !self.enabled() {
             return Ok(());
-        }
-        let mut above_noted = vec![false; t.domains.len()];
-        for n in self.stale.iter() {
-            let mut cur = t.domain_of(n);
-            while let Some(d) = cur {
-                above_noted[d.index()] = true;
-                cur = t.domain(d).parent;
-            }
         }
         let mut listed = vec![0usize; t.domains.len()];
         for (ti, noted) in self.noted.iter().enumerate() {
@@ -379,7 +362,7 @@ impl TierGpuIndex {
         for (ti, (_, ds)) in t.by_tier.iter().enumerate() {
             for (pos, &d) in ds.iter().enumerate() {
                 // An unkept tier's entries are worked out afresh when it is first read.
-                let lagging = self.state[d.index()] != SYNCED || above_noted[d.index()];
+                let lagging = self.state[d.index()] != SYNCED;
                 let keyed = self.free[ti][pos];
                 if !lagging && keyed != free(d) {
                     return Err(format!(

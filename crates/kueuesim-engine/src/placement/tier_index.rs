@@ -7,9 +7,10 @@
 //! reading the HyperNode's record and its row of free capacity (a cache miss apiece), though
 //! a busy cluster has room in few of them. Here each tier's free GPUs sit in one dense array
 //! in the tier's order, so the first filter is a pass over a few kilobytes. The array is kept lazily, as the bin-pack order of nodes
-//! is (`Cluster::sync_gpu_order`): a bind or release only notes its node when the node's free
-//! GPUs move, and the entries of the HyperNodes above the noted nodes are brought up to date
-//! when a search reads the index.
+//! is (`Cluster::sync_gpu_order`): a bind or release that moves a node's free GPUs notes the
+//! HyperNodes above it in the kept tiers as `Cluster::apply` walks their rows, and a search
+//! that reads a tier brings that tier's noted HyperNodes up to date, not the other tiers'
+//! (each is recounted once at its own tier's next read, however many moves it saw).
 //!
 //! Beside the free GPUs, the index keeps for a few pod sizes (GPUs per pod) how many such pods
 //! each HyperNode's nodes could host by GPUs (`Cluster::domain_gpu_pods`, read from the

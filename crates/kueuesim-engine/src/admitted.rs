@@ -1,7 +1,9 @@
 //! The workloads holding quota, per ClusterQueue, as preemption candidates.
 
+use std::cmp::Reverse;
+
 use kueuesim_model::quota::Fr;
-use kueuesim_model::{ClusterQueueId, WorkloadId};
+use kueuesim_model::{ClusterQueueId, SimTime, WorkloadId};
 
 use crate::preemption::{AdmittedWorkloads, Candidate, QuotaByPriority};
 use crate::window::Window;
@@ -15,17 +17,120 @@ pub struct AdmittedIndex {
     /// (`lowest_priority`) and the quota per priority (`priority_usage`) are read without
     /// reading the workloads.
     priorities: Vec<Vec<Band>>,
+    /// Per ClusterQueue, its evicted workloads still holding quota (any order): the first in
+    /// `CandidatesOrdering`, whatever their priority (`mark_evicted`).
+    evicted: Vec<Vec<WorkloadId>>,
+    /// Whether any candidate ever had an Admission Fair Sharing usage (`lq_fs_usage`): the
+    /// own-queue order (`own_order`) is then not given, as `CandidatesOrdering` compares
+    /// those usages first.
+    fs_usage_seen: bool,
     /// Where each workload is: (ClusterQueue, position).
     pos: Window<(u32, u32)>,
 }
 
 /// The workloads of one priority in one ClusterQueue.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Band {
+#[derive(Clone, Debug)]
+pub struct Band {
     priority: i32,
     count: u32,
     /// The quota they hold, per `Fr` (in first-seen order; amounts may fall to zero).
     usage: Vec<(Fr, i64)>,
+    /// Its workloads in the order of their reservations, oldest first, the UID label
+    /// descending among equal times (`member_key` ascending): read from the back, the
+    /// order `CandidatesOrdering` gives workloads of one ClusterQueue and priority that
+    /// are not evicted (most recently reserved first, then UID). Admissions come in time
+    /// order, so an insertion is nearly always a push; a removal marks its member `DEAD`
+    /// (found by binary search) rather than shifting the rest, and the dead are swept out
+    /// once they are as many as the living.
+    members: Vec<Member>,
+    /// How many of `members` are `DEAD`.
+    dead: u32,
+}
+
+/// A workload of a band (`Band::members`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Member {
+    reserved_at: SimTime,
+    uid_rank: u64,
+    /// The workload's index, or `DEAD` once it released its quota.
+    workload: u32,
+}
+
+/// A removed member's `workload`.
+const DEAD: u32 = u32::MAX;
+
+/// The order of `Band::members`: reservation time, then the UID label descending.
+fn member_key(reserved_at: SimTime, uid_rank: u64) -> (SimTime, Reverse<u64>) {
+    (reserved_at, Reverse(uid_rank))
+}
+
+impl Member {
+    fn key(&self) -> (SimTime, Reverse<u64>) {
+        member_key(self.reserved_at, self.uid_rank)
+    }
+}
+
+impl Band {
+    /// Its priority.
+    pub fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    /// How many members it has, the dead included: read from `member(len - 1)` down to
+    /// `member(0)`, most recently reserved first.
+    pub fn members_len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Its `i`-th member's workload, None if dead.
+    #[inline]
+    pub fn member(&self, i: usize) -> Option<WorkloadId> {
+        let w = self.members[i].workload;
+        (w != DEAD).then(|| WorkloadId::from_index(w as usize))
+    }
+
+    /// Files workload `c` among the members.
+    fn add_member(&mut self, c: &Candidate) {
+        let m = Member {
+            reserved_at: c.reserved_at,
+            uid_rank: c.uid_rank,
+            workload: c.workload.index() as u32,
+        };
+        if self.members.last().is_none_or(|l| l.key() <= m.key()) {
+            self.members.push(m);
+        } else {
+            let at = self.members.partition_point(|x| x.key() <= m.key());
+            self.members.insert(at, m);
+        }
+    }
+
+    /// Marks workload `c`'s member dead, and sweeps the dead out once they are half.
+    fn remove_member(&mut self, c: &Candidate) {
+        let key = member_key(c.reserved_at, c.uid_rank);
+        let w = c.workload.index() as u32;
+        let from = self.members.partition_point(|x| x.key() < key);
+        let at = self.members[from..]
+            .iter()
+            .position(|x| x.workload == w)
+            .map(|i| from + i)
+            .expect("an admitted workload is a member of its band");
+        debug_assert_eq!(self.members[at].key(), key, "member found past its key");
+        self.members[at].workload = DEAD;
+        self.dead += 1;
+        if self.dead as usize * 2 > self.members.len() {
+            self.members.retain(|x| x.workload != DEAD);
+            self.dead = 0;
+        }
+    }
+}
+
+/// The own-queue order of one ClusterQueue as the index keeps it (`AdmittedIndex::own_order`).
+#[derive(Clone, Copy)]
+pub struct OwnOrder<'a> {
+    /// Its evicted workloads, any order.
+    pub evicted: &'a [WorkloadId],
+    /// Its priority bands, lowest first.
+    pub bands: &'a [Band],
 }
 
 impl Band {
@@ -45,6 +150,8 @@ impl AdmittedIndex {
         AdmittedIndex {
             per_cq: vec![Vec::new(); cqs],
             priorities: vec![Vec::new(); cqs],
+            evicted: vec![Vec::new(); cqs],
+            fs_usage_seen: false,
             pos: Window::default(),
         }
     }
@@ -63,6 +170,8 @@ impl AdmittedIndex {
                     priority: c.priority,
                     count: 0,
                     usage: Vec::new(),
+                    members: Vec::new(),
+                    dead: 0,
                 };
                 bands.insert(i, band);
                 i
@@ -70,6 +179,11 @@ impl AdmittedIndex {
         };
         bands[at].count += 1;
         bands[at].add(&c.usage, 1);
+        bands[at].add_member(&c);
+        if c.evicted {
+            self.evicted[c.cq.index()].push(c.workload);
+        }
+        self.fs_usage_seen |= c.lq_fs_usage.is_some();
         list.push(c);
     }
 
@@ -77,6 +191,7 @@ impl AdmittedIndex {
     pub fn set_lq_fs_usage(&mut self, usage: impl Fn(WorkloadId) -> Option<(u32, f64)>) {
         for c in self.per_cq.iter_mut().flatten() {
             c.lq_fs_usage = usage(c.workload);
+            self.fs_usage_seen |= c.lq_fs_usage.is_some();
         }
     }
 
@@ -84,6 +199,15 @@ impl AdmittedIndex {
     pub fn relabel(&mut self, label: impl Fn(WorkloadId) -> u64) {
         for c in self.per_cq.iter_mut().flatten() {
             c.uid_rank = label(c.workload);
+        }
+        // The members' labels follow, and their order with them (rare: a respacing).
+        for band in self.priorities.iter_mut().flatten() {
+            band.members.retain(|m| m.workload != DEAD);
+            band.dead = 0;
+            for m in &mut band.members {
+                m.uid_rank = label(WorkloadId::from_index(m.workload as usize));
+            }
+            band.members.sort_by_key(Member::key);
         }
     }
 
@@ -109,6 +233,15 @@ impl AdmittedIndex {
             bands.remove(at);
         } else {
             bands[at].add(&c.usage, -1);
+            bands[at].remove_member(&c);
+        }
+        if c.evicted {
+            let evicted = &mut self.evicted[cq as usize];
+            let i = evicted
+                .iter()
+                .position(|&x| x == c.workload)
+                .expect("an evicted workload is listed");
+            evicted.swap_remove(i);
         }
         Some(c)
     }
@@ -126,6 +259,8 @@ impl AdmittedIndex {
                         priority: c.priority,
                         count: 0,
                         usage: Vec::new(),
+                        members: Vec::new(),
+                        dead: 0,
                     });
                 }
                 let band = bands.last_mut().expect("pushed");
@@ -144,6 +279,55 @@ impl AdmittedIndex {
                     "ClusterQueue {cq}: quota by priority {kept:?}, its workloads have {bands:?}"
                 ));
             }
+            // Each band's members: its workloads, newest first as `CandidatesOrdering` reads
+            // them, with as many dead as counted.
+            for band in kept {
+                let mut expected: Vec<&Candidate> =
+                    list.iter().filter(|c| c.priority == band.priority).collect();
+                expected.sort_by_key(|c| Reverse(member_key(c.reserved_at, c.uid_rank)));
+                let members: Vec<Member> = band
+                    .members
+                    .iter()
+                    .rev()
+                    .filter(|m| m.workload != DEAD)
+                    .copied()
+                    .collect();
+                let same = members.len() == expected.len()
+                    && members.iter().zip(&expected).all(|(m, c)| {
+                        m.workload as usize == c.workload.index()
+                            && m.reserved_at == c.reserved_at
+                            && m.uid_rank == c.uid_rank
+                    })
+                    && band.members.windows(2).all(|w| w[0].key() <= w[1].key())
+                    && band.members.iter().filter(|m| m.workload == DEAD).count()
+                        == band.dead as usize;
+                if !same {
+                    return Err(format!(
+                        "ClusterQueue {cq}, priority {}: members {:?}, its workloads are {:?}",
+                        band.priority,
+                        band.members,
+                        expected.iter().map(|c| c.workload).collect::<Vec<_>>()
+                    ));
+                }
+            }
+            let mut evicted: Vec<WorkloadId> = list
+                .iter()
+                .filter(|c| c.evicted)
+                .map(|c| c.workload)
+                .collect();
+            let mut listed = self.evicted[cq].clone();
+            evicted.sort();
+            listed.sort();
+            if evicted != listed {
+                return Err(format!(
+                    "ClusterQueue {cq}: evicted {listed:?}, its workloads have {evicted:?}"
+                ));
+            }
+            if !self.fs_usage_seen && list.iter().any(|c| c.lq_fs_usage.is_some()) {
+                return Err(format!(
+                    "ClusterQueue {cq}: a Fair Sharing usage the index has not seen"
+                ));
+            }
         }
         Ok(())
     }
@@ -155,10 +339,16 @@ impl AdmittedIndex {
         ids
     }
 
-    /// The candidate record of `w`, mutable.
-    pub fn get_mut(&mut self, w: WorkloadId) -> Option<&mut Candidate> {
+    /// Marks `w` evicted (it holds quota until its pods are gone) and returns its
+    /// ClusterQueue; None if it holds no quota.
+    pub fn mark_evicted(&mut self, w: WorkloadId) -> Option<ClusterQueueId> {
         let &(cq, i) = self.pos.get(w.index())?;
-        self.per_cq[cq as usize].get_mut(i as usize)
+        let c = &mut self.per_cq[cq as usize][i as usize];
+        if !c.evicted {
+            c.evicted = true;
+            self.evicted[cq as usize].push(w);
+        }
+        Some(c.cq)
     }
 }
 
@@ -180,6 +370,13 @@ impl AdmittedWorkloads for AdmittedIndex {
     fn candidate(&self, w: WorkloadId) -> Option<&Candidate> {
         let &(cq, i) = self.pos.get(w.index())?;
         self.per_cq[cq as usize].get(i as usize)
+    }
+
+    fn own_order(&self, cq: ClusterQueueId) -> Option<OwnOrder<'_>> {
+        (!self.fs_usage_seen).then(|| OwnOrder {
+            evicted: &self.evicted[cq.index()],
+            bands: &self.priorities[cq.index()],
+        })
     }
 }
 

@@ -282,8 +282,10 @@ impl AdmittedIndex {
             // Each band's members: its workloads, newest first as `CandidatesOrdering` reads
             // them, with as many dead as counted.
             for band in kept {
-                let mut expected: Vec<&Candidate> =
-                    list.iter().filter(|c| c.priority == band.priority).collect();
+                let mut expected: Vec<&Candidate> = list
+                    .iter()
+                    .filter(|c| c.priority == band.priority)
+                    .collect();
                 expected.sort_by_key(|c| Reverse(member_key(c.reserved_at, c.uid_rank)));
                 let members: Vec<Member> = band
                     .members

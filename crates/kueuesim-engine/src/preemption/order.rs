@@ -242,7 +242,11 @@ impl<'a, 'p, 'u, 'c, A: AdmittedWorkloads> OwnQueueOrder<'a, 'p, 'u, 'c, A> {
             order.read.extend(
                 kept.evicted
                     .iter()
-                    .map(|&w| admitted.candidate(w).expect("an evicted member holds quota"))
+                    .map(|&w| {
+                        admitted
+                            .candidate(w)
+                            .expect("an evicted member holds quota")
+                    })
                     .filter(|c| satisfies_policy(p, c, policy) && ctx.uses_contested(c))
                     .map(|c| (packed(c), own_elem(c))),
             );

@@ -390,3 +390,61 @@ fn same_amounts(a: &[(Fr, i64)], b: &[(Fr, i64)]) -> bool {
         .chain(b)
         .all(|&(fr, _)| amount(a, fr) == amount(b, fr))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Workload `w` of ClusterQueue `w % 2`, holding one `Fr`, labelled `w` (labels unique).
+    fn candidate(w: usize, priority: i32, reserved_at: i64) -> Candidate {
+        Candidate {
+            workload: WorkloadId::from_index(w),
+            cq: ClusterQueueId::from_index(w % 2),
+            priority,
+            timestamp: SimTime(0),
+            reserved_at: SimTime(reserved_at),
+            evicted: false,
+            uid_rank: w as u64,
+            lq_fs_usage: None,
+            usage: vec![(Fr(0), 1 + w as i64)],
+        }
+    }
+
+    proptest! {
+        /// The bands' members (reservation order, the dead counted), the evicted lists and
+        /// the quota per priority stay what a recomputation from the workloads gives
+        /// (`check_priorities`) through admissions, evictions and releases in any order, with
+        /// reservation times that tie and arrive out of order, and through a relabelling
+        /// that reverses the UID order.
+        #[test]
+        fn kept_order_equals_a_recomputation(
+            ops in prop::collection::vec((0u8..4, 0usize..24, 0i32..3, 0i64..6), 1..150),
+        ) {
+            let mut index = AdmittedIndex::new(2);
+            for (op, w, priority, t) in ops {
+                let id = WorkloadId::from_index(w);
+                match op {
+                    0 | 1 => {
+                        if index.candidate(id).is_none() {
+                            index.insert(candidate(w, priority, t));
+                        }
+                    }
+                    2 => {
+                        index.mark_evicted(id);
+                    }
+                    _ => {
+                        index.remove(id);
+                    }
+                }
+                prop_assert_eq!(index.check_priorities(), Ok(()));
+            }
+            index.relabel(|w| 1000 - w.index() as u64);
+            prop_assert_eq!(index.check_priorities(), Ok(()));
+            for w in index.ids_sorted() {
+                index.remove(w);
+                prop_assert_eq!(index.check_priorities(), Ok(()));
+            }
+        }
+    }
+}

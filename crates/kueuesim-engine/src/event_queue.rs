@@ -8,9 +8,15 @@
 //! anything pushed later, exactly as if they had been pushed first, and the heap stays as
 //! small as the events in flight (a million arrivals would otherwise make every pop walk a
 //! deep heap).
+//!
+//! Events pushed for the instant being processed (a Kueue cycle requested now, pods running
+//! at once without a startup delay) wait in a FIFO lane beside the heap: pushed after every
+//! event already scheduled, they are in (time, sequence) order by construction, so they
+//! need no sift through the heap on push or pop, and the pop takes the least of the three
+//! sorted sources.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use kueuesim_model::SimTime;
 
@@ -18,6 +24,12 @@ use kueuesim_model::SimTime;
 #[derive(Clone, Debug)]
 pub struct EventQueue<T> {
     heap: BinaryHeap<Reverse<Entry<T>>>,
+    /// Events pushed for one instant, in push order: every entry has the same time, so
+    /// their keys increase along the lane (checked in debug builds on every push). Only
+    /// an event pushed for the time of the last pop starts it (`push`).
+    lane: VecDeque<Entry<T>>,
+    /// The time of the last event popped: an event pushed for it goes to the lane.
+    last_popped: Option<SimTime>,
     next_seq: u64,
     /// Presorted events (`EventQueue::presorted`), in (time, sequence) order, not yet popped
     /// from `presorted_next` on. Their sequence numbers are their positions.
@@ -67,6 +79,8 @@ impl<T> Default for EventQueue<T> {
     fn default() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            lane: VecDeque::new(),
+            last_popped: None,
             next_seq: 0,
             presorted: Vec::new(),
             presorted_next: 0,
@@ -79,10 +93,22 @@ impl<T> EventQueue<T> {
     pub fn push(&mut self, at: SimTime, item: T) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Entry {
+        let entry = Entry {
             key: Entry::<T>::key(at, seq),
             item,
-        }));
+        };
+        // The lane takes an event of its own instant (its sequence number is above every
+        // one there), or, empty, one for the instant being processed.
+        let to_lane = match self.lane.back() {
+            Some(last) => last.at() == at,
+            None => self.last_popped == Some(at),
+        };
+        if to_lane {
+            debug_assert!(self.lane.back().is_none_or(|last| last.key < entry.key));
+            self.lane.push_back(entry);
+        } else {
+            self.heap.push(Reverse(entry));
+        }
     }
 
     /// A queue holding `items` as if pushed in this order into an empty queue; the items'
@@ -91,6 +117,8 @@ impl<T> EventQueue<T> {
         items.sort_by_key(|(at, _)| *at);
         EventQueue {
             heap: BinaryHeap::new(),
+            lane: VecDeque::new(),
+            last_popped: None,
             next_seq: items.len() as u64,
             presorted: items,
             presorted_next: 0,
@@ -107,13 +135,22 @@ impl<T> EventQueue<T> {
         self.presorted.push((at, item));
     }
 
+    /// The earliest of the heap's and the lane's entries, and whether it is the lane's.
+    fn pushed_first(&self) -> Option<(&Entry<T>, bool)> {
+        match (self.lane.front(), self.heap.peek()) {
+            (None, None) => None,
+            (Some(l), None) => Some((l, true)),
+            (None, Some(Reverse(h))) => Some((h, false)),
+            (Some(l), Some(Reverse(h))) => Some(if l.key < h.key { (l, true) } else { (h, false) }),
+        }
+    }
+
     /// Whether the next event comes from the presorted list: its sequence number is below
-    /// every heap entry's, so it goes first at equal times.
+    /// every pushed entry's (heap or lane), so it goes first at equal times.
     fn presorted_first(&self) -> bool {
-        match (self.presorted.get(self.presorted_next), self.heap.peek()) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some((at, _)), Some(Reverse(e))) => *at <= e.at(),
+        match self.presorted.get(self.presorted_next) {
+            None => false,
+            Some((at, _)) => self.pushed_first().is_none_or(|(e, _)| *at <= e.at()),
         }
     }
 
@@ -122,8 +159,21 @@ impl<T> EventQueue<T> {
     where
         T: Clone,
     {
+        self.pop_until(None)
+    }
+
+    /// The earliest event, removed, if it is due by `until` (any, for None): the peek and
+    /// the pop of the simulation's step in one, choosing the source once.
+    pub fn pop_until(&mut self, until: Option<SimTime>) -> Option<(SimTime, T)>
+    where
+        T: Clone,
+    {
+        let due = |at: SimTime| until.is_none_or(|u| at <= u);
         if self.presorted_first() {
             let (at, item) = self.presorted[self.presorted_next].clone();
+            if !due(at) {
+                return None;
+            }
             self.presorted_next += 1;
             if self.presorted_next == self.presorted.len() {
                 // Drained. A stream's arrivals come one at a time (`push_presorted` after
@@ -137,9 +187,21 @@ impl<T> EventQueue<T> {
                 }
                 self.presorted_next = 0;
             }
+            self.last_popped = Some(at);
             return Some((at, item));
         }
-        self.heap.pop().map(|Reverse(e)| (e.at(), e.item))
+        let (first, from_lane) = self.pushed_first()?;
+        if !due(first.at()) {
+            return None;
+        }
+        let e = if from_lane {
+            self.lane.pop_front()
+        } else {
+            self.heap.pop().map(|Reverse(e)| e)
+        }?;
+        let at = e.at();
+        self.last_popped = Some(at);
+        Some((at, e.item))
     }
 
     /// The earliest event, if any.
@@ -148,7 +210,7 @@ impl<T> EventQueue<T> {
             let (at, item) = &self.presorted[self.presorted_next];
             return Some((*at, item));
         }
-        self.heap.peek().map(|Reverse(e)| (e.at(), &e.item))
+        self.pushed_first().map(|(e, _)| (e.at(), &e.item))
     }
 
     /// The time of the earliest event.
@@ -158,7 +220,7 @@ impl<T> EventQueue<T> {
 
     /// How many events are scheduled (stale ones included).
     pub fn len(&self) -> usize {
-        self.heap.len() + (self.presorted.len() - self.presorted_next)
+        self.heap.len() + self.lane.len() + (self.presorted.len() - self.presorted_next)
     }
 
     /// Whether nothing is scheduled.
@@ -203,6 +265,65 @@ mod tests {
                 (SimTime::MAX, "last"),
             ]
         );
+    }
+
+    proptest::proptest! {
+        /// The queue pops in (time, sequence) order whatever goes to the lane: a reference
+        /// ordered map keyed (time, presorted first, position) gets the same pushes, many of
+        /// them for the instant last popped, some before it, and arrivals appended to the
+        /// presorted list.
+        #[test]
+        fn pops_as_an_ordered_map_does(
+            first in proptest::collection::vec(0i64..8, 0..10),
+            ops in proptest::collection::vec((0usize..6, -1i64..3), 0..120),
+        ) {
+            use std::collections::BTreeMap;
+            let mut reference: BTreeMap<(SimTime, u8, u64), u32> = BTreeMap::new();
+            let items: Vec<(SimTime, u32)> =
+                first.iter().enumerate().map(|(i, &t)| (SimTime(t), i as u32)).collect();
+            let mut sorted = items.clone();
+            sorted.sort_by_key(|(at, _)| *at);
+            for (i, &(at, x)) in sorted.iter().enumerate() {
+                reference.insert((at, 0, i as u64), x);
+            }
+            let mut presorted_seq = sorted.len() as u64;
+            let mut last_presorted = sorted.last().map(|(at, _)| *at);
+            let mut q = EventQueue::presorted(items);
+            let mut now = SimTime(0);
+            for (next, &(op, dt)) in (1000u32..).zip(ops.iter()) {
+                match op {
+                    // Pops, checked against the reference.
+                    0 | 1 => {
+                        let want = reference.pop_first().map(|((at, _, _), x)| (at, x));
+                        proptest::prop_assert_eq!(q.peek_time(), want.map(|(at, _)| at));
+                        let got = q.pop();
+                        proptest::prop_assert_eq!(got, want);
+                        if let Some((at, _)) = got {
+                            now = at;
+                        }
+                    }
+                    // An arrival appended to the presorted list, not before its last one.
+                    5 => {
+                        let at = SimTime((now.0 + dt.max(0)).max(last_presorted.map_or(0, |t| t.0)));
+                        q.push_presorted(at, next);
+                        reference.insert((at, 0, presorted_seq), next);
+                        presorted_seq += 1;
+                        last_presorted = Some(at);
+                    }
+                    // A push, mostly for the instant last popped (dt 0), now and then before it.
+                    _ => {
+                        let at = SimTime(now.0 + dt);
+                        q.push(at, next);
+                        reference.insert((at, 1, u64::from(next)), next);
+                    }
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+            }
+            while let Some((key, x)) = reference.pop_first() {
+                proptest::prop_assert_eq!(q.pop(), Some((key.0, x)));
+            }
+            proptest::prop_assert!(q.is_empty());
+        }
     }
 
     proptest::proptest! {

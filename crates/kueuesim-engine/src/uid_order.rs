@@ -20,9 +20,11 @@ use kueuesim_model::WorkloadId;
 const APPEND_STEP: u64 = 1 << 40;
 /// Room left after a predecessor inside a gap.
 const INSERT_STEP: u64 = 1 << 20;
-/// The most entries a run holds before it is split in two: a run's entries are moved on
-/// every insertion into it, so it is kept to a few kilobytes.
-const RUN_MAX: usize = 64;
+/// The most entries a run holds before it is split in two: a run's entries after the place
+/// are moved on every insertion into it and every removal from it (half a run of 64-byte
+/// entries on average), so it is kept to about two kilobytes. On the million 32 and 64 cost
+/// about the same: 32 spares the removals' moves what it adds in splits and a search step.
+const RUN_MAX: usize = 32;
 /// The bytes of a UID a key holds inline.
 const INLINE: usize = 32;
 
@@ -127,6 +129,10 @@ pub struct UidLabels {
     /// the search over the runs reads this one array and follows a run's pointer only on a
     /// tie of heads (checked by `firsts_match` in debug builds).
     firsts: Vec<Head>,
+    /// The label of each run's first entry (`first_labels[i] == runs[i][0].1`), side by side
+    /// as `firsts`: letting a workload go searches the runs by label in this one array
+    /// (checked by `firsts_match` too).
+    first_labels: Vec<u64>,
     /// Respacings so far; each uses other values than the last, so that a label kept from
     /// before one can never pass for a current one (the engine's invariant check sees it).
     epochs: u64,
@@ -159,14 +165,16 @@ impl UidLabels {
         (run, at)
     }
 
-    /// Whether `firsts` holds each run's first head (the mirror `locate` reads).
+    /// Whether `firsts` and `first_labels` hold each run's first head and label (the
+    /// mirrors `locate` and `remove` read).
     fn firsts_match(&self) -> bool {
         self.firsts.len() == self.runs.len()
+            && self.first_labels.len() == self.runs.len()
             && self
                 .runs
                 .iter()
-                .zip(&self.firsts)
-                .all(|(r, f)| r[0].0.head == *f)
+                .zip(self.firsts.iter().zip(&self.first_labels))
+                .all(|(r, (f, l))| r[0].0.head == *f && r[0].1 == *l)
     }
 
     /// Labels arriving workload `w` with UID `uid`; `None` when its gap is used up (the
@@ -177,6 +185,7 @@ impl UidLabels {
             let label = u64::MAX / 2;
             let mut run = Vec::with_capacity(RUN_MAX + 1);
             self.firsts.push(key.head);
+            self.first_labels.push(label);
             run.push((key, label));
             self.runs.push(run);
             return Some(label);
@@ -199,12 +208,14 @@ impl UidLabels {
         let entries = &mut self.runs[run];
         if at == 0 {
             self.firsts[run] = key.head;
+            self.first_labels[run] = label.unwrap_or(0);
         }
         entries.insert(at, (key, label.unwrap_or(0)));
         if entries.len() > RUN_MAX {
             let mut upper = Vec::with_capacity(RUN_MAX + 1);
             upper.extend(entries.drain(RUN_MAX / 2..));
             self.firsts.insert(run + 1, upper[0].0.head);
+            self.first_labels.insert(run + 1, upper[0].1);
             self.runs.insert(run + 1, upper);
         }
         debug_assert!(self.firsts_match());
@@ -218,8 +229,8 @@ impl UidLabels {
     /// comparing UIDs. The UID's search is the fallback should the label not lead to `w`.
     pub fn remove(&mut self, uid: &str, w: WorkloadId, label: u64) {
         let run = self
-            .runs
-            .partition_point(|r| r[0].1 <= label)
+            .first_labels
+            .partition_point(|&l| l <= label)
             .saturating_sub(1);
         if let Some(entries) = self.runs.get(run) {
             let at = entries.partition_point(|e| e.1 < label);
@@ -250,9 +261,11 @@ impl UidLabels {
         if left == 0 {
             self.runs.remove(run);
             self.firsts.remove(run);
+            self.first_labels.remove(run);
         } else {
             if at == 0 {
                 self.firsts[run] = entries[0].0.head;
+                self.first_labels[run] = entries[0].1;
             }
             if left < RUN_MAX / 8
                 && let Some(next) = self.runs.get(run + 1)
@@ -262,6 +275,7 @@ impl UidLabels {
                 // tiny runs (their count is what the first search walks).
                 let next = self.runs.remove(run + 1);
                 self.firsts.remove(run + 1);
+                self.first_labels.remove(run + 1);
                 self.runs[run].extend(next);
             }
         }
@@ -279,7 +293,8 @@ impl UidLabels {
             (u64::MAX / 2 + 1, u64::MAX / 2)
         };
         let step = span / n;
-        self.runs
+        let fresh = self
+            .runs
             .iter_mut()
             .flatten()
             .enumerate()
@@ -287,7 +302,12 @@ impl UidLabels {
                 *label = start + step * (i as u64 + 1);
                 (key.workload, *label)
             })
-            .collect()
+            .collect();
+        for (first, run) in self.first_labels.iter_mut().zip(&self.runs) {
+            *first = run[0].1;
+        }
+        debug_assert!(self.firsts_match());
+        fresh
     }
 }
 

@@ -240,7 +240,7 @@ impl Cluster {
             .map(|n| gpu.map_or(0, |g| nodes.free(NodeId::from_index(n), g)))
             .collect();
         let tier_gpu = match gpu {
-            Some(g) => tier_index::TierGpuIndex::new(&world.hypernodes, world.nodes.len(), |d| {
+            Some(g) => tier_index::TierGpuIndex::new(&world.hypernodes, |d| {
                 domain_free[0][d.index() * n_res + g]
             }),
             None => tier_index::TierGpuIndex::default(),
@@ -481,9 +481,11 @@ impl Cluster {
         }
         let buckets = self.gpu_buckets;
         let mut moved = None;
+        let mut gpus_moved = false;
         if let (Some(g), Some(before)) = (self.res.gpu, gpu_before) {
             let after = self.nodes.free(node, g);
             self.note_gpu_move(node, g, before, after);
+            gpus_moved = before != after;
             let bucket = |free: i64| free.clamp(0, buckets as i64 - 1) as usize;
             if buckets > 0 && bucket(before) != bucket(after) {
                 moved = Some((buckets, bucket(before), bucket(after)));
@@ -499,6 +501,7 @@ impl Cluster {
             gpu_hist,
             rows_version,
             hypernode_changed,
+            tier_gpu,
             ..
         } = self;
         *rows_version += 1;
@@ -509,14 +512,19 @@ impl Cluster {
             gpu_hist,
             moved,
             stamp: (hypernode_changed, *rows_version),
+            // The node's free GPUs moved: the tier index notes the HyperNodes of the chain as
+            // the walk meets them (`note_gpu_move`'s note, taken here so that the chain is
+            // walked once).
+            tier_gpu: (gpus_moved && tier_gpu.enabled()).then_some(tier_gpu),
         };
         chains.add(add_row);
     }
 
     /// A committed bind or release moved `node`'s free GPUs (resource `g`) from `before` to
     /// `after` (`apply`, `commit_bound`): the lazily kept GPU indexes note the node, to move
-    /// it when next read (the bin-pack order of nodes, Volcano's per-tier free GPUs, and KAI's
-    /// per-domain order when its GPU bucket changed).
+    /// it when next read (the bin-pack order of nodes, and KAI's per-domain order when its
+    /// GPU bucket changed). Volcano's per-tier index notes the HyperNodes above the node,
+    /// which the caller does (`Chains::add`, `note_tier_chain`).
     #[inline(always)]
     pub(crate) fn note_gpu_move(&mut self, node: NodeId, g: usize, before: i64, after: i64) {
         if before == after {
@@ -525,7 +533,6 @@ impl Cluster {
         if !self.gpu_stale.contains(node) && self.nodes.allocatable(node, g) > 0 {
             self.gpu_stale.note(node);
         }
-        self.tier_gpu.note(node);
         let bucket = |free: i64| free.clamp(0, self.gpu_buckets as i64 - 1);
         if self.gpu_buckets > 0
             && bucket(before) != bucket(after)
@@ -533,6 +540,12 @@ impl Cluster {
         {
             order.note(node);
         }
+    }
+
+    /// Notes the HyperNodes above `node` in Volcano's tier index: `node`'s free GPUs moved
+    /// (the note `Chains::add` takes for `apply`, for commits that walk the rows otherwise).
+    pub(crate) fn note_tier_chain(&mut self, node: NodeId) {
+        self.tier_gpu.note_chain(self.ancestors.of(node, 0));
     }
 
     /// Brings `gpu_order` up to date with the nodes' free GPUs: the entries of the nodes
@@ -564,7 +577,7 @@ impl Cluster {
         if !self.tier_gpu.enabled() {
             return None;
         }
-        self.sync_tier_index(world, g);
+        self.sync_tier_index(world, g, tier_index);
         let n_res = self.nodes.n_resources;
         let free = &self.domain_free[0];
         let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
@@ -596,7 +609,7 @@ impl Cluster {
         if !self.tier_gpu.enabled() || self.gpu_buckets == 0 || gpus <= 0 {
             return None;
         }
-        self.sync_tier_index(world, g);
+        self.sync_tier_index(world, g, tier_index);
         let n_res = self.nodes.n_resources;
         let free = &self.domain_free[0];
         let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
@@ -613,8 +626,9 @@ impl Cluster {
         Some(())
     }
 
-    /// Brings Volcano's tier index up to date with the nodes noted since it was last read.
-    fn sync_tier_index(&mut self, world: &World, g: usize) {
+    /// Brings tier `ti` of Volcano's tier index up to date with the HyperNodes noted since
+    /// that tier was last read (the other tiers wait for their own reads).
+    fn sync_tier_index(&mut self, world: &World, g: usize, ti: usize) {
         debug_assert!(
             std::ptr::eq(
                 &world.hypernodes,
@@ -625,9 +639,8 @@ impl Cluster {
         let n_res = self.nodes.n_resources;
         let free = &self.domain_free[0];
         let (hist, buckets) = (&self.gpu_hist[0], self.gpu_buckets);
-        let ancestors = &*self.ancestors;
         self.tier_gpu.sync(
-            |n| ancestors.of(n, 0),
+            ti,
             |d| free[d.index() * n_res + g],
             |d, k| gpu_pods_in(&hist[d.index() * buckets..][..buckets], k),
         );
@@ -740,6 +753,9 @@ struct Chains<'a> {
     gpu_hist: &'a mut [Vec<u32>],
     moved: Option<(usize, usize, usize)>,
     stamp: (&'a mut [u64], u64),
+    /// Volcano's tier index when the node's free GPUs moved (None: they did not, or the
+    /// index is not kept): it notes each HyperNode of the chain.
+    tier_gpu: Option<&'a mut tier_index::TierGpuIndex>,
 }
 
 impl Chains<'_> {
@@ -749,16 +765,19 @@ impl Chains<'_> {
     /// by `add_row` (the topology's rows, the domain). One look-up of the chain per topology;
     /// each domain's row is changed once, so the sums are the same whatever the order.
     #[inline(always)]
-    fn add(self, mut add_row: impl FnMut(&mut [i64], usize)) {
+    fn add(mut self, mut add_row: impl FnMut(&mut [i64], usize)) {
         let (changed, version) = self.stamp;
         for t in 0..self.domain_free.len() {
             let chain = self.ancestors.of(self.node, t);
             let (free, hist) = (&mut self.domain_free[t][..], &mut self.gpu_hist[t][..]);
             for &d in chain {
-                let d = d as usize;
                 if t == 0 {
-                    changed[d] = version;
+                    if let Some(index) = &mut self.tier_gpu {
+                        index.note(d);
+                    }
+                    changed[d as usize] = version;
                 }
+                let d = d as usize;
                 if let Some((buckets, from, to)) = self.moved {
                     hist[d * buckets + from] -= 1;
                     hist[d * buckets + to] += 1;

@@ -171,6 +171,9 @@ impl Cluster {
                 let after = self.nodes.free(n, g);
                 let before = after + batch.requests[i * n_res + g];
                 self.note_gpu_move(n, g, before, after);
+                if before != after {
+                    self.note_tier_chain(n);
+                }
                 if buckets > 0 && bucket(before) != bucket(after) {
                     mv = Some((bucket(before), bucket(after)));
                 }
@@ -256,7 +259,14 @@ mod tests {
                         .collect()
                 })
                 .collect();
-        (c.domain_free.clone(), c.gpu_hist.clone(), stale, counts)
+        let tier_notes = c.tier_gpu.noted().to_vec();
+        (
+            c.domain_free.clone(),
+            c.gpu_hist.clone(),
+            stale,
+            counts,
+            tier_notes,
+        )
     }
 
     proptest! {
@@ -296,6 +306,9 @@ mod tests {
                     .collect();
                 cluster.kai_keep(&w, &shape);
             }
+            // Volcano's tier index keeps the rack tier once read: the commit notes the
+            // HyperNodes above its nodes (`note_tier_chain`) as `apply` does.
+            cluster.hypernodes_with_free_gpus(&w, 0, 1, &mut Vec::new());
             let pods: Vec<(PodNeeds, Vec<Option<NodeId>>)> = sets
                 .iter()
                 .map(|&(count, g, c)| {

@@ -42,7 +42,8 @@ impl NotedNodes {
         self.list.is_empty()
     }
 
-    /// The noted nodes, in the order noted.
+    /// The noted nodes, in the order noted (for tests' comparisons).
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.list.iter().copied()
     }

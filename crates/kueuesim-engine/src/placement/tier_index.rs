@@ -7,9 +7,10 @@
 //! reading the HyperNode's record and its row of free capacity (a cache miss apiece), though
 //! a busy cluster has room in few of them. Here each tier's free GPUs sit in one dense array
 //! in the tier's order, so the first filter is a pass over a few kilobytes. The array is kept lazily, as the bin-pack order of nodes
-//! is (`Cluster::sync_gpu_order`): a bind or release only notes its node when the node's free
-//! GPUs move, and the entries of the HyperNodes above the noted nodes are brought up to date
-//! when a search reads the index.
+//! is (`Cluster::sync_gpu_order`): a bind or release that moves a node's free GPUs notes the
+//! HyperNodes above it in the kept tiers as `Cluster::apply` walks their rows, and a search
+//! that reads a tier brings that tier's noted HyperNodes up to date, not the other tiers'
+//! (each is recounted once at its own tier's next read, however many moves it saw).
 //!
 //! Beside the free GPUs, the index keeps for a few pod sizes (GPUs per pod) how many such pods
 //! each HyperNode's nodes could host by GPUs (`Cluster::domain_gpu_pods`, read from the
@@ -17,9 +18,7 @@
 //! nodes can take its pods, the few that its dry run may place it on, instead of every
 //! HyperNode with enough GPUs free in sum (on the million-workload cluster about 26 of 84).
 
-use kueuesim_model::{DomainId, NodeId, Topology};
-
-use super::noted::NotedNodes;
+use kueuesim_model::{DomainId, Topology};
 
 /// Per tier of the HyperNode tree (`Topology::by_tier`), the free GPUs of its HyperNodes in
 /// the tier's order.
@@ -34,14 +33,14 @@ pub(super) struct TierGpuIndex {
     /// from its first read on (`keep_tier` works its entries out afresh then): Volcano's
     /// gradient reads the tiers up to its jobs' `highestTier` only, so the HyperNodes above
     /// (the zones of the million-workload cluster, a third of the HyperNodes a bind's chain
-    /// touches) are not recounted on every sync for nothing.
+    /// touches) are neither noted nor recounted for nothing.
     kept: Vec<bool>,
-    /// The nodes whose free GPUs may have moved since the last `sync`.
-    stale: NotedNodes,
-    /// Per HyperNode: seen in the current `sync` (cleared before it returns).
-    seen: Vec<bool>,
-    /// The HyperNodes the current `sync` looks at (reused).
-    touched: Vec<u32>,
+    /// Per HyperNode: `UNKEPT` (its tier is not kept, or it is in no tier: a move is not
+    /// noted), `SYNCED` (its entries carry its current free GPUs and pod counts) or `NOTED`
+    /// (a GPU move under it since its tier's last `sync`; it is in `noted[its tier]`).
+    state: Vec<u8>,
+    /// Per tier: its `NOTED` HyperNodes, in the order noted, until the tier's next `sync`.
+    noted: Vec<Vec<u32>>,
     /// Per pod size asked about (GPUs per pod; the last `PODS_KEPT` asked, the least
     /// recently asked replaced first): per tier, per position in the tier's list, how many
     /// pods of that size the HyperNode could host by GPUs (saturated at `u32::MAX`), as of
@@ -63,6 +62,11 @@ struct PodCounts {
     /// positions whose count is at least c.
     levels: Vec<Vec<u64>>,
 }
+
+/// `TierGpuIndex::state`: not kept, kept and up to date, kept and noted.
+const UNKEPT: u8 = 0;
+const SYNCED: u8 = 1;
+const NOTED: u8 = 2;
 
 /// How many pod sizes the index keeps counts for.
 const PODS_KEPT: usize = 4;
@@ -130,7 +134,7 @@ impl PodCounts {
 impl TierGpuIndex {
     /// The index over `t` (the HyperNode tree) with each HyperNode's free GPUs `free(d)`;
     /// empty (never read) when the cluster has no GPUs or the tree no tiers.
-    pub(super) fn new(t: &Topology, nodes: usize, free: impl Fn(DomainId) -> i64) -> Self {
+    pub(super) fn new(t: &Topology, free: impl Fn(DomainId) -> i64) -> Self {
         if t.by_tier.is_empty() {
             return Self::default();
         }
@@ -143,21 +147,21 @@ impl TierGpuIndex {
             by_tier.push(ds.iter().map(|&d| free(d)).collect());
         }
         TierGpuIndex {
-            seen: vec![false; place.len()],
+            state: vec![UNKEPT; place.len()],
             place,
             kept: vec![false; by_tier.len()],
+            noted: vec![Vec::new(); by_tier.len()],
             free: by_tier,
-            stale: NotedNodes::new(nodes),
-            touched: Vec::new(),
             pods: Vec::new(),
             clock: 0,
         }
     }
 
-    /// The nodes noted since the last `sync` (for comparisons in debug checks).
+    /// Per HyperNode whether it is noted (`state`; for comparisons in debug checks: the same
+    /// HyperNodes noted, whatever the order).
     #[cfg(debug_assertions)]
-    pub(super) fn noted(&self) -> &NotedNodes {
-        &self.stale
+    pub(super) fn noted(&self) -> &[u8] {
+        &self.state
     }
 
     /// Whether the index is kept (GPUs and HyperNode tiers exist).
@@ -165,53 +169,57 @@ impl TierGpuIndex {
         !self.free.is_empty()
     }
 
-    /// Notes that `node`'s free GPUs moved.
-    #[inline]
-    pub(super) fn note(&mut self, node: NodeId) {
-        if self.enabled() {
-            self.stale.note(node);
+    /// Notes that the free GPUs of a node under HyperNode `d` (a domain index of the
+    /// HyperNode tree) moved: `d`'s entries are recounted at its tier's next `sync` when the
+    /// tier is kept. `Cluster::apply` calls it for each HyperNode of the node's chain as it
+    /// walks them, `note_chain` for a whole chain.
+    #[inline(always)]
+    pub(super) fn note(&mut self, d: u32) {
+        let state = &mut self.state[d as usize];
+        if *state == SYNCED {
+            *state = NOTED;
+            if let Some((ti, _)) = self.place[d as usize] {
+                self.noted[ti as usize].push(d);
+            }
         }
     }
 
-    /// Brings the entries of the kept tiers' HyperNodes above the noted nodes to `free(d)`,
-    /// and their pod counts to `pods(d, gpus)`; `chain(n)` is node `n`'s HyperNode and its
-    /// ancestors, lowest first (`AncestorChains::of` for topology 0).
-    pub(super) fn sync<'c>(
+    /// `note` for every HyperNode of `chain` (a node's HyperNode and its ancestors).
+    pub(super) fn note_chain(&mut self, chain: &[u32]) {
+        if self.enabled() {
+            for &d in chain {
+                self.note(d);
+            }
+        }
+    }
+
+    /// Brings the entries of tier `ti`'s noted HyperNodes to `free(d)`, and their pod counts
+    /// to `pods(d, gpus)`. Each entry is worked out afresh from the HyperNode's current rows
+    /// (and a pod count's level bits flipped from the count it had to the new one), so the
+    /// order of the notes and how many moves each HyperNode saw do not matter.
+    pub(super) fn sync(
         &mut self,
-        chain: impl Fn(NodeId) -> &'c [u32],
+        ti: usize,
         free: impl Fn(DomainId) -> i64,
         pods: impl Fn(DomainId, i64) -> u64,
     ) {
         let TierGpuIndex {
             place,
             free: kept_free,
-            kept,
-            stale,
-            seen,
-            touched,
+            state,
+            noted,
             pods: counts,
             ..
         } = self;
-        for n in stale.drain() {
-            for &d in chain(n) {
-                let seen = &mut seen[d as usize];
-                if *seen {
-                    // Its ancestors were seen with it.
-                    break;
-                }
-                *seen = true;
-                touched.push(d);
-            }
-        }
-        for &d in touched.iter() {
-            seen[d as usize] = false;
-            let Some((ti, pos)) = place[d as usize] else {
+        let Some(noted) = noted.get_mut(ti) else {
+            return;
+        };
+        for &d in noted.iter() {
+            state[d as usize] = SYNCED;
+            let Some((_, pos)) = place[d as usize] else {
                 continue;
             };
-            let (ti, pos) = (ti as usize, pos as usize);
-            if !kept[ti] {
-                continue;
-            }
+            let pos = pos as usize;
             let d = DomainId::from_index(d as usize);
             kept_free[ti][pos] = free(d);
             for c in counts.iter_mut() {
@@ -219,7 +227,7 @@ impl TierGpuIndex {
                 c.set(ti, pos, count);
             }
         }
-        touched.clear();
+        noted.clear();
     }
 
     /// Keeps tier `ti` from now on (see `kept`), its entries worked out afresh the first time:
@@ -236,6 +244,7 @@ impl TierGpuIndex {
         }
         self.kept[ti] = true;
         for (pos, &d) in t.by_tier[ti].1.iter().enumerate() {
+            self.state[d.index()] = SYNCED;
             self.free[ti][pos] = free(d);
             for c in &mut self.pods {
                 c.set(ti, pos, saturate(pods(d, c.gpus)));
@@ -246,7 +255,7 @@ impl TierGpuIndex {
     /// The HyperNodes of tier `ti` whose nodes could host at least `at_least` pods of `gpus`
     /// GPUs each by GPUs (`pods(d, gpus)`; `free` and `pods` must be what `sync` was given),
     /// in the tier's order, into `out` (cleared first). Reads the index as of the last
-    /// `sync`; the first ask of a pod size counts it for every HyperNode.
+    /// `sync` of tier `ti`; the first ask of a pod size counts it for every HyperNode.
     pub(super) fn with_pods(
         &mut self,
         t: &Topology,
@@ -255,7 +264,10 @@ impl TierGpuIndex {
         (free, pods): (impl Fn(DomainId) -> i64, impl Fn(DomainId, i64) -> u64),
         out: &mut Vec<DomainId>,
     ) {
-        debug_assert!(self.stale.is_empty(), "tier index read before sync");
+        debug_assert!(
+            self.noted.get(ti).is_none_or(|n| n.is_empty()),
+            "tier index read before sync"
+        );
         self.keep_tier(t, ti, free, &pods);
         self.clock += 1;
         let slot = match self.pods.iter().position(|c| c.gpus == gpus) {
@@ -285,8 +297,8 @@ impl TierGpuIndex {
     }
 
     /// The HyperNodes of tier `ti` with at least `gpus` free GPUs, in the tier's order, into
-    /// `out` (cleared first). Reads the index as of the last `sync` (`free` and `pods` as
-    /// `sync` was given them).
+    /// `out` (cleared first). Reads the index as of tier `ti`'s last `sync` (`free` and `pods`
+    /// as `sync` was given them).
     pub(super) fn with_free(
         &mut self,
         t: &Topology,
@@ -294,7 +306,10 @@ impl TierGpuIndex {
         (free, pods): (impl Fn(DomainId) -> i64, impl Fn(DomainId, i64) -> u64),
         out: &mut Vec<DomainId>,
     ) {
-        debug_assert!(self.stale.is_empty(), "tier index read before sync");
+        debug_assert!(
+            self.noted.get(ti).is_none_or(|n| n.is_empty()),
+            "tier index read before sync"
+        );
         self.keep_tier(t, ti, free, pods);
         out.clear();
         let ds = &t.by_tier[ti].1;
@@ -308,8 +323,9 @@ impl TierGpuIndex {
     }
 
     /// Whether every entry of a kept tier carries its HyperNode's `free(d)` and pod counts
-    /// (noted nodes aside: their HyperNodes may lag until the next `sync`), and every pod
-    /// count its level bits.
+    /// (noted HyperNodes aside: they may lag until their tier's next `sync`), every pod count
+    /// its level bits, and the notes their states (a kept tier's HyperNodes `SYNCED` or
+    /// `NOTED`, the noted ones listed once under their tier, the others `UNKEPT`).
     pub(super) fn check(
         &self,
         t: &Topology,
@@ -319,18 +335,35 @@ impl TierGpuIndex {
         if !self.enabled() {
             return Ok(());
         }
-        let mut lagging = vec![false; t.domains.len()];
-        for n in self.stale.iter() {
-            let mut cur = t.domain_of(n);
-            while let Some(d) = cur {
-                lagging[d.index()] = true;
-                cur = t.domain(d).parent;
+        let mut listed = vec![0usize; t.domains.len()];
+        for (ti, noted) in self.noted.iter().enumerate() {
+            for &d in noted {
+                listed[d as usize] += 1;
+                if self.place[d as usize].map(|p| p.0 as usize) != Some(ti) {
+                    return Err(format!("HyperNode {d} noted under tier {ti}, not its own"));
+                }
+            }
+        }
+        for (d, &state) in self.state.iter().enumerate() {
+            let kept = self.place[d].is_some_and(|(ti, _)| self.kept[ti as usize]);
+            let want = match (kept, listed[d]) {
+                (false, 0) => UNKEPT,
+                (true, 0) => SYNCED,
+                (true, 1) => NOTED,
+                _ => u8::MAX,
+            };
+            if state != want {
+                return Err(format!(
+                    "HyperNode {} is in state {state}, listed {} times as noted, its tier kept: {kept}",
+                    t.domain(DomainId::from_index(d)).name,
+                    listed[d]
+                ));
             }
         }
         for (ti, (_, ds)) in t.by_tier.iter().enumerate() {
             for (pos, &d) in ds.iter().enumerate() {
                 // An unkept tier's entries are worked out afresh when it is first read.
-                let lagging = lagging[d.index()] || !self.kept[ti];
+                let lagging = self.state[d.index()] != SYNCED;
                 let keyed = self.free[ti][pos];
                 if !lagging && keyed != free(d) {
                     return Err(format!(

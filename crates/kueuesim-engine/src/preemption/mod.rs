@@ -21,6 +21,8 @@ mod order;
 
 pub use fair::{FairStrategy, fair_targets};
 
+use crate::admitted::OwnOrder;
+
 use order::candidates_ordering;
 
 /// What `AdmittedWorkloads::priority_usage` calls: a priority and quota held at it, per `Fr`.
@@ -145,6 +147,15 @@ pub trait AdmittedWorkloads {
         for c in self.admitted_in(cq) {
             f(c.priority, &c.usage);
         }
+    }
+
+    /// The workloads of `cq` kept in `CandidatesOrdering`'s order within one ClusterQueue
+    /// (evicted apart, then per priority most recently reserved first), so that the
+    /// own-queue search reads the few it takes instead of every workload; None when not
+    /// kept (the search then reads `admitted_in`). Given only while no workload has an
+    /// Admission Fair Sharing usage, which the ordering compares before the priority.
+    fn own_order(&self, _cq: ClusterQueueId) -> Option<OwnOrder<'_>> {
+        None
     }
 }
 
@@ -911,8 +922,7 @@ pub fn classical_targets_with(
     // own lower-priority work. Tests (debug builds) go on to check it against the search
     // over the lists.
     let own_queue_targets = if no_other_queue_candidates && bound == Bound::Fits {
-        let all = admitted.admitted_in(p.cq);
-        order::OwnQueueOrder::new(&ctx, all, admitted.lowest_priority(p.cq))
+        order::OwnQueueOrder::new(&ctx, admitted, admitted.lowest_priority(p.cq))
             .map(|mut order| search_in(&ctx, tree, |i| order.get(i), &[true]))
     } else {
         None

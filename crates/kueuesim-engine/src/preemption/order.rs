@@ -5,7 +5,11 @@ use std::cmp::Ordering;
 
 use kueuesim_model::{ClusterQueueId, SimTime};
 
-use super::{Candidate, Ctx, Elem, Variant, policy_may_admit_some, satisfies_policy};
+use super::{
+    AdmittedWorkloads, Candidate, Ctx, Elem, Variant, policy_may_admit_some, policy_may_take,
+    satisfies_policy,
+};
+use crate::admitted::OwnOrder;
 
 /// `CandidatesOrdering`: evicted first, other ClusterQueues before the preemptor's own, then
 /// (Admission Fair Sharing, both in one ClusterQueue under different LocalQueue names) the
@@ -163,41 +167,51 @@ fn packed(c: &Candidate) -> Packed {
 
 /// The global order of a search whose only list is the preemptor's own ClusterQueue's
 /// (`collectSameQueueCandidates`; no hierarchy or priority candidates), read straight from
-/// that ClusterQueue's workloads a chunk at a time instead of from a list of them.
+/// that ClusterQueue's workloads instead of from a list of them.
 ///
-/// `GlobalOrder` over such a list reads every workload three times (the filter that makes the
-/// list, the (key, candidate) list, the first chunk's selection), hundreds per search for a
-/// ClusterQueue preempting its own low-priority work under overload. Here one pass per chunk
-/// keeps the smallest keys above the last one read (`after`), and the filter's second half
-/// (`WorkloadUsesResources`, which reads the candidate's usage) runs only for a workload whose
-/// key would enter the chunk. The sequence read is the list's sorted order, `GlobalOrder`'s:
-/// the list is `same_queue_candidates`' (the policy, then the contested resources), and the
-/// keys are unique (the UID label breaks every tie), so the chunks are consecutive runs of
-/// the one sorted order. A workload with an Admission Fair Sharing usage that passes the
-/// policy makes `new` give up (None): `GlobalOrder` then sorts by `CandidatesOrdering`
-/// itself, which is not this key's order.
-pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c> {
+/// Where the admitted workloads keep the ClusterQueue's order (`AdmittedWorkloads::own_order`),
+/// the candidates are read in it, one at a time as the search asks: the evicted ones that
+/// pass the filter first (a few, sorted by key), then each priority band the policy may take
+/// from, lowest first, its workloads most recently reserved first (the evicted skipped, as
+/// read already). That is the key's order, `(not evicted, priority, most recent reservation
+/// first, UID label)`, and the filter (`same_queue_candidates`': the policy, then the
+/// contested resources) is applied to each workload read, so the sequence is the sorted
+/// list's, `GlobalOrder`'s. A band the policy cannot take from holds no workload that
+/// passes it (`policy_may_take` reads the priority alone, and every workload of a band has
+/// its priority), nor does any band above it. A search usually stops after a few candidates
+/// of hundreds, and reads only those.
+///
+/// Otherwise one pass over the ClusterQueue's workloads per chunk keeps the smallest keys
+/// above the last one read (`after`), and the filter's second half (`WorkloadUsesResources`,
+/// which reads the candidate's usage) runs only for a workload whose key would enter the
+/// chunk: the keys are unique (the UID label breaks every tie), so the chunks are consecutive
+/// runs of the one sorted order. A workload with an Admission Fair Sharing usage that passes
+/// the policy makes `new` give up (None): `GlobalOrder` then sorts by `CandidatesOrdering`
+/// itself, which is not this key's order (the index keeps no order then either).
+pub(super) struct OwnQueueOrder<'a, 'p, 'u, 'c, A: AdmittedWorkloads> {
     ctx: &'a Ctx<'p, 'u>,
+    admitted: &'c A,
     all: &'c [Candidate],
-    /// The candidates read so far, in order, with their keys.
+    /// The candidates read so far, in order, with their keys (read from the kept order: no
+    /// key, as none is compared).
     read: Vec<(Packed, Elem<'c>)>,
     /// Whether `read` holds every candidate.
     done: bool,
+    /// The kept order being read, if any: the band and how many of its members are left
+    /// to read (from the back).
+    kept: Option<(OwnOrder<'c>, usize, usize)>,
 }
 
 /// The chunk an `OwnQueueOrder` pass selects (the first two passes; a third sorts the rest
 /// whole).
 const OWN_CHUNK: usize = 8;
 
-impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
-    /// The order of the workloads of the preemptor's ClusterQueue, `all`, that
+impl<'a, 'p, 'u, 'c, A: AdmittedWorkloads> OwnQueueOrder<'a, 'p, 'u, 'c, A> {
+    /// The order of the workloads of the preemptor's ClusterQueue that
     /// `same_queue_candidates` keeps, with its first chunk read; None when one with an
     /// Admission Fair Sharing usage passes the policy.
-    pub(super) fn new(
-        ctx: &'a Ctx<'p, 'u>,
-        all: &'c [Candidate],
-        lowest: Option<i32>,
-    ) -> Option<Self> {
+    pub(super) fn new(ctx: &'a Ctx<'p, 'u>, admitted: &'c A, lowest: Option<i32>) -> Option<Self> {
+        let all = admitted.admitted_in(ctx.p.cq);
         // A pass takes the keys strictly above the last one read, so two candidates with one
         // key would lose one of them where `GlobalOrder` keeps both. The UID label makes keys
         // unique (`UidLabels` labels live workloads apart); tests check it.
@@ -211,13 +225,34 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         );
         let mut order = OwnQueueOrder {
             ctx,
+            admitted,
             all,
             read: Vec::new(),
             done: false,
+            kept: None,
         };
-        if !policy_may_admit_some(ctx.p, lowest, ctx.settings.within_cluster_queue) {
+        let (p, policy) = (ctx.p, ctx.settings.within_cluster_queue);
+        if !policy_may_admit_some(p, lowest, policy) {
             // `collectSameQueueCandidates` collects nothing.
             order.done = true;
+            return Some(order);
+        }
+        if let Some(kept) = admitted.own_order(p.cq) {
+            // The evicted first: in key order, as their keys come before every other.
+            order.read.extend(
+                kept.evicted
+                    .iter()
+                    .map(|&w| {
+                        admitted
+                            .candidate(w)
+                            .expect("an evicted member holds quota")
+                    })
+                    .filter(|c| satisfies_policy(p, c, policy) && ctx.uses_contested(c))
+                    .map(|c| (packed(c), own_elem(c))),
+            );
+            order.read.sort_unstable_by_key(|r| r.0);
+            let left = kept.bands.first().map_or(0, |b| b.members_len());
+            order.kept = Some((kept, 0, left));
             return Some(order);
         }
         order.next_chunk(true)?;
@@ -227,9 +262,50 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
     /// The `i`-th candidate in order, if there are that many.
     pub(super) fn get(&mut self, i: usize) -> Option<Elem<'c>> {
         while i >= self.read.len() && !self.done {
-            self.next_chunk(false);
+            if self.kept.is_some() {
+                self.next_kept();
+            } else {
+                self.next_chunk(false);
+            }
         }
         self.read.get(i).map(|r| r.1)
+    }
+
+    /// Reads the next candidate of the kept order (`OwnOrder`'s bands), or marks the order
+    /// done.
+    fn next_kept(&mut self) {
+        let (ctx, p) = (self.ctx, self.ctx.p);
+        let policy = ctx.settings.within_cluster_queue;
+        let Some((kept, band, left)) = &mut self.kept else {
+            return;
+        };
+        loop {
+            let Some(b) = kept.bands.get(*band) else {
+                self.done = true;
+                return;
+            };
+            // Bands are lowest first: none from here on holds a workload the policy takes.
+            if !policy_may_take(p, b.priority(), policy) {
+                self.done = true;
+                return;
+            }
+            if *left == 0 {
+                *band += 1;
+                *left = kept.bands.get(*band).map_or(0, |b| b.members_len());
+                continue;
+            }
+            *left -= 1;
+            let Some(w) = b.member(*left) else {
+                continue;
+            };
+            let c = self.admitted.candidate(w).expect("a member holds quota");
+            // The evicted were read first.
+            if c.evicted || !satisfies_policy(p, c, policy) || !ctx.uses_contested(c) {
+                continue;
+            }
+            self.read.push(((0, 0), own_elem(c)));
+            return;
+        }
     }
 
     /// Reads the next chunk: the smallest keys above the last read. None (on the first pass
@@ -239,11 +315,7 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         let policy = ctx.settings.within_cluster_queue;
         let after = self.read.last().map(|r| r.0);
         let above = |k: &Packed| after.is_none_or(|a| *k > a);
-        let elem = |c| Elem {
-            cand: c,
-            lca: None,
-            variant: Variant::WithinCq,
-        };
+        let elem = own_elem;
         if self.read.len() >= 2 * OWN_CHUNK {
             // Far into the list (rare): the rest, sorted whole.
             let start = self.read.len();
@@ -294,6 +366,15 @@ impl<'a, 'p, 'u, 'c> OwnQueueOrder<'a, 'p, 'u, 'c> {
         );
         self.done = len < OWN_CHUNK;
         Some(())
+    }
+}
+
+/// A candidate of the preemptor's own ClusterQueue as a list element (`WithinCQ`).
+fn own_elem(c: &Candidate) -> Elem<'_> {
+    Elem {
+        cand: c,
+        lca: None,
+        variant: Variant::WithinCq,
     }
 }
 

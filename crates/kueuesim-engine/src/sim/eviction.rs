@@ -117,10 +117,9 @@ impl<'w> Simulation<'w> {
         message: String,
         cycle: Option<u64>,
     ) {
-        if let Some(c) = self.kueue.admitted.get_mut(w) {
-            c.evicted = true;
+        if let Some(cq) = self.kueue.admitted.mark_evicted(w) {
             // The cache takes in the evicted object: an update of an admitted workload.
-            self.kueue.cq_generation[c.cq.index()] += 1;
+            self.kueue.cq_generation[cq.index()] += 1;
         }
         self.sched.awaiting_placement.retain(|&(_, _, x)| x != w);
         self.close_idle_quota(w);

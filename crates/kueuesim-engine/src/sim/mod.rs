@@ -591,13 +591,8 @@ impl<'w> Simulation<'w> {
 
     /// Processes the next event if it is at or before `until`; returns false when none is.
     pub fn step(&mut self, until: Option<SimTime>) -> bool {
-        let Some(at) = self.events.peek_time() else {
-            return false;
-        };
-        if until.is_some_and(|u| at > u) {
-            return false;
-        }
-        let Some((at, ev)) = self.events.pop() else {
+        // The next event, unless none is due by `until`.
+        let Some((at, ev)) = self.events.pop_until(until) else {
             return false;
         };
         self.sample_before(at);

@@ -140,13 +140,14 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     trace_root: Option<PathBuf>,
     /// Also write files into this directory (created if missing): result.json, workloads.csv,
-    /// queues.csv, events.jsonl, timeseries.csv, metrics.prom, metrics.om and report.html,
-    /// streamed as the run goes (docs/output.md).
+    /// queues.csv, events.jsonl, timeseries.csv, metrics.prom, metrics.om, report.html and
+    /// summary.json, streamed as the run goes (docs/output.md).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Which files --out writes: comma-separated words, each a file (result, workloads,
-    /// queues, events, timeseries, metrics, om, report, or its file name) or a group (all,
-    /// csv, json, prometheus).
+    /// queues, events, timeseries, metrics, om, report, summary, or its file name) or a group
+    /// (all, csv, json, prometheus). `summary,queues` is enough for `kueuesim compare` and
+    /// stays small on a long run, where result.json holds every workload.
     #[arg(long, value_name = "FILES", default_value = "all", requires = "out")]
     write: String,
     /// The step of the time series (timeseries.csv, metrics.om, report.html's plots): a Go

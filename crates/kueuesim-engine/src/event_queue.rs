@@ -104,7 +104,12 @@ impl<T> EventQueue<T> {
             None => self.last_popped == Some(at),
         };
         if to_lane {
-            debug_assert!(self.lane.back().is_none_or(|last| last.key < entry.key));
+            // What the pop's order rests on: the lane holds one instant, not before the
+            // last pop (its keys then increase with the sequence numbers).
+            debug_assert!(
+                self.lane.front().is_none_or(|f| f.at() == at)
+                    && self.last_popped.is_none_or(|t| t <= at)
+            );
             self.lane.push_back(entry);
         } else {
             self.heap.push(Reverse(entry));
@@ -170,10 +175,11 @@ impl<T> EventQueue<T> {
     {
         let due = |at: SimTime| until.is_none_or(|u| at <= u);
         if self.presorted_first() {
-            let (at, item) = self.presorted[self.presorted_next].clone();
-            if !due(at) {
+            // The time first: a step stopped by `until` clones nothing.
+            if !due(self.presorted[self.presorted_next].0) {
                 return None;
             }
+            let (at, item) = self.presorted[self.presorted_next].clone();
             self.presorted_next += 1;
             if self.presorted_next == self.presorted.len() {
                 // Drained. A stream's arrivals come one at a time (`push_presorted` after
